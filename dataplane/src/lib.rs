@@ -1,0 +1,2 @@
+//! `dataplane`: the fixed-function half of the switch.
+#![warn(missing_docs, unreachable_pub)]

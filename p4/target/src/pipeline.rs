@@ -1,0 +1,65 @@
+//! The seam between a compiled program and whatever drives it: the STF
+//! runner, the in-memory v1model switch, the dataplane with its traffic
+//! manager, or a simulator.
+//!
+//! A driver runs the v1model packet flow (parser → verifyChecksum → ingress →
+//! replication/traffic manager → egress → computeChecksum → deparser) by
+//! calling [`Pipeline::parse`], [`Pipeline::ingress`], [`Pipeline::egress`]
+//! and [`Pipeline::deparse`] in that order, and acts on the standard metadata
+//! in between (drop, unicast, multicast, clone, resubmit, recirculate).
+//!
+//! The packet's bytes stay with the driver: [`Pipeline::Packet`] holds the
+//! parsed headers, user and standard metadata and the offset where the
+//! unparsed payload starts, and `deparse` is given the same bytes back to
+//! copy that payload. Nothing here allocates per packet.
+
+use crate::info::ProgramInfo;
+use crate::runtime::Runtime;
+use crate::v1model::StandardMetadata;
+
+/// A compiled v1model program.
+pub trait Pipeline: Send + 'static {
+    /// Parsed headers, user metadata, standard metadata and payload offset of
+    /// one packet between parse and deparse. `Clone` makes multicast copies
+    /// and clones.
+    type Packet: Clone + Send + std::fmt::Debug;
+
+    /// The program's static description (P4Info facts).
+    fn info(&self) -> &'static ProgramInfo;
+
+    /// The program's tables, profiles, counters, meters and registers.
+    fn runtime(&self) -> &Runtime;
+
+    /// Mutable access, for control-plane writes between packets.
+    fn runtime_mut(&mut self) -> &mut Runtime;
+
+    /// Runs the parser and `verifyChecksum` on `data`. Never fails: a parser
+    /// error is recorded in `parser_error` and, as v1model defines, the packet
+    /// still goes through ingress with whatever was extracted so far.
+    /// `meta` comes in with the arrival fields set (port, length, clock,
+    /// instance type).
+    fn parse(&mut self, data: &[u8], meta: StandardMetadata) -> Self::Packet;
+
+    /// Runs the ingress control.
+    fn ingress(&mut self, pkt: &mut Self::Packet);
+
+    /// Runs the egress control. The driver has set `egress_port`,
+    /// `egress_rid`, `instance_type` and the queueing fields first.
+    fn egress(&mut self, pkt: &mut Self::Packet);
+
+    /// Runs `computeChecksum` and the deparser, writing the packet's bytes
+    /// (emitted headers, then `data[payload_offset..]`) to `out`, which is
+    /// cleared first. `data` must be the slice given to `parse`.
+    fn deparse(&mut self, pkt: &mut Self::Packet, data: &[u8], out: &mut Vec<u8>);
+
+    /// The packet's standard metadata.
+    fn meta(pkt: &Self::Packet) -> &StandardMetadata;
+
+    /// The packet's standard metadata, mutable.
+    fn meta_mut(pkt: &mut Self::Packet) -> &mut StandardMetadata;
+
+    /// Copies the user-metadata fields annotated `@field_list(field_list)`
+    /// from `from` to `to` (resubmit, recirculate and
+    /// `clone_preserving_field_list`).
+    fn preserve_fields(from: &Self::Packet, to: &mut Self::Packet, field_list: u8);
+}
