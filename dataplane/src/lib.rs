@@ -1,2 +1,15 @@
-//! `dataplane`: the fixed-function half of the switch.
+//! `dataplane`: the fixed-function half of the switch, as sans-IO cores.
+//!
+//! Every core here is a state machine driven by `(event, now)`; none reads a
+//! clock or a socket. The same code runs on veth ports in real time and in
+//! the deterministic simulator ([`sim`]).
 #![warn(missing_docs, unreachable_pub)]
+
+pub mod headroom;
+pub mod mac;
+pub mod rnic;
+pub mod sim;
+pub mod time;
+pub mod tm;
+pub mod watchdog;
+pub mod wire;

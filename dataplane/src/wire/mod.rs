@@ -1,0 +1,7 @@
+//! Wire formats, smoltcp style: zero-copy views over byte buffers plus small
+//! owned `Repr`s with `parse`/`emit`/`buffer_len`.
+
+pub mod ethernet;
+pub mod ip;
+pub mod pfc;
+pub mod roce;
