@@ -17,11 +17,13 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod arch;
 pub mod bits;
 pub mod externs;
 pub mod info;
 pub mod packet;
 pub mod pipeline;
 pub mod runtime;
+pub mod stf;
 pub mod table;
 pub mod v1model;

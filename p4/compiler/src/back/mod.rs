@@ -1,0 +1,3 @@
+//! Back ends: Rust code and P4Info.
+pub mod p4info;
+pub mod rust;

@@ -1,0 +1,2 @@
+//! Front end (in progress).
+pub mod ast;

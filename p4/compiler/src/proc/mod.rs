@@ -1,0 +1,2 @@
+//! Shared analyses.
+pub mod ids;

@@ -1,0 +1,1 @@
+//! (in progress: the in-memory v1model switch)
