@@ -6,8 +6,8 @@
 //! consecutive PSNs, paced at its current DCQCN rate, and receives the peer's
 //! stream, checking PSN continuity.
 //!
-//! Contract (quinn-proto style): no clock, no socket. Times are `now_ns`,
-//! monotonic nanoseconds; rates bit/s; sizes bytes. Inputs are `handle_*`,
+//! Contract (quinn-proto style): no clock, no socket. Times are
+//! [`Instant`]s (monotonic nanoseconds, [`crate::time`]); rates bit/s; sizes bytes. Inputs are `handle_*`,
 //! outputs `poll_*`. Call order after any input or when `poll_timeout`
 //! expires:
 //! 1. [`Rnic::handle_timeout`] if the deadline passed,
@@ -35,7 +35,9 @@ pub mod dcqcn;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
+use crate::time::{Instant, pause_quanta_to_duration};
 use crate::wire::ip::Ecn;
+use crate::wire::pfc::PfcRepr;
 use crate::wire::roce::{
     AethRepr, BthRepr, DEFAULT_PKEY, Opcode, RethRepr, RoceError, RoceExt, RoceFrameRepr,
     udp_src_port_from_qpns,
@@ -331,7 +333,8 @@ impl Rnic {
     }
 
     /// True if priority `p` is paused at `now_ns`.
-    pub fn is_paused(&self, priority: u8, now_ns: u64) -> bool {
+    pub fn is_paused(&self, priority: u8, now: Instant) -> bool {
+        let now_ns = now.as_nanos();
         self.pause
             .get(usize::from(priority))
             .is_some_and(|p| p.until_ns > now_ns)
@@ -374,13 +377,15 @@ impl Rnic {
 
     // ------------------------------------------------------------ inputs
 
-    /// A PFC frame arrived: `quanta[p]` is `Some(q)` for each enabled
-    /// priority. q > 0 pauses for q·512 bit times from now, replacing any
+    /// A PFC frame arrived. For each enabled priority p with time q: q > 0 pauses for q·512 bit times from now, replacing any
     /// remaining pause; q = 0 resumes now (R-PFC-RX-1/2).
-    pub fn handle_pfc(&mut self, now_ns: u64, quanta: [Option<u16>; 8]) {
+    pub fn handle_pfc(&mut self, now: Instant, pfc: &PfcRepr) {
+        let now_ns = now.as_nanos();
         self.settle_pauses(now_ns);
-        for (p, q) in quanta.iter().enumerate() {
-            let Some(q) = *q else { continue };
+        for (p, &q) in pfc.quanta.iter().enumerate() {
+            if !pfc.is_enabled(p as u8) {
+                continue;
+            }
             self.stats.pfc_rx[p] += 1;
             let st = &mut self.pause[p];
             if q == 0 {
@@ -389,7 +394,7 @@ impl Rnic {
                 }
                 st.until_ns = now_ns;
             } else {
-                let dur_ns = u64::from(q) * 512 * 1_000_000_000 / self.cfg.line_rate_bps.max(1);
+                let dur_ns = pause_quanta_to_duration(q, self.cfg.line_rate_bps).as_nanos();
                 st.until_ns = now_ns + dur_ns.max(1);
                 st.since_ns.get_or_insert(now_ns);
             }
@@ -397,7 +402,8 @@ impl Rnic {
     }
 
     /// A frame arrived. `frame` may be whole (ICRC checked) or headers only.
-    pub fn handle_frame(&mut self, now_ns: u64, frame: &[u8]) -> Result<(), RnicError> {
+    pub fn handle_frame(&mut self, now: Instant, frame: &[u8]) -> Result<(), RnicError> {
+        let now_ns = now.as_nanos();
         let parsed = match RoceFrameRepr::parse(frame) {
             Ok(p) => p,
             Err(e) => {
@@ -498,7 +504,8 @@ impl Rnic {
 
     /// Runs DCQCN timers due at `now_ns` and settles pause accounting.
     /// Spurious calls do nothing.
-    pub fn handle_timeout(&mut self, now_ns: u64) {
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let now_ns = now.as_nanos();
         self.settle_pauses(now_ns);
         for qp in &mut self.qps {
             if let Some(d) = qp.dcqcn.as_mut()
@@ -528,7 +535,8 @@ impl Rnic {
     /// is shorter than the frame only the headers are written; `buf` must
     /// hold at least the headers (86 bytes is always enough), else `None`.
     #[must_use]
-    pub fn poll_transmit(&mut self, now_ns: u64, buf: &mut [u8]) -> Option<Transmit> {
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let now_ns = now.as_nanos();
         self.settle_pauses(now_ns);
         // Control frames, in order, unless their priority is paused.
         if let Some(&c) = self.control.front() {
@@ -536,7 +544,7 @@ impl Rnic {
                 Control::Cnp { .. } => self.cfg.cnp_priority,
                 Control::Ack { .. } => self.cfg.data_priority,
             };
-            if !self.is_paused(prio, now_ns) {
+            if !self.is_paused(prio, now) {
                 self.control.pop_front();
                 let repr = self.control_repr(c);
                 let t = self.write(&repr, buf, prio)?;
@@ -547,7 +555,7 @@ impl Rnic {
                 return Some(t);
             }
         }
-        if self.is_paused(self.cfg.data_priority, now_ns) || self.qps.is_empty() {
+        if self.is_paused(self.cfg.data_priority, now) || self.qps.is_empty() {
             return None;
         }
         let n = self.qps.len();
@@ -571,7 +579,8 @@ impl Rnic {
     /// release, or a pause expiry that blocks pending work. `None` = only an
     /// input can create work. Changes after any `handle_*` or `poll_transmit`.
     #[must_use]
-    pub fn poll_timeout(&self, now_ns: u64) -> Option<u64> {
+    pub fn poll_timeout(&self, now: Instant) -> Option<Instant> {
+        let now_ns = now.as_nanos();
         let mut t: Option<u64> = None;
         let mut take = |x: u64| t = Some(t.map_or(x, |y: u64| y.min(x)));
         for qp in &self.qps {
@@ -591,7 +600,7 @@ impl Rnic {
                 }
             }
         }
-        t
+        t.map(Instant::from_nanos)
     }
 
     /// The next queued notification.
@@ -728,10 +737,6 @@ impl Rnic {
         let wire_bits = ((frame_len + WIRE_OVERHEAD_BYTES) * 8) as f64;
         let gap_ns = (wire_bits * 1e9 / qp.rate_bps().max(1.0)).round() as u64;
         qp.next_tx_ns = qp.next_tx_ns.max(now_ns) + gap_ns;
-        // Do not bank credit while idle: never more than one gap ahead of now.
-        if qp.next_tx_ns < now_ns {
-            qp.next_tx_ns = now_ns;
-        }
         let wire_bytes = (frame_len + WIRE_OVERHEAD_BYTES) as u64;
         if let Some(d) = qp.dcqcn.as_mut() {
             d.on_sent(wire_bytes);

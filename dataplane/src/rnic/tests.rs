@@ -1,6 +1,11 @@
 //! Unit tests of the RNIC model, grouped by concern.
 
 use super::*;
+use crate::time::Instant as I;
+
+fn t_(ns: u64) -> I {
+    I::from_nanos(ns)
+}
 use crate::wire::ip::Ipv4Packet;
 use crate::wire::roce::ETHERNET_HEADER_LEN;
 
@@ -47,7 +52,7 @@ fn pair(message_bytes: u64, messages: Option<u64>) -> (Rnic, Rnic) {
 
 fn next_frame(r: &mut Rnic, now: u64) -> Option<Vec<u8>> {
     let mut buf = [0u8; 2048];
-    r.poll_transmit(now, &mut buf)
+    r.poll_transmit(t_(now), &mut buf)
         .map(|t| buf[..t.written_len].to_vec())
 }
 
@@ -70,8 +75,8 @@ fn write_stream_segments_messages_with_consecutive_psns() {
         assert_eq!(p.repr.ip.ecn, Ecn::Ect0);
         assert_eq!(p.repr.udp_src_port, 0xC242);
         ops.push((p.repr.bth.opcode, p.repr.bth.psn, p.repr.payload_len));
-        b.handle_frame(t, &f).unwrap();
-        t = a.poll_timeout(t).unwrap_or(t);
+        b.handle_frame(t_(t), &f).unwrap();
+        t = a.poll_timeout(t_(t)).map(I::as_nanos).unwrap_or(t);
     }
     use Opcode::*;
     assert_eq!(
@@ -102,7 +107,7 @@ fn pacing_spaces_frames_at_line_rate() {
     let f1 = next_frame(&mut a, 0).unwrap();
     // Next frame not before serialisation time of the first at 100 Gb/s.
     assert!(next_frame(&mut a, 1).is_none());
-    let due = a.poll_timeout(1).unwrap();
+    let due = a.poll_timeout(t_(1)).map(I::as_nanos).unwrap();
     let expect = ((f1.len() + WIRE_OVERHEAD_BYTES) * 8) as u64 / 100;
     assert!(due.abs_diff(expect) <= 1, "due {due} expect {expect}");
     assert!(next_frame(&mut a, due).is_some());
@@ -113,13 +118,13 @@ fn cnp_halves_the_pacing_rate() {
     let (mut a, mut b) = pair(1024, None);
     let mut f = next_frame(&mut a, 0).unwrap();
     set_ce(&mut f);
-    b.handle_frame(0, &f).unwrap();
+    b.handle_frame(t_(0), &f).unwrap();
     let cnp = next_frame(&mut b, 0).unwrap();
-    a.handle_frame(0, &cnp).unwrap();
+    a.handle_frame(t_(0), &cnp).unwrap();
     assert_eq!(a.qp_stats(0x11).unwrap().rate_bps, 50_000_000_000);
-    let t1 = a.poll_timeout(0).unwrap();
+    let t1 = a.poll_timeout(t_(0)).map(I::as_nanos).unwrap();
     let _ = next_frame(&mut a, t1).unwrap();
-    let t2 = a.poll_timeout(t1).unwrap();
+    let t2 = a.poll_timeout(t_(t1)).map(I::as_nanos).unwrap();
     let expect = ((f.len() + WIRE_OVERHEAD_BYTES) * 8) as u64 / 50;
     assert!((t2 - t1).abs_diff(expect) <= 1);
 }
@@ -133,10 +138,10 @@ fn psn_gap_is_counted() {
     let mut i = 0;
     while let Some(f) = next_frame(&mut a, t) {
         if i != 2 {
-            b.handle_frame(t, &f).unwrap();
+            b.handle_frame(t_(t), &f).unwrap();
         }
         i += 1;
-        t = a.poll_timeout(t).unwrap_or(t);
+        t = a.poll_timeout(t_(t)).map(I::as_nanos).unwrap_or(t);
     }
     let s = b.qp_stats(0x22).unwrap();
     assert_eq!((s.psn_gaps, s.psn_lost, s.rx_packets), (1, 1, 4));
@@ -170,10 +175,10 @@ fn e16_cnp_pacing_one_per_50us() {
     let mut cnp_times = vec![];
     for k in 0..=12u64 {
         let t = k * 10_000;
-        let send_at = a.poll_timeout(t).unwrap_or(t).max(t);
+        let send_at = a.poll_timeout(t_(t)).map(I::as_nanos).unwrap_or(t).max(t);
         let mut f = next_frame(&mut a, send_at).unwrap();
         set_ce(&mut f);
-        b.handle_frame(t, &f).unwrap();
+        b.handle_frame(t_(t), &f).unwrap();
         while let Some(c) = next_frame(&mut b, t) {
             let p = RoceFrameRepr::parse(&c).unwrap();
             assert_eq!(p.repr.bth.opcode, Opcode::Cnp);
@@ -194,11 +199,11 @@ fn coarse_acks() {
     b.cfg.ack_every_packets = 2;
     let mut t = 0;
     while let Some(f) = next_frame(&mut a, t) {
-        b.handle_frame(t, &f).unwrap();
+        b.handle_frame(t_(t), &f).unwrap();
         while let Some(ack) = next_frame(&mut b, t) {
-            a.handle_frame(t, &ack).unwrap();
+            a.handle_frame(t_(t), &ack).unwrap();
         }
-        t = a.poll_timeout(t).unwrap_or(t);
+        t = a.poll_timeout(t_(t)).map(I::as_nanos).unwrap_or(t);
     }
     assert_eq!(a.qp_stats(0x11).unwrap().ack_rx, 2);
 }
@@ -207,18 +212,18 @@ fn coarse_acks() {
 fn bad_frames_are_errors_not_panics() {
     let (mut a, mut b) = pair(1024, Some(1));
     assert!(matches!(
-        b.handle_frame(0, &[0u8; 10]),
+        b.handle_frame(t_(0), &[0u8; 10]),
         Err(RnicError::Frame(_))
     ));
     let mut f = next_frame(&mut a, 0).unwrap();
     let n = f.len();
     f[n - 10] ^= 1;
-    assert_eq!(b.handle_frame(0, &f), Err(RnicError::Icrc));
+    assert_eq!(b.handle_frame(t_(0), &f), Err(RnicError::Icrc));
     f[n - 10] ^= 1;
     // Re-address to an unknown QP: BTH dest QP bytes.
     f[ETHERNET_HEADER_LEN + 20 + 8 + 7] = 0x99;
     assert!(matches!(
-        b.handle_frame(0, &f[..80]),
+        b.handle_frame(t_(0), &f[..80]),
         Err(RnicError::UnknownQp(_))
     ));
     assert_eq!(b.stats().rx_errors, 3);
@@ -242,12 +247,12 @@ fn bad_frames_are_errors_not_panics() {
 #[test]
 fn pause_blocks_data_until_expiry_and_counts_time() {
     let (mut a, _) = pair(1024, None);
-    let mut q = [None; 8];
-    q[3] = Some(1000); // 5.12 µs at 100 Gb/s (E-1)
-    a.handle_pfc(0, q);
-    assert!(a.is_paused(3, 0));
+    let mut q = PfcRepr::default();
+    q.set(3, 1000); // 5.12 µs at 100 Gb/s (E-1)
+    a.handle_pfc(t_(0), &q);
+    assert!(a.is_paused(3, t_(0)));
     assert!(next_frame(&mut a, 0).is_none());
-    assert_eq!(a.poll_timeout(0), Some(5_120));
+    assert_eq!(a.poll_timeout(t_(0)).map(I::as_nanos), Some(5_120));
     assert!(next_frame(&mut a, 5_119).is_none());
     assert!(next_frame(&mut a, 5_120).is_some());
     assert_eq!(a.stats().paused_ns[3], 5_120);
@@ -257,18 +262,18 @@ fn pause_blocks_data_until_expiry_and_counts_time() {
 #[test]
 fn xon_resumes_and_refresh_replaces() {
     let (mut a, _) = pair(1024, None);
-    let mut q = [None; 8];
-    q[3] = Some(0xFFFF);
-    a.handle_pfc(0, q);
-    q[3] = Some(1000);
-    a.handle_pfc(100, q); // replaces: expires at 100 + 5120
+    let mut q = PfcRepr::default();
+    q.set(3, 0xFFFF);
+    a.handle_pfc(t_(0), &q);
+    q.set(3, 1000);
+    a.handle_pfc(t_(100), &q); // replaces: expires at 100 + 5120
     assert!(next_frame(&mut a, 5_000).is_none());
-    assert!(a.is_paused(3, 5_219));
-    assert!(!a.is_paused(3, 5_220));
-    q[3] = Some(0xFFFF);
-    a.handle_pfc(6_000, q);
-    q[3] = Some(0);
-    a.handle_pfc(7_000, q);
+    assert!(a.is_paused(3, t_(5_219)));
+    assert!(!a.is_paused(3, t_(5_220)));
+    q.set(3, 0xFFFF);
+    a.handle_pfc(t_(6_000), &q);
+    q.set(3, 0);
+    a.handle_pfc(t_(7_000), &q);
     assert!(next_frame(&mut a, 7_000).is_some());
     assert_eq!(a.stats().paused_ns[3], 5_220 + 1_000);
 }
@@ -278,10 +283,10 @@ fn pause_on_data_priority_does_not_block_cnps() {
     let (mut a, mut b) = pair(1024, None);
     let mut f = next_frame(&mut a, 0).unwrap();
     set_ce(&mut f);
-    let mut q = [None; 8];
-    q[3] = Some(0xFFFF);
-    b.handle_pfc(0, q);
-    b.handle_frame(0, &f).unwrap();
+    let mut q = PfcRepr::default();
+    q.set(3, 0xFFFF);
+    b.handle_pfc(t_(0), &q);
+    b.handle_frame(t_(0), &f).unwrap();
     let cnp = next_frame(&mut b, 0).expect("CNP on priority 6 still flows");
     assert_eq!(
         RoceFrameRepr::parse(&cnp).unwrap().repr.bth.opcode,
@@ -291,10 +296,10 @@ fn pause_on_data_priority_does_not_block_cnps() {
     let (mut a, mut b) = pair(1024, None);
     let mut f = next_frame(&mut a, 0).unwrap();
     set_ce(&mut f);
-    let mut q = [None; 8];
-    q[6] = Some(0xFFFF);
-    b.handle_pfc(0, q);
-    b.handle_frame(0, &f).unwrap();
+    let mut q = PfcRepr::default();
+    q.set(6, 0xFFFF);
+    b.handle_pfc(t_(0), &q);
+    b.handle_frame(t_(0), &f).unwrap();
     assert!(next_frame(&mut b, 0).is_none());
 }
 
@@ -302,9 +307,9 @@ fn pause_on_data_priority_does_not_block_cnps() {
 fn header_only_mode_writes_headers_and_reports_full_length() {
     let (mut a, mut b) = pair(4096, Some(1));
     let mut buf = [0u8; 96];
-    let t = a.poll_transmit(0, &mut buf).unwrap();
+    let t = a.poll_transmit(t_(0), &mut buf).unwrap();
     assert_eq!(t.frame_len, 14 + 20 + 8 + 12 + 16 + 1024 + 4);
     assert_eq!(t.written_len, 70);
-    b.handle_frame(0, &buf[..t.written_len]).unwrap();
+    b.handle_frame(t_(0), &buf[..t.written_len]).unwrap();
     assert_eq!(b.qp_stats(0x22).unwrap().rx_payload_bytes, 1024);
 }
