@@ -7,6 +7,7 @@
 
 pub mod headroom;
 pub mod mac;
+pub mod port;
 pub mod rnic;
 pub mod sim;
 pub mod time;
