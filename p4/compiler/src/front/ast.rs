@@ -920,7 +920,8 @@ pub enum UnaryOp {
     Plus,
 }
 
-/// Binary operators, see [`BinaryOp::precedence`].
+/// Binary operators, see [`BinaryOp::precedence`]. The keyset operators
+/// `&&&` and `..` are not expressions; see [`KeysetElem`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinaryOp {
     /// `*`
@@ -965,32 +966,27 @@ pub enum BinaryOp {
     And,
     /// `||`
     Or,
-    /// `&&&` mask (keysets).
-    Mask,
-    /// `..` range (keysets).
-    Range,
 }
 
 impl BinaryOp {
-    /// Binding strength, higher binds tighter (P4_16 §8, Appendix H
-    /// `%left`/`%right` order): `* / %` 11, `+ - |+| |-|` 10, `<< >>` 9,
-    /// relational 8, `== !=` 7, `&` 6, `^` 5, `|` 4, `++` 12 (tighter than
-    /// `*`, as in the spec grammar), `&&` 3, `||` 2, `&&&` and `..` 1.
+    /// Binding strength, higher binds tighter. P4 differs from C: the
+    /// bitwise operators bind tighter than comparisons (P4_16 Appendix H
+    /// precedence table): `||` 1, `&&` 2, `== !=` 3, `< > <= >=` 4, `|` 5,
+    /// `^` 6, `&` 7, `<< >>` 8, `+ - |+| |-| ++` 9, `* / %` 10. All are
+    /// left-associative; the ternary `?:` binds looser than all of them.
     pub fn precedence(self) -> u8 {
         use BinaryOp::*;
         match self {
-            Mask | Range => 1,
-            Or => 2,
-            And => 3,
-            BitOr => 4,
-            BitXor => 5,
-            BitAnd => 6,
-            Eq | Ne => 7,
-            Le | Ge | Lt | Gt => 8,
-            Shl | Shr => 9,
-            Add | Sub | AddSat | SubSat => 10,
-            Mul | Div | Mod => 11,
-            Concat => 12,
+            Or => 1,
+            And => 2,
+            Eq | Ne => 3,
+            Le | Ge | Lt | Gt => 4,
+            BitOr => 5,
+            BitXor => 6,
+            BitAnd => 7,
+            Shl | Shr => 8,
+            Add | Sub | AddSat | SubSat | Concat => 9,
+            Mul | Div | Mod => 10,
         }
     }
 
@@ -1019,8 +1015,6 @@ impl BinaryOp {
             Concat => "++",
             And => "&&",
             Or => "||",
-            Mask => "&&&",
-            Range => "..",
         }
     }
 }

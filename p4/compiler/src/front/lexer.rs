@@ -1,0 +1,331 @@
+//! Lexer: preprocessed P4_16 text to tokens (P4_16 §6.4 "Lexical
+//! constructs", Appendix H tokens).
+//!
+//! Contract: every token carries its byte range in the *expanded* text
+//! (`lo..hi`, used for adjacency checks such as `>` `>` forming a shift and
+//! for annotation bodies) and its [`Span`] in the original file (via
+//! [`Expanded::span`]). Keywords are not distinguished here: they are
+//! [`Tok::Ident`]s, because several are contextual (`apply`, `key`,
+//! `actions`, `entries`, `state`, `type`...); the parser decides. `>>` is
+//! never one token, so `bit<bit<8>>` closes two type-argument lists; the
+//! parser rebuilds the shift from two adjacent `>`. Never panics; malformed
+//! input yields diagnostics and the lexer carries on with the next byte.
+
+use crate::diag::{Diagnostic, Span, codes};
+use crate::front::ast::IntLit;
+use crate::front::preprocess::Expanded;
+
+/// A token kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tok {
+    /// Identifier or keyword.
+    Ident(String),
+    /// Integer literal, decoded.
+    Int(IntLit),
+    /// String literal, escapes decoded.
+    Str(String),
+    /// Punctuation or operator, as written (`(`, `&&&`, `|+|`, `..`...).
+    Punct(&'static str),
+    /// End of input.
+    Eof,
+}
+
+/// A token with its positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    /// What it is.
+    pub tok: Tok,
+    /// Start in the expanded text.
+    pub lo: usize,
+    /// End in the expanded text.
+    pub hi: usize,
+    /// Where it is in the original source.
+    pub span: Span,
+}
+
+/// Operators and punctuation, longest first so the scan is greedy.
+const PUNCTS: &[&str] = &[
+    "&&&", "|+|", "|-|", "...", "&&", "||", "==", "!=", "<=", ">=", "<<", "++", "..", "(", ")", "{",
+    "}", "[", "]", "<", ">", ";", ":", ",", ".", "?", "@", "=", "+", "-", "*", "/", "%", "&", "|",
+    "^", "~", "!",
+];
+
+/// Largest width accepted in a width-prefixed literal (`2048w0`); wider
+/// types are legal P4 but no real program uses them.
+pub const MAX_LITERAL_WIDTH: u32 = 2048;
+
+/// Lexes the whole expanded text. Returns the tokens (always ending with
+/// [`Tok::Eof`]) and any diagnostics.
+pub fn lex(expanded: &Expanded) -> (Vec<Token>, Vec<Diagnostic>) {
+    let text = expanded.text.as_str();
+    let bytes = text.as_bytes();
+    let mut tokens = Vec::new();
+    let mut diags = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if b == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if b == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            match text[i + 2..].find("*/") {
+                Some(p) => i += 2 + p + 2,
+                None => {
+                    diags.push(
+                        Diagnostic::error(codes::UNTERMINATED_COMMENT, "unterminated block comment")
+                            .with_primary(expanded.span(i, i + 2), "comment starts here and never ends"),
+                    );
+                    i = bytes.len();
+                }
+            }
+            continue;
+        }
+        let start = i;
+        let tok = if b.is_ascii_alphabetic() || b == b'_' {
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            Tok::Ident(text[start..i].to_owned())
+        } else if b.is_ascii_digit() {
+            i = number_end(bytes, i);
+            match decode_int(&text[start..i]) {
+                Ok(lit) => Tok::Int(lit),
+                Err(msg) => {
+                    diags.push(
+                        Diagnostic::error(codes::BAD_INTEGER, format!("invalid integer literal `{}`: {msg}", &text[start..i]))
+                            .with_primary(expanded.span(start, i), "here"),
+                    );
+                    Tok::Int(IntLit {
+                        value: 0,
+                        negative: false,
+                        width: None,
+                        radix: 10,
+                        raw: text[start..i].to_owned(),
+                    })
+                }
+            }
+        } else if b == b'"' {
+            let (s, end, ok) = string_lit(text, i);
+            if !ok {
+                diags.push(
+                    Diagnostic::error(codes::UNTERMINATED_STRING, "unterminated string literal")
+                        .with_primary(expanded.span(start, start + 1), "string starts here"),
+                );
+            }
+            i = end;
+            Tok::Str(s)
+        } else if let Some(p) = PUNCTS.iter().find(|p| text[i..].starts_with(**p)) {
+            i += p.len();
+            Tok::Punct(p)
+        } else {
+            let ch = text[i..].chars().next().unwrap_or('?');
+            i += ch.len_utf8();
+            diags.push(
+                Diagnostic::error(codes::UNEXPECTED_CHAR, format!("unexpected character `{}`", ch.escape_debug()))
+                    .with_primary(expanded.span(start, i), "not valid in P4"),
+            );
+            continue;
+        };
+        tokens.push(Token {
+            tok,
+            lo: start,
+            hi: i,
+            span: expanded.span(start, i),
+        });
+    }
+    let end = bytes.len();
+    let eof_span = if end > 0 {
+        let s = expanded.span(end - 1, end);
+        Span::new(s.file, s.end, s.end)
+    } else {
+        Span::default()
+    };
+    tokens.push(Token {
+        tok: Tok::Eof,
+        lo: end,
+        hi: end,
+        span: eof_span,
+    });
+    (tokens, diags)
+}
+
+/// End of a number token: digits, letters, `_`, and a sign right after a
+/// width prefix (`16s-3`, `8w-1`).
+fn number_end(bytes: &[u8], mut i: usize) -> usize {
+    let start = i;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii_alphanumeric() || b == b'_' {
+            i += 1;
+        } else if b == b'-'
+            && i > start
+            && matches!(bytes[i - 1], b'w' | b's')
+            && bytes[start..i - 1].iter().all(u8::is_ascii_digit)
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)
+        {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+/// Decodes an integer literal: `[width(w|s)][-][0x|0b|0o|0d]digits`, with
+/// `_` separators (P4_16 §6.4.3.3).
+pub fn decode_int(raw: &str) -> Result<IntLit, String> {
+    let mut width = None;
+    let mut body = raw;
+    if let Some(p) = raw.find(['w', 's']) {
+        let (w, rest) = raw.split_at(p);
+        // `0x5s` is never a width prefix: only plain decimal digits before w/s.
+        if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) && !raw.starts_with("0x") && !raw.starts_with("0X") {
+            let signed = rest.starts_with('s');
+            let bits: u32 = w.parse().map_err(|_| format!("width `{w}` is too large"))?;
+            if bits == 0 {
+                return Err("width must be at least 1".into());
+            }
+            if bits > MAX_LITERAL_WIDTH {
+                return Err(format!("width {bits} exceeds the maximum of {MAX_LITERAL_WIDTH}"));
+            }
+            if signed && bits < 2 {
+                return Err("a signed literal needs a width of at least 2".into());
+            }
+            width = Some((bits, signed));
+            body = &rest[1..];
+        }
+    }
+    let negative = body.starts_with('-');
+    if negative {
+        body = &body[1..];
+    }
+    let (radix, digits) = match body.get(..2) {
+        Some("0x" | "0X") => (16, &body[2..]),
+        Some("0b" | "0B") => (2, &body[2..]),
+        Some("0o" | "0O") => (8, &body[2..]),
+        Some("0d" | "0D") => (10, &body[2..]),
+        _ => (10, body),
+    };
+    let digits: String = digits.chars().filter(|c| *c != '_').collect();
+    if digits.is_empty() {
+        return Err("no digits".into());
+    }
+    let mut value: u128 = 0;
+    for c in digits.chars() {
+        let d = c
+            .to_digit(radix)
+            .ok_or_else(|| format!("`{c}` is not a base-{radix} digit"))?;
+        value = value
+            .checked_mul(radix as u128)
+            .and_then(|v| v.checked_add(d as u128))
+            .ok_or("value does not fit in 128 bits")?;
+    }
+    if let Some((bits, signed)) = width {
+        let magnitude_bits = if signed { bits - 1 } else { bits };
+        let limit_ok = magnitude_bits >= 128 || value < (1u128 << magnitude_bits) || (signed && negative && value == 1u128 << magnitude_bits);
+        if !limit_ok {
+            return Err(format!("value {value} does not fit in {bits} bits"));
+        }
+    }
+    Ok(IntLit {
+        value,
+        negative,
+        width,
+        radix,
+        raw: raw.to_owned(),
+    })
+}
+
+/// Decodes a string literal starting at `i` (the `"`). Returns the value,
+/// the end offset and whether it was terminated on the same line.
+fn string_lit(text: &str, i: usize) -> (String, usize, bool) {
+    let mut out = String::new();
+    let mut chars = text[i + 1..].char_indices();
+    while let Some((k, c)) = chars.next() {
+        match c {
+            '"' => return (out, i + 1 + k + 1, true),
+            '\n' => return (out, i + 1 + k, false),
+            '\\' => match chars.next() {
+                Some((_, 'n')) => out.push('\n'),
+                Some((_, 't')) => out.push('\t'),
+                Some((_, 'r')) => out.push('\r'),
+                Some((_, '0')) => out.push('\0'),
+                Some((_, e)) => out.push(e),
+                None => return (out, text.len(), false),
+            },
+            c => out.push(c),
+        }
+    }
+    (out, text.len(), false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::SourceMap;
+    use crate::front::preprocess::{MemLoader, preprocess};
+
+    fn toks(src: &str) -> (Vec<Tok>, Vec<Diagnostic>) {
+        let mut map = SourceMap::new();
+        let f = map.add("t.p4", src);
+        let e = preprocess(&mut map, f, &mut MemLoader::default()).expect("pp");
+        let (t, d) = lex(&e);
+        (t.into_iter().map(|t| t.tok).collect(), d)
+    }
+
+    fn int(raw: &str) -> IntLit {
+        decode_int(raw).expect("valid literal")
+    }
+
+    #[test]
+    fn integer_literals_decode_width_sign_and_radix() {
+        assert_eq!(int("8w5").width, Some((8, false)));
+        assert_eq!(int("8w5").value, 5);
+        let l = int("16s-3");
+        assert_eq!((l.value, l.negative, l.width), (3, true, Some((16, true))));
+        assert_eq!(int("0xFF_FF").value, 0xffff);
+        assert_eq!(int("0b1010").value, 10);
+        assert_eq!(int("0o17").value, 15);
+        assert_eq!(int("32w0x0A000001").value, 0x0A00_0001);
+        assert_eq!(int("1_000").value, 1000);
+        assert_eq!(int("8s-128").value, 128);
+        assert!(decode_int("0w1").is_err());
+        assert!(decode_int("8w256").is_err());
+        assert!(decode_int("8s128").is_err());
+        assert!(decode_int("12ab").is_err());
+        assert!(decode_int("0x").is_err());
+        assert!(decode_int("999999999999999999999999999999999999999999").is_err());
+    }
+
+    #[test]
+    fn operators_are_greedy_but_shift_right_is_two_tokens() {
+        let (t, d) = toks("a &&& b |+| c |-| d ++ e .. f >> g >= h");
+        assert!(d.is_empty());
+        let puncts: Vec<&str> = t
+            .iter()
+            .filter_map(|t| match t {
+                Tok::Punct(p) => Some(*p),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(puncts, ["&&&", "|+|", "|-|", "++", "..", ">", ">", ">="]);
+    }
+
+    #[test]
+    fn comments_and_strings() {
+        let (t, d) = toks("/* x */ a // y\n\"q\\\"z\"");
+        assert!(d.is_empty());
+        assert_eq!(t, [Tok::Ident("a".into()), Tok::Str("q\"z".into()), Tok::Eof]);
+        let (_, d) = toks("\"open\n");
+        assert_eq!(d[0].code, codes::UNTERMINATED_STRING);
+        let (_, d) = toks("a $ b");
+        assert_eq!(d[0].code, codes::UNEXPECTED_CHAR);
+    }
+}
