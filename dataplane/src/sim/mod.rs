@@ -1,1 +1,5 @@
-//! (in progress)
+//! Deterministic discrete-event fabric simulator (in progress).
+
+pub mod event;
+pub mod forward;
+pub mod record;
