@@ -13,8 +13,8 @@
 //! (byte-string decoding and zero-padding normalisation are the caller's
 //! job). Priorities follow P4Runtime: a larger number wins.
 
-use crate::externs::{Counter, Meter, MeterConfig, Register};
-use crate::info::{MatchKind, ProgramInfo};
+use crate::externs::{BitPacker, Counter, Meter, MeterConfig, Register, Rng};
+use crate::info::{HashAlgorithm, MatchKind, ProgramInfo};
 use crate::table::{ActionProfile, Table};
 
 /// How one key field of an entry matches. A wildcard is `None` in the
@@ -212,8 +212,8 @@ pub struct CounterData {
     pub packets: u64,
 }
 
-/// The control-plane API. Implemented in `runtime_api.rs`-style code by the
-/// target library; listed here as the contract callers build against.
+/// The control-plane API, implemented for [`Runtime`] below. Every method
+/// validates all of its arguments before it changes anything.
 pub trait RuntimeApi {
     /// Inserts an entry.
     fn table_insert(&mut self, table_id: u32, entry: TableEntry) -> Result<(), RuntimeError>;
@@ -265,7 +265,12 @@ pub trait RuntimeApi {
     /// Reads an indirect counter cell.
     fn counter_read(&self, counter_id: u32, index: u32) -> Result<CounterData, RuntimeError>;
     /// Overwrites an indirect counter cell.
-    fn counter_write(&mut self, counter_id: u32, index: u32, data: CounterData) -> Result<(), RuntimeError>;
+    fn counter_write(
+        &mut self,
+        counter_id: u32,
+        index: u32,
+        data: CounterData,
+    ) -> Result<(), RuntimeError>;
     /// Reads the direct counter of one entry.
     fn direct_counter_read(
         &self,
@@ -282,7 +287,12 @@ pub trait RuntimeApi {
         data: CounterData,
     ) -> Result<(), RuntimeError>;
     /// Configures one cell of an indirect meter (`None` = unconfigured: all green).
-    fn meter_set(&mut self, meter_id: u32, index: u32, config: Option<MeterConfig>) -> Result<(), RuntimeError>;
+    fn meter_set(
+        &mut self,
+        meter_id: u32,
+        index: u32,
+        config: Option<MeterConfig>,
+    ) -> Result<(), RuntimeError>;
     /// Configures the direct meter of one entry.
     fn direct_meter_set(
         &mut self,
@@ -294,7 +304,465 @@ pub trait RuntimeApi {
     /// Reads a register cell.
     fn register_read(&self, register_id: u32, index: u32) -> Result<u128, RuntimeError>;
     /// Writes a register cell (value masked to the cell width).
-    fn register_write(&mut self, register_id: u32, index: u32, value: u128) -> Result<(), RuntimeError>;
+    fn register_write(
+        &mut self,
+        register_id: u32,
+        index: u32,
+        value: u128,
+    ) -> Result<(), RuntimeError>;
     /// Replaces the members of a parser value set: (value, mask) pairs.
-    fn value_set_write(&mut self, value_set_id: u32, members: &[(u128, u128)]) -> Result<(), RuntimeError>;
+    fn value_set_write(
+        &mut self,
+        value_set_id: u32,
+        members: &[(u128, u128)],
+    ) -> Result<(), RuntimeError>;
+}
+
+// ----- construction and per-packet helpers ---------------------------------
+
+thread_local! {
+    /// Generator behind `random` and `HashAlgorithm.random` for the pipeline
+    /// running on this thread; deterministic default seed.
+    static RNG: std::cell::RefCell<Rng> = std::cell::RefCell::new(Rng::default());
+}
+
+fn unknown(kind: &'static str, id: u32) -> RuntimeError {
+    RuntimeError::UnknownId { kind, id }
+}
+
+fn bad_index(index: u32, size: u32, what: &str) -> RuntimeError {
+    RuntimeError::Invalid {
+        field: "index".into(),
+        reason: format!("{index} is out of range for {what} ({size} cells)"),
+    }
+}
+
+impl Runtime {
+    /// All program state in its initial form: tables with their const
+    /// entries and initial default actions, empty profiles, zeroed
+    /// counters and registers, unconfigured (green) meters, empty value
+    /// sets, the random generator at its default seed.
+    ///
+    /// `counters` and `meters` have one element per `info.counters` /
+    /// `info.meters` entry, so a dense index means the same object in both;
+    /// the elements for direct counters and meters have no cells (their
+    /// cells live in the table entries).
+    pub fn new(info: &'static ProgramInfo) -> Self {
+        Runtime {
+            info,
+            tables: info
+                .tables
+                .iter()
+                .map(|t| Table::with_program(t, info))
+                .collect(),
+            profiles: info
+                .action_profiles
+                .iter()
+                .map(ActionProfile::new)
+                .collect(),
+            counters: info.counters.iter().map(Counter::new).collect(),
+            meters: info.meters.iter().map(Meter::new).collect(),
+            registers: info.registers.iter().map(Register::new).collect(),
+            value_sets: info
+                .value_sets
+                .iter()
+                .map(|_| ValueSet::default())
+                .collect(),
+            digests: Vec::new(),
+        }
+    }
+
+    /// Restarts the random sequence (`random`, `HashAlgorithm.random`).
+    ///
+    /// The generator state is per thread (the thread that owns the
+    /// pipeline), not a field of `Runtime`: other crates build `Runtime`
+    /// with struct literals, so its field list is frozen.
+    pub fn set_seed(&mut self, seed: u64) {
+        RNG.with(|r| r.borrow_mut().set_seed(seed));
+    }
+
+    /// v1model `random(result, lo, hi)`: a value in `lo..=hi`.
+    #[inline]
+    pub fn random(&mut self, lo: u128, hi: u128) -> u128 {
+        RNG.with(|r| r.borrow_mut().range(lo, hi))
+    }
+
+    /// [`crate::externs::hash`], drawing `HashAlgorithm::Random` from the
+    /// seeded generator behind [`Runtime::set_seed`] so runs are reproducible.
+    #[inline]
+    pub fn hash(&mut self, algorithm: HashAlgorithm, input: &BitPacker) -> u64 {
+        match algorithm {
+            HashAlgorithm::Random => RNG.with(|r| r.borrow_mut().next_u64()),
+            _ => crate::externs::hash(algorithm, input),
+        }
+    }
+
+    fn table_index(&self, id: u32) -> Result<usize, RuntimeError> {
+        self.info
+            .tables
+            .iter()
+            .position(|t| t.id == id)
+            .ok_or(unknown("table", id))
+    }
+
+    fn profile_index(&self, id: u32) -> Result<usize, RuntimeError> {
+        self.info
+            .action_profiles
+            .iter()
+            .position(|p| p.id == id)
+            .ok_or(unknown("action profile", id))
+    }
+
+    fn counter_index(&self, id: u32) -> Result<usize, RuntimeError> {
+        self.info
+            .counters
+            .iter()
+            .position(|c| c.id == id && c.direct_table.is_none())
+            .ok_or(unknown("counter", id))
+    }
+
+    fn meter_index(&self, id: u32) -> Result<usize, RuntimeError> {
+        self.info
+            .meters
+            .iter()
+            .position(|m| m.id == id && m.direct_table.is_none())
+            .ok_or(unknown("meter", id))
+    }
+
+    fn register_index(&self, id: u32) -> Result<usize, RuntimeError> {
+        self.info
+            .registers
+            .iter()
+            .position(|r| r.id == id)
+            .ok_or(unknown("register", id))
+    }
+
+    /// The profile index behind a table's `implementation`, if any.
+    fn implementation(&self, ti: usize) -> Result<Option<usize>, RuntimeError> {
+        match self.tables[ti].info.implementation {
+            Some(pid) => self.profile_index(pid).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Checks a member/group reference of an entry of table `ti` against
+    /// the table's profile; returns that profile's index.
+    fn check_entry_ref(
+        &self,
+        ti: usize,
+        action: &EntryAction,
+    ) -> Result<Option<usize>, RuntimeError> {
+        let pi = self.implementation(ti)?;
+        if let Some(pi) = pi {
+            self.profiles[pi].check_ref(action)?;
+        }
+        Ok(pi)
+    }
+
+    /// Number of entries, across the tables sharing profile `profile_id`,
+    /// that point at `action` (diagnostics and tests).
+    pub fn profile_users(&self, profile_id: u32, action: &EntryAction) -> usize {
+        self.tables
+            .iter()
+            .filter(|t| t.info.implementation == Some(profile_id))
+            .flat_map(|t| t.actions())
+            .filter(|a| *a == action)
+            .count()
+    }
+
+    fn direct_entry(
+        &self,
+        table_id: u32,
+        matches: &[Option<FieldMatch>],
+        priority: i32,
+        need_meter: bool,
+    ) -> Result<(usize, crate::table::EntryRef), RuntimeError> {
+        let ti = self.table_index(table_id)?;
+        let table = &self.tables[ti];
+        let has = if need_meter {
+            table.info.direct_meter.is_some()
+        } else {
+            table.info.direct_counter.is_some()
+        };
+        if !has {
+            return Err(RuntimeError::Invalid {
+                field: "table_entry".into(),
+                reason: format!(
+                    "{} has no direct {}",
+                    table.info.name,
+                    if need_meter { "meter" } else { "counter" }
+                ),
+            });
+        }
+        Ok((ti, table.find(matches, priority)?))
+    }
+}
+
+impl RuntimeApi for Runtime {
+    fn table_insert(&mut self, table_id: u32, entry: TableEntry) -> Result<(), RuntimeError> {
+        let ti = self.table_index(table_id)?;
+        self.tables[ti].check_insert(&entry)?;
+        let pi = self.check_entry_ref(ti, &entry.action)?;
+        let action = entry.action.clone();
+        self.tables[ti].insert(entry)?;
+        if let Some(pi) = pi {
+            self.profiles[pi].acquire(&action);
+        }
+        Ok(())
+    }
+
+    fn table_modify(&mut self, table_id: u32, entry: TableEntry) -> Result<(), RuntimeError> {
+        let ti = self.table_index(table_id)?;
+        self.tables[ti].check_modify(&entry)?;
+        let pi = self.check_entry_ref(ti, &entry.action)?;
+        let action = entry.action.clone();
+        let old = self.tables[ti].modify(entry)?;
+        if let Some(pi) = pi {
+            self.profiles[pi].acquire(&action);
+            self.profiles[pi].release(&old);
+        }
+        Ok(())
+    }
+
+    fn table_delete(
+        &mut self,
+        table_id: u32,
+        matches: &[Option<FieldMatch>],
+        priority: i32,
+    ) -> Result<(), RuntimeError> {
+        let ti = self.table_index(table_id)?;
+        let pi = self.implementation(ti)?;
+        let old = self.tables[ti].delete(matches, priority)?;
+        if let Some(pi) = pi {
+            self.profiles[pi].release(&old.action);
+        }
+        Ok(())
+    }
+
+    fn table_entries(&self, table_id: u32) -> Result<Vec<TableEntry>, RuntimeError> {
+        Ok(self.tables[self.table_index(table_id)?].entries())
+    }
+
+    fn table_set_default(&mut self, table_id: u32, action: ActionCall) -> Result<(), RuntimeError> {
+        let ti = self.table_index(table_id)?;
+        self.tables[ti].set_default(action)
+    }
+
+    fn table_reset_default(&mut self, table_id: u32) -> Result<(), RuntimeError> {
+        let ti = self.table_index(table_id)?;
+        self.tables[ti].reset_default()
+    }
+
+    fn table_default(&self, table_id: u32) -> Result<ActionCall, RuntimeError> {
+        Ok(self.tables[self.table_index(table_id)?].default_action())
+    }
+
+    fn table_clear(&mut self, table_id: u32) -> Result<(), RuntimeError> {
+        let ti = self.table_index(table_id)?;
+        let pi = self.implementation(ti)?;
+        let removed = self.tables[ti].clear();
+        if let Some(pi) = pi {
+            for e in &removed {
+                self.profiles[pi].release(&e.action);
+            }
+        }
+        Ok(())
+    }
+
+    fn member_write(
+        &mut self,
+        profile_id: u32,
+        member_id: u32,
+        action: ActionCall,
+        modify: bool,
+    ) -> Result<(), RuntimeError> {
+        let pi = self.profile_index(profile_id)?;
+        // The action must be a table action of every table sharing the profile.
+        for t in self
+            .info
+            .tables
+            .iter()
+            .filter(|t| t.implementation == Some(profile_id))
+        {
+            crate::table::check_member_action(t, &action)?;
+        }
+        crate::table::check_action_params(self.info, &action, "action")?;
+        self.profiles[pi].write_member(member_id, action, modify)
+    }
+
+    fn member_delete(&mut self, profile_id: u32, member_id: u32) -> Result<(), RuntimeError> {
+        let pi = self.profile_index(profile_id)?;
+        self.profiles[pi].delete_member(member_id)
+    }
+
+    fn members(&self, profile_id: u32) -> Result<Vec<(u32, ActionCall)>, RuntimeError> {
+        Ok(self.profiles[self.profile_index(profile_id)?].members())
+    }
+
+    fn group_write(
+        &mut self,
+        profile_id: u32,
+        group_id: u32,
+        members: &[(u32, u32)],
+        modify: bool,
+    ) -> Result<(), RuntimeError> {
+        let pi = self.profile_index(profile_id)?;
+        self.profiles[pi].write_group(group_id, members, modify)
+    }
+
+    fn group_delete(&mut self, profile_id: u32, group_id: u32) -> Result<(), RuntimeError> {
+        let pi = self.profile_index(profile_id)?;
+        self.profiles[pi].delete_group(group_id)
+    }
+
+    fn groups(&self, profile_id: u32) -> Result<Vec<(u32, Vec<(u32, u32)>)>, RuntimeError> {
+        Ok(self.profiles[self.profile_index(profile_id)?].groups())
+    }
+
+    fn counter_read(&self, counter_id: u32, index: u32) -> Result<CounterData, RuntimeError> {
+        let c = &self.counters[self.counter_index(counter_id)?];
+        c.read(index)
+            .ok_or_else(|| bad_index(index, c.len(), c.info.name))
+    }
+
+    fn counter_write(
+        &mut self,
+        counter_id: u32,
+        index: u32,
+        data: CounterData,
+    ) -> Result<(), RuntimeError> {
+        let ci = self.counter_index(counter_id)?;
+        let c = &mut self.counters[ci];
+        if c.write(index, data) {
+            Ok(())
+        } else {
+            Err(bad_index(index, c.len(), c.info.name))
+        }
+    }
+
+    fn direct_counter_read(
+        &self,
+        table_id: u32,
+        matches: &[Option<FieldMatch>],
+        priority: i32,
+    ) -> Result<CounterData, RuntimeError> {
+        let (ti, r) = self.direct_entry(table_id, matches, priority, false)?;
+        self.tables[ti]
+            .direct_counter(r)
+            .ok_or(RuntimeError::NotFound {
+                table: self.tables[ti].info.name,
+            })
+    }
+
+    fn direct_counter_write(
+        &mut self,
+        table_id: u32,
+        matches: &[Option<FieldMatch>],
+        priority: i32,
+        data: CounterData,
+    ) -> Result<(), RuntimeError> {
+        let (ti, r) = self.direct_entry(table_id, matches, priority, false)?;
+        self.tables[ti].set_direct_counter(r, data);
+        Ok(())
+    }
+
+    fn meter_set(
+        &mut self,
+        meter_id: u32,
+        index: u32,
+        config: Option<MeterConfig>,
+    ) -> Result<(), RuntimeError> {
+        let mi = self.meter_index(meter_id)?;
+        check_meter_config(config)?;
+        let m = &mut self.meters[mi];
+        if m.configure(index, config) {
+            Ok(())
+        } else {
+            Err(bad_index(index, m.len(), m.info.name))
+        }
+    }
+
+    fn direct_meter_set(
+        &mut self,
+        table_id: u32,
+        matches: &[Option<FieldMatch>],
+        priority: i32,
+        config: Option<MeterConfig>,
+    ) -> Result<(), RuntimeError> {
+        let (ti, r) = self.direct_entry(table_id, matches, priority, true)?;
+        check_meter_config(config)?;
+        self.tables[ti].set_direct_meter(r, config);
+        Ok(())
+    }
+
+    fn register_read(&self, register_id: u32, index: u32) -> Result<u128, RuntimeError> {
+        let r = &self.registers[self.register_index(register_id)?];
+        if index >= r.len() {
+            return Err(bad_index(index, r.len(), r.info.name));
+        }
+        Ok(r.read(index))
+    }
+
+    fn register_write(
+        &mut self,
+        register_id: u32,
+        index: u32,
+        value: u128,
+    ) -> Result<(), RuntimeError> {
+        let ri = self.register_index(register_id)?;
+        let r = &mut self.registers[ri];
+        if index >= r.len() {
+            return Err(bad_index(index, r.len(), r.info.name));
+        }
+        r.write(index, value);
+        Ok(())
+    }
+
+    fn value_set_write(
+        &mut self,
+        value_set_id: u32,
+        members: &[(u128, u128)],
+    ) -> Result<(), RuntimeError> {
+        let vi = self
+            .info
+            .value_sets
+            .iter()
+            .position(|v| v.id == value_set_id)
+            .ok_or(unknown("value set", value_set_id))?;
+        let vinfo = &self.info.value_sets[vi];
+        if members.len() > vinfo.size as usize {
+            return Err(RuntimeError::Full {
+                table: vinfo.name,
+                size: vinfo.size,
+            });
+        }
+        let m = crate::bits::mask(vinfo.bitwidth);
+        for (i, &(v, k)) in members.iter().enumerate() {
+            if v & !m != 0 || k & !m != 0 {
+                return Err(RuntimeError::Invalid {
+                    field: format!("members[{i}]"),
+                    reason: format!("value or mask does not fit in {} bits", vinfo.bitwidth),
+                });
+            }
+            if v & !k != 0 {
+                return Err(RuntimeError::Invalid {
+                    field: format!("members[{i}]"),
+                    reason: format!("value {v:#x} has bits outside the mask {k:#x}"),
+                });
+            }
+        }
+        self.value_sets[vi].members = members.to_vec();
+        Ok(())
+    }
+}
+
+/// RFC 2698 requires PIR >= CIR (and bmv2 refuses otherwise).
+fn check_meter_config(config: Option<MeterConfig>) -> Result<(), RuntimeError> {
+    match config {
+        Some(c) if c.pir < c.cir => Err(RuntimeError::Invalid {
+            field: "config.pir".into(),
+            reason: format!("peak rate {} is below the committed rate {}", c.pir, c.cir),
+        }),
+        _ => Ok(()),
+    }
 }

@@ -1,0 +1,91 @@
+//! The pseudo-random source behind v1model `random(lo, hi)` and the
+//! `HashAlgorithm.random` selector hash.
+//!
+//! Contract: deterministic for a given seed (tests and the simulator replay
+//! exactly), fast (one xorshift-multiply step per draw), not cryptographic.
+//! The generator is SplitMix64 (Steele, Lea, Flood: "Fast splittable
+//! pseudorandom number generators", 2014), which has no bad seeds.
+
+/// SplitMix64 state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rng {
+    state: u64,
+}
+
+/// Seed used by [`Rng::default`].
+const DEFAULT_SEED: u64 = 0x5eed_0f_20c3_5e71;
+
+impl Default for Rng {
+    fn default() -> Self {
+        Rng::new(DEFAULT_SEED)
+    }
+}
+
+impl Rng {
+    /// A generator starting from `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng { state: seed }
+    }
+
+    /// Restarts the sequence from `seed`.
+    pub fn set_seed(&mut self, seed: u64) {
+        self.state = seed;
+    }
+
+    /// The next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix(self.state)
+    }
+
+    /// A value in `lo..=hi` (v1model `random`); `lo` when `hi <= lo`.
+    #[inline]
+    pub fn range(&mut self, lo: u128, hi: u128) -> u128 {
+        if hi <= lo {
+            return lo;
+        }
+        let span = hi - lo;
+        if span == u128::MAX {
+            return ((self.next_u64() as u128) << 64) | self.next_u64() as u128;
+        }
+        let r = ((self.next_u64() as u128) << 64) | self.next_u64() as u128;
+        lo + r % (span + 1)
+    }
+}
+
+/// SplitMix64's output function.
+#[inline]
+pub(crate) fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deterministic_per_seed_and_in_range() {
+        let mut a = Rng::new(7);
+        let mut b = Rng::new(7);
+        let xs: Vec<u64> = (0..8).map(|_| a.next_u64()).collect();
+        let ys: Vec<u64> = (0..8).map(|_| b.next_u64()).collect();
+        assert_eq!(xs, ys);
+        let mut c = Rng::new(8);
+        assert_ne!(xs[0], c.next_u64());
+        let mut seen = [false; 6];
+        for _ in 0..1000 {
+            let v = a.range(10, 15);
+            assert!((10..=15).contains(&v));
+            seen[(v - 10) as usize] = true;
+        }
+        assert!(
+            seen.iter().all(|&s| s),
+            "every value of a small range shows up"
+        );
+        assert_eq!(a.range(5, 5), 5);
+        assert_eq!(a.range(9, 3), 9);
+    }
+}
