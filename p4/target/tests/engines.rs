@@ -1,0 +1,296 @@
+//! Every table engine against a brute-force reference: random inserts,
+//! deletes and lookups (proptest), compared entry by entry.
+//!
+//! The reference keeps a plain list and answers a lookup by scanning it:
+//! for exact/LPM tables the matching entry with the longest LPM prefix, for
+//! priority tables the matching entry with the highest priority, ties going
+//! to the one inserted first.
+
+use p4_target::info::{ActionRef, ActionScope, KeyInfo, MatchKind, TableInfo};
+use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeError, TableEntry};
+use p4_target::table::{EngineKind, Table};
+use proptest::prelude::*;
+
+fn table_info(keys: &[(u32, MatchKind)]) -> &'static TableInfo {
+    let keys: Vec<KeyInfo> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &(bitwidth, kind))| KeyInfo {
+            id: i as u32 + 1,
+            name: "k",
+            bitwidth,
+            kind,
+        })
+        .collect();
+    Box::leak(Box::new(TableInfo {
+        id: 0x0200_0001,
+        name: "t",
+        keys: Box::leak(keys.into_boxed_slice()),
+        actions: &[ActionRef {
+            id: 1,
+            scope: ActionScope::TableAndDefault,
+        }],
+        size: 100_000,
+        implementation: None,
+        default_action: (1, &[]),
+        default_is_const: false,
+        is_const: false,
+        const_entries: &[],
+        direct_counter: None,
+        direct_meter: None,
+        idle_timeout: false,
+    }))
+}
+
+fn mask(w: u32) -> u128 {
+    p4_target::bits::mask(w)
+}
+
+/// A random match for a field, already in canonical form.
+fn field_match(width: u32, kind: MatchKind) -> BoxedStrategy<Option<FieldMatch>> {
+    let m = mask(width);
+    match kind {
+        MatchKind::Exact => (0..=m.min(15)).prop_map(|v| Some(FieldMatch::Exact(v))).boxed(),
+        MatchKind::Optional => prop_oneof![
+            Just(None),
+            (0..=m.min(7)).prop_map(|v| Some(FieldMatch::Optional(v)))
+        ]
+        .boxed(),
+        MatchKind::Lpm => (any::<u128>(), 0..=width)
+            .prop_map(move |(v, p)| {
+                if p == 0 {
+                    None
+                } else {
+                    let pm = m ^ mask(width - p);
+                    Some(FieldMatch::Lpm {
+                        value: v & pm,
+                        prefix_len: p,
+                    })
+                }
+            })
+            .boxed(),
+        MatchKind::Ternary => (any::<u128>(), any::<u128>())
+            .prop_map(move |(v, k)| {
+                // Sparse masks so that entries overlap often.
+                let k = k & (k >> 1) & m;
+                if k == 0 {
+                    None
+                } else {
+                    Some(FieldMatch::Ternary { value: v & k, mask: k })
+                }
+            })
+            .boxed(),
+        MatchKind::Range => (0..=m, 0..=m)
+            .prop_map(move |(a, b)| {
+                let (low, high) = (a.min(b), a.max(b));
+                if low == 0 && high == m {
+                    None
+                } else {
+                    Some(FieldMatch::Range { low, high })
+                }
+            })
+            .boxed(),
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(Vec<Option<FieldMatch>>, i32),
+    /// Delete the n-th live entry (mod count).
+    Delete(usize),
+    Lookup(Vec<u128>),
+}
+
+fn ops(keys: &'static [(u32, MatchKind)], with_priority: bool) -> impl Strategy<Value = Vec<Op>> {
+    let entry = keys
+        .iter()
+        .map(|&(w, k)| field_match(w, k))
+        .collect::<Vec<_>>();
+    let key = keys.iter().map(|&(w, _)| 0..=mask(w)).collect::<Vec<_>>();
+    let prio = if with_priority { 1..4i32 } else { 0..1i32 };
+    let op = prop_oneof![
+        4 => (entry, prio).prop_map(|(m, p)| Op::Insert(m, p)),
+        1 => any::<usize>().prop_map(Op::Delete),
+        4 => key.prop_map(Op::Lookup),
+    ];
+    prop::collection::vec(op, 1..250)
+}
+
+fn lpm_len(m: &Option<FieldMatch>) -> u32 {
+    match m {
+        Some(FieldMatch::Lpm { prefix_len, .. }) => *prefix_len,
+        _ => 0,
+    }
+}
+
+/// Runs `ops` against a table and the reference; returns the number of hits seen.
+fn check(keys: &'static [(u32, MatchKind)], with_priority: bool, expect: EngineKind, ops: Vec<Op>) {
+    let info = table_info(keys);
+    let widths: Vec<u32> = keys.iter().map(|k| k.0).collect();
+    let mut table = Table::new(info);
+    assert_eq!(table.engine_kind(), expect);
+    // Reference: (matches, priority, seq, tag) in insertion order.
+    let mut reference: Vec<(Vec<Option<FieldMatch>>, i32, u64, u128)> = Vec::new();
+    let mut seq = 0u64;
+    for op in ops {
+        match op {
+            Op::Insert(matches, priority) => {
+                let tag = seq as u128;
+                let dup = reference.iter().any(|e| e.0 == matches && e.1 == priority);
+                let r = table.insert(TableEntry {
+                    matches: matches.clone(),
+                    priority,
+                    action: EntryAction::Direct(ActionCall::new(1, &[tag])),
+                    metadata: vec![],
+                });
+                if dup {
+                    assert_eq!(r.unwrap_err(), RuntimeError::AlreadyExists { table: "t" });
+                } else {
+                    r.unwrap();
+                    reference.push((matches, priority, seq, tag));
+                    seq += 1;
+                }
+            }
+            Op::Delete(n) => {
+                if reference.is_empty() {
+                    continue;
+                }
+                let (matches, priority, _, _) = reference.remove(n % reference.len());
+                table.delete(&matches, priority).unwrap();
+                assert!(matches!(
+                    table.delete(&matches, priority),
+                    Err(RuntimeError::NotFound { .. })
+                ));
+            }
+            Op::Lookup(key) => {
+                let candidates = reference.iter().filter(|e| {
+                    e.0.iter()
+                        .zip(&key)
+                        .zip(&widths)
+                        .all(|((m, &k), &w)| m.is_none_or(|m| m.matches(k, w)))
+                });
+                let want = if with_priority {
+                    candidates.min_by_key(|e| (-e.1, e.2))
+                } else {
+                    // Exact fields are equal among candidates; longest prefix wins.
+                    candidates.max_by_key(|e| e.0.iter().map(lpm_len).sum::<u32>())
+                };
+                let got = table.lookup(&key, 64);
+                let got_tag = match got.action {
+                    EntryAction::Direct(c) if got.hit => Some(c.params[0]),
+                    _ => None,
+                };
+                assert_eq!(got_tag, want.map(|e| e.3), "key {key:x?}");
+            }
+        }
+        assert_eq!(table.len(), reference.len());
+    }
+    let entries = table.entries();
+    let tags: Vec<u128> = entries
+        .iter()
+        .map(|e| match &e.action {
+            EntryAction::Direct(c) => c.params[0],
+            _ => unreachable!(),
+        })
+        .collect();
+    let want: Vec<u128> = reference.iter().map(|e| e.3).collect();
+    assert_eq!(tags, want, "entries read back in insertion order");
+}
+
+/// Lookup keys near existing prefixes: mutate a few low bits of random keys.
+static EXACT: [(u32, MatchKind); 2] = [(8, MatchKind::Exact), (4, MatchKind::Exact)];
+static LPM16: [(u32, MatchKind); 1] = [(16, MatchKind::Lpm)];
+static LPM4: [(u32, MatchKind); 1] = [(4, MatchKind::Lpm)];
+static LPM_EXACT: [(u32, MatchKind); 2] = [(7, MatchKind::Lpm), (3, MatchKind::Exact)];
+static MIXED: [(u32, MatchKind); 4] = [
+    (6, MatchKind::Ternary),
+    (5, MatchKind::Range),
+    (3, MatchKind::Optional),
+    (4, MatchKind::Lpm),
+];
+static TERNARY_ONLY: [(u32, MatchKind); 2] = [(8, MatchKind::Ternary), (2, MatchKind::Exact)];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn exact_engine_matches_reference(ops in ops(&EXACT, false)) {
+        check(&EXACT, false, EngineKind::Exact, ops);
+    }
+
+    #[test]
+    fn lpm_engine_matches_reference_on_a_tiny_field(ops in ops(&LPM4, false)) {
+        check(&LPM4, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn lpm_engine_matches_reference(ops in ops(&LPM16, false)) {
+        check(&LPM16, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn lpm_with_exact_field_matches_reference(ops in ops(&LPM_EXACT, false)) {
+        check(&LPM_EXACT, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn priority_engine_matches_reference(ops in ops(&MIXED, true)) {
+        check(&MIXED, true, EngineKind::Priority, ops);
+    }
+
+    #[test]
+    fn ternary_engine_matches_reference(ops in ops(&TERNARY_ONLY, true)) {
+        check(&TERNARY_ONLY, true, EngineKind::Priority, ops);
+    }
+}
+
+/// Deep, overlapping IPv4 prefixes inserted and deleted in random order:
+/// every deletion must restore the next-longer covering prefix.
+#[test]
+fn lpm_nested_prefixes_delete_in_any_order() {
+    static IPV4: [(u32, MatchKind); 1] = [(32, MatchKind::Lpm)];
+    let info = table_info(&IPV4);
+    let mut table = Table::new(info);
+    let addr: u128 = 0xc0a8_0137;
+    let prefix = |p: u32| {
+        if p == 0 {
+            None
+        } else {
+            Some(FieldMatch::Lpm {
+                value: addr & (mask(32) ^ mask(32 - p)),
+                prefix_len: p,
+            })
+        }
+    };
+    let entry = |p: u32| TableEntry {
+        matches: vec![prefix(p)],
+        priority: 0,
+        action: EntryAction::Direct(ActionCall::new(1, &[p as u128])),
+        metadata: vec![],
+    };
+    let mut live: Vec<u32> = (0..=32).collect();
+    for &p in &live {
+        table.insert(entry(p)).unwrap();
+    }
+    // A deterministic shuffle of the deletion order.
+    let mut order = live.clone();
+    for i in 0..order.len() {
+        let j = (i * 7919 + 13) % order.len();
+        order.swap(i, j);
+    }
+    for p in order {
+        live.retain(|&x| x != p);
+        table.delete(&[prefix(p)], 0).unwrap();
+        for probe_len in 0..=32u32 {
+            // An address sharing exactly `probe_len` leading bits with `addr`.
+            let probe = if probe_len == 32 { addr } else { addr ^ (1u128 << (31 - probe_len)) };
+            let want = live.iter().copied().filter(|&l| l <= probe_len).max();
+            let got = table.lookup(&[probe], 0);
+            let got = match got.action {
+                EntryAction::Direct(c) if got.hit => Some(c.params[0] as u32),
+                _ => None,
+            };
+            assert_eq!(got, want, "after deleting /{p}, probe sharing {probe_len} bits");
+        }
+    }
+}
