@@ -1,1 +1,15 @@
-//! (in progress)
+//! `lab`: everything that runs roceswitch on real veth links.
+//!
+//! - [`port`]: batched `AF_PACKET` port I/O on an interface, plus in-memory
+//!   ports for tests (the dataplane re-exports this later).
+//! - [`perf`]: the RoCE host agent behind `roceperf`: a thin real-time
+//!   driver around the sans-IO [`dataplane::rnic::Rnic`], with
+//!   ib_write_bw-style reports.
+//! - [`topo`] and [`labctl`]: namespace labs behind `rocelab`: a topology
+//!   file, bringing it up with `ip`, recording what was made in a state file,
+//!   and tearing it down again (also after a crash).
+//!
+//! Binaries: `roceperf`, `rocelab`, `relaybench`.
+#![warn(missing_docs, unreachable_pub)]
+
+pub mod port;
