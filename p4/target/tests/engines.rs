@@ -50,7 +50,9 @@ fn mask(w: u32) -> u128 {
 fn field_match(width: u32, kind: MatchKind) -> BoxedStrategy<Option<FieldMatch>> {
     let m = mask(width);
     match kind {
-        MatchKind::Exact => (0..=m.min(15)).prop_map(|v| Some(FieldMatch::Exact(v))).boxed(),
+        MatchKind::Exact => (0..=m.min(15))
+            .prop_map(|v| Some(FieldMatch::Exact(v)))
+            .boxed(),
         MatchKind::Optional => prop_oneof![
             Just(None),
             (0..=m.min(7)).prop_map(|v| Some(FieldMatch::Optional(v)))
@@ -76,7 +78,10 @@ fn field_match(width: u32, kind: MatchKind) -> BoxedStrategy<Option<FieldMatch>>
                 if k == 0 {
                     None
                 } else {
-                    Some(FieldMatch::Ternary { value: v & k, mask: k })
+                    Some(FieldMatch::Ternary {
+                        value: v & k,
+                        mask: k,
+                    })
                 }
             })
             .boxed(),
@@ -283,14 +288,21 @@ fn lpm_nested_prefixes_delete_in_any_order() {
         table.delete(&[prefix(p)], 0).unwrap();
         for probe_len in 0..=32u32 {
             // An address sharing exactly `probe_len` leading bits with `addr`.
-            let probe = if probe_len == 32 { addr } else { addr ^ (1u128 << (31 - probe_len)) };
+            let probe = if probe_len == 32 {
+                addr
+            } else {
+                addr ^ (1u128 << (31 - probe_len))
+            };
             let want = live.iter().copied().filter(|&l| l <= probe_len).max();
             let got = table.lookup(&[probe], 0);
             let got = match got.action {
                 EntryAction::Direct(c) if got.hit => Some(c.params[0] as u32),
                 _ => None,
             };
-            assert_eq!(got, want, "after deleting /{p}, probe sharing {probe_len} bits");
+            assert_eq!(
+                got, want,
+                "after deleting /{p}, probe sharing {probe_len} bits"
+            );
         }
     }
 }
