@@ -1,1 +1,52 @@
-//! (in progress)
+//! The traffic manager: shared-buffer admission, PFC generation and
+//! reception, per-priority egress queues, scheduling, shaping and the PFC
+//! watchdog, for N ports, as a sans-IO state machine.
+//!
+//! Contract: [`Tm`] never reads a clock or a socket; every input carries
+//! `now`, which must not go backwards (an earlier `now` is treated as "no
+//! time passed"). It is generic over the queued payload `T` (the simulator
+//! queues its own packet struct, the switch queues parsed packets). The
+//! per-packet path ([`Tm::handle_enqueue`], [`Tm::poll_transmit`]) is O(1)
+//! and allocates nothing beyond a queue's `VecDeque` growth. Bad input
+//! (unknown port, priority > 7) is a counted drop, never a panic.
+//!
+//! Units: bytes (buffer accounting is cell-granular: every packet is charged
+//! `ceil(len / cell) · cell` bytes), bits per second, [`Instant`] in ns.
+//!
+//! Rules implemented (reference `roce-semantics.md`):
+//! - admission R-BUF-1/2 per (ingress port, PG): reserved, then shared under
+//!   the dynamic/static threshold (R-DT-1..3, pool = buffer − Σreserved −
+//!   Σheadroom), then headroom for lossless PGs; lossy PGs tail-drop;
+//!   egress limits per (port, queue) for lossy traffic only (R-DT-5). Buffer
+//!   is released headroom first, then shared, then reserved (as HPCC does).
+//! - PFC generation R-PFC-TX-1/2/4/5: XOFF after an admission when headroom
+//!   is in use or shared ≥ T; XON after a dequeue when headroom is empty and
+//!   shared is 0 or shared + resume_offset ≤ T (or total ≤ the PG's XON
+//!   floor, R-PFC-TX-3 project choice); XOFF is refreshed every
+//!   Q_xoff/2 quanta while it holds; frames are sent ahead of data.
+//! - PFC reception R-PFC-RX-1..4, 6: pause an egress priority for q·512 bit
+//!   times from reception, replacing any earlier time; q = 0 resumes;
+//!   priorities without PFC enabled ignore it; legacy PAUSE pauses all
+//!   priorities only if the port honours it (R-PFC-FMT-6).
+//! - scheduler: see [`sched`]; shaper: see [`shaper`].
+//! - ECN: queue depths are reported at enqueue and after dequeue (R-ECN-4);
+//!   the ramp is in [`ecn`].
+//! - watchdog R-WD-1..12 via [`crate::watchdog`], polled from
+//!   [`Tm::handle_timeout`].
+
+pub mod config;
+pub mod ecn;
+pub mod sched;
+pub mod shaper;
+pub mod stats;
+
+mod engine;
+
+pub use self::config::{
+    ConfigError, ConfigProblem, PgConfig, PortConfig, QueueConfig, SchedMode, Threshold, TmConfig,
+};
+pub use self::engine::{Dequeued, EnqueueInfo, EnqueueMeta, PgUsage, Timer, Tm, TmEvent};
+pub use self::stats::{DropCounts, DropReason, PortStats, PrioStats, QueueStats};
+
+#[cfg(test)]
+mod tests;

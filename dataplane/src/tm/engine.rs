@@ -1,0 +1,1050 @@
+//! The [`Tm`] state machine itself (see the parent module doc for the rules).
+
+use std::collections::VecDeque;
+
+use crate::time::{Duration, Instant, pause_quanta_to_duration};
+use crate::watchdog::{WdEvent, WdMode, WdQueueStats, WdSample, Watchdog};
+use crate::wire::pfc::{FRAME_LEN as PFC_FRAME_LEN, MacControlRepr, PfcRepr};
+
+use super::config::{ConfigError, ConfigProblem, PortConfig, SchedMode, Threshold, TmConfig};
+use super::ecn::RedConfig;
+use super::sched::Scheduler;
+use super::shaper::Shaper;
+use super::stats::{DropCounts, DropReason, PortStats, PrioStats, QueueStats};
+
+/// Upper bound on undrained events; the oldest are discarded past it and
+/// counted in [`Tm::events_lost`].
+const MAX_EVENTS: usize = 4096;
+
+/// What the ingress pipeline tells the TM about a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnqueueMeta {
+    /// Port the packet arrived on (its PG is charged there).
+    pub ingress_port: u16,
+    /// Port to send it on.
+    pub egress_port: u16,
+    /// Priority 0..=7 (R-MAP-5: selects the ingress PG and the egress queue).
+    pub priority: u8,
+    /// Frame length in bytes (without FCS unless the caller includes it).
+    pub len_bytes: u32,
+}
+
+/// Result of a successful enqueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnqueueInfo {
+    /// Egress queue the packet went to.
+    pub queue: u8,
+    /// Ingress PG charged.
+    pub pg: u8,
+    /// Queue depth ahead of this packet, bytes (v1model `enq_qdepth_bytes`).
+    pub enq_qdepth_bytes: u64,
+    /// Queue depth ahead of this packet, packets (`enq_qdepth`).
+    pub enq_qdepth_packets: u32,
+    /// Bytes charged to the buffer (whole cells).
+    pub charged_bytes: u64,
+}
+
+/// A packet leaving an egress queue.
+#[derive(Debug)]
+pub struct Dequeued<T> {
+    /// The payload.
+    pub packet: T,
+    /// Its enqueue metadata.
+    pub meta: EnqueueMeta,
+    /// Queue it left.
+    pub queue: u8,
+    /// When it was enqueued.
+    pub enqueued_at: Instant,
+    /// Time spent queued (`deq_timedelta`).
+    pub sojourn: Duration,
+    /// Depth ahead of it at enqueue, bytes.
+    pub enq_qdepth_bytes: u64,
+    /// Depth ahead of it at enqueue, packets.
+    pub enq_qdepth_packets: u32,
+    /// Queue bytes after it was removed (R-ECN-4, `deq_qdepth_bytes`).
+    pub deq_qdepth_bytes: u64,
+    /// Queue packets after it was removed (`deq_qdepth`).
+    pub deq_qdepth_packets: u32,
+    /// The queue's RED ramp, if marking is enabled on it.
+    pub red: Option<RedConfig>,
+}
+
+/// Notifications for logs, counters and the event stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TmEvent {
+    /// An XOFF for these priorities was queued on `port` (first, not refreshes).
+    XoffSent {
+        /// Ingress port whose PG crossed XOFF.
+        port: u16,
+        /// The PG.
+        pg: u8,
+        /// Priorities in the frame.
+        priorities: u8,
+    },
+    /// An XON was queued.
+    XonSent {
+        /// Ingress port.
+        port: u16,
+        /// The PG.
+        pg: u8,
+        /// Priorities in the frame.
+        priorities: u8,
+    },
+    /// A received PFC/PAUSE started pausing an egress priority.
+    PauseRxStarted {
+        /// Egress port.
+        port: u16,
+        /// Priority.
+        priority: u8,
+    },
+    /// The received pause ended (XON or expiry).
+    PauseRxEnded {
+        /// Egress port.
+        port: u16,
+        /// Priority.
+        priority: u8,
+    },
+    /// A lossless packet was dropped with headroom exhausted (R-BUF-2).
+    HeadroomOverflow {
+        /// Ingress port.
+        port: u16,
+        /// The PG.
+        pg: u8,
+    },
+    /// The watchdog declared a storm (R-WD-12).
+    StormDetected {
+        /// Port.
+        port: u16,
+        /// Priority.
+        priority: u8,
+        /// Action applied.
+        action: crate::watchdog::WdAction,
+        /// Counters seen.
+        seen: WdSample,
+    },
+    /// The watchdog restored a queue.
+    StormRestored {
+        /// Port.
+        port: u16,
+        /// Priority.
+        priority: u8,
+        /// Counters at restoration.
+        stats: WdQueueStats,
+    },
+}
+
+/// The TM's timers (one table entry each; `poll_timeout` is their minimum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer {
+    /// Resend XOFF (or send XON) for a paused ingress PG.
+    PfcRefresh {
+        /// Port.
+        port: u16,
+        /// PG.
+        pg: u8,
+    },
+    /// A received pause expires.
+    PauseExpiry {
+        /// Port.
+        port: u16,
+        /// Priority.
+        priority: u8,
+    },
+    /// The port's shaper lets the next frame start.
+    ShaperRelease {
+        /// Port.
+        port: u16,
+    },
+    /// The watchdog polls.
+    WatchdogPoll,
+}
+
+/// Buffer usage of one ingress (port, PG).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PgUsage {
+    /// Bytes in the reserved (guaranteed) part.
+    pub reserved_bytes: u64,
+    /// Bytes in the shared pool.
+    pub shared_bytes: u64,
+    /// Bytes in headroom.
+    pub headroom_bytes: u64,
+    /// XOFF currently asserted towards the peer.
+    pub xoff: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct PgState {
+    lossless: bool,
+    /// PFC-enabled priorities mapping to this PG.
+    prio_mask: u8,
+    reserved_cap: u64,
+    headroom_cap: u64,
+    xon_floor: Option<u64>,
+    threshold: Option<Threshold>,
+    reserved_used: u64,
+    shared_used: u64,
+    headroom_used: u64,
+    xoff: bool,
+    refresh_at: Option<Instant>,
+}
+
+impl PgState {
+    fn total(&self) -> u64 {
+        self.reserved_used + self.shared_used + self.headroom_used
+    }
+}
+
+#[derive(Debug)]
+struct Slot<T> {
+    packet: T,
+    meta: EnqueueMeta,
+    enqueued_at: Instant,
+    charged: u64,
+    enq_depth_bytes: u64,
+    enq_depth_packets: u32,
+}
+
+#[derive(Debug)]
+struct Queue<T> {
+    slots: VecDeque<Slot<T>>,
+    bytes: u64,
+    charged: u64,
+    limit: Threshold,
+    red: Option<RedConfig>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct RxPause {
+    since: Option<Instant>,
+    until: Instant,
+}
+
+#[derive(Debug)]
+struct Port<T> {
+    speed_bps: u64,
+    overhead_bytes: u64,
+    xoff_quanta: u16,
+    pfc_enable: u8,
+    legacy_pause: bool,
+    prio_to_pg: [u8; 8],
+    prio_to_queue: [u8; 8],
+    pgs: [PgState; 8],
+    queues: [Queue<T>; 8],
+    sched: Scheduler,
+    shaper: Shaper,
+    rx_pause: [RxPause; 8],
+    pending: Option<PfcRepr>,
+    wd_mode: [WdMode; 8],
+    stats: [PrioStats; 8],
+    qstats: [QueueStats; 8],
+    port_stats: PortStats,
+}
+
+impl<T> Port<T> {
+    fn new(cfg: &PortConfig, now: Instant) -> Self {
+        let mut port = Port {
+            speed_bps: cfg.speed_bps,
+            overhead_bytes: 0,
+            xoff_quanta: cfg.xoff_quanta,
+            pfc_enable: 0,
+            legacy_pause: false,
+            prio_to_pg: [0; 8],
+            prio_to_queue: [0; 8],
+            pgs: [PgState::default(); 8],
+            queues: core::array::from_fn(|_| Queue {
+                slots: VecDeque::new(),
+                bytes: 0,
+                charged: 0,
+                limit: Threshold::Static(0),
+                red: None,
+            }),
+            sched: Scheduler::new(0, [1; 8]),
+            shaper: Shaper::new(cfg.speed_bps, cfg.shaper_burst_bytes, now),
+            rx_pause: [RxPause::default(); 8],
+            pending: None,
+            wd_mode: [WdMode::Normal; 8],
+            stats: [PrioStats::default(); 8],
+            qstats: [QueueStats::default(); 8],
+            port_stats: PortStats::default(),
+        };
+        port.apply(cfg);
+        port
+    }
+
+    /// Apply parameters, keeping usage, queues and counters.
+    fn apply(&mut self, cfg: &PortConfig) {
+        self.speed_bps = cfg.speed_bps;
+        self.overhead_bytes = u64::from(cfg.wire_overhead_bytes);
+        self.xoff_quanta = cfg.xoff_quanta;
+        self.pfc_enable = cfg.pfc_enable;
+        self.legacy_pause = cfg.legacy_pause;
+        self.prio_to_pg = cfg.prio_to_pg;
+        self.prio_to_queue = cfg.prio_to_queue;
+        let lossless = cfg.lossless_pg_mask();
+        for (g, pg) in self.pgs.iter_mut().enumerate() {
+            let pc = &cfg.pgs[g];
+            pg.lossless = lossless & (1 << g) != 0;
+            pg.prio_mask = (0..8).filter(|&p| cfg.pfc_enable & (1 << p) != 0 && usize::from(cfg.prio_to_pg[p]) == g).fold(0u8, |m, p| m | (1 << p));
+            pg.reserved_cap = pc.reserved_bytes;
+            pg.headroom_cap = cfg.pg_headroom_bytes(g).unwrap_or(0);
+            pg.xon_floor = pc.xon_bytes;
+            pg.threshold = Some(pc.threshold);
+        }
+        let mut strict = 0u8;
+        let mut quanta = [1u64; 8];
+        for (q, qc) in cfg.queues.iter().enumerate() {
+            self.queues[q].limit = qc.limit;
+            self.queues[q].red = qc.red;
+            match qc.sched {
+                SchedMode::Strict => strict |= 1 << q,
+                SchedMode::Dwrr(w) => quanta[q] = u64::from(w.max(1)) * u64::from(cfg.dwrr_quantum_bytes.max(1)),
+            }
+        }
+        self.sched.reconfigure(strict, quanta);
+        self.shaper.reconfigure(cfg.speed_bps, cfg.shaper_burst_bytes);
+    }
+
+    /// Bit q set = queue q has packets.
+    fn nonempty_mask(&self) -> u8 {
+        let mut m = 0u8;
+        for (q, queue) in self.queues.iter().enumerate() {
+            if !queue.slots.is_empty() {
+                m |= 1 << q;
+            }
+        }
+        m
+    }
+
+    /// Bit q set = some priority mapping to queue q is paused (as of the
+    /// last expiry pass).
+    fn paused_queue_mask(&self) -> u8 {
+        let mut m = 0u8;
+        for p in 0..8 {
+            if self.rx_pause[p].since.is_some() {
+                m |= 1 << (self.prio_to_queue[p] & 7);
+            }
+        }
+        m
+    }
+
+    fn pause_duration(&self, quanta: u16) -> Duration {
+        pause_quanta_to_duration(quanta, self.speed_bps)
+    }
+
+    /// Priorities for which the watchdog suppresses PFC (forward/drop).
+    fn wd_suppressed_mask(&self) -> u8 {
+        (0..8).filter(|&p| self.wd_mode[p] != WdMode::Normal).fold(0u8, |m, p| m | (1 << p))
+    }
+}
+
+/// The traffic manager for N ports.
+///
+/// Methods fall in four groups, as quinn's `Connection`:
+/// - getters: [`stats`](Self::stats), [`queue_stats`](Self::queue_stats),
+///   [`port_stats`](Self::port_stats), [`drop_counts`](Self::drop_counts),
+///   [`pg_usage`](Self::pg_usage), [`queue_depth`](Self::queue_depth),
+///   [`is_paused`](Self::is_paused), [`watchdog`](Self::watchdog), …
+/// - inputs: [`handle_enqueue`](Self::handle_enqueue) (packet from the
+///   ingress pipeline), [`handle_mac_control`](Self::handle_mac_control)
+///   (PFC/PAUSE received on a port), [`handle_timeout`](Self::handle_timeout),
+///   [`handle_config`](Self::handle_config),
+///   [`handle_big_red_switch`](Self::handle_big_red_switch);
+/// - outputs: [`poll_control_frame`](Self::poll_control_frame),
+///   [`poll_transmit`](Self::poll_transmit), [`poll_event`](Self::poll_event),
+///   [`poll_timeout`](Self::poll_timeout).
+///
+/// Poll order after any input at time `now`: first
+/// `handle_timeout(now)` if `poll_timeout() <= now`; then for every port,
+/// drain `poll_control_frame(port, now)` (PFC goes ahead of data,
+/// R-PFC-TX-5) and then `poll_transmit(port, now)` until it returns `None`;
+/// then drain `poll_event()`; finally sleep until `poll_timeout()`.
+/// `poll_transmit` returns `None` while the port has a control frame
+/// pending, while its shaper is not ready, or when every non-empty queue is
+/// paused. Calling `handle_timeout` early is harmless; calling it late delays
+/// PFC refreshes and watchdog polls. `now` must be monotonic.
+#[derive(Debug)]
+pub struct Tm<T> {
+    ports: Vec<Port<T>>,
+    cfg: TmConfig,
+    buffer_bytes: u64,
+    cell_bytes: u64,
+    resume_offset_bytes: u64,
+    shared_pool_bytes: u64,
+    shared_used_bytes: u64,
+    egress_used_bytes: u64,
+    drops: DropCounts,
+    events: VecDeque<TmEvent>,
+    events_lost: u64,
+    watchdog: Watchdog,
+    wd_next: Option<Instant>,
+}
+
+impl<T> Tm<T> {
+    /// Validate `cfg` and build a TM whose clock starts at `now`. The first
+    /// watchdog poll (baselines only, R-WD-4) is due at `now`.
+    pub fn new(cfg: TmConfig, now: Instant) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let ports = cfg.ports.iter().map(|p| Port::new(p, now)).collect();
+        let watchdog = build_watchdog(&cfg);
+        let wd_next = watchdog.is_active().then_some(now);
+        let mut tm = Tm {
+            ports,
+            buffer_bytes: cfg.buffer_bytes,
+            cell_bytes: u64::from(cfg.cell_bytes),
+            resume_offset_bytes: cfg.resume_offset_bytes,
+            shared_pool_bytes: 0,
+            shared_used_bytes: 0,
+            egress_used_bytes: 0,
+            drops: DropCounts::default(),
+            events: VecDeque::new(),
+            events_lost: 0,
+            watchdog,
+            wd_next,
+            cfg,
+        };
+        tm.shared_pool_bytes = tm.compute_shared_pool();
+        tm.apply_all_wd_modes(now);
+        Ok(tm)
+    }
+
+    fn compute_shared_pool(&self) -> u64 {
+        let guaranteed: u64 = self.ports.iter().flat_map(|p| p.pgs.iter()).map(|g| g.reserved_cap + g.headroom_cap).sum();
+        self.buffer_bytes.saturating_sub(guaranteed)
+    }
+
+    /// Replace the configuration. The port count cannot change. Queued
+    /// packets, buffer usage and counters are kept; a changed watchdog config
+    /// restarts the watchdog (queues return to normal, baselines re-taken).
+    pub fn handle_config(&mut self, cfg: TmConfig, now: Instant) -> Result<(), ConfigError> {
+        let mut err = cfg.validate().err().unwrap_or(ConfigError { problems: Vec::new() });
+        if cfg.ports.len() != self.ports.len() {
+            err.problems.push(ConfigProblem::PortCountChanged { from: self.ports.len(), to: cfg.ports.len() });
+        }
+        if !err.problems.is_empty() {
+            return Err(err);
+        }
+        for (port, pc) in self.ports.iter_mut().zip(&cfg.ports) {
+            port.apply(pc);
+        }
+        self.buffer_bytes = cfg.buffer_bytes;
+        self.cell_bytes = u64::from(cfg.cell_bytes);
+        self.resume_offset_bytes = cfg.resume_offset_bytes;
+        self.shared_pool_bytes = self.compute_shared_pool();
+        let wd_changed = cfg.watchdog.poll_interval_ms != self.cfg.watchdog.poll_interval_ms
+            || cfg.ports.iter().zip(&self.cfg.ports).any(|(a, b)| a.watchdog != b.watchdog);
+        if wd_changed {
+            self.watchdog = build_watchdog(&cfg);
+            self.wd_next = self.watchdog.is_active().then_some(now);
+        } else if cfg.watchdog.big_red_switch != self.cfg.watchdog.big_red_switch {
+            self.watchdog.handle_big_red_switch(cfg.watchdog.big_red_switch);
+        }
+        self.cfg = cfg;
+        self.apply_all_wd_modes(now);
+        Ok(())
+    }
+
+    /// BIG_RED_SWITCH on or off (R-WD-11).
+    pub fn handle_big_red_switch(&mut self, enable: bool, now: Instant) {
+        self.cfg.watchdog.big_red_switch = enable;
+        self.watchdog.handle_big_red_switch(enable);
+        self.apply_all_wd_modes(now);
+    }
+
+    // ---- getters ----------------------------------------------------------
+
+    /// Number of ports.
+    pub fn num_ports(&self) -> usize {
+        self.ports.len()
+    }
+    /// The active configuration.
+    pub fn config(&self) -> &TmConfig {
+        &self.cfg
+    }
+    /// Counters of (port, priority).
+    pub fn stats(&self, port: u16, priority: u8) -> Option<PrioStats> {
+        self.ports.get(usize::from(port))?.stats.get(usize::from(priority)).copied()
+    }
+    /// Counters of (port, queue).
+    pub fn queue_stats(&self, port: u16, queue: u8) -> Option<QueueStats> {
+        self.ports.get(usize::from(port))?.qstats.get(usize::from(queue)).copied()
+    }
+    /// MAC-control counters of a port.
+    pub fn port_stats(&self, port: u16) -> Option<PortStats> {
+        self.ports.get(usize::from(port)).map(|p| p.port_stats)
+    }
+    /// Drops by reason over the whole TM.
+    pub fn drop_counts(&self) -> DropCounts {
+        self.drops
+    }
+    /// Buffer usage of an ingress (port, PG).
+    pub fn pg_usage(&self, port: u16, pg: u8) -> Option<PgUsage> {
+        let g = self.ports.get(usize::from(port))?.pgs.get(usize::from(pg))?;
+        Some(PgUsage {
+            reserved_bytes: g.reserved_used,
+            shared_bytes: g.shared_used,
+            headroom_bytes: g.headroom_used,
+            xoff: g.xoff,
+        })
+    }
+    /// The shared pool size: buffer − Σreserved − Σheadroom (R-DT-3).
+    pub fn shared_pool_bytes(&self) -> u64 {
+        self.shared_pool_bytes
+    }
+    /// Bytes of the shared pool in use.
+    pub fn shared_used_bytes(&self) -> u64 {
+        self.shared_used_bytes
+    }
+    /// (bytes, packets) queued in (port, queue).
+    pub fn queue_depth(&self, port: u16, queue: u8) -> Option<(u64, usize)> {
+        let q = self.ports.get(usize::from(port))?.queues.get(usize::from(queue))?;
+        Some((q.bytes, q.slots.len()))
+    }
+    /// `true` if received PFC/PAUSE pauses (port, priority) at `now`.
+    pub fn is_paused(&self, port: u16, priority: u8, now: Instant) -> bool {
+        self.ports
+            .get(usize::from(port))
+            .and_then(|p| p.rx_pause.get(usize::from(priority)))
+            .is_some_and(|r| r.since.is_some() && r.until > now)
+    }
+    /// The PFC watchdog (its counters and states).
+    pub fn watchdog(&self) -> &Watchdog {
+        &self.watchdog
+    }
+    /// Current watchdog mode of (port, priority).
+    pub fn watchdog_mode(&self, port: u16, priority: u8) -> WdMode {
+        self.ports.get(usize::from(port)).and_then(|p| p.wd_mode.get(usize::from(priority)).copied()).unwrap_or_default()
+    }
+    /// Events discarded because nobody drained [`Self::poll_event`].
+    pub fn events_lost(&self) -> u64 {
+        self.events_lost
+    }
+
+    // ---- inputs -----------------------------------------------------------
+
+    /// Admit a packet (R-BUF-1/2, R-DT-*, R-DT-5), then check XOFF
+    /// (R-PFC-TX-1) for its PG. On `Err` the packet is dropped and counted.
+    pub fn handle_enqueue(&mut self, packet: T, meta: EnqueueMeta, now: Instant) -> Result<EnqueueInfo, DropReason> {
+        let (ip, ep, p) = (usize::from(meta.ingress_port), usize::from(meta.egress_port), usize::from(meta.priority));
+        if ip >= self.ports.len() || ep >= self.ports.len() || p >= 8 {
+            self.drops.add(DropReason::InvalidMetadata);
+            return Err(DropReason::InvalidMetadata);
+        }
+        let g = usize::from(self.ports[ip].prio_to_pg[p] & 7);
+        let q = usize::from(self.ports[ep].prio_to_queue[p] & 7);
+        if self.ports[ip].wd_mode[p] == WdMode::Drop {
+            return Err(self.drop_ingress(ip, p, DropReason::WatchdogDrop));
+        }
+        if self.ports[ep].wd_mode[p] == WdMode::Drop {
+            return Err(self.drop_egress(ep, p, q, DropReason::WatchdogDrop));
+        }
+        let charge = u64::from(meta.len_bytes).div_ceil(self.cell_bytes).max(1) * self.cell_bytes;
+
+        // Ingress plan.
+        let pg = &self.ports[ip].pgs[g];
+        let to_reserved = charge.min(pg.reserved_cap.saturating_sub(pg.reserved_used));
+        let rest = charge - to_reserved;
+        let free = self.shared_pool_bytes.saturating_sub(self.shared_used_bytes);
+        let (to_shared, to_headroom) = if rest == 0 {
+            (0, 0)
+        } else if rest <= free && pg.shared_used + rest <= self.pg_threshold(pg) {
+            (rest, 0)
+        } else if pg.lossless {
+            if pg.headroom_used + rest <= pg.headroom_cap {
+                (0, rest)
+            } else {
+                tracing::error!(
+                    port = ip,
+                    pg = g,
+                    headroom_used = pg.headroom_used,
+                    headroom_cap = pg.headroom_cap,
+                    "lossless headroom overflow: packet dropped (headroom sized wrong, R-BUF-2)"
+                );
+                self.push_event(TmEvent::HeadroomOverflow { port: meta.ingress_port, pg: g as u8 });
+                return Err(self.drop_ingress(ip, p, DropReason::HeadroomOverflow));
+            }
+        } else {
+            return Err(self.drop_ingress(ip, p, DropReason::LossyTailDrop));
+        };
+        let lossless = pg.lossless;
+
+        // Egress limit (lossy only, R-DT-5).
+        if !lossless {
+            let queue = &self.ports[ep].queues[q];
+            let limit = queue.limit.limit_bytes(self.buffer_bytes.saturating_sub(self.egress_used_bytes));
+            if queue.charged + charge > limit {
+                return Err(self.drop_egress(ep, p, q, DropReason::EgressLimit));
+            }
+        }
+
+        // Commit.
+        let pg = &mut self.ports[ip].pgs[g];
+        pg.reserved_used += to_reserved;
+        pg.shared_used += to_shared;
+        pg.headroom_used += to_headroom;
+        self.shared_used_bytes += to_shared;
+        self.egress_used_bytes += charge;
+        let st = &mut self.ports[ip].stats[p];
+        st.rx_packets += 1;
+        st.rx_bytes += u64::from(meta.len_bytes);
+
+        let port = &mut self.ports[ep];
+        let queue = &mut port.queues[q];
+        let enq_depth_bytes = queue.bytes;
+        let enq_depth_packets = u32::try_from(queue.slots.len()).unwrap_or(u32::MAX);
+        queue.slots.push_back(Slot {
+            packet,
+            meta,
+            enqueued_at: now,
+            charged: charge,
+            enq_depth_bytes,
+            enq_depth_packets,
+        });
+        queue.bytes += u64::from(meta.len_bytes);
+        queue.charged += charge;
+        let qs = &mut port.qstats[q];
+        qs.enq_packets += 1;
+        qs.max_depth_bytes = qs.max_depth_bytes.max(queue.bytes);
+        qs.max_depth_packets = qs.max_depth_packets.max(queue.slots.len() as u64);
+
+        self.check_xoff(ip, g, now);
+        Ok(EnqueueInfo {
+            queue: q as u8,
+            pg: g as u8,
+            enq_qdepth_bytes: enq_depth_bytes,
+            enq_qdepth_packets: enq_depth_packets,
+            charged_bytes: charge,
+        })
+    }
+
+    /// A MAC Control frame received on `port` (R-PFC-RX-1..4, 6; R-PFC-FMT-6).
+    /// Unknown ports are ignored.
+    pub fn handle_mac_control(&mut self, port: u16, repr: &MacControlRepr, now: Instant) {
+        let pi = usize::from(port);
+        let Some(pt) = self.ports.get_mut(pi) else { return };
+        match *repr {
+            MacControlRepr::Pfc(pfc) => {
+                pt.port_stats.pfc_rx_frames += 1;
+                for p in 0..8u8 {
+                    if !pfc.is_enabled(p) {
+                        continue;
+                    }
+                    let pu = usize::from(p);
+                    self.ports[pi].stats[pu].pfc_rx_frames += 1;
+                    let pt = &self.ports[pi];
+                    if pt.pfc_enable & (1 << p) != 0 && pt.wd_mode[pu] == WdMode::Normal {
+                        self.apply_rx_pause(pi, pu, pfc.quanta[pu], now);
+                    }
+                }
+            }
+            MacControlRepr::Pause(pause) => {
+                pt.port_stats.pause_rx_frames += 1;
+                if pt.legacy_pause {
+                    for p in 0..8 {
+                        if self.ports[pi].wd_mode[p] == WdMode::Normal {
+                            self.apply_rx_pause(pi, p, pause.quanta, now);
+                        }
+                    }
+                } else {
+                    pt.port_stats.pause_rx_ignored += 1;
+                }
+            }
+            MacControlRepr::Unknown { .. } => pt.port_stats.mac_control_unknown += 1,
+        }
+    }
+
+    /// Run expired timers: pause expiries, PFC refreshes (R-PFC-TX-4) and the
+    /// watchdog poll. A call with nothing expired does nothing.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for pi in 0..self.ports.len() {
+            for p in 0..8 {
+                self.expire_rx_pause(pi, p, now);
+            }
+            for g in 0..8 {
+                let pg = &self.ports[pi].pgs[g];
+                if pg.refresh_at.is_some_and(|t| t <= now) {
+                    if pg.xoff && !self.xon_condition(pg) {
+                        self.send_xoff(pi, g, now, true);
+                    } else {
+                        self.send_xon(pi, g);
+                    }
+                }
+            }
+        }
+        if let Some(due) = self.wd_next
+            && due <= now
+        {
+            self.watchdog_poll(now);
+            let next = due + self.watchdog.poll_interval();
+            self.wd_next = Some(if next > now { next } else { now + self.watchdog.poll_interval() });
+        }
+    }
+
+    // ---- outputs ----------------------------------------------------------
+
+    /// The next PFC frame to send on `port`, if one is pending and the port
+    /// may start a frame now (R-PFC-TX-5: control goes ahead of data). The
+    /// caller builds the wire frame (see [`crate::mac`]).
+    #[must_use]
+    pub fn poll_control_frame(&mut self, port: u16, now: Instant) -> Option<PfcRepr> {
+        let pt = self.ports.get_mut(usize::from(port))?;
+        pt.pending?;
+        if !pt.shaper.is_ready(now) {
+            return None;
+        }
+        let frame = pt.pending.take()?;
+        pt.shaper.consume(PFC_FRAME_LEN as u64 + pt.overhead_bytes, now);
+        pt.port_stats.pfc_tx_frames += 1;
+        for p in 0..8 {
+            if frame.class_enable & (1 << p) != 0 {
+                pt.stats[p].pfc_tx_frames += 1;
+            }
+        }
+        Some(frame)
+    }
+
+    /// The next data packet `port` may start sending at `now`: none while a
+    /// control frame is pending, the shaper is not ready, or every
+    /// non-empty queue is paused. Releases its buffer and checks XON
+    /// (R-PFC-TX-2) for its ingress PG.
+    #[must_use]
+    pub fn poll_transmit(&mut self, port: u16, now: Instant) -> Option<Dequeued<T>> {
+        let ep = usize::from(port);
+        {
+            let pt = self.ports.get_mut(ep)?;
+            if pt.pending.is_some() || pt.nonempty_mask() == 0 || !pt.shaper.is_ready(now) {
+                return None;
+            }
+        }
+        for p in 0..8 {
+            self.expire_rx_pause(ep, p, now);
+        }
+        let pt = &mut self.ports[ep];
+        let eligible = pt.nonempty_mask() & !pt.paused_queue_mask();
+        let queues = &pt.queues;
+        let q = pt.sched.pick(eligible, |q| queues[q].slots.front().map_or(0, |s| u64::from(s.meta.len_bytes)))?;
+        let queue = &mut pt.queues[q];
+        let slot = queue.slots.pop_front()?;
+        let len = u64::from(slot.meta.len_bytes);
+        queue.bytes -= len;
+        queue.charged -= slot.charged;
+        let deq_bytes = queue.bytes;
+        let deq_packets = u32::try_from(queue.slots.len()).unwrap_or(u32::MAX);
+        let now_empty = queue.slots.is_empty();
+        let red = queue.red;
+        pt.sched.on_sent(q, len, now_empty);
+        pt.shaper.consume(len + pt.overhead_bytes, now);
+        let p = usize::from(slot.meta.priority);
+        pt.stats[p].tx_packets += 1;
+        pt.stats[p].tx_bytes += len;
+        pt.qstats[q].tx_packets += 1;
+        pt.qstats[q].tx_bytes += len;
+        self.egress_used_bytes -= slot.charged;
+        self.release_ingress(&slot, now);
+        Some(Dequeued {
+            sojourn: now - slot.enqueued_at,
+            enqueued_at: slot.enqueued_at,
+            meta: slot.meta,
+            queue: q as u8,
+            enq_qdepth_bytes: slot.enq_depth_bytes,
+            enq_qdepth_packets: slot.enq_depth_packets,
+            deq_qdepth_bytes: deq_bytes,
+            deq_qdepth_packets: deq_packets,
+            red,
+            packet: slot.packet,
+        })
+    }
+
+    /// Next notification, oldest first.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<TmEvent> {
+        self.events.pop_front()
+    }
+
+    /// When to call [`Self::handle_timeout`] and poll the ports again: the
+    /// earliest of every port's shaper release (for ports with something
+    /// sendable), pause expiry, PFC refresh, and the watchdog poll. May be in
+    /// the past (call now). `None` when idle. Changes after any input.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.next_timer().map(|(t, _)| t)
+    }
+
+    /// Like [`Self::poll_timeout`], also naming the timer.
+    #[must_use]
+    pub fn next_timer(&self) -> Option<(Instant, Timer)> {
+        let mut best: Option<(Instant, Timer)> = self.wd_next.map(|t| (t, Timer::WatchdogPoll));
+        let mut consider = |t: Instant, timer: Timer| {
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, timer));
+            }
+        };
+        for (pi, pt) in self.ports.iter().enumerate() {
+            let port = pi as u16;
+            for (g, pg) in pt.pgs.iter().enumerate() {
+                if let Some(t) = pg.refresh_at {
+                    consider(t, Timer::PfcRefresh { port, pg: g as u8 });
+                }
+            }
+            for (p, r) in pt.rx_pause.iter().enumerate() {
+                if r.since.is_some() {
+                    consider(r.until, Timer::PauseExpiry { port, priority: p as u8 });
+                }
+            }
+            if let Some(t) = Self::port_ready_at(pt) {
+                consider(t, Timer::ShaperRelease { port });
+            }
+        }
+        best
+    }
+
+    /// When `port` may next start a frame, if it has something sendable
+    /// (a pending control frame or a non-empty unpaused queue).
+    #[must_use]
+    pub fn next_transmit_at(&self, port: u16) -> Option<Instant> {
+        Self::port_ready_at(self.ports.get(usize::from(port))?)
+    }
+
+    fn port_ready_at(pt: &Port<T>) -> Option<Instant> {
+        let sendable = pt.pending.is_some() || pt.nonempty_mask() & !pt.paused_queue_mask() != 0;
+        sendable.then(|| pt.shaper.ready_at())
+    }
+
+    // ---- internals: accounting ------------------------------------------
+
+    fn pg_threshold(&self, pg: &PgState) -> u64 {
+        let free = self.shared_pool_bytes.saturating_sub(self.shared_used_bytes);
+        pg.threshold.unwrap_or(Threshold::Dynamic(0)).limit_bytes(free)
+    }
+
+    fn drop_ingress(&mut self, ip: usize, p: usize, reason: DropReason) -> DropReason {
+        self.drops.add(reason);
+        let st = &mut self.ports[ip].stats[p];
+        st.drops.add(reason);
+        st.rx_drop_packets += 1;
+        reason
+    }
+
+    fn drop_egress(&mut self, ep: usize, p: usize, q: usize, reason: DropReason) -> DropReason {
+        self.drops.add(reason);
+        let pt = &mut self.ports[ep];
+        pt.stats[p].drops.add(reason);
+        pt.stats[p].tx_drop_packets += 1;
+        pt.qstats[q].drop_packets += 1;
+        reason
+    }
+
+    /// Release a departed packet's ingress charge: headroom first, then
+    /// shared, then reserved; then check XON for the PG.
+    fn release_ingress(&mut self, slot: &Slot<T>, now: Instant) {
+        let ip = usize::from(slot.meta.ingress_port);
+        let g = usize::from(self.ports[ip].prio_to_pg[usize::from(slot.meta.priority)] & 7);
+        let pg = &mut self.ports[ip].pgs[g];
+        let mut left = slot.charged;
+        let from_headroom = left.min(pg.headroom_used);
+        pg.headroom_used -= from_headroom;
+        left -= from_headroom;
+        let from_shared = left.min(pg.shared_used);
+        pg.shared_used -= from_shared;
+        left -= from_shared;
+        pg.reserved_used = pg.reserved_used.saturating_sub(left);
+        self.shared_used_bytes -= from_shared;
+        self.check_xon(ip, g, now);
+    }
+
+    // ---- internals: PFC generation ------------------------------------------
+
+    /// R-PFC-TX-1.
+    fn check_xoff(&mut self, ip: usize, g: usize, now: Instant) {
+        let pg = &self.ports[ip].pgs[g];
+        if pg.lossless && !pg.xoff && (pg.headroom_used > 0 || pg.shared_used >= self.pg_threshold(pg)) {
+            self.send_xoff(ip, g, now, false);
+        }
+    }
+
+    /// R-PFC-TX-2 (+ the R-PFC-TX-3 XON floor).
+    fn xon_condition(&self, pg: &PgState) -> bool {
+        if pg.headroom_used != 0 {
+            return false;
+        }
+        pg.shared_used == 0
+            || pg.shared_used + self.resume_offset_bytes <= self.pg_threshold(pg)
+            || pg.xon_floor.is_some_and(|x| pg.total() <= x)
+    }
+
+    fn check_xon(&mut self, ip: usize, g: usize, _now: Instant) {
+        let pg = &self.ports[ip].pgs[g];
+        if pg.xoff && self.xon_condition(pg) {
+            self.send_xon(ip, g);
+        }
+    }
+
+    fn send_xoff(&mut self, ip: usize, g: usize, now: Instant, refresh: bool) {
+        let pt = &mut self.ports[ip];
+        let mask = pt.pgs[g].prio_mask & !pt.wd_suppressed_mask();
+        let half = pt.pause_duration(pt.xoff_quanta) / 2;
+        let quanta = pt.xoff_quanta;
+        let pg = &mut pt.pgs[g];
+        pg.xoff = true;
+        pg.refresh_at = Some(now + half.max(Duration::from_nanos(1)));
+        if mask != 0 {
+            let frame = pt.pending.get_or_insert_with(PfcRepr::default);
+            for p in 0..8u8 {
+                if mask & (1 << p) != 0 {
+                    frame.set(p, quanta);
+                    pt.stats[usize::from(p)].xoff_tx_frames += 1;
+                }
+            }
+        }
+        if !refresh {
+            tracing::debug!(port = ip, pg = g, priorities = mask, "PFC XOFF");
+            self.push_event(TmEvent::XoffSent { port: ip as u16, pg: g as u8, priorities: mask });
+        }
+    }
+
+    fn send_xon(&mut self, ip: usize, g: usize) {
+        let pt = &mut self.ports[ip];
+        let mask = pt.pgs[g].prio_mask;
+        let pg = &mut pt.pgs[g];
+        pg.xoff = false;
+        pg.refresh_at = None;
+        if mask != 0 {
+            let frame = pt.pending.get_or_insert_with(PfcRepr::default);
+            for p in 0..8u8 {
+                if mask & (1 << p) != 0 {
+                    frame.set(p, 0);
+                    pt.stats[usize::from(p)].xon_tx_frames += 1;
+                }
+            }
+        }
+        tracing::debug!(port = ip, pg = g, priorities = mask, "PFC XON");
+        self.push_event(TmEvent::XonSent { port: ip as u16, pg: g as u8, priorities: mask });
+    }
+
+    // ---- internals: PFC reception -----------------------------------------
+
+    /// R-PFC-RX-1/2: replace the remaining time; 0 resumes.
+    fn apply_rx_pause(&mut self, pi: usize, p: usize, quanta: u16, now: Instant) {
+        self.expire_rx_pause(pi, p, now);
+        let pt = &mut self.ports[pi];
+        if quanta > 0 {
+            let until = now + pt.pause_duration(quanta);
+            let r = &mut pt.rx_pause[p];
+            r.until = until;
+            if r.since.is_none() {
+                r.since = Some(now);
+                self.push_event(TmEvent::PauseRxStarted { port: pi as u16, priority: p as u8 });
+            }
+        } else {
+            self.end_rx_pause(pi, p, now);
+        }
+    }
+
+    fn expire_rx_pause(&mut self, pi: usize, p: usize, now: Instant) {
+        let r = self.ports[pi].rx_pause[p];
+        if r.since.is_some() && r.until <= now {
+            self.end_rx_pause(pi, p, r.until);
+        }
+    }
+
+    fn end_rx_pause(&mut self, pi: usize, p: usize, at: Instant) {
+        let pt = &mut self.ports[pi];
+        if let Some(since) = pt.rx_pause[p].since.take() {
+            pt.rx_pause[p].until = Instant::ZERO;
+            pt.stats[p].pause_rx_ns += (at - since).as_nanos();
+            pt.stats[p].pause_rx_xoff_to_xon += 1;
+            self.push_event(TmEvent::PauseRxEnded { port: pi as u16, priority: p as u8 });
+        }
+    }
+
+    // ---- internals: watchdog ------------------------------------------------
+
+    fn watchdog_poll(&mut self, now: Instant) {
+        let ports = &self.ports;
+        self.watchdog.handle_poll(now, |port, p| {
+            let pt = &ports[usize::from(port)];
+            let pu = usize::from(p);
+            let q = usize::from(pt.prio_to_queue[pu] & 7);
+            WdSample {
+                occupancy_packets: pt.queues[q].slots.len() as u64,
+                tx_packets: pt.qstats[q].tx_packets,
+                tx_drop_packets: pt.qstats[q].drop_packets,
+                rx_packets: pt.stats[pu].rx_packets,
+                rx_drop_packets: pt.stats[pu].rx_drop_packets,
+                pfc_rx_frames: pt.stats[pu].pfc_rx_frames,
+            }
+        });
+        while let Some(ev) = self.watchdog.poll_event() {
+            let (port, priority) = match ev {
+                WdEvent::StormDetected { port, priority, action, seen } => {
+                    self.push_event(TmEvent::StormDetected { port, priority, action, seen });
+                    (port, priority)
+                }
+                WdEvent::StormRestored { port, priority, stats } => {
+                    self.push_event(TmEvent::StormRestored { port, priority, stats });
+                    (port, priority)
+                }
+            };
+            let mode = self.watchdog.mode(port, priority);
+            self.apply_wd_mode(usize::from(port), usize::from(priority), mode, now);
+        }
+    }
+
+    fn apply_all_wd_modes(&mut self, now: Instant) {
+        for pi in 0..self.ports.len() {
+            for p in 0..8 {
+                let mode = self.watchdog.mode(pi as u16, p as u8);
+                self.apply_wd_mode(pi, p, mode, now);
+            }
+        }
+    }
+
+    /// R-WD-9: forward = stop honouring received PFC (resume now) and stop
+    /// generating it; drop = forward + flush the queue's packets of this
+    /// priority. Restoring to normal undoes both.
+    fn apply_wd_mode(&mut self, pi: usize, p: usize, mode: WdMode, now: Instant) {
+        let old = self.ports[pi].wd_mode[p];
+        if old == mode {
+            return;
+        }
+        self.ports[pi].wd_mode[p] = mode;
+        if mode != WdMode::Normal {
+            self.end_rx_pause(pi, p, now);
+        }
+        if mode == WdMode::Drop {
+            self.flush_priority(pi, p, now);
+        }
+    }
+
+    fn flush_priority(&mut self, pi: usize, p: usize, now: Instant) {
+        let q = usize::from(self.ports[pi].prio_to_queue[p] & 7);
+        let slots = core::mem::take(&mut self.ports[pi].queues[q].slots);
+        for slot in slots {
+            if usize::from(slot.meta.priority) != p {
+                self.ports[pi].queues[q].slots.push_back(slot);
+                continue;
+            }
+            let queue = &mut self.ports[pi].queues[q];
+            queue.bytes -= u64::from(slot.meta.len_bytes);
+            queue.charged -= slot.charged;
+            self.egress_used_bytes -= slot.charged;
+            self.drop_egress(pi, p, q, DropReason::WatchdogDrop);
+            self.release_ingress(&slot, now);
+        }
+        if self.ports[pi].queues[q].slots.is_empty() {
+            self.ports[pi].sched.on_flushed(q);
+        }
+    }
+
+    fn push_event(&mut self, ev: TmEvent) {
+        if self.events.len() >= MAX_EVENTS {
+            self.events.pop_front();
+            self.events_lost += 1;
+        }
+        self.events.push_back(ev);
+    }
+}
+
+fn build_watchdog(cfg: &TmConfig) -> Watchdog {
+    let per_port: Vec<_> = cfg.ports.iter().map(|p| p.watchdog).collect();
+    Watchdog::new(&cfg.watchdog, &per_port)
+}

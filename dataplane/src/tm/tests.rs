@@ -1,0 +1,1 @@
+//! Traffic-manager tests, grouped by state.

@@ -1,0 +1,1 @@
+//! Watchdog state-machine tests.
