@@ -256,7 +256,12 @@ impl Diagnostic {
             Ok(()) => String::from_utf8_lossy(&out).into_owned(),
             // Only reachable with a label outside the map; fall back to a
             // plain one-liner rather than losing the message.
-            Err(_) => format!("{}[{}]: {}\n", severity_word(self.severity), self.code, self.message),
+            Err(_) => format!(
+                "{}[{}]: {}\n",
+                severity_word(self.severity),
+                self.code,
+                self.message
+            ),
         }
     }
 }
@@ -273,7 +278,10 @@ fn severity_word(s: Severity) -> &'static str {
 
 /// Renders several diagnostics, one after the other, colour off.
 pub fn render_all(diagnostics: &[Diagnostic], sources: &SourceMap) -> String {
-    diagnostics.iter().map(|d| d.render(sources, false)).collect()
+    diagnostics
+        .iter()
+        .map(|d| d.render(sources, false))
+        .collect()
 }
 
 /// One source file: its display name, text and line starts.
@@ -444,7 +452,10 @@ mod tests {
             .with_primary(Span::new(f, 19, 22), "unexpected here")
             .with_note("a declaration ends with `;`");
         let text = d.render(&map, false);
-        assert!(text.starts_with("error[P4E0110]: expected `;`, found `foo`"), "{text}");
+        assert!(
+            text.starts_with("error[P4E0110]: expected `;`, found `foo`"),
+            "{text}"
+        );
         assert!(text.contains("a.p4:2:1"), "{text}");
         assert!(text.contains("foo\n"), "{text}");
         assert!(text.contains("^^^ unexpected here"), "{text}");

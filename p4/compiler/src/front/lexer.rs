@@ -45,9 +45,9 @@ pub struct Token {
 
 /// Operators and punctuation, longest first so the scan is greedy.
 const PUNCTS: &[&str] = &[
-    "&&&", "|+|", "|-|", "...", "&&", "||", "==", "!=", "<=", ">=", "<<", "++", "..", "(", ")", "{",
-    "}", "[", "]", "<", ">", ";", ":", ",", ".", "?", "@", "=", "+", "-", "*", "/", "%", "&", "|",
-    "^", "~", "!",
+    "&&&", "|+|", "|-|", "...", "&&", "||", "==", "!=", "<=", ">=", "<<", "++", "..", "(", ")",
+    "{", "}", "[", "]", "<", ">", ";", ":", ",", ".", "?", "@", "=", "+", "-", "*", "/", "%", "&",
+    "|", "^", "~", "!",
 ];
 
 /// Largest width accepted in a width-prefixed literal (`2048w0`); wider
@@ -79,8 +79,14 @@ pub fn lex(expanded: &Expanded) -> (Vec<Token>, Vec<Diagnostic>) {
                 Some(p) => i += 2 + p + 2,
                 None => {
                     diags.push(
-                        Diagnostic::error(codes::UNTERMINATED_COMMENT, "unterminated block comment")
-                            .with_primary(expanded.span(i, i + 2), "comment starts here and never ends"),
+                        Diagnostic::error(
+                            codes::UNTERMINATED_COMMENT,
+                            "unterminated block comment",
+                        )
+                        .with_primary(
+                            expanded.span(i, i + 2),
+                            "comment starts here and never ends",
+                        ),
                     );
                     i = bytes.len();
                 }
@@ -99,8 +105,11 @@ pub fn lex(expanded: &Expanded) -> (Vec<Token>, Vec<Diagnostic>) {
                 Ok(lit) => Tok::Int(lit),
                 Err(msg) => {
                     diags.push(
-                        Diagnostic::error(codes::BAD_INTEGER, format!("invalid integer literal `{}`: {msg}", &text[start..i]))
-                            .with_primary(expanded.span(start, i), "here"),
+                        Diagnostic::error(
+                            codes::BAD_INTEGER,
+                            format!("invalid integer literal `{}`: {msg}", &text[start..i]),
+                        )
+                        .with_primary(expanded.span(start, i), "here"),
                     );
                     Tok::Int(IntLit {
                         value: 0,
@@ -128,8 +137,11 @@ pub fn lex(expanded: &Expanded) -> (Vec<Token>, Vec<Diagnostic>) {
             let ch = text[i..].chars().next().unwrap_or('?');
             i += ch.len_utf8();
             diags.push(
-                Diagnostic::error(codes::UNEXPECTED_CHAR, format!("unexpected character `{}`", ch.escape_debug()))
-                    .with_primary(expanded.span(start, i), "not valid in P4"),
+                Diagnostic::error(
+                    codes::UNEXPECTED_CHAR,
+                    format!("unexpected character `{}`", ch.escape_debug()),
+                )
+                .with_primary(expanded.span(start, i), "not valid in P4"),
             );
             continue;
         };
@@ -162,14 +174,12 @@ fn number_end(bytes: &[u8], mut i: usize) -> usize {
     let start = i;
     while i < bytes.len() {
         let b = bytes[i];
-        if b.is_ascii_alphanumeric() || b == b'_' {
-            i += 1;
-        } else if b == b'-'
+        let sign_after_width = b == b'-'
             && i > start
             && matches!(bytes[i - 1], b'w' | b's')
             && bytes[start..i - 1].iter().all(u8::is_ascii_digit)
-            && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)
-        {
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
+        if b.is_ascii_alphanumeric() || b == b'_' || sign_after_width {
             i += 1;
         } else {
             break;
@@ -186,14 +196,20 @@ pub fn decode_int(raw: &str) -> Result<IntLit, String> {
     if let Some(p) = raw.find(['w', 's']) {
         let (w, rest) = raw.split_at(p);
         // `0x5s` is never a width prefix: only plain decimal digits before w/s.
-        if !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()) && !raw.starts_with("0x") && !raw.starts_with("0X") {
+        if !w.is_empty()
+            && w.bytes().all(|b| b.is_ascii_digit())
+            && !raw.starts_with("0x")
+            && !raw.starts_with("0X")
+        {
             let signed = rest.starts_with('s');
             let bits: u32 = w.parse().map_err(|_| format!("width `{w}` is too large"))?;
             if bits == 0 {
                 return Err("width must be at least 1".into());
             }
             if bits > MAX_LITERAL_WIDTH {
-                return Err(format!("width {bits} exceeds the maximum of {MAX_LITERAL_WIDTH}"));
+                return Err(format!(
+                    "width {bits} exceeds the maximum of {MAX_LITERAL_WIDTH}"
+                ));
             }
             if signed && bits < 2 {
                 return Err("a signed literal needs a width of at least 2".into());
@@ -229,7 +245,9 @@ pub fn decode_int(raw: &str) -> Result<IntLit, String> {
     }
     if let Some((bits, signed)) = width {
         let magnitude_bits = if signed { bits - 1 } else { bits };
-        let limit_ok = magnitude_bits >= 128 || value < (1u128 << magnitude_bits) || (signed && negative && value == 1u128 << magnitude_bits);
+        let limit_ok = magnitude_bits >= 128
+            || value < (1u128 << magnitude_bits)
+            || (signed && negative && value == 1u128 << magnitude_bits);
         if !limit_ok {
             return Err(format!("value {value} does not fit in {bits} bits"));
         }
@@ -322,7 +340,10 @@ mod tests {
     fn comments_and_strings() {
         let (t, d) = toks("/* x */ a // y\n\"q\\\"z\"");
         assert!(d.is_empty());
-        assert_eq!(t, [Tok::Ident("a".into()), Tok::Str("q\"z".into()), Tok::Eof]);
+        assert_eq!(
+            t,
+            [Tok::Ident("a".into()), Tok::Str("q\"z".into()), Tok::Eof]
+        );
         let (_, d) = toks("\"open\n");
         assert_eq!(d[0].code, codes::UNTERMINATED_STRING);
         let (_, d) = toks("a $ b");

@@ -9,7 +9,7 @@
 //!
 //! Supported: `#include <f>` / `#include "f"` (quoted names are looked up
 //! next to the including file first), object-like and function-like
-//! `#define` (no `#`/`##` operators), `#undef`, `#if`/`#elif` with
+//! `#define` (with `##` pasting; no `#` stringification), `#undef`, `#if`/`#elif` with
 //! `defined`, integers and C operators, `#ifdef`, `#ifndef`, `#else`,
 //! `#endif`, `#error`, `#warning`; `#line` and `#pragma` are ignored
 //! (`#pragma once` is honoured). Backslash-newline joins directive lines.
@@ -57,10 +57,8 @@ pub struct FsLoader {
 impl Loader for FsLoader {
     fn load(&mut self, name: &str, angle: bool, from: &str) -> Option<(String, String)> {
         let mut candidates = Vec::new();
-        if !angle {
-            if let Some(dir) = Path::new(from).parent() {
-                candidates.push(dir.join(name));
-            }
+        if !angle && let Some(dir) = Path::new(from).parent() {
+            candidates.push(dir.join(name));
         }
         candidates.extend(self.include_dirs.iter().map(|d| d.join(name)));
         for c in candidates {
@@ -181,7 +179,9 @@ impl Expanded {
         };
         let (file, src_start) = match seg.macro_len {
             None => (seg.file, seg.src_start + (start - seg.out_start)),
-            Some(len) => return Span::new(seg.file, seg.src_start as u32, (seg.src_start + len) as u32),
+            Some(len) => {
+                return Span::new(seg.file, seg.src_start as u32, (seg.src_start + len) as u32);
+            }
         };
         let src_end = if end <= start {
             src_start
@@ -238,7 +238,11 @@ pub fn preprocess(
     };
     pp.file(root, None);
     let Preprocessor { out, errors, .. } = pp;
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }
 
 struct Preprocessor<'a> {
@@ -295,7 +299,8 @@ impl Preprocessor<'_> {
                 if first < line_end && bytes[first] == b'#' {
                     // A directive: join continuation lines.
                     let (logical, next) = directive_line(&text, first + 1);
-                    let span = Span::new(file, first as u32, trim_end_pos(bytes, first, next) as u32);
+                    let span =
+                        Span::new(file, first as u32, trim_end_pos(bytes, first, next) as u32);
                     self.directive(file, &logical, first + 1, span, &mut conds);
                     // Keep line structure so the expanded text stays readable.
                     if next > first && bytes[next - 1] == b'\n' {
@@ -319,8 +324,11 @@ impl Preprocessor<'_> {
         }
         for c in conds.iter().rev() {
             self.errors.push(
-                Diagnostic::error(codes::UNBALANCED_CONDITIONAL, "unterminated conditional directive")
-                    .with_primary(c.span, "this `#if` has no matching `#endif`"),
+                Diagnostic::error(
+                    codes::UNBALANCED_CONDITIONAL,
+                    "unterminated conditional directive",
+                )
+                .with_primary(c.span, "this `#if` has no matching `#endif`"),
             );
         }
         self.include_stack.pop();
@@ -341,7 +349,7 @@ impl Preprocessor<'_> {
         let mut i = start;
         let mut run_start = start;
         while i < end {
-            if let Some(_) = in_comment {
+            if in_comment.is_some() {
                 if bytes[i] == b'*' && i + 1 < end && bytes[i + 1] == b'/' {
                     in_comment = None;
                     i += 2;
@@ -361,18 +369,17 @@ impl Preprocessor<'_> {
             } else if is_ident_start(b) {
                 let id_end = ident_end(bytes, i, end);
                 let ident = &text[i..id_end];
-                if active && self.macros.contains_key(ident) {
-                    if let Some((expansion, use_end)) =
-                        self.expand_use(file, text, i, id_end, end)
-                    {
-                        self.out.push_verbatim(file, text, run_start..i);
-                        if self.out.text.len() + expansion.len() < MAX_EXPANDED_BYTES {
-                            self.out.push_macro(file, i..use_end, &expansion);
-                        }
-                        i = use_end;
-                        run_start = i;
-                        continue;
+                if active
+                    && self.macros.contains_key(ident)
+                    && let Some((expansion, use_end)) = self.expand_use(file, text, i, id_end, end)
+                {
+                    self.out.push_verbatim(file, text, run_start..i);
+                    if self.out.text.len() + expansion.len() < MAX_EXPANDED_BYTES {
+                        self.out.push_macro(file, i..use_end, &expansion);
                     }
+                    i = use_end;
+                    run_start = i;
+                    continue;
                 }
                 i = id_end;
             } else if b.is_ascii_digit() {
@@ -408,7 +415,12 @@ impl Preprocessor<'_> {
         let mut hide = vec![name.to_owned()];
         match &mac.params {
             None => {
-                let out = self.expand_text(&mac.body, &mut hide, 0, Span::new(file, start as u32, id_end as u32));
+                let out = self.expand_text(
+                    &mac.body,
+                    &mut hide,
+                    0,
+                    Span::new(file, start as u32, id_end as u32),
+                );
                 Some((out, id_end))
             }
             Some(params) => {
@@ -421,7 +433,9 @@ impl Preprocessor<'_> {
                 let Some((args, close)) = split_args(text, open, line_end) else {
                     self.error(
                         codes::MACRO_EXPANSION,
-                        format!("unterminated call of macro `{name}` (arguments must be on one line)"),
+                        format!(
+                            "unterminated call of macro `{name}` (arguments must be on one line)"
+                        ),
                         span,
                         "macro used here",
                     );
@@ -471,13 +485,19 @@ impl Preprocessor<'_> {
                 self.expand_text(a, &mut h, depth + 1, span)
             })
             .collect();
-        let substituted = substitute(body, params, &expanded_args);
+        let substituted = paste(&substitute(body, params, &expanded_args));
         self.expand_text(&substituted, hide, depth + 1, span)
     }
 
     /// Expands macros in `text` (a macro body), never re-expanding names in
     /// `hide`.
-    fn expand_text(&mut self, text: &str, hide: &mut Vec<String>, depth: usize, span: Span) -> String {
+    fn expand_text(
+        &mut self,
+        text: &str,
+        hide: &mut Vec<String>,
+        depth: usize,
+        span: Span,
+    ) -> String {
         if depth > MAX_EXPANSION_DEPTH {
             self.error(
                 codes::MACRO_EXPANSION,
@@ -492,7 +512,12 @@ impl Preprocessor<'_> {
         let mut i = 0;
         while i < bytes.len() {
             if out.len() > MAX_EXPANDED_BYTES {
-                self.error(codes::MACRO_EXPANSION, "macro expansion too large", span, "expanded from here");
+                self.error(
+                    codes::MACRO_EXPANSION,
+                    "macro expansion too large",
+                    span,
+                    "expanded from here",
+                );
                 return String::new();
             }
             let b = bytes[i];
@@ -527,7 +552,15 @@ impl Preprocessor<'_> {
                         {
                             Some((args, close)) => {
                                 hide.push(ident.to_owned());
-                                let r = self.call_macro(ident, &params, &body, &args, hide, depth + 1, span);
+                                let r = self.call_macro(
+                                    ident,
+                                    &params,
+                                    &body,
+                                    &args,
+                                    hide,
+                                    depth + 1,
+                                    span,
+                                );
                                 hide.pop();
                                 out.push_str(&r);
                                 i = close + 1;
@@ -558,7 +591,14 @@ impl Preprocessor<'_> {
 
     /// Handles one directive. `logical` is the text after `#` with
     /// continuations joined and comments removed; `at` is its offset.
-    fn directive(&mut self, file: FileId, logical: &str, at: usize, span: Span, conds: &mut Vec<Cond>) {
+    fn directive(
+        &mut self,
+        file: FileId,
+        logical: &str,
+        at: usize,
+        span: Span,
+        conds: &mut Vec<Cond>,
+    ) {
         let trimmed = logical.trim_start();
         let lead = logical.len() - trimmed.len();
         let name_end = trimmed
@@ -619,7 +659,11 @@ impl Preprocessor<'_> {
                     return;
                 }
                 let value = if top.parent_active && !top.taken {
-                    if name == "elif" { self.eval_condition(rest, span) } else { true }
+                    if name == "elif" {
+                        self.eval_condition(rest, span)
+                    } else {
+                        true
+                    }
                 } else {
                     false
                 };
@@ -646,10 +690,10 @@ impl Preprocessor<'_> {
             }
             "include" => self.include(file, rest, span),
             "error" => self.error(codes::ERROR_DIRECTIVE, format!("#error {rest}"), span, ""),
-            "warning" => self
-                .out
-                .warnings
-                .push(Diagnostic::warning(codes::ERROR_DIRECTIVE, format!("#warning {rest}")).with_primary(span, "")),
+            "warning" => self.out.warnings.push(
+                Diagnostic::warning(codes::ERROR_DIRECTIVE, format!("#warning {rest}"))
+                    .with_primary(span, ""),
+            ),
             "pragma" => {
                 if rest.split_whitespace().next() == Some("once") {
                     let name = self.sources.file_name(file).to_owned();
@@ -671,7 +715,12 @@ impl Preprocessor<'_> {
         let bytes = rest.as_bytes();
         let end = ident_end(bytes, 0, bytes.len());
         if bytes.is_empty() || !is_ident_start(bytes[0]) {
-            self.error(codes::MALFORMED_DIRECTIVE, "#define needs a macro name", span, "expected a name");
+            self.error(
+                codes::MALFORMED_DIRECTIVE,
+                "#define needs a macro name",
+                span,
+                "expected a name",
+            );
             return;
         }
         let name = rest[..end].to_owned();
@@ -766,15 +815,29 @@ impl Preprocessor<'_> {
                         if k < bytes.len() && bytes[k] == b')' {
                             k += 1;
                         } else {
-                            self.error(codes::MALFORMED_DIRECTIVE, "missing `)` after `defined(`", span, "");
+                            self.error(
+                                codes::MALFORMED_DIRECTIVE,
+                                "missing `)` after `defined(`",
+                                span,
+                                "",
+                            );
                             return false;
                         }
                     }
                     if name.is_empty() {
-                        self.error(codes::MALFORMED_DIRECTIVE, "`defined` needs a macro name", span, "");
+                        self.error(
+                            codes::MALFORMED_DIRECTIVE,
+                            "`defined` needs a macro name",
+                            span,
+                            "",
+                        );
                         return false;
                     }
-                    replaced.push_str(if self.macros.contains_key(name) { " 1 " } else { " 0 " });
+                    replaced.push_str(if self.macros.contains_key(name) {
+                        " 1 "
+                    } else {
+                        " 0 "
+                    });
                     i = k;
                     continue;
                 }
@@ -845,6 +908,23 @@ fn substitute(body: &str, params: &[String], args: &[String]) -> String {
     out
 }
 
+/// Applies the `##` token-pasting operator: removes it and the whitespace
+/// around it.
+fn paste(s: &str) -> String {
+    if !s.contains("##") {
+        return s.to_owned();
+    }
+    let mut out = String::new();
+    for (k, part) in s.split("##").enumerate() {
+        if k == 0 {
+            out.push_str(part.trim_end());
+        } else {
+            out.push_str(part.trim_start());
+        }
+    }
+    out
+}
+
 /// Splits `( a, (b, c), "d,e" )` starting at `open` into argument texts;
 /// returns them and the offset of the closing `)`.
 fn split_args(text: &str, open: usize, end: usize) -> Option<(Vec<String>, usize)> {
@@ -884,7 +964,9 @@ fn memchr_newline(bytes: &[u8], from: usize) -> usize {
 }
 
 fn skip_hspace(bytes: &[u8], mut i: usize, end: usize) -> usize {
-    while i < end && (bytes[i] == b' ' || bytes[i] == b'\t' || bytes[i] == b'\r' || bytes[i] == 0x0c) {
+    while i < end
+        && (bytes[i] == b' ' || bytes[i] == b'\t' || bytes[i] == b'\r' || bytes[i] == 0x0c)
+    {
         i += 1;
     }
     i
@@ -929,7 +1011,10 @@ fn directive_line(text: &str, start: usize) -> (String, usize) {
     let mut i = start;
     while i < bytes.len() {
         let b = bytes[i];
-        if b == b'\\' && (bytes.get(i + 1) == Some(&b'\n') || (bytes.get(i + 1) == Some(&b'\r') && bytes.get(i + 2) == Some(&b'\n'))) {
+        if b == b'\\'
+            && (bytes.get(i + 1) == Some(&b'\n')
+                || (bytes.get(i + 1) == Some(&b'\r') && bytes.get(i + 2) == Some(&b'\n')))
+        {
             i += if bytes[i + 1] == b'\r' { 3 } else { 2 };
             out.push(' ');
         } else if b == b'\n' {
@@ -995,7 +1080,11 @@ impl<'a> CondExpr<'a> {
             let next = self.s.get(self.i + op.len()).copied();
             let ambiguous = matches!(
                 (op, next),
-                ("<", Some(b'<' | b'=')) | (">", Some(b'>' | b'=')) | ("&", Some(b'&')) | ("|", Some(b'|')) | ("!", Some(b'='))
+                ("<", Some(b'<' | b'='))
+                    | (">", Some(b'>' | b'='))
+                    | ("&", Some(b'&'))
+                    | ("|", Some(b'|'))
+                    | ("!", Some(b'='))
             );
             if !ambiguous {
                 self.i += op.len();
@@ -1117,7 +1206,10 @@ impl<'a> CondExpr<'a> {
             return Ok(0); // an undefined identifier
         }
         let digits = tok.trim_end_matches(['u', 'U', 'l', 'L']);
-        let parsed = if let Some(h) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        let parsed = if let Some(h) = digits
+            .strip_prefix("0x")
+            .or_else(|| digits.strip_prefix("0X"))
+        {
             i64::from_str_radix(h, 16)
         } else if digits.len() > 1 && digits.starts_with('0') {
             i64::from_str_radix(&digits[1..], 8)
@@ -1156,6 +1248,8 @@ mod tests {
     fn object_and_function_macros_expand() {
         let out = expand("#define W 8\n#define ADD(a, b) ((a) + (b))\nbit<W> x = ADD(W, 2);\n");
         assert_eq!(squash(&out), "bit<8> x = ((8) + (2));");
+        let out = expand("#define W(n) n ## w0\nW(8)\n");
+        assert_eq!(squash(&out), "8w0");
     }
 
     #[test]
@@ -1181,7 +1275,10 @@ mod tests {
     #[test]
     fn include_guard_includes_once_and_maps_back() {
         let (map, r) = run(&[
-            ("main.p4", "#include \"h.p4\"\n#include \"h.p4\"\nmain_tok\n"),
+            (
+                "main.p4",
+                "#include \"h.p4\"\n#include \"h.p4\"\nmain_tok\n",
+            ),
             ("h.p4", "#ifndef H\n#define H\nheader_tok\n#endif\n"),
         ]);
         let out = r.expect("ok");
@@ -1211,7 +1308,10 @@ mod tests {
         assert!(out.contains("package V1Switch"));
         assert!(out.contains("extern packet_in"));
         assert!(out.contains("__v1model_version = 20200408"));
-        assert!(out.contains("extern counter<I>"), "the 20200408 form is chosen");
+        assert!(
+            out.contains("extern counter<I>"),
+            "the 20200408 form is chosen"
+        );
     }
 
     #[test]
@@ -1219,7 +1319,10 @@ mod tests {
         let (map, r) = run(&[("e.p4", "ok\n#endif\n")]);
         let errs = r.expect_err("error");
         assert_eq!(errs[0].code, codes::UNBALANCED_CONDITIONAL);
-        assert_eq!(map.location(errs[0].primary_span().expect("span")), "e.p4:2:2");
+        assert_eq!(
+            map.location(errs[0].primary_span().expect("span")),
+            "e.p4:2:2"
+        );
 
         let (_, r) = run(&[("e.p4", "#if 1\n")]);
         assert_eq!(r.expect_err("error")[0].code, codes::UNBALANCED_CONDITIONAL);
@@ -1230,14 +1333,20 @@ mod tests {
         let (map, r) = run(&[("e.p4", "a\n  /* never\n")]);
         let errs = r.expect_err("error");
         assert_eq!(errs[0].code, codes::UNTERMINATED_COMMENT);
-        assert_eq!(map.location(errs[0].primary_span().expect("span")), "e.p4:2:3");
+        assert_eq!(
+            map.location(errs[0].primary_span().expect("span")),
+            "e.p4:2:3"
+        );
         let (_, r) = run(&[("e.p4", "#if 1 +\n#endif\n")]);
         assert_eq!(r.expect_err("error")[0].code, codes::MALFORMED_DIRECTIVE);
     }
 
     #[test]
     fn recursion_is_bounded() {
-        let (_, r) = run(&[("a.p4", "#include \"a.p4\"\n"), ("a.p4", "#include \"a.p4\"\n")]);
+        let (_, r) = run(&[
+            ("a.p4", "#include \"a.p4\"\n"),
+            ("a.p4", "#include \"a.p4\"\n"),
+        ]);
         assert_eq!(r.expect_err("error")[0].code, codes::INCLUDE_DEPTH);
         let (_, r) = run(&[("m.p4", "#define F(x) F(x) F(x)\nF(1)\n")]);
         // Self-reference is hidden (C semantics): no blow-up, no error.
