@@ -1,0 +1,174 @@
+//! A simulated host: one port, an [`Rnic`], and an optional misbehaviour
+//! (a NIC stuck sending PFC pause frames, ATSCALE §4.3 / R-DL-3).
+//!
+//! Contract: driven by the simulator like any core (`handle_frame`,
+//! `poll_transmit`, `poll_timeout`, `handle_timeout`, times as
+//! [`Instant`]). MAC Control frames are consumed here (R-PFC-FMT-5) and
+//! handed to the RNIC as pause state; everything else goes to the RNIC.
+//! Frames are [`SimFrame`]s: headers plus the full length.
+
+use std::collections::VecDeque;
+
+use crate::rnic::{Rnic, RnicConfig};
+use crate::time::{Duration, Instant};
+use crate::wire::ethernet::EthernetAddress;
+use crate::wire::pfc::{self, MacControlRepr, PfcRepr};
+
+use super::frame::SimFrame;
+
+/// A host that keeps sending PFC XOFF frames, as a stuck NIC does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PfcStorm {
+    /// Priorities to pause (bit n = priority n).
+    pub priority_mask: u8,
+    /// Quanta per frame.
+    pub quanta: u16,
+    /// Gap between frames.
+    pub interval: Duration,
+    /// When the storm starts.
+    pub start: Instant,
+}
+
+/// Counters of a host beyond the RNIC's own.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct HostStats {
+    /// PFC frames this host generated (storm).
+    pub pfc_tx: u64,
+    /// Frames the RNIC rejected.
+    pub rx_rejected: u64,
+    /// MAC Control frames that were not PFC.
+    pub mac_control_other: u64,
+}
+
+/// A simulated host.
+#[derive(Debug)]
+pub struct SimHost {
+    rnic: Rnic,
+    storm: Option<PfcStorm>,
+    next_storm: Instant,
+    pause_response: Duration,
+    pending_pfc: VecDeque<(Instant, PfcRepr)>,
+    stats: HostStats,
+}
+
+impl SimHost {
+    /// A host around an RNIC with this configuration.
+    pub fn new(cfg: RnicConfig) -> Self {
+        SimHost {
+            rnic: Rnic::new(cfg),
+            storm: None,
+            next_storm: Instant::ZERO,
+            pause_response: Duration::ZERO,
+            pending_pfc: VecDeque::new(),
+            stats: HostStats::default(),
+        }
+    }
+
+    /// Delay between receiving a PFC frame and honouring it, as a real NIC
+    /// has (R-PFC-RX-5 budgets this: 394 quanta ≈ 2 µs at 100 Gb/s). The
+    /// host keeps transmitting meanwhile. Default zero.
+    pub fn set_pause_response(&mut self, delay: Duration) {
+        self.pause_response = delay;
+    }
+
+    fn apply_due_pfc(&mut self, now: Instant) {
+        while let Some(&(at, repr)) = self.pending_pfc.front() {
+            if at > now {
+                break;
+            }
+            self.pending_pfc.pop_front();
+            self.rnic.handle_pfc(at, &repr);
+        }
+    }
+
+    /// Makes this host send PFC frames forever from `storm.start`.
+    pub fn set_storm(&mut self, storm: Option<PfcStorm>) {
+        self.next_storm = storm.map_or(Instant::ZERO, |s| s.start);
+        self.storm = storm;
+    }
+
+    /// The RNIC.
+    pub fn rnic(&self) -> &Rnic {
+        &self.rnic
+    }
+
+    /// The RNIC, mutably (to add QPs).
+    pub fn rnic_mut(&mut self) -> &mut Rnic {
+        &mut self.rnic
+    }
+
+    /// Host counters.
+    pub fn stats(&self) -> HostStats {
+        self.stats
+    }
+
+    /// A frame arrived on the host's port.
+    pub fn handle_frame(&mut self, now: Instant, frame: &SimFrame) {
+        match pfc::parse_frame(frame.bytes()) {
+            Ok(Some(MacControlRepr::Pfc(p))) => {
+                if self.pause_response.is_zero() {
+                    self.rnic.handle_pfc(now, &p);
+                } else {
+                    self.pending_pfc.push_back((now + self.pause_response, p));
+                }
+            }
+            Ok(Some(_)) | Err(_) if is_mac_control(frame.bytes()) => {
+                self.stats.mac_control_other += 1;
+            }
+            _ => {
+                if self.rnic.handle_frame(now, frame.bytes()).is_err() {
+                    self.stats.rx_rejected += 1;
+                }
+            }
+        }
+    }
+
+    /// The next frame to put on the wire, if one may start now.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<SimFrame> {
+        self.apply_due_pfc(now);
+        if let Some(s) = self.storm
+            && now >= self.next_storm
+        {
+            self.next_storm = now + s.interval;
+            let mac = EthernetAddress(self.rnic.config().mac);
+            let repr = MacControlRepr::Pfc(PfcRepr::xoff(s.priority_mask, s.quanta));
+            let mut f = SimFrame::empty();
+            let n = pfc::emit_frame(mac, &repr, f.head_mut()).ok()?;
+            f.set_lens(n, n);
+            f.priority = 0;
+            f.control = true;
+            self.stats.pfc_tx += 1;
+            return Some(f);
+        }
+        let mut f = SimFrame::empty();
+        let t = self.rnic.poll_transmit(now, f.head_mut())?;
+        f.set_lens(t.written_len, t.frame_len);
+        f.priority = t.priority;
+        Some(f)
+    }
+
+    /// When to call again.
+    #[must_use]
+    pub fn poll_timeout(&self, now: Instant) -> Option<Instant> {
+        let mut t = self.rnic.poll_timeout(now);
+        let mut take = |x: Instant| t = Some(t.map_or(x, |y| y.min(x)));
+        if self.storm.is_some() {
+            take(self.next_storm);
+        }
+        if let Some(&(at, _)) = self.pending_pfc.front() {
+            take(at);
+        }
+        t
+    }
+
+    /// Runs due timers.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.apply_due_pfc(now);
+        self.rnic.handle_timeout(now);
+    }
+}
+
+fn is_mac_control(b: &[u8]) -> bool {
+    b.len() >= 14 && b[12..14] == [0x88, 0x08]
+}
