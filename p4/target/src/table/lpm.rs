@@ -137,10 +137,35 @@ impl LpmEngine {
     /// Longest matching entry for `key` (one value per key field, key order).
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
+        let levels = self.total_bits.div_ceil(8) as usize;
+        if self.total_bits <= 128 {
+            // Common case (IPv4, port ++ IPv4, IPv6): the key fits one
+            // register; take each level's byte by shifting, no buffer.
+            let mut acc = 0u128;
+            for (&i, &w) in self.order.iter().zip(self.widths.iter()) {
+                acc = if w >= 128 {
+                    key[i]
+                } else {
+                    (acc << w) | (key[i] & crate::bits::mask(w))
+                };
+            }
+            let aligned = acc << (128 - self.total_bits);
+            let mut node = 0usize;
+            for level in 0..levels {
+                let byte = (aligned >> (120 - 8 * level)) as u8;
+                let s = self.slots[node][byte as usize];
+                if s & CHILD != 0 {
+                    node = (s & !CHILD) as usize;
+                } else {
+                    return s.checked_sub(1);
+                }
+            }
+            return None;
+        }
         let mut buf = [0u8; MAX_KEY_BYTES];
         self.pack(|i| key[i], &mut buf);
         let mut node = 0usize;
-        for &byte in &buf[..self.total_bits.div_ceil(8) as usize] {
+        for &byte in &buf[..levels] {
             let s = self.slots[node][byte as usize];
             if s & CHILD != 0 {
                 node = (s & !CHILD) as usize;

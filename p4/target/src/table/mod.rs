@@ -14,7 +14,8 @@
 //!   table knows its [`ProgramInfo`], the action parameter widths) before
 //!   anything changes ([`validate`]). A failed call changes nothing.
 //! - Each entry has a direct counter (bytes and packets, counted on every
-//!   hit) and a direct meter cell (used when the table has a direct meter).
+//!   hit when the table has a `direct_counter`) and a direct meter cell
+//!   (used when the table has a direct meter).
 //! - Const entries from [`TableInfo::const_entries`] are installed by `new`;
 //!   `is_const` refuses writes and `default_is_const` refuses default changes.
 //!
@@ -238,8 +239,10 @@ impl Table {
         };
         if let Some(id) = found {
             if let Some(Some(slot)) = self.slots.get_mut(id as usize) {
-                slot.counter.bytes = slot.counter.bytes.wrapping_add(packet_len as u64);
-                slot.counter.packets = slot.counter.packets.wrapping_add(1);
+                if self.info.direct_counter.is_some() {
+                    slot.counter.bytes = slot.counter.bytes.wrapping_add(packet_len as u64);
+                    slot.counter.packets = slot.counter.packets.wrapping_add(1);
+                }
                 return Lookup {
                     hit: true,
                     entry: Some(EntryRef(id)),

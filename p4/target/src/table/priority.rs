@@ -37,10 +37,19 @@ enum GroupField {
     Range,
 }
 
+/// A bucket item: what the best-first scan needs without touching the entry.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    priority: i32,
+    seq: u64,
+    id: u32,
+}
+
 #[derive(Debug)]
 struct Group {
-    sig: Box<[GroupField]>,
-    buckets: FxHashMap<u64, Vec<u32>>,
+    /// Per-field hash mask (0 for range fields).
+    masks: Box<[u128]>,
+    buckets: FxHashMap<u64, Vec<Item>>,
     /// Multiset of the priorities in the group.
     priorities: BTreeMap<i32, u32>,
 }
@@ -51,11 +60,18 @@ impl Group {
     }
 }
 
+/// One field test of an entry: `lo <= key & mask <= hi` (a masked value
+/// has `lo == hi`, a range has an all-ones mask, a wildcard a zero mask).
+#[derive(Clone, Copy, Debug)]
+struct FieldTest {
+    mask: u128,
+    lo: u128,
+    hi: u128,
+}
+
 #[derive(Debug)]
 struct PEntry {
-    priority: i32,
-    seq: u64,
-    matches: Box<[Option<FieldMatch>]>,
+    tests: Box<[FieldTest]>,
     group: usize,
     bucket: u64,
 }
@@ -68,7 +84,8 @@ pub(crate) struct PriorityEngine {
     group_of_sig: FxHashMap<Box<[GroupField]>, usize>,
     /// Non-empty groups, highest max priority first, with that priority.
     order: Vec<(i32, usize)>,
-    entries: FxHashMap<u32, PEntry>,
+    /// Entries by id (ids are the table's dense slot numbers).
+    entries: Vec<Option<PEntry>>,
 }
 
 const K: u64 = 0x517c_c1b7_2722_0a95;
@@ -81,10 +98,45 @@ fn mix(h: u64, v: u128) -> u64 {
 
 /// Whether `candidate` (priority, seq) beats `best`.
 #[inline]
-fn beats(priority: i32, seq: u64, best: Option<(i32, u64, u32)>) -> bool {
+fn beats(item: &Item, best: Option<Item>) -> bool {
     match best {
         None => true,
-        Some((bp, bs, _)) => priority > bp || (priority == bp && seq < bs),
+        Some(b) => item.priority > b.priority || (item.priority == b.priority && item.seq < b.seq),
+    }
+}
+
+/// The test a field match stands for.
+fn field_test(m: &Option<FieldMatch>, width: u32) -> FieldTest {
+    let full = mask(width);
+    match *m {
+        None => FieldTest {
+            mask: 0,
+            lo: 0,
+            hi: 0,
+        },
+        Some(FieldMatch::Exact(v)) | Some(FieldMatch::Optional(v)) => FieldTest {
+            mask: full,
+            lo: v,
+            hi: v,
+        },
+        Some(FieldMatch::Lpm { value, prefix_len }) => {
+            let m = full ^ mask(width - prefix_len.min(width));
+            FieldTest {
+                mask: m,
+                lo: value & m,
+                hi: value & m,
+            }
+        }
+        Some(FieldMatch::Ternary { value, mask }) => FieldTest {
+            mask,
+            lo: value & mask,
+            hi: value & mask,
+        },
+        Some(FieldMatch::Range { low, high }) => FieldTest {
+            mask: full,
+            lo: low,
+            hi: high,
+        },
     }
 }
 
@@ -95,7 +147,7 @@ impl PriorityEngine {
             groups: Vec::new(),
             group_of_sig: FxHashMap::default(),
             order: Vec::new(),
-            entries: FxHashMap::default(),
+            entries: Vec::new(),
         }
     }
 
@@ -119,9 +171,12 @@ impl PriorityEngine {
                 }
                 Some(FieldMatch::Range { .. }) => (GroupField::Range, 0),
             };
-            if let GroupField::Mask(fm) = field {
-                h = mix(h, value & fm);
-            }
+            // Range fields hash as 0 under a zero mask, as in `lookup`.
+            let fm = match field {
+                GroupField::Mask(m) => m,
+                GroupField::Range => 0,
+            };
+            h = mix(h, value & fm);
             sig.push(field);
         }
         (sig.into(), h)
@@ -148,8 +203,15 @@ impl PriorityEngine {
         let group = match self.group_of_sig.get(&sig) {
             Some(&g) => g,
             None => {
+                let masks = sig
+                    .iter()
+                    .map(|f| match f {
+                        GroupField::Mask(m) => *m,
+                        GroupField::Range => 0,
+                    })
+                    .collect();
                 self.groups.push(Group {
-                    sig: sig.clone(),
+                    masks,
                     buckets: FxHashMap::default(),
                     priorities: BTreeMap::new(),
                 });
@@ -158,43 +220,48 @@ impl PriorityEngine {
                 g
             }
         };
-        let entries = &self.entries;
         let grp = &mut self.groups[group];
         let list = grp.buckets.entry(bucket).or_default();
-        let pos = list.partition_point(|other| {
-            let o = &entries[other];
-            o.priority > priority || (o.priority == priority && o.seq < seq)
-        });
-        list.insert(pos, id);
+        let pos = list
+            .partition_point(|o| o.priority > priority || (o.priority == priority && o.seq < seq));
+        list.insert(pos, Item { priority, seq, id });
         *grp.priorities.entry(priority).or_insert(0) += 1;
-        self.entries.insert(
-            id,
-            PEntry {
-                priority,
-                seq,
-                matches: matches.into(),
-                group,
-                bucket,
-            },
-        );
+        let tests = matches
+            .iter()
+            .zip(self.widths.iter())
+            .map(|(m, &w)| field_test(m, w))
+            .collect();
+        if self.entries.len() <= id as usize {
+            self.entries.resize_with(id as usize + 1, || None);
+        }
+        self.entries[id as usize] = Some(PEntry {
+            tests,
+            group,
+            bucket,
+        });
         self.rebuild_order();
     }
 
     pub(crate) fn remove(&mut self, id: u32) {
-        let Some(e) = self.entries.remove(&id) else {
+        let Some(e) = self.entries.get_mut(id as usize).and_then(Option::take) else {
             return;
         };
         let grp = &mut self.groups[e.group];
+        let mut priority = None;
         if let Some(list) = grp.buckets.get_mut(&e.bucket) {
-            list.retain(|&x| x != id);
+            if let Some(pos) = list.iter().position(|x| x.id == id) {
+                priority = Some(list.remove(pos).priority);
+            }
             if list.is_empty() {
                 grp.buckets.remove(&e.bucket);
             }
         }
-        if let Some(n) = grp.priorities.get_mut(&e.priority) {
-            *n -= 1;
-            if *n == 0 {
-                grp.priorities.remove(&e.priority);
+        if let Some(p) = priority {
+            if let Some(n) = grp.priorities.get_mut(&p) {
+                *n -= 1;
+                if *n == 0 {
+                    grp.priorities.remove(&p);
+                }
             }
         }
         self.rebuild_order();
@@ -202,41 +269,37 @@ impl PriorityEngine {
 
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
-        let mut best: Option<(i32, u64, u32)> = None;
+        let mut best: Option<Item> = None;
         for &(max_priority, g) in &self.order {
-            if let Some((bp, _, _)) = best {
-                if max_priority < bp {
-                    break;
-                }
+            if best.is_some_and(|b| max_priority < b.priority) {
+                break;
             }
             let grp = &self.groups[g];
             let mut h = 0u64;
-            for (f, &k) in grp.sig.iter().zip(key) {
-                if let GroupField::Mask(m) = *f {
-                    h = mix(h, k & m);
-                }
+            for (&m, &k) in grp.masks.iter().zip(key) {
+                h = mix(h, k & m);
             }
             let Some(list) = grp.buckets.get(&h) else {
                 continue;
             };
-            for &id in list {
-                let e = &self.entries[&id];
-                if !beats(e.priority, e.seq, best) {
+            for item in list {
+                if !beats(item, best) {
                     break;
                 }
-                let hit = e
-                    .matches
-                    .iter()
-                    .zip(key)
-                    .zip(self.widths.iter())
-                    .all(|((m, &k), &w)| m.is_none_or(|m| m.matches(k, w)));
+                let Some(Some(e)) = self.entries.get(item.id as usize) else {
+                    continue;
+                };
+                let hit = e.tests.iter().zip(key).all(|(t, &k)| {
+                    let v = k & t.mask;
+                    t.lo <= v && v <= t.hi
+                });
                 if hit {
-                    best = Some((e.priority, e.seq, id));
+                    best = Some(*item);
                     break;
                 }
             }
         }
-        best.map(|b| b.2)
+        best.map(|b| b.id)
     }
 
     /// Number of distinct mask vectors in use.
