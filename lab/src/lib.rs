@@ -12,4 +12,5 @@
 //! Binaries: `roceperf`, `rocelab`, `relaybench`.
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod perf;
 pub mod port;

@@ -1,0 +1,468 @@
+//! The RoCE host agent behind `roceperf`: a thin real-time driver that runs
+//! the sans-IO [`Rnic`] model on a [`Port`].
+//!
+//! The driver owns the clock and the port; the RNIC owns all protocol
+//! behaviour (PSNs, ICRC via `dataplane::wire::roce`, CNP generation on CE,
+//! DCQCN, PFC honouring). One loop iteration, in the order the RNIC's
+//! contract asks for:
+//! 1. `now` from a monotonic clock started with the agent;
+//!    [`Rnic::handle_timeout`] if `poll_timeout` has passed;
+//! 2. receive a batch: PFC / 802.3x PAUSE frames go to
+//!    [`Rnic::handle_pfc`] (PAUSE pauses every priority), RoCE frames for our
+//!    MAC go to [`Rnic::handle_frame`] (an 802.1Q tag is removed first);
+//! 3. re-offer frames the kernel refused last time, then pull frames with
+//!    [`Rnic::poll_transmit`] into a batch and send it; frames the kernel
+//!    does not take stay queued, so a full socket never costs a PSN. The
+//!    driver is the wire: it pulls a frame only when the emulated link at
+//!    `line_rate_bps` is free (serialisation incl. preamble, FCS and IFG;
+//!    bursts of up to [`SPIN_BELOW`] ahead, so batches stay useful), since
+//!    the RNIC paces each QP but leaves serialisation to its caller;
+//! 4. drain [`Rnic::poll_event`] (logged at trace level);
+//! 5. sleep in [`Port::wait_readable`] until the RNIC's next deadline, the
+//!    next report or the end, unless work is pending or the deadline is
+//!    closer than [`SPIN_BELOW`] (then yield and go round again: a sleep
+//!    that short overshoots and would slow the pacer).
+//!
+//! QP pairing without an out-of-band channel (the agent has no kernel IP): a
+//! client's QP `i` is QPN [`CLIENT_QPN_BASE`]` + i` and writes to the
+//! server's QPN [`SERVER_QPN_BASE`]` + i`; both start at PSN
+//! [`INITIAL_PSN`]. A server learns a QP from the first data packet for an
+//! unknown QPN in the server range, so a lost first packet still shows as a
+//! PSN gap.
+//!
+//! Spec: roce-semantics §2 (PFC), §10 (RoCEv2), §11 (DCQCN); packet-io.md
+//! (no kernel IP on agent veths).
+
+pub mod report;
+
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use dataplane::rnic::{QpConfig, Rnic, RnicConfig, RnicError, RnicEvent, WIRE_OVERHEAD_BYTES};
+use dataplane::time::{Instant, bits_time};
+use dataplane::wire::pfc::{MacControlRepr, PfcRepr, parse_frame};
+use dataplane::wire::roce::{Opcode, RoceFrameRepr};
+
+use crate::port::{FrameBuf, Port, PortError};
+use report::{Report, Snapshot};
+
+/// QPN of a client's first QP.
+pub const CLIENT_QPN_BASE: u32 = 0x0001_00;
+/// QPN of a server's first QP.
+pub const SERVER_QPN_BASE: u32 = 0x0002_00;
+/// Most QPs per client (the QPN ranges must not overlap).
+pub const MAX_QPS: u32 = 0x100;
+/// PSN both sides start at.
+pub const INITIAL_PSN: u32 = 0;
+/// Deadlines closer than this are waited for by yielding, not sleeping.
+pub const SPIN_BELOW: Duration = Duration::from_micros(50);
+/// Frames pulled from the RNIC and sent per batch.
+pub const TX_BATCH: usize = 32;
+/// Frames received per batch.
+pub const RX_BATCH: usize = 64;
+
+/// What the agent does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Role {
+    /// Stream RDMA WRITEs to a server.
+    Client {
+        /// Number of QPs (1..=[`MAX_QPS`]).
+        qps: u32,
+        /// Server IPv4 address.
+        dst_ip: Ipv4Addr,
+        /// Server (or next-hop) MAC.
+        dst_mac: [u8; 6],
+        /// Bytes per WRITE message.
+        message_bytes: u64,
+        /// Messages per QP (`None` = until the duration ends).
+        messages: Option<u64>,
+    },
+    /// Receive WRITEs, answer CE marks with CNPs.
+    Server,
+}
+
+/// Errors of the agent.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// Port I/O failed.
+    #[error(transparent)]
+    Port(#[from] PortError),
+    /// The QP set-up is invalid.
+    #[error("QP set-up: {0}")]
+    Qp(#[from] dataplane::rnic::AddQpError),
+    /// Bad parameters.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Agent-level counters the RNIC does not keep.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct AgentStats {
+    /// Frames addressed to another MAC (ignored).
+    pub rx_not_for_us: u64,
+    /// Non-RoCE, non-PFC frames (ignored).
+    pub rx_other: u64,
+    /// QPs a server learned.
+    pub qps_learned: u64,
+    /// Frames the kernel refused at first and that were queued for retry.
+    pub tx_deferred: u64,
+}
+
+/// A running RNIC on a port. See the module doc.
+#[derive(Debug)]
+pub struct Agent<P: Port> {
+    port: P,
+    rnic: Rnic,
+    role: Role,
+    epoch: std::time::Instant,
+    rx: Vec<FrameBuf>,
+    tx: Vec<FrameBuf>,
+    /// `tx[backlog_start..backlog_end]` were refused by the kernel.
+    backlog_start: usize,
+    backlog_end: usize,
+    /// When the emulated wire finishes the last frame pulled, ns.
+    link_free_ns: u64,
+    stats: AgentStats,
+}
+
+impl<P: Port> Agent<P> {
+    /// An agent for `role` with RNIC settings `cfg` on `port`. A client's
+    /// QPs are created here.
+    pub fn new(port: P, cfg: RnicConfig, role: Role) -> Result<Self, AgentError> {
+        let mut rnic = Rnic::new(cfg.clone());
+        if let Role::Client {
+            qps,
+            dst_ip,
+            dst_mac,
+            message_bytes,
+            messages,
+        } = &role
+        {
+            if *qps == 0 || *qps > MAX_QPS {
+                return Err(AgentError::Config(format!("--qps must be 1..={MAX_QPS}, got {qps}")));
+            }
+            if *message_bytes == 0 {
+                return Err(AgentError::Config("--size must be > 0".into()));
+            }
+            for i in 0..*qps {
+                rnic.add_qp(QpConfig {
+                    local_qpn: CLIENT_QPN_BASE + i,
+                    remote_qpn: SERVER_QPN_BASE + i,
+                    remote_ip: *dst_ip,
+                    remote_mac: *dst_mac,
+                    message_bytes: *message_bytes,
+                    messages: *messages,
+                    initial_psn: INITIAL_PSN,
+                    expected_psn: INITIAL_PSN,
+                })?;
+            }
+        }
+        let cap = cfg.mtu_bytes + 128;
+        Ok(Agent {
+            port,
+            rnic,
+            role,
+            epoch: std::time::Instant::now(),
+            rx: (0..RX_BATCH).map(|_| FrameBuf::with_capacity(cap.max(1600))).collect(),
+            tx: (0..TX_BATCH).map(|_| FrameBuf::with_capacity(cap)).collect(),
+            backlog_start: 0,
+            backlog_end: 0,
+            link_free_ns: 0,
+            stats: AgentStats::default(),
+        })
+    }
+
+    /// The RNIC model.
+    pub fn rnic(&self) -> &Rnic {
+        &self.rnic
+    }
+
+    /// Agent counters.
+    pub fn stats(&self) -> AgentStats {
+        self.stats
+    }
+
+    /// The port.
+    pub fn port(&self) -> &P {
+        &self.port
+    }
+
+    fn role_name(&self) -> &'static str {
+        match self.role {
+            Role::Client { .. } => "client",
+            Role::Server => "server",
+        }
+    }
+
+    fn now(&self) -> Instant {
+        Instant::from_nanos(u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// Cumulative counters now.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut s = Snapshot {
+            at_ns: self.now().as_nanos(),
+            ..Snapshot::default()
+        };
+        for q in self.rnic.qpns() {
+            if let Some(st) = self.rnic.qp_stats(q) {
+                s.tx_payload_bytes += st.tx_payload_bytes;
+                s.tx_packets += st.tx_packets;
+                s.tx_messages += st.tx_messages;
+                s.rx_payload_bytes += st.rx_payload_bytes;
+                s.rx_packets += st.rx_packets;
+                s.rx_messages += st.rx_messages;
+                s.psn_gaps += st.psn_gaps;
+                s.psn_lost += st.psn_lost;
+                s.psn_late += st.psn_late;
+                s.rx_ce_packets += st.rx_ce_packets;
+                s.cnp_tx += st.cnp_tx;
+                s.cnp_rx += st.cnp_rx;
+                s.rate_bps += st.rate_bps;
+            }
+        }
+        let r = self.rnic.stats();
+        let p = usize::from(self.rnic.config().data_priority.min(7));
+        s.pfc_rx = r.pfc_rx[p];
+        s.paused_ns = r.paused_ns[p];
+        s.rx_errors = r.rx_errors;
+        s
+    }
+
+    fn report(&self, kind: &'static str, a: &Snapshot, b: &Snapshot) -> Report {
+        Report::between(kind, self.role_name(), self.rnic.qpns().count(), a, b)
+    }
+
+    /// Runs until `duration` has passed (`None` = until `stop` is set), or
+    /// `stop` is set, or a client has sent all its messages and flushed
+    /// them. Every `interval` an interval report is passed to `on_interval`.
+    /// Returns the summary of the whole run.
+    pub fn run(
+        &mut self,
+        duration: Option<Duration>,
+        interval: Option<Duration>,
+        stop: &AtomicBool,
+        mut on_interval: impl FnMut(&Report),
+    ) -> Result<Report, AgentError> {
+        let start = self.snapshot();
+        let end_ns = duration.map(|d| start.at_ns.saturating_add(d.as_nanos() as u64));
+        let mut last = start;
+        let interval_ns = interval.map(|d| (d.as_nanos() as u64).max(1));
+        let mut next_report_ns = interval_ns.map(|i| start.at_ns + i);
+        loop {
+            let now = self.now();
+            let now_ns = now.as_nanos();
+            if stop.load(Ordering::Relaxed) || end_ns.is_some_and(|e| now_ns >= e) {
+                break;
+            }
+            if let (Some(n), Some(i)) = (next_report_ns, interval_ns)
+                && now_ns >= n
+            {
+                let snap = self.snapshot();
+                on_interval(&self.report("interval", &last, &snap));
+                last = snap;
+                next_report_ns = Some(n + i * (now_ns - n) / i + i);
+            }
+            if self.rnic.poll_timeout(now).is_some_and(|t| t <= now) {
+                self.rnic.handle_timeout(now);
+            }
+            let received = self.receive(now)?;
+            let sent_full = self.transmit(now)?;
+            while let Some(ev) = self.rnic.poll_event() {
+                match ev {
+                    RnicEvent::PsnGap { qpn, expected, got } => {
+                        tracing::debug!(qpn, expected, got, "PSN gap")
+                    }
+                    other => tracing::trace!(?other, "event"),
+                }
+            }
+            if matches!(self.role, Role::Client { .. })
+                && self.rnic.is_idle()
+                && self.backlog_end == self.backlog_start
+            {
+                break;
+            }
+            if received == RX_BATCH || sent_full {
+                continue;
+            }
+            // Ask with the `now` transmit used: the RNIC answers `None` for
+            // work that was ready at the time it is asked.
+            let mut rnic_wake = self.rnic.poll_timeout(now).map(Instant::as_nanos);
+            if self.link_free_ns > now.as_nanos() && !self.rnic.is_idle() {
+                rnic_wake = Some(rnic_wake.map_or(self.link_free_ns, |w| w.max(self.link_free_ns)));
+            }
+            let now_ns = self.now().as_nanos();
+            let mut wake_ns = [
+                rnic_wake,
+                next_report_ns,
+                end_ns,
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            if self.backlog_end > self.backlog_start {
+                wake_ns = Some(wake_ns.map_or(now_ns + 20_000, |w| w.min(now_ns + 20_000)));
+            }
+            let timeout = wake_ns.map(|w| Duration::from_nanos(w.saturating_sub(now_ns)));
+            match timeout {
+                Some(t) if t < SPIN_BELOW => std::thread::yield_now(),
+                // Wake at least every 100 ms to notice `stop`.
+                Some(t) => {
+                    self.port
+                        .wait_readable(Some(t.min(Duration::from_millis(100))))?;
+                }
+                None => {
+                    self.port.wait_readable(Some(Duration::from_millis(100)))?;
+                }
+            }
+        }
+        let now = self.now();
+        self.rnic.handle_timeout(now);
+        let end = self.snapshot();
+        if let (Some(_), true) = (interval_ns, end.at_ns > last.at_ns) {
+            on_interval(&self.report("interval", &last, &end));
+        }
+        Ok(self.report("summary", &start, &end))
+    }
+
+    /// Receives one batch and feeds it to the RNIC; returns frames received.
+    fn receive(&mut self, now: Instant) -> Result<usize, AgentError> {
+        let mut rx = std::mem::take(&mut self.rx);
+        let r = self.port.recv_batch(&mut rx);
+        if let Ok(n) = r {
+            for b in &rx[..n] {
+                self.handle_rx(now, b.frame());
+            }
+        }
+        self.rx = rx;
+        let n = r?;
+        Ok(n)
+    }
+
+    fn handle_rx(&mut self, now: Instant, frame: &[u8]) {
+        if frame.len() < 14 {
+            self.stats.rx_other += 1;
+            return;
+        }
+        let ethertype = u16::from_be_bytes([frame[12], frame[13]]);
+        if ethertype == 0x8808 {
+            match parse_frame(frame) {
+                Ok(Some(MacControlRepr::Pfc(pfc))) => self.rnic.handle_pfc(now, &pfc),
+                Ok(Some(MacControlRepr::Pause(p))) => {
+                    self.rnic.handle_pfc(now, &PfcRepr::xoff(0xFF, p.quanta))
+                }
+                _ => self.stats.rx_other += 1,
+            }
+            return;
+        }
+        if frame[0..6] != self.rnic.config().mac {
+            self.stats.rx_not_for_us += 1;
+            return;
+        }
+        // RoCE parsing expects untagged frames: drop an 802.1Q tag.
+        let untagged;
+        let frame = if ethertype == 0x8100 && frame.len() >= 18 {
+            let mut v = Vec::with_capacity(frame.len() - 4);
+            v.extend_from_slice(&frame[..12]);
+            v.extend_from_slice(&frame[16..]);
+            untagged = v;
+            &untagged[..]
+        } else {
+            frame
+        };
+        match self.rnic.handle_frame(now, frame) {
+            Ok(()) => {}
+            Err(RnicError::UnknownQp(qpn)) if self.role == Role::Server => {
+                if self.learn_qp(qpn, frame) {
+                    let _ = self.rnic.handle_frame(now, frame);
+                }
+            }
+            Err(RnicError::Frame(_)) => self.stats.rx_other += 1,
+            Err(e) => tracing::debug!(error = %e, "frame rejected"),
+        }
+    }
+
+    /// Creates the server-side QP for a client's first data packet.
+    fn learn_qp(&mut self, qpn: u32, frame: &[u8]) -> bool {
+        if !(SERVER_QPN_BASE..SERVER_QPN_BASE + MAX_QPS).contains(&qpn) {
+            return false;
+        }
+        let Ok(p) = RoceFrameRepr::parse(frame) else {
+            return false;
+        };
+        if matches!(p.repr.bth.opcode, Opcode::Cnp | Opcode::RcAcknowledge) {
+            return false;
+        }
+        let cfg = QpConfig {
+            local_qpn: qpn,
+            remote_qpn: qpn - SERVER_QPN_BASE + CLIENT_QPN_BASE,
+            remote_ip: p.repr.ip.src_addr,
+            remote_mac: p.repr.src_mac,
+            message_bytes: 0,
+            messages: None,
+            initial_psn: INITIAL_PSN,
+            expected_psn: INITIAL_PSN,
+        };
+        match self.rnic.add_qp(cfg) {
+            Ok(()) => {
+                self.stats.qps_learned += 1;
+                tracing::info!(qpn, peer = %cfg.remote_ip, "learned QP");
+                true
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot learn QP");
+                false
+            }
+        }
+    }
+
+    /// Sends the backlog, then a fresh batch. Returns true if a full batch
+    /// was produced (more may be ready at once).
+    fn transmit(&mut self, now: Instant) -> Result<bool, AgentError> {
+        if self.backlog_end > self.backlog_start {
+            let sent = self
+                .port
+                .send_batch(&self.tx[self.backlog_start..self.backlog_end])?;
+            self.backlog_start += sent;
+            if self.backlog_start < self.backlog_end {
+                return Ok(false);
+            }
+        }
+        let now_ns = now.as_nanos();
+        let burst_ns = SPIN_BELOW.as_nanos() as u64;
+        let line_bps = self.rnic.config().line_rate_bps.max(1);
+        let mut n = 0;
+        while n < TX_BATCH && self.link_free_ns <= now_ns + burst_ns {
+            let buf = &mut self.tx[n];
+            match self.rnic.poll_transmit(now, buf.space_mut()) {
+                Some(t) if t.written_len == t.frame_len => {
+                    buf.set_len(t.frame_len);
+                    let wire_bytes = (t.frame_len + WIRE_OVERHEAD_BYTES) as u64;
+                    self.link_free_ns =
+                        self.link_free_ns.max(now_ns) + bits_time(wire_bytes, line_bps).as_nanos();
+                    n += 1;
+                }
+                Some(t) => {
+                    tracing::warn!(frame_len = t.frame_len, "frame larger than tx buffer");
+                }
+                None => break,
+            }
+        }
+        if n == 0 {
+            self.backlog_start = 0;
+            self.backlog_end = 0;
+            return Ok(false);
+        }
+        let sent = self.port.send_batch(&self.tx[..n])?;
+        if sent < n {
+            self.stats.tx_deferred += (n - sent) as u64;
+        }
+        self.backlog_start = sent;
+        self.backlog_end = n;
+        Ok(n == TX_BATCH)
+    }
+}
+
+#[cfg(test)]
+mod tests;
