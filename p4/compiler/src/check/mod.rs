@@ -1,1 +1,762 @@
-//! (in progress)
+//! The checker: AST → checked IR plus `ProgramInfo` (P4_16 spec §6.5 name
+//! resolution, §7 types, §8 expressions, §11 statements, §12 parsers, §13
+//! controls, §14 tables; v1model for the package and externs).
+//!
+//! Contract:
+//! - [`check`] reports every error it finds, each a [`Diagnostic`] with a
+//!   span and a stable `P4E1xxx` code ([`codes`]); it returns `Err` if any
+//!   was an error, so unchecked IR never reaches a back end. Warnings come
+//!   back alongside a successful result.
+//! - Declarations are processed in source order (declare before use).
+//!   Names resolve innermost scope first; `.name` resolves at top level.
+//! - Every IR expression has a concrete type: integer literals without a
+//!   width take the width of their context (`x + 1`, `x == 0x800`); a
+//!   literal that still has no context is an error where a width is needed.
+//! - Constants are folded ([`fold`]): `const` declarations, widths such as
+//!   `bit<(W+1)>`, stack and table sizes, keysets, entries, switch labels.
+//! - An internal invariant break becomes a `Bug` diagnostic, never a panic.
+//!
+//! Widths above 128 bits are rejected with a clear diagnostic: the target
+//! holds every field in a native integer.
+
+pub mod codes;
+mod expr;
+pub mod fold;
+mod blocks;
+mod program_info;
+mod stmt;
+
+use crate::diag::{Diagnostic, Span};
+use crate::front::ast;
+use crate::ir::{self, Handle, Ty};
+use std::collections::HashMap;
+
+
+/// What a name refers to.
+#[derive(Clone, Debug)]
+pub(crate) enum Sym {
+    /// A folded constant.
+    Const(ir::Expr),
+    /// An infinite-precision integer constant (`const int x = 5;`).
+    IntConst(i128),
+    /// A type.
+    Type(Ty),
+    /// A variable or parameter; `writable` is false for `in` parameters.
+    Var(ir::VarRef, Ty, bool),
+    /// A `packet_in` (false) / `packet_out` (true) parameter.
+    Packet(bool),
+    /// An action.
+    Action(Handle<ir::Action>),
+    /// A function.
+    Function(Handle<ir::Function>),
+    /// A table of the enclosing control.
+    Table(Handle<ir::Table>),
+    /// An extern object of the enclosing control.
+    Extern(u32),
+    /// A sub-control instance of the enclosing control.
+    SubControl(u32),
+    /// A control declaration.
+    Control(Handle<ir::Control>),
+    /// A parser declaration.
+    Parser(Handle<ir::Parser>),
+    /// A parser value set: (index in the program's value sets, element type).
+    ValueSet(u32, Ty),
+    /// A declared extern function or extern type, by name.
+    ExternDecl(String),
+    /// A parser/control/package type declaration.
+    BlockType,
+}
+
+/// Where statements are being checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BodyKind {
+    /// A parser state.
+    Parser,
+    /// A control's apply block.
+    Apply,
+    /// An action body.
+    Action,
+    /// A function body.
+    Function,
+}
+
+/// The body under construction.
+#[derive(Debug)]
+pub(crate) struct Body {
+    pub(crate) kind: BodyKind,
+    pub(crate) vars: Vec<ir::Var>,
+    pub(crate) ret: Ty,
+    /// Whether this is a deparser (packet_out available) / parser.
+    pub(crate) control: Option<Handle<ir::Control>>,
+}
+
+/// The checker's state.
+pub(crate) struct Checker {
+    pub(crate) prog: ir::Program,
+    pub(crate) diags: Vec<Diagnostic>,
+    pub(crate) scopes: Vec<HashMap<String, Sym>>,
+    pub(crate) body: Option<Body>,
+    pub(crate) match_kinds: Vec<String>,
+    /// Extra per-declaration facts for ProgramInfo.
+    pub(crate) facts: program_info::Facts,
+    /// Name of the control or parser being checked (P4Info prefix).
+    pub(crate) block_name: Option<String>,
+}
+
+/// Checks a parsed program. `name` is the program name (file stem).
+pub fn check(
+    prog: &ast::Program,
+    name: &str,
+) -> Result<(ir::Program, p4_target::info::ProgramInfo, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let mut c = Checker {
+        prog: ir::Program {
+            name: name.to_string(),
+            ..Default::default()
+        },
+        diags: Vec::new(),
+        scopes: vec![HashMap::new()],
+        body: None,
+        match_kinds: Vec::new(),
+        facts: Default::default(),
+        block_name: None,
+    };
+    for d in &prog.decls {
+        c.top_decl(d);
+    }
+    if c.prog.main.is_none() && !c.diags.iter().any(|d| d.is_error()) {
+        c.diags.push(
+            Diagnostic::error(codes::BAD_MAIN, "the program declares no `main` package instance")
+                .with_note("a v1model program ends with `V1Switch(MyParser(), ..., MyDeparser()) main;`"),
+        );
+    }
+    if c.diags.iter().any(|d| d.is_error()) {
+        return Err(c.diags);
+    }
+    let info = match program_info::build_program_info(&mut c) {
+        Ok(i) => i,
+        Err(d) => {
+            c.diags.extend(d);
+            return Err(c.diags);
+        }
+    };
+    if c.diags.iter().any(|d| d.is_error()) {
+        return Err(c.diags);
+    }
+    Ok((c.prog, info, c.diags))
+}
+
+impl Checker {
+    // ------------------------------------------------------------ reporting
+
+    pub(crate) fn error(&mut self, code: &str, span: Span, msg: impl Into<String>) {
+        let msg = msg.into();
+        self.diags
+            .push(Diagnostic::error(code, msg.clone()).with_primary(span, ""));
+    }
+
+    pub(crate) fn error_label(&mut self, code: &str, span: Span, msg: impl Into<String>, label: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::error(code, msg.into()).with_primary(span, label));
+    }
+
+    pub(crate) fn warn(&mut self, code: &str, span: Span, msg: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::warning(code, msg.into()).with_primary(span, ""));
+    }
+
+    pub(crate) fn unsupported(&mut self, span: Span, what: &str) {
+        self.error_label(
+            codes::UNSUPPORTED,
+            span,
+            format!("not supported yet: {what}"),
+            "used here",
+        );
+    }
+
+    pub(crate) fn bug(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::bug(msg.into()).with_primary(span, "while checking this"));
+    }
+
+    // --------------------------------------------------------------- scopes
+
+    pub(crate) fn push_scope(&mut self) {
+        self.scopes.push(HashMap::new());
+    }
+
+    pub(crate) fn pop_scope(&mut self) {
+        if self.scopes.len() > 1 {
+            self.scopes.pop();
+        }
+    }
+
+    pub(crate) fn declare(&mut self, id: &ast::Ident, sym: Sym) {
+        let scope = self.scopes.last_mut().expect("at least the top scope");
+        // Overloads of extern functions (log_msg, mark_to_drop) and
+        // re-declarations of the same extern are fine.
+        if let Some(old) = scope.get(&id.name) {
+            let same_extern = matches!((old, &sym), (Sym::ExternDecl(a), Sym::ExternDecl(b)) if a == b);
+            if !same_extern {
+                self.error_label(
+                    codes::DUPLICATE,
+                    id.span,
+                    format!("`{}` is declared twice in the same scope", id.name),
+                    "second declaration",
+                );
+                return;
+            }
+        }
+        scope.insert(id.name.clone(), sym);
+    }
+
+    pub(crate) fn lookup(&self, path: &ast::PathName) -> Option<&Sym> {
+        if path.top_level {
+            return self.scopes[0].get(&path.ident.name);
+        }
+        self.lookup_str(&path.ident.name)
+    }
+
+    pub(crate) fn lookup_str(&self, name: &str) -> Option<&Sym> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    // ---------------------------------------------------------------- types
+
+    /// Evaluates a width or size expression to a constant.
+    pub(crate) fn const_u32(&mut self, e: &ast::Expr, what: &str) -> Option<u32> {
+        let v = self.const_value(e)?;
+        if v < 0 || v > u32::MAX as i128 {
+            self.error(codes::OVERFLOW, e.span, format!("{what} {v} is out of range"));
+            return None;
+        }
+        Some(v as u32)
+    }
+
+    /// Evaluates a compile-time integer expression.
+    pub(crate) fn const_value(&mut self, e: &ast::Expr) -> Option<i128> {
+        let before = self.diags.len();
+        let te = self.expr_any(e)?;
+        match te {
+            expr::TE::Inf(v) => Some(v),
+            expr::TE::Typed(ex) => match (&ex.kind, &ex.ty) {
+                (ir::ExprKind::Int(v), Ty::Int(w)) => Some(p4_target::bits::sext(*v, *w)),
+                (ir::ExprKind::Int(v), _) => Some(*v as i128),
+                (ir::ExprKind::Bool(b), _) => Some(*b as i128),
+                _ => {
+                    if self.diags.len() == before {
+                        self.error_label(
+                            codes::NOT_CONSTANT,
+                            e.span,
+                            "a compile-time constant is required here",
+                            "not a constant",
+                        );
+                    }
+                    None
+                }
+            },
+        }
+    }
+
+    pub(crate) fn width(&mut self, e: &ast::Expr) -> Option<u32> {
+        let w = self.const_u32(e, "width")?;
+        if w == 0 || w > 128 {
+            self.error_label(
+                codes::BAD_WIDTH,
+                e.span,
+                format!("width {w} is not supported: widths must be 1..=128 bits"),
+                "this width",
+            );
+            return None;
+        }
+        Some(w)
+    }
+
+    /// Resolves a type. `None` after reporting an error.
+    pub(crate) fn ty(&mut self, t: &ast::Type) -> Option<Ty> {
+        use ast::TypeKind as K;
+        Some(match &t.kind {
+            K::Bool => Ty::Bool,
+            K::Error => Ty::Error,
+            K::String => Ty::Str,
+            K::Void => Ty::Void,
+            K::Bit(w) => Ty::Bit(self.width(w)?),
+            K::SignedInt(w) => Ty::Int(self.width(w)?),
+            K::Varbit(w) => Ty::Varbit(self.width(w)?),
+            K::Int => {
+                self.error(
+                    codes::UNSUPPORTED,
+                    t.span,
+                    "`int` (infinite precision) is only allowed for constants",
+                );
+                return None;
+            }
+            K::MatchKind => {
+                self.unsupported(t.span, "values of type match_kind");
+                return None;
+            }
+            K::Named { name, args } => match self.lookup(name).cloned() {
+                Some(Sym::Type(ty)) => {
+                    if !args.is_empty() {
+                        self.unsupported(t.span, "generic struct types");
+                        return None;
+                    }
+                    ty
+                }
+                Some(_) => {
+                    self.error_label(
+                        codes::WRONG_KIND,
+                        name.span,
+                        format!("`{}` is not a type", name.ident.name),
+                        "expected a type",
+                    );
+                    return None;
+                }
+                None => {
+                    self.error_label(
+                        codes::UNKNOWN_NAME,
+                        name.span,
+                        format!("unknown type `{}`", name.ident.name),
+                        "not declared",
+                    );
+                    return None;
+                }
+            },
+            K::Stack { elem, size } => {
+                let et = self.ty(elem)?;
+                let n = self.const_u32(size, "stack size")?;
+                match &et {
+                    Ty::Composite(c)
+                        if self.prog.composites[*c].kind != ir::CompositeKind::Struct => {}
+                    _ => {
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            elem.span,
+                            "header stack elements must be headers or header unions",
+                        );
+                        return None;
+                    }
+                }
+                if n == 0 {
+                    self.error(codes::BAD_WIDTH, size.span, "a header stack needs at least one element");
+                    return None;
+                }
+                Ty::Stack(Box::new(et), n)
+            }
+            K::Tuple(items) => {
+                let mut v = Vec::new();
+                for i in items {
+                    v.push(self.ty(i)?);
+                }
+                Ty::Tuple(v)
+            }
+            K::DontCare => {
+                self.unsupported(t.span, "`_` as a type");
+                return None;
+            }
+        })
+    }
+
+    pub(crate) fn ty_name(&self, t: &Ty) -> String {
+        match t {
+            Ty::Bool => "bool".into(),
+            Ty::Bit(w) => format!("bit<{w}>"),
+            Ty::Int(w) => format!("int<{w}>"),
+            Ty::Varbit(w) => format!("varbit<{w}>"),
+            Ty::Error => "error".into(),
+            Ty::Enum(e) | Ty::SerEnum(e) => self.prog.enums[*e].name.clone(),
+            Ty::Composite(c) => self.prog.composites[*c].name.clone(),
+            Ty::Stack(e, n) => format!("{}[{n}]", self.ty_name(e)),
+            Ty::Str => "string".into(),
+            Ty::Tuple(v) => format!(
+                "tuple<{}>",
+                v.iter().map(|t| self.ty_name(t)).collect::<Vec<_>>().join(", ")
+            ),
+            Ty::Void => "void".into(),
+        }
+    }
+
+    // ------------------------------------------------------ top-level decls
+
+    fn top_decl(&mut self, d: &ast::Decl) {
+        match d {
+            ast::Decl::Const(c) => self.const_decl(c),
+            ast::Decl::Typedef(t) => {
+                if let Some(ty) = self.ty(&t.ty) {
+                    self.declare(&t.name, Sym::Type(ty));
+                }
+            }
+            ast::Decl::Header(s) => self.struct_like(s, ir::CompositeKind::Header),
+            ast::Decl::HeaderUnion(s) => self.struct_like(s, ir::CompositeKind::Union),
+            ast::Decl::Struct(s) => self.struct_like(s, ir::CompositeKind::Struct),
+            ast::Decl::Enum(e) => self.enum_decl(e),
+            ast::Decl::Error(l) => {
+                for m in &l.members {
+                    if self.prog.errors.contains(&m.name) {
+                        self.error(codes::DUPLICATE, m.span, format!("error `{}` declared twice", m.name));
+                    } else {
+                        self.prog.errors.push(m.name.clone());
+                    }
+                }
+            }
+            ast::Decl::MatchKind(l) => {
+                for m in &l.members {
+                    self.match_kinds.push(m.name.clone());
+                }
+            }
+            ast::Decl::Extern(e) => {
+                let n = e.name.clone();
+                self.declare(&n, Sym::ExternDecl(e.name.name.clone()));
+            }
+            ast::Decl::ExternFunction(f) => {
+                let n = f.name.clone();
+                self.declare(&n, Sym::ExternDecl(f.name.name.clone()));
+            }
+            ast::Decl::ParserType(s) | ast::Decl::ControlType(s) | ast::Decl::Package(s) => {
+                self.declare(&s.name, Sym::BlockType);
+            }
+            ast::Decl::Parser(p) => self.parser_decl(p),
+            ast::Decl::Control(c) => self.control_decl(c),
+            ast::Decl::Action(a) => {
+                if let Some(h) = self.action_decl(a, None) {
+                    self.declare(&a.name, Sym::Action(h));
+                }
+            }
+            ast::Decl::Function(f) => self.function_decl(f),
+            ast::Decl::Instantiation(i) => self.main_decl(i),
+            ast::Decl::Var(v) => self.unsupported(v.span, "global variables"),
+            ast::Decl::ValueSet(v) => {
+                self.error(codes::NOT_ALLOWED_HERE, v.span, "value sets may only be declared in parsers")
+            }
+            ast::Decl::Table(t) => {
+                self.error(codes::NOT_ALLOWED_HERE, t.span, "tables may only be declared in controls")
+            }
+        }
+    }
+
+    pub(crate) fn const_decl(&mut self, c: &ast::ConstDecl) {
+        if matches!(c.ty.kind, ast::TypeKind::Int) {
+            if let Some(v) = self.const_value(&c.value) {
+                self.declare(&c.name, Sym::IntConst(v));
+            }
+            return;
+        }
+        let Some(ty) = self.ty(&c.ty) else { return };
+        let Some(e) = self.expr(&c.value, Some(&ty)) else { return };
+        let is_const = matches!(
+            e.kind,
+            ir::ExprKind::Int(_)
+                | ir::ExprKind::Bool(_)
+                | ir::ExprKind::ErrorCode(_)
+                | ir::ExprKind::EnumMember(..)
+        );
+        if !is_const {
+            self.error_label(
+                codes::NOT_CONSTANT,
+                c.value.span,
+                format!("the value of constant `{}` is not a compile-time constant", c.name.name),
+                "not constant",
+            );
+            return;
+        }
+        self.declare(&c.name, Sym::Const(e));
+    }
+
+    fn struct_like(&mut self, s: &ast::StructLikeDecl, kind: ir::CompositeKind) {
+        if !s.type_params.is_empty() {
+            self.unsupported(s.span, "generic structs and headers");
+            return;
+        }
+        let mut fields: Vec<ir::Field> = Vec::new();
+        for f in &s.fields {
+            let Some(ty) = self.ty(&f.ty) else { continue };
+            if fields.iter().any(|x| x.name == f.name.name) {
+                self.error(codes::DUPLICATE, f.name.span, format!("field `{}` declared twice", f.name.name));
+                continue;
+            }
+            match (kind, &ty) {
+                (ir::CompositeKind::Header, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_)) => {}
+                (ir::CompositeKind::Header, Ty::Varbit(_)) => {
+                    self.unsupported(f.span, "varbit header fields");
+                    continue;
+                }
+                (ir::CompositeKind::Header, _) => {
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        f.ty.span,
+                        format!("header fields must be bit strings, not {}", self.ty_name(&ty)),
+                    );
+                    continue;
+                }
+                (ir::CompositeKind::Union, Ty::Composite(h))
+                    if self.prog.composites[*h].kind == ir::CompositeKind::Header => {}
+                (ir::CompositeKind::Union, _) => {
+                    self.error(codes::TYPE_MISMATCH, f.ty.span, "header union members must be headers");
+                    continue;
+                }
+                (ir::CompositeKind::Struct, Ty::Varbit(_)) => {
+                    self.unsupported(f.span, "varbit struct fields");
+                    continue;
+                }
+                _ => {}
+            }
+            let mut field_lists = Vec::new();
+            for a in &f.annotations {
+                if a.name.name == "field_list" {
+                    if let ast::AnnotationBody::Unstructured { exprs: Some(es), .. } = &a.body {
+                        for e in es {
+                            if let ast::ExprKind::Int(i) = &e.kind {
+                                if i.value < 256 {
+                                    field_lists.push(i.value as u8);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            fields.push(ir::Field {
+                name: f.name.name.clone(),
+                ty,
+                field_lists,
+                span: f.span,
+            });
+        }
+        let controller_header = ast::find_annotation(&s.annotations, "controller_header")
+            .and_then(|a| a.string_arg().map(|s| s.to_string()));
+        let comp = ir::Composite {
+            name: s.name.name.clone(),
+            kind,
+            fields,
+            controller_header,
+        };
+        if kind == ir::CompositeKind::Header && comp.header_bits() % 8 != 0 {
+            self.error(
+                codes::BAD_WIDTH,
+                s.name.span,
+                format!(
+                    "header `{}` is {} bits long; headers must be a whole number of bytes",
+                    s.name.name,
+                    comp.header_bits()
+                ),
+            );
+        }
+        let h = self.prog.composites.append(comp, s.span);
+        self.declare(&s.name, Sym::Type(Ty::Composite(h)));
+    }
+
+    fn enum_decl(&mut self, e: &ast::EnumDecl) {
+        let repr = match &e.underlying {
+            Some(t) => match self.ty(t) {
+                Some(ty @ (Ty::Bit(_) | Ty::Int(_))) => Some(ty),
+                Some(_) => {
+                    self.error(codes::TYPE_MISMATCH, t.span, "a serializable enum needs a bit<W> or int<W> type");
+                    return;
+                }
+                None => return,
+            },
+            None => None,
+        };
+        let mut members = Vec::new();
+        for (i, m) in e.members.iter().enumerate() {
+            let v = match (&repr, &m.value) {
+                (Some(ty), Some(v)) => match self.expr(v, Some(ty)) {
+                    Some(ex) => match fold::const_int(&ex) {
+                        Some(c) => c,
+                        None => {
+                            self.error(codes::NOT_CONSTANT, v.span, "enum values must be constants");
+                            0
+                        }
+                    },
+                    None => 0,
+                },
+                (Some(_), None) => {
+                    self.error(codes::NOT_CONSTANT, m.span, "members of a serializable enum need a value");
+                    0
+                }
+                (None, _) => i as u128,
+            };
+            members.push((m.name.name.clone(), v));
+        }
+        let serial = repr.is_some();
+        let h = self.prog.enums.append(
+            ir::EnumDecl {
+                name: e.name.name.clone(),
+                repr,
+                members,
+            },
+            e.span,
+        );
+        let ty = if serial { Ty::SerEnum(h) } else { Ty::Enum(h) };
+        self.declare(&e.name, Sym::Type(ty));
+    }
+
+    fn main_decl(&mut self, i: &ast::Instantiation) {
+        let ast::TypeKind::Named { name, .. } = &i.ty.kind else {
+            self.unsupported(i.span, "this top-level instantiation");
+            return;
+        };
+        if name.ident.name != "V1Switch" {
+            match self.lookup(name) {
+                Some(Sym::ExternDecl(_)) => self.unsupported(i.span, "top-level extern instances"),
+                _ => self.error(
+                    codes::BAD_MAIN,
+                    name.span,
+                    format!("only the v1model package `V1Switch` is supported, not `{}`", name.ident.name),
+                ),
+            }
+            return;
+        }
+        if i.name.name != "main" {
+            self.warn(codes::IGNORED, i.name.span, "the package instance is usually called `main`");
+        }
+        if i.args.len() != 6 {
+            self.error_label(
+                codes::ARG_COUNT,
+                i.span,
+                format!("V1Switch takes 6 arguments, {} given", i.args.len()),
+                "wrong number of arguments",
+            );
+            return;
+        }
+        let mut parser = None;
+        let mut controls = Vec::new();
+        let mut names = Vec::new();
+        for (k, a) in i.args.iter().enumerate() {
+            let ast::ExprKind::Call { callee, args, .. } = &a.value.kind else {
+                self.error(codes::BAD_MAIN, a.span, "expected a parser or control instantiation like `MyIngress()`");
+                return;
+            };
+            let ast::ExprKind::Name(p) = &callee.kind else {
+                self.error(codes::BAD_MAIN, a.span, "expected a parser or control name");
+                return;
+            };
+            if !args.is_empty() {
+                self.unsupported(a.span, "constructor arguments of parsers and controls");
+                return;
+            }
+            names.push(p.ident.name.clone());
+            match (k, self.lookup(p).cloned()) {
+                (0, Some(Sym::Parser(h))) => parser = Some(h),
+                (1..=5, Some(Sym::Control(h))) => controls.push(h),
+                (0, _) => {
+                    self.error(codes::BAD_MAIN, a.span, "the first V1Switch argument must be a parser");
+                    return;
+                }
+                _ => {
+                    self.error(codes::BAD_MAIN, a.span, "V1Switch arguments 2 to 6 must be controls");
+                    return;
+                }
+            }
+        }
+        let Some(parser) = parser else { return };
+        // Parameter shapes: (packet_in, out H, inout M, inout sm) etc.
+        let p = &self.prog.parsers[parser];
+        if p.params.len() != 4 || p.params[0].ty.is_some() {
+            self.error(codes::BAD_MAIN, i.args[0].span, "the parser must have v1model's parameters (packet_in, out H, inout M, inout standard_metadata_t)");
+            return;
+        }
+        self.prog.headers_ty = p.params[1].ty.clone();
+        self.prog.meta_ty = p.params[2].ty.clone();
+        let expected = [2usize, 3, 3, 2, 2];
+        for (k, (c, n)) in controls.iter().zip(expected).enumerate() {
+            let ctl = &self.prog.controls[*c];
+            let bad = ctl.params.len() != n
+                || (k == 4 && ctl.params[0].ty.is_some())
+                || (k != 4 && ctl.params[0].ty != self.prog.headers_ty);
+            if bad {
+                self.error(
+                    codes::BAD_MAIN,
+                    i.args[k + 1].span,
+                    format!("control `{}` does not have the parameters V1Switch expects here", ctl.name),
+                );
+                return;
+            }
+        }
+        self.prog.main = Some(ir::Main {
+            parser,
+            verify: controls[0],
+            ingress: controls[1],
+            egress: controls[2],
+            compute: controls[3],
+            deparser: controls[4],
+            names: [
+                names[0].clone(),
+                names[1].clone(),
+                names[2].clone(),
+                names[3].clone(),
+                names[4].clone(),
+                names[5].clone(),
+            ],
+        });
+        // Instances: the five controls, then their sub-instances.
+        for c in controls {
+            let path = self.prog.controls[c].name.clone();
+            self.instantiate(c, path);
+        }
+    }
+
+    /// Creates the instance tree of control `c` at `path`.
+    fn instantiate(&mut self, c: Handle<ir::Control>, path: String) -> u32 {
+        let idx = self.prog.instances.len() as u32;
+        let n_tables = self.prog.controls[c].tables.len();
+        let n_externs = self.prog.controls[c].externs.len();
+        self.prog.instances.push(ir::ControlInstance {
+            path: path.clone(),
+            control: c,
+            table_index: vec![u32::MAX; n_tables],
+            extern_index: vec![u32::MAX; n_externs],
+            sub: Vec::new(),
+        });
+        let subs = self.prog.controls[c].instances.clone();
+        let mut sub_idx = Vec::new();
+        for (name, sc) in subs {
+            sub_idx.push(self.instantiate(sc, format!("{path}.{name}")));
+        }
+        self.prog.instances[idx as usize].sub = sub_idx;
+        idx
+    }
+
+    pub(crate) fn function_decl(&mut self, f: &ast::FunctionDecl) {
+        if !f.type_params.is_empty() {
+            self.unsupported(f.span, "generic functions");
+            return;
+        }
+        let Some(ret) = self.ty(&f.return_type) else { return };
+        self.push_scope();
+        let mut vars = Vec::new();
+        for (i, p) in f.params.iter().enumerate() {
+            let Some(ty) = self.ty(&p.ty) else { continue };
+            let dir = match p.direction {
+                ast::Direction::Out => ir::Direction::Out,
+                ast::Direction::InOut => ir::Direction::InOut,
+                _ => ir::Direction::In,
+            };
+            vars.push(ir::Var {
+                name: p.name.name.clone(),
+                ty: ty.clone(),
+                param: Some(dir),
+            });
+            self.declare(&p.name, Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In));
+        }
+        let n_params = vars.len() as u32;
+        let saved = self.body.replace(Body {
+            kind: BodyKind::Function,
+            vars,
+            ret: ret.clone(),
+            control: None,
+        });
+        let body = self.block(&f.body);
+        let b = std::mem::replace(&mut self.body, saved).expect("body set above");
+        self.pop_scope();
+        let h = self.prog.functions.append(
+            ir::Function {
+                name: f.name.name.clone(),
+                ret,
+                vars: b.vars,
+                n_params,
+                body,
+            },
+            f.span,
+        );
+        self.declare(&f.name, Sym::Function(h));
+    }
+}

@@ -1,0 +1,999 @@
+//! Parsers, controls, actions, tables and extern instances (P4_16 spec §12
+//! parsers and `select`, §13 controls, §14 tables, v1model externs).
+//!
+//! Contract: each declaration is turned into its IR form and registered in
+//! the enclosing scope; per-table facts that only P4Info needs (size,
+//! default action, entries, direct resources) go into
+//! [`super::program_info::Facts`]. Parser graphs are checked: `start` must
+//! exist, every transition names a declared state, `accept` or `reject`.
+
+use super::program_info::{EntryFacts, NameSpec, TableFacts};
+use super::{Body, BodyKind, Checker, Sym, codes, fold};
+use crate::diag::Span;
+use crate::front::ast;
+use crate::ir::{self, Handle, Ty};
+use p4_target::info::{ActionScope, CounterUnit, MatchKind};
+use p4_target::runtime::FieldMatch;
+
+/// `@name` handling: `@name(".x")` is absolute, `@name("x")` replaces the local name.
+pub(crate) fn name_spec(annotations: &[ast::Annotation], local: &str) -> NameSpec {
+    match ast::find_annotation(annotations, "name").and_then(|a| a.string_arg()) {
+        Some(n) if n.starts_with('.') => NameSpec {
+            absolute: true,
+            name: n[1..].to_string(),
+        },
+        Some(n) => NameSpec {
+            absolute: false,
+            name: n.to_string(),
+        },
+        None => NameSpec {
+            absolute: false,
+            name: local.to_string(),
+        },
+    }
+}
+
+/// Source text of a key expression as p4c names match fields.
+pub(crate) fn expr_text(e: &ast::Expr) -> String {
+    match &e.kind {
+        ast::ExprKind::Name(p) => format!("{}{}", if p.top_level { "." } else { "" }, p.ident.name),
+        ast::ExprKind::Member { base, member } => format!("{}.{}", expr_text(base), member.name),
+        ast::ExprKind::Index { base, index } => format!("{}[{}]", expr_text(base), expr_text(index)),
+        ast::ExprKind::Slice { base, hi, lo } => {
+            format!("{}[{}:{}]", expr_text(base), expr_text(hi), expr_text(lo))
+        }
+        ast::ExprKind::Int(i) => i.raw.clone(),
+        ast::ExprKind::Call { callee, args, .. } => {
+            let a: Vec<String> = args.iter().map(|a| expr_text(&a.value)).collect();
+            format!("{}({})", expr_text(callee), a.join(", "))
+        }
+        _ => "key".to_string(),
+    }
+}
+
+fn direction(d: ast::Direction) -> ir::Direction {
+    match d {
+        ast::Direction::Out => ir::Direction::Out,
+        ast::Direction::InOut => ir::Direction::InOut,
+        _ => ir::Direction::In,
+    }
+}
+
+impl Checker {
+    fn block_params(&mut self, params: &[ast::Param], packet_type: &str) -> Vec<ir::BlockParam> {
+        let mut out = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            if let ast::TypeKind::Named { name, .. } = &p.ty.kind {
+                if name.ident.name == "packet_in" || name.ident.name == "packet_out" {
+                    if name.ident.name != packet_type {
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            p.ty.span,
+                            format!("`{}` is not allowed here; expected `{packet_type}`", name.ident.name),
+                        );
+                    }
+                    out.push(ir::BlockParam {
+                        name: p.name.name.clone(),
+                        ty: None,
+                        dir: ir::Direction::In,
+                    });
+                    self.declare(&p.name, Sym::Packet(name.ident.name == "packet_out"));
+                    continue;
+                }
+            }
+            let ty = self.ty(&p.ty);
+            let dir = direction(p.direction);
+            if let Some(ty) = &ty {
+                self.declare(
+                    &p.name,
+                    Sym::Var(ir::VarRef::BlockParam(i as u32), ty.clone(), dir != ir::Direction::In),
+                );
+            }
+            out.push(ir::BlockParam {
+                name: p.name.name.clone(),
+                ty: Some(ty.unwrap_or(Ty::Void)),
+                dir,
+            });
+        }
+        out
+    }
+
+    // --------------------------------------------------------------- parser
+
+    pub(crate) fn parser_decl(&mut self, p: &ast::ParserDecl) {
+        if !p.signature.type_params.is_empty() || !p.ctor_params.is_empty() {
+            self.unsupported(p.span, "generic parsers or parser constructor parameters");
+            return;
+        }
+        self.push_scope();
+        self.block_name = Some(p.signature.name.name.clone());
+        let params = self.block_params(&p.signature.params, "packet_in");
+        self.body = Some(Body {
+            kind: BodyKind::Parser,
+            vars: Vec::new(),
+            ret: Ty::Void,
+            control: None,
+        });
+        let mut local_inits = Vec::new();
+        for d in &p.locals {
+            match d {
+                ast::Decl::Const(c) => self.const_decl(c),
+                ast::Decl::Var(v) => {
+                    let Some(ty) = self.ty(&v.ty) else { continue };
+                    let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                    if let Some(i) = self.new_local(&v.name, ty) {
+                        if let Some(init) = init {
+                            local_inits.push((i, init));
+                        }
+                    }
+                }
+                ast::Decl::ValueSet(vs) => {
+                    let Some(ty) = self.ty(&vs.elem_type) else { continue };
+                    let Some(w) = (match &ty {
+                        Ty::Bit(w) => Some(*w),
+                        _ => None,
+                    }) else {
+                        self.unsupported(vs.elem_type.span, "value sets of non-bit types");
+                        continue;
+                    };
+                    let Some(size) = self.const_u32(&vs.size, "value set size") else { continue };
+                    let spec = name_spec(&vs.annotations, &vs.name.name);
+                    let full = if spec.absolute {
+                        spec.name
+                    } else {
+                        format!("{}.{}", p.signature.name.name, spec.name)
+                    };
+                    let idx = self.facts.value_sets.len() as u32;
+                    self.facts.value_sets.push((full, w, size));
+                    self.prog.value_set_index.push(idx);
+                    self.declare(&vs.name, Sym::ValueSet(idx, ty));
+                }
+                ast::Decl::Instantiation(i) => self.unsupported(i.span, "extern instances in parsers"),
+                other => self.error(
+                    codes::NOT_ALLOWED_HERE,
+                    other.span(),
+                    "this declaration is not allowed in a parser",
+                ),
+            }
+        }
+        // State names first: transitions may go forward.
+        let mut order: Vec<&ast::ParserState> = Vec::new();
+        match p.states.iter().find(|s| s.name.name == "start") {
+            Some(s) => order.push(s),
+            None => {
+                self.error_label(
+                    codes::BAD_STATE,
+                    p.signature.name.span,
+                    format!("parser `{}` has no `start` state", p.signature.name.name),
+                    "declared here",
+                );
+            }
+        }
+        for s in &p.states {
+            if s.name.name != "start" {
+                if s.name.name == "accept" || s.name.name == "reject" {
+                    self.error(codes::BAD_STATE, s.name.span, format!("`{}` is a built-in state and cannot be declared", s.name.name));
+                    continue;
+                }
+                if order.iter().any(|o| o.name.name == s.name.name) {
+                    self.error(codes::DUPLICATE, s.name.span, format!("state `{}` is declared twice", s.name.name));
+                    continue;
+                }
+                order.push(s);
+            }
+        }
+        let names: Vec<String> = order.iter().map(|s| s.name.name.clone()).collect();
+        let target = |c: &mut Checker, id: &ast::Ident| -> Option<ir::Target> {
+            match id.name.as_str() {
+                "accept" => Some(ir::Target::Accept),
+                "reject" => Some(ir::Target::Reject),
+                n => match names.iter().position(|x| x == n) {
+                    Some(i) => Some(ir::Target::State(i as u32)),
+                    None => {
+                        c.error_label(
+                            codes::BAD_STATE,
+                            id.span,
+                            format!("unknown parser state `{n}`"),
+                            "no such state",
+                        );
+                        None
+                    }
+                },
+            }
+        };
+        let mut states = Vec::new();
+        for s in &order {
+            self.push_scope();
+            let body = self.stmts(&s.stmts);
+            let transition = match &s.transition {
+                None => ir::Transition::Goto(ir::Target::Reject),
+                Some(ast::Transition::Direct { target: t, .. }) => {
+                    ir::Transition::Goto(target(self, t).unwrap_or(ir::Target::Reject))
+                }
+                Some(ast::Transition::Select { exprs, cases, .. }) => {
+                    let mut keys = Vec::new();
+                    for e in exprs {
+                        if let Some(x) = self.expr(e, None) {
+                            if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::Error | Ty::Enum(_) | Ty::SerEnum(_)) {
+                                self.error(codes::TYPE_MISMATCH, e.span, format!("cannot select on {}", self.ty_name(&x.ty)));
+                            }
+                            keys.push(x);
+                        }
+                    }
+                    let mut ir_cases = Vec::new();
+                    for c in cases {
+                        let t = target(self, &c.next);
+                        let ks = self.select_keyset(&c.keyset, &keys);
+                        if let (Some(t), Some(ks)) = (t, ks) {
+                            ir_cases.push(ir::SelectCase { keys: ks, target: t });
+                        }
+                    }
+                    ir::Transition::Select(keys, ir_cases)
+                }
+            };
+            self.pop_scope();
+            states.push(ir::State {
+                name: s.name.name.clone(),
+                body,
+                transition,
+            });
+        }
+        let body = self.body.take().expect("parser body");
+        self.pop_scope();
+        self.block_name = None;
+        let h = self.prog.parsers.append(
+            ir::Parser {
+                name: p.signature.name.name.clone(),
+                params,
+                locals: body.vars,
+                local_inits,
+                states,
+                value_sets: Vec::new(),
+            },
+            p.span,
+        );
+        self.declare(&p.signature.name, Sym::Parser(h));
+    }
+
+    fn keyset_value(&mut self, e: &ast::Expr, ty: &Ty) -> Option<u128> {
+        let x = self.expr(e, Some(ty))?;
+        match &x.kind {
+            ir::ExprKind::EnumMember(_, i) => Some(*i as u128),
+            _ => match fold::const_int(&x) {
+                Some(v) => Some(v),
+                None => {
+                    self.error_label(codes::NOT_CONSTANT, e.span, "keyset values must be constants", "not constant");
+                    None
+                }
+            },
+        }
+    }
+
+    fn select_keyset(&mut self, ks: &ast::Keyset, keys: &[ir::Expr]) -> Option<Vec<ir::KeySet>> {
+        if ks.elems.len() == 1 && matches!(ks.elems[0], ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)) {
+            return Some(vec![ir::KeySet::Any; keys.len()]);
+        }
+        if ks.elems.len() != keys.len() {
+            self.error_label(
+                codes::BAD_SELECT,
+                ks.span,
+                format!("this case has {} values but the select has {} keys", ks.elems.len(), keys.len()),
+                "wrong number of values",
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        for (el, k) in ks.elems.iter().zip(keys) {
+            let ty = &k.ty;
+            out.push(match el {
+                ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_) => ir::KeySet::Any,
+                ast::KeysetElem::Expr(e) => {
+                    if let ast::ExprKind::Name(p) = &e.kind {
+                        if let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned() {
+                            if &vty != ty {
+                                self.error(codes::TYPE_MISMATCH, e.span, format!("value set of {} used for a key of {}", self.ty_name(&vty), self.ty_name(ty)));
+                                return None;
+                            }
+                            out.push(ir::KeySet::ValueSet(i));
+                            continue;
+                        }
+                    }
+                    ir::KeySet::Value(self.keyset_value(e, ty)?)
+                }
+                ast::KeysetElem::Mask { value, mask, .. } => {
+                    let v = self.keyset_value(value, ty)?;
+                    let m = self.keyset_value(mask, ty)?;
+                    ir::KeySet::Mask(v, m)
+                }
+                ast::KeysetElem::Range { lo, hi, .. } => {
+                    let l = self.keyset_value(lo, ty)?;
+                    let h = self.keyset_value(hi, ty)?;
+                    if ty.is_signed(&self.prog) {
+                        self.unsupported(el_span(el), "ranges over signed keys");
+                        return None;
+                    }
+                    ir::KeySet::Range(l, h)
+                }
+            });
+        }
+        Some(out)
+    }
+
+    // -------------------------------------------------------------- control
+
+    pub(crate) fn control_decl(&mut self, c: &ast::ControlDecl) {
+        if !c.signature.type_params.is_empty() || !c.ctor_params.is_empty() {
+            self.unsupported(c.span, "generic controls or control constructor parameters");
+            return;
+        }
+        let h = self.prog.controls.append(
+            ir::Control {
+                name: c.signature.name.name.clone(),
+                params: Vec::new(),
+                locals: Vec::new(),
+                local_inits: Vec::new(),
+                externs: Vec::new(),
+                instances: Vec::new(),
+                tables: Vec::new(),
+                actions: Vec::new(),
+                apply: Vec::new(),
+                apply_vars: Vec::new(),
+            },
+            c.span,
+        );
+        self.push_scope();
+        self.block_name = Some(c.signature.name.name.clone());
+        let params = self.block_params(&c.signature.params, "packet_out");
+        self.prog.controls[h].params = params;
+        self.body = Some(Body {
+            kind: BodyKind::Apply,
+            vars: Vec::new(),
+            ret: Ty::Void,
+            control: Some(h),
+        });
+        for d in &c.locals {
+            match d {
+                ast::Decl::Const(k) => self.const_decl(k),
+                ast::Decl::Var(v) => {
+                    let Some(ty) = self.ty(&v.ty) else { continue };
+                    let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                    let ctl = &mut self.prog.controls[h];
+                    let i = ctl.locals.len() as u32;
+                    ctl.locals.push(ir::Var {
+                        name: v.name.name.clone(),
+                        ty: ty.clone(),
+                        param: None,
+                    });
+                    if let Some(init) = init {
+                        ctl.local_inits.push((i, init));
+                    }
+                    self.declare(&v.name, Sym::Var(ir::VarRef::BlockLocal(i), ty, true));
+                }
+                ast::Decl::Action(a) => {
+                    if let Some(ah) = self.action_decl(a, Some(h)) {
+                        self.prog.controls[h].actions.push(ah);
+                        self.declare(&a.name, Sym::Action(ah));
+                    }
+                }
+                ast::Decl::Table(t) => self.table_decl(t, h),
+                ast::Decl::Instantiation(i) => self.control_instantiation(i, h),
+                ast::Decl::Function(f) => {
+                    let saved = self.body.take();
+                    self.function_decl(f);
+                    self.body = saved;
+                }
+                other => self.error(
+                    codes::NOT_ALLOWED_HERE,
+                    other.span(),
+                    "this declaration is not allowed in a control",
+                ),
+            }
+        }
+        // The apply block gets fresh locals.
+        if let Some(b) = self.body.as_mut() {
+            b.vars.clear();
+        }
+        let apply = self.block(&c.apply);
+        let body = self.body.take().expect("control body");
+        self.prog.controls[h].apply = apply;
+        self.prog.controls[h].apply_vars = body.vars;
+        self.pop_scope();
+        self.block_name = None;
+        self.declare(&c.signature.name, Sym::Control(h));
+    }
+
+    fn control_instantiation(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
+        let ast::TypeKind::Named { name, args: targs } = &i.ty.kind else {
+            self.unsupported(i.span, "this instantiation");
+            return;
+        };
+        let args: Vec<&ast::Expr> = i.args.iter().map(|a| &a.value).collect();
+        let sym = self.lookup(name).cloned();
+        if let Some(Sym::Control(sub)) = sym {
+            if !args.is_empty() {
+                self.unsupported(i.span, "control constructor arguments");
+                return;
+            }
+            let ctl = &mut self.prog.controls[h];
+            let idx = ctl.instances.len() as u32;
+            ctl.instances.push((i.name.name.clone(), sub));
+            self.declare(&i.name, Sym::SubControl(idx));
+            return;
+        }
+        let kind_name = name.ident.name.as_str();
+        let unit = |c: &mut Checker, e: &ast::Expr| -> Option<CounterUnit> {
+            let x = c.expr(e, None)?;
+            let ir::ExprKind::EnumMember(eh, m) = x.kind else {
+                c.error(codes::TYPE_MISMATCH, e.span, "expected a CounterType or MeterType member");
+                return None;
+            };
+            Some(match c.prog.enums[eh].members[m as usize].0.as_str() {
+                "packets" => CounterUnit::Packets,
+                "bytes" => CounterUnit::Bytes,
+                _ => CounterUnit::Both,
+            })
+        };
+        let want = |c: &mut Checker, n: usize| -> bool {
+            if args.len() != n {
+                c.error_label(
+                    codes::ARG_COUNT,
+                    i.span,
+                    format!("`{kind_name}` takes {n} constructor argument{}, {} given", if n == 1 { "" } else { "s" }, args.len()),
+                    "wrong number of arguments",
+                );
+                return false;
+            }
+            true
+        };
+        let kind = match kind_name {
+            "register" => {
+                if !want(self, 1) {
+                    return;
+                }
+                let Some(t) = targs.first() else {
+                    self.error(codes::ARG_COUNT, i.ty.span, "register needs a cell type: `register<bit<32>>`");
+                    return;
+                };
+                let Some(ty) = self.ty(t) else { return };
+                let Ty::Bit(width) = ty else {
+                    self.unsupported(t.span, "registers of non-bit types");
+                    return;
+                };
+                let Some(size) = self.const_u32(args[0], "register size") else { return };
+                ir::ExternKind::Register { width, size }
+            }
+            "counter" => {
+                if !want(self, 2) {
+                    return;
+                }
+                let Some(size) = self.const_u32(args[0], "counter size") else { return };
+                let Some(u) = unit(self, args[1]) else { return };
+                ir::ExternKind::Counter { size, unit: u }
+            }
+            "direct_counter" => {
+                if !want(self, 1) {
+                    return;
+                }
+                let Some(u) = unit(self, args[0]) else { return };
+                ir::ExternKind::DirectCounter(u)
+            }
+            "meter" => {
+                if !want(self, 2) {
+                    return;
+                }
+                let Some(size) = self.const_u32(args[0], "meter size") else { return };
+                let Some(u) = unit(self, args[1]) else { return };
+                ir::ExternKind::Meter { size, unit: u }
+            }
+            "direct_meter" => {
+                if !want(self, 1) {
+                    return;
+                }
+                let Some(u) = unit(self, args[0]) else { return };
+                ir::ExternKind::DirectMeter(u)
+            }
+            "action_profile" => {
+                if !want(self, 1) {
+                    return;
+                }
+                let Some(size) = self.const_u32(args[0], "action profile size") else { return };
+                ir::ExternKind::ActionProfile(size)
+            }
+            "action_selector" => {
+                if !want(self, 3) {
+                    return;
+                }
+                let algo = {
+                    let Some(x) = self.expr(args[0], None) else { return };
+                    let ir::ExprKind::EnumMember(eh, m) = x.kind else {
+                        self.error(codes::TYPE_MISMATCH, args[0].span, "expected a HashAlgorithm member");
+                        return;
+                    };
+                    match self.prog.enums[eh].members[m as usize].0.as_str() {
+                        "crc32" => p4_target::info::HashAlgorithm::Crc32,
+                        "crc32_custom" => p4_target::info::HashAlgorithm::Crc32Custom,
+                        "crc16" => p4_target::info::HashAlgorithm::Crc16,
+                        "crc16_custom" => p4_target::info::HashAlgorithm::Crc16Custom,
+                        "random" => p4_target::info::HashAlgorithm::Random,
+                        "identity" => p4_target::info::HashAlgorithm::Identity,
+                        "csum16" => p4_target::info::HashAlgorithm::Csum16,
+                        _ => p4_target::info::HashAlgorithm::Xor16,
+                    }
+                };
+                let Some(size) = self.const_u32(args[1], "selector size") else { return };
+                let Some(w) = self.const_u32(args[2], "selector output width") else { return };
+                ir::ExternKind::ActionSelector(algo, size, w)
+            }
+            _ => {
+                match sym {
+                    Some(Sym::ExternDecl(_)) => self.unsupported(i.span, &format!("the extern `{kind_name}`")),
+                    Some(_) => self.error(codes::WRONG_KIND, name.span, format!("`{kind_name}` cannot be instantiated")),
+                    None => self.error_label(
+                        codes::UNKNOWN_NAME,
+                        name.span,
+                        format!("cannot find `{kind_name}` in this scope"),
+                        "not declared",
+                    ),
+                }
+                return;
+            }
+        };
+        let ctl = &mut self.prog.controls[h];
+        let idx = ctl.externs.len() as u32;
+        ctl.externs.push(ir::ExternInst {
+            name: i.name.name.clone(),
+            kind,
+            span: i.span,
+        });
+        self.facts
+            .extern_names
+            .insert((h.index(), idx), name_spec(&i.annotations, &i.name.name));
+        self.declare(&i.name, Sym::Extern(idx));
+    }
+
+    // --------------------------------------------------------------- action
+
+    /// Checks an action; `control` is the enclosing control.
+    pub(crate) fn action_decl(&mut self, a: &ast::ActionDecl, control: Option<Handle<ir::Control>>) -> Option<Handle<ir::Action>> {
+        self.push_scope();
+        let mut vars = Vec::new();
+        let mut n_directional = 0;
+        let mut seen_data = false;
+        for (i, p) in a.params.iter().enumerate() {
+            let Some(ty) = self.ty(&p.ty) else { continue };
+            let directional = p.direction != ast::Direction::None;
+            if directional {
+                if seen_data {
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        p.span,
+                        "directional action parameters must come before action data parameters",
+                    );
+                }
+                n_directional += 1;
+            } else {
+                seen_data = true;
+                if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_)) {
+                    self.error(codes::TYPE_MISMATCH, p.ty.span, "action data parameters must be bit strings or bool");
+                }
+            }
+            let dir = direction(p.direction);
+            vars.push(ir::Var {
+                name: p.name.name.clone(),
+                ty: ty.clone(),
+                param: Some(dir),
+            });
+            self.declare(&p.name, Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In));
+        }
+        let n_params = vars.len() as u32;
+        let saved = self.body.replace(Body {
+            kind: BodyKind::Action,
+            vars,
+            ret: Ty::Void,
+            control,
+        });
+        let body = self.block(&a.body);
+        let b = std::mem::replace(&mut self.body, saved)?;
+        self.pop_scope();
+        let spec = name_spec(&a.annotations, &a.name.name);
+        let p4_name = match (&self.block_name, spec.absolute) {
+            (Some(bn), false) => format!("{bn}.{}", spec.name),
+            _ => spec.name,
+        };
+        let h = self.prog.actions.append(
+            ir::Action {
+                name: a.name.name.clone(),
+                p4_name,
+                control,
+                vars: b.vars,
+                n_params,
+                n_directional,
+                body,
+                span: a.span,
+            },
+            a.span,
+        );
+        Some(h)
+    }
+
+    // ---------------------------------------------------------------- table
+
+    fn table_decl(&mut self, t: &ast::TableDecl, ctl: Handle<ir::Control>) {
+        let mut keys = Vec::new();
+        let mut actions: Vec<Handle<ir::Action>> = Vec::new();
+        let mut scopes = Vec::new();
+        let mut facts = TableFacts {
+            name: name_spec(&t.annotations, &t.name.name),
+            size: 1024,
+            ..Default::default()
+        };
+        let mut default_prop = None;
+        let mut entries_prop = None;
+        let mut implementation = None;
+        for p in &t.properties {
+            match &p.kind {
+                ast::TablePropertyKind::Key(ks) => {
+                    for k in ks {
+                        let Some(x) = self.expr(&k.expr, None) else { continue };
+                        if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) | Ty::Error | Ty::Enum(_)) {
+                            self.error(codes::TYPE_MISMATCH, k.expr.span, format!("a key cannot be {}", self.ty_name(&x.ty)));
+                            continue;
+                        }
+                        let mk = k.match_kind.name.as_str();
+                        if !self.match_kinds.iter().any(|m| m == mk) {
+                            self.error_label(
+                                codes::BAD_MATCH_KIND,
+                                k.match_kind.span,
+                                format!("unknown match kind `{mk}`"),
+                                "expected exact, ternary, lpm, range, optional or selector",
+                            );
+                            continue;
+                        }
+                        let kind = match mk {
+                            "exact" => ir::KeyKind::Match(MatchKind::Exact),
+                            "lpm" => ir::KeyKind::Match(MatchKind::Lpm),
+                            "ternary" => ir::KeyKind::Match(MatchKind::Ternary),
+                            "range" => ir::KeyKind::Match(MatchKind::Range),
+                            "optional" => ir::KeyKind::Match(MatchKind::Optional),
+                            "selector" => ir::KeyKind::Selector,
+                            other => {
+                                self.error(codes::BAD_MATCH_KIND, k.match_kind.span, format!("match kind `{other}` is not supported by v1model"));
+                                continue;
+                            }
+                        };
+                        let name = match ast::find_annotation(&k.annotations, "name").and_then(|a| a.string_arg()) {
+                            Some(n) => n.to_string(),
+                            None => expr_text(&k.expr),
+                        };
+                        keys.push(ir::Key { expr: x, kind, name });
+                    }
+                    let lpm = keys.iter().filter(|k| k.kind == ir::KeyKind::Match(MatchKind::Lpm)).count();
+                    if lpm > 1 {
+                        self.error(codes::BAD_MATCH_KIND, p.span, "a table may have at most one lpm key");
+                    }
+                }
+                ast::TablePropertyKind::Actions(refs) => {
+                    for r in refs {
+                        match self.lookup(&r.name).cloned() {
+                            Some(Sym::Action(a)) => {
+                                if r.args.as_ref().is_some_and(|v| !v.is_empty()) {
+                                    self.unsupported(r.span, "actions with bound arguments in a table's action list");
+                                    continue;
+                                }
+                                if actions.contains(&a) {
+                                    self.error(codes::DUPLICATE, r.span, "this action is listed twice");
+                                    continue;
+                                }
+                                let scope = if ast::find_annotation(&r.annotations, "defaultonly").is_some() {
+                                    ActionScope::DefaultOnly
+                                } else if ast::find_annotation(&r.annotations, "tableonly").is_some() {
+                                    ActionScope::TableOnly
+                                } else {
+                                    ActionScope::TableAndDefault
+                                };
+                                actions.push(a);
+                                scopes.push(scope);
+                            }
+                            Some(_) => self.error(codes::BAD_ACTION_REF, r.name.span, format!("`{}` is not an action", r.name.ident.name)),
+                            None => self.error_label(
+                                codes::UNKNOWN_NAME,
+                                r.name.span,
+                                format!("cannot find action `{}`", r.name.ident.name),
+                                "not declared",
+                            ),
+                        }
+                    }
+                }
+                ast::TablePropertyKind::DefaultAction(e) => {
+                    default_prop = Some((e, p.is_const));
+                }
+                ast::TablePropertyKind::Size(e) => {
+                    if let Some(s) = self.const_u32(e, "table size") {
+                        facts.size = s;
+                    }
+                }
+                ast::TablePropertyKind::Entries(es) => entries_prop = Some((es, p.is_const)),
+                ast::TablePropertyKind::Implementation(e) | ast::TablePropertyKind::Counters(e) | ast::TablePropertyKind::Meters(e) => {
+                    let which = match &p.kind {
+                        ast::TablePropertyKind::Implementation(_) => 0,
+                        ast::TablePropertyKind::Counters(_) => 1,
+                        _ => 2,
+                    };
+                    let idx = match &e.kind {
+                        ast::ExprKind::Name(pn) => match self.lookup(pn).cloned() {
+                            Some(Sym::Extern(i)) => Some(i),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let Some(idx) = idx else {
+                        self.error(codes::BAD_TABLE_PROPERTY, e.span, "expected the name of an extern instance declared in this control");
+                        continue;
+                    };
+                    let kind = self.prog.controls[ctl].externs[idx as usize].kind.clone();
+                    match (which, kind) {
+                        (0, ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..)) => implementation = Some(idx),
+                        (1, ir::ExternKind::DirectCounter(_)) => facts.direct_counter = Some(idx),
+                        (2, ir::ExternKind::DirectMeter(_)) => facts.direct_meter = Some(idx),
+                        _ => self.error(
+                            codes::BAD_TABLE_PROPERTY,
+                            e.span,
+                            match which {
+                                0 => "`implementation` needs an action_profile or action_selector",
+                                1 => "`counters` needs a direct_counter",
+                                _ => "`meters` needs a direct_meter",
+                            },
+                        ),
+                    }
+                }
+                ast::TablePropertyKind::SupportTimeout(e) => {
+                    if let Some(x) = self.expr(e, Some(&Ty::Bool)) {
+                        facts.idle_timeout = matches!(x.kind, ir::ExprKind::Bool(true));
+                    }
+                }
+                ast::TablePropertyKind::Custom { name, .. } => {
+                    self.warn(codes::IGNORED, name.span, format!("table property `{}` is ignored", name.name));
+                }
+            }
+        }
+        let has_selector = keys.iter().any(|k| k.kind == ir::KeyKind::Selector);
+        if has_selector {
+            let is_sel = implementation.map(|i| {
+                matches!(self.prog.controls[ctl].externs[i as usize].kind, ir::ExternKind::ActionSelector(..))
+            });
+            if is_sel != Some(true) {
+                self.error(codes::BAD_MATCH_KIND, t.span, "`selector` keys need `implementation = <an action_selector>`");
+            }
+        }
+        // Default action.
+        match default_prop {
+            Some((e, is_const)) => {
+                let (name, args) = match &e.kind {
+                    ast::ExprKind::Name(p) => (Some(p), Vec::new()),
+                    ast::ExprKind::Call { callee, args, .. } => match &callee.kind {
+                        ast::ExprKind::Name(p) => (Some(p), args.iter().map(|a| &a.value).collect()),
+                        _ => (None, Vec::new()),
+                    },
+                    _ => (None, Vec::new()),
+                };
+                let Some(name) = name else {
+                    self.error(codes::BAD_DEFAULT_ACTION, e.span, "expected an action call");
+                    return;
+                };
+                match self.lookup(name).cloned() {
+                    Some(Sym::Action(a)) => {
+                        match actions.iter().position(|x| *x == a) {
+                            Some(i) if scopes[i] == ActionScope::TableOnly => self.error(
+                                codes::BAD_DEFAULT_ACTION,
+                                e.span,
+                                format!("`{}` is @tableonly and cannot be the default action", name.ident.name),
+                            ),
+                            Some(_) => {}
+                            None => self.error_label(
+                                codes::BAD_DEFAULT_ACTION,
+                                e.span,
+                                format!("default action `{}` is not in the table's actions", name.ident.name),
+                                "not listed in `actions`",
+                            ),
+                        }
+                        if let Some(params) = self.const_action_args(a, &args, e.span) {
+                            facts.default = Some((a, params));
+                            facts.default_is_const = is_const;
+                        }
+                    }
+                    _ => self.error_label(
+                        codes::BAD_DEFAULT_ACTION,
+                        name.span,
+                        format!("`{}` is not an action", name.ident.name),
+                        "not an action",
+                    ),
+                }
+            }
+            None => {
+                // p4c: the default is NoAction, added as @defaultonly if not listed.
+                if let Some(Sym::Action(na)) = self.scopes[0].get("NoAction").cloned() {
+                    if !actions.contains(&na) {
+                        actions.push(na);
+                        scopes.push(ActionScope::DefaultOnly);
+                    }
+                    facts.default = Some((na, Vec::new()));
+                }
+            }
+        }
+        // Entries.
+        if let Some((es, is_const)) = entries_prop {
+            facts.is_const = is_const;
+            let match_keys: Vec<(ir::KeyKind, Ty)> = keys
+                .iter()
+                .filter(|k| k.kind != ir::KeyKind::Selector)
+                .map(|k| (k.kind, k.expr.ty.clone()))
+                .collect();
+            let needs_priority = match_keys.iter().any(|(k, _)| {
+                matches!(k, ir::KeyKind::Match(MatchKind::Ternary | MatchKind::Range | MatchKind::Optional))
+            });
+            let n = es.len() as i32;
+            for (i, en) in es.iter().enumerate() {
+                if let Some(ef) = self.entry(en, &match_keys, &actions, needs_priority, n - i as i32) {
+                    facts.entries.push(ef);
+                }
+            }
+        }
+        facts.scopes = scopes;
+        let th = self.prog.tables.append(
+            ir::Table {
+                name: t.name.name.clone(),
+                control: ctl,
+                keys,
+                actions,
+                implementation,
+                span: t.span,
+            },
+            t.span,
+        );
+        self.facts.tables.insert(th.index(), facts);
+        self.prog.controls[ctl].tables.push(th);
+        self.declare(&t.name, Sym::Table(th));
+    }
+
+    /// Constant arguments for an action's data parameters.
+    fn const_action_args(&mut self, a: Handle<ir::Action>, args: &[&ast::Expr], span: Span) -> Option<Vec<u128>> {
+        let act = self.prog.actions[a].clone();
+        let data = act.data_params().to_vec();
+        if act.n_directional > 0 {
+            self.unsupported(span, "table actions with directional parameters");
+            return None;
+        }
+        if data.len() != args.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!("action `{}` takes {} argument{}, {} given", act.name, data.len(), if data.len() == 1 { "" } else { "s" }, args.len()),
+                "wrong number of arguments",
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        for (p, e) in data.iter().zip(args) {
+            let x = self.expr(e, Some(&p.ty))?;
+            match fold::const_int(&x) {
+                Some(v) => out.push(v),
+                None => {
+                    self.error(codes::NOT_CONSTANT, e.span, "action arguments here must be constants");
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    fn entry(
+        &mut self,
+        en: &ast::TableEntry,
+        keys: &[(ir::KeyKind, Ty)],
+        actions: &[Handle<ir::Action>],
+        needs_priority: bool,
+        implicit_priority: i32,
+    ) -> Option<EntryFacts> {
+        let elems = &en.keyset.elems;
+        let all_default = elems.len() == 1 && matches!(elems[0], ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_));
+        if !all_default && elems.len() != keys.len() {
+            self.error_label(
+                codes::BAD_ENTRY,
+                en.keyset.span,
+                format!("this entry has {} key values but the table has {} keys", elems.len(), keys.len()),
+                "wrong number of values",
+            );
+            return None;
+        }
+        let mut matches = Vec::new();
+        for (k, (kind, ty)) in keys.iter().enumerate() {
+            let el = if all_default { &elems[0] } else { &elems[k] };
+            let w = ty.scalar_width(&self.prog).unwrap_or(32);
+            let full = p4_target::bits::mask(w);
+            let m = match (kind, el) {
+                (_, ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)) => {
+                    if *kind == ir::KeyKind::Match(MatchKind::Exact) {
+                        self.error(codes::BAD_ENTRY, el_span(el), "an exact key needs a value");
+                        return None;
+                    }
+                    None
+                }
+                (ir::KeyKind::Match(mk), ast::KeysetElem::Expr(e)) => {
+                    let v = self.keyset_value(e, ty)?;
+                    Some(match mk {
+                        MatchKind::Exact => FieldMatch::Exact(v),
+                        MatchKind::Lpm => FieldMatch::Lpm { value: v, prefix_len: w },
+                        MatchKind::Ternary => FieldMatch::Ternary { value: v, mask: full },
+                        MatchKind::Range => FieldMatch::Range { low: v, high: v },
+                        MatchKind::Optional => FieldMatch::Optional(v),
+                    })
+                }
+                (ir::KeyKind::Match(mk @ (MatchKind::Ternary | MatchKind::Lpm)), ast::KeysetElem::Mask { value, mask, .. }) => {
+                    let v = self.keyset_value(value, ty)?;
+                    let m = self.keyset_value(mask, ty)?;
+                    if *mk == MatchKind::Lpm {
+                        let len = m.count_ones();
+                        if m != (full ^ p4_target::bits::mask(w - len.min(w))) {
+                            self.error(codes::BAD_ENTRY, el_span(el), "an lpm mask must be a prefix");
+                            return None;
+                        }
+                        Some(FieldMatch::Lpm { value: v & m, prefix_len: len })
+                    } else {
+                        Some(FieldMatch::Ternary { value: v & m, mask: m })
+                    }
+                }
+                (ir::KeyKind::Match(MatchKind::Range), ast::KeysetElem::Range { lo, hi, .. }) => {
+                    let l = self.keyset_value(lo, ty)?;
+                    let h = self.keyset_value(hi, ty)?;
+                    Some(FieldMatch::Range { low: l, high: h })
+                }
+                _ => {
+                    self.error(codes::BAD_ENTRY, el_span(el), "this keyset form does not fit the key's match kind");
+                    return None;
+                }
+            };
+            matches.push(m);
+        }
+        let (name, args) = (&en.action.name, en.action.args.clone().unwrap_or_default());
+        let Some(Sym::Action(a)) = self.lookup(name).cloned() else {
+            self.error(codes::BAD_ACTION_REF, name.span, format!("`{}` is not an action", name.ident.name));
+            return None;
+        };
+        if !actions.contains(&a) {
+            self.error_label(
+                codes::BAD_ACTION_REF,
+                name.span,
+                format!("`{}` is not in the table's actions", name.ident.name),
+                "not listed in `actions`",
+            );
+            return None;
+        }
+        let argv: Vec<&ast::Expr> = args.iter().map(|a| &a.value).collect();
+        let params = self.const_action_args(a, &argv, en.action.span)?;
+        let explicit = match &en.priority {
+            Some(p) => Some(self.const_value(p)? as i32),
+            None => ast::find_annotation(&en.annotations, "priority")
+                .and_then(|a| a.int_arg())
+                .map(|i| i.value as i32),
+        };
+        let priority = match (needs_priority, explicit) {
+            (true, Some(p)) => p,
+            (true, None) => implicit_priority,
+            (false, _) => 0,
+        };
+        Some(EntryFacts {
+            matches,
+            priority,
+            action: a,
+            params,
+        })
+    }
+}
+
+fn el_span(el: &ast::KeysetElem) -> Span {
+    match el {
+        ast::KeysetElem::Expr(e) => e.span,
+        ast::KeysetElem::Mask { span, .. } | ast::KeysetElem::Range { span, .. } => *span,
+        ast::KeysetElem::Default(s) | ast::KeysetElem::DontCare(s) => *s,
+    }
+}

@@ -1,0 +1,1365 @@
+//! Expression checking: names, members, operators, casts, calls (P4_16
+//! spec §8, §8.9 width inference of integer literals, §6.8 calls).
+//!
+//! Contract: [`Checker::expr`] returns a typed, folded IR expression or
+//! `None` after reporting at least one diagnostic. Integer literals and
+//! `int` constants without a width are carried as [`TE::Inf`] until an
+//! operand or the context gives them a type.
+
+use super::{BodyKind, Checker, Sym, codes, fold};
+use crate::diag::Span;
+use crate::front::ast;
+use crate::ir::{self, BinOp, Builtin, Call, Expr, ExprKind, Ty, UnOp};
+use p4_target::info::HashAlgorithm;
+
+/// A checked expression, or an integer constant still without a type.
+#[derive(Clone, Debug)]
+pub(crate) enum TE {
+    /// Typed.
+    Typed(Expr),
+    /// Infinite-precision integer constant.
+    Inf(i128),
+}
+
+fn mk(kind: ExprKind, ty: Ty, span: Span) -> Expr {
+    Expr { kind, ty, span }
+}
+
+impl Checker {
+    /// Checks `e`; with `expected`, literals take that type and a mismatch is
+    /// reported.
+    pub(crate) fn expr(&mut self, e: &ast::Expr, expected: Option<&Ty>) -> Option<Expr> {
+        // List/struct initialisers need the expected type.
+        if let (Some(ty), ast::ExprKind::List(items)) = (expected, &e.kind) {
+            if let Ty::Composite(_) = ty {
+                return self.composite_init(e.span, ty, items.iter().map(|x| (None, x)).collect());
+            }
+        }
+        if let (Some(ty), ast::ExprKind::StructInit(items)) = (expected, &e.kind) {
+            if let Ty::Composite(_) = ty {
+                return self.composite_init(
+                    e.span,
+                    ty,
+                    items.iter().map(|x| (Some(&x.name), &x.value)).collect(),
+                );
+            }
+        }
+        let te = self.expr_any(e)?;
+        match expected {
+            Some(t) => self.coerce(te, t, e.span),
+            None => match te {
+                TE::Typed(x) => Some(x),
+                TE::Inf(_) => {
+                    self.error_label(
+                        codes::WIDTH_MISMATCH,
+                        e.span,
+                        "cannot infer the width of this integer",
+                        "give it a width, e.g. `8w1`, or cast it",
+                    );
+                    None
+                }
+            },
+        }
+    }
+
+    /// Converts `te` to type `ty`, reporting a mismatch.
+    pub(crate) fn coerce(&mut self, te: TE, ty: &Ty, span: Span) -> Option<Expr> {
+        match te {
+            TE::Inf(v) => {
+                let w = match ty {
+                    Ty::Bit(w) | Ty::Int(w) => *w,
+                    _ => {
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            span,
+                            format!("an integer cannot be used as {}", self.ty_name(ty)),
+                            "integer here",
+                        );
+                        return None;
+                    }
+                };
+                let fits = match ty {
+                    Ty::Bit(_) => v >= 0 && (w >= 128 || (v as u128) <= p4_target::bits::mask(w)),
+                    _ => {
+                        w >= 128 || {
+                            let max = (1i128 << (w - 1)) - 1;
+                            v >= -max - 1 && v <= max
+                        }
+                    }
+                };
+                if !fits {
+                    self.error_label(
+                        codes::OVERFLOW,
+                        span,
+                        format!("{v} does not fit in {}", self.ty_name(ty)),
+                        "too large",
+                    );
+                    return None;
+                }
+                Some(mk(
+                    ExprKind::Int(p4_target::bits::wrap(v as u128, w)),
+                    ty.clone(),
+                    span,
+                ))
+            }
+            TE::Typed(x) => {
+                if &x.ty == ty {
+                    return Some(x);
+                }
+                let code = match (&x.ty, ty) {
+                    (Ty::Bit(_), Ty::Bit(_)) | (Ty::Int(_), Ty::Int(_)) => codes::WIDTH_MISMATCH,
+                    _ => codes::TYPE_MISMATCH,
+                };
+                let msg = format!(
+                    "expected {}, found {}",
+                    self.ty_name(ty),
+                    self.ty_name(&x.ty)
+                );
+                let label = format!("this is {}", self.ty_name(&x.ty));
+                self.error_label(code, span, msg, label);
+                None
+            }
+        }
+    }
+
+    fn composite_init(
+        &mut self,
+        span: Span,
+        ty: &Ty,
+        items: Vec<(Option<&ast::Ident>, &ast::Expr)>,
+    ) -> Option<Expr> {
+        let Ty::Composite(c) = ty else { return None };
+        let comp = self.prog.composites[*c].clone();
+        if comp.kind == ir::CompositeKind::Union {
+            self.unsupported(span, "initialisers for header unions");
+            return None;
+        }
+        if items.len() != comp.fields.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "`{}` has {} fields, the initialiser gives {}",
+                    comp.name,
+                    comp.fields.len(),
+                    items.len()
+                ),
+                "wrong number of values",
+            );
+            return None;
+        }
+        let mut out: Vec<Option<Expr>> = vec![None; comp.fields.len()];
+        let mut ok = true;
+        for (k, (name, e)) in items.iter().enumerate() {
+            let idx = match name {
+                Some(n) => match comp.fields.iter().position(|f| f.name == n.name) {
+                    Some(i) => i,
+                    None => {
+                        self.error(codes::UNKNOWN_FIELD, n.span, format!("`{}` has no field `{}`", comp.name, n.name));
+                        ok = false;
+                        continue;
+                    }
+                },
+                None => k,
+            };
+            let fty = comp.fields[idx].ty.clone();
+            match self.expr(e, Some(&fty)) {
+                Some(x) => out[idx] = Some(x),
+                None => ok = false,
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let items: Option<Vec<Expr>> = out.into_iter().collect();
+        let Some(items) = items else {
+            self.error(codes::ARG_COUNT, span, "a field is missing from the initialiser");
+            return None;
+        };
+        Some(mk(ExprKind::List(items), ty.clone(), span))
+    }
+
+    /// Checks an expression without an expected type.
+    pub(crate) fn expr_any(&mut self, e: &ast::Expr) -> Option<TE> {
+        use ast::ExprKind as K;
+        let span = e.span;
+        let t = |x: Expr| Some(TE::Typed(x));
+        match &e.kind {
+            K::Int(lit) => {
+                let v = lit.value;
+                match lit.width {
+                    None => {
+                        if v > i128::MAX as u128 {
+                            self.error(codes::OVERFLOW, span, "integer literal too large");
+                            return None;
+                        }
+                        Some(TE::Inf(if lit.negative { -(v as i128) } else { v as i128 }))
+                    }
+                    Some((w, signed)) => {
+                        if w == 0 || w > 128 {
+                            self.error_label(
+                                codes::BAD_WIDTH,
+                                span,
+                                format!("width {w} is not supported: widths must be 1..=128 bits"),
+                                "this literal",
+                            );
+                            return None;
+                        }
+                        let ty = if signed { Ty::Int(w) } else { Ty::Bit(w) };
+                        let val = if lit.negative { 0u128.wrapping_sub(v) } else { v };
+                        let fits = if signed {
+                            let max = if w >= 128 { i128::MAX as u128 } else { (1u128 << (w - 1)) - 1 };
+                            if lit.negative { v <= max + 1 } else { v <= max }
+                        } else {
+                            !lit.negative && v <= p4_target::bits::mask(w)
+                        };
+                        if !fits {
+                            self.warn(
+                                codes::OVERFLOW,
+                                span,
+                                format!("literal `{}` does not fit in {}; it is truncated", lit.raw, self.ty_name(&ty)),
+                            );
+                        }
+                        t(mk(ExprKind::Int(p4_target::bits::wrap(val, w)), ty, span))
+                    }
+                }
+            }
+            K::Bool(b) => t(mk(ExprKind::Bool(*b), Ty::Bool, span)),
+            K::Str(_) => t(mk(ExprKind::Int(0), Ty::Str, span)),
+            K::Name(p) => self.name_expr(p),
+            K::Member { base, member } => self.member(base, member, span),
+            K::Index { base, index } => {
+                let b = self.expr(base, None)?;
+                let Ty::Stack(elem, n) = &b.ty else {
+                    self.error(codes::TYPE_MISMATCH, base.span, format!("{} cannot be indexed", self.ty_name(&b.ty)));
+                    return None;
+                };
+                let (elem, n) = ((**elem).clone(), *n);
+                let it = self.expr_any(index)?;
+                let i = match it {
+                    TE::Inf(v) => {
+                        if v < 0 || v >= n as i128 {
+                            self.error(codes::OVERFLOW, index.span, format!("index {v} is out of bounds for a stack of {n}"));
+                            return None;
+                        }
+                        mk(ExprKind::Int(v as u128), Ty::Bit(32), index.span)
+                    }
+                    TE::Typed(x) => match x.ty {
+                        Ty::Bit(_) => x,
+                        _ => {
+                            self.error(codes::TYPE_MISMATCH, index.span, "a stack index must be an unsigned integer");
+                            return None;
+                        }
+                    },
+                };
+                t(mk(ExprKind::Index(Box::new(b), Box::new(i)), elem, span))
+            }
+            K::Slice { base, hi, lo } => {
+                let b = self.expr(base, None)?;
+                let w = match b.ty {
+                    Ty::Bit(w) | Ty::Int(w) => w,
+                    _ => {
+                        self.error(codes::TYPE_MISMATCH, base.span, format!("{} cannot be sliced", self.ty_name(&b.ty)));
+                        return None;
+                    }
+                };
+                let h = self.const_u32(hi, "slice bound")?;
+                let l = self.const_u32(lo, "slice bound")?;
+                if h < l || h >= w {
+                    self.error_label(
+                        codes::OVERFLOW,
+                        span,
+                        format!("slice [{h}:{l}] is outside a {w}-bit value"),
+                        "bad slice",
+                    );
+                    return None;
+                }
+                let x = mk(ExprKind::Slice(Box::new(b), h, l), Ty::Bit(h - l + 1), span);
+                t(fold::fold(x, &self.prog))
+            }
+            K::Call { callee, type_args, args } => {
+                let x = self.call(callee, type_args, args, span)?;
+                if x.ty == Ty::Void {
+                    // A void call used as a value is caught by the caller's
+                    // type expectations; statements unwrap it.
+                }
+                t(x)
+            }
+            K::Unary { op, operand } => {
+                let a = self.expr_any(operand)?;
+                match (op, a) {
+                    (ast::UnaryOp::Plus, a) => Some(a),
+                    (ast::UnaryOp::Neg, TE::Inf(v)) => Some(TE::Inf(-v)),
+                    (ast::UnaryOp::Complement, TE::Inf(_)) => {
+                        self.error(codes::WIDTH_MISMATCH, span, "`~` needs a width; give the integer one (e.g. `8w0`)");
+                        None
+                    }
+                    (ast::UnaryOp::Not, TE::Inf(_)) => {
+                        self.error(codes::TYPE_MISMATCH, span, "`!` needs a bool");
+                        None
+                    }
+                    (op, TE::Typed(x)) => {
+                        let (uop, ok) = match op {
+                            ast::UnaryOp::Not => (UnOp::Not, x.ty == Ty::Bool),
+                            ast::UnaryOp::Complement => (UnOp::BitNot, matches!(x.ty, Ty::Bit(_) | Ty::Int(_))),
+                            _ => (UnOp::Neg, matches!(x.ty, Ty::Bit(_) | Ty::Int(_))),
+                        };
+                        if !ok {
+                            self.error_label(
+                                codes::TYPE_MISMATCH,
+                                span,
+                                format!("this operator cannot be applied to {}", self.ty_name(&x.ty)),
+                                "bad operand",
+                            );
+                            return None;
+                        }
+                        let ty = x.ty.clone();
+                        t(fold::fold(mk(ExprKind::Unary(uop, Box::new(x)), ty, span), &self.prog))
+                    }
+                }
+            }
+            K::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, span),
+            K::Ternary { cond, then_expr, else_expr } => {
+                let c = self.expr(cond, Some(&Ty::Bool))?;
+                let a = self.expr_any(then_expr)?;
+                let b = self.expr_any(else_expr)?;
+                let (a, b) = match (a, b) {
+                    (TE::Inf(x), TE::Inf(y)) => {
+                        if let ExprKind::Bool(cv) = c.kind {
+                            return Some(TE::Inf(if cv { x } else { y }));
+                        }
+                        self.error(codes::WIDTH_MISMATCH, span, "cannot infer the width of `?:`; give one branch a width");
+                        return None;
+                    }
+                    (TE::Typed(a), b) => {
+                        let ty = a.ty.clone();
+                        let b = self.coerce(b, &ty, else_expr.span)?;
+                        (a, b)
+                    }
+                    (a, TE::Typed(b)) => {
+                        let ty = b.ty.clone();
+                        let a = self.coerce(a, &ty, then_expr.span)?;
+                        (a, b)
+                    }
+                };
+                let ty = a.ty.clone();
+                t(fold::fold(mk(ExprKind::Mux(Box::new(c), Box::new(a), Box::new(b)), ty, span), &self.prog))
+            }
+            K::Cast { ty, expr } => {
+                let to = self.ty(ty)?;
+                if let (Ty::Composite(_), ast::ExprKind::StructInit(_) | ast::ExprKind::List(_)) = (&to, &expr.kind) {
+                    return t(self.expr(expr, Some(&to))?);
+                }
+                let a = self.expr_any(expr)?;
+                self.cast(a, &to, span).map(TE::Typed)
+            }
+            K::StructInit(_) | K::List(_) => {
+                if let K::List(items) = &e.kind {
+                    // A tuple, for extern arguments (hash data, field lists).
+                    let mut v = Vec::new();
+                    let mut tys = Vec::new();
+                    for i in items {
+                        let x = self.expr(i, None)?;
+                        tys.push(x.ty.clone());
+                        v.push(x);
+                    }
+                    return t(mk(ExprKind::List(v), Ty::Tuple(tys), span));
+                }
+                self.error(codes::TYPE_MISMATCH, span, "the type of this initialiser is not known here; use a cast like `(S){ .. }`");
+                None
+            }
+            K::This | K::Default | K::DontCare | K::DotDotDot => {
+                self.unsupported(span, "this expression form here");
+                None
+            }
+        }
+    }
+
+    fn cast(&mut self, a: TE, to: &Ty, span: Span) -> Option<Expr> {
+        let x = match a {
+            TE::Inf(v) => {
+                return match to {
+                    Ty::Bit(w) | Ty::Int(w) => Some(mk(
+                        ExprKind::Int(p4_target::bits::wrap(v as u128, *w)),
+                        to.clone(),
+                        span,
+                    )),
+                    Ty::SerEnum(e) => {
+                        let repr = self.prog.enums[*e].repr.clone()?;
+                        let w = repr.scalar_width(&self.prog)?;
+                        Some(mk(ExprKind::Int(p4_target::bits::wrap(v as u128, w)), to.clone(), span))
+                    }
+                    _ => {
+                        self.error(codes::TYPE_MISMATCH, span, format!("an integer cannot be cast to {}", self.ty_name(to)));
+                        None
+                    }
+                };
+            }
+            TE::Typed(x) => x,
+        };
+        if &x.ty == to {
+            return Some(x);
+        }
+        let ok = match (&x.ty, to) {
+            (Ty::Bit(_) | Ty::Int(_), Ty::Bit(_) | Ty::Int(_)) => true,
+            (Ty::Bool, Ty::Bit(1)) | (Ty::Bit(1), Ty::Bool) => true,
+            (Ty::SerEnum(e), t) | (t, Ty::SerEnum(e)) => {
+                self.prog.enums[*e].repr.as_ref().map(|r| r == t).unwrap_or(false)
+                    || matches!(t, Ty::Bit(_) | Ty::Int(_))
+            }
+            _ => false,
+        };
+        if !ok {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                span,
+                format!("cannot cast {} to {}", self.ty_name(&x.ty), self.ty_name(to)),
+                "bad cast",
+            );
+            return None;
+        }
+        Some(fold::fold(mk(ExprKind::Cast(Box::new(x)), to.clone(), span), &self.prog))
+    }
+
+    fn name_expr(&mut self, p: &ast::PathName) -> Option<TE> {
+        let span = p.span;
+        match self.lookup(p).cloned() {
+            Some(Sym::Const(mut e)) => {
+                e.span = span;
+                Some(TE::Typed(e))
+            }
+            Some(Sym::IntConst(v)) => Some(TE::Inf(v)),
+            Some(Sym::Var(r, ty, _)) => Some(TE::Typed(mk(ExprKind::Var(r), ty, span))),
+            Some(_) => {
+                self.error_label(
+                    codes::WRONG_KIND,
+                    span,
+                    format!("`{}` is not a value", p.ident.name),
+                    "used as a value here",
+                );
+                None
+            }
+            None => {
+                self.error_label(
+                    codes::UNKNOWN_NAME,
+                    span,
+                    format!("cannot find `{}` in this scope", p.ident.name),
+                    "not declared",
+                );
+                None
+            }
+        }
+    }
+
+    fn member(&mut self, base: &ast::Expr, member: &ast::Ident, span: Span) -> Option<TE> {
+        // `error.X`, `Enum.X`.
+        if let ast::ExprKind::Name(p) = &base.kind {
+            if p.ident.name == "error" && self.lookup(p).is_none() {
+                return match self.prog.errors.iter().position(|e| *e == member.name) {
+                    Some(i) => Some(TE::Typed(mk(ExprKind::ErrorCode(i as u32), Ty::Error, span))),
+                    None => {
+                        self.error(codes::UNKNOWN_NAME, member.span, format!("unknown error `{}`", member.name));
+                        None
+                    }
+                };
+            }
+            if let Some(Sym::Type(ty @ (Ty::Enum(_) | Ty::SerEnum(_)))) = self.lookup(p).cloned() {
+                let (Ty::Enum(h) | Ty::SerEnum(h)) = ty else { return None };
+                let en = &self.prog.enums[h];
+                return match en.members.iter().position(|(n, _)| *n == member.name) {
+                    Some(i) => {
+                        let kind = match &en.repr {
+                            Some(_) => ExprKind::Int(en.members[i].1),
+                            None => ExprKind::EnumMember(h, i as u32),
+                        };
+                        Some(TE::Typed(mk(kind, ty, span)))
+                    }
+                    None => {
+                        let name = en.name.clone();
+                        self.error(codes::UNKNOWN_FIELD, member.span, format!("enum `{name}` has no member `{}`", member.name));
+                        None
+                    }
+                };
+            }
+        }
+        // `t.apply().hit` / `.miss`.
+        if let ast::ExprKind::Call { callee, args, .. } = &base.kind {
+            if let ast::ExprKind::Member { base: tb, member: m } = &callee.kind {
+                if m.name == "apply" && args.is_empty() {
+                    if let ast::ExprKind::Name(p) = &tb.kind {
+                        if let Some(Sym::Table(th)) = self.lookup(p).cloned() {
+                            return match member.name.as_str() {
+                                "hit" | "miss" => {
+                                    if !self.in_control_apply(span) {
+                                        return None;
+                                    }
+                                    Some(TE::Typed(mk(
+                                        ExprKind::TableHit(th, member.name == "hit"),
+                                        Ty::Bool,
+                                        span,
+                                    )))
+                                }
+                                "action_run" => {
+                                    self.error(codes::NOT_ALLOWED_HERE, span, "`action_run` may only be used as a switch expression");
+                                    None
+                                }
+                                _ => {
+                                    self.error(codes::UNKNOWN_FIELD, member.span, format!("a table apply result has no `{}`", member.name));
+                                    None
+                                }
+                            };
+                        }
+                    }
+                }
+            }
+        }
+        let b = self.expr(base, None)?;
+        match &b.ty {
+            Ty::Composite(c) => {
+                let comp = &self.prog.composites[*c];
+                match comp.fields.iter().position(|f| f.name == member.name) {
+                    Some(i) => {
+                        let ty = comp.fields[i].ty.clone();
+                        Some(TE::Typed(mk(ExprKind::Member(Box::new(b), i as u32), ty, span)))
+                    }
+                    None => {
+                        let name = comp.name.clone();
+                        self.error_label(
+                            codes::UNKNOWN_FIELD,
+                            member.span,
+                            format!("`{name}` has no field `{}`", member.name),
+                            "unknown field",
+                        );
+                        None
+                    }
+                }
+            }
+            Ty::Stack(elem, n) => {
+                let elem = (**elem).clone();
+                let n = *n;
+                match member.name.as_str() {
+                    "next" => Some(TE::Typed(mk(ExprKind::StackNext(Box::new(b)), elem, span))),
+                    "last" => Some(TE::Typed(mk(ExprKind::StackLast(Box::new(b)), elem, span))),
+                    "lastIndex" => Some(TE::Typed(mk(ExprKind::StackLastIndex(Box::new(b)), Ty::Bit(32), span))),
+                    "nextIndex" => Some(TE::Typed(mk(ExprKind::StackNextIndex(Box::new(b)), Ty::Bit(32), span))),
+                    "size" => Some(TE::Typed(mk(ExprKind::Int(n as u128), Ty::Bit(32), span))),
+                    _ => {
+                        self.error(codes::UNKNOWN_FIELD, member.span, format!("a header stack has no `{}`", member.name));
+                        None
+                    }
+                }
+            }
+            _ => {
+                self.error_label(
+                    codes::UNKNOWN_FIELD,
+                    member.span,
+                    format!("{} has no field `{}`", self.ty_name(&b.ty), member.name),
+                    "unknown field",
+                );
+                None
+            }
+        }
+    }
+
+    fn in_control_apply(&mut self, span: Span) -> bool {
+        match self.body.as_ref().map(|b| b.kind) {
+            Some(BodyKind::Apply) => true,
+            _ => {
+                self.error(codes::NOT_ALLOWED_HERE, span, "tables may only be applied in a control's apply block");
+                false
+            }
+        }
+    }
+
+    fn binary(&mut self, op: ast::BinaryOp, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<TE> {
+        use ast::BinaryOp as A;
+        let a = self.expr_any(lhs)?;
+        let b = self.expr_any(rhs)?;
+        // Both untyped: fold as infinite precision.
+        if let (TE::Inf(x), TE::Inf(y)) = (&a, &b) {
+            let (x, y) = (*x, *y);
+            let v = match op {
+                A::Add => x.checked_add(y),
+                A::Sub => x.checked_sub(y),
+                A::Mul => x.checked_mul(y),
+                A::Div if y > 0 && x >= 0 => Some(x / y),
+                A::Mod if y > 0 && x >= 0 => Some(x % y),
+                A::Shl if (0..127).contains(&y) => x.checked_shl(y as u32),
+                A::Shr if (0..127).contains(&y) => Some(x >> y),
+                A::BitAnd => Some(x & y),
+                A::BitOr => Some(x | y),
+                A::BitXor => Some(x ^ y),
+                A::Eq | A::Ne | A::Lt | A::Le | A::Gt | A::Ge => {
+                    let r = match op {
+                        A::Eq => x == y,
+                        A::Ne => x != y,
+                        A::Lt => x < y,
+                        A::Le => x <= y,
+                        A::Gt => x > y,
+                        _ => x >= y,
+                    };
+                    return Some(TE::Typed(mk(ExprKind::Bool(r), Ty::Bool, span)));
+                }
+                _ => None,
+            };
+            return match v {
+                Some(v) => Some(TE::Inf(v)),
+                None => {
+                    self.error(codes::OVERFLOW, span, format!("cannot evaluate `{}` on these integer constants", op.as_str()));
+                    None
+                }
+            };
+        }
+        let iop = match op {
+            A::Mul => BinOp::Mul,
+            A::Div => BinOp::Div,
+            A::Mod => BinOp::Mod,
+            A::Add => BinOp::Add,
+            A::Sub => BinOp::Sub,
+            A::AddSat => BinOp::SatAdd,
+            A::SubSat => BinOp::SatSub,
+            A::Shl => BinOp::Shl,
+            A::Shr => BinOp::Shr,
+            A::Le => BinOp::Le,
+            A::Ge => BinOp::Ge,
+            A::Lt => BinOp::Lt,
+            A::Gt => BinOp::Gt,
+            A::Eq => BinOp::Eq,
+            A::Ne => BinOp::Ne,
+            A::BitAnd => BinOp::BitAnd,
+            A::BitXor => BinOp::BitXor,
+            A::BitOr => BinOp::BitOr,
+            A::Concat => BinOp::Concat,
+            A::And => BinOp::And,
+            A::Or => BinOp::Or,
+        };
+        let done = |c: &Checker, x: Expr| Some(TE::Typed(fold::fold(x, &c.prog)));
+        match iop {
+            BinOp::And | BinOp::Or => {
+                let x = self.coerce(a, &Ty::Bool, lhs.span)?;
+                let y = self.coerce(b, &Ty::Bool, rhs.span)?;
+                done(self, mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), Ty::Bool, span))
+            }
+            BinOp::Shl | BinOp::Shr => {
+                let x = match a {
+                    TE::Typed(x) => x,
+                    TE::Inf(_) => {
+                        self.error(codes::WIDTH_MISMATCH, lhs.span, "cannot infer the width of the shifted value; give it a width");
+                        return None;
+                    }
+                };
+                if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_)) {
+                    self.error(codes::TYPE_MISMATCH, lhs.span, format!("cannot shift {}", self.ty_name(&x.ty)));
+                    return None;
+                }
+                let y = match b {
+                    TE::Inf(v) if v >= 0 => mk(ExprKind::Int(v as u128), Ty::Bit(32.max(1)), rhs.span),
+                    TE::Inf(_) => {
+                        self.error(codes::TYPE_MISMATCH, rhs.span, "shift amounts must not be negative");
+                        return None;
+                    }
+                    TE::Typed(y) if matches!(y.ty, Ty::Bit(_)) => y,
+                    TE::Typed(y) => {
+                        self.error(codes::TYPE_MISMATCH, rhs.span, format!("a shift amount must be unsigned, not {}", self.ty_name(&y.ty)));
+                        return None;
+                    }
+                };
+                let ty = x.ty.clone();
+                done(self, mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span))
+            }
+            BinOp::Concat => {
+                let (x, y) = match (a, b) {
+                    (TE::Typed(x), TE::Typed(y)) => (x, y),
+                    _ => {
+                        self.error(codes::WIDTH_MISMATCH, span, "both sides of `++` need a width");
+                        return None;
+                    }
+                };
+                let (xw, yw) = match (x.ty.scalar_width(&self.prog), y.ty.scalar_width(&self.prog)) {
+                    (Some(a), Some(b)) if matches!(x.ty, Ty::Bit(_) | Ty::Int(_)) && matches!(y.ty, Ty::Bit(_) | Ty::Int(_)) => (a, b),
+                    _ => {
+                        self.error(codes::TYPE_MISMATCH, span, "`++` needs bit strings");
+                        return None;
+                    }
+                };
+                if xw + yw > 128 {
+                    self.error(codes::BAD_WIDTH, span, format!("`++` result would be {} bits; at most 128 are supported", xw + yw));
+                    return None;
+                }
+                let ty = if matches!(x.ty, Ty::Int(_)) { Ty::Int(xw + yw) } else { Ty::Bit(xw + yw) };
+                done(self, mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span))
+            }
+            _ => {
+                let (x, y) = match (a, b) {
+                    (TE::Typed(x), b) => {
+                        let ty = x.ty.clone();
+                        let y = match b {
+                            TE::Typed(y) if y.ty != ty => {
+                                let code = match (&x.ty, &y.ty) {
+                                    (Ty::Bit(_), Ty::Bit(_)) | (Ty::Int(_), Ty::Int(_)) => codes::WIDTH_MISMATCH,
+                                    _ => codes::TYPE_MISMATCH,
+                                };
+                                self.diags.push(
+                                    crate::diag::Diagnostic::error(
+                                        code,
+                                        format!(
+                                            "`{}` operands differ: {} and {}",
+                                            op.as_str(),
+                                            self.ty_name(&x.ty),
+                                            self.ty_name(&y.ty)
+                                        ),
+                                    )
+                                    .with_primary(span, "")
+                                    .with_secondary(lhs.span, format!("{}", self.ty_name(&x.ty)))
+                                    .with_secondary(rhs.span, format!("{}", self.ty_name(&y.ty)))
+                                    .with_note("P4 does not widen implicitly; cast one side"),
+                                );
+                                return None;
+                            }
+                            b => self.coerce(b, &ty, rhs.span)?,
+                        };
+                        (x, y)
+                    }
+                    (a, TE::Typed(y)) => {
+                        let ty = y.ty.clone();
+                        (self.coerce(a, &ty, lhs.span)?, y)
+                    }
+                    _ => return None,
+                };
+                let is_cmp = matches!(iop, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge);
+                let numeric = matches!(x.ty, Ty::Bit(_) | Ty::Int(_));
+                let ok = match iop {
+                    BinOp::Eq | BinOp::Ne => !matches!(x.ty, Ty::Stack(..) | Ty::Tuple(_) | Ty::Str | Ty::Void | Ty::Varbit(_)),
+                    BinOp::Div | BinOp::Mod => matches!(x.ty, Ty::Bit(_)),
+                    _ => numeric,
+                };
+                if !ok {
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        span,
+                        format!("`{}` cannot be applied to {}", op.as_str(), self.ty_name(&x.ty)),
+                        "bad operands",
+                    );
+                    return None;
+                }
+                let ty = if is_cmp { Ty::Bool } else { x.ty.clone() };
+                done(self, mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span))
+            }
+        }
+    }
+
+    /// Checks that `e` can be assigned to and returns it.
+    pub(crate) fn lvalue(&mut self, e: &ast::Expr) -> Option<Expr> {
+        if !self.writable(e) {
+            return None;
+        }
+        self.expr(e, None)
+    }
+
+    fn writable(&mut self, e: &ast::Expr) -> bool {
+        match &e.kind {
+            ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
+                Some(Sym::Var(_, _, true)) => true,
+                Some(Sym::Var(_, _, false)) => {
+                    self.error_label(
+                        codes::NOT_LVALUE,
+                        e.span,
+                        format!("cannot assign to `{}`: it is an `in` parameter", p.ident.name),
+                        "read-only",
+                    );
+                    false
+                }
+                Some(Sym::Const(_) | Sym::IntConst(_)) => {
+                    self.error_label(
+                        codes::NOT_LVALUE,
+                        e.span,
+                        format!("cannot assign to constant `{}`", p.ident.name),
+                        "constant",
+                    );
+                    false
+                }
+                None => {
+                    self.error_label(
+                        codes::UNKNOWN_NAME,
+                        e.span,
+                        format!("cannot find `{}` in this scope", p.ident.name),
+                        "not declared",
+                    );
+                    false
+                }
+                Some(_) => {
+                    self.error(codes::NOT_LVALUE, e.span, format!("cannot assign to `{}`", p.ident.name));
+                    false
+                }
+            },
+            ast::ExprKind::Member { base, .. } | ast::ExprKind::Index { base, .. } | ast::ExprKind::Slice { base, .. } => {
+                self.writable(base)
+            }
+            _ => {
+                self.error_label(codes::NOT_LVALUE, e.span, "this expression cannot be assigned to", "not an l-value");
+                false
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------- calls
+
+    fn positional<'a>(&mut self, args: &'a [ast::Argument]) -> Option<Vec<&'a ast::Expr>> {
+        let mut v = Vec::new();
+        for a in args {
+            if let Some(n) = &a.name {
+                self.unsupported(n.span, "named arguments");
+                return None;
+            }
+            v.push(&a.value);
+        }
+        Some(v)
+    }
+
+    fn arg_count(&mut self, span: Span, what: &str, want: usize, got: usize) -> bool {
+        if want != got {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!("{what} takes {want} argument{}, {got} given", if want == 1 { "" } else { "s" }),
+                "wrong number of arguments",
+            );
+            return false;
+        }
+        true
+    }
+
+    fn void_call(c: Call, span: Span) -> Expr {
+        mk(ExprKind::Call(Box::new(c)), Ty::Void, span)
+    }
+
+    /// Checks a call; void calls come back with type `Void`.
+    pub(crate) fn call(
+        &mut self,
+        callee: &ast::Expr,
+        type_args: &[ast::Type],
+        args: &[ast::Argument],
+        span: Span,
+    ) -> Option<Expr> {
+        let args = self.positional(args)?;
+        match &callee.kind {
+            ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
+                Some(Sym::Action(a)) => self.action_call(a, &args, span),
+                Some(Sym::Function(f)) => {
+                    let func = self.prog.functions[f].clone();
+                    if !self.arg_count(span, &format!("function `{}`", func.name), func.n_params as usize, args.len()) {
+                        return None;
+                    }
+                    let mut v = Vec::new();
+                    for (prm, a) in func.vars.iter().zip(&args) {
+                        let x = if prm.param != Some(ir::Direction::In) {
+                            let l = self.lvalue(a)?;
+                            self.coerce(TE::Typed(l), &prm.ty, a.span)?
+                        } else {
+                            self.expr(a, Some(&prm.ty))?
+                        };
+                        v.push(x);
+                    }
+                    Some(mk(ExprKind::Call(Box::new(Call::Function(f, v))), func.ret.clone(), span))
+                }
+                Some(Sym::ExternDecl(name)) => self.extern_fn(&name, type_args, &args, span),
+                Some(_) => {
+                    self.error(codes::WRONG_KIND, callee.span, format!("`{}` cannot be called", p.ident.name));
+                    None
+                }
+                None => {
+                    self.error_label(
+                        codes::UNKNOWN_NAME,
+                        callee.span,
+                        format!("cannot find `{}` in this scope", p.ident.name),
+                        "not declared",
+                    );
+                    None
+                }
+            },
+            ast::ExprKind::Member { base, member } => self.method(base, member, type_args, &args, span),
+            _ => {
+                self.error(codes::WRONG_KIND, callee.span, "this cannot be called");
+                None
+            }
+        }
+    }
+
+    fn action_call(&mut self, a: ir::Handle<ir::Action>, args: &[&ast::Expr], span: Span) -> Option<Expr> {
+        match self.body.as_ref().map(|b| b.kind) {
+            Some(BodyKind::Apply | BodyKind::Action) => {}
+            _ => {
+                self.error(codes::NOT_ALLOWED_HERE, span, "actions may only be called from controls and actions");
+                return None;
+            }
+        }
+        let act = self.prog.actions[a].clone();
+        if !self.arg_count(span, &format!("action `{}`", act.name), act.n_params as usize, args.len()) {
+            return None;
+        }
+        let mut v = Vec::new();
+        for (prm, a) in act.vars.iter().zip(args) {
+            let x = if matches!(prm.param, Some(ir::Direction::Out | ir::Direction::InOut)) {
+                let l = self.lvalue(a)?;
+                self.coerce(TE::Typed(l), &prm.ty, a.span)?
+            } else {
+                self.expr(a, Some(&prm.ty))?
+            };
+            v.push(x);
+        }
+        Some(Self::void_call(Call::Action(a, v), span))
+    }
+
+    fn hash_algo(&mut self, e: &ast::Expr) -> Option<HashAlgorithm> {
+        let x = self.expr(e, None)?;
+        let ExprKind::EnumMember(h, i) = x.kind else {
+            self.error(codes::TYPE_MISMATCH, e.span, "expected a HashAlgorithm member such as `HashAlgorithm.crc16`");
+            return None;
+        };
+        let en = &self.prog.enums[h];
+        let name = en.members[i as usize].0.as_str();
+        Some(match name {
+            "crc32" => HashAlgorithm::Crc32,
+            "crc32_custom" => HashAlgorithm::Crc32Custom,
+            "crc16" => HashAlgorithm::Crc16,
+            "crc16_custom" => HashAlgorithm::Crc16Custom,
+            "random" => HashAlgorithm::Random,
+            "identity" => HashAlgorithm::Identity,
+            "csum16" => HashAlgorithm::Csum16,
+            "xor16" => HashAlgorithm::Xor16,
+            _ => {
+                self.error(codes::TYPE_MISMATCH, e.span, format!("`{name}` is not a hash algorithm"));
+                return None;
+            }
+        })
+    }
+
+    /// A field list argument: a list, struct or header; flattened by the back end.
+    fn data_arg(&mut self, e: &ast::Expr) -> Option<Vec<Expr>> {
+        let x = self.expr(e, None)?;
+        let ok = |t: &Ty| !matches!(t, Ty::Stack(..) | Ty::Varbit(_) | Ty::Str | Ty::Void);
+        if !ok(&x.ty) {
+            self.error(codes::TYPE_MISMATCH, e.span, format!("{} cannot be used as a field list", self.ty_name(&x.ty)));
+            return None;
+        }
+        Some(vec![x])
+    }
+
+    fn const_u8(&mut self, e: &ast::Expr) -> Option<u8> {
+        let v = self.const_value(e)?;
+        if !(0..=255).contains(&v) {
+            self.error(codes::OVERFLOW, e.span, "a field list index must be 0..=255");
+            return None;
+        }
+        Some(v as u8)
+    }
+
+    fn in_control(&mut self, span: Span, what: &str) -> bool {
+        match self.body.as_ref().map(|b| b.kind) {
+            Some(BodyKind::Apply | BodyKind::Action) => true,
+            _ => {
+                self.error(codes::NOT_ALLOWED_HERE, span, format!("`{what}` may only be called in controls and actions"));
+                false
+            }
+        }
+    }
+
+    fn extern_fn(&mut self, name: &str, _type_args: &[ast::Type], args: &[&ast::Expr], span: Span) -> Option<Expr> {
+        let b = match name {
+            "mark_to_drop" => {
+                if !self.arg_count(span, "mark_to_drop", 1, args.len()) {
+                    if args.is_empty() {
+                        self.unsupported(span, "the deprecated `mark_to_drop()` without arguments");
+                    }
+                    return None;
+                }
+                let sm = self.lvalue(args[0])?;
+                match &sm.ty {
+                    Ty::Composite(c) if self.prog.composites[*c].name == "standard_metadata_t" => {}
+                    _ => {
+                        self.error(codes::TYPE_MISMATCH, args[0].span, "mark_to_drop needs the standard metadata");
+                        return None;
+                    }
+                }
+                Builtin::MarkToDrop(sm)
+            }
+            "hash" => {
+                if !self.arg_count(span, "hash", 5, args.len()) {
+                    return None;
+                }
+                let out = self.lvalue(args[0])?;
+                if !matches!(out.ty, Ty::Bit(_)) {
+                    self.error(codes::TYPE_MISMATCH, args[0].span, "the hash result must be a bit<W>");
+                    return None;
+                }
+                let algo = self.hash_algo(args[1])?;
+                let base_te = self.expr_any(args[2])?;
+                let base = self.coerce_loose(base_te, &out.ty, args[2].span)?;
+                let data = self.data_arg(args[3])?;
+                let max_te = self.expr_any(args[4])?;
+                let max = self.coerce_loose(max_te, &Ty::Bit(64), args[4].span)?;
+                Builtin::Hash { out, algo, base, data, max }
+            }
+            "random" => {
+                if !self.arg_count(span, "random", 3, args.len()) {
+                    return None;
+                }
+                let out = self.lvalue(args[0])?;
+                if !matches!(out.ty, Ty::Bit(_)) {
+                    self.error(codes::TYPE_MISMATCH, args[0].span, "random needs a bit<W> result");
+                    return None;
+                }
+                let ty = out.ty.clone();
+                let lo = self.expr(args[1], Some(&ty))?;
+                let hi = self.expr(args[2], Some(&ty))?;
+                Builtin::Random { out, lo, hi }
+            }
+            "verify_checksum" | "update_checksum" | "verify_checksum_with_payload" | "update_checksum_with_payload" => {
+                if !self.arg_count(span, name, 4, args.len()) {
+                    return None;
+                }
+                let cond = self.expr(args[0], Some(&Ty::Bool))?;
+                let data = self.data_arg(args[1])?;
+                let with_payload = name.ends_with("payload");
+                let algo = self.hash_algo(args[3])?;
+                if name.starts_with("verify") {
+                    let checksum = self.expr(args[2], None)?;
+                    Builtin::VerifyChecksum { cond, data, checksum, algo, with_payload }
+                } else {
+                    let checksum = self.lvalue(args[2])?;
+                    Builtin::UpdateChecksum { cond, data, checksum, algo, with_payload }
+                }
+            }
+            "clone" | "clone3" | "clone_preserving_field_list" => {
+                let want = if name == "clone" { 2 } else { 3 };
+                if !self.in_control(span, name) || !self.arg_count(span, name, want, args.len()) {
+                    return None;
+                }
+                let kind = self.expr(args[0], None)?;
+                if !matches!(&kind.ty, Ty::Enum(e) if self.prog.enums[*e].name == "CloneType") {
+                    self.error(codes::TYPE_MISMATCH, args[0].span, "expected `CloneType.I2E` or `CloneType.E2E`");
+                    return None;
+                }
+                let session = self.expr(args[1], Some(&Ty::Bit(32)))?;
+                let field_list = if name == "clone_preserving_field_list" {
+                    Some(self.const_u8(args[2])?)
+                } else {
+                    if name == "clone3" {
+                        self.warn(codes::IGNORED, args[2].span, "clone3's field list is not preserved; use clone_preserving_field_list");
+                    }
+                    None
+                };
+                Builtin::Clone { kind, session, field_list }
+            }
+            "resubmit_preserving_field_list" | "recirculate_preserving_field_list" => {
+                if !self.in_control(span, name) || !self.arg_count(span, name, 1, args.len()) {
+                    return None;
+                }
+                let n = self.const_u8(args[0])?;
+                if name.starts_with("resubmit") { Builtin::Resubmit(n) } else { Builtin::Recirculate(n) }
+            }
+            "resubmit" | "recirculate" => {
+                self.unsupported(span, &format!("the deprecated `{name}(data)`; use `{name}_preserving_field_list`"));
+                return None;
+            }
+            "digest" => {
+                if !self.in_control(span, name) || !self.arg_count(span, "digest", 2, args.len()) {
+                    return None;
+                }
+                let _receiver = self.expr(args[0], Some(&Ty::Bit(32)))?;
+                let data = self.expr(args[1], None)?;
+                let Ty::Composite(c) = data.ty else {
+                    self.error(codes::TYPE_MISMATCH, args[1].span, "digest data must be a struct");
+                    return None;
+                };
+                let digest = self.facts.digest_index(c);
+                Builtin::Digest { digest, data: vec![data] }
+            }
+            "truncate" => {
+                if !self.in_control(span, name) || !self.arg_count(span, "truncate", 1, args.len()) {
+                    return None;
+                }
+                Builtin::Truncate(self.expr(args[0], Some(&Ty::Bit(32)))?)
+            }
+            "assert" | "assume" => {
+                if !self.in_control(span, name) || !self.arg_count(span, name, 1, args.len()) {
+                    return None;
+                }
+                Builtin::Assert(self.expr(args[0], Some(&Ty::Bool))?)
+            }
+            "log_msg" => {
+                for a in args {
+                    self.expr_any(a)?;
+                }
+                Builtin::LogMsg
+            }
+            "verify" => {
+                if self.body.as_ref().map(|b| b.kind) != Some(BodyKind::Parser) {
+                    self.error(codes::NOT_ALLOWED_HERE, span, "`verify` may only be called in parsers");
+                    return None;
+                }
+                if !self.arg_count(span, "verify", 2, args.len()) {
+                    return None;
+                }
+                let c = self.expr(args[0], Some(&Ty::Bool))?;
+                let e = self.expr(args[1], Some(&Ty::Error))?;
+                Builtin::Verify(c, e)
+            }
+            "static_assert" => {
+                self.unsupported(span, "static_assert");
+                return None;
+            }
+            other => {
+                self.unsupported(span, &format!("the extern function `{other}`"));
+                return None;
+            }
+        };
+        Some(Self::void_call(Call::Builtin(b), span))
+    }
+
+    /// Like `coerce` but accepts any bit width for typed values (extern
+    /// arguments with generic types).
+    fn coerce_loose(&mut self, te: TE, ty: &Ty, span: Span) -> Option<Expr> {
+        match te {
+            TE::Typed(x) if matches!(x.ty, Ty::Bit(_) | Ty::Int(_)) => Some(x),
+            te => self.coerce(te, ty, span),
+        }
+    }
+
+    fn method(
+        &mut self,
+        base: &ast::Expr,
+        member: &ast::Ident,
+        type_args: &[ast::Type],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let m = member.name.as_str();
+        if let ast::ExprKind::Name(p) = &base.kind {
+            match self.lookup(p).cloned() {
+                Some(Sym::Table(t)) => {
+                    if m != "apply" {
+                        self.error(codes::UNKNOWN_METHOD, member.span, format!("tables have no method `{m}`"));
+                        return None;
+                    }
+                    if !self.in_control_apply(span) || !self.arg_count(span, "apply", 0, args.len()) {
+                        return None;
+                    }
+                    return Some(Self::void_call(Call::TableApply(t), span));
+                }
+                Some(Sym::SubControl(i)) => {
+                    if m != "apply" {
+                        self.error(codes::UNKNOWN_METHOD, member.span, format!("controls have no method `{m}`"));
+                        return None;
+                    }
+                    if self.body.as_ref().map(|b| b.kind) != Some(BodyKind::Apply) {
+                        self.error(codes::NOT_ALLOWED_HERE, span, "controls may only be applied in an apply block");
+                        return None;
+                    }
+                    let Some(ctl) = self.body.as_ref().and_then(|b| b.control) else { return None };
+                    let sub = self.prog.controls[ctl].instances[i as usize].1;
+                    let params = self.prog.controls[sub].params.clone();
+                    if !self.arg_count(span, "apply", params.len(), args.len()) {
+                        return None;
+                    }
+                    let mut v = Vec::new();
+                    for (prm, a) in params.iter().zip(args) {
+                        let Some(ty) = &prm.ty else {
+                            self.unsupported(a.span, "passing packets to sub-controls");
+                            return None;
+                        };
+                        let x = if prm.dir == ir::Direction::In {
+                            self.expr(a, Some(ty))?
+                        } else {
+                            let l = self.lvalue(a)?;
+                            self.coerce(TE::Typed(l), ty, a.span)?
+                        };
+                        v.push(x);
+                    }
+                    return Some(Self::void_call(Call::ControlApply(i, v), span));
+                }
+                Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
+                Some(Sym::Packet(out)) => return self.packet_method(out, m, member.span, type_args, args, span),
+                _ => {}
+            }
+        }
+        let b = self.expr(base, None)?;
+        let builtin = match (&b.ty, m) {
+            (Ty::Composite(c), "isValid")
+                if self.prog.composites[*c].kind != ir::CompositeKind::Struct =>
+            {
+                if !self.arg_count(span, "isValid", 0, args.len()) {
+                    return None;
+                }
+                return Some(mk(ExprKind::IsValid(Box::new(b)), Ty::Bool, span));
+            }
+            (Ty::Composite(c), "setValid" | "setInvalid")
+                if self.prog.composites[*c].kind == ir::CompositeKind::Header =>
+            {
+                if !self.arg_count(span, m, 0, args.len()) || !self.writable(base) {
+                    return None;
+                }
+                if m == "setValid" { Builtin::SetValid(b) } else { Builtin::SetInvalid(b) }
+            }
+            (Ty::Stack(..), "push_front" | "pop_front") => {
+                if !self.arg_count(span, m, 1, args.len()) || !self.writable(base) {
+                    return None;
+                }
+                let n = self.const_u32(args[0], "count")?;
+                if m == "push_front" { Builtin::PushFront(b, n) } else { Builtin::PopFront(b, n) }
+            }
+            (ty, _) => {
+                self.error_label(
+                    codes::UNKNOWN_METHOD,
+                    member.span,
+                    format!("{} has no method `{m}`", self.ty_name(ty)),
+                    "unknown method",
+                );
+                return None;
+            }
+        };
+        Some(Self::void_call(Call::Builtin(builtin), span))
+    }
+
+    fn extern_method(&mut self, i: u32, m: &str, mspan: Span, args: &[&ast::Expr], span: Span) -> Option<Expr> {
+        let Some(ctl) = self.body.as_ref().and_then(|b| b.control) else {
+            self.error(codes::NOT_ALLOWED_HERE, span, "extern objects may only be used in controls");
+            return None;
+        };
+        if !matches!(self.body.as_ref().map(|b| b.kind), Some(BodyKind::Apply | BodyKind::Action)) {
+            self.error(codes::NOT_ALLOWED_HERE, span, "extern objects may only be used in controls");
+            return None;
+        }
+        let inst = self.prog.controls[ctl].externs[i as usize].clone();
+        let b = match (&inst.kind, m) {
+            (ir::ExternKind::Register { width, .. }, "read") => {
+                if !self.arg_count(span, "read", 2, args.len()) {
+                    return None;
+                }
+                let out = self.lvalue(args[0])?;
+                let out = self.coerce(TE::Typed(out), &Ty::Bit(*width), args[0].span)?;
+                let it = self.expr_any(args[1])?;
+                let index = self.coerce_loose(it, &Ty::Bit(32), args[1].span)?;
+                Builtin::RegisterRead { inst: i, out, index }
+            }
+            (ir::ExternKind::Register { width, .. }, "write") => {
+                if !self.arg_count(span, "write", 2, args.len()) {
+                    return None;
+                }
+                let it = self.expr_any(args[0])?;
+                let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
+                let value = self.expr(args[1], Some(&Ty::Bit(*width)))?;
+                Builtin::RegisterWrite { inst: i, index, value }
+            }
+            (ir::ExternKind::Counter { .. }, "count") => {
+                if !self.arg_count(span, "count", 1, args.len()) {
+                    return None;
+                }
+                let it = self.expr_any(args[0])?;
+                let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
+                Builtin::CounterCount { inst: i, index }
+            }
+            (ir::ExternKind::DirectCounter(_), "count") => {
+                if !self.arg_count(span, "count", 0, args.len()) {
+                    return None;
+                }
+                Builtin::DirectCount
+            }
+            (ir::ExternKind::Meter { .. }, "execute_meter") => {
+                if !self.arg_count(span, "execute_meter", 2, args.len()) {
+                    return None;
+                }
+                let it = self.expr_any(args[0])?;
+                let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
+                let out = self.lvalue(args[1])?;
+                if !matches!(out.ty, Ty::Bit(_)) {
+                    self.error(codes::TYPE_MISMATCH, args[1].span, "a meter colour must go into a bit<W>");
+                    return None;
+                }
+                Builtin::MeterExecute { inst: i, index, out }
+            }
+            (ir::ExternKind::DirectMeter(_), "read") => {
+                self.unsupported(span, "direct_meter.read");
+                return None;
+            }
+            _ => {
+                self.error_label(
+                    codes::UNKNOWN_METHOD,
+                    mspan,
+                    format!("`{}` has no method `{m}`", inst.name),
+                    "unknown method",
+                );
+                return None;
+            }
+        };
+        Some(Self::void_call(Call::Builtin(b), span))
+    }
+
+    fn packet_method(
+        &mut self,
+        out: bool,
+        m: &str,
+        mspan: Span,
+        type_args: &[ast::Type],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let b = match (out, m) {
+            (false, "extract") => {
+                if args.len() == 2 {
+                    self.unsupported(span, "two-argument extract (varbit headers)");
+                    return None;
+                }
+                if !self.arg_count(span, "extract", 1, args.len()) {
+                    return None;
+                }
+                let h = self.lvalue(args[0])?;
+                let ok = matches!(&h.ty, Ty::Composite(c) if self.prog.composites[*c].kind == ir::CompositeKind::Header);
+                if !ok {
+                    self.error(codes::TYPE_MISMATCH, args[0].span, format!("extract needs a header, not {}", self.ty_name(&h.ty)));
+                    return None;
+                }
+                Builtin::Extract(h, None)
+            }
+            (false, "lookahead") => {
+                if type_args.len() != 1 || !args.is_empty() {
+                    self.error(codes::ARG_COUNT, span, "lookahead takes one type argument and no arguments");
+                    return None;
+                }
+                let ty = self.ty(&type_args[0])?;
+                if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool) {
+                    self.unsupported(span, "lookahead of a non-bit-string type");
+                    return None;
+                }
+                return Some(mk(ExprKind::Lookahead, ty, span));
+            }
+            (false, "advance") => {
+                if !self.arg_count(span, "advance", 1, args.len()) {
+                    return None;
+                }
+                Builtin::Advance(self.expr(args[0], Some(&Ty::Bit(32)))?)
+            }
+            (true, "emit") => {
+                if !self.arg_count(span, "emit", 1, args.len()) {
+                    return None;
+                }
+                let h = self.expr(args[0], None)?;
+                if !matches!(h.ty, Ty::Composite(_) | Ty::Stack(..)) {
+                    self.error(codes::TYPE_MISMATCH, args[0].span, format!("emit needs a header, not {}", self.ty_name(&h.ty)));
+                    return None;
+                }
+                Builtin::Emit(h)
+            }
+            _ => {
+                self.error_label(
+                    codes::UNKNOWN_METHOD,
+                    mspan,
+                    format!("{} has no method `{m}`", if out { "packet_out" } else { "packet_in" }),
+                    "unknown method",
+                );
+                return None;
+            }
+        };
+        Some(Self::void_call(Call::Builtin(b), span))
+    }
+}

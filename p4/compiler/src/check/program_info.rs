@@ -1,0 +1,381 @@
+//! Builds the `p4_target::info::ProgramInfo` of a checked program: the
+//! P4Info facts (P4Runtime spec §6, P4Info) with p4c's fully qualified
+//! names (`MyIngress.ipv4_lpm`; `@name(".x")` absolute, `@name("x")` local).
+//!
+//! Contract: one table/profile/counter/meter/register per control
+//! *instance*, in instance order then declaration order, and the IR's
+//! `ControlInstance` index vectors are filled to point at them. Strings and
+//! slices are leaked to get `&'static` data: the compiler is a short-lived
+//! process and builds one `ProgramInfo` per run.
+
+use super::Checker;
+use crate::diag::Diagnostic;
+use crate::ir::{self, Handle, Ty};
+use p4_target::info::*;
+use p4_target::runtime::FieldMatch;
+use std::collections::HashMap;
+
+/// A P4Info name as written with `@name`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NameSpec {
+    /// `@name(".x")`.
+    pub(crate) absolute: bool,
+    /// The name (without the leading dot).
+    pub(crate) name: String,
+}
+
+impl NameSpec {
+    fn qualify(&self, prefix: &str) -> String {
+        if self.absolute || prefix.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{prefix}.{}", self.name)
+        }
+    }
+}
+
+/// One `entries` item.
+#[derive(Clone, Debug)]
+pub(crate) struct EntryFacts {
+    pub(crate) matches: Vec<Option<FieldMatch>>,
+    pub(crate) priority: i32,
+    pub(crate) action: Handle<ir::Action>,
+    pub(crate) params: Vec<u128>,
+}
+
+/// What P4Info needs about a table beyond the IR.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TableFacts {
+    pub(crate) name: NameSpec,
+    pub(crate) size: u32,
+    pub(crate) default: Option<(Handle<ir::Action>, Vec<u128>)>,
+    pub(crate) default_is_const: bool,
+    pub(crate) is_const: bool,
+    pub(crate) entries: Vec<EntryFacts>,
+    pub(crate) direct_counter: Option<u32>,
+    pub(crate) direct_meter: Option<u32>,
+    pub(crate) idle_timeout: bool,
+    pub(crate) scopes: Vec<ActionScope>,
+}
+
+/// Facts gathered while checking.
+#[derive(Debug, Default)]
+pub(crate) struct Facts {
+    /// By table handle index.
+    pub(crate) tables: HashMap<usize, TableFacts>,
+    /// By (control handle index, extern index).
+    pub(crate) extern_names: HashMap<(usize, u32), NameSpec>,
+    /// Digest struct types, in first-use order.
+    pub(crate) digests: Vec<Handle<ir::Composite>>,
+    /// Value sets: (full name, width, size).
+    pub(crate) value_sets: Vec<(String, u32, u32)>,
+}
+
+impl Facts {
+    /// Index of the digest for struct `c`, adding it on first use.
+    pub(crate) fn digest_index(&mut self, c: Handle<ir::Composite>) -> u32 {
+        match self.digests.iter().position(|d| *d == c) {
+            Some(i) => i as u32,
+            None => {
+                self.digests.push(c);
+                (self.digests.len() - 1) as u32
+            }
+        }
+    }
+}
+
+fn leak<T>(v: Vec<T>) -> &'static [T] {
+    Box::leak(v.into_boxed_slice())
+}
+
+fn leak_str(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// Hands out P4Runtime ids: `prefix << 24 | n`, `n` counting from 1 per kind.
+#[derive(Default)]
+struct Ids {
+    next: HashMap<u8, u32>,
+    taken: HashMap<u32, ()>,
+}
+
+impl Ids {
+    fn id(&mut self, prefix: u8, explicit: Option<u32>) -> u32 {
+        if let Some(e) = explicit {
+            let id = ((prefix as u32) << 24) | (e & 0x00ff_ffff);
+            self.taken.insert(id, ());
+            return id;
+        }
+        loop {
+            let n = self.next.entry(prefix).or_insert(0);
+            *n += 1;
+            let id = ((prefix as u32) << 24) | *n;
+            if !self.taken.contains_key(&id) {
+                self.taken.insert(id, ());
+                return id;
+            }
+        }
+    }
+}
+
+fn scalar_fields(c: &Checker, comp: Handle<ir::Composite>) -> Vec<MetaFieldInfo> {
+    c.prog.composites[comp]
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| MetaFieldInfo {
+            id: i as u32 + 1,
+            name: leak_str(f.name.clone()),
+            bitwidth: f.ty.scalar_width(&c.prog).unwrap_or(32),
+        })
+        .collect()
+}
+
+/// Builds the ProgramInfo and fills the IR's instance index vectors and
+/// action ids.
+pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Diagnostic>> {
+    let mut ids = Ids::default();
+    // Actions: one per declaration, ids in declaration order.
+    let mut actions = Vec::new();
+    let mut action_ids = Vec::new();
+    let mut seen: HashMap<String, u32> = HashMap::new();
+    for (_, a) in c.prog.actions.iter() {
+        if let Some(id) = seen.get(&a.p4_name) {
+            action_ids.push(*id);
+            continue;
+        }
+        let id = ids.id(id_prefix::ACTION, None);
+        seen.insert(a.p4_name.clone(), id);
+        action_ids.push(id);
+        let params: Vec<ParamInfo> = a
+            .data_params()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ParamInfo {
+                id: i as u32 + 1,
+                name: leak_str(p.name.clone()),
+                bitwidth: p.ty.scalar_width(&c.prog).unwrap_or(1),
+            })
+            .collect();
+        actions.push(ActionInfo {
+            id,
+            name: leak_str(a.p4_name.clone()),
+            params: leak(params),
+        });
+    }
+    c.prog.action_ids = action_ids.clone();
+
+    // Per instance objects. First pass: ids and indices.
+    struct TablePlan {
+        inst: usize,
+        th: Handle<ir::Table>,
+        id: u32,
+        name: String,
+    }
+    let mut table_plans = Vec::new();
+    let mut profiles = Vec::new();
+    let mut profile_tables: Vec<Vec<u32>> = Vec::new();
+    let mut counters = Vec::new();
+    let mut meters = Vec::new();
+    let mut registers = Vec::new();
+    let mut extern_ids: HashMap<(usize, u32), u32> = HashMap::new();
+    for ii in 0..c.prog.instances.len() {
+        let inst = c.prog.instances[ii].clone();
+        let ctl = &c.prog.controls[inst.control];
+        for (ti, th) in ctl.tables.iter().enumerate() {
+            let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
+            let id = ids.id(id_prefix::TABLE, None);
+            c.prog.instances[ii].table_index[ti] = table_plans.len() as u32;
+            table_plans.push(TablePlan {
+                inst: ii,
+                th: *th,
+                id,
+                name: facts.name.qualify(&inst.path),
+            });
+        }
+        for (ei, e) in ctl.externs.iter().enumerate() {
+            let spec = c
+                .facts
+                .extern_names
+                .get(&(inst.control.index(), ei as u32))
+                .cloned()
+                .unwrap_or(NameSpec {
+                    absolute: false,
+                    name: e.name.clone(),
+                });
+            let name = leak_str(spec.qualify(&inst.path));
+            let (idx, id) = match &e.kind {
+                ir::ExternKind::Register { width, size } => {
+                    let id = ids.id(id_prefix::REGISTER, None);
+                    registers.push(RegisterInfo { id, name, bitwidth: *width, size: *size });
+                    (registers.len() - 1, id)
+                }
+                ir::ExternKind::Counter { size, unit } => {
+                    let id = ids.id(id_prefix::COUNTER, None);
+                    counters.push(CounterInfo { id, name, unit: *unit, size: *size, direct_table: None });
+                    (counters.len() - 1, id)
+                }
+                ir::ExternKind::DirectCounter(unit) => {
+                    let id = ids.id(id_prefix::DIRECT_COUNTER, None);
+                    counters.push(CounterInfo { id, name, unit: *unit, size: 0, direct_table: None });
+                    (counters.len() - 1, id)
+                }
+                ir::ExternKind::Meter { size, unit } => {
+                    let id = ids.id(id_prefix::METER, None);
+                    meters.push(MeterInfo { id, name, unit: *unit, size: *size, direct_table: None });
+                    (meters.len() - 1, id)
+                }
+                ir::ExternKind::DirectMeter(unit) => {
+                    let id = ids.id(id_prefix::DIRECT_METER, None);
+                    meters.push(MeterInfo { id, name, unit: *unit, size: 0, direct_table: None });
+                    (meters.len() - 1, id)
+                }
+                ir::ExternKind::ActionProfile(size) => {
+                    let id = ids.id(id_prefix::ACTION_PROFILE, None);
+                    profiles.push(ActionProfileInfo { id, name, table_ids: &[], selector: None, size: *size });
+                    profile_tables.push(Vec::new());
+                    (profiles.len() - 1, id)
+                }
+                ir::ExternKind::ActionSelector(algo, size, w) => {
+                    let id = ids.id(id_prefix::ACTION_PROFILE, None);
+                    profiles.push(ActionProfileInfo {
+                        id,
+                        name,
+                        table_ids: &[],
+                        selector: Some((*algo, *w)),
+                        size: *size,
+                    });
+                    profile_tables.push(Vec::new());
+                    (profiles.len() - 1, id)
+                }
+            };
+            c.prog.instances[ii].extern_index[ei] = idx as u32;
+            extern_ids.insert((ii, ei as u32), id);
+        }
+    }
+    // Second pass: tables, now that extern ids are known.
+    let action_id = |a: Handle<ir::Action>| action_ids[a.index()];
+    let mut tables = Vec::new();
+    for plan in &table_plans {
+        let t = &c.prog.tables[plan.th];
+        let facts = c.facts.tables.get(&plan.th.index()).cloned().unwrap_or_default();
+        let inst = &c.prog.instances[plan.inst];
+        let keys: Vec<KeyInfo> = t
+            .keys
+            .iter()
+            .filter_map(|k| match k.kind {
+                ir::KeyKind::Match(kind) => Some((k, kind)),
+                ir::KeyKind::Selector => None,
+            })
+            .enumerate()
+            .map(|(i, (k, kind))| KeyInfo {
+                id: i as u32 + 1,
+                name: leak_str(k.name.clone()),
+                bitwidth: match &k.expr.ty {
+                    Ty::Error | Ty::Enum(_) => 32,
+                    ty => ty.scalar_width(&c.prog).unwrap_or(32),
+                },
+                kind,
+            })
+            .collect();
+        let acts: Vec<ActionRef> = t
+            .actions
+            .iter()
+            .zip(facts.scopes.iter().copied().chain(std::iter::repeat(ActionScope::TableAndDefault)))
+            .map(|(a, scope)| ActionRef { id: action_id(*a), scope })
+            .collect();
+        let implementation = t.implementation.map(|e| {
+            let pi = inst.extern_index[e as usize] as usize;
+            profile_tables[pi].push(plan.id);
+            extern_ids[&(plan.inst, e)]
+        });
+        let direct_counter = facts.direct_counter.map(|e| {
+            let ci = inst.extern_index[e as usize] as usize;
+            counters[ci].direct_table = Some(plan.id);
+            extern_ids[&(plan.inst, e)]
+        });
+        let direct_meter = facts.direct_meter.map(|e| {
+            let mi = inst.extern_index[e as usize] as usize;
+            meters[mi].direct_table = Some(plan.id);
+            extern_ids[&(plan.inst, e)]
+        });
+        let default_action = match &facts.default {
+            Some((a, params)) => (action_id(*a), leak(params.clone())),
+            None => (0, &[][..]),
+        };
+        let const_entries: Vec<ConstEntryInfo> = facts
+            .entries
+            .iter()
+            .map(|e| ConstEntryInfo {
+                matches: leak(e.matches.clone()),
+                priority: e.priority,
+                action_id: action_id(e.action),
+                params: leak(e.params.clone()),
+            })
+            .collect();
+        tables.push(TableInfo {
+            id: plan.id,
+            name: leak_str(plan.name.clone()),
+            keys: leak(keys),
+            actions: leak(acts),
+            size: facts.size,
+            implementation,
+            default_action,
+            default_is_const: facts.default_is_const,
+            is_const: facts.is_const,
+            const_entries: leak(const_entries),
+            direct_counter,
+            direct_meter,
+            idle_timeout: facts.idle_timeout,
+        });
+    }
+    for (p, ts) in profiles.iter_mut().zip(profile_tables) {
+        p.table_ids = leak(ts);
+    }
+    let digests: Vec<DigestInfo> = c
+        .facts
+        .digests
+        .clone()
+        .into_iter()
+        .map(|d| DigestInfo {
+            id: ids.id(id_prefix::DIGEST, None),
+            name: leak_str(c.prog.composites[d].name.clone()),
+            fields: leak(scalar_fields(c, d)),
+        })
+        .collect();
+    let mut controller_headers = Vec::new();
+    for (h, comp) in c.prog.composites.iter() {
+        if let Some(n) = &comp.controller_header {
+            controller_headers.push(ControllerHeaderInfo {
+                id: ids.id(id_prefix::CONTROLLER_HEADER, None),
+                name: leak_str(n.clone()),
+                fields: leak(scalar_fields(c, h)),
+            });
+        }
+    }
+    let value_sets: Vec<ValueSetInfo> = c
+        .facts
+        .value_sets
+        .iter()
+        .map(|(n, w, s)| ValueSetInfo {
+            id: ids.id(id_prefix::VALUE_SET, None),
+            name: leak_str(n.clone()),
+            bitwidth: *w,
+            size: *s,
+        })
+        .collect();
+    Ok(ProgramInfo {
+        name: leak_str(c.prog.name.clone()),
+        arch: "v1model",
+        tables: leak(tables),
+        actions: leak(actions),
+        action_profiles: leak(profiles),
+        counters: leak(counters),
+        meters: leak(meters),
+        registers: leak(registers),
+        digests: leak(digests),
+        controller_headers: leak(controller_headers),
+        value_sets: leak(value_sets),
+        p4info_text: "",
+    })
+}
