@@ -14,3 +14,5 @@
 
 pub mod perf;
 pub mod port;
+pub mod signal;
+pub mod units;

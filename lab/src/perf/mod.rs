@@ -226,7 +226,8 @@ impl<P: Port> Agent<P> {
         let p = usize::from(self.rnic.config().data_priority.min(7));
         s.pfc_rx = r.pfc_rx[p];
         s.paused_ns = r.paused_ns[p];
-        s.rx_errors = r.rx_errors;
+        // The first frame of each learned QP was counted as unknown-QP.
+        s.rx_errors = r.rx_errors.saturating_sub(self.stats.qps_learned);
         s
     }
 
