@@ -15,4 +15,5 @@
 pub mod perf;
 pub mod port;
 pub mod signal;
+pub mod topo;
 pub mod units;
