@@ -12,6 +12,7 @@
 //! Binaries: `roceperf`, `rocelab`, `relaybench`.
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod labctl;
 pub mod perf;
 pub mod port;
 pub mod signal;

@@ -1,0 +1,357 @@
+//! Bringing namespace labs up and down: the engine of `rocelab`.
+//!
+//! [`up`] turns a [`Topology`] into namespaces (`rl-<lab>-<node>`), veth
+//! pairs created directly in their namespaces (nothing is made in the
+//! caller's namespace, so names cannot clash with the host's), MACs, links
+//! up, IPv6 off (`disable_ipv6` on `all` and `default` before any veth
+//! exists, so no router solicitations or ND), no kernel IPv4 (agents use raw
+//! frames), then the nodes' commands. Every created object is appended to
+//! the [`state::LabState`] and the state file rewritten before the next
+//! step, so [`down`] can remove exactly what exists, also after a crash.
+//!
+//! Rx offloads: with `ethtool` on PATH, `rxvlan`, `gro` and `lro` are
+//! turned off on every lab interface. Without it this is recorded as a note;
+//! it matters little on veth, because the kernel strips 802.1Q tags in
+//! software anyway and the port restores them from `PACKET_AUXDATA`.
+//!
+//! Failure handling: any failing step, or Ctrl-C (the [`crate::signal`]
+//! flag, checked between steps), makes `up` tear down what it recorded and
+//! return the original error with context. Processes are killed by pid
+//! after checking their start time (SIGTERM, then SIGKILL after
+//! [`KILL_GRACE`]). Errors are `anyhow` with the failing command line and
+//! its stderr: every caller only reports them.
+
+pub mod state;
+pub mod sys;
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::topo::{Topology, parse_endpoint};
+use crate::units::parse_rate_bps;
+use state::{LabState, LinkRecord, ProcRecord, StateStore};
+
+/// Time a process gets between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long a started command must survive to count as started.
+pub const START_CHECK: Duration = Duration::from_millis(300);
+
+/// Brings `topo` up. On failure or interruption everything created is
+/// removed again and the error returned.
+pub fn up(
+    topo: &Topology,
+    topology_file: Option<&Path>,
+    store: &StateStore,
+    stop: &AtomicBool,
+) -> Result<LabState> {
+    if store.exists(&topo.name) {
+        bail!(
+            "lab {:?} is already up (state file {}); run `rocelab down {}` first",
+            topo.name,
+            store.path(&topo.name).display(),
+            topo.name
+        );
+    }
+    for node in topo.nodes() {
+        let ns = topo.netns(node);
+        if sys::netns_exists(&ns) {
+            bail!("namespace {ns} exists but no state file records it; remove it with `ip netns del {ns}`");
+        }
+    }
+    let mut st = LabState {
+        lab: topo.name.clone(),
+        topology_file: topology_file.map(Path::to_path_buf),
+        ..LabState::default()
+    };
+    store.save(&st)?;
+    match build(topo, store, &mut st, stop) {
+        Ok(()) => Ok(st),
+        Err(e) => {
+            tracing::warn!(error = %e, "up failed; removing what was created");
+            match teardown(&st, store) {
+                Ok(()) => Err(e.context(format!("bringing lab {:?} up (everything created was removed)", topo.name))),
+                Err(e2) => Err(e.context(format!(
+                    "bringing lab {:?} up; cleanup ALSO failed: {e2:#}",
+                    topo.name
+                ))),
+            }
+        }
+    }
+}
+
+fn check_stop(stop: &AtomicBool) -> Result<()> {
+    if stop.load(Ordering::SeqCst) {
+        bail!("interrupted");
+    }
+    Ok(())
+}
+
+fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBool) -> Result<()> {
+    for node in topo.nodes() {
+        check_stop(stop)?;
+        let ns = topo.netns(node);
+        sys::ip(&["netns", "add", &ns]).with_context(|| format!("node {node}"))?;
+        st.netns.push(ns.clone());
+        store.save(st)?;
+        sys::run(
+            "ip",
+            &[
+                "netns",
+                "exec",
+                &ns,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+            ],
+        )
+        .with_context(|| format!("node {node}: disabling IPv6"))?;
+        sys::ip(&["-n", &ns, "link", "set", "lo", "up"]).with_context(|| format!("node {node}"))?;
+    }
+    let ethtool = sys::on_path("ethtool");
+    if !ethtool {
+        st.notes.push(
+            "ethtool not found: rx offloads left as they are (VLAN tags are restored from PACKET_AUXDATA)".into(),
+        );
+    }
+    for (i, l) in topo.links.iter().enumerate() {
+        check_stop(stop)?;
+        let (Some(a), Some(b)) = (parse_endpoint(&l.a), parse_endpoint(&l.b)) else {
+            bail!("link {i}: bad endpoint");
+        };
+        let speed_bps = parse_rate_bps(&l.speed).with_context(|| format!("link {i}"))?;
+        let (a_ns, b_ns) = (topo.netns(&a.node), topo.netns(&b.node));
+        let mut args: Vec<String> = vec!["link".into(), "add".into(), "name".into(), a.iface.clone(), "netns".into(), a_ns.clone()];
+        if let Some(h) = topo.host(&a.node) {
+            args.extend(["address".into(), h.mac.clone()]);
+        }
+        args.extend(["type".into(), "veth".into(), "peer".into(), "name".into(), b.iface.clone(), "netns".into(), b_ns.clone()]);
+        if let Some(h) = topo.host(&b.node) {
+            args.extend(["address".into(), h.mac.clone()]);
+        }
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        sys::ip(&argv).with_context(|| format!("link {i} ({} <-> {})", l.a, l.b))?;
+        st.links.push(LinkRecord {
+            a_netns: a_ns.clone(),
+            a_iface: a.iface.clone(),
+            b_netns: b_ns.clone(),
+            b_iface: b.iface.clone(),
+            speed_bps,
+        });
+        store.save(st)?;
+        for (ns, iface) in [(&a_ns, &a.iface), (&b_ns, &b.iface)] {
+            if let Some(mtu) = l.mtu {
+                sys::ip(&["-n", ns, "link", "set", iface, "mtu", &mtu.to_string()])
+                    .with_context(|| format!("link {i}"))?;
+            }
+            if ethtool {
+                sys::run("ip", &["netns", "exec", ns, "ethtool", "-K", iface, "rxvlan", "off", "gro", "off", "lro", "off"])
+                    .map_err(|e| tracing::warn!(error = %e, "rx offloads"))
+                    .ok();
+            }
+            sys::ip(&["-n", ns, "link", "set", iface, "up"]).with_context(|| format!("link {i}"))?;
+        }
+    }
+    let log_dir = store.log_dir(&topo.name);
+    std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+    let mut children = Vec::new();
+    let commands = topo
+        .switches
+        .iter()
+        .map(|s| (&s.name, &s.command))
+        .chain(topo.hosts.iter().map(|h| (&h.name, &h.command)));
+    for (node, cmd) in commands {
+        let Some(cmd) = cmd else { continue };
+        check_stop(stop)?;
+        let argv = topo.expand(node, cmd);
+        let ns = topo.netns(node);
+        let log = log_dir.join(format!("{node}.log"));
+        let child = spawn_in(&ns, &argv, &log).with_context(|| format!("node {node}: starting {argv:?}"))?;
+        let pid = child.id();
+        let start_ticks = sys::start_ticks(pid).unwrap_or(0);
+        st.processes.push(ProcRecord {
+            node: node.clone(),
+            netns: ns,
+            pid,
+            start_ticks,
+            argv,
+            log,
+        });
+        store.save(st)?;
+        children.push((node.clone(), child));
+    }
+    // A command that dies at once (bad binary, bad flags) fails the lab.
+    let deadline = Instant::now() + START_CHECK;
+    while Instant::now() < deadline {
+        check_stop(stop)?;
+        for (node, child) in &mut children {
+            if let Some(status) = child.try_wait().context("waiting for a child")?
+                && !status.success()
+            {
+                let rec = st.processes.iter().find(|p| &p.node == node);
+                let tail = rec.map(|p| log_tail(&p.log)).unwrap_or_default();
+                bail!("node {node}: command exited at once ({status}): {tail}");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    st.complete = true;
+    store.save(st)?;
+    Ok(())
+}
+
+/// Resolves a bare program name next to our own executable first (so
+/// `roceperf` in a topology finds the sibling binary), then via PATH.
+fn resolve_program(prog: &str) -> PathBuf {
+    if !prog.contains('/')
+        && let Ok(me) = std::env::current_exe()
+        && let Some(dir) = me.parent()
+    {
+        let sibling = dir.join(prog);
+        if sibling.is_file() {
+            return sibling;
+        }
+    }
+    PathBuf::from(prog)
+}
+
+fn spawn_in(ns: &str, argv: &[String], log: &Path) -> Result<std::process::Child> {
+    let Some((prog, args)) = argv.split_first() else {
+        bail!("empty command");
+    };
+    let out = File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let err = out.try_clone()?;
+    Command::new("ip")
+        .args(["netns", "exec", ns])
+        .arg(resolve_program(prog))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        // Own process group: a Ctrl-C at the terminal reaches rocelab only,
+        // which then cleans up by pid.
+        .process_group(0)
+        .spawn()
+        .map_err(|e| anyhow!("spawning ip netns exec {ns}: {e}"))
+}
+
+fn log_tail(p: &Path) -> String {
+    let text = std::fs::read_to_string(p).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+/// Removes everything `st` records: processes (by pid, start time
+/// checked), veth pairs, namespaces; then the state file. Keeps going past
+/// failures and reports them all at the end.
+pub fn teardown(st: &LabState, store: &StateStore) -> Result<()> {
+    let mut problems = Vec::new();
+    for p in st.processes.iter().rev() {
+        if sys::is_same_process_alive(p.pid, p.start_ticks) {
+            if let Err(e) = sys::signal(p.pid, libc::SIGTERM) {
+                problems.push(format!("SIGTERM to {} (pid {}): {e}", p.node, p.pid));
+            }
+        }
+    }
+    let deadline = Instant::now() + KILL_GRACE;
+    for p in st.processes.iter().rev() {
+        loop {
+            sys::reap(p.pid);
+            if !sys::is_same_process_alive(p.pid, p.start_ticks) {
+                break;
+            }
+            if Instant::now() >= deadline {
+                let _ = sys::signal(p.pid, libc::SIGKILL);
+                std::thread::sleep(Duration::from_millis(50));
+                sys::reap(p.pid);
+                if sys::is_same_process_alive(p.pid, p.start_ticks) {
+                    problems.push(format!("{} (pid {}) survived SIGKILL", p.node, p.pid));
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    for l in st.links.iter().rev() {
+        // Deleting one end removes the pair; either end may already be gone.
+        for (ns, iface) in [(&l.a_netns, &l.a_iface), (&l.b_netns, &l.b_iface)] {
+            if sys::netns_exists(ns) && sys::ip(&["-n", ns, "link", "show", iface]).is_ok() {
+                if let Err(e) = sys::ip(&["-n", ns, "link", "del", iface]) {
+                    problems.push(format!("{e:#}"));
+                }
+                break;
+            }
+        }
+    }
+    for ns in st.netns.iter().rev() {
+        if sys::netns_exists(ns)
+            && let Err(e) = sys::ip(&["netns", "del", ns])
+        {
+            problems.push(format!("{e:#}"));
+        }
+    }
+    if problems.is_empty() {
+        store.remove(&st.lab)?;
+        Ok(())
+    } else {
+        bail!("tearing down lab {:?}:\n  {}", st.lab, problems.join("\n  "))
+    }
+}
+
+/// Tears down lab `lab` from its state file.
+pub fn down(lab: &str, store: &StateStore) -> Result<()> {
+    let st = store
+        .load(lab)
+        .with_context(|| format!("lab {lab:?} has no readable state in {}", store.dir().display()))?;
+    teardown(&st, store)
+}
+
+/// One line per object of a lab and whether it still exists.
+pub fn status(lab: &str, store: &StateStore) -> Result<String> {
+    use std::fmt::Write;
+    let st = store.load(lab)?;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "lab {} ({}){}",
+        st.lab,
+        if st.complete { "up" } else { "INCOMPLETE: up failed or is running" },
+        st.topology_file
+            .as_ref()
+            .map(|p| format!(" from {}", p.display()))
+            .unwrap_or_default()
+    );
+    for ns in &st.netns {
+        let ok = sys::netns_exists(ns);
+        let _ = writeln!(s, "  netns {ns:<28} {}", if ok { "present" } else { "MISSING" });
+    }
+    for l in &st.links {
+        let _ = writeln!(
+            s,
+            "  link  {}:{} <-> {}:{} {} bit/s",
+            l.a_netns, l.a_iface, l.b_netns, l.b_iface, l.speed_bps
+        );
+    }
+    for p in &st.processes {
+        let alive = sys::is_same_process_alive(p.pid, p.start_ticks);
+        let _ = writeln!(
+            s,
+            "  proc  {:<10} pid {:<7} {} log {}  {}",
+            p.node,
+            p.pid,
+            if alive { "running" } else { "EXITED " },
+            p.log.display(),
+            p.argv.join(" ")
+        );
+    }
+    for n in &st.notes {
+        let _ = writeln!(s, "  note  {n}");
+    }
+    Ok(s)
+}
