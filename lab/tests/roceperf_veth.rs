@@ -1,0 +1,163 @@
+//! roceperf client → server over a direct veth pair between two namespaces,
+//! as separate processes (needs root; skipped with a message otherwise).
+//!
+//! ```text
+//!  ns0 [c0] roceperf client ===== veth ===== roceperf server [s0] ns1
+//!                                              (or a PFC injector)
+//! ```
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dataplane::wire::ethernet::EthernetAddress;
+use dataplane::wire::pfc::{MacControlRepr, PfcRepr, emit_frame};
+use lab::port::{AfPacketPort, FrameBuf, Port};
+use serde_json::Value;
+
+const C_MAC: &str = "02:00:00:00:0c:01";
+const S_MAC: &str = "02:00:00:00:05:01";
+
+fn roceperf(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_roceperf"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning roceperf")
+}
+
+/// Kills a child if the test fails before waiting for it.
+struct Reaper(Option<Child>);
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn json_lines(c: Child) -> Vec<Value> {
+    let out = c.wait_with_output().expect("roceperf output");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "roceperf failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        text
+    );
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn find<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
+    lines.iter().find(|v| v["kind"] == kind).unwrap_or_else(|| panic!("no {kind} line in {lines:?}"))
+}
+
+fn setup() -> common::Netns {
+    let ns = common::Netns::create(2);
+    ns.veth(0, "c0", C_MAC, 1, "s0", S_MAC);
+    ns
+}
+
+#[test]
+fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
+    if !common::root_or_skip("client_to_server_delivers_every_psn_and_reports_bandwidth") {
+        return;
+    }
+    let ns = setup();
+    let mut server = Reaper(Some(roceperf(&[
+        "server", "--netns", &ns.names[1], "--iface", "s0", "--mac", S_MAC, "--ip", "10.1.0.2",
+        "--duration", "30", "--json",
+    ])));
+    std::thread::sleep(Duration::from_millis(400));
+    let client = roceperf(&[
+        "client", "--netns", &ns.names[0], "--iface", "c0", "--mac", C_MAC, "--ip", "10.1.0.1",
+        "--dst-ip", "10.1.0.2", "--dst-mac", S_MAC, "--qps", "2", "--size", "65536",
+        "--duration", "1.5", "--rate", "500M", "--interval", "0.5", "--json",
+    ]);
+    let c = json_lines(client);
+    std::thread::sleep(Duration::from_millis(300));
+    let s = server.0.take().unwrap();
+    // SIGTERM: the server stops and prints its summary.
+    // SAFETY: kill on our child's pid.
+    unsafe { libc::kill(s.id() as i32, libc::SIGTERM) };
+    let s = json_lines(s);
+    let cs = find(&c, "summary");
+    let ss = find(&s, "summary");
+    assert!(cs["tx_gbps"].as_f64().unwrap() > 0.0, "{cs}");
+    assert!(ss["rx_gbps"].as_f64().unwrap() > 0.0, "{ss}");
+    assert!(cs["tx_bytes"].as_u64().unwrap() > 1_000_000, "{cs}");
+    assert_eq!(ss["rx_bytes"], cs["tx_bytes"], "server got a different byte count");
+    assert_eq!(ss["rx_packets"], cs["tx_packets"]);
+    assert_eq!(ss["psn_gaps"], 0, "{ss}");
+    assert_eq!(ss["psn_lost"], 0);
+    assert_eq!(ss["psn_late"], 0);
+    assert_eq!(ss["rx_errors"], 0);
+    assert_eq!(ss["qps"], 2);
+    assert_eq!(find(&s, "port")["qps_learned"], 2);
+    // Interval lines are printed and add up to the summary.
+    let per: u64 = c.iter().filter(|v| v["kind"] == "interval").map(|v| v["tx_bytes"].as_u64().unwrap()).sum();
+    assert_eq!(per, cs["tx_bytes"].as_u64().unwrap());
+    // Paced at 500 Mb/s of wire bytes: payload below that.
+    assert!(cs["tx_gbps"].as_f64().unwrap() < 0.5, "{cs}");
+}
+
+#[test]
+fn pfc_frames_into_the_client_port_pause_it() {
+    if !common::root_or_skip("pfc_frames_into_the_client_port_pause_it") {
+        return;
+    }
+    let ns = setup();
+    let mut injector = AfPacketPort::open_in_netns(&ns.names[1], "s0").unwrap();
+    let client = Reaper(Some(roceperf(&[
+        "client", "--netns", &ns.names[0], "--iface", "c0", "--mac", C_MAC, "--ip", "10.1.0.1",
+        "--dst-ip", "10.1.0.2", "--dst-mac", S_MAC, "--size", "65536", "--duration", "3",
+        "--rate", "1G", "--priority", "3", "--interval", "0.25", "--json",
+    ])));
+    let pfc = |repr: PfcRepr| {
+        let mut b = FrameBuf::default();
+        let n = emit_frame(EthernetAddress([2, 0, 0, 0, 0xee, 1]), &MacControlRepr::Pfc(repr), b.space_mut()).unwrap();
+        b.set_len(n);
+        b
+    };
+    // 0xFFFF quanta at 1 Gb/s = 33.5 ms; refresh every 10 ms for 1 s.
+    let xoff = [pfc(PfcRepr::xoff(1 << 3, 0xFFFF))];
+    let xon = [pfc(PfcRepr::xon(1 << 3))];
+    // Frames of the client prove it runs before we pause it.
+    let mut seen = FrameBuf::batch(64);
+    let t0 = Instant::now();
+    while injector.recv_batch(&mut seen).unwrap() == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(5), "client never sent");
+        injector.wait_readable(Some(Duration::from_millis(20))).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let start = Instant::now();
+    let mut sent = 0;
+    while start.elapsed() < Duration::from_secs(1) {
+        sent += injector.send_batch(&xoff).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    injector.send_batch(&xon).unwrap();
+    let mut client = client;
+    let c = json_lines(client.0.take().unwrap());
+    let summary = find(&c, "summary");
+    let intervals: Vec<u64> = c
+        .iter()
+        .filter(|v| v["kind"] == "interval")
+        .map(|v| v["tx_bytes"].as_u64().unwrap())
+        .collect();
+    let (min, max) = (*intervals.iter().min().unwrap(), *intervals.iter().max().unwrap());
+    assert!(max > 0, "{intervals:?}");
+    assert!(
+        min * 10 < max,
+        "no quarter-second was nearly silent while paused: {intervals:?}"
+    );
+    let pause_ms = summary["pause_ms"].as_f64().unwrap();
+    assert!((800.0..1500.0).contains(&pause_ms), "pause time {pause_ms} ms");
+    let pfc_rx = summary["pfc_rx"].as_u64().unwrap();
+    assert!(pfc_rx as f64 >= sent as f64 * 0.9, "{pfc_rx} of {sent} PFC frames seen");
+}
