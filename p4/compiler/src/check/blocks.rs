@@ -402,6 +402,13 @@ impl Checker {
         self.declare(&c.signature.name, Sym::Control(h));
     }
 
+    /// An instantiation that declares no name in scope.
+    fn control_instantiation_anon(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
+        self.push_scope();
+        self.control_instantiation(i, h);
+        self.pop_scope();
+    }
+
     fn control_instantiation(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
         let ast::TypeKind::Named { name, args: targs } = &i.ty.kind else {
             self.unsupported(i.span, "this instantiation");
@@ -724,6 +731,33 @@ impl Checker {
                             Some(Sym::Extern(i)) => Some(i),
                             _ => None,
                         },
+                        // `implementation = action_selector(...)`: an
+                        // anonymous instance named after the table, as p4c does.
+                        ast::ExprKind::Call { callee, type_args, args } => {
+                            let before = self.prog.controls[ctl].externs.len();
+                            let inst = ast::Instantiation {
+                                annotations: t.annotations.clone(),
+                                ty: ast::Type {
+                                    kind: ast::TypeKind::Named {
+                                        name: match &callee.kind {
+                                            ast::ExprKind::Name(p) => p.clone(),
+                                            _ => {
+                                                self.error(codes::BAD_TABLE_PROPERTY, e.span, "expected an extern instantiation");
+                                                continue;
+                                            }
+                                        },
+                                        args: type_args.clone(),
+                                    },
+                                    span: callee.span,
+                                },
+                                args: args.clone(),
+                                name: t.name.clone(),
+                                initializer: None,
+                                span: e.span,
+                            };
+                            self.control_instantiation_anon(&inst, ctl);
+                            (self.prog.controls[ctl].externs.len() > before).then_some(before as u32)
+                        }
                         _ => None,
                     };
                     let Some(idx) = idx else {
@@ -846,6 +880,7 @@ impl Checker {
                 keys,
                 actions,
                 implementation,
+                direct_meter: facts.direct_meter,
                 span: t.span,
             },
             t.span,

@@ -964,7 +964,7 @@ impl Checker {
         }
     }
 
-    fn extern_fn(&mut self, name: &str, _type_args: &[ast::Type], args: &[&ast::Expr], span: Span) -> Option<Expr> {
+    fn extern_fn(&mut self, name: &str, type_args: &[ast::Type], args: &[&ast::Expr], span: Span) -> Option<Expr> {
         let b = match name {
             "mark_to_drop" => {
                 if !self.arg_count(span, "mark_to_drop", 1, args.len()) {
@@ -1067,7 +1067,11 @@ impl Checker {
                     return None;
                 }
                 let _receiver = self.expr(args[0], Some(&Ty::Bit(32)))?;
-                let data = self.expr(args[1], None)?;
+                let want = match type_args.first() {
+                    Some(t) => Some(self.ty(t)?),
+                    None => None,
+                };
+                let data = self.expr(args[1], want.as_ref())?;
                 let Ty::Composite(c) = data.ty else {
                     self.error(codes::TYPE_MISMATCH, args[1].span, "digest data must be a struct");
                     return None;
@@ -1279,8 +1283,19 @@ impl Checker {
                 Builtin::MeterExecute { inst: i, index, out }
             }
             (ir::ExternKind::DirectMeter(_), "read") => {
-                self.unsupported(span, "direct_meter.read");
-                return None;
+                if !self.arg_count(span, "read", 1, args.len()) {
+                    return None;
+                }
+                if self.body.as_ref().map(|b| b.kind) != Some(BodyKind::Action) {
+                    self.error(codes::NOT_ALLOWED_HERE, span, "direct_meter.read may only be called in an action of the table that owns the meter");
+                    return None;
+                }
+                let out = self.lvalue(args[0])?;
+                if !matches!(out.ty, Ty::Bit(_)) {
+                    self.error(codes::TYPE_MISMATCH, args[0].span, "a meter colour must go into a bit<W>");
+                    return None;
+                }
+                Builtin::DirectMeterRead { inst: i, out }
             }
             _ => {
                 self.error_label(
@@ -1306,20 +1321,39 @@ impl Checker {
     ) -> Option<Expr> {
         let b = match (out, m) {
             (false, "extract") => {
-                if args.len() == 2 {
-                    self.unsupported(span, "two-argument extract (varbit headers)");
-                    return None;
-                }
-                if !self.arg_count(span, "extract", 1, args.len()) {
+                if args.is_empty() || args.len() > 2 {
+                    self.arg_count(span, "extract", 1, args.len());
                     return None;
                 }
                 let h = self.lvalue(args[0])?;
-                let ok = matches!(&h.ty, Ty::Composite(c) if self.prog.composites[*c].kind == ir::CompositeKind::Header);
-                if !ok {
-                    self.error(codes::TYPE_MISMATCH, args[0].span, format!("extract needs a header, not {}", self.ty_name(&h.ty)));
-                    return None;
+                let var = match &h.ty {
+                    Ty::Composite(c) if self.prog.composites[*c].kind == ir::CompositeKind::Header => {
+                        self.prog.composites[*c].varbit().is_some()
+                    }
+                    _ => {
+                        self.error(codes::TYPE_MISMATCH, args[0].span, format!("extract needs a header, not {}", self.ty_name(&h.ty)));
+                        return None;
+                    }
+                };
+                match (var, args.len()) {
+                    (true, 2) => {
+                        let len = self.expr(args[1], Some(&Ty::Bit(32)))?;
+                        if matches!(h.kind, ExprKind::StackNext(_)) {
+                            self.unsupported(span, "varbit headers in stacks");
+                            return None;
+                        }
+                        Builtin::Extract(h, Some(len))
+                    }
+                    (false, 1) => Builtin::Extract(h, None),
+                    (true, _) => {
+                        self.error(codes::ARG_COUNT, span, "a header with a varbit field needs the two-argument extract(hdr, bits)");
+                        return None;
+                    }
+                    (false, _) => {
+                        self.error(codes::ARG_COUNT, span, "the two-argument extract needs a header with a varbit field");
+                        return None;
+                    }
                 }
-                Builtin::Extract(h, None)
             }
             (false, "lookahead") => {
                 if type_args.len() != 1 || !args.is_empty() {
@@ -1327,8 +1361,11 @@ impl Checker {
                     return None;
                 }
                 let ty = self.ty(&type_args[0])?;
-                if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool) {
-                    self.unsupported(span, "lookahead of a non-bit-string type");
+                let fixed_header = matches!(&ty, Ty::Composite(c)
+                    if self.prog.composites[*c].kind == ir::CompositeKind::Header
+                        && self.prog.composites[*c].varbit().is_none());
+                if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool) && !fixed_header {
+                    self.unsupported(span, "lookahead of this type");
                     return None;
                 }
                 return Some(mk(ExprKind::Lookahead, ty, span));

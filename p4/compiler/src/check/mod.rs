@@ -281,7 +281,19 @@ impl Checker {
             K::Void => Ty::Void,
             K::Bit(w) => Ty::Bit(self.width(w)?),
             K::SignedInt(w) => Ty::Int(self.width(w)?),
-            K::Varbit(w) => Ty::Varbit(self.width(w)?),
+            K::Varbit(w) => {
+                let w_bits = self.const_u32(w, "varbit width")?;
+                if w_bits == 0 || w_bits > 2048 {
+                    self.error_label(
+                        codes::BAD_WIDTH,
+                        w.span,
+                        format!("varbit width {w_bits} is not supported: at most 2048 bits"),
+                        "this width",
+                    );
+                    return None;
+                }
+                Ty::Varbit(w_bits)
+            }
             K::Int => {
                 self.error(
                     codes::UNSUPPORTED,
@@ -475,9 +487,15 @@ impl Checker {
             }
             match (kind, &ty) {
                 (ir::CompositeKind::Header, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_)) => {}
-                (ir::CompositeKind::Header, Ty::Varbit(_)) => {
-                    self.unsupported(f.span, "varbit header fields");
-                    continue;
+                (ir::CompositeKind::Header, Ty::Varbit(w)) => {
+                    if fields.iter().any(|x| matches!(x.ty, Ty::Varbit(_))) {
+                        self.error(codes::TYPE_MISMATCH, f.span, "a header may have at most one varbit field");
+                        continue;
+                    }
+                    if w % 8 != 0 {
+                        self.unsupported(f.ty.span, "varbit fields whose maximum is not a whole number of bytes");
+                        continue;
+                    }
                 }
                 (ir::CompositeKind::Header, _) => {
                     self.error(

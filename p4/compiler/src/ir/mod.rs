@@ -217,6 +217,26 @@ pub struct Composite {
 }
 
 impl Composite {
+    /// Bits of a header's fields other than its varbit field.
+    pub fn fixed_bits(&self) -> u32 {
+        self.fields
+            .iter()
+            .map(|f| match f.ty {
+                Ty::Bit(w) | Ty::Int(w) => w,
+                Ty::Bool => 1,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// The varbit field of a header: (index, maximum bits).
+    pub fn varbit(&self) -> Option<(usize, u32)> {
+        self.fields.iter().enumerate().find_map(|(i, f)| match f.ty {
+            Ty::Varbit(w) => Some((i, w)),
+            _ => None,
+        })
+    }
+
     /// Total bits of a header's fixed fields (varbit counted at its maximum).
     pub fn header_bits(&self) -> u32 {
         self.fields
@@ -540,6 +560,13 @@ pub enum Builtin {
     },
     /// `direct_counter.count()`: counted by the table lookup already.
     DirectCount,
+    /// `direct_meter.read(out)`: the colour of the entry the owning table hit.
+    DirectMeterRead {
+        /// Extern instance index (a `direct_meter`).
+        inst: u32,
+        /// Destination.
+        out: Expr,
+    },
 }
 
 /// A statement.
@@ -666,6 +693,8 @@ pub struct Table {
     pub actions: Vec<Handle<Action>>,
     /// Extern instance index (in the control) of the action profile/selector.
     pub implementation: Option<u32>,
+    /// Extern instance index of the `direct_meter` in `meters = ...`.
+    pub direct_meter: Option<u32>,
     /// Where declared.
     pub span: Span,
 }

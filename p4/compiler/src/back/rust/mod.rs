@@ -139,7 +139,8 @@ fn bad<T>(msg: impl Into<String>, span: Option<Span>) -> Result<T, BackError> {
 impl<'a> Gen<'a> {
     fn new(prog: &'a Program, info: &'a ProgramInfo) -> Self {
         let mut top = Namer::with_reserved(&[
-            "Program", "Packet", "PacketIn", "Env", "Exit", "ApplyResult", "Stack",
+            "Program", "Packet", "PacketIn", "Env", "Exit", "ApplyResult", "Stack", "Varbit",
+            "csum16_with_payload",
             "PROGRAM_INFO",
         ]);
         let composites = prog
@@ -236,7 +237,7 @@ impl<'a> Gen<'a> {
                 }
             }
             Ty::Stack(elem, n) => format!("Stack<{}, {n}>", self.rust_ty(elem)?),
-            Ty::Varbit(_) => return bad("not supported yet: varbit fields", None),
+            Ty::Varbit(w) => format!("Varbit<{}>", w.div_ceil(8)),
             Ty::Str | Ty::Tuple(_) | Ty::Void => return bad("internal: value of no storable type", None),
         })
     }
@@ -381,6 +382,7 @@ impl<'a> Gen<'a> {
         w.line("pub truncate_len: Option<u32>,");
         w.line("pub checksum_error: bool,");
         w.line("pub drop: bool,");
+        w.line("pub entry: Option<::p4_target::table::EntryRef>,");
         w.close("}");
         w.line("");
         w.line(ALLOW);
@@ -397,6 +399,7 @@ impl<'a> Gen<'a> {
         w.line("truncate_len: sm.truncate_len,");
         w.line("checksum_error: sm.checksum_error != 0,");
         w.line("drop: false,");
+        w.line("entry: None,");
         w.close("}");
         w.close("}");
         w.open("fn store(&self, sm: &mut ::p4_target::v1model::StandardMetadata) {");
@@ -407,6 +410,49 @@ impl<'a> Gen<'a> {
         w.line("if self.checksum_error { sm.checksum_error = 1; }");
         w.line("if self.drop { sm.mark_to_drop(); }");
         w.close("}");
+        w.close("}");
+        w.line("");
+        w.line("/// A `varbit<8 * N>` value: bytes and the current length in bits.");
+        w.line(ALLOW);
+        w.line("#[derive(Clone, Copy, Debug, PartialEq, Eq)]");
+        w.open("pub struct Varbit<const N: usize> {");
+        w.line("pub len_bits: u32,");
+        w.line("pub bytes: [u8; N],");
+        w.close("}");
+        w.line("");
+        w.line(ALLOW);
+        w.open("impl<const N: usize> Default for Varbit<N> {");
+        w.open("fn default() -> Self {");
+        w.line("Varbit { len_bits: 0, bytes: [0; N] }");
+        w.close("}");
+        w.close("}");
+        w.line("");
+        w.line(ALLOW);
+        w.open("impl<const N: usize> Varbit<N> {");
+        w.line("/// The bytes in use.");
+        w.open("pub fn used(&self) -> &[u8] {");
+        w.line("&self.bytes[..((self.len_bits / 8) as usize).min(N)]");
+        w.close("}");
+        w.close("}");
+        w.line("");
+        w.line("/// v1model `csum16` over the packed field list followed by `payload`.");
+        w.line(ALLOW);
+        w.open("fn csum16_with_payload(fields: &[u8], payload: &[u8]) -> u128 {");
+        w.line("let mut sum: u64 = 0;");
+        w.line("let mut hi: Option<u8> = None;");
+        w.open("for &b in fields.iter().chain(payload.iter()) {");
+        w.open("match hi.take() {");
+        w.line("None => hi = Some(b),");
+        w.line("Some(h) => sum += ((h as u64) << 8) | b as u64,");
+        w.close("}");
+        w.close("}");
+        w.open("if let Some(h) = hi {");
+        w.line("sum += (h as u64) << 8;");
+        w.close("}");
+        w.open("while sum > 0xffff {");
+        w.line("sum = (sum & 0xffff) + (sum >> 16);");
+        w.close("}");
+        w.line("(!(sum as u16)) as u128");
         w.close("}");
         w.line("");
         w.line("/// A header stack: elements and the `nextIndex`.");
@@ -482,6 +528,9 @@ impl<'a> Gen<'a> {
     }
 
     fn header_impl(&mut self, h: Handle<Composite>) -> Result<(), BackError> {
+        if self.prog.composites[h].varbit().is_some() {
+            return self.varbit_header_impl(h);
+        }
         let c = &self.prog.composites[h];
         let name = &self.names.composites[h.index()];
         let bits = c.header_bits();
@@ -543,6 +592,107 @@ impl<'a> Gen<'a> {
                 escape(&f.name)
             ));
             off += fw;
+        }
+        w.close("}");
+        w.close("}");
+        w.line("");
+        Ok(())
+    }
+
+    /// A header with a varbit field: fields after it sit at run-time offsets.
+    fn varbit_header_impl(&mut self, h: Handle<Composite>) -> Result<(), BackError> {
+        let c = &self.prog.composites[h];
+        let name = &self.names.composites[h.index()];
+        let fixed = c.fixed_bits();
+        let Some((_, max)) = c.varbit() else {
+            return bad("internal: no varbit field", None);
+        };
+        if (fixed + max) % 8 != 0 || fixed % 8 != 0 {
+            return bad(
+                format!("header `{}` is not a whole number of bytes", c.name),
+                None,
+            );
+        }
+        const E: &str = "::p4_target::v1model::error_code";
+        let w = &mut self.w;
+        w.line(ALLOW);
+        w.open(format!("impl {name} {{"));
+        w.line(format!("pub const FIXED_BITS: usize = {fixed};"));
+        w.line(format!("pub const MAX_VAR_BITS: u32 = {max};"));
+        w.line("/// Extracts the header with `var_bits` bits in its varbit field.");
+        w.open("pub fn extract_var(&mut self, p: &mut PacketIn<'_>, var_bits: u32) -> Result<(), u32> {");
+        w.open("if var_bits > Self::MAX_VAR_BITS {");
+        w.line(format!("return Err({E}::HEADER_TOO_SHORT);"));
+        w.close("}");
+        w.open("if var_bits % 8 != 0 {");
+        w.line(format!("return Err({E}::PARSER_INVALID_ARGUMENT);"));
+        w.close("}");
+        w.open("if p.data.len() * 8 < p.off_bits + Self::FIXED_BITS + var_bits as usize {");
+        w.line(format!("return Err({E}::PACKET_TOO_SHORT);"));
+        w.close("}");
+        w.line("let d = p.data;");
+        w.line("let mut o = p.off_bits;");
+        for f in &c.fields {
+            let fname = escape(&f.name);
+            match f.ty {
+                Ty::Varbit(_) => {
+                    w.line(format!("self.{fname}.len_bits = var_bits;"));
+                    w.open(format!("for i in 0..(var_bits / 8) as usize {{"));
+                    w.line(format!(
+                        "self.{fname}.bytes[i] = ::p4_target::packet::read_bits(d, o + 8 * i, 8) as u8;"
+                    ));
+                    w.close("}");
+                    w.line("o += var_bits as usize;");
+                }
+                _ => {
+                    let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
+                    let read = format!("::p4_target::packet::read_bits(d, o, {fw})");
+                    let v = match f.ty {
+                        Ty::Bool => format!("{read} != 0"),
+                        _ => format!("{read} as {}", native_uint(fw)),
+                    };
+                    w.line(format!("self.{fname} = {v};"));
+                    w.line(format!("o += {fw};"));
+                }
+            }
+        }
+        w.line("self.valid = true;");
+        w.line("p.off_bits = o;");
+        w.line("Ok(())");
+        w.close("}");
+        w.line("/// Appends the header's bytes to `out` if it is valid.");
+        w.open("pub fn emit(&self, out: &mut Vec<u8>) {");
+        w.open("if !self.valid {");
+        w.line("return;");
+        w.close("}");
+        let vname = c
+            .fields
+            .iter()
+            .find(|f| matches!(f.ty, Ty::Varbit(_)))
+            .map(|f| escape(&f.name))
+            .unwrap_or_default();
+        w.line(format!("let var = self.{vname}.used().len() * 8;"));
+        w.line("let start = out.len();");
+        w.line("out.resize(start + (Self::FIXED_BITS + var) / 8, 0);");
+        w.line("let d = &mut out[start..];");
+        w.line("let mut o = 0usize;");
+        for f in &c.fields {
+            let fname = escape(&f.name);
+            match f.ty {
+                Ty::Varbit(_) => {
+                    w.open(format!("for &b in self.{fname}.used() {{"));
+                    w.line("::p4_target::packet::write_bits(d, o, 8, b as u128);");
+                    w.line("o += 8;");
+                    w.close("}");
+                }
+                _ => {
+                    let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
+                    w.line(format!(
+                        "::p4_target::packet::write_bits(d, o, {fw}, self.{fname} as u128);"
+                    ));
+                    w.line(format!("o += {fw};"));
+                }
+            }
         }
         w.close("}");
         w.close("}");
@@ -617,6 +767,18 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// Whether `e` names storage (so `place` works on it).
+    fn is_place(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Var(_) => true,
+            ExprKind::Member(b, _)
+            | ExprKind::Index(b, _)
+            | ExprKind::StackLast(b)
+            | ExprKind::StackNext(b) => Self::is_place(b),
+            _ => false,
+        }
+    }
+
     /// A Rust place expression (native storage) for an l-value.
     fn place(&self, ctx: &Ctx<'_>, e: &Expr) -> Result<String, BackError> {
         Ok(match &e.kind {
@@ -660,6 +822,10 @@ impl<'a> Gen<'a> {
                     Some(_) => lit(en.members[*i as usize].1),
                     None => format!("{i}u32"),
                 }
+            }
+            ExprKind::Member(b, i) if !Self::is_place(b) => {
+                let v = format!("({}).{}", self.expr(ctx, b)?, self.field_name(&b.ty, *i)?);
+                self.from_native(&v, &e.ty)
             }
             ExprKind::Var(_)
             | ExprKind::Member(..)
@@ -724,8 +890,11 @@ impl<'a> Gen<'a> {
                     Ty::Composite(c) => self.prog.composites[*c].header_bits(),
                     t => self.width(t),
                 };
-                if !self.is_bits(&e.ty) && e.ty != Ty::Bool {
-                    return bad("not supported yet: lookahead of a header type", Some(e.span));
+                if let Ty::Composite(_) = &e.ty {
+                    return Ok(format!(
+                        "{{ let mut h__ = {}::default(); let mut c__ = PacketIn {{ data: packet__.data, off_bits: packet__.off_bits }}; if !h__.extract(&mut c__) {{ return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }} h__ }}",
+                        self.rust_ty(&e.ty)?
+                    ));
                 }
                 let v = format!(
                     "packet__.lookahead({bits}).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)?"
@@ -938,6 +1107,11 @@ impl<'a> Gen<'a> {
         let mut flat = Vec::new();
         self.flatten(data, &mut flat);
         for d in flat {
+            if let Ty::Varbit(max) = &d.ty {
+                total += max;
+                out.push(format!("{bp}.push_bytes({}.used());", self.place(ctx, &d)?));
+                continue;
+            }
             let w = match &d.ty {
                 Ty::Bool => 1,
                 t if self.is_bits(t) => self.width(t),
@@ -1028,15 +1202,12 @@ impl<'a> Gen<'a> {
                 algo,
                 with_payload,
             } => {
-                if *with_payload {
-                    return bad("not supported yet: verify_checksum_with_payload", Some(span));
-                }
                 s.push(format!("if {} {{", self.expr(ctx, cond)?));
                 let bp = self.pack(ctx, data, &mut s)?;
                 let w = self.width(&checksum.ty);
+                let computed = self.checksum_value(*algo, &bp, w, *with_payload, span)?;
                 s.push(format!(
-                    "if !::p4_target::externs::verify_checksum({}, &{bp}, {}, {w}) {{ env.checksum_error = true; }}",
-                    info::algo(*algo),
+                    "if {computed} != {} {{ env.checksum_error = true; }}",
                     self.expr(ctx, checksum)?
                 ));
                 s.push("}".into());
@@ -1048,16 +1219,10 @@ impl<'a> Gen<'a> {
                 algo,
                 with_payload,
             } => {
-                if *with_payload {
-                    return bad("not supported yet: update_checksum_with_payload", Some(span));
-                }
                 s.push(format!("if {} {{", self.expr(ctx, cond)?));
                 let bp = self.pack(ctx, data, &mut s)?;
                 let w = self.width(&checksum.ty);
-                let v = format!(
-                    "::p4_target::externs::update_checksum({}, &{bp}, {w})",
-                    info::algo(*algo)
-                );
+                let v = self.checksum_value(*algo, &bp, w, *with_payload, span)?;
                 s.push(self.assign_native(ctx, checksum, &v)?);
                 s.push("}".into());
             }
@@ -1102,10 +1267,34 @@ impl<'a> Gen<'a> {
                 ));
             }
             Builtin::LogMsg | Builtin::DirectCount => {}
-            Builtin::Extract(h, len) => {
-                if len.is_some() {
-                    return bad("not supported yet: varbit extraction", Some(span));
-                }
+            Builtin::DirectMeterRead { inst, out } => {
+                let i = ctx.inst.ok_or(BackError {
+                    message: "internal: direct meter outside a control".into(),
+                    span: Some(span),
+                })?;
+                let ci = &self.prog.instances[i];
+                let c = &self.prog.controls[ci.control];
+                let Some(ti) = c
+                    .tables
+                    .iter()
+                    .position(|t| self.prog.tables[*t].direct_meter == Some(*inst))
+                else {
+                    return bad("this direct_meter is not attached to a table with `meters =`", Some(span));
+                };
+                let v = format!(
+                    "(match env.entry {{ Some(e) => rt.tables[{}].direct_meter_execute(e, env.now_ns, env.packet_length), None => 0 }} as u128)",
+                    ci.table_index[ti]
+                );
+                s.push(self.assign_native(ctx, out, &v)?);
+            }
+            Builtin::Extract(h, Some(len)) => {
+                s.push(format!(
+                    "{}.extract_var(packet__, u32::try_from({}).unwrap_or(u32::MAX))?;",
+                    self.place(ctx, h)?,
+                    self.expr(ctx, len)?
+                ));
+            }
+            Builtin::Extract(h, None) => {
                 const E: &str = "::p4_target::v1model::error_code";
                 match &h.kind {
                     ExprKind::StackNext(st) => {
@@ -1194,6 +1383,32 @@ impl<'a> Gen<'a> {
             }
         }
         Ok(format!("{{ {} }}", s.join(" ")))
+    }
+
+    /// The checksum of packer `bp` (and the payload) as a `width`-bit value.
+    fn checksum_value(
+        &self,
+        algo: p4_target::info::HashAlgorithm,
+        bp: &str,
+        width: u32,
+        with_payload: bool,
+        span: Span,
+    ) -> Result<String, BackError> {
+        if !with_payload {
+            return Ok(format!(
+                "::p4_target::externs::update_checksum({}, &{bp}, {width})",
+                info::algo(algo)
+            ));
+        }
+        if algo != p4_target::info::HashAlgorithm::Csum16 {
+            return bad(
+                "not supported yet: checksums with payload other than csum16",
+                Some(span),
+            );
+        }
+        Ok(format!(
+            "{BITS}::wrap(csum16_with_payload({bp}.bytes(), &env.data[env.payload_offset.min(env.data.len())..]), {width})"
+        ))
     }
 
     fn emit_stmt(&self, ctx: &Ctx<'_>, e: &Expr, s: &mut Vec<String>) -> Result<(), BackError> {
@@ -1557,7 +1772,7 @@ impl<'a> Gen<'a> {
                 self.w.line(h);
             }
             self.w.line(format!("let mut p = [0u128; {max_params}];"));
-            self.w.open("let (hit, aid) = {");
+            self.w.open("let (hit, aid, entry) = {");
             self.w
                 .line(format!("let r = rt.tables[{rt_index}].lookup(&key, env.packet_length);"));
             self.w.open("let call: Option<&::p4_target::runtime::ActionCall> = match r.action {");
@@ -1584,11 +1799,14 @@ impl<'a> Gen<'a> {
             self.w.open("Some(c) => {");
             self.w.line("let n = c.params.len().min(p.len());");
             self.w.line("p[..n].copy_from_slice(&c.params[..n]);");
-            self.w.line("(r.hit, c.action_id)");
+            self.w.line("(r.hit, c.action_id, r.entry)");
             self.w.close("}");
-            self.w.line("None => (r.hit, 0),");
+            self.w.line("None => (r.hit, 0, r.entry),");
             self.w.close("}");
             self.w.close("};");
+            if table.direct_meter.is_some() {
+                self.w.line("env.entry = entry;");
+            }
             self.w.open("match aid {");
             for a in &table.actions {
                 let act = &self.prog.actions[*a];
