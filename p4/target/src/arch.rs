@@ -1026,8 +1026,10 @@ mod tests {
         let d = pre.after_ingress(&meta, &mut copies);
         assert_eq!(d.action, IngressAction::Resubmit { field_list: 2 });
         assert!(copies.is_empty());
-        let mut meta = StandardMetadata::default();
-        meta.recirculate = Some(1);
+        let mut meta = StandardMetadata {
+            recirculate: Some(1),
+            ..Default::default()
+        };
         assert_eq!(
             pre.after_egress(&meta).action,
             EgressAction::Recirculate { field_list: 1 }

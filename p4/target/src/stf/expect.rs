@@ -72,7 +72,7 @@ impl ExpectPattern {
         let actual_nibbles = actual.len() * 2;
         let nib = |i: usize| {
             let b = actual[i / 2];
-            if i % 2 == 0 { b >> 4 } else { b & 0xf }
+            if i.is_multiple_of(2) { b >> 4 } else { b & 0xf }
         };
         let first_diff = self
             .nibbles

@@ -325,7 +325,7 @@ fn parse_line(line: &str) -> Result<Command, String> {
             let (port, data) = split_word(rest);
             let port = num(port, "port")?;
             let hex: String = data.chars().filter(|c| !c.is_whitespace()).collect();
-            if hex.len() % 2 != 0 {
+            if !hex.len().is_multiple_of(2) {
                 return Err(format!(
                     "packet data has an odd number of hex digits ({})",
                     hex.len()
