@@ -98,6 +98,7 @@ pub struct Env<'a> {
     pub truncate_len: Option<u32>,
     pub checksum_error: bool,
     pub drop: bool,
+    pub entry: Option<::p4_target::table::EntryRef>,
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, dead_code, clippy::all)]
@@ -114,6 +115,7 @@ impl<'a> Env<'a> {
             truncate_len: sm.truncate_len,
             checksum_error: sm.checksum_error != 0,
             drop: false,
+            entry: None,
         }
     }
     fn store(&self, sm: &mut ::p4_target::v1model::StandardMetadata) {
@@ -124,6 +126,49 @@ impl<'a> Env<'a> {
         if self.checksum_error { sm.checksum_error = 1; }
         if self.drop { sm.mark_to_drop(); }
     }
+}
+
+/// A `varbit<8 * N>` value: bytes and the current length in bits.
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, dead_code, clippy::all)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Varbit<const N: usize> {
+    pub len_bits: u32,
+    pub bytes: [u8; N],
+}
+
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, dead_code, clippy::all)]
+impl<const N: usize> Default for Varbit<N> {
+    fn default() -> Self {
+        Varbit { len_bits: 0, bytes: [0; N] }
+    }
+}
+
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, dead_code, clippy::all)]
+impl<const N: usize> Varbit<N> {
+    /// The bytes in use.
+    pub fn used(&self) -> &[u8] {
+        &self.bytes[..((self.len_bits / 8) as usize).min(N)]
+    }
+}
+
+/// v1model `csum16` over the packed field list followed by `payload`.
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, dead_code, clippy::all)]
+fn csum16_with_payload(fields: &[u8], payload: &[u8]) -> u128 {
+    let mut sum: u64 = 0;
+    let mut hi: Option<u8> = None;
+    for &b in fields.iter().chain(payload.iter()) {
+        match hi.take() {
+            None => hi = Some(b),
+            Some(h) => sum += ((h as u64) << 8) | b as u64,
+        }
+    }
+    if let Some(h) = hi {
+        sum += (h as u64) << 8;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    (!(sum as u16)) as u128
 }
 
 /// A header stack: elements and the `nextIndex`.
@@ -383,7 +428,7 @@ fn MyVerifyChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut E
 pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyVerifyChecksum_Locals::default();
     let l = &mut l_storage;
-    { if (*hdr).ipv4.valid { let mut bp__0 = ::p4_target::externs::BitPacker::new(); bp__0.push(((*hdr).ipv4.version as u128), 4); bp__0.push(((*hdr).ipv4.ihl as u128), 4); bp__0.push(((*hdr).ipv4.diffserv as u128), 8); bp__0.push(((*hdr).ipv4.totalLen as u128), 16); bp__0.push(((*hdr).ipv4.identification as u128), 16); bp__0.push(((*hdr).ipv4.flags as u128), 3); bp__0.push(((*hdr).ipv4.fragOffset as u128), 13); bp__0.push(((*hdr).ipv4.ttl as u128), 8); bp__0.push(((*hdr).ipv4.protocol as u128), 8); bp__0.push(((*hdr).ipv4.srcAddr as u128), 32); bp__0.push(((*hdr).ipv4.dstAddr as u128), 32); if !::p4_target::externs::verify_checksum(::p4_target::info::HashAlgorithm::Csum16, &bp__0, ((*hdr).ipv4.hdrChecksum as u128), 16) { env.checksum_error = true; } } };
+    { if (*hdr).ipv4.valid { let mut bp__0 = ::p4_target::externs::BitPacker::new(); bp__0.push(((*hdr).ipv4.version as u128), 4); bp__0.push(((*hdr).ipv4.ihl as u128), 4); bp__0.push(((*hdr).ipv4.diffserv as u128), 8); bp__0.push(((*hdr).ipv4.totalLen as u128), 16); bp__0.push(((*hdr).ipv4.identification as u128), 16); bp__0.push(((*hdr).ipv4.flags as u128), 3); bp__0.push(((*hdr).ipv4.fragOffset as u128), 13); bp__0.push(((*hdr).ipv4.ttl as u128), 8); bp__0.push(((*hdr).ipv4.protocol as u128), 8); bp__0.push(((*hdr).ipv4.srcAddr as u128), 32); bp__0.push(((*hdr).ipv4.dstAddr as u128), 32); if ::p4_target::externs::update_checksum(::p4_target::info::HashAlgorithm::Csum16, &bp__0, 16) != ((*hdr).ipv4.hdrChecksum as u128) { env.checksum_error = true; } } };
     Ok(())
 }
 
@@ -415,7 +460,7 @@ fn MyIngress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<ApplyResult, Exit> {
     let key: [u128; 1] = [((*hdr).ipv4.dstAddr as u128)];
     let mut p = [0u128; 2];
-    let (hit, aid) = {
+    let (hit, aid, entry) = {
         let r = rt.tables[0].lookup(&key, env.packet_length);
         let call: Option<&::p4_target::runtime::ActionCall> = match r.action {
             ::p4_target::runtime::EntryAction::Direct(c) => Some(c),
@@ -425,9 +470,9 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
             Some(c) => {
                 let n = c.params.len().min(p.len());
                 p[..n].copy_from_slice(&c.params[..n]);
-                (r.hit, c.action_id)
+                (r.hit, c.action_id, r.entry)
             }
-            None => (r.hit, 0),
+            None => (r.hit, 0, r.entry),
         }
     };
     match aid {
