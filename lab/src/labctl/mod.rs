@@ -18,7 +18,8 @@
 //! flag, checked between steps), makes `up` tear down what it recorded and
 //! return the original error with context. Processes are killed by pid
 //! after checking their start time (SIGTERM, then SIGKILL after
-//! [`KILL_GRACE`]). Errors are `anyhow` with the failing command line and
+//! [`KILL_GRACE`]); each command leads its own process group, and the group
+//! is signalled too, so children a command forked do not outlive it. Errors are `anyhow` with the failing command line and
 //! its stderr: every caller only reports them.
 
 pub mod state;
@@ -252,8 +253,13 @@ fn log_tail(p: &Path) -> String {
 /// failures and reports them all at the end.
 pub fn teardown(st: &LabState, store: &StateStore) -> Result<()> {
     let mut problems = Vec::new();
+    // Each command leads its own process group (spawned with
+    // process_group(0)); signal the group so its children go too.
+    let mut verified = Vec::new();
     for p in st.processes.iter().rev() {
         if sys::is_same_process_alive(p.pid, p.start_ticks) {
+            verified.push(p.pid);
+            let _ = sys::signal_group(p.pid, libc::SIGTERM);
             if let Err(e) = sys::signal(p.pid, libc::SIGTERM) {
                 problems.push(format!("SIGTERM to {} (pid {}): {e}", p.node, p.pid));
             }
@@ -261,12 +267,16 @@ pub fn teardown(st: &LabState, store: &StateStore) -> Result<()> {
     }
     let deadline = Instant::now() + KILL_GRACE;
     for p in st.processes.iter().rev() {
+        if !verified.contains(&p.pid) {
+            continue;
+        }
         loop {
             sys::reap(p.pid);
             if !sys::is_same_process_alive(p.pid, p.start_ticks) {
                 break;
             }
             if Instant::now() >= deadline {
+                let _ = sys::signal_group(p.pid, libc::SIGKILL);
                 let _ = sys::signal(p.pid, libc::SIGKILL);
                 std::thread::sleep(Duration::from_millis(50));
                 sys::reap(p.pid);
@@ -277,6 +287,8 @@ pub fn teardown(st: &LabState, store: &StateStore) -> Result<()> {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+        // Children that ignored SIGTERM or outlived their leader.
+        let _ = sys::signal_group(p.pid, libc::SIGKILL);
     }
     for l in st.links.iter().rev() {
         // Deleting one end removes the pair; either end may already be gone.

@@ -75,6 +75,22 @@ pub fn signal(pid: u32, sig: libc::c_int) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Sends `sig` to the process group led by `pgid`; "no such group" is fine.
+pub fn signal_group(pgid: u32, sig: libc::c_int) -> std::io::Result<()> {
+    if pgid <= 1 {
+        return Ok(());
+    }
+    // SAFETY: kill has no memory effects; a negative pid names a group.
+    let r = unsafe { libc::kill(-(pgid as libc::pid_t), sig) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ESRCH) {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 /// Reaps `pid` if it is our exited child (no effect otherwise).
 pub fn reap(pid: u32) {
     let mut status = 0;
