@@ -231,3 +231,37 @@ fn down_after_a_crash_removes_what_the_state_file_records() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_nothing_left(&lab, &pids);
 }
+
+#[test]
+fn ctrl_c_during_up_removes_what_was_created() {
+    if !common::root_or_skip("ctrl_c_during_up_removes_what_was_created") {
+        return;
+    }
+    let lab = Lab::new();
+    let file = lab.write(&format!(
+        "{HOSTS}\n[[links]]\na = \"h1:eth0\"\nb = \"sw:p1\"\n[[links]]\na = \"h2:eth0\"\nb = \"sw:p2\"\n"
+    ));
+    let child = Command::new(env!("CARGO_BIN_EXE_rocelab"))
+        .arg("--state-dir")
+        .arg(&lab.state)
+        .args(["up", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once processes are running but `up` is still checking them.
+    let t0 = std::time::Instant::now();
+    let mut pids = Vec::new();
+    while pids.len() < 3 && t0.elapsed() < std::time::Duration::from_secs(10) {
+        pids = lab.pids();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(pids.len(), 3, "up never started the processes");
+    // SAFETY: SIGINT to our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "up finished despite Ctrl-C");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("interrupted"), "{err}");
+    assert_nothing_left(&lab, &pids);
+}
