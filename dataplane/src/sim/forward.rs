@@ -145,7 +145,7 @@ impl L3Forwarder {
             len,
             ports: ports.to_vec(),
         });
-        self.routes.sort_by(|a, b| b.len.cmp(&a.len));
+        self.routes.sort_by_key(|r| std::cmp::Reverse(r.len));
     }
 
     /// Sets the priority of one DSCP value.
