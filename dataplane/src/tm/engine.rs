@@ -715,8 +715,10 @@ impl<T> Tm<T> {
                 return None;
             }
         }
-        for p in 0..8 {
-            self.expire_rx_pause(ep, p, now);
+        if self.ports[ep].rx_pause.iter().any(|r| r.since.is_some()) {
+            for p in 0..8 {
+                self.expire_rx_pause(ep, p, now);
+            }
         }
         let pt = &mut self.ports[ep];
         let eligible = pt.nonempty_mask() & !pt.paused_queue_mask();
