@@ -546,14 +546,14 @@ impl Checker {
             fields,
             controller_header,
         };
-        if kind == ir::CompositeKind::Header && comp.header_bits() % 8 != 0 {
+        if kind == ir::CompositeKind::Header && comp.header_bits(&self.prog) % 8 != 0 {
             self.error(
                 codes::BAD_WIDTH,
                 s.name.span,
                 format!(
                     "header `{}` is {} bits long; headers must be a whole number of bytes",
                     s.name.name,
-                    comp.header_bits()
+                    comp.header_bits(&self.prog)
                 ),
             );
         }

@@ -218,13 +218,12 @@ pub struct Composite {
 
 impl Composite {
     /// Bits of a header's fields other than its varbit field.
-    pub fn fixed_bits(&self) -> u32 {
+    pub fn fixed_bits(&self, prog: &Program) -> u32 {
         self.fields
             .iter()
             .map(|f| match f.ty {
-                Ty::Bit(w) | Ty::Int(w) => w,
-                Ty::Bool => 1,
-                _ => 0,
+                Ty::Varbit(_) => 0,
+                _ => f.ty.scalar_width(prog).unwrap_or(0),
             })
             .sum()
     }
@@ -237,14 +236,13 @@ impl Composite {
         })
     }
 
-    /// Total bits of a header's fixed fields (varbit counted at its maximum).
-    pub fn header_bits(&self) -> u32 {
+    /// Total bits of a header (varbit counted at its maximum).
+    pub fn header_bits(&self, prog: &Program) -> u32 {
         self.fields
             .iter()
             .map(|f| match f.ty {
-                Ty::Bit(w) | Ty::Int(w) | Ty::Varbit(w) => w,
-                Ty::Bool => 1,
-                _ => 0,
+                Ty::Varbit(w) => w,
+                _ => f.ty.scalar_width(prog).unwrap_or(0),
             })
             .sum()
     }

@@ -533,7 +533,7 @@ impl<'a> Gen<'a> {
         }
         let c = &self.prog.composites[h];
         let name = &self.names.composites[h.index()];
-        let bits = c.header_bits();
+        let bits = c.header_bits(self.prog);
         if bits % 8 != 0 {
             return bad(
                 format!("header `{}` is {bits} bits, not a whole number of bytes", c.name),
@@ -603,7 +603,7 @@ impl<'a> Gen<'a> {
     fn varbit_header_impl(&mut self, h: Handle<Composite>) -> Result<(), BackError> {
         let c = &self.prog.composites[h];
         let name = &self.names.composites[h.index()];
-        let fixed = c.fixed_bits();
+        let fixed = c.fixed_bits(self.prog);
         let Some((_, max)) = c.varbit() else {
             return bad("internal: no varbit field", None);
         };
@@ -887,7 +887,7 @@ impl<'a> Gen<'a> {
             ExprKind::Call(c) => self.call(ctx, c, e.span)?,
             ExprKind::Lookahead => {
                 let bits = match &e.ty {
-                    Ty::Composite(c) => self.prog.composites[*c].header_bits(),
+                    Ty::Composite(c) => self.prog.composites[*c].header_bits(self.prog),
                     t => self.width(t),
                 };
                 if let Ty::Composite(_) = &e.ty {
