@@ -14,8 +14,9 @@
 //! candidate, so merging only costs bucket length, never correctness. An
 //! entry joins the most specific compatible group whose bucket has fewer
 //! than [`BUCKET_LIMIT`] entries; otherwise it founds a group with a
-//! relaxed mask (per field, its leading run of ones rounded down to a
-//! multiple of 8 bits), or with its exact masks if that group is full too.
+//! relaxed mask (per field, the first 8 bits of its leading run of ones, or
+//! nothing when the run is shorter), or with its exact masks if that group
+//! exists already.
 //!
 //! Lookup visits groups in order of their highest priority and stops as
 //! soon as the next group's highest priority is below the best match so
@@ -156,12 +157,14 @@ fn field_test(m: &Option<FieldMatch>, width: u32) -> FieldTest {
     }
 }
 
-/// A relaxed mask: the leading run of ones of `m` (within `width` bits),
-/// shortened to a multiple of 8 bits.
+/// A relaxed mask: at most the first 8 bits of the leading run of ones of
+/// `m` (within `width` bits), and nothing if that run is shorter than 8.
+/// Coarse masks let later entries with longer masks join the group; the
+/// bucket limit sends an entry elsewhere when 8 bits do not spread enough.
 fn relaxed(m: u128, width: u32) -> u128 {
     let top = m << (128 - width);
     let run = top.leading_ones().min(width);
-    let run = run - run % 8;
+    let run = if run >= 8 { 8 } else { 0 };
     mask(width) ^ mask(width - run)
 }
 
