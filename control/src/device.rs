@@ -1,0 +1,136 @@
+//! The device abstraction the gRPC services drive.
+//!
+//! Contract: the dataplane thread owns the pipeline's [`RuntimeApi`] and
+//! runs control-plane jobs (closures) between packets. Services never touch
+//! the runtime directly: they [`Device::submit`] a job and await its result
+//! over a oneshot channel ([`DeviceExt::with_runtime`]). A batch of updates
+//! submitted as one job is therefore applied atomically with respect to
+//! packets, and the per-packet path takes no lock a writer can hold.
+//!
+//! Packet I/O crosses the same boundary as raw frames: a packet-out frame is
+//! the `packet_out` controller header followed by the payload, a packet-in
+//! frame is the `packet_in` header followed by the payload (encoding is the
+//! P4Runtime service's job, see `p4rt::packet_io`).
+//!
+//! [`LocalDevice`] is the in-process implementation used by tests and by
+//! tools without a dataplane: it owns a `Box<dyn RuntimeApi + Send>` in its
+//! own thread, records packet-out frames and lets tests inject packet-ins.
+
+use std::sync::{Arc, Mutex};
+
+use p4_target::runtime::RuntimeApi;
+use tokio::sync::{broadcast, oneshot};
+
+/// A control-plane job run on the thread that owns the runtime.
+pub type RuntimeJob = Box<dyn FnOnce(&mut dyn RuntimeApi) + Send + 'static>;
+
+/// Why the device could not run a job or take a frame.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    /// The dataplane thread has stopped (or the job panicked).
+    #[error("device stopped")]
+    Stopped,
+    /// The device has no CPU port.
+    #[error("device has no packet I/O")]
+    NoPacketIo,
+}
+
+/// What the services need from a dataplane.
+pub trait Device: Send + Sync + 'static {
+    /// Queues `job` to run on the dataplane thread, between packets.
+    fn submit(&self, job: RuntimeJob) -> Result<(), DeviceError>;
+    /// Sends a frame (controller header + payload) into the pipeline's CPU port.
+    fn packet_out(&self, frame: Vec<u8>) -> Result<(), DeviceError>;
+    /// Frames (controller header + payload) the pipeline sends to the CPU
+    /// port; `None` if the device has no CPU port.
+    fn packet_in(&self) -> Option<broadcast::Receiver<Vec<u8>>>;
+}
+
+/// Awaiting form of [`Device::submit`].
+pub trait DeviceExt: Device {
+    /// Runs `f` on the dataplane thread and returns its result.
+    fn with_runtime<R, F>(&self, f: F) -> impl std::future::Future<Output = Result<R, DeviceError>> + Send
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut dyn RuntimeApi) -> R + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let submitted = self.submit(Box::new(move |rt| {
+            let _ = tx.send(f(rt));
+        }));
+        async move {
+            submitted?;
+            rx.await.map_err(|_| DeviceError::Stopped)
+        }
+    }
+}
+
+impl<T: Device + ?Sized> DeviceExt for T {}
+
+enum Msg {
+    Job(RuntimeJob),
+}
+
+/// An in-process device: a thread owning a runtime, no packets flowing.
+pub struct LocalDevice {
+    jobs: std::sync::mpsc::Sender<Msg>,
+    packet_in: broadcast::Sender<Vec<u8>>,
+    packets_out: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl std::fmt::Debug for LocalDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalDevice").finish_non_exhaustive()
+    }
+}
+
+impl LocalDevice {
+    /// Starts the owning thread. The thread ends when the device is dropped.
+    pub fn new(mut runtime: Box<dyn RuntimeApi + Send>) -> Arc<Self> {
+        let (tx, rx) = std::sync::mpsc::channel::<Msg>();
+        std::thread::Builder::new()
+            .name("local-device".into())
+            .spawn(move || {
+                while let Ok(Msg::Job(job)) = rx.recv() {
+                    let rt: &mut dyn RuntimeApi = &mut *runtime;
+                    // A panicking job drops its reply sender: the caller sees
+                    // `Stopped` for that job, and the device keeps serving.
+                    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(rt))).is_err() {
+                        tracing::error!("control-plane job panicked");
+                    }
+                }
+            })
+            .expect("spawning the device thread");
+        let (packet_in, _) = broadcast::channel(1024);
+        Arc::new(LocalDevice {
+            jobs: tx,
+            packet_in,
+            packets_out: Arc::default(),
+        })
+    }
+
+    /// Makes the pipeline "send" `frame` to the CPU port.
+    pub fn inject_packet_in(&self, frame: Vec<u8>) {
+        let _ = self.packet_in.send(frame);
+    }
+
+    /// Packet-out frames received so far (drained).
+    pub fn take_packets_out(&self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut *self.packets_out.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Device for LocalDevice {
+    fn submit(&self, job: RuntimeJob) -> Result<(), DeviceError> {
+        self.jobs.send(Msg::Job(job)).map_err(|_| DeviceError::Stopped)
+    }
+
+    fn packet_out(&self, frame: Vec<u8>) -> Result<(), DeviceError> {
+        self.packets_out.lock().unwrap_or_else(|e| e.into_inner()).push(frame);
+        Ok(())
+    }
+
+    fn packet_in(&self) -> Option<broadcast::Receiver<Vec<u8>>> {
+        Some(self.packet_in.subscribe())
+    }
+}

@@ -1,0 +1,1 @@
+//! The fabric QoS service (in progress).

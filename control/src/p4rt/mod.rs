@@ -1,0 +1,21 @@
+//! The `p4.v1.P4Runtime` service (reference `p4runtime-subset.md`).
+//!
+//! One concern per module: [`bytes`] (canonical byte strings), [`error`]
+//! (status codes and the Write error shape), [`translate`] (validated
+//! proto ↔ runtime conversion), [`write`] (update decoding and atomic
+//! batches), [`read`] (entity selection and wildcards), [`arbitration`]
+//! (primary/backup election), [`pipeline`] (P4Info verification),
+//! [`packet_io`] (controller headers) and [`service`] (the tonic glue).
+
+pub mod arbitration;
+pub mod bytes;
+pub mod error;
+pub mod packet_io;
+pub mod pipeline;
+pub mod read;
+pub mod service;
+pub mod translate;
+pub mod write;
+
+pub use error::P4Error;
+pub use service::{P4RuntimeConfig, P4RuntimeService, ServiceError};

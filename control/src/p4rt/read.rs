@@ -1,0 +1,287 @@
+//! The Read RPC's semantics (reference §1.4 "Wildcard reads"): which
+//! entities a request selects and how they are reported.
+//!
+//! * `table_entry{table_id: 0}` reads every table except those owned by
+//!   another service (a wildcard read feeds `delete_all()` in finsy, which
+//!   must not try to delete entries it may not write); default entries
+//!   appear only when `is_default_action` is set. A match list selects one
+//!   entry; `counter_data` present asks for direct counters.
+//! * Profile id 0, member/group id 0, counter id 0, register id 0 and an
+//!   absent index are wildcards.
+//! * PRE wildcard reads return nothing (the device has no PRE); other
+//!   unsupported kinds are UNIMPLEMENTED.
+//!
+//! Runs inside one device job, so a read sees a consistent snapshot.
+
+use std::collections::HashMap;
+
+use p4_target::info::{ProgramInfo, TableInfo};
+use p4_target::runtime::{CounterData, RuntimeApi};
+use proto::p4::v1 as pb;
+use proto::p4::v1::entity::Entity as E;
+
+use super::bytes::encode;
+use super::error::P4Error;
+use super::translate::{default_entry_to_proto, entry_to_proto, key_from_proto, table};
+use super::write::Shadow;
+
+/// What a read needs besides the runtime.
+#[derive(Clone, Debug)]
+pub struct ReadContext {
+    /// The program.
+    pub info: &'static ProgramInfo,
+    /// Tables owned by another service (skipped by wildcard reads).
+    pub owned: HashMap<u32, String>,
+    /// Meter configurations.
+    pub shadow: Shadow,
+}
+
+fn counter_to_proto(d: CounterData) -> pb::CounterData {
+    pb::CounterData {
+        byte_count: d.bytes as i64,
+        packet_count: d.packets as i64,
+    }
+}
+
+fn meter_to_proto(c: &p4_target::externs::MeterConfig) -> pb::MeterConfig {
+    pb::MeterConfig {
+        cir: c.cir as i64,
+        cburst: c.cburst as i64,
+        pir: c.pir as i64,
+        pburst: c.pburst as i64,
+        eburst: 0,
+    }
+}
+
+fn entity(e: E) -> pb::Entity {
+    pb::Entity { entity: Some(e) }
+}
+
+fn selected_tables(cx: &ReadContext, table_id: u32, field: &str) -> Result<Vec<&'static TableInfo>, P4Error> {
+    if table_id == 0 {
+        Ok(cx.info.tables.iter().filter(|t| !cx.owned.contains_key(&t.id)).collect())
+    } else {
+        Ok(vec![table(cx.info, table_id, field)?])
+    }
+}
+
+/// Table entries selected by `te`, optionally with their direct counters.
+fn table_entries(rt: &dyn RuntimeApi, cx: &ReadContext, te: &pb::TableEntry, out: &mut Vec<pb::Entity>) -> Result<(), P4Error> {
+    for t in selected_tables(cx, te.table_id, "table_entry.table_id")? {
+        if te.is_default_action {
+            let call = rt.table_default(t.id)?;
+            out.push(entity(E::TableEntry(default_entry_to_proto(cx.info, t, &call))));
+            continue;
+        }
+        let key = if te.table_id != 0 && !te.r#match.is_empty() {
+            Some(key_from_proto(t, &te.r#match).map_err(|e| e.context("table_entry"))?)
+        } else {
+            None
+        };
+        for e in rt.table_entries(t.id)? {
+            if key.as_ref().is_some_and(|k| *k != e.matches) || (te.priority != 0 && te.priority != e.priority) {
+                continue;
+            }
+            let mut pe = entry_to_proto(cx.info, t, &e);
+            if te.counter_data.is_some() && t.direct_counter.is_some() {
+                pe.counter_data = rt
+                    .direct_counter_read(t.id, &e.matches, e.priority)
+                    .ok()
+                    .map(counter_to_proto);
+            }
+            out.push(entity(E::TableEntry(pe)));
+        }
+    }
+    Ok(())
+}
+
+fn index_range(index: Option<&pb::Index>, size: u32, field: &str) -> Result<std::ops::Range<u32>, P4Error> {
+    match index {
+        None => Ok(0..size),
+        Some(i) if i.index >= 0 && i.index < i64::from(size) => Ok(i.index as u32..i.index as u32 + 1),
+        Some(i) => Err(P4Error::invalid(field, format!("index {} out of range 0..{size}", i.index))),
+    }
+}
+
+/// Reads every entity `entities` selects, in request order.
+pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Entity]) -> Result<Vec<pb::Entity>, P4Error> {
+    let mut out = Vec::new();
+    for (n, ent) in entities.iter().enumerate() {
+        let Some(kind) = ent.entity.as_ref() else {
+            return Err(P4Error::invalid(format!("entities[{n}]"), "empty entity"));
+        };
+        match kind {
+            E::TableEntry(te) => table_entries(rt, cx, te, &mut out)?,
+            E::ActionProfileMember(m) => {
+                for p in cx.info.action_profiles {
+                    if m.action_profile_id != 0 && m.action_profile_id != p.id {
+                        continue;
+                    }
+                    for (id, call) in rt.members(p.id)? {
+                        if m.member_id == 0 || m.member_id == id {
+                            out.push(entity(E::ActionProfileMember(pb::ActionProfileMember {
+                                action_profile_id: p.id,
+                                member_id: id,
+                                action: Some(super::translate::action_call_to_proto(cx.info, &call)),
+                            })));
+                        }
+                    }
+                }
+                if m.action_profile_id != 0 && !cx.info.action_profiles.iter().any(|p| p.id == m.action_profile_id) {
+                    return Err(P4Error::invalid(
+                        "action_profile_member.action_profile_id",
+                        format!("unknown action profile id {:#x}", m.action_profile_id),
+                    ));
+                }
+            }
+            E::ActionProfileGroup(g) => {
+                if g.action_profile_id != 0 && !cx.info.action_profiles.iter().any(|p| p.id == g.action_profile_id) {
+                    return Err(P4Error::invalid(
+                        "action_profile_group.action_profile_id",
+                        format!("unknown action profile id {:#x}", g.action_profile_id),
+                    ));
+                }
+                for p in cx.info.action_profiles.iter().filter(|p| p.selector.is_some()) {
+                    if g.action_profile_id != 0 && g.action_profile_id != p.id {
+                        continue;
+                    }
+                    for (id, members) in rt.groups(p.id)? {
+                        if g.group_id == 0 || g.group_id == id {
+                            out.push(entity(E::ActionProfileGroup(pb::ActionProfileGroup {
+                                action_profile_id: p.id,
+                                group_id: id,
+                                members: members
+                                    .iter()
+                                    .map(|&(member_id, weight)| pb::action_profile_group::Member {
+                                        member_id,
+                                        weight: weight as i32,
+                                        ..Default::default()
+                                    })
+                                    .collect(),
+                                max_size: 0,
+                            })));
+                        }
+                    }
+                }
+            }
+            E::CounterEntry(c) => {
+                if c.counter_id != 0 && !cx.info.counters.iter().any(|ci| ci.id == c.counter_id && ci.direct_table.is_none()) {
+                    return Err(P4Error::invalid(
+                        "counter_entry.counter_id",
+                        format!("unknown counter id {:#x}", c.counter_id),
+                    ));
+                }
+                for ci in cx.info.counters.iter().filter(|ci| ci.direct_table.is_none()) {
+                    if c.counter_id != 0 && c.counter_id != ci.id {
+                        continue;
+                    }
+                    for i in index_range(c.index.as_ref(), ci.size, "counter_entry.index")? {
+                        let d = rt.counter_read(ci.id, i)?;
+                        out.push(entity(E::CounterEntry(pb::CounterEntry {
+                            counter_id: ci.id,
+                            index: Some(pb::Index { index: i64::from(i) }),
+                            data: Some(counter_to_proto(d)),
+                        })));
+                    }
+                }
+            }
+            E::DirectCounterEntry(d) => {
+                let te = d.table_entry.clone().unwrap_or_default();
+                let mut entries = Vec::new();
+                let te_all = pb::TableEntry {
+                    counter_data: Some(Default::default()),
+                    ..te
+                };
+                table_entries(rt, cx, &te_all, &mut entries)?;
+                for e in entries {
+                    let Some(E::TableEntry(mut pe)) = e.entity else { continue };
+                    let Some(data) = pe.counter_data.take() else { continue };
+                    out.push(entity(E::DirectCounterEntry(pb::DirectCounterEntry {
+                        table_entry: Some(pe),
+                        data: Some(data),
+                    })));
+                }
+            }
+            E::MeterEntry(m) => {
+                if m.meter_id != 0 && !cx.info.meters.iter().any(|mi| mi.id == m.meter_id && mi.direct_table.is_none()) {
+                    return Err(P4Error::invalid(
+                        "meter_entry.meter_id",
+                        format!("unknown meter id {:#x}", m.meter_id),
+                    ));
+                }
+                for mi in cx.info.meters.iter().filter(|mi| mi.direct_table.is_none()) {
+                    if m.meter_id != 0 && m.meter_id != mi.id {
+                        continue;
+                    }
+                    for i in index_range(m.index.as_ref(), mi.size, "meter_entry.index")? {
+                        out.push(entity(E::MeterEntry(pb::MeterEntry {
+                            meter_id: mi.id,
+                            index: Some(pb::Index { index: i64::from(i) }),
+                            config: cx.shadow.meters.get(&(mi.id, i)).map(meter_to_proto),
+                            counter_data: None,
+                        })));
+                    }
+                }
+            }
+            E::DirectMeterEntry(d) => {
+                let te = d.table_entry.clone().unwrap_or_default();
+                let mut entries = Vec::new();
+                table_entries(rt, cx, &te, &mut entries)?;
+                for e in entries {
+                    let Some(E::TableEntry(pe)) = e.entity else { continue };
+                    let Some(t) = cx.info.table(pe.table_id) else { continue };
+                    if t.direct_meter.is_none() {
+                        continue;
+                    }
+                    let key = key_from_proto(t, &pe.r#match)?;
+                    let config = cx.shadow.direct_meters.get(&(t.id, key, pe.priority)).map(meter_to_proto);
+                    out.push(entity(E::DirectMeterEntry(pb::DirectMeterEntry {
+                        table_entry: Some(pe),
+                        config,
+                        counter_data: None,
+                    })));
+                }
+            }
+            E::RegisterEntry(r) => {
+                if r.register_id != 0 && !cx.info.registers.iter().any(|ri| ri.id == r.register_id) {
+                    return Err(P4Error::invalid(
+                        "register_entry.register_id",
+                        format!("unknown register id {:#x}", r.register_id),
+                    ));
+                }
+                for ri in cx.info.registers {
+                    if r.register_id != 0 && r.register_id != ri.id {
+                        continue;
+                    }
+                    for i in index_range(r.index.as_ref(), ri.size, "register_entry.index")? {
+                        let v = rt.register_read(ri.id, i)?;
+                        out.push(entity(E::RegisterEntry(pb::RegisterEntry {
+                            register_id: ri.id,
+                            index: Some(pb::Index { index: i64::from(i) }),
+                            data: Some(proto::p4::v1::P4Data {
+                                data: Some(proto::p4::v1::p4_data::Data::Bitstring(encode(v))),
+                            }),
+                        })));
+                    }
+                }
+            }
+            E::PacketReplicationEngineEntry(pre) => {
+                use pb::packet_replication_engine_entry::Type;
+                let wildcard = match &pre.r#type {
+                    Some(Type::MulticastGroupEntry(m)) => m.multicast_group_id == 0,
+                    Some(Type::CloneSessionEntry(c)) => c.session_id == 0,
+                    None => true,
+                };
+                if !wildcard {
+                    return Err(P4Error::unimplemented(
+                        "packet_replication_engine_entry (this device has no PRE)",
+                    ));
+                }
+            }
+            E::ExternEntry(_) => return Err(P4Error::unimplemented("extern_entry")),
+            E::ValueSetEntry(_) => return Err(P4Error::unimplemented("value_set_entry")),
+            E::DigestEntry(_) => return Err(P4Error::unimplemented("digest_entry")),
+        }
+    }
+    Ok(out)
+}

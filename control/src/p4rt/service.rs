@@ -1,0 +1,527 @@
+//! The tonic implementation of `p4.v1.P4Runtime`: request-level checks
+//! (device id, primary election, atomicity mode) around the semantic
+//! modules, and the StreamChannel task per controller.
+//!
+//! Concurrency: writes are serialised by one async mutex (which also guards
+//! the meter shadow) and each batch runs as one device job; reads run as
+//! one device job each; arbitration state sits behind a short std mutex.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use p4_target::info::ProgramInfo;
+use p4_target::runtime::{CounterData, RuntimeApi};
+use proto::p4::config::v1::P4Info;
+use proto::p4::v1 as pb;
+use proto::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
+use tokio::sync::broadcast;
+use tokio_stream::Stream;
+use tokio_stream::wrappers::UnboundedReceiverStream;
+use tonic::{Code, Request, Response, Status, Streaming};
+
+use super::arbitration::{Arbitration, StreamTx, election_id};
+use super::error::{P4Error, write_status};
+use super::read::{ReadContext, read_entities};
+use super::write::{Op, Shadow, WriteContext, apply_batch, op_from_update};
+use super::{packet_io, pipeline};
+use crate::device::{Device, DeviceError, DeviceExt};
+
+/// Settings of the P4Runtime service.
+#[derive(Clone, Debug)]
+pub struct P4RuntimeConfig {
+    /// The device id clients must use (p4runtime-shell and finsy default to
+    /// 1, bmv2 and PTF's base_test to 0). Capabilities also accepts 0.
+    pub device_id: u64,
+    /// Tables P4Runtime may read but not write: (table name or unique
+    /// dotted suffix, owning service). Tables annotated
+    /// `@roceswitch_owner("...")` in the P4Info are added automatically.
+    pub owned_tables: Vec<(String, String)>,
+    /// The `p4runtime_api_version` Capabilities reports (semver).
+    pub api_version: String,
+}
+
+impl Default for P4RuntimeConfig {
+    fn default() -> Self {
+        P4RuntimeConfig {
+            device_id: 1,
+            owned_tables: Vec::new(),
+            api_version: "1.4.1".into(),
+        }
+    }
+}
+
+/// Why the service could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// An owned-table name resolves to no table (or to several).
+    #[error("owned table '{0}' is not a (unique) table of the program")]
+    UnknownOwnedTable(String),
+    /// The program's P4Info text does not parse.
+    #[error(transparent)]
+    P4Info(#[from] proto::TextFormatError),
+}
+
+#[derive(Default)]
+struct PipelineState {
+    cookie: Option<u64>,
+    saved_cookie: Option<Option<u64>>,
+}
+
+struct Inner {
+    info: &'static ProgramInfo,
+    p4info: P4Info,
+    device_config: Vec<u8>,
+    config: P4RuntimeConfig,
+    device: Arc<dyn Device>,
+    owned: HashMap<u32, String>,
+    arbitration: Mutex<Arbitration>,
+    pipeline: Mutex<PipelineState>,
+    shadow: tokio::sync::Mutex<Shadow>,
+    next_stream: AtomicU64,
+}
+
+/// The P4Runtime service over one device.
+#[derive(Clone)]
+pub struct P4RuntimeService {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for P4RuntimeService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("P4RuntimeService")
+            .field("program", &self.inner.info.name)
+            .field("device_id", &self.inner.config.device_id)
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn device_status(e: DeviceError) -> Status {
+    Status::new(Code::Unavailable, format!("dataplane: {e}"))
+}
+
+fn owner_annotation(annotations: &[String]) -> Option<String> {
+    annotations.iter().find_map(|a| {
+        let rest = a.trim().strip_prefix("@roceswitch_owner(")?;
+        Some(rest.trim_end_matches(')').trim().trim_matches('"').to_string())
+    })
+}
+
+impl P4RuntimeService {
+    /// Builds the service for `info` (the compiled program) whose P4Info is
+    /// `p4info`, driving `device`.
+    pub fn new(
+        info: &'static ProgramInfo,
+        p4info: P4Info,
+        device: Arc<dyn Device>,
+        config: P4RuntimeConfig,
+    ) -> Result<Self, ServiceError> {
+        let mut owned = HashMap::new();
+        for (name, owner) in &config.owned_tables {
+            let t = info
+                .table_by_name(name)
+                .ok_or_else(|| ServiceError::UnknownOwnedTable(name.clone()))?;
+            owned.insert(t.id, owner.clone());
+        }
+        for t in &p4info.tables {
+            if let Some(pre) = &t.preamble {
+                if let Some(owner) = owner_annotation(&pre.annotations) {
+                    owned.insert(pre.id, owner);
+                }
+            }
+        }
+        Ok(P4RuntimeService {
+            inner: Arc::new(Inner {
+                info,
+                p4info,
+                device_config: format!("roceswitch:{}", info.name).into_bytes(),
+                config,
+                device,
+                owned,
+                arbitration: Mutex::default(),
+                pipeline: Mutex::default(),
+                shadow: tokio::sync::Mutex::default(),
+                next_stream: AtomicU64::new(1),
+            }),
+        })
+    }
+
+    /// Builds the service, parsing the P4Info from `info.p4info_text`.
+    pub fn from_program(
+        info: &'static ProgramInfo,
+        device: Arc<dyn Device>,
+        config: P4RuntimeConfig,
+    ) -> Result<Self, ServiceError> {
+        let p4info = proto::p4info_from_text(info.p4info_text)?;
+        Self::new(info, p4info, device, config)
+    }
+
+    /// The tonic server wrapper.
+    pub fn into_server(self) -> P4RuntimeServer<Self> {
+        P4RuntimeServer::new(self)
+    }
+
+    /// Table ids refused to P4Runtime writes, with their owners.
+    pub fn owned_tables(&self) -> &HashMap<u32, String> {
+        &self.inner.owned
+    }
+}
+
+impl Inner {
+    fn check_device(&self, device_id: u64) -> Result<(), Status> {
+        if device_id == self.config.device_id {
+            Ok(())
+        } else {
+            Err(Status::not_found(format!(
+                "device_id: unknown device {device_id} (this switch is device {})",
+                self.config.device_id
+            )))
+        }
+    }
+
+    /// Removes every entry, member, group and counter/meter/register value
+    /// the control plane wrote, except in tables other services own.
+    async fn reset_state(&self) -> Result<(), Status> {
+        let info = self.info;
+        let owned: Vec<u32> = self.owned.keys().copied().collect();
+        let mut shadow = self.shadow.lock().await;
+        self.device
+            .with_runtime(move |rt: &mut dyn RuntimeApi| {
+                for t in info.tables.iter().filter(|t| !owned.contains(&t.id)) {
+                    let _ = rt.table_clear(t.id);
+                    if !t.default_is_const {
+                        let _ = rt.table_reset_default(t.id);
+                    }
+                }
+                for p in info.action_profiles {
+                    for (g, _) in rt.groups(p.id).unwrap_or_default() {
+                        let _ = rt.group_delete(p.id, g);
+                    }
+                    for (m, _) in rt.members(p.id).unwrap_or_default() {
+                        let _ = rt.member_delete(p.id, m);
+                    }
+                }
+                for c in info.counters.iter().filter(|c| c.direct_table.is_none()) {
+                    for i in 0..c.size {
+                        let _ = rt.counter_write(c.id, i, CounterData::default());
+                    }
+                }
+                for m in info.meters.iter().filter(|m| m.direct_table.is_none()) {
+                    for i in 0..m.size {
+                        let _ = rt.meter_set(m.id, i, None);
+                    }
+                }
+                for r in info.registers {
+                    for i in 0..r.size {
+                        let _ = rt.register_write(r.id, i, 0);
+                    }
+                }
+            })
+            .await
+            .map_err(device_status)?;
+        *shadow = Shadow::default();
+        Ok(())
+    }
+
+    /// Handles one StreamChannel message; `false` closes the stream.
+    fn stream_message(&self, stream: u64, msg: pb::StreamMessageRequest, tx: &StreamTx, arbitrated: &mut bool) -> bool {
+        use pb::stream_message_request::Update;
+        let stream_error = |code: Code, message: String, details: Option<pb::stream_error::Details>| {
+            let _ = tx.send(Ok(pb::StreamMessageResponse {
+                update: Some(pb::stream_message_response::Update::Error(pb::StreamError {
+                    canonical_code: code as i32,
+                    message,
+                    space: String::new(),
+                    code: 0,
+                    details,
+                })),
+            }));
+        };
+        match msg.update {
+            Some(Update::Arbitration(a)) => {
+                if let Err(s) = self.check_device(a.device_id) {
+                    let _ = tx.send(Err(s));
+                    return false;
+                }
+                let id = election_id(a.election_id.as_ref());
+                if let Err(e) = lock(&self.arbitration).update(stream, a.device_id, a.role, id, tx.clone()) {
+                    let _ = tx.send(Err(e.to_status()));
+                    return false;
+                }
+                *arbitrated = true;
+            }
+            Some(Update::Packet(po)) => {
+                let details = Some(pb::stream_error::Details::PacketOut(pb::PacketOutError {
+                    packet_out: Some(po.clone()),
+                }));
+                if !*arbitrated || !lock(&self.arbitration).is_primary(stream) {
+                    stream_error(
+                        Code::PermissionDenied,
+                        "packet: only the primary controller may send packets".into(),
+                        details,
+                    );
+                    return true;
+                }
+                match packet_io::encode_packet_out(self.info, &po) {
+                    Ok(frame) => {
+                        if let Err(e) = self.device.packet_out(frame) {
+                            stream_error(Code::Unavailable, format!("packet: {e}"), details);
+                        }
+                    }
+                    Err(e) => stream_error(e.code, e.message, details),
+                }
+            }
+            Some(Update::DigestAck(_)) => stream_error(Code::Unimplemented, "digest_ack: digests are not supported".into(), None),
+            Some(Update::Other(_)) => stream_error(Code::Unimplemented, "other: not supported".into(), None),
+            None => {}
+        }
+        true
+    }
+}
+
+async fn next_frame(rx: &mut Option<broadcast::Receiver<Vec<u8>>>) -> Option<Vec<u8>> {
+    let Some(r) = rx.as_mut() else {
+        return std::future::pending().await;
+    };
+    match r.recv().await {
+        Ok(f) => Some(f),
+        Err(broadcast::error::RecvError::Lagged(n)) => {
+            tracing::warn!(lost = n, "packet-in frames dropped: controller too slow");
+            None
+        }
+        Err(broadcast::error::RecvError::Closed) => {
+            *rx = None;
+            None
+        }
+    }
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+#[tonic::async_trait]
+impl P4Runtime for P4RuntimeService {
+    async fn write(&self, request: Request<pb::WriteRequest>) -> Result<Response<pb::WriteResponse>, Status> {
+        let inner = &self.inner;
+        let r = request.into_inner();
+        inner.check_device(r.device_id)?;
+        lock(&inner.arbitration)
+            .check_writer(r.device_id, &r.role, election_id(r.election_id.as_ref()))
+            .map_err(|e| e.to_status())?;
+        let atomicity = pb::write_request::Atomicity::try_from(r.atomicity)
+            .map_err(|_| Status::invalid_argument(format!("atomicity: unknown mode {}", r.atomicity)))?;
+        let mut shadow = inner.shadow.lock().await;
+        let ops: Vec<Result<Op, P4Error>> = {
+            let cx = WriteContext {
+                info: inner.info,
+                owned: &inner.owned,
+                shadow: &shadow,
+            };
+            r.updates.iter().map(|u| op_from_update(&cx, u)).collect()
+        };
+        let (ops, results) = inner
+            .device
+            .with_runtime(move |rt: &mut dyn RuntimeApi| {
+                let results = apply_batch(rt, &ops, atomicity);
+                (ops, results)
+            })
+            .await
+            .map_err(device_status)?;
+        for (op, res) in ops.iter().zip(&results) {
+            let (Ok(op), Ok(())) = (op, res) else { continue };
+            match op {
+                Op::MeterSet(m, cells) => {
+                    for &(i, cfg, _) in cells {
+                        match cfg {
+                            Some(c) => shadow.meters.insert((*m, i), c),
+                            None => shadow.meters.remove(&(*m, i)),
+                        };
+                    }
+                }
+                Op::DirectMeterSet(k, cfg, _) => {
+                    match cfg {
+                        Some(c) => shadow.direct_meters.insert(k.clone(), *c),
+                        None => shadow.direct_meters.remove(k),
+                    };
+                }
+                Op::TableDelete(t, k, p) => {
+                    shadow.direct_meters.remove(&(*t, k.clone(), *p));
+                }
+                _ => {}
+            }
+        }
+        drop(shadow);
+        match write_status(&results) {
+            Some(status) => Err(status),
+            None => Ok(Response::new(pb::WriteResponse {})),
+        }
+    }
+
+    type ReadStream = BoxStream<pb::ReadResponse>;
+
+    async fn read(&self, request: Request<pb::ReadRequest>) -> Result<Response<Self::ReadStream>, Status> {
+        let inner = &self.inner;
+        let r = request.into_inner();
+        inner.check_device(r.device_id)?;
+        let cx = ReadContext {
+            info: inner.info,
+            owned: inner.owned.clone(),
+            shadow: inner.shadow.lock().await.clone(),
+        };
+        let entities = r.entities;
+        let found = inner
+            .device
+            .with_runtime(move |rt: &mut dyn RuntimeApi| read_entities(rt, &cx, &entities))
+            .await
+            .map_err(device_status)?
+            .map_err(|e| e.to_status())?;
+        let reply = pb::ReadResponse { entities: found };
+        Ok(Response::new(Box::pin(tokio_stream::iter([Ok(reply)]))))
+    }
+
+    async fn set_forwarding_pipeline_config(
+        &self,
+        request: Request<pb::SetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<pb::SetForwardingPipelineConfigResponse>, Status> {
+        use pb::set_forwarding_pipeline_config_request::Action;
+        let inner = &self.inner;
+        let r = request.into_inner();
+        inner.check_device(r.device_id)?;
+        lock(&inner.arbitration)
+            .check_writer(r.device_id, &r.role, election_id(r.election_id.as_ref()))
+            .map_err(|e| e.to_status())?;
+        let action = Action::try_from(r.action).unwrap_or(Action::Unspecified);
+        let cookie = r.config.as_ref().and_then(|c| c.cookie.as_ref()).map(|c| c.cookie);
+        let verify = || -> Result<(), Status> {
+            let p4info = r
+                .config
+                .as_ref()
+                .and_then(|c| c.p4info.as_ref())
+                .ok_or_else(|| Status::invalid_argument("config.p4info: missing"))?;
+            pipeline::verify(inner.info.name, &inner.p4info, p4info).map_err(|e| e.to_status())
+        };
+        match action {
+            Action::Unspecified => return Err(Status::invalid_argument("action: UNSPECIFIED")),
+            Action::Verify => verify()?,
+            Action::VerifyAndSave => {
+                verify()?;
+                lock(&inner.pipeline).saved_cookie = Some(cookie);
+            }
+            Action::VerifyAndCommit => {
+                verify()?;
+                inner.reset_state().await?;
+                let mut p = lock(&inner.pipeline);
+                p.cookie = cookie;
+                p.saved_cookie = None;
+            }
+            Action::Commit => {
+                if r.config.as_ref().is_some_and(|c| c.p4info.is_some()) {
+                    verify()?;
+                }
+                let saved = lock(&inner.pipeline).saved_cookie.take().ok_or_else(|| {
+                    Status::failed_precondition("action: COMMIT without a config saved by VERIFY_AND_SAVE")
+                })?;
+                inner.reset_state().await?;
+                lock(&inner.pipeline).cookie = saved;
+            }
+            Action::ReconcileAndCommit => {
+                verify()?;
+                lock(&inner.pipeline).cookie = cookie;
+            }
+        }
+        tracing::info!(action = action.as_str_name(), ?cookie, "forwarding pipeline config");
+        Ok(Response::new(pb::SetForwardingPipelineConfigResponse {}))
+    }
+
+    async fn get_forwarding_pipeline_config(
+        &self,
+        request: Request<pb::GetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<pb::GetForwardingPipelineConfigResponse>, Status> {
+        use pb::get_forwarding_pipeline_config_request::ResponseType;
+        let inner = &self.inner;
+        let r = request.into_inner();
+        inner.check_device(r.device_id)?;
+        let ty = ResponseType::try_from(r.response_type)
+            .map_err(|_| Status::invalid_argument(format!("response_type: unknown {}", r.response_type)))?;
+        let cookie = lock(&inner.pipeline)
+            .cookie
+            .map(|c| pb::forwarding_pipeline_config::Cookie { cookie: c });
+        let p4info = matches!(ty, ResponseType::All | ResponseType::P4infoAndCookie).then(|| inner.p4info.clone());
+        let device_config = if matches!(ty, ResponseType::All | ResponseType::DeviceConfigAndCookie) {
+            inner.device_config.clone()
+        } else {
+            Vec::new()
+        };
+        Ok(Response::new(pb::GetForwardingPipelineConfigResponse {
+            config: Some(pb::ForwardingPipelineConfig {
+                p4info,
+                p4_device_config: device_config,
+                cookie,
+            }),
+        }))
+    }
+
+    type StreamChannelStream = BoxStream<pb::StreamMessageResponse>;
+
+    async fn stream_channel(
+        &self,
+        request: Request<Streaming<pb::StreamMessageRequest>>,
+    ) -> Result<Response<Self::StreamChannelStream>, Status> {
+        let mut incoming = request.into_inner();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let inner = self.inner.clone();
+        let stream = inner.next_stream.fetch_add(1, Ordering::Relaxed);
+        let mut packets = inner.device.packet_in();
+        tokio::spawn(async move {
+            let mut arbitrated = false;
+            loop {
+                tokio::select! {
+                    msg = incoming.message() => match msg {
+                        Ok(Some(m)) => {
+                            if !inner.stream_message(stream, m, &tx, &mut arbitrated) {
+                                break;
+                            }
+                        }
+                        Ok(None) | Err(_) => break,
+                    },
+                    frame = next_frame(&mut packets) => {
+                        let Some(frame) = frame else { continue };
+                        if !lock(&inner.arbitration).is_primary(stream) {
+                            continue;
+                        }
+                        match packet_io::decode_packet_in(inner.info, &frame) {
+                            Ok(pi) => {
+                                let _ = tx.send(Ok(pb::StreamMessageResponse {
+                                    update: Some(pb::stream_message_response::Update::Packet(pi)),
+                                }));
+                            }
+                            Err(e) => tracing::warn!(error = %e, "undecodable packet-in frame"),
+                        }
+                    }
+                    _ = tx.closed() => break,
+                }
+            }
+            lock(&inner.arbitration).leave(stream);
+            tracing::debug!(stream, "stream closed");
+        });
+        Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
+    }
+
+    async fn capabilities(
+        &self,
+        request: Request<pb::CapabilitiesRequest>,
+    ) -> Result<Response<pb::CapabilitiesResponse>, Status> {
+        let d = request.into_inner().device_id;
+        if d != 0 {
+            self.inner.check_device(d)?;
+        }
+        Ok(Response::new(pb::CapabilitiesResponse {
+            p4runtime_api_version: self.inner.config.api_version.clone(),
+            experimental: None,
+        }))
+    }
+}
