@@ -155,3 +155,193 @@ fn ipv4_router_reports_bad_checksums_and_short_packets() {
     assert!(pkt.hdr.ethernet.valid && !pkt.hdr.ipv4.valid);
     assert_eq!(pkt.payload_offset, 14);
 }
+
+// ---------------------------------------------------------------------------
+// Pinned diagnostics
+// ---------------------------------------------------------------------------
+
+/// A small v1model program with holes for the parts a test changes.
+const TEMPLATE: &str = r#"#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<16> b; bit<8> c; }
+struct headers { h_t h; }
+struct meta_t { bit<8> m; }
+//DECLS
+parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        //PARSER
+    }
+}
+control VC(inout headers hdr, inout meta_t meta) { apply { } }
+control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action set(bit<9> port) { sm.egress_spec = port; }
+    //LOCALS
+    apply {
+        //APPLY
+    }
+}
+control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"#;
+
+/// Fills the template: `parts` are (hole, text) pairs; the parser
+/// transition defaults to `transition accept;`.
+fn program(parts: &[(&str, &str)]) -> String {
+    let mut s = TEMPLATE.to_string();
+    if !parts.iter().any(|(h, _)| *h == "PARSER") {
+        s = s.replace("//PARSER", "transition accept;");
+    }
+    for (hole, text) in parts {
+        s = s.replace(&format!("//{hole}"), text);
+    }
+    s
+}
+
+/// Compiles `src` (saved as `NAME.p4`) and compares the rendered
+/// diagnostics with `tests/out/errors/NAME.txt`.
+fn check_errors(name: &str, src: &str) {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-errors");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join(format!("{name}.p4"));
+    std::fs::write(&file, src).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    let diags = match res {
+        Ok(_) => panic!("{name}: expected errors, the program compiled"),
+        Err(d) => d,
+    };
+    let text = render(&diags, &sources).replace(&format!("{}/", tmp.display()), "");
+    let path = dir().join("out").join("errors").join(format!("{name}.txt"));
+    if std::env::var_os("P4C_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(text, want, "{name}: diagnostics changed; rerun with P4C_BLESS=1");
+}
+
+#[test]
+fn error_unknown_name() {
+    check_errors("unknown_name", &program(&[("APPLY", "meta.m = undefined_thing;")]));
+}
+
+#[test]
+fn error_width_mismatch() {
+    check_errors("width_mismatch", &program(&[("APPLY", "hdr.h.b = hdr.h.a + hdr.h.b;")]));
+}
+
+#[test]
+fn error_wrong_argument_count() {
+    check_errors("wrong_argument_count", &program(&[("APPLY", "set(1, 2);")]));
+}
+
+#[test]
+fn error_bad_match_kind() {
+    check_errors(
+        "bad_match_kind",
+        &program(&[(
+            "LOCALS",
+            "table t { key = { hdr.h.a: fuzzy; } actions = { set; } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_assign_to_const() {
+    check_errors(
+        "assign_to_const",
+        &program(&[("DECLS", "const bit<8> LIMIT = 10;"), ("APPLY", "LIMIT = 3;")]),
+    );
+}
+
+#[test]
+fn error_assign_to_in_param() {
+    check_errors(
+        "assign_to_in_param",
+        &program(&[("LOCALS", "action a(in bit<8> x) { x = 1; }"), ("APPLY", "a(hdr.h.a);")]),
+    );
+}
+
+#[test]
+fn error_unknown_field() {
+    check_errors("unknown_field", &program(&[("APPLY", "hdr.h.nope = 1;")]));
+}
+
+#[test]
+fn error_unknown_state() {
+    check_errors("unknown_state", &program(&[("PARSER", "transition parse_nothing;")]));
+}
+
+#[test]
+fn error_default_action_not_listed() {
+    check_errors(
+        "default_action_not_listed",
+        &program(&[(
+            "LOCALS",
+            "action other() { } table t { key = { hdr.h.a: exact; } actions = { set; } default_action = other(); }",
+        )]),
+    );
+}
+
+#[test]
+fn error_width_too_large() {
+    check_errors("width_too_large", &program(&[("DECLS", "header big_t { bit<200> x; }")]));
+}
+
+#[test]
+fn error_unknown_method() {
+    check_errors("unknown_method", &program(&[("APPLY", "hdr.h.makeValid();")]));
+}
+
+#[test]
+fn error_mark_to_drop_needs_standard_metadata() {
+    check_errors(
+        "mark_to_drop_argument",
+        &program(&[("APPLY", "hdr.h.setInvalid(); mark_to_drop(meta);")]),
+    );
+}
+
+#[test]
+fn error_condition_not_bool() {
+    check_errors("condition_not_bool", &program(&[("APPLY", "if (hdr.h.a) { meta.m = 1; }")]));
+}
+
+#[test]
+fn error_cannot_infer_width() {
+    check_errors("cannot_infer_width", &program(&[("APPLY", "meta.m = (bit<8>)(1 ++ 2);")]));
+}
+
+#[test]
+fn error_entry_key_count() {
+    check_errors(
+        "entry_key_count",
+        &program(&[(
+            "LOCALS",
+            "table t { key = { hdr.h.a: exact; hdr.h.b: exact; } actions = { set; } const entries = { 1 : set(3); } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_literal_does_not_fit() {
+    check_errors("literal_does_not_fit", &program(&[("APPLY", "meta.m = 300;")]));
+}
+
+#[test]
+fn error_unsupported_feature_is_named() {
+    check_errors(
+        "unsupported_generic_struct",
+        &program(&[("DECLS", "struct pair<T> { T first; T second; }")]),
+    );
+}
+
+#[test]
+fn error_every_error_is_reported() {
+    check_errors(
+        "several_errors",
+        &program(&[("APPLY", "meta.m = nope1; hdr.h.zz = 1; set(1, 2, 3);")]),
+    );
+}

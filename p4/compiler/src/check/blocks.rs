@@ -935,7 +935,13 @@ impl Checker {
             self.error_label(
                 codes::BAD_ENTRY,
                 en.keyset.span,
-                format!("this entry has {} key values but the table has {} keys", elems.len(), keys.len()),
+                format!(
+                    "this entry has {} key value{} but the table has {} key{}",
+                    elems.len(),
+                    if elems.len() == 1 { "" } else { "s" },
+                    keys.len(),
+                    if keys.len() == 1 { "" } else { "s" }
+                ),
                 "wrong number of values",
             );
             return None;

@@ -589,6 +589,15 @@ impl Checker {
                 A::BitAnd => Some(x & y),
                 A::BitOr => Some(x | y),
                 A::BitXor => Some(x ^ y),
+                A::Concat => {
+                    self.error_label(
+                        codes::WIDTH_MISMATCH,
+                        span,
+                        "cannot infer the widths of `++` operands",
+                        "give both sides a width, e.g. `8w1 ++ 8w2`",
+                    );
+                    return None;
+                }
                 A::Eq | A::Ne | A::Lt | A::Le | A::Gt | A::Ge => {
                     let r = match op {
                         A::Eq => x == y,
