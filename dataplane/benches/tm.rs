@@ -31,7 +31,12 @@ fn bench_enqueue_dequeue(c: &mut Criterion) {
         let mut id = 0u64;
         b.iter(|| {
             id += 1;
-            let meta = EnqueueMeta { ingress_port: 0, egress_port: 1, priority: 0, len_bytes: 1000 };
+            let meta = EnqueueMeta {
+                ingress_port: 0,
+                egress_port: 1,
+                priority: 0,
+                len_bytes: 1000,
+            };
             let _ = black_box(tm.handle_enqueue(id, meta, now));
             let d = tm.poll_transmit(1, now);
             now += step;
@@ -44,7 +49,12 @@ fn bench_enqueue_dequeue(c: &mut Criterion) {
         let step = bits_time(1000, 100_000_000_000);
         let mut now = Instant::ZERO;
         for id in 0..64u64 {
-            let meta = EnqueueMeta { ingress_port: (id % 3) as u16, egress_port: 3, priority: if id % 2 == 0 { 3 } else { 0 }, len_bytes: 1000 };
+            let meta = EnqueueMeta {
+                ingress_port: (id % 3) as u16,
+                egress_port: 3,
+                priority: if id.is_multiple_of(2) { 3 } else { 0 },
+                len_bytes: 1000,
+            };
             tm.handle_enqueue(id, meta, now).unwrap();
         }
         let mut id = 64u64;
@@ -53,7 +63,7 @@ fn bench_enqueue_dequeue(c: &mut Criterion) {
             let meta = EnqueueMeta {
                 ingress_port: (id % 3) as u16,
                 egress_port: 3,
-                priority: if id % 2 == 0 { 3 } else { 0 },
+                priority: if id.is_multiple_of(2) { 3 } else { 0 },
                 len_bytes: 1000,
             };
             let _ = black_box(tm.handle_enqueue(id, meta, now));

@@ -74,7 +74,9 @@ fn node(ports: usize, route: u16) -> Node {
     }
     Node {
         tm: Tm::new(cfg, Instant::ZERO).unwrap(),
-        macs: (0..ports).map(|i| Mac::new(EthernetAddress([0x02, 0, 0, 0, route as u8, i as u8]))).collect(),
+        macs: (0..ports)
+            .map(|i| Mac::new(EthernetAddress([0x02, 0, 0, 0, route as u8, i as u8])))
+            .collect(),
         route,
     }
 }
@@ -83,11 +85,31 @@ fn run(priority: u8, end: Instant) -> Outcome {
     // 0 = switch, 1 = host A, 2 = host B.
     let mut nodes = vec![node(3, 2), node(2, 1), node(2, 1)];
     let mut wires = vec![
-        Wire { from: (1, 1), to: Some((0, 0)), in_flight: VecDeque::new() },
-        Wire { from: (0, 0), to: Some((1, 1)), in_flight: VecDeque::new() },
-        Wire { from: (2, 1), to: Some((0, 1)), in_flight: VecDeque::new() },
-        Wire { from: (0, 1), to: Some((2, 1)), in_flight: VecDeque::new() },
-        Wire { from: (0, 2), to: None, in_flight: VecDeque::new() },
+        Wire {
+            from: (1, 1),
+            to: Some((0, 0)),
+            in_flight: VecDeque::new(),
+        },
+        Wire {
+            from: (0, 0),
+            to: Some((1, 1)),
+            in_flight: VecDeque::new(),
+        },
+        Wire {
+            from: (2, 1),
+            to: Some((0, 1)),
+            in_flight: VecDeque::new(),
+        },
+        Wire {
+            from: (0, 1),
+            to: Some((2, 1)),
+            in_flight: VecDeque::new(),
+        },
+        Wire {
+            from: (0, 2),
+            to: None,
+            in_flight: VecDeque::new(),
+        },
     ];
     let warmup = Instant::from_micros(500);
     let mut sink_bytes = 0u64;
@@ -127,8 +149,21 @@ fn run(priority: u8, end: Instant) -> Outcome {
         // Hosts keep their wire queue backlogged from the application port.
         for h in &mut nodes[1..] {
             while h.tm.queue_depth(1, priority).unwrap().1 < 16 {
-                let meta = EnqueueMeta { ingress_port: 0, egress_port: 1, priority, len_bytes: LEN };
-                h.tm.handle_enqueue(Pkt { priority, len_bytes: LEN }, meta, now).unwrap();
+                let meta = EnqueueMeta {
+                    ingress_port: 0,
+                    egress_port: 1,
+                    priority,
+                    len_bytes: LEN,
+                };
+                h.tm.handle_enqueue(
+                    Pkt {
+                        priority,
+                        len_bytes: LEN,
+                    },
+                    meta,
+                    now,
+                )
+                .unwrap();
             }
         }
         // Timers, then control frames ahead of data on every port.
@@ -140,7 +175,10 @@ fn run(priority: u8, end: Instant) -> Outcome {
             let n = &mut nodes[from];
             while let Some(pfc) = n.tm.poll_control_frame(port, now) {
                 let len = n.macs[usize::from(port)].emit_pfc(&pfc, &mut buf).unwrap();
-                w.in_flight.push_back((now + bits_time(len as u64, SPEED_BPS) + PROP, Frame::Control(buf[..len].to_vec())));
+                w.in_flight.push_back((
+                    now + bits_time(len as u64, SPEED_BPS) + PROP,
+                    Frame::Control(buf[..len].to_vec()),
+                ));
             }
             while let Some(d) = n.tm.poll_transmit(port, now) {
                 let arrive = now + bits_time(u64::from(d.meta.len_bytes), SPEED_BPS) + PROP;
@@ -152,17 +190,26 @@ fn run(priority: u8, end: Instant) -> Outcome {
         }
         // Jump to the next thing that can happen.
         let next_timer = nodes.iter().filter_map(|n| n.tm.poll_timeout()).min();
-        let next_arrival = wires.iter().filter_map(|w| w.in_flight.front().map(|(t, _)| *t)).min();
-        let next = [next_timer, next_arrival].into_iter().flatten().min().unwrap_or(end);
+        let next_arrival = wires
+            .iter()
+            .filter_map(|w| w.in_flight.front().map(|(t, _)| *t))
+            .min();
+        let next = [next_timer, next_arrival]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(end);
         now = next.max(now + Duration::from_nanos(1));
     }
     let s = &nodes[0].tm;
     let host_stat = |i: usize| nodes[i].tm.stats(1, priority).unwrap();
     Outcome {
         switch_drops: s.drop_counts().total(),
-        lossy_drops: s.drop_counts()[DropReason::LossyTailDrop] + s.drop_counts()[DropReason::EgressLimit],
+        lossy_drops: s.drop_counts()[DropReason::LossyTailDrop]
+            + s.drop_counts()[DropReason::EgressLimit],
         headroom_drops: s.drop_counts()[DropReason::HeadroomOverflow],
-        pfc_sent_by_switch: s.port_stats(0).unwrap().pfc_tx_frames + s.port_stats(1).unwrap().pfc_tx_frames,
+        pfc_sent_by_switch: s.port_stats(0).unwrap().pfc_tx_frames
+            + s.port_stats(1).unwrap().pfc_tx_frames,
         pfc_received_by_hosts: host_stat(1).pfc_rx_frames + host_stat(2).pfc_rx_frames,
         host_paused_ns: host_stat(1).pause_rx_ns + host_stat(2).pause_rx_ns,
         sink_bytes_after_warmup: sink_bytes,
@@ -181,10 +228,16 @@ fn lossless_incast_has_no_drops_and_keeps_the_bottleneck_busy() {
     assert_eq!(o.switch_drops, 0, "lossless traffic dropped");
     assert_eq!(o.headroom_drops, 0);
     assert!(o.pfc_sent_by_switch > 0, "no PFC generated");
-    assert_eq!(o.pfc_received_by_hosts, o.pfc_sent_by_switch, "every PFC frame decoded by a host");
+    assert_eq!(
+        o.pfc_received_by_hosts, o.pfc_sent_by_switch,
+        "every PFC frame decoded by a host"
+    );
     assert!(o.host_paused_ns > 0, "hosts never paused");
     let ratio = o.sink_bytes_after_warmup as f64 / line_rate_bytes(&o);
-    assert!(ratio > 0.98 && ratio < 1.01, "bottleneck utilisation {ratio}");
+    assert!(
+        ratio > 0.98 && ratio < 1.01,
+        "bottleneck utilisation {ratio}"
+    );
 }
 
 #[test]
@@ -195,5 +248,8 @@ fn lossy_incast_tail_drops_without_pfc() {
     assert_eq!(o.pfc_sent_by_switch, 0);
     assert_eq!(o.pfc_received_by_hosts, 0);
     let ratio = o.sink_bytes_after_warmup as f64 / line_rate_bytes(&o);
-    assert!(ratio > 0.98 && ratio < 1.01, "bottleneck utilisation {ratio}");
+    assert!(
+        ratio > 0.98 && ratio < 1.01,
+        "bottleneck utilisation {ratio}"
+    );
 }

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use crate::time::{Duration, Instant, pause_quanta_to_duration};
-use crate::watchdog::{WdEvent, WdMode, WdQueueStats, WdSample, Watchdog};
+use crate::watchdog::{Watchdog, WdEvent, WdMode, WdQueueStats, WdSample};
 use crate::wire::pfc::{FRAME_LEN as PFC_FRAME_LEN, MacControlRepr, PfcRepr};
 
 use super::config::{ConfigError, ConfigProblem, PortConfig, SchedMode, Threshold, TmConfig};
@@ -284,7 +284,9 @@ impl<T> Port<T> {
         for (g, pg) in self.pgs.iter_mut().enumerate() {
             let pc = &cfg.pgs[g];
             pg.lossless = lossless & (1 << g) != 0;
-            pg.prio_mask = (0..8).filter(|&p| cfg.pfc_enable & (1 << p) != 0 && usize::from(cfg.prio_to_pg[p]) == g).fold(0u8, |m, p| m | (1 << p));
+            pg.prio_mask = (0..8)
+                .filter(|&p| cfg.pfc_enable & (1 << p) != 0 && usize::from(cfg.prio_to_pg[p]) == g)
+                .fold(0u8, |m, p| m | (1 << p));
             pg.reserved_cap = pc.reserved_bytes;
             pg.headroom_cap = cfg.pg_headroom_bytes(g).unwrap_or(0);
             pg.xon_floor = pc.xon_bytes;
@@ -297,11 +299,14 @@ impl<T> Port<T> {
             self.queues[q].red = qc.red;
             match qc.sched {
                 SchedMode::Strict => strict |= 1 << q,
-                SchedMode::Dwrr(w) => quanta[q] = u64::from(w.max(1)) * u64::from(cfg.dwrr_quantum_bytes.max(1)),
+                SchedMode::Dwrr(w) => {
+                    quanta[q] = u64::from(w.max(1)) * u64::from(cfg.dwrr_quantum_bytes.max(1))
+                }
             }
         }
         self.sched.reconfigure(strict, quanta);
-        self.shaper.reconfigure(cfg.speed_bps, cfg.shaper_burst_bytes);
+        self.shaper
+            .reconfigure(cfg.speed_bps, cfg.shaper_burst_bytes);
     }
 
     /// Bit q set = queue q has packets.
@@ -333,7 +338,9 @@ impl<T> Port<T> {
 
     /// Priorities for which the watchdog suppresses PFC (forward/drop).
     fn wd_suppressed_mask(&self) -> u8 {
-        (0..8).filter(|&p| self.wd_mode[p] != WdMode::Normal).fold(0u8, |m, p| m | (1 << p))
+        (0..8)
+            .filter(|&p| self.wd_mode[p] != WdMode::Normal)
+            .fold(0u8, |m, p| m | (1 << p))
     }
 }
 
@@ -408,7 +415,12 @@ impl<T> Tm<T> {
     }
 
     fn compute_shared_pool(&self) -> u64 {
-        let guaranteed: u64 = self.ports.iter().flat_map(|p| p.pgs.iter()).map(|g| g.reserved_cap + g.headroom_cap).sum();
+        let guaranteed: u64 = self
+            .ports
+            .iter()
+            .flat_map(|p| p.pgs.iter())
+            .map(|g| g.reserved_cap + g.headroom_cap)
+            .sum();
         self.buffer_bytes.saturating_sub(guaranteed)
     }
 
@@ -416,9 +428,14 @@ impl<T> Tm<T> {
     /// packets, buffer usage and counters are kept; a changed watchdog config
     /// restarts the watchdog (queues return to normal, baselines re-taken).
     pub fn handle_config(&mut self, cfg: TmConfig, now: Instant) -> Result<(), ConfigError> {
-        let mut err = cfg.validate().err().unwrap_or(ConfigError { problems: Vec::new() });
+        let mut err = cfg.validate().err().unwrap_or(ConfigError {
+            problems: Vec::new(),
+        });
         if cfg.ports.len() != self.ports.len() {
-            err.problems.push(ConfigProblem::PortCountChanged { from: self.ports.len(), to: cfg.ports.len() });
+            err.problems.push(ConfigProblem::PortCountChanged {
+                from: self.ports.len(),
+                to: cfg.ports.len(),
+            });
         }
         if !err.problems.is_empty() {
             return Err(err);
@@ -431,12 +448,17 @@ impl<T> Tm<T> {
         self.resume_offset_bytes = cfg.resume_offset_bytes;
         self.shared_pool_bytes = self.compute_shared_pool();
         let wd_changed = cfg.watchdog.poll_interval_ms != self.cfg.watchdog.poll_interval_ms
-            || cfg.ports.iter().zip(&self.cfg.ports).any(|(a, b)| a.watchdog != b.watchdog);
+            || cfg
+                .ports
+                .iter()
+                .zip(&self.cfg.ports)
+                .any(|(a, b)| a.watchdog != b.watchdog);
         if wd_changed {
             self.watchdog = build_watchdog(&cfg);
             self.wd_next = self.watchdog.is_active().then_some(now);
         } else if cfg.watchdog.big_red_switch != self.cfg.watchdog.big_red_switch {
-            self.watchdog.handle_big_red_switch(cfg.watchdog.big_red_switch);
+            self.watchdog
+                .handle_big_red_switch(cfg.watchdog.big_red_switch);
         }
         self.cfg = cfg;
         self.apply_all_wd_modes(now);
@@ -462,11 +484,19 @@ impl<T> Tm<T> {
     }
     /// Counters of (port, priority).
     pub fn stats(&self, port: u16, priority: u8) -> Option<PrioStats> {
-        self.ports.get(usize::from(port))?.stats.get(usize::from(priority)).copied()
+        self.ports
+            .get(usize::from(port))?
+            .stats
+            .get(usize::from(priority))
+            .copied()
     }
     /// Counters of (port, queue).
     pub fn queue_stats(&self, port: u16, queue: u8) -> Option<QueueStats> {
-        self.ports.get(usize::from(port))?.qstats.get(usize::from(queue)).copied()
+        self.ports
+            .get(usize::from(port))?
+            .qstats
+            .get(usize::from(queue))
+            .copied()
     }
     /// MAC-control counters of a port.
     pub fn port_stats(&self, port: u16) -> Option<PortStats> {
@@ -478,7 +508,11 @@ impl<T> Tm<T> {
     }
     /// Buffer usage of an ingress (port, PG).
     pub fn pg_usage(&self, port: u16, pg: u8) -> Option<PgUsage> {
-        let g = self.ports.get(usize::from(port))?.pgs.get(usize::from(pg))?;
+        let g = self
+            .ports
+            .get(usize::from(port))?
+            .pgs
+            .get(usize::from(pg))?;
         Some(PgUsage {
             reserved_bytes: g.reserved_used,
             shared_bytes: g.shared_used,
@@ -496,7 +530,11 @@ impl<T> Tm<T> {
     }
     /// (bytes, packets) queued in (port, queue).
     pub fn queue_depth(&self, port: u16, queue: u8) -> Option<(u64, usize)> {
-        let q = self.ports.get(usize::from(port))?.queues.get(usize::from(queue))?;
+        let q = self
+            .ports
+            .get(usize::from(port))?
+            .queues
+            .get(usize::from(queue))?;
         Some((q.bytes, q.slots.len()))
     }
     /// `true` if received PFC/PAUSE pauses (port, priority) at `now`.
@@ -512,7 +550,10 @@ impl<T> Tm<T> {
     }
     /// Current watchdog mode of (port, priority).
     pub fn watchdog_mode(&self, port: u16, priority: u8) -> WdMode {
-        self.ports.get(usize::from(port)).and_then(|p| p.wd_mode.get(usize::from(priority)).copied()).unwrap_or_default()
+        self.ports
+            .get(usize::from(port))
+            .and_then(|p| p.wd_mode.get(usize::from(priority)).copied())
+            .unwrap_or_default()
     }
     /// Events discarded because nobody drained [`Self::poll_event`].
     pub fn events_lost(&self) -> u64 {
@@ -523,8 +564,17 @@ impl<T> Tm<T> {
 
     /// Admit a packet (R-BUF-1/2, R-DT-*, R-DT-5), then check XOFF
     /// (R-PFC-TX-1) for its PG. On `Err` the packet is dropped and counted.
-    pub fn handle_enqueue(&mut self, packet: T, meta: EnqueueMeta, now: Instant) -> Result<EnqueueInfo, DropReason> {
-        let (ip, ep, p) = (usize::from(meta.ingress_port), usize::from(meta.egress_port), usize::from(meta.priority));
+    pub fn handle_enqueue(
+        &mut self,
+        packet: T,
+        meta: EnqueueMeta,
+        now: Instant,
+    ) -> Result<EnqueueInfo, DropReason> {
+        let (ip, ep, p) = (
+            usize::from(meta.ingress_port),
+            usize::from(meta.egress_port),
+            usize::from(meta.priority),
+        );
         if ip >= self.ports.len() || ep >= self.ports.len() || p >= 8 {
             self.drops.add(DropReason::InvalidMetadata);
             return Err(DropReason::InvalidMetadata);
@@ -543,7 +593,9 @@ impl<T> Tm<T> {
         let pg = &self.ports[ip].pgs[g];
         let to_reserved = charge.min(pg.reserved_cap.saturating_sub(pg.reserved_used));
         let rest = charge - to_reserved;
-        let free = self.shared_pool_bytes.saturating_sub(self.shared_used_bytes);
+        let free = self
+            .shared_pool_bytes
+            .saturating_sub(self.shared_used_bytes);
         let (to_shared, to_headroom) = if rest == 0 {
             (0, 0)
         } else if rest <= free && pg.shared_used + rest <= self.pg_threshold(pg) {
@@ -559,7 +611,10 @@ impl<T> Tm<T> {
                     headroom_cap = pg.headroom_cap,
                     "lossless headroom overflow: packet dropped (headroom sized wrong, R-BUF-2)"
                 );
-                self.push_event(TmEvent::HeadroomOverflow { port: meta.ingress_port, pg: g as u8 });
+                self.push_event(TmEvent::HeadroomOverflow {
+                    port: meta.ingress_port,
+                    pg: g as u8,
+                });
                 return Err(self.drop_ingress(ip, p, DropReason::HeadroomOverflow));
             }
         } else {
@@ -570,7 +625,9 @@ impl<T> Tm<T> {
         // Egress limit (lossy only, R-DT-5).
         if !lossless {
             let queue = &self.ports[ep].queues[q];
-            let limit = queue.limit.limit_bytes(self.buffer_bytes.saturating_sub(self.egress_used_bytes));
+            let limit = queue
+                .limit
+                .limit_bytes(self.buffer_bytes.saturating_sub(self.egress_used_bytes));
             if queue.charged + charge > limit {
                 return Err(self.drop_egress(ep, p, q, DropReason::EgressLimit));
             }
@@ -620,7 +677,9 @@ impl<T> Tm<T> {
     /// Unknown ports are ignored.
     pub fn handle_mac_control(&mut self, port: u16, repr: &MacControlRepr, now: Instant) {
         let pi = usize::from(port);
-        let Some(pt) = self.ports.get_mut(pi) else { return };
+        let Some(pt) = self.ports.get_mut(pi) else {
+            return;
+        };
         match *repr {
             MacControlRepr::Pfc(pfc) => {
                 pt.port_stats.pfc_rx_frames += 1;
@@ -675,7 +734,11 @@ impl<T> Tm<T> {
         {
             self.watchdog_poll(now);
             let next = due + self.watchdog.poll_interval();
-            self.wd_next = Some(if next > now { next } else { now + self.watchdog.poll_interval() });
+            self.wd_next = Some(if next > now {
+                next
+            } else {
+                now + self.watchdog.poll_interval()
+            });
         }
     }
 
@@ -692,7 +755,8 @@ impl<T> Tm<T> {
             return None;
         }
         let frame = pt.pending.take()?;
-        pt.shaper.consume(PFC_FRAME_LEN as u64 + pt.overhead_bytes, now);
+        pt.shaper
+            .consume(PFC_FRAME_LEN as u64 + pt.overhead_bytes, now);
         pt.port_stats.pfc_tx_frames += 1;
         for p in 0..8 {
             if frame.class_enable & (1 << p) != 0 {
@@ -723,7 +787,12 @@ impl<T> Tm<T> {
         let pt = &mut self.ports[ep];
         let eligible = pt.nonempty_mask() & !pt.paused_queue_mask();
         let queues = &pt.queues;
-        let q = pt.sched.pick(eligible, |q| queues[q].slots.front().map_or(0, |s| u64::from(s.meta.len_bytes)))?;
+        let q = pt.sched.pick(eligible, |q| {
+            queues[q]
+                .slots
+                .front()
+                .map_or(0, |s| u64::from(s.meta.len_bytes))
+        })?;
         let queue = &mut pt.queues[q];
         let slot = queue.slots.pop_front()?;
         let len = u64::from(slot.meta.len_bytes);
@@ -789,7 +858,13 @@ impl<T> Tm<T> {
             }
             for (p, r) in pt.rx_pause.iter().enumerate() {
                 if r.since.is_some() {
-                    consider(r.until, Timer::PauseExpiry { port, priority: p as u8 });
+                    consider(
+                        r.until,
+                        Timer::PauseExpiry {
+                            port,
+                            priority: p as u8,
+                        },
+                    );
                 }
             }
             if let Some(t) = Self::port_ready_at(pt) {
@@ -814,8 +889,12 @@ impl<T> Tm<T> {
     // ---- internals: accounting ------------------------------------------
 
     fn pg_threshold(&self, pg: &PgState) -> u64 {
-        let free = self.shared_pool_bytes.saturating_sub(self.shared_used_bytes);
-        pg.threshold.unwrap_or(Threshold::Dynamic(0)).limit_bytes(free)
+        let free = self
+            .shared_pool_bytes
+            .saturating_sub(self.shared_used_bytes);
+        pg.threshold
+            .unwrap_or(Threshold::Dynamic(0))
+            .limit_bytes(free)
     }
 
     fn drop_ingress(&mut self, ip: usize, p: usize, reason: DropReason) -> DropReason {
@@ -858,7 +937,10 @@ impl<T> Tm<T> {
     /// R-PFC-TX-1.
     fn check_xoff(&mut self, ip: usize, g: usize, now: Instant) {
         let pg = &self.ports[ip].pgs[g];
-        if pg.lossless && !pg.xoff && (pg.headroom_used > 0 || pg.shared_used >= self.pg_threshold(pg)) {
+        if pg.lossless
+            && !pg.xoff
+            && (pg.headroom_used > 0 || pg.shared_used >= self.pg_threshold(pg))
+        {
             self.send_xoff(ip, g, now, false);
         }
     }
@@ -899,7 +981,11 @@ impl<T> Tm<T> {
         }
         if !refresh {
             tracing::debug!(port = ip, pg = g, priorities = mask, "PFC XOFF");
-            self.push_event(TmEvent::XoffSent { port: ip as u16, pg: g as u8, priorities: mask });
+            self.push_event(TmEvent::XoffSent {
+                port: ip as u16,
+                pg: g as u8,
+                priorities: mask,
+            });
         }
     }
 
@@ -919,7 +1005,11 @@ impl<T> Tm<T> {
             }
         }
         tracing::debug!(port = ip, pg = g, priorities = mask, "PFC XON");
-        self.push_event(TmEvent::XonSent { port: ip as u16, pg: g as u8, priorities: mask });
+        self.push_event(TmEvent::XonSent {
+            port: ip as u16,
+            pg: g as u8,
+            priorities: mask,
+        });
     }
 
     // ---- internals: PFC reception -----------------------------------------
@@ -934,7 +1024,10 @@ impl<T> Tm<T> {
             r.until = until;
             if r.since.is_none() {
                 r.since = Some(now);
-                self.push_event(TmEvent::PauseRxStarted { port: pi as u16, priority: p as u8 });
+                self.push_event(TmEvent::PauseRxStarted {
+                    port: pi as u16,
+                    priority: p as u8,
+                });
             }
         } else {
             self.end_rx_pause(pi, p, now);
@@ -954,7 +1047,10 @@ impl<T> Tm<T> {
             pt.rx_pause[p].until = Instant::ZERO;
             pt.stats[p].pause_rx_ns += (at - since).as_nanos();
             pt.stats[p].pause_rx_xoff_to_xon += 1;
-            self.push_event(TmEvent::PauseRxEnded { port: pi as u16, priority: p as u8 });
+            self.push_event(TmEvent::PauseRxEnded {
+                port: pi as u16,
+                priority: p as u8,
+            });
         }
     }
 
@@ -977,12 +1073,30 @@ impl<T> Tm<T> {
         });
         while let Some(ev) = self.watchdog.poll_event() {
             let (port, priority) = match ev {
-                WdEvent::StormDetected { port, priority, action, seen } => {
-                    self.push_event(TmEvent::StormDetected { port, priority, action, seen });
+                WdEvent::StormDetected {
+                    port,
+                    priority,
+                    action,
+                    seen,
+                } => {
+                    self.push_event(TmEvent::StormDetected {
+                        port,
+                        priority,
+                        action,
+                        seen,
+                    });
                     (port, priority)
                 }
-                WdEvent::StormRestored { port, priority, stats } => {
-                    self.push_event(TmEvent::StormRestored { port, priority, stats });
+                WdEvent::StormRestored {
+                    port,
+                    priority,
+                    stats,
+                } => {
+                    self.push_event(TmEvent::StormRestored {
+                        port,
+                        priority,
+                        stats,
+                    });
                     (port, priority)
                 }
             };

@@ -27,7 +27,13 @@ impl Scheduler {
     /// `strict_mask` bit q = queue q is strict; `quantum_bytes[q]` is the
     /// DWRR quantum (weight × unit) for the others.
     pub fn new(strict_mask: u8, quantum_bytes: [u64; 8]) -> Self {
-        Scheduler { strict_mask, quantum_bytes, deficit_bytes: [0; 8], cursor: 0, topped_up: false }
+        Scheduler {
+            strict_mask,
+            quantum_bytes,
+            deficit_bytes: [0; 8],
+            cursor: 0,
+            topped_up: false,
+        }
     }
 
     /// Replace modes and weights, keeping deficits.
@@ -57,7 +63,8 @@ impl Scheduler {
                     return Some(q);
                 }
                 if !self.topped_up {
-                    self.deficit_bytes[q] = self.deficit_bytes[q].saturating_add(self.quantum_bytes[q].max(1));
+                    self.deficit_bytes[q] =
+                        self.deficit_bytes[q].saturating_add(self.quantum_bytes[q].max(1));
                     self.topped_up = true;
                     if len <= self.deficit_bytes[q] {
                         return Some(q);
