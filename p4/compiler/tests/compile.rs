@@ -39,6 +39,23 @@ mod ipv4_router {
     include!("out/ipv4_router.rs");
 }
 
+mod parser_features {
+    include!("out/parser_features.rs");
+}
+
+/// Snapshot check, then the program's STF script (`tests/in/NAME.stf`).
+fn stf<P: Pipeline>(name: &str, prog: P) {
+    snapshot(name);
+    let text = std::fs::read_to_string(dir().join("in").join(format!("{name}.stf"))).unwrap();
+    let report = p4_target::stf::run(prog, &text);
+    assert!(report.passed, "{name}.stf failed:\n{}", report.failures.join("\n"));
+}
+
+#[test]
+fn parser_features_stf() {
+    stf("parser_features", parser_features::Program::new());
+}
+
 use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
 use p4_target::v1model::StandardMetadata;
 
