@@ -21,7 +21,11 @@ use lab::port::AfPacketPort;
 use lab::units::{parse_mac, parse_rate_bps};
 
 #[derive(Parser)]
-#[command(name = "roceperf", version, about = "RoCEv2 RDMA WRITE bandwidth agent on raw frames")]
+#[command(
+    name = "roceperf",
+    version,
+    about = "RoCEv2 RDMA WRITE bandwidth agent on raw frames"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -126,8 +130,7 @@ fn seconds(s: f64, what: &str) -> Result<Duration> {
 fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -157,7 +160,12 @@ fn main() -> Result<()> {
                 message_bytes: size,
                 messages,
             };
-            (common, role, Some(seconds(duration, "duration")?), !no_dcqcn)
+            (
+                common,
+                role,
+                Some(seconds(duration, "duration")?),
+                !no_dcqcn,
+            )
         }
     };
     let interval = common

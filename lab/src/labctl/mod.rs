@@ -62,7 +62,9 @@ pub fn up(
     for node in topo.nodes() {
         let ns = topo.netns(node);
         if sys::netns_exists(&ns) {
-            bail!("namespace {ns} exists but no state file records it; remove it with `ip netns del {ns}`");
+            bail!(
+                "namespace {ns} exists but no state file records it; remove it with `ip netns del {ns}`"
+            );
         }
     }
     let mut st = LabState {
@@ -76,7 +78,10 @@ pub fn up(
         Err(e) => {
             tracing::warn!(error = %e, "up failed; removing what was created");
             match teardown(&st, store) {
-                Ok(()) => Err(e.context(format!("bringing lab {:?} up (everything created was removed)", topo.name))),
+                Ok(()) => Err(e.context(format!(
+                    "bringing lab {:?} up (everything created was removed)",
+                    topo.name
+                ))),
                 Err(e2) => Err(e.context(format!(
                     "bringing lab {:?} up; cleanup ALSO failed: {e2:#}",
                     topo.name
@@ -128,11 +133,26 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
         };
         let speed_bps = parse_rate_bps(&l.speed).with_context(|| format!("link {i}"))?;
         let (a_ns, b_ns) = (topo.netns(&a.node), topo.netns(&b.node));
-        let mut args: Vec<String> = vec!["link".into(), "add".into(), "name".into(), a.iface.clone(), "netns".into(), a_ns.clone()];
+        let mut args: Vec<String> = vec![
+            "link".into(),
+            "add".into(),
+            "name".into(),
+            a.iface.clone(),
+            "netns".into(),
+            a_ns.clone(),
+        ];
         if let Some(h) = topo.host(&a.node) {
             args.extend(["address".into(), h.mac.clone()]);
         }
-        args.extend(["type".into(), "veth".into(), "peer".into(), "name".into(), b.iface.clone(), "netns".into(), b_ns.clone()]);
+        args.extend([
+            "type".into(),
+            "veth".into(),
+            "peer".into(),
+            "name".into(),
+            b.iface.clone(),
+            "netns".into(),
+            b_ns.clone(),
+        ]);
         if let Some(h) = topo.host(&b.node) {
             args.extend(["address".into(), h.mac.clone()]);
         }
@@ -152,11 +172,18 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
                     .with_context(|| format!("link {i}"))?;
             }
             if ethtool {
-                sys::run("ip", &["netns", "exec", ns, "ethtool", "-K", iface, "rxvlan", "off", "gro", "off", "lro", "off"])
-                    .map_err(|e| tracing::warn!(error = %e, "rx offloads"))
-                    .ok();
+                sys::run(
+                    "ip",
+                    &[
+                        "netns", "exec", ns, "ethtool", "-K", iface, "rxvlan", "off", "gro", "off",
+                        "lro", "off",
+                    ],
+                )
+                .map_err(|e| tracing::warn!(error = %e, "rx offloads"))
+                .ok();
             }
-            sys::ip(&["-n", ns, "link", "set", iface, "up"]).with_context(|| format!("link {i}"))?;
+            sys::ip(&["-n", ns, "link", "set", iface, "up"])
+                .with_context(|| format!("link {i}"))?;
         }
     }
     let log_dir = store.log_dir(&topo.name);
@@ -173,7 +200,8 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
         let argv = topo.expand(node, cmd);
         let ns = topo.netns(node);
         let log = log_dir.join(format!("{node}.log"));
-        let child = spawn_in(&ns, &argv, &log).with_context(|| format!("node {node}: starting {argv:?}"))?;
+        let child = spawn_in(&ns, &argv, &log)
+            .with_context(|| format!("node {node}: starting {argv:?}"))?;
         let pid = child.id();
         let start_ticks = sys::start_ticks(pid).unwrap_or(0);
         st.processes.push(ProcRecord {
@@ -312,15 +340,22 @@ pub fn teardown(st: &LabState, store: &StateStore) -> Result<()> {
         store.remove(&st.lab)?;
         Ok(())
     } else {
-        bail!("tearing down lab {:?}:\n  {}", st.lab, problems.join("\n  "))
+        bail!(
+            "tearing down lab {:?}:\n  {}",
+            st.lab,
+            problems.join("\n  ")
+        )
     }
 }
 
 /// Tears down lab `lab` from its state file.
 pub fn down(lab: &str, store: &StateStore) -> Result<()> {
-    let st = store
-        .load(lab)
-        .with_context(|| format!("lab {lab:?} has no readable state in {}", store.dir().display()))?;
+    let st = store.load(lab).with_context(|| {
+        format!(
+            "lab {lab:?} has no readable state in {}",
+            store.dir().display()
+        )
+    })?;
     teardown(&st, store)
 }
 
@@ -333,7 +368,11 @@ pub fn status(lab: &str, store: &StateStore) -> Result<String> {
         s,
         "lab {} ({}){}",
         st.lab,
-        if st.complete { "up" } else { "INCOMPLETE: up failed or is running" },
+        if st.complete {
+            "up"
+        } else {
+            "INCOMPLETE: up failed or is running"
+        },
         st.topology_file
             .as_ref()
             .map(|p| format!(" from {}", p.display()))
@@ -341,7 +380,11 @@ pub fn status(lab: &str, store: &StateStore) -> Result<String> {
     );
     for ns in &st.netns {
         let ok = sys::netns_exists(ns);
-        let _ = writeln!(s, "  netns {ns:<28} {}", if ok { "present" } else { "MISSING" });
+        let _ = writeln!(
+            s,
+            "  netns {ns:<28} {}",
+            if ok { "present" } else { "MISSING" }
+        );
     }
     for l in &st.links {
         let _ = writeln!(

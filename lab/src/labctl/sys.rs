@@ -38,9 +38,8 @@ pub fn netns_exists(name: &str) -> bool {
 
 /// True if `prog` is found on `PATH`.
 pub fn on_path(prog: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| d.join(prog).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(prog).is_file()))
 }
 
 /// Start time of `pid` in clock ticks since boot, if it runs and is not a
@@ -107,12 +106,17 @@ mod tests {
         let me = std::process::id();
         let t = start_ticks(me).expect("own stat");
         assert!(is_same_process_alive(me, t));
-        assert!(!is_same_process_alive(me, t + 1), "start time must be compared");
+        assert!(
+            !is_same_process_alive(me, t + 1),
+            "start time must be compared"
+        );
     }
 
     #[test]
     fn failures_quote_the_command_and_stderr() {
-        let e = run("sh", &["-c", "echo boom >&2; exit 3"]).unwrap_err().to_string();
+        let e = run("sh", &["-c", "echo boom >&2; exit 3"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("sh -c") && e.contains("boom"), "{e}");
     }
 }

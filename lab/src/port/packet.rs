@@ -92,7 +92,12 @@ fn last_err() -> io::Error {
     io::Error::last_os_error()
 }
 
-fn setsockopt_int(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
+fn setsockopt_int(
+    fd: RawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: passes a pointer to a live c_int and its exact size.
     let r = unsafe {
         libc::setsockopt(
@@ -214,12 +219,13 @@ impl AfPacketPort {
     /// (`/run/netns/NAME`), from a helper thread; the socket stays there.
     pub fn open_in_netns(netns: &str, iface: &str) -> Result<Self, PortError> {
         let iface_owned = iface.to_string();
-        super::netns::run_in(netns, move || AfPacketPort::open(&iface_owned))
-            .map_err(|source| PortError::Setup {
+        super::netns::run_in(netns, move || AfPacketPort::open(&iface_owned)).map_err(|source| {
+            PortError::Setup {
                 iface: iface.to_string(),
                 what: "entering network namespace",
                 source,
-            })?
+            }
+        })?
     }
 
     /// The interface index.

@@ -56,8 +56,13 @@ impl Netns {
             ip(&["netns", "add", &name]);
             me.names.push(name.clone());
             ip(&[
-                "netns", "exec", &name, "sysctl", "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
+                "netns",
+                "exec",
+                &name,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
             ]);
             ip(&["-n", &name, "link", "set", "lo", "up"]);
         }
@@ -86,7 +91,10 @@ impl Drop for Netns {
 
 /// Namespaces whose name starts with `prefix`.
 pub fn netns_with_prefix(prefix: &str) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().expect("ip netns list");
+    let out = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().next())
