@@ -43,12 +43,21 @@ mod parser_features {
     include!("out/parser_features.rs");
 }
 
+mod control_features {
+    include!("out/control_features.rs");
+}
+
 /// Snapshot check, then the program's STF script (`tests/in/NAME.stf`).
 fn stf<P: Pipeline>(name: &str, prog: P) {
     snapshot(name);
     let text = std::fs::read_to_string(dir().join("in").join(format!("{name}.stf"))).unwrap();
     let report = p4_target::stf::run(prog, &text);
     assert!(report.passed, "{name}.stf failed:\n{}", report.failures.join("\n"));
+}
+
+#[test]
+fn control_features_stf() {
+    stf("control_features", control_features::Program::new());
 }
 
 #[test]
