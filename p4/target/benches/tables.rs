@@ -197,7 +197,11 @@ fn ternary(c: &mut Criterion) {
         let (d, dm) = pick_prefix(&mut rng);
         let tern = |v, m| (m != 0).then_some(FieldMatch::Ternary { value: v, mask: m });
         let proto = [6u128, 17][(rng.next_u64() % 2) as usize];
-        let proto_m = if rng.next_u64() % 3 == 0 { 0 } else { 0xff };
+        let proto_m = if rng.next_u64().is_multiple_of(3) {
+            0
+        } else {
+            0xff
+        };
         let port = match rng.next_u64() % 3 {
             0 => None,
             1 => {

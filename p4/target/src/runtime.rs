@@ -260,6 +260,7 @@ pub trait RuntimeApi {
     /// Deletes a group (refused while an entry uses it).
     fn group_delete(&mut self, profile_id: u32, group_id: u32) -> Result<(), RuntimeError>;
     /// Groups of a profile: (group id, [(member id, weight)]).
+    #[allow(clippy::type_complexity)]
     fn groups(&self, profile_id: u32) -> Result<Vec<(u32, Vec<(u32, u32)>)>, RuntimeError>;
 
     /// Reads an indirect counter cell.

@@ -237,18 +237,18 @@ impl Table {
         } else {
             None
         };
-        if let Some(id) = found {
-            if let Some(Some(slot)) = self.slots.get_mut(id as usize) {
-                if self.info.direct_counter.is_some() {
-                    slot.counter.bytes = slot.counter.bytes.wrapping_add(packet_len as u64);
-                    slot.counter.packets = slot.counter.packets.wrapping_add(1);
-                }
-                return Lookup {
-                    hit: true,
-                    entry: Some(EntryRef(id)),
-                    action: &slot.entry.action,
-                };
+        if let Some(id) = found
+            && let Some(Some(slot)) = self.slots.get_mut(id as usize)
+        {
+            if self.info.direct_counter.is_some() {
+                slot.counter.bytes = slot.counter.bytes.wrapping_add(packet_len as u64);
+                slot.counter.packets = slot.counter.packets.wrapping_add(1);
             }
+            return Lookup {
+                hit: true,
+                entry: Some(EntryRef(id)),
+                action: &slot.entry.action,
+            };
         }
         Lookup {
             hit: false,

@@ -283,12 +283,12 @@ impl PriorityEngine {
                 grp.buckets.remove(&e.bucket);
             }
         }
-        if let Some(p) = priority {
-            if let Some(n) = grp.priorities.get_mut(&p) {
-                *n -= 1;
-                if *n == 0 {
-                    grp.priorities.remove(&p);
-                }
+        if let Some(p) = priority
+            && let Some(n) = grp.priorities.get_mut(&p)
+        {
+            *n -= 1;
+            if *n == 0 {
+                grp.priorities.remove(&p);
             }
         }
         self.rebuild_order();

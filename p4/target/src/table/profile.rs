@@ -56,11 +56,11 @@ fn build_flat(old: Option<&[u32]>, members: &[(u32, u32)]) -> Box<[u32]> {
     let mut flat = vec![u32::MAX; total as usize];
     if let Some(old) = old {
         for (slot, &m) in flat.iter_mut().zip(old) {
-            if let Some(q) = quota.get_mut(&m) {
-                if *q > 0 {
-                    *slot = m;
-                    *q -= 1;
-                }
+            if let Some(q) = quota.get_mut(&m)
+                && *q > 0
+            {
+                *slot = m;
+                *q -= 1;
             }
         }
     }
