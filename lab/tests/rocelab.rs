@@ -178,6 +178,16 @@ fn up_then_down_leaves_nothing_behind() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&v6.stdout).trim(), "1");
+    // Rx offloads are off on both ends of a link.
+    for (node, iface) in [("h1", "eth0"), ("sw", "p1")] {
+        let got = lab::labctl::offload::rx_offloads_in(&format!("{}{node}", lab.prefix()), iface)
+            .unwrap();
+        assert_eq!(
+            got,
+            (false, false, false),
+            "{node}:{iface} (gro, rxvlan, lro)"
+        );
+    }
     let st = rocelab(&lab.state, &["status", &lab.name]);
     let st = String::from_utf8_lossy(&st.stdout);
     assert!(st.contains("running") && !st.contains("MISSING"), "{st}");

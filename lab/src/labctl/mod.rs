@@ -9,10 +9,10 @@
 //! the [`state::LabState`] and the state file rewritten before the next
 //! step, so [`down`] can remove exactly what exists, also after a crash.
 //!
-//! Rx offloads: with `ethtool` on PATH, `rxvlan`, `gro` and `lro` are
-//! turned off on every lab interface. Without it this is recorded as a note;
-//! it matters little on veth, because the kernel strips 802.1Q tags in
-//! software anyway and the port restores them from `PACKET_AUXDATA`.
+//! Rx offloads: GRO, LRO and rx VLAN offload are turned off on every lab
+//! interface ([`offload`], the ethtool ioctls, no binary needed). On veth
+//! the kernel strips 802.1Q tags in software anyway; the port restores them
+//! from `PACKET_AUXDATA`.
 //!
 //! Failure handling: any failing step, or Ctrl-C (the [`crate::signal`]
 //! flag, checked between steps), makes `up` tear down what it recorded and
@@ -22,6 +22,7 @@
 //! is signalled too, so children a command forked do not outlive it. Errors are `anyhow` with the failing command line and
 //! its stderr: every caller only reports them.
 
+pub mod offload;
 pub mod state;
 pub mod sys;
 
@@ -120,12 +121,6 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
         .with_context(|| format!("node {node}: disabling IPv6"))?;
         sys::ip(&["-n", &ns, "link", "set", "lo", "up"]).with_context(|| format!("node {node}"))?;
     }
-    let ethtool = sys::on_path("ethtool");
-    if !ethtool {
-        st.notes.push(
-            "ethtool not found: rx offloads left as they are (VLAN tags are restored from PACKET_AUXDATA)".into(),
-        );
-    }
     for (i, l) in topo.links.iter().enumerate() {
         check_stop(stop)?;
         let (Some(a), Some(b)) = (parse_endpoint(&l.a), parse_endpoint(&l.b)) else {
@@ -171,17 +166,8 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
                 sys::ip(&["-n", ns, "link", "set", iface, "mtu", &mtu.to_string()])
                     .with_context(|| format!("link {i}"))?;
             }
-            if ethtool {
-                sys::run(
-                    "ip",
-                    &[
-                        "netns", "exec", ns, "ethtool", "-K", iface, "rxvlan", "off", "gro", "off",
-                        "lro", "off",
-                    ],
-                )
-                .map_err(|e| tracing::warn!(error = %e, "rx offloads"))
-                .ok();
-            }
+            offload::disable_rx_offloads_in(ns, iface)
+                .with_context(|| format!("link {i}: turning rx offloads off on {ns}:{iface}"))?;
             sys::ip(&["-n", ns, "link", "set", iface, "up"])
                 .with_context(|| format!("link {i}"))?;
         }
