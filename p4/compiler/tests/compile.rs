@@ -22,17 +22,19 @@ fn snapshot(name: &str) {
         Ok(o) => o,
         Err(d) => panic!("{name} failed to compile:\n{}", render(&d, &sources)),
     };
-    let path = dir().join("out").join(format!("{name}.rs"));
-    if std::env::var_os("P4C_BLESS").is_some() {
-        std::fs::write(&path, &out.rust).unwrap();
-        return;
+    for (ext, text) in [("rs", &out.rust), ("p4info.txt", &out.p4info_text)] {
+        let path = dir().join("out").join(format!("{name}.{ext}"));
+        if std::env::var_os("P4C_BLESS").is_some() {
+            std::fs::write(&path, text).unwrap();
+            continue;
+        }
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            &old == text,
+            "snapshot {} is out of date; rerun with P4C_BLESS=1",
+            path.display()
+        );
     }
-    let old = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        old == out.rust,
-        "snapshot {} is out of date; rerun with P4C_BLESS=1",
-        path.display()
-    );
 }
 
 mod ipv4_router {
@@ -115,6 +117,17 @@ fn run<P: Pipeline>(prog: &mut P, data: &[u8], port: u16) -> (u16, Vec<u8>) {
 #[test]
 fn ipv4_router_snapshot_is_current() {
     snapshot("ipv4_router");
+}
+
+#[test]
+fn ipv4_router_ids_match_p4c() {
+    // The ids p4c gives the P4 tutorials' basic.p4, which this program mirrors.
+    let info = ipv4_router::Program::new().info();
+    assert_eq!(info.table_by_name("MyIngress.ipv4_lpm").unwrap().id, 37375156);
+    assert_eq!(info.action_by_name("MyIngress.ipv4_forward").unwrap().id, 28792405);
+    assert_eq!(info.action_by_name("MyIngress.drop").unwrap().id, 25652968);
+    assert_eq!(info.action_by_name("NoAction").unwrap().id, 21257015);
+    assert!(info.p4info_text.contains("name: \"MyIngress.ipv4_lpm\""));
 }
 
 #[test]

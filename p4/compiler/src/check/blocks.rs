@@ -17,20 +17,31 @@ use p4_target::runtime::FieldMatch;
 
 /// `@name` handling: `@name(".x")` is absolute, `@name("x")` replaces the local name.
 pub(crate) fn name_spec(annotations: &[ast::Annotation], local: &str) -> NameSpec {
+    let id = explicit_id(annotations);
     match ast::find_annotation(annotations, "name").and_then(|a| a.string_arg()) {
         Some(n) if n.starts_with('.') => NameSpec {
             absolute: true,
             name: n[1..].to_string(),
+            id,
         },
         Some(n) => NameSpec {
             absolute: false,
             name: n.to_string(),
+            id,
         },
         None => NameSpec {
             absolute: false,
             name: local.to_string(),
+            id,
         },
     }
+}
+
+/// `@id(n)`, if present and a 32-bit number.
+pub(crate) fn explicit_id(annotations: &[ast::Annotation]) -> Option<u32> {
+    ast::find_annotation(annotations, "id")
+        .and_then(|a| a.int_arg())
+        .and_then(|i| u32::try_from(i.value).ok())
 }
 
 /// Source text of a key expression as p4c names match fields.
@@ -607,6 +618,7 @@ impl Checker {
             (Some(bn), false) => format!("{bn}.{}", spec.name),
             _ => spec.name,
         };
+        let explicit = explicit_id(&a.annotations);
         let h = self.prog.actions.append(
             ir::Action {
                 name: a.name.name.clone(),
@@ -620,6 +632,9 @@ impl Checker {
             },
             a.span,
         );
+        if let Some(id) = explicit {
+            self.facts.action_explicit_ids.insert(h.index(), id);
+        }
         Some(h)
     }
 

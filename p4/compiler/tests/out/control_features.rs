@@ -7,55 +7,55 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     arch: "v1model",
     tables: &[
         ::p4_target::info::TableInfo {
-            id: 0x2000001,
+            id: 0x20d553b,
             name: "I.ops",
             keys: &[
                 ::p4_target::info::KeyInfo { id: 1, name: "hdr.d.op", bitwidth: 8, kind: ::p4_target::info::MatchKind::Exact },
             ],
             actions: &[
-                ::p4_target::info::ActionRef { id: 0x1000003, scope: ::p4_target::info::ActionScope::TableAndDefault },
-                ::p4_target::info::ActionRef { id: 0x1000004, scope: ::p4_target::info::ActionScope::TableAndDefault },
-                ::p4_target::info::ActionRef { id: 0x1000005, scope: ::p4_target::info::ActionScope::TableAndDefault },
-                ::p4_target::info::ActionRef { id: 0x1000006, scope: ::p4_target::info::ActionScope::TableAndDefault },
-                ::p4_target::info::ActionRef { id: 0x1000007, scope: ::p4_target::info::ActionScope::TableAndDefault },
-                ::p4_target::info::ActionRef { id: 0x1000008, scope: ::p4_target::info::ActionScope::TableAndDefault },
-                ::p4_target::info::ActionRef { id: 0x1000001, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x19d459d, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x1440e0f, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x124df9d, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x1a27918, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x1cd43a5, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x1152c77, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x1445b37, scope: ::p4_target::info::ActionScope::TableAndDefault },
             ],
             size: 1024,
             implementation: None,
-            default_action: (0x1000001, &[]),
+            default_action: (0x1445b37, &[]),
             default_is_const: false,
             is_const: true,
             const_entries: &[
-                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x1))], priority: 0, action_id: 0x1000003, params: &[] },
-                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x2))], priority: 0, action_id: 0x1000004, params: &[] },
-                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x3))], priority: 0, action_id: 0x1000005, params: &[] },
-                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x4))], priority: 0, action_id: 0x1000006, params: &[] },
-                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x5))], priority: 0, action_id: 0x1000007, params: &[] },
-                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x6))], priority: 0, action_id: 0x1000008, params: &[0xa] },
+                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x1))], priority: 0, action_id: 0x19d459d, params: &[] },
+                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x2))], priority: 0, action_id: 0x1440e0f, params: &[] },
+                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x3))], priority: 0, action_id: 0x124df9d, params: &[] },
+                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x4))], priority: 0, action_id: 0x1a27918, params: &[] },
+                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x5))], priority: 0, action_id: 0x1cd43a5, params: &[] },
+                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Exact(0x6))], priority: 0, action_id: 0x1152c77, params: &[0xa] },
             ],
             direct_counter: None,
             direct_meter: None,
             idle_timeout: false,
         },
         ::p4_target::info::TableInfo {
-            id: 0x2000002,
+            id: 0x2c6aa99,
             name: "I.acl",
             keys: &[
                 ::p4_target::info::KeyInfo { id: 1, name: "hdr.d.a", bitwidth: 8, kind: ::p4_target::info::MatchKind::Ternary },
                 ::p4_target::info::KeyInfo { id: 2, name: "hdr.d.b", bitwidth: 8, kind: ::p4_target::info::MatchKind::Range },
             ],
             actions: &[
-                ::p4_target::info::ActionRef { id: 0x1000002, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x1341379, scope: ::p4_target::info::ActionScope::TableAndDefault },
             ],
             size: 1024,
             implementation: None,
-            default_action: (0x1000002, &[0x1]),
+            default_action: (0x1341379, &[0x1]),
             default_is_const: false,
             is_const: true,
             const_entries: &[
-                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Ternary { value: 0x10, mask: 0xf0 }), Some(::p4_target::runtime::FieldMatch::Range { low: 0x0, high: 0xff })], priority: 2, action_id: 0x1000002, params: &[0x3] },
-                ::p4_target::info::ConstEntryInfo { matches: &[None, Some(::p4_target::runtime::FieldMatch::Range { low: 0x64, high: 0xc8 })], priority: 1, action_id: 0x1000002, params: &[0x4] },
+                ::p4_target::info::ConstEntryInfo { matches: &[Some(::p4_target::runtime::FieldMatch::Ternary { value: 0x10, mask: 0xf0 }), Some(::p4_target::runtime::FieldMatch::Range { low: 0x0, high: 0xff })], priority: 2, action_id: 0x1341379, params: &[0x3] },
+                ::p4_target::info::ConstEntryInfo { matches: &[None, Some(::p4_target::runtime::FieldMatch::Range { low: 0x64, high: 0xc8 })], priority: 1, action_id: 0x1341379, params: &[0x4] },
             ],
             direct_counter: None,
             direct_meter: None,
@@ -63,24 +63,24 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
         },
     ],
     actions: &[
-        ::p4_target::info::ActionInfo { id: 0x1000001, name: "NoAction", params: &[] },
-        ::p4_target::info::ActionInfo { id: 0x1000002, name: "I.set_port", params: &[::p4_target::info::ParamInfo { id: 1, name: "port", bitwidth: 9 }, ] },
-        ::p4_target::info::ActionInfo { id: 0x1000003, name: "I.add", params: &[] },
-        ::p4_target::info::ActionInfo { id: 0x1000004, name: "I.sub_sat", params: &[] },
-        ::p4_target::info::ActionInfo { id: 0x1000005, name: "I.signed_cmp", params: &[] },
-        ::p4_target::info::ActionInfo { id: 0x1000006, name: "I.shifty", params: &[] },
-        ::p4_target::info::ActionInfo { id: 0x1000007, name: "I.stop", params: &[] },
-        ::p4_target::info::ActionInfo { id: 0x1000008, name: "I.nib", params: &[::p4_target::info::ParamInfo { id: 1, name: "v", bitwidth: 4 }, ] },
+        ::p4_target::info::ActionInfo { id: 0x1445b37, name: "NoAction", params: &[] },
+        ::p4_target::info::ActionInfo { id: 0x1341379, name: "I.set_port", params: &[::p4_target::info::ParamInfo { id: 1, name: "port", bitwidth: 9 }, ] },
+        ::p4_target::info::ActionInfo { id: 0x19d459d, name: "I.add", params: &[] },
+        ::p4_target::info::ActionInfo { id: 0x1440e0f, name: "I.sub_sat", params: &[] },
+        ::p4_target::info::ActionInfo { id: 0x124df9d, name: "I.signed_cmp", params: &[] },
+        ::p4_target::info::ActionInfo { id: 0x1a27918, name: "I.shifty", params: &[] },
+        ::p4_target::info::ActionInfo { id: 0x1cd43a5, name: "I.stop", params: &[] },
+        ::p4_target::info::ActionInfo { id: 0x1152c77, name: "I.nib", params: &[::p4_target::info::ParamInfo { id: 1, name: "v", bitwidth: 4 }, ] },
     ],
     action_profiles: &[
     ],
     counters: &[
-        ::p4_target::info::CounterInfo { id: 0x12000001, name: "I.per_op", unit: ::p4_target::info::CounterUnit::Packets, size: 4, direct_table: None },
+        ::p4_target::info::CounterInfo { id: 0x125540d0, name: "I.per_op", unit: ::p4_target::info::CounterUnit::Packets, size: 4, direct_table: None },
     ],
     meters: &[
     ],
     registers: &[
-        ::p4_target::info::RegisterInfo { id: 0x16000001, name: "I.last_a", bitwidth: 8, size: 4 },
+        ::p4_target::info::RegisterInfo { id: 0x16d1a8b5, name: "I.last_a", bitwidth: 8, size: 4 },
     ],
     digests: &[
     ],
@@ -88,7 +88,7 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     ],
     value_sets: &[
     ],
-    p4info_text: "",
+    p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\ntables {\n  preamble {\n    id: 34428219\n    name: \"I.ops\"\n    alias: \"ops\"\n  }\n  match_fields {\n    id: 1\n    name: \"hdr.d.op\"\n    bitwidth: 8\n    match_type: EXACT\n  }\n  action_refs {\n    id: 27084189\n  }\n  action_refs {\n    id: 21237263\n  }\n  action_refs {\n    id: 19193757\n  }\n  action_refs {\n    id: 27425048\n  }\n  action_refs {\n    id: 30229413\n  }\n  action_refs {\n    id: 18164855\n  }\n  action_refs {\n    id: 21257015\n  }\n  size: 1024\n  is_const_table: true\n  has_initial_entries: true\n}\ntables {\n  preamble {\n    id: 46574233\n    name: \"I.acl\"\n    alias: \"acl\"\n  }\n  match_fields {\n    id: 1\n    name: \"hdr.d.a\"\n    bitwidth: 8\n    match_type: TERNARY\n  }\n  match_fields {\n    id: 2\n    name: \"hdr.d.b\"\n    bitwidth: 8\n    match_type: RANGE\n  }\n  action_refs {\n    id: 20190073\n  }\n  size: 1024\n  is_const_table: true\n  has_initial_entries: true\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\nactions {\n  preamble {\n    id: 20190073\n    name: \"I.set_port\"\n    alias: \"set_port\"\n  }\n  params {\n    id: 1\n    name: \"port\"\n    bitwidth: 9\n  }\n}\nactions {\n  preamble {\n    id: 27084189\n    name: \"I.add\"\n    alias: \"add\"\n  }\n}\nactions {\n  preamble {\n    id: 21237263\n    name: \"I.sub_sat\"\n    alias: \"sub_sat\"\n  }\n}\nactions {\n  preamble {\n    id: 19193757\n    name: \"I.signed_cmp\"\n    alias: \"signed_cmp\"\n  }\n}\nactions {\n  preamble {\n    id: 27425048\n    name: \"I.shifty\"\n    alias: \"shifty\"\n  }\n}\nactions {\n  preamble {\n    id: 30229413\n    name: \"I.stop\"\n    alias: \"stop\"\n  }\n}\nactions {\n  preamble {\n    id: 18164855\n    name: \"I.nib\"\n    alias: \"nib\"\n  }\n  params {\n    id: 1\n    name: \"v\"\n    bitwidth: 4\n  }\n}\ncounters {\n  preamble {\n    id: 307577040\n    name: \"I.per_op\"\n    alias: \"per_op\"\n  }\n  spec {\n    unit: PACKETS\n  }\n  size: 4\n}\nregisters {\n  preamble {\n    id: 382838965\n    name: \"I.last_a\"\n    alias: \"last_a\"\n  }\n  type_spec {\n    bitstring {\n      bit {\n        bitwidth: 8\n      }\n    }\n  }\n  size: 4\n}\ntype_info {\n}\n",
 };
 
 /// Raised by `exit`: unwinds the whole control chain.
@@ -531,13 +531,13 @@ fn I_ops(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
         }
     };
     match aid {
-        0x1000003 => I_add(rt, env, hdr, meta, sm, l)?,
-        0x1000004 => I_sub_sat(rt, env, hdr, meta, sm, l)?,
-        0x1000005 => I_signed_cmp(rt, env, hdr, meta, sm, l)?,
-        0x1000006 => I_shifty(rt, env, hdr, meta, sm, l)?,
-        0x1000007 => I_stop(rt, env, hdr, meta, sm, l)?,
-        0x1000008 => I_nib(rt, env, hdr, meta, sm, l, (p[0] as u8))?,
-        0x1000001 => I_NoAction(rt, env, hdr, meta, sm, l)?,
+        0x19d459d => I_add(rt, env, hdr, meta, sm, l)?,
+        0x1440e0f => I_sub_sat(rt, env, hdr, meta, sm, l)?,
+        0x124df9d => I_signed_cmp(rt, env, hdr, meta, sm, l)?,
+        0x1a27918 => I_shifty(rt, env, hdr, meta, sm, l)?,
+        0x1cd43a5 => I_stop(rt, env, hdr, meta, sm, l)?,
+        0x1152c77 => I_nib(rt, env, hdr, meta, sm, l, (p[0] as u8))?,
+        0x1445b37 => I_NoAction(rt, env, hdr, meta, sm, l)?,
         _ => {}
     }
     Ok(ApplyResult { hit, action_run: aid })
@@ -564,7 +564,7 @@ fn I_acl(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
         }
     };
     match aid {
-        0x1000002 => I_set_port(rt, env, hdr, meta, sm, l, (p[0] as u16))?,
+        0x1341379 => I_set_port(rt, env, hdr, meta, sm, l, (p[0] as u16))?,
         _ => {}
     }
     Ok(ApplyResult { hit, action_run: aid })
@@ -583,10 +583,10 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
     (*hdr).d.r2 = ((prev as u128) as u8);
     I_acl(rt, env, hdr, meta, sm, l)?;
     match I_ops(rt, env, hdr, meta, sm, l)?.action_run {
-        0x1000003 => {
+        0x19d459d => {
             (*hdr).d.flags = (1u128 as u8);
         }
-        0x1000004 | 0x1000005 => {
+        0x1440e0f | 0x124df9d => {
             (*hdr).d.flags = (2u128 as u8);
         }
         _ => {

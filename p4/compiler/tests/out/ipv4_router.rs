@@ -7,19 +7,19 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     arch: "v1model",
     tables: &[
         ::p4_target::info::TableInfo {
-            id: 0x2000001,
+            id: 0x23a4cb4,
             name: "MyIngress.ipv4_lpm",
             keys: &[
                 ::p4_target::info::KeyInfo { id: 1, name: "hdr.ipv4.dstAddr", bitwidth: 32, kind: ::p4_target::info::MatchKind::Lpm },
             ],
             actions: &[
-                ::p4_target::info::ActionRef { id: 0x1000003, scope: ::p4_target::info::ActionScope::TableAndDefault },
-                ::p4_target::info::ActionRef { id: 0x1000002, scope: ::p4_target::info::ActionScope::TableAndDefault },
-                ::p4_target::info::ActionRef { id: 0x1000001, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x1b75655, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x1876ee8, scope: ::p4_target::info::ActionScope::TableAndDefault },
+                ::p4_target::info::ActionRef { id: 0x1445b37, scope: ::p4_target::info::ActionScope::TableAndDefault },
             ],
             size: 1024,
             implementation: None,
-            default_action: (0x1000002, &[]),
+            default_action: (0x1876ee8, &[]),
             default_is_const: false,
             is_const: false,
             const_entries: &[
@@ -30,9 +30,9 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
         },
     ],
     actions: &[
-        ::p4_target::info::ActionInfo { id: 0x1000001, name: "NoAction", params: &[] },
-        ::p4_target::info::ActionInfo { id: 0x1000002, name: "MyIngress.drop", params: &[] },
-        ::p4_target::info::ActionInfo { id: 0x1000003, name: "MyIngress.ipv4_forward", params: &[::p4_target::info::ParamInfo { id: 1, name: "dstAddr", bitwidth: 48 }, ::p4_target::info::ParamInfo { id: 2, name: "port", bitwidth: 9 }, ] },
+        ::p4_target::info::ActionInfo { id: 0x1445b37, name: "NoAction", params: &[] },
+        ::p4_target::info::ActionInfo { id: 0x1876ee8, name: "MyIngress.drop", params: &[] },
+        ::p4_target::info::ActionInfo { id: 0x1b75655, name: "MyIngress.ipv4_forward", params: &[::p4_target::info::ParamInfo { id: 1, name: "dstAddr", bitwidth: 48 }, ::p4_target::info::ParamInfo { id: 2, name: "port", bitwidth: 9 }, ] },
     ],
     action_profiles: &[
     ],
@@ -48,7 +48,7 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     ],
     value_sets: &[
     ],
-    p4info_text: "",
+    p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\ntables {\n  preamble {\n    id: 37375156\n    name: \"MyIngress.ipv4_lpm\"\n    alias: \"ipv4_lpm\"\n  }\n  match_fields {\n    id: 1\n    name: \"hdr.ipv4.dstAddr\"\n    bitwidth: 32\n    match_type: LPM\n  }\n  action_refs {\n    id: 28792405\n  }\n  action_refs {\n    id: 25652968\n  }\n  action_refs {\n    id: 21257015\n  }\n  size: 1024\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\nactions {\n  preamble {\n    id: 25652968\n    name: \"MyIngress.drop\"\n    alias: \"drop\"\n  }\n}\nactions {\n  preamble {\n    id: 28792405\n    name: \"MyIngress.ipv4_forward\"\n    alias: \"ipv4_forward\"\n  }\n  params {\n    id: 1\n    name: \"dstAddr\"\n    bitwidth: 48\n  }\n  params {\n    id: 2\n    name: \"port\"\n    bitwidth: 9\n  }\n}\ntype_info {\n}\n",
 };
 
 /// Raised by `exit`: unwinds the whole control chain.
@@ -476,9 +476,9 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
         }
     };
     match aid {
-        0x1000003 => MyIngress_ipv4_forward(rt, env, hdr, meta, standard_metadata, l, (p[0] as u64), (p[1] as u16))?,
-        0x1000002 => MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?,
-        0x1000001 => MyIngress_NoAction(rt, env, hdr, meta, standard_metadata, l)?,
+        0x1b75655 => MyIngress_ipv4_forward(rt, env, hdr, meta, standard_metadata, l, (p[0] as u64), (p[1] as u16))?,
+        0x1876ee8 => MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?,
+        0x1445b37 => MyIngress_NoAction(rt, env, hdr, meta, standard_metadata, l)?,
         _ => {}
     }
     Ok(ApplyResult { hit, action_run: aid })
