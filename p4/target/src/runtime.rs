@@ -12,6 +12,16 @@
 //! parameters are `u128` already checked to fit their declared width
 //! (byte-string decoding and zero-padding normalisation are the caller's
 //! job). Priorities follow P4Runtime: a larger number wins.
+//!
+//! Index convention: `counters` and `meters` have one element per entry of
+//! `info.counters` / `info.meters`, direct ones included (those elements
+//! have no cells; direct cells live in the table entries), so the dense
+//! index of an object is its position in the `ProgramInfo` slice.
+//!
+//! Randomness (`random`, `HashAlgorithm.random`) comes from a seeded
+//! SplitMix64 generator per thread ([`Runtime::set_seed`]); it is not a
+//! `Runtime` field because other crates build `Runtime` with struct
+//! literals.
 
 use crate::externs::{BitPacker, Counter, Meter, MeterConfig, Register, Rng};
 use crate::info::{HashAlgorithm, MatchKind, ProgramInfo};

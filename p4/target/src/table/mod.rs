@@ -1,4 +1,6 @@
-//! Match-action table engines and action profiles.
+//! Match-action table engines and action profiles (P4_16 specification
+//! §14.2 "Tables"; entry semantics from the P4Runtime specification,
+//! "TableEntry" and "ActionProfileMember/Group").
 //!
 //! CONTRACT (implemented by the target library; generated code relies on it):
 //! - [`Table::new`] picks an engine from the key's match kinds: no key →
