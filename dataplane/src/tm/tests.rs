@@ -778,3 +778,87 @@ fn stormed_priority_generates_no_pfc() {
     );
     assert!(ctrl!(tm, 1, 0).is_none());
 }
+
+// ---- priority maps (R-PFC-RX-4, R-MAP-5) ----------------------------------------------
+
+#[test]
+fn pausing_a_priority_blocks_the_queue_it_maps_to() {
+    let mut cfg = config(2);
+    cfg.ports[1].pfc_enable = (1 << 3) | (1 << 4);
+    cfg.ports[1].prio_to_queue[4] = 3; // priorities 3 and 4 share queue 3
+    let mut tm = tm(cfg);
+    let info = enq!(tm, 0, 3, 0 => 1, prio 3, len 100).unwrap();
+    assert_eq!(info.queue, 3);
+    enq!(tm, 0, 4, 0 => 1, prio 4, len 100).unwrap();
+    enq!(tm, 0, 0, 0 => 1, prio 0, len 100).unwrap();
+    rx_pfc!(tm, 0, 1, mask 1 << 4, quanta 0xffff);
+    let (sent, _) = drain(&mut tm, 1, 0);
+    assert_eq!(sent.iter().map(|d| d.packet).collect::<Vec<_>>(), vec![0]);
+}
+
+#[test]
+fn xoff_names_every_lossless_priority_of_the_pg() {
+    let mut cfg = config(2);
+    cfg.ports[0].pfc_enable = (1 << 3) | (1 << 4);
+    cfg.ports[0].prio_to_pg[4] = 3; // PG 3 holds priorities 3 and 4
+    let mut tm = tm(cfg);
+    let (_, t) = fill_until_xoff(&mut tm, 1024);
+    assert_eq!(
+        ctrl!(tm, t, 0),
+        Some(PfcRepr::xoff((1 << 3) | (1 << 4), 0xffff))
+    );
+    // Priority 4 is charged to the same PG.
+    let before = tm.pg_usage(0, 3).unwrap();
+    assert_eq!(enq!(tm, t, 1, 0 => 1, prio 4, len 1024).unwrap().pg, 3);
+    assert_eq!(
+        tm.pg_usage(0, 3).unwrap().headroom_bytes,
+        before.headroom_bytes + 1024
+    );
+}
+
+#[test]
+fn xon_floor_resumes_once_total_usage_is_low_enough() {
+    // A static shared threshold keeps T fixed, so only the floor can trigger XON early.
+    let mut cfg = config(2);
+    cfg.resume_offset_bytes = 1 << 40; // disable the R-PFC-TX-2 offset branch
+    cfg.ports[0].pgs[3].threshold = Threshold::Static(64 * 1024);
+    cfg.ports[0].pgs[3].xon_bytes = Some(16 * 1024);
+    let mut tm = tm(cfg);
+    let (_, t) = fill_until_xoff(&mut tm, 1024);
+    let _ = ctrl!(tm, t, 0);
+    let mut now = t;
+    loop {
+        now = now.max(tm.next_transmit_at(1).unwrap().as_nanos());
+        tx!(tm, now, 1).unwrap();
+        if ctrl!(tm, now, 0).is_some() {
+            break;
+        }
+    }
+    let u = tm.pg_usage(0, 3).unwrap();
+    assert_eq!(
+        u.reserved_bytes + u.shared_bytes + u.headroom_bytes,
+        16 * 1024
+    );
+}
+
+// ---- ECN metadata ----------------------------------------------------------------------
+
+#[test]
+fn dequeue_carries_the_queue_red_ramp() {
+    let mut cfg = config(2);
+    let red = ecn::RedConfig {
+        kmin_bytes: 5_120,
+        kmax_bytes: 204_800,
+        pmax: 0.01,
+    };
+    cfg.ports[1].queues[3].red = Some(red);
+    let mut tm = tm(cfg);
+    enq!(tm, 0, 1, 0 => 1, prio 3, len 100).unwrap();
+    enq!(tm, 0, 2, 0 => 1, prio 0, len 100).unwrap();
+    let (mut sent, _) = drain(&mut tm, 1, 0);
+    sent.sort_by_key(|d| d.packet);
+    assert_eq!(
+        sent.iter().map(|d| (d.packet, d.red)).collect::<Vec<_>>(),
+        vec![(1, Some(red)), (2, None)]
+    );
+}
