@@ -4,17 +4,17 @@
 //!
 //! CONTRACT (implemented by the target library; generated code relies on it):
 //! - [`Table::new`] picks an engine from the key's match kinds: no key →
-//!   every lookup misses; all exact → hash map ([`exact`]); exact fields
+//!   every lookup misses; all exact → hash map (`exact.rs`); exact fields
 //!   plus one LPM → a stride-8 trie whose lookup does not scan entries
-//!   ([`lpm`]); anything with ternary/range/optional (or several LPM fields,
-//!   or an exact+LPM key over 512 bits) → tuple space search ([`priority`]).
+//!   (`lpm.rs`); anything with ternary/range/optional (or several LPM fields,
+//!   or an exact+LPM key over 512 bits) → tuple space search (`priority.rs`).
 //! - [`Table::lookup`] takes one value per key field (masked to width) and
 //!   never allocates; a key of the wrong length misses.
 //! - The entry store keys entries by (canonical matches, priority), so
 //!   modify/delete/read by key work; `size` is enforced; every entry and
 //!   default action is validated against the [`TableInfo`] (and, when the
 //!   table knows its [`ProgramInfo`], the action parameter widths) before
-//!   anything changes ([`validate`]). A failed call changes nothing.
+//!   anything changes (`validate.rs`). A failed call changes nothing.
 //! - Each entry has a direct counter (bytes and packets, counted on every
 //!   hit when the table has a `direct_counter`) and a direct meter cell
 //!   (used when the table has a direct meter).
