@@ -86,6 +86,9 @@ fn build() -> Result<Lab> {
     for (n, i) in [(src, "s0"), (relay, "r0"), (relay, "r1"), (dst, "d0")] {
         sys::ip(&["-n", n, "link", "set", i, "up"])?;
     }
+    for (n, i) in [(src, "s0"), (relay, "r0"), (relay, "r1"), (dst, "d0")] {
+        sys::wait_oper_up(n, i, Duration::from_secs(5))?;
+    }
     Ok(lab)
 }
 

@@ -41,6 +41,8 @@ use state::{LabState, LinkRecord, ProcRecord, StateStore};
 
 /// Time a process gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long links may take to become operationally up.
+pub const LINK_UP_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a started command must survive to count as started.
 pub const START_CHECK: Duration = Duration::from_millis(300);
 
@@ -170,6 +172,12 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
                 .with_context(|| format!("link {i}: turning rx offloads off on {ns}:{iface}"))?;
             sys::ip(&["-n", ns, "link", "set", iface, "up"])
                 .with_context(|| format!("link {i}"))?;
+        }
+    }
+    for l in &st.links {
+        for (ns, iface) in [(&l.a_netns, &l.a_iface), (&l.b_netns, &l.b_iface)] {
+            check_stop(stop)?;
+            sys::wait_oper_up(ns, iface, LINK_UP_TIMEOUT)?;
         }
     }
     let log_dir = store.log_dir(&topo.name);

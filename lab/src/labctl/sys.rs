@@ -31,6 +31,26 @@ pub fn ip(args: &[&str]) -> Result<String> {
     run("ip", args)
 }
 
+/// Waits until `iface` in namespace `ns` reports operational state UP
+/// (carrier on, qdisc attached). Right after `ip link set up` a veth drops
+/// what is sent until the kernel's link watcher has run.
+pub fn wait_oper_up(ns: &str, iface: &str, timeout: std::time::Duration) -> Result<()> {
+    let t0 = std::time::Instant::now();
+    loop {
+        let out = ip(&["-n", ns, "-o", "link", "show", "dev", iface])?;
+        if out.contains("state UP") {
+            return Ok(());
+        }
+        if t0.elapsed() >= timeout {
+            bail!(
+                "{ns}:{iface} not operationally up after {timeout:?}: {}",
+                out.trim()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// True if the named network namespace exists.
 pub fn netns_exists(name: &str) -> bool {
     Path::new(&crate::port::netns::netns_path(name)).exists()

@@ -78,6 +78,10 @@ impl Netns {
         ]);
         ip(&["-n", na, "link", "set", a_if, "up"]);
         ip(&["-n", nb, "link", "set", b_if, "up"]);
+        // Until the link watcher has run, a fresh veth drops what is sent.
+        for (n, i) in [(na, a_if), (nb, b_if)] {
+            lab::labctl::sys::wait_oper_up(n, i, std::time::Duration::from_secs(5)).unwrap();
+        }
     }
 }
 
