@@ -125,14 +125,22 @@ impl Engine {
     }
 }
 
-/// One stored entry with its direct resources.
+/// One stored entry: the control plane's view and the direct meter.
 #[derive(Debug)]
 struct Slot {
     entry: TableEntry,
     seq: u64,
-    counter: CounterData,
     meter: MeterState,
     is_const: bool,
+}
+
+/// What a hit touches, kept apart from [`Slot`] in a dense array so that a
+/// lookup reads one small record: the action (a copy of `Slot::entry.action`,
+/// kept in step by insert and modify) and the direct counter.
+#[derive(Debug)]
+struct Hot {
+    action: EntryAction,
+    counter: CounterData,
 }
 
 type EntryKey = (Box<[Option<FieldMatch>]>, i32);
@@ -145,6 +153,8 @@ pub struct Table {
     program: Option<&'static ProgramInfo>,
     engine: Engine,
     slots: Vec<Option<Slot>>,
+    /// Parallel to `slots`; stale where the slot is free.
+    hot: Vec<Hot>,
     free: Vec<u32>,
     keys: FxHashMap<EntryKey, u32>,
     default_action: EntryAction,
@@ -177,6 +187,7 @@ impl Table {
             program,
             engine: Engine::for_table(info),
             slots: Vec::new(),
+            hot: Vec::new(),
             free: Vec::new(),
             keys: FxHashMap::default(),
             default_action: EntryAction::Direct(ActionCall::new(
@@ -240,16 +251,16 @@ impl Table {
             None
         };
         if let Some(id) = found
-            && let Some(Some(slot)) = self.slots.get_mut(id as usize)
+            && let Some(hot) = self.hot.get_mut(id as usize)
         {
             if self.info.direct_counter.is_some() {
-                slot.counter.bytes = slot.counter.bytes.wrapping_add(packet_len as u64);
-                slot.counter.packets = slot.counter.packets.wrapping_add(1);
+                hot.counter.bytes = hot.counter.bytes.wrapping_add(packet_len as u64);
+                hot.counter.packets = hot.counter.packets.wrapping_add(1);
             }
             return Lookup {
                 hit: true,
                 entry: Some(EntryRef(id)),
-                action: &slot.entry.action,
+                action: &hot.action,
             };
         }
         Lookup {
@@ -337,10 +348,18 @@ impl Table {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.engine.insert(id, &key.0, key.1, seq);
+        let hot = Hot {
+            action: entry.action.clone(),
+            counter: CounterData::default(),
+        };
+        if self.hot.len() == id as usize {
+            self.hot.push(hot);
+        } else {
+            self.hot[id as usize] = hot;
+        }
         self.slots[id as usize] = Some(Slot {
             entry,
             seq,
-            counter: CounterData::default(),
             meter: MeterState::default(),
             is_const,
         });
@@ -386,6 +405,7 @@ impl Table {
             });
         };
         slot.entry.metadata = entry.metadata;
+        self.hot[r.0 as usize].action = entry.action.clone();
         Ok(std::mem::replace(&mut slot.entry.action, entry.action))
     }
 
@@ -518,12 +538,16 @@ impl Table {
 
     /// The direct counter of an entry.
     pub fn direct_counter(&self, r: EntryRef) -> Option<CounterData> {
-        self.slot(r).map(|s| s.counter)
+        self.slot(r).map(|_| self.hot[r.0 as usize].counter)
     }
 
     /// Overwrites the direct counter of an entry; false for a stale handle.
     pub fn set_direct_counter(&mut self, r: EntryRef, data: CounterData) -> bool {
-        self.slot_mut(r).map(|s| s.counter = data).is_some()
+        if self.slot(r).is_none() {
+            return false;
+        }
+        self.hot[r.0 as usize].counter = data;
+        true
     }
 
     /// Configures the direct meter of an entry; false for a stale handle.
