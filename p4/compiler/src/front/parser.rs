@@ -98,7 +98,9 @@ struct Parser<'t> {
     diags: Vec<Diagnostic>,
     depth: usize,
     types: HashSet<String>,
-    type_scopes: Vec<Vec<String>>,
+    /// Innermost last: names declared in each scope, `true` for a type
+    /// (a type parameter), `false` for a value that shadows a type name.
+    type_scopes: Vec<Vec<(String, bool)>>,
     eof: Token,
 }
 
@@ -319,7 +321,20 @@ impl<'t> Parser<'t> {
     // ---- names and types -------------------------------------------------
 
     fn is_type_name(&self, name: &str) -> bool {
-        self.types.contains(name) || self.type_scopes.iter().any(|s| s.iter().any(|t| t == name))
+        for scope in self.type_scopes.iter().rev() {
+            if let Some((_, is_type)) = scope.iter().rev().find(|(n, _)| n == name) {
+                return *is_type;
+            }
+        }
+        self.types.contains(name)
+    }
+
+    /// Records a value (parameter, variable, instance) in the innermost
+    /// scope, so it shadows a type of the same name there.
+    fn declare_value(&mut self, name: &Ident) {
+        if let Some(scope) = self.type_scopes.last_mut() {
+            scope.push((name.name.clone(), false));
+        }
     }
 
     fn ident_any(&mut self, what: &str) -> PResult<Ident> {
@@ -387,7 +402,7 @@ impl<'t> Parser<'t> {
 
     fn push_type_scope(&mut self, params: &[Ident]) {
         self.type_scopes
-            .push(params.iter().map(|p| p.name.clone()).collect());
+            .push(params.iter().map(|p| (p.name.clone(), true)).collect());
     }
 
     fn pop_type_scope(&mut self) {
@@ -1088,6 +1103,7 @@ impl<'t> Parser<'t> {
                 };
                 let ty = self.ty()?;
                 let name = self.name("a parameter name")?;
+                self.declare_value(&name);
                 let default = if self.eat("=") {
                     Some(self.expr()?)
                 } else {
@@ -1528,6 +1544,7 @@ impl<'t> Parser<'t> {
             )?));
         }
         let name = self.name("a name")?;
+        self.declare_value(&name);
         if self.at("(") || self.at("<") {
             let type_params = self.type_params()?;
             self.push_type_scope(&type_params);
@@ -1572,6 +1589,7 @@ impl<'t> Parser<'t> {
     ) -> PResult<Instantiation> {
         let args = self.args()?;
         let name = self.name("an instance name")?;
+        self.declare_value(&name);
         let initializer = if self.eat("=") {
             let open = self.expect("{")?;
             let mut decls = Vec::new();
@@ -1608,8 +1626,10 @@ impl<'t> Parser<'t> {
     fn action_decl(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<ActionDecl> {
         self.bump(); // action
         let name = self.name("an action name")?;
-        let params = self.params()?;
-        let body = self.block()?;
+        self.push_type_scope(&[]);
+        let r = self.params().and_then(|p| Ok((p, self.block()?)));
+        self.pop_type_scope();
+        let (params, body) = r?;
         Ok(ActionDecl {
             annotations,
             name,
@@ -1881,6 +1901,7 @@ impl<'t> Parser<'t> {
                 StmtKind::Instantiation(self.instantiation_rest(annotations, ty, start)?)
             } else {
                 let name = self.name("a variable name")?;
+                self.declare_value(&name);
                 let init = if self.eat("=") {
                     Some(self.expr()?)
                 } else {

@@ -784,3 +784,29 @@ fn deep_nesting_is_an_error_not_a_crash() {
     let src = format!("const bit<8> a = {}1;\n", "!-~".repeat(3000));
     assert!(parse_source("d.p4", &src).has_errors());
 }
+
+#[test]
+fn values_shadow_type_names_in_their_scope() {
+    // `hdr` is a header type at top level, but a parameter inside the
+    // control: `hdr.f = 1;` is then an assignment, not a declaration.
+    let src = "header hdr { bit<8> f; }\n\
+               control c(inout hdr h2, inout hdr hdr) { apply { hdr.f = 1; hdr x; } }\n\
+               control d(inout hdr h) { apply { hdr y; y.f = h.f; } }\n";
+    let p = parse_source("s.p4", src);
+    assert!(
+        p.has_errors(),
+        "`hdr x;` after the shadowing is not a declaration"
+    );
+    let src = "header hdr { bit<8> f; }\n\
+               control c(inout hdr hdr) { apply { hdr.f = 1; } }\n\
+               control d(inout hdr h) { apply { hdr y; y.f = h.f; } }\n";
+    let (prog, _) = parse_ok("s.p4", src);
+    assert!(matches!(
+        control(&prog, "c").apply.stmts[0].kind,
+        StmtKind::Assign { .. }
+    ));
+    assert!(matches!(
+        control(&prog, "d").apply.stmts[0].kind,
+        StmtKind::Var(_)
+    ));
+}
