@@ -452,7 +452,8 @@ mod tests {
                 proptest::collection::btree_map(1u32..=5, 1u32..=4, 1..=5), 1..8)
         ) {
             let mut p = profile();
-            let mut old: Option<(Vec<u32>, Vec<(u32, u32)>)> = None;
+            type Snapshot = (Vec<u32>, Vec<(u32, u32)>);
+            let mut old: Option<Snapshot> = None;
             for (i, group) in steps.iter().enumerate() {
                 let members: Vec<(u32, u32)> = group.iter().map(|(&m, &w)| (m, w)).collect();
                 p.write_group(10, &members, i > 0).unwrap();
@@ -461,14 +462,14 @@ mod tests {
                 for &(m, w) in &members {
                     proptest::prop_assert_eq!(now.iter().filter(|&&x| x == m).count(), w as usize);
                 }
-                if let Some((before, old_members)) = &old {
-                    if before.len() == now.len() {
-                        for (b, n) in before.iter().zip(&now) {
-                            let old_w = old_members.iter().find(|x| x.0 == *b).map_or(0, |x| x.1);
-                            let new_w = members.iter().find(|x| x.0 == *b).map_or(0, |x| x.1);
-                            if new_w >= old_w {
-                                proptest::prop_assert_eq!(b, n);
-                            }
+                if let Some((before, old_members)) = &old
+                    && before.len() == now.len()
+                {
+                    for (b, n) in before.iter().zip(&now) {
+                        let old_w = old_members.iter().find(|x| x.0 == *b).map_or(0, |x| x.1);
+                        let new_w = members.iter().find(|x| x.0 == *b).map_or(0, |x| x.1);
+                        if new_w >= old_w {
+                            proptest::prop_assert_eq!(b, n);
                         }
                     }
                 }
