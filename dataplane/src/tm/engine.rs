@@ -234,6 +234,8 @@ struct Port<T> {
     shaper: Shaper,
     rx_pause: [RxPause; 8],
     pending: Option<PfcRepr>,
+    /// Bit q set = queue q has packets (kept in step with `queues`).
+    nonempty: u8,
     wd_mode: [WdMode; 8],
     stats: [PrioStats; 8],
     qstats: [QueueStats; 8],
@@ -262,6 +264,7 @@ impl<T> Port<T> {
             shaper: Shaper::new(cfg.speed_bps, cfg.shaper_burst_bytes, now),
             rx_pause: [RxPause::default(); 8],
             pending: None,
+            nonempty: 0,
             wd_mode: [WdMode::Normal; 8],
             stats: [PrioStats::default(); 8],
             qstats: [QueueStats::default(); 8],
@@ -311,13 +314,7 @@ impl<T> Port<T> {
 
     /// Bit q set = queue q has packets.
     fn nonempty_mask(&self) -> u8 {
-        let mut m = 0u8;
-        for (q, queue) in self.queues.iter().enumerate() {
-            if !queue.slots.is_empty() {
-                m |= 1 << q;
-            }
-        }
-        m
+        self.nonempty
     }
 
     /// Bit q set = some priority mapping to queue q is paused (as of the
@@ -658,6 +655,7 @@ impl<T> Tm<T> {
         });
         queue.bytes += u64::from(meta.len_bytes);
         queue.charged += charge;
+        port.nonempty |= 1 << q;
         let qs = &mut port.qstats[q];
         qs.enq_packets += 1;
         qs.max_depth_bytes = qs.max_depth_bytes.max(queue.bytes);
@@ -802,6 +800,9 @@ impl<T> Tm<T> {
         let deq_packets = u32::try_from(queue.slots.len()).unwrap_or(u32::MAX);
         let now_empty = queue.slots.is_empty();
         let red = queue.red;
+        if now_empty {
+            pt.nonempty &= !(1 << q);
+        }
         pt.sched.on_sent(q, len, now_empty);
         pt.shaper.consume(len + pt.overhead_bytes, now);
         let p = usize::from(slot.meta.priority);
@@ -1147,6 +1148,7 @@ impl<T> Tm<T> {
             self.release_ingress(&slot, now);
         }
         if self.ports[pi].queues[q].slots.is_empty() {
+            self.ports[pi].nonempty &= !(1 << q);
             self.ports[pi].sched.on_flushed(q);
         }
     }
