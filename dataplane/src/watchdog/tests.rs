@@ -64,8 +64,8 @@ fn status(w: &Watchdog) -> WdState {
 }
 
 /// Number of consecutive storm polls (after a baseline poll) until STORMED.
-fn polls_to_storm(p: u32, d: u32) -> u32 {
-    let mut w = wd(p, d, None, WdAction::Drop);
+fn polls_to_storm(p: u32, d: u32, action: WdAction) -> u32 {
+    let mut w = wd(p, d, None, action);
     let mut c = Counters::default();
     c.poll(&mut w, 0); // baseline (R-WD-4)
     for k in 1..=100 {
@@ -77,13 +77,17 @@ fn polls_to_storm(p: u32, d: u32) -> u32 {
     panic!("never stormed");
 }
 
+const ACTIONS: [WdAction; 3] = [WdAction::Drop, WdAction::Forward, WdAction::Alert];
+
 // ---- detection timing (E-17) ----------------------------------------------------
 
 #[test]
 fn detection_on_kth_consecutive_positive_poll_e17() {
-    assert_eq!(polls_to_storm(100, 400), 4);
-    assert_eq!(polls_to_storm(100, 250), 3);
-    assert_eq!(polls_to_storm(200, 200), 1);
+    for action in ACTIONS {
+        assert_eq!(polls_to_storm(100, 400, action), 4, "{action:?}");
+        assert_eq!(polls_to_storm(100, 250, action), 3, "{action:?}");
+        assert_eq!(polls_to_storm(200, 200, action), 1, "{action:?}");
+    }
 }
 
 #[test]
@@ -135,16 +139,29 @@ fn storm_needs_all_three_conditions() {
 
 #[test]
 fn restoration_on_kth_consecutive_quiet_poll_e17() {
-    let mut w = wd(200, 200, Some(600), WdAction::Drop);
-    let mut c = Counters::default();
-    c.poll(&mut w, 0);
-    c.storm_poll(&mut w, 200);
-    assert_eq!(status(&w), WdState::Stormed);
-    c.quiet_poll(&mut w, 200);
-    c.quiet_poll(&mut w, 200);
-    assert_eq!(status(&w), WdState::Stormed);
-    c.quiet_poll(&mut w, 200);
-    assert_eq!(status(&w), WdState::Operational);
+    // Drop and forward use the restoration timer; alert restores on the first
+    // poll without the storm condition (R-WD-8).
+    for (action, quiet_polls) in [
+        (WdAction::Drop, 3),
+        (WdAction::Forward, 3),
+        (WdAction::Alert, 1),
+    ] {
+        let mut w = wd(200, 200, Some(600), action);
+        let mut c = Counters::default();
+        c.poll(&mut w, 0);
+        c.storm_poll(&mut w, 200);
+        assert_eq!(status(&w), WdState::Stormed);
+        for k in 1..quiet_polls {
+            c.quiet_poll(&mut w, 200);
+            assert_eq!(
+                status(&w),
+                WdState::Stormed,
+                "{action:?} after {k} quiet polls"
+            );
+        }
+        c.quiet_poll(&mut w, 200);
+        assert_eq!(status(&w), WdState::Operational, "{action:?}");
+    }
 }
 
 #[test]
@@ -229,7 +246,13 @@ fn alert_restores_on_first_poll_without_the_condition_even_without_restoration_t
 
 #[test]
 fn storm_restore_storm_counters_e18() {
-    let mut w = wd(100, 100, Some(100), WdAction::Drop);
+    for action in ACTIONS {
+        storm_restore_storm(action);
+    }
+}
+
+fn storm_restore_storm(action: WdAction) {
+    let mut w = wd(100, 100, Some(100), action);
     let mut c = Counters::default();
     c.poll(&mut w, 0);
     // First storm: detected at the first positive poll, then 2 more storm polls.
