@@ -80,10 +80,14 @@ impl Engine {
         let lpm: Vec<usize> = (0..info.keys.len())
             .filter(|&i| info.keys[i].kind == MatchKind::Lpm)
             .collect();
-        let others_exact = info
-            .keys
-            .iter()
-            .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Lpm));
+        // Widths outside 1..=128 never come from the compiler; keep them
+        // away from the shift arithmetic of the specialised engines.
+        let sane = info.keys.iter().all(|k| (1..=128).contains(&k.bitwidth));
+        let others_exact = sane
+            && info
+                .keys
+                .iter()
+                .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Lpm));
         if info.keys.is_empty() {
             Engine::Keyless
         } else if lpm.is_empty() && others_exact {

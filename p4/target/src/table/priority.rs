@@ -162,6 +162,9 @@ fn field_test(m: &Option<FieldMatch>, width: u32) -> FieldTest {
 /// Coarse masks let later entries with longer masks join the group; the
 /// bucket limit sends an entry elsewhere when 8 bits do not spread enough.
 fn relaxed(m: u128, width: u32) -> u128 {
+    if width == 0 || width > 128 {
+        return 0;
+    }
     let top = m << (128 - width);
     let run = top.leading_ones().min(width);
     let run = if run >= 8 { 8 } else { 0 };
