@@ -660,6 +660,8 @@ impl<T> Tm<T> {
         qs.enq_packets += 1;
         qs.max_depth_bytes = qs.max_depth_bytes.max(queue.bytes);
         qs.max_depth_packets = qs.max_depth_packets.max(queue.slots.len() as u64);
+        let ps = &mut port.stats[p];
+        ps.max_queue_bytes = ps.max_queue_bytes.max(queue.bytes);
 
         self.check_xoff(ip, g, now);
         Ok(EnqueueInfo {

@@ -208,6 +208,7 @@ fn depth_reported_at_enqueue_and_after_dequeue() {
     assert_eq!(d.sojourn, Duration::from_nanos(100));
     let stats = tm.queue_stats(1, 0).unwrap();
     assert_eq!((stats.max_depth_bytes, stats.max_depth_packets), (2500, 3));
+    assert_eq!(tm.stats(1, 0).unwrap().max_queue_bytes, 2500);
 }
 
 // ---- PFC reception -----------------------------------------------------------
