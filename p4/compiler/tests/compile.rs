@@ -54,7 +54,11 @@ fn stf<P: Pipeline>(name: &str, prog: P) {
     snapshot(name);
     let text = std::fs::read_to_string(dir().join("in").join(format!("{name}.stf"))).unwrap();
     let report = p4_target::stf::run(prog, &text);
-    assert!(report.passed, "{name}.stf failed:\n{}", report.failures.join("\n"));
+    assert!(
+        report.passed,
+        "{name}.stf failed:\n{}",
+        report.failures.join("\n")
+    );
 }
 
 #[test]
@@ -123,8 +127,14 @@ fn ipv4_router_snapshot_is_current() {
 fn ipv4_router_ids_match_p4c() {
     // The ids p4c gives the P4 tutorials' basic.p4, which this program mirrors.
     let info = ipv4_router::Program::new().info();
-    assert_eq!(info.table_by_name("MyIngress.ipv4_lpm").unwrap().id, 37375156);
-    assert_eq!(info.action_by_name("MyIngress.ipv4_forward").unwrap().id, 28792405);
+    assert_eq!(
+        info.table_by_name("MyIngress.ipv4_lpm").unwrap().id,
+        37375156
+    );
+    assert_eq!(
+        info.action_by_name("MyIngress.ipv4_forward").unwrap().id,
+        28792405
+    );
     assert_eq!(info.action_by_name("MyIngress.drop").unwrap().id, 25652968);
     assert_eq!(info.action_by_name("NoAction").unwrap().id, 21257015);
     assert!(info.p4info_text.contains("name: \"MyIngress.ipv4_lpm\""));
@@ -135,7 +145,10 @@ fn ipv4_router_forwards_by_longest_prefix_and_rewrites() {
     let mut prog = ipv4_router::Program::new();
     let info = prog.info();
     let table = info.table_by_name("MyIngress.ipv4_lpm").expect("table").id;
-    let fwd = info.action_by_name("MyIngress.ipv4_forward").expect("action").id;
+    let fwd = info
+        .action_by_name("MyIngress.ipv4_forward")
+        .expect("action")
+        .id;
     let rt = prog.runtime_mut();
     for (prefix, len, port) in [([10u8, 0, 0, 0], 8u32, 1u128), ([10, 1, 0, 0], 16, 2)] {
         rt.table_insert(
@@ -156,8 +169,16 @@ fn ipv4_router_forwards_by_longest_prefix_and_rewrites() {
     let (port, out) = run(&mut prog, &input, 0);
     assert_eq!(port, 2, "the /16 wins over the /8");
     assert_eq!(out.len(), input.len());
-    assert_eq!(&out[0..6], &[0, 0, 0, 0, 0, 0xaa], "dst mac from the action");
-    assert_eq!(&out[6..12], &[0, 0, 0, 0, 0, 1], "src mac is the old dst mac");
+    assert_eq!(
+        &out[0..6],
+        &[0, 0, 0, 0, 0, 0xaa],
+        "dst mac from the action"
+    );
+    assert_eq!(
+        &out[6..12],
+        &[0, 0, 0, 0, 0, 1],
+        "src mac is the old dst mac"
+    );
     assert_eq!(out[22], 63, "ttl decremented");
     assert_eq!(
         u16::from_be_bytes([out[24], out[25]]),
@@ -169,7 +190,11 @@ fn ipv4_router_forwards_by_longest_prefix_and_rewrites() {
     let (port, _) = run(&mut prog, &ipv4_packet([10, 9, 9, 9], 64), 0);
     assert_eq!(port, 1, "only the /8 matches");
     let (port, _) = run(&mut prog, &ipv4_packet([192, 168, 0, 1], 64), 0);
-    assert_eq!(port, p4_target::v1model::DROP_PORT, "miss runs the default drop()");
+    assert_eq!(
+        port,
+        p4_target::v1model::DROP_PORT,
+        "miss runs the default drop()"
+    );
     let (port, _) = run(&mut prog, &ipv4_packet([10, 1, 2, 3], 1), 0);
     assert_eq!(port, p4_target::v1model::DROP_PORT, "ttl 1 is dropped");
 }
@@ -259,17 +284,26 @@ fn check_errors(name: &str, src: &str) {
         return;
     }
     let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert_eq!(text, want, "{name}: diagnostics changed; rerun with P4C_BLESS=1");
+    assert_eq!(
+        text, want,
+        "{name}: diagnostics changed; rerun with P4C_BLESS=1"
+    );
 }
 
 #[test]
 fn error_unknown_name() {
-    check_errors("unknown_name", &program(&[("APPLY", "meta.m = undefined_thing;")]));
+    check_errors(
+        "unknown_name",
+        &program(&[("APPLY", "meta.m = undefined_thing;")]),
+    );
 }
 
 #[test]
 fn error_width_mismatch() {
-    check_errors("width_mismatch", &program(&[("APPLY", "hdr.h.b = hdr.h.a + hdr.h.b;")]));
+    check_errors(
+        "width_mismatch",
+        &program(&[("APPLY", "hdr.h.b = hdr.h.a + hdr.h.b;")]),
+    );
 }
 
 #[test]
@@ -292,7 +326,10 @@ fn error_bad_match_kind() {
 fn error_assign_to_const() {
     check_errors(
         "assign_to_const",
-        &program(&[("DECLS", "const bit<8> LIMIT = 10;"), ("APPLY", "LIMIT = 3;")]),
+        &program(&[
+            ("DECLS", "const bit<8> LIMIT = 10;"),
+            ("APPLY", "LIMIT = 3;"),
+        ]),
     );
 }
 
@@ -300,7 +337,10 @@ fn error_assign_to_const() {
 fn error_assign_to_in_param() {
     check_errors(
         "assign_to_in_param",
-        &program(&[("LOCALS", "action a(in bit<8> x) { x = 1; }"), ("APPLY", "a(hdr.h.a);")]),
+        &program(&[
+            ("LOCALS", "action a(in bit<8> x) { x = 1; }"),
+            ("APPLY", "a(hdr.h.a);"),
+        ]),
     );
 }
 
@@ -311,7 +351,10 @@ fn error_unknown_field() {
 
 #[test]
 fn error_unknown_state() {
-    check_errors("unknown_state", &program(&[("PARSER", "transition parse_nothing;")]));
+    check_errors(
+        "unknown_state",
+        &program(&[("PARSER", "transition parse_nothing;")]),
+    );
 }
 
 #[test]
@@ -327,12 +370,18 @@ fn error_default_action_not_listed() {
 
 #[test]
 fn error_width_too_large() {
-    check_errors("width_too_large", &program(&[("DECLS", "header big_t { bit<200> x; }")]));
+    check_errors(
+        "width_too_large",
+        &program(&[("DECLS", "header big_t { bit<200> x; }")]),
+    );
 }
 
 #[test]
 fn error_unknown_method() {
-    check_errors("unknown_method", &program(&[("APPLY", "hdr.h.makeValid();")]));
+    check_errors(
+        "unknown_method",
+        &program(&[("APPLY", "hdr.h.makeValid();")]),
+    );
 }
 
 #[test]
@@ -345,12 +394,18 @@ fn error_mark_to_drop_needs_standard_metadata() {
 
 #[test]
 fn error_condition_not_bool() {
-    check_errors("condition_not_bool", &program(&[("APPLY", "if (hdr.h.a) { meta.m = 1; }")]));
+    check_errors(
+        "condition_not_bool",
+        &program(&[("APPLY", "if (hdr.h.a) { meta.m = 1; }")]),
+    );
 }
 
 #[test]
 fn error_cannot_infer_width() {
-    check_errors("cannot_infer_width", &program(&[("APPLY", "meta.m = (bit<8>)(1 ++ 2);")]));
+    check_errors(
+        "cannot_infer_width",
+        &program(&[("APPLY", "meta.m = (bit<8>)(1 ++ 2);")]),
+    );
 }
 
 #[test]
@@ -366,7 +421,10 @@ fn error_entry_key_count() {
 
 #[test]
 fn error_literal_does_not_fit() {
-    check_errors("literal_does_not_fit", &program(&[("APPLY", "meta.m = 300;")]));
+    check_errors(
+        "literal_does_not_fit",
+        &program(&[("APPLY", "meta.m = 300;")]),
+    );
 }
 
 #[test]

@@ -49,7 +49,9 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
     match &e.kind {
         ast::ExprKind::Name(p) => format!("{}{}", if p.top_level { "." } else { "" }, p.ident.name),
         ast::ExprKind::Member { base, member } => format!("{}.{}", expr_text(base), member.name),
-        ast::ExprKind::Index { base, index } => format!("{}[{}]", expr_text(base), expr_text(index)),
+        ast::ExprKind::Index { base, index } => {
+            format!("{}[{}]", expr_text(base), expr_text(index))
+        }
         ast::ExprKind::Slice { base, hi, lo } => {
             format!("{}[{}:{}]", expr_text(base), expr_text(hi), expr_text(lo))
         }
@@ -74,30 +76,37 @@ impl Checker {
     fn block_params(&mut self, params: &[ast::Param], packet_type: &str) -> Vec<ir::BlockParam> {
         let mut out = Vec::new();
         for (i, p) in params.iter().enumerate() {
-            if let ast::TypeKind::Named { name, .. } = &p.ty.kind {
-                if name.ident.name == "packet_in" || name.ident.name == "packet_out" {
-                    if name.ident.name != packet_type {
-                        self.error(
-                            codes::TYPE_MISMATCH,
-                            p.ty.span,
-                            format!("`{}` is not allowed here; expected `{packet_type}`", name.ident.name),
-                        );
-                    }
-                    out.push(ir::BlockParam {
-                        name: p.name.name.clone(),
-                        ty: None,
-                        dir: ir::Direction::In,
-                    });
-                    self.declare(&p.name, Sym::Packet(name.ident.name == "packet_out"));
-                    continue;
+            if let ast::TypeKind::Named { name, .. } = &p.ty.kind
+                && (name.ident.name == "packet_in" || name.ident.name == "packet_out")
+            {
+                if name.ident.name != packet_type {
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        p.ty.span,
+                        format!(
+                            "`{}` is not allowed here; expected `{packet_type}`",
+                            name.ident.name
+                        ),
+                    );
                 }
+                out.push(ir::BlockParam {
+                    name: p.name.name.clone(),
+                    ty: None,
+                    dir: ir::Direction::In,
+                });
+                self.declare(&p.name, Sym::Packet(name.ident.name == "packet_out"));
+                continue;
             }
             let ty = self.ty(&p.ty);
             let dir = direction(p.direction);
             if let Some(ty) = &ty {
                 self.declare(
                     &p.name,
-                    Sym::Var(ir::VarRef::BlockParam(i as u32), ty.clone(), dir != ir::Direction::In),
+                    Sym::Var(
+                        ir::VarRef::BlockParam(i as u32),
+                        ty.clone(),
+                        dir != ir::Direction::In,
+                    ),
                 );
             }
             out.push(ir::BlockParam {
@@ -132,14 +141,16 @@ impl Checker {
                 ast::Decl::Var(v) => {
                     let Some(ty) = self.ty(&v.ty) else { continue };
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
-                    if let Some(i) = self.new_local(&v.name, ty) {
-                        if let Some(init) = init {
-                            local_inits.push((i, init));
-                        }
+                    if let Some(i) = self.new_local(&v.name, ty)
+                        && let Some(init) = init
+                    {
+                        local_inits.push((i, init));
                     }
                 }
                 ast::Decl::ValueSet(vs) => {
-                    let Some(ty) = self.ty(&vs.elem_type) else { continue };
+                    let Some(ty) = self.ty(&vs.elem_type) else {
+                        continue;
+                    };
                     let Some(w) = (match &ty {
                         Ty::Bit(w) => Some(*w),
                         _ => None,
@@ -147,7 +158,9 @@ impl Checker {
                         self.unsupported(vs.elem_type.span, "value sets of non-bit types");
                         continue;
                     };
-                    let Some(size) = self.const_u32(&vs.size, "value set size") else { continue };
+                    let Some(size) = self.const_u32(&vs.size, "value set size") else {
+                        continue;
+                    };
                     let spec = name_spec(&vs.annotations, &vs.name.name);
                     let full = if spec.absolute {
                         spec.name
@@ -159,7 +172,9 @@ impl Checker {
                     self.prog.value_set_index.push(idx);
                     self.declare(&vs.name, Sym::ValueSet(idx, ty));
                 }
-                ast::Decl::Instantiation(i) => self.unsupported(i.span, "extern instances in parsers"),
+                ast::Decl::Instantiation(i) => {
+                    self.unsupported(i.span, "extern instances in parsers")
+                }
                 other => self.error(
                     codes::NOT_ALLOWED_HERE,
                     other.span(),
@@ -183,11 +198,22 @@ impl Checker {
         for s in &p.states {
             if s.name.name != "start" {
                 if s.name.name == "accept" || s.name.name == "reject" {
-                    self.error(codes::BAD_STATE, s.name.span, format!("`{}` is a built-in state and cannot be declared", s.name.name));
+                    self.error(
+                        codes::BAD_STATE,
+                        s.name.span,
+                        format!(
+                            "`{}` is a built-in state and cannot be declared",
+                            s.name.name
+                        ),
+                    );
                     continue;
                 }
                 if order.iter().any(|o| o.name.name == s.name.name) {
-                    self.error(codes::DUPLICATE, s.name.span, format!("state `{}` is declared twice", s.name.name));
+                    self.error(
+                        codes::DUPLICATE,
+                        s.name.span,
+                        format!("state `{}` is declared twice", s.name.name),
+                    );
                     continue;
                 }
                 order.push(s);
@@ -225,8 +251,20 @@ impl Checker {
                     let mut keys = Vec::new();
                     for e in exprs {
                         if let Some(x) = self.expr(e, None) {
-                            if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::Error | Ty::Enum(_) | Ty::SerEnum(_)) {
-                                self.error(codes::TYPE_MISMATCH, e.span, format!("cannot select on {}", self.ty_name(&x.ty)));
+                            if !matches!(
+                                x.ty,
+                                Ty::Bit(_)
+                                    | Ty::Int(_)
+                                    | Ty::Bool
+                                    | Ty::Error
+                                    | Ty::Enum(_)
+                                    | Ty::SerEnum(_)
+                            ) {
+                                self.error(
+                                    codes::TYPE_MISMATCH,
+                                    e.span,
+                                    format!("cannot select on {}", self.ty_name(&x.ty)),
+                                );
                             }
                             keys.push(x);
                         }
@@ -236,7 +274,10 @@ impl Checker {
                         let t = target(self, &c.next);
                         let ks = self.select_keyset(&c.keyset, &keys);
                         if let (Some(t), Some(ks)) = (t, ks) {
-                            ir_cases.push(ir::SelectCase { keys: ks, target: t });
+                            ir_cases.push(ir::SelectCase {
+                                keys: ks,
+                                target: t,
+                            });
                         }
                     }
                     ir::Transition::Select(keys, ir_cases)
@@ -273,7 +314,12 @@ impl Checker {
             _ => match fold::const_int(&x) {
                 Some(v) => Some(v),
                 None => {
-                    self.error_label(codes::NOT_CONSTANT, e.span, "keyset values must be constants", "not constant");
+                    self.error_label(
+                        codes::NOT_CONSTANT,
+                        e.span,
+                        "keyset values must be constants",
+                        "not constant",
+                    );
                     None
                 }
             },
@@ -281,14 +327,23 @@ impl Checker {
     }
 
     fn select_keyset(&mut self, ks: &ast::Keyset, keys: &[ir::Expr]) -> Option<Vec<ir::KeySet>> {
-        if ks.elems.len() == 1 && matches!(ks.elems[0], ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)) {
+        if ks.elems.len() == 1
+            && matches!(
+                ks.elems[0],
+                ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)
+            )
+        {
             return Some(vec![ir::KeySet::Any; keys.len()]);
         }
         if ks.elems.len() != keys.len() {
             self.error_label(
                 codes::BAD_SELECT,
                 ks.span,
-                format!("this case has {} values but the select has {} keys", ks.elems.len(), keys.len()),
+                format!(
+                    "this case has {} values but the select has {} keys",
+                    ks.elems.len(),
+                    keys.len()
+                ),
                 "wrong number of values",
             );
             return None;
@@ -299,15 +354,23 @@ impl Checker {
             out.push(match el {
                 ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_) => ir::KeySet::Any,
                 ast::KeysetElem::Expr(e) => {
-                    if let ast::ExprKind::Name(p) = &e.kind {
-                        if let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned() {
-                            if &vty != ty {
-                                self.error(codes::TYPE_MISMATCH, e.span, format!("value set of {} used for a key of {}", self.ty_name(&vty), self.ty_name(ty)));
-                                return None;
-                            }
-                            out.push(ir::KeySet::ValueSet(i));
-                            continue;
+                    if let ast::ExprKind::Name(p) = &e.kind
+                        && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
+                    {
+                        if &vty != ty {
+                            self.error(
+                                codes::TYPE_MISMATCH,
+                                e.span,
+                                format!(
+                                    "value set of {} used for a key of {}",
+                                    self.ty_name(&vty),
+                                    self.ty_name(ty)
+                                ),
+                            );
+                            return None;
                         }
+                        out.push(ir::KeySet::ValueSet(i));
+                        continue;
                     }
                     ir::KeySet::Value(self.keyset_value(e, ty)?)
                 }
@@ -442,7 +505,11 @@ impl Checker {
         let unit = |c: &mut Checker, e: &ast::Expr| -> Option<CounterUnit> {
             let x = c.expr(e, None)?;
             let ir::ExprKind::EnumMember(eh, m) = x.kind else {
-                c.error(codes::TYPE_MISMATCH, e.span, "expected a CounterType or MeterType member");
+                c.error(
+                    codes::TYPE_MISMATCH,
+                    e.span,
+                    "expected a CounterType or MeterType member",
+                );
                 return None;
             };
             Some(match c.prog.enums[eh].members[m as usize].0.as_str() {
@@ -456,7 +523,11 @@ impl Checker {
                 c.error_label(
                     codes::ARG_COUNT,
                     i.span,
-                    format!("`{kind_name}` takes {n} constructor argument{}, {} given", if n == 1 { "" } else { "s" }, args.len()),
+                    format!(
+                        "`{kind_name}` takes {n} constructor argument{}, {} given",
+                        if n == 1 { "" } else { "s" },
+                        args.len()
+                    ),
                     "wrong number of arguments",
                 );
                 return false;
@@ -469,7 +540,11 @@ impl Checker {
                     return;
                 }
                 let Some(t) = targs.first() else {
-                    self.error(codes::ARG_COUNT, i.ty.span, "register needs a cell type: `register<bit<32>>`");
+                    self.error(
+                        codes::ARG_COUNT,
+                        i.ty.span,
+                        "register needs a cell type: `register<bit<32>>`",
+                    );
                     return;
                 };
                 let Some(ty) = self.ty(t) else { return };
@@ -477,14 +552,18 @@ impl Checker {
                     self.unsupported(t.span, "registers of non-bit types");
                     return;
                 };
-                let Some(size) = self.const_u32(args[0], "register size") else { return };
+                let Some(size) = self.const_u32(args[0], "register size") else {
+                    return;
+                };
                 ir::ExternKind::Register { width, size }
             }
             "counter" => {
                 if !want(self, 2) {
                     return;
                 }
-                let Some(size) = self.const_u32(args[0], "counter size") else { return };
+                let Some(size) = self.const_u32(args[0], "counter size") else {
+                    return;
+                };
                 let Some(u) = unit(self, args[1]) else { return };
                 ir::ExternKind::Counter { size, unit: u }
             }
@@ -499,7 +578,9 @@ impl Checker {
                 if !want(self, 2) {
                     return;
                 }
-                let Some(size) = self.const_u32(args[0], "meter size") else { return };
+                let Some(size) = self.const_u32(args[0], "meter size") else {
+                    return;
+                };
                 let Some(u) = unit(self, args[1]) else { return };
                 ir::ExternKind::Meter { size, unit: u }
             }
@@ -514,7 +595,9 @@ impl Checker {
                 if !want(self, 1) {
                     return;
                 }
-                let Some(size) = self.const_u32(args[0], "action profile size") else { return };
+                let Some(size) = self.const_u32(args[0], "action profile size") else {
+                    return;
+                };
                 ir::ExternKind::ActionProfile(size)
             }
             "action_selector" => {
@@ -522,9 +605,15 @@ impl Checker {
                     return;
                 }
                 let algo = {
-                    let Some(x) = self.expr(args[0], None) else { return };
+                    let Some(x) = self.expr(args[0], None) else {
+                        return;
+                    };
                     let ir::ExprKind::EnumMember(eh, m) = x.kind else {
-                        self.error(codes::TYPE_MISMATCH, args[0].span, "expected a HashAlgorithm member");
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            args[0].span,
+                            "expected a HashAlgorithm member",
+                        );
                         return;
                     };
                     match self.prog.enums[eh].members[m as usize].0.as_str() {
@@ -538,14 +627,24 @@ impl Checker {
                         _ => p4_target::info::HashAlgorithm::Xor16,
                     }
                 };
-                let Some(size) = self.const_u32(args[1], "selector size") else { return };
-                let Some(w) = self.const_u32(args[2], "selector output width") else { return };
+                let Some(size) = self.const_u32(args[1], "selector size") else {
+                    return;
+                };
+                let Some(w) = self.const_u32(args[2], "selector output width") else {
+                    return;
+                };
                 ir::ExternKind::ActionSelector(algo, size, w)
             }
             _ => {
                 match sym {
-                    Some(Sym::ExternDecl(_)) => self.unsupported(i.span, &format!("the extern `{kind_name}`")),
-                    Some(_) => self.error(codes::WRONG_KIND, name.span, format!("`{kind_name}` cannot be instantiated")),
+                    Some(Sym::ExternDecl(_)) => {
+                        self.unsupported(i.span, &format!("the extern `{kind_name}`"))
+                    }
+                    Some(_) => self.error(
+                        codes::WRONG_KIND,
+                        name.span,
+                        format!("`{kind_name}` cannot be instantiated"),
+                    ),
                     None => self.error_label(
                         codes::UNKNOWN_NAME,
                         name.span,
@@ -572,7 +671,11 @@ impl Checker {
     // --------------------------------------------------------------- action
 
     /// Checks an action; `control` is the enclosing control.
-    pub(crate) fn action_decl(&mut self, a: &ast::ActionDecl, control: Option<Handle<ir::Control>>) -> Option<Handle<ir::Action>> {
+    pub(crate) fn action_decl(
+        &mut self,
+        a: &ast::ActionDecl,
+        control: Option<Handle<ir::Control>>,
+    ) -> Option<Handle<ir::Action>> {
         self.push_scope();
         let mut vars = Vec::new();
         let mut n_directional = 0;
@@ -592,7 +695,11 @@ impl Checker {
             } else {
                 seen_data = true;
                 if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_)) {
-                    self.error(codes::TYPE_MISMATCH, p.ty.span, "action data parameters must be bit strings or bool");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        p.ty.span,
+                        "action data parameters must be bit strings or bool",
+                    );
                 }
             }
             let dir = direction(p.direction);
@@ -601,7 +708,10 @@ impl Checker {
                 ty: ty.clone(),
                 param: Some(dir),
             });
-            self.declare(&p.name, Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In));
+            self.declare(
+                &p.name,
+                Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In),
+            );
         }
         let n_params = vars.len() as u32;
         let saved = self.body.replace(Body {
@@ -656,9 +766,23 @@ impl Checker {
             match &p.kind {
                 ast::TablePropertyKind::Key(ks) => {
                     for k in ks {
-                        let Some(x) = self.expr(&k.expr, None) else { continue };
-                        if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) | Ty::Error | Ty::Enum(_)) {
-                            self.error(codes::TYPE_MISMATCH, k.expr.span, format!("a key cannot be {}", self.ty_name(&x.ty)));
+                        let Some(x) = self.expr(&k.expr, None) else {
+                            continue;
+                        };
+                        if !matches!(
+                            x.ty,
+                            Ty::Bit(_)
+                                | Ty::Int(_)
+                                | Ty::Bool
+                                | Ty::SerEnum(_)
+                                | Ty::Error
+                                | Ty::Enum(_)
+                        ) {
+                            self.error(
+                                codes::TYPE_MISMATCH,
+                                k.expr.span,
+                                format!("a key cannot be {}", self.ty_name(&x.ty)),
+                            );
                             continue;
                         }
                         let mk = k.match_kind.name.as_str();
@@ -679,19 +803,36 @@ impl Checker {
                             "optional" => ir::KeyKind::Match(MatchKind::Optional),
                             "selector" => ir::KeyKind::Selector,
                             other => {
-                                self.error(codes::BAD_MATCH_KIND, k.match_kind.span, format!("match kind `{other}` is not supported by v1model"));
+                                self.error(
+                                    codes::BAD_MATCH_KIND,
+                                    k.match_kind.span,
+                                    format!("match kind `{other}` is not supported by v1model"),
+                                );
                                 continue;
                             }
                         };
-                        let name = match ast::find_annotation(&k.annotations, "name").and_then(|a| a.string_arg()) {
+                        let name = match ast::find_annotation(&k.annotations, "name")
+                            .and_then(|a| a.string_arg())
+                        {
                             Some(n) => n.to_string(),
                             None => expr_text(&k.expr),
                         };
-                        keys.push(ir::Key { expr: x, kind, name });
+                        keys.push(ir::Key {
+                            expr: x,
+                            kind,
+                            name,
+                        });
                     }
-                    let lpm = keys.iter().filter(|k| k.kind == ir::KeyKind::Match(MatchKind::Lpm)).count();
+                    let lpm = keys
+                        .iter()
+                        .filter(|k| k.kind == ir::KeyKind::Match(MatchKind::Lpm))
+                        .count();
                     if lpm > 1 {
-                        self.error(codes::BAD_MATCH_KIND, p.span, "a table may have at most one lpm key");
+                        self.error(
+                            codes::BAD_MATCH_KIND,
+                            p.span,
+                            "a table may have at most one lpm key",
+                        );
                     }
                 }
                 ast::TablePropertyKind::Actions(refs) => {
@@ -699,16 +840,27 @@ impl Checker {
                         match self.lookup(&r.name).cloned() {
                             Some(Sym::Action(a)) => {
                                 if r.args.as_ref().is_some_and(|v| !v.is_empty()) {
-                                    self.unsupported(r.span, "actions with bound arguments in a table's action list");
+                                    self.unsupported(
+                                        r.span,
+                                        "actions with bound arguments in a table's action list",
+                                    );
                                     continue;
                                 }
                                 if actions.contains(&a) {
-                                    self.error(codes::DUPLICATE, r.span, "this action is listed twice");
+                                    self.error(
+                                        codes::DUPLICATE,
+                                        r.span,
+                                        "this action is listed twice",
+                                    );
                                     continue;
                                 }
-                                let scope = if ast::find_annotation(&r.annotations, "defaultonly").is_some() {
+                                let scope = if ast::find_annotation(&r.annotations, "defaultonly")
+                                    .is_some()
+                                {
                                     ActionScope::DefaultOnly
-                                } else if ast::find_annotation(&r.annotations, "tableonly").is_some() {
+                                } else if ast::find_annotation(&r.annotations, "tableonly")
+                                    .is_some()
+                                {
                                     ActionScope::TableOnly
                                 } else {
                                     ActionScope::TableAndDefault
@@ -716,7 +868,11 @@ impl Checker {
                                 actions.push(a);
                                 scopes.push(scope);
                             }
-                            Some(_) => self.error(codes::BAD_ACTION_REF, r.name.span, format!("`{}` is not an action", r.name.ident.name)),
+                            Some(_) => self.error(
+                                codes::BAD_ACTION_REF,
+                                r.name.span,
+                                format!("`{}` is not an action", r.name.ident.name),
+                            ),
                             None => self.error_label(
                                 codes::UNKNOWN_NAME,
                                 r.name.span,
@@ -735,7 +891,9 @@ impl Checker {
                     }
                 }
                 ast::TablePropertyKind::Entries(es) => entries_prop = Some((es, p.is_const)),
-                ast::TablePropertyKind::Implementation(e) | ast::TablePropertyKind::Counters(e) | ast::TablePropertyKind::Meters(e) => {
+                ast::TablePropertyKind::Implementation(e)
+                | ast::TablePropertyKind::Counters(e)
+                | ast::TablePropertyKind::Meters(e) => {
                     let which = match &p.kind {
                         ast::TablePropertyKind::Implementation(_) => 0,
                         ast::TablePropertyKind::Counters(_) => 1,
@@ -748,7 +906,11 @@ impl Checker {
                         },
                         // `implementation = action_selector(...)`: an
                         // anonymous instance named after the table, as p4c does.
-                        ast::ExprKind::Call { callee, type_args, args } => {
+                        ast::ExprKind::Call {
+                            callee,
+                            type_args,
+                            args,
+                        } => {
                             let before = self.prog.controls[ctl].externs.len();
                             let inst = ast::Instantiation {
                                 annotations: t.annotations.clone(),
@@ -757,7 +919,11 @@ impl Checker {
                                         name: match &callee.kind {
                                             ast::ExprKind::Name(p) => p.clone(),
                                             _ => {
-                                                self.error(codes::BAD_TABLE_PROPERTY, e.span, "expected an extern instantiation");
+                                                self.error(
+                                                    codes::BAD_TABLE_PROPERTY,
+                                                    e.span,
+                                                    "expected an extern instantiation",
+                                                );
                                                 continue;
                                             }
                                         },
@@ -771,17 +937,25 @@ impl Checker {
                                 span: e.span,
                             };
                             self.control_instantiation_anon(&inst, ctl);
-                            (self.prog.controls[ctl].externs.len() > before).then_some(before as u32)
+                            (self.prog.controls[ctl].externs.len() > before)
+                                .then_some(before as u32)
                         }
                         _ => None,
                     };
                     let Some(idx) = idx else {
-                        self.error(codes::BAD_TABLE_PROPERTY, e.span, "expected the name of an extern instance declared in this control");
+                        self.error(
+                            codes::BAD_TABLE_PROPERTY,
+                            e.span,
+                            "expected the name of an extern instance declared in this control",
+                        );
                         continue;
                     };
                     let kind = self.prog.controls[ctl].externs[idx as usize].kind.clone();
                     match (which, kind) {
-                        (0, ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..)) => implementation = Some(idx),
+                        (
+                            0,
+                            ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..),
+                        ) => implementation = Some(idx),
                         (1, ir::ExternKind::DirectCounter(_)) => facts.direct_counter = Some(idx),
                         (2, ir::ExternKind::DirectMeter(_)) => facts.direct_meter = Some(idx),
                         _ => self.error(
@@ -801,17 +975,28 @@ impl Checker {
                     }
                 }
                 ast::TablePropertyKind::Custom { name, .. } => {
-                    self.warn(codes::IGNORED, name.span, format!("table property `{}` is ignored", name.name));
+                    self.warn(
+                        codes::IGNORED,
+                        name.span,
+                        format!("table property `{}` is ignored", name.name),
+                    );
                 }
             }
         }
         let has_selector = keys.iter().any(|k| k.kind == ir::KeyKind::Selector);
         if has_selector {
             let is_sel = implementation.map(|i| {
-                matches!(self.prog.controls[ctl].externs[i as usize].kind, ir::ExternKind::ActionSelector(..))
+                matches!(
+                    self.prog.controls[ctl].externs[i as usize].kind,
+                    ir::ExternKind::ActionSelector(..)
+                )
             });
             if is_sel != Some(true) {
-                self.error(codes::BAD_MATCH_KIND, t.span, "`selector` keys need `implementation = <an action_selector>`");
+                self.error(
+                    codes::BAD_MATCH_KIND,
+                    t.span,
+                    "`selector` keys need `implementation = <an action_selector>`",
+                );
             }
         }
         // Default action.
@@ -820,7 +1005,9 @@ impl Checker {
                 let (name, args) = match &e.kind {
                     ast::ExprKind::Name(p) => (Some(p), Vec::new()),
                     ast::ExprKind::Call { callee, args, .. } => match &callee.kind {
-                        ast::ExprKind::Name(p) => (Some(p), args.iter().map(|a| &a.value).collect()),
+                        ast::ExprKind::Name(p) => {
+                            (Some(p), args.iter().map(|a| &a.value).collect())
+                        }
                         _ => (None, Vec::new()),
                     },
                     _ => (None, Vec::new()),
@@ -835,13 +1022,19 @@ impl Checker {
                             Some(i) if scopes[i] == ActionScope::TableOnly => self.error(
                                 codes::BAD_DEFAULT_ACTION,
                                 e.span,
-                                format!("`{}` is @tableonly and cannot be the default action", name.ident.name),
+                                format!(
+                                    "`{}` is @tableonly and cannot be the default action",
+                                    name.ident.name
+                                ),
                             ),
                             Some(_) => {}
                             None => self.error_label(
                                 codes::BAD_DEFAULT_ACTION,
                                 e.span,
-                                format!("default action `{}` is not in the table's actions", name.ident.name),
+                                format!(
+                                    "default action `{}` is not in the table's actions",
+                                    name.ident.name
+                                ),
                                 "not listed in `actions`",
                             ),
                         }
@@ -878,11 +1071,16 @@ impl Checker {
                 .map(|k| (k.kind, k.expr.ty.clone()))
                 .collect();
             let needs_priority = match_keys.iter().any(|(k, _)| {
-                matches!(k, ir::KeyKind::Match(MatchKind::Ternary | MatchKind::Range | MatchKind::Optional))
+                matches!(
+                    k,
+                    ir::KeyKind::Match(MatchKind::Ternary | MatchKind::Range | MatchKind::Optional)
+                )
             });
             let n = es.len() as i32;
             for (i, en) in es.iter().enumerate() {
-                if let Some(ef) = self.entry(en, &match_keys, &actions, needs_priority, n - i as i32) {
+                if let Some(ef) =
+                    self.entry(en, &match_keys, &actions, needs_priority, n - i as i32)
+                {
                     facts.entries.push(ef);
                 }
             }
@@ -906,7 +1104,12 @@ impl Checker {
     }
 
     /// Constant arguments for an action's data parameters.
-    fn const_action_args(&mut self, a: Handle<ir::Action>, args: &[&ast::Expr], span: Span) -> Option<Vec<u128>> {
+    fn const_action_args(
+        &mut self,
+        a: Handle<ir::Action>,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Vec<u128>> {
         let act = self.prog.actions[a].clone();
         let data = act.data_params().to_vec();
         if act.n_directional > 0 {
@@ -917,7 +1120,13 @@ impl Checker {
             self.error_label(
                 codes::ARG_COUNT,
                 span,
-                format!("action `{}` takes {} argument{}, {} given", act.name, data.len(), if data.len() == 1 { "" } else { "s" }, args.len()),
+                format!(
+                    "action `{}` takes {} argument{}, {} given",
+                    act.name,
+                    data.len(),
+                    if data.len() == 1 { "" } else { "s" },
+                    args.len()
+                ),
                 "wrong number of arguments",
             );
             return None;
@@ -928,7 +1137,11 @@ impl Checker {
             match fold::const_int(&x) {
                 Some(v) => out.push(v),
                 None => {
-                    self.error(codes::NOT_CONSTANT, e.span, "action arguments here must be constants");
+                    self.error(
+                        codes::NOT_CONSTANT,
+                        e.span,
+                        "action arguments here must be constants",
+                    );
                     return None;
                 }
             }
@@ -945,7 +1158,11 @@ impl Checker {
         implicit_priority: i32,
     ) -> Option<EntryFacts> {
         let elems = &en.keyset.elems;
-        let all_default = elems.len() == 1 && matches!(elems[0], ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_));
+        let all_default = elems.len() == 1
+            && matches!(
+                elems[0],
+                ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)
+            );
         if !all_default && elems.len() != keys.len() {
             self.error_label(
                 codes::BAD_ENTRY,
@@ -978,24 +1195,43 @@ impl Checker {
                     let v = self.keyset_value(e, ty)?;
                     Some(match mk {
                         MatchKind::Exact => FieldMatch::Exact(v),
-                        MatchKind::Lpm => FieldMatch::Lpm { value: v, prefix_len: w },
-                        MatchKind::Ternary => FieldMatch::Ternary { value: v, mask: full },
+                        MatchKind::Lpm => FieldMatch::Lpm {
+                            value: v,
+                            prefix_len: w,
+                        },
+                        MatchKind::Ternary => FieldMatch::Ternary {
+                            value: v,
+                            mask: full,
+                        },
                         MatchKind::Range => FieldMatch::Range { low: v, high: v },
                         MatchKind::Optional => FieldMatch::Optional(v),
                     })
                 }
-                (ir::KeyKind::Match(mk @ (MatchKind::Ternary | MatchKind::Lpm)), ast::KeysetElem::Mask { value, mask, .. }) => {
+                (
+                    ir::KeyKind::Match(mk @ (MatchKind::Ternary | MatchKind::Lpm)),
+                    ast::KeysetElem::Mask { value, mask, .. },
+                ) => {
                     let v = self.keyset_value(value, ty)?;
                     let m = self.keyset_value(mask, ty)?;
                     if *mk == MatchKind::Lpm {
                         let len = m.count_ones();
                         if m != (full ^ p4_target::bits::mask(w - len.min(w))) {
-                            self.error(codes::BAD_ENTRY, el_span(el), "an lpm mask must be a prefix");
+                            self.error(
+                                codes::BAD_ENTRY,
+                                el_span(el),
+                                "an lpm mask must be a prefix",
+                            );
                             return None;
                         }
-                        Some(FieldMatch::Lpm { value: v & m, prefix_len: len })
+                        Some(FieldMatch::Lpm {
+                            value: v & m,
+                            prefix_len: len,
+                        })
                     } else {
-                        Some(FieldMatch::Ternary { value: v & m, mask: m })
+                        Some(FieldMatch::Ternary {
+                            value: v & m,
+                            mask: m,
+                        })
                     }
                 }
                 (ir::KeyKind::Match(MatchKind::Range), ast::KeysetElem::Range { lo, hi, .. }) => {
@@ -1004,7 +1240,11 @@ impl Checker {
                     Some(FieldMatch::Range { low: l, high: h })
                 }
                 _ => {
-                    self.error(codes::BAD_ENTRY, el_span(el), "this keyset form does not fit the key's match kind");
+                    self.error(
+                        codes::BAD_ENTRY,
+                        el_span(el),
+                        "this keyset form does not fit the key's match kind",
+                    );
                     return None;
                 }
             };
@@ -1012,7 +1252,11 @@ impl Checker {
         }
         let (name, args) = (&en.action.name, en.action.args.clone().unwrap_or_default());
         let Some(Sym::Action(a)) = self.lookup(name).cloned() else {
-            self.error(codes::BAD_ACTION_REF, name.span, format!("`{}` is not an action", name.ident.name));
+            self.error(
+                codes::BAD_ACTION_REF,
+                name.span,
+                format!("`{}` is not an action", name.ident.name),
+            );
             return None;
         };
         if !actions.contains(&a) {

@@ -136,7 +136,11 @@ fn objects(c: &Checker) -> Vec<(u8, String, Option<u32>)> {
         let ctl = &c.prog.controls[inst.control];
         for th in &ctl.tables {
             let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
-            out.push((id_prefix::TABLE, facts.name.qualify(&inst.path), facts.name.id));
+            out.push((
+                id_prefix::TABLE,
+                facts.name.qualify(&inst.path),
+                facts.name.id,
+            ));
         }
         for (ei, e) in ctl.externs.iter().enumerate() {
             let spec = c
@@ -198,8 +202,10 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     let assigned = match crate::proc::ids::try_assign_ids(&refs) {
         Ok(v) => v,
         Err(e) => {
-            return Err(vec![Diagnostic::error(super::codes::DUPLICATE, e.to_string())
-                .with_note("P4Runtime ids come from `@id` annotations or the object names")]);
+            return Err(vec![
+                Diagnostic::error(super::codes::DUPLICATE, e.to_string())
+                    .with_note("P4Runtime ids come from `@id` annotations or the object names"),
+            ]);
         }
     };
     let mut ids = Ids {
@@ -283,32 +289,67 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             let (idx, id) = match &e.kind {
                 ir::ExternKind::Register { width, size } => {
                     let id = ids.id(id_prefix::REGISTER, &qualified);
-                    registers.push(RegisterInfo { id, name, bitwidth: *width, size: *size });
+                    registers.push(RegisterInfo {
+                        id,
+                        name,
+                        bitwidth: *width,
+                        size: *size,
+                    });
                     (registers.len() - 1, id)
                 }
                 ir::ExternKind::Counter { size, unit } => {
                     let id = ids.id(id_prefix::COUNTER, &qualified);
-                    counters.push(CounterInfo { id, name, unit: *unit, size: *size, direct_table: None });
+                    counters.push(CounterInfo {
+                        id,
+                        name,
+                        unit: *unit,
+                        size: *size,
+                        direct_table: None,
+                    });
                     (counters.len() - 1, id)
                 }
                 ir::ExternKind::DirectCounter(unit) => {
                     let id = ids.id(id_prefix::DIRECT_COUNTER, &qualified);
-                    counters.push(CounterInfo { id, name, unit: *unit, size: 0, direct_table: None });
+                    counters.push(CounterInfo {
+                        id,
+                        name,
+                        unit: *unit,
+                        size: 0,
+                        direct_table: None,
+                    });
                     (counters.len() - 1, id)
                 }
                 ir::ExternKind::Meter { size, unit } => {
                     let id = ids.id(id_prefix::METER, &qualified);
-                    meters.push(MeterInfo { id, name, unit: *unit, size: *size, direct_table: None });
+                    meters.push(MeterInfo {
+                        id,
+                        name,
+                        unit: *unit,
+                        size: *size,
+                        direct_table: None,
+                    });
                     (meters.len() - 1, id)
                 }
                 ir::ExternKind::DirectMeter(unit) => {
                     let id = ids.id(id_prefix::DIRECT_METER, &qualified);
-                    meters.push(MeterInfo { id, name, unit: *unit, size: 0, direct_table: None });
+                    meters.push(MeterInfo {
+                        id,
+                        name,
+                        unit: *unit,
+                        size: 0,
+                        direct_table: None,
+                    });
                     (meters.len() - 1, id)
                 }
                 ir::ExternKind::ActionProfile(size) => {
                     let id = ids.id(id_prefix::ACTION_PROFILE, &qualified);
-                    profiles.push(ActionProfileInfo { id, name, table_ids: &[], selector: None, size: *size });
+                    profiles.push(ActionProfileInfo {
+                        id,
+                        name,
+                        table_ids: &[],
+                        selector: None,
+                        size: *size,
+                    });
                     profile_tables.push(Vec::new());
                     (profiles.len() - 1, id)
                 }
@@ -334,7 +375,12 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     let mut tables = Vec::new();
     for plan in &table_plans {
         let t = &c.prog.tables[plan.th];
-        let facts = c.facts.tables.get(&plan.th.index()).cloned().unwrap_or_default();
+        let facts = c
+            .facts
+            .tables
+            .get(&plan.th.index())
+            .cloned()
+            .unwrap_or_default();
         let inst = &c.prog.instances[plan.inst];
         let keys: Vec<KeyInfo> = t
             .keys
@@ -357,8 +403,17 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         let acts: Vec<ActionRef> = t
             .actions
             .iter()
-            .zip(facts.scopes.iter().copied().chain(std::iter::repeat(ActionScope::TableAndDefault)))
-            .map(|(a, scope)| ActionRef { id: action_id(*a), scope })
+            .zip(
+                facts
+                    .scopes
+                    .iter()
+                    .copied()
+                    .chain(std::iter::repeat(ActionScope::TableAndDefault)),
+            )
+            .map(|(a, scope)| ActionRef {
+                id: action_id(*a),
+                scope,
+            })
             .collect();
         let implementation = t.implementation.map(|e| {
             let pi = inst.extern_index[e as usize] as usize;

@@ -164,7 +164,10 @@ impl Ty {
         match self {
             Ty::Bit(w) | Ty::Int(w) => Some(*w),
             Ty::Bool => Some(1),
-            Ty::SerEnum(e) => prog.enums[*e].repr.as_ref().and_then(|r| r.scalar_width(prog)),
+            Ty::SerEnum(e) => prog.enums[*e]
+                .repr
+                .as_ref()
+                .and_then(|r| r.scalar_width(prog)),
             _ => None,
         }
     }
@@ -230,10 +233,13 @@ impl Composite {
 
     /// The varbit field of a header: (index, maximum bits).
     pub fn varbit(&self) -> Option<(usize, u32)> {
-        self.fields.iter().enumerate().find_map(|(i, f)| match f.ty {
-            Ty::Varbit(w) => Some((i, w)),
-            _ => None,
-        })
+        self.fields
+            .iter()
+            .enumerate()
+            .find_map(|(i, f)| match f.ty {
+                Ty::Varbit(w) => Some((i, w)),
+                _ => None,
+            })
     }
 
     /// Total bits of a header (varbit counted at its maximum).
@@ -423,7 +429,7 @@ pub enum Call {
     /// `inst.apply(args)` of a control instance declared in the enclosing control.
     ControlApply(u32, Vec<Expr>),
     /// A built-in extern function or method.
-    Builtin(Builtin),
+    Builtin(Box<Builtin>),
 }
 
 /// Built-in v1model / core externs.
