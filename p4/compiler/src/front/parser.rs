@@ -1,4 +1,4 @@
-//! Recursive-descent parser: tokens to [`ast::Program`] (P4_16 Appendix H
+//! Recursive-descent parser: tokens to [`Program`] (P4_16 Appendix H
 //! grammar, as v1model programs use it).
 //!
 //! Contract:
