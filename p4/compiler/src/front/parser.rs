@@ -21,7 +21,12 @@ use crate::front::ast::*;
 use crate::front::lexer::{Tok, Token};
 
 /// How deep expressions, statements and types may nest.
-pub const MAX_DEPTH: usize = 96;
+pub const MAX_DEPTH: usize = 256;
+/// Nesting limit when parsing on the caller's stack (see [`parse_tokens`]).
+pub const FALLBACK_MAX_DEPTH: usize = 64;
+/// Stack of the parser thread. Debug builds use up to ~20 KiB per nesting
+/// level; this leaves room for [`MAX_DEPTH`] several times over.
+pub const PARSER_STACK_BYTES: usize = 64 << 20;
 /// Parsing stops after this many errors.
 pub const MAX_ERRORS: usize = 50;
 
@@ -84,10 +89,30 @@ type PResult<T> = Result<T, ()>;
 /// Parses a whole token stream (ending in `Eof`). `text` is the expanded
 /// text the tokens index into (for annotation bodies). Returns the program
 /// and the diagnostics; the program is partial when there were errors.
+///
+/// The parser recurses once per nesting level, so it runs on its own thread
+/// with a [`PARSER_STACK_BYTES`] stack; the caller's stack size (2 MiB for
+/// test threads) does not matter. Should the thread not start, it parses on
+/// the caller's thread with the nesting limit cut to [`FALLBACK_MAX_DEPTH`].
 pub fn parse_tokens(tokens: &[Token], text: &str) -> (Program, Vec<Diagnostic>) {
-    let mut p = Parser::new(tokens, text);
-    let program = p.program();
-    (program, p.diags)
+    let run = |max_depth: usize| {
+        let mut p = Parser::new(tokens, text);
+        p.max_depth = max_depth;
+        let program = p.program();
+        (program, p.diags)
+    };
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("p4-parser".into())
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, || run(MAX_DEPTH));
+        match spawned.map(|h| h.join()) {
+            Ok(Ok(result)) => result,
+            // The parser does not panic; a failed join can only mean the
+            // thread could not run, so parse here with a safe depth.
+            _ => run(FALLBACK_MAX_DEPTH),
+        }
+    })
 }
 
 struct Parser<'t> {
@@ -97,6 +122,7 @@ struct Parser<'t> {
     prev_span: Span,
     diags: Vec<Diagnostic>,
     depth: usize,
+    max_depth: usize,
     types: HashSet<String>,
     /// Innermost last: names declared in each scope, `true` for a type
     /// (a type parameter), `false` for a value that shadows a type name.
@@ -129,6 +155,7 @@ impl<'t> Parser<'t> {
             prev_span: eof.span,
             diags: Vec::new(),
             depth: 0,
+            max_depth: MAX_DEPTH,
             types: HashSet::new(),
             type_scopes: Vec::new(),
             eof,
@@ -267,13 +294,13 @@ impl<'t> Parser<'t> {
 
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if self.depth > self.max_depth {
             let span = self.peek().span;
             self.depth -= 1;
             self.push(
                 Diagnostic::error(
                     codes::TOO_DEEP,
-                    format!("nesting deeper than {MAX_DEPTH} levels"),
+                    format!("nesting deeper than {} levels", self.max_depth),
                 )
                 .with_primary(span, "too deep here"),
             );
@@ -679,6 +706,7 @@ impl<'t> Parser<'t> {
             let mut sub = Parser::new(&sub_toks, self.text);
             sub.types = self.types.clone();
             sub.depth = self.depth;
+            sub.max_depth = self.max_depth;
             if structured {
                 let (exprs, kvs) = sub.structured_body();
                 if !sub.diags.is_empty() {

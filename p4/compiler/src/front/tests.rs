@@ -761,6 +761,23 @@ fn errors_are_recovered_and_all_reported() {
 }
 
 #[test]
+fn nesting_up_to_the_limit_parses_even_from_a_small_stack() {
+    // 200 levels of parentheses and of else-if, parsed from a thread with a
+    // 256 KiB stack: the parser runs on its own big stack.
+    let src = format!(
+        "const bit<8> a = {}1{};\ncontrol c(inout bit<8> x) {{ apply {{ {} x = 1; }} }}\n",
+        "(".repeat(200),
+        ")".repeat(200),
+        "if (x == 0) { } else ".repeat(200)
+    );
+    let handle = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || parse_source("deep.p4", &src).has_errors())
+        .expect("spawn");
+    assert!(!handle.join().expect("no stack overflow"));
+}
+
+#[test]
 fn deep_nesting_is_an_error_not_a_crash() {
     let src = format!(
         "const bit<8> a = {}1{};\n",
