@@ -260,6 +260,30 @@ fn ternary(c: &mut Criterion) {
         })
         .collect();
     bench_lookup(c, "ternary_lookup/1000_acl_entries", &mut t, &keys);
+
+    // Reference point: the same ACL as a linear scan, best priority first
+    // (sorted once), stopping at the first match.
+    let mut scan: Vec<(i32, Vec<Option<FieldMatch>>)> = t
+        .entries()
+        .into_iter()
+        .map(|e| (e.priority, e.matches))
+        .collect();
+    scan.sort_by_key(|e| -e.0);
+    let widths = [32u32, 32, 8, 16];
+    let mut i = 0usize;
+    c.bench_function("ternary_lookup/1000_acl_entries_linear_scan", |b| {
+        b.iter(|| {
+            i = (i + 1) & (KEYS - 1);
+            let key = black_box(&keys[i]);
+            let hit = scan.iter().position(|(_, ms)| {
+                ms.iter()
+                    .zip(key)
+                    .zip(widths)
+                    .all(|((m, &k), w)| m.is_none_or(|m| m.matches(k, w)))
+            });
+            black_box(hit)
+        })
+    });
 }
 
 fn insert(c: &mut Criterion) {
