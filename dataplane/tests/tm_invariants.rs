@@ -42,9 +42,10 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 /// A small buffer so thresholds, XOFF and drops happen within a few hundred ops.
-fn config() -> TmConfig {
+fn config(shp_over_subscribe_ratio: Option<u32>) -> TmConfig {
     let mut cfg = TmConfig::with_ports(usize::from(PORTS));
     cfg.buffer_bytes = 512 * 1024;
+    cfg.shp_over_subscribe_ratio = shp_over_subscribe_ratio;
     for p in &mut cfg.ports {
         p.pfc_enable = (1 << 3) | (1 << 4);
         p.pgs[3].headroom_bytes = Some(32 * 1024);
@@ -60,6 +61,7 @@ fn charge(len: u32) -> u64 {
 
 fn check(tm: &Tm<u32>, cfg: &TmConfig, charged: u64) -> Result<(), TestCaseError> {
     let mut shared = 0;
+    let mut headroom = 0;
     let mut total = 0;
     for port in 0..PORTS {
         for pg in 0..8u8 {
@@ -68,11 +70,14 @@ fn check(tm: &Tm<u32>, cfg: &TmConfig, charged: u64) -> Result<(), TestCaseError
             prop_assert!(u.reserved_bytes <= pc.pgs[usize::from(pg)].reserved_bytes);
             prop_assert!(u.headroom_bytes <= pc.pg_headroom_bytes(usize::from(pg)).unwrap());
             shared += u.shared_bytes;
+            headroom += u.headroom_bytes;
             total += u.reserved_bytes + u.shared_bytes + u.headroom_bytes;
         }
     }
     prop_assert_eq!(shared, tm.shared_used_bytes());
     prop_assert!(shared <= tm.shared_pool_bytes());
+    prop_assert_eq!(headroom, tm.headroom_used_bytes());
+    prop_assert!(headroom <= tm.headroom_pool_bytes());
     prop_assert_eq!(total, charged, "ingress usage equals what is queued");
     Ok(())
 }
@@ -81,8 +86,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn accounting_is_conserved(ops in proptest::collection::vec(op(), 1..400)) {
-        let cfg = config();
+    fn accounting_is_conserved(
+        ops in proptest::collection::vec(op(), 1..400),
+        shp in prop_oneof![Just(None), Just(Some(2u32))],
+    ) {
+        let cfg = config(shp);
         let mut tm: Tm<u32> = Tm::new(cfg.clone(), Instant::ZERO).unwrap();
         let mut now = Instant::ZERO;
         let mut charged = 0u64;

@@ -223,6 +223,10 @@ pub struct TmConfig {
     pub ports: Vec<PortConfig>,
     /// Global watchdog settings (poll interval, BIG_RED_SWITCH).
     pub watchdog: WatchdogConfig,
+    /// Shared headroom pool (R-PFC-TX-6): `Some(ratio)` replaces private
+    /// per-PG headroom by one pool of ceil(Σ xoff / ratio) bytes; each PG's
+    /// xoff stays its cap inside that pool. `None` (default): private headroom.
+    pub shp_over_subscribe_ratio: Option<u32>,
 }
 
 impl TmConfig {
@@ -234,6 +238,16 @@ impl TmConfig {
             resume_offset_bytes: DEFAULT_RESUME_OFFSET_BYTES,
             ports: vec![PortConfig::default(); n],
             watchdog: WatchdogConfig::default(),
+            shp_over_subscribe_ratio: None,
+        }
+    }
+
+    /// Buffer set aside for headroom given the sum of every lossless PG's
+    /// xoff: that sum, or ceil(sum / ratio) with a shared headroom pool.
+    pub fn headroom_pool_bytes(&self, xoff_total_bytes: u64) -> u64 {
+        match self.shp_over_subscribe_ratio {
+            Some(r) if r > 0 => xoff_total_bytes.div_ceil(u64::from(r)),
+            _ => xoff_total_bytes,
         }
     }
 
@@ -251,7 +265,11 @@ impl TmConfig {
                 cell_bytes: self.cell_bytes,
             });
         }
+        if self.shp_over_subscribe_ratio == Some(0) {
+            problems.push(ConfigProblem::ZeroShpRatio);
+        }
         let mut guaranteed: u64 = 0;
+        let mut headroom_total: u64 = 0;
         for (i, port) in self.ports.iter().enumerate() {
             let port_id = i as u16;
             if port.speed_bps == 0 {
@@ -291,7 +309,7 @@ impl TmConfig {
                 guaranteed = guaranteed.saturating_add(pgc.reserved_bytes);
                 match port.pg_headroom_bytes(pg) {
                     Some(h) => {
-                        guaranteed = guaranteed.saturating_add(h);
+                        headroom_total = headroom_total.saturating_add(h);
                         if let Some(xon) = pgc.xon_bytes
                             && port.lossless_pg_mask() & (1 << pg) != 0
                             && xon > h
@@ -350,6 +368,7 @@ impl TmConfig {
         for reason in self.watchdog.problems() {
             problems.push(ConfigProblem::WatchdogGlobal { reason });
         }
+        guaranteed = guaranteed.saturating_add(self.headroom_pool_bytes(headroom_total));
         if guaranteed > self.buffer_bytes {
             problems.push(ConfigProblem::Overcommitted {
                 guaranteed_bytes: guaranteed,
@@ -492,6 +511,8 @@ pub enum ConfigProblem {
         /// Why.
         reason: &'static str,
     },
+    /// `shp_over_subscribe_ratio` is 0.
+    ZeroShpRatio,
     /// `handle_config` cannot change the number of ports.
     PortCountChanged {
         /// Ports now.
@@ -571,6 +592,7 @@ impl fmt::Display for ConfigProblem {
             } => write!(f, "ports[{port}].queues[{queue}].red: {reason}"),
             Watchdog { port, reason } => write!(f, "ports[{port}].watchdog: {reason}"),
             WatchdogGlobal { reason } => write!(f, "watchdog: {reason}"),
+            ZeroShpRatio => write!(f, "shp_over_subscribe_ratio: must be >= 1"),
             PortCountChanged { from, to } => {
                 write!(
                     f,

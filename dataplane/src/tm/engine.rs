@@ -375,6 +375,10 @@ pub struct Tm<T> {
     resume_offset_bytes: u64,
     shared_pool_bytes: u64,
     shared_used_bytes: u64,
+    /// Headroom set aside: Σ xoff, or the SHP size (R-PFC-TX-6).
+    headroom_pool_bytes: u64,
+    /// Headroom in use over all PGs.
+    headroom_used_bytes: u64,
     egress_used_bytes: u64,
     drops: DropCounts,
     events: VecDeque<TmEvent>,
@@ -398,6 +402,8 @@ impl<T> Tm<T> {
             resume_offset_bytes: cfg.resume_offset_bytes,
             shared_pool_bytes: 0,
             shared_used_bytes: 0,
+            headroom_pool_bytes: 0,
+            headroom_used_bytes: 0,
             egress_used_bytes: 0,
             drops: DropCounts::default(),
             events: VecDeque::new(),
@@ -406,19 +412,20 @@ impl<T> Tm<T> {
             wd_next,
             cfg,
         };
-        tm.shared_pool_bytes = tm.compute_shared_pool();
+        tm.shared_pool_bytes = tm.compute_pools();
         tm.apply_all_wd_modes(now);
         Ok(tm)
     }
 
-    fn compute_shared_pool(&self) -> u64 {
-        let guaranteed: u64 = self
-            .ports
-            .iter()
-            .flat_map(|p| p.pgs.iter())
-            .map(|g| g.reserved_cap + g.headroom_cap)
-            .sum();
-        self.buffer_bytes.saturating_sub(guaranteed)
+    /// Sets the headroom pool size and returns the shared pool size:
+    /// buffer − Σreserved − headroom (private Σxoff, or the SHP size).
+    fn compute_pools(&mut self) -> u64 {
+        let pgs = || self.ports.iter().flat_map(|p| p.pgs.iter());
+        let reserved: u64 = pgs().map(|g| g.reserved_cap).sum();
+        let xoff_total: u64 = pgs().map(|g| g.headroom_cap).sum();
+        self.headroom_pool_bytes = self.cfg.headroom_pool_bytes(xoff_total);
+        self.buffer_bytes
+            .saturating_sub(reserved + self.headroom_pool_bytes)
     }
 
     /// Replace the configuration. The port count cannot change. Queued
@@ -443,7 +450,6 @@ impl<T> Tm<T> {
         self.buffer_bytes = cfg.buffer_bytes;
         self.cell_bytes = u64::from(cfg.cell_bytes);
         self.resume_offset_bytes = cfg.resume_offset_bytes;
-        self.shared_pool_bytes = self.compute_shared_pool();
         let wd_changed = cfg.watchdog.poll_interval_ms != self.cfg.watchdog.poll_interval_ms
             || cfg
                 .ports
@@ -458,6 +464,7 @@ impl<T> Tm<T> {
                 .handle_big_red_switch(cfg.watchdog.big_red_switch);
         }
         self.cfg = cfg;
+        self.shared_pool_bytes = self.compute_pools();
         self.apply_all_wd_modes(now);
         Ok(())
     }
@@ -524,6 +531,14 @@ impl<T> Tm<T> {
     /// Bytes of the shared pool in use.
     pub fn shared_used_bytes(&self) -> u64 {
         self.shared_used_bytes
+    }
+    /// Headroom set aside: Σ lossless xoff, or the shared headroom pool size.
+    pub fn headroom_pool_bytes(&self) -> u64 {
+        self.headroom_pool_bytes
+    }
+    /// Headroom in use over all PGs.
+    pub fn headroom_used_bytes(&self) -> u64 {
+        self.headroom_used_bytes
     }
     /// (bytes, packets) queued in (port, queue).
     pub fn queue_depth(&self, port: u16, queue: u8) -> Option<(u64, usize)> {
@@ -598,7 +613,9 @@ impl<T> Tm<T> {
         } else if rest <= free && pg.shared_used + rest <= self.pg_threshold(pg) {
             (rest, 0)
         } else if pg.lossless {
-            if pg.headroom_used + rest <= pg.headroom_cap {
+            if pg.headroom_used + rest <= pg.headroom_cap
+                && self.headroom_used_bytes + rest <= self.headroom_pool_bytes
+            {
                 (0, rest)
             } else {
                 tracing::error!(
@@ -636,6 +653,7 @@ impl<T> Tm<T> {
         pg.shared_used += to_shared;
         pg.headroom_used += to_headroom;
         self.shared_used_bytes += to_shared;
+        self.headroom_used_bytes += to_headroom;
         self.egress_used_bytes += charge;
         let st = &mut self.ports[ip].stats[p];
         st.rx_packets += 1;
@@ -932,6 +950,7 @@ impl<T> Tm<T> {
         left -= from_shared;
         pg.reserved_used = pg.reserved_used.saturating_sub(left);
         self.shared_used_bytes -= from_shared;
+        self.headroom_used_bytes -= from_headroom;
         self.check_xon(ip, g, now);
     }
 

@@ -863,3 +863,43 @@ fn dequeue_carries_the_queue_red_ramp() {
         vec![(1, Some(red)), (2, None)]
     );
 }
+
+// ---- shared headroom pool (R-PFC-TX-6) ------------------------------------------------------
+
+#[test]
+fn shared_headroom_pool_is_oversubscribed_across_pgs() {
+    let mut cfg = config(3);
+    for p in &mut cfg.ports {
+        p.pgs[3].headroom_bytes = Some(64 * 1024);
+    }
+    cfg.shp_over_subscribe_ratio = Some(3); // 3 × 64 KiB of xoff share 64 KiB
+    let mut tm = tm(cfg);
+    assert_eq!(tm.headroom_pool_bytes(), 64 * 1024);
+    assert_eq!(tm.shared_pool_bytes(), 12 * 1024 * 1024 - 64 * 1024);
+    // Port 0's PG 3 may use its whole xoff, which is the whole pool here.
+    let (_, t) = fill_until_xoff(&mut tm, 1024);
+    for i in 0..64 {
+        enq!(tm, t, i, 0 => 2, prio 3, len 1024).unwrap();
+    }
+    assert_eq!(tm.headroom_used_bytes(), 64 * 1024);
+    // Port 1's PG 3 is past its threshold too; its private cap has room but the pool does not.
+    let mut i = 0;
+    let reason = loop {
+        i += 1;
+        if let Err(r) = enq!(tm, t, i, 1 => 2, prio 3, len 1024) {
+            break r;
+        }
+    };
+    assert_eq!(reason, DropReason::HeadroomOverflow);
+    assert_eq!(tm.pg_usage(1, 3).unwrap().headroom_bytes, 0);
+}
+
+#[test]
+fn zero_shp_ratio_is_rejected() {
+    let mut cfg = config(1);
+    cfg.shp_over_subscribe_ratio = Some(0);
+    assert_eq!(
+        Tm::<u32>::new(cfg, Instant::ZERO).unwrap_err().problems,
+        vec![ConfigProblem::ZeroShpRatio]
+    );
+}
