@@ -792,6 +792,11 @@ impl Preprocessor<'_> {
         if self.once.contains(&name) {
             return;
         }
+        // A UTF-8 byte-order mark is not part of the program.
+        let text = match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_owned(),
+            None => text,
+        };
         let id = self.sources.add(name, text);
         self.file(id, Some(span));
     }

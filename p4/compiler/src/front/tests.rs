@@ -827,3 +827,46 @@ fn values_shadow_type_names_in_their_scope() {
         StmtKind::Var(_)
     ));
 }
+
+#[test]
+fn annotation_bodies_are_kept_raw_and_parsed_when_possible() {
+    let src = "@pragma my_pragma a b 3\n\
+               @a[k = 1, j = \"x\"] @b[1, 2] @c() @d(a + + +) @e(\"s\", 7)\n\
+               const bit<8> X = 1;\n";
+    let (prog, _) = parse_ok("a.p4", src);
+    let anns = prog.decls[0].annotations();
+    let names: Vec<&str> = anns.iter().map(|a| a.name.name.as_str()).collect();
+    assert_eq!(names, ["pragma", "a", "b", "c", "d", "e"]);
+    assert!(
+        matches!(&anns[0].body, AnnotationBody::Unstructured { raw, exprs: None } if raw == "my_pragma a b 3")
+    );
+    assert!(
+        matches!(&anns[1].body, AnnotationBody::Structured { exprs, kvs, .. } if exprs.is_empty() && kvs.len() == 2 && kvs[1].name.name == "j")
+    );
+    assert!(
+        matches!(&anns[2].body, AnnotationBody::Structured { exprs, kvs, .. } if exprs.len() == 2 && kvs.is_empty())
+    );
+    assert!(
+        matches!(&anns[3].body, AnnotationBody::Unstructured { raw, exprs: Some(e) } if raw.is_empty() && e.is_empty())
+    );
+    assert!(
+        matches!(&anns[4].body, AnnotationBody::Unstructured { raw, exprs: None } if raw == "a + + +")
+    );
+    assert!(
+        matches!(&anns[5].body, AnnotationBody::Unstructured { exprs: Some(e), .. } if e.len() == 2)
+    );
+    // Mixing the two structured forms is an error.
+    assert!(parse_source("m.p4", "@a[k = 1, 2] const bit<8> X = 1;\n").has_errors());
+}
+
+#[test]
+fn a_byte_order_mark_is_ignored() {
+    let p = parse_source("bom.p4", "\u{feff}const bit<8> X = 1;\n");
+    assert!(!p.has_errors(), "{}", p.render());
+    let p = parse_sources(
+        "m.p4",
+        "#include \"b.p4\"\n",
+        &[("b.p4", "\u{feff}const bit<8> Y = 1;\n")],
+    );
+    assert!(!p.has_errors(), "{}", p.render());
+}
