@@ -25,10 +25,12 @@
 //!   to other ports are lost (reported as notes, not failures). On every
 //!   interface, the packets emitted must match the `expect` lines for that
 //!   port one to one, in order: same count, and each packet matches its
-//!   pattern (see [`expect`]). `expect PORT` without data accepts any number
-//!   of packets on that port. p4c checks once at the end; we also check at
-//!   each `wait`, comparing what was emitted and expected since the
-//!   previous check, so a test can separate phases.
+//!   pattern (see [`expect`]); when the counts differ, both lists are
+//!   reported instead of pairing packets. `expect PORT` without data
+//!   accepts any number of packets on that port for the whole run. p4c
+//!   checks once at the end; we also check at each `wait`, comparing what
+//!   was emitted and expected since the previous check, so a test can
+//!   separate phases.
 //! - A control-plane error (unknown name, bad value, refused write) is a
 //!   failure of the test; execution continues so every problem is reported.
 
@@ -280,7 +282,7 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         for (port, state) in self.ports.iter_mut() {
             let expected = std::mem::take(&mut state.expected);
             let received = std::mem::take(&mut state.received);
-            if std::mem::take(&mut state.any) {
+            if state.any {
                 if !expected.is_empty() {
                     failures.push(format!(
                         "{when}: port {port} has both `expect {port}` without data and expected packets"
@@ -288,32 +290,35 @@ impl<'a, P: Pipeline> Runner<'a, P> {
                 }
                 continue;
             }
-            for (i, ((line, pattern), got)) in expected.iter().zip(&received).enumerate() {
-                if let Err(why) = pattern.compare(got) {
-                    failures.push(format!(
-                        "line {line}: packet #{} on port {port} {why}",
-                        i + 1
-                    ));
+            if expected.len() == received.len() {
+                for (i, ((line, pattern), got)) in expected.iter().zip(&received).enumerate() {
+                    if let Err(why) = pattern.compare(got) {
+                        failures.push(format!(
+                            "line {line}: packet #{} on port {port} {why}",
+                            i + 1
+                        ));
+                    }
                 }
+                continue;
             }
-            if expected.len() != received.len() {
-                let mut m = format!(
-                    "{when}: expected {} packets on port {port}, got {}",
-                    expected.len(),
-                    received.len()
-                );
-                for (i, (line, p)) in expected.iter().enumerate() {
-                    m.push_str(&format!(
-                        "\n  expected #{} (line {line}): {}",
-                        i + 1,
-                        p.render()
-                    ));
-                }
-                for (i, r) in received.iter().enumerate() {
-                    m.push_str(&format!("\n  received #{}: {}", i + 1, hex(r)));
-                }
-                failures.push(m);
+            // As p4c's runner: a count mismatch is reported with both
+            // lists, without pairing packets that may not correspond.
+            let mut m = format!(
+                "{when}: expected {} packets on port {port}, got {}",
+                expected.len(),
+                received.len()
+            );
+            for (i, (line, p)) in expected.iter().enumerate() {
+                m.push_str(&format!(
+                    "\n  expected #{} (line {line}): {}",
+                    i + 1,
+                    p.render()
+                ));
             }
+            for (i, r) in received.iter().enumerate() {
+                m.push_str(&format!("\n  received #{}: {}", i + 1, hex(r)));
+            }
+            failures.push(m);
         }
         self.report.failures.extend(failures);
     }
