@@ -22,7 +22,7 @@ use dataplane::wire::ethernet::EthernetAddress;
 
 const SPEED_BPS: u64 = 100_000_000_000;
 /// 100 m of cable at 198,000 km/s (R-UNIT-4).
-const PROP: Duration = Duration::from_nanos(505);
+const PROP_100M: Duration = Duration::from_nanos(505);
 const LEN: u32 = 1000;
 
 #[derive(Debug, Clone, Copy)]
@@ -58,15 +58,18 @@ struct Outcome {
     pfc_sent_by_switch: u64,
     pfc_received_by_hosts: u64,
     host_paused_ns: u64,
+    headroom_peak_bytes: u64,
+    headroom_cap_bytes: u64,
     sink_bytes_after_warmup: u64,
     warmup: Instant,
     end: Instant,
 }
 
-fn node(ports: usize, route: u16) -> Node {
+fn node(ports: usize, route: u16, cable_length_m: u32) -> Node {
     let mut cfg = TmConfig::with_ports(ports);
     for (i, p) in cfg.ports.iter_mut().enumerate() {
         p.speed_bps = SPEED_BPS;
+        p.cable_length_m = Some(cable_length_m);
         p.mac = EthernetAddress([0x02, 0, 0, 0, route as u8, i as u8]);
         for q in &mut p.queues {
             q.limit = Threshold::Dynamic(0);
@@ -81,9 +84,15 @@ fn node(ports: usize, route: u16) -> Node {
     }
 }
 
-fn run(priority: u8, end: Instant) -> Outcome {
+/// Run the incast with `prop` of cable per hop; the switch sizes its
+/// headroom for `headroom_cable_m` metres (R-HR-2).
+fn run(priority: u8, end: Instant, prop: Duration, headroom_cable_m: u32) -> Outcome {
     // 0 = switch, 1 = host A, 2 = host B.
-    let mut nodes = vec![node(3, 2), node(2, 1), node(2, 1)];
+    let mut nodes = vec![
+        node(3, 2, headroom_cable_m),
+        node(2, 1, 100),
+        node(2, 1, 100),
+    ];
     let mut wires = vec![
         Wire {
             from: (1, 1),
@@ -176,12 +185,12 @@ fn run(priority: u8, end: Instant) -> Outcome {
             while let Some(pfc) = n.tm.poll_control_frame(port, now) {
                 let len = n.macs[usize::from(port)].emit_pfc(&pfc, &mut buf).unwrap();
                 w.in_flight.push_back((
-                    now + bits_time(len as u64, SPEED_BPS) + PROP,
+                    now + bits_time(len as u64, SPEED_BPS) + prop,
                     Frame::Control(buf[..len].to_vec()),
                 ));
             }
             while let Some(d) = n.tm.poll_transmit(port, now) {
-                let arrive = now + bits_time(u64::from(d.meta.len_bytes), SPEED_BPS) + PROP;
+                let arrive = now + bits_time(u64::from(d.meta.len_bytes), SPEED_BPS) + prop;
                 w.in_flight.push_back((arrive, Frame::Data(d.packet)));
             }
         }
@@ -212,6 +221,13 @@ fn run(priority: u8, end: Instant) -> Outcome {
             + s.port_stats(1).unwrap().pfc_tx_frames,
         pfc_received_by_hosts: host_stat(1).pfc_rx_frames + host_stat(2).pfc_rx_frames,
         host_paused_ns: host_stat(1).pause_rx_ns + host_stat(2).pause_rx_ns,
+        headroom_peak_bytes: (0..2)
+            .map(|p| s.pg_usage(p, priority).unwrap().headroom_peak_bytes)
+            .max()
+            .unwrap(),
+        headroom_cap_bytes: s.config().ports[0]
+            .pg_headroom_bytes(usize::from(priority))
+            .unwrap(),
         sink_bytes_after_warmup: sink_bytes,
         warmup,
         end,
@@ -224,8 +240,11 @@ fn line_rate_bytes(o: &Outcome) -> f64 {
 
 #[test]
 fn lossless_incast_has_no_drops_and_keeps_the_bottleneck_busy() {
-    let o = run(3, Instant::from_millis(3));
+    let o = run(3, Instant::from_millis(3), PROP_100M, 100);
     assert_eq!(o.switch_drops, 0, "lossless traffic dropped");
+    // In-flight data after XOFF landed in headroom, within the R-HR-2 size (62,464 B).
+    assert!(o.headroom_peak_bytes > 0);
+    assert!(o.headroom_peak_bytes <= o.headroom_cap_bytes);
     assert_eq!(o.headroom_drops, 0);
     assert!(o.pfc_sent_by_switch > 0, "no PFC generated");
     assert_eq!(
@@ -242,7 +261,7 @@ fn lossless_incast_has_no_drops_and_keeps_the_bottleneck_busy() {
 
 #[test]
 fn lossy_incast_tail_drops_without_pfc() {
-    let o = run(0, Instant::from_millis(3));
+    let o = run(0, Instant::from_millis(3), PROP_100M, 100);
     assert!(o.lossy_drops > 0, "lossy overload must drop");
     assert_eq!(o.headroom_drops, 0);
     assert_eq!(o.pfc_sent_by_switch, 0);
@@ -252,4 +271,15 @@ fn lossy_incast_tail_drops_without_pfc() {
         ratio > 0.98 && ratio < 1.01,
         "bottleneck utilisation {ratio}"
     );
+}
+
+#[test]
+fn headroom_sized_for_a_short_cable_overflows_on_a_long_one() {
+    // 2 km of cable (≈ 10.1 µs each way) but headroom computed for 5 m.
+    let o = run(3, Instant::from_millis(1), Duration::from_nanos(10_101), 5);
+    assert!(o.headroom_drops > 0, "undersized headroom must overflow");
+    assert_eq!(o.lossy_drops, 0);
+    // Each 1000-byte packet is charged 1024 bytes: the headroom filled to within one packet.
+    assert!(o.headroom_peak_bytes + 1024 > o.headroom_cap_bytes);
+    assert!(o.headroom_peak_bytes <= o.headroom_cap_bytes);
 }

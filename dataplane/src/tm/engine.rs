@@ -170,6 +170,8 @@ pub struct PgUsage {
     pub headroom_bytes: u64,
     /// XOFF currently asserted towards the peer.
     pub xoff: bool,
+    /// Highest headroom use seen (high-water mark), bytes.
+    pub headroom_peak_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -184,6 +186,7 @@ struct PgState {
     reserved_used: u64,
     shared_used: u64,
     headroom_used: u64,
+    headroom_peak: u64,
     xoff: bool,
     refresh_at: Option<Instant>,
 }
@@ -522,6 +525,7 @@ impl<T> Tm<T> {
             shared_bytes: g.shared_used,
             headroom_bytes: g.headroom_used,
             xoff: g.xoff,
+            headroom_peak_bytes: g.headroom_peak,
         })
     }
     /// The shared pool size: buffer − Σreserved − Σheadroom (R-DT-3).
@@ -652,6 +656,7 @@ impl<T> Tm<T> {
         pg.reserved_used += to_reserved;
         pg.shared_used += to_shared;
         pg.headroom_used += to_headroom;
+        pg.headroom_peak = pg.headroom_peak.max(pg.headroom_used);
         self.shared_used_bytes += to_shared;
         self.headroom_used_bytes += to_headroom;
         self.egress_used_bytes += charge;
