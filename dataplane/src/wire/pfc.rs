@@ -435,4 +435,33 @@ mod tests {
             Err(WireError::Truncated)
         );
     }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn parse_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
+                let _ = parse_frame(&bytes);
+                let _ = MacControlPacket::new_checked(&bytes[..]).and_then(|p| MacControlRepr::parse(&p));
+            }
+
+            #[test]
+            fn pfc_round_trips(class_enable in any::<u8>(), quanta in any::<[u16; 8]>()) {
+                let repr = PfcRepr { class_enable, quanta };
+                let mut buf = [0u8; 60];
+                emit_frame(SRC, &MacControlRepr::Pfc(repr), &mut buf).unwrap();
+                let Some(MacControlRepr::Pfc(back)) = parse_frame(&buf).unwrap() else {
+                    return Err(TestCaseError::fail("not PFC"));
+                };
+                prop_assert_eq!(back.class_enable, class_enable);
+                for p in 0..8u8 {
+                    let want = if repr.is_enabled(p) { quanta[usize::from(p)] } else { 0 };
+                    prop_assert_eq!(back.quanta[usize::from(p)], want);
+                }
+                prop_assert!(buf[34..].iter().all(|&b| b == 0), "zero padding");
+            }
+        }
+    }
 }
