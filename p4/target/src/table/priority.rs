@@ -76,9 +76,9 @@ impl FieldTest {
     }
 }
 
-#[derive(Debug)]
-struct PEntry {
-    tests: Box<[FieldTest]>,
+/// Where an entry sits, for removal.
+#[derive(Clone, Copy, Debug)]
+struct Placement {
     group: usize,
     bucket: u64,
 }
@@ -91,8 +91,11 @@ pub(crate) struct PriorityEngine {
     group_of_masks: FxHashMap<Box<[u128]>, usize>,
     /// Non-empty groups, highest max priority first, with that priority.
     order: Vec<(i32, usize)>,
-    /// Entries by id (ids are the table's dense slot numbers).
-    entries: Vec<Option<PEntry>>,
+    /// Entries' placement by id (ids are the table's dense slot numbers).
+    entries: Vec<Option<Placement>>,
+    /// Entries' field tests, `widths.len()` per id, flat so that checking a
+    /// candidate is one indexed read.
+    tests: Vec<FieldTest>,
 }
 
 const K: u64 = 0x517c_c1b7_2722_0a95;
@@ -179,6 +182,7 @@ impl PriorityEngine {
             group_of_masks: FxHashMap::default(),
             order: Vec::new(),
             entries: Vec::new(),
+            tests: Vec::new(),
         }
     }
 
@@ -261,14 +265,20 @@ impl PriorityEngine {
             .partition_point(|o| o.priority > priority || (o.priority == priority && o.seq < seq));
         list.insert(pos, Item { priority, seq, id });
         *grp.priorities.entry(priority).or_insert(0) += 1;
+        let n = self.widths.len();
         if self.entries.len() <= id as usize {
-            self.entries.resize_with(id as usize + 1, || None);
+            self.entries.resize(id as usize + 1, None);
+            self.tests.resize(
+                (id as usize + 1) * n,
+                FieldTest {
+                    mask: 0,
+                    lo: 0,
+                    hi: 0,
+                },
+            );
         }
-        self.entries[id as usize] = Some(PEntry {
-            tests,
-            group,
-            bucket,
-        });
+        self.entries[id as usize] = Some(Placement { group, bucket });
+        self.tests[id as usize * n..(id as usize + 1) * n].copy_from_slice(&tests);
         self.rebuild_order();
     }
 
@@ -313,10 +323,14 @@ impl PriorityEngine {
                 if !beats(item, best) {
                     break;
                 }
-                let Some(Some(e)) = self.entries.get(item.id as usize) else {
+                let n = self.widths.len();
+                let Some(tests) = self
+                    .tests
+                    .get(item.id as usize * n..(item.id as usize + 1) * n)
+                else {
                     continue;
                 };
-                let hit = e.tests.iter().zip(key).all(|(t, &k)| {
+                let hit = tests.iter().zip(key).all(|(t, &k)| {
                     let v = k & t.mask;
                     t.lo <= v && v <= t.hi
                 });
