@@ -6,12 +6,12 @@
 mod common;
 
 use common::*;
-use proptest::prelude::*;
-use proto::p4::v1 as pb;
 use pb::entity::Entity as E;
 use pb::field_match::FieldMatchType as F;
 use pb::write_request::Atomicity;
+use proptest::prelude::*;
 use prost::Message;
+use proto::p4::v1 as pb;
 use tonic::Code;
 
 fn bytes() -> impl Strategy<Value = Vec<u8>> {
@@ -21,12 +21,17 @@ fn bytes() -> impl Strategy<Value = Vec<u8>> {
 fn field_match() -> impl Strategy<Value = pb::FieldMatch> {
     let ty = prop_oneof![
         bytes().prop_map(|value| F::Exact(pb::field_match::Exact { value })),
-        (bytes(), bytes()).prop_map(|(value, mask)| F::Ternary(pb::field_match::Ternary { value, mask })),
-        (bytes(), -2i32..40).prop_map(|(value, prefix_len)| F::Lpm(pb::field_match::Lpm { value, prefix_len })),
+        (bytes(), bytes())
+            .prop_map(|(value, mask)| F::Ternary(pb::field_match::Ternary { value, mask })),
+        (bytes(), -2i32..40)
+            .prop_map(|(value, prefix_len)| F::Lpm(pb::field_match::Lpm { value, prefix_len })),
         (bytes(), bytes()).prop_map(|(low, high)| F::Range(pb::field_match::Range { low, high })),
         bytes().prop_map(|value| F::Optional(pb::field_match::Optional { value })),
     ];
-    (0u32..4, prop::option::weighted(0.95, ty)).prop_map(|(field_id, t)| pb::FieldMatch { field_id, field_match_type: t })
+    (0u32..4, prop::option::weighted(0.95, ty)).prop_map(|(field_id, t)| pb::FieldMatch {
+        field_id,
+        field_match_type: t,
+    })
 }
 
 fn id(known: &'static [u32]) -> impl Strategy<Value = u32> {
@@ -40,7 +45,10 @@ fn act() -> impl Strategy<Value = pb::Action> {
     )
         .prop_map(|(action_id, ps)| pb::Action {
             action_id,
-            params: ps.into_iter().map(|(param_id, value)| pb::action::Param { param_id, value }).collect(),
+            params: ps
+                .into_iter()
+                .map(|(param_id, value)| pb::action::Param { param_id, value })
+                .collect(),
         })
 }
 
@@ -145,7 +153,11 @@ fn fixture() -> Fixture {
         ],
     ))
     .unwrap();
-    Fixture { rt, harness, ctl: std::cell::RefCell::new(ctl) }
+    Fixture {
+        rt,
+        harness,
+        ctl: std::cell::RefCell::new(ctl),
+    }
 }
 
 fn never_internal(status: &tonic::Status) {

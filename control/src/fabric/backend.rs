@@ -71,7 +71,10 @@ pub struct MemoryBackend {
 impl MemoryBackend {
     /// Configurations applied so far, oldest first.
     pub fn applied(&self) -> Vec<FabricConfig> {
-        self.applied.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.applied
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Sets the counters `counters()` reports.
@@ -87,10 +90,18 @@ impl MemoryBackend {
 
 impl FabricBackend for MemoryBackend {
     fn apply(&self, config: &FabricConfig) -> Result<(), BackendError> {
-        if let Some(e) = self.refuse.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+        if let Some(e) = self
+            .refuse
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        {
             return Err(e);
         }
-        self.applied.lock().unwrap_or_else(|e| e.into_inner()).push(config.clone());
+        self.applied
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(config.clone());
         Ok(())
     }
 

@@ -264,7 +264,11 @@ pub enum PersistError {
 
 /// `a; b; c`.
 pub fn join(errors: &[ConfigError]) -> String {
-    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Headroom estimate per (port, lossless priority), R-HR-1 simplified:
@@ -317,20 +321,40 @@ impl FabricConfig {
         for (i, p) in self.ports.iter().enumerate() {
             let f = |n: &str| format!("ports[{i}].{n}");
             if p.port > MAX_PORT {
-                err(&mut e, f("port"), format!("port {} is outside 0..={MAX_PORT}", p.port));
+                err(
+                    &mut e,
+                    f("port"),
+                    format!("port {} is outside 0..={MAX_PORT}", p.port),
+                );
             }
             if seen_ports.contains(&p.port) {
-                err(&mut e, f("port"), format!("port {} is configured twice", p.port));
+                err(
+                    &mut e,
+                    f("port"),
+                    format!("port {} is configured twice", p.port),
+                );
             }
             seen_ports.push(p.port);
             if p.speed_bps == 0 || p.speed_bps > MAX_SPEED_BPS {
-                err(&mut e, f("speed_bps"), format!("{} is outside 1..={MAX_SPEED_BPS}", p.speed_bps));
+                err(
+                    &mut e,
+                    f("speed_bps"),
+                    format!("{} is outside 1..={MAX_SPEED_BPS}", p.speed_bps),
+                );
             }
             if !MTU_RANGE_BYTES.contains(&p.mtu_bytes) {
-                err(&mut e, f("mtu_bytes"), format!("{} is outside {MTU_RANGE_BYTES:?}", p.mtu_bytes));
+                err(
+                    &mut e,
+                    f("mtu_bytes"),
+                    format!("{} is outside {MTU_RANGE_BYTES:?}", p.mtu_bytes),
+                );
             }
             if p.cable_length_m > MAX_CABLE_M {
-                err(&mut e, f("cable_length_m"), format!("{} m is longer than {MAX_CABLE_M} m", p.cable_length_m));
+                err(
+                    &mut e,
+                    f("cable_length_m"),
+                    format!("{} m is longer than {MAX_CABLE_M} m", p.cable_length_m),
+                );
             }
             if p.trust.is_none() {
                 err(&mut e, f("trust"), "not given (DSCP, PCP or NONE)");
@@ -338,38 +362,69 @@ impl FabricConfig {
             for (j, &prio) in p.pfc_priorities.iter().enumerate() {
                 check_priority(&mut e, format!("ports[{i}].pfc_priorities[{j}]"), prio);
                 if p.pfc_priorities[..j].contains(&prio) {
-                    err(&mut e, format!("ports[{i}].pfc_priorities[{j}]"), format!("priority {prio} listed twice"));
+                    err(
+                        &mut e,
+                        format!("ports[{i}].pfc_priorities[{j}]"),
+                        format!("priority {prio} listed twice"),
+                    );
                 }
             }
         }
 
         let m = &self.qos_maps;
         if m.dscp_to_priority.len() != 64 {
-            err(&mut e, "qos_maps.dscp_to_priority", format!("needs 64 entries, has {}", m.dscp_to_priority.len()));
+            err(
+                &mut e,
+                "qos_maps.dscp_to_priority",
+                format!("needs 64 entries, has {}", m.dscp_to_priority.len()),
+            );
         }
         for (d, &p) in m.dscp_to_priority.iter().enumerate() {
             check_priority(&mut e, format!("qos_maps.dscp_to_priority[{d}]"), p);
         }
         if m.pcp_to_priority.len() != 8 {
-            err(&mut e, "qos_maps.pcp_to_priority", format!("needs 8 entries, has {}", m.pcp_to_priority.len()));
+            err(
+                &mut e,
+                "qos_maps.pcp_to_priority",
+                format!("needs 8 entries, has {}", m.pcp_to_priority.len()),
+            );
         }
         for (d, &p) in m.pcp_to_priority.iter().enumerate() {
             check_priority(&mut e, format!("qos_maps.pcp_to_priority[{d}]"), p);
         }
-        check_priority(&mut e, "qos_maps.default_priority".into(), m.default_priority);
+        check_priority(
+            &mut e,
+            "qos_maps.default_priority".into(),
+            m.default_priority,
+        );
 
         let b = &self.buffer;
         if b.pool_size_bytes == 0 {
             err(&mut e, "buffer.pool_size_bytes", "must be > 0");
         }
         for (i, t) in b.thresholds.iter().enumerate() {
-            check_priority(&mut e, format!("buffer.thresholds[{i}].priority"), t.priority);
+            check_priority(
+                &mut e,
+                format!("buffer.thresholds[{i}].priority"),
+                t.priority,
+            );
             if b.thresholds[..i].iter().any(|o| o.priority == t.priority) {
-                err(&mut e, format!("buffer.thresholds[{i}].priority"), format!("priority {} listed twice", t.priority));
+                err(
+                    &mut e,
+                    format!("buffer.thresholds[{i}].priority"),
+                    format!("priority {} listed twice", t.priority),
+                );
             }
             match t.threshold {
-                None => err(&mut e, format!("buffer.thresholds[{i}]"), "no static or dynamic threshold given"),
-                Some(Threshold::Static { xoff_bytes, xon_bytes }) => {
+                None => err(
+                    &mut e,
+                    format!("buffer.thresholds[{i}]"),
+                    "no static or dynamic threshold given",
+                ),
+                Some(Threshold::Static {
+                    xoff_bytes,
+                    xon_bytes,
+                }) => {
                     if xon_bytes > xoff_bytes {
                         err(
                             &mut e,
@@ -381,7 +436,10 @@ impl FabricConfig {
                         err(
                             &mut e,
                             format!("buffer.thresholds[{i}].xoff_bytes"),
-                            format!("{xoff_bytes} is outside 1..={} (the pool)", b.pool_size_bytes),
+                            format!(
+                                "{xoff_bytes} is outside 1..={} (the pool)",
+                                b.pool_size_bytes
+                            ),
                         );
                     }
                 }
@@ -415,18 +473,37 @@ impl FabricConfig {
         for (i, q) in self.ecn.iter().enumerate() {
             let f = |n: &str| format!("ecn[{i}].{n}");
             if !known(q.port) {
-                err(&mut e, f("port"), format!("port {} is not configured", q.port));
+                err(
+                    &mut e,
+                    f("port"),
+                    format!("port {} is not configured", q.port),
+                );
             }
             check_priority(&mut e, f("priority"), q.priority);
-            if self.ecn[..i].iter().any(|o| o.port == q.port && o.priority == q.priority) {
-                err(&mut e, f("priority"), format!("(port {}, priority {}) listed twice", q.port, q.priority));
+            if self.ecn[..i]
+                .iter()
+                .any(|o| o.port == q.port && o.priority == q.priority)
+            {
+                err(
+                    &mut e,
+                    f("priority"),
+                    format!("(port {}, priority {}) listed twice", q.port, q.priority),
+                );
             }
             if q.enabled {
                 if q.kmin_bytes >= q.kmax_bytes {
-                    err(&mut e, f("kmin_bytes"), format!("kmin {} is not below kmax {}", q.kmin_bytes, q.kmax_bytes));
+                    err(
+                        &mut e,
+                        f("kmin_bytes"),
+                        format!("kmin {} is not below kmax {}", q.kmin_bytes, q.kmax_bytes),
+                    );
                 }
                 if q.kmax_bytes > b.pool_size_bytes {
-                    err(&mut e, f("kmax_bytes"), format!("{} is larger than the pool", q.kmax_bytes));
+                    err(
+                        &mut e,
+                        f("kmax_bytes"),
+                        format!("{} is larger than the pool", q.kmax_bytes),
+                    );
                 }
             }
             if !(0.0..=1.0).contains(&q.pmax) {
@@ -436,20 +513,34 @@ impl FabricConfig {
 
         for (i, s) in self.ets.iter().enumerate() {
             if !known(s.port) {
-                err(&mut e, format!("ets[{i}].port"), format!("port {} is not configured", s.port));
+                err(
+                    &mut e,
+                    format!("ets[{i}].port"),
+                    format!("port {} is not configured", s.port),
+                );
             }
             if self.ets[..i].iter().any(|o| o.port == s.port) {
-                err(&mut e, format!("ets[{i}].port"), format!("port {} listed twice", s.port));
+                err(
+                    &mut e,
+                    format!("ets[{i}].port"),
+                    format!("port {} listed twice", s.port),
+                );
             }
             if s.weights.len() != 8 {
-                err(&mut e, format!("ets[{i}].weights"), format!("needs 8 weights, has {}", s.weights.len()));
+                err(
+                    &mut e,
+                    format!("ets[{i}].weights"),
+                    format!("needs 8 weights, has {}", s.weights.len()),
+                );
             }
             let sum: u64 = s.weights.iter().map(|&w| u64::from(w)).sum();
             if sum != 0 && sum != 100 {
                 err(
                     &mut e,
                     format!("ets[{i}].weights"),
-                    format!("non-strict weights are percentages and must add up to 100 (got {sum})"),
+                    format!(
+                        "non-strict weights are percentages and must add up to 100 (got {sum})"
+                    ),
                 );
             }
         }
@@ -457,20 +548,35 @@ impl FabricConfig {
         let w = &self.watchdog;
         if w.enabled {
             if !(100..=1000).contains(&w.poll_interval_ms) {
-                err(&mut e, "watchdog.poll_interval_ms", format!("{} is outside 100..=1000", w.poll_interval_ms));
+                err(
+                    &mut e,
+                    "watchdog.poll_interval_ms",
+                    format!("{} is outside 100..=1000", w.poll_interval_ms),
+                );
             }
             if !(100..=5000).contains(&w.detection_time_ms) {
-                err(&mut e, "watchdog.detection_time_ms", format!("{} is outside 100..=5000", w.detection_time_ms));
+                err(
+                    &mut e,
+                    "watchdog.detection_time_ms",
+                    format!("{} is outside 100..=5000", w.detection_time_ms),
+                );
             } else if w.detection_time_ms < w.poll_interval_ms {
                 err(
                     &mut e,
                     "watchdog.detection_time_ms",
-                    format!("{} is below the poll interval {}", w.detection_time_ms, w.poll_interval_ms),
+                    format!(
+                        "{} is below the poll interval {}",
+                        w.detection_time_ms, w.poll_interval_ms
+                    ),
                 );
             }
             if let Some(r) = w.restoration_time_ms {
                 if !(100..=60_000).contains(&r) {
-                    err(&mut e, "watchdog.restoration_time_ms", format!("{r} is outside 100..=60000 (0 = never)"));
+                    err(
+                        &mut e,
+                        "watchdog.restoration_time_ms",
+                        format!("{r} is outside 100..=60000 (0 = never)"),
+                    );
                 } else if r < w.poll_interval_ms {
                     err(
                         &mut e,
@@ -480,7 +586,11 @@ impl FabricConfig {
                 }
             }
             if w.action.is_none() {
-                err(&mut e, "watchdog.action", "not given (DROP, FORWARD or ALERT)");
+                err(
+                    &mut e,
+                    "watchdog.action",
+                    "not given (DROP, FORWARD or ALERT)",
+                );
             }
         }
         e
@@ -497,8 +607,14 @@ impl FabricConfig {
             path: path.display().to_string(),
             source,
         })?;
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
         let result = (|| {
             let mut f = std::fs::File::create(&tmp)?;
@@ -517,9 +633,15 @@ impl FabricConfig {
     /// Reads and validates a state file.
     pub fn load(path: &Path) -> Result<FabricConfig, PersistError> {
         let p = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| PersistError::Io { path: p.clone(), source })?;
+        let bytes = std::fs::read(path).map_err(|source| PersistError::Io {
+            path: p.clone(),
+            source,
+        })?;
         let cfg: FabricConfig =
-            serde_json::from_slice(&bytes).map_err(|source| PersistError::Format { path: p.clone(), source })?;
+            serde_json::from_slice(&bytes).map_err(|source| PersistError::Format {
+                path: p.clone(),
+                source,
+            })?;
         let errors = cfg.validate();
         if errors.is_empty() {
             Ok(cfg)
@@ -552,15 +674,34 @@ mod tests {
                 thresholds: vec![
                     PriorityThreshold {
                         priority: 3,
-                        threshold: Some(Threshold::Static { xoff_bytes: 200_000, xon_bytes: 150_000 }),
+                        threshold: Some(Threshold::Static {
+                            xoff_bytes: 200_000,
+                            xon_bytes: 150_000,
+                        }),
                     },
-                    PriorityThreshold { priority: 0, threshold: Some(Threshold::Dynamic { alpha: 1.0 }) },
+                    PriorityThreshold {
+                        priority: 0,
+                        threshold: Some(Threshold::Dynamic { alpha: 1.0 }),
+                    },
                 ],
                 headroom: Headroom::Auto,
             },
-            ecn: vec![EcnProfile { port: 0, priority: 3, enabled: true, kmin_bytes: 5_000, kmax_bytes: 200_000, pmax: 0.01 }],
-            ets: vec![EtsPort { port: 1, weights: vec![0, 0, 0, 50, 50, 0, 0, 0] }],
-            watchdog: WatchdogConfig { enabled: true, ..Default::default() },
+            ecn: vec![EcnProfile {
+                port: 0,
+                priority: 3,
+                enabled: true,
+                kmin_bytes: 5_000,
+                kmax_bytes: 200_000,
+                pmax: 0.01,
+            }],
+            ets: vec![EtsPort {
+                port: 1,
+                weights: vec![0, 0, 0, 50, 50, 0, 0, 0],
+            }],
+            watchdog: WatchdogConfig {
+                enabled: true,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -584,7 +725,10 @@ mod tests {
         c.ports[0].pfc_priorities = vec![3, 3, 9];
         c.qos_maps.dscp_to_priority[5] = 8;
         c.qos_maps.pcp_to_priority.pop();
-        c.buffer.thresholds[0].threshold = Some(Threshold::Static { xoff_bytes: 100, xon_bytes: 200 });
+        c.buffer.thresholds[0].threshold = Some(Threshold::Static {
+            xoff_bytes: 100,
+            xon_bytes: 200,
+        });
         c.buffer.thresholds[1].threshold = Some(Threshold::Dynamic { alpha: 0.0 });
         c.ecn[0].kmin_bytes = 300_000;
         c.ecn[0].pmax = 1.5;
@@ -621,9 +765,15 @@ mod tests {
         c.watchdog.poll_interval_ms = 500;
         c.watchdog.detection_time_ms = 400;
         c.watchdog.restoration_time_ms = Some(300);
-        assert_eq!(fields(&c), vec!["watchdog.detection_time_ms", "watchdog.restoration_time_ms"]);
+        assert_eq!(
+            fields(&c),
+            vec!["watchdog.detection_time_ms", "watchdog.restoration_time_ms"]
+        );
         c.watchdog.enabled = false;
-        assert!(c.validate().is_empty(), "a disabled watchdog is not checked");
+        assert!(
+            c.validate().is_empty(),
+            "a disabled watchdog is not checked"
+        );
     }
 
     #[test]
@@ -635,7 +785,11 @@ mod tests {
         c.buffer.pool_size_bytes = 4 * h;
         c.buffer.thresholds.clear();
         c.ecn.clear();
-        assert_eq!(fields(&c), vec!["buffer.headroom"], "2 ports × 2 lossless PGs fill the pool");
+        assert_eq!(
+            fields(&c),
+            vec!["buffer.headroom"],
+            "2 ports × 2 lossless PGs fill the pool"
+        );
         c.buffer.headroom = Headroom::Explicit { bytes: 1000 };
         assert!(c.validate().is_empty());
     }
@@ -651,16 +805,24 @@ mod tests {
         d.watchdog.enabled = false;
         d.save(&path).unwrap();
         assert_eq!(FabricConfig::load(&path).unwrap(), d);
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(leftovers.len(), 1, "no temp files left: {leftovers:?}");
         let mut bad = c;
         bad.qos_maps.default_priority = 9;
         bad.save(&path).unwrap();
         match FabricConfig::load(&path) {
-            Err(PersistError::Invalid { errors, .. }) => assert_eq!(errors[0].field, "qos_maps.default_priority"),
+            Err(PersistError::Invalid { errors, .. }) => {
+                assert_eq!(errors[0].field, "qos_maps.default_priority")
+            }
             other => panic!("{other:?}"),
         }
         std::fs::write(&path, b"{not json").unwrap();
-        assert!(matches!(FabricConfig::load(&path), Err(PersistError::Format { .. })));
+        assert!(matches!(
+            FabricConfig::load(&path),
+            Err(PersistError::Format { .. })
+        ));
     }
 }

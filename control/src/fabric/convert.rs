@@ -124,9 +124,13 @@ pub fn buffer_to(b: &BufferConfig) -> pb::BufferConfig {
             .map(|t| pb::PriorityThreshold {
                 priority: u32::from(t.priority),
                 threshold: t.threshold.map(|x| match x {
-                    Threshold::Static { xoff_bytes, xon_bytes } => {
-                        T::StaticThreshold(pb::StaticThreshold { xoff_bytes, xon_bytes })
-                    }
+                    Threshold::Static {
+                        xoff_bytes,
+                        xon_bytes,
+                    } => T::StaticThreshold(pb::StaticThreshold {
+                        xoff_bytes,
+                        xon_bytes,
+                    }),
                     Threshold::Dynamic { alpha } => T::DynamicAlpha(alpha),
                 }),
             })
@@ -231,12 +235,36 @@ pub fn watchdog_to(w: &WatchdogConfig) -> pb::WatchdogConfig {
 /// A whole configuration from the wire; absent sections keep `base`'s.
 pub fn config_from(c: &pb::FabricConfig, base: &FabricConfig) -> FabricConfig {
     FabricConfig {
-        ports: c.ports.as_ref().map(ports_from).unwrap_or_else(|| base.ports.clone()),
-        qos_maps: c.qos_maps.as_ref().map(maps_from).unwrap_or_else(|| base.qos_maps.clone()),
-        buffer: c.buffer.as_ref().map(buffer_from).unwrap_or_else(|| base.buffer.clone()),
-        ecn: c.ecn.as_ref().map(ecn_from).unwrap_or_else(|| base.ecn.clone()),
-        ets: c.ets.as_ref().map(ets_from).unwrap_or_else(|| base.ets.clone()),
-        watchdog: c.watchdog.as_ref().map(watchdog_from).unwrap_or_else(|| base.watchdog.clone()),
+        ports: c
+            .ports
+            .as_ref()
+            .map(ports_from)
+            .unwrap_or_else(|| base.ports.clone()),
+        qos_maps: c
+            .qos_maps
+            .as_ref()
+            .map(maps_from)
+            .unwrap_or_else(|| base.qos_maps.clone()),
+        buffer: c
+            .buffer
+            .as_ref()
+            .map(buffer_from)
+            .unwrap_or_else(|| base.buffer.clone()),
+        ecn: c
+            .ecn
+            .as_ref()
+            .map(ecn_from)
+            .unwrap_or_else(|| base.ecn.clone()),
+        ets: c
+            .ets
+            .as_ref()
+            .map(ets_from)
+            .unwrap_or_else(|| base.ets.clone()),
+        watchdog: c
+            .watchdog
+            .as_ref()
+            .map(watchdog_from)
+            .unwrap_or_else(|| base.watchdog.clone()),
     }
 }
 

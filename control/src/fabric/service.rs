@@ -70,7 +70,10 @@ fn now_ns() -> u64 {
 impl FabricService {
     /// Starts from `state_file` if it exists (else the defaults), applies
     /// that configuration to `backend`.
-    pub fn open(backend: Arc<dyn FabricBackend>, state_file: Option<PathBuf>) -> Result<Self, OpenError> {
+    pub fn open(
+        backend: Arc<dyn FabricBackend>,
+        state_file: Option<PathBuf>,
+    ) -> Result<Self, OpenError> {
         let config = match &state_file {
             Some(p) if p.exists() => FabricConfig::load(p)?,
             _ => FabricConfig::default(),
@@ -79,7 +82,10 @@ impl FabricService {
         let (events, _) = broadcast::channel(256);
         Ok(FabricService {
             inner: Arc::new(Inner {
-                state: tokio::sync::Mutex::new(State { config, generation: 0 }),
+                state: tokio::sync::Mutex::new(State {
+                    config,
+                    generation: 0,
+                }),
                 backend,
                 state_file,
                 events,
@@ -102,7 +108,11 @@ impl FabricService {
         self.inner.state.lock().await.config.clone()
     }
 
-    async fn set(&self, section: &str, next: impl FnOnce(&FabricConfig) -> FabricConfig) -> Result<Response<pb::SetReply>, Status> {
+    async fn set(
+        &self,
+        section: &str,
+        next: impl FnOnce(&FabricConfig) -> FabricConfig,
+    ) -> Result<Response<pb::SetReply>, Status> {
         let inner = &self.inner;
         let mut st = inner.state.lock().await;
         let new = next(&st.config);
@@ -115,16 +125,19 @@ impl FabricService {
             )));
         }
         if new == st.config {
-            return Ok(Response::new(pb::SetReply { generation: st.generation }));
+            return Ok(Response::new(pb::SetReply {
+                generation: st.generation,
+            }));
         }
         if let Some(path) = &inner.state_file {
-            new.save(path).map_err(|e| Status::internal(e.to_string()))?;
+            new.save(path)
+                .map_err(|e| Status::internal(e.to_string()))?;
         }
         if let Err(e) = inner.backend.apply(&new) {
-            if let Some(path) = &inner.state_file {
-                if let Err(pe) = st.config.save(path) {
-                    tracing::error!(error = %pe, "could not restore the state file");
-                }
+            if let Some(path) = &inner.state_file
+                && let Err(pe) = st.config.save(path)
+            {
+                tracing::error!(error = %pe, "could not restore the state file");
             }
             return Err(match e {
                 BackendError::Unsupported(_) => Status::failed_precondition(e.to_string()),
@@ -133,7 +146,11 @@ impl FabricService {
         }
         st.config = new;
         st.generation += 1;
-        tracing::info!(section, generation = st.generation, "fabric configuration applied");
+        tracing::info!(
+            section,
+            generation = st.generation,
+            "fabric configuration applied"
+        );
         let _ = inner.events.send(pb::Event {
             timestamp_ns: now_ns(),
             kind: Some(pb::event::Kind::ConfigApplied(pb::ConfigApplied {
@@ -141,7 +158,9 @@ impl FabricService {
                 section: section.into(),
             })),
         });
-        Ok(Response::new(pb::SetReply { generation: st.generation }))
+        Ok(Response::new(pb::SetReply {
+            generation: st.generation,
+        }))
     }
 }
 
@@ -149,83 +168,159 @@ type EventStream = Pin<Box<dyn Stream<Item = Result<pb::Event, Status>> + Send +
 
 #[tonic::async_trait]
 impl FabricQos for FabricService {
-    async fn get_config(&self, _: Request<pb::GetConfigRequest>) -> Result<Response<pb::FabricConfig>, Status> {
+    async fn get_config(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::FabricConfig>, Status> {
         Ok(Response::new(convert::config_to(&self.config().await)))
     }
 
-    async fn set_config(&self, r: Request<pb::FabricConfig>) -> Result<Response<pb::SetReply>, Status> {
+    async fn set_config(
+        &self,
+        r: Request<pb::FabricConfig>,
+    ) -> Result<Response<pb::SetReply>, Status> {
         let c = r.into_inner();
         self.set("whole", |cur| convert::config_from(&c, cur)).await
     }
 
-    async fn get_ports(&self, _: Request<pb::GetConfigRequest>) -> Result<Response<pb::PortsConfig>, Status> {
+    async fn get_ports(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::PortsConfig>, Status> {
         Ok(Response::new(convert::ports_to(&self.config().await.ports)))
     }
 
-    async fn set_ports(&self, r: Request<pb::PortsConfig>) -> Result<Response<pb::SetReply>, Status> {
+    async fn set_ports(
+        &self,
+        r: Request<pb::PortsConfig>,
+    ) -> Result<Response<pb::SetReply>, Status> {
         let ports = convert::ports_from(&r.into_inner());
-        self.set("ports", |cur| FabricConfig { ports, ..cur.clone() }).await
+        self.set("ports", |cur| FabricConfig {
+            ports,
+            ..cur.clone()
+        })
+        .await
     }
 
-    async fn get_qos_maps(&self, _: Request<pb::GetConfigRequest>) -> Result<Response<pb::QosMaps>, Status> {
-        Ok(Response::new(convert::maps_to(&self.config().await.qos_maps)))
+    async fn get_qos_maps(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::QosMaps>, Status> {
+        Ok(Response::new(convert::maps_to(
+            &self.config().await.qos_maps,
+        )))
     }
 
-    async fn set_qos_maps(&self, r: Request<pb::QosMaps>) -> Result<Response<pb::SetReply>, Status> {
+    async fn set_qos_maps(
+        &self,
+        r: Request<pb::QosMaps>,
+    ) -> Result<Response<pb::SetReply>, Status> {
         let qos_maps = convert::maps_from(&r.into_inner());
-        self.set("qos_maps", |cur| FabricConfig { qos_maps, ..cur.clone() }).await
+        self.set("qos_maps", |cur| FabricConfig {
+            qos_maps,
+            ..cur.clone()
+        })
+        .await
     }
 
-    async fn get_buffer(&self, _: Request<pb::GetConfigRequest>) -> Result<Response<pb::BufferConfig>, Status> {
-        Ok(Response::new(convert::buffer_to(&self.config().await.buffer)))
+    async fn get_buffer(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::BufferConfig>, Status> {
+        Ok(Response::new(convert::buffer_to(
+            &self.config().await.buffer,
+        )))
     }
 
-    async fn set_buffer(&self, r: Request<pb::BufferConfig>) -> Result<Response<pb::SetReply>, Status> {
+    async fn set_buffer(
+        &self,
+        r: Request<pb::BufferConfig>,
+    ) -> Result<Response<pb::SetReply>, Status> {
         let buffer = convert::buffer_from(&r.into_inner());
-        self.set("buffer", |cur| FabricConfig { buffer, ..cur.clone() }).await
+        self.set("buffer", |cur| FabricConfig {
+            buffer,
+            ..cur.clone()
+        })
+        .await
     }
 
-    async fn get_ecn(&self, _: Request<pb::GetConfigRequest>) -> Result<Response<pb::EcnConfig>, Status> {
+    async fn get_ecn(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::EcnConfig>, Status> {
         Ok(Response::new(convert::ecn_to(&self.config().await.ecn)))
     }
 
     async fn set_ecn(&self, r: Request<pb::EcnConfig>) -> Result<Response<pb::SetReply>, Status> {
         let ecn = convert::ecn_from(&r.into_inner());
-        self.set("ecn", |cur| FabricConfig { ecn, ..cur.clone() }).await
+        self.set("ecn", |cur| FabricConfig { ecn, ..cur.clone() })
+            .await
     }
 
-    async fn get_ets(&self, _: Request<pb::GetConfigRequest>) -> Result<Response<pb::EtsConfig>, Status> {
+    async fn get_ets(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::EtsConfig>, Status> {
         Ok(Response::new(convert::ets_to(&self.config().await.ets)))
     }
 
     async fn set_ets(&self, r: Request<pb::EtsConfig>) -> Result<Response<pb::SetReply>, Status> {
         let ets = convert::ets_from(&r.into_inner());
-        self.set("ets", |cur| FabricConfig { ets, ..cur.clone() }).await
+        self.set("ets", |cur| FabricConfig { ets, ..cur.clone() })
+            .await
     }
 
-    async fn get_watchdog(&self, _: Request<pb::GetConfigRequest>) -> Result<Response<pb::WatchdogConfig>, Status> {
-        Ok(Response::new(convert::watchdog_to(&self.config().await.watchdog)))
+    async fn get_watchdog(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::WatchdogConfig>, Status> {
+        Ok(Response::new(convert::watchdog_to(
+            &self.config().await.watchdog,
+        )))
     }
 
-    async fn set_watchdog(&self, r: Request<pb::WatchdogConfig>) -> Result<Response<pb::SetReply>, Status> {
+    async fn set_watchdog(
+        &self,
+        r: Request<pb::WatchdogConfig>,
+    ) -> Result<Response<pb::SetReply>, Status> {
         let watchdog = convert::watchdog_from(&r.into_inner());
-        self.set("watchdog", |cur| FabricConfig { watchdog, ..cur.clone() }).await
+        self.set("watchdog", |cur| FabricConfig {
+            watchdog,
+            ..cur.clone()
+        })
+        .await
     }
 
-    async fn get_counters(&self, r: Request<pb::CountersRequest>) -> Result<Response<pb::CountersReply>, Status> {
+    async fn get_counters(
+        &self,
+        r: Request<pb::CountersRequest>,
+    ) -> Result<Response<pb::CountersReply>, Status> {
         let ports: Vec<u16> = r
             .into_inner()
             .ports
             .into_iter()
-            .map(|p| u16::try_from(p).map_err(|_| Status::invalid_argument(format!("ports: {p} is not a port number"))))
+            .map(|p| {
+                u16::try_from(p).map_err(|_| {
+                    Status::invalid_argument(format!("ports: {p} is not a port number"))
+                })
+            })
             .collect::<Result<_, _>>()?;
-        let counters = self.inner.backend.counters(&ports).iter().map(convert::counters_to).collect();
+        let counters = self
+            .inner
+            .backend
+            .counters(&ports)
+            .iter()
+            .map(convert::counters_to)
+            .collect();
         Ok(Response::new(pb::CountersReply { counters }))
     }
 
     type WatchEventsStream = EventStream;
 
-    async fn watch_events(&self, _: Request<pb::WatchEventsRequest>) -> Result<Response<Self::WatchEventsStream>, Status> {
+    async fn watch_events(
+        &self,
+        _: Request<pb::WatchEventsRequest>,
+    ) -> Result<Response<Self::WatchEventsStream>, Status> {
         let stream = BroadcastStream::new(self.inner.events.subscribe()).filter_map(|e| match e {
             Ok(ev) => Some(Ok(ev)),
             Err(tokio_stream::wrappers::errors::BroadcastStreamRecvError::Lagged(n)) => {

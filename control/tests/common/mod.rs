@@ -35,44 +35,140 @@ pub const C_LPM: u32 = 0x1300_0001;
 pub const M_POLICE: u32 = 0x1400_0001;
 pub const R_SEEN: u32 = 0x1600_0001;
 
-static PORT: [ParamInfo; 1] = [ParamInfo { id: 1, name: "port", bitwidth: 9 }];
+static PORT: [ParamInfo; 1] = [ParamInfo {
+    id: 1,
+    name: "port",
+    bitwidth: 9,
+}];
 static NHOP: [ParamInfo; 2] = [
-    ParamInfo { id: 1, name: "dmac", bitwidth: 48 },
-    ParamInfo { id: 2, name: "port", bitwidth: 9 },
+    ParamInfo {
+        id: 1,
+        name: "dmac",
+        bitwidth: 48,
+    },
+    ParamInfo {
+        id: 2,
+        name: "port",
+        bitwidth: 9,
+    },
 ];
-static PRIO: [ParamInfo; 1] = [ParamInfo { id: 1, name: "prio", bitwidth: 3 }];
+static PRIO: [ParamInfo; 1] = [ParamInfo {
+    id: 1,
+    name: "prio",
+    bitwidth: 3,
+}];
 static ACTIONS: [ActionInfo; 5] = [
-    ActionInfo { id: NO_ACTION, name: "NoAction", params: &[] },
-    ActionInfo { id: SET_PORT, name: "MyIngress.set_port", params: &PORT },
-    ActionInfo { id: DROP, name: "MyIngress.drop", params: &[] },
-    ActionInfo { id: SET_NHOP, name: "MyIngress.set_nhop", params: &NHOP },
-    ActionInfo { id: SET_PRIO, name: "MyIngress.set_prio", params: &PRIO },
+    ActionInfo {
+        id: NO_ACTION,
+        name: "NoAction",
+        params: &[],
+    },
+    ActionInfo {
+        id: SET_PORT,
+        name: "MyIngress.set_port",
+        params: &PORT,
+    },
+    ActionInfo {
+        id: DROP,
+        name: "MyIngress.drop",
+        params: &[],
+    },
+    ActionInfo {
+        id: SET_NHOP,
+        name: "MyIngress.set_nhop",
+        params: &NHOP,
+    },
+    ActionInfo {
+        id: SET_PRIO,
+        name: "MyIngress.set_prio",
+        params: &PRIO,
+    },
 ];
-static LPM_KEYS: [KeyInfo; 1] = [KeyInfo { id: 1, name: "hdr.ipv4.dstAddr", bitwidth: 32, kind: MatchKind::Lpm }];
+static LPM_KEYS: [KeyInfo; 1] = [KeyInfo {
+    id: 1,
+    name: "hdr.ipv4.dstAddr",
+    bitwidth: 32,
+    kind: MatchKind::Lpm,
+}];
 static LPM_ACTIONS: [ActionRef; 3] = [
-    ActionRef { id: SET_PORT, scope: ActionScope::TableAndDefault },
-    ActionRef { id: DROP, scope: ActionScope::DefaultOnly },
-    ActionRef { id: SET_NHOP, scope: ActionScope::TableOnly },
+    ActionRef {
+        id: SET_PORT,
+        scope: ActionScope::TableAndDefault,
+    },
+    ActionRef {
+        id: DROP,
+        scope: ActionScope::DefaultOnly,
+    },
+    ActionRef {
+        id: SET_NHOP,
+        scope: ActionScope::TableOnly,
+    },
 ];
 static ACL_KEYS: [KeyInfo; 2] = [
-    KeyInfo { id: 1, name: "hdr.ipv4.protocol", bitwidth: 8, kind: MatchKind::Ternary },
-    KeyInfo { id: 2, name: "meta.l4_dport", bitwidth: 16, kind: MatchKind::Range },
+    KeyInfo {
+        id: 1,
+        name: "hdr.ipv4.protocol",
+        bitwidth: 8,
+        kind: MatchKind::Ternary,
+    },
+    KeyInfo {
+        id: 2,
+        name: "meta.l4_dport",
+        bitwidth: 16,
+        kind: MatchKind::Range,
+    },
 ];
 static ACL_ACTIONS: [ActionRef; 2] = [
-    ActionRef { id: NO_ACTION, scope: ActionScope::TableAndDefault },
-    ActionRef { id: DROP, scope: ActionScope::TableAndDefault },
+    ActionRef {
+        id: NO_ACTION,
+        scope: ActionScope::TableAndDefault,
+    },
+    ActionRef {
+        id: DROP,
+        scope: ActionScope::TableAndDefault,
+    },
 ];
-static ECMP_KEYS: [KeyInfo; 1] = [KeyInfo { id: 1, name: "meta.nhop_group", bitwidth: 16, kind: MatchKind::Exact }];
+static ECMP_KEYS: [KeyInfo; 1] = [KeyInfo {
+    id: 1,
+    name: "meta.nhop_group",
+    bitwidth: 16,
+    kind: MatchKind::Exact,
+}];
 static ECMP_ACTIONS: [ActionRef; 2] = [
-    ActionRef { id: SET_NHOP, scope: ActionScope::TableAndDefault },
-    ActionRef { id: DROP, scope: ActionScope::TableAndDefault },
+    ActionRef {
+        id: SET_NHOP,
+        scope: ActionScope::TableAndDefault,
+    },
+    ActionRef {
+        id: DROP,
+        scope: ActionScope::TableAndDefault,
+    },
 ];
-static QOS_KEYS: [KeyInfo; 1] = [KeyInfo { id: 1, name: "hdr.ipv4.dscp", bitwidth: 6, kind: MatchKind::Exact }];
-static QOS_ACTIONS: [ActionRef; 1] = [ActionRef { id: SET_PRIO, scope: ActionScope::TableAndDefault }];
-static CONST_KEYS: [KeyInfo; 1] = [KeyInfo { id: 1, name: "hdr.ethernet.etherType", bitwidth: 16, kind: MatchKind::Exact }];
+static QOS_KEYS: [KeyInfo; 1] = [KeyInfo {
+    id: 1,
+    name: "hdr.ipv4.dscp",
+    bitwidth: 6,
+    kind: MatchKind::Exact,
+}];
+static QOS_ACTIONS: [ActionRef; 1] = [ActionRef {
+    id: SET_PRIO,
+    scope: ActionScope::TableAndDefault,
+}];
+static CONST_KEYS: [KeyInfo; 1] = [KeyInfo {
+    id: 1,
+    name: "hdr.ethernet.etherType",
+    bitwidth: 16,
+    kind: MatchKind::Exact,
+}];
 static CONST_ACTIONS: [ActionRef; 2] = [
-    ActionRef { id: NO_ACTION, scope: ActionScope::TableAndDefault },
-    ActionRef { id: DROP, scope: ActionScope::TableAndDefault },
+    ActionRef {
+        id: NO_ACTION,
+        scope: ActionScope::TableAndDefault,
+    },
+    ActionRef {
+        id: DROP,
+        scope: ActionScope::TableAndDefault,
+    },
 ];
 static CONST_ENTRIES: [ConstEntryInfo; 1] = [ConstEntryInfo {
     matches: &[Some(FieldMatch::Exact(0x0806))],
@@ -160,12 +256,28 @@ static TABLES: [TableInfo; 5] = [
 ];
 
 static OUT_FIELDS: [MetaFieldInfo; 2] = [
-    MetaFieldInfo { id: 1, name: "egress_port", bitwidth: 9 },
-    MetaFieldInfo { id: 2, name: "_pad", bitwidth: 7 },
+    MetaFieldInfo {
+        id: 1,
+        name: "egress_port",
+        bitwidth: 9,
+    },
+    MetaFieldInfo {
+        id: 2,
+        name: "_pad",
+        bitwidth: 7,
+    },
 ];
 static IN_FIELDS: [MetaFieldInfo; 2] = [
-    MetaFieldInfo { id: 1, name: "ingress_port", bitwidth: 9 },
-    MetaFieldInfo { id: 2, name: "_pad", bitwidth: 7 },
+    MetaFieldInfo {
+        id: 1,
+        name: "ingress_port",
+        bitwidth: 9,
+    },
+    MetaFieldInfo {
+        id: 2,
+        name: "_pad",
+        bitwidth: 7,
+    },
 ];
 
 pub const P4INFO_TEXT: &str = r#"
@@ -278,15 +390,46 @@ pub static PROGRAM: ProgramInfo = ProgramInfo {
         size: 4,
     }],
     counters: &[
-        CounterInfo { id: C_PORT, name: "port_counter", unit: CounterUnit::Both, size: 8, direct_table: None },
-        CounterInfo { id: C_LPM, name: "lpm_counter", unit: CounterUnit::Both, size: 0, direct_table: Some(T_LPM) },
+        CounterInfo {
+            id: C_PORT,
+            name: "port_counter",
+            unit: CounterUnit::Both,
+            size: 8,
+            direct_table: None,
+        },
+        CounterInfo {
+            id: C_LPM,
+            name: "lpm_counter",
+            unit: CounterUnit::Both,
+            size: 0,
+            direct_table: Some(T_LPM),
+        },
     ],
-    meters: &[MeterInfo { id: M_POLICE, name: "police", unit: CounterUnit::Packets, size: 2, direct_table: None }],
-    registers: &[RegisterInfo { id: R_SEEN, name: "seen", bitwidth: 32, size: 4 }],
+    meters: &[MeterInfo {
+        id: M_POLICE,
+        name: "police",
+        unit: CounterUnit::Packets,
+        size: 2,
+        direct_table: None,
+    }],
+    registers: &[RegisterInfo {
+        id: R_SEEN,
+        name: "seen",
+        bitwidth: 32,
+        size: 4,
+    }],
     digests: &[],
     controller_headers: &[
-        ControllerHeaderInfo { id: 0x0400_0001, name: "packet_out", fields: &OUT_FIELDS },
-        ControllerHeaderInfo { id: 0x0400_0002, name: "packet_in", fields: &IN_FIELDS },
+        ControllerHeaderInfo {
+            id: 0x0400_0001,
+            name: "packet_out",
+            fields: &OUT_FIELDS,
+        },
+        ControllerHeaderInfo {
+            id: 0x0400_0002,
+            name: "packet_in",
+            fields: &IN_FIELDS,
+        },
     ],
     value_sets: &[],
     p4info_text: P4INFO_TEXT,
@@ -323,7 +466,9 @@ impl Harness {
     }
 
     pub async fn client(&self) -> P4RuntimeClient<Channel> {
-        P4RuntimeClient::connect(format!("http://{}", self.addr)).await.unwrap()
+        P4RuntimeClient::connect(format!("http://{}", self.addr))
+            .await
+            .unwrap()
     }
 }
 
@@ -336,16 +481,21 @@ pub struct Controller {
 }
 
 pub fn u128_wire(v: u128) -> pb::Uint128 {
-    pb::Uint128 { high: (v >> 64) as u64, low: v as u64 }
+    pb::Uint128 {
+        high: (v >> 64) as u64,
+        low: v as u64,
+    }
 }
 
 pub fn arbitration_msg(device: u64, election_id: Option<u128>) -> pb::StreamMessageRequest {
     pb::StreamMessageRequest {
-        update: Some(pb::stream_message_request::Update::Arbitration(pb::MasterArbitrationUpdate {
-            device_id: device,
-            election_id: election_id.map(u128_wire),
-            ..Default::default()
-        })),
+        update: Some(pb::stream_message_request::Update::Arbitration(
+            pb::MasterArbitrationUpdate {
+                device_id: device,
+                election_id: election_id.map(u128_wire),
+                ..Default::default()
+            },
+        )),
     }
 }
 
@@ -355,14 +505,26 @@ pub async fn open_stream(
     h: &Harness,
     device: u64,
     election_id: Option<u128>,
-) -> (Controller, Result<pb::MasterArbitrationUpdate, tonic::Status>) {
+) -> (
+    Controller,
+    Result<pb::MasterArbitrationUpdate, tonic::Status>,
+) {
     let mut client = h.client().await;
     let (tx, rx) = mpsc::channel(16);
     tx.send(arbitration_msg(device, election_id)).await.unwrap();
-    let mut stream = client.stream_channel(ReceiverStream::new(rx)).await.unwrap().into_inner();
+    let mut stream = client
+        .stream_channel(ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
     let first = next_arbitration(&mut stream).await;
     (
-        Controller { client, tx, rx: stream, election_id: election_id.unwrap_or(0) },
+        Controller {
+            client,
+            tx,
+            rx: stream,
+            election_id: election_id.unwrap_or(0),
+        },
         first,
     )
 }
@@ -384,7 +546,11 @@ pub async fn next_arbitration(
 
 pub async fn primary(h: &Harness, election_id: u128) -> Controller {
     let (c, first) = open_stream(h, DEVICE, Some(election_id)).await;
-    assert_eq!(first.unwrap().status.unwrap().code, 0, "expected to be primary");
+    assert_eq!(
+        first.unwrap().status.unwrap().code,
+        0,
+        "expected to be primary"
+    );
     c
 }
 
@@ -393,47 +559,80 @@ pub async fn primary(h: &Harness, election_id: u128) -> Controller {
 pub fn exact(field_id: u32, value: &[u8]) -> pb::FieldMatch {
     pb::FieldMatch {
         field_id,
-        field_match_type: Some(pb::field_match::FieldMatchType::Exact(pb::field_match::Exact { value: value.to_vec() })),
+        field_match_type: Some(pb::field_match::FieldMatchType::Exact(
+            pb::field_match::Exact {
+                value: value.to_vec(),
+            },
+        )),
     }
 }
 pub fn lpm(field_id: u32, value: &[u8], prefix_len: i32) -> pb::FieldMatch {
     pb::FieldMatch {
         field_id,
-        field_match_type: Some(pb::field_match::FieldMatchType::Lpm(pb::field_match::Lpm { value: value.to_vec(), prefix_len })),
+        field_match_type: Some(pb::field_match::FieldMatchType::Lpm(pb::field_match::Lpm {
+            value: value.to_vec(),
+            prefix_len,
+        })),
     }
 }
 pub fn ternary(field_id: u32, value: &[u8], mask: &[u8]) -> pb::FieldMatch {
     pb::FieldMatch {
         field_id,
-        field_match_type: Some(pb::field_match::FieldMatchType::Ternary(pb::field_match::Ternary {
-            value: value.to_vec(),
-            mask: mask.to_vec(),
-        })),
+        field_match_type: Some(pb::field_match::FieldMatchType::Ternary(
+            pb::field_match::Ternary {
+                value: value.to_vec(),
+                mask: mask.to_vec(),
+            },
+        )),
     }
 }
 pub fn range(field_id: u32, low: &[u8], high: &[u8]) -> pb::FieldMatch {
     pb::FieldMatch {
         field_id,
-        field_match_type: Some(pb::field_match::FieldMatchType::Range(pb::field_match::Range {
-            low: low.to_vec(),
-            high: high.to_vec(),
-        })),
+        field_match_type: Some(pb::field_match::FieldMatchType::Range(
+            pb::field_match::Range {
+                low: low.to_vec(),
+                high: high.to_vec(),
+            },
+        )),
     }
 }
 pub fn action(action_id: u32, params: &[(u32, &[u8])]) -> pb::Action {
     pb::Action {
         action_id,
-        params: params.iter().map(|&(param_id, v)| pb::action::Param { param_id, value: v.to_vec() }).collect(),
+        params: params
+            .iter()
+            .map(|&(param_id, v)| pb::action::Param {
+                param_id,
+                value: v.to_vec(),
+            })
+            .collect(),
     }
 }
 pub fn direct(a: pb::Action) -> Option<pb::TableAction> {
-    Some(pb::TableAction { r#type: Some(pb::table_action::Type::Action(a)) })
+    Some(pb::TableAction {
+        r#type: Some(pb::table_action::Type::Action(a)),
+    })
 }
-pub fn entry(table_id: u32, matches: Vec<pb::FieldMatch>, a: Option<pb::TableAction>, priority: i32) -> pb::TableEntry {
-    pb::TableEntry { table_id, r#match: matches, action: a, priority, ..Default::default() }
+pub fn entry(
+    table_id: u32,
+    matches: Vec<pb::FieldMatch>,
+    a: Option<pb::TableAction>,
+    priority: i32,
+) -> pb::TableEntry {
+    pb::TableEntry {
+        table_id,
+        r#match: matches,
+        action: a,
+        priority,
+        ..Default::default()
+    }
 }
 pub fn update(ty: pb::update::Type, e: pb::entity::Entity) -> pb::Update {
-    pb::Update { r#type: ty as i32, entity: Some(pb::Entity { entity: Some(e) }) }
+    pb::Update {
+        r#type: ty as i32,
+        entity: Some(pb::Entity { entity: Some(e) }),
+    }
 }
 pub fn insert(te: pb::TableEntry) -> pb::Update {
     update(pb::update::Type::Insert, pb::entity::Entity::TableEntry(te))
@@ -446,10 +645,19 @@ pub fn delete(te: pb::TableEntry) -> pb::Update {
 }
 /// 10.0.0.0/8 → set_port(port).
 pub fn route(prefix: [u8; 4], len: i32, port: &[u8]) -> pb::TableEntry {
-    entry(T_LPM, vec![lpm(1, &prefix, len)], direct(action(SET_PORT, &[(1, port)])), 0)
+    entry(
+        T_LPM,
+        vec![lpm(1, &prefix, len)],
+        direct(action(SET_PORT, &[(1, port)])),
+        0,
+    )
 }
 
-pub fn write_request(c: &Controller, updates: Vec<pb::Update>, atomicity: pb::write_request::Atomicity) -> pb::WriteRequest {
+pub fn write_request(
+    c: &Controller,
+    updates: Vec<pb::Update>,
+    atomicity: pb::write_request::Atomicity,
+) -> pb::WriteRequest {
     pb::WriteRequest {
         device_id: DEVICE,
         election_id: Some(u128_wire(c.election_id)),
@@ -464,10 +672,16 @@ pub async fn write(c: &mut Controller, updates: Vec<pb::Update>) -> Result<(), t
     c.client.write(req).await.map(|_| ())
 }
 
-pub async fn read(client: &mut P4RuntimeClient<Channel>, entities: Vec<pb::entity::Entity>) -> Result<Vec<pb::Entity>, tonic::Status> {
+pub async fn read(
+    client: &mut P4RuntimeClient<Channel>,
+    entities: Vec<pb::entity::Entity>,
+) -> Result<Vec<pb::Entity>, tonic::Status> {
     let req = pb::ReadRequest {
         device_id: DEVICE,
-        entities: entities.into_iter().map(|e| pb::Entity { entity: Some(e) }).collect(),
+        entities: entities
+            .into_iter()
+            .map(|e| pb::Entity { entity: Some(e) })
+            .collect(),
         ..Default::default()
     };
     let mut stream = client.read(req).await?.into_inner();
@@ -488,16 +702,28 @@ pub async fn snapshot(client: &mut P4RuntimeClient<Channel>) -> Vec<pb::Entity> 
         E::CounterEntry(Default::default()),
         E::MeterEntry(Default::default()),
         E::RegisterEntry(Default::default()),
-        E::TableEntry(pb::TableEntry { table_id: T_QOS, ..Default::default() }),
+        E::TableEntry(pb::TableEntry {
+            table_id: T_QOS,
+            ..Default::default()
+        }),
     ];
     for t in PROGRAM.tables {
-        ents.push(E::TableEntry(pb::TableEntry { table_id: t.id, is_default_action: true, ..Default::default() }));
+        ents.push(E::TableEntry(pb::TableEntry {
+            table_id: t.id,
+            is_default_action: true,
+            ..Default::default()
+        }));
     }
     read(client, ents).await.unwrap()
 }
 
 /// The per-update (code, message) list of a failed Write.
 pub fn update_errors(status: &tonic::Status) -> Vec<(i32, String)> {
-    assert_eq!(status.code(), tonic::Code::Unknown, "write errors are UNKNOWN: {status:?}");
-    control::p4rt::error::decode_write_errors(status).expect("grpc-status-details-bin with p4.v1.Error details")
+    assert_eq!(
+        status.code(),
+        tonic::Code::Unknown,
+        "write errors are UNKNOWN: {status:?}"
+    );
+    control::p4rt::error::decode_write_errors(status)
+        .expect("grpc-status-details-bin with p4.v1.Error details")
 }
