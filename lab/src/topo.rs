@@ -383,6 +383,17 @@ mod tests {
     }
 
     #[test]
+    fn the_example_topologies_are_valid() {
+        for text in [
+            include_str!("../examples/pair.toml"),
+            include_str!("../examples/switched.toml"),
+        ] {
+            let t = Topology::from_toml(text).unwrap();
+            assert!(!t.links.is_empty());
+        }
+    }
+
+    #[test]
     fn unknown_keys_are_syntax_errors() {
         let e = Topology::from_toml("name = \"x\"\nswitchez = []\n").unwrap_err();
         assert!(matches!(e, TopoError::Syntax(_)), "{e}");

@@ -239,3 +239,40 @@ fn pfc_frames_into_the_client_port_pause_it() {
         "{pfc_rx} of {sent} PFC frames seen"
     );
 }
+
+#[test]
+fn an_mtu_the_interface_cannot_carry_is_refused_up_front() {
+    if !common::root_or_skip("an_mtu_the_interface_cannot_carry_is_refused_up_front") {
+        return;
+    }
+    let ns = setup();
+    let out = Command::new(env!("CARGO_BIN_EXE_roceperf"))
+        .args([
+            "client",
+            "--netns",
+            &ns.names[0],
+            "--iface",
+            "c0",
+            "--mac",
+            C_MAC,
+            "--ip",
+            "10.1.0.1",
+            "--dst-ip",
+            "10.1.0.2",
+            "--dst-mac",
+            S_MAC,
+            "--mtu",
+            "4096",
+            "--duration",
+            "1",
+        ])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--mtu 4096") && err.contains("MTU 1500"),
+        "{err}"
+    );
+}

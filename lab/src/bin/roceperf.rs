@@ -193,6 +193,18 @@ fn main() -> Result<()> {
         None => AfPacketPort::open(&common.iface),
     }
     .with_context(|| format!("opening port on {}", common.iface))?;
+    // Largest frame: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + payload
+    // + pad 3 + ICRC 4; all of it after Ethernet must fit the interface MTU.
+    let iface_mtu = port.mtu_bytes().context("reading the interface MTU")?;
+    let need = common.mtu as u32 + 20 + 8 + 12 + 16 + 3 + 4;
+    if need > iface_mtu {
+        bail!(
+            "--mtu {} makes frames of {need} bytes after Ethernet, but {} has MTU {iface_mtu}: \
+             lower --mtu or raise the interface MTU",
+            common.mtu,
+            common.iface
+        );
+    }
     let stop = lab::signal::stop_flag();
     let mut agent = Agent::new(port, cfg, role).context("setting up the agent")?;
     let json = common.json;

@@ -228,6 +228,27 @@ impl AfPacketPort {
         })?
     }
 
+    /// The interface's MTU in bytes (largest frame payload after the
+    /// Ethernet header), read now with `SIOCGIFMTU`.
+    pub fn mtu_bytes(&self) -> Result<u32, PortError> {
+        // SAFETY: zeroed ifreq is valid; the name is NUL-terminated below.
+        let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+        for (d, s) in req
+            .ifr_name
+            .iter_mut()
+            .zip(self.iface.bytes().take(libc::IFNAMSIZ - 1))
+        {
+            *d = s as libc::c_char;
+        }
+        // SAFETY: a valid ifreq for this request; the kernel fills ifru_mtu.
+        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::SIOCGIFMTU as _, &mut req) };
+        if r < 0 {
+            return Err(self.io_err("SIOCGIFMTU", last_err()));
+        }
+        // SAFETY: SIOCGIFMTU wrote the mtu member of the union.
+        Ok(unsafe { req.ifr_ifru.ifru_mtu } as u32)
+    }
+
     /// The interface index.
     pub fn ifindex(&self) -> u32 {
         self.ifindex
