@@ -26,10 +26,10 @@
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
 
+use crate::mac::{Mac, MacStats, RxClass};
 use crate::time::{Duration, Instant};
 use crate::tm::ecn::should_mark;
 use crate::tm::{ConfigError, DropReason, EnqueueMeta, Timer, Tm, TmConfig, TmEvent};
-use crate::wire::pfc::{self, MacControlRepr};
 
 use super::forward::{EgressMeta, ForwardDrop, Forwarding};
 use super::frame::SimFrame;
@@ -43,13 +43,12 @@ pub struct SwitchStats {
     pub tm_drops: u64,
     /// Frames CE-marked at egress.
     pub ce_marked: u64,
-    /// Malformed MAC Control frames.
-    pub bad_mac_control: u64,
 }
 
 /// A switch node.
 pub struct SimSwitch {
     tm: Tm<SimFrame>,
+    macs: Vec<Mac>,
     forwarding: Box<dyn Forwarding>,
     stats: SwitchStats,
     events: Vec<(Instant, TmEvent)>,
@@ -75,8 +74,10 @@ impl SimSwitch {
     /// A switch with `cfg.ports.len()` ports (validated by the TM).
     pub fn new(cfg: TmConfig, forwarding: Box<dyn Forwarding>) -> Result<Self, ConfigError> {
         let n = cfg.ports.len();
+        let macs = cfg.ports.iter().map(|p| Mac::new(p.mac)).collect();
         Ok(SimSwitch {
             tm: Tm::new(cfg, Instant::ZERO)?,
+            macs,
             forwarding,
             stats: SwitchStats::default(),
             events: Vec::new(),
@@ -140,6 +141,11 @@ impl SimSwitch {
         &mut self.tm
     }
 
+    /// MAC counters of a port.
+    pub fn mac_stats(&self, port: u16) -> Option<MacStats> {
+        self.macs.get(usize::from(port)).map(Mac::stats)
+    }
+
     /// Switch counters.
     pub fn stats(&self) -> SwitchStats {
         self.stats
@@ -175,16 +181,20 @@ impl SimSwitch {
         mut frame: SimFrame,
         _rng: &mut ChaCha8Rng,
     ) {
-        if frame.control {
-            self.touch(port);
-            self.deadline.set(None);
-            match pfc::parse_frame(frame.bytes()) {
-                Ok(Some(repr)) => self.tm.handle_mac_control(port, &repr, now),
-                Ok(None) => {}
-                Err(_) => self.stats.bad_mac_control += 1,
-            }
-            self.drain_events(now);
+        let Some(mac) = self.macs.get_mut(usize::from(port)) else {
             return;
+        };
+        match mac.handle_rx(frame.bytes()) {
+            RxClass::Data => {}
+            RxClass::Control(repr) => {
+                // Consumed by the MAC, never forwarded (R-PFC-FMT-5).
+                self.touch(port);
+                self.deadline.set(None);
+                self.tm.handle_mac_control(port, &repr, now);
+                self.drain_events(now);
+                return;
+            }
+            RxClass::Malformed => return,
         }
         let len = frame.len();
         let d = match self.forwarding.forward(port, frame.bytes_mut(), len) {
@@ -224,9 +234,12 @@ impl SimSwitch {
         rng: &mut ChaCha8Rng,
     ) -> Option<SimFrame> {
         if let Some(repr) = self.tm.poll_control_frame(port, now) {
-            let mac = self.tm.config().ports.get(usize::from(port))?.mac;
             let mut f = SimFrame::empty();
-            let n = pfc::emit_frame(mac, &MacControlRepr::Pfc(repr), f.head_mut()).ok()?;
+            let n = self
+                .macs
+                .get_mut(usize::from(port))?
+                .emit_pfc(&repr, f.head_mut())
+                .ok()?;
             f.set_lens(n, n);
             f.control = true;
             self.drain_events(now);
