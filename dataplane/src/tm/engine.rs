@@ -744,7 +744,7 @@ impl<T> Tm<T> {
             for g in 0..8 {
                 let pg = &self.ports[pi].pgs[g];
                 if pg.refresh_at.is_some_and(|t| t <= now) {
-                    if pg.xoff && !self.xon_condition(pg) {
+                    if pg.xoff && pg.lossless && !self.xon_condition(pg) {
                         self.send_xoff(pi, g, now, true);
                     } else {
                         self.send_xon(pi, g);

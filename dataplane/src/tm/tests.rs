@@ -903,3 +903,22 @@ fn zero_shp_ratio_is_rejected() {
         vec![ConfigProblem::ZeroShpRatio]
     );
 }
+
+#[test]
+fn reconfiguring_a_paused_pg_as_lossy_ends_its_xoff() {
+    let mut tm = tm(config(2));
+    rx_pfc!(tm, 0, 1, mask 1 << 3, quanta 0xffff); // keep port 1 from draining
+    let (_, t) = fill_until_xoff(&mut tm, 1024);
+    let _ = ctrl!(tm, t, 0);
+    let mut cfg = config(2);
+    cfg.ports[0].pfc_enable = 0;
+    tm.handle_config(cfg, at(t)).unwrap();
+    let (refresh, timer) = tm.next_timer().unwrap();
+    assert_eq!(timer, Timer::PfcRefresh { port: 0, pg: 3 });
+    tm.handle_timeout(refresh);
+    assert!(!tm.pg_usage(0, 3).unwrap().xoff);
+    assert_ne!(
+        tm.next_timer().map(|(_, t)| t),
+        Some(Timer::PfcRefresh { port: 0, pg: 3 })
+    );
+}
