@@ -430,8 +430,11 @@ fn error_literal_does_not_fit() {
 #[test]
 fn error_unsupported_feature_is_named() {
     check_errors(
-        "unsupported_generic_struct",
-        &program(&[("DECLS", "struct pair<T> { T first; T second; }")]),
+        "unsupported_user_extern",
+        &program(&[
+            ("DECLS", "extern Widget { Widget(); void spin(); }"),
+            ("LOCALS", "Widget() w;"),
+        ]),
     );
 }
 

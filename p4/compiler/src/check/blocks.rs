@@ -151,11 +151,32 @@ impl Checker {
                     let Some(ty) = self.ty(&vs.elem_type) else {
                         continue;
                     };
-                    let Some(w) = (match &ty {
-                        Ty::Bit(w) => Some(*w),
-                        _ => None,
-                    }) else {
-                        self.unsupported(vs.elem_type.span, "value sets of non-bit types");
+                    let parts: Vec<Ty> = match &ty {
+                        Ty::Bit(_) => vec![ty.clone()],
+                        Ty::Tuple(items) => items.clone(),
+                        Ty::Composite(c)
+                            if self.prog.composites[*c].kind == ir::CompositeKind::Struct =>
+                        {
+                            self.prog.composites[*c]
+                                .fields
+                                .iter()
+                                .map(|f| f.ty.clone())
+                                .collect()
+                        }
+                        _ => vec![],
+                    };
+                    let widths: Option<Vec<u32>> = parts
+                        .iter()
+                        .map(|t| match t {
+                            Ty::Bit(w) => Some(*w),
+                            _ => None,
+                        })
+                        .collect();
+                    let Some(w) = widths
+                        .map(|v| v.iter().sum::<u32>())
+                        .filter(|w| (1..=128).contains(w))
+                    else {
+                        self.unsupported(vs.elem_type.span, "value sets whose members are not bit strings (at most 128 bits in all)");
                         continue;
                     };
                     let Some(size) = self.const_u32(&vs.size, "value set size") else {
@@ -335,6 +356,36 @@ impl Checker {
         {
             return Some(vec![ir::KeySet::Any; keys.len()]);
         }
+        // A value set over the whole key tuple.
+        if let (1, ast::KeysetElem::Expr(e)) = (ks.elems.len(), &ks.elems[0]) {
+            if let ast::ExprKind::Name(p) = &e.kind {
+                if let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned() {
+                    let parts: Vec<Ty> = match &vty {
+                        Ty::Tuple(items) => items.clone(),
+                        Ty::Composite(c) => self.prog.composites[*c]
+                            .fields
+                            .iter()
+                            .map(|f| f.ty.clone())
+                            .collect(),
+                        t => vec![t.clone()],
+                    };
+                    let key_tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
+                    if keys.len() > 1 {
+                        if parts != key_tys {
+                            self.error(
+                                codes::TYPE_MISMATCH,
+                                e.span,
+                                "the value set's element type does not match the select keys",
+                            );
+                            return None;
+                        }
+                        let mut out = vec![ir::KeySet::ValueSetAll(i)];
+                        out.extend(std::iter::repeat_n(ir::KeySet::Any, keys.len() - 1));
+                        return Some(out);
+                    }
+                }
+            }
+        }
         if ks.elems.len() != keys.len() {
             self.error_label(
                 codes::BAD_SELECT,
@@ -396,10 +447,93 @@ impl Checker {
     // -------------------------------------------------------------- control
 
     pub(crate) fn control_decl(&mut self, c: &ast::ControlDecl) {
-        if !c.signature.type_params.is_empty() || !c.ctor_params.is_empty() {
-            self.unsupported(c.span, "generic controls or control constructor parameters");
+        if !c.signature.type_params.is_empty() {
+            self.unsupported(c.span, "generic controls");
             return;
         }
+        if !c.ctor_params.is_empty() {
+            // Checked once per distinct set of constructor arguments, at
+            // each instantiation.
+            self.ctor_controls
+                .insert(c.signature.name.name.clone(), c.clone());
+            self.declare(
+                &c.signature.name,
+                Sym::CtorControl(c.signature.name.name.clone()),
+            );
+            return;
+        }
+        if let Some(h) = self.control_body(c) {
+            self.declare(&c.signature.name, Sym::Control(h));
+        }
+    }
+
+    /// Instantiates a control with constructor parameters: the declaration
+    /// is checked with the parameters bound to the (constant) arguments, in
+    /// the top-level scope.
+    pub(crate) fn instantiate_ctor_control(
+        &mut self,
+        name: &str,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Handle<ir::Control>> {
+        let decl = self.ctor_controls.get(name)?.clone();
+        if args.len() != decl.ctor_params.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "control `{name}` takes {} constructor argument(s), {} given",
+                    decl.ctor_params.len(),
+                    args.len()
+                ),
+                "wrong number of arguments",
+            );
+            return None;
+        }
+        let mut values = Vec::new();
+        for (p, a) in decl.ctor_params.iter().zip(args) {
+            let ty = self.ty(&p.ty)?;
+            let x = self.expr(a, Some(&ty))?;
+            if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
+                self.error(
+                    codes::NOT_CONSTANT,
+                    a.span,
+                    "constructor arguments must be constants",
+                );
+                return None;
+            }
+            values.push((p.name.clone(), x));
+        }
+        let key = (
+            name.to_string(),
+            values
+                .iter()
+                .map(|(_, x)| format!("{:?}", x.kind))
+                .collect::<Vec<_>>(),
+        );
+        if let Some(h) = self.ctor_cache.get(&key) {
+            return Some(*h);
+        }
+        let top = self.scopes[0].clone();
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![top]);
+        let saved_body = self.body.take();
+        let saved_name = self.block_name.take();
+        self.push_scope();
+        for (n, x) in values {
+            self.declare(&n, Sym::Const(x));
+        }
+        let h = self.control_body(&decl);
+        self.scopes = saved_scopes;
+        self.body = saved_body;
+        self.block_name = saved_name;
+        if let Some(h) = h {
+            self.ctor_cache.insert(key, h);
+        }
+        h
+    }
+
+    /// Checks a control's locals and apply block into a new IR control.
+    fn control_body(&mut self, c: &ast::ControlDecl) -> Option<Handle<ir::Control>> {
         let h = self.prog.controls.append(
             ir::Control {
                 name: c.signature.name.name.clone(),
@@ -473,7 +607,7 @@ impl Checker {
         self.prog.controls[h].apply_vars = body.vars;
         self.pop_scope();
         self.block_name = None;
-        self.declare(&c.signature.name, Sym::Control(h));
+        Some(h)
     }
 
     /// An instantiation that declares no name in scope.
@@ -490,11 +624,30 @@ impl Checker {
         };
         let args: Vec<&ast::Expr> = i.args.iter().map(|a| &a.value).collect();
         let sym = self.lookup(name).cloned();
-        if let Some(Sym::Control(sub)) = sym {
-            if !args.is_empty() {
-                self.unsupported(i.span, "control constructor arguments");
-                return;
+        let sub = match &sym {
+            Some(Sym::Control(sub)) => {
+                if !args.is_empty() {
+                    self.error(
+                        codes::ARG_COUNT,
+                        i.span,
+                        format!(
+                            "control `{}` takes no constructor arguments",
+                            name.ident.name
+                        ),
+                    );
+                    return;
+                }
+                Some(*sub)
             }
+            Some(Sym::CtorControl(n)) => {
+                match self.instantiate_ctor_control(&n.clone(), &args, i.span) {
+                    Some(s) => Some(s),
+                    None => return,
+                }
+            }
+            _ => None,
+        };
+        if let Some(sub) = sub {
             let ctl = &mut self.prog.controls[h];
             let idx = ctl.instances.len() as u32;
             ctl.instances.push((i.name.name.clone(), sub));

@@ -30,6 +30,22 @@ impl Checker {
     /// reported.
     pub(crate) fn expr(&mut self, e: &ast::Expr, expected: Option<&Ty>) -> Option<Expr> {
         // List/struct initialisers need the expected type.
+        if let (Some(Ty::Tuple(tys)), ast::ExprKind::List(items)) = (expected, &e.kind) {
+            if tys.len() != items.len() {
+                self.error_label(
+                    codes::ARG_COUNT,
+                    e.span,
+                    format!("expected {} values, found {}", tys.len(), items.len()),
+                    "wrong number of values",
+                );
+                return None;
+            }
+            let mut v = Vec::new();
+            for (t, i) in tys.iter().zip(items) {
+                v.push(self.expr(i, Some(t))?);
+            }
+            return Some(mk(ExprKind::List(v), Ty::Tuple(tys.clone()), e.span));
+        }
         if let (Some(ty), ast::ExprKind::List(items)) = (expected, &e.kind)
             && let Ty::Composite(_) = ty
         {
@@ -66,6 +82,15 @@ impl Checker {
     pub(crate) fn coerce(&mut self, te: TE, ty: &Ty, span: Span) -> Option<Expr> {
         match te {
             TE::Inf(v) => {
+                // An integer constant where a serializable enum is expected
+                // takes the enum's underlying type (p4c accepts this in
+                // select cases and comparisons).
+                if let Ty::SerEnum(e) = ty {
+                    let repr = self.prog.enums[*e].repr.clone()?;
+                    let mut x = self.coerce(TE::Inf(v), &repr, span)?;
+                    x.ty = ty.clone();
+                    return Some(x);
+                }
                 let w = match ty {
                     Ty::Bit(w) | Ty::Int(w) => *w,
                     _ => {

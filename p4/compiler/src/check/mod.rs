@@ -64,6 +64,10 @@ pub(crate) enum Sym {
     ExternDecl(String),
     /// A parser/control/package type declaration.
     BlockType,
+    /// A generic struct or header, instantiated at each use.
+    Generic(String),
+    /// A control with constructor parameters, checked at each instantiation.
+    CtorControl(String),
 }
 
 /// Where statements are being checked.
@@ -100,6 +104,14 @@ pub(crate) struct Checker {
     pub(crate) facts: program_info::Facts,
     /// Name of the control or parser being checked (P4Info prefix).
     pub(crate) block_name: Option<String>,
+    /// Generic struct/header declarations by name.
+    pub(crate) generics: HashMap<String, (ast::StructLikeDecl, ir::CompositeKind)>,
+    /// Instantiations of generic types already built.
+    pub(crate) generic_cache: HashMap<(String, Vec<Ty>), Ty>,
+    /// Controls with constructor parameters, by name.
+    pub(crate) ctor_controls: HashMap<String, ast::ControlDecl>,
+    /// Their instantiations: (name, argument values) → control.
+    pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
 }
 
 /// Checks a parsed program. `name` is the program name (file stem).
@@ -118,6 +130,10 @@ pub fn check(
         match_kinds: Vec::new(),
         facts: Default::default(),
         block_name: None,
+        generics: HashMap::new(),
+        generic_cache: HashMap::new(),
+        ctor_controls: HashMap::new(),
+        ctor_cache: HashMap::new(),
     };
     for d in &prog.decls {
         c.top_decl(d);
@@ -324,10 +340,25 @@ impl Checker {
             K::Named { name, args } => match self.lookup(name).cloned() {
                 Some(Sym::Type(ty)) => {
                     if !args.is_empty() {
-                        self.unsupported(t.span, "generic struct types");
+                        self.error(
+                            codes::ARG_COUNT,
+                            t.span,
+                            format!("`{}` takes no type arguments", name.ident.name),
+                        );
                         return None;
                     }
                     ty
+                }
+                Some(Sym::Generic(g)) => {
+                    if args.is_empty() {
+                        self.error(
+                            codes::ARG_COUNT,
+                            t.span,
+                            format!("`{g}` needs type arguments, e.g. `{g}<bit<8>>`"),
+                        );
+                        return None;
+                    }
+                    return self.instantiate_generic(&g, args, t.span);
                 }
                 Some(_) => {
                     self.error_label(
@@ -510,9 +541,65 @@ impl Checker {
 
     fn struct_like(&mut self, s: &ast::StructLikeDecl, kind: ir::CompositeKind) {
         if !s.type_params.is_empty() {
-            self.unsupported(s.span, "generic structs and headers");
+            // Generic: instantiated (monomorphised) at each use with type arguments.
+            self.generics.insert(s.name.name.clone(), (s.clone(), kind));
+            self.declare(&s.name, Sym::Generic(s.name.name.clone()));
             return;
         }
+        if let Some(h) = self.composite(s, kind, s.name.name.clone()) {
+            self.declare(&s.name, Sym::Type(Ty::Composite(h)));
+        }
+    }
+
+    /// `S<args>` for a generic struct or header `S`.
+    fn instantiate_generic(&mut self, name: &str, args: &[ast::Type], span: Span) -> Option<Ty> {
+        let (decl, kind) = self.generics.get(name)?.clone();
+        if args.len() != decl.type_params.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "`{name}` takes {} type argument(s), {} given",
+                    decl.type_params.len(),
+                    args.len()
+                ),
+                "wrong number of type arguments",
+            );
+            return None;
+        }
+        let mut tys = Vec::new();
+        for a in args {
+            tys.push(self.ty(a)?);
+        }
+        let key = (name.to_string(), tys.clone());
+        if let Some(t) = self.generic_cache.get(&key) {
+            return Some(t.clone());
+        }
+        let full = format!(
+            "{name}<{}>",
+            tys.iter()
+                .map(|t| self.ty_name(t))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        self.push_scope();
+        for (p, t) in decl.type_params.iter().zip(&tys) {
+            self.declare(p, Sym::Type(t.clone()));
+        }
+        let h = self.composite(&decl, kind, full);
+        self.pop_scope();
+        let ty = Ty::Composite(h?);
+        self.generic_cache.insert(key, ty.clone());
+        Some(ty)
+    }
+
+    /// Builds a header, union or struct type named `name`.
+    fn composite(
+        &mut self,
+        s: &ast::StructLikeDecl,
+        kind: ir::CompositeKind,
+        name: String,
+    ) -> Option<Handle<ir::Composite>> {
         let mut fields: Vec<ir::Field> = Vec::new();
         for f in &s.fields {
             let Some(ty) = self.ty(&f.ty) else { continue };
@@ -599,7 +686,7 @@ impl Checker {
         let controller_header = ast::find_annotation(&s.annotations, "controller_header")
             .and_then(|a| a.string_arg().map(|s| s.to_string()));
         let comp = ir::Composite {
-            name: s.name.name.clone(),
+            name,
             kind,
             fields,
             controller_header,
@@ -615,8 +702,7 @@ impl Checker {
                 ),
             );
         }
-        let h = self.prog.composites.append(comp, s.span);
-        self.declare(&s.name, Sym::Type(Ty::Composite(h)));
+        Some(self.prog.composites.append(comp, s.span))
     }
 
     fn enum_decl(&mut self, e: &ast::EnumDecl) {
@@ -728,12 +814,19 @@ impl Checker {
                 self.error(codes::BAD_MAIN, a.span, "expected a parser or control name");
                 return;
             };
-            if !args.is_empty() {
-                self.unsupported(a.span, "constructor arguments of parsers and controls");
+            names.push(p.ident.name.clone());
+            let mut sym = self.lookup(p).cloned();
+            if let Some(Sym::CtorControl(n)) = &sym {
+                let argv: Vec<&ast::Expr> = args.iter().map(|a| &a.value).collect();
+                match self.instantiate_ctor_control(&n.clone(), &argv, a.span) {
+                    Some(h) => sym = Some(Sym::Control(h)),
+                    None => return,
+                }
+            } else if !args.is_empty() {
+                self.unsupported(a.span, "constructor arguments of parsers");
                 return;
             }
-            names.push(p.ident.name.clone());
-            match (k, self.lookup(p).cloned()) {
+            match (k, sym) {
                 (0, Some(Sym::Parser(h))) => parser = Some(h),
                 (1..=5, Some(Sym::Control(h))) => controls.push(h),
                 (0, _) => {

@@ -815,8 +815,11 @@ pub enum KeySet {
     Mask(u128, u128),
     /// `lo .. hi`.
     Range(u128, u128),
-    /// A parser value set (index into `ProgramInfo.value_sets`, per instance path resolved later).
+    /// A parser value set (index into `ProgramInfo.value_sets`).
     ValueSet(u32),
+    /// A value set over the whole tuple of select keys, matched against
+    /// their concatenation (first key most significant).
+    ValueSetAll(u32),
 }
 
 /// One `select` case.

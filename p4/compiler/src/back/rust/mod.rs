@@ -44,7 +44,7 @@ pub struct BackError {
     pub span: Option<Span>,
 }
 
-const ALLOW: &str = "#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, dead_code, clippy::all)]";
+const ALLOW: &str = "#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]";
 
 const BITS: &str = "::p4_target::bits";
 
@@ -249,7 +249,14 @@ impl<'a> Gen<'a> {
             }
             Ty::Stack(elem, n) => format!("Stack<{}, {n}>", self.rust_ty(elem)?),
             Ty::Varbit(w) => format!("Varbit<{}>", w.div_ceil(8)),
-            Ty::Str | Ty::Tuple(_) | Ty::Void => {
+            Ty::Tuple(items) => {
+                let mut parts = Vec::new();
+                for t in items {
+                    parts.push(self.rust_ty(t)?);
+                }
+                format!("({},)", parts.join(", "))
+            }
+            Ty::Str | Ty::Void => {
                 return bad("internal: value of no storable type", None);
             }
         })
@@ -896,6 +903,13 @@ impl<'a> Gen<'a> {
                         parts.push(format!("{}: {v}", escape(&f.name)));
                     }
                     format!("{} {{ {} }}", self.rust_ty(&e.ty)?, parts.join(", "))
+                }
+                Ty::Tuple(tys) => {
+                    let mut parts = Vec::new();
+                    for (t, it) in tys.iter().zip(items) {
+                        parts.push(self.to_native(&self.expr(ctx, it)?, t)?);
+                    }
+                    format!("({},)", parts.join(", "))
                 }
                 _ => {
                     return bad(
@@ -2069,7 +2083,7 @@ impl<'a> Gen<'a> {
             match &st.transition {
                 Transition::Goto(t) => self.w.line(target(t)),
                 Transition::Select(exprs, cases) => {
-                    let mut ks = Vec::new();
+                    let mut key_names = Vec::new();
                     for (k, e) in exprs.iter().enumerate() {
                         let v = self.expr(&ctx, e)?;
                         let v = if e.ty == Ty::Bool {
@@ -2084,17 +2098,20 @@ impl<'a> Gen<'a> {
                         };
                         let n = format!("k{k}__");
                         self.w.line(format!("let {n}: u128 = {v};"));
-                        ks.push(n);
+                        key_names.push(n);
                     }
                     let mut first = true;
                     for c in cases {
                         let mut conds = Vec::new();
-                        for (ks, k) in c.keys.iter().zip(&ks) {
+                        for (ks, k) in c.keys.iter().zip(&key_names) {
                             match ks {
                                 KeySet::Any => {}
                                 KeySet::Value(v) => conds.push(format!("{k} == {}", lit(*v))),
                                 KeySet::Mask(v, m) => {
                                     conds.push(format!("{k} & {} == {}", lit(*m), lit(v & m)))
+                                }
+                                KeySet::Range(lo, hi) if *lo == 0 => {
+                                    conds.push(format!("{k} <= {}", lit(*hi)))
                                 }
                                 KeySet::Range(lo, hi) => conds.push(format!(
                                     "({} <= {k} && {k} <= {})",
@@ -2109,6 +2126,25 @@ impl<'a> Gen<'a> {
                                         .copied()
                                         .unwrap_or(*vs)
                                 )),
+                                KeySet::ValueSetAll(vs) => {
+                                    let mut cat = String::from("0u128");
+                                    for (e, kn) in exprs.iter().zip(&key_names) {
+                                        let w = match &e.ty {
+                                            Ty::Bool => 1,
+                                            Ty::Error | Ty::Enum(_) => 32,
+                                            t => self.width(t),
+                                        };
+                                        cat = format!("{BITS}::concat({cat}, {kn}, {w})");
+                                    }
+                                    conds.push(format!(
+                                        "rt.value_sets[{}].contains({cat})",
+                                        self.prog
+                                            .value_set_index
+                                            .get(*vs as usize)
+                                            .copied()
+                                            .unwrap_or(*vs)
+                                    ));
+                                }
                             }
                         }
                         // Value sets with several keys take the concatenation.
