@@ -11,7 +11,7 @@
 //! (unknown port, priority > 7) is a counted drop, never a panic.
 //!
 //! Units: bytes (buffer accounting is cell-granular: every packet is charged
-//! `ceil(len / cell) · cell` bytes), bits per second, [`Instant`] in ns.
+//! `ceil(len / cell) · cell` bytes), bits per second, [`crate::time::Instant`] in ns.
 //!
 //! Rules implemented (reference `roce-semantics.md`):
 //! - admission R-BUF-1/2 per (ingress port, PG): reserved, then shared under
