@@ -203,10 +203,19 @@ impl Table {
             meter_unit,
         };
         let needs_priority = validate::needs_priority(info);
+        let n = info.const_entries.len();
         for (i, c) in info.const_entries.iter().enumerate() {
+            // Priorities come converted from the compiler; should one be
+            // missing (<= 0) in a table that needs them, fall back to source
+            // order (P4_16 §14.2.1.4: earlier entries win) rather than drop it.
+            let priority = match (needs_priority, c.priority) {
+                (false, _) => 0,
+                (true, p) if p > 0 => p,
+                (true, _) => i32::try_from(n - i).unwrap_or(i32::MAX),
+            };
             let entry = TableEntry {
                 matches: c.matches.to_vec(),
-                priority: if needs_priority { c.priority } else { 0 },
+                priority,
                 action: EntryAction::Direct(ActionCall::new(c.action_id, c.params)),
                 metadata: Vec::new(),
             };
@@ -582,4 +591,90 @@ pub(crate) fn check_action_params(
     field: &str,
 ) -> Result<(), RuntimeError> {
     validate::check_params(Some(program), action, field)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::info::{ActionRef, ActionScope, ConstEntryInfo, KeyInfo};
+
+    static KEYS: [KeyInfo; 1] = [KeyInfo {
+        id: 1,
+        name: "h.x",
+        bitwidth: 8,
+        kind: MatchKind::Ternary,
+    }];
+    static ENTRIES: [ConstEntryInfo; 3] = [
+        ConstEntryInfo {
+            matches: &[Some(FieldMatch::Ternary {
+                value: 0x10,
+                mask: 0xf0,
+            })],
+            priority: 0,
+            action_id: 1,
+            params: &[1],
+        },
+        ConstEntryInfo {
+            matches: &[None],
+            priority: 0,
+            action_id: 1,
+            params: &[2],
+        },
+        // Not an action of the table: skipped, not a panic.
+        ConstEntryInfo {
+            matches: &[Some(FieldMatch::Ternary {
+                value: 0x11,
+                mask: 0xff,
+            })],
+            priority: 9,
+            action_id: 7,
+            params: &[],
+        },
+    ];
+    static T: TableInfo = TableInfo {
+        id: 0x0200_0001,
+        name: "t",
+        keys: &KEYS,
+        actions: &[ActionRef {
+            id: 1,
+            scope: ActionScope::TableAndDefault,
+        }],
+        size: 8,
+        implementation: None,
+        default_action: (1, &[0]),
+        default_is_const: false,
+        is_const: true,
+        const_entries: &ENTRIES,
+        direct_counter: None,
+        direct_meter: None,
+        idle_timeout: false,
+    };
+
+    fn param(l: &Lookup<'_>) -> u128 {
+        match l.action {
+            EntryAction::Direct(c) => c.params[0],
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn const_entries_without_priorities_keep_source_order() {
+        let mut t = Table::new(&T);
+        assert_eq!(t.len(), 2);
+        assert_eq!(param(&t.lookup(&[0x11], 0)), 1);
+        assert_eq!(param(&t.lookup(&[0x21], 0)), 2);
+        // A wrong-length key misses instead of panicking.
+        let l = t.lookup(&[0x11, 0], 0);
+        assert!(!l.hit);
+        assert_eq!(param(&l), 0);
+        assert!(matches!(
+            t.insert(TableEntry {
+                matches: vec![None],
+                priority: 5,
+                action: EntryAction::Direct(ActionCall::new(1, &[3])),
+                metadata: vec![],
+            }),
+            Err(RuntimeError::NotPermitted(_))
+        ));
+    }
 }
