@@ -49,6 +49,10 @@ mod control_features {
     include!("out/control_features.rs");
 }
 
+mod block_features {
+    include!("out/block_features.rs");
+}
+
 /// Snapshot check, then the program's STF script (`tests/in/NAME.stf`).
 fn stf<P: Pipeline>(name: &str, prog: P) {
     snapshot(name);
@@ -59,6 +63,25 @@ fn stf<P: Pipeline>(name: &str, prog: P) {
         "{name}.stf failed:\n{}",
         report.failures.join("\n")
     );
+}
+
+#[test]
+fn block_features_stf() {
+    stf("block_features", block_features::Program::new());
+}
+
+#[test]
+fn block_features_names_follow_instances_and_annotations() {
+    let info = block_features::Program::new().info();
+    let names: Vec<(&str, u32)> = info.counters.iter().map(|c| (c.name, c.size)).collect();
+    assert_eq!(names, [("I.small.c", 8), ("I.big.c", 256)]);
+    assert!(info.table_by_name("I.renamed").is_some(), "@name(\"renamed\") is local");
+    let set_out = info.action_by_name("set_out").unwrap();
+    assert_eq!(set_out.name, "set_out", "@name(\".set_out\") is absolute");
+    assert_eq!(set_out.id, 0x0100abcd, "@id is honoured");
+    assert_eq!(info.tables[0].keys[0].name, "kind");
+    assert_eq!(info.value_sets[0].name, "P.special");
+    assert_eq!(info.value_sets[0].bitwidth, 16);
 }
 
 #[test]
