@@ -746,6 +746,93 @@ expect 1 {h(pkt(80))}$
 """
 
 
+@test
+def parser_select():
+    def frame(etype, src_low, tags, payload=b"\xcc\xdd", dst_low=0xFF):
+        dst = bytes([0, 0, 0, 0, 0, dst_low])
+        src = bytes([0, 0, 0, 0, 0, src_low])
+        return dst + src + struct.pack("!H", etype) + b"".join(bytes(t) for t in tags) + payload
+
+    a_in = frame(0x88B5, 0x05, [(1, 0xAA), (0, 0xBB)])
+    a_out = frame(0x88B5, 0x05, [(1, 0xAA), (0, 0xBB)], dst_low=2)
+    b_in = frame(0x88B5, 0x85, [(1, 0xAA), (0, 0xBB)])
+    b_out = frame(0x88B5, 0x85, [(1, 0xAA), (0, 0xBB)], dst_low=0)
+    five = [(1, 1), (1, 2), (1, 3), (1, 4), (0, 5)]
+    c_in = frame(0x88B6, 0x15, five)
+    c_out = frame(0x88B6, 0x15, five, dst_low=3)
+    d_in = frame(0x88B6, 0x20, [(0, 1)])
+    d_out = frame(0x88B6, 0x20, [(0, 1)], dst_low=0)
+    e_in = frame(0x0800, 0x99, [], payload=b"\x45\x00")
+    e_out = frame(0x0800, 0x99, [], payload=b"\x45\x00", dst_low=0)
+    return f"""# 0x88b5 with source low byte < 0x80: two tags, no error, port 1.
+packet 0 {h(a_in)}
+expect 1 {h(a_out)}$
+# 0x88b5 with source low byte 0x85: no select case matches (no default): NoMatch, port 2.
+packet 0 {h(b_in)}
+expect 2 {h(b_out)}$
+# 0x88b6, source low byte 0x15 in 0x10..0x1f: five chained tags overflow the
+# 3-element stack: StackOutOfBounds, port 3, three tags valid, the rest unparsed.
+packet 0 {h(c_in)}
+expect 3 {h(c_out)}$
+# 0x88b6 with 0x20, outside the range: NoMatch.
+packet 0 {h(d_in)}
+expect 2 {h(d_out)}$
+# 0x0800 with any source: accepted without tags.
+packet 0 {h(e_in)}
+expect 1 {h(e_out)}$
+"""
+
+
+@test
+def valid_key():
+    def v4(dst):
+        return ipv4("192.168.0.1", dst, total_len=20)
+
+    def untagged(dst):
+        return eth(ETH_A, ETH_B, 0x0800) + v4(dst)
+
+    def tagged(dst):
+        return eth(ETH_A, ETH_B, 0x8100) + struct.pack("!HH", (3 << 13) | 100, 0x0800) + v4(dst)
+
+    return f"""add route vlan.valid:1 hdr.ipv4.dstAddr:10.0.0.0/8 pop_vlan(port:2)
+add route vlan.valid:0 hdr.ipv4.dstAddr:10.0.0.0/8 set_port(port:1)
+add route vlan.valid:0 hdr.ipv4.dstAddr:10.1.0.0/16 set_port(port:3)
+
+# Untagged 10.2.3.4: only the untagged /8 matches.
+packet 0 {h(untagged("10.2.3.4"))}
+expect 1 {h(untagged("10.2.3.4"))}$
+# Untagged 10.1.1.1: the /16 wins.
+packet 0 {h(untagged("10.1.1.1"))}
+expect 3 {h(untagged("10.1.1.1"))}$
+# Tagged 10.1.1.1: only the tagged /8 exists; the VLAN tag is removed.
+packet 0 {h(tagged("10.1.1.1"))}
+expect 2 {h(untagged("10.1.1.1"))}$
+# Tagged 11.0.0.1: no route, dropped.
+packet 0 {h(tagged("11.0.0.1"))}
+"""
+
+
+@test
+def arith():
+    cases = []
+    for a, b in [(0x9C, 0x05), (0x07, 0x07), (0x01, 0x08), (0xFF, 0x10), (0x00, 0x03)]:
+        shl = (a << 3) & 0xFF
+        shr = a >> 3
+        div = a // 4
+        mod = a % 7
+        inv = (~a) & 0xFF
+        mn = min(a, b)
+        neg = (-a) & 0xFF
+        mul = (a * b) & 0xFF
+        wide = a * b
+        cmp = (1 if a >= b else 0) + (2 if a != b else 0)
+        big = (a << b) & 0xFF if b < 8 else 0
+        inp = data_pkt([a, b] + [0] * 8 + [0, 0, 0, 0])
+        out = data_pkt([a, b, shl, shr, div, mod, inv, mn, neg, mul, wide >> 8, wide & 0xFF, cmp, big])
+        cases.append((f"a={a:#04x} b={b:#04x}", inp, out))
+    return pairs(cases)
+
+
 def main():
     import sys
     names = sys.argv[1:] or sorted(TESTS)
