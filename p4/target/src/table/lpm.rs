@@ -411,4 +411,39 @@ mod tests {
         assert_eq!(t.lookup(&[a, 1]), Some(1));
         assert_eq!(t.lookup(&[a - 1, 1]), None);
     }
+
+    #[test]
+    fn ten_thousand_routes_then_none_frees_every_node() {
+        let mut rng = crate::externs::Rng::new(11);
+        let mut t = LpmEngine::new(&[32], 0);
+        let mut routes = std::collections::BTreeMap::new();
+        while routes.len() < 10_000 {
+            let len = 8 + (rng.next_u64() % 25) as u32;
+            let v = (rng.next_u64() as u128 & mask32()) & (mask32() ^ (mask32() >> len));
+            let next_id = routes.len() as u32;
+            routes.entry((v, len)).or_insert(next_id);
+        }
+        for (&(v, len), &id) in &routes {
+            t.insert(id, &[lpm(v, len)]);
+        }
+        let nodes = t.node_count();
+        // Each route adds at most 3 nodes below the root.
+        assert!(nodes <= 1 + 3 * routes.len(), "{nodes} nodes");
+        // A route's own network address matches it or a longer route.
+        let len_of: std::collections::BTreeMap<u32, u32> =
+            routes.iter().map(|(k, &i)| (i, k.1)).collect();
+        for &(v, len) in routes.keys() {
+            let hit = t.lookup(&[v]).expect("covered");
+            assert!(len_of[&hit] >= len);
+        }
+        for (&(v, len), &id) in &routes {
+            t.remove(id, &[lpm(v, len)]);
+        }
+        assert_eq!(t.node_count(), 1);
+        assert_eq!(t.lookup(&[0x0a00_0001]), None);
+    }
+
+    fn mask32() -> u128 {
+        0xffff_ffff
+    }
 }
