@@ -75,7 +75,10 @@ fn block_features_names_follow_instances_and_annotations() {
     let info = block_features::Program::new().info();
     let names: Vec<(&str, u32)> = info.counters.iter().map(|c| (c.name, c.size)).collect();
     assert_eq!(names, [("I.small.c", 8), ("I.big.c", 256)]);
-    assert!(info.table_by_name("I.renamed").is_some(), "@name(\"renamed\") is local");
+    assert!(
+        info.table_by_name("I.renamed").is_some(),
+        "@name(\"renamed\") is local"
+    );
     let set_out = info.action_by_name("set_out").unwrap();
     assert_eq!(set_out.name, "set_out", "@name(\".set_out\") is absolute");
     assert_eq!(set_out.id, 0x0100abcd, "@id is honoured");

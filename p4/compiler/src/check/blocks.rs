@@ -194,7 +194,18 @@ impl Checker {
                     self.declare(&vs.name, Sym::ValueSet(idx, ty));
                 }
                 ast::Decl::Instantiation(i) => {
-                    self.unsupported(i.span, "extern instances in parsers")
+                    let sub = match &i.ty.kind {
+                        ast::TypeKind::Named { name, .. } => match self.lookup(name).cloned() {
+                            Some(Sym::Parser(h)) => Some(h),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    match sub {
+                        Some(h) if i.args.is_empty() => self.declare(&i.name, Sym::SubParser(h)),
+                        Some(_) => self.unsupported(i.span, "parser constructor arguments"),
+                        None => self.unsupported(i.span, "extern instances in parsers"),
+                    }
                 }
                 other => self.error(
                     codes::NOT_ALLOWED_HERE,
@@ -357,34 +368,32 @@ impl Checker {
             return Some(vec![ir::KeySet::Any; keys.len()]);
         }
         // A value set over the whole key tuple.
-        if let (1, ast::KeysetElem::Expr(e)) = (ks.elems.len(), &ks.elems[0]) {
-            if let ast::ExprKind::Name(p) = &e.kind {
-                if let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned() {
-                    let parts: Vec<Ty> = match &vty {
-                        Ty::Tuple(items) => items.clone(),
-                        Ty::Composite(c) => self.prog.composites[*c]
-                            .fields
-                            .iter()
-                            .map(|f| f.ty.clone())
-                            .collect(),
-                        t => vec![t.clone()],
-                    };
-                    let key_tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
-                    if keys.len() > 1 {
-                        if parts != key_tys {
-                            self.error(
-                                codes::TYPE_MISMATCH,
-                                e.span,
-                                "the value set's element type does not match the select keys",
-                            );
-                            return None;
-                        }
-                        let mut out = vec![ir::KeySet::ValueSetAll(i)];
-                        out.extend(std::iter::repeat_n(ir::KeySet::Any, keys.len() - 1));
-                        return Some(out);
-                    }
-                }
+        if let (1, ast::KeysetElem::Expr(e)) = (ks.elems.len(), &ks.elems[0])
+            && let ast::ExprKind::Name(p) = &e.kind
+            && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
+            && keys.len() > 1
+        {
+            let parts: Vec<Ty> = match &vty {
+                Ty::Tuple(items) => items.clone(),
+                Ty::Composite(c) => self.prog.composites[*c]
+                    .fields
+                    .iter()
+                    .map(|f| f.ty.clone())
+                    .collect(),
+                t => vec![t.clone()],
+            };
+            let key_tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
+            if parts != key_tys {
+                self.error(
+                    codes::TYPE_MISMATCH,
+                    e.span,
+                    "the value set's element type does not match the select keys",
+                );
+                return None;
             }
+            let mut out = vec![ir::KeySet::ValueSetAll(i)];
+            out.extend(std::iter::repeat_n(ir::KeySet::Any, keys.len() - 1));
+            return Some(out);
         }
         if ks.elems.len() != keys.len() {
             self.error_label(

@@ -1544,6 +1544,52 @@ impl Checker {
                     }
                     return Some(Self::void_call(Call::TableApply(t), span));
                 }
+                Some(Sym::SubParser(ph)) => {
+                    if m != "apply" {
+                        self.error(
+                            codes::UNKNOWN_METHOD,
+                            member.span,
+                            format!("parsers have no method `{m}`"),
+                        );
+                        return None;
+                    }
+                    if self.body.as_ref().map(|b| b.kind) != Some(BodyKind::Parser) {
+                        self.error(
+                            codes::NOT_ALLOWED_HERE,
+                            span,
+                            "sub-parsers may only be applied in parser states",
+                        );
+                        return None;
+                    }
+                    let params = self.prog.parsers[ph].params.clone();
+                    if !self.arg_count(span, "apply", params.len(), args.len()) {
+                        return None;
+                    }
+                    let mut v = Vec::new();
+                    for (prm, a) in params.iter().zip(args) {
+                        let Some(ty) = &prm.ty else {
+                            let is_packet = matches!(&a.kind, ast::ExprKind::Name(p)
+                                if matches!(self.lookup(p), Some(Sym::Packet(false))));
+                            if !is_packet {
+                                self.error(
+                                    codes::TYPE_MISMATCH,
+                                    a.span,
+                                    "expected the packet_in parameter",
+                                );
+                                return None;
+                            }
+                            continue;
+                        };
+                        let x = if prm.dir == ir::Direction::In {
+                            self.expr(a, Some(ty))?
+                        } else {
+                            let l = self.lvalue(a)?;
+                            self.coerce(TE::Typed(l), ty, a.span)?
+                        };
+                        v.push(x);
+                    }
+                    return Some(Self::void_call(Call::ParserApply(ph, v), span));
+                }
                 Some(Sym::SubControl(i)) => {
                     if m != "apply" {
                         self.error(

@@ -68,6 +68,8 @@ pub(crate) enum Sym {
     Generic(String),
     /// A control with constructor parameters, checked at each instantiation.
     CtorControl(String),
+    /// A sub-parser instance of the enclosing parser.
+    SubParser(Handle<ir::Parser>),
 }
 
 /// Where statements are being checked.

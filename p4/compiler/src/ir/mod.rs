@@ -428,6 +428,8 @@ pub enum Call {
     TableApply(Handle<Table>),
     /// `inst.apply(args)` of a control instance declared in the enclosing control.
     ControlApply(u32, Vec<Expr>),
+    /// `sub.apply(pkt, args)` of a sub-parser (the packet argument is implied).
+    ParserApply(Handle<Parser>, Vec<Expr>),
     /// A built-in extern function or method.
     Builtin(Box<Builtin>),
 }

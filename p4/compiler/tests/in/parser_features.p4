@@ -1,6 +1,7 @@
 /* Parser features: header stacks (next/last), a varbit option sized from
  * lookahead, select with masks, ranges and a value set, header unions,
- * verify() with a program error, and what the parser leaves for ingress. */
+ * a sub-parser, verify() with a program error, and what the parser leaves
+ * for ingress. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -24,8 +25,17 @@ struct meta_t { }
 
 error { BadOptionLength }
 
+/* A sub-parser: the IPv6-ish member of the union. */
+parser V6Parser(packet_in pkt, inout ip_u u) {
+    state start {
+        pkt.extract(u.v6);
+        transition accept;
+    }
+}
+
 parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
     value_set<bit<16>>(4) custom_types;
+    V6Parser() v6p;
 
     state start {
         pkt.extract(hdr.eth);
@@ -57,7 +67,7 @@ parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metad
         }
     }
     state parse_v4 { pkt.extract(hdr.u.v4); transition accept; }
-    state parse_v6 { pkt.extract(hdr.u.v6); transition accept; }
+    state parse_v6 { v6p.apply(pkt, hdr.u); transition accept; }
 }
 
 control VC(inout headers hdr, inout meta_t meta) { apply { } }

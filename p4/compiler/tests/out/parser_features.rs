@@ -519,6 +519,27 @@ pub struct headers {
 pub struct meta_t {
 }
 
+/// States of parser `V6Parser`.
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum parser_V6Parser_State {
+    start,
+}
+
+/// Parser `V6Parser`: `Err` carries the parser error code.
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
+pub fn parser_V6Parser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, u: &mut ip_u) -> Result<(), u32> {
+    let mut state = parser_V6Parser_State::start;
+    loop {
+        match state {
+            parser_V6Parser_State::start => {
+                { if !(*u).v6.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                return Ok(());
+            }
+        }
+    }
+}
+
 /// States of parser `P`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -587,7 +608,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 return Ok(());
             }
             parser_P_State::parse_v6 => {
-                { if !(*hdr).u.v6.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                { let mut parg__0 = (*hdr).u; let r__ = parser_V6Parser(rt, env, packet__, &mut parg__0); (*hdr).u = parg__0; r__? };
                 return Ok(());
             }
         }

@@ -1107,6 +1107,37 @@ impl<'a> Gen<'a> {
                 Ok(Self::wrap_call(pre, call, post, ""))
             }
             Call::TableApply(t) => Ok(format!("{}?", self.table_call(ctx, *t)?)),
+            Call::ParserApply(ph, args) => {
+                if ctx.kind != BodyKind::Parser {
+                    return bad("internal: sub-parser outside a parser", Some(span));
+                }
+                let decl = &self.prog.parsers[*ph];
+                let mut pre = Vec::new();
+                let mut list = vec!["rt".to_string(), "env".to_string(), "packet__".to_string()];
+                let mut post = Vec::new();
+                let typed = decl.params.iter().filter(|p| p.ty.is_some());
+                for (p, a) in typed.zip(args) {
+                    let ty = p.ty.clone().unwrap_or(Ty::Void);
+                    let t = ctx.tmp("parg");
+                    if p.dir == Direction::In {
+                        pre.push(format!(
+                            "let mut {t} = {};",
+                            self.to_native(&self.expr(ctx, a)?, &ty)?
+                        ));
+                    } else {
+                        let pl = self.place(ctx, a)?;
+                        pre.push(format!("let mut {t} = {pl};"));
+                        post.push(format!("{pl} = {t};"));
+                    }
+                    list.push(format!("&mut {t}"));
+                }
+                let call = format!("{}({})", self.names.parsers[ph.index()], list.join(", "));
+                Ok(format!(
+                    "{{ {} let r__ = {call}; {} r__? }}",
+                    pre.join(" "),
+                    post.join(" ")
+                ))
+            }
             Call::ControlApply(i, args) => {
                 let inst = ctx.inst.ok_or(BackError {
                     message: "internal: control apply outside a control".into(),
