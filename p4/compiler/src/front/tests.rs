@@ -870,3 +870,45 @@ fn a_byte_order_mark_is_ignored() {
     );
     assert!(!p.has_errors(), "{}", p.render());
 }
+
+#[test]
+fn every_token_maps_back_to_its_own_text() {
+    // The source map must give each token a span whose text is the token
+    // itself (in whichever file it came from); tokens produced by a macro
+    // map to the macro's name at the use site.
+    for (name, src) in [
+        ("basic.p4", BASIC),
+        ("calc.p4", CALC),
+        ("ecmp.p4", ECMP),
+        ("entries.p4", ENTRIES),
+    ] {
+        let mut sources = SourceMap::new();
+        let root = sources.add(name, src);
+        let expanded =
+            preprocess::preprocess(&mut sources, root, &mut preprocess::MemLoader::default())
+                .expect("preprocesses");
+        let (tokens, diags) = lexer::lex(&expanded);
+        assert!(diags.is_empty());
+        assert!(tokens.len() > 500);
+        for t in &tokens[..tokens.len() - 1] {
+            let written = sources.snippet(t.span);
+            let expanded_text = &expanded.text[t.lo..t.hi];
+            assert!(
+                written == expanded_text || written == "V1MODEL_VERSION",
+                "{name}: token `{expanded_text}` maps to `{written}` at {}",
+                sources.location(t.span)
+            );
+        }
+        // Tokens of the included files point into them.
+        assert!(
+            tokens
+                .iter()
+                .any(|t| sources.file_name(t.span.file) == "<builtin>/v1model.p4")
+        );
+        assert!(
+            tokens
+                .iter()
+                .any(|t| sources.file_name(t.span.file) == name)
+        );
+    }
+}
