@@ -670,10 +670,11 @@ impl Preprocessor<'_> {
                 } else {
                     false
                 };
-                let c = conds.last_mut().expect("checked above");
-                c.active = value;
-                c.taken |= value;
-                c.seen_else = name == "else";
+                if let Some(c) = conds.last_mut() {
+                    c.active = value;
+                    c.taken |= value;
+                    c.seen_else = name == "else";
+                }
             }
             "endif" => {
                 if conds.pop().is_none() {
