@@ -833,6 +833,31 @@ def arith():
     return pairs(cases)
 
 
+@test
+def direct_counter():
+    def pkt(dst, n):
+        return eth(dst, "00:00:00:00:00:99", 0x0800) + bytes(n)
+
+    a1, a2, b1 = pkt("00:00:00:00:00:01", 4), pkt("00:00:00:00:00:01", 10), pkt("00:00:00:00:00:02", 6)
+    miss = pkt("00:00:00:00:00:03", 2)
+    return f"""add fwd hdr.ethernet.dstAddr:0x000000000001 forward(port:1) = A
+add fwd hdr.ethernet.dstAddr:0x000000000002 forward(port:2) = B
+packet 0 {h(a1)}
+expect 1 {h(a1)}$
+packet 0 {h(a2)}
+expect 1 {h(a2)}$
+packet 0 {h(b1)}
+expect 2 {h(b1)}$
+# A miss counts on no entry.
+packet 0 {h(miss)}
+wait
+check_counter hits($A) packets == 2
+check_counter hits($A) bytes == {len(a1) + len(a2)}
+check_counter MyIngress.hits($B) packets == 1
+check_counter hits($B) bytes == {len(b1)}
+"""
+
+
 def main():
     import sys
     names = sys.argv[1:] or sorted(TESTS)
