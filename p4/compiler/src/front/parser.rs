@@ -115,6 +115,14 @@ pub fn parse_tokens(tokens: &[Token], text: &str) -> (Program, Vec<Diagnostic>) 
     })
 }
 
+/// Where a consumed token was (see [`Token`]).
+#[derive(Clone, Copy, Debug)]
+struct Consumed {
+    span: Span,
+    lo: usize,
+    hi: usize,
+}
+
 struct Parser<'t> {
     toks: &'t [Token],
     text: &'t str,
@@ -176,13 +184,20 @@ impl<'t> Parser<'t> {
         matches!(self.peek().tok, Tok::Eof)
     }
 
-    fn bump(&mut self) -> Token {
-        let t = self.peek().clone();
+    /// Consumes the current token (never moves past end of file) and
+    /// returns where it was.
+    fn bump(&mut self) -> Consumed {
+        let t = self.peek();
+        let c = Consumed {
+            span: t.span,
+            lo: t.lo,
+            hi: t.hi,
+        };
         if self.pos < self.toks.len() && !matches!(t.tok, Tok::Eof) {
             self.pos += 1;
         }
-        self.prev_span = t.span;
-        t
+        self.prev_span = c.span;
+        c
     }
 
     fn is_punct_at(&self, n: usize, p: &str) -> bool {
@@ -866,7 +881,8 @@ impl<'t> Parser<'t> {
     }
 
     fn typedef(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<Decl> {
-        let is_new_type = self.bump().tok == Tok::Ident("type".into());
+        let is_new_type = self.at_word("type");
+        self.bump();
         let ty = self.ty()?;
         let name = self.name("the new type's name")?;
         self.types.insert(name.name.clone());
@@ -881,7 +897,14 @@ impl<'t> Parser<'t> {
     }
 
     fn struct_like(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<Decl> {
-        let kw = self.bump();
+        let kind = if self.at_word("header") {
+            Decl::Header
+        } else if self.at_word("header_union") {
+            Decl::HeaderUnion
+        } else {
+            Decl::Struct
+        };
+        self.bump();
         let name = self.name("a type name")?;
         self.types.insert(name.name.clone());
         let type_params = self.type_params()?;
@@ -896,11 +919,7 @@ impl<'t> Parser<'t> {
             fields,
             span: start.to(self.prev_span),
         };
-        Ok(match kw.tok {
-            Tok::Ident(ref k) if k == "header" => Decl::Header(d),
-            Tok::Ident(ref k) if k == "header_union" => Decl::HeaderUnion(d),
-            _ => Decl::Struct(d),
-        })
+        Ok(kind(d))
     }
 
     fn fields(&mut self) -> PResult<Vec<Field>> {
@@ -975,7 +994,8 @@ impl<'t> Parser<'t> {
     }
 
     fn name_list(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<Decl> {
-        let kw = self.bump();
+        let is_error = self.at_word("error");
+        self.bump();
         let open = self.expect("{")?;
         let mut members = Vec::new();
         while !self.at("}") && !self.at_eof() {
@@ -990,7 +1010,7 @@ impl<'t> Parser<'t> {
             members,
             span: start.to(self.prev_span),
         };
-        Ok(if kw.tok == Tok::Ident("error".into()) {
+        Ok(if is_error {
             Decl::Error(d)
         } else {
             Decl::MatchKind(d)
