@@ -59,6 +59,7 @@ pub struct SimSwitch {
     /// `Tm::next_timer` is O(ports); it is cached and recomputed only after
     /// inputs that can move a TM timer earlier (see `poll_timeout`).
     deadline: std::cell::Cell<Option<Option<(Instant, Timer)>>>,
+    last_timeout: Option<Instant>,
 }
 
 impl std::fmt::Debug for SimSwitch {
@@ -86,6 +87,7 @@ impl SimSwitch {
             touched_mark: vec![false; n],
             timer_slack: Duration::from_micros(1),
             deadline: std::cell::Cell::new(None),
+            last_timeout: None,
         })
     }
 
@@ -287,11 +289,14 @@ impl SimSwitch {
             // it): the TM's other timers are hidden behind this one, so poll
             // again after the slack.
             Timer::ShaperRelease { .. } => Some(now + self.timer_slack),
+            // Already handled at this instant and still due: do not spin.
+            _ if self.last_timeout == Some(now) => Some(now + self.timer_slack),
             _ => Some(now),
         }
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        self.last_timeout = Some(now);
         self.deadline.set(None);
         self.tm.handle_timeout(now);
         self.drain_events(now);
