@@ -330,3 +330,13 @@ fn too_small_buffer_loses_no_frame() {
     let f2 = next_frame(&mut a, 1_000).unwrap();
     assert_eq!(RoceFrameRepr::parse(&f2).unwrap().repr.bth.psn, 101);
 }
+
+proptest::proptest! {
+    #[test]
+    fn random_frames_are_rejected_not_panics(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..160)) {
+        let (_, mut b) = pair(1024, Some(1));
+        let before = b.stats().rx_errors + b.stats().rx_frames;
+        let _ = b.handle_frame(t_(0), &data);
+        proptest::prop_assert_eq!(b.stats().rx_errors + b.stats().rx_frames, before + 1);
+    }
+}

@@ -102,4 +102,19 @@ mod tests {
         assert_eq!(order, vec!['b', 'd', 'e', 'a', 'c']);
         assert!(q.is_empty());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn pops_sorted_and_stable(times in proptest::collection::vec(0u64..50, 0..200)) {
+            let mut q = EventQueue::new();
+            for (i, &t) in times.iter().enumerate() {
+                q.push(Instant::from_nanos(t), i);
+            }
+            let out: Vec<(Instant, usize)> = std::iter::from_fn(|| q.pop()).collect();
+            let mut want: Vec<(Instant, usize)> =
+                times.iter().enumerate().map(|(i, &t)| (Instant::from_nanos(t), i)).collect();
+            want.sort(); // by time, then insertion index
+            proptest::prop_assert_eq!(out, want);
+        }
+    }
 }
