@@ -2,10 +2,11 @@
 //! the traffic manager ([`Tm`], with its PFC logic and watchdog), driven by
 //! the simulator's event loop.
 //!
-//! Contract: frames arrive whole (as [`SimFrame`]s); MAC Control frames go
-//! to the TM's PFC reception and are never forwarded (R-PFC-FMT-5); data
-//! frames go through `forward`, then `Tm::handle_enqueue`. When a port's
-//! transmitter is free the simulator asks [`SimSwitch::poll_transmit`]: a
+//! Contract: frames arrive whole (as [`SimFrame`]s); each port's
+//! [`Mac`] classifies them; MAC Control frames go to the TM's PFC reception
+//! and are never forwarded (R-PFC-FMT-5); data frames go through `forward`,
+//! then `Tm::handle_enqueue`. When a port's transmitter is free the
+//! simulator asks the switch for its next frame: a
 //! pending PFC frame goes first (R-PFC-TX-5), else the TM's next packet,
 //! whose ECN mark is decided with the TM's RED ramp on the queue depth after
 //! dequeue (R-ECN-3/4) using the simulator's seeded RNG, and applied by the
