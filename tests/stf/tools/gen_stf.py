@@ -858,6 +858,21 @@ check_counter hits($B) bytes == {len(b1)}
 """
 
 
+@test
+def bound_action_args():
+    def pkt(k, b1=0, b2=0, b3=0):
+        return data_pkt([k, b1, b2, b3])
+
+    return """add t1 hdr.data.k:1 setbyte(val:0x11)
+add t2 hdr.data.k:1 setbyte(val:0x22)
+add t2 hdr.data.k:2 setbyte(val:0x44)
+""" + pairs([
+        ("k=1: t1 writes b1, t2 writes b2, the direct call b3", pkt(1), pkt(1, 0x11, 0x22, 0x33)),
+        ("k=2: t1 misses (NoAction); t2 writes b2", pkt(2), pkt(2, 0, 0x44, 0x33)),
+        ("k=3: t2's default action setbyte(b2, 0xee)", pkt(3), pkt(3, 0, 0xEE, 0x33)),
+    ])
+
+
 def main():
     import sys
     names = sys.argv[1:] or sorted(TESTS)
