@@ -134,8 +134,8 @@ fn main() {
     // `cargo bench` passes `--bench`; any other argument filters by name.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
     let cases: [(&str, usize, bool, u64); 2] = [
-        ("incast16_pfc", 16, false, 5),
-        ("incast2_ecn_dcqcn", 2, true, 5),
+        ("incast16_pfc", 16, false, 20),
+        ("incast2_ecn_dcqcn", 2, true, 20),
     ];
     for (name, n, ecn, ms) in cases {
         if filter.as_deref().is_none_or(|f| name.contains(f)) {

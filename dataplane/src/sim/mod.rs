@@ -151,11 +151,11 @@ enum Event {
         frame: u32,
     },
     TxDone {
-        node: NodeId,
+        node: u32,
         port: u16,
     },
     Timer {
-        node: NodeId,
+        node: u32,
     },
     Sample,
 }
@@ -440,11 +440,13 @@ impl Sim {
                 self.on_arrive(node as NodeId, port, f);
             }
             Event::TxDone { node, port } => {
+                let node = node as NodeId;
                 self.ports[node][usize::from(port)].busy = false;
                 self.service_port(node, port);
                 self.service_touched(node);
             }
             Event::Timer { node } => {
+                let node = node as NodeId;
                 if self.timer_at[node] == Some(at) {
                     self.timer_at[node] = None;
                     let now = self.now;
@@ -571,7 +573,13 @@ impl Sim {
             ps.counters.tx_frames[pr] += 1;
             ps.counters.tx_bytes[pr] += frame.len() as u64;
         }
-        self.events.push(now + ser, Event::TxDone { node, port });
+        self.events.push(
+            now + ser,
+            Event::TxDone {
+                node: node as u32,
+                port,
+            },
+        );
         let slot = match self.free_frames.pop() {
             Some(k) => {
                 self.frames[k as usize] = frame;
@@ -611,7 +619,7 @@ impl Sim {
         let t = t.max(now);
         if self.timer_at[node].is_none_or(|cur| t < cur) {
             self.timer_at[node] = Some(t);
-            self.events.push(t, Event::Timer { node });
+            self.events.push(t, Event::Timer { node: node as u32 });
         }
     }
 
