@@ -352,7 +352,7 @@ impl Runtime {
     /// All program state in its initial form: tables with their const
     /// entries and initial default actions, empty profiles, zeroed
     /// counters and registers, unconfigured (green) meters, empty value
-    /// sets, the random generator at its default seed.
+    /// sets. (The random generator is per thread: [`Runtime::set_seed`].)
     ///
     /// `counters` and `meters` have one element per `info.counters` /
     /// `info.meters` entry, so a dense index means the same object in both;
