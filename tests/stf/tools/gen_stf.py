@@ -873,6 +873,56 @@ add t2 hdr.data.k:2 setbyte(val:0x44)
     ])
 
 
+@test
+def annotations_names():
+    def pkt(dst, etype, v=0x5A):
+        return eth(dst, ETH_B, etype) + bytes([v])
+
+    return f"""add l2.dmac dst:0x000000000002 type:0x0800&&&0xffff fwd_action(port:2)
+add MyIngress.l2.dmac 5 dst:0x000000000002 type:0x88**  fwd_action(port:3)
+packet 0 {h(pkt("00:00:00:00:00:02", 0x0800))}
+expect 2 {h(pkt("00:00:00:00:00:02", 0x0800))}$
+packet 0 {h(pkt("00:00:00:00:00:02", 0x88B5))}
+expect 3 {h(pkt("00:00:00:00:00:02", 0x88B5))}$
+# Unknown destination: dropped by the default action.
+packet 0 {h(pkt("00:00:00:00:00:09", 0x0800))}
+"""
+
+
+@test
+def struct_copy():
+    def pkt(etype, *data, payload=b"\xab"):
+        return eth(ETH_A, ETH_B, etype) + bytes(data) + payload
+
+    return pairs([
+        ("d1.a = 0xff: return before any change; egress sets the EtherType",
+         pkt(0x88B5, 0xFF, 0x01, 0x05, 0x06), pkt(0x1234, 0xFF, 0x01, 0x05, 0x06)),
+        ("d2 = d1, then d1.a + 1 = 0x10: egress exits before touching the EtherType",
+         pkt(0x88B5, 0x0F, 0x02, 0x05, 0x06), pkt(0x88B5, 0x10, 0x02, 0x0F, 0x02)),
+        ("d1.b = 0: d2 is set invalid, so its bytes disappear from the packet",
+         pkt(0x88B5, 0x01, 0x00, 0x07, 0x08), pkt(0x1234, 0x02, 0x00)),
+    ])
+
+
+@test
+def mc_clone():
+    def pkt(rid=0, itype=0, eport=0):
+        return eth(ETH_A, ETH_B, 0x88B5) + bytes([rid, itype, eport, 0]) + b"\x99"
+
+    return f"""mc_mgrp_create 7
+mc_node_create 21 1 2
+mc_node_create 22 3
+mc_node_associate 7 0
+mc_node_associate 7 1
+mirroring_add 2 9
+packet 0 {h(pkt())}
+expect 1 {h(pkt(21, 5, 1))}$
+expect 2 {h(pkt(21, 5, 2))}$
+expect 3 {h(pkt(22, 5, 3))}$
+expect 9 {h(pkt(0, 1, 9))}$
+"""
+
+
 def main():
     import sys
     names = sys.argv[1:] or sorted(TESTS)
