@@ -37,8 +37,9 @@ pub struct HostStats {
     pub pfc_tx: u64,
     /// Frames the RNIC rejected.
     pub rx_rejected: u64,
-    /// MAC Control frames that were not PFC, and malformed frames.
-    pub mac_control_other: u64,
+    /// Frames the MAC consumed without effect: PAUSE/unknown MAC Control
+    /// (a host honours PFC only) and runts.
+    pub mac_dropped: u64,
 }
 
 /// A simulated host.
@@ -116,7 +117,7 @@ impl SimHost {
                     self.pending_pfc.push_back((now + self.pause_response, p));
                 }
             }
-            RxClass::Control(_) | RxClass::Malformed => self.stats.mac_control_other += 1,
+            RxClass::Control(_) | RxClass::Malformed => self.stats.mac_dropped += 1,
             RxClass::Data => {
                 if self.rnic.handle_frame(now, frame.bytes()).is_err() {
                     self.stats.rx_rejected += 1;
