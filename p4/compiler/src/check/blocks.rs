@@ -915,6 +915,7 @@ impl Checker {
     fn table_decl(&mut self, t: &ast::TableDecl, ctl: Handle<ir::Control>) {
         let mut keys = Vec::new();
         let mut actions: Vec<Handle<ir::Action>> = Vec::new();
+        let mut bound: Vec<Vec<ir::Expr>> = Vec::new();
         let mut scopes = Vec::new();
         let mut facts = TableFacts {
             name: name_spec(&t.annotations, &t.name.name),
@@ -1001,11 +1002,39 @@ impl Checker {
                     for r in refs {
                         match self.lookup(&r.name).cloned() {
                             Some(Sym::Action(a)) => {
-                                if r.args.as_ref().is_some_and(|v| !v.is_empty()) {
-                                    self.unsupported(
+                                // Arguments bound in the list go to the
+                                // directional parameters.
+                                let act = self.prog.actions[a].clone();
+                                let given: Vec<&ast::Expr> =
+                                    r.args.iter().flatten().map(|x| &x.value).collect();
+                                if given.len() != act.n_directional as usize {
+                                    self.error_label(
+                                        codes::ARG_COUNT,
                                         r.span,
-                                        "actions with bound arguments in a table's action list",
+                                        format!(
+                                            "action `{}` has {} directional parameter(s); the actions list must bind exactly those",
+                                            act.name, act.n_directional
+                                        ),
+                                        "wrong number of bound arguments",
                                     );
+                                    continue;
+                                }
+                                let mut bound_args = Vec::new();
+                                let mut ok = true;
+                                for (prm, e) in act.vars.iter().zip(&given) {
+                                    let x = if prm.param == Some(ir::Direction::In) {
+                                        self.expr(e, Some(&prm.ty))
+                                    } else {
+                                        self.lvalue(e).and_then(|l| {
+                                            self.coerce(super::expr::TE::Typed(l), &prm.ty, e.span)
+                                        })
+                                    };
+                                    match x {
+                                        Some(x) => bound_args.push(x),
+                                        None => ok = false,
+                                    }
+                                }
+                                if !ok {
                                     continue;
                                 }
                                 if actions.contains(&a) {
@@ -1028,6 +1057,7 @@ impl Checker {
                                     ActionScope::TableAndDefault
                                 };
                                 actions.push(a);
+                                bound.push(bound_args);
                                 scopes.push(scope);
                             }
                             Some(_) => self.error(
@@ -1218,6 +1248,7 @@ impl Checker {
                 if let Some(Sym::Action(na)) = self.scopes[0].get("NoAction").cloned() {
                     if !actions.contains(&na) {
                         actions.push(na);
+                        bound.push(Vec::new());
                         scopes.push(ActionScope::DefaultOnly);
                     }
                     facts.default = Some((na, Vec::new()));
@@ -1254,6 +1285,7 @@ impl Checker {
                 control: ctl,
                 keys,
                 actions,
+                bound,
                 implementation,
                 direct_meter: facts.direct_meter,
                 span: t.span,
@@ -1274,10 +1306,13 @@ impl Checker {
     ) -> Option<Vec<u128>> {
         let act = self.prog.actions[a].clone();
         let data = act.data_params().to_vec();
-        if act.n_directional > 0 {
-            self.unsupported(span, "table actions with directional parameters");
-            return None;
-        }
+        // `a(bound.., data..)` in default_action/entries: the directional
+        // arguments repeat the ones bound in the actions list.
+        let args = if args.len() == act.n_params as usize && act.n_directional > 0 {
+            &args[act.n_directional as usize..]
+        } else {
+            args
+        };
         if data.len() != args.len() {
             self.error_label(
                 codes::ARG_COUNT,

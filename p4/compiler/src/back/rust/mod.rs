@@ -1965,26 +1965,30 @@ impl<'a> Gen<'a> {
                 self.w.line("env.entry = entry;");
             }
             self.w.open("match aid {");
-            for a in &table.actions {
+            for (ai, a) in table.actions.iter().enumerate() {
                 let act = &self.prog.actions[*a];
-                if act.n_directional > 0 {
-                    return bad(
-                        "not supported yet: table actions with directional parameters",
-                        Some(table.span),
-                    );
-                }
+                // Directional parameters take the arguments bound in the
+                // actions list, copied in and out.
+                let params: Vec<(Direction, Ty)> = act.vars[..act.n_directional as usize]
+                    .iter()
+                    .map(|v| (v.param.unwrap_or(Direction::In), v.ty.clone()))
+                    .collect();
+                let no_bound = Vec::new();
+                let bound = table.bound.get(ai).unwrap_or(&no_bound);
+                let (pre, list, post) = self.args(&ctx, &params, bound)?;
                 let mut args = vec![pass_l.clone()];
+                args.extend(list);
                 for (j, v) in act.data_params().iter().enumerate() {
                     args.push(match &v.ty {
                         Ty::Bool => format!("p[{j}] != 0"),
                         t => self.to_native(&format!("p[{j}]"), t)?,
                     });
                 }
+                let call = format!("{}({})", self.action_fn(i, *a)?, args.join(", "));
                 self.w.line(format!(
-                    "{:#x} => {}({})?,",
+                    "{:#x} => {},",
                     self.prog.action_ids[a.index()],
-                    self.action_fn(i, *a)?,
-                    args.join(", ")
+                    Self::wrap_call(pre, call, post, "?")
                 ));
             }
             self.w.line("_ => {}");
