@@ -322,7 +322,11 @@ impl Checker {
                 transition,
             });
         }
-        let body = self.body.take().expect("parser body");
+        let Some(body) = self.body.take() else {
+            self.bug(p.span, "parser body state lost");
+            self.pop_scope();
+            return;
+        };
         self.pop_scope();
         self.block_name = None;
         let h = self.prog.parsers.append(
@@ -368,7 +372,7 @@ impl Checker {
             return Some(vec![ir::KeySet::Any; keys.len()]);
         }
         // A value set over the whole key tuple.
-        if let (1, ast::KeysetElem::Expr(e)) = (ks.elems.len(), &ks.elems[0])
+        if let [ast::KeysetElem::Expr(e)] = ks.elems.as_slice()
             && let ast::ExprKind::Name(p) = &e.kind
             && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
             && keys.len() > 1
@@ -611,7 +615,11 @@ impl Checker {
             b.vars.clear();
         }
         let apply = self.block(&c.apply);
-        let body = self.body.take().expect("control body");
+        let Some(body) = self.body.take() else {
+            self.bug(c.span, "control body state lost");
+            self.pop_scope();
+            return None;
+        };
         self.prog.controls[h].apply = apply;
         self.prog.controls[h].apply_vars = body.vars;
         self.pop_scope();
