@@ -53,6 +53,10 @@ mod block_features {
     include!("out/block_features.rs");
 }
 
+mod deprecated_externs {
+    include!("out/deprecated_externs.rs");
+}
+
 /// Snapshot check, then the program's STF script (`tests/in/NAME.stf`).
 fn stf<P: Pipeline>(name: &str, prog: P) {
     snapshot(name);
@@ -85,6 +89,37 @@ fn block_features_names_follow_instances_and_annotations() {
     assert_eq!(info.tables[0].keys[0].name, "kind");
     assert_eq!(info.value_sets[0].name, "P.special");
     assert_eq!(info.value_sets[0].bitwidth, 16);
+}
+
+#[test]
+fn deprecated_externs_preserve_the_fields_they_name() {
+    use deprecated_externs::Program as Prog;
+    snapshot("deprecated_externs");
+    let mut prog = Prog::new();
+    let data = [0u8; 14];
+    let mut first = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
+    prog.ingress(&mut first);
+    let list = Prog::meta(&first).resubmit.expect("resubmit requested");
+    assert_eq!(Prog::meta(&first).egress_spec, 3);
+
+    // The resubmitted copy starts from scratch and gets only `count` back.
+    let mut again = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
+    Prog::preserve_fields(&first, &mut again, list);
+    assert_eq!((again.meta.count, again.meta.other), (1, 0));
+    prog.ingress(&mut again);
+    assert_eq!(
+        Prog::meta(&again).egress_spec,
+        p4_target::v1model::DROP_PORT,
+        "mark_to_drop() with no argument drops"
+    );
+
+    prog.egress(&mut first);
+    let req = Prog::meta(&first).clone_request.expect("clone requested");
+    assert_eq!(req.session, 5);
+    assert_eq!(req.kind, p4_target::v1model::CloneType::EgressToEgress);
+    let mut copy = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
+    Prog::preserve_fields(&first, &mut copy, req.field_list.expect("a field list"));
+    assert_eq!((copy.meta.tag, copy.meta.count, copy.meta.other), (7, 0, 0));
 }
 
 #[test]

@@ -2363,6 +2363,16 @@ impl<'a> Gen<'a> {
                     lists.entry(*n).or_default().push(field_ident(&f.name));
                 }
             }
+            for (n, fields) in &self.prog.synth_field_lists {
+                let entry = lists.entry(*n).or_default();
+                for (root, i) in fields {
+                    if root == self.prog.meta_ty.as_ref().unwrap_or(&Ty::Void)
+                        && let Some(f) = self.prog.composites[*m].fields.get(*i as usize)
+                    {
+                        entry.push(field_ident(&f.name));
+                    }
+                }
+            }
         }
         w.open("match field_list {");
         for (n, fields) in &lists {
