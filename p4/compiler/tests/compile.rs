@@ -500,6 +500,17 @@ fn error_unsupported_feature_is_named() {
 }
 
 #[test]
+fn error_static_assert() {
+    check_errors(
+        "static_assert",
+        &program(&[(
+            "DECLS",
+            "const bit<8> W = 4;\nconst bool ok = static_assert(W == 4, \"W is 4\");\nconst bool bad = static_assert(W > 8, \"W must exceed 8\");",
+        )]),
+    );
+}
+
+#[test]
 fn error_every_error_is_reported() {
     check_errors(
         "several_errors",

@@ -1531,8 +1531,31 @@ impl Checker {
                 Builtin::Verify(c, e)
             }
             "static_assert" => {
-                self.unsupported(span, "static_assert");
-                return None;
+                if args.is_empty() || args.len() > 2 {
+                    self.arg_count(span, "static_assert", 1, args.len());
+                    return None;
+                }
+                let c = self.expr(args[0], Some(&Ty::Bool))?;
+                match c.kind {
+                    ExprKind::Bool(true) => {}
+                    ExprKind::Bool(false) => {
+                        let msg = match args.get(1).map(|a| &a.kind) {
+                            Some(ast::ExprKind::Str(m)) => m.clone(),
+                            _ => "static assertion failed".to_string(),
+                        };
+                        self.error_label(codes::STATIC_ASSERT, span, msg, "this is false");
+                        return None;
+                    }
+                    _ => {
+                        self.error(
+                            codes::NOT_CONSTANT,
+                            args[0].span,
+                            "static_assert needs a compile-time condition",
+                        );
+                        return None;
+                    }
+                }
+                return Some(mk(ExprKind::Bool(true), Ty::Bool, span));
             }
             other => {
                 self.unsupported(span, &format!("the extern function `{other}`"));
