@@ -57,6 +57,10 @@ mod deprecated_externs {
     include!("out/deprecated_externs.rs");
 }
 
+mod typed_keys {
+    include!("out/typed_keys.rs");
+}
+
 /// Snapshot check, then the program's STF script (`tests/in/NAME.stf`).
 fn stf<P: Pipeline>(name: &str, prog: P) {
     snapshot(name);
@@ -120,6 +124,11 @@ fn deprecated_externs_preserve_the_fields_they_name() {
     let mut copy = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
     Prog::preserve_fields(&first, &mut copy, req.field_list.expect("a field list"));
     assert_eq!((copy.meta.tag, copy.meta.count, copy.meta.other), (7, 0, 0));
+}
+
+#[test]
+fn typed_keys_stf() {
+    stf("typed_keys", typed_keys::Program::new());
 }
 
 #[test]

@@ -1220,11 +1220,17 @@ impl<'a> Gen<'a> {
             }
             let w = match &d.ty {
                 Ty::Bool => 1,
+                Ty::Error | Ty::Enum(_) => 32,
                 t if self.is_bits(t) => self.width(t),
                 _ => return bad("not supported yet: this field list member", Some(d.span)),
             };
             total += w;
             let v = self.expr(ctx, &d)?;
+            let v = if self.is_bits(&d.ty) || d.ty == Ty::Bool {
+                v
+            } else {
+                format!("({v} as u128)")
+            };
             let v = if d.ty == Ty::Bool {
                 format!("({v} as u128)")
             } else {
@@ -1378,10 +1384,10 @@ impl<'a> Gen<'a> {
                     .iter()
                     .map(|d| {
                         let v = self.expr(ctx, d)?;
-                        Ok(if d.ty == Ty::Bool {
-                            format!("({v} as u128)")
-                        } else {
+                        Ok(if self.is_bits(&d.ty) {
                             v
+                        } else {
+                            format!("({v} as u128)")
                         })
                     })
                     .collect();
@@ -1888,10 +1894,11 @@ impl<'a> Gen<'a> {
             let mut sel = Vec::new();
             for k in &table.keys {
                 let v = self.expr(&ctx, &k.expr)?;
-                let v = if k.expr.ty == Ty::Bool {
-                    format!("({v} as u128)")
-                } else {
+                let v = if self.is_bits(&k.expr.ty) {
                     v
+                } else {
+                    // bool, error, enum
+                    format!("({v} as u128)")
                 };
                 match k.kind {
                     KeyKind::Match(_) => keys.push(v),
