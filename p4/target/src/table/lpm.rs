@@ -36,6 +36,8 @@
 //!   take a few thousand nodes.
 //! - Entry ids must be below 2^31.
 
+use std::collections::BTreeMap;
+
 /// Longest concatenated key (exact fields + LPM field) this engine handles.
 pub(crate) const MAX_KEY_BITS: u32 = 512;
 const MAX_KEY_BYTES: usize = (MAX_KEY_BITS / 8) as usize;
@@ -47,9 +49,10 @@ const CHILD: u32 = 1 << 31;
 
 #[derive(Debug)]
 struct NodeMeta {
-    /// Prefixes ending in this node: (first slot, length within the node,
-    /// entry id + 1).
-    prefixes: Vec<(u32, u8, u32)>,
+    /// Prefixes ending in this node: (first slot, length within the node)
+    /// → entry id + 1. Ordered, so the prefixes inside a slot range are one
+    /// range query and the ones covering it are `stride + 1` point queries.
+    prefixes: BTreeMap<(u32, u8), u32>,
     /// Best prefix from above, pushed down by the parent slot.
     inherited: u32,
     /// Number of child slots.
@@ -61,7 +64,7 @@ struct NodeMeta {
 impl NodeMeta {
     fn new(inherited: u32) -> Self {
         NodeMeta {
-            prefixes: Vec::new(),
+            prefixes: BTreeMap::new(),
             inherited,
             children: 0,
             free: false,
@@ -272,10 +275,10 @@ impl LpmEngine {
     /// from the node's prefix list (control plane only).
     fn own_range(&self, node: usize, first: usize, count: usize) -> Own {
         let stride = self.stride(node);
+        let prefixes = &self.nodes[node].prefixes;
         let mut own = vec![(0u32, 0u8); count];
         let end = first + count;
-        for &(pfirst, rel, val) in &self.nodes[node].prefixes {
-            let pfirst = pfirst as usize;
+        let mut apply = |pfirst: usize, rel: u8, val: u32| {
             let pend = pfirst + (1usize << (stride - rel as u32));
             let (lo, hi) = (pfirst.max(first), pend.min(end));
             for o in own
@@ -287,6 +290,21 @@ impl LpmEngine {
                     *o = (val, rel + 1);
                 }
             }
+        };
+        // Prefixes starting before the range that cover it: for each length,
+        // the one aligned block containing `first`.
+        for rel in 0..=stride as u8 {
+            let span = 1usize << (stride - rel as u32);
+            let base = first & !(span - 1);
+            if base < first
+                && let Some(&val) = prefixes.get(&(base as u32, rel))
+            {
+                apply(base, rel, val);
+            }
+        }
+        // Prefixes starting inside the range.
+        for (&(pfirst, rel), &val) in prefixes.range((first as u32, 0)..(end as u32, 0)) {
+            apply(pfirst as usize, rel, val);
         }
         own
     }
@@ -359,7 +377,7 @@ impl LpmEngine {
         let stride = self.stride(node);
         let (first, count) = Self::range(self.index(&bytes, depth), rel, stride);
         let val = id + 1;
-        self.nodes[node].prefixes.push((first as u32, rel, val));
+        self.nodes[node].prefixes.insert((first as u32, rel), val);
         let own = self.own_range(node, first, count);
         for (k, &o) in own.iter().enumerate() {
             if o.0 == val {
@@ -383,14 +401,13 @@ impl LpmEngine {
             path.push((node, idx));
             node = (cur & !CHILD) as usize;
         }
-        let val = id + 1;
-        let meta = &mut self.nodes[node];
-        let Some(pos) = meta.prefixes.iter().position(|p| p.2 == val) else {
-            return;
-        };
-        meta.prefixes.swap_remove(pos);
         let stride = self.stride(node);
         let (first, count) = Self::range(self.index(&bytes, depth), rel, stride);
+        let meta = &mut self.nodes[node];
+        if meta.prefixes.get(&(first as u32, rel)) != Some(&(id + 1)) {
+            return;
+        }
+        meta.prefixes.remove(&(first as u32, rel));
         // Slots the prefix covered fall back to the longest remaining own
         // prefix (necessarily shorter) or the inherited value.
         let own = self.own_range(node, first, count);
