@@ -520,6 +520,22 @@ fn error_static_assert() {
 }
 
 #[test]
+fn unreachable_parser_states_are_warnings() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-warnings");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join("unreachable.p4");
+    let src = program(&[(
+        "PARSER",
+        "transition accept; } state orphan { transition accept;",
+    )]);
+    std::fs::write(&file, src).unwrap();
+    let out = p4_compiler::compile(&file, &CompileOptions::default()).expect("compiles");
+    let msgs: Vec<&str> = out.warnings.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(msgs, ["parser state `orphan` is unreachable from `start`"]);
+    assert_eq!(out.warnings[0].code, "P4E1070");
+}
+
+#[test]
 fn error_every_error_is_reported() {
     check_errors(
         "several_errors",
