@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use control::device::DeviceExt;
 use pb::entity::Entity as E;
 use pb::update::Type as U;
 use pb::write_request::Atomicity;
@@ -1335,6 +1336,24 @@ async fn pipeline_config_accepts_only_the_compiled_program_and_keeps_the_cookie(
     write(&mut c, vec![insert(route([10, 0, 0, 0], 8, &[1]))])
         .await
         .unwrap();
+    // The fabric service's table (written behind P4Runtime's back) survives a commit.
+    h.device
+        .with_runtime(|rt: &mut dyn p4_target::runtime::RuntimeApi| {
+            rt.table_insert(
+                T_QOS,
+                p4_target::runtime::TableEntry {
+                    matches: vec![Some(p4_target::runtime::FieldMatch::Exact(46))],
+                    priority: 0,
+                    action: p4_target::runtime::EntryAction::Direct(
+                        p4_target::runtime::ActionCall::new(SET_PRIO, &[5]),
+                    ),
+                    metadata: vec![],
+                },
+            )
+        })
+        .await
+        .unwrap()
+        .unwrap();
     let set = |action: Action,
                p4info: Option<proto::p4::config::v1::P4Info>,
                cookie: u64,
@@ -1357,6 +1376,52 @@ async fn pipeline_config_accepts_only_the_compiled_program_and_keeps_the_cookie(
         lpm_entries(&mut c).await.is_empty(),
         "commit clears the state"
     );
+    let qos = read(
+        &mut c.client,
+        vec![E::TableEntry(pb::TableEntry {
+            table_id: T_QOS,
+            ..Default::default()
+        })],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        qos.len(),
+        1,
+        "fabric-owned entries are not P4Runtime's to clear"
+    );
+
+    // VERIFY changes nothing; RECONCILE_AND_COMMIT keeps the state and takes the cookie.
+    write(&mut c, vec![insert(route([10, 0, 0, 0], 8, &[1]))])
+        .await
+        .unwrap();
+    c.client
+        .set_forwarding_pipeline_config(set(Action::Verify, Some(ours.clone()), 7, &c))
+        .await
+        .unwrap();
+    assert_eq!(
+        get(&mut c.client, ResponseType::CookieOnly)
+            .await
+            .cookie
+            .map(|c| c.cookie),
+        Some(42)
+    );
+    c.client
+        .set_forwarding_pipeline_config(set(Action::ReconcileAndCommit, Some(ours.clone()), 41, &c))
+        .await
+        .unwrap();
+    assert_eq!(lpm_entries(&mut c).await.len(), 1);
+    assert_eq!(
+        get(&mut c.client, ResponseType::CookieOnly)
+            .await
+            .cookie
+            .map(|c| c.cookie),
+        Some(41)
+    );
+    c.client
+        .set_forwarding_pipeline_config(set(Action::VerifyAndCommit, Some(ours.clone()), 42, &c))
+        .await
+        .unwrap();
     let cfg = get(&mut c.client, ResponseType::CookieOnly).await;
     assert_eq!(cfg.cookie.map(|c| c.cookie), Some(42));
     assert_eq!(cfg.p4info, None);
