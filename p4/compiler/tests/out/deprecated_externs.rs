@@ -276,7 +276,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
-                { if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 return Ok(());
             }
         }
@@ -342,9 +342,9 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
         (*meta).count = (1u128 as u8);
         (*meta).other = (9u128 as u8);
         (*sm).egress_spec = (3u128 as u16);
-        { env.resubmit = Some(255); };
+        env.resubmit = Some(255);
     } else {
-        { (*sm).mark_to_drop(); };
+        (*sm).mark_to_drop();
     }
     Ok(())
 }
@@ -361,7 +361,7 @@ pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
     let mut l_storage = E_Locals::default();
     let l = &mut l_storage;
     (*meta).tag = (7u128 as u8);
-    { env.clone_request = Some(::p4_target::v1model::CloneRequest { kind: if 1u32 == 0 { ::p4_target::v1model::CloneType::IngressToEgress } else { ::p4_target::v1model::CloneType::EgressToEgress }, session: 5u128 as u32, field_list: Some(254) }); };
+    env.clone_request = Some(::p4_target::v1model::CloneRequest { kind: if 1u32 == 0 { ::p4_target::v1model::CloneType::IngressToEgress } else { ::p4_target::v1model::CloneType::EgressToEgress }, session: 5u128 as u32, field_list: Some(254) });
     Ok(())
 }
 
@@ -390,7 +390,7 @@ fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet_
 pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
-    { (*hdr).eth.emit(packet__); };
+    (*hdr).eth.emit(packet__);
     Ok(())
 }
 

@@ -356,8 +356,8 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
-                { if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
-                { if !(*hdr).extra.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if !(*hdr).extra.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 return Ok(());
             }
         }
@@ -455,9 +455,14 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
     let l = &mut l_storage;
     (*meta).mood = 0u32;
     I_by_error(rt, env, hdr, meta, sm, l)?;
-    { let mut bp__0 = ::p4_target::externs::BitPacker::new(); bp__0.push(((*sm).parser_error as u128), 32); bp__0.push(((*meta).mood as u128), 32); (*meta).h = (::p4_target::bits::wrap(::p4_target::externs::hash_range(rt.hash(::p4_target::info::HashAlgorithm::Identity, &bp__0), 0u128, 0x10000u128), 16) as u16); };
+    {
+        let mut bp__0 = ::p4_target::externs::BitPacker::new();
+        bp__0.push(((*sm).parser_error as u128), 32);
+        bp__0.push(((*meta).mood as u128), 32);
+        (*meta).h = (::p4_target::bits::wrap(::p4_target::externs::hash_range(rt.hash(::p4_target::info::HashAlgorithm::Identity, &bp__0), 0u128, 0x10000u128), 16) as u16);
+    }
     let mut r: report_t = report_t { e: (*sm).parser_error, mood: (*meta).mood, short: (!(*hdr).extra.valid) };
-    { rt.digests.push((0x171c0b8c, vec![(r.e as u128), (r.mood as u128), (r.short as u128)])); };
+    rt.digests.push((0x171c0b8c, vec![(r.e as u128), (r.mood as u128), (r.short as u128)]));
     Ok(())
 }
 
@@ -500,7 +505,8 @@ fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet_
 pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
-    { (*hdr).eth.emit(packet__); (*hdr).extra.emit(packet__); };
+    (*hdr).eth.emit(packet__);
+    (*hdr).extra.emit(packet__);
     Ok(())
 }
 

@@ -1282,6 +1282,20 @@ impl<'a> Gen<'a> {
     }
 
     fn builtin(&self, ctx: &Ctx<'_>, b: &Builtin, span: Span) -> Result<String, BackError> {
+        Ok(format!(
+            "{{ {} }}",
+            self.builtin_lines(ctx, b, span)?.join(" ")
+        ))
+    }
+
+    /// The statements of a built-in call, one per line (`if .. {` and `}`
+    /// lines open and close blocks).
+    fn builtin_lines(
+        &self,
+        ctx: &Ctx<'_>,
+        b: &Builtin,
+        span: Span,
+    ) -> Result<Vec<String>, BackError> {
         let extern_index = |inst: u32| -> Result<u32, BackError> {
             let i = ctx.inst.ok_or(BackError {
                 message: "extern objects are only supported in controls".into(),
@@ -1530,7 +1544,7 @@ impl<'a> Gen<'a> {
                 s.push(self.assign_native(ctx, out, &v)?);
             }
         }
-        Ok(format!("{{ {} }}", s.join(" ")))
+        Ok(s)
     }
 
     /// The checksum of packer `bp` (and the payload) as a `width`-bit value.
@@ -1693,6 +1707,26 @@ impl<'a> Gen<'a> {
                     self.w.line("_ => {}");
                 }
                 self.w.close("}");
+            }
+            Stmt::Call(Call::Builtin(b), span) => {
+                let lines = self.builtin_lines(ctx, b, *span)?;
+                // Temporaries get their own block so names never clash.
+                let scoped = lines.len() > 1 && lines.iter().any(|l| l.starts_with("let "));
+                if scoped {
+                    self.w.open("{");
+                }
+                for l in lines {
+                    if l == "}" {
+                        self.w.close("}");
+                    } else if l.ends_with('{') {
+                        self.w.open(l);
+                    } else {
+                        self.w.line(l);
+                    }
+                }
+                if scoped {
+                    self.w.close("}");
+                }
             }
             Stmt::Call(c, span) => {
                 let e = self.call(ctx, c, *span)?;
