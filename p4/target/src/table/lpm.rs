@@ -32,8 +32,9 @@
 //!   to the inherited value, and pushes the result down into children.
 //!   Empty nodes are freed.
 //! - Memory: a 256 KiB root (less for keys under 16 bits) plus 1 KiB per
-//!   node and each node's prefix list; 10,000 random /8–/32 IPv4 routes
-//!   take a few thousand nodes.
+//!   node and each node's prefix list. A route longer than 16 + 8k bits
+//!   that shares no node with others adds up to k + 1 nodes: 10,000 random
+//!   /8–/32 IPv4 routes take about 9,800 nodes (10 MB).
 //! - Entry ids must be below 2^31.
 
 use std::collections::BTreeMap;
