@@ -14,6 +14,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod client;
+pub mod daemon;
 pub mod device;
 pub mod fabric;
 pub mod p4rt;

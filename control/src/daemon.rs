@@ -1,0 +1,100 @@
+//! Assembling the control plane of a running switch: the P4Runtime service
+//! and the fabric service over one device, sharing one listener.
+//!
+//! The fabric backend is a [`ChainBackend`] of the traffic manager's backend
+//! (if given) and a [`P4TablesBackend`] when the program has the
+//! fabric-owned tables; P4Runtime refuses writes to exactly those tables
+//! (plus any annotated `@roceswitch_owner`). The fabric configuration is
+//! restored from, and persisted to, `state_file`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use p4_target::info::ProgramInfo;
+
+use crate::device::Device;
+use crate::fabric::{
+    ChainBackend, FABRIC_OWNED_TABLES, FabricBackend, FabricService, P4TablesBackend,
+};
+use crate::p4rt::{P4RuntimeConfig, P4RuntimeService};
+use crate::serve::{Bound, Listen, ServeError};
+
+/// Daemon settings.
+#[derive(Clone, Debug)]
+pub struct DaemonOptions {
+    /// Where both services listen.
+    pub listen: Listen,
+    /// P4Runtime device id.
+    pub device_id: u64,
+    /// Fabric state file (`None`: start from defaults, persist nothing).
+    pub state_file: Option<PathBuf>,
+}
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// P4Runtime service setup.
+    #[error("p4runtime: {0}")]
+    P4Runtime(#[from] crate::p4rt::ServiceError),
+    /// Fabric service setup (state file, backend).
+    #[error("fabric: {0}")]
+    Fabric(#[from] crate::fabric::service::OpenError),
+    /// Listening or serving.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+}
+
+/// Both services, ready to serve.
+#[derive(Debug)]
+pub struct Daemon {
+    /// The P4Runtime service.
+    pub p4rt: P4RuntimeService,
+    /// The fabric service.
+    pub fabric: FabricService,
+    listen: Listen,
+}
+
+impl Daemon {
+    /// Builds the services for `info` on `device`; `tm` is the traffic
+    /// manager's fabric backend, if the dataplane has one.
+    pub fn build(
+        opts: DaemonOptions,
+        info: &'static ProgramInfo,
+        device: Arc<dyn Device>,
+        tm: Option<Arc<dyn FabricBackend>>,
+    ) -> Result<Daemon, DaemonError> {
+        let mut parts: Vec<Arc<dyn FabricBackend>> = tm.into_iter().collect();
+        let mut owned = Vec::new();
+        match P4TablesBackend::new(info, device.clone()) {
+            Ok(b) => {
+                parts.push(Arc::new(b));
+                owned = FABRIC_OWNED_TABLES
+                    .iter()
+                    .map(|t| (t.to_string(), "fabric".to_string()))
+                    .collect();
+            }
+            Err(e) => tracing::warn!(error = %e, "fabric tables not programmed"),
+        }
+        let p4rt = P4RuntimeService::from_program(
+            info,
+            device,
+            P4RuntimeConfig {
+                device_id: opts.device_id,
+                owned_tables: owned,
+                ..Default::default()
+            },
+        )?;
+        let fabric = FabricService::open(Arc::new(ChainBackend::new(parts)), opts.state_file)?;
+        Ok(Daemon {
+            p4rt,
+            fabric,
+            listen: opts.listen,
+        })
+    }
+
+    /// Binds the listener (so its address is known before serving); serve
+    /// with [`Bound::serve`], passing the two services back in.
+    pub async fn bind(self) -> Result<(Bound, P4RuntimeService, FabricService), DaemonError> {
+        Ok((Bound::bind(&self.listen).await?, self.p4rt, self.fabric))
+    }
+}
