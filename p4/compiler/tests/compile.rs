@@ -61,6 +61,10 @@ mod typed_keys {
     include!("out/typed_keys.rs");
 }
 
+mod name_clashes {
+    include!("out/name_clashes.rs");
+}
+
 /// Snapshot check, then the program's STF script (`tests/in/NAME.stf`).
 fn stf<P: Pipeline>(name: &str, prog: P) {
     snapshot(name);
@@ -124,6 +128,11 @@ fn deprecated_externs_preserve_the_fields_they_name() {
     let mut copy = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
     Prog::preserve_fields(&first, &mut copy, req.field_list.expect("a field list"));
     assert_eq!((copy.meta.tag, copy.meta.count, copy.meta.other), (7, 0, 0));
+}
+
+#[test]
+fn name_clashes_stf() {
+    stf("name_clashes", name_clashes::Program::new());
 }
 
 #[test]

@@ -63,6 +63,11 @@ impl Namer {
         if clean.is_empty() || clean.starts_with(|c: char| c.is_ascii_digit()) {
             clean.insert(0, '_');
         }
+        // Generated code names its own temporaries `..__`; P4 names never
+        // end that way in the output.
+        if clean.ends_with("__") {
+            clean.push('x');
+        }
         let clean = escape(&clean);
         let mut candidate = clean.clone();
         let mut n = 1;
@@ -95,5 +100,6 @@ mod tests {
         assert_eq!(n.fresh("match"), "r#match");
         assert_eq!(n.fresh("match"), "match_1");
         assert_eq!(n.fresh("1x"), "_1x");
+        assert_eq!(n.fresh("tmp__"), "tmp__x");
     }
 }

@@ -330,7 +330,7 @@ pub struct headers {
 /// P4 `struct pair<bit<8>>`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct pair_bit_8__ {
+pub struct pair_bit_8__x {
     pub first: u8,
     pub second: u8,
 }
@@ -339,7 +339,7 @@ pub struct pair_bit_8__ {
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct meta_t {
-    pub pr: pair_bit_8__,
+    pub pr: pair_bit_8__x,
 }
 
 /// States of parser `P`.
@@ -471,28 +471,28 @@ fn I_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &m
 /// Table `I.by_kind`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
 fn I_by_kind(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
-    let key: [u128; 1] = [((*hdr).tag.kind as u128)];
-    let mut p = [0u128; 1];
-    let (hit, aid, entry) = {
-        let r = rt.tables[0].lookup(&key, env.packet_length);
-        let call: Option<&::p4_target::runtime::ActionCall> = match r.action {
-            ::p4_target::runtime::EntryAction::Direct(c) => Some(c),
+    let key__: [u128; 1] = [((*hdr).tag.kind as u128)];
+    let mut p__ = [0u128; 1];
+    let (hit__, aid__, entry__) = {
+        let r__ = rt.tables[0].lookup(&key__, env.packet_length);
+        let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
+            ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
         };
-        match call {
-            Some(c) => {
-                let n = c.params.len().min(p.len());
-                p[..n].copy_from_slice(&c.params[..n]);
-                (r.hit, c.action_id, r.entry)
+        match call__ {
+            Some(c__) => {
+                let n__ = c__.params.len().min(p__.len());
+                p__[..n__].copy_from_slice(&c__.params[..n__]);
+                (r__.hit, c__.action_id, r__.entry)
             }
-            None => (r.hit, 0, r.entry),
+            None => (r__.hit, 0, r__.entry),
         }
     };
-    match aid {
-        0x100abcd => I_set_out(rt, env, hdr, meta, sm, l, (p[0] as u16))?,
+    match aid__ {
+        0x100abcd => I_set_out(rt, env, hdr, meta, sm, l, (p__[0] as u16))?,
         _ => {}
     }
-    Ok(ApplyResult { hit, action_run: aid })
+    Ok(ApplyResult { hit: hit__, action_run: aid__ })
 }
 
 /// `I.apply`.
@@ -506,7 +506,7 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
     }
     { let mut carg__0 = (((*hdr).tag.kind as u128) as u8); let r__ = I_small_apply(rt, env, &mut carg__0);  r__? };
     { let mut carg__1 = (((*hdr).tag.kind as u128) as u8); let r__ = I_big_apply(rt, env, &mut carg__1);  r__? };
-    (*meta).pr = pair_bit_8__ { first: (((*hdr).tag.kind as u128) as u8), second: (((*hdr).tag.sub as u128) as u8) };
+    (*meta).pr = pair_bit_8__x { first: (((*hdr).tag.kind as u128) as u8), second: (((*hdr).tag.sub as u128) as u8) };
     let mut t: (u8, u8,) = ((((*meta).pr.first as u128) as u8), (((*meta).pr.second as u128) as u8),);
     { let mut carg__2 = (((*meta).pr.second as u128) as u8); let mut carg__3 = (*meta).pr.first; let r__ = I_add_apply(rt, env, &mut carg__2, &mut carg__3); (*meta).pr.first = carg__3; r__? };
     (*hdr).tag.out1 = (((*meta).pr.first as u128) as u8);

@@ -479,30 +479,30 @@ fn MyIngress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 /// Table `MyIngress.ipv4_lpm`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
 fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<ApplyResult, Exit> {
-    let key: [u128; 1] = [((*hdr).ipv4.dstAddr as u128)];
-    let mut p = [0u128; 2];
-    let (hit, aid, entry) = {
-        let r = rt.tables[0].lookup(&key, env.packet_length);
-        let call: Option<&::p4_target::runtime::ActionCall> = match r.action {
-            ::p4_target::runtime::EntryAction::Direct(c) => Some(c),
+    let key__: [u128; 1] = [((*hdr).ipv4.dstAddr as u128)];
+    let mut p__ = [0u128; 2];
+    let (hit__, aid__, entry__) = {
+        let r__ = rt.tables[0].lookup(&key__, env.packet_length);
+        let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
+            ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
         };
-        match call {
-            Some(c) => {
-                let n = c.params.len().min(p.len());
-                p[..n].copy_from_slice(&c.params[..n]);
-                (r.hit, c.action_id, r.entry)
+        match call__ {
+            Some(c__) => {
+                let n__ = c__.params.len().min(p__.len());
+                p__[..n__].copy_from_slice(&c__.params[..n__]);
+                (r__.hit, c__.action_id, r__.entry)
             }
-            None => (r.hit, 0, r.entry),
+            None => (r__.hit, 0, r__.entry),
         }
     };
-    match aid {
-        0x1b75655 => MyIngress_ipv4_forward(rt, env, hdr, meta, standard_metadata, l, (p[0] as u64), (p[1] as u16))?,
+    match aid__ {
+        0x1b75655 => MyIngress_ipv4_forward(rt, env, hdr, meta, standard_metadata, l, (p__[0] as u64), (p__[1] as u16))?,
         0x1876ee8 => MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?,
         0x1445b37 => MyIngress_NoAction(rt, env, hdr, meta, standard_metadata, l)?,
         _ => {}
     }
-    Ok(ApplyResult { hit, action_run: aid })
+    Ok(ApplyResult { hit: hit__, action_run: aid__ })
 }
 
 /// `MyIngress.apply`.

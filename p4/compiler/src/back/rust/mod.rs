@@ -1940,7 +1940,7 @@ impl<'a> Gen<'a> {
                 }
             }
             self.w.line(format!(
-                "let key: [u128; {}] = [{}];",
+                "let key__: [u128; {}] = [{}];",
                 keys.len(),
                 keys.join(", ")
             ));
@@ -1958,34 +1958,34 @@ impl<'a> Gen<'a> {
                     self.w.line(p);
                 }
                 hash_line = Some(format!(
-                    "let sel_hash = rt.hash({}, &{bp});",
+                    "let sel_hash__ = rt.hash({}, &{bp});",
                     info::algo(*algo)
                 ));
             }
             if let Some(h) = hash_line {
                 self.w.line(h);
             }
-            self.w.line(format!("let mut p = [0u128; {max_params}];"));
-            self.w.open("let (hit, aid, entry) = {");
+            self.w.line(format!("let mut p__ = [0u128; {max_params}];"));
+            self.w.open("let (hit__, aid__, entry__) = {");
             self.w.line(format!(
-                "let r = rt.tables[{rt_index}].lookup(&key, env.packet_length);"
+                "let r__ = rt.tables[{rt_index}].lookup(&key__, env.packet_length);"
             ));
             self.w
-                .open("let call: Option<&::p4_target::runtime::ActionCall> = match r.action {");
+                .open("let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {");
             self.w
-                .line("::p4_target::runtime::EntryAction::Direct(c) => Some(c),");
+                .line("::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),");
             match &profile {
                 Some((pi, ExternKind::ActionSelector(..))) => {
                     self.w.line(format!(
-                        "::p4_target::runtime::EntryAction::Member(m) => rt.profiles[{pi}].member(*m),"
+                        "::p4_target::runtime::EntryAction::Member(m__) => rt.profiles[{pi}].member(*m__),"
                     ));
                     self.w.line(format!(
-                        "::p4_target::runtime::EntryAction::Group(g) => rt.profiles[{pi}].select(*g, sel_hash),"
+                        "::p4_target::runtime::EntryAction::Group(g__) => rt.profiles[{pi}].select(*g__, sel_hash__),"
                     ));
                 }
                 Some((pi, _)) => {
                     self.w.line(format!(
-                        "::p4_target::runtime::EntryAction::Member(m) => rt.profiles[{pi}].member(*m),"
+                        "::p4_target::runtime::EntryAction::Member(m__) => rt.profiles[{pi}].member(*m__),"
                     ));
                     self.w
                         .line("::p4_target::runtime::EntryAction::Group(_) => None,");
@@ -1993,19 +1993,20 @@ impl<'a> Gen<'a> {
                 None => self.w.line("_ => None,"),
             }
             self.w.close("};");
-            self.w.open("match call {");
-            self.w.open("Some(c) => {");
-            self.w.line("let n = c.params.len().min(p.len());");
-            self.w.line("p[..n].copy_from_slice(&c.params[..n]);");
-            self.w.line("(r.hit, c.action_id, r.entry)");
+            self.w.open("match call__ {");
+            self.w.open("Some(c__) => {");
+            self.w.line("let n__ = c__.params.len().min(p__.len());");
+            self.w
+                .line("p__[..n__].copy_from_slice(&c__.params[..n__]);");
+            self.w.line("(r__.hit, c__.action_id, r__.entry)");
             self.w.close("}");
-            self.w.line("None => (r.hit, 0, r.entry),");
+            self.w.line("None => (r__.hit, 0, r__.entry),");
             self.w.close("}");
             self.w.close("};");
             if table.direct_meter.is_some() {
-                self.w.line("env.entry = entry;");
+                self.w.line("env.entry = entry__;");
             }
-            self.w.open("match aid {");
+            self.w.open("match aid__ {");
             for (ai, a) in table.actions.iter().enumerate() {
                 let act = &self.prog.actions[*a];
                 // Directional parameters take the arguments bound in the
@@ -2021,8 +2022,8 @@ impl<'a> Gen<'a> {
                 args.extend(list);
                 for (j, v) in act.data_params().iter().enumerate() {
                     args.push(match &v.ty {
-                        Ty::Bool => format!("p[{j}] != 0"),
-                        t => self.to_native(&format!("p[{j}]"), t)?,
+                        Ty::Bool => format!("p__[{j}] != 0"),
+                        t => self.to_native(&format!("p__[{j}]"), t)?,
                     });
                 }
                 let call = format!("{}({})", self.action_fn(i, *a)?, args.join(", "));
@@ -2034,7 +2035,8 @@ impl<'a> Gen<'a> {
             }
             self.w.line("_ => {}");
             self.w.close("}");
-            self.w.line("Ok(ApplyResult { hit, action_run: aid })");
+            self.w
+                .line("Ok(ApplyResult { hit: hit__, action_run: aid__ })");
             self.w.close("}");
             self.w.line("");
         }
