@@ -49,7 +49,10 @@ pub trait Device: Send + Sync + 'static {
 /// Awaiting form of [`Device::submit`].
 pub trait DeviceExt: Device {
     /// Runs `f` on the dataplane thread and returns its result.
-    fn with_runtime<R, F>(&self, f: F) -> impl std::future::Future<Output = Result<R, DeviceError>> + Send
+    fn with_runtime<R, F>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Result<R, DeviceError>> + Send
     where
         R: Send + 'static,
         F: FnOnce(&mut dyn RuntimeApi) -> R + Send + 'static,
@@ -122,11 +125,16 @@ impl LocalDevice {
 
 impl Device for LocalDevice {
     fn submit(&self, job: RuntimeJob) -> Result<(), DeviceError> {
-        self.jobs.send(Msg::Job(job)).map_err(|_| DeviceError::Stopped)
+        self.jobs
+            .send(Msg::Job(job))
+            .map_err(|_| DeviceError::Stopped)
     }
 
     fn packet_out(&self, frame: Vec<u8>) -> Result<(), DeviceError> {
-        self.packets_out.lock().unwrap_or_else(|e| e.into_inner()).push(frame);
+        self.packets_out
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(frame);
         Ok(())
     }
 

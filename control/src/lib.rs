@@ -16,3 +16,4 @@
 pub mod device;
 pub mod fabric;
 pub mod p4rt;
+pub mod serve;

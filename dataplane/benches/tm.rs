@@ -5,8 +5,15 @@
 //! Two shapes: a single lossy queue kept one packet deep, and a lossless
 //! priority mixed with a lossy one under DWRR with 64 packets queued, so the
 //! scheduler and PFC checks do real work.
+//!
+//! Each shape is measured twice: in wall time (group `tm`) and in the
+//! thread's CPU time (group `tm_cpu`, Linux `CLOCK_THREAD_CPUTIME_ID`), which
+//! stays meaningful on a machine shared with other builds.
 
-use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::{
+    BenchmarkGroup, Criterion, Throughput, black_box, criterion_group, criterion_main,
+};
 use dataplane::time::{Instant, bits_time};
 use dataplane::tm::{EnqueueMeta, Threshold, Tm, TmConfig};
 
@@ -20,8 +27,70 @@ fn config() -> TmConfig {
     cfg
 }
 
-fn bench_enqueue_dequeue(c: &mut Criterion) {
+/// Thread CPU time in ns, via `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+struct ThreadCpuTime {
+    wall: WallTime,
+}
+
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+unsafe extern "C" {
+    fn clock_gettime(clock_id: i32, tp: *mut Timespec) -> i32;
+}
+
+const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+impl Measurement for ThreadCpuTime {
+    type Intermediate = u64;
+    type Value = u64;
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+    fn end(&self, start: u64) -> u64 {
+        thread_cpu_ns().saturating_sub(start)
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, v: &u64) -> f64 {
+        *v as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        self.wall.formatter()
+    }
+}
+
+fn bench_wall(c: &mut Criterion) {
     let mut group = c.benchmark_group("tm");
+    shapes(&mut group);
+    group.finish();
+}
+
+fn bench_cpu(c: &mut Criterion<ThreadCpuTime>) {
+    let mut group = c.benchmark_group("tm_cpu");
+    shapes(&mut group);
+    group.finish();
+}
+
+fn shapes<M: Measurement>(group: &mut BenchmarkGroup<'_, M>) {
     group.throughput(Throughput::Elements(1));
 
     group.bench_function("enqueue+dequeue, 1 queue", |b| {
@@ -31,7 +100,12 @@ fn bench_enqueue_dequeue(c: &mut Criterion) {
         let mut id = 0u64;
         b.iter(|| {
             id += 1;
-            let meta = EnqueueMeta { ingress_port: 0, egress_port: 1, priority: 0, len_bytes: 1000 };
+            let meta = EnqueueMeta {
+                ingress_port: 0,
+                egress_port: 1,
+                priority: 0,
+                len_bytes: 1000,
+            };
             let _ = black_box(tm.handle_enqueue(id, meta, now));
             let d = tm.poll_transmit(1, now);
             now += step;
@@ -44,7 +118,12 @@ fn bench_enqueue_dequeue(c: &mut Criterion) {
         let step = bits_time(1000, 100_000_000_000);
         let mut now = Instant::ZERO;
         for id in 0..64u64 {
-            let meta = EnqueueMeta { ingress_port: (id % 3) as u16, egress_port: 3, priority: if id % 2 == 0 { 3 } else { 0 }, len_bytes: 1000 };
+            let meta = EnqueueMeta {
+                ingress_port: (id % 3) as u16,
+                egress_port: 3,
+                priority: if id.is_multiple_of(2) { 3 } else { 0 },
+                len_bytes: 1000,
+            };
             tm.handle_enqueue(id, meta, now).unwrap();
         }
         let mut id = 64u64;
@@ -53,7 +132,7 @@ fn bench_enqueue_dequeue(c: &mut Criterion) {
             let meta = EnqueueMeta {
                 ingress_port: (id % 3) as u16,
                 egress_port: 3,
-                priority: if id % 2 == 0 { 3 } else { 0 },
+                priority: if id.is_multiple_of(2) { 3 } else { 0 },
                 len_bytes: 1000,
             };
             let _ = black_box(tm.handle_enqueue(id, meta, now));
@@ -62,8 +141,12 @@ fn bench_enqueue_dequeue(c: &mut Criterion) {
             black_box(d)
         });
     });
-    group.finish();
 }
 
-criterion_group!(benches, bench_enqueue_dequeue);
-criterion_main!(benches);
+criterion_group!(wall, bench_wall);
+criterion_group! {
+    name = cpu;
+    config = Criterion::default().with_measurement(ThreadCpuTime { wall: WallTime });
+    targets = bench_cpu
+}
+criterion_main!(wall, cpu);

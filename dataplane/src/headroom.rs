@@ -76,7 +76,12 @@ impl AsicPreset {
             AsicPreset::Spectrum6 => (256, 42.0, 3.8),
             AsicPreset::Tofino2 => (176, 68.0, 9.0),
         };
-        AsicConstants { cell_bytes, pipeline_latency_kb, mac_phy_delay_kb: 0.8, peer_response_time_kb }
+        AsicConstants {
+            cell_bytes,
+            pipeline_latency_kb,
+            mac_phy_delay_kb: 0.8,
+            peer_response_time_kb,
+        }
     }
 }
 
@@ -106,7 +111,12 @@ pub struct HeadroomInputs {
 impl HeadroomInputs {
     /// SONiC defaults (R-HR-4: lossless MTU 1024, 50 % small packets, 4 lanes,
     /// no gearbox, no SHP) for a port.
-    pub fn new(speed_mbps: u64, cable_length_m: u32, port_mtu_bytes: u32, asic: AsicPreset) -> Self {
+    pub fn new(
+        speed_mbps: u64,
+        cable_length_m: u32,
+        port_mtu_bytes: u32,
+        asic: AsicPreset,
+    ) -> Self {
         HeadroomInputs {
             speed_mbps,
             cable_length_m,
@@ -185,12 +195,17 @@ pub fn mellanox(inp: &HeadroomInputs) -> Result<HeadroomResult, HeadroomError> {
         None => c.peer_response_time_kb * 1024.0,
     };
     // 2. worst-case cell factor
-    let worst_case_factor = if c.cell_bytes > 128 { (cell / 64.0).ceil() } else { (2.0 * cell / (1.0 + cell)).ceil() };
+    let worst_case_factor = if c.cell_bytes > 128 {
+        (cell / 64.0).ceil()
+    } else {
+        (2.0 * cell / (1.0 + cell)).ceil()
+    };
     // 3.-4. small-packet byte share (as implemented, D-8) and cell occupancy
     let spp_by_byte = 100.0 * 64.0 / ((spp * 64.0 + (100.0 - spp) * lossless_mtu) / 100.0);
     let cell_occupancy = (100.0 - spp_by_byte + spp_by_byte * worst_case_factor) / 100.0;
     // 5.-7. cable, gearbox, tile
-    let bytes_on_cable = 2.0 * f64::from(inp.cable_length_m) * speed * 1e9 / CABLE_LIGHT_SPEED_MPS / 8000.0;
+    let bytes_on_cable =
+        2.0 * f64::from(inp.cable_length_m) * speed * 1e9 / CABLE_LIGHT_SPEED_MPS / 8000.0;
     let bytes_on_gearbox = speed * inp.gearbox_delay_ns as f64 / (8.0 * 1024.0);
     let kb_on_tile = match inp.asic {
         AsicPreset::Spectrum4 | AsicPreset::Spectrum5 => speed / 1000.0 * 120.0 / 8.0,
@@ -224,10 +239,18 @@ pub fn mellanox(inp: &HeadroomInputs) -> Result<HeadroomResult, HeadroomError> {
     let size = if inp.shared_headroom_pool {
         xon
     } else {
-        let extra = if eight_lanes { f64::from(inp.port_mtu_bytes) } else { 0.0 };
+        let extra = if eight_lanes {
+            f64::from(inp.port_mtu_bytes)
+        } else {
+            0.0
+        };
         roundup_1024(xoff as f64 + xon as f64 + extra)
     };
-    Ok(HeadroomResult { xon_bytes: xon, xoff_bytes: xoff, size_bytes: size })
+    Ok(HeadroomResult {
+        xon_bytes: xon,
+        xoff_bytes: xoff,
+        size_bytes: size,
+    })
 }
 
 /// R-HR-5 sizes in cells.
@@ -249,7 +272,12 @@ pub const MLXSW_PAUSE_DELAY_BYTES: u64 = 19_476;
 /// R-HR-5 (Linux mlxsw): `delay` comes from `dcb pfc set … delay N` in
 /// *bits* (PFC), or the fixed 19,476-byte PAUSE delay when `pfc_delay_bits`
 /// is `None` (legacy PAUSE, which mlxsw charges as delay + MTU, not 2·delay).
-pub fn mlxsw(cell_bytes: u32, mtu_bytes: u32, pfc_delay_bits: Option<u64>, eight_lanes: bool) -> Result<MlxswHeadroom, HeadroomError> {
+pub fn mlxsw(
+    cell_bytes: u32,
+    mtu_bytes: u32,
+    pfc_delay_bits: Option<u64>,
+    eight_lanes: bool,
+) -> Result<MlxswHeadroom, HeadroomError> {
     if cell_bytes == 0 {
         return Err(HeadroomError::ZeroCell);
     }
@@ -268,7 +296,12 @@ pub fn mlxsw(cell_bytes: u32, mtu_bytes: u32, pfc_delay_bits: Option<u64>, eight
     if eight_lanes {
         buffer_cells *= 2;
     }
-    Ok(MlxswHeadroom { threshold_cells, delay_cells, buffer_cells, buffer_bytes: buffer_cells * cell })
+    Ok(MlxswHeadroom {
+        threshold_cells,
+        delay_cells,
+        buffer_cells,
+        buffer_bytes: buffer_cells * cell,
+    })
 }
 
 /// R-HR-6 (HPCC `third.cc`): 3 × (rate · one-way delay / 8), the division
@@ -280,7 +313,13 @@ pub fn hpcc(rate_bps: u64, one_way_delay_ns: u64) -> u64 {
 
 /// R-DT-3 (HPCC `SwitchMmu`): the PFC threshold
 /// T = (buffer − Σheadroom − Σreserve − shared_used) >> shift, saturating at 0.
-pub fn hpcc_pfc_threshold(buffer_bytes: u64, headroom_total_bytes: u64, reserve_total_bytes: u64, shared_used_bytes: u64, shift: u32) -> u64 {
+pub fn hpcc_pfc_threshold(
+    buffer_bytes: u64,
+    headroom_total_bytes: u64,
+    reserve_total_bytes: u64,
+    shared_used_bytes: u64,
+    shift: u32,
+) -> u64 {
     buffer_bytes
         .saturating_sub(headroom_total_bytes)
         .saturating_sub(reserve_total_bytes)
@@ -302,14 +341,24 @@ mod tests {
         assert_eq!(peer_response_bytes(100_000), Some(25_216));
         assert_eq!(peer_response_bytes(25_000), Some(5_120));
         assert_eq!(peer_response_bytes(400_000), Some(57_920));
-        assert_eq!(crate::time::pause_quanta_to_duration(394, 100_000_000_000).as_nanos(), 2_018); // 2.01728 µs, rounded up
+        assert_eq!(
+            crate::time::pause_quanta_to_duration(394, 100_000_000_000).as_nanos(),
+            2_018
+        ); // 2.01728 µs, rounded up
         assert_eq!(peer_response_bytes(123), None);
     }
 
     #[test]
     fn spectrum2_100g_100m_mtu4200_e4() {
         let r = mellanox(&inputs(100_000, 100, 4200, AsicPreset::Spectrum2)).unwrap();
-        assert_eq!(r, HeadroomResult { xon_bytes: 19_456, xoff_bytes: 56_320, size_bytes: 75_776 });
+        assert_eq!(
+            r,
+            HeadroomResult {
+                xon_bytes: 19_456,
+                xoff_bytes: 56_320,
+                size_bytes: 75_776
+            }
+        );
     }
 
     #[test]
@@ -317,7 +366,14 @@ mod tests {
         let mut i = inputs(100_000, 100, 4200, AsicPreset::Spectrum3);
         i.lossless_mtu_bytes = 4200;
         i.small_packet_percentage = 0;
-        assert_eq!(mellanox(&i).unwrap(), HeadroomResult { xon_bytes: 19_456, xoff_bytes: 51_200, size_bytes: 70_656 });
+        assert_eq!(
+            mellanox(&i).unwrap(),
+            HeadroomResult {
+                xon_bytes: 19_456,
+                xoff_bytes: 51_200,
+                size_bytes: 70_656
+            }
+        );
         i.small_packet_percentage = 100;
         let r = mellanox(&i).unwrap();
         assert_eq!((r.xoff_bytes, r.size_bytes), (133_120, 152_576));
@@ -326,7 +382,14 @@ mod tests {
     #[test]
     fn sonic_defaults_e6() {
         let r = mellanox(&inputs(100_000, 100, 9100, AsicPreset::Spectrum2)).unwrap();
-        assert_eq!(r, HeadroomResult { xon_bytes: 19_456, xoff_bytes: 62_464, size_bytes: 81_920 });
+        assert_eq!(
+            r,
+            HeadroomResult {
+                xon_bytes: 19_456,
+                xoff_bytes: 62_464,
+                size_bytes: 81_920
+            }
+        );
         let r = mellanox(&inputs(100_000, 5, 9100, AsicPreset::Spectrum1)).unwrap();
         assert_eq!((r.xoff_bytes, r.size_bytes), (44_032, 63_488));
         let r = mellanox(&inputs(100_000, 300, 9100, AsicPreset::Spectrum1)).unwrap();
@@ -361,8 +424,14 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_errors() {
-        assert_eq!(mellanox(&inputs(0, 100, 4200, AsicPreset::Spectrum2)), Err(HeadroomError::ZeroSpeed));
-        assert_eq!(mellanox(&inputs(100_000, 100, 0, AsicPreset::Spectrum2)), Err(HeadroomError::ZeroMtu));
+        assert_eq!(
+            mellanox(&inputs(0, 100, 4200, AsicPreset::Spectrum2)),
+            Err(HeadroomError::ZeroSpeed)
+        );
+        assert_eq!(
+            mellanox(&inputs(100_000, 100, 0, AsicPreset::Spectrum2)),
+            Err(HeadroomError::ZeroMtu)
+        );
         let mut i = inputs(100_000, 100, 4200, AsicPreset::Spectrum2);
         i.small_packet_percentage = 101;
         assert_eq!(mellanox(&i), Err(HeadroomError::BadPercentage));
@@ -372,14 +441,28 @@ mod tests {
     #[test]
     fn mlxsw_e7() {
         let h = mlxsw(96, 4200, Some(32_768), false).unwrap();
-        assert_eq!((h.threshold_cells, h.delay_cells, h.buffer_cells, h.buffer_bytes), (88, 130, 218, 20_928));
-        assert_eq!(mlxsw(96, 4200, Some(32_768), true).unwrap().buffer_cells, 436);
+        assert_eq!(
+            (
+                h.threshold_cells,
+                h.delay_cells,
+                h.buffer_cells,
+                h.buffer_bytes
+            ),
+            (88, 130, 218, 20_928)
+        );
+        assert_eq!(
+            mlxsw(96, 4200, Some(32_768), true).unwrap().buffer_cells,
+            436
+        );
     }
 
     #[test]
     fn hpcc_e8() {
         assert_eq!(hpcc(100_000_000_000, 1_000), 37_500);
         let buffer = 32 * 1024 * 1024;
-        assert_eq!(hpcc_pfc_threshold(buffer, 16 * 37_500, 16 * 4096, 0, 3), 4_111_112);
+        assert_eq!(
+            hpcc_pfc_threshold(buffer, 16 * 37_500, 16 * 4096, 0, 3),
+            4_111_112
+        );
     }
 }

@@ -43,15 +43,21 @@ impl Instant {
     }
     /// From microseconds since the epoch (saturating).
     pub const fn from_micros(micros: u64) -> Self {
-        Instant { nanos: micros.saturating_mul(1_000) }
+        Instant {
+            nanos: micros.saturating_mul(1_000),
+        }
     }
     /// From milliseconds since the epoch (saturating).
     pub const fn from_millis(millis: u64) -> Self {
-        Instant { nanos: millis.saturating_mul(1_000_000) }
+        Instant {
+            nanos: millis.saturating_mul(1_000_000),
+        }
     }
     /// From seconds since the epoch (saturating).
     pub const fn from_secs(secs: u64) -> Self {
-        Instant { nanos: secs.saturating_mul(NANOS_PER_SEC) }
+        Instant {
+            nanos: secs.saturating_mul(NANOS_PER_SEC),
+        }
     }
     /// Nanoseconds since the epoch.
     pub const fn as_nanos(self) -> u64 {
@@ -63,7 +69,9 @@ impl Instant {
     }
     /// Time since `earlier`, or zero if `earlier` is later than `self`.
     pub const fn saturating_duration_since(self, earlier: Instant) -> Duration {
-        Duration { nanos: self.nanos.saturating_sub(earlier.nanos) }
+        Duration {
+            nanos: self.nanos.saturating_sub(earlier.nanos),
+        }
     }
     /// Time since `earlier`, or `None` if `earlier` is later than `self`.
     pub const fn checked_duration_since(self, earlier: Instant) -> Option<Duration> {
@@ -86,15 +94,21 @@ impl Duration {
     }
     /// From microseconds (saturating).
     pub const fn from_micros(micros: u64) -> Self {
-        Duration { nanos: micros.saturating_mul(1_000) }
+        Duration {
+            nanos: micros.saturating_mul(1_000),
+        }
     }
     /// From milliseconds (saturating).
     pub const fn from_millis(millis: u64) -> Self {
-        Duration { nanos: millis.saturating_mul(1_000_000) }
+        Duration {
+            nanos: millis.saturating_mul(1_000_000),
+        }
     }
     /// From seconds (saturating).
     pub const fn from_secs(secs: u64) -> Self {
-        Duration { nanos: secs.saturating_mul(NANOS_PER_SEC) }
+        Duration {
+            nanos: secs.saturating_mul(NANOS_PER_SEC),
+        }
     }
     /// Nanoseconds.
     pub const fn as_nanos(self) -> u64 {
@@ -121,7 +135,9 @@ impl Duration {
 impl Add<Duration> for Instant {
     type Output = Instant;
     fn add(self, rhs: Duration) -> Instant {
-        Instant { nanos: self.nanos.saturating_add(rhs.nanos) }
+        Instant {
+            nanos: self.nanos.saturating_add(rhs.nanos),
+        }
     }
 }
 impl AddAssign<Duration> for Instant {
@@ -132,7 +148,9 @@ impl AddAssign<Duration> for Instant {
 impl Sub<Duration> for Instant {
     type Output = Instant;
     fn sub(self, rhs: Duration) -> Instant {
-        Instant { nanos: self.nanos.saturating_sub(rhs.nanos) }
+        Instant {
+            nanos: self.nanos.saturating_sub(rhs.nanos),
+        }
     }
 }
 impl Sub<Instant> for Instant {
@@ -145,7 +163,9 @@ impl Sub<Instant> for Instant {
 impl Add for Duration {
     type Output = Duration;
     fn add(self, rhs: Duration) -> Duration {
-        Duration { nanos: self.nanos.saturating_add(rhs.nanos) }
+        Duration {
+            nanos: self.nanos.saturating_add(rhs.nanos),
+        }
     }
 }
 impl AddAssign for Duration {
@@ -156,7 +176,9 @@ impl AddAssign for Duration {
 impl Sub for Duration {
     type Output = Duration;
     fn sub(self, rhs: Duration) -> Duration {
-        Duration { nanos: self.nanos.saturating_sub(rhs.nanos) }
+        Duration {
+            nanos: self.nanos.saturating_sub(rhs.nanos),
+        }
     }
 }
 impl SubAssign for Duration {
@@ -167,7 +189,9 @@ impl SubAssign for Duration {
 impl Mul<u64> for Duration {
     type Output = Duration;
     fn mul(self, rhs: u64) -> Duration {
-        Duration { nanos: self.nanos.saturating_mul(rhs) }
+        Duration {
+            nanos: self.nanos.saturating_mul(rhs),
+        }
     }
 }
 impl Div<u64> for Duration {
@@ -183,7 +207,12 @@ impl Div<u64> for Duration {
 
 impl fmt::Display for Instant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:09}s", self.nanos / NANOS_PER_SEC, self.nanos % NANOS_PER_SEC)
+        write!(
+            f,
+            "{}.{:09}s",
+            self.nanos / NANOS_PER_SEC,
+            self.nanos % NANOS_PER_SEC
+        )
     }
 }
 impl fmt::Display for Duration {
@@ -239,9 +268,18 @@ mod tests {
     fn full_pause_per_speed_e1() {
         assert_eq!(pause_quanta_to_duration(0xFFFF, G).as_micros(), 33_553); // 33.554 ms
         assert_eq!(pause_quanta_to_duration(0xFFFF, G).as_nanos(), 33_553_920);
-        assert_eq!(pause_quanta_to_duration(0xFFFF, 10 * G).as_nanos(), 3_355_392);
-        assert_eq!(pause_quanta_to_duration(0xFFFF, 25 * G).as_nanos(), 1_342_157); // 1.342 ms, rounded up
-        assert_eq!(pause_quanta_to_duration(0xFFFF, 100 * G).as_nanos(), 335_540); // 335.5392 µs
+        assert_eq!(
+            pause_quanta_to_duration(0xFFFF, 10 * G).as_nanos(),
+            3_355_392
+        );
+        assert_eq!(
+            pause_quanta_to_duration(0xFFFF, 25 * G).as_nanos(),
+            1_342_157
+        ); // 1.342 ms, rounded up
+        assert_eq!(
+            pause_quanta_to_duration(0xFFFF, 100 * G).as_nanos(),
+            335_540
+        ); // 335.5392 µs
         assert_eq!(pause_quanta_to_duration(0xFFFF, 400 * G).as_nanos(), 83_885); // 83.8848 µs
     }
 
@@ -269,6 +307,9 @@ mod tests {
         assert_eq!(Instant::MAX + Duration::from_secs(1), Instant::MAX);
         assert_eq!(Duration::from_millis(1) / 0, Duration::MAX);
         assert_eq!((t + Duration::from_nanos(10)).as_nanos(), 5_010);
-        assert_eq!(Instant::from_millis(3).checked_duration_since(Instant::from_millis(4)), None);
+        assert_eq!(
+            Instant::from_millis(3).checked_duration_since(Instant::from_millis(4)),
+            None
+        );
     }
 }

@@ -290,6 +290,17 @@ fn check_lossless_incast(n: usize, msgs: u64) {
         .map(|&s| x.sim.host(s).unwrap().rnic().stats().paused_ns[3])
         .sum();
     assert!(paused_ns > 0);
+    // Headroom was needed (in-flight bytes after XOFF) and the R-HR-2 size sufficed.
+    for p in 0..n as u16 {
+        let cap = tm.config().ports[usize::from(p)]
+            .pg_headroom_bytes(3)
+            .unwrap();
+        let peak = tm.pg_usage(p, 3).unwrap().headroom_peak_bytes;
+        assert!(
+            peak > 0 && peak <= cap,
+            "port {p}: headroom peak {peak} of {cap}"
+        );
+    }
     let r = x.sim.host(x.receiver).unwrap().rnic();
     for i in 0..n {
         let s = r.qp_stats(0x100 + i as u32).unwrap();
@@ -317,16 +328,18 @@ fn incast_16to1_lossless_with_calculated_headroom() {
     check_lossless_incast(16, 20);
 }
 
-#[test]
-fn incast_16to1_with_half_headroom_overflows() {
-    let mut x = incast(16, 20, Some(0.5), None, None, 7);
+fn check_half_headroom_overflows(n: usize, msgs: u64) {
+    let mut x = incast(n, msgs, Some(0.5), None, None, 7);
     let probes = incast_probes(&x);
     record(&mut x.sim, 5, &probes);
     x.sim.drive();
     x.sim
         .recorder()
         .unwrap()
-        .write(&out_dir("incast_16to1_half_headroom"), "timeseries")
+        .write(
+            &out_dir(&format!("incast_{n}to1_half_headroom")),
+            "timeseries",
+        )
         .unwrap();
     let overflow = tm_drops(&x.sim, x.sw, DropReason::HeadroomOverflow);
     assert!(overflow > 0, "half the calculated headroom must overflow");
@@ -339,7 +352,7 @@ fn incast_16to1_with_half_headroom_overflows() {
     );
     // The losses show up at the receiver as PSN gaps.
     let r = x.sim.host(x.receiver).unwrap().rnic();
-    let lost: u64 = (0..16)
+    let lost: u64 = (0..n as u32)
         .map(|i| r.qp_stats(0x100 + i).unwrap().psn_lost)
         .sum();
     assert!(lost > 0);
@@ -347,6 +360,32 @@ fn incast_16to1_with_half_headroom_overflows() {
         lost <= overflow,
         "every missing PSN is a counted drop ({lost} vs {overflow})"
     );
+}
+
+/// At 2:1 half the calculated headroom still holds in this model: each
+/// ingress PG drains at half the port rate while its in-flight bytes land,
+/// and the dynamic threshold rises as the queue drains, so part of the
+/// in-flight data is admitted to the shared pool instead of headroom (peak
+/// headroom use ≈ 23 KB of the 62 KB computed). The 16:1 case below, where
+/// each PG drains at 1/16 of the port, is the one that overflows.
+#[test]
+fn incast_2to1_with_half_headroom_still_fits() {
+    let mut x = incast(2, 150, Some(0.5), None, None, 7);
+    x.sim.drive();
+    let tm = x.sim.switch(x.sw).unwrap().tm();
+    assert_eq!(tm.drop_counts().total(), 0);
+    for p in 0..2u16 {
+        let cap = tm.config().ports[usize::from(p)]
+            .pg_headroom_bytes(3)
+            .unwrap();
+        let peak = tm.pg_usage(p, 3).unwrap().headroom_peak_bytes;
+        assert!(peak > cap / 2, "port {p}: headroom peak {peak} of {cap}");
+    }
+}
+
+#[test]
+fn incast_16to1_with_half_headroom_overflows() {
+    check_half_headroom_overflows(16, 20);
 }
 
 // ------------------------------------------------------------ 2. ECN + DCQCN
@@ -620,6 +659,27 @@ fn delivered(sim: &Sim, hosts: &[NodeId]) -> u64 {
         .sum()
 }
 
+/// Runs in 20 µs steps until nothing has been delivered for 500 µs, and
+/// returns the end of the last step in which something was (the deadlock
+/// onset, to within a step). Panics if that does not happen by `limit`.
+fn run_to_deadlock(sim: &mut Sim, hosts: &[NodeId], limit: Instant) -> Instant {
+    let step = Duration::from_micros(20);
+    let mut last = delivered(sim, hosts);
+    let mut onset = sim.now();
+    while sim.now() < limit {
+        let t = sim.now() + step;
+        sim.run_until(t);
+        let d = delivered(sim, hosts);
+        if d != last {
+            last = d;
+            onset = t;
+        } else if t - onset >= Duration::from_micros(500) {
+            return onset;
+        }
+    }
+    panic!("no deadlock by {limit}");
+}
+
 fn ring_probes(sws: &[NodeId], hosts: &[NodeId]) -> Vec<(Probe, String)> {
     let mut v = Vec::new();
     for (i, &s) in sws.iter().enumerate() {
@@ -655,14 +715,18 @@ fn ring_probes(sws: &[NodeId], hosts: &[NodeId]) -> Vec<(Probe, String)> {
 fn ring_deadlocks_without_watchdog() {
     let (mut sim, sws, hosts) = ring(None);
     record(&mut sim, 10, &ring_probes(&sws, &hosts));
-    sim.run_until(Instant::from_millis(3));
+    let onset = run_to_deadlock(&mut sim, &hosts, Instant::from_millis(10));
     let d1 = delivered(&sim, &hosts);
     assert!(d1 > 0, "traffic flowed before the deadlock");
+    assert!(
+        onset > Instant::from_micros(200),
+        "deadlock formed under load, at {onset}"
+    );
     let tx1: Vec<u64> = sws
         .iter()
         .map(|&s| sim.port_counters(s, 1).unwrap().tx_bytes_total())
         .collect();
-    sim.run_until(Instant::from_millis(20));
+    sim.run_until(onset + Duration::from_millis(20));
     sim.recorder()
         .unwrap()
         .write(&out_dir("deadlock_no_watchdog"), "timeseries")
@@ -699,7 +763,7 @@ fn ring_deadlock_is_broken_by_the_watchdog() {
     };
     let (mut sim, sws, hosts) = ring(Some(wd));
     record(&mut sim, 1000, &ring_probes(&sws, &hosts));
-    sim.run_until(Instant::from_millis(3));
+    let onset = run_to_deadlock(&mut sim, &hosts, Instant::from_millis(10));
     let d1 = delivered(&sim, &hosts);
     sim.run_until(Instant::from_millis(50));
     assert_eq!(
@@ -707,7 +771,8 @@ fn ring_deadlock_is_broken_by_the_watchdog() {
         d1,
         "deadlocked before the watchdog acts"
     );
-    let onset = Instant::from_millis(3);
+    // R-WD-6: storm on the k-th consecutive positive poll, k = D/P; the
+    // first positive poll comes at most one poll interval after the onset.
     let deadline = onset + Duration::from_millis(200 + 100);
     sim.run_until(deadline + Duration::from_millis(1));
     sim.recorder()
@@ -1016,7 +1081,8 @@ fn fat_tree_ecmp_spreads_flows_without_lossless_drops() {
                 .rnic()
                 .qp_stats(0x100 + (i as u32) * 16 + q)
                 .unwrap();
-            assert_eq!(st.psn_gaps, 0);
+            // ECMP keeps a QP on one path (R-ECMP-2): no gaps, no reordering.
+            assert_eq!((st.psn_gaps, st.psn_late), (0, 0));
             assert!(st.rx_payload_bytes > 0, "flow {i}/{q} delivered nothing");
             delivered += st.rx_payload_bytes;
         }
@@ -1024,4 +1090,52 @@ fn fat_tree_ecmp_spreads_flows_without_lossless_drops() {
     // Aggregate goodput: at least half of the 16 × 25 Gb/s offered.
     let gbps = delivered as f64 * 8.0 / 800_000.0;
     assert!(gbps > 200.0, "fabric goodput {gbps} Gb/s");
+}
+
+// ------------------------------------------------------------ determinism
+
+/// Same seed, same run — down to every counter; another seed changes the
+/// RED coin flips and with them the run.
+#[test]
+fn runs_are_a_function_of_the_seed() {
+    let red = RedConfig {
+        kmin_bytes: 5 * KB,
+        kmax_bytes: 200 * KB,
+        pmax: 0.01,
+    };
+    let summary = |seed: u64| {
+        let mut x = incast(
+            4,
+            u64::MAX,
+            None,
+            Some(red),
+            Some(DcqcnConfig::default()),
+            seed,
+        );
+        x.sim.run_until(Instant::from_micros(1500));
+        let sw = x.sim.switch(x.sw).unwrap();
+        let mut s = format!(
+            "events {} marked {} xoff {}\n",
+            x.sim.events_processed(),
+            sw.stats().ce_marked,
+            sw.xoff_sent()
+        );
+        for (i, &h) in x.senders.iter().enumerate() {
+            let q = x
+                .sim
+                .host(h)
+                .unwrap()
+                .rnic()
+                .qp_stats(0x100 + i as u32)
+                .unwrap();
+            s += &format!(
+                "S{i} tx {} cnp {} rate {}\n",
+                q.tx_packets, q.cnp_rx, q.rate_bps
+            );
+        }
+        s
+    };
+    let a = summary(1);
+    assert_eq!(a, summary(1));
+    assert_ne!(a, summary(2));
 }

@@ -193,7 +193,9 @@ impl Topology {
         let mut names = BTreeSet::new();
         for n in self.nodes() {
             if !valid_name(n, 24) {
-                errs.push(format!("node name {n:?}: use 1-24 characters a-z, 0-9, '-'"));
+                errs.push(format!(
+                    "node name {n:?}: use 1-24 characters a-z, 0-9, '-'"
+                ));
             }
             if !names.insert(n) {
                 errs.push(format!("node {n:?} is defined twice"));
@@ -208,7 +210,10 @@ impl Topology {
                         errs.push(format!("host {}: MAC {} is multicast", h.name, h.mac));
                     }
                     if let Some(other) = macs.insert(m, &h.name) {
-                        errs.push(format!("host {}: MAC {} also used by {other}", h.name, h.mac));
+                        errs.push(format!(
+                            "host {}: MAC {} also used by {other}",
+                            h.name, h.mac
+                        ));
                     }
                 }
                 Err(e) => errs.push(format!("host {}: {e}", h.name)),
@@ -332,7 +337,14 @@ mod tests {
         );
         assert_eq!(
             t.expand("h1", t.hosts[0].command.as_ref().unwrap()),
-            ["roceperf", "client", "--iface", "eth0", "--dst-mac", "02:00:00:00:01:02"]
+            [
+                "roceperf",
+                "client",
+                "--iface",
+                "eth0",
+                "--dst-mac",
+                "02:00:00:00:01:02"
+            ]
         );
     }
 
@@ -367,6 +379,17 @@ mod tests {
             "bad rate",
         ] {
             assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
+        }
+    }
+
+    #[test]
+    fn the_example_topologies_are_valid() {
+        for text in [
+            include_str!("../examples/pair.toml"),
+            include_str!("../examples/switched.toml"),
+        ] {
+            let t = Topology::from_toml(text).unwrap();
+            assert!(!t.links.is_empty());
         }
     }
 

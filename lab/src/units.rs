@@ -31,7 +31,10 @@ pub fn parse_mac(s: &str) -> Result<[u8; 6], UnitError> {
 
 /// Formats a MAC as lower-case colon-separated hex.
 pub fn format_mac(mac: &[u8; 6]) -> String {
-    mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+    mac.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// Parses a rate like `100G`, `2.5G`, `250M`, `10k`, `1000000`; optional
@@ -53,7 +56,7 @@ pub fn parse_rate_bps(s: &str) -> Result<u64, UnitError> {
     };
     let v: f64 = num.trim().parse().map_err(|_| err())?;
     let bps = v * mult;
-    if !bps.is_finite() || bps < 1.0 || bps > 1e15 {
+    if !bps.is_finite() || !(1.0..=1e15).contains(&bps) {
         return Err(err());
     }
     Ok(bps.round() as u64)
@@ -68,7 +71,12 @@ mod tests {
         let m = parse_mac("02:AB:00:00:0c:01").unwrap();
         assert_eq!(m, [2, 0xab, 0, 0, 0xc, 1]);
         assert_eq!(format_mac(&m), "02:ab:00:00:0c:01");
-        for bad in ["02:00:00:00:00", "02:00:00:00:00:100", "zz:00:00:00:00:00", ""] {
+        for bad in [
+            "02:00:00:00:00",
+            "02:00:00:00:00:100",
+            "zz:00:00:00:00:00",
+            "",
+        ] {
             assert!(parse_mac(bad).is_err(), "{bad}");
         }
     }

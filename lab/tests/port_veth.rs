@@ -14,7 +14,14 @@ use lab::port::{AfPacketPort, FrameBuf, Port};
 const A_MAC: [u8; 6] = [2, 0, 0, 0, 0xa, 1];
 const B_MAC: [u8; 6] = [2, 0, 0, 0, 0xb, 1];
 
-fn frame(dst: [u8; 6], src: [u8; 6], ethertype: u16, tag: Option<u16>, seq: u16, len: usize) -> FrameBuf {
+fn frame(
+    dst: [u8; 6],
+    src: [u8; 6],
+    ethertype: u16,
+    tag: Option<u16>,
+    seq: u16,
+    len: usize,
+) -> FrameBuf {
     let mut v = Vec::new();
     v.extend_from_slice(&dst);
     v.extend_from_slice(&src);
@@ -109,15 +116,26 @@ fn own_transmissions_are_not_received() {
     // A second socket on the same interface: it must not see what `a` sends
     // either (PACKET_IGNORE_OUTGOING applies to frames from any socket).
     let mut a2 = AfPacketPort::open_in_netns(&ns.names[0], "a0").unwrap();
-    let out: Vec<FrameBuf> = (0..10).map(|i| frame(B_MAC, A_MAC, 0x88b5, None, i, 64)).collect();
+    let out: Vec<FrameBuf> = (0..10)
+        .map(|i| frame(B_MAC, A_MAC, 0x88b5, None, i, 64))
+        .collect();
     assert_eq!(a.send_batch(&out).unwrap(), 10);
     assert_eq!(recv_n(&mut b, 10).len(), 10, "peer must receive them");
     let mut bufs = FrameBuf::batch(64);
     std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(a.recv_batch(&mut bufs).unwrap(), 0, "sender re-received its frames");
-    assert_eq!(a2.recv_batch(&mut bufs).unwrap(), 0, "sibling socket saw outgoing frames");
+    assert_eq!(
+        a.recv_batch(&mut bufs).unwrap(),
+        0,
+        "sender re-received its frames"
+    );
+    assert_eq!(
+        a2.recv_batch(&mut bufs).unwrap(),
+        0,
+        "sibling socket saw outgoing frames"
+    );
     // ...while frames from the peer do arrive at both.
-    b.send_batch(&[frame(A_MAC, B_MAC, 0x88b5, None, 99, 64)]).unwrap();
+    b.send_batch(&[frame(A_MAC, B_MAC, 0x88b5, None, 99, 64)])
+        .unwrap();
     assert_eq!(recv_n(&mut a, 1).len(), 1);
     assert_eq!(recv_n(&mut a2, 1).len(), 1);
 }

@@ -45,7 +45,8 @@ impl Lab {
         p
     }
     fn pids(&self) -> Vec<u32> {
-        let Ok(text) = std::fs::read_to_string(self.state.join(format!("{}.json", self.name))) else {
+        let Ok(text) = std::fs::read_to_string(self.state.join(format!("{}.json", self.name)))
+        else {
             return Vec::new();
         };
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -98,20 +99,33 @@ fn processes() -> Vec<String> {
 }
 
 fn assert_nothing_left(lab: &Lab, pids: &[u32]) {
-    assert_eq!(common::netns_with_prefix(&lab.prefix()), Vec::<String>::new(), "namespaces left");
+    assert_eq!(
+        common::netns_with_prefix(&lab.prefix()),
+        Vec::<String>::new(),
+        "namespaces left"
+    );
     for &p in pids {
         assert!(!common::pid_alive(p), "process {p} left running");
     }
-    assert!(!lab.state.join(format!("{}.json", lab.name)).exists(), "state file left");
+    assert!(
+        !lab.state.join(format!("{}.json", lab.name)).exists(),
+        "state file left"
+    );
     assert!(
         !processes().iter().any(|l| l.trim() == lab.sleep()),
         "a child of the switch command outlived it"
     );
     // Nothing was ever created in our own namespace; check no veth of the lab leaked here.
-    let links = Command::new("ip").args(["-o", "link", "show"]).output().unwrap();
+    let links = Command::new("ip")
+        .args(["-o", "link", "show"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&links.stdout);
     for name in ["h1-sw", "sw-h1", "sw-h2", "h2-sw"] {
-        assert!(!text.contains(&format!(": {name}")), "veth {name} leaked into the root namespace");
+        assert!(
+            !text.contains(&format!(": {name}")),
+            "veth {name} leaked into the root namespace"
+        );
     }
 }
 
@@ -125,7 +139,11 @@ fn up_then_down_leaves_nothing_behind() {
         "{HOSTS}\n[[links]]\na = \"h1:eth0\"\nb = \"sw:p1\"\nspeed = \"25G\"\n[[links]]\na = \"h2:eth0\"\nb = \"sw:p2\"\n"
     ));
     let out = rocelab(&lab.state, &["up", file.to_str().unwrap()]);
-    assert!(out.status.success(), "up: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "up: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let nss = common::netns_with_prefix(&lab.prefix());
     assert_eq!(nss.len(), 3, "{nss:?}");
     let pids = lab.pids();
@@ -133,21 +151,52 @@ fn up_then_down_leaves_nothing_behind() {
     assert!(pids.iter().all(|&p| common::pid_alive(p)));
     // The host got its MAC, the link is up, IPv6 is off.
     let show = Command::new("ip")
-        .args(["-n", &format!("{}h1", lab.prefix()), "-o", "link", "show", "eth0"])
+        .args([
+            "-n",
+            &format!("{}h1", lab.prefix()),
+            "-o",
+            "link",
+            "show",
+            "eth0",
+        ])
         .output()
         .unwrap();
     let show = String::from_utf8_lossy(&show.stdout);
-    assert!(show.contains("02:00:00:00:02:01") && show.contains("UP"), "{show}");
+    assert!(
+        show.contains("02:00:00:00:02:01") && show.contains("UP"),
+        "{show}"
+    );
     let v6 = Command::new("ip")
-        .args(["netns", "exec", &format!("{}sw", lab.prefix()), "sysctl", "-n", "net.ipv6.conf.p1.disable_ipv6"])
+        .args([
+            "netns",
+            "exec",
+            &format!("{}sw", lab.prefix()),
+            "sysctl",
+            "-n",
+            "net.ipv6.conf.p1.disable_ipv6",
+        ])
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&v6.stdout).trim(), "1");
+    // Rx offloads are off on both ends of a link.
+    for (node, iface) in [("h1", "eth0"), ("sw", "p1")] {
+        let got = lab::labctl::offload::rx_offloads_in(&format!("{}{node}", lab.prefix()), iface)
+            .unwrap();
+        assert_eq!(
+            got,
+            (false, false, false),
+            "{node}:{iface} (gro, rxvlan, lro)"
+        );
+    }
     let st = rocelab(&lab.state, &["status", &lab.name]);
     let st = String::from_utf8_lossy(&st.stdout);
     assert!(st.contains("running") && !st.contains("MISSING"), "{st}");
     let out = rocelab(&lab.state, &["down", &lab.name]);
-    assert!(out.status.success(), "down: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "down: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_nothing_left(&lab, &pids);
 }
 
@@ -165,7 +214,10 @@ fn a_bad_interface_on_the_second_host_unwinds_everything() {
     let out = rocelab(&lab.state, &["up", file.to_str().unwrap()]);
     assert!(!out.status.success(), "up succeeded with a bad interface");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("this-name-is-too-long") && err.contains("link 1"), "{err}");
+    assert!(
+        err.contains("this-name-is-too-long") && err.contains("link 1"),
+        "{err}"
+    );
     assert!(err.contains("everything created was removed"), "{err}");
     assert_nothing_left(&lab, &[]);
 }
@@ -191,17 +243,22 @@ fn a_command_that_dies_at_once_unwinds_the_started_processes() {
     let out = rocelab(&lab.state, &["up", file.to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("node h1") && err.contains("exited at once"), "{err}");
+    assert!(
+        err.contains("node h1") && err.contains("exited at once"),
+        "{err}"
+    );
     assert!(err.contains("no-such-flag"), "log tail not shown: {err}");
     assert_nothing_left(&lab, &[]);
     // No `sleep 300` (the switch) or roceperf server of this lab survived.
     let ps = processes().join("\n");
     assert!(
-        !ps.lines().any(|l| l.contains("--ip 10.3.0.2") && l.contains("roceperf")),
+        !ps.lines()
+            .any(|l| l.contains("--ip 10.3.0.2") && l.contains("roceperf")),
         "server process of the failed lab still runs"
     );
     assert!(
-        !ps.lines().any(|l| l.contains(&lab.sleep()) && l.contains(&lab.name)),
+        !ps.lines()
+            .any(|l| l.contains(&lab.sleep()) && l.contains(&lab.name)),
         "switch process of the failed lab still runs"
     );
     assert!(
@@ -220,7 +277,11 @@ fn down_after_a_crash_removes_what_the_state_file_records() {
         "{HOSTS}\n[[links]]\na = \"h1:eth0\"\nb = \"sw:p1\"\n[[links]]\na = \"h2:eth0\"\nb = \"sw:p2\"\n"
     ));
     let out = rocelab(&lab.state, &["up", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let pids = lab.pids();
     // A crashed agent and a namespace already gone by hand: down copes.
     // SAFETY: kill on a pid this test's lab started.
@@ -228,7 +289,11 @@ fn down_after_a_crash_removes_what_the_state_file_records() {
     let gone = format!("{}h1", lab.prefix());
     let _ = Command::new("ip").args(["netns", "del", &gone]).output();
     let out = rocelab(&lab.state, &["down"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_nothing_left(&lab, &pids);
 }
 

@@ -54,7 +54,10 @@ fn json_lines(c: Child) -> Vec<Value> {
 }
 
 fn find<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
-    lines.iter().find(|v| v["kind"] == kind).unwrap_or_else(|| panic!("no {kind} line in {lines:?}"))
+    lines
+        .iter()
+        .find(|v| v["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} line in {lines:?}"))
 }
 
 fn setup() -> common::Netns {
@@ -70,14 +73,45 @@ fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
     }
     let ns = setup();
     let mut server = Reaper(Some(roceperf(&[
-        "server", "--netns", &ns.names[1], "--iface", "s0", "--mac", S_MAC, "--ip", "10.1.0.2",
-        "--duration", "30", "--json",
+        "server",
+        "--netns",
+        &ns.names[1],
+        "--iface",
+        "s0",
+        "--mac",
+        S_MAC,
+        "--ip",
+        "10.1.0.2",
+        "--duration",
+        "30",
+        "--json",
     ])));
     std::thread::sleep(Duration::from_millis(400));
     let client = roceperf(&[
-        "client", "--netns", &ns.names[0], "--iface", "c0", "--mac", C_MAC, "--ip", "10.1.0.1",
-        "--dst-ip", "10.1.0.2", "--dst-mac", S_MAC, "--qps", "2", "--size", "65536",
-        "--duration", "1.5", "--rate", "500M", "--interval", "0.5", "--json",
+        "client",
+        "--netns",
+        &ns.names[0],
+        "--iface",
+        "c0",
+        "--mac",
+        C_MAC,
+        "--ip",
+        "10.1.0.1",
+        "--dst-ip",
+        "10.1.0.2",
+        "--dst-mac",
+        S_MAC,
+        "--qps",
+        "2",
+        "--size",
+        "65536",
+        "--duration",
+        "1.5",
+        "--rate",
+        "500M",
+        "--interval",
+        "0.5",
+        "--json",
     ]);
     let c = json_lines(client);
     std::thread::sleep(Duration::from_millis(300));
@@ -91,7 +125,10 @@ fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
     assert!(cs["tx_gbps"].as_f64().unwrap() > 0.0, "{cs}");
     assert!(ss["rx_gbps"].as_f64().unwrap() > 0.0, "{ss}");
     assert!(cs["tx_bytes"].as_u64().unwrap() > 1_000_000, "{cs}");
-    assert_eq!(ss["rx_bytes"], cs["tx_bytes"], "server got a different byte count");
+    assert_eq!(
+        ss["rx_bytes"], cs["tx_bytes"],
+        "server got a different byte count"
+    );
     assert_eq!(ss["rx_packets"], cs["tx_packets"]);
     assert_eq!(ss["psn_gaps"], 0, "{ss}");
     assert_eq!(ss["psn_lost"], 0);
@@ -100,7 +137,11 @@ fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
     assert_eq!(ss["qps"], 2);
     assert_eq!(find(&s, "port")["qps_learned"], 2);
     // Interval lines are printed and add up to the summary.
-    let per: u64 = c.iter().filter(|v| v["kind"] == "interval").map(|v| v["tx_bytes"].as_u64().unwrap()).sum();
+    let per: u64 = c
+        .iter()
+        .filter(|v| v["kind"] == "interval")
+        .map(|v| v["tx_bytes"].as_u64().unwrap())
+        .sum();
     assert_eq!(per, cs["tx_bytes"].as_u64().unwrap());
     // Paced at 500 Mb/s of wire bytes: payload below that.
     assert!(cs["tx_gbps"].as_f64().unwrap() < 0.5, "{cs}");
@@ -114,13 +155,39 @@ fn pfc_frames_into_the_client_port_pause_it() {
     let ns = setup();
     let mut injector = AfPacketPort::open_in_netns(&ns.names[1], "s0").unwrap();
     let client = Reaper(Some(roceperf(&[
-        "client", "--netns", &ns.names[0], "--iface", "c0", "--mac", C_MAC, "--ip", "10.1.0.1",
-        "--dst-ip", "10.1.0.2", "--dst-mac", S_MAC, "--size", "65536", "--duration", "3",
-        "--rate", "1G", "--priority", "3", "--interval", "0.25", "--json",
+        "client",
+        "--netns",
+        &ns.names[0],
+        "--iface",
+        "c0",
+        "--mac",
+        C_MAC,
+        "--ip",
+        "10.1.0.1",
+        "--dst-ip",
+        "10.1.0.2",
+        "--dst-mac",
+        S_MAC,
+        "--size",
+        "65536",
+        "--duration",
+        "3",
+        "--rate",
+        "1G",
+        "--priority",
+        "3",
+        "--interval",
+        "0.25",
+        "--json",
     ])));
     let pfc = |repr: PfcRepr| {
         let mut b = FrameBuf::default();
-        let n = emit_frame(EthernetAddress([2, 0, 0, 0, 0xee, 1]), &MacControlRepr::Pfc(repr), b.space_mut()).unwrap();
+        let n = emit_frame(
+            EthernetAddress([2, 0, 0, 0, 0xee, 1]),
+            &MacControlRepr::Pfc(repr),
+            b.space_mut(),
+        )
+        .unwrap();
         b.set_len(n);
         b
     };
@@ -132,7 +199,9 @@ fn pfc_frames_into_the_client_port_pause_it() {
     let t0 = Instant::now();
     while injector.recv_batch(&mut seen).unwrap() == 0 {
         assert!(t0.elapsed() < Duration::from_secs(5), "client never sent");
-        injector.wait_readable(Some(Duration::from_millis(20))).unwrap();
+        injector
+            .wait_readable(Some(Duration::from_millis(20)))
+            .unwrap();
     }
     std::thread::sleep(Duration::from_millis(500));
     let start = Instant::now();
@@ -150,14 +219,60 @@ fn pfc_frames_into_the_client_port_pause_it() {
         .filter(|v| v["kind"] == "interval")
         .map(|v| v["tx_bytes"].as_u64().unwrap())
         .collect();
-    let (min, max) = (*intervals.iter().min().unwrap(), *intervals.iter().max().unwrap());
+    let (min, max) = (
+        *intervals.iter().min().unwrap(),
+        *intervals.iter().max().unwrap(),
+    );
     assert!(max > 0, "{intervals:?}");
     assert!(
         min * 10 < max,
         "no quarter-second was nearly silent while paused: {intervals:?}"
     );
     let pause_ms = summary["pause_ms"].as_f64().unwrap();
-    assert!((800.0..1500.0).contains(&pause_ms), "pause time {pause_ms} ms");
+    assert!(
+        (800.0..1500.0).contains(&pause_ms),
+        "pause time {pause_ms} ms"
+    );
     let pfc_rx = summary["pfc_rx"].as_u64().unwrap();
-    assert!(pfc_rx as f64 >= sent as f64 * 0.9, "{pfc_rx} of {sent} PFC frames seen");
+    assert!(
+        pfc_rx as f64 >= sent as f64 * 0.9,
+        "{pfc_rx} of {sent} PFC frames seen"
+    );
+}
+
+#[test]
+fn an_mtu_the_interface_cannot_carry_is_refused_up_front() {
+    if !common::root_or_skip("an_mtu_the_interface_cannot_carry_is_refused_up_front") {
+        return;
+    }
+    let ns = setup();
+    let out = Command::new(env!("CARGO_BIN_EXE_roceperf"))
+        .args([
+            "client",
+            "--netns",
+            &ns.names[0],
+            "--iface",
+            "c0",
+            "--mac",
+            C_MAC,
+            "--ip",
+            "10.1.0.1",
+            "--dst-ip",
+            "10.1.0.2",
+            "--dst-mac",
+            S_MAC,
+            "--mtu",
+            "4096",
+            "--duration",
+            "1",
+        ])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--mtu 4096") && err.contains("MTU 1500"),
+        "{err}"
+    );
 }

@@ -73,7 +73,9 @@ pub fn p4info_from_text(text: &str) -> Result<p4::config::v1::P4Info, TextFormat
         .ok_or_else(|| TextFormatError::Descriptors("p4.config.v1.P4Info missing".into()))?;
     let msg = prost_reflect::DynamicMessage::parse_text_format(desc, text)
         .map_err(|e| TextFormatError::Parse(e.to_string()))?;
-    Ok(p4::config::v1::P4Info::decode(msg.encode_to_vec().as_slice())?)
+    Ok(p4::config::v1::P4Info::decode(
+        msg.encode_to_vec().as_slice(),
+    )?)
 }
 
 #[cfg(test)]
@@ -110,7 +112,10 @@ type_info { }
                 p4::config::v1::match_field::MatchType::Lpm as i32
             ))
         );
-        assert_eq!(t.action_refs[1].scope, p4::config::v1::action_ref::Scope::DefaultOnly as i32);
+        assert_eq!(
+            t.action_refs[1].scope,
+            p4::config::v1::action_ref::Scope::DefaultOnly as i32
+        );
         assert_eq!(info.actions[0].params[0].name, "port");
     }
 
@@ -126,7 +131,10 @@ type_info { }
         let v = p4::v1::Uint128 { high: 1, low: 2 };
         assert_eq!(v.encode_to_vec(), vec![0x08, 0x01, 0x10, 0x02]);
         // WriteRequest.election_id is field 3 (length-delimited tag 0x1a).
-        let w = p4::v1::WriteRequest { election_id: Some(v), ..Default::default() };
+        let w = p4::v1::WriteRequest {
+            election_id: Some(v),
+            ..Default::default()
+        };
         assert_eq!(&w.encode_to_vec()[..2], &[0x1a, 0x04]);
     }
 }

@@ -56,7 +56,9 @@ pub struct Arbitration {
 
 impl std::fmt::Debug for Arbitration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Arbitration").field("streams", &self.by_stream.len()).finish()
+        f.debug_struct("Arbitration")
+            .field("streams", &self.by_stream.len())
+            .finish()
     }
 }
 
@@ -82,25 +84,27 @@ impl Arbitration {
         tx: StreamTx,
     ) -> Result<(), P4Error> {
         let key = (device_id, role_name(role.as_ref()));
-        if let Some(old) = self.by_stream.get(&stream) {
-            if *old != key {
-                return Err(P4Error::invalid(
-                    "arbitration",
-                    "device_id and role cannot change on an open stream",
-                ));
-            }
+        if let Some(old) = self.by_stream.get(&stream)
+            && *old != key
+        {
+            return Err(P4Error::invalid(
+                "arbitration",
+                "device_id and role cannot change on an open stream",
+            ));
         }
         let group = self.groups.entry(key.clone()).or_default();
-        if let Some(id) = election_id {
-            if group.iter().any(|c| c.stream != stream && c.election_id == Some(id)) {
-                return Err(P4Error::new(
-                    Code::InvalidArgument,
-                    format!(
-                        "election id {id} is already used by another controller of device {} role '{}'",
-                        key.0, key.1
-                    ),
-                ));
-            }
+        if let Some(id) = election_id
+            && group
+                .iter()
+                .any(|c| c.stream != stream && c.election_id == Some(id))
+        {
+            return Err(P4Error::new(
+                Code::InvalidArgument,
+                format!(
+                    "election id {id} is already used by another controller of device {} role '{}'",
+                    key.0, key.1
+                ),
+            ));
         }
         let before = primary(group);
         group.retain(|c| c.stream != stream);
@@ -118,8 +122,12 @@ impl Arbitration {
 
     /// Forgets `stream` (closed); promotes the next primary if it was one.
     pub fn leave(&mut self, stream: u64) {
-        let Some(key) = self.by_stream.remove(&stream) else { return };
-        let Some(group) = self.groups.get_mut(&key) else { return };
+        let Some(key) = self.by_stream.remove(&stream) else {
+            return;
+        };
+        let Some(group) = self.groups.get_mut(&key) else {
+            return;
+        };
         let before = primary(group);
         group.retain(|c| c.stream != stream);
         if group.is_empty() {
@@ -135,7 +143,9 @@ impl Arbitration {
 
     /// Sends arbitration updates: to everyone when `all`, else to `only`.
     fn notify(&self, key: &GroupKey, all: bool, only: Option<u64>) {
-        let Some(group) = self.groups.get(key) else { return };
+        let Some(group) = self.groups.get(key) else {
+            return;
+        };
         let prim = primary(group);
         for c in group.iter().filter(|c| all || Some(c.stream) == only) {
             let (code, msg) = match prim {
@@ -171,7 +181,12 @@ impl Arbitration {
     /// Checks that a Write/Set with `election_id` for (device, role) comes
     /// from the primary. Without an id, writes are allowed only while no
     /// controller of the group has one (arbitration not in use).
-    pub fn check_writer(&self, device_id: u64, role: &str, election_id: Option<u128>) -> Result<(), P4Error> {
+    pub fn check_writer(
+        &self,
+        device_id: u64,
+        role: &str,
+        election_id: Option<u128>,
+    ) -> Result<(), P4Error> {
         let group = self.groups.get(&(device_id, role.to_string()));
         let prim = group.and_then(|g| primary(g)).map(|p| p.1);
         match (election_id, prim) {
@@ -179,11 +194,15 @@ impl Arbitration {
             (None, None) => Ok(()),
             (Some(id), Some(p)) => Err(P4Error::new(
                 Code::PermissionDenied,
-                format!("election_id: {id} is not the primary's ({p}); only the primary controller may write"),
+                format!(
+                    "election_id: {id} is not the primary's ({p}); only the primary controller may write"
+                ),
             )),
             (Some(id), None) => Err(P4Error::new(
                 Code::PermissionDenied,
-                format!("election_id: {id} does not belong to a connected controller; open a StreamChannel first"),
+                format!(
+                    "election_id: {id} does not belong to a connected controller; open a StreamChannel first"
+                ),
             )),
             (None, Some(p)) => Err(P4Error::new(
                 Code::PermissionDenied,
@@ -197,15 +216,23 @@ impl Arbitration {
 mod tests {
     use super::*;
 
-    fn chan() -> (StreamTx, mpsc::UnboundedReceiver<Result<pb::StreamMessageResponse, tonic::Status>>) {
+    fn chan() -> (
+        StreamTx,
+        mpsc::UnboundedReceiver<Result<pb::StreamMessageResponse, tonic::Status>>,
+    ) {
         mpsc::unbounded_channel()
     }
 
-    fn last_status(rx: &mut mpsc::UnboundedReceiver<Result<pb::StreamMessageResponse, tonic::Status>>) -> Option<(i32, u128)> {
+    fn last_status(
+        rx: &mut mpsc::UnboundedReceiver<Result<pb::StreamMessageResponse, tonic::Status>>,
+    ) -> Option<(i32, u128)> {
         let mut last = None;
         while let Ok(Ok(m)) = rx.try_recv() {
             if let Some(pb::stream_message_response::Update::Arbitration(a)) = m.update {
-                last = Some((a.status.unwrap().code, election_id(a.election_id.as_ref()).unwrap_or(0)));
+                last = Some((
+                    a.status.unwrap().code,
+                    election_id(a.election_id.as_ref()).unwrap_or(0),
+                ));
             }
         }
         last
@@ -221,18 +248,36 @@ mod tests {
         assert_eq!(last_status(&mut r1), Some((0, 10)));
         arb.update(2, 1, None, Some(20), t2).unwrap();
         assert_eq!(last_status(&mut r2), Some((0, 20)));
-        assert_eq!(last_status(&mut r1), Some((6, 20)), "old primary told it is now a backup");
+        assert_eq!(
+            last_status(&mut r1),
+            Some((6, 20)),
+            "old primary told it is now a backup"
+        );
         arb.update(3, 1, None, None, t3).unwrap();
         assert_eq!(last_status(&mut r3), Some((6, 20)));
         assert!(arb.check_writer(1, "", Some(20)).is_ok());
-        assert_eq!(arb.check_writer(1, "", Some(10)).unwrap_err().code, Code::PermissionDenied);
-        assert_eq!(arb.check_writer(1, "", None).unwrap_err().code, Code::PermissionDenied);
+        assert_eq!(
+            arb.check_writer(1, "", Some(10)).unwrap_err().code,
+            Code::PermissionDenied
+        );
+        assert_eq!(
+            arb.check_writer(1, "", None).unwrap_err().code,
+            Code::PermissionDenied
+        );
         arb.leave(2);
-        assert_eq!(last_status(&mut r1), Some((0, 10)), "next highest promoted and told");
+        assert_eq!(
+            last_status(&mut r1),
+            Some((0, 10)),
+            "next highest promoted and told"
+        );
         assert_eq!(last_status(&mut r3), Some((6, 10)));
         assert!(arb.is_primary(1));
         arb.leave(1);
-        assert_eq!(last_status(&mut r3), Some((5, 0)), "only an id-less backup left: no primary");
+        assert_eq!(
+            last_status(&mut r3),
+            Some((5, 0)),
+            "only an id-less backup left: no primary"
+        );
     }
 
     #[test]
@@ -241,7 +286,11 @@ mod tests {
         arb.update(1, 1, None, Some(5), chan().0).unwrap();
         let e = arb.update(2, 1, None, Some(5), chan().0).unwrap_err();
         assert_eq!(e.code, Code::InvalidArgument);
-        assert!(e.message.contains("election id 5 is already used"), "{}", e.message);
+        assert!(
+            e.message.contains("election id 5 is already used"),
+            "{}",
+            e.message
+        );
         // The same id under another role is fine.
         let role = pb::Role {
             name: "other".into(),

@@ -23,7 +23,9 @@ pub fn decode(bytes: &[u8], bitwidth: u32, field: &str) -> Result<u128, P4Error>
             format!("value is wider than the field's {bitwidth} bits"),
         ));
     }
-    let value = digits.iter().fold(0u128, |acc, &b| (acc << 8) | u128::from(b));
+    let value = digits
+        .iter()
+        .fold(0u128, |acc, &b| (acc << 8) | u128::from(b));
     if bitwidth < 128 && value >> bitwidth != 0 {
         return Err(P4Error::invalid(
             field,
@@ -64,10 +66,22 @@ mod tests {
     #[test]
     fn padded_values_normalise_and_wide_ones_fail_naming_the_field() {
         assert_eq!(decode(&[0, 1], 9, "p").unwrap(), 1);
-        assert_eq!(decode(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7], 9, "p").unwrap(), 7);
+        assert_eq!(
+            decode(
+                &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7],
+                9,
+                "p"
+            )
+            .unwrap(),
+            7
+        );
         let e = decode(&[2, 0], 9, "match[0].exact.value").unwrap_err();
         assert_eq!(e.code, tonic::Code::InvalidArgument);
-        assert!(e.message.starts_with("match[0].exact.value:"), "{}", e.message);
+        assert!(
+            e.message.starts_with("match[0].exact.value:"),
+            "{}",
+            e.message
+        );
         assert!(decode(&[], 9, "p").is_err());
         assert_eq!(decode(&[1, 0xff], 9, "p").unwrap(), 0x1ff);
     }

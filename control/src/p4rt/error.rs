@@ -99,8 +99,15 @@ pub fn write_status(results: &[Result<(), P4Error>]) -> Option<tonic::Status> {
             }
         })
         .collect();
-    let first = results.iter().find_map(|r| r.as_ref().err()).map(|e| e.message.as_str()).unwrap_or("");
-    let message = format!("{failed} of {} updates failed; first: {first}", results.len());
+    let first = results
+        .iter()
+        .find_map(|r| r.as_ref().err())
+        .map(|e| e.message.as_str())
+        .unwrap_or("");
+    let message = format!(
+        "{failed} of {} updates failed; first: {first}",
+        results.len()
+    );
     let status = proto::google::rpc::Status {
         code: Code::Unknown as i32,
         message: message.clone(),
@@ -135,7 +142,13 @@ mod tests {
     #[test]
     fn every_runtime_error_maps_to_the_spec_code() {
         let cases = [
-            (RuntimeError::UnknownId { kind: "table", id: 1 }, Code::InvalidArgument),
+            (
+                RuntimeError::UnknownId {
+                    kind: "table",
+                    id: 1,
+                },
+                Code::InvalidArgument,
+            ),
             (
                 RuntimeError::Invalid {
                     field: "f".into(),
@@ -143,10 +156,22 @@ mod tests {
                 },
                 Code::InvalidArgument,
             ),
-            (RuntimeError::AlreadyExists { table: "t" }, Code::AlreadyExists),
+            (
+                RuntimeError::AlreadyExists { table: "t" },
+                Code::AlreadyExists,
+            ),
             (RuntimeError::NotFound { table: "t" }, Code::NotFound),
-            (RuntimeError::Full { table: "t", size: 1 }, Code::ResourceExhausted),
-            (RuntimeError::NotPermitted("const".into()), Code::PermissionDenied),
+            (
+                RuntimeError::Full {
+                    table: "t",
+                    size: 1,
+                },
+                Code::ResourceExhausted,
+            ),
+            (
+                RuntimeError::NotPermitted("const".into()),
+                Code::PermissionDenied,
+            ),
             (RuntimeError::InUse("m".into()), Code::FailedPrecondition),
         ];
         for (e, code) in cases {
@@ -158,7 +183,10 @@ mod tests {
     fn write_status_has_one_detail_per_update_in_order() {
         let results = vec![
             Ok(()),
-            Err(P4Error::new(Code::AlreadyExists, "entry already exists in t")),
+            Err(P4Error::new(
+                Code::AlreadyExists,
+                "entry already exists in t",
+            )),
             Ok(()),
         ];
         let status = write_status(&results).unwrap();
@@ -168,7 +196,10 @@ mod tests {
             decoded,
             vec![
                 (0, String::new()),
-                (Code::AlreadyExists as i32, "entry already exists in t".into()),
+                (
+                    Code::AlreadyExists as i32,
+                    "entry already exists in t".into()
+                ),
                 (0, String::new())
             ]
         );

@@ -46,7 +46,10 @@ pub fn encode_packet_out(info: &ProgramInfo, po: &pb::PacketOut) -> Result<Vec<u
         if let Some(m) = po.metadata.first() {
             return Err(P4Error::invalid(
                 "packet.metadata",
-                format!("the program has no packet_out header (got metadata id {})", m.metadata_id),
+                format!(
+                    "the program has no packet_out header (got metadata id {})",
+                    m.metadata_id
+                ),
             ));
         }
         return Ok(po.payload.clone());
@@ -66,12 +69,19 @@ pub fn encode_packet_out(info: &ProgramInfo, po: &pb::PacketOut) -> Result<Vec<u
                 format!("duplicate field id {} ({})", f.id, f.name),
             ));
         }
-        values[fi] = Some(decode(&m.value, f.bitwidth, &format!("packet.metadata[{i}] ({}).value", f.name))?);
+        values[fi] = Some(decode(
+            &m.value,
+            f.bitwidth,
+            &format!("packet.metadata[{i}] ({}).value", f.name),
+        )?);
     }
     if let Some(fi) = values.iter().position(Option::is_none) {
         return Err(P4Error::invalid(
             "packet.metadata",
-            format!("missing packet_out field {} ({})", h.fields[fi].id, h.fields[fi].name),
+            format!(
+                "missing packet_out field {} ({})",
+                h.fields[fi].id, h.fields[fi].name
+            ),
         ));
     }
     let mut frame = vec![0u8; header_bytes(h)];
@@ -96,7 +106,10 @@ pub fn decode_packet_in(info: &ProgramInfo, frame: &[u8]) -> Result<pb::PacketIn
     if frame.len() < n {
         return Err(P4Error::new(
             tonic::Code::Internal,
-            format!("packet-in frame of {} bytes is shorter than the packet_in header ({n})", frame.len()),
+            format!(
+                "packet-in frame of {} bytes is shorter than the packet_in header ({n})",
+                frame.len()
+            ),
         ));
     }
     let mut bit = 0usize;
@@ -124,13 +137,33 @@ mod tests {
     use p4_target::info::MetaFieldInfo;
 
     static OUT_FIELDS: [MetaFieldInfo; 2] = [
-        MetaFieldInfo { id: 1, name: "egress_port", bitwidth: 9 },
-        MetaFieldInfo { id: 2, name: "_pad", bitwidth: 7 },
+        MetaFieldInfo {
+            id: 1,
+            name: "egress_port",
+            bitwidth: 9,
+        },
+        MetaFieldInfo {
+            id: 2,
+            name: "_pad",
+            bitwidth: 7,
+        },
     ];
-    static IN_FIELDS: [MetaFieldInfo; 1] = [MetaFieldInfo { id: 1, name: "ingress_port", bitwidth: 9 }];
+    static IN_FIELDS: [MetaFieldInfo; 1] = [MetaFieldInfo {
+        id: 1,
+        name: "ingress_port",
+        bitwidth: 9,
+    }];
     static HEADERS: [ControllerHeaderInfo; 2] = [
-        ControllerHeaderInfo { id: 0x0400_0001, name: "packet_out", fields: &OUT_FIELDS },
-        ControllerHeaderInfo { id: 0x0400_0002, name: "packet_in", fields: &IN_FIELDS },
+        ControllerHeaderInfo {
+            id: 0x0400_0001,
+            name: "packet_out",
+            fields: &OUT_FIELDS,
+        },
+        ControllerHeaderInfo {
+            id: 0x0400_0002,
+            name: "packet_in",
+            fields: &IN_FIELDS,
+        },
     ];
     static INFO: ProgramInfo = ProgramInfo {
         name: "pio",
@@ -152,29 +185,57 @@ mod tests {
         let po = pb::PacketOut {
             payload: vec![0xaa, 0xbb],
             metadata: vec![
-                pb::PacketMetadata { metadata_id: 2, value: vec![0] },
-                pb::PacketMetadata { metadata_id: 1, value: vec![0, 3] },
+                pb::PacketMetadata {
+                    metadata_id: 2,
+                    value: vec![0],
+                },
+                pb::PacketMetadata {
+                    metadata_id: 1,
+                    value: vec![0, 3],
+                },
             ],
         };
         // port 3 in 9 bits then 7 zero bits: 0000_0001 1000_0000.
-        assert_eq!(encode_packet_out(&INFO, &po).unwrap(), vec![0x01, 0x80, 0xaa, 0xbb]);
+        assert_eq!(
+            encode_packet_out(&INFO, &po).unwrap(),
+            vec![0x01, 0x80, 0xaa, 0xbb]
+        );
     }
 
     #[test]
     fn packet_out_errors_name_the_field() {
         let missing = pb::PacketOut {
             payload: vec![],
-            metadata: vec![pb::PacketMetadata { metadata_id: 1, value: vec![1] }],
+            metadata: vec![pb::PacketMetadata {
+                metadata_id: 1,
+                value: vec![1],
+            }],
         };
-        assert!(encode_packet_out(&INFO, &missing).unwrap_err().message.contains("_pad"));
+        assert!(
+            encode_packet_out(&INFO, &missing)
+                .unwrap_err()
+                .message
+                .contains("_pad")
+        );
         let wide = pb::PacketOut {
             payload: vec![],
             metadata: vec![
-                pb::PacketMetadata { metadata_id: 1, value: vec![2, 0] },
-                pb::PacketMetadata { metadata_id: 2, value: vec![0] },
+                pb::PacketMetadata {
+                    metadata_id: 1,
+                    value: vec![2, 0],
+                },
+                pb::PacketMetadata {
+                    metadata_id: 2,
+                    value: vec![0],
+                },
             ],
         };
-        assert!(encode_packet_out(&INFO, &wide).unwrap_err().message.contains("egress_port"));
+        assert!(
+            encode_packet_out(&INFO, &wide)
+                .unwrap_err()
+                .message
+                .contains("egress_port")
+        );
     }
 
     #[test]
@@ -182,7 +243,13 @@ mod tests {
         // ingress_port 0x101 in 9 bits, padded to 2 bytes: 1000_0000 1000_0000.
         let pi = decode_packet_in(&INFO, &[0x80, 0x80, 1, 2, 3]).unwrap();
         assert_eq!(pi.payload, vec![1, 2, 3]);
-        assert_eq!(pi.metadata, vec![pb::PacketMetadata { metadata_id: 1, value: vec![1, 1] }]);
+        assert_eq!(
+            pi.metadata,
+            vec![pb::PacketMetadata {
+                metadata_id: 1,
+                value: vec![1, 1]
+            }]
+        );
         assert!(decode_packet_in(&INFO, &[0x80]).is_err());
     }
 }

@@ -10,7 +10,14 @@ use proto::p4::config::v1 as p4info;
 
 use super::error::P4Error;
 
-fn tables(p: &p4info::P4Info) -> BTreeMap<u32, (&str, Vec<(u32, &str, i32, Option<&p4info::match_field::Match>)>)> {
+/// A match field as compared: id, name, width, kind.
+type KeyShape<'a> = (u32, &'a str, i32, Option<&'a p4info::match_field::Match>);
+/// Tables by id: name and match fields.
+type TableShapes<'a> = BTreeMap<u32, (&'a str, Vec<KeyShape<'a>>)>;
+/// Actions by id: name and (param id, width).
+type ActionShapes<'a> = BTreeMap<u32, (&'a str, Vec<(u32, i32)>)>;
+
+fn tables(p: &p4info::P4Info) -> TableShapes<'_> {
     p.tables
         .iter()
         .filter_map(|t| {
@@ -25,12 +32,18 @@ fn tables(p: &p4info::P4Info) -> BTreeMap<u32, (&str, Vec<(u32, &str, i32, Optio
         .collect()
 }
 
-fn actions(p: &p4info::P4Info) -> BTreeMap<u32, (&str, Vec<(u32, i32)>)> {
+fn actions(p: &p4info::P4Info) -> ActionShapes<'_> {
     p.actions
         .iter()
         .filter_map(|a| {
             let pre = a.preamble.as_ref()?;
-            Some((pre.id, (pre.name.as_str(), a.params.iter().map(|p| (p.id, p.bitwidth)).collect())))
+            Some((
+                pre.id,
+                (
+                    pre.name.as_str(),
+                    a.params.iter().map(|p| (p.id, p.bitwidth)).collect(),
+                ),
+            ))
         })
         .collect()
 }
@@ -42,35 +55,51 @@ pub fn differences(ours: &p4info::P4Info, theirs: &p4info::P4Info) -> Vec<String
     for (id, (name, keys)) in &ot {
         match tt.get(id) {
             None => diffs.push(format!("table {id:#x} '{name}' is missing")),
-            Some((n, _)) if n != name => diffs.push(format!("table {id:#x} is '{n}', the compiled program has '{name}'")),
-            Some((_, k)) if k != keys => diffs.push(format!("table {id:#x} '{name}' has different match fields")),
+            Some((n, _)) if n != name => diffs.push(format!(
+                "table {id:#x} is '{n}', the compiled program has '{name}'"
+            )),
+            Some((_, k)) if k != keys => {
+                diffs.push(format!("table {id:#x} '{name}' has different match fields"))
+            }
             _ => {}
         }
     }
     for (id, (name, _)) in &tt {
         if !ot.contains_key(id) {
-            diffs.push(format!("table {id:#x} '{name}' is not in the compiled program"));
+            diffs.push(format!(
+                "table {id:#x} '{name}' is not in the compiled program"
+            ));
         }
     }
     let (oa, ta) = (actions(ours), actions(theirs));
     for (id, (name, params)) in &oa {
         match ta.get(id) {
             None => diffs.push(format!("action {id:#x} '{name}' is missing")),
-            Some((n, _)) if n != name => diffs.push(format!("action {id:#x} is '{n}', the compiled program has '{name}'")),
-            Some((_, p)) if p != params => diffs.push(format!("action {id:#x} '{name}' has different params")),
+            Some((n, _)) if n != name => diffs.push(format!(
+                "action {id:#x} is '{n}', the compiled program has '{name}'"
+            )),
+            Some((_, p)) if p != params => {
+                diffs.push(format!("action {id:#x} '{name}' has different params"))
+            }
             _ => {}
         }
     }
     for (id, (name, _)) in &ta {
         if !oa.contains_key(id) {
-            diffs.push(format!("action {id:#x} '{name}' is not in the compiled program"));
+            diffs.push(format!(
+                "action {id:#x} '{name}' is not in the compiled program"
+            ));
         }
     }
     diffs
 }
 
 /// INVALID_ARGUMENT naming every difference, or Ok.
-pub fn verify(program: &str, ours: &p4info::P4Info, theirs: &p4info::P4Info) -> Result<(), P4Error> {
+pub fn verify(
+    program: &str,
+    ours: &p4info::P4Info,
+    theirs: &p4info::P4Info,
+) -> Result<(), P4Error> {
     let diffs = differences(ours, theirs);
     if diffs.is_empty() {
         return Ok(());
@@ -83,7 +112,11 @@ pub fn verify(program: &str, ours: &p4info::P4Info, theirs: &p4info::P4Info) -> 
             "not the compiled program '{program}' ({} difference(s)): {}{}; another program needs another build (p4-to-rust switch)",
             diffs.len(),
             shown.join("; "),
-            if more > 0 { format!("; and {more} more") } else { String::new() }
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
         ),
     ))
 }

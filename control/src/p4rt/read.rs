@@ -57,20 +57,36 @@ fn entity(e: E) -> pb::Entity {
     pb::Entity { entity: Some(e) }
 }
 
-fn selected_tables(cx: &ReadContext, table_id: u32, field: &str) -> Result<Vec<&'static TableInfo>, P4Error> {
+fn selected_tables(
+    cx: &ReadContext,
+    table_id: u32,
+    field: &str,
+) -> Result<Vec<&'static TableInfo>, P4Error> {
     if table_id == 0 {
-        Ok(cx.info.tables.iter().filter(|t| !cx.owned.contains_key(&t.id)).collect())
+        Ok(cx
+            .info
+            .tables
+            .iter()
+            .filter(|t| !cx.owned.contains_key(&t.id))
+            .collect())
     } else {
         Ok(vec![table(cx.info, table_id, field)?])
     }
 }
 
 /// Table entries selected by `te`, optionally with their direct counters.
-fn table_entries(rt: &dyn RuntimeApi, cx: &ReadContext, te: &pb::TableEntry, out: &mut Vec<pb::Entity>) -> Result<(), P4Error> {
+fn table_entries(
+    rt: &dyn RuntimeApi,
+    cx: &ReadContext,
+    te: &pb::TableEntry,
+    out: &mut Vec<pb::Entity>,
+) -> Result<(), P4Error> {
     for t in selected_tables(cx, te.table_id, "table_entry.table_id")? {
         if te.is_default_action {
             let call = rt.table_default(t.id)?;
-            out.push(entity(E::TableEntry(default_entry_to_proto(cx.info, t, &call))));
+            out.push(entity(E::TableEntry(default_entry_to_proto(
+                cx.info, t, &call,
+            ))));
             continue;
         }
         let key = if te.table_id != 0 && !te.r#match.is_empty() {
@@ -79,7 +95,9 @@ fn table_entries(rt: &dyn RuntimeApi, cx: &ReadContext, te: &pb::TableEntry, out
             None
         };
         for e in rt.table_entries(t.id)? {
-            if key.as_ref().is_some_and(|k| *k != e.matches) || (te.priority != 0 && te.priority != e.priority) {
+            if key.as_ref().is_some_and(|k| *k != e.matches)
+                || (te.priority != 0 && te.priority != e.priority)
+            {
                 continue;
             }
             let mut pe = entry_to_proto(cx.info, t, &e);
@@ -95,16 +113,29 @@ fn table_entries(rt: &dyn RuntimeApi, cx: &ReadContext, te: &pb::TableEntry, out
     Ok(())
 }
 
-fn index_range(index: Option<&pb::Index>, size: u32, field: &str) -> Result<std::ops::Range<u32>, P4Error> {
+fn index_range(
+    index: Option<&pb::Index>,
+    size: u32,
+    field: &str,
+) -> Result<std::ops::Range<u32>, P4Error> {
     match index {
         None => Ok(0..size),
-        Some(i) if i.index >= 0 && i.index < i64::from(size) => Ok(i.index as u32..i.index as u32 + 1),
-        Some(i) => Err(P4Error::invalid(field, format!("index {} out of range 0..{size}", i.index))),
+        Some(i) if i.index >= 0 && i.index < i64::from(size) => {
+            Ok(i.index as u32..i.index as u32 + 1)
+        }
+        Some(i) => Err(P4Error::invalid(
+            field,
+            format!("index {} out of range 0..{size}", i.index),
+        )),
     }
 }
 
 /// Reads every entity `entities` selects, in request order.
-pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Entity]) -> Result<Vec<pb::Entity>, P4Error> {
+pub fn read_entities(
+    rt: &dyn RuntimeApi,
+    cx: &ReadContext,
+    entities: &[pb::Entity],
+) -> Result<Vec<pb::Entity>, P4Error> {
     let mut out = Vec::new();
     for (n, ent) in entities.iter().enumerate() {
         let Some(kind) = ent.entity.as_ref() else {
@@ -122,12 +153,20 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                             out.push(entity(E::ActionProfileMember(pb::ActionProfileMember {
                                 action_profile_id: p.id,
                                 member_id: id,
-                                action: Some(super::translate::action_call_to_proto(cx.info, &call)),
+                                action: Some(super::translate::action_call_to_proto(
+                                    cx.info, &call,
+                                )),
                             })));
                         }
                     }
                 }
-                if m.action_profile_id != 0 && !cx.info.action_profiles.iter().any(|p| p.id == m.action_profile_id) {
+                if m.action_profile_id != 0
+                    && !cx
+                        .info
+                        .action_profiles
+                        .iter()
+                        .any(|p| p.id == m.action_profile_id)
+                {
                     return Err(P4Error::invalid(
                         "action_profile_member.action_profile_id",
                         format!("unknown action profile id {:#x}", m.action_profile_id),
@@ -135,13 +174,24 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                 }
             }
             E::ActionProfileGroup(g) => {
-                if g.action_profile_id != 0 && !cx.info.action_profiles.iter().any(|p| p.id == g.action_profile_id) {
+                if g.action_profile_id != 0
+                    && !cx
+                        .info
+                        .action_profiles
+                        .iter()
+                        .any(|p| p.id == g.action_profile_id)
+                {
                     return Err(P4Error::invalid(
                         "action_profile_group.action_profile_id",
                         format!("unknown action profile id {:#x}", g.action_profile_id),
                     ));
                 }
-                for p in cx.info.action_profiles.iter().filter(|p| p.selector.is_some()) {
+                for p in cx
+                    .info
+                    .action_profiles
+                    .iter()
+                    .filter(|p| p.selector.is_some())
+                {
                     if g.action_profile_id != 0 && g.action_profile_id != p.id {
                         continue;
                     }
@@ -165,13 +215,24 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                 }
             }
             E::CounterEntry(c) => {
-                if c.counter_id != 0 && !cx.info.counters.iter().any(|ci| ci.id == c.counter_id && ci.direct_table.is_none()) {
+                if c.counter_id != 0
+                    && !cx
+                        .info
+                        .counters
+                        .iter()
+                        .any(|ci| ci.id == c.counter_id && ci.direct_table.is_none())
+                {
                     return Err(P4Error::invalid(
                         "counter_entry.counter_id",
                         format!("unknown counter id {:#x}", c.counter_id),
                     ));
                 }
-                for ci in cx.info.counters.iter().filter(|ci| ci.direct_table.is_none()) {
+                for ci in cx
+                    .info
+                    .counters
+                    .iter()
+                    .filter(|ci| ci.direct_table.is_none())
+                {
                     if c.counter_id != 0 && c.counter_id != ci.id {
                         continue;
                     }
@@ -179,7 +240,9 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                         let d = rt.counter_read(ci.id, i)?;
                         out.push(entity(E::CounterEntry(pb::CounterEntry {
                             counter_id: ci.id,
-                            index: Some(pb::Index { index: i64::from(i) }),
+                            index: Some(pb::Index {
+                                index: i64::from(i),
+                            }),
                             data: Some(counter_to_proto(d)),
                         })));
                     }
@@ -194,8 +257,12 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                 };
                 table_entries(rt, cx, &te_all, &mut entries)?;
                 for e in entries {
-                    let Some(E::TableEntry(mut pe)) = e.entity else { continue };
-                    let Some(data) = pe.counter_data.take() else { continue };
+                    let Some(E::TableEntry(mut pe)) = e.entity else {
+                        continue;
+                    };
+                    let Some(data) = pe.counter_data.take() else {
+                        continue;
+                    };
                     out.push(entity(E::DirectCounterEntry(pb::DirectCounterEntry {
                         table_entry: Some(pe),
                         data: Some(data),
@@ -203,7 +270,13 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                 }
             }
             E::MeterEntry(m) => {
-                if m.meter_id != 0 && !cx.info.meters.iter().any(|mi| mi.id == m.meter_id && mi.direct_table.is_none()) {
+                if m.meter_id != 0
+                    && !cx
+                        .info
+                        .meters
+                        .iter()
+                        .any(|mi| mi.id == m.meter_id && mi.direct_table.is_none())
+                {
                     return Err(P4Error::invalid(
                         "meter_entry.meter_id",
                         format!("unknown meter id {:#x}", m.meter_id),
@@ -216,7 +289,9 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                     for i in index_range(m.index.as_ref(), mi.size, "meter_entry.index")? {
                         out.push(entity(E::MeterEntry(pb::MeterEntry {
                             meter_id: mi.id,
-                            index: Some(pb::Index { index: i64::from(i) }),
+                            index: Some(pb::Index {
+                                index: i64::from(i),
+                            }),
                             config: cx.shadow.meters.get(&(mi.id, i)).map(meter_to_proto),
                             counter_data: None,
                         })));
@@ -228,13 +303,21 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                 let mut entries = Vec::new();
                 table_entries(rt, cx, &te, &mut entries)?;
                 for e in entries {
-                    let Some(E::TableEntry(pe)) = e.entity else { continue };
-                    let Some(t) = cx.info.table(pe.table_id) else { continue };
+                    let Some(E::TableEntry(pe)) = e.entity else {
+                        continue;
+                    };
+                    let Some(t) = cx.info.table(pe.table_id) else {
+                        continue;
+                    };
                     if t.direct_meter.is_none() {
                         continue;
                     }
                     let key = key_from_proto(t, &pe.r#match)?;
-                    let config = cx.shadow.direct_meters.get(&(t.id, key, pe.priority)).map(meter_to_proto);
+                    let config = cx
+                        .shadow
+                        .direct_meters
+                        .get(&(t.id, key, pe.priority))
+                        .map(meter_to_proto);
                     out.push(entity(E::DirectMeterEntry(pb::DirectMeterEntry {
                         table_entry: Some(pe),
                         config,
@@ -243,7 +326,8 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                 }
             }
             E::RegisterEntry(r) => {
-                if r.register_id != 0 && !cx.info.registers.iter().any(|ri| ri.id == r.register_id) {
+                if r.register_id != 0 && !cx.info.registers.iter().any(|ri| ri.id == r.register_id)
+                {
                     return Err(P4Error::invalid(
                         "register_entry.register_id",
                         format!("unknown register id {:#x}", r.register_id),
@@ -257,7 +341,9 @@ pub fn read_entities(rt: &dyn RuntimeApi, cx: &ReadContext, entities: &[pb::Enti
                         let v = rt.register_read(ri.id, i)?;
                         out.push(entity(E::RegisterEntry(pb::RegisterEntry {
                             register_id: ri.id,
-                            index: Some(pb::Index { index: i64::from(i) }),
+                            index: Some(pb::Index {
+                                index: i64::from(i),
+                            }),
                             data: Some(proto::p4::v1::P4Data {
                                 data: Some(proto::p4::v1::p4_data::Data::Bitstring(encode(v))),
                             }),

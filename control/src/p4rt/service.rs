@@ -108,7 +108,12 @@ fn device_status(e: DeviceError) -> Status {
 fn owner_annotation(annotations: &[String]) -> Option<String> {
     annotations.iter().find_map(|a| {
         let rest = a.trim().strip_prefix("@roceswitch_owner(")?;
-        Some(rest.trim_end_matches(')').trim().trim_matches('"').to_string())
+        Some(
+            rest.trim_end_matches(')')
+                .trim()
+                .trim_matches('"')
+                .to_string(),
+        )
     })
 }
 
@@ -129,10 +134,10 @@ impl P4RuntimeService {
             owned.insert(t.id, owner.clone());
         }
         for t in &p4info.tables {
-            if let Some(pre) = &t.preamble {
-                if let Some(owner) = owner_annotation(&pre.annotations) {
-                    owned.insert(pre.id, owner);
-                }
+            if let Some(pre) = &t.preamble
+                && let Some(owner) = owner_annotation(&pre.annotations)
+            {
+                owned.insert(pre.id, owner);
             }
         }
         Ok(P4RuntimeService {
@@ -229,19 +234,28 @@ impl Inner {
     }
 
     /// Handles one StreamChannel message; `false` closes the stream.
-    fn stream_message(&self, stream: u64, msg: pb::StreamMessageRequest, tx: &StreamTx, arbitrated: &mut bool) -> bool {
+    fn stream_message(
+        &self,
+        stream: u64,
+        msg: pb::StreamMessageRequest,
+        tx: &StreamTx,
+        arbitrated: &mut bool,
+    ) -> bool {
         use pb::stream_message_request::Update;
-        let stream_error = |code: Code, message: String, details: Option<pb::stream_error::Details>| {
-            let _ = tx.send(Ok(pb::StreamMessageResponse {
-                update: Some(pb::stream_message_response::Update::Error(pb::StreamError {
-                    canonical_code: code as i32,
-                    message,
-                    space: String::new(),
-                    code: 0,
-                    details,
-                })),
-            }));
-        };
+        let stream_error =
+            |code: Code, message: String, details: Option<pb::stream_error::Details>| {
+                let _ = tx.send(Ok(pb::StreamMessageResponse {
+                    update: Some(pb::stream_message_response::Update::Error(
+                        pb::StreamError {
+                            canonical_code: code as i32,
+                            message,
+                            space: String::new(),
+                            code: 0,
+                            details,
+                        },
+                    )),
+                }));
+            };
         match msg.update {
             Some(Update::Arbitration(a)) => {
                 if let Err(s) = self.check_device(a.device_id) {
@@ -249,7 +263,9 @@ impl Inner {
                     return false;
                 }
                 let id = election_id(a.election_id.as_ref());
-                if let Err(e) = lock(&self.arbitration).update(stream, a.device_id, a.role, id, tx.clone()) {
+                if let Err(e) =
+                    lock(&self.arbitration).update(stream, a.device_id, a.role, id, tx.clone())
+                {
                     let _ = tx.send(Err(e.to_status()));
                     return false;
                 }
@@ -276,8 +292,14 @@ impl Inner {
                     Err(e) => stream_error(e.code, e.message, details),
                 }
             }
-            Some(Update::DigestAck(_)) => stream_error(Code::Unimplemented, "digest_ack: digests are not supported".into(), None),
-            Some(Update::Other(_)) => stream_error(Code::Unimplemented, "other: not supported".into(), None),
+            Some(Update::DigestAck(_)) => stream_error(
+                Code::Unimplemented,
+                "digest_ack: digests are not supported".into(),
+                None,
+            ),
+            Some(Update::Other(_)) => {
+                stream_error(Code::Unimplemented, "other: not supported".into(), None)
+            }
             None => {}
         }
         true
@@ -305,15 +327,19 @@ type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'stati
 
 #[tonic::async_trait]
 impl P4Runtime for P4RuntimeService {
-    async fn write(&self, request: Request<pb::WriteRequest>) -> Result<Response<pb::WriteResponse>, Status> {
+    async fn write(
+        &self,
+        request: Request<pb::WriteRequest>,
+    ) -> Result<Response<pb::WriteResponse>, Status> {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
         lock(&inner.arbitration)
             .check_writer(r.device_id, &r.role, election_id(r.election_id.as_ref()))
             .map_err(|e| e.to_status())?;
-        let atomicity = pb::write_request::Atomicity::try_from(r.atomicity)
-            .map_err(|_| Status::invalid_argument(format!("atomicity: unknown mode {}", r.atomicity)))?;
+        let atomicity = pb::write_request::Atomicity::try_from(r.atomicity).map_err(|_| {
+            Status::invalid_argument(format!("atomicity: unknown mode {}", r.atomicity))
+        })?;
         let mut shadow = inner.shadow.lock().await;
         let ops: Vec<Result<Op, P4Error>> = {
             let cx = WriteContext {
@@ -332,7 +358,9 @@ impl P4Runtime for P4RuntimeService {
             .await
             .map_err(device_status)?;
         for (op, res) in ops.iter().zip(&results) {
-            let (Ok(op), Ok(())) = (op, res) else { continue };
+            let (Ok(op), Ok(())) = (op, res) else {
+                continue;
+            };
             match op {
                 Op::MeterSet(m, cells) => {
                     for &(i, cfg, _) in cells {
@@ -363,7 +391,10 @@ impl P4Runtime for P4RuntimeService {
 
     type ReadStream = BoxStream<pb::ReadResponse>;
 
-    async fn read(&self, request: Request<pb::ReadRequest>) -> Result<Response<Self::ReadStream>, Status> {
+    async fn read(
+        &self,
+        request: Request<pb::ReadRequest>,
+    ) -> Result<Response<Self::ReadStream>, Status> {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
@@ -395,7 +426,11 @@ impl P4Runtime for P4RuntimeService {
             .check_writer(r.device_id, &r.role, election_id(r.election_id.as_ref()))
             .map_err(|e| e.to_status())?;
         let action = Action::try_from(r.action).unwrap_or(Action::Unspecified);
-        let cookie = r.config.as_ref().and_then(|c| c.cookie.as_ref()).map(|c| c.cookie);
+        let cookie = r
+            .config
+            .as_ref()
+            .and_then(|c| c.cookie.as_ref())
+            .map(|c| c.cookie);
         let verify = || -> Result<(), Status> {
             let p4info = r
                 .config
@@ -423,7 +458,9 @@ impl P4Runtime for P4RuntimeService {
                     verify()?;
                 }
                 let saved = lock(&inner.pipeline).saved_cookie.take().ok_or_else(|| {
-                    Status::failed_precondition("action: COMMIT without a config saved by VERIFY_AND_SAVE")
+                    Status::failed_precondition(
+                        "action: COMMIT without a config saved by VERIFY_AND_SAVE",
+                    )
                 })?;
                 inner.reset_state().await?;
                 lock(&inner.pipeline).cookie = saved;
@@ -433,7 +470,11 @@ impl P4Runtime for P4RuntimeService {
                 lock(&inner.pipeline).cookie = cookie;
             }
         }
-        tracing::info!(action = action.as_str_name(), ?cookie, "forwarding pipeline config");
+        tracing::info!(
+            action = action.as_str_name(),
+            ?cookie,
+            "forwarding pipeline config"
+        );
         Ok(Response::new(pb::SetForwardingPipelineConfigResponse {}))
     }
 
@@ -445,13 +486,16 @@ impl P4Runtime for P4RuntimeService {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
-        let ty = ResponseType::try_from(r.response_type)
-            .map_err(|_| Status::invalid_argument(format!("response_type: unknown {}", r.response_type)))?;
+        let ty = ResponseType::try_from(r.response_type).map_err(|_| {
+            Status::invalid_argument(format!("response_type: unknown {}", r.response_type))
+        })?;
         let cookie = lock(&inner.pipeline)
             .cookie
             .map(|c| pb::forwarding_pipeline_config::Cookie { cookie: c });
-        let p4info = matches!(ty, ResponseType::All | ResponseType::P4infoAndCookie).then(|| inner.p4info.clone());
-        let device_config = if matches!(ty, ResponseType::All | ResponseType::DeviceConfigAndCookie) {
+        let p4info = matches!(ty, ResponseType::All | ResponseType::P4infoAndCookie)
+            .then(|| inner.p4info.clone());
+        let device_config = if matches!(ty, ResponseType::All | ResponseType::DeviceConfigAndCookie)
+        {
             inner.device_config.clone()
         } else {
             Vec::new()

@@ -20,16 +20,23 @@ use super::bytes::{decode, encode, mask};
 use super::error::P4Error;
 
 /// Looks up a table by id; `field` names the id field in errors.
-pub fn table(info: &'static ProgramInfo, id: u32, field: &str) -> Result<&'static TableInfo, P4Error> {
+pub fn table(
+    info: &'static ProgramInfo,
+    id: u32,
+    field: &str,
+) -> Result<&'static TableInfo, P4Error> {
     info.table(id)
         .ok_or_else(|| P4Error::invalid(field, format!("unknown table id {id:#x}")))
 }
 
 /// Whether entries of `t` carry a priority (ternary, range or optional key).
 pub fn needs_priority(t: &TableInfo) -> bool {
-    t.keys
-        .iter()
-        .any(|k| matches!(k.kind, MatchKind::Ternary | MatchKind::Range | MatchKind::Optional))
+    t.keys.iter().any(|k| {
+        matches!(
+            k.kind,
+            MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
+        )
+    })
 }
 
 /// Checks `priority` against the table's key kinds.
@@ -38,13 +45,19 @@ pub fn check_priority(t: &TableInfo, priority: i32) -> Result<(), P4Error> {
         if priority <= 0 {
             return Err(P4Error::invalid(
                 "priority",
-                format!("{} has a ternary/range/optional key and needs a priority > 0", t.name),
+                format!(
+                    "{} has a ternary/range/optional key and needs a priority > 0",
+                    t.name
+                ),
             ));
         }
     } else if priority != 0 {
         return Err(P4Error::invalid(
             "priority",
-            format!("{} has only exact/LPM keys and takes no priority (got {priority})", t.name),
+            format!(
+                "{} has only exact/LPM keys and takes no priority (got {priority})",
+                t.name
+            ),
         ));
     }
     Ok(())
@@ -53,7 +66,10 @@ pub fn check_priority(t: &TableInfo, priority: i32) -> Result<(), P4Error> {
 /// Decodes an entry's match list into one item per key field, in key order
 /// (`None` = don't care). Exact fields must be present; don't-care
 /// ternary/LPM/range values must be omitted rather than sent as wildcards.
-pub fn key_from_proto(t: &TableInfo, matches: &[pb::FieldMatch]) -> Result<Vec<Option<FieldMatch>>, P4Error> {
+pub fn key_from_proto(
+    t: &TableInfo,
+    matches: &[pb::FieldMatch],
+) -> Result<Vec<Option<FieldMatch>>, P4Error> {
     let mut key: Vec<Option<FieldMatch>> = vec![None; t.keys.len()];
     for (i, m) in matches.iter().enumerate() {
         let Some(ki) = t.keys.iter().position(|k| k.id == m.field_id) else {
@@ -94,7 +110,10 @@ pub fn key_from_proto(t: &TableInfo, matches: &[pb::FieldMatch]) -> Result<Vec<O
                         format!("value {value:#x} has bits set past the /{plen} prefix"),
                     ));
                 }
-                FieldMatch::Lpm { value, prefix_len: plen }
+                FieldMatch::Lpm {
+                    value,
+                    prefix_len: plen,
+                }
             }
             (Some(FieldMatchType::Ternary(tm)), MatchKind::Ternary) => {
                 let value = decode(&tm.value, w, &format!("{field}.ternary.value"))?;
@@ -111,7 +130,10 @@ pub fn key_from_proto(t: &TableInfo, matches: &[pb::FieldMatch]) -> Result<Vec<O
                         format!("value {value:#x} has bits outside the mask {mask_v:#x}"),
                     ));
                 }
-                FieldMatch::Ternary { value, mask: mask_v }
+                FieldMatch::Ternary {
+                    value,
+                    mask: mask_v,
+                }
             }
             (Some(FieldMatchType::Range(r)), MatchKind::Range) => {
                 let low = decode(&r.low, w, &format!("{field}.range.low"))?;
@@ -169,20 +191,28 @@ pub fn key_to_proto(t: &TableInfo, key: &[Option<FieldMatch>]) -> Vec<pb::FieldM
         .zip(key)
         .filter_map(|(k, m)| {
             let ty = match (*m)? {
-                FieldMatch::Exact(v) => FieldMatchType::Exact(pb::field_match::Exact { value: encode(v) }),
-                FieldMatch::Lpm { value, prefix_len } => FieldMatchType::Lpm(pb::field_match::Lpm {
-                    value: encode(value),
-                    prefix_len: prefix_len as i32,
-                }),
-                FieldMatch::Ternary { value, mask } => FieldMatchType::Ternary(pb::field_match::Ternary {
-                    value: encode(value),
-                    mask: encode(mask),
-                }),
+                FieldMatch::Exact(v) => {
+                    FieldMatchType::Exact(pb::field_match::Exact { value: encode(v) })
+                }
+                FieldMatch::Lpm { value, prefix_len } => {
+                    FieldMatchType::Lpm(pb::field_match::Lpm {
+                        value: encode(value),
+                        prefix_len: prefix_len as i32,
+                    })
+                }
+                FieldMatch::Ternary { value, mask } => {
+                    FieldMatchType::Ternary(pb::field_match::Ternary {
+                        value: encode(value),
+                        mask: encode(mask),
+                    })
+                }
                 FieldMatch::Range { low, high } => FieldMatchType::Range(pb::field_match::Range {
                     low: encode(low),
                     high: encode(high),
                 }),
-                FieldMatch::Optional(v) => FieldMatchType::Optional(pb::field_match::Optional { value: encode(v) }),
+                FieldMatch::Optional(v) => {
+                    FieldMatchType::Optional(pb::field_match::Optional { value: encode(v) })
+                }
             };
             Some(pb::FieldMatch {
                 field_id: k.id,
@@ -194,7 +224,11 @@ pub fn key_to_proto(t: &TableInfo, key: &[Option<FieldMatch>]) -> Vec<pb::FieldM
 
 /// Decodes an action call: the action must exist and every parameter must
 /// be given exactly once and fit its width. `field` is the path prefix.
-pub fn action_call_from_proto(info: &'static ProgramInfo, a: &pb::Action, field: &str) -> Result<ActionCall, P4Error> {
+pub fn action_call_from_proto(
+    info: &'static ProgramInfo,
+    a: &pb::Action,
+    field: &str,
+) -> Result<ActionCall, P4Error> {
     let Some(ai) = info.action(a.action_id) else {
         return Err(P4Error::invalid(
             format!("{field}.action_id"),
@@ -204,7 +238,12 @@ pub fn action_call_from_proto(info: &'static ProgramInfo, a: &pb::Action, field:
     if a.params.len() != ai.params.len() {
         return Err(P4Error::invalid(
             format!("{field}.params"),
-            format!("{} takes {} params, got {}", ai.name, ai.params.len(), a.params.len()),
+            format!(
+                "{} takes {} params, got {}",
+                ai.name,
+                ai.params.len(),
+                a.params.len()
+            ),
         ));
     }
     let mut values: Vec<Option<u128>> = vec![None; ai.params.len()];
@@ -257,7 +296,12 @@ pub fn action_call_to_proto(info: &ProgramInfo, call: &ActionCall) -> pb::Action
 
 /// Checks that `action_id` is one of `t`'s actions and allowed where it is
 /// used (`default` = as the default action).
-pub fn check_action_in_table(t: &TableInfo, action_id: u32, default: bool, field: &str) -> Result<(), P4Error> {
+pub fn check_action_in_table(
+    t: &TableInfo,
+    action_id: u32,
+    default: bool,
+    field: &str,
+) -> Result<(), P4Error> {
     let Some(r) = t.actions.iter().find(|r| r.id == action_id) else {
         return Err(P4Error::invalid(
             field,
@@ -294,23 +338,32 @@ pub fn entry_action_from_proto(
     match (ty, selector) {
         (Type::Action(a), None) => {
             check_action_in_table(t, a.action_id, false, "action.action_id")?;
-            Ok(EntryAction::Direct(action_call_from_proto(info, a, "action")?))
+            Ok(EntryAction::Direct(action_call_from_proto(
+                info, a, "action",
+            )?))
         }
         (Type::ActionProfileMemberId(m), Some(_)) => Ok(EntryAction::Member(*m)),
         (Type::ActionProfileGroupId(g), Some(true)) => Ok(EntryAction::Group(*g)),
         (Type::ActionProfileGroupId(_), Some(false)) => Err(P4Error::invalid(
             "action.action_profile_group_id",
-            format!("{} uses an action profile without selector: no groups", t.name),
+            format!(
+                "{} uses an action profile without selector: no groups",
+                t.name
+            ),
         )),
         (Type::Action(_), Some(_)) => Err(P4Error::invalid(
             "action.action",
             format!("{} is indirect: give a member or group id", t.name),
         )),
-        (Type::ActionProfileMemberId(_) | Type::ActionProfileGroupId(_), None) => Err(P4Error::invalid(
-            "action",
-            format!("{} is a direct table: give an action", t.name),
+        (Type::ActionProfileMemberId(_) | Type::ActionProfileGroupId(_), None) => {
+            Err(P4Error::invalid(
+                "action",
+                format!("{} is a direct table: give an action", t.name),
+            ))
+        }
+        (Type::ActionProfileActionSet(_), _) => Err(P4Error::unimplemented(
+            "action.action_profile_action_set (one-shot)",
         )),
-        (Type::ActionProfileActionSet(_), _) => Err(P4Error::unimplemented("action.action_profile_action_set (one-shot)")),
     }
 }
 
@@ -334,11 +387,17 @@ pub fn entry_to_proto(info: &ProgramInfo, t: &TableInfo, e: &TableEntry) -> pb::
 }
 
 /// The default entry of `t` as a P4Runtime `TableEntry`.
-pub fn default_entry_to_proto(info: &ProgramInfo, t: &TableInfo, call: &ActionCall) -> pb::TableEntry {
+pub fn default_entry_to_proto(
+    info: &ProgramInfo,
+    t: &TableInfo,
+    call: &ActionCall,
+) -> pb::TableEntry {
     pb::TableEntry {
         table_id: t.id,
         action: Some(pb::TableAction {
-            r#type: Some(pb::table_action::Type::Action(action_call_to_proto(info, call))),
+            r#type: Some(pb::table_action::Type::Action(action_call_to_proto(
+                info, call,
+            ))),
         }),
         is_default_action: true,
         is_const: t.default_is_const,

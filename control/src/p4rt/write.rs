@@ -25,7 +25,8 @@ use tonic::Code;
 use super::bytes::decode;
 use super::error::P4Error;
 use super::translate::{
-    action_call_from_proto, check_action_in_table, check_priority, entry_action_from_proto, key_from_proto, table,
+    action_call_from_proto, check_action_in_table, check_priority, entry_action_from_proto,
+    key_from_proto, table,
 };
 
 /// Key of one direct resource cell: table id, match list, priority.
@@ -108,9 +109,17 @@ fn indices(index: Option<&pb::Index>, size: u32, field: &str) -> Result<Vec<u32>
 
 fn meter_config(c: Option<&pb::MeterConfig>, field: &str) -> Result<Option<MeterConfig>, P4Error> {
     let Some(c) = c else { return Ok(None) };
-    for (name, v) in [("cir", c.cir), ("cburst", c.cburst), ("pir", c.pir), ("pburst", c.pburst)] {
+    for (name, v) in [
+        ("cir", c.cir),
+        ("cburst", c.cburst),
+        ("pir", c.pir),
+        ("pburst", c.pburst),
+    ] {
         if v < 0 {
-            return Err(P4Error::invalid(format!("{field}.{name}"), format!("negative ({v})")));
+            return Err(P4Error::invalid(
+                format!("{field}.{name}"),
+                format!("negative ({v})"),
+            ));
         }
     }
     if c.pir < c.cir {
@@ -139,7 +148,11 @@ fn counter_data(d: Option<&pb::CounterData>, field: &str) -> Result<CounterData,
 }
 
 /// Decodes the key of a table entry used to address a direct resource.
-fn entry_key(cx: &WriteContext<'_>, te: Option<&pb::TableEntry>, field: &str) -> Result<EntryKey, P4Error> {
+fn entry_key(
+    cx: &WriteContext<'_>,
+    te: Option<&pb::TableEntry>,
+    field: &str,
+) -> Result<EntryKey, P4Error> {
     let te = te.ok_or_else(|| P4Error::invalid(field, "missing table_entry"))?;
     let t = table(cx.info, te.table_id, &format!("{field}.table_id"))?;
     let key = key_from_proto(t, &te.r#match).map_err(|e| e.context(field))?;
@@ -180,11 +193,21 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                 .ok_or_else(|| P4Error::invalid("action_profile_member.action", "missing"))?;
             for &tid in p.table_ids {
                 if let Some(t) = cx.info.table(tid) {
-                    check_action_in_table(t, a.action_id, false, "action_profile_member.action.action_id")?;
+                    check_action_in_table(
+                        t,
+                        a.action_id,
+                        false,
+                        "action_profile_member.action.action_id",
+                    )?;
                 }
             }
             let call = action_call_from_proto(cx.info, a, "action_profile_member.action")?;
-            Ok(Op::MemberWrite(p.id, m.member_id, call, ty == UpdateType::Modify))
+            Ok(Op::MemberWrite(
+                p.id,
+                m.member_id,
+                call,
+                ty == UpdateType::Modify,
+            ))
         }
         E::ActionProfileGroup(g) => {
             let p = cx
@@ -229,7 +252,12 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                 }
                 members.push((m.member_id, m.weight.max(1) as u32));
             }
-            Ok(Op::GroupWrite(p.id, g.group_id, members, ty == UpdateType::Modify))
+            Ok(Op::GroupWrite(
+                p.id,
+                g.group_id,
+                members,
+                ty == UpdateType::Modify,
+            ))
         }
         E::CounterEntry(c) => {
             only_modify(ty, "counter_entry")?;
@@ -253,8 +281,17 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::DirectCounterEntry(d) => {
             only_modify(ty, "direct_counter_entry")?;
-            let key = entry_key(cx, d.table_entry.as_ref(), "direct_counter_entry.table_entry")?;
-            if cx.info.table(key.0).and_then(|t| t.direct_counter).is_none() {
+            let key = entry_key(
+                cx,
+                d.table_entry.as_ref(),
+                "direct_counter_entry.table_entry",
+            )?;
+            if cx
+                .info
+                .table(key.0)
+                .and_then(|t| t.direct_counter)
+                .is_none()
+            {
                 return Err(P4Error::invalid(
                     "direct_counter_entry.table_entry.table_id",
                     "table has no direct counter",
@@ -271,7 +308,10 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                 .iter()
                 .find(|mi| mi.id == m.meter_id && mi.direct_table.is_none())
                 .ok_or_else(|| {
-                    P4Error::invalid("meter_entry.meter_id", format!("unknown meter id {:#x}", m.meter_id))
+                    P4Error::invalid(
+                        "meter_entry.meter_id",
+                        format!("unknown meter id {:#x}", m.meter_id),
+                    )
                 })?;
             let config = meter_config(m.config.as_ref(), "meter_entry.config")?;
             let cells = indices(m.index.as_ref(), mi.size, "meter_entry.index")?
@@ -295,15 +335,27 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::RegisterEntry(r) => {
             only_modify(ty, "register_entry")?;
-            let ri = cx.info.registers.iter().find(|ri| ri.id == r.register_id).ok_or_else(|| {
-                P4Error::invalid(
-                    "register_entry.register_id",
-                    format!("unknown register id {:#x}", r.register_id),
-                )
-            })?;
+            let ri = cx
+                .info
+                .registers
+                .iter()
+                .find(|ri| ri.id == r.register_id)
+                .ok_or_else(|| {
+                    P4Error::invalid(
+                        "register_entry.register_id",
+                        format!("unknown register id {:#x}", r.register_id),
+                    )
+                })?;
             let value = match r.data.as_ref().and_then(|d| d.data.as_ref()) {
-                Some(proto::p4::v1::p4_data::Data::Bitstring(b)) => decode(b, ri.bitwidth, "register_entry.data")?,
-                _ => return Err(P4Error::invalid("register_entry.data", "expected a bitstring")),
+                Some(proto::p4::v1::p4_data::Data::Bitstring(b)) => {
+                    decode(b, ri.bitwidth, "register_entry.data")?
+                }
+                _ => {
+                    return Err(P4Error::invalid(
+                        "register_entry.data",
+                        "expected a bitstring",
+                    ));
+                }
             };
             let cells = indices(r.index.as_ref(), ri.size, "register_entry.index")?
                 .into_iter()
@@ -311,7 +363,9 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                 .collect();
             Ok(Op::RegisterWrite(ri.id, cells))
         }
-        E::PacketReplicationEngineEntry(_) => Err(P4Error::unimplemented("packet_replication_engine_entry")),
+        E::PacketReplicationEngineEntry(_) => {
+            Err(P4Error::unimplemented("packet_replication_engine_entry"))
+        }
         E::ExternEntry(_) => Err(P4Error::unimplemented("extern_entry")),
         E::ValueSetEntry(_) => Err(P4Error::unimplemented("value_set_entry")),
         E::DigestEntry(_) => Err(P4Error::unimplemented("digest_entry")),
@@ -333,19 +387,31 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
         if ty != UpdateType::Modify {
             return Err(P4Error::invalid(
                 "table_entry.is_default_action",
-                format!("the default entry can only be modified, not {}", ty.as_str_name()),
+                format!(
+                    "the default entry can only be modified, not {}",
+                    ty.as_str_name()
+                ),
             ));
         }
         if !te.r#match.is_empty() {
-            return Err(P4Error::invalid("table_entry.match", "must be empty for the default entry"));
+            return Err(P4Error::invalid(
+                "table_entry.match",
+                "must be empty for the default entry",
+            ));
         }
         if te.priority != 0 {
-            return Err(P4Error::invalid("table_entry.priority", "must be 0 for the default entry"));
+            return Err(P4Error::invalid(
+                "table_entry.priority",
+                "must be 0 for the default entry",
+            ));
         }
         if t.default_is_const {
             return Err(P4Error::new(
                 Code::PermissionDenied,
-                format!("table_entry.is_default_action: {} has a const default action", t.name),
+                format!(
+                    "table_entry.is_default_action: {} has a const default action",
+                    t.name
+                ),
             ));
         }
         return match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
@@ -372,7 +438,8 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
     if ty == UpdateType::Delete {
         return Ok(Op::TableDelete(t.id, key, te.priority));
     }
-    let action = entry_action_from_proto(cx.info, t, te.action.as_ref()).map_err(|e| e.context("table_entry"))?;
+    let action = entry_action_from_proto(cx.info, t, te.action.as_ref())
+        .map_err(|e| e.context("table_entry"))?;
     let counter = match &te.counter_data {
         Some(_) if t.direct_counter.is_none() => {
             return Err(P4Error::invalid(
@@ -384,7 +451,9 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
         None => None,
     };
     if te.meter_config.is_some() {
-        return Err(P4Error::unimplemented("table_entry.meter_config (use direct_meter_entry)"));
+        return Err(P4Error::unimplemented(
+            "table_entry.meter_config (use direct_meter_entry)",
+        ));
     }
     if te.idle_timeout_ns != 0 && !t.idle_timeout {
         return Err(P4Error::invalid(
@@ -405,7 +474,12 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
     })
 }
 
-fn find_entry(rt: &dyn RuntimeApi, tid: u32, key: &[Option<FieldMatch>], prio: i32) -> Option<TableEntry> {
+fn find_entry(
+    rt: &dyn RuntimeApi,
+    tid: u32,
+    key: &[Option<FieldMatch>],
+    prio: i32,
+) -> Option<TableEntry> {
     rt.table_entries(tid)
         .ok()?
         .into_iter()
@@ -427,7 +501,9 @@ fn inverse(rt: &dyn RuntimeApi, op: &Op) -> Option<Op> {
             let c = rt.direct_counter_read(*t, k, *p).ok();
             Op::TableInsert(*t, old, c)
         }
-        Op::DefaultSet(t, _) | Op::DefaultReset(t) => Op::DefaultSet(*t, rt.table_default(*t).ok()?),
+        Op::DefaultSet(t, _) | Op::DefaultReset(t) => {
+            Op::DefaultSet(*t, rt.table_default(*t).ok()?)
+        }
         Op::MemberWrite(p, m, _, false) => Op::MemberDelete(*p, *m),
         Op::MemberWrite(p, m, _, true) | Op::MemberDelete(p, m) => {
             let old = rt.members(*p).ok()?.into_iter().find(|(id, _)| id == m)?.1;
@@ -445,8 +521,13 @@ fn inverse(rt: &dyn RuntimeApi, op: &Op) -> Option<Op> {
                 .map(|&(i, _)| Some((i, rt.counter_read(*c, i).ok()?)))
                 .collect::<Option<_>>()?,
         ),
-        Op::DirectCounterWrite(k, _) => Op::DirectCounterWrite(k.clone(), rt.direct_counter_read(k.0, &k.1, k.2).ok()?),
-        Op::MeterSet(m, cells) => Op::MeterSet(*m, cells.iter().map(|&(i, new, old)| (i, old, new)).collect()),
+        Op::DirectCounterWrite(k, _) => {
+            Op::DirectCounterWrite(k.clone(), rt.direct_counter_read(k.0, &k.1, k.2).ok()?)
+        }
+        Op::MeterSet(m, cells) => Op::MeterSet(
+            *m,
+            cells.iter().map(|&(i, new, old)| (i, old, new)).collect(),
+        ),
         Op::DirectMeterSet(k, new, old) => Op::DirectMeterSet(k.clone(), *old, *new),
         Op::RegisterWrite(r, cells) => Op::RegisterWrite(
             *r,
@@ -502,7 +583,11 @@ pub fn apply_op(rt: &mut dyn RuntimeApi, op: &Op) -> Result<(), P4Error> {
 }
 
 /// Applies a decoded batch with `atomicity`; one result per update.
-pub fn apply_batch(rt: &mut dyn RuntimeApi, ops: &[Result<Op, P4Error>], atomicity: Atomicity) -> Vec<Result<(), P4Error>> {
+pub fn apply_batch(
+    rt: &mut dyn RuntimeApi,
+    ops: &[Result<Op, P4Error>],
+    atomicity: Atomicity,
+) -> Vec<Result<(), P4Error>> {
     if atomicity == Atomicity::ContinueOnError {
         return ops
             .iter()
@@ -523,7 +608,9 @@ pub fn apply_batch(rt: &mut dyn RuntimeApi, ops: &[Result<Op, P4Error>], atomici
     }
     let mut undo: Vec<Option<Op>> = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
-        let Ok(op) = op else { unreachable!("checked above") };
+        let Ok(op) = op else {
+            unreachable!("checked above")
+        };
         let inv = inverse(rt, op);
         if let Err(e) = apply_op(rt, op) {
             for u in undo.iter().rev().flatten() {

@@ -51,7 +51,10 @@ pub struct Mac {
 impl Mac {
     /// A MAC whose PFC frames carry source address `addr`.
     pub fn new(addr: EthernetAddress) -> Self {
-        Mac { addr, stats: MacStats::default() }
+        Mac {
+            addr,
+            stats: MacStats::default(),
+        }
     }
 
     /// The port's MAC address.
@@ -74,7 +77,8 @@ impl Mac {
             self.stats.rx_data_frames += 1;
             return RxClass::Data;
         }
-        let repr = MacControlPacket::new_checked(eth.payload()).and_then(|p| MacControlRepr::parse(&p));
+        let repr =
+            MacControlPacket::new_checked(eth.payload()).and_then(|p| MacControlRepr::parse(&p));
         match repr {
             Ok(repr) => {
                 match repr {
@@ -111,9 +115,14 @@ mod tests {
         let mut tx = Mac::new(ADDR);
         let mut rx = Mac::new(EthernetAddress([2, 0, 0, 0, 0, 9]));
         let mut buf = [0u8; 64];
-        let n = tx.emit_pfc(&PfcRepr::xoff(1 << 3, 0xffff), &mut buf).unwrap();
+        let n = tx
+            .emit_pfc(&PfcRepr::xoff(1 << 3, 0xffff), &mut buf)
+            .unwrap();
         assert_eq!(n, 60);
-        assert_eq!(rx.handle_rx(&buf[..n]), RxClass::Control(MacControlRepr::Pfc(PfcRepr::xoff(1 << 3, 0xffff))));
+        assert_eq!(
+            rx.handle_rx(&buf[..n]),
+            RxClass::Control(MacControlRepr::Pfc(PfcRepr::xoff(1 << 3, 0xffff)))
+        );
         assert_eq!(rx.stats().rx_pfc_frames, 1);
         assert_eq!(rx.stats().rx_data_frames, 0);
         assert_eq!(tx.stats().tx_pfc_frames, 1);
@@ -136,14 +145,32 @@ mod tests {
     fn pause_unknown_and_malformed_are_consumed() {
         let mut mac = Mac::new(ADDR);
         let mut buf = [0u8; 60];
-        pfc::emit_frame(ADDR, &MacControlRepr::Pause(pfc::PauseRepr { quanta: 7 }), &mut buf).unwrap();
-        assert!(matches!(mac.handle_rx(&buf), RxClass::Control(MacControlRepr::Pause(_))));
+        pfc::emit_frame(
+            ADDR,
+            &MacControlRepr::Pause(pfc::PauseRepr { quanta: 7 }),
+            &mut buf,
+        )
+        .unwrap();
+        assert!(matches!(
+            mac.handle_rx(&buf),
+            RxClass::Control(MacControlRepr::Pause(_))
+        ));
         buf[15] = 0x05;
-        assert!(matches!(mac.handle_rx(&buf), RxClass::Control(MacControlRepr::Unknown { opcode: 5 })));
+        assert!(matches!(
+            mac.handle_rx(&buf),
+            RxClass::Control(MacControlRepr::Unknown { opcode: 5 })
+        ));
         pfc::emit_frame(ADDR, &MacControlRepr::Pfc(PfcRepr::xon(1)), &mut buf).unwrap();
         assert_eq!(mac.handle_rx(&buf[..20]), RxClass::Malformed); // PFC PDU cut short
         assert_eq!(mac.handle_rx(&buf[..10]), RxClass::Malformed); // runt
         let s = mac.stats();
-        assert_eq!((s.rx_pause_frames, s.rx_unknown_opcode_frames, s.rx_malformed_frames), (1, 1, 2));
+        assert_eq!(
+            (
+                s.rx_pause_frames,
+                s.rx_unknown_opcode_frames,
+                s.rx_malformed_frames
+            ),
+            (1, 1, 2)
+        );
     }
 }

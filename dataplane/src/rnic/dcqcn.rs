@@ -1,6 +1,6 @@
 //! DCQCN reaction point (RP): the per-QP rate controller of a RoCE sender.
 //!
-//! Contract: sans-IO; every input takes `now_ns` (monotonic nanoseconds);
+//! Contract: sans-IO; every input takes `now` ([`Instant`], monotonic ns);
 //! rates are bits per second as `f64` internally and reported as `u64`.
 //! Nothing allocates. A spurious [`Dcqcn::handle_timeout`] does nothing.
 //!
@@ -14,15 +14,17 @@
 //! steps (E-15 lists five with F = 5). Timers run only after the first CNP:
 //! before it the flow is at line rate and there is nothing to recover.
 
+use crate::time::{Duration, Instant};
+
 /// DCQCN parameters (defaults: roce-semantics R-RP-2..4).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DcqcnConfig {
     /// α gain g (default 1/256).
     pub g: f64,
-    /// α decay period K in ns (default 55 µs).
-    pub alpha_period_ns: u64,
-    /// Rate increase timer period T in ns (default 55 µs).
-    pub rate_timer_ns: u64,
+    /// α decay period K (default 55 µs).
+    pub alpha_period: Duration,
+    /// Rate increase timer period T (default 55 µs).
+    pub rate_timer: Duration,
     /// Byte counter B in bytes (default 10 MB).
     pub byte_counter_bytes: u64,
     /// Fast recovery steps F (default 5).
@@ -39,8 +41,8 @@ impl Default for DcqcnConfig {
     fn default() -> Self {
         DcqcnConfig {
             g: 1.0 / 256.0,
-            alpha_period_ns: 55_000,
-            rate_timer_ns: 55_000,
+            alpha_period: Duration::from_micros(55),
+            rate_timer: Duration::from_micros(55),
             byte_counter_bytes: 10_000_000,
             fast_recovery_steps: 5,
             rate_ai_bps: 40e6,
@@ -62,8 +64,8 @@ pub struct Dcqcn {
     byte_count: u32,
     bytes_since_event: u64,
     cnp_seen: bool,
-    alpha_deadline_ns: Option<u64>,
-    rate_deadline_ns: Option<u64>,
+    alpha_deadline: Option<Instant>,
+    rate_deadline: Option<Instant>,
     cnps: u64,
 }
 
@@ -81,8 +83,8 @@ impl Dcqcn {
             byte_count: 0,
             bytes_since_event: 0,
             cnp_seen: false,
-            alpha_deadline_ns: None,
-            rate_deadline_ns: None,
+            alpha_deadline: None,
+            rate_deadline: None,
             cnps: 0,
         }
     }
@@ -108,7 +110,7 @@ impl Dcqcn {
     }
 
     /// On a CNP (R-RP-2).
-    pub fn on_cnp(&mut self, now_ns: u64) {
+    pub fn on_cnp(&mut self, now: Instant) {
         if !self.cnp_seen {
             self.cnp_seen = true;
             self.alpha = 1.0;
@@ -121,8 +123,8 @@ impl Dcqcn {
         self.timer_count = 0;
         self.byte_count = 0;
         self.bytes_since_event = 0;
-        self.alpha_deadline_ns = Some(now_ns + self.config.alpha_period_ns);
-        self.rate_deadline_ns = Some(now_ns + self.config.rate_timer_ns);
+        self.alpha_deadline = Some(now + self.config.alpha_period);
+        self.rate_deadline = Some(now + self.config.rate_timer);
     }
 
     /// On `bytes` sent (byte counter, R-RP-4).
@@ -140,28 +142,31 @@ impl Dcqcn {
 
     /// The earliest pending timer.
     #[must_use]
-    pub fn poll_timeout(&self) -> Option<u64> {
-        match (self.alpha_deadline_ns, self.rate_deadline_ns) {
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match (self.alpha_deadline, self.rate_deadline) {
             (Some(a), Some(r)) => Some(a.min(r)),
             (a, r) => a.or(r),
         }
     }
 
-    /// Runs every timer due at `now_ns` (α decay R-RP-3, rate timer R-RP-4).
-    pub fn handle_timeout(&mut self, now_ns: u64) {
-        while let Some(t) = self.alpha_deadline_ns.filter(|&t| t <= now_ns) {
+    /// Runs every timer due at `now` (α decay R-RP-3, rate timer R-RP-4).
+    /// A zero period fires once per call rather than looping.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let k = self.config.alpha_period.max(Duration::from_nanos(1));
+        while let Some(t) = self.alpha_deadline.filter(|&t| t <= now) {
             self.alpha *= 1.0 - self.config.g;
-            self.alpha_deadline_ns = Some(t + self.config.alpha_period_ns);
+            self.alpha_deadline = Some(t + k);
         }
-        while let Some(t) = self.rate_deadline_ns.filter(|&t| t <= now_ns) {
+        let period = self.config.rate_timer.max(Duration::from_nanos(1));
+        while let Some(t) = self.rate_deadline.filter(|&t| t <= now) {
             self.increase();
             self.timer_count = self.timer_count.saturating_add(1);
-            self.rate_deadline_ns = Some(t + self.config.rate_timer_ns);
+            self.rate_deadline = Some(t + period);
         }
         if self.rate_current_bps >= self.line_rate_bps && self.alpha < 1e-6 {
             // Fully recovered and α negligible: stop waking up.
-            self.alpha_deadline_ns = None;
-            self.rate_deadline_ns = None;
+            self.alpha_deadline = None;
+            self.rate_deadline = None;
         }
     }
 
@@ -188,17 +193,21 @@ mod tests {
 
     const G100: u64 = 100_000_000_000;
 
+    fn t(ns: u64) -> Instant {
+        Instant::from_nanos(ns)
+    }
+
     #[test]
     fn e15_first_cnp_and_fast_recovery() {
         let mut d = Dcqcn::new(DcqcnConfig::default(), G100);
-        d.on_cnp(0);
+        d.on_cnp(t(0));
         assert_eq!(d.rate_bps(), 50e9);
         assert_eq!(d.target_rate_bps(), 100e9);
         assert_eq!(d.alpha(), 1.0);
         let mut seen = vec![];
         for i in 1..=5u64 {
             // Rate timer T = 55 µs fires; α timer fires at the same instants.
-            d.handle_timeout(i * 55_000);
+            d.handle_timeout(t(i * 55_000));
             seen.push(d.rate_bps() / 1e9);
         }
         assert_eq!(seen, vec![75.0, 87.5, 93.75, 96.875, 98.4375]);
@@ -207,18 +216,18 @@ mod tests {
     #[test]
     fn e15_alpha_decay() {
         let mut d = Dcqcn::new(DcqcnConfig::default(), G100);
-        d.on_cnp(0);
-        d.handle_timeout(55_000);
+        d.on_cnp(t(0));
+        d.handle_timeout(t(55_000));
         assert!((d.alpha() - 0.996_093_75).abs() < 1e-12);
-        d.handle_timeout(550_000);
+        d.handle_timeout(t(550_000));
         assert!((d.alpha() - 0.961_617).abs() < 1e-6);
     }
 
     #[test]
     fn second_cnp_cuts_by_alpha_half() {
         let mut d = Dcqcn::new(DcqcnConfig::default(), G100);
-        d.on_cnp(0);
-        d.on_cnp(1_000);
+        d.on_cnp(t(0));
+        d.on_cnp(t(1_000));
         // α is still 1 → halve again: 25 G, RT = 50 G.
         assert_eq!(d.rate_bps(), 25e9);
         assert_eq!(d.target_rate_bps(), 50e9);
@@ -232,15 +241,15 @@ mod tests {
         };
         let mut d = Dcqcn::new(cfg, G100);
         for i in 0..10 {
-            d.on_cnp(i);
+            d.on_cnp(t(i));
         }
         assert_eq!(d.rate_bps(), 10e9);
         // After F timer events, RT starts growing by R_AI per event.
         for i in 1..=5u64 {
-            d.handle_timeout(10 + i * 55_000);
+            d.handle_timeout(t(10 + i * 55_000));
         }
         let rt = d.target_rate_bps();
-        d.handle_timeout(10 + 6 * 55_000);
+        d.handle_timeout(t(10 + 6 * 55_000));
         assert!((d.target_rate_bps() - rt - 40e6).abs() < 1.0);
     }
 
@@ -253,7 +262,7 @@ mod tests {
         let mut d = Dcqcn::new(cfg, G100);
         d.on_sent(10_000); // before any CNP: no effect
         assert_eq!(d.rate_bps(), 100e9);
-        d.on_cnp(0);
+        d.on_cnp(t(0));
         d.on_sent(999);
         assert_eq!(d.rate_bps(), 50e9);
         d.on_sent(1);
@@ -263,7 +272,7 @@ mod tests {
     #[test]
     fn spurious_timeout_is_harmless() {
         let mut d = Dcqcn::new(DcqcnConfig::default(), G100);
-        d.handle_timeout(1_000_000);
+        d.handle_timeout(t(1_000_000));
         assert_eq!(d.rate_bps(), 100e9);
         assert_eq!(d.poll_timeout(), None);
     }

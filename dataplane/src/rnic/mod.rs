@@ -430,7 +430,7 @@ impl Rnic {
                 let qp = &mut self.qps[idx];
                 qp.stats.cnp_rx += 1;
                 if let Some(d) = qp.dcqcn.as_mut() {
-                    d.on_cnp(now_ns);
+                    d.on_cnp(now);
                     tracing::trace!(qpn = qp.cfg.local_qpn, rate_bps = d.rate_bps(), "CNP");
                 }
             }
@@ -509,9 +509,9 @@ impl Rnic {
         self.settle_pauses(now_ns);
         for qp in &mut self.qps {
             if let Some(d) = qp.dcqcn.as_mut()
-                && d.poll_timeout().is_some_and(|t| t <= now_ns)
+                && d.poll_timeout().is_some_and(|t| t <= now)
             {
-                d.handle_timeout(now_ns);
+                d.handle_timeout(now);
             }
         }
     }
@@ -545,9 +545,10 @@ impl Rnic {
                 Control::Ack { .. } => self.cfg.data_priority,
             };
             if !self.is_paused(prio, now) {
-                self.control.pop_front();
                 let repr = self.control_repr(c);
+                // Dequeue only once written: a too-small buffer loses nothing.
                 let t = self.write(&repr, buf, prio)?;
+                self.control.pop_front();
                 match c {
                     Control::Cnp { qp_index } => self.qps[qp_index].stats.cnp_tx += 1,
                     Control::Ack { qp_index, .. } => self.qps[qp_index].stats.ack_tx += 1,
@@ -585,7 +586,7 @@ impl Rnic {
         let mut take = |x: u64| t = Some(t.map_or(x, |y: u64| y.min(x)));
         for qp in &self.qps {
             if let Some(d) = qp.dcqcn.as_ref().and_then(Dcqcn::poll_timeout) {
-                take(d);
+                take(d.as_nanos());
             }
             if qp.has_data() && qp.next_tx_ns > now_ns {
                 take(qp.next_tx_ns);

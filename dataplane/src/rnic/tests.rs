@@ -313,3 +313,30 @@ fn header_only_mode_writes_headers_and_reports_full_length() {
     b.handle_frame(t_(0), &buf[..t.written_len]).unwrap();
     assert_eq!(b.qp_stats(0x22).unwrap().rx_payload_bytes, 1024);
 }
+
+#[test]
+fn too_small_buffer_loses_no_frame() {
+    let (mut a, mut b) = pair(1024, Some(2));
+    let mut f = next_frame(&mut a, 0).unwrap();
+    set_ce(&mut f);
+    b.handle_frame(t_(0), &f).unwrap();
+    let mut tiny = [0u8; 20];
+    assert!(b.poll_transmit(t_(0), &mut tiny).is_none());
+    assert!(a.poll_transmit(t_(1_000), &mut tiny).is_none());
+    // The CNP is still queued, and A's data was not consumed either.
+    assert!(next_frame(&mut b, 0).is_some());
+    assert_eq!(b.qp_stats(0x22).unwrap().cnp_tx, 1);
+    assert_eq!(a.qp_stats(0x11).unwrap().tx_packets, 1);
+    let f2 = next_frame(&mut a, 1_000).unwrap();
+    assert_eq!(RoceFrameRepr::parse(&f2).unwrap().repr.bth.psn, 101);
+}
+
+proptest::proptest! {
+    #[test]
+    fn random_frames_are_rejected_not_panics(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..160)) {
+        let (_, mut b) = pair(1024, Some(1));
+        let before = b.stats().rx_errors + b.stats().rx_frames;
+        let _ = b.handle_frame(t_(0), &data);
+        proptest::prop_assert_eq!(b.stats().rx_errors + b.stats().rx_frames, before + 1);
+    }
+}

@@ -11,14 +11,15 @@ use std::collections::BinaryHeap;
 use crate::time::Instant;
 
 struct Entry<E> {
-    at: Instant,
-    seq: u64,
+    /// Time in the high 64 bits, insertion sequence in the low 64: one
+    /// integer comparison orders by (time, sequence).
+    key: u128,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.at == other.at && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -30,10 +31,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap, we want the earliest first.
-        other
-            .at
-            .cmp(&self.at)
-            .then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -62,17 +60,22 @@ impl<E> EventQueue<E> {
     pub fn push(&mut self, at: Instant, event: E) {
         let seq = self.seq;
         self.seq += 1;
-        self.heap.push(Entry { at, seq, event });
+        let key = (u128::from(at.as_nanos()) << 64) | u128::from(seq);
+        self.heap.push(Entry { key, event });
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        self.heap.pop().map(|e| (e.at, e.event))
+        self.heap.pop().map(|e| (Self::time(e.key), e.event))
     }
 
     /// Time of the earliest event.
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.peek().map(|e| e.at)
+        self.heap.peek().map(|e| Self::time(e.key))
+    }
+
+    fn time(key: u128) -> Instant {
+        Instant::from_nanos((key >> 64) as u64)
     }
 
     /// Number of pending events.
@@ -101,5 +104,20 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, vec!['b', 'd', 'e', 'a', 'c']);
         assert!(q.is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn pops_sorted_and_stable(times in proptest::collection::vec(0u64..50, 0..200)) {
+            let mut q = EventQueue::new();
+            for (i, &t) in times.iter().enumerate() {
+                q.push(Instant::from_nanos(t), i);
+            }
+            let out: Vec<(Instant, usize)> = std::iter::from_fn(|| q.pop()).collect();
+            let mut want: Vec<(Instant, usize)> =
+                times.iter().enumerate().map(|(i, &t)| (Instant::from_nanos(t), i)).collect();
+            want.sort(); // by time, then insertion index
+            proptest::prop_assert_eq!(out, want);
+        }
     }
 }

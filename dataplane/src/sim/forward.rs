@@ -381,4 +381,20 @@ mod tests {
         assert!(!f.egress(&calm, &mut fr));
         assert_eq!(f.stats().ce_marked, 1);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn random_frames_never_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..120), congested: bool) {
+            let mut f = L3Forwarder::new(7);
+            f.add_route(Ipv4Addr::new(0, 0, 0, 0), 0, &[1, 2, 3]);
+            let mut d = data.clone();
+            let n = d.len();
+            if let Ok(dec) = f.forward(0, &mut d, n) {
+                proptest::prop_assert!((1..=3).contains(&dec.egress_port));
+                proptest::prop_assert!(dec.priority <= 7);
+            }
+            let meta = EgressMeta { port: 1, priority: 3, queue_bytes: 0, congested };
+            let _ = f.egress(&meta, &mut d);
+        }
+    }
 }

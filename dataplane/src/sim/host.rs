@@ -9,10 +9,11 @@
 
 use std::collections::VecDeque;
 
+use crate::mac::{Mac, RxClass};
 use crate::rnic::{Rnic, RnicConfig};
 use crate::time::{Duration, Instant};
 use crate::wire::ethernet::EthernetAddress;
-use crate::wire::pfc::{self, MacControlRepr, PfcRepr};
+use crate::wire::pfc::{MacControlRepr, PfcRepr};
 
 use super::frame::SimFrame;
 
@@ -36,14 +37,16 @@ pub struct HostStats {
     pub pfc_tx: u64,
     /// Frames the RNIC rejected.
     pub rx_rejected: u64,
-    /// MAC Control frames that were not PFC.
-    pub mac_control_other: u64,
+    /// Frames the MAC consumed without effect: PAUSE/unknown MAC Control
+    /// (a host honours PFC only) and runts.
+    pub mac_dropped: u64,
 }
 
 /// A simulated host.
 #[derive(Debug)]
 pub struct SimHost {
     rnic: Rnic,
+    mac: Mac,
     storm: Option<PfcStorm>,
     next_storm: Instant,
     pause_response: Duration,
@@ -55,6 +58,7 @@ impl SimHost {
     /// A host around an RNIC with this configuration.
     pub fn new(cfg: RnicConfig) -> Self {
         SimHost {
+            mac: Mac::new(EthernetAddress(cfg.mac)),
             rnic: Rnic::new(cfg),
             storm: None,
             next_storm: Instant::ZERO,
@@ -104,18 +108,17 @@ impl SimHost {
 
     /// A frame arrived on the host's port.
     pub fn handle_frame(&mut self, now: Instant, frame: &SimFrame) {
-        match pfc::parse_frame(frame.bytes()) {
-            Ok(Some(MacControlRepr::Pfc(p))) => {
+        self.apply_due_pfc(now);
+        match self.mac.handle_rx(frame.bytes()) {
+            RxClass::Control(MacControlRepr::Pfc(p)) => {
                 if self.pause_response.is_zero() {
                     self.rnic.handle_pfc(now, &p);
                 } else {
                     self.pending_pfc.push_back((now + self.pause_response, p));
                 }
             }
-            Ok(Some(_)) | Err(_) if is_mac_control(frame.bytes()) => {
-                self.stats.mac_control_other += 1;
-            }
-            _ => {
+            RxClass::Control(_) | RxClass::Malformed => self.stats.mac_dropped += 1,
+            RxClass::Data => {
                 if self.rnic.handle_frame(now, frame.bytes()).is_err() {
                     self.stats.rx_rejected += 1;
                 }
@@ -131,10 +134,9 @@ impl SimHost {
             && now >= self.next_storm
         {
             self.next_storm = now + s.interval;
-            let mac = EthernetAddress(self.rnic.config().mac);
-            let repr = MacControlRepr::Pfc(PfcRepr::xoff(s.priority_mask, s.quanta));
+            let repr = PfcRepr::xoff(s.priority_mask, s.quanta);
             let mut f = SimFrame::empty();
-            let n = pfc::emit_frame(mac, &repr, f.head_mut()).ok()?;
+            let n = self.mac.emit_pfc(&repr, f.head_mut()).ok()?;
             f.set_lens(n, n);
             f.priority = 0;
             f.control = true;
@@ -167,8 +169,4 @@ impl SimHost {
         self.apply_due_pfc(now);
         self.rnic.handle_timeout(now);
     }
-}
-
-fn is_mac_control(b: &[u8]) -> bool {
-    b.len() >= 14 && b[12..14] == [0x88, 0x08]
 }

@@ -125,6 +125,7 @@ struct PortState {
     rate_bps: u64,
     delay: Duration,
     busy: bool,
+    busy_until: Instant,
     counters: PortCounters,
 }
 
@@ -135,24 +136,26 @@ impl Default for PortState {
             rate_bps: 0,
             delay: Duration::ZERO,
             busy: false,
+            busy_until: Instant::ZERO,
             counters: PortCounters::default(),
         }
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 enum Event {
+    /// `frame` indexes `Sim::frames` (keeps heap entries small).
     Arrive {
-        node: NodeId,
+        node: u32,
         port: u16,
-        frame: SimFrame,
+        frame: u32,
     },
     TxDone {
-        node: NodeId,
+        node: u32,
         port: u16,
     },
     Timer {
-        node: NodeId,
+        node: u32,
     },
     Sample,
 }
@@ -211,6 +214,8 @@ pub struct Sim {
     rng: ChaCha8Rng,
     sampling: Option<Sampling>,
     processed: u64,
+    frames: Vec<SimFrame>,
+    free_frames: Vec<u32>,
 }
 
 impl std::fmt::Debug for Sim {
@@ -307,6 +312,8 @@ impl TopologyBuilder {
             rng: ChaCha8Rng::seed_from_u64(self.seed),
             sampling: None,
             processed: 0,
+            frames: Vec::new(),
+            free_frames: Vec::new(),
         };
         for id in 0..n {
             sim.service(id);
@@ -427,13 +434,19 @@ impl Sim {
         self.now = self.now.max(at);
         self.processed += 1;
         match ev {
-            Event::Arrive { node, port, frame } => self.on_arrive(node, port, frame),
+            Event::Arrive { node, port, frame } => {
+                let f = self.frames[frame as usize];
+                self.free_frames.push(frame);
+                self.on_arrive(node as NodeId, port, f);
+            }
             Event::TxDone { node, port } => {
+                let node = node as NodeId;
                 self.ports[node][usize::from(port)].busy = false;
                 self.service_port(node, port);
-                self.arm_timer(node);
+                self.service_touched(node);
             }
             Event::Timer { node } => {
+                let node = node as NodeId;
                 if self.timer_at[node] == Some(at) {
                     self.timer_at[node] = None;
                     let now = self.now;
@@ -499,7 +512,24 @@ impl Sim {
             Node::Host(h) => h.handle_frame(now, &frame),
             Node::Switch(s) => s.handle_frame(now, port, frame, &mut self.rng),
         }
-        self.service(node);
+        self.service_touched(node);
+    }
+
+    /// Services the ports a switch reported as possibly sendable (all ports
+    /// of a host), then re-arms the node's timer.
+    fn service_touched(&mut self, node: NodeId) {
+        if let Node::Switch(s) = &mut self.nodes[node] {
+            let touched = s.take_touched();
+            for &port in touched.iter() {
+                self.service_port(node, port);
+            }
+            if let Node::Switch(s) = &mut self.nodes[node] {
+                s.put_touched(touched);
+            }
+            self.arm_timer(node);
+        } else {
+            self.service(node);
+        }
     }
 
     /// Starts a frame on every idle port of `node` that has one, then
@@ -526,11 +556,9 @@ impl Sim {
         };
         let Some(frame) = frame else { return };
         let ser = bits_time(frame.wire_bytes(), st.rate_bps);
-        if let Node::Switch(s) = &mut self.nodes[node] {
-            s.note_busy(port, now + ser);
-        }
         let ps = &mut self.ports[node][usize::from(port)];
         ps.busy = true;
+        ps.busy_until = now + ser;
         ps.counters.busy_ns += ser.as_nanos();
         if frame.control {
             if let Ok(Some(MacControlRepr::Pfc(p))) = pfc::parse_frame(frame.bytes()) {
@@ -545,13 +573,29 @@ impl Sim {
             ps.counters.tx_frames[pr] += 1;
             ps.counters.tx_bytes[pr] += frame.len() as u64;
         }
-        self.events.push(now + ser, Event::TxDone { node, port });
+        self.events.push(
+            now + ser,
+            Event::TxDone {
+                node: node as u32,
+                port,
+            },
+        );
+        let slot = match self.free_frames.pop() {
+            Some(k) => {
+                self.frames[k as usize] = frame;
+                k
+            }
+            None => {
+                self.frames.push(frame);
+                (self.frames.len() - 1) as u32
+            }
+        };
         self.events.push(
             now + ser + st.delay,
             Event::Arrive {
-                node: peer,
+                node: peer as u32,
                 port: peer_port,
-                frame,
+                frame: slot,
             },
         );
     }
@@ -563,10 +607,19 @@ impl Sim {
             Node::Switch(s) => s.poll_timeout(now),
         };
         let Some(t) = want else { return };
+        // A host's deadline that falls inside its frame on the wire (the
+        // pacer, typically) is served by the TxDone that ends the frame.
+        if let Node::Host(_) = &self.nodes[node]
+            && let Some(p) = self.ports[node].first()
+            && p.busy
+            && t <= p.busy_until
+        {
+            return;
+        }
         let t = t.max(now);
         if self.timer_at[node].is_none_or(|cur| t < cur) {
             self.timer_at[node] = Some(t);
-            self.events.push(t, Event::Timer { node });
+            self.events.push(t, Event::Timer { node: node as u32 });
         }
     }
 

@@ -2,27 +2,35 @@
 //! the traffic manager ([`Tm`], with its PFC logic and watchdog), driven by
 //! the simulator's event loop.
 //!
-//! Contract: frames arrive whole (as [`SimFrame`]s); MAC Control frames go
-//! to the TM's PFC reception and are never forwarded (R-PFC-FMT-5); data
-//! frames go through `forward`, then `Tm::handle_enqueue`. When a port's
-//! transmitter is free the simulator asks [`SimSwitch::poll_transmit`]: a
+//! Contract: frames arrive whole (as [`SimFrame`]s); each port's
+//! [`Mac`] classifies them; MAC Control frames go to the TM's PFC reception
+//! and are never forwarded (R-PFC-FMT-5); data frames go through `forward`,
+//! then `Tm::handle_enqueue`. When a port's transmitter is free the
+//! simulator asks the switch for its next frame: a
 //! pending PFC frame goes first (R-PFC-TX-5), else the TM's next packet,
 //! whose ECN mark is decided with the TM's RED ramp on the queue depth after
 //! dequeue (R-ECN-3/4) using the simulator's seeded RNG, and applied by the
 //! pipeline's `egress`.
 //!
-//! Timing caveat: the TM reports its shaper as due while a port is still
-//! serialising a frame; that wakeup is deferred to the end of the frame, so
-//! a TM timer hidden behind it (pause expiry, PFC refresh, watchdog poll)
-//! can run up to one frame time late. Times are [`Instant`]s.
+//! Timing caveat: while a port with a backlog is serialising a frame the TM
+//! reports its shaper as due "now" (it cannot know the wire is busy), which
+//! hides the TM's other timers (pause expiry, PFC refresh, watchdog poll)
+//! behind it. The switch then wakes every [`SimSwitch::timer_slack`]
+//! (default 1 µs) instead, so those timers may run up to that much late;
+//! the port itself is served exactly when its frame ends. Times are
+//! [`Instant`]s.
+//!
+//! Performance: after an arrival or a dequeue only the ports that may have
+//! become sendable (egress port, and the ingress port for a pending
+//! XOFF/XON) are reported to the simulator through `take_touched`.
 
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
 
+use crate::mac::{Mac, MacStats, RxClass};
 use crate::time::{Duration, Instant};
 use crate::tm::ecn::should_mark;
 use crate::tm::{ConfigError, DropReason, EnqueueMeta, Timer, Tm, TmConfig, TmEvent};
-use crate::wire::pfc::{self, MacControlRepr};
 
 use super::forward::{EgressMeta, ForwardDrop, Forwarding};
 use super::frame::SimFrame;
@@ -36,18 +44,23 @@ pub struct SwitchStats {
     pub tm_drops: u64,
     /// Frames CE-marked at egress.
     pub ce_marked: u64,
-    /// Malformed MAC Control frames.
-    pub bad_mac_control: u64,
 }
 
 /// A switch node.
 pub struct SimSwitch {
     tm: Tm<SimFrame>,
+    macs: Vec<Mac>,
     forwarding: Box<dyn Forwarding>,
-    busy_until: Vec<Instant>,
     stats: SwitchStats,
     events: Vec<(Instant, TmEvent)>,
     xoff_sent: u64,
+    touched: Vec<u16>,
+    touched_mark: Vec<bool>,
+    timer_slack: Duration,
+    /// `Tm::next_timer` is O(ports); it is cached and recomputed only after
+    /// inputs that can move a TM timer earlier (see `poll_timeout`).
+    deadline: std::cell::Cell<Option<Option<(Instant, Timer)>>>,
+    last_timeout: Option<Instant>,
 }
 
 impl std::fmt::Debug for SimSwitch {
@@ -63,14 +76,54 @@ impl SimSwitch {
     /// A switch with `cfg.ports.len()` ports (validated by the TM).
     pub fn new(cfg: TmConfig, forwarding: Box<dyn Forwarding>) -> Result<Self, ConfigError> {
         let n = cfg.ports.len();
+        let macs = cfg.ports.iter().map(|p| Mac::new(p.mac)).collect();
         Ok(SimSwitch {
             tm: Tm::new(cfg, Instant::ZERO)?,
+            macs,
             forwarding,
-            busy_until: vec![Instant::ZERO; n],
             stats: SwitchStats::default(),
             events: Vec::new(),
             xoff_sent: 0,
+            touched: Vec::with_capacity(4),
+            touched_mark: vec![false; n],
+            timer_slack: Duration::from_micros(1),
+            deadline: std::cell::Cell::new(None),
+            last_timeout: None,
         })
+    }
+
+    /// Sets the wakeup period used while the TM's timers are hidden behind
+    /// a busy port's shaper (see the module doc). Minimum 1 ns.
+    pub fn set_timer_slack(&mut self, slack: Duration) {
+        self.timer_slack = slack.max(Duration::from_nanos(1));
+    }
+
+    /// The wakeup period used while TM timers are hidden.
+    pub fn timer_slack(&self) -> Duration {
+        self.timer_slack
+    }
+
+    fn touch(&mut self, port: u16) {
+        if let Some(m) = self.touched_mark.get_mut(usize::from(port))
+            && !*m
+        {
+            *m = true;
+            self.touched.push(port);
+        }
+    }
+
+    pub(crate) fn take_touched(&mut self) -> Vec<u16> {
+        for &p in &self.touched {
+            self.touched_mark[usize::from(p)] = false;
+        }
+        std::mem::take(&mut self.touched)
+    }
+
+    pub(crate) fn put_touched(&mut self, mut buf: Vec<u16>) {
+        if self.touched.is_empty() {
+            buf.clear();
+            self.touched = buf;
+        }
     }
 
     // ------------------------------------------------------------ getters
@@ -87,7 +140,13 @@ impl SimSwitch {
 
     /// The traffic manager, mutably (e.g. BIG_RED_SWITCH, config changes).
     pub fn tm_mut(&mut self) -> &mut Tm<SimFrame> {
+        self.deadline.set(None);
         &mut self.tm
+    }
+
+    /// MAC counters of a port.
+    pub fn mac_stats(&self, port: u16) -> Option<MacStats> {
+        self.macs.get(usize::from(port)).map(Mac::stats)
     }
 
     /// Switch counters.
@@ -125,14 +184,20 @@ impl SimSwitch {
         mut frame: SimFrame,
         _rng: &mut ChaCha8Rng,
     ) {
-        if frame.control {
-            match pfc::parse_frame(frame.bytes()) {
-                Ok(Some(repr)) => self.tm.handle_mac_control(port, &repr, now),
-                Ok(None) => {}
-                Err(_) => self.stats.bad_mac_control += 1,
-            }
-            self.drain_events(now);
+        let Some(mac) = self.macs.get_mut(usize::from(port)) else {
             return;
+        };
+        match mac.handle_rx(frame.bytes()) {
+            RxClass::Data => {}
+            RxClass::Control(repr) => {
+                // Consumed by the MAC, never forwarded (R-PFC-FMT-5).
+                self.touch(port);
+                self.deadline.set(None);
+                self.tm.handle_mac_control(port, &repr, now);
+                self.drain_events(now);
+                return;
+            }
+            RxClass::Malformed => return,
         }
         let len = frame.len();
         let d = match self.forwarding.forward(port, frame.bytes_mut(), len) {
@@ -155,6 +220,8 @@ impl SimSwitch {
             priority: d.priority,
             len_bytes: len as u32,
         };
+        self.touch(d.egress_port);
+        self.touch(port);
         if let Err(reason) = self.tm.handle_enqueue(frame, meta, now) {
             self.stats.tm_drops += 1;
             tracing::trace!(?reason, port, "TM drop");
@@ -170,15 +237,19 @@ impl SimSwitch {
         rng: &mut ChaCha8Rng,
     ) -> Option<SimFrame> {
         if let Some(repr) = self.tm.poll_control_frame(port, now) {
-            let mac = self.tm.config().ports.get(usize::from(port))?.mac;
             let mut f = SimFrame::empty();
-            let n = pfc::emit_frame(mac, &MacControlRepr::Pfc(repr), f.head_mut()).ok()?;
+            let n = self
+                .macs
+                .get_mut(usize::from(port))?
+                .emit_pfc(&repr, f.head_mut())
+                .ok()?;
             f.set_lens(n, n);
             f.control = true;
             self.drain_events(now);
             return Some(f);
         }
         let d = self.tm.poll_transmit(port, now)?;
+        self.touch(d.meta.ingress_port);
         let mut frame = d.packet;
         let congested = d
             .red
@@ -196,32 +267,38 @@ impl SimSwitch {
         Some(frame)
     }
 
-    pub(crate) fn note_busy(&mut self, port: u16, until: Instant) {
-        if let Some(b) = self.busy_until.get_mut(usize::from(port)) {
-            *b = until;
-        }
-    }
-
+    /// The TM's next timer, from the cache when nothing moved it earlier.
+    /// Timers move earlier only on PFC reception, on XOFF/XON (both raise
+    /// TM events), in `handle_timeout` and through `tm_mut`; all of those
+    /// clear the cache. Timers that disappear leave a stale, earlier
+    /// deadline, which costs one spurious wakeup.
     pub(crate) fn poll_timeout(&self, now: Instant) -> Option<Instant> {
-        let (t, timer) = self.tm.next_timer()?;
+        let next = match self.deadline.get() {
+            Some(d) => d,
+            None => {
+                let d = self.tm.next_timer();
+                self.deadline.set(Some(d));
+                d
+            }
+        };
+        let (t, timer) = next?;
         if t > now {
             return Some(t);
         }
         match timer {
-            // Wanted now, but the port is mid-frame: its TxDone will poll it.
-            Timer::ShaperRelease { port } => {
-                let busy = self
-                    .busy_until
-                    .get(usize::from(port))
-                    .copied()
-                    .unwrap_or(now);
-                Some(busy.max(now + Duration::from_nanos(1)))
-            }
+            // "Send now" from a port that is mid-frame (its TxDone serves
+            // it): the TM's other timers are hidden behind this one, so poll
+            // again after the slack.
+            Timer::ShaperRelease { .. } => Some(now + self.timer_slack),
+            // Already handled at this instant and still due: do not spin.
+            _ if self.last_timeout == Some(now) => Some(now + self.timer_slack),
             _ => Some(now),
         }
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        self.last_timeout = Some(now);
+        self.deadline.set(None);
         self.tm.handle_timeout(now);
         self.drain_events(now);
     }
@@ -229,10 +306,12 @@ impl SimSwitch {
     fn drain_events(&mut self, now: Instant) {
         while let Some(e) = self.tm.poll_event() {
             match e {
-                TmEvent::XoffSent { .. } => self.xoff_sent += 1,
-                TmEvent::XonSent { .. }
-                | TmEvent::PauseRxStarted { .. }
-                | TmEvent::PauseRxEnded { .. } => {}
+                TmEvent::XoffSent { .. } => {
+                    self.xoff_sent += 1;
+                    self.deadline.set(None);
+                }
+                TmEvent::XonSent { .. } => self.deadline.set(None),
+                TmEvent::PauseRxStarted { .. } | TmEvent::PauseRxEnded { .. } => {}
                 TmEvent::StormDetected { port, priority, .. } => {
                     tracing::info!(port, priority, %now, "PFC storm detected");
                     self.events.push((now, e));

@@ -172,3 +172,28 @@ fn topology_errors() {
         Err(TopologyError::PortInUse { node: a, port: 0 })
     );
 }
+
+/// Pinned summary of a small run (smoltcp `netsim` style): any change in
+/// link timing, event scheduling or RNIC segmentation shows up here.
+#[test]
+fn snapshot_back_to_back() {
+    let (mut sim, a, z) = back_to_back(250, Some(2));
+    let end = sim.drive();
+    let ca = sim.port_counters(a, 0).unwrap();
+    let s = sim.host(z).unwrap().rnic().qp_stats(2).unwrap();
+    let summary = format!(
+        "end {} events {} tx_frames {} tx_bytes {} busy_ns {} rx_bytes {} msgs {}",
+        end.as_nanos(),
+        sim.events_processed(),
+        ca.tx_frames[3],
+        ca.tx_bytes[3],
+        ca.busy_ns,
+        s.rx_payload_bytes,
+        s.rx_messages
+    );
+    assert_eq!(
+        summary,
+        // 2 × 1098 B (RETH) + 126 × 1082 B; +24 B each on the wire: 90 / 89 ns.
+        "end 11644 events 256 tx_frames 128 tx_bytes 138528 busy_ns 11394 rx_bytes 131072 msgs 2"
+    );
+}

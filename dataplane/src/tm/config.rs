@@ -45,7 +45,10 @@ impl Threshold {
     /// The threshold in bytes given the pool's free bytes.
     pub fn limit_bytes(self, free_bytes: u64) -> u64 {
         match self {
-            Threshold::Dynamic(n) if n >= 0 => free_bytes.checked_shl(n as u32).filter(|v| v >> n == free_bytes).unwrap_or(u64::MAX),
+            Threshold::Dynamic(n) if n >= 0 => free_bytes
+                .checked_shl(n as u32)
+                .filter(|v| v >> n == free_bytes)
+                .unwrap_or(u64::MAX),
             Threshold::Dynamic(n) => free_bytes >> n.unsigned_abs().min(63),
             Threshold::Static(0) => u64::MAX,
             Threshold::Static(n) => n,
@@ -70,7 +73,12 @@ pub struct PgConfig {
 
 impl Default for PgConfig {
     fn default() -> Self {
-        PgConfig { reserved_bytes: 0, threshold: Threshold::Dynamic(0), headroom_bytes: None, xon_bytes: None }
+        PgConfig {
+            reserved_bytes: 0,
+            threshold: Threshold::Dynamic(0),
+            headroom_bytes: None,
+            xon_bytes: None,
+        }
     }
 }
 
@@ -98,7 +106,11 @@ pub struct QueueConfig {
 
 impl Default for QueueConfig {
     fn default() -> Self {
-        QueueConfig { sched: SchedMode::Dwrr(1), limit: Threshold::Dynamic(3), red: None }
+        QueueConfig {
+            sched: SchedMode::Dwrr(1),
+            limit: Threshold::Dynamic(3),
+            red: None,
+        }
     }
 }
 
@@ -187,9 +199,14 @@ impl PortConfig {
             return Some(h);
         }
         let cable = self.cable_length_m?;
-        headroom::mellanox(&HeadroomInputs::new(self.speed_bps / 1_000_000, cable, self.mtu_bytes, self.asic))
-            .ok()
-            .map(|r| r.xoff_bytes)
+        headroom::mellanox(&HeadroomInputs::new(
+            self.speed_bps / 1_000_000,
+            cable,
+            self.mtu_bytes,
+            self.asic,
+        ))
+        .ok()
+        .map(|r| r.xoff_bytes)
     }
 }
 
@@ -206,6 +223,10 @@ pub struct TmConfig {
     pub ports: Vec<PortConfig>,
     /// Global watchdog settings (poll interval, BIG_RED_SWITCH).
     pub watchdog: WatchdogConfig,
+    /// Shared headroom pool (R-PFC-TX-6): `Some(ratio)` replaces private
+    /// per-PG headroom by one pool of ceil(Σ xoff / ratio) bytes; each PG's
+    /// xoff stays its cap inside that pool. `None` (default): private headroom.
+    pub shp_over_subscribe_ratio: Option<u32>,
 }
 
 impl TmConfig {
@@ -217,6 +238,16 @@ impl TmConfig {
             resume_offset_bytes: DEFAULT_RESUME_OFFSET_BYTES,
             ports: vec![PortConfig::default(); n],
             watchdog: WatchdogConfig::default(),
+            shp_over_subscribe_ratio: None,
+        }
+    }
+
+    /// Buffer set aside for headroom given the sum of every lossless PG's
+    /// xoff: that sum, or ceil(sum / ratio) with a shared headroom pool.
+    pub fn headroom_pool_bytes(&self, xoff_total_bytes: u64) -> u64 {
+        match self.shp_over_subscribe_ratio {
+            Some(r) if r > 0 => xoff_total_bytes.div_ceil(u64::from(r)),
+            _ => xoff_total_bytes,
         }
     }
 
@@ -230,9 +261,15 @@ impl TmConfig {
             problems.push(ConfigProblem::TooManyPorts(self.ports.len()));
         }
         if self.cell_bytes == 0 || u64::from(self.cell_bytes) > self.buffer_bytes {
-            problems.push(ConfigProblem::BadCell { cell_bytes: self.cell_bytes });
+            problems.push(ConfigProblem::BadCell {
+                cell_bytes: self.cell_bytes,
+            });
+        }
+        if self.shp_over_subscribe_ratio == Some(0) {
+            problems.push(ConfigProblem::ZeroShpRatio);
         }
         let mut guaranteed: u64 = 0;
+        let mut headroom_total: u64 = 0;
         for (i, port) in self.ports.iter().enumerate() {
             let port_id = i as u16;
             if port.speed_bps == 0 {
@@ -246,10 +283,18 @@ impl TmConfig {
             }
             for p in 0..8u8 {
                 if port.prio_to_pg[usize::from(p)] > 7 {
-                    problems.push(ConfigProblem::BadMap { port: port_id, priority: p, what: "prio_to_pg" });
+                    problems.push(ConfigProblem::BadMap {
+                        port: port_id,
+                        priority: p,
+                        what: "prio_to_pg",
+                    });
                 }
                 if port.prio_to_queue[usize::from(p)] > 7 {
-                    problems.push(ConfigProblem::BadMap { port: port_id, priority: p, what: "prio_to_queue" });
+                    problems.push(ConfigProblem::BadMap {
+                        port: port_id,
+                        priority: p,
+                        what: "prio_to_queue",
+                    });
                 }
             }
             if port.dwrr_quantum_bytes == 0 {
@@ -257,36 +302,60 @@ impl TmConfig {
             }
             for (pg, pgc) in port.pgs.iter().enumerate() {
                 let pg_id = pg as u8;
-                check_threshold(pgc.threshold, &mut problems, || ThresholdSite::Pg { port: port_id, pg: pg_id });
+                check_threshold(pgc.threshold, &mut problems, || ThresholdSite::Pg {
+                    port: port_id,
+                    pg: pg_id,
+                });
                 guaranteed = guaranteed.saturating_add(pgc.reserved_bytes);
                 match port.pg_headroom_bytes(pg) {
                     Some(h) => {
-                        guaranteed = guaranteed.saturating_add(h);
+                        headroom_total = headroom_total.saturating_add(h);
                         if let Some(xon) = pgc.xon_bytes
                             && port.lossless_pg_mask() & (1 << pg) != 0
                             && xon > h
                         {
-                            problems.push(ConfigProblem::XonAboveXoff { port: port_id, pg: pg_id, xon_bytes: xon, xoff_bytes: h });
+                            problems.push(ConfigProblem::XonAboveXoff {
+                                port: port_id,
+                                pg: pg_id,
+                                xon_bytes: xon,
+                                xoff_bytes: h,
+                            });
                         }
                     }
-                    None => problems.push(ConfigProblem::NoHeadroom { port: port_id, pg: pg_id }),
+                    None => problems.push(ConfigProblem::NoHeadroom {
+                        port: port_id,
+                        pg: pg_id,
+                    }),
                 }
             }
             for (q, qc) in port.queues.iter().enumerate() {
                 let q_id = q as u8;
                 if qc.sched == SchedMode::Dwrr(0) {
-                    problems.push(ConfigProblem::ZeroWeight { port: port_id, queue: q_id });
+                    problems.push(ConfigProblem::ZeroWeight {
+                        port: port_id,
+                        queue: q_id,
+                    });
                 }
-                check_threshold(qc.limit, &mut problems, || ThresholdSite::Queue { port: port_id, queue: q_id });
+                check_threshold(qc.limit, &mut problems, || ThresholdSite::Queue {
+                    port: port_id,
+                    queue: q_id,
+                });
                 if let Some(red) = qc.red
                     && let Err(reason) = red.validate()
                 {
-                    problems.push(ConfigProblem::BadRed { port: port_id, queue: q_id, reason });
+                    problems.push(ConfigProblem::BadRed {
+                        port: port_id,
+                        queue: q_id,
+                        reason,
+                    });
                 }
             }
             if let Some(wd) = &port.watchdog {
                 for reason in wd.problems(&self.watchdog) {
-                    problems.push(ConfigProblem::Watchdog { port: port_id, reason });
+                    problems.push(ConfigProblem::Watchdog {
+                        port: port_id,
+                        reason,
+                    });
                 }
                 if wd.priorities & !port.pfc_enable != 0 {
                     problems.push(ConfigProblem::Watchdog {
@@ -299,10 +368,18 @@ impl TmConfig {
         for reason in self.watchdog.problems() {
             problems.push(ConfigProblem::WatchdogGlobal { reason });
         }
+        guaranteed = guaranteed.saturating_add(self.headroom_pool_bytes(headroom_total));
         if guaranteed > self.buffer_bytes {
-            problems.push(ConfigProblem::Overcommitted { guaranteed_bytes: guaranteed, buffer_bytes: self.buffer_bytes });
+            problems.push(ConfigProblem::Overcommitted {
+                guaranteed_bytes: guaranteed,
+                buffer_bytes: self.buffer_bytes,
+            });
         }
-        if problems.is_empty() { Ok(()) } else { Err(ConfigError { problems }) }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigError { problems })
+        }
     }
 }
 
@@ -311,15 +388,27 @@ enum ThresholdSite {
     Queue { port: u16, queue: u8 },
 }
 
-fn check_threshold(t: Threshold, problems: &mut Vec<ConfigProblem>, site: impl FnOnce() -> ThresholdSite) {
+fn check_threshold(
+    t: Threshold,
+    problems: &mut Vec<ConfigProblem>,
+    site: impl FnOnce() -> ThresholdSite,
+) {
     if let Threshold::Dynamic(n) = t
         && !(-8..=7).contains(&n)
     {
         problems.push(match site() {
-            ThresholdSite::Pg { port, pg } => ConfigProblem::DynamicThRange { port, what: "pg", index: pg, value: n },
-            ThresholdSite::Queue { port, queue } => {
-                ConfigProblem::DynamicThRange { port, what: "queue", index: queue, value: n }
-            }
+            ThresholdSite::Pg { port, pg } => ConfigProblem::DynamicThRange {
+                port,
+                what: "pg",
+                index: pg,
+                value: n,
+            },
+            ThresholdSite::Queue { port, queue } => ConfigProblem::DynamicThRange {
+                port,
+                what: "queue",
+                index: queue,
+                value: n,
+            },
         });
     }
 }
@@ -422,6 +511,8 @@ pub enum ConfigProblem {
         /// Why.
         reason: &'static str,
     },
+    /// `shp_over_subscribe_ratio` is 0.
+    ZeroShpRatio,
     /// `handle_config` cannot change the number of ports.
     PortCountChanged {
         /// Ports now.
@@ -444,32 +535,74 @@ impl fmt::Display for ConfigProblem {
         match self {
             NoPorts => write!(f, "ports: at least one port is required"),
             TooManyPorts(n) => write!(f, "ports: {n} ports exceed the u16 port space"),
-            BadCell { cell_bytes } => write!(f, "cell_bytes: {cell_bytes} must be > 0 and ≤ buffer_bytes"),
+            BadCell { cell_bytes } => {
+                write!(f, "cell_bytes: {cell_bytes} must be > 0 and ≤ buffer_bytes")
+            }
             ZeroSpeed { port } => write!(f, "ports[{port}].speed_bps: must be > 0"),
             PauseAndPfc { port } => {
-                write!(f, "ports[{port}]: legacy_pause and pfc_enable are mutually exclusive (R-PFC-FMT-6)")
+                write!(
+                    f,
+                    "ports[{port}]: legacy_pause and pfc_enable are mutually exclusive (R-PFC-FMT-6)"
+                )
             }
-            ZeroXoffQuanta { port } => write!(f, "ports[{port}].xoff_quanta: must be > 0 when PFC is enabled"),
-            BadMap { port, priority, what } => write!(f, "ports[{port}].{what}[{priority}]: must be 0..=7"),
+            ZeroXoffQuanta { port } => write!(
+                f,
+                "ports[{port}].xoff_quanta: must be > 0 when PFC is enabled"
+            ),
+            BadMap {
+                port,
+                priority,
+                what,
+            } => write!(f, "ports[{port}].{what}[{priority}]: must be 0..=7"),
             ZeroDwrrQuantum { port } => write!(f, "ports[{port}].dwrr_quantum_bytes: must be > 0"),
-            DynamicThRange { port, what, index, value } => {
-                write!(f, "ports[{port}].{what}s[{index}]: dynamic_th {value} outside [-8, 7]")
+            DynamicThRange {
+                port,
+                what,
+                index,
+                value,
+            } => {
+                write!(
+                    f,
+                    "ports[{port}].{what}s[{index}]: dynamic_th {value} outside [-8, 7]"
+                )
             }
             NoHeadroom { port, pg } => write!(
                 f,
                 "ports[{port}].pgs[{pg}]: lossless PG needs headroom_bytes or a cable_length_m to compute it"
             ),
-            XonAboveXoff { port, pg, xon_bytes, xoff_bytes } => {
-                write!(f, "ports[{port}].pgs[{pg}].xon_bytes: {xon_bytes} above xoff {xoff_bytes}")
+            XonAboveXoff {
+                port,
+                pg,
+                xon_bytes,
+                xoff_bytes,
+            } => {
+                write!(
+                    f,
+                    "ports[{port}].pgs[{pg}].xon_bytes: {xon_bytes} above xoff {xoff_bytes}"
+                )
             }
-            ZeroWeight { port, queue } => write!(f, "ports[{port}].queues[{queue}].sched: DWRR weight must be ≥ 1"),
-            BadRed { port, queue, reason } => write!(f, "ports[{port}].queues[{queue}].red: {reason}"),
+            ZeroWeight { port, queue } => write!(
+                f,
+                "ports[{port}].queues[{queue}].sched: DWRR weight must be ≥ 1"
+            ),
+            BadRed {
+                port,
+                queue,
+                reason,
+            } => write!(f, "ports[{port}].queues[{queue}].red: {reason}"),
             Watchdog { port, reason } => write!(f, "ports[{port}].watchdog: {reason}"),
             WatchdogGlobal { reason } => write!(f, "watchdog: {reason}"),
+            ZeroShpRatio => write!(f, "shp_over_subscribe_ratio: must be >= 1"),
             PortCountChanged { from, to } => {
-                write!(f, "ports: the port count cannot change from {from} to {to} (build a new Tm)")
+                write!(
+                    f,
+                    "ports: the port count cannot change from {from} to {to} (build a new Tm)"
+                )
             }
-            Overcommitted { guaranteed_bytes, buffer_bytes } => write!(
+            Overcommitted {
+                guaranteed_bytes,
+                buffer_bytes,
+            } => write!(
                 f,
                 "reserved + headroom = {guaranteed_bytes} bytes exceed buffer_bytes {buffer_bytes}"
             ),
@@ -486,5 +619,9 @@ pub struct ConfigError {
 }
 
 fn list(problems: &[ConfigProblem]) -> String {
-    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }

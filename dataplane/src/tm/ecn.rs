@@ -20,7 +20,11 @@ pub struct RedConfig {
 
 impl RedConfig {
     /// SONiC AZURE_LOSSLESS (R-ECN-5): 1 MiB / 2 MiB / 5 %.
-    pub const AZURE_LOSSLESS: RedConfig = RedConfig { kmin_bytes: 1_048_576, kmax_bytes: 2_097_152, pmax: 0.05 };
+    pub const AZURE_LOSSLESS: RedConfig = RedConfig {
+        kmin_bytes: 1_048_576,
+        kmax_bytes: 2_097_152,
+        pmax: 0.05,
+    };
 
     /// `Err` with a reason unless Kmin ≤ Kmax and 0 ≤ Pmax ≤ 1.
     pub fn validate(&self) -> Result<(), &'static str> {
@@ -63,7 +67,11 @@ pub fn should_mark(q_bytes: u64, cfg: &RedConfig, rand_u32: u32) -> bool {
 mod tests {
     use super::*;
 
-    const DCQCN: RedConfig = RedConfig { kmin_bytes: 5_120, kmax_bytes: 204_800, pmax: 0.01 };
+    const DCQCN: RedConfig = RedConfig {
+        kmin_bytes: 5_120,
+        kmax_bytes: 204_800,
+        pmax: 0.01,
+    };
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12
@@ -76,9 +84,15 @@ mod tests {
         assert_eq!(p(5_120), 0.0);
         assert!(close(p(204_800), 0.01));
         assert_eq!(p(204_801), 1.0);
-        assert!(close(red_mark_probability(1_000_000, 400_000, 1_600_000, 0.2), 0.1));
+        assert!(close(
+            red_mark_probability(1_000_000, 400_000, 1_600_000, 0.2),
+            0.1
+        ));
         let az = RedConfig::AZURE_LOSSLESS;
-        assert!(close(red_mark_probability(1_572_864, az.kmin_bytes, az.kmax_bytes, az.pmax), 0.025));
+        assert!(close(
+            red_mark_probability(1_572_864, az.kmin_bytes, az.kmax_bytes, az.pmax),
+            0.025
+        ));
     }
 
     #[test]
@@ -95,14 +109,32 @@ mod tests {
     fn marking_rate_matches_probability() {
         // Sweep the random input uniformly: the marked fraction is p.
         let n = 1u64 << 16;
-        let marked = (0..n).filter(|i| should_mark(104_960, &DCQCN, (i << 16) as u32)).count();
+        let marked = (0..n)
+            .filter(|i| should_mark(104_960, &DCQCN, (i << 16) as u32))
+            .count();
         assert!((marked as f64 - 0.005 * n as f64).abs() <= 1.0, "{marked}");
     }
 
     #[test]
     fn validate_rejects_inverted_ramps() {
-        assert!(RedConfig { kmin_bytes: 10, kmax_bytes: 5, pmax: 0.1 }.validate().is_err());
-        assert!(RedConfig { kmin_bytes: 1, kmax_bytes: 5, pmax: 1.5 }.validate().is_err());
+        assert!(
+            RedConfig {
+                kmin_bytes: 10,
+                kmax_bytes: 5,
+                pmax: 0.1
+            }
+            .validate()
+            .is_err()
+        );
+        assert!(
+            RedConfig {
+                kmin_bytes: 1,
+                kmax_bytes: 5,
+                pmax: 1.5
+            }
+            .validate()
+            .is_err()
+        );
         assert!(DCQCN.validate().is_ok());
         // Kmin == Kmax is a step, not a division by zero.
         assert_eq!(red_mark_probability(10, 10, 10, 0.5), 0.0);

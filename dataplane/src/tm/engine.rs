@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use crate::time::{Duration, Instant, pause_quanta_to_duration};
-use crate::watchdog::{WdEvent, WdMode, WdQueueStats, WdSample, Watchdog};
+use crate::watchdog::{Watchdog, WdEvent, WdMode, WdQueueStats, WdSample};
 use crate::wire::pfc::{FRAME_LEN as PFC_FRAME_LEN, MacControlRepr, PfcRepr};
 
 use super::config::{ConfigError, ConfigProblem, PortConfig, SchedMode, Threshold, TmConfig};
@@ -170,6 +170,8 @@ pub struct PgUsage {
     pub headroom_bytes: u64,
     /// XOFF currently asserted towards the peer.
     pub xoff: bool,
+    /// Highest headroom use seen (high-water mark), bytes.
+    pub headroom_peak_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -184,6 +186,7 @@ struct PgState {
     reserved_used: u64,
     shared_used: u64,
     headroom_used: u64,
+    headroom_peak: u64,
     xoff: bool,
     refresh_at: Option<Instant>,
 }
@@ -234,6 +237,8 @@ struct Port<T> {
     shaper: Shaper,
     rx_pause: [RxPause; 8],
     pending: Option<PfcRepr>,
+    /// Bit q set = queue q has packets (kept in step with `queues`).
+    nonempty: u8,
     wd_mode: [WdMode; 8],
     stats: [PrioStats; 8],
     qstats: [QueueStats; 8],
@@ -262,6 +267,7 @@ impl<T> Port<T> {
             shaper: Shaper::new(cfg.speed_bps, cfg.shaper_burst_bytes, now),
             rx_pause: [RxPause::default(); 8],
             pending: None,
+            nonempty: 0,
             wd_mode: [WdMode::Normal; 8],
             stats: [PrioStats::default(); 8],
             qstats: [QueueStats::default(); 8],
@@ -284,7 +290,9 @@ impl<T> Port<T> {
         for (g, pg) in self.pgs.iter_mut().enumerate() {
             let pc = &cfg.pgs[g];
             pg.lossless = lossless & (1 << g) != 0;
-            pg.prio_mask = (0..8).filter(|&p| cfg.pfc_enable & (1 << p) != 0 && usize::from(cfg.prio_to_pg[p]) == g).fold(0u8, |m, p| m | (1 << p));
+            pg.prio_mask = (0..8)
+                .filter(|&p| cfg.pfc_enable & (1 << p) != 0 && usize::from(cfg.prio_to_pg[p]) == g)
+                .fold(0u8, |m, p| m | (1 << p));
             pg.reserved_cap = pc.reserved_bytes;
             pg.headroom_cap = cfg.pg_headroom_bytes(g).unwrap_or(0);
             pg.xon_floor = pc.xon_bytes;
@@ -297,22 +305,19 @@ impl<T> Port<T> {
             self.queues[q].red = qc.red;
             match qc.sched {
                 SchedMode::Strict => strict |= 1 << q,
-                SchedMode::Dwrr(w) => quanta[q] = u64::from(w.max(1)) * u64::from(cfg.dwrr_quantum_bytes.max(1)),
+                SchedMode::Dwrr(w) => {
+                    quanta[q] = u64::from(w.max(1)) * u64::from(cfg.dwrr_quantum_bytes.max(1))
+                }
             }
         }
         self.sched.reconfigure(strict, quanta);
-        self.shaper.reconfigure(cfg.speed_bps, cfg.shaper_burst_bytes);
+        self.shaper
+            .reconfigure(cfg.speed_bps, cfg.shaper_burst_bytes);
     }
 
     /// Bit q set = queue q has packets.
     fn nonempty_mask(&self) -> u8 {
-        let mut m = 0u8;
-        for (q, queue) in self.queues.iter().enumerate() {
-            if !queue.slots.is_empty() {
-                m |= 1 << q;
-            }
-        }
-        m
+        self.nonempty
     }
 
     /// Bit q set = some priority mapping to queue q is paused (as of the
@@ -333,7 +338,9 @@ impl<T> Port<T> {
 
     /// Priorities for which the watchdog suppresses PFC (forward/drop).
     fn wd_suppressed_mask(&self) -> u8 {
-        (0..8).filter(|&p| self.wd_mode[p] != WdMode::Normal).fold(0u8, |m, p| m | (1 << p))
+        (0..8)
+            .filter(|&p| self.wd_mode[p] != WdMode::Normal)
+            .fold(0u8, |m, p| m | (1 << p))
     }
 }
 
@@ -371,6 +378,10 @@ pub struct Tm<T> {
     resume_offset_bytes: u64,
     shared_pool_bytes: u64,
     shared_used_bytes: u64,
+    /// Headroom set aside: Σ xoff, or the SHP size (R-PFC-TX-6).
+    headroom_pool_bytes: u64,
+    /// Headroom in use over all PGs.
+    headroom_used_bytes: u64,
     egress_used_bytes: u64,
     drops: DropCounts,
     events: VecDeque<TmEvent>,
@@ -394,6 +405,8 @@ impl<T> Tm<T> {
             resume_offset_bytes: cfg.resume_offset_bytes,
             shared_pool_bytes: 0,
             shared_used_bytes: 0,
+            headroom_pool_bytes: 0,
+            headroom_used_bytes: 0,
             egress_used_bytes: 0,
             drops: DropCounts::default(),
             events: VecDeque::new(),
@@ -402,23 +415,34 @@ impl<T> Tm<T> {
             wd_next,
             cfg,
         };
-        tm.shared_pool_bytes = tm.compute_shared_pool();
+        tm.shared_pool_bytes = tm.compute_pools();
         tm.apply_all_wd_modes(now);
         Ok(tm)
     }
 
-    fn compute_shared_pool(&self) -> u64 {
-        let guaranteed: u64 = self.ports.iter().flat_map(|p| p.pgs.iter()).map(|g| g.reserved_cap + g.headroom_cap).sum();
-        self.buffer_bytes.saturating_sub(guaranteed)
+    /// Sets the headroom pool size and returns the shared pool size:
+    /// buffer − Σreserved − headroom (private Σxoff, or the SHP size).
+    fn compute_pools(&mut self) -> u64 {
+        let pgs = || self.ports.iter().flat_map(|p| p.pgs.iter());
+        let reserved: u64 = pgs().map(|g| g.reserved_cap).sum();
+        let xoff_total: u64 = pgs().map(|g| g.headroom_cap).sum();
+        self.headroom_pool_bytes = self.cfg.headroom_pool_bytes(xoff_total);
+        self.buffer_bytes
+            .saturating_sub(reserved + self.headroom_pool_bytes)
     }
 
     /// Replace the configuration. The port count cannot change. Queued
     /// packets, buffer usage and counters are kept; a changed watchdog config
     /// restarts the watchdog (queues return to normal, baselines re-taken).
     pub fn handle_config(&mut self, cfg: TmConfig, now: Instant) -> Result<(), ConfigError> {
-        let mut err = cfg.validate().err().unwrap_or(ConfigError { problems: Vec::new() });
+        let mut err = cfg.validate().err().unwrap_or(ConfigError {
+            problems: Vec::new(),
+        });
         if cfg.ports.len() != self.ports.len() {
-            err.problems.push(ConfigProblem::PortCountChanged { from: self.ports.len(), to: cfg.ports.len() });
+            err.problems.push(ConfigProblem::PortCountChanged {
+                from: self.ports.len(),
+                to: cfg.ports.len(),
+            });
         }
         if !err.problems.is_empty() {
             return Err(err);
@@ -429,16 +453,21 @@ impl<T> Tm<T> {
         self.buffer_bytes = cfg.buffer_bytes;
         self.cell_bytes = u64::from(cfg.cell_bytes);
         self.resume_offset_bytes = cfg.resume_offset_bytes;
-        self.shared_pool_bytes = self.compute_shared_pool();
         let wd_changed = cfg.watchdog.poll_interval_ms != self.cfg.watchdog.poll_interval_ms
-            || cfg.ports.iter().zip(&self.cfg.ports).any(|(a, b)| a.watchdog != b.watchdog);
+            || cfg
+                .ports
+                .iter()
+                .zip(&self.cfg.ports)
+                .any(|(a, b)| a.watchdog != b.watchdog);
         if wd_changed {
             self.watchdog = build_watchdog(&cfg);
             self.wd_next = self.watchdog.is_active().then_some(now);
         } else if cfg.watchdog.big_red_switch != self.cfg.watchdog.big_red_switch {
-            self.watchdog.handle_big_red_switch(cfg.watchdog.big_red_switch);
+            self.watchdog
+                .handle_big_red_switch(cfg.watchdog.big_red_switch);
         }
         self.cfg = cfg;
+        self.shared_pool_bytes = self.compute_pools();
         self.apply_all_wd_modes(now);
         Ok(())
     }
@@ -462,11 +491,19 @@ impl<T> Tm<T> {
     }
     /// Counters of (port, priority).
     pub fn stats(&self, port: u16, priority: u8) -> Option<PrioStats> {
-        self.ports.get(usize::from(port))?.stats.get(usize::from(priority)).copied()
+        self.ports
+            .get(usize::from(port))?
+            .stats
+            .get(usize::from(priority))
+            .copied()
     }
     /// Counters of (port, queue).
     pub fn queue_stats(&self, port: u16, queue: u8) -> Option<QueueStats> {
-        self.ports.get(usize::from(port))?.qstats.get(usize::from(queue)).copied()
+        self.ports
+            .get(usize::from(port))?
+            .qstats
+            .get(usize::from(queue))
+            .copied()
     }
     /// MAC-control counters of a port.
     pub fn port_stats(&self, port: u16) -> Option<PortStats> {
@@ -478,12 +515,17 @@ impl<T> Tm<T> {
     }
     /// Buffer usage of an ingress (port, PG).
     pub fn pg_usage(&self, port: u16, pg: u8) -> Option<PgUsage> {
-        let g = self.ports.get(usize::from(port))?.pgs.get(usize::from(pg))?;
+        let g = self
+            .ports
+            .get(usize::from(port))?
+            .pgs
+            .get(usize::from(pg))?;
         Some(PgUsage {
             reserved_bytes: g.reserved_used,
             shared_bytes: g.shared_used,
             headroom_bytes: g.headroom_used,
             xoff: g.xoff,
+            headroom_peak_bytes: g.headroom_peak,
         })
     }
     /// The shared pool size: buffer − Σreserved − Σheadroom (R-DT-3).
@@ -494,9 +536,21 @@ impl<T> Tm<T> {
     pub fn shared_used_bytes(&self) -> u64 {
         self.shared_used_bytes
     }
+    /// Headroom set aside: Σ lossless xoff, or the shared headroom pool size.
+    pub fn headroom_pool_bytes(&self) -> u64 {
+        self.headroom_pool_bytes
+    }
+    /// Headroom in use over all PGs.
+    pub fn headroom_used_bytes(&self) -> u64 {
+        self.headroom_used_bytes
+    }
     /// (bytes, packets) queued in (port, queue).
     pub fn queue_depth(&self, port: u16, queue: u8) -> Option<(u64, usize)> {
-        let q = self.ports.get(usize::from(port))?.queues.get(usize::from(queue))?;
+        let q = self
+            .ports
+            .get(usize::from(port))?
+            .queues
+            .get(usize::from(queue))?;
         Some((q.bytes, q.slots.len()))
     }
     /// `true` if received PFC/PAUSE pauses (port, priority) at `now`.
@@ -512,7 +566,10 @@ impl<T> Tm<T> {
     }
     /// Current watchdog mode of (port, priority).
     pub fn watchdog_mode(&self, port: u16, priority: u8) -> WdMode {
-        self.ports.get(usize::from(port)).and_then(|p| p.wd_mode.get(usize::from(priority)).copied()).unwrap_or_default()
+        self.ports
+            .get(usize::from(port))
+            .and_then(|p| p.wd_mode.get(usize::from(priority)).copied())
+            .unwrap_or_default()
     }
     /// Events discarded because nobody drained [`Self::poll_event`].
     pub fn events_lost(&self) -> u64 {
@@ -523,8 +580,17 @@ impl<T> Tm<T> {
 
     /// Admit a packet (R-BUF-1/2, R-DT-*, R-DT-5), then check XOFF
     /// (R-PFC-TX-1) for its PG. On `Err` the packet is dropped and counted.
-    pub fn handle_enqueue(&mut self, packet: T, meta: EnqueueMeta, now: Instant) -> Result<EnqueueInfo, DropReason> {
-        let (ip, ep, p) = (usize::from(meta.ingress_port), usize::from(meta.egress_port), usize::from(meta.priority));
+    pub fn handle_enqueue(
+        &mut self,
+        packet: T,
+        meta: EnqueueMeta,
+        now: Instant,
+    ) -> Result<EnqueueInfo, DropReason> {
+        let (ip, ep, p) = (
+            usize::from(meta.ingress_port),
+            usize::from(meta.egress_port),
+            usize::from(meta.priority),
+        );
         if ip >= self.ports.len() || ep >= self.ports.len() || p >= 8 {
             self.drops.add(DropReason::InvalidMetadata);
             return Err(DropReason::InvalidMetadata);
@@ -543,13 +609,17 @@ impl<T> Tm<T> {
         let pg = &self.ports[ip].pgs[g];
         let to_reserved = charge.min(pg.reserved_cap.saturating_sub(pg.reserved_used));
         let rest = charge - to_reserved;
-        let free = self.shared_pool_bytes.saturating_sub(self.shared_used_bytes);
+        let free = self
+            .shared_pool_bytes
+            .saturating_sub(self.shared_used_bytes);
         let (to_shared, to_headroom) = if rest == 0 {
             (0, 0)
         } else if rest <= free && pg.shared_used + rest <= self.pg_threshold(pg) {
             (rest, 0)
         } else if pg.lossless {
-            if pg.headroom_used + rest <= pg.headroom_cap {
+            if pg.headroom_used + rest <= pg.headroom_cap
+                && self.headroom_used_bytes + rest <= self.headroom_pool_bytes
+            {
                 (0, rest)
             } else {
                 tracing::error!(
@@ -559,7 +629,10 @@ impl<T> Tm<T> {
                     headroom_cap = pg.headroom_cap,
                     "lossless headroom overflow: packet dropped (headroom sized wrong, R-BUF-2)"
                 );
-                self.push_event(TmEvent::HeadroomOverflow { port: meta.ingress_port, pg: g as u8 });
+                self.push_event(TmEvent::HeadroomOverflow {
+                    port: meta.ingress_port,
+                    pg: g as u8,
+                });
                 return Err(self.drop_ingress(ip, p, DropReason::HeadroomOverflow));
             }
         } else {
@@ -570,7 +643,9 @@ impl<T> Tm<T> {
         // Egress limit (lossy only, R-DT-5).
         if !lossless {
             let queue = &self.ports[ep].queues[q];
-            let limit = queue.limit.limit_bytes(self.buffer_bytes.saturating_sub(self.egress_used_bytes));
+            let limit = queue
+                .limit
+                .limit_bytes(self.buffer_bytes.saturating_sub(self.egress_used_bytes));
             if queue.charged + charge > limit {
                 return Err(self.drop_egress(ep, p, q, DropReason::EgressLimit));
             }
@@ -581,7 +656,9 @@ impl<T> Tm<T> {
         pg.reserved_used += to_reserved;
         pg.shared_used += to_shared;
         pg.headroom_used += to_headroom;
+        pg.headroom_peak = pg.headroom_peak.max(pg.headroom_used);
         self.shared_used_bytes += to_shared;
+        self.headroom_used_bytes += to_headroom;
         self.egress_used_bytes += charge;
         let st = &mut self.ports[ip].stats[p];
         st.rx_packets += 1;
@@ -601,10 +678,13 @@ impl<T> Tm<T> {
         });
         queue.bytes += u64::from(meta.len_bytes);
         queue.charged += charge;
+        port.nonempty |= 1 << q;
         let qs = &mut port.qstats[q];
         qs.enq_packets += 1;
         qs.max_depth_bytes = qs.max_depth_bytes.max(queue.bytes);
         qs.max_depth_packets = qs.max_depth_packets.max(queue.slots.len() as u64);
+        let ps = &mut port.stats[p];
+        ps.max_queue_bytes = ps.max_queue_bytes.max(queue.bytes);
 
         self.check_xoff(ip, g, now);
         Ok(EnqueueInfo {
@@ -620,7 +700,9 @@ impl<T> Tm<T> {
     /// Unknown ports are ignored.
     pub fn handle_mac_control(&mut self, port: u16, repr: &MacControlRepr, now: Instant) {
         let pi = usize::from(port);
-        let Some(pt) = self.ports.get_mut(pi) else { return };
+        let Some(pt) = self.ports.get_mut(pi) else {
+            return;
+        };
         match *repr {
             MacControlRepr::Pfc(pfc) => {
                 pt.port_stats.pfc_rx_frames += 1;
@@ -662,7 +744,7 @@ impl<T> Tm<T> {
             for g in 0..8 {
                 let pg = &self.ports[pi].pgs[g];
                 if pg.refresh_at.is_some_and(|t| t <= now) {
-                    if pg.xoff && !self.xon_condition(pg) {
+                    if pg.xoff && pg.lossless && !self.xon_condition(pg) {
                         self.send_xoff(pi, g, now, true);
                     } else {
                         self.send_xon(pi, g);
@@ -675,7 +757,11 @@ impl<T> Tm<T> {
         {
             self.watchdog_poll(now);
             let next = due + self.watchdog.poll_interval();
-            self.wd_next = Some(if next > now { next } else { now + self.watchdog.poll_interval() });
+            self.wd_next = Some(if next > now {
+                next
+            } else {
+                now + self.watchdog.poll_interval()
+            });
         }
     }
 
@@ -692,7 +778,8 @@ impl<T> Tm<T> {
             return None;
         }
         let frame = pt.pending.take()?;
-        pt.shaper.consume(PFC_FRAME_LEN as u64 + pt.overhead_bytes, now);
+        pt.shaper
+            .consume(PFC_FRAME_LEN as u64 + pt.overhead_bytes, now);
         pt.port_stats.pfc_tx_frames += 1;
         for p in 0..8 {
             if frame.class_enable & (1 << p) != 0 {
@@ -723,7 +810,12 @@ impl<T> Tm<T> {
         let pt = &mut self.ports[ep];
         let eligible = pt.nonempty_mask() & !pt.paused_queue_mask();
         let queues = &pt.queues;
-        let q = pt.sched.pick(eligible, |q| queues[q].slots.front().map_or(0, |s| u64::from(s.meta.len_bytes)))?;
+        let q = pt.sched.pick(eligible, |q| {
+            queues[q]
+                .slots
+                .front()
+                .map_or(0, |s| u64::from(s.meta.len_bytes))
+        })?;
         let queue = &mut pt.queues[q];
         let slot = queue.slots.pop_front()?;
         let len = u64::from(slot.meta.len_bytes);
@@ -733,6 +825,9 @@ impl<T> Tm<T> {
         let deq_packets = u32::try_from(queue.slots.len()).unwrap_or(u32::MAX);
         let now_empty = queue.slots.is_empty();
         let red = queue.red;
+        if now_empty {
+            pt.nonempty &= !(1 << q);
+        }
         pt.sched.on_sent(q, len, now_empty);
         pt.shaper.consume(len + pt.overhead_bytes, now);
         let p = usize::from(slot.meta.priority);
@@ -789,7 +884,13 @@ impl<T> Tm<T> {
             }
             for (p, r) in pt.rx_pause.iter().enumerate() {
                 if r.since.is_some() {
-                    consider(r.until, Timer::PauseExpiry { port, priority: p as u8 });
+                    consider(
+                        r.until,
+                        Timer::PauseExpiry {
+                            port,
+                            priority: p as u8,
+                        },
+                    );
                 }
             }
             if let Some(t) = Self::port_ready_at(pt) {
@@ -814,8 +915,12 @@ impl<T> Tm<T> {
     // ---- internals: accounting ------------------------------------------
 
     fn pg_threshold(&self, pg: &PgState) -> u64 {
-        let free = self.shared_pool_bytes.saturating_sub(self.shared_used_bytes);
-        pg.threshold.unwrap_or(Threshold::Dynamic(0)).limit_bytes(free)
+        let free = self
+            .shared_pool_bytes
+            .saturating_sub(self.shared_used_bytes);
+        pg.threshold
+            .unwrap_or(Threshold::Dynamic(0))
+            .limit_bytes(free)
     }
 
     fn drop_ingress(&mut self, ip: usize, p: usize, reason: DropReason) -> DropReason {
@@ -850,6 +955,7 @@ impl<T> Tm<T> {
         left -= from_shared;
         pg.reserved_used = pg.reserved_used.saturating_sub(left);
         self.shared_used_bytes -= from_shared;
+        self.headroom_used_bytes -= from_headroom;
         self.check_xon(ip, g, now);
     }
 
@@ -858,7 +964,10 @@ impl<T> Tm<T> {
     /// R-PFC-TX-1.
     fn check_xoff(&mut self, ip: usize, g: usize, now: Instant) {
         let pg = &self.ports[ip].pgs[g];
-        if pg.lossless && !pg.xoff && (pg.headroom_used > 0 || pg.shared_used >= self.pg_threshold(pg)) {
+        if pg.lossless
+            && !pg.xoff
+            && (pg.headroom_used > 0 || pg.shared_used >= self.pg_threshold(pg))
+        {
             self.send_xoff(ip, g, now, false);
         }
     }
@@ -899,7 +1008,11 @@ impl<T> Tm<T> {
         }
         if !refresh {
             tracing::debug!(port = ip, pg = g, priorities = mask, "PFC XOFF");
-            self.push_event(TmEvent::XoffSent { port: ip as u16, pg: g as u8, priorities: mask });
+            self.push_event(TmEvent::XoffSent {
+                port: ip as u16,
+                pg: g as u8,
+                priorities: mask,
+            });
         }
     }
 
@@ -919,7 +1032,11 @@ impl<T> Tm<T> {
             }
         }
         tracing::debug!(port = ip, pg = g, priorities = mask, "PFC XON");
-        self.push_event(TmEvent::XonSent { port: ip as u16, pg: g as u8, priorities: mask });
+        self.push_event(TmEvent::XonSent {
+            port: ip as u16,
+            pg: g as u8,
+            priorities: mask,
+        });
     }
 
     // ---- internals: PFC reception -----------------------------------------
@@ -934,7 +1051,10 @@ impl<T> Tm<T> {
             r.until = until;
             if r.since.is_none() {
                 r.since = Some(now);
-                self.push_event(TmEvent::PauseRxStarted { port: pi as u16, priority: p as u8 });
+                self.push_event(TmEvent::PauseRxStarted {
+                    port: pi as u16,
+                    priority: p as u8,
+                });
             }
         } else {
             self.end_rx_pause(pi, p, now);
@@ -954,7 +1074,10 @@ impl<T> Tm<T> {
             pt.rx_pause[p].until = Instant::ZERO;
             pt.stats[p].pause_rx_ns += (at - since).as_nanos();
             pt.stats[p].pause_rx_xoff_to_xon += 1;
-            self.push_event(TmEvent::PauseRxEnded { port: pi as u16, priority: p as u8 });
+            self.push_event(TmEvent::PauseRxEnded {
+                port: pi as u16,
+                priority: p as u8,
+            });
         }
     }
 
@@ -977,12 +1100,30 @@ impl<T> Tm<T> {
         });
         while let Some(ev) = self.watchdog.poll_event() {
             let (port, priority) = match ev {
-                WdEvent::StormDetected { port, priority, action, seen } => {
-                    self.push_event(TmEvent::StormDetected { port, priority, action, seen });
+                WdEvent::StormDetected {
+                    port,
+                    priority,
+                    action,
+                    seen,
+                } => {
+                    self.push_event(TmEvent::StormDetected {
+                        port,
+                        priority,
+                        action,
+                        seen,
+                    });
                     (port, priority)
                 }
-                WdEvent::StormRestored { port, priority, stats } => {
-                    self.push_event(TmEvent::StormRestored { port, priority, stats });
+                WdEvent::StormRestored {
+                    port,
+                    priority,
+                    stats,
+                } => {
+                    self.push_event(TmEvent::StormRestored {
+                        port,
+                        priority,
+                        stats,
+                    });
                     (port, priority)
                 }
             };
@@ -1033,6 +1174,7 @@ impl<T> Tm<T> {
             self.release_ingress(&slot, now);
         }
         if self.ports[pi].queues[q].slots.is_empty() {
+            self.ports[pi].nonempty &= !(1 << q);
             self.ports[pi].sched.on_flushed(q);
         }
     }

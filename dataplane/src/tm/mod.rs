@@ -11,7 +11,7 @@
 //! (unknown port, priority > 7) is a counted drop, never a panic.
 //!
 //! Units: bytes (buffer accounting is cell-granular: every packet is charged
-//! `ceil(len / cell) · cell` bytes), bits per second, [`Instant`] in ns.
+//! `ceil(len / cell) · cell` bytes), bits per second, [`crate::time::Instant`] in ns.
 //!
 //! Rules implemented (reference `roce-semantics.md`):
 //! - admission R-BUF-1/2 per (ingress port, PG): reserved, then shared under
@@ -33,6 +33,23 @@
 //!   the ramp is in [`ecn`].
 //! - watchdog R-WD-1..12 via [`crate::watchdog`], polled from
 //!   [`Tm::handle_timeout`].
+//! - shared headroom pool R-PFC-TX-6 when `shp_over_subscribe_ratio` is set.
+//!
+//! Choices where the reference leaves room (README material):
+//! - A PG is lossless iff a PFC-enabled priority maps to it; its headroom is
+//!   the configured `headroom_bytes`, else the R-HR-2 result for the port's
+//!   speed, cable length and MTU.
+//! - The XON floor (`xon_bytes`, R-PFC-TX-3) is an *extra* way to resume
+//!   (total PG usage ≤ floor), on top of the R-PFC-TX-2 rule.
+//! - PFC frames obey the port shaper like data (they wait for the frame in
+//!   flight, as on a wire), but go before any queued data. An XOFF refresh
+//!   re-evaluates XON first, so a PG whose threshold rose through other
+//!   PGs draining still resumes.
+//! - Watchdog `Forward`/`Drop` on (port, p) also suppress PFC *generation*
+//!   for p on that port; `Drop` discards queued packets of p (counted as
+//!   `WatchdogDrop` on the egress side, so they show in the storm's TX DROP)
+//!   and arrivals of p both entering and leaving the port.
+//! - Drops are attributed as described in [`stats`].
 
 pub mod config;
 pub mod ecn;

@@ -26,7 +26,12 @@ impl Shaper {
     pub fn new(rate_bps: u64, burst_bytes: u32, now: Instant) -> Self {
         let cap_units = cap_units(rate_bps, burst_bytes);
         let burst_units = i128::from(burst_bytes) * 8 * i128::from(NANOS_PER_SEC);
-        Shaper { rate_bps, cap_units, credit_units: burst_units, last: now }
+        Shaper {
+            rate_bps,
+            cap_units,
+            credit_units: burst_units,
+            last: now,
+        }
     }
 
     /// Change rate and burst, keeping the current credit (clamped).
@@ -41,7 +46,8 @@ impl Shaper {
             return;
         }
         let elapsed = i128::from((now - self.last).as_nanos());
-        self.credit_units = (self.credit_units + elapsed * i128::from(self.rate_bps)).min(self.cap_units);
+        self.credit_units =
+            (self.credit_units + elapsed * i128::from(self.rate_bps)).min(self.cap_units);
         self.last = now;
     }
 
@@ -96,7 +102,10 @@ mod tests {
         let t0 = Instant::ZERO;
         let mut s = Shaper::new(10_000_000_000, 1500, t0);
         s.consume(1500, t0);
-        assert!(s.is_ready(t0), "credit exactly 0 after one burst-sized frame");
+        assert!(
+            s.is_ready(t0),
+            "credit exactly 0 after one burst-sized frame"
+        );
         s.consume(1500, t0);
         assert_eq!(s.ready_at(), Instant::from_nanos(1_200));
     }

@@ -101,6 +101,9 @@ pub struct PrioStats {
     pub pause_rx_ns: u64,
     /// XOFF→XON transitions of the received pause state.
     pub pause_rx_xoff_to_xon: u64,
+    /// Largest depth, in bytes, of this priority's egress queue on this port
+    /// seen at an enqueue of this priority.
+    pub max_queue_bytes: u64,
     /// XOFF frames generated for this priority (incl. refreshes).
     pub xoff_tx_frames: u64,
     /// XON frames generated for this priority.

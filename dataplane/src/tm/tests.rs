@@ -18,7 +18,12 @@ macro_rules! enq {
     ($tm:expr, $t:expr, $id:expr, $ip:expr => $ep:expr, prio $p:expr, len $len:expr) => {
         $tm.handle_enqueue(
             $id,
-            EnqueueMeta { ingress_port: $ip, egress_port: $ep, priority: $p, len_bytes: $len },
+            EnqueueMeta {
+                ingress_port: $ip,
+                egress_port: $ep,
+                priority: $p,
+                len_bytes: $len,
+            },
             at($t),
         )
     };
@@ -41,7 +46,11 @@ macro_rules! ctrl {
 /// Receive a PFC frame on `$port` at time `$t` ns for priorities `$mask`.
 macro_rules! rx_pfc {
     ($tm:expr, $t:expr, $port:expr, mask $mask:expr, quanta $q:expr) => {
-        $tm.handle_mac_control($port, &MacControlRepr::Pfc(PfcRepr::xoff($mask, $q)), at($t))
+        $tm.handle_mac_control(
+            $port,
+            &MacControlRepr::Pfc(PfcRepr::xoff($mask, $q)),
+            at($t),
+        )
     };
 }
 
@@ -101,12 +110,36 @@ fn invalid_config_lists_every_problem() {
     let err = Tm::<u32>::new(cfg, Instant::ZERO).unwrap_err();
     let p = &err.problems;
     assert!(p.contains(&ConfigProblem::PauseAndPfc { port: 0 }), "{err}");
-    assert!(p.iter().any(|x| matches!(x, ConfigProblem::XonAboveXoff { port: 0, pg: 3, .. })), "{err}");
-    assert!(p.iter().any(|x| matches!(x, ConfigProblem::DynamicThRange { port: 1, value: 9, .. })), "{err}");
-    assert!(p.contains(&ConfigProblem::ZeroWeight { port: 1, queue: 2 }), "{err}");
-    assert!(p.iter().any(|x| matches!(x, ConfigProblem::Overcommitted { .. })), "{err}");
+    assert!(
+        p.iter()
+            .any(|x| matches!(x, ConfigProblem::XonAboveXoff { port: 0, pg: 3, .. })),
+        "{err}"
+    );
+    assert!(
+        p.iter().any(|x| matches!(
+            x,
+            ConfigProblem::DynamicThRange {
+                port: 1,
+                value: 9,
+                ..
+            }
+        )),
+        "{err}"
+    );
+    assert!(
+        p.contains(&ConfigProblem::ZeroWeight { port: 1, queue: 2 }),
+        "{err}"
+    );
+    assert!(
+        p.iter()
+            .any(|x| matches!(x, ConfigProblem::Overcommitted { .. })),
+        "{err}"
+    );
     assert_eq!(p.len(), 5, "{err}");
-    assert!(err.to_string().contains("ports[0]: legacy_pause and pfc_enable are mutually exclusive"));
+    assert!(
+        err.to_string()
+            .contains("ports[0]: legacy_pause and pfc_enable are mutually exclusive")
+    );
 }
 
 #[test]
@@ -114,7 +147,10 @@ fn lossless_pg_without_headroom_source_is_rejected() {
     let mut cfg = TmConfig::with_ports(1);
     cfg.ports[0].cable_length_m = None;
     let err = Tm::<u32>::new(cfg, Instant::ZERO).unwrap_err();
-    assert_eq!(err.problems, vec![ConfigProblem::NoHeadroom { port: 0, pg: 3 }]);
+    assert_eq!(
+        err.problems,
+        vec![ConfigProblem::NoHeadroom { port: 0, pg: 3 }]
+    );
 }
 
 #[test]
@@ -122,7 +158,10 @@ fn handle_config_rejects_port_count_change_and_keeps_state() {
     let mut tm = tm(config(2));
     enq!(tm, 0, 1, 0 => 1, prio 0, len 1000).unwrap();
     let err = tm.handle_config(config(3), at(1)).unwrap_err();
-    assert_eq!(err.problems, vec![ConfigProblem::PortCountChanged { from: 2, to: 3 }]);
+    assert_eq!(
+        err.problems,
+        vec![ConfigProblem::PortCountChanged { from: 2, to: 3 }]
+    );
     let mut cfg = config(2);
     cfg.ports[1].speed_bps = G10;
     tm.handle_config(cfg, at(2)).unwrap();
@@ -134,9 +173,18 @@ fn handle_config_rejects_port_count_change_and_keeps_state() {
 #[test]
 fn bad_metadata_is_a_counted_drop() {
     let mut tm = tm(config(2));
-    assert_eq!(enq!(tm, 0, 1, 0 => 2, prio 0, len 100), Err(DropReason::InvalidMetadata));
-    assert_eq!(enq!(tm, 0, 1, 5 => 0, prio 0, len 100), Err(DropReason::InvalidMetadata));
-    assert_eq!(enq!(tm, 0, 1, 0 => 1, prio 8, len 100), Err(DropReason::InvalidMetadata));
+    assert_eq!(
+        enq!(tm, 0, 1, 0 => 2, prio 0, len 100),
+        Err(DropReason::InvalidMetadata)
+    );
+    assert_eq!(
+        enq!(tm, 0, 1, 5 => 0, prio 0, len 100),
+        Err(DropReason::InvalidMetadata)
+    );
+    assert_eq!(
+        enq!(tm, 0, 1, 0 => 1, prio 8, len 100),
+        Err(DropReason::InvalidMetadata)
+    );
     assert_eq!(tm.drop_counts()[DropReason::InvalidMetadata], 3);
     assert!(tx!(tm, 0, 9).is_none());
     tm.handle_mac_control(9, &MacControlRepr::Pause(PauseRepr { quanta: 1 }), at(0));
@@ -160,6 +208,7 @@ fn depth_reported_at_enqueue_and_after_dequeue() {
     assert_eq!(d.sojourn, Duration::from_nanos(100));
     let stats = tm.queue_stats(1, 0).unwrap();
     assert_eq!((stats.max_depth_bytes, stats.max_depth_packets), (2500, 3));
+    assert_eq!(tm.stats(1, 0).unwrap().max_queue_bytes, 2500);
 }
 
 // ---- PFC reception -----------------------------------------------------------
@@ -172,7 +221,11 @@ fn rx_pause_stops_exactly_that_priority() {
     rx_pfc!(tm, 0, 1, mask 1 << 3, quanta 0xffff);
     assert!(tm.is_paused(1, 3, at(0)));
     let (sent, _) = drain(&mut tm, 1, 0);
-    assert_eq!(sent.iter().map(|d| d.packet).collect::<Vec<_>>(), vec![0], "only priority 0 passes");
+    assert_eq!(
+        sent.iter().map(|d| d.packet).collect::<Vec<_>>(),
+        vec![0],
+        "only priority 0 passes"
+    );
     // The pause expires after 0xFFFF quanta at 100G (E-1: 335.54 µs).
     let expiry = pause_quanta_to_duration(0xffff, G100).as_nanos();
     assert_eq!(tm.poll_timeout(), Some(at(expiry)));
@@ -180,7 +233,10 @@ fn rx_pause_stops_exactly_that_priority() {
     tm.handle_timeout(at(expiry));
     assert_eq!(tx!(tm, expiry, 1).unwrap().packet, 30);
     let st = tm.stats(1, 3).unwrap();
-    assert_eq!((st.pfc_rx_frames, st.pause_rx_ns, st.pause_rx_xoff_to_xon), (1, expiry, 1));
+    assert_eq!(
+        (st.pfc_rx_frames, st.pause_rx_ns, st.pause_rx_xoff_to_xon),
+        (1, expiry, 1)
+    );
 }
 
 #[test]
@@ -194,7 +250,10 @@ fn new_pfc_replaces_remaining_time_not_adds() {
     assert!(!tm.is_paused(1, 3, at(3_512)));
     tm.handle_timeout(at(10_000));
     let st = tm.stats(1, 3).unwrap();
-    assert_eq!((st.pfc_rx_frames, st.pause_rx_ns, st.pause_rx_xoff_to_xon), (3, 3_512, 1));
+    assert_eq!(
+        (st.pfc_rx_frames, st.pause_rx_ns, st.pause_rx_xoff_to_xon),
+        (3, 3_512, 1)
+    );
 }
 
 #[test]
@@ -208,10 +267,19 @@ fn quanta_zero_resumes_immediately() {
     let st = tm.stats(1, 3).unwrap();
     assert_eq!((st.pause_rx_ns, st.pause_rx_xoff_to_xon), (500, 1));
     let evs: Vec<_> = std::iter::from_fn(|| tm.poll_event()).collect();
-    assert_eq!(evs, vec![
-        TmEvent::PauseRxStarted { port: 1, priority: 3 },
-        TmEvent::PauseRxEnded { port: 1, priority: 3 }
-    ]);
+    assert_eq!(
+        evs,
+        vec![
+            TmEvent::PauseRxStarted {
+                port: 1,
+                priority: 3
+            },
+            TmEvent::PauseRxEnded {
+                port: 1,
+                priority: 3
+            }
+        ]
+    );
 }
 
 #[test]
@@ -278,9 +346,19 @@ fn xoff_when_shared_reaches_threshold_then_headroom_absorbs() {
     let (_, t) = fill_until_xoff(&mut tm, 1024);
     let u = tm.pg_usage(0, 3).unwrap();
     // α = 1: shared ≥ T = pool − shared  ⇔  shared ≥ pool / 2 (first time, within one packet).
-    assert!(u.shared_bytes >= pool / 2 && u.shared_bytes < pool / 2 + 1024, "{u:?} pool {pool}");
+    assert!(
+        u.shared_bytes >= pool / 2 && u.shared_bytes < pool / 2 + 1024,
+        "{u:?} pool {pool}"
+    );
     assert_eq!(u.headroom_bytes, 0);
-    assert_eq!(tm.poll_event(), Some(TmEvent::XoffSent { port: 0, pg: 3, priorities: 1 << 3 }));
+    assert_eq!(
+        tm.poll_event(),
+        Some(TmEvent::XoffSent {
+            port: 0,
+            pg: 3,
+            priorities: 1 << 3
+        })
+    );
     // The XOFF goes out on the ingress port, ahead of data.
     assert_eq!(ctrl!(tm, t, 0), Some(PfcRepr::xoff(1 << 3, 0xffff)));
     assert_eq!(tm.stats(0, 3).unwrap().pfc_tx_frames, 1);
@@ -302,11 +380,20 @@ fn headroom_overflow_is_counted_and_reported() {
     for i in 0..4 {
         enq!(tm, t, i, 0 => 1, prio 3, len 1024).unwrap();
     }
-    assert_eq!(enq!(tm, t, 99, 0 => 1, prio 3, len 1024), Err(DropReason::HeadroomOverflow));
+    assert_eq!(
+        enq!(tm, t, 99, 0 => 1, prio 3, len 1024),
+        Err(DropReason::HeadroomOverflow)
+    );
     assert_eq!(tm.drop_counts()[DropReason::HeadroomOverflow], 1);
-    assert_eq!(tm.stats(0, 3).unwrap().drops[DropReason::HeadroomOverflow], 1);
+    assert_eq!(
+        tm.stats(0, 3).unwrap().drops[DropReason::HeadroomOverflow],
+        1
+    );
     let evs: Vec<_> = std::iter::from_fn(|| tm.poll_event()).collect();
-    assert!(evs.contains(&TmEvent::HeadroomOverflow { port: 0, pg: 3 }), "{evs:?}");
+    assert!(
+        evs.contains(&TmEvent::HeadroomOverflow { port: 0, pg: 3 }),
+        "{evs:?}"
+    );
 }
 
 #[test]
@@ -316,9 +403,15 @@ fn xoff_is_refreshed_at_half_the_pause_time_until_xon() {
     let (_, t0) = fill_until_xoff(&mut tm, 1024);
     assert!(ctrl!(tm, t0, 0).is_some());
     let half = pause_quanta_to_duration(0xffff, G100).as_nanos() / 2; // 167,770 ns
-    assert_eq!(tm.next_timer(), Some((at(t0 + half), Timer::PfcRefresh { port: 0, pg: 3 })));
+    assert_eq!(
+        tm.next_timer(),
+        Some((at(t0 + half), Timer::PfcRefresh { port: 0, pg: 3 }))
+    );
     tm.handle_timeout(at(t0 + half - 1));
-    assert!(ctrl!(tm, t0 + half - 1, 0).is_none(), "no refresh before half the pause time");
+    assert!(
+        ctrl!(tm, t0 + half - 1, 0).is_none(),
+        "no refresh before half the pause time"
+    );
     tm.handle_timeout(at(t0 + half));
     assert_eq!(ctrl!(tm, t0 + half, 0), Some(PfcRepr::xoff(1 << 3, 0xffff)));
     rx_pfc!(tm, t0 + half, 1, mask 1 << 3, quanta 0xffff); // port 1 stays paused
@@ -353,7 +446,10 @@ fn xon_after_drain_below_threshold_minus_resume_offset() {
     assert!(u.shared_bytes + 3072 <= free, "{u:?} free {free}");
     // Hysteresis: the XON needed more than the headroom to drain.
     assert!(sent > 10, "{sent}");
-    assert_eq!(tm.next_timer().map(|(_, t)| t), Some(Timer::ShaperRelease { port: 1 }));
+    assert_eq!(
+        tm.next_timer().map(|(_, t)| t),
+        Some(Timer::ShaperRelease { port: 1 })
+    );
 }
 
 #[test]
@@ -412,7 +508,9 @@ fn dt_steady_state(n: usize, dynamic_th: i8) -> Vec<u64> {
             }
         }
     }
-    (0..n).map(|i| tm.pg_usage(i as u16, 0).unwrap().shared_bytes).collect()
+    (0..n)
+        .map(|i| tm.pg_usage(i as u16, 0).unwrap().shared_bytes)
+        .collect()
 }
 
 #[test]
@@ -427,7 +525,10 @@ fn dynamic_threshold_steady_state_e9() {
     for (n, th, expect) in cases {
         for got in dt_steady_state(n, th) {
             // Round-robin arrival order leaves each PG within two cells (per user) of the fixed point.
-            assert!((got as f64 - expect).abs() <= 2.0 * 256.0 * n as f64, "N={n} th={th}: {got} vs {expect}");
+            assert!(
+                (got as f64 - expect).abs() <= 2.0 * 256.0 * n as f64,
+                "N={n} th={th}: {got} vs {expect}"
+            );
         }
     }
 }
@@ -443,7 +544,10 @@ fn egress_limit_drops_lossy_but_never_lossless() {
     for i in 0..4 {
         enq!(tm, 0, i, 0 => 1, prio 0, len 1024).unwrap();
     }
-    assert_eq!(enq!(tm, 0, 9, 0 => 1, prio 0, len 1024), Err(DropReason::EgressLimit));
+    assert_eq!(
+        enq!(tm, 0, 9, 0 => 1, prio 0, len 1024),
+        Err(DropReason::EgressLimit)
+    );
     assert_eq!(tm.queue_stats(1, 0).unwrap().drop_packets, 1);
     assert_eq!(tm.stats(1, 0).unwrap().drops[DropReason::EgressLimit], 1);
     for i in 0..20 {
@@ -528,10 +632,18 @@ fn bytes_in_one_ms(speed_bps: u64, len: u32, overhead: u32) -> u64 {
 
 #[test]
 fn shaper_holds_the_port_rate_within_one_percent() {
-    for (speed, len, overhead) in [(G100, 1500, 0), (G10, 1500, 0), (G100, 64, 24), (25_000_000_000, 9000, 0)] {
+    for (speed, len, overhead) in [
+        (G100, 1500, 0),
+        (G10, 1500, 0),
+        (G100, 64, 24),
+        (25_000_000_000, 9000, 0),
+    ] {
         let expect = speed as f64 / 8.0 / 1000.0;
         let got = bytes_in_one_ms(speed, len, overhead) as f64;
-        assert!((got - expect).abs() / expect < 0.01, "{speed} bps, {len} B: {got} vs {expect}");
+        assert!(
+            (got - expect).abs() / expect < 0.01,
+            "{speed} bps, {len} B: {got} vs {expect}"
+        );
     }
 }
 
@@ -579,10 +691,24 @@ fn watchdog_drop_action_flushes_and_drops_then_restores() {
     assert_eq!(tm.watchdog_mode(1, 3), WdMode::Drop);
     assert_eq!(tm.queue_depth(1, 3), Some((0, 0)), "queue discarded");
     assert_eq!(tm.stats(1, 3).unwrap().drops[DropReason::WatchdogDrop], 5);
-    assert_eq!(enq!(tm, 200 * MS, 9, 0 => 1, prio 3, len 1000), Err(DropReason::WatchdogDrop));
-    assert!(enq!(tm, 200 * MS, 9, 0 => 1, prio 0, len 1000).is_ok(), "other priorities unaffected");
+    assert_eq!(
+        enq!(tm, 200 * MS, 9, 0 => 1, prio 3, len 1000),
+        Err(DropReason::WatchdogDrop)
+    );
+    assert!(
+        enq!(tm, 200 * MS, 9, 0 => 1, prio 0, len 1000).is_ok(),
+        "other priorities unaffected"
+    );
     let evs: Vec<_> = std::iter::from_fn(|| tm.poll_event()).collect();
-    assert!(evs.iter().any(|e| matches!(e, TmEvent::StormDetected { port: 1, priority: 3, action: WdAction::Drop, .. })));
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        TmEvent::StormDetected {
+            port: 1,
+            priority: 3,
+            action: WdAction::Drop,
+            ..
+        }
+    )));
     // Storm stops at 210 ms: quiet polls at 300, 400, 500 → restored on the 3rd (R = 300).
     run_storm(&mut tm, 210, 490, |_| false);
     assert_eq!(tm.watchdog_mode(1, 3), WdMode::Drop);
@@ -628,7 +754,11 @@ fn big_red_switch_forces_drop_on_watched_queues() {
     tm.handle_big_red_switch(true, at(1));
     assert_eq!(tm.watchdog_mode(1, 3), WdMode::Drop);
     assert_eq!(tm.queue_depth(1, 3), Some((0, 0)));
-    assert_eq!(tm.watchdog_mode(0, 3), WdMode::Normal, "port 0 is not watched");
+    assert_eq!(
+        tm.watchdog_mode(0, 3),
+        WdMode::Normal,
+        "port 0 is not watched"
+    );
     tm.handle_big_red_switch(false, at(2));
     assert_eq!(tm.watchdog_mode(1, 3), WdMode::Normal);
 }
@@ -636,10 +766,159 @@ fn big_red_switch_forces_drop_on_watched_queues() {
 #[test]
 fn stormed_priority_generates_no_pfc() {
     let mut cfg = config(2);
-    cfg.ports[0].watchdog = Some(WatchdogPortConfig { priorities: 1 << 3, ..WatchdogPortConfig::start(200, Some(200)) });
+    cfg.ports[0].watchdog = Some(WatchdogPortConfig {
+        priorities: 1 << 3,
+        ..WatchdogPortConfig::start(200, Some(200))
+    });
     let mut tm = tm(cfg);
     tm.handle_big_red_switch(true, at(0));
     // Priority 3 arrivals on port 0 are dropped while the switch is on: no buffer, no PFC.
-    assert_eq!(enq!(tm, 1, 1, 0 => 1, prio 3, len 1000), Err(DropReason::WatchdogDrop));
+    assert_eq!(
+        enq!(tm, 1, 1, 0 => 1, prio 3, len 1000),
+        Err(DropReason::WatchdogDrop)
+    );
     assert!(ctrl!(tm, 1, 0).is_none());
+}
+
+// ---- priority maps (R-PFC-RX-4, R-MAP-5) ----------------------------------------------
+
+#[test]
+fn pausing_a_priority_blocks_the_queue_it_maps_to() {
+    let mut cfg = config(2);
+    cfg.ports[1].pfc_enable = (1 << 3) | (1 << 4);
+    cfg.ports[1].prio_to_queue[4] = 3; // priorities 3 and 4 share queue 3
+    let mut tm = tm(cfg);
+    let info = enq!(tm, 0, 3, 0 => 1, prio 3, len 100).unwrap();
+    assert_eq!(info.queue, 3);
+    enq!(tm, 0, 4, 0 => 1, prio 4, len 100).unwrap();
+    enq!(tm, 0, 0, 0 => 1, prio 0, len 100).unwrap();
+    rx_pfc!(tm, 0, 1, mask 1 << 4, quanta 0xffff);
+    let (sent, _) = drain(&mut tm, 1, 0);
+    assert_eq!(sent.iter().map(|d| d.packet).collect::<Vec<_>>(), vec![0]);
+}
+
+#[test]
+fn xoff_names_every_lossless_priority_of_the_pg() {
+    let mut cfg = config(2);
+    cfg.ports[0].pfc_enable = (1 << 3) | (1 << 4);
+    cfg.ports[0].prio_to_pg[4] = 3; // PG 3 holds priorities 3 and 4
+    let mut tm = tm(cfg);
+    let (_, t) = fill_until_xoff(&mut tm, 1024);
+    assert_eq!(
+        ctrl!(tm, t, 0),
+        Some(PfcRepr::xoff((1 << 3) | (1 << 4), 0xffff))
+    );
+    // Priority 4 is charged to the same PG.
+    let before = tm.pg_usage(0, 3).unwrap();
+    assert_eq!(enq!(tm, t, 1, 0 => 1, prio 4, len 1024).unwrap().pg, 3);
+    assert_eq!(
+        tm.pg_usage(0, 3).unwrap().headroom_bytes,
+        before.headroom_bytes + 1024
+    );
+}
+
+#[test]
+fn xon_floor_resumes_once_total_usage_is_low_enough() {
+    // A static shared threshold keeps T fixed, so only the floor can trigger XON early.
+    let mut cfg = config(2);
+    cfg.resume_offset_bytes = 1 << 40; // disable the R-PFC-TX-2 offset branch
+    cfg.ports[0].pgs[3].threshold = Threshold::Static(64 * 1024);
+    cfg.ports[0].pgs[3].xon_bytes = Some(16 * 1024);
+    let mut tm = tm(cfg);
+    let (_, t) = fill_until_xoff(&mut tm, 1024);
+    let _ = ctrl!(tm, t, 0);
+    let mut now = t;
+    loop {
+        now = now.max(tm.next_transmit_at(1).unwrap().as_nanos());
+        tx!(tm, now, 1).unwrap();
+        if ctrl!(tm, now, 0).is_some() {
+            break;
+        }
+    }
+    let u = tm.pg_usage(0, 3).unwrap();
+    assert_eq!(
+        u.reserved_bytes + u.shared_bytes + u.headroom_bytes,
+        16 * 1024
+    );
+}
+
+// ---- ECN metadata ----------------------------------------------------------------------
+
+#[test]
+fn dequeue_carries_the_queue_red_ramp() {
+    let mut cfg = config(2);
+    let red = ecn::RedConfig {
+        kmin_bytes: 5_120,
+        kmax_bytes: 204_800,
+        pmax: 0.01,
+    };
+    cfg.ports[1].queues[3].red = Some(red);
+    let mut tm = tm(cfg);
+    enq!(tm, 0, 1, 0 => 1, prio 3, len 100).unwrap();
+    enq!(tm, 0, 2, 0 => 1, prio 0, len 100).unwrap();
+    let (mut sent, _) = drain(&mut tm, 1, 0);
+    sent.sort_by_key(|d| d.packet);
+    assert_eq!(
+        sent.iter().map(|d| (d.packet, d.red)).collect::<Vec<_>>(),
+        vec![(1, Some(red)), (2, None)]
+    );
+}
+
+// ---- shared headroom pool (R-PFC-TX-6) ------------------------------------------------------
+
+#[test]
+fn shared_headroom_pool_is_oversubscribed_across_pgs() {
+    let mut cfg = config(3);
+    for p in &mut cfg.ports {
+        p.pgs[3].headroom_bytes = Some(64 * 1024);
+    }
+    cfg.shp_over_subscribe_ratio = Some(3); // 3 × 64 KiB of xoff share 64 KiB
+    let mut tm = tm(cfg);
+    assert_eq!(tm.headroom_pool_bytes(), 64 * 1024);
+    assert_eq!(tm.shared_pool_bytes(), 12 * 1024 * 1024 - 64 * 1024);
+    // Port 0's PG 3 may use its whole xoff, which is the whole pool here.
+    let (_, t) = fill_until_xoff(&mut tm, 1024);
+    for i in 0..64 {
+        enq!(tm, t, i, 0 => 2, prio 3, len 1024).unwrap();
+    }
+    assert_eq!(tm.headroom_used_bytes(), 64 * 1024);
+    // Port 1's PG 3 is past its threshold too; its private cap has room but the pool does not.
+    let mut i = 0;
+    let reason = loop {
+        i += 1;
+        if let Err(r) = enq!(tm, t, i, 1 => 2, prio 3, len 1024) {
+            break r;
+        }
+    };
+    assert_eq!(reason, DropReason::HeadroomOverflow);
+    assert_eq!(tm.pg_usage(1, 3).unwrap().headroom_bytes, 0);
+}
+
+#[test]
+fn zero_shp_ratio_is_rejected() {
+    let mut cfg = config(1);
+    cfg.shp_over_subscribe_ratio = Some(0);
+    assert_eq!(
+        Tm::<u32>::new(cfg, Instant::ZERO).unwrap_err().problems,
+        vec![ConfigProblem::ZeroShpRatio]
+    );
+}
+
+#[test]
+fn reconfiguring_a_paused_pg_as_lossy_ends_its_xoff() {
+    let mut tm = tm(config(2));
+    rx_pfc!(tm, 0, 1, mask 1 << 3, quanta 0xffff); // keep port 1 from draining
+    let (_, t) = fill_until_xoff(&mut tm, 1024);
+    let _ = ctrl!(tm, t, 0);
+    let mut cfg = config(2);
+    cfg.ports[0].pfc_enable = 0;
+    tm.handle_config(cfg, at(t)).unwrap();
+    let (refresh, timer) = tm.next_timer().unwrap();
+    assert_eq!(timer, Timer::PfcRefresh { port: 0, pg: 3 });
+    tm.handle_timeout(refresh);
+    assert!(!tm.pg_usage(0, 3).unwrap().xoff);
+    assert_ne!(
+        tm.next_timer().map(|(_, t)| t),
+        Some(Timer::PfcRefresh { port: 0, pg: 3 })
+    );
 }

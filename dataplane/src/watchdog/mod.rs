@@ -69,7 +69,10 @@ pub struct WatchdogConfig {
 
 impl Default for WatchdogConfig {
     fn default() -> Self {
-        WatchdogConfig { poll_interval_ms: 100, big_red_switch: false }
+        WatchdogConfig {
+            poll_interval_ms: 100,
+            big_red_switch: false,
+        }
     }
 }
 
@@ -110,7 +113,9 @@ impl WatchdogPortConfig {
     pub fn start(detection_time_ms: u32, restoration_time_ms: Option<u32>) -> Self {
         WatchdogPortConfig {
             detection_time_ms,
-            restoration_time_ms: Some(restoration_time_ms.unwrap_or(detection_time_ms.saturating_mul(2))),
+            restoration_time_ms: Some(
+                restoration_time_ms.unwrap_or(detection_time_ms.saturating_mul(2)),
+            ),
             action: WdAction::Drop,
             priorities: (1 << 3) | (1 << 4),
             pfc_stat_history: false,
@@ -123,7 +128,10 @@ impl WatchdogPortConfig {
     pub fn start_default(ports: u32) -> (WatchdogConfig, WatchdogPortConfig) {
         let m = (ports.saturating_sub(1) / 32 + 1).max(1);
         let t = 200 * m;
-        let global = WatchdogConfig { poll_interval_ms: t.min(1000), big_red_switch: false };
+        let global = WatchdogConfig {
+            poll_interval_ms: t.min(1000),
+            big_red_switch: false,
+        };
         let port = WatchdogPortConfig {
             detection_time_ms: t,
             restoration_time_ms: Some(t),
@@ -322,9 +330,12 @@ impl Watchdog {
                     continue;
                 }
                 let s = sample(port as u16, prio as u8);
-                let Some(base) = q.baseline.replace(s) else { continue };
+                let Some(base) = q.baseline.replace(s) else {
+                    continue;
+                };
                 let new_pfc = s.pfc_rx_frames > base.pfc_rx_frames;
-                let storm_cond = s.occupancy_packets > 0 && s.tx_packets == base.tx_packets && new_pfc;
+                let storm_cond =
+                    s.occupancy_packets > 0 && s.tx_packets == base.tx_packets && new_pfc;
                 let ev_port = port as u16;
                 let ev_prio = prio as u8;
                 match q.stats.status {
@@ -335,12 +346,15 @@ impl Watchdog {
                                 q.restore_left_us = q.restore_us.unwrap_or(0);
                                 enter_storm(q, s);
                                 tracing::warn!(port, prio, action = ?q.action, "PFC storm detected");
-                                push(&mut self.events, WdEvent::StormDetected {
-                                    port: ev_port,
-                                    priority: ev_prio,
-                                    action: q.action,
-                                    seen: s,
-                                });
+                                push(
+                                    &mut self.events,
+                                    WdEvent::StormDetected {
+                                        port: ev_port,
+                                        priority: ev_prio,
+                                        action: q.action,
+                                        seen: s,
+                                    },
+                                );
                             } else {
                                 q.detect_left_us -= poll;
                             }
@@ -369,11 +383,14 @@ impl Watchdog {
                         if restore {
                             leave_storm(q);
                             tracing::info!(port, prio, "PFC storm restored");
-                            push(&mut self.events, WdEvent::StormRestored {
-                                port: ev_port,
-                                priority: ev_prio,
-                                stats: q.stats,
-                            });
+                            push(
+                                &mut self.events,
+                                WdEvent::StormRestored {
+                                    port: ev_port,
+                                    priority: ev_prio,
+                                    stats: q.stats,
+                                },
+                            );
                         }
                     }
                 }
@@ -404,7 +421,9 @@ impl Watchdog {
 
     /// What the owner must do for (port, priority) now.
     pub fn mode(&self, port: u16, priority: u8) -> WdMode {
-        let Some(q) = self.queue(port, priority) else { return WdMode::Normal };
+        let Some(q) = self.queue(port, priority) else {
+            return WdMode::Normal;
+        };
         if !q.enabled {
             return WdMode::Normal;
         }
@@ -420,7 +439,9 @@ impl Watchdog {
 
     /// Counters of (port, priority), or `None` if it is not watched.
     pub fn stats(&self, port: u16, priority: u8) -> Option<WdQueueStats> {
-        self.queue(port, priority).filter(|q| q.enabled).map(|q| q.stats)
+        self.queue(port, priority)
+            .filter(|q| q.enabled)
+            .map(|q| q.stats)
     }
 
     /// Every STORMED (port, priority), for persistence (R-WD-12).
@@ -436,7 +457,9 @@ impl Watchdog {
     /// Resume a persisted STORMED queue after a restart (R-WD-12). Returns
     /// `false` if (port, priority) is not watched.
     pub fn restore_stormed(&mut self, port: u16, priority: u8) -> bool {
-        let Some(q) = self.queue_mut(port, priority) else { return false };
+        let Some(q) = self.queue_mut(port, priority) else {
+            return false;
+        };
         if !q.enabled {
             return false;
         }
@@ -454,10 +477,14 @@ impl Watchdog {
     }
 
     fn queue(&self, port: u16, priority: u8) -> Option<&WdQueue> {
-        self.queues.get(usize::from(port))?.get(usize::from(priority))
+        self.queues
+            .get(usize::from(port))?
+            .get(usize::from(priority))
     }
     fn queue_mut(&mut self, port: u16, priority: u8) -> Option<&mut WdQueue> {
-        self.queues.get_mut(usize::from(port))?.get_mut(usize::from(priority))
+        self.queues
+            .get_mut(usize::from(port))?
+            .get_mut(usize::from(priority))
     }
 }
 

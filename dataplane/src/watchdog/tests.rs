@@ -14,7 +14,10 @@ const STORM: WdSample = WdSample {
 
 /// A one-port watchdog on priority 3 with poll `p` ms.
 fn wd(p: u32, detection: u32, restoration: Option<u32>, action: WdAction) -> Watchdog {
-    let global = WatchdogConfig { poll_interval_ms: p, big_red_switch: false };
+    let global = WatchdogConfig {
+        poll_interval_ms: p,
+        big_red_switch: false,
+    };
     let port = WatchdogPortConfig {
         detection_time_ms: detection,
         restoration_time_ms: restoration,
@@ -61,8 +64,8 @@ fn status(w: &Watchdog) -> WdState {
 }
 
 /// Number of consecutive storm polls (after a baseline poll) until STORMED.
-fn polls_to_storm(p: u32, d: u32) -> u32 {
-    let mut w = wd(p, d, None, WdAction::Drop);
+fn polls_to_storm(p: u32, d: u32, action: WdAction) -> u32 {
+    let mut w = wd(p, d, None, action);
     let mut c = Counters::default();
     c.poll(&mut w, 0); // baseline (R-WD-4)
     for k in 1..=100 {
@@ -74,20 +77,27 @@ fn polls_to_storm(p: u32, d: u32) -> u32 {
     panic!("never stormed");
 }
 
+const ACTIONS: [WdAction; 3] = [WdAction::Drop, WdAction::Forward, WdAction::Alert];
+
 // ---- detection timing (E-17) ----------------------------------------------------
 
 #[test]
 fn detection_on_kth_consecutive_positive_poll_e17() {
-    assert_eq!(polls_to_storm(100, 400), 4);
-    assert_eq!(polls_to_storm(100, 250), 3);
-    assert_eq!(polls_to_storm(200, 200), 1);
+    for action in ACTIONS {
+        assert_eq!(polls_to_storm(100, 400, action), 4, "{action:?}");
+        assert_eq!(polls_to_storm(100, 250, action), 3, "{action:?}");
+        assert_eq!(polls_to_storm(200, 200, action), 1, "{action:?}");
+    }
 }
 
 #[test]
 fn first_poll_only_records_baselines() {
     let mut w = wd(200, 200, None, WdAction::Drop);
     // The very first poll sees a stuck queue with PFC but has nothing to compare with.
-    w.handle_poll(Instant::from_millis(0), |_, _| WdSample { pfc_rx_frames: 50, ..STORM });
+    w.handle_poll(Instant::from_millis(0), |_, _| WdSample {
+        pfc_rx_frames: 50,
+        ..STORM
+    });
     assert_eq!(status(&w), WdState::Operational);
 }
 
@@ -129,16 +139,29 @@ fn storm_needs_all_three_conditions() {
 
 #[test]
 fn restoration_on_kth_consecutive_quiet_poll_e17() {
-    let mut w = wd(200, 200, Some(600), WdAction::Drop);
-    let mut c = Counters::default();
-    c.poll(&mut w, 0);
-    c.storm_poll(&mut w, 200);
-    assert_eq!(status(&w), WdState::Stormed);
-    c.quiet_poll(&mut w, 200);
-    c.quiet_poll(&mut w, 200);
-    assert_eq!(status(&w), WdState::Stormed);
-    c.quiet_poll(&mut w, 200);
-    assert_eq!(status(&w), WdState::Operational);
+    // Drop and forward use the restoration timer; alert restores on the first
+    // poll without the storm condition (R-WD-8).
+    for (action, quiet_polls) in [
+        (WdAction::Drop, 3),
+        (WdAction::Forward, 3),
+        (WdAction::Alert, 1),
+    ] {
+        let mut w = wd(200, 200, Some(600), action);
+        let mut c = Counters::default();
+        c.poll(&mut w, 0);
+        c.storm_poll(&mut w, 200);
+        assert_eq!(status(&w), WdState::Stormed);
+        for k in 1..quiet_polls {
+            c.quiet_poll(&mut w, 200);
+            assert_eq!(
+                status(&w),
+                WdState::Stormed,
+                "{action:?} after {k} quiet polls"
+            );
+        }
+        c.quiet_poll(&mut w, 200);
+        assert_eq!(status(&w), WdState::Operational, "{action:?}");
+    }
 }
 
 #[test]
@@ -173,7 +196,11 @@ fn without_restoration_time_a_storm_never_auto_restores() {
 
 #[test]
 fn modes_per_action_while_stormed() {
-    for (action, mode) in [(WdAction::Drop, WdMode::Drop), (WdAction::Forward, WdMode::Forward), (WdAction::Alert, WdMode::Normal)] {
+    for (action, mode) in [
+        (WdAction::Drop, WdMode::Drop),
+        (WdAction::Forward, WdMode::Forward),
+        (WdAction::Alert, WdMode::Normal),
+    ] {
         let mut w = wd(100, 100, Some(100), action);
         let mut c = Counters::default();
         c.poll(&mut w, 0);
@@ -181,13 +208,26 @@ fn modes_per_action_while_stormed() {
         c.storm_poll(&mut w, 100);
         assert_eq!(status(&w), WdState::Stormed, "{action:?}");
         assert_eq!(w.mode(0, 3), mode, "{action:?}");
-        assert!(matches!(w.poll_event(), Some(WdEvent::StormDetected { port: 0, priority: 3, action: a, .. }) if a == action));
+        assert!(
+            matches!(w.poll_event(), Some(WdEvent::StormDetected { port: 0, priority: 3, action: a, .. }) if a == action)
+        );
         c.quiet_poll(&mut w, 100);
         assert_eq!(status(&w), WdState::Operational, "{action:?}");
         assert_eq!(w.mode(0, 3), WdMode::Normal);
-        assert!(matches!(w.poll_event(), Some(WdEvent::StormRestored { port: 0, priority: 3, .. })));
+        assert!(matches!(
+            w.poll_event(),
+            Some(WdEvent::StormRestored {
+                port: 0,
+                priority: 3,
+                ..
+            })
+        ));
     }
-    assert_eq!(wd(100, 100, None, WdAction::Drop).mode(0, 4), WdMode::Normal, "unwatched priority");
+    assert_eq!(
+        wd(100, 100, None, WdAction::Drop).mode(0, 4),
+        WdMode::Normal,
+        "unwatched priority"
+    );
 }
 
 #[test]
@@ -206,7 +246,13 @@ fn alert_restores_on_first_poll_without_the_condition_even_without_restoration_t
 
 #[test]
 fn storm_restore_storm_counters_e18() {
-    let mut w = wd(100, 100, Some(100), WdAction::Drop);
+    for action in ACTIONS {
+        storm_restore_storm(action);
+    }
+}
+
+fn storm_restore_storm(action: WdAction) {
+    let mut w = wd(100, 100, Some(100), action);
     let mut c = Counters::default();
     c.poll(&mut w, 0);
     // First storm: detected at the first positive poll, then 2 more storm polls.
@@ -272,26 +318,83 @@ fn config_ranges() {
     let g = WatchdogConfig::default();
     assert_eq!(g.poll_interval_ms, 100);
     assert!(g.problems().is_empty());
-    assert_eq!(WatchdogConfig { poll_interval_ms: 50, big_red_switch: false }.problems().len(), 1);
-    assert_eq!(WatchdogConfig { poll_interval_ms: 1001, big_red_switch: false }.problems().len(), 1);
+    assert_eq!(
+        WatchdogConfig {
+            poll_interval_ms: 50,
+            big_red_switch: false
+        }
+        .problems()
+        .len(),
+        1
+    );
+    assert_eq!(
+        WatchdogConfig {
+            poll_interval_ms: 1001,
+            big_red_switch: false
+        }
+        .problems()
+        .len(),
+        1
+    );
     let ok = WatchdogPortConfig::start(400, None);
-    assert_eq!(ok.restoration_time_ms, Some(800), "CLI start: restoration = 2 × detection");
+    assert_eq!(
+        ok.restoration_time_ms,
+        Some(800),
+        "CLI start: restoration = 2 × detection"
+    );
     assert!(ok.problems(&g).is_empty());
-    assert!(!WatchdogPortConfig::start(99, Some(200)).problems(&g).is_empty());
-    assert!(!WatchdogPortConfig::start(5001, Some(200)).problems(&g).is_empty());
-    assert!(!WatchdogPortConfig::start(200, Some(60_001)).problems(&g).is_empty());
-    let slow = WatchdogConfig { poll_interval_ms: 500, big_red_switch: false };
-    assert_eq!(WatchdogPortConfig::start(400, Some(400)).problems(&slow).len(), 2, "both below the poll interval");
-    let never = WatchdogPortConfig { restoration_time_ms: None, ..ok };
+    assert!(
+        !WatchdogPortConfig::start(99, Some(200))
+            .problems(&g)
+            .is_empty()
+    );
+    assert!(
+        !WatchdogPortConfig::start(5001, Some(200))
+            .problems(&g)
+            .is_empty()
+    );
+    assert!(
+        !WatchdogPortConfig::start(200, Some(60_001))
+            .problems(&g)
+            .is_empty()
+    );
+    let slow = WatchdogConfig {
+        poll_interval_ms: 500,
+        big_red_switch: false,
+    };
+    assert_eq!(
+        WatchdogPortConfig::start(400, Some(400))
+            .problems(&slow)
+            .len(),
+        2,
+        "both below the poll interval"
+    );
+    let never = WatchdogPortConfig {
+        restoration_time_ms: None,
+        ..ok
+    };
     assert!(never.problems(&g).is_empty());
 }
 
 #[test]
 fn start_default_e17() {
     let (g, p) = WatchdogPortConfig::start_default(64);
-    assert_eq!((p.detection_time_ms, p.restoration_time_ms, g.poll_interval_ms), (400, Some(400), 400));
-    assert_eq!(WatchdogPortConfig::start_default(33).1.detection_time_ms, 400);
-    assert_eq!(WatchdogPortConfig::start_default(32).1.detection_time_ms, 200);
+    assert_eq!(
+        (
+            p.detection_time_ms,
+            p.restoration_time_ms,
+            g.poll_interval_ms
+        ),
+        (400, Some(400), 400)
+    );
+    assert_eq!(
+        WatchdogPortConfig::start_default(33).1.detection_time_ms,
+        400
+    );
+    assert_eq!(
+        WatchdogPortConfig::start_default(32).1.detection_time_ms,
+        200
+    );
     let (g, p) = WatchdogPortConfig::start_default(200);
     assert_eq!((p.detection_time_ms, g.poll_interval_ms), (1400, 1000));
     assert_eq!(p.action, WdAction::Drop);

@@ -51,7 +51,11 @@ impl EthernetAddress {
 impl fmt::Display for EthernetAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = &self.0;
-        write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3], b[4], b[5])
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            b[0], b[1], b[2], b[3], b[4], b[5]
+        )
     }
 }
 
@@ -173,11 +177,19 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
     }
     /// Destination address.
     pub fn dst_addr(&self) -> EthernetAddress {
-        EthernetAddress(self.buffer.as_ref()[field::DESTINATION].try_into().unwrap_or([0; 6]))
+        EthernetAddress(
+            self.buffer.as_ref()[field::DESTINATION]
+                .try_into()
+                .unwrap_or([0; 6]),
+        )
     }
     /// Source address.
     pub fn src_addr(&self) -> EthernetAddress {
-        EthernetAddress(self.buffer.as_ref()[field::SOURCE].try_into().unwrap_or([0; 6]))
+        EthernetAddress(
+            self.buffer.as_ref()[field::SOURCE]
+                .try_into()
+                .unwrap_or([0; 6]),
+        )
     }
     /// The outer EtherType (0x8100 for a tagged frame).
     pub fn ethertype(&self) -> EtherType {
@@ -200,15 +212,23 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
     }
     /// The EtherType after an optional 802.1Q tag.
     pub fn inner_ethertype(&self) -> EtherType {
-        self.vlan_tag().map_or_else(|| self.ethertype(), |t| t.inner_ethertype)
+        self.vlan_tag()
+            .map_or_else(|| self.ethertype(), |t| t.inner_ethertype)
     }
     /// Offset of the payload (14, or 18 when tagged).
     pub fn payload_offset(&self) -> usize {
-        if self.ethertype() == EtherType::Vlan { field::VLAN_PAYLOAD } else { field::PAYLOAD }
+        if self.ethertype() == EtherType::Vlan {
+            field::VLAN_PAYLOAD
+        } else {
+            field::PAYLOAD
+        }
     }
     /// Payload after the header and optional tag (empty if truncated).
     pub fn payload(&self) -> &[u8] {
-        self.buffer.as_ref().get(self.payload_offset()..).unwrap_or(&[])
+        self.buffer
+            .as_ref()
+            .get(self.payload_offset()..)
+            .unwrap_or(&[])
     }
 }
 
@@ -310,7 +330,9 @@ mod tests {
             ethertype: EtherType::Ipv4,
         }
         .emit(&mut frame);
-        frame.payload_mut().copy_from_slice(&[0xaa, 0xbb, 0xcc, 0xdd]);
+        frame
+            .payload_mut()
+            .copy_from_slice(&[0xaa, 0xbb, 0xcc, 0xdd]);
         assert_eq!(bytes, FRAME_BYTES);
     }
 
@@ -325,8 +347,14 @@ mod tests {
 
     #[test]
     fn short_frames_are_errors_not_panics() {
-        assert_eq!(EthernetFrame::new_checked(&FRAME_BYTES[..13]).unwrap_err(), WireError::Truncated);
-        assert_eq!(EthernetFrame::new_checked(&TAGGED_BYTES[..16]).unwrap_err(), WireError::Truncated);
+        assert_eq!(
+            EthernetFrame::new_checked(&FRAME_BYTES[..13]).unwrap_err(),
+            WireError::Truncated
+        );
+        assert_eq!(
+            EthernetFrame::new_checked(&TAGGED_BYTES[..16]).unwrap_err(),
+            WireError::Truncated
+        );
     }
 
     #[test]

@@ -32,45 +32,9 @@ pub enum IpError {
     Malformed,
 }
 
-/// Builds an open enum over an integer: known values get variants, any other
-/// value round-trips through `Unknown`.
-macro_rules! open_enum {
-    (
-        $( #[$enum_attr:meta] )*
-        pub enum $name:ident($ty:ty) {
-            $( $( #[$variant_attr:meta] )* $variant:ident = $value:expr ),+ $(,)?
-        }
-    ) => {
-        $( #[$enum_attr] )*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $( $( #[$variant_attr] )* $variant ),+,
-            /// A value without a named variant.
-            Unknown($ty),
-        }
+use super::ethernet::enum_with_unknown;
 
-        impl From<$ty> for $name {
-            fn from(value: $ty) -> Self {
-                match value {
-                    $( $value => $name::$variant ),+,
-                    other => $name::Unknown(other),
-                }
-            }
-        }
-
-        impl From<$name> for $ty {
-            fn from(value: $name) -> Self {
-                match value {
-                    $( $name::$variant => $value ),+,
-                    $name::Unknown(other) => other,
-                }
-            }
-        }
-    };
-}
-pub(crate) use open_enum;
-
-open_enum! {
+enum_with_unknown! {
     /// IP protocol / IPv6 next header numbers.
     pub enum IpProtocol(u8) {
         /// ICMP.

@@ -15,8 +15,8 @@
 //! ([`emit_frame`]; E-2 is a test below).
 
 use super::ethernet::{
-    EtherType, EthernetAddress, EthernetFrame, EthernetRepr, HEADER_LEN, MIN_FRAME_LEN,
-    WireError, enum_with_unknown,
+    EtherType, EthernetAddress, EthernetFrame, EthernetRepr, HEADER_LEN, MIN_FRAME_LEN, WireError,
+    enum_with_unknown,
 };
 
 enum_with_unknown! {
@@ -74,7 +74,11 @@ impl<T: AsRef<[u8]>> MacControlPacket<T> {
             MacControlOpcode::Pause => field::PAUSE_END,
             MacControlOpcode::Unknown(_) => field::OPCODE.end,
         };
-        if len < need { Err(WireError::Truncated) } else { Ok(()) }
+        if len < need {
+            Err(WireError::Truncated)
+        } else {
+            Ok(())
+        }
     }
     /// Unwrap the buffer.
     pub fn into_inner(self) -> T {
@@ -144,7 +148,10 @@ pub struct PfcRepr {
 impl PfcRepr {
     /// A PFC frame pausing every priority in `mask` for `quanta`.
     pub fn xoff(mask: u8, quanta: u16) -> Self {
-        let mut repr = PfcRepr { class_enable: mask, quanta: [0; 8] };
+        let mut repr = PfcRepr {
+            class_enable: mask,
+            quanta: [0; 8],
+        };
         for p in 0..8u8 {
             if mask & (1 << p) != 0 {
                 repr.quanta[usize::from(p)] = quanta;
@@ -154,7 +161,10 @@ impl PfcRepr {
     }
     /// A PFC frame resuming every priority in `mask` (time 0).
     pub fn xon(mask: u8) -> Self {
-        PfcRepr { class_enable: mask, quanta: [0; 8] }
+        PfcRepr {
+            class_enable: mask,
+            quanta: [0; 8],
+        }
     }
     /// `true` if the frame carries a time for `priority`.
     pub fn is_enabled(&self, priority: u8) -> bool {
@@ -203,9 +213,14 @@ impl MacControlRepr {
                         quanta[usize::from(p)] = packet.pfc_time(p);
                     }
                 }
-                MacControlRepr::Pfc(PfcRepr { class_enable, quanta })
+                MacControlRepr::Pfc(PfcRepr {
+                    class_enable,
+                    quanta,
+                })
             }
-            MacControlOpcode::Pause => MacControlRepr::Pause(PauseRepr { quanta: packet.pause_time() }),
+            MacControlOpcode::Pause => MacControlRepr::Pause(PauseRepr {
+                quanta: packet.pause_time(),
+            }),
             MacControlOpcode::Unknown(opcode) => MacControlRepr::Unknown { opcode },
         })
     }
@@ -225,7 +240,11 @@ impl MacControlRepr {
                 packet.set_opcode(MacControlOpcode::Pfc);
                 packet.set_class_enable(repr.class_enable);
                 for p in 0..8u8 {
-                    let q = if repr.is_enabled(p) { repr.quanta[usize::from(p)] } else { 0 };
+                    let q = if repr.is_enabled(p) {
+                        repr.quanta[usize::from(p)]
+                    } else {
+                        0
+                    };
                     packet.set_pfc_time(p, q);
                 }
             }
@@ -233,7 +252,9 @@ impl MacControlRepr {
                 packet.set_opcode(MacControlOpcode::Pause);
                 packet.set_pause_time(repr.quanta);
             }
-            MacControlRepr::Unknown { opcode } => packet.set_opcode(MacControlOpcode::Unknown(opcode)),
+            MacControlRepr::Unknown { opcode } => {
+                packet.set_opcode(MacControlOpcode::Unknown(opcode))
+            }
         }
     }
 }
@@ -259,12 +280,20 @@ pub fn parse_frame(bytes: &[u8]) -> Result<Option<MacControlRepr>, WireError> {
 /// Emit a whole 60-byte MAC Control frame (untagged, zero padded) from
 /// `src` into `buf`. Returns the number of bytes written ([`FRAME_LEN`]), or
 /// `Truncated` if `buf` is shorter than that.
-pub fn emit_frame(src: EthernetAddress, repr: &MacControlRepr, buf: &mut [u8]) -> Result<usize, WireError> {
+pub fn emit_frame(
+    src: EthernetAddress,
+    repr: &MacControlRepr,
+    buf: &mut [u8],
+) -> Result<usize, WireError> {
     let buf = buf.get_mut(..FRAME_LEN).ok_or(WireError::Truncated)?;
     buf.fill(0);
     let mut frame = EthernetFrame::new_unchecked(&mut *buf);
-    EthernetRepr { src_addr: src, dst_addr: EthernetAddress::MAC_CONTROL, ethertype: EtherType::MacControl }
-        .emit(&mut frame);
+    EthernetRepr {
+        src_addr: src,
+        dst_addr: EthernetAddress::MAC_CONTROL,
+        ethertype: EtherType::MacControl,
+    }
+    .emit(&mut frame);
     let mut packet = MacControlPacket::new_unchecked(&mut buf[HEADER_LEN..]);
     repr.emit(&mut packet);
     Ok(FRAME_LEN)
@@ -289,8 +318,8 @@ mod tests {
     static PAUSE_FRAME_BYTES: [u8; 60] = {
         let mut b = [0u8; 60];
         let head = [
-            0x01, 0x80, 0xc2, 0x00, 0x00, 0x01, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x88, 0x08, 0x00,
-            0x01, 0x12, 0x34,
+            0x01, 0x80, 0xc2, 0x00, 0x00, 0x01, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x88, 0x08,
+            0x00, 0x01, 0x12, 0x34,
         ];
         let mut i = 0;
         while i < head.len() {
@@ -305,7 +334,12 @@ mod tests {
     #[test]
     fn test_construct_pfc_e2() {
         let mut buf = [0xeeu8; 64];
-        let n = emit_frame(SRC, &MacControlRepr::Pfc(PfcRepr::xoff(1 << 3, 0xffff)), &mut buf).unwrap();
+        let n = emit_frame(
+            SRC,
+            &MacControlRepr::Pfc(PfcRepr::xoff(1 << 3, 0xffff)),
+            &mut buf,
+        )
+        .unwrap();
         assert_eq!(n, 60);
         assert_eq!(buf[..60], PFC_FRAME_BYTES[..]);
     }
@@ -313,7 +347,9 @@ mod tests {
     #[test]
     fn test_deconstruct_pfc_e2() {
         let repr = parse_frame(&PFC_FRAME_BYTES).unwrap().unwrap();
-        let MacControlRepr::Pfc(pfc) = repr else { panic!("not PFC: {repr:?}") };
+        let MacControlRepr::Pfc(pfc) = repr else {
+            panic!("not PFC: {repr:?}")
+        };
         assert_eq!(pfc.class_enable, 0x08);
         assert!(pfc.is_enabled(3) && !pfc.is_enabled(2));
         assert_eq!(pfc.quanta, [0, 0, 0, 0xffff, 0, 0, 0, 0]);
@@ -322,19 +358,32 @@ mod tests {
     #[test]
     fn pause_round_trip() {
         let mut buf = [0u8; 60];
-        emit_frame(SRC, &MacControlRepr::Pause(PauseRepr { quanta: 0x1234 }), &mut buf).unwrap();
+        emit_frame(
+            SRC,
+            &MacControlRepr::Pause(PauseRepr { quanta: 0x1234 }),
+            &mut buf,
+        )
+        .unwrap();
         assert_eq!(buf, PAUSE_FRAME_BYTES);
-        assert_eq!(parse_frame(&buf).unwrap(), Some(MacControlRepr::Pause(PauseRepr { quanta: 0x1234 })));
+        assert_eq!(
+            parse_frame(&buf).unwrap(),
+            Some(MacControlRepr::Pause(PauseRepr { quanta: 0x1234 }))
+        );
     }
 
     #[test]
     fn disabled_class_times_are_ignored_and_sent_as_zero() {
         let mut bytes = PFC_FRAME_BYTES;
         bytes[18] = 0x12; // time of priority 1, whose enable bit is off
-        let Some(MacControlRepr::Pfc(pfc)) = parse_frame(&bytes).unwrap() else { panic!() };
+        let Some(MacControlRepr::Pfc(pfc)) = parse_frame(&bytes).unwrap() else {
+            panic!()
+        };
         assert_eq!(pfc.quanta[1], 0);
         let mut out = [0u8; 60];
-        let repr = PfcRepr { class_enable: 0x08, quanta: [0, 7, 0, 0xffff, 0, 0, 0, 0] };
+        let repr = PfcRepr {
+            class_enable: 0x08,
+            quanta: [0, 7, 0, 0xffff, 0, 0, 0, 0],
+        };
         emit_frame(SRC, &MacControlRepr::Pfc(repr), &mut out).unwrap();
         assert_eq!(out, PFC_FRAME_BYTES);
     }
@@ -343,7 +392,9 @@ mod tests {
     fn reserved_high_octet_ignored() {
         let mut bytes = PFC_FRAME_BYTES;
         bytes[16] = 0xff;
-        let Some(MacControlRepr::Pfc(pfc)) = parse_frame(&bytes).unwrap() else { panic!() };
+        let Some(MacControlRepr::Pfc(pfc)) = parse_frame(&bytes).unwrap() else {
+            panic!()
+        };
         assert_eq!(pfc.class_enable, 0x08);
     }
 
@@ -352,7 +403,10 @@ mod tests {
         let mut bytes = PFC_FRAME_BYTES;
         bytes[14] = 0x00;
         bytes[15] = 0x02;
-        assert_eq!(parse_frame(&bytes).unwrap(), Some(MacControlRepr::Unknown { opcode: 2 }));
+        assert_eq!(
+            parse_frame(&bytes).unwrap(),
+            Some(MacControlRepr::Unknown { opcode: 2 })
+        );
     }
 
     #[test]
@@ -367,9 +421,47 @@ mod tests {
 
     #[test]
     fn truncated_pfc_is_error() {
-        assert_eq!(parse_frame(&PFC_FRAME_BYTES[..30]), Err(WireError::Truncated));
-        assert_eq!(parse_frame(&PFC_FRAME_BYTES[..10]), Err(WireError::Truncated));
+        assert_eq!(
+            parse_frame(&PFC_FRAME_BYTES[..30]),
+            Err(WireError::Truncated)
+        );
+        assert_eq!(
+            parse_frame(&PFC_FRAME_BYTES[..10]),
+            Err(WireError::Truncated)
+        );
         let mut small = [0u8; 59];
-        assert_eq!(emit_frame(SRC, &MacControlRepr::Pfc(PfcRepr::xon(1)), &mut small), Err(WireError::Truncated));
+        assert_eq!(
+            emit_frame(SRC, &MacControlRepr::Pfc(PfcRepr::xon(1)), &mut small),
+            Err(WireError::Truncated)
+        );
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn parse_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
+                let _ = parse_frame(&bytes);
+                let _ = MacControlPacket::new_checked(&bytes[..]).and_then(|p| MacControlRepr::parse(&p));
+            }
+
+            #[test]
+            fn pfc_round_trips(class_enable in any::<u8>(), quanta in any::<[u16; 8]>()) {
+                let repr = PfcRepr { class_enable, quanta };
+                let mut buf = [0u8; 60];
+                emit_frame(SRC, &MacControlRepr::Pfc(repr), &mut buf).unwrap();
+                let Some(MacControlRepr::Pfc(back)) = parse_frame(&buf).unwrap() else {
+                    return Err(TestCaseError::fail("not PFC"));
+                };
+                prop_assert_eq!(back.class_enable, class_enable);
+                for p in 0..8u8 {
+                    let want = if repr.is_enabled(p) { quanta[usize::from(p)] } else { 0 };
+                    prop_assert_eq!(back.quanta[usize::from(p)], want);
+                }
+                prop_assert!(buf[34..].iter().all(|&b| b == 0), "zero padding");
+            }
+        }
     }
 }

@@ -20,9 +20,13 @@
 
 use std::net::Ipv4Addr;
 
+use super::ethernet::{
+    EtherType, EthernetAddress, EthernetFrame, EthernetRepr, HEADER_LEN as ETH_HEADER_LEN,
+    enum_with_unknown,
+};
 use super::ip::{
     Ecn, IPV4_HEADER_LEN, IpError, IpProtocol, Ipv4Packet, Ipv4Repr, UDP_HEADER_LEN, UdpPacket,
-    UdpRepr, open_enum,
+    UdpRepr,
 };
 
 /// UDP destination port of RoCEv2.
@@ -66,7 +70,7 @@ pub enum RoceError {
     },
 }
 
-open_enum! {
+enum_with_unknown! {
     /// BTH opcode: transport (RC 0x00, UC 0x20, RD 0x40, UD 0x60) + operation
     /// (R-ROCE-3), plus CNP 0x81.
     pub enum Opcode(u8) {
@@ -712,6 +716,8 @@ pub struct RoceFrameRepr {
     pub bth: BthRepr,
     /// Extension header.
     pub ext: RoceExt,
+    /// Immediate data, after the extension header (opcodes "with immediate").
+    pub imm: Option<ImmDtRepr>,
     /// Payload length in bytes (before padding).
     pub payload_len: usize,
 }
@@ -721,6 +727,8 @@ pub struct RoceFrameRepr {
 pub struct ParsedRoce {
     /// The headers.
     pub repr: RoceFrameRepr,
+    /// 802.1Q priority code point, if the frame was tagged (R-MAP-1).
+    pub vlan_pcp: Option<u8>,
     /// Offset of the payload in the frame, bytes.
     pub payload_offset: usize,
     /// Frame length (Ethernet header to ICRC inclusive, no FCS) implied by
@@ -732,7 +740,7 @@ pub struct ParsedRoce {
 
 impl RoceFrameRepr {
     /// Convenience constructor for an RC WRITE/SEND data packet or CNP with
-    /// IPv4 defaults (DF, TTL 64, ident 0, P_Key 0xFFFF).
+    /// IPv4 defaults (DF, TTL 64, ident 0) and no immediate data.
     #[allow(clippy::too_many_arguments)]
     pub fn new_ipv4(
         src_mac: [u8; 6],
@@ -763,6 +771,7 @@ impl RoceFrameRepr {
             udp_src_port,
             bth,
             ext,
+            imm: None,
             payload_len,
         }
     }
@@ -772,9 +781,13 @@ impl RoceFrameRepr {
         (4 - self.payload_len % 4) % 4
     }
 
-    /// Bytes from the Ethernet header to the end of the extension header.
+    fn transport_header_len(&self) -> usize {
+        BTH_LEN + self.ext.len() + self.imm.map_or(0, |_| IMMDT_LEN)
+    }
+
+    /// Bytes from the Ethernet header to the end of the transport headers.
     pub fn header_len(&self) -> usize {
-        ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + BTH_LEN + self.ext.len()
+        ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + self.transport_header_len()
     }
 
     /// Whole frame length in bytes (no FCS), ICRC included.
@@ -782,8 +795,9 @@ impl RoceFrameRepr {
         self.header_len() + self.payload_len + self.pad_len() + ICRC_LEN
     }
 
-    /// Writes the whole frame: headers, `payload` (zero-filled if shorter than
-    /// `payload_len`, truncated if longer), pad and ICRC. Returns the length.
+    /// Writes the whole untagged frame: headers, `payload` (zero-filled if
+    /// shorter than `payload_len`, truncated if longer), pad and ICRC.
+    /// Returns the length.
     pub fn emit(&self, buf: &mut [u8], payload: &[u8]) -> Result<usize, RoceError> {
         let len = self.buffer_len();
         if buf.len() < len {
@@ -802,9 +816,9 @@ impl RoceFrameRepr {
         Ok(len)
     }
 
-    /// Writes only the headers (Ethernet to extension header) with length
-    /// fields describing the whole frame. The simulator carries frames in
-    /// this truncated form; [`RoceFrameRepr::parse`] accepts it.
+    /// Writes only the headers (Ethernet to the last transport header) with
+    /// length fields describing the whole frame. The simulator carries frames
+    /// in this truncated form; [`RoceFrameRepr::parse`] accepts it.
     pub fn emit_headers(&self, buf: &mut [u8]) -> Result<usize, RoceError> {
         let hl = self.header_len();
         if buf.len() < hl {
@@ -813,10 +827,16 @@ impl RoceFrameRepr {
                 need: hl,
             });
         }
-        buf[0..6].copy_from_slice(&self.dst_mac);
-        buf[6..12].copy_from_slice(&self.src_mac);
-        buf[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-        let udp_payload = BTH_LEN + self.ext.len() + self.payload_len + self.pad_len() + ICRC_LEN;
+        EthernetRepr {
+            src_addr: EthernetAddress(self.src_mac),
+            dst_addr: EthernetAddress(self.dst_mac),
+            ethertype: EtherType::Ipv4,
+        }
+        .emit(&mut EthernetFrame::new_unchecked(
+            &mut buf[..ETH_HEADER_LEN],
+        ));
+        let udp_payload =
+            self.transport_header_len() + self.payload_len + self.pad_len() + ICRC_LEN;
         let mut ip = self.ip;
         ip.protocol = IpProtocol::Udp;
         ip.payload_len = UDP_HEADER_LEN + udp_payload;
@@ -846,20 +866,25 @@ impl RoceFrameRepr {
             RoceExt::Aeth(a) => a.emit(&mut buf[ext_off..ext_off + AETH_LEN]),
             RoceExt::CnpPad => buf[ext_off..ext_off + CNP_PAD_LEN].fill(0),
         }
+        if let Some(imm) = self.imm {
+            let off = ext_off + self.ext.len();
+            imm.emit(&mut buf[off..off + IMMDT_LEN]);
+        }
         Ok(hl)
     }
 
-    /// Parses an untagged Ethernet/IPv4/UDP:4791/BTH frame. `frame` may be
-    /// the whole frame (then the ICRC is verified) or only its headers, as
-    /// written by [`Self::emit_headers`]; lengths come from the IP header.
+    /// Parses an Ethernet (untagged or 802.1Q-tagged) / IPv4 / UDP:4791 /
+    /// BTH frame. `frame` may be the whole frame (then the ICRC is verified)
+    /// or only its headers, as written by [`Self::emit_headers`]; lengths
+    /// come from the IP header. IPv4 options are skipped.
     pub fn parse(frame: &[u8]) -> Result<ParsedRoce, RoceError> {
-        if frame.len() < ETHERNET_HEADER_LEN {
-            return Err(RoceError::Truncated);
-        }
-        if frame[12..14] != [0x08, 0x00] {
+        let eth = EthernetFrame::new_checked(frame).map_err(|_| RoceError::Truncated)?;
+        if eth.inner_ethertype() != EtherType::Ipv4 {
             return Err(RoceError::NotRoce);
         }
-        let ip_bytes = &frame[ETHERNET_HEADER_LEN..];
+        let vlan_pcp = eth.vlan_tag().map(|t| t.pcp);
+        let l2_len = eth.payload_offset();
+        let ip_bytes = &frame[l2_len..];
         if ip_bytes.len() < IPV4_HEADER_LEN {
             return Err(RoceError::Truncated);
         }
@@ -889,6 +914,9 @@ impl RoceFrameRepr {
         let bth = BthRepr::parse(&Bth::new_unchecked(&ip_bytes[bth_off..]))?;
         let ext_off = bth_off + BTH_LEN;
         let ext = if bth.opcode == Opcode::Cnp {
+            if ip_bytes.len() < ext_off + CNP_PAD_LEN {
+                return Err(RoceError::Truncated);
+            }
             RoceExt::CnpPad
         } else if bth.opcode.has_reth() {
             RoceExt::Reth(RethRepr::parse(&ip_bytes[ext_off..])?)
@@ -897,15 +925,21 @@ impl RoceFrameRepr {
         } else {
             RoceExt::None
         };
-        let ext_len = ext.len();
+        let imm_off = ext_off + ext.len();
+        let imm = if bth.opcode.has_immdt() {
+            Some(ImmDtRepr::parse(&ip_bytes[imm_off.min(ip_bytes.len())..])?)
+        } else {
+            None
+        };
+        let hdr_end = imm_off + imm.map_or(0, |_| IMMDT_LEN);
         let payload_plus_pad = total
-            .checked_sub(ext_off + ext_len + ICRC_LEN)
+            .checked_sub(hdr_end + ICRC_LEN)
             .ok_or(RoceError::Ip(IpError::Malformed))?;
         let pad = usize::from(bth.pad_count);
         let payload_len = payload_plus_pad
             .checked_sub(pad)
             .ok_or(RoceError::Ip(IpError::Malformed))?;
-        let frame_len = ETHERNET_HEADER_LEN + total;
+        let frame_len = l2_len + total;
         let icrc_ok = if frame.len() >= frame_len {
             let ip_end = total - ICRC_LEN;
             let got = u32::from_le_bytes([
@@ -918,10 +952,6 @@ impl RoceFrameRepr {
         } else {
             None
         };
-        let mut dst_mac = [0u8; 6];
-        let mut src_mac = [0u8; 6];
-        dst_mac.copy_from_slice(&frame[0..6]);
-        src_mac.copy_from_slice(&frame[6..12]);
         let ip = Ipv4Repr {
             src_addr: ipv.src_addr(),
             dst_addr: ipv.dst_addr(),
@@ -935,15 +965,17 @@ impl RoceFrameRepr {
         };
         Ok(ParsedRoce {
             repr: RoceFrameRepr {
-                dst_mac,
-                src_mac,
+                dst_mac: eth.dst_addr().0,
+                src_mac: eth.src_addr().0,
                 ip,
                 udp_src_port: udp.src_port(),
                 bth,
                 ext,
+                imm,
                 payload_len,
             },
-            payload_offset: ETHERNET_HEADER_LEN + ext_off + ext_len,
+            vlan_pcp,
+            payload_offset: l2_len + hdr_end,
             frame_len,
             icrc_ok,
         })
@@ -1126,6 +1158,36 @@ mod tests {
             r.emit(&mut [0u8; 50], &[]),
             Err(RoceError::BufferTooSmall { need: 106, .. })
         ));
+    }
+
+    #[test]
+    fn immediate_data_roundtrip() {
+        let mut r = write_repr();
+        r.bth.opcode = Opcode::RcWriteOnlyImm;
+        r.imm = Some(ImmDtRepr { imm: 0xDEAD_BEEF });
+        r.payload_len = 5;
+        let mut buf = [0u8; 128];
+        let n = r.emit(&mut buf, b"hello").unwrap();
+        assert_eq!(n, 14 + 20 + 8 + 12 + 16 + 4 + 5 + 3 + 4);
+        let p = RoceFrameRepr::parse(&buf[..n]).unwrap();
+        assert_eq!(p.icrc_ok, Some(true));
+        assert_eq!(p.repr.imm, Some(ImmDtRepr { imm: 0xDEAD_BEEF }));
+        assert_eq!(p.repr.payload_len, 5);
+        assert_eq!(p.repr.bth.pad_count, 3);
+        assert_eq!(&buf[p.payload_offset..p.payload_offset + 5], b"hello");
+    }
+
+    #[test]
+    fn vlan_tagged_frame_parses_with_pcp() {
+        let untagged = hex(WRITE_FRAME);
+        let mut tagged = untagged[..12].to_vec();
+        tagged.extend_from_slice(&[0x81, 0x00, 0x60, 0x0A]); // PCP 3, VID 10
+        tagged.extend_from_slice(&untagged[12..]);
+        let p = RoceFrameRepr::parse(&tagged).unwrap();
+        assert_eq!(p.vlan_pcp, Some(3));
+        assert_eq!(p.icrc_ok, Some(true), "the ICRC does not cover L2");
+        assert_eq!(p.payload_offset, 74);
+        assert_eq!(p.frame_len, 110);
     }
 
     #[test]

@@ -46,8 +46,7 @@ enum Cmd {
 fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -57,7 +56,8 @@ fn main() -> Result<()> {
         Cmd::Up { file } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
-            let topo = Topology::from_toml(&text).with_context(|| format!("in {}", file.display()))?;
+            let topo =
+                Topology::from_toml(&text).with_context(|| format!("in {}", file.display()))?;
             let stop = lab::signal::stop_flag();
             let st = labctl::up(&topo, Some(&file), &store, stop)?;
             println!(

@@ -21,7 +21,11 @@ use lab::port::AfPacketPort;
 use lab::units::{parse_mac, parse_rate_bps};
 
 #[derive(Parser)]
-#[command(name = "roceperf", version, about = "RoCEv2 RDMA WRITE bandwidth agent on raw frames")]
+#[command(
+    name = "roceperf",
+    version,
+    about = "RoCEv2 RDMA WRITE bandwidth agent on raw frames"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -126,8 +130,7 @@ fn seconds(s: f64, what: &str) -> Result<Duration> {
 fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -157,7 +160,12 @@ fn main() -> Result<()> {
                 message_bytes: size,
                 messages,
             };
-            (common, role, Some(seconds(duration, "duration")?), !no_dcqcn)
+            (
+                common,
+                role,
+                Some(seconds(duration, "duration")?),
+                !no_dcqcn,
+            )
         }
     };
     let interval = common
@@ -185,6 +193,18 @@ fn main() -> Result<()> {
         None => AfPacketPort::open(&common.iface),
     }
     .with_context(|| format!("opening port on {}", common.iface))?;
+    // Largest frame: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + payload
+    // + pad 3 + ICRC 4; all of it after Ethernet must fit the interface MTU.
+    let iface_mtu = port.mtu_bytes().context("reading the interface MTU")?;
+    let need = common.mtu as u32 + 20 + 8 + 12 + 16 + 3 + 4;
+    if need > iface_mtu {
+        bail!(
+            "--mtu {} makes frames of {need} bytes after Ethernet, but {} has MTU {iface_mtu}: \
+             lower --mtu or raise the interface MTU",
+            common.mtu,
+            common.iface
+        );
+    }
     let stop = lab::signal::stop_flag();
     let mut agent = Agent::new(port, cfg, role).context("setting up the agent")?;
     let json = common.json;

@@ -9,10 +9,10 @@
 //! the [`state::LabState`] and the state file rewritten before the next
 //! step, so [`down`] can remove exactly what exists, also after a crash.
 //!
-//! Rx offloads: with `ethtool` on PATH, `rxvlan`, `gro` and `lro` are
-//! turned off on every lab interface. Without it this is recorded as a note;
-//! it matters little on veth, because the kernel strips 802.1Q tags in
-//! software anyway and the port restores them from `PACKET_AUXDATA`.
+//! Rx offloads: GRO, LRO and rx VLAN offload are turned off on every lab
+//! interface ([`offload`], the ethtool ioctls, no binary needed). On veth
+//! the kernel strips 802.1Q tags in software anyway; the port restores them
+//! from `PACKET_AUXDATA`.
 //!
 //! Failure handling: any failing step, or Ctrl-C (the [`crate::signal`]
 //! flag, checked between steps), makes `up` tear down what it recorded and
@@ -22,6 +22,7 @@
 //! is signalled too, so children a command forked do not outlive it. Errors are `anyhow` with the failing command line and
 //! its stderr: every caller only reports them.
 
+pub mod offload;
 pub mod state;
 pub mod sys;
 
@@ -40,6 +41,8 @@ use state::{LabState, LinkRecord, ProcRecord, StateStore};
 
 /// Time a process gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long links may take to become operationally up.
+pub const LINK_UP_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a started command must survive to count as started.
 pub const START_CHECK: Duration = Duration::from_millis(300);
 
@@ -62,7 +65,9 @@ pub fn up(
     for node in topo.nodes() {
         let ns = topo.netns(node);
         if sys::netns_exists(&ns) {
-            bail!("namespace {ns} exists but no state file records it; remove it with `ip netns del {ns}`");
+            bail!(
+                "namespace {ns} exists but no state file records it; remove it with `ip netns del {ns}`"
+            );
         }
     }
     let mut st = LabState {
@@ -76,7 +81,10 @@ pub fn up(
         Err(e) => {
             tracing::warn!(error = %e, "up failed; removing what was created");
             match teardown(&st, store) {
-                Ok(()) => Err(e.context(format!("bringing lab {:?} up (everything created was removed)", topo.name))),
+                Ok(()) => Err(e.context(format!(
+                    "bringing lab {:?} up (everything created was removed)",
+                    topo.name
+                ))),
                 Err(e2) => Err(e.context(format!(
                     "bringing lab {:?} up; cleanup ALSO failed: {e2:#}",
                     topo.name
@@ -115,12 +123,6 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
         .with_context(|| format!("node {node}: disabling IPv6"))?;
         sys::ip(&["-n", &ns, "link", "set", "lo", "up"]).with_context(|| format!("node {node}"))?;
     }
-    let ethtool = sys::on_path("ethtool");
-    if !ethtool {
-        st.notes.push(
-            "ethtool not found: rx offloads left as they are (VLAN tags are restored from PACKET_AUXDATA)".into(),
-        );
-    }
     for (i, l) in topo.links.iter().enumerate() {
         check_stop(stop)?;
         let (Some(a), Some(b)) = (parse_endpoint(&l.a), parse_endpoint(&l.b)) else {
@@ -128,11 +130,26 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
         };
         let speed_bps = parse_rate_bps(&l.speed).with_context(|| format!("link {i}"))?;
         let (a_ns, b_ns) = (topo.netns(&a.node), topo.netns(&b.node));
-        let mut args: Vec<String> = vec!["link".into(), "add".into(), "name".into(), a.iface.clone(), "netns".into(), a_ns.clone()];
+        let mut args: Vec<String> = vec![
+            "link".into(),
+            "add".into(),
+            "name".into(),
+            a.iface.clone(),
+            "netns".into(),
+            a_ns.clone(),
+        ];
         if let Some(h) = topo.host(&a.node) {
             args.extend(["address".into(), h.mac.clone()]);
         }
-        args.extend(["type".into(), "veth".into(), "peer".into(), "name".into(), b.iface.clone(), "netns".into(), b_ns.clone()]);
+        args.extend([
+            "type".into(),
+            "veth".into(),
+            "peer".into(),
+            "name".into(),
+            b.iface.clone(),
+            "netns".into(),
+            b_ns.clone(),
+        ]);
         if let Some(h) = topo.host(&b.node) {
             args.extend(["address".into(), h.mac.clone()]);
         }
@@ -151,12 +168,16 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
                 sys::ip(&["-n", ns, "link", "set", iface, "mtu", &mtu.to_string()])
                     .with_context(|| format!("link {i}"))?;
             }
-            if ethtool {
-                sys::run("ip", &["netns", "exec", ns, "ethtool", "-K", iface, "rxvlan", "off", "gro", "off", "lro", "off"])
-                    .map_err(|e| tracing::warn!(error = %e, "rx offloads"))
-                    .ok();
-            }
-            sys::ip(&["-n", ns, "link", "set", iface, "up"]).with_context(|| format!("link {i}"))?;
+            offload::disable_rx_offloads_in(ns, iface)
+                .with_context(|| format!("link {i}: turning rx offloads off on {ns}:{iface}"))?;
+            sys::ip(&["-n", ns, "link", "set", iface, "up"])
+                .with_context(|| format!("link {i}"))?;
+        }
+    }
+    for l in &st.links {
+        for (ns, iface) in [(&l.a_netns, &l.a_iface), (&l.b_netns, &l.b_iface)] {
+            check_stop(stop)?;
+            sys::wait_oper_up(ns, iface, LINK_UP_TIMEOUT)?;
         }
     }
     let log_dir = store.log_dir(&topo.name);
@@ -173,7 +194,8 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
         let argv = topo.expand(node, cmd);
         let ns = topo.netns(node);
         let log = log_dir.join(format!("{node}.log"));
-        let child = spawn_in(&ns, &argv, &log).with_context(|| format!("node {node}: starting {argv:?}"))?;
+        let child = spawn_in(&ns, &argv, &log)
+            .with_context(|| format!("node {node}: starting {argv:?}"))?;
         let pid = child.id();
         let start_ticks = sys::start_ticks(pid).unwrap_or(0);
         st.processes.push(ProcRecord {
@@ -312,15 +334,22 @@ pub fn teardown(st: &LabState, store: &StateStore) -> Result<()> {
         store.remove(&st.lab)?;
         Ok(())
     } else {
-        bail!("tearing down lab {:?}:\n  {}", st.lab, problems.join("\n  "))
+        bail!(
+            "tearing down lab {:?}:\n  {}",
+            st.lab,
+            problems.join("\n  ")
+        )
     }
 }
 
 /// Tears down lab `lab` from its state file.
 pub fn down(lab: &str, store: &StateStore) -> Result<()> {
-    let st = store
-        .load(lab)
-        .with_context(|| format!("lab {lab:?} has no readable state in {}", store.dir().display()))?;
+    let st = store.load(lab).with_context(|| {
+        format!(
+            "lab {lab:?} has no readable state in {}",
+            store.dir().display()
+        )
+    })?;
     teardown(&st, store)
 }
 
@@ -333,7 +362,11 @@ pub fn status(lab: &str, store: &StateStore) -> Result<String> {
         s,
         "lab {} ({}){}",
         st.lab,
-        if st.complete { "up" } else { "INCOMPLETE: up failed or is running" },
+        if st.complete {
+            "up"
+        } else {
+            "INCOMPLETE: up failed or is running"
+        },
         st.topology_file
             .as_ref()
             .map(|p| format!(" from {}", p.display()))
@@ -341,7 +374,11 @@ pub fn status(lab: &str, store: &StateStore) -> Result<String> {
     );
     for ns in &st.netns {
         let ok = sys::netns_exists(ns);
-        let _ = writeln!(s, "  netns {ns:<28} {}", if ok { "present" } else { "MISSING" });
+        let _ = writeln!(
+            s,
+            "  netns {ns:<28} {}",
+            if ok { "present" } else { "MISSING" }
+        );
     }
     for l in &st.links {
         let _ = writeln!(

@@ -115,7 +115,8 @@ impl StateStore {
         let p = self.path(&st.lab);
         let tmp = self.dir.join(format!(".{}.json.tmp", st.lab));
         let text = serde_json::to_string_pretty(st).context("serialising lab state")?;
-        let mut f = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut f =
+            fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         f.write_all(text.as_bytes())
             .and_then(|()| f.sync_all())
             .with_context(|| format!("writing {}", tmp.display()))?;

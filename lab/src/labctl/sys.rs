@@ -31,6 +31,26 @@ pub fn ip(args: &[&str]) -> Result<String> {
     run("ip", args)
 }
 
+/// Waits until `iface` in namespace `ns` reports operational state UP
+/// (carrier on, qdisc attached). Right after `ip link set up` a veth drops
+/// what is sent until the kernel's link watcher has run.
+pub fn wait_oper_up(ns: &str, iface: &str, timeout: std::time::Duration) -> Result<()> {
+    let t0 = std::time::Instant::now();
+    loop {
+        let out = ip(&["-n", ns, "-o", "link", "show", "dev", iface])?;
+        if out.contains("state UP") {
+            return Ok(());
+        }
+        if t0.elapsed() >= timeout {
+            bail!(
+                "{ns}:{iface} not operationally up after {timeout:?}: {}",
+                out.trim()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// True if the named network namespace exists.
 pub fn netns_exists(name: &str) -> bool {
     Path::new(&crate::port::netns::netns_path(name)).exists()
@@ -38,9 +58,8 @@ pub fn netns_exists(name: &str) -> bool {
 
 /// True if `prog` is found on `PATH`.
 pub fn on_path(prog: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| d.join(prog).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(prog).is_file()))
 }
 
 /// Start time of `pid` in clock ticks since boot, if it runs and is not a
@@ -107,12 +126,17 @@ mod tests {
         let me = std::process::id();
         let t = start_ticks(me).expect("own stat");
         assert!(is_same_process_alive(me, t));
-        assert!(!is_same_process_alive(me, t + 1), "start time must be compared");
+        assert!(
+            !is_same_process_alive(me, t + 1),
+            "start time must be compared"
+        );
     }
 
     #[test]
     fn failures_quote_the_command_and_stderr() {
-        let e = run("sh", &["-c", "echo boom >&2; exit 3"]).unwrap_err().to_string();
+        let e = run("sh", &["-c", "echo boom >&2; exit 3"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("sh -c") && e.contains("boom"), "{e}");
     }
 }

@@ -48,9 +48,9 @@ use crate::port::{FrameBuf, Port, PortError};
 use report::{Report, Snapshot};
 
 /// QPN of a client's first QP.
-pub const CLIENT_QPN_BASE: u32 = 0x0001_00;
+pub const CLIENT_QPN_BASE: u32 = 0x0100;
 /// QPN of a server's first QP.
-pub const SERVER_QPN_BASE: u32 = 0x0002_00;
+pub const SERVER_QPN_BASE: u32 = 0x0200;
 /// Most QPs per client (the QPN ranges must not overlap).
 pub const MAX_QPS: u32 = 0x100;
 /// PSN both sides start at.
@@ -140,7 +140,9 @@ impl<P: Port> Agent<P> {
         } = &role
         {
             if *qps == 0 || *qps > MAX_QPS {
-                return Err(AgentError::Config(format!("--qps must be 1..={MAX_QPS}, got {qps}")));
+                return Err(AgentError::Config(format!(
+                    "--qps must be 1..={MAX_QPS}, got {qps}"
+                )));
             }
             if *message_bytes == 0 {
                 return Err(AgentError::Config("--size must be > 0".into()));
@@ -164,8 +166,12 @@ impl<P: Port> Agent<P> {
             rnic,
             role,
             epoch: std::time::Instant::now(),
-            rx: (0..RX_BATCH).map(|_| FrameBuf::with_capacity(cap.max(1600))).collect(),
-            tx: (0..TX_BATCH).map(|_| FrameBuf::with_capacity(cap)).collect(),
+            rx: (0..RX_BATCH)
+                .map(|_| FrameBuf::with_capacity(cap.max(1600)))
+                .collect(),
+            tx: (0..TX_BATCH)
+                .map(|_| FrameBuf::with_capacity(cap))
+                .collect(),
             backlog_start: 0,
             backlog_end: 0,
             link_free_ns: 0,
@@ -294,14 +300,10 @@ impl<P: Port> Agent<P> {
                 rnic_wake = Some(rnic_wake.map_or(self.link_free_ns, |w| w.max(self.link_free_ns)));
             }
             let now_ns = self.now().as_nanos();
-            let mut wake_ns = [
-                rnic_wake,
-                next_report_ns,
-                end_ns,
-            ]
-            .into_iter()
-            .flatten()
-            .min();
+            let mut wake_ns = [rnic_wake, next_report_ns, end_ns]
+                .into_iter()
+                .flatten()
+                .min();
             if self.backlog_end > self.backlog_start {
                 wake_ns = Some(wake_ns.map_or(now_ns + 20_000, |w| w.min(now_ns + 20_000)));
             }

@@ -104,7 +104,13 @@ pub struct Report {
 
 impl Report {
     /// The report of the span from `a` to `b` (`b` later).
-    pub fn between(kind: &'static str, role: &'static str, qps: usize, a: &Snapshot, b: &Snapshot) -> Self {
+    pub fn between(
+        kind: &'static str,
+        role: &'static str,
+        qps: usize,
+        a: &Snapshot,
+        b: &Snapshot,
+    ) -> Self {
         let secs = (b.at_ns.saturating_sub(a.at_ns) as f64 / 1e9).max(1e-9);
         let d = |f: fn(&Snapshot) -> u64| f(b).saturating_sub(f(a));
         let tx_bytes = d(|s| s.tx_payload_bytes);

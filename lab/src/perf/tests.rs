@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::port::MemoryPort;
-use dataplane::wire::pfc::emit_frame;
 use dataplane::wire::ethernet::EthernetAddress;
+use dataplane::wire::pfc::emit_frame;
 use std::sync::Arc;
 
 const C_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xc];
@@ -51,12 +51,16 @@ fn every_message_arrives_psn_complete_on_learned_qps() {
     let stop2 = stop.clone();
     let server = std::thread::spawn(move || {
         let mut s = Agent::new(sp, cfg(S_MAC, S_IP, 1_000_000_000), Role::Server).unwrap();
-        let r = s.run(Some(Duration::from_secs(10)), None, &stop2, |_| {}).unwrap();
+        let r = s
+            .run(Some(Duration::from_secs(10)), None, &stop2, |_| {})
+            .unwrap();
         (r, s.stats())
     });
     let mut c = Agent::new(cp, cfg(C_MAC, C_IP, 200_000_000), client_role(3, Some(50))).unwrap();
     let never = AtomicBool::new(false);
-    let cr = c.run(Some(Duration::from_secs(5)), None, &never, |_| {}).unwrap();
+    let cr = c
+        .run(Some(Duration::from_secs(5)), None, &never, |_| {})
+        .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     stop.store(true, Ordering::Relaxed);
     let (sr, sstats) = server.join().unwrap();
@@ -119,7 +123,10 @@ fn a_pfc_on_another_priority_does_not_pause_data() {
         )
         .unwrap();
     assert!(first.unwrap() > 0);
-    assert_eq!(r.pfc_rx, 0, "only the data priority's PFC frames are reported");
+    assert_eq!(
+        r.pfc_rx, 0,
+        "only the data priority's PFC frames are reported"
+    );
 }
 
 #[test]
@@ -156,7 +163,9 @@ fn ce_marked_data_makes_the_server_send_cnps_and_the_client_slow_down() {
     ccfg.ecn_capable = true;
     let mut c = Agent::new(cp, ccfg, client_role(1, None)).unwrap();
     let never = AtomicBool::new(false);
-    let r = c.run(Some(Duration::from_millis(300)), None, &never, |_| {}).unwrap();
+    let r = c
+        .run(Some(Duration::from_millis(300)), None, &never, |_| {})
+        .unwrap();
     stop.store(true, Ordering::Relaxed);
     let sr = server.join().unwrap();
     relay.join().unwrap();
@@ -170,4 +179,3 @@ fn ce_marked_data_makes_the_server_send_cnps_and_the_client_slow_down() {
         r.tx_gbps
     );
 }
-

@@ -7,7 +7,7 @@
 //! [`PortError::Disconnected`] and receives return 0. Frames longer than a
 //! receive buffer are truncated to it.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::time::Duration;
 
 use super::{FrameBuf, Port, PortError};
@@ -79,10 +79,7 @@ impl Port for MemoryPort {
             return Ok(true);
         }
         let got = match timeout {
-            Some(t) => match self.rx.recv_timeout(t) {
-                Ok(f) => Some(f),
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-            },
+            Some(t) => self.rx.recv_timeout(t).ok(),
             None => self.rx.recv().ok(),
         };
         let ready = got.is_some();
@@ -108,9 +105,16 @@ mod tests {
     #[test]
     fn frames_cross_in_order_and_only_to_the_peer() {
         let (mut a, mut b) = MemoryPort::pair("a", "b");
-        assert_eq!(a.send_batch(&frames(&[b"one", b"two", b"three"])).unwrap(), 3);
+        assert_eq!(
+            a.send_batch(&frames(&[b"one", b"two", b"three"])).unwrap(),
+            3
+        );
         let mut rx = FrameBuf::batch(2);
-        assert_eq!(a.recv_batch(&mut rx).unwrap(), 0, "sender must not see its own frames");
+        assert_eq!(
+            a.recv_batch(&mut rx).unwrap(),
+            0,
+            "sender must not see its own frames"
+        );
         assert!(b.wait_readable(Some(Duration::from_millis(10))).unwrap());
         assert_eq!(b.recv_batch(&mut rx).unwrap(), 2);
         assert_eq!(rx[0].frame(), b"one");

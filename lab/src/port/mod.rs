@@ -179,7 +179,8 @@ impl FrameBuf {
             self.set_received(len);
             return;
         }
-        self.data.copy_within(HEADROOM_BYTES..HEADROOM_BYTES + 12, 0);
+        self.data
+            .copy_within(HEADROOM_BYTES..HEADROOM_BYTES + 12, 0);
         self.data[12..14].copy_from_slice(&tpid.to_be_bytes());
         self.data[14..16].copy_from_slice(&tci.to_be_bytes());
         self.start = 0;

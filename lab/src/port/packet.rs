@@ -92,7 +92,12 @@ fn last_err() -> io::Error {
     io::Error::last_os_error()
 }
 
-fn setsockopt_int(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
+fn setsockopt_int(
+    fd: RawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: passes a pointer to a live c_int and its exact size.
     let r = unsafe {
         libc::setsockopt(
@@ -214,12 +219,34 @@ impl AfPacketPort {
     /// (`/run/netns/NAME`), from a helper thread; the socket stays there.
     pub fn open_in_netns(netns: &str, iface: &str) -> Result<Self, PortError> {
         let iface_owned = iface.to_string();
-        super::netns::run_in(netns, move || AfPacketPort::open(&iface_owned))
-            .map_err(|source| PortError::Setup {
+        super::netns::run_in(netns, move || AfPacketPort::open(&iface_owned)).map_err(|source| {
+            PortError::Setup {
                 iface: iface.to_string(),
                 what: "entering network namespace",
                 source,
-            })?
+            }
+        })?
+    }
+
+    /// The interface's MTU in bytes (largest frame payload after the
+    /// Ethernet header), read now with `SIOCGIFMTU`.
+    pub fn mtu_bytes(&self) -> Result<u32, PortError> {
+        // SAFETY: zeroed ifreq is valid; the name is NUL-terminated below.
+        let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+        for (d, s) in req
+            .ifr_name
+            .iter_mut()
+            .zip(self.iface.bytes().take(libc::IFNAMSIZ - 1))
+        {
+            *d = s as libc::c_char;
+        }
+        // SAFETY: a valid ifreq for this request; the kernel fills ifru_mtu.
+        let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::SIOCGIFMTU as _, &mut req) };
+        if r < 0 {
+            return Err(self.io_err("SIOCGIFMTU", last_err()));
+        }
+        // SAFETY: SIOCGIFMTU wrote the mtu member of the union.
+        Ok(unsafe { req.ifr_ifru.ifru_mtu } as u32)
     }
 
     /// The interface index.

@@ -56,8 +56,13 @@ impl Netns {
             ip(&["netns", "add", &name]);
             me.names.push(name.clone());
             ip(&[
-                "netns", "exec", &name, "sysctl", "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
+                "netns",
+                "exec",
+                &name,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
             ]);
             ip(&["-n", &name, "link", "set", "lo", "up"]);
         }
@@ -73,6 +78,10 @@ impl Netns {
         ]);
         ip(&["-n", na, "link", "set", a_if, "up"]);
         ip(&["-n", nb, "link", "set", b_if, "up"]);
+        // Until the link watcher has run, a fresh veth drops what is sent.
+        for (n, i) in [(na, a_if), (nb, b_if)] {
+            lab::labctl::sys::wait_oper_up(n, i, std::time::Duration::from_secs(5)).unwrap();
+        }
     }
 }
 
@@ -86,7 +95,10 @@ impl Drop for Netns {
 
 /// Namespaces whose name starts with `prefix`.
 pub fn netns_with_prefix(prefix: &str) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().expect("ip netns list");
+    let out = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().next())

@@ -80,8 +80,8 @@ pub fn compile_with_sources(
         }
     };
     warnings.extend(more);
-    let p4info_text = String::new();
-    let p4info_binary = Vec::new();
+    let p4info_text = back::p4info::p4info_text(&info);
+    let p4info_binary = back::p4info::p4info_binary(&info);
     match back::rust::write(&ir, &info, &p4info_text) {
         Ok(rust) => (
             Ok(CompileOutput {

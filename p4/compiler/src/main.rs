@@ -62,11 +62,11 @@ fn main() -> ExitCode {
                         (p4info_bin, out.p4info_binary),
                     ];
                     for (path, bytes) in writes {
-                        if let Some(path) = path {
-                            if let Err(e) = std::fs::write(&path, bytes) {
-                                eprintln!("error: cannot write {}: {e}", path.display());
-                                return ExitCode::from(1);
-                            }
+                        if let Some(path) = path
+                            && let Err(e) = std::fs::write(&path, bytes)
+                        {
+                            eprintln!("error: cannot write {}: {e}", path.display());
+                            return ExitCode::from(1);
                         }
                     }
                     ExitCode::SUCCESS

@@ -22,21 +22,79 @@ fn snapshot(name: &str) {
         Ok(o) => o,
         Err(d) => panic!("{name} failed to compile:\n{}", render(&d, &sources)),
     };
-    let path = dir().join("out").join(format!("{name}.rs"));
-    if std::env::var_os("P4C_BLESS").is_some() {
-        std::fs::write(&path, &out.rust).unwrap();
-        return;
+    for (ext, text) in [("rs", &out.rust), ("p4info.txt", &out.p4info_text)] {
+        let path = dir().join("out").join(format!("{name}.{ext}"));
+        if std::env::var_os("P4C_BLESS").is_some() {
+            std::fs::write(&path, text).unwrap();
+            continue;
+        }
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            &old == text,
+            "snapshot {} is out of date; rerun with P4C_BLESS=1",
+            path.display()
+        );
     }
-    let old = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        old == out.rust,
-        "snapshot {} is out of date; rerun with P4C_BLESS=1",
-        path.display()
-    );
 }
 
 mod ipv4_router {
     include!("out/ipv4_router.rs");
+}
+
+mod parser_features {
+    include!("out/parser_features.rs");
+}
+
+mod control_features {
+    include!("out/control_features.rs");
+}
+
+mod block_features {
+    include!("out/block_features.rs");
+}
+
+/// Snapshot check, then the program's STF script (`tests/in/NAME.stf`).
+fn stf<P: Pipeline>(name: &str, prog: P) {
+    snapshot(name);
+    let text = std::fs::read_to_string(dir().join("in").join(format!("{name}.stf"))).unwrap();
+    let report = p4_target::stf::run(prog, &text);
+    assert!(
+        report.passed,
+        "{name}.stf failed:\n{}",
+        report.failures.join("\n")
+    );
+}
+
+#[test]
+fn block_features_stf() {
+    stf("block_features", block_features::Program::new());
+}
+
+#[test]
+fn block_features_names_follow_instances_and_annotations() {
+    let info = block_features::Program::new().info();
+    let names: Vec<(&str, u32)> = info.counters.iter().map(|c| (c.name, c.size)).collect();
+    assert_eq!(names, [("I.small.c", 8), ("I.big.c", 256)]);
+    assert!(
+        info.table_by_name("I.renamed").is_some(),
+        "@name(\"renamed\") is local"
+    );
+    let set_out = info.action_by_name("set_out").unwrap();
+    assert_eq!(set_out.name, "set_out", "@name(\".set_out\") is absolute");
+    assert_eq!(set_out.id, 0x0100abcd, "@id is honoured");
+    assert_eq!(info.tables[0].keys[0].name, "kind");
+    assert_eq!(info.value_sets[0].name, "P.special");
+    assert_eq!(info.value_sets[0].bitwidth, 16);
+}
+
+#[test]
+fn control_features_stf() {
+    stf("control_features", control_features::Program::new());
+}
+
+#[test]
+fn parser_features_stf() {
+    stf("parser_features", parser_features::Program::new());
 }
 
 use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
@@ -92,11 +150,31 @@ fn ipv4_router_snapshot_is_current() {
 }
 
 #[test]
+fn ipv4_router_ids_match_p4c() {
+    // The ids p4c gives the P4 tutorials' basic.p4, which this program mirrors.
+    let info = ipv4_router::Program::new().info();
+    assert_eq!(
+        info.table_by_name("MyIngress.ipv4_lpm").unwrap().id,
+        37375156
+    );
+    assert_eq!(
+        info.action_by_name("MyIngress.ipv4_forward").unwrap().id,
+        28792405
+    );
+    assert_eq!(info.action_by_name("MyIngress.drop").unwrap().id, 25652968);
+    assert_eq!(info.action_by_name("NoAction").unwrap().id, 21257015);
+    assert!(info.p4info_text.contains("name: \"MyIngress.ipv4_lpm\""));
+}
+
+#[test]
 fn ipv4_router_forwards_by_longest_prefix_and_rewrites() {
     let mut prog = ipv4_router::Program::new();
     let info = prog.info();
     let table = info.table_by_name("MyIngress.ipv4_lpm").expect("table").id;
-    let fwd = info.action_by_name("MyIngress.ipv4_forward").expect("action").id;
+    let fwd = info
+        .action_by_name("MyIngress.ipv4_forward")
+        .expect("action")
+        .id;
     let rt = prog.runtime_mut();
     for (prefix, len, port) in [([10u8, 0, 0, 0], 8u32, 1u128), ([10, 1, 0, 0], 16, 2)] {
         rt.table_insert(
@@ -117,8 +195,16 @@ fn ipv4_router_forwards_by_longest_prefix_and_rewrites() {
     let (port, out) = run(&mut prog, &input, 0);
     assert_eq!(port, 2, "the /16 wins over the /8");
     assert_eq!(out.len(), input.len());
-    assert_eq!(&out[0..6], &[0, 0, 0, 0, 0, 0xaa], "dst mac from the action");
-    assert_eq!(&out[6..12], &[0, 0, 0, 0, 0, 1], "src mac is the old dst mac");
+    assert_eq!(
+        &out[0..6],
+        &[0, 0, 0, 0, 0, 0xaa],
+        "dst mac from the action"
+    );
+    assert_eq!(
+        &out[6..12],
+        &[0, 0, 0, 0, 0, 1],
+        "src mac is the old dst mac"
+    );
     assert_eq!(out[22], 63, "ttl decremented");
     assert_eq!(
         u16::from_be_bytes([out[24], out[25]]),
@@ -130,7 +216,11 @@ fn ipv4_router_forwards_by_longest_prefix_and_rewrites() {
     let (port, _) = run(&mut prog, &ipv4_packet([10, 9, 9, 9], 64), 0);
     assert_eq!(port, 1, "only the /8 matches");
     let (port, _) = run(&mut prog, &ipv4_packet([192, 168, 0, 1], 64), 0);
-    assert_eq!(port, p4_target::v1model::DROP_PORT, "miss runs the default drop()");
+    assert_eq!(
+        port,
+        p4_target::v1model::DROP_PORT,
+        "miss runs the default drop()"
+    );
     let (port, _) = run(&mut prog, &ipv4_packet([10, 1, 2, 3], 1), 0);
     assert_eq!(port, p4_target::v1model::DROP_PORT, "ttl 1 is dropped");
 }
@@ -154,4 +244,230 @@ fn ipv4_router_reports_bad_checksums_and_short_packets() {
     );
     assert!(pkt.hdr.ethernet.valid && !pkt.hdr.ipv4.valid);
     assert_eq!(pkt.payload_offset, 14);
+}
+
+// ---------------------------------------------------------------------------
+// Pinned diagnostics
+// ---------------------------------------------------------------------------
+
+/// A small v1model program with holes for the parts a test changes.
+const TEMPLATE: &str = r#"#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<16> b; bit<8> c; }
+struct headers { h_t h; }
+struct meta_t { bit<8> m; }
+//DECLS
+parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        //PARSER
+    }
+}
+control VC(inout headers hdr, inout meta_t meta) { apply { } }
+control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    action set(bit<9> port) { sm.egress_spec = port; }
+    //LOCALS
+    apply {
+        //APPLY
+    }
+}
+control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"#;
+
+/// Fills the template: `parts` are (hole, text) pairs; the parser
+/// transition defaults to `transition accept;`.
+fn program(parts: &[(&str, &str)]) -> String {
+    let mut s = TEMPLATE.to_string();
+    if !parts.iter().any(|(h, _)| *h == "PARSER") {
+        s = s.replace("//PARSER", "transition accept;");
+    }
+    for (hole, text) in parts {
+        s = s.replace(&format!("//{hole}"), text);
+    }
+    s
+}
+
+/// Compiles `src` (saved as `NAME.p4`) and compares the rendered
+/// diagnostics with `tests/out/errors/NAME.txt`.
+fn check_errors(name: &str, src: &str) {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-errors");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join(format!("{name}.p4"));
+    std::fs::write(&file, src).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    let diags = match res {
+        Ok(_) => panic!("{name}: expected errors, the program compiled"),
+        Err(d) => d,
+    };
+    let text = render(&diags, &sources).replace(&format!("{}/", tmp.display()), "");
+    let path = dir().join("out").join("errors").join(format!("{name}.txt"));
+    if std::env::var_os("P4C_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        text, want,
+        "{name}: diagnostics changed; rerun with P4C_BLESS=1"
+    );
+}
+
+#[test]
+fn error_unknown_name() {
+    check_errors(
+        "unknown_name",
+        &program(&[("APPLY", "meta.m = undefined_thing;")]),
+    );
+}
+
+#[test]
+fn error_width_mismatch() {
+    check_errors(
+        "width_mismatch",
+        &program(&[("APPLY", "hdr.h.b = hdr.h.a + hdr.h.b;")]),
+    );
+}
+
+#[test]
+fn error_wrong_argument_count() {
+    check_errors("wrong_argument_count", &program(&[("APPLY", "set(1, 2);")]));
+}
+
+#[test]
+fn error_bad_match_kind() {
+    check_errors(
+        "bad_match_kind",
+        &program(&[(
+            "LOCALS",
+            "table t { key = { hdr.h.a: fuzzy; } actions = { set; } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_assign_to_const() {
+    check_errors(
+        "assign_to_const",
+        &program(&[
+            ("DECLS", "const bit<8> LIMIT = 10;"),
+            ("APPLY", "LIMIT = 3;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_assign_to_in_param() {
+    check_errors(
+        "assign_to_in_param",
+        &program(&[
+            ("LOCALS", "action a(in bit<8> x) { x = 1; }"),
+            ("APPLY", "a(hdr.h.a);"),
+        ]),
+    );
+}
+
+#[test]
+fn error_unknown_field() {
+    check_errors("unknown_field", &program(&[("APPLY", "hdr.h.nope = 1;")]));
+}
+
+#[test]
+fn error_unknown_state() {
+    check_errors(
+        "unknown_state",
+        &program(&[("PARSER", "transition parse_nothing;")]),
+    );
+}
+
+#[test]
+fn error_default_action_not_listed() {
+    check_errors(
+        "default_action_not_listed",
+        &program(&[(
+            "LOCALS",
+            "action other() { } table t { key = { hdr.h.a: exact; } actions = { set; } default_action = other(); }",
+        )]),
+    );
+}
+
+#[test]
+fn error_width_too_large() {
+    check_errors(
+        "width_too_large",
+        &program(&[("DECLS", "header big_t { bit<200> x; }")]),
+    );
+}
+
+#[test]
+fn error_unknown_method() {
+    check_errors(
+        "unknown_method",
+        &program(&[("APPLY", "hdr.h.makeValid();")]),
+    );
+}
+
+#[test]
+fn error_mark_to_drop_needs_standard_metadata() {
+    check_errors(
+        "mark_to_drop_argument",
+        &program(&[("APPLY", "hdr.h.setInvalid(); mark_to_drop(meta);")]),
+    );
+}
+
+#[test]
+fn error_condition_not_bool() {
+    check_errors(
+        "condition_not_bool",
+        &program(&[("APPLY", "if (hdr.h.a) { meta.m = 1; }")]),
+    );
+}
+
+#[test]
+fn error_cannot_infer_width() {
+    check_errors(
+        "cannot_infer_width",
+        &program(&[("APPLY", "meta.m = (bit<8>)(1 ++ 2);")]),
+    );
+}
+
+#[test]
+fn error_entry_key_count() {
+    check_errors(
+        "entry_key_count",
+        &program(&[(
+            "LOCALS",
+            "table t { key = { hdr.h.a: exact; hdr.h.b: exact; } actions = { set; } const entries = { 1 : set(3); } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_literal_does_not_fit() {
+    check_errors(
+        "literal_does_not_fit",
+        &program(&[("APPLY", "meta.m = 300;")]),
+    );
+}
+
+#[test]
+fn error_unsupported_feature_is_named() {
+    check_errors(
+        "unsupported_user_extern",
+        &program(&[
+            ("DECLS", "extern Widget { Widget(); void spin(); }"),
+            ("LOCALS", "Widget() w;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_every_error_is_reported() {
+    check_errors(
+        "several_errors",
+        &program(&[("APPLY", "meta.m = nope1; hdr.h.zz = 1; set(1, 2, 3);")]),
+    );
 }

@@ -57,8 +57,15 @@ fn include_dirs_are_searched_in_order() {
     let main = dir.join("main.p4");
     std::fs::write(&main, "#include <defs.p4>\n").expect("write");
     let (prog, sources) = parse_program(&main, &[b.clone(), a.clone()]).expect("parses");
-    assert_eq!(prog.decls[0].name().map(|n| n.name.as_str()), Some("FROM_B"));
-    assert!(sources.file_name(prog.decls[0].span().file).ends_with("b/defs.p4"));
+    assert_eq!(
+        prog.decls[0].name().map(|n| n.name.as_str()),
+        Some("FROM_B")
+    );
+    assert!(
+        sources
+            .file_name(prog.decls[0].span().file)
+            .ends_with("b/defs.p4")
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -71,12 +78,72 @@ fn parse_never_panics(src: &str) {
 }
 
 const TOKENS: &[&str] = &[
-    "header", "struct", "control", "parser", "state", "transition", "select", "apply", "table",
-    "key", "actions", "entries", "action", "const", "extern", "enum", "bit", "int", "varbit",
-    "<", ">", ">>", "(", ")", "{", "}", "[", "]", ";", ":", ",", ".", "=", "&&&", "..", "++",
-    "|+|", "@name", "@", "\"s\"", "8w5", "16s-3", "0x1F", "x", "T", "_", "default", "if",
-    "else", "switch", "return", "exit", "#include <v1model.p4>\n", "#define M x\n",
-    "#if 1\n", "#endif\n", "#else\n", "\n", "/*", "*/", "//", "\\\n", "?", "!", "-", "~",
+    "header",
+    "struct",
+    "control",
+    "parser",
+    "state",
+    "transition",
+    "select",
+    "apply",
+    "table",
+    "key",
+    "actions",
+    "entries",
+    "action",
+    "const",
+    "extern",
+    "enum",
+    "bit",
+    "int",
+    "varbit",
+    "<",
+    ">",
+    ">>",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ";",
+    ":",
+    ",",
+    ".",
+    "=",
+    "&&&",
+    "..",
+    "++",
+    "|+|",
+    "@name",
+    "@",
+    "\"s\"",
+    "8w5",
+    "16s-3",
+    "0x1F",
+    "x",
+    "T",
+    "_",
+    "default",
+    "if",
+    "else",
+    "switch",
+    "return",
+    "exit",
+    "#include <v1model.p4>\n",
+    "#define M x\n",
+    "#if 1\n",
+    "#endif\n",
+    "#else\n",
+    "\n",
+    "/*",
+    "*/",
+    "//",
+    "\\\n",
+    "?",
+    "!",
+    "-",
+    "~",
 ];
 
 proptest! {

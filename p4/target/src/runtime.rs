@@ -12,6 +12,16 @@
 //! parameters are `u128` already checked to fit their declared width
 //! (byte-string decoding and zero-padding normalisation are the caller's
 //! job). Priorities follow P4Runtime: a larger number wins.
+//!
+//! Index convention: `counters` and `meters` have one element per entry of
+//! `info.counters` / `info.meters`, direct ones included (those elements
+//! have no cells; direct cells live in the table entries), so the dense
+//! index of an object is its position in the `ProgramInfo` slice.
+//!
+//! Randomness (`random`, `HashAlgorithm.random`) comes from a seeded
+//! SplitMix64 generator per thread ([`Runtime::set_seed`]); it is not a
+//! `Runtime` field because other crates build `Runtime` with struct
+//! literals.
 
 use crate::externs::{BitPacker, Counter, Meter, MeterConfig, Register, Rng};
 use crate::info::{HashAlgorithm, MatchKind, ProgramInfo};
@@ -260,6 +270,7 @@ pub trait RuntimeApi {
     /// Deletes a group (refused while an entry uses it).
     fn group_delete(&mut self, profile_id: u32, group_id: u32) -> Result<(), RuntimeError>;
     /// Groups of a profile: (group id, [(member id, weight)]).
+    #[allow(clippy::type_complexity)]
     fn groups(&self, profile_id: u32) -> Result<Vec<(u32, Vec<(u32, u32)>)>, RuntimeError>;
 
     /// Reads an indirect counter cell.
@@ -341,7 +352,7 @@ impl Runtime {
     /// All program state in its initial form: tables with their const
     /// entries and initial default actions, empty profiles, zeroed
     /// counters and registers, unconfigured (green) meters, empty value
-    /// sets, the random generator at its default seed.
+    /// sets. (The random generator is per thread: [`Runtime::set_seed`].)
     ///
     /// `counters` and `meters` have one element per `info.counters` /
     /// `info.meters` entry, so a dense index means the same object in both;

@@ -326,7 +326,7 @@ fn new_builds_every_object_with_const_entries_and_defaults() {
     assert!(!hit);
     assert_eq!(rt.table_entries(T_ACL).unwrap().len(), 2);
     assert!(matches!(
-        rt.table_delete(T_ACL, &ACL_ENTRIES[1].matches.to_vec(), 10),
+        rt.table_delete(T_ACL, ACL_ENTRIES[1].matches, 10),
         Err(RuntimeError::NotPermitted(_))
     ));
     assert!(matches!(

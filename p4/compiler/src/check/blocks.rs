@@ -17,20 +17,31 @@ use p4_target::runtime::FieldMatch;
 
 /// `@name` handling: `@name(".x")` is absolute, `@name("x")` replaces the local name.
 pub(crate) fn name_spec(annotations: &[ast::Annotation], local: &str) -> NameSpec {
+    let id = explicit_id(annotations);
     match ast::find_annotation(annotations, "name").and_then(|a| a.string_arg()) {
         Some(n) if n.starts_with('.') => NameSpec {
             absolute: true,
             name: n[1..].to_string(),
+            id,
         },
         Some(n) => NameSpec {
             absolute: false,
             name: n.to_string(),
+            id,
         },
         None => NameSpec {
             absolute: false,
             name: local.to_string(),
+            id,
         },
     }
+}
+
+/// `@id(n)`, if present and a 32-bit number.
+pub(crate) fn explicit_id(annotations: &[ast::Annotation]) -> Option<u32> {
+    ast::find_annotation(annotations, "id")
+        .and_then(|a| a.int_arg())
+        .and_then(|i| u32::try_from(i.value).ok())
 }
 
 /// Source text of a key expression as p4c names match fields.
@@ -38,7 +49,9 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
     match &e.kind {
         ast::ExprKind::Name(p) => format!("{}{}", if p.top_level { "." } else { "" }, p.ident.name),
         ast::ExprKind::Member { base, member } => format!("{}.{}", expr_text(base), member.name),
-        ast::ExprKind::Index { base, index } => format!("{}[{}]", expr_text(base), expr_text(index)),
+        ast::ExprKind::Index { base, index } => {
+            format!("{}[{}]", expr_text(base), expr_text(index))
+        }
         ast::ExprKind::Slice { base, hi, lo } => {
             format!("{}[{}:{}]", expr_text(base), expr_text(hi), expr_text(lo))
         }
@@ -63,30 +76,37 @@ impl Checker {
     fn block_params(&mut self, params: &[ast::Param], packet_type: &str) -> Vec<ir::BlockParam> {
         let mut out = Vec::new();
         for (i, p) in params.iter().enumerate() {
-            if let ast::TypeKind::Named { name, .. } = &p.ty.kind {
-                if name.ident.name == "packet_in" || name.ident.name == "packet_out" {
-                    if name.ident.name != packet_type {
-                        self.error(
-                            codes::TYPE_MISMATCH,
-                            p.ty.span,
-                            format!("`{}` is not allowed here; expected `{packet_type}`", name.ident.name),
-                        );
-                    }
-                    out.push(ir::BlockParam {
-                        name: p.name.name.clone(),
-                        ty: None,
-                        dir: ir::Direction::In,
-                    });
-                    self.declare(&p.name, Sym::Packet(name.ident.name == "packet_out"));
-                    continue;
+            if let ast::TypeKind::Named { name, .. } = &p.ty.kind
+                && (name.ident.name == "packet_in" || name.ident.name == "packet_out")
+            {
+                if name.ident.name != packet_type {
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        p.ty.span,
+                        format!(
+                            "`{}` is not allowed here; expected `{packet_type}`",
+                            name.ident.name
+                        ),
+                    );
                 }
+                out.push(ir::BlockParam {
+                    name: p.name.name.clone(),
+                    ty: None,
+                    dir: ir::Direction::In,
+                });
+                self.declare(&p.name, Sym::Packet(name.ident.name == "packet_out"));
+                continue;
             }
             let ty = self.ty(&p.ty);
             let dir = direction(p.direction);
             if let Some(ty) = &ty {
                 self.declare(
                     &p.name,
-                    Sym::Var(ir::VarRef::BlockParam(i as u32), ty.clone(), dir != ir::Direction::In),
+                    Sym::Var(
+                        ir::VarRef::BlockParam(i as u32),
+                        ty.clone(),
+                        dir != ir::Direction::In,
+                    ),
                 );
             }
             out.push(ir::BlockParam {
@@ -121,22 +141,47 @@ impl Checker {
                 ast::Decl::Var(v) => {
                     let Some(ty) = self.ty(&v.ty) else { continue };
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
-                    if let Some(i) = self.new_local(&v.name, ty) {
-                        if let Some(init) = init {
-                            local_inits.push((i, init));
-                        }
+                    if let Some(i) = self.new_local(&v.name, ty)
+                        && let Some(init) = init
+                    {
+                        local_inits.push((i, init));
                     }
                 }
                 ast::Decl::ValueSet(vs) => {
-                    let Some(ty) = self.ty(&vs.elem_type) else { continue };
-                    let Some(w) = (match &ty {
-                        Ty::Bit(w) => Some(*w),
-                        _ => None,
-                    }) else {
-                        self.unsupported(vs.elem_type.span, "value sets of non-bit types");
+                    let Some(ty) = self.ty(&vs.elem_type) else {
                         continue;
                     };
-                    let Some(size) = self.const_u32(&vs.size, "value set size") else { continue };
+                    let parts: Vec<Ty> = match &ty {
+                        Ty::Bit(_) => vec![ty.clone()],
+                        Ty::Tuple(items) => items.clone(),
+                        Ty::Composite(c)
+                            if self.prog.composites[*c].kind == ir::CompositeKind::Struct =>
+                        {
+                            self.prog.composites[*c]
+                                .fields
+                                .iter()
+                                .map(|f| f.ty.clone())
+                                .collect()
+                        }
+                        _ => vec![],
+                    };
+                    let widths: Option<Vec<u32>> = parts
+                        .iter()
+                        .map(|t| match t {
+                            Ty::Bit(w) => Some(*w),
+                            _ => None,
+                        })
+                        .collect();
+                    let Some(w) = widths
+                        .map(|v| v.iter().sum::<u32>())
+                        .filter(|w| (1..=128).contains(w))
+                    else {
+                        self.unsupported(vs.elem_type.span, "value sets whose members are not bit strings (at most 128 bits in all)");
+                        continue;
+                    };
+                    let Some(size) = self.const_u32(&vs.size, "value set size") else {
+                        continue;
+                    };
                     let spec = name_spec(&vs.annotations, &vs.name.name);
                     let full = if spec.absolute {
                         spec.name
@@ -148,7 +193,20 @@ impl Checker {
                     self.prog.value_set_index.push(idx);
                     self.declare(&vs.name, Sym::ValueSet(idx, ty));
                 }
-                ast::Decl::Instantiation(i) => self.unsupported(i.span, "extern instances in parsers"),
+                ast::Decl::Instantiation(i) => {
+                    let sub = match &i.ty.kind {
+                        ast::TypeKind::Named { name, .. } => match self.lookup(name).cloned() {
+                            Some(Sym::Parser(h)) => Some(h),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    match sub {
+                        Some(h) if i.args.is_empty() => self.declare(&i.name, Sym::SubParser(h)),
+                        Some(_) => self.unsupported(i.span, "parser constructor arguments"),
+                        None => self.unsupported(i.span, "extern instances in parsers"),
+                    }
+                }
                 other => self.error(
                     codes::NOT_ALLOWED_HERE,
                     other.span(),
@@ -172,11 +230,22 @@ impl Checker {
         for s in &p.states {
             if s.name.name != "start" {
                 if s.name.name == "accept" || s.name.name == "reject" {
-                    self.error(codes::BAD_STATE, s.name.span, format!("`{}` is a built-in state and cannot be declared", s.name.name));
+                    self.error(
+                        codes::BAD_STATE,
+                        s.name.span,
+                        format!(
+                            "`{}` is a built-in state and cannot be declared",
+                            s.name.name
+                        ),
+                    );
                     continue;
                 }
                 if order.iter().any(|o| o.name.name == s.name.name) {
-                    self.error(codes::DUPLICATE, s.name.span, format!("state `{}` is declared twice", s.name.name));
+                    self.error(
+                        codes::DUPLICATE,
+                        s.name.span,
+                        format!("state `{}` is declared twice", s.name.name),
+                    );
                     continue;
                 }
                 order.push(s);
@@ -214,8 +283,20 @@ impl Checker {
                     let mut keys = Vec::new();
                     for e in exprs {
                         if let Some(x) = self.expr(e, None) {
-                            if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::Error | Ty::Enum(_) | Ty::SerEnum(_)) {
-                                self.error(codes::TYPE_MISMATCH, e.span, format!("cannot select on {}", self.ty_name(&x.ty)));
+                            if !matches!(
+                                x.ty,
+                                Ty::Bit(_)
+                                    | Ty::Int(_)
+                                    | Ty::Bool
+                                    | Ty::Error
+                                    | Ty::Enum(_)
+                                    | Ty::SerEnum(_)
+                            ) {
+                                self.error(
+                                    codes::TYPE_MISMATCH,
+                                    e.span,
+                                    format!("cannot select on {}", self.ty_name(&x.ty)),
+                                );
                             }
                             keys.push(x);
                         }
@@ -225,7 +306,10 @@ impl Checker {
                         let t = target(self, &c.next);
                         let ks = self.select_keyset(&c.keyset, &keys);
                         if let (Some(t), Some(ks)) = (t, ks) {
-                            ir_cases.push(ir::SelectCase { keys: ks, target: t });
+                            ir_cases.push(ir::SelectCase {
+                                keys: ks,
+                                target: t,
+                            });
                         }
                     }
                     ir::Transition::Select(keys, ir_cases)
@@ -262,7 +346,12 @@ impl Checker {
             _ => match fold::const_int(&x) {
                 Some(v) => Some(v),
                 None => {
-                    self.error_label(codes::NOT_CONSTANT, e.span, "keyset values must be constants", "not constant");
+                    self.error_label(
+                        codes::NOT_CONSTANT,
+                        e.span,
+                        "keyset values must be constants",
+                        "not constant",
+                    );
                     None
                 }
             },
@@ -270,14 +359,51 @@ impl Checker {
     }
 
     fn select_keyset(&mut self, ks: &ast::Keyset, keys: &[ir::Expr]) -> Option<Vec<ir::KeySet>> {
-        if ks.elems.len() == 1 && matches!(ks.elems[0], ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)) {
+        if ks.elems.len() == 1
+            && matches!(
+                ks.elems[0],
+                ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)
+            )
+        {
             return Some(vec![ir::KeySet::Any; keys.len()]);
+        }
+        // A value set over the whole key tuple.
+        if let (1, ast::KeysetElem::Expr(e)) = (ks.elems.len(), &ks.elems[0])
+            && let ast::ExprKind::Name(p) = &e.kind
+            && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
+            && keys.len() > 1
+        {
+            let parts: Vec<Ty> = match &vty {
+                Ty::Tuple(items) => items.clone(),
+                Ty::Composite(c) => self.prog.composites[*c]
+                    .fields
+                    .iter()
+                    .map(|f| f.ty.clone())
+                    .collect(),
+                t => vec![t.clone()],
+            };
+            let key_tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
+            if parts != key_tys {
+                self.error(
+                    codes::TYPE_MISMATCH,
+                    e.span,
+                    "the value set's element type does not match the select keys",
+                );
+                return None;
+            }
+            let mut out = vec![ir::KeySet::ValueSetAll(i)];
+            out.extend(std::iter::repeat_n(ir::KeySet::Any, keys.len() - 1));
+            return Some(out);
         }
         if ks.elems.len() != keys.len() {
             self.error_label(
                 codes::BAD_SELECT,
                 ks.span,
-                format!("this case has {} values but the select has {} keys", ks.elems.len(), keys.len()),
+                format!(
+                    "this case has {} values but the select has {} keys",
+                    ks.elems.len(),
+                    keys.len()
+                ),
                 "wrong number of values",
             );
             return None;
@@ -288,15 +414,23 @@ impl Checker {
             out.push(match el {
                 ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_) => ir::KeySet::Any,
                 ast::KeysetElem::Expr(e) => {
-                    if let ast::ExprKind::Name(p) = &e.kind {
-                        if let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned() {
-                            if &vty != ty {
-                                self.error(codes::TYPE_MISMATCH, e.span, format!("value set of {} used for a key of {}", self.ty_name(&vty), self.ty_name(ty)));
-                                return None;
-                            }
-                            out.push(ir::KeySet::ValueSet(i));
-                            continue;
+                    if let ast::ExprKind::Name(p) = &e.kind
+                        && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
+                    {
+                        if &vty != ty {
+                            self.error(
+                                codes::TYPE_MISMATCH,
+                                e.span,
+                                format!(
+                                    "value set of {} used for a key of {}",
+                                    self.ty_name(&vty),
+                                    self.ty_name(ty)
+                                ),
+                            );
+                            return None;
                         }
+                        out.push(ir::KeySet::ValueSet(i));
+                        continue;
                     }
                     ir::KeySet::Value(self.keyset_value(e, ty)?)
                 }
@@ -322,10 +456,93 @@ impl Checker {
     // -------------------------------------------------------------- control
 
     pub(crate) fn control_decl(&mut self, c: &ast::ControlDecl) {
-        if !c.signature.type_params.is_empty() || !c.ctor_params.is_empty() {
-            self.unsupported(c.span, "generic controls or control constructor parameters");
+        if !c.signature.type_params.is_empty() {
+            self.unsupported(c.span, "generic controls");
             return;
         }
+        if !c.ctor_params.is_empty() {
+            // Checked once per distinct set of constructor arguments, at
+            // each instantiation.
+            self.ctor_controls
+                .insert(c.signature.name.name.clone(), c.clone());
+            self.declare(
+                &c.signature.name,
+                Sym::CtorControl(c.signature.name.name.clone()),
+            );
+            return;
+        }
+        if let Some(h) = self.control_body(c) {
+            self.declare(&c.signature.name, Sym::Control(h));
+        }
+    }
+
+    /// Instantiates a control with constructor parameters: the declaration
+    /// is checked with the parameters bound to the (constant) arguments, in
+    /// the top-level scope.
+    pub(crate) fn instantiate_ctor_control(
+        &mut self,
+        name: &str,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Handle<ir::Control>> {
+        let decl = self.ctor_controls.get(name)?.clone();
+        if args.len() != decl.ctor_params.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "control `{name}` takes {} constructor argument(s), {} given",
+                    decl.ctor_params.len(),
+                    args.len()
+                ),
+                "wrong number of arguments",
+            );
+            return None;
+        }
+        let mut values = Vec::new();
+        for (p, a) in decl.ctor_params.iter().zip(args) {
+            let ty = self.ty(&p.ty)?;
+            let x = self.expr(a, Some(&ty))?;
+            if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
+                self.error(
+                    codes::NOT_CONSTANT,
+                    a.span,
+                    "constructor arguments must be constants",
+                );
+                return None;
+            }
+            values.push((p.name.clone(), x));
+        }
+        let key = (
+            name.to_string(),
+            values
+                .iter()
+                .map(|(_, x)| format!("{:?}", x.kind))
+                .collect::<Vec<_>>(),
+        );
+        if let Some(h) = self.ctor_cache.get(&key) {
+            return Some(*h);
+        }
+        let top = self.scopes[0].clone();
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![top]);
+        let saved_body = self.body.take();
+        let saved_name = self.block_name.take();
+        self.push_scope();
+        for (n, x) in values {
+            self.declare(&n, Sym::Const(x));
+        }
+        let h = self.control_body(&decl);
+        self.scopes = saved_scopes;
+        self.body = saved_body;
+        self.block_name = saved_name;
+        if let Some(h) = h {
+            self.ctor_cache.insert(key, h);
+        }
+        h
+    }
+
+    /// Checks a control's locals and apply block into a new IR control.
+    fn control_body(&mut self, c: &ast::ControlDecl) -> Option<Handle<ir::Control>> {
         let h = self.prog.controls.append(
             ir::Control {
                 name: c.signature.name.name.clone(),
@@ -399,7 +616,7 @@ impl Checker {
         self.prog.controls[h].apply_vars = body.vars;
         self.pop_scope();
         self.block_name = None;
-        self.declare(&c.signature.name, Sym::Control(h));
+        Some(h)
     }
 
     /// An instantiation that declares no name in scope.
@@ -416,11 +633,30 @@ impl Checker {
         };
         let args: Vec<&ast::Expr> = i.args.iter().map(|a| &a.value).collect();
         let sym = self.lookup(name).cloned();
-        if let Some(Sym::Control(sub)) = sym {
-            if !args.is_empty() {
-                self.unsupported(i.span, "control constructor arguments");
-                return;
+        let sub = match &sym {
+            Some(Sym::Control(sub)) => {
+                if !args.is_empty() {
+                    self.error(
+                        codes::ARG_COUNT,
+                        i.span,
+                        format!(
+                            "control `{}` takes no constructor arguments",
+                            name.ident.name
+                        ),
+                    );
+                    return;
+                }
+                Some(*sub)
             }
+            Some(Sym::CtorControl(n)) => {
+                match self.instantiate_ctor_control(&n.clone(), &args, i.span) {
+                    Some(s) => Some(s),
+                    None => return,
+                }
+            }
+            _ => None,
+        };
+        if let Some(sub) = sub {
             let ctl = &mut self.prog.controls[h];
             let idx = ctl.instances.len() as u32;
             ctl.instances.push((i.name.name.clone(), sub));
@@ -431,7 +667,11 @@ impl Checker {
         let unit = |c: &mut Checker, e: &ast::Expr| -> Option<CounterUnit> {
             let x = c.expr(e, None)?;
             let ir::ExprKind::EnumMember(eh, m) = x.kind else {
-                c.error(codes::TYPE_MISMATCH, e.span, "expected a CounterType or MeterType member");
+                c.error(
+                    codes::TYPE_MISMATCH,
+                    e.span,
+                    "expected a CounterType or MeterType member",
+                );
                 return None;
             };
             Some(match c.prog.enums[eh].members[m as usize].0.as_str() {
@@ -445,7 +685,11 @@ impl Checker {
                 c.error_label(
                     codes::ARG_COUNT,
                     i.span,
-                    format!("`{kind_name}` takes {n} constructor argument{}, {} given", if n == 1 { "" } else { "s" }, args.len()),
+                    format!(
+                        "`{kind_name}` takes {n} constructor argument{}, {} given",
+                        if n == 1 { "" } else { "s" },
+                        args.len()
+                    ),
                     "wrong number of arguments",
                 );
                 return false;
@@ -458,7 +702,11 @@ impl Checker {
                     return;
                 }
                 let Some(t) = targs.first() else {
-                    self.error(codes::ARG_COUNT, i.ty.span, "register needs a cell type: `register<bit<32>>`");
+                    self.error(
+                        codes::ARG_COUNT,
+                        i.ty.span,
+                        "register needs a cell type: `register<bit<32>>`",
+                    );
                     return;
                 };
                 let Some(ty) = self.ty(t) else { return };
@@ -466,14 +714,18 @@ impl Checker {
                     self.unsupported(t.span, "registers of non-bit types");
                     return;
                 };
-                let Some(size) = self.const_u32(args[0], "register size") else { return };
+                let Some(size) = self.const_u32(args[0], "register size") else {
+                    return;
+                };
                 ir::ExternKind::Register { width, size }
             }
             "counter" => {
                 if !want(self, 2) {
                     return;
                 }
-                let Some(size) = self.const_u32(args[0], "counter size") else { return };
+                let Some(size) = self.const_u32(args[0], "counter size") else {
+                    return;
+                };
                 let Some(u) = unit(self, args[1]) else { return };
                 ir::ExternKind::Counter { size, unit: u }
             }
@@ -488,7 +740,9 @@ impl Checker {
                 if !want(self, 2) {
                     return;
                 }
-                let Some(size) = self.const_u32(args[0], "meter size") else { return };
+                let Some(size) = self.const_u32(args[0], "meter size") else {
+                    return;
+                };
                 let Some(u) = unit(self, args[1]) else { return };
                 ir::ExternKind::Meter { size, unit: u }
             }
@@ -503,7 +757,9 @@ impl Checker {
                 if !want(self, 1) {
                     return;
                 }
-                let Some(size) = self.const_u32(args[0], "action profile size") else { return };
+                let Some(size) = self.const_u32(args[0], "action profile size") else {
+                    return;
+                };
                 ir::ExternKind::ActionProfile(size)
             }
             "action_selector" => {
@@ -511,9 +767,15 @@ impl Checker {
                     return;
                 }
                 let algo = {
-                    let Some(x) = self.expr(args[0], None) else { return };
+                    let Some(x) = self.expr(args[0], None) else {
+                        return;
+                    };
                     let ir::ExprKind::EnumMember(eh, m) = x.kind else {
-                        self.error(codes::TYPE_MISMATCH, args[0].span, "expected a HashAlgorithm member");
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            args[0].span,
+                            "expected a HashAlgorithm member",
+                        );
                         return;
                     };
                     match self.prog.enums[eh].members[m as usize].0.as_str() {
@@ -527,14 +789,24 @@ impl Checker {
                         _ => p4_target::info::HashAlgorithm::Xor16,
                     }
                 };
-                let Some(size) = self.const_u32(args[1], "selector size") else { return };
-                let Some(w) = self.const_u32(args[2], "selector output width") else { return };
+                let Some(size) = self.const_u32(args[1], "selector size") else {
+                    return;
+                };
+                let Some(w) = self.const_u32(args[2], "selector output width") else {
+                    return;
+                };
                 ir::ExternKind::ActionSelector(algo, size, w)
             }
             _ => {
                 match sym {
-                    Some(Sym::ExternDecl(_)) => self.unsupported(i.span, &format!("the extern `{kind_name}`")),
-                    Some(_) => self.error(codes::WRONG_KIND, name.span, format!("`{kind_name}` cannot be instantiated")),
+                    Some(Sym::ExternDecl(_)) => {
+                        self.unsupported(i.span, &format!("the extern `{kind_name}`"))
+                    }
+                    Some(_) => self.error(
+                        codes::WRONG_KIND,
+                        name.span,
+                        format!("`{kind_name}` cannot be instantiated"),
+                    ),
                     None => self.error_label(
                         codes::UNKNOWN_NAME,
                         name.span,
@@ -561,7 +833,11 @@ impl Checker {
     // --------------------------------------------------------------- action
 
     /// Checks an action; `control` is the enclosing control.
-    pub(crate) fn action_decl(&mut self, a: &ast::ActionDecl, control: Option<Handle<ir::Control>>) -> Option<Handle<ir::Action>> {
+    pub(crate) fn action_decl(
+        &mut self,
+        a: &ast::ActionDecl,
+        control: Option<Handle<ir::Control>>,
+    ) -> Option<Handle<ir::Action>> {
         self.push_scope();
         let mut vars = Vec::new();
         let mut n_directional = 0;
@@ -581,7 +857,11 @@ impl Checker {
             } else {
                 seen_data = true;
                 if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_)) {
-                    self.error(codes::TYPE_MISMATCH, p.ty.span, "action data parameters must be bit strings or bool");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        p.ty.span,
+                        "action data parameters must be bit strings or bool",
+                    );
                 }
             }
             let dir = direction(p.direction);
@@ -590,7 +870,10 @@ impl Checker {
                 ty: ty.clone(),
                 param: Some(dir),
             });
-            self.declare(&p.name, Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In));
+            self.declare(
+                &p.name,
+                Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In),
+            );
         }
         let n_params = vars.len() as u32;
         let saved = self.body.replace(Body {
@@ -607,6 +890,7 @@ impl Checker {
             (Some(bn), false) => format!("{bn}.{}", spec.name),
             _ => spec.name,
         };
+        let explicit = explicit_id(&a.annotations);
         let h = self.prog.actions.append(
             ir::Action {
                 name: a.name.name.clone(),
@@ -620,6 +904,9 @@ impl Checker {
             },
             a.span,
         );
+        if let Some(id) = explicit {
+            self.facts.action_explicit_ids.insert(h.index(), id);
+        }
         Some(h)
     }
 
@@ -641,9 +928,23 @@ impl Checker {
             match &p.kind {
                 ast::TablePropertyKind::Key(ks) => {
                     for k in ks {
-                        let Some(x) = self.expr(&k.expr, None) else { continue };
-                        if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) | Ty::Error | Ty::Enum(_)) {
-                            self.error(codes::TYPE_MISMATCH, k.expr.span, format!("a key cannot be {}", self.ty_name(&x.ty)));
+                        let Some(x) = self.expr(&k.expr, None) else {
+                            continue;
+                        };
+                        if !matches!(
+                            x.ty,
+                            Ty::Bit(_)
+                                | Ty::Int(_)
+                                | Ty::Bool
+                                | Ty::SerEnum(_)
+                                | Ty::Error
+                                | Ty::Enum(_)
+                        ) {
+                            self.error(
+                                codes::TYPE_MISMATCH,
+                                k.expr.span,
+                                format!("a key cannot be {}", self.ty_name(&x.ty)),
+                            );
                             continue;
                         }
                         let mk = k.match_kind.name.as_str();
@@ -664,19 +965,36 @@ impl Checker {
                             "optional" => ir::KeyKind::Match(MatchKind::Optional),
                             "selector" => ir::KeyKind::Selector,
                             other => {
-                                self.error(codes::BAD_MATCH_KIND, k.match_kind.span, format!("match kind `{other}` is not supported by v1model"));
+                                self.error(
+                                    codes::BAD_MATCH_KIND,
+                                    k.match_kind.span,
+                                    format!("match kind `{other}` is not supported by v1model"),
+                                );
                                 continue;
                             }
                         };
-                        let name = match ast::find_annotation(&k.annotations, "name").and_then(|a| a.string_arg()) {
+                        let name = match ast::find_annotation(&k.annotations, "name")
+                            .and_then(|a| a.string_arg())
+                        {
                             Some(n) => n.to_string(),
                             None => expr_text(&k.expr),
                         };
-                        keys.push(ir::Key { expr: x, kind, name });
+                        keys.push(ir::Key {
+                            expr: x,
+                            kind,
+                            name,
+                        });
                     }
-                    let lpm = keys.iter().filter(|k| k.kind == ir::KeyKind::Match(MatchKind::Lpm)).count();
+                    let lpm = keys
+                        .iter()
+                        .filter(|k| k.kind == ir::KeyKind::Match(MatchKind::Lpm))
+                        .count();
                     if lpm > 1 {
-                        self.error(codes::BAD_MATCH_KIND, p.span, "a table may have at most one lpm key");
+                        self.error(
+                            codes::BAD_MATCH_KIND,
+                            p.span,
+                            "a table may have at most one lpm key",
+                        );
                     }
                 }
                 ast::TablePropertyKind::Actions(refs) => {
@@ -684,16 +1002,27 @@ impl Checker {
                         match self.lookup(&r.name).cloned() {
                             Some(Sym::Action(a)) => {
                                 if r.args.as_ref().is_some_and(|v| !v.is_empty()) {
-                                    self.unsupported(r.span, "actions with bound arguments in a table's action list");
+                                    self.unsupported(
+                                        r.span,
+                                        "actions with bound arguments in a table's action list",
+                                    );
                                     continue;
                                 }
                                 if actions.contains(&a) {
-                                    self.error(codes::DUPLICATE, r.span, "this action is listed twice");
+                                    self.error(
+                                        codes::DUPLICATE,
+                                        r.span,
+                                        "this action is listed twice",
+                                    );
                                     continue;
                                 }
-                                let scope = if ast::find_annotation(&r.annotations, "defaultonly").is_some() {
+                                let scope = if ast::find_annotation(&r.annotations, "defaultonly")
+                                    .is_some()
+                                {
                                     ActionScope::DefaultOnly
-                                } else if ast::find_annotation(&r.annotations, "tableonly").is_some() {
+                                } else if ast::find_annotation(&r.annotations, "tableonly")
+                                    .is_some()
+                                {
                                     ActionScope::TableOnly
                                 } else {
                                     ActionScope::TableAndDefault
@@ -701,7 +1030,11 @@ impl Checker {
                                 actions.push(a);
                                 scopes.push(scope);
                             }
-                            Some(_) => self.error(codes::BAD_ACTION_REF, r.name.span, format!("`{}` is not an action", r.name.ident.name)),
+                            Some(_) => self.error(
+                                codes::BAD_ACTION_REF,
+                                r.name.span,
+                                format!("`{}` is not an action", r.name.ident.name),
+                            ),
                             None => self.error_label(
                                 codes::UNKNOWN_NAME,
                                 r.name.span,
@@ -720,7 +1053,9 @@ impl Checker {
                     }
                 }
                 ast::TablePropertyKind::Entries(es) => entries_prop = Some((es, p.is_const)),
-                ast::TablePropertyKind::Implementation(e) | ast::TablePropertyKind::Counters(e) | ast::TablePropertyKind::Meters(e) => {
+                ast::TablePropertyKind::Implementation(e)
+                | ast::TablePropertyKind::Counters(e)
+                | ast::TablePropertyKind::Meters(e) => {
                     let which = match &p.kind {
                         ast::TablePropertyKind::Implementation(_) => 0,
                         ast::TablePropertyKind::Counters(_) => 1,
@@ -733,7 +1068,11 @@ impl Checker {
                         },
                         // `implementation = action_selector(...)`: an
                         // anonymous instance named after the table, as p4c does.
-                        ast::ExprKind::Call { callee, type_args, args } => {
+                        ast::ExprKind::Call {
+                            callee,
+                            type_args,
+                            args,
+                        } => {
                             let before = self.prog.controls[ctl].externs.len();
                             let inst = ast::Instantiation {
                                 annotations: t.annotations.clone(),
@@ -742,7 +1081,11 @@ impl Checker {
                                         name: match &callee.kind {
                                             ast::ExprKind::Name(p) => p.clone(),
                                             _ => {
-                                                self.error(codes::BAD_TABLE_PROPERTY, e.span, "expected an extern instantiation");
+                                                self.error(
+                                                    codes::BAD_TABLE_PROPERTY,
+                                                    e.span,
+                                                    "expected an extern instantiation",
+                                                );
                                                 continue;
                                             }
                                         },
@@ -756,17 +1099,25 @@ impl Checker {
                                 span: e.span,
                             };
                             self.control_instantiation_anon(&inst, ctl);
-                            (self.prog.controls[ctl].externs.len() > before).then_some(before as u32)
+                            (self.prog.controls[ctl].externs.len() > before)
+                                .then_some(before as u32)
                         }
                         _ => None,
                     };
                     let Some(idx) = idx else {
-                        self.error(codes::BAD_TABLE_PROPERTY, e.span, "expected the name of an extern instance declared in this control");
+                        self.error(
+                            codes::BAD_TABLE_PROPERTY,
+                            e.span,
+                            "expected the name of an extern instance declared in this control",
+                        );
                         continue;
                     };
                     let kind = self.prog.controls[ctl].externs[idx as usize].kind.clone();
                     match (which, kind) {
-                        (0, ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..)) => implementation = Some(idx),
+                        (
+                            0,
+                            ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..),
+                        ) => implementation = Some(idx),
                         (1, ir::ExternKind::DirectCounter(_)) => facts.direct_counter = Some(idx),
                         (2, ir::ExternKind::DirectMeter(_)) => facts.direct_meter = Some(idx),
                         _ => self.error(
@@ -786,17 +1137,28 @@ impl Checker {
                     }
                 }
                 ast::TablePropertyKind::Custom { name, .. } => {
-                    self.warn(codes::IGNORED, name.span, format!("table property `{}` is ignored", name.name));
+                    self.warn(
+                        codes::IGNORED,
+                        name.span,
+                        format!("table property `{}` is ignored", name.name),
+                    );
                 }
             }
         }
         let has_selector = keys.iter().any(|k| k.kind == ir::KeyKind::Selector);
         if has_selector {
             let is_sel = implementation.map(|i| {
-                matches!(self.prog.controls[ctl].externs[i as usize].kind, ir::ExternKind::ActionSelector(..))
+                matches!(
+                    self.prog.controls[ctl].externs[i as usize].kind,
+                    ir::ExternKind::ActionSelector(..)
+                )
             });
             if is_sel != Some(true) {
-                self.error(codes::BAD_MATCH_KIND, t.span, "`selector` keys need `implementation = <an action_selector>`");
+                self.error(
+                    codes::BAD_MATCH_KIND,
+                    t.span,
+                    "`selector` keys need `implementation = <an action_selector>`",
+                );
             }
         }
         // Default action.
@@ -805,7 +1167,9 @@ impl Checker {
                 let (name, args) = match &e.kind {
                     ast::ExprKind::Name(p) => (Some(p), Vec::new()),
                     ast::ExprKind::Call { callee, args, .. } => match &callee.kind {
-                        ast::ExprKind::Name(p) => (Some(p), args.iter().map(|a| &a.value).collect()),
+                        ast::ExprKind::Name(p) => {
+                            (Some(p), args.iter().map(|a| &a.value).collect())
+                        }
                         _ => (None, Vec::new()),
                     },
                     _ => (None, Vec::new()),
@@ -820,13 +1184,19 @@ impl Checker {
                             Some(i) if scopes[i] == ActionScope::TableOnly => self.error(
                                 codes::BAD_DEFAULT_ACTION,
                                 e.span,
-                                format!("`{}` is @tableonly and cannot be the default action", name.ident.name),
+                                format!(
+                                    "`{}` is @tableonly and cannot be the default action",
+                                    name.ident.name
+                                ),
                             ),
                             Some(_) => {}
                             None => self.error_label(
                                 codes::BAD_DEFAULT_ACTION,
                                 e.span,
-                                format!("default action `{}` is not in the table's actions", name.ident.name),
+                                format!(
+                                    "default action `{}` is not in the table's actions",
+                                    name.ident.name
+                                ),
                                 "not listed in `actions`",
                             ),
                         }
@@ -863,11 +1233,16 @@ impl Checker {
                 .map(|k| (k.kind, k.expr.ty.clone()))
                 .collect();
             let needs_priority = match_keys.iter().any(|(k, _)| {
-                matches!(k, ir::KeyKind::Match(MatchKind::Ternary | MatchKind::Range | MatchKind::Optional))
+                matches!(
+                    k,
+                    ir::KeyKind::Match(MatchKind::Ternary | MatchKind::Range | MatchKind::Optional)
+                )
             });
             let n = es.len() as i32;
             for (i, en) in es.iter().enumerate() {
-                if let Some(ef) = self.entry(en, &match_keys, &actions, needs_priority, n - i as i32) {
+                if let Some(ef) =
+                    self.entry(en, &match_keys, &actions, needs_priority, n - i as i32)
+                {
                     facts.entries.push(ef);
                 }
             }
@@ -891,7 +1266,12 @@ impl Checker {
     }
 
     /// Constant arguments for an action's data parameters.
-    fn const_action_args(&mut self, a: Handle<ir::Action>, args: &[&ast::Expr], span: Span) -> Option<Vec<u128>> {
+    fn const_action_args(
+        &mut self,
+        a: Handle<ir::Action>,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Vec<u128>> {
         let act = self.prog.actions[a].clone();
         let data = act.data_params().to_vec();
         if act.n_directional > 0 {
@@ -902,7 +1282,13 @@ impl Checker {
             self.error_label(
                 codes::ARG_COUNT,
                 span,
-                format!("action `{}` takes {} argument{}, {} given", act.name, data.len(), if data.len() == 1 { "" } else { "s" }, args.len()),
+                format!(
+                    "action `{}` takes {} argument{}, {} given",
+                    act.name,
+                    data.len(),
+                    if data.len() == 1 { "" } else { "s" },
+                    args.len()
+                ),
                 "wrong number of arguments",
             );
             return None;
@@ -913,7 +1299,11 @@ impl Checker {
             match fold::const_int(&x) {
                 Some(v) => out.push(v),
                 None => {
-                    self.error(codes::NOT_CONSTANT, e.span, "action arguments here must be constants");
+                    self.error(
+                        codes::NOT_CONSTANT,
+                        e.span,
+                        "action arguments here must be constants",
+                    );
                     return None;
                 }
             }
@@ -930,12 +1320,22 @@ impl Checker {
         implicit_priority: i32,
     ) -> Option<EntryFacts> {
         let elems = &en.keyset.elems;
-        let all_default = elems.len() == 1 && matches!(elems[0], ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_));
+        let all_default = elems.len() == 1
+            && matches!(
+                elems[0],
+                ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)
+            );
         if !all_default && elems.len() != keys.len() {
             self.error_label(
                 codes::BAD_ENTRY,
                 en.keyset.span,
-                format!("this entry has {} key values but the table has {} keys", elems.len(), keys.len()),
+                format!(
+                    "this entry has {} key value{} but the table has {} key{}",
+                    elems.len(),
+                    if elems.len() == 1 { "" } else { "s" },
+                    keys.len(),
+                    if keys.len() == 1 { "" } else { "s" }
+                ),
                 "wrong number of values",
             );
             return None;
@@ -957,24 +1357,43 @@ impl Checker {
                     let v = self.keyset_value(e, ty)?;
                     Some(match mk {
                         MatchKind::Exact => FieldMatch::Exact(v),
-                        MatchKind::Lpm => FieldMatch::Lpm { value: v, prefix_len: w },
-                        MatchKind::Ternary => FieldMatch::Ternary { value: v, mask: full },
+                        MatchKind::Lpm => FieldMatch::Lpm {
+                            value: v,
+                            prefix_len: w,
+                        },
+                        MatchKind::Ternary => FieldMatch::Ternary {
+                            value: v,
+                            mask: full,
+                        },
                         MatchKind::Range => FieldMatch::Range { low: v, high: v },
                         MatchKind::Optional => FieldMatch::Optional(v),
                     })
                 }
-                (ir::KeyKind::Match(mk @ (MatchKind::Ternary | MatchKind::Lpm)), ast::KeysetElem::Mask { value, mask, .. }) => {
+                (
+                    ir::KeyKind::Match(mk @ (MatchKind::Ternary | MatchKind::Lpm)),
+                    ast::KeysetElem::Mask { value, mask, .. },
+                ) => {
                     let v = self.keyset_value(value, ty)?;
                     let m = self.keyset_value(mask, ty)?;
                     if *mk == MatchKind::Lpm {
                         let len = m.count_ones();
                         if m != (full ^ p4_target::bits::mask(w - len.min(w))) {
-                            self.error(codes::BAD_ENTRY, el_span(el), "an lpm mask must be a prefix");
+                            self.error(
+                                codes::BAD_ENTRY,
+                                el_span(el),
+                                "an lpm mask must be a prefix",
+                            );
                             return None;
                         }
-                        Some(FieldMatch::Lpm { value: v & m, prefix_len: len })
+                        Some(FieldMatch::Lpm {
+                            value: v & m,
+                            prefix_len: len,
+                        })
                     } else {
-                        Some(FieldMatch::Ternary { value: v & m, mask: m })
+                        Some(FieldMatch::Ternary {
+                            value: v & m,
+                            mask: m,
+                        })
                     }
                 }
                 (ir::KeyKind::Match(MatchKind::Range), ast::KeysetElem::Range { lo, hi, .. }) => {
@@ -983,7 +1402,11 @@ impl Checker {
                     Some(FieldMatch::Range { low: l, high: h })
                 }
                 _ => {
-                    self.error(codes::BAD_ENTRY, el_span(el), "this keyset form does not fit the key's match kind");
+                    self.error(
+                        codes::BAD_ENTRY,
+                        el_span(el),
+                        "this keyset form does not fit the key's match kind",
+                    );
                     return None;
                 }
             };
@@ -991,7 +1414,11 @@ impl Checker {
         }
         let (name, args) = (&en.action.name, en.action.args.clone().unwrap_or_default());
         let Some(Sym::Action(a)) = self.lookup(name).cloned() else {
-            self.error(codes::BAD_ACTION_REF, name.span, format!("`{}` is not an action", name.ident.name));
+            self.error(
+                codes::BAD_ACTION_REF,
+                name.span,
+                format!("`{}` is not an action", name.ident.name),
+            );
             return None;
         };
         if !actions.contains(&a) {

@@ -30,19 +30,35 @@ impl Checker {
     /// reported.
     pub(crate) fn expr(&mut self, e: &ast::Expr, expected: Option<&Ty>) -> Option<Expr> {
         // List/struct initialisers need the expected type.
-        if let (Some(ty), ast::ExprKind::List(items)) = (expected, &e.kind) {
-            if let Ty::Composite(_) = ty {
-                return self.composite_init(e.span, ty, items.iter().map(|x| (None, x)).collect());
-            }
-        }
-        if let (Some(ty), ast::ExprKind::StructInit(items)) = (expected, &e.kind) {
-            if let Ty::Composite(_) = ty {
-                return self.composite_init(
+        if let (Some(Ty::Tuple(tys)), ast::ExprKind::List(items)) = (expected, &e.kind) {
+            if tys.len() != items.len() {
+                self.error_label(
+                    codes::ARG_COUNT,
                     e.span,
-                    ty,
-                    items.iter().map(|x| (Some(&x.name), &x.value)).collect(),
+                    format!("expected {} values, found {}", tys.len(), items.len()),
+                    "wrong number of values",
                 );
+                return None;
             }
+            let mut v = Vec::new();
+            for (t, i) in tys.iter().zip(items) {
+                v.push(self.expr(i, Some(t))?);
+            }
+            return Some(mk(ExprKind::List(v), Ty::Tuple(tys.clone()), e.span));
+        }
+        if let (Some(ty), ast::ExprKind::List(items)) = (expected, &e.kind)
+            && let Ty::Composite(_) = ty
+        {
+            return self.composite_init(e.span, ty, items.iter().map(|x| (None, x)).collect());
+        }
+        if let (Some(ty), ast::ExprKind::StructInit(items)) = (expected, &e.kind)
+            && let Ty::Composite(_) = ty
+        {
+            return self.composite_init(
+                e.span,
+                ty,
+                items.iter().map(|x| (Some(&x.name), &x.value)).collect(),
+            );
         }
         let te = self.expr_any(e)?;
         match expected {
@@ -66,6 +82,15 @@ impl Checker {
     pub(crate) fn coerce(&mut self, te: TE, ty: &Ty, span: Span) -> Option<Expr> {
         match te {
             TE::Inf(v) => {
+                // An integer constant where a serializable enum is expected
+                // takes the enum's underlying type (p4c accepts this in
+                // select cases and comparisons).
+                if let Ty::SerEnum(e) = ty {
+                    let repr = self.prog.enums[*e].repr.clone()?;
+                    let mut x = self.coerce(TE::Inf(v), &repr, span)?;
+                    x.ty = ty.clone();
+                    return Some(x);
+                }
                 let w = match ty {
                     Ty::Bit(w) | Ty::Int(w) => *w,
                     _ => {
@@ -155,7 +180,11 @@ impl Checker {
                 Some(n) => match comp.fields.iter().position(|f| f.name == n.name) {
                     Some(i) => i,
                     None => {
-                        self.error(codes::UNKNOWN_FIELD, n.span, format!("`{}` has no field `{}`", comp.name, n.name));
+                        self.error(
+                            codes::UNKNOWN_FIELD,
+                            n.span,
+                            format!("`{}` has no field `{}`", comp.name, n.name),
+                        );
                         ok = false;
                         continue;
                     }
@@ -173,7 +202,11 @@ impl Checker {
         }
         let items: Option<Vec<Expr>> = out.into_iter().collect();
         let Some(items) = items else {
-            self.error(codes::ARG_COUNT, span, "a field is missing from the initialiser");
+            self.error(
+                codes::ARG_COUNT,
+                span,
+                "a field is missing from the initialiser",
+            );
             return None;
         };
         Some(mk(ExprKind::List(items), ty.clone(), span))
@@ -193,7 +226,11 @@ impl Checker {
                             self.error(codes::OVERFLOW, span, "integer literal too large");
                             return None;
                         }
-                        Some(TE::Inf(if lit.negative { -(v as i128) } else { v as i128 }))
+                        Some(TE::Inf(if lit.negative {
+                            -(v as i128)
+                        } else {
+                            v as i128
+                        }))
                     }
                     Some((w, signed)) => {
                         if w == 0 || w > 128 {
@@ -206,9 +243,17 @@ impl Checker {
                             return None;
                         }
                         let ty = if signed { Ty::Int(w) } else { Ty::Bit(w) };
-                        let val = if lit.negative { 0u128.wrapping_sub(v) } else { v };
+                        let val = if lit.negative {
+                            0u128.wrapping_sub(v)
+                        } else {
+                            v
+                        };
                         let fits = if signed {
-                            let max = if w >= 128 { i128::MAX as u128 } else { (1u128 << (w - 1)) - 1 };
+                            let max = if w >= 128 {
+                                i128::MAX as u128
+                            } else {
+                                (1u128 << (w - 1)) - 1
+                            };
                             if lit.negative { v <= max + 1 } else { v <= max }
                         } else {
                             !lit.negative && v <= p4_target::bits::mask(w)
@@ -217,7 +262,11 @@ impl Checker {
                             self.warn(
                                 codes::OVERFLOW,
                                 span,
-                                format!("literal `{}` does not fit in {}; it is truncated", lit.raw, self.ty_name(&ty)),
+                                format!(
+                                    "literal `{}` does not fit in {}; it is truncated",
+                                    lit.raw,
+                                    self.ty_name(&ty)
+                                ),
                             );
                         }
                         t(mk(ExprKind::Int(p4_target::bits::wrap(val, w)), ty, span))
@@ -231,7 +280,11 @@ impl Checker {
             K::Index { base, index } => {
                 let b = self.expr(base, None)?;
                 let Ty::Stack(elem, n) = &b.ty else {
-                    self.error(codes::TYPE_MISMATCH, base.span, format!("{} cannot be indexed", self.ty_name(&b.ty)));
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        base.span,
+                        format!("{} cannot be indexed", self.ty_name(&b.ty)),
+                    );
                     return None;
                 };
                 let (elem, n) = ((**elem).clone(), *n);
@@ -239,7 +292,11 @@ impl Checker {
                 let i = match it {
                     TE::Inf(v) => {
                         if v < 0 || v >= n as i128 {
-                            self.error(codes::OVERFLOW, index.span, format!("index {v} is out of bounds for a stack of {n}"));
+                            self.error(
+                                codes::OVERFLOW,
+                                index.span,
+                                format!("index {v} is out of bounds for a stack of {n}"),
+                            );
                             return None;
                         }
                         mk(ExprKind::Int(v as u128), Ty::Bit(32), index.span)
@@ -247,7 +304,11 @@ impl Checker {
                     TE::Typed(x) => match x.ty {
                         Ty::Bit(_) => x,
                         _ => {
-                            self.error(codes::TYPE_MISMATCH, index.span, "a stack index must be an unsigned integer");
+                            self.error(
+                                codes::TYPE_MISMATCH,
+                                index.span,
+                                "a stack index must be an unsigned integer",
+                            );
                             return None;
                         }
                     },
@@ -259,7 +320,11 @@ impl Checker {
                 let w = match b.ty {
                     Ty::Bit(w) | Ty::Int(w) => w,
                     _ => {
-                        self.error(codes::TYPE_MISMATCH, base.span, format!("{} cannot be sliced", self.ty_name(&b.ty)));
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            base.span,
+                            format!("{} cannot be sliced", self.ty_name(&b.ty)),
+                        );
                         return None;
                     }
                 };
@@ -277,7 +342,11 @@ impl Checker {
                 let x = mk(ExprKind::Slice(Box::new(b), h, l), Ty::Bit(h - l + 1), span);
                 t(fold::fold(x, &self.prog))
             }
-            K::Call { callee, type_args, args } => {
+            K::Call {
+                callee,
+                type_args,
+                args,
+            } => {
                 let x = self.call(callee, type_args, args, span)?;
                 if x.ty == Ty::Void {
                     // A void call used as a value is caught by the caller's
@@ -291,7 +360,11 @@ impl Checker {
                     (ast::UnaryOp::Plus, a) => Some(a),
                     (ast::UnaryOp::Neg, TE::Inf(v)) => Some(TE::Inf(-v)),
                     (ast::UnaryOp::Complement, TE::Inf(_)) => {
-                        self.error(codes::WIDTH_MISMATCH, span, "`~` needs a width; give the integer one (e.g. `8w0`)");
+                        self.error(
+                            codes::WIDTH_MISMATCH,
+                            span,
+                            "`~` needs a width; give the integer one (e.g. `8w0`)",
+                        );
                         None
                     }
                     (ast::UnaryOp::Not, TE::Inf(_)) => {
@@ -301,25 +374,37 @@ impl Checker {
                     (op, TE::Typed(x)) => {
                         let (uop, ok) = match op {
                             ast::UnaryOp::Not => (UnOp::Not, x.ty == Ty::Bool),
-                            ast::UnaryOp::Complement => (UnOp::BitNot, matches!(x.ty, Ty::Bit(_) | Ty::Int(_))),
+                            ast::UnaryOp::Complement => {
+                                (UnOp::BitNot, matches!(x.ty, Ty::Bit(_) | Ty::Int(_)))
+                            }
                             _ => (UnOp::Neg, matches!(x.ty, Ty::Bit(_) | Ty::Int(_))),
                         };
                         if !ok {
                             self.error_label(
                                 codes::TYPE_MISMATCH,
                                 span,
-                                format!("this operator cannot be applied to {}", self.ty_name(&x.ty)),
+                                format!(
+                                    "this operator cannot be applied to {}",
+                                    self.ty_name(&x.ty)
+                                ),
                                 "bad operand",
                             );
                             return None;
                         }
                         let ty = x.ty.clone();
-                        t(fold::fold(mk(ExprKind::Unary(uop, Box::new(x)), ty, span), &self.prog))
+                        t(fold::fold(
+                            mk(ExprKind::Unary(uop, Box::new(x)), ty, span),
+                            &self.prog,
+                        ))
                     }
                 }
             }
             K::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, span),
-            K::Ternary { cond, then_expr, else_expr } => {
+            K::Ternary {
+                cond,
+                then_expr,
+                else_expr,
+            } => {
                 let c = self.expr(cond, Some(&Ty::Bool))?;
                 let a = self.expr_any(then_expr)?;
                 let b = self.expr_any(else_expr)?;
@@ -328,7 +413,11 @@ impl Checker {
                         if let ExprKind::Bool(cv) = c.kind {
                             return Some(TE::Inf(if cv { x } else { y }));
                         }
-                        self.error(codes::WIDTH_MISMATCH, span, "cannot infer the width of `?:`; give one branch a width");
+                        self.error(
+                            codes::WIDTH_MISMATCH,
+                            span,
+                            "cannot infer the width of `?:`; give one branch a width",
+                        );
                         return None;
                     }
                     (TE::Typed(a), b) => {
@@ -343,11 +432,20 @@ impl Checker {
                     }
                 };
                 let ty = a.ty.clone();
-                t(fold::fold(mk(ExprKind::Mux(Box::new(c), Box::new(a), Box::new(b)), ty, span), &self.prog))
+                t(fold::fold(
+                    mk(
+                        ExprKind::Mux(Box::new(c), Box::new(a), Box::new(b)),
+                        ty,
+                        span,
+                    ),
+                    &self.prog,
+                ))
             }
             K::Cast { ty, expr } => {
                 let to = self.ty(ty)?;
-                if let (Ty::Composite(_), ast::ExprKind::StructInit(_) | ast::ExprKind::List(_)) = (&to, &expr.kind) {
+                if let (Ty::Composite(_), ast::ExprKind::StructInit(_) | ast::ExprKind::List(_)) =
+                    (&to, &expr.kind)
+                {
                     return t(self.expr(expr, Some(&to))?);
                 }
                 let a = self.expr_any(expr)?;
@@ -365,7 +463,11 @@ impl Checker {
                     }
                     return t(mk(ExprKind::List(v), Ty::Tuple(tys), span));
                 }
-                self.error(codes::TYPE_MISMATCH, span, "the type of this initialiser is not known here; use a cast like `(S){ .. }`");
+                self.error(
+                    codes::TYPE_MISMATCH,
+                    span,
+                    "the type of this initialiser is not known here; use a cast like `(S){ .. }`",
+                );
                 None
             }
             K::This | K::Default | K::DontCare | K::DotDotDot => {
@@ -387,10 +489,18 @@ impl Checker {
                     Ty::SerEnum(e) => {
                         let repr = self.prog.enums[*e].repr.clone()?;
                         let w = repr.scalar_width(&self.prog)?;
-                        Some(mk(ExprKind::Int(p4_target::bits::wrap(v as u128, w)), to.clone(), span))
+                        Some(mk(
+                            ExprKind::Int(p4_target::bits::wrap(v as u128, w)),
+                            to.clone(),
+                            span,
+                        ))
                     }
                     _ => {
-                        self.error(codes::TYPE_MISMATCH, span, format!("an integer cannot be cast to {}", self.ty_name(to)));
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            span,
+                            format!("an integer cannot be cast to {}", self.ty_name(to)),
+                        );
                         None
                     }
                 };
@@ -404,7 +514,11 @@ impl Checker {
             (Ty::Bit(_) | Ty::Int(_), Ty::Bit(_) | Ty::Int(_)) => true,
             (Ty::Bool, Ty::Bit(1)) | (Ty::Bit(1), Ty::Bool) => true,
             (Ty::SerEnum(e), t) | (t, Ty::SerEnum(e)) => {
-                self.prog.enums[*e].repr.as_ref().map(|r| r == t).unwrap_or(false)
+                self.prog.enums[*e]
+                    .repr
+                    .as_ref()
+                    .map(|r| r == t)
+                    .unwrap_or(false)
                     || matches!(t, Ty::Bit(_) | Ty::Int(_))
             }
             _ => false,
@@ -413,12 +527,19 @@ impl Checker {
             self.error_label(
                 codes::TYPE_MISMATCH,
                 span,
-                format!("cannot cast {} to {}", self.ty_name(&x.ty), self.ty_name(to)),
+                format!(
+                    "cannot cast {} to {}",
+                    self.ty_name(&x.ty),
+                    self.ty_name(to)
+                ),
                 "bad cast",
             );
             return None;
         }
-        Some(fold::fold(mk(ExprKind::Cast(Box::new(x)), to.clone(), span), &self.prog))
+        Some(fold::fold(
+            mk(ExprKind::Cast(Box::new(x)), to.clone(), span),
+            &self.prog,
+        ))
     }
 
     fn name_expr(&mut self, p: &ast::PathName) -> Option<TE> {
@@ -456,15 +577,25 @@ impl Checker {
         if let ast::ExprKind::Name(p) = &base.kind {
             if p.ident.name == "error" && self.lookup(p).is_none() {
                 return match self.prog.errors.iter().position(|e| *e == member.name) {
-                    Some(i) => Some(TE::Typed(mk(ExprKind::ErrorCode(i as u32), Ty::Error, span))),
+                    Some(i) => Some(TE::Typed(mk(
+                        ExprKind::ErrorCode(i as u32),
+                        Ty::Error,
+                        span,
+                    ))),
                     None => {
-                        self.error(codes::UNKNOWN_NAME, member.span, format!("unknown error `{}`", member.name));
+                        self.error(
+                            codes::UNKNOWN_NAME,
+                            member.span,
+                            format!("unknown error `{}`", member.name),
+                        );
                         None
                     }
                 };
             }
             if let Some(Sym::Type(ty @ (Ty::Enum(_) | Ty::SerEnum(_)))) = self.lookup(p).cloned() {
-                let (Ty::Enum(h) | Ty::SerEnum(h)) = ty else { return None };
+                let (Ty::Enum(h) | Ty::SerEnum(h)) = ty else {
+                    return None;
+                };
                 let en = &self.prog.enums[h];
                 return match en.members.iter().position(|(n, _)| *n == member.name) {
                     Some(i) => {
@@ -476,42 +607,55 @@ impl Checker {
                     }
                     None => {
                         let name = en.name.clone();
-                        self.error(codes::UNKNOWN_FIELD, member.span, format!("enum `{name}` has no member `{}`", member.name));
+                        self.error(
+                            codes::UNKNOWN_FIELD,
+                            member.span,
+                            format!("enum `{name}` has no member `{}`", member.name),
+                        );
                         None
                     }
                 };
             }
         }
         // `t.apply().hit` / `.miss`.
-        if let ast::ExprKind::Call { callee, args, .. } = &base.kind {
-            if let ast::ExprKind::Member { base: tb, member: m } = &callee.kind {
-                if m.name == "apply" && args.is_empty() {
-                    if let ast::ExprKind::Name(p) = &tb.kind {
-                        if let Some(Sym::Table(th)) = self.lookup(p).cloned() {
-                            return match member.name.as_str() {
-                                "hit" | "miss" => {
-                                    if !self.in_control_apply(span) {
-                                        return None;
-                                    }
-                                    Some(TE::Typed(mk(
-                                        ExprKind::TableHit(th, member.name == "hit"),
-                                        Ty::Bool,
-                                        span,
-                                    )))
-                                }
-                                "action_run" => {
-                                    self.error(codes::NOT_ALLOWED_HERE, span, "`action_run` may only be used as a switch expression");
-                                    None
-                                }
-                                _ => {
-                                    self.error(codes::UNKNOWN_FIELD, member.span, format!("a table apply result has no `{}`", member.name));
-                                    None
-                                }
-                            };
-                        }
+        if let ast::ExprKind::Call { callee, args, .. } = &base.kind
+            && let ast::ExprKind::Member {
+                base: tb,
+                member: m,
+            } = &callee.kind
+            && m.name == "apply"
+            && args.is_empty()
+            && let ast::ExprKind::Name(p) = &tb.kind
+            && let Some(Sym::Table(th)) = self.lookup(p).cloned()
+        {
+            return match member.name.as_str() {
+                "hit" | "miss" => {
+                    if !self.in_control_apply(span) {
+                        return None;
                     }
+                    Some(TE::Typed(mk(
+                        ExprKind::TableHit(th, member.name == "hit"),
+                        Ty::Bool,
+                        span,
+                    )))
                 }
-            }
+                "action_run" => {
+                    self.error(
+                        codes::NOT_ALLOWED_HERE,
+                        span,
+                        "`action_run` may only be used as a switch expression",
+                    );
+                    None
+                }
+                _ => {
+                    self.error(
+                        codes::UNKNOWN_FIELD,
+                        member.span,
+                        format!("a table apply result has no `{}`", member.name),
+                    );
+                    None
+                }
+            };
         }
         let b = self.expr(base, None)?;
         match &b.ty {
@@ -520,7 +664,11 @@ impl Checker {
                 match comp.fields.iter().position(|f| f.name == member.name) {
                     Some(i) => {
                         let ty = comp.fields[i].ty.clone();
-                        Some(TE::Typed(mk(ExprKind::Member(Box::new(b), i as u32), ty, span)))
+                        Some(TE::Typed(mk(
+                            ExprKind::Member(Box::new(b), i as u32),
+                            ty,
+                            span,
+                        )))
                     }
                     None => {
                         let name = comp.name.clone();
@@ -540,11 +688,23 @@ impl Checker {
                 match member.name.as_str() {
                     "next" => Some(TE::Typed(mk(ExprKind::StackNext(Box::new(b)), elem, span))),
                     "last" => Some(TE::Typed(mk(ExprKind::StackLast(Box::new(b)), elem, span))),
-                    "lastIndex" => Some(TE::Typed(mk(ExprKind::StackLastIndex(Box::new(b)), Ty::Bit(32), span))),
-                    "nextIndex" => Some(TE::Typed(mk(ExprKind::StackNextIndex(Box::new(b)), Ty::Bit(32), span))),
+                    "lastIndex" => Some(TE::Typed(mk(
+                        ExprKind::StackLastIndex(Box::new(b)),
+                        Ty::Bit(32),
+                        span,
+                    ))),
+                    "nextIndex" => Some(TE::Typed(mk(
+                        ExprKind::StackNextIndex(Box::new(b)),
+                        Ty::Bit(32),
+                        span,
+                    ))),
                     "size" => Some(TE::Typed(mk(ExprKind::Int(n as u128), Ty::Bit(32), span))),
                     _ => {
-                        self.error(codes::UNKNOWN_FIELD, member.span, format!("a header stack has no `{}`", member.name));
+                        self.error(
+                            codes::UNKNOWN_FIELD,
+                            member.span,
+                            format!("a header stack has no `{}`", member.name),
+                        );
                         None
                     }
                 }
@@ -565,13 +725,23 @@ impl Checker {
         match self.body.as_ref().map(|b| b.kind) {
             Some(BodyKind::Apply) => true,
             _ => {
-                self.error(codes::NOT_ALLOWED_HERE, span, "tables may only be applied in a control's apply block");
+                self.error(
+                    codes::NOT_ALLOWED_HERE,
+                    span,
+                    "tables may only be applied in a control's apply block",
+                );
                 false
             }
         }
     }
 
-    fn binary(&mut self, op: ast::BinaryOp, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<TE> {
+    fn binary(
+        &mut self,
+        op: ast::BinaryOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+    ) -> Option<TE> {
         use ast::BinaryOp as A;
         let a = self.expr_any(lhs)?;
         let b = self.expr_any(rhs)?;
@@ -589,6 +759,15 @@ impl Checker {
                 A::BitAnd => Some(x & y),
                 A::BitOr => Some(x | y),
                 A::BitXor => Some(x ^ y),
+                A::Concat => {
+                    self.error_label(
+                        codes::WIDTH_MISMATCH,
+                        span,
+                        "cannot infer the widths of `++` operands",
+                        "give both sides a width, e.g. `8w1 ++ 8w2`",
+                    );
+                    return None;
+                }
                 A::Eq | A::Ne | A::Lt | A::Le | A::Gt | A::Ge => {
                     let r = match op {
                         A::Eq => x == y,
@@ -605,7 +784,14 @@ impl Checker {
             return match v {
                 Some(v) => Some(TE::Inf(v)),
                 None => {
-                    self.error(codes::OVERFLOW, span, format!("cannot evaluate `{}` on these integer constants", op.as_str()));
+                    self.error(
+                        codes::OVERFLOW,
+                        span,
+                        format!(
+                            "cannot evaluate `{}` on these integer constants",
+                            op.as_str()
+                        ),
+                    );
                     None
                 }
             };
@@ -638,56 +824,109 @@ impl Checker {
             BinOp::And | BinOp::Or => {
                 let x = self.coerce(a, &Ty::Bool, lhs.span)?;
                 let y = self.coerce(b, &Ty::Bool, rhs.span)?;
-                done(self, mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), Ty::Bool, span))
+                done(
+                    self,
+                    mk(
+                        ExprKind::Binary(iop, Box::new(x), Box::new(y)),
+                        Ty::Bool,
+                        span,
+                    ),
+                )
             }
             BinOp::Shl | BinOp::Shr => {
                 let x = match a {
                     TE::Typed(x) => x,
                     TE::Inf(_) => {
-                        self.error(codes::WIDTH_MISMATCH, lhs.span, "cannot infer the width of the shifted value; give it a width");
+                        self.error(
+                            codes::WIDTH_MISMATCH,
+                            lhs.span,
+                            "cannot infer the width of the shifted value; give it a width",
+                        );
                         return None;
                     }
                 };
                 if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_)) {
-                    self.error(codes::TYPE_MISMATCH, lhs.span, format!("cannot shift {}", self.ty_name(&x.ty)));
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        lhs.span,
+                        format!("cannot shift {}", self.ty_name(&x.ty)),
+                    );
                     return None;
                 }
                 let y = match b {
-                    TE::Inf(v) if v >= 0 => mk(ExprKind::Int(v as u128), Ty::Bit(32.max(1)), rhs.span),
+                    TE::Inf(v) if v >= 0 => mk(ExprKind::Int(v as u128), Ty::Bit(32), rhs.span),
                     TE::Inf(_) => {
-                        self.error(codes::TYPE_MISMATCH, rhs.span, "shift amounts must not be negative");
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            rhs.span,
+                            "shift amounts must not be negative",
+                        );
                         return None;
                     }
                     TE::Typed(y) if matches!(y.ty, Ty::Bit(_)) => y,
                     TE::Typed(y) => {
-                        self.error(codes::TYPE_MISMATCH, rhs.span, format!("a shift amount must be unsigned, not {}", self.ty_name(&y.ty)));
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            rhs.span,
+                            format!(
+                                "a shift amount must be unsigned, not {}",
+                                self.ty_name(&y.ty)
+                            ),
+                        );
                         return None;
                     }
                 };
                 let ty = x.ty.clone();
-                done(self, mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span))
+                done(
+                    self,
+                    mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span),
+                )
             }
             BinOp::Concat => {
                 let (x, y) = match (a, b) {
                     (TE::Typed(x), TE::Typed(y)) => (x, y),
                     _ => {
-                        self.error(codes::WIDTH_MISMATCH, span, "both sides of `++` need a width");
+                        self.error(
+                            codes::WIDTH_MISMATCH,
+                            span,
+                            "both sides of `++` need a width",
+                        );
                         return None;
                     }
                 };
-                let (xw, yw) = match (x.ty.scalar_width(&self.prog), y.ty.scalar_width(&self.prog)) {
-                    (Some(a), Some(b)) if matches!(x.ty, Ty::Bit(_) | Ty::Int(_)) && matches!(y.ty, Ty::Bit(_) | Ty::Int(_)) => (a, b),
+                let (xw, yw) = match (x.ty.scalar_width(&self.prog), y.ty.scalar_width(&self.prog))
+                {
+                    (Some(a), Some(b))
+                        if matches!(x.ty, Ty::Bit(_) | Ty::Int(_))
+                            && matches!(y.ty, Ty::Bit(_) | Ty::Int(_)) =>
+                    {
+                        (a, b)
+                    }
                     _ => {
                         self.error(codes::TYPE_MISMATCH, span, "`++` needs bit strings");
                         return None;
                     }
                 };
                 if xw + yw > 128 {
-                    self.error(codes::BAD_WIDTH, span, format!("`++` result would be {} bits; at most 128 are supported", xw + yw));
+                    self.error(
+                        codes::BAD_WIDTH,
+                        span,
+                        format!(
+                            "`++` result would be {} bits; at most 128 are supported",
+                            xw + yw
+                        ),
+                    );
                     return None;
                 }
-                let ty = if matches!(x.ty, Ty::Int(_)) { Ty::Int(xw + yw) } else { Ty::Bit(xw + yw) };
-                done(self, mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span))
+                let ty = if matches!(x.ty, Ty::Int(_)) {
+                    Ty::Int(xw + yw)
+                } else {
+                    Ty::Bit(xw + yw)
+                };
+                done(
+                    self,
+                    mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span),
+                )
             }
             _ => {
                 let (x, y) = match (a, b) {
@@ -696,7 +935,9 @@ impl Checker {
                         let y = match b {
                             TE::Typed(y) if y.ty != ty => {
                                 let code = match (&x.ty, &y.ty) {
-                                    (Ty::Bit(_), Ty::Bit(_)) | (Ty::Int(_), Ty::Int(_)) => codes::WIDTH_MISMATCH,
+                                    (Ty::Bit(_), Ty::Bit(_)) | (Ty::Int(_), Ty::Int(_)) => {
+                                        codes::WIDTH_MISMATCH
+                                    }
                                     _ => codes::TYPE_MISMATCH,
                                 };
                                 self.diags.push(
@@ -710,8 +951,8 @@ impl Checker {
                                         ),
                                     )
                                     .with_primary(span, "")
-                                    .with_secondary(lhs.span, format!("{}", self.ty_name(&x.ty)))
-                                    .with_secondary(rhs.span, format!("{}", self.ty_name(&y.ty)))
+                                    .with_secondary(lhs.span, self.ty_name(&x.ty).to_string())
+                                    .with_secondary(rhs.span, self.ty_name(&y.ty).to_string())
                                     .with_note("P4 does not widen implicitly; cast one side"),
                                 );
                                 return None;
@@ -726,10 +967,16 @@ impl Checker {
                     }
                     _ => return None,
                 };
-                let is_cmp = matches!(iop, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge);
+                let is_cmp = matches!(
+                    iop,
+                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+                );
                 let numeric = matches!(x.ty, Ty::Bit(_) | Ty::Int(_));
                 let ok = match iop {
-                    BinOp::Eq | BinOp::Ne => !matches!(x.ty, Ty::Stack(..) | Ty::Tuple(_) | Ty::Str | Ty::Void | Ty::Varbit(_)),
+                    BinOp::Eq | BinOp::Ne => !matches!(
+                        x.ty,
+                        Ty::Stack(..) | Ty::Tuple(_) | Ty::Str | Ty::Void | Ty::Varbit(_)
+                    ),
                     BinOp::Div | BinOp::Mod => matches!(x.ty, Ty::Bit(_)),
                     _ => numeric,
                 };
@@ -737,13 +984,20 @@ impl Checker {
                     self.error_label(
                         codes::TYPE_MISMATCH,
                         span,
-                        format!("`{}` cannot be applied to {}", op.as_str(), self.ty_name(&x.ty)),
+                        format!(
+                            "`{}` cannot be applied to {}",
+                            op.as_str(),
+                            self.ty_name(&x.ty)
+                        ),
                         "bad operands",
                     );
                     return None;
                 }
                 let ty = if is_cmp { Ty::Bool } else { x.ty.clone() };
-                done(self, mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span))
+                done(
+                    self,
+                    mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span),
+                )
             }
         }
     }
@@ -764,7 +1018,10 @@ impl Checker {
                     self.error_label(
                         codes::NOT_LVALUE,
                         e.span,
-                        format!("cannot assign to `{}`: it is an `in` parameter", p.ident.name),
+                        format!(
+                            "cannot assign to `{}`: it is an `in` parameter",
+                            p.ident.name
+                        ),
                         "read-only",
                     );
                     false
@@ -788,15 +1045,24 @@ impl Checker {
                     false
                 }
                 Some(_) => {
-                    self.error(codes::NOT_LVALUE, e.span, format!("cannot assign to `{}`", p.ident.name));
+                    self.error(
+                        codes::NOT_LVALUE,
+                        e.span,
+                        format!("cannot assign to `{}`", p.ident.name),
+                    );
                     false
                 }
             },
-            ast::ExprKind::Member { base, .. } | ast::ExprKind::Index { base, .. } | ast::ExprKind::Slice { base, .. } => {
-                self.writable(base)
-            }
+            ast::ExprKind::Member { base, .. }
+            | ast::ExprKind::Index { base, .. }
+            | ast::ExprKind::Slice { base, .. } => self.writable(base),
             _ => {
-                self.error_label(codes::NOT_LVALUE, e.span, "this expression cannot be assigned to", "not an l-value");
+                self.error_label(
+                    codes::NOT_LVALUE,
+                    e.span,
+                    "this expression cannot be assigned to",
+                    "not an l-value",
+                );
                 false
             }
         }
@@ -821,7 +1087,10 @@ impl Checker {
             self.error_label(
                 codes::ARG_COUNT,
                 span,
-                format!("{what} takes {want} argument{}, {got} given", if want == 1 { "" } else { "s" }),
+                format!(
+                    "{what} takes {want} argument{}, {got} given",
+                    if want == 1 { "" } else { "s" }
+                ),
                 "wrong number of arguments",
             );
             return false;
@@ -847,7 +1116,12 @@ impl Checker {
                 Some(Sym::Action(a)) => self.action_call(a, &args, span),
                 Some(Sym::Function(f)) => {
                     let func = self.prog.functions[f].clone();
-                    if !self.arg_count(span, &format!("function `{}`", func.name), func.n_params as usize, args.len()) {
+                    if !self.arg_count(
+                        span,
+                        &format!("function `{}`", func.name),
+                        func.n_params as usize,
+                        args.len(),
+                    ) {
                         return None;
                     }
                     let mut v = Vec::new();
@@ -860,11 +1134,19 @@ impl Checker {
                         };
                         v.push(x);
                     }
-                    Some(mk(ExprKind::Call(Box::new(Call::Function(f, v))), func.ret.clone(), span))
+                    Some(mk(
+                        ExprKind::Call(Box::new(Call::Function(f, v))),
+                        func.ret.clone(),
+                        span,
+                    ))
                 }
                 Some(Sym::ExternDecl(name)) => self.extern_fn(&name, type_args, &args, span),
                 Some(_) => {
-                    self.error(codes::WRONG_KIND, callee.span, format!("`{}` cannot be called", p.ident.name));
+                    self.error(
+                        codes::WRONG_KIND,
+                        callee.span,
+                        format!("`{}` cannot be called", p.ident.name),
+                    );
                     None
                 }
                 None => {
@@ -877,7 +1159,9 @@ impl Checker {
                     None
                 }
             },
-            ast::ExprKind::Member { base, member } => self.method(base, member, type_args, &args, span),
+            ast::ExprKind::Member { base, member } => {
+                self.method(base, member, type_args, &args, span)
+            }
             _ => {
                 self.error(codes::WRONG_KIND, callee.span, "this cannot be called");
                 None
@@ -885,16 +1169,30 @@ impl Checker {
         }
     }
 
-    fn action_call(&mut self, a: ir::Handle<ir::Action>, args: &[&ast::Expr], span: Span) -> Option<Expr> {
+    fn action_call(
+        &mut self,
+        a: ir::Handle<ir::Action>,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
         match self.body.as_ref().map(|b| b.kind) {
             Some(BodyKind::Apply | BodyKind::Action) => {}
             _ => {
-                self.error(codes::NOT_ALLOWED_HERE, span, "actions may only be called from controls and actions");
+                self.error(
+                    codes::NOT_ALLOWED_HERE,
+                    span,
+                    "actions may only be called from controls and actions",
+                );
                 return None;
             }
         }
         let act = self.prog.actions[a].clone();
-        if !self.arg_count(span, &format!("action `{}`", act.name), act.n_params as usize, args.len()) {
+        if !self.arg_count(
+            span,
+            &format!("action `{}`", act.name),
+            act.n_params as usize,
+            args.len(),
+        ) {
             return None;
         }
         let mut v = Vec::new();
@@ -913,7 +1211,11 @@ impl Checker {
     fn hash_algo(&mut self, e: &ast::Expr) -> Option<HashAlgorithm> {
         let x = self.expr(e, None)?;
         let ExprKind::EnumMember(h, i) = x.kind else {
-            self.error(codes::TYPE_MISMATCH, e.span, "expected a HashAlgorithm member such as `HashAlgorithm.crc16`");
+            self.error(
+                codes::TYPE_MISMATCH,
+                e.span,
+                "expected a HashAlgorithm member such as `HashAlgorithm.crc16`",
+            );
             return None;
         };
         let en = &self.prog.enums[h];
@@ -928,7 +1230,11 @@ impl Checker {
             "csum16" => HashAlgorithm::Csum16,
             "xor16" => HashAlgorithm::Xor16,
             _ => {
-                self.error(codes::TYPE_MISMATCH, e.span, format!("`{name}` is not a hash algorithm"));
+                self.error(
+                    codes::TYPE_MISMATCH,
+                    e.span,
+                    format!("`{name}` is not a hash algorithm"),
+                );
                 return None;
             }
         })
@@ -939,7 +1245,11 @@ impl Checker {
         let x = self.expr(e, None)?;
         let ok = |t: &Ty| !matches!(t, Ty::Stack(..) | Ty::Varbit(_) | Ty::Str | Ty::Void);
         if !ok(&x.ty) {
-            self.error(codes::TYPE_MISMATCH, e.span, format!("{} cannot be used as a field list", self.ty_name(&x.ty)));
+            self.error(
+                codes::TYPE_MISMATCH,
+                e.span,
+                format!("{} cannot be used as a field list", self.ty_name(&x.ty)),
+            );
             return None;
         }
         Some(vec![x])
@@ -948,7 +1258,11 @@ impl Checker {
     fn const_u8(&mut self, e: &ast::Expr) -> Option<u8> {
         let v = self.const_value(e)?;
         if !(0..=255).contains(&v) {
-            self.error(codes::OVERFLOW, e.span, "a field list index must be 0..=255");
+            self.error(
+                codes::OVERFLOW,
+                e.span,
+                "a field list index must be 0..=255",
+            );
             return None;
         }
         Some(v as u8)
@@ -958,13 +1272,23 @@ impl Checker {
         match self.body.as_ref().map(|b| b.kind) {
             Some(BodyKind::Apply | BodyKind::Action) => true,
             _ => {
-                self.error(codes::NOT_ALLOWED_HERE, span, format!("`{what}` may only be called in controls and actions"));
+                self.error(
+                    codes::NOT_ALLOWED_HERE,
+                    span,
+                    format!("`{what}` may only be called in controls and actions"),
+                );
                 false
             }
         }
     }
 
-    fn extern_fn(&mut self, name: &str, type_args: &[ast::Type], args: &[&ast::Expr], span: Span) -> Option<Expr> {
+    fn extern_fn(
+        &mut self,
+        name: &str,
+        type_args: &[ast::Type],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
         let b = match name {
             "mark_to_drop" => {
                 if !self.arg_count(span, "mark_to_drop", 1, args.len()) {
@@ -977,7 +1301,11 @@ impl Checker {
                 match &sm.ty {
                     Ty::Composite(c) if self.prog.composites[*c].name == "standard_metadata_t" => {}
                     _ => {
-                        self.error(codes::TYPE_MISMATCH, args[0].span, "mark_to_drop needs the standard metadata");
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            args[0].span,
+                            "mark_to_drop needs the standard metadata",
+                        );
                         return None;
                     }
                 }
@@ -989,7 +1317,11 @@ impl Checker {
                 }
                 let out = self.lvalue(args[0])?;
                 if !matches!(out.ty, Ty::Bit(_)) {
-                    self.error(codes::TYPE_MISMATCH, args[0].span, "the hash result must be a bit<W>");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        args[0].span,
+                        "the hash result must be a bit<W>",
+                    );
                     return None;
                 }
                 let algo = self.hash_algo(args[1])?;
@@ -998,7 +1330,13 @@ impl Checker {
                 let data = self.data_arg(args[3])?;
                 let max_te = self.expr_any(args[4])?;
                 let max = self.coerce_loose(max_te, &Ty::Bit(64), args[4].span)?;
-                Builtin::Hash { out, algo, base, data, max }
+                Builtin::Hash {
+                    out,
+                    algo,
+                    base,
+                    data,
+                    max,
+                }
             }
             "random" => {
                 if !self.arg_count(span, "random", 3, args.len()) {
@@ -1006,7 +1344,11 @@ impl Checker {
                 }
                 let out = self.lvalue(args[0])?;
                 if !matches!(out.ty, Ty::Bit(_)) {
-                    self.error(codes::TYPE_MISMATCH, args[0].span, "random needs a bit<W> result");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        args[0].span,
+                        "random needs a bit<W> result",
+                    );
                     return None;
                 }
                 let ty = out.ty.clone();
@@ -1014,7 +1356,10 @@ impl Checker {
                 let hi = self.expr(args[2], Some(&ty))?;
                 Builtin::Random { out, lo, hi }
             }
-            "verify_checksum" | "update_checksum" | "verify_checksum_with_payload" | "update_checksum_with_payload" => {
+            "verify_checksum"
+            | "update_checksum"
+            | "verify_checksum_with_payload"
+            | "update_checksum_with_payload" => {
                 if !self.arg_count(span, name, 4, args.len()) {
                     return None;
                 }
@@ -1024,10 +1369,22 @@ impl Checker {
                 let algo = self.hash_algo(args[3])?;
                 if name.starts_with("verify") {
                     let checksum = self.expr(args[2], None)?;
-                    Builtin::VerifyChecksum { cond, data, checksum, algo, with_payload }
+                    Builtin::VerifyChecksum {
+                        cond,
+                        data,
+                        checksum,
+                        algo,
+                        with_payload,
+                    }
                 } else {
                     let checksum = self.lvalue(args[2])?;
-                    Builtin::UpdateChecksum { cond, data, checksum, algo, with_payload }
+                    Builtin::UpdateChecksum {
+                        cond,
+                        data,
+                        checksum,
+                        algo,
+                        with_payload,
+                    }
                 }
             }
             "clone" | "clone3" | "clone_preserving_field_list" => {
@@ -1037,7 +1394,11 @@ impl Checker {
                 }
                 let kind = self.expr(args[0], None)?;
                 if !matches!(&kind.ty, Ty::Enum(e) if self.prog.enums[*e].name == "CloneType") {
-                    self.error(codes::TYPE_MISMATCH, args[0].span, "expected `CloneType.I2E` or `CloneType.E2E`");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        args[0].span,
+                        "expected `CloneType.I2E` or `CloneType.E2E`",
+                    );
                     return None;
                 }
                 let session = self.expr(args[1], Some(&Ty::Bit(32)))?;
@@ -1045,21 +1406,36 @@ impl Checker {
                     Some(self.const_u8(args[2])?)
                 } else {
                     if name == "clone3" {
-                        self.warn(codes::IGNORED, args[2].span, "clone3's field list is not preserved; use clone_preserving_field_list");
+                        self.warn(
+                            codes::IGNORED,
+                            args[2].span,
+                            "clone3's field list is not preserved; use clone_preserving_field_list",
+                        );
                     }
                     None
                 };
-                Builtin::Clone { kind, session, field_list }
+                Builtin::Clone {
+                    kind,
+                    session,
+                    field_list,
+                }
             }
             "resubmit_preserving_field_list" | "recirculate_preserving_field_list" => {
                 if !self.in_control(span, name) || !self.arg_count(span, name, 1, args.len()) {
                     return None;
                 }
                 let n = self.const_u8(args[0])?;
-                if name.starts_with("resubmit") { Builtin::Resubmit(n) } else { Builtin::Recirculate(n) }
+                if name.starts_with("resubmit") {
+                    Builtin::Resubmit(n)
+                } else {
+                    Builtin::Recirculate(n)
+                }
             }
             "resubmit" | "recirculate" => {
-                self.unsupported(span, &format!("the deprecated `{name}(data)`; use `{name}_preserving_field_list`"));
+                self.unsupported(
+                    span,
+                    &format!("the deprecated `{name}(data)`; use `{name}_preserving_field_list`"),
+                );
                 return None;
             }
             "digest" => {
@@ -1073,14 +1449,22 @@ impl Checker {
                 };
                 let data = self.expr(args[1], want.as_ref())?;
                 let Ty::Composite(c) = data.ty else {
-                    self.error(codes::TYPE_MISMATCH, args[1].span, "digest data must be a struct");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        args[1].span,
+                        "digest data must be a struct",
+                    );
                     return None;
                 };
                 let digest = self.facts.digest_index(c);
-                Builtin::Digest { digest, data: vec![data] }
+                Builtin::Digest {
+                    digest,
+                    data: vec![data],
+                }
             }
             "truncate" => {
-                if !self.in_control(span, name) || !self.arg_count(span, "truncate", 1, args.len()) {
+                if !self.in_control(span, name) || !self.arg_count(span, "truncate", 1, args.len())
+                {
                     return None;
                 }
                 Builtin::Truncate(self.expr(args[0], Some(&Ty::Bit(32)))?)
@@ -1099,7 +1483,11 @@ impl Checker {
             }
             "verify" => {
                 if self.body.as_ref().map(|b| b.kind) != Some(BodyKind::Parser) {
-                    self.error(codes::NOT_ALLOWED_HERE, span, "`verify` may only be called in parsers");
+                    self.error(
+                        codes::NOT_ALLOWED_HERE,
+                        span,
+                        "`verify` may only be called in parsers",
+                    );
                     return None;
                 }
                 if !self.arg_count(span, "verify", 2, args.len()) {
@@ -1118,7 +1506,7 @@ impl Checker {
                 return None;
             }
         };
-        Some(Self::void_call(Call::Builtin(b), span))
+        Some(Self::void_call(Call::Builtin(Box::new(b)), span))
     }
 
     /// Like `coerce` but accepts any bit width for typed values (extern
@@ -1143,24 +1531,83 @@ impl Checker {
             match self.lookup(p).cloned() {
                 Some(Sym::Table(t)) => {
                     if m != "apply" {
-                        self.error(codes::UNKNOWN_METHOD, member.span, format!("tables have no method `{m}`"));
+                        self.error(
+                            codes::UNKNOWN_METHOD,
+                            member.span,
+                            format!("tables have no method `{m}`"),
+                        );
                         return None;
                     }
-                    if !self.in_control_apply(span) || !self.arg_count(span, "apply", 0, args.len()) {
+                    if !self.in_control_apply(span) || !self.arg_count(span, "apply", 0, args.len())
+                    {
                         return None;
                     }
                     return Some(Self::void_call(Call::TableApply(t), span));
                 }
+                Some(Sym::SubParser(ph)) => {
+                    if m != "apply" {
+                        self.error(
+                            codes::UNKNOWN_METHOD,
+                            member.span,
+                            format!("parsers have no method `{m}`"),
+                        );
+                        return None;
+                    }
+                    if self.body.as_ref().map(|b| b.kind) != Some(BodyKind::Parser) {
+                        self.error(
+                            codes::NOT_ALLOWED_HERE,
+                            span,
+                            "sub-parsers may only be applied in parser states",
+                        );
+                        return None;
+                    }
+                    let params = self.prog.parsers[ph].params.clone();
+                    if !self.arg_count(span, "apply", params.len(), args.len()) {
+                        return None;
+                    }
+                    let mut v = Vec::new();
+                    for (prm, a) in params.iter().zip(args) {
+                        let Some(ty) = &prm.ty else {
+                            let is_packet = matches!(&a.kind, ast::ExprKind::Name(p)
+                                if matches!(self.lookup(p), Some(Sym::Packet(false))));
+                            if !is_packet {
+                                self.error(
+                                    codes::TYPE_MISMATCH,
+                                    a.span,
+                                    "expected the packet_in parameter",
+                                );
+                                return None;
+                            }
+                            continue;
+                        };
+                        let x = if prm.dir == ir::Direction::In {
+                            self.expr(a, Some(ty))?
+                        } else {
+                            let l = self.lvalue(a)?;
+                            self.coerce(TE::Typed(l), ty, a.span)?
+                        };
+                        v.push(x);
+                    }
+                    return Some(Self::void_call(Call::ParserApply(ph, v), span));
+                }
                 Some(Sym::SubControl(i)) => {
                     if m != "apply" {
-                        self.error(codes::UNKNOWN_METHOD, member.span, format!("controls have no method `{m}`"));
+                        self.error(
+                            codes::UNKNOWN_METHOD,
+                            member.span,
+                            format!("controls have no method `{m}`"),
+                        );
                         return None;
                     }
                     if self.body.as_ref().map(|b| b.kind) != Some(BodyKind::Apply) {
-                        self.error(codes::NOT_ALLOWED_HERE, span, "controls may only be applied in an apply block");
+                        self.error(
+                            codes::NOT_ALLOWED_HERE,
+                            span,
+                            "controls may only be applied in an apply block",
+                        );
                         return None;
                     }
-                    let Some(ctl) = self.body.as_ref().and_then(|b| b.control) else { return None };
+                    let ctl = self.body.as_ref().and_then(|b| b.control)?;
                     let sub = self.prog.controls[ctl].instances[i as usize].1;
                     let params = self.prog.controls[sub].params.clone();
                     if !self.arg_count(span, "apply", params.len(), args.len()) {
@@ -1183,7 +1630,9 @@ impl Checker {
                     return Some(Self::void_call(Call::ControlApply(i, v), span));
                 }
                 Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
-                Some(Sym::Packet(out)) => return self.packet_method(out, m, member.span, type_args, args, span),
+                Some(Sym::Packet(out)) => {
+                    return self.packet_method(out, m, member.span, type_args, args, span);
+                }
                 _ => {}
             }
         }
@@ -1203,14 +1652,22 @@ impl Checker {
                 if !self.arg_count(span, m, 0, args.len()) || !self.writable(base) {
                     return None;
                 }
-                if m == "setValid" { Builtin::SetValid(b) } else { Builtin::SetInvalid(b) }
+                if m == "setValid" {
+                    Builtin::SetValid(b)
+                } else {
+                    Builtin::SetInvalid(b)
+                }
             }
             (Ty::Stack(..), "push_front" | "pop_front") => {
                 if !self.arg_count(span, m, 1, args.len()) || !self.writable(base) {
                     return None;
                 }
                 let n = self.const_u32(args[0], "count")?;
-                if m == "push_front" { Builtin::PushFront(b, n) } else { Builtin::PopFront(b, n) }
+                if m == "push_front" {
+                    Builtin::PushFront(b, n)
+                } else {
+                    Builtin::PopFront(b, n)
+                }
             }
             (ty, _) => {
                 self.error_label(
@@ -1222,16 +1679,34 @@ impl Checker {
                 return None;
             }
         };
-        Some(Self::void_call(Call::Builtin(builtin), span))
+        Some(Self::void_call(Call::Builtin(Box::new(builtin)), span))
     }
 
-    fn extern_method(&mut self, i: u32, m: &str, mspan: Span, args: &[&ast::Expr], span: Span) -> Option<Expr> {
+    fn extern_method(
+        &mut self,
+        i: u32,
+        m: &str,
+        mspan: Span,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
         let Some(ctl) = self.body.as_ref().and_then(|b| b.control) else {
-            self.error(codes::NOT_ALLOWED_HERE, span, "extern objects may only be used in controls");
+            self.error(
+                codes::NOT_ALLOWED_HERE,
+                span,
+                "extern objects may only be used in controls",
+            );
             return None;
         };
-        if !matches!(self.body.as_ref().map(|b| b.kind), Some(BodyKind::Apply | BodyKind::Action)) {
-            self.error(codes::NOT_ALLOWED_HERE, span, "extern objects may only be used in controls");
+        if !matches!(
+            self.body.as_ref().map(|b| b.kind),
+            Some(BodyKind::Apply | BodyKind::Action)
+        ) {
+            self.error(
+                codes::NOT_ALLOWED_HERE,
+                span,
+                "extern objects may only be used in controls",
+            );
             return None;
         }
         let inst = self.prog.controls[ctl].externs[i as usize].clone();
@@ -1244,7 +1719,11 @@ impl Checker {
                 let out = self.coerce(TE::Typed(out), &Ty::Bit(*width), args[0].span)?;
                 let it = self.expr_any(args[1])?;
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[1].span)?;
-                Builtin::RegisterRead { inst: i, out, index }
+                Builtin::RegisterRead {
+                    inst: i,
+                    out,
+                    index,
+                }
             }
             (ir::ExternKind::Register { width, .. }, "write") => {
                 if !self.arg_count(span, "write", 2, args.len()) {
@@ -1253,7 +1732,11 @@ impl Checker {
                 let it = self.expr_any(args[0])?;
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
                 let value = self.expr(args[1], Some(&Ty::Bit(*width)))?;
-                Builtin::RegisterWrite { inst: i, index, value }
+                Builtin::RegisterWrite {
+                    inst: i,
+                    index,
+                    value,
+                }
             }
             (ir::ExternKind::Counter { .. }, "count") => {
                 if !self.arg_count(span, "count", 1, args.len()) {
@@ -1277,10 +1760,18 @@ impl Checker {
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
                 let out = self.lvalue(args[1])?;
                 if !matches!(out.ty, Ty::Bit(_)) {
-                    self.error(codes::TYPE_MISMATCH, args[1].span, "a meter colour must go into a bit<W>");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        args[1].span,
+                        "a meter colour must go into a bit<W>",
+                    );
                     return None;
                 }
-                Builtin::MeterExecute { inst: i, index, out }
+                Builtin::MeterExecute {
+                    inst: i,
+                    index,
+                    out,
+                }
             }
             (ir::ExternKind::DirectMeter(_), "read") => {
                 if !self.arg_count(span, "read", 1, args.len()) {
@@ -1292,7 +1783,11 @@ impl Checker {
                 }
                 let out = self.lvalue(args[0])?;
                 if !matches!(out.ty, Ty::Bit(_)) {
-                    self.error(codes::TYPE_MISMATCH, args[0].span, "a meter colour must go into a bit<W>");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        args[0].span,
+                        "a meter colour must go into a bit<W>",
+                    );
                     return None;
                 }
                 Builtin::DirectMeterRead { inst: i, out }
@@ -1307,7 +1802,7 @@ impl Checker {
                 return None;
             }
         };
-        Some(Self::void_call(Call::Builtin(b), span))
+        Some(Self::void_call(Call::Builtin(Box::new(b)), span))
     }
 
     fn packet_method(
@@ -1327,11 +1822,17 @@ impl Checker {
                 }
                 let h = self.lvalue(args[0])?;
                 let var = match &h.ty {
-                    Ty::Composite(c) if self.prog.composites[*c].kind == ir::CompositeKind::Header => {
+                    Ty::Composite(c)
+                        if self.prog.composites[*c].kind == ir::CompositeKind::Header =>
+                    {
                         self.prog.composites[*c].varbit().is_some()
                     }
                     _ => {
-                        self.error(codes::TYPE_MISMATCH, args[0].span, format!("extract needs a header, not {}", self.ty_name(&h.ty)));
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            args[0].span,
+                            format!("extract needs a header, not {}", self.ty_name(&h.ty)),
+                        );
                         return None;
                     }
                 };
@@ -1350,14 +1851,22 @@ impl Checker {
                         return None;
                     }
                     (false, _) => {
-                        self.error(codes::ARG_COUNT, span, "the two-argument extract needs a header with a varbit field");
+                        self.error(
+                            codes::ARG_COUNT,
+                            span,
+                            "the two-argument extract needs a header with a varbit field",
+                        );
                         return None;
                     }
                 }
             }
             (false, "lookahead") => {
                 if type_args.len() != 1 || !args.is_empty() {
-                    self.error(codes::ARG_COUNT, span, "lookahead takes one type argument and no arguments");
+                    self.error(
+                        codes::ARG_COUNT,
+                        span,
+                        "lookahead takes one type argument and no arguments",
+                    );
                     return None;
                 }
                 let ty = self.ty(&type_args[0])?;
@@ -1382,7 +1891,11 @@ impl Checker {
                 }
                 let h = self.expr(args[0], None)?;
                 if !matches!(h.ty, Ty::Composite(_) | Ty::Stack(..)) {
-                    self.error(codes::TYPE_MISMATCH, args[0].span, format!("emit needs a header, not {}", self.ty_name(&h.ty)));
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        args[0].span,
+                        format!("emit needs a header, not {}", self.ty_name(&h.ty)),
+                    );
                     return None;
                 }
                 Builtin::Emit(h)
@@ -1391,12 +1904,15 @@ impl Checker {
                 self.error_label(
                     codes::UNKNOWN_METHOD,
                     mspan,
-                    format!("{} has no method `{m}`", if out { "packet_out" } else { "packet_in" }),
+                    format!(
+                        "{} has no method `{m}`",
+                        if out { "packet_out" } else { "packet_in" }
+                    ),
                     "unknown method",
                 );
                 return None;
             }
         };
-        Some(Self::void_call(Call::Builtin(b), span))
+        Some(Self::void_call(Call::Builtin(Box::new(b)), span))
     }
 }

@@ -19,10 +19,10 @@
 //! Widths above 128 bits are rejected with a clear diagnostic: the target
 //! holds every field in a native integer.
 
+mod blocks;
 pub mod codes;
 mod expr;
 pub mod fold;
-mod blocks;
 mod program_info;
 mod stmt;
 
@@ -30,7 +30,6 @@ use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
 use crate::ir::{self, Handle, Ty};
 use std::collections::HashMap;
-
 
 /// What a name refers to.
 #[derive(Clone, Debug)]
@@ -65,6 +64,12 @@ pub(crate) enum Sym {
     ExternDecl(String),
     /// A parser/control/package type declaration.
     BlockType,
+    /// A generic struct or header, instantiated at each use.
+    Generic(String),
+    /// A control with constructor parameters, checked at each instantiation.
+    CtorControl(String),
+    /// A sub-parser instance of the enclosing parser.
+    SubParser(Handle<ir::Parser>),
 }
 
 /// Where statements are being checked.
@@ -101,6 +106,14 @@ pub(crate) struct Checker {
     pub(crate) facts: program_info::Facts,
     /// Name of the control or parser being checked (P4Info prefix).
     pub(crate) block_name: Option<String>,
+    /// Generic struct/header declarations by name.
+    pub(crate) generics: HashMap<String, (ast::StructLikeDecl, ir::CompositeKind)>,
+    /// Instantiations of generic types already built.
+    pub(crate) generic_cache: HashMap<(String, Vec<Ty>), Ty>,
+    /// Controls with constructor parameters, by name.
+    pub(crate) ctor_controls: HashMap<String, ast::ControlDecl>,
+    /// Their instantiations: (name, argument values) → control.
+    pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
 }
 
 /// Checks a parsed program. `name` is the program name (file stem).
@@ -119,14 +132,23 @@ pub fn check(
         match_kinds: Vec::new(),
         facts: Default::default(),
         block_name: None,
+        generics: HashMap::new(),
+        generic_cache: HashMap::new(),
+        ctor_controls: HashMap::new(),
+        ctor_cache: HashMap::new(),
     };
     for d in &prog.decls {
         c.top_decl(d);
     }
     if c.prog.main.is_none() && !c.diags.iter().any(|d| d.is_error()) {
         c.diags.push(
-            Diagnostic::error(codes::BAD_MAIN, "the program declares no `main` package instance")
-                .with_note("a v1model program ends with `V1Switch(MyParser(), ..., MyDeparser()) main;`"),
+            Diagnostic::error(
+                codes::BAD_MAIN,
+                "the program declares no `main` package instance",
+            )
+            .with_note(
+                "a v1model program ends with `V1Switch(MyParser(), ..., MyDeparser()) main;`",
+            ),
         );
     }
     if c.diags.iter().any(|d| d.is_error()) {
@@ -154,7 +176,13 @@ impl Checker {
             .push(Diagnostic::error(code, msg.clone()).with_primary(span, ""));
     }
 
-    pub(crate) fn error_label(&mut self, code: &str, span: Span, msg: impl Into<String>, label: impl Into<String>) {
+    pub(crate) fn error_label(
+        &mut self,
+        code: &str,
+        span: Span,
+        msg: impl Into<String>,
+        label: impl Into<String>,
+    ) {
         self.diags
             .push(Diagnostic::error(code, msg.into()).with_primary(span, label));
     }
@@ -195,7 +223,8 @@ impl Checker {
         // Overloads of extern functions (log_msg, mark_to_drop) and
         // re-declarations of the same extern are fine.
         if let Some(old) = scope.get(&id.name) {
-            let same_extern = matches!((old, &sym), (Sym::ExternDecl(a), Sym::ExternDecl(b)) if a == b);
+            let same_extern =
+                matches!((old, &sym), (Sym::ExternDecl(a), Sym::ExternDecl(b)) if a == b);
             if !same_extern {
                 self.error_label(
                     codes::DUPLICATE,
@@ -226,7 +255,11 @@ impl Checker {
     pub(crate) fn const_u32(&mut self, e: &ast::Expr, what: &str) -> Option<u32> {
         let v = self.const_value(e)?;
         if v < 0 || v > u32::MAX as i128 {
-            self.error(codes::OVERFLOW, e.span, format!("{what} {v} is out of range"));
+            self.error(
+                codes::OVERFLOW,
+                e.span,
+                format!("{what} {v} is out of range"),
+            );
             return None;
         }
         Some(v as u32)
@@ -309,10 +342,25 @@ impl Checker {
             K::Named { name, args } => match self.lookup(name).cloned() {
                 Some(Sym::Type(ty)) => {
                     if !args.is_empty() {
-                        self.unsupported(t.span, "generic struct types");
+                        self.error(
+                            codes::ARG_COUNT,
+                            t.span,
+                            format!("`{}` takes no type arguments", name.ident.name),
+                        );
                         return None;
                     }
                     ty
+                }
+                Some(Sym::Generic(g)) => {
+                    if args.is_empty() {
+                        self.error(
+                            codes::ARG_COUNT,
+                            t.span,
+                            format!("`{g}` needs type arguments, e.g. `{g}<bit<8>>`"),
+                        );
+                        return None;
+                    }
+                    return self.instantiate_generic(&g, args, t.span);
                 }
                 Some(_) => {
                     self.error_label(
@@ -349,7 +397,11 @@ impl Checker {
                     }
                 }
                 if n == 0 {
-                    self.error(codes::BAD_WIDTH, size.span, "a header stack needs at least one element");
+                    self.error(
+                        codes::BAD_WIDTH,
+                        size.span,
+                        "a header stack needs at least one element",
+                    );
                     return None;
                 }
                 Ty::Stack(Box::new(et), n)
@@ -381,7 +433,10 @@ impl Checker {
             Ty::Str => "string".into(),
             Ty::Tuple(v) => format!(
                 "tuple<{}>",
-                v.iter().map(|t| self.ty_name(t)).collect::<Vec<_>>().join(", ")
+                v.iter()
+                    .map(|t| self.ty_name(t))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Ty::Void => "void".into(),
         }
@@ -404,7 +459,11 @@ impl Checker {
             ast::Decl::Error(l) => {
                 for m in &l.members {
                     if self.prog.errors.contains(&m.name) {
-                        self.error(codes::DUPLICATE, m.span, format!("error `{}` declared twice", m.name));
+                        self.error(
+                            codes::DUPLICATE,
+                            m.span,
+                            format!("error `{}` declared twice", m.name),
+                        );
                     } else {
                         self.prog.errors.push(m.name.clone());
                     }
@@ -436,12 +495,16 @@ impl Checker {
             ast::Decl::Function(f) => self.function_decl(f),
             ast::Decl::Instantiation(i) => self.main_decl(i),
             ast::Decl::Var(v) => self.unsupported(v.span, "global variables"),
-            ast::Decl::ValueSet(v) => {
-                self.error(codes::NOT_ALLOWED_HERE, v.span, "value sets may only be declared in parsers")
-            }
-            ast::Decl::Table(t) => {
-                self.error(codes::NOT_ALLOWED_HERE, t.span, "tables may only be declared in controls")
-            }
+            ast::Decl::ValueSet(v) => self.error(
+                codes::NOT_ALLOWED_HERE,
+                v.span,
+                "value sets may only be declared in parsers",
+            ),
+            ast::Decl::Table(t) => self.error(
+                codes::NOT_ALLOWED_HERE,
+                t.span,
+                "tables may only be declared in controls",
+            ),
         }
     }
 
@@ -453,7 +516,9 @@ impl Checker {
             return;
         }
         let Some(ty) = self.ty(&c.ty) else { return };
-        let Some(e) = self.expr(&c.value, Some(&ty)) else { return };
+        let Some(e) = self.expr(&c.value, Some(&ty)) else {
+            return;
+        };
         let is_const = matches!(
             e.kind,
             ir::ExprKind::Int(_)
@@ -465,7 +530,10 @@ impl Checker {
             self.error_label(
                 codes::NOT_CONSTANT,
                 c.value.span,
-                format!("the value of constant `{}` is not a compile-time constant", c.name.name),
+                format!(
+                    "the value of constant `{}` is not a compile-time constant",
+                    c.name.name
+                ),
                 "not constant",
             );
             return;
@@ -475,25 +543,95 @@ impl Checker {
 
     fn struct_like(&mut self, s: &ast::StructLikeDecl, kind: ir::CompositeKind) {
         if !s.type_params.is_empty() {
-            self.unsupported(s.span, "generic structs and headers");
+            // Generic: instantiated (monomorphised) at each use with type arguments.
+            self.generics.insert(s.name.name.clone(), (s.clone(), kind));
+            self.declare(&s.name, Sym::Generic(s.name.name.clone()));
             return;
         }
+        if let Some(h) = self.composite(s, kind, s.name.name.clone()) {
+            self.declare(&s.name, Sym::Type(Ty::Composite(h)));
+        }
+    }
+
+    /// `S<args>` for a generic struct or header `S`.
+    fn instantiate_generic(&mut self, name: &str, args: &[ast::Type], span: Span) -> Option<Ty> {
+        let (decl, kind) = self.generics.get(name)?.clone();
+        if args.len() != decl.type_params.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "`{name}` takes {} type argument(s), {} given",
+                    decl.type_params.len(),
+                    args.len()
+                ),
+                "wrong number of type arguments",
+            );
+            return None;
+        }
+        let mut tys = Vec::new();
+        for a in args {
+            tys.push(self.ty(a)?);
+        }
+        let key = (name.to_string(), tys.clone());
+        if let Some(t) = self.generic_cache.get(&key) {
+            return Some(t.clone());
+        }
+        let full = format!(
+            "{name}<{}>",
+            tys.iter()
+                .map(|t| self.ty_name(t))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        self.push_scope();
+        for (p, t) in decl.type_params.iter().zip(&tys) {
+            self.declare(p, Sym::Type(t.clone()));
+        }
+        let h = self.composite(&decl, kind, full);
+        self.pop_scope();
+        let ty = Ty::Composite(h?);
+        self.generic_cache.insert(key, ty.clone());
+        Some(ty)
+    }
+
+    /// Builds a header, union or struct type named `name`.
+    fn composite(
+        &mut self,
+        s: &ast::StructLikeDecl,
+        kind: ir::CompositeKind,
+        name: String,
+    ) -> Option<Handle<ir::Composite>> {
         let mut fields: Vec<ir::Field> = Vec::new();
         for f in &s.fields {
             let Some(ty) = self.ty(&f.ty) else { continue };
             if fields.iter().any(|x| x.name == f.name.name) {
-                self.error(codes::DUPLICATE, f.name.span, format!("field `{}` declared twice", f.name.name));
+                self.error(
+                    codes::DUPLICATE,
+                    f.name.span,
+                    format!("field `{}` declared twice", f.name.name),
+                );
                 continue;
             }
             match (kind, &ty) {
-                (ir::CompositeKind::Header, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_)) => {}
+                (
+                    ir::CompositeKind::Header,
+                    Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_),
+                ) => {}
                 (ir::CompositeKind::Header, Ty::Varbit(w)) => {
                     if fields.iter().any(|x| matches!(x.ty, Ty::Varbit(_))) {
-                        self.error(codes::TYPE_MISMATCH, f.span, "a header may have at most one varbit field");
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            f.span,
+                            "a header may have at most one varbit field",
+                        );
                         continue;
                     }
                     if w % 8 != 0 {
-                        self.unsupported(f.ty.span, "varbit fields whose maximum is not a whole number of bytes");
+                        self.unsupported(
+                            f.ty.span,
+                            "varbit fields whose maximum is not a whole number of bytes",
+                        );
                         continue;
                     }
                 }
@@ -501,14 +639,21 @@ impl Checker {
                     self.error(
                         codes::TYPE_MISMATCH,
                         f.ty.span,
-                        format!("header fields must be bit strings, not {}", self.ty_name(&ty)),
+                        format!(
+                            "header fields must be bit strings, not {}",
+                            self.ty_name(&ty)
+                        ),
                     );
                     continue;
                 }
                 (ir::CompositeKind::Union, Ty::Composite(h))
                     if self.prog.composites[*h].kind == ir::CompositeKind::Header => {}
                 (ir::CompositeKind::Union, _) => {
-                    self.error(codes::TYPE_MISMATCH, f.ty.span, "header union members must be headers");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        f.ty.span,
+                        "header union members must be headers",
+                    );
                     continue;
                 }
                 (ir::CompositeKind::Struct, Ty::Varbit(_)) => {
@@ -519,14 +664,16 @@ impl Checker {
             }
             let mut field_lists = Vec::new();
             for a in &f.annotations {
-                if a.name.name == "field_list" {
-                    if let ast::AnnotationBody::Unstructured { exprs: Some(es), .. } = &a.body {
-                        for e in es {
-                            if let ast::ExprKind::Int(i) = &e.kind {
-                                if i.value < 256 {
-                                    field_lists.push(i.value as u8);
-                                }
-                            }
+                if a.name.name == "field_list"
+                    && let ast::AnnotationBody::Unstructured {
+                        exprs: Some(es), ..
+                    } = &a.body
+                {
+                    for e in es {
+                        if let ast::ExprKind::Int(i) = &e.kind
+                            && i.value < 256
+                        {
+                            field_lists.push(i.value as u8);
                         }
                     }
                 }
@@ -541,12 +688,12 @@ impl Checker {
         let controller_header = ast::find_annotation(&s.annotations, "controller_header")
             .and_then(|a| a.string_arg().map(|s| s.to_string()));
         let comp = ir::Composite {
-            name: s.name.name.clone(),
+            name,
             kind,
             fields,
             controller_header,
         };
-        if kind == ir::CompositeKind::Header && comp.header_bits(&self.prog) % 8 != 0 {
+        if kind == ir::CompositeKind::Header && !comp.header_bits(&self.prog).is_multiple_of(8) {
             self.error(
                 codes::BAD_WIDTH,
                 s.name.span,
@@ -557,8 +704,7 @@ impl Checker {
                 ),
             );
         }
-        let h = self.prog.composites.append(comp, s.span);
-        self.declare(&s.name, Sym::Type(Ty::Composite(h)));
+        Some(self.prog.composites.append(comp, s.span))
     }
 
     fn enum_decl(&mut self, e: &ast::EnumDecl) {
@@ -566,7 +712,11 @@ impl Checker {
             Some(t) => match self.ty(t) {
                 Some(ty @ (Ty::Bit(_) | Ty::Int(_))) => Some(ty),
                 Some(_) => {
-                    self.error(codes::TYPE_MISMATCH, t.span, "a serializable enum needs a bit<W> or int<W> type");
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        t.span,
+                        "a serializable enum needs a bit<W> or int<W> type",
+                    );
                     return;
                 }
                 None => return,
@@ -580,14 +730,22 @@ impl Checker {
                     Some(ex) => match fold::const_int(&ex) {
                         Some(c) => c,
                         None => {
-                            self.error(codes::NOT_CONSTANT, v.span, "enum values must be constants");
+                            self.error(
+                                codes::NOT_CONSTANT,
+                                v.span,
+                                "enum values must be constants",
+                            );
                             0
                         }
                     },
                     None => 0,
                 },
                 (Some(_), None) => {
-                    self.error(codes::NOT_CONSTANT, m.span, "members of a serializable enum need a value");
+                    self.error(
+                        codes::NOT_CONSTANT,
+                        m.span,
+                        "members of a serializable enum need a value",
+                    );
                     0
                 }
                 (None, _) => i as u128,
@@ -618,13 +776,20 @@ impl Checker {
                 _ => self.error(
                     codes::BAD_MAIN,
                     name.span,
-                    format!("only the v1model package `V1Switch` is supported, not `{}`", name.ident.name),
+                    format!(
+                        "only the v1model package `V1Switch` is supported, not `{}`",
+                        name.ident.name
+                    ),
                 ),
             }
             return;
         }
         if i.name.name != "main" {
-            self.warn(codes::IGNORED, i.name.span, "the package instance is usually called `main`");
+            self.warn(
+                codes::IGNORED,
+                i.name.span,
+                "the package instance is usually called `main`",
+            );
         }
         if i.args.len() != 6 {
             self.error_label(
@@ -640,27 +805,46 @@ impl Checker {
         let mut names = Vec::new();
         for (k, a) in i.args.iter().enumerate() {
             let ast::ExprKind::Call { callee, args, .. } = &a.value.kind else {
-                self.error(codes::BAD_MAIN, a.span, "expected a parser or control instantiation like `MyIngress()`");
+                self.error(
+                    codes::BAD_MAIN,
+                    a.span,
+                    "expected a parser or control instantiation like `MyIngress()`",
+                );
                 return;
             };
             let ast::ExprKind::Name(p) = &callee.kind else {
                 self.error(codes::BAD_MAIN, a.span, "expected a parser or control name");
                 return;
             };
-            if !args.is_empty() {
-                self.unsupported(a.span, "constructor arguments of parsers and controls");
+            names.push(p.ident.name.clone());
+            let mut sym = self.lookup(p).cloned();
+            if let Some(Sym::CtorControl(n)) = &sym {
+                let argv: Vec<&ast::Expr> = args.iter().map(|a| &a.value).collect();
+                match self.instantiate_ctor_control(&n.clone(), &argv, a.span) {
+                    Some(h) => sym = Some(Sym::Control(h)),
+                    None => return,
+                }
+            } else if !args.is_empty() {
+                self.unsupported(a.span, "constructor arguments of parsers");
                 return;
             }
-            names.push(p.ident.name.clone());
-            match (k, self.lookup(p).cloned()) {
+            match (k, sym) {
                 (0, Some(Sym::Parser(h))) => parser = Some(h),
                 (1..=5, Some(Sym::Control(h))) => controls.push(h),
                 (0, _) => {
-                    self.error(codes::BAD_MAIN, a.span, "the first V1Switch argument must be a parser");
+                    self.error(
+                        codes::BAD_MAIN,
+                        a.span,
+                        "the first V1Switch argument must be a parser",
+                    );
                     return;
                 }
                 _ => {
-                    self.error(codes::BAD_MAIN, a.span, "V1Switch arguments 2 to 6 must be controls");
+                    self.error(
+                        codes::BAD_MAIN,
+                        a.span,
+                        "V1Switch arguments 2 to 6 must be controls",
+                    );
                     return;
                 }
             }
@@ -684,7 +868,10 @@ impl Checker {
                 self.error(
                     codes::BAD_MAIN,
                     i.args[k + 1].span,
-                    format!("control `{}` does not have the parameters V1Switch expects here", ctl.name),
+                    format!(
+                        "control `{}` does not have the parameters V1Switch expects here",
+                        ctl.name
+                    ),
                 );
                 return;
             }
@@ -738,7 +925,9 @@ impl Checker {
             self.unsupported(f.span, "generic functions");
             return;
         }
-        let Some(ret) = self.ty(&f.return_type) else { return };
+        let Some(ret) = self.ty(&f.return_type) else {
+            return;
+        };
         self.push_scope();
         let mut vars = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
@@ -753,7 +942,10 @@ impl Checker {
                 ty: ty.clone(),
                 param: Some(dir),
             });
-            self.declare(&p.name, Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In));
+            self.declare(
+                &p.name,
+                Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In),
+            );
         }
         let n_params = vars.len() as u32;
         let saved = self.body.replace(Body {

@@ -22,6 +22,8 @@ pub(crate) struct NameSpec {
     pub(crate) absolute: bool,
     /// The name (without the leading dot).
     pub(crate) name: String,
+    /// `@id(n)`.
+    pub(crate) id: Option<u32>,
 }
 
 impl NameSpec {
@@ -69,6 +71,8 @@ pub(crate) struct Facts {
     pub(crate) digests: Vec<Handle<ir::Composite>>,
     /// Value sets: (full name, width, size).
     pub(crate) value_sets: Vec<(String, u32, u32)>,
+    /// `@id(n)` of actions, by action handle index.
+    pub(crate) action_explicit_ids: HashMap<usize, u32>,
 }
 
 impl Facts {
@@ -92,30 +96,88 @@ fn leak_str(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
-/// Hands out P4Runtime ids: `prefix << 24 | n`, `n` counting from 1 per kind.
-#[derive(Default)]
+/// Hands out the P4Runtime ids computed by `proc::ids` in creation order.
 struct Ids {
-    next: HashMap<u8, u32>,
-    taken: HashMap<u32, ()>,
+    ids: Vec<u32>,
+    names: Vec<(u8, String)>,
+    next: usize,
+    mismatch: bool,
 }
 
 impl Ids {
-    fn id(&mut self, prefix: u8, explicit: Option<u32>) -> u32 {
-        if let Some(e) = explicit {
-            let id = ((prefix as u32) << 24) | (e & 0x00ff_ffff);
-            self.taken.insert(id, ());
-            return id;
-        }
-        loop {
-            let n = self.next.entry(prefix).or_insert(0);
-            *n += 1;
-            let id = ((prefix as u32) << 24) | *n;
-            if !self.taken.contains_key(&id) {
-                self.taken.insert(id, ());
-                return id;
+    fn id(&mut self, prefix: u8, name: &str) -> u32 {
+        let i = self.next;
+        self.next += 1;
+        match (self.ids.get(i), self.names.get(i)) {
+            (Some(id), Some((p, n))) if *p == prefix && n == name => *id,
+            _ => {
+                self.mismatch = true;
+                0
             }
         }
     }
+}
+
+/// The P4Info objects in the order `build_program_info` creates them:
+/// (prefix, fully qualified name, `@id`).
+fn objects(c: &Checker) -> Vec<(u8, String, Option<u32>)> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (h, a) in c.prog.actions.iter() {
+        if seen.insert(a.p4_name.clone()) {
+            out.push((
+                id_prefix::ACTION,
+                a.p4_name.clone(),
+                c.facts.action_explicit_ids.get(&h.index()).copied(),
+            ));
+        }
+    }
+    for inst in &c.prog.instances {
+        let ctl = &c.prog.controls[inst.control];
+        for th in &ctl.tables {
+            let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
+            out.push((
+                id_prefix::TABLE,
+                facts.name.qualify(&inst.path),
+                facts.name.id,
+            ));
+        }
+        for (ei, e) in ctl.externs.iter().enumerate() {
+            let spec = c
+                .facts
+                .extern_names
+                .get(&(inst.control.index(), ei as u32))
+                .cloned()
+                .unwrap_or(NameSpec {
+                    absolute: false,
+                    name: e.name.clone(),
+                    id: None,
+                });
+            let prefix = match e.kind {
+                ir::ExternKind::Register { .. } => id_prefix::REGISTER,
+                ir::ExternKind::Counter { .. } => id_prefix::COUNTER,
+                ir::ExternKind::DirectCounter(_) => id_prefix::DIRECT_COUNTER,
+                ir::ExternKind::Meter { .. } => id_prefix::METER,
+                ir::ExternKind::DirectMeter(_) => id_prefix::DIRECT_METER,
+                ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..) => {
+                    id_prefix::ACTION_PROFILE
+                }
+            };
+            out.push((prefix, spec.qualify(&inst.path), spec.id));
+        }
+    }
+    for d in &c.facts.digests {
+        out.push((id_prefix::DIGEST, c.prog.composites[*d].name.clone(), None));
+    }
+    for (_, comp) in c.prog.composites.iter() {
+        if let Some(n) = &comp.controller_header {
+            out.push((id_prefix::CONTROLLER_HEADER, n.clone(), None));
+        }
+    }
+    for (n, _, _) in &c.facts.value_sets {
+        out.push((id_prefix::VALUE_SET, n.clone(), None));
+    }
+    out
 }
 
 fn scalar_fields(c: &Checker, comp: Handle<ir::Composite>) -> Vec<MetaFieldInfo> {
@@ -134,7 +196,24 @@ fn scalar_fields(c: &Checker, comp: Handle<ir::Composite>) -> Vec<MetaFieldInfo>
 /// Builds the ProgramInfo and fills the IR's instance index vectors and
 /// action ids.
 pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Diagnostic>> {
-    let mut ids = Ids::default();
+    let objs = objects(c);
+    let refs: Vec<(u8, &str, Option<u32>)> =
+        objs.iter().map(|(p, n, i)| (*p, n.as_str(), *i)).collect();
+    let assigned = match crate::proc::ids::try_assign_ids(&refs) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(vec![
+                Diagnostic::error(super::codes::DUPLICATE, e.to_string())
+                    .with_note("P4Runtime ids come from `@id` annotations or the object names"),
+            ]);
+        }
+    };
+    let mut ids = Ids {
+        ids: assigned,
+        names: objs.iter().map(|(p, n, _)| (*p, n.clone())).collect(),
+        next: 0,
+        mismatch: false,
+    };
     // Actions: one per declaration, ids in declaration order.
     let mut actions = Vec::new();
     let mut action_ids = Vec::new();
@@ -144,7 +223,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             action_ids.push(*id);
             continue;
         }
-        let id = ids.id(id_prefix::ACTION, None);
+        let id = ids.id(id_prefix::ACTION, &a.p4_name);
         seen.insert(a.p4_name.clone(), id);
         action_ids.push(id);
         let params: Vec<ParamInfo> = a
@@ -184,13 +263,14 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         let ctl = &c.prog.controls[inst.control];
         for (ti, th) in ctl.tables.iter().enumerate() {
             let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
-            let id = ids.id(id_prefix::TABLE, None);
+            let name = facts.name.qualify(&inst.path);
+            let id = ids.id(id_prefix::TABLE, &name);
             c.prog.instances[ii].table_index[ti] = table_plans.len() as u32;
             table_plans.push(TablePlan {
                 inst: ii,
                 th: *th,
                 id,
-                name: facts.name.qualify(&inst.path),
+                name,
             });
         }
         for (ei, e) in ctl.externs.iter().enumerate() {
@@ -202,42 +282,79 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
                 .unwrap_or(NameSpec {
                     absolute: false,
                     name: e.name.clone(),
+                    id: None,
                 });
-            let name = leak_str(spec.qualify(&inst.path));
+            let qualified = spec.qualify(&inst.path);
+            let name = leak_str(qualified.clone());
             let (idx, id) = match &e.kind {
                 ir::ExternKind::Register { width, size } => {
-                    let id = ids.id(id_prefix::REGISTER, None);
-                    registers.push(RegisterInfo { id, name, bitwidth: *width, size: *size });
+                    let id = ids.id(id_prefix::REGISTER, &qualified);
+                    registers.push(RegisterInfo {
+                        id,
+                        name,
+                        bitwidth: *width,
+                        size: *size,
+                    });
                     (registers.len() - 1, id)
                 }
                 ir::ExternKind::Counter { size, unit } => {
-                    let id = ids.id(id_prefix::COUNTER, None);
-                    counters.push(CounterInfo { id, name, unit: *unit, size: *size, direct_table: None });
+                    let id = ids.id(id_prefix::COUNTER, &qualified);
+                    counters.push(CounterInfo {
+                        id,
+                        name,
+                        unit: *unit,
+                        size: *size,
+                        direct_table: None,
+                    });
                     (counters.len() - 1, id)
                 }
                 ir::ExternKind::DirectCounter(unit) => {
-                    let id = ids.id(id_prefix::DIRECT_COUNTER, None);
-                    counters.push(CounterInfo { id, name, unit: *unit, size: 0, direct_table: None });
+                    let id = ids.id(id_prefix::DIRECT_COUNTER, &qualified);
+                    counters.push(CounterInfo {
+                        id,
+                        name,
+                        unit: *unit,
+                        size: 0,
+                        direct_table: None,
+                    });
                     (counters.len() - 1, id)
                 }
                 ir::ExternKind::Meter { size, unit } => {
-                    let id = ids.id(id_prefix::METER, None);
-                    meters.push(MeterInfo { id, name, unit: *unit, size: *size, direct_table: None });
+                    let id = ids.id(id_prefix::METER, &qualified);
+                    meters.push(MeterInfo {
+                        id,
+                        name,
+                        unit: *unit,
+                        size: *size,
+                        direct_table: None,
+                    });
                     (meters.len() - 1, id)
                 }
                 ir::ExternKind::DirectMeter(unit) => {
-                    let id = ids.id(id_prefix::DIRECT_METER, None);
-                    meters.push(MeterInfo { id, name, unit: *unit, size: 0, direct_table: None });
+                    let id = ids.id(id_prefix::DIRECT_METER, &qualified);
+                    meters.push(MeterInfo {
+                        id,
+                        name,
+                        unit: *unit,
+                        size: 0,
+                        direct_table: None,
+                    });
                     (meters.len() - 1, id)
                 }
                 ir::ExternKind::ActionProfile(size) => {
-                    let id = ids.id(id_prefix::ACTION_PROFILE, None);
-                    profiles.push(ActionProfileInfo { id, name, table_ids: &[], selector: None, size: *size });
+                    let id = ids.id(id_prefix::ACTION_PROFILE, &qualified);
+                    profiles.push(ActionProfileInfo {
+                        id,
+                        name,
+                        table_ids: &[],
+                        selector: None,
+                        size: *size,
+                    });
                     profile_tables.push(Vec::new());
                     (profiles.len() - 1, id)
                 }
                 ir::ExternKind::ActionSelector(algo, size, w) => {
-                    let id = ids.id(id_prefix::ACTION_PROFILE, None);
+                    let id = ids.id(id_prefix::ACTION_PROFILE, &qualified);
                     profiles.push(ActionProfileInfo {
                         id,
                         name,
@@ -258,7 +375,12 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     let mut tables = Vec::new();
     for plan in &table_plans {
         let t = &c.prog.tables[plan.th];
-        let facts = c.facts.tables.get(&plan.th.index()).cloned().unwrap_or_default();
+        let facts = c
+            .facts
+            .tables
+            .get(&plan.th.index())
+            .cloned()
+            .unwrap_or_default();
         let inst = &c.prog.instances[plan.inst];
         let keys: Vec<KeyInfo> = t
             .keys
@@ -281,8 +403,17 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         let acts: Vec<ActionRef> = t
             .actions
             .iter()
-            .zip(facts.scopes.iter().copied().chain(std::iter::repeat(ActionScope::TableAndDefault)))
-            .map(|(a, scope)| ActionRef { id: action_id(*a), scope })
+            .zip(
+                facts
+                    .scopes
+                    .iter()
+                    .copied()
+                    .chain(std::iter::repeat(ActionScope::TableAndDefault)),
+            )
+            .map(|(a, scope)| ActionRef {
+                id: action_id(*a),
+                scope,
+            })
             .collect();
         let implementation = t.implementation.map(|e| {
             let pi = inst.extern_index[e as usize] as usize;
@@ -338,7 +469,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         .clone()
         .into_iter()
         .map(|d| DigestInfo {
-            id: ids.id(id_prefix::DIGEST, None),
+            id: ids.id(id_prefix::DIGEST, &c.prog.composites[d].name),
             name: leak_str(c.prog.composites[d].name.clone()),
             fields: leak(scalar_fields(c, d)),
         })
@@ -347,7 +478,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     for (h, comp) in c.prog.composites.iter() {
         if let Some(n) = &comp.controller_header {
             controller_headers.push(ControllerHeaderInfo {
-                id: ids.id(id_prefix::CONTROLLER_HEADER, None),
+                id: ids.id(id_prefix::CONTROLLER_HEADER, n),
                 name: leak_str(n.clone()),
                 fields: leak(scalar_fields(c, h)),
             });
@@ -358,12 +489,17 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         .value_sets
         .iter()
         .map(|(n, w, s)| ValueSetInfo {
-            id: ids.id(id_prefix::VALUE_SET, None),
+            id: ids.id(id_prefix::VALUE_SET, n),
             name: leak_str(n.clone()),
             bitwidth: *w,
             size: *s,
         })
         .collect();
+    if ids.mismatch || ids.next != ids.ids.len() {
+        return Err(vec![Diagnostic::bug(
+            "P4Info objects were created in a different order than their ids were assigned",
+        )]);
+    }
     Ok(ProgramInfo {
         name: leak_str(c.prog.name.clone()),
         arch: "v1model",

@@ -59,14 +59,20 @@ impl Checker {
             K::Assign { lhs, rhs } => {
                 // Slice assignment.
                 if let ast::ExprKind::Slice { base, .. } = &lhs.kind {
-                    let Some(target) = self.lvalue(lhs) else { return };
+                    let Some(target) = self.lvalue(lhs) else {
+                        return;
+                    };
                     let ExprKind::Slice(_, hi, lo) = target.kind else {
                         // Folded away: cannot happen for an l-value.
                         self.bug(lhs.span, "slice l-value folded");
                         return;
                     };
-                    let Some(whole) = self.expr(base, None) else { return };
-                    let Some(v) = self.expr(rhs, Some(&Ty::Bit(hi - lo + 1))) else { return };
+                    let Some(whole) = self.expr(base, None) else {
+                        return;
+                    };
+                    let Some(v) = self.expr(rhs, Some(&Ty::Bit(hi - lo + 1))) else {
+                        return;
+                    };
                     let w = match whole.ty {
                         Ty::Bit(w) | Ty::Int(w) => w,
                         _ => return,
@@ -74,7 +80,11 @@ impl Checker {
                     let wt = whole.ty.clone();
                     let mask = p4_target::bits::mask(hi - lo + 1) << lo;
                     let sp = s.span;
-                    let int = |v: u128| Expr { kind: ExprKind::Int(v), ty: wt.clone(), span: sp };
+                    let int = |v: u128| Expr {
+                        kind: ExprKind::Int(v),
+                        ty: wt.clone(),
+                        span: sp,
+                    };
                     let bin = |op, a: Expr, b: Expr| Expr {
                         kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
                         ty: wt.clone(),
@@ -85,8 +95,20 @@ impl Checker {
                         ty: wt.clone(),
                         span: sp,
                     };
-                    let shifted = bin(BinOp::Shl, widened, Expr { kind: ExprKind::Int(lo as u128), ty: Ty::Bit(32), span: sp });
-                    let kept = bin(BinOp::BitAnd, whole.clone(), int(!mask & p4_target::bits::mask(w)));
+                    let shifted = bin(
+                        BinOp::Shl,
+                        widened,
+                        Expr {
+                            kind: ExprKind::Int(lo as u128),
+                            ty: Ty::Bit(32),
+                            span: sp,
+                        },
+                    );
+                    let kept = bin(
+                        BinOp::BitAnd,
+                        whole.clone(),
+                        int(!mask & p4_target::bits::mask(w)),
+                    );
                     let new = bin(BinOp::BitOr, kept, bin(BinOp::BitAnd, shifted, int(mask)));
                     out.push(Stmt::Assign(whole, new, s.span));
                     return;
@@ -101,11 +123,18 @@ impl Checker {
                 }
             }
             K::Call(e) => {
-                let ast::ExprKind::Call { callee, type_args, args } = &e.kind else {
+                let ast::ExprKind::Call {
+                    callee,
+                    type_args,
+                    args,
+                } = &e.kind
+                else {
                     self.error(codes::WRONG_KIND, e.span, "expected a call");
                     return;
                 };
-                let Some(x) = self.call(callee, type_args, args, e.span) else { return };
+                let Some(x) = self.call(callee, type_args, args, e.span) else {
+                    return;
+                };
                 match x.kind {
                     ExprKind::Call(c) => out.push(Stmt::Call(*c, s.span)),
                     _ => {
@@ -114,7 +143,11 @@ impl Checker {
                     }
                 }
             }
-            K::If { cond, then_branch, else_branch } => {
+            K::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
                 let c = self.expr(cond, Some(&Ty::Bool));
                 let t = self.stmt_as_block(then_branch);
                 let e = else_branch.as_ref().map(|b| self.stmt_as_block(b));
@@ -135,24 +168,38 @@ impl Checker {
                 out.push(Stmt::Block(b));
             }
             K::Switch { expr, cases } => self.switch(expr, cases, s, out),
-            K::Exit => {
-                match self.body.as_ref().map(|b| b.kind) {
-                    Some(BodyKind::Apply | BodyKind::Action) => out.push(Stmt::Exit),
-                    _ => self.error(codes::NOT_ALLOWED_HERE, s.span, "`exit` may only be used in controls and actions"),
-                }
-            }
+            K::Exit => match self.body.as_ref().map(|b| b.kind) {
+                Some(BodyKind::Apply | BodyKind::Action) => out.push(Stmt::Exit),
+                _ => self.error(
+                    codes::NOT_ALLOWED_HERE,
+                    s.span,
+                    "`exit` may only be used in controls and actions",
+                ),
+            },
             K::Return(v) => {
                 let kind = self.body.as_ref().map(|b| b.kind);
-                let ret = self.body.as_ref().map(|b| b.ret.clone()).unwrap_or(Ty::Void);
+                let ret = self
+                    .body
+                    .as_ref()
+                    .map(|b| b.ret.clone())
+                    .unwrap_or(Ty::Void);
                 match (kind, v) {
-                    (Some(BodyKind::Parser), _) => {
-                        self.error(codes::NOT_ALLOWED_HERE, s.span, "`return` may not be used in parsers")
-                    }
+                    (Some(BodyKind::Parser), _) => self.error(
+                        codes::NOT_ALLOWED_HERE,
+                        s.span,
+                        "`return` may not be used in parsers",
+                    ),
                     (_, None) if ret == Ty::Void => out.push(Stmt::Return(None)),
-                    (_, None) => self.error(codes::TYPE_MISMATCH, s.span, format!("this function must return {}", self.ty_name(&ret))),
-                    (_, Some(e)) if ret == Ty::Void => {
-                        self.error(codes::TYPE_MISMATCH, e.span, "this block does not return a value")
-                    }
+                    (_, None) => self.error(
+                        codes::TYPE_MISMATCH,
+                        s.span,
+                        format!("this function must return {}", self.ty_name(&ret)),
+                    ),
+                    (_, Some(e)) if ret == Ty::Void => self.error(
+                        codes::TYPE_MISMATCH,
+                        e.span,
+                        "this block does not return a value",
+                    ),
                     (_, Some(e)) => {
                         if let Some(x) = self.expr(e, Some(&ret)) {
                             out.push(Stmt::Return(Some(x)));
@@ -179,60 +226,84 @@ impl Checker {
         }
     }
 
-    fn switch(&mut self, expr: &ast::Expr, cases: &[ast::SwitchCase], s: &ast::Stmt, out: &mut ir::Block) {
+    fn switch(
+        &mut self,
+        expr: &ast::Expr,
+        cases: &[ast::SwitchCase],
+        s: &ast::Stmt,
+        out: &mut ir::Block,
+    ) {
         // `switch (t.apply().action_run)`.
-        if let ast::ExprKind::Member { base, member } = &expr.kind {
-            if member.name == "action_run" {
-                if let ast::ExprKind::Call { callee, args, .. } = &base.kind {
-                    if let ast::ExprKind::Member { base: tb, member: m } = &callee.kind {
-                        if let (ast::ExprKind::Name(p), "apply", true) = (&tb.kind, m.name.as_str(), args.is_empty()) {
-                            if let Some(Sym::Table(t)) = self.lookup(p).cloned() {
-                                if self.body.as_ref().map(|b| b.kind) != Some(BodyKind::Apply) {
-                                    self.error(codes::NOT_ALLOWED_HERE, expr.span, "tables may only be applied in a control's apply block");
-                                    return;
-                                }
-                                let allowed = self.prog.tables[t].actions.clone();
-                                let mut ir_cases = Vec::new();
-                                for c in cases {
-                                    let body = c.body.as_ref().map(|b| self.block(b));
-                                    match &c.label {
-                                        ast::SwitchLabel::Default(_) => ir_cases.push(ir::ActionCase {
-                                            actions: vec![],
-                                            is_default: true,
-                                            body,
-                                        }),
-                                        ast::SwitchLabel::Expr(e) => {
-                                            let ast::ExprKind::Name(an) = &e.kind else {
-                                                self.error(codes::BAD_ACTION_REF, e.span, "expected an action name");
-                                                continue;
-                                            };
-                                            match self.lookup(an).cloned() {
-                                                Some(Sym::Action(a)) if allowed.contains(&a) => ir_cases.push(ir::ActionCase {
-                                                    actions: vec![a],
-                                                    is_default: false,
-                                                    body,
-                                                }),
-                                                _ => self.error_label(
-                                                    codes::BAD_ACTION_REF,
-                                                    e.span,
-                                                    format!("`{}` is not an action of table `{}`", an.ident.name, self.prog.tables[t].name),
-                                                    "not in the table's actions",
-                                                ),
-                                            }
-                                        }
-                                    }
-                                }
-                                out.push(Stmt::SwitchAction(t, ir_cases));
-                                return;
+        if let ast::ExprKind::Member { base, member } = &expr.kind
+            && member.name == "action_run"
+            && let ast::ExprKind::Call { callee, args, .. } = &base.kind
+            && let ast::ExprKind::Member {
+                base: tb,
+                member: m,
+            } = &callee.kind
+            && let (ast::ExprKind::Name(p), "apply", true) =
+                (&tb.kind, m.name.as_str(), args.is_empty())
+            && let Some(Sym::Table(t)) = self.lookup(p).cloned()
+        {
+            if self.body.as_ref().map(|b| b.kind) != Some(BodyKind::Apply) {
+                self.error(
+                    codes::NOT_ALLOWED_HERE,
+                    expr.span,
+                    "tables may only be applied in a control's apply block",
+                );
+                return;
+            }
+            let allowed = self.prog.tables[t].actions.clone();
+            let mut ir_cases = Vec::new();
+            for c in cases {
+                let body = c.body.as_ref().map(|b| self.block(b));
+                match &c.label {
+                    ast::SwitchLabel::Default(_) => ir_cases.push(ir::ActionCase {
+                        actions: vec![],
+                        is_default: true,
+                        body,
+                    }),
+                    ast::SwitchLabel::Expr(e) => {
+                        let ast::ExprKind::Name(an) = &e.kind else {
+                            self.error(codes::BAD_ACTION_REF, e.span, "expected an action name");
+                            continue;
+                        };
+                        match self.lookup(an).cloned() {
+                            Some(Sym::Action(a)) if allowed.contains(&a) => {
+                                ir_cases.push(ir::ActionCase {
+                                    actions: vec![a],
+                                    is_default: false,
+                                    body,
+                                })
                             }
+                            _ => self.error_label(
+                                codes::BAD_ACTION_REF,
+                                e.span,
+                                format!(
+                                    "`{}` is not an action of table `{}`",
+                                    an.ident.name, self.prog.tables[t].name
+                                ),
+                                "not in the table's actions",
+                            ),
                         }
                     }
                 }
             }
+            out.push(Stmt::SwitchAction(t, ir_cases));
+            return;
         }
-        let Some(v) = self.expr(expr, None) else { return };
-        if !matches!(v.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Enum(_) | Ty::SerEnum(_) | Ty::Error) {
-            self.error(codes::TYPE_MISMATCH, expr.span, format!("cannot switch on {}", self.ty_name(&v.ty)));
+        let Some(v) = self.expr(expr, None) else {
+            return;
+        };
+        if !matches!(
+            v.ty,
+            Ty::Bit(_) | Ty::Int(_) | Ty::Enum(_) | Ty::SerEnum(_) | Ty::Error
+        ) {
+            self.error(
+                codes::TYPE_MISMATCH,
+                expr.span,
+                format!("cannot switch on {}", self.ty_name(&v.ty)),
+            );
             return;
         }
         let ty = v.ty.clone();
@@ -240,14 +311,29 @@ impl Checker {
         for c in cases {
             let body = c.body.as_ref().map(|b| self.block(b));
             match &c.label {
-                ast::SwitchLabel::Default(_) => ir_cases.push(ir::SwitchCase { labels: vec![], is_default: true, body }),
+                ast::SwitchLabel::Default(_) => ir_cases.push(ir::SwitchCase {
+                    labels: vec![],
+                    is_default: true,
+                    body,
+                }),
                 ast::SwitchLabel::Expr(e) => {
-                    let Some(l) = self.expr(e, Some(&ty)) else { continue };
-                    if fold::const_int(&l).is_none() && !matches!(l.kind, ExprKind::EnumMember(..)) {
-                        self.error(codes::NOT_CONSTANT, e.span, "switch labels must be constants");
+                    let Some(l) = self.expr(e, Some(&ty)) else {
+                        continue;
+                    };
+                    if fold::const_int(&l).is_none() && !matches!(l.kind, ExprKind::EnumMember(..))
+                    {
+                        self.error(
+                            codes::NOT_CONSTANT,
+                            e.span,
+                            "switch labels must be constants",
+                        );
                         continue;
                     }
-                    ir_cases.push(ir::SwitchCase { labels: vec![l], is_default: false, body });
+                    ir_cases.push(ir::SwitchCase {
+                        labels: vec![l],
+                        is_default: false,
+                        body,
+                    });
                 }
             }
         }

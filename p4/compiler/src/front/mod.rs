@@ -117,6 +117,10 @@ pub fn parse_sources(name: &str, text: &str, files: &[(&str, &str)]) -> Parsed {
 }
 
 fn run(sources: &mut SourceMap, name: String, text: String, loader: &mut dyn Loader) -> Parsed {
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    };
     let root = sources.add(name, text);
     let take = |sources: &mut SourceMap| std::mem::take(sources);
     let expanded = match preprocess::preprocess(sources, root, loader) {

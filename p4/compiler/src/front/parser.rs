@@ -1,4 +1,4 @@
-//! Recursive-descent parser: tokens to [`ast::Program`] (P4_16 Appendix H
+//! Recursive-descent parser: tokens to [`Program`] (P4_16 Appendix H
 //! grammar, as v1model programs use it).
 //!
 //! Contract:
@@ -21,7 +21,12 @@ use crate::front::ast::*;
 use crate::front::lexer::{Tok, Token};
 
 /// How deep expressions, statements and types may nest.
-pub const MAX_DEPTH: usize = 96;
+pub const MAX_DEPTH: usize = 256;
+/// Nesting limit when parsing on the caller's stack (see [`parse_tokens`]).
+pub const FALLBACK_MAX_DEPTH: usize = 64;
+/// Stack of the parser thread. Debug builds use up to ~20 KiB per nesting
+/// level; this leaves room for [`MAX_DEPTH`] several times over.
+pub const PARSER_STACK_BYTES: usize = 64 << 20;
 /// Parsing stops after this many errors.
 pub const MAX_ERRORS: usize = 50;
 
@@ -84,10 +89,38 @@ type PResult<T> = Result<T, ()>;
 /// Parses a whole token stream (ending in `Eof`). `text` is the expanded
 /// text the tokens index into (for annotation bodies). Returns the program
 /// and the diagnostics; the program is partial when there were errors.
+///
+/// The parser recurses once per nesting level, so it runs on its own thread
+/// with a [`PARSER_STACK_BYTES`] stack; the caller's stack size (2 MiB for
+/// test threads) does not matter. Should the thread not start, it parses on
+/// the caller's thread with the nesting limit cut to [`FALLBACK_MAX_DEPTH`].
 pub fn parse_tokens(tokens: &[Token], text: &str) -> (Program, Vec<Diagnostic>) {
-    let mut p = Parser::new(tokens, text);
-    let program = p.program();
-    (program, p.diags)
+    let run = |max_depth: usize| {
+        let mut p = Parser::new(tokens, text);
+        p.max_depth = max_depth;
+        let program = p.program();
+        (program, p.diags)
+    };
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("p4-parser".into())
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, || run(MAX_DEPTH));
+        match spawned.map(|h| h.join()) {
+            Ok(Ok(result)) => result,
+            // The parser does not panic; a failed join can only mean the
+            // thread could not run, so parse here with a safe depth.
+            _ => run(FALLBACK_MAX_DEPTH),
+        }
+    })
+}
+
+/// Where a consumed token was (see [`Token`]).
+#[derive(Clone, Copy, Debug)]
+struct Consumed {
+    span: Span,
+    lo: usize,
+    hi: usize,
 }
 
 struct Parser<'t> {
@@ -97,8 +130,11 @@ struct Parser<'t> {
     prev_span: Span,
     diags: Vec<Diagnostic>,
     depth: usize,
+    max_depth: usize,
     types: HashSet<String>,
-    type_scopes: Vec<Vec<String>>,
+    /// Innermost last: names declared in each scope, `true` for a type
+    /// (a type parameter), `false` for a value that shadows a type name.
+    type_scopes: Vec<Vec<(String, bool)>>,
     eof: Token,
 }
 
@@ -127,6 +163,7 @@ impl<'t> Parser<'t> {
             prev_span: eof.span,
             diags: Vec::new(),
             depth: 0,
+            max_depth: MAX_DEPTH,
             types: HashSet::new(),
             type_scopes: Vec::new(),
             eof,
@@ -147,13 +184,20 @@ impl<'t> Parser<'t> {
         matches!(self.peek().tok, Tok::Eof)
     }
 
-    fn bump(&mut self) -> Token {
-        let t = self.peek().clone();
+    /// Consumes the current token (never moves past end of file) and
+    /// returns where it was.
+    fn bump(&mut self) -> Consumed {
+        let t = self.peek();
+        let c = Consumed {
+            span: t.span,
+            lo: t.lo,
+            hi: t.hi,
+        };
         if self.pos < self.toks.len() && !matches!(t.tok, Tok::Eof) {
             self.pos += 1;
         }
-        self.prev_span = t.span;
-        t
+        self.prev_span = c.span;
+        c
     }
 
     fn is_punct_at(&self, n: usize, p: &str) -> bool {
@@ -265,13 +309,13 @@ impl<'t> Parser<'t> {
 
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if self.depth > self.max_depth {
             let span = self.peek().span;
             self.depth -= 1;
             self.push(
                 Diagnostic::error(
                     codes::TOO_DEEP,
-                    format!("nesting deeper than {MAX_DEPTH} levels"),
+                    format!("nesting deeper than {} levels", self.max_depth),
                 )
                 .with_primary(span, "too deep here"),
             );
@@ -319,7 +363,20 @@ impl<'t> Parser<'t> {
     // ---- names and types -------------------------------------------------
 
     fn is_type_name(&self, name: &str) -> bool {
-        self.types.contains(name) || self.type_scopes.iter().any(|s| s.iter().any(|t| t == name))
+        for scope in self.type_scopes.iter().rev() {
+            if let Some((_, is_type)) = scope.iter().rev().find(|(n, _)| n == name) {
+                return *is_type;
+            }
+        }
+        self.types.contains(name)
+    }
+
+    /// Records a value (parameter, variable, instance) in the innermost
+    /// scope, so it shadows a type of the same name there.
+    fn declare_value(&mut self, name: &Ident) {
+        if let Some(scope) = self.type_scopes.last_mut() {
+            scope.push((name.name.clone(), false));
+        }
     }
 
     fn ident_any(&mut self, what: &str) -> PResult<Ident> {
@@ -387,7 +444,7 @@ impl<'t> Parser<'t> {
 
     fn push_type_scope(&mut self, params: &[Ident]) {
         self.type_scopes
-            .push(params.iter().map(|p| p.name.clone()).collect());
+            .push(params.iter().map(|p| (p.name.clone(), true)).collect());
     }
 
     fn pop_type_scope(&mut self) {
@@ -664,6 +721,7 @@ impl<'t> Parser<'t> {
             let mut sub = Parser::new(&sub_toks, self.text);
             sub.types = self.types.clone();
             sub.depth = self.depth;
+            sub.max_depth = self.max_depth;
             if structured {
                 let (exprs, kvs) = sub.structured_body();
                 if !sub.diags.is_empty() {
@@ -823,7 +881,8 @@ impl<'t> Parser<'t> {
     }
 
     fn typedef(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<Decl> {
-        let is_new_type = self.bump().tok == Tok::Ident("type".into());
+        let is_new_type = self.at_word("type");
+        self.bump();
         let ty = self.ty()?;
         let name = self.name("the new type's name")?;
         self.types.insert(name.name.clone());
@@ -838,7 +897,14 @@ impl<'t> Parser<'t> {
     }
 
     fn struct_like(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<Decl> {
-        let kw = self.bump();
+        let kind = if self.at_word("header") {
+            Decl::Header
+        } else if self.at_word("header_union") {
+            Decl::HeaderUnion
+        } else {
+            Decl::Struct
+        };
+        self.bump();
         let name = self.name("a type name")?;
         self.types.insert(name.name.clone());
         let type_params = self.type_params()?;
@@ -853,11 +919,7 @@ impl<'t> Parser<'t> {
             fields,
             span: start.to(self.prev_span),
         };
-        Ok(match kw.tok {
-            Tok::Ident(ref k) if k == "header" => Decl::Header(d),
-            Tok::Ident(ref k) if k == "header_union" => Decl::HeaderUnion(d),
-            _ => Decl::Struct(d),
-        })
+        Ok(kind(d))
     }
 
     fn fields(&mut self) -> PResult<Vec<Field>> {
@@ -932,7 +994,8 @@ impl<'t> Parser<'t> {
     }
 
     fn name_list(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<Decl> {
-        let kw = self.bump();
+        let is_error = self.at_word("error");
+        self.bump();
         let open = self.expect("{")?;
         let mut members = Vec::new();
         while !self.at("}") && !self.at_eof() {
@@ -947,7 +1010,7 @@ impl<'t> Parser<'t> {
             members,
             span: start.to(self.prev_span),
         };
-        Ok(if kw.tok == Tok::Ident("error".into()) {
+        Ok(if is_error {
             Decl::Error(d)
         } else {
             Decl::MatchKind(d)
@@ -1088,6 +1151,7 @@ impl<'t> Parser<'t> {
                 };
                 let ty = self.ty()?;
                 let name = self.name("a parameter name")?;
+                self.declare_value(&name);
                 let default = if self.eat("=") {
                     Some(self.expr()?)
                 } else {
@@ -1528,6 +1592,7 @@ impl<'t> Parser<'t> {
             )?));
         }
         let name = self.name("a name")?;
+        self.declare_value(&name);
         if self.at("(") || self.at("<") {
             let type_params = self.type_params()?;
             self.push_type_scope(&type_params);
@@ -1572,6 +1637,7 @@ impl<'t> Parser<'t> {
     ) -> PResult<Instantiation> {
         let args = self.args()?;
         let name = self.name("an instance name")?;
+        self.declare_value(&name);
         let initializer = if self.eat("=") {
             let open = self.expect("{")?;
             let mut decls = Vec::new();
@@ -1608,8 +1674,10 @@ impl<'t> Parser<'t> {
     fn action_decl(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<ActionDecl> {
         self.bump(); // action
         let name = self.name("an action name")?;
-        let params = self.params()?;
-        let body = self.block()?;
+        self.push_type_scope(&[]);
+        let r = self.params().and_then(|p| Ok((p, self.block()?)));
+        self.pop_type_scope();
+        let (params, body) = r?;
         Ok(ActionDecl {
             annotations,
             name,
@@ -1881,6 +1949,7 @@ impl<'t> Parser<'t> {
                 StmtKind::Instantiation(self.instantiation_rest(annotations, ty, start)?)
             } else {
                 let name = self.name("a variable name")?;
+                self.declare_value(&name);
                 let init = if self.eat("=") {
                     Some(self.expr()?)
                 } else {

@@ -311,8 +311,9 @@ impl Preprocessor<'_> {
                 }
             }
             let next = (line_end + 1).min(bytes.len());
-            in_comment = self.text_line(file, &text, pos, next, in_comment, active);
-            pos = next;
+            let (comment, line_end) = self.text_line(file, &text, pos, next, in_comment, active);
+            in_comment = comment;
+            pos = line_end.max(next);
         }
         if let Some(start) = in_comment {
             self.error(
@@ -341,10 +342,10 @@ impl Preprocessor<'_> {
         file: FileId,
         text: &str,
         start: usize,
-        end: usize,
+        mut end: usize,
         mut in_comment: Option<usize>,
         active: bool,
-    ) -> Option<usize> {
+    ) -> (Option<usize>, usize) {
         let bytes = text.as_bytes();
         let mut i = start;
         let mut run_start = start;
@@ -371,13 +372,18 @@ impl Preprocessor<'_> {
                 let ident = &text[i..id_end];
                 if active
                     && self.macros.contains_key(ident)
-                    && let Some((expansion, use_end)) = self.expand_use(file, text, i, id_end, end)
+                    && let Some((expansion, use_end)) = self.expand_use(file, text, i, id_end)
                 {
                     self.out.push_verbatim(file, text, run_start..i);
                     if self.out.text.len() + expansion.len() < MAX_EXPANDED_BYTES {
                         self.out.push_macro(file, i..use_end, &expansion);
                     }
                     i = use_end;
+                    if i > end {
+                        // The arguments ran over several lines: carry on to
+                        // the end of the line where the call ends.
+                        end = (memchr_newline(bytes, i) + 1).min(bytes.len());
+                    }
                     run_start = i;
                     continue;
                 }
@@ -396,11 +402,11 @@ impl Preprocessor<'_> {
             // but keeps the expanded text's line count honest).
             self.out.push_verbatim(file, text, end - 1..end);
         }
-        in_comment
+        (in_comment, end)
     }
 
-    /// Expands a macro used at `start..id_end` in a line ending at
-    /// `line_end`. Returns the replacement text and where the use ends, or
+    /// Expands a macro used at `start..id_end` (a function-like macro's
+    /// arguments may run over several lines). Returns the replacement text and where the use ends, or
     /// `None` when a function-like macro is named without `(`.
     fn expand_use(
         &mut self,
@@ -408,7 +414,6 @@ impl Preprocessor<'_> {
         text: &str,
         start: usize,
         id_end: usize,
-        line_end: usize,
     ) -> Option<(String, usize)> {
         let name = &text[start..id_end];
         let mac = self.macros.get(name)?.clone();
@@ -425,21 +430,19 @@ impl Preprocessor<'_> {
             }
             Some(params) => {
                 let bytes = text.as_bytes();
-                let open = skip_hspace(bytes, id_end, line_end);
-                if open >= line_end || bytes[open] != b'(' {
+                let open = skip_hspace(bytes, id_end, bytes.len());
+                if open >= bytes.len() || bytes[open] != b'(' {
                     return None;
                 }
                 let span = Span::new(file, start as u32, id_end as u32);
-                let Some((args, close)) = split_args(text, open, line_end) else {
+                let Some((args, close)) = split_args(text, open, bytes.len()) else {
                     self.error(
                         codes::MACRO_EXPANSION,
-                        format!(
-                            "unterminated call of macro `{name}` (arguments must be on one line)"
-                        ),
+                        format!("unterminated call of macro `{name}`: no closing `)`"),
                         span,
                         "macro used here",
                     );
-                    return Some((String::new(), line_end));
+                    return Some((String::new(), bytes.len()));
                 };
                 let out = self.call_macro(name, params, &mac.body, &args, &mut hide, 0, span);
                 Some((out, close + 1))
@@ -667,10 +670,11 @@ impl Preprocessor<'_> {
                 } else {
                     false
                 };
-                let c = conds.last_mut().expect("checked above");
-                c.active = value;
-                c.taken |= value;
-                c.seen_else = name == "else";
+                if let Some(c) = conds.last_mut() {
+                    c.active = value;
+                    c.taken |= value;
+                    c.seen_else = name == "else";
+                }
             }
             "endif" => {
                 if conds.pop().is_none() {
@@ -789,6 +793,11 @@ impl Preprocessor<'_> {
         if self.once.contains(&name) {
             return;
         }
+        // A UTF-8 byte-order mark is not part of the program.
+        let text = match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_owned(),
+            None => text,
+        };
         let id = self.sources.add(name, text);
         self.file(id, Some(span));
     }
@@ -937,6 +946,14 @@ fn split_args(text: &str, open: usize, end: usize) -> Option<(Vec<String>, usize
         match bytes[i] {
             b'"' => {
                 i = skip_string(bytes, i, end);
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = memchr_newline(bytes, i).min(end);
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = text[i + 2..end].find("*/").map_or(end, |p| i + 2 + p + 2);
                 continue;
             }
             b'(' | b'[' | b'{' => depth += 1,
@@ -1250,6 +1267,20 @@ mod tests {
         assert_eq!(squash(&out), "bit<8> x = ((8) + (2));");
         let out = expand("#define W(n) n ## w0\nW(8)\n");
         assert_eq!(squash(&out), "8w0");
+    }
+
+    #[test]
+    fn macro_arguments_may_span_lines() {
+        let (map, r) = run(&[(
+            "m.p4",
+            "#define ADD(a, b) ((a) + (b))\nx = ADD(1, // one)\n  2) + y;\nz\n",
+        )]);
+        let out = r.expect("ok");
+        assert_eq!(squash(&out.text), "x = ((1) + (// one) 2)) + y; z");
+        let at = out.text.find('z').expect("z");
+        assert_eq!(map.location(out.span(at, at + 1)), "m.p4:4:1");
+        let (_, r) = run(&[("m.p4", "#define F(a) a\nF(1\n")]);
+        assert_eq!(r.expect_err("unterminated")[0].code, codes::MACRO_EXPANSION);
     }
 
     #[test]

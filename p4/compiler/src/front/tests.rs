@@ -761,6 +761,23 @@ fn errors_are_recovered_and_all_reported() {
 }
 
 #[test]
+fn nesting_up_to_the_limit_parses_even_from_a_small_stack() {
+    // 200 levels of parentheses and of else-if, parsed from a thread with a
+    // 256 KiB stack: the parser runs on its own big stack.
+    let src = format!(
+        "const bit<8> a = {}1{};\ncontrol c(inout bit<8> x) {{ apply {{ {} x = 1; }} }}\n",
+        "(".repeat(200),
+        ")".repeat(200),
+        "if (x == 0) { } else ".repeat(200)
+    );
+    let handle = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || parse_source("deep.p4", &src).has_errors())
+        .expect("spawn");
+    assert!(!handle.join().expect("no stack overflow"));
+}
+
+#[test]
 fn deep_nesting_is_an_error_not_a_crash() {
     let src = format!(
         "const bit<8> a = {}1{};\n",
@@ -783,4 +800,115 @@ fn deep_nesting_is_an_error_not_a_crash() {
     assert!(p.has_errors());
     let src = format!("const bit<8> a = {}1;\n", "!-~".repeat(3000));
     assert!(parse_source("d.p4", &src).has_errors());
+}
+
+#[test]
+fn values_shadow_type_names_in_their_scope() {
+    // `hdr` is a header type at top level, but a parameter inside the
+    // control: `hdr.f = 1;` is then an assignment, not a declaration.
+    let src = "header hdr { bit<8> f; }\n\
+               control c(inout hdr h2, inout hdr hdr) { apply { hdr.f = 1; hdr x; } }\n\
+               control d(inout hdr h) { apply { hdr y; y.f = h.f; } }\n";
+    let p = parse_source("s.p4", src);
+    assert!(
+        p.has_errors(),
+        "`hdr x;` after the shadowing is not a declaration"
+    );
+    let src = "header hdr { bit<8> f; }\n\
+               control c(inout hdr hdr) { apply { hdr.f = 1; } }\n\
+               control d(inout hdr h) { apply { hdr y; y.f = h.f; } }\n";
+    let (prog, _) = parse_ok("s.p4", src);
+    assert!(matches!(
+        control(&prog, "c").apply.stmts[0].kind,
+        StmtKind::Assign { .. }
+    ));
+    assert!(matches!(
+        control(&prog, "d").apply.stmts[0].kind,
+        StmtKind::Var(_)
+    ));
+}
+
+#[test]
+fn annotation_bodies_are_kept_raw_and_parsed_when_possible() {
+    let src = "@pragma my_pragma a b 3\n\
+               @a[k = 1, j = \"x\"] @b[1, 2] @c() @d(a + + +) @e(\"s\", 7)\n\
+               const bit<8> X = 1;\n";
+    let (prog, _) = parse_ok("a.p4", src);
+    let anns = prog.decls[0].annotations();
+    let names: Vec<&str> = anns.iter().map(|a| a.name.name.as_str()).collect();
+    assert_eq!(names, ["pragma", "a", "b", "c", "d", "e"]);
+    assert!(
+        matches!(&anns[0].body, AnnotationBody::Unstructured { raw, exprs: None } if raw == "my_pragma a b 3")
+    );
+    assert!(
+        matches!(&anns[1].body, AnnotationBody::Structured { exprs, kvs, .. } if exprs.is_empty() && kvs.len() == 2 && kvs[1].name.name == "j")
+    );
+    assert!(
+        matches!(&anns[2].body, AnnotationBody::Structured { exprs, kvs, .. } if exprs.len() == 2 && kvs.is_empty())
+    );
+    assert!(
+        matches!(&anns[3].body, AnnotationBody::Unstructured { raw, exprs: Some(e) } if raw.is_empty() && e.is_empty())
+    );
+    assert!(
+        matches!(&anns[4].body, AnnotationBody::Unstructured { raw, exprs: None } if raw == "a + + +")
+    );
+    assert!(
+        matches!(&anns[5].body, AnnotationBody::Unstructured { exprs: Some(e), .. } if e.len() == 2)
+    );
+    // Mixing the two structured forms is an error.
+    assert!(parse_source("m.p4", "@a[k = 1, 2] const bit<8> X = 1;\n").has_errors());
+}
+
+#[test]
+fn a_byte_order_mark_is_ignored() {
+    let p = parse_source("bom.p4", "\u{feff}const bit<8> X = 1;\n");
+    assert!(!p.has_errors(), "{}", p.render());
+    let p = parse_sources(
+        "m.p4",
+        "#include \"b.p4\"\n",
+        &[("b.p4", "\u{feff}const bit<8> Y = 1;\n")],
+    );
+    assert!(!p.has_errors(), "{}", p.render());
+}
+
+#[test]
+fn every_token_maps_back_to_its_own_text() {
+    // The source map must give each token a span whose text is the token
+    // itself (in whichever file it came from); tokens produced by a macro
+    // map to the macro's name at the use site.
+    for (name, src) in [
+        ("basic.p4", BASIC),
+        ("calc.p4", CALC),
+        ("ecmp.p4", ECMP),
+        ("entries.p4", ENTRIES),
+    ] {
+        let mut sources = SourceMap::new();
+        let root = sources.add(name, src);
+        let expanded =
+            preprocess::preprocess(&mut sources, root, &mut preprocess::MemLoader::default())
+                .expect("preprocesses");
+        let (tokens, diags) = lexer::lex(&expanded);
+        assert!(diags.is_empty());
+        assert!(tokens.len() > 500);
+        for t in &tokens[..tokens.len() - 1] {
+            let written = sources.snippet(t.span);
+            let expanded_text = &expanded.text[t.lo..t.hi];
+            assert!(
+                written == expanded_text || written == "V1MODEL_VERSION",
+                "{name}: token `{expanded_text}` maps to `{written}` at {}",
+                sources.location(t.span)
+            );
+        }
+        // Tokens of the included files point into them.
+        assert!(
+            tokens
+                .iter()
+                .any(|t| sources.file_name(t.span.file) == "<builtin>/v1model.p4")
+        );
+        assert!(
+            tokens
+                .iter()
+                .any(|t| sources.file_name(t.span.file) == name)
+        );
+    }
 }

@@ -164,7 +164,10 @@ impl Ty {
         match self {
             Ty::Bit(w) | Ty::Int(w) => Some(*w),
             Ty::Bool => Some(1),
-            Ty::SerEnum(e) => prog.enums[*e].repr.as_ref().and_then(|r| r.scalar_width(prog)),
+            Ty::SerEnum(e) => prog.enums[*e]
+                .repr
+                .as_ref()
+                .and_then(|r| r.scalar_width(prog)),
             _ => None,
         }
     }
@@ -230,10 +233,13 @@ impl Composite {
 
     /// The varbit field of a header: (index, maximum bits).
     pub fn varbit(&self) -> Option<(usize, u32)> {
-        self.fields.iter().enumerate().find_map(|(i, f)| match f.ty {
-            Ty::Varbit(w) => Some((i, w)),
-            _ => None,
-        })
+        self.fields
+            .iter()
+            .enumerate()
+            .find_map(|(i, f)| match f.ty {
+                Ty::Varbit(w) => Some((i, w)),
+                _ => None,
+            })
     }
 
     /// Total bits of a header (varbit counted at its maximum).
@@ -422,8 +428,10 @@ pub enum Call {
     TableApply(Handle<Table>),
     /// `inst.apply(args)` of a control instance declared in the enclosing control.
     ControlApply(u32, Vec<Expr>),
+    /// `sub.apply(pkt, args)` of a sub-parser (the packet argument is implied).
+    ParserApply(Handle<Parser>, Vec<Expr>),
     /// A built-in extern function or method.
-    Builtin(Builtin),
+    Builtin(Box<Builtin>),
 }
 
 /// Built-in v1model / core externs.
@@ -809,8 +817,11 @@ pub enum KeySet {
     Mask(u128, u128),
     /// `lo .. hi`.
     Range(u128, u128),
-    /// A parser value set (index into `ProgramInfo.value_sets`, per instance path resolved later).
+    /// A parser value set (index into `ProgramInfo.value_sets`).
     ValueSet(u32),
+    /// A value set over the whole tuple of select keys, matched against
+    /// their concatenation (first key most significant).
+    ValueSetAll(u32),
 }
 
 /// One `select` case.

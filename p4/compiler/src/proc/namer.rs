@@ -12,11 +12,11 @@ use std::collections::HashSet;
 
 /// Strict and reserved Rust keywords (2024 edition).
 const KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern",
-    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move",
-    "mut", "pub", "ref", "return", "static", "struct", "trait", "true", "type", "unsafe", "use",
-    "where", "while", "abstract", "become", "box", "do", "final", "macro", "override", "priv",
-    "try", "typeof", "unsized", "virtual", "yield",
+    "as", "async", "await", "break", "const", "continue", "dyn", "else", "enum", "extern", "false",
+    "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub",
+    "ref", "return", "static", "struct", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "abstract", "become", "box", "do", "final", "macro", "override", "priv", "try",
+    "typeof", "unsized", "virtual", "yield",
 ];
 
 /// Keywords that cannot be raw identifiers.
@@ -52,7 +52,13 @@ impl Namer {
     pub fn fresh(&mut self, base: &str) -> String {
         let mut clean: String = base
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         if clean.is_empty() || clean.starts_with(|c: char| c.is_ascii_digit()) {
             clean.insert(0, '_');

@@ -482,4 +482,27 @@ mod tests {
         let b = hash(HashAlgorithm::Random, &p);
         assert_ne!(a, b);
     }
+
+    proptest::proptest! {
+        /// Packing fields and reading the bits back as a number gives the
+        /// concatenation `a ++ b ++ ...`.
+        #[test]
+        fn packing_is_concatenation(fields in proptest::collection::vec((proptest::prelude::any::<u64>(), 1u32..=16), 1..=4)) {
+            let mut p = BitPacker::new();
+            let mut want = 0u64;
+            for &(v, w) in &fields {
+                p.push(v as u128, w);
+                want = (want << w) | (v & ((1u64 << w) - 1));
+            }
+            proptest::prop_assert_eq!(hash(HashAlgorithm::Identity, &p), want);
+        }
+
+        /// The table-driven CRCs agree with the bitwise engine on any input.
+        #[test]
+        fn table_and_bitwise_crcs_agree(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+            let p = packed(&data);
+            proptest::prop_assert_eq!(hash(HashAlgorithm::Crc32, &p), CrcConfig::CRC32.compute(&data));
+            proptest::prop_assert_eq!(hash(HashAlgorithm::Crc16, &p), CrcConfig::CRC16.compute(&data));
+        }
+    }
 }

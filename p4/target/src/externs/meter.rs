@@ -88,8 +88,9 @@ impl MeterState {
             self.last_ns = Some(now_ns);
         }
         let dt = elapsed_ns as u128;
-        self.tc = (self.tc + cfg.cir as u128 * dt).min(cfg.cburst as u128 * SCALE);
-        self.tp = (self.tp + cfg.pir as u128 * dt).min(cfg.pburst as u128 * SCALE);
+        // u64 × u64 fits a u128; the sum saturates instead of wrapping.
+        self.tc = (self.tc.saturating_add(cfg.cir as u128 * dt)).min(cfg.cburst as u128 * SCALE);
+        self.tp = (self.tp.saturating_add(cfg.pir as u128 * dt)).min(cfg.pburst as u128 * SCALE);
         let b = units as u128 * SCALE;
         if self.tp < b {
             Color::Red

@@ -13,7 +13,7 @@ pub struct Rng {
 }
 
 /// Seed used by [`Rng::default`].
-const DEFAULT_SEED: u64 = 0x5eed_0f_20c3_5e71;
+const DEFAULT_SEED: u64 = 0x005e_ed0f_20c3_5e71;
 
 impl Default for Rng {
     fn default() -> Self {

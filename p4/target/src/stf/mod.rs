@@ -25,10 +25,12 @@
 //!   to other ports are lost (reported as notes, not failures). On every
 //!   interface, the packets emitted must match the `expect` lines for that
 //!   port one to one, in order: same count, and each packet matches its
-//!   pattern (see [`expect`]). `expect PORT` without data accepts any number
-//!   of packets on that port. p4c checks once at the end; we also check at
-//!   each `wait`, comparing what was emitted and expected since the
-//!   previous check, so a test can separate phases.
+//!   pattern (see [`expect`]); when the counts differ, both lists are
+//!   reported instead of pairing packets. `expect PORT` without data
+//!   accepts any number of packets on that port for the whole run. p4c
+//!   checks once at the end; we also check at each `wait`, comparing what
+//!   was emitted and expected since the previous check, so a test can
+//!   separate phases.
 //! - A control-plane error (unknown name, bad value, refused write) is a
 //!   failure of the test; execution continues so every problem is reported.
 
@@ -45,7 +47,7 @@ use crate::info::{ActionInfo, KeyInfo, MatchKind, ProgramInfo, TableInfo, resolv
 use crate::pipeline::Pipeline;
 use crate::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
 use expect::{ExpectPattern, hex};
-use parse::{ActionSpec, Command, CountKind, EntrySpec, Stmt};
+use parse::{ActionSpec, Command, CountKind, CounterIndex, EntrySpec, Stmt};
 use value::{parse_masked, parse_value};
 
 /// The outcome of one STF run.
@@ -125,6 +127,8 @@ struct Runner<'a, P: Pipeline> {
     info: &'static ProgramInfo,
     ports: BTreeMap<u16, PortState>,
     digests: Vec<(u32, Vec<u128>)>,
+    /// Entries named with `= NAME`: table id, matches, runtime priority.
+    handles: BTreeMap<String, (u32, Vec<Option<FieldMatch>>, i32)>,
     packets: u64,
     report: StfReport,
 }
@@ -152,6 +156,7 @@ impl<'a, P: Pipeline> Runner<'a, P> {
                 .map(|p| (p, PortState::default()))
                 .collect(),
             digests: Vec::new(),
+            handles: BTreeMap::new(),
             packets: 0,
             report: StfReport::default(),
         }
@@ -233,7 +238,7 @@ impl<'a, P: Pipeline> Runner<'a, P> {
                 index,
                 kind,
                 cmp,
-            } => self.check_counter(counter, *index, *kind, *cmp),
+            } => self.check_counter(counter, index, *kind, *cmp),
             Command::Member {
                 profile,
                 member,
@@ -280,7 +285,7 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         for (port, state) in self.ports.iter_mut() {
             let expected = std::mem::take(&mut state.expected);
             let received = std::mem::take(&mut state.received);
-            if std::mem::take(&mut state.any) {
+            if state.any {
                 if !expected.is_empty() {
                     failures.push(format!(
                         "{when}: port {port} has both `expect {port}` without data and expected packets"
@@ -288,32 +293,35 @@ impl<'a, P: Pipeline> Runner<'a, P> {
                 }
                 continue;
             }
-            for (i, ((line, pattern), got)) in expected.iter().zip(&received).enumerate() {
-                if let Err(why) = pattern.compare(got) {
-                    failures.push(format!(
-                        "line {line}: packet #{} on port {port} {why}",
-                        i + 1
-                    ));
+            if expected.len() == received.len() {
+                for (i, ((line, pattern), got)) in expected.iter().zip(&received).enumerate() {
+                    if let Err(why) = pattern.compare(got) {
+                        failures.push(format!(
+                            "line {line}: packet #{} on port {port} {why}",
+                            i + 1
+                        ));
+                    }
                 }
+                continue;
             }
-            if expected.len() != received.len() {
-                let mut m = format!(
-                    "{when}: expected {} packets on port {port}, got {}",
-                    expected.len(),
-                    received.len()
-                );
-                for (i, (line, p)) in expected.iter().enumerate() {
-                    m.push_str(&format!(
-                        "\n  expected #{} (line {line}): {}",
-                        i + 1,
-                        p.render()
-                    ));
-                }
-                for (i, r) in received.iter().enumerate() {
-                    m.push_str(&format!("\n  received #{}: {}", i + 1, hex(r)));
-                }
-                failures.push(m);
+            // As p4c's runner: a count mismatch is reported with both
+            // lists, without pairing packets that may not correspond.
+            let mut m = format!(
+                "{when}: expected {} packets on port {port}, got {}",
+                expected.len(),
+                received.len()
+            );
+            for (i, (line, p)) in expected.iter().enumerate() {
+                m.push_str(&format!(
+                    "\n  expected #{} (line {line}): {}",
+                    i + 1,
+                    p.render()
+                ));
             }
+            for (i, r) in received.iter().enumerate() {
+                m.push_str(&format!("\n  received #{}: {}", i + 1, hex(r)));
+            }
+            failures.push(m);
         }
         self.report.failures.extend(failures);
     }
@@ -435,7 +443,7 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             }
         };
         let entry = TableEntry {
-            matches,
+            matches: matches.clone(),
             priority,
             action,
             metadata: Vec::new(),
@@ -444,7 +452,12 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             .pipeline_mut()
             .runtime_mut()
             .table_insert(table.id, entry)
-            .map_err(|e| format!("add to {}: {e}", table.name))
+            .map_err(|e| format!("add to {}: {e}", table.name))?;
+        if let Some(h) = &spec.handle {
+            self.handles
+                .insert(h.clone(), (table.id, matches, priority));
+        }
+        Ok(())
     }
 
     fn set_default(&mut self, table: &str, spec: &ActionSpec) -> CmdResult {
@@ -502,31 +515,51 @@ impl<'a, P: Pipeline> Runner<'a, P> {
     fn check_counter(
         &mut self,
         name: &str,
-        index: u32,
+        index: &CounterIndex,
         kind: CountKind,
         cmp: Option<(parse::CmpOp, u64)>,
     ) -> CmdResult {
         let c = resolve_name(self.info.counters.iter(), name, |c| c.name)
             .ok_or_else(|| not_found("counter", name, self.info.counters.iter().map(|c| c.name)))?;
-        if c.direct_table.is_some() {
-            return Err(format!(
-                "{} is a direct counter; check_counter reads indirect counters",
-                c.name
-            ));
-        }
-        let data = self
-            .sw
-            .pipeline()
-            .runtime()
-            .counter_read(c.id, index)
-            .map_err(|e| e.to_string())?;
+        let rt = self.sw.pipeline().runtime();
+        let (data, cell) = match (index, c.direct_table) {
+            (CounterIndex::Index(i), None) => (
+                rt.counter_read(c.id, *i).map_err(|e| e.to_string())?,
+                i.to_string(),
+            ),
+            (CounterIndex::Handle(h), Some(table)) => {
+                let (table_id, matches, priority) = self
+                    .handles
+                    .get(h)
+                    .ok_or_else(|| format!("no entry was added with `= {h}`"))?;
+                if *table_id != table {
+                    return Err(format!(
+                        "entry `{h}` is not in the table of direct counter {}",
+                        c.name
+                    ));
+                }
+                let data = rt
+                    .direct_counter_read(table, matches, *priority)
+                    .map_err(|e| e.to_string())?;
+                (data, format!("${h}"))
+            }
+            (CounterIndex::Index(_), Some(_)) => {
+                return Err(format!(
+                    "{} is a direct counter: name an entry with `($HANDLE)`",
+                    c.name
+                ));
+            }
+            (CounterIndex::Handle(_), None) => {
+                return Err(format!("{} is an indirect counter: give an index", c.name));
+            }
+        };
         let value = match kind {
             CountKind::Packets => data.packets,
             CountKind::Bytes => data.bytes,
         };
         match cmp {
             Some((op, want)) if !op.holds(value, want) => Err(format!(
-                "check_counter {}({index}): {} is {value}, expected {op:?} {want}",
+                "check_counter {}({cell}): {} is {value}, expected {op:?} {want}",
                 c.name,
                 if kind == CountKind::Packets {
                     "packets"

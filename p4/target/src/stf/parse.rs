@@ -16,6 +16,7 @@
 //! mc_node_create RID PORT...
 //! mc_node_associate GROUP NODE_HANDLE
 //! check_counter COUNTER(INDEX) [packets|bytes OP NUMBER]
+//! check_counter DIRECT_COUNTER($HANDLE) [packets|bytes OP NUMBER]
 //! wait
 //! ```
 //!
@@ -57,6 +58,18 @@ pub struct EntrySpec {
     pub keys: Vec<(String, String)>,
     /// The action part.
     pub action: ActionSpec,
+    /// `= NAME` after the action: a name for the entry, which
+    /// `check_counter COUNTER($NAME)` uses to read its direct counter.
+    pub handle: Option<String>,
+}
+
+/// Which cell `check_counter` reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CounterIndex {
+    /// A cell of an indirect counter.
+    Index(u32),
+    /// The direct counter of the entry added with `= NAME`.
+    Handle(String),
 }
 
 /// What `check_counter` compares.
@@ -161,8 +174,8 @@ pub enum Command {
     CheckCounter {
         /// Counter name.
         counter: String,
-        /// Index.
-        index: u32,
+        /// Index, or `$HANDLE` of an entry for a direct counter.
+        index: CounterIndex,
         /// Packets or bytes (default packets).
         kind: CountKind,
         /// Comparison (default `>= 0`... i.e. only that it exists, when omitted).
@@ -401,10 +414,13 @@ fn parse_line(line: &str) -> Result<Command, String> {
             }
         }
         "check_counter" => {
-            let usage = "usage: check_counter COUNTER(INDEX) [packets|bytes OP NUMBER]";
+            let usage = "usage: check_counter COUNTER(INDEX or $HANDLE) [packets|bytes OP NUMBER]";
             let (call, tail) = parse_call(rest)?;
             let index = match call.args.as_slice() {
-                [(name, v)] if name.is_empty() => num(v, "counter index")?,
+                [(name, v)] if name.is_empty() => match v.strip_prefix('$') {
+                    Some(handle) if !handle.is_empty() => CounterIndex::Handle(handle.to_string()),
+                    _ => CounterIndex::Index(num(v, "counter index")?),
+                },
                 _ => return Err(usage.into()),
             };
             let tail: Vec<&str> = tail.split_whitespace().collect();
@@ -568,9 +584,14 @@ fn parse_entry(text: &str) -> Result<EntrySpec, String> {
     let before = &rest[..action_start];
     let (action, tail) = parse_call(&rest[action_start..])?;
     let tail = tail.trim();
-    if !tail.is_empty() && !tail.starts_with('=') {
-        return Err(format!("unexpected `{tail}` after the action"));
-    }
+    let handle = match tail.strip_prefix('=') {
+        Some(h) if !h.trim().is_empty() && !h.trim().contains(char::is_whitespace) => {
+            Some(h.trim().to_string())
+        }
+        Some(_) => return Err("`=` must be followed by one handle name".into()),
+        None if tail.is_empty() => None,
+        None => return Err(format!("unexpected `{tail}` after the action")),
+    };
     rest = before;
     let mut priority = None;
     let mut keys = Vec::new();
@@ -590,6 +611,7 @@ fn parse_entry(text: &str) -> Result<EntrySpec, String> {
         priority,
         keys,
         action,
+        handle,
     })
 }
 
@@ -616,6 +638,7 @@ mod tests {
                     name: "ingress.setb1".into(),
                     args: vec![("val".into(), "7".into()), ("port".into(), "3".into())],
                 },
+                handle: Some("A".into()),
             })
         );
     }
@@ -698,7 +721,7 @@ mod tests {
             one("check_counter ingress.cnt(3) bytes == 128"),
             Command::CheckCounter {
                 counter: "ingress.cnt".into(),
-                index: 3,
+                index: CounterIndex::Index(3),
                 kind: CountKind::Bytes,
                 cmp: Some((CmpOp::Eq, 128)),
             }

@@ -5,7 +5,8 @@
 //! Ingress: count the packet in `pkts[ingress_port]`; look `dst` up in
 //! `ipv4_lpm` (`set_nhop(port, mark)` or `drop`, digest `miss_t(dst)` on a
 //! miss); look `(src, proto)` up in the ternary `acl` (`set_ttl(ttl)` or
-//! `deny`); remember `dst` in register `last_dst`. Protocol 0xff floods to
+//! `deny`); remember `dst` in register `last_dst`. `ipv4_lpm` has the
+//! direct counter `lpm_hits`. Protocol 0xff floods to
 //! multicast group 1; protocol 0xfe also makes an I2E clone to session 3.
 
 use super::*;
@@ -90,7 +91,7 @@ static TABLES: [TableInfo; 2] = [
         default_is_const: false,
         is_const: false,
         const_entries: &[],
-        direct_counter: None,
+        direct_counter: Some(0x1300_0001),
         direct_meter: None,
         idle_timeout: false,
     },
@@ -130,13 +131,22 @@ static INFO: ProgramInfo = ProgramInfo {
     tables: &TABLES,
     actions: &ACTIONS,
     action_profiles: &[],
-    counters: &[CounterInfo {
-        id: 0x1200_0001,
-        name: "MyIngress.pkts",
-        unit: CounterUnit::Both,
-        size: 8,
-        direct_table: None,
-    }],
+    counters: &[
+        CounterInfo {
+            id: 0x1200_0001,
+            name: "MyIngress.pkts",
+            unit: CounterUnit::Both,
+            size: 8,
+            direct_table: None,
+        },
+        CounterInfo {
+            id: 0x1300_0001,
+            name: "MyIngress.lpm_hits",
+            unit: CounterUnit::Both,
+            size: 0,
+            direct_table: Some(0x0200_0001),
+        },
+    ],
     meters: &[],
     registers: &[RegisterInfo {
         id: 0x1600_0001,
@@ -523,6 +533,49 @@ expect 6 {c}$
     let r = run_tiny("mc_node_associate 1 0\n");
     assert!(
         r.failures[0].contains("no multicast node with handle 0"),
+        "{r}"
+    );
+}
+
+#[test]
+fn direct_counters_are_read_through_entry_handles() {
+    let a = pkt([10, 9, 9, 9], [1, 1, 1, 1], 6, 64, 0);
+    let a_out = pkt([10, 9, 9, 9], [1, 1, 1, 1], 6, 64, 0x11);
+    let b = pkt([10, 1, 1, 1], [1, 1, 1, 1], 6, 64, 0);
+    let b_out = pkt([10, 1, 1, 1], [1, 1, 1, 1], 6, 64, 0x22);
+    let stf = format!(
+        "add ipv4_lpm hdr.ipv4.dstAddr:10.0.0.0/8 set_nhop(port:1, mark:0x11) = R8
+add ipv4_lpm hdr.ipv4.dstAddr:10.1.0.0/16 set_nhop(port:2, mark:0x22) = R16
+packet 0 {a}
+expect 1 {a_out}
+packet 0 {a}
+expect 1 {a_out}
+packet 0 {b}
+expect 2 {b_out}
+check_counter lpm_hits($R8) packets == 2
+check_counter lpm_hits($R8) bytes == 22
+check_counter MyIngress.lpm_hits($R16) packets == 1
+"
+    );
+    let r = run_tiny(&stf);
+    assert!(r.passed, "{r}");
+
+    let r = run_tiny(&format!(
+        "{stf}check_counter lpm_hits($R16) packets == 5
+check_counter lpm_hits(0)
+check_counter pkts($R8)
+check_counter lpm_hits($NOPE)
+"
+    ));
+    assert_eq!(r.failures.len(), 4, "{r}");
+    assert!(
+        r.failures[0].contains("lpm_hits($R16): packets is 1, expected Eq 5"),
+        "{r}"
+    );
+    assert!(r.failures[1].contains("is a direct counter"), "{r}");
+    assert!(r.failures[2].contains("is an indirect counter"), "{r}");
+    assert!(
+        r.failures[3].contains("no entry was added with `= NOPE`"),
         "{r}"
     );
 }

@@ -21,11 +21,13 @@
 //! Contract:
 //! - Lookup cost is at most `ceil(key_bits / 8)` slot reads, independent of
 //!   the number of entries; no allocation, no panic.
-//! - Insert and delete keep the expansion exact: every node remembers its
-//!   own prefixes, and each slot's own best (longest) prefix; deleting a
-//!   prefix recomputes the slots it covered from the remaining, shorter own
-//!   prefixes, falling back to the inherited value, and pushes the result
-//!   down into children. Empty nodes are freed.
+//! - Insert and delete keep the expansion exact: every node remembers the
+//!   prefixes that end in it; deleting a prefix recomputes the slots it
+//!   covered from the remaining, shorter prefixes of the node, falling back
+//!   to the inherited value, and pushes the result down into children.
+//!   Empty nodes are freed. Memory: one 1 KiB slot array per node plus the
+//!   node's prefix list; 10,000 random /8–/32 IPv4 routes take about 10,000
+//!   nodes.
 //! - Entry ids must be below 2^31.
 
 /// Longest concatenated key (exact fields + LPM field) this engine handles.
@@ -39,8 +41,6 @@ const CHILD: u32 = 1 << 31;
 struct NodeMeta {
     /// Prefixes ending in this node: (first slot, length within the node 0..=8, entry value).
     prefixes: Vec<(u8, u8, u32)>,
-    /// Best own prefix per slot (entry id + 1, 0 = none) and its length + 1.
-    own: Box<[(u32, u8); 256]>,
     /// Best prefix from above, pushed down by the parent slot.
     inherited: u32,
     /// Number of child slots.
@@ -53,7 +53,6 @@ impl NodeMeta {
     fn new(inherited: u32) -> Self {
         NodeMeta {
             prefixes: Vec::new(),
-            own: Box::new([(0, 0); 256]),
             inherited,
             children: 0,
             free: false,
@@ -211,32 +210,54 @@ impl LpmEngine {
         }
     }
 
-    /// The value slot `s` of `node` should resolve to.
-    fn best(&self, node: usize, s: usize) -> u32 {
-        let (own, len) = self.nodes[node].own[s];
-        if len > 0 {
-            own
+    /// Each slot's best own prefix of `node`: (entry id + 1, its length
+    /// within the node + 1), `(0, 0)` where no own prefix covers the slot.
+    /// Computed from the node's prefix list (control plane only), which
+    /// keeps a node at its 1 KiB slot array plus that short list.
+    fn own_table(&self, node: usize) -> [(u32, u8); 256] {
+        let mut own = [(0u32, 0u8); 256];
+        for &(first, rel, val) in &self.nodes[node].prefixes {
+            let first = first as usize;
+            for o in &mut own[first..first + (1usize << (8 - rel as u32))] {
+                if o.1 < rel + 1 {
+                    *o = (val, rel + 1);
+                }
+            }
+        }
+        own
+    }
+
+    /// The value slot `s` of `node` resolves to, given its own table.
+    fn best(&self, node: usize, s: usize, own: &[(u32, u8); 256]) -> u32 {
+        if own[s].1 > 0 {
+            own[s].0
         } else {
             self.nodes[node].inherited
         }
     }
 
     /// Re-derives slot `s` of `node`, pushing the value into a child.
-    fn refresh_slot(&mut self, node: usize, s: usize) {
-        let val = self.best(node, s);
+    fn refresh_slot(&mut self, node: usize, s: usize, own: &[(u32, u8); 256]) {
+        let val = self.best(node, s, own);
         let cur = self.slots[node][s];
         if cur & CHILD != 0 {
-            let child = (cur & !CHILD) as usize;
-            if self.nodes[child].inherited != val {
-                self.nodes[child].inherited = val;
-                for t in 0..256 {
-                    if self.nodes[child].own[t].1 == 0 {
-                        self.refresh_slot(child, t);
-                    }
-                }
-            }
+            self.push_down((cur & !CHILD) as usize, val);
         } else {
             self.slots[node][s] = val;
+        }
+    }
+
+    /// Gives `child` a new inherited value and refreshes the slots that use it.
+    fn push_down(&mut self, child: usize, val: u32) {
+        if self.nodes[child].inherited == val {
+            return;
+        }
+        self.nodes[child].inherited = val;
+        let own = self.own_table(child);
+        for t in 0..256 {
+            if own[t].1 == 0 {
+                self.refresh_slot(child, t, &own);
+            }
         }
     }
 
@@ -269,10 +290,10 @@ impl LpmEngine {
         let (first, count) = Self::range(bytes[depth], rel);
         let val = id + 1;
         self.nodes[node].prefixes.push((first as u8, rel, val));
+        let own = self.own_table(node);
         for s in first..first + count {
-            if self.nodes[node].own[s].1 < rel + 1 {
-                self.nodes[node].own[s] = (val, rel + 1);
-                self.refresh_slot(node, s);
+            if own[s].0 == val {
+                self.refresh_slot(node, s, &own);
             }
         }
     }
@@ -309,19 +330,11 @@ impl LpmEngine {
         };
         meta.prefixes.swap_remove(pos);
         let (first, count) = Self::range(bytes[depth], rel);
+        // Slots the prefix covered fall back to the longest remaining own
+        // prefix (necessarily shorter) or the inherited value.
+        let own = self.own_table(node);
         for s in first..first + count {
-            if self.nodes[node].own[s].0 == val {
-                // Longest remaining own prefix covering s (all shorter than `rel`).
-                let mut best = (0u32, 0u8);
-                for &(pf, pr, pv) in &self.nodes[node].prefixes {
-                    let (pfirst, pcount) = (pf as usize, 1usize << (8 - pr as u32));
-                    if (pfirst..pfirst + pcount).contains(&s) && pr + 1 > best.1 {
-                        best = (pv, pr + 1);
-                    }
-                }
-                self.nodes[node].own[s] = best;
-                self.refresh_slot(node, s);
-            }
+            self.refresh_slot(node, s, &own);
         }
         // Free nodes left without prefixes and children, bottom-up.
         while let Some((parent, b)) = path.pop() {
@@ -332,7 +345,8 @@ impl LpmEngine {
             self.nodes[node].free = true;
             self.free_nodes.push(node as u32);
             self.nodes[parent].children -= 1;
-            self.slots[parent][b as usize] = self.best(parent, b as usize);
+            let own = self.own_table(parent);
+            self.slots[parent][b as usize] = self.best(parent, b as usize, &own);
             node = parent;
         }
     }
@@ -410,5 +424,40 @@ mod tests {
         assert_eq!(t.lookup(&[a, (0xfe80u128 << 112) | 1]), Some(0));
         assert_eq!(t.lookup(&[a, 1]), Some(1));
         assert_eq!(t.lookup(&[a - 1, 1]), None);
+    }
+
+    #[test]
+    fn ten_thousand_routes_then_none_frees_every_node() {
+        let mut rng = crate::externs::Rng::new(11);
+        let mut t = LpmEngine::new(&[32], 0);
+        let mut routes = std::collections::BTreeMap::new();
+        while routes.len() < 10_000 {
+            let len = 8 + (rng.next_u64() % 25) as u32;
+            let v = (rng.next_u64() as u128 & mask32()) & (mask32() ^ (mask32() >> len));
+            let next_id = routes.len() as u32;
+            routes.entry((v, len)).or_insert(next_id);
+        }
+        for (&(v, len), &id) in &routes {
+            t.insert(id, &[lpm(v, len)]);
+        }
+        let nodes = t.node_count();
+        // Each route adds at most 3 nodes below the root.
+        assert!(nodes <= 1 + 3 * routes.len(), "{nodes} nodes");
+        // A route's own network address matches it or a longer route.
+        let len_of: std::collections::BTreeMap<u32, u32> =
+            routes.iter().map(|(k, &i)| (i, k.1)).collect();
+        for &(v, len) in routes.keys() {
+            let hit = t.lookup(&[v]).expect("covered");
+            assert!(len_of[&hit] >= len);
+        }
+        for (&(v, len), &id) in &routes {
+            t.remove(id, &[lpm(v, len)]);
+        }
+        assert_eq!(t.node_count(), 1);
+        assert_eq!(t.lookup(&[0x0a00_0001]), None);
+    }
+
+    fn mask32() -> u128 {
+        0xffff_ffff
     }
 }

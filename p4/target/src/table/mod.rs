@@ -1,18 +1,20 @@
-//! Match-action table engines and action profiles.
+//! Match-action table engines and action profiles (P4_16 specification
+//! §14.2 "Tables"; entry semantics from the P4Runtime specification,
+//! "TableEntry" and "ActionProfileMember/Group").
 //!
 //! CONTRACT (implemented by the target library; generated code relies on it):
 //! - [`Table::new`] picks an engine from the key's match kinds: no key →
-//!   every lookup misses; all exact → hash map ([`exact`]); exact fields
+//!   every lookup misses; all exact → hash map (`exact.rs`); exact fields
 //!   plus one LPM → a stride-8 trie whose lookup does not scan entries
-//!   ([`lpm`]); anything with ternary/range/optional (or several LPM fields,
-//!   or an exact+LPM key over 512 bits) → tuple space search ([`priority`]).
+//!   (`lpm.rs`); anything with ternary/range/optional (or several LPM fields,
+//!   or an exact+LPM key over 512 bits) → tuple space search (`priority.rs`).
 //! - [`Table::lookup`] takes one value per key field (masked to width) and
 //!   never allocates; a key of the wrong length misses.
 //! - The entry store keys entries by (canonical matches, priority), so
 //!   modify/delete/read by key work; `size` is enforced; every entry and
 //!   default action is validated against the [`TableInfo`] (and, when the
 //!   table knows its [`ProgramInfo`], the action parameter widths) before
-//!   anything changes ([`validate`]). A failed call changes nothing.
+//!   anything changes (`validate.rs`). A failed call changes nothing.
 //! - Each entry has a direct counter (bytes and packets, counted on every
 //!   hit when the table has a `direct_counter`) and a direct meter cell
 //!   (used when the table has a direct meter).
@@ -78,10 +80,14 @@ impl Engine {
         let lpm: Vec<usize> = (0..info.keys.len())
             .filter(|&i| info.keys[i].kind == MatchKind::Lpm)
             .collect();
-        let others_exact = info
-            .keys
-            .iter()
-            .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Lpm));
+        // Widths outside 1..=128 never come from the compiler; keep them
+        // away from the shift arithmetic of the specialised engines.
+        let sane = info.keys.iter().all(|k| (1..=128).contains(&k.bitwidth));
+        let others_exact = sane
+            && info
+                .keys
+                .iter()
+                .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Lpm));
         if info.keys.is_empty() {
             Engine::Keyless
         } else if lpm.is_empty() && others_exact {
@@ -123,14 +129,22 @@ impl Engine {
     }
 }
 
-/// One stored entry with its direct resources.
+/// One stored entry: the control plane's view and the direct meter.
 #[derive(Debug)]
 struct Slot {
     entry: TableEntry,
     seq: u64,
-    counter: CounterData,
     meter: MeterState,
     is_const: bool,
+}
+
+/// What a hit touches, kept apart from [`Slot`] in a dense array so that a
+/// lookup reads one small record: the action (a copy of `Slot::entry.action`,
+/// kept in step by insert and modify) and the direct counter.
+#[derive(Debug)]
+struct Hot {
+    action: EntryAction,
+    counter: CounterData,
 }
 
 type EntryKey = (Box<[Option<FieldMatch>]>, i32);
@@ -143,6 +157,8 @@ pub struct Table {
     program: Option<&'static ProgramInfo>,
     engine: Engine,
     slots: Vec<Option<Slot>>,
+    /// Parallel to `slots`; stale where the slot is free.
+    hot: Vec<Hot>,
     free: Vec<u32>,
     keys: FxHashMap<EntryKey, u32>,
     default_action: EntryAction,
@@ -175,6 +191,7 @@ impl Table {
             program,
             engine: Engine::for_table(info),
             slots: Vec::new(),
+            hot: Vec::new(),
             free: Vec::new(),
             keys: FxHashMap::default(),
             default_action: EntryAction::Direct(ActionCall::new(
@@ -186,10 +203,19 @@ impl Table {
             meter_unit,
         };
         let needs_priority = validate::needs_priority(info);
+        let n = info.const_entries.len();
         for (i, c) in info.const_entries.iter().enumerate() {
+            // Priorities come converted from the compiler; should one be
+            // missing (<= 0) in a table that needs them, fall back to source
+            // order (P4_16 §14.2.1.4: earlier entries win) rather than drop it.
+            let priority = match (needs_priority, c.priority) {
+                (false, _) => 0,
+                (true, p) if p > 0 => p,
+                (true, _) => i32::try_from(n - i).unwrap_or(i32::MAX),
+            };
             let entry = TableEntry {
                 matches: c.matches.to_vec(),
-                priority: if needs_priority { c.priority } else { 0 },
+                priority,
                 action: EntryAction::Direct(ActionCall::new(c.action_id, c.params)),
                 metadata: Vec::new(),
             };
@@ -237,18 +263,18 @@ impl Table {
         } else {
             None
         };
-        if let Some(id) = found {
-            if let Some(Some(slot)) = self.slots.get_mut(id as usize) {
-                if self.info.direct_counter.is_some() {
-                    slot.counter.bytes = slot.counter.bytes.wrapping_add(packet_len as u64);
-                    slot.counter.packets = slot.counter.packets.wrapping_add(1);
-                }
-                return Lookup {
-                    hit: true,
-                    entry: Some(EntryRef(id)),
-                    action: &slot.entry.action,
-                };
+        if let Some(id) = found
+            && let Some(hot) = self.hot.get_mut(id as usize)
+        {
+            if self.info.direct_counter.is_some() {
+                hot.counter.bytes = hot.counter.bytes.wrapping_add(packet_len as u64);
+                hot.counter.packets = hot.counter.packets.wrapping_add(1);
             }
+            return Lookup {
+                hit: true,
+                entry: Some(EntryRef(id)),
+                action: &hot.action,
+            };
         }
         Lookup {
             hit: false,
@@ -335,10 +361,18 @@ impl Table {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.engine.insert(id, &key.0, key.1, seq);
+        let hot = Hot {
+            action: entry.action.clone(),
+            counter: CounterData::default(),
+        };
+        if self.hot.len() == id as usize {
+            self.hot.push(hot);
+        } else {
+            self.hot[id as usize] = hot;
+        }
         self.slots[id as usize] = Some(Slot {
             entry,
             seq,
-            counter: CounterData::default(),
             meter: MeterState::default(),
             is_const,
         });
@@ -384,6 +418,7 @@ impl Table {
             });
         };
         slot.entry.metadata = entry.metadata;
+        self.hot[r.0 as usize].action = entry.action.clone();
         Ok(std::mem::replace(&mut slot.entry.action, entry.action))
     }
 
@@ -516,12 +551,16 @@ impl Table {
 
     /// The direct counter of an entry.
     pub fn direct_counter(&self, r: EntryRef) -> Option<CounterData> {
-        self.slot(r).map(|s| s.counter)
+        self.slot(r).map(|_| self.hot[r.0 as usize].counter)
     }
 
     /// Overwrites the direct counter of an entry; false for a stale handle.
     pub fn set_direct_counter(&mut self, r: EntryRef, data: CounterData) -> bool {
-        self.slot_mut(r).map(|s| s.counter = data).is_some()
+        if self.slot(r).is_none() {
+            return false;
+        }
+        self.hot[r.0 as usize].counter = data;
+        true
     }
 
     /// Configures the direct meter of an entry; false for a stale handle.
@@ -552,4 +591,90 @@ pub(crate) fn check_action_params(
     field: &str,
 ) -> Result<(), RuntimeError> {
     validate::check_params(Some(program), action, field)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::info::{ActionRef, ActionScope, ConstEntryInfo, KeyInfo};
+
+    static KEYS: [KeyInfo; 1] = [KeyInfo {
+        id: 1,
+        name: "h.x",
+        bitwidth: 8,
+        kind: MatchKind::Ternary,
+    }];
+    static ENTRIES: [ConstEntryInfo; 3] = [
+        ConstEntryInfo {
+            matches: &[Some(FieldMatch::Ternary {
+                value: 0x10,
+                mask: 0xf0,
+            })],
+            priority: 0,
+            action_id: 1,
+            params: &[1],
+        },
+        ConstEntryInfo {
+            matches: &[None],
+            priority: 0,
+            action_id: 1,
+            params: &[2],
+        },
+        // Not an action of the table: skipped, not a panic.
+        ConstEntryInfo {
+            matches: &[Some(FieldMatch::Ternary {
+                value: 0x11,
+                mask: 0xff,
+            })],
+            priority: 9,
+            action_id: 7,
+            params: &[],
+        },
+    ];
+    static T: TableInfo = TableInfo {
+        id: 0x0200_0001,
+        name: "t",
+        keys: &KEYS,
+        actions: &[ActionRef {
+            id: 1,
+            scope: ActionScope::TableAndDefault,
+        }],
+        size: 8,
+        implementation: None,
+        default_action: (1, &[0]),
+        default_is_const: false,
+        is_const: true,
+        const_entries: &ENTRIES,
+        direct_counter: None,
+        direct_meter: None,
+        idle_timeout: false,
+    };
+
+    fn param(l: &Lookup<'_>) -> u128 {
+        match l.action {
+            EntryAction::Direct(c) => c.params[0],
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn const_entries_without_priorities_keep_source_order() {
+        let mut t = Table::new(&T);
+        assert_eq!(t.len(), 2);
+        assert_eq!(param(&t.lookup(&[0x11], 0)), 1);
+        assert_eq!(param(&t.lookup(&[0x21], 0)), 2);
+        // A wrong-length key misses instead of panicking.
+        let l = t.lookup(&[0x11, 0], 0);
+        assert!(!l.hit);
+        assert_eq!(param(&l), 0);
+        assert!(matches!(
+            t.insert(TableEntry {
+                matches: vec![None],
+                priority: 5,
+                action: EntryAction::Direct(ActionCall::new(1, &[3])),
+                metadata: vec![],
+            }),
+            Err(RuntimeError::NotPermitted(_))
+        ));
+    }
 }

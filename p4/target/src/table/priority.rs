@@ -76,9 +76,9 @@ impl FieldTest {
     }
 }
 
-#[derive(Debug)]
-struct PEntry {
-    tests: Box<[FieldTest]>,
+/// Where an entry sits, for removal.
+#[derive(Clone, Copy, Debug)]
+struct Placement {
     group: usize,
     bucket: u64,
 }
@@ -91,8 +91,11 @@ pub(crate) struct PriorityEngine {
     group_of_masks: FxHashMap<Box<[u128]>, usize>,
     /// Non-empty groups, highest max priority first, with that priority.
     order: Vec<(i32, usize)>,
-    /// Entries by id (ids are the table's dense slot numbers).
-    entries: Vec<Option<PEntry>>,
+    /// Entries' placement by id (ids are the table's dense slot numbers).
+    entries: Vec<Option<Placement>>,
+    /// Entries' field tests, `widths.len()` per id, flat so that checking a
+    /// candidate is one indexed read.
+    tests: Vec<FieldTest>,
 }
 
 const K: u64 = 0x517c_c1b7_2722_0a95;
@@ -162,6 +165,9 @@ fn field_test(m: &Option<FieldMatch>, width: u32) -> FieldTest {
 /// Coarse masks let later entries with longer masks join the group; the
 /// bucket limit sends an entry elsewhere when 8 bits do not spread enough.
 fn relaxed(m: u128, width: u32) -> u128 {
+    if width == 0 || width > 128 {
+        return 0;
+    }
     let top = m << (128 - width);
     let run = top.leading_ones().min(width);
     let run = if run >= 8 { 8 } else { 0 };
@@ -176,6 +182,7 @@ impl PriorityEngine {
             group_of_masks: FxHashMap::default(),
             order: Vec::new(),
             entries: Vec::new(),
+            tests: Vec::new(),
         }
     }
 
@@ -258,14 +265,20 @@ impl PriorityEngine {
             .partition_point(|o| o.priority > priority || (o.priority == priority && o.seq < seq));
         list.insert(pos, Item { priority, seq, id });
         *grp.priorities.entry(priority).or_insert(0) += 1;
+        let n = self.widths.len();
         if self.entries.len() <= id as usize {
-            self.entries.resize_with(id as usize + 1, || None);
+            self.entries.resize(id as usize + 1, None);
+            self.tests.resize(
+                (id as usize + 1) * n,
+                FieldTest {
+                    mask: 0,
+                    lo: 0,
+                    hi: 0,
+                },
+            );
         }
-        self.entries[id as usize] = Some(PEntry {
-            tests,
-            group,
-            bucket,
-        });
+        self.entries[id as usize] = Some(Placement { group, bucket });
+        self.tests[id as usize * n..(id as usize + 1) * n].copy_from_slice(&tests);
         self.rebuild_order();
     }
 
@@ -283,12 +296,12 @@ impl PriorityEngine {
                 grp.buckets.remove(&e.bucket);
             }
         }
-        if let Some(p) = priority {
-            if let Some(n) = grp.priorities.get_mut(&p) {
-                *n -= 1;
-                if *n == 0 {
-                    grp.priorities.remove(&p);
-                }
+        if let Some(p) = priority
+            && let Some(n) = grp.priorities.get_mut(&p)
+        {
+            *n -= 1;
+            if *n == 0 {
+                grp.priorities.remove(&p);
             }
         }
         self.rebuild_order();
@@ -310,10 +323,14 @@ impl PriorityEngine {
                 if !beats(item, best) {
                     break;
                 }
-                let Some(Some(e)) = self.entries.get(item.id as usize) else {
+                let n = self.widths.len();
+                let Some(tests) = self
+                    .tests
+                    .get(item.id as usize * n..(item.id as usize + 1) * n)
+                else {
                     continue;
                 };
-                let hit = e.tests.iter().zip(key).all(|(t, &k)| {
+                let hit = tests.iter().zip(key).all(|(t, &k)| {
                     let v = k & t.mask;
                     t.lo <= v && v <= t.hi
                 });

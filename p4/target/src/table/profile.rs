@@ -56,11 +56,11 @@ fn build_flat(old: Option<&[u32]>, members: &[(u32, u32)]) -> Box<[u32]> {
     let mut flat = vec![u32::MAX; total as usize];
     if let Some(old) = old {
         for (slot, &m) in flat.iter_mut().zip(old) {
-            if let Some(q) = quota.get_mut(&m) {
-                if *q > 0 {
-                    *slot = m;
-                    *q -= 1;
-                }
+            if let Some(q) = quota.get_mut(&m)
+                && *q > 0
+            {
+                *slot = m;
+                *q -= 1;
             }
         }
     }
@@ -440,5 +440,41 @@ mod tests {
             p.write_member(9, ActionCall::new(1, &[]), false),
             Err(RuntimeError::Full { .. })
         ));
+    }
+
+    proptest::proptest! {
+        /// Any sequence of group rewrites: each member gets exactly its
+        /// weight's share of slots, and when the total weight is unchanged
+        /// a flow moves only if its old member lost weight.
+        #[test]
+        fn flat_arrays_honour_weights_and_keep_flows(
+            steps in proptest::collection::vec(
+                proptest::collection::btree_map(1u32..=5, 1u32..=4, 1..=5), 1..8)
+        ) {
+            let mut p = profile();
+            type Snapshot = (Vec<u32>, Vec<(u32, u32)>);
+            let mut old: Option<Snapshot> = None;
+            for (i, group) in steps.iter().enumerate() {
+                let members: Vec<(u32, u32)> = group.iter().map(|(&m, &w)| (m, w)).collect();
+                p.write_group(10, &members, i > 0).unwrap();
+                let total: u32 = members.iter().map(|m| m.1).sum();
+                let now: Vec<u32> = (0..total as u64).map(|h| p.select_member_id(10, h).unwrap()).collect();
+                for &(m, w) in &members {
+                    proptest::prop_assert_eq!(now.iter().filter(|&&x| x == m).count(), w as usize);
+                }
+                if let Some((before, old_members)) = &old
+                    && before.len() == now.len()
+                {
+                    for (b, n) in before.iter().zip(&now) {
+                        let old_w = old_members.iter().find(|x| x.0 == *b).map_or(0, |x| x.1);
+                        let new_w = members.iter().find(|x| x.0 == *b).map_or(0, |x| x.1);
+                        if new_w >= old_w {
+                            proptest::prop_assert_eq!(b, n);
+                        }
+                    }
+                }
+                old = Some((now, members));
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Validation and canonical form of table entries and actions against the
-//! static [`TableInfo`] / [`ProgramInfo`] (P4Runtime spec §9.1 "TableEntry",
-//! §8.3 "Bytestrings" for widths).
+//! static [`TableInfo`] / [`ProgramInfo`] (P4Runtime specification, sections
+//! "TableEntry" — match kinds, priorities, action scopes — and "Bytestrings"
+//! for widths).
 //!
 //! Contract: every check returns a [`RuntimeError::Invalid`] whose `field`
 //! names the offender the way P4Runtime error messages quote it

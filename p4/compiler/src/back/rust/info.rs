@@ -130,7 +130,11 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
         }
         s.push_str("            ],\n");
         let _ = writeln!(s, "            size: {},", t.size);
-        let _ = writeln!(s, "            implementation: {},", opt_u32(t.implementation));
+        let _ = writeln!(
+            s,
+            "            implementation: {},",
+            opt_u32(t.implementation)
+        );
         let _ = writeln!(
             s,
             "            default_action: ({:#x}, {}),",
@@ -152,7 +156,11 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
             );
         }
         s.push_str("            ],\n");
-        let _ = writeln!(s, "            direct_counter: {},", opt_u32(t.direct_counter));
+        let _ = writeln!(
+            s,
+            "            direct_counter: {},",
+            opt_u32(t.direct_counter)
+        );
         let _ = writeln!(s, "            direct_meter: {},", opt_u32(t.direct_meter));
         let _ = writeln!(s, "            idle_timeout: {},", t.idle_timeout);
         s.push_str("        },\n");

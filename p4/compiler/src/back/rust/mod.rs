@@ -44,9 +44,13 @@ pub struct BackError {
     pub span: Option<Span>,
 }
 
-const ALLOW: &str = "#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, dead_code, clippy::all)]";
+const ALLOW: &str = "#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]";
 
 const BITS: &str = "::p4_target::bits";
+
+/// Copy-in/copy-out code for a call: statements before it, the argument
+/// list, statements after it.
+type CallArgs = (Vec<String>, Vec<String>, Vec<String>);
 
 /// Names chosen for declarations.
 struct Names {
@@ -139,14 +143,21 @@ fn bad<T>(msg: impl Into<String>, span: Option<Span>) -> Result<T, BackError> {
 impl<'a> Gen<'a> {
     fn new(prog: &'a Program, info: &'a ProgramInfo) -> Self {
         let mut top = Namer::with_reserved(&[
-            "Program", "Packet", "PacketIn", "Env", "Exit", "ApplyResult", "Stack", "Varbit",
+            "Program",
+            "Packet",
+            "PacketIn",
+            "Env",
+            "Exit",
+            "ApplyResult",
+            "Stack",
+            "Varbit",
             "csum16_with_payload",
             "PROGRAM_INFO",
         ]);
         let composites = prog
             .composites
             .iter()
-            .map(|(_, c)| top.fresh(&format!("{}", c.name)))
+            .map(|(_, c)| top.fresh(&c.name.to_string()))
             .collect();
         let enums = prog.enums.iter().map(|(_, e)| top.fresh(&e.name)).collect();
         let functions = prog
@@ -238,7 +249,16 @@ impl<'a> Gen<'a> {
             }
             Ty::Stack(elem, n) => format!("Stack<{}, {n}>", self.rust_ty(elem)?),
             Ty::Varbit(w) => format!("Varbit<{}>", w.div_ceil(8)),
-            Ty::Str | Ty::Tuple(_) | Ty::Void => return bad("internal: value of no storable type", None),
+            Ty::Tuple(items) => {
+                let mut parts = Vec::new();
+                for t in items {
+                    parts.push(self.rust_ty(t)?);
+                }
+                format!("({},)", parts.join(", "))
+            }
+            Ty::Str | Ty::Void => {
+                return bad("internal: value of no storable type", None);
+            }
         })
     }
 
@@ -270,7 +290,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Converts a native place/value to the canonical expression value.
-    fn from_native(&self, e: &str, ty: &Ty) -> String {
+    fn native_to_value(&self, e: &str, ty: &Ty) -> String {
         if self.is_bits(ty) {
             format!("({e} as u128)")
         } else {
@@ -303,7 +323,8 @@ impl<'a> Gen<'a> {
         self.w.line("/// The program's P4Info facts.");
         self.w.line(ALLOW);
         let mut first = true;
-        for l in format!("pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = {info};").lines()
+        for l in
+            format!("pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = {info};").lines()
         {
             if first {
                 self.w.line(l);
@@ -534,9 +555,12 @@ impl<'a> Gen<'a> {
         let c = &self.prog.composites[h];
         let name = &self.names.composites[h.index()];
         let bits = c.header_bits(self.prog);
-        if bits % 8 != 0 {
+        if !bits.is_multiple_of(8) {
             return bad(
-                format!("header `{}` is {bits} bits, not a whole number of bytes", c.name),
+                format!(
+                    "header `{}` is {bits} bits, not a whole number of bytes",
+                    c.name
+                ),
                 None,
             );
         }
@@ -607,7 +631,7 @@ impl<'a> Gen<'a> {
         let Some((_, max)) = c.varbit() else {
             return bad("internal: no varbit field", None);
         };
-        if (fixed + max) % 8 != 0 || fixed % 8 != 0 {
+        if !(fixed + max).is_multiple_of(8) || !fixed.is_multiple_of(8) {
             return bad(
                 format!("header `{}` is not a whole number of bytes", c.name),
                 None,
@@ -637,7 +661,7 @@ impl<'a> Gen<'a> {
             match f.ty {
                 Ty::Varbit(_) => {
                     w.line(format!("self.{fname}.len_bits = var_bits;"));
-                    w.open(format!("for i in 0..(var_bits / 8) as usize {{"));
+                    w.open("for i in 0..(var_bits / 8) as usize {");
                     w.line(format!(
                         "self.{fname}.bytes[i] = ::p4_target::packet::read_bits(d, o + 8 * i, 8) as u8;"
                     ));
@@ -802,7 +826,10 @@ impl<'a> Gen<'a> {
             ExprKind::StackNext(b) => {
                 let p = self.place(ctx, b)?;
                 let n = self.stack_len(&b.ty);
-                format!("{p}.elems[({p}.next as usize).min({})]", n.saturating_sub(1))
+                format!(
+                    "{p}.elems[({p}.next as usize).min({})]",
+                    n.saturating_sub(1)
+                )
             }
             _ => return bad("internal: not an l-value", Some(e.span)),
         })
@@ -825,15 +852,18 @@ impl<'a> Gen<'a> {
             }
             ExprKind::Member(b, i) if !Self::is_place(b) => {
                 let v = format!("({}).{}", self.expr(ctx, b)?, self.field_name(&b.ty, *i)?);
-                self.from_native(&v, &e.ty)
+                self.native_to_value(&v, &e.ty)
             }
             ExprKind::Var(_)
             | ExprKind::Member(..)
             | ExprKind::Index(..)
             | ExprKind::StackLast(_)
-            | ExprKind::StackNext(_) => self.from_native(&self.place(ctx, e)?, &e.ty),
+            | ExprKind::StackNext(_) => self.native_to_value(&self.place(ctx, e)?, &e.ty),
             ExprKind::StackLastIndex(b) => {
-                format!("(({}.next as u128).wrapping_sub(1) & 0xffff_ffff)", self.place(ctx, b)?)
+                format!(
+                    "(({}.next as u128).wrapping_sub(1) & 0xffff_ffff)",
+                    self.place(ctx, b)?
+                )
             }
             ExprKind::StackNextIndex(b) => format!("({}.next as u128)", self.place(ctx, b)?),
             ExprKind::IsValid(b) => match &b.ty {
@@ -874,7 +904,19 @@ impl<'a> Gen<'a> {
                     }
                     format!("{} {{ {} }}", self.rust_ty(&e.ty)?, parts.join(", "))
                 }
-                _ => return bad("not supported yet: tuple values outside extern arguments", Some(e.span)),
+                Ty::Tuple(tys) => {
+                    let mut parts = Vec::new();
+                    for (t, it) in tys.iter().zip(items) {
+                        parts.push(self.to_native(&self.expr(ctx, it)?, t)?);
+                    }
+                    format!("({},)", parts.join(", "))
+                }
+                _ => {
+                    return bad(
+                        "not supported yet: tuple values outside extern arguments",
+                        Some(e.span),
+                    );
+                }
             },
             ExprKind::TableHit(t, hit) => {
                 let call = self.table_call(ctx, *t)?;
@@ -908,7 +950,14 @@ impl<'a> Gen<'a> {
         })
     }
 
-    fn binary(&self, ctx: &Ctx<'_>, op: BinOp, a: &Expr, b: &Expr, ty: &Ty) -> Result<String, BackError> {
+    fn binary(
+        &self,
+        ctx: &Ctx<'_>,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        ty: &Ty,
+    ) -> Result<String, BackError> {
         let x = self.expr(ctx, a)?;
         let y = self.expr(ctx, b)?;
         let w = self.width(ty);
@@ -970,7 +1019,7 @@ impl<'a> Gen<'a> {
         ctx: &Ctx<'_>,
         params: &[(Direction, Ty)],
         args: &[Expr],
-    ) -> Result<(Vec<String>, Vec<String>, Vec<String>), BackError> {
+    ) -> Result<CallArgs, BackError> {
         let mut pre = Vec::new();
         let mut list = Vec::new();
         let mut post = Vec::new();
@@ -1010,7 +1059,10 @@ impl<'a> Gen<'a> {
             Some(i) => i,
             None => return bad("internal: table of another control", None),
         };
-        Ok(format!("{}({})", self.names.inst_tables[inst][idx], ctx.pass))
+        Ok(format!(
+            "{}({})",
+            self.names.inst_tables[inst][idx], ctx.pass
+        ))
     }
 
     fn action_fn(&self, inst: usize, a: Handle<Action>) -> Result<&str, BackError> {
@@ -1051,10 +1103,41 @@ impl<'a> Gen<'a> {
                     .collect();
                 let (pre, list, post) = self.args(ctx, &params, args)?;
                 let call = format!("{}({})", self.names.functions[f.index()], list.join(", "));
-                let call = self.from_native(&call, &func.ret);
+                let call = self.native_to_value(&call, &func.ret);
                 Ok(Self::wrap_call(pre, call, post, ""))
             }
             Call::TableApply(t) => Ok(format!("{}?", self.table_call(ctx, *t)?)),
+            Call::ParserApply(ph, args) => {
+                if ctx.kind != BodyKind::Parser {
+                    return bad("internal: sub-parser outside a parser", Some(span));
+                }
+                let decl = &self.prog.parsers[*ph];
+                let mut pre = Vec::new();
+                let mut list = vec!["rt".to_string(), "env".to_string(), "packet__".to_string()];
+                let mut post = Vec::new();
+                let typed = decl.params.iter().filter(|p| p.ty.is_some());
+                for (p, a) in typed.zip(args) {
+                    let ty = p.ty.clone().unwrap_or(Ty::Void);
+                    let t = ctx.tmp("parg");
+                    if p.dir == Direction::In {
+                        pre.push(format!(
+                            "let mut {t} = {};",
+                            self.to_native(&self.expr(ctx, a)?, &ty)?
+                        ));
+                    } else {
+                        let pl = self.place(ctx, a)?;
+                        pre.push(format!("let mut {t} = {pl};"));
+                        post.push(format!("{pl} = {t};"));
+                    }
+                    list.push(format!("&mut {t}"));
+                }
+                let call = format!("{}({})", self.names.parsers[ph.index()], list.join(", "));
+                Ok(format!(
+                    "{{ {} let r__ = {call}; {} r__? }}",
+                    pre.join(" "),
+                    post.join(" ")
+                ))
+            }
             Call::ControlApply(i, args) => {
                 let inst = ctx.inst.ok_or(BackError {
                     message: "internal: control apply outside a control".into(),
@@ -1068,7 +1151,10 @@ impl<'a> Gen<'a> {
                     .map(|p| (Direction::InOut, p.ty.clone().unwrap_or(Ty::Void)))
                     .collect();
                 if decl.params.iter().any(|p| p.ty.is_none()) {
-                    return bad("not supported yet: sub-controls with packet parameters", Some(span));
+                    return bad(
+                        "not supported yet: sub-controls with packet parameters",
+                        Some(span),
+                    );
                 }
                 // Every control parameter is passed as `&mut`; `in`
                 // arguments are copies whose copy-out is dropped.
@@ -1100,9 +1186,16 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn pack(&self, ctx: &Ctx<'_>, data: &[Expr], out: &mut Vec<String>) -> Result<String, BackError> {
+    fn pack(
+        &self,
+        ctx: &Ctx<'_>,
+        data: &[Expr],
+        out: &mut Vec<String>,
+    ) -> Result<String, BackError> {
         let bp = ctx.tmp("bp");
-        out.push(format!("let mut {bp} = ::p4_target::externs::BitPacker::new();"));
+        out.push(format!(
+            "let mut {bp} = ::p4_target::externs::BitPacker::new();"
+        ));
         let mut total = 0u32;
         let mut flat = Vec::new();
         self.flatten(data, &mut flat);
@@ -1119,11 +1212,18 @@ impl<'a> Gen<'a> {
             };
             total += w;
             let v = self.expr(ctx, &d)?;
-            let v = if d.ty == Ty::Bool { format!("({v} as u128)") } else { v };
+            let v = if d.ty == Ty::Bool {
+                format!("({v} as u128)")
+            } else {
+                v
+            };
             out.push(format!("{bp}.push({v}, {w});"));
         }
         if total > 256 * 8 {
-            return bad("field list longer than 256 bytes", data.first().map(|d| d.span));
+            return bad(
+                "field list longer than 256 bytes",
+                data.first().map(|d| d.span),
+            );
         }
         Ok(bp)
     }
@@ -1152,7 +1252,12 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn assign_native(&self, ctx: &Ctx<'_>, lhs: &Expr, value_u128: &str) -> Result<String, BackError> {
+    fn assign_native(
+        &self,
+        ctx: &Ctx<'_>,
+        lhs: &Expr,
+        value_u128: &str,
+    ) -> Result<String, BackError> {
         let p = self.place(ctx, lhs)?;
         Ok(format!("{p} = {};", self.to_native(value_u128, &lhs.ty)?))
     }
@@ -1192,7 +1297,11 @@ impl<'a> Gen<'a> {
                 if ctx.kind == BodyKind::Function {
                     return bad("not supported yet: random inside functions", Some(span));
                 }
-                let v = format!("rt.random({}, {})", self.expr(ctx, lo)?, self.expr(ctx, hi)?);
+                let v = format!(
+                    "rt.random({}, {})",
+                    self.expr(ctx, lo)?,
+                    self.expr(ctx, hi)?
+                );
                 s.push(self.assign_native(ctx, out, &v)?);
             }
             Builtin::VerifyChecksum {
@@ -1244,22 +1353,40 @@ impl<'a> Gen<'a> {
             Builtin::Resubmit(n) => s.push(format!("env.resubmit = Some({n});")),
             Builtin::Recirculate(n) => s.push(format!("env.recirculate = Some({n});")),
             Builtin::Digest { digest, data } => {
-                let id = self.info.digests.get(*digest as usize).map(|d| d.id).unwrap_or(0);
+                let id = self
+                    .info
+                    .digests
+                    .get(*digest as usize)
+                    .map(|d| d.id)
+                    .unwrap_or(0);
                 let mut flat = Vec::new();
                 self.flatten(data, &mut flat);
                 let vals: Result<Vec<String>, BackError> = flat
                     .iter()
                     .map(|d| {
                         let v = self.expr(ctx, d)?;
-                        Ok(if d.ty == Ty::Bool { format!("({v} as u128)") } else { v })
+                        Ok(if d.ty == Ty::Bool {
+                            format!("({v} as u128)")
+                        } else {
+                            v
+                        })
                     })
                     .collect();
-                s.push(format!("rt.digests.push(({id:#x}, vec![{}]));", vals?.join(", ")));
+                s.push(format!(
+                    "rt.digests.push(({id:#x}, vec![{}]));",
+                    vals?.join(", ")
+                ));
             }
-            Builtin::Truncate(e) => s.push(format!("env.truncate_len = Some({} as u32);", self.expr(ctx, e)?)),
+            Builtin::Truncate(e) => s.push(format!(
+                "env.truncate_len = Some({} as u32);",
+                self.expr(ctx, e)?
+            )),
             Builtin::Assert(c) => {
                 if ctx.kind == BodyKind::Parser || ctx.kind == BodyKind::Function {
-                    return bad("not supported yet: assert/assume outside controls", Some(span));
+                    return bad(
+                        "not supported yet: assert/assume outside controls",
+                        Some(span),
+                    );
                 }
                 s.push(format!(
                     "if !{} {{ env.drop = true; return Err(Exit); }}",
@@ -1279,7 +1406,10 @@ impl<'a> Gen<'a> {
                     .iter()
                     .position(|t| self.prog.tables[*t].direct_meter == Some(*inst))
                 else {
-                    return bad("this direct_meter is not attached to a table with `meters =`", Some(span));
+                    return bad(
+                        "this direct_meter is not attached to a table with `meters =`",
+                        Some(span),
+                    );
                 };
                 let v = format!(
                     "(match env.entry {{ Some(e) => rt.tables[{}].direct_meter_execute(e, env.now_ns, env.packet_length), None => 0 }} as u128)",
@@ -1327,12 +1457,11 @@ impl<'a> Gen<'a> {
             )),
             Builtin::SetValid(h) | Builtin::SetInvalid(h) => {
                 let valid = matches!(b, Builtin::SetValid(_));
-                if let ExprKind::Member(base, _) = &h.kind {
-                    if let Ty::Composite(c) = &base.ty {
-                        if self.prog.composites[*c].kind == CompositeKind::Union {
-                            s.push(format!("{}.invalidate();", self.place(ctx, base)?));
-                        }
-                    }
+                if let ExprKind::Member(base, _) = &h.kind
+                    && let Ty::Composite(c) = &base.ty
+                    && self.prog.composites[*c].kind == CompositeKind::Union
+                {
+                    s.push(format!("{}.invalidate();", self.place(ctx, base)?));
                 }
                 s.push(format!("{}.valid = {valid};", self.place(ctx, h)?));
             }
@@ -1625,7 +1754,8 @@ impl<'a> Gen<'a> {
         let c = &self.prog.controls[h];
         let name = self.names.locals_structs[h.index()].clone();
         let names = Self::var_names(&c.locals, &[]);
-        self.w.line(format!("/// Control-level variables of `{}`.", c.name));
+        self.w
+            .line(format!("/// Control-level variables of `{}`.", c.name));
         self.w.line(ALLOW);
         self.w.line("#[derive(Clone, Copy, Debug, Default)]");
         self.w.open(format!("pub struct {name} {{"));
@@ -1701,7 +1831,8 @@ impl<'a> Gen<'a> {
                 pass: pass_l.clone(),
                 tmp: Default::default(),
             };
-            self.w.line(format!("/// Action `{}` of `{}`.", act.p4_name, inst.path));
+            self.w
+                .line(format!("/// Action `{}` of `{}`.", act.p4_name, inst.path));
             self.w.line(ALLOW);
             self.w.open(format!(
                 "fn {fname}({}) -> Result<(), Exit> {{",
@@ -1734,22 +1865,31 @@ impl<'a> Gen<'a> {
                 .map(|a| self.prog.actions[*a].data_params().len())
                 .max()
                 .unwrap_or(0);
-            self.w.line(format!("/// Table `{}.{}`.", inst.path, table.name));
-            self.w.line(ALLOW);
             self.w
-                .open(format!("fn {fname}({sig_l}) -> Result<ApplyResult, Exit> {{"));
+                .line(format!("/// Table `{}.{}`.", inst.path, table.name));
+            self.w.line(ALLOW);
+            self.w.open(format!(
+                "fn {fname}({sig_l}) -> Result<ApplyResult, Exit> {{"
+            ));
             let mut keys = Vec::new();
             let mut sel = Vec::new();
             for k in &table.keys {
                 let v = self.expr(&ctx, &k.expr)?;
-                let v = if k.expr.ty == Ty::Bool { format!("({v} as u128)") } else { v };
+                let v = if k.expr.ty == Ty::Bool {
+                    format!("({v} as u128)")
+                } else {
+                    v
+                };
                 match k.kind {
                     KeyKind::Match(_) => keys.push(v),
                     KeyKind::Selector => sel.push(k.expr.clone()),
                 }
             }
-            self.w
-                .line(format!("let key: [u128; {}] = [{}];", keys.len(), keys.join(", ")));
+            self.w.line(format!(
+                "let key: [u128; {}] = [{}];",
+                keys.len(),
+                keys.join(", ")
+            ));
             let profile = table.implementation.map(|e| {
                 (
                     inst.extern_index[e as usize],
@@ -1773,10 +1913,13 @@ impl<'a> Gen<'a> {
             }
             self.w.line(format!("let mut p = [0u128; {max_params}];"));
             self.w.open("let (hit, aid, entry) = {");
+            self.w.line(format!(
+                "let r = rt.tables[{rt_index}].lookup(&key, env.packet_length);"
+            ));
             self.w
-                .line(format!("let r = rt.tables[{rt_index}].lookup(&key, env.packet_length);"));
-            self.w.open("let call: Option<&::p4_target::runtime::ActionCall> = match r.action {");
-            self.w.line("::p4_target::runtime::EntryAction::Direct(c) => Some(c),");
+                .open("let call: Option<&::p4_target::runtime::ActionCall> = match r.action {");
+            self.w
+                .line("::p4_target::runtime::EntryAction::Direct(c) => Some(c),");
             match &profile {
                 Some((pi, ExternKind::ActionSelector(..))) => {
                     self.w.line(format!(
@@ -1790,7 +1933,8 @@ impl<'a> Gen<'a> {
                     self.w.line(format!(
                         "::p4_target::runtime::EntryAction::Member(m) => rt.profiles[{pi}].member(*m),"
                     ));
-                    self.w.line("::p4_target::runtime::EntryAction::Group(_) => None,");
+                    self.w
+                        .line("::p4_target::runtime::EntryAction::Group(_) => None,");
                 }
                 None => self.w.line("_ => None,"),
             }
@@ -1865,7 +2009,8 @@ impl<'a> Gen<'a> {
         for (li, init) in &c.local_inits {
             let v = self.expr(&ctx, init)?;
             let v = self.to_native(&v, &init.ty)?;
-            self.w.line(format!("l.{} = {v};", local_names[*li as usize]));
+            self.w
+                .line(format!("l.{} = {v};", local_names[*li as usize]));
         }
         let apply = c.apply.clone();
         self.block(&ctx, &apply)?;
@@ -1923,7 +2068,10 @@ impl<'a> Gen<'a> {
         }
         self.w.close("}");
         self.w.line("");
-        self.w.line(format!("/// Parser `{}`: `Err` carries the parser error code.", p.name));
+        self.w.line(format!(
+            "/// Parser `{}`: `Err` carries the parser error code.",
+            p.name
+        ));
         self.w.line(ALLOW);
         self.w.open(format!(
             "pub fn {}({}) -> Result<(), u32> {{",
@@ -1932,8 +2080,10 @@ impl<'a> Gen<'a> {
         ));
         for (v, n) in p.locals.iter().zip(&names) {
             let t = self.rust_ty(&v.ty)?;
-            self.w
-                .line(format!("let mut {n}: {t} = {};", self.default_value(&v.ty)?));
+            self.w.line(format!(
+                "let mut {n}: {t} = {};",
+                self.default_value(&v.ty)?
+            ));
         }
         for (li, init) in &p.local_inits {
             let v = self.expr(&ctx, init)?;
@@ -1952,20 +2102,26 @@ impl<'a> Gen<'a> {
                 Target::Reject => "return Err(::p4_target::v1model::error_code::NO_ERROR);".into(),
             }
         };
-        self.w.line(format!("let mut state = {enum_name}::{};", state_names[0]));
+        self.w
+            .line(format!("let mut state = {enum_name}::{};", state_names[0]));
         self.w.open("loop {");
         self.w.open("match state {");
         for (si, st) in p.states.iter().enumerate() {
-            self.w.open(format!("{enum_name}::{} => {{", state_names[si]));
+            self.w
+                .open(format!("{enum_name}::{} => {{", state_names[si]));
             let body = st.body.clone();
             self.block(&ctx, &body)?;
             match &st.transition {
                 Transition::Goto(t) => self.w.line(target(t)),
                 Transition::Select(exprs, cases) => {
-                    let mut ks = Vec::new();
+                    let mut key_names = Vec::new();
                     for (k, e) in exprs.iter().enumerate() {
                         let v = self.expr(&ctx, e)?;
-                        let v = if e.ty == Ty::Bool { format!("({v} as u128)") } else { v };
+                        let v = if e.ty == Ty::Bool {
+                            format!("({v} as u128)")
+                        } else {
+                            v
+                        };
                         let v = if matches!(e.ty, Ty::Error | Ty::Enum(_)) {
                             format!("({v} as u128)")
                         } else {
@@ -1973,20 +2129,21 @@ impl<'a> Gen<'a> {
                         };
                         let n = format!("k{k}__");
                         self.w.line(format!("let {n}: u128 = {v};"));
-                        ks.push(n);
+                        key_names.push(n);
                     }
                     let mut first = true;
                     for c in cases {
                         let mut conds = Vec::new();
-                        for (ks, k) in c.keys.iter().zip(&ks) {
+                        for (ks, k) in c.keys.iter().zip(&key_names) {
                             match ks {
                                 KeySet::Any => {}
                                 KeySet::Value(v) => conds.push(format!("{k} == {}", lit(*v))),
-                                KeySet::Mask(v, m) => conds.push(format!(
-                                    "{k} & {} == {}",
-                                    lit(*m),
-                                    lit(v & m)
-                                )),
+                                KeySet::Mask(v, m) => {
+                                    conds.push(format!("{k} & {} == {}", lit(*m), lit(v & m)))
+                                }
+                                KeySet::Range(lo, hi) if *lo == 0 => {
+                                    conds.push(format!("{k} <= {}", lit(*hi)))
+                                }
                                 KeySet::Range(lo, hi) => conds.push(format!(
                                     "({} <= {k} && {k} <= {})",
                                     lit(*lo),
@@ -1994,8 +2151,31 @@ impl<'a> Gen<'a> {
                                 )),
                                 KeySet::ValueSet(vs) => conds.push(format!(
                                     "rt.value_sets[{}].contains({k})",
-                                    self.prog.value_set_index.get(*vs as usize).copied().unwrap_or(*vs)
+                                    self.prog
+                                        .value_set_index
+                                        .get(*vs as usize)
+                                        .copied()
+                                        .unwrap_or(*vs)
                                 )),
+                                KeySet::ValueSetAll(vs) => {
+                                    let mut cat = String::from("0u128");
+                                    for (e, kn) in exprs.iter().zip(&key_names) {
+                                        let w = match &e.ty {
+                                            Ty::Bool => 1,
+                                            Ty::Error | Ty::Enum(_) => 32,
+                                            t => self.width(t),
+                                        };
+                                        cat = format!("{BITS}::concat({cat}, {kn}, {w})");
+                                    }
+                                    conds.push(format!(
+                                        "rt.value_sets[{}].contains({cat})",
+                                        self.prog
+                                            .value_set_index
+                                            .get(*vs as usize)
+                                            .copied()
+                                            .unwrap_or(*vs)
+                                    ));
+                                }
                             }
                         }
                         // Value sets with several keys take the concatenation.

@@ -1,0 +1,120 @@
+//! The seam between the fabric service and the dataplane.
+//!
+//! Contract: [`FabricBackend::apply`] receives a configuration that has
+//! already been validated as a whole, and either applies all of it or
+//! returns an error having changed nothing observable. The daemon plugs in
+//! the traffic manager (buffers, PFC, ECN, ETS, watchdog) and writes the
+//! fabric-owned P4 tables (`dscp_to_priority`, `pcp_to_priority`,
+//! `port_trust`, `ecn_red`); [`MemoryBackend`] records what it was given
+//! and serves counters a test sets, for tests and dataplane-less runs.
+
+use std::sync::Mutex;
+
+use super::config::FabricConfig;
+
+/// Why the dataplane refused or failed a configuration.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// The dataplane cannot do this (e.g. more lossless priorities than it has).
+    #[error("unsupported by the dataplane: {0}")]
+    Unsupported(String),
+    /// The dataplane is not reachable.
+    #[error("dataplane unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Monotonic counters of one (port, priority).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PriorityCounters {
+    /// Port.
+    pub port: u16,
+    /// Priority.
+    pub priority: u8,
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Packets sent.
+    pub tx_packets: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Packets dropped (all reasons).
+    pub drops: u64,
+    /// PFC frames received for this priority.
+    pub pfc_rx_frames: u64,
+    /// PFC frames sent for this priority.
+    pub pfc_tx_frames: u64,
+    /// Packets CE-marked.
+    pub ecn_marked: u64,
+    /// Watchdog storms detected.
+    pub watchdog_storms: u64,
+    /// Current egress queue depth.
+    pub queue_depth_bytes: u64,
+}
+
+/// What the fabric service needs from the dataplane.
+pub trait FabricBackend: Send + Sync + 'static {
+    /// Applies a validated configuration, all or nothing.
+    fn apply(&self, config: &FabricConfig) -> Result<(), BackendError>;
+    /// Counters of `ports` (all ports when empty), ordered by (port, priority).
+    fn counters(&self, ports: &[u16]) -> Vec<PriorityCounters>;
+}
+
+/// A backend without a dataplane: remembers applied configurations.
+#[derive(Debug, Default)]
+pub struct MemoryBackend {
+    applied: Mutex<Vec<FabricConfig>>,
+    counters: Mutex<Vec<PriorityCounters>>,
+    refuse: Mutex<Option<BackendError>>,
+}
+
+impl MemoryBackend {
+    /// Configurations applied so far, oldest first.
+    pub fn applied(&self) -> Vec<FabricConfig> {
+        self.applied
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Sets the counters `counters()` reports.
+    pub fn set_counters(&self, counters: Vec<PriorityCounters>) {
+        *self.counters.lock().unwrap_or_else(|e| e.into_inner()) = counters;
+    }
+
+    /// Makes the next `apply` calls fail with `e` (None: succeed again).
+    pub fn refuse_with(&self, e: Option<BackendError>) {
+        *self.refuse.lock().unwrap_or_else(|e| e.into_inner()) = e;
+    }
+}
+
+impl FabricBackend for MemoryBackend {
+    fn apply(&self, config: &FabricConfig) -> Result<(), BackendError> {
+        if let Some(e) = self
+            .refuse
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+        {
+            return Err(e);
+        }
+        self.applied
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(config.clone());
+        Ok(())
+    }
+
+    fn counters(&self, ports: &[u16]) -> Vec<PriorityCounters> {
+        let mut v: Vec<_> = self
+            .counters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|c| ports.is_empty() || ports.contains(&c.port))
+            .copied()
+            .collect();
+        v.sort_by_key(|c| (c.port, c.priority));
+        v
+    }
+}

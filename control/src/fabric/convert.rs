@@ -1,0 +1,299 @@
+//! Mapping between `roceswitch.fabric.v1` messages and the
+//! [`config`](super::config) model. Out-of-range numbers are saturated so
+//! that validation, not conversion, reports them with their field name;
+//! unset enums and oneofs become `None` for the same reason.
+
+use proto::roceswitch::fabric::v1 as pb;
+
+use super::backend::PriorityCounters;
+use super::config::*;
+
+fn u8_sat(v: u32) -> u8 {
+    u8::try_from(v).unwrap_or(u8::MAX)
+}
+
+fn u16_sat(v: u32) -> u16 {
+    u16::try_from(v).unwrap_or(u16::MAX)
+}
+
+/// Ports from the wire.
+pub fn ports_from(p: &pb::PortsConfig) -> Vec<PortConfig> {
+    p.ports
+        .iter()
+        .map(|p| PortConfig {
+            port: u16_sat(p.port),
+            speed_bps: p.speed_bps,
+            mtu_bytes: p.mtu_bytes,
+            cable_length_m: p.cable_length_m,
+            trust: match pb::Trust::try_from(p.trust) {
+                Ok(pb::Trust::Dscp) => Some(Trust::Dscp),
+                Ok(pb::Trust::Pcp) => Some(Trust::Pcp),
+                Ok(pb::Trust::None) => Some(Trust::None),
+                _ => None,
+            },
+            pfc_priorities: p.pfc_priorities.iter().map(|&x| u8_sat(x)).collect(),
+        })
+        .collect()
+}
+
+/// Ports to the wire.
+pub fn ports_to(p: &[PortConfig]) -> pb::PortsConfig {
+    pb::PortsConfig {
+        ports: p
+            .iter()
+            .map(|p| pb::PortConfig {
+                port: u32::from(p.port),
+                speed_bps: p.speed_bps,
+                mtu_bytes: p.mtu_bytes,
+                cable_length_m: p.cable_length_m,
+                trust: match p.trust {
+                    Some(Trust::Dscp) => pb::Trust::Dscp,
+                    Some(Trust::Pcp) => pb::Trust::Pcp,
+                    Some(Trust::None) => pb::Trust::None,
+                    None => pb::Trust::Unspecified,
+                } as i32,
+                pfc_priorities: p.pfc_priorities.iter().map(|&x| u32::from(x)).collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Maps from the wire (empty lists mean the defaults).
+pub fn maps_from(m: &pb::QosMaps) -> QosMaps {
+    let d = QosMaps::default();
+    QosMaps {
+        dscp_to_priority: if m.dscp_to_priority.is_empty() {
+            d.dscp_to_priority
+        } else {
+            m.dscp_to_priority.iter().map(|&x| u8_sat(x)).collect()
+        },
+        pcp_to_priority: if m.pcp_to_priority.is_empty() {
+            d.pcp_to_priority
+        } else {
+            m.pcp_to_priority.iter().map(|&x| u8_sat(x)).collect()
+        },
+        default_priority: u8_sat(m.default_priority),
+    }
+}
+
+/// Maps to the wire.
+pub fn maps_to(m: &QosMaps) -> pb::QosMaps {
+    pb::QosMaps {
+        dscp_to_priority: m.dscp_to_priority.iter().map(|&x| u32::from(x)).collect(),
+        pcp_to_priority: m.pcp_to_priority.iter().map(|&x| u32::from(x)).collect(),
+        default_priority: u32::from(m.default_priority),
+    }
+}
+
+/// Buffer from the wire (no headroom message = automatic).
+pub fn buffer_from(b: &pb::BufferConfig) -> BufferConfig {
+    use pb::headroom_config::Mode;
+    use pb::priority_threshold::Threshold as T;
+    BufferConfig {
+        pool_size_bytes: b.pool_size_bytes,
+        thresholds: b
+            .thresholds
+            .iter()
+            .map(|t| PriorityThreshold {
+                priority: u8_sat(t.priority),
+                threshold: t.threshold.as_ref().map(|x| match x {
+                    T::StaticThreshold(s) => Threshold::Static {
+                        xoff_bytes: s.xoff_bytes,
+                        xon_bytes: s.xon_bytes,
+                    },
+                    T::DynamicAlpha(a) => Threshold::Dynamic { alpha: *a },
+                }),
+            })
+            .collect(),
+        headroom: match b.headroom.as_ref().and_then(|h| h.mode.as_ref()) {
+            Some(Mode::ExplicitBytes(n)) => Headroom::Explicit { bytes: *n },
+            _ => Headroom::Auto,
+        },
+    }
+}
+
+/// Buffer to the wire.
+pub fn buffer_to(b: &BufferConfig) -> pb::BufferConfig {
+    use pb::headroom_config::Mode;
+    use pb::priority_threshold::Threshold as T;
+    pb::BufferConfig {
+        pool_size_bytes: b.pool_size_bytes,
+        thresholds: b
+            .thresholds
+            .iter()
+            .map(|t| pb::PriorityThreshold {
+                priority: u32::from(t.priority),
+                threshold: t.threshold.map(|x| match x {
+                    Threshold::Static {
+                        xoff_bytes,
+                        xon_bytes,
+                    } => T::StaticThreshold(pb::StaticThreshold {
+                        xoff_bytes,
+                        xon_bytes,
+                    }),
+                    Threshold::Dynamic { alpha } => T::DynamicAlpha(alpha),
+                }),
+            })
+            .collect(),
+        headroom: Some(pb::HeadroomConfig {
+            mode: Some(match b.headroom {
+                Headroom::Auto => Mode::Automatic(true),
+                Headroom::Explicit { bytes } => Mode::ExplicitBytes(bytes),
+            }),
+        }),
+    }
+}
+
+/// ECN from the wire.
+pub fn ecn_from(e: &pb::EcnConfig) -> Vec<EcnProfile> {
+    e.profiles
+        .iter()
+        .map(|p| EcnProfile {
+            port: u16_sat(p.port),
+            priority: u8_sat(p.priority),
+            enabled: p.enabled,
+            kmin_bytes: p.kmin_bytes,
+            kmax_bytes: p.kmax_bytes,
+            pmax: p.pmax,
+        })
+        .collect()
+}
+
+/// ECN to the wire.
+pub fn ecn_to(e: &[EcnProfile]) -> pb::EcnConfig {
+    pb::EcnConfig {
+        profiles: e
+            .iter()
+            .map(|p| pb::EcnProfile {
+                port: u32::from(p.port),
+                priority: u32::from(p.priority),
+                enabled: p.enabled,
+                kmin_bytes: p.kmin_bytes,
+                kmax_bytes: p.kmax_bytes,
+                pmax: p.pmax,
+            })
+            .collect(),
+    }
+}
+
+/// ETS from the wire.
+pub fn ets_from(e: &pb::EtsConfig) -> Vec<EtsPort> {
+    e.ports
+        .iter()
+        .map(|p| EtsPort {
+            port: u16_sat(p.port),
+            weights: p.weights.clone(),
+        })
+        .collect()
+}
+
+/// ETS to the wire.
+pub fn ets_to(e: &[EtsPort]) -> pb::EtsConfig {
+    pb::EtsConfig {
+        ports: e
+            .iter()
+            .map(|p| pb::EtsPort {
+                port: u32::from(p.port),
+                weights: p.weights.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Watchdog from the wire (restoration 0 = never).
+pub fn watchdog_from(w: &pb::WatchdogConfig) -> WatchdogConfig {
+    WatchdogConfig {
+        enabled: w.enabled,
+        detection_time_ms: w.detection_time_ms,
+        restoration_time_ms: (w.restoration_time_ms != 0).then_some(w.restoration_time_ms),
+        action: match pb::WatchdogAction::try_from(w.action) {
+            Ok(pb::WatchdogAction::Drop) => Some(WatchdogAction::Drop),
+            Ok(pb::WatchdogAction::Forward) => Some(WatchdogAction::Forward),
+            Ok(pb::WatchdogAction::Alert) => Some(WatchdogAction::Alert),
+            _ => None,
+        },
+        poll_interval_ms: w.poll_interval_ms,
+    }
+}
+
+/// Watchdog to the wire.
+pub fn watchdog_to(w: &WatchdogConfig) -> pb::WatchdogConfig {
+    pb::WatchdogConfig {
+        enabled: w.enabled,
+        detection_time_ms: w.detection_time_ms,
+        restoration_time_ms: w.restoration_time_ms.unwrap_or(0),
+        action: match w.action {
+            Some(WatchdogAction::Drop) => pb::WatchdogAction::Drop,
+            Some(WatchdogAction::Forward) => pb::WatchdogAction::Forward,
+            Some(WatchdogAction::Alert) => pb::WatchdogAction::Alert,
+            None => pb::WatchdogAction::Unspecified,
+        } as i32,
+        poll_interval_ms: w.poll_interval_ms,
+    }
+}
+
+/// A whole configuration from the wire; absent sections keep `base`'s.
+pub fn config_from(c: &pb::FabricConfig, base: &FabricConfig) -> FabricConfig {
+    FabricConfig {
+        ports: c
+            .ports
+            .as_ref()
+            .map(ports_from)
+            .unwrap_or_else(|| base.ports.clone()),
+        qos_maps: c
+            .qos_maps
+            .as_ref()
+            .map(maps_from)
+            .unwrap_or_else(|| base.qos_maps.clone()),
+        buffer: c
+            .buffer
+            .as_ref()
+            .map(buffer_from)
+            .unwrap_or_else(|| base.buffer.clone()),
+        ecn: c
+            .ecn
+            .as_ref()
+            .map(ecn_from)
+            .unwrap_or_else(|| base.ecn.clone()),
+        ets: c
+            .ets
+            .as_ref()
+            .map(ets_from)
+            .unwrap_or_else(|| base.ets.clone()),
+        watchdog: c
+            .watchdog
+            .as_ref()
+            .map(watchdog_from)
+            .unwrap_or_else(|| base.watchdog.clone()),
+    }
+}
+
+/// A whole configuration to the wire.
+pub fn config_to(c: &FabricConfig) -> pb::FabricConfig {
+    pb::FabricConfig {
+        ports: Some(ports_to(&c.ports)),
+        qos_maps: Some(maps_to(&c.qos_maps)),
+        buffer: Some(buffer_to(&c.buffer)),
+        ecn: Some(ecn_to(&c.ecn)),
+        ets: Some(ets_to(&c.ets)),
+        watchdog: Some(watchdog_to(&c.watchdog)),
+    }
+}
+
+/// Counters to the wire.
+pub fn counters_to(c: &PriorityCounters) -> pb::PriorityCounters {
+    pb::PriorityCounters {
+        port: u32::from(c.port),
+        priority: u32::from(c.priority),
+        rx_packets: c.rx_packets,
+        rx_bytes: c.rx_bytes,
+        tx_packets: c.tx_packets,
+        tx_bytes: c.tx_bytes,
+        drops: c.drops,
+        pfc_rx_frames: c.pfc_rx_frames,
+        pfc_tx_frames: c.pfc_tx_frames,
+        ecn_marked: c.ecn_marked,
+        watchdog_storms: c.watchdog_storms,
+        queue_depth_bytes: c.queue_depth_bytes,
+    }
+}
