@@ -6,6 +6,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod headroom;
+pub mod driver;
 pub mod mac;
 pub mod port;
 pub mod rnic;

@@ -12,33 +12,14 @@
 //! nothing may be lost; on a lossy priority they never stop, so the switch
 //! must drop and count.
 
-use dataplane::roce::{PROGRAM_INFO, Program};
+mod common;
+
+use common::{roce_frame, router};
+use dataplane::roce::Program;
 use dataplane::switch::{Switch, SwitchConfig};
 use dataplane::time::{Duration, Instant};
-use p4_target::pipeline::Pipeline;
-use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
 
-const ROUTER_MAC: u64 = 0x02_00_00_00_00_02;
 const SPEED_BPS: u64 = 10_000_000_000;
-
-fn action(name: &str, params: &[u128]) -> ActionCall {
-    ActionCall::new(PROGRAM_INFO.action_by_name(name).unwrap().id, params)
-}
-
-fn insert(p: &mut Program, table: &str, matches: Vec<Option<FieldMatch>>, action: EntryAction) {
-    let id = PROGRAM_INFO.table_by_name(table).unwrap().id;
-    p.runtime_mut()
-        .table_insert(
-            id,
-            TableEntry {
-                matches,
-                priority: 0,
-                action,
-                metadata: Vec::new(),
-            },
-        )
-        .unwrap();
-}
 
 fn switch() -> Switch<Program> {
     let mut config = SwitchConfig::with_ports(3);
@@ -48,74 +29,7 @@ fn switch() -> Switch<Program> {
         port.speed_bps = SPEED_BPS;
         port.cable_length_m = Some(10);
     }
-    let mut p = Program::new();
-    insert(
-        &mut p,
-        "my_station",
-        vec![Some(FieldMatch::Exact(ROUTER_MAC.into()))],
-        EntryAction::Direct(action("set_routed", &[])),
-    );
-    insert(
-        &mut p,
-        "ipv4_lpm",
-        vec![Some(FieldMatch::Lpm {
-            value: 0xc633_6400,
-            prefix_len: 24,
-        })],
-        EntryAction::Direct(action("set_nexthop_id", &[1])),
-    );
-    let profile = PROGRAM_INFO.action_profiles[0].id;
-    p.runtime_mut()
-        .member_write(
-            profile,
-            1,
-            action(
-                "set_nexthop",
-                &[2, 0x02_aa_00_00_00_01, 0x02_bb_00_00_00_02],
-            ),
-            false,
-        )
-        .unwrap();
-    insert(
-        &mut p,
-        "nexthop",
-        vec![Some(FieldMatch::Exact(1))],
-        EntryAction::Member(1),
-    );
-    Switch::new(p, config, Instant::ZERO).unwrap()
-}
-
-/// A routed RoCEv2 WRITE of `payload` bytes with the given DSCP and PSN.
-fn roce_frame(dscp: u8, psn: u32, payload: usize) -> Vec<u8> {
-    let mut f = vec![0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x08, 0x00];
-    let ip_len = (20 + 8 + 12 + 16 + payload + 4) as u16;
-    f.extend_from_slice(&[0x45, (dscp << 2) | 2]);
-    f.extend_from_slice(&ip_len.to_be_bytes());
-    f.extend_from_slice(&[
-        0, 1, 0x40, 0, 64, 17, 0, 0, 198, 51, 100, 1, 198, 51, 100, 2,
-    ]);
-    let c = checksum(&f[14..34]);
-    f[24..26].copy_from_slice(&c.to_be_bytes());
-    f.extend_from_slice(&[0xc0, 0x00, 0x12, 0xb7]);
-    f.extend_from_slice(&(ip_len - 20).to_be_bytes());
-    f.extend_from_slice(&[0, 0]);
-    f.extend_from_slice(&[0x0a, 0, 0xff, 0xff, 0, 0, 0x01, 0x23]);
-    f.extend_from_slice(&(0x8000_0000 | psn).to_be_bytes());
-    f.extend_from_slice(&[0; 16]); // RETH
-    f.extend(std::iter::repeat_n(0xab, payload));
-    f.extend_from_slice(&[0, 0, 0, 0]); // ICRC (not checked by a switch)
-    f
-}
-
-fn checksum(b: &[u8]) -> u16 {
-    let mut sum: u32 = b
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
+    Switch::new(router(2), config, Instant::ZERO).unwrap()
 }
 
 /// A PFC frame's (class-enable vector, times) if `f` is one.

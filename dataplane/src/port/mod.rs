@@ -204,6 +204,12 @@ pub trait Port {
     /// Blocks until a frame is waiting or `timeout` passes (`None` = no
     /// limit). Returns true if a frame is waiting. May wake spuriously.
     fn wait_readable(&mut self, timeout: Option<std::time::Duration>) -> Result<bool, PortError>;
+
+    /// A file descriptor that polls readable when a frame is waiting, so one
+    /// thread can wait on many ports at once; `None` for ports without one.
+    fn poll_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
 }
 
 #[cfg(test)]
