@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{Receiver, TryRecvError};
 
 use p4_target::pipeline::Pipeline;
 
@@ -31,18 +31,27 @@ pub const BATCH: usize = 64;
 /// Longest sleep between turns, so commands and the stop flag are seen.
 pub const MAX_SLEEP: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// A control-plane operation, run on the switch's thread between packets.
-pub type Command<P> = Box<dyn FnOnce(&mut Switch<P>) + Send>;
+/// A control-plane operation, run on the switch's thread between packets,
+/// with the switch clock's current time.
+pub type Command<P> = Box<dyn FnOnce(&mut Switch<P>, Instant) + Send>;
 
 /// Where the driver reports to.
-#[derive(Debug)]
 pub struct DriverIo<P: Pipeline> {
     /// Control-plane operations to apply.
     pub commands: Receiver<Command<P>>,
-    /// Frames for the controller (with their `packet_in` header).
-    pub packet_in: Option<Sender<Vec<u8>>>,
-    /// Traffic-manager events (pause, storm, headroom overflow).
-    pub events: Option<Sender<TmEvent>>,
+    /// Called with each frame for the controller (with its `packet_in` header).
+    pub packet_in: Option<Box<dyn FnMut(Vec<u8>) + Send>>,
+    /// Called with each traffic-manager event (pause, storm, headroom overflow).
+    pub events: Option<Box<dyn FnMut(TmEvent) + Send>>,
+}
+
+impl<P: Pipeline> std::fmt::Debug for DriverIo<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DriverIo")
+            .field("packet_in", &self.packet_in.is_some())
+            .field("events", &self.events.is_some())
+            .finish()
+    }
 }
 
 /// Counters of the driver itself.
@@ -137,7 +146,8 @@ impl<P: Pipeline> Driver<P> {
         loop {
             match self.io.commands.try_recv() {
                 Ok(cmd) => {
-                    cmd(&mut self.switch);
+                    let now = self.now();
+                    cmd(&mut self.switch, now);
                     self.stats.commands += 1;
                 }
                 Err(TryRecvError::Empty) => break,
@@ -161,14 +171,14 @@ impl<P: Pipeline> Driver<P> {
             sent_any |= self.transmit(i, now)?;
         }
         while let Some(frame) = self.switch.poll_packet_in() {
-            if let Some(tx) = &self.io.packet_in {
-                let _ = tx.send(frame);
+            if let Some(deliver) = &mut self.io.packet_in {
+                deliver(frame);
             }
         }
         while let Some(event) = self.switch.poll_event() {
             tracing::debug!(?event, "traffic manager");
-            if let Some(tx) = &self.io.events {
-                let _ = tx.send(event);
+            if let Some(deliver) = &mut self.io.events {
+                deliver(event);
             }
         }
         if received == 0 && !sent_any {

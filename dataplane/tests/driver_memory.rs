@@ -51,7 +51,13 @@ fn driver_routes_applies_commands_and_punts() {
     let switch = Switch::new(router(2), SwitchConfig::with_ports(3), Instant::ZERO).unwrap();
     let (cmd_tx, cmd_rx) = channel::<Command<Program>>();
     let (pin_tx, pin_rx) = channel();
-    let io = DriverIo { commands: cmd_rx, packet_in: Some(pin_tx), events: None };
+    let io = DriverIo {
+        commands: cmd_rx,
+        packet_in: Some(Box::new(move |f| {
+            let _ = pin_tx.send(f);
+        })),
+        events: None,
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();
     let handle = std::thread::spawn(move || {
@@ -67,7 +73,7 @@ fn driver_routes_applies_commands_and_punts() {
 
     // A command from the control plane: punt everything IPv4 from port 1.
     cmd_tx
-        .send(Box::new(|sw: &mut Switch<Program>| {
+        .send(Box::new(|sw: &mut Switch<Program>, _now| {
             use p4_target::pipeline::Pipeline;
             use p4_target::runtime::{EntryAction, FieldMatch, RuntimeApi, TableEntry};
             let acl = dataplane::roce::PROGRAM_INFO.table_by_name("acl").unwrap().id;
