@@ -322,7 +322,11 @@ impl Checker {
                 transition,
             });
         }
-        let body = self.body.take().expect("parser body");
+        let Some(body) = self.body.take() else {
+            self.bug(p.span, "parser body state lost");
+            self.pop_scope();
+            return;
+        };
         self.pop_scope();
         self.block_name = None;
         let h = self.prog.parsers.append(
@@ -368,7 +372,7 @@ impl Checker {
             return Some(vec![ir::KeySet::Any; keys.len()]);
         }
         // A value set over the whole key tuple.
-        if let (1, ast::KeysetElem::Expr(e)) = (ks.elems.len(), &ks.elems[0])
+        if let [ast::KeysetElem::Expr(e)] = ks.elems.as_slice()
             && let ast::ExprKind::Name(p) = &e.kind
             && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
             && keys.len() > 1
@@ -611,7 +615,11 @@ impl Checker {
             b.vars.clear();
         }
         let apply = self.block(&c.apply);
-        let body = self.body.take().expect("control body");
+        let Some(body) = self.body.take() else {
+            self.bug(c.span, "control body state lost");
+            self.pop_scope();
+            return None;
+        };
         self.prog.controls[h].apply = apply;
         self.prog.controls[h].apply_vars = body.vars;
         self.pop_scope();
@@ -915,6 +923,7 @@ impl Checker {
     fn table_decl(&mut self, t: &ast::TableDecl, ctl: Handle<ir::Control>) {
         let mut keys = Vec::new();
         let mut actions: Vec<Handle<ir::Action>> = Vec::new();
+        let mut bound: Vec<Vec<ir::Expr>> = Vec::new();
         let mut scopes = Vec::new();
         let mut facts = TableFacts {
             name: name_spec(&t.annotations, &t.name.name),
@@ -1001,11 +1010,39 @@ impl Checker {
                     for r in refs {
                         match self.lookup(&r.name).cloned() {
                             Some(Sym::Action(a)) => {
-                                if r.args.as_ref().is_some_and(|v| !v.is_empty()) {
-                                    self.unsupported(
+                                // Arguments bound in the list go to the
+                                // directional parameters.
+                                let act = self.prog.actions[a].clone();
+                                let given: Vec<&ast::Expr> =
+                                    r.args.iter().flatten().map(|x| &x.value).collect();
+                                if given.len() != act.n_directional as usize {
+                                    self.error_label(
+                                        codes::ARG_COUNT,
                                         r.span,
-                                        "actions with bound arguments in a table's action list",
+                                        format!(
+                                            "action `{}` has {} directional parameter(s); the actions list must bind exactly those",
+                                            act.name, act.n_directional
+                                        ),
+                                        "wrong number of bound arguments",
                                     );
+                                    continue;
+                                }
+                                let mut bound_args = Vec::new();
+                                let mut ok = true;
+                                for (prm, e) in act.vars.iter().zip(&given) {
+                                    let x = if prm.param == Some(ir::Direction::In) {
+                                        self.expr(e, Some(&prm.ty))
+                                    } else {
+                                        self.lvalue(e).and_then(|l| {
+                                            self.coerce(super::expr::TE::Typed(l), &prm.ty, e.span)
+                                        })
+                                    };
+                                    match x {
+                                        Some(x) => bound_args.push(x),
+                                        None => ok = false,
+                                    }
+                                }
+                                if !ok {
                                     continue;
                                 }
                                 if actions.contains(&a) {
@@ -1028,6 +1065,7 @@ impl Checker {
                                     ActionScope::TableAndDefault
                                 };
                                 actions.push(a);
+                                bound.push(bound_args);
                                 scopes.push(scope);
                             }
                             Some(_) => self.error(
@@ -1218,6 +1256,7 @@ impl Checker {
                 if let Some(Sym::Action(na)) = self.scopes[0].get("NoAction").cloned() {
                     if !actions.contains(&na) {
                         actions.push(na);
+                        bound.push(Vec::new());
                         scopes.push(ActionScope::DefaultOnly);
                     }
                     facts.default = Some((na, Vec::new()));
@@ -1254,6 +1293,7 @@ impl Checker {
                 control: ctl,
                 keys,
                 actions,
+                bound,
                 implementation,
                 direct_meter: facts.direct_meter,
                 span: t.span,
@@ -1274,10 +1314,13 @@ impl Checker {
     ) -> Option<Vec<u128>> {
         let act = self.prog.actions[a].clone();
         let data = act.data_params().to_vec();
-        if act.n_directional > 0 {
-            self.unsupported(span, "table actions with directional parameters");
-            return None;
-        }
+        // `a(bound.., data..)` in default_action/entries: the directional
+        // arguments repeat the ones bound in the actions list.
+        let args = if args.len() == act.n_params as usize && act.n_directional > 0 {
+            &args[act.n_directional as usize..]
+        } else {
+            args
+        };
         if data.len() != args.len() {
             self.error_label(
                 codes::ARG_COUNT,

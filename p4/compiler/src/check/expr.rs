@@ -358,7 +358,13 @@ impl Checker {
                 let a = self.expr_any(operand)?;
                 match (op, a) {
                     (ast::UnaryOp::Plus, a) => Some(a),
-                    (ast::UnaryOp::Neg, TE::Inf(v)) => Some(TE::Inf(-v)),
+                    (ast::UnaryOp::Neg, TE::Inf(v)) => match v.checked_neg() {
+                        Some(n) => Some(TE::Inf(n)),
+                        None => {
+                            self.error(codes::OVERFLOW, span, "integer constant out of range");
+                            None
+                        }
+                    },
                     (ast::UnaryOp::Complement, TE::Inf(_)) => {
                         self.error(
                             codes::WIDTH_MISMATCH,

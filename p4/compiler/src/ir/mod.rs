@@ -697,6 +697,9 @@ pub struct Table {
     pub keys: Vec<Key>,
     /// Actions the table may run, in the `actions` list order.
     pub actions: Vec<Handle<Action>>,
+    /// Per action, the arguments bound to its directional parameters in the
+    /// `actions` list (`a(hdr.x)`).
+    pub bound: Vec<Vec<Expr>>,
     /// Extern instance index (in the control) of the action profile/selector.
     pub implementation: Option<u32>,
     /// Extern instance index of the `direct_meter` in `meters = ...`.

@@ -8,7 +8,7 @@
 header ethernet_t { bit<48> dst; bit<48> src; bit<16> etherType; }
 header mpls_t { bit<20> label; bit<3> tc; bit<1> bos; bit<8> ttl; }
 header opt_t { bit<8> kind; bit<8> len; varbit<48> data; }
-header v4_t { bit<8> tag; bit<8> val; }
+header v4_t { bit<8> tag; bit<8> valid; }  /* a field called `valid` */
 header v6_t { bit<8> tag; bit<16> val; }
 header_union ip_u { v4_t v4; v6_t v6; }
 /* What ingress learnt, appended after the parsed headers. */
@@ -44,6 +44,7 @@ parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metad
             0x9000 &&& 0xff00: parse_opt;
             0xa000 .. 0xa0ff: parse_union;
             custom_types: parse_union;
+            0xdead: spin;
             default: accept;
         }
     }
@@ -66,6 +67,8 @@ parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metad
             6: parse_v6;
         }
     }
+    /* A cycle that consumes nothing: ends in ParserTimeout. */
+    state spin { transition spin; }
     state parse_v4 { pkt.extract(hdr.u.v4); transition accept; }
     state parse_v6 { v6p.apply(pkt, hdr.u); transition accept; }
 }
@@ -88,7 +91,7 @@ control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
             hdr.report.kind = 2;
         } else if (hdr.u.v4.isValid()) {
             hdr.report.kind = 4;
-            hdr.u.v4.val = hdr.u.v4.val + 1;
+            hdr.u.v4.valid = hdr.u.v4.valid + 1;
         } else if (hdr.u.v6.isValid()) {
             hdr.report.kind = 6;
         }
@@ -100,6 +103,8 @@ control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
             hdr.report.err = 7;
         } else if (sm.parser_error == error.StackOutOfBounds) {
             hdr.report.err = 3;
+        } else if (sm.parser_error == error.ParserTimeout) {
+            hdr.report.err = 5;
         }
     }
 }

@@ -398,7 +398,12 @@ enum parser_P_State {
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
 pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
     let mut state = parser_P_State::start;
+    let mut steps__: u32 = 0;
     loop {
+        steps__ += 1;
+        if steps__ > 4096 {
+            return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
+        }
         match state {
             parser_P_State::start => {
                 { if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };

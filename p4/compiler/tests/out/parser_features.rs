@@ -356,7 +356,7 @@ impl opt_t {
 pub struct v4_t {
     pub valid: bool,
     pub tag: u8,
-    pub val: u8,
+    pub valid_: u8,
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
@@ -372,7 +372,7 @@ impl v4_t {
         let d = p.data;
         let o = p.off_bits;
         self.tag = ::p4_target::packet::read_bits(d, o + 0, 8) as u8;
-        self.val = ::p4_target::packet::read_bits(d, o + 8, 8) as u8;
+        self.valid_ = ::p4_target::packet::read_bits(d, o + 8, 8) as u8;
         self.valid = true;
         p.off_bits += Self::BITS;
         true
@@ -387,7 +387,7 @@ impl v4_t {
         out.resize(start + Self::BYTES, 0);
         let d = &mut out[start..];
         ::p4_target::packet::write_bits(d, 0, 8, self.tag as u128);
-        ::p4_target::packet::write_bits(d, 8, 8, self.val as u128);
+        ::p4_target::packet::write_bits(d, 8, 8, self.valid_ as u128);
     }
 }
 
@@ -530,7 +530,12 @@ enum parser_V6Parser_State {
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
 pub fn parser_V6Parser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, u: &mut ip_u) -> Result<(), u32> {
     let mut state = parser_V6Parser_State::start;
+    let mut steps__: u32 = 0;
     loop {
+        steps__ += 1;
+        if steps__ > 4096 {
+            return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
+        }
         match state {
             parser_V6Parser_State::start => {
                 { if !(*u).v6.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
@@ -548,6 +553,7 @@ enum parser_P_State {
     parse_mpls,
     parse_opt,
     parse_union,
+    spin,
     parse_v4,
     parse_v6,
 }
@@ -557,7 +563,12 @@ enum parser_P_State {
 pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
     let mut kind_len: u16 = 0u16;
     let mut state = parser_P_State::start;
+    let mut steps__: u32 = 0;
     loop {
+        steps__ += 1;
+        if steps__ > 4096 {
+            return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
+        }
         match state {
             parser_P_State::start => {
                 { if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
@@ -570,6 +581,8 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                     state = parser_P_State::parse_union;
                 } else if rt.value_sets[0].contains(k0__) {
                     state = parser_P_State::parse_union;
+                } else if k0__ == 0xdeadu128 {
+                    state = parser_P_State::spin;
                 } else if true {
                     return Ok(());
                 } else {
@@ -602,6 +615,9 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 } else {
                     return Err(::p4_target::v1model::error_code::NO_MATCH);
                 }
+            }
+            parser_P_State::spin => {
+                state = parser_P_State::spin;
             }
             parser_P_State::parse_v4 => {
                 { if !(*hdr).u.v4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
@@ -686,7 +702,7 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
         } else {
             if (*hdr).u.v4.valid {
                 (*hdr).report.kind = (4u128 as u8);
-                (*hdr).u.v4.val = (::p4_target::bits::wrap(((*hdr).u.v4.val as u128).wrapping_add(1u128), 8) as u8);
+                (*hdr).u.v4.valid_ = (::p4_target::bits::wrap(((*hdr).u.v4.valid_ as u128).wrapping_add(1u128), 8) as u8);
             } else {
                 if (*hdr).u.v6.valid {
                     (*hdr).report.kind = (6u128 as u8);
@@ -705,6 +721,10 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
             } else {
                 if ((*sm).parser_error == 3u32) {
                     (*hdr).report.err = (3u128 as u8);
+                } else {
+                    if ((*sm).parser_error == 5u32) {
+                        (*hdr).report.err = (5u128 as u8);
+                    }
                 }
             }
         }

@@ -1,44 +1,98 @@
 //! Exact-match engine: a hash map from the key values to the entry.
 //!
-//! Contract: lookup hashes the `&[u128]` key slice in place (FxHash) and
-//! never allocates; one probe per lookup whatever the table size. Keys are
-//! the entry's exact values in key order, already validated to fit their
-//! widths; the caller masks packet fields to width, so equal P4 values
-//! hash equally.
+//! Contract: one hash probe per lookup whatever the table size, no
+//! allocation. When the key's widths add up to at most 128 bits (the usual
+//! case: ports, MACs, IPv4 and IPv6 addresses, small metadata), the fields
+//! are concatenated into one `u128` map key, each masked to its width so
+//! that an over-wide value cannot alias another key; the map then holds its
+//! keys inline and a probe chases no pointer. Wider keys are stored as
+//! boxed slices and looked up with the `&[u128]` key slice in place. Hash:
+//! FxHash.
 
 use rustc_hash::FxHashMap;
 
+use crate::bits::mask;
 use crate::runtime::FieldMatch;
 
-/// Hash map engine for tables whose keys are all `exact`.
-#[derive(Debug, Default)]
-pub(crate) struct ExactEngine {
-    map: FxHashMap<Box<[u128]>, u32>,
+#[derive(Debug)]
+enum Map {
+    /// Concatenated key of at most 128 bits.
+    Packed(FxHashMap<u128, u32>),
+    /// One value per field.
+    Wide(FxHashMap<Box<[u128]>, u32>),
 }
 
-fn values(matches: &[Option<FieldMatch>]) -> Box<[u128]> {
-    matches
-        .iter()
-        .map(|m| match m {
-            Some(FieldMatch::Exact(v)) => *v,
-            // Validation lets only exact values into an all-exact table.
-            _ => 0,
-        })
-        .collect()
+/// Hash map engine for tables whose keys are all `exact`.
+#[derive(Debug)]
+pub(crate) struct ExactEngine {
+    widths: Box<[u32]>,
+    map: Map,
+}
+
+fn values(matches: &[Option<FieldMatch>]) -> impl Iterator<Item = u128> + '_ {
+    matches.iter().map(|m| match m {
+        Some(FieldMatch::Exact(v)) => *v,
+        // Validation lets only exact values into an all-exact table.
+        _ => 0,
+    })
 }
 
 impl ExactEngine {
+    pub(crate) fn new(widths: &[u32]) -> Self {
+        let total: u32 = widths.iter().sum();
+        ExactEngine {
+            widths: widths.into(),
+            map: if total <= 128 {
+                Map::Packed(FxHashMap::default())
+            } else {
+                Map::Wide(FxHashMap::default())
+            },
+        }
+    }
+
+    #[inline]
+    fn pack(&self, values: impl Iterator<Item = u128>) -> u128 {
+        let mut acc = 0u128;
+        for (v, &w) in values.zip(self.widths.iter()) {
+            acc = if w >= 128 {
+                v
+            } else {
+                (acc << w) | (v & mask(w))
+            };
+        }
+        acc
+    }
+
     pub(crate) fn insert(&mut self, id: u32, matches: &[Option<FieldMatch>]) {
-        self.map.insert(values(matches), id);
+        let packed = self.pack(values(matches));
+        match &mut self.map {
+            Map::Packed(m) => {
+                m.insert(packed, id);
+            }
+            Map::Wide(m) => {
+                m.insert(values(matches).collect(), id);
+            }
+        }
     }
 
     pub(crate) fn remove(&mut self, matches: &[Option<FieldMatch>]) {
-        self.map.remove(&values(matches));
+        let packed = self.pack(values(matches));
+        match &mut self.map {
+            Map::Packed(m) => {
+                m.remove(&packed);
+            }
+            Map::Wide(m) => {
+                m.remove(&values(matches).collect::<Box<[u128]>>());
+            }
+        }
     }
 
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
-        self.map.get(key).copied()
+        match &self.map {
+            Map::Packed(m) => m.get(&self.pack(key.iter().copied())).copied(),
+            Map::Wide(m) => m.get(key).copied(),
+        }
     }
 }
 
@@ -46,16 +100,34 @@ impl ExactEngine {
 mod tests {
     use super::*;
 
+    fn e(v: u128) -> Option<FieldMatch> {
+        Some(FieldMatch::Exact(v))
+    }
+
     #[test]
     fn finds_exactly_the_inserted_keys() {
-        let mut e = ExactEngine::default();
-        e.insert(7, &[Some(FieldMatch::Exact(1)), Some(FieldMatch::Exact(2))]);
-        e.insert(8, &[Some(FieldMatch::Exact(2)), Some(FieldMatch::Exact(1))]);
-        assert_eq!(e.lookup(&[1, 2]), Some(7));
-        assert_eq!(e.lookup(&[2, 1]), Some(8));
-        assert_eq!(e.lookup(&[1, 1]), None);
-        e.remove(&[Some(FieldMatch::Exact(1)), Some(FieldMatch::Exact(2))]);
-        assert_eq!(e.lookup(&[1, 2]), None);
-        assert_eq!(e.lookup(&[2, 1]), Some(8));
+        for widths in [[8u32, 4], [100, 100]] {
+            let mut t = ExactEngine::new(&widths);
+            t.insert(7, &[e(1), e(2)]);
+            t.insert(8, &[e(2), e(1)]);
+            assert_eq!(t.lookup(&[1, 2]), Some(7));
+            assert_eq!(t.lookup(&[2, 1]), Some(8));
+            assert_eq!(t.lookup(&[1, 1]), None);
+            t.remove(&[e(1), e(2)]);
+            assert_eq!(t.lookup(&[1, 2]), None);
+            assert_eq!(t.lookup(&[2, 1]), Some(8));
+        }
+    }
+
+    #[test]
+    fn over_wide_key_values_do_not_alias() {
+        // Two 4-bit fields: (0, 0x22) must not find (2, 2) by letting the
+        // second value's high bits bleed into the first field's place.
+        let mut t = ExactEngine::new(&[4, 4]);
+        t.insert(1, &[e(2), e(2)]);
+        assert_eq!(t.lookup(&[2, 2]), Some(1));
+        assert_eq!(t.lookup(&[0, 0x22]), None);
+        // Values are taken modulo their width, as P4 values are.
+        assert_eq!(t.lookup(&[0x12, 2]), Some(1));
     }
 }

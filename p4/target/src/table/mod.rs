@@ -91,7 +91,7 @@ impl Engine {
         if info.keys.is_empty() {
             Engine::Keyless
         } else if lpm.is_empty() && others_exact {
-            Engine::Exact(exact::ExactEngine::default())
+            Engine::Exact(exact::ExactEngine::new(&widths))
         } else if lpm.len() == 1 && others_exact && widths.iter().sum::<u32>() <= lpm::MAX_KEY_BITS
         {
             Engine::Lpm(lpm::LpmEngine::new(&widths, lpm[0]))

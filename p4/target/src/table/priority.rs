@@ -111,7 +111,9 @@ fn mix(h: u64, v: u128) -> u64 {
 fn bucket_hash(masks: &[u128], values: impl Iterator<Item = u128>) -> u64 {
     let mut h = 0u64;
     for (&m, v) in masks.iter().zip(values) {
-        h = mix(h, v & m);
+        if m != 0 {
+            h = mix(h, v & m);
+        }
     }
     h
 }

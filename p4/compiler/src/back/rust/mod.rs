@@ -48,6 +48,9 @@ const ALLOW: &str = "#[allow(non_snake_case, non_camel_case_types, non_upper_cas
 
 const BITS: &str = "::p4_target::bits";
 
+/// Parser states visited per packet before `ParserTimeout`.
+const PARSER_MAX_STEPS: u32 = 4096;
+
 /// Copy-in/copy-out code for a call: statements before it, the argument
 /// list, statements after it.
 type CallArgs = (Vec<String>, Vec<String>, Vec<String>);
@@ -122,6 +125,16 @@ pub fn native_uint(width: u32) -> &'static str {
         17..=32 => "u32",
         33..=64 => "u64",
         _ => "u128",
+    }
+}
+
+/// The Rust name of a P4 struct/header field: keywords escaped, and `valid`
+/// (which every generated header has) renamed to `valid_`.
+fn field_ident(name: &str) -> String {
+    if name == "valid" {
+        "valid_".to_string()
+    } else {
+        escape(name)
     }
 }
 
@@ -535,7 +548,7 @@ impl<'a> Gen<'a> {
                         return Err(e);
                     }
                 };
-                self.w.line(format!("pub {}: {t},", escape(&f.name)));
+                self.w.line(format!("pub {}: {t},", field_ident(&f.name)));
             }
             self.w.close("}");
             self.w.line("");
@@ -592,7 +605,7 @@ impl<'a> Gen<'a> {
                     }
                 }
             };
-            w.line(format!("self.{} = {v};", escape(&f.name)));
+            w.line(format!("self.{} = {v};", field_ident(&f.name)));
             off += fw;
         }
         w.line("self.valid = true;");
@@ -613,7 +626,7 @@ impl<'a> Gen<'a> {
             let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
             w.line(format!(
                 "::p4_target::packet::write_bits(d, {off}, {fw}, self.{} as u128);",
-                escape(&f.name)
+                field_ident(&f.name)
             ));
             off += fw;
         }
@@ -657,7 +670,7 @@ impl<'a> Gen<'a> {
         w.line("let d = p.data;");
         w.line("let mut o = p.off_bits;");
         for f in &c.fields {
-            let fname = escape(&f.name);
+            let fname = field_ident(&f.name);
             match f.ty {
                 Ty::Varbit(_) => {
                     w.line(format!("self.{fname}.len_bits = var_bits;"));
@@ -693,7 +706,7 @@ impl<'a> Gen<'a> {
             .fields
             .iter()
             .find(|f| matches!(f.ty, Ty::Varbit(_)))
-            .map(|f| escape(&f.name))
+            .map(|f| field_ident(&f.name))
             .unwrap_or_default();
         w.line(format!("let var = self.{vname}.used().len() * 8;"));
         w.line("let start = out.len();");
@@ -701,7 +714,7 @@ impl<'a> Gen<'a> {
         w.line("let d = &mut out[start..];");
         w.line("let mut o = 0usize;");
         for f in &c.fields {
-            let fname = escape(&f.name);
+            let fname = field_ident(&f.name);
             match f.ty {
                 Ty::Varbit(_) => {
                     w.open(format!("for &b in self.{fname}.used() {{"));
@@ -734,7 +747,7 @@ impl<'a> Gen<'a> {
         let parts: Vec<String> = c
             .fields
             .iter()
-            .map(|f| format!("self.{}.valid", escape(&f.name)))
+            .map(|f| format!("self.{}.valid", field_ident(&f.name)))
             .collect();
         w.line(if parts.is_empty() {
             "false".to_string()
@@ -744,12 +757,12 @@ impl<'a> Gen<'a> {
         w.close("}");
         w.open("pub fn invalidate(&mut self) {");
         for f in &c.fields {
-            w.line(format!("self.{}.valid = false;", escape(&f.name)));
+            w.line(format!("self.{}.valid = false;", field_ident(&f.name)));
         }
         w.close("}");
         w.open("pub fn emit(&self, out: &mut Vec<u8>) {");
         for f in &c.fields {
-            w.line(format!("self.{}.emit(out);", escape(&f.name)));
+            w.line(format!("self.{}.emit(out);", field_ident(&f.name)));
         }
         w.close("}");
         w.close("}");
@@ -777,7 +790,7 @@ impl<'a> Gen<'a> {
     fn field_name(&self, base_ty: &Ty, idx: u32) -> Result<String, BackError> {
         match base_ty {
             Ty::Composite(c) => match self.prog.composites[*c].fields.get(idx as usize) {
-                Some(f) => Ok(escape(&f.name)),
+                Some(f) => Ok(field_ident(&f.name)),
                 None => bad("internal: field index out of range", None),
             },
             _ => bad("internal: member of a non-composite", None),
@@ -900,7 +913,7 @@ impl<'a> Gen<'a> {
                     }
                     for (f, it) in comp.fields.iter().zip(items) {
                         let v = self.to_native(&self.expr(ctx, it)?, &f.ty)?;
-                        parts.push(format!("{}: {v}", escape(&f.name)));
+                        parts.push(format!("{}: {v}", field_ident(&f.name)));
                     }
                     format!("{} {{ {} }}", self.rust_ty(&e.ty)?, parts.join(", "))
                 }
@@ -1952,26 +1965,30 @@ impl<'a> Gen<'a> {
                 self.w.line("env.entry = entry;");
             }
             self.w.open("match aid {");
-            for a in &table.actions {
+            for (ai, a) in table.actions.iter().enumerate() {
                 let act = &self.prog.actions[*a];
-                if act.n_directional > 0 {
-                    return bad(
-                        "not supported yet: table actions with directional parameters",
-                        Some(table.span),
-                    );
-                }
+                // Directional parameters take the arguments bound in the
+                // actions list, copied in and out.
+                let params: Vec<(Direction, Ty)> = act.vars[..act.n_directional as usize]
+                    .iter()
+                    .map(|v| (v.param.unwrap_or(Direction::In), v.ty.clone()))
+                    .collect();
+                let no_bound = Vec::new();
+                let bound = table.bound.get(ai).unwrap_or(&no_bound);
+                let (pre, list, post) = self.args(&ctx, &params, bound)?;
                 let mut args = vec![pass_l.clone()];
+                args.extend(list);
                 for (j, v) in act.data_params().iter().enumerate() {
                     args.push(match &v.ty {
                         Ty::Bool => format!("p[{j}] != 0"),
                         t => self.to_native(&format!("p[{j}]"), t)?,
                     });
                 }
+                let call = format!("{}({})", self.action_fn(i, *a)?, args.join(", "));
                 self.w.line(format!(
-                    "{:#x} => {}({})?,",
+                    "{:#x} => {},",
                     self.prog.action_ids[a.index()],
-                    self.action_fn(i, *a)?,
-                    args.join(", ")
+                    Self::wrap_call(pre, call, post, "?")
                 ));
             }
             self.w.line("_ => {}");
@@ -2104,7 +2121,15 @@ impl<'a> Gen<'a> {
         };
         self.w
             .line(format!("let mut state = {enum_name}::{};", state_names[0]));
+        self.w.line("let mut steps__: u32 = 0;");
         self.w.open("loop {");
+        // A state graph with a cycle that extracts nothing would spin
+        // forever; v1model reports ParserTimeout instead.
+        self.w.line("steps__ += 1;");
+        self.w.open(format!("if steps__ > {PARSER_MAX_STEPS} {{"));
+        self.w
+            .line("return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);");
+        self.w.close("}");
         self.w.open("match state {");
         for (si, st) in p.states.iter().enumerate() {
             self.w
@@ -2335,7 +2360,7 @@ impl<'a> Gen<'a> {
         if let Some(Ty::Composite(m)) = &self.prog.meta_ty {
             for f in &self.prog.composites[*m].fields {
                 for n in &f.field_lists {
-                    lists.entry(*n).or_default().push(escape(&f.name));
+                    lists.entry(*n).or_default().push(field_ident(&f.name));
                 }
             }
         }
