@@ -121,6 +121,11 @@ impl<P: Pipeline> Driver<P> {
         &self.switch
     }
 
+    /// Gives the switch back (after [`Driver::run`] returned).
+    pub fn into_switch(self) -> Switch<P> {
+        self.switch
+    }
+
     /// Driver counters.
     pub fn stats(&self) -> DriverStats {
         self.stats
