@@ -13,6 +13,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod client;
 pub mod device;
 pub mod fabric;
 pub mod p4rt;

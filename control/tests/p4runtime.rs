@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use control::device::DeviceExt;
 use pb::entity::Entity as E;
 use pb::update::Type as U;
 use pb::write_request::Atomicity;
@@ -1335,6 +1336,24 @@ async fn pipeline_config_accepts_only_the_compiled_program_and_keeps_the_cookie(
     write(&mut c, vec![insert(route([10, 0, 0, 0], 8, &[1]))])
         .await
         .unwrap();
+    // The fabric service's table (written behind P4Runtime's back) survives a commit.
+    h.device
+        .with_runtime(|rt: &mut dyn p4_target::runtime::RuntimeApi| {
+            rt.table_insert(
+                T_QOS,
+                p4_target::runtime::TableEntry {
+                    matches: vec![Some(p4_target::runtime::FieldMatch::Exact(46))],
+                    priority: 0,
+                    action: p4_target::runtime::EntryAction::Direct(
+                        p4_target::runtime::ActionCall::new(SET_PRIO, &[5]),
+                    ),
+                    metadata: vec![],
+                },
+            )
+        })
+        .await
+        .unwrap()
+        .unwrap();
     let set = |action: Action,
                p4info: Option<proto::p4::config::v1::P4Info>,
                cookie: u64,
@@ -1357,6 +1376,52 @@ async fn pipeline_config_accepts_only_the_compiled_program_and_keeps_the_cookie(
         lpm_entries(&mut c).await.is_empty(),
         "commit clears the state"
     );
+    let qos = read(
+        &mut c.client,
+        vec![E::TableEntry(pb::TableEntry {
+            table_id: T_QOS,
+            ..Default::default()
+        })],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        qos.len(),
+        1,
+        "fabric-owned entries are not P4Runtime's to clear"
+    );
+
+    // VERIFY changes nothing; RECONCILE_AND_COMMIT keeps the state and takes the cookie.
+    write(&mut c, vec![insert(route([10, 0, 0, 0], 8, &[1]))])
+        .await
+        .unwrap();
+    c.client
+        .set_forwarding_pipeline_config(set(Action::Verify, Some(ours.clone()), 7, &c))
+        .await
+        .unwrap();
+    assert_eq!(
+        get(&mut c.client, ResponseType::CookieOnly)
+            .await
+            .cookie
+            .map(|c| c.cookie),
+        Some(42)
+    );
+    c.client
+        .set_forwarding_pipeline_config(set(Action::ReconcileAndCommit, Some(ours.clone()), 41, &c))
+        .await
+        .unwrap();
+    assert_eq!(lpm_entries(&mut c).await.len(), 1);
+    assert_eq!(
+        get(&mut c.client, ResponseType::CookieOnly)
+            .await
+            .cookie
+            .map(|c| c.cookie),
+        Some(41)
+    );
+    c.client
+        .set_forwarding_pipeline_config(set(Action::VerifyAndCommit, Some(ours.clone()), 42, &c))
+        .await
+        .unwrap();
     let cfg = get(&mut c.client, ResponseType::CookieOnly).await;
     assert_eq!(cfg.cookie.map(|c| c.cookie), Some(42));
     assert_eq!(cfg.p4info, None);
@@ -1521,4 +1586,129 @@ async fn packet_out_reaches_the_device_and_packet_in_reaches_the_primary() {
             value: vec![1]
         }
     );
+}
+
+#[tokio::test]
+async fn finsy_delete_all_sequence_succeeds_and_leaves_owned_tables_alone() {
+    // finsy 0.30 `Switch.delete_all()`: wildcard read of table entries and
+    // PRE, DELETE everything outside const tables, MODIFY-reset the default
+    // of every table without a const default that is not indirect, then
+    // delete groups and members.
+    let h = Harness::start().await;
+    let mut c = primary(&h, 10).await;
+    let mem = update(
+        U::Insert,
+        E::ActionProfileMember(pb::ActionProfileMember {
+            action_profile_id: P_ECMP,
+            member_id: 1,
+            action: Some(action(SET_NHOP, &[(1, &[1]), (2, &[1])])),
+        }),
+    );
+    let mut d = entry(T_LPM, vec![], direct(action(SET_PORT, &[(1, &[3])])), 0);
+    d.is_default_action = true;
+    write(
+        &mut c,
+        vec![
+            insert(route([10, 0, 0, 0], 8, &[1])),
+            mem,
+            insert(entry(
+                T_ECMP,
+                vec![exact(1, &[1])],
+                Some(pb::TableAction {
+                    r#type: Some(pb::table_action::Type::ActionProfileMemberId(1)),
+                }),
+                0,
+            )),
+            modify(d),
+        ],
+    )
+    .await
+    .unwrap();
+
+    let found =
+        read(
+            &mut c.client,
+            vec![
+                E::TableEntry(Default::default()),
+                E::PacketReplicationEngineEntry(pb::PacketReplicationEngineEntry {
+                    r#type: Some(
+                        pb::packet_replication_engine_entry::Type::MulticastGroupEntry(
+                            Default::default(),
+                        ),
+                    ),
+                }),
+                E::PacketReplicationEngineEntry(pb::PacketReplicationEngineEntry {
+                    r#type: Some(
+                        pb::packet_replication_engine_entry::Type::CloneSessionEntry(
+                            Default::default(),
+                        ),
+                    ),
+                }),
+            ],
+        )
+        .await
+        .unwrap();
+    let deletes: Vec<pb::Update> = found
+        .into_iter()
+        .filter_map(|e| match e.entity {
+            Some(E::TableEntry(t)) if t.table_id != T_CONST => Some(delete(t)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deletes.len(), 2);
+    write(&mut c, deletes).await.unwrap();
+    let resets: Vec<pb::Update> = PROGRAM
+        .tables
+        .iter()
+        .filter(|t| !t.default_is_const && t.implementation.is_none())
+        .map(|t| {
+            let mut e = entry(t.id, vec![], None, 0);
+            e.is_default_action = true;
+            modify(e)
+        })
+        .collect();
+    assert_eq!(resets.len(), 3, "lpm, acl and the fabric-owned table");
+    write(&mut c, resets).await.unwrap();
+    let profiles = read(
+        &mut c.client,
+        vec![
+            E::ActionProfileGroup(Default::default()),
+            E::ActionProfileMember(Default::default()),
+        ],
+    )
+    .await
+    .unwrap();
+    let deletes: Vec<pb::Update> = profiles
+        .into_iter()
+        .map(|e| pb::Update {
+            r#type: U::Delete as i32,
+            entity: Some(e),
+        })
+        .collect();
+    assert_eq!(deletes.len(), 1);
+    write(&mut c, deletes).await.unwrap();
+
+    let left = read(&mut c.client, vec![E::TableEntry(Default::default())])
+        .await
+        .unwrap();
+    assert_eq!(left.len(), 1, "only the const table's entry remains");
+    let default = read(
+        &mut c.client,
+        vec![E::TableEntry(pb::TableEntry {
+            table_id: T_LPM,
+            is_default_action: true,
+            ..Default::default()
+        })],
+    )
+    .await
+    .unwrap();
+    let Some(E::TableEntry(d)) = &default[0].entity else {
+        panic!()
+    };
+    assert_eq!(d.action, direct(action(DROP, &[])));
+    // Setting (rather than resetting) the owned table's default is still refused.
+    let mut set = entry(T_QOS, vec![], direct(action(SET_PRIO, &[(1, &[2])])), 0);
+    set.is_default_action = true;
+    let err = write(&mut c, vec![modify(set)]).await.unwrap_err();
+    assert_eq!(Code::from(update_errors(&err)[0].0), Code::PermissionDenied);
 }

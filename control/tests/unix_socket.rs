@@ -11,11 +11,9 @@ use control::device::LocalDevice;
 use control::fabric::{FabricService, MemoryBackend};
 use control::p4rt::{P4RuntimeConfig, P4RuntimeService};
 use control::serve::{Bound, Listen};
-use hyper_util::rt::TokioIo;
 use p4_target::runtime::Runtime;
 use proto::p4::v1 as pb;
 use proto::roceswitch::fabric::v1 as fpb;
-use tonic::transport::{Endpoint, Uri};
 
 #[tokio::test]
 async fn services_answer_on_a_unix_socket_and_clean_up() {
@@ -33,15 +31,7 @@ async fn services_answer_on_a_unix_socket_and_clean_up() {
         let _ = stopped.await;
     }));
 
-    let p = path.clone();
-    let channel = Endpoint::try_from("http://[::]:50051")
-        .unwrap()
-        .connect_with_connector(tower::service_fn(move |_: Uri| {
-            let p = p.clone();
-            async move {
-                Ok::<_, std::io::Error>(TokioIo::new(tokio::net::UnixStream::connect(p).await?))
-            }
-        }))
+    let channel = control::client::connect(&format!("unix:{}", path.display()))
         .await
         .unwrap();
     let mut p4 = proto::p4::v1::p4_runtime_client::P4RuntimeClient::new(channel.clone());

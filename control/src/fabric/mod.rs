@@ -13,7 +13,7 @@ pub mod convert;
 pub mod p4_tables;
 pub mod service;
 
-pub use backend::{BackendError, FabricBackend, MemoryBackend, PriorityCounters};
+pub use backend::{BackendError, ChainBackend, FabricBackend, MemoryBackend, PriorityCounters};
 pub use config::{ConfigError, FabricConfig};
 pub use p4_tables::{FABRIC_OWNED_TABLES, P4TablesBackend};
 pub use service::FabricService;

@@ -323,6 +323,9 @@ async fn next_frame(rx: &mut Option<broadcast::Receiver<Vec<u8>>>) -> Option<Vec
     }
 }
 
+/// Entities per ReadResponse message.
+const READ_CHUNK: usize = 1000;
+
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
 #[tonic::async_trait]
@@ -410,8 +413,20 @@ impl P4Runtime for P4RuntimeService {
             .await
             .map_err(device_status)?
             .map_err(|e| e.to_status())?;
-        let reply = pb::ReadResponse { entities: found };
-        Ok(Response::new(Box::pin(tokio_stream::iter([Ok(reply)]))))
+        // Several messages keep each one far below gRPC's default 4 MiB
+        // message limit, whatever the table sizes.
+        let mut replies: Vec<Result<pb::ReadResponse, Status>> = found
+            .chunks(READ_CHUNK)
+            .map(|c| {
+                Ok(pb::ReadResponse {
+                    entities: c.to_vec(),
+                })
+            })
+            .collect();
+        if replies.is_empty() {
+            replies.push(Ok(pb::ReadResponse::default()));
+        }
+        Ok(Response::new(Box::pin(tokio_stream::iter(replies))))
     }
 
     async fn set_forwarding_pipeline_config(

@@ -45,6 +45,8 @@ pub struct Shadow {
 /// One device operation.
 #[derive(Clone, Debug)]
 pub enum Op {
+    /// Accepted, changes nothing (default reset of a table another service owns).
+    Noop,
     /// Insert a table entry, then optionally set its direct counter.
     TableInsert(u32, TableEntry, Option<CounterData>),
     /// Modify a table entry's action and cookie.
@@ -374,6 +376,18 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
 
 fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Result<Op, P4Error> {
     let t = table(cx.info, te.table_id, "table_entry.table_id")?;
+    let reset_default = te.is_default_action
+        && ty == UpdateType::Modify
+        && te.r#match.is_empty()
+        && te.priority == 0
+        && te.action.as_ref().and_then(|a| a.r#type.as_ref()).is_none();
+    if reset_default && cx.owned.contains_key(&t.id) {
+        // finsy's delete_all() resets the default entry of every table
+        // without a const default. For a table another service owns, what
+        // that service configured is P4Runtime's "initial" state, so the
+        // reset is accepted and changes nothing.
+        return Ok(Op::Noop);
+    }
     if let Some(owner) = cx.owned.get(&t.id) {
         return Err(P4Error::new(
             Code::PermissionDenied,
@@ -490,6 +504,7 @@ fn find_entry(
 /// `op` will fail anyway (nothing to undo).
 fn inverse(rt: &dyn RuntimeApi, op: &Op) -> Option<Op> {
     Some(match op {
+        Op::Noop => Op::Noop,
         Op::TableInsert(t, e, _) => Op::TableDelete(*t, e.matches.clone(), e.priority),
         Op::TableModify(t, e, c) => {
             let old = find_entry(rt, *t, &e.matches, e.priority)?;
@@ -542,6 +557,7 @@ fn inverse(rt: &dyn RuntimeApi, op: &Op) -> Option<Op> {
 /// Runs one operation on the runtime.
 pub fn apply_op(rt: &mut dyn RuntimeApi, op: &Op) -> Result<(), P4Error> {
     match op {
+        Op::Noop => {}
         Op::TableInsert(t, e, c) => {
             rt.table_insert(*t, e.clone())?;
             if let Some(c) = c {

@@ -61,6 +61,13 @@ fn bench(c: &mut Criterion) {
             black_box(out.len())
         })
     });
+    group.bench_function("parse_and_verify_checksum_64B", |b| {
+        b.iter(|| {
+            let meta = StandardMetadata::arriving(1, data.len() as u32, 0);
+            let pkt = prog.parse(black_box(&data), meta);
+            black_box(pkt.payload_offset)
+        })
+    });
     group.finish();
 }
 

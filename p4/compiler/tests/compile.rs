@@ -53,6 +53,14 @@ mod block_features {
     include!("out/block_features.rs");
 }
 
+mod deprecated_externs {
+    include!("out/deprecated_externs.rs");
+}
+
+mod typed_keys {
+    include!("out/typed_keys.rs");
+}
+
 /// Snapshot check, then the program's STF script (`tests/in/NAME.stf`).
 fn stf<P: Pipeline>(name: &str, prog: P) {
     snapshot(name);
@@ -85,6 +93,42 @@ fn block_features_names_follow_instances_and_annotations() {
     assert_eq!(info.tables[0].keys[0].name, "kind");
     assert_eq!(info.value_sets[0].name, "P.special");
     assert_eq!(info.value_sets[0].bitwidth, 16);
+}
+
+#[test]
+fn deprecated_externs_preserve_the_fields_they_name() {
+    use deprecated_externs::Program as Prog;
+    snapshot("deprecated_externs");
+    let mut prog = Prog::new();
+    let data = [0u8; 14];
+    let mut first = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
+    prog.ingress(&mut first);
+    let list = Prog::meta(&first).resubmit.expect("resubmit requested");
+    assert_eq!(Prog::meta(&first).egress_spec, 3);
+
+    // The resubmitted copy starts from scratch and gets only `count` back.
+    let mut again = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
+    Prog::preserve_fields(&first, &mut again, list);
+    assert_eq!((again.meta.count, again.meta.other), (1, 0));
+    prog.ingress(&mut again);
+    assert_eq!(
+        Prog::meta(&again).egress_spec,
+        p4_target::v1model::DROP_PORT,
+        "mark_to_drop() with no argument drops"
+    );
+
+    prog.egress(&mut first);
+    let req = Prog::meta(&first).clone_request.expect("clone requested");
+    assert_eq!(req.session, 5);
+    assert_eq!(req.kind, p4_target::v1model::CloneType::EgressToEgress);
+    let mut copy = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
+    Prog::preserve_fields(&first, &mut copy, req.field_list.expect("a field list"));
+    assert_eq!((copy.meta.tag, copy.meta.count, copy.meta.other), (7, 0, 0));
+}
+
+#[test]
+fn typed_keys_stf() {
+    stf("typed_keys", typed_keys::Program::new());
 }
 
 #[test]
@@ -462,6 +506,33 @@ fn error_unsupported_feature_is_named() {
             ("LOCALS", "Widget() w;"),
         ]),
     );
+}
+
+#[test]
+fn error_static_assert() {
+    check_errors(
+        "static_assert",
+        &program(&[(
+            "DECLS",
+            "const bit<8> W = 4;\nconst bool ok = static_assert(W == 4, \"W is 4\");\nconst bool bad = static_assert(W > 8, \"W must exceed 8\");",
+        )]),
+    );
+}
+
+#[test]
+fn unreachable_parser_states_are_warnings() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-warnings");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join("unreachable.p4");
+    let src = program(&[(
+        "PARSER",
+        "transition accept; } state orphan { transition accept;",
+    )]);
+    std::fs::write(&file, src).unwrap();
+    let out = p4_compiler::compile(&file, &CompileOptions::default()).expect("compiles");
+    let msgs: Vec<&str> = out.warnings.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(msgs, ["parser state `orphan` is unreachable from `start`"]);
+    assert_eq!(out.warnings[0].code, "P4E1070");
 }
 
 #[test]

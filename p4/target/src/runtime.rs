@@ -519,6 +519,11 @@ impl RuntimeApi for Runtime {
         if let Some(pi) = pi {
             self.profiles[pi].acquire(&action);
         }
+        tracing::debug!(
+            table = self.tables[ti].info.name,
+            entries = self.tables[ti].len(),
+            "entry inserted"
+        );
         Ok(())
     }
 
@@ -547,6 +552,11 @@ impl RuntimeApi for Runtime {
         if let Some(pi) = pi {
             self.profiles[pi].release(&old.action);
         }
+        tracing::debug!(
+            table = self.tables[ti].info.name,
+            entries = self.tables[ti].len(),
+            "entry deleted"
+        );
         Ok(())
     }
 
@@ -572,6 +582,11 @@ impl RuntimeApi for Runtime {
         let ti = self.table_index(table_id)?;
         let pi = self.implementation(ti)?;
         let removed = self.tables[ti].clear();
+        tracing::debug!(
+            table = self.tables[ti].info.name,
+            removed = removed.len(),
+            "table cleared"
+        );
         if let Some(pi) = pi {
             for e in &removed {
                 self.profiles[pi].release(&e.action);

@@ -46,6 +46,21 @@ fn mask(w: u32) -> u128 {
     p4_target::bits::mask(w)
 }
 
+/// Values that share long prefixes: one of four fixed bit patterns with a
+/// random number of its low bits randomised. Entries then nest deeply and
+/// lookups walk every level of the LPM trie.
+fn clustered(width: u32) -> BoxedStrategy<u128> {
+    const BASES: [u128; 4] = [
+        0x0a01_0203_0405_0607_0809_0a0b_0c0d_0e0f,
+        0xc0a8_0164_ffff_0000_1234_5678_9abc_def0,
+        0x0a01_0203_ffff_ffff_0000_0000_5555_aaaa,
+        0,
+    ];
+    (0..4usize, any::<u128>(), 0..=width)
+        .prop_map(move |(b, r, k)| (BASES[b] ^ (r & mask(k))) & mask(width))
+        .boxed()
+}
+
 /// A random match for a field, already in canonical form.
 fn field_match(width: u32, kind: MatchKind) -> BoxedStrategy<Option<FieldMatch>> {
     let m = mask(width);
@@ -58,7 +73,7 @@ fn field_match(width: u32, kind: MatchKind) -> BoxedStrategy<Option<FieldMatch>>
             (0..=m.min(7)).prop_map(|v| Some(FieldMatch::Optional(v)))
         ]
         .boxed(),
-        MatchKind::Lpm => (any::<u128>(), 0..=width)
+        MatchKind::Lpm => (clustered(width), 0..=width)
             .prop_map(move |(v, p)| {
                 if p == 0 {
                     None
@@ -111,7 +126,16 @@ fn ops(keys: &'static [(u32, MatchKind)], with_priority: bool) -> impl Strategy<
         .iter()
         .map(|&(w, k)| field_match(w, k))
         .collect::<Vec<_>>();
-    let key = keys.iter().map(|&(w, _)| 0..=mask(w)).collect::<Vec<_>>();
+    let key = keys
+        .iter()
+        .map(|&(w, k)| {
+            if k == MatchKind::Lpm {
+                clustered(w)
+            } else {
+                (0..=mask(w)).boxed()
+            }
+        })
+        .collect::<Vec<_>>();
     let prio = if with_priority { 1..4i32 } else { 0..1i32 };
     let op = prop_oneof![
         4 => (entry, prio).prop_map(|(m, p)| Op::Insert(m, p)),
@@ -207,6 +231,9 @@ static EXACT: [(u32, MatchKind); 2] = [(8, MatchKind::Exact), (4, MatchKind::Exa
 static LPM16: [(u32, MatchKind); 1] = [(16, MatchKind::Lpm)];
 static LPM4: [(u32, MatchKind); 1] = [(4, MatchKind::Lpm)];
 static LPM_EXACT: [(u32, MatchKind); 2] = [(7, MatchKind::Lpm), (3, MatchKind::Exact)];
+static LPM24: [(u32, MatchKind); 1] = [(24, MatchKind::Lpm)];
+static IPV4: [(u32, MatchKind); 1] = [(32, MatchKind::Lpm)];
+static LPM_EXACT_DEEP: [(u32, MatchKind); 2] = [(12, MatchKind::Lpm), (9, MatchKind::Exact)];
 static MIXED: [(u32, MatchKind); 4] = [
     (6, MatchKind::Ternary),
     (5, MatchKind::Range),
@@ -234,6 +261,21 @@ proptest! {
     }
 
     #[test]
+    fn lpm_below_the_root_matches_reference(ops in ops(&LPM24, false)) {
+        check(&LPM24, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn ipv4_lpm_matches_reference(ops in ops(&IPV4, false)) {
+        check(&IPV4, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn lpm_with_exact_field_below_the_root_matches_reference(ops in ops(&LPM_EXACT_DEEP, false)) {
+        check(&LPM_EXACT_DEEP, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
     fn lpm_with_exact_field_matches_reference(ops in ops(&LPM_EXACT, false)) {
         check(&LPM_EXACT, false, EngineKind::Lpm, ops);
     }
@@ -253,7 +295,6 @@ proptest! {
 /// every deletion must restore the next-longer covering prefix.
 #[test]
 fn lpm_nested_prefixes_delete_in_any_order() {
-    static IPV4: [(u32, MatchKind); 1] = [(32, MatchKind::Lpm)];
     let info = table_info(&IPV4);
     let mut table = Table::new(info);
     let addr: u128 = 0xc0a8_0137;

@@ -322,6 +322,36 @@ impl Checker {
                 transition,
             });
         }
+        // States nothing transitions to are dead code: say so.
+        let mut reached = vec![false; states.len()];
+        let mut todo = vec![0usize];
+        while let Some(i) = todo.pop() {
+            if i >= states.len() || reached[i] {
+                continue;
+            }
+            reached[i] = true;
+            let targets: Vec<ir::Target> = match &states[i].transition {
+                ir::Transition::Goto(t) => vec![*t],
+                ir::Transition::Select(_, cases) => cases.iter().map(|c| c.target).collect(),
+            };
+            for t in targets {
+                if let ir::Target::State(n) = t {
+                    todo.push(n as usize);
+                }
+            }
+        }
+        for (i, st) in order.iter().enumerate() {
+            if !reached.get(i).copied().unwrap_or(true) {
+                self.warn(
+                    codes::IGNORED,
+                    st.name.span,
+                    format!(
+                        "parser state `{}` is unreachable from `start`",
+                        st.name.name
+                    ),
+                );
+            }
+        }
         let Some(body) = self.body.take() else {
             self.bug(p.span, "parser body state lost");
             self.pop_scope();

@@ -49,3 +49,5 @@ pub const BAD_MAIN: &str = "P4E1050";
 pub const UNSUPPORTED: &str = "P4E1060";
 /// An unused or ignored construct (warning).
 pub const IGNORED: &str = "P4E1070";
+/// `static_assert` with a false condition.
+pub const STATIC_ASSERT: &str = "P4E1080";

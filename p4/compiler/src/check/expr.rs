@@ -1297,10 +1297,34 @@ impl Checker {
     ) -> Option<Expr> {
         let b = match name {
             "mark_to_drop" => {
+                if args.is_empty() {
+                    // Deprecated form: the enclosing control's standard metadata.
+                    let ctl = self.body.as_ref().and_then(|b| b.control);
+                    let found = ctl.and_then(|c| {
+                        self.prog.controls[c].params.iter().position(|p| {
+                            matches!(&p.ty, Some(Ty::Composite(h))
+                                if self.prog.composites[*h].name == "standard_metadata_t")
+                        })
+                    });
+                    let (Some(c), Some(i)) = (ctl, found) else {
+                        self.error(
+                            codes::NOT_ALLOWED_HERE,
+                            span,
+                            "`mark_to_drop()` needs a control with a standard_metadata_t parameter",
+                        );
+                        return None;
+                    };
+                    let ty = self.prog.controls[c].params[i]
+                        .ty
+                        .clone()
+                        .unwrap_or(Ty::Void);
+                    let sm = mk(ExprKind::Var(ir::VarRef::BlockParam(i as u32)), ty, span);
+                    return Some(Self::void_call(
+                        Call::Builtin(Box::new(Builtin::MarkToDrop(sm))),
+                        span,
+                    ));
+                }
                 if !self.arg_count(span, "mark_to_drop", 1, args.len()) {
-                    if args.is_empty() {
-                        self.unsupported(span, "the deprecated `mark_to_drop()` without arguments");
-                    }
                     return None;
                 }
                 let sm = self.lvalue(args[0])?;
@@ -1408,17 +1432,13 @@ impl Checker {
                     return None;
                 }
                 let session = self.expr(args[1], Some(&Ty::Bit(32)))?;
-                let field_list = if name == "clone_preserving_field_list" {
-                    Some(self.const_u8(args[2])?)
-                } else {
-                    if name == "clone3" {
-                        self.warn(
-                            codes::IGNORED,
-                            args[2].span,
-                            "clone3's field list is not preserved; use clone_preserving_field_list",
-                        );
+                let field_list = match name {
+                    "clone_preserving_field_list" => Some(self.const_u8(args[2])?),
+                    "clone3" => {
+                        let data = self.expr(args[2], None)?;
+                        Some(self.synth_field_list(&data, args[2].span)?)
                     }
-                    None
+                    _ => None,
                 };
                 Builtin::Clone {
                     kind,
@@ -1438,11 +1458,18 @@ impl Checker {
                 }
             }
             "resubmit" | "recirculate" => {
-                self.unsupported(
-                    span,
-                    &format!("the deprecated `{name}(data)`; use `{name}_preserving_field_list`"),
-                );
-                return None;
+                // Deprecated form: the fields named in `data` travel with
+                // the packet, through a field list made up for them.
+                if !self.in_control(span, name) || !self.arg_count(span, name, 1, args.len()) {
+                    return None;
+                }
+                let data = self.expr(args[0], None)?;
+                let n = self.synth_field_list(&data, args[0].span)?;
+                if name == "resubmit" {
+                    Builtin::Resubmit(n)
+                } else {
+                    Builtin::Recirculate(n)
+                }
             }
             "digest" => {
                 if !self.in_control(span, name) || !self.arg_count(span, "digest", 2, args.len()) {
@@ -1504,8 +1531,31 @@ impl Checker {
                 Builtin::Verify(c, e)
             }
             "static_assert" => {
-                self.unsupported(span, "static_assert");
-                return None;
+                if args.is_empty() || args.len() > 2 {
+                    self.arg_count(span, "static_assert", 1, args.len());
+                    return None;
+                }
+                let c = self.expr(args[0], Some(&Ty::Bool))?;
+                match c.kind {
+                    ExprKind::Bool(true) => {}
+                    ExprKind::Bool(false) => {
+                        let msg = match args.get(1).map(|a| &a.kind) {
+                            Some(ast::ExprKind::Str(m)) => m.clone(),
+                            _ => "static assertion failed".to_string(),
+                        };
+                        self.error_label(codes::STATIC_ASSERT, span, msg, "this is false");
+                        return None;
+                    }
+                    _ => {
+                        self.error(
+                            codes::NOT_CONSTANT,
+                            args[0].span,
+                            "static_assert needs a compile-time condition",
+                        );
+                        return None;
+                    }
+                }
+                return Some(mk(ExprKind::Bool(true), Ty::Bool, span));
             }
             other => {
                 self.unsupported(span, &format!("the extern function `{other}`"));
@@ -1513,6 +1563,51 @@ impl Checker {
             }
         };
         Some(Self::void_call(Call::Builtin(Box::new(b)), span))
+    }
+
+    /// A made-up field list (index 255 down) for the deprecated
+    /// `resubmit(data)` / `recirculate(data)` / `clone3(.., data)`: the
+    /// top-level fields of the structs that `data` names.
+    fn synth_field_list(&mut self, data: &Expr, span: Span) -> Option<u8> {
+        let mut fields = Vec::new();
+        let mut items = Vec::new();
+        match &data.kind {
+            ExprKind::List(v) => items.extend(v.iter().cloned()),
+            _ => items.push(data.clone()),
+        }
+        for it in &items {
+            // Walk to the root variable; remember the first member taken.
+            let mut e = it;
+            let mut first = None;
+            while let ExprKind::Member(b, i) = &e.kind {
+                first = Some(*i);
+                e = b;
+            }
+            match (&e.kind, first, &e.ty) {
+                (ExprKind::Var(_), Some(i), root) => fields.push((root.clone(), i)),
+                (ExprKind::Var(_), None, Ty::Composite(c)) => {
+                    for i in 0..self.prog.composites[*c].fields.len() {
+                        fields.push((e.ty.clone(), i as u32));
+                    }
+                }
+                _ => {
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        span,
+                        "expected metadata fields, e.g. `{ meta.a, meta.b }`",
+                    );
+                    return None;
+                }
+            }
+        }
+        let k = self.prog.synth_field_lists.len();
+        if k >= 64 {
+            self.unsupported(span, "more than 64 deprecated field-list calls");
+            return None;
+        }
+        let n = 255 - k as u8;
+        self.prog.synth_field_lists.push((n, fields));
+        Some(n)
     }
 
     /// Like `coerce` but accepts any bit width for typed values (extern

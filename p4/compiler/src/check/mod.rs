@@ -17,7 +17,24 @@
 //! - An internal invariant break becomes a `Bug` diagnostic, never a panic.
 //!
 //! Widths above 128 bits are rejected with a clear diagnostic: the target
-//! holds every field in a native integer.
+//! holds every field in a native integer (varbit fields may be up to 2048
+//! bits; they are byte arrays).
+//!
+//! Supported beyond the common path: header stacks, unions, varbit headers,
+//! lookahead, value sets (also over key tuples), sub-parsers, sub-controls
+//! (also with constructor parameters, checked once per argument set),
+//! generic structs (monomorphised per use), tuples, serializable enums,
+//! action profiles and selectors (also inline), direct counters and meters,
+//! registers, counters, meters, hash, random, checksums (with payload for
+//! csum16), clone/resubmit/recirculate (also the deprecated data forms),
+//! digests, truncate, assert/assume, static_assert, bound action arguments.
+//!
+//! Not supported yet, each with a `P4E1060` diagnostic naming it: user
+//! extern types and functions, abstract methods, named arguments, generic
+//! controls/parsers/functions, parser constructor arguments, extern
+//! instances in parsers, global variables, header-union initialisers,
+//! varbit fields in structs or stacks, ranges over signed keys, and
+//! checksums with payload for algorithms other than csum16.
 
 mod blocks;
 pub mod codes;

@@ -917,6 +917,10 @@ pub struct Program {
     pub action_ids: Vec<u32>,
     /// Value set index (into `ProgramInfo.value_sets`) of each parser value set.
     pub value_set_index: Vec<u32>,
+    /// Field lists made up for deprecated `resubmit(data)`-style calls:
+    /// (index, [(type of the struct, field index)]); only fields of the
+    /// user metadata are preserved.
+    pub synth_field_lists: Vec<(u8, Vec<(Ty, u32)>)>,
 }
 
 /// One instance of a control, with the runtime indices of its objects.

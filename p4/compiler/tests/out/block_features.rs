@@ -363,7 +363,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
-                { if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 let k0__: u128 = ((*hdr).eth.etherType as u128);
                 if k0__ == 0x88b5u128 {
                     state = parser_P_State::parse_tag;
@@ -374,7 +374,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 }
             }
             parser_P_State::parse_tag => {
-                { if !(*hdr).tag.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*hdr).tag.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 let k0__: u128 = ((*hdr).tag.kind as u128);
                 let k1__: u128 = ((*hdr).tag.sub as u128);
                 if rt.value_sets[0].contains(::p4_target::bits::concat(::p4_target::bits::concat(0u128, k0__, 8), k1__, 8)) {
@@ -525,7 +525,7 @@ fn I_small_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, k
 pub fn I_small_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8) -> Result<(), Exit> {
     let mut l_storage = Counting_Locals::default();
     let l = &mut l_storage;
-    { rt.counters[0].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length); };
+    rt.counters[0].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length);
     Ok(())
 }
 
@@ -540,7 +540,7 @@ fn I_big_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kin
 pub fn I_big_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8) -> Result<(), Exit> {
     let mut l_storage = Counting_Locals_1::default();
     let l = &mut l_storage;
-    { rt.counters[1].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length); };
+    rt.counters[1].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length);
     Ok(())
 }
 
@@ -598,8 +598,8 @@ fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet_
 pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
-    { (*hdr).eth.emit(packet__); };
-    { (*hdr).tag.emit(packet__); };
+    (*hdr).eth.emit(packet__);
+    (*hdr).tag.emit(packet__);
     Ok(())
 }
 

@@ -406,8 +406,8 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
-                { if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
-                { if !(*hdr).d.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if !(*hdr).d.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 return Ok(());
             }
         }
@@ -581,10 +581,10 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
     l.local_total = (5u128 as u8);
-    { rt.counters[0].count(u32::try_from(::p4_target::bits::cast(::p4_target::bits::slice(((*hdr).d.op as u128), 1, 0), 2, false, 32)).unwrap_or(u32::MAX), env.packet_length); };
+    rt.counters[0].count(u32::try_from(::p4_target::bits::cast(::p4_target::bits::slice(((*hdr).d.op as u128), 1, 0), 2, false, 32)).unwrap_or(u32::MAX), env.packet_length);
     let mut prev: u8 = 0u8;
-    { prev = (rt.registers[0].read(u32::try_from(0u128).unwrap_or(u32::MAX)) as u8); };
-    { rt.registers[0].write(u32::try_from(0u128).unwrap_or(u32::MAX), ((*hdr).d.a as u128)); };
+    prev = (rt.registers[0].read(u32::try_from(0u128).unwrap_or(u32::MAX)) as u8);
+    rt.registers[0].write(u32::try_from(0u128).unwrap_or(u32::MAX), ((*hdr).d.a as u128));
     (*hdr).d.r2 = ((prev as u128) as u8);
     I_acl(rt, env, hdr, meta, sm, l)?;
     match I_ops(rt, env, hdr, meta, sm, l)?.action_run {
@@ -643,7 +643,8 @@ fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet_
 pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
-    { (*hdr).eth.emit(packet__); (*hdr).d.emit(packet__); };
+    (*hdr).eth.emit(packet__);
+    (*hdr).d.emit(packet__);
     Ok(())
 }
 

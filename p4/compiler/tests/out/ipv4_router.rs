@@ -374,7 +374,7 @@ pub fn parser_MyParser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
                 state = parser_MyParser_State::parse_ethernet;
             }
             parser_MyParser_State::parse_ethernet => {
-                { if !(*hdr).ethernet.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*hdr).ethernet.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 let k0__: u128 = ((*hdr).ethernet.etherType as u128);
                 if k0__ == 0x800u128 {
                     state = parser_MyParser_State::parse_ipv4;
@@ -385,7 +385,7 @@ pub fn parser_MyParser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
                 }
             }
             parser_MyParser_State::parse_ipv4 => {
-                { if !(*hdr).ipv4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*hdr).ipv4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 return Ok(());
             }
         }
@@ -433,14 +433,30 @@ fn MyVerifyChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut E
 pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyVerifyChecksum_Locals::default();
     let l = &mut l_storage;
-    { if (*hdr).ipv4.valid { let mut bp__0 = ::p4_target::externs::BitPacker::new(); bp__0.push(((*hdr).ipv4.version as u128), 4); bp__0.push(((*hdr).ipv4.ihl as u128), 4); bp__0.push(((*hdr).ipv4.diffserv as u128), 8); bp__0.push(((*hdr).ipv4.totalLen as u128), 16); bp__0.push(((*hdr).ipv4.identification as u128), 16); bp__0.push(((*hdr).ipv4.flags as u128), 3); bp__0.push(((*hdr).ipv4.fragOffset as u128), 13); bp__0.push(((*hdr).ipv4.ttl as u128), 8); bp__0.push(((*hdr).ipv4.protocol as u128), 8); bp__0.push(((*hdr).ipv4.srcAddr as u128), 32); bp__0.push(((*hdr).ipv4.dstAddr as u128), 32); if ::p4_target::externs::update_checksum(::p4_target::info::HashAlgorithm::Csum16, &bp__0, 16) != ((*hdr).ipv4.hdrChecksum as u128) { env.checksum_error = true; } } };
+    {
+        if (*hdr).ipv4.valid {
+            let mut bp__0 = ::p4_target::externs::BitPacker::new();
+            bp__0.push(((*hdr).ipv4.version as u128), 4);
+            bp__0.push(((*hdr).ipv4.ihl as u128), 4);
+            bp__0.push(((*hdr).ipv4.diffserv as u128), 8);
+            bp__0.push(((*hdr).ipv4.totalLen as u128), 16);
+            bp__0.push(((*hdr).ipv4.identification as u128), 16);
+            bp__0.push(((*hdr).ipv4.flags as u128), 3);
+            bp__0.push(((*hdr).ipv4.fragOffset as u128), 13);
+            bp__0.push(((*hdr).ipv4.ttl as u128), 8);
+            bp__0.push(((*hdr).ipv4.protocol as u128), 8);
+            bp__0.push(((*hdr).ipv4.srcAddr as u128), 32);
+            bp__0.push(((*hdr).ipv4.dstAddr as u128), 32);
+            if ::p4_target::externs::update_checksum(::p4_target::info::HashAlgorithm::Csum16, &bp__0, 16) != ((*hdr).ipv4.hdrChecksum as u128) { env.checksum_error = true; }
+        }
+    }
     Ok(())
 }
 
 /// Action `MyIngress.drop` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
 fn MyIngress_drop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
-    { (*standard_metadata).mark_to_drop(); };
+    (*standard_metadata).mark_to_drop();
     Ok(())
 }
 
@@ -527,7 +543,23 @@ fn MyComputeChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut 
 pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyComputeChecksum_Locals::default();
     let l = &mut l_storage;
-    { if (*hdr).ipv4.valid { let mut bp__0 = ::p4_target::externs::BitPacker::new(); bp__0.push(((*hdr).ipv4.version as u128), 4); bp__0.push(((*hdr).ipv4.ihl as u128), 4); bp__0.push(((*hdr).ipv4.diffserv as u128), 8); bp__0.push(((*hdr).ipv4.totalLen as u128), 16); bp__0.push(((*hdr).ipv4.identification as u128), 16); bp__0.push(((*hdr).ipv4.flags as u128), 3); bp__0.push(((*hdr).ipv4.fragOffset as u128), 13); bp__0.push(((*hdr).ipv4.ttl as u128), 8); bp__0.push(((*hdr).ipv4.protocol as u128), 8); bp__0.push(((*hdr).ipv4.srcAddr as u128), 32); bp__0.push(((*hdr).ipv4.dstAddr as u128), 32); (*hdr).ipv4.hdrChecksum = (::p4_target::externs::update_checksum(::p4_target::info::HashAlgorithm::Csum16, &bp__0, 16) as u16); } };
+    {
+        if (*hdr).ipv4.valid {
+            let mut bp__0 = ::p4_target::externs::BitPacker::new();
+            bp__0.push(((*hdr).ipv4.version as u128), 4);
+            bp__0.push(((*hdr).ipv4.ihl as u128), 4);
+            bp__0.push(((*hdr).ipv4.diffserv as u128), 8);
+            bp__0.push(((*hdr).ipv4.totalLen as u128), 16);
+            bp__0.push(((*hdr).ipv4.identification as u128), 16);
+            bp__0.push(((*hdr).ipv4.flags as u128), 3);
+            bp__0.push(((*hdr).ipv4.fragOffset as u128), 13);
+            bp__0.push(((*hdr).ipv4.ttl as u128), 8);
+            bp__0.push(((*hdr).ipv4.protocol as u128), 8);
+            bp__0.push(((*hdr).ipv4.srcAddr as u128), 32);
+            bp__0.push(((*hdr).ipv4.dstAddr as u128), 32);
+            (*hdr).ipv4.hdrChecksum = (::p4_target::externs::update_checksum(::p4_target::info::HashAlgorithm::Csum16, &bp__0, 16) as u16);
+        }
+    }
     Ok(())
 }
 
@@ -542,8 +574,8 @@ fn MyDeparser_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
 pub fn MyDeparser_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = MyDeparser_Locals::default();
     let l = &mut l_storage;
-    { (*hdr).ethernet.emit(packet__); };
-    { (*hdr).ipv4.emit(packet__); };
+    (*hdr).ethernet.emit(packet__);
+    (*hdr).ipv4.emit(packet__);
     Ok(())
 }
 

@@ -538,7 +538,7 @@ pub fn parser_V6Parser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
         }
         match state {
             parser_V6Parser_State::start => {
-                { if !(*u).v6.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*u).v6.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 return Ok(());
             }
         }
@@ -571,7 +571,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
-                { if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 let k0__: u128 = ((*hdr).eth.etherType as u128);
                 if k0__ == 0x8847u128 {
                     state = parser_P_State::parse_mpls;
@@ -590,7 +590,9 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 }
             }
             parser_P_State::parse_mpls => {
-                { if (*hdr).mpls.next as usize >= 3 { return Err(::p4_target::v1model::error_code::STACK_OUT_OF_BOUNDS); } if !(*hdr).mpls.elems[(*hdr).mpls.next as usize].extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } (*hdr).mpls.next += 1; };
+                if (*hdr).mpls.next as usize >= 3 { return Err(::p4_target::v1model::error_code::STACK_OUT_OF_BOUNDS); }
+                if !(*hdr).mpls.elems[(*hdr).mpls.next as usize].extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                (*hdr).mpls.next += 1;
                 let k0__: u128 = ((*hdr).mpls.elems[((*hdr).mpls.next as usize).saturating_sub(1)].bos as u128);
                 if k0__ == 0u128 {
                     state = parser_P_State::parse_mpls;
@@ -602,8 +604,8 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
             }
             parser_P_State::parse_opt => {
                 kind_len = (packet__.lookahead(16).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)? as u16);
-                { if !(::p4_target::bits::slice((kind_len as u128), 7, 0) >= 2u128) { return Err(7u32); } };
-                { (*hdr).opt.extract_var(packet__, u32::try_from(::p4_target::bits::wrap(::p4_target::bits::cast(::p4_target::bits::wrap(::p4_target::bits::slice((kind_len as u128), 7, 0).wrapping_sub(2u128), 8), 8, false, 32).wrapping_mul(8u128), 32)).unwrap_or(u32::MAX))?; };
+                if !(::p4_target::bits::slice((kind_len as u128), 7, 0) >= 2u128) { return Err(7u32); }
+                (*hdr).opt.extract_var(packet__, u32::try_from(::p4_target::bits::wrap(::p4_target::bits::cast(::p4_target::bits::wrap(::p4_target::bits::slice((kind_len as u128), 7, 0).wrapping_sub(2u128), 8), 8, false, 32).wrapping_mul(8u128), 32)).unwrap_or(u32::MAX))?;
                 return Ok(());
             }
             parser_P_State::parse_union => {
@@ -620,7 +622,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 state = parser_P_State::spin;
             }
             parser_P_State::parse_v4 => {
-                { if !(*hdr).u.v4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); } };
+                if !(*hdr).u.v4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 return Ok(());
             }
             parser_P_State::parse_v6 => {
@@ -687,14 +689,14 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
     (*sm).egress_spec = (1u128 as u16);
-    { (*hdr).report.valid = true; };
+    (*hdr).report.valid = true;
     (*hdr).report.kind = (0u128 as u8);
     if (*hdr).mpls.elems[(0u128 as usize).min(2)].valid {
         (*hdr).report.kind = (1u128 as u8);
         (*hdr).report.depth = (::p4_target::bits::wrap(::p4_target::bits::cast((((*hdr).mpls.next as u128).wrapping_sub(1) & 0xffff_ffff), 32, false, 8).wrapping_add(1u128), 8) as u8);
         (*hdr).report.top_ttl = (((*hdr).mpls.elems[(0u128 as usize).min(2)].ttl as u128) as u8);
         if (*hdr).mpls.elems[(1u128 as usize).min(2)].valid {
-            { { let n__ = (1 as usize).min(3); (*hdr).mpls.elems.copy_within(n__..3, 0); for e__ in (*hdr).mpls.elems[3 - n__..].iter_mut() { *e__ = Default::default(); } (*hdr).mpls.next = (*hdr).mpls.next.saturating_sub(n__ as u32); } };
+            { let n__ = (1 as usize).min(3); (*hdr).mpls.elems.copy_within(n__..3, 0); for e__ in (*hdr).mpls.elems[3 - n__..].iter_mut() { *e__ = Default::default(); } (*hdr).mpls.next = (*hdr).mpls.next.saturating_sub(n__ as u32); }
         }
     } else {
         if (*hdr).opt.valid {
@@ -771,11 +773,11 @@ fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet_
 pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
-    { (*hdr).eth.emit(packet__); };
-    { for e__ in (*hdr).mpls.elems.iter() { e__.emit(packet__); } };
-    { (*hdr).opt.emit(packet__); };
-    { (*hdr).u.emit(packet__); };
-    { (*hdr).report.emit(packet__); };
+    (*hdr).eth.emit(packet__);
+    for e__ in (*hdr).mpls.elems.iter() { e__.emit(packet__); }
+    (*hdr).opt.emit(packet__);
+    (*hdr).u.emit(packet__);
+    (*hdr).report.emit(packet__);
     Ok(())
 }
 

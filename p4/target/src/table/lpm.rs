@@ -1,5 +1,5 @@
-//! Longest-prefix-match engine: a multibit trie with stride 8, controlled
-//! prefix expansion and leaf pushing.
+//! Longest-prefix-match engine: a multibit trie with a 16-bit root stride
+//! and 8-bit strides below, controlled prefix expansion and leaf pushing.
 //!
 //! The trie runs over the concatenated key: the table's exact fields first,
 //! each at full width, in key order, then the LPM field. An entry with an
@@ -9,42 +9,55 @@
 //! [`MAX_KEY_BITS`]; `Table::new` uses the priority engine beyond that.
 //!
 //! Structure (Srinivasan & Varghese, "Faster IP lookups using controlled
-//! prefix expansion", 1999): every node is an array of 256 slots indexed by
-//! the next key byte. A prefix of length `8d + r` (`1 <= r <= 8`) lives in
-//! the node at depth `d` and is expanded over the `2^(8-r)` slots it covers
-//! (length 0 covers the root's 256). A slot holds a child node, an entry or
-//! nothing. With leaf pushing, a slot that holds a child passes the best
-//! prefix covering it down as the child's `inherited` value, so a lookup
-//! never backtracks: it reads one slot per key byte and stops at the first
-//! slot that is not a child.
+//! prefix expansion", 1999): the root is an array of `2^s0` slots indexed
+//! by the first `s0 = min(16, key_bits)` bits of the key; every other node
+//! is an array of 256 slots indexed by the next 8 bits. A prefix ends in
+//! the node at the depth where its last bit falls and is expanded over the
+//! slots it covers there (a prefix of `r` bits in a node of stride `s`
+//! covers `2^(s-r)` slots; length 0 covers the whole root). A slot holds a
+//! child node, an entry or nothing. With leaf pushing, a slot that holds a
+//! child passes the best prefix covering it down as the child's
+//! `inherited` value, so a lookup never backtracks: it reads one slot per
+//! level and stops at the first slot that is not a child. The wide root
+//! makes IPv4 routes up to /16 one read, up to /24 two, longer three, and
+//! keeps the depth of a lookup from growing as a table fills with nested
+//! routes.
 //!
 //! Contract:
-//! - Lookup cost is at most `ceil(key_bits / 8)` slot reads, independent of
-//!   the number of entries; no allocation, no panic.
+//! - Lookup cost is at most `1 + ceil((key_bits - s0) / 8)` slot reads,
+//!   independent of the number of entries; no allocation, no panic.
 //! - Insert and delete keep the expansion exact: every node remembers the
 //!   prefixes that end in it; deleting a prefix recomputes the slots it
 //!   covered from the remaining, shorter prefixes of the node, falling back
 //!   to the inherited value, and pushes the result down into children.
-//!   Empty nodes are freed. Memory: one 1 KiB slot array per node plus the
-//!   node's prefix list; 10,000 random /8–/32 IPv4 routes take about 10,000
-//!   nodes.
+//!   Empty nodes are freed.
+//! - Memory: a 256 KiB root (less for keys under 16 bits) plus 1 KiB per
+//!   node and each node's prefix list. A route longer than 16 + 8k bits
+//!   that shares no node with others adds up to k + 1 nodes: 10,000 random
+//!   /8–/32 IPv4 routes take about 9,800 nodes (10 MB).
 //! - Entry ids must be below 2^31.
+
+use std::collections::BTreeMap;
 
 /// Longest concatenated key (exact fields + LPM field) this engine handles.
 pub(crate) const MAX_KEY_BITS: u32 = 512;
 const MAX_KEY_BYTES: usize = (MAX_KEY_BITS / 8) as usize;
+/// Widest root stride.
+const ROOT_BITS: u32 = 16;
 
 /// Slot encoding: 0 = nothing, `CHILD | node` = child node, else entry id + 1.
 const CHILD: u32 = 1 << 31;
 
 #[derive(Debug)]
 struct NodeMeta {
-    /// Prefixes ending in this node: (first slot, length within the node 0..=8, entry value).
-    prefixes: Vec<(u8, u8, u32)>,
+    /// Prefixes ending in this node: (first slot, length within the node)
+    /// → entry id + 1. Ordered, so the prefixes inside a slot range are one
+    /// range query and the ones covering it are `stride + 1` point queries.
+    prefixes: BTreeMap<(u32, u8), u32>,
     /// Best prefix from above, pushed down by the parent slot.
     inherited: u32,
     /// Number of child slots.
-    children: u16,
+    children: u32,
     /// Whether this node is on the free list.
     free: bool,
 }
@@ -52,7 +65,7 @@ struct NodeMeta {
 impl NodeMeta {
     fn new(inherited: u32) -> Self {
         NodeMeta {
-            prefixes: Vec::new(),
+            prefixes: BTreeMap::new(),
             inherited,
             children: 0,
             free: false,
@@ -60,7 +73,7 @@ impl NodeMeta {
     }
 }
 
-/// Stride-8 multibit trie over `exact fields ++ lpm field`.
+/// Multibit trie over `exact fields ++ lpm field`.
 #[derive(Debug)]
 pub(crate) struct LpmEngine {
     /// Key field indices in trie order: exact fields, then the LPM field.
@@ -71,7 +84,11 @@ pub(crate) struct LpmEngine {
     total_bits: u32,
     /// Bits taken by the exact fields.
     exact_bits: u32,
-    /// Slot arrays, one per node; node 0 is the root.
+    /// Root stride `s0`.
+    root_bits: u32,
+    /// Root slots (`2^s0`); node 0 is the root.
+    root: Box<[u32]>,
+    /// Slot arrays of the other nodes, by node index (index 0 unused).
     slots: Vec<[u32; 256]>,
     nodes: Vec<NodeMeta>,
     free_nodes: Vec<u32>,
@@ -91,6 +108,9 @@ fn put_bits(buf: &mut [u8], mut pos: usize, value: u128, width: u32) {
     }
 }
 
+/// Own-prefix table of a slot range: (entry id + 1, length + 1), or (0, 0).
+type Own = Vec<(u32, u8)>;
+
 impl LpmEngine {
     /// An empty trie for a key whose field `lpm_index` is the LPM field and
     /// the others are exact. `widths` are the key's field widths in key order.
@@ -98,15 +118,39 @@ impl LpmEngine {
         let mut order: Vec<usize> = (0..widths.len()).filter(|&i| i != lpm_index).collect();
         order.push(lpm_index);
         let ordered: Box<[u32]> = order.iter().map(|&i| widths[i]).collect();
-        let total_bits = ordered.iter().sum();
+        let total_bits: u32 = ordered.iter().sum();
+        let root_bits = total_bits.min(ROOT_BITS);
         LpmEngine {
             exact_bits: total_bits - widths[lpm_index],
             order: order.into(),
             widths: ordered,
             total_bits,
+            root_bits,
+            root: vec![0; 1 << root_bits].into_boxed_slice(),
             slots: vec![[0; 256]],
             nodes: vec![NodeMeta::new(0)],
             free_nodes: Vec::new(),
+        }
+    }
+
+    /// Stride of a node.
+    fn stride(&self, node: usize) -> u32 {
+        if node == 0 { self.root_bits } else { 8 }
+    }
+
+    fn slot(&self, node: usize, s: usize) -> u32 {
+        if node == 0 {
+            self.root[s]
+        } else {
+            self.slots[node][s]
+        }
+    }
+
+    fn set_slot(&mut self, node: usize, s: usize, v: u32) {
+        if node == 0 {
+            self.root[s] = v;
+        } else {
+            self.slots[node][s] = v;
         }
     }
 
@@ -114,16 +158,7 @@ impl LpmEngine {
     #[inline]
     fn pack(&self, values: impl Fn(usize) -> u128, buf: &mut [u8; MAX_KEY_BYTES]) {
         if self.total_bits <= 128 {
-            let mut acc = 0u128;
-            for (&i, &w) in self.order.iter().zip(self.widths.iter()) {
-                acc = if w >= 128 {
-                    values(i)
-                } else {
-                    (acc << w) | (values(i) & crate::bits::mask(w))
-                };
-            }
-            let aligned = acc << (128 - self.total_bits);
-            buf[..16].copy_from_slice(&aligned.to_be_bytes());
+            buf[..16].copy_from_slice(&self.aligned(values).to_be_bytes());
         } else {
             let mut pos = 0usize;
             for (&i, &w) in self.order.iter().zip(self.widths.iter()) {
@@ -133,46 +168,73 @@ impl LpmEngine {
         }
     }
 
+    /// For keys of at most 128 bits: the concatenation, left-aligned.
+    #[inline]
+    fn aligned(&self, values: impl Fn(usize) -> u128) -> u128 {
+        let mut acc = 0u128;
+        for (&i, &w) in self.order.iter().zip(self.widths.iter()) {
+            acc = if w >= 128 {
+                values(i)
+            } else {
+                (acc << w) | (values(i) & crate::bits::mask(w))
+            };
+        }
+        acc << (128 - self.total_bits)
+    }
+
+    /// Number of levels below the root.
+    fn depth_below_root(&self) -> usize {
+        (self.total_bits - self.root_bits).div_ceil(8) as usize
+    }
+
+    /// Slot index at `level` of a packed key (`level` 0 is the root).
+    fn index(&self, bytes: &[u8; MAX_KEY_BYTES], level: usize) -> usize {
+        if level == 0 {
+            let top = ((bytes[0] as usize) << 8) | bytes[1] as usize;
+            top >> (16 - self.root_bits)
+        } else {
+            // Only reached when the root takes exactly 16 bits.
+            bytes[1 + level] as usize
+        }
+    }
+
     /// Longest matching entry for `key` (one value per key field, key order).
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
-        let levels = self.total_bits.div_ceil(8) as usize;
+        let below = self.depth_below_root();
         if self.total_bits <= 128 {
             // Common case (IPv4, port ++ IPv4, IPv6): the key fits one
-            // register; take each level's byte by shifting, no buffer.
-            let mut acc = 0u128;
-            for (&i, &w) in self.order.iter().zip(self.widths.iter()) {
-                acc = if w >= 128 {
-                    key[i]
-                } else {
-                    (acc << w) | (key[i] & crate::bits::mask(w))
-                };
-            }
-            let aligned = acc << (128 - self.total_bits);
-            let mut node = 0usize;
-            for level in 0..levels {
-                let byte = (aligned >> (120 - 8 * level)) as u8;
-                let s = self.slots[node][byte as usize];
-                if s & CHILD != 0 {
-                    node = (s & !CHILD) as usize;
-                } else {
-                    return s.checked_sub(1);
+            // register; take each level's index by shifting, no buffer.
+            let aligned = self.aligned(|i| key[i]);
+            let mut s = self.root[(aligned >> (128 - self.root_bits)) as usize];
+            let mut shift = 128 - self.root_bits;
+            for _ in 0..below {
+                if s & CHILD == 0 {
+                    break;
                 }
+                shift -= 8;
+                s = self.slots[(s & !CHILD) as usize][((aligned >> shift) & 0xff) as usize];
             }
-            return None;
+            return if s & CHILD != 0 {
+                None
+            } else {
+                s.checked_sub(1)
+            };
         }
         let mut buf = [0u8; MAX_KEY_BYTES];
         self.pack(|i| key[i], &mut buf);
-        let mut node = 0usize;
-        for &byte in &buf[..levels] {
-            let s = self.slots[node][byte as usize];
-            if s & CHILD != 0 {
-                node = (s & !CHILD) as usize;
-            } else {
-                return s.checked_sub(1);
+        let mut s = self.root[self.index(&buf, 0)];
+        for level in 1..=below {
+            if s & CHILD == 0 {
+                break;
             }
+            s = self.slots[(s & !CHILD) as usize][self.index(&buf, level)];
         }
-        None
+        if s & CHILD != 0 {
+            None
+        } else {
+            s.checked_sub(1)
+        }
     }
 
     /// Prefix bytes and length in bits of an entry's match list (key order).
@@ -210,40 +272,57 @@ impl LpmEngine {
         }
     }
 
-    /// Each slot's best own prefix of `node`: (entry id + 1, its length
-    /// within the node + 1), `(0, 0)` where no own prefix covers the slot.
-    /// Computed from the node's prefix list (control plane only), which
-    /// keeps a node at its 1 KiB slot array plus that short list.
-    fn own_table(&self, node: usize) -> [(u32, u8); 256] {
-        let mut own = [(0u32, 0u8); 256];
-        for &(first, rel, val) in &self.nodes[node].prefixes {
-            let first = first as usize;
-            for o in &mut own[first..first + (1usize << (8 - rel as u32))] {
+    /// Best own prefix of each slot in `first..first + count` of `node`,
+    /// from the node's prefix list (control plane only).
+    fn own_range(&self, node: usize, first: usize, count: usize) -> Own {
+        let stride = self.stride(node);
+        let prefixes = &self.nodes[node].prefixes;
+        let mut own = vec![(0u32, 0u8); count];
+        let end = first + count;
+        let mut apply = |pfirst: usize, rel: u8, val: u32| {
+            let pend = pfirst + (1usize << (stride - rel as u32));
+            let (lo, hi) = (pfirst.max(first), pend.min(end));
+            for o in own
+                .iter_mut()
+                .take(hi.saturating_sub(first))
+                .skip(lo.saturating_sub(first))
+            {
                 if o.1 < rel + 1 {
                     *o = (val, rel + 1);
                 }
             }
+        };
+        // Prefixes starting before the range that cover it: for each length,
+        // the one aligned block containing `first`.
+        for rel in 0..=stride as u8 {
+            let span = 1usize << (stride - rel as u32);
+            let base = first & !(span - 1);
+            if base < first
+                && let Some(&val) = prefixes.get(&(base as u32, rel))
+            {
+                apply(base, rel, val);
+            }
+        }
+        // Prefixes starting inside the range.
+        for (&(pfirst, rel), &val) in prefixes.range((first as u32, 0)..(end as u32, 0)) {
+            apply(pfirst as usize, rel, val);
         }
         own
     }
 
-    /// The value slot `s` of `node` resolves to, given its own table.
-    fn best(&self, node: usize, s: usize, own: &[(u32, u8); 256]) -> u32 {
-        if own[s].1 > 0 {
-            own[s].0
+    /// Re-derives slot `s` of `node` from its own best (`own`: (value, len + 1))
+    /// or the inherited value, pushing the result into a child.
+    fn refresh_slot(&mut self, node: usize, s: usize, own: (u32, u8)) {
+        let val = if own.1 > 0 {
+            own.0
         } else {
             self.nodes[node].inherited
-        }
-    }
-
-    /// Re-derives slot `s` of `node`, pushing the value into a child.
-    fn refresh_slot(&mut self, node: usize, s: usize, own: &[(u32, u8); 256]) {
-        let val = self.best(node, s, own);
-        let cur = self.slots[node][s];
+        };
+        let cur = self.slot(node, s);
         if cur & CHILD != 0 {
             self.push_down((cur & !CHILD) as usize, val);
         } else {
-            self.slots[node][s] = val;
+            self.set_slot(node, s, val);
         }
     }
 
@@ -253,91 +332,91 @@ impl LpmEngine {
             return;
         }
         self.nodes[child].inherited = val;
-        let own = self.own_table(child);
-        for t in 0..256 {
-            if own[t].1 == 0 {
-                self.refresh_slot(child, t, &own);
+        let own = self.own_range(child, 0, 256);
+        for (t, &o) in own.iter().enumerate() {
+            if o.1 == 0 {
+                self.refresh_slot(child, t, o);
             }
         }
     }
 
     /// Where a prefix of `len` bits ends: (depth, length within that node).
-    fn split(len: u32) -> (usize, u8) {
-        if len == 0 {
-            (0, 0)
+    fn split(&self, len: u32) -> (usize, u8) {
+        if len <= self.root_bits {
+            (0, len as u8)
         } else {
-            (((len - 1) / 8) as usize, (len - 8 * ((len - 1) / 8)) as u8)
+            let below = len - self.root_bits;
+            let depth = 1 + (below - 1) / 8;
+            (depth as usize, (below - 8 * (depth - 1)) as u8)
         }
+    }
+
+    /// Slots covered by a prefix of `rel` bits at index `idx` of a node of `stride`.
+    fn range(idx: usize, rel: u8, stride: u32) -> (usize, usize) {
+        let span = 1usize << (stride - rel as u32);
+        (idx & !(span - 1), span)
     }
 
     /// Adds entry `id` for `matches` (replacing nothing: the entry store
     /// guarantees each prefix is present once).
     pub(crate) fn insert(&mut self, id: u32, matches: &[Option<crate::runtime::FieldMatch>]) {
         let (bytes, len) = self.prefix_of(matches);
-        let (depth, rel) = Self::split(len);
+        let (depth, rel) = self.split(len);
         let mut node = 0usize;
-        for &b in &bytes[..depth] {
-            let cur = self.slots[node][b as usize];
+        for level in 0..depth {
+            let idx = self.index(&bytes, level);
+            let cur = self.slot(node, idx);
             node = if cur & CHILD != 0 {
                 (cur & !CHILD) as usize
             } else {
                 let child = self.alloc_node(cur);
-                self.slots[node][b as usize] = CHILD | child;
+                self.set_slot(node, idx, CHILD | child);
                 self.nodes[node].children += 1;
                 child as usize
             };
         }
-        let (first, count) = Self::range(bytes[depth], rel);
+        let stride = self.stride(node);
+        let (first, count) = Self::range(self.index(&bytes, depth), rel, stride);
         let val = id + 1;
-        self.nodes[node].prefixes.push((first as u8, rel, val));
-        let own = self.own_table(node);
-        for s in first..first + count {
-            if own[s].0 == val {
-                self.refresh_slot(node, s, &own);
+        self.nodes[node].prefixes.insert((first as u32, rel), val);
+        let own = self.own_range(node, first, count);
+        for (k, &o) in own.iter().enumerate() {
+            if o.0 == val {
+                self.refresh_slot(node, first + k, o);
             }
         }
-    }
-
-    /// Slots covered by a prefix of `rel` bits whose node byte is `byte`.
-    fn range(byte: u8, rel: u8) -> (usize, usize) {
-        let span = 1usize << (8 - rel as u32);
-        let first = if rel == 0 {
-            0
-        } else {
-            (byte as usize) & !(span - 1)
-        };
-        (first, span)
     }
 
     /// Removes entry `id` for `matches`.
     pub(crate) fn remove(&mut self, id: u32, matches: &[Option<crate::runtime::FieldMatch>]) {
         let (bytes, len) = self.prefix_of(matches);
-        let (depth, rel) = Self::split(len);
-        let mut path: Vec<(usize, u8)> = Vec::with_capacity(depth);
+        let (depth, rel) = self.split(len);
+        let mut path: Vec<(usize, usize)> = Vec::with_capacity(depth);
         let mut node = 0usize;
-        for &b in &bytes[..depth] {
-            let cur = self.slots[node][b as usize];
+        for level in 0..depth {
+            let idx = self.index(&bytes, level);
+            let cur = self.slot(node, idx);
             if cur & CHILD == 0 {
                 return;
             }
-            path.push((node, b));
+            path.push((node, idx));
             node = (cur & !CHILD) as usize;
         }
-        let val = id + 1;
+        let stride = self.stride(node);
+        let (first, count) = Self::range(self.index(&bytes, depth), rel, stride);
         let meta = &mut self.nodes[node];
-        let Some(pos) = meta.prefixes.iter().position(|p| p.2 == val) else {
+        if meta.prefixes.get(&(first as u32, rel)) != Some(&(id + 1)) {
             return;
-        };
-        meta.prefixes.swap_remove(pos);
-        let (first, count) = Self::range(bytes[depth], rel);
+        }
+        meta.prefixes.remove(&(first as u32, rel));
         // Slots the prefix covered fall back to the longest remaining own
         // prefix (necessarily shorter) or the inherited value.
-        let own = self.own_table(node);
-        for s in first..first + count {
-            self.refresh_slot(node, s, &own);
+        let own = self.own_range(node, first, count);
+        for (k, &o) in own.iter().enumerate() {
+            self.refresh_slot(node, first + k, o);
         }
         // Free nodes left without prefixes and children, bottom-up.
-        while let Some((parent, b)) = path.pop() {
+        while let Some((parent, idx)) = path.pop() {
             let meta = &self.nodes[node];
             if !meta.prefixes.is_empty() || meta.children > 0 {
                 break;
@@ -345,8 +424,13 @@ impl LpmEngine {
             self.nodes[node].free = true;
             self.free_nodes.push(node as u32);
             self.nodes[parent].children -= 1;
-            let own = self.own_table(parent);
-            self.slots[parent][b as usize] = self.best(parent, b as usize, &own);
+            let own = self.own_range(parent, idx, 1)[0];
+            let v = if own.1 > 0 {
+                own.0
+            } else {
+                self.nodes[parent].inherited
+            };
+            self.set_slot(parent, idx, v);
             node = parent;
         }
     }

@@ -1220,11 +1220,17 @@ impl<'a> Gen<'a> {
             }
             let w = match &d.ty {
                 Ty::Bool => 1,
+                Ty::Error | Ty::Enum(_) => 32,
                 t if self.is_bits(t) => self.width(t),
                 _ => return bad("not supported yet: this field list member", Some(d.span)),
             };
             total += w;
             let v = self.expr(ctx, &d)?;
+            let v = if self.is_bits(&d.ty) || d.ty == Ty::Bool {
+                v
+            } else {
+                format!("({v} as u128)")
+            };
             let v = if d.ty == Ty::Bool {
                 format!("({v} as u128)")
             } else {
@@ -1276,6 +1282,20 @@ impl<'a> Gen<'a> {
     }
 
     fn builtin(&self, ctx: &Ctx<'_>, b: &Builtin, span: Span) -> Result<String, BackError> {
+        Ok(format!(
+            "{{ {} }}",
+            self.builtin_lines(ctx, b, span)?.join(" ")
+        ))
+    }
+
+    /// The statements of a built-in call, one per line (`if .. {` and `}`
+    /// lines open and close blocks).
+    fn builtin_lines(
+        &self,
+        ctx: &Ctx<'_>,
+        b: &Builtin,
+        span: Span,
+    ) -> Result<Vec<String>, BackError> {
         let extern_index = |inst: u32| -> Result<u32, BackError> {
             let i = ctx.inst.ok_or(BackError {
                 message: "extern objects are only supported in controls".into(),
@@ -1378,10 +1398,10 @@ impl<'a> Gen<'a> {
                     .iter()
                     .map(|d| {
                         let v = self.expr(ctx, d)?;
-                        Ok(if d.ty == Ty::Bool {
-                            format!("({v} as u128)")
-                        } else {
+                        Ok(if self.is_bits(&d.ty) {
                             v
+                        } else {
+                            format!("({v} as u128)")
                         })
                     })
                     .collect();
@@ -1524,7 +1544,7 @@ impl<'a> Gen<'a> {
                 s.push(self.assign_native(ctx, out, &v)?);
             }
         }
-        Ok(format!("{{ {} }}", s.join(" ")))
+        Ok(s)
     }
 
     /// The checksum of packer `bp` (and the payload) as a `width`-bit value.
@@ -1687,6 +1707,26 @@ impl<'a> Gen<'a> {
                     self.w.line("_ => {}");
                 }
                 self.w.close("}");
+            }
+            Stmt::Call(Call::Builtin(b), span) => {
+                let lines = self.builtin_lines(ctx, b, *span)?;
+                // Temporaries get their own block so names never clash.
+                let scoped = lines.len() > 1 && lines.iter().any(|l| l.starts_with("let "));
+                if scoped {
+                    self.w.open("{");
+                }
+                for l in lines {
+                    if l == "}" {
+                        self.w.close("}");
+                    } else if l.ends_with('{') {
+                        self.w.open(l);
+                    } else {
+                        self.w.line(l);
+                    }
+                }
+                if scoped {
+                    self.w.close("}");
+                }
             }
             Stmt::Call(c, span) => {
                 let e = self.call(ctx, c, *span)?;
@@ -1888,10 +1928,11 @@ impl<'a> Gen<'a> {
             let mut sel = Vec::new();
             for k in &table.keys {
                 let v = self.expr(&ctx, &k.expr)?;
-                let v = if k.expr.ty == Ty::Bool {
-                    format!("({v} as u128)")
-                } else {
+                let v = if self.is_bits(&k.expr.ty) {
                     v
+                } else {
+                    // bool, error, enum
+                    format!("({v} as u128)")
                 };
                 match k.kind {
                     KeyKind::Match(_) => keys.push(v),
@@ -2361,6 +2402,16 @@ impl<'a> Gen<'a> {
             for f in &self.prog.composites[*m].fields {
                 for n in &f.field_lists {
                     lists.entry(*n).or_default().push(field_ident(&f.name));
+                }
+            }
+            for (n, fields) in &self.prog.synth_field_lists {
+                let entry = lists.entry(*n).or_default();
+                for (root, i) in fields {
+                    if root == self.prog.meta_ty.as_ref().unwrap_or(&Ty::Void)
+                        && let Some(f) = self.prog.composites[*m].fields.get(*i as usize)
+                    {
+                        entry.push(field_ident(&f.name));
+                    }
                 }
             }
         }

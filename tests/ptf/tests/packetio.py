@@ -1,0 +1,65 @@
+"""Controller packet I/O through the P4Runtime StreamChannel, and the ACL.
+
+PacketOut with ``packet_out.egress_port`` leaves exactly that port
+unchanged (the packet_out header is stripped); an ACL ``punt_to_cpu`` entry
+sends a frame to CPU port 510, which arrives as a PacketIn carrying the
+ingress port in ``packet_in.ingress_port``; ``acl_deny`` drops and counts.
+"""
+
+import ipaddress
+
+import ptf.testutils as tu
+from p4runtime_sh import shell as sh
+
+import roce
+from rsbase import DROP_ACL, ROUTER_MAC, SwitchTest, host_mac, routed
+
+
+def _metadata(msg, name):
+    info = sh.P4Objects(sh.P4Type.controller_packet_metadata)["packet_in"]
+    ids = {m.name: m.id for m in info.metadata}
+    for md in msg.packet.metadata:
+        if md.metadata_id == ids[name]:
+            return int.from_bytes(md.value, "big")
+    return None
+
+
+class PacketOutToEachPort(SwitchTest):
+    """A PacketOut for each port leaves that port byte-exact, and no other."""
+
+    def runTest(self):
+        for port in self.ports:
+            frame = bytes(roce.roce_write(host_mac(port), "02:00:00:00:0c:01", "10.0.9.1", "10.0.9.2", psn=port))
+            sh.PacketOut(frame, egress_port=str(port)).send()
+            tu.verify_packet(self, frame, port)
+            tu.verify_no_other_packets(self, timeout=0.3)
+
+
+class PacketInFromAclPunt(SwitchTest):
+    """An ACL punt on EtherType 0x88b5 delivers the frame as a PacketIn with its ingress port."""
+
+    def runTest(self):
+        self.add_acl("punt_to_cpu", ether_type="0x88b5&&&0xffff")
+        pin = sh.PacketIn()
+        frame = bytes.fromhex("02000000ff01") + bytes.fromhex(host_mac(2).replace(":", "")) + b"\x88\xb5" + bytes(range(46))
+        self.send(2, frame)
+        msgs = list(pin.sniff(timeout=2))
+        self.assertEqual(len(msgs), 1, "expected exactly one PacketIn, got %d" % len(msgs))
+        self.assertEqual(msgs[0].packet.payload, frame)
+        self.assertEqual(_metadata(msgs[0], "ingress_port"), 2)
+        tu.verify_no_other_packets(self, timeout=0.3)
+
+
+class AclDenyDropCounted(SwitchTest):
+    """A routed flow hit by acl_deny is dropped and drop_reason[ACL] counts it; other flows pass."""
+
+    def runTest(self):
+        self.route_v4("10.0.1.0/24", 1)
+        self.add_acl("acl_deny", dst_addr="%d&&&0xffffffff" % int(ipaddress.IPv4Address("10.0.1.66")))
+        before = self.packets("drop_reason", DROP_ACL)
+        self.send(0, roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.66"))
+        tu.verify_no_other_packets(self, timeout=0.5)
+        self.assertEqual(self.wait_counter("drop_reason", DROP_ACL, before + 1), before + 1)
+        ok = roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.67")
+        self.send(0, ok)
+        tu.verify_packet(self, routed(ok, host_mac(1)), 1)

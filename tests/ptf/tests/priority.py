@@ -1,0 +1,91 @@
+"""Classification into the 8 priorities (roce-semantics R-MAP-1/2).
+
+Observed through the counters indexed ``port * 8 + priority``:
+``tx_port_prio`` on the egress port (the queue the traffic manager used)
+and ``rx_port_prio`` on the ingress port. Defaults: DSCP trust, RoCE DSCP
+26 -> 3, CNP DSCP 48 -> 6. Per-port PCP trust and the DSCP map are set
+through the fabric QoS service (the tables are fabric-owned).
+"""
+
+import ptf.testutils as tu
+
+import fabric
+import roce
+from rsbase import ROUTER_MAC, SwitchTest, host_mac, routed
+
+EGRESS = 1
+
+
+class PriorityTest(SwitchTest):
+    def setUp(self):
+        SwitchTest.setUp(self)
+        self.route_v4("10.0.1.0/24", EGRESS)
+
+    def cells(self, name, port):
+        return [self.packets(name, port * 8 + prio) for prio in range(8)]
+
+    def assert_one_on(self, pkt, expected_prio, in_port=0, exp=None):
+        """Send ``pkt``, expect it routed, and exactly one count on tx[EGRESS][prio] and rx[in][prio]."""
+        tx0 = self.cells("tx_port_prio", EGRESS)
+        rx0 = self.cells("rx_port_prio", in_port)
+        self.send(in_port, pkt)
+        tu.verify_packet(self, exp if exp is not None else routed(pkt, host_mac(EGRESS)), EGRESS)
+        tu.verify_no_other_packets(self, timeout=0.3)
+        want_tx = list(tx0)
+        want_tx[expected_prio] += 1
+        want_rx = list(rx0)
+        want_rx[expected_prio] += 1
+        self.wait_counter("tx_port_prio", EGRESS * 8 + expected_prio, want_tx[expected_prio])
+        self.assertEqual(self.cells("tx_port_prio", EGRESS), want_tx, "tx_port_prio cells of port %d" % EGRESS)
+        self.assertEqual(self.cells("rx_port_prio", in_port), want_rx, "rx_port_prio cells of port %d" % in_port)
+
+
+class RoceDscp26ToQueue3(PriorityTest):
+    """RoCE data with DSCP 26 is classified into priority/queue 3."""
+
+    def runTest(self):
+        self.assert_one_on(roce.roce_write(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=26), 3)
+
+
+class CnpDscp48ToQueue6(PriorityTest):
+    """A CNP with DSCP 48 is classified into priority/queue 6."""
+
+    def runTest(self):
+        self.assert_one_on(roce.roce_cnp(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=48), 6)
+
+
+class Dscp0ToQueue0(PriorityTest):
+    """Best-effort DSCP 0 lands in priority 0."""
+
+    def runTest(self):
+        self.assert_one_on(roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=0), 0)
+
+
+class DscpTrustIgnoresPcp(PriorityTest):
+    """On a DSCP-trusting port a tagged frame with PCP 5 and DSCP 26 is priority 3, not 5."""
+
+    def runTest(self):
+        pkt = roce.roce_write(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=26, vlan=(0, 5))
+        self.assert_one_on(pkt, 3)
+
+
+class PcpTrustPerPort(PriorityTest):
+    """Port 0 set to PCP trust: PCP 5 wins over DSCP 26; port 2 (DSCP trust) still gives 3."""
+
+    def runTest(self):
+        self.set_ports(p0=dict(trust=fabric.enum_value("Trust", "TRUST_PCP")))
+        pkt = roce.roce_write(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=26, vlan=(0, 5))
+        self.assert_one_on(pkt, 5, in_port=0)
+        pkt2 = roce.roce_write(ROUTER_MAC, host_mac(2), "10.0.2.1", "10.0.1.2", dscp=26, vlan=(0, 5))
+        self.assert_one_on(pkt2, 3, in_port=2)
+
+
+class DscpMapFromFabric(PriorityTest):
+    """SetQosMaps moving DSCP 10 to priority 4 (default map: 10 >> 3 = 1) takes effect."""
+
+    def runTest(self):
+        dscp_map = [d >> 3 for d in range(64)]
+        dscp_map[10] = 4
+        self.fabric_set("QosMaps", fabric.msg("QosMaps", dscp_to_priority=dscp_map, pcp_to_priority=list(range(8))))
+        self.assert_one_on(roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=10), 4)
+        self.assert_one_on(roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=11), 1)

@@ -1,0 +1,141 @@
+"""PFC watchdog: pause-storm detection, action and restoration (roce-semantics §12).
+
+Set-up: priority 3 lossless on ports 0 and 1, port 1 shaped to 100 Mb/s,
+watchdog poll 100 ms, detection 200 ms, restoration 300 ms. A "storm" is a
+PFC XOFF for priority 3 sent into port 1 every 20 ms while priority-3
+traffic waits in port 1's queue (R-WD-5). Asserted: a storm event for
+(port 1, priority 3) on ``WatchEvents`` and the ``watchdog_storms`` counter;
+with action DROP the stuck and the new priority-3 packets are discarded
+during the storm while priority 0 flows (R-WD-9); after the storm stops, a
+restore event follows within restoration time plus slack and priority 3 is
+forwarded again.
+"""
+
+import threading
+import time
+
+import grpc
+
+import fabric
+import roce
+from rsbase import ROUTER_MAC, SwitchTest, host_mac, routed
+
+PORT = 1
+PRIO = 3
+
+
+class WatchdogTest(SwitchTest):
+    def setUp(self):
+        SwitchTest.setUp(self)
+        self.route_v4("10.0.1.0/24", PORT)
+        self.events = []
+        self._stream = None
+        self._thread = None
+
+    def tearDown(self):
+        if self._stream is not None:
+            self._stream.cancel()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        SwitchTest.tearDown(self)
+
+    def arm(self, action="WATCHDOG_ACTION_DROP"):
+        self.set_ports(p0=dict(pfc_priorities=[PRIO]), p1=dict(pfc_priorities=[PRIO], speed_bps=100_000_000))
+        self.fabric_set(
+            "Watchdog",
+            fabric.msg(
+                "WatchdogConfig",
+                enabled=True,
+                detection_time_ms=200,
+                restoration_time_ms=300,
+                action=fabric.enum_value("WatchdogAction", action),
+                poll_interval_ms=100,
+            ),
+        )
+        self._stream = self.fabric.watch_events()
+
+        def pump():
+            try:
+                for ev in self._stream:
+                    self.events.append((time.time(), ev))
+            except grpc.RpcError:
+                pass
+
+        self._thread = threading.Thread(target=pump, daemon=True)
+        self._thread.start()
+        time.sleep(0.2)
+
+    def data(self, dscp, psn):
+        return roce.roce_write(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=dscp, psn=psn, payload_len=64)
+
+    def storm(self, duration_s, during=None):
+        """XOFF for priority 3 into port 1 every 20 ms; ``during(elapsed)`` runs between frames."""
+        t0 = time.time()
+        while time.time() - t0 < duration_s:
+            self.send(PORT, roce.pfc_frame(host_mac(PORT), {PRIO: 0xFFFF}))
+            if during is not None:
+                during(time.time() - t0)
+            time.sleep(0.02)
+        return time.time()
+
+    def event_time(self, kind, after=0.0):
+        for t, ev in self.events:
+            if t >= after and ev.WhichOneof("kind") == kind:
+                body = getattr(ev, kind)
+                if body.port == PORT and body.priority == PRIO:
+                    return t
+        return None
+
+
+class WatchdogDetectsStormAndRestores(WatchdogTest):
+    """Storm -> storm event and counter; quiet -> restore event; priority 3 flows again."""
+
+    def runTest(self):
+        self.arm()
+        storms_before = self.prio_counters(PORT, PRIO).watchdog_storms
+        self.send(0, self.data(26, 1))  # held by the pause: queue occupancy > 0
+        t_start = time.time()
+        t_end = self.storm(1.0)
+        t_storm = self.event_time("storm")
+        self.assertIsNotNone(t_storm, "no storm event for port %d priority %d" % (PORT, PRIO))
+        self.assertLess(t_storm - t_start, 0.6, "storm detected after %.2f s" % (t_storm - t_start))
+        self.assertGreaterEqual(self.prio_counters(PORT, PRIO).watchdog_storms, storms_before + 1)
+        deadline = t_end + 1.5
+        while self.event_time("restore", after=t_storm) is None and time.time() < deadline:
+            time.sleep(0.05)
+        t_restore = self.event_time("restore", after=t_storm)
+        self.assertIsNotNone(t_restore, "no restore event after the storm ended")
+        self.assertGreater(t_restore - t_end, 0.15, "restored before restoration time")
+        self.dataplane.flush()
+        p = self.data(26, 9)
+        self.send(0, p)
+        got = self.recv(port=PORT, timeout=1.0)
+        self.assertIsNotNone(got, "priority 3 not forwarded after restoration")
+        self.assertEqual(got[1], bytes(routed(p, host_mac(PORT))))
+
+
+class WatchdogDropActionDiscards(WatchdogTest):
+    """While stormed (action drop), priority-3 packets are discarded and priority 0 still flows."""
+
+    def runTest(self):
+        self.arm()
+        self.send(0, self.data(26, 1))
+        sent3, sent0 = [], []
+
+        def during(elapsed):
+            if elapsed > 0.6 and len(sent3) < 10:
+                p3, p0 = self.data(26, 100 + len(sent3)), self.data(0, 200 + len(sent0))
+                self.send(0, p3)
+                self.send(0, p0)
+                sent3.append(p3)
+                sent0.append(p0)
+
+        self.storm(1.2, during)
+        self.assertIsNotNone(self.event_time("storm"), "no storm detected")
+        frames = self.collect(quiet_s=1.0)
+        got = [d for p, d, _ in frames if p == PORT]
+        expected0 = [bytes(routed(p, host_mac(PORT))) for p in sent0]
+        for e in expected0:
+            self.assertIn(e, got, "priority 0 packet lost during the storm")
+        leaked = [d for d in got if d not in expected0]
+        self.assertEqual(leaked, [], "priority-3 packets were forwarded by a stormed queue with action drop")
