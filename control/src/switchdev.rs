@@ -50,12 +50,14 @@ impl<P: Pipeline> SwitchDevice<P> {
 
 impl<P: Pipeline> Device for SwitchDevice<P> {
     fn submit(&self, job: RuntimeJob) -> Result<(), DeviceError> {
-        let cmd: Command<P> = Box::new(move |sw: &mut Switch<P>, _now| job(sw.pipeline_mut().runtime_mut()));
+        let cmd: Command<P> =
+            Box::new(move |sw: &mut Switch<P>, _now| job(sw.pipeline_mut().runtime_mut()));
         self.commands.send(cmd).map_err(|_| DeviceError::Stopped)
     }
 
     fn packet_out(&self, frame: Vec<u8>) -> Result<(), DeviceError> {
-        let cmd: Command<P> = Box::new(move |sw: &mut Switch<P>, now| sw.handle_packet_out(&frame, now));
+        let cmd: Command<P> =
+            Box::new(move |sw: &mut Switch<P>, now| sw.handle_packet_out(&frame, now));
         self.commands.send(cmd).map_err(|_| DeviceError::Stopped)
     }
 
@@ -92,7 +94,9 @@ pub struct TmBackend<P: Pipeline> {
 
 impl<P: Pipeline> std::fmt::Debug for TmBackend<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TmBackend").field("ports", &self.base.ports.len()).finish()
+        f.debug_struct("TmBackend")
+            .field("ports", &self.base.ports.len())
+            .finish()
     }
 }
 
@@ -111,7 +115,9 @@ pub fn tm_config(base: &TmConfig, fabric: &FabricConfig) -> Result<TmConfig, Bac
         if usize::from(p) < n {
             Ok(usize::from(p))
         } else {
-            Err(BackendError::Unsupported(format!("port {p}: the switch has ports 0..{n}")))
+            Err(BackendError::Unsupported(format!(
+                "port {p}: the switch has ports 0..{n}"
+            )))
         }
     };
     for p in &fabric.ports {
@@ -119,13 +125,18 @@ pub fn tm_config(base: &TmConfig, fabric: &FabricConfig) -> Result<TmConfig, Bac
         tm_port.speed_bps = p.speed_bps;
         tm_port.mtu_bytes = p.mtu_bytes;
         tm_port.cable_length_m = Some(p.cable_length_m);
-        tm_port.pfc_enable = p.pfc_priorities.iter().fold(0u8, |m, &prio| m | (1 << (prio & 7)));
+        tm_port.pfc_enable = p
+            .pfc_priorities
+            .iter()
+            .fold(0u8, |m, &prio| m | (1 << (prio & 7)));
     }
     if fabric.buffer.pool_size_bytes > 0 {
         cfg.buffer_bytes = fabric.buffer.pool_size_bytes;
     }
     for t in &fabric.buffer.thresholds {
-        let Some(threshold) = t.threshold else { continue };
+        let Some(threshold) = t.threshold else {
+            continue;
+        };
         let pg = usize::from(t.priority & 7);
         for tm_port in &mut cfg.ports {
             let pg_cfg = &mut tm_port.pgs[pg];
@@ -136,7 +147,10 @@ pub fn tm_config(base: &TmConfig, fabric: &FabricConfig) -> Result<TmConfig, Bac
                     pg_cfg.threshold = tm::Threshold::Dynamic(n);
                     pg_cfg.xon_bytes = None;
                 }
-                Threshold::Static { xoff_bytes, xon_bytes } => {
+                Threshold::Static {
+                    xoff_bytes,
+                    xon_bytes,
+                } => {
                     pg_cfg.threshold = tm::Threshold::Static(xoff_bytes);
                     pg_cfg.xon_bytes = Some(xon_bytes);
                 }
@@ -184,8 +198,10 @@ impl<P: Pipeline> FabricBackend for TmBackend<P> {
         let cfg = tm_config(&self.base, config)?;
         cfg.validate()
             .map_err(|e| BackendError::Unsupported(format!("traffic manager: {e}")))?;
-        call(&self.commands, move |sw, now| sw.tm_mut().handle_config(cfg, now))?
-            .map_err(|e| BackendError::Unsupported(format!("traffic manager: {e}")))
+        call(&self.commands, move |sw, now| {
+            sw.tm_mut().handle_config(cfg, now)
+        })?
+        .map_err(|e| BackendError::Unsupported(format!("traffic manager: {e}")))
     }
 
     fn counters(&self, ports: &[u16]) -> Vec<PriorityCounters> {
@@ -200,7 +216,9 @@ impl<P: Pipeline> FabricBackend for TmBackend<P> {
             let mut out = Vec::new();
             for port in wanted {
                 for prio in 0..8u8 {
-                    let Some(s) = tm.stats(port, prio) else { continue };
+                    let Some(s) = tm.stats(port, prio) else {
+                        continue;
+                    };
                     let queue_depth_bytes = tm.queue_depth(port, prio).map_or(0, |(b, _)| b);
                     out.push(PriorityCounters {
                         port,

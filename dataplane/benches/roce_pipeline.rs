@@ -17,7 +17,15 @@ fn action(name: &str, params: &[u128]) -> ActionCall {
 fn insert(p: &mut Program, table: &str, matches: Vec<Option<FieldMatch>>, action: EntryAction) {
     let id = PROGRAM_INFO.table_by_name(table).unwrap().id;
     p.runtime_mut()
-        .table_insert(id, TableEntry { matches, priority: 0, action, metadata: Vec::new() })
+        .table_insert(
+            id,
+            TableEntry {
+                matches,
+                priority: 0,
+                action,
+                metadata: Vec::new(),
+            },
+        )
         .unwrap();
 }
 
@@ -25,22 +33,49 @@ fn insert(p: &mut Program, table: &str, matches: Vec<Option<FieldMatch>>, action
 /// 8-way ECMP group, RED on every (port, priority 3).
 fn loaded() -> Program {
     let mut p = Program::new();
-    insert(&mut p, "my_station", vec![Some(FieldMatch::Exact(0x02_00_00_00_00_02))], EntryAction::Direct(action("set_routed", &[])));
+    insert(
+        &mut p,
+        "my_station",
+        vec![Some(FieldMatch::Exact(0x02_00_00_00_00_02))],
+        EntryAction::Direct(action("set_routed", &[])),
+    );
     let profile = PROGRAM_INFO.action_profiles[0].id;
     for m in 0..8u32 {
         p.runtime_mut()
-            .member_write(profile, m, action("set_nexthop", &[u128::from(m + 1), 0x02_aa_00_00_00_01, 0x02_bb_00_00_00_00 + u128::from(m)]), false)
+            .member_write(
+                profile,
+                m,
+                action(
+                    "set_nexthop",
+                    &[
+                        u128::from(m + 1),
+                        0x02_aa_00_00_00_01,
+                        0x02_bb_00_00_00_00 + u128::from(m),
+                    ],
+                ),
+                false,
+            )
             .unwrap();
         insert(
             &mut p,
             "ecn_red",
-            vec![Some(FieldMatch::Exact(u128::from(m + 1))), Some(FieldMatch::Exact(3))],
+            vec![
+                Some(FieldMatch::Exact(u128::from(m + 1))),
+                Some(FieldMatch::Exact(3)),
+            ],
             EntryAction::Direct(action("set_red", &[5_120, 204_800, 655])),
         );
     }
     let members: Vec<(u32, u32)> = (0..8).map(|m| (m, 1)).collect();
-    p.runtime_mut().group_write(profile, 1, &members, false).unwrap();
-    insert(&mut p, "nexthop", vec![Some(FieldMatch::Exact(1))], EntryAction::Group(1));
+    p.runtime_mut()
+        .group_write(profile, 1, &members, false)
+        .unwrap();
+    insert(
+        &mut p,
+        "nexthop",
+        vec![Some(FieldMatch::Exact(1))],
+        EntryAction::Group(1),
+    );
     let mut x: u32 = 0x1234_5678;
     let mut inserted = std::collections::HashSet::new();
     while inserted.len() < 10_000 {
@@ -53,7 +88,10 @@ fn loaded() -> Program {
             insert(
                 &mut p,
                 "ipv4_lpm",
-                vec![Some(FieldMatch::Lpm { value: u128::from(prefix), prefix_len: len })],
+                vec![Some(FieldMatch::Lpm {
+                    value: u128::from(prefix),
+                    prefix_len: len,
+                })],
                 EntryAction::Direct(action("set_nexthop_id", &[1])),
             );
         }
@@ -61,7 +99,10 @@ fn loaded() -> Program {
     insert(
         &mut p,
         "ipv4_lpm",
-        vec![Some(FieldMatch::Lpm { value: 0xc633_6400, prefix_len: 24 })],
+        vec![Some(FieldMatch::Lpm {
+            value: 0xc633_6400,
+            prefix_len: 24,
+        })],
         EntryAction::Direct(action("set_nexthop_id", &[1])),
     );
     p
@@ -73,14 +114,21 @@ fn write_frame(sport: u16) -> Vec<u8> {
     let ip_len: u16 = 20 + 8 + 12 + 16 + 1024 + 4;
     f.extend_from_slice(&[0x45, 0x6a]);
     f.extend_from_slice(&ip_len.to_be_bytes());
-    f.extend_from_slice(&[0, 1, 0x40, 0, 64, 17, 0, 0, 198, 51, 100, 1, 198, 51, 100, 2]);
-    let mut sum: u32 = f[14..34].chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    f.extend_from_slice(&[
+        0, 1, 0x40, 0, 64, 17, 0, 0, 198, 51, 100, 1, 198, 51, 100, 2,
+    ]);
+    let mut sum: u32 = f[14..34]
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
     sum = (sum & 0xffff) + (sum >> 16);
     f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
     f.extend_from_slice(&sport.to_be_bytes());
     f.extend_from_slice(&[0x12, 0xb7]);
     f.extend_from_slice(&(ip_len - 20).to_be_bytes());
-    f.extend_from_slice(&[0, 0, 0x0a, 0, 0xff, 0xff, 0, 0, 0x01, 0x23, 0x80, 0, 0, 0x10]);
+    f.extend_from_slice(&[
+        0, 0, 0x0a, 0, 0xff, 0xff, 0, 0, 0x01, 0x23, 0x80, 0, 0, 0x10,
+    ]);
     f.extend_from_slice(&[0; 16]);
     f.extend(std::iter::repeat_n(0x5a, 1024 + 4));
     f

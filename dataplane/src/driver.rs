@@ -90,7 +90,10 @@ pub struct Driver<P: Pipeline> {
 
 impl<P: Pipeline> std::fmt::Debug for Driver<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Driver").field("switch", &self.switch).field("stats", &self.stats).finish()
+        f.debug_struct("Driver")
+            .field("switch", &self.switch)
+            .field("stats", &self.stats)
+            .finish()
     }
 }
 
@@ -198,7 +201,8 @@ impl<P: Pipeline> Driver<P> {
         // Only take new frames from the switch once the kernel took the old ones,
         // so the shaper, not the socket, decides the pace.
         if p.tx.is_empty() {
-            while p.tx.len() < BATCH && self.switch.poll_transmit(i as u16, now, &mut self.scratch) {
+            while p.tx.len() < BATCH && self.switch.poll_transmit(i as u16, now, &mut self.scratch)
+            {
                 let mut buf = p.spare.pop().unwrap_or_default();
                 buf.set_frame(&self.scratch);
                 p.tx.push_back(buf);
@@ -237,7 +241,11 @@ impl<P: Pipeline> Driver<P> {
         let mut fds: Vec<libc::pollfd> = Vec::with_capacity(self.ports.len());
         for p in &self.ports {
             match p.port.poll_fd() {
-                Some(fd) => fds.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 }),
+                Some(fd) => fds.push(libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                }),
                 None => {
                     // A port without a descriptor (in-memory): poll it briefly.
                     std::thread::sleep(timeout.min(std::time::Duration::from_micros(100)));
@@ -252,11 +260,22 @@ impl<P: Pipeline> Driver<P> {
         };
         // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs and `ts`
         // a valid timespec, both alive for the call; no signal mask is passed.
-        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+        let r = unsafe {
+            libc::ppoll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                &ts,
+                std::ptr::null(),
+            )
+        };
         if r < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(PortError::Io { iface: "poll".into(), what: "poll", source: e });
+                return Err(PortError::Io {
+                    iface: "poll".into(),
+                    what: "poll",
+                    source: e,
+                });
             }
         }
         Ok(())

@@ -76,21 +76,40 @@ fn driver_routes_applies_commands_and_punts() {
         .send(Box::new(|sw: &mut Switch<Program>, _now| {
             use p4_target::pipeline::Pipeline;
             use p4_target::runtime::{EntryAction, FieldMatch, RuntimeApi, TableEntry};
-            let acl = dataplane::roce::PROGRAM_INFO.table_by_name("acl").unwrap().id;
+            let acl = dataplane::roce::PROGRAM_INFO
+                .table_by_name("acl")
+                .unwrap()
+                .id;
             let punt = common::action("punt_to_cpu", &[]);
             let mut matches = vec![None; 8];
-            matches[0] = Some(FieldMatch::Ternary { value: 1, mask: 0x1ff });
+            matches[0] = Some(FieldMatch::Ternary {
+                value: 1,
+                mask: 0x1ff,
+            });
             sw.pipeline_mut()
                 .runtime_mut()
-                .table_insert(acl, TableEntry { matches, priority: 1, action: EntryAction::Direct(punt), metadata: Vec::new() })
+                .table_insert(
+                    acl,
+                    TableEntry {
+                        matches,
+                        priority: 1,
+                        action: EntryAction::Direct(punt),
+                        metadata: Vec::new(),
+                    },
+                )
                 .unwrap();
         }))
         .unwrap();
     send(&mut ours[1], &frame);
-    let punted = pin_rx.recv_timeout(Duration::from_secs(5)).expect("packet-in");
+    let punted = pin_rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("packet-in");
     assert_eq!(&punted[..2], &[0x00, 0x80], "packet_in.ingress_port = 1");
     assert_eq!(punted.len(), frame.len() + 2);
-    assert!(recv_within(&mut ours[2], Duration::from_millis(200)).is_none(), "punted, not routed");
+    assert!(
+        recv_within(&mut ours[2], Duration::from_millis(200)).is_none(),
+        "punted, not routed"
+    );
 
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let stats = handle.join().unwrap();

@@ -31,7 +31,10 @@ use prost::Message as _;
 use serde::Deserialize;
 
 #[derive(Parser, Debug)]
-#[command(version, about = "RoCEv2 lossless-Ethernet software switch: roce_switch.p4 + traffic manager + P4Runtime")]
+#[command(
+    version,
+    about = "RoCEv2 lossless-Ethernet software switch: roce_switch.p4 + traffic manager + P4Runtime"
+)]
 struct Cli {
     /// TOML configuration (ports, gRPC address, ...); flags override it.
     #[arg(long)]
@@ -93,7 +96,9 @@ fn parse_speed(s: &str) -> Result<u64> {
         Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
         _ => (s, 1),
     };
-    let v: f64 = num.parse().with_context(|| format!("bad speed {s:?} (try 10G, 25G, 100G)"))?;
+    let v: f64 = num
+        .parse()
+        .with_context(|| format!("bad speed {s:?} (try 10G, 25G, 100G)"))?;
     if v <= 0.0 {
         bail!("speed {s:?} must be positive");
     }
@@ -103,19 +108,28 @@ fn parse_speed(s: &str) -> Result<u64> {
 fn main() -> Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&cli.log_level).context("--log-level")?)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&cli.log_level).context("--log-level")?,
+        )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 
     let file: FileConfig = match &cli.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
             toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
         }
         None => FileConfig::default(),
     };
-    let default_speed = parse_speed(cli.speed.as_deref().or(file.speed.as_deref()).unwrap_or("10G"))
-        .context("--speed")?;
+    let default_speed = parse_speed(
+        cli.speed
+            .as_deref()
+            .or(file.speed.as_deref())
+            .unwrap_or("10G"),
+    )
+    .context("--speed")?;
     let mut ports: BTreeMap<u16, FilePort> = BTreeMap::new();
     for p in file.ports {
         if ports.insert(p.number, p).is_some() {
@@ -126,10 +140,19 @@ fn main() -> Result<()> {
         let (n, iface) = spec
             .split_once('=')
             .with_context(|| format!("--port {spec:?}: expected NUMBER=INTERFACE"))?;
-        let number: u16 = n.parse().with_context(|| format!("--port {spec:?}: bad port number"))?;
+        let number: u16 = n
+            .parse()
+            .with_context(|| format!("--port {spec:?}: bad port number"))?;
         ports.insert(
             number,
-            FilePort { number, iface: iface.to_string(), speed: None, mtu: None, cable_m: None, lossless: None },
+            FilePort {
+                number,
+                iface: iface.to_string(),
+                speed: None,
+                mtu: None,
+                cable_m: None,
+                lossless: None,
+            },
         );
     }
     if ports.is_empty() {
@@ -137,10 +160,16 @@ fn main() -> Result<()> {
     }
     for (i, n) in ports.keys().enumerate() {
         if usize::from(*n) != i {
-            bail!("port numbers must be 0..{} without gaps (missing {i})", ports.len());
+            bail!(
+                "port numbers must be 0..{} without gaps (missing {i})",
+                ports.len()
+            );
         }
     }
-    let cpu_port = cli.cpu_port.or(file.cpu_port).unwrap_or(dataplane::roce::CPU_PORT);
+    let cpu_port = cli
+        .cpu_port
+        .or(file.cpu_port)
+        .unwrap_or(dataplane::roce::CPU_PORT);
     let listen: Listen = cli
         .grpc
         .as_deref()
@@ -156,7 +185,8 @@ fn main() -> Result<()> {
     config.cpu_port = cpu_port;
     let mut opened: Vec<Box<dyn Port + Send>> = Vec::new();
     for (n, p) in &ports {
-        let port = AfPacketPort::open(&p.iface).with_context(|| format!("opening port {n} ({})", p.iface))?;
+        let port = AfPacketPort::open(&p.iface)
+            .with_context(|| format!("opening port {n} ({})", p.iface))?;
         let tm_port = &mut config.tm.ports[usize::from(*n)];
         tm_port.speed_bps = match &p.speed {
             Some(s) => parse_speed(s).with_context(|| format!("port {n} speed"))?,
@@ -176,7 +206,8 @@ fn main() -> Result<()> {
         opened.push(Box::new(port));
     }
     let base_tm = config.tm.clone();
-    let switch = Switch::new(Program::new(), config, Instant::ZERO).context("traffic manager configuration")?;
+    let switch = Switch::new(Program::new(), config, Instant::ZERO)
+        .context("traffic manager configuration")?;
 
     // The dataplane thread.
     let (cmd_tx, cmd_rx) = std::sync::mpsc::channel::<Command<Program>>();
@@ -187,18 +218,22 @@ fn main() -> Result<()> {
         packet_in: Some(Box::new(move |frame| {
             let _ = pin.send(frame);
         })),
-        events: Some(Box::new(|event| tracing::info!(?event, "traffic manager event"))),
+        events: Some(Box::new(|event| {
+            tracing::info!(?event, "traffic manager event")
+        })),
     };
     let stop = Arc::new(AtomicBool::new(false));
     let dataplane = {
         let stop = stop.clone();
-        std::thread::Builder::new().name("dataplane".into()).spawn(move || -> Result<Switch<Program>> {
-            let mut driver = Driver::new(switch, opened, io);
-            driver.run(&stop).context("dataplane")?;
-            let stats = driver.stats();
-            tracing::info!(?stats, "dataplane stopped");
-            Ok(driver.into_switch())
-        })?
+        std::thread::Builder::new().name("dataplane".into()).spawn(
+            move || -> Result<Switch<Program>> {
+                let mut driver = Driver::new(switch, opened, io);
+                driver.run(&stop).context("dataplane")?;
+                let stats = driver.stats();
+                tracing::info!(?stats, "dataplane stopped");
+                Ok(driver.into_switch())
+            },
+        )?
     };
 
     // The control plane.
@@ -209,36 +244,54 @@ fn main() -> Result<()> {
         .context("tokio runtime")?;
     let served = runtime.block_on(async {
         let device = Arc::new(SwitchDevice::new(cmd_tx.clone(), pin_tx));
-        let p4info = proto::p4::config::v1::P4Info::decode(P4INFO_BINARY).context("compiled P4Info")?;
+        let p4info =
+            proto::p4::config::v1::P4Info::decode(P4INFO_BINARY).context("compiled P4Info")?;
         let p4rt_config = P4RuntimeConfig {
             device_id,
-            owned_tables: FABRIC_OWNED_TABLES.iter().map(|t| (t.to_string(), "fabric".to_string())).collect(),
+            owned_tables: FABRIC_OWNED_TABLES
+                .iter()
+                .map(|t| (t.to_string(), "fabric".to_string()))
+                .collect(),
             ..Default::default()
         };
         let p4rt = P4RuntimeService::new(&PROGRAM_INFO, p4info, device.clone(), p4rt_config)
             .context("P4Runtime service")?;
         let tables = P4TablesBackend::new(&PROGRAM_INFO, device).context("fabric P4 tables")?;
-        let backend: Arc<dyn FabricBackend> = Arc::new(control::fabric::backend::ChainBackend::new(vec![
-            Arc::new(TmBackend::new(cmd_tx.clone(), base_tm)),
-            Arc::new(tables),
-        ]));
+        let backend: Arc<dyn FabricBackend> =
+            Arc::new(control::fabric::backend::ChainBackend::new(vec![
+                Arc::new(TmBackend::new(cmd_tx.clone(), base_tm)) as Arc<dyn FabricBackend>,
+                Arc::new(tables),
+            ]));
         let fabric = FabricService::open(backend, state_file).context("fabric QoS service")?;
-        let bound = Bound::bind(&listen).await.with_context(|| format!("gRPC listen on {listen:?}"))?;
-        tracing::info!(?listen, device_id, cpu_port, "serving P4Runtime and fabric QoS");
+        let bound = Bound::bind(&listen)
+            .await
+            .with_context(|| format!("gRPC listen on {listen:?}"))?;
+        tracing::info!(
+            ?listen,
+            device_id,
+            cpu_port,
+            "serving P4Runtime and fabric QoS"
+        );
         let shutdown = async {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .expect("SIGTERM handler");
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("SIGTERM handler");
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {},
                 _ = term.recv() => {},
             }
             tracing::info!("shutting down");
         };
-        bound.serve(Some(p4rt), Some(fabric), shutdown).await.context("gRPC server")
+        bound
+            .serve(Some(p4rt), Some(fabric), shutdown)
+            .await
+            .context("gRPC server")
     });
     stop.store(true, Ordering::Relaxed);
     drop(cmd_tx);
-    let switch = dataplane.join().map_err(|_| anyhow::anyhow!("dataplane thread panicked"))??;
+    let switch = dataplane
+        .join()
+        .map_err(|_| anyhow::anyhow!("dataplane thread panicked"))??;
     let stats = switch.stats();
     for reason in SwitchDrop::ALL {
         let n = stats.dropped(reason);

@@ -23,31 +23,63 @@ pub fn action(name: &str, params: &[u128]) -> ActionCall {
 pub fn insert(p: &mut Program, table: &str, matches: Vec<Option<FieldMatch>>, action: EntryAction) {
     let id = PROGRAM_INFO.table_by_name(table).unwrap().id;
     p.runtime_mut()
-        .table_insert(id, TableEntry { matches, priority: 0, action, metadata: Vec::new() })
+        .table_insert(
+            id,
+            TableEntry {
+                matches,
+                priority: 0,
+                action,
+                metadata: Vec::new(),
+            },
+        )
         .unwrap();
 }
 
 /// `roce_switch.p4` routing 198.51.100.0/24 to `egress_port`.
 pub fn router(egress_port: u16) -> Program {
     let mut p = Program::new();
-    insert(&mut p, "my_station", vec![Some(FieldMatch::Exact(ROUTER_MAC.into()))], EntryAction::Direct(action("set_routed", &[])));
+    insert(
+        &mut p,
+        "my_station",
+        vec![Some(FieldMatch::Exact(ROUTER_MAC.into()))],
+        EntryAction::Direct(action("set_routed", &[])),
+    );
     insert(
         &mut p,
         "ipv4_lpm",
-        vec![Some(FieldMatch::Lpm { value: 0xc633_6400, prefix_len: 24 })],
+        vec![Some(FieldMatch::Lpm {
+            value: 0xc633_6400,
+            prefix_len: 24,
+        })],
         EntryAction::Direct(action("set_nexthop_id", &[1])),
     );
     let profile = PROGRAM_INFO.action_profiles[0].id;
     p.runtime_mut()
-        .member_write(profile, 1, action("set_nexthop", &[egress_port.into(), NH_SRC_MAC.into(), NH_DST_MAC.into()]), false)
+        .member_write(
+            profile,
+            1,
+            action(
+                "set_nexthop",
+                &[egress_port.into(), NH_SRC_MAC.into(), NH_DST_MAC.into()],
+            ),
+            false,
+        )
         .unwrap();
-    insert(&mut p, "nexthop", vec![Some(FieldMatch::Exact(1))], EntryAction::Member(1));
+    insert(
+        &mut p,
+        "nexthop",
+        vec![Some(FieldMatch::Exact(1))],
+        EntryAction::Member(1),
+    );
     p
 }
 
 /// RFC 1071 checksum.
 pub fn checksum(b: &[u8]) -> u16 {
-    let mut sum: u32 = b.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]))).sum();
+    let mut sum: u32 = b
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -61,7 +93,9 @@ pub fn roce_frame(dscp: u8, psn: u32, payload: usize) -> Vec<u8> {
     let ip_len = (20 + 8 + 12 + 16 + payload + 4) as u16;
     f.extend_from_slice(&[0x45, (dscp << 2) | 2]);
     f.extend_from_slice(&ip_len.to_be_bytes());
-    f.extend_from_slice(&[0, 1, 0x40, 0, 64, 17, 0, 0, 198, 51, 100, 1, 198, 51, 100, 2]);
+    f.extend_from_slice(&[
+        0, 1, 0x40, 0, 64, 17, 0, 0, 198, 51, 100, 1, 198, 51, 100, 2,
+    ]);
     let c = checksum(&f[14..34]);
     f[24..26].copy_from_slice(&c.to_be_bytes());
     f.extend_from_slice(&[0xc0, 0x00, 0x12, 0xb7]);
