@@ -19,3 +19,4 @@ pub mod device;
 pub mod fabric;
 pub mod p4rt;
 pub mod serve;
+pub mod switchdev;

@@ -6,10 +6,13 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod headroom;
+pub mod driver;
 pub mod mac;
 pub mod port;
 pub mod rnic;
+pub mod roce;
 pub mod sim;
+pub mod switch;
 pub mod time;
 pub mod tm;
 pub mod watchdog;

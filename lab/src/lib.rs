@@ -1,7 +1,7 @@
 //! `lab`: everything that runs roceswitch on real veth links.
 //!
 //! - [`port`]: batched `AF_PACKET` port I/O on an interface, plus in-memory
-//!   ports for tests (the dataplane re-exports this later).
+//!   ports for tests (it lives in `dataplane::port`, shared with the switch).
 //! - [`perf`]: the RoCE host agent behind `roceperf`: a thin real-time
 //!   driver around the sans-IO [`dataplane::rnic::Rnic`], with
 //!   ib_write_bw-style reports.
@@ -14,7 +14,7 @@
 
 pub mod labctl;
 pub mod perf;
-pub mod port;
+pub use dataplane::port;
 pub mod signal;
 pub mod topo;
 pub mod units;

@@ -1,1 +1,239 @@
-//! (in progress)
+//! Port I/O: moving whole Ethernet frames between a switch or host agent and
+//! a link, in batches.
+//!
+//! [`Port`] is the seam every run loop is written against. It has two
+//! implementations: [`AfPacketPort`] (a Linux `AF_PACKET` socket bound to one
+//! interface, e.g. a veth end in a lab namespace) and [`MemoryPort`] (channel
+//! pairs, for tests that need no privileges).
+//!
+//! Contract:
+//! - [`Port::recv_batch`] and [`Port::send_batch`] never block. Receive fills
+//!   up to `bufs.len()` [`FrameBuf`]s and returns how many; send hands as
+//!   many leading frames as the link accepts to the kernel and returns how
+//!   many (fewer than given means "try again later", not an error).
+//! - [`Port::wait_readable`] blocks until a frame can be received or the
+//!   timeout passes, so a run loop can sleep and still wake for its timers.
+//!   This is the IO shell: it reads no clock itself and the cores behind it
+//!   stay sans-IO.
+//! - Frames are without FCS. A received frame whose 802.1Q tag the kernel
+//!   stripped has it put back in place (see [`packet`]), so PCP
+//!   classification sees what was on the wire.
+//! - Nothing here panics on bad input; errors carry the interface name.
+//!
+//! Spec: `shared/reference/packet-io.md` (own transmissions re-received,
+//! VLAN tags stripped on receive, batching instead of per-packet syscalls).
+
+pub mod memory;
+pub mod netns;
+pub mod packet;
+
+pub use memory::MemoryPort;
+pub use packet::{AfPacketPort, PortStats};
+
+/// Largest frame a [`FrameBuf`] holds by default, bytes (no FCS): a 9000-byte
+/// jumbo payload plus Ethernet and one VLAN tag.
+pub const DEFAULT_FRAME_CAPACITY_BYTES: usize = 9018;
+
+/// Room kept in front of a received frame so a stripped VLAN tag can be put
+/// back without moving the payload, bytes.
+pub(crate) const HEADROOM_BYTES: usize = 4;
+
+/// Errors of port operations.
+#[derive(Debug, thiserror::Error)]
+pub enum PortError {
+    /// The interface does not exist (in this network namespace).
+    #[error("no interface named {iface:?}")]
+    NoSuchInterface {
+        /// Interface name.
+        iface: String,
+    },
+    /// A system call failed while opening or configuring the port.
+    #[error("{iface}: {what}: {source}")]
+    Setup {
+        /// Interface name.
+        iface: String,
+        /// The step that failed.
+        what: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A system call failed while moving frames.
+    #[error("{iface}: {what}: {source}")]
+    Io {
+        /// Interface name.
+        iface: String,
+        /// The operation that failed.
+        what: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The other end of an in-memory port is gone.
+    #[error("in-memory peer disconnected")]
+    Disconnected,
+}
+
+/// A buffer for one frame, with headroom for re-inserting a VLAN tag.
+///
+/// For receive, the port fills it; read the frame with [`FrameBuf::frame`].
+/// For send, write the frame into [`FrameBuf::space_mut`] and call
+/// [`FrameBuf::set_len`], or use [`FrameBuf::set_frame`].
+#[derive(Clone)]
+pub struct FrameBuf {
+    data: Box<[u8]>,
+    start: usize,
+    len: usize,
+}
+
+impl std::fmt::Debug for FrameBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameBuf")
+            .field("len", &self.len)
+            .field("capacity", &self.capacity_bytes())
+            .finish()
+    }
+}
+
+impl Default for FrameBuf {
+    fn default() -> Self {
+        FrameBuf::with_capacity(DEFAULT_FRAME_CAPACITY_BYTES)
+    }
+}
+
+impl FrameBuf {
+    /// A buffer for frames of up to `capacity_bytes` (plus tag headroom).
+    pub fn with_capacity(capacity_bytes: usize) -> Self {
+        FrameBuf {
+            data: vec![0u8; capacity_bytes + HEADROOM_BYTES].into_boxed_slice(),
+            start: HEADROOM_BYTES,
+            len: 0,
+        }
+    }
+
+    /// `n` buffers of the default capacity.
+    pub fn batch(n: usize) -> Vec<FrameBuf> {
+        (0..n).map(|_| FrameBuf::default()).collect()
+    }
+
+    /// Largest frame this buffer holds, bytes.
+    pub fn capacity_bytes(&self) -> usize {
+        self.data.len() - HEADROOM_BYTES
+    }
+
+    /// The frame.
+    pub fn frame(&self) -> &[u8] {
+        &self.data[self.start..self.start + self.len]
+    }
+
+    /// The frame, writable.
+    pub fn frame_mut(&mut self) -> &mut [u8] {
+        &mut self.data[self.start..self.start + self.len]
+    }
+
+    /// Frame length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the buffer holds no frame.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The whole writable area for building a frame to send.
+    pub fn space_mut(&mut self) -> &mut [u8] {
+        self.start = HEADROOM_BYTES;
+        &mut self.data[HEADROOM_BYTES..]
+    }
+
+    /// Sets the frame length after writing into [`FrameBuf::space_mut`]
+    /// (clamped to the capacity).
+    pub fn set_len(&mut self, len_bytes: usize) {
+        self.start = HEADROOM_BYTES;
+        self.len = len_bytes.min(self.capacity_bytes());
+    }
+
+    /// Copies `frame` in (truncated to the capacity).
+    pub fn set_frame(&mut self, frame: &[u8]) {
+        let n = frame.len().min(self.capacity_bytes());
+        self.space_mut()[..n].copy_from_slice(&frame[..n]);
+        self.set_len(n);
+    }
+
+    /// Receive area: the buffer after the headroom. Used by port impls.
+    pub(crate) fn rx_area(&mut self) -> &mut [u8] {
+        &mut self.data[HEADROOM_BYTES..]
+    }
+
+    /// Marks `len` received bytes at the rx area, untagged.
+    pub(crate) fn set_received(&mut self, len_bytes: usize) {
+        self.start = HEADROOM_BYTES;
+        self.len = len_bytes.min(self.capacity_bytes());
+    }
+
+    /// Marks `len` received bytes and re-inserts an 802.1Q tag (`tpid`,
+    /// `tci`) after the MAC addresses, using the headroom. Frames shorter
+    /// than the two addresses are left as received.
+    pub(crate) fn set_received_with_tag(&mut self, len_bytes: usize, tpid: u16, tci: u16) {
+        let len = len_bytes.min(self.capacity_bytes());
+        if len < 12 {
+            self.set_received(len);
+            return;
+        }
+        self.data
+            .copy_within(HEADROOM_BYTES..HEADROOM_BYTES + 12, 0);
+        self.data[12..14].copy_from_slice(&tpid.to_be_bytes());
+        self.data[14..16].copy_from_slice(&tci.to_be_bytes());
+        self.start = 0;
+        self.len = len + HEADROOM_BYTES;
+    }
+}
+
+/// A link endpoint that moves frames in batches. See the module doc.
+pub trait Port {
+    /// Name for logs and errors (interface name for `AF_PACKET`).
+    fn name(&self) -> &str;
+
+    /// Receives up to `bufs.len()` frames without blocking; returns how many
+    /// were written to `bufs[..n]` (0 if none are waiting).
+    fn recv_batch(&mut self, bufs: &mut [FrameBuf]) -> Result<usize, PortError>;
+
+    /// Sends the frames in `bufs` in order without blocking; returns how many
+    /// leading frames were accepted. The rest should be offered again later.
+    fn send_batch(&mut self, bufs: &[FrameBuf]) -> Result<usize, PortError>;
+
+    /// Blocks until a frame is waiting or `timeout` passes (`None` = no
+    /// limit). Returns true if a frame is waiting. May wake spuriously.
+    fn wait_readable(&mut self, timeout: Option<std::time::Duration>) -> Result<bool, PortError>;
+
+    /// A file descriptor that polls readable when a frame is waiting, so one
+    /// thread can wait on many ports at once; `None` for ports without one.
+    fn poll_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_is_reinserted_after_the_addresses() {
+        let mut b = FrameBuf::with_capacity(64);
+        let frame: Vec<u8> = (0u8..20).collect();
+        b.rx_area()[..20].copy_from_slice(&frame);
+        b.set_received_with_tag(20, 0x8100, 0x6005);
+        let f = b.frame();
+        assert_eq!(f.len(), 24);
+        assert_eq!(&f[..12], &frame[..12]);
+        assert_eq!(&f[12..16], &[0x81, 0x00, 0x60, 0x05]);
+        assert_eq!(&f[16..], &frame[12..]);
+    }
+
+    #[test]
+    fn set_frame_truncates_to_capacity() {
+        let mut b = FrameBuf::with_capacity(8);
+        b.set_frame(&[7u8; 20]);
+        assert_eq!(b.len(), 8);
+        assert_eq!(b.frame(), &[7u8; 8]);
+    }
+}

@@ -13,27 +13,23 @@
 /// If the bits are not all inside `data` (callers check the header length first).
 #[inline]
 pub fn read_bits(data: &[u8], bit_offset: usize, width: u32) -> u128 {
-    debug_assert!(width >= 1 && width <= 128);
+    debug_assert!((1..=128).contains(&width));
     let first = bit_offset / 8;
     let skip = (bit_offset % 8) as u32;
-    // Fast path: byte-aligned fields of whole bytes.
-    if skip == 0 && width % 8 == 0 {
-        let n = (width / 8) as usize;
-        let mut v = 0u128;
-        for &b in &data[first..first + n] {
-            v = (v << 8) | b as u128;
-        }
-        return v;
-    }
     let total = skip + width;
+    // Fast path: one unaligned 8-byte load covers the field (most fields of
+    // a header that is not the last thing in the packet).
+    if total <= 64 {
+        if let Some(chunk) = data.get(first..first + 8) {
+            let v = u64::from_be_bytes(chunk.try_into().expect("8 bytes"));
+            return u128::from((v << skip) >> (64 - width));
+        }
+    }
     let n = total.div_ceil(8) as usize;
     if n <= 16 {
-        let mut v = 0u128;
-        for &b in &data[first..first + n] {
-            v = (v << 8) | b as u128;
-        }
-        let tail = n as u32 * 8 - total;
-        (v >> tail) & crate::bits::mask(width)
+        let mut buf = [0u8; 16];
+        buf[..n].copy_from_slice(&data[first..first + n]);
+        (u128::from_be_bytes(buf) << skip) >> (128 - width)
     } else {
         // 17 bytes: a 128-bit field not byte-aligned.
         let head = read_bits(data, bit_offset, 64);
@@ -49,32 +45,34 @@ pub fn read_bits(data: &[u8], bit_offset: usize, width: u32) -> u128 {
 /// If the bits are not all inside `data`.
 #[inline]
 pub fn write_bits(data: &mut [u8], bit_offset: usize, width: u32, value: u128) {
-    debug_assert!(width >= 1 && width <= 128);
+    debug_assert!((1..=128).contains(&width));
     let value = value & crate::bits::mask(width);
     let first = bit_offset / 8;
     let skip = (bit_offset % 8) as u32;
-    if skip == 0 && width % 8 == 0 {
-        let n = (width / 8) as usize;
-        let bytes = value.to_be_bytes();
-        data[first..first + n].copy_from_slice(&bytes[16 - n..]);
-        return;
-    }
     let total = skip + width;
+    if total <= 64 {
+        if let Some(chunk) = data.get_mut(first..first + 8) {
+            let old = u64::from_be_bytes((&*chunk).try_into().expect("8 bytes"));
+            let shift = 64 - total;
+            let m = (u64::MAX >> (64 - width)) << shift;
+            let new = (old & !m) | ((value as u64) << shift);
+            chunk.copy_from_slice(&new.to_be_bytes());
+            return;
+        }
+    }
     let n = total.div_ceil(8) as usize;
     if n > 16 {
         write_bits(data, bit_offset, 64, value >> (width - 64));
         write_bits(data, bit_offset + 64, width - 64, value);
         return;
     }
-    let tail = n as u32 * 8 - total;
-    let mut old = 0u128;
-    for &b in &data[first..first + n] {
-        old = (old << 8) | b as u128;
-    }
-    let m = crate::bits::mask(width) << tail;
-    let new = (old & !m) | (value << tail);
-    let bytes = new.to_be_bytes();
-    data[first..first + n].copy_from_slice(&bytes[16 - n..]);
+    let mut buf = [0u8; 16];
+    buf[..n].copy_from_slice(&data[first..first + n]);
+    let old = u128::from_be_bytes(buf);
+    let shift = 128 - total;
+    let m = crate::bits::mask(width) << shift;
+    let new = (old & !m) | (value << shift);
+    data[first..first + n].copy_from_slice(&new.to_be_bytes()[..n]);
 }
 
 #[cfg(test)]

@@ -73,15 +73,34 @@ impl BitPacker {
             return self;
         }
         let value = value & crate::bits::mask(width);
+        if self.bits % 8 == 0 && width % 8 == 0 {
+            // Whole bytes at a byte boundary: one copy.
+            let n = (width / 8) as usize;
+            let at = self.bits / 8;
+            self.buf[at..at + n].copy_from_slice(&value.to_be_bytes()[16 - n..]);
+            self.bits += width as usize;
+            return self;
+        }
         let mut remaining = width;
-        while remaining > 0 {
-            let used = (self.bits % 8) as u32;
-            let free = 8 - used;
-            let n = free.min(remaining);
+        // Top up a partly used byte; bits below the written ones are zero.
+        let used = (self.bits % 8) as u32;
+        if used != 0 {
+            let n = (8 - used).min(remaining);
             let chunk = ((value >> (remaining - n)) as u8) & (((1u16 << n) - 1) as u8);
-            self.buf[self.bits / 8] |= chunk << (free - n);
+            self.buf[self.bits / 8] |= chunk << (8 - used - n);
             self.bits += n as usize;
             remaining -= n;
+        }
+        // Now byte-aligned: whole bytes, then a last partial byte (written,
+        // not or-ed, so the buffer never needs clearing ahead of us).
+        while remaining >= 8 {
+            self.buf[self.bits / 8] = (value >> (remaining - 8)) as u8;
+            self.bits += 8;
+            remaining -= 8;
+        }
+        if remaining > 0 {
+            self.buf[self.bits / 8] = (value << (8 - remaining)) as u8;
+            self.bits += remaining as usize;
         }
         self
     }

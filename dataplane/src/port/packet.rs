@@ -413,6 +413,10 @@ impl Port for AfPacketPort {
         &self.iface
     }
 
+    fn poll_fd(&self) -> Option<RawFd> {
+        Some(self.fd.as_raw_fd())
+    }
+
     fn recv_batch(&mut self, bufs: &mut [FrameBuf]) -> Result<usize, PortError> {
         let mut total = 0;
         while total < bufs.len() {

@@ -1,0 +1,162 @@
+//! `roce_switch.p4` as compiled into the dataplane: one RoCEv2 RDMA WRITE
+//! through parse → classify → LPM over 10,000 routes → ECMP over 8 members →
+//! egress RED/ECN → deparse, on one core.
+//!
+//! Run: `cargo bench -p dataplane --bench roce_pipeline`.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use dataplane::roce::{PROGRAM_INFO, Program};
+use p4_target::pipeline::Pipeline;
+use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
+use p4_target::v1model::StandardMetadata;
+
+fn action(name: &str, params: &[u128]) -> ActionCall {
+    ActionCall::new(PROGRAM_INFO.action_by_name(name).unwrap().id, params)
+}
+
+fn insert(p: &mut Program, table: &str, matches: Vec<Option<FieldMatch>>, action: EntryAction) {
+    let id = PROGRAM_INFO.table_by_name(table).unwrap().id;
+    p.runtime_mut()
+        .table_insert(
+            id,
+            TableEntry {
+                matches,
+                priority: 0,
+                action,
+                metadata: Vec::new(),
+            },
+        )
+        .unwrap();
+}
+
+/// 10,000 routes (the benchmark's destinations among them), all to an
+/// 8-way ECMP group, RED on every (port, priority 3).
+fn loaded() -> Program {
+    let mut p = Program::new();
+    insert(
+        &mut p,
+        "my_station",
+        vec![Some(FieldMatch::Exact(0x02_00_00_00_00_02))],
+        EntryAction::Direct(action("set_routed", &[])),
+    );
+    let profile = PROGRAM_INFO.action_profiles[0].id;
+    for m in 0..8u32 {
+        p.runtime_mut()
+            .member_write(
+                profile,
+                m,
+                action(
+                    "set_nexthop",
+                    &[
+                        u128::from(m + 1),
+                        0x02_aa_00_00_00_01,
+                        0x02_bb_00_00_00_00 + u128::from(m),
+                    ],
+                ),
+                false,
+            )
+            .unwrap();
+        insert(
+            &mut p,
+            "ecn_red",
+            vec![
+                Some(FieldMatch::Exact(u128::from(m + 1))),
+                Some(FieldMatch::Exact(3)),
+            ],
+            EntryAction::Direct(action("set_red", &[5_120, 204_800, 655])),
+        );
+    }
+    let members: Vec<(u32, u32)> = (0..8).map(|m| (m, 1)).collect();
+    p.runtime_mut()
+        .group_write(profile, 1, &members, false)
+        .unwrap();
+    insert(
+        &mut p,
+        "nexthop",
+        vec![Some(FieldMatch::Exact(1))],
+        EntryAction::Group(1),
+    );
+    let mut x: u32 = 0x1234_5678;
+    let mut inserted = std::collections::HashSet::new();
+    while inserted.len() < 10_000 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        let len = 16 + x % 17;
+        let prefix = x.rotate_left(7) & !(u32::MAX >> len);
+        if inserted.insert((prefix, len)) {
+            insert(
+                &mut p,
+                "ipv4_lpm",
+                vec![Some(FieldMatch::Lpm {
+                    value: u128::from(prefix),
+                    prefix_len: len,
+                })],
+                EntryAction::Direct(action("set_nexthop_id", &[1])),
+            );
+        }
+    }
+    insert(
+        &mut p,
+        "ipv4_lpm",
+        vec![Some(FieldMatch::Lpm {
+            value: 0xc633_6400,
+            prefix_len: 24,
+        })],
+        EntryAction::Direct(action("set_nexthop_id", &[1])),
+    );
+    p
+}
+
+/// RC RDMA WRITE Only, 198.51.100.1 → .2, DSCP 26 ECT(0), 1 KiB payload.
+fn write_frame(sport: u16) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x08, 0x00];
+    let ip_len: u16 = 20 + 8 + 12 + 16 + 1024 + 4;
+    f.extend_from_slice(&[0x45, 0x6a]);
+    f.extend_from_slice(&ip_len.to_be_bytes());
+    f.extend_from_slice(&[
+        0, 1, 0x40, 0, 64, 17, 0, 0, 198, 51, 100, 1, 198, 51, 100, 2,
+    ]);
+    let mut sum: u32 = f[14..34]
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
+    sum = (sum & 0xffff) + (sum >> 16);
+    f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&[0x12, 0xb7]);
+    f.extend_from_slice(&(ip_len - 20).to_be_bytes());
+    f.extend_from_slice(&[
+        0, 0, 0x0a, 0, 0xff, 0xff, 0, 0, 0x01, 0x23, 0x80, 0, 0, 0x10,
+    ]);
+    f.extend_from_slice(&[0; 16]);
+    f.extend(std::iter::repeat_n(0x5a, 1024 + 4));
+    f
+}
+
+fn pipeline(c: &mut Criterion) {
+    let mut p = loaded();
+    let frames: Vec<Vec<u8>> = (0..256).map(|i| write_frame(0xc000 + i)).collect();
+    let mut out = Vec::with_capacity(2048);
+    let mut i = 0;
+    let mut group = c.benchmark_group("roce_switch");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("rdma_write_10k_routes_ecmp8_red", |b| {
+        b.iter(|| {
+            i = (i + 1) & 255;
+            let f = &frames[i];
+            let mut pkt = p.parse(f, StandardMetadata::arriving(1, f.len() as u32, 0));
+            p.ingress(&mut pkt);
+            let m = Program::meta_mut(&mut pkt);
+            m.egress_port = m.egress_spec;
+            m.deq_qdepth_bytes = 100_000;
+            p.egress(&mut pkt);
+            p.deparse(&mut pkt, f, &mut out);
+            out.len()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, pipeline);
+criterion_main!(benches);
