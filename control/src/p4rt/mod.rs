@@ -2,7 +2,7 @@
 //!
 //! One concern per module: [`bytes`] (canonical byte strings), [`error`]
 //! (status codes and the Write error shape), [`translate`] (validated
-//! proto ↔ runtime conversion), [`write`] (update decoding and atomic
+//! proto ↔ runtime conversion), [`write`](mod@write) (update decoding and atomic
 //! batches), [`read`] (entity selection and wildcards), [`arbitration`]
 //! (primary/backup election), [`pipeline`] (P4Info verification),
 //! [`packet_io`] (controller headers) and [`service`] (the tonic glue).
