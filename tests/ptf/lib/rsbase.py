@@ -58,6 +58,33 @@ def nexthop_mac(index):
     return "02:00:00:00:10:%02x" % index
 
 
+_plain_insecure_channel = grpc.insecure_channel
+
+
+def _insecure_channel(target, options=None, compression=None):
+    """``grpc.insecure_channel`` with ``:authority`` "localhost" on ``unix:`` targets.
+
+    grpcio sends the socket path as the HTTP/2 ``:authority`` of a
+    ``unix:/path`` target; the switch's tonic server resets such streams
+    (RST_STREAM PROTOCOL_ERROR, seen with grpcio 1.85). Until the server
+    accepts it, every client of this suite (p4runtime-shell included) sets
+    the standard ``grpc.default_authority`` channel argument. The test
+    ``control_plane.UnixSocketDefaultAuthority`` keeps checking the
+    unmodified client.
+    """
+    opts = list(options or [])
+    if str(target).startswith("unix:") and not any(k == "grpc.default_authority" for k, _ in opts):
+        opts.append(("grpc.default_authority", "localhost"))
+    return _plain_insecure_channel(target, options=opts, compression=compression)
+
+
+grpc.insecure_channel = _insecure_channel
+
+# p4runtime-shell echoes every written entry to stdout; turning "verbose" off
+# would also turn off canonical bytestrings (pitfall 2), so mute the echo.
+sh._print = lambda *args, **kwargs: None
+
+
 class SessionError(Exception):
     """The P4Runtime session could not be established."""
 
@@ -329,3 +356,20 @@ class SwitchTest(BaseTest):
             if c.port == port and c.priority == priority:
                 return c
         self.fail("fabric GetCounters has no entry for port %d priority %d" % (port, priority))
+
+
+def routed(pkt, dst_mac, src_mac=ROUTER_MAC, hops=1):
+    """The frame a router emits for ``pkt``: new MACs, TTL/hop limit down, IPv4 checksum redone."""
+    from scapy.layers.inet import IP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+
+    out = Ether(bytes(pkt))
+    out[Ether].dst = dst_mac
+    out[Ether].src = src_mac
+    if IP in out:
+        out[IP].ttl -= hops
+        del out[IP].chksum
+    elif IPv6 in out:
+        out[IPv6].hlim -= hops
+    return out
