@@ -2,7 +2,8 @@
 
 Generation (R-PFC-TX-1/2, R-PFC-FMT-*): priority 3 is lossless on ports 0
 and 1, port 1 is shaped to 100 Mb/s, and a static XOFF threshold of
-16,000 B is set for priority 3. A burst of 64 x ~1 KB RoCE WRITEs from
+16,000 B is set for priority 3. A burst of 40 x ~1 KB RoCE WRITEs (headroom set to 64 KiB so the
+burst fits: PTF cannot honour the pause) from
 port 0 to port 1 must make the switch send, on port 0, a well-formed PFC
 frame enabling exactly priority 3 with a non-zero time, followed by an XON
 (priority 3 enabled, time 0) once the queue drains; no data is lost.
@@ -26,6 +27,7 @@ PRIO = 3
 SHAPED_BPS = 100_000_000
 QUANTUM_S = 512.0 / SHAPED_BPS
 FULL_PAUSE_S = 0xFFFF * QUANTUM_S  # 0.3355 s
+BURST = 40  # x 1,070 B: past the 16,000 B XOFF threshold, within threshold + headroom
 
 
 class PfcTest(SwitchTest):
@@ -61,16 +63,19 @@ class PfcXoffThenXonOnCongestion(PfcTest):
         keep = [t for t in buf.thresholds if t.priority != PRIO]
         del buf.thresholds[:]
         buf.thresholds.extend(keep + [threshold])
+        # PTF does not stop sending when paused: the headroom must absorb
+        # the whole rest of the burst, so it is set explicitly.
+        buf.headroom.explicit_bytes = 65536
         self.fabric_set("Buffer", buf)
         pfc_tx_before = self.prio_counters(0, PRIO).pfc_tx_frames
-        for i in range(64):
+        for i in range(BURST):
             self.send(0, self.data(26, i))
         frames = self.collect(quiet_s=1.0)
         pfc = [(t, roce.parse_pfc(d), d) for p, d, t in frames if p == 0 and roce.parse_pfc(d) is not None]
         delivered = sorted(Ether(d)[roce.BTH].psn for p, d, _ in frames if p == 1)
         others = [(p, d[:20].hex()) for p, d, _ in frames if p not in (0, 1) or (p == 0 and roce.parse_pfc(d) is None)]
         self.assertEqual(others, [], "unexpected frames")
-        self.assertEqual(delivered, list(range(64)), "lossless priority lost data")
+        self.assertEqual(delivered, list(range(BURST)), "lossless priority lost data")
         self.assertTrue(pfc, "no PFC frame was sent on the ingress port")
         _, (vector, quanta), first = pfc[0]
         self.assertEqual(roce.pfc_problems(first), [])
