@@ -9,6 +9,7 @@ ingress port in ``packet_in.ingress_port``; ``acl_deny`` drops and counts.
 import ipaddress
 
 import ptf.testutils as tu
+from p4.v1 import p4runtime_pb2
 from p4runtime_sh import shell as sh
 
 import roce
@@ -24,18 +25,31 @@ def _metadata(msg, name):
     return None
 
 
-class PacketOutToEachPort(SwitchTest):
+class PacketIoTest(SwitchTest):
+    def assert_no_stream_error(self, wait_s=0.05):
+        """Fails if the switch answered on the StreamChannel with anything but arbitration/packets."""
+        q = sh.client.stream_in_q["unknown"]
+        try:
+            msg = q.get(timeout=wait_s)
+        except Exception:
+            return
+        if msg is not None:
+            self.fail("StreamChannel error from the switch: %s" % msg)
+
+
+class PacketOutToEachPort(PacketIoTest):
     """A PacketOut for each port leaves that port byte-exact, and no other."""
 
     def runTest(self):
         for port in self.ports:
             frame = bytes(roce.roce_write(host_mac(port), "02:00:00:00:0c:01", "10.0.9.1", "10.0.9.2", psn=port))
-            sh.PacketOut(frame, egress_port=str(port)).send()
+            sh.PacketOut(frame, egress_port=str(port), _pad="0").send()
+            self.assert_no_stream_error()
             tu.verify_packet(self, frame, port)
             tu.verify_no_other_packets(self, timeout=0.3)
 
 
-class PacketInFromAclPunt(SwitchTest):
+class PacketInFromAclPunt(PacketIoTest):
     """An ACL punt on EtherType 0x88b5 delivers the frame as a PacketIn with its ingress port."""
 
     def runTest(self):
@@ -47,6 +61,27 @@ class PacketInFromAclPunt(SwitchTest):
         self.assertEqual(len(msgs), 1, "expected exactly one PacketIn, got %d" % len(msgs))
         self.assertEqual(msgs[0].packet.payload, frame)
         self.assertEqual(_metadata(msgs[0], "ingress_port"), 2)
+        tu.verify_no_other_packets(self, timeout=0.3)
+
+
+class PacketOutMissingFieldRefused(PacketIoTest):
+    """A PacketOut without the _pad field is refused with a StreamError, and nothing is sent."""
+
+    def runTest(self):
+        frame = bytes(roce.udp_packet(host_mac(1), "02:00:00:00:0c:01", "10.0.9.1", "10.0.9.2"))
+        # p4runtime-shell fills every field, so the request is built by hand.
+        info = sh.P4Objects(sh.P4Type.controller_packet_metadata)["packet_out"]
+        ids = {m.name: m.id for m in info.metadata}
+        req = p4runtime_pb2.StreamMessageRequest()
+        req.packet.payload = frame
+        md = req.packet.metadata.add()
+        md.metadata_id = ids["egress_port"]
+        md.value = b"\x01"
+        sh.client.stream_out_q.put(req)
+        msg = sh.client.stream_in_q["unknown"].get(timeout=2)
+        self.assertIsNotNone(msg, "no StreamError for an incomplete PacketOut")
+        self.assertTrue(msg.HasField("error"), "unexpected stream message %s" % msg)
+        self.assertIn("_pad", msg.error.message)
         tu.verify_no_other_packets(self, timeout=0.3)
 
 

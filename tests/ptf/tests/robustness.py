@@ -82,6 +82,7 @@ class JumboWithinMtuForwarded(RobustTest):
         self.send(0, pkt)
         got = self.recv(port=1, timeout=2)
         self.assertIsNotNone(got, "9000-byte frame not forwarded")
+        self.assertEqual(len(got[1]), 9000, "frame length changed by the switch")
         self.assertEqual(got[1], bytes(routed(pkt, host_mac(1))))
         self.assertTrue(roce.icrc_ok(got[1]))
 
