@@ -310,7 +310,9 @@ class SwitchTest(BaseTest):
         return self.fabric_call("Set" + section, message)
 
     def restore_fabric(self):
-        for section, saved in self._fabric_saved.items():
+        # Newest change first: a later section may refer to an earlier one
+        # (an ECN profile names a port that the Ports section configures).
+        for section, saved in reversed(list(self._fabric_saved.items())):
             try:
                 self.fabric.call("Set" + section, saved)
             except grpc.RpcError as e:

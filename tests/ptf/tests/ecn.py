@@ -1,6 +1,6 @@
 """ECN marking under a congested egress queue (roce-semantics R-ECN-1..4, R-ECN-7).
 
-Congestion: egress port 1 is shaped to 100 Mb/s through the fabric service
+Congestion: egress port 1 is shaped to 10 Mb/s through the fabric service
 (``SetPorts`` speed_bps) and a burst of ~1 KB RoCE WRITEs arrives at the
 line rate of the veth. The ECN profile of (port 1, priority 3) has
 Kmin 3,000 B and Kmax 6,000 B with Pmax 1.0, so every packet that departs
@@ -21,7 +21,7 @@ from rsbase import ROUTER_MAC, SwitchTest, host_mac, routed
 
 EGRESS = 1
 PRIO = 3
-SHAPED_BPS = 100_000_000
+SHAPED_BPS = 10_000_000  # 856 us per 1,070 B frame: PTF sends faster, so the queue grows
 BURST = 48
 
 
@@ -49,6 +49,7 @@ class EcnTest(SwitchTest):
             if gap_s:
                 time.sleep(gap_s)
         frames = self.collect(quiet_s=0.6)
+        self.last_span_s = (frames[-1][2] - frames[0][2]) if len(frames) > 1 else 0.0
         got = {}
         for port, data, _ in frames:
             self.assertEqual(port, EGRESS, "frame on unexpected port %d" % port)
@@ -60,6 +61,16 @@ class EcnTest(SwitchTest):
         self.assertEqual(sorted(got), list(range(count)), "packets lost or reordered under congestion")
         return {i: (sent[i], got[i]) for i in range(count)}
 
+    def assert_shaped(self, result):
+        """The burst left port 1 no faster than the shaper allows (else there was no queue)."""
+        wire_s = sum(len(d) for _, d in result.values()) * 8.0 / SHAPED_BPS
+        self.assertGreater(
+            self.last_span_s,
+            0.7 * wire_s,
+            "burst left in %.2f ms, the shaper needs %.2f ms: egress not shaped, no queue built"
+            % (self.last_span_s * 1e3, wire_s * 1e3),
+        )
+
     def marked_count(self):
         return self.packets("ecn_marked", EGRESS * 8 + PRIO)
 
@@ -68,13 +79,14 @@ class EcnTest(SwitchTest):
 
 
 class EcnMarksAboveKmax(EcnTest):
-    """A 48-packet burst into a 100 Mb/s queue gets CE marks; ecn_marked counts exactly those."""
+    """A 48-packet burst into a 10 Mb/s queue gets CE marks; ecn_marked counts exactly those."""
 
     def runTest(self):
         self.congest()
         before = self.marked_count()
         result = self.burst(roce.ECT0)
         marked = [i for i, (_, data) in result.items() if roce.ecn_of(data) == roce.CE]
+        self.assert_shaped(result)
         for i, (pkt, data) in result.items():
             if i not in marked:
                 self.check_unmarked(pkt, data)
