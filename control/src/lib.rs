@@ -19,4 +19,5 @@ pub mod device;
 pub mod fabric;
 pub mod p4rt;
 pub mod serve;
+pub mod switchd;
 pub mod switchdev;

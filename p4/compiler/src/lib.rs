@@ -22,6 +22,7 @@ pub mod front;
 pub mod ir;
 pub mod proc;
 pub mod stf_harness;
+pub mod switch_crate;
 
 use std::path::{Path, PathBuf};
 

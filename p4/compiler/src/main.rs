@@ -2,8 +2,15 @@
 //!
 //! `p4-to-rust compile PROG.p4 -o OUT.rs [--p4info FILE.txtpb]
 //! [--p4info-bin FILE.bin] [-I DIR]...`: errors are rendered to stderr and
-//! the exit code is 1. Other subcommands (`stf`, `switch`) are added next to
-//! `compile` in [`Command`].
+//! the exit code is 1.
+//!
+//! `p4-to-rust stf DIR [--filter NAME]`: runs every `NAME.p4` + `NAME.stf`
+//! pair in DIR (p4c's simple test format) against the compiled program and
+//! ends with `N passed, N failed`; exit code 1 if any failed.
+//!
+//! `p4-to-rust switch PROG.p4 --out DIR`: writes a crate whose binary is a
+//! software switch for the program (ports, traffic manager, P4Runtime);
+//! `cargo build --release --manifest-path DIR/Cargo.toml`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +40,28 @@ enum Command {
         /// Also write the P4Info in protobuf binary format.
         #[arg(long = "p4info-bin")]
         p4info_bin: Option<PathBuf>,
+        /// Include directory (repeatable).
+        #[arg(short = 'I', long = "include")]
+        include: Vec<PathBuf>,
+    },
+    /// Run the STF tests (NAME.p4 + NAME.stf pairs) in a folder.
+    Stf {
+        /// Folder of test pairs.
+        dir: PathBuf,
+        /// Only cases whose name contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Include directory (repeatable).
+        #[arg(short = 'I', long = "include")]
+        include: Vec<PathBuf>,
+    },
+    /// Write a crate whose binary is a software switch for the program.
+    Switch {
+        /// The P4 program.
+        program: PathBuf,
+        /// Where to write the crate.
+        #[arg(long)]
+        out: PathBuf,
         /// Include directory (repeatable).
         #[arg(short = 'I', long = "include")]
         include: Vec<PathBuf>,
@@ -74,6 +103,38 @@ fn main() -> ExitCode {
                 Err(diags) => {
                     eprint!("{}", p4_compiler::render(&diags, &sources));
                     ExitCode::from(1)
+                }
+            }
+        }
+        Command::Stf { dir, filter, include } => {
+            let opts = p4_compiler::CompileOptions { include_dirs: include };
+            match p4_compiler::stf_harness::run_dir(&dir, &opts, filter.as_deref()) {
+                Ok((_, 0)) => ExitCode::SUCCESS,
+                Ok(_) => ExitCode::from(1),
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Switch { program, out, include } => {
+            let opts = p4_compiler::CompileOptions { include_dirs: include };
+            match p4_compiler::switch_crate::write_switch_crate(&program, &out, &opts) {
+                Ok(name) => {
+                    println!(
+                        "wrote {name} to {}; build it with: cargo build --release --manifest-path {}",
+                        out.display(),
+                        out.join("Cargo.toml").display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(p4_compiler::switch_crate::SwitchCrateError::Compile(diags, sources)) => {
+                    eprint!("{}", p4_compiler::render(&diags, &sources));
+                    ExitCode::from(1)
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
                 }
             }
         }

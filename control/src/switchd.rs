@@ -1,0 +1,307 @@
+//! The switch daemon's body, generic over the compiled program: ports
+//! from the command line or a TOML file, the switch core on a dataplane
+//! thread under the real-time driver, and P4Runtime plus the fabric QoS
+//! service on a tokio runtime. `roceswitch` runs it for `roce_switch.p4`;
+//! `p4-to-rust switch` generates a crate that runs it for any v1model
+//! program.
+//!
+//! The two halves meet only through the driver's command channel (see
+//! [`crate::switchdev`]). SIGINT/SIGTERM stop both; what the switch dropped
+//! is logged by reason on the way out.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result, bail};
+use dataplane::driver::{Command, Driver, DriverIo};
+use dataplane::port::{AfPacketPort, Port};
+use dataplane::switch::{DEFAULT_CPU_PORT, Switch, SwitchConfig, SwitchDrop};
+use dataplane::time::Instant;
+use dataplane::wire::ethernet::EthernetAddress;
+use p4_target::pipeline::Pipeline;
+use serde::Deserialize;
+
+use crate::daemon::{Daemon, DaemonOptions};
+use crate::fabric::FabricBackend;
+use crate::serve::Listen;
+use crate::switchdev::{SwitchDevice, TmBackend};
+
+/// Command-line settings of a switch daemon.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SwitchArgs {
+    /// TOML configuration (ports, gRPC address, ...); flags override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// A port: `NUMBER=INTERFACE` (numbers 0..N-1, each once).
+    #[arg(long = "port", value_name = "N=IFACE")]
+    pub ports: Vec<String>,
+    /// Default port speed (shaper and pause timing): 10G, 25G, 100G, 400M ...
+    #[arg(long)]
+    pub speed: Option<String>,
+    /// gRPC listen address: HOST:PORT or unix:/path [default: 127.0.0.1:9559].
+    #[arg(long)]
+    pub grpc: Option<String>,
+    /// P4Runtime device id [default: 1].
+    #[arg(long)]
+    pub device_id: Option<u64>,
+    /// CPU port number (PacketIn/PacketOut) [default: 510].
+    #[arg(long)]
+    pub cpu_port: Option<u16>,
+    /// Fabric configuration state file (restored at start, saved on change).
+    #[arg(long)]
+    pub state_file: Option<PathBuf>,
+    /// Log filter (tracing-subscriber env-filter syntax).
+    #[arg(long, default_value = "info")]
+    pub log_level: String,
+}
+
+/// The TOML configuration file.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    grpc: Option<String>,
+    device_id: Option<u64>,
+    cpu_port: Option<u16>,
+    state_file: Option<PathBuf>,
+    speed: Option<String>,
+    #[serde(default, rename = "port")]
+    ports: Vec<FilePort>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct FilePort {
+    number: u16,
+    iface: String,
+    speed: Option<String>,
+    mtu: Option<u32>,
+    cable_m: Option<u32>,
+    /// PFC-enabled priorities (default: 3).
+    lossless: Option<Vec<u8>>,
+}
+
+/// `10G`, `25g`, `400M`, `1000000000` → bits per second.
+pub fn parse_speed(s: &str) -> Result<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last() {
+        Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000u64),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
+        Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
+        _ => (s, 1),
+    };
+    let v: f64 = num
+        .parse()
+        .with_context(|| format!("bad speed {s:?} (try 10G, 25G, 100G)"))?;
+    if v.is_nan() || v <= 0.0 {
+        bail!("speed {s:?} must be positive");
+    }
+    Ok((v * mult as f64) as u64)
+}
+
+/// Sets up logging from `args` and runs the daemon for `program` until
+/// SIGINT/SIGTERM.
+pub fn main<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&args.log_level).context("--log-level")?,
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    run(args, program)
+}
+
+/// Runs the daemon for `program` until SIGINT/SIGTERM (logging set up by the caller).
+pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
+    let file: FileConfig = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
+        }
+        None => FileConfig::default(),
+    };
+    let default_speed =
+        parse_speed(args.speed.as_deref().or(file.speed.as_deref()).unwrap_or("10G"))
+            .context("--speed")?;
+    let mut ports: BTreeMap<u16, FilePort> = BTreeMap::new();
+    for p in file.ports {
+        let n = p.number;
+        if ports.insert(n, p).is_some() {
+            bail!("port {n} appears twice in the config file");
+        }
+    }
+    for spec in &args.ports {
+        let (n, iface) = spec
+            .split_once('=')
+            .with_context(|| format!("--port {spec:?}: expected NUMBER=INTERFACE"))?;
+        let number: u16 = n
+            .parse()
+            .with_context(|| format!("--port {spec:?}: bad port number"))?;
+        let port = FilePort {
+            number,
+            iface: iface.to_string(),
+            speed: None,
+            mtu: None,
+            cable_m: None,
+            lossless: None,
+        };
+        ports.insert(number, port);
+    }
+    if ports.is_empty() {
+        bail!("no ports: give --port N=IFACE (or [[port]] in --config)");
+    }
+    for (i, n) in ports.keys().enumerate() {
+        if usize::from(*n) != i {
+            bail!("port numbers must be 0..{} without gaps (missing {i})", ports.len());
+        }
+    }
+    let cpu_port = args.cpu_port.or(file.cpu_port).unwrap_or(DEFAULT_CPU_PORT);
+    let listen: Listen = args
+        .grpc
+        .as_deref()
+        .or(file.grpc.as_deref())
+        .unwrap_or("127.0.0.1:9559")
+        .parse()
+        .context("--grpc: expected HOST:PORT or unix:/path")?;
+    let device_id = args.device_id.or(file.device_id).unwrap_or(1);
+    let state_file = args.state_file.or(file.state_file);
+
+    // Ports and traffic manager.
+    let mut config = SwitchConfig::with_ports(ports.len());
+    config.cpu_port = cpu_port;
+    let mut opened: Vec<Box<dyn Port + Send>> = Vec::new();
+    for (n, p) in &ports {
+        let port = AfPacketPort::open(&p.iface)
+            .with_context(|| format!("opening port {n} ({})", p.iface))?;
+        let tm_port = &mut config.tm.ports[usize::from(*n)];
+        tm_port.speed_bps = match &p.speed {
+            Some(s) => parse_speed(s).with_context(|| format!("port {n} speed"))?,
+            None => default_speed,
+        };
+        tm_port.mac = EthernetAddress([0x02, 0x52, 0x53, 0x57, (n >> 8) as u8, *n as u8]);
+        if let Some(mtu) = p.mtu {
+            tm_port.mtu_bytes = mtu;
+        }
+        if let Some(cable) = p.cable_m {
+            tm_port.cable_length_m = Some(cable);
+        }
+        if let Some(l) = &p.lossless {
+            tm_port.pfc_enable = l.iter().fold(0, |m, &prio| m | (1u8 << (prio & 7)));
+        }
+        tracing::info!(port = n, iface = %p.iface, speed_bps = tm_port.speed_bps, "port up");
+        opened.push(Box::new(port));
+    }
+    let base_tm = config.tm.clone();
+    let info = program.info();
+    let switch = Switch::new(program, config, Instant::ZERO).context("traffic manager configuration")?;
+
+    // The dataplane thread.
+    let (cmd_tx, cmd_rx) = std::sync::mpsc::channel::<Command<P>>();
+    let (pin_tx, _) = tokio::sync::broadcast::channel::<Vec<u8>>(1024);
+    let pin = pin_tx.clone();
+    let io = DriverIo {
+        commands: cmd_rx,
+        packet_in: Some(Box::new(move |frame| {
+            let _ = pin.send(frame);
+        })),
+        events: Some(Box::new(|event| tracing::info!(?event, "traffic manager event"))),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let dataplane = {
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("dataplane".into())
+            .spawn(move || -> Result<Switch<P>> {
+                let mut driver = Driver::new(switch, opened, io);
+                driver.run(&stop).context("dataplane")?;
+                tracing::info!(stats = ?driver.stats(), "dataplane stopped");
+                Ok(driver.into_switch())
+            })?
+    };
+
+    // The control plane.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
+    let served = runtime.block_on(async {
+        let device = Arc::new(SwitchDevice::new(cmd_tx.clone(), pin_tx));
+        let tm: Arc<dyn FabricBackend> = Arc::new(TmBackend::new(cmd_tx.clone(), base_tm));
+        let opts = DaemonOptions {
+            listen: listen.clone(),
+            device_id,
+            state_file,
+        };
+        let daemon = Daemon::build(opts, info, device, Some(tm)).context("control plane")?;
+        let (bound, p4rt, fabric) = daemon
+            .bind()
+            .await
+            .with_context(|| format!("gRPC listen on {listen:?}"))?;
+        tracing::info!(program = info.name, ?listen, device_id, cpu_port, "serving P4Runtime and fabric QoS");
+        let shutdown = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut term) => {
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {},
+                        _ = term.recv() => {},
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "no SIGTERM handler; stopping on SIGINT only");
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+            tracing::info!("shutting down");
+        };
+        bound
+            .serve(Some(p4rt), Some(fabric), shutdown)
+            .await
+            .context("gRPC server")
+    });
+    stop.store(true, Ordering::Relaxed);
+    drop(cmd_tx);
+    let switch = dataplane
+        .join()
+        .map_err(|_| anyhow::anyhow!("dataplane thread panicked"))??;
+    let stats = switch.stats();
+    for reason in SwitchDrop::ALL {
+        let n = stats.dropped(reason);
+        if n > 0 {
+            tracing::info!(reason = reason.name(), packets = n, "dropped");
+        }
+    }
+    tracing::info!(rx = stats.rx_frames, tx = stats.tx_frames, "bye");
+    served
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speeds_parse_with_units() {
+        assert_eq!(parse_speed("10G").unwrap(), 10_000_000_000);
+        assert_eq!(parse_speed("25g").unwrap(), 25_000_000_000);
+        assert_eq!(parse_speed("400M").unwrap(), 400_000_000);
+        assert_eq!(parse_speed("1.5G").unwrap(), 1_500_000_000);
+        assert_eq!(parse_speed("1000").unwrap(), 1000);
+        assert!(parse_speed("fast").is_err());
+        assert!(parse_speed("-1G").is_err());
+        assert!(parse_speed("0").is_err());
+    }
+
+    #[test]
+    fn config_file_rejects_unknown_fields() {
+        let ok: FileConfig = toml::from_str(
+            "grpc = \"unix:/tmp/x\"\n[[port]]\nnumber = 0\niface = \"veth0\"\nlossless = [3, 4]\n",
+        )
+        .unwrap();
+        assert_eq!(ok.ports.len(), 1);
+        assert_eq!(ok.ports[0].lossless.as_deref(), Some(&[3u8, 4][..]));
+        assert!(toml::from_str::<FileConfig>("[[port]]\nnumber = 0\niface = \"a\"\nsped = \"1G\"\n").is_err());
+    }
+}
