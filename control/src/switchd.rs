@@ -123,9 +123,13 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         }
         None => FileConfig::default(),
     };
-    let default_speed =
-        parse_speed(args.speed.as_deref().or(file.speed.as_deref()).unwrap_or("10G"))
-            .context("--speed")?;
+    let default_speed = parse_speed(
+        args.speed
+            .as_deref()
+            .or(file.speed.as_deref())
+            .unwrap_or("10G"),
+    )
+    .context("--speed")?;
     let mut ports: BTreeMap<u16, FilePort> = BTreeMap::new();
     for p in file.ports {
         let n = p.number;
@@ -155,7 +159,10 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
     }
     for (i, n) in ports.keys().enumerate() {
         if usize::from(*n) != i {
-            bail!("port numbers must be 0..{} without gaps (missing {i})", ports.len());
+            bail!(
+                "port numbers must be 0..{} without gaps (missing {i})",
+                ports.len()
+            );
         }
     }
     let cpu_port = args.cpu_port.or(file.cpu_port).unwrap_or(DEFAULT_CPU_PORT);
@@ -196,7 +203,8 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
     }
     let base_tm = config.tm.clone();
     let info = program.info();
-    let switch = Switch::new(program, config, Instant::ZERO).context("traffic manager configuration")?;
+    let switch =
+        Switch::new(program, config, Instant::ZERO).context("traffic manager configuration")?;
 
     // The dataplane thread.
     let (cmd_tx, cmd_rx) = std::sync::mpsc::channel::<Command<P>>();
@@ -207,19 +215,21 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         packet_in: Some(Box::new(move |frame| {
             let _ = pin.send(frame);
         })),
-        events: Some(Box::new(|event| tracing::info!(?event, "traffic manager event"))),
+        events: Some(Box::new(|event| {
+            tracing::info!(?event, "traffic manager event")
+        })),
     };
     let stop = Arc::new(AtomicBool::new(false));
     let dataplane = {
         let stop = stop.clone();
-        std::thread::Builder::new()
-            .name("dataplane".into())
-            .spawn(move || -> Result<Switch<P>> {
+        std::thread::Builder::new().name("dataplane".into()).spawn(
+            move || -> Result<Switch<P>> {
                 let mut driver = Driver::new(switch, opened, io);
                 driver.run(&stop).context("dataplane")?;
                 tracing::info!(stats = ?driver.stats(), "dataplane stopped");
                 Ok(driver.into_switch())
-            })?
+            },
+        )?
     };
 
     // The control plane.
@@ -241,7 +251,13 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
             .bind()
             .await
             .with_context(|| format!("gRPC listen on {listen:?}"))?;
-        tracing::info!(program = info.name, ?listen, device_id, cpu_port, "serving P4Runtime and fabric QoS");
+        tracing::info!(
+            program = info.name,
+            ?listen,
+            device_id,
+            cpu_port,
+            "serving P4Runtime and fabric QoS"
+        );
         let shutdown = async {
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
                 Ok(mut term) => {
@@ -302,6 +318,9 @@ mod tests {
         .unwrap();
         assert_eq!(ok.ports.len(), 1);
         assert_eq!(ok.ports[0].lossless.as_deref(), Some(&[3u8, 4][..]));
-        assert!(toml::from_str::<FileConfig>("[[port]]\nnumber = 0\niface = \"a\"\nsped = \"1G\"\n").is_err());
+        assert!(
+            toml::from_str::<FileConfig>("[[port]]\nnumber = 0\niface = \"a\"\nsped = \"1G\"\n")
+                .is_err()
+        );
     }
 }

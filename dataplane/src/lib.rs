@@ -5,8 +5,8 @@
 //! the deterministic simulator ([`sim`]).
 #![warn(missing_docs, unreachable_pub)]
 
-pub mod headroom;
 pub mod driver;
+pub mod headroom;
 pub mod mac;
 pub mod port;
 pub mod rnic;

@@ -435,7 +435,17 @@ impl<P: Pipeline> Switch<P> {
                     instance_type: clone.instance_type,
                 };
                 let truncate = clone.config.truncate_bytes;
-                self.enqueue(port, cpkt, data.clone(), copy, truncate, loops, now);
+                self.enqueue(
+                    port,
+                    Queued {
+                        pkt: cpkt,
+                        data: data.clone(),
+                        copy,
+                        truncate_bytes: truncate,
+                        loops,
+                    },
+                    now,
+                );
             }
             match decision.action {
                 IngressAction::Resubmit { field_list } => {
@@ -452,9 +462,23 @@ impl<P: Pipeline> Switch<P> {
                 IngressAction::Forward => {
                     let (last, rest) = copies.split_last().expect("Forward has a copy");
                     for copy in rest {
-                        self.enqueue(port, pkt.clone(), data.clone(), *copy, None, loops, now);
+                        let q = Queued {
+                            pkt: pkt.clone(),
+                            data: data.clone(),
+                            copy: *copy,
+                            truncate_bytes: None,
+                            loops,
+                        };
+                        self.enqueue(port, q, now);
                     }
-                    self.enqueue(port, pkt, data, *last, None, loops, now);
+                    let q = Queued {
+                        pkt,
+                        data,
+                        copy: *last,
+                        truncate_bytes: None,
+                        loops,
+                    };
+                    self.enqueue(port, q, now);
                 }
             }
             self.copies = copies;
@@ -462,18 +486,15 @@ impl<P: Pipeline> Switch<P> {
     }
 
     /// Hands one copy to the traffic manager (or straight to the CPU).
-    fn enqueue(
-        &mut self,
-        ingress_port: u16,
-        pkt: P::Packet,
-        data: Vec<u8>,
-        copy: EgressCopy,
-        truncate_bytes: Option<u32>,
-        loops: u32,
-        now: Instant,
-    ) {
+    fn enqueue(&mut self, ingress_port: u16, queued: Queued<P::Packet>, now: Instant) {
+        let Queued {
+            mut pkt,
+            data,
+            copy,
+            truncate_bytes,
+            loops,
+        } = queued;
         if copy.port == self.cpu_port {
-            let mut pkt = pkt;
             prepare_egress(P::meta_mut(&mut pkt), &copy, now.as_nanos());
             let mut out = self.pool.pop().unwrap_or_default();
             if self.egress(pkt, data, truncate_bytes, loops, now, &mut out) {
@@ -555,7 +576,14 @@ impl<P: Pipeline> Switch<P> {
                 instance_type: clone.instance_type,
             };
             let truncate = clone.config.truncate_bytes;
-            self.enqueue(meta.ingress_port, cpkt, bytes, copy, truncate, loops, now);
+            let q = Queued {
+                pkt: cpkt,
+                data: bytes,
+                copy,
+                truncate_bytes: truncate,
+                loops,
+            };
+            self.enqueue(meta.ingress_port, q, now);
         }
         let port = P::meta(&pkt).egress_port;
         let truncate = P::meta(&pkt).truncate_len.or(truncate_bytes);

@@ -64,10 +64,10 @@ impl HandRouter {
             u128::from(proto),
             u128::from(dport),
         ];
-        if let EntryAction::Direct(call) = self.acl.lookup(&acl_key, len).action {
-            if call.action_id == self.drop_id {
-                return None;
-            }
+        if let EntryAction::Direct(call) = self.acl.lookup(&acl_key, len).action
+            && call.action_id == self.drop_id
+        {
+            return None;
         }
         let (port, dmac) = match self.lpm.lookup(&[u128::from(dst)], len).action {
             EntryAction::Direct(call) if call.action_id == self.set_nhop_id => {

@@ -106,8 +106,14 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Stf { dir, filter, include } => {
-            let opts = p4_compiler::CompileOptions { include_dirs: include };
+        Command::Stf {
+            dir,
+            filter,
+            include,
+        } => {
+            let opts = p4_compiler::CompileOptions {
+                include_dirs: include,
+            };
             match p4_compiler::stf_harness::run_dir(&dir, &opts, filter.as_deref()) {
                 Ok((_, 0)) => ExitCode::SUCCESS,
                 Ok(_) => ExitCode::from(1),
@@ -117,8 +123,14 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Switch { program, out, include } => {
-            let opts = p4_compiler::CompileOptions { include_dirs: include };
+        Command::Switch {
+            program,
+            out,
+            include,
+        } => {
+            let opts = p4_compiler::CompileOptions {
+                include_dirs: include,
+            };
             match p4_compiler::switch_crate::write_switch_crate(&program, &out, &opts) {
                 Ok(name) => {
                     println!(

@@ -38,7 +38,13 @@ pub fn crate_name(program: &Path) -> String {
     let stem = program.file_stem().and_then(|s| s.to_str()).unwrap_or("p4");
     let mut name: String = stem
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     if name.starts_with(|c: char| c.is_ascii_digit()) {
         name.insert(0, 'p');
@@ -60,7 +66,10 @@ pub fn write_switch_crate(
     let root = workspace_root();
     let root = root.canonicalize().unwrap_or(root);
     let path_dep = |krate: &str, dir: &str| {
-        format!("{krate} = {{ path = {:?} }}\n", root.join(dir).display().to_string())
+        format!(
+            "{krate} = {{ path = {:?} }}\n",
+            root.join(dir).display().to_string()
+        )
     };
     let cargo_toml = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\
@@ -113,7 +122,10 @@ mod tests {
 
     #[test]
     fn crate_names_are_valid_rust_identifiers() {
-        assert_eq!(crate_name(Path::new("a/basic-router.p4")), "basic_router_switch");
+        assert_eq!(
+            crate_name(Path::new("a/basic-router.p4")),
+            "basic_router_switch"
+        );
         assert_eq!(crate_name(Path::new("1tunnel.p4")), "p1tunnel_switch");
     }
 

@@ -157,7 +157,11 @@ pub const fn set_slice(value: u128, hi: u32, lo: u32, part: u128) -> u128 {
 /// Concatenation `a ++ b` where `b` is `b_width` bits wide.
 #[inline(always)]
 pub const fn concat(a: u128, b: u128, b_width: u32) -> u128 {
-    if b_width >= 128 { b } else { (a << b_width) | b }
+    if b_width >= 128 {
+        b
+    } else {
+        (a << b_width) | b
+    }
 }
 
 /// Signed comparison `a < b` on `int<W>`.

@@ -346,9 +346,7 @@ pub fn resolve_name<'a, T: 'a>(
     }
     let mut hits = items.filter(|i| {
         let n = name_of(i);
-        n.len() > name.len()
-            && n.ends_with(name)
-            && n.as_bytes()[n.len() - name.len() - 1] == b'.'
+        n.len() > name.len() && n.ends_with(name) && n.as_bytes()[n.len() - name.len() - 1] == b'.'
     });
     let first = hits.next()?;
     hits.next().is_none().then_some(first)

@@ -19,11 +19,11 @@ pub fn read_bits(data: &[u8], bit_offset: usize, width: u32) -> u128 {
     let total = skip + width;
     // Fast path: one unaligned 8-byte load covers the field (most fields of
     // a header that is not the last thing in the packet).
-    if total <= 64 {
-        if let Some(chunk) = data.get(first..first + 8) {
-            let v = u64::from_be_bytes(chunk.try_into().expect("8 bytes"));
-            return u128::from((v << skip) >> (64 - width));
-        }
+    if total <= 64
+        && let Some(chunk) = data.get(first..first + 8)
+    {
+        let v = u64::from_be_bytes(chunk.try_into().expect("8 bytes"));
+        return u128::from((v << skip) >> (64 - width));
     }
     let n = total.div_ceil(8) as usize;
     if n <= 16 {
@@ -50,15 +50,15 @@ pub fn write_bits(data: &mut [u8], bit_offset: usize, width: u32, value: u128) {
     let first = bit_offset / 8;
     let skip = (bit_offset % 8) as u32;
     let total = skip + width;
-    if total <= 64 {
-        if let Some(chunk) = data.get_mut(first..first + 8) {
-            let old = u64::from_be_bytes((&*chunk).try_into().expect("8 bytes"));
-            let shift = 64 - total;
-            let m = (u64::MAX >> (64 - width)) << shift;
-            let new = (old & !m) | ((value as u64) << shift);
-            chunk.copy_from_slice(&new.to_be_bytes());
-            return;
-        }
+    if total <= 64
+        && let Some(chunk) = data.get_mut(first..first + 8)
+    {
+        let old = u64::from_be_bytes((&*chunk).try_into().expect("8 bytes"));
+        let shift = 64 - total;
+        let m = (u64::MAX >> (64 - width)) << shift;
+        let new = (old & !m) | ((value as u64) << shift);
+        chunk.copy_from_slice(&new.to_be_bytes());
+        return;
     }
     let n = total.div_ceil(8) as usize;
     if n > 16 {

@@ -73,7 +73,7 @@ impl BitPacker {
             return self;
         }
         let value = value & crate::bits::mask(width);
-        if self.bits % 8 == 0 && width % 8 == 0 {
+        if self.bits.is_multiple_of(8) && width.is_multiple_of(8) {
             // Whole bytes at a byte boundary: one copy.
             let n = (width / 8) as usize;
             let at = self.bits / 8;
