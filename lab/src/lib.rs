@@ -8,6 +8,8 @@
 //! - [`topo`] and [`labctl`]: namespace labs behind `rocelab`: a topology
 //!   file, bringing it up with `ip`, recording what was made in a state file,
 //!   and tearing it down again (also after a crash).
+//! - [`scenario`]: the embedded default scenario of `rocelab run` (incast
+//!   and ECMP) on namespaces or in the simulator, with its verdicts.
 //!
 //! Binaries: `roceperf`, `rocelab`, `relaybench`.
 #![warn(missing_docs, unreachable_pub)]
@@ -15,6 +17,7 @@
 pub mod labctl;
 pub mod perf;
 pub use dataplane::port;
+pub mod scenario;
 pub mod signal;
 pub mod topo;
 pub mod units;

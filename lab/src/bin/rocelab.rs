@@ -6,12 +6,20 @@
 //! (all labs without LAB), also after a crash; `rocelab status [LAB]`
 //! shows what exists. Ctrl-C during `up` removes what was created. Needs
 //! root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
+//!
+//! `rocelab run [--out DIR] [--sim]` runs the embedded default scenario
+//! (2:1 incast on the lossless priority through `roceswitch`, then ECMP in
+//! a 2-leaf/2-spine fabric; see `lab::scenario`), prints a verdict table,
+//! writes CSV and SVG to DIR and removes every lab it made, also on failure
+//! and Ctrl-C. Without root it says so and points at `--sim`, which runs
+//! the same scenario in the simulator. Exit status 1 if any check fails.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use lab::labctl::{self, state::DEFAULT_STATE_DIR, state::StateStore};
+use lab::scenario::{self, ScenarioConfig, live, output};
 use lab::topo::Topology;
 
 #[derive(Parser)]
@@ -35,6 +43,36 @@ enum Cmd {
     Down {
         /// Lab name.
         lab: Option<String>,
+    },
+    /// Run the embedded default scenario (incast + ECMP) and judge it.
+    Run {
+        /// Output directory for CSV and SVG files.
+        #[arg(long, default_value = "target/rocelab")]
+        out: PathBuf,
+        /// Run in the simulator instead of namespaces (no root needed).
+        #[arg(long)]
+        sim: bool,
+        /// Port speed of every link (switch shapers and hosts).
+        #[arg(long, default_value = "1G")]
+        speed: String,
+        /// Incast traffic seconds.
+        #[arg(long, default_value_t = 4.0)]
+        seconds: f64,
+        /// QPs of the ECMP sender.
+        #[arg(long, default_value_t = 32)]
+        ecmp_qps: u32,
+        /// DSCP of the incast traffic (26 = lossless priority 3, 0 = lossy).
+        #[arg(long, default_value_t = 26)]
+        dscp: u8,
+        /// Leave ECN marking off.
+        #[arg(long)]
+        no_ecn: bool,
+        /// Senders react to CNPs (DCQCN); default fixed rate.
+        #[arg(long)]
+        dcqcn: bool,
+        /// Simulator seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// Show what a lab (or every lab) consists of and whether it exists.
     Status {
@@ -91,6 +129,32 @@ fn main() -> Result<()> {
                 bail!("could not remove lab(s) {}", failed.join(", "));
             }
         }
+        Cmd::Run {
+            out,
+            sim,
+            speed,
+            seconds,
+            ecmp_qps,
+            dscp,
+            no_ecn,
+            dcqcn,
+            seed,
+        } => {
+            let defaults = ScenarioConfig::default();
+            let cfg = ScenarioConfig {
+                speed_bps: lab::units::parse_rate_bps(&speed).context("--speed")?,
+                incast_s: seconds,
+                ecmp_qps,
+                incast_dscp: dscp.min(63),
+                ecn: if no_ecn { None } else { defaults.ecn },
+                dcqcn,
+                ..defaults
+            };
+            let passed = run(&cfg, &out, sim, seed, &store)?;
+            if !passed {
+                std::process::exit(1);
+            }
+        }
         Cmd::Status { lab } => {
             let labs = match lab {
                 Some(l) => vec![l],
@@ -105,4 +169,53 @@ fn main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `rocelab run`: the default scenario; true if every check passed.
+fn run(
+    cfg: &ScenarioConfig,
+    out: &std::path::Path,
+    sim: bool,
+    seed: u64,
+    store: &StateStore,
+) -> Result<bool> {
+    let outcome = if sim {
+        println!("rocelab run --sim: the default scenario in the simulator");
+        scenario::sim::run(cfg, seed, Some(out))?
+    } else {
+        // SAFETY: geteuid has no preconditions.
+        let euid = unsafe { libc::geteuid() };
+        if euid != 0 {
+            bail!(
+                "rocelab run needs root to create network namespaces (euid {euid}); \
+                 run it with sudo, or run the same scenario in the simulator: rocelab run --sim"
+            );
+        }
+        let bins = live::Binaries {
+            roceswitch: live::find_roceswitch()?,
+            roceperf: std::env::current_exe()
+                .ok()
+                .and_then(|e| live::find_binary("roceperf", &e))
+                .context("roceperf is not next to rocelab nor on PATH: cargo build -p lab")?,
+        };
+        println!(
+            "rocelab run: incast then ECMP on namespaces ({}, {})",
+            bins.roceswitch.display(),
+            bins.roceperf.display()
+        );
+        let stop = lab::signal::stop_flag();
+        live::run(cfg, &bins, store, stop, "run")?
+    };
+    let vs = scenario::verdicts(&outcome);
+    print!("{}", scenario::verdict_table(outcome.mode, &vs));
+    let files = output::write_all(out, &outcome, &vs)?;
+    println!(
+        "wrote {}",
+        files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(vs.iter().all(|v| v.pass))
 }

@@ -244,7 +244,9 @@ fn resolve_program(prog: &str) -> PathBuf {
     PathBuf::from(prog)
 }
 
-fn spawn_in(ns: &str, argv: &[String], log: &Path) -> Result<std::process::Child> {
+/// Starts `argv` inside namespace `ns` as the leader of its own process
+/// group, stdout and stderr to `log`.
+pub fn spawn_in(ns: &str, argv: &[String], log: &Path) -> Result<std::process::Child> {
     let Some((prog, args)) = argv.split_first() else {
         bail!("empty command");
     };
@@ -264,7 +266,37 @@ fn spawn_in(ns: &str, argv: &[String], log: &Path) -> Result<std::process::Child
         .map_err(|e| anyhow!("spawning ip netns exec {ns}: {e}"))
 }
 
-fn log_tail(p: &Path) -> String {
+/// Starts `argv` in `node`'s namespace after the lab is up, records it in
+/// the lab's state (so [`down`] and [`teardown`] stop it too) and returns
+/// the child. Its output goes to `<log dir>/<log_name>.log`.
+pub fn spawn_recorded(
+    st: &mut LabState,
+    store: &StateStore,
+    node: &str,
+    ns: &str,
+    argv: Vec<String>,
+    log_name: &str,
+) -> Result<std::process::Child> {
+    let log_dir = store.log_dir(&st.lab);
+    std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+    let log = log_dir.join(format!("{log_name}.log"));
+    let child =
+        spawn_in(ns, &argv, &log).with_context(|| format!("node {node}: starting {argv:?}"))?;
+    let pid = child.id();
+    st.processes.push(ProcRecord {
+        node: node.to_string(),
+        netns: ns.to_string(),
+        pid,
+        start_ticks: sys::start_ticks(pid).unwrap_or(0),
+        argv,
+        log,
+    });
+    store.save(st)?;
+    Ok(child)
+}
+
+/// The last five lines of a log file, joined with ` | `.
+pub fn log_tail(p: &Path) -> String {
     let text = std::fs::read_to_string(p).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(5)..].join(" | ")

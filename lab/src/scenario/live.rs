@@ -1,0 +1,631 @@
+//! The default scenario on real namespaces: `roceswitch` daemons on veth
+//! links, `roceperf` agents on the hosts, all brought up and torn down with
+//! [`crate::labctl`].
+//!
+//! Contract: [`run`] builds each part's [`Topology`] in code, brings it up
+//! (switch daemons as lab commands, gRPC on a Unix socket in the lab's log
+//! directory), programs the switches ([`super::switchctl`]), starts the
+//! agents as recorded lab processes, waits for the clients (polling the
+//! Ctrl-C flag), stops the server with SIGTERM so it prints its summary,
+//! reads the switch counters and tears the lab down. A [`LabGuard`] tears
+//! down on every exit path, errors and Ctrl-C included. Needs root.
+//!
+//! Addressing: host `i` of a part has IP 10.0.<part>.<i+1> and MAC
+//! 02:00:00:00:<part>:<i+1>; hosts send to [`ROUTER_MAC`]; the switches
+//! route /32s (design spec: routed fabric, ECMP on the 5-tuple).
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::Value;
+
+use super::switchctl::{NextHop, PrioCounters, ROUTER_MAC, SwitchCtl};
+use super::{EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, Outcome, ScenarioConfig};
+use crate::labctl::{self, state::LabState, state::StateStore};
+use crate::topo::{HostSpec, LinkSpec, SwitchSpec, Topology};
+
+/// Paths of the programs a live run starts.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    /// The switch daemon.
+    pub roceswitch: PathBuf,
+    /// The host agent.
+    pub roceperf: PathBuf,
+}
+
+/// Finds `name` next to `exe_dir` (for a test executable in
+/// `target/<profile>/deps/`, its parent), then on PATH.
+pub fn find_binary(name: &str, exe: &Path) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(d) = exe.parent() {
+        dirs.push(d.to_path_buf());
+        if d.file_name().is_some_and(|n| n == "deps")
+            && let Some(p) = d.parent()
+        {
+            dirs.push(p.to_path_buf());
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// The switch daemon, or an error telling how to build it.
+pub fn find_roceswitch() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating our own executable")?;
+    find_binary("roceswitch", &exe).ok_or_else(|| {
+        anyhow!(
+            "the switch daemon `roceswitch` is neither next to {} nor on PATH; build it first: \
+             cargo build --release -p control --bin roceswitch",
+            exe.display()
+        )
+    })
+}
+
+/// Tears its lab down when dropped (error, panic, Ctrl-C).
+pub struct LabGuard<'a> {
+    /// The lab's state (processes started later are added to it).
+    pub st: LabState,
+    store: &'a StateStore,
+    done: bool,
+}
+
+impl LabGuard<'_> {
+    /// Tears down now and reports problems.
+    pub fn down(mut self) -> Result<()> {
+        self.done = true;
+        labctl::teardown(&self.st, self.store)
+    }
+}
+
+impl Drop for LabGuard<'_> {
+    fn drop(&mut self) {
+        if !self.done
+            && let Err(e) = labctl::teardown(&self.st, self.store)
+        {
+            tracing::error!(error = %e, "tearing down lab {}", self.st.lab);
+        }
+    }
+}
+
+fn host_ip(part: u8, i: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, part, i as u8 + 1)
+}
+
+fn host_mac(part: u8, i: usize) -> [u8; 6] {
+    [2, 0, 0, 0, part, i as u8 + 1]
+}
+
+fn mac_text(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+fn speed_text(bps: u64) -> String {
+    if bps.is_multiple_of(1_000_000_000) {
+        format!("{}G", bps / 1_000_000_000)
+    } else if bps.is_multiple_of(1_000_000) {
+        format!("{}M", bps / 1_000_000)
+    } else {
+        bps.to_string()
+    }
+}
+
+/// A switch daemon command: ports `p0..pN-1` numbered in order.
+fn switch_command(bin: &Path, ports: usize, speed_bps: u64, sock: &Path) -> Vec<String> {
+    let mut v = vec![bin.display().to_string()];
+    for i in 0..ports {
+        v.push("--port".into());
+        v.push(format!("{i}=p{i}"));
+    }
+    v.extend([
+        "--speed".into(),
+        speed_text(speed_bps),
+        "--grpc".into(),
+        format!("unix:{}", sock.display()),
+        "--log-level".into(),
+        "warn".into(),
+    ]);
+    v
+}
+
+fn sock_path(store: &StateStore, lab: &str, node: &str) -> PathBuf {
+    store.log_dir(lab).join(format!("{node}.sock"))
+}
+
+fn link(a: &str, b: &str, speed_bps: u64) -> LinkSpec {
+    LinkSpec {
+        a: a.into(),
+        b: b.into(),
+        speed: speed_text(speed_bps),
+        mtu: None,
+    }
+}
+
+fn host(name: &str, part: u8, i: usize) -> HostSpec {
+    HostSpec {
+        name: name.into(),
+        mac: mac_text(host_mac(part, i)),
+        ip: host_ip(part, i),
+        command: None,
+    }
+}
+
+fn up<'a>(topo: &Topology, store: &'a StateStore, stop: &AtomicBool) -> Result<LabGuard<'a>> {
+    topo.validate()?;
+    let st = labctl::up(topo, None, store, stop)?;
+    Ok(LabGuard {
+        st,
+        store,
+        done: false,
+    })
+}
+
+/// Starts an agent in a host of the lab, recorded for teardown.
+fn agent(
+    g: &mut LabGuard<'_>,
+    topo: &Topology,
+    bin: &Path,
+    node: &str,
+    args: Vec<String>,
+) -> Result<Child> {
+    let ns = topo.netns(node);
+    let mut argv = vec![bin.display().to_string()];
+    argv.extend(args);
+    let name = format!(
+        "{node}-{}",
+        argv.get(1).map(String::as_str).unwrap_or("agent")
+    );
+    labctl::spawn_recorded(&mut g.st, g.store, node, &ns, argv, &name)
+}
+
+fn agent_args(role: &str, h: &HostSpec, rate_bps: u64, dscp: u8, extra: &[String]) -> Vec<String> {
+    let mut v = vec![
+        role.to_string(),
+        "--iface".into(),
+        "eth0".into(),
+        "--mac".into(),
+        h.mac.clone(),
+        "--ip".into(),
+        h.ip.to_string(),
+        "--rate".into(),
+        speed_text(rate_bps),
+        "--dscp".into(),
+        dscp.to_string(),
+        "--priority".into(),
+        (dscp >> 3).to_string(),
+        "--json".into(),
+    ];
+    v.extend(extra.iter().cloned());
+    v
+}
+
+/// Waits for `children` to exit; on Ctrl-C or after `limit` fails (the
+/// guard then kills them).
+fn wait_all(children: &mut [Child], limit: Duration, stop: &AtomicBool) -> Result<()> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            bail!("interrupted");
+        }
+        let mut running = 0;
+        for c in children.iter_mut() {
+            match c.try_wait().context("waiting for an agent")? {
+                Some(st) if !st.success() => bail!("an agent exited with {st}"),
+                Some(_) => {}
+                None => running += 1,
+            }
+        }
+        if running == 0 {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            bail!("agents still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Stops a server with SIGTERM (it then prints its summary) and waits.
+fn stop_server(c: &mut Child) -> Result<()> {
+    labctl::sys::signal(c.id(), libc::SIGTERM).context("SIGTERM to the server")?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if c.try_wait()?.is_some() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    bail!("the roceperf server did not stop within 5 s of SIGTERM")
+}
+
+/// The `summary` JSON line of an agent's log.
+fn summary_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Value> {
+    let rec =
+        g.st.processes
+            .iter()
+            .find(|p| p.pid == child_pid)
+            .ok_or_else(|| anyhow!("no record of pid {child_pid}"))?;
+    let text = std::fs::read_to_string(&rec.log)
+        .with_context(|| format!("reading {}", rec.log.display()))?;
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["kind"] == "summary")
+        .ok_or_else(|| {
+            anyhow!(
+                "no summary from {} ({}): {}",
+                rec.node,
+                rec.log.display(),
+                labctl::log_tail(&rec.log)
+            )
+        })
+}
+
+fn u(v: &Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or(0)
+}
+
+fn f(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or(0.0)
+}
+
+/// Runs both parts. `lab_prefix` (up to 12 characters) names the labs
+/// `<prefix>-inc` and `<prefix>-ecmp`.
+pub fn run(
+    cfg: &ScenarioConfig,
+    bins: &Binaries,
+    store: &StateStore,
+    stop: &AtomicBool,
+    lab_prefix: &str,
+) -> Result<Outcome> {
+    let incast =
+        run_incast(cfg, bins, store, stop, &format!("{lab_prefix}-inc")).context("incast part")?;
+    let ecmp =
+        run_ecmp(cfg, bins, store, stop, &format!("{lab_prefix}-ecmp")).context("ECMP part")?;
+    Ok(Outcome {
+        mode: "namespaces",
+        config: cfg.clone(),
+        incast,
+        ecmp,
+    })
+}
+
+/// PFC headroom per (port, lossless priority) in the lab. The calculated
+/// headroom assumes a hardware peer that stops within the 802.1Qbb
+/// response time; here the peer is a user-space agent behind veth and the
+/// switch reads in batches, so far more arrives after XOFF (measured: the
+/// 6 KiB computed for 1G, 10 m overflowed at once).
+pub const LAB_HEADROOM_BYTES: u64 = 256 * 1024;
+
+/// How long a daemon may take to accept gRPC.
+const SWITCH_START: Duration = Duration::from_secs(15);
+
+/// Part 1: h1, h2 → sw → h3 (ports 0, 1, 2), 2:1 incast.
+pub fn run_incast(
+    cfg: &ScenarioConfig,
+    bins: &Binaries,
+    store: &StateStore,
+    stop: &AtomicBool,
+    lab: &str,
+) -> Result<IncastOutcome> {
+    let hosts: Vec<HostSpec> = ["h1", "h2", "h3"]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| host(n, 1, i))
+        .collect();
+    let sock = sock_path(store, lab, "sw");
+    let topo = Topology {
+        name: lab.to_string(),
+        switches: vec![SwitchSpec {
+            name: "sw".into(),
+            command: Some(switch_command(&bins.roceswitch, 3, cfg.speed_bps, &sock)),
+        }],
+        hosts: hosts.clone(),
+        links: (0..3)
+            .map(|i| {
+                link(
+                    &format!("h{}:eth0", i + 1),
+                    &format!("sw:p{i}"),
+                    cfg.speed_bps,
+                )
+            })
+            .collect(),
+    };
+    let mut g = up(&topo, store, stop)?;
+    let mut sw = SwitchCtl::connect(&format!("unix:{}", sock.display()), SWITCH_START)?;
+    sw.set_ports(3, cfg.speed_bps, &[LOSSLESS_PRIORITY])?;
+    sw.set_headroom(LAB_HEADROOM_BYTES)?;
+    if let Some(ecn) = cfg.ecn {
+        sw.set_ecn(2, cfg.incast_priority(), ecn)?;
+    }
+    sw.add_router_mac()?;
+    for (i, h) in hosts.iter().enumerate() {
+        sw.add_route(
+            h.ip,
+            i as u16 + 1,
+            &[NextHop {
+                port: i as u16,
+                dst_mac: host_mac(1, i),
+            }],
+        )?;
+    }
+    let before = sw.counters()?;
+
+    let mut server = agent(
+        &mut g,
+        &topo,
+        &bins.roceperf,
+        "h3",
+        agent_args("server", &hosts[2], cfg.speed_bps, cfg.incast_dscp, &[]),
+    )?;
+    // The server must have its socket open before data arrives.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut extra = vec![
+        "--dst-ip".to_string(),
+        hosts[2].ip.to_string(),
+        "--dst-mac".into(),
+        mac_text(ROUTER_MAC),
+        "--duration".into(),
+        cfg.incast_s.to_string(),
+        "--qps".into(),
+        cfg.incast_qps.to_string(),
+    ];
+    if cfg.ecn.is_some() {
+        extra.push("--ecn".into());
+    }
+    if !cfg.dcqcn {
+        extra.push("--no-dcqcn".into());
+    }
+    let mut clients = Vec::new();
+    for (i, h) in hosts[..2].iter().enumerate() {
+        clients.push(agent(
+            &mut g,
+            &topo,
+            &bins.roceperf,
+            &format!("h{}", i + 1),
+            agent_args("client", h, cfg.speed_bps, cfg.incast_dscp, &extra),
+        )?);
+    }
+    let limit = Duration::from_secs_f64(cfg.incast_s + 15.0);
+    wait_all(&mut clients, limit, stop)?;
+    // Let the last frames drain (pauses may hold them a moment).
+    std::thread::sleep(Duration::from_millis(500));
+    stop_server(&mut server)?;
+    let after = sw.counters()?;
+    drop(sw);
+
+    let mut out = IncastOutcome::default();
+    let mut span_s: f64 = 0.0;
+    for (i, c) in clients.iter().enumerate() {
+        let s = summary_of(&g, c.id())?;
+        span_s = span_s.max(f(&s, "end_s") - f(&s, "start_s"));
+        out.flows.push(FlowResult {
+            name: format!("h{}", i + 1),
+            tx_gbps: f(&s, "tx_gbps"),
+            tx_bytes: u(&s, "tx_bytes"),
+            pfc_rx: u(&s, "pfc_rx"),
+            cnp_rx: u(&s, "cnp_rx"),
+        });
+    }
+    let s = summary_of(&g, server.id())?;
+    out.rx_bytes = u(&s, "rx_bytes");
+    out.rx_gbps = if span_s > 0.0 {
+        out.rx_bytes as f64 * 8.0 / span_s / 1e9
+    } else {
+        0.0
+    };
+    out.psn_gaps = u(&s, "psn_gaps");
+    out.psn_lost = u(&s, "psn_lost");
+    out.rx_ce = u(&s, "ce_rx");
+    out.cnp_tx = u(&s, "cnp_tx");
+    let d = delta(&before, &after);
+    out.switch_drops = d.iter().map(|c| c.drops).sum();
+    out.switch_pfc_tx = d.iter().map(|c| c.pfc_tx_frames).sum();
+    out.switch_ce_marked = d.iter().map(|c| c.ecn_marked).sum();
+    g.down()?;
+    Ok(out)
+}
+
+/// Counter increase between two reads, per (port, priority).
+pub fn delta(before: &[PrioCounters], after: &[PrioCounters]) -> Vec<PrioCounters> {
+    after
+        .iter()
+        .map(|a| {
+            let b = before
+                .iter()
+                .find(|b| b.port == a.port && b.priority == a.priority)
+                .copied()
+                .unwrap_or_default();
+            PrioCounters {
+                port: a.port,
+                priority: a.priority,
+                tx_packets: a.tx_packets.saturating_sub(b.tx_packets),
+                drops: a.drops.saturating_sub(b.drops),
+                pfc_tx_frames: a.pfc_tx_frames.saturating_sub(b.pfc_tx_frames),
+                ecn_marked: a.ecn_marked.saturating_sub(b.ecn_marked),
+            }
+        })
+        .collect()
+}
+
+/// Part 2: ha — leaf1 ═ spine1/spine2 ═ leaf2 — hb; `cfg.ecmp_qps` QPs
+/// from ha to hb; leaf1's uplinks are its ports 1 and 2.
+pub fn run_ecmp(
+    cfg: &ScenarioConfig,
+    bins: &Binaries,
+    store: &StateStore,
+    stop: &AtomicBool,
+    lab: &str,
+) -> Result<EcmpOutcome> {
+    let ha = host("ha", 2, 0);
+    let hb = host("hb", 2, 1);
+    let speed = cfg.speed_bps;
+    let sw = |name: &str, ports: usize| SwitchSpec {
+        name: name.into(),
+        command: Some(switch_command(
+            &bins.roceswitch,
+            ports,
+            speed,
+            &sock_path(store, lab, name),
+        )),
+    };
+    let topo = Topology {
+        name: lab.to_string(),
+        switches: vec![
+            sw("leaf1", 3),
+            sw("leaf2", 3),
+            sw("spine1", 2),
+            sw("spine2", 2),
+        ],
+        hosts: vec![ha.clone(), hb.clone()],
+        links: vec![
+            link("ha:eth0", "leaf1:p0", speed),
+            link("hb:eth0", "leaf2:p0", speed),
+            link("leaf1:p1", "spine1:p0", speed),
+            link("leaf1:p2", "spine2:p0", speed),
+            link("leaf2:p1", "spine1:p1", speed),
+            link("leaf2:p2", "spine2:p1", speed),
+        ],
+    };
+    let mut g = up(&topo, store, stop)?;
+    let router = |port| NextHop {
+        port,
+        dst_mac: ROUTER_MAC,
+    };
+    let uplinks = [router(1), router(2)];
+    let mut leaf1 = None;
+    for name in ["leaf1", "leaf2", "spine1", "spine2"] {
+        let addr = format!("unix:{}", sock_path(store, lab, name).display());
+        let mut c = SwitchCtl::connect(&addr, SWITCH_START).with_context(|| name.to_string())?;
+        let ports = if name.starts_with("leaf") { 3 } else { 2 };
+        c.set_ports(ports, speed, &[LOSSLESS_PRIORITY])?;
+        c.set_headroom(LAB_HEADROOM_BYTES)?;
+        c.add_router_mac()?;
+        match name {
+            "leaf1" => {
+                c.add_route(
+                    ha.ip,
+                    1,
+                    &[NextHop {
+                        port: 0,
+                        dst_mac: host_mac(2, 0),
+                    }],
+                )?;
+                c.add_route(hb.ip, 2, &uplinks)?;
+            }
+            "leaf2" => {
+                c.add_route(
+                    hb.ip,
+                    1,
+                    &[NextHop {
+                        port: 0,
+                        dst_mac: host_mac(2, 1),
+                    }],
+                )?;
+                c.add_route(ha.ip, 2, &uplinks)?;
+            }
+            _ => {
+                c.add_route(ha.ip, 1, &[router(0)])?;
+                c.add_route(hb.ip, 2, &[router(1)])?;
+            }
+        }
+        if name == "leaf1" {
+            leaf1 = Some(c);
+        }
+    }
+    let mut leaf1 = leaf1.ok_or_else(|| anyhow!("leaf1 not programmed"))?;
+    let before = leaf1.counters()?;
+    let mut server = agent(
+        &mut g,
+        &topo,
+        &bins.roceperf,
+        "hb",
+        agent_args("server", &hb, cfg.ecmp_rate_bps, 26, &[]),
+    )?;
+    std::thread::sleep(Duration::from_millis(300));
+    let extra = vec![
+        "--dst-ip".to_string(),
+        hb.ip.to_string(),
+        "--dst-mac".into(),
+        mac_text(ROUTER_MAC),
+        "--duration".into(),
+        cfg.ecmp_s.to_string(),
+        "--qps".into(),
+        cfg.ecmp_qps.to_string(),
+        "--no-dcqcn".into(),
+    ];
+    let mut clients = vec![agent(
+        &mut g,
+        &topo,
+        &bins.roceperf,
+        "ha",
+        agent_args("client", &ha, cfg.ecmp_rate_bps, 26, &extra),
+    )?];
+    wait_all(
+        &mut clients,
+        Duration::from_secs_f64(cfg.ecmp_s + 15.0),
+        stop,
+    )?;
+    std::thread::sleep(Duration::from_millis(300));
+    stop_server(&mut server)?;
+    let d = delta(&before, &leaf1.counters()?);
+    drop(leaf1);
+    let s = summary_of(&g, server.id())?;
+    let out = EcmpOutcome {
+        qps: cfg.ecmp_qps,
+        uplink_packets: [1u32, 2]
+            .iter()
+            .map(|&p| {
+                d.iter()
+                    .filter(|c| c.port == p && c.priority == u32::from(LOSSLESS_PRIORITY))
+                    .map(|c| c.tx_packets)
+                    .sum()
+            })
+            .collect(),
+        rx_bytes: u(&s, "rx_bytes"),
+        psn_gaps: u(&s, "psn_gaps"),
+        psn_lost: u(&s, "psn_lost"),
+    };
+    g.down()?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binaries_are_found_next_to_a_test_executable() {
+        let dir = std::env::temp_dir().join(format!("rl-find-{}", std::process::id()));
+        let deps = dir.join("deps");
+        std::fs::create_dir_all(&deps).unwrap();
+        std::fs::write(dir.join("roceswitch-x"), b"").unwrap();
+        let found = find_binary("roceswitch-x", &deps.join("test-123"));
+        assert_eq!(found, Some(dir.join("roceswitch-x")));
+        assert_eq!(find_binary("roceswitch-none-such", &deps.join("t")), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn switch_commands_number_ports_in_order() {
+        let v = switch_command(
+            Path::new("/x/roceswitch"),
+            2,
+            1_000_000_000,
+            Path::new("/s"),
+        );
+        assert_eq!(
+            v.join(" "),
+            "/x/roceswitch --port 0=p0 --port 1=p1 --speed 1G --grpc unix:/s --log-level warn"
+        );
+        assert_eq!(speed_text(200_000_000), "200M");
+        assert_eq!(mac_text(host_mac(1, 2)), "02:00:00:00:01:03");
+    }
+}

@@ -1,0 +1,471 @@
+//! The embedded default scenario of `rocelab run`: what it measures and how
+//! it is judged.
+//!
+//! Two parts, run either on real namespaces through `roceswitch`
+//! ([`live`]) or in the deterministic simulator ([`sim`]); both fill the
+//! same [`Outcome`], so [`verdicts`] and the printed table are identical:
+//!
+//! 1. **Incast**: two senders and one receiver behind one switch, every
+//!    port shaped to [`ScenarioConfig::speed_bps`] (2:1 oversubscription),
+//!    RoCE WRITEs on the lossless priority 3 (DSCP 26), ECN marking on the
+//!    receiver's egress queue. Expected: no drop, PSN-complete delivery, PFC
+//!    pauses from the switch, CE marks and CNPs, the bottleneck near its
+//!    line rate (design spec: lossless classes, PFC and ECN/DCQCN).
+//! 2. **ECMP**: a 2-leaf/2-spine fabric, one host per leaf, several QPs
+//!    (distinct UDP source ports, the RoCEv2 entropy) from leaf 1 to leaf 2.
+//!    Expected: each of leaf 1's two uplinks carries between half and 1.5×
+//!    its fair share of packets, and every QP stays in order (R-ECMP-2).
+//!
+//! Units are in the names (`_bps`, `_bytes`, `_s`).
+
+pub mod live;
+pub mod output;
+pub mod sim;
+pub mod switchctl;
+
+use std::fmt::Write as _;
+
+/// Knobs of the default scenario.
+#[derive(Debug, Clone)]
+pub struct ScenarioConfig {
+    /// Port speed of every link (switch shapers and host agents), bit/s.
+    pub speed_bps: u64,
+    /// Incast traffic duration, seconds.
+    pub incast_s: f64,
+    /// ECMP traffic duration, seconds.
+    pub ecmp_s: f64,
+    /// Rate the ECMP sender offers, bit/s (below the uplinks' sum: the
+    /// point is the spread, not congestion).
+    pub ecmp_rate_bps: u64,
+    /// QPs of the ECMP sender.
+    pub ecmp_qps: u32,
+    /// QPs per incast sender.
+    pub incast_qps: u32,
+    /// Incast traffic: DSCP (26 = priority 3, lossless; 0 = lossy).
+    pub incast_dscp: u8,
+    /// ECN on the receiver's egress queue (Kmin, Kmax bytes, Pmax).
+    pub ecn: Option<EcnSetting>,
+    /// Senders slow down on CNPs (DCQCN). Off by default: fixed-rate
+    /// senders keep the 2:1 incast congested, so PFC must hold the line
+    /// while CE marks and CNPs are still produced and counted.
+    pub dcqcn: bool,
+}
+
+/// RED/ECN marking profile.
+#[derive(Debug, Clone, Copy)]
+pub struct EcnSetting {
+    /// Queue depth where marking starts, bytes.
+    pub kmin_bytes: u64,
+    /// Queue depth where marking reaches `pmax`, bytes.
+    pub kmax_bytes: u64,
+    /// Marking probability at `kmax_bytes`.
+    pub pmax: f64,
+}
+
+impl Default for ScenarioConfig {
+    fn default() -> Self {
+        ScenarioConfig {
+            speed_bps: 1_000_000_000,
+            incast_s: 4.0,
+            ecmp_s: 2.0,
+            ecmp_rate_bps: 200_000_000,
+            ecmp_qps: 32,
+            incast_qps: 1,
+            incast_dscp: 26,
+            ecn: Some(EcnSetting {
+                kmin_bytes: 20_000,
+                kmax_bytes: 200_000,
+                pmax: 0.2,
+            }),
+            dcqcn: false,
+        }
+    }
+}
+
+impl ScenarioConfig {
+    /// The priority the incast traffic maps to (default DSCP map, DSCP >> 3).
+    pub fn incast_priority(&self) -> u8 {
+        self.incast_dscp >> 3
+    }
+
+    /// True if the incast traffic is on the lossless priority 3.
+    pub fn lossless(&self) -> bool {
+        self.incast_priority() == LOSSLESS_PRIORITY
+    }
+}
+
+/// The PFC-enabled priority of the scenario.
+pub const LOSSLESS_PRIORITY: u8 = 3;
+
+/// One sender's flow.
+#[derive(Debug, Clone, Default)]
+pub struct FlowResult {
+    /// Sender name.
+    pub name: String,
+    /// Payload throughput the sender achieved, Gbit/s.
+    pub tx_gbps: f64,
+    /// Payload bytes sent.
+    pub tx_bytes: u64,
+    /// PFC frames the sender received (pauses seen on the wire).
+    pub pfc_rx: u64,
+    /// CNPs the sender received.
+    pub cnp_rx: u64,
+}
+
+/// What the incast part measured.
+#[derive(Debug, Clone, Default)]
+pub struct IncastOutcome {
+    /// Per sender.
+    pub flows: Vec<FlowResult>,
+    /// Payload goodput at the receiver, Gbit/s.
+    pub rx_gbps: f64,
+    /// Payload bytes received.
+    pub rx_bytes: u64,
+    /// PSN gaps at the receiver.
+    pub psn_gaps: u64,
+    /// Packets the receiver counts as lost.
+    pub psn_lost: u64,
+    /// Packets the switch dropped (all ports, all priorities).
+    pub switch_drops: u64,
+    /// PFC frames the switch sent.
+    pub switch_pfc_tx: u64,
+    /// Packets the switch marked CE.
+    pub switch_ce_marked: u64,
+    /// CE-marked packets the receiver got.
+    pub rx_ce: u64,
+    /// CNPs the receiver sent.
+    pub cnp_tx: u64,
+}
+
+/// What the ECMP part measured.
+#[derive(Debug, Clone, Default)]
+pub struct EcmpOutcome {
+    /// QPs the sender ran.
+    pub qps: u32,
+    /// Data packets leaf 1 sent on each uplink.
+    pub uplink_packets: Vec<u64>,
+    /// Payload bytes the receiver got.
+    pub rx_bytes: u64,
+    /// PSN gaps at the receiver (reordering across paths shows here).
+    pub psn_gaps: u64,
+    /// Packets the receiver counts as lost.
+    pub psn_lost: u64,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// `"namespaces"` or `"simulator"`.
+    pub mode: &'static str,
+    /// The configuration it ran with.
+    pub config: ScenarioConfig,
+    /// Incast part.
+    pub incast: IncastOutcome,
+    /// ECMP part.
+    pub ecmp: EcmpOutcome,
+}
+
+/// One line of the verdict table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// What is checked.
+    pub check: String,
+    /// What was measured.
+    pub measured: String,
+    /// What is expected.
+    pub expected: String,
+    /// Whether the measurement meets the expectation.
+    pub pass: bool,
+}
+
+fn v(check: &str, measured: String, expected: &str, pass: bool) -> Verdict {
+    Verdict {
+        check: check.to_string(),
+        measured,
+        expected: expected.to_string(),
+        pass,
+    }
+}
+
+/// Largest share of its fair share any uplink may carry.
+pub const ECMP_MAX_OVER_FAIR: f64 = 1.5;
+/// Smallest share of its fair share any uplink must carry.
+pub const ECMP_MIN_OF_FAIR: f64 = 0.5;
+
+/// The ratio of each entry to the mean (1.0 = exactly fair); empty or
+/// all-zero input gives an empty vector.
+pub fn fair_share_ratios(counts: &[u64]) -> Vec<f64> {
+    let total: u64 = counts.iter().sum();
+    if counts.is_empty() || total == 0 {
+        return Vec::new();
+    }
+    let fair = total as f64 / counts.len() as f64;
+    counts.iter().map(|&c| c as f64 / fair).collect()
+}
+
+/// Judges an outcome line by line.
+pub fn verdicts(o: &Outcome) -> Vec<Verdict> {
+    let c = &o.config;
+    let x = &o.incast;
+    let line_gbps = c.speed_bps as f64 / 1e9;
+    let mut out = Vec::new();
+    out.push(v(
+        "incast: bottleneck goodput",
+        format!("{:.3} Gb/s", x.rx_gbps),
+        &format!(">= 60% of {line_gbps} Gb/s line rate"),
+        x.rx_gbps >= 0.6 * line_gbps,
+    ));
+    for f in &x.flows {
+        out.push(v(
+            &format!("incast: {} throughput", f.name),
+            format!("{:.3} Gb/s", f.tx_gbps),
+            &format!(
+                ">= 25% of line rate (fair share {:.2})",
+                line_gbps / x.flows.len().max(1) as f64
+            ),
+            f.tx_gbps >= 0.25 * line_gbps,
+        ));
+    }
+    if c.lossless() {
+        out.push(v(
+            "incast: switch drops",
+            x.switch_drops.to_string(),
+            "0 (lossless priority 3)",
+            x.switch_drops == 0,
+        ));
+        out.push(v(
+            "incast: PSN completeness",
+            format!("{} gaps, {} lost", x.psn_gaps, x.psn_lost),
+            "0 gaps, 0 lost",
+            x.psn_gaps == 0 && x.psn_lost == 0 && x.rx_bytes > 0,
+        ));
+        let pfc_rx: u64 = x.flows.iter().map(|f| f.pfc_rx).sum();
+        let measured = format!(
+            "{} sent by switch, {} seen by senders",
+            x.switch_pfc_tx, pfc_rx
+        );
+        if c.dcqcn {
+            out.push(v(
+                "incast: PFC pauses",
+                measured,
+                "any (DCQCN may keep the queue below XOFF)",
+                true,
+            ));
+        } else {
+            out.push(v(
+                "incast: PFC pauses",
+                measured,
+                "> 0 sent and seen (fixed-rate senders)",
+                x.switch_pfc_tx > 0 && pfc_rx > 0,
+            ));
+        }
+    } else {
+        out.push(v(
+            "incast: switch drops",
+            x.switch_drops.to_string(),
+            "> 0 (lossy priority, oversubscribed)",
+            x.switch_drops > 0,
+        ));
+        out.push(v(
+            "incast: receiver loss",
+            format!("{} gaps, {} lost", x.psn_gaps, x.psn_lost),
+            "> 0 lost (no PFC on a lossy priority)",
+            x.psn_lost > 0 || x.psn_gaps > 0,
+        ));
+        out.push(v(
+            "incast: PFC pauses",
+            x.switch_pfc_tx.to_string(),
+            "0 (priority is not PFC-enabled)",
+            x.switch_pfc_tx == 0,
+        ));
+    }
+    if c.ecn.is_some() {
+        out.push(v(
+            "incast: CE marks",
+            format!(
+                "{} marked by switch, {} received",
+                x.switch_ce_marked, x.rx_ce
+            ),
+            "> 0 (queue above Kmin)",
+            x.switch_ce_marked > 0 && x.rx_ce > 0,
+        ));
+        let cnp_rx: u64 = x.flows.iter().map(|f| f.cnp_rx).sum();
+        out.push(v(
+            "incast: CNPs",
+            format!("{} sent by receiver, {} received", x.cnp_tx, cnp_rx),
+            "> 0 sent and received",
+            x.cnp_tx > 0 && cnp_rx > 0,
+        ));
+    }
+    let e = &o.ecmp;
+    let ratios = fair_share_ratios(&e.uplink_packets);
+    let spread = e
+        .uplink_packets
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(" / ");
+    let ratio_text = ratios
+        .iter()
+        .map(|r| format!("{r:.2}"))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    out.push(v(
+        &format!("ecmp: spread of {} QPs over uplinks", e.qps),
+        format!("{spread} pkts (x fair: {ratio_text})"),
+        &format!("each uplink {ECMP_MIN_OF_FAIR}..{ECMP_MAX_OVER_FAIR} x fair share"),
+        !ratios.is_empty()
+            && ratios
+                .iter()
+                .all(|&r| (ECMP_MIN_OF_FAIR..=ECMP_MAX_OVER_FAIR).contains(&r)),
+    ));
+    out.push(v(
+        "ecmp: per-QP order and loss",
+        format!("{} gaps, {} lost", e.psn_gaps, e.psn_lost),
+        "0 gaps, 0 lost (a QP keeps its path)",
+        e.psn_gaps == 0 && e.psn_lost == 0 && e.rx_bytes > 0,
+    ));
+    out
+}
+
+/// The verdict table as text, with a summary line.
+pub fn verdict_table(mode: &str, vs: &[Verdict]) -> String {
+    let w_check = vs.iter().map(|v| v.check.len()).max().unwrap_or(5).max(5);
+    let w_meas = vs
+        .iter()
+        .map(|v| v.measured.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<w_check$}  {:<w_meas$}  {:<6}  expected",
+        "check", "measured", "result"
+    );
+    for v in vs {
+        let _ = writeln!(
+            s,
+            "{:<w_check$}  {:<w_meas$}  {:<6}  {}",
+            v.check,
+            v.measured,
+            if v.pass { "PASS" } else { "FAIL" },
+            v.expected
+        );
+    }
+    let failed = vs.iter().filter(|v| !v.pass).count();
+    let _ = writeln!(
+        s,
+        "{mode}: {} of {} checks passed{}",
+        vs.len() - failed,
+        vs.len(),
+        if failed == 0 { "" } else { " -- FAILED" }
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn good() -> Outcome {
+        Outcome {
+            mode: "test",
+            config: ScenarioConfig::default(),
+            incast: IncastOutcome {
+                flows: vec![
+                    FlowResult {
+                        name: "h1".into(),
+                        tx_gbps: 0.45,
+                        tx_bytes: 1,
+                        pfc_rx: 10,
+                        cnp_rx: 3,
+                    },
+                    FlowResult {
+                        name: "h2".into(),
+                        tx_gbps: 0.46,
+                        tx_bytes: 1,
+                        pfc_rx: 12,
+                        cnp_rx: 4,
+                    },
+                ],
+                rx_gbps: 0.91,
+                rx_bytes: 2,
+                switch_pfc_tx: 22,
+                switch_ce_marked: 9,
+                rx_ce: 9,
+                cnp_tx: 7,
+                ..IncastOutcome::default()
+            },
+            ecmp: EcmpOutcome {
+                qps: 32,
+                uplink_packets: vec![1000, 1100],
+                rx_bytes: 5,
+                ..EcmpOutcome::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_healthy_lossless_run_passes_every_line() {
+        let vs = verdicts(&good());
+        assert!(vs.iter().all(|v| v.pass), "{vs:#?}");
+        assert_eq!(vs.len(), 10);
+        assert!(verdict_table("t", &vs).contains("10 of 10 checks passed"));
+    }
+
+    #[test]
+    fn a_drop_or_gap_on_the_lossless_priority_fails() {
+        let mut o = good();
+        o.incast.switch_drops = 1;
+        o.incast.psn_gaps = 1;
+        let failed: Vec<String> = verdicts(&o)
+            .into_iter()
+            .filter(|v| !v.pass)
+            .map(|v| v.check)
+            .collect();
+        assert_eq!(
+            failed,
+            vec!["incast: switch drops", "incast: PSN completeness"]
+        );
+        assert!(verdict_table("t", &verdicts(&o)).contains("FAILED"));
+    }
+
+    #[test]
+    fn lossy_runs_expect_drops_and_no_pauses() {
+        let mut o = good();
+        o.config.incast_dscp = 0;
+        let vs = verdicts(&o);
+        let drops = vs
+            .iter()
+            .find(|v| v.check == "incast: switch drops")
+            .unwrap();
+        assert!(!drops.pass, "a lossy incast without drops is suspicious");
+        o.incast.switch_drops = 50;
+        o.incast.psn_lost = 50;
+        o.incast.switch_pfc_tx = 0;
+        assert!(verdicts(&o).iter().all(|v| v.pass));
+    }
+
+    #[test]
+    fn ecmp_spread_outside_the_band_fails() {
+        assert_eq!(fair_share_ratios(&[100, 300]), vec![0.5, 1.5]);
+        assert!(fair_share_ratios(&[0, 0]).is_empty());
+        let mut o = good();
+        o.ecmp.uplink_packets = vec![100, 1000];
+        let spread = verdicts(&o)
+            .into_iter()
+            .find(|v| v.check.starts_with("ecmp: spread"))
+            .unwrap();
+        assert!(!spread.pass);
+        o.ecmp.uplink_packets = vec![0, 0];
+        assert!(
+            !verdicts(&o)
+                .into_iter()
+                .find(|v| v.check.starts_with("ecmp: spread"))
+                .unwrap()
+                .pass,
+            "no traffic at all is not a fair spread"
+        );
+    }
+}
