@@ -53,7 +53,7 @@ enum Cmd {
         #[arg(long)]
         sim: bool,
         /// Port speed of every link (switch shapers and hosts).
-        #[arg(long, default_value = "1G")]
+        #[arg(long, default_value = "100M")]
         speed: String,
         /// Incast traffic seconds.
         #[arg(long, default_value_t = 4.0)]

@@ -66,6 +66,10 @@ enum Cmd {
         /// Fixed rate: turn DCQCN off.
         #[arg(long)]
         no_dcqcn: bool,
+        /// Index of the first QP (QPNs client 0x100+i → server 0x200+i);
+        /// give each client sharing a server its own range.
+        #[arg(long, default_value_t = 0)]
+        first_qp: u32,
     },
 }
 
@@ -149,9 +153,10 @@ fn main() -> Result<()> {
             duration,
             messages,
             no_dcqcn,
+            first_qp,
         } => {
-            if qps == 0 || qps > MAX_QPS {
-                bail!("--qps must be 1..={MAX_QPS}");
+            if qps == 0 || first_qp.saturating_add(qps) > MAX_QPS {
+                bail!("--first-qp + --qps must be 1..={MAX_QPS}");
             }
             let role = Role::Client {
                 qps,
@@ -159,6 +164,7 @@ fn main() -> Result<()> {
                 dst_mac,
                 message_bytes: size,
                 messages,
+                first_qp,
             };
             (
                 common,

@@ -25,7 +25,8 @@
 //!
 //! QP pairing without an out-of-band channel (the agent has no kernel IP): a
 //! client's QP `i` is QPN [`CLIENT_QPN_BASE`]` + i` and writes to the
-//! server's QPN [`SERVER_QPN_BASE`]` + i`; both start at PSN
+//! server's QPN [`SERVER_QPN_BASE`]` + i` (`i` from the client's
+//! `first_qp`, so clients with disjoint QP ranges share a server); both start at PSN
 //! [`INITIAL_PSN`]. A server learns a QP from the first data packet for an
 //! unknown QPN in the server range, so a lost first packet still shows as a
 //! PSN gap.
@@ -77,6 +78,10 @@ pub enum Role {
         message_bytes: u64,
         /// Messages per QP (`None` = until the duration ends).
         messages: Option<u64>,
+        /// Index of the first QP: QPs are `first_qp..first_qp + qps`, so
+        /// several clients can share one server (`first_qp + qps` at most
+        /// [`MAX_QPS`]).
+        first_qp: u32,
     },
     /// Receive WRITEs, answer CE marks with CNPs.
     Server,
@@ -137,17 +142,18 @@ impl<P: Port> Agent<P> {
             dst_mac,
             message_bytes,
             messages,
+            first_qp,
         } = &role
         {
-            if *qps == 0 || *qps > MAX_QPS {
+            if *qps == 0 || first_qp.saturating_add(*qps) > MAX_QPS {
                 return Err(AgentError::Config(format!(
-                    "--qps must be 1..={MAX_QPS}, got {qps}"
+                    "--first-qp + --qps must be 1..={MAX_QPS}, got {first_qp} + {qps}"
                 )));
             }
             if *message_bytes == 0 {
                 return Err(AgentError::Config("--size must be > 0".into()));
             }
-            for i in 0..*qps {
+            for i in *first_qp..*first_qp + *qps {
                 rnic.add_qp(QpConfig {
                     local_qpn: CLIENT_QPN_BASE + i,
                     remote_qpn: SERVER_QPN_BASE + i,

@@ -29,6 +29,7 @@ fn client_role(qps: u32, messages: Option<u64>) -> Role {
         dst_mac: S_MAC,
         message_bytes: 4096,
         messages,
+        first_qp: 0,
     }
 }
 
@@ -178,4 +179,34 @@ fn ce_marked_data_makes_the_server_send_cnps_and_the_client_slow_down() {
         "DCQCN did not slow the sender: {} Gb/s",
         r.tx_gbps
     );
+}
+
+#[test]
+fn first_qp_moves_the_client_to_its_own_qpn_range_and_is_bounded() {
+    let (cp, mut sp) = MemoryPort::pair("client", "server");
+    let mut role = client_role(2, Some(1));
+    if let Role::Client { first_qp, .. } = &mut role {
+        *first_qp = 5;
+    }
+    let mut c = Agent::new(cp, cfg(C_MAC, C_IP, 1_000_000_000), role).unwrap();
+    let never = AtomicBool::new(false);
+    c.run(Some(Duration::from_secs(2)), None, &never, |_| {})
+        .unwrap();
+    let mut bufs: Vec<FrameBuf> = (0..16).map(|_| FrameBuf::with_capacity(9000)).collect();
+    let n = sp.recv_batch(&mut bufs).unwrap();
+    let mut dst_qpns: Vec<u32> = bufs[..n]
+        .iter()
+        .filter_map(|b| RoceFrameRepr::parse(b.frame()).ok())
+        .map(|p| p.repr.bth.dest_qp)
+        .collect();
+    dst_qpns.sort_unstable();
+    dst_qpns.dedup();
+    assert_eq!(dst_qpns, vec![SERVER_QPN_BASE + 5, SERVER_QPN_BASE + 6]);
+
+    let mut over = client_role(2, None);
+    if let Role::Client { first_qp, .. } = &mut over {
+        *first_qp = MAX_QPS - 1;
+    }
+    let (cp2, _sp2) = MemoryPort::pair("c2", "s2");
+    assert!(Agent::new(cp2, cfg(C_MAC, C_IP, 1_000_000_000), over).is_err());
 }

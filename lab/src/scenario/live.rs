@@ -24,7 +24,10 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
 use super::switchctl::{NextHop, PrioCounters, ROUTER_MAC, SwitchCtl};
-use super::{EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, Outcome, ScenarioConfig};
+use super::{
+    EcmpOutcome, FlowResult, IncastOutcome, LINK_MTU_BYTES, LOSSLESS_PRIORITY, Outcome,
+    ScenarioConfig,
+};
 use crate::labctl::{self, state::LabState, state::StateStore};
 use crate::topo::{HostSpec, LinkSpec, SwitchSpec, Topology};
 
@@ -145,7 +148,7 @@ fn link(a: &str, b: &str, speed_bps: u64) -> LinkSpec {
         a: a.into(),
         b: b.into(),
         speed: speed_text(speed_bps),
-        mtu: None,
+        mtu: Some(LINK_MTU_BYTES),
     }
 }
 
@@ -186,9 +189,18 @@ fn agent(
     labctl::spawn_recorded(&mut g.st, g.store, node, &ns, argv, &name)
 }
 
-fn agent_args(role: &str, h: &HostSpec, rate_bps: u64, dscp: u8, extra: &[String]) -> Vec<String> {
+fn agent_args(
+    role: &str,
+    h: &HostSpec,
+    rate_bps: u64,
+    dscp: u8,
+    mtu_bytes: usize,
+    extra: &[String],
+) -> Vec<String> {
     let mut v = vec![
         role.to_string(),
+        "--mtu".into(),
+        mtu_bytes.to_string(),
         "--iface".into(),
         "eth0".into(),
         "--mac".into(),
@@ -244,6 +256,41 @@ fn stop_server(c: &mut Child) -> Result<()> {
         std::thread::sleep(Duration::from_millis(20));
     }
     bail!("the roceperf server did not stop within 5 s of SIGTERM")
+}
+
+/// Seconds per receiver report in the incast part.
+const RX_INTERVAL_S: f64 = 0.5;
+
+/// Goodput while the bottleneck was busy: the mean of the receiver's
+/// interval rates, leaving out idle intervals and the partial first and
+/// last busy ones (bytes over the client span would count the queue
+/// draining after the senders stopped as if it had been sent in time).
+pub fn busy_goodput_gbps(intervals: &[(u64, f64)]) -> Option<f64> {
+    let busy: Vec<f64> = intervals
+        .iter()
+        .filter(|(bytes, _)| *bytes > 0)
+        .map(|&(_, gbps)| gbps)
+        .collect();
+    if busy.len() < 3 {
+        return None;
+    }
+    let inner = &busy[1..busy.len() - 1];
+    Some(inner.iter().sum::<f64>() / inner.len() as f64)
+}
+
+/// The JSON lines of an agent's log.
+fn lines_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Vec<Value>> {
+    let rec =
+        g.st.processes
+            .iter()
+            .find(|p| p.pid == child_pid)
+            .ok_or_else(|| anyhow!("no record of pid {child_pid}"))?;
+    let text = std::fs::read_to_string(&rec.log)
+        .with_context(|| format!("reading {}", rec.log.display()))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect())
 }
 
 /// The `summary` JSON line of an agent's log.
@@ -340,7 +387,7 @@ pub fn run_incast(
     };
     let mut g = up(&topo, store, stop)?;
     let mut sw = SwitchCtl::connect(&format!("unix:{}", sock.display()), SWITCH_START)?;
-    sw.set_ports(3, cfg.speed_bps, &[LOSSLESS_PRIORITY])?;
+    sw.set_ports(3, cfg.speed_bps, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
     sw.set_headroom(LAB_HEADROOM_BYTES)?;
     if let Some(ecn) = cfg.ecn {
         sw.set_ecn(2, cfg.incast_priority(), ecn)?;
@@ -363,7 +410,14 @@ pub fn run_incast(
         &topo,
         &bins.roceperf,
         "h3",
-        agent_args("server", &hosts[2], cfg.speed_bps, cfg.incast_dscp, &[]),
+        agent_args(
+            "server",
+            &hosts[2],
+            cfg.speed_bps,
+            cfg.incast_dscp,
+            cfg.roce_mtu_bytes,
+            &["--interval".into(), RX_INTERVAL_S.to_string()],
+        ),
     )?;
     // The server must have its socket open before data arrives.
     std::thread::sleep(Duration::from_millis(300));
@@ -385,12 +439,22 @@ pub fn run_incast(
     }
     let mut clients = Vec::new();
     for (i, h) in hosts[..2].iter().enumerate() {
+        // Disjoint QP ranges: the server tells the senders apart by QPN.
+        let mut args = extra.clone();
+        args.extend(["--first-qp".into(), (i as u32 * cfg.incast_qps).to_string()]);
         clients.push(agent(
             &mut g,
             &topo,
             &bins.roceperf,
             &format!("h{}", i + 1),
-            agent_args("client", h, cfg.speed_bps, cfg.incast_dscp, &extra),
+            agent_args(
+                "client",
+                h,
+                cfg.speed_bps,
+                cfg.incast_dscp,
+                cfg.roce_mtu_bytes,
+                &args,
+            ),
         )?);
     }
     let limit = Duration::from_secs_f64(cfg.incast_s + 15.0);
@@ -416,10 +480,15 @@ pub fn run_incast(
     }
     let s = summary_of(&g, server.id())?;
     out.rx_bytes = u(&s, "rx_bytes");
-    out.rx_gbps = if span_s > 0.0 {
-        out.rx_bytes as f64 * 8.0 / span_s / 1e9
-    } else {
-        0.0
+    let intervals: Vec<(u64, f64)> = lines_of(&g, server.id())?
+        .iter()
+        .filter(|v| v["kind"] == "interval")
+        .map(|v| (u(v, "rx_bytes"), f(v, "rx_gbps")))
+        .collect();
+    out.rx_gbps = match busy_goodput_gbps(&intervals) {
+        Some(g) => g,
+        None if span_s > 0.0 => out.rx_bytes as f64 * 8.0 / span_s / 1e9,
+        None => 0.0,
     };
     out.psn_gaps = u(&s, "psn_gaps");
     out.psn_lost = u(&s, "psn_lost");
@@ -505,7 +574,7 @@ pub fn run_ecmp(
         let addr = format!("unix:{}", sock_path(store, lab, name).display());
         let mut c = SwitchCtl::connect(&addr, SWITCH_START).with_context(|| name.to_string())?;
         let ports = if name.starts_with("leaf") { 3 } else { 2 };
-        c.set_ports(ports, speed, &[LOSSLESS_PRIORITY])?;
+        c.set_ports(ports, speed, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
         c.set_headroom(LAB_HEADROOM_BYTES)?;
         c.add_router_mac()?;
         match name {
@@ -547,7 +616,14 @@ pub fn run_ecmp(
         &topo,
         &bins.roceperf,
         "hb",
-        agent_args("server", &hb, cfg.ecmp_rate_bps, 26, &[]),
+        agent_args(
+            "server",
+            &hb,
+            cfg.ecmp_rate_bps,
+            26,
+            cfg.roce_mtu_bytes,
+            &[],
+        ),
     )?;
     std::thread::sleep(Duration::from_millis(300));
     let extra = vec![
@@ -566,7 +642,14 @@ pub fn run_ecmp(
         &topo,
         &bins.roceperf,
         "ha",
-        agent_args("client", &ha, cfg.ecmp_rate_bps, 26, &extra),
+        agent_args(
+            "client",
+            &ha,
+            cfg.ecmp_rate_bps,
+            26,
+            cfg.roce_mtu_bytes,
+            &extra,
+        ),
     )?];
     wait_all(
         &mut clients,
@@ -611,6 +694,21 @@ mod tests {
         assert_eq!(found, Some(dir.join("roceswitch-x")));
         assert_eq!(find_binary("roceswitch-none-such", &deps.join("t")), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn goodput_leaves_out_idle_and_partial_intervals() {
+        let iv = [
+            (0, 0.0),
+            (10, 0.02),
+            (50, 0.09),
+            (50, 0.095),
+            (20, 0.04),
+            (0, 0.0),
+        ];
+        let g = busy_goodput_gbps(&iv).unwrap();
+        assert!((g - 0.0925).abs() < 1e-9, "{g}");
+        assert_eq!(busy_goodput_gbps(&[(1, 0.1), (1, 0.1)]), None);
     }
 
     #[test]

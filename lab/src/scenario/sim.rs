@@ -5,11 +5,9 @@
 //! ECMP on the 5-tuple).
 //!
 //! Contract: deterministic for a given config and seed; senders send what
-//! fits [`SIM_INCAST`] / [`SIM_ECMP`] at their rate (long enough for
-//! queues, PFC and ECN to act, short enough to run in well under a
-//! second), not the live durations, and each part runs until every queue
-//! has drained, so a drop always shows as a PSN gap; rates are over that
-//! whole span. Cables are 10 m (50 ns). Switch CE marks come from the
+//! fits the live durations (`incast_s`, `ecmp_s`) at their rate, and each
+//! part runs until every queue has drained, so a drop always shows as a
+//! PSN gap; rates are over that whole span. Cables are 10 m (50 ns). Switch CE marks come from the
 //! switch's own counter. Fills the same [`Outcome`] as a live run.
 
 use std::net::Ipv4Addr;
@@ -28,12 +26,11 @@ use dataplane::tm::TmConfig;
 use dataplane::tm::ecn::RedConfig;
 use dataplane::wire::ethernet::EthernetAddress;
 
-use super::{EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, Outcome, ScenarioConfig};
+use super::{
+    EcmpOutcome, FlowResult, IncastOutcome, LINK_MTU_BYTES, LOSSLESS_PRIORITY, Outcome,
+    ScenarioConfig,
+};
 
-/// Simulated time of the incast part.
-pub const SIM_INCAST: Duration = Duration::from_millis(100);
-/// Simulated time of the ECMP part.
-pub const SIM_ECMP: Duration = Duration::from_millis(20);
 /// Cable length of every link, metres.
 const CABLE_M: u32 = 10;
 /// WRITE size, bytes (as roceperf's default).
@@ -51,8 +48,17 @@ fn cable() -> Duration {
     Duration::from_nanos(u64::from(CABLE_M) * 1_000_000_000 / 198_000_000)
 }
 
-fn mk_host(part: u8, i: usize, speed_bps: u64, dscp: u8, ecn: bool, dcqcn: bool) -> SimHost {
+fn mk_host(
+    part: u8,
+    i: usize,
+    speed_bps: u64,
+    dscp: u8,
+    ecn: bool,
+    dcqcn: bool,
+    mtu: usize,
+) -> SimHost {
     let mut h = SimHost::new(RnicConfig {
+        mtu_bytes: mtu,
         mac: host_mac(part, i),
         ip: host_ip(part, i),
         line_rate_bps: speed_bps,
@@ -73,6 +79,7 @@ fn tm_cfg(ports: usize, speed_bps: u64) -> TmConfig {
         p.speed_bps = speed_bps;
         p.cable_length_m = Some(CABLE_M);
         p.wire_overhead_bytes = 24;
+        p.mtu_bytes = LINK_MTU_BYTES;
         p.pfc_enable = 1 << LOSSLESS_PRIORITY;
         p.mac = EthernetAddress([2, 0xAA, 0, 0, 0, i as u8]);
     }
@@ -191,6 +198,7 @@ pub fn run_incast(
                 cfg.incast_dscp,
                 cfg.ecn.is_some(),
                 cfg.dcqcn,
+                cfg.roce_mtu_bytes,
             ))
         })
         .collect();
@@ -199,7 +207,11 @@ pub fn run_incast(
             .map_err(|e| anyhow!("link: {e:?}"))?;
     }
     let mut qpns = Vec::new();
-    let msgs = messages_for(speed, SIM_INCAST, cfg.incast_qps);
+    let msgs = messages_for(
+        speed,
+        Duration::from_nanos((cfg.incast_s * 1e9) as u64),
+        cfg.incast_qps,
+    );
     for s in 0..2 {
         for q in 0..cfg.incast_qps {
             let qpn = 0x100 + (s as u32) * 0x40 + q;
@@ -306,8 +318,24 @@ pub fn run_ecmp(cfg: &ScenarioConfig, seed: u64) -> Result<EcmpOutcome> {
     let leaf2 = mk_sw(&mut b, 3, &[(b_ip, &[0]), (a_ip, &[1, 2])], seed32 + 1)?;
     let spine1 = mk_sw(&mut b, 2, &[(a_ip, &[0]), (b_ip, &[1])], seed32 + 2)?;
     let spine2 = mk_sw(&mut b, 2, &[(a_ip, &[0]), (b_ip, &[1])], seed32 + 3)?;
-    let ha = b.add_host(mk_host(2, 0, cfg.ecmp_rate_bps, 26, false, false));
-    let hb = b.add_host(mk_host(2, 1, cfg.ecmp_rate_bps, 26, false, false));
+    let ha = b.add_host(mk_host(
+        2,
+        0,
+        cfg.ecmp_rate_bps,
+        26,
+        false,
+        false,
+        cfg.roce_mtu_bytes,
+    ));
+    let hb = b.add_host(mk_host(
+        2,
+        1,
+        cfg.ecmp_rate_bps,
+        26,
+        false,
+        false,
+        cfg.roce_mtu_bytes,
+    ));
     let links = [
         ((ha, 0), (leaf1, 0)),
         ((hb, 0), (leaf2, 0)),
@@ -327,7 +355,11 @@ pub fn run_ecmp(cfg: &ScenarioConfig, seed: u64) -> Result<EcmpOutcome> {
             .map_err(|e| anyhow!("link: {e:?}"))?;
     }
     let qpns: Vec<u32> = (0..cfg.ecmp_qps).map(|q| 0x100 + q).collect();
-    let msgs = messages_for(cfg.ecmp_rate_bps, SIM_ECMP, cfg.ecmp_qps);
+    let msgs = messages_for(
+        cfg.ecmp_rate_bps,
+        Duration::from_nanos((cfg.ecmp_s * 1e9) as u64),
+        cfg.ecmp_qps,
+    );
     for &q in &qpns {
         add_stream(
             &mut b,

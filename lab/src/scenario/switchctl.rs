@@ -343,10 +343,16 @@ impl SwitchCtl {
             .with_context(|| format!("route {dst}/32 via {hops:?}"))
     }
 
-    /// Sets ports `0..ports`' speed and lossless (PFC) priorities through
-    /// the fabric service, keeping the rest of a configured port's settings
-    /// (a port not yet configured gets MTU 1500, a 10 m cable, DSCP trust).
-    pub fn set_ports(&mut self, ports: u32, speed_bps: u64, pfc_priorities: &[u8]) -> Result<()> {
+    /// Sets ports `0..ports`' speed, MTU and lossless (PFC) priorities
+    /// through the fabric service, keeping the rest of a configured port's
+    /// settings (a port not yet configured gets a 10 m cable, DSCP trust).
+    pub fn set_ports(
+        &mut self,
+        ports: u32,
+        speed_bps: u64,
+        mtu_bytes: u32,
+        pfc_priorities: &[u8],
+    ) -> Result<()> {
         let n_ports = ports;
         let mut ports = self
             .rt
@@ -366,6 +372,7 @@ impl SwitchCtl {
         }
         for p in &mut ports.ports {
             p.speed_bps = speed_bps;
+            p.mtu_bytes = mtu_bytes;
             p.pfc_priorities = pfc_priorities.iter().map(|&x| u32::from(x)).collect();
         }
         self.rt
