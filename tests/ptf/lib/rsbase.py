@@ -269,6 +269,17 @@ class SwitchTest(BaseTest):
     def send(self, port, pkt, count=1):
         tu.send_packet(self, port, bytes(pkt), count)
 
+    def send_burst(self, port, pkts):
+        """Send frames back to back: all are serialised first, then written in a tight loop.
+
+        Building a scapy RoCE packet costs about 2 ms, so sending while
+        building offers only ~4 Mb/s; pre-built frames leave at hundreds of
+        Mb/s, fast enough to congest a shaped port.
+        """
+        frames = [bytes(p) for p in pkts]
+        for f in frames:
+            self.dataplane.send(0, port, f)
+
     def recv(self, port=None, timeout=1.0):
         """The next frame ``(port, bytes, time)`` on ``port`` (any port if None) or None."""
         res = self.dataplane.poll(device_number=0, port_number=port, timeout=timeout)

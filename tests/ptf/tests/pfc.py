@@ -53,7 +53,7 @@ class PfcXoffThenXonOnCongestion(PfcTest):
     """Congesting lossless priority 3 makes port 0 emit XOFF for priority 3 only, then XON; nothing lost."""
 
     def runTest(self):
-        # 10 Mb/s: PTF sends faster than that, so port 1's queue grows.
+        # 10 Mb/s: the pre-built burst arrives far faster, so port 1's queue grows.
         self.lossless(speed_bps=10_000_000)
         threshold = fabric.msg(
             "PriorityThreshold",
@@ -69,8 +69,7 @@ class PfcXoffThenXonOnCongestion(PfcTest):
         buf.headroom.explicit_bytes = 65536
         self.fabric_set("Buffer", buf)
         pfc_tx_before = self.prio_counters(0, PRIO).pfc_tx_frames
-        for i in range(BURST):
-            self.send(0, self.data(26, i))
+        self.send_burst(0, [self.data(26, i) for i in range(BURST)])
         frames = self.collect(quiet_s=1.0)
         pfc = [(t, roce.parse_pfc(d), d) for p, d, t in frames if p == 0 and roce.parse_pfc(d) is not None]
         delivered = sorted(Ether(d)[roce.BTH].psn for p, d, _ in frames if p == 1)
