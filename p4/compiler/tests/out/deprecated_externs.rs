@@ -217,6 +217,25 @@ impl ethernet_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        if p.off_bits % 8 == 0 {
+            let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+            {
+                let mut a = [0u8; 8];
+                a[2..].copy_from_slice(&d[0..6]);
+                let w = u64::from_be_bytes(a);
+                self.dst = ((w >> 0) & 0xffffffffffff) as u64;
+            }
+            {
+                let mut a = [0u8; 8];
+                a[0..].copy_from_slice(&d[6..14]);
+                let w = u64::from_be_bytes(a);
+                self.src = ((w >> 16) & 0xffffffffffff) as u64;
+                self.etherType = ((w >> 0) & 0xffff) as u16;
+            }
+            self.valid = true;
+            p.off_bits += Self::BITS;
+            return true;
+        }
         let d = p.data;
         let o = p.off_bits;
         self.dst = ::p4_target::packet::read_bits(d, o + 0, 48) as u64;
@@ -232,12 +251,10 @@ impl ethernet_t {
         if !self.valid {
             return;
         }
-        let start = out.len();
-        out.resize(start + Self::BYTES, 0);
-        let d = &mut out[start..];
-        ::p4_target::packet::write_bits(d, 0, 48, self.dst as u128);
-        ::p4_target::packet::write_bits(d, 48, 48, self.src as u128);
-        ::p4_target::packet::write_bits(d, 96, 16, self.etherType as u128);
+        let mut d = [0u8; Self::BYTES];
+        d[0..6].copy_from_slice(&(((self.dst as u64) & 0xffffffffffff) << 0).to_be_bytes()[2..]);
+        d[6..14].copy_from_slice(&(((self.src as u64) & 0xffffffffffff) << 16 | ((self.etherType as u64) & 0xffff) << 0).to_be_bytes()[0..]);
+        out.extend_from_slice(&d);
     }
 }
 

@@ -241,6 +241,25 @@ impl ethernet_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        if p.off_bits % 8 == 0 {
+            let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+            {
+                let mut a = [0u8; 8];
+                a[2..].copy_from_slice(&d[0..6]);
+                let w = u64::from_be_bytes(a);
+                self.dstAddr = ((w >> 0) & 0xffffffffffff) as u64;
+            }
+            {
+                let mut a = [0u8; 8];
+                a[0..].copy_from_slice(&d[6..14]);
+                let w = u64::from_be_bytes(a);
+                self.srcAddr = ((w >> 16) & 0xffffffffffff) as u64;
+                self.etherType = ((w >> 0) & 0xffff) as u16;
+            }
+            self.valid = true;
+            p.off_bits += Self::BITS;
+            return true;
+        }
         let d = p.data;
         let o = p.off_bits;
         self.dstAddr = ::p4_target::packet::read_bits(d, o + 0, 48) as u64;
@@ -256,12 +275,10 @@ impl ethernet_t {
         if !self.valid {
             return;
         }
-        let start = out.len();
-        out.resize(start + Self::BYTES, 0);
-        let d = &mut out[start..];
-        ::p4_target::packet::write_bits(d, 0, 48, self.dstAddr as u128);
-        ::p4_target::packet::write_bits(d, 48, 48, self.srcAddr as u128);
-        ::p4_target::packet::write_bits(d, 96, 16, self.etherType as u128);
+        let mut d = [0u8; Self::BYTES];
+        d[0..6].copy_from_slice(&(((self.dstAddr as u64) & 0xffffffffffff) << 0).to_be_bytes()[2..]);
+        d[6..14].copy_from_slice(&(((self.srcAddr as u64) & 0xffffffffffff) << 16 | ((self.etherType as u64) & 0xffff) << 0).to_be_bytes()[0..]);
+        out.extend_from_slice(&d);
     }
 }
 
@@ -294,6 +311,39 @@ impl ipv4_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        if p.off_bits % 8 == 0 {
+            let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+            {
+                let mut a = [0u8; 8];
+                a[0..].copy_from_slice(&d[0..8]);
+                let w = u64::from_be_bytes(a);
+                self.version = ((w >> 60) & 0xf) as u8;
+                self.ihl = ((w >> 56) & 0xf) as u8;
+                self.diffserv = ((w >> 48) & 0xff) as u8;
+                self.totalLen = ((w >> 32) & 0xffff) as u16;
+                self.identification = ((w >> 16) & 0xffff) as u16;
+                self.flags = ((w >> 13) & 0x7) as u8;
+                self.fragOffset = ((w >> 0) & 0x1fff) as u16;
+            }
+            {
+                let mut a = [0u8; 8];
+                a[0..].copy_from_slice(&d[8..16]);
+                let w = u64::from_be_bytes(a);
+                self.ttl = ((w >> 56) & 0xff) as u8;
+                self.protocol = ((w >> 48) & 0xff) as u8;
+                self.hdrChecksum = ((w >> 32) & 0xffff) as u16;
+                self.srcAddr = ((w >> 0) & 0xffffffff) as u32;
+            }
+            {
+                let mut a = [0u8; 8];
+                a[4..].copy_from_slice(&d[16..20]);
+                let w = u64::from_be_bytes(a);
+                self.dstAddr = ((w >> 0) & 0xffffffff) as u32;
+            }
+            self.valid = true;
+            p.off_bits += Self::BITS;
+            return true;
+        }
         let d = p.data;
         let o = p.off_bits;
         self.version = ::p4_target::packet::read_bits(d, o + 0, 4) as u8;
@@ -318,21 +368,11 @@ impl ipv4_t {
         if !self.valid {
             return;
         }
-        let start = out.len();
-        out.resize(start + Self::BYTES, 0);
-        let d = &mut out[start..];
-        ::p4_target::packet::write_bits(d, 0, 4, self.version as u128);
-        ::p4_target::packet::write_bits(d, 4, 4, self.ihl as u128);
-        ::p4_target::packet::write_bits(d, 8, 8, self.diffserv as u128);
-        ::p4_target::packet::write_bits(d, 16, 16, self.totalLen as u128);
-        ::p4_target::packet::write_bits(d, 32, 16, self.identification as u128);
-        ::p4_target::packet::write_bits(d, 48, 3, self.flags as u128);
-        ::p4_target::packet::write_bits(d, 51, 13, self.fragOffset as u128);
-        ::p4_target::packet::write_bits(d, 64, 8, self.ttl as u128);
-        ::p4_target::packet::write_bits(d, 72, 8, self.protocol as u128);
-        ::p4_target::packet::write_bits(d, 80, 16, self.hdrChecksum as u128);
-        ::p4_target::packet::write_bits(d, 96, 32, self.srcAddr as u128);
-        ::p4_target::packet::write_bits(d, 128, 32, self.dstAddr as u128);
+        let mut d = [0u8; Self::BYTES];
+        d[0..8].copy_from_slice(&(((self.version as u64) & 0xf) << 60 | ((self.ihl as u64) & 0xf) << 56 | ((self.diffserv as u64) & 0xff) << 48 | ((self.totalLen as u64) & 0xffff) << 32 | ((self.identification as u64) & 0xffff) << 16 | ((self.flags as u64) & 0x7) << 13 | ((self.fragOffset as u64) & 0x1fff) << 0).to_be_bytes()[0..]);
+        d[8..16].copy_from_slice(&(((self.ttl as u64) & 0xff) << 56 | ((self.protocol as u64) & 0xff) << 48 | ((self.hdrChecksum as u64) & 0xffff) << 32 | ((self.srcAddr as u64) & 0xffffffff) << 0).to_be_bytes()[0..]);
+        d[16..20].copy_from_slice(&(((self.dstAddr as u64) & 0xffffffff) << 0).to_be_bytes()[4..]);
+        out.extend_from_slice(&d);
     }
 }
 

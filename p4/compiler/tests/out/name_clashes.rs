@@ -239,6 +239,21 @@ impl Packet_1 {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        if p.off_bits % 8 == 0 {
+            let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+            {
+                let mut a = [0u8; 8];
+                a[4..].copy_from_slice(&d[0..4]);
+                let w = u64::from_be_bytes(a);
+                self.r#type = ((w >> 24) & 0xff) as u8;
+                self.r#match = ((w >> 16) & 0xff) as u8;
+                self.self_ = ((w >> 8) & 0xff) as u8;
+                self.valid_ = ((w >> 0) & 0xff) as u8;
+            }
+            self.valid = true;
+            p.off_bits += Self::BITS;
+            return true;
+        }
         let d = p.data;
         let o = p.off_bits;
         self.r#type = ::p4_target::packet::read_bits(d, o + 0, 8) as u8;
@@ -255,13 +270,9 @@ impl Packet_1 {
         if !self.valid {
             return;
         }
-        let start = out.len();
-        out.resize(start + Self::BYTES, 0);
-        let d = &mut out[start..];
-        ::p4_target::packet::write_bits(d, 0, 8, self.r#type as u128);
-        ::p4_target::packet::write_bits(d, 8, 8, self.r#match as u128);
-        ::p4_target::packet::write_bits(d, 16, 8, self.self_ as u128);
-        ::p4_target::packet::write_bits(d, 24, 8, self.valid_ as u128);
+        let mut d = [0u8; Self::BYTES];
+        d[0..4].copy_from_slice(&(((self.r#type as u64) & 0xff) << 24 | ((self.r#match as u64) & 0xff) << 16 | ((self.self_ as u64) & 0xff) << 8 | ((self.valid_ as u64) & 0xff) << 0).to_be_bytes()[4..]);
+        out.extend_from_slice(&d);
     }
 }
 

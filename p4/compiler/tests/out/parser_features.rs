@@ -218,6 +218,25 @@ impl ethernet_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        if p.off_bits % 8 == 0 {
+            let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+            {
+                let mut a = [0u8; 8];
+                a[2..].copy_from_slice(&d[0..6]);
+                let w = u64::from_be_bytes(a);
+                self.dst = ((w >> 0) & 0xffffffffffff) as u64;
+            }
+            {
+                let mut a = [0u8; 8];
+                a[0..].copy_from_slice(&d[6..14]);
+                let w = u64::from_be_bytes(a);
+                self.src = ((w >> 16) & 0xffffffffffff) as u64;
+                self.etherType = ((w >> 0) & 0xffff) as u16;
+            }
+            self.valid = true;
+            p.off_bits += Self::BITS;
+            return true;
+        }
         let d = p.data;
         let o = p.off_bits;
         self.dst = ::p4_target::packet::read_bits(d, o + 0, 48) as u64;
@@ -233,12 +252,10 @@ impl ethernet_t {
         if !self.valid {
             return;
         }
-        let start = out.len();
-        out.resize(start + Self::BYTES, 0);
-        let d = &mut out[start..];
-        ::p4_target::packet::write_bits(d, 0, 48, self.dst as u128);
-        ::p4_target::packet::write_bits(d, 48, 48, self.src as u128);
-        ::p4_target::packet::write_bits(d, 96, 16, self.etherType as u128);
+        let mut d = [0u8; Self::BYTES];
+        d[0..6].copy_from_slice(&(((self.dst as u64) & 0xffffffffffff) << 0).to_be_bytes()[2..]);
+        d[6..14].copy_from_slice(&(((self.src as u64) & 0xffffffffffff) << 16 | ((self.etherType as u64) & 0xffff) << 0).to_be_bytes()[0..]);
+        out.extend_from_slice(&d);
     }
 }
 
@@ -263,6 +280,21 @@ impl mpls_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        if p.off_bits % 8 == 0 {
+            let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+            {
+                let mut a = [0u8; 8];
+                a[4..].copy_from_slice(&d[0..4]);
+                let w = u64::from_be_bytes(a);
+                self.label = ((w >> 12) & 0xfffff) as u32;
+                self.tc = ((w >> 9) & 0x7) as u8;
+                self.bos = ((w >> 8) & 0x1) as u8;
+                self.ttl = ((w >> 0) & 0xff) as u8;
+            }
+            self.valid = true;
+            p.off_bits += Self::BITS;
+            return true;
+        }
         let d = p.data;
         let o = p.off_bits;
         self.label = ::p4_target::packet::read_bits(d, o + 0, 20) as u32;
@@ -279,13 +311,9 @@ impl mpls_t {
         if !self.valid {
             return;
         }
-        let start = out.len();
-        out.resize(start + Self::BYTES, 0);
-        let d = &mut out[start..];
-        ::p4_target::packet::write_bits(d, 0, 20, self.label as u128);
-        ::p4_target::packet::write_bits(d, 20, 3, self.tc as u128);
-        ::p4_target::packet::write_bits(d, 23, 1, self.bos as u128);
-        ::p4_target::packet::write_bits(d, 24, 8, self.ttl as u128);
+        let mut d = [0u8; Self::BYTES];
+        d[0..4].copy_from_slice(&(((self.label as u64) & 0xfffff) << 12 | ((self.tc as u64) & 0x7) << 9 | ((self.bos as u64) & 0x1) << 8 | ((self.ttl as u64) & 0xff) << 0).to_be_bytes()[4..]);
+        out.extend_from_slice(&d);
     }
 }
 
@@ -369,6 +397,19 @@ impl v4_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        if p.off_bits % 8 == 0 {
+            let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+            {
+                let mut a = [0u8; 8];
+                a[6..].copy_from_slice(&d[0..2]);
+                let w = u64::from_be_bytes(a);
+                self.tag = ((w >> 8) & 0xff) as u8;
+                self.valid_ = ((w >> 0) & 0xff) as u8;
+            }
+            self.valid = true;
+            p.off_bits += Self::BITS;
+            return true;
+        }
         let d = p.data;
         let o = p.off_bits;
         self.tag = ::p4_target::packet::read_bits(d, o + 0, 8) as u8;
@@ -383,11 +424,9 @@ impl v4_t {
         if !self.valid {
             return;
         }
-        let start = out.len();
-        out.resize(start + Self::BYTES, 0);
-        let d = &mut out[start..];
-        ::p4_target::packet::write_bits(d, 0, 8, self.tag as u128);
-        ::p4_target::packet::write_bits(d, 8, 8, self.valid_ as u128);
+        let mut d = [0u8; Self::BYTES];
+        d[0..2].copy_from_slice(&(((self.tag as u64) & 0xff) << 8 | ((self.valid_ as u64) & 0xff) << 0).to_be_bytes()[6..]);
+        out.extend_from_slice(&d);
     }
 }
 
@@ -410,6 +449,19 @@ impl v6_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        if p.off_bits % 8 == 0 {
+            let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+            {
+                let mut a = [0u8; 8];
+                a[5..].copy_from_slice(&d[0..3]);
+                let w = u64::from_be_bytes(a);
+                self.tag = ((w >> 16) & 0xff) as u8;
+                self.val = ((w >> 0) & 0xffff) as u16;
+            }
+            self.valid = true;
+            p.off_bits += Self::BITS;
+            return true;
+        }
         let d = p.data;
         let o = p.off_bits;
         self.tag = ::p4_target::packet::read_bits(d, o + 0, 8) as u8;
@@ -424,11 +476,9 @@ impl v6_t {
         if !self.valid {
             return;
         }
-        let start = out.len();
-        out.resize(start + Self::BYTES, 0);
-        let d = &mut out[start..];
-        ::p4_target::packet::write_bits(d, 0, 8, self.tag as u128);
-        ::p4_target::packet::write_bits(d, 8, 16, self.val as u128);
+        let mut d = [0u8; Self::BYTES];
+        d[0..3].copy_from_slice(&(((self.tag as u64) & 0xff) << 16 | ((self.val as u64) & 0xffff) << 0).to_be_bytes()[5..]);
+        out.extend_from_slice(&d);
     }
 }
 
@@ -476,6 +526,21 @@ impl report_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        if p.off_bits % 8 == 0 {
+            let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+            {
+                let mut a = [0u8; 8];
+                a[4..].copy_from_slice(&d[0..4]);
+                let w = u64::from_be_bytes(a);
+                self.kind = ((w >> 24) & 0xff) as u8;
+                self.depth = ((w >> 16) & 0xff) as u8;
+                self.err = ((w >> 8) & 0xff) as u8;
+                self.top_ttl = ((w >> 0) & 0xff) as u8;
+            }
+            self.valid = true;
+            p.off_bits += Self::BITS;
+            return true;
+        }
         let d = p.data;
         let o = p.off_bits;
         self.kind = ::p4_target::packet::read_bits(d, o + 0, 8) as u8;
@@ -492,13 +557,9 @@ impl report_t {
         if !self.valid {
             return;
         }
-        let start = out.len();
-        out.resize(start + Self::BYTES, 0);
-        let d = &mut out[start..];
-        ::p4_target::packet::write_bits(d, 0, 8, self.kind as u128);
-        ::p4_target::packet::write_bits(d, 8, 8, self.depth as u128);
-        ::p4_target::packet::write_bits(d, 16, 8, self.err as u128);
-        ::p4_target::packet::write_bits(d, 24, 8, self.top_ttl as u128);
+        let mut d = [0u8; Self::BYTES];
+        d[0..4].copy_from_slice(&(((self.kind as u64) & 0xff) << 24 | ((self.depth as u64) & 0xff) << 16 | ((self.err as u64) & 0xff) << 8 | ((self.top_ttl as u64) & 0xff) << 0).to_be_bytes()[4..]);
+        out.extend_from_slice(&d);
     }
 }
 

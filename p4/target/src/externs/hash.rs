@@ -37,12 +37,19 @@ use crate::info::HashAlgorithm;
 /// Capacity of a [`BitPacker`] in bytes.
 const PACKER_BYTES: usize = 256;
 
+/// Bytes past the capacity that `push` may overwrite with zeros: it always
+/// stores a whole 8- or 16-byte word, so no store needs a length check.
+const PACKER_SLACK: usize = 16;
+
 /// Packs P4 values MSB-first at bit granularity into bytes, the input of
 /// hashes and checksums (a field list `{a, b, c}` becomes `a ++ b ++ c`).
+///
+/// Invariant: every bit after `bits` in the byte holding bit `bits` is zero,
+/// so a push can merge into that byte by OR-ing and then store whole words.
 #[derive(Debug)]
 pub struct BitPacker {
-    /// Packed bytes.
-    pub buf: [u8; 256],
+    /// Packed bytes (the first `bits.div_ceil(8)` are meaningful).
+    pub buf: [u8; PACKER_BYTES + PACKER_SLACK],
     /// Bits used.
     pub bits: usize,
 }
@@ -58,7 +65,7 @@ impl BitPacker {
     #[inline]
     pub const fn new() -> Self {
         BitPacker {
-            buf: [0; PACKER_BYTES],
+            buf: [0; PACKER_BYTES + PACKER_SLACK],
             bits: 0,
         }
     }
@@ -69,39 +76,27 @@ impl BitPacker {
     #[inline]
     pub fn push(&mut self, value: u128, width: u32) -> &mut Self {
         let width = width.min(128);
-        if self.bits + width as usize > PACKER_BYTES * 8 {
+        if width == 0 || self.bits + width as usize > PACKER_BYTES * 8 {
             return self;
         }
         let value = value & crate::bits::mask(width);
-        if self.bits.is_multiple_of(8) && width.is_multiple_of(8) {
-            // Whole bytes at a byte boundary: one copy.
-            let n = (width / 8) as usize;
-            let at = self.bits / 8;
-            self.buf[at..at + n].copy_from_slice(&value.to_be_bytes()[16 - n..]);
-            self.bits += width as usize;
-            return self;
-        }
-        let mut remaining = width;
-        // Top up a partly used byte; bits below the written ones are zero.
+        let at = self.bits / 8;
         let used = (self.bits % 8) as u32;
-        if used != 0 {
-            let n = (8 - used).min(remaining);
-            let chunk = ((value >> (remaining - n)) as u8) & (((1u16 << n) - 1) as u8);
-            self.buf[self.bits / 8] |= chunk << (8 - used - n);
-            self.bits += n as usize;
-            remaining -= n;
+        let total = used + width;
+        // The bits already in the partly used byte, left-aligned.
+        let head = self.buf[at] & !(0xffu8 >> used);
+        if total <= 64 {
+            let word = (u64::from(head) << 56) | ((value as u64) << (64 - total));
+            self.buf[at..at + 8].copy_from_slice(&word.to_be_bytes());
+        } else if total <= 128 {
+            let word = (u128::from(head) << 120) | (value << (128 - total));
+            self.buf[at..at + 16].copy_from_slice(&word.to_be_bytes());
+        } else {
+            // A 128-bit field starting mid-byte: two halves.
+            self.push(value >> 64, width - 64);
+            return self.push(value & u128::from(u64::MAX), 64);
         }
-        // Now byte-aligned: whole bytes, then a last partial byte (written,
-        // not or-ed, so the buffer never needs clearing ahead of us).
-        while remaining >= 8 {
-            self.buf[self.bits / 8] = (value >> (remaining - 8)) as u8;
-            self.bits += 8;
-            remaining -= 8;
-        }
-        if remaining > 0 {
-            self.buf[self.bits / 8] = (value << (8 - remaining)) as u8;
-            self.bits += remaining as usize;
-        }
+        self.bits += width as usize;
         self
     }
 
@@ -358,6 +353,34 @@ pub fn verify_checksum(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `push` against a bit-at-a-time reference, for any mix of widths
+        /// and alignments (including 128-bit fields starting mid-byte).
+        #[test]
+        fn push_packs_like_a_bit_string(fields in proptest::collection::vec((any::<u128>(), 1u32..=128), 0..40)) {
+            let mut p = BitPacker::new();
+            let mut bits: Vec<bool> = Vec::new();
+            for &(v, w) in &fields {
+                if bits.len() + w as usize > 2048 {
+                    break;
+                }
+                p.push(v, w);
+                for i in (0..w).rev() {
+                    bits.push((v >> i) & 1 == 1);
+                }
+            }
+            let mut expected = vec![0u8; bits.len().div_ceil(8)];
+            for (i, &b) in bits.iter().enumerate() {
+                if b {
+                    expected[i / 8] |= 0x80 >> (i % 8);
+                }
+            }
+            prop_assert_eq!(p.bits, bits.len());
+            prop_assert_eq!(p.bytes(), &expected[..]);
+        }
+    }
 
     fn packed(bytes: &[u8]) -> BitPacker {
         let mut p = BitPacker::new();

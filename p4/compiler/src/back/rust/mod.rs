@@ -117,6 +117,83 @@ impl Ctx<'_> {
     }
 }
 
+/// A run of consecutive header fields that starts and ends on a byte
+/// boundary and fits one machine word, so extract and emit move it with a
+/// single load or store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// Offset of the first byte within the header.
+    pub byte_offset: usize,
+    /// Length in bytes (1..=16).
+    pub bytes: usize,
+    /// (field index, right shift within the word, width) per field.
+    pub fields: Vec<(usize, u32, u32)>,
+}
+
+impl Chunk {
+    /// The Rust word type holding the chunk, and its size in bytes.
+    pub fn word(&self) -> (&'static str, usize) {
+        if self.bytes <= 8 { ("u64", 8) } else { ("u128", 16) }
+    }
+}
+
+/// Splits a header's field widths into [`Chunk`]s: greedily, closing a
+/// chunk at a byte boundary before it would pass 64 bits, and allowing up
+/// to 128 bits when no earlier boundary exists. `None` when a layout needs
+/// more (the caller falls back to per-field bit access).
+pub fn header_chunks(widths: &[u32]) -> Option<Vec<Chunk>> {
+    let mut chunks = Vec::new();
+    let mut cur: Vec<(usize, u32)> = Vec::new();
+    let mut cur_bits = 0u32;
+    let mut start_bit = 0u32;
+    let flush = |cur: &mut Vec<(usize, u32)>, bits: u32, start: u32, out: &mut Vec<Chunk>| {
+        let mut used = 0;
+        let fields = cur
+            .drain(..)
+            .map(|(i, w)| {
+                used += w;
+                (i, bits - used, w)
+            })
+            .collect();
+        out.push(Chunk {
+            byte_offset: (start / 8) as usize,
+            bytes: (bits / 8) as usize,
+            fields,
+        });
+    };
+    for (i, &w) in widths.iter().enumerate() {
+        if w == 0 || w > 128 {
+            return None;
+        }
+        if cur_bits > 0 && cur_bits.is_multiple_of(8) && cur_bits + w > 64 {
+            flush(&mut cur, cur_bits, start_bit, &mut chunks);
+            start_bit += cur_bits;
+            cur_bits = 0;
+        }
+        if cur_bits + w > 128 {
+            return None;
+        }
+        cur.push((i, w));
+        cur_bits += w;
+    }
+    if !cur_bits.is_multiple_of(8) {
+        return None;
+    }
+    if cur_bits > 0 {
+        flush(&mut cur, cur_bits, start_bit, &mut chunks);
+    }
+    Some(chunks)
+}
+
+/// `0x…` literal of a `width`-bit all-ones mask.
+fn mask_literal(width: u32) -> String {
+    if width >= 128 {
+        "u128::MAX".to_string()
+    } else {
+        format!("{:#x}", (1u128 << width) - 1)
+    }
+}
+
 /// Native Rust type holding a `bit<W>`/`int<W>`.
 pub fn native_uint(width: u32) -> &'static str {
     match width {
@@ -588,6 +665,50 @@ impl<'a> Gen<'a> {
         w.open("if p.data.len() * 8 < p.off_bits + Self::BITS {");
         w.line("return false;");
         w.close("}");
+        let fields: Vec<(String, u32, bool)> = c
+            .fields
+            .iter()
+            .map(|f| {
+                (
+                    field_ident(&f.name),
+                    f.ty.scalar_width(self.prog).unwrap_or(0),
+                    matches!(f.ty, Ty::Bool),
+                )
+            })
+            .collect();
+        let chunks = header_chunks(&fields.iter().map(|f| f.1).collect::<Vec<_>>());
+        if let Some(chunks) = &chunks {
+            // Byte-aligned cursor (the usual case): one load per chunk.
+            w.open("if p.off_bits % 8 == 0 {");
+            w.line("let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];");
+            for ch in chunks {
+                let (word, nbytes) = ch.word();
+                w.open("{");
+                w.line(format!("let mut a = [0u8; {nbytes}];"));
+                w.line(format!(
+                    "a[{}..].copy_from_slice(&d[{}..{}]);",
+                    nbytes - ch.bytes,
+                    ch.byte_offset,
+                    ch.byte_offset + ch.bytes
+                ));
+                w.line(format!("let w = {word}::from_be_bytes(a);"));
+                for &(i, shift, width) in &ch.fields {
+                    let (ident, _, is_bool) = &fields[i];
+                    let m = mask_literal(width);
+                    let v = if *is_bool {
+                        format!("(w >> {shift}) & 1 != 0")
+                    } else {
+                        format!("((w >> {shift}) & {m}) as {}", native_uint(width))
+                    };
+                    w.line(format!("self.{ident} = {v};"));
+                }
+                w.close("}");
+            }
+            w.line("self.valid = true;");
+            w.line("p.off_bits += Self::BITS;");
+            w.line("return true;");
+            w.close("}");
+        }
         w.line("let d = p.data;");
         w.line("let o = p.off_bits;");
         let mut off = 0;
@@ -618,18 +739,36 @@ impl<'a> Gen<'a> {
         w.open("if !self.valid {");
         w.line("return;");
         w.close("}");
-        w.line("let start = out.len();");
-        w.line("out.resize(start + Self::BYTES, 0);");
-        w.line("let d = &mut out[start..];");
-        let mut off = 0;
-        for f in &c.fields {
-            let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
-            w.line(format!(
-                "::p4_target::packet::write_bits(d, {off}, {fw}, self.{} as u128);",
-                field_ident(&f.name)
-            ));
-            off += fw;
+        w.line("let mut d = [0u8; Self::BYTES];");
+        if let Some(chunks) = &chunks {
+            // Each chunk's fields are shifted into one word, stored once.
+            for ch in chunks {
+                let (word, nbytes) = ch.word();
+                let parts: Vec<String> = ch
+                    .fields
+                    .iter()
+                    .map(|&(i, shift, width)| {
+                        format!("((self.{} as {word}) & {}) << {shift}", fields[i].0, mask_literal(width))
+                    })
+                    .collect();
+                w.line(format!(
+                    "d[{}..{}].copy_from_slice(&({}).to_be_bytes()[{}..]);",
+                    ch.byte_offset,
+                    ch.byte_offset + ch.bytes,
+                    parts.join(" | "),
+                    nbytes - ch.bytes
+                ));
+            }
+        } else {
+            let mut off = 0;
+            for (ident, fw, _) in &fields {
+                w.line(format!(
+                    "::p4_target::packet::write_bits(&mut d, {off}, {fw}, self.{ident} as u128);"
+                ));
+                off += fw;
+            }
         }
+        w.line("out.extend_from_slice(&d);");
         w.close("}");
         w.close("}");
         w.line("");
@@ -2430,5 +2569,35 @@ impl<'a> Gen<'a> {
         w.close("}");
         w.close("}");
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv4_header_packs_into_three_words() {
+        // version, ihl, dscp, ecn, total_len, id, flags, frag, ttl, proto, csum, src, dst
+        let w = [4, 4, 6, 2, 16, 16, 3, 13, 8, 8, 16, 32, 32];
+        let chunks = header_chunks(&w).unwrap();
+        let shape: Vec<(usize, usize)> = chunks.iter().map(|c| (c.byte_offset, c.bytes)).collect();
+        assert_eq!(shape, [(0, 8), (8, 8), (16, 4)]);
+        assert_eq!(chunks[0].fields[0], (0, 60, 4), "version is the top nibble");
+        assert_eq!(chunks[0].fields[7], (7, 0, 13), "frag_offset ends the first word");
+        assert_eq!(chunks[2].fields, [(12, 0, 32)]);
+    }
+
+    #[test]
+    fn unaligned_runs_grow_to_128_bits_or_give_up() {
+        // 4 + 64 + 4 bits: no byte boundary before 72 bits.
+        let chunks = header_chunks(&[4, 64, 4]).unwrap();
+        assert_eq!(chunks.len(), 1);
+        assert_eq!((chunks[0].bytes, chunks[0].word().0), (9, "u128"));
+        // 4 + 128 + 4 needs more than a word: per-field access instead.
+        assert_eq!(header_chunks(&[4, 128, 4]), None);
+        // IPv6 addresses are whole 128-bit chunks.
+        let v6 = header_chunks(&[4, 8, 20, 16, 8, 8, 128, 128]).unwrap();
+        assert_eq!(v6.iter().map(|c| c.bytes).collect::<Vec<_>>(), [8, 16, 16]);
     }
 }
