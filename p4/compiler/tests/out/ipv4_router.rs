@@ -473,22 +473,8 @@ fn MyVerifyChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut E
 pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyVerifyChecksum_Locals::default();
     let l = &mut l_storage;
-    {
-        if (*hdr).ipv4.valid {
-            let mut bp__0 = ::p4_target::externs::BitPacker::new();
-            bp__0.push(((*hdr).ipv4.version as u128), 4);
-            bp__0.push(((*hdr).ipv4.ihl as u128), 4);
-            bp__0.push(((*hdr).ipv4.diffserv as u128), 8);
-            bp__0.push(((*hdr).ipv4.totalLen as u128), 16);
-            bp__0.push(((*hdr).ipv4.identification as u128), 16);
-            bp__0.push(((*hdr).ipv4.flags as u128), 3);
-            bp__0.push(((*hdr).ipv4.fragOffset as u128), 13);
-            bp__0.push(((*hdr).ipv4.ttl as u128), 8);
-            bp__0.push(((*hdr).ipv4.protocol as u128), 8);
-            bp__0.push(((*hdr).ipv4.srcAddr as u128), 32);
-            bp__0.push(((*hdr).ipv4.dstAddr as u128), 32);
-            if ::p4_target::externs::update_checksum(::p4_target::info::HashAlgorithm::Csum16, &bp__0, 16) != ((*hdr).ipv4.hdrChecksum as u128) { env.checksum_error = true; }
-        }
+    if (*hdr).ipv4.valid {
+        if ::p4_target::bits::wrap(::p4_target::externs::csum16_finish((((((*hdr).ipv4.version as u128)) & 0xf) << 12) + (((((*hdr).ipv4.ihl as u128)) & 0xf) << 8) + (((((*hdr).ipv4.diffserv as u128)) & 0xff) << 0) + (((((*hdr).ipv4.totalLen as u128)) & 0xffff) << 0) + (((((*hdr).ipv4.identification as u128)) & 0xffff) << 0) + (((((*hdr).ipv4.flags as u128)) & 0x7) << 13) + (((((*hdr).ipv4.fragOffset as u128)) & 0x1fff) << 0) + (((((*hdr).ipv4.ttl as u128)) & 0xff) << 8) + (((((*hdr).ipv4.protocol as u128)) & 0xff) << 0) + (((((*hdr).ipv4.srcAddr as u128)) & 0xffffffff) << 0) + (((((*hdr).ipv4.dstAddr as u128)) & 0xffffffff) << 0)), 16) != ((*hdr).ipv4.hdrChecksum as u128) { env.checksum_error = true; }
     }
     Ok(())
 }
@@ -583,22 +569,8 @@ fn MyComputeChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut 
 pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyComputeChecksum_Locals::default();
     let l = &mut l_storage;
-    {
-        if (*hdr).ipv4.valid {
-            let mut bp__0 = ::p4_target::externs::BitPacker::new();
-            bp__0.push(((*hdr).ipv4.version as u128), 4);
-            bp__0.push(((*hdr).ipv4.ihl as u128), 4);
-            bp__0.push(((*hdr).ipv4.diffserv as u128), 8);
-            bp__0.push(((*hdr).ipv4.totalLen as u128), 16);
-            bp__0.push(((*hdr).ipv4.identification as u128), 16);
-            bp__0.push(((*hdr).ipv4.flags as u128), 3);
-            bp__0.push(((*hdr).ipv4.fragOffset as u128), 13);
-            bp__0.push(((*hdr).ipv4.ttl as u128), 8);
-            bp__0.push(((*hdr).ipv4.protocol as u128), 8);
-            bp__0.push(((*hdr).ipv4.srcAddr as u128), 32);
-            bp__0.push(((*hdr).ipv4.dstAddr as u128), 32);
-            (*hdr).ipv4.hdrChecksum = (::p4_target::externs::update_checksum(::p4_target::info::HashAlgorithm::Csum16, &bp__0, 16) as u16);
-        }
+    if (*hdr).ipv4.valid {
+        (*hdr).ipv4.hdrChecksum = (::p4_target::bits::wrap(::p4_target::externs::csum16_finish((((((*hdr).ipv4.version as u128)) & 0xf) << 12) + (((((*hdr).ipv4.ihl as u128)) & 0xf) << 8) + (((((*hdr).ipv4.diffserv as u128)) & 0xff) << 0) + (((((*hdr).ipv4.totalLen as u128)) & 0xffff) << 0) + (((((*hdr).ipv4.identification as u128)) & 0xffff) << 0) + (((((*hdr).ipv4.flags as u128)) & 0x7) << 13) + (((((*hdr).ipv4.fragOffset as u128)) & 0x1fff) << 0) + (((((*hdr).ipv4.ttl as u128)) & 0xff) << 8) + (((((*hdr).ipv4.protocol as u128)) & 0xff) << 0) + (((((*hdr).ipv4.srcAddr as u128)) & 0xffffffff) << 0) + (((((*hdr).ipv4.dstAddr as u128)) & 0xffffffff) << 0)), 16) as u16);
     }
     Ok(())
 }

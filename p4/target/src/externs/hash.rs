@@ -263,6 +263,19 @@ fn csum16(data: &[u8]) -> u64 {
     !sum & 0xffff
 }
 
+/// The `csum16` of a field list from its weighted sum: generated code adds
+/// each field's value times 2^(k mod 16), k being the number of bits after
+/// it in the (16-bit padded) list. Because 2^16 ≡ 1 (mod 2^16 − 1), the
+/// folded result equals the ones' complement sum of the list's 16-bit words,
+/// without packing the fields into bytes first.
+#[inline]
+pub fn csum16_finish(mut sum: u128) -> u128 {
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    u128::from(!(sum as u16))
+}
+
 /// XOR of 16-bit big-endian words.
 #[inline]
 fn xor16(data: &[u8]) -> u64 {
@@ -356,6 +369,26 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// `csum16_finish` over weighted field values equals `csum16` over
+        /// the packed bytes (the identity generated checksums rely on).
+        #[test]
+        fn weighted_csum16_matches_packed_bytes(fields in proptest::collection::vec((any::<u64>(), 1u32..=64), 1..20)) {
+            let mut p = BitPacker::new();
+            for &(v, w) in &fields {
+                p.push(u128::from(v), w);
+            }
+            let total: u32 = fields.iter().map(|f| f.1).sum();
+            let padded = total.div_ceil(16) * 16;
+            let mut end = 0;
+            let mut sum = 0u128;
+            for &(v, w) in &fields {
+                end += w;
+                let v = u128::from(v) & crate::bits::mask(w);
+                sum += v << ((padded - end) % 16);
+            }
+            prop_assert_eq!(csum16_finish(sum) as u64, hash(HashAlgorithm::Csum16, &p));
+        }
+
         /// `push` against a bit-at-a-time reference, for any mix of widths
         /// and alignments (including 128-bit fields starting mid-byte).
         #[test]

@@ -133,7 +133,11 @@ pub struct Chunk {
 impl Chunk {
     /// The Rust word type holding the chunk, and its size in bytes.
     pub fn word(&self) -> (&'static str, usize) {
-        if self.bytes <= 8 { ("u64", 8) } else { ("u128", 16) }
+        if self.bytes <= 8 {
+            ("u64", 8)
+        } else {
+            ("u128", 16)
+        }
     }
 }
 
@@ -748,7 +752,11 @@ impl<'a> Gen<'a> {
                     .fields
                     .iter()
                     .map(|&(i, shift, width)| {
-                        format!("((self.{} as {word}) & {}) << {shift}", fields[i].0, mask_literal(width))
+                        format!(
+                            "((self.{} as {word}) & {}) << {shift}",
+                            fields[i].0,
+                            mask_literal(width)
+                        )
                     })
                     .collect();
                 w.line(format!(
@@ -1484,9 +1492,14 @@ impl<'a> Gen<'a> {
                 with_payload,
             } => {
                 s.push(format!("if {} {{", self.expr(ctx, cond)?));
-                let bp = self.pack(ctx, data, &mut s)?;
                 let w = self.width(&checksum.ty);
-                let computed = self.checksum_value(*algo, &bp, w, *with_payload, span)?;
+                let computed = match self.csum16_direct(ctx, *algo, *with_payload, data, w)? {
+                    Some(v) => v,
+                    None => {
+                        let bp = self.pack(ctx, data, &mut s)?;
+                        self.checksum_value(*algo, &bp, w, *with_payload, span)?
+                    }
+                };
                 s.push(format!(
                     "if {computed} != {} {{ env.checksum_error = true; }}",
                     self.expr(ctx, checksum)?
@@ -1501,9 +1514,14 @@ impl<'a> Gen<'a> {
                 with_payload,
             } => {
                 s.push(format!("if {} {{", self.expr(ctx, cond)?));
-                let bp = self.pack(ctx, data, &mut s)?;
                 let w = self.width(&checksum.ty);
-                let v = self.checksum_value(*algo, &bp, w, *with_payload, span)?;
+                let v = match self.csum16_direct(ctx, *algo, *with_payload, data, w)? {
+                    Some(v) => v,
+                    None => {
+                        let bp = self.pack(ctx, data, &mut s)?;
+                        self.checksum_value(*algo, &bp, w, *with_payload, span)?
+                    }
+                };
                 s.push(self.assign_native(ctx, checksum, &v)?);
                 s.push("}".into());
             }
@@ -1684,6 +1702,69 @@ impl<'a> Gen<'a> {
             }
         }
         Ok(s)
+    }
+
+    /// `csum16` of a field list of fixed-width scalars computed straight
+    /// from the field values (see `p4_target::externs::csum16_finish`),
+    /// without packing them into bytes; `None` when the list has varbits or
+    /// other members, or another algorithm is asked for.
+    fn csum16_direct(
+        &self,
+        ctx: &Ctx<'_>,
+        algo: p4_target::info::HashAlgorithm,
+        with_payload: bool,
+        data: &[Expr],
+        width: u32,
+    ) -> Result<Option<String>, BackError> {
+        if algo != p4_target::info::HashAlgorithm::Csum16 || with_payload {
+            return Ok(None);
+        }
+        let mut flat = Vec::new();
+        self.flatten(data, &mut flat);
+        let mut fields = Vec::new();
+        for d in &flat {
+            let w = match &d.ty {
+                Ty::Bool => 1,
+                t if self.is_bits(t) => self.width(t),
+                _ => return Ok(None),
+            };
+            if w == 0 || w > 128 {
+                return Ok(None);
+            }
+            let v = self.expr(ctx, d)?;
+            let v = if d.ty == Ty::Bool {
+                format!("({v} as u128)")
+            } else {
+                format!("({v})")
+            };
+            fields.push((v, w));
+        }
+        let total: u32 = fields.iter().map(|f| f.1).sum();
+        let padded = total.div_ceil(16) * 16;
+        let mut end = 0;
+        let mut terms = Vec::new();
+        for (v, w) in fields {
+            end += w;
+            let after = padded - end;
+            if w > 64 {
+                // Split so no term can overflow 128 bits once shifted.
+                terms.push(format!(
+                    "((({v} >> 64) & {}) << {})",
+                    mask_literal(w - 64),
+                    (after + 64) % 16
+                ));
+                terms.push(format!("(({v} & 0xffff_ffff_ffff_ffff) << {})", after % 16));
+            } else {
+                terms.push(format!("(({v} & {}) << {})", mask_literal(w), after % 16));
+            }
+        }
+        if terms.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "{BITS}::wrap(::p4_target::externs::csum16_finish({}), {width})",
+            terms.join(" + ")
+        )))
     }
 
     /// The checksum of packer `bp` (and the payload) as a `width`-bit value.
@@ -2584,7 +2665,11 @@ mod tests {
         let shape: Vec<(usize, usize)> = chunks.iter().map(|c| (c.byte_offset, c.bytes)).collect();
         assert_eq!(shape, [(0, 8), (8, 8), (16, 4)]);
         assert_eq!(chunks[0].fields[0], (0, 60, 4), "version is the top nibble");
-        assert_eq!(chunks[0].fields[7], (7, 0, 13), "frag_offset ends the first word");
+        assert_eq!(
+            chunks[0].fields[7],
+            (7, 0, 13),
+            "frag_offset ends the first word"
+        );
         assert_eq!(chunks[2].fields, [(12, 0, 32)]);
     }
 
