@@ -17,7 +17,7 @@ Units: pause times in quanta (512 bit times), lengths in bytes.
 import struct
 
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl
-from scapy.contrib.roce import AETH, BTH, CNPPadding, cnp  # noqa: F401 (re-exported)
+from scapy.contrib.roce import AETH, BTH, cnp
 from scapy.fields import IntField, LongField
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6

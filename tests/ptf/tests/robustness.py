@@ -7,6 +7,7 @@ keeps answering P4Runtime, and valid traffic is forwarded right after.
 """
 
 import random
+import time
 
 import ptf.testutils as tu
 
@@ -115,8 +116,6 @@ class RandomBytesOnEveryPort(RobustTest):
             self.still_forwards(seq)
 
     def wait_counter_total(self, at_least, timeout_s=3.0):
-        import time
-
         deadline = time.time() + timeout_s
         while True:
             total = self.drop_total()
