@@ -386,7 +386,7 @@ pub fn run_incast(
             .collect(),
     };
     let mut g = up(&topo, store, stop)?;
-    let mut sw = SwitchCtl::connect(&format!("unix:{}", sock.display()), SWITCH_START)?;
+    let mut sw = SwitchCtl::connect(&format!("unix:{}", sock.display()), SWITCH_START, stop)?;
     sw.set_ports(3, cfg.speed_bps, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
     sw.set_headroom(LAB_HEADROOM_BYTES)?;
     if let Some(ecn) = cfg.ecn {
@@ -572,7 +572,8 @@ pub fn run_ecmp(
     let mut leaf1 = None;
     for name in ["leaf1", "leaf2", "spine1", "spine2"] {
         let addr = format!("unix:{}", sock_path(store, lab, name).display());
-        let mut c = SwitchCtl::connect(&addr, SWITCH_START).with_context(|| name.to_string())?;
+        let mut c =
+            SwitchCtl::connect(&addr, SWITCH_START, stop).with_context(|| name.to_string())?;
         let ports = if name.starts_with("leaf") { 3 } else { 2 };
         c.set_ports(ports, speed, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
         c.set_headroom(LAB_HEADROOM_BYTES)?;

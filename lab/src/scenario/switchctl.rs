@@ -13,6 +13,7 @@
 //! runs on the controller's own single-threaded tokio runtime.
 
 use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -155,8 +156,9 @@ fn param(id: u32, value: &[u8]) -> pb::action::Param {
 
 impl SwitchCtl {
     /// Connects to `addr` (retrying for up to `wait` while the daemon
-    /// starts) and becomes primary controller.
-    pub fn connect(addr: &str, wait: Duration) -> Result<SwitchCtl> {
+    /// starts, giving up early once `stop` is set) and becomes primary
+    /// controller.
+    pub fn connect(addr: &str, wait: Duration, stop: &AtomicBool) -> Result<SwitchCtl> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -165,6 +167,7 @@ impl SwitchCtl {
         let channel = loop {
             match rt.block_on(control::client::connect(addr)) {
                 Ok(c) => break c,
+                Err(_) if stop.load(Ordering::SeqCst) => bail!("interrupted"),
                 Err(e) if std::time::Instant::now() < deadline => {
                     tracing::debug!(error = %e, addr, "switch not up yet");
                     std::thread::sleep(Duration::from_millis(100));

@@ -1,0 +1,101 @@
+//! `rocelab run --sim` as a binary: the default scenario in the simulator
+//! prints its verdict table, writes its files and reports failure through
+//! the exit status. Needs nothing (no root, no switch binary).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+struct TempDir(PathBuf);
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn rocelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocelab"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("running rocelab")
+}
+
+fn out_dir(tag: &str) -> TempDir {
+    TempDir(std::env::temp_dir().join(format!("rocelab-sim-{tag}-{}", std::process::id())))
+}
+
+#[test]
+fn the_default_scenario_passes_and_writes_every_file() {
+    let dir = out_dir("default");
+    let o = rocelab(&["run", "--sim", "--out", dir.0.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("simulator: 10 of 10 checks passed"),
+        "{stdout}"
+    );
+    for line in [
+        "incast: PFC pauses",
+        "incast: CE marks",
+        "incast: CNPs",
+        "ecmp: spread",
+    ] {
+        assert!(stdout.contains(line), "no {line:?} line in\n{stdout}");
+    }
+    for f in [
+        "verdicts.csv",
+        "incast_flows.csv",
+        "ecmp_uplinks.csv",
+        "summary.svg",
+    ] {
+        assert!(dir.0.join(f).is_file(), "{f} missing");
+    }
+    assert!(dir.0.join("sim_incast_timeseries.csv").is_file());
+}
+
+#[test]
+fn a_lossy_run_expects_drops_and_passes() {
+    let dir = out_dir("lossy");
+    let o = rocelab(&[
+        "run",
+        "--sim",
+        "--dscp",
+        "0",
+        "--no-ecn",
+        "--out",
+        dir.0.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}");
+    assert!(stdout.contains("8 of 8 checks passed"), "{stdout}");
+}
+
+#[test]
+fn a_failing_check_makes_the_exit_status_nonzero() {
+    // One QP cannot be spread over two uplinks: the ECMP line must FAIL.
+    let dir = out_dir("fail");
+    let o = rocelab(&[
+        "run",
+        "--sim",
+        "--ecmp-qps",
+        "1",
+        "--out",
+        dir.0.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAIL") && stdout.contains("-- FAILED"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(dir.0.join("verdicts.csv")).unwrap();
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("ecmp: spread") && l.ends_with(",FAIL")),
+        "{csv}"
+    );
+}
