@@ -351,6 +351,9 @@ pub fn run(
 /// 6 KiB computed for 1G, 10 m overflowed at once).
 pub const LAB_HEADROOM_BYTES: u64 = 256 * 1024;
 
+/// Longest wait for the switch queues to empty after the senders stop.
+const DRAIN_LIMIT: Duration = Duration::from_secs(10);
+
 /// How long a daemon may take to accept gRPC.
 const SWITCH_START: Duration = Duration::from_secs(15);
 
@@ -459,8 +462,12 @@ pub fn run_incast(
     }
     let limit = Duration::from_secs_f64(cfg.incast_s + 15.0);
     wait_all(&mut clients, limit, stop)?;
-    // Let the last frames drain (pauses may hold them a moment).
-    std::thread::sleep(Duration::from_millis(500));
+    // Everything queued must reach the receiver before it reports, or a
+    // drop late in the run would not show as a gap yet.
+    if !sw.wait_drained(DRAIN_LIMIT, stop)? {
+        tracing::warn!("switch queues still not empty after {DRAIN_LIMIT:?}");
+    }
+    std::thread::sleep(Duration::from_millis(200));
     stop_server(&mut server)?;
     let after = sw.counters()?;
     drop(sw);
@@ -519,6 +526,7 @@ pub fn delta(before: &[PrioCounters], after: &[PrioCounters]) -> Vec<PrioCounter
                 drops: a.drops.saturating_sub(b.drops),
                 pfc_tx_frames: a.pfc_tx_frames.saturating_sub(b.pfc_tx_frames),
                 ecn_marked: a.ecn_marked.saturating_sub(b.ecn_marked),
+                queue_depth_bytes: a.queue_depth_bytes,
             }
         })
         .collect()
@@ -657,6 +665,9 @@ pub fn run_ecmp(
         Duration::from_secs_f64(cfg.ecmp_s + 15.0),
         stop,
     )?;
+    if !leaf1.wait_drained(DRAIN_LIMIT, stop)? {
+        tracing::warn!("leaf1 queues still not empty after {DRAIN_LIMIT:?}");
+    }
     std::thread::sleep(Duration::from_millis(300));
     stop_server(&mut server)?;
     let d = delta(&before, &leaf1.counters()?);

@@ -56,6 +56,8 @@ pub struct PrioCounters {
     pub pfc_tx_frames: u64,
     /// Packets marked CE.
     pub ecn_marked: u64,
+    /// Current queue depth, bytes.
+    pub queue_depth_bytes: u64,
 }
 
 /// A primary-controller session with one switch.
@@ -419,6 +421,24 @@ impl SwitchCtl {
         Ok(())
     }
 
+    /// Waits until every queue of the switch is empty (polling its
+    /// counters), for at most `limit`; true if it drained.
+    pub fn wait_drained(&mut self, limit: Duration, stop: &AtomicBool) -> Result<bool> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                bail!("interrupted");
+            }
+            if self.counters()?.iter().all(|c| c.queue_depth_bytes == 0) {
+                return Ok(true);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Counters of every (port, priority).
     pub fn counters(&mut self) -> Result<Vec<PrioCounters>> {
         let reply = self
@@ -439,6 +459,7 @@ impl SwitchCtl {
                 drops: c.drops,
                 pfc_tx_frames: c.pfc_tx_frames,
                 ecn_marked: c.ecn_marked,
+                queue_depth_bytes: c.queue_depth_bytes,
             })
             .collect())
     }
