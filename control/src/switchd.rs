@@ -19,8 +19,10 @@ use dataplane::driver::{Command, Driver, DriverIo};
 use dataplane::port::{AfPacketPort, Port};
 use dataplane::switch::{DEFAULT_CPU_PORT, Switch, SwitchConfig, SwitchDrop};
 use dataplane::time::Instant;
+use dataplane::tm::TmEvent;
 use dataplane::wire::ethernet::EthernetAddress;
 use p4_target::pipeline::Pipeline;
+use proto::roceswitch::fabric::v1 as fabric_pb;
 use serde::Deserialize;
 
 use crate::daemon::{Daemon, DaemonOptions};
@@ -210,13 +212,15 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
     let (cmd_tx, cmd_rx) = std::sync::mpsc::channel::<Command<P>>();
     let (pin_tx, _) = tokio::sync::broadcast::channel::<Vec<u8>>(1024);
     let pin = pin_tx.clone();
+    let (event_tx, mut event_rx) = tokio::sync::mpsc::unbounded_channel::<TmEvent>();
     let io = DriverIo {
         commands: cmd_rx,
         packet_in: Some(Box::new(move |frame| {
             let _ = pin.send(frame);
         })),
-        events: Some(Box::new(|event| {
-            tracing::info!(?event, "traffic manager event")
+        events: Some(Box::new(move |event| {
+            tracing::info!(?event, "traffic manager event");
+            let _ = event_tx.send(event);
         })),
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -251,6 +255,15 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
             .bind()
             .await
             .with_context(|| format!("gRPC listen on {listen:?}"))?;
+        // Watchdog storms and restorations go out on the fabric event stream.
+        let fabric_events = fabric.events();
+        tokio::spawn(async move {
+            while let Some(event) = event_rx.recv().await {
+                if let Some(e) = fabric_event(&event) {
+                    let _ = fabric_events.send(e);
+                }
+            }
+        });
         tracing::info!(
             program = info.name,
             ?listen,
@@ -292,6 +305,32 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
     }
     tracing::info!(rx = stats.rx_frames, tx = stats.tx_frames, "bye");
     served
+}
+
+/// The fabric service's event for a traffic-manager event, if it has one.
+fn fabric_event(event: &TmEvent) -> Option<fabric_pb::Event> {
+    let kind = match *event {
+        TmEvent::StormDetected { port, priority, .. } => {
+            fabric_pb::event::Kind::Storm(fabric_pb::WatchdogStorm {
+                port: port.into(),
+                priority: priority.into(),
+            })
+        }
+        TmEvent::StormRestored { port, priority, .. } => {
+            fabric_pb::event::Kind::Restore(fabric_pb::WatchdogRestore {
+                port: port.into(),
+                priority: priority.into(),
+            })
+        }
+        _ => return None,
+    };
+    let timestamp_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    Some(fabric_pb::Event {
+        timestamp_ns,
+        kind: Some(kind),
+    })
 }
 
 #[cfg(test)]

@@ -215,6 +215,10 @@ impl<P: Pipeline> FabricBackend for TmBackend<P> {
             };
             let mut out = Vec::new();
             for port in wanted {
+                // Discards before classification have no priority: count them on 0.
+                let early = sw
+                    .port_discards(port)
+                    .map_or(0, |d| d.malformed + d.over_mtu);
                 for prio in 0..8u8 {
                     let Some(s) = tm.stats(port, prio) else {
                         continue;
@@ -223,7 +227,7 @@ impl<P: Pipeline> FabricBackend for TmBackend<P> {
                     out.push(PriorityCounters {
                         port,
                         priority: prio,
-                        drops: s.drops.total(),
+                        drops: s.drops.total() + if prio == 0 { early } else { 0 },
                         pfc_rx_frames: s.pfc_rx_frames,
                         pfc_tx_frames: s.pfc_tx_frames,
                         watchdog_storms: tm

@@ -150,3 +150,44 @@ fn lossy_incast_drops_and_counts_without_pausing() {
     let tm_drops = sw.tm().drop_counts();
     assert_eq!(tm_drops.total(), drops, "the TM says why");
 }
+
+#[test]
+fn frames_over_the_port_mtu_are_discarded_and_counted() {
+    let mut config = SwitchConfig::with_ports(3);
+    config.tm.ports[0].mtu_bytes = 1500;
+    let mut sw = Switch::new(router(2), config, Instant::ZERO).unwrap();
+    let big = roce_frame(26, 1, 1500); // 1500 B of payload + headers: over a 1500 MTU
+    let fits = roce_frame(26, 2, 1400);
+    sw.handle_frame(0, &big, Instant::ZERO);
+    sw.handle_frame(0, &fits, Instant::ZERO);
+    let mut out = Vec::new();
+    let mut sent = 0;
+    for t in 0..100 {
+        while sw.poll_transmit(2, Instant::from_micros(t), &mut out) {
+            sent += 1;
+            assert_eq!(out.len(), fits.len());
+        }
+    }
+    assert_eq!(sent, 1, "only the frame within the MTU is forwarded");
+    assert_eq!(sw.port_discards(0).unwrap().over_mtu, 1);
+    assert_eq!(
+        sw.stats().dropped(dataplane::switch::SwitchDrop::OverMtu),
+        1
+    );
+}
+
+#[test]
+fn packet_out_goes_through_the_traffic_manager_to_its_port() {
+    let mut sw = Switch::new(router(2), SwitchConfig::with_ports(3), Instant::ZERO).unwrap();
+    let frame = roce_frame(26, 9, 64);
+    let mut with_header = vec![0x00, 0x80]; // packet_out.egress_port = 1
+    with_header.extend_from_slice(&frame);
+    sw.handle_packet_out(&with_header, Instant::ZERO);
+    let mut out = Vec::new();
+    assert!(
+        sw.poll_transmit(1, Instant::from_micros(1), &mut out),
+        "sent on port 1"
+    );
+    assert_eq!(out, frame, "unchanged, header removed");
+    assert_eq!(sw.stats().drops.iter().sum::<u64>(), 0);
+}

@@ -68,11 +68,13 @@ pub enum SwitchDrop {
     Tm,
     /// The controller did not drain packet-ins fast enough.
     PacketInOverflow,
+    /// Longer than the ingress port's MTU (plus Ethernet and VLAN headers).
+    OverMtu,
 }
 
 impl SwitchDrop {
     /// Number of reasons.
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
     /// Every reason, in counter order.
     pub const ALL: [SwitchDrop; SwitchDrop::COUNT] = [
         SwitchDrop::MacMalformed,
@@ -84,6 +86,7 @@ impl SwitchDrop {
         SwitchDrop::NoSuchPort,
         SwitchDrop::Tm,
         SwitchDrop::PacketInOverflow,
+        SwitchDrop::OverMtu,
     ];
 
     /// Stable snake_case name for logs and metrics.
@@ -98,6 +101,7 @@ impl SwitchDrop {
             SwitchDrop::NoSuchPort => "no_such_port",
             SwitchDrop::Tm => "traffic_manager",
             SwitchDrop::PacketInOverflow => "packet_in_overflow",
+            SwitchDrop::OverMtu => "over_mtu",
         }
     }
 
@@ -126,6 +130,16 @@ pub struct SwitchStats {
     pub packet_out: u64,
     /// Drops by [`SwitchDrop`] index.
     pub drops: [u64; SwitchDrop::COUNT],
+}
+
+/// Frames a port received and the switch discarded before classification
+/// (runts, malformed MAC Control, over-MTU): per port, for port counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortDiscards {
+    /// Malformed frames.
+    pub malformed: u64,
+    /// Frames over the port MTU.
+    pub over_mtu: u64,
 }
 
 impl SwitchStats {
@@ -172,6 +186,7 @@ pub struct Switch<P: Pipeline> {
     pre: Pre,
     tm: Tm<Queued<P::Packet>>,
     macs: Vec<Mac>,
+    discards: Vec<PortDiscards>,
     cpu_port: u16,
     stats: SwitchStats,
     /// Scratch list of replicas, reused across packets.
@@ -197,13 +212,15 @@ impl<P: Pipeline> std::fmt::Debug for Switch<P> {
 impl<P: Pipeline> Switch<P> {
     /// A switch running `pipeline` with `config`.
     pub fn new(pipeline: P, config: SwitchConfig, now: Instant) -> Result<Self, ConfigError> {
-        let macs = config.tm.ports.iter().map(|p| Mac::new(p.mac)).collect();
+        let macs: Vec<Mac> = config.tm.ports.iter().map(|p| Mac::new(p.mac)).collect();
+        let discards = vec![PortDiscards::default(); macs.len()];
         let tm = Tm::new(config.tm, now)?;
         Ok(Switch {
             pipeline,
             pre: Pre::new(),
             tm,
             macs,
+            discards,
             cpu_port: config.cpu_port,
             stats: SwitchStats::default(),
             copies: Vec::new(),
@@ -245,6 +262,11 @@ impl<P: Pipeline> Switch<P> {
         self.macs.get(usize::from(port)).map(Mac::stats)
     }
 
+    /// What `port` received and discarded before classification.
+    pub fn port_discards(&self, port: u16) -> Option<PortDiscards> {
+        self.discards.get(usize::from(port)).copied()
+    }
+
     /// Switch-level counters.
     pub fn stats(&self) -> SwitchStats {
         self.stats
@@ -271,7 +293,14 @@ impl<P: Pipeline> Switch<P> {
         };
         match mac.handle_rx(frame) {
             RxClass::Control(repr) => self.tm.handle_mac_control(port, &repr, now),
-            RxClass::Malformed => self.count(SwitchDrop::MacMalformed),
+            RxClass::Malformed => {
+                self.discards[usize::from(port)].malformed += 1;
+                self.count(SwitchDrop::MacMalformed);
+            }
+            RxClass::Data if frame.len() > self.max_frame_bytes(port, frame) => {
+                self.discards[usize::from(port)].over_mtu += 1;
+                self.count(SwitchDrop::OverMtu);
+            }
             RxClass::Data => {
                 let data = self.buffer_from(frame);
                 self.ingress(port, data, instance_type::NORMAL, None, 0, now);
@@ -382,6 +411,19 @@ impl<P: Pipeline> Switch<P> {
     }
 
     // ---- the pipeline passes ----
+
+    /// Largest frame `port` accepts: its MTU plus the Ethernet header and
+    /// the VLAN tags this frame carries (up to two).
+    fn max_frame_bytes(&self, port: u16, frame: &[u8]) -> usize {
+        let mtu = self.tm.config().ports[usize::from(port)].mtu_bytes as usize;
+        let is_tag = |at: usize| matches!(frame.get(at..at + 2), Some([0x81, 0x00] | [0x88, 0xa8]));
+        let tags = if is_tag(12) {
+            1 + usize::from(is_tag(16))
+        } else {
+            0
+        };
+        mtu + 14 + 4 * tags
+    }
 
     fn count(&mut self, reason: SwitchDrop) {
         self.stats.drops[reason as usize] += 1;
@@ -516,6 +558,13 @@ impl<P: Pipeline> Switch<P> {
             return;
         }
         let meta = P::meta(&pkt);
+        // Packets from the controller have no front-panel ingress port: the
+        // egress port's own priority group carries their buffer.
+        let ingress_port = if usize::from(ingress_port) < self.macs.len() {
+            ingress_port
+        } else {
+            copy.port
+        };
         let enq = EnqueueMeta {
             ingress_port,
             egress_port: copy.port,
