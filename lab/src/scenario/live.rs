@@ -344,12 +344,23 @@ pub fn run(
     })
 }
 
+/// Smallest PFC headroom per (port, lossless priority) in the lab.
+pub const LAB_HEADROOM_MIN_BYTES: u64 = 256 * 1024;
+
+/// How long after XOFF a lab peer may keep sending, for headroom sizing.
+pub const LAB_PEER_RESPONSE: Duration = Duration::from_millis(8);
+
 /// PFC headroom per (port, lossless priority) in the lab. The calculated
 /// headroom assumes a hardware peer that stops within the 802.1Qbb
 /// response time; here the peer is a user-space agent behind veth and the
 /// switch reads in batches, so far more arrives after XOFF (measured: the
-/// 6 KiB computed for 1G, 10 m overflowed at once).
-pub const LAB_HEADROOM_BYTES: u64 = 256 * 1024;
+/// 6 KiB computed for 1G, 10 m overflowed at once, and 256 KiB still
+/// overflowed at 1G). Sized as [`LAB_PEER_RESPONSE`] of line rate, at
+/// least [`LAB_HEADROOM_MIN_BYTES`].
+pub fn lab_headroom_bytes(speed_bps: u64) -> u64 {
+    let in_flight = u128::from(speed_bps) * LAB_PEER_RESPONSE.as_nanos() / 8 / 1_000_000_000;
+    (in_flight as u64).max(LAB_HEADROOM_MIN_BYTES)
+}
 
 /// Longest wait for the switch queues to empty after the senders stop.
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
@@ -391,7 +402,7 @@ pub fn run_incast(
     let mut g = up(&topo, store, stop)?;
     let mut sw = SwitchCtl::connect(&format!("unix:{}", sock.display()), SWITCH_START, stop)?;
     sw.set_ports(3, cfg.speed_bps, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
-    sw.set_headroom(LAB_HEADROOM_BYTES)?;
+    sw.set_headroom(lab_headroom_bytes(cfg.speed_bps))?;
     if let Some(ecn) = cfg.ecn {
         sw.set_ecn(2, cfg.incast_priority(), ecn)?;
     }
@@ -584,7 +595,7 @@ pub fn run_ecmp(
             SwitchCtl::connect(&addr, SWITCH_START, stop).with_context(|| name.to_string())?;
         let ports = if name.starts_with("leaf") { 3 } else { 2 };
         c.set_ports(ports, speed, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
-        c.set_headroom(LAB_HEADROOM_BYTES)?;
+        c.set_headroom(lab_headroom_bytes(speed))?;
         c.add_router_mac()?;
         match name {
             "leaf1" => {
@@ -706,6 +717,12 @@ mod tests {
         assert_eq!(found, Some(dir.join("roceswitch-x")));
         assert_eq!(find_binary("roceswitch-none-such", &deps.join("t")), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn lab_headroom_scales_with_speed_above_a_floor() {
+        assert_eq!(lab_headroom_bytes(100_000_000), LAB_HEADROOM_MIN_BYTES);
+        assert_eq!(lab_headroom_bytes(1_000_000_000), 1_000_000);
     }
 
     #[test]
