@@ -135,25 +135,32 @@ fn bar_chart(
     y_max: f64,
 ) -> DrawResult {
     let n = bars.len().max(1);
+    // Room above the tallest bar for its label.
+    let y_max = bars.iter().map(|(_, v)| v * 1.15).fold(y_max, f64::max);
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 16))
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(40)
         .build_cartesian_2d(0f64..n as f64, 0f64..y_max.max(1e-9))?;
-    let labels: Vec<String> = bars.iter().map(|(l, _)| l.clone()).collect();
     chart
         .configure_mesh()
-        .x_labels(n)
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            labels.get(i).cloned().unwrap_or_default()
-        })
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_desc("")
         .draw()?;
     chart.draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
         Rectangle::new(
             [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, *v)],
             BLUE.mix(0.6).filled(),
+        )
+    }))?;
+    // Each bar's name and value above it.
+    chart.draw_series(bars.iter().enumerate().map(|(i, (label, v))| {
+        Text::new(
+            format!("{label}: {v:.3}"),
+            (i as f64 + 0.15, v + y_max * 0.03),
+            ("sans-serif", 12),
         )
     }))?;
     Ok(())
