@@ -161,8 +161,20 @@ fn host(name: &str, part: u8, i: usize) -> HostSpec {
     }
 }
 
+/// Brings `topo` up. A lab of the same name left by an earlier run that
+/// was killed (SIGKILL, power loss: no chance to clean up) is removed
+/// first, from its state file, with a warning.
 fn up<'a>(topo: &Topology, store: &'a StateStore, stop: &AtomicBool) -> Result<LabGuard<'a>> {
     topo.validate()?;
+    if store.exists(&topo.name) {
+        tracing::warn!(lab = %topo.name, "removing the leftovers of an earlier run");
+        eprintln!(
+            "note: lab {} exists from an earlier run; removing it first",
+            topo.name
+        );
+        labctl::down(&topo.name, store)
+            .with_context(|| format!("removing the earlier lab {}", topo.name))?;
+    }
     let st = labctl::up(topo, None, store, stop)?;
     Ok(LabGuard {
         st,
