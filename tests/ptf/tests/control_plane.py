@@ -6,6 +6,8 @@ relies on), ownership of the fabric tables (P4Runtime writes refused,
 naming the owner), and that a fabric Set is visible in P4Runtime reads.
 """
 
+import unittest
+
 import grpc
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from p4runtime_sh import shell as sh
@@ -17,8 +19,16 @@ from rsbase import SwitchTest
 
 
 class UnixSocketDefaultAuthority(SwitchTest):
-    """grpcio with default channel options (authority = socket path) gets Capabilities over unix:."""
+    """grpcio with default channel options (authority = socket path) gets Capabilities over unix:.
 
+    Known failure: grpcio sends the socket path as the HTTP/2 :authority and
+    the h2 server under tonic rejects it (RST_STREAM PROTOCOL_ERROR; an open
+    h2 issue). Clients must set grpc.default_authority (this suite does; see
+    tests/ptf/README.md). Marked expectedFailure so a fix shows up as an
+    unexpected success, which fails the suite until the mark is removed.
+    """
+
+    @unittest.expectedFailure
     def runTest(self):
         channel = rsbase._plain_insecure_channel(self.grpc_addr)
         try:
