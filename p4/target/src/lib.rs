@@ -25,5 +25,6 @@ pub mod packet;
 pub mod pipeline;
 pub mod runtime;
 pub mod stf;
+pub mod support;
 pub mod table;
 pub mod v1model;
