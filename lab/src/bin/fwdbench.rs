@@ -1,0 +1,520 @@
+//! `fwdbench`: forwarding rate and latency between two namespaces through
+//! `roceswitch`, a Linux bridge and a bare AF_PACKET relay, measured in one
+//! run so the ratios compare like with like (packet-io.md: the machine is
+//! shared, compare ratios from one run, not absolutes).
+//!
+//! ```text
+//!  fb<pid>-src [s0] ==== [m0] fb<pid>-mid [m1] ==== [d0] fb<pid>-dst
+//!   generator + prober     device under test        sink + probe receiver
+//! ```
+//!
+//! The device in `mid` is, in turn: `roceswitch` (found next to this
+//! executable or on PATH, routing 10.0.2.1/32 out of port 1, programmed over
+//! P4Runtime), a Linux bridge `br0` over m0 and m1, and a one-thread relay
+//! (recv batch on m0, send batch on m1, as `relaybench`).
+//!
+//! For each device and frame size (bytes without FCS): a load phase where the
+//! generator sends IPv4/UDP frames as fast as it can for `--seconds` and the
+//! sink counts what arrives (offered and forwarded packets/s), then a
+//! latency phase of `--probes` sequential timestamped probe frames on the
+//! idle path, each waited for at the sink (one-way latency in µs, p50 and
+//! p99, including two AF_PACKET syscalls on each side, the same for every
+//! device). Prints a table and the roceswitch / relay ratios. Needs root;
+//! the namespaces and the switch process are removed at the end, on error
+//! and on Ctrl-C.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use lab::labctl::sys;
+use lab::port::{AfPacketPort, FrameBuf, Port};
+use lab::scenario::live::find_roceswitch;
+use lab::scenario::switchctl::{NextHop, ROUTER_MAC, SwitchCtl};
+
+#[derive(Parser)]
+#[command(
+    name = "fwdbench",
+    about = "Forwarding rate and latency: roceswitch vs Linux bridge vs AF_PACKET relay"
+)]
+struct Cli {
+    /// Frame sizes in bytes (without FCS).
+    #[arg(long, value_delimiter = ',', default_value = "64,1024")]
+    sizes: Vec<usize>,
+    /// Seconds of load per device and size.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Latency probes per device and size.
+    #[arg(long, default_value_t = 1000)]
+    probes: usize,
+    /// Frames per batch (generator, sink and relay).
+    #[arg(long, default_value_t = 64)]
+    batch: usize,
+}
+
+const SRC_MAC: [u8; 6] = [2, 0, 0, 0, 1, 1];
+const DST_MAC: [u8; 6] = [2, 0, 0, 0, 2, 1];
+const SRC_IP: [u8; 4] = [10, 0, 1, 1];
+const DST_IP: [u8; 4] = [10, 0, 2, 1];
+const MAGIC: [u8; 4] = *b"FWDB";
+/// Offset of the payload (magic, seq u32, send time u64) in a frame.
+const PAYLOAD_AT: usize = 14 + 20 + 8;
+const MIN_FRAME_BYTES: usize = 60;
+
+/// The three namespaces; removed on drop.
+struct Lab {
+    ns: Vec<String>,
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for n in &self.ns {
+            let _ = sys::ip(&["netns", "del", n]);
+        }
+    }
+}
+
+impl Lab {
+    fn src(&self) -> &str {
+        &self.ns[0]
+    }
+    fn mid(&self) -> &str {
+        &self.ns[1]
+    }
+    fn dst(&self) -> &str {
+        &self.ns[2]
+    }
+}
+
+fn build() -> Result<Lab> {
+    let tag = format!("fb{}", std::process::id());
+    let mut lab = Lab { ns: Vec::new() };
+    for role in ["src", "mid", "dst"] {
+        let n = format!("{tag}-{role}");
+        sys::ip(&["netns", "add", &n])?;
+        lab.ns.push(n.clone());
+        sys::run(
+            "ip",
+            &[
+                "netns",
+                "exec",
+                &n,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+            ],
+        )?;
+    }
+    let (src, mid, dst) = (lab.src(), lab.mid(), lab.dst());
+    sys::ip(&[
+        "link", "add", "name", "s0", "netns", src, "type", "veth", "peer", "name", "m0", "netns",
+        mid,
+    ])?;
+    sys::ip(&[
+        "link", "add", "name", "m1", "netns", mid, "type", "veth", "peer", "name", "d0", "netns",
+        dst,
+    ])?;
+    for (n, i) in [(src, "s0"), (mid, "m0"), (mid, "m1"), (dst, "d0")] {
+        sys::ip(&["-n", n, "link", "set", i, "up"])?;
+    }
+    for (n, i) in [(src, "s0"), (mid, "m0"), (mid, "m1"), (dst, "d0")] {
+        sys::wait_oper_up(n, i, Duration::from_secs(5))?;
+    }
+    Ok(lab)
+}
+
+/// The device under test in `mid`; its drop stops it.
+enum Device {
+    Switch {
+        child: Child,
+        sock: PathBuf,
+    },
+    Bridge {
+        ns: String,
+    },
+    Relay {
+        done: Arc<AtomicBool>,
+        thread: Option<std::thread::JoinHandle<Result<()>>>,
+    },
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        match self {
+            Device::Switch { child, sock } => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = std::fs::remove_file(sock);
+            }
+            Device::Bridge { ns } => {
+                let _ = sys::ip(&["-n", ns, "link", "del", "br0"]);
+            }
+            Device::Relay { done, thread } => {
+                done.store(true, Ordering::Relaxed);
+                if let Some(t) = thread.take() {
+                    let _ = t.join();
+                }
+            }
+        }
+    }
+}
+
+const DEVICES: [&str; 3] = ["roceswitch", "bridge", "relay"];
+
+fn start_device(lab: &Lab, kind: &str, batch: usize, stop: &AtomicBool) -> Result<Device> {
+    match kind {
+        "roceswitch" => {
+            let bin = find_roceswitch()?;
+            let sock = std::env::temp_dir().join(format!("fwdbench-{}.sock", std::process::id()));
+            let _ = std::fs::remove_file(&sock);
+            let child = Command::new("ip")
+                .args(["netns", "exec", lab.mid()])
+                .arg(&bin)
+                .args(["--port", "0=m0", "--port", "1=m1", "--speed", "10G"])
+                .arg("--grpc")
+                .arg(format!("unix:{}", sock.display()))
+                .args(["--log-level", "warn"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .spawn()
+                .with_context(|| format!("starting {}", bin.display()))?;
+            let dev = Device::Switch {
+                child,
+                sock: sock.clone(),
+            };
+            let mut ctl = SwitchCtl::connect(
+                &format!("unix:{}", sock.display()),
+                Duration::from_secs(10),
+                stop,
+            )?;
+            ctl.add_router_mac()?;
+            ctl.add_route(
+                DST_IP.into(),
+                1,
+                &[NextHop {
+                    port: 1,
+                    dst_mac: DST_MAC,
+                }],
+            )?;
+            Ok(dev)
+        }
+        "bridge" => {
+            let ns = lab.mid();
+            sys::ip(&["-n", ns, "link", "add", "br0", "type", "bridge"])?;
+            let dev = Device::Bridge { ns: ns.to_string() };
+            for i in ["m0", "m1"] {
+                sys::ip(&["-n", ns, "link", "set", i, "master", "br0"])?;
+            }
+            sys::ip(&["-n", ns, "link", "set", "br0", "up"])?;
+            sys::wait_oper_up(ns, "br0", Duration::from_secs(5))?;
+            Ok(dev)
+        }
+        "relay" => {
+            let mut rx = AfPacketPort::open_in_netns(lab.mid(), "m0")?;
+            let mut tx = AfPacketPort::open_in_netns(lab.mid(), "m1")?;
+            let done = Arc::new(AtomicBool::new(false));
+            let d = done.clone();
+            let thread = std::thread::spawn(move || -> Result<()> {
+                let mut bufs = FrameBuf::batch(batch);
+                while !d.load(Ordering::Relaxed) {
+                    let n = rx.recv_batch(&mut bufs)?;
+                    if n == 0 {
+                        rx.wait_readable(Some(Duration::from_millis(5)))?;
+                        continue;
+                    }
+                    let mut off = 0;
+                    for _ in 0..100 {
+                        off += tx.send_batch(&bufs[off..n])?;
+                        if off == n {
+                            break;
+                        }
+                    }
+                }
+                Ok(())
+            });
+            Ok(Device::Relay {
+                done,
+                thread: Some(thread),
+            })
+        }
+        other => bail!("unknown device {other}"),
+    }
+}
+
+fn csum16(bytes: &[u8]) -> u16 {
+    let mut sum: u32 = bytes
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// An Ethernet/IPv4/UDP frame of `size_bytes` (at least 60) to the router
+/// MAC and 10.0.2.1, carrying `seq` and `sent_ns` after [`MAGIC`].
+fn frame(size_bytes: usize, seq: u32, sent_ns: u64) -> Vec<u8> {
+    let size = size_bytes.max(MIN_FRAME_BYTES);
+    let mut v = vec![0u8; size];
+    v[..6].copy_from_slice(&ROUTER_MAC);
+    v[6..12].copy_from_slice(&SRC_MAC);
+    v[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    let ip = &mut v[14..34];
+    ip[0] = 0x45;
+    ip[2..4].copy_from_slice(&((size - 14) as u16).to_be_bytes());
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&SRC_IP);
+    ip[16..20].copy_from_slice(&DST_IP);
+    let c = csum16(ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let udp = &mut v[34..42];
+    udp[0..2].copy_from_slice(&40000u16.to_be_bytes());
+    udp[2..4].copy_from_slice(&9000u16.to_be_bytes());
+    udp[4..6].copy_from_slice(&((size - 34) as u16).to_be_bytes());
+    v[PAYLOAD_AT..PAYLOAD_AT + 4].copy_from_slice(&MAGIC);
+    v[PAYLOAD_AT + 4..PAYLOAD_AT + 8].copy_from_slice(&seq.to_be_bytes());
+    v[PAYLOAD_AT + 8..PAYLOAD_AT + 16].copy_from_slice(&sent_ns.to_be_bytes());
+    v
+}
+
+/// The sequence number of one of our frames (IPv4, magic in place).
+fn seq_of(f: &[u8]) -> Option<u32> {
+    if f.len() < PAYLOAD_AT + 16 || f[12..14] != [0x08, 0x00] {
+        return None;
+    }
+    if f[PAYLOAD_AT..PAYLOAD_AT + 4] != MAGIC {
+        return None;
+    }
+    Some(u32::from_be_bytes(
+        f[PAYLOAD_AT + 4..PAYLOAD_AT + 8].try_into().ok()?,
+    ))
+}
+
+struct Figures {
+    device: &'static str,
+    size_bytes: usize,
+    offered_pps: f64,
+    forwarded_pps: f64,
+    p50_us: f64,
+    p99_us: f64,
+    probes_lost: usize,
+}
+
+fn load_phase(
+    lab: &Lab,
+    size: usize,
+    secs: f64,
+    batch: usize,
+    stop: &AtomicBool,
+) -> Result<(f64, f64)> {
+    let mut src = AfPacketPort::open_in_netns(lab.src(), "s0")?;
+    let mut dst = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
+    let done = Arc::new(AtomicBool::new(false));
+    let delivered = Arc::new(AtomicU64::new(0));
+    let (d, del) = (done.clone(), delivered.clone());
+    let sink = std::thread::spawn(move || -> Result<()> {
+        let mut bufs = FrameBuf::batch(batch);
+        while !d.load(Ordering::Relaxed) {
+            let n = dst.recv_batch(&mut bufs)?;
+            if n == 0 {
+                dst.wait_readable(Some(Duration::from_millis(5)))?;
+            }
+            let ours = bufs[..n]
+                .iter()
+                .filter(|b| seq_of(b.frame()).is_some())
+                .count();
+            del.fetch_add(ours as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    });
+    let mut frames = FrameBuf::batch(batch);
+    for (i, f) in frames.iter_mut().enumerate() {
+        f.set_frame(&frame(size, i as u32, 0));
+    }
+    let t0 = Instant::now();
+    let dur = Duration::from_secs_f64(secs);
+    let mut offered = 0u64;
+    while t0.elapsed() < dur && !stop.load(Ordering::Relaxed) {
+        let n = src.send_batch(&frames)?;
+        offered += n as u64;
+        if n == 0 {
+            std::thread::yield_now();
+        }
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_millis(300));
+    done.store(true, Ordering::Relaxed);
+    sink.join()
+        .map_err(|_| anyhow::anyhow!("sink thread panicked"))??;
+    Ok((
+        offered as f64 / elapsed,
+        delivered.load(Ordering::Relaxed) as f64 / elapsed,
+    ))
+}
+
+/// One-way latencies (ns) of `probes` sequential probes; lost ones left out.
+fn latency_phase(
+    lab: &Lab,
+    size: usize,
+    probes: usize,
+    stop: &AtomicBool,
+) -> Result<(Vec<u64>, usize)> {
+    let mut src = AfPacketPort::open_in_netns(lab.src(), "s0")?;
+    let mut dst = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
+    let mut out = vec![FrameBuf::default()];
+    let mut bufs = FrameBuf::batch(16);
+    let base = Instant::now();
+    let mut lat = Vec::with_capacity(probes);
+    let mut lost = 0;
+    for seq in 0..probes as u32 {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let sent = Instant::now();
+        out[0].set_frame(&frame(size, seq, (sent - base).as_nanos() as u64));
+        if src.send_batch(&out)? != 1 {
+            lost += 1;
+            continue;
+        }
+        let deadline = sent + Duration::from_millis(50);
+        let got = 'wait: loop {
+            let n = dst.recv_batch(&mut bufs)?;
+            for b in &bufs[..n] {
+                if seq_of(b.frame()) == Some(seq) {
+                    break 'wait Some(sent.elapsed());
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break None;
+            }
+            if n == 0 {
+                dst.wait_readable(Some(deadline - now))?;
+            }
+        };
+        match got {
+            Some(d) => lat.push(d.as_nanos() as u64),
+            None => lost += 1,
+        }
+    }
+    Ok((lat, lost))
+}
+
+fn percentile_us(sorted_ns: &[u64], p: f64) -> f64 {
+    if sorted_ns.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted_ns.len() - 1) as f64 * p).round() as usize;
+    sorted_ns[i] as f64 / 1000.0
+}
+
+fn measure(lab: &Lab, device: &'static str, cli: &Cli, stop: &AtomicBool) -> Result<Vec<Figures>> {
+    let batch = cli.batch.clamp(1, 1024);
+    let dev = start_device(lab, device, batch, stop)?;
+    let mut figs = Vec::new();
+    for &size in &cli.sizes {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        // Warm-up: the bridge learns, the switch's first packets are slow.
+        let _ = latency_phase(lab, size, 20, stop)?;
+        let (offered_pps, forwarded_pps) = load_phase(lab, size, cli.seconds, batch, stop)?;
+        let (mut lat, probes_lost) = latency_phase(lab, size, cli.probes, stop)?;
+        lat.sort_unstable();
+        figs.push(Figures {
+            device,
+            size_bytes: size.max(MIN_FRAME_BYTES),
+            offered_pps,
+            forwarded_pps,
+            p50_us: percentile_us(&lat, 0.50),
+            p99_us: percentile_us(&lat, 0.99),
+            probes_lost,
+        });
+    }
+    drop(dev);
+    Ok(figs)
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let stop = lab::signal::stop_flag();
+    let lab = build().context("building the bench namespaces")?;
+    let mut all = Vec::new();
+    for device in DEVICES {
+        let figs = measure(&lab, device, &cli, stop).with_context(|| format!("device {device}"))?;
+        all.extend(figs);
+        if stop.load(Ordering::Relaxed) {
+            bail!("interrupted");
+        }
+    }
+    drop(lab);
+    println!(
+        "{:<11} {:>6} {:>12} {:>12} {:>7} {:>9} {:>9} {:>6}",
+        "device", "bytes", "offered_pps", "fwd_pps", "loss%", "p50_us", "p99_us", "lost"
+    );
+    for f in &all {
+        let loss = if f.offered_pps > 0.0 {
+            100.0 * (1.0 - f.forwarded_pps / f.offered_pps).max(0.0)
+        } else {
+            0.0
+        };
+        println!(
+            "{:<11} {:>6} {:>12.0} {:>12.0} {:>7.2} {:>9.1} {:>9.1} {:>6}",
+            f.device,
+            f.size_bytes,
+            f.offered_pps,
+            f.forwarded_pps,
+            loss,
+            f.p50_us,
+            f.p99_us,
+            f.probes_lost
+        );
+    }
+    println!();
+    println!("roceswitch / relay:");
+    for &size in &cli.sizes {
+        let size = size.max(MIN_FRAME_BYTES);
+        let find = |d: &str| all.iter().find(|f| f.device == d && f.size_bytes == size);
+        if let (Some(s), Some(r)) = (find("roceswitch"), find("relay")) {
+            println!(
+                "  {size:>5} B: fwd_pps x{:.2}  p50 x{:.2}  p99 x{:.2}",
+                s.forwarded_pps / r.forwarded_pps,
+                s.p50_us / r.p50_us,
+                s.p99_us / r.p99_us
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_carry_their_sequence_and_a_valid_ipv4_checksum() {
+        let f = frame(64, 77, 5);
+        assert_eq!(f.len(), 64);
+        assert_eq!(seq_of(&f), Some(77));
+        assert_eq!(csum16(&f[14..34]), 0, "header checksums to zero");
+        assert_eq!(frame(10, 1, 0).len(), MIN_FRAME_BYTES);
+        let mut other = f.clone();
+        other[PAYLOAD_AT] = b'X';
+        assert_eq!(seq_of(&other), None);
+    }
+
+    #[test]
+    fn percentiles_pick_the_nearest_rank() {
+        let v: Vec<u64> = (1..=100).map(|x| x * 1000).collect();
+        assert_eq!(percentile_us(&v, 0.5), 51.0);
+        assert_eq!(percentile_us(&v, 0.99), 99.0);
+        assert!(percentile_us(&[], 0.5).is_nan());
+    }
+}
