@@ -17,6 +17,7 @@ pub mod client;
 pub mod daemon;
 pub mod device;
 pub mod fabric;
+pub mod metrics;
 pub mod p4rt;
 pub mod serve;
 pub mod switchd;

@@ -1,0 +1,147 @@
+//! The Prometheus endpoint over a `MemoryBackend`: fetched with a raw
+//! `TcpStream`, as a scraper would.
+
+use std::sync::Arc;
+
+use control::fabric::{FabricBackend, MemoryBackend, PriorityCounters};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn start(
+    backend: Arc<MemoryBackend>,
+) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let listener = control::metrics::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let backend: Arc<dyn FabricBackend> = backend;
+    tokio::spawn(control::metrics::serve(listener, backend, async {
+        let _ = stop_rx.await;
+    }));
+    (addr, stop_tx)
+}
+
+async fn fetch(addr: std::net::SocketAddr, request: &[u8]) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(request).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(10), s.read_to_end(&mut out))
+        .await
+        .expect("reply within 10 s")
+        .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn sample(port: u16, priority: u8, base: u64) -> PriorityCounters {
+    PriorityCounters {
+        port,
+        priority,
+        rx_packets: base + 1,
+        rx_bytes: base + 2,
+        tx_packets: base + 3,
+        tx_bytes: base + 4,
+        drops: base + 5,
+        pfc_rx_frames: base + 6,
+        pfc_tx_frames: base + 7,
+        ecn_marked: base + 8,
+        watchdog_storms: base + 9,
+        queue_depth_bytes: base + 10,
+    }
+}
+
+#[tokio::test]
+async fn get_metrics_serves_every_counter_with_labels_help_and_type() {
+    let backend = Arc::new(MemoryBackend::default());
+    backend.set_counters(vec![sample(1, 0, 2000), sample(0, 3, 1000)]);
+    let (addr, _stop) = start(backend.clone()).await;
+
+    let reply = fetch(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    assert!(
+        head.contains("Content-Type: text/plain; version=0.0.4"),
+        "{head}"
+    );
+    assert!(
+        head.contains(&format!("Content-Length: {}", body.len())),
+        "{head}"
+    );
+    let expected = [
+        ("roceswitch_rx_packets_total", "counter", 1),
+        ("roceswitch_rx_bytes_total", "counter", 2),
+        ("roceswitch_tx_packets_total", "counter", 3),
+        ("roceswitch_tx_bytes_total", "counter", 4),
+        ("roceswitch_drops_total", "counter", 5),
+        ("roceswitch_pfc_rx_frames_total", "counter", 6),
+        ("roceswitch_pfc_tx_frames_total", "counter", 7),
+        ("roceswitch_ecn_marked_packets_total", "counter", 8),
+        ("roceswitch_watchdog_storms_total", "counter", 9),
+        ("roceswitch_queue_depth_bytes", "gauge", 10),
+    ];
+    let lines: Vec<&str> = body.lines().collect();
+    for (name, kind, offset) in expected {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("# HELP {name} "))),
+            "{name}"
+        );
+        assert!(
+            lines.contains(&format!("# TYPE {name} {kind}").as_str()),
+            "{name}"
+        );
+        let p0 = format!("{name}{{port=\"0\",priority=\"3\"}} {}", 1000 + offset);
+        let p1 = format!("{name}{{port=\"1\",priority=\"0\"}} {}", 2000 + offset);
+        let i0 = lines
+            .iter()
+            .position(|l| *l == p0)
+            .unwrap_or_else(|| panic!("{p0}\n{body}"));
+        let i1 = lines
+            .iter()
+            .position(|l| *l == p1)
+            .unwrap_or_else(|| panic!("{p1}\n{body}"));
+        assert!(i0 < i1, "rows ordered by (port, priority)");
+    }
+    assert_eq!(
+        lines.len(),
+        10 * (2 + 2),
+        "HELP, TYPE and two rows per family"
+    );
+
+    // A scrape sees the counters as they are now.
+    backend.set_counters(vec![sample(0, 3, 5000)]);
+    let reply = fetch(addr, b"GET /metrics HTTP/1.0\r\n\r\n").await;
+    assert!(
+        reply.contains("roceswitch_rx_packets_total{port=\"0\",priority=\"3\"} 5001\n"),
+        "{reply}"
+    );
+    assert!(!reply.contains("port=\"1\""), "{reply}");
+}
+
+#[tokio::test]
+async fn other_paths_methods_and_garbage_get_http_errors() {
+    let backend = Arc::new(MemoryBackend::default());
+    let (addr, stop) = start(backend).await;
+    let reply = fetch(addr, b"GET / HTTP/1.1\r\n\r\n").await;
+    assert!(reply.starts_with("HTTP/1.1 404 "), "{reply}");
+    let reply = fetch(addr, b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").await;
+    assert!(reply.starts_with("HTTP/1.1 405 "), "{reply}");
+    let reply = fetch(addr, b"\x16\x03\x01 not http\r\n\r\n").await;
+    assert!(reply.starts_with("HTTP/1.1 400 "), "{reply}");
+    // A head that never ends is cut off rather than buffered forever.
+    let reply = fetch(addr, &vec![b'a'; 3 * control::metrics::MAX_HEAD_BYTES]).await;
+    assert!(reply.starts_with("HTTP/1.1 400 "), "{reply}");
+
+    // An empty backend still serves the HELP/TYPE lines.
+    let reply = fetch(addr, b"GET /metrics?x=1 HTTP/1.1\r\n\r\n").await;
+    assert!(reply.starts_with("HTTP/1.1 200 "), "{reply}");
+    assert!(
+        reply.contains("# TYPE roceswitch_queue_depth_bytes gauge\n"),
+        "{reply}"
+    );
+
+    stop.send(()).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "listener closed after shutdown"
+    );
+}
