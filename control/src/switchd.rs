@@ -57,6 +57,9 @@ pub struct SwitchArgs {
     /// Log filter (tracing-subscriber env-filter syntax).
     #[arg(long, default_value = "info")]
     pub log_level: String,
+    /// Prometheus metrics: serve `GET /metrics` on this HOST:PORT (default: off).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
 }
 
 /// The TOML configuration file.
@@ -250,6 +253,16 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
             device_id,
             state_file,
         };
+        // Prometheus endpoint (off unless --metrics): the traffic manager's counters.
+        if let Some(addr) = &args.metrics {
+            let listener = crate::metrics::bind(addr).await?;
+            tracing::info!(%addr, "serving Prometheus metrics");
+            tokio::spawn(crate::metrics::serve(
+                listener,
+                tm.clone(),
+                std::future::pending(),
+            ));
+        }
         let daemon = Daemon::build(opts, info, device, Some(tm)).context("control plane")?;
         let (bound, p4rt, fabric) = daemon
             .bind()
