@@ -1257,3 +1257,35 @@ mod p4ops {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod top_tests {
+    use super::*;
+
+    #[test]
+    fn second_frame_shows_tx_rate_and_paused_from_deltas() {
+        let before = pb::PriorityCounters {
+            port: 1,
+            priority: 3,
+            tx_bytes: 1_000_000,
+            pfc_rx_frames: 4,
+            ..Default::default()
+        };
+        let quiet = pb::PriorityCounters {
+            port: 1,
+            priority: 0,
+            ..Default::default()
+        };
+        let mut after = before;
+        after.tx_bytes += 12_500_000; // 100 Mb in 0.5 s = 200 Mb/s
+        after.pfc_rx_frames += 1;
+        let frame = top_frame(Some(&[before, quiet]), &[quiet, after], 0.5);
+        let rows: Vec<Vec<&str>> = frame
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(rows[0][..6], ["1", "0", "0", "0.0", "0", "no"]);
+        assert_eq!(rows[1][..6], ["1", "3", "0", "200.0", "5", "yes"]);
+    }
+}
