@@ -1590,6 +1590,15 @@ impl<'a> Gen<'a> {
         }
         let mut flat = Vec::new();
         self.flatten(data, &mut flat);
+        // A varbit is allowed as the last member (IPv4 options): its length is
+        // only known at run time, so the field weights are computed then.
+        let varbit = match flat.last() {
+            Some(d) if matches!(d.ty, Ty::Varbit(_)) => {
+                let d = flat.pop().expect("last exists");
+                Some(self.place(ctx, &d)?)
+            }
+            _ => None,
+        };
         let mut fields = Vec::new();
         for d in &flat {
             let w = match &d.ty {
@@ -1609,29 +1618,53 @@ impl<'a> Gen<'a> {
             fields.push((v, w));
         }
         let total: u32 = fields.iter().map(|f| f.1).sum();
+        if varbit.is_some() && !total.is_multiple_of(8) {
+            return Ok(None);
+        }
+        // Bits after a field's end, mod 16: a constant without a varbit, else
+        // computed from the padded total at run time.
         let padded = total.div_ceil(16) * 16;
+        let shift = |end: u32, extra: u32| match varbit {
+            None => format!("{}", (padded - end + extra) % 16),
+            Some(_) => format!("((pad__ - {end} + {extra}) % 16)"),
+        };
         let mut end = 0;
         let mut terms = Vec::new();
         for (v, w) in fields {
             end += w;
-            let after = padded - end;
             if w > 64 {
                 // Split so no term can overflow 128 bits once shifted.
                 terms.push(format!(
                     "((({v} >> 64) & {}) << {})",
                     mask_literal(w - 64),
-                    (after + 64) % 16
+                    shift(end, 64)
                 ));
-                terms.push(format!("(({v} & 0xffff_ffff_ffff_ffff) << {})", after % 16));
+                terms.push(format!(
+                    "(({v} & 0xffff_ffff_ffff_ffff) << {})",
+                    shift(end, 0)
+                ));
             } else {
-                terms.push(format!("(({v} & {}) << {})", mask_literal(w), after % 16));
+                terms.push(format!(
+                    "(({v} & {}) << {})",
+                    mask_literal(w),
+                    shift(end, 0)
+                ));
             }
         }
-        if terms.is_empty() {
-            return Ok(None);
-        }
+        let Some(vb) = varbit else {
+            if terms.is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some(format!(
+                "{BITS}::wrap(::p4_target::externs::csum16_finish({}), {width})",
+                terms.join(" + ")
+            )));
+        };
+        terms.push("::p4_target::externs::csum16_weighted_bytes(vb__, pad__ - total__)".into());
         Ok(Some(format!(
-            "{BITS}::wrap(::p4_target::externs::csum16_finish({}), {width})",
+            "({{ let vb__ = {vb}.used(); let total__ = {total} + 8 * vb__.len() as u32; \
+             let pad__ = total__.div_ceil(16) * 16; \
+             {BITS}::wrap(::p4_target::externs::csum16_finish({}), {width}) }})",
             terms.join(" + ")
         )))
     }
