@@ -1,0 +1,336 @@
+//! ECN and DCQCN end to end through the real `roceswitch` daemon (needs
+//! root; skipped with a message otherwise).
+//!
+//! ```text
+//!  h1 ──┐                2:1 incast on the lossless priority 3; the switch
+//!       ├── sw ── h3     shapes every port to 40 Mb/s and marks CE on the
+//!  h2 ──┘                receiver's port above a low Kmin (fabric service)
+//! ```
+//!
+//! The senders' line rate (roceperf `--rate`) is 400 Mb/s while the switch
+//! port is 40 Mb/s: with roceperf's default DCQCN parameters (rate floor
+//! 100 Mb/s, roce-semantics §11) a rate cut can only show below a line rate
+//! well above the floor, and the port stays over-subscribed whatever rate a
+//! debug build reaches on a loaded machine. Checks: the congested queue
+//! marks CE (switch counter), the marks reach the receiver, its CNPs reach
+//! both senders, and each sender's DCQCN rate (roceperf's `rate_gbps`,
+//! the current rate summed over its QPs, in its interval reports) falls
+//! well below the line rate it started at.
+//!
+//! The switch binary must already be in `target/<profile>/` (as for
+//! `scenario_live`): `cargo build --workspace` provides it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use lab::labctl::{self, state::LabState, state::StateStore};
+use lab::scenario::live::{self, lab_headroom_bytes};
+use lab::scenario::switchctl::{NextHop, PrioCounters, ROUTER_MAC, SwitchCtl};
+use lab::scenario::{EcnSetting, LINK_MTU_BYTES, LOSSLESS_PRIORITY};
+use lab::topo::{HostSpec, LinkSpec, SwitchSpec, Topology};
+use serde_json::Value;
+
+/// Switch port speed: the bottleneck.
+const SWITCH_RATE: &str = "40M";
+const SWITCH_BPS: u64 = 40_000_000;
+/// The senders' line rate (DCQCN starts here).
+const AGENT_RATE: &str = "400M";
+const AGENT_BPS: f64 = 400e6;
+const DSCP: u8 = 26;
+const TRAFFIC_S: f64 = 4.0;
+/// Small packets: the receiver answers CE with at most one CNP per packet,
+/// and DCQCN recovers within a few 55 µs timer periods, so a cut is only
+/// seen if CNPs come often (per-sender packet spacing ~0.4 ms at 40 Mb/s).
+const ROCE_MTU_BYTES: usize = 1024;
+/// Seconds between the senders' interval reports (each has the current
+/// DCQCN rate).
+const REPORT_S: f64 = 0.02;
+const ECN: EcnSetting = EcnSetting {
+    kmin_bytes: 4_096,
+    kmax_bytes: 40_000,
+    pmax: 0.5,
+};
+
+struct TempStore(PathBuf);
+impl Drop for TempStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Tears the lab down when dropped (also when an assertion fails).
+struct Guard<'a> {
+    st: LabState,
+    store: &'a StateStore,
+}
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = labctl::teardown(&self.st, self.store) {
+            eprintln!("teardown of {}: {e:#}", self.st.lab);
+        }
+    }
+}
+
+fn mac(i: usize) -> [u8; 6] {
+    [2, 0, 0, 0, 1, i as u8 + 1]
+}
+
+fn mac_text(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+fn host(i: usize) -> HostSpec {
+    HostSpec {
+        name: format!("h{}", i + 1),
+        mac: mac_text(mac(i)),
+        ip: std::net::Ipv4Addr::new(10, 0, 1, i as u8 + 1),
+        command: None,
+    }
+}
+
+fn agent_argv(bin: &Path, role: &str, h: &HostSpec, extra: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        bin.display().to_string(),
+        role.into(),
+        "--mtu".into(),
+        ROCE_MTU_BYTES.to_string(),
+        "--iface".into(),
+        "eth0".into(),
+        "--mac".into(),
+        h.mac.clone(),
+        "--ip".into(),
+        h.ip.to_string(),
+        "--rate".into(),
+        AGENT_RATE.into(),
+        "--dscp".into(),
+        DSCP.to_string(),
+        "--priority".into(),
+        (DSCP >> 3).to_string(),
+        "--json".into(),
+    ]
+    .into();
+    v.extend(extra.iter().cloned());
+    v
+}
+
+/// The JSON lines of an agent log.
+fn lines(log: &Path) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(log).unwrap_or_else(|e| panic!("reading {}: {e}", log.display()));
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect()
+}
+
+/// The `summary` line of an agent log.
+fn summary(log: &Path) -> Value {
+    lines(log)
+        .into_iter()
+        .find(|v| v["kind"] == "summary")
+        .unwrap_or_else(|| panic!("no summary in {}", log.display()))
+}
+
+/// The lowest DCQCN rate (bit/s) an agent reported, over its interval
+/// reports and its summary.
+fn lowest_rate_bps(log: &Path) -> Option<f64> {
+    lines(log)
+        .iter()
+        .filter_map(|v| v["rate_gbps"].as_f64())
+        .map(|g| g * 1e9)
+        .reduce(f64::min)
+}
+
+fn wait_exit(c: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(st) = c.try_wait().expect("waiting for an agent") {
+            return st;
+        }
+        assert!(Instant::now() < deadline, "agent {} still running", c.id());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn sum(before: &[PrioCounters], after: &[PrioCounters], f: fn(&PrioCounters) -> u64) -> u64 {
+    live::delta(before, after).iter().map(f).sum()
+}
+
+#[test]
+fn low_kmin_marks_ce_the_receiver_sends_cnps_and_dcqcn_slows_the_senders() {
+    if !common::root_or_skip("lab_ecn") {
+        return;
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    let roceswitch = live::find_binary("roceswitch", &exe).unwrap_or_else(|| {
+        panic!(
+            "roceswitch is not built next to {} (nor on PATH); build it first: \
+             cargo build -p control --bin roceswitch (or cargo build --workspace)",
+            exe.display()
+        )
+    });
+    let roceperf = PathBuf::from(env!("CARGO_BIN_EXE_roceperf"));
+    let stop = AtomicBool::new(false);
+    let lab = common::unique("e");
+    let dir = TempStore(std::env::temp_dir().join(format!("rocelab-test-{lab}")));
+    let store = StateStore::new(&dir.0);
+    let sock = store.log_dir(&lab).join("sw.sock");
+    let hosts: Vec<HostSpec> = (0..3).map(host).collect();
+    let mut sw_cmd = vec![roceswitch.display().to_string()];
+    for i in 0..3 {
+        sw_cmd.extend(["--port".into(), format!("{i}=p{i}")]);
+    }
+    sw_cmd.extend([
+        "--speed".into(),
+        SWITCH_RATE.into(),
+        "--grpc".into(),
+        format!("unix:{}", sock.display()),
+        "--log-level".into(),
+        "warn".into(),
+    ]);
+    let topo = Topology {
+        name: lab.clone(),
+        switches: vec![SwitchSpec {
+            name: "sw".into(),
+            command: Some(sw_cmd),
+        }],
+        hosts: hosts.clone(),
+        links: (0..3)
+            .map(|i| LinkSpec {
+                a: format!("h{}:eth0", i + 1),
+                b: format!("sw:p{i}"),
+                speed: SWITCH_RATE.into(),
+                mtu: Some(LINK_MTU_BYTES),
+            })
+            .collect(),
+    };
+    let st = labctl::up(&topo, None, &store, &stop).expect("lab up");
+    let mut g = Guard { st, store: &store };
+
+    let mut sw = SwitchCtl::connect(
+        &format!("unix:{}", sock.display()),
+        Duration::from_secs(15),
+        &stop,
+    )
+    .expect("switch gRPC");
+    sw.set_ports(3, SWITCH_BPS, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])
+        .unwrap();
+    // Headroom for what the senders can put on the wire before a pause
+    // takes effect: their line rate, not the port's.
+    sw.set_headroom(lab_headroom_bytes(AGENT_BPS as u64))
+        .unwrap();
+    sw.set_ecn(2, DSCP >> 3, ECN).unwrap();
+    sw.add_router_mac().unwrap();
+    for (i, h) in hosts.iter().enumerate() {
+        sw.add_route(
+            h.ip,
+            i as u16 + 1,
+            &[NextHop {
+                port: i as u16,
+                dst_mac: mac(i),
+            }],
+        )
+        .unwrap();
+    }
+    let before = sw.counters().unwrap();
+
+    let mut server = labctl::spawn_recorded(
+        &mut g.st,
+        &store,
+        "h3",
+        &topo.netns("h3"),
+        agent_argv(&roceperf, "server", &hosts[2], &[]),
+        "h3-server",
+    )
+    .expect("server");
+    std::thread::sleep(Duration::from_millis(300));
+    let mut clients = Vec::new();
+    for (i, h) in hosts[..2].iter().enumerate() {
+        let extra: Vec<String> = [
+            "--dst-ip".to_string(),
+            hosts[2].ip.to_string(),
+            "--dst-mac".into(),
+            mac_text(ROUTER_MAC),
+            "--duration".into(),
+            TRAFFIC_S.to_string(),
+            "--qps".into(),
+            "1".into(),
+            "--first-qp".into(),
+            i.to_string(),
+            "--ecn".into(),
+            "--interval".into(),
+            REPORT_S.to_string(),
+        ]
+        .into();
+        clients.push(
+            labctl::spawn_recorded(
+                &mut g.st,
+                &store,
+                &h.name,
+                &topo.netns(&h.name),
+                agent_argv(&roceperf, "client", h, &extra),
+                &format!("{}-client", h.name),
+            )
+            .expect("client"),
+        );
+    }
+    for c in &mut clients {
+        let st = wait_exit(c, Duration::from_secs_f64(TRAFFIC_S + 15.0));
+        assert!(st.success(), "a client exited with {st}");
+    }
+    sw.wait_drained(Duration::from_secs(10), &stop).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    labctl::sys::signal(server.id(), libc::SIGTERM).expect("SIGTERM to the server");
+    wait_exit(&mut server, Duration::from_secs(5));
+    let after = sw.counters().unwrap();
+    drop(sw);
+
+    let logs = store.log_dir(&lab);
+    let rx = summary(&logs.join("h3-server.log"));
+    let tx: Vec<Value> = ["h1", "h2"]
+        .iter()
+        .map(|h| summary(&logs.join(format!("{h}-client.log"))))
+        .collect();
+    let lowest: Vec<Option<f64>> = ["h1", "h2"]
+        .iter()
+        .map(|h| lowest_rate_bps(&logs.join(format!("{h}-client.log"))))
+        .collect();
+    drop(g);
+    let left = common::netns_with_prefix(&format!("rl-{lab}"));
+    assert!(left.is_empty(), "namespaces left behind: {left:?}");
+
+    let marked = sum(&before, &after, |c| c.ecn_marked);
+    eprintln!(
+        "switch CE marks {marked}\nreceiver {rx}\nsenders {tx:?}\nlowest DCQCN rates {lowest:?}"
+    );
+    assert!(rx["rx_bytes"].as_u64().unwrap_or(0) > 0, "nothing arrived");
+    assert!(marked > 0, "the switch marked nothing CE");
+    let ce_rx = rx["ce_rx"].as_u64().expect("ce_rx");
+    assert!(ce_rx > 0, "no CE mark reached the receiver");
+    assert!(
+        ce_rx <= marked,
+        "the receiver saw {ce_rx} CE marks, more than the {marked} the switch made"
+    );
+    assert!(
+        rx["cnp_tx"].as_u64().unwrap_or(0) > 0,
+        "the receiver sent no CNP"
+    );
+    for (i, s) in tx.iter().enumerate() {
+        let cnp_rx = s["cnp_rx"].as_u64().expect("cnp_rx");
+        assert!(cnp_rx > 0, "no CNP reached sender h{}", i + 1);
+        let rate_bps = lowest[i].expect("rate_gbps in the reports");
+        assert!(
+            rate_bps > 0.0 && rate_bps < 0.75 * AGENT_BPS,
+            "sender h{}'s DCQCN rate never fell below 75% of its line rate \
+             {AGENT_BPS} b/s (lowest {rate_bps} b/s)",
+            i + 1
+        );
+    }
+    drop(dir);
+}
