@@ -421,7 +421,7 @@ mod tests {
             bytes in proptest::collection::vec(any::<u8>(), 0..41),
         ) {
             let fixed: u32 = fields.iter().map(|f| f.1).sum();
-            prop_assume!(fixed % 8 == 0);
+            prop_assume!(fixed.is_multiple_of(8));
             let mut p = BitPacker::new();
             for &(v, w) in &fields {
                 p.push(u128::from(v), w);
