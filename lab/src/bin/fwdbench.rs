@@ -19,9 +19,10 @@
 //! latency phase of `--probes` sequential timestamped probe frames on the
 //! idle path, each waited for at the sink (one-way latency in µs, p50 and
 //! p99, including two AF_PACKET syscalls on each side, the same for every
-//! device). Prints a table and the roceswitch / relay ratios. Needs root;
-//! the namespaces and the switch process are removed at the end, on error
-//! and on Ctrl-C.
+//! device). Prints a table (with the drops the switch itself counted during
+//! the load phase, from its fabric counters) and the roceswitch / relay
+//! ratios. Needs root; the namespaces and the switch process are removed at
+//! the end, on error and on Ctrl-C.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -133,6 +134,7 @@ enum Device {
     Switch {
         child: Child,
         sock: PathBuf,
+        ctl: Option<Box<SwitchCtl>>,
     },
     Bridge {
         ns: String,
@@ -146,7 +148,8 @@ enum Device {
 impl Drop for Device {
     fn drop(&mut self) {
         match self {
-            Device::Switch { child, sock } => {
+            Device::Switch { child, sock, ctl } => {
+                drop(ctl.take());
                 let _ = child.kill();
                 let _ = child.wait();
                 let _ = std::fs::remove_file(sock);
@@ -160,6 +163,19 @@ impl Drop for Device {
                     let _ = t.join();
                 }
             }
+        }
+    }
+}
+
+impl Device {
+    /// Packets the switch counted as dropped so far (all ports and
+    /// priorities); `None` for devices without such a counter.
+    fn drops(&mut self) -> Result<Option<u64>> {
+        match self {
+            Device::Switch { ctl: Some(ctl), .. } => {
+                Ok(Some(ctl.counters()?.iter().map(|c| c.drops).sum()))
+            }
+            _ => Ok(None),
         }
     }
 }
@@ -183,9 +199,10 @@ fn start_device(lab: &Lab, kind: &str, batch: usize, stop: &AtomicBool) -> Resul
                 .stdout(Stdio::null())
                 .spawn()
                 .with_context(|| format!("starting {}", bin.display()))?;
-            let dev = Device::Switch {
+            let mut dev = Device::Switch {
                 child,
                 sock: sock.clone(),
+                ctl: None,
             };
             let mut ctl = SwitchCtl::connect(
                 &format!("unix:{}", sock.display()),
@@ -201,6 +218,9 @@ fn start_device(lab: &Lab, kind: &str, batch: usize, stop: &AtomicBool) -> Resul
                     dst_mac: DST_MAC,
                 }],
             )?;
+            if let Device::Switch { ctl: slot, .. } = &mut dev {
+                *slot = Some(Box::new(ctl));
+            }
             Ok(dev)
         }
         "bridge" => {
@@ -305,6 +325,8 @@ struct Figures {
     p50_us: f64,
     p99_us: f64,
     probes_lost: usize,
+    /// Drops the switch counted during the load phase.
+    switch_drops: Option<u64>,
 }
 
 fn load_phase(
@@ -417,7 +439,7 @@ fn percentile_us(sorted_ns: &[u64], p: f64) -> f64 {
 
 fn measure(lab: &Lab, device: &'static str, cli: &Cli, stop: &AtomicBool) -> Result<Vec<Figures>> {
     let batch = cli.batch.clamp(1, 1024);
-    let dev = start_device(lab, device, batch, stop)?;
+    let mut dev = start_device(lab, device, batch, stop)?;
     let mut figs = Vec::new();
     for &size in &cli.sizes {
         if stop.load(Ordering::Relaxed) {
@@ -425,7 +447,12 @@ fn measure(lab: &Lab, device: &'static str, cli: &Cli, stop: &AtomicBool) -> Res
         }
         // Warm-up: the bridge learns, the switch's first packets are slow.
         let _ = latency_phase(lab, size, 20, stop)?;
+        let drops_before = dev.drops()?;
         let (offered_pps, forwarded_pps) = load_phase(lab, size, cli.seconds, batch, stop)?;
+        let switch_drops = match (drops_before, dev.drops()?) {
+            (Some(b), Some(a)) => Some(a.saturating_sub(b)),
+            _ => None,
+        };
         let (mut lat, probes_lost) = latency_phase(lab, size, cli.probes, stop)?;
         lat.sort_unstable();
         figs.push(Figures {
@@ -436,6 +463,7 @@ fn measure(lab: &Lab, device: &'static str, cli: &Cli, stop: &AtomicBool) -> Res
             p50_us: percentile_us(&lat, 0.50),
             p99_us: percentile_us(&lat, 0.99),
             probes_lost,
+            switch_drops,
         });
     }
     drop(dev);
@@ -456,8 +484,16 @@ fn main() -> Result<()> {
     }
     drop(lab);
     println!(
-        "{:<11} {:>6} {:>12} {:>12} {:>7} {:>9} {:>9} {:>6}",
-        "device", "bytes", "offered_pps", "fwd_pps", "loss%", "p50_us", "p99_us", "lost"
+        "{:<11} {:>6} {:>12} {:>12} {:>7} {:>9} {:>9} {:>6} {:>10}",
+        "device",
+        "bytes",
+        "offered_pps",
+        "fwd_pps",
+        "loss%",
+        "p50_us",
+        "p99_us",
+        "lost",
+        "sw_drops"
     );
     for f in &all {
         let loss = if f.offered_pps > 0.0 {
@@ -466,7 +502,7 @@ fn main() -> Result<()> {
             0.0
         };
         println!(
-            "{:<11} {:>6} {:>12.0} {:>12.0} {:>7.2} {:>9.1} {:>9.1} {:>6}",
+            "{:<11} {:>6} {:>12.0} {:>12.0} {:>7.2} {:>9.1} {:>9.1} {:>6} {:>10}",
             f.device,
             f.size_bytes,
             f.offered_pps,
@@ -474,7 +510,9 @@ fn main() -> Result<()> {
             loss,
             f.p50_us,
             f.p99_us,
-            f.probes_lost
+            f.probes_lost,
+            f.switch_drops
+                .map_or_else(|| "-".to_string(), |d| d.to_string())
         );
     }
     println!();
