@@ -1362,13 +1362,8 @@ impl<'a> Gen<'a> {
             } => {
                 s.push(format!("if {} {{", self.expr(ctx, cond)?));
                 let w = self.width(&checksum.ty);
-                let computed = match self.csum16_direct(ctx, *algo, *with_payload, data, w)? {
-                    Some(v) => v,
-                    None => {
-                        let bp = self.pack(ctx, data, &mut s)?;
-                        self.checksum_value(*algo, &bp, w, *with_payload, span)?
-                    }
-                };
+                let computed =
+                    self.checksum_of(ctx, *algo, *with_payload, data, w, span, &mut s)?;
                 s.push(format!(
                     "if {computed} != {} {{ env.checksum_error = true; }}",
                     self.expr(ctx, checksum)?
@@ -1384,13 +1379,7 @@ impl<'a> Gen<'a> {
             } => {
                 s.push(format!("if {} {{", self.expr(ctx, cond)?));
                 let w = self.width(&checksum.ty);
-                let v = match self.csum16_direct(ctx, *algo, *with_payload, data, w)? {
-                    Some(v) => v,
-                    None => {
-                        let bp = self.pack(ctx, data, &mut s)?;
-                        self.checksum_value(*algo, &bp, w, *with_payload, span)?
-                    }
-                };
+                let v = self.checksum_of(ctx, *algo, *with_payload, data, w, span, &mut s)?;
                 s.push(self.assign_native(ctx, checksum, &v)?);
                 s.push("}".into());
             }
@@ -1571,6 +1560,27 @@ impl<'a> Gen<'a> {
             }
         }
         Ok(s)
+    }
+
+    /// The `width`-bit checksum of field list `data` (verify/update_checksum):
+    /// computed straight from the field values when [`Self::csum16_direct`]
+    /// can, else by packing the fields (statements pushed to `s`).
+    #[allow(clippy::too_many_arguments)]
+    fn checksum_of(
+        &self,
+        ctx: &Ctx<'_>,
+        algo: p4_target::info::HashAlgorithm,
+        with_payload: bool,
+        data: &[Expr],
+        width: u32,
+        span: Span,
+        s: &mut Vec<String>,
+    ) -> Result<String, BackError> {
+        if let Some(v) = self.csum16_direct(ctx, algo, with_payload, data, width)? {
+            return Ok(v);
+        }
+        let bp = self.pack(ctx, data, s)?;
+        self.checksum_value(algo, &bp, width, with_payload, span)
     }
 
     /// `csum16` of a field list of fixed-width scalars computed straight
