@@ -4,7 +4,7 @@
 //! shared, compare ratios from one run, not absolutes).
 //!
 //! ```text
-//!  fb<pid>-src [s0] ==== [m0] fb<pid>-mid [m1] ==== [d0] fb<pid>-dst
+//!  rl-fb<pid>-src [s0] ==== [m0] rl-fb<pid>-mid [m1] ==== [d0] rl-fb<pid>-dst
 //!   generator + prober     device under test        sink + probe receiver
 //! ```
 //!
@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
+use lab::labctl::line::LineLab;
 use lab::labctl::sys;
 use lab::port::{AfPacketPort, FrameBuf, Port};
 use lab::scenario::live::find_roceswitch;
@@ -67,68 +68,6 @@ const PAYLOAD_AT: usize = 14 + 20 + 8;
 const MIN_FRAME_BYTES: usize = 60;
 
 /// The three namespaces; removed on drop.
-struct Lab {
-    ns: Vec<String>,
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for n in &self.ns {
-            let _ = sys::ip(&["netns", "del", n]);
-        }
-    }
-}
-
-impl Lab {
-    fn src(&self) -> &str {
-        &self.ns[0]
-    }
-    fn mid(&self) -> &str {
-        &self.ns[1]
-    }
-    fn dst(&self) -> &str {
-        &self.ns[2]
-    }
-}
-
-fn build() -> Result<Lab> {
-    let tag = format!("fb{}", std::process::id());
-    let mut lab = Lab { ns: Vec::new() };
-    for role in ["src", "mid", "dst"] {
-        let n = format!("{tag}-{role}");
-        sys::ip(&["netns", "add", &n])?;
-        lab.ns.push(n.clone());
-        sys::run(
-            "ip",
-            &[
-                "netns",
-                "exec",
-                &n,
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ],
-        )?;
-    }
-    let (src, mid, dst) = (lab.src(), lab.mid(), lab.dst());
-    sys::ip(&[
-        "link", "add", "name", "s0", "netns", src, "type", "veth", "peer", "name", "m0", "netns",
-        mid,
-    ])?;
-    sys::ip(&[
-        "link", "add", "name", "m1", "netns", mid, "type", "veth", "peer", "name", "d0", "netns",
-        dst,
-    ])?;
-    for (n, i) in [(src, "s0"), (mid, "m0"), (mid, "m1"), (dst, "d0")] {
-        sys::ip(&["-n", n, "link", "set", i, "up"])?;
-    }
-    for (n, i) in [(src, "s0"), (mid, "m0"), (mid, "m1"), (dst, "d0")] {
-        sys::wait_oper_up(n, i, Duration::from_secs(5))?;
-    }
-    Ok(lab)
-}
-
 /// The device under test in `mid`; its drop stops it.
 enum Device {
     Switch {
@@ -182,7 +121,7 @@ impl Device {
 
 const DEVICES: [&str; 3] = ["roceswitch", "bridge", "relay"];
 
-fn start_device(lab: &Lab, kind: &str, batch: usize, stop: &AtomicBool) -> Result<Device> {
+fn start_device(lab: &LineLab, kind: &str, batch: usize, stop: &AtomicBool) -> Result<Device> {
     match kind {
         "roceswitch" => {
             let bin = find_roceswitch()?;
@@ -330,7 +269,7 @@ struct Figures {
 }
 
 fn load_phase(
-    lab: &Lab,
+    lab: &LineLab,
     size: usize,
     secs: f64,
     batch: usize,
@@ -383,7 +322,7 @@ fn load_phase(
 
 /// One-way latencies (ns) of `probes` sequential probes; lost ones left out.
 fn latency_phase(
-    lab: &Lab,
+    lab: &LineLab,
     size: usize,
     probes: usize,
     stop: &AtomicBool,
@@ -437,7 +376,12 @@ fn percentile_us(sorted_ns: &[u64], p: f64) -> f64 {
     sorted_ns[i] as f64 / 1000.0
 }
 
-fn measure(lab: &Lab, device: &'static str, cli: &Cli, stop: &AtomicBool) -> Result<Vec<Figures>> {
+fn measure(
+    lab: &LineLab,
+    device: &'static str,
+    cli: &Cli,
+    stop: &AtomicBool,
+) -> Result<Vec<Figures>> {
     let batch = cli.batch.clamp(1, 1024);
     let mut dev = start_device(lab, device, batch, stop)?;
     let mut figs = Vec::new();
@@ -473,7 +417,8 @@ fn measure(lab: &Lab, device: &'static str, cli: &Cli, stop: &AtomicBool) -> Res
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let stop = lab::signal::stop_flag();
-    let lab = build().context("building the bench namespaces")?;
+    let lab = LineLab::create(&format!("fb{}", std::process::id()))
+        .context("building the bench namespaces")?;
     let mut all = Vec::new();
     for device in DEVICES {
         let figs = measure(&lab, device, &cli, stop).with_context(|| format!("device {device}"))?;

@@ -2,8 +2,8 @@
 //! namespaces, the baseline the switch is compared to.
 //!
 //! ```text
-//!  rl-rb<pid>-src [s0] ==== [r0] rl-rb<pid>-relay [r1] ==== [d0] rl-rb<pid>-dst
-//!   generator (sendmmsg)     relay: recv_batch r0 → send_batch r1     sink
+//!  rl-rb<pid>-src [s0] ==== [m0] rl-rb<pid>-mid [m1] ==== [d0] rl-rb<pid>-dst
+//!   generator (sendmmsg)     relay: recv_batch m0 → send_batch m1     sink
 //! ```
 //!
 //! For each frame size a generator thread blasts frames for `--seconds`, a
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use lab::labctl::sys;
+use lab::labctl::line::LineLab;
 use lab::port::{AfPacketPort, FrameBuf, Port};
 
 #[derive(Parser)]
@@ -42,56 +42,6 @@ struct Cli {
     json: bool,
 }
 
-struct Lab {
-    ns: Vec<String>,
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for n in &self.ns {
-            let _ = sys::ip(&["netns", "del", n]);
-        }
-    }
-}
-
-fn build() -> Result<Lab> {
-    let tag = format!("rl-rb{}", std::process::id());
-    let mut lab = Lab { ns: Vec::new() };
-    for role in ["src", "relay", "dst"] {
-        let n = format!("{tag}-{role}");
-        sys::ip(&["netns", "add", &n])?;
-        lab.ns.push(n.clone());
-        sys::run(
-            "ip",
-            &[
-                "netns",
-                "exec",
-                &n,
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ],
-        )?;
-    }
-    let (src, relay, dst) = (&lab.ns[0], &lab.ns[1], &lab.ns[2]);
-    sys::ip(&[
-        "link", "add", "name", "s0", "netns", src, "type", "veth", "peer", "name", "r0", "netns",
-        relay,
-    ])?;
-    sys::ip(&[
-        "link", "add", "name", "r1", "netns", relay, "type", "veth", "peer", "name", "d0", "netns",
-        dst,
-    ])?;
-    for (n, i) in [(src, "s0"), (relay, "r0"), (relay, "r1"), (dst, "d0")] {
-        sys::ip(&["-n", n, "link", "set", i, "up"])?;
-    }
-    for (n, i) in [(src, "s0"), (relay, "r0"), (relay, "r1"), (dst, "d0")] {
-        sys::wait_oper_up(n, i, Duration::from_secs(5))?;
-    }
-    Ok(lab)
-}
-
 struct Figures {
     size: usize,
     offered_pps: f64,
@@ -101,16 +51,16 @@ struct Figures {
 }
 
 fn run_size(
-    lab: &Lab,
+    lab: &LineLab,
     size: usize,
     secs: f64,
     batch: usize,
     stop: &'static AtomicBool,
 ) -> Result<Figures> {
-    let mut src = AfPacketPort::open_in_netns(&lab.ns[0], "s0")?;
-    let mut r0 = AfPacketPort::open_in_netns(&lab.ns[1], "r0")?;
-    let mut r1 = AfPacketPort::open_in_netns(&lab.ns[1], "r1")?;
-    let mut dst = AfPacketPort::open_in_netns(&lab.ns[2], "d0")?;
+    let mut src = AfPacketPort::open_in_netns(lab.src(), "s0")?;
+    let mut r0 = AfPacketPort::open_in_netns(lab.mid(), "m0")?;
+    let mut r1 = AfPacketPort::open_in_netns(lab.mid(), "m1")?;
+    let mut dst = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
     let done = Arc::new(AtomicBool::new(false));
     let relayed = Arc::new(AtomicU64::new(0));
     let delivered = Arc::new(AtomicU64::new(0));
@@ -194,7 +144,8 @@ fn run_size(
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let stop = lab::signal::stop_flag();
-    let lab = build().context("building the bench namespaces")?;
+    let lab = LineLab::create(&format!("rb{}", std::process::id()))
+        .context("building the bench namespaces")?;
     if !cli.json {
         println!(
             "{:>6} {:>12} {:>12} {:>12} {:>7}",

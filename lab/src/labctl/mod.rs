@@ -22,6 +22,7 @@
 //! is signalled too, so children a command forked do not outlive it. Errors are `anyhow` with the failing command line and
 //! its stderr: every caller only reports them.
 
+pub mod line;
 pub mod offload;
 pub mod state;
 pub mod sys;
