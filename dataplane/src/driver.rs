@@ -31,6 +31,12 @@ pub const BATCH: usize = 64;
 /// Longest sleep between turns, so commands and the stop flag are seen.
 pub const MAX_SLEEP: std::time::Duration = std::time::Duration::from_millis(5);
 
+/// How late a turn may come, for sizing port shapers
+/// ([`crate::tm::PortConfig::shaper_burst_ns`]): a turn that handles full
+/// receive batches on several ports takes tens of microseconds, and a port
+/// whose shaper could not bank that much credit would send below its speed.
+pub const TURN_SLACK_NS: u64 = 100_000;
+
 /// A control-plane operation, run on the switch's thread between packets,
 /// with the switch clock's current time.
 pub type Command<P> = Box<dyn FnOnce(&mut Switch<P>, Instant) + Send>;
@@ -140,6 +146,9 @@ impl<P: Pipeline> Driver<P> {
 
     /// Runs until `stop` is set or the command channel closes.
     pub fn run(&mut self, stop: &AtomicBool) -> Result<(), PortError> {
+        // The default 50 µs timer slack would make every shaper wake-up late.
+        // SAFETY: PR_SET_TIMERSLACK takes an integer and affects this thread only.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong) };
         while !stop.load(Ordering::Relaxed) {
             if !self.turn()? {
                 break;

@@ -137,6 +137,12 @@ pub struct PortConfig {
     pub xoff_quanta: u16,
     /// Token-bucket depth of the port shaper.
     pub shaper_burst_bytes: u32,
+    /// The bucket also holds at least this much time at port speed. A
+    /// hardware port paces every frame (0, the default); a software switch
+    /// whose loop wakes tens of microseconds late needs the slack, or the
+    /// credit that piles up while it is away is lost and the port runs
+    /// below its speed. See [`PortConfig::shaper_burst`].
+    pub shaper_burst_ns: u64,
     /// Bytes charged per frame on top of its length (e.g. 24 for FCS +
     /// preamble + inter-frame gap when lengths exclude them). Default 0.
     pub wire_overhead_bytes: u32,
@@ -167,6 +173,7 @@ impl Default for PortConfig {
             queues,
             xoff_quanta: DEFAULT_XOFF_QUANTA,
             shaper_burst_bytes: DEFAULT_SHAPER_BURST_BYTES,
+            shaper_burst_ns: 0,
             wire_overhead_bytes: 0,
             dwrr_quantum_bytes: DEFAULT_DWRR_QUANTUM_BYTES,
             mtu_bytes: 9100,
@@ -178,6 +185,16 @@ impl Default for PortConfig {
 }
 
 impl PortConfig {
+    /// Token-bucket depth in bytes: `shaper_burst_bytes`, or
+    /// `shaper_burst_ns` at `speed_bps` if that is more.
+    pub fn shaper_burst(&self) -> u32 {
+        let by_time = u128::from(self.speed_bps) * u128::from(self.shaper_burst_ns)
+            / (8 * u128::from(crate::time::NANOS_PER_SEC));
+        u32::try_from(by_time)
+            .unwrap_or(u32::MAX)
+            .max(self.shaper_burst_bytes)
+    }
+
     /// Bit g set = PG g holds at least one PFC-enabled priority (lossless).
     pub fn lossless_pg_mask(&self) -> u8 {
         let mut mask = 0;

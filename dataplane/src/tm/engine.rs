@@ -264,7 +264,7 @@ impl<T> Port<T> {
                 red: None,
             }),
             sched: Scheduler::new(0, [1; 8]),
-            shaper: Shaper::new(cfg.speed_bps, cfg.shaper_burst_bytes, now),
+            shaper: Shaper::new(cfg.speed_bps, cfg.shaper_burst(), now),
             rx_pause: [RxPause::default(); 8],
             pending: None,
             nonempty: 0,
@@ -311,8 +311,7 @@ impl<T> Port<T> {
             }
         }
         self.sched.reconfigure(strict, quanta);
-        self.shaper
-            .reconfigure(cfg.speed_bps, cfg.shaper_burst_bytes);
+        self.shaper.reconfigure(cfg.speed_bps, cfg.shaper_burst());
     }
 
     /// Bit q set = queue q has packets.

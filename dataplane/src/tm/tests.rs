@@ -647,6 +647,45 @@ fn shaper_holds_the_port_rate_within_one_percent() {
     }
 }
 
+/// Bytes started on port 1 in 10 ms when the caller only turns up every
+/// `turn_ns` (as a software switch's loop does), keeping the queue backlogged.
+fn bytes_in_10ms_polled_every(turn_ns: u64, burst_ns: u64) -> u64 {
+    let mut cfg = config(2);
+    cfg.ports[1].speed_bps = G10;
+    cfg.ports[1].shaper_burst_ns = burst_ns;
+    let mut tm = tm(cfg);
+    let (mut sent, mut id) = (0u64, 0);
+    let mut now = 0u64;
+    while now < 10 * MS {
+        while tm.queue_depth(1, 0).unwrap().1 < 4096 {
+            id += 1;
+            enq!(tm, now, id, 0 => 1, prio 0, len 1000).unwrap();
+        }
+        while let Some(d) = tx!(tm, now, 1) {
+            sent += u64::from(d.meta.len_bytes);
+        }
+        now += turn_ns;
+    }
+    sent
+}
+
+#[test]
+fn shaper_slack_keeps_the_rate_when_turns_come_late() {
+    let line_rate = G10 / 8 / 100; // bytes in 10 ms
+    let exact = bytes_in_10ms_polled_every(80_000, 0);
+    let slack = bytes_in_10ms_polled_every(80_000, 100_000);
+    assert!(
+        exact < line_rate / 4,
+        "without slack: {exact} of {line_rate}"
+    );
+    assert!(
+        slack.abs_diff(line_rate) < line_rate / 100,
+        "with slack: {slack} of {line_rate}"
+    );
+    // The slack is a ceiling, not extra rate: a late caller never gets more.
+    assert!(bytes_in_10ms_polled_every(20_000, 100_000) <= line_rate + 125_000);
+}
+
 // ---- watchdog inside the TM ------------------------------------------------------------
 
 /// Port 1 egress priority 3 blocked by a PFC storm from its peer.
