@@ -1,6 +1,6 @@
 //! P4Runtime Write/Read throughput over loopback gRPC into a `LocalDevice`
 //! (one LPM table of 65,536 entries): prints updates per second for
-//! one-update requests and 500-update batches, and the time to read the
+//! one-update requests and 1,000-update batches, and the time to read the
 //! whole table back. Run with `cargo bench -p control --bench p4rt_write`.
 
 use std::time::Instant;
@@ -122,7 +122,7 @@ async fn main() {
         client.write(write(vec![route(i, 1)])).await.unwrap();
     }
     let single = t.elapsed();
-    let (n_batch, batch) = (50_000u32, 500u32);
+    let (n_batch, batch) = (50_000u32, 1_000u32);
     let t = Instant::now();
     for start in (n_single..n_single + n_batch).step_by(batch as usize) {
         client

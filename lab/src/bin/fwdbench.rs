@@ -13,15 +13,20 @@
 //! P4Runtime), a Linux bridge `br0` over m0 and m1, and a one-thread relay
 //! (recv batch on m0, send batch on m1, as `relaybench`).
 //!
-//! For each device and frame size (bytes without FCS): a load phase where the
-//! generator sends IPv4/UDP frames as fast as it can for `--seconds` and the
-//! sink counts what arrives (offered and forwarded packets/s), then a
+//! For each device and frame size (bytes without FCS): `--trials` load
+//! phases where the generator sends IPv4/UDP frames as fast as it can for
+//! `--seconds` and the sink counts what arrives (offered and forwarded
+//! packets/s; the median trial is reported), then a
 //! latency phase of `--probes` sequential timestamped probe frames on the
 //! idle path, each waited for at the sink (one-way latency in µs, p50 and
 //! p99, including two AF_PACKET syscalls on each side, the same for every
 //! device). Prints a table (with the drops the switch itself counted during
 //! the load phase, from its fabric counters) and the roceswitch / relay
-//! ratios. Needs root; the namespaces and the switch process are removed at
+//! ratios. With `--writes-per-sec N` (default 10k) every roceswitch trial is
+//! followed by one while a controller thread inserts and deletes host routes
+//! at that rate over P4Runtime, and the bench prints the forwarding rate
+//! kept under writes.
+//! Needs root; the namespaces and the switch process are removed at
 //! the end, on error and on Ctrl-C.
 
 use std::path::PathBuf;
@@ -37,6 +42,7 @@ use lab::labctl::sys;
 use lab::port::{AfPacketPort, FrameBuf, Port};
 use lab::scenario::live::find_roceswitch;
 use lab::scenario::switchctl::{NextHop, ROUTER_MAC, SwitchCtl};
+use proto::p4::v1 as pb;
 
 #[derive(Parser)]
 #[command(
@@ -56,6 +62,14 @@ struct Cli {
     /// Frames per batch (generator, sink and relay).
     #[arg(long, default_value_t = 64)]
     batch: usize,
+    /// Table writes per second over P4Runtime during an extra roceswitch
+    /// load phase (host routes inserted and deleted in batches every
+    /// 10 ms); 0 skips that phase.
+    #[arg(long, default_value_t = 10_000)]
+    writes_per_sec: u32,
+    /// Load phases per device and size (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    trials: usize,
 }
 
 const SRC_MAC: [u8; 6] = [2, 0, 0, 0, 1, 1];
@@ -66,6 +80,8 @@ const MAGIC: [u8; 4] = *b"FWDB";
 /// Offset of the payload (magic, seq u32, send time u64) in a frame.
 const PAYLOAD_AT: usize = 14 + 20 + 8;
 const MIN_FRAME_BYTES: usize = 60;
+/// Next-hop id of the route to [`DST_IP`] (and of the churned routes).
+const ROUTE_NEXTHOP: u16 = 1;
 
 /// The three namespaces; removed on drop.
 /// The device under test in `mid`; its drop stops it.
@@ -151,7 +167,7 @@ fn start_device(lab: &LineLab, kind: &str, batch: usize, stop: &AtomicBool) -> R
             ctl.add_router_mac()?;
             ctl.add_route(
                 DST_IP.into(),
-                1,
+                ROUTE_NEXTHOP,
                 &[NextHop {
                     port: 1,
                     dst_mac: DST_MAC,
@@ -264,8 +280,10 @@ struct Figures {
     p50_us: f64,
     p99_us: f64,
     probes_lost: usize,
-    /// Drops the switch counted during the load phase.
+    /// Drops the switch counted during the load phases.
     switch_drops: Option<u64>,
+    /// Table updates per second written during the load phase.
+    writes_per_sec: Option<f64>,
 }
 
 fn load_phase(
@@ -318,6 +336,44 @@ fn load_phase(
         offered as f64 / elapsed,
         delivered.load(Ordering::Relaxed) as f64 / elapsed,
     ))
+}
+
+/// Inserts and deletes host routes at `per_sec` updates/s (one batch every
+/// 10 ms, alternating insert and delete of the same routes) until `done`;
+/// returns the control channel and the updates the switch accepted.
+fn route_churn(
+    mut ctl: Box<SwitchCtl>,
+    per_sec: u32,
+    done: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<(Box<SwitchCtl>, u64)>> {
+    std::thread::spawn(move || {
+        let tick = Duration::from_millis(10);
+        let per_tick = (per_sec as usize / 100).max(1);
+        // 10.200.0.0/16: never the bench's destination.
+        let routes: Vec<std::net::Ipv4Addr> = (0..per_tick)
+            .map(|i| std::net::Ipv4Addr::new(10, 200, (i >> 8) as u8, i as u8))
+            .collect();
+        let (mut written, mut inserted) = (0u64, false);
+        let mut next = Instant::now();
+        while !done.load(Ordering::Relaxed) {
+            let kind = if inserted {
+                pb::update::Type::Delete
+            } else {
+                pb::update::Type::Insert
+            };
+            ctl.write_host_routes(kind, &routes, ROUTE_NEXTHOP)?;
+            inserted = !inserted;
+            written += routes.len() as u64;
+            next += tick;
+            if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+        if inserted {
+            ctl.write_host_routes(pb::update::Type::Delete, &routes, ROUTE_NEXTHOP)?;
+        }
+        Ok((ctl, written))
+    })
 }
 
 /// One-way latencies (ns) of `probes` sequential probes; lost ones left out.
@@ -376,14 +432,48 @@ fn percentile_us(sorted_ns: &[u64], p: f64) -> f64 {
     sorted_ns[i] as f64 / 1000.0
 }
 
+/// The load phase while [`route_churn`] writes at `per_sec`:
+/// ((offered, forwarded) pps, updates/s written).
+fn load_while_writing(
+    dev: &mut Device,
+    lab: &LineLab,
+    size: usize,
+    cli: &Cli,
+    stop: &AtomicBool,
+) -> Result<Option<((f64, f64), f64)>> {
+    let Device::Switch { ctl, .. } = dev else {
+        return Ok(None);
+    };
+    let Some(c) = ctl.take() else {
+        return Ok(None);
+    };
+    let done = Arc::new(AtomicBool::new(false));
+    let writer = route_churn(c, cli.writes_per_sec, done.clone());
+    let t0 = Instant::now();
+    let load = load_phase(lab, size, cli.seconds, cli.batch, stop);
+    done.store(true, Ordering::Relaxed);
+    let elapsed = t0.elapsed().as_secs_f64();
+    let (c, written) = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("writer thread panicked"))?
+        .context("writing routes during the load")?;
+    *ctl = Some(c);
+    Ok(Some((load?, written as f64 / elapsed)))
+}
+
+/// The trial with the median forwarding rate.
+fn median(mut trials: Vec<(f64, f64)>) -> (f64, f64) {
+    trials.sort_by(|a, b| a.1.total_cmp(&b.1));
+    trials.get(trials.len() / 2).copied().unwrap_or((0.0, 0.0))
+}
+
 fn measure(
     lab: &LineLab,
     device: &'static str,
     cli: &Cli,
     stop: &AtomicBool,
 ) -> Result<Vec<Figures>> {
-    let batch = cli.batch.clamp(1, 1024);
-    let mut dev = start_device(lab, device, batch, stop)?;
+    let mut dev = start_device(lab, device, cli.batch, stop)?;
     let mut figs = Vec::new();
     for &size in &cli.sizes {
         if stop.load(Ordering::Relaxed) {
@@ -392,13 +482,25 @@ fn measure(
         // Warm-up: the bridge learns, the switch's first packets are slow.
         let _ = latency_phase(lab, size, 20, stop)?;
         let drops_before = dev.drops()?;
-        let (offered_pps, forwarded_pps) = load_phase(lab, size, cli.seconds, batch, stop)?;
+        // Trials with and without writes alternate, so that both see the
+        // same background load on this shared machine.
+        let (mut plain, mut churned, mut writes) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..cli.trials.max(1) {
+            plain.push(load_phase(lab, size, cli.seconds, cli.batch, stop)?);
+            if cli.writes_per_sec > 0
+                && let Some((load, per_sec)) = load_while_writing(&mut dev, lab, size, cli, stop)?
+            {
+                churned.push(load);
+                writes.push(per_sec);
+            }
+        }
         let switch_drops = match (drops_before, dev.drops()?) {
             (Some(b), Some(a)) => Some(a.saturating_sub(b)),
             _ => None,
         };
         let (mut lat, probes_lost) = latency_phase(lab, size, cli.probes, stop)?;
         lat.sort_unstable();
+        let (offered_pps, forwarded_pps) = median(plain);
         figs.push(Figures {
             device,
             size_bytes: size.max(MIN_FRAME_BYTES),
@@ -408,14 +510,30 @@ fn measure(
             p99_us: percentile_us(&lat, 0.99),
             probes_lost,
             switch_drops,
+            writes_per_sec: None,
         });
+        if !churned.is_empty() {
+            let (offered_pps, forwarded_pps) = median(churned);
+            figs.push(Figures {
+                device: "roceswitch+w",
+                size_bytes: size.max(MIN_FRAME_BYTES),
+                offered_pps,
+                forwarded_pps,
+                p50_us: f64::NAN,
+                p99_us: f64::NAN,
+                probes_lost: 0,
+                switch_drops: None,
+                writes_per_sec: Some(writes.iter().sum::<f64>() / writes.len() as f64),
+            });
+        }
     }
     drop(dev);
     Ok(figs)
 }
 
 fn main() -> Result<()> {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    cli.batch = cli.batch.clamp(1, 1024);
     let stop = lab::signal::stop_flag();
     let lab = LineLab::create(&format!("fb{}", std::process::id()))
         .context("building the bench namespaces")?;
@@ -429,7 +547,7 @@ fn main() -> Result<()> {
     }
     drop(lab);
     println!(
-        "{:<11} {:>6} {:>12} {:>12} {:>7} {:>9} {:>9} {:>6} {:>10}",
+        "{:<12} {:>6} {:>12} {:>12} {:>7} {:>9} {:>9} {:>6} {:>10}",
         "device",
         "bytes",
         "offered_pps",
@@ -447,7 +565,7 @@ fn main() -> Result<()> {
             0.0
         };
         println!(
-            "{:<11} {:>6} {:>12.0} {:>12.0} {:>7.2} {:>9.1} {:>9.1} {:>6} {:>10}",
+            "{:<12} {:>6} {:>12.0} {:>12.0} {:>7.2} {:>9.1} {:>9.1} {:>6} {:>10}",
             f.device,
             f.size_bytes,
             f.offered_pps,
@@ -471,6 +589,13 @@ fn main() -> Result<()> {
                 s.forwarded_pps / r.forwarded_pps,
                 s.p50_us / r.p50_us,
                 s.p99_us / r.p99_us
+            );
+        }
+        if let (Some(s), Some(w)) = (find("roceswitch"), find("roceswitch+w")) {
+            println!(
+                "  {size:>5} B: while writing {:.0} entries/s: fwd_pps x{:.3} of the rate without writes",
+                w.writes_per_sec.unwrap_or(0.0),
+                w.forwarded_pps / s.forwarded_pps
             );
         }
     }

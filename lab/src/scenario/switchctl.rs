@@ -143,10 +143,38 @@ fn exact(field_id: u32, value: &[u8]) -> pb::FieldMatch {
 }
 
 fn insert(e: pb::entity::Entity) -> pb::Update {
+    update(pb::update::Type::Insert, e)
+}
+
+fn update(kind: pb::update::Type, e: pb::entity::Entity) -> pb::Update {
     pb::Update {
-        r#type: pb::update::Type::Insert as i32,
+        r#type: kind as i32,
         entity: Some(pb::Entity { entity: Some(e) }),
     }
+}
+
+/// The `ipv4_lpm` entry `dst/32 → set_nexthop_id(nexthop_id)`.
+fn ipv4_host_route(dst: Ipv4Addr, nexthop_id: u16) -> Result<pb::TableEntry> {
+    Ok(pb::TableEntry {
+        table_id: table_id("ipv4_lpm")?,
+        r#match: vec![pb::FieldMatch {
+            field_id: key_id("ipv4_lpm", "dst_addr")?,
+            field_match_type: Some(pb::field_match::FieldMatchType::Lpm(pb::field_match::Lpm {
+                value: dst.octets().to_vec(),
+                prefix_len: 32,
+            })),
+        }],
+        action: Some(pb::TableAction {
+            r#type: Some(pb::table_action::Type::Action(pb::Action {
+                action_id: action_id("set_nexthop_id")?,
+                params: vec![param(
+                    param_id("set_nexthop_id", "nexthop_id")?,
+                    &nexthop_id.to_be_bytes(),
+                )],
+            })),
+        }),
+        ..Default::default()
+    })
 }
 
 fn param(id: u32, value: &[u8]) -> pb::action::Param {
@@ -322,30 +350,30 @@ impl SwitchCtl {
             }),
             ..Default::default()
         })));
-        updates.push(insert(pb::entity::Entity::TableEntry(pb::TableEntry {
-            table_id: table_id("ipv4_lpm")?,
-            r#match: vec![pb::FieldMatch {
-                field_id: key_id("ipv4_lpm", "dst_addr")?,
-                field_match_type: Some(pb::field_match::FieldMatchType::Lpm(
-                    pb::field_match::Lpm {
-                        value: dst.octets().to_vec(),
-                        prefix_len: 32,
-                    },
-                )),
-            }],
-            action: Some(pb::TableAction {
-                r#type: Some(pb::table_action::Type::Action(pb::Action {
-                    action_id: action_id("set_nexthop_id")?,
-                    params: vec![param(
-                        param_id("set_nexthop_id", "nexthop_id")?,
-                        &nexthop_id.to_be_bytes(),
-                    )],
-                })),
-            }),
-            ..Default::default()
-        })));
+        updates.push(insert(pb::entity::Entity::TableEntry(ipv4_host_route(
+            dst, nexthop_id,
+        )?)));
         self.write(updates)
             .with_context(|| format!("route {dst}/32 via {hops:?}"))
+    }
+
+    /// Inserts (or deletes, with `pb::update::Type::Delete`) the host
+    /// routes `dsts/32 → nexthop_id` in one batch; the next hop must exist.
+    pub fn write_host_routes(
+        &mut self,
+        kind: pb::update::Type,
+        dsts: &[Ipv4Addr],
+        nexthop_id: u16,
+    ) -> Result<()> {
+        let updates = dsts
+            .iter()
+            .map(|&dst| {
+                let te = ipv4_host_route(dst, nexthop_id)?;
+                Ok(update(kind, pb::entity::Entity::TableEntry(te)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.write(updates)
+            .with_context(|| format!("{kind:?} of {} host routes", dsts.len()))
     }
 
     /// Sets ports `0..ports`' speed, MTU and lossless (PFC) priorities
