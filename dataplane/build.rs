@@ -1,31 +1,57 @@
 //! Compiles `p4/programs/roce_switch.p4`, the switch's forwarding program,
-//! into Rust with our own compiler; `src/roce.rs` includes the result.
+//! into Rust with our own compiler; `src/roce.rs` includes the result. The
+//! programs under `tests/programs/` are compiled the same way for the
+//! integration tests (each includes `$OUT_DIR/NAME.rs` itself).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let program = manifest.join("../p4/programs/roce_switch.p4");
-    println!("cargo:rerun-if-changed={}", program.display());
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
     println!(
         "cargo:rerun-if-changed={}",
         manifest.join("../p4/include").display()
     );
+    compile(
+        &manifest.join("../p4/programs/roce_switch.p4"),
+        &out_dir,
+        true,
+    );
+    compile(
+        &manifest.join("tests/programs/l2_learn.p4"),
+        &out_dir,
+        false,
+    );
+}
 
+/// Writes `NAME.rs` (and, with `p4info`, `NAME.p4info.txtpb` / `.bin`).
+fn compile(program: &Path, out_dir: &Path, p4info: bool) {
+    println!("cargo:rerun-if-changed={}", program.display());
+    let stem = program
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .expect("program file name");
     let opts = p4_compiler::CompileOptions::default();
-    let (result, sources) = p4_compiler::compile_with_sources(&program, &opts);
+    let (result, sources) = p4_compiler::compile_with_sources(program, &opts);
     let out = match result {
         Ok(out) => out,
         Err(diagnostics) => {
             // Cargo shows a build script's stderr when it fails.
             eprintln!("{}", p4_compiler::render(&diagnostics, &sources));
-            panic!("roce_switch.p4 does not compile");
+            panic!("{stem}.p4 does not compile");
         }
     };
-    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
-    std::fs::write(out_dir.join("roce_switch.rs"), out.rust).expect("write generated Rust");
-    std::fs::write(out_dir.join("roce_switch.p4info.txtpb"), out.p4info_text)
+    std::fs::write(out_dir.join(format!("{stem}.rs")), out.rust).expect("write generated Rust");
+    if p4info {
+        std::fs::write(
+            out_dir.join(format!("{stem}.p4info.txtpb")),
+            out.p4info_text,
+        )
         .expect("write P4Info");
-    std::fs::write(out_dir.join("roce_switch.p4info.bin"), out.p4info_binary)
+        std::fs::write(
+            out_dir.join(format!("{stem}.p4info.bin")),
+            out.p4info_binary,
+        )
         .expect("write P4Info");
+    }
 }

@@ -10,7 +10,8 @@
 //! 3. runs the switch's timers and collects what each port may send now,
 //!    sending it in batches (what the kernel refuses is kept and offered
 //!    again, never dropped);
-//! 4. forwards packet-ins and traffic-manager events to their channels;
+//! 4. forwards packet-ins, digests and traffic-manager events to their
+//!    channels;
 //! 5. sleeps in `ppoll(2)` on all ports until a frame arrives or the switch's
 //!    next deadline ([`Switch::poll_timeout`]), at most [`MAX_SLEEP`].
 
@@ -21,7 +22,7 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 use p4_target::pipeline::Pipeline;
 
 use crate::port::{FrameBuf, Port, PortError};
-use crate::switch::Switch;
+use crate::switch::{Digest, Switch};
 use crate::time::Instant;
 use crate::tm::TmEvent;
 
@@ -49,6 +50,8 @@ pub struct DriverIo<P: Pipeline> {
     pub packet_in: Option<Box<dyn FnMut(Vec<u8>) + Send>>,
     /// Called with each traffic-manager event (pause, storm, headroom overflow).
     pub events: Option<Box<dyn FnMut(TmEvent) + Send>>,
+    /// Called with each digest the program emits (dropped when `None`).
+    pub digests: Option<Box<dyn FnMut(Digest) + Send>>,
 }
 
 impl<P: Pipeline> std::fmt::Debug for DriverIo<P> {
@@ -56,6 +59,7 @@ impl<P: Pipeline> std::fmt::Debug for DriverIo<P> {
         f.debug_struct("DriverIo")
             .field("packet_in", &self.packet_in.is_some())
             .field("events", &self.events.is_some())
+            .field("digests", &self.digests.is_some())
             .finish()
     }
 }
@@ -190,6 +194,11 @@ impl<P: Pipeline> Driver<P> {
         while let Some(frame) = self.switch.poll_packet_in() {
             if let Some(deliver) = &mut self.io.packet_in {
                 deliver(frame);
+            }
+        }
+        while let Some(digest) = self.switch.poll_digest() {
+            if let Some(deliver) = &mut self.io.digests {
+                deliver(digest);
             }
         }
         while let Some(event) = self.switch.poll_event() {

@@ -57,6 +57,7 @@ fn driver_routes_applies_commands_and_punts() {
             let _ = pin_tx.send(f);
         })),
         events: None,
+        digests: None,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();

@@ -43,6 +43,8 @@ pub const DEFAULT_CPU_PORT: u16 = 510;
 
 /// Frames queued for the controller beyond this are dropped and counted.
 const MAX_PACKET_IN: usize = 1024;
+/// Digests waiting for the control plane; more are counted and discarded.
+const MAX_DIGESTS: usize = 4096;
 
 /// Buffers kept for reuse.
 const MAX_POOLED_BUFFERS: usize = 4096;
@@ -117,6 +119,16 @@ impl SwitchDrop {
     }
 }
 
+/// One `digest<T>(receiver, data)` call: the digest id (P4Info) and the
+/// struct's member values in declaration order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Digest {
+    /// P4Info digest id.
+    pub id: u32,
+    /// Member values, in the order of the digest type's fields.
+    pub values: Vec<u128>,
+}
+
 /// Switch-level counters (the TM and MACs keep their own).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SwitchStats {
@@ -128,6 +140,10 @@ pub struct SwitchStats {
     pub packet_in: u64,
     /// Frames injected by the controller.
     pub packet_out: u64,
+    /// Digests (`digest<T>()` calls) queued for the controller.
+    pub digests: u64,
+    /// Digests discarded because the controller did not take them in time.
+    pub digests_dropped: u64,
     /// Drops by [`SwitchDrop`] index.
     pub drops: [u64; SwitchDrop::COUNT],
 }
@@ -193,6 +209,7 @@ pub struct Switch<P: Pipeline> {
     copies: Vec<EgressCopy>,
     pool: Vec<Vec<u8>>,
     packet_in: VecDeque<Vec<u8>>,
+    digests: VecDeque<Digest>,
     /// Deparsed frames to run through the pipeline again, with the packet
     /// whose field list they keep and the port they re-enter on.
     recirculate: VecDeque<Recirculation<P::Packet>>,
@@ -226,6 +243,7 @@ impl<P: Pipeline> Switch<P> {
             copies: Vec::new(),
             pool: Vec::new(),
             packet_in: VecDeque::new(),
+            digests: VecDeque::new(),
             recirculate: VecDeque::new(),
         })
     }
@@ -385,6 +403,25 @@ impl<P: Pipeline> Switch<P> {
         self.packet_in.pop_front()
     }
 
+    /// The next digest for the controller, in emission order.
+    #[must_use]
+    pub fn poll_digest(&mut self) -> Option<Digest> {
+        self.digests.pop_front()
+    }
+
+    /// Moves the digests the last ingress run emitted to the controller queue.
+    fn collect_digests(&mut self) {
+        let emitted = &mut self.pipeline.runtime_mut().digests;
+        for (id, values) in emitted.drain(..) {
+            if self.digests.len() >= MAX_DIGESTS {
+                self.stats.digests_dropped += 1;
+            } else {
+                self.stats.digests += 1;
+                self.digests.push_back(Digest { id, values });
+            }
+        }
+    }
+
     /// The next traffic-manager event (pause, storm, headroom overflow).
     #[must_use]
     pub fn poll_event(&mut self) -> Option<TmEvent> {
@@ -458,6 +495,9 @@ impl<P: Pipeline> Switch<P> {
                 P::preserve_fields(from, &mut pkt, *list);
             }
             self.pipeline.ingress(&mut pkt);
+            if !self.pipeline.runtime().digests.is_empty() {
+                self.collect_digests();
+            }
             let mut copies = std::mem::take(&mut self.copies);
             let decision = self.pre.after_ingress(P::meta(&pkt), &mut copies);
             if decision.clone_missing {
