@@ -12,12 +12,16 @@
 //! frame is the `packet_in` header followed by the payload (encoding is the
 //! P4Runtime service's job, see `p4rt::packet_io`).
 //!
+//! Digests travel the same way, as [`Digest`] values, to every subscriber.
+//!
 //! [`LocalDevice`] is the in-process implementation used by tests and by
 //! tools without a dataplane: it owns a `Box<dyn RuntimeApi + Send>` in its
-//! own thread, records packet-out frames and lets tests inject packet-ins.
+//! own thread, records packet-out frames and lets tests inject packet-ins
+//! and digests.
 
 use std::sync::{Arc, Mutex};
 
+pub use dataplane::switch::Digest;
 use p4_target::runtime::RuntimeApi;
 use tokio::sync::{broadcast, oneshot};
 
@@ -44,6 +48,11 @@ pub trait Device: Send + Sync + 'static {
     /// Frames (controller header + payload) the pipeline sends to the CPU
     /// port; `None` if the device has no CPU port.
     fn packet_in(&self) -> Option<broadcast::Receiver<Vec<u8>>>;
+    /// Digests the program emits (`digest<T>()`); `None` if the device
+    /// reports none.
+    fn digests(&self) -> Option<broadcast::Receiver<Digest>> {
+        None
+    }
 }
 
 /// Awaiting form of [`Device::submit`].
@@ -78,6 +87,7 @@ enum Msg {
 pub struct LocalDevice {
     jobs: std::sync::mpsc::Sender<Msg>,
     packet_in: broadcast::Sender<Vec<u8>>,
+    digests: broadcast::Sender<Digest>,
     packets_out: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
@@ -105,9 +115,11 @@ impl LocalDevice {
             })
             .expect("spawning the device thread");
         let (packet_in, _) = broadcast::channel(1024);
+        let (digests, _) = broadcast::channel(1024);
         Arc::new(LocalDevice {
             jobs: tx,
             packet_in,
+            digests,
             packets_out: Arc::default(),
         })
     }
@@ -115,6 +127,11 @@ impl LocalDevice {
     /// Makes the pipeline "send" `frame` to the CPU port.
     pub fn inject_packet_in(&self, frame: Vec<u8>) {
         let _ = self.packet_in.send(frame);
+    }
+
+    /// Makes the pipeline "emit" a digest.
+    pub fn inject_digest(&self, digest: Digest) {
+        let _ = self.digests.send(digest);
     }
 
     /// Packet-out frames received so far (drained).
@@ -140,5 +157,9 @@ impl Device for LocalDevice {
 
     fn packet_in(&self) -> Option<broadcast::Receiver<Vec<u8>>> {
         Some(self.packet_in.subscribe())
+    }
+
+    fn digests(&self) -> Option<broadcast::Receiver<Digest>> {
+        Some(self.digests.subscribe())
     }
 }

@@ -217,6 +217,8 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
     let (pin_tx, _) = tokio::sync::broadcast::channel::<Vec<u8>>(1024);
     let pin = pin_tx.clone();
     let (event_tx, mut event_rx) = tokio::sync::mpsc::unbounded_channel::<TmEvent>();
+    let (digest_tx, _) = tokio::sync::broadcast::channel::<crate::device::Digest>(4096);
+    let digests = digest_tx.clone();
     let io = DriverIo {
         commands: cmd_rx,
         packet_in: Some(Box::new(move |frame| {
@@ -225,6 +227,9 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         events: Some(Box::new(move |event| {
             tracing::info!(?event, "traffic manager event");
             let _ = event_tx.send(event);
+        })),
+        digests: Some(Box::new(move |digest| {
+            let _ = digests.send(digest);
         })),
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -247,7 +252,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         .build()
         .context("tokio runtime")?;
     let served = runtime.block_on(async {
-        let device = Arc::new(SwitchDevice::new(cmd_tx.clone(), pin_tx));
+        let device = Arc::new(SwitchDevice::new(cmd_tx.clone(), pin_tx).with_digests(digest_tx));
         let tm: Arc<dyn FabricBackend> = Arc::new(TmBackend::new(cmd_tx.clone(), base_tm));
         let opts = DaemonOptions {
             listen: listen.clone(),

@@ -18,7 +18,7 @@ use dataplane::watchdog::{WatchdogPortConfig, WdAction};
 use p4_target::pipeline::Pipeline;
 use tokio::sync::broadcast;
 
-use crate::device::{Device, DeviceError, RuntimeJob};
+use crate::device::{Device, DeviceError, Digest, RuntimeJob};
 use crate::fabric::backend::{BackendError, FabricBackend, PriorityCounters};
 use crate::fabric::config::{FabricConfig, Headroom, Threshold, WatchdogAction};
 
@@ -29,6 +29,7 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct SwitchDevice<P: Pipeline> {
     commands: Sender<Command<P>>,
     packet_in: broadcast::Sender<Vec<u8>>,
+    digests: Option<broadcast::Sender<Digest>>,
 }
 
 impl<P: Pipeline> std::fmt::Debug for SwitchDevice<P> {
@@ -44,7 +45,15 @@ impl<P: Pipeline> SwitchDevice<P> {
         SwitchDevice {
             commands,
             packet_in,
+            digests: None,
         }
+    }
+
+    /// Reports the digests published on `digests` (the driver's digest
+    /// callback sends there).
+    pub fn with_digests(mut self, digests: broadcast::Sender<Digest>) -> Self {
+        self.digests = Some(digests);
+        self
     }
 }
 
@@ -63,6 +72,10 @@ impl<P: Pipeline> Device for SwitchDevice<P> {
 
     fn packet_in(&self) -> Option<broadcast::Receiver<Vec<u8>>> {
         Some(self.packet_in.subscribe())
+    }
+
+    fn digests(&self) -> Option<broadcast::Receiver<Digest>> {
+        self.digests.as_ref().map(broadcast::Sender::subscribe)
     }
 }
 

@@ -5,10 +5,12 @@
 //! proto ↔ runtime conversion), [`write`](mod@write) (update decoding and atomic
 //! batches), [`read`] (entity selection and wildcards), [`arbitration`]
 //! (primary/backup election), [`pipeline`] (P4Info verification),
-//! [`packet_io`] (controller headers) and [`service`] (the tonic glue).
+//! [`packet_io`] (controller headers), [`digest`] (digest batching and
+//! acks) and [`service`] (the tonic glue).
 
 pub mod arbitration;
 pub mod bytes;
+pub mod digest;
 pub mod error;
 pub mod packet_io;
 pub mod pipeline;

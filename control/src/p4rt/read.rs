@@ -366,7 +366,25 @@ pub fn read_entities(
             }
             E::ExternEntry(_) => return Err(P4Error::unimplemented("extern_entry")),
             E::ValueSetEntry(_) => return Err(P4Error::unimplemented("value_set_entry")),
-            E::DigestEntry(_) => return Err(P4Error::unimplemented("digest_entry")),
+            E::DigestEntry(d) => {
+                if d.digest_id != 0 && !cx.info.digests.iter().any(|i| i.id == d.digest_id) {
+                    return Err(P4Error::invalid(
+                        "digest_entry.digest_id",
+                        format!("unknown digest id {:#x}", d.digest_id),
+                    ));
+                }
+                for info in cx.info.digests {
+                    if d.digest_id != 0 && d.digest_id != info.id {
+                        continue;
+                    }
+                    if let Some(c) = cx.shadow.digests.get(&info.id) {
+                        out.push(entity(E::DigestEntry(pb::DigestEntry {
+                            digest_id: info.id,
+                            config: Some(c.to_proto()),
+                        })));
+                    }
+                }
+            }
         }
     }
     Ok(out)

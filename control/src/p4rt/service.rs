@@ -16,12 +16,13 @@ use p4_target::runtime::{CounterData, RuntimeApi};
 use proto::p4::config::v1::P4Info;
 use proto::p4::v1 as pb;
 use proto::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 use tonic::{Code, Request, Response, Status, Streaming};
 
 use super::arbitration::{Arbitration, StreamTx, election_id};
+use super::digest::{DigestConfig, DigestEngine};
 use super::error::{P4Error, write_status};
 use super::read::{ReadContext, read_entities};
 use super::write::{Op, Shadow, WriteContext, apply_batch, op_from_update};
@@ -79,8 +80,12 @@ struct Inner {
     arbitration: Mutex<Arbitration>,
     pipeline: Mutex<PipelineState>,
     shadow: tokio::sync::Mutex<Shadow>,
+    /// The enabled digests (a copy of `shadow.digests` the streams watch).
+    digest_configs: watch::Sender<DigestConfigs>,
     next_stream: AtomicU64,
 }
+
+type DigestConfigs = HashMap<u32, DigestConfig>;
 
 /// The P4Runtime service over one device.
 #[derive(Clone)]
@@ -151,6 +156,7 @@ impl P4RuntimeService {
                 arbitration: Mutex::default(),
                 pipeline: Mutex::default(),
                 shadow: tokio::sync::Mutex::default(),
+                digest_configs: watch::Sender::new(HashMap::new()),
                 next_stream: AtomicU64::new(1),
             }),
         })
@@ -230,6 +236,7 @@ impl Inner {
             .await
             .map_err(device_status)?;
         *shadow = Shadow::default();
+        self.digest_configs.send_replace(HashMap::new());
         Ok(())
     }
 
@@ -292,11 +299,8 @@ impl Inner {
                     Err(e) => stream_error(e.code, e.message, details),
                 }
             }
-            Some(Update::DigestAck(_)) => stream_error(
-                Code::Unimplemented,
-                "digest_ack: digests are not supported".into(),
-                None,
-            ),
+            // Acks belong to the stream's digest engine (see `stream_channel`).
+            Some(Update::DigestAck(_)) => {}
             Some(Update::Other(_)) => {
                 stream_error(Code::Unimplemented, "other: not supported".into(), None)
             }
@@ -306,14 +310,28 @@ impl Inner {
     }
 }
 
-async fn next_frame(rx: &mut Option<broadcast::Receiver<Vec<u8>>>) -> Option<Vec<u8>> {
+/// Sleeps until `at`, or forever without a deadline.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next packet-in frame or digest from the device; `None` after a
+/// loss (logged) or when the device closed the channel.
+async fn next_frame<T: Clone>(rx: &mut Option<broadcast::Receiver<T>>) -> Option<T> {
     let Some(r) = rx.as_mut() else {
         return std::future::pending().await;
     };
     match r.recv().await {
         Ok(f) => Some(f),
         Err(broadcast::error::RecvError::Lagged(n)) => {
-            tracing::warn!(lost = n, "packet-in frames dropped: controller too slow");
+            tracing::warn!(
+                lost = n,
+                what = std::any::type_name::<T>(),
+                "controller too slow: dropped"
+            );
             None
         }
         Err(broadcast::error::RecvError::Closed) => {
@@ -381,6 +399,13 @@ impl P4Runtime for P4RuntimeService {
                 }
                 Op::TableDelete(t, k, p) => {
                     shadow.direct_meters.remove(&(*t, k.clone(), *p));
+                }
+                Op::DigestSet(d, cfg, _) => {
+                    match cfg {
+                        Some(c) => shadow.digests.insert(*d, *c),
+                        None => shadow.digests.remove(d),
+                    };
+                    inner.digest_configs.send_replace(shadow.digests.clone());
                 }
                 _ => {}
             }
@@ -535,11 +560,29 @@ impl P4Runtime for P4RuntimeService {
         let inner = self.inner.clone();
         let stream = inner.next_stream.fetch_add(1, Ordering::Relaxed);
         let mut packets = inner.device.packet_in();
+        let mut digests = inner.device.digests();
+        let mut digest_configs = inner.digest_configs.subscribe();
         tokio::spawn(async move {
             let mut arbitrated = false;
+            // Lists for this stream while it is primary (spec: digests go to
+            // the primary only); a new primary starts with fresh state.
+            let mut engine = DigestEngine::new(inner.info.digests);
+            let epoch = tokio::time::Instant::now();
+            let now_ns = move || epoch.elapsed().as_nanos() as u64;
             loop {
+                let configs = digest_configs.borrow().clone();
+                let wake = engine
+                    .poll_timeout(|id| configs.get(&id).copied())
+                    .map(|ns| epoch + std::time::Duration::from_nanos(ns));
                 tokio::select! {
                     msg = incoming.message() => match msg {
+                        Ok(Some(pb::StreamMessageRequest {
+                            update: Some(pb::stream_message_request::Update::DigestAck(ack)),
+                        })) => {
+                            if lock(&inner.arbitration).is_primary(stream) {
+                                engine.handle_ack(ack.digest_id, ack.list_id);
+                            }
+                        }
                         Ok(Some(m)) => {
                             if !inner.stream_message(stream, m, &tx, &mut arbitrated) {
                                 break;
@@ -547,6 +590,29 @@ impl P4Runtime for P4RuntimeService {
                         }
                         Ok(None) | Err(_) => break,
                     },
+                    digest = next_frame(&mut digests) => {
+                        let Some(d) = digest else { continue };
+                        if !lock(&inner.arbitration).is_primary(stream) {
+                            continue;
+                        }
+                        let config = configs.get(&d.id).copied();
+                        engine.handle_digest(d.id, d.values, config, now_ns());
+                    }
+                    _ = sleep_until(wake) => {
+                        engine.handle_timeout(now_ns(), |id| configs.get(&id).copied());
+                    }
+                    changed = digest_configs.changed() => {
+                        if changed.is_err() {
+                            continue;
+                        }
+                        // A changed or removed config restarts that digest's lists.
+                        let now = digest_configs.borrow().clone();
+                        for info in inner.info.digests {
+                            if now.get(&info.id) != configs.get(&info.id) {
+                                engine.reset(info.id);
+                            }
+                        }
+                    }
                     frame = next_frame(&mut packets) => {
                         let Some(frame) = frame else { continue };
                         if !lock(&inner.arbitration).is_primary(stream) {
@@ -562,6 +628,11 @@ impl P4Runtime for P4RuntimeService {
                         }
                     }
                     _ = tx.closed() => break,
+                }
+                while let Some(list) = engine.poll_list() {
+                    let _ = tx.send(Ok(pb::StreamMessageResponse {
+                        update: Some(pb::stream_message_response::Update::Digest(list)),
+                    }));
                 }
             }
             lock(&inner.arbitration).leave(stream);

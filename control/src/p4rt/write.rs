@@ -23,6 +23,7 @@ use proto::p4::v1::write_request::Atomicity;
 use tonic::Code;
 
 use super::bytes::decode;
+use super::digest::DigestConfig;
 use super::error::P4Error;
 use super::translate::{
     action_call_from_proto, check_action_in_table, check_priority, entry_action_from_proto,
@@ -40,6 +41,8 @@ pub struct Shadow {
     pub meters: HashMap<(u32, u32), MeterConfig>,
     /// Direct meters: entry key → config.
     pub direct_meters: HashMap<EntryKey, MeterConfig>,
+    /// Enabled digests: digest id → config.
+    pub digests: HashMap<u32, DigestConfig>,
 }
 
 /// One device operation.
@@ -75,6 +78,9 @@ pub enum Op {
     DirectMeterSet(EntryKey, Option<MeterConfig>, Option<MeterConfig>),
     /// Write register cells.
     RegisterWrite(u32, Vec<(u32, u128)>),
+    /// Enable, change or (`None`) disable a digest: new and old config.
+    /// Service state only; the dataplane always emits.
+    DigestSet(u32, Option<DigestConfig>, Option<DigestConfig>),
 }
 
 /// What decoding an update needs besides the request.
@@ -370,7 +376,38 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::ExternEntry(_) => Err(P4Error::unimplemented("extern_entry")),
         E::ValueSetEntry(_) => Err(P4Error::unimplemented("value_set_entry")),
-        E::DigestEntry(_) => Err(P4Error::unimplemented("digest_entry")),
+        E::DigestEntry(d) => digest_op(cx, ty, d),
+    }
+}
+
+fn digest_op(cx: &WriteContext<'_>, ty: UpdateType, d: &pb::DigestEntry) -> Result<Op, P4Error> {
+    if !cx.info.digests.iter().any(|i| i.id == d.digest_id) {
+        return Err(P4Error::invalid(
+            "digest_entry.digest_id",
+            format!("unknown digest id {:#x}", d.digest_id),
+        ));
+    }
+    let old = cx.shadow.digests.get(&d.digest_id).copied();
+    let new = match ty {
+        UpdateType::Delete => None,
+        _ => Some(DigestConfig::from_proto(
+            d.config.as_ref(),
+            "digest_entry.config",
+        )?),
+    };
+    match (ty, old) {
+        (UpdateType::Insert, Some(_)) => Err(P4Error::new(
+            Code::AlreadyExists,
+            format!(
+                "digest_entry: digest {:#x} is already configured",
+                d.digest_id
+            ),
+        )),
+        (UpdateType::Modify | UpdateType::Delete, None) => Err(P4Error::new(
+            Code::NotFound,
+            format!("digest_entry: digest {:#x} is not configured", d.digest_id),
+        )),
+        _ => Ok(Op::DigestSet(d.digest_id, new, old)),
     }
 }
 
@@ -544,6 +581,7 @@ fn inverse(rt: &dyn RuntimeApi, op: &Op) -> Option<Op> {
             cells.iter().map(|&(i, new, old)| (i, old, new)).collect(),
         ),
         Op::DirectMeterSet(k, new, old) => Op::DirectMeterSet(k.clone(), *old, *new),
+        Op::DigestSet(d, new, old) => Op::DigestSet(*d, *old, *new),
         Op::RegisterWrite(r, cells) => Op::RegisterWrite(
             *r,
             cells
@@ -557,7 +595,7 @@ fn inverse(rt: &dyn RuntimeApi, op: &Op) -> Option<Op> {
 /// Runs one operation on the runtime.
 pub fn apply_op(rt: &mut dyn RuntimeApi, op: &Op) -> Result<(), P4Error> {
     match op {
-        Op::Noop => {}
+        Op::Noop | Op::DigestSet(..) => {}
         Op::TableInsert(t, e, c) => {
             rt.table_insert(*t, e.clone())?;
             if let Some(c) = c {
