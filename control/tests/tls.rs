@@ -384,6 +384,27 @@ fn roceswitch_stops_at_startup_on_a_bad_tls_file() {
         "ports opened before TLS was checked: {stderr}"
     );
 
+    // The same settings from the TOML file.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("switch.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "grpc = \"127.0.0.1:0\"\ntls_cert = {:?}\ntls_key = \"/nonexistent/toml.key\"\n\
+             [[port]]\nnumber = 0\niface = \"rl-no-such-if\"\n",
+            pki.server_cert.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_roceswitch"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("/nonexistent/toml.key"), "{stderr}");
+
     let out = Command::new(env!("CARGO_BIN_EXE_roceswitch"))
         .args(["--port", "0=rl-no-such-if", "--tls-client-ca"])
         .arg(&pki.ca)
@@ -394,5 +415,132 @@ fn roceswitch_stops_at_startup_on_a_bad_tls_file() {
     assert!(
         stderr.contains("--tls-client-ca needs --tls-cert"),
         "{stderr}"
+    );
+}
+
+/// True if this process may create network namespaces; otherwise says why the test is skipped.
+fn root_or_skip(test: &str) -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let euid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1))
+        .unwrap_or("?")
+        .to_string();
+    if euid != "0" {
+        eprintln!("SKIPPED {test}: needs root (creates a network namespace); euid = {euid}");
+        return false;
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        eprintln!("SKIPPED {test}: the `ip` tool (iproute2) is not installed");
+        return false;
+    }
+    true
+}
+
+/// An `rl-` namespace holding a veth pair (the daemon's port is one end) and
+/// the daemon; both go away on drop.
+struct Lab {
+    ns: String,
+    daemon: Option<std::process::Child>,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let ns = format!("rl-tls{}", std::process::id() % 100_000);
+        let lab = Lab { ns, daemon: None };
+        lab.ip(&["netns", "add", &lab.ns]);
+        lab.ip(&[
+            "-n", &lab.ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1",
+        ]);
+        lab.ip(&["-n", &lab.ns, "link", "set", "d0", "up"]);
+        lab.ip(&["-n", &lab.ns, "link", "set", "d1", "up"]);
+        lab
+    }
+
+    fn ip(&self, args: &[&str]) {
+        let out = Command::new("ip").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.daemon.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = Command::new("ip").args(["netns", "del", &self.ns]).output();
+    }
+}
+
+#[test]
+fn roceswitch_serves_mutual_tls_to_rocectl() {
+    if !root_or_skip("roceswitch_serves_mutual_tls_to_rocectl") {
+        return;
+    }
+    let pki = pki();
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("p4rt.sock");
+    let log = std::fs::File::create(dir.path().join("roceswitch.log")).unwrap();
+    let mut lab = Lab::new();
+    lab.daemon = Some(
+        Command::new("ip")
+            .args(["netns", "exec", &lab.ns, env!("CARGO_BIN_EXE_roceswitch")])
+            .args(["--port", "0=d0", "--grpc"])
+            .arg(format!("unix:{}", sock.display()))
+            .arg("--tls-cert")
+            .arg(&pki.server_cert)
+            .arg("--tls-key")
+            .arg(&pki.server_key)
+            .arg("--tls-client-ca")
+            .arg(&pki.ca)
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !sock.exists() {
+        let exited = lab.daemon.as_mut().unwrap().try_wait().unwrap();
+        let text = std::fs::read_to_string(dir.path().join("roceswitch.log")).unwrap_or_default();
+        assert!(exited.is_none(), "roceswitch exited early: {text}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no socket after 20 s: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let addr = format!("unix:{}", sock.display());
+    let rocectl = |identity: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rocectl"));
+        cmd.args(["--addr", &addr, "--ca"]).arg(&pki.ca);
+        if identity {
+            cmd.arg("--cert").arg(&pki.client_cert);
+            cmd.arg("--key").arg(&pki.client_key);
+        }
+        cmd.args(["p4rt", "capabilities"]).output().unwrap()
+    };
+    let out = rocectl(true);
+    assert!(
+        out.status.success(),
+        "rocectl with a client certificate: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = rocectl(false);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "rocectl without a client certificate: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(dir.path().join("roceswitch.log")).unwrap_or_default();
+    assert!(
+        log.contains("tls=\"mutual\"") || log.contains("tls=mutual"),
+        "{log}"
     );
 }
