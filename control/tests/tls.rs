@@ -302,6 +302,11 @@ async fn rocectl_speaks_tls_and_mutual_tls() {
         "rocectl without a client certificate must fail"
     );
     assert!(out.stdout.is_empty());
+    // The refusal's cause is shown, not only "transport error" (which cause
+    // depends on timing: the server's CertificateRequired alert or the
+    // closed connection).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("transport error: "), "{stderr}");
 
     let args = [
         "--addr",

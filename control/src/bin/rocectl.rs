@@ -368,21 +368,29 @@ enum Failure {
 
 impl From<tonic::Status> for Failure {
     fn from(s: tonic::Status) -> Self {
-        Failure::Server(format!("{:?}: {}", s.code(), s.message()))
+        let mut m = format!("{:?}: {}", s.code(), s.message());
+        push_causes(&mut m, &s);
+        Failure::Server(m)
     }
 }
 
 impl From<tonic::transport::Error> for Failure {
     fn from(e: tonic::transport::Error) -> Self {
-        // tonic's transport error says only "transport error": add its causes
-        // (refused connection, TLS certificate problems, ...).
         let mut m = format!("connect: {e}");
-        let mut source = std::error::Error::source(&e);
-        while let Some(cause) = source {
-            m.push_str(&format!(": {cause}"));
-            source = cause.source();
-        }
+        push_causes(&mut m, &e);
         Failure::Server(m)
+    }
+}
+
+/// Appends `: cause` for each source of `e`: tonic's transport failures say
+/// only "transport error", the cause says what happened (connection refused,
+/// a TLS alert such as CertificateRequired, ...).
+fn push_causes(m: &mut String, e: &dyn std::error::Error) {
+    let mut source = e.source();
+    while let Some(cause) = source {
+        m.push_str(": ");
+        m.push_str(&cause.to_string());
+        source = cause.source();
     }
 }
 
