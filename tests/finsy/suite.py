@@ -639,6 +639,74 @@ async def delete_all_empties_owned_state(sw, dp):
     check_eq(await read_all(sw, fy.P4ActionProfileMember("nexthop")), [], "members after delete_all")
 
 
+# ---- TLS cases: a second daemon with mutual TLS (--tls-addr) -------------
+
+TLS_CASES = []
+
+
+def tls_case(fn):
+    TLS_CASES.append(fn)
+    return fn
+
+
+def tls_options(args, *, ca=None, with_cert=True):
+    """finsy options for the mTLS daemon; ``target_name_override`` names the
+    server certificate's host (a ``unix:`` target has none)."""
+    from pathlib import Path
+
+    from finsy.grpcutil import GRPCCredentialsTLS
+
+    creds = GRPCCredentialsTLS(
+        cacert=Path(ca or args.tls_ca),
+        cert=Path(args.tls_cert) if with_cert else None,
+        private_key=Path(args.tls_key) if with_cert else None,
+        target_name_override="localhost",
+    )
+    return fy.SwitchOptions(device_id=args.device_id, initial_election_id=args.election_id, channel_credentials=creds)
+
+
+async def expect_refused(addr, opts, what):
+    """Connecting with ``opts`` must fail (an error, not a session) within 10 s."""
+    try:
+        async with fy.Switch("roceswitch-tls", addr, opts) as sw:
+            raise CaseFailed(f"{what}: connected (primary={sw.is_primary})")
+    except CaseFailed:
+        raise
+    except Exception as e:  # the refusal, as finsy reports it
+        return e
+
+
+@tls_case
+async def tls_mutual_session_writes_and_reads(args):
+    """With the CA and a client certificate finsy connects over mTLS, gets Capabilities and the P4Info, writes and reads."""
+    async with fy.Switch("roceswitch-tls", args.tls_addr, tls_options(args)) as sw:
+        check(sw.is_primary, "not primary over mTLS")
+        check_eq(sw.p4runtime_version.major, 1, "p4runtime major version")
+        await sw.insert([route4("10.20.0.0/16", 1)])
+        got = [e.match_str(sw.p4info) for e in await read_all(sw, fy.P4TableEntry("ipv4_lpm"))]
+        check_eq(got, [ms(sw, "ipv4_lpm", dst_addr="10.20.0.0/16")], "entry read back over mTLS")
+        await sw.delete_all()
+
+
+@tls_case
+async def tls_client_without_certificate_refused(args):
+    """The mTLS daemon refuses a TLS client that presents no certificate."""
+    await expect_refused(args.tls_addr, tls_options(args, with_cert=False), "client without a certificate")
+
+
+@tls_case
+async def tls_plaintext_client_refused(args):
+    """The mTLS daemon refuses a plain-text client."""
+    opts = fy.SwitchOptions(device_id=args.device_id, initial_election_id=args.election_id)
+    await expect_refused(args.tls_addr, opts, "plain-text client")
+
+
+@tls_case
+async def tls_server_of_another_ca_refused(args):
+    """finsy refuses the daemon when it trusts another CA than the one that signed the server."""
+    await expect_refused(args.tls_addr, tls_options(args, ca=args.tls_rogue_ca), "client trusting another CA")
+
+
 # ---- runner -------------------------------------------------------------
 
 
@@ -675,6 +743,23 @@ async def run_cases(args, ifaces):
                 print(f"warning: final cleanup failed: {e}", file=sys.stderr)
     finally:
         dp.close()
+    if args.tls_addr:
+        for fn in TLS_CASES:
+            if args.only and fn.__name__ not in args.only:
+                continue
+            t0 = time.monotonic()
+            try:
+                await asyncio.wait_for(fn(args), args.case_timeout)
+                passed += 1
+                print(f"PASS {fn.__name__} ({time.monotonic() - t0:.2f} s)", flush=True)
+            except asyncio.TimeoutError:
+                failed += 1
+                print(f"FAIL {fn.__name__}: no result within {args.case_timeout} s", flush=True)
+            except Exception as e:
+                failed += 1
+                print(f"FAIL {fn.__name__}: {type(e).__name__}: {e}", flush=True)
+                if args.verbose:
+                    traceback.print_exc()
     return passed, failed
 
 
@@ -687,6 +772,11 @@ def main():
     ap.add_argument("--case-timeout", type=float, default=30.0)
     ap.add_argument("--only", action="append", default=[], help="run only this case (repeatable)")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--tls-addr", help="address of a second daemon serving mutual TLS (runs the tls_* cases)")
+    ap.add_argument("--tls-ca", help="CA (PEM) of the TLS daemon's and the client's certificates")
+    ap.add_argument("--tls-cert", help="client certificate (PEM)")
+    ap.add_argument("--tls-key", help="client key (PEM)")
+    ap.add_argument("--tls-rogue-ca", help="a CA that did not sign the server's certificate (PEM)")
     args = ap.parse_args()
     ifaces = {}
     for spec in args.port:
@@ -694,7 +784,9 @@ def main():
         ifaces[int(n)] = iface
     if len(ifaces) < 4:
         ap.error("give at least 4 --port N=IFACE (ports 0..3)")
-    unknown = set(args.only) - {fn.__name__ for fn in CASES}
+    if args.tls_addr and not all((args.tls_ca, args.tls_cert, args.tls_key, args.tls_rogue_ca)):
+        ap.error("--tls-addr needs --tls-ca, --tls-cert, --tls-key and --tls-rogue-ca")
+    unknown = set(args.only) - {fn.__name__ for fn in CASES + TLS_CASES}
     if unknown:
         ap.error(f"unknown cases: {sorted(unknown)}")
     try:
