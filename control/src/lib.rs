@@ -22,3 +22,4 @@ pub mod p4rt;
 pub mod serve;
 pub mod switchd;
 pub mod switchdev;
+pub mod tls;

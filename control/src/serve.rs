@@ -3,6 +3,9 @@
 //! boundaries, so the switch in one namespace and PTF/p4runtime-shell/finsy
 //! in another need no management IP network; clients dial `unix:/path`).
 //! Unknown services (finsy's gNMI) get UNIMPLEMENTED from the router.
+//! Either listener can serve over TLS or mutual TLS ([`Bound::serve_tls`],
+//! configuration from [`crate::tls`]); a client that does not complete the
+//! handshake gets no service.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -91,14 +94,30 @@ impl Bound {
         }
     }
 
-    /// Serves the given services until `shutdown` completes.
+    /// Serves the given services in plain text until `shutdown` completes.
     pub async fn serve(
         self,
         p4rt: Option<P4RuntimeService>,
         fabric: Option<FabricService>,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        let router = tonic::transport::Server::builder()
+        self.serve_tls(None, p4rt, fabric, shutdown).await
+    }
+
+    /// Serves the given services until `shutdown` completes, over TLS when
+    /// `tls` is given (mutual TLS if it names a client CA).
+    pub async fn serve_tls(
+        self,
+        tls: Option<tonic::transport::ServerTlsConfig>,
+        p4rt: Option<P4RuntimeService>,
+        fabric: Option<FabricService>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let mut server = tonic::transport::Server::builder();
+        if let Some(tls) = tls {
+            server = server.tls_config(tls)?;
+        }
+        let router = server
             .add_optional_service(p4rt.map(P4RuntimeService::into_server))
             .add_optional_service(fabric.map(FabricService::into_server));
         match self {

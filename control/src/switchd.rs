@@ -60,6 +60,15 @@ pub struct SwitchArgs {
     /// Prometheus metrics: serve `GET /metrics` on this HOST:PORT (default: off).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+    /// gRPC over TLS: the server certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// Mutual TLS: accept only clients with a certificate signed by this CA (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_client_ca: Option<PathBuf>,
 }
 
 /// The TOML configuration file.
@@ -71,6 +80,9 @@ struct FileConfig {
     cpu_port: Option<u16>,
     state_file: Option<PathBuf>,
     speed: Option<String>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    tls_client_ca: Option<PathBuf>,
     #[serde(default, rename = "port")]
     ports: Vec<FilePort>,
 }
@@ -180,6 +192,11 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         .context("--grpc: expected HOST:PORT or unix:/path")?;
     let device_id = args.device_id.or(file.device_id).unwrap_or(1);
     let state_file = args.state_file.or(file.state_file);
+    let (tls, tls_mode) = server_tls(
+        args.tls_cert.or(file.tls_cert),
+        args.tls_key.or(file.tls_key),
+        args.tls_client_ca.or(file.tls_client_ca),
+    )?;
 
     // Ports and traffic manager.
     let mut config = SwitchConfig::with_ports(ports.len());
@@ -286,6 +303,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         tracing::info!(
             program = info.name,
             ?listen,
+            tls = tls_mode,
             device_id,
             cpu_port,
             "serving P4Runtime and fabric QoS"
@@ -306,7 +324,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
             tracing::info!("shutting down");
         };
         bound
-            .serve(Some(p4rt), Some(fabric), shutdown)
+            .serve_tls(tls, Some(p4rt), Some(fabric), shutdown)
             .await
             .context("gRPC server")
     });
@@ -324,6 +342,34 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
     }
     tracing::info!(rx = stats.rx_frames, tx = stats.tx_frames, "bye");
     served
+}
+
+/// The gRPC listener's TLS configuration and mode (off, on, mutual), the
+/// files read and checked now so that a bad one stops the daemon before it
+/// opens ports.
+fn server_tls(
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+    client_ca: Option<PathBuf>,
+) -> Result<(Option<tonic::transport::ServerTlsConfig>, &'static str)> {
+    let files = match (cert, key) {
+        (None, None) if client_ca.is_some() => {
+            bail!("--tls-client-ca needs --tls-cert and --tls-key")
+        }
+        (None, None) => return Ok((None, "off")),
+        (Some(cert), Some(key)) => crate::tls::ServerTlsFiles {
+            cert,
+            key,
+            client_ca,
+        },
+        _ => bail!("--tls-cert and --tls-key go together"),
+    };
+    let mode = if files.client_ca.is_some() {
+        "mutual"
+    } else {
+        "on"
+    };
+    Ok((Some(files.load()?), mode))
 }
 
 /// The fabric service's event for a traffic-manager event, if it has one.

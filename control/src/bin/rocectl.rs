@@ -1,6 +1,6 @@
 //! `rocectl`: command-line client of the roceswitch control plane.
 //!
-//! `rocectl [--addr unix:/path|HOST:PORT] fabric get|set FILE|validate FILE|counters|events`,
+//! `rocectl [--addr unix:/path|HOST:PORT] [--ca F [--cert F --key F]] fabric get|set FILE|validate FILE|counters|events`,
 //! `rocectl p4rt capabilities|pipeline`, `rocectl table add|modify|delete|list
 //! TABLE [MATCH...] [ACTION [PARAM...]]` and `rocectl counter read NAME [INDEX]`
 //! (P4Runtime by name: the names resolve against the P4Info the server
@@ -27,6 +27,18 @@ struct Cli {
     /// Server address: `unix:/path` or `HOST:PORT`.
     #[arg(long, default_value = "unix:/run/roceswitch/ctl.sock")]
     addr: String,
+    /// TLS: the CA (PEM) that signed the server's certificate.
+    #[arg(long, value_name = "FILE")]
+    ca: Option<PathBuf>,
+    /// Mutual TLS: this client's certificate (PEM); needs --ca and --key.
+    #[arg(long, value_name = "FILE", requires_all = ["ca", "key"])]
+    cert: Option<PathBuf>,
+    /// Mutual TLS: the private key (PEM) of --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
+    /// TLS: the server name to verify (default: the address's host, `localhost` for unix:).
+    #[arg(long, value_name = "NAME", requires = "ca")]
+    tls_domain: Option<String>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -356,13 +368,35 @@ enum Failure {
 
 impl From<tonic::Status> for Failure {
     fn from(s: tonic::Status) -> Self {
-        Failure::Server(format!("{:?}: {}", s.code(), s.message()))
+        let mut m = format!("{:?}: {}", s.code(), s.message());
+        push_causes(&mut m, &s);
+        Failure::Server(m)
     }
 }
 
 impl From<tonic::transport::Error> for Failure {
     fn from(e: tonic::transport::Error) -> Self {
-        Failure::Server(format!("connect: {e}"))
+        let mut m = format!("connect: {e}");
+        push_causes(&mut m, &e);
+        Failure::Server(m)
+    }
+}
+
+/// Appends `: cause` for each source of `e`: tonic's transport failures say
+/// only "transport error", the cause says what happened (connection refused,
+/// a TLS alert such as CertificateRequired, ...).
+fn push_causes(m: &mut String, e: &dyn std::error::Error) {
+    let mut source = e.source();
+    while let Some(cause) = source {
+        m.push_str(": ");
+        m.push_str(&cause.to_string());
+        source = cause.source();
+    }
+}
+
+impl From<control::tls::TlsError> for Failure {
+    fn from(e: control::tls::TlsError) -> Self {
+        Failure::Input(e.to_string())
     }
 }
 
@@ -404,7 +438,19 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     if let Cmd::Headroom(a) = &cli.cmd {
         return headroom(a);
     }
-    let channel = control::client::connect(&cli.addr).await?;
+    let tls = match &cli.ca {
+        Some(ca) => Some(
+            control::tls::ClientTlsFiles {
+                ca: ca.clone(),
+                cert: cli.cert.clone(),
+                key: cli.key.clone(),
+                domain: cli.tls_domain.clone(),
+            }
+            .load()?,
+        ),
+        None => None,
+    };
+    let channel = control::client::connect_tls(&cli.addr, tls).await?;
     match cli.cmd {
         Cmd::Fabric { cmd } => {
             let mut c = FabricQosClient::new(channel.clone());
