@@ -5,12 +5,14 @@
 //! proto ↔ runtime conversion), [`write`](mod@write) (update decoding and atomic
 //! batches), [`read`] (entity selection and wildcards), [`arbitration`]
 //! (primary/backup election), [`pipeline`] (P4Info verification),
-//! [`packet_io`] (controller headers) and [`service`] (the tonic glue).
+//! [`packet_io`] (controller headers), [`persist`] (the state file that
+//! survives restarts) and [`service`] (the tonic glue).
 
 pub mod arbitration;
 pub mod bytes;
 pub mod error;
 pub mod packet_io;
+pub mod persist;
 pub mod pipeline;
 pub mod read;
 pub mod service;
@@ -18,4 +20,4 @@ pub mod translate;
 pub mod write;
 
 pub use error::P4Error;
-pub use service::{P4RuntimeConfig, P4RuntimeService, ServiceError};
+pub use service::{P4RuntimeConfig, P4RuntimeService, RestoreReport, ServiceError};
