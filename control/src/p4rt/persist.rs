@@ -658,3 +658,332 @@ fn tmp_path(path: &Path) -> PathBuf {
     s.push(".tmp");
     PathBuf::from(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use p4_target::externs::MeterConfig;
+    use p4_target::runtime::{ActionCall, CounterData, EntryAction, FieldMatch, TableEntry};
+    use pb::entity::Entity as E;
+
+    const INFO: &str = r#"
+tables { preamble { id: 1 name: "ing.route" } match_fields { id: 1 name: "dst" bitwidth: 32 match_type: LPM } action_refs { id: 10 } size: 1024 }
+actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwidth: 9 } }
+"#;
+    const DEVICE: &[u8] = b"roceswitch:unit";
+
+    fn info() -> P4Info {
+        proto::p4info_from_text(INFO).unwrap()
+    }
+
+    fn route_update(ty: UpdateType, dst: u32, port: u16) -> pb::Update {
+        update(
+            ty,
+            E::TableEntry(pb::TableEntry {
+                table_id: 1,
+                r#match: vec![pb::FieldMatch {
+                    field_id: 1,
+                    field_match_type: Some(pb::field_match::FieldMatchType::Lpm(
+                        pb::field_match::Lpm {
+                            value: dst.to_be_bytes().to_vec(),
+                            prefix_len: 32,
+                        },
+                    )),
+                }],
+                action: Some(pb::TableAction {
+                    r#type: Some(pb::table_action::Type::Action(pb::Action {
+                        action_id: 10,
+                        params: vec![pb::action::Param {
+                            param_id: 1,
+                            value: port.to_be_bytes().to_vec(),
+                        }],
+                    })),
+                }),
+                ..Default::default()
+            }),
+        )
+    }
+
+    /// The update and the op the write path would decode it to.
+    fn route(ty: UpdateType, dst: u32, port: u16) -> (pb::Update, Op) {
+        let matches = vec![Some(FieldMatch::Lpm {
+            value: dst.into(),
+            prefix_len: 32,
+        })];
+        let e = TableEntry {
+            matches: matches.clone(),
+            priority: 0,
+            action: EntryAction::Direct(ActionCall::new(10, &[port.into()])),
+            metadata: Vec::new(),
+        };
+        let op = match ty {
+            UpdateType::Insert => Op::TableInsert(1, e, None),
+            UpdateType::Modify => Op::TableModify(1, e, None),
+            _ => Op::TableDelete(1, matches, 0),
+        };
+        (route_update(ty, dst, port), op)
+    }
+
+    fn record(store: &mut StateStore, batch: &[(pb::Update, Op)]) {
+        let refs: Vec<(&pb::Update, &Op)> = batch.iter().map(|(u, o)| (u, o)).collect();
+        store.record(&refs).unwrap();
+    }
+
+    fn all(loaded: &Loaded) -> Vec<pb::Update> {
+        loaded.batches.iter().flatten().cloned().collect()
+    }
+
+    #[test]
+    fn recorded_writes_and_cookie_come_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.p4rt");
+        let (mut store, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert!(loaded.batches.is_empty() && loaded.cookie.is_none());
+        let b1 = vec![
+            route(UpdateType::Insert, 0x0a00_0001, 1),
+            route(UpdateType::Insert, 0x0a00_0002, 2),
+        ];
+        let b2 = vec![route(UpdateType::Modify, 0x0a00_0001, 3)];
+        record(&mut store, &b1);
+        record(&mut store, &b2);
+        store.set_cookie(Some(0xfeed)).unwrap();
+        drop(store);
+
+        let (store, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert_eq!(loaded.batches.len(), 2, "one record per Write");
+        let want: Vec<pb::Update> = b1.iter().chain(&b2).map(|(u, _)| u.clone()).collect();
+        assert_eq!(all(&loaded), want);
+        assert_eq!(loaded.cookie, Some(0xfeed));
+        assert_eq!(loaded.torn_bytes, 0);
+        assert_eq!(store.file_updates(), 3);
+    }
+
+    #[test]
+    fn counter_values_and_noops_are_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.p4rt");
+        let (mut store, _) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        let (mut with_counter, op) = route(UpdateType::Insert, 7, 1);
+        if let Some(E::TableEntry(te)) = with_counter.entity.as_mut().and_then(|e| e.entity.as_mut()) {
+            te.counter_data = Some(pb::CounterData {
+                byte_count: 100,
+                packet_count: 1,
+            });
+        }
+        let counter = update(
+            UpdateType::Modify,
+            E::CounterEntry(pb::CounterEntry {
+                counter_id: 5,
+                index: Some(pb::Index { index: 0 }),
+                data: Some(pb::CounterData {
+                    byte_count: 9,
+                    packet_count: 9,
+                }),
+            }),
+        );
+        let counter_op = Op::CounterWrite(5, vec![(0, CounterData::default())]);
+        let noop = route_update(UpdateType::Modify, 8, 1);
+        store
+            .record(&[(&with_counter, &op), (&counter, &counter_op), (&noop, &Op::Noop)])
+            .unwrap();
+        drop(store);
+        let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert_eq!(all(&loaded), vec![route_update(UpdateType::Insert, 7, 1)]);
+    }
+
+    #[test]
+    fn churn_is_compacted_to_the_live_state_in_insertion_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.p4rt");
+        let (mut store, _) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        record(&mut store, &[route(UpdateType::Insert, 1, 1)]);
+        record(&mut store, &[route(UpdateType::Insert, 2, 2)]);
+        let mut max_len = 0;
+        for i in 0..(COMPACT_MIN_UPDATES as u32) {
+            record(
+                &mut store,
+                &[
+                    route(UpdateType::Insert, 100 + i, 3),
+                    route(UpdateType::Delete, 100 + i, 3),
+                ],
+            );
+            max_len = max_len.max(std::fs::metadata(&path).unwrap().len());
+        }
+        record(&mut store, &[route(UpdateType::Modify, 1, 4)]);
+        assert_eq!(store.live_len(), 2);
+        assert!(
+            store.file_updates() <= COMPACT_RATIO * 2 + COMPACT_MIN_UPDATES + 2,
+            "journal bounded: {}",
+            store.file_updates()
+        );
+        let full = 2 * COMPACT_MIN_UPDATES * route_update(UpdateType::Insert, 1, 1).encoded_len() as u64;
+        assert!(max_len < full, "compacted before growing without bound ({max_len} bytes)");
+        drop(store);
+        let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        let got = all(&loaded);
+        // The last compaction's snapshot (insertion order) starts the file,
+        // the journal since then follows, ending with the modify.
+        assert_eq!(got[0], route_update(UpdateType::Insert, 1, 1));
+        assert_eq!(got[1], route_update(UpdateType::Insert, 2, 2));
+        assert_eq!(got.last(), Some(&route_update(UpdateType::Modify, 1, 4)));
+        assert!(got.len() as u64 <= COMPACT_RATIO * 2 + COMPACT_MIN_UPDATES + 2);
+
+        // An explicit compaction folds the modify into the entry.
+        let (mut store, _) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        for u in &got {
+            let dst = match u.entity.as_ref().and_then(|e| e.entity.as_ref()) {
+                Some(E::TableEntry(te)) => match &te.r#match[0].field_match_type {
+                    Some(pb::field_match::FieldMatchType::Lpm(l)) => {
+                        u32::from_be_bytes(l.value[..].try_into().unwrap())
+                    }
+                    _ => unreachable!(),
+                },
+                _ => unreachable!(),
+            };
+            let ty = UpdateType::try_from(u.r#type).unwrap();
+            let port = if dst == 1 && ty == UpdateType::Modify { 4 } else { dst as u16 };
+            store.note(u, &route(ty, dst, port).1);
+        }
+        store.compact().unwrap();
+        drop(store);
+        let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert_eq!(
+            all(&loaded),
+            vec![
+                route_update(UpdateType::Insert, 1, 4),
+                route_update(UpdateType::Insert, 2, 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_torn_or_damaged_tail_is_truncated_and_appends_continue() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.p4rt");
+        let (mut store, _) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        record(&mut store, &[route(UpdateType::Insert, 1, 1)]);
+        let good_len = std::fs::metadata(&path).unwrap().len();
+        record(&mut store, &[route(UpdateType::Insert, 2, 2)]);
+        drop(store);
+        // kill -9 in the middle of the second record's write(2).
+        let full = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &full[..full.len() - 5]).unwrap();
+        let (mut store, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert_eq!(all(&loaded), vec![route_update(UpdateType::Insert, 1, 1)]);
+        assert_eq!(loaded.torn_bytes, full.len() as u64 - 5 - good_len);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), good_len);
+        record(&mut store, &[route(UpdateType::Insert, 3, 3)]);
+        drop(store);
+        let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert_eq!(
+            all(&loaded),
+            vec![
+                route_update(UpdateType::Insert, 1, 1),
+                route_update(UpdateType::Insert, 3, 3)
+            ]
+        );
+        assert_eq!(loaded.torn_bytes, 0);
+
+        // A flipped bit in the last record fails its checksum.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let n = bytes.len();
+        bytes[n - 3] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert_eq!(all(&loaded), vec![route_update(UpdateType::Insert, 1, 1)]);
+        assert!(loaded.torn_bytes > 0);
+    }
+
+    #[test]
+    fn another_programs_file_or_a_foreign_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.p4rt");
+        let (mut store, _) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        record(&mut store, &[route(UpdateType::Insert, 1, 1)]);
+        drop(store);
+        let other = proto::p4info_from_text(&INFO.replace("ing.route", "ing.acl")).unwrap();
+        let err = StateStore::open(&path, &other, DEVICE).unwrap_err();
+        assert!(matches!(err, PersistError::ProgramMismatch { .. }), "{err}");
+        assert!(err.to_string().contains("ing.route"), "{err}");
+        let err = StateStore::open(&path, &info(), b"roceswitch:other").unwrap_err();
+        assert!(err.to_string().contains("roceswitch:other"), "{err}");
+        // The refused file is left alone.
+        let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert_eq!(loaded.batches.len(), 1);
+
+        let foreign = dir.path().join("fabric.json");
+        std::fs::write(&foreign, b"{\"ports\": []}").unwrap();
+        let err = StateStore::open(&foreign, &info(), DEVICE).unwrap_err();
+        assert!(matches!(err, PersistError::NotAStateFile { .. }), "{err}");
+    }
+
+    #[test]
+    fn reset_empties_the_file_and_keeps_the_new_cookie() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.p4rt");
+        let (mut store, _) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        record(&mut store, &[route(UpdateType::Insert, 1, 1)]);
+        store.reset(Some(42)).unwrap();
+        assert_eq!(store.live_len(), 0);
+        drop(store);
+        let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert!(loaded.batches.is_empty());
+        assert_eq!(loaded.cookie, Some(42));
+    }
+
+    #[test]
+    fn meter_and_register_cells_are_live_per_cell() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.p4rt");
+        let (mut store, _) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        let cfg = MeterConfig {
+            cir: 1,
+            cburst: 2,
+            pir: 3,
+            pburst: 4,
+        };
+        let all_cells = update(
+            UpdateType::Modify,
+            E::MeterEntry(pb::MeterEntry {
+                meter_id: 9,
+                index: None,
+                config: Some(pb::MeterConfig {
+                    cir: 1,
+                    cburst: 2,
+                    pir: 3,
+                    pburst: 4,
+                    eburst: 0,
+                }),
+                counter_data: None,
+            }),
+        );
+        let op = Op::MeterSet(9, vec![(0, Some(cfg), None), (1, Some(cfg), None)]);
+        store.note(&all_cells, &op);
+        assert_eq!(store.live_len(), 2);
+        let clear_one = Op::MeterSet(9, vec![(1, None, Some(cfg))]);
+        store.note(&all_cells, &clear_one);
+        assert_eq!(store.live_len(), 1);
+        let reg = update(
+            UpdateType::Modify,
+            E::RegisterEntry(pb::RegisterEntry {
+                register_id: 4,
+                index: None,
+                data: None,
+            }),
+        );
+        store.note(&reg, &Op::RegisterWrite(4, vec![(0, 5), (1, 0), (2, 6)]));
+        assert_eq!(store.live_len(), 3, "zero is the initial value: not kept");
+        store.compact().unwrap();
+        drop(store);
+        let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        let idx: Vec<(bool, i64)> = all(&loaded)
+            .iter()
+            .map(|u| match u.entity.as_ref().and_then(|e| e.entity.as_ref()) {
+                Some(E::MeterEntry(m)) => (true, m.index.unwrap().index),
+                Some(E::RegisterEntry(r)) => (false, r.index.unwrap().index),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(idx, vec![(true, 0), (false, 0), (false, 2)]);
+    }
+}
