@@ -191,7 +191,11 @@ async fn written_state_is_read_back_identically_after_a_restart() {
     let state = dir.path().join("switch.state.p4rt");
 
     let first = serve(&state).await;
-    assert_eq!(first.report, RestoreReport::default(), "a new file is empty");
+    assert_eq!(
+        first.report,
+        RestoreReport::default(),
+        "a new file is empty"
+    );
     let mut c = primary(&first.h, 1).await;
     set_pipeline(&mut c, A::ReconcileAndCommit as i32, 0xC0FFEE).await;
     // ECMP: two members, a group over both, an exact entry on the group and
@@ -287,7 +291,10 @@ async fn written_state_is_read_back_identically_after_a_restart() {
     drop(first);
 
     let second = serve(&state).await;
-    assert_eq!(second.report.refused, 0, "only applied updates were recorded");
+    assert_eq!(
+        second.report.refused, 0,
+        "only applied updates were recorded"
+    );
     assert_eq!(second.report.torn_bytes, 0);
     assert_eq!(second.report.cookie, Some(0xC0FFEE));
     let after = config_state(&second.h).await;
@@ -388,9 +395,7 @@ async fn a_state_file_of_another_program_is_a_startup_error() {
     let state = dir.path().join("s.p4rt");
     let other = P4INFO_TEXT.replace("MyIngress.acl", "MyIngress.acl_v2");
     let p4info = proto::p4info_from_text(&other).unwrap();
-    drop(
-        control::p4rt::persist::StateStore::open(&state, &p4info, b"roceswitch:ctltest").unwrap(),
-    );
+    drop(control::p4rt::persist::StateStore::open(&state, &p4info, b"roceswitch:ctltest").unwrap());
     let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
     let svc = P4RuntimeService::from_program(&PROGRAM, device, P4RuntimeConfig::default()).unwrap();
     let err = svc.restore(&state).await.unwrap_err();

@@ -241,7 +241,7 @@ fn info() -> &'static p4_target::info::ProgramInfo {
     &dataplane::roce::PROGRAM_INFO
 }
 
-fn named<'a>(name: &str, n: &'a str) -> bool {
+fn named(name: &str, n: &str) -> bool {
     n == name || n.ends_with(&format!(".{name}"))
 }
 
@@ -330,12 +330,10 @@ fn route(dst: [u8; 4], len: i32, nexthop_id: u16) -> pb::Update {
         "ipv4_lpm",
         vec![pb::FieldMatch {
             field_id: key("ipv4_lpm", "dst_addr"),
-            field_match_type: Some(pb::field_match::FieldMatchType::Lpm(
-                pb::field_match::Lpm {
-                    value: dst.to_vec(),
-                    prefix_len: len,
-                },
-            )),
+            field_match_type: Some(pb::field_match::FieldMatchType::Lpm(pb::field_match::Lpm {
+                value: dst.to_vec(),
+                prefix_len: len,
+            })),
         }],
         call(
             "set_nexthop_id",
@@ -490,9 +488,8 @@ async fn state(c: &mut Controller) -> (Vec<pb::Entity>, fpb::FabricConfig, Optio
             ..Default::default()
         }));
     }
-    let mut stream = c
-        .p4
-        .read(pb::ReadRequest {
+    let mut stream =
+        c.p4.read(pb::ReadRequest {
             device_id: 1,
             entities: wanted
                 .into_iter()
@@ -520,9 +517,8 @@ async fn state(c: &mut Controller) -> (Vec<pb::Entity>, fpb::FabricConfig, Optio
         .await
         .unwrap()
         .into_inner();
-    let cookie = c
-        .p4
-        .get_forwarding_pipeline_config(pb::GetForwardingPipelineConfigRequest {
+    let cookie =
+        c.p4.get_forwarding_pipeline_config(pb::GetForwardingPipelineConfigRequest {
             device_id: 1,
             response_type: pb::get_forwarding_pipeline_config_request::ResponseType::CookieOnly
                 as i32,
@@ -697,7 +693,11 @@ fn configure_kill_9_restart_same_state_same_forwarding() {
         vec![1, 2],
         "{FLOWS} ECMP flows spread over both members"
     );
-    assert!(before.0.len() >= 6, "configured entities read: {:?}", before.0);
+    assert!(
+        before.0.len() >= 6,
+        "configured entities read: {:?}",
+        before.0
+    );
     assert_eq!(before.2, Some(0x5eed));
     drop(c);
 
@@ -711,7 +711,10 @@ fn configure_kill_9_restart_same_state_same_forwarding() {
     let mut c = rt.block_on(controller(channel));
     let after = rt.block_on(state(&mut c));
     assert_eq!(after.0, before.0, "P4Runtime entities read back identical");
-    assert_eq!(after.1, before.1, "fabric configuration read back identical");
+    assert_eq!(
+        after.1, before.1,
+        "fabric configuration read back identical"
+    );
     assert_eq!(after.2, before.2, "pipeline cookie read back identical");
     assert_eq!(
         hosts.exchange(),

@@ -30,7 +30,9 @@
 //!   batches) to `<path>.tmp`, fsynced, renamed over the file and the
 //!   directory fsynced. Each journaled update is rewritten at most a
 //!   constant number of times on average, so the cost per Write stays
-//!   O(updates in the Write), never O(total entries).
+//!   O(updates in the Write), never O(total entries). The Write that
+//!   triggers a compaction waits for it (writes are serialised anyway);
+//!   the live state costs memory of the order of the entries' protobufs.
 //! * Durability: a record is written with one `write(2)` before the Write
 //!   RPC answers. That survives `kill -9` (the data is in the kernel's page
 //!   cache, which the kernel writes back whatever happens to the process),
@@ -194,17 +196,41 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> PersistError + '_ {
     }
 }
 
-/// Appends one framed record to `buf`.
-fn push_record(buf: &mut Vec<u8>, kind: u8, msg: &impl Message) {
-    let body_len = 1 + msg.encoded_len();
-    buf.reserve(RECORD_PREFIX_BYTES + body_len);
+/// Field number of `WriteRequest.updates`: a batch record's body is the
+/// encoding of a `WriteRequest` with only this field.
+const WRITE_REQUEST_UPDATES: u32 = 4;
+
+/// Starts a record of `kind` at the end of `buf`; returns where it starts.
+fn begin_record(buf: &mut Vec<u8>, kind: u8) -> usize {
     let start = buf.len();
-    buf.extend_from_slice(&(body_len as u32).to_le_bytes());
-    buf.extend_from_slice(&[0; 4]);
+    buf.extend_from_slice(&[0; RECORD_PREFIX_BYTES]);
     buf.push(kind);
-    msg.encode(buf).expect("a Vec grows as needed");
-    let crc = crc32fast::hash(&buf[start + RECORD_PREFIX_BYTES..]);
+    start
+}
+
+/// Fills in the length and checksum of the record begun at `start`.
+fn end_record(buf: &mut [u8], start: usize) {
+    let body = &buf[start + RECORD_PREFIX_BYTES..];
+    let len = body.len() as u32;
+    let crc = crc32fast::hash(body);
+    buf[start..start + 4].copy_from_slice(&len.to_le_bytes());
     buf[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Appends one framed record holding `msg` to `buf`.
+fn push_record(buf: &mut Vec<u8>, kind: u8, msg: &impl Message) {
+    let start = begin_record(buf, kind);
+    msg.encode(buf).expect("a Vec grows as needed");
+    end_record(buf, start);
+}
+
+/// Appends one batch record holding `updates` to `buf`.
+fn push_batch<'a>(buf: &mut Vec<u8>, updates: impl IntoIterator<Item = &'a pb::Update>) {
+    let start = begin_record(buf, KIND_BATCH);
+    for u in updates {
+        prost::encoding::message::encode(WRITE_REQUEST_UPDATES, u, buf);
+    }
+    end_record(buf, start);
 }
 
 /// One record parsed from `data` at `pos`: (kind, body, next position), or
@@ -394,10 +420,11 @@ impl StateStore {
     }
 
     fn put(&mut self, key: LiveKey, u: pb::Update) {
-        match self.live.get_mut(&key) {
-            Some(slot) => slot.1 = u,
-            None => {
-                self.live.insert(key, (self.next_seq, u));
+        use std::collections::hash_map::Entry;
+        match self.live.entry(key) {
+            Entry::Occupied(mut o) => o.get_mut().1 = u,
+            Entry::Vacant(v) => {
+                v.insert((self.next_seq, u));
                 self.next_seq += 1;
             }
         }
@@ -406,9 +433,16 @@ impl StateStore {
     /// Folds one applied update (`u`, decoded as `op`) into the live state,
     /// without writing anything.
     pub fn note(&mut self, u: &pb::Update, op: &Op) {
+        if let Some(p) = persistable(u) {
+            self.note_kept(p, op);
+        }
+    }
+
+    /// [`StateStore::note`] of an update already made [`persistable`].
+    fn note_kept(&mut self, u: pb::Update, op: &Op) {
         use pb::entity::Entity as E;
         let ty = UpdateType::try_from(u.r#type).unwrap_or(UpdateType::Unspecified);
-        let Some(entity) = persistable(u).and_then(|u| u.entity?.entity) else {
+        let Some(entity) = u.entity.and_then(|e| e.entity) else {
             return;
         };
         if let E::PacketReplicationEngineEntry(pre) = &entity {
@@ -435,7 +469,9 @@ impl StateStore {
                 self.live.remove(&LiveKey::DirectMeter(key.clone()));
                 self.live.remove(&LiveKey::Entry(key));
             }
-            Op::DefaultSet(t, _) => self.put(LiveKey::Default(*t), update(UpdateType::Modify, entity)),
+            Op::DefaultSet(t, _) => {
+                self.put(LiveKey::Default(*t), update(UpdateType::Modify, entity))
+            }
             Op::DefaultReset(t) => {
                 self.live.remove(&LiveKey::Default(*t));
             }
@@ -466,7 +502,7 @@ impl StateStore {
                     if cfg.is_some() {
                         let cell = pb::MeterEntry {
                             index: Some(pb::Index { index: i.into() }),
-                            ..me.clone()
+                            ..me
                         };
                         self.put(key, update(UpdateType::Modify, E::MeterEntry(cell)));
                     } else {
@@ -499,30 +535,24 @@ impl StateStore {
     /// and appends them to the journal (one `write(2)`), compacting when
     /// the journal has grown enough. Returns once the record is written.
     pub fn record(&mut self, applied: &[(&pb::Update, &Op)]) -> Result<(), PersistError> {
-        let mut kept = Vec::with_capacity(applied.len());
+        let mut buf = Vec::new();
+        let start = begin_record(&mut buf, KIND_BATCH);
+        let mut n = 0u64;
         for (u, op) in applied {
             if matches!(op, Op::Noop) {
                 continue;
             }
             if let Some(p) = persistable(u) {
-                self.note(u, op);
-                kept.push(p);
+                prost::encoding::message::encode(WRITE_REQUEST_UPDATES, &p, &mut buf);
+                self.note_kept(p, op);
+                n += 1;
             }
         }
-        if kept.is_empty() && !self.dirty {
+        end_record(&mut buf, start);
+        if n == 0 && !self.dirty {
             return Ok(());
         }
-        let n = kept.len() as u64;
         if !self.dirty {
-            let mut buf = Vec::new();
-            push_record(
-                &mut buf,
-                KIND_BATCH,
-                &pb::WriteRequest {
-                    updates: kept,
-                    ..Default::default()
-                },
-            );
             self.append(&buf)?;
             self.file_updates += n;
         }
@@ -613,11 +643,7 @@ impl StateStore {
         };
         write(&mut w, &mut buf).map_err(io_err(&tmp))?;
         for chunk in items.chunks(SNAPSHOT_CHUNK) {
-            let req = pb::WriteRequest {
-                updates: chunk.iter().map(|(_, _, u)| (*u).clone()).collect(),
-                ..Default::default()
-            };
-            push_record(&mut buf, KIND_BATCH, &req);
+            push_batch(&mut buf, chunk.iter().map(|&(_, _, u)| u));
             write(&mut w, &mut buf).map_err(io_err(&tmp))?;
         }
         let file = w.into_inner().map_err(|e| io_err(&tmp)(e.into_error()))?;
@@ -634,12 +660,7 @@ impl StateStore {
                 .and_then(|d| d.sync_all())
                 .map_err(io_err(dir))?;
         }
-        self.file = Some(
-            OpenOptions::new()
-                .append(true)
-                .open(&path)
-                .map_err(err)?,
-        );
+        self.file = Some(OpenOptions::new().append(true).open(&path).map_err(err)?);
         self.len_bytes = len_bytes;
         self.file_updates = items.len() as u64;
         self.dirty = false;
@@ -764,7 +785,9 @@ actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwid
         let path = dir.path().join("s.p4rt");
         let (mut store, _) = StateStore::open(&path, &info(), DEVICE).unwrap();
         let (mut with_counter, op) = route(UpdateType::Insert, 7, 1);
-        if let Some(E::TableEntry(te)) = with_counter.entity.as_mut().and_then(|e| e.entity.as_mut()) {
+        if let Some(E::TableEntry(te)) =
+            with_counter.entity.as_mut().and_then(|e| e.entity.as_mut())
+        {
             te.counter_data = Some(pb::CounterData {
                 byte_count: 100,
                 packet_count: 1,
@@ -784,7 +807,11 @@ actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwid
         let counter_op = Op::CounterWrite(5, vec![(0, CounterData::default())]);
         let noop = route_update(UpdateType::Modify, 8, 1);
         store
-            .record(&[(&with_counter, &op), (&counter, &counter_op), (&noop, &Op::Noop)])
+            .record(&[
+                (&with_counter, &op),
+                (&counter, &counter_op),
+                (&noop, &Op::Noop),
+            ])
             .unwrap();
         drop(store);
         let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
@@ -816,8 +843,12 @@ actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwid
             "journal bounded: {}",
             store.file_updates()
         );
-        let full = 2 * COMPACT_MIN_UPDATES * route_update(UpdateType::Insert, 1, 1).encoded_len() as u64;
-        assert!(max_len < full, "compacted before growing without bound ({max_len} bytes)");
+        let full =
+            2 * COMPACT_MIN_UPDATES * route_update(UpdateType::Insert, 1, 1).encoded_len() as u64;
+        assert!(
+            max_len < full,
+            "compacted before growing without bound ({max_len} bytes)"
+        );
         drop(store);
         let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
         let got = all(&loaded);
@@ -841,7 +872,11 @@ actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwid
                 _ => unreachable!(),
             };
             let ty = UpdateType::try_from(u.r#type).unwrap();
-            let port = if dst == 1 && ty == UpdateType::Modify { 4 } else { dst as u16 };
+            let port = if dst == 1 && ty == UpdateType::Modify {
+                4
+            } else {
+                dst as u16
+            };
             store.note(u, &route(ty, dst, port).1);
         }
         store.compact().unwrap();
@@ -978,11 +1013,13 @@ actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwid
         let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
         let idx: Vec<(bool, i64)> = all(&loaded)
             .iter()
-            .map(|u| match u.entity.as_ref().and_then(|e| e.entity.as_ref()) {
-                Some(E::MeterEntry(m)) => (true, m.index.unwrap().index),
-                Some(E::RegisterEntry(r)) => (false, r.index.unwrap().index),
-                other => panic!("{other:?}"),
-            })
+            .map(
+                |u| match u.entity.as_ref().and_then(|e| e.entity.as_ref()) {
+                    Some(E::MeterEntry(m)) => (true, m.index.unwrap().index),
+                    Some(E::RegisterEntry(r)) => (false, r.index.unwrap().index),
+                    other => panic!("{other:?}"),
+                },
+            )
             .collect();
         assert_eq!(idx, vec![(true, 0), (false, 0), (false, 2)]);
     }

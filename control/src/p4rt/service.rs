@@ -225,7 +225,11 @@ impl P4RuntimeService {
         };
         for batch in &loaded.batches {
             let (ops, results) = inner
-                .apply(&mut shadow, batch, pb::write_request::Atomicity::ContinueOnError)
+                .apply(
+                    &mut shadow,
+                    batch,
+                    pb::write_request::Atomicity::ContinueOnError,
+                )
                 .await
                 .map_err(|s| PersistError::Replay {
                     path: path.to_path_buf(),
