@@ -374,6 +374,7 @@ impl StateStore {
                     let c = pb::ForwardingPipelineConfig::decode(body)
                         .map_err(|e| not_ours(format!("cookie record at byte {at}: {e}")))?;
                     loaded.cookie = c.cookie.map(|c| c.cookie);
+                    store.file_updates += 1;
                 }
                 k => return Err(not_ours(format!("unknown record kind {k} at byte {at}"))),
             }
@@ -556,12 +557,15 @@ impl StateStore {
             self.append(&buf)?;
             self.file_updates += n;
         }
-        if self.dirty
-            || self.file_updates > COMPACT_RATIO * self.live.len() as u64 + COMPACT_MIN_UPDATES
-        {
+        if self.dirty || self.journal_too_long() {
             self.compact()?;
         }
         Ok(())
+    }
+
+    /// True when the file holds enough more than the live state to rewrite it.
+    fn journal_too_long(&self) -> bool {
+        self.file_updates > COMPACT_RATIO * self.live.len() as u64 + COMPACT_MIN_UPDATES
     }
 
     /// Records a new pipeline cookie (RECONCILE_AND_COMMIT: state kept).
@@ -579,7 +583,13 @@ impl StateStore {
                 ..Default::default()
             },
         );
-        self.append(&buf)
+        self.append(&buf)?;
+        // Cookie records count as journal too, so they cannot pile up.
+        self.file_updates += 1;
+        if self.journal_too_long() {
+            self.compact()?;
+        }
+        Ok(())
     }
 
     /// Forgets all state (a pipeline commit reset the dataplane) and
@@ -776,7 +786,23 @@ actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwid
         assert_eq!(all(&loaded), want);
         assert_eq!(loaded.cookie, Some(0xfeed));
         assert_eq!(loaded.torn_bytes, 0);
-        assert_eq!(store.file_updates(), 3);
+        assert_eq!(store.file_updates(), 4, "three updates and a cookie");
+    }
+
+    #[test]
+    fn cookie_changes_alone_are_compacted_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.p4rt");
+        let (mut store, _) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        record(&mut store, &[route(UpdateType::Insert, 1, 1)]);
+        for c in 0..2 * COMPACT_MIN_UPDATES {
+            store.set_cookie(Some(c)).unwrap();
+        }
+        assert!(store.file_updates() <= COMPACT_MIN_UPDATES + COMPACT_RATIO + 1);
+        drop(store);
+        let (_, loaded) = StateStore::open(&path, &info(), DEVICE).unwrap();
+        assert_eq!(loaded.cookie, Some(2 * COMPACT_MIN_UPDATES - 1));
+        assert_eq!(all(&loaded), vec![route_update(UpdateType::Insert, 1, 1)]);
     }
 
     #[test]
