@@ -390,7 +390,7 @@ impl StateStore {
                 path = %path.display(),
                 offset = pos,
                 dropped_bytes = loaded.torn_bytes,
-                "p4runtime state file ends in a torn or damaged record (killed mid-write?): truncating it; the write it held had not been acknowledged"
+                "p4runtime state file ends in a torn or damaged record (killed mid-write, or a crash before write-back): truncating it there and starting with the state before it"
             );
             file.set_len(pos as u64).map_err(io_err(path))?;
         }
