@@ -5,9 +5,12 @@
 //! (if given) and a [`P4TablesBackend`] when the program has the
 //! fabric-owned tables; P4Runtime refuses writes to exactly those tables
 //! (plus any annotated `@roceswitch_owner`). The fabric configuration is
-//! restored from, and persisted to, `state_file`.
+//! restored from, and persisted to, `state_file`; what P4Runtime wrote
+//! (entries, members, groups, meter configs, the pipeline cookie; not
+//! counter values) to `p4rt_state_file` ([`crate::p4rt::persist`]),
+//! replayed in [`Daemon::bind`] before anything is served.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use p4_target::info::ProgramInfo;
@@ -28,6 +31,17 @@ pub struct DaemonOptions {
     pub device_id: u64,
     /// Fabric state file (`None`: start from defaults, persist nothing).
     pub state_file: Option<PathBuf>,
+    /// P4Runtime state file (`None`: start empty, persist nothing); the
+    /// daemon uses [`p4rt_state_path`] of `state_file`.
+    pub p4rt_state_file: Option<PathBuf>,
+}
+
+/// Where the daemon keeps P4Runtime state next to the fabric state file
+/// `state_file`: `<state_file>.p4rt`.
+pub fn p4rt_state_path(state_file: &Path) -> PathBuf {
+    let mut s = state_file.as_os_str().to_owned();
+    s.push(".p4rt");
+    PathBuf::from(s)
 }
 
 /// Why the daemon could not start.
@@ -39,6 +53,9 @@ pub enum DaemonError {
     /// Fabric service setup (state file, backend).
     #[error("fabric: {0}")]
     Fabric(#[from] crate::fabric::service::OpenError),
+    /// The P4Runtime state file could not be restored.
+    #[error(transparent)]
+    P4State(#[from] crate::p4rt::persist::PersistError),
     /// Listening or serving.
     #[error(transparent)]
     Serve(#[from] ServeError),
@@ -52,6 +69,7 @@ pub struct Daemon {
     /// The fabric service.
     pub fabric: FabricService,
     listen: Listen,
+    p4rt_state_file: Option<PathBuf>,
 }
 
 impl Daemon {
@@ -89,12 +107,17 @@ impl Daemon {
             p4rt,
             fabric,
             listen: opts.listen,
+            p4rt_state_file: opts.p4rt_state_file,
         })
     }
 
-    /// Binds the listener (so its address is known before serving); serve
-    /// with [`Bound::serve`], passing the two services back in.
+    /// Restores the P4Runtime state file (if any), then binds the listener
+    /// (so its address is known before serving); serve with
+    /// [`Bound::serve`], passing the two services back in.
     pub async fn bind(self) -> Result<(Bound, P4RuntimeService, FabricService), DaemonError> {
+        if let Some(path) = &self.p4rt_state_file {
+            self.p4rt.restore(path).await?;
+        }
         Ok((Bound::bind(&self.listen).await?, self.p4rt, self.fabric))
     }
 }

@@ -51,8 +51,13 @@ pub struct SwitchArgs {
     /// CPU port number (PacketIn/PacketOut) [default: 510].
     #[arg(long)]
     pub cpu_port: Option<u16>,
-    /// Fabric configuration state file (restored at start, saved on change).
-    #[arg(long)]
+    /// State file: restored at start, saved on every change before the
+    /// change is acknowledged (survives kill -9). Holds the fabric QoS
+    /// configuration; P4Runtime state (table entries, default actions,
+    /// action profile members/groups, meter configs, register cells,
+    /// pipeline cookie) goes to FILE.p4rt next to it. Counter values are
+    /// not kept: they restart at zero.
+    #[arg(long, value_name = "FILE")]
     pub state_file: Option<PathBuf>,
     /// Log filter (tracing-subscriber env-filter syntax).
     #[arg(long, default_value = "info")]
@@ -274,6 +279,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         let opts = DaemonOptions {
             listen: listen.clone(),
             device_id,
+            p4rt_state_file: state_file.as_deref().map(crate::daemon::p4rt_state_path),
             state_file,
         };
         // Prometheus endpoint (off unless --metrics): the traffic manager's counters.

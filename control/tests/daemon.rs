@@ -159,6 +159,7 @@ async fn daemon_wires_ownership_fabric_tables_and_state() {
         listen: Listen::Unix(sock.clone()),
         device_id: 1,
         state_file: Some(dir.path().join("fabric.json")),
+        p4rt_state_file: None,
     };
     let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
     let (bound, p4rt, fabric) = Daemon::build(opts.clone(), &PROGRAM, device.clone(), None)

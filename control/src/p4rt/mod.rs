@@ -6,13 +6,15 @@
 //! batches), [`read`] (entity selection and wildcards), [`arbitration`]
 //! (primary/backup election), [`pipeline`] (P4Info verification),
 //! [`packet_io`] (controller headers), [`digest`] (digest batching and
-//! acks) and [`service`] (the tonic glue).
+//! acks), [`persist`] (the state file that survives restarts) and
+//! [`service`] (the tonic glue).
 
 pub mod arbitration;
 pub mod bytes;
 pub mod digest;
 pub mod error;
 pub mod packet_io;
+pub mod persist;
 pub mod pipeline;
 pub mod read;
 pub mod service;
@@ -20,4 +22,4 @@ pub mod translate;
 pub mod write;
 
 pub use error::P4Error;
-pub use service::{P4RuntimeConfig, P4RuntimeService, ServiceError};
+pub use service::{P4RuntimeConfig, P4RuntimeService, RestoreReport, ServiceError};

@@ -5,8 +5,15 @@
 //! Concurrency: writes are serialised by one async mutex (which also guards
 //! the meter shadow) and each batch runs as one device job; reads run as
 //! one device job each; arbitration state sits behind a short std mutex.
+//!
+//! Persistence ([`super::persist`]): with a state file
+//! ([`P4RuntimeService::restore`]), each Write's applied updates are
+//! recorded, still under the write mutex, before the RPC answers; a
+//! pipeline commit that resets state resets the file, and the cookie is
+//! kept so GetForwardingPipelineConfig answers the same after a restart.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -24,6 +31,7 @@ use tonic::{Code, Request, Response, Status, Streaming};
 use super::arbitration::{Arbitration, StreamTx, election_id};
 use super::digest::{DigestConfig, DigestEngine};
 use super::error::{P4Error, write_status};
+use super::persist::{PersistError, StateStore};
 use super::read::{ReadContext, read_entities};
 use super::write::{Op, Shadow, WriteContext, apply_batch, op_from_update};
 use super::{packet_io, pipeline};
@@ -82,10 +90,26 @@ struct Inner {
     shadow: tokio::sync::Mutex<Shadow>,
     /// The enabled digests (a copy of `shadow.digests` the streams watch).
     digest_configs: watch::Sender<DigestConfigs>,
+    /// The state file, if any; locked only while `shadow` is held.
+    store: Mutex<Option<StateStore>>,
     next_stream: AtomicU64,
 }
 
 type DigestConfigs = HashMap<u32, DigestConfig>;
+
+/// What [`P4RuntimeService::restore`] replayed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RestoreReport {
+    /// Updates replayed and applied.
+    pub applied: usize,
+    /// Updates the write path refused on replay (logged; the file is
+    /// rewritten to the state actually restored).
+    pub refused: usize,
+    /// Bytes of a torn tail cut off the file.
+    pub torn_bytes: u64,
+    /// The pipeline cookie restored.
+    pub cookie: Option<u64>,
+}
 
 /// The P4Runtime service over one device.
 #[derive(Clone)]
@@ -108,6 +132,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn device_status(e: DeviceError) -> Status {
     Status::new(Code::Unavailable, format!("dataplane: {e}"))
+}
+
+fn not_persisted(e: PersistError) -> Status {
+    tracing::error!(error = %e, "p4runtime state not persisted");
+    Status::internal(format!(
+        "applied to the dataplane but not persisted (lost on restart until a later write succeeds): {e}"
+    ))
 }
 
 fn owner_annotation(annotations: &[String]) -> Option<String> {
@@ -157,6 +188,7 @@ impl P4RuntimeService {
                 pipeline: Mutex::default(),
                 shadow: tokio::sync::Mutex::default(),
                 digest_configs: watch::Sender::new(HashMap::new()),
+                store: Mutex::default(),
                 next_stream: AtomicU64::new(1),
             }),
         })
@@ -181,6 +213,63 @@ impl P4RuntimeService {
     pub fn owned_tables(&self) -> &HashMap<u32, String> {
         &self.inner.owned
     }
+
+    /// Restores the state recorded in the P4Runtime state file `path`
+    /// (created if missing) by replaying it through the Write path, then
+    /// records every later change there. Call once, before serving, on a
+    /// device in its initial state. Errors: the file is unreadable, not a
+    /// state file, or written for another program; a torn tail is only
+    /// truncated (with a warning).
+    pub async fn restore(&self, path: &Path) -> Result<RestoreReport, PersistError> {
+        let inner = &self.inner;
+        let mut shadow = inner.shadow.lock().await;
+        let (mut store, loaded) = StateStore::open(path, &inner.p4info, &inner.device_config)?;
+        let mut report = RestoreReport {
+            torn_bytes: loaded.torn_bytes,
+            cookie: loaded.cookie,
+            ..Default::default()
+        };
+        for batch in &loaded.batches {
+            let (ops, results) = inner
+                .apply(
+                    &mut shadow,
+                    batch,
+                    pb::write_request::Atomicity::ContinueOnError,
+                )
+                .await
+                .map_err(|s| PersistError::Replay {
+                    path: path.to_path_buf(),
+                    message: s.message().to_string(),
+                })?;
+            for ((u, op), res) in batch.iter().zip(&ops).zip(&results) {
+                match (op, res) {
+                    (Ok(op), Ok(())) => {
+                        store.note(u, op);
+                        report.applied += 1;
+                    }
+                    (Err(e), _) | (_, Err(e)) => {
+                        report.refused += 1;
+                        tracing::warn!(error = %e, update = ?u, "stored P4Runtime update refused on replay: dropped");
+                    }
+                }
+            }
+        }
+        lock(&inner.pipeline).cookie = loaded.cookie;
+        if report.refused > 0 || loaded.header_outdated {
+            store.compact()?;
+        }
+        tracing::info!(
+            path = %path.display(),
+            applied = report.applied,
+            refused = report.refused,
+            torn_bytes = report.torn_bytes,
+            live = store.live_len(),
+            "p4runtime state restored"
+        );
+        *lock(&inner.store) = Some(store);
+        drop(shadow);
+        Ok(report)
+    }
 }
 
 impl Inner {
@@ -195,9 +284,70 @@ impl Inner {
         }
     }
 
+    /// Decodes `updates` against `shadow`, applies them in one device job
+    /// with `atomicity` and folds the applied meter changes into `shadow`.
+    /// Returns the decoded operations and one result per update.
+    async fn apply(
+        &self,
+        shadow: &mut Shadow,
+        updates: &[pb::Update],
+        atomicity: pb::write_request::Atomicity,
+    ) -> Result<(Vec<Result<Op, P4Error>>, Vec<Result<(), P4Error>>), Status> {
+        let ops: Vec<Result<Op, P4Error>> = {
+            let cx = WriteContext {
+                info: self.info,
+                owned: &self.owned,
+                shadow,
+            };
+            updates.iter().map(|u| op_from_update(&cx, u)).collect()
+        };
+        let (ops, results) = self
+            .device
+            .with_runtime(move |rt: &mut dyn RuntimeApi| {
+                let results = apply_batch(rt, &ops, atomicity);
+                (ops, results)
+            })
+            .await
+            .map_err(device_status)?;
+        for (op, res) in ops.iter().zip(&results) {
+            let (Ok(op), Ok(())) = (op, res) else {
+                continue;
+            };
+            match op {
+                Op::MeterSet(m, cells) => {
+                    for &(i, cfg, _) in cells {
+                        match cfg {
+                            Some(c) => shadow.meters.insert((*m, i), c),
+                            None => shadow.meters.remove(&(*m, i)),
+                        };
+                    }
+                }
+                Op::DirectMeterSet(k, cfg, _) => {
+                    match cfg {
+                        Some(c) => shadow.direct_meters.insert(k.clone(), *c),
+                        None => shadow.direct_meters.remove(k),
+                    };
+                }
+                Op::TableDelete(t, k, p) => {
+                    shadow.direct_meters.remove(&(*t, k.clone(), *p));
+                }
+                Op::DigestSet(d, cfg, _) => {
+                    match cfg {
+                        Some(c) => shadow.digests.insert(*d, *c),
+                        None => shadow.digests.remove(d),
+                    };
+                    self.digest_configs.send_replace(shadow.digests.clone());
+                }
+                _ => {}
+            }
+        }
+        Ok((ops, results))
+    }
+
     /// Removes every entry, member, group and counter/meter/register value
-    /// the control plane wrote, except in tables other services own.
-    async fn reset_state(&self) -> Result<(), Status> {
+    /// the control plane wrote, except in tables other services own; sets
+    /// the pipeline cookie to `cookie` and resets the state file to match.
+    async fn reset_state(&self, cookie: Option<u64>) -> Result<(), Status> {
         let info = self.info;
         let owned: Vec<u32> = self.owned.keys().copied().collect();
         let mut shadow = self.shadow.lock().await;
@@ -237,6 +387,10 @@ impl Inner {
             .map_err(device_status)?;
         *shadow = Shadow::default();
         self.digest_configs.send_replace(HashMap::new());
+        lock(&self.pipeline).cookie = cookie;
+        if let Some(store) = lock(&self.store).as_mut() {
+            store.reset(cookie).map_err(not_persisted)?;
+        }
         Ok(())
     }
 
@@ -362,53 +516,18 @@ impl P4Runtime for P4RuntimeService {
             Status::invalid_argument(format!("atomicity: unknown mode {}", r.atomicity))
         })?;
         let mut shadow = inner.shadow.lock().await;
-        let ops: Vec<Result<Op, P4Error>> = {
-            let cx = WriteContext {
-                info: inner.info,
-                owned: &inner.owned,
-                shadow: &shadow,
-            };
-            r.updates.iter().map(|u| op_from_update(&cx, u)).collect()
-        };
-        let (ops, results) = inner
-            .device
-            .with_runtime(move |rt: &mut dyn RuntimeApi| {
-                let results = apply_batch(rt, &ops, atomicity);
-                (ops, results)
-            })
-            .await
-            .map_err(device_status)?;
-        for (op, res) in ops.iter().zip(&results) {
-            let (Ok(op), Ok(())) = (op, res) else {
-                continue;
-            };
-            match op {
-                Op::MeterSet(m, cells) => {
-                    for &(i, cfg, _) in cells {
-                        match cfg {
-                            Some(c) => shadow.meters.insert((*m, i), c),
-                            None => shadow.meters.remove(&(*m, i)),
-                        };
-                    }
-                }
-                Op::DirectMeterSet(k, cfg, _) => {
-                    match cfg {
-                        Some(c) => shadow.direct_meters.insert(k.clone(), *c),
-                        None => shadow.direct_meters.remove(k),
-                    };
-                }
-                Op::TableDelete(t, k, p) => {
-                    shadow.direct_meters.remove(&(*t, k.clone(), *p));
-                }
-                Op::DigestSet(d, cfg, _) => {
-                    match cfg {
-                        Some(c) => shadow.digests.insert(*d, *c),
-                        None => shadow.digests.remove(d),
-                    };
-                    inner.digest_configs.send_replace(shadow.digests.clone());
-                }
-                _ => {}
-            }
+        let (ops, results) = inner.apply(&mut shadow, &r.updates, atomicity).await?;
+        if let Some(store) = lock(&inner.store).as_mut() {
+            let applied: Vec<(&pb::Update, &Op)> = r
+                .updates
+                .iter()
+                .zip(ops.iter().zip(&results))
+                .filter_map(|(u, (op, res))| match (op, res) {
+                    (Ok(op), Ok(())) => Some((u, op)),
+                    _ => None,
+                })
+                .collect();
+            store.record(&applied).map_err(not_persisted)?;
         }
         drop(shadow);
         match write_status(&results) {
@@ -488,10 +607,8 @@ impl P4Runtime for P4RuntimeService {
             }
             Action::VerifyAndCommit => {
                 verify()?;
-                inner.reset_state().await?;
-                let mut p = lock(&inner.pipeline);
-                p.cookie = cookie;
-                p.saved_cookie = None;
+                inner.reset_state(cookie).await?;
+                lock(&inner.pipeline).saved_cookie = None;
             }
             Action::Commit => {
                 if r.config.as_ref().is_some_and(|c| c.p4info.is_some()) {
@@ -502,12 +619,15 @@ impl P4Runtime for P4RuntimeService {
                         "action: COMMIT without a config saved by VERIFY_AND_SAVE",
                     )
                 })?;
-                inner.reset_state().await?;
-                lock(&inner.pipeline).cookie = saved;
+                inner.reset_state(saved).await?;
             }
             Action::ReconcileAndCommit => {
                 verify()?;
+                let _writes = inner.shadow.lock().await;
                 lock(&inner.pipeline).cookie = cookie;
+                if let Some(store) = lock(&inner.store).as_mut() {
+                    store.set_cookie(cookie).map_err(not_persisted)?;
+                }
             }
         }
         tracing::info!(
