@@ -4,7 +4,8 @@
 //! (status codes and the Write error shape), [`translate`] (validated
 //! proto ↔ runtime conversion), [`write`](mod@write) (update decoding and atomic
 //! batches), [`read`] (entity selection and wildcards), [`arbitration`]
-//! (primary/backup election), [`pipeline`] (P4Info verification),
+//! (primary/backup election), [`pipeline`] (P4Info verification), [`pre`]
+//! (multicast groups and clone sessions),
 //! [`packet_io`] (controller headers) and [`service`] (the tonic glue).
 
 pub mod arbitration;
@@ -12,6 +13,7 @@ pub mod bytes;
 pub mod error;
 pub mod packet_io;
 pub mod pipeline;
+pub mod pre;
 pub mod read;
 pub mod service;
 pub mod translate;
