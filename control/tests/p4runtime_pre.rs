@@ -661,3 +661,139 @@ async fn a_device_without_pre_reads_empty_and_refuses_writes() {
     .unwrap_err();
     assert_eq!(codes(&err), vec![Code::Unimplemented]);
 }
+
+// ---- the real switch: P4Runtime → SwitchDevice → Switch ---------------------
+
+/// A `Switch` running roce_switch.p4 with 4 ports on its own thread, driven
+/// through the driver's command channel as `roceswitch` does.
+struct RealSwitch {
+    commands: std::sync::mpsc::Sender<dataplane::driver::Command<dataplane::roce::Program>>,
+    harness: Harness,
+}
+
+impl RealSwitch {
+    async fn start() -> RealSwitch {
+        use dataplane::switch::{Switch, SwitchConfig};
+        use dataplane::time::Instant;
+        let (tx, rx) =
+            std::sync::mpsc::channel::<dataplane::driver::Command<dataplane::roce::Program>>();
+        std::thread::spawn(move || {
+            let mut sw = Switch::new(
+                dataplane::roce::Program::new(),
+                SwitchConfig::with_ports(4),
+                Instant::ZERO,
+            )
+            .unwrap();
+            while let Ok(cmd) = rx.recv() {
+                cmd(&mut sw, Instant::ZERO);
+            }
+        });
+        let (pin_tx, _) = tokio::sync::broadcast::channel(16);
+        let device = std::sync::Arc::new(control::switchdev::SwitchDevice::new(tx.clone(), pin_tx));
+        let svc = P4RuntimeService::from_program(
+            &dataplane::roce::PROGRAM_INFO,
+            device,
+            P4RuntimeConfig {
+                device_id: DEVICE,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(svc.into_server())
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
+        // The harness's LocalDevice is only a placeholder here.
+        let placeholder = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
+        RealSwitch {
+            commands: tx,
+            harness: Harness {
+                addr,
+                device: placeholder,
+            },
+        }
+    }
+
+    /// Sends `frame` in on `port`; returns what every port transmits.
+    fn frame(&self, port: u16, frame: Vec<u8>) -> Vec<(u16, Vec<u8>)> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.commands
+            .send(Box::new(move |sw, now| {
+                sw.handle_frame(port, &frame, now);
+                sw.handle_timeout(now);
+                let mut out = Vec::new();
+                let mut buf = Vec::new();
+                for p in 0..4 {
+                    while sw.poll_transmit(p, now, &mut buf) {
+                        out.push((p, buf.clone()));
+                    }
+                }
+                let _ = tx.send(out);
+            }))
+            .unwrap();
+        rx.recv().unwrap()
+    }
+}
+
+#[tokio::test]
+async fn on_the_real_switch_a_group_written_over_p4runtime_replicates_frames() {
+    let info = &dataplane::roce::PROGRAM_INFO;
+    let sw = RealSwitch::start().await;
+    let mut c = primary(&sw.harness, 1).await;
+    // Port 4 does not exist on a 4-port switch; the CPU port does.
+    let err = write(
+        &mut c,
+        vec![update(
+            U::Insert,
+            group(group_entry(1, vec![rep(1, 0), rep(4, 0)], b"")),
+        )],
+    )
+    .await
+    .unwrap_err();
+    let errs = update_errors(&err);
+    assert_eq!(Code::from(errs[0].0), Code::InvalidArgument);
+    assert!(
+        errs[0].1.contains("multicast_group_entry.replicas[1].port"),
+        "{}",
+        errs[0].1
+    );
+    // Broadcast in VLAN 0 → group 1 = ports 0..3.
+    let l2 = info.table_by_name("l2_fwd").unwrap();
+    let set_grp = info.action_by_name("set_mcast_grp").unwrap();
+    write(
+        &mut c,
+        vec![
+            update(
+                U::Insert,
+                group(group_entry(1, (0..4).map(|p| rep(p, 0)).collect(), b"")),
+            ),
+            insert(entry(
+                l2.id,
+                vec![exact(l2.keys[0].id, &[0]), exact(l2.keys[1].id, &[0xff; 6])],
+                direct(action(set_grp.id, &[(set_grp.params[0].id, &[1])])),
+                0,
+            )),
+        ],
+    )
+    .await
+    .unwrap();
+    let mut frame = vec![0xff; 6];
+    frame.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x01, 0x88, 0xb5]);
+    frame.extend_from_slice(&[0x5a; 46]);
+    let out = sw.frame(2, frame.clone());
+    let ports: Vec<u16> = out.iter().map(|(p, _)| *p).collect();
+    assert_eq!(ports, vec![0, 1, 3], "every member port but the source");
+    assert!(out.iter().all(|(_, f)| *f == frame), "copies are unchanged");
+
+    // Deleting the group stops the copies.
+    write(
+        &mut c,
+        vec![update(U::Delete, group(group_entry(1, vec![], b"")))],
+    )
+    .await
+    .unwrap();
+    assert!(sw.frame(2, frame).is_empty());
+}
