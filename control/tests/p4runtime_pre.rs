@@ -797,3 +797,48 @@ async fn on_the_real_switch_a_group_written_over_p4runtime_replicates_frames() {
     .unwrap();
     assert!(sw.frame(2, frame).is_empty());
 }
+
+#[tokio::test]
+async fn committing_a_pipeline_clears_groups_and_sessions() {
+    use pb::set_forwarding_pipeline_config_request::Action;
+    let h = Harness::start().await;
+    let mut c = primary(&h, 1).await;
+    write(
+        &mut c,
+        vec![
+            update(U::Insert, group(group_entry(1, vec![rep(1, 0)], b"\x05"))),
+            update(U::Insert, session(session_entry(1, rep(2, 0), 0, 0))),
+        ],
+    )
+    .await
+    .unwrap();
+    c.client
+        .set_forwarding_pipeline_config(pb::SetForwardingPipelineConfigRequest {
+            device_id: DEVICE,
+            election_id: Some(u128_wire(c.election_id)),
+            action: Action::VerifyAndCommit as i32,
+            config: Some(pb::ForwardingPipelineConfig {
+                p4info: Some(proto::p4info_from_text(P4INFO_TEXT).unwrap()),
+                p4_device_config: Vec::new(),
+                cookie: Some(pb::forwarding_pipeline_config::Cookie { cookie: 1 }),
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        read(&mut c.client, vec![all_groups(), all_sessions()])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // The same ids can be inserted again.
+    let g = group_entry(1, vec![rep(3, 0)], b"");
+    write(&mut c, vec![update(U::Insert, group(g.clone()))])
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c.client, vec![all_groups()]).await.unwrap(),
+        entities(vec![group(g)])
+    );
+}
