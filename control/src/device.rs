@@ -3,9 +3,16 @@
 //! Contract: the dataplane thread owns the pipeline's [`RuntimeApi`] and
 //! runs control-plane jobs (closures) between packets. Services never touch
 //! the runtime directly: they [`Device::submit`] a job and await its result
-//! over a oneshot channel ([`DeviceExt::with_runtime`]). A batch of updates
-//! submitted as one job is therefore applied atomically with respect to
-//! packets, and the per-packet path takes no lock a writer can hold.
+//! over a oneshot channel ([`DeviceExt::with_runtime`],
+//! [`DeviceExt::with_state`]). A batch of updates submitted as one job is
+//! therefore applied atomically with respect to packets, and the per-packet
+//! path takes no lock a writer can hold.
+//!
+//! A job sees a [`DeviceState`]: the runtime (tables, profiles, externs),
+//! the packet replication engine beside it (multicast groups and clone
+//! sessions; `None` on a device without one) and the ports a replica may
+//! name. Both are borrowed for the job only, so a job that changes tables
+//! and groups together is still one step for the dataplane.
 //!
 //! Packet I/O crosses the same boundary as raw frames: a packet-out frame is
 //! the `packet_out` controller header followed by the payload, a packet-in
@@ -15,17 +22,70 @@
 //! Digests travel the same way, as [`Digest`] values, to every subscriber.
 //!
 //! [`LocalDevice`] is the in-process implementation used by tests and by
-//! tools without a dataplane: it owns a `Box<dyn RuntimeApi + Send>` in its
-//! own thread, records packet-out frames and lets tests inject packet-ins
-//! and digests.
+//! tools without a dataplane: it owns a `Box<dyn RuntimeApi + Send>` and a
+//! [`Pre`] (no packets flow through it, but groups and sessions are kept and
+//! read back) in its own thread, records packet-out frames and lets tests
+//! inject packet-ins and digests.
 
 use std::sync::{Arc, Mutex};
 
 pub use dataplane::switch::Digest;
+use p4_target::arch::Pre;
 use p4_target::runtime::RuntimeApi;
 use tokio::sync::{broadcast, oneshot};
 
-/// A control-plane job run on the thread that owns the runtime.
+/// The port numbers a device has: front-panel ports `0..front_panel` and
+/// the CPU port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortSpace {
+    /// Number of front-panel ports (numbered from 0).
+    pub front_panel: u16,
+    /// The CPU port, if the device has one.
+    pub cpu_port: Option<u16>,
+}
+
+impl PortSpace {
+    /// Whether `port` exists on the device.
+    pub fn contains(&self, port: u16) -> bool {
+        port < self.front_panel || self.cpu_port == Some(port)
+    }
+}
+
+impl std::fmt::Display for PortSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ports 0..{}", self.front_panel)?;
+        if let Some(cpu) = self.cpu_port {
+            write!(f, " and CPU port {cpu}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a control-plane job may read and change, borrowed from the thread
+/// that owns it for the duration of the job.
+pub struct DeviceState<'a> {
+    /// The pipeline's runtime.
+    pub runtime: &'a mut dyn RuntimeApi,
+    /// The packet replication engine, if the device has one.
+    pub pre: Option<&'a mut Pre>,
+    /// The ports replicas may name; `None` when the device has no real
+    /// ports (any port the engine accepts, 0..=510, is allowed).
+    pub ports: Option<PortSpace>,
+}
+
+impl std::fmt::Debug for DeviceState<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceState")
+            .field("pre", &self.pre)
+            .field("ports", &self.ports)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A control-plane job run on the thread that owns the device state.
+pub type DeviceJob = Box<dyn FnOnce(&mut DeviceState<'_>) + Send + 'static>;
+
+/// A control-plane job that needs only the runtime.
 pub type RuntimeJob = Box<dyn FnOnce(&mut dyn RuntimeApi) + Send + 'static>;
 
 /// Why the device could not run a job or take a frame.
@@ -42,7 +102,11 @@ pub enum DeviceError {
 /// What the services need from a dataplane.
 pub trait Device: Send + Sync + 'static {
     /// Queues `job` to run on the dataplane thread, between packets.
-    fn submit(&self, job: RuntimeJob) -> Result<(), DeviceError>;
+    fn submit_job(&self, job: DeviceJob) -> Result<(), DeviceError>;
+    /// Queues a job that needs only the runtime.
+    fn submit(&self, job: RuntimeJob) -> Result<(), DeviceError> {
+        self.submit_job(Box::new(move |state| job(&mut *state.runtime)))
+    }
     /// Sends a frame (controller header + payload) into the pipeline's CPU port.
     fn packet_out(&self, frame: Vec<u8>) -> Result<(), DeviceError>;
     /// Frames (controller header + payload) the pipeline sends to the CPU
@@ -57,7 +121,7 @@ pub trait Device: Send + Sync + 'static {
 
 /// Awaiting form of [`Device::submit`].
 pub trait DeviceExt: Device {
-    /// Runs `f` on the dataplane thread and returns its result.
+    /// Runs `f` on the runtime, on the dataplane thread, and returns its result.
     fn with_runtime<R, F>(
         &self,
         f: F,
@@ -66,9 +130,22 @@ pub trait DeviceExt: Device {
         R: Send + 'static,
         F: FnOnce(&mut dyn RuntimeApi) -> R + Send + 'static,
     {
+        self.with_state(move |state| f(&mut *state.runtime))
+    }
+
+    /// Runs `f` on the whole device state (runtime and replication
+    /// engine), on the dataplane thread, and returns its result.
+    fn with_state<R, F>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Result<R, DeviceError>> + Send
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut DeviceState<'_>) -> R + Send + 'static,
+    {
         let (tx, rx) = oneshot::channel();
-        let submitted = self.submit(Box::new(move |rt| {
-            let _ = tx.send(f(rt));
+        let submitted = self.submit_job(Box::new(move |state| {
+            let _ = tx.send(f(state));
         }));
         async move {
             submitted?;
@@ -80,10 +157,11 @@ pub trait DeviceExt: Device {
 impl<T: Device + ?Sized> DeviceExt for T {}
 
 enum Msg {
-    Job(RuntimeJob),
+    Job(DeviceJob),
 }
 
-/// An in-process device: a thread owning a runtime, no packets flowing.
+/// An in-process device: a thread owning a runtime and (normally) a
+/// replication engine, no packets flowing.
 pub struct LocalDevice {
     jobs: std::sync::mpsc::Sender<Msg>,
     packet_in: broadcast::Sender<Vec<u8>>,
@@ -98,17 +176,33 @@ impl std::fmt::Debug for LocalDevice {
 }
 
 impl LocalDevice {
-    /// Starts the owning thread. The thread ends when the device is dropped.
-    pub fn new(mut runtime: Box<dyn RuntimeApi + Send>) -> Arc<Self> {
+    /// Starts the owning thread, with an empty replication engine. The
+    /// thread ends when the device is dropped.
+    pub fn new(runtime: Box<dyn RuntimeApi + Send>) -> Arc<Self> {
+        Self::start(runtime, Some(Pre::new()))
+    }
+
+    /// A device without a packet replication engine (PRE writes are
+    /// UNIMPLEMENTED on it).
+    pub fn without_pre(runtime: Box<dyn RuntimeApi + Send>) -> Arc<Self> {
+        Self::start(runtime, None)
+    }
+
+    fn start(mut runtime: Box<dyn RuntimeApi + Send>, mut pre: Option<Pre>) -> Arc<Self> {
         let (tx, rx) = std::sync::mpsc::channel::<Msg>();
         std::thread::Builder::new()
             .name("local-device".into())
             .spawn(move || {
                 while let Ok(Msg::Job(job)) = rx.recv() {
-                    let rt: &mut dyn RuntimeApi = &mut *runtime;
+                    let mut state = DeviceState {
+                        runtime: &mut *runtime,
+                        pre: pre.as_mut(),
+                        ports: None,
+                    };
                     // A panicking job drops its reply sender: the caller sees
                     // `Stopped` for that job, and the device keeps serving.
-                    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(rt))).is_err() {
+                    let run = std::panic::AssertUnwindSafe(|| job(&mut state));
+                    if std::panic::catch_unwind(run).is_err() {
                         tracing::error!("control-plane job panicked");
                     }
                 }
@@ -141,7 +235,7 @@ impl LocalDevice {
 }
 
 impl Device for LocalDevice {
-    fn submit(&self, job: RuntimeJob) -> Result<(), DeviceError> {
+    fn submit_job(&self, job: DeviceJob) -> Result<(), DeviceError> {
         self.jobs
             .send(Msg::Job(job))
             .map_err(|_| DeviceError::Stopped)

@@ -7,6 +7,9 @@
 //! channel ([`dataplane::driver::Command`]): every operation is a closure
 //! run on the switch's thread between packets, and replies come back over a
 //! channel. Nothing here holds a lock the packet path could wait on.
+//! Control-plane jobs get the program's runtime and the switch's packet
+//! replication engine together, with the switch's ports (front panel plus
+//! CPU port) as the ports a replica may name.
 
 use std::sync::mpsc::{Sender, sync_channel};
 use std::time::Duration;
@@ -18,7 +21,7 @@ use dataplane::watchdog::{WatchdogPortConfig, WdAction};
 use p4_target::pipeline::Pipeline;
 use tokio::sync::broadcast;
 
-use crate::device::{Device, DeviceError, Digest, RuntimeJob};
+use crate::device::{Device, DeviceError, DeviceJob, DeviceState, Digest, PortSpace};
 use crate::fabric::backend::{BackendError, FabricBackend, PriorityCounters};
 use crate::fabric::config::{FabricConfig, Headroom, Threshold, WatchdogAction};
 
@@ -58,9 +61,19 @@ impl<P: Pipeline> SwitchDevice<P> {
 }
 
 impl<P: Pipeline> Device for SwitchDevice<P> {
-    fn submit(&self, job: RuntimeJob) -> Result<(), DeviceError> {
-        let cmd: Command<P> =
-            Box::new(move |sw: &mut Switch<P>, _now| job(sw.pipeline_mut().runtime_mut()));
+    fn submit_job(&self, job: DeviceJob) -> Result<(), DeviceError> {
+        let cmd: Command<P> = Box::new(move |sw: &mut Switch<P>, _now| {
+            let ports = PortSpace {
+                front_panel: u16::try_from(sw.num_ports()).unwrap_or(u16::MAX),
+                cpu_port: Some(sw.cpu_port()),
+            };
+            let (pipeline, pre) = sw.pipeline_and_pre_mut();
+            job(&mut DeviceState {
+                runtime: pipeline.runtime_mut(),
+                pre: Some(pre),
+                ports: Some(ports),
+            })
+        });
         self.commands.send(cmd).map_err(|_| DeviceError::Stopped)
     }
 

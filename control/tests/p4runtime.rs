@@ -573,13 +573,13 @@ fn bad_cases() -> Vec<(&'static str, pb::Update, Code, &'static str)> {
             "member 42",
         ),
         (
-            "PRE write",
+            "PRE entry without a type",
             update(
                 U::Insert,
                 E::PacketReplicationEngineEntry(Default::default()),
             ),
-            Code::Unimplemented,
-            "packet_replication_engine_entry",
+            Code::InvalidArgument,
+            "packet_replication_engine_entry.type",
         ),
         (
             "modify missing entry",

@@ -11,8 +11,14 @@
  *             to a next hop or an ECMP group (action selector hashed on the
  *             5-tuple including the UDP source port, the RoCEv2 entropy);
  *             decrement TTL / hop limit; L2 exact forwarding for frames not
- *             addressed to the router; ternary ACL; punt to the CPU port.
- *   egress    RED/ECN marking on the traffic manager's queue depth in bytes,
+ *             addressed to the router, to one port or to a multicast group
+ *             (broadcast/multicast MACs, or flooding if the controller makes
+ *             it the default); ternary ACL that can also mirror to a clone
+ *             session; punt to the CPU port.
+ *   PRE       multicast groups and clone sessions are P4Runtime
+ *             PacketReplicationEngineEntry objects (or the STF/CLI commands).
+ *   egress    a replica never leaves by the port it arrived on; RED/ECN
+ *             marking on the traffic manager's queue depth in bytes,
  *             per (egress port, priority); CE only on ECT packets; the RoCE
  *             ICRC masks ToS/TTL/checksum, so marking never breaks it.
  *
@@ -43,10 +49,15 @@ const bit<32> DROP_NO_ROUTE       = 3;
 const bit<32> DROP_ACL            = 4;
 const bit<32> DROP_UNKNOWN_L2_DST = 5;
 const bit<32> DROP_EGRESS_INVALID = 6;
+/* egress_drop_reason only: a replica for the port the packet came in by. */
+const bit<32> DROP_REPLICA_TO_SOURCE = 7;
 const bit<32> DROP_REASONS        = 8;
 
 /* Per-(port, priority) counters are indexed by port * 8 + priority. */
 const bit<32> PORT_PRIO_CELLS = 4096;
+
+/* standard_metadata.instance_type of a multicast replica (bmv2). */
+const bit<32> INSTANCE_TYPE_REPLICATION = 5;
 
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
@@ -511,9 +522,16 @@ control RoceIngress(inout headers_t hdr,
     action l2_forward(bit<9> port) { std_meta.egress_spec = port; }
 
     action l2_unknown() {
-        /* Never flood: an unknown destination on a lossless fabric is how
-         * PFC deadlocks start (R-DL-1). */
+        /* Never flood by default: an unknown destination on a lossless
+         * fabric is how PFC deadlocks start (R-DL-1). */
         count_drop(DROP_UNKNOWN_L2_DST);
+    }
+
+    /* Replicate to every port of a multicast group (P4Runtime
+     * MulticastGroupEntry): an entry for ff:ff:ff:ff:ff:ff or a multicast
+     * MAC in a VLAN, or the default action to flood unknown unicast. */
+    action set_mcast_grp(bit<16> mcast_grp) {
+        std_meta.mcast_grp = mcast_grp;
     }
 
     table l2_fwd {
@@ -521,7 +539,7 @@ control RoceIngress(inout headers_t hdr,
             meta.vid: exact @name("vid");
             hdr.ethernet.dst_addr: exact @name("dst_mac");
         }
-        actions = { l2_forward; l2_unknown; }
+        actions = { l2_forward; l2_unknown; set_mcast_grp; }
         default_action = l2_unknown();
         size = 8192;
     }
@@ -532,9 +550,17 @@ control RoceIngress(inout headers_t hdr,
 
     action punt_to_cpu() {
         std_meta.egress_spec = CPU_PORT;
+        std_meta.mcast_grp = 0;
     }
 
     action acl_permit() { }
+
+    /* Permit, and send a copy of the packet as it arrived to a clone
+     * session (P4Runtime CloneSessionEntry: port, class of service,
+     * truncation): port mirroring. */
+    action acl_mirror(bit<32> session) {
+        clone(CloneType.I2E, session);
+    }
 
     table acl {
         key = {
@@ -547,7 +573,7 @@ control RoceIngress(inout headers_t hdr,
             meta.l4_dst_port: range @name("l4_dst_port");
             meta.dscp: ternary @name("dscp");
         }
-        actions = { acl_permit; acl_deny; punt_to_cpu; }
+        actions = { acl_permit; acl_deny; punt_to_cpu; acl_mirror; }
         default_action = acl_permit();
         size = 1024;
     }
@@ -655,6 +681,12 @@ control RoceEgress(inout headers_t hdr,
     }
 
     apply {
+        if (std_meta.instance_type == INSTANCE_TYPE_REPLICATION &&
+            std_meta.egress_port == std_meta.ingress_port) {
+            egress_drop_reason.count(DROP_REPLICA_TO_SOURCE);
+            mark_to_drop(std_meta);
+            exit;
+        }
         if (std_meta.egress_port == CPU_PORT) {
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = std_meta.ingress_port;

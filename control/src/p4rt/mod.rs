@@ -4,10 +4,10 @@
 //! (status codes and the Write error shape), [`translate`] (validated
 //! proto ↔ runtime conversion), [`write`](mod@write) (update decoding and atomic
 //! batches), [`read`] (entity selection and wildcards), [`arbitration`]
-//! (primary/backup election), [`pipeline`] (P4Info verification),
-//! [`packet_io`] (controller headers), [`digest`] (digest batching and
-//! acks), [`persist`] (the state file that survives restarts) and
-//! [`service`] (the tonic glue).
+//! (primary/backup election), [`pipeline`] (P4Info verification), [`pre`]
+//! (multicast groups and clone sessions), [`packet_io`] (controller
+//! headers), [`digest`] (digest batching and acks), [`persist`] (the state
+//! file that survives restarts) and [`service`] (the tonic glue).
 
 pub mod arbitration;
 pub mod bytes;
@@ -16,6 +16,7 @@ pub mod error;
 pub mod packet_io;
 pub mod persist;
 pub mod pipeline;
+pub mod pre;
 pub mod read;
 pub mod service;
 pub mod translate;

@@ -8,13 +8,16 @@
 //!   entry; `counter_data` present asks for direct counters.
 //! * Profile id 0, member/group id 0, counter id 0, register id 0 and an
 //!   absent index are wildcards.
-//! * PRE wildcard reads return nothing (the device has no PRE); other
-//!   unsupported kinds are UNIMPLEMENTED.
+//! * PRE entries: group / session id 0 is the wildcard, an entry without a
+//!   type reads both kinds (see [`super::pre::read`]); on a device without
+//!   a PRE wildcard reads are empty. Other unsupported kinds are
+//!   UNIMPLEMENTED.
 //!
 //! Runs inside one device job, so a read sees a consistent snapshot.
 
 use std::collections::HashMap;
 
+use p4_target::arch::Pre;
 use p4_target::info::{ProgramInfo, TableInfo};
 use p4_target::runtime::{CounterData, RuntimeApi};
 use proto::p4::v1 as pb;
@@ -130,9 +133,11 @@ fn index_range(
     }
 }
 
-/// Reads every entity `entities` selects, in request order.
+/// Reads every entity `entities` selects, in request order, from the
+/// runtime and the replication engine (`None` if the device has none).
 pub fn read_entities(
     rt: &dyn RuntimeApi,
+    pre: Option<&Pre>,
     cx: &ReadContext,
     entities: &[pb::Entity],
 ) -> Result<Vec<pb::Entity>, P4Error> {
@@ -351,18 +356,8 @@ pub fn read_entities(
                     }
                 }
             }
-            E::PacketReplicationEngineEntry(pre) => {
-                use pb::packet_replication_engine_entry::Type;
-                let wildcard = match &pre.r#type {
-                    Some(Type::MulticastGroupEntry(m)) => m.multicast_group_id == 0,
-                    Some(Type::CloneSessionEntry(c)) => c.session_id == 0,
-                    None => true,
-                };
-                if !wildcard {
-                    return Err(P4Error::unimplemented(
-                        "packet_replication_engine_entry (this device has no PRE)",
-                    ));
-                }
+            E::PacketReplicationEngineEntry(e) => {
+                super::pre::read(pre, &cx.shadow.pre, e, &mut out)?;
             }
             E::ExternEntry(_) => return Err(P4Error::unimplemented("extern_entry")),
             E::ValueSetEntry(_) => return Err(P4Error::unimplemented("value_set_entry")),

@@ -18,8 +18,9 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use p4_target::arch::Pre;
 use p4_target::info::ProgramInfo;
-use p4_target::runtime::{CounterData, RuntimeApi};
+use p4_target::runtime::CounterData;
 use proto::p4::config::v1::P4Info;
 use proto::p4::v1 as pb;
 use proto::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
@@ -303,8 +304,8 @@ impl Inner {
         };
         let (ops, results) = self
             .device
-            .with_runtime(move |rt: &mut dyn RuntimeApi| {
-                let results = apply_batch(rt, &ops, atomicity);
+            .with_state(move |dev| {
+                let results = apply_batch(dev, &ops, atomicity);
                 (ops, results)
             })
             .await
@@ -331,6 +332,7 @@ impl Inner {
                 Op::TableDelete(t, k, p) => {
                     shadow.direct_meters.remove(&(*t, k.clone(), *p));
                 }
+                Op::Pre(p) => shadow.pre.record(p),
                 Op::DigestSet(d, cfg, _) => {
                     match cfg {
                         Some(c) => shadow.digests.insert(*d, *c),
@@ -352,7 +354,11 @@ impl Inner {
         let owned: Vec<u32> = self.owned.keys().copied().collect();
         let mut shadow = self.shadow.lock().await;
         self.device
-            .with_runtime(move |rt: &mut dyn RuntimeApi| {
+            .with_state(move |dev| {
+                if let Some(pre) = dev.pre.as_deref_mut() {
+                    *pre = Pre::new();
+                }
+                let rt = &mut *dev.runtime;
                 for t in info.tables.iter().filter(|t| !owned.contains(&t.id)) {
                     let _ = rt.table_clear(t.id);
                     if !t.default_is_const {
@@ -553,7 +559,7 @@ impl P4Runtime for P4RuntimeService {
         let entities = r.entities;
         let found = inner
             .device
-            .with_runtime(move |rt: &mut dyn RuntimeApi| read_entities(rt, &cx, &entities))
+            .with_state(move |dev| read_entities(&*dev.runtime, dev.pre.as_deref(), &cx, &entities))
             .await
             .map_err(device_status)?
             .map_err(|e| e.to_status())?;

@@ -11,6 +11,11 @@
 //!   reverse order. Since the whole batch runs in one job between packets,
 //!   the dataplane never sees a partial batch, which is what
 //!   DATAPLANE_ATOMIC asks for. Updates not applied get ABORTED.
+//!
+//! Packet replication engine entries (multicast groups, clone sessions;
+//! see [`super::pre`]) are operations like any other: they run in the same
+//! job, roll back with the rest, and fail per update with UNIMPLEMENTED on
+//! a device without an engine.
 
 use std::collections::HashMap;
 
@@ -25,16 +30,19 @@ use tonic::Code;
 use super::bytes::decode;
 use super::digest::DigestConfig;
 use super::error::P4Error;
+use super::pre::{self, PreEcho, PreOp};
 use super::translate::{
     action_call_from_proto, check_action_in_table, check_priority, entry_action_from_proto,
     key_from_proto, table,
 };
+use crate::device::DeviceState;
 
 /// Key of one direct resource cell: table id, match list, priority.
 pub type EntryKey = (u32, Vec<Option<FieldMatch>>, i32);
 
-/// State the runtime cannot report back (meter configurations), kept by
-/// the service so reads can echo it and rollbacks can restore it.
+/// State the device cannot report back (meter configurations, how PRE
+/// entries were encoded), kept by the service so reads can echo it and
+/// rollbacks can restore it.
 #[derive(Clone, Debug, Default)]
 pub struct Shadow {
     /// Indirect meter cells: (meter id, index) → config.
@@ -43,6 +51,8 @@ pub struct Shadow {
     pub direct_meters: HashMap<EntryKey, MeterConfig>,
     /// Enabled digests: digest id → config.
     pub digests: HashMap<u32, DigestConfig>,
+    /// Group metadata and replica port forms of PRE entries.
+    pub pre: PreEcho,
 }
 
 /// One device operation.
@@ -81,6 +91,8 @@ pub enum Op {
     /// Enable, change or (`None`) disable a digest: new and old config.
     /// Service state only; the dataplane always emits.
     DigestSet(u32, Option<DigestConfig>, Option<DigestConfig>),
+    /// Change a multicast group or clone session.
+    Pre(PreOp),
 }
 
 /// What decoding an update needs besides the request.
@@ -371,9 +383,7 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                 .collect();
             Ok(Op::RegisterWrite(ri.id, cells))
         }
-        E::PacketReplicationEngineEntry(_) => {
-            Err(P4Error::unimplemented("packet_replication_engine_entry"))
-        }
+        E::PacketReplicationEngineEntry(e) => pre::pre_op(ty, e).map(Op::Pre),
         E::ExternEntry(_) => Err(P4Error::unimplemented("extern_entry")),
         E::ValueSetEntry(_) => Err(P4Error::unimplemented("value_set_entry")),
         E::DigestEntry(d) => digest_op(cx, ty, d),
@@ -539,9 +549,11 @@ fn find_entry(
 
 /// The operation that undoes `op`, computed before `op` runs; `None` when
 /// `op` will fail anyway (nothing to undo).
-fn inverse(rt: &dyn RuntimeApi, op: &Op) -> Option<Op> {
+fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
+    let rt: &dyn RuntimeApi = &*dev.runtime;
     Some(match op {
         Op::Noop => Op::Noop,
+        Op::Pre(p) => Op::Pre(pre::inverse(dev.pre.as_deref()?, p)?),
         Op::TableInsert(t, e, _) => Op::TableDelete(*t, e.matches.clone(), e.priority),
         Op::TableModify(t, e, c) => {
             let old = find_entry(rt, *t, &e.matches, e.priority)?;
@@ -592,10 +604,19 @@ fn inverse(rt: &dyn RuntimeApi, op: &Op) -> Option<Op> {
     })
 }
 
-/// Runs one operation on the runtime.
-pub fn apply_op(rt: &mut dyn RuntimeApi, op: &Op) -> Result<(), P4Error> {
+/// Runs one operation on the device.
+pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
+    let rt: &mut dyn RuntimeApi = &mut *dev.runtime;
     match op {
         Op::Noop | Op::DigestSet(..) => {}
+        Op::Pre(p) => {
+            let Some(engine) = dev.pre.as_deref_mut() else {
+                return Err(P4Error::unimplemented(
+                    "packet_replication_engine_entry (this device has no PRE)",
+                ));
+            };
+            pre::apply(engine, dev.ports, p)?;
+        }
         Op::TableInsert(t, e, c) => {
             rt.table_insert(*t, e.clone())?;
             if let Some(c) = c {
@@ -638,14 +659,14 @@ pub fn apply_op(rt: &mut dyn RuntimeApi, op: &Op) -> Result<(), P4Error> {
 
 /// Applies a decoded batch with `atomicity`; one result per update.
 pub fn apply_batch(
-    rt: &mut dyn RuntimeApi,
+    dev: &mut DeviceState<'_>,
     ops: &[Result<Op, P4Error>],
     atomicity: Atomicity,
 ) -> Vec<Result<(), P4Error>> {
     if atomicity == Atomicity::ContinueOnError {
         return ops
             .iter()
-            .map(|op| op.clone().and_then(|op| apply_op(rt, &op)))
+            .map(|op| op.clone().and_then(|op| apply_op(dev, &op)))
             .collect();
     }
     if let Some(bad) = ops.iter().position(|op| op.is_err()) {
@@ -665,10 +686,10 @@ pub fn apply_batch(
         let Ok(op) = op else {
             unreachable!("checked above")
         };
-        let inv = inverse(rt, op);
-        if let Err(e) = apply_op(rt, op) {
+        let inv = inverse(dev, op);
+        if let Err(e) = apply_op(dev, op) {
             for u in undo.iter().rev().flatten() {
-                if let Err(ue) = apply_op(rt, u) {
+                if let Err(ue) = apply_op(dev, u) {
                     tracing::error!(error = %ue, "rollback step failed");
                 }
             }

@@ -261,8 +261,19 @@ impl<P: Pipeline> Switch<P> {
     }
 
     /// Multicast groups and clone sessions.
+    pub fn pre(&self) -> &Pre {
+        &self.pre
+    }
+
+    /// Multicast groups and clone sessions, for configuration changes.
     pub fn pre_mut(&mut self) -> &mut Pre {
         &mut self.pre
+    }
+
+    /// The program and the replication engine together, for control-plane
+    /// jobs that change tables and groups in one step.
+    pub fn pipeline_and_pre_mut(&mut self) -> (&mut P, &mut Pre) {
+        (&mut self.pipeline, &mut self.pre)
     }
 
     /// The traffic manager (stats, queue depths, watchdog).

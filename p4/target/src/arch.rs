@@ -47,7 +47,7 @@
 //! Every drop is counted by [`DropReason`]. Time is an argument
 //! (`now_ns`); nothing here reads a clock.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 use crate::pipeline::Pipeline;
@@ -135,6 +135,24 @@ struct McNode {
     ports: Vec<u16>,
 }
 
+/// One copy a multicast group makes: an egress port and the `egress_rid`
+/// (P4Runtime's replica `instance`) the copy carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct McReplica {
+    /// Egress port of the copy.
+    pub port: u16,
+    /// `egress_rid` of the copy.
+    pub rid: u16,
+}
+
+/// A multicast group: its replicas in delivery order, and the CLI node
+/// handles that contributed them (so a node is associated at most once).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct McGroup {
+    nodes: Vec<u32>,
+    replicas: Vec<McReplica>,
+}
+
 /// Errors of the replication-engine configuration calls.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PreError {
@@ -153,6 +171,9 @@ pub enum PreError {
     /// A port outside the 9-bit port space.
     #[error("port {0} is out of range (0..=510)")]
     BadPort(u32),
+    /// The same (port, rid) pair twice in one group.
+    #[error("replica (port {}, rid {}) appears twice", .0.port, .0.rid)]
+    DuplicateReplica(McReplica),
 }
 
 /// One copy the traffic manager must deliver to egress.
@@ -233,15 +254,26 @@ pub struct EgressDecision {
 
 /// The packet replication engine: multicast groups and clone sessions,
 /// configured as with bmv2's `simple_switch_CLI` (`mc_mgrp_create`,
-/// `mc_node_create`, `mc_node_associate`, `mirroring_add`).
+/// `mc_node_create`, `mc_node_associate`, `mirroring_add`) or, as a
+/// P4Runtime server does, by whole groups ([`Pre::mc_group_set`],
+/// [`Pre::mc_group_delete`]) and sessions. Groups and sessions list in
+/// ascending id order.
 #[derive(Clone, Debug, Default)]
 pub struct Pre {
     /// Nodes by handle (handles count from 0 in creation order).
     nodes: Vec<McNode>,
-    /// Groups: node handles in association order.
-    groups: HashMap<u16, Vec<u32>>,
+    /// Groups by id.
+    groups: BTreeMap<u16, McGroup>,
     /// Clone sessions.
-    sessions: HashMap<u32, CloneSession>,
+    sessions: BTreeMap<u32, CloneSession>,
+}
+
+fn check_port(port: u32) -> Result<u16, PreError> {
+    if port >= DROP_PORT as u32 {
+        Err(PreError::BadPort(port))
+    } else {
+        Ok(port as u16)
+    }
 }
 
 impl Pre {
@@ -258,19 +290,16 @@ impl Pre {
         if self.groups.contains_key(&group) {
             return Err(PreError::GroupExists(group));
         }
-        self.groups.insert(group, Vec::new());
+        self.groups.insert(group, McGroup::default());
         Ok(())
     }
 
     /// `mc_node_create RID PORT...`: returns the node handle.
     pub fn mc_node_create(&mut self, rid: u16, ports: &[u32]) -> Result<u32, PreError> {
-        let mut checked = Vec::with_capacity(ports.len());
-        for &p in ports {
-            if p >= DROP_PORT as u32 {
-                return Err(PreError::BadPort(p));
-            }
-            checked.push(p as u16);
-        }
+        let checked = ports
+            .iter()
+            .map(|&p| check_port(p))
+            .collect::<Result<Vec<_>, _>>()?;
         self.nodes.push(McNode {
             rid,
             ports: checked,
@@ -278,26 +307,74 @@ impl Pre {
         Ok(self.nodes.len() as u32 - 1)
     }
 
-    /// `mc_node_associate GROUP HANDLE`.
+    /// `mc_node_associate GROUP HANDLE`: the node's ports join the group's
+    /// replicas (once per node).
     pub fn mc_node_associate(&mut self, group: u16, node: u32) -> Result<(), PreError> {
-        if node as usize >= self.nodes.len() {
-            return Err(PreError::NoSuchNode(node));
-        }
-        let members = self
+        let n = self
+            .nodes
+            .get(node as usize)
+            .ok_or(PreError::NoSuchNode(node))?;
+        let g = self
             .groups
             .get_mut(&group)
             .ok_or(PreError::NoSuchGroup(group))?;
-        if !members.contains(&node) {
-            members.push(node);
+        if !g.nodes.contains(&node) {
+            g.nodes.push(node);
+            g.replicas
+                .extend(n.ports.iter().map(|&port| McReplica { port, rid: n.rid }));
         }
         Ok(())
     }
 
-    /// `mirroring_add SESSION PORT` (and its class of service / truncation).
-    pub fn mirroring_add(&mut self, session: u32, config: CloneSession) -> Result<(), PreError> {
-        if config.egress_port >= DROP_PORT {
-            return Err(PreError::BadPort(config.egress_port as u32));
+    /// Creates `group`, or replaces all its replicas, in one step; returns
+    /// the replicas it had before (`None` if it did not exist). Replicas
+    /// are delivered in the order given. Refuses group 0, ports outside
+    /// 0..=510 and a repeated (port, rid) pair, changing nothing.
+    pub fn mc_group_set(
+        &mut self,
+        group: u16,
+        replicas: &[McReplica],
+    ) -> Result<Option<Vec<McReplica>>, PreError> {
+        if group == 0 {
+            return Err(PreError::GroupZero);
         }
+        for (i, r) in replicas.iter().enumerate() {
+            check_port(u32::from(r.port))?;
+            if replicas[..i].contains(r) {
+                return Err(PreError::DuplicateReplica(*r));
+            }
+        }
+        let old = self.groups.insert(
+            group,
+            McGroup {
+                nodes: Vec::new(),
+                replicas: replicas.to_vec(),
+            },
+        );
+        Ok(old.map(|g| g.replicas))
+    }
+
+    /// Removes `group`; returns its replicas, or `None` if it did not exist.
+    pub fn mc_group_delete(&mut self, group: u16) -> Option<Vec<McReplica>> {
+        self.groups.remove(&group).map(|g| g.replicas)
+    }
+
+    /// The replicas of `group`, if it exists.
+    pub fn mc_group(&self, group: u16) -> Option<&[McReplica]> {
+        self.groups.get(&group).map(|g| g.replicas.as_slice())
+    }
+
+    /// Every group with its replicas, by ascending id.
+    pub fn mc_groups(&self) -> impl Iterator<Item = (u16, &[McReplica])> + '_ {
+        self.groups
+            .iter()
+            .map(|(&id, g)| (id, g.replicas.as_slice()))
+    }
+
+    /// `mirroring_add SESSION PORT` (and its class of service /
+    /// truncation); replaces an existing session.
+    pub fn mirroring_add(&mut self, session: u32, config: CloneSession) -> Result<(), PreError> {
+        check_port(u32::from(config.egress_port))?;
         self.sessions.insert(session, config);
         Ok(())
     }
@@ -307,21 +384,28 @@ impl Pre {
         self.sessions.remove(&session).is_some()
     }
 
+    /// The configuration of clone session `session`, if it exists.
+    pub fn clone_session(&self, session: u32) -> Option<CloneSession> {
+        self.sessions.get(&session).copied()
+    }
+
+    /// Every clone session, by ascending id.
+    pub fn clone_sessions(&self) -> impl Iterator<Item = (u32, CloneSession)> + '_ {
+        self.sessions.iter().map(|(&id, &c)| (id, c))
+    }
+
     /// Appends the replicas of `group` to `copies` (cleared first); empty
     /// for an unknown or empty group.
     pub fn replicate(&self, group: u16, copies: &mut Vec<EgressCopy>) {
         copies.clear();
-        let Some(members) = self.groups.get(&group) else {
+        let Some(g) = self.groups.get(&group) else {
             return;
         };
-        for &handle in members {
-            let node = &self.nodes[handle as usize];
-            copies.extend(node.ports.iter().map(|&port| EgressCopy {
-                port,
-                rid: node.rid,
-                instance_type: instance_type::REPLICATION,
-            }));
-        }
+        copies.extend(g.replicas.iter().map(|r| EgressCopy {
+            port: r.port,
+            rid: r.rid,
+            instance_type: instance_type::REPLICATION,
+        }));
     }
 
     fn clone_copy(&self, req: Option<CloneRequest>, kind: CloneType) -> (Option<CloneCopy>, bool) {
@@ -897,6 +981,67 @@ mod tests {
         assert_eq!(pre.mc_node_create(1, &[511]), Err(PreError::BadPort(511)));
         let n = pre.mc_node_create(1, &[5]).unwrap();
         assert_eq!(pre.mc_node_associate(2, n), Err(PreError::NoSuchGroup(2)));
+    }
+
+    #[test]
+    fn whole_group_writes_replace_atomically_and_list_in_id_order() {
+        let mut sw = switch();
+        let r = |port, rid| McReplica { port, rid };
+        let pre = sw.pre_mut();
+        assert_eq!(pre.mc_group_set(7, &[r(2, 1), r(3, 1)]), Ok(None));
+        assert_eq!(pre.mc_group_set(4, &[r(1, 0)]), Ok(None));
+        // A bad replacement changes nothing.
+        assert_eq!(
+            pre.mc_group_set(7, &[r(5, 0), r(5, 0)]),
+            Err(PreError::DuplicateReplica(r(5, 0)))
+        );
+        assert_eq!(
+            pre.mc_group_set(7, &[r(511, 0)]),
+            Err(PreError::BadPort(511))
+        );
+        assert_eq!(pre.mc_group_set(0, &[r(1, 0)]), Err(PreError::GroupZero));
+        assert_eq!(pre.mc_group(7), Some(&[r(2, 1), r(3, 1)][..]));
+        // Same port with two rids is two copies.
+        assert_eq!(
+            pre.mc_group_set(7, &[r(6, 2), r(6, 3)]),
+            Ok(Some(vec![r(2, 1), r(3, 1)]))
+        );
+        let ids: Vec<u16> = pre.mc_groups().map(|(id, _)| id).collect();
+        assert_eq!(ids, vec![4, 7]);
+        let out = sw.process(1, &pkt(1, 7, 0, 0), 0);
+        let rep = instance_type::REPLICATION as u8;
+        assert_eq!(
+            out,
+            vec![
+                (6, vec![1, 7, 0, 0, 6, rep, 2, 0, 0xde, 0xad]),
+                (6, vec![1, 7, 0, 0, 6, rep, 3, 0, 0xde, 0xad]),
+            ]
+        );
+        assert_eq!(
+            sw.pre_mut().mc_group_delete(7),
+            Some(vec![r(6, 2), r(6, 3)])
+        );
+        assert_eq!(sw.pre_mut().mc_group_delete(7), None);
+        assert!(sw.process(1, &pkt(1, 7, 0, 0), 0).is_empty());
+    }
+
+    #[test]
+    fn sessions_are_listed_and_replaced() {
+        let mut pre = Pre::new();
+        let s = |egress_port| CloneSession {
+            egress_port,
+            class_of_service: 0,
+            truncate_bytes: None,
+        };
+        pre.mirroring_add(9, s(1)).unwrap();
+        pre.mirroring_add(3, s(2)).unwrap();
+        pre.mirroring_add(9, s(4)).unwrap();
+        assert_eq!(pre.clone_session(9), Some(s(4)));
+        let all: Vec<(u32, CloneSession)> = pre.clone_sessions().collect();
+        assert_eq!(all, vec![(3, s(2)), (9, s(4))]);
+        assert_eq!(pre.mirroring_add(1, s(511)), Err(PreError::BadPort(511)));
+        assert!(pre.mirroring_delete(3));
+        assert_eq!(pre.clone_session(3), None);
     }
 
     #[test]
