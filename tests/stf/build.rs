@@ -16,6 +16,10 @@ fn main() {
         "cargo:rerun-if-changed={}",
         dir.join("KNOWN_FAILURES").display()
     );
+    // Programs here may #include the switch program and the architecture.
+    for included in ["../../p4/programs", "../../p4/include"] {
+        println!("cargo:rerun-if-changed={}", dir.join(included).display());
+    }
 
     let mut programs: Vec<PathBuf> = fs::read_dir(&dir)
         .expect("read the corpus folder")
