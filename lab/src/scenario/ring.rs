@@ -1,0 +1,590 @@
+//! The deadlock ring on real namespaces: a cyclic buffer dependency between
+//! `roceswitch` daemons that PFC turns into a deadlock, and the PFC
+//! watchdog breaking it (roce-semantics §12, §13; ATSCALE §4.2).
+//!
+//! ```text
+//!        h0                 switch i: p0 = its host, p1 → switch i+1's p2
+//!        │ p0               routes: its own host on p0, every other host
+//!        s0                 clockwise on p1. Host i writes to host i+2, so
+//!   p2 ╱    ╲ p1            each ring link carries one first-hop flow and
+//!     ╱      ╲              one transit flow at line rate each: 2:1
+//!  p1╱        ╲p2           oversubscribed. The transit bytes a switch holds
+//!  s2 ──────── s1           can only leave through its ring port, which the
+//!  │ p2     p1 │            next switch pauses for the same reason: once
+//!  h2          h1           every ring port is paused nothing moves again.
+//! ```
+//!
+//! Contract: [`run`] brings the ring up (through [`crate::labctl`], switch
+//! commands from [`super::live`]), programs every switch (static small
+//! XOFF/XON thresholds so the pauses come early and deterministically,
+//! watchdog off), and runs three phases, returning the counters it saw in a
+//! [`DeadlockOutcome`]; it judges nothing (the caller does, see
+//! [`DeadlockOutcome::problems`]):
+//! 1. **deadlock**: every host sends to the host two hops away at the port
+//!    speed for [`RingConfig::fill_s`]; after the senders have exited, it
+//!    waits until every ring port has stopped transmitting while holding
+//!    bytes, then watches for [`RingConfig::hold_s`] with no input at all:
+//!    a true deadlock keeps its queues, sends nothing on the ring and keeps
+//!    refreshing its XOFFs.
+//! 2. **watchdog**: turns the watchdog on on every switch and waits for its
+//!    storm and restore events and for every queue to empty.
+//! 3. **recovery**: fresh receivers; the same flows at a rate the ring can
+//!    carry, for [`RingConfig::burst_s`]; what each receiver got.
+//!
+//! Addressing as in [`super::live`], part [`RING_PART`]: host i is
+//! 10.0.3.<i+1>, MAC 02:00:00:00:03:<i+1>. Needs root.
+
+use std::path::Path;
+use std::process::Child;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use super::live::{
+    self, Binaries, LabGuard, SWITCH_START, agent_args, host, host_mac, link, mac_text,
+    sock_path, stop_server, summary_of, switch_command, wait_all,
+};
+use super::switchctl::{
+    NextHop, PrioCounters, ROUTER_MAC, SwitchCtl, WatchdogEvent, WatchdogSetting,
+};
+use super::{LINK_MTU_BYTES, LOSSLESS_PRIORITY};
+use crate::labctl::{self, state::StateStore};
+use crate::topo::{SwitchSpec, Topology};
+
+/// Third address byte of the ring's hosts.
+pub const RING_PART: u8 = 3;
+/// A switch's port to its host.
+pub const HOST_PORT: u32 = 0;
+/// A switch's ring port to the next switch (clockwise).
+pub const OUT_PORT: u32 = 1;
+/// A switch's ring port from the previous switch.
+pub const IN_PORT: u32 = 2;
+/// DSCP of the ring traffic (priority 3, lossless).
+pub const RING_DSCP: u8 = 26;
+
+/// Knobs of the ring run.
+#[derive(Debug, Clone)]
+pub struct RingConfig {
+    /// Switches (and hosts) in the ring, at least 3.
+    pub switches: usize,
+    /// Speed of every port (switch shapers, host agents' line rate), bit/s.
+    pub speed_bps: u64,
+    /// Static XOFF threshold of the lossless priority, bytes.
+    pub xoff_bytes: u64,
+    /// XON floor of the lossless priority, bytes.
+    pub xon_bytes: u64,
+    /// RoCE path MTU (payload bytes per packet).
+    pub roce_mtu_bytes: usize,
+    /// How long the senders offer line rate in phase 1, seconds.
+    pub fill_s: f64,
+    /// Longest wait for the ring to stop after the senders exit.
+    pub form_limit: Duration,
+    /// How long the deadlock is watched with no input.
+    pub hold: Duration,
+    /// Watchdog settings of phase 2.
+    pub watchdog: WatchdogSetting,
+    /// Longest wait for the watchdog to detect, restore and drain.
+    pub recover_limit: Duration,
+    /// Phase 3 per-sender rate, bit/s (two flows share a ring link).
+    pub burst_rate_bps: u64,
+    /// Phase 3 duration, seconds.
+    pub burst_s: f64,
+}
+
+impl Default for RingConfig {
+    fn default() -> Self {
+        RingConfig {
+            switches: 3,
+            speed_bps: 20_000_000,
+            xoff_bytes: 12 * 1024,
+            xon_bytes: 4 * 1024,
+            roce_mtu_bytes: 1024,
+            fill_s: 2.0,
+            form_limit: Duration::from_secs(10),
+            hold: Duration::from_secs(3),
+            watchdog: WatchdogSetting {
+                detection_time_ms: 200,
+                restoration_time_ms: 400,
+                poll_interval_ms: 100,
+                drop: true,
+            },
+            recover_limit: Duration::from_secs(10),
+            burst_rate_bps: 5_000_000,
+            burst_s: 1.5,
+        }
+    }
+}
+
+/// Node names of the ring.
+pub fn switch_name(i: usize) -> String {
+    format!("s{i}")
+}
+
+/// Host `i`'s node name.
+pub fn host_name(i: usize) -> String {
+    format!("h{i}")
+}
+
+/// The ring as a lab topology: `n` switches running `roceswitch` (gRPC on
+/// a Unix socket in the lab's log directory), one host each.
+pub fn ring_topology(
+    lab: &str,
+    n: usize,
+    speed_bps: u64,
+    roceswitch: &Path,
+    store: &StateStore,
+) -> Topology {
+    let switches = (0..n)
+        .map(|i| SwitchSpec {
+            name: switch_name(i),
+            command: Some(switch_command(
+                roceswitch,
+                3,
+                speed_bps,
+                &sock_path(store, lab, &switch_name(i)),
+            )),
+        })
+        .collect();
+    let hosts = (0..n).map(|i| host(&host_name(i), RING_PART, i)).collect();
+    let mut links = Vec::new();
+    for i in 0..n {
+        links.push(link(
+            &format!("{}:eth0", host_name(i)),
+            &format!("{}:p{HOST_PORT}", switch_name(i)),
+            speed_bps,
+        ));
+        links.push(link(
+            &format!("{}:p{OUT_PORT}", switch_name(i)),
+            &format!("{}:p{IN_PORT}", switch_name((i + 1) % n)),
+            speed_bps,
+        ));
+    }
+    Topology {
+        name: lab.to_string(),
+        switches,
+        hosts,
+        links,
+    }
+}
+
+/// Programs switch `i` of an `n`-ring: lossless priority 3 with the static
+/// thresholds of `cfg`, watchdog off, its host on [`HOST_PORT`], every
+/// other host clockwise on [`OUT_PORT`].
+pub fn program_switch(ctl: &mut SwitchCtl, i: usize, cfg: &RingConfig) -> Result<()> {
+    ctl.set_ports(3, cfg.speed_bps, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
+    ctl.set_static_threshold(
+        LOSSLESS_PRIORITY,
+        cfg.xoff_bytes,
+        cfg.xon_bytes,
+        live::lab_headroom_bytes(cfg.speed_bps),
+    )?;
+    ctl.set_watchdog(None)?;
+    ctl.add_router_mac()?;
+    for j in 0..cfg.switches {
+        let hop = if j == i {
+            NextHop {
+                port: HOST_PORT as u16,
+                dst_mac: host_mac(RING_PART, j),
+            }
+        } else {
+            NextHop {
+                port: OUT_PORT as u16,
+                dst_mac: ROUTER_MAC,
+            }
+        };
+        ctl.add_route(live::host_ip(RING_PART, j), j as u16 + 1, &[hop])?;
+    }
+    Ok(())
+}
+
+/// The counters of (`port`, priority 3) in one switch's counter list.
+pub fn lossless(c: &[PrioCounters], port: u32) -> PrioCounters {
+    c.iter()
+        .find(|x| x.port == port && x.priority == u32::from(LOSSLESS_PRIORITY))
+        .copied()
+        .unwrap_or(PrioCounters {
+            port,
+            priority: u32::from(LOSSLESS_PRIORITY),
+            ..Default::default()
+        })
+}
+
+/// What one switch did while the ring was watched with no input.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeldSwitch {
+    /// Ring egress queue (priority 3) at the start of the watch, bytes.
+    pub queue_start_bytes: u64,
+    /// The same at the end.
+    pub queue_end_bytes: u64,
+    /// Packets the ring port sent during the watch.
+    pub ring_tx_packets: u64,
+    /// PFC frames the switch sent upstream (on its ring ingress) during the watch.
+    pub pfc_tx_frames: u64,
+    /// PFC frames it received from downstream (on its ring egress) during the watch.
+    pub pfc_rx_frames: u64,
+}
+
+/// One host's receiver in phase 3.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BurstFlow {
+    /// Sender host.
+    pub from: String,
+    /// Receiver host.
+    pub to: String,
+    /// Bytes the sender sent.
+    pub tx_bytes: u64,
+    /// Bytes the receiver got.
+    pub rx_bytes: u64,
+    /// PSN gaps the receiver saw.
+    pub psn_gaps: u64,
+}
+
+/// Everything [`run`] measured.
+#[derive(Debug, Clone, Default)]
+pub struct DeadlockOutcome {
+    /// Packets each switch delivered to its host in phase 1 (traffic
+    /// flowed before the deadlock).
+    pub delivered_packets: Vec<u64>,
+    /// Time from the senders' exit until the ring was seen stopped; `None`
+    /// if it kept moving for the whole [`RingConfig::form_limit`].
+    pub formed_after: Option<Duration>,
+    /// Per switch, the watch with no input (empty if no deadlock formed).
+    pub held: Vec<HeldSwitch>,
+    /// How long the watch lasted.
+    pub held_for: Duration,
+    /// Lossless (priority 3) drops of each switch in phase 1.
+    pub phase1_drops: Vec<u64>,
+    /// Watchdog events per switch in phase 2, in arrival order.
+    pub wd_events: Vec<Vec<WatchdogEvent>>,
+    /// Watchdog storms per switch (its counter) after phase 2.
+    pub wd_storms: Vec<u64>,
+    /// Time from enabling the watchdog to its first storm event.
+    pub first_storm_after: Option<Duration>,
+    /// Time from enabling the watchdog until every storm was restored and
+    /// every queue empty; `None` if not within [`RingConfig::recover_limit`].
+    pub recovered_after: Option<Duration>,
+    /// Bytes left queued per switch after phase 2.
+    pub queued_after_recovery_bytes: Vec<u64>,
+    /// Phase 3, one entry per flow.
+    pub burst: Vec<BurstFlow>,
+    /// Packets each ring port sent in phase 3.
+    pub burst_ring_tx_packets: Vec<u64>,
+    /// Bytes left queued per switch after phase 3.
+    pub queued_after_burst_bytes: Vec<u64>,
+}
+
+impl DeadlockOutcome {
+    /// Every expectation the run did not meet, one line each (empty = the
+    /// ring deadlocked without the watchdog and recovered with it).
+    pub fn problems(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        for (i, &d) in self.delivered_packets.iter().enumerate() {
+            if d == 0 {
+                p.push(format!("s{i} delivered nothing to its host before the deadlock"));
+            }
+        }
+        match self.formed_after {
+            None => p.push("the ring never stopped: no deadlock formed".into()),
+            Some(_) => {
+                for (i, h) in self.held.iter().enumerate() {
+                    if h.queue_start_bytes == 0 || h.queue_end_bytes == 0 {
+                        p.push(format!("s{i}: ring queue empty during the watch ({h:?})"));
+                    }
+                    if h.queue_start_bytes != h.queue_end_bytes {
+                        p.push(format!("s{i}: ring queue changed during the watch ({h:?})"));
+                    }
+                    if h.ring_tx_packets != 0 {
+                        p.push(format!("s{i}: ring port sent during the watch ({h:?})"));
+                    }
+                    if h.pfc_tx_frames == 0 || h.pfc_rx_frames == 0 {
+                        p.push(format!("s{i}: XOFF not refreshed during the watch ({h:?})"));
+                    }
+                }
+            }
+        }
+        for (i, &d) in self.phase1_drops.iter().enumerate() {
+            if d != 0 {
+                p.push(format!("s{i} dropped {d} lossless packets in phase 1"));
+            }
+        }
+        if self.wd_storms.iter().sum::<u64>() == 0 {
+            p.push("the watchdog detected no storm".into());
+        }
+        if self.recovered_after.is_none() {
+            p.push(format!(
+                "no recovery: storms restored and queues empty not reached (events {:?}, queued {:?})",
+                self.wd_events, self.queued_after_recovery_bytes
+            ));
+        }
+        for f in &self.burst {
+            if f.rx_bytes == 0 || f.rx_bytes != f.tx_bytes || f.psn_gaps != 0 {
+                p.push(format!("after recovery, flow not delivered whole: {f:?}"));
+            }
+        }
+        for (i, &t) in self.burst_ring_tx_packets.iter().enumerate() {
+            if t == 0 {
+                p.push(format!("s{i}: ring port idle after recovery"));
+            }
+        }
+        for (i, &q) in self.queued_after_burst_bytes.iter().enumerate() {
+            if q != 0 {
+                p.push(format!("s{i}: {q} bytes still queued after the burst"));
+            }
+        }
+        p
+    }
+}
+
+/// Starts `argv` in host `node`, recorded for teardown, log `<log>.log`.
+fn spawn_agent(g: &mut LabGuard<'_>, topo: &Topology, node: &str, argv: Vec<String>, log: &str) -> Result<Child> {
+    let ns = topo.netns(node);
+    let store = g.store();
+    labctl::spawn_recorded(&mut g.st, store, node, &ns, argv, log)
+}
+
+/// Starts one client per host writing to the host two hops clockwise.
+fn start_clients(
+    g: &mut LabGuard<'_>,
+    topo: &Topology,
+    bins: &Binaries,
+    cfg: &RingConfig,
+    rate_bps: u64,
+    duration_s: f64,
+    phase: &str,
+) -> Result<Vec<Child>> {
+    let n = cfg.switches;
+    let mut clients = Vec::new();
+    for i in 0..n {
+        let h = &topo.hosts[i];
+        let dst = &topo.hosts[(i + 2) % n];
+        let mut argv = vec![bins.roceperf.display().to_string()];
+        argv.extend(agent_args(
+            "client",
+            h,
+            rate_bps,
+            RING_DSCP,
+            cfg.roce_mtu_bytes,
+            &[
+                "--dst-ip".into(),
+                dst.ip.to_string(),
+                "--dst-mac".into(),
+                mac_text(ROUTER_MAC),
+                "--duration".into(),
+                duration_s.to_string(),
+                "--no-dcqcn".into(),
+            ],
+        ));
+        clients.push(spawn_agent(g, topo, &h.name, argv, &format!("{}-client-{phase}", h.name))?);
+    }
+    Ok(clients)
+}
+
+fn all_counters(ctls: &mut [SwitchCtl]) -> Result<Vec<Vec<PrioCounters>>> {
+    ctls.iter_mut()
+        .enumerate()
+        .map(|(i, c)| c.counters().with_context(|| switch_name(i)))
+        .collect()
+}
+
+fn sleep_or_stop(d: Duration, stop: &AtomicBool) -> Result<()> {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if stop.load(Ordering::SeqCst) {
+            bail!("interrupted");
+        }
+        std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
+    }
+    Ok(())
+}
+
+/// How long the ring ports must have sent nothing (while holding bytes)
+/// to count as stopped.
+const STOPPED_FOR: Duration = Duration::from_secs(1);
+
+/// Brings the ring up as lab `lab`, runs the three phases and tears down.
+pub fn run(
+    cfg: &RingConfig,
+    bins: &Binaries,
+    store: &StateStore,
+    stop: &AtomicBool,
+    lab: &str,
+) -> Result<DeadlockOutcome> {
+    let n = cfg.switches;
+    if n < 3 {
+        bail!("a deadlock ring needs at least 3 switches, got {n}");
+    }
+    let topo = ring_topology(lab, n, cfg.speed_bps, &bins.roceswitch, store);
+    let mut g = live::up(&topo, store, stop)?;
+    let mut ctls = Vec::new();
+    for i in 0..n {
+        let addr = format!("unix:{}", sock_path(store, lab, &switch_name(i)).display());
+        let mut c = SwitchCtl::connect(&addr, SWITCH_START, stop)
+            .with_context(|| switch_name(i))?;
+        program_switch(&mut c, i, cfg).with_context(|| format!("programming {}", switch_name(i)))?;
+        ctls.push(c);
+    }
+    let mut out = DeadlockOutcome::default();
+
+    // Phase 1: oversubscribe every ring link, then stop all input.
+    let start = all_counters(&mut ctls)?;
+    let mut clients = start_clients(&mut g, &topo, bins, cfg, cfg.speed_bps, cfg.fill_s, "fill")?;
+    wait_all(&mut clients, Duration::from_secs_f64(cfg.fill_s + 15.0), stop)?;
+    let ended = Instant::now();
+    let mut last = all_counters(&mut ctls)?;
+    let mut still_since = Instant::now();
+    loop {
+        sleep_or_stop(Duration::from_millis(200), stop)?;
+        let now = all_counters(&mut ctls)?;
+        let moved = (0..n).any(|i| {
+            let (a, b) = (lossless(&last[i], OUT_PORT), lossless(&now[i], OUT_PORT));
+            a.tx_packets != b.tx_packets || b.queue_depth_bytes == 0
+        });
+        last = now;
+        if moved {
+            still_since = Instant::now();
+        } else if still_since.elapsed() >= STOPPED_FOR {
+            out.formed_after = Some(still_since.duration_since(ended));
+            break;
+        }
+        if ended.elapsed() >= cfg.form_limit {
+            break;
+        }
+    }
+    if out.formed_after.is_some() {
+        let a = all_counters(&mut ctls)?;
+        let t = Instant::now();
+        sleep_or_stop(cfg.hold, stop)?;
+        let b = all_counters(&mut ctls)?;
+        out.held_for = t.elapsed();
+        out.held = (0..n)
+            .map(|i| {
+                let (oa, ob) = (lossless(&a[i], OUT_PORT), lossless(&b[i], OUT_PORT));
+                let (ia, ib) = (lossless(&a[i], IN_PORT), lossless(&b[i], IN_PORT));
+                HeldSwitch {
+                    queue_start_bytes: oa.queue_depth_bytes,
+                    queue_end_bytes: ob.queue_depth_bytes,
+                    ring_tx_packets: ob.tx_packets - oa.tx_packets,
+                    pfc_tx_frames: ib.pfc_tx_frames - ia.pfc_tx_frames,
+                    pfc_rx_frames: ob.pfc_rx_frames - oa.pfc_rx_frames,
+                }
+            })
+            .collect();
+    }
+    let end1 = all_counters(&mut ctls)?;
+    for i in 0..n {
+        let d = live::delta(&start[i], &end1[i]);
+        out.delivered_packets.push(lossless(&d, HOST_PORT).tx_packets);
+        out.phase1_drops.push(
+            d.iter()
+                .filter(|c| c.priority == u32::from(LOSSLESS_PRIORITY))
+                .map(|c| c.drops)
+                .sum(),
+        );
+    }
+
+    // Phase 2: the watchdog breaks the deadlock.
+    for c in &mut ctls {
+        c.watch_events()?;
+    }
+    let enabled = Instant::now();
+    for (i, c) in ctls.iter_mut().enumerate() {
+        c.set_watchdog(Some(cfg.watchdog))
+            .with_context(|| format!("enabling the watchdog on {}", switch_name(i)))?;
+    }
+    out.wd_events = vec![Vec::new(); n];
+    loop {
+        for (i, c) in ctls.iter_mut().enumerate() {
+            let evs = c.watchdog_events(Duration::from_millis(20))?;
+            if out.first_storm_after.is_none()
+                && evs.iter().any(|e| matches!(e, WatchdogEvent::Storm { .. }))
+            {
+                out.first_storm_after = Some(enabled.elapsed());
+            }
+            out.wd_events[i].extend(evs);
+        }
+        let all_restored = out.wd_events.iter().all(|evs| {
+            let storms = evs
+                .iter()
+                .filter(|e| matches!(e, WatchdogEvent::Storm { .. }))
+                .count();
+            let restores = evs.len() - storms;
+            storms == restores
+        });
+        let any_storm = out.first_storm_after.is_some();
+        if any_storm && all_restored {
+            let c = all_counters(&mut ctls)?;
+            if c.iter().flatten().all(|x| x.queue_depth_bytes == 0) {
+                out.recovered_after = Some(enabled.elapsed());
+                break;
+            }
+        }
+        if enabled.elapsed() >= cfg.recover_limit {
+            break;
+        }
+        if stop.load(Ordering::SeqCst) {
+            bail!("interrupted");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let end2 = all_counters(&mut ctls)?;
+    out.wd_storms = end2
+        .iter()
+        .map(|c| c.iter().map(|x| x.watchdog_storms).sum())
+        .collect();
+    out.queued_after_recovery_bytes = end2
+        .iter()
+        .map(|c| c.iter().map(|x| x.queue_depth_bytes).sum())
+        .collect();
+
+    // Phase 3: traffic flows again (watchdog still on).
+    let mut servers = Vec::new();
+    for h in &topo.hosts {
+        let mut argv = vec![bins.roceperf.display().to_string()];
+        argv.extend(agent_args(
+            "server",
+            h,
+            cfg.speed_bps,
+            RING_DSCP,
+            cfg.roce_mtu_bytes,
+            &[],
+        ));
+        servers.push(spawn_agent(&mut g, &topo, &h.name, argv, &format!("{}-server", h.name))?);
+    }
+    // The servers must have their sockets open before data arrives.
+    sleep_or_stop(Duration::from_millis(300), stop)?;
+    let mut clients =
+        start_clients(&mut g, &topo, bins, cfg, cfg.burst_rate_bps, cfg.burst_s, "burst")?;
+    wait_all(&mut clients, Duration::from_secs_f64(cfg.burst_s + 15.0), stop)?;
+    for c in &mut ctls {
+        if !c.wait_drained(live::DRAIN_LIMIT, stop)? {
+            tracing::warn!("ring queues still not empty after {:?}", live::DRAIN_LIMIT);
+        }
+    }
+    sleep_or_stop(Duration::from_millis(200), stop)?;
+    for s in &mut servers {
+        stop_server(s)?;
+    }
+    let end3 = all_counters(&mut ctls)?;
+    for i in 0..n {
+        let d = live::delta(&end2[i], &end3[i]);
+        out.burst_ring_tx_packets.push(lossless(&d, OUT_PORT).tx_packets);
+        out.queued_after_burst_bytes
+            .push(end3[i].iter().map(|x| x.queue_depth_bytes).sum());
+    }
+    for i in 0..n {
+        let to = (i + 2) % n;
+        let tx = summary_of(&g, clients[i].id())?;
+        let rx = summary_of(&g, servers[to].id())?;
+        out.burst.push(BurstFlow {
+            from: host_name(i),
+            to: host_name(to),
+            tx_bytes: tx["tx_bytes"].as_u64().unwrap_or(0),
+            rx_bytes: rx["rx_bytes"].as_u64().unwrap_or(0),
+            psn_gaps: rx["psn_gaps"].as_u64().unwrap_or(0),
+        });
+    }
+    drop(ctls);
+    g.down().map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
+    Ok(out)
+}
