@@ -105,7 +105,15 @@ fn ring_deadlocks_with_the_watchdog_off_and_recovers_with_it_on() {
         .wd_events
         .iter()
         .flatten()
-        .filter(|e| matches!(e, WatchdogEvent::Storm { port: 1, priority: 3 }))
+        .filter(|e| {
+            matches!(
+                e,
+                WatchdogEvent::Storm {
+                    port: 1,
+                    priority: 3
+                }
+            )
+        })
         .count();
     assert!(
         storm_events > 0,

@@ -169,7 +169,11 @@ pub(crate) fn host(name: &str, part: u8, i: usize) -> HostSpec {
 /// Brings `topo` up. A lab of the same name left by an earlier run that
 /// was killed (SIGKILL, power loss: no chance to clean up) is removed
 /// first, from its state file, with a warning.
-pub(crate) fn up<'a>(topo: &Topology, store: &'a StateStore, stop: &AtomicBool) -> Result<LabGuard<'a>> {
+pub(crate) fn up<'a>(
+    topo: &Topology,
+    store: &'a StateStore,
+    stop: &AtomicBool,
+) -> Result<LabGuard<'a>> {
     topo.validate()?;
     if store.exists(&topo.name) {
         tracing::warn!(lab = %topo.name, "removing the leftovers of an earlier run");

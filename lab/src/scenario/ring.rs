@@ -49,8 +49,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 
 use super::live::{
-    self, Binaries, LabGuard, SWITCH_START, agent_args, host, host_mac, link, mac_text,
-    sock_path, stop_server, summary_of, switch_command, wait_all,
+    self, Binaries, LabGuard, SWITCH_START, agent_args, host, host_mac, link, mac_text, sock_path,
+    stop_server, summary_of, switch_command, wait_all,
 };
 use super::switchctl::{
     NextHop, PrioCounters, ROUTER_MAC, SwitchCtl, WatchdogEvent, WatchdogSetting,
@@ -404,7 +404,13 @@ impl DeadlockOutcome {
 }
 
 /// Starts `argv` in host `node`, recorded for teardown, log `<log>.log`.
-fn spawn_agent(g: &mut LabGuard<'_>, topo: &Topology, node: &str, argv: Vec<String>, log: &str) -> Result<Child> {
+fn spawn_agent(
+    g: &mut LabGuard<'_>,
+    topo: &Topology,
+    node: &str,
+    argv: Vec<String>,
+    log: &str,
+) -> Result<Child> {
     let ns = topo.netns(node);
     let store = g.store();
     labctl::spawn_recorded(&mut g.st, store, node, &ns, argv, log)
@@ -445,7 +451,13 @@ fn start_clients(
                 "--no-dcqcn".into(),
             ],
         ));
-        clients.push(spawn_agent(g, topo, &h.name, argv, &format!("{}-client-{phase}", h.name))?);
+        clients.push(spawn_agent(
+            g,
+            topo,
+            &h.name,
+            argv,
+            &format!("{}-client-{phase}", h.name),
+        )?);
     }
     Ok(clients)
 }
@@ -489,9 +501,10 @@ pub fn run(
     let mut ctls = Vec::new();
     for i in 0..n {
         let addr = format!("unix:{}", sock_path(store, lab, &switch_name(i)).display());
-        let mut c = SwitchCtl::connect(&addr, SWITCH_START, stop)
-            .with_context(|| switch_name(i))?;
-        program_switch(&mut c, i, cfg).with_context(|| format!("programming {}", switch_name(i)))?;
+        let mut c =
+            SwitchCtl::connect(&addr, SWITCH_START, stop).with_context(|| switch_name(i))?;
+        program_switch(&mut c, i, cfg)
+            .with_context(|| format!("programming {}", switch_name(i)))?;
         ctls.push(c);
     }
     let mut out = DeadlockOutcome::default();
@@ -509,7 +522,11 @@ pub fn run(
         cfg.fill_s,
         "fill",
     )?;
-    wait_all(&mut clients, Duration::from_secs_f64(cfg.fill_s + 15.0), stop)?;
+    wait_all(
+        &mut clients,
+        Duration::from_secs_f64(cfg.fill_s + 15.0),
+        stop,
+    )?;
     let ended = Instant::now();
     let mut last = all_counters(&mut ctls)?;
     let mut still_since = Instant::now();
@@ -556,7 +573,8 @@ pub fn run(
         let d = live::delta(&start[i], &end1[i]);
         out.fill_ring_tx_packets
             .push(lossless(&d, OUT_PORT).tx_packets);
-        out.delivered_packets.push(lossless(&d, HOST_PORT).tx_packets);
+        out.delivered_packets
+            .push(lossless(&d, HOST_PORT).tx_packets);
         out.phase1_drops.push(
             d.iter()
                 .filter(|c| c.priority == u32::from(LOSSLESS_PRIORITY))
@@ -622,7 +640,8 @@ pub fn run(
     if out.recovered_after.is_none() {
         // Still stuck: a burst would only queue behind the deadlock.
         drop(ctls);
-        g.down().map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
+        g.down()
+            .map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
         return Ok(out);
     }
 
@@ -638,7 +657,13 @@ pub fn run(
             cfg.roce_mtu_bytes,
             &[],
         ));
-        servers.push(spawn_agent(&mut g, &topo, &h.name, argv, &format!("{}-server", h.name))?);
+        servers.push(spawn_agent(
+            &mut g,
+            &topo,
+            &h.name,
+            argv,
+            &format!("{}-server", h.name),
+        )?);
     }
     // The servers must have their sockets open before data arrives.
     sleep_or_stop(Duration::from_millis(300), stop)?;
@@ -653,7 +678,11 @@ pub fn run(
         cfg.burst_s,
         "burst",
     )?;
-    wait_all(&mut clients, Duration::from_secs_f64(cfg.burst_s + 15.0), stop)?;
+    wait_all(
+        &mut clients,
+        Duration::from_secs_f64(cfg.burst_s + 15.0),
+        stop,
+    )?;
     for c in &mut ctls {
         if !c.wait_drained(live::DRAIN_LIMIT, stop)? {
             tracing::warn!("ring queues still not empty after {:?}", live::DRAIN_LIMIT);
@@ -670,7 +699,8 @@ pub fn run(
     }
     for i in 0..n {
         let d = live::delta(&end2[i], &end3[i]);
-        out.burst_ring_tx_packets.push(lossless(&d, OUT_PORT).tx_packets);
+        out.burst_ring_tx_packets
+            .push(lossless(&d, OUT_PORT).tx_packets);
         out.burst_drops.push(
             d.iter()
                 .filter(|c| c.priority == u32::from(LOSSLESS_PRIORITY))
@@ -693,6 +723,7 @@ pub fn run(
         });
     }
     drop(ctls);
-    g.down().map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
+    g.down()
+        .map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
     Ok(out)
 }
