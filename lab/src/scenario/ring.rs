@@ -389,6 +389,11 @@ impl DeadlockOutcome {
                 p.push(format!("after recovery, flow not delivered whole: {f:?}"));
             }
         }
+        for (i, &d) in self.burst_drops.iter().enumerate() {
+            if d != 0 {
+                p.push(format!("s{i} dropped {d} lossless packets after recovery"));
+            }
+        }
         for (i, &t) in self.burst_ring_tx_packets.iter().enumerate() {
             if t == 0 {
                 p.push(format!("s{i}: ring port idle after recovery"));
@@ -726,4 +731,117 @@ pub fn run(
     g.down()
         .map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ring_topology_is_valid_and_closes_clockwise() {
+        let store = StateStore::new(Path::new("/tmp/rl-ring-unit"));
+        for n in [3, 4] {
+            let t = ring_topology("ring", n, 20_000_000, Path::new("/x/roceswitch"), &store);
+            t.validate().unwrap();
+            assert_eq!(
+                (t.switches.len(), t.hosts.len(), t.links.len()),
+                (n, n, 2 * n)
+            );
+            for i in 0..n {
+                let s = switch_name(i);
+                let ports: Vec<String> = t.ports_of(&s).into_iter().map(|(p, _)| p).collect();
+                assert_eq!(ports.len(), 3, "{s}: {ports:?}");
+                let out = format!("{s}:p{OUT_PORT}");
+                let next_in = format!("{}:p{IN_PORT}", switch_name((i + 1) % n));
+                assert!(
+                    t.links.iter().any(|l| l.a == out && l.b == next_in),
+                    "{s} p1 is not linked to the next switch's p2"
+                );
+                assert_eq!(
+                    t.ports_of(&host_name(i)),
+                    [("eth0".to_string(), 20_000_000)]
+                );
+            }
+            let cmd = t.expand("s0", t.switches[0].command.as_ref().unwrap());
+            assert!(cmd.join(" ").contains("--port 2=p2 --speed 20M"), "{cmd:?}");
+        }
+    }
+
+    fn good() -> DeadlockOutcome {
+        let held = HeldSwitch {
+            queue_start_bytes: 20_000,
+            queue_end_bytes: 20_000,
+            ring_tx_packets: 0,
+            pfc_tx_frames: 150,
+            pfc_rx_frames: 150,
+        };
+        let flow = BurstFlow {
+            from: "h0".into(),
+            to: "h2".into(),
+            tx_bytes: 1000,
+            rx_bytes: 1000,
+            psn_gaps: 0,
+        };
+        DeadlockOutcome {
+            fill_ring_tx_packets: vec![100; 3],
+            delivered_packets: vec![0, 5, 9],
+            formed_after: Some(Duration::from_millis(30)),
+            held: vec![held; 3],
+            held_for: Duration::from_secs(3),
+            phase1_drops: vec![0; 3],
+            wd_events: vec![
+                vec![
+                    WatchdogEvent::Storm {
+                        port: 1,
+                        priority: 3,
+                    },
+                    WatchdogEvent::Restore {
+                        port: 1,
+                        priority: 3,
+                    },
+                ],
+                vec![],
+                vec![],
+            ],
+            wd_storms: vec![1, 0, 0],
+            first_storm_after: Some(Duration::from_millis(260)),
+            recovered_after: Some(Duration::from_millis(800)),
+            queued_after_recovery_bytes: vec![0; 3],
+            burst: vec![flow.clone(), flow],
+            burst_ring_tx_packets: vec![600, 1200, 600],
+            burst_drops: vec![0; 3],
+            burst_wd_events: vec![vec![]; 3],
+            queued_after_burst_bytes: vec![0; 3],
+        }
+    }
+
+    #[test]
+    fn a_deadlock_and_a_recovery_pass_and_each_failure_is_named() {
+        assert_eq!(good().problems(), Vec::<String>::new());
+        let mut moving = good();
+        moving.held[1].ring_tx_packets = 3;
+        moving.held[1].queue_end_bytes = 10_000;
+        let p = moving.problems().join("\n");
+        assert!(
+            p.contains("s1: ring port sent") && p.contains("s1: ring queue changed"),
+            "{p}"
+        );
+        let mut unrefreshed = good();
+        unrefreshed.held[2].pfc_tx_frames = 0;
+        assert!(unrefreshed.problems()[0].contains("s2: XOFF not refreshed"));
+        let mut never = good();
+        never.formed_after = None;
+        never.held.clear();
+        assert_eq!(
+            never.problems(),
+            ["the ring never stopped: no deadlock formed"]
+        );
+        let mut blind = good();
+        blind.wd_storms = vec![0; 3];
+        blind.recovered_after = None;
+        assert_eq!(blind.problems().len(), 2);
+        let mut lossy = good();
+        lossy.burst[0].rx_bytes = 900;
+        assert!(lossy.problems()[0].contains("not delivered whole"));
+    }
 }
