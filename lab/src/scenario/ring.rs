@@ -566,9 +566,9 @@ pub fn run(
                 HeldSwitch {
                     queue_start_bytes: oa.queue_depth_bytes,
                     queue_end_bytes: ob.queue_depth_bytes,
-                    ring_tx_packets: ob.tx_packets - oa.tx_packets,
-                    pfc_tx_frames: ib.pfc_tx_frames - ia.pfc_tx_frames,
-                    pfc_rx_frames: ob.pfc_rx_frames - oa.pfc_rx_frames,
+                    ring_tx_packets: ob.tx_packets.saturating_sub(oa.tx_packets),
+                    pfc_tx_frames: ib.pfc_tx_frames.saturating_sub(ia.pfc_tx_frames),
+                    pfc_rx_frames: ob.pfc_rx_frames.saturating_sub(oa.pfc_rx_frames),
                 }
             })
             .collect();
