@@ -10,7 +10,9 @@
 //!    was dropped (a deadlock loses nothing, it just stops);
 //! 2. with the watchdog on (detection 200 ms, restoration 400 ms, drop), a
 //!    storm is declared, restored, and every queue empties;
-//! 3. a second burst at a rate the ring can carry then arrives whole.
+//! 3. the same oversubscription with the watchdog on throughout: storms,
+//!    more delivered than in the deadlocked run, restored and drained after;
+//! 4. a second burst at a rate the ring can carry then arrives whole.
 //!
 //! The switch binary must already be in `target/<profile>/` (as for
 //! `scenario_live`): `cargo build --workspace` provides it.
@@ -128,6 +130,29 @@ fn ring_deadlocks_with_the_watchdog_off_and_recovers_with_it_on() {
         out.queued_after_recovery_bytes
     );
     assert!(out.queued_after_recovery_bytes.iter().all(|&q| q == 0));
+
+    // The same load with the watchdog on throughout: it declares storms,
+    // the hosts get more than in the deadlocked run, and it all ends
+    // restored and drained.
+    assert!(
+        out.wd_on_storms.iter().sum::<u64>() > 0,
+        "no storm with the watchdog on throughout"
+    );
+    let (before, with_wd): (u64, u64) = (
+        out.delivered_packets.iter().sum(),
+        out.wd_on_delivered_packets.iter().sum(),
+    );
+    assert!(
+        with_wd > before,
+        "with the watchdog on the hosts got {with_wd} packets, the deadlocked run {before}"
+    );
+    assert!(
+        out.wd_on_recovered_after.is_some(),
+        "not restored and drained within {:?} after the senders exited: events {:?}, queued {:?}",
+        cfg.recover_limit,
+        out.wd_on_events,
+        out.wd_on_queued_bytes
+    );
 
     // Traffic flows again, whole.
     for f in &out.burst {

@@ -17,18 +17,23 @@
 //! Contract: [`run`] brings the ring up (through [`crate::labctl`], switch
 //! commands from [`super::live`]), programs every switch (static small
 //! XOFF/XON thresholds so the pauses come early and deterministically,
-//! watchdog off), and runs three phases, returning the counters it saw in a
+//! watchdog off), and runs four phases, returning the counters it saw in a
 //! [`DeadlockOutcome`]; it judges nothing (the caller does, see
-//! [`DeadlockOutcome::problems`]):
+//! [`DeadlockOutcome::problems`]). Phases:
 //! 1. **deadlock**: every host sends to the host two hops away at the port
 //!    speed for [`RingConfig::fill_s`]; after the senders have exited, it
 //!    waits until every ring port has stopped transmitting while holding
-//!    bytes, then watches for [`RingConfig::hold_s`] with no input at all:
+//!    bytes, then watches for [`RingConfig::hold`] with no input at all:
 //!    a true deadlock keeps its queues, sends nothing on the ring and keeps
 //!    refreshing its XOFFs.
 //! 2. **watchdog**: turns the watchdog on on every switch and waits for its
 //!    storm and restore events and for every queue to empty.
-//! 3. **recovery**: fresh receivers; two-hop flows from every host but the
+//! 3. **watchdog throughout**: the oversubscription of phase 1 again, with
+//!    the watchdog on: storms are declared while the senders run (the ring
+//!    deadlocks again), the hosts get far more than in phase 1,
+//!    and after the senders exit every storm is restored and every queue
+//!    empties.
+//! 4. **recovery**: fresh receivers; two-hop flows from every host but the
 //!    last at a rate the ring can carry, for [`RingConfig::burst_s`]; what
 //!    each receiver got. The last host stays silent because its flow would
 //!    close the cycle again (switch 0's ring ingress would hold transit
@@ -93,9 +98,9 @@ pub struct RingConfig {
     pub watchdog: WatchdogSetting,
     /// Longest wait for the watchdog to detect, restore and drain.
     pub recover_limit: Duration,
-    /// Phase 3 per-sender rate, bit/s (up to two flows share a ring link).
+    /// Phase 4 per-sender rate, bit/s (up to two flows share a ring link).
     pub burst_rate_bps: u64,
-    /// Phase 3 duration, seconds.
+    /// Phase 4 duration, seconds.
     pub burst_s: f64,
 }
 
@@ -232,7 +237,7 @@ pub struct HeldSwitch {
     pub pfc_rx_frames: u64,
 }
 
-/// One host's receiver in phase 3.
+/// One flow of phase 4.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BurstFlow {
     /// Sender host.
@@ -277,15 +282,27 @@ pub struct DeadlockOutcome {
     pub recovered_after: Option<Duration>,
     /// Bytes left queued per switch after phase 2.
     pub queued_after_recovery_bytes: Vec<u64>,
-    /// Phase 3, one entry per flow.
+    /// Phase 3 (watchdog on throughout): packets each switch delivered to
+    /// its host.
+    pub wd_on_delivered_packets: Vec<u64>,
+    /// Phase 3: storms each switch detected.
+    pub wd_on_storms: Vec<u64>,
+    /// Phase 3: watchdog events per switch from the senders' exit on.
+    pub wd_on_events: Vec<Vec<WatchdogEvent>>,
+    /// Phase 3: time from the senders' exit until every storm was restored
+    /// and every queue empty; `None` if not within the limit.
+    pub wd_on_recovered_after: Option<Duration>,
+    /// Phase 3: bytes left queued per switch at its end.
+    pub wd_on_queued_bytes: Vec<u64>,
+    /// Phase 4, one entry per flow.
     pub burst: Vec<BurstFlow>,
-    /// Packets each ring port sent in phase 3.
+    /// Packets each ring port sent in phase 4.
     pub burst_ring_tx_packets: Vec<u64>,
-    /// Lossless drops of each switch in phase 3.
+    /// Lossless drops of each switch in phase 4.
     pub burst_drops: Vec<u64>,
-    /// Watchdog events per switch in phase 3.
+    /// Watchdog events per switch in phase 4.
     pub burst_wd_events: Vec<Vec<WatchdogEvent>>,
-    /// Bytes left queued per switch after phase 3.
+    /// Bytes left queued per switch after phase 4.
     pub queued_after_burst_bytes: Vec<u64>,
 }
 
@@ -325,7 +342,16 @@ impl DeadlockOutcome {
         );
         let _ = writeln!(
             s,
-            "phase 3 (second burst): ring tx {:?} packets, lossless drops {:?}, \
+            "phase 3 (same load, watchdog on): delivered to hosts {:?} packets, storms {:?}, \
+             restored and drained {:?} after the senders exited, queued {:?} B",
+            self.wd_on_delivered_packets,
+            self.wd_on_storms,
+            self.wd_on_recovered_after,
+            self.wd_on_queued_bytes
+        );
+        let _ = writeln!(
+            s,
+            "phase 4 (second burst): ring tx {:?} packets, lossless drops {:?}, \
              queued after {:?} B, watchdog events {:?}",
             self.burst_ring_tx_packets,
             self.burst_drops,
@@ -382,6 +408,23 @@ impl DeadlockOutcome {
             p.push(format!(
                 "no recovery: storms restored and queues empty not reached (events {:?}, queued {:?})",
                 self.wd_events, self.queued_after_recovery_bytes
+            ));
+        }
+        if self.wd_on_storms.iter().sum::<u64>() == 0 {
+            p.push("with the watchdog on throughout, no storm was detected".into());
+        }
+        let before: u64 = self.delivered_packets.iter().sum();
+        let with_wd: u64 = self.wd_on_delivered_packets.iter().sum();
+        if with_wd <= before {
+            p.push(format!(
+                "with the watchdog on, hosts got {with_wd} packets, no more than the {before} \
+                 of the deadlocked run"
+            ));
+        }
+        if self.wd_on_recovered_after.is_none() {
+            p.push(format!(
+                "with the watchdog on throughout, not drained and restored (events {:?}, queued {:?})",
+                self.wd_on_events, self.wd_on_queued_bytes
             ));
         }
         for f in &self.burst {
@@ -483,6 +526,50 @@ fn sleep_or_stop(d: Duration, stop: &AtomicBool) -> Result<()> {
         std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
     }
     Ok(())
+}
+
+/// Collects watchdog events into `events` (one list per switch) until a
+/// storm has been seen, every storm has its restore and every queue is
+/// empty, for at most `limit` from `since`. Returns when the first storm
+/// event was read and when all that held (`None`: not within `limit`).
+fn wait_recovered(
+    ctls: &mut [SwitchCtl],
+    events: &mut [Vec<WatchdogEvent>],
+    since: Instant,
+    limit: Duration,
+    stop: &AtomicBool,
+) -> Result<(Option<Duration>, Option<Duration>)> {
+    let mut first_storm = None;
+    loop {
+        for (i, c) in ctls.iter_mut().enumerate() {
+            let evs = c.watchdog_events(Duration::from_millis(20))?;
+            if first_storm.is_none() && evs.iter().any(|e| matches!(e, WatchdogEvent::Storm { .. }))
+            {
+                first_storm = Some(since.elapsed());
+            }
+            events[i].extend(evs);
+        }
+        let storms = |evs: &Vec<WatchdogEvent>| {
+            evs.iter()
+                .filter(|e| matches!(e, WatchdogEvent::Storm { .. }))
+                .count()
+        };
+        let any_storm = events.iter().any(|e| storms(e) > 0);
+        let all_restored = events.iter().all(|e| 2 * storms(e) == e.len());
+        if any_storm && all_restored {
+            let c = all_counters(ctls)?;
+            if c.iter().flatten().all(|x| x.queue_depth_bytes == 0) {
+                return Ok((first_storm, Some(since.elapsed())));
+            }
+        }
+        if since.elapsed() >= limit {
+            return Ok((first_storm, None));
+        }
+        if stop.load(Ordering::SeqCst) {
+            bail!("interrupted");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// How long the ring ports must have sent nothing (while holding bytes)
@@ -598,40 +685,13 @@ pub fn run(
             .with_context(|| format!("enabling the watchdog on {}", switch_name(i)))?;
     }
     out.wd_events = vec![Vec::new(); n];
-    loop {
-        for (i, c) in ctls.iter_mut().enumerate() {
-            let evs = c.watchdog_events(Duration::from_millis(20))?;
-            if out.first_storm_after.is_none()
-                && evs.iter().any(|e| matches!(e, WatchdogEvent::Storm { .. }))
-            {
-                out.first_storm_after = Some(enabled.elapsed());
-            }
-            out.wd_events[i].extend(evs);
-        }
-        let all_restored = out.wd_events.iter().all(|evs| {
-            let storms = evs
-                .iter()
-                .filter(|e| matches!(e, WatchdogEvent::Storm { .. }))
-                .count();
-            let restores = evs.len() - storms;
-            storms == restores
-        });
-        let any_storm = out.first_storm_after.is_some();
-        if any_storm && all_restored {
-            let c = all_counters(&mut ctls)?;
-            if c.iter().flatten().all(|x| x.queue_depth_bytes == 0) {
-                out.recovered_after = Some(enabled.elapsed());
-                break;
-            }
-        }
-        if enabled.elapsed() >= cfg.recover_limit {
-            break;
-        }
-        if stop.load(Ordering::SeqCst) {
-            bail!("interrupted");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    (out.first_storm_after, out.recovered_after) = wait_recovered(
+        &mut ctls,
+        &mut out.wd_events,
+        enabled,
+        cfg.recover_limit,
+        stop,
+    )?;
     let end2 = all_counters(&mut ctls)?;
     out.wd_storms = end2
         .iter()
@@ -650,7 +710,51 @@ pub fn run(
         return Ok(out);
     }
 
-    // Phase 3: traffic flows again (watchdog still on).
+    // Phase 3: the same oversubscription with the watchdog on throughout.
+    let mut clients = start_clients(
+        &mut g,
+        &topo,
+        bins,
+        cfg,
+        &all,
+        cfg.speed_bps,
+        cfg.fill_s,
+        "watchdog",
+    )?;
+    wait_all(
+        &mut clients,
+        Duration::from_secs_f64(cfg.fill_s + 15.0),
+        stop,
+    )?;
+    let ended = Instant::now();
+    out.wd_on_events = vec![Vec::new(); n];
+    // Storms during the run are already in the streams; count from the
+    // senders' exit.
+    (_, out.wd_on_recovered_after) = wait_recovered(
+        &mut ctls,
+        &mut out.wd_on_events,
+        ended,
+        cfg.recover_limit,
+        stop,
+    )?;
+    let end3 = all_counters(&mut ctls)?;
+    for i in 0..n {
+        let d = live::delta(&end2[i], &end3[i]);
+        out.wd_on_delivered_packets
+            .push(lossless(&d, HOST_PORT).tx_packets);
+        out.wd_on_storms
+            .push(d.iter().map(|x| x.watchdog_storms).sum());
+        out.wd_on_queued_bytes
+            .push(end3[i].iter().map(|x| x.queue_depth_bytes).sum());
+    }
+    if out.wd_on_recovered_after.is_none() {
+        drop(ctls);
+        g.down()
+            .map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
+        return Ok(out);
+    }
+
+    // Phase 4: traffic flows again, whole (watchdog still on).
     let mut servers = Vec::new();
     for h in &topo.hosts {
         let mut argv = vec![bins.roceperf.display().to_string()];
@@ -697,13 +801,13 @@ pub fn run(
     for s in &mut servers {
         stop_server(s)?;
     }
-    let end3 = all_counters(&mut ctls)?;
+    let end4 = all_counters(&mut ctls)?;
     for c in &mut ctls {
         out.burst_wd_events
             .push(c.watchdog_events(Duration::from_millis(1))?);
     }
     for i in 0..n {
-        let d = live::delta(&end2[i], &end3[i]);
+        let d = live::delta(&end3[i], &end4[i]);
         out.burst_ring_tx_packets
             .push(lossless(&d, OUT_PORT).tx_packets);
         out.burst_drops.push(
@@ -713,7 +817,7 @@ pub fn run(
                 .sum(),
         );
         out.queued_after_burst_bytes
-            .push(end3[i].iter().map(|x| x.queue_depth_bytes).sum());
+            .push(end4[i].iter().map(|x| x.queue_depth_bytes).sum());
     }
     for (k, &i) in senders.iter().enumerate() {
         let to = (i + 2) % n;
@@ -807,6 +911,11 @@ mod tests {
             first_storm_after: Some(Duration::from_millis(260)),
             recovered_after: Some(Duration::from_millis(800)),
             queued_after_recovery_bytes: vec![0; 3],
+            wd_on_delivered_packets: vec![2000, 900, 1500],
+            wd_on_storms: vec![2, 0, 1],
+            wd_on_events: vec![vec![]; 3],
+            wd_on_recovered_after: Some(Duration::from_millis(700)),
+            wd_on_queued_bytes: vec![0; 3],
             burst: vec![flow.clone(), flow],
             burst_ring_tx_packets: vec![600, 1200, 600],
             burst_drops: vec![0; 3],
@@ -843,5 +952,8 @@ mod tests {
         let mut lossy = good();
         lossy.burst[0].rx_bytes = 900;
         assert!(lossy.problems()[0].contains("not delivered whole"));
+        let mut stuck = good();
+        stuck.wd_on_delivered_packets = vec![0, 5, 9];
+        assert!(stuck.problems()[0].contains("no more than the 14"));
     }
 }
