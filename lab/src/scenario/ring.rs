@@ -86,6 +86,8 @@ pub struct RingConfig {
     pub xoff_bytes: u64,
     /// XON floor of the lossless priority, bytes.
     pub xon_bytes: u64,
+    /// PFC headroom per (port, lossless priority), bytes.
+    pub headroom_bytes: u64,
     /// RoCE path MTU (payload bytes per packet).
     pub roce_mtu_bytes: usize,
     /// How long the senders offer line rate in phase 1, seconds.
@@ -111,6 +113,11 @@ impl Default for RingConfig {
             speed_bps: 20_000_000,
             xoff_bytes: 12 * 1024,
             xon_bytes: 4 * 1024,
+            // 420 ms of line rate: what a sender puts on the wire after an
+            // XOFF when the switch or the agent is not scheduled for a while
+            // (a debug build on a loaded 2-core machine; 256 KiB, 105 ms,
+            // overflowed once in ~40 runs with six CPU hogs).
+            headroom_bytes: 1024 * 1024,
             roce_mtu_bytes: 1024,
             fill_s: 2.0,
             form_limit: Duration::from_secs(10),
@@ -189,7 +196,8 @@ pub fn program_switch(ctl: &mut SwitchCtl, i: usize, cfg: &RingConfig) -> Result
         LOSSLESS_PRIORITY,
         cfg.xoff_bytes,
         cfg.xon_bytes,
-        live::lab_headroom_bytes(cfg.speed_bps),
+        cfg.headroom_bytes
+            .max(live::lab_headroom_bytes(cfg.speed_bps)),
     )?;
     ctl.set_watchdog(None)?;
     ctl.add_router_mac()?;
