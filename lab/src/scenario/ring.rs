@@ -351,11 +351,12 @@ impl DeadlockOutcome {
         let _ = writeln!(
             s,
             "phase 3 (same load, watchdog on): delivered to hosts {:?} packets, storms {:?}, \
-             restored and drained {:?} after the senders exited, queued {:?} B",
+             restored and drained {:?} after the senders exited, queued {:?} B, events {:?}",
             self.wd_on_delivered_packets,
             self.wd_on_storms,
             self.wd_on_recovered_after,
-            self.wd_on_queued_bytes
+            self.wd_on_queued_bytes,
+            self.wd_on_events
         );
         let _ = writeln!(
             s,
@@ -536,13 +537,25 @@ fn sleep_or_stop(d: Duration, stop: &AtomicBool) -> Result<()> {
     Ok(())
 }
 
+/// Watchdog storms each switch has counted so far (all its queues).
+fn storm_counts(counters: &[Vec<PrioCounters>]) -> Vec<u64> {
+    counters
+        .iter()
+        .map(|c| c.iter().map(|x| x.watchdog_storms).sum())
+        .collect()
+}
+
 /// Collects watchdog events into `events` (one list per switch) until a
-/// storm has been seen, every storm has its restore and every queue is
-/// empty, for at most `limit` from `since`. Returns when the first storm
-/// event was read and when all that held (`None`: not within `limit`).
+/// storm has been seen, every storm each switch counted since
+/// `storms_before` has reached us as an event (the counter moves before the
+/// event travels, so a late event cannot be mistaken for a restored
+/// queue), each has its restore, and every queue is empty; for at most
+/// `limit` from `since`. Returns when the first storm event was read and
+/// when all that held (`None`: not within `limit`).
 fn wait_recovered(
     ctls: &mut [SwitchCtl],
     events: &mut [Vec<WatchdogEvent>],
+    storms_before: &[u64],
     since: Instant,
     limit: Duration,
     stop: &AtomicBool,
@@ -566,7 +579,10 @@ fn wait_recovered(
         let all_restored = events.iter().all(|e| 2 * storms(e) == e.len());
         if any_storm && all_restored {
             let c = all_counters(ctls)?;
-            if c.iter().flatten().all(|x| x.queue_depth_bytes == 0) {
+            let counted = storm_counts(&c);
+            let all_seen = (0..events.len())
+                .all(|i| counted[i].saturating_sub(storms_before[i]) == storms(&events[i]) as u64);
+            if all_seen && c.iter().flatten().all(|x| x.queue_depth_bytes == 0) {
                 return Ok((first_storm, Some(since.elapsed())));
             }
         }
@@ -584,7 +600,7 @@ fn wait_recovered(
 /// to count as stopped.
 const STOPPED_FOR: Duration = Duration::from_secs(1);
 
-/// Brings the ring up as lab `lab`, runs the three phases and tears down.
+/// Brings the ring up as lab `lab`, runs the four phases and tears down.
 pub fn run(
     cfg: &RingConfig,
     bins: &Binaries,
@@ -696,15 +712,13 @@ pub fn run(
     (out.first_storm_after, out.recovered_after) = wait_recovered(
         &mut ctls,
         &mut out.wd_events,
+        &storm_counts(&end1),
         enabled,
         cfg.recover_limit,
         stop,
     )?;
     let end2 = all_counters(&mut ctls)?;
-    out.wd_storms = end2
-        .iter()
-        .map(|c| c.iter().map(|x| x.watchdog_storms).sum())
-        .collect();
+    out.wd_storms = storm_counts(&end2);
     out.queued_after_recovery_bytes = end2
         .iter()
         .map(|c| c.iter().map(|x| x.queue_depth_bytes).sum())
@@ -741,6 +755,7 @@ pub fn run(
     (_, out.wd_on_recovered_after) = wait_recovered(
         &mut ctls,
         &mut out.wd_on_events,
+        &storm_counts(&end2),
         ended,
         cfg.recover_limit,
         stop,
