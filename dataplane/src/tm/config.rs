@@ -25,6 +25,15 @@ pub const DEFAULT_BUFFER_BYTES: u64 = 12 * 1024 * 1024;
 pub const DEFAULT_CELL_BYTES: u32 = 256;
 /// Default XOFF pause time (R-PFC-TX-4).
 pub const DEFAULT_XOFF_QUANTA: u16 = 0xffff;
+/// Longest time between two XOFF frames of a PG that stays XOFF
+/// (R-PFC-TX-4 allows refreshing more often than every Q_xoff/2). Without
+/// this cap a slow port (Q_xoff/2 = 839 ms at 20 Mb/s, 168 ms at 100 Mb/s)
+/// refreshes less often than the watchdog polls (≥ 100 ms, R-WD-1), so the
+/// storm condition "new PFC frames since the last poll" (R-WD-5) fails on
+/// most polls and a deadlock is never detected. 20 ms leaves several
+/// frames per poll even when timers run late; above ~840 Mb/s Q_xoff/2 is
+/// shorter and applies unchanged.
+pub const XOFF_REFRESH_MAX: crate::time::Duration = crate::time::Duration::from_millis(20);
 /// HPCC resume offset (R-PFC-TX-2): 3 KB.
 pub const DEFAULT_RESUME_OFFSET_BYTES: u64 = 3072;
 /// Default shaper burst: one 1500-byte frame plus headers.

@@ -6,7 +6,9 @@ use crate::time::{Duration, Instant, pause_quanta_to_duration};
 use crate::watchdog::{Watchdog, WdEvent, WdMode, WdQueueStats, WdSample};
 use crate::wire::pfc::{FRAME_LEN as PFC_FRAME_LEN, MacControlRepr, PfcRepr};
 
-use super::config::{ConfigError, ConfigProblem, PortConfig, SchedMode, Threshold, TmConfig};
+use super::config::{
+    ConfigError, ConfigProblem, PortConfig, SchedMode, Threshold, TmConfig, XOFF_REFRESH_MAX,
+};
 use super::ecn::RedConfig;
 use super::sched::Scheduler;
 use super::shaper::Shaper;
@@ -991,7 +993,7 @@ impl<T> Tm<T> {
     fn send_xoff(&mut self, ip: usize, g: usize, now: Instant, refresh: bool) {
         let pt = &mut self.ports[ip];
         let mask = pt.pgs[g].prio_mask & !pt.wd_suppressed_mask();
-        let half = pt.pause_duration(pt.xoff_quanta) / 2;
+        let half = (pt.pause_duration(pt.xoff_quanta) / 2).min(XOFF_REFRESH_MAX);
         let quanta = pt.xoff_quanta;
         let pg = &mut pt.pgs[g];
         pg.xoff = true;

@@ -23,7 +23,9 @@
 //!   is in use or shared ≥ T; XON after a dequeue when headroom is empty and
 //!   shared is 0 or shared + resume_offset ≤ T (or total ≤ the PG's XON
 //!   floor, R-PFC-TX-3 project choice); XOFF is refreshed every
-//!   Q_xoff/2 quanta while it holds; frames are sent ahead of data.
+//!   Q_xoff/2 quanta, at most [`config::XOFF_REFRESH_MAX`] apart, while it
+//!   holds (so the watchdog sees new PFC frames every poll on slow ports
+//!   too); frames are sent ahead of data.
 //! - PFC reception R-PFC-RX-1..4, 6: pause an egress priority for q·512 bit
 //!   times from reception, replacing any earlier time; q = 0 resumes;
 //!   priorities without PFC enabled ignore it; legacy PAUSE pauses all

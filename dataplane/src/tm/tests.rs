@@ -961,3 +961,87 @@ fn reconfiguring_a_paused_pg_as_lossy_ends_its_xoff() {
         Some(Timer::PfcRefresh { port: 0, pg: 3 })
     );
 }
+
+// ---- XOFF refresh on slow ports ---------------------------------------------------------
+
+const M10: u64 = 10_000_000;
+
+fn slow_config(n: usize) -> TmConfig {
+    let mut cfg = config(n);
+    for p in &mut cfg.ports {
+        p.speed_bps = M10;
+    }
+    cfg
+}
+
+#[test]
+fn xoff_refresh_on_a_slow_port_is_capped_at_xoff_refresh_max() {
+    let mut tm = tm(slow_config(2));
+    rx_pfc!(tm, 0, 1, mask 1 << 3, quanta 0xffff); // keep port 1 from draining
+    let (_, t0) = fill_until_xoff(&mut tm, 1024);
+    assert!(ctrl!(tm, t0, 0).is_some());
+    // Q_xoff/2 at 10 Mb/s is 1.68 s; the cap makes it 20 ms.
+    assert!(pause_quanta_to_duration(0xffff, M10) / 2 > config::XOFF_REFRESH_MAX);
+    let cap = config::XOFF_REFRESH_MAX.as_nanos();
+    assert_eq!(
+        tm.next_timer(),
+        Some((at(t0 + cap), Timer::PfcRefresh { port: 0, pg: 3 }))
+    );
+    let mut sent = Vec::new();
+    let mut now = t0;
+    while now < t0 + 1000 * MS {
+        now += MS;
+        tm.handle_timeout(at(now));
+        if let Some(f) = ctrl!(tm, now, 0) {
+            assert_eq!(f, PfcRepr::xoff(1 << 3, 0xffff));
+            sent.push(now);
+        }
+    }
+    assert_eq!(sent.len(), 50, "one refresh per 20 ms for 1 s: {sent:?}");
+    assert!(sent.windows(2).all(|w| w[1] - w[0] <= cap));
+}
+
+/// Two switches on a 10 Mb/s link: B's ingress from A stays XOFF (its own
+/// egress is paused for good), so A's egress queue towards B holds packets
+/// and never sends. A's watchdog (P = 100 ms, D = 200 ms) must see new PFC
+/// frames on every poll and declare the storm; with refreshes only every
+/// Q_xoff/2 (1.68 s) it saw one frame and never did.
+#[test]
+fn a_deadlocked_slow_link_is_detected_by_the_watchdog() {
+    let mut b = tm(slow_config(2));
+    rx_pfc!(b, 0, 1, mask 1 << 3, quanta 0xffff); // B's egress stuck
+    let (_, t0) = fill_until_xoff(&mut b, 1024);
+    let mut cfg = slow_config(2);
+    cfg.watchdog.poll_interval_ms = 100;
+    cfg.ports[1].watchdog = Some(WatchdogPortConfig {
+        detection_time_ms: 200,
+        restoration_time_ms: Some(300),
+        action: WdAction::Drop,
+        priorities: 1 << 3,
+        pfc_stat_history: false,
+    });
+    let mut a = tm(cfg);
+    for i in 0..5 {
+        enq!(a, t0, i, 0 => 1, prio 3, len 1000).unwrap();
+    }
+    let mut now = t0;
+    let mut stormed_at = None;
+    while now < 1000 * MS && stormed_at.is_none() {
+        b.handle_timeout(at(now));
+        while let Some(f) = ctrl!(b, now, 0) {
+            a.handle_mac_control(1, &MacControlRepr::Pfc(f), at(now));
+        }
+        a.handle_timeout(at(now));
+        if a.watchdog_mode(1, 3) == WdMode::Drop {
+            stormed_at = Some(now);
+        } else {
+            assert!(tx!(a, now, 1).is_none(), "A's egress is paused");
+        }
+        now += MS;
+    }
+    let t = stormed_at.expect("the watchdog never saw the deadlock");
+    // Baseline poll at 0, positive polls at 100 and 200 ms.
+    assert!(t <= 300 * MS, "storm declared at {} ms", t / MS);
+    assert_eq!(a.watchdog().stats(1, 3).unwrap().deadlock_detected, 1);
+    assert_eq!(a.queue_depth(1, 3), Some((0, 0)), "drop action flushed");
+}

@@ -13,12 +13,20 @@
 //! writes CSV and SVG to DIR and removes every lab it made, also on failure
 //! and Ctrl-C. Without root it says so and points at `--sim`, which runs
 //! the same scenario in the simulator. Exit status 1 if any check fails.
+//!
+//! `rocelab run deadlock [--switches N] [--speed RATE]` runs the deadlock
+//! ring instead (`lab::scenario::ring`): N switches in a ring deadlock with
+//! the PFC watchdog off, then the watchdog breaks it and traffic flows
+//! again; it prints what each phase showed and exits 1 on any problem.
+//! Namespaces only (its simulator counterpart is the ring scenario of
+//! `dataplane/tests/sim_scenarios.rs`).
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use lab::labctl::{self, state::DEFAULT_STATE_DIR, state::StateStore};
+use lab::scenario::ring::RingConfig;
 use lab::scenario::{self, ScenarioConfig, live, output};
 use lab::topo::Topology;
 
@@ -44,17 +52,25 @@ enum Cmd {
         /// Lab name.
         lab: Option<String>,
     },
-    /// Run the embedded default scenario (incast + ECMP) and judge it.
+    /// Run the embedded default scenario (incast + ECMP) or the deadlock
+    /// ring, and judge it.
     Run {
+        /// Which scenario: `default` (incast + ECMP) or `deadlock` (ring).
+        #[arg(default_value = "default", value_parser = ["default", "deadlock"])]
+        scenario: String,
         /// Output directory for CSV and SVG files.
         #[arg(long, default_value = "target/rocelab")]
         out: PathBuf,
         /// Run in the simulator instead of namespaces (no root needed).
         #[arg(long)]
         sim: bool,
-        /// Port speed of every link (switch shapers and hosts).
-        #[arg(long, default_value = "100M")]
-        speed: String,
+        /// Port speed of every link (switch shapers and hosts)
+        /// [default: 100M; deadlock: 20M].
+        #[arg(long)]
+        speed: Option<String>,
+        /// Switches in the deadlock ring (at least 3).
+        #[arg(long, default_value_t = 3)]
+        switches: usize,
         /// Incast traffic seconds.
         #[arg(long, default_value_t = 4.0)]
         seconds: f64,
@@ -130,9 +146,11 @@ fn main() -> Result<()> {
             }
         }
         Cmd::Run {
+            scenario: which,
             out,
             sim,
             speed,
+            switches,
             seconds,
             ecmp_qps,
             dscp,
@@ -140,9 +158,31 @@ fn main() -> Result<()> {
             dcqcn,
             seed,
         } => {
+            if which == "deadlock" {
+                if sim {
+                    bail!(
+                        "the deadlock ring runs on namespaces only; its simulator \
+                         counterpart is the ring scenario of dataplane/tests/sim_scenarios.rs"
+                    );
+                }
+                let defaults = RingConfig::default();
+                let cfg = RingConfig {
+                    switches,
+                    speed_bps: match &speed {
+                        Some(s) => lab::units::parse_rate_bps(s).context("--speed")?,
+                        None => defaults.speed_bps,
+                    },
+                    ..defaults
+                };
+                if !run_deadlock(&cfg, &store)? {
+                    std::process::exit(1);
+                }
+                return Ok(());
+            }
             let defaults = ScenarioConfig::default();
             let cfg = ScenarioConfig {
-                speed_bps: lab::units::parse_rate_bps(&speed).context("--speed")?,
+                speed_bps: lab::units::parse_rate_bps(speed.as_deref().unwrap_or("100M"))
+                    .context("--speed")?,
                 incast_s: seconds,
                 ecmp_qps,
                 incast_dscp: dscp.min(63),
@@ -171,6 +211,50 @@ fn main() -> Result<()> {
     Ok(())
 }
 
+/// Switch daemon and host agent for a namespace run, or an error that
+/// says what to build; needs root.
+fn live_binaries(what: &str) -> Result<live::Binaries> {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    if euid != 0 {
+        bail!(
+            "{what} needs root to create network namespaces (euid {euid}); \
+             run it with sudo, or run the default scenario in the simulator: rocelab run --sim"
+        );
+    }
+    Ok(live::Binaries {
+        roceswitch: live::find_roceswitch()?,
+        roceperf: std::env::current_exe()
+            .ok()
+            .and_then(|e| live::find_binary("roceperf", &e))
+            .context("roceperf is not next to rocelab nor on PATH: cargo build -p lab")?,
+    })
+}
+
+/// `rocelab run deadlock`: the ring; true if it deadlocked without the
+/// watchdog and recovered with it.
+fn run_deadlock(cfg: &RingConfig, store: &StateStore) -> Result<bool> {
+    let bins = live_binaries("rocelab run deadlock")?;
+    println!(
+        "rocelab run deadlock: {} switches in a ring at {} bit/s ({}, {})",
+        cfg.switches,
+        cfg.speed_bps,
+        bins.roceswitch.display(),
+        bins.roceperf.display()
+    );
+    let stop = lab::signal::stop_flag();
+    let outcome = scenario::ring::run(cfg, &bins, store, stop, "ring")?;
+    print!("{}", outcome.summary());
+    let problems = outcome.problems();
+    for p in &problems {
+        println!("FAIL {p}");
+    }
+    if problems.is_empty() {
+        println!("PASS: deadlocked with the watchdog off, recovered with it on");
+    }
+    Ok(problems.is_empty())
+}
+
 /// `rocelab run`: the default scenario; true if every check passed.
 fn run(
     cfg: &ScenarioConfig,
@@ -183,21 +267,7 @@ fn run(
         println!("rocelab run --sim: the default scenario in the simulator");
         scenario::sim::run(cfg, seed, Some(out))?
     } else {
-        // SAFETY: geteuid has no preconditions.
-        let euid = unsafe { libc::geteuid() };
-        if euid != 0 {
-            bail!(
-                "rocelab run needs root to create network namespaces (euid {euid}); \
-                 run it with sudo, or run the same scenario in the simulator: rocelab run --sim"
-            );
-        }
-        let bins = live::Binaries {
-            roceswitch: live::find_roceswitch()?,
-            roceperf: std::env::current_exe()
-                .ok()
-                .and_then(|e| live::find_binary("roceperf", &e))
-                .context("roceperf is not next to rocelab nor on PATH: cargo build -p lab")?,
-        };
+        let bins = live_binaries("rocelab run")?;
         println!(
             "rocelab run: incast then ECMP on namespaces ({}, {})",
             bins.roceswitch.display(),

@@ -78,7 +78,12 @@ pub struct LabGuard<'a> {
     done: bool,
 }
 
-impl LabGuard<'_> {
+impl<'a> LabGuard<'a> {
+    /// The state store the lab is recorded in.
+    pub fn store(&self) -> &'a StateStore {
+        self.store
+    }
+
     /// Tears down now and reports problems.
     pub fn down(mut self) -> Result<()> {
         self.done = true;
@@ -96,22 +101,22 @@ impl Drop for LabGuard<'_> {
     }
 }
 
-fn host_ip(part: u8, i: usize) -> Ipv4Addr {
+pub(crate) fn host_ip(part: u8, i: usize) -> Ipv4Addr {
     Ipv4Addr::new(10, 0, part, i as u8 + 1)
 }
 
-fn host_mac(part: u8, i: usize) -> [u8; 6] {
+pub(crate) fn host_mac(part: u8, i: usize) -> [u8; 6] {
     [2, 0, 0, 0, part, i as u8 + 1]
 }
 
-fn mac_text(m: [u8; 6]) -> String {
+pub(crate) fn mac_text(m: [u8; 6]) -> String {
     m.iter()
         .map(|b| format!("{b:02x}"))
         .collect::<Vec<_>>()
         .join(":")
 }
 
-fn speed_text(bps: u64) -> String {
+pub(crate) fn speed_text(bps: u64) -> String {
     if bps.is_multiple_of(1_000_000_000) {
         format!("{}G", bps / 1_000_000_000)
     } else if bps.is_multiple_of(1_000_000) {
@@ -122,7 +127,7 @@ fn speed_text(bps: u64) -> String {
 }
 
 /// A switch daemon command: ports `p0..pN-1` numbered in order.
-fn switch_command(bin: &Path, ports: usize, speed_bps: u64, sock: &Path) -> Vec<String> {
+pub(crate) fn switch_command(bin: &Path, ports: usize, speed_bps: u64, sock: &Path) -> Vec<String> {
     let mut v = vec![bin.display().to_string()];
     for i in 0..ports {
         v.push("--port".into());
@@ -139,11 +144,11 @@ fn switch_command(bin: &Path, ports: usize, speed_bps: u64, sock: &Path) -> Vec<
     v
 }
 
-fn sock_path(store: &StateStore, lab: &str, node: &str) -> PathBuf {
+pub(crate) fn sock_path(store: &StateStore, lab: &str, node: &str) -> PathBuf {
     store.log_dir(lab).join(format!("{node}.sock"))
 }
 
-fn link(a: &str, b: &str, speed_bps: u64) -> LinkSpec {
+pub(crate) fn link(a: &str, b: &str, speed_bps: u64) -> LinkSpec {
     LinkSpec {
         a: a.into(),
         b: b.into(),
@@ -152,7 +157,7 @@ fn link(a: &str, b: &str, speed_bps: u64) -> LinkSpec {
     }
 }
 
-fn host(name: &str, part: u8, i: usize) -> HostSpec {
+pub(crate) fn host(name: &str, part: u8, i: usize) -> HostSpec {
     HostSpec {
         name: name.into(),
         mac: mac_text(host_mac(part, i)),
@@ -164,7 +169,11 @@ fn host(name: &str, part: u8, i: usize) -> HostSpec {
 /// Brings `topo` up. A lab of the same name left by an earlier run that
 /// was killed (SIGKILL, power loss: no chance to clean up) is removed
 /// first, from its state file, with a warning.
-fn up<'a>(topo: &Topology, store: &'a StateStore, stop: &AtomicBool) -> Result<LabGuard<'a>> {
+pub(crate) fn up<'a>(
+    topo: &Topology,
+    store: &'a StateStore,
+    stop: &AtomicBool,
+) -> Result<LabGuard<'a>> {
     topo.validate()?;
     if store.exists(&topo.name) {
         tracing::warn!(lab = %topo.name, "removing the leftovers of an earlier run");
@@ -184,7 +193,7 @@ fn up<'a>(topo: &Topology, store: &'a StateStore, stop: &AtomicBool) -> Result<L
 }
 
 /// Starts an agent in a host of the lab, recorded for teardown.
-fn agent(
+pub(crate) fn agent(
     g: &mut LabGuard<'_>,
     topo: &Topology,
     bin: &Path,
@@ -201,7 +210,7 @@ fn agent(
     labctl::spawn_recorded(&mut g.st, g.store, node, &ns, argv, &name)
 }
 
-fn agent_args(
+pub(crate) fn agent_args(
     role: &str,
     h: &HostSpec,
     rate_bps: u64,
@@ -233,7 +242,7 @@ fn agent_args(
 
 /// Waits for `children` to exit; on Ctrl-C or after `limit` fails (the
 /// guard then kills them).
-fn wait_all(children: &mut [Child], limit: Duration, stop: &AtomicBool) -> Result<()> {
+pub(crate) fn wait_all(children: &mut [Child], limit: Duration, stop: &AtomicBool) -> Result<()> {
     let deadline = Instant::now() + limit;
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -258,7 +267,7 @@ fn wait_all(children: &mut [Child], limit: Duration, stop: &AtomicBool) -> Resul
 }
 
 /// Stops a server with SIGTERM (it then prints its summary) and waits.
-fn stop_server(c: &mut Child) -> Result<()> {
+pub(crate) fn stop_server(c: &mut Child) -> Result<()> {
     labctl::sys::signal(c.id(), libc::SIGTERM).context("SIGTERM to the server")?;
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
@@ -291,7 +300,7 @@ pub fn busy_goodput_gbps(intervals: &[(u64, f64)]) -> Option<f64> {
 }
 
 /// The JSON lines of an agent's log.
-fn lines_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Vec<Value>> {
+pub(crate) fn lines_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Vec<Value>> {
     let rec =
         g.st.processes
             .iter()
@@ -306,7 +315,7 @@ fn lines_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Vec<Value>> {
 }
 
 /// The `summary` JSON line of an agent's log.
-fn summary_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Value> {
+pub(crate) fn summary_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Value> {
     let rec =
         g.st.processes
             .iter()
@@ -375,10 +384,10 @@ pub fn lab_headroom_bytes(speed_bps: u64) -> u64 {
 }
 
 /// Longest wait for the switch queues to empty after the senders stop.
-const DRAIN_LIMIT: Duration = Duration::from_secs(10);
+pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
 /// How long a daemon may take to accept gRPC.
-const SWITCH_START: Duration = Duration::from_secs(15);
+pub(crate) const SWITCH_START: Duration = Duration::from_secs(15);
 
 /// Part 1: h1, h2 → sw → h3 (ports 0, 1, 2), 2:1 incast.
 pub fn run_incast(
@@ -548,7 +557,9 @@ pub fn delta(before: &[PrioCounters], after: &[PrioCounters]) -> Vec<PrioCounter
                 tx_packets: a.tx_packets.saturating_sub(b.tx_packets),
                 drops: a.drops.saturating_sub(b.drops),
                 pfc_tx_frames: a.pfc_tx_frames.saturating_sub(b.pfc_tx_frames),
+                pfc_rx_frames: a.pfc_rx_frames.saturating_sub(b.pfc_rx_frames),
                 ecn_marked: a.ecn_marked.saturating_sub(b.ecn_marked),
+                watchdog_storms: a.watchdog_storms.saturating_sub(b.watchdog_storms),
                 queue_depth_bytes: a.queue_depth_bytes,
             }
         })

@@ -54,10 +54,46 @@ pub struct PrioCounters {
     pub drops: u64,
     /// PFC frames sent for this priority.
     pub pfc_tx_frames: u64,
+    /// PFC frames received for this priority.
+    pub pfc_rx_frames: u64,
     /// Packets marked CE.
     pub ecn_marked: u64,
+    /// Watchdog storms (deadlocks) detected on this queue.
+    pub watchdog_storms: u64,
     /// Current queue depth, bytes.
     pub queue_depth_bytes: u64,
+}
+
+/// A PFC watchdog event from the switch's fabric event stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchdogEvent {
+    /// (port, priority) entered the stormed state.
+    Storm {
+        /// Port.
+        port: u32,
+        /// Priority.
+        priority: u32,
+    },
+    /// (port, priority) was restored to normal operation.
+    Restore {
+        /// Port.
+        port: u32,
+        /// Priority.
+        priority: u32,
+    },
+}
+
+/// PFC watchdog settings for [`SwitchCtl::set_watchdog`] (R-WD-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchdogSetting {
+    /// Storm detection time, ms.
+    pub detection_time_ms: u32,
+    /// Restoration time, ms (0 = never).
+    pub restoration_time_ms: u32,
+    /// Poll interval, ms.
+    pub poll_interval_ms: u32,
+    /// Drop (true) or forward (false) while stormed.
+    pub drop: bool,
 }
 
 /// A primary-controller session with one switch.
@@ -69,6 +105,7 @@ pub struct SwitchCtl {
     _stream_tx: mpsc::Sender<pb::StreamMessageRequest>,
     election_id: u128,
     next_member: u32,
+    events: Option<tonic::Streaming<fb::Event>>,
 }
 
 fn u128_wire(v: u128) -> pb::Uint128 {
@@ -255,6 +292,7 @@ impl SwitchCtl {
             _stream_tx: tx,
             election_id,
             next_member: 1,
+            events: None,
         })
     }
 
@@ -431,6 +469,119 @@ impl SwitchCtl {
         Ok(())
     }
 
+    /// Gives `priority` a static PFC threshold (XOFF once the PG's shared
+    /// use reaches `xoff_bytes`; XON per R-PFC-TX-2, or once its total use
+    /// is at most `xon_bytes`) and an explicit headroom per (port, lossless
+    /// priority), keeping the rest of the buffer configuration.
+    pub fn set_static_threshold(
+        &mut self,
+        priority: u8,
+        xoff_bytes: u64,
+        xon_bytes: u64,
+        headroom_bytes: u64,
+    ) -> Result<()> {
+        let mut buf = self
+            .rt
+            .block_on(self.fabric.get_buffer(fb::GetConfigRequest {}))
+            .map_err(|s| anyhow!("fabric GetBuffer: {}", s.message()))?
+            .into_inner();
+        buf.thresholds.retain(|t| t.priority != u32::from(priority));
+        buf.thresholds.push(fb::PriorityThreshold {
+            priority: u32::from(priority),
+            threshold: Some(fb::priority_threshold::Threshold::StaticThreshold(
+                fb::StaticThreshold {
+                    xoff_bytes,
+                    xon_bytes,
+                },
+            )),
+        });
+        buf.headroom = Some(fb::HeadroomConfig {
+            mode: Some(fb::headroom_config::Mode::ExplicitBytes(headroom_bytes)),
+        });
+        self.rt
+            .block_on(self.fabric.set_buffer(buf))
+            .map_err(|s| anyhow!("fabric SetBuffer: {}", s.message()))?;
+        Ok(())
+    }
+
+    /// Turns the PFC watchdog on with `w` (every port with a lossless
+    /// priority), or off with `None`.
+    pub fn set_watchdog(&mut self, w: Option<WatchdogSetting>) -> Result<()> {
+        let cfg = match w {
+            Some(w) => fb::WatchdogConfig {
+                enabled: true,
+                detection_time_ms: w.detection_time_ms,
+                restoration_time_ms: w.restoration_time_ms,
+                action: if w.drop {
+                    fb::WatchdogAction::Drop
+                } else {
+                    fb::WatchdogAction::Forward
+                } as i32,
+                poll_interval_ms: w.poll_interval_ms,
+            },
+            None => {
+                let mut cur = self
+                    .rt
+                    .block_on(self.fabric.get_watchdog(fb::GetConfigRequest {}))
+                    .map_err(|s| anyhow!("fabric GetWatchdog: {}", s.message()))?
+                    .into_inner();
+                cur.enabled = false;
+                cur
+            }
+        };
+        self.rt
+            .block_on(self.fabric.set_watchdog(cfg))
+            .map_err(|s| anyhow!("fabric SetWatchdog: {}", s.message()))?;
+        Ok(())
+    }
+
+    /// Subscribes to the switch's fabric event stream; events that happen
+    /// from now on are kept for [`SwitchCtl::watchdog_events`].
+    pub fn watch_events(&mut self) -> Result<()> {
+        let stream = self
+            .rt
+            .block_on(self.fabric.watch_events(fb::WatchEventsRequest {}))
+            .map_err(|s| anyhow!("fabric WatchEvents: {}", s.message()))?
+            .into_inner();
+        self.events = Some(stream);
+        Ok(())
+    }
+
+    /// Watchdog events received since the last call, waiting up to `wait`
+    /// for the first one (needs [`SwitchCtl::watch_events`] first).
+    pub fn watchdog_events(&mut self, wait: Duration) -> Result<Vec<WatchdogEvent>> {
+        let Some(stream) = self.events.as_mut() else {
+            bail!("watchdog_events before watch_events");
+        };
+        let mut out = Vec::new();
+        let mut limit = wait;
+        loop {
+            let next = self
+                .rt
+                .block_on(async { tokio::time::timeout(limit, stream.message()).await });
+            let msg = match next {
+                Err(_) => break, // nothing more within the limit
+                Ok(Err(s)) => bail!("fabric event stream: {}", s.message()),
+                Ok(Ok(None)) => bail!("fabric event stream ended"),
+                Ok(Ok(Some(m))) => m,
+            };
+            match msg.kind {
+                Some(fb::event::Kind::Storm(e)) => out.push(WatchdogEvent::Storm {
+                    port: e.port,
+                    priority: e.priority,
+                }),
+                Some(fb::event::Kind::Restore(e)) => out.push(WatchdogEvent::Restore {
+                    port: e.port,
+                    priority: e.priority,
+                }),
+                _ => continue,
+            }
+            // After the first event, only collect what is already there.
+            limit = Duration::from_millis(1);
+        }
+        Ok(out)
+    }
+
     /// Enables RED/ECN marking on (`port`, `priority`).
     pub fn set_ecn(&mut self, port: u32, priority: u8, ecn: EcnSetting) -> Result<()> {
         let cfg = fb::EcnConfig {
@@ -486,7 +637,9 @@ impl SwitchCtl {
                 tx_packets: c.tx_packets,
                 drops: c.drops,
                 pfc_tx_frames: c.pfc_tx_frames,
+                pfc_rx_frames: c.pfc_rx_frames,
                 ecn_marked: c.ecn_marked,
+                watchdog_storms: c.watchdog_storms,
                 queue_depth_bytes: c.queue_depth_bytes,
             })
             .collect())
