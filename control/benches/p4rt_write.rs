@@ -1,9 +1,14 @@
 //! P4Runtime Write/Read throughput over loopback gRPC into a `LocalDevice`
-//! (one LPM table of 65,536 entries): prints updates per second for
-//! one-update requests and 1,000-update batches, and the time to read the
-//! whole table back. Run with `cargo bench -p control --bench p4rt_write`.
+//! (one LPM table of 65,536 entries), without and with a state file
+//! ([`control::p4rt::persist`]): updates per second for one-update requests
+//! and 1,000-update batches, then modifies of every entry (the journal
+//! outgrows the live state, so compactions happen inside the timed loop);
+//! the time to read the whole table back, the state file's size and the
+//! time to restore it into a fresh service. Run with
+//! `cargo bench -p control --bench p4rt_write`.
 
-use std::time::Instant;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use control::device::LocalDevice;
 use control::p4rt::{P4RuntimeConfig, P4RuntimeService};
@@ -11,6 +16,7 @@ use p4_target::info::*;
 use p4_target::runtime::Runtime;
 use proto::p4::v1 as pb;
 use proto::p4::v1::p4_runtime_client::P4RuntimeClient;
+use tonic::transport::Channel;
 
 static PORT: [ParamInfo; 1] = [ParamInfo {
     id: 1,
@@ -65,10 +71,10 @@ actions { preamble { id: 16777217 name: "set_port" } params { id: 1 name: "port"
 "#,
 };
 
-fn route(i: u32, port: u8) -> pb::Update {
+fn route(ty: pb::update::Type, i: u32, port: u8) -> pb::Update {
     let prefix = (i << 8).to_be_bytes().to_vec();
     pb::Update {
-        r#type: pb::update::Type::Insert as i32,
+        r#type: ty as i32,
         entity: Some(pb::Entity {
             entity: Some(pb::entity::Entity::TableEntry(pb::TableEntry {
                 table_id: 0x0200_0001,
@@ -96,10 +102,18 @@ fn route(i: u32, port: u8) -> pb::Update {
     }
 }
 
-#[tokio::main]
-async fn main() {
+const N_SINGLE: u32 = 5_000;
+const N_BATCHED: u32 = 50_000;
+const BATCH: u32 = 1_000;
+
+async fn service(state: Option<&Path>) -> (P4RuntimeClient<Channel>, Duration) {
     let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
     let svc = P4RuntimeService::from_program(&PROGRAM, device, P4RuntimeConfig::default()).unwrap();
+    let t = Instant::now();
+    if let Some(path) = state {
+        svc.restore(path).await.unwrap();
+    }
+    let restore = t.elapsed();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(
@@ -107,31 +121,55 @@ async fn main() {
             .add_service(svc.into_server())
             .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
     );
-    let mut client = P4RuntimeClient::connect(format!("http://{addr}"))
+    let client = P4RuntimeClient::connect(format!("http://{addr}"))
         .await
         .unwrap();
-    let write = |updates: Vec<pb::Update>| pb::WriteRequest {
+    (client, restore)
+}
+
+fn request(updates: Vec<pb::Update>) -> pb::WriteRequest {
+    pb::WriteRequest {
         device_id: 1,
         updates,
         ..Default::default()
-    };
-
-    let n_single = 5_000u32;
-    let t = Instant::now();
-    for i in 0..n_single {
-        client.write(write(vec![route(i, 1)])).await.unwrap();
     }
-    let single = t.elapsed();
-    let (n_batch, batch) = (50_000u32, 1_000u32);
+}
+
+/// (single, batched, modify-all rounds) throughput in updates/s.
+async fn run(client: &mut P4RuntimeClient<Channel>, rounds: u32) -> (f64, f64, f64) {
+    use pb::update::Type::{Insert, Modify};
     let t = Instant::now();
-    for start in (n_single..n_single + n_batch).step_by(batch as usize) {
+    for i in 0..N_SINGLE {
         client
-            .write(write((start..start + batch).map(|i| route(i, 2)).collect()))
+            .write(request(vec![route(Insert, i, 1)]))
             .await
             .unwrap();
     }
-    let batched = t.elapsed();
+    let single = f64::from(N_SINGLE) / t.elapsed().as_secs_f64();
     let t = Instant::now();
+    for start in (N_SINGLE..N_SINGLE + N_BATCHED).step_by(BATCH as usize) {
+        let updates = (start..start + BATCH)
+            .map(|i| route(Insert, i, 2))
+            .collect();
+        client.write(request(updates)).await.unwrap();
+    }
+    let batched = f64::from(N_BATCHED) / t.elapsed().as_secs_f64();
+    let total = N_SINGLE + N_BATCHED;
+    let t = Instant::now();
+    for round in 0..rounds {
+        for start in (0..total).step_by(BATCH as usize) {
+            let end = (start + BATCH).min(total);
+            let port = 3 + round as u8;
+            let updates = (start..end).map(|i| route(Modify, i, port)).collect();
+            client.write(request(updates)).await.unwrap();
+        }
+    }
+    let modified = f64::from(total * rounds) / t.elapsed().as_secs_f64();
+    (single, batched, modified)
+}
+
+/// Reads every table entry back; returns how many there were.
+async fn read_all(client: &mut P4RuntimeClient<Channel>) -> usize {
     let mut stream = client
         .read(pb::ReadRequest {
             device_id: 1,
@@ -147,18 +185,41 @@ async fn main() {
     while let Some(r) = stream.message().await.unwrap() {
         read += r.entities.len();
     }
-    let read_time = t.elapsed();
-    assert_eq!(read, (n_single + n_batch) as usize);
-    println!(
-        "p4rt_write: 1 update/request:    {:>9.0} updates/s ({n_single} requests)",
-        f64::from(n_single) / single.as_secs_f64()
-    );
-    println!(
-        "p4rt_write: {batch} updates/request: {:>9.0} updates/s ({n_batch} updates)",
-        f64::from(n_batch) / batched.as_secs_f64()
-    );
+    read
+}
+
+#[tokio::main]
+async fn main() {
+    let rounds = 3;
+    let (mut plain, _) = service(None).await;
+    let without = run(&mut plain, rounds).await;
+    let t = Instant::now();
+    let read = read_all(&mut plain).await;
     println!(
         "p4rt_write: wildcard read of {read} entries: {:.1} ms",
-        read_time.as_secs_f64() * 1e3
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.p4rt");
+    let (mut persisted, _) = service(Some(&path)).await;
+    let with = run(&mut persisted, rounds).await;
+    let size = std::fs::metadata(&path).unwrap().len();
+    let (_, restore) = service(Some(&path)).await;
+    let total = N_SINGLE + N_BATCHED;
+    for (what, a, b) in [
+        ("1 update/request", without.0, with.0),
+        ("1000 updates/request", without.1, with.1),
+        ("modify all x3, 1000/request", without.2, with.2),
+    ] {
+        println!(
+            "p4rt_write: {what:<28} {a:>9.0} updates/s without state file, {b:>9.0} with ({:.0}%)",
+            100.0 * b / a
+        );
+    }
+    println!(
+        "p4rt_write: state file after {} updates on {total} live entries: {:.1} MB; restore into a fresh service: {:.0} ms",
+        total * (1 + rounds),
+        size as f64 / 1e6,
+        restore.as_secs_f64() * 1e3
     );
 }

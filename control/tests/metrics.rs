@@ -145,3 +145,62 @@ async fn other_paths_methods_and_garbage_get_http_errors() {
         "listener closed after shutdown"
     );
 }
+
+/// A real switch core (`roce_switch.p4`, 2 ports, port 0 with a 1500 B
+/// MTU) on its own thread, as the daemon runs it, behind a `TmBackend`.
+fn switch_backend() -> (
+    Arc<dyn FabricBackend>,
+    std::sync::mpsc::Sender<dataplane::driver::Command<dataplane::roce::Program>>,
+) {
+    use dataplane::switch::{Switch, SwitchConfig};
+    use dataplane::time::Instant;
+    let mut config = SwitchConfig::with_ports(2);
+    config.tm.ports[0].mtu_bytes = 1500;
+    let base = config.tm.clone();
+    let (tx, rx) = std::sync::mpsc::channel::<dataplane::driver::Command<_>>();
+    std::thread::spawn(move || {
+        let mut sw = Switch::new(dataplane::roce::Program::new(), config, Instant::ZERO).unwrap();
+        while let Ok(cmd) = rx.recv() {
+            cmd(&mut sw, Instant::ZERO);
+        }
+    });
+    let backend: Arc<dyn FabricBackend> =
+        Arc::new(control::switchdev::TmBackend::new(tx.clone(), base));
+    (backend, tx)
+}
+
+#[tokio::test]
+async fn switch_wide_counters_and_drop_reasons_are_exported() {
+    let (backend, commands) = switch_backend();
+    let mut oversize = vec![0u8; 2000];
+    oversize[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    commands
+        .send(Box::new(move |sw, now| {
+            sw.handle_frame(0, &oversize, now);
+            sw.handle_packet_out(&[0x00, 0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], now);
+        }))
+        .unwrap();
+
+    let listener = control::metrics::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(control::metrics::serve(
+        listener,
+        backend,
+        std::future::pending(),
+    ));
+    let body = fetch(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert!(body.starts_with("HTTP/1.1 200 OK"), "{body}");
+    for line in [
+        "# TYPE roceswitch_rx_frames_total counter",
+        "roceswitch_rx_frames_total 1",
+        "roceswitch_packet_out_total 1",
+        "roceswitch_digests_dropped_total 0",
+        "roceswitch_switch_drops_total{reason=\"over_mtu\"} 1",
+        "roceswitch_switch_drops_total{reason=\"packet_in_overflow\"} 0",
+    ] {
+        assert!(
+            body.lines().any(|l| l == line),
+            "missing {line:?} in:\n{body}"
+        );
+    }
+}

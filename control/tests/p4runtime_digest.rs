@@ -7,12 +7,10 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Controller, DEVICE, Harness, primary, read, update_errors, write};
 use control::device::{Digest, LocalDevice};
-use control::p4rt::{P4RuntimeConfig, P4RuntimeService};
 use p4_target::info::*;
 use p4_target::runtime::Runtime;
 use pb::entity::Entity as E;
@@ -72,24 +70,7 @@ static PROGRAM: ProgramInfo = ProgramInfo {
 };
 
 async fn start() -> Harness {
-    let device: Arc<LocalDevice> = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
-    let svc = P4RuntimeService::from_program(
-        &PROGRAM,
-        device.clone(),
-        P4RuntimeConfig {
-            device_id: DEVICE,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(svc.into_server())
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-    );
-    Harness { addr, device }
+    Harness::start_on(&PROGRAM, LocalDevice::new(Box::new(Runtime::new(&PROGRAM)))).await
 }
 
 fn digest_entry(id: u32, timeout_ns: i64, list: i32, ack_ns: i64) -> E {

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::*;
 use control::device::LocalDevice;
-use control::p4rt::{P4RuntimeConfig, P4RuntimeService, RestoreReport};
+use control::p4rt::RestoreReport;
 use p4_target::runtime::Runtime;
 use pb::entity::Entity as E;
 use pb::update::Type as U;
@@ -31,26 +31,11 @@ impl Drop for Served {
     }
 }
 
-async fn serve(state: &Path) -> Served {
+async fn serve_restored(state: &Path) -> Served {
     let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
-    let svc = P4RuntimeService::from_program(
-        &PROGRAM,
-        device.clone(),
-        P4RuntimeConfig {
-            device_id: DEVICE,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let svc = service(&PROGRAM, device.clone());
     let report = svc.restore(state).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(async move {
-        let _ = tonic::transport::Server::builder()
-            .add_service(svc.into_server())
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
-            .await;
-    });
+    let (addr, server) = serve(svc).await;
     Served {
         h: Harness { addr, device },
         report,
@@ -190,7 +175,7 @@ async fn written_state_is_read_back_identically_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("switch.state.p4rt");
 
-    let first = serve(&state).await;
+    let first = serve_restored(&state).await;
     assert_eq!(
         first.report,
         RestoreReport::default(),
@@ -290,7 +275,7 @@ async fn written_state_is_read_back_identically_after_a_restart() {
     drop(c);
     drop(first);
 
-    let second = serve(&state).await;
+    let second = serve_restored(&state).await;
     assert_eq!(
         second.report.refused, 0,
         "only applied updates were recorded"
@@ -332,7 +317,7 @@ async fn written_state_is_read_back_identically_after_a_restart() {
     drop(c);
     drop(client);
     drop(second);
-    let third = serve(&state).await;
+    let third = serve_restored(&state).await;
     assert_eq!(third.report.refused, 0);
     assert_eq!(config_state(&third.h).await, before);
 
@@ -342,7 +327,7 @@ async fn written_state_is_read_back_identically_after_a_restart() {
     let empty = config_state(&third.h).await;
     drop(c);
     drop(third);
-    let fourth = serve(&state).await;
+    let fourth = serve_restored(&state).await;
     assert_eq!(fourth.report.applied, 0);
     assert_eq!(config_state(&fourth.h).await, empty);
     assert_eq!(cookie(&fourth.h).await, Some(7));
@@ -352,7 +337,7 @@ async fn written_state_is_read_back_identically_after_a_restart() {
 async fn churn_is_compacted_and_still_restores_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("s.p4rt");
-    let first = serve(&state).await;
+    let first = serve_restored(&state).await;
     let mut c = primary(&first.h, 1).await;
     write(&mut c, vec![insert(route([10, 0, 0, 0], 8, &[1]))])
         .await
@@ -379,7 +364,7 @@ async fn churn_is_compacted_and_still_restores_exactly() {
         size < 1_000_000,
         "20000 journaled updates compacted to a few live ones: {size} bytes"
     );
-    let second = serve(&state).await;
+    let second = serve_restored(&state).await;
     assert_eq!(second.report.refused, 0);
     assert!(
         second.report.applied < 20_000,
@@ -397,7 +382,7 @@ async fn a_state_file_of_another_program_is_a_startup_error() {
     let p4info = proto::p4info_from_text(&other).unwrap();
     drop(control::p4rt::persist::StateStore::open(&state, &p4info, b"roceswitch:ctltest").unwrap());
     let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
-    let svc = P4RuntimeService::from_program(&PROGRAM, device, P4RuntimeConfig::default()).unwrap();
+    let svc = service(&PROGRAM, device);
     let err = svc.restore(&state).await.unwrap_err();
     assert!(
         err.to_string().contains("another program") && err.to_string().contains("acl"),
@@ -410,7 +395,7 @@ async fn a_rolled_back_batch_is_not_recorded_and_a_torn_tail_is_dropped() {
     use pb::write_request::Atomicity;
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("s.p4rt");
-    let first = serve(&state).await;
+    let first = serve_restored(&state).await;
     let mut c = primary(&first.h, 1).await;
     write(&mut c, vec![insert(route([10, 0, 0, 0], 8, &[1]))])
         .await
@@ -433,7 +418,7 @@ async fn a_rolled_back_batch_is_not_recorded_and_a_torn_tail_is_dropped() {
     drop(c);
     drop(first);
 
-    let second = serve(&state).await;
+    let second = serve_restored(&state).await;
     assert_eq!(
         second.report.refused, 0,
         "the rolled-back batch left no trace"
@@ -445,7 +430,7 @@ async fn a_rolled_back_batch_is_not_recorded_and_a_torn_tail_is_dropped() {
     // acknowledged; the start drops it with a warning and goes on.
     let full = std::fs::read(&state).unwrap();
     std::fs::write(&state, &full[..full.len() - 3]).unwrap();
-    let third = serve(&state).await;
+    let third = serve_restored(&state).await;
     assert_eq!(third.report.torn_bytes, full.len() as u64 - 3 - len_kept);
     assert_eq!(third.report.applied, 1);
     assert_eq!(config_state(&third.h).await, kept);

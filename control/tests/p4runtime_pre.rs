@@ -9,7 +9,6 @@ mod common;
 
 use common::*;
 use control::device::{DeviceExt, LocalDevice};
-use control::p4rt::{P4RuntimeConfig, P4RuntimeService};
 use p4_target::runtime::Runtime;
 use pb::entity::Entity as E;
 use pb::packet_replication_engine_entry::Type as PreType;
@@ -622,23 +621,7 @@ async fn all_or_nothing_batches_roll_back_pre_and_table_updates_together() {
 #[tokio::test]
 async fn a_device_without_pre_reads_empty_and_refuses_writes() {
     let device = LocalDevice::without_pre(Box::new(Runtime::new(&PROGRAM)));
-    let svc = P4RuntimeService::from_program(
-        &PROGRAM,
-        device.clone(),
-        P4RuntimeConfig {
-            device_id: DEVICE,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(svc.into_server())
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-    );
-    let h = Harness { addr, device };
+    let h = Harness::start_on(&PROGRAM, device).await;
     let mut c = primary(&h, 1).await;
     assert!(
         read(&mut c.client, vec![all_groups(), all_sessions()])
@@ -690,22 +673,7 @@ impl RealSwitch {
         });
         let (pin_tx, _) = tokio::sync::broadcast::channel(16);
         let device = std::sync::Arc::new(control::switchdev::SwitchDevice::new(tx.clone(), pin_tx));
-        let svc = P4RuntimeService::from_program(
-            &dataplane::roce::PROGRAM_INFO,
-            device,
-            P4RuntimeConfig {
-                device_id: DEVICE,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(svc.into_server())
-                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-        );
+        let (addr, _server) = serve(service(&dataplane::roce::PROGRAM_INFO, device)).await;
         // The harness's LocalDevice is only a placeholder here.
         let placeholder = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
         RealSwitch {

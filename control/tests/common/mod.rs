@@ -443,25 +443,44 @@ pub struct Harness {
     pub device: Arc<LocalDevice>,
 }
 
+/// The P4Runtime service for `program` over `device`, with device id [`DEVICE`].
+pub fn service(
+    program: &'static ProgramInfo,
+    device: Arc<dyn control::device::Device>,
+) -> P4RuntimeService {
+    P4RuntimeService::from_program(
+        program,
+        device,
+        P4RuntimeConfig {
+            device_id: DEVICE,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Serves `svc` on 127.0.0.1:0: its address and the server task.
+pub async fn serve(svc: P4RuntimeService) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let _ = tonic::transport::Server::builder()
+            .add_service(svc.into_server())
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+            .await;
+    });
+    (addr, server)
+}
+
 impl Harness {
+    /// The fixture program on a fresh `LocalDevice`.
     pub async fn start() -> Harness {
-        let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
-        let svc = P4RuntimeService::from_program(
-            &PROGRAM,
-            device.clone(),
-            P4RuntimeConfig {
-                device_id: DEVICE,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(
-            tonic::transport::Server::builder()
-                .add_service(svc.into_server())
-                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-        );
+        Harness::start_on(&PROGRAM, LocalDevice::new(Box::new(Runtime::new(&PROGRAM)))).await
+    }
+
+    /// `program`'s service over `device`.
+    pub async fn start_on(program: &'static ProgramInfo, device: Arc<LocalDevice>) -> Harness {
+        let (addr, _server) = serve(service(program, device.clone())).await;
         Harness { addr, device }
     }
 
