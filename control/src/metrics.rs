@@ -1,6 +1,7 @@
 //! Prometheus metrics over HTTP: `GET /metrics` serves the fabric backend's
-//! per-(port, priority) counters in the Prometheus text exposition format
-//! (version 0.0.4).
+//! per-(port, priority) counters, and the switch-wide counters (frames,
+//! controller traffic, digests, drops by reason) when the backend fronts a
+//! switch, in the Prometheus text exposition format (version 0.0.4).
 //!
 //! Contract: every [`PriorityCounters`] field becomes one metric family,
 //! labelled `port` and `priority`, with `# HELP` and `# TYPE` lines;
@@ -20,6 +21,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+use dataplane::switch::{SwitchDrop, SwitchStats};
 
 use crate::fabric::{FabricBackend, PriorityCounters};
 
@@ -113,9 +116,13 @@ const FAMILIES: [Family; 10] = [
     },
 ];
 
-/// The Prometheus text exposition of `counters`.
-pub fn render(counters: &[PriorityCounters]) -> String {
+/// The Prometheus text exposition of `counters` and, when known, the
+/// switch-wide `stats`.
+pub fn render(counters: &[PriorityCounters], stats: Option<&SwitchStats>) -> String {
     let mut out = String::new();
+    if let Some(s) = stats {
+        render_switch(&mut out, s);
+    }
     for f in &FAMILIES {
         // Writing to a String cannot fail.
         let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
@@ -132,6 +139,62 @@ pub fn render(counters: &[PriorityCounters]) -> String {
         }
     }
     out
+}
+
+/// Switch-wide families: frames, controller traffic, digests, and the
+/// switch's own drops by reason (the traffic manager's are per priority).
+fn render_switch(out: &mut String, s: &SwitchStats) {
+    let plain: [(&str, &str, u64); 6] = [
+        (
+            "roceswitch_rx_frames_total",
+            "Frames received on all ports.",
+            s.rx_frames,
+        ),
+        (
+            "roceswitch_tx_frames_total",
+            "Frames sent on all ports, PFC included.",
+            s.tx_frames,
+        ),
+        (
+            "roceswitch_packet_in_total",
+            "Frames handed to the controller.",
+            s.packet_in,
+        ),
+        (
+            "roceswitch_packet_out_total",
+            "Frames injected by the controller.",
+            s.packet_out,
+        ),
+        (
+            "roceswitch_digests_total",
+            "Digests queued for the controller.",
+            s.digests,
+        ),
+        (
+            "roceswitch_digests_dropped_total",
+            "Digests discarded because the controller did not take them.",
+            s.digests_dropped,
+        ),
+    ];
+    for (name, help, value) in plain {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} counter");
+        let _ = writeln!(out, "{name} {value}");
+    }
+    let name = "roceswitch_switch_drops_total";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Packets the switch dropped outside the traffic manager, by reason."
+    );
+    let _ = writeln!(out, "# TYPE {name} counter");
+    for reason in SwitchDrop::ALL {
+        let _ = writeln!(
+            out,
+            "{name}{{reason=\"{}\"}} {}",
+            reason.name(),
+            s.dropped(reason)
+        );
+    }
 }
 
 /// Binds `addr` (e.g. `127.0.0.1:9100`).
@@ -246,14 +309,15 @@ async fn handle(mut stream: TcpStream, backend: Arc<dyn FabricBackend>) -> std::
         .await;
     }
     // Backends may block on the dataplane thread: keep that off the reactor.
-    let counters = tokio::task::spawn_blocking(move || backend.counters(&[]))
-        .await
-        .unwrap_or_default();
+    let (counters, stats) =
+        tokio::task::spawn_blocking(move || (backend.counters(&[]), backend.switch_stats()))
+            .await
+            .unwrap_or_default();
     respond(
         &mut stream,
         "200 OK",
         "text/plain; version=0.0.4; charset=utf-8",
-        &render(&counters),
+        &render(&counters, stats.as_ref()),
     )
     .await
 }

@@ -269,4 +269,8 @@ impl<P: Pipeline> FabricBackend for TmBackend<P> {
         })
         .unwrap_or_default()
     }
+
+    fn switch_stats(&self) -> Option<dataplane::switch::SwitchStats> {
+        call(&self.commands, |sw, _now| sw.stats()).ok()
+    }
 }

@@ -58,6 +58,11 @@ pub trait FabricBackend: Send + Sync + 'static {
     fn apply(&self, config: &FabricConfig) -> Result<(), BackendError>;
     /// Counters of `ports` (all ports when empty), ordered by (port, priority).
     fn counters(&self, ports: &[u16]) -> Vec<PriorityCounters>;
+    /// Switch-wide counters (frames, controller traffic, digests, drops by
+    /// reason), if this backend fronts a switch.
+    fn switch_stats(&self) -> Option<dataplane::switch::SwitchStats> {
+        None
+    }
 }
 
 /// A backend without a dataplane: remembers applied configurations.
@@ -165,6 +170,10 @@ impl FabricBackend for ChainBackend {
         }
         *last = Some(config.clone());
         Ok(())
+    }
+
+    fn switch_stats(&self) -> Option<dataplane::switch::SwitchStats> {
+        self.parts.iter().find_map(|p| p.switch_stats())
     }
 
     fn counters(&self, ports: &[u16]) -> Vec<PriorityCounters> {
