@@ -104,6 +104,20 @@ struct FilePort {
     lossless: Option<Vec<u8>>,
 }
 
+/// Niceness of control-plane threads relative to the dataplane thread.
+const CONTROL_PLANE_NICE: libc::c_int = 5;
+
+/// Lowers the calling thread's scheduling priority (Linux nice values are
+/// per thread) to [`CONTROL_PLANE_NICE`]; failure only costs fairness.
+fn yield_to_dataplane() {
+    // SAFETY: setpriority with PRIO_PROCESS and who = 0 affects the calling
+    // thread only and takes plain integers.
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, CONTROL_PLANE_NICE) };
+    if r != 0 {
+        tracing::debug!(error = %std::io::Error::last_os_error(), "could not lower control-plane priority");
+    }
+}
+
 /// `10G`, `25g`, `400M`, `1000000000` → bits per second.
 pub fn parse_speed(s: &str) -> Result<u64> {
     let s = s.trim();
@@ -267,9 +281,13 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         )?
     };
 
-    // The control plane.
+    // The control plane, a little behind the dataplane thread when they
+    // compete for a CPU: a burst of writes should slow the writes, not the
+    // forwarding.
+    yield_to_dataplane();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
+        .on_thread_start(yield_to_dataplane)
         .enable_all()
         .build()
         .context("tokio runtime")?;
