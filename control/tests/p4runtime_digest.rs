@@ -298,3 +298,53 @@ async fn digests_are_batched_up_to_max_timeout() {
         "held for max_timeout_ns"
     );
 }
+
+#[tokio::test]
+async fn digest_configs_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("learn.p4rt");
+    let restored = || async {
+        let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
+        let svc = common::service(&PROGRAM, device.clone());
+        svc.restore(&state).await.unwrap();
+        let (addr, server) = common::serve(svc).await;
+        (Harness { addr, device }, server)
+    };
+    let (h, server) = restored().await;
+    let mut c = primary(&h, 10).await;
+    write(
+        &mut c,
+        vec![upd(U::Insert, digest_entry(LEARN, 0, 1, 1_000))],
+    )
+    .await
+    .unwrap();
+    // Enough rewrites that the journal is compacted into the live state,
+    // so the restore below reads the compacted form.
+    for round in 0..9 {
+        let churn = (0..1_000)
+            .map(|_| upd(U::Modify, digest_entry(LEARN, round, 1, 1_000)))
+            .collect();
+        write(&mut c, churn).await.unwrap();
+    }
+    write(
+        &mut c,
+        vec![upd(U::Modify, digest_entry(LEARN, 0, 1, 1_000))],
+    )
+    .await
+    .unwrap();
+    drop(c);
+    server.abort();
+
+    let (h, _server) = restored().await;
+    let mut c = primary(&h, 10).await;
+    let got = read(
+        &mut c.client,
+        vec![E::DigestEntry(pb::DigestEntry::default())],
+    )
+    .await
+    .unwrap();
+    assert_eq!(got[0].entity, Some(digest_entry(LEARN, 0, 1, 1_000)));
+    // And it is live: the stream reports.
+    h.device.inject_digest(learned(0x0200_0000_000c, 1));
+    assert!(next_list(&mut c, Duration::from_secs(5)).await.is_some());
+}

@@ -149,6 +149,8 @@ enum LiveKey {
     DirectMeter(EntryKey),
     Meter(u32, u32),
     Register(u32, u32),
+    ValueSet(u32),
+    Digest(u32),
 }
 
 impl LiveKey {
@@ -165,6 +167,8 @@ impl LiveKey {
             LiveKey::DirectMeter(_) => 6,
             LiveKey::Meter(..) => 7,
             LiveKey::Register(..) => 8,
+            LiveKey::ValueSet(_) => 9,
+            LiveKey::Digest(_) => 10,
         }
     }
 }
@@ -525,6 +529,21 @@ impl StateStore {
                         // Zero is the initial value: nothing to restore.
                         self.live.remove(&key);
                     }
+                }
+            }
+            Op::ValueSetWrite(v, members) => {
+                // An empty set is the initial state: nothing to restore.
+                if members.is_empty() {
+                    self.live.remove(&LiveKey::ValueSet(*v));
+                } else {
+                    self.put(LiveKey::ValueSet(*v), update(UpdateType::Modify, entity));
+                }
+            }
+            Op::DigestSet(d, config, _) => {
+                if config.is_some() {
+                    self.put(LiveKey::Digest(*d), update(UpdateType::Insert, entity));
+                } else {
+                    self.live.remove(&LiveKey::Digest(*d));
                 }
             }
             // Counter values are data, not config; no-ops change nothing.

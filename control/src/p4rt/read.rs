@@ -360,7 +360,38 @@ pub fn read_entities(
                 super::pre::read(pre, &cx.shadow.pre, e, &mut out)?;
             }
             E::ExternEntry(_) => return Err(P4Error::unimplemented("extern_entry")),
-            E::ValueSetEntry(_) => return Err(P4Error::unimplemented("value_set_entry")),
+            E::ValueSetEntry(v) => {
+                if v.value_set_id != 0 && !cx.info.value_sets.iter().any(|i| i.id == v.value_set_id)
+                {
+                    return Err(P4Error::invalid(
+                        "value_set_entry.value_set_id",
+                        format!("unknown value set id {:#x}", v.value_set_id),
+                    ));
+                }
+                for info in cx.info.value_sets {
+                    if v.value_set_id != 0 && v.value_set_id != info.id {
+                        continue;
+                    }
+                    let members = rt
+                        .value_set_members(info.id)?
+                        .into_iter()
+                        .map(|(value, _)| pb::ValueSetMember {
+                            r#match: vec![pb::FieldMatch {
+                                field_id: 1,
+                                field_match_type: Some(pb::field_match::FieldMatchType::Exact(
+                                    pb::field_match::Exact {
+                                        value: encode(value),
+                                    },
+                                )),
+                            }],
+                        })
+                        .collect();
+                    out.push(entity(E::ValueSetEntry(pb::ValueSetEntry {
+                        value_set_id: info.id,
+                        members,
+                    })));
+                }
+            }
             E::DigestEntry(d) => {
                 if d.digest_id != 0 && !cx.info.digests.iter().any(|i| i.id == d.digest_id) {
                     return Err(P4Error::invalid(

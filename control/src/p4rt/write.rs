@@ -88,6 +88,8 @@ pub enum Op {
     DirectMeterSet(EntryKey, Option<MeterConfig>, Option<MeterConfig>),
     /// Write register cells.
     RegisterWrite(u32, Vec<(u32, u128)>),
+    /// Replace a parser value set's members.
+    ValueSetWrite(u32, Vec<(u128, u128)>),
     /// Enable, change or (`None`) disable a digest: new and old config.
     /// Service state only; the dataplane always emits.
     DigestSet(u32, Option<DigestConfig>, Option<DigestConfig>),
@@ -385,9 +387,67 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::PacketReplicationEngineEntry(e) => pre::pre_op(ty, e).map(Op::Pre),
         E::ExternEntry(_) => Err(P4Error::unimplemented("extern_entry")),
-        E::ValueSetEntry(_) => Err(P4Error::unimplemented("value_set_entry")),
+        E::ValueSetEntry(v) => value_set_op(cx, ty, v),
         E::DigestEntry(d) => digest_op(cx, ty, d),
     }
+}
+
+/// A whole new member list for a parser value set (spec: MODIFY only).
+/// Our P4Info gives each set one EXACT match field (id 1) over its whole key.
+fn value_set_op(
+    cx: &WriteContext<'_>,
+    ty: UpdateType,
+    v: &pb::ValueSetEntry,
+) -> Result<Op, P4Error> {
+    only_modify(ty, "value_set_entry")?;
+    let info = cx
+        .info
+        .value_sets
+        .iter()
+        .find(|i| i.id == v.value_set_id)
+        .ok_or_else(|| {
+            P4Error::invalid(
+                "value_set_entry.value_set_id",
+                format!("unknown value set id {:#x}", v.value_set_id),
+            )
+        })?;
+    if v.members.len() > info.size as usize {
+        return Err(P4Error::new(
+            Code::ResourceExhausted,
+            format!(
+                "value_set_entry.members: {} members, {} holds {}",
+                v.members.len(),
+                info.name,
+                info.size
+            ),
+        ));
+    }
+    let mut members = Vec::with_capacity(v.members.len());
+    for (i, m) in v.members.iter().enumerate() {
+        let field = format!("value_set_entry.members[{i}].match");
+        let [fm] = m.r#match.as_slice() else {
+            return Err(P4Error::invalid(
+                &field,
+                "expected exactly one field (id 1)",
+            ));
+        };
+        if fm.field_id != 1 {
+            return Err(P4Error::invalid(
+                &field,
+                format!("unknown field id {}", fm.field_id),
+            ));
+        }
+        let Some(pb::field_match::FieldMatchType::Exact(e)) = &fm.field_match_type else {
+            return Err(P4Error::invalid(&field, "the match kind is EXACT"));
+        };
+        let value = decode(&e.value, info.bitwidth, &field)?;
+        let member = (value, crate::p4rt::bytes::mask(info.bitwidth));
+        if members.contains(&member) {
+            return Err(P4Error::invalid(&field, "duplicate member"));
+        }
+        members.push(member);
+    }
+    Ok(Op::ValueSetWrite(info.id, members))
 }
 
 fn digest_op(cx: &WriteContext<'_>, ty: UpdateType, d: &pb::DigestEntry) -> Result<Op, P4Error> {
@@ -601,6 +661,7 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
                 .map(|&(i, _)| Some((i, rt.register_read(*r, i).ok()?)))
                 .collect::<Option<_>>()?,
         ),
+        Op::ValueSetWrite(v, _) => Op::ValueSetWrite(*v, rt.value_set_members(*v).ok()?),
     })
 }
 
@@ -653,6 +714,7 @@ pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
                 rt.register_write(*r, i, v)?;
             }
         }
+        Op::ValueSetWrite(v, members) => rt.value_set_write(*v, members)?,
     }
     Ok(())
 }

@@ -327,6 +327,8 @@ pub trait RuntimeApi {
         value_set_id: u32,
         members: &[(u128, u128)],
     ) -> Result<(), RuntimeError>;
+    /// The members of a parser value set, in the order written.
+    fn value_set_members(&self, value_set_id: u32) -> Result<Vec<(u128, u128)>, RuntimeError>;
 }
 
 // ----- construction and per-packet helpers ---------------------------------
@@ -742,6 +744,16 @@ impl RuntimeApi for Runtime {
         }
         r.write(index, value);
         Ok(())
+    }
+
+    fn value_set_members(&self, value_set_id: u32) -> Result<Vec<(u128, u128)>, RuntimeError> {
+        let vi = self
+            .info
+            .value_sets
+            .iter()
+            .position(|v| v.id == value_set_id)
+            .ok_or(unknown("value set", value_set_id))?;
+        Ok(self.value_sets[vi].members.clone())
     }
 
     fn value_set_write(
