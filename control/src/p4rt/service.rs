@@ -310,6 +310,7 @@ impl Inner {
             })
             .await
             .map_err(device_status)?;
+        let mut digests_changed = false;
         for (op, res) in ops.iter().zip(&results) {
             let (Ok(op), Ok(())) = (op, res) else {
                 continue;
@@ -338,10 +339,13 @@ impl Inner {
                         Some(c) => shadow.digests.insert(*d, *c),
                         None => shadow.digests.remove(d),
                     };
-                    self.digest_configs.send_replace(shadow.digests.clone());
+                    digests_changed = true;
                 }
                 _ => {}
             }
+        }
+        if digests_changed {
+            self.digest_configs.send_replace(shadow.digests.clone());
         }
         Ok((ops, results))
     }
@@ -695,8 +699,8 @@ impl P4Runtime for P4RuntimeService {
             let mut engine = DigestEngine::new(inner.info.digests);
             let epoch = tokio::time::Instant::now();
             let now_ns = move || epoch.elapsed().as_nanos() as u64;
+            let mut configs = digest_configs.borrow_and_update().clone();
             loop {
-                let configs = digest_configs.borrow().clone();
                 let wake = engine
                     .poll_timeout(|id| configs.get(&id).copied())
                     .map(|ns| epoch + std::time::Duration::from_nanos(ns));
@@ -732,12 +736,13 @@ impl P4Runtime for P4RuntimeService {
                             continue;
                         }
                         // A changed or removed config restarts that digest's lists.
-                        let now = digest_configs.borrow().clone();
+                        let now = digest_configs.borrow_and_update().clone();
                         for info in inner.info.digests {
                             if now.get(&info.id) != configs.get(&info.id) {
                                 engine.reset(info.id);
                             }
                         }
+                        configs = now;
                     }
                     frame = next_frame(&mut packets) => {
                         let Some(frame) = frame else { continue };
