@@ -148,6 +148,27 @@ async fn value_sets_are_replaced_read_back_and_validated() {
         .await
         .unwrap();
     assert!(members_in_runtime(&h).await.is_empty());
+
+    // Committing the pipeline again starts from empty sets.
+    write(&mut c, vec![update(U::Modify, set(TAGS, &[&[0x81, 0x00]]))])
+        .await
+        .unwrap();
+    use pb::set_forwarding_pipeline_config_request::Action;
+    c.client
+        .set_forwarding_pipeline_config(pb::SetForwardingPipelineConfigRequest {
+            device_id: common::DEVICE,
+            election_id: Some(common::u128_wire(c.election_id)),
+            action: Action::VerifyAndCommit as i32,
+            config: Some(pb::ForwardingPipelineConfig {
+                p4info: Some(proto::p4info_from_text(P4INFO).unwrap()),
+                p4_device_config: Vec::new(),
+                cookie: Some(pb::forwarding_pipeline_config::Cookie { cookie: 1 }),
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(members_in_runtime(&h).await.is_empty());
     let err = read(&mut c.client, vec![set(0x0300_0009, &[])])
         .await
         .unwrap_err();

@@ -350,8 +350,8 @@ impl Inner {
         Ok((ops, results))
     }
 
-    /// Removes every entry, member, group and counter/meter/register value
-    /// the control plane wrote, except in tables other services own; sets
+    /// Removes every entry, member, group, PRE entry, value-set member and
+    /// counter/meter/register value the control plane wrote, except in tables other services own; sets
     /// the pipeline cookie to `cookie` and resets the state file to match.
     async fn reset_state(&self, cookie: Option<u64>) -> Result<(), Status> {
         let info = self.info;
@@ -391,6 +391,9 @@ impl Inner {
                     for i in 0..r.size {
                         let _ = rt.register_write(r.id, i, 0);
                     }
+                }
+                for v in info.value_sets {
+                    let _ = rt.value_set_write(v.id, &[]);
                 }
             })
             .await
