@@ -36,6 +36,7 @@ use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
 use crate::time::{Instant, pause_quanta_to_duration};
+use crate::wire::ethernet::wire_len;
 use crate::wire::ip::Ecn;
 use crate::wire::pfc::PfcRepr;
 use crate::wire::roce::{
@@ -44,9 +45,7 @@ use crate::wire::roce::{
 };
 use dcqcn::{Dcqcn, DcqcnConfig};
 
-/// Bytes a frame occupies on the wire beyond its length without FCS:
-/// FCS (4) + preamble/SFD (8) + inter-frame gap (12).
-pub const WIRE_OVERHEAD_BYTES: usize = 24;
+pub use crate::wire::ethernet::WIRE_OVERHEAD_BYTES;
 
 const PSN_MASK: u32 = 0xFF_FFFF;
 
@@ -735,10 +734,10 @@ impl Rnic {
                 count: qp.stats.tx_messages,
             });
         }
-        let wire_bits = ((frame_len + WIRE_OVERHEAD_BYTES) * 8) as f64;
+        let wire_bits = (wire_len(frame_len, WIRE_OVERHEAD_BYTES) * 8) as f64;
         let gap_ns = (wire_bits * 1e9 / qp.rate_bps().max(1.0)).round() as u64;
         qp.next_tx_ns = qp.next_tx_ns.max(now_ns) + gap_ns;
-        let wire_bytes = (frame_len + WIRE_OVERHEAD_BYTES) as u64;
+        let wire_bytes = wire_len(frame_len, WIRE_OVERHEAD_BYTES) as u64;
         if let Some(d) = qp.dcqcn.as_mut() {
             d.on_sent(wire_bytes);
         }

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 
 use crate::time::{Duration, Instant, pause_quanta_to_duration};
 use crate::watchdog::{Watchdog, WdEvent, WdMode, WdQueueStats, WdSample};
+use crate::wire::ethernet::wire_len;
 use crate::wire::pfc::{FRAME_LEN as PFC_FRAME_LEN, MacControlRepr, PfcRepr};
 
 use super::config::{
@@ -245,6 +246,9 @@ struct Port<T> {
     stats: [PrioStats; 8],
     qstats: [QueueStats; 8],
     port_stats: PortStats,
+    /// This port's entry in the timer table: its earliest timer, kept in
+    /// step by [`Tm::refresh_deadline`] after every change to the port.
+    deadline: Option<(Instant, Timer)>,
 }
 
 impl<T> Port<T> {
@@ -274,6 +278,7 @@ impl<T> Port<T> {
             stats: [PrioStats::default(); 8],
             qstats: [QueueStats::default(); 8],
             port_stats: PortStats::default(),
+            deadline: None,
         };
         port.apply(cfg);
         port
@@ -335,6 +340,41 @@ impl<T> Port<T> {
 
     fn pause_duration(&self, quanta: u16) -> Duration {
         pause_quanta_to_duration(quanta, self.speed_bps)
+    }
+
+    /// The earliest of this port's timers: PFC refresh per PG, pause expiry
+    /// per paused priority, and the shaper release when it has something
+    /// sendable.
+    fn compute_deadline(&self, port: u16) -> Option<(Instant, Timer)> {
+        let mut best: Option<(Instant, Timer)> = None;
+        let mut consider = |t: Instant, timer: Timer| {
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, timer));
+            }
+        };
+        for (g, pg) in self.pgs.iter().enumerate() {
+            if let Some(t) = pg.refresh_at {
+                consider(t, Timer::PfcRefresh { port, pg: g as u8 });
+            }
+        }
+        for (p, r) in self.rx_pause.iter().enumerate() {
+            if r.since.is_some() {
+                let priority = p as u8;
+                consider(r.until, Timer::PauseExpiry { port, priority });
+            }
+        }
+        if let Some(t) = self.ready_at() {
+            consider(t, Timer::ShaperRelease { port });
+        }
+        best
+    }
+
+    /// When this port may next start a frame, if it has something sendable
+    /// (a pending control frame or a non-empty unpaused queue).
+    fn ready_at(&self) -> Option<Instant> {
+        let sendable =
+            self.pending.is_some() || self.nonempty_mask() & !self.paused_queue_mask() != 0;
+        sendable.then(|| self.shaper.ready_at())
     }
 
     /// Priorities for which the watchdog suppresses PFC (forward/drop).
@@ -418,6 +458,7 @@ impl<T> Tm<T> {
         };
         tm.shared_pool_bytes = tm.compute_pools();
         tm.apply_all_wd_modes(now);
+        tm.refresh_all_deadlines();
         Ok(tm)
     }
 
@@ -470,6 +511,7 @@ impl<T> Tm<T> {
         self.cfg = cfg;
         self.shared_pool_bytes = self.compute_pools();
         self.apply_all_wd_modes(now);
+        self.refresh_all_deadlines();
         Ok(())
     }
 
@@ -478,6 +520,7 @@ impl<T> Tm<T> {
         self.cfg.watchdog.big_red_switch = enable;
         self.watchdog.handle_big_red_switch(enable);
         self.apply_all_wd_modes(now);
+        self.refresh_all_deadlines();
     }
 
     // ---- getters ----------------------------------------------------------
@@ -688,6 +731,8 @@ impl<T> Tm<T> {
         ps.max_queue_bytes = ps.max_queue_bytes.max(queue.bytes);
 
         self.check_xoff(ip, g, now);
+        self.refresh_deadline(ip);
+        self.refresh_deadline(ep);
         Ok(EnqueueInfo {
             queue: q as u8,
             pg: g as u8,
@@ -733,12 +778,16 @@ impl<T> Tm<T> {
             }
             MacControlRepr::Unknown { .. } => pt.port_stats.mac_control_unknown += 1,
         }
+        self.refresh_deadline(pi);
     }
 
     /// Run expired timers: pause expiries, PFC refreshes (R-PFC-TX-4) and the
     /// watchdog poll. A call with nothing expired does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
         for pi in 0..self.ports.len() {
+            if self.ports[pi].deadline.is_none_or(|(t, _)| t > now) {
+                continue;
+            }
             for p in 0..8 {
                 self.expire_rx_pause(pi, p, now);
             }
@@ -752,6 +801,7 @@ impl<T> Tm<T> {
                     }
                 }
             }
+            self.refresh_deadline(pi);
         }
         if let Some(due) = self.wd_next
             && due <= now
@@ -763,6 +813,8 @@ impl<T> Tm<T> {
             } else {
                 now + self.watchdog.poll_interval()
             });
+            // A storm or a restoration may flush queues and end pauses anywhere.
+            self.refresh_all_deadlines();
         }
     }
 
@@ -779,14 +831,15 @@ impl<T> Tm<T> {
             return None;
         }
         let frame = pt.pending.take()?;
-        pt.shaper
-            .consume(PFC_FRAME_LEN as u64 + pt.overhead_bytes, now);
+        let cost = wire_len(PFC_FRAME_LEN, pt.overhead_bytes as usize) as u64;
+        pt.shaper.consume(cost, now);
         pt.port_stats.pfc_tx_frames += 1;
         for p in 0..8 {
             if frame.class_enable & (1 << p) != 0 {
                 pt.stats[p].pfc_tx_frames += 1;
             }
         }
+        self.refresh_deadline(usize::from(port));
         Some(frame)
     }
 
@@ -797,6 +850,14 @@ impl<T> Tm<T> {
     #[must_use]
     pub fn poll_transmit(&mut self, port: u16, now: Instant) -> Option<Dequeued<T>> {
         let ep = usize::from(port);
+        let sent = self.dequeue(ep, now);
+        if ep < self.ports.len() {
+            self.refresh_deadline(ep);
+        }
+        sent
+    }
+
+    fn dequeue(&mut self, ep: usize, now: Instant) -> Option<Dequeued<T>> {
         {
             let pt = self.ports.get_mut(ep)?;
             if pt.pending.is_some() || pt.nonempty_mask() == 0 || !pt.shaper.is_ready(now) {
@@ -830,7 +891,8 @@ impl<T> Tm<T> {
             pt.nonempty &= !(1 << q);
         }
         pt.sched.on_sent(q, len, now_empty);
-        pt.shaper.consume(len + pt.overhead_bytes, now);
+        let cost = wire_len(len as usize, pt.overhead_bytes as usize) as u64;
+        pt.shaper.consume(cost, now);
         let p = usize::from(slot.meta.priority);
         pt.stats[p].tx_packets += 1;
         pt.stats[p].tx_bytes += len;
@@ -867,35 +929,15 @@ impl<T> Tm<T> {
         self.next_timer().map(|(t, _)| t)
     }
 
-    /// Like [`Self::poll_timeout`], also naming the timer.
+    /// Like [`Self::poll_timeout`], also naming the timer. O(ports): the
+    /// minimum over the timer table (one entry per port, kept current after
+    /// every input, plus the watchdog poll).
     #[must_use]
     pub fn next_timer(&self) -> Option<(Instant, Timer)> {
         let mut best: Option<(Instant, Timer)> = self.wd_next.map(|t| (t, Timer::WatchdogPoll));
-        let mut consider = |t: Instant, timer: Timer| {
-            if best.is_none_or(|(b, _)| t < b) {
-                best = Some((t, timer));
-            }
-        };
-        for (pi, pt) in self.ports.iter().enumerate() {
-            let port = pi as u16;
-            for (g, pg) in pt.pgs.iter().enumerate() {
-                if let Some(t) = pg.refresh_at {
-                    consider(t, Timer::PfcRefresh { port, pg: g as u8 });
-                }
-            }
-            for (p, r) in pt.rx_pause.iter().enumerate() {
-                if r.since.is_some() {
-                    consider(
-                        r.until,
-                        Timer::PauseExpiry {
-                            port,
-                            priority: p as u8,
-                        },
-                    );
-                }
-            }
-            if let Some(t) = Self::port_ready_at(pt) {
-                consider(t, Timer::ShaperRelease { port });
+        for d in self.ports.iter().filter_map(|p| p.deadline) {
+            if best.is_none_or(|(b, _)| d.0 < b) {
+                best = Some(d);
             }
         }
         best
@@ -905,12 +947,35 @@ impl<T> Tm<T> {
     /// (a pending control frame or a non-empty unpaused queue).
     #[must_use]
     pub fn next_transmit_at(&self, port: u16) -> Option<Instant> {
-        Self::port_ready_at(self.ports.get(usize::from(port))?)
+        self.ports.get(usize::from(port))?.ready_at()
     }
 
-    fn port_ready_at(pt: &Port<T>) -> Option<Instant> {
-        let sendable = pt.pending.is_some() || pt.nonempty_mask() & !pt.paused_queue_mask() != 0;
-        sendable.then(|| pt.shaper.ready_at())
+    /// The earliest timer recomputed from every port's state, ignoring the
+    /// table: what [`Self::next_timer`] must always equal.
+    #[cfg(test)]
+    pub(crate) fn next_timer_by_scan(&self) -> Option<(Instant, Timer)> {
+        let mut best: Option<(Instant, Timer)> = self.wd_next.map(|t| (t, Timer::WatchdogPoll));
+        for (pi, pt) in self.ports.iter().enumerate() {
+            if let Some(d) = pt.compute_deadline(pi as u16)
+                && best.is_none_or(|(b, _)| d.0 < b)
+            {
+                best = Some(d);
+            }
+        }
+        best
+    }
+
+    // ---- internals: the timer table ------------------------------------
+
+    fn refresh_deadline(&mut self, pi: usize) {
+        let pt = &mut self.ports[pi];
+        pt.deadline = pt.compute_deadline(pi as u16);
+    }
+
+    fn refresh_all_deadlines(&mut self) {
+        for pi in 0..self.ports.len() {
+            self.refresh_deadline(pi);
+        }
     }
 
     // ---- internals: accounting ------------------------------------------
@@ -958,6 +1023,7 @@ impl<T> Tm<T> {
         self.shared_used_bytes -= from_shared;
         self.headroom_used_bytes -= from_headroom;
         self.check_xon(ip, g, now);
+        self.refresh_deadline(ip);
     }
 
     // ---- internals: PFC generation ------------------------------------------

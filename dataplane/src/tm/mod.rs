@@ -52,6 +52,14 @@
 //!   `WatchdogDrop` on the egress side, so they show in the storm's TX DROP)
 //!   and arrivals of p both entering and leaving the port.
 //! - Drops are attributed as described in [`stats`].
+//!
+//! Timers are a table, as quinn keeps them: each port caches its earliest
+//! deadline (PFC refresh, pause expiry, shaper release), refreshed after
+//! every input that touches the port, so [`Tm::poll_timeout`] is a minimum
+//! over one entry per port and [`Tm::handle_timeout`] visits only the ports
+//! that are due. A frame's wire cost (shaper) is
+//! [`crate::wire::ethernet::wire_len`]: padded to 60 bytes, plus the port's
+//! overhead, the same formula the simulator's links use.
 
 pub mod config;
 pub mod ecn;

@@ -1045,3 +1045,78 @@ fn a_deadlocked_slow_link_is_detected_by_the_watchdog() {
     assert_eq!(a.watchdog().stats(1, 3).unwrap().deadlock_detected, 1);
     assert_eq!(a.queue_depth(1, 3), Some((0, 0)), "drop action flushed");
 }
+
+// ------------------------------------------------------------ timer table
+
+/// One step of a random workload for the timer-table property.
+#[derive(Clone, Debug)]
+enum Step {
+    Enqueue {
+        ip: u16,
+        ep: u16,
+        prio: u8,
+        len: u32,
+    },
+    Transmit {
+        port: u16,
+    },
+    Control {
+        port: u16,
+    },
+    Pfc {
+        port: u16,
+        mask: u8,
+        quanta: u16,
+    },
+    Timeout,
+    Advance {
+        ns: u64,
+    },
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => (0u16..4, 0u16..4, 0u8..8, 64u32..9000)
+            .prop_map(|(ip, ep, prio, len)| Step::Enqueue { ip, ep, prio, len }),
+        4 => (0u16..4).prop_map(|port| Step::Transmit { port }),
+        2 => (0u16..4).prop_map(|port| Step::Control { port }),
+        1 => (0u16..4, any::<u8>(), prop_oneof![Just(0u16), 1u16..0xffff])
+            .prop_map(|(port, mask, quanta)| Step::Pfc { port, mask, quanta }),
+        1 => Just(Step::Timeout),
+        3 => (1u64..200_000).prop_map(|ns| Step::Advance { ns }),
+    ]
+}
+
+proptest::proptest! {
+    /// The timer table (one cached deadline per port, refreshed after each
+    /// input) always names the same earliest timer as a scan of every port.
+    #[test]
+    fn timer_table_matches_a_full_scan(steps in proptest::collection::vec(step(), 1..300)) {
+        let mut cfg = config(4);
+        cfg.buffer_bytes = 256 * 1024;
+        for p in &mut cfg.ports {
+            p.speed_bps = G10;
+            p.wire_overhead_bytes = 24;
+        }
+        let mut tm = tm(cfg);
+        let mut now = 0u64;
+        for (id, s) in steps.into_iter().enumerate() {
+            match s {
+                Step::Enqueue { ip, ep, prio, len } => {
+                    let _ = enq!(tm, now, id as u32, ip => ep, prio prio, len len);
+                }
+                Step::Transmit { port } => {
+                    let _ = tx!(tm, now, port);
+                }
+                Step::Control { port } => {
+                    let _ = ctrl!(tm, now, port);
+                }
+                Step::Pfc { port, mask, quanta } => rx_pfc!(tm, now, port, mask mask, quanta quanta),
+                Step::Timeout => tm.handle_timeout(at(now)),
+                Step::Advance { ns } => now += ns,
+            }
+            proptest::prop_assert_eq!(tm.next_timer(), tm.next_timer_by_scan());
+        }
+    }
+}

@@ -130,6 +130,23 @@ pub const VLAN_TAG_LEN: usize = 4;
 /// Minimum frame length without FCS (64 with FCS).
 pub const MIN_FRAME_LEN: usize = 60;
 
+/// Bytes a frame costs on the wire beyond its length without FCS: FCS (4),
+/// preamble and SFD (8), inter-frame gap (12).
+pub const WIRE_OVERHEAD_BYTES: usize = 24;
+
+/// Bytes a frame of `len_bytes` (without FCS) occupies on a link that charges
+/// `overhead_bytes` per frame: padded to [`MIN_FRAME_LEN`], plus the
+/// overhead. The one formula the port shaper, the simulator's wire and the
+/// host agents' pacers share, so their clocks agree to the nanosecond.
+pub const fn wire_len(len_bytes: usize, overhead_bytes: usize) -> usize {
+    let padded = if len_bytes < MIN_FRAME_LEN {
+        MIN_FRAME_LEN
+    } else {
+        len_bytes
+    };
+    padded + overhead_bytes
+}
+
 /// A decoded 802.1Q tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VlanTag {
