@@ -34,12 +34,14 @@ pub enum HeadroomError {
     BadPercentage,
 }
 
-/// ASIC constant sets from SBI `asic_table.j2` (R-HR-3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// ASIC constant sets from SBI `asic_table.j2` (R-HR-3). The default,
+/// Spectrum-2, is what the traffic manager models.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum AsicPreset {
     /// Spectrum-1: cell 96.
     Spectrum1,
     /// Spectrum-2: cell 144.
+    #[default]
     Spectrum2,
     /// Spectrum-3: cell 144.
     Spectrum3,

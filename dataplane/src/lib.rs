@@ -6,6 +6,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod driver;
+pub mod fabric;
 pub mod headroom;
 pub mod mac;
 pub mod port;

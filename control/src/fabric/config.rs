@@ -1,237 +1,15 @@
-//! The fabric QoS configuration model: plain Rust types, validated as a
-//! whole, persisted atomically.
+//! The fabric QoS configuration: the model and its validation live in
+//! [`dataplane::fabric::config`] (one definition for the daemon, the
+//! simulator and the lab); this module adds the state file.
 //!
-//! Contract: [`FabricConfig::validate`] returns *every* problem, each naming
-//! its field path (`ports[2].mtu_bytes`, `ecn[0].kmax_bytes`), so a client
-//! fixes a configuration in one round; nothing is applied unless it is
-//! empty. [`FabricConfig::save`] writes a temp file in the target
-//! directory, fsyncs it, renames it over the state file and fsyncs the
-//! directory, so a crash leaves either the old or the new file.
-//!
-//! Units are in the names: bytes, bits per second, metres, milliseconds.
-//! Priorities are 0..=7, ports are v1model port numbers (0..=511).
-//! Ranges follow `roce-semantics.md`: watchdog R-WD-1 (detection
-//! 100..=5000 ms, restoration 100..=60000 ms or none, poll 100..=1000 ms,
-//! both times ≥ poll), dynamic thresholds R-DT-1 (α = 2^n, n ∈ [−8, 7]),
-//! ECN R-ECN-3 (Kmin < Kmax, Pmax ∈ [0, 1]), headroom R-HR-1.
+//! Contract: [`save`] writes a temp file in the target directory, fsyncs
+//! it, renames it over the state file and fsyncs the directory, so a crash
+//! leaves either the old or the new file. [`load`] validates what it reads.
 
 use std::io::Write as _;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-/// Highest priority.
-pub const MAX_PRIORITY: u8 = 7;
-/// Highest v1model port number (bit<9>).
-pub const MAX_PORT: u16 = 511;
-/// Smallest and largest port MTU accepted.
-pub const MTU_RANGE_BYTES: std::ops::RangeInclusive<u32> = 68..=9216;
-/// Fastest port speed accepted (800 Gb/s).
-pub const MAX_SPEED_BPS: u64 = 800_000_000_000;
-/// Longest cable accepted.
-pub const MAX_CABLE_M: u32 = 10_000;
-/// Dynamic-threshold α range: 2^−8 ..= 2^7 (R-DT-1).
-pub const ALPHA_RANGE: std::ops::RangeInclusive<f64> = 0.003_906_25..=128.0;
-
-/// What a port trusts to classify packets into priorities.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Trust {
-    /// IP DSCP through `dscp_to_priority`.
-    Dscp,
-    /// 802.1Q PCP through `pcp_to_priority`.
-    Pcp,
-    /// Nothing: everything gets the default priority.
-    None,
-}
-
-/// One port.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PortConfig {
-    /// Port number.
-    pub port: u16,
-    /// Line rate.
-    pub speed_bps: u64,
-    /// MTU (L2 payload).
-    pub mtu_bytes: u32,
-    /// Cable length (headroom sizing).
-    pub cable_length_m: u32,
-    /// Classification trust; `None` = not given (invalid).
-    pub trust: Option<Trust>,
-    /// Lossless (PFC-enabled) priorities.
-    pub pfc_priorities: Vec<u8>,
-}
-
-/// Classification maps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct QosMaps {
-    /// 64 entries: DSCP → priority.
-    pub dscp_to_priority: Vec<u8>,
-    /// 8 entries: PCP → priority.
-    pub pcp_to_priority: Vec<u8>,
-    /// Priority for untrusted or unclassified packets.
-    pub default_priority: u8,
-}
-
-impl Default for QosMaps {
-    fn default() -> Self {
-        QosMaps {
-            dscp_to_priority: (0..64u8).map(|d| d >> 3).collect(),
-            pcp_to_priority: (0..8).collect(),
-            default_priority: 0,
-        }
-    }
-}
-
-/// The pause threshold of one priority group.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Threshold {
-    /// Fixed XOFF/XON levels of shared-buffer use.
-    Static {
-        /// Send PFC XOFF at this occupancy.
-        xoff_bytes: u64,
-        /// Send XON when occupancy falls to this.
-        xon_bytes: u64,
-    },
-    /// Dynamic threshold T = α · free pool (R-DT-1).
-    Dynamic {
-        /// α.
-        alpha: f64,
-    },
-}
-
-/// Threshold of one priority.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PriorityThreshold {
-    /// Priority.
-    pub priority: u8,
-    /// Threshold; `None` = not given (invalid).
-    pub threshold: Option<Threshold>,
-}
-
-/// Headroom reserved per (port, lossless priority).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Headroom {
-    /// Computed from speed, cable length and MTU ([`auto_headroom_bytes`]).
-    Auto,
-    /// Fixed size.
-    Explicit {
-        /// Bytes per (port, lossless priority).
-        bytes: u64,
-    },
-}
-
-/// Shared buffer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BufferConfig {
-    /// Total buffer (shared pool plus headroom).
-    pub pool_size_bytes: u64,
-    /// Per-priority thresholds.
-    pub thresholds: Vec<PriorityThreshold>,
-    /// Headroom mode.
-    pub headroom: Headroom,
-}
-
-impl Default for BufferConfig {
-    fn default() -> Self {
-        BufferConfig {
-            pool_size_bytes: 16 << 20,
-            thresholds: Vec::new(),
-            headroom: Headroom::Auto,
-        }
-    }
-}
-
-/// RED/ECN marking of one (port, priority) queue (R-ECN-3).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EcnProfile {
-    /// Port.
-    pub port: u16,
-    /// Priority.
-    pub priority: u8,
-    /// Marking on.
-    pub enabled: bool,
-    /// Below: never mark.
-    pub kmin_bytes: u64,
-    /// Above: always mark.
-    pub kmax_bytes: u64,
-    /// Marking probability at `kmax_bytes`.
-    pub pmax: f64,
-}
-
-/// ETS weights of one port.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EtsPort {
-    /// Port.
-    pub port: u16,
-    /// 8 weights in percent (index = priority); 0 = strict priority.
-    pub weights: Vec<u32>,
-}
-
-/// What the PFC watchdog does to a stormed queue (R-WD-9).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum WatchdogAction {
-    /// Drop the queue's packets and ignore PFC.
-    Drop,
-    /// Ignore PFC so the queue drains.
-    Forward,
-    /// Count and log only.
-    Alert,
-}
-
-/// PFC watchdog (R-WD-1).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WatchdogConfig {
-    /// On.
-    pub enabled: bool,
-    /// Storm detection time.
-    pub detection_time_ms: u32,
-    /// Restoration time; `None` = never restore automatically.
-    pub restoration_time_ms: Option<u32>,
-    /// Action; `None` = not given (invalid when enabled).
-    pub action: Option<WatchdogAction>,
-    /// Poll interval.
-    pub poll_interval_ms: u32,
-}
-
-impl Default for WatchdogConfig {
-    /// R-WD-2 defaults, disabled.
-    fn default() -> Self {
-        WatchdogConfig {
-            enabled: false,
-            detection_time_ms: 200,
-            restoration_time_ms: Some(200),
-            action: Some(WatchdogAction::Drop),
-            poll_interval_ms: 100,
-        }
-    }
-}
-
-/// The whole fabric QoS configuration.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct FabricConfig {
-    /// Ports.
-    pub ports: Vec<PortConfig>,
-    /// Classification maps.
-    pub qos_maps: QosMaps,
-    /// Buffer.
-    pub buffer: BufferConfig,
-    /// ECN profiles.
-    pub ecn: Vec<EcnProfile>,
-    /// ETS weights.
-    pub ets: Vec<EtsPort>,
-    /// PFC watchdog.
-    pub watchdog: WatchdogConfig,
-}
-
-/// One validation problem.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct ConfigError {
-    /// Field path.
-    pub field: String,
-    /// What is wrong.
-    pub reason: String,
-}
+pub use dataplane::fabric::config::*;
 
 /// Why the state file could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -262,392 +40,57 @@ pub enum PersistError {
     },
 }
 
-/// `a; b; c`.
-pub fn join(errors: &[ConfigError]) -> String {
-    errors
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
+/// Writes the configuration to `path` atomically (temp file in the same
+/// directory, fsync, rename, fsync of the directory).
+pub fn save(cfg: &FabricConfig, path: &Path) -> Result<(), PersistError> {
+    let io = |source| PersistError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let json = serde_json::to_vec_pretty(cfg).map_err(|source| PersistError::Format {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&json)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io)
 }
 
-/// Headroom estimate per (port, lossless priority), R-HR-1 simplified:
-/// two MTUs (the frame in reception and the one ahead of our PFC frame),
-/// the round-trip bytes on the cable at 198,000 km/s (R-UNIT-4), and the
-/// peer's response time (about 2 µs at line rate, cf. E-3), rounded up
-/// to 1 KiB. Used to check that headroom fits the pool; the traffic
-/// manager sizes its own.
-pub fn auto_headroom_bytes(p: &PortConfig) -> u64 {
-    let mtu = u128::from(p.mtu_bytes) + 18;
-    let speed = u128::from(p.speed_bps);
-    let cable = 2 * u128::from(p.cable_length_m) * speed / 198_000_000 / 8;
-    let peer = speed * 2 / 1_000_000 / 8;
-    let total = 2 * mtu + cable + peer;
-    (total.div_ceil(1024) * 1024).min(u128::from(u64::MAX)) as u64
-}
-
-fn err(errors: &mut Vec<ConfigError>, field: impl Into<String>, reason: impl Into<String>) {
-    errors.push(ConfigError {
-        field: field.into(),
-        reason: reason.into(),
-    });
-}
-
-fn check_priority(errors: &mut Vec<ConfigError>, field: String, p: u8) {
-    if p > MAX_PRIORITY {
-        err(errors, field, format!("priority {p} is outside 0..=7"));
-    }
-}
-
-impl FabricConfig {
-    /// Total headroom the configuration reserves.
-    pub fn headroom_total_bytes(&self) -> u64 {
-        self.ports
-            .iter()
-            .map(|p| {
-                let per = match self.buffer.headroom {
-                    Headroom::Auto => auto_headroom_bytes(p),
-                    Headroom::Explicit { bytes } => bytes,
-                };
-                per.saturating_mul(p.pfc_priorities.len() as u64)
-            })
-            .fold(0u64, u64::saturating_add)
-    }
-
-    /// Every problem with this configuration (empty = valid).
-    pub fn validate(&self) -> Vec<ConfigError> {
-        let mut e = Vec::new();
-        let mut seen_ports = Vec::new();
-        for (i, p) in self.ports.iter().enumerate() {
-            let f = |n: &str| format!("ports[{i}].{n}");
-            if p.port > MAX_PORT {
-                err(
-                    &mut e,
-                    f("port"),
-                    format!("port {} is outside 0..={MAX_PORT}", p.port),
-                );
-            }
-            if seen_ports.contains(&p.port) {
-                err(
-                    &mut e,
-                    f("port"),
-                    format!("port {} is configured twice", p.port),
-                );
-            }
-            seen_ports.push(p.port);
-            if p.speed_bps == 0 || p.speed_bps > MAX_SPEED_BPS {
-                err(
-                    &mut e,
-                    f("speed_bps"),
-                    format!("{} is outside 1..={MAX_SPEED_BPS}", p.speed_bps),
-                );
-            }
-            if !MTU_RANGE_BYTES.contains(&p.mtu_bytes) {
-                err(
-                    &mut e,
-                    f("mtu_bytes"),
-                    format!("{} is outside {MTU_RANGE_BYTES:?}", p.mtu_bytes),
-                );
-            }
-            if p.cable_length_m > MAX_CABLE_M {
-                err(
-                    &mut e,
-                    f("cable_length_m"),
-                    format!("{} m is longer than {MAX_CABLE_M} m", p.cable_length_m),
-                );
-            }
-            if p.trust.is_none() {
-                err(&mut e, f("trust"), "not given (DSCP, PCP or NONE)");
-            }
-            for (j, &prio) in p.pfc_priorities.iter().enumerate() {
-                check_priority(&mut e, format!("ports[{i}].pfc_priorities[{j}]"), prio);
-                if p.pfc_priorities[..j].contains(&prio) {
-                    err(
-                        &mut e,
-                        format!("ports[{i}].pfc_priorities[{j}]"),
-                        format!("priority {prio} listed twice"),
-                    );
-                }
-            }
-        }
-
-        let m = &self.qos_maps;
-        if m.dscp_to_priority.len() != 64 {
-            err(
-                &mut e,
-                "qos_maps.dscp_to_priority",
-                format!("needs 64 entries, has {}", m.dscp_to_priority.len()),
-            );
-        }
-        for (d, &p) in m.dscp_to_priority.iter().enumerate() {
-            check_priority(&mut e, format!("qos_maps.dscp_to_priority[{d}]"), p);
-        }
-        if m.pcp_to_priority.len() != 8 {
-            err(
-                &mut e,
-                "qos_maps.pcp_to_priority",
-                format!("needs 8 entries, has {}", m.pcp_to_priority.len()),
-            );
-        }
-        for (d, &p) in m.pcp_to_priority.iter().enumerate() {
-            check_priority(&mut e, format!("qos_maps.pcp_to_priority[{d}]"), p);
-        }
-        check_priority(
-            &mut e,
-            "qos_maps.default_priority".into(),
-            m.default_priority,
-        );
-
-        let b = &self.buffer;
-        if b.pool_size_bytes == 0 {
-            err(&mut e, "buffer.pool_size_bytes", "must be > 0");
-        }
-        for (i, t) in b.thresholds.iter().enumerate() {
-            check_priority(
-                &mut e,
-                format!("buffer.thresholds[{i}].priority"),
-                t.priority,
-            );
-            if b.thresholds[..i].iter().any(|o| o.priority == t.priority) {
-                err(
-                    &mut e,
-                    format!("buffer.thresholds[{i}].priority"),
-                    format!("priority {} listed twice", t.priority),
-                );
-            }
-            match t.threshold {
-                None => err(
-                    &mut e,
-                    format!("buffer.thresholds[{i}]"),
-                    "no static or dynamic threshold given",
-                ),
-                Some(Threshold::Static {
-                    xoff_bytes,
-                    xon_bytes,
-                }) => {
-                    if xon_bytes > xoff_bytes {
-                        err(
-                            &mut e,
-                            format!("buffer.thresholds[{i}].xon_bytes"),
-                            format!("xon {xon_bytes} is above xoff {xoff_bytes}"),
-                        );
-                    }
-                    if xoff_bytes == 0 || xoff_bytes > b.pool_size_bytes {
-                        err(
-                            &mut e,
-                            format!("buffer.thresholds[{i}].xoff_bytes"),
-                            format!(
-                                "{xoff_bytes} is outside 1..={} (the pool)",
-                                b.pool_size_bytes
-                            ),
-                        );
-                    }
-                }
-                Some(Threshold::Dynamic { alpha }) => {
-                    if !ALPHA_RANGE.contains(&alpha) {
-                        err(
-                            &mut e,
-                            format!("buffer.thresholds[{i}].dynamic_alpha"),
-                            format!("{alpha} is outside [2^-8, 2^7]"),
-                        );
-                    }
-                }
-            }
-        }
-        if let Headroom::Explicit { bytes: 0 } = b.headroom {
-            err(&mut e, "buffer.headroom.explicit_bytes", "must be > 0");
-        }
-        let headroom = self.headroom_total_bytes();
-        if headroom >= b.pool_size_bytes && b.pool_size_bytes > 0 {
-            err(
-                &mut e,
-                "buffer.headroom",
-                format!(
-                    "{headroom} bytes of headroom for the lossless (port, priority) pairs leave nothing of the {}-byte pool",
-                    b.pool_size_bytes
-                ),
-            );
-        }
-
-        let known = |p: u16| self.ports.iter().any(|c| c.port == p);
-        for (i, q) in self.ecn.iter().enumerate() {
-            let f = |n: &str| format!("ecn[{i}].{n}");
-            if !known(q.port) {
-                err(
-                    &mut e,
-                    f("port"),
-                    format!("port {} is not configured", q.port),
-                );
-            }
-            check_priority(&mut e, f("priority"), q.priority);
-            if self.ecn[..i]
-                .iter()
-                .any(|o| o.port == q.port && o.priority == q.priority)
-            {
-                err(
-                    &mut e,
-                    f("priority"),
-                    format!("(port {}, priority {}) listed twice", q.port, q.priority),
-                );
-            }
-            if q.enabled {
-                if q.kmin_bytes >= q.kmax_bytes {
-                    err(
-                        &mut e,
-                        f("kmin_bytes"),
-                        format!("kmin {} is not below kmax {}", q.kmin_bytes, q.kmax_bytes),
-                    );
-                }
-                if q.kmax_bytes > b.pool_size_bytes {
-                    err(
-                        &mut e,
-                        f("kmax_bytes"),
-                        format!("{} is larger than the pool", q.kmax_bytes),
-                    );
-                }
-            }
-            if !(0.0..=1.0).contains(&q.pmax) {
-                err(&mut e, f("pmax"), format!("{} is outside [0, 1]", q.pmax));
-            }
-        }
-
-        for (i, s) in self.ets.iter().enumerate() {
-            if !known(s.port) {
-                err(
-                    &mut e,
-                    format!("ets[{i}].port"),
-                    format!("port {} is not configured", s.port),
-                );
-            }
-            if self.ets[..i].iter().any(|o| o.port == s.port) {
-                err(
-                    &mut e,
-                    format!("ets[{i}].port"),
-                    format!("port {} listed twice", s.port),
-                );
-            }
-            if s.weights.len() != 8 {
-                err(
-                    &mut e,
-                    format!("ets[{i}].weights"),
-                    format!("needs 8 weights, has {}", s.weights.len()),
-                );
-            }
-            let sum: u64 = s.weights.iter().map(|&w| u64::from(w)).sum();
-            if sum != 0 && sum != 100 {
-                err(
-                    &mut e,
-                    format!("ets[{i}].weights"),
-                    format!(
-                        "non-strict weights are percentages and must add up to 100 (got {sum})"
-                    ),
-                );
-            }
-        }
-
-        let w = &self.watchdog;
-        if w.enabled {
-            if !(100..=1000).contains(&w.poll_interval_ms) {
-                err(
-                    &mut e,
-                    "watchdog.poll_interval_ms",
-                    format!("{} is outside 100..=1000", w.poll_interval_ms),
-                );
-            }
-            if !(100..=5000).contains(&w.detection_time_ms) {
-                err(
-                    &mut e,
-                    "watchdog.detection_time_ms",
-                    format!("{} is outside 100..=5000", w.detection_time_ms),
-                );
-            } else if w.detection_time_ms < w.poll_interval_ms {
-                err(
-                    &mut e,
-                    "watchdog.detection_time_ms",
-                    format!(
-                        "{} is below the poll interval {}",
-                        w.detection_time_ms, w.poll_interval_ms
-                    ),
-                );
-            }
-            if let Some(r) = w.restoration_time_ms {
-                if !(100..=60_000).contains(&r) {
-                    err(
-                        &mut e,
-                        "watchdog.restoration_time_ms",
-                        format!("{r} is outside 100..=60000 (0 = never)"),
-                    );
-                } else if r < w.poll_interval_ms {
-                    err(
-                        &mut e,
-                        "watchdog.restoration_time_ms",
-                        format!("{r} is below the poll interval {}", w.poll_interval_ms),
-                    );
-                }
-            }
-            if w.action.is_none() {
-                err(
-                    &mut e,
-                    "watchdog.action",
-                    "not given (DROP, FORWARD or ALERT)",
-                );
-            }
-        }
-        e
-    }
-
-    /// Writes the configuration to `path` atomically (temp file in the same
-    /// directory, fsync, rename, fsync of the directory).
-    pub fn save(&self, path: &Path) -> Result<(), PersistError> {
-        let io = |source| PersistError::Io {
-            path: path.display().to_string(),
-            source,
-        };
-        let json = serde_json::to_vec_pretty(self).map_err(|source| PersistError::Format {
-            path: path.display().to_string(),
-            source,
-        })?;
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-        let result = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&json)?;
-            f.sync_all()?;
-            drop(f);
-            std::fs::rename(&tmp, path)?;
-            std::fs::File::open(dir)?.sync_all()
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result.map_err(io)
-    }
-
-    /// Reads and validates a state file.
-    pub fn load(path: &Path) -> Result<FabricConfig, PersistError> {
-        let p = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| PersistError::Io {
+/// Reads and validates a state file.
+pub fn load(path: &Path) -> Result<FabricConfig, PersistError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| PersistError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    let cfg: FabricConfig =
+        serde_json::from_slice(&bytes).map_err(|source| PersistError::Format {
             path: p.clone(),
             source,
         })?;
-        let cfg: FabricConfig =
-            serde_json::from_slice(&bytes).map_err(|source| PersistError::Format {
-                path: p.clone(),
-                source,
-            })?;
-        let errors = cfg.validate();
-        if errors.is_empty() {
-            Ok(cfg)
-        } else {
-            Err(PersistError::Invalid { path: p, errors })
-        }
+    let errors = cfg.validate();
+    if errors.is_empty() {
+        Ok(cfg)
+    } else {
+        Err(PersistError::Invalid { path: p, errors })
     }
 }
 
@@ -706,105 +149,17 @@ mod tests {
         }
     }
 
-    fn fields(c: &FabricConfig) -> Vec<String> {
-        c.validate().into_iter().map(|e| e.field).collect()
-    }
-
-    #[test]
-    fn defaults_and_a_typical_config_are_valid() {
-        assert_eq!(FabricConfig::default().validate(), vec![]);
-        assert_eq!(good().validate(), vec![]);
-    }
-
-    #[test]
-    fn every_problem_is_reported_at_once_with_its_field() {
-        let mut c = good();
-        c.ports[1].port = 0;
-        c.ports[0].mtu_bytes = 20;
-        c.ports[0].trust = None;
-        c.ports[0].pfc_priorities = vec![3, 3, 9];
-        c.qos_maps.dscp_to_priority[5] = 8;
-        c.qos_maps.pcp_to_priority.pop();
-        c.buffer.thresholds[0].threshold = Some(Threshold::Static {
-            xoff_bytes: 100,
-            xon_bytes: 200,
-        });
-        c.buffer.thresholds[1].threshold = Some(Threshold::Dynamic { alpha: 0.0 });
-        c.ecn[0].kmin_bytes = 300_000;
-        c.ecn[0].pmax = 1.5;
-        c.ets[0].weights[0] = 10;
-        c.watchdog.detection_time_ms = 50;
-        c.watchdog.restoration_time_ms = Some(70_000);
-        c.watchdog.poll_interval_ms = 2000;
-        assert_eq!(
-            fields(&c),
-            vec![
-                "ports[0].mtu_bytes",
-                "ports[0].trust",
-                "ports[0].pfc_priorities[1]",
-                "ports[0].pfc_priorities[2]",
-                "ports[1].port",
-                "qos_maps.dscp_to_priority[5]",
-                "qos_maps.pcp_to_priority",
-                "buffer.thresholds[0].xon_bytes",
-                "buffer.thresholds[1].dynamic_alpha",
-                "ecn[0].kmin_bytes",
-                "ecn[0].pmax",
-                "ets[0].port",
-                "ets[0].weights",
-                "watchdog.poll_interval_ms",
-                "watchdog.detection_time_ms",
-                "watchdog.restoration_time_ms",
-            ]
-        );
-    }
-
-    #[test]
-    fn watchdog_times_must_not_be_below_the_poll_interval() {
-        let mut c = good();
-        c.watchdog.poll_interval_ms = 500;
-        c.watchdog.detection_time_ms = 400;
-        c.watchdog.restoration_time_ms = Some(300);
-        assert_eq!(
-            fields(&c),
-            vec!["watchdog.detection_time_ms", "watchdog.restoration_time_ms"]
-        );
-        c.watchdog.enabled = false;
-        assert!(
-            c.validate().is_empty(),
-            "a disabled watchdog is not checked"
-        );
-    }
-
-    #[test]
-    fn headroom_must_fit_in_the_pool() {
-        let mut c = good();
-        // E-4 order of magnitude: 100 GbE, 100 m needs tens of KB per lossless PG.
-        let h = auto_headroom_bytes(&c.ports[0]);
-        assert!((30_000..70_000).contains(&h), "{h}");
-        c.buffer.pool_size_bytes = 4 * h;
-        c.buffer.thresholds.clear();
-        c.ecn.clear();
-        assert_eq!(
-            fields(&c),
-            vec!["buffer.headroom"],
-            "2 ports × 2 lossless PGs fill the pool"
-        );
-        c.buffer.headroom = Headroom::Explicit { bytes: 1000 };
-        assert!(c.validate().is_empty());
-    }
-
     #[test]
     fn save_is_atomic_and_load_round_trips_and_validates() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("fabric.json");
         let c = good();
-        c.save(&path).unwrap();
-        assert_eq!(FabricConfig::load(&path).unwrap(), c);
+        save(&c, &path).unwrap();
+        assert_eq!(load(&path).unwrap(), c);
         let mut d = c.clone();
         d.watchdog.enabled = false;
-        d.save(&path).unwrap();
-        assert_eq!(FabricConfig::load(&path).unwrap(), d);
+        save(&d, &path).unwrap();
+        assert_eq!(load(&path).unwrap(), d);
         let leftovers: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
@@ -812,17 +167,14 @@ mod tests {
         assert_eq!(leftovers.len(), 1, "no temp files left: {leftovers:?}");
         let mut bad = c;
         bad.qos_maps.default_priority = 9;
-        bad.save(&path).unwrap();
-        match FabricConfig::load(&path) {
+        save(&bad, &path).unwrap();
+        match load(&path) {
             Err(PersistError::Invalid { errors, .. }) => {
                 assert_eq!(errors[0].field, "qos_maps.default_priority")
             }
             other => panic!("{other:?}"),
         }
         std::fs::write(&path, b"{not json").unwrap();
-        assert!(matches!(
-            FabricConfig::load(&path),
-            Err(PersistError::Format { .. })
-        ));
+        assert!(matches!(load(&path), Err(PersistError::Format { .. })));
     }
 }

@@ -75,7 +75,7 @@ impl FabricService {
         state_file: Option<PathBuf>,
     ) -> Result<Self, OpenError> {
         let config = match &state_file {
-            Some(p) if p.exists() => FabricConfig::load(p)?,
+            Some(p) if p.exists() => super::config::load(p)?,
             _ => FabricConfig::default(),
         };
         backend.apply(&config)?;
@@ -130,12 +130,11 @@ impl FabricService {
             }));
         }
         if let Some(path) = &inner.state_file {
-            new.save(path)
-                .map_err(|e| Status::internal(e.to_string()))?;
+            super::config::save(&new, path).map_err(|e| Status::internal(e.to_string()))?;
         }
         if let Err(e) = inner.backend.apply(&new) {
             if let Some(path) = &inner.state_file
-                && let Err(pe) = st.config.save(path)
+                && let Err(pe) = super::config::save(&st.config, path)
             {
                 tracing::error!(error = %pe, "could not restore the state file");
             }

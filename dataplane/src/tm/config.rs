@@ -187,7 +187,7 @@ impl Default for PortConfig {
             dwrr_quantum_bytes: DEFAULT_DWRR_QUANTUM_BYTES,
             mtu_bytes: 9100,
             cable_length_m: Some(100),
-            asic: AsicPreset::Spectrum2,
+            asic: AsicPreset::default(),
             watchdog: None,
         }
     }
