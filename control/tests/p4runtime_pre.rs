@@ -695,7 +695,7 @@ impl RealSwitch {
                 let mut out = Vec::new();
                 let mut buf = Vec::new();
                 for p in 0..4 {
-                    while sw.poll_transmit(p, now, &mut buf) {
+                    while sw.poll_transmit(p, now, &mut buf).is_some() {
                         out.push((p, buf.clone()));
                     }
                 }

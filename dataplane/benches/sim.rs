@@ -1,25 +1,28 @@
-//! Simulator throughput: simulated events handled per wall-clock second.
+//! Simulator throughput on the compiled pipeline: simulated events and
+//! switch packet events (frames a switch node received plus frames it
+//! sent) handled per second of CPU time.
 //!
-//! Runs two fabrics (a 16:1 lossless incast with PFC, and a 2:1 incast with
-//! ECN + DCQCN) for a fixed simulated time and prints events/s and
-//! simulated packets/s. Target: ≥ 5 M events/s. `cargo bench -p dataplane
-//! --bench sim` (a plain `main`, `harness = false`).
+//! Runs two fabrics whose switch is the production `Switch` running
+//! `roce_switch.p4`, configured through `SwitchPlan` (a 16:1 lossless incast
+//! with PFC, and a 2:1 incast with ECN + DCQCN) for a fixed simulated time.
+//! Aim: ≥ 2 M switch packet events/s on one core. `cargo bench -p
+//! dataplane --bench sim` (a plain `main`, `harness = false`).
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::Instant as WallClock;
 
+use dataplane::fabric::config::{EcnProfile, PortConfig, Trust};
+use dataplane::fabric::{FabricConfig, L3Config, NextHop, Route, SwitchPlan};
 use dataplane::rnic::dcqcn::DcqcnConfig;
 use dataplane::rnic::{QpConfig, RnicConfig};
-use dataplane::sim::forward::L3Forwarder;
+use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::sim::host::SimHost;
-use dataplane::sim::switch::SimSwitch;
-use dataplane::sim::{NodeId, Sim, TopologyBuilder};
+use dataplane::sim::{NodeId, Sim, TopologyBuilder, switch_config};
+use dataplane::switch::Switch;
 use dataplane::time::{Duration, Instant};
-use dataplane::tm::TmConfig;
-use dataplane::tm::ecn::RedConfig;
-use dataplane::wire::ethernet::EthernetAddress;
 
 const G100: u64 = 100_000_000_000;
+const ROUTER_MAC: [u8; 6] = [0x02, 0x52, 0x53, 0, 0, 1];
 
 fn ip(i: usize) -> Ipv4Addr {
     Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 1)) + i as u32)
@@ -29,25 +32,54 @@ fn mac(i: usize) -> [u8; 6] {
     [2, 0, 0, 0, 0, (i + 1) as u8]
 }
 
-fn incast(n: usize, ecn: bool) -> (Sim, Vec<NodeId>) {
+fn incast(n: usize, ecn: bool) -> (Sim<Program>, Vec<NodeId>) {
     let mut b = TopologyBuilder::new(1);
-    let mut cfg = TmConfig::with_ports(n + 1);
-    for (i, p) in cfg.ports.iter_mut().enumerate() {
-        p.wire_overhead_bytes = 24;
-        p.mac = EthernetAddress([2, 0xAA, 0, 0, 0, i as u8]);
-        if ecn {
-            p.queues[3].red = Some(RedConfig {
+    let fabric = FabricConfig {
+        ports: (0..=n as u16)
+            .map(|port| PortConfig {
+                port,
+                speed_bps: G100,
+                mtu_bytes: 9100,
+                cable_length_m: 100,
+                trust: Some(Trust::Dscp),
+                pfc_priorities: vec![3],
+            })
+            .collect(),
+        ecn: if ecn {
+            vec![EcnProfile {
+                port: n as u16,
+                priority: 3,
+                enabled: true,
                 kmin_bytes: 5 * 1024,
                 kmax_bytes: 200 * 1024,
                 pmax: 0.01,
-            });
-        }
-    }
-    let mut fwd = L3Forwarder::new(0);
-    for i in 0..=n {
-        fwd.add_route(ip(i), 32, &[i as u16]);
-    }
-    let sw = b.add_switch(SimSwitch::new(cfg, Box::new(fwd)).expect("valid TM config"));
+            }]
+        } else {
+            Vec::new()
+        },
+        ..Default::default()
+    };
+    let routes = L3Config {
+        router_mac: ROUTER_MAC,
+        ecmp_seed: 0,
+        routes: (0..=n)
+            .map(|i| Route {
+                prefix: IpAddr::V4(ip(i)),
+                prefix_len: 32,
+                next_hops: vec![NextHop {
+                    port: i as u16,
+                    dst_mac: mac(i),
+                }],
+            })
+            .collect(),
+    };
+    let mut switch =
+        Switch::new(Program::new(), switch_config(n + 1), Instant::ZERO).expect("switch");
+    SwitchPlan::build(switch.tm().config(), &fabric, Some(&routes), &PROGRAM_INFO)
+        .expect("plan")
+        .apply(&mut switch, Instant::ZERO)
+        .expect("apply");
+    let sw = b.add_switch(switch);
     let dcqcn = ecn.then(|| DcqcnConfig {
         g: 1.0 / 16.0,
         rate_ai_bps: 500e6,
@@ -75,7 +107,7 @@ fn incast(n: usize, ecn: bool) -> (Sim, Vec<NodeId>) {
             local_qpn: q,
             remote_qpn: q,
             remote_ip: ip(remote),
-            remote_mac: mac(remote),
+            remote_mac: ROUTER_MAC,
             message_bytes: bytes,
             messages: None,
             initial_psn: 0,
@@ -120,12 +152,13 @@ fn run(name: &str, n: usize, ecn: bool, sim_ms: u64) {
         .stats()
         .rx_frames;
     let events = sim.events_processed();
+    let switch_events = sim.switch_frames();
     println!(
-        "{name}: {sim_ms} ms simulated, {events} events, {rx} packets delivered; \
-         wall {wall:.3} s = {:.2} M events/s; CPU {cpu:.3} s = {:.2} M events/s, \
-         {:.2} M delivered packets/s",
-        events as f64 / wall / 1e6,
+        "{name}: {sim_ms} ms simulated, {events} events, {switch_events} switch packet events, \
+         {rx} packets delivered; wall {wall:.3} s; CPU {cpu:.3} s = {:.2} M events/s, \
+         {:.2} M switch packet events/s, {:.2} M delivered packets/s",
         events as f64 / cpu / 1e6,
+        switch_events as f64 / cpu / 1e6,
         rx as f64 / cpu / 1e6,
     );
 }

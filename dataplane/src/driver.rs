@@ -219,7 +219,11 @@ impl<P: Pipeline> Driver<P> {
         // Only take new frames from the switch once the kernel took the old ones,
         // so the shaper, not the socket, decides the pace.
         if p.tx.is_empty() {
-            while p.tx.len() < BATCH && self.switch.poll_transmit(i as u16, now, &mut self.scratch)
+            while p.tx.len() < BATCH
+                && self
+                    .switch
+                    .poll_transmit(i as u16, now, &mut self.scratch)
+                    .is_some()
             {
                 let mut buf = p.spare.pop().unwrap_or_default();
                 buf.set_frame(&self.scratch);

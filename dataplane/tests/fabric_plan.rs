@@ -34,6 +34,7 @@ fn hop(port: u16) -> NextHop {
 fn routes() -> L3Config {
     L3Config {
         router_mac: ROUTER_MAC,
+        ecmp_seed: 7,
         routes: vec![
             Route {
                 prefix: IpAddr::V4(Ipv4Addr::new(10, 0, 1, 2)),
@@ -98,7 +99,7 @@ fn forward(sw: &mut Switch<Program>, frame: &[u8], t: u64) -> Option<(u16, Vec<u
     sw.handle_frame(0, frame, now);
     let mut out = Vec::new();
     for port in 0..4 {
-        if sw.poll_transmit(port, now, &mut out) {
+        if sw.poll_transmit(port, now, &mut out).is_some() {
             return Some((port, out));
         }
     }
@@ -219,5 +220,51 @@ fn plan_errors_name_what_is_wrong() {
     match SwitchPlan::build(sw.tm().config(), &fabric(3, 3), Some(&bad), &PROGRAM_INFO) {
         Err(PlanError::Invalid { field, .. }) => assert_eq!(field, "routes[1].prefix_len"),
         other => panic!("{other:?}"),
+    }
+}
+
+/// Two tiers of a Clos fabric choose between two uplinks by the same flow
+/// hash. With one seed they pick "the same" uplink for every flow (hash
+/// polarization: the second tier then uses only half its paths); with a
+/// seed each, their choices are independent.
+#[test]
+fn per_switch_ecmp_seeds_decorrelate_tiers() {
+    let choices = |seed: u32| -> Vec<u16> {
+        let mut sw = switch();
+        let mut l3 = routes();
+        l3.ecmp_seed = seed;
+        SwitchPlan::build(sw.tm().config(), &fabric(3, 3), Some(&l3), &PROGRAM_INFO)
+            .unwrap()
+            .apply(&mut sw, Instant::ZERO)
+            .unwrap();
+        (0..2000u16)
+            .map(|i| {
+                let f = frame_to(Ipv4Addr::new(10, 0, 2, 9), 0xc000 + i);
+                forward(&mut sw, &f, 1_000 + u64::from(i) * 10_000)
+                    .unwrap()
+                    .0
+            })
+            .collect()
+    };
+    let joint = |a: &[u16], b: &[u16]| {
+        let mut n = [0u32; 4];
+        for (x, y) in a.iter().zip(b) {
+            n[usize::from((x - 2) * 2 + (y - 2))] += 1;
+        }
+        n
+    };
+    let (tier1, same, other) = (choices(1), choices(1), choices(2));
+    let polarized = joint(&tier1, &same);
+    assert_eq!(
+        polarized[1] + polarized[2],
+        0,
+        "same seed, same choice: {polarized:?}"
+    );
+    let independent = joint(&tier1, &other);
+    for n in independent {
+        assert!(
+            (400..600).contains(&n),
+            "each pair of choices ~25 %: {independent:?}"
+        );
     }
 }

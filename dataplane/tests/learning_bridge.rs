@@ -44,7 +44,7 @@ fn send(sw: &mut Switch<Program>, port: u16, f: &[u8], t_us: u64) -> [Vec<Vec<u8
     std::array::from_fn(|p| {
         let mut out = Vec::new();
         let mut buf = Vec::new();
-        while sw.poll_transmit(p as u16, later, &mut buf) {
+        while sw.poll_transmit(p as u16, later, &mut buf).is_some() {
             out.push(std::mem::take(&mut buf));
         }
         out

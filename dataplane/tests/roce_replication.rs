@@ -45,7 +45,7 @@ fn run(sw: &mut Switch<Program>, port: u16, frame: &[u8]) -> Vec<(u16, Vec<u8>)>
     let mut out = Vec::new();
     let mut buf = Vec::new();
     for p in 0..PORTS {
-        while sw.poll_transmit(p, now, &mut buf) {
+        while sw.poll_transmit(p, now, &mut buf).is_some() {
             out.push((p, buf.clone()));
         }
     }

@@ -1,34 +1,46 @@
 //! Fabric scenarios on the deterministic simulator: hosts running the RNIC
-//! model, switches running the traffic manager behind the plain L3
-//! forwarder. Each test draws its topology in its doc comment, asserts the
-//! behaviour the scenario is about, and writes a CSV + SVG time series to
+//! model, switches that are the production `Switch` running the compiled
+//! `roce_switch.p4`, each configured through the one configuration path
+//! (`SwitchPlan`: a fabric QoS config plus routes). Each test draws its
+//! topology in its doc comment, asserts the behaviour the scenario is
+//! about, and writes a CSV + SVG time series to
 //! `target/sim-out/<scenario>/`.
 //!
-//! Conventions: host i has IP 10.0.0.(i+1) and MAC 02:00:00:00:00:(i+1);
-//! RoCE data uses DSCP 26 (priority 3, lossless), CNPs DSCP 48 (priority 6),
-//! lossy traffic DSCP 0 (priority 0). Cables are given in metres and delay
-//! light at 198,000 km/s (R-UNIT-4); hosts honour PFC after the R-PFC-RX-5
-//! peer response time for their speed.
+//! Conventions: host i has IP 10.0.0.(i+1) and MAC 02:00:00:00:00:(i+1) and
+//! sends to the router MAC every switch routes for; RoCE data uses DSCP 26
+//! (priority 3, lossless), CNPs DSCP 48 (priority 6), lossy traffic DSCP 0
+//! (priority 0), by the default DSCP map (DSCP >> 3). Cables are given in
+//! metres and delay light at 198,000 km/s (R-UNIT-4); hosts honour PFC after
+//! the R-PFC-RX-5 peer response time for their speed.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 
+use dataplane::fabric::config::{
+    EcnProfile, Headroom, PortConfig, Trust, WatchdogAction, WatchdogConfig, port_headroom_bytes,
+};
+use dataplane::fabric::{FabricConfig, L3Config, NextHop, Route, SwitchPlan};
 use dataplane::headroom::peer_response_quanta;
 use dataplane::rnic::dcqcn::DcqcnConfig;
 use dataplane::rnic::{QpConfig, RnicConfig};
-use dataplane::sim::forward::L3Forwarder;
+use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::sim::host::{PfcStorm, SimHost};
-use dataplane::sim::switch::SimSwitch;
-use dataplane::sim::{NodeId, Probe, Sim, TopologyBuilder};
+use dataplane::sim::{NodeId, Probe, TopologyBuilder, switch_config};
+use dataplane::switch::Switch;
 use dataplane::time::{Duration, Instant, pause_quanta_to_duration};
-use dataplane::tm::ecn::RedConfig;
-use dataplane::tm::{DropReason, TmConfig, TmEvent};
-use dataplane::watchdog::{WatchdogPortConfig, WdAction};
-use dataplane::wire::ethernet::EthernetAddress;
+use dataplane::tm::{DropReason, TmEvent};
+use p4_target::pipeline::Pipeline;
+use p4_target::runtime::RuntimeApi;
+
+type Sim = dataplane::sim::Sim<Program>;
 
 const G100: u64 = 100_000_000_000;
 const G10: u64 = 10_000_000_000;
 const KB: u64 = 1024;
+/// The MAC every switch routes for (hosts and neighbours send to it).
+const ROUTER_MAC: [u8; 6] = [0x02, 0x52, 0x53, 0, 0, 1];
+/// The buffer every scenario switch has.
+const POOL_BYTES: u64 = 12 * 1024 * 1024;
 
 // ------------------------------------------------------------ helpers
 
@@ -88,23 +100,92 @@ fn mk_host(i: usize, o: &HostOpts) -> SimHost {
     h
 }
 
-/// A TM config for `n` ports of `speed`, cable `cable_m` (headroom from the
-/// calculator, R-HR-2), 24 B of wire overhead per frame like the links.
-fn tm_cfg(n: usize, speed: u64, cable_m: u32) -> TmConfig {
-    let mut c = TmConfig::with_ports(n);
-    for (i, p) in c.ports.iter_mut().enumerate() {
-        p.speed_bps = speed;
-        p.cable_length_m = Some(cable_m);
-        p.wire_overhead_bytes = 24;
-        p.mac = EthernetAddress([2, 0xAA, 0, 0, 0, i as u8]);
+/// Fabric intent for `n` ports of `speed` with `cable_m` cables: priority 3
+/// lossless (headroom from the R-HR-2 calculator), DSCP trust, the default
+/// DSCP map, MTU 9100.
+fn fabric(n: usize, speed: u64, cable_m: u32) -> FabricConfig {
+    FabricConfig {
+        ports: (0..n as u16)
+            .map(|port| PortConfig {
+                port,
+                speed_bps: speed,
+                mtu_bytes: 9100,
+                cable_length_m: cable_m,
+                trust: Some(Trust::Dscp),
+                pfc_priorities: vec![3],
+            })
+            .collect(),
+        buffer: dataplane::fabric::config::BufferConfig {
+            pool_size_bytes: POOL_BYTES,
+            ..Default::default()
+        },
+        ..Default::default()
     }
-    c
 }
 
-/// Adds a one-way WRITE stream `src → dst` (QPN `qpn` on both ends).
+/// ECN on priority 3 of `port` (R-ECN-3).
+fn ecn(port: u16, red: Red) -> EcnProfile {
+    EcnProfile {
+        port,
+        priority: 3,
+        enabled: true,
+        kmin_bytes: red.kmin_bytes,
+        kmax_bytes: red.kmax_bytes,
+        pmax: red.pmax,
+    }
+}
+
+/// A RED ramp.
+#[derive(Clone, Copy)]
+struct Red {
+    kmin_bytes: u64,
+    kmax_bytes: u64,
+    pmax: f64,
+}
+
+/// Routes to host `h` out of `port`, straight to the host.
+fn to_host(h: usize, port: u16) -> Route {
+    via(h, &[(port, host_mac(h))])
+}
+
+/// Routes to host `h` over `hops` (port, neighbour MAC).
+fn via(h: usize, hops: &[(u16, [u8; 6])]) -> Route {
+    Route {
+        prefix: IpAddr::V4(host_ip(h)),
+        prefix_len: 32,
+        next_hops: hops
+            .iter()
+            .map(|&(port, dst_mac)| NextHop { port, dst_mac })
+            .collect(),
+    }
+}
+
+/// A switch for the simulator with `fabric` and `routes` applied through
+/// the one configuration path.
+fn switch(fabric: &FabricConfig, routes: Vec<Route>, ecmp_seed: u32) -> Switch<Program> {
+    let l3 = L3Config {
+        router_mac: ROUTER_MAC,
+        ecmp_seed,
+        routes,
+    };
+    let mut sw = Switch::new(
+        Program::new(),
+        switch_config(fabric.ports.len()),
+        Instant::ZERO,
+    )
+    .unwrap();
+    SwitchPlan::build(sw.tm().config(), fabric, Some(&l3), &PROGRAM_INFO)
+        .unwrap()
+        .apply(&mut sw, Instant::ZERO)
+        .unwrap();
+    sw
+}
+
+/// Adds a one-way WRITE stream `src → dst` (QPN `qpn` on both ends); hosts
+/// address their frames to the router MAC of their switch.
 #[allow(clippy::too_many_arguments)]
 fn add_stream(
-    b: &mut TopologyBuilder,
+    b: &mut TopologyBuilder<Program>,
     src: NodeId,
     si: usize,
     dst: NodeId,
@@ -117,7 +198,7 @@ fn add_stream(
         local_qpn: qpn,
         remote_qpn: qpn,
         remote_ip: host_ip(di),
-        remote_mac: host_mac(di),
+        remote_mac: ROUTER_MAC,
         message_bytes,
         messages,
         initial_psn: 0,
@@ -128,7 +209,7 @@ fn add_stream(
         local_qpn: qpn,
         remote_qpn: qpn,
         remote_ip: host_ip(si),
-        remote_mac: host_mac(si),
+        remote_mac: ROUTER_MAC,
         message_bytes: 0,
         messages: None,
         initial_psn: 0,
@@ -139,6 +220,17 @@ fn add_stream(
 
 fn tm_drops(sim: &Sim, sw: NodeId, reason: DropReason) -> u64 {
     sim.switch(sw).unwrap().tm().drop_counts().0[reason.index()]
+}
+
+/// Packets the program CE-marked (its `ecn_marked` counter) on `port`, priority 3.
+fn ce_marked(sim: &Sim, sw: NodeId, port: u16) -> u64 {
+    let id = p4_target::info::resolve_name(PROGRAM_INFO.counters.iter(), "ecn_marked", |c| c.name)
+        .unwrap()
+        .id;
+    let rt = sim.switch(sw).unwrap().switch().pipeline().runtime();
+    rt.counter_read(id, u32::from(port) * 8 + 3)
+        .unwrap()
+        .packets
 }
 
 fn rx_bytes(sim: &Sim, host: NodeId, qpn: u32) -> u64 {
@@ -170,28 +262,23 @@ fn incast(
     n: usize,
     msgs: u64,
     headroom_scale: Option<f64>,
-    ecn: Option<RedConfig>,
+    red: Option<Red>,
     dcqcn: Option<DcqcnConfig>,
     seed: u64,
 ) -> Incast {
     let mut b = TopologyBuilder::new(seed);
-    let mut cfg = tm_cfg(n + 1, G100, 100);
+    let mut cfg = fabric(n + 1, G100, 100);
     if let Some(scale) = headroom_scale {
-        for p in &mut cfg.ports {
-            let calc = p.pg_headroom_bytes(3).expect("calculator result");
-            p.pgs[3].headroom_bytes = Some((calc as f64 * scale) as u64);
-        }
+        let calc = port_headroom_bytes(&cfg.ports[0], Headroom::Auto).expect("calculator result");
+        cfg.buffer.headroom = Headroom::Explicit {
+            bytes: (calc as f64 * scale) as u64,
+        };
     }
-    if let Some(red) = ecn {
-        for p in &mut cfg.ports {
-            p.queues[3].red = Some(red);
-        }
+    if let Some(red) = red {
+        cfg.ecn.push(ecn(n as u16, red));
     }
-    let mut fwd = L3Forwarder::new(0);
-    for i in 0..=n {
-        fwd.add_route(host_ip(i), 32, &[i as u16]);
-    }
-    let sw = b.add_switch(SimSwitch::new(cfg, Box::new(fwd)).unwrap());
+    let routes = (0..=n).map(|i| to_host(i, i as u16)).collect();
+    let sw = b.add_switch(switch(&cfg, routes, 0));
     let opts = HostOpts {
         dcqcn,
         ..HostOpts::default()
@@ -409,7 +496,7 @@ fn percentile(v: &[f64], f: f64) -> f64 {
 /// port after 5 ms).
 #[test]
 fn ecn_dcqcn_keeps_queue_between_kmin_and_kmax_without_pfc() {
-    let red = RedConfig {
+    let red = Red {
         kmin_bytes: 5 * KB,
         kmax_bytes: 200 * KB,
         pmax: 0.01,
@@ -421,8 +508,8 @@ fn ecn_dcqcn_keeps_queue_between_kmin_and_kmax_without_pfc() {
         ..DcqcnConfig::default()
     };
     let n = 4;
-    let run = |ecn: Option<RedConfig>, name: &str| {
-        let mut x = incast(n, u64::MAX, None, ecn, Some(dc), 11);
+    let run = |red: Option<Red>, name: &str| {
+        let mut x = incast(n, u64::MAX, None, red, Some(dc), 11);
         let probes = incast_probes(&x);
         record(&mut x.sim, 2, &probes);
         x.sim.run_until(Instant::from_millis(5));
@@ -447,13 +534,7 @@ fn ecn_dcqcn_keeps_queue_between_kmin_and_kmax_without_pfc() {
         let tx = settled("bottleneck tx");
         let tx_mean = tx.iter().sum::<f64>() / tx.len() as f64;
         let drops = x.sim.switch(x.sw).unwrap().tm().drop_counts().total();
-        (
-            pfc,
-            q_kb,
-            tx_mean,
-            drops,
-            x.sim.switch(x.sw).unwrap().stats().ce_marked,
-        )
+        (pfc, q_kb, tx_mean, drops, ce_marked(&x.sim, x.sw, n as u16))
     };
     let (pfc_off, q_off, _, drops_off, _) = run(None, "ecn_off_4to1");
     let (pfc_on, q_on, tx_on, drops_on, marked) = run(Some(red), "ecn_dcqcn_4to1");
@@ -496,11 +577,8 @@ fn ecn_dcqcn_keeps_queue_between_kmin_and_kmax_without_pfc() {
 #[test]
 fn lossy_priority_flows_while_lossless_priority_is_paused() {
     let mut b = TopologyBuilder::new(5);
-    let mut fwd = L3Forwarder::new(0);
-    for i in 0..3 {
-        fwd.add_route(host_ip(i), 32, &[i as u16]);
-    }
-    let sw = b.add_switch(SimSwitch::new(tm_cfg(3, G100, 100), Box::new(fwd)).unwrap());
+    let routes = (0..3).map(|i| to_host(i, i as u16)).collect();
+    let sw = b.add_switch(switch(&fabric(3, G100, 100), routes, 0));
     let h0 = b.add_host(mk_host(0, &HostOpts::default()));
     let h1 = b.add_host(mk_host(
         1,
@@ -614,19 +692,20 @@ fn lossy_priority_flows_while_lossless_priority_is_paused() {
 /// H(i+2) at line rate, so each ring link carries one first-hop and one
 /// transit stream and every switch waits on the next: a cyclic buffer
 /// dependency (ATSCALE §4.2).
-fn ring(watchdog: Option<WatchdogPortConfig>) -> (Sim, Vec<NodeId>, Vec<NodeId>) {
+fn ring(watchdog: Option<WatchdogConfig>) -> (Sim, Vec<NodeId>, Vec<NodeId>) {
     let mut b = TopologyBuilder::new(9);
     let mut sws = Vec::new();
+    let mut cfg = fabric(3, G100, 100);
+    if let Some(wd) = watchdog {
+        cfg.watchdog = wd;
+    }
     for i in 0..3usize {
-        let mut cfg = tm_cfg(3, G100, 100);
-        for p in &mut cfg.ports {
-            p.watchdog = watchdog;
-        }
-        let mut fwd = L3Forwarder::new(i as u32);
-        fwd.add_route(host_ip(i), 32, &[0]);
-        fwd.add_route(host_ip((i + 1) % 3), 32, &[1]);
-        fwd.add_route(host_ip((i + 2) % 3), 32, &[1]);
-        sws.push(b.add_switch(SimSwitch::new(cfg, Box::new(fwd)).unwrap()));
+        let routes = vec![
+            to_host(i, 0),
+            via((i + 1) % 3, &[(1, ROUTER_MAC)]),
+            via((i + 2) % 3, &[(1, ROUTER_MAC)]),
+        ];
+        sws.push(b.add_switch(switch(&cfg, routes, i as u32)));
     }
     let hosts: Vec<NodeId> = (0..3)
         .map(|i| b.add_host(mk_host(i, &HostOpts::default())))
@@ -756,10 +835,12 @@ fn ring_deadlocks_without_watchdog() {
 #[test]
 fn ring_deadlock_is_broken_by_the_watchdog() {
     // detection 200 ms, poll 100 ms (SONiC minimums), action forward.
-    let wd = WatchdogPortConfig {
-        action: WdAction::Forward,
-        priorities: 1 << 3,
-        ..WatchdogPortConfig::start(200, None)
+    let wd = WatchdogConfig {
+        enabled: true,
+        detection_time_ms: 200,
+        restoration_time_ms: None,
+        action: Some(WatchdogAction::Forward),
+        poll_interval_ms: 100,
     };
     let (mut sim, sws, hosts) = ring(Some(wd));
     record(&mut sim, 1000, &ring_probes(&sws, &hosts));
@@ -817,18 +898,16 @@ fn ring_deadlock_is_broken_by_the_watchdog() {
 #[test]
 fn storming_host_is_isolated_by_the_watchdog() {
     let mut b = TopologyBuilder::new(13);
-    let mut cfg = tm_cfg(4, G10, 100);
-    for p in &mut cfg.ports {
-        p.watchdog = Some(WatchdogPortConfig {
-            priorities: 1 << 3,
-            ..WatchdogPortConfig::start(200, None)
-        });
-    }
-    let mut fwd = L3Forwarder::new(0);
-    for i in 0..4 {
-        fwd.add_route(host_ip(i), 32, &[i as u16]);
-    }
-    let sw = b.add_switch(SimSwitch::new(cfg, Box::new(fwd)).unwrap());
+    let mut cfg = fabric(4, G10, 100);
+    cfg.watchdog = WatchdogConfig {
+        enabled: true,
+        detection_time_ms: 200,
+        restoration_time_ms: None,
+        action: Some(WatchdogAction::Drop),
+        poll_interval_ms: 100,
+    };
+    let routes = (0..4).map(|i| to_host(i, i as u16)).collect();
+    let sw = b.add_switch(switch(&cfg, routes, 0));
     let opts = HostOpts {
         speed_bps: G10,
         ..HostOpts::default()
@@ -936,8 +1015,9 @@ fn storming_host_is_isolated_by_the_watchdog() {
 /// k = 4 fat tree, 25 GbE, 10 m cables: 4 pods × (2 edge + 2 agg), 4 cores,
 /// 16 hosts. Edge ports 0-1 hosts, 2-3 aggs; agg ports 0-1 edges, 2-3 cores
 /// (agg a of every pod reaches cores 2a, 2a+1); core port p → pod p.
-/// Every host writes to the same-position host of the next pod over 4 QPs;
-/// ECMP (reference hash, per-switch seed) spreads them over the uplinks.
+/// Every host writes to the same-position host of the next pod over 8 QPs (16 flows per edge);
+/// ECMP (the program's action selector over the flow hash, with a seed per
+/// switch against polarization) spreads them over the uplinks.
 #[test]
 fn fat_tree_ecmp_spreads_flows_without_lossless_drops() {
     const G25: u64 = 25_000_000_000;
@@ -947,41 +1027,44 @@ fn fat_tree_ecmp_spreads_flows_without_lossless_drops() {
     let mut edges = Vec::new();
     let mut aggs = Vec::new();
     let mut cores = Vec::new();
-    let mut seed = 1u32;
+    let cfg = fabric(4, G25, 10);
+    let up = [(2, ROUTER_MAC), (3, ROUTER_MAC)];
+    let mut seed = 0u32;
     let mut next_seed = || {
         seed += 1;
         seed
     };
     for p in 0..4 {
         for e in 0..2 {
-            let mut fwd = L3Forwarder::new(next_seed());
-            for h in 0..16 {
-                if pod_of(h) == p && edge_of(h) == e {
-                    fwd.add_route(host_ip(h), 32, &[(h % 2) as u16]);
-                } else {
-                    fwd.add_route(host_ip(h), 32, &[2, 3]);
-                }
-            }
-            edges.push(b.add_switch(SimSwitch::new(tm_cfg(4, G25, 10), Box::new(fwd)).unwrap()));
+            let routes = (0..16)
+                .map(|h| {
+                    if pod_of(h) == p && edge_of(h) == e {
+                        to_host(h, (h % 2) as u16)
+                    } else {
+                        via(h, &up)
+                    }
+                })
+                .collect();
+            edges.push(b.add_switch(switch(&cfg, routes, next_seed())));
         }
         for _a in 0..2 {
-            let mut fwd = L3Forwarder::new(next_seed());
-            for h in 0..16 {
-                if pod_of(h) == p {
-                    fwd.add_route(host_ip(h), 32, &[edge_of(h) as u16]);
-                } else {
-                    fwd.add_route(host_ip(h), 32, &[2, 3]);
-                }
-            }
-            aggs.push(b.add_switch(SimSwitch::new(tm_cfg(4, G25, 10), Box::new(fwd)).unwrap()));
+            let routes = (0..16)
+                .map(|h| {
+                    if pod_of(h) == p {
+                        via(h, &[(edge_of(h) as u16, ROUTER_MAC)])
+                    } else {
+                        via(h, &up)
+                    }
+                })
+                .collect();
+            aggs.push(b.add_switch(switch(&cfg, routes, next_seed())));
         }
     }
     for _c in 0..4 {
-        let mut fwd = L3Forwarder::new(next_seed());
-        for h in 0..16 {
-            fwd.add_route(host_ip(h), 32, &[pod_of(h) as u16]);
-        }
-        cores.push(b.add_switch(SimSwitch::new(tm_cfg(4, G25, 10), Box::new(fwd)).unwrap()));
+        let routes = (0..16)
+            .map(|h| via(h, &[(pod_of(h) as u16, ROUTER_MAC)]))
+            .collect();
+        cores.push(b.add_switch(switch(&cfg, routes, next_seed())));
     }
     let opts = HostOpts {
         speed_bps: G25,
@@ -1017,7 +1100,7 @@ fn fat_tree_ecmp_spreads_flows_without_lossless_drops() {
             }
         }
     }
-    let qps_per_host = 4u32;
+    let qps_per_host = 8u32;
     for i in 0..16 {
         let dst = (i + 4) % 16;
         for q in 0..qps_per_host {
@@ -1095,10 +1178,10 @@ fn fat_tree_ecmp_spreads_flows_without_lossless_drops() {
 // ------------------------------------------------------------ determinism
 
 /// Same seed, same run — down to every counter; another seed changes the
-/// RED coin flips and with them the run.
+/// program's RED coin flips (its `random()`) and with them the run.
 #[test]
 fn runs_are_a_function_of_the_seed() {
-    let red = RedConfig {
+    let red = Red {
         kmin_bytes: 5 * KB,
         kmax_bytes: 200 * KB,
         pmax: 0.01,
@@ -1117,7 +1200,7 @@ fn runs_are_a_function_of_the_seed() {
         let mut s = format!(
             "events {} marked {} xoff {}\n",
             x.sim.events_processed(),
-            sw.stats().ce_marked,
+            ce_marked(&x.sim, x.sw, 4),
             sw.xoff_sent()
         );
         for (i, &h) in x.senders.iter().enumerate() {

@@ -78,7 +78,10 @@ fn incast(sw: &mut Switch<Program>, dscp: u8, honour_pfc: bool, offer_for: Durat
         }
         sw.handle_timeout(Instant::from_nanos(now));
         for port in 0..3u16 {
-            while sw.poll_transmit(port, Instant::from_nanos(now), &mut buf) {
+            while sw
+                .poll_transmit(port, Instant::from_nanos(now), &mut buf)
+                .is_some()
+            {
                 if let Some((classes, times)) = pfc(&buf) {
                     if port == 2 {
                         out.pfc_on_egress += 1;
@@ -163,7 +166,10 @@ fn frames_over_the_port_mtu_are_discarded_and_counted() {
     let mut out = Vec::new();
     let mut sent = 0;
     for t in 0..100 {
-        while sw.poll_transmit(2, Instant::from_micros(t), &mut out) {
+        while sw
+            .poll_transmit(2, Instant::from_micros(t), &mut out)
+            .is_some()
+        {
             sent += 1;
             assert_eq!(out.len(), fits.len());
         }
@@ -185,7 +191,8 @@ fn packet_out_goes_through_the_traffic_manager_to_its_port() {
     sw.handle_packet_out(&with_header, Instant::ZERO);
     let mut out = Vec::new();
     assert!(
-        sw.poll_transmit(1, Instant::from_micros(1), &mut out),
+        sw.poll_transmit(1, Instant::from_micros(1), &mut out)
+            .is_some(),
         "sent on port 1"
     );
     assert_eq!(out, frame, "unchanged, header removed");

@@ -8,12 +8,16 @@
 //! - [`topo`] and [`labctl`]: namespace labs behind `rocelab`: a topology
 //!   file, bringing it up with `ip`, recording what was made in a state file,
 //!   and tearing it down again (also after a crash).
+//! - [`fabric`]: what each switch of a topology is told (ports, QoS,
+//!   shortest-path ECMP routes), the same for a namespace lab and the
+//!   simulator.
 //! - [`scenario`]: the embedded default scenario of `rocelab run` (incast
 //!   and ECMP) on namespaces or in the simulator, with its verdicts.
 //!
 //! Binaries: `roceperf`, `rocelab`, `relaybench`.
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod fabric;
 pub mod labctl;
 pub mod perf;
 pub use dataplane::port;

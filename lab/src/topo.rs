@@ -33,6 +33,7 @@ use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fabric::QosSpec;
 use crate::units::{parse_mac, parse_rate_bps};
 
 /// Prefix of every namespace a lab creates.
@@ -64,6 +65,10 @@ pub struct Topology {
     /// Point-to-point links (veth pairs).
     #[serde(default)]
     pub links: Vec<LinkSpec>,
+    /// QoS every switch port gets (lossless priorities, headroom, ECN,
+    /// watchdog); see [`crate::fabric`].
+    #[serde(default)]
+    pub qos: QosSpec,
 }
 
 /// A switch node.

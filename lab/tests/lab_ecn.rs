@@ -27,16 +27,16 @@ use std::process::Child;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use lab::fabric::{EcnSpec, QosSpec, ROUTER_MAC};
 use lab::labctl::{self, state::LabState, state::StateStore};
 use lab::scenario::live::{self, lab_headroom_bytes};
-use lab::scenario::switchctl::{NextHop, PrioCounters, ROUTER_MAC, SwitchCtl};
+use lab::scenario::switchctl::{PrioCounters, SwitchCtl};
 use lab::scenario::{EcnSetting, LINK_MTU_BYTES, LOSSLESS_PRIORITY};
 use lab::topo::{HostSpec, LinkSpec, SwitchSpec, Topology};
 use serde_json::Value;
 
 /// Switch port speed: the bottleneck.
 const SWITCH_RATE: &str = "40M";
-const SWITCH_BPS: u64 = 40_000_000;
 /// The senders' line rate (DCQCN starts here).
 const AGENT_RATE: &str = "400M";
 const AGENT_BPS: f64 = 400e6;
@@ -209,7 +209,21 @@ fn low_kmin_marks_ce_the_receiver_sends_cnps_and_dcqcn_slows_the_senders() {
                 mtu: Some(LINK_MTU_BYTES),
             })
             .collect(),
+        // Headroom for what the senders can put on the wire before a pause
+        // takes effect: their line rate, not the port's. ECN on every
+        // port's lossless queue (only the receiver's, port 2, congests).
+        qos: QosSpec {
+            lossless_priorities: vec![LOSSLESS_PRIORITY],
+            headroom_bytes: Some(lab_headroom_bytes(AGENT_BPS as u64)),
+            ecn: Some(EcnSpec {
+                kmin_bytes: ECN.kmin_bytes,
+                kmax_bytes: ECN.kmax_bytes,
+                pmax: ECN.pmax,
+            }),
+            ..QosSpec::default()
+        },
     };
+    let setup = lab::fabric::setups(&topo).expect("switch setup").remove(0);
     let st = labctl::up(&topo, None, &store, &stop).expect("lab up");
     let mut g = Guard { st, store: &store };
 
@@ -219,25 +233,7 @@ fn low_kmin_marks_ce_the_receiver_sends_cnps_and_dcqcn_slows_the_senders() {
         &stop,
     )
     .expect("switch gRPC");
-    sw.set_ports(3, SWITCH_BPS, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])
-        .unwrap();
-    // Headroom for what the senders can put on the wire before a pause
-    // takes effect: their line rate, not the port's.
-    sw.set_headroom(lab_headroom_bytes(AGENT_BPS as u64))
-        .unwrap();
-    sw.set_ecn(2, DSCP >> 3, ECN).unwrap();
-    sw.add_router_mac().unwrap();
-    for (i, h) in hosts.iter().enumerate() {
-        sw.add_route(
-            h.ip,
-            i as u16 + 1,
-            &[NextHop {
-                port: i as u16,
-                dst_mac: mac(i),
-            }],
-        )
-        .unwrap();
-    }
+    sw.apply(&setup).unwrap();
     let before = sw.counters().unwrap();
 
     let mut server = labctl::spawn_recorded(

@@ -8,8 +8,9 @@
  *             payload. A header shorter than it claims is a parser error.
  *   ingress   drop+count parser errors; classify into one of 8 priorities by
  *             DSCP or PCP (trust is per ingress port); route IPv4/IPv6 by LPM
- *             to a next hop or an ECMP group (action selector hashed on the
- *             5-tuple including the UDP source port, the RoCEv2 entropy);
+ *             to a next hop or an ECMP group (action selector over a flow
+ *             hash of the 5-tuple including the UDP source port, the RoCEv2
+ *             entropy, mixed with a per-switch seed against polarization);
  *             decrement TTL / hop limit; L2 exact forwarding for frames not
  *             addressed to the router, to one port or to a multicast group
  *             (broadcast/multicast MACs, or flooding if the controller makes
@@ -211,6 +212,8 @@ struct metadata_t {
     bit<16>      l4_dst_port;
     bool         routed;
     nexthop_id_t nexthop_id;
+    bit<32>      ecmp_seed;
+    bit<32>      ecmp_hash;
     bit<32>      red_kmin;
     bit<32>      red_kmax;
     bit<16>      red_pmax;
@@ -499,17 +502,42 @@ control RoceIngress(inout headers_t hdr,
         hdr.ethernet.dst_addr = dst_mac;
     }
 
+    /* The ECMP hash seed of this switch. If every tier of a Clos fabric
+     * hashed a flow with the same function, each tier would pick "the same"
+     * uplink and half the paths would idle (hash polarization); like the
+     * `ecmp hash seed` of other switches, each switch gets its own seed. It
+     * is mixed in by a multiply, not hashed along with the flow: a CRC is
+     * linear, so a seed inside the CRC input would flip the same hash bits
+     * for every flow and keep the tiers correlated. */
+    action set_ecmp_seed(bit<32> seed) {
+        meta.ecmp_seed = seed;
+    }
+
+    table ecmp_hash_seed {
+        actions = { set_ecmp_seed; }
+        default_action = set_ecmp_seed(0);
+        size = 1;
+    }
+
+    /* The flow hash: the 5-tuple, UDP source port included (RoCEv2 puts its
+     * flow entropy there), CRC-32, then the seed, mixed by a multiply by
+     * 2^64/phi whose high half carries every input bit. */
+    action compute_ecmp_hash() {
+        bit<32> crc;
+        hash(crc, HashAlgorithm.crc32, 32w0,
+             { meta.flow_src, meta.flow_dst, meta.ip_proto,
+               meta.l4_src_port, meta.l4_dst_port },
+             64w0x100000000);
+        bit<64> mixed = ((bit<64>) (crc ^ meta.ecmp_seed)) * 64w0x9e3779b97f4a7c15;
+        meta.ecmp_hash = mixed[63:32];
+    }
+
     /* One member per next hop; a route to several equal-cost next hops
-     * points at a group. The hash covers the 5-tuple, UDP source port
-     * included: RoCEv2 puts its flow entropy there. */
+     * points at a group, which picks a member by the flow hash. */
     table nexthop {
         key = {
             meta.nexthop_id: exact @name("nexthop_id");
-            meta.flow_src: selector;
-            meta.flow_dst: selector;
-            meta.ip_proto: selector;
-            meta.l4_src_port: selector;
-            meta.l4_dst_port: selector;
+            meta.ecmp_hash: selector;
         }
         actions = { set_nexthop; no_route; }
         default_action = no_route();
@@ -610,6 +638,10 @@ control RoceIngress(inout headers_t hdr,
         }
 
         my_station.apply();
+        if (meta.routed) {
+            ecmp_hash_seed.apply();
+            compute_ecmp_hash();
+        }
         if (meta.routed && hdr.ipv4.isValid()) {
             if (hdr.ipv4.ttl <= 1) {
                 count_drop(DROP_TTL_EXPIRED);

@@ -159,6 +159,25 @@ pub struct EcnProfile {
     pub pmax: f64,
 }
 
+impl EcnProfile {
+    /// The marking probability of an ECT packet leaving with `q_bytes`
+    /// behind it (R-ECN-3/4): 0 up to Kmin, Pmax·(q − Kmin)/(Kmax − Kmin)
+    /// up to Kmax, 1 above; a degenerate ramp (Kmin = Kmax) is a step. The
+    /// curve `roce_switch.p4`'s egress implements (with Pmax in 1/65535
+    /// steps), for checking what a fabric marked.
+    pub fn mark_probability(&self, q_bytes: u64) -> f64 {
+        if !self.enabled || q_bytes <= self.kmin_bytes {
+            0.0
+        } else if q_bytes > self.kmax_bytes {
+            1.0
+        } else {
+            // kmin < q ≤ kmax, so kmax > kmin here.
+            self.pmax * (q_bytes - self.kmin_bytes) as f64
+                / (self.kmax_bytes - self.kmin_bytes) as f64
+        }
+    }
+}
+
 /// ETS weights of one port.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EtsPort {
@@ -696,6 +715,41 @@ mod tests {
             c.validate().is_empty(),
             "a disabled watchdog is not checked"
         );
+    }
+
+    /// E-10 and the AZURE_LOSSLESS profile (R-ECN-5: 1 MiB / 2 MiB / 5 %).
+    #[test]
+    fn red_ramp_e10() {
+        let profile = |kmin_bytes, kmax_bytes, pmax| EcnProfile {
+            port: 0,
+            priority: 3,
+            enabled: true,
+            kmin_bytes,
+            kmax_bytes,
+            pmax,
+        };
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        let dcqcn = profile(5_120, 204_800, 0.01);
+        assert!(close(dcqcn.mark_probability(104_960), 0.005));
+        assert_eq!(dcqcn.mark_probability(5_120), 0.0);
+        assert!(close(dcqcn.mark_probability(204_800), 0.01));
+        assert_eq!(dcqcn.mark_probability(204_801), 1.0);
+        assert!(close(
+            profile(400_000, 1_600_000, 0.2).mark_probability(1_000_000),
+            0.1
+        ));
+        let azure = profile(1_048_576, 2_097_152, 0.05);
+        assert!(close(azure.mark_probability(1_572_864), 0.025));
+        let step = profile(10, 10, 0.5);
+        assert_eq!(
+            (step.mark_probability(10), step.mark_probability(11)),
+            (0.0, 1.0)
+        );
+        let off = EcnProfile {
+            enabled: false,
+            ..dcqcn
+        };
+        assert_eq!(off.mark_probability(1 << 30), 0.0);
     }
 
     #[test]

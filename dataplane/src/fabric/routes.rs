@@ -1,8 +1,9 @@
 //! L3 intent → the routing tables of `roce_switch.p4`: the router MAC
 //! (`my_station`), prefixes (`ipv4_lpm`, `ipv6_lpm` → `set_nexthop_id`) and
 //! next hops (`nexthop`, an action selector: one member per next hop, one
-//! group per equal-cost set, hashed on the 5-tuple with the UDP source port,
-//! R-ECMP-1..3).
+//! group per equal-cost set, picked by a flow hash of the 5-tuple with the
+//! UDP source port, R-ECMP-1..3, mixed with the switch's ECMP seed from
+//! `ecmp_hash_seed`).
 //!
 //! Contract: pure and deterministic: the same [`L3Config`] gives the same
 //! ids in the same order, so a simulated fabric and a namespace lab (which
@@ -45,12 +46,16 @@ pub struct Route {
 pub struct L3Config {
     /// Frames to this MAC are routed; it is also the source MAC of routed frames.
     pub router_mac: [u8; 6],
+    /// This switch's ECMP hash seed: give every switch of a fabric its own,
+    /// or each tier picks the same uplink for a flow (hash polarization).
+    pub ecmp_seed: u32,
     /// Routes, longest prefix wins.
     pub routes: Vec<Route>,
 }
 
 /// What an [`L3Config`] writes: the `nexthop` profile's members and groups,
-/// then whole-table contents (`my_station`, `nexthop`, `ipv4_lpm`, `ipv6_lpm`).
+/// then whole-table contents (`my_station`, `ecmp_hash_seed`, `nexthop`,
+/// `ipv4_lpm`, `ipv6_lpm`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RouteWrites {
     /// Members and groups of the `nexthop` action selector.
@@ -63,10 +68,25 @@ fn mac(m: [u8; 6]) -> u128 {
     m.iter().fold(0u128, |v, &b| (v << 8) | u128::from(b))
 }
 
+/// The `ipv4_lpm`/`ipv6_lpm` action that sends a prefix to next-hop set
+/// `nexthop_id` (for writing routes one by one against [`L3Config::writes`]'s
+/// next hops).
+pub fn set_nexthop_id(
+    info: &ProgramInfo,
+    nexthop_id: u16,
+) -> Result<p4_target::runtime::ActionCall, PlanError> {
+    action_call(
+        info,
+        "set_nexthop_id",
+        &[("nexthop_id", u128::from(nexthop_id))],
+    )
+}
+
 impl L3Config {
     /// The table writes this configuration means for `info`'s program.
     pub fn writes(&self, info: &'static ProgramInfo) -> Result<RouteWrites, PlanError> {
         let my_station = table_id(info, "my_station")?;
+        let seed_table = table_id(info, "ecmp_hash_seed")?;
         let nexthop = table_id(info, "nexthop")?;
         let v4 = table_id(info, "ipv4_lpm")?;
         let v6 = table_id(info, "ipv6_lpm")?;
@@ -119,11 +139,11 @@ impl L3Config {
                     metadata: Vec::new(),
                 });
             }
-            let set_id = action_call(
-                info,
-                "set_nexthop_id",
-                &[("nexthop_id", u128::from(nexthop_id))],
-            )?;
+            let id16 = u16::try_from(nexthop_id).map_err(|_| PlanError::Invalid {
+                field: format!("routes[{i}].next_hops"),
+                reason: "more than 65535 distinct next-hop sets".into(),
+            })?;
+            let set_id = set_nexthop_id(info, id16)?;
             let (value, width, entries) = match route.prefix {
                 IpAddr::V4(a) => (u128::from(u32::from(a)), 32u32, &mut v4_entries),
                 IpAddr::V6(a) => (u128::from(a), 128u32, &mut v6_entries),
@@ -169,6 +189,15 @@ impl L3Config {
             },
             tables: vec![
                 whole(my_station, vec![station]),
+                TableContents {
+                    table_id: seed_table,
+                    entries: Vec::new(),
+                    default: Some(action_call(
+                        info,
+                        "set_ecmp_seed",
+                        &[("seed", u128::from(self.ecmp_seed))],
+                    )?),
+                },
                 whole(nexthop, nexthop_entries),
                 whole(v4, v4_entries),
                 whole(v6, v6_entries),

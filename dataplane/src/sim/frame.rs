@@ -1,29 +1,22 @@
-//! The frame the simulator moves around: the first bytes of an Ethernet
-//! frame (enough for every header the switch and RNIC read) plus the length
-//! the whole frame has on the wire.
+//! The frame the simulator moves around: the whole Ethernet frame, byte for
+//! byte (no FCS), as a host or switch put it on the wire, plus what the
+//! link counters need to know about it.
 //!
-//! Contract: `bytes()` is the stored prefix (`≤ HEAD_CAP` bytes); `len()` is
-//! the full frame length in bytes without FCS; serialisation uses
-//! [`SimFrame::wire_bytes`] (padded to the 60-byte minimum, plus FCS,
-//! preamble and inter-frame gap). Payload bytes are never materialised,
-//! which keeps an event cheap; parsers here take lengths from the headers.
-//! No allocation: the prefix is inline.
+//! Contract: [`SimFrame::bytes`] is exactly what the sender wrote, so a P4
+//! program in a simulated switch parses what it would parse live and a
+//! receiving RNIC checks the real ICRC. Serialisation uses
+//! [`SimFrame::wire_bytes`] ([`crate::wire::ethernet::wire_len`]: padded to
+//! the 60-byte minimum, plus FCS, preamble and inter-frame gap). The byte
+//! buffers are pooled by the simulator; moving a frame moves a `Vec`, it
+//! does not copy the bytes.
 
-use crate::rnic::WIRE_OVERHEAD_BYTES;
+use crate::wire::ethernet::{WIRE_OVERHEAD_BYTES, wire_len};
 
-/// Bytes of each frame the simulator keeps.
-pub const HEAD_CAP: usize = 96;
-
-/// Minimum Ethernet frame length without FCS.
-pub const MIN_FRAME_BYTES: usize = 60;
-
-/// A frame in flight or in a queue.
-#[derive(Clone, Copy)]
+/// A frame in flight.
+#[derive(Clone, Default)]
 pub struct SimFrame {
-    head: [u8; HEAD_CAP],
-    head_len: u8,
-    len: u32,
-    /// Priority the sender put it on (data), for per-priority link counters.
+    bytes: Vec<u8>,
+    /// Priority the sender sent it on (data), for per-priority link counters.
     pub priority: u8,
     /// True for MAC Control frames (not counted as data).
     pub control: bool,
@@ -32,8 +25,7 @@ pub struct SimFrame {
 impl std::fmt::Debug for SimFrame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SimFrame")
-            .field("len", &self.len)
-            .field("head_len", &self.head_len)
+            .field("len", &self.bytes.len())
             .field("priority", &self.priority)
             .field("control", &self.control)
             .finish()
@@ -41,60 +33,38 @@ impl std::fmt::Debug for SimFrame {
 }
 
 impl SimFrame {
-    /// A zero-length frame with a zeroed buffer.
-    pub fn empty() -> Self {
+    /// A frame holding `bytes`.
+    pub fn new(bytes: Vec<u8>, priority: u8, control: bool) -> Self {
         SimFrame {
-            head: [0; HEAD_CAP],
-            head_len: 0,
-            len: 0,
-            priority: 0,
-            control: false,
+            bytes,
+            priority,
+            control,
         }
     }
 
-    /// A frame from whole `bytes` (truncated to `HEAD_CAP` if longer).
-    pub fn from_bytes(bytes: &[u8]) -> Self {
-        let mut f = Self::empty();
-        let n = bytes.len().min(HEAD_CAP);
-        f.head[..n].copy_from_slice(&bytes[..n]);
-        f.set_lens(n, bytes.len());
-        f
-    }
-
-    /// The whole prefix buffer, for writing into.
-    pub fn head_mut(&mut self) -> &mut [u8] {
-        &mut self.head
-    }
-
-    /// Sets the stored prefix length and the full frame length.
-    pub fn set_lens(&mut self, head_len: usize, len: usize) {
-        self.head_len = head_len.min(HEAD_CAP) as u8;
-        self.len = len.min(u32::MAX as usize) as u32;
-    }
-
-    /// The stored prefix.
+    /// The frame's bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.head[..usize::from(self.head_len)]
+        &self.bytes
     }
 
-    /// The stored prefix, mutably (header rewrites).
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.head[..usize::from(self.head_len)]
+    /// Gives the byte buffer back (for the pool).
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
     }
 
-    /// Full frame length in bytes (no FCS).
+    /// Frame length in bytes (no FCS).
     pub fn len(&self) -> usize {
-        self.len as usize
+        self.bytes.len()
     }
 
     /// True for a zero-length frame.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.bytes.is_empty()
     }
 
     /// Bytes the frame occupies on the wire (min-size padding, FCS,
     /// preamble, IFG).
     pub fn wire_bytes(&self) -> u64 {
-        (self.len().max(MIN_FRAME_BYTES) + WIRE_OVERHEAD_BYTES) as u64
+        wire_len(self.len(), WIRE_OVERHEAD_BYTES) as u64
     }
 }

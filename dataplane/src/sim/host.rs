@@ -5,7 +5,8 @@
 //! `poll_transmit`, `poll_timeout`, `handle_timeout`, times as
 //! [`Instant`]). MAC Control frames are consumed here (R-PFC-FMT-5) and
 //! handed to the RNIC as pause state; everything else goes to the RNIC.
-//! Frames are [`SimFrame`]s: headers plus the full length.
+//! Frames are whole: the RNIC writes every byte, ICRC included, and checks
+//! the ICRC of what it receives.
 
 use std::collections::VecDeque;
 
@@ -14,8 +15,6 @@ use crate::rnic::{Rnic, RnicConfig};
 use crate::time::{Duration, Instant};
 use crate::wire::ethernet::EthernetAddress;
 use crate::wire::pfc::{MacControlRepr, PfcRepr};
-
-use super::frame::SimFrame;
 
 /// A host that keeps sending PFC XOFF frames, as a stuck NIC does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +51,21 @@ pub struct SimHost {
     pause_response: Duration,
     pending_pfc: VecDeque<(Instant, PfcRepr)>,
     stats: HostStats,
+    /// Where the RNIC writes a frame (room for the largest).
+    scratch: Box<[u8]>,
+}
+
+/// Largest frame a simulated host writes, bytes (a 9216-byte MTU plus
+/// Ethernet and VLAN headers).
+const MAX_FRAME_BYTES: usize = 9216 + 18;
+
+/// What [`SimHost::poll_transmit`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostTransmit {
+    /// The frame's priority (data) or 0.
+    pub priority: u8,
+    /// True for a MAC Control (PFC) frame.
+    pub control: bool,
 }
 
 impl SimHost {
@@ -65,6 +79,7 @@ impl SimHost {
             pause_response: Duration::ZERO,
             pending_pfc: VecDeque::new(),
             stats: HostStats::default(),
+            scratch: vec![0; MAX_FRAME_BYTES].into_boxed_slice(),
         }
     }
 
@@ -107,9 +122,9 @@ impl SimHost {
     }
 
     /// A frame arrived on the host's port.
-    pub fn handle_frame(&mut self, now: Instant, frame: &SimFrame) {
+    pub fn handle_frame(&mut self, now: Instant, frame: &[u8]) {
         self.apply_due_pfc(now);
-        match self.mac.handle_rx(frame.bytes()) {
+        match self.mac.handle_rx(frame) {
             RxClass::Control(MacControlRepr::Pfc(p)) => {
                 if self.pause_response.is_zero() {
                     self.rnic.handle_pfc(now, &p);
@@ -119,35 +134,39 @@ impl SimHost {
             }
             RxClass::Control(_) | RxClass::Malformed => self.stats.mac_dropped += 1,
             RxClass::Data => {
-                if self.rnic.handle_frame(now, frame.bytes()).is_err() {
+                if self.rnic.handle_frame(now, frame).is_err() {
                     self.stats.rx_rejected += 1;
                 }
             }
         }
     }
 
-    /// The next frame to put on the wire, if one may start now.
+    /// Writes the next frame to put on the wire into `out`, if one may
+    /// start now.
     #[must_use]
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<SimFrame> {
+    pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<HostTransmit> {
         self.apply_due_pfc(now);
+        out.clear();
         if let Some(s) = self.storm
             && now >= self.next_storm
         {
             self.next_storm = now + s.interval;
             let repr = PfcRepr::xoff(s.priority_mask, s.quanta);
-            let mut f = SimFrame::empty();
-            let n = self.mac.emit_pfc(&repr, f.head_mut()).ok()?;
-            f.set_lens(n, n);
-            f.priority = 0;
-            f.control = true;
+            out.resize(crate::wire::pfc::FRAME_LEN, 0);
+            let n = self.mac.emit_pfc(&repr, out).ok()?;
+            out.truncate(n);
             self.stats.pfc_tx += 1;
-            return Some(f);
+            return Some(HostTransmit {
+                priority: 0,
+                control: true,
+            });
         }
-        let mut f = SimFrame::empty();
-        let t = self.rnic.poll_transmit(now, f.head_mut())?;
-        f.set_lens(t.written_len, t.frame_len);
-        f.priority = t.priority;
-        Some(f)
+        let t = self.rnic.poll_transmit(now, &mut self.scratch)?;
+        out.extend_from_slice(&self.scratch[..t.written_len]);
+        Some(HostTransmit {
+            priority: t.priority,
+            control: false,
+        })
     }
 
     /// When to call again.

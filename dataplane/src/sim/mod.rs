@@ -1,38 +1,52 @@
 //! Deterministic discrete-event fabric simulator.
 //!
-//! A [`Sim`] holds nodes (hosts running the [`crate::rnic`] model, switches
-//! running the traffic manager behind a [`forward::Forwarding`] pipeline),
-//! full-duplex links with a rate and a propagation delay, and an event queue
-//! ordered by (time, insertion sequence). Time is [`Instant`] in ns.
+//! A [`Sim`] holds nodes — hosts running the [`crate::rnic`] model, and
+//! switches that are the production [`Switch`] running a compiled P4
+//! program with the real MAC, traffic manager, watchdog and replication —
+//! full-duplex links with a rate and a propagation delay, and an event
+//! queue ordered by (time, insertion sequence). Time is [`Instant`] in ns.
+//! Frames are whole, real bytes ([`SimFrame`]).
 //!
-//! Link model: a port starts a frame only when its transmitter is idle; the
-//! frame occupies the wire for `wire_bytes·8/rate` (rounded up to ns,
-//! including FCS, preamble and IFG) and arrives whole at the peer after that
-//! plus the propagation delay. The node is asked for the next frame when the
-//! transmitter frees (a pull, like a MAC asking its queues).
+//! Link model: a frame occupies the wire for `wire_bytes·8/rate` (rounded
+//! up to ns, including FCS, preamble and IFG) and arrives whole at the peer
+//! after that plus the propagation delay; frames on one link arrive in the
+//! order they were sent. A host starts a frame only when its transmitter
+//! is idle and asks its RNIC for the next one when the transmitter frees (a
+//! pull, like a MAC asking its queues). A switch port starts a frame when
+//! the switch's own port shaper lets it — the shaper runs at the port
+//! speed with the same wire overhead ([`crate::wire::ethernet::wire_len`])
+//! — so the switch's clock, not a second model, decides when its frames
+//! leave, exactly as on the daemon.
+//!
+//! A switch is driven as the daemon's driver drives it
+//! ([`crate::driver`]): at an instant where it has input or a deadline,
+//! every frame arriving then is handed to it, then one service runs
+//! `handle_timeout`, polls every port in order until nothing is sendable,
+//! and drains events; then the node sleeps until `poll_timeout`.
 //!
 //! Drive it like quinn's test `Pair`: [`Sim::step`] handles one event,
 //! [`Sim::run_until`] everything up to a time, [`Sim::drive`] until no event
-//! is pending. Node timers follow each core's `poll_timeout`; a timer that
-//! fires early is harmless (cores ignore spurious timeouts).
+//! is pending.
 //!
-//! Determinism: all randomness (RED marking) comes from one ChaCha8 RNG
-//! seeded by the caller; equal seeds and inputs give identical runs.
+//! Determinism: each switch's P4 `random()` source is seeded from the
+//! simulation seed and the node id; equal seeds and inputs give identical
+//! runs.
 //!
 //! Counters are kept per (node, port, priority) at the link ([`PortCounters`]);
-//! a [`Recorder`] samples [`Probe`]s at a fixed interval for CSV/SVG output.
+//! a [`Recorder`] samples [`Probe`]s at a fixed interval for CSV/SVG output;
+//! [`Sim::capture`] keeps every frame a port sends, with its time.
 
 pub mod event;
-pub mod forward;
 pub mod frame;
 pub mod host;
 pub mod record;
 pub mod switch;
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use p4_target::pipeline::Pipeline;
 
+use crate::switch::{Switch, SwitchConfig};
 use crate::time::{Duration, Instant, bits_time};
+use crate::wire::ethernet::{EthernetAddress, WIRE_OVERHEAD_BYTES};
 use crate::wire::pfc::{self, MacControlRepr};
 use event::EventQueue;
 use frame::SimFrame;
@@ -42,6 +56,22 @@ use switch::SimSwitch;
 
 /// Index of a node in its [`Sim`].
 pub type NodeId = usize;
+
+/// Starting settings of a simulated switch with `ports` ports, before its
+/// fabric plan: links charge [`WIRE_OVERHEAD_BYTES`] per frame, the port
+/// shaper holds no burst (the wire paces every frame; a live switch banks
+/// [`crate::driver::TURN_SLACK_NS`] because its loop wakes late), and port
+/// `i` sends PFC from MAC 02:aa:00:00:hi(i):lo(i).
+pub fn switch_config(ports: usize) -> SwitchConfig {
+    let mut config = SwitchConfig::with_ports(ports);
+    for (i, p) in config.tm.ports.iter_mut().enumerate() {
+        p.wire_overhead_bytes = WIRE_OVERHEAD_BYTES as u32;
+        p.shaper_burst_bytes = 0;
+        p.shaper_burst_ns = 0;
+        p.mac = EthernetAddress([0x02, 0xaa, 0, 0, (i >> 8) as u8, i as u8]);
+    }
+    config
+}
 
 /// Errors from building a topology.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -68,18 +98,38 @@ pub enum TopologyError {
     /// A link needs a non-zero rate.
     #[error("link rate must be > 0")]
     ZeroRate,
+    /// A switch port's speed or wire overhead differs from its link's (its
+    /// shaper paces the wire, see [`switch_config`]).
+    #[error(
+        "node {node} port {port}: the switch paces the port at {port_bps} b/s with \
+         {port_overhead_bytes} B of overhead a frame, the link runs at {link_bps} b/s with \
+         {overhead} B",
+        overhead = WIRE_OVERHEAD_BYTES
+    )]
+    SpeedMismatch {
+        /// Node.
+        node: NodeId,
+        /// Port.
+        port: u16,
+        /// The switch port's configured speed.
+        port_bps: u64,
+        /// The switch port's per-frame overhead.
+        port_overhead_bytes: u32,
+        /// The link's rate.
+        link_bps: u64,
+    },
 }
 
 /// A simulated node.
 #[derive(Debug)]
-pub enum Node {
+pub enum Node<P: Pipeline> {
     /// A host with one port.
     Host(Box<SimHost>),
     /// A switch.
-    Switch(Box<SimSwitch>),
+    Switch(Box<SimSwitch<P>>),
 }
 
-impl Node {
+impl<P: Pipeline> Node<P> {
     fn num_ports(&self) -> u16 {
         match self {
             Node::Host(_) => 1,
@@ -119,27 +169,18 @@ impl PortCounters {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct PortState {
     peer: Option<(NodeId, u16)>,
     rate_bps: u64,
     delay: Duration,
+    /// Host ports: the transmitter is sending until `busy_until`.
     busy: bool,
     busy_until: Instant,
+    /// When the last frame sent on this port arrives at the peer (frames on
+    /// a link arrive in order).
+    last_arrival: Instant,
     counters: PortCounters,
-}
-
-impl Default for PortState {
-    fn default() -> Self {
-        PortState {
-            peer: None,
-            rate_bps: 0,
-            delay: Duration::ZERO,
-            busy: false,
-            busy_until: Instant::ZERO,
-            counters: PortCounters::default(),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -150,11 +191,16 @@ enum Event {
         port: u16,
         frame: u32,
     },
+    /// A host's transmitter is free again.
     TxDone {
         node: u32,
-        port: u16,
     },
+    /// A node's deadline (`poll_timeout`).
     Timer {
+        node: u32,
+    },
+    /// A switch's turn at this instant, after every frame arriving now.
+    Service {
         node: u32,
     },
     Sample,
@@ -204,21 +250,27 @@ struct Sampling {
     last_tx_bytes: Vec<u64>,
 }
 
-/// The simulator. Build it with [`TopologyBuilder`].
-pub struct Sim {
+/// The simulator. Build it with [`TopologyBuilder`]; `P` is the P4 program
+/// every switch runs.
+pub struct Sim<P: Pipeline> {
     now: Instant,
     events: EventQueue<Event>,
-    nodes: Vec<Node>,
+    nodes: Vec<Node<P>>,
     ports: Vec<Vec<PortState>>,
     timer_at: Vec<Option<Instant>>,
-    rng: ChaCha8Rng,
+    /// The instant of a switch's pending `Service` event, if any.
+    service_at: Vec<Option<Instant>>,
     sampling: Option<Sampling>,
     processed: u64,
+    switch_frames: u64,
     frames: Vec<SimFrame>,
     free_frames: Vec<u32>,
+    /// Byte buffers for reuse.
+    spare: Vec<Vec<u8>>,
+    captures: Vec<((NodeId, u16), Vec<(Instant, Vec<u8>)>)>,
 }
 
-impl std::fmt::Debug for Sim {
+impl<P: Pipeline> std::fmt::Debug for Sim<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sim")
             .field("now", &self.now)
@@ -229,13 +281,13 @@ impl std::fmt::Debug for Sim {
 }
 
 /// Builds a [`Sim`]: nodes, then links, then `build`.
-pub struct TopologyBuilder {
-    nodes: Vec<Node>,
+pub struct TopologyBuilder<P: Pipeline> {
+    nodes: Vec<Node<P>>,
     ports: Vec<Vec<PortState>>,
     seed: u64,
 }
 
-impl TopologyBuilder {
+impl<P: Pipeline> TopologyBuilder<P> {
     /// An empty topology whose run uses `seed`.
     pub fn new(seed: u64) -> Self {
         TopologyBuilder {
@@ -250,12 +302,16 @@ impl TopologyBuilder {
         self.push(Node::Host(Box::new(host)))
     }
 
-    /// Adds a switch.
-    pub fn add_switch(&mut self, switch: SimSwitch) -> NodeId {
-        self.push(Node::Switch(Box::new(switch)))
+    /// Adds a switch. Its P4 `random()` source is seeded from the
+    /// simulation seed and its node id.
+    pub fn add_switch(&mut self, mut switch: Switch<P>) -> NodeId {
+        let id = self.nodes.len() as u64;
+        let seed = self.seed ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        switch.pipeline_mut().runtime_mut().set_seed(seed);
+        self.push(Node::Switch(Box::new(SimSwitch::new(switch))))
     }
 
-    fn push(&mut self, n: Node) -> NodeId {
+    fn push(&mut self, n: Node<P>) -> NodeId {
         self.ports
             .push(vec![PortState::default(); usize::from(n.num_ports())]);
         self.nodes.push(n);
@@ -270,8 +326,17 @@ impl TopologyBuilder {
         }
     }
 
+    /// The switch `id`, mutably (to program it before the run).
+    pub fn switch_mut(&mut self, id: NodeId) -> Option<&mut Switch<P>> {
+        match self.nodes.get_mut(id)? {
+            Node::Switch(s) => Some(s.switch_mut()),
+            Node::Host(_) => None,
+        }
+    }
+
     /// Cables `(a, pa)` to `(b, pb)`, full duplex, `rate_bps` each way,
-    /// `delay` propagation.
+    /// `delay` propagation. A switch port's traffic-manager speed must be
+    /// the link rate (its shaper paces the wire): a mismatch is refused.
     pub fn connect(
         &mut self,
         (a, pa): (NodeId, u16),
@@ -290,6 +355,19 @@ impl TopologyBuilder {
             if st.peer.is_some() {
                 return Err(TopologyError::PortInUse { node: n, port: p });
             }
+            if let Node::Switch(s) = &self.nodes[n] {
+                let tm = &s.tm().config().ports[usize::from(p)];
+                if tm.speed_bps != rate_bps || tm.wire_overhead_bytes != WIRE_OVERHEAD_BYTES as u32
+                {
+                    return Err(TopologyError::SpeedMismatch {
+                        node: n,
+                        port: p,
+                        port_bps: tm.speed_bps,
+                        port_overhead_bytes: tm.wire_overhead_bytes,
+                        link_bps: rate_bps,
+                    });
+                }
+            }
         }
         for ((n, p), peer) in [((a, pa), (b, pb)), ((b, pb), (a, pa))] {
             let st = &mut self.ports[n][usize::from(p)];
@@ -301,7 +379,7 @@ impl TopologyBuilder {
     }
 
     /// The simulator, at time zero with every node's timers armed.
-    pub fn build(self) -> Sim {
+    pub fn build(self) -> Sim<P> {
         let n = self.nodes.len();
         let mut sim = Sim {
             now: Instant::ZERO,
@@ -309,20 +387,23 @@ impl TopologyBuilder {
             nodes: self.nodes,
             ports: self.ports,
             timer_at: vec![None; n],
-            rng: ChaCha8Rng::seed_from_u64(self.seed),
+            service_at: vec![None; n],
             sampling: None,
             processed: 0,
+            switch_frames: 0,
             frames: Vec::new(),
             free_frames: Vec::new(),
+            spare: Vec::new(),
+            captures: Vec::new(),
         };
         for id in 0..n {
-            sim.service(id);
+            sim.wake(id);
         }
         sim
     }
 }
 
-impl Sim {
+impl<P: Pipeline> Sim<P> {
     // ------------------------------------------------------------ getters
 
     /// Current simulated time.
@@ -333,6 +414,12 @@ impl Sim {
     /// Events handled so far.
     pub fn events_processed(&self) -> u64 {
         self.processed
+    }
+
+    /// Frames switches received and sent so far (each counts once per
+    /// switch it passes in and once out): the simulator's unit of switch work.
+    pub fn switch_frames(&self) -> u64 {
+        self.switch_frames
     }
 
     /// Events pending.
@@ -357,15 +444,15 @@ impl Sim {
     }
 
     /// Switch `id`.
-    pub fn switch(&self, id: NodeId) -> Option<&SimSwitch> {
+    pub fn switch(&self, id: NodeId) -> Option<&SimSwitch<P>> {
         match self.nodes.get(id)? {
             Node::Switch(s) => Some(s),
             Node::Host(_) => None,
         }
     }
 
-    /// Switch `id`, mutably.
-    pub fn switch_mut(&mut self, id: NodeId) -> Option<&mut SimSwitch> {
+    /// Switch `id`, mutably. Call [`Sim::kick`] after changing it.
+    pub fn switch_mut(&mut self, id: NodeId) -> Option<&mut SimSwitch<P>> {
         match self.nodes.get_mut(id)? {
             Node::Switch(s) => Some(s),
             Node::Host(_) => None,
@@ -385,7 +472,40 @@ impl Sim {
         self.sampling.as_ref().map(|s| &s.recorder)
     }
 
+    /// Frames `(node, port)` has sent since [`Sim::capture`] was called for
+    /// it, with the time each started.
+    pub fn captured(&self, node: NodeId, port: u16) -> &[(Instant, Vec<u8>)] {
+        self.captures
+            .iter()
+            .find(|(k, _)| *k == (node, port))
+            .map_or(&[], |(_, v)| v.as_slice())
+    }
+
     // ------------------------------------------------------------ commands
+
+    /// Keeps a copy of every frame `(node, port)` sends from now on.
+    pub fn capture(&mut self, node: NodeId, port: u16) {
+        if !self.captures.iter().any(|(k, _)| *k == (node, port)) {
+            self.captures.push(((node, port), Vec::new()));
+        }
+    }
+
+    /// Delivers `bytes` to `(node, port)` at `at` (not before now), as if a
+    /// cable brought it: for replaying recorded input.
+    pub fn inject(&mut self, node: NodeId, port: u16, bytes: &[u8], at: Instant) {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(bytes);
+        let slot = self.store(SimFrame::new(buf, 0, false));
+        self.events.push(
+            at.max(self.now),
+            Event::Arrive {
+                node: node as u32,
+                port,
+                frame: slot,
+            },
+        );
+    }
 
     /// Samples `probes` every `interval` from now on (first sample now).
     pub fn record(&mut self, interval: Duration, probes: Vec<(Probe, &str)>) {
@@ -420,7 +540,7 @@ impl Sim {
     /// Wakes node `id` now (after changing it through `host_mut`/`switch_mut`).
     pub fn kick(&mut self, id: NodeId) {
         if id < self.nodes.len() {
-            self.service(id);
+            self.wake(id);
         }
     }
 
@@ -435,27 +555,31 @@ impl Sim {
         self.processed += 1;
         match ev {
             Event::Arrive { node, port, frame } => {
-                let f = self.frames[frame as usize];
+                let f = std::mem::take(&mut self.frames[frame as usize]);
                 self.free_frames.push(frame);
                 self.on_arrive(node as NodeId, port, f);
             }
-            Event::TxDone { node, port } => {
+            Event::TxDone { node } => {
                 let node = node as NodeId;
-                self.ports[node][usize::from(port)].busy = false;
-                self.service_port(node, port);
-                self.service_touched(node);
+                self.ports[node][0].busy = false;
+                self.service_host(node);
             }
             Event::Timer { node } => {
                 let node = node as NodeId;
                 if self.timer_at[node] == Some(at) {
                     self.timer_at[node] = None;
                     let now = self.now;
-                    match &mut self.nodes[node] {
-                        Node::Host(h) => h.handle_timeout(now),
-                        Node::Switch(s) => s.handle_timeout(now),
+                    if let Node::Host(h) = &mut self.nodes[node] {
+                        h.handle_timeout(now);
                     }
-                    self.service(node);
+                    // A switch runs its timers in its service.
+                    self.wake(node);
                 }
+            }
+            Event::Service { node } => {
+                let node = node as NodeId;
+                self.service_at[node] = None;
+                self.service_switch(node);
             }
             Event::Sample => self.on_sample(),
         }
@@ -490,6 +614,19 @@ impl Sim {
 
     // ------------------------------------------------------------ internals
 
+    fn store(&mut self, frame: SimFrame) -> u32 {
+        match self.free_frames.pop() {
+            Some(k) => {
+                self.frames[k as usize] = frame;
+                k
+            }
+            None => {
+                self.frames.push(frame);
+                (self.frames.len() - 1) as u32
+            }
+        }
+    }
+
     fn on_arrive(&mut self, node: NodeId, port: u16, frame: SimFrame) {
         let now = self.now;
         {
@@ -509,56 +646,131 @@ impl Sim {
             }
         }
         match &mut self.nodes[node] {
-            Node::Host(h) => h.handle_frame(now, &frame),
-            Node::Switch(s) => s.handle_frame(now, port, frame, &mut self.rng),
+            Node::Host(h) => {
+                h.handle_frame(now, frame.bytes());
+                self.spare.push(frame.into_bytes());
+                self.service_host(node);
+            }
+            Node::Switch(s) => {
+                self.switch_frames += 1;
+                s.handle_frame(now, port, frame.into_bytes());
+                self.schedule_service(node);
+            }
         }
-        self.service_touched(node);
     }
 
-    /// Services the ports a switch reported as possibly sendable (all ports
-    /// of a host), then re-arms the node's timer.
-    fn service_touched(&mut self, node: NodeId) {
-        if let Node::Switch(s) = &mut self.nodes[node] {
-            let touched = s.take_touched();
-            for &port in touched.iter() {
-                self.service_port(node, port);
-            }
-            if let Node::Switch(s) = &mut self.nodes[node] {
-                s.put_touched(touched);
-            }
-            self.arm_timer(node);
+    /// Runs `node` now: a host starts a frame if it can; a switch gets a
+    /// service after everything else due at this instant.
+    fn wake(&mut self, node: NodeId) {
+        match self.nodes[node] {
+            Node::Host(_) => self.service_host(node),
+            Node::Switch(_) => self.schedule_service(node),
+        }
+    }
+
+    fn schedule_service(&mut self, node: NodeId) {
+        if self.service_at[node] == Some(self.now) {
+            return;
+        }
+        if self.events.peek_time().is_some_and(|t| t <= self.now) {
+            // More may arrive at this instant: serve after it.
+            self.service_at[node] = Some(self.now);
+            self.events
+                .push(self.now, Event::Service { node: node as u32 });
         } else {
-            self.service(node);
+            // Nothing else is due now: this is the instant's last input.
+            self.service_switch(node);
         }
     }
 
-    /// Starts a frame on every idle port of `node` that has one, then
-    /// re-arms the node's timer.
-    fn service(&mut self, node: NodeId) {
-        for port in 0..self.nodes[node].num_ports() {
-            self.service_port(node, port);
-        }
-        self.arm_timer(node);
-    }
-
-    fn service_port(&mut self, node: NodeId, port: u16) {
-        let st = self.ports[node][usize::from(port)];
-        let Some((peer, peer_port)) = st.peer else {
-            return;
-        };
-        if st.busy {
-            return;
-        }
+    /// One driver turn for a switch (see the module doc).
+    fn service_switch(&mut self, node: NodeId) {
         let now = self.now;
-        let frame = match &mut self.nodes[node] {
-            Node::Host(h) => h.poll_transmit(now),
-            Node::Switch(s) => s.poll_transmit(now, port, &mut self.rng),
+        let Node::Switch(s) = &mut self.nodes[node] else {
+            return;
         };
-        let Some(frame) = frame else { return };
-        let ser = bits_time(frame.wire_bytes(), st.rate_bps);
+        s.handle_timeout(now);
+        for port in 0..s.num_ports() {
+            // Polling a port with nothing the shaper lets out now changes
+            // nothing; skipping it keeps a service O(ready ports).
+            let Node::Switch(s) = &self.nodes[node] else {
+                return;
+            };
+            if s.tm().next_transmit_at(port).is_none_or(|t| t > now) {
+                continue;
+            }
+            loop {
+                let Node::Switch(s) = &mut self.nodes[node] else {
+                    return;
+                };
+                let Some((tx, buf)) = s.poll_transmit(port, now) else {
+                    break;
+                };
+                self.switch_frames += 1;
+                let frame = SimFrame::new(buf, tx.priority.unwrap_or(0), tx.priority.is_none());
+                self.launch(node, port, frame);
+            }
+        }
+        let Node::Switch(s) = &mut self.nodes[node] else {
+            return;
+        };
+        s.drain(now);
+        let next = s.poll_timeout();
+        // Anything due now was handled; a deadline not in the future would
+        // only spin.
+        self.arm_timer(node, next.map(|t| t.max(now + Duration::from_nanos(1))));
+    }
+
+    /// Starts a frame on the host's port if the transmitter is free, then
+    /// re-arms the host's timer.
+    fn service_host(&mut self, node: NodeId) {
+        let now = self.now;
+        let st = self.ports[node][0];
+        if st.peer.is_some() && !st.busy {
+            let mut buf = self.spare.pop().unwrap_or_default();
+            let Node::Host(h) = &mut self.nodes[node] else {
+                return;
+            };
+            match h.poll_transmit(now, &mut buf) {
+                Some(tx) => {
+                    let frame = SimFrame::new(buf, tx.priority, tx.control);
+                    let ser = bits_time(frame.wire_bytes(), st.rate_bps);
+                    let ps = &mut self.ports[node][0];
+                    ps.busy = true;
+                    ps.busy_until = now + ser;
+                    self.events
+                        .push(now + ser, Event::TxDone { node: node as u32 });
+                    self.launch(node, 0, frame);
+                }
+                None => self.spare.push(buf),
+            }
+        }
+        let Node::Host(h) = &self.nodes[node] else {
+            return;
+        };
+        let mut next = h.poll_timeout(now);
+        // A deadline inside the frame on the wire (the pacer, typically) is
+        // served by the TxDone that ends the frame.
+        let p = self.ports[node][0];
+        if p.busy && next.is_some_and(|t| t <= p.busy_until) {
+            next = None;
+        }
+        self.arm_timer(node, next.map(|t| t.max(now)));
+    }
+
+    /// Puts `frame` on the wire of `(node, port)`: counters, capture, and
+    /// its arrival at the peer. A port without a cable sends into nothing.
+    fn launch(&mut self, node: NodeId, port: u16, frame: SimFrame) {
+        let now = self.now;
+        if let Some((_, frames)) = self.captures.iter_mut().find(|(k, _)| *k == (node, port)) {
+            frames.push((now, frame.bytes().to_vec()));
+        }
         let ps = &mut self.ports[node][usize::from(port)];
-        ps.busy = true;
-        ps.busy_until = now + ser;
+        let Some((peer, peer_port)) = ps.peer else {
+            self.spare.push(frame.into_bytes());
+            return;
+        };
+        let ser = bits_time(frame.wire_bytes(), ps.rate_bps);
         ps.counters.busy_ns += ser.as_nanos();
         if frame.control {
             if let Ok(Some(MacControlRepr::Pfc(p))) = pfc::parse_frame(frame.bytes()) {
@@ -573,25 +785,11 @@ impl Sim {
             ps.counters.tx_frames[pr] += 1;
             ps.counters.tx_bytes[pr] += frame.len() as u64;
         }
+        let arrival = (now + ser + ps.delay).max(ps.last_arrival);
+        ps.last_arrival = arrival;
+        let slot = self.store(frame);
         self.events.push(
-            now + ser,
-            Event::TxDone {
-                node: node as u32,
-                port,
-            },
-        );
-        let slot = match self.free_frames.pop() {
-            Some(k) => {
-                self.frames[k as usize] = frame;
-                k
-            }
-            None => {
-                self.frames.push(frame);
-                (self.frames.len() - 1) as u32
-            }
-        };
-        self.events.push(
-            now + ser + st.delay,
+            arrival,
             Event::Arrive {
                 node: peer as u32,
                 port: peer_port,
@@ -600,23 +798,8 @@ impl Sim {
         );
     }
 
-    fn arm_timer(&mut self, node: NodeId) {
-        let now = self.now;
-        let want = match &self.nodes[node] {
-            Node::Host(h) => h.poll_timeout(now),
-            Node::Switch(s) => s.poll_timeout(now),
-        };
+    fn arm_timer(&mut self, node: NodeId, want: Option<Instant>) {
         let Some(t) = want else { return };
-        // A host's deadline that falls inside its frame on the wire (the
-        // pacer, typically) is served by the TxDone that ends the frame.
-        if let Node::Host(_) = &self.nodes[node]
-            && let Some(p) = self.ports[node].first()
-            && p.busy
-            && t <= p.busy_until
-        {
-            return;
-        }
-        let t = t.max(now);
         if self.timer_at[node].is_none_or(|cur| t < cur) {
             self.timer_at[node] = Some(t);
             self.events.push(t, Event::Timer { node: node as u32 });

@@ -5,6 +5,7 @@ use std::net::Ipv4Addr;
 use super::host::{PfcStorm, SimHost};
 use super::*;
 use crate::rnic::{QpConfig, RnicConfig};
+use crate::roce::Program;
 
 const G100: u64 = 100_000_000_000;
 
@@ -29,8 +30,8 @@ fn qp(local: u32, remote: u32, to: u8, bytes: u64, msgs: Option<u64>) -> QpConfi
     }
 }
 
-fn back_to_back(delay_ns: u64, msgs: Option<u64>) -> (Sim, NodeId, NodeId) {
-    let mut b = TopologyBuilder::new(1);
+fn back_to_back(delay_ns: u64, msgs: Option<u64>) -> (Sim<Program>, NodeId, NodeId) {
+    let mut b = TopologyBuilder::<Program>::new(1);
     let a = b.add_host(host(1));
     let z = b.add_host(host(2));
     b.host_mut(a)
@@ -151,7 +152,7 @@ fn recorder_samples_and_writes() {
 
 #[test]
 fn topology_errors() {
-    let mut b = TopologyBuilder::new(0);
+    let mut b = TopologyBuilder::<Program>::new(0);
     let a = b.add_host(host(1));
     let z = b.add_host(host(2));
     assert_eq!(

@@ -165,6 +165,15 @@ impl SwitchStats {
     }
 }
 
+/// What [`Switch::poll_transmit`] wrote into the caller's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Frame length in bytes (no FCS).
+    pub len: usize,
+    /// The egress priority (queue class) of a data frame; `None` for a PFC frame.
+    pub priority: Option<u8>,
+}
+
 /// Switch settings.
 #[derive(Clone, Debug)]
 pub struct SwitchConfig {
@@ -315,26 +324,36 @@ impl<P: Pipeline> Switch<P> {
 
     /// A frame received on `port` at `now` (Ethernet, no FCS).
     pub fn handle_frame(&mut self, port: u16, frame: &[u8], now: Instant) {
+        let data = self.buffer_from(frame);
+        self.handle_frame_owned(port, data, now);
+    }
+
+    /// [`Switch::handle_frame`] for a frame in a buffer the switch may keep
+    /// (no copy): it queues the bytes and hands the buffer back out through
+    /// [`Switch::poll_transmit_owned`] or keeps it in its pool.
+    pub fn handle_frame_owned(&mut self, port: u16, frame: Vec<u8>, now: Instant) {
         self.stats.rx_frames += 1;
         let Some(mac) = self.macs.get_mut(usize::from(port)) else {
             self.count(SwitchDrop::NoSuchPort);
+            self.recycle(frame);
             return;
         };
-        match mac.handle_rx(frame) {
+        match mac.handle_rx(&frame) {
             RxClass::Control(repr) => self.tm.handle_mac_control(port, &repr, now),
             RxClass::Malformed => {
                 self.discards[usize::from(port)].malformed += 1;
                 self.count(SwitchDrop::MacMalformed);
             }
-            RxClass::Data if frame.len() > self.max_frame_bytes(port, frame) => {
+            RxClass::Data if frame.len() > self.max_frame_bytes(port, &frame) => {
                 self.discards[usize::from(port)].over_mtu += 1;
                 self.count(SwitchDrop::OverMtu);
             }
             RxClass::Data => {
-                let data = self.buffer_from(frame);
-                self.ingress(port, data, instance_type::NORMAL, None, 0, now);
+                self.ingress(port, frame, instance_type::NORMAL, None, 0, now);
+                return;
             }
         }
+        self.recycle(frame);
     }
 
     /// A PacketOut from the controller: `frame` starts with the program's
@@ -365,13 +384,16 @@ impl<P: Pipeline> Switch<P> {
     // ---- outputs ----
 
     /// Writes the next frame `port` may send at `now` into `out` (PFC frames
-    /// first, then data the shaper and pause state allow). Returns `false`
-    /// when the port has nothing to send now.
+    /// first, then data the shaper and pause state allow) and says what it
+    /// was. Returns `None` when the port has nothing to send now.
     #[must_use]
-    pub fn poll_transmit(&mut self, port: u16, now: Instant, out: &mut Vec<u8>) -> bool {
-        let Some(mac) = self.macs.get_mut(usize::from(port)) else {
-            return false;
-        };
+    pub fn poll_transmit(
+        &mut self,
+        port: u16,
+        now: Instant,
+        out: &mut Vec<u8>,
+    ) -> Option<Transmit> {
+        let mac = self.macs.get_mut(usize::from(port))?;
         if let Some(pfc) = self.tm.poll_control_frame(port, now) {
             out.clear();
             out.resize(crate::wire::pfc::FRAME_LEN, 0);
@@ -379,12 +401,16 @@ impl<P: Pipeline> Switch<P> {
                 Ok(n) => {
                     out.truncate(n);
                     self.stats.tx_frames += 1;
-                    return true;
+                    return Some(Transmit {
+                        len: n,
+                        priority: None,
+                    });
                 }
                 Err(e) => tracing::error!(port, error = %e, "cannot build PFC frame"),
             }
         }
         while let Some(deq) = self.tm.poll_transmit(port, now) {
+            let priority = deq.meta.priority;
             let Queued {
                 mut pkt,
                 data,
@@ -402,10 +428,29 @@ impl<P: Pipeline> Switch<P> {
             meta.deq_timedelta = clamp_u32(deq.sojourn.as_micros());
             if self.egress(pkt, data, truncate_bytes, loops, now, out) {
                 self.stats.tx_frames += 1;
-                return true;
+                return Some(Transmit {
+                    len: out.len(),
+                    priority: Some(priority),
+                });
             }
         }
-        false
+        None
+    }
+
+    /// [`Switch::poll_transmit`] into one of the switch's own buffers,
+    /// which the caller keeps (the other half of
+    /// [`Switch::handle_frame_owned`]: buffers flow in with arriving frames
+    /// and out with leaving ones).
+    #[must_use]
+    pub fn poll_transmit_owned(&mut self, port: u16, now: Instant) -> Option<(Transmit, Vec<u8>)> {
+        let mut out = self.pool.pop().unwrap_or_default();
+        match self.poll_transmit(port, now, &mut out) {
+            Some(t) => Some((t, out)),
+            None => {
+                self.pool.push(out);
+                None
+            }
+        }
     }
 
     /// The next frame for the controller (with its `packet_in` header).

@@ -15,7 +15,6 @@
 use core::fmt;
 
 use crate::headroom::{self, AsicPreset, HeadroomInputs};
-use crate::tm::ecn::RedConfig;
 use crate::watchdog::{WatchdogConfig, WatchdogPortConfig};
 use crate::wire::ethernet::EthernetAddress;
 
@@ -106,11 +105,9 @@ pub struct QueueConfig {
     /// Scheduling mode.
     pub sched: SchedMode,
     /// Egress limit for lossy traffic (R-DT-5); lossless traffic is never
-    /// dropped at egress.
+    /// dropped at egress. (ECN marking is the P4 egress program's, on the
+    /// `deq_qdepth_bytes` the TM reports, R-ECN-4.)
     pub limit: Threshold,
-    /// RED/ECN marking ramp for this queue (R-ECN-3/4), applied by the
-    /// caller with [`crate::tm::ecn::should_mark`] on `deq_qdepth_bytes`.
-    pub red: Option<RedConfig>,
 }
 
 impl Default for QueueConfig {
@@ -118,7 +115,6 @@ impl Default for QueueConfig {
         QueueConfig {
             sched: SchedMode::Dwrr(1),
             limit: Threshold::Dynamic(3),
-            red: None,
         }
     }
 }
@@ -366,15 +362,6 @@ impl TmConfig {
                     port: port_id,
                     queue: q_id,
                 });
-                if let Some(red) = qc.red
-                    && let Err(reason) = red.validate()
-                {
-                    problems.push(ConfigProblem::BadRed {
-                        port: port_id,
-                        queue: q_id,
-                        reason,
-                    });
-                }
             }
             if let Some(wd) = &port.watchdog {
                 for reason in wd.problems(&self.watchdog) {
@@ -516,15 +503,6 @@ pub enum ConfigProblem {
         /// Queue.
         queue: u8,
     },
-    /// RED parameters invalid.
-    BadRed {
-        /// Port.
-        port: u16,
-        /// Queue.
-        queue: u8,
-        /// Why.
-        reason: &'static str,
-    },
     /// Per-port watchdog settings out of range (R-WD-1).
     Watchdog {
         /// Port.
@@ -611,11 +589,6 @@ impl fmt::Display for ConfigProblem {
                 f,
                 "ports[{port}].queues[{queue}].sched: DWRR weight must be ≥ 1"
             ),
-            BadRed {
-                port,
-                queue,
-                reason,
-            } => write!(f, "ports[{port}].queues[{queue}].red: {reason}"),
             Watchdog { port, reason } => write!(f, "ports[{port}].watchdog: {reason}"),
             WatchdogGlobal { reason } => write!(f, "watchdog: {reason}"),
             ZeroShpRatio => write!(f, "shp_over_subscribe_ratio: must be >= 1"),

@@ -10,7 +10,6 @@ use crate::wire::pfc::{FRAME_LEN as PFC_FRAME_LEN, MacControlRepr, PfcRepr};
 use super::config::{
     ConfigError, ConfigProblem, PortConfig, SchedMode, Threshold, TmConfig, XOFF_REFRESH_MAX,
 };
-use super::ecn::RedConfig;
 use super::sched::Scheduler;
 use super::shaper::Shaper;
 use super::stats::{DropCounts, DropReason, PortStats, PrioStats, QueueStats};
@@ -68,8 +67,6 @@ pub struct Dequeued<T> {
     pub deq_qdepth_bytes: u64,
     /// Queue packets after it was removed (`deq_qdepth`).
     pub deq_qdepth_packets: u32,
-    /// The queue's RED ramp, if marking is enabled on it.
-    pub red: Option<RedConfig>,
 }
 
 /// Notifications for logs, counters and the event stream.
@@ -216,7 +213,6 @@ struct Queue<T> {
     bytes: u64,
     charged: u64,
     limit: Threshold,
-    red: Option<RedConfig>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -242,6 +238,10 @@ struct Port<T> {
     pending: Option<PfcRepr>,
     /// Bit q set = queue q has packets (kept in step with `queues`).
     nonempty: u8,
+    /// Bit g set = PG g has a PFC refresh pending (`refresh_at` is set).
+    refreshing: u8,
+    /// Bit p set = priority p is paused by a received PFC (`since` is set).
+    paused: u8,
     wd_mode: [WdMode; 8],
     stats: [PrioStats; 8],
     qstats: [QueueStats; 8],
@@ -267,13 +267,14 @@ impl<T> Port<T> {
                 bytes: 0,
                 charged: 0,
                 limit: Threshold::Static(0),
-                red: None,
             }),
             sched: Scheduler::new(0, [1; 8]),
             shaper: Shaper::new(cfg.speed_bps, cfg.shaper_burst(), now),
             rx_pause: [RxPause::default(); 8],
             pending: None,
             nonempty: 0,
+            refreshing: 0,
+            paused: 0,
             wd_mode: [WdMode::Normal; 8],
             stats: [PrioStats::default(); 8],
             qstats: [QueueStats::default(); 8],
@@ -309,7 +310,6 @@ impl<T> Port<T> {
         let mut quanta = [1u64; 8];
         for (q, qc) in cfg.queues.iter().enumerate() {
             self.queues[q].limit = qc.limit;
-            self.queues[q].red = qc.red;
             match qc.sched {
                 SchedMode::Strict => strict |= 1 << q,
                 SchedMode::Dwrr(w) => {
@@ -330,10 +330,8 @@ impl<T> Port<T> {
     /// last expiry pass).
     fn paused_queue_mask(&self) -> u8 {
         let mut m = 0u8;
-        for p in 0..8 {
-            if self.rx_pause[p].since.is_some() {
-                m |= 1 << (self.prio_to_queue[p] & 7);
-            }
+        for p in bits(self.paused) {
+            m |= 1 << (self.prio_to_queue[p] & 7);
         }
         m
     }
@@ -352,16 +350,17 @@ impl<T> Port<T> {
                 best = Some((t, timer));
             }
         };
-        for (g, pg) in self.pgs.iter().enumerate() {
-            if let Some(t) = pg.refresh_at {
+        for g in bits(self.refreshing) {
+            if let Some(t) = self.pgs[g].refresh_at {
                 consider(t, Timer::PfcRefresh { port, pg: g as u8 });
             }
         }
-        for (p, r) in self.rx_pause.iter().enumerate() {
-            if r.since.is_some() {
-                let priority = p as u8;
-                consider(r.until, Timer::PauseExpiry { port, priority });
-            }
+        for p in bits(self.paused) {
+            let priority = p as u8;
+            consider(
+                self.rx_pause[p].until,
+                Timer::PauseExpiry { port, priority },
+            );
         }
         if let Some(t) = self.ready_at() {
             consider(t, Timer::ShaperRelease { port });
@@ -788,10 +787,10 @@ impl<T> Tm<T> {
             if self.ports[pi].deadline.is_none_or(|(t, _)| t > now) {
                 continue;
             }
-            for p in 0..8 {
+            for p in bits(self.ports[pi].paused) {
                 self.expire_rx_pause(pi, p, now);
             }
-            for g in 0..8 {
+            for g in bits(self.ports[pi].refreshing) {
                 let pg = &self.ports[pi].pgs[g];
                 if pg.refresh_at.is_some_and(|t| t <= now) {
                     if pg.xoff && pg.lossless && !self.xon_condition(pg) {
@@ -864,7 +863,7 @@ impl<T> Tm<T> {
                 return None;
             }
         }
-        if self.ports[ep].rx_pause.iter().any(|r| r.since.is_some()) {
+        if self.ports[ep].paused != 0 {
             for p in 0..8 {
                 self.expire_rx_pause(ep, p, now);
             }
@@ -886,7 +885,6 @@ impl<T> Tm<T> {
         let deq_bytes = queue.bytes;
         let deq_packets = u32::try_from(queue.slots.len()).unwrap_or(u32::MAX);
         let now_empty = queue.slots.is_empty();
-        let red = queue.red;
         if now_empty {
             pt.nonempty &= !(1 << q);
         }
@@ -909,7 +907,6 @@ impl<T> Tm<T> {
             enq_qdepth_packets: slot.enq_depth_packets,
             deq_qdepth_bytes: deq_bytes,
             deq_qdepth_packets: deq_packets,
-            red,
             packet: slot.packet,
         })
     }
@@ -1064,6 +1061,7 @@ impl<T> Tm<T> {
         let pg = &mut pt.pgs[g];
         pg.xoff = true;
         pg.refresh_at = Some(now + half.max(Duration::from_nanos(1)));
+        pt.refreshing |= 1 << g;
         if mask != 0 {
             let frame = pt.pending.get_or_insert_with(PfcRepr::default);
             for p in 0..8u8 {
@@ -1089,6 +1087,7 @@ impl<T> Tm<T> {
         let pg = &mut pt.pgs[g];
         pg.xoff = false;
         pg.refresh_at = None;
+        pt.refreshing &= !(1 << g);
         if mask != 0 {
             let frame = pt.pending.get_or_insert_with(PfcRepr::default);
             for p in 0..8u8 {
@@ -1118,6 +1117,7 @@ impl<T> Tm<T> {
             r.until = until;
             if r.since.is_none() {
                 r.since = Some(now);
+                pt.paused |= 1 << p;
                 self.push_event(TmEvent::PauseRxStarted {
                     port: pi as u16,
                     priority: p as u8,
@@ -1138,6 +1138,7 @@ impl<T> Tm<T> {
     fn end_rx_pause(&mut self, pi: usize, p: usize, at: Instant) {
         let pt = &mut self.ports[pi];
         if let Some(since) = pt.rx_pause[p].since.take() {
+            pt.paused &= !(1 << p);
             pt.rx_pause[p].until = Instant::ZERO;
             pt.stats[p].pause_rx_ns += (at - since).as_nanos();
             pt.stats[p].pause_rx_xoff_to_xon += 1;
@@ -1253,6 +1254,18 @@ impl<T> Tm<T> {
         }
         self.events.push_back(ev);
     }
+}
+
+/// The indices of the set bits of `mask`, lowest first.
+fn bits(mask: u8) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            i
+        })
+    })
 }
 
 fn build_watchdog(cfg: &TmConfig) -> Watchdog {

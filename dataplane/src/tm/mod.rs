@@ -32,7 +32,7 @@
 //!   priorities only if the port honours it (R-PFC-FMT-6).
 //! - scheduler: see [`sched`]; shaper: see [`shaper`].
 //! - ECN: queue depths are reported at enqueue and after dequeue (R-ECN-4);
-//!   the ramp is in [`ecn`].
+//!   the P4 egress program marks on them (`roce_switch.p4`'s `ecn_red`).
 //! - watchdog R-WD-1..12 via [`crate::watchdog`], polled from
 //!   [`Tm::handle_timeout`].
 //! - shared headroom pool R-PFC-TX-6 when `shp_over_subscribe_ratio` is set.
@@ -62,7 +62,6 @@
 //! overhead, the same formula the simulator's links use.
 
 pub mod config;
-pub mod ecn;
 pub mod sched;
 pub mod shaper;
 pub mod stats;

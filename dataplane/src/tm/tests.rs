@@ -881,28 +881,6 @@ fn xon_floor_resumes_once_total_usage_is_low_enough() {
     );
 }
 
-// ---- ECN metadata ----------------------------------------------------------------------
-
-#[test]
-fn dequeue_carries_the_queue_red_ramp() {
-    let mut cfg = config(2);
-    let red = ecn::RedConfig {
-        kmin_bytes: 5_120,
-        kmax_bytes: 204_800,
-        pmax: 0.01,
-    };
-    cfg.ports[1].queues[3].red = Some(red);
-    let mut tm = tm(cfg);
-    enq!(tm, 0, 1, 0 => 1, prio 3, len 100).unwrap();
-    enq!(tm, 0, 2, 0 => 1, prio 0, len 100).unwrap();
-    let (mut sent, _) = drain(&mut tm, 1, 0);
-    sent.sort_by_key(|d| d.packet);
-    assert_eq!(
-        sent.iter().map(|d| (d.packet, d.red)).collect::<Vec<_>>(),
-        vec![(1, Some(red)), (2, None)]
-    );
-}
-
 // ---- shared headroom pool (R-PFC-TX-6) ------------------------------------------------------
 
 #[test]

@@ -489,65 +489,6 @@ impl ImmDtRepr {
 
 // ---------------------------------------------------------------- ICRC
 
-const fn crc32_tables() -> [[u32; 256]; 8] {
-    let mut t = [[0u32; 256]; 8];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 {
-                0xEDB8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        t[0][i] = c;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 256 {
-        let mut s = 1;
-        while s < 8 {
-            let prev = t[s - 1][i];
-            t[s][i] = (prev >> 8) ^ t[0][(prev & 0xFF) as usize];
-            s += 1;
-        }
-        i += 1;
-    }
-    t
-}
-
-static CRC_TABLES: [[u32; 256]; 8] = crc32_tables();
-
-/// Feeds `data` into a reflected CRC-32 register (no init, no final xor),
-/// eight bytes at a time.
-fn crc32_update(mut crc: u32, data: &[u8]) -> u32 {
-    let t = &CRC_TABLES;
-    let mut chunks = data.chunks_exact(8);
-    for c in &mut chunks {
-        let lo = crc ^ u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        crc = t[7][(lo & 0xFF) as usize]
-            ^ t[6][((lo >> 8) & 0xFF) as usize]
-            ^ t[5][((lo >> 16) & 0xFF) as usize]
-            ^ t[4][(lo >> 24) as usize]
-            ^ t[3][c[4] as usize]
-            ^ t[2][c[5] as usize]
-            ^ t[1][c[6] as usize]
-            ^ t[0][c[7] as usize];
-    }
-    for &b in chunks.remainder() {
-        crc = (crc >> 8) ^ t[0][((crc ^ u32::from(b)) & 0xFF) as usize];
-    }
-    crc
-}
-
-/// Standard CRC-32 (zlib/Ethernet) of `data`.
-pub fn crc32(data: &[u8]) -> u32 {
-    !crc32_update(0xFFFF_FFFF, data)
-}
-
 /// Computes the RoCEv2 ICRC (R-ROCE-7) of an IPv4 or IPv6 packet.
 ///
 /// `ip_packet` starts at the IP header and ends just before the ICRC. The
@@ -584,13 +525,16 @@ pub fn icrc(ip_packet: &[u8]) -> Result<u32, RoceError> {
     head[ip_len + 6] = 0xFF;
     head[ip_len + 7] = 0xFF;
     head[ip_len + UDP_HEADER_LEN + 4] = 0xFF;
-    let mut crc = crc32_update(0xFFFF_FFFF, &[0xFF; 8]);
-    crc = crc32_update(crc, head);
-    crc = crc32_update(crc, &ip_packet[hdr_len..]);
-    Ok(!crc)
+    // CRC-32 (zlib's, via crc32fast like the P4 target's hashes) over the
+    // LRH placeholder (8 bytes of ones), the masked headers and the rest.
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&[0xFF; 8]);
+    crc.update(head);
+    crc.update(&ip_packet[hdr_len..]);
+    Ok(crc.finalize())
 }
 
-// ---------------------------------------------------------------- entropy and ECMP
+// ---------------------------------------------------------------- flow entropy
 
 /// UDP source port from the two QP numbers (R-ROCE-9, E-13): the flow label
 /// derived from `lqpn·rqpn`, folded into 0xC000..=0xFFFF.
@@ -600,78 +544,6 @@ pub fn udp_src_port_from_qpns(lqpn: u32, rqpn: u32) -> u16 {
     v ^= v >> 40;
     let fl = (v & 0xF_FFFF) as u32;
     (((fl & 0x3FFF) ^ ((fl & 0xF_C000) >> 14)) | 0xC000) as u16
-}
-
-/// MurmurHash3 x86 32-bit of `data` with `seed`.
-pub fn murmur3_x86_32(data: &[u8], seed: u32) -> u32 {
-    const C1: u32 = 0xcc9e_2d51;
-    const C2: u32 = 0x1b87_3593;
-    let mut h = seed;
-    let mut chunks = data.chunks_exact(4);
-    for c in &mut chunks {
-        let mut k = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        k = k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
-        h ^= k;
-        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
-    }
-    let tail = chunks.remainder();
-    if !tail.is_empty() {
-        let mut k = 0u32;
-        for (i, &b) in tail.iter().enumerate() {
-            k |= u32::from(b) << (8 * i);
-        }
-        k = k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
-        h ^= k;
-    }
-    h ^= data.len() as u32;
-    h ^= h >> 16;
-    h = h.wrapping_mul(0x85eb_ca6b);
-    h ^= h >> 13;
-    h = h.wrapping_mul(0xc2b2_ae35);
-    h ^= h >> 16;
-    h
-}
-
-/// An IPv4 5-tuple, the ECMP flow key (R-ECMP-1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FiveTuple {
-    /// Source address.
-    pub src_addr: Ipv4Addr,
-    /// Destination address.
-    pub dst_addr: Ipv4Addr,
-    /// IP protocol number.
-    pub protocol: u8,
-    /// L4 source port.
-    pub src_port: u16,
-    /// L4 destination port.
-    pub dst_port: u16,
-}
-
-impl FiveTuple {
-    /// The 13-byte hash key of R-ECMP-3: src ‖ dst ‖ proto ‖ sport BE ‖ dport BE.
-    pub fn key13(&self) -> [u8; 13] {
-        let mut k = [0u8; 13];
-        k[0..4].copy_from_slice(&self.src_addr.octets());
-        k[4..8].copy_from_slice(&self.dst_addr.octets());
-        k[8] = self.protocol;
-        k[9..11].copy_from_slice(&self.src_port.to_be_bytes());
-        k[11..13].copy_from_slice(&self.dst_port.to_be_bytes());
-        k
-    }
-
-    /// The reference ECMP hash (R-ECMP-3).
-    pub fn ecmp_hash(&self, seed: u32) -> u32 {
-        murmur3_x86_32(&self.key13(), seed)
-    }
-
-    /// Index into `n` equal-cost candidates (`hash mod n`); 0 when `n` is 0.
-    pub fn ecmp_index(&self, seed: u32, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            self.ecmp_hash(seed) as usize % n
-        }
-    }
 }
 
 // ---------------------------------------------------------------- whole frames
@@ -1096,46 +968,10 @@ mod tests {
     }
 
     #[test]
-    fn crc32_slicing_matches_bytewise() {
-        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
-        let mut c = 0xFFFF_FFFFu32;
-        for &b in &data {
-            c = (c >> 8) ^ CRC_TABLES[0][((c ^ u32::from(b)) & 0xFF) as usize];
-        }
-        assert_eq!(crc32(&data), !c);
-        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
-        assert_eq!(crc32_update(0xFFFF_FFFF, &[0xFF; 8]), 0xDEBB_20E3);
-    }
-
-    #[test]
     fn udp_sport_e13() {
         assert_eq!(udp_src_port_from_qpns(0x11, 0x22), 0xC242);
         assert_eq!(udp_src_port_from_qpns(0x1234, 0x5678), 0xC01A);
         assert_eq!(udp_src_port_from_qpns(0xABCDE, 0x12345), 0xC2B9);
-    }
-
-    #[test]
-    fn murmur_and_ecmp_e14() {
-        assert_eq!(murmur3_x86_32(b"", 0), 0);
-        assert_eq!(murmur3_x86_32(b"", 1), 0x514E_28B7);
-        assert_eq!(murmur3_x86_32(b"test", 0), 0xBA6B_D213);
-        assert_eq!(murmur3_x86_32(b"Hello, world!", 1234), 0xFAF6_CDB3);
-        let t = |sport| FiveTuple {
-            src_addr: Ipv4Addr::new(10, 0, 0, 1),
-            dst_addr: Ipv4Addr::new(10, 0, 1, 2),
-            protocol: 17,
-            src_port: sport,
-            dst_port: 4791,
-        };
-        for (sport, h, idx) in [
-            (0xC242, 0xF5DF_6213, 3),
-            (0xC243, 0x7347_5476, 2),
-            (0xC000, 0xB10C_091C, 0),
-            (0xFFFF, 0x933E_4C8D, 1),
-        ] {
-            assert_eq!(t(sport).ecmp_hash(0), h);
-            assert_eq!(t(sport).ecmp_index(0, 4), idx);
-        }
     }
 
     #[test]

@@ -37,11 +37,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
+use dataplane::fabric::{L3Config, NextHop, Route};
+use lab::fabric::ROUTER_MAC;
 use lab::labctl::line::LineLab;
 use lab::labctl::sys;
 use lab::port::{AfPacketPort, FrameBuf, Port};
 use lab::scenario::live::find_roceswitch;
-use lab::scenario::switchctl::{NextHop, ROUTER_MAC, SwitchCtl};
+use lab::scenario::switchctl::SwitchCtl;
 use proto::p4::v1 as pb;
 
 #[derive(Parser)]
@@ -164,15 +166,19 @@ fn start_device(lab: &LineLab, kind: &str, batch: usize, stop: &AtomicBool) -> R
                 Duration::from_secs(10),
                 stop,
             )?;
-            ctl.add_router_mac()?;
-            ctl.add_route(
-                DST_IP.into(),
-                ROUTE_NEXTHOP,
-                &[NextHop {
-                    port: 1,
-                    dst_mac: DST_MAC,
+            // One route, so its next hop is set ROUTE_NEXTHOP (= 1).
+            ctl.set_routes(&L3Config {
+                router_mac: ROUTER_MAC,
+                ecmp_seed: 1,
+                routes: vec![Route {
+                    prefix: std::net::IpAddr::V4(DST_IP.into()),
+                    prefix_len: 32,
+                    next_hops: vec![NextHop {
+                        port: 1,
+                        dst_mac: DST_MAC,
+                    }],
                 }],
-            )?;
+            })?;
             if let Device::Switch { ctl: slot, .. } = &mut dev {
                 *slot = Some(Box::new(ctl));
             }

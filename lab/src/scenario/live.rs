@@ -10,11 +10,10 @@
 //! reads the switch counters and tears the lab down. A [`LabGuard`] tears
 //! down on every exit path, errors and Ctrl-C included. Needs root.
 //!
-//! Addressing: host `i` of a part has IP 10.0.<part>.<i+1> and MAC
-//! 02:00:00:00:<part>:<i+1>; hosts send to [`ROUTER_MAC`]; the switches
-//! route /32s (design spec: routed fabric, ECMP on the 5-tuple).
+//! The topologies and the switch configuration come from [`super::parts`]
+//! and [`crate::fabric::setups`], the same the simulator uses; here each
+//! switch gets its setup over gRPC.
 
-use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,13 +22,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
-use super::switchctl::{NextHop, PrioCounters, ROUTER_MAC, SwitchCtl};
-use super::{
-    EcmpOutcome, FlowResult, IncastOutcome, LINK_MTU_BYTES, LOSSLESS_PRIORITY, Outcome,
-    ScenarioConfig,
-};
+use super::parts::{ecmp_topology, incast_topology};
+pub(crate) use super::parts::{host, host_ip, host_mac, link, mac_text, speed_text};
+use super::switchctl::{PrioCounters, SwitchCtl};
+use super::{EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, Outcome, ScenarioConfig};
+use crate::fabric::{ROUTER_MAC, setups};
 use crate::labctl::{self, state::LabState, state::StateStore};
-use crate::topo::{HostSpec, LinkSpec, SwitchSpec, Topology};
+use crate::topo::{HostSpec, Topology};
 
 /// Paths of the programs a live run starts.
 #[derive(Debug, Clone)]
@@ -101,31 +100,6 @@ impl Drop for LabGuard<'_> {
     }
 }
 
-pub(crate) fn host_ip(part: u8, i: usize) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, part, i as u8 + 1)
-}
-
-pub(crate) fn host_mac(part: u8, i: usize) -> [u8; 6] {
-    [2, 0, 0, 0, part, i as u8 + 1]
-}
-
-pub(crate) fn mac_text(m: [u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
-pub(crate) fn speed_text(bps: u64) -> String {
-    if bps.is_multiple_of(1_000_000_000) {
-        format!("{}G", bps / 1_000_000_000)
-    } else if bps.is_multiple_of(1_000_000) {
-        format!("{}M", bps / 1_000_000)
-    } else {
-        bps.to_string()
-    }
-}
-
 /// A switch daemon command: ports `p0..pN-1` numbered in order.
 pub(crate) fn switch_command(bin: &Path, ports: usize, speed_bps: u64, sock: &Path) -> Vec<String> {
     let mut v = vec![bin.display().to_string()];
@@ -146,24 +120,6 @@ pub(crate) fn switch_command(bin: &Path, ports: usize, speed_bps: u64, sock: &Pa
 
 pub(crate) fn sock_path(store: &StateStore, lab: &str, node: &str) -> PathBuf {
     store.log_dir(lab).join(format!("{node}.sock"))
-}
-
-pub(crate) fn link(a: &str, b: &str, speed_bps: u64) -> LinkSpec {
-    LinkSpec {
-        a: a.into(),
-        b: b.into(),
-        speed: speed_text(speed_bps),
-        mtu: Some(LINK_MTU_BYTES),
-    }
-}
-
-pub(crate) fn host(name: &str, part: u8, i: usize) -> HostSpec {
-    HostSpec {
-        name: name.into(),
-        mac: mac_text(host_mac(part, i)),
-        ip: host_ip(part, i),
-        command: None,
-    }
 }
 
 /// Brings `topo` up. A lab of the same name left by an earlier run that
@@ -397,47 +353,14 @@ pub fn run_incast(
     stop: &AtomicBool,
     lab: &str,
 ) -> Result<IncastOutcome> {
-    let hosts: Vec<HostSpec> = ["h1", "h2", "h3"]
-        .iter()
-        .enumerate()
-        .map(|(i, n)| host(n, 1, i))
-        .collect();
     let sock = sock_path(store, lab, "sw");
-    let topo = Topology {
-        name: lab.to_string(),
-        switches: vec![SwitchSpec {
-            name: "sw".into(),
-            command: Some(switch_command(&bins.roceswitch, 3, cfg.speed_bps, &sock)),
-        }],
-        hosts: hosts.clone(),
-        links: (0..3)
-            .map(|i| {
-                link(
-                    &format!("h{}:eth0", i + 1),
-                    &format!("sw:p{i}"),
-                    cfg.speed_bps,
-                )
-            })
-            .collect(),
-    };
+    let mut topo = incast_topology(lab, cfg, lab_headroom_bytes(cfg.speed_bps));
+    topo.switches[0].command = Some(switch_command(&bins.roceswitch, 3, cfg.speed_bps, &sock));
+    let hosts = topo.hosts.clone();
+    let setup = setups(&topo)?.remove(0);
     let mut g = up(&topo, store, stop)?;
     let mut sw = SwitchCtl::connect(&format!("unix:{}", sock.display()), SWITCH_START, stop)?;
-    sw.set_ports(3, cfg.speed_bps, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
-    sw.set_headroom(lab_headroom_bytes(cfg.speed_bps))?;
-    if let Some(ecn) = cfg.ecn {
-        sw.set_ecn(2, cfg.incast_priority(), ecn)?;
-    }
-    sw.add_router_mac()?;
-    for (i, h) in hosts.iter().enumerate() {
-        sw.add_route(
-            h.ip,
-            i as u16 + 1,
-            &[NextHop {
-                port: i as u16,
-                dst_mac: host_mac(1, i),
-            }],
-        )?;
-    }
+    sw.apply(&setup)?;
     let before = sw.counters()?;
 
     let mut server = agent(
@@ -575,80 +498,30 @@ pub fn run_ecmp(
     stop: &AtomicBool,
     lab: &str,
 ) -> Result<EcmpOutcome> {
-    let ha = host("ha", 2, 0);
-    let hb = host("hb", 2, 1);
     let speed = cfg.speed_bps;
-    let sw = |name: &str, ports: usize| SwitchSpec {
-        name: name.into(),
-        command: Some(switch_command(
+    let mut topo = ecmp_topology(lab, cfg, lab_headroom_bytes(speed));
+    let (ha, hb) = (topo.hosts[0].clone(), topo.hosts[1].clone());
+    let setups = setups(&topo)?;
+    for s in &mut topo.switches {
+        let ports = setups
+            .iter()
+            .find(|x| x.name == s.name)
+            .map_or(0, |x| x.fabric.ports.len());
+        s.command = Some(switch_command(
             &bins.roceswitch,
             ports,
             speed,
-            &sock_path(store, lab, name),
-        )),
-    };
-    let topo = Topology {
-        name: lab.to_string(),
-        switches: vec![
-            sw("leaf1", 3),
-            sw("leaf2", 3),
-            sw("spine1", 2),
-            sw("spine2", 2),
-        ],
-        hosts: vec![ha.clone(), hb.clone()],
-        links: vec![
-            link("ha:eth0", "leaf1:p0", speed),
-            link("hb:eth0", "leaf2:p0", speed),
-            link("leaf1:p1", "spine1:p0", speed),
-            link("leaf1:p2", "spine2:p0", speed),
-            link("leaf2:p1", "spine1:p1", speed),
-            link("leaf2:p2", "spine2:p1", speed),
-        ],
-    };
+            &sock_path(store, lab, &s.name),
+        ));
+    }
     let mut g = up(&topo, store, stop)?;
-    let router = |port| NextHop {
-        port,
-        dst_mac: ROUTER_MAC,
-    };
-    let uplinks = [router(1), router(2)];
     let mut leaf1 = None;
-    for name in ["leaf1", "leaf2", "spine1", "spine2"] {
-        let addr = format!("unix:{}", sock_path(store, lab, name).display());
+    for setup in &setups {
+        let addr = format!("unix:{}", sock_path(store, lab, &setup.name).display());
         let mut c =
-            SwitchCtl::connect(&addr, SWITCH_START, stop).with_context(|| name.to_string())?;
-        let ports = if name.starts_with("leaf") { 3 } else { 2 };
-        c.set_ports(ports, speed, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
-        c.set_headroom(lab_headroom_bytes(speed))?;
-        c.add_router_mac()?;
-        match name {
-            "leaf1" => {
-                c.add_route(
-                    ha.ip,
-                    1,
-                    &[NextHop {
-                        port: 0,
-                        dst_mac: host_mac(2, 0),
-                    }],
-                )?;
-                c.add_route(hb.ip, 2, &uplinks)?;
-            }
-            "leaf2" => {
-                c.add_route(
-                    hb.ip,
-                    1,
-                    &[NextHop {
-                        port: 0,
-                        dst_mac: host_mac(2, 1),
-                    }],
-                )?;
-                c.add_route(ha.ip, 2, &uplinks)?;
-            }
-            _ => {
-                c.add_route(ha.ip, 1, &[router(0)])?;
-                c.add_route(hb.ip, 2, &[router(1)])?;
-            }
-        }
-        if name == "leaf1" {
+            SwitchCtl::connect(&addr, SWITCH_START, stop).with_context(|| setup.name.clone())?;
+        c.apply(setup)?;
+        if setup.name == "leaf1" {
             leaf1 = Some(c);
         }
     }

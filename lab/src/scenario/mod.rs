@@ -20,6 +20,7 @@
 
 pub mod live;
 pub mod output;
+pub mod parts;
 pub mod ring;
 pub mod sim;
 pub mod switchctl;

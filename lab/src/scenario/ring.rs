@@ -46,6 +46,7 @@
 //! Addressing as in [`super::live`], part [`RING_PART`]: host i is
 //! 10.0.3.<i+1>, MAC 02:00:00:00:03:<i+1>. Needs root.
 
+use std::net::IpAddr;
 use std::path::Path;
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,10 +58,11 @@ use super::live::{
     self, Binaries, LabGuard, SWITCH_START, agent_args, host, host_mac, link, mac_text, sock_path,
     stop_server, summary_of, switch_command, wait_all,
 };
-use super::switchctl::{
-    NextHop, PrioCounters, ROUTER_MAC, SwitchCtl, WatchdogEvent, WatchdogSetting,
-};
+use dataplane::fabric::{L3Config, NextHop, Route};
+
+use super::switchctl::{PrioCounters, SwitchCtl, WatchdogEvent, WatchdogSetting};
 use super::{LINK_MTU_BYTES, LOSSLESS_PRIORITY};
+use crate::fabric::{QosSpec, ROUTER_MAC, SwitchSetup, fabric_config};
 use crate::labctl::{self, state::StateStore};
 use crate::topo::{SwitchSpec, Topology};
 
@@ -184,6 +186,7 @@ pub fn ring_topology(
         switches,
         hosts,
         links,
+        qos: QosSpec::default(),
     }
 }
 
@@ -191,31 +194,52 @@ pub fn ring_topology(
 /// thresholds of `cfg`, watchdog off, its host on [`HOST_PORT`], every
 /// other host clockwise on [`OUT_PORT`].
 pub fn program_switch(ctl: &mut SwitchCtl, i: usize, cfg: &RingConfig) -> Result<()> {
-    ctl.set_ports(3, cfg.speed_bps, LINK_MTU_BYTES, &[LOSSLESS_PRIORITY])?;
-    ctl.set_static_threshold(
-        LOSSLESS_PRIORITY,
-        cfg.xoff_bytes,
-        cfg.xon_bytes,
-        cfg.headroom_bytes
-            .max(live::lab_headroom_bytes(cfg.speed_bps)),
-    )?;
-    ctl.set_watchdog(None)?;
-    ctl.add_router_mac()?;
-    for j in 0..cfg.switches {
-        let hop = if j == i {
-            NextHop {
-                port: HOST_PORT as u16,
-                dst_mac: host_mac(RING_PART, j),
+    ctl.apply(&switch_setup(i, cfg))
+}
+
+/// What switch `i` of the ring is told (see [`program_switch`]): routes are
+/// not shortest paths but all clockwise, which is what closes the cycle.
+pub fn switch_setup(i: usize, cfg: &RingConfig) -> SwitchSetup {
+    let qos = QosSpec {
+        lossless_priorities: vec![LOSSLESS_PRIORITY],
+        headroom_bytes: Some(
+            cfg.headroom_bytes
+                .max(live::lab_headroom_bytes(cfg.speed_bps)),
+        ),
+        xoff_bytes: Some(cfg.xoff_bytes),
+        xon_bytes: Some(cfg.xon_bytes),
+        ..QosSpec::default()
+    };
+    let ports: Vec<(u16, u64, u32)> = (0..3).map(|p| (p, cfg.speed_bps, LINK_MTU_BYTES)).collect();
+    let routes = (0..cfg.switches)
+        .map(|j| {
+            let hop = if j == i {
+                NextHop {
+                    port: HOST_PORT as u16,
+                    dst_mac: host_mac(RING_PART, j),
+                }
+            } else {
+                NextHop {
+                    port: OUT_PORT as u16,
+                    dst_mac: ROUTER_MAC,
+                }
+            };
+            Route {
+                prefix: IpAddr::V4(live::host_ip(RING_PART, j)),
+                prefix_len: 32,
+                next_hops: vec![hop],
             }
-        } else {
-            NextHop {
-                port: OUT_PORT as u16,
-                dst_mac: ROUTER_MAC,
-            }
-        };
-        ctl.add_route(live::host_ip(RING_PART, j), j as u16 + 1, &[hop])?;
+        })
+        .collect();
+    SwitchSetup {
+        name: switch_name(i),
+        fabric: fabric_config(&qos, &ports),
+        routes: L3Config {
+            router_mac: ROUTER_MAC,
+            ecmp_seed: i as u32 + 1,
+            routes,
+        },
     }
-    Ok(())
 }
 
 /// The counters of (`port`, priority 3) in one switch's counter list.

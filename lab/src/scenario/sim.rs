@@ -1,89 +1,130 @@
 //! The default scenario in the deterministic simulator (`rocelab run
-//! --sim`): the same topologies, speeds, priorities, ECN profile and QP
-//! counts as [`super::live`], with [`dataplane::sim`] hosts (the RNIC
-//! model) and switches (the traffic manager behind the plain L3 forwarder,
-//! ECMP on the 5-tuple).
+//! --sim`): the same topologies and switch setups as [`super::live`]
+//! ([`super::parts`], [`crate::fabric::setups`]), with [`dataplane::sim`]
+//! hosts (the RNIC model) and switches that are the production `Switch`
+//! running `roce_switch.p4`, configured with [`SwitchPlan`] from the very
+//! configuration the namespace lab sends over gRPC.
 //!
 //! Contract: deterministic for a given config and seed; senders send what
 //! fits the live durations (`incast_s`, `ecmp_s`) at their rate, and each
 //! part runs until every queue has drained, so a drop always shows as a
-//! PSN gap; rates are over that whole span. Cables are 10 m (50 ns). Switch CE marks come from the
-//! switch's own counter. Fills the same [`Outcome`] as a live run.
+//! PSN gap; rates are over that whole span. Cables delay light over
+//! [`CABLE_M`]. Switch CE marks come from the program's own `ecn_marked`
+//! counter. Fills the same [`Outcome`] as a live run.
 
-use std::net::Ipv4Addr;
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
+use dataplane::fabric::SwitchPlan;
 use dataplane::headroom::peer_response_quanta;
 use dataplane::rnic::dcqcn::DcqcnConfig;
 use dataplane::rnic::{QpConfig, RnicConfig};
-use dataplane::sim::forward::L3Forwarder;
+use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::sim::host::SimHost;
-use dataplane::sim::switch::SimSwitch;
-use dataplane::sim::{NodeId, Probe, Sim, TopologyBuilder};
-use dataplane::time::{Duration, pause_quanta_to_duration};
-use dataplane::tm::TmConfig;
-use dataplane::tm::ecn::RedConfig;
-use dataplane::wire::ethernet::EthernetAddress;
+use dataplane::sim::{NodeId, Probe, TopologyBuilder, switch_config};
+use dataplane::switch::Switch;
+use dataplane::time::{Duration, Instant, pause_quanta_to_duration};
+use p4_target::pipeline::Pipeline;
+use p4_target::runtime::RuntimeApi;
 
-use super::{
-    EcmpOutcome, FlowResult, IncastOutcome, LINK_MTU_BYTES, LOSSLESS_PRIORITY, Outcome,
-    ScenarioConfig,
+use super::live::lab_headroom_bytes;
+use super::parts::{
+    CABLE_M, ECMP_PART, INCAST_PART, ecmp_topology, host_ip, host_mac, incast_topology,
 };
+use super::{EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, Outcome, ScenarioConfig};
+use crate::fabric::{ROUTER_MAC, setups};
+use crate::topo::{Topology, parse_endpoint};
+use crate::units::parse_rate_bps;
 
-/// Cable length of every link, metres.
-const CABLE_M: u32 = 10;
+type Sim = dataplane::sim::Sim<Program>;
+
 /// WRITE size, bytes (as roceperf's default).
 const MESSAGE_BYTES: u64 = 65_536;
 
-fn host_ip(part: u8, i: usize) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, part, i as u8 + 1)
-}
-
-fn host_mac(part: u8, i: usize) -> [u8; 6] {
-    [2, 0, 0, 0, part, i as u8 + 1]
-}
-
+/// Propagation delay of a cable of [`CABLE_M`] (light at 198,000 km/s).
 fn cable() -> Duration {
     Duration::from_nanos(u64::from(CABLE_M) * 1_000_000_000 / 198_000_000)
 }
 
-fn mk_host(
-    part: u8,
-    i: usize,
-    speed_bps: u64,
+/// How one simulated host is built (the live agent's flags).
+#[derive(Debug, Clone, Copy)]
+struct HostParams {
+    rate_bps: u64,
     dscp: u8,
     ecn: bool,
     dcqcn: bool,
-    mtu: usize,
-) -> SimHost {
+    mtu_bytes: usize,
+}
+
+fn mk_host(part: u8, i: usize, p: HostParams) -> SimHost {
     let mut h = SimHost::new(RnicConfig {
-        mtu_bytes: mtu,
+        mtu_bytes: p.mtu_bytes,
         mac: host_mac(part, i),
         ip: host_ip(part, i),
-        line_rate_bps: speed_bps,
-        data_dscp: dscp,
-        data_priority: dscp >> 3,
-        ecn_capable: ecn,
-        dcqcn: dcqcn.then(DcqcnConfig::default),
+        line_rate_bps: p.rate_bps,
+        data_dscp: p.dscp,
+        data_priority: p.dscp >> 3,
+        ecn_capable: p.ecn,
+        dcqcn: p.dcqcn.then(DcqcnConfig::default),
         ..RnicConfig::default()
     });
-    let q = peer_response_quanta(speed_bps / 1_000_000).unwrap_or(394) as u16;
-    h.set_pause_response(pause_quanta_to_duration(q, speed_bps));
+    let q = peer_response_quanta(p.rate_bps / 1_000_000).unwrap_or(394) as u16;
+    h.set_pause_response(pause_quanta_to_duration(q, p.rate_bps));
     h
 }
 
-fn tm_cfg(ports: usize, speed_bps: u64) -> TmConfig {
-    let mut c = TmConfig::with_ports(ports);
-    for (i, p) in c.ports.iter_mut().enumerate() {
-        p.speed_bps = speed_bps;
-        p.cable_length_m = Some(CABLE_M);
-        p.wire_overhead_bytes = 24;
-        p.mtu_bytes = LINK_MTU_BYTES;
-        p.pfc_enable = 1 << LOSSLESS_PRIORITY;
-        p.mac = EthernetAddress([2, 0xAA, 0, 0, 0, i as u8]);
+/// A simulated fabric built from a lab topology: every switch gets its
+/// setup through [`SwitchPlan`], every host comes from `host`, every link
+/// its speed and a [`CABLE_M`] cable. Returns the node ids by name.
+fn build(
+    topo: &Topology,
+    seed: u64,
+    mut host: impl FnMut(usize) -> SimHost,
+) -> Result<(TopologyBuilder<Program>, BTreeMap<String, NodeId>)> {
+    let mut b = TopologyBuilder::new(seed);
+    let mut ids = BTreeMap::new();
+    for setup in setups(topo)? {
+        let mut sw = Switch::new(
+            Program::new(),
+            switch_config(setup.fabric.ports.len()),
+            Instant::ZERO,
+        )
+        .context("switch")?;
+        SwitchPlan::build(
+            sw.tm().config(),
+            &setup.fabric,
+            Some(&setup.routes),
+            &PROGRAM_INFO,
+        )
+        .with_context(|| format!("{}: plan", setup.name))?
+        .apply(&mut sw, Instant::ZERO)
+        .with_context(|| format!("{}: apply", setup.name))?;
+        ids.insert(setup.name.clone(), b.add_switch(sw));
     }
-    c
+    for (i, h) in topo.hosts.iter().enumerate() {
+        ids.insert(h.name.clone(), b.add_host(host(i)));
+    }
+    for l in &topo.links {
+        let end = |e: &str| -> Result<(NodeId, u16)> {
+            let ep = parse_endpoint(e).ok_or_else(|| anyhow!("link end {e}"))?;
+            let node = *ids
+                .get(&ep.node)
+                .ok_or_else(|| anyhow!("no node {}", ep.node))?;
+            let port = crate::fabric::switch_port(&ep.iface).unwrap_or(0);
+            Ok((node, port))
+        };
+        let speed = parse_rate_bps(&l.speed).map_err(|e| anyhow!("link speed: {e}"))?;
+        b.connect(end(&l.a)?, end(&l.b)?, speed, cable())
+            .map_err(|e| anyhow!("link {} — {}: {e}", l.a, l.b))?;
+    }
+    Ok((b, ids))
+}
+
+fn node(ids: &BTreeMap<String, NodeId>, name: &str) -> Result<NodeId> {
+    ids.get(name)
+        .copied()
+        .ok_or_else(|| anyhow!("no node {name}"))
 }
 
 /// Messages per QP so that `qps` QPs at `rate_bps` send for `span`.
@@ -92,48 +133,37 @@ fn messages_for(rate_bps: u64, span: Duration, qps: u32) -> u64 {
     ((bytes / MESSAGE_BYTES as f64 / f64::from(qps.max(1))).ceil() as u64).max(1)
 }
 
-/// A one-way WRITE stream `src → dst`, QPN `qpn` on both ends, `messages`
-/// WRITEs of [`MESSAGE_BYTES`].
-#[allow(clippy::too_many_arguments)]
+/// A one-way WRITE stream from host `s` to host `d` of `part` (QPN `qpn`
+/// on both ends, `messages` WRITEs of [`MESSAGE_BYTES`]); frames go to the
+/// router MAC.
 fn add_stream(
-    b: &mut TopologyBuilder,
-    src: NodeId,
-    src_ip_mac: (Ipv4Addr, [u8; 6]),
-    dst: NodeId,
-    dst_ip_mac: (Ipv4Addr, [u8; 6]),
+    b: &mut TopologyBuilder<Program>,
+    (src, s): (NodeId, usize),
+    (dst, d): (NodeId, usize),
+    part: u8,
     qpn: u32,
     messages: u64,
 ) -> Result<()> {
-    let snd = QpConfig {
+    let qp = |peer: usize, message_bytes, messages| QpConfig {
         local_qpn: qpn,
         remote_qpn: qpn,
-        remote_ip: dst_ip_mac.0,
-        remote_mac: dst_ip_mac.1,
-        message_bytes: MESSAGE_BYTES,
-        messages: Some(messages),
-        initial_psn: 0,
-        expected_psn: 0,
-    };
-    let rcv = QpConfig {
-        local_qpn: qpn,
-        remote_qpn: qpn,
-        remote_ip: src_ip_mac.0,
-        remote_mac: src_ip_mac.1,
-        message_bytes: 0,
-        messages: None,
+        remote_ip: host_ip(part, peer),
+        remote_mac: ROUTER_MAC,
+        message_bytes,
+        messages,
         initial_psn: 0,
         expected_psn: 0,
     };
     b.host_mut(src)
-        .ok_or_else(|| anyhow!("no host {src:?}"))?
+        .ok_or_else(|| anyhow!("no host {src}"))?
         .rnic_mut()
-        .add_qp(snd)
-        .map_err(|e| anyhow!("sender QP: {e:?}"))?;
+        .add_qp(qp(d, MESSAGE_BYTES, Some(messages)))
+        .map_err(|e| anyhow!("sender QP: {e}"))?;
     b.host_mut(dst)
-        .ok_or_else(|| anyhow!("no host {dst:?}"))?
+        .ok_or_else(|| anyhow!("no host {dst}"))?
         .rnic_mut()
-        .add_qp(rcv)
-        .map_err(|e| anyhow!("receiver QP: {e:?}"))?;
+        .add_qp(qp(s, 0, None))
+        .map_err(|e| anyhow!("receiver QP: {e}"))?;
     Ok(())
 }
 
@@ -166,46 +196,40 @@ fn rx_totals(sim: &Sim, node: NodeId, qpns: &[u32]) -> (u64, u64, u64, u64, u64)
     t
 }
 
-/// Part 1: senders 0, 1 and receiver 2 on switch ports 0, 1, 2.
+/// Packets the program CE-marked on `port` (its `ecn_marked` counter), all
+/// priorities.
+fn ce_marked(sim: &Sim, sw: NodeId, ports: u16) -> u64 {
+    let Some(c) =
+        p4_target::info::resolve_name(PROGRAM_INFO.counters.iter(), "ecn_marked", |c| c.name)
+    else {
+        return 0;
+    };
+    let Some(s) = sim.switch(sw) else { return 0 };
+    let rt = s.switch().pipeline().runtime();
+    (0..u32::from(ports) * 8)
+        .filter_map(|i| rt.counter_read(c.id, i).ok())
+        .map(|d| d.packets)
+        .sum()
+}
+
+/// Part 1: h1, h2 → sw → h3 (see [`incast_topology`]).
 pub fn run_incast(
     cfg: &ScenarioConfig,
     seed: u64,
     series_dir: Option<&Path>,
 ) -> Result<IncastOutcome> {
     let speed = cfg.speed_bps;
-    let mut b = TopologyBuilder::new(seed);
-    let mut tm = tm_cfg(3, speed);
-    if let Some(e) = cfg.ecn {
-        tm.ports[2].queues[usize::from(cfg.incast_priority())].red = Some(RedConfig {
-            kmin_bytes: e.kmin_bytes,
-            kmax_bytes: e.kmax_bytes,
-            pmax: e.pmax,
-        });
-    }
-    let mut fwd = L3Forwarder::new(seed as u32);
-    for i in 0..3 {
-        fwd.add_route(host_ip(1, i), 32, &[i as u16]);
-    }
-    let sw = b.add_switch(
-        SimSwitch::new(tm, Box::new(fwd)).map_err(|e| anyhow!("switch config: {e:?}"))?,
-    );
-    let hosts: Vec<NodeId> = (0..3)
-        .map(|i| {
-            b.add_host(mk_host(
-                1,
-                i,
-                speed,
-                cfg.incast_dscp,
-                cfg.ecn.is_some(),
-                cfg.dcqcn,
-                cfg.roce_mtu_bytes,
-            ))
-        })
-        .collect();
-    for (i, &h) in hosts.iter().enumerate() {
-        b.connect((h, 0), (sw, i as u16), speed, cable())
-            .map_err(|e| anyhow!("link: {e:?}"))?;
-    }
+    let topo = incast_topology("sim-inc", cfg, lab_headroom_bytes(speed));
+    let params = HostParams {
+        rate_bps: speed,
+        dscp: cfg.incast_dscp,
+        ecn: cfg.ecn.is_some(),
+        dcqcn: cfg.dcqcn,
+        mtu_bytes: cfg.roce_mtu_bytes,
+    };
+    let (mut b, ids) = build(&topo, seed, |i| mk_host(INCAST_PART, i, params))?;
+    let sw = node(&ids, "sw")?;
+    let hosts = [node(&ids, "h1")?, node(&ids, "h2")?, node(&ids, "h3")?];
     let mut qpns = Vec::new();
     let msgs = messages_for(
         speed,
@@ -216,15 +240,7 @@ pub fn run_incast(
         for q in 0..cfg.incast_qps {
             let qpn = 0x100 + (s as u32) * 0x40 + q;
             qpns.push((s, qpn));
-            add_stream(
-                &mut b,
-                hosts[s],
-                (host_ip(1, s), host_mac(1, s)),
-                hosts[2],
-                (host_ip(1, 2), host_mac(1, 2)),
-                qpn,
-                msgs,
-            )?;
+            add_stream(&mut b, (hosts[s], s), (hosts[2], 2), INCAST_PART, qpn, msgs)?;
         }
     }
     let mut sim = b.build();
@@ -286,7 +302,7 @@ pub fn run_incast(
     out.cnp_tx = cnp;
     let swr = sim.switch(sw).ok_or_else(|| anyhow!("switch gone"))?;
     out.switch_drops = swr.tm().drop_counts().total();
-    out.switch_ce_marked = swr.stats().ce_marked;
+    out.switch_ce_marked = ce_marked(&sim, sw, 3);
     out.switch_pfc_tx = (0..3u16)
         .filter_map(|p| sim.port_counters(sw, p))
         .map(|c| c.pfc_tx_total())
@@ -298,62 +314,21 @@ pub fn run_incast(
     Ok(out)
 }
 
-/// Part 2: host 0 on leaf1 (port 0), host 1 on leaf2; leaves' ports 1, 2
-/// go to spine1, spine2; `cfg.ecmp_qps` QPs from host 0 to host 1.
+/// Part 2: `cfg.ecmp_qps` QPs from ha to hb over the leaf-spine fabric (see
+/// [`ecmp_topology`]).
 pub fn run_ecmp(cfg: &ScenarioConfig, seed: u64) -> Result<EcmpOutcome> {
-    let speed = cfg.speed_bps;
-    let mut b = TopologyBuilder::new(seed);
-    let (a_ip, b_ip) = (host_ip(2, 0), host_ip(2, 1));
-    let mk_sw = |b: &mut TopologyBuilder, ports: usize, routes: &[(Ipv4Addr, &[u16])], s: u32| {
-        let mut fwd = L3Forwarder::new(s);
-        for (ip, p) in routes {
-            fwd.add_route(*ip, 32, p);
-        }
-        SimSwitch::new(tm_cfg(ports, speed), Box::new(fwd))
-            .map(|sw| b.add_switch(sw))
-            .map_err(|e| anyhow!("switch config: {e:?}"))
+    let topo = ecmp_topology("sim-ecmp", cfg, lab_headroom_bytes(cfg.speed_bps));
+    // The sender paces itself at the ECMP rate on a link at the lab speed,
+    // as the live agent does.
+    let params = HostParams {
+        rate_bps: cfg.ecmp_rate_bps,
+        dscp: 26,
+        ecn: false,
+        dcqcn: false,
+        mtu_bytes: cfg.roce_mtu_bytes,
     };
-    let seed32 = seed as u32;
-    let leaf1 = mk_sw(&mut b, 3, &[(a_ip, &[0]), (b_ip, &[1, 2])], seed32)?;
-    let leaf2 = mk_sw(&mut b, 3, &[(b_ip, &[0]), (a_ip, &[1, 2])], seed32 + 1)?;
-    let spine1 = mk_sw(&mut b, 2, &[(a_ip, &[0]), (b_ip, &[1])], seed32 + 2)?;
-    let spine2 = mk_sw(&mut b, 2, &[(a_ip, &[0]), (b_ip, &[1])], seed32 + 3)?;
-    let ha = b.add_host(mk_host(
-        2,
-        0,
-        cfg.ecmp_rate_bps,
-        26,
-        false,
-        false,
-        cfg.roce_mtu_bytes,
-    ));
-    let hb = b.add_host(mk_host(
-        2,
-        1,
-        cfg.ecmp_rate_bps,
-        26,
-        false,
-        false,
-        cfg.roce_mtu_bytes,
-    ));
-    let links = [
-        ((ha, 0), (leaf1, 0)),
-        ((hb, 0), (leaf2, 0)),
-        ((leaf1, 1), (spine1, 0)),
-        ((leaf1, 2), (spine2, 0)),
-        ((leaf2, 1), (spine1, 1)),
-        ((leaf2, 2), (spine2, 1)),
-    ];
-    for (x, y) in links {
-        // Host links run at the host's rate, fabric links at the lab speed.
-        let rate = if x.0 == ha || x.0 == hb {
-            cfg.ecmp_rate_bps
-        } else {
-            speed
-        };
-        b.connect(x, y, rate, cable())
-            .map_err(|e| anyhow!("link: {e:?}"))?;
-    }
+    let (mut b, ids) = build(&topo, seed, |i| mk_host(ECMP_PART, i, params))?;
+    let (leaf1, ha, hb) = (node(&ids, "leaf1")?, node(&ids, "ha")?, node(&ids, "hb")?);
     let qpns: Vec<u32> = (0..cfg.ecmp_qps).map(|q| 0x100 + q).collect();
     let msgs = messages_for(
         cfg.ecmp_rate_bps,
@@ -361,29 +336,18 @@ pub fn run_ecmp(cfg: &ScenarioConfig, seed: u64) -> Result<EcmpOutcome> {
         cfg.ecmp_qps,
     );
     for &q in &qpns {
-        add_stream(
-            &mut b,
-            ha,
-            (a_ip, host_mac(2, 0)),
-            hb,
-            (b_ip, host_mac(2, 1)),
-            q,
-            msgs,
-        )?;
+        add_stream(&mut b, (ha, 0), (hb, 1), ECMP_PART, q, msgs)?;
     }
     let mut sim = b.build();
     sim.drive();
     let (rx, gaps, lost, _, _) = rx_totals(&sim, hb, &qpns);
-    let prio = usize::from(LOSSLESS_PRIORITY);
+    let prio = LOSSLESS_PRIORITY;
+    let tm = sim.switch(leaf1).ok_or_else(|| anyhow!("leaf1 gone"))?.tm();
     Ok(EcmpOutcome {
         qps: cfg.ecmp_qps,
         uplink_packets: [1u16, 2]
             .iter()
-            .map(|&p| {
-                sim.port_counters(leaf1, p)
-                    .map(|c| c.tx_frames[prio])
-                    .unwrap_or(0)
-            })
+            .map(|&p| tm.stats(p, prio).map_or(0, |s| s.tx_packets))
             .collect(),
         rx_bytes: rx,
         psn_gaps: gaps,

@@ -1,5 +1,9 @@
-//! Programming a running `roceswitch` for a lab: L3 routes (P4Runtime) and
-//! fabric QoS (ports, ECN), and reading its per-(port, priority) counters.
+//! Programming a running `roceswitch` for a lab from its
+//! [`crate::fabric::SwitchSetup`]: fabric QoS (the whole configuration,
+//! over the fabric service) and routes (the table writes
+//! [`dataplane::fabric::L3Config::writes`] makes, over P4Runtime, the same
+//! the simulator applies directly), and reading its per-(port, priority)
+//! counters.
 //!
 //! Contract: [`SwitchCtl::connect`] dials the daemon's gRPC address
 //! (`unix:/path` works across namespaces), becomes primary controller
@@ -24,22 +28,16 @@ use proto::roceswitch::fabric::v1::fabric_qos_client::FabricQosClient;
 use tokio::sync::mpsc;
 use tonic::transport::Channel;
 
-use super::EcnSetting;
+use control::p4rt::translate;
+use dataplane::fabric::{FabricConfig, L3Config};
+use dataplane::roce::PROGRAM_INFO;
+use p4_target::info::TableInfo;
+use p4_target::runtime::{EntryAction, FieldMatch};
+
+use crate::fabric::SwitchSetup;
 
 /// The P4Runtime device id `roceswitch` serves by default.
 pub const DEVICE_ID: u64 = 1;
-/// The MAC every lab switch routes for (hosts send to it, switches send to
-/// each other with it).
-pub const ROUTER_MAC: [u8; 6] = [0x02, 0x52, 0x53, 0x00, 0x00, 0x01];
-
-/// A next hop: egress port and the MAC to rewrite the destination to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NextHop {
-    /// Egress port number.
-    pub port: u16,
-    /// Destination MAC on that link.
-    pub dst_mac: [u8; 6],
-}
 
 /// Per-(port, priority) counters as the fabric service reports them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -104,7 +102,6 @@ pub struct SwitchCtl {
     // Keeps the StreamChannel (and so our primacy) open.
     _stream_tx: mpsc::Sender<pb::StreamMessageRequest>,
     election_id: u128,
-    next_member: u32,
     events: Option<tonic::Streaming<fb::Event>>,
 }
 
@@ -115,74 +112,6 @@ fn u128_wire(v: u128) -> pb::Uint128 {
     }
 }
 
-fn table_id(name: &str) -> Result<u32> {
-    dataplane::roce::PROGRAM_INFO
-        .tables
-        .iter()
-        .find(|t| t.name == name || t.name.ends_with(&format!(".{name}")))
-        .map(|t| t.id)
-        .ok_or_else(|| anyhow!("the switch program has no table {name:?}"))
-}
-
-fn action_id(name: &str) -> Result<u32> {
-    dataplane::roce::PROGRAM_INFO
-        .actions
-        .iter()
-        .find(|a| a.name == name || a.name.ends_with(&format!(".{name}")))
-        .map(|a| a.id)
-        .ok_or_else(|| anyhow!("the switch program has no action {name:?}"))
-}
-
-fn profile_id(name: &str) -> Result<u32> {
-    dataplane::roce::PROGRAM_INFO
-        .action_profiles
-        .iter()
-        .find(|a| a.name == name || a.name.ends_with(&format!(".{name}")))
-        .map(|a| a.id)
-        .ok_or_else(|| anyhow!("the switch program has no action profile {name:?}"))
-}
-
-fn key_id(table: &str, key: &str) -> Result<u32> {
-    let t = dataplane::roce::PROGRAM_INFO
-        .tables
-        .iter()
-        .find(|t| t.name == table || t.name.ends_with(&format!(".{table}")))
-        .ok_or_else(|| anyhow!("the switch program has no table {table:?}"))?;
-    t.keys
-        .iter()
-        .find(|k| k.name == key || k.name.ends_with(&format!(".{key}")))
-        .map(|k| k.id)
-        .ok_or_else(|| anyhow!("table {table:?} has no key {key:?}"))
-}
-
-fn param_id(action: &str, p: &str) -> Result<u32> {
-    let a = dataplane::roce::PROGRAM_INFO
-        .actions
-        .iter()
-        .find(|a| a.name == action || a.name.ends_with(&format!(".{action}")))
-        .ok_or_else(|| anyhow!("the switch program has no action {action:?}"))?;
-    a.params
-        .iter()
-        .find(|x| x.name == p)
-        .map(|x| x.id)
-        .ok_or_else(|| anyhow!("action {action:?} has no parameter {p:?}"))
-}
-
-fn exact(field_id: u32, value: &[u8]) -> pb::FieldMatch {
-    pb::FieldMatch {
-        field_id,
-        field_match_type: Some(pb::field_match::FieldMatchType::Exact(
-            pb::field_match::Exact {
-                value: value.to_vec(),
-            },
-        )),
-    }
-}
-
-fn insert(e: pb::entity::Entity) -> pb::Update {
-    update(pb::update::Type::Insert, e)
-}
-
 fn update(kind: pb::update::Type, e: pb::entity::Entity) -> pb::Update {
     pb::Update {
         r#type: kind as i32,
@@ -190,35 +119,10 @@ fn update(kind: pb::update::Type, e: pb::entity::Entity) -> pb::Update {
     }
 }
 
-/// The `ipv4_lpm` entry `dst/32 → set_nexthop_id(nexthop_id)`.
-fn ipv4_host_route(dst: Ipv4Addr, nexthop_id: u16) -> Result<pb::TableEntry> {
-    Ok(pb::TableEntry {
-        table_id: table_id("ipv4_lpm")?,
-        r#match: vec![pb::FieldMatch {
-            field_id: key_id("ipv4_lpm", "dst_addr")?,
-            field_match_type: Some(pb::field_match::FieldMatchType::Lpm(pb::field_match::Lpm {
-                value: dst.octets().to_vec(),
-                prefix_len: 32,
-            })),
-        }],
-        action: Some(pb::TableAction {
-            r#type: Some(pb::table_action::Type::Action(pb::Action {
-                action_id: action_id("set_nexthop_id")?,
-                params: vec![param(
-                    param_id("set_nexthop_id", "nexthop_id")?,
-                    &nexthop_id.to_be_bytes(),
-                )],
-            })),
-        }),
-        ..Default::default()
-    })
-}
-
-fn param(id: u32, value: &[u8]) -> pb::action::Param {
-    pb::action::Param {
-        param_id: id,
-        value: value.to_vec(),
-    }
+fn table(name: &str) -> Result<&'static TableInfo> {
+    PROGRAM_INFO
+        .table_by_name(name)
+        .ok_or_else(|| anyhow!("the switch program has no table {name:?}"))
 }
 
 impl SwitchCtl {
@@ -291,7 +195,6 @@ impl SwitchCtl {
             fabric,
             _stream_tx: tx,
             election_id,
-            next_member: 1,
             events: None,
         })
     }
@@ -310,198 +213,129 @@ impl SwitchCtl {
             .map_err(|s| anyhow!("P4Runtime Write: {} {}", s.code(), s.message()))
     }
 
-    /// Makes the switch route frames addressed to [`ROUTER_MAC`].
-    pub fn add_router_mac(&mut self) -> Result<()> {
-        let te = pb::TableEntry {
-            table_id: table_id("my_station")?,
-            r#match: vec![exact(key_id("my_station", "dst_mac")?, &ROUTER_MAC)],
-            action: Some(pb::TableAction {
-                r#type: Some(pb::table_action::Type::Action(pb::Action {
-                    action_id: action_id("set_routed")?,
-                    params: vec![],
-                })),
-            }),
-            ..Default::default()
-        };
-        self.write(vec![insert(pb::entity::Entity::TableEntry(te))])
+    /// Configures the switch as `setup` says: its fabric QoS, then its
+    /// routes (on a switch without routes yet).
+    pub fn apply(&mut self, setup: &SwitchSetup) -> Result<()> {
+        self.set_fabric(&setup.fabric)
+            .with_context(|| format!("{}: fabric configuration", setup.name))?;
+        self.set_routes(&setup.routes)
+            .with_context(|| format!("{}: routes", setup.name))
     }
 
-    /// Routes `dst/32` to `hops`: one member for one hop, a selector group
-    /// (ECMP, hashed on the 5-tuple) for several. `nexthop_id` must be
-    /// unique per switch.
-    pub fn add_route(&mut self, dst: Ipv4Addr, nexthop_id: u16, hops: &[NextHop]) -> Result<()> {
-        if hops.is_empty() {
-            bail!("route to {dst}: no next hop");
-        }
-        let profile = profile_id("nexthop")?;
-        let set_nexthop = action_id("set_nexthop")?;
+    /// Replaces the whole fabric QoS configuration.
+    pub fn set_fabric(&mut self, cfg: &FabricConfig) -> Result<()> {
+        self.rt
+            .block_on(
+                self.fabric
+                    .set_config(control::fabric::convert::config_to(cfg)),
+            )
+            .map_err(|s| anyhow!("fabric SetConfig: {}", s.message()))?;
+        Ok(())
+    }
+
+    /// The switch's fabric QoS configuration.
+    pub fn fabric_config(&mut self) -> Result<FabricConfig> {
+        let reply = self
+            .rt
+            .block_on(self.fabric.get_config(fb::GetConfigRequest {}))
+            .map_err(|s| anyhow!("fabric GetConfig: {}", s.message()))?
+            .into_inner();
+        Ok(control::fabric::convert::config_from(
+            &reply,
+            &FabricConfig::default(),
+        ))
+    }
+
+    /// Inserts the routing `l3` means (router MAC, ECMP seed, next-hop
+    /// members and groups, routes) in one batch, on a switch that has none.
+    pub fn set_routes(&mut self, l3: &L3Config) -> Result<()> {
+        use pb::entity::Entity;
+        use pb::update::Type;
+        let info = &PROGRAM_INFO;
+        let w = l3.writes(info)?;
+        let p = &w.profile;
         let mut updates = Vec::new();
-        let mut members = Vec::new();
-        for h in hops {
-            let member_id = self.next_member;
-            self.next_member += 1;
-            members.push(member_id);
-            updates.push(insert(pb::entity::Entity::ActionProfileMember(
-                pb::ActionProfileMember {
-                    action_profile_id: profile,
-                    member_id,
-                    action: Some(pb::Action {
-                        action_id: set_nexthop,
-                        params: vec![
-                            param(param_id("set_nexthop", "port")?, &h.port.to_be_bytes()),
-                            param(param_id("set_nexthop", "src_mac")?, &ROUTER_MAC),
-                            param(param_id("set_nexthop", "dst_mac")?, &h.dst_mac),
-                        ],
-                    }),
-                },
-            )));
+        for (member_id, call) in &p.members {
+            updates.push(update(
+                Type::Insert,
+                Entity::ActionProfileMember(pb::ActionProfileMember {
+                    action_profile_id: p.profile_id,
+                    member_id: *member_id,
+                    action: Some(translate::action_call_to_proto(info, call)),
+                }),
+            ));
         }
-        let table_action = if let [member] = members[..] {
-            pb::table_action::Type::ActionProfileMemberId(member)
-        } else {
-            let group_id = u32::from(nexthop_id);
-            updates.push(insert(pb::entity::Entity::ActionProfileGroup(
-                pb::ActionProfileGroup {
-                    action_profile_id: profile,
-                    group_id,
+        for (group_id, members) in &p.groups {
+            updates.push(update(
+                Type::Insert,
+                Entity::ActionProfileGroup(pb::ActionProfileGroup {
+                    action_profile_id: p.profile_id,
+                    group_id: *group_id,
                     members: members
                         .iter()
-                        .map(|&member_id| pb::action_profile_group::Member {
+                        .map(|&(member_id, weight)| pb::action_profile_group::Member {
                             member_id,
-                            weight: 1,
+                            weight: weight as i32,
                             ..Default::default()
                         })
                         .collect(),
                     max_size: 0,
-                },
-            )));
-            pb::table_action::Type::ActionProfileGroupId(group_id)
-        };
-        updates.push(insert(pb::entity::Entity::TableEntry(pb::TableEntry {
-            table_id: table_id("nexthop")?,
-            r#match: vec![exact(
-                key_id("nexthop", "nexthop_id")?,
-                &nexthop_id.to_be_bytes(),
-            )],
-            action: Some(pb::TableAction {
-                r#type: Some(table_action),
-            }),
-            ..Default::default()
-        })));
-        updates.push(insert(pb::entity::Entity::TableEntry(ipv4_host_route(
-            dst, nexthop_id,
-        )?)));
+                }),
+            ));
+        }
+        for t in &w.tables {
+            let ti = info
+                .table(t.table_id)
+                .ok_or_else(|| anyhow!("table {:#x} vanished", t.table_id))?;
+            for e in &t.entries {
+                updates.push(update(
+                    Type::Insert,
+                    Entity::TableEntry(translate::entry_to_proto(info, ti, e)),
+                ));
+            }
+            if let Some(d) = &t.default {
+                updates.push(update(
+                    Type::Modify,
+                    Entity::TableEntry(translate::default_entry_to_proto(info, ti, d)),
+                ));
+            }
+        }
         self.write(updates)
-            .with_context(|| format!("route {dst}/32 via {hops:?}"))
     }
 
     /// Inserts (or deletes, with `pb::update::Type::Delete`) the host
-    /// routes `dsts/32 → nexthop_id` in one batch; the next hop must exist.
+    /// routes `dsts/32 → nexthop_id` in one batch; the next hop must exist
+    /// (the ids [`L3Config::writes`] gives next-hop sets count from 1 in
+    /// route order).
     pub fn write_host_routes(
         &mut self,
         kind: pb::update::Type,
         dsts: &[Ipv4Addr],
         nexthop_id: u16,
     ) -> Result<()> {
+        let info = &PROGRAM_INFO;
+        let t = table("ipv4_lpm")?;
+        let set = dataplane::fabric::routes::set_nexthop_id(info, nexthop_id)?;
         let updates = dsts
             .iter()
             .map(|&dst| {
-                let te = ipv4_host_route(dst, nexthop_id)?;
-                Ok(update(kind, pb::entity::Entity::TableEntry(te)))
+                let e = p4_target::runtime::TableEntry {
+                    matches: vec![Some(FieldMatch::Lpm {
+                        value: u128::from(u32::from(dst)),
+                        prefix_len: 32,
+                    })],
+                    priority: 0,
+                    action: EntryAction::Direct(set.clone()),
+                    metadata: Vec::new(),
+                };
+                update(
+                    kind,
+                    pb::entity::Entity::TableEntry(translate::entry_to_proto(info, t, &e)),
+                )
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
         self.write(updates)
             .with_context(|| format!("{kind:?} of {} host routes", dsts.len()))
-    }
-
-    /// Sets ports `0..ports`' speed, MTU and lossless (PFC) priorities
-    /// through the fabric service, keeping the rest of a configured port's
-    /// settings (a port not yet configured gets a 10 m cable, DSCP trust).
-    pub fn set_ports(
-        &mut self,
-        ports: u32,
-        speed_bps: u64,
-        mtu_bytes: u32,
-        pfc_priorities: &[u8],
-    ) -> Result<()> {
-        let n_ports = ports;
-        let mut ports = self
-            .rt
-            .block_on(self.fabric.get_ports(fb::GetConfigRequest {}))
-            .map_err(|s| anyhow!("fabric GetPorts: {}", s.message()))?
-            .into_inner();
-        for port in 0..n_ports {
-            if !ports.ports.iter().any(|p| p.port == port) {
-                ports.ports.push(fb::PortConfig {
-                    port,
-                    mtu_bytes: 1500,
-                    cable_length_m: 10,
-                    trust: fb::Trust::Dscp as i32,
-                    ..Default::default()
-                });
-            }
-        }
-        for p in &mut ports.ports {
-            p.speed_bps = speed_bps;
-            p.mtu_bytes = mtu_bytes;
-            p.pfc_priorities = pfc_priorities.iter().map(|&x| u32::from(x)).collect();
-        }
-        self.rt
-            .block_on(self.fabric.set_ports(ports))
-            .map_err(|s| anyhow!("fabric SetPorts: {}", s.message()))?;
-        Ok(())
-    }
-
-    /// Sets an explicit PFC headroom per (port, lossless priority),
-    /// keeping the rest of the buffer configuration.
-    pub fn set_headroom(&mut self, bytes: u64) -> Result<()> {
-        let mut buf = self
-            .rt
-            .block_on(self.fabric.get_buffer(fb::GetConfigRequest {}))
-            .map_err(|s| anyhow!("fabric GetBuffer: {}", s.message()))?
-            .into_inner();
-        buf.headroom = Some(fb::HeadroomConfig {
-            mode: Some(fb::headroom_config::Mode::ExplicitBytes(bytes)),
-        });
-        self.rt
-            .block_on(self.fabric.set_buffer(buf))
-            .map_err(|s| anyhow!("fabric SetBuffer: {}", s.message()))?;
-        Ok(())
-    }
-
-    /// Gives `priority` a static PFC threshold (XOFF once the PG's shared
-    /// use reaches `xoff_bytes`; XON per R-PFC-TX-2, or once its total use
-    /// is at most `xon_bytes`) and an explicit headroom per (port, lossless
-    /// priority), keeping the rest of the buffer configuration.
-    pub fn set_static_threshold(
-        &mut self,
-        priority: u8,
-        xoff_bytes: u64,
-        xon_bytes: u64,
-        headroom_bytes: u64,
-    ) -> Result<()> {
-        let mut buf = self
-            .rt
-            .block_on(self.fabric.get_buffer(fb::GetConfigRequest {}))
-            .map_err(|s| anyhow!("fabric GetBuffer: {}", s.message()))?
-            .into_inner();
-        buf.thresholds.retain(|t| t.priority != u32::from(priority));
-        buf.thresholds.push(fb::PriorityThreshold {
-            priority: u32::from(priority),
-            threshold: Some(fb::priority_threshold::Threshold::StaticThreshold(
-                fb::StaticThreshold {
-                    xoff_bytes,
-                    xon_bytes,
-                },
-            )),
-        });
-        buf.headroom = Some(fb::HeadroomConfig {
-            mode: Some(fb::headroom_config::Mode::ExplicitBytes(headroom_bytes)),
-        });
-        self.rt
-            .block_on(self.fabric.set_buffer(buf))
-            .map_err(|s| anyhow!("fabric SetBuffer: {}", s.message()))?;
-        Ok(())
     }
 
     /// Turns the PFC watchdog on with `w` (every port with a lossless
@@ -580,24 +414,6 @@ impl SwitchCtl {
             limit = Duration::from_millis(1);
         }
         Ok(out)
-    }
-
-    /// Enables RED/ECN marking on (`port`, `priority`).
-    pub fn set_ecn(&mut self, port: u32, priority: u8, ecn: EcnSetting) -> Result<()> {
-        let cfg = fb::EcnConfig {
-            profiles: vec![fb::EcnProfile {
-                port,
-                priority: u32::from(priority),
-                enabled: true,
-                kmin_bytes: ecn.kmin_bytes,
-                kmax_bytes: ecn.kmax_bytes,
-                pmax: ecn.pmax,
-            }],
-        };
-        self.rt
-            .block_on(self.fabric.set_ecn(cfg))
-            .map_err(|s| anyhow!("fabric SetEcn: {}", s.message()))?;
-        Ok(())
     }
 
     /// Waits until every queue of the switch is empty (polling its
