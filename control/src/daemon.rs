@@ -1,10 +1,9 @@
 //! Assembling the control plane of a running switch: the P4Runtime service
 //! and the fabric service over one device, sharing one listener.
 //!
-//! The fabric backend is a [`ChainBackend`] of the traffic manager's backend
-//! (if given) and a [`P4TablesBackend`] when the program has the
-//! fabric-owned tables; P4Runtime refuses writes to exactly those tables
-//! (plus any annotated `@roceswitch_owner`). The fabric configuration is
+//! The fabric backend is the dataplane's ([`crate::fabric::SwitchBackend`]
+//! on a running switch); P4Runtime refuses writes to the fabric-owned
+//! tables the program has ([`FABRIC_OWNED_TABLES`]). The fabric configuration is
 //! restored from, and persisted to, `state_file`; what P4Runtime wrote
 //! (entries, members, groups, meter configs, the pipeline cookie; not
 //! counter values) to `p4rt_state_file` ([`crate::p4rt::persist`]),
@@ -16,9 +15,7 @@ use std::sync::Arc;
 use p4_target::info::ProgramInfo;
 
 use crate::device::Device;
-use crate::fabric::{
-    ChainBackend, FABRIC_OWNED_TABLES, FabricBackend, FabricService, P4TablesBackend,
-};
+use crate::fabric::{FABRIC_OWNED_TABLES, FabricBackend, FabricService, MemoryBackend};
 use crate::p4rt::{P4RuntimeConfig, P4RuntimeService};
 use crate::serve::{Bound, Listen, ServeError};
 
@@ -73,26 +70,20 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    /// Builds the services for `info` on `device`; `tm` is the traffic
-    /// manager's fabric backend, if the dataplane has one.
+    /// Builds the services for `info` on `device`; `fabric` is the
+    /// dataplane's fabric backend (`None`: configurations are validated and
+    /// kept, but go nowhere).
     pub fn build(
         opts: DaemonOptions,
         info: &'static ProgramInfo,
         device: Arc<dyn Device>,
-        tm: Option<Arc<dyn FabricBackend>>,
+        fabric: Option<Arc<dyn FabricBackend>>,
     ) -> Result<Daemon, DaemonError> {
-        let mut parts: Vec<Arc<dyn FabricBackend>> = tm.into_iter().collect();
-        let mut owned = Vec::new();
-        match P4TablesBackend::new(info, device.clone()) {
-            Ok(b) => {
-                parts.push(Arc::new(b));
-                owned = FABRIC_OWNED_TABLES
-                    .iter()
-                    .map(|t| (t.to_string(), "fabric".to_string()))
-                    .collect();
-            }
-            Err(e) => tracing::warn!(error = %e, "fabric tables not programmed"),
-        }
+        let owned = FABRIC_OWNED_TABLES
+            .iter()
+            .filter(|t| info.table_by_name(t).is_some())
+            .map(|t| (t.to_string(), "fabric".to_string()))
+            .collect();
         let p4rt = P4RuntimeService::from_program(
             info,
             device,
@@ -102,7 +93,8 @@ impl Daemon {
                 ..Default::default()
             },
         )?;
-        let fabric = FabricService::open(Arc::new(ChainBackend::new(parts)), opts.state_file)?;
+        let backend = fabric.unwrap_or_else(|| Arc::new(MemoryBackend::default()));
+        let fabric = FabricService::open(backend, opts.state_file)?;
         Ok(Daemon {
             p4rt,
             fabric,

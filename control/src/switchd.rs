@@ -27,8 +27,9 @@ use serde::Deserialize;
 
 use crate::daemon::{Daemon, DaemonOptions};
 use crate::fabric::FabricBackend;
+use crate::fabric::SwitchBackend;
 use crate::serve::Listen;
-use crate::switchdev::{SwitchDevice, TmBackend};
+use crate::switchdev::SwitchDevice;
 
 /// Command-line settings of a switch daemon.
 #[derive(clap::Args, Debug, Clone)]
@@ -293,7 +294,12 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         .context("tokio runtime")?;
     let served = runtime.block_on(async {
         let device = Arc::new(SwitchDevice::new(cmd_tx.clone(), pin_tx).with_digests(digest_tx));
-        let tm: Arc<dyn FabricBackend> = Arc::new(TmBackend::new(cmd_tx.clone(), base_tm));
+        let submit = cmd_tx.clone();
+        let tm: Arc<dyn FabricBackend> = Arc::new(SwitchBackend::new(
+            Box::new(move |cmd| submit.send(cmd).is_ok()),
+            info,
+            base_tm,
+        ));
         let opts = DaemonOptions {
             listen: listen.clone(),
             device_id,

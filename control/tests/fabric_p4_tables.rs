@@ -1,183 +1,75 @@
-//! `P4TablesBackend` on a program with roce_switch.p4's fabric-owned
-//! tables and counters: a configuration becomes table contents in one
-//! device job, a failing one leaves the tables as they were.
+//! `SwitchBackend` on a real switch core running `roce_switch.p4` on its own
+//! thread (as the daemon runs it): a fabric configuration becomes TM
+//! settings and fabric-owned table contents in one dataplane job, counters
+//! come from the TM and the program together, and a configuration the
+//! program cannot take changes nothing.
 
-use control::device::{DeviceExt, LocalDevice};
+use std::sync::mpsc::{Sender, channel};
+
 use control::fabric::config::*;
-use control::fabric::{BackendError, FabricBackend, P4TablesBackend};
-use p4_target::info::*;
-use p4_target::runtime::{ActionCall, CounterData, EntryAction, FieldMatch, Runtime, RuntimeApi};
+use control::fabric::{BackendError, FabricBackend, SwitchBackend};
+use dataplane::driver::Command;
+use dataplane::roce::{PROGRAM_INFO, Program};
+use dataplane::switch::{Switch, SwitchConfig};
+use dataplane::time::Instant;
+use p4_target::pipeline::Pipeline;
+use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
 
-const TRUST_DSCP: u32 = 0x0100_0001;
-const TRUST_PCP: u32 = 0x0100_0002;
-const SET_PRIORITY: u32 = 0x0100_0003;
-const SET_RED: u32 = 0x0100_0004;
-const RED_OFF: u32 = 0x0100_0005;
-const T_TRUST: u32 = 0x0200_0001;
-const T_DSCP: u32 = 0x0200_0002;
-const T_PCP: u32 = 0x0200_0003;
-const T_RED: u32 = 0x0200_0004;
-const C_TX: u32 = 0x1200_0001;
-const C_ECN: u32 = 0x1200_0002;
+/// A 4-port switch on its own thread, and the backend in front of it.
+fn switch() -> (SwitchBackend<Program>, Sender<Command<Program>>) {
+    let config = SwitchConfig::with_ports(4);
+    let base = config.tm.clone();
+    let (tx, rx) = channel::<Command<Program>>();
+    std::thread::spawn(move || {
+        let mut sw = Switch::new(Program::new(), config, Instant::ZERO).unwrap();
+        let mut t = 0;
+        while let Ok(cmd) = rx.recv() {
+            t += 1_000;
+            cmd(&mut sw, Instant::from_nanos(t));
+        }
+    });
+    let submit = tx.clone();
+    let backend = SwitchBackend::new(
+        Box::new(move |cmd| submit.send(cmd).is_ok()),
+        &PROGRAM_INFO,
+        base,
+    );
+    (backend, tx)
+}
 
-static PRIO: [ParamInfo; 1] = [ParamInfo {
-    id: 1,
-    name: "priority",
-    bitwidth: 3,
-}];
-static RED: [ParamInfo; 3] = [
-    ParamInfo {
-        id: 1,
-        name: "kmin_bytes",
-        bitwidth: 32,
-    },
-    ParamInfo {
-        id: 2,
-        name: "kmax_bytes",
-        bitwidth: 32,
-    },
-    ParamInfo {
-        id: 3,
-        name: "pmax",
-        bitwidth: 16,
-    },
-];
-static ACTIONS: [ActionInfo; 5] = [
-    ActionInfo {
-        id: TRUST_DSCP,
-        name: "RoceIngress.trust_dscp",
-        params: &[],
-    },
-    ActionInfo {
-        id: TRUST_PCP,
-        name: "RoceIngress.trust_pcp",
-        params: &[],
-    },
-    ActionInfo {
-        id: SET_PRIORITY,
-        name: "RoceIngress.set_priority",
-        params: &PRIO,
-    },
-    ActionInfo {
-        id: SET_RED,
-        name: "RoceEgress.set_red",
-        params: &RED,
-    },
-    ActionInfo {
-        id: RED_OFF,
-        name: "RoceEgress.red_off",
-        params: &[],
-    },
-];
-const fn t(
-    id: u32,
-    name: &'static str,
-    keys: &'static [KeyInfo],
-    actions: &'static [ActionRef],
-    size: u32,
-    default: (u32, &'static [u128]),
-) -> TableInfo {
-    TableInfo {
-        id,
-        name,
-        keys,
-        actions,
-        size,
-        implementation: None,
-        default_action: default,
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
-    }
+/// Runs `f` on the switch thread and returns its result.
+fn on_switch<R: Send + 'static>(
+    tx: &Sender<Command<Program>>,
+    f: impl FnOnce(&mut Switch<Program>) -> R + Send + 'static,
+) -> R {
+    let (rtx, rrx) = channel();
+    tx.send(Box::new(move |sw, _| {
+        let _ = rtx.send(f(sw));
+    }))
+    .unwrap();
+    rrx.recv().unwrap()
 }
-const fn k(id: u32, name: &'static str, bitwidth: u32) -> KeyInfo {
-    KeyInfo {
-        id,
-        name,
-        bitwidth,
-        kind: MatchKind::Exact,
-    }
+
+fn entries(tx: &Sender<Command<Program>>, table: &'static str) -> Vec<TableEntry> {
+    on_switch(tx, move |sw| {
+        let id = PROGRAM_INFO.table_by_name(table).unwrap().id;
+        sw.pipeline().runtime().table_entries(id).unwrap()
+    })
 }
-const fn a(id: u32) -> ActionRef {
-    ActionRef {
-        id,
-        scope: ActionScope::TableAndDefault,
-    }
+
+fn call(name: &str, params: &[u128]) -> EntryAction {
+    EntryAction::Direct(ActionCall::new(
+        PROGRAM_INFO.action_by_name(name).unwrap().id,
+        params,
+    ))
 }
-static TABLES: [TableInfo; 4] = [
-    // Two ports only, so a three-port configuration fails half-way.
-    t(
-        T_TRUST,
-        "RoceIngress.port_trust",
-        &[k(1, "ingress_port", 9)],
-        &[a(TRUST_DSCP), a(TRUST_PCP)],
-        2,
-        (TRUST_DSCP, &[]),
-    ),
-    t(
-        T_DSCP,
-        "RoceIngress.dscp_to_priority",
-        &[k(1, "dscp", 6)],
-        &[a(SET_PRIORITY)],
-        64,
-        (SET_PRIORITY, &[0]),
-    ),
-    t(
-        T_PCP,
-        "RoceIngress.pcp_to_priority",
-        &[k(1, "pcp", 3)],
-        &[a(SET_PRIORITY)],
-        8,
-        (SET_PRIORITY, &[0]),
-    ),
-    t(
-        T_RED,
-        "RoceEgress.ecn_red",
-        &[k(1, "egress_port", 9), k(2, "priority", 3)],
-        &[a(SET_RED), a(RED_OFF)],
-        64,
-        (RED_OFF, &[]),
-    ),
-];
-static PROGRAM: ProgramInfo = ProgramInfo {
-    name: "fabric_tables",
-    arch: "v1model",
-    tables: &TABLES,
-    actions: &ACTIONS,
-    action_profiles: &[],
-    counters: &[
-        CounterInfo {
-            id: C_TX,
-            name: "RoceEgress.tx_port_prio",
-            unit: CounterUnit::Both,
-            size: 4096,
-            direct_table: None,
-        },
-        CounterInfo {
-            id: C_ECN,
-            name: "RoceEgress.ecn_marked",
-            unit: CounterUnit::Packets,
-            size: 4096,
-            direct_table: None,
-        },
-    ],
-    meters: &[],
-    registers: &[],
-    digests: &[],
-    controller_headers: &[],
-    value_sets: &[],
-    p4info_text: "",
-};
 
 fn port(n: u16, trust: Trust) -> PortConfig {
     PortConfig {
         port: n,
-        speed_bps: 100_000_000_000,
+        speed_bps: 25_000_000_000,
         mtu_bytes: 4200,
-        cable_length_m: 5,
+        cable_length_m: 50,
         trust: Some(trust),
         pfc_priorities: vec![3],
     }
@@ -186,140 +78,85 @@ fn port(n: u16, trust: Trust) -> PortConfig {
 fn config() -> FabricConfig {
     let mut c = FabricConfig {
         ports: vec![port(0, Trust::Dscp), port(1, Trust::Pcp)],
+        ecn: vec![EcnProfile {
+            port: 1,
+            priority: 3,
+            enabled: true,
+            kmin_bytes: 10_000,
+            kmax_bytes: 100_000,
+            pmax: 0.5,
+        }],
         ..Default::default()
     };
     c.qos_maps.dscp_to_priority[46] = 5;
     c.qos_maps.default_priority = 1;
-    c.ecn = vec![EcnProfile {
-        port: 0,
-        priority: 3,
-        enabled: true,
-        kmin_bytes: 5_000,
-        kmax_bytes: 200_000,
-        pmax: 0.5,
-    }];
-    assert!(c.validate().is_empty());
     c
 }
 
-type Tables = Vec<(Vec<(Vec<Option<FieldMatch>>, EntryAction)>, ActionCall)>;
-
-async fn tables(dev: &LocalDevice) -> Tables {
-    dev.with_runtime(|rt: &mut dyn RuntimeApi| {
-        [T_TRUST, T_DSCP, T_PCP, T_RED]
-            .iter()
-            .map(|&t| {
-                let entries = rt
-                    .table_entries(t)
-                    .unwrap()
-                    .into_iter()
-                    .map(|e| (e.matches, e.action))
-                    .collect();
-                (entries, rt.table_default(t).unwrap())
-            })
-            .collect()
-    })
-    .await
-    .unwrap()
-}
-
-fn direct(action_id: u32, params: &[u128]) -> EntryAction {
-    EntryAction::Direct(ActionCall::new(action_id, params))
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn configuration_becomes_table_contents_and_failures_restore_them() {
-    let dev = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
-    let backend = P4TablesBackend::new(&PROGRAM, dev.clone()).unwrap();
+#[test]
+fn a_configuration_is_tm_settings_and_table_contents_in_one_job() {
+    let (backend, tx) = switch();
     backend.apply(&config()).unwrap();
-    let got = tables(&dev).await;
+
+    let trust = entries(&tx, "port_trust");
+    assert_eq!(trust.len(), 2);
+    assert_eq!(trust[1].matches, vec![Some(FieldMatch::Exact(1))]);
+    assert_eq!(trust[1].action, call("trust_pcp", &[]));
+    let dscp = entries(&tx, "dscp_to_priority");
+    assert_eq!(dscp.len(), 64);
+    assert_eq!(dscp[46].action, call("set_priority", &[5]));
+    assert_eq!(dscp[26].action, call("set_priority", &[3]));
+    let red = entries(&tx, "ecn_red");
+    assert_eq!(red.len(), 1);
     assert_eq!(
-        got[0].0,
-        vec![
-            (vec![Some(FieldMatch::Exact(0))], direct(TRUST_DSCP, &[])),
-            (vec![Some(FieldMatch::Exact(1))], direct(TRUST_PCP, &[])),
-        ]
+        red[0].matches,
+        vec![Some(FieldMatch::Exact(1)), Some(FieldMatch::Exact(3))]
     );
-    assert_eq!(got[1].0.len(), 64);
-    assert_eq!(
-        got[1].0[46],
+    assert_eq!(red[0].action, call("set_red", &[10_000, 100_000, 32_768]));
+    let (default, tm) = on_switch(&tx, |sw| {
+        let id = PROGRAM_INFO.table_by_name("dscp_to_priority").unwrap().id;
         (
-            vec![Some(FieldMatch::Exact(46))],
-            direct(SET_PRIORITY, &[5])
+            sw.pipeline().runtime().table_default(id).unwrap(),
+            sw.tm().config().clone(),
         )
-    );
+    });
+    assert_eq!(EntryAction::Direct(default), call("set_priority", &[1]));
+    assert_eq!(tm.ports[0].speed_bps, 25_000_000_000);
+    assert_eq!(tm.ports[1].pfc_enable, 1 << 3);
     assert_eq!(
-        got[1].0[26].1,
-        direct(SET_PRIORITY, &[3]),
-        "default map DSCP >> 3"
-    );
-    assert_eq!(got[1].1, ActionCall::new(SET_PRIORITY, &[1]));
-    assert_eq!(got[2].0.len(), 8);
-    assert_eq!(got[2].1, ActionCall::new(SET_PRIORITY, &[1]));
-    assert_eq!(
-        got[3].0,
-        vec![(
-            vec![Some(FieldMatch::Exact(0)), Some(FieldMatch::Exact(3))],
-            direct(SET_RED, &[5_000, 200_000, 32_768])
-        )]
+        tm.ports[2].speed_bps, 100_000_000_000,
+        "unconfigured port keeps its start"
     );
 
-    // A third port overflows port_trust half-way: everything is put back.
-    let mut three = config();
-    three.ports.push(port(2, Trust::Dscp));
-    three.qos_maps.dscp_to_priority[46] = 6;
-    assert!(
-        matches!(backend.apply(&three), Err(BackendError::Unsupported(m)) if m.contains("full"))
-    );
-    assert_eq!(tables(&dev).await, got);
-
-    // Trust NONE cannot be expressed by the program: refused before any write.
-    let mut none = config();
-    none.ports[1].trust = Some(Trust::None);
-    assert!(
-        matches!(backend.apply(&none), Err(BackendError::Unsupported(m)) if m.contains("port 1"))
-    );
-    assert_eq!(tables(&dev).await, got);
-
-    // Counters come from the program's per-(port, priority) counters.
-    dev.with_runtime(|rt: &mut dyn RuntimeApi| {
-        rt.counter_write(
-            C_TX,
-            8 + 3,
-            CounterData {
-                bytes: 1500,
-                packets: 1,
-            },
-        )
-        .unwrap();
-        rt.counter_write(
-            C_ECN,
-            8 + 3,
-            CounterData {
-                bytes: 0,
-                packets: 4,
-            },
-        )
-        .unwrap();
-    })
-    .await
-    .unwrap();
-    let c = backend.counters(&[1]);
-    assert_eq!(c.len(), 8);
-    assert_eq!(
-        (c[3].port, c[3].priority, c[3].tx_bytes, c[3].ecn_marked),
-        (1, 3, 1500, 4)
-    );
-    assert_eq!(backend.counters(&[]).len(), 16, "all configured ports");
+    // Counters: the program's per-(port, priority) counters and the TM's
+    // in one list, for every port.
+    let c = backend.counters(&[]);
+    assert_eq!(c.len(), 4 * 8);
+    assert!(c.iter().all(|c| c.rx_packets == 0 && c.drops == 0));
+    assert_eq!(backend.counters(&[1]).len(), 8);
 }
 
 #[test]
-fn a_program_without_the_fabric_tables_is_refused() {
-    static EMPTY: ProgramInfo = ProgramInfo {
-        tables: &[],
-        ..PROGRAM
-    };
-    let dev = LocalDevice::new(Box::new(Runtime::new(&EMPTY)));
-    let err = P4TablesBackend::new(&EMPTY, dev).unwrap_err();
-    assert!(err.to_string().contains("port_trust"), "{err}");
+fn what_the_program_cannot_do_is_refused_and_changes_nothing() {
+    let (backend, tx) = switch();
+    backend.apply(&config()).unwrap();
+    let before = (entries(&tx, "port_trust"), entries(&tx, "dscp_to_priority"));
+
+    let mut bad = config();
+    bad.ports[1].trust = Some(Trust::None);
+    bad.qos_maps.dscp_to_priority[46] = 7;
+    match backend.apply(&bad) {
+        Err(BackendError::Unsupported(m)) => assert!(m.contains("ports[1].trust"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    let mut bad = config();
+    bad.ports.push(port(9, Trust::Dscp));
+    match backend.apply(&bad) {
+        Err(BackendError::Unsupported(m)) => assert!(m.contains("port 9"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        (entries(&tx, "port_trust"), entries(&tx, "dscp_to_priority")),
+        before
+    );
 }

@@ -147,7 +147,7 @@ async fn other_paths_methods_and_garbage_get_http_errors() {
 }
 
 /// A real switch core (`roce_switch.p4`, 2 ports, port 0 with a 1500 B
-/// MTU) on its own thread, as the daemon runs it, behind a `TmBackend`.
+/// MTU) on its own thread, as the daemon runs it, behind a `SwitchBackend`.
 fn switch_backend() -> (
     Arc<dyn FabricBackend>,
     std::sync::mpsc::Sender<dataplane::driver::Command<dataplane::roce::Program>>,
@@ -164,8 +164,12 @@ fn switch_backend() -> (
             cmd(&mut sw, Instant::ZERO);
         }
     });
-    let backend: Arc<dyn FabricBackend> =
-        Arc::new(control::switchdev::TmBackend::new(tx.clone(), base));
+    let submit = tx.clone();
+    let backend: Arc<dyn FabricBackend> = Arc::new(control::fabric::SwitchBackend::new(
+        Box::new(move |cmd| submit.send(cmd).is_ok()),
+        &dataplane::roce::PROGRAM_INFO,
+        base,
+    ));
     (backend, tx)
 }
 

@@ -1,0 +1,164 @@
+//! The [`FabricBackend`] of a running switch: a fabric configuration
+//! becomes a [`SwitchPlan`] (traffic-manager settings plus the contents of
+//! the fabric-owned P4 tables, the same plan the simulator applies) and is
+//! applied in **one** job on the dataplane thread, so no packet sees half
+//! of a change; counters come from the TM and the program's per-(port,
+//! priority) counters in one job too.
+//!
+//! Contract: `apply` plans on the calling thread (pure, names every bad
+//! field), then blocks until the dataplane thread ran the plan (at most
+//! [`REPLY_TIMEOUT`]). A refused plan leaves the switch as it was
+//! ([`SwitchPlan::apply`] rolls back). Nothing here holds a lock the packet
+//! path could wait on.
+
+use std::sync::mpsc::sync_channel;
+use std::time::Duration;
+
+use dataplane::driver::Command;
+use dataplane::fabric::SwitchPlan;
+use dataplane::switch::{Switch, SwitchStats};
+use dataplane::time::Instant;
+use dataplane::tm::TmConfig;
+use p4_target::info::{ProgramInfo, resolve_name};
+use p4_target::pipeline::Pipeline;
+use p4_target::runtime::RuntimeApi;
+
+use super::backend::{BackendError, FabricBackend, PriorityCounters};
+use super::config::FabricConfig;
+
+/// How long a blocking call waits for the dataplane thread.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Queues a command on the dataplane thread; `false` if it has stopped.
+pub type Submit<P> = Box<dyn Fn(Command<P>) -> bool + Send + Sync>;
+
+/// Runs `f` on the switch's thread and waits for its result.
+pub fn call<P: Pipeline, R: Send + 'static>(
+    submit: &Submit<P>,
+    f: impl FnOnce(&mut Switch<P>, Instant) -> R + Send + 'static,
+) -> Result<R, BackendError> {
+    let (tx, rx) = sync_channel(1);
+    let cmd: Command<P> = Box::new(move |sw, now| {
+        let _ = tx.send(f(sw, now));
+    });
+    if !submit(cmd) {
+        return Err(BackendError::Unavailable(
+            "the dataplane thread has stopped".into(),
+        ));
+    }
+    rx.recv_timeout(REPLY_TIMEOUT)
+        .map_err(|_| BackendError::Unavailable("the dataplane thread did not answer".into()))
+}
+
+/// The program's per-(port, priority) counters, indexed `port * 8 + priority`.
+#[derive(Clone, Copy, Debug)]
+struct CounterIds {
+    rx: Option<u32>,
+    tx: Option<u32>,
+    ecn_marked: Option<u32>,
+}
+
+/// Fabric configuration on a running [`Switch`].
+pub struct SwitchBackend<P: Pipeline> {
+    submit: Submit<P>,
+    info: &'static ProgramInfo,
+    /// The settings the daemon started with (port count, MACs, speeds from
+    /// the command line); fabric intent is layered on top of them.
+    base: TmConfig,
+    counters: CounterIds,
+}
+
+impl<P: Pipeline> std::fmt::Debug for SwitchBackend<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SwitchBackend")
+            .field("program", &self.info.name)
+            .field("ports", &self.base.ports.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: Pipeline> SwitchBackend<P> {
+    /// A backend for the switch behind `submit`, running `info`'s program,
+    /// started with `base`.
+    pub fn new(submit: Submit<P>, info: &'static ProgramInfo, base: TmConfig) -> Self {
+        let counter = |n: &str| {
+            resolve_name(info.counters.iter(), n, |c| c.name)
+                .filter(|c| c.direct_table.is_none())
+                .map(|c| c.id)
+        };
+        SwitchBackend {
+            submit,
+            info,
+            base,
+            counters: CounterIds {
+                rx: counter("rx_port_prio"),
+                tx: counter("tx_port_prio"),
+                ecn_marked: counter("ecn_marked"),
+            },
+        }
+    }
+}
+
+impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
+    fn apply(&self, config: &FabricConfig) -> Result<(), BackendError> {
+        let plan = SwitchPlan::build(&self.base, config, None, self.info)
+            .map_err(|e| BackendError::Unsupported(e.to_string()))?;
+        call(&self.submit, move |sw, now| plan.apply(sw, now))?
+            .map_err(|e| BackendError::Unsupported(e.to_string()))
+    }
+
+    fn counters(&self, ports: &[u16]) -> Vec<PriorityCounters> {
+        let ports = ports.to_vec();
+        let ids = self.counters;
+        call(&self.submit, move |sw, _now| {
+            let tm = sw.tm();
+            let wanted: Vec<u16> = if ports.is_empty() {
+                (0..tm.num_ports() as u16).collect()
+            } else {
+                ports
+            };
+            let rt = sw.pipeline().runtime();
+            let read = |c: Option<u32>, i: u32| {
+                c.and_then(|c| rt.counter_read(c, i).ok())
+                    .unwrap_or_default()
+            };
+            let mut out = Vec::new();
+            for port in wanted {
+                // Discards before classification have no priority: count them on 0.
+                let early = sw
+                    .port_discards(port)
+                    .map_or(0, |d| d.malformed + d.over_mtu);
+                for prio in 0..8u8 {
+                    let Some(s) = tm.stats(port, prio) else {
+                        continue;
+                    };
+                    let i = u32::from(port) * 8 + u32::from(prio);
+                    let (rx, tx) = (read(ids.rx, i), read(ids.tx, i));
+                    out.push(PriorityCounters {
+                        port,
+                        priority: prio,
+                        rx_packets: rx.packets,
+                        rx_bytes: rx.bytes,
+                        tx_packets: tx.packets,
+                        tx_bytes: tx.bytes,
+                        drops: s.drops.total() + if prio == 0 { early } else { 0 },
+                        pfc_rx_frames: s.pfc_rx_frames,
+                        pfc_tx_frames: s.pfc_tx_frames,
+                        ecn_marked: read(ids.ecn_marked, i).packets,
+                        watchdog_storms: tm
+                            .watchdog()
+                            .stats(port, prio)
+                            .map_or(0, |w| w.deadlock_detected),
+                        queue_depth_bytes: tm.queue_depth(port, prio).map_or(0, |(b, _)| b),
+                    });
+                }
+            }
+            out
+        })
+        .unwrap_or_default()
+    }
+
+    fn switch_stats(&self) -> Option<SwitchStats> {
+        call(&self.submit, |sw, _now| sw.stats()).ok()
+    }
+}
