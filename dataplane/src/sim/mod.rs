@@ -250,6 +250,9 @@ struct Sampling {
     last_tx_bytes: Vec<u64>,
 }
 
+/// Frames one port sent, with the time each started.
+type Capture = ((NodeId, u16), Vec<(Instant, Vec<u8>)>);
+
 /// The simulator. Build it with [`TopologyBuilder`]; `P` is the P4 program
 /// every switch runs.
 pub struct Sim<P: Pipeline> {
@@ -267,7 +270,7 @@ pub struct Sim<P: Pipeline> {
     free_frames: Vec<u32>,
     /// Byte buffers for reuse.
     spare: Vec<Vec<u8>>,
-    captures: Vec<((NodeId, u16), Vec<(Instant, Vec<u8>)>)>,
+    captures: Vec<Capture>,
 }
 
 impl<P: Pipeline> std::fmt::Debug for Sim<P> {
