@@ -10,7 +10,9 @@
 //!    `ipv4_lpm` insert into `roce_switch.p4`) over TCP on loopback, from
 //!    the client sending the request until the dataplane thread starts
 //!    applying it (a table insert then takes about a microsecond), and the
-//!    client's whole round trip.
+//!    client's whole round trip; the first leg split where the service
+//!    hands the update to the device (gRPC and the service, then the
+//!    command channel).
 //!
 //! The daemon pieces are the real ones (`Driver`, `SwitchDevice`,
 //! `TmBackend`, `Daemon` with both services, the tokio runtime shaped as
@@ -29,7 +31,7 @@ use control::daemon::{Daemon, DaemonOptions};
 use control::device::{Device, DeviceError, DeviceJob, Digest};
 use control::fabric::FabricBackend;
 use control::switchdev::{SwitchDevice, TmBackend};
-use dataplane::driver::{Command, Driver, DriverIo};
+use dataplane::driver::{CommandSender, Driver, DriverIo, command_channel};
 use dataplane::port::{FrameBuf, Port, PortError};
 use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::switch::{Switch, SwitchConfig};
@@ -80,17 +82,21 @@ fn nanos_since(epoch: Instant) -> u64 {
     epoch.elapsed().as_nanos() as u64
 }
 
-/// A [`SwitchDevice`] that notes when the dataplane thread starts each job
-/// (its end would race with the reply the job itself sends).
+/// A [`SwitchDevice`] that notes when the service hands it a job and when
+/// the dataplane thread starts the job (its end would race with the reply
+/// the job itself sends).
 struct TimedDevice {
     inner: SwitchDevice<Program>,
     epoch: Instant,
+    submitted_ns: Arc<AtomicU64>,
     applied_ns: Arc<AtomicU64>,
 }
 
 impl Device for TimedDevice {
     fn submit_job(&self, job: DeviceJob) -> Result<(), DeviceError> {
         let (epoch, applied_ns) = (self.epoch, self.applied_ns.clone());
+        self.submitted_ns
+            .fetch_max(nanos_since(epoch), Ordering::SeqCst);
         self.inner.submit_job(Box::new(move |state| {
             applied_ns.fetch_max(nanos_since(epoch), Ordering::SeqCst);
             job(state);
@@ -114,7 +120,7 @@ fn idle_gap(i: u32) -> Duration {
 }
 
 struct Dataplane {
-    commands: std::sync::mpsc::Sender<Command<Program>>,
+    commands: CommandSender<Program>,
     stop: Arc<AtomicBool>,
     thread: std::thread::JoinHandle<()>,
     base_tm: dataplane::tm::TmConfig,
@@ -126,7 +132,7 @@ fn start_dataplane() -> Dataplane {
     let switch = Switch::new(Program::new(), config, dataplane::time::Instant::ZERO).unwrap();
     let ports: Vec<Box<dyn Port + Send>> =
         vec![Box::new(IdlePort::new("p0")), Box::new(IdlePort::new("p1"))];
-    let (commands, rx) = std::sync::mpsc::channel::<Command<Program>>();
+    let (commands, rx) = command_channel::<Program>().unwrap();
     let io = DriverIo {
         commands: rx,
         packet_in: None,
@@ -216,24 +222,40 @@ fn route_insert(i: u32) -> pb::WriteRequest {
     }
 }
 
-/// Write to effect over P4Runtime: (until applied on the dataplane thread,
-/// the client's round trip).
-fn write_to_effect(dp: &Dataplane, samples: u32) -> (Vec<Duration>, Vec<Duration>) {
+/// Write to effect over P4Runtime, in samples of each leg.
+#[derive(Default)]
+struct WriteLegs {
+    /// Request sent → the service submits the update to the device.
+    to_submit: Vec<Duration>,
+    /// Submitted → the dataplane thread starts it (the command channel).
+    to_dataplane: Vec<Duration>,
+    /// Request sent → the dataplane thread starts it.
+    to_effect: Vec<Duration>,
+    /// The client's whole round trip.
+    round_trip: Vec<Duration>,
+}
+
+fn write_to_effect(dp: &Dataplane, samples: u32) -> WriteLegs {
     let epoch = Instant::now();
+    let submitted_ns = Arc::new(AtomicU64::new(0));
     let applied_ns = Arc::new(AtomicU64::new(0));
     let (pin_tx, _) = broadcast::channel(16);
     let device = Arc::new(TimedDevice {
         inner: SwitchDevice::new(dp.commands.clone(), pin_tx),
         epoch,
+        submitted_ns: submitted_ns.clone(),
         applied_ns: applied_ns.clone(),
     });
-    let tm: Arc<dyn FabricBackend> = Arc::new(TmBackend::new(
-        dp.commands.clone(),
-        dp.base_tm.clone(),
-    ));
-    // The server as `switchd` runs it: a one-worker runtime of its own.
+    let tm: Arc<dyn FabricBackend> =
+        Arc::new(TmBackend::new(dp.commands.clone(), dp.base_tm.clone()));
+    // The server as `switchd` runs it: a one-worker runtime of its own, a
+    // little behind the dataplane thread (nice 5).
     let server = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
+        .on_thread_start(|| {
+            // SAFETY: affects the calling thread only; plain integers.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 5) };
+        })
         .enable_all()
         .build()
         .unwrap();
@@ -259,21 +281,30 @@ fn write_to_effect(dp: &Dataplane, samples: u32) -> (Vec<Duration>, Vec<Duration
         let mut p4rt = P4RuntimeClient::connect(format!("http://{addr}"))
             .await
             .unwrap();
-        let mut effect = Vec::with_capacity(samples as usize);
-        let mut round_trip = Vec::with_capacity(samples as usize);
+        let mut legs = WriteLegs::default();
         for i in 0..samples {
             let request = route_insert(i);
             // Blocking on purpose: a timer-free, precise idle gap.
             std::thread::sleep(idle_gap(i));
+            submitted_ns.store(0, Ordering::SeqCst);
             applied_ns.store(0, Ordering::SeqCst);
             let sent_ns = nanos_since(epoch);
             p4rt.write(request).await.unwrap();
-            round_trip.push(Duration::from_nanos(nanos_since(epoch) - sent_ns));
+            legs.round_trip
+                .push(Duration::from_nanos(nanos_since(epoch) - sent_ns));
+            let submitted = submitted_ns.load(Ordering::SeqCst);
             let applied = applied_ns.load(Ordering::SeqCst);
-            assert!(applied > sent_ns, "the write ran on the dataplane thread");
-            effect.push(Duration::from_nanos(applied - sent_ns));
+            assert!(
+                applied >= submitted && submitted > sent_ns,
+                "the write went through the device to the dataplane thread"
+            );
+            legs.to_submit
+                .push(Duration::from_nanos(submitted - sent_ns));
+            legs.to_dataplane
+                .push(Duration::from_nanos(applied - submitted));
+            legs.to_effect.push(Duration::from_nanos(applied - sent_ns));
         }
-        (effect, round_trip)
+        legs
     });
     server.shutdown_background();
     out
@@ -298,8 +329,10 @@ fn main() {
         .unwrap_or(2_000);
     let dp = start_dataplane();
     report("command wake (send → run)", command_wake(&dp, samples));
-    let (effect, round_trip) = write_to_effect(&dp, samples);
-    report("P4Runtime write → on dataplane", effect);
-    report("P4Runtime write round trip", round_trip);
+    let legs = write_to_effect(&dp, samples);
+    report("P4Runtime write → on dataplane", legs.to_effect);
+    report("  of which: sent → submitted", legs.to_submit);
+    report("  of which: submitted → on dataplane", legs.to_dataplane);
+    report("P4Runtime write round trip", legs.round_trip);
     dp.stop();
 }

@@ -4,17 +4,17 @@
 //! into traffic-manager settings).
 //!
 //! Both talk to the dataplane thread only through the driver's command
-//! channel ([`dataplane::driver::Command`]): every operation is a closure
-//! run on the switch's thread between packets, and replies come back over a
-//! channel. Nothing here holds a lock the packet path could wait on.
-//! Control-plane jobs get the program's runtime and the switch's packet
-//! replication engine together, with the switch's ports (front panel plus
-//! CPU port) as the ports a replica may name.
+//! channel ([`CommandSender`], which also wakes an idle driver): every
+//! operation is a closure run on the switch's thread between packets, and
+//! replies come back over a channel. Nothing here holds a lock the packet
+//! path could wait on. Control-plane jobs get the program's runtime and the
+//! switch's packet replication engine together, with the switch's ports
+//! (front panel plus CPU port) as the ports a replica may name.
 
-use std::sync::mpsc::{Sender, sync_channel};
+use std::sync::mpsc::sync_channel;
 use std::time::Duration;
 
-use dataplane::driver::Command;
+use dataplane::driver::{Command, CommandSender};
 use dataplane::switch::Switch;
 use dataplane::tm::{self, TmConfig};
 use dataplane::watchdog::{WatchdogPortConfig, WdAction};
@@ -30,7 +30,7 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A [`Device`] backed by the driver thread of a real switch.
 pub struct SwitchDevice<P: Pipeline> {
-    commands: Sender<Command<P>>,
+    commands: CommandSender<P>,
     packet_in: broadcast::Sender<Vec<u8>>,
     digests: Option<broadcast::Sender<Digest>>,
 }
@@ -44,7 +44,7 @@ impl<P: Pipeline> std::fmt::Debug for SwitchDevice<P> {
 impl<P: Pipeline> SwitchDevice<P> {
     /// A device sending commands on `commands`; packet-ins are published on
     /// `packet_in` (the driver's packet-in callback sends there).
-    pub fn new(commands: Sender<Command<P>>, packet_in: broadcast::Sender<Vec<u8>>) -> Self {
+    pub fn new(commands: CommandSender<P>, packet_in: broadcast::Sender<Vec<u8>>) -> Self {
         SwitchDevice {
             commands,
             packet_in,
@@ -94,7 +94,7 @@ impl<P: Pipeline> Device for SwitchDevice<P> {
 
 /// Runs `f` on the switch's thread and waits for its result.
 fn call<P: Pipeline, R: Send + 'static>(
-    commands: &Sender<Command<P>>,
+    commands: &CommandSender<P>,
     f: impl FnOnce(&mut Switch<P>, dataplane::time::Instant) -> R + Send + 'static,
 ) -> Result<R, BackendError> {
     let (tx, rx) = sync_channel(1);
@@ -112,7 +112,7 @@ fn call<P: Pipeline, R: Send + 'static>(
 /// configuration to the traffic manager. ECN and classification live in P4
 /// tables (see `fabric::p4_tables`).
 pub struct TmBackend<P: Pipeline> {
-    commands: Sender<Command<P>>,
+    commands: CommandSender<P>,
     /// The settings the daemon started with (port count, MACs, speeds from
     /// the command line); fabric intent is layered on top of them.
     base: TmConfig,
@@ -128,7 +128,7 @@ impl<P: Pipeline> std::fmt::Debug for TmBackend<P> {
 
 impl<P: Pipeline> TmBackend<P> {
     /// A backend over the switch behind `commands`, started with `base`.
-    pub fn new(commands: Sender<Command<P>>, base: TmConfig) -> Self {
+    pub fn new(commands: CommandSender<P>, base: TmConfig) -> Self {
         TmBackend { commands, base }
     }
 }
