@@ -22,20 +22,22 @@
 //! the dataplane thread is scheduled, not when its sleep runs out. Before,
 //! a command sent to an idle daemon waited for the rest of the 5 ms sleep.
 //! Measured with `cargo bench -p control --bench write_latency` (release,
-//! 2-core VM at load average 3–5 from other builds, 2,000 samples after
-//! idle gaps), before → after:
+//! 2-core VM at load average 2–6 from other builds, 2,000 samples after
+//! idle gaps, 10 runs), before → after:
 //!
 //! | p50 / p99 | before | after |
 //! |---|---|---|
-//! | command sent → running on the dataplane thread | 3.2 / 5.0–7.2 ms | 14–15 / 55–135 µs |
-//! | one-update P4Runtime `Write` sent → applying | 3.1 / 6.9–7.9 ms | 0.18–0.24 / 3.5 ms |
-//! | … of which the service's submit → applying | 2.8 / 5.0–7.6 ms | 21–28 µs / 1.6–2.0 ms |
+//! | command sent → running on the dataplane thread | 3.2 / 4.7–7.8 ms | 14–23 µs / 55 µs–1.8 ms |
+//! | one-update P4Runtime `Write` sent → applying | 3.1 / 4.4–8.5 ms | 0.18–0.24 / 0.8–3.6 ms |
+//! | … of which the service's submit → applying | 2.8 / 5.0–7.9 ms | 17–30 µs / 0.08–2.5 ms |
 //!
-//! What is left of a write's latency is gRPC and the service (p50
-//! 150–250 µs here) and, in the tail, the dataplane thread waiting for a
-//! CPU the other builds hold. [`MAX_SLEEP`] remains as a backstop for the
-//! stop flag and for ports without a descriptor (looked at every
-//! 100 µs); in-memory ports ([`crate::port::MemoryPort`]) have one.
+//! The command p99 was under 100 µs in 6 of the 10 runs; the rest of every
+//! tail is the dataplane thread waiting for a CPU the builds held (run at
+//! nice −10, the command p99 was 64–77 µs). What is left of a write's
+//! latency is gRPC and the service, p50 150–250 µs here. [`MAX_SLEEP`]
+//! remains as a backstop for the stop flag and for ports without a
+//! descriptor (looked at every 100 µs); in-memory ports
+//! ([`crate::port::MemoryPort`]) have one.
 //!
 //! **The clock seam.** The driver reads time only through its [`Clock`]:
 //! [`MonotonicClock`] in the daemon (a wall-clock jump changes nothing),
