@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
-use dataplane::driver::{Command, Driver, DriverIo};
+use dataplane::driver::{Driver, DriverIo, command_channel};
 use dataplane::port::{AfPacketPort, Port};
 use dataplane::switch::{DEFAULT_CPU_PORT, Switch, SwitchConfig, SwitchDrop};
 use dataplane::time::Instant;
@@ -250,7 +250,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         Switch::new(program, config, Instant::ZERO).context("traffic manager configuration")?;
 
     // The dataplane thread.
-    let (cmd_tx, cmd_rx) = std::sync::mpsc::channel::<Command<P>>();
+    let (cmd_tx, cmd_rx) = command_channel::<P>().context("dataplane command channel")?;
     let (pin_tx, _) = tokio::sync::broadcast::channel::<Vec<u8>>(1024);
     let pin = pin_tx.clone();
     let (event_tx, mut event_rx) = tokio::sync::mpsc::unbounded_channel::<TmEvent>();

@@ -3,16 +3,14 @@
 //! [`crate::fabric::SwitchBackend`]).
 //!
 //! It talks to the dataplane thread only through the driver's command
-//! channel ([`dataplane::driver::Command`]): every operation is a closure
-//! run on the switch's thread between packets, and replies come back over a
-//! channel. Nothing here holds a lock the packet path could wait on.
-//! Control-plane jobs get the program's runtime and the switch's packet
-//! replication engine together, with the switch's ports (front panel plus
-//! CPU port) as the ports a replica may name.
+//! channel ([`CommandSender`], which also wakes an idle driver): every
+//! operation is a closure run on the switch's thread between packets.
+//! Nothing here holds a lock the packet path could wait on. Control-plane
+//! jobs get the program's runtime and the switch's packet replication
+//! engine together, with the switch's ports (front panel plus CPU port) as
+//! the ports a replica may name.
 
-use std::sync::mpsc::Sender;
-
-use dataplane::driver::Command;
+use dataplane::driver::{Command, CommandSender};
 use dataplane::switch::Switch;
 use p4_target::pipeline::Pipeline;
 use tokio::sync::broadcast;
@@ -21,7 +19,7 @@ use crate::device::{Device, DeviceError, DeviceJob, DeviceState, Digest, PortSpa
 
 /// A [`Device`] backed by the driver thread of a real switch.
 pub struct SwitchDevice<P: Pipeline> {
-    commands: Sender<Command<P>>,
+    commands: CommandSender<P>,
     packet_in: broadcast::Sender<Vec<u8>>,
     digests: Option<broadcast::Sender<Digest>>,
 }
@@ -35,7 +33,7 @@ impl<P: Pipeline> std::fmt::Debug for SwitchDevice<P> {
 impl<P: Pipeline> SwitchDevice<P> {
     /// A device sending commands on `commands`; packet-ins are published on
     /// `packet_in` (the driver's packet-in callback sends there).
-    pub fn new(commands: Sender<Command<P>>, packet_in: broadcast::Sender<Vec<u8>>) -> Self {
+    pub fn new(commands: CommandSender<P>, packet_in: broadcast::Sender<Vec<u8>>) -> Self {
         SwitchDevice {
             commands,
             packet_in,

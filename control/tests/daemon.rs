@@ -1,12 +1,16 @@
 //! The assembled daemon on a Unix socket: P4Runtime refuses the
-//! fabric-owned tables of a program that has them, the fabric service
-//! programs those tables, and its state file survives a restart.
+//! fabric-owned tables of a program that has them, the fabric service hands
+//! configurations to the dataplane's backend, and its state file survives a
+//! restart (and is applied again).
+
+use std::sync::Arc;
 
 use control::daemon::{Daemon, DaemonOptions};
-use control::device::{DeviceExt, LocalDevice};
+use control::device::LocalDevice;
+use control::fabric::{FabricBackend, MemoryBackend};
 use control::serve::Listen;
 use p4_target::info::*;
-use p4_target::runtime::{FieldMatch, Runtime, RuntimeApi};
+use p4_target::runtime::Runtime;
 use proto::p4::v1 as pb;
 use proto::roceswitch::fabric::v1 as fpb;
 
@@ -162,11 +166,14 @@ async fn daemon_wires_ownership_fabric_tables_and_state() {
         p4rt_state_file: None,
     };
     let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
-    let (bound, p4rt, fabric) = Daemon::build(opts.clone(), &PROGRAM, device.clone(), None)
-        .unwrap()
-        .bind()
-        .await
-        .unwrap();
+    let dataplane = Arc::new(MemoryBackend::default());
+    let backend: Arc<dyn FabricBackend> = dataplane.clone();
+    let (bound, p4rt, fabric) =
+        Daemon::build(opts.clone(), &PROGRAM, device.clone(), Some(backend))
+            .unwrap()
+            .bind()
+            .await
+            .unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(bound.serve(Some(p4rt), Some(fabric), async {
         let _ = stopped.await;
@@ -175,7 +182,7 @@ async fn daemon_wires_ownership_fabric_tables_and_state() {
         .await
         .unwrap();
 
-    // Fabric: DSCP 46 → priority 5 lands in the P4 table.
+    // Fabric: DSCP 46 → priority 5 reaches the dataplane's backend.
     let mut f = fpb::fabric_qos_client::FabricQosClient::new(channel.clone());
     let mut maps = f
         .get_qos_maps(fpb::GetConfigRequest {})
@@ -184,22 +191,8 @@ async fn daemon_wires_ownership_fabric_tables_and_state() {
         .into_inner();
     maps.dscp_to_priority[46] = 5;
     f.set_qos_maps(maps.clone()).await.unwrap();
-    let action = device
-        .with_runtime(|rt: &mut dyn RuntimeApi| {
-            rt.table_entries(0x0200_0002)
-                .unwrap()
-                .into_iter()
-                .find(|e| e.matches == vec![Some(FieldMatch::Exact(46))])
-                .map(|e| e.action)
-        })
-        .await
-        .unwrap();
-    assert_eq!(
-        action,
-        Some(p4_target::runtime::EntryAction::Direct(
-            p4_target::runtime::ActionCall::new(0x0100_0003, &[5])
-        ))
-    );
+    let applied = dataplane.applied();
+    assert_eq!(applied.last().unwrap().qos_maps.dscp_to_priority[46], 5);
 
     // P4Runtime: the same table is refused, naming the owner.
     let mut p = pb::p4_runtime_client::P4RuntimeClient::new(channel);
@@ -243,15 +236,20 @@ async fn daemon_wires_ownership_fabric_tables_and_state() {
 
     // Restart: the stored configuration is applied to a fresh dataplane.
     let device2 = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
-    let (_bound, _p4rt, fabric2) = Daemon::build(opts, &PROGRAM, device2.clone(), None)
+    let dataplane2 = Arc::new(MemoryBackend::default());
+    let backend2: Arc<dyn FabricBackend> = dataplane2.clone();
+    let (_bound, _p4rt, fabric2) = Daemon::build(opts, &PROGRAM, device2, Some(backend2))
         .unwrap()
         .bind()
         .await
         .unwrap();
     assert_eq!(fabric2.config().await.qos_maps.dscp_to_priority[46], 5);
-    let n = device2
-        .with_runtime(|rt: &mut dyn RuntimeApi| rt.table_entries(0x0200_0002).unwrap().len())
-        .await
-        .unwrap();
-    assert_eq!(n, 64);
+    assert_eq!(
+        dataplane2
+            .applied()
+            .first()
+            .map(|c| c.qos_maps.dscp_to_priority[46]),
+        Some(5),
+        "the restored configuration went to the dataplane"
+    );
 }

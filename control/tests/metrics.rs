@@ -150,14 +150,14 @@ async fn other_paths_methods_and_garbage_get_http_errors() {
 /// MTU) on its own thread, as the daemon runs it, behind a `SwitchBackend`.
 fn switch_backend() -> (
     Arc<dyn FabricBackend>,
-    std::sync::mpsc::Sender<dataplane::driver::Command<dataplane::roce::Program>>,
+    dataplane::driver::CommandSender<dataplane::roce::Program>,
 ) {
     use dataplane::switch::{Switch, SwitchConfig};
     use dataplane::time::Instant;
     let mut config = SwitchConfig::with_ports(2);
     config.tm.ports[0].mtu_bytes = 1500;
     let base = config.tm.clone();
-    let (tx, rx) = std::sync::mpsc::channel::<dataplane::driver::Command<_>>();
+    let (tx, rx) = dataplane::driver::command_channel().unwrap();
     std::thread::spawn(move || {
         let mut sw = Switch::new(dataplane::roce::Program::new(), config, Instant::ZERO).unwrap();
         while let Ok(cmd) = rx.recv() {

@@ -650,7 +650,7 @@ async fn a_device_without_pre_reads_empty_and_refuses_writes() {
 /// A `Switch` running roce_switch.p4 with 4 ports on its own thread, driven
 /// through the driver's command channel as `roceswitch` does.
 struct RealSwitch {
-    commands: std::sync::mpsc::Sender<dataplane::driver::Command<dataplane::roce::Program>>,
+    commands: dataplane::driver::CommandSender<dataplane::roce::Program>,
     harness: Harness,
 }
 
@@ -658,8 +658,7 @@ impl RealSwitch {
     async fn start() -> RealSwitch {
         use dataplane::switch::{Switch, SwitchConfig};
         use dataplane::time::Instant;
-        let (tx, rx) =
-            std::sync::mpsc::channel::<dataplane::driver::Command<dataplane::roce::Program>>();
+        let (tx, rx) = dataplane::driver::command_channel::<dataplane::roce::Program>().unwrap();
         std::thread::spawn(move || {
             let mut sw = Switch::new(
                 dataplane::roce::Program::new(),

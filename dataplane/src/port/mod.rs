@@ -23,6 +23,7 @@
 //! Spec: `shared/reference/packet-io.md` (own transmissions re-received,
 //! VLAN tags stripped on receive, batching instead of per-packet syscalls).
 
+pub(crate) mod eventfd;
 pub mod memory;
 pub mod netns;
 pub mod packet;
