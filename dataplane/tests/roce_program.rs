@@ -11,7 +11,7 @@
 //!   port 1 ──► [ roce_switch.p4 ] ──► port 2 .. 9 (next hops / ECMP members)
 //! ```
 
-use dataplane::roce::{PROGRAM_INFO, Program, drop_reason};
+use dataplane::roce::{self, PROGRAM_INFO, Program};
 use p4_target::arch::V1Switch;
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
@@ -280,7 +280,7 @@ fn truncated_bth_is_dropped_and_counted() {
         counter(
             sw.pipeline(),
             "RoceIngress.drop_reason",
-            drop_reason::PARSER_ERROR
+            roce::DROP_PARSER_ERROR
         ),
         1
     );
@@ -301,11 +301,11 @@ fn ttl_expiry_and_missing_routes_are_dropped_and_counted() {
     assert!(sw.process(1, &other, 0).is_empty());
     let p = sw.pipeline();
     assert_eq!(
-        counter(p, "RoceIngress.drop_reason", drop_reason::TTL_EXPIRED),
+        counter(p, "RoceIngress.drop_reason", roce::DROP_TTL_EXPIRED),
         1
     );
     assert_eq!(
-        counter(p, "RoceIngress.drop_reason", drop_reason::NO_ROUTE),
+        counter(p, "RoceIngress.drop_reason", roce::DROP_NO_ROUTE),
         1
     );
 }
@@ -320,7 +320,7 @@ fn bad_ipv4_checksum_is_dropped_and_counted() {
         counter(
             sw.pipeline(),
             "RoceIngress.drop_reason",
-            drop_reason::CHECKSUM
+            roce::DROP_CHECKSUM
         ),
         1
     );
@@ -389,7 +389,7 @@ fn unknown_l2_destination_is_dropped_not_flooded() {
         counter(
             sw.pipeline(),
             "RoceIngress.drop_reason",
-            drop_reason::UNKNOWN_L2_DST
+            roce::DROP_UNKNOWN_L2_DST
         ),
         1
     );
@@ -452,7 +452,7 @@ fn acl_deny_and_punt_to_cpu() {
     let frame = hex(ROCE_WRITE); // sport 0xc000: denied
     assert!(sw.process(1, &frame, 0).is_empty());
     assert_eq!(
-        counter(sw.pipeline(), "RoceIngress.drop_reason", drop_reason::ACL),
+        counter(sw.pipeline(), "RoceIngress.drop_reason", roce::DROP_ACL),
         1
     );
     let mut other = frame.clone();

@@ -136,6 +136,25 @@ fn name_clashes_stf() {
 }
 
 #[test]
+fn constants_and_object_indices_are_named() {
+    use control_features::{counters, registers, tables};
+    assert_eq!(name_clashes::CAMEL_STEP, 4u8);
+    assert_eq!(name_clashes::NEG, -2i8);
+    const { assert!(name_clashes::ON) };
+    assert_eq!(name_clashes::BIG, 300i64);
+    let info = &control_features::PROGRAM_INFO;
+    assert_eq!(info.tables[tables::I_ACL].name, "I.acl");
+    assert_eq!(info.tables[tables::I_ACL].id, tables::I_ACL_ID);
+    assert_eq!(info.counters[counters::I_PER_OP].name, "I.per_op");
+    assert_eq!(
+        info.registers[registers::I_LAST_A].id,
+        registers::I_LAST_A_ID
+    );
+    let set_port = info.action_by_name("I.set_port").unwrap();
+    assert_eq!(set_port.id, control_features::actions::I_SET_PORT_ID);
+}
+
+#[test]
 fn typed_keys_stf() {
     stf("typed_keys", typed_keys::Program::new());
 }

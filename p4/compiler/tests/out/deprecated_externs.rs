@@ -27,6 +27,57 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\ntype_info {\n}\n",
 };
 
+/// The program's top-level `const`s (also in scope at the top of this module).
+#[allow(dead_code)]
+pub mod consts {
+    /// P4 `const bit<32> __v1model_version`.
+    pub const V1MODEL_VERSION: u32 = 0x1343bd8;
+}
+#[allow(unused_imports)]
+pub use consts::*;
+
+/// Each table's index in `PROGRAM_INFO.tables` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod tables {
+}
+
+/// P4Info ids of the program's actions.
+#[allow(dead_code)]
+pub mod actions {
+    /// P4Info id of `NoAction`.
+    pub const NO_ACTION_ID: u32 = 0x01445b37;
+}
+
+/// Each action profile's index in `PROGRAM_INFO.action_profiles` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod action_profiles {
+}
+
+/// Each counter's index in `PROGRAM_INFO.counters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod counters {
+}
+
+/// Each meter's index in `PROGRAM_INFO.meters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod meters {
+}
+
+/// Each register's index in `PROGRAM_INFO.registers` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod registers {
+}
+
+/// Each value set's index in `PROGRAM_INFO.value_sets` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod value_sets {
+}
+
+/// Each digest's index in `PROGRAM_INFO.digests` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod digests {
+}
+
 #[allow(unused_imports)]
 use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
 
