@@ -428,6 +428,21 @@ impl Program {
     pub fn new() -> Self {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
+
+    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
+    #[inline(always)]
+    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+        let mut env = Env::new(data, 0, &pkt.sm);
+        let mut cur = PacketIn { data, off_bits: 0 };
+        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+            pkt.sm.parser_error = e;
+        }
+        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
+        env.payload_offset = pkt.payload_offset;
+        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+        pkt
+    }
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
@@ -450,17 +465,12 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
+        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+    }
+    fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
-        let mut env = Env::new(data, 0, &pkt.sm);
-        let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
-            pkt.sm.parser_error = e;
-        }
-        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
-        env.payload_offset = pkt.payload_offset;
-        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        env.store(&mut pkt.sm);
-        pkt
+        Self::preserve_fields(from, &mut pkt, field_list);
+        self.run_parser(data, pkt)
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
@@ -485,6 +495,9 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     fn meta_mut(pkt: &mut Packet) -> &mut ::p4_target::v1model::StandardMetadata {
         &mut pkt.sm
+    }
+    fn reset_user_metadata(pkt: &mut Packet) {
+        pkt.meta = Default::default();
     }
     fn preserve_fields(from: &Packet, to: &mut Packet, field_list: u8) {
         match field_list {

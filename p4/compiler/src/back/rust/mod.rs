@@ -2503,6 +2503,25 @@ impl<'a> Gen<'a> {
         w.open("pub fn new() -> Self {");
         w.line("Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }");
         w.close("}");
+        w.line("");
+        w.line("/// Parser and `verifyChecksum` on `data`, starting from `pkt`.");
+        w.line("#[inline(always)]");
+        w.open("fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {");
+        w.line("let mut env = Env::new(data, 0, &pkt.sm);");
+        w.line("let mut cur = PacketIn { data, off_bits: 0 };");
+        w.open(format!(
+            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
+        ));
+        w.line("pkt.sm.parser_error = e;");
+        w.close("}");
+        w.line("pkt.payload_offset = (cur.off_bits / 8).min(data.len());");
+        w.line("env.payload_offset = pkt.payload_offset;");
+        w.line(format!(
+            "let _ = {verify}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);"
+        ));
+        w.line("env.store(&mut pkt.sm);");
+        w.line("pkt");
+        w.close("}");
         w.close("}");
         w.line("");
         w.line(ALLOW);
@@ -2525,21 +2544,12 @@ impl<'a> Gen<'a> {
         w.line("&mut self.rt");
         w.close("}");
         w.open("fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {");
-        w.line("let mut pkt = Packet { sm: meta, ..Default::default() };");
-        w.line("let mut env = Env::new(data, 0, &pkt.sm);");
-        w.line("let mut cur = PacketIn { data, off_bits: 0 };");
-        w.open(format!(
-            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
-        ));
-        w.line("pkt.sm.parser_error = e;");
+        w.line("self.run_parser(data, Packet { sm: meta, ..Default::default() })");
         w.close("}");
-        w.line("pkt.payload_offset = (cur.off_bits / 8).min(data.len());");
-        w.line("env.payload_offset = pkt.payload_offset;");
-        w.line(format!(
-            "let _ = {verify}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);"
-        ));
-        w.line("env.store(&mut pkt.sm);");
-        w.line("pkt");
+        w.open("fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {");
+        w.line("let mut pkt = Packet { sm: meta, ..Default::default() };");
+        w.line("Self::preserve_fields(from, &mut pkt, field_list);");
+        w.line("self.run_parser(data, pkt)");
         w.close("}");
         for (name, f) in [("ingress", &ingress), ("egress", &egress)] {
             w.open(format!("fn {name}(&mut self, pkt: &mut Packet) {{"));
@@ -2567,6 +2577,9 @@ impl<'a> Gen<'a> {
         w.close("}");
         w.open("fn meta_mut(pkt: &mut Packet) -> &mut ::p4_target::v1model::StandardMetadata {");
         w.line("&mut pkt.sm");
+        w.close("}");
+        w.open("fn reset_user_metadata(pkt: &mut Packet) {");
+        w.line("pkt.meta = Default::default();");
         w.close("}");
         w.open("fn preserve_fields(from: &Packet, to: &mut Packet, field_list: u8) {");
         let mut lists: std::collections::BTreeMap<u8, Vec<String>> = Default::default();
