@@ -48,11 +48,11 @@ pub mod value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use p4_target::arch::CloneSession;
+use p4_target::arch::{CloneSession, Pre};
 use p4_target::externs::MeterConfig;
 use p4_target::info::{ActionInfo, KeyInfo, MatchKind, ProgramInfo, TableInfo, resolve_name};
 use p4_target::pipeline::Pipeline;
-use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
+use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, Runtime, RuntimeApi, TableEntry};
 
 use crate::switch::{Switch, SwitchConfig};
 use crate::time::Instant;
@@ -113,6 +113,10 @@ pub fn run<P: Pipeline>(pipeline: P, stf_text: &str) -> StfReport {
 /// Runs `stf_text` against an existing switch (its configuration and
 /// state are kept; its clock must not have passed 1 µs).
 pub fn run_on_switch<P: Pipeline>(sw: &mut Switch<P>, stf_text: &str) -> StfReport {
+    run_on_target(sw, stf_text)
+}
+
+fn run_on_target(sw: &mut dyn Target, stf_text: &str) -> StfReport {
     let stmts = match parse::parse(stf_text) {
         Ok(s) => s,
         Err(errors) => {
@@ -135,6 +139,55 @@ pub fn run_on_switch<P: Pipeline>(sw: &mut Switch<P>, stf_text: &str) -> StfRepo
     }
 }
 
+/// What the runner needs from the switch. The runner holds it as a trait
+/// object, so that its control-plane code is compiled once rather than
+/// once per program (a `p4-to-rust stf` harness links dozens).
+trait Target {
+    fn info(&self) -> &'static ProgramInfo;
+    fn runtime(&self) -> &Runtime;
+    fn runtime_mut(&mut self) -> &mut Runtime;
+    fn pre_mut(&mut self) -> &mut Pre;
+    /// Sends `data` in on `port` at `now`, then hands every frame the
+    /// switch sends to `emit` and appends every digest to `digests`.
+    fn packet(
+        &mut self,
+        port: u16,
+        data: &[u8],
+        now: Instant,
+        emit: &mut dyn FnMut(u16, &[u8]),
+        digests: &mut Vec<(u32, Vec<u128>)>,
+    );
+}
+
+impl<P: Pipeline> Target for Switch<P> {
+    fn info(&self) -> &'static ProgramInfo {
+        self.pipeline().info()
+    }
+    fn runtime(&self) -> &Runtime {
+        self.pipeline().runtime()
+    }
+    fn runtime_mut(&mut self) -> &mut Runtime {
+        self.pipeline_mut().runtime_mut()
+    }
+    fn pre_mut(&mut self) -> &mut Pre {
+        Switch::pre_mut(self)
+    }
+    fn packet(
+        &mut self,
+        port: u16,
+        data: &[u8],
+        now: Instant,
+        emit: &mut dyn FnMut(u16, &[u8]),
+        digests: &mut Vec<(u32, Vec<u128>)>,
+    ) {
+        self.handle_frame(port, data, now);
+        self.drain(now, emit);
+        while let Some(d) = self.poll_digest() {
+            digests.push((d.id, d.values));
+        }
+    }
+}
+
 /// Per-port expectations and output since the last check.
 #[derive(Default)]
 struct PortState {
@@ -143,8 +196,8 @@ struct PortState {
     received: Vec<Vec<u8>>,
 }
 
-struct Runner<'a, P: Pipeline> {
-    sw: &'a mut Switch<P>,
+struct Runner<'a> {
+    sw: &'a mut dyn Target,
     info: &'static ProgramInfo,
     ports: BTreeMap<u16, PortState>,
     digests: Vec<(u32, Vec<u128>)>,
@@ -157,8 +210,8 @@ struct Runner<'a, P: Pipeline> {
 /// A control-plane command failure (the runner adds the line number).
 type CmdResult = Result<(), String>;
 
-impl<'a, P: Pipeline> Runner<'a, P> {
-    fn new(sw: &'a mut Switch<P>, stmts: &[Stmt]) -> Self {
+impl<'a> Runner<'a> {
+    fn new(sw: &'a mut dyn Target, stmts: &[Stmt]) -> Self {
         let mut interfaces = BTreeSet::new();
         for s in stmts {
             match s.cmd {
@@ -168,7 +221,7 @@ impl<'a, P: Pipeline> Runner<'a, P> {
                 _ => {}
             }
         }
-        let info = sw.pipeline().info();
+        let info = sw.info();
         Runner {
             sw,
             info,
@@ -193,9 +246,8 @@ impl<'a, P: Pipeline> Runner<'a, P> {
                 self.packets += 1;
                 self.report.packets_in += 1;
                 let now = Instant::from_micros(self.packets);
-                self.sw.handle_frame(*port, data, now);
                 let (ports, report) = (&mut self.ports, &mut self.report);
-                self.sw.drain(now, |p, bytes| {
+                let mut emit = |p: u16, bytes: &[u8]| {
                     report.packets_out += 1;
                     match ports.get_mut(&p) {
                         Some(state) => state.received.push(bytes.to_vec()),
@@ -205,10 +257,9 @@ impl<'a, P: Pipeline> Runner<'a, P> {
                             hex(bytes)
                         )),
                     }
-                });
-                while let Some(d) = self.sw.poll_digest() {
-                    self.digests.push((d.id, d.values));
-                }
+                };
+                self.sw
+                    .packet(*port, data, now, &mut emit, &mut self.digests);
                 Ok(())
             }
             Command::Expect { port, pattern } => {
@@ -469,7 +520,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             metadata: Vec::new(),
         };
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .table_insert(table.id, entry)
             .map_err(|e| format!("add to {}: {e}", table.name))?;
@@ -485,7 +535,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         let a = self.table_action(table, &spec.name)?;
         let call = self.action_call(a, spec)?;
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .table_set_default(table.id, call)
             .map_err(|e| format!("setdefault {}: {e}", table.name))
@@ -517,7 +566,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         let a = self.table_action(table, &spec.name)?;
         let call = self.action_call(a, spec)?;
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .member_write(pid, member, call, false)
             .map_err(|e| format!("member {member}: {e}"))
@@ -526,7 +574,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
     fn group(&mut self, profile: &str, group: u32, members: &[(u32, u32)]) -> CmdResult {
         let pid = self.profile_id(profile)?;
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .group_write(pid, group, members, false)
             .map_err(|e| format!("group {group}: {e}"))
@@ -541,7 +588,7 @@ impl<'a, P: Pipeline> Runner<'a, P> {
     ) -> CmdResult {
         let c = resolve_name(self.info.counters.iter(), name, |c| c.name)
             .ok_or_else(|| not_found("counter", name, self.info.counters.iter().map(|c| c.name)))?;
-        let rt = self.sw.pipeline().runtime();
+        let rt = self.sw.runtime();
         let (data, cell) = match (index, c.direct_table) {
             (CounterIndex::Index(i), None) => (
                 rt.counter_read(c.id, *i).map_err(|e| e.to_string())?,
@@ -601,7 +648,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             pburst: rates[3],
         };
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .meter_set(m.id, index, Some(cfg))
             .map_err(|e| e.to_string())
@@ -633,7 +679,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             pburst: rate("pburst")?,
         };
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .direct_meter_set(table.id, &matches, priority, Some(cfg))
             .map_err(|e| e.to_string())
@@ -648,7 +693,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         let r = self.register(name)?;
         let v = parse_value(value, r.bitwidth).map_err(|e| e.to_string())?;
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .register_write(r.id, index, v)
             .map_err(|e| e.to_string())
@@ -659,7 +703,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         let want = parse_value(value, r.bitwidth).map_err(|e| e.to_string())?;
         let got = self
             .sw
-            .pipeline()
             .runtime()
             .register_read(r.id, index)
             .map_err(|e| e.to_string())?;
@@ -696,7 +739,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             parsed.push((v & mask, mask));
         }
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .value_set_write(vs.id, &parsed)
             .map_err(|e| e.to_string())

@@ -56,7 +56,7 @@ pub(super) const MODULES: [&str; 9] = [
 /// capitals before a lower-case letter (`HTTPPort` → `HTTP_PORT`); every
 /// character Rust does not allow in identifiers becomes `_`; runs of `_`
 /// collapse and leading or trailing ones go; letters are upper-cased.
-pub(super) fn screaming_snake(name: &str) -> String {
+pub fn screaming_snake(name: &str) -> String {
     let chars: Vec<char> = name.chars().collect();
     let mut out = String::with_capacity(name.len() + 4);
     for (i, &c) in chars.iter().enumerate() {
@@ -242,7 +242,9 @@ pub(super) fn write(
         w.line("pub use consts::*;");
         w.line("");
     }
-    let kinds: [(&str, &str, &KindNames, Vec<(&str, u32)>); 8] = [
+    // (module, what the objects are, their constant names, (P4Info name, id)).
+    type Kind<'k> = (&'k str, &'k str, &'k KindNames, Vec<(&'k str, u32)>);
+    let kinds: [Kind<'_>; 8] = [
         (
             "tables",
             "table",
