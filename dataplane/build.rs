@@ -1,10 +1,18 @@
-//! Compiles `p4/programs/roce_switch.p4`, the switch's forwarding program,
-//! into Rust with our own compiler; `src/roce.rs` includes the result. The
-//! programs under `tests/programs/` are compiled the same way for the
-//! integration tests (each includes `$OUT_DIR/NAME.rs` itself).
+//! With the `roce-program` feature (on by default): compiles
+//! `p4/programs/roce_switch.p4`, the switch's forwarding program, into Rust
+//! with our own compiler; `src/roce.rs` includes the result. The programs
+//! under `tests/programs/` are compiled the same way for the integration
+//! tests (each includes `$OUT_DIR/NAME.rs` itself). Without the feature it
+//! does nothing, so crates that only need the switch core do not build the
+//! compiler.
 
+#[cfg(feature = "roce-program")]
 use std::path::{Path, PathBuf};
 
+#[cfg(not(feature = "roce-program"))]
+fn main() {}
+
+#[cfg(feature = "roce-program")]
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
@@ -25,6 +33,7 @@ fn main() {
 }
 
 /// Writes `NAME.rs` (and, with `p4info`, `NAME.p4info.txtpb` / `.bin`).
+#[cfg(feature = "roce-program")]
 fn compile(program: &Path, out_dir: &Path, p4info: bool) {
     println!("cargo:rerun-if-changed={}", program.display());
     let stem = program

@@ -220,7 +220,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
 
     // Ports and traffic manager.
     let mut config = SwitchConfig::with_ports(ports.len());
-    config.cpu_port = cpu_port;
+    config.cpu_port = Some(cpu_port);
     let mut opened: Vec<Box<dyn Port + Send>> = Vec::new();
     for (n, p) in &ports {
         let port = AfPacketPort::open(&p.iface)

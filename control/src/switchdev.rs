@@ -54,7 +54,7 @@ impl<P: Pipeline> Device for SwitchDevice<P> {
         let cmd: Command<P> = Box::new(move |sw: &mut Switch<P>, _now| {
             let ports = PortSpace {
                 front_panel: u16::try_from(sw.num_ports()).unwrap_or(u16::MAX),
-                cpu_port: Some(sw.cpu_port()),
+                cpu_port: sw.cpu_port(),
             };
             let (pipeline, pre) = sw.pipeline_and_pre_mut();
             job(&mut DeviceState {

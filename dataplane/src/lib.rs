@@ -1,8 +1,13 @@
 //! `dataplane`: the fixed-function half of the switch, as sans-IO cores.
 //!
 //! Every core here is a state machine driven by `(event, now)`; none reads a
-//! clock or a socket. The same code runs on veth ports in real time and in
-//! the deterministic simulator ([`sim`]).
+//! clock or a socket. The same switch core ([`switch::Switch`]) runs on veth
+//! ports in real time, in the deterministic simulator (`sim`) and under the
+//! STF runner ([`stf`]).
+//!
+//! Feature `roce-program` (default): `roce_switch.p4` compiled in (`roce`)
+//! and the simulator (`sim`). Without it the crate builds without the P4
+//! compiler, for harnesses that bring their own program.
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod driver;
@@ -11,8 +16,11 @@ pub mod headroom;
 pub mod mac;
 pub mod port;
 pub mod rnic;
+#[cfg(feature = "roce-program")]
 pub mod roce;
+#[cfg(feature = "roce-program")]
 pub mod sim;
+pub mod stf;
 pub mod switch;
 pub mod time;
 pub mod tm;

@@ -1,7 +1,8 @@
 //! Packet-in/packet-out tests of `roce_switch.p4` as compiled into the
-//! dataplane, driven in-process through the v1model switch (no traffic
-//! manager: queues are empty) and, for RED, through the pipeline directly so
-//! the queue depth the egress sees is exact.
+//! dataplane, driven in-process through the switch core on ideal output
+//! queues (`SwitchConfig::ideal`, with the program's CPU port) and, for RED,
+//! through the pipeline directly so the queue depth the egress sees is
+//! exact.
 //!
 //! Frames are hand-written bytes (two of them captured from scapy in
 //! `shared/reference/p4runtime-subset.md` §3.2), never built with our own
@@ -11,8 +12,9 @@
 //!   port 1 ──► [ roce_switch.p4 ] ──► port 2 .. 9 (next hops / ECMP members)
 //! ```
 
-use dataplane::roce::{PROGRAM_INFO, Program, drop_reason};
-use p4_target::arch::V1Switch;
+use dataplane::roce::{self, PROGRAM_INFO, Program};
+use dataplane::switch::{Switch, SwitchConfig};
+use dataplane::time::Instant;
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
 use p4_target::v1model::StandardMetadata;
@@ -103,10 +105,30 @@ fn entry(matches: Vec<Option<FieldMatch>>, priority: i32, action: EntryAction) -
     }
 }
 
+/// Sends `frame` in on `port` (a packet-out when `port` is the CPU port)
+/// and returns what the switch sent: frames by port, then packet-ins as
+/// frames on the CPU port.
+fn process(sw: &mut Switch<Program>, port: u16, frame: &[u8]) -> Vec<(u16, Vec<u8>)> {
+    let now = Instant::ZERO;
+    if port == roce::CPU_PORT {
+        sw.handle_packet_out(frame, now);
+    } else {
+        sw.handle_frame(port, frame, now);
+    }
+    let mut out = Vec::new();
+    sw.drain(now, |p, f| out.push((p, f.to_vec())));
+    while let Some(f) = sw.poll_packet_in() {
+        out.push((roce::CPU_PORT, f));
+    }
+    out
+}
+
 /// A switch routing 198.51.100.0/24 and 2001:db8::/32 to next hop 1
 /// (port 2), with the router MAC installed.
-fn router() -> V1Switch<Program> {
-    let mut sw = V1Switch::new(Program::new());
+fn router() -> Switch<Program> {
+    let mut config = SwitchConfig::ideal(32);
+    config.cpu_port = Some(roce::CPU_PORT);
+    let mut sw = Switch::new(Program::new(), config, Instant::ZERO).unwrap();
     let rt = sw.pipeline_mut().runtime_mut();
     rt.table_insert(
         table_id("my_station"),
@@ -172,7 +194,7 @@ fn routed_v4(input: &[u8], ip_off: usize) -> Vec<u8> {
 fn roce_write_with_reth_is_routed_with_ttl_and_checksum() {
     let mut sw = router();
     let frame = hex(ROCE_WRITE);
-    let out = sw.process(1, &frame, 0);
+    let out = process(&mut sw, 1, &frame);
     assert_eq!(out.len(), 1, "one copy out");
     assert_eq!(out[0].0, 2);
     let expected = routed_v4(&frame, 14);
@@ -198,7 +220,7 @@ fn cnp_is_routed_and_keeps_its_padding() {
     let mut sw = router();
     let mut frame = hex(ROCE_CNP);
     set_mac(&mut frame, 0, ROUTER_MAC);
-    let out = sw.process(1, &frame, 0);
+    let out = process(&mut sw, 1, &frame);
     assert_eq!(out.len(), 1);
     assert_eq!(hex_of(&out[0].1), hex_of(&routed_v4(&frame, 14)));
 }
@@ -216,7 +238,7 @@ fn ack_with_aeth_is_routed() {
     frame[38..40].copy_from_slice(&udp_len.to_be_bytes());
     fix_ipv4_checksum(&mut frame, 14);
     let mut sw = router();
-    let out = sw.process(1, &frame, 0);
+    let out = process(&mut sw, 1, &frame);
     assert_eq!(out.len(), 1);
     assert_eq!(hex_of(&out[0].1), hex_of(&routed_v4(&frame, 14)));
 }
@@ -237,7 +259,7 @@ fn ipv6_roce_is_routed_with_hop_limit_decrement() {
     frame.extend_from_slice(&hex("0000000000001000 00000042 00000004")); // RETH
     frame.extend_from_slice(&hex("01020304 0badf00d")); // payload + ICRC
     let mut sw = router();
-    let out = sw.process(1, &frame, 0);
+    let out = process(&mut sw, 1, &frame);
     assert_eq!(out.len(), 1, "routed");
     let mut expected = frame.clone();
     set_mac(&mut expected, 0, NH_DST_MAC);
@@ -265,7 +287,7 @@ fn ipv4_options_are_skipped_by_ihl_and_kept() {
     assert_eq!(Program::meta(&pkt).parser_error, 0);
     assert_eq!(Program::meta(&pkt).priority, 3);
     let mut sw = router();
-    let out = sw.process(1, &frame, 0);
+    let out = process(&mut sw, 1, &frame);
     assert_eq!(out.len(), 1);
     assert_eq!(hex_of(&out[0].1), hex_of(&routed_v4(&frame, 14)));
 }
@@ -275,17 +297,17 @@ fn truncated_bth_is_dropped_and_counted() {
     let frame = hex(ROCE_WRITE);
     let truncated = &frame[..14 + 20 + 8 + 6]; // half a BTH
     let mut sw = router();
-    assert!(sw.process(1, truncated, 0).is_empty());
+    assert!(process(&mut sw, 1, truncated).is_empty());
     assert_eq!(
         counter(
             sw.pipeline(),
             "RoceIngress.drop_reason",
-            drop_reason::PARSER_ERROR
+            roce::DROP_PARSER_ERROR
         ),
         1
     );
     // A whole frame still goes through afterwards.
-    assert_eq!(sw.process(1, &frame, 0).len(), 1);
+    assert_eq!(process(&mut sw, 1, &frame).len(), 1);
 }
 
 #[test]
@@ -294,18 +316,18 @@ fn ttl_expiry_and_missing_routes_are_dropped_and_counted() {
     let mut frame = hex(ROCE_WRITE);
     frame[22] = 1;
     fix_ipv4_checksum(&mut frame, 14);
-    assert!(sw.process(1, &frame, 0).is_empty());
+    assert!(process(&mut sw, 1, &frame).is_empty());
     let mut other = hex(ROCE_WRITE);
     other[30..34].copy_from_slice(&[10, 9, 9, 9]);
     fix_ipv4_checksum(&mut other, 14);
-    assert!(sw.process(1, &other, 0).is_empty());
+    assert!(process(&mut sw, 1, &other).is_empty());
     let p = sw.pipeline();
     assert_eq!(
-        counter(p, "RoceIngress.drop_reason", drop_reason::TTL_EXPIRED),
+        counter(p, "RoceIngress.drop_reason", roce::DROP_TTL_EXPIRED),
         1
     );
     assert_eq!(
-        counter(p, "RoceIngress.drop_reason", drop_reason::NO_ROUTE),
+        counter(p, "RoceIngress.drop_reason", roce::DROP_NO_ROUTE),
         1
     );
 }
@@ -315,12 +337,12 @@ fn bad_ipv4_checksum_is_dropped_and_counted() {
     let mut sw = router();
     let mut frame = hex(ROCE_WRITE);
     frame[24] ^= 0xff;
-    assert!(sw.process(1, &frame, 0).is_empty());
+    assert!(process(&mut sw, 1, &frame).is_empty());
     assert_eq!(
         counter(
             sw.pipeline(),
             "RoceIngress.drop_reason",
-            drop_reason::CHECKSUM
+            roce::DROP_CHECKSUM
         ),
         1
     );
@@ -357,7 +379,7 @@ fn double_tagged_frames_use_pcp_when_the_port_trusts_pcp_and_l2_forward() {
     frame.extend_from_slice(&hex("88a8 a064 8100")); // outer TCI: pcp 5, vid 100
     frame.extend_from_slice(&hex("20c8 0800")); // inner TCI: pcp 1, vid 200
     frame.extend_from_slice(&base[14..]);
-    let out = sw.process(1, &frame, 0);
+    let out = process(&mut sw, 1, &frame);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].0, 7);
     assert_eq!(out[0].1, frame, "bridged unchanged (no TTL change)");
@@ -384,12 +406,12 @@ fn unknown_l2_destination_is_dropped_not_flooded() {
     let mut sw = router();
     let mut frame = hex(ROCE_WRITE);
     set_mac(&mut frame, 0, 0x02_00_00_00_00_77);
-    assert!(sw.process(1, &frame, 0).is_empty());
+    assert!(process(&mut sw, 1, &frame).is_empty());
     assert_eq!(
         counter(
             sw.pipeline(),
             "RoceIngress.drop_reason",
-            drop_reason::UNKNOWN_L2_DST
+            roce::DROP_UNKNOWN_L2_DST
         ),
         1
     );
@@ -398,7 +420,6 @@ fn unknown_l2_destination_is_dropped_not_flooded() {
 #[test]
 fn acl_deny_and_punt_to_cpu() {
     let mut sw = router();
-    sw.set_cpu_port(Some(510));
     let rt = sw.pipeline_mut().runtime_mut();
     let any16 = Some(FieldMatch::Range {
         low: 0,
@@ -450,14 +471,14 @@ fn acl_deny_and_punt_to_cpu() {
     )
     .unwrap();
     let frame = hex(ROCE_WRITE); // sport 0xc000: denied
-    assert!(sw.process(1, &frame, 0).is_empty());
+    assert!(process(&mut sw, 1, &frame).is_empty());
     assert_eq!(
-        counter(sw.pipeline(), "RoceIngress.drop_reason", drop_reason::ACL),
+        counter(sw.pipeline(), "RoceIngress.drop_reason", roce::DROP_ACL),
         1
     );
     let mut other = frame.clone();
     other[34..36].copy_from_slice(&0xc001u16.to_be_bytes());
-    let out = sw.process(1, &other, 0);
+    let out = process(&mut sw, 1, &other);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].0, 510);
     // packet_in header: ingress port 1 in 9 bits, then 7 pad bits.
@@ -467,11 +488,10 @@ fn acl_deny_and_punt_to_cpu() {
 #[test]
 fn packet_out_goes_where_the_controller_says() {
     let mut sw = router();
-    sw.set_cpu_port(Some(510));
     let frame = hex(ROCE_WRITE);
     let mut out_frame = vec![0x02, 0x00]; // egress port 4
     out_frame.extend_from_slice(&frame);
-    let out = sw.process(510, &out_frame, 0);
+    let out = process(&mut sw, 510, &out_frame);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].0, 4);
     assert_eq!(out[0].1, frame, "sent unchanged, header removed");

@@ -15,7 +15,7 @@
 mod common;
 
 use common::{action, insert, roce_frame, routed, router};
-use dataplane::roce::{PROGRAM_INFO, Program};
+use dataplane::roce::{DROP_REPLICA_TO_SOURCE, PROGRAM_INFO, Program};
 use dataplane::switch::{Switch, SwitchConfig};
 use dataplane::time::Instant;
 use p4_target::arch::{CloneSession, McReplica};
@@ -24,8 +24,6 @@ use p4_target::runtime::{EntryAction, FieldMatch, RuntimeApi};
 
 const PORTS: u16 = 4;
 const BROADCAST: u64 = 0xffff_ffff_ffff;
-/// `DROP_REPLICA_TO_SOURCE` in roce_switch.p4's `egress_drop_reason`.
-const DROP_REPLICA_TO_SOURCE: u32 = 7;
 
 fn switch(program: Program) -> Switch<Program> {
     Switch::new(

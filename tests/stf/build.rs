@@ -56,11 +56,11 @@ fn main() {
                 );
                 let _ = writeln!(
                     modules,
-                    "fn run_{name}(stf: &str) -> p4_target::stf::StfReport {{\n    p4_target::stf::run(p4_{name}::Program::new(), stf)\n}}"
+                    "fn run_{name}(stf: &str) -> dataplane::stf::StfReport {{\n    dataplane::stf::run(p4_{name}::Program::new(), stf)\n}}"
                 );
                 let _ = writeln!(
                     cases,
-                    "    Case {{ name: {name:?}, stf: {stf_expr}, program: Ok(run_{name} as fn(&str) -> p4_target::stf::StfReport) }},"
+                    "    Case {{ name: {name:?}, stf: {stf_expr}, program: Ok(run_{name} as fn(&str) -> dataplane::stf::StfReport) }},"
                 );
             }
             Err(diagnostics) => {

@@ -1,5 +1,7 @@
 //! The switch core: one compiled P4 program, the v1model replication engine
 //! and the fixed-function traffic manager, wired the way an ASIC wires them.
+//! The daemon, the simulator, the STF runner ([`crate::stf`]) and the tests
+//! all drive this one switch.
 //!
 //! ```text
 //! frame ─► MAC ─┬─► PFC/PAUSE ─────────────────────────► TM (pause egress)
@@ -11,18 +13,58 @@
 //! [`Switch::handle_frame`] with the time they arrived, frames go out through
 //! [`Switch::poll_transmit`] into a buffer the caller owns, and
 //! [`Switch::poll_timeout`] says when to call again. The veth run loop and
-//! the simulator are thin drivers around it.
+//! the simulator are thin drivers around it; harnesses without links call
+//! [`Switch::drain`].
 //!
 //! Call order per wake-up (as quinn's `Connection`): `handle_frame` for every
 //! received frame, `handle_timeout(now)`, then `poll_transmit(port, now, ..)`
-//! on each port until it returns `false`, `poll_packet_in` and `poll_event`
-//! until empty, and sleep until `poll_timeout()`.
+//! on each port until it returns `false`, `poll_packet_in`, `poll_digest`
+//! and `poll_event` until empty, and sleep until `poll_timeout()`.
 //!
 //! Conventions: P4 port numbers are traffic-manager port indices
-//! (`0..ports`); [`DEFAULT_CPU_PORT`] (510) is the CPU port, whose frames
+//! (`0..ports`). The CPU port ([`SwitchConfig::cpu_port`], by default
+//! [`DEFAULT_CPU_PORT`]) is not a traffic-manager port: frames sent there
 //! skip the traffic manager and are handed to the controller with their
-//! `packet_in` header. The P4 egress sees the queue depths of the packet's
-//! egress queue (`deq_qdepth_bytes` after the packet left it, R-ECN-4).
+//! `packet_in` header. Without a CPU port (a plain v1model program under
+//! STF), 510 is a port like any other, as in bmv2. The P4 egress sees the
+//! queue depths of the packet's egress queue (`deq_qdepth_bytes` after the
+//! packet left it, R-ECN-4).
+//!
+//! v1model semantics, following bmv2's `simple_switch` (spec: `v1model.p4`
+//! and `simple_switch.cpp` `ingress_thread`/`egress_thread`; the decisions
+//! themselves are [`p4_target::arch`]):
+//! - An I2E clone re-parses the bytes the ingress pass started from (bmv2
+//!   restores the packet buffer before copying), resets its user metadata
+//!   except the fields of its `@field_list`, gets instance type
+//!   `INGRESS_CLONE` and the session's class of service as `priority`, and
+//!   goes to egress on the session's port. It is enqueued before the
+//!   original's copies.
+//! - A resubmitted packet re-parses the same original bytes with instance
+//!   type `RESUBMIT`; its field list is copied into fresh user metadata
+//!   before the parser runs. The resubmitting pass emits nothing else.
+//! - Multicast (non-zero `mcast_grp` at the end of ingress) makes one copy
+//!   per (node, port) of the group in node-association order, each with
+//!   `egress_rid` of its node and instance type `REPLICATION`.
+//! - Otherwise `egress_spec == 511` drops, any other value unicasts with
+//!   instance type `NORMAL` (resubmitted and recirculated packets too).
+//! - Before egress, `egress_spec` is reset to 0 so that only a
+//!   `mark_to_drop` *in egress* drops there.
+//! - An E2E clone copies the packet as egress left it (headers as modified,
+//!   before the deparser and `computeChecksum`), resets its user metadata
+//!   except its field list, starts its standard metadata afresh (ingress
+//!   port and packet length kept, instance type `EGRESS_CLONE`, the
+//!   session's class of service), and runs egress again on the session's
+//!   port. It happens even when the original is dropped in egress.
+//! - Recirculation re-parses the deparsed bytes with instance type `RECIRC`,
+//!   entering on the port the packet first arrived on, with its field list
+//!   copied before the parser runs.
+//! - `truncate(n)` and a clone session's truncation both cut the emitted
+//!   bytes (the shorter wins).
+//! - Resubmits of one arriving packet, and recirculations plus E2E clones
+//!   of a packet and its copies, are each bounded by
+//!   [`p4_target::arch::MAX_EXTRA_PASSES`]; one over the bound is dropped
+//!   as [`SwitchDrop::LoopLimit`].
+//! - Digests are collected after every ingress and egress pass, in order.
 //!
 //! Every frame that does not leave is counted by a [`SwitchDrop`] reason.
 //! Per packet, the core copies the frame once into a pooled buffer; it
@@ -30,15 +72,18 @@
 
 use std::collections::VecDeque;
 
-use p4_target::arch::{EgressAction, EgressCopy, IngressAction, Pre, prepare_egress};
+use p4_target::arch::{
+    EgressAction, EgressCopy, IngressAction, MAX_EXTRA_PASSES, Pre, prepare_egress,
+};
 use p4_target::pipeline::Pipeline;
 use p4_target::v1model::{StandardMetadata, instance_type};
 
 use crate::mac::{Mac, RxClass};
 use crate::time::Instant;
+use crate::tm::config::{SchedMode, Threshold};
 use crate::tm::{ConfigError, DropReason, EnqueueMeta, Tm, TmConfig, TmEvent};
 
-/// The CPU port used when the configuration does not name one.
+/// The CPU port of [`SwitchConfig::with_ports`].
 pub const DEFAULT_CPU_PORT: u16 = 510;
 
 /// Frames queued for the controller beyond this are dropped and counted.
@@ -54,7 +99,8 @@ const MAX_POOLED_BUFFERS: usize = 4096;
 pub enum SwitchDrop {
     /// A runt or truncated MAC Control frame.
     MacMalformed,
-    /// The P4 ingress dropped it (`mark_to_drop`, or no egress port set).
+    /// The P4 ingress dropped it (`egress_spec` is the drop port at the end
+    /// of ingress, e.g. after `mark_to_drop`).
     IngressDrop,
     /// `mcast_grp` named an empty or unknown group.
     McastGroupEmpty,
@@ -62,9 +108,12 @@ pub enum SwitchDrop {
     CloneSessionMissing,
     /// The P4 egress dropped it.
     EgressDrop,
-    /// Resubmit or recirculation loop over the limit.
+    /// More resubmits, recirculations or E2E clones than
+    /// [`p4_target::arch::MAX_EXTRA_PASSES`].
     LoopLimit,
-    /// `egress_spec` named a port the switch does not have.
+    /// A frame for a port the switch does not have (`egress_spec`, a
+    /// replica or a clone session naming one; a frame received on one; a
+    /// packet-out without a CPU port).
     NoSuchPort,
     /// The traffic manager refused it (see [`Switch::tm`] for the reason split).
     Tm,
@@ -106,17 +155,6 @@ impl SwitchDrop {
             SwitchDrop::OverMtu => "over_mtu",
         }
     }
-
-    fn from_arch(reason: p4_target::arch::DropReason) -> Self {
-        use p4_target::arch::DropReason as A;
-        match reason {
-            A::IngressDrop => SwitchDrop::IngressDrop,
-            A::McastGroupEmpty => SwitchDrop::McastGroupEmpty,
-            A::CloneSessionMissing => SwitchDrop::CloneSessionMissing,
-            A::EgressDrop => SwitchDrop::EgressDrop,
-            A::ResubmitLimit | A::RecirculateLimit => SwitchDrop::LoopLimit,
-        }
-    }
 }
 
 /// One `digest<T>(receiver, data)` call: the digest id (P4Info) and the
@@ -140,6 +178,10 @@ pub struct SwitchStats {
     pub packet_in: u64,
     /// Frames injected by the controller.
     pub packet_out: u64,
+    /// Ingress passes run (arrivals, resubmits, recirculations, packet-outs).
+    pub ingress_passes: u64,
+    /// Egress passes run (one per unicast copy, replica or clone).
+    pub egress_passes: u64,
     /// Digests (`digest<T>()` calls) queued for the controller.
     pub digests: u64,
     /// Digests discarded because the controller did not take them in time.
@@ -179,30 +221,76 @@ pub struct Transmit {
 pub struct SwitchConfig {
     /// Traffic manager (and through it the ports: speed, MAC, PFC, ...).
     pub tm: TmConfig,
-    /// CPU port number.
-    pub cpu_port: u16,
+    /// The CPU port: copies sent there become packet-ins, packet-outs enter
+    /// ingress there. It must not be a traffic-manager port. `None`: no CPU
+    /// port, and packet-outs are dropped.
+    pub cpu_port: Option<u16>,
+    /// Ports behave as Ethernet MACs: they consume MAC Control frames (PFC,
+    /// PAUSE) and discard runts and malformed MAC Control frames. `false`:
+    /// every received frame, whatever its length or EtherType, goes to the
+    /// P4 parser, as in bmv2.
+    pub mac_control: bool,
 }
 
 impl SwitchConfig {
-    /// `n` ports with default traffic-manager settings.
+    /// `n` ports with default traffic-manager settings, MAC Control
+    /// handling and the CPU port [`DEFAULT_CPU_PORT`]: the daemon's switch.
     pub fn with_ports(n: usize) -> Self {
         SwitchConfig {
             tm: TmConfig::with_ports(n),
-            cpu_port: DEFAULT_CPU_PORT,
+            cpu_port: Some(DEFAULT_CPU_PORT),
+            mac_control: true,
+        }
+    }
+
+    /// `n` ports as ideal output queues, for harnesses that check what is
+    /// forwarded rather than when (the STF runner): one FIFO queue per port
+    /// (every priority maps to queue 0, so a port emits in enqueue order),
+    /// a buffer and thresholds no test fills, no PFC, ports that send any
+    /// amount at once (a ~4 GB shaper bucket refilled at `u64::MAX` b/s),
+    /// frames up to 64 KiB, no MAC layer and no CPU port, as bmv2 runs
+    /// under p4c's STF runner.
+    pub fn ideal(n: usize) -> Self {
+        let mut tm = TmConfig::with_ports(n);
+        tm.buffer_bytes = 1 << 40;
+        for port in &mut tm.ports {
+            port.speed_bps = u64::MAX;
+            port.shaper_burst_bytes = u32::MAX;
+            port.pfc_enable = 0;
+            port.prio_to_pg = [0; 8];
+            port.prio_to_queue = [0; 8];
+            for pg in &mut port.pgs {
+                pg.threshold = Threshold::Static(0);
+            }
+            for q in &mut port.queues {
+                q.sched = SchedMode::Dwrr(1);
+                q.limit = Threshold::Static(0);
+            }
+            port.mtu_bytes = u32::from(u16::MAX);
+            port.cable_length_m = None;
+            port.watchdog = None;
+        }
+        SwitchConfig {
+            tm,
+            cpu_port: None,
+            mac_control: false,
         }
     }
 }
 
 /// A packet inside the traffic manager: the parsed packet, the bytes its
-/// payload comes from, and where it goes.
+/// payload comes from, where it goes and where it came from.
 #[derive(Debug)]
 pub struct Queued<Pk> {
     pkt: Pk,
     data: Vec<u8>,
     copy: EgressCopy,
     truncate_bytes: Option<u32>,
-    /// Recirculations this packet has been through.
+    /// Recirculations and E2E clones this packet's line has been through.
     loops: u32,
+    /// The port the packet first arrived on (the CPU port for a
+    /// packet-out): recirculations re-enter there, clones are charged there.
+    ingress_port: u16,
 }
 
 /// The switch: see the module doc.
@@ -212,7 +300,8 @@ pub struct Switch<P: Pipeline> {
     tm: Tm<Queued<P::Packet>>,
     macs: Vec<Mac>,
     discards: Vec<PortDiscards>,
-    cpu_port: u16,
+    cpu_port: Option<u16>,
+    mac_control: bool,
     stats: SwitchStats,
     /// Scratch list of replicas, reused across packets.
     copies: Vec<EgressCopy>,
@@ -248,6 +337,7 @@ impl<P: Pipeline> Switch<P> {
             macs,
             discards,
             cpu_port: config.cpu_port,
+            mac_control: config.mac_control,
             stats: SwitchStats::default(),
             copies: Vec::new(),
             pool: Vec::new(),
@@ -315,8 +405,8 @@ impl<P: Pipeline> Switch<P> {
         self.macs.len()
     }
 
-    /// The CPU port number.
-    pub fn cpu_port(&self) -> u16 {
+    /// The CPU port number, if the switch has one.
+    pub fn cpu_port(&self) -> Option<u16> {
         self.cpu_port
     }
 
@@ -338,30 +428,42 @@ impl<P: Pipeline> Switch<P> {
             self.recycle(frame);
             return;
         };
-        match mac.handle_rx(&frame) {
-            RxClass::Control(repr) => self.tm.handle_mac_control(port, &repr, now),
-            RxClass::Malformed => {
-                self.discards[usize::from(port)].malformed += 1;
-                self.count(SwitchDrop::MacMalformed);
-            }
-            RxClass::Data if frame.len() > self.max_frame_bytes(port, &frame) => {
-                self.discards[usize::from(port)].over_mtu += 1;
-                self.count(SwitchDrop::OverMtu);
-            }
-            RxClass::Data => {
-                self.ingress(port, frame, instance_type::NORMAL, None, 0, now);
-                return;
+        if self.mac_control {
+            match mac.handle_rx(&frame) {
+                RxClass::Control(repr) => {
+                    self.tm.handle_mac_control(port, &repr, now);
+                    self.recycle(frame);
+                    return;
+                }
+                RxClass::Malformed => {
+                    self.discards[usize::from(port)].malformed += 1;
+                    self.count(SwitchDrop::MacMalformed);
+                    self.recycle(frame);
+                    return;
+                }
+                RxClass::Data => {}
             }
         }
-        self.recycle(frame);
+        if frame.len() > self.max_frame_bytes(port, &frame) {
+            self.discards[usize::from(port)].over_mtu += 1;
+            self.count(SwitchDrop::OverMtu);
+            self.recycle(frame);
+            return;
+        }
+        self.ingress(port, frame, None, 0, now);
     }
 
     /// A PacketOut from the controller: `frame` starts with the program's
-    /// `packet_out` header and enters ingress on the CPU port.
+    /// `packet_out` header and enters ingress on the CPU port (dropped as
+    /// [`SwitchDrop::NoSuchPort`] when the switch has none).
     pub fn handle_packet_out(&mut self, frame: &[u8], now: Instant) {
         self.stats.packet_out += 1;
+        let Some(cpu) = self.cpu_port else {
+            self.count(SwitchDrop::NoSuchPort);
+            return;
+        };
         let data = self.buffer_from(frame);
-        self.ingress(self.cpu_port, data, instance_type::NORMAL, None, 0, now);
+        self.ingress(cpu, data, None, 0, now);
     }
 
     /// Runs the traffic manager's timers (PFC refresh, pause expiry,
@@ -369,15 +471,7 @@ impl<P: Pipeline> Switch<P> {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tm.handle_timeout(now);
         while let Some(r) = self.recirculate.pop_front() {
-            let preserve = Some((r.from, r.field_list));
-            self.ingress(
-                r.port,
-                r.data,
-                instance_type::RECIRC,
-                preserve,
-                r.loops,
-                now,
-            );
+            self.ingress(r.port, r.data, Some((r.from, r.field_list)), r.loops, now);
         }
     }
 
@@ -411,22 +505,16 @@ impl<P: Pipeline> Switch<P> {
         }
         while let Some(deq) = self.tm.poll_transmit(port, now) {
             let priority = deq.meta.priority;
-            let Queued {
-                mut pkt,
-                data,
-                copy,
-                truncate_bytes,
-                loops,
-            } = deq.packet;
-            let meta = P::meta_mut(&mut pkt);
-            prepare_egress(meta, &copy, now.as_nanos());
+            let mut queued = deq.packet;
+            let meta = P::meta_mut(&mut queued.pkt);
+            prepare_egress(meta, &queued.copy, now.as_nanos());
             meta.enq_timestamp = deq.enqueued_at.as_micros() as u32;
             meta.enq_qdepth = deq.enq_qdepth_packets;
             meta.enq_qdepth_bytes = clamp_u32(deq.enq_qdepth_bytes);
             meta.deq_qdepth = deq.deq_qdepth_packets;
             meta.deq_qdepth_bytes = clamp_u32(deq.deq_qdepth_bytes);
             meta.deq_timedelta = clamp_u32(deq.sojourn.as_micros());
-            if self.egress(pkt, data, truncate_bytes, loops, now, out) {
+            if self.egress(queued, now, out) {
                 self.stats.tx_frames += 1;
                 return Some(Transmit {
                     len: out.len(),
@@ -453,6 +541,31 @@ impl<P: Pipeline> Switch<P> {
         }
     }
 
+    /// Runs the timers due at `now`, then hands every frame each port may
+    /// send at `now` to `emit(port, frame)`, in port order and per port in
+    /// transmit order, until no egress pass runs and no recirculation
+    /// waits (an egress pass may recirculate or clone to a port already
+    /// visited). For harnesses without links, such as the STF runner and
+    /// tests with [`SwitchConfig::ideal`]; a driver with real ports polls
+    /// each port with [`Switch::poll_transmit`] instead.
+    pub fn drain(&mut self, now: Instant, mut emit: impl FnMut(u16, &[u8])) {
+        let mut buf = self.pool.pop().unwrap_or_default();
+        loop {
+            self.handle_timeout(now);
+            let passes = self.stats.egress_passes;
+            for port in 0..self.macs.len() {
+                let port = port as u16;
+                while self.poll_transmit(port, now, &mut buf).is_some() {
+                    emit(port, &buf);
+                }
+            }
+            if self.stats.egress_passes == passes && self.recirculate.is_empty() {
+                break;
+            }
+        }
+        self.recycle(buf);
+    }
+
     /// The next frame for the controller (with its `packet_in` header).
     #[must_use]
     pub fn poll_packet_in(&mut self) -> Option<Vec<u8>> {
@@ -463,19 +576,6 @@ impl<P: Pipeline> Switch<P> {
     #[must_use]
     pub fn poll_digest(&mut self) -> Option<Digest> {
         self.digests.pop_front()
-    }
-
-    /// Moves the digests the last ingress run emitted to the controller queue.
-    fn collect_digests(&mut self) {
-        let emitted = &mut self.pipeline.runtime_mut().digests;
-        for (id, values) in emitted.drain(..) {
-            if self.digests.len() >= MAX_DIGESTS {
-                self.stats.digests_dropped += 1;
-            } else {
-                self.stats.digests += 1;
-                self.digests.push_back(Digest { id, values });
-            }
-        }
     }
 
     /// The next traffic-manager event (pause, storm, headroom overflow).
@@ -529,27 +629,46 @@ impl<P: Pipeline> Switch<P> {
         buf
     }
 
-    /// Parser + ingress + replication decision, then admission to the TM.
+    /// Moves the digests the last pass emitted to the controller queue.
+    fn collect_digests(&mut self) {
+        let emitted = &mut self.pipeline.runtime_mut().digests;
+        for (id, values) in emitted.drain(..) {
+            if self.digests.len() >= MAX_DIGESTS {
+                self.stats.digests_dropped += 1;
+            } else {
+                self.stats.digests += 1;
+                self.digests.push_back(Digest { id, values });
+            }
+        }
+    }
+
+    /// Parser + ingress + replication decision, then admission to the TM;
+    /// resubmits loop here. `preserve` is the packet of the pass before and
+    /// its field list, for a recirculation.
     fn ingress(
         &mut self,
         port: u16,
         data: Vec<u8>,
-        itype: u32,
-        preserve: Option<(P::Packet, u8)>,
+        mut preserve: Option<(P::Packet, u8)>,
         loops: u32,
         now: Instant,
     ) {
         let now_ns = now.as_nanos();
+        let mut itype = if preserve.is_some() {
+            instance_type::RECIRC
+        } else {
+            instance_type::NORMAL
+        };
         let mut passes = 0;
-        let mut next = Some((data, itype, preserve));
-        while let Some((data, itype, preserve)) = next.take() {
+        loop {
             passes += 1;
+            self.stats.ingress_passes += 1;
             let mut meta = StandardMetadata::arriving(port, data.len() as u32, now_ns);
             meta.instance_type = itype;
-            let mut pkt = self.pipeline.parse(&data, meta);
-            if let Some((from, list)) = &preserve {
-                P::preserve_fields(from, &mut pkt, *list);
-            }
+            let mut pkt = match preserve.take() {
+                Some((from, list)) => self.pipeline.parse_preserving(&data, meta, &from, list),
+                None => self.pipeline.parse(&data, meta),
+            };
             self.pipeline.ingress(&mut pkt);
             if !self.pipeline.runtime().digests.is_empty() {
                 self.collect_digests();
@@ -563,51 +682,52 @@ impl<P: Pipeline> Switch<P> {
                 let mut cmeta = StandardMetadata::arriving(port, data.len() as u32, now_ns);
                 cmeta.instance_type = clone.instance_type;
                 let mut cpkt = self.pipeline.parse(&data, cmeta);
+                P::reset_user_metadata(&mut cpkt);
                 if let Some(list) = clone.field_list {
                     P::preserve_fields(&pkt, &mut cpkt, list);
                 }
                 P::meta_mut(&mut cpkt).priority = clone.config.class_of_service;
-                let copy = EgressCopy {
-                    port: clone.config.egress_port,
-                    rid: 0,
-                    instance_type: clone.instance_type,
-                };
-                let truncate = clone.config.truncate_bytes;
+                let cdata = self.buffer_from(&data);
                 self.enqueue(
-                    port,
                     Queued {
                         pkt: cpkt,
-                        data: data.clone(),
-                        copy,
-                        truncate_bytes: truncate,
+                        data: cdata,
+                        copy: EgressCopy {
+                            port: clone.config.egress_port,
+                            rid: 0,
+                            instance_type: clone.instance_type,
+                        },
+                        truncate_bytes: clone.config.truncate_bytes,
                         loops,
+                        ingress_port: port,
                     },
                     now,
                 );
             }
-            match decision.action {
-                IngressAction::Resubmit { field_list } => {
-                    if passes > p4_target::arch::MAX_EXTRA_PASSES {
-                        self.count(SwitchDrop::LoopLimit);
-                    } else {
-                        next = Some((data, instance_type::RESUBMIT, Some((pkt, field_list))));
-                    }
+            let action = decision.action;
+            match action {
+                IngressAction::Resubmit { field_list } if passes <= MAX_EXTRA_PASSES => {
+                    self.copies = copies;
+                    preserve = Some((pkt, field_list));
+                    itype = instance_type::RESUBMIT;
+                    continue;
                 }
-                IngressAction::Drop(reason) => {
-                    self.count(SwitchDrop::from_arch(reason));
-                    self.recycle(data);
-                }
+                IngressAction::Resubmit { .. } => self.count(SwitchDrop::LoopLimit),
+                IngressAction::Drop => self.count(SwitchDrop::IngressDrop),
+                IngressAction::EmptyGroup => self.count(SwitchDrop::McastGroupEmpty),
                 IngressAction::Forward => {
                     let (last, rest) = copies.split_last().expect("Forward has a copy");
                     for copy in rest {
+                        let cdata = self.buffer_from(&data);
                         let q = Queued {
                             pkt: pkt.clone(),
-                            data: data.clone(),
+                            data: cdata,
                             copy: *copy,
                             truncate_bytes: None,
                             loops,
+                            ingress_port: port,
                         };
-                        self.enqueue(port, q, now);
+                        self.enqueue(q, now);
                     }
                     let q = Queued {
                         pkt,
@@ -615,64 +735,55 @@ impl<P: Pipeline> Switch<P> {
                         copy: *last,
                         truncate_bytes: None,
                         loops,
+                        ingress_port: port,
                     };
-                    self.enqueue(port, q, now);
+                    self.enqueue(q, now);
+                    self.copies = copies;
+                    return;
                 }
             }
             self.copies = copies;
-        }
-    }
-
-    /// Hands one copy to the traffic manager (or straight to the CPU).
-    fn enqueue(&mut self, ingress_port: u16, queued: Queued<P::Packet>, now: Instant) {
-        let Queued {
-            mut pkt,
-            data,
-            copy,
-            truncate_bytes,
-            loops,
-        } = queued;
-        if copy.port == self.cpu_port {
-            prepare_egress(P::meta_mut(&mut pkt), &copy, now.as_nanos());
-            let mut out = self.pool.pop().unwrap_or_default();
-            if self.egress(pkt, data, truncate_bytes, loops, now, &mut out) {
-                if self.packet_in.len() >= MAX_PACKET_IN {
-                    self.count(SwitchDrop::PacketInOverflow);
-                    self.recycle(out);
-                } else {
-                    self.stats.packet_in += 1;
-                    self.packet_in.push_back(out);
-                }
-            } else {
-                self.recycle(out);
-            }
-            return;
-        }
-        if usize::from(copy.port) >= self.macs.len() {
-            self.count(SwitchDrop::NoSuchPort);
             self.recycle(data);
             return;
         }
-        let meta = P::meta(&pkt);
+    }
+
+    /// Hands one copy to the traffic manager (or, for the CPU port, runs
+    /// egress at once and queues the packet-in).
+    fn enqueue(&mut self, mut queued: Queued<P::Packet>, now: Instant) {
+        let port = queued.copy.port;
+        if self.cpu_port == Some(port) {
+            prepare_egress(P::meta_mut(&mut queued.pkt), &queued.copy, now.as_nanos());
+            let mut out = self.pool.pop().unwrap_or_default();
+            if !self.egress(queued, now, &mut out) {
+                self.recycle(out);
+            } else if self.packet_in.len() >= MAX_PACKET_IN {
+                self.count(SwitchDrop::PacketInOverflow);
+                self.recycle(out);
+            } else {
+                self.stats.packet_in += 1;
+                self.packet_in.push_back(out);
+            }
+            return;
+        }
+        if usize::from(port) >= self.macs.len() {
+            self.count(SwitchDrop::NoSuchPort);
+            self.recycle(queued.data);
+            return;
+        }
+        let meta = P::meta(&queued.pkt);
         // Packets from the controller have no front-panel ingress port: the
         // egress port's own priority group carries their buffer.
-        let ingress_port = if usize::from(ingress_port) < self.macs.len() {
-            ingress_port
+        let ingress_port = if usize::from(queued.ingress_port) < self.macs.len() {
+            queued.ingress_port
         } else {
-            copy.port
+            port
         };
         let enq = EnqueueMeta {
             ingress_port,
-            egress_port: copy.port,
+            egress_port: port,
             priority: meta.priority & 7,
             len_bytes: meta.packet_length,
-        };
-        let queued = Queued {
-            pkt,
-            data,
-            copy,
-            truncate_bytes,
-            loops,
         };
         if let Err(reason) = self.tm.handle_enqueue(queued, enq, now) {
             self.count(SwitchDrop::Tm);
@@ -686,66 +797,73 @@ impl<P: Pipeline> Switch<P> {
         }
     }
 
-    /// Egress + deparser for one dequeued copy; writes the frame to `out`.
-    /// Returns `false` when the packet does not leave (dropped, recirculated).
-    fn egress(
-        &mut self,
-        mut pkt: P::Packet,
-        data: Vec<u8>,
-        truncate_bytes: Option<u32>,
-        loops: u32,
-        now: Instant,
-        out: &mut Vec<u8>,
-    ) -> bool {
+    /// Egress + deparser for one copy whose standard metadata is prepared;
+    /// writes the frame to `out`. Returns `false` when the packet does not
+    /// leave (dropped, recirculated).
+    fn egress(&mut self, queued: Queued<P::Packet>, now: Instant, out: &mut Vec<u8>) -> bool {
+        let Queued {
+            mut pkt,
+            data,
+            copy: _,
+            truncate_bytes,
+            loops,
+            ingress_port,
+        } = queued;
+        self.stats.egress_passes += 1;
         self.pipeline.egress(&mut pkt);
+        if !self.pipeline.runtime().digests.is_empty() {
+            self.collect_digests();
+        }
         let decision = self.pre.after_egress(P::meta(&pkt));
         if decision.clone_missing {
             self.count(SwitchDrop::CloneSessionMissing);
         }
-        let needs_bytes = decision.clone.is_some() || decision.action == EgressAction::Emit;
-        if needs_bytes || matches!(decision.action, EgressAction::Recirculate { .. }) {
-            self.pipeline.deparse(&mut pkt, &data, out);
-        }
         if let Some(clone) = decision.clone {
-            // E2E: the copy is the packet as it leaves egress, sent to the session's port.
-            let meta = *P::meta(&pkt);
-            let bytes = self.buffer_from(out);
-            let mut cmeta =
-                StandardMetadata::arriving(meta.ingress_port, bytes.len() as u32, now.as_nanos());
-            cmeta.instance_type = clone.instance_type;
-            cmeta.priority = clone.config.class_of_service;
-            let cpkt = self.pipeline.parse(&bytes, cmeta);
-            let copy = EgressCopy {
-                port: clone.config.egress_port,
-                rid: 0,
-                instance_type: clone.instance_type,
-            };
-            let truncate = clone.config.truncate_bytes;
-            let q = Queued {
-                pkt: cpkt,
-                data: bytes,
-                copy,
-                truncate_bytes: truncate,
-                loops,
-            };
-            self.enqueue(meta.ingress_port, q, now);
+            if loops >= MAX_EXTRA_PASSES {
+                self.count(SwitchDrop::LoopLimit);
+            } else {
+                // E2E: the packet as egress left it, metadata started afresh.
+                let mut cpkt = pkt.clone();
+                P::reset_user_metadata(&mut cpkt);
+                if let Some(list) = clone.field_list {
+                    P::preserve_fields(&pkt, &mut cpkt, list);
+                }
+                let old = *P::meta(&pkt);
+                let cmeta = P::meta_mut(&mut cpkt);
+                *cmeta =
+                    StandardMetadata::arriving(old.ingress_port, old.packet_length, now.as_nanos());
+                cmeta.instance_type = clone.instance_type;
+                cmeta.priority = clone.config.class_of_service;
+                let cdata = self.buffer_from(&data);
+                let q = Queued {
+                    pkt: cpkt,
+                    data: cdata,
+                    copy: EgressCopy {
+                        port: clone.config.egress_port,
+                        rid: 0,
+                        instance_type: clone.instance_type,
+                    },
+                    truncate_bytes: clone.config.truncate_bytes,
+                    loops: loops + 1,
+                    ingress_port,
+                };
+                self.enqueue(q, now);
+            }
         }
-        let port = P::meta(&pkt).egress_port;
-        let truncate = P::meta(&pkt).truncate_len.or(truncate_bytes);
-        self.recycle(data);
-        match decision.action {
-            EgressAction::Drop(reason) => {
-                self.count(SwitchDrop::from_arch(reason));
+        let emitted = match decision.action {
+            EgressAction::Drop => {
+                self.count(SwitchDrop::EgressDrop);
                 false
             }
             EgressAction::Recirculate { field_list } => {
-                if loops >= p4_target::arch::MAX_EXTRA_PASSES {
+                if loops >= MAX_EXTRA_PASSES {
                     self.count(SwitchDrop::LoopLimit);
                 } else {
-                    let data = self.buffer_from(out);
+                    self.pipeline.deparse(&mut pkt, &data, out);
+                    let bytes = self.buffer_from(out);
                     self.recirculate.push_back(Recirculation {
-                        port,
-                        data,
+                        port: ingress_port,
+                        data: bytes,
                         from: pkt,
                         field_list,
                         loops: loops + 1,
@@ -754,19 +872,23 @@ impl<P: Pipeline> Switch<P> {
                 false
             }
             EgressAction::Emit => {
-                if let Some(n) = truncate {
+                let limit = P::meta(&pkt).truncate_len;
+                self.pipeline.deparse(&mut pkt, &data, out);
+                for n in [limit, truncate_bytes].into_iter().flatten() {
                     out.truncate(n as usize);
                 }
                 true
             }
-        }
+        };
+        self.recycle(data);
+        emitted
     }
 }
 
 /// A deparsed frame waiting to run through the pipeline again.
 #[derive(Debug)]
 struct Recirculation<Pk> {
-    /// Port it re-enters on (the one it was leaving by).
+    /// Port it re-enters on (the one its packet first arrived on).
     port: u16,
     data: Vec<u8>,
     /// The packet whose field list travels with it.
@@ -778,3 +900,6 @@ struct Recirculation<Pk> {
 fn clamp_u32(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
+
+#[cfg(test)]
+mod tests;

@@ -69,7 +69,7 @@ mod name_clashes {
 fn stf<P: Pipeline>(name: &str, prog: P) {
     snapshot(name);
     let text = std::fs::read_to_string(dir().join("in").join(format!("{name}.stf"))).unwrap();
-    let report = p4_target::stf::run(prog, &text);
+    let report = dataplane::stf::run(prog, &text);
     assert!(
         report.passed,
         "{name}.stf failed:\n{}",
@@ -110,10 +110,11 @@ fn deprecated_externs_preserve_the_fields_they_name() {
     let list = Prog::meta(&first).resubmit.expect("resubmit requested");
     assert_eq!(Prog::meta(&first).egress_spec, 3);
 
-    // The resubmitted copy starts from scratch and gets only `count` back.
-    let mut again = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
-    Prog::preserve_fields(&first, &mut again, list);
-    assert_eq!((again.meta.count, again.meta.other), (1, 0));
+    // The resubmitted copy starts from scratch and gets only `count` back,
+    // before its parser runs (which then sets `other`).
+    let meta = StandardMetadata::arriving(1, 14, 0);
+    let mut again = prog.parse_preserving(&data, meta, &first, list);
+    assert_eq!((again.meta.count, again.meta.other), (1, 0x42));
     prog.ingress(&mut again);
     assert_eq!(
         Prog::meta(&again).egress_spec,
@@ -125,14 +126,37 @@ fn deprecated_externs_preserve_the_fields_they_name() {
     let req = Prog::meta(&first).clone_request.expect("clone requested");
     assert_eq!(req.session, 5);
     assert_eq!(req.kind, p4_target::v1model::CloneType::EgressToEgress);
-    let mut copy = prog.parse(&data, StandardMetadata::arriving(1, 14, 0));
+    // An E2E clone keeps the headers, and of the user metadata only the
+    // field list.
+    let mut copy = first.clone();
+    Prog::reset_user_metadata(&mut copy);
     Prog::preserve_fields(&first, &mut copy, req.field_list.expect("a field list"));
     assert_eq!((copy.meta.tag, copy.meta.count, copy.meta.other), (7, 0, 0));
+    assert_eq!(copy.hdr.eth, first.hdr.eth);
 }
 
 #[test]
 fn name_clashes_stf() {
     stf("name_clashes", name_clashes::Program::new());
+}
+
+#[test]
+fn constants_and_object_indices_are_named() {
+    use control_features::{counters, registers, tables};
+    assert_eq!(name_clashes::CAMEL_STEP, 4u8);
+    assert_eq!(name_clashes::NEG, -2i8);
+    const { assert!(name_clashes::ON) };
+    assert_eq!(name_clashes::BIG, 300i64);
+    let info = &control_features::PROGRAM_INFO;
+    assert_eq!(info.tables[tables::I_ACL].name, "I.acl");
+    assert_eq!(info.tables[tables::I_ACL].id, tables::I_ACL_ID);
+    assert_eq!(info.counters[counters::I_PER_OP].name, "I.per_op");
+    assert_eq!(
+        info.registers[registers::I_LAST_A].id,
+        registers::I_LAST_A_ID
+    );
+    let set_port = info.action_by_name("I.set_port").unwrap();
+    assert_eq!(set_port.id, control_features::actions::I_SET_PORT_ID);
 }
 
 #[test]

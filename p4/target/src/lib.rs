@@ -24,7 +24,6 @@ pub mod info;
 pub mod packet;
 pub mod pipeline;
 pub mod runtime;
-pub mod stf;
 pub mod support;
 pub mod table;
 pub mod v1model;

@@ -1,6 +1,6 @@
-//! The seam between a compiled program and whatever drives it: the STF
-//! runner, the in-memory v1model switch, the dataplane with its traffic
-//! manager, or a simulator.
+//! The seam between a compiled program and whatever drives it: the switch
+//! core (`dataplane::switch::Switch`, which the daemon, the simulator and
+//! the STF runner all use) or a test that calls the passes directly.
 //!
 //! A driver runs the v1model packet flow (parser → verifyChecksum → ingress →
 //! replication/traffic manager → egress → computeChecksum → deparser) by
@@ -40,6 +40,18 @@ pub trait Pipeline: Send + 'static {
     /// instance type).
     fn parse(&mut self, data: &[u8], meta: StandardMetadata) -> Self::Packet;
 
+    /// [`Pipeline::parse`] for a resubmitted or recirculated packet: the
+    /// user metadata starts with the fields of `field_list` copied from
+    /// `from` (the packet of the pass before) and zero elsewhere, *before*
+    /// the parser runs, as in bmv2, so the parser sees them.
+    fn parse_preserving(
+        &mut self,
+        data: &[u8],
+        meta: StandardMetadata,
+        from: &Self::Packet,
+        field_list: u8,
+    ) -> Self::Packet;
+
     /// Runs the ingress control.
     fn ingress(&mut self, pkt: &mut Self::Packet);
 
@@ -57,6 +69,12 @@ pub trait Pipeline: Send + 'static {
 
     /// The packet's standard metadata, mutable.
     fn meta_mut(pkt: &mut Self::Packet) -> &mut StandardMetadata;
+
+    /// Sets every user-metadata field to zero (bmv2's `reset_metadata`),
+    /// leaving headers and standard metadata alone: an egress-to-egress
+    /// clone keeps the headers as egress left them but starts its metadata
+    /// afresh, with only its field list copied back.
+    fn reset_user_metadata(pkt: &mut Self::Packet);
 
     /// Copies the user-metadata fields annotated `@field_list(field_list)`
     /// from `from` to `to` (resubmit, recirculate and

@@ -1,14 +1,15 @@
 //! The STF corpus: every `NAME.p4` in `tests/stf/` compiled by
 //! `p4-to-rust` at build time (see `build.rs`) and paired with its
 //! `NAME.stf`, for `tests/corpus.rs` to run through
-//! [`p4_target::stf::run`].
+//! [`dataplane::stf::run`]: the production switch core on ideal output
+//! queues.
 //!
 //! A program the compiler rejects is still a case: running it fails with
 //! the compiler's rendered diagnostics.
 
 #![warn(missing_docs, unreachable_pub)]
 
-use p4_target::stf::StfReport;
+use dataplane::stf::StfReport;
 
 /// One `NAME.p4` / `NAME.stf` pair.
 #[derive(Clone, Copy, Debug)]

@@ -137,7 +137,9 @@ impl Checker {
         let mut local_inits = Vec::new();
         for d in &p.locals {
             match d {
-                ast::Decl::Const(c) => self.const_decl(c),
+                ast::Decl::Const(c) => {
+                    self.const_decl(c);
+                }
                 ast::Decl::Var(v) => {
                     let Some(ty) = self.ty(&v.ty) else { continue };
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
@@ -604,7 +606,9 @@ impl Checker {
         });
         for d in &c.locals {
             match d {
-                ast::Decl::Const(k) => self.const_decl(k),
+                ast::Decl::Const(k) => {
+                    self.const_decl(k);
+                }
                 ast::Decl::Var(v) => {
                     let Some(ty) = self.ty(&v.ty) else { continue };
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));

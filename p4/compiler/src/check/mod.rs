@@ -463,7 +463,15 @@ impl Checker {
 
     fn top_decl(&mut self, d: &ast::Decl) {
         match d {
-            ast::Decl::Const(c) => self.const_decl(c),
+            ast::Decl::Const(c) => {
+                if let Some(value) = self.const_decl(c) {
+                    self.prog.constants.push(ir::Constant {
+                        name: c.name.name.clone(),
+                        value,
+                        span: c.span,
+                    });
+                }
+            }
             ast::Decl::Typedef(t) => {
                 if let Some(ty) = self.ty(&t.ty) {
                     self.declare(&t.name, Sym::Type(ty));
@@ -525,17 +533,16 @@ impl Checker {
         }
     }
 
-    pub(crate) fn const_decl(&mut self, c: &ast::ConstDecl) {
+    /// Declares a `const`; returns its value when it is a number or a
+    /// boolean (what [`ir::Program::constants`] records).
+    pub(crate) fn const_decl(&mut self, c: &ast::ConstDecl) -> Option<ir::ConstValue> {
         if matches!(c.ty.kind, ast::TypeKind::Int) {
-            if let Some(v) = self.const_value(&c.value) {
-                self.declare(&c.name, Sym::IntConst(v));
-            }
-            return;
+            let v = self.const_value(&c.value)?;
+            self.declare(&c.name, Sym::IntConst(v));
+            return Some(ir::ConstValue::Integer(v));
         }
-        let Some(ty) = self.ty(&c.ty) else { return };
-        let Some(e) = self.expr(&c.value, Some(&ty)) else {
-            return;
-        };
+        let ty = self.ty(&c.ty)?;
+        let e = self.expr(&c.value, Some(&ty))?;
         let is_const = matches!(
             e.kind,
             ir::ExprKind::Int(_)
@@ -553,9 +560,27 @@ impl Checker {
                 ),
                 "not constant",
             );
-            return;
+            return None;
         }
+        let value = match (&e.kind, &e.ty) {
+            (ir::ExprKind::Bool(b), _) => Some(ir::ConstValue::Bool(*b)),
+            (ir::ExprKind::Int(v), ty) => {
+                let signed = ty.is_signed(&self.prog);
+                ty.scalar_width(&self.prog).map(|width| {
+                    if signed {
+                        ir::ConstValue::Int {
+                            width,
+                            value: p4_target::bits::sext(*v, width),
+                        }
+                    } else {
+                        ir::ConstValue::Bit { width, value: *v }
+                    }
+                })
+            }
+            _ => None,
+        };
         self.declare(&c.name, Sym::Const(e));
+        value
     }
 
     fn struct_like(&mut self, s: &ast::StructLikeDecl, kind: ir::CompositeKind) {

@@ -220,7 +220,9 @@ impl Checker {
                     out.push(Stmt::Decl(i, init));
                 }
             }
-            K::Const(c) => self.const_decl(c),
+            K::Const(c) => {
+                self.const_decl(c);
+            }
             K::Instantiation(i) => self.unsupported(i.span, "instantiations inside blocks"),
             K::Empty => {}
         }

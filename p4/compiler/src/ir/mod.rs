@@ -921,6 +921,43 @@ pub struct Program {
     /// (index, [(type of the struct, field index)]); only fields of the
     /// user metadata are preserved.
     pub synth_field_lists: Vec<(u8, Vec<(Ty, u32)>)>,
+    /// Top-level `const` declarations with a number or boolean value, in
+    /// declaration order (the Rust back end emits them as `pub const`).
+    pub constants: Vec<Constant>,
+}
+
+/// A top-level `const` with its folded value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Constant {
+    /// The P4 name.
+    pub name: String,
+    /// The value, with its P4 type.
+    pub value: ConstValue,
+    /// The declaration.
+    pub span: Span,
+}
+
+/// The value of a [`Constant`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstValue {
+    /// `bool`.
+    Bool(bool),
+    /// `bit<width>` (or a serializable enum over it), masked to the width.
+    Bit {
+        /// Declared width.
+        width: u32,
+        /// Value.
+        value: u128,
+    },
+    /// `int<width>`, sign-extended.
+    Int {
+        /// Declared width.
+        width: u32,
+        /// Value.
+        value: i128,
+    },
+    /// Arbitrary-precision `int`.
+    Integer(i128),
 }
 
 /// One instance of a control, with the runtime indices of its objects.

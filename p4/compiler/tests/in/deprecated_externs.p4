@@ -8,8 +8,13 @@ header ethernet_t { bit<48> dst; bit<48> src; bit<16> etherType; }
 struct headers { ethernet_t eth; }
 struct meta_t { bit<8> count; bit<8> other; bit<8> tag; }
 
+// A resubmitted packet's preserved `count` is set before the parser runs.
 parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.eth); transition accept; }
+    state start {
+        pkt.extract(hdr.eth);
+        transition select(meta.count) { 1: again; default: accept; }
+    }
+    state again { meta.other = 0x42; transition accept; }
 }
 
 control VC(inout headers hdr, inout meta_t meta) { apply { } }

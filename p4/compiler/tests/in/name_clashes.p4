@@ -6,6 +6,13 @@
 header Packet { bit<8> type; bit<8> match; bit<8> self; bit<8> valid; }
 struct Env { Packet pkt; }
 struct Exit { bit<8> l; }
+// Constants become `pub const`s in SCREAMING_SNAKE_CASE, and the object
+// index modules (`tables`, ...) take precedence over a type of that name.
+const bit<8> camelStep = 4;
+const int<8> NEG = -2;
+const bool ON = true;
+const int BIG = 300;
+struct tables { bit<8> x; }
 
 parser P(packet_in packet, out Env key, inout Exit state, inout standard_metadata_t p) {
     state start {
@@ -28,9 +35,14 @@ control I(inout Env key, inout Exit r, inout standard_metadata_t p) {
     apply {
         bit<8> tmp__ = 1;
         bit<8> aid = tmp__;
+        // Same Rust name as `camelStep`'s constant: the local is renamed.
+        bit<8> CAMEL_STEP = camelStep + 5;
+        tables t = { CAMEL_STEP };
         hit.apply();
         key.pkt.self = key.pkt.self + aid;
-        key.pkt.valid = 9;
+        if (ON && NEG < 0 && BIG > 255) {
+            key.pkt.valid = t.x;
+        }
     }
 }
 

@@ -51,6 +51,75 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\ntables {\n  preamble {\n    id: 35320824\n    name: \"I.renamed\"\n    alias: \"renamed\"\n  }\n  match_fields {\n    id: 1\n    name: \"kind\"\n    bitwidth: 8\n    match_type: EXACT\n  }\n  action_refs {\n    id: 16821197\n  }\n  size: 1024\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\nactions {\n  preamble {\n    id: 16821197\n    name: \"set_out\"\n    alias: \"set_out\"\n  }\n  params {\n    id: 1\n    name: \"port\"\n    bitwidth: 9\n  }\n}\ncounters {\n  preamble {\n    id: 303393373\n    name: \"I.small.c\"\n    alias: \"small.c\"\n  }\n  spec {\n    unit: PACKETS\n  }\n  size: 8\n}\ncounters {\n  preamble {\n    id: 311931537\n    name: \"I.big.c\"\n    alias: \"big.c\"\n  }\n  spec {\n    unit: PACKETS\n  }\n  size: 256\n}\nvalue_sets {\n  preamble {\n    id: 57690868\n    name: \"P.special\"\n    alias: \"special\"\n  }\n  match {\n    id: 1\n    bitwidth: 16\n    match_type: EXACT\n  }\n  size: 4\n}\ntype_info {\n}\n",
 };
 
+/// The program's top-level `const`s (also in scope at the top of this module).
+#[allow(dead_code)]
+pub mod consts {
+    /// P4 `const bit<32> __v1model_version`.
+    pub const V1MODEL_VERSION: u32 = 0x1343bd8;
+}
+#[allow(unused_imports)]
+pub use consts::*;
+
+/// Each table's index in `PROGRAM_INFO.tables` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod tables {
+    /// `I.renamed`.
+    pub const I_RENAMED: usize = 0;
+    /// P4Info id of `I.renamed`.
+    pub const I_RENAMED_ID: u32 = 0x021af3f8;
+}
+
+/// P4Info ids of the program's actions.
+#[allow(dead_code)]
+pub mod actions {
+    /// P4Info id of `NoAction`.
+    pub const NO_ACTION_ID: u32 = 0x01445b37;
+    /// P4Info id of `set_out`.
+    pub const SET_OUT_ID: u32 = 0x0100abcd;
+}
+
+/// Each action profile's index in `PROGRAM_INFO.action_profiles` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod action_profiles {
+}
+
+/// Each counter's index in `PROGRAM_INFO.counters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod counters {
+    /// `I.small.c`.
+    pub const I_SMALL_C: usize = 0;
+    /// P4Info id of `I.small.c`.
+    pub const I_SMALL_C_ID: u32 = 0x12156a5d;
+    /// `I.big.c`.
+    pub const I_BIG_C: usize = 1;
+    /// P4Info id of `I.big.c`.
+    pub const I_BIG_C_ID: u32 = 0x1297b291;
+}
+
+/// Each meter's index in `PROGRAM_INFO.meters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod meters {
+}
+
+/// Each register's index in `PROGRAM_INFO.registers` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod registers {
+}
+
+/// Each value set's index in `PROGRAM_INFO.value_sets` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod value_sets {
+    /// `P.special`.
+    pub const P_SPECIAL: usize = 0;
+    /// P4Info id of `P.special`.
+    pub const P_SPECIAL_ID: u32 = 0x03704af4;
+}
+
+/// Each digest's index in `PROGRAM_INFO.digests` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod digests {
+}
+
 #[allow(unused_imports)]
 use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
 
@@ -273,7 +342,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 if !(*hdr).tag.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 let k0__: u128 = ((*hdr).tag.kind as u128);
                 let k1__: u128 = ((*hdr).tag.sub as u128);
-                if rt.value_sets[0].contains(::p4_target::bits::concat(::p4_target::bits::concat(0u128, k0__, 8), k1__, 8)) {
+                if rt.value_sets[value_sets::P_SPECIAL].contains(::p4_target::bits::concat(::p4_target::bits::concat(0u128, k0__, 8), k1__, 8)) {
                     state = parser_P_State::mark;
                 } else if true {
                     return Ok(());
@@ -370,7 +439,7 @@ fn I_by_kind(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mu
     let key__: [u128; 1] = [((*hdr).tag.kind as u128)];
     let mut p__ = [0u128; 1];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[0].lookup(&key__, env.packet_length);
+        let r__ = rt.tables[tables::I_RENAMED].lookup(&key__, env.packet_length);
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -421,7 +490,7 @@ fn I_small_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, k
 pub fn I_small_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8) -> Result<(), Exit> {
     let mut l_storage = Counting_Locals::default();
     let l = &mut l_storage;
-    rt.counters[0].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length);
+    rt.counters[counters::I_SMALL_C].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length);
     Ok(())
 }
 
@@ -436,7 +505,7 @@ fn I_big_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kin
 pub fn I_big_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8) -> Result<(), Exit> {
     let mut l_storage = Counting_Locals_1::default();
     let l = &mut l_storage;
-    rt.counters[1].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length);
+    rt.counters[counters::I_BIG_C].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length);
     Ok(())
 }
 
@@ -522,6 +591,21 @@ impl Program {
     pub fn new() -> Self {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
+
+    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
+    #[inline(always)]
+    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+        let mut env = Env::new(data, 0, &pkt.sm);
+        let mut cur = PacketIn { data, off_bits: 0 };
+        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+            pkt.sm.parser_error = e;
+        }
+        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
+        env.payload_offset = pkt.payload_offset;
+        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+        pkt
+    }
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
@@ -544,17 +628,12 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
+        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+    }
+    fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
-        let mut env = Env::new(data, 0, &pkt.sm);
-        let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
-            pkt.sm.parser_error = e;
-        }
-        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
-        env.payload_offset = pkt.payload_offset;
-        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        env.store(&mut pkt.sm);
-        pkt
+        Self::preserve_fields(from, &mut pkt, field_list);
+        self.run_parser(data, pkt)
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
@@ -579,6 +658,9 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     fn meta_mut(pkt: &mut Packet) -> &mut ::p4_target::v1model::StandardMetadata {
         &mut pkt.sm
+    }
+    fn reset_user_metadata(pkt: &mut Packet) {
+        pkt.meta = Default::default();
     }
     fn preserve_fields(from: &Packet, to: &mut Packet, field_list: u8) {
         match field_list {

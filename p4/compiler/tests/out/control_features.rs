@@ -91,6 +91,87 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\ntables {\n  preamble {\n    id: 34428219\n    name: \"I.ops\"\n    alias: \"ops\"\n  }\n  match_fields {\n    id: 1\n    name: \"hdr.d.op\"\n    bitwidth: 8\n    match_type: EXACT\n  }\n  action_refs {\n    id: 27084189\n  }\n  action_refs {\n    id: 21237263\n  }\n  action_refs {\n    id: 19193757\n  }\n  action_refs {\n    id: 27425048\n  }\n  action_refs {\n    id: 30229413\n  }\n  action_refs {\n    id: 18164855\n  }\n  action_refs {\n    id: 21257015\n  }\n  size: 1024\n  is_const_table: true\n  has_initial_entries: true\n}\ntables {\n  preamble {\n    id: 46574233\n    name: \"I.acl\"\n    alias: \"acl\"\n  }\n  match_fields {\n    id: 1\n    name: \"hdr.d.a\"\n    bitwidth: 8\n    match_type: TERNARY\n  }\n  match_fields {\n    id: 2\n    name: \"hdr.d.b\"\n    bitwidth: 8\n    match_type: RANGE\n  }\n  action_refs {\n    id: 20190073\n  }\n  size: 1024\n  is_const_table: true\n  has_initial_entries: true\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\nactions {\n  preamble {\n    id: 20190073\n    name: \"I.set_port\"\n    alias: \"set_port\"\n  }\n  params {\n    id: 1\n    name: \"port\"\n    bitwidth: 9\n  }\n}\nactions {\n  preamble {\n    id: 27084189\n    name: \"I.add\"\n    alias: \"add\"\n  }\n}\nactions {\n  preamble {\n    id: 21237263\n    name: \"I.sub_sat\"\n    alias: \"sub_sat\"\n  }\n}\nactions {\n  preamble {\n    id: 19193757\n    name: \"I.signed_cmp\"\n    alias: \"signed_cmp\"\n  }\n}\nactions {\n  preamble {\n    id: 27425048\n    name: \"I.shifty\"\n    alias: \"shifty\"\n  }\n}\nactions {\n  preamble {\n    id: 30229413\n    name: \"I.stop\"\n    alias: \"stop\"\n  }\n}\nactions {\n  preamble {\n    id: 18164855\n    name: \"I.nib\"\n    alias: \"nib\"\n  }\n  params {\n    id: 1\n    name: \"v\"\n    bitwidth: 4\n  }\n}\ncounters {\n  preamble {\n    id: 307577040\n    name: \"I.per_op\"\n    alias: \"per_op\"\n  }\n  spec {\n    unit: PACKETS\n  }\n  size: 4\n}\nregisters {\n  preamble {\n    id: 382838965\n    name: \"I.last_a\"\n    alias: \"last_a\"\n  }\n  type_spec {\n    bitstring {\n      bit {\n        bitwidth: 8\n      }\n    }\n  }\n  size: 4\n}\ntype_info {\n}\n",
 };
 
+/// The program's top-level `const`s (also in scope at the top of this module).
+#[allow(dead_code)]
+pub mod consts {
+    /// P4 `const bit<32> __v1model_version`.
+    pub const V1MODEL_VERSION: u32 = 0x1343bd8;
+}
+#[allow(unused_imports)]
+pub use consts::*;
+
+/// Each table's index in `PROGRAM_INFO.tables` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod tables {
+    /// `I.ops`.
+    pub const I_OPS: usize = 0;
+    /// P4Info id of `I.ops`.
+    pub const I_OPS_ID: u32 = 0x020d553b;
+    /// `I.acl`.
+    pub const I_ACL: usize = 1;
+    /// P4Info id of `I.acl`.
+    pub const I_ACL_ID: u32 = 0x02c6aa99;
+}
+
+/// P4Info ids of the program's actions.
+#[allow(dead_code)]
+pub mod actions {
+    /// P4Info id of `NoAction`.
+    pub const NO_ACTION_ID: u32 = 0x01445b37;
+    /// P4Info id of `I.set_port`.
+    pub const I_SET_PORT_ID: u32 = 0x01341379;
+    /// P4Info id of `I.add`.
+    pub const I_ADD_ID: u32 = 0x019d459d;
+    /// P4Info id of `I.sub_sat`.
+    pub const I_SUB_SAT_ID: u32 = 0x01440e0f;
+    /// P4Info id of `I.signed_cmp`.
+    pub const I_SIGNED_CMP_ID: u32 = 0x0124df9d;
+    /// P4Info id of `I.shifty`.
+    pub const I_SHIFTY_ID: u32 = 0x01a27918;
+    /// P4Info id of `I.stop`.
+    pub const I_STOP_ID: u32 = 0x01cd43a5;
+    /// P4Info id of `I.nib`.
+    pub const I_NIB_ID: u32 = 0x01152c77;
+}
+
+/// Each action profile's index in `PROGRAM_INFO.action_profiles` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod action_profiles {
+}
+
+/// Each counter's index in `PROGRAM_INFO.counters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod counters {
+    /// `I.per_op`.
+    pub const I_PER_OP: usize = 0;
+    /// P4Info id of `I.per_op`.
+    pub const I_PER_OP_ID: u32 = 0x125540d0;
+}
+
+/// Each meter's index in `PROGRAM_INFO.meters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod meters {
+}
+
+/// Each register's index in `PROGRAM_INFO.registers` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod registers {
+    /// `I.last_a`.
+    pub const I_LAST_A: usize = 0;
+    /// P4Info id of `I.last_a`.
+    pub const I_LAST_A_ID: u32 = 0x16d1a8b5;
+}
+
+/// Each value set's index in `PROGRAM_INFO.value_sets` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod value_sets {
+}
+
+/// Each digest's index in `PROGRAM_INFO.digests` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod digests {
+}
+
 #[allow(unused_imports)]
 use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
 
@@ -417,7 +498,7 @@ fn I_ops(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
     let key__: [u128; 1] = [((*hdr).d.op as u128)];
     let mut p__ = [0u128; 1];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[0].lookup(&key__, env.packet_length);
+        let r__ = rt.tables[tables::I_OPS].lookup(&key__, env.packet_length);
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -450,7 +531,7 @@ fn I_acl(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
     let key__: [u128; 2] = [((*hdr).d.a as u128), ((*hdr).d.b as u128)];
     let mut p__ = [0u128; 1];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[1].lookup(&key__, env.packet_length);
+        let r__ = rt.tables[tables::I_ACL].lookup(&key__, env.packet_length);
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -477,10 +558,10 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
     l.local_total = (5u128 as u8);
-    rt.counters[0].count(u32::try_from(::p4_target::bits::cast(::p4_target::bits::slice(((*hdr).d.op as u128), 1, 0), 2, false, 32)).unwrap_or(u32::MAX), env.packet_length);
+    rt.counters[counters::I_PER_OP].count(u32::try_from(::p4_target::bits::cast(::p4_target::bits::slice(((*hdr).d.op as u128), 1, 0), 2, false, 32)).unwrap_or(u32::MAX), env.packet_length);
     let mut prev: u8 = 0u8;
-    prev = (rt.registers[0].read(u32::try_from(0u128).unwrap_or(u32::MAX)) as u8);
-    rt.registers[0].write(u32::try_from(0u128).unwrap_or(u32::MAX), ((*hdr).d.a as u128));
+    prev = (rt.registers[registers::I_LAST_A].read(u32::try_from(0u128).unwrap_or(u32::MAX)) as u8);
+    rt.registers[registers::I_LAST_A].write(u32::try_from(0u128).unwrap_or(u32::MAX), ((*hdr).d.a as u128));
     (*hdr).d.r2 = ((prev as u128) as u8);
     I_acl(rt, env, hdr, meta, sm, l)?;
     match I_ops(rt, env, hdr, meta, sm, l)?.action_run {
@@ -567,6 +648,21 @@ impl Program {
     pub fn new() -> Self {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
+
+    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
+    #[inline(always)]
+    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+        let mut env = Env::new(data, 0, &pkt.sm);
+        let mut cur = PacketIn { data, off_bits: 0 };
+        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+            pkt.sm.parser_error = e;
+        }
+        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
+        env.payload_offset = pkt.payload_offset;
+        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+        pkt
+    }
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
@@ -589,17 +685,12 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
+        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+    }
+    fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
-        let mut env = Env::new(data, 0, &pkt.sm);
-        let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
-            pkt.sm.parser_error = e;
-        }
-        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
-        env.payload_offset = pkt.payload_offset;
-        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        env.store(&mut pkt.sm);
-        pkt
+        Self::preserve_fields(from, &mut pkt, field_list);
+        self.run_parser(data, pkt)
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
@@ -624,6 +715,9 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     fn meta_mut(pkt: &mut Packet) -> &mut ::p4_target::v1model::StandardMetadata {
         &mut pkt.sm
+    }
+    fn reset_user_metadata(pkt: &mut Packet) {
+        pkt.meta = Default::default();
     }
     fn preserve_fields(from: &Packet, to: &mut Packet, field_list: u8) {
         match field_list {

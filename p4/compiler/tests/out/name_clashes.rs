@@ -48,6 +48,71 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\ntables {\n  preamble {\n    id: 47150166\n    name: \"I.hit\"\n    alias: \"hit\"\n  }\n  match_fields {\n    id: 1\n    name: \"key.pkt.match\"\n    bitwidth: 8\n    match_type: EXACT\n  }\n  action_refs {\n    id: 24736271\n  }\n  size: 1024\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\nactions {\n  preamble {\n    id: 24736271\n    name: \"I.c\"\n    alias: \"c\"\n  }\n  params {\n    id: 1\n    name: \"n\"\n    bitwidth: 8\n  }\n  params {\n    id: 2\n    name: \"l\"\n    bitwidth: 9\n  }\n}\ntype_info {\n}\n",
 };
 
+/// The program's top-level `const`s (also in scope at the top of this module).
+#[allow(dead_code)]
+pub mod consts {
+    /// P4 `const bit<32> __v1model_version`.
+    pub const V1MODEL_VERSION: u32 = 0x1343bd8;
+    /// P4 `const bit<8> camelStep`.
+    pub const CAMEL_STEP: u8 = 4;
+    /// P4 `const int<8> NEG`.
+    pub const NEG: i8 = -2;
+    /// P4 `const bool ON`.
+    pub const ON: bool = true;
+    /// P4 `const int BIG`.
+    pub const BIG: i64 = 300;
+}
+#[allow(unused_imports)]
+pub use consts::*;
+
+/// Each table's index in `PROGRAM_INFO.tables` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod tables {
+    /// `I.hit`.
+    pub const I_HIT: usize = 0;
+    /// P4Info id of `I.hit`.
+    pub const I_HIT_ID: u32 = 0x02cf7456;
+}
+
+/// P4Info ids of the program's actions.
+#[allow(dead_code)]
+pub mod actions {
+    /// P4Info id of `NoAction`.
+    pub const NO_ACTION_ID: u32 = 0x01445b37;
+    /// P4Info id of `I.c`.
+    pub const I_C_ID: u32 = 0x0179720f;
+}
+
+/// Each action profile's index in `PROGRAM_INFO.action_profiles` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod action_profiles {
+}
+
+/// Each counter's index in `PROGRAM_INFO.counters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod counters {
+}
+
+/// Each meter's index in `PROGRAM_INFO.meters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod meters {
+}
+
+/// Each register's index in `PROGRAM_INFO.registers` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod registers {
+}
+
+/// Each value set's index in `PROGRAM_INFO.value_sets` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod value_sets {
+}
+
+/// Each digest's index in `PROGRAM_INFO.digests` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod digests {
+}
+
 #[allow(unused_imports)]
 use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
 
@@ -158,6 +223,13 @@ pub struct Exit_1 {
     pub l: u8,
 }
 
+/// P4 `struct tables`.
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct tables_1 {
+    pub x: u8,
+}
+
 /// States of parser `P`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,7 +323,7 @@ fn I_hit(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut En
     let key__: [u128; 1] = [((*key).pkt.r#match as u128)];
     let mut p__ = [0u128; 2];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[0].lookup(&key__, env.packet_length);
+        let r__ = rt.tables[tables::I_HIT].lookup(&key__, env.packet_length);
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -280,9 +352,13 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &
     l.env = (2u128 as u8);
     let mut tmp__x: u8 = (1u128 as u8);
     let mut aid: u8 = ((tmp__x as u128) as u8);
+    let mut CAMEL_STEP_1: u8 = (9u128 as u8);
+    let mut t: tables_1 = tables_1 { x: ((CAMEL_STEP_1 as u128) as u8) };
     I_hit(rt, env, key, r, p, l)?;
     (*key).pkt.self_ = (::p4_target::bits::wrap(((*key).pkt.self_ as u128).wrapping_add((aid as u128)), 8) as u8);
-    (*key).pkt.valid_ = (9u128 as u8);
+    {
+        (*key).pkt.valid_ = ((t.x as u128) as u8);
+    }
     Ok(())
 }
 
@@ -352,6 +428,21 @@ impl Program {
     pub fn new() -> Self {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
+
+    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
+    #[inline(always)]
+    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+        let mut env = Env::new(data, 0, &pkt.sm);
+        let mut cur = PacketIn { data, off_bits: 0 };
+        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+            pkt.sm.parser_error = e;
+        }
+        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
+        env.payload_offset = pkt.payload_offset;
+        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+        pkt
+    }
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
@@ -374,17 +465,12 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
+        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+    }
+    fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
-        let mut env = Env::new(data, 0, &pkt.sm);
-        let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
-            pkt.sm.parser_error = e;
-        }
-        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
-        env.payload_offset = pkt.payload_offset;
-        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        env.store(&mut pkt.sm);
-        pkt
+        Self::preserve_fields(from, &mut pkt, field_list);
+        self.run_parser(data, pkt)
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
@@ -409,6 +495,9 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     fn meta_mut(pkt: &mut Packet) -> &mut ::p4_target::v1model::StandardMetadata {
         &mut pkt.sm
+    }
+    fn reset_user_metadata(pkt: &mut Packet) {
+        pkt.meta = Default::default();
     }
     fn preserve_fields(from: &Packet, to: &mut Packet, field_list: u8) {
         match field_list {

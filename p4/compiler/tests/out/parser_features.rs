@@ -28,6 +28,61 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\nvalue_sets {\n  preamble {\n    id: 51868826\n    name: \"P.custom_types\"\n    alias: \"custom_types\"\n  }\n  match {\n    id: 1\n    bitwidth: 16\n    match_type: EXACT\n  }\n  size: 4\n}\ntype_info {\n}\n",
 };
 
+/// The program's top-level `const`s (also in scope at the top of this module).
+#[allow(dead_code)]
+pub mod consts {
+    /// P4 `const bit<32> __v1model_version`.
+    pub const V1MODEL_VERSION: u32 = 0x1343bd8;
+}
+#[allow(unused_imports)]
+pub use consts::*;
+
+/// Each table's index in `PROGRAM_INFO.tables` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod tables {
+}
+
+/// P4Info ids of the program's actions.
+#[allow(dead_code)]
+pub mod actions {
+    /// P4Info id of `NoAction`.
+    pub const NO_ACTION_ID: u32 = 0x01445b37;
+}
+
+/// Each action profile's index in `PROGRAM_INFO.action_profiles` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod action_profiles {
+}
+
+/// Each counter's index in `PROGRAM_INFO.counters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod counters {
+}
+
+/// Each meter's index in `PROGRAM_INFO.meters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod meters {
+}
+
+/// Each register's index in `PROGRAM_INFO.registers` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod registers {
+}
+
+/// Each value set's index in `PROGRAM_INFO.value_sets` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod value_sets {
+    /// `P.custom_types`.
+    pub const P_CUSTOM_TYPES: usize = 0;
+    /// P4Info id of `P.custom_types`.
+    pub const P_CUSTOM_TYPES_ID: u32 = 0x0317749a;
+}
+
+/// Each digest's index in `PROGRAM_INFO.digests` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod digests {
+}
+
 #[allow(unused_imports)]
 use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
 
@@ -508,7 +563,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                     state = parser_P_State::parse_opt;
                 } else if (0xa000u128 <= k0__ && k0__ <= 0xa0ffu128) {
                     state = parser_P_State::parse_union;
-                } else if rt.value_sets[0].contains(k0__) {
+                } else if rt.value_sets[value_sets::P_CUSTOM_TYPES].contains(k0__) {
                     state = parser_P_State::parse_union;
                 } else if k0__ == 0xdeadu128 {
                     state = parser_P_State::spin;
@@ -733,6 +788,21 @@ impl Program {
     pub fn new() -> Self {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
+
+    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
+    #[inline(always)]
+    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+        let mut env = Env::new(data, 0, &pkt.sm);
+        let mut cur = PacketIn { data, off_bits: 0 };
+        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+            pkt.sm.parser_error = e;
+        }
+        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
+        env.payload_offset = pkt.payload_offset;
+        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+        pkt
+    }
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
@@ -755,17 +825,12 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
+        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+    }
+    fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
-        let mut env = Env::new(data, 0, &pkt.sm);
-        let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
-            pkt.sm.parser_error = e;
-        }
-        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
-        env.payload_offset = pkt.payload_offset;
-        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        env.store(&mut pkt.sm);
-        pkt
+        Self::preserve_fields(from, &mut pkt, field_list);
+        self.run_parser(data, pkt)
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
@@ -790,6 +855,9 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     fn meta_mut(pkt: &mut Packet) -> &mut ::p4_target::v1model::StandardMetadata {
         &mut pkt.sm
+    }
+    fn reset_user_metadata(pkt: &mut Packet) {
+        pkt.meta = Default::default();
     }
     fn preserve_fields(from: &Packet, to: &mut Packet, field_list: u8) {
         match field_list {

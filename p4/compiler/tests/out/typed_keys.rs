@@ -53,6 +53,67 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\ntables {\n  preamble {\n    id: 37339093\n    name: \"I.by_error\"\n    alias: \"by_error\"\n  }\n  match_fields {\n    id: 1\n    name: \"sm.parser_error\"\n    bitwidth: 32\n    match_type: EXACT\n  }\n  match_fields {\n    id: 2\n    name: \"meta.mood\"\n    bitwidth: 32\n    match_type: EXACT\n  }\n  match_fields {\n    id: 3\n    name: \"hdr.extra.isValid()\"\n    bitwidth: 1\n    match_type: EXACT\n  }\n  action_refs {\n    id: 22204078\n  }\n  size: 1024\n  is_const_table: true\n  has_initial_entries: true\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\nactions {\n  preamble {\n    id: 22204078\n    name: \"I.to\"\n    alias: \"to\"\n  }\n  params {\n    id: 1\n    name: \"port\"\n    bitwidth: 9\n  }\n}\ndigests {\n  preamble {\n    id: 387713932\n    name: \"report_t\"\n    alias: \"report_t\"\n  }\n  type_spec {\n    struct {\n      name: \"report_t\"\n    }\n  }\n}\ntype_info {\n  structs {\n    key: \"report_t\"\n    value {\n      members {\n        name: \"e\"\n        type_spec {\n          bitstring {\n            bit {\n              bitwidth: 32\n            }\n          }\n        }\n      }\n      members {\n        name: \"mood\"\n        type_spec {\n          bitstring {\n            bit {\n              bitwidth: 32\n            }\n          }\n        }\n      }\n      members {\n        name: \"short\"\n        type_spec {\n          bitstring {\n            bit {\n              bitwidth: 1\n            }\n          }\n        }\n      }\n    }\n  }\n}\n",
 };
 
+/// The program's top-level `const`s (also in scope at the top of this module).
+#[allow(dead_code)]
+pub mod consts {
+    /// P4 `const bit<32> __v1model_version`.
+    pub const V1MODEL_VERSION: u32 = 0x1343bd8;
+}
+#[allow(unused_imports)]
+pub use consts::*;
+
+/// Each table's index in `PROGRAM_INFO.tables` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod tables {
+    /// `I.by_error`.
+    pub const I_BY_ERROR: usize = 0;
+    /// P4Info id of `I.by_error`.
+    pub const I_BY_ERROR_ID: u32 = 0x0239bfd5;
+}
+
+/// P4Info ids of the program's actions.
+#[allow(dead_code)]
+pub mod actions {
+    /// P4Info id of `NoAction`.
+    pub const NO_ACTION_ID: u32 = 0x01445b37;
+    /// P4Info id of `I.to`.
+    pub const I_TO_ID: u32 = 0x0152ceae;
+}
+
+/// Each action profile's index in `PROGRAM_INFO.action_profiles` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod action_profiles {
+}
+
+/// Each counter's index in `PROGRAM_INFO.counters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod counters {
+}
+
+/// Each meter's index in `PROGRAM_INFO.meters` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod meters {
+}
+
+/// Each register's index in `PROGRAM_INFO.registers` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod registers {
+}
+
+/// Each value set's index in `PROGRAM_INFO.value_sets` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod value_sets {
+}
+
+/// Each digest's index in `PROGRAM_INFO.digests` and the runtime, and its P4Info id (`_ID`).
+#[allow(dead_code)]
+pub mod digests {
+    /// `report_t`.
+    pub const REPORT_T: usize = 0;
+    /// P4Info id of `report_t`.
+    pub const REPORT_T_ID: u32 = 0x171c0b8c;
+}
+
 #[allow(unused_imports)]
 use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
 
@@ -323,7 +384,7 @@ fn I_by_error(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &m
     let key__: [u128; 3] = [((*sm).parser_error as u128), ((*meta).mood as u128), ((*hdr).extra.valid as u128)];
     let mut p__ = [0u128; 1];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[0].lookup(&key__, env.packet_length);
+        let r__ = rt.tables[tables::I_BY_ERROR].lookup(&key__, env.packet_length);
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -358,7 +419,7 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
         (*meta).h = (::p4_target::bits::wrap(::p4_target::externs::hash_range(rt.hash(::p4_target::info::HashAlgorithm::Identity, &bp__0), 0u128, 0x10000u128), 16) as u16);
     }
     let mut r: report_t = report_t { e: (*sm).parser_error, mood: (*meta).mood, short: (!(*hdr).extra.valid) };
-    rt.digests.push((0x171c0b8c, vec![(r.e as u128), (r.mood as u128), (r.short as u128)]));
+    rt.digests.push((digests::REPORT_T_ID, vec![(r.e as u128), (r.mood as u128), (r.short as u128)]));
     Ok(())
 }
 
@@ -429,6 +490,21 @@ impl Program {
     pub fn new() -> Self {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
+
+    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
+    #[inline(always)]
+    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+        let mut env = Env::new(data, 0, &pkt.sm);
+        let mut cur = PacketIn { data, off_bits: 0 };
+        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+            pkt.sm.parser_error = e;
+        }
+        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
+        env.payload_offset = pkt.payload_offset;
+        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+        pkt
+    }
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]
@@ -451,17 +527,12 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
+        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+    }
+    fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
-        let mut env = Env::new(data, 0, &pkt.sm);
-        let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
-            pkt.sm.parser_error = e;
-        }
-        pkt.payload_offset = (cur.off_bits / 8).min(data.len());
-        env.payload_offset = pkt.payload_offset;
-        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        env.store(&mut pkt.sm);
-        pkt
+        Self::preserve_fields(from, &mut pkt, field_list);
+        self.run_parser(data, pkt)
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
@@ -486,6 +557,9 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     fn meta_mut(pkt: &mut Packet) -> &mut ::p4_target::v1model::StandardMetadata {
         &mut pkt.sm
+    }
+    fn reset_user_metadata(pkt: &mut Packet) {
+        pkt.meta = Default::default();
     }
     fn preserve_fields(from: &Packet, to: &mut Packet, field_list: u8) {
         match field_list {

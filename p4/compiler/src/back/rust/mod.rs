@@ -3,8 +3,10 @@
 //! The output is meant to be `include!`d inside a module. It refers to the
 //! runtime only as `::p4_target::...`, carries no inner attributes, and puts
 //! `#[allow(..)]` on each item so it compiles without warnings. It defines
-//! `PROGRAM_INFO`, `Program` (with `Program::new`) and an implementation of
-//! `::p4_target::pipeline::Pipeline`.
+//! `PROGRAM_INFO`, `Program` (with `Program::new`), an implementation of
+//! `::p4_target::pipeline::Pipeline`, and named constants for the
+//! program's `const`s and the index and id of each table, counter,
+//! register, ... (naming rules in [`consts`]).
 //!
 //! Shape of the generated code (P4_16 spec §12 parsers, §13 controls,
 //! v1model for the package):
@@ -26,6 +28,7 @@
 //! uses dynamic dispatch. Output order follows declaration order, so it is
 //! deterministic.
 
+pub mod consts;
 pub mod info;
 pub mod writer;
 
@@ -68,6 +71,10 @@ struct Names {
     inst_actions: Vec<Vec<(Handle<Action>, String)>>,
     inst_tables: Vec<Vec<String>>,
     parsers: Vec<String>,
+    /// Per `prog.constants` entry: its `pub const` name.
+    constants: Vec<String>,
+    /// The object submodules' constants (`tables::X`, ...).
+    objects: consts::ObjectNames,
 }
 
 /// Generates the Rust source for a checked program.
@@ -236,7 +243,7 @@ fn bad<T>(msg: impl Into<String>, span: Option<Span>) -> Result<T, BackError> {
 
 impl<'a> Gen<'a> {
     fn new(prog: &'a Program, info: &'a ProgramInfo) -> Self {
-        let mut top = Namer::with_reserved(&[
+        let mut reserved = vec![
             "Program",
             "Packet",
             "PacketIn",
@@ -247,7 +254,9 @@ impl<'a> Gen<'a> {
             "Varbit",
             "csum16_with_payload",
             "PROGRAM_INFO",
-        ]);
+        ];
+        reserved.extend(consts::MODULES);
+        let mut top = Namer::with_reserved(&reserved);
         let composites = prog
             .composites
             .iter()
@@ -290,6 +299,8 @@ impl<'a> Gen<'a> {
                     .collect(),
             );
         }
+        // Last, so that adding constants renames nothing declared before.
+        let constants = consts::constant_names(prog, &mut top);
         Gen {
             prog,
             info,
@@ -303,6 +314,8 @@ impl<'a> Gen<'a> {
                 inst_actions,
                 inst_tables,
                 parsers,
+                constants,
+                objects: consts::object_names(info),
             },
         }
     }
@@ -429,6 +442,13 @@ impl<'a> Gen<'a> {
             }
         }
         self.w.line("");
+        consts::write(
+            &mut self.w,
+            self.prog,
+            self.info,
+            &self.names.constants,
+            &self.names.objects,
+        );
         self.support();
         self.types()?;
         for (h, _) in self.prog.functions.iter() {
@@ -1402,11 +1422,12 @@ impl<'a> Gen<'a> {
             Builtin::Recirculate(n) => s.push(format!("env.recirculate = Some({n});")),
             Builtin::Digest { digest, data } => {
                 let id = self
-                    .info
+                    .names
+                    .objects
                     .digests
+                    .id
                     .get(*digest as usize)
-                    .map(|d| d.id)
-                    .unwrap_or(0);
+                    .map_or_else(|| "0".to_string(), |n| format!("digests::{n}"));
                 let mut flat = Vec::new();
                 self.flatten(data, &mut flat);
                 let vals: Result<Vec<String>, BackError> = flat
@@ -1421,7 +1442,7 @@ impl<'a> Gen<'a> {
                     })
                     .collect();
                 s.push(format!(
-                    "rt.digests.push(({id:#x}, vec![{}]));",
+                    "rt.digests.push(({id}, vec![{}]));",
                     vals?.join(", ")
                 ));
             }
@@ -1461,7 +1482,7 @@ impl<'a> Gen<'a> {
                 };
                 let v = format!(
                     "(match env.entry {{ Some(e) => rt.tables[{}].direct_meter_execute(e, env.now_ns, env.packet_length), None => 0 }} as u128)",
-                    ci.table_index[ti]
+                    self.names.objects.table(ci.table_index[ti] as usize)
                 );
                 s.push(self.assign_native(ctx, out, &v)?);
             }
@@ -1528,7 +1549,7 @@ impl<'a> Gen<'a> {
                 ));
             }
             Builtin::RegisterRead { inst, out, index } => {
-                let k = extern_index(*inst)?;
+                let k = self.names.objects.register(extern_index(*inst)? as usize);
                 let v = format!(
                     "rt.registers[{k}].read(u32::try_from({}).unwrap_or(u32::MAX))",
                     self.expr(ctx, index)?
@@ -1536,7 +1557,7 @@ impl<'a> Gen<'a> {
                 s.push(self.assign_native(ctx, out, &v)?);
             }
             Builtin::RegisterWrite { inst, index, value } => {
-                let k = extern_index(*inst)?;
+                let k = self.names.objects.register(extern_index(*inst)? as usize);
                 s.push(format!(
                     "rt.registers[{k}].write(u32::try_from({}).unwrap_or(u32::MAX), {});",
                     self.expr(ctx, index)?,
@@ -1544,14 +1565,14 @@ impl<'a> Gen<'a> {
                 ));
             }
             Builtin::CounterCount { inst, index } => {
-                let k = extern_index(*inst)?;
+                let k = self.names.objects.counter(extern_index(*inst)? as usize);
                 s.push(format!(
                     "rt.counters[{k}].count(u32::try_from({}).unwrap_or(u32::MAX), env.packet_length);",
                     self.expr(ctx, index)?
                 ));
             }
             Builtin::MeterExecute { inst, index, out } => {
-                let k = extern_index(*inst)?;
+                let k = self.names.objects.meter(extern_index(*inst)? as usize);
                 let v = format!(
                     "(rt.meters[{k}].execute(u32::try_from({}).unwrap_or(u32::MAX), env.now_ns, env.packet_length) as u128)",
                     self.expr(ctx, index)?
@@ -1892,14 +1913,37 @@ impl<'a> Gen<'a> {
 
     // ------------------------------------------------------------ functions
 
-    fn var_names(vars: &[Var], reserved: &[&str]) -> Vec<String> {
-        let mut n = Namer::with_reserved(reserved);
+    /// A namer for a body's locals and parameters: it avoids `reserved` and
+    /// the program constants, which a Rust binding of the same name would
+    /// match as a pattern instead of shadowing.
+    fn local_namer(&self, reserved: &[&str]) -> Namer {
+        let mut all: Vec<&str> = reserved.to_vec();
+        all.extend(self.names.constants.iter().map(String::as_str));
+        Namer::with_reserved(&all)
+    }
+
+    fn var_names(&self, vars: &[Var], reserved: &[&str]) -> Vec<String> {
+        let mut n = self.local_namer(reserved);
         vars.iter().map(|v| n.fresh(&v.name)).collect()
+    }
+
+    /// `value_sets::NAME` of parser value set `vs`.
+    fn value_set_path(&self, vs: u32) -> String {
+        let index = self
+            .prog
+            .value_set_index
+            .get(vs as usize)
+            .copied()
+            .unwrap_or(vs);
+        format!(
+            "value_sets::{}",
+            self.names.objects.value_sets.index[index as usize]
+        )
     }
 
     fn function(&mut self, h: Handle<Function>) -> Result<(), BackError> {
         let f = &self.prog.functions[h];
-        let names = Self::var_names(&f.vars, &["rt", "env", "l"]);
+        let names = self.var_names(&f.vars, &["rt", "env", "l"]);
         let ctx = Ctx {
             kind: BodyKind::Function,
             vars: &f.vars,
@@ -1938,7 +1982,7 @@ impl<'a> Gen<'a> {
     fn locals_struct(&mut self, h: Handle<Control>) -> Result<(), BackError> {
         let c = &self.prog.controls[h];
         let name = self.names.locals_structs[h.index()].clone();
-        let names = Self::var_names(&c.locals, &[]);
+        let names = self.var_names(&c.locals, &[]);
         self.w
             .line(format!("/// Control-level variables of `{}`.", c.name));
         self.w.line(ALLOW);
@@ -1974,7 +2018,7 @@ impl<'a> Gen<'a> {
     fn instance(&mut self, i: usize) -> Result<(), BackError> {
         let inst = self.prog.instances[i].clone();
         let c = &self.prog.controls[inst.control];
-        let mut pn = Namer::with_reserved(&["rt", "env", "l"]);
+        let mut pn = self.local_namer(&["rt", "env", "l"]);
         let mut param_names: Vec<String> = Vec::new();
         for p in &c.params {
             if p.ty.is_none() {
@@ -1984,7 +2028,7 @@ impl<'a> Gen<'a> {
                 param_names.push(pn.fresh(&p.name));
             }
         }
-        let local_names = Self::var_names(&c.locals, &[]);
+        let local_names = self.var_names(&c.locals, &[]);
         let (sig, pass) = self.block_sig(c, &param_names)?;
         let locals_ty = self.names.locals_structs[inst.control.index()].clone();
         let pass_l = format!("{pass}, l");
@@ -1997,7 +2041,7 @@ impl<'a> Gen<'a> {
                 .into_iter()
                 .chain(param_names.iter().map(|s| s.as_str()))
                 .collect();
-            let names = Self::var_names(&act.vars, &reserved);
+            let names = self.var_names(&act.vars, &reserved);
             let mut params = vec![sig_l.clone()];
             for (v, n) in act.vars[..act.n_params as usize].iter().zip(&names) {
                 let t = self.rust_ty(&v.ty)?;
@@ -2033,7 +2077,7 @@ impl<'a> Gen<'a> {
         for (ti, t) in c.tables.iter().enumerate() {
             let table = &self.prog.tables[*t];
             let fname = self.names.inst_tables[i][ti].clone();
-            let rt_index = inst.table_index[ti];
+            let rt_index = self.names.objects.table(inst.table_index[ti] as usize);
             let ctx = Ctx {
                 kind: BodyKind::Control,
                 vars: &[],
@@ -2078,7 +2122,9 @@ impl<'a> Gen<'a> {
             ));
             let profile = table.implementation.map(|e| {
                 (
-                    inst.extern_index[e as usize],
+                    self.names
+                        .objects
+                        .profile(inst.extern_index[e as usize] as usize),
                     c.externs[e as usize].kind.clone(),
                 )
             });
@@ -2178,7 +2224,7 @@ impl<'a> Gen<'a> {
             .into_iter()
             .chain(param_names.iter().map(|s| s.as_str()))
             .collect();
-        let names = Self::var_names(&c.apply_vars, &reserved);
+        let names = self.var_names(&c.apply_vars, &reserved);
         let ctx = Ctx {
             kind: BodyKind::Control,
             vars: &c.apply_vars,
@@ -2214,7 +2260,7 @@ impl<'a> Gen<'a> {
 
     fn parser(&mut self, h: Handle<Parser>) -> Result<(), BackError> {
         let p = &self.prog.parsers[h];
-        let mut pn = Namer::with_reserved(&["rt", "env", "state", "packet__"]);
+        let mut pn = self.local_namer(&["rt", "env", "state", "packet__"]);
         let mut param_names = Vec::new();
         let mut sig = vec![
             "rt: &mut ::p4_target::runtime::Runtime".to_string(),
@@ -2237,7 +2283,7 @@ impl<'a> Gen<'a> {
             .into_iter()
             .chain(param_names.iter().map(|s| s.as_str()))
             .collect();
-        let names = Self::var_names(&p.locals, &reserved);
+        let names = self.var_names(&p.locals, &reserved);
         let ctx = Ctx {
             kind: BodyKind::Parser,
             vars: &p.locals,
@@ -2351,11 +2397,7 @@ impl<'a> Gen<'a> {
                                 )),
                                 KeySet::ValueSet(vs) => conds.push(format!(
                                     "rt.value_sets[{}].contains({k})",
-                                    self.prog
-                                        .value_set_index
-                                        .get(*vs as usize)
-                                        .copied()
-                                        .unwrap_or(*vs)
+                                    self.value_set_path(*vs)
                                 )),
                                 KeySet::ValueSetAll(vs) => {
                                     let mut cat = String::from("0u128");
@@ -2369,11 +2411,7 @@ impl<'a> Gen<'a> {
                                     }
                                     conds.push(format!(
                                         "rt.value_sets[{}].contains({cat})",
-                                        self.prog
-                                            .value_set_index
-                                            .get(*vs as usize)
-                                            .copied()
-                                            .unwrap_or(*vs)
+                                        self.value_set_path(*vs)
                                     ));
                                 }
                             }
@@ -2465,6 +2503,25 @@ impl<'a> Gen<'a> {
         w.open("pub fn new() -> Self {");
         w.line("Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }");
         w.close("}");
+        w.line("");
+        w.line("/// Parser and `verifyChecksum` on `data`, starting from `pkt`.");
+        w.line("#[inline(always)]");
+        w.open("fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {");
+        w.line("let mut env = Env::new(data, 0, &pkt.sm);");
+        w.line("let mut cur = PacketIn { data, off_bits: 0 };");
+        w.open(format!(
+            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
+        ));
+        w.line("pkt.sm.parser_error = e;");
+        w.close("}");
+        w.line("pkt.payload_offset = (cur.off_bits / 8).min(data.len());");
+        w.line("env.payload_offset = pkt.payload_offset;");
+        w.line(format!(
+            "let _ = {verify}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);"
+        ));
+        w.line("env.store(&mut pkt.sm);");
+        w.line("pkt");
+        w.close("}");
         w.close("}");
         w.line("");
         w.line(ALLOW);
@@ -2487,21 +2544,12 @@ impl<'a> Gen<'a> {
         w.line("&mut self.rt");
         w.close("}");
         w.open("fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {");
-        w.line("let mut pkt = Packet { sm: meta, ..Default::default() };");
-        w.line("let mut env = Env::new(data, 0, &pkt.sm);");
-        w.line("let mut cur = PacketIn { data, off_bits: 0 };");
-        w.open(format!(
-            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
-        ));
-        w.line("pkt.sm.parser_error = e;");
+        w.line("self.run_parser(data, Packet { sm: meta, ..Default::default() })");
         w.close("}");
-        w.line("pkt.payload_offset = (cur.off_bits / 8).min(data.len());");
-        w.line("env.payload_offset = pkt.payload_offset;");
-        w.line(format!(
-            "let _ = {verify}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);"
-        ));
-        w.line("env.store(&mut pkt.sm);");
-        w.line("pkt");
+        w.open("fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {");
+        w.line("let mut pkt = Packet { sm: meta, ..Default::default() };");
+        w.line("Self::preserve_fields(from, &mut pkt, field_list);");
+        w.line("self.run_parser(data, pkt)");
         w.close("}");
         for (name, f) in [("ingress", &ingress), ("egress", &egress)] {
             w.open(format!("fn {name}(&mut self, pkt: &mut Packet) {{"));
@@ -2529,6 +2577,9 @@ impl<'a> Gen<'a> {
         w.close("}");
         w.open("fn meta_mut(pkt: &mut Packet) -> &mut ::p4_target::v1model::StandardMetadata {");
         w.line("&mut pkt.sm");
+        w.close("}");
+        w.open("fn reset_user_metadata(pkt: &mut Packet) {");
+        w.line("pkt.meta = Default::default();");
         w.close("}");
         w.open("fn preserve_fields(from: &Packet, to: &mut Packet, field_list: u8) {");
         let mut lists: std::collections::BTreeMap<u8, Vec<String>> = Default::default();

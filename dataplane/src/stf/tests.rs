@@ -10,12 +10,12 @@
 //! multicast group 1; protocol 0xfe also makes an I2E clone to session 3.
 
 use super::*;
-use crate::info::{
+use p4_target::info::{
     ActionInfo, ActionRef, ActionScope, CounterInfo, CounterUnit, DigestInfo, KeyInfo,
     MetaFieldInfo, ParamInfo, RegisterInfo, TableInfo,
 };
-use crate::runtime::Runtime;
-use crate::v1model::{CloneRequest, CloneType, StandardMetadata};
+use p4_target::runtime::Runtime;
+use p4_target::v1model::{CloneRequest, CloneType, StandardMetadata};
 
 const SET_NHOP: u32 = 0x0100_0001;
 const DROP: u32 = 0x0100_0002;
@@ -276,6 +276,16 @@ impl Pipeline for TinyRouter {
     fn meta_mut(pkt: &mut Pkt) -> &mut StandardMetadata {
         &mut pkt.meta
     }
+    fn parse_preserving(
+        &mut self,
+        data: &[u8],
+        meta: StandardMetadata,
+        _from: &Pkt,
+        _field_list: u8,
+    ) -> Pkt {
+        self.parse(data, meta)
+    }
+    fn reset_user_metadata(_pkt: &mut Pkt) {}
     fn preserve_fields(_from: &Pkt, _to: &mut Pkt, _field_list: u8) {}
 }
 

@@ -10,12 +10,12 @@
 //! `ingress.ex1` (key `hdrs.extra[0].h` ternary, `act1(val)`/`act2(val)`
 //! writing `extra[0].b1`).
 
+use dataplane::stf;
 use p4_target::info::{
     ActionInfo, ActionRef, ActionScope, KeyInfo, MatchKind, ParamInfo, ProgramInfo, TableInfo,
 };
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::{EntryAction, Runtime};
-use p4_target::stf;
 use p4_target::v1model::StandardMetadata;
 
 const SETB1: u32 = 0x0100_0001;
@@ -203,6 +203,16 @@ impl Pipeline for P4cStyle {
     fn meta_mut(pkt: &mut Pkt) -> &mut StandardMetadata {
         &mut pkt.meta
     }
+    fn parse_preserving(
+        &mut self,
+        data: &[u8],
+        meta: StandardMetadata,
+        _from: &Pkt,
+        _field_list: u8,
+    ) -> Pkt {
+        self.parse(data, meta)
+    }
+    fn reset_user_metadata(_pkt: &mut Pkt) {}
     fn preserve_fields(_from: &Pkt, _to: &mut Pkt, _field_list: u8) {}
 }
 

@@ -1,13 +1,20 @@
 //! The STF runner: executes p4c's "simple test framework" files (table
 //! entries, packets in, packets expected out) against a compiled
-//! [`Pipeline`] running in the in-memory v1model switch ([`V1Switch`]).
+//! [`Pipeline`] running in the production switch core ([`Switch`]) on
+//! ideal output queues ([`SwitchConfig::ideal`]), so that an STF test
+//! checks what the daemon runs.
 //!
 //! Spec: the STF format of p4c's test suites (`tools/stf/stf_parser.py`,
 //! `backends/bmv2/bmv2stf.py`); our extensions are listed in [`parse`].
 //!
 //! Execution contract:
+//! - The switch has ports 0..=510 and no CPU port (as bmv2 under p4c's
+//!   runner), a FIFO queue per port that never delays or drops, and no MAC
+//!   layer: every packet reaches the parser.
 //! - Commands run in file order. Packet `k` (counting from 1) arrives at
-//!   `k` µs on the switch clock (meters see 1 µs between packets).
+//!   `k` µs on the switch clock (meters see 1 µs between packets); the
+//!   runner then drains every port at that instant (recirculations and
+//!   clones included) and collects digests, before the next command.
 //! - Names of tables, actions, counters, meters, registers, value sets and
 //!   digests resolve by full P4Info name or unique dotted suffix; key fields
 //!   by their P4Info name (`hdr.ipv4.dstAddr`) or a unique dotted suffix
@@ -41,11 +48,14 @@ pub mod value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::arch::{CloneSession, V1Switch};
-use crate::externs::MeterConfig;
-use crate::info::{ActionInfo, KeyInfo, MatchKind, ProgramInfo, TableInfo, resolve_name};
-use crate::pipeline::Pipeline;
-use crate::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
+use p4_target::arch::{CloneSession, Pre};
+use p4_target::externs::MeterConfig;
+use p4_target::info::{ActionInfo, KeyInfo, MatchKind, ProgramInfo, TableInfo, resolve_name};
+use p4_target::pipeline::Pipeline;
+use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, Runtime, RuntimeApi, TableEntry};
+
+use crate::switch::{Switch, SwitchConfig};
+use crate::time::Instant;
 use expect::{ExpectPattern, hex};
 use parse::{ActionSpec, Command, CountKind, CounterIndex, EntrySpec, Stmt};
 use value::{parse_masked, parse_value};
@@ -84,14 +94,29 @@ impl fmt::Display for StfReport {
     }
 }
 
+/// Ports of the STF switch: 0..=510, every port a v1model program can name.
+pub const STF_PORTS: usize = 511;
+
+/// The switch [`run`] uses: [`SwitchConfig::ideal`] with [`STF_PORTS`]
+/// ports, running `pipeline`.
+pub fn stf_switch<P: Pipeline>(pipeline: P) -> Switch<P> {
+    Switch::new(pipeline, SwitchConfig::ideal(STF_PORTS), Instant::ZERO)
+        .expect("the ideal switch configuration is valid")
+}
+
 /// Runs `stf_text` against a fresh switch running `pipeline`.
 pub fn run<P: Pipeline>(pipeline: P, stf_text: &str) -> StfReport {
-    let mut sw = V1Switch::new(pipeline);
+    let mut sw = stf_switch(pipeline);
     run_on_switch(&mut sw, stf_text)
 }
 
-/// Runs `stf_text` against an existing switch (its configuration is kept).
-pub fn run_on_switch<P: Pipeline>(sw: &mut V1Switch<P>, stf_text: &str) -> StfReport {
+/// Runs `stf_text` against an existing switch (its configuration and
+/// state are kept; its clock must not have passed 1 µs).
+pub fn run_on_switch<P: Pipeline>(sw: &mut Switch<P>, stf_text: &str) -> StfReport {
+    run_on_target(sw, stf_text)
+}
+
+fn run_on_target(sw: &mut dyn Target, stf_text: &str) -> StfReport {
     let stmts = match parse::parse(stf_text) {
         Ok(s) => s,
         Err(errors) => {
@@ -114,6 +139,55 @@ pub fn run_on_switch<P: Pipeline>(sw: &mut V1Switch<P>, stf_text: &str) -> StfRe
     }
 }
 
+/// What the runner needs from the switch. The runner holds it as a trait
+/// object, so that its control-plane code is compiled once rather than
+/// once per program (a `p4-to-rust stf` harness links dozens).
+trait Target {
+    fn info(&self) -> &'static ProgramInfo;
+    fn runtime(&self) -> &Runtime;
+    fn runtime_mut(&mut self) -> &mut Runtime;
+    fn pre_mut(&mut self) -> &mut Pre;
+    /// Sends `data` in on `port` at `now`, then hands every frame the
+    /// switch sends to `emit` and appends every digest to `digests`.
+    fn packet(
+        &mut self,
+        port: u16,
+        data: &[u8],
+        now: Instant,
+        emit: &mut dyn FnMut(u16, &[u8]),
+        digests: &mut Vec<(u32, Vec<u128>)>,
+    );
+}
+
+impl<P: Pipeline> Target for Switch<P> {
+    fn info(&self) -> &'static ProgramInfo {
+        self.pipeline().info()
+    }
+    fn runtime(&self) -> &Runtime {
+        self.pipeline().runtime()
+    }
+    fn runtime_mut(&mut self) -> &mut Runtime {
+        self.pipeline_mut().runtime_mut()
+    }
+    fn pre_mut(&mut self) -> &mut Pre {
+        Switch::pre_mut(self)
+    }
+    fn packet(
+        &mut self,
+        port: u16,
+        data: &[u8],
+        now: Instant,
+        emit: &mut dyn FnMut(u16, &[u8]),
+        digests: &mut Vec<(u32, Vec<u128>)>,
+    ) {
+        self.handle_frame(port, data, now);
+        self.drain(now, emit);
+        while let Some(d) = self.poll_digest() {
+            digests.push((d.id, d.values));
+        }
+    }
+}
+
 /// Per-port expectations and output since the last check.
 #[derive(Default)]
 struct PortState {
@@ -122,8 +196,8 @@ struct PortState {
     received: Vec<Vec<u8>>,
 }
 
-struct Runner<'a, P: Pipeline> {
-    sw: &'a mut V1Switch<P>,
+struct Runner<'a> {
+    sw: &'a mut dyn Target,
     info: &'static ProgramInfo,
     ports: BTreeMap<u16, PortState>,
     digests: Vec<(u32, Vec<u128>)>,
@@ -136,8 +210,8 @@ struct Runner<'a, P: Pipeline> {
 /// A control-plane command failure (the runner adds the line number).
 type CmdResult = Result<(), String>;
 
-impl<'a, P: Pipeline> Runner<'a, P> {
-    fn new(sw: &'a mut V1Switch<P>, stmts: &[Stmt]) -> Self {
+impl<'a> Runner<'a> {
+    fn new(sw: &'a mut dyn Target, stmts: &[Stmt]) -> Self {
         let mut interfaces = BTreeSet::new();
         for s in stmts {
             match s.cmd {
@@ -147,7 +221,7 @@ impl<'a, P: Pipeline> Runner<'a, P> {
                 _ => {}
             }
         }
-        let info = sw.pipeline().info();
+        let info = sw.info();
         Runner {
             sw,
             info,
@@ -171,19 +245,21 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             Command::Packet { port, data } => {
                 self.packets += 1;
                 self.report.packets_in += 1;
-                let out = self.sw.process(*port, data, self.packets * 1000);
-                self.collect_digests();
-                for (p, bytes) in out {
-                    self.report.packets_out += 1;
-                    match self.ports.get_mut(&p) {
-                        Some(state) => state.received.push(bytes),
-                        None => self.report.notes.push(format!(
+                let now = Instant::from_micros(self.packets);
+                let (ports, report) = (&mut self.ports, &mut self.report);
+                let mut emit = |p: u16, bytes: &[u8]| {
+                    report.packets_out += 1;
+                    match ports.get_mut(&p) {
+                        Some(state) => state.received.push(bytes.to_vec()),
+                        None => report.notes.push(format!(
                             "line {}: packet emitted on port {p}, which no packet/expect line names (lost, as in bmv2): {}",
                             stmt.line,
-                            hex(&bytes)
+                            hex(bytes)
                         )),
                     }
-                }
+                };
+                self.sw
+                    .packet(*port, data, now, &mut emit, &mut self.digests);
                 Ok(())
             }
             Command::Expect { port, pattern } => {
@@ -271,11 +347,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         if let Err(message) = result {
             self.fail(stmt.line, message);
         }
-    }
-
-    fn collect_digests(&mut self) {
-        let rt = self.sw.pipeline_mut().runtime_mut();
-        self.digests.append(&mut rt.digests);
     }
 
     /// Compares what each interface emitted since the last check with what
@@ -449,7 +520,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             metadata: Vec::new(),
         };
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .table_insert(table.id, entry)
             .map_err(|e| format!("add to {}: {e}", table.name))?;
@@ -465,7 +535,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         let a = self.table_action(table, &spec.name)?;
         let call = self.action_call(a, spec)?;
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .table_set_default(table.id, call)
             .map_err(|e| format!("setdefault {}: {e}", table.name))
@@ -497,7 +566,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         let a = self.table_action(table, &spec.name)?;
         let call = self.action_call(a, spec)?;
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .member_write(pid, member, call, false)
             .map_err(|e| format!("member {member}: {e}"))
@@ -506,7 +574,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
     fn group(&mut self, profile: &str, group: u32, members: &[(u32, u32)]) -> CmdResult {
         let pid = self.profile_id(profile)?;
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .group_write(pid, group, members, false)
             .map_err(|e| format!("group {group}: {e}"))
@@ -521,7 +588,7 @@ impl<'a, P: Pipeline> Runner<'a, P> {
     ) -> CmdResult {
         let c = resolve_name(self.info.counters.iter(), name, |c| c.name)
             .ok_or_else(|| not_found("counter", name, self.info.counters.iter().map(|c| c.name)))?;
-        let rt = self.sw.pipeline().runtime();
+        let rt = self.sw.runtime();
         let (data, cell) = match (index, c.direct_table) {
             (CounterIndex::Index(i), None) => (
                 rt.counter_read(c.id, *i).map_err(|e| e.to_string())?,
@@ -581,7 +648,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             pburst: rates[3],
         };
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .meter_set(m.id, index, Some(cfg))
             .map_err(|e| e.to_string())
@@ -613,13 +679,12 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             pburst: rate("pburst")?,
         };
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .direct_meter_set(table.id, &matches, priority, Some(cfg))
             .map_err(|e| e.to_string())
     }
 
-    fn register(&self, name: &str) -> Result<&'static crate::info::RegisterInfo, String> {
+    fn register(&self, name: &str) -> Result<&'static p4_target::info::RegisterInfo, String> {
         resolve_name(self.info.registers.iter(), name, |r| r.name)
             .ok_or_else(|| not_found("register", name, self.info.registers.iter().map(|r| r.name)))
     }
@@ -628,7 +693,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         let r = self.register(name)?;
         let v = parse_value(value, r.bitwidth).map_err(|e| e.to_string())?;
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .register_write(r.id, index, v)
             .map_err(|e| e.to_string())
@@ -639,7 +703,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
         let want = parse_value(value, r.bitwidth).map_err(|e| e.to_string())?;
         let got = self
             .sw
-            .pipeline()
             .runtime()
             .register_read(r.id, index)
             .map_err(|e| e.to_string())?;
@@ -676,7 +739,6 @@ impl<'a, P: Pipeline> Runner<'a, P> {
             parsed.push((v & mask, mask));
         }
         self.sw
-            .pipeline_mut()
             .runtime_mut()
             .value_set_write(vs.id, &parsed)
             .map_err(|e| e.to_string())
@@ -773,7 +835,7 @@ fn key_index(table: &TableInfo, name: &str) -> Result<usize, String> {
 /// Decodes one key value for its match kind; `None` is a wildcard.
 fn field_match(key: &KeyInfo, text: &str) -> Result<Option<FieldMatch>, String> {
     let w = key.bitwidth;
-    let full = crate::bits::mask(w);
+    let full = p4_target::bits::mask(w);
     let e = |e: value::ValueError| e.to_string();
     if text == "*" && key.kind != MatchKind::Exact {
         return Ok(None);
@@ -796,7 +858,7 @@ fn field_match(key: &KeyInfo, text: &str) -> Result<Option<FieldMatch>, String> 
                     let m = parse_masked(text, w).map_err(e)?;
                     // Trailing don't-care digits shorten the prefix.
                     let len = w - m.mask.trailing_zeros().min(w);
-                    if m.mask != full & !(crate::bits::mask(w - len)) {
+                    if m.mask != full & !(p4_target::bits::mask(w - len)) {
                         return Err("only trailing digits of an LPM value may be `*`".into());
                     }
                     (m.value, len)
@@ -805,7 +867,7 @@ fn field_match(key: &KeyInfo, text: &str) -> Result<Option<FieldMatch>, String> 
             if prefix_len == 0 {
                 return Ok(None);
             }
-            let prefix_mask = full & !crate::bits::mask(w - prefix_len);
+            let prefix_mask = full & !p4_target::bits::mask(w - prefix_len);
             Some(FieldMatch::Lpm {
                 value: value & prefix_mask,
                 prefix_len,

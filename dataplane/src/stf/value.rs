@@ -14,7 +14,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use crate::bits::mask;
+use p4_target::bits::mask;
 
 /// Why a value could not be decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
