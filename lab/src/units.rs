@@ -1,6 +1,8 @@
-//! Parsing the human units used on command lines and in topology files:
-//! MAC addresses (`02:00:00:00:00:01`) and rates with an SI suffix
-//! (`100G`, `250M`, `10k`, plain bit/s), returned as bit/s.
+//! The human units used on command lines, in topology files and in
+//! reports: MAC addresses (`02:00:00:00:00:01`), rates with an SI suffix
+//! (`100G`, `250M`, `10k`, plain bit/s) parsed to bit/s, and byte counts
+//! and durations printed for people (`12.3 KB`, `26.6 ms`; reports' JSON
+//! keeps the exact numbers).
 
 /// Errors of [`parse_mac`] and [`parse_rate_bps`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,9 +64,62 @@ pub fn parse_rate_bps(s: &str) -> Result<u64, UnitError> {
     Ok(bps.round() as u64)
 }
 
+/// A byte count for people: `512 B`, `12.3 KB`, `4.50 MB`, `1.20 GB`
+/// (SI prefixes, as switch buffer sizes are quoted).
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, f64); 3] = [("GB", 1e9), ("MB", 1e6), ("KB", 1e3)];
+    for (unit, scale) in UNITS {
+        let v = bytes as f64 / scale;
+        if v >= 1.0 {
+            return format!("{} {unit}", three_digits(v));
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// A duration for people: `850 ns`, `12.5 µs`, `26.6 ms`, `1.20 s`.
+pub fn format_duration(d: std::time::Duration) -> String {
+    let ns = d.as_nanos() as f64;
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        return format!("{} ns", d.as_nanos());
+    };
+    format!("{} {unit}", three_digits(v))
+}
+
+/// `v` with three significant digits (`1.20`, `12.3`, `123`), at least 1.
+fn three_digits(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_and_durations_print_with_units() {
+        use std::time::Duration;
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(999), "999 B");
+        assert_eq!(format_bytes(12_345), "12.3 KB");
+        assert_eq!(format_bytes(4_500_000), "4.50 MB");
+        assert_eq!(format_bytes(16_777_216), "16.8 MB");
+        assert_eq!(format_duration(Duration::from_nanos(850)), "850 ns");
+        assert_eq!(format_duration(Duration::from_nanos(12_500)), "12.5 µs");
+        assert_eq!(format_duration(Duration::from_micros(26_633)), "26.6 ms");
+        assert_eq!(format_duration(Duration::from_millis(1200)), "1.20 s");
+    }
 
     #[test]
     fn macs_parse_and_print_round_trip() {

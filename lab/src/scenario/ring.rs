@@ -269,6 +269,20 @@ pub struct HeldSwitch {
     pub pfc_rx_frames: u64,
 }
 
+impl HeldSwitch {
+    /// `queue 12000 -> 12000 B, tx 0 packets, XOFF sent 3 / received 4`.
+    fn describe(&self) -> String {
+        format!(
+            "queue {} -> {} B, tx {} packets, XOFF sent {} / received {}",
+            self.queue_start_bytes,
+            self.queue_end_bytes,
+            self.ring_tx_packets,
+            self.pfc_tx_frames,
+            self.pfc_rx_frames
+        )
+    }
+}
+
 /// One flow of phase 4.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BurstFlow {
@@ -282,6 +296,49 @@ pub struct BurstFlow {
     pub rx_bytes: u64,
     /// PSN gaps the receiver saw.
     pub psn_gaps: u64,
+}
+
+/// `s0 12, s1 30, s2 14`: one value per switch of the ring.
+fn per_switch<T>(values: &[T], show: impl Fn(&T) -> String) -> String {
+    if values.is_empty() {
+        return "none".into();
+    }
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("s{i} {}", show(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One `  s1 watchdog: storm on port 1 priority 3, restored ...` line per
+/// switch that had events.
+fn write_events(s: &mut String, events: &[Vec<WatchdogEvent>]) {
+    use std::fmt::Write as _;
+    for (i, evs) in events.iter().enumerate().filter(|(_, e)| !e.is_empty()) {
+        let _ = writeln!(s, "  s{i} watchdog: {}", event_list(evs));
+    }
+}
+
+/// `storm on port 1 priority 3, restored port 1 priority 3`.
+fn event_list(events: &[WatchdogEvent]) -> String {
+    let list = events.iter().map(ToString::to_string).collect::<Vec<_>>();
+    list.join(", ")
+}
+
+/// Every switch's events on one line: `s1 storm on port 1 priority 3, ...`
+/// (`none` if there were none).
+fn events_text(events: &[Vec<WatchdogEvent>]) -> String {
+    let parts: Vec<String> = (0..)
+        .zip(events)
+        .filter(|(_, e)| !e.is_empty())
+        .map(|(i, e)| format!("s{i} {}", event_list(e)))
+        .collect();
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join("; ")
+    }
 }
 
 /// Everything [`run`] measured.
@@ -339,63 +396,83 @@ pub struct DeadlockOutcome {
 }
 
 impl DeadlockOutcome {
-    /// A few lines for people: per phase, what each switch showed.
+    /// A few lines for people: per phase, what each switch showed, with
+    /// units (the JSON of a run keeps the exact numbers).
     pub fn summary(&self) -> String {
+        use crate::units::{format_bytes, format_duration};
         use std::fmt::Write as _;
+        let when = |d: Option<Duration>| {
+            d.map_or_else(
+                || "never".to_string(),
+                |d| format!("after {}", format_duration(d)),
+            )
+        };
         let mut s = String::new();
+        let _ = writeln!(s, "phase 1, watchdog off:");
         let _ = writeln!(
             s,
-            "phase 1 (watchdog off): ring tx {:?} packets, delivered to hosts {:?}, \
-             lossless drops {:?}, ring stopped {:?} after the senders exited",
-            self.fill_ring_tx_packets, self.delivered_packets, self.phase1_drops, self.formed_after
+            "  ring tx packets {}; delivered to hosts {}; lossless drops {}",
+            per_switch(&self.fill_ring_tx_packets, u64::to_string),
+            per_switch(&self.delivered_packets, u64::to_string),
+            per_switch(&self.phase1_drops, u64::to_string),
+        );
+        let _ = writeln!(
+            s,
+            "  ring stopped {} (counted from the senders' exit)",
+            when(self.formed_after)
         );
         for (i, h) in self.held.iter().enumerate() {
             let _ = writeln!(
                 s,
-                "  s{i} over {:.1?} with no input: ring queue {} -> {} B, ring tx {} packets, \
+                "  s{i}, {} with no input: ring queue {} -> {}, ring tx {} packets, \
                  XOFF sent {} / received {}",
-                self.held_for,
-                h.queue_start_bytes,
-                h.queue_end_bytes,
+                format_duration(self.held_for),
+                format_bytes(h.queue_start_bytes),
+                format_bytes(h.queue_end_bytes),
                 h.ring_tx_packets,
                 h.pfc_tx_frames,
                 h.pfc_rx_frames
             );
         }
+        let _ = writeln!(s, "phase 2, watchdog switched on:");
         let _ = writeln!(
             s,
-            "phase 2 (watchdog on): storms {:?}, first after {:?}, restored and drained after {:?}, \
-             queued {:?} B, events {:?}",
-            self.wd_storms,
-            self.first_storm_after,
-            self.recovered_after,
-            self.queued_after_recovery_bytes,
-            self.wd_events
+            "  storms {}; first storm {}; restored and drained {}; left queued {}",
+            per_switch(&self.wd_storms, u64::to_string),
+            when(self.first_storm_after),
+            when(self.recovered_after),
+            per_switch(&self.queued_after_recovery_bytes, |&b| format_bytes(b)),
         );
+        write_events(&mut s, &self.wd_events);
+        let _ = writeln!(s, "phase 3, same load with the watchdog on throughout:");
         let _ = writeln!(
             s,
-            "phase 3 (same load, watchdog on): delivered to hosts {:?} packets, storms {:?}, \
-             restored and drained {:?} after the senders exited, queued {:?} B, events {:?}",
-            self.wd_on_delivered_packets,
-            self.wd_on_storms,
-            self.wd_on_recovered_after,
-            self.wd_on_queued_bytes,
-            self.wd_on_events
+            "  delivered to hosts {} packets; storms {}; restored and drained {} \
+             (counted from the senders' exit); left queued {}",
+            per_switch(&self.wd_on_delivered_packets, u64::to_string),
+            per_switch(&self.wd_on_storms, u64::to_string),
+            when(self.wd_on_recovered_after),
+            per_switch(&self.wd_on_queued_bytes, |&b| format_bytes(b)),
         );
+        write_events(&mut s, &self.wd_on_events);
+        let _ = writeln!(s, "phase 4, a second burst:");
         let _ = writeln!(
             s,
-            "phase 4 (second burst): ring tx {:?} packets, lossless drops {:?}, \
-             queued after {:?} B, watchdog events {:?}",
-            self.burst_ring_tx_packets,
-            self.burst_drops,
-            self.queued_after_burst_bytes,
-            self.burst_wd_events
+            "  ring tx packets {}; lossless drops {}; left queued {}",
+            per_switch(&self.burst_ring_tx_packets, u64::to_string),
+            per_switch(&self.burst_drops, u64::to_string),
+            per_switch(&self.queued_after_burst_bytes, |&b| format_bytes(b)),
         );
+        write_events(&mut s, &self.burst_wd_events);
         for f in &self.burst {
             let _ = writeln!(
                 s,
-                "  {} -> {}: sent {} B, received {} B, PSN gaps {}",
-                f.from, f.to, f.tx_bytes, f.rx_bytes, f.psn_gaps
+                "  {} -> {}: sent {}, received {}, PSN gaps {}",
+                f.from,
+                f.to,
+                format_bytes(f.tx_bytes),
+                format_bytes(f.rx_bytes),
+                f.psn_gaps
             );
         }
         s
@@ -415,16 +492,28 @@ impl DeadlockOutcome {
             Some(_) => {
                 for (i, h) in self.held.iter().enumerate() {
                     if h.queue_start_bytes == 0 || h.queue_end_bytes == 0 {
-                        p.push(format!("s{i}: ring queue empty during the watch ({h:?})"));
+                        p.push(format!(
+                            "s{i}: ring queue empty during the watch ({})",
+                            h.describe()
+                        ));
                     }
                     if h.queue_start_bytes != h.queue_end_bytes {
-                        p.push(format!("s{i}: ring queue changed during the watch ({h:?})"));
+                        p.push(format!(
+                            "s{i}: ring queue changed during the watch ({})",
+                            h.describe()
+                        ));
                     }
                     if h.ring_tx_packets != 0 {
-                        p.push(format!("s{i}: ring port sent during the watch ({h:?})"));
+                        p.push(format!(
+                            "s{i}: ring port sent during the watch ({})",
+                            h.describe()
+                        ));
                     }
                     if h.pfc_tx_frames == 0 || h.pfc_rx_frames == 0 {
-                        p.push(format!("s{i}: XOFF not refreshed during the watch ({h:?})"));
+                        p.push(format!(
+                            "s{i}: XOFF not refreshed during the watch ({})",
+                            h.describe()
+                        ));
                     }
                 }
             }
@@ -439,8 +528,9 @@ impl DeadlockOutcome {
         }
         if self.recovered_after.is_none() {
             p.push(format!(
-                "no recovery: storms restored and queues empty not reached (events {:?}, queued {:?})",
-                self.wd_events, self.queued_after_recovery_bytes
+                "no recovery: storms restored and queues empty not reached (events: {}; queued {})",
+                events_text(&self.wd_events),
+                per_switch(&self.queued_after_recovery_bytes, |b| format!("{b} B"))
             ));
         }
         if self.wd_on_storms.iter().sum::<u64>() == 0 {
@@ -456,13 +546,18 @@ impl DeadlockOutcome {
         }
         if self.wd_on_recovered_after.is_none() {
             p.push(format!(
-                "with the watchdog on throughout, not drained and restored (events {:?}, queued {:?})",
-                self.wd_on_events, self.wd_on_queued_bytes
+                "with the watchdog on throughout, not drained and restored (events: {}; queued {})",
+                events_text(&self.wd_on_events),
+                per_switch(&self.wd_on_queued_bytes, |b| format!("{b} B"))
             ));
         }
         for f in &self.burst {
             if f.rx_bytes == 0 || f.rx_bytes != f.tx_bytes || f.psn_gaps != 0 {
-                p.push(format!("after recovery, flow not delivered whole: {f:?}"));
+                p.push(format!(
+                    "after recovery, {} -> {} not delivered whole: sent {} B, received {} B, \
+                     PSN gaps {}",
+                    f.from, f.to, f.tx_bytes, f.rx_bytes, f.psn_gaps
+                ));
             }
         }
         for (i, &d) in self.burst_drops.iter().enumerate() {
@@ -1002,5 +1097,24 @@ mod tests {
         let mut stuck = good();
         stuck.wd_on_delivered_packets = vec![0, 5, 9];
         assert!(stuck.problems()[0].contains("no more than the 14"));
+    }
+
+    /// The report is for people: units on every number, no Rust debug
+    /// formatting (`Some(`, `{ `, `[[`), and a phase that never happened
+    /// says so in words.
+    #[test]
+    fn the_summary_reads_without_debug_artefacts() {
+        let mut o = good();
+        o.recovered_after = None;
+        let text = o.summary();
+        for artefact in ["Some(", "None", "{ ", " }", "[[", "Storm {", "Restore {"] {
+            assert!(!text.contains(artefact), "{artefact:?} in:\n{text}");
+        }
+        assert!(text.contains("restored and drained never"), "{text}");
+        assert!(text.contains("storm on port"), "{text}");
+        assert!(text.contains(" ms"), "{text}");
+        for p in o.problems() {
+            assert!(!p.contains("Some(") && !p.contains("{ "), "{p}");
+        }
     }
 }

@@ -62,6 +62,20 @@ pub struct PrioCounters {
     pub queue_depth_bytes: u64,
 }
 
+impl std::fmt::Display for WatchdogEvent {
+    /// `storm on port 1 priority 3`, `restored port 1 priority 3`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WatchdogEvent::Storm { port, priority } => {
+                write!(f, "storm on port {port} priority {priority}")
+            }
+            WatchdogEvent::Restore { port, priority } => {
+                write!(f, "restored port {port} priority {priority}")
+            }
+        }
+    }
+}
+
 /// A PFC watchdog event from the switch's fabric event stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WatchdogEvent {
