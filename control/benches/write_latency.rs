@@ -269,6 +269,7 @@ fn write_to_effect(dp: &Dataplane, samples: u32) -> WriteLegs {
             device_id: 1,
             state_file: None,
             p4rt_state_file: None,
+            fabric_defaults: Default::default(),
         };
         let daemon = Daemon::build(opts, &PROGRAM_INFO, device, Some(tm)).unwrap();
         let (bound, p4rt, fabric) = daemon.bind().await.unwrap();

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use p4_target::info::ProgramInfo;
 
 use crate::device::Device;
+use crate::fabric::config::FabricConfig;
 use crate::fabric::{FABRIC_OWNED_TABLES, FabricBackend, FabricService, MemoryBackend};
 use crate::p4rt::{P4RuntimeConfig, P4RuntimeService};
 use crate::serve::{Bound, Listen, ServeError};
@@ -31,6 +32,9 @@ pub struct DaemonOptions {
     /// P4Runtime state file (`None`: start empty, persist nothing); the
     /// daemon uses [`p4rt_state_path`] of `state_file`.
     pub p4rt_state_file: Option<PathBuf>,
+    /// The fabric configuration to start from when there is no state file
+    /// (switchd lists the ports it opened, so a fresh daemon shows them).
+    pub fabric_defaults: FabricConfig,
 }
 
 /// Where the daemon keeps P4Runtime state next to the fabric state file
@@ -94,7 +98,7 @@ impl Daemon {
             },
         )?;
         let backend = fabric.unwrap_or_else(|| Arc::new(MemoryBackend::default()));
-        let fabric = FabricService::open(backend, opts.state_file)?;
+        let fabric = FabricService::open_or(backend, opts.state_file, opts.fabric_defaults)?;
         Ok(Daemon {
             p4rt,
             fabric,

@@ -14,12 +14,26 @@ use std::path::PathBuf;
 use crate::fabric::FabricService;
 use crate::p4rt::P4RuntimeService;
 
+/// Where the daemon listens and clients dial when told nothing else:
+/// P4Runtime's IANA port on loopback, where p4runtime-shell, PTF and the
+/// reference switch's tooling look first.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:9559";
+
+/// The environment variable the daemon and its clients read for the
+/// address (`unix:/path` or `HOST:PORT`) when no flag gives one.
+pub const ADDR_ENV: &str = "ROCESWITCH_ADDR";
+
+/// Mode of a socket directory the daemon creates: owner and group only,
+/// so the socket's reach is the directory's group.
+const SOCKET_DIR_MODE: u32 = 0o750;
+
 /// Where to listen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Listen {
     /// A TCP address (`127.0.0.1:9559`; port 0 picks one).
     Tcp(SocketAddr),
-    /// A filesystem Unix socket; a stale socket file is replaced.
+    /// A filesystem Unix socket; a stale socket file is replaced, missing
+    /// directories are created with mode 0750, the socket is removed on exit.
     Unix(PathBuf),
 }
 
@@ -31,6 +45,16 @@ impl std::str::FromStr for Listen {
         match s.strip_prefix("unix:") {
             Some(path) => Ok(Listen::Unix(PathBuf::from(path))),
             None => s.parse().map(Listen::Tcp),
+        }
+    }
+}
+
+impl std::fmt::Display for Listen {
+    /// The form [`Listen::from_str`](std::str::FromStr) reads.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Listen::Tcp(addr) => write!(f, "{addr}"),
+            Listen::Unix(path) => write!(f, "unix:{}", path.display()),
         }
     }
 }
@@ -49,6 +73,68 @@ pub enum ServeError {
     /// The gRPC server.
     #[error(transparent)]
     Transport(#[from] tonic::transport::Error),
+}
+
+/// Creates `dir` (and missing parents) with mode 0750 if it does not exist.
+fn create_socket_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(SOCKET_DIR_MODE)
+        .create(dir)
+}
+
+/// Hands a Unix socket and its directory to `group` (a name or a numeric
+/// gid): both become group-owned, the socket mode 0660, so members of the
+/// group reach the daemon without root.
+pub fn grant_group(socket: &std::path::Path, group: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let gid = resolve_group(group)?;
+    let dirs = socket.parent().into_iter();
+    for path in dirs.chain(std::iter::once(socket)) {
+        std::os::unix::fs::chown(path, None, Some(gid))?;
+    }
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o660))
+}
+
+/// The gid of `group`: a number, or a name looked up in the group database.
+fn resolve_group(group: &str) -> std::io::Result<u32> {
+    if let Ok(gid) = group.parse() {
+        return Ok(gid);
+    }
+    let not_found = || {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("no group named {group:?}"),
+        )
+    };
+    let name = std::ffi::CString::new(group).map_err(|_| not_found())?;
+    let mut grp = std::mem::MaybeUninit::<libc::group>::uninit();
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut result: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call: `name` is NUL-terminated,
+    // `grp` and `buf` outlive it and `buf.len()` is its size; getgrnam_r
+    // writes only into them and sets `result` to `grp` or null.
+    let rc = unsafe {
+        libc::getgrnam_r(
+            name.as_ptr(),
+            grp.as_mut_ptr(),
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc));
+    }
+    if result.is_null() {
+        return Err(not_found());
+    }
+    // SAFETY: getgrnam_r returned success with a non-null result: `grp` is initialised.
+    Ok(unsafe { grp.assume_init() }.gr_gid)
 }
 
 /// A bound listener: its address is known before serving starts.
@@ -73,6 +159,12 @@ impl Bound {
                 }),
             Listen::Unix(path) => {
                 let what = path.display().to_string();
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    create_socket_dir(dir).map_err(|source| ServeError::Bind {
+                        what: format!("{what} (creating {})", dir.display()),
+                        source,
+                    })?;
+                }
                 if path.exists() {
                     std::fs::remove_file(path).map_err(|source| ServeError::Bind {
                         what: what.clone(),

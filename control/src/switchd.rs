@@ -43,10 +43,17 @@ pub struct SwitchArgs {
     /// Default port speed (shaper and pause timing): 10G, 25G, 100G, 400M ...
     #[arg(long)]
     pub speed: Option<String>,
-    /// gRPC listen address: HOST:PORT or unix:/path [default: 127.0.0.1:9559].
-    #[arg(long)]
+    /// gRPC listen address: HOST:PORT or unix:/path (a missing directory
+    /// is created with mode 0750) [default: 127.0.0.1:9559, the address
+    /// rocectl dials].
+    #[arg(long, env = crate::serve::ADDR_ENV)]
     pub grpc: Option<String>,
-    /// P4Runtime device id [default: 1].
+    /// Group (name or gid) given the Unix socket and its directory, so its
+    /// members can reach the daemon without root.
+    #[arg(long, value_name = "GROUP")]
+    pub grpc_group: Option<String>,
+    /// P4Runtime device id [default: 1 for roceswitch; 0, as the reference
+    /// switch answers, for switches built by `p4-to-rust switch`].
     #[arg(long)]
     pub device_id: Option<u64>,
     /// CPU port number (PacketIn/PacketOut) [default: 510].
@@ -82,6 +89,7 @@ pub struct SwitchArgs {
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     grpc: Option<String>,
+    grpc_group: Option<String>,
     device_id: Option<u64>,
     cpu_port: Option<u16>,
     state_file: Option<PathBuf>,
@@ -119,68 +127,29 @@ fn yield_to_dataplane() {
     }
 }
 
-/// `10G`, `25g`, `400M`, `1000000000` → bits per second.
-pub fn parse_speed(s: &str) -> Result<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last() {
-        Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000u64),
-        Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
-        Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
-        _ => (s, 1),
-    };
-    let v: f64 = num
-        .parse()
-        .with_context(|| format!("bad speed {s:?} (try 10G, 25G, 100G)"))?;
-    if v.is_nan() || v <= 0.0 {
-        bail!("speed {s:?} must be positive");
-    }
-    Ok((v * mult as f64) as u64)
-}
-
-/// Sets up logging from `args` and runs the daemon for `program` until
-/// SIGINT/SIGTERM.
-pub fn main<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&args.log_level).context("--log-level")?,
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-    run(args, program)
-}
-
-/// Runs the daemon for `program` until SIGINT/SIGTERM (logging set up by the caller).
-pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
-    let file: FileConfig = match &args.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
-        }
-        None => FileConfig::default(),
-    };
-    let default_speed = parse_speed(
-        args.speed
-            .as_deref()
-            .or(file.speed.as_deref())
-            .unwrap_or("10G"),
-    )
-    .context("--speed")?;
+/// The ports from the file and the command line (a `--port` replaces the
+/// file's port of the same number), refused with one line per problem a
+/// user can fix: a number given twice, numbers with gaps, an interface
+/// given to two ports, an interface this namespace does not have.
+fn port_table(file: Vec<FilePort>, flags: &[String]) -> Result<BTreeMap<u16, FilePort>> {
     let mut ports: BTreeMap<u16, FilePort> = BTreeMap::new();
-    for p in file.ports {
+    for p in file {
         let n = p.number;
         if ports.insert(n, p).is_some() {
             bail!("port {n} appears twice in the config file");
         }
     }
-    for spec in &args.ports {
+    let mut from_flags = BTreeMap::new();
+    for spec in flags {
         let (n, iface) = spec
             .split_once('=')
             .with_context(|| format!("--port {spec:?}: expected NUMBER=INTERFACE"))?;
         let number: u16 = n
             .parse()
             .with_context(|| format!("--port {spec:?}: bad port number"))?;
+        if let Some(earlier) = from_flags.insert(number, spec) {
+            bail!("port {number} is given twice (--port {earlier} and --port {spec})");
+        }
         let port = FilePort {
             number,
             iface: iface.to_string(),
@@ -202,15 +171,115 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
             );
         }
     }
+    let mut owner: BTreeMap<&str, u16> = BTreeMap::new();
+    for (n, p) in &ports {
+        if let Some(first) = owner.insert(&p.iface, *n) {
+            bail!(
+                "interface {} is given to ports {first} and {n}; each port needs its own interface",
+                p.iface
+            );
+        }
+        if !interface_exists(&p.iface) {
+            bail!(
+                "port {n}: no network interface named {:?} in this namespace (`ip link` lists them)",
+                p.iface
+            );
+        }
+    }
+    Ok(ports)
+}
+
+/// Whether this network namespace has an interface called `name`.
+fn interface_exists(name: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated string; if_nametoindex reads it only.
+    unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
+}
+
+/// `10G`, `25g`, `400M`, `1000000000` → bits per second.
+pub fn parse_speed(s: &str) -> Result<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last() {
+        Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000u64),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
+        Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
+        _ => (s, 1),
+    };
+    let v: f64 = num
+        .parse()
+        .with_context(|| format!("bad speed {s:?} (try 10G, 25G, 100G)"))?;
+    if v.is_nan() || v <= 0.0 {
+        bail!("speed {s:?} must be positive");
+    }
+    Ok((v * mult as f64) as u64)
+}
+
+/// What a switch binary assumes when neither flag nor file says.
+#[derive(Clone, Copy, Debug)]
+pub struct Defaults {
+    /// P4Runtime device id.
+    pub device_id: u64,
+}
+
+impl Defaults {
+    /// `roceswitch`: device 1.
+    pub const ROCESWITCH: Defaults = Defaults { device_id: 1 };
+    /// A switch built by `p4-to-rust switch`: device 0, as the reference
+    /// switch (bmv2) answers, so tutorial controllers connect unchanged.
+    pub const P4_REFERENCE: Defaults = Defaults { device_id: 0 };
+}
+
+/// Sets up logging from `args` and runs the daemon for `program` until
+/// SIGINT/SIGTERM, with roceswitch's defaults.
+pub fn main<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
+    main_with(args, program, Defaults::ROCESWITCH)
+}
+
+/// [`main`] with the given defaults.
+pub fn main_with<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&args.log_level).context("--log-level")?,
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    run(args, program, defaults)
+}
+
+/// Runs the daemon for `program` until SIGINT/SIGTERM (logging set up by the caller).
+pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Result<()> {
+    let file: FileConfig = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
+        }
+        None => FileConfig::default(),
+    };
+    let default_speed = parse_speed(
+        args.speed
+            .as_deref()
+            .or(file.speed.as_deref())
+            .unwrap_or("10G"),
+    )
+    .context("--speed")?;
+    let ports = port_table(file.ports, &args.ports)?;
     let cpu_port = args.cpu_port.or(file.cpu_port).unwrap_or(DEFAULT_CPU_PORT);
     let listen: Listen = args
         .grpc
         .as_deref()
         .or(file.grpc.as_deref())
-        .unwrap_or("127.0.0.1:9559")
+        .unwrap_or(crate::serve::DEFAULT_ADDR)
         .parse()
         .context("--grpc: expected HOST:PORT or unix:/path")?;
-    let device_id = args.device_id.or(file.device_id).unwrap_or(1);
+    let grpc_group = args.grpc_group.or(file.grpc_group);
+    let device_id = args
+        .device_id
+        .or(file.device_id)
+        .unwrap_or(defaults.device_id);
     let state_file = args.state_file.or(file.state_file);
     let (tls, tls_mode) = server_tls(
         args.tls_cert.or(file.tls_cert),
@@ -245,6 +314,10 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         opened.push(Box::new(port));
     }
     let base_tm = config.tm.clone();
+    let fabric_defaults = dataplane::fabric::FabricConfig {
+        ports: dataplane::fabric::ports_of(&base_tm),
+        ..Default::default()
+    };
     let info = program.info();
     let switch =
         Switch::new(program, config, Instant::ZERO).context("traffic manager configuration")?;
@@ -305,6 +378,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
             device_id,
             p4rt_state_file: state_file.as_deref().map(crate::daemon::p4rt_state_path),
             state_file,
+            fabric_defaults,
         };
         // Prometheus endpoint (off unless --metrics): the traffic manager's counters.
         if let Some(addr) = &args.metrics {
@@ -320,7 +394,11 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         let (bound, p4rt, fabric) = daemon
             .bind()
             .await
-            .with_context(|| format!("gRPC listen on {listen:?}"))?;
+            .with_context(|| format!("gRPC listen on {listen}"))?;
+        if let (Listen::Unix(path), Some(group)) = (&listen, &grpc_group) {
+            crate::serve::grant_group(path, group)
+                .with_context(|| format!("--grpc-group {group} on {}", path.display()))?;
+        }
         // Watchdog storms and restorations go out on the fabric event stream.
         let fabric_events = fabric.events();
         tokio::spawn(async move {
@@ -332,7 +410,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
         });
         tracing::info!(
             program = info.name,
-            ?listen,
+            %listen,
             tls = tls_mode,
             device_id,
             cpu_port,

@@ -164,6 +164,7 @@ async fn daemon_wires_ownership_fabric_tables_and_state() {
         device_id: 1,
         state_file: Some(dir.path().join("fabric.json")),
         p4rt_state_file: None,
+        fabric_defaults: Default::default(),
     };
     let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
     let dataplane = Arc::new(MemoryBackend::default());

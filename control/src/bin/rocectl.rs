@@ -1,6 +1,6 @@
 //! `rocectl`: command-line client of the roceswitch control plane.
 //!
-//! `rocectl [--addr unix:/path|HOST:PORT] [--ca F [--cert F --key F]] fabric get|set FILE|validate FILE|counters|events`,
+//! `rocectl [--addr unix:/path|HOST:PORT (default 127.0.0.1:9559, or $ROCESWITCH_ADDR)] [--ca F [--cert F --key F]] fabric get|set FILE|validate FILE|counters|events`,
 //! `rocectl p4rt capabilities|pipeline`, `rocectl table add|modify|delete|list
 //! TABLE [MATCH...] [ACTION [PARAM...]]` and `rocectl counter read NAME [INDEX]`
 //! (P4Runtime by name: the names resolve against the P4Info the server
@@ -24,8 +24,8 @@ use proto::roceswitch::fabric::v1 as pb;
 #[derive(Parser, Debug)]
 #[command(name = "rocectl", about = "roceswitch control-plane client")]
 struct Cli {
-    /// Server address: `unix:/path` or `HOST:PORT`.
-    #[arg(long, default_value = "unix:/run/roceswitch/ctl.sock")]
+    /// Server address: `unix:/path` or `HOST:PORT` (the daemon's default).
+    #[arg(long, env = control::serve::ADDR_ENV, default_value = control::serve::DEFAULT_ADDR)]
     addr: String,
     /// TLS: the CA (PEM) that signed the server's certificate.
     #[arg(long, value_name = "FILE")]
@@ -368,7 +368,7 @@ enum Failure {
 
 impl From<tonic::Status> for Failure {
     fn from(s: tonic::Status) -> Self {
-        let mut m = format!("{:?}: {}", s.code(), s.message());
+        let mut m = format!("{}: {}", control::client::code_name(s.code()), s.message());
         push_causes(&mut m, &s);
         Failure::Server(m)
     }
@@ -382,14 +382,33 @@ impl From<tonic::transport::Error> for Failure {
     }
 }
 
+/// Why `addr` could not be dialled, and how to dial elsewhere.
+fn unreachable_daemon(addr: &str, e: &tonic::transport::Error) -> Failure {
+    let mut m = format!("cannot reach roceswitch at {addr}");
+    push_causes(&mut m, e);
+    m.push_str(&format!(
+        "\n  the daemon listens on {} unless started with --grpc; \
+         point rocectl elsewhere with --addr ADDR or {}=ADDR (unix:/path or HOST:PORT)",
+        control::serve::DEFAULT_ADDR,
+        control::serve::ADDR_ENV,
+    ));
+    Failure::Server(m)
+}
+
 /// Appends `: cause` for each source of `e`: tonic's transport failures say
 /// only "transport error", the cause says what happened (connection refused,
 /// a TLS alert such as CertificateRequired, ...).
 fn push_causes(m: &mut String, e: &dyn std::error::Error) {
     let mut source = e.source();
+    let mut last = String::new();
     while let Some(cause) = source {
-        m.push_str(": ");
-        m.push_str(&cause.to_string());
+        // Layers often repeat their inner error's text; say it once.
+        let text = cause.to_string();
+        if text != last {
+            m.push_str(": ");
+            m.push_str(&text);
+        }
+        last = text;
         source = cause.source();
     }
 }
@@ -450,7 +469,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         ),
         None => None,
     };
-    let channel = control::client::connect_tls(&cli.addr, tls).await?;
+    let channel = control::client::connect_tls(&cli.addr, tls)
+        .await
+        .map_err(|e| unreachable_daemon(&cli.addr, &e))?;
     match cli.cmd {
         Cmd::Fabric { cmd } => {
             let mut c = FabricQosClient::new(channel.clone());

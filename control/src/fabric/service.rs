@@ -74,9 +74,19 @@ impl FabricService {
         backend: Arc<dyn FabricBackend>,
         state_file: Option<PathBuf>,
     ) -> Result<Self, OpenError> {
+        Self::open_or(backend, state_file, FabricConfig::default())
+    }
+
+    /// Starts from `state_file` if it exists, else from `defaults`; applies
+    /// that configuration to `backend`.
+    pub fn open_or(
+        backend: Arc<dyn FabricBackend>,
+        state_file: Option<PathBuf>,
+        defaults: FabricConfig,
+    ) -> Result<Self, OpenError> {
         let config = match &state_file {
             Some(p) if p.exists() => super::config::load(p)?,
-            _ => FabricConfig::default(),
+            _ => defaults,
         };
         backend.apply(&config)?;
         let (events, _) = broadcast::channel(256);

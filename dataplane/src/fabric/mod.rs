@@ -24,4 +24,4 @@ pub use plan::{
     ApplyError, FABRIC_OWNED_TABLES, PlanError, ProfileContents, SwitchPlan, TableContents,
 };
 pub use routes::{L3Config, NextHop, Route, RouteWrites};
-pub use tm::tm_config;
+pub use tm::{ports_of, tm_config};

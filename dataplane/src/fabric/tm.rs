@@ -10,7 +10,7 @@
 use crate::tm::{self, TmConfig};
 use crate::watchdog::{WatchdogPortConfig, WdAction};
 
-use super::config::{FabricConfig, Headroom, Threshold, WatchdogAction};
+use super::config::{FabricConfig, Headroom, PortConfig, Threshold, Trust, WatchdogAction};
 use super::plan::PlanError;
 
 /// The traffic-manager settings `fabric` asks for, on top of `base` (port
@@ -98,10 +98,30 @@ pub fn tm_config(base: &TmConfig, fabric: &FabricConfig) -> Result<TmConfig, Pla
     Ok(cfg)
 }
 
+/// The fabric view of the ports a switch started with: what [`tm_config`]
+/// would turn back into `base`'s speeds, MTUs, cables and lossless
+/// priorities, so a daemon's configuration lists its ports before anyone
+/// sets them. Ports trust DSCP, the program's default classification.
+pub fn ports_of(base: &TmConfig) -> Vec<PortConfig> {
+    (0u16..)
+        .zip(&base.ports)
+        .map(|(port, p)| PortConfig {
+            port,
+            speed_bps: p.speed_bps,
+            mtu_bytes: p.mtu_bytes,
+            cable_length_m: p
+                .cable_length_m
+                .unwrap_or_else(|| tm::PortConfig::default().cable_length_m.unwrap_or(0)),
+            trust: Some(Trust::Dscp),
+            pfc_priorities: (0..8u8).filter(|&q| p.pfc_enable & (1 << q) != 0).collect(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::config::{PortConfig, Trust, port_headroom_bytes};
+    use crate::fabric::config::port_headroom_bytes;
 
     fn port(n: u16, speed_bps: u64, cable_length_m: u32) -> PortConfig {
         PortConfig {
@@ -111,6 +131,32 @@ mod tests {
             cable_length_m,
             trust: Some(Trust::Dscp),
             pfc_priorities: vec![3],
+        }
+    }
+
+    /// A daemon's starting configuration describes its ports exactly:
+    /// applying it leaves the traffic manager as the command line set it.
+    #[test]
+    fn ports_of_round_trips_through_tm_config() {
+        let mut base = TmConfig::with_ports(3);
+        base.ports[0].speed_bps = 10_000_000_000;
+        base.ports[1].mtu_bytes = 4200;
+        base.ports[1].pfc_enable = (1 << 3) | (1 << 4);
+        base.ports[2].cable_length_m = Some(7);
+        base.ports[2].pfc_enable = 0;
+        let fabric = FabricConfig {
+            ports: ports_of(&base),
+            ..Default::default()
+        };
+        assert_eq!(fabric.ports[1].pfc_priorities, vec![3, 4]);
+        assert!(fabric.ports[2].pfc_priorities.is_empty());
+        assert_eq!(fabric.validate(), vec![]);
+        let tm = tm_config(&base, &fabric).unwrap();
+        for (got, want) in tm.ports.iter().zip(&base.ports) {
+            assert_eq!(got.speed_bps, want.speed_bps);
+            assert_eq!(got.mtu_bytes, want.mtu_bytes);
+            assert_eq!(got.cable_length_m, want.cable_length_m);
+            assert_eq!(got.pfc_enable, want.pfc_enable);
         }
     }
 

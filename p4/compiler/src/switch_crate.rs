@@ -94,7 +94,8 @@ pub fn write_switch_crate(
          struct Cli {{\n    #[command(flatten)]\n    switch: control::switchd::SwitchArgs,\n}}\n\n\
          fn main() -> anyhow::Result<()> {{\n    \
          let cli = Cli::parse();\n    \
-         control::switchd::main(cli.switch, program::Program::new())\n}}\n",
+         control::switchd::main_with(\n        cli.switch,\n        program::Program::new(),\n        \
+         control::switchd::Defaults::P4_REFERENCE,\n    )\n}}\n",
         program = program.display(),
     );
     let files: [(PathBuf, Vec<u8>); 5] = [
@@ -139,7 +140,9 @@ mod tests {
         assert!(toml.contains("control = { path = "), "{toml}");
         assert!(toml.contains("[workspace]"));
         let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
-        assert!(main.contains("control::switchd::main(cli.switch, program::Program::new())"));
+        assert!(main.contains("control::switchd::main_with("), "{main}");
+        // Device 0 by default, as bmv2 answers: tutorial controllers connect unchanged.
+        assert!(main.contains("Defaults::P4_REFERENCE"), "{main}");
         let program_rs = std::fs::read_to_string(dir.join("src/program.rs")).unwrap();
         assert!(program_rs.contains("RouterIngress.ipv4_lpm"));
         let p4info = std::fs::read_to_string(dir.join("p4info.txtpb")).unwrap();
