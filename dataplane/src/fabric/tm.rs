@@ -160,6 +160,29 @@ mod tests {
         }
     }
 
+    /// Whatever port set the traffic manager accepts at start, the fabric
+    /// view of it validates too: a daemon never starts with a configuration
+    /// its own service would refuse.
+    #[test]
+    fn a_switch_the_tm_accepts_has_a_valid_fabric_view() {
+        for ports in [1, 4, 16, 32, 64] {
+            for speed in [10_000_000_000, 100_000_000_000, 400_000_000_000] {
+                let mut base = TmConfig::with_ports(ports);
+                for p in &mut base.ports {
+                    p.speed_bps = speed;
+                }
+                let fabric = FabricConfig {
+                    ports: ports_of(&base),
+                    ..Default::default()
+                };
+                let problems = fabric.validate();
+                if base.validate().is_ok() {
+                    assert_eq!(problems, vec![], "{ports} ports at {speed}");
+                }
+            }
+        }
+    }
+
     /// Validation and the TM reserve the same headroom: one formula.
     #[test]
     fn auto_headroom_is_what_the_tm_reserves() {
