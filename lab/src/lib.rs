@@ -8,6 +8,8 @@
 //! - [`topo`] and [`labctl`]: namespace labs behind `rocelab`: a topology
 //!   file, bringing it up with `ip`, recording what was made in a state file,
 //!   and tearing it down again (also after a crash).
+//! - [`bringup`]: `rocelab up` of a topology whose switches run
+//!   roceswitch: daemons started and programmed before the hosts start.
 //! - [`fabric`]: what each switch of a topology is told (ports, QoS,
 //!   shortest-path ECMP routes), the same for a namespace lab and the
 //!   simulator.
@@ -17,6 +19,7 @@
 //! Binaries: `roceperf`, `rocelab`, `relaybench`.
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod bringup;
 pub mod fabric;
 pub mod labctl;
 pub mod perf;

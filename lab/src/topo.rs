@@ -23,7 +23,8 @@
 //! Placeholders in commands: `{lab}`, `{ns}`, `{node}`; for a host `{iface}`
 //! (its first interface), `{mac}`, `{ip}`; for anyone `{ports}` (the node's
 //! interfaces as `IF=BPS,IF=BPS`) and `{host.NAME.mac}` / `{host.NAME.ip}`
-//! for any host. Validation ([`Topology::validate`]) reports every problem
+//! for any host, `{router_mac}` (the MAC a roceswitch routes for, the
+//! next hop of a host whose peer is behind a switch). Validation ([`Topology::validate`]) reports every problem
 //! it finds at once, structural ones only (names, references, duplicates,
 //! addresses, speeds); what only the kernel can judge (e.g. an interface
 //! name it refuses) fails during `up`, which then unwinds.
@@ -80,6 +81,12 @@ pub struct SwitchSpec {
     /// Command to run in the switch namespace (argv, placeholders allowed).
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// Run the roceswitch daemon here instead of `command`: its interfaces
+    /// `p0..pN` are its ports, and once it is up `rocelab up` programs it
+    /// with the topology's `[qos]` and shortest-path routes (see
+    /// [`crate::bringup`]) before any host command starts.
+    #[serde(default)]
+    pub roceswitch: bool,
 }
 
 /// A host node (a RoCE host agent's namespace).
@@ -206,6 +213,16 @@ impl Topology {
                 errs.push(format!("node {n:?} is defined twice"));
             }
         }
+        for s in self
+            .switches
+            .iter()
+            .filter(|s| s.roceswitch && s.command.is_some())
+        {
+            errs.push(format!(
+                "switch {}: give either roceswitch = true or a command, not both",
+                s.name
+            ));
+        }
         let mut macs = BTreeMap::new();
         let mut ips = BTreeMap::new();
         for h in &self.hosts {
@@ -289,6 +306,10 @@ impl Topology {
             vars.push(("{mac}".into(), h.mac.clone()));
             vars.push(("{ip}".into(), h.ip.to_string()));
         }
+        vars.push((
+            "{router_mac}".into(),
+            crate::units::format_mac(&crate::fabric::ROUTER_MAC),
+        ));
         for h in &self.hosts {
             vars.push((format!("{{host.{}.mac}}", h.name), h.mac.clone()));
             vars.push((format!("{{host.{}.ip}}", h.name), h.ip.to_string()));

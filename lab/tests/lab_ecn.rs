@@ -199,6 +199,7 @@ fn low_kmin_marks_ce_the_receiver_sends_cnps_and_dcqcn_slows_the_senders() {
         switches: vec![SwitchSpec {
             name: "sw".into(),
             command: Some(sw_cmd),
+            roceswitch: false,
         }],
         hosts: hosts.clone(),
         links: (0..3)

@@ -113,7 +113,7 @@ fn main() -> Result<()> {
             let topo =
                 Topology::from_toml(&text).with_context(|| format!("in {}", file.display()))?;
             let stop = lab::signal::stop_flag();
-            let st = labctl::up(&topo, Some(&file), &store, stop)?;
+            let st = lab::bringup::up(&topo, Some(&file), &store, stop)?;
             println!(
                 "lab {} up: {} namespaces, {} links, {} processes (state {})",
                 st.lab,

@@ -74,6 +74,7 @@ fn switch(name: &str) -> SwitchSpec {
     SwitchSpec {
         name: name.into(),
         command: None,
+        roceswitch: false,
     }
 }
 

@@ -165,6 +165,7 @@ pub fn ring_topology(
                 speed_bps,
                 &sock_path(store, lab, &switch_name(i)),
             )),
+            roceswitch: false,
         })
         .collect();
     let hosts = (0..n).map(|i| host(&host_name(i), RING_PART, i)).collect();

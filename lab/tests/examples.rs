@@ -1,0 +1,167 @@
+//! Every topology under `lab/examples/` works as shipped: `rocelab up FILE`
+//! with the real roceswitch and host agents, RoCE traffic arrives where the
+//! file's header says to look, `rocelab down` removes every namespace.
+//! Needs root and `target/<profile>/roceswitch` (`cargo build -p control
+//! --bin roceswitch`); skipped with a message otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Where traffic must show up: (node, interface, at least this many bytes received).
+type Expect = &'static [(&'static str, &'static str, u64)];
+
+/// Each example and what it must carry. A new example needs a row here.
+const EXAMPLES: &[(&str, &str, Expect)] = &[
+    ("pair.toml", "pair", &[("h2", "eth0", 1_000_000)]),
+    ("switched.toml", "sw", &[("h2", "eth0", 1_000_000)]),
+    (
+        "leaf-spine.toml",
+        "ls",
+        // Both spines carry a share of ha's 8 QPs: ECMP spreads them.
+        &[
+            ("hb", "eth0", 1_000_000),
+            ("spine1", "p0", 100_000),
+            ("spine2", "p0", 100_000),
+        ],
+    ),
+];
+
+/// How long traffic may take to reach the expected counts.
+const TRAFFIC_LIMIT: Duration = Duration::from_secs(30);
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+fn root_or_skip(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    if euid != 0 {
+        eprintln!("SKIPPED {test}: needs root (creates network namespaces); euid = {euid}");
+        return false;
+    }
+    let roceswitch = Path::new(env!("CARGO_BIN_EXE_rocelab")).with_file_name("roceswitch");
+    if !roceswitch.is_file() {
+        eprintln!(
+            "SKIPPED {test}: {} missing (cargo build -p control --bin roceswitch)",
+            roceswitch.display()
+        );
+        return false;
+    }
+    true
+}
+
+fn rocelab(state: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_rocelab"))
+        .arg("--state-dir")
+        .arg(state)
+        .args(args)
+        .output()
+        .expect("running rocelab")
+}
+
+fn rx_bytes(lab: &str, node: &str, iface: &str) -> u64 {
+    let ns = format!("rl-{lab}-{node}");
+    let out = Command::new("ip")
+        .args(["netns", "exec", &ns, "cat"])
+        .arg(format!("/sys/class/net/{iface}/statistics/rx_bytes"))
+        .output()
+        .expect("reading interface counters");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
+fn namespaces_of(lab: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&format!("rl-{lab}-")))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Takes the lab down however the test ends.
+struct Down<'a> {
+    state: &'a Path,
+    lab: &'static str,
+}
+
+impl Drop for Down<'_> {
+    fn drop(&mut self) {
+        let _ = rocelab(self.state, &["down", self.lab]);
+    }
+}
+
+#[test]
+fn every_example_has_an_expectation() {
+    let mut files: Vec<String> = std::fs::read_dir(examples_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    files.sort();
+    let mut known: Vec<String> = EXAMPLES.iter().map(|(f, ..)| f.to_string()).collect();
+    known.sort();
+    assert_eq!(files, known, "lab/examples and this test's table differ");
+    for (file, lab, _) in EXAMPLES {
+        let text = std::fs::read_to_string(examples_dir().join(file)).unwrap();
+        let topo = lab::topo::Topology::from_toml(&text).unwrap();
+        assert_eq!(topo.name, *lab, "{file}");
+        assert!(text.starts_with('#'), "{file}: no header comment");
+    }
+}
+
+#[test]
+fn each_example_comes_up_carries_traffic_and_goes_down() {
+    if !root_or_skip("each_example_comes_up_carries_traffic_and_goes_down") {
+        return;
+    }
+    let state_dir = std::env::temp_dir().join(format!("rl-examples-{}", std::process::id()));
+    let state = state_dir.as_path();
+    for (file, lab, expect) in EXAMPLES {
+        let path = examples_dir().join(file);
+        let down = Down { state, lab };
+        let up = rocelab(state, &["up", path.to_str().unwrap()]);
+        assert!(
+            up.status.success(),
+            "rocelab up {file}: {}",
+            String::from_utf8_lossy(&up.stderr)
+        );
+        let deadline = Instant::now() + TRAFFIC_LIMIT;
+        loop {
+            let seen: Vec<(&str, &str, u64, u64)> = expect
+                .iter()
+                .map(|&(node, iface, min)| (node, iface, rx_bytes(lab, node, iface), min))
+                .collect();
+            if seen.iter().all(|&(_, _, got, min)| got >= min) {
+                break;
+            }
+            if Instant::now() > deadline {
+                let logs = std::fs::read_dir(state.join(lab))
+                    .map(|d| {
+                        d.filter_map(|e| {
+                            let p = e.ok()?.path();
+                            let text = std::fs::read_to_string(&p).ok()?;
+                            let tail: Vec<&str> = text.lines().rev().take(5).collect();
+                            Some(format!("{}: {}", p.display(), tail.join(" | ")))
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                    })
+                    .unwrap_or_default();
+                panic!("{file}: traffic short of expectations {seen:?}\nlogs:\n{logs}");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        drop(down);
+        assert_eq!(
+            namespaces_of(lab),
+            Vec::<String>::new(),
+            "{file}: left behind"
+        );
+    }
+}
