@@ -49,7 +49,9 @@ pub struct QosSpec {
     pub xoff_bytes: Option<u64>,
     /// Static XON level, bytes (with `xoff_bytes`).
     pub xon_bytes: Option<u64>,
-    /// Shared buffer of each switch, bytes; `None`: the fabric default.
+    /// Whole buffer of each switch (shared pool plus headroom), bytes;
+    /// `None`: the fabric default's shared pool plus the headroom this
+    /// switch reserves, so a lab at any speed affords its headroom.
     pub pool_bytes: Option<u64>,
     /// RED/ECN marking on the lossless priorities of every port.
     pub ecn: Option<EcnSpec>,
@@ -150,9 +152,7 @@ pub fn fabric_config(qos: &QosSpec, ports: &[(u16, u64, u32)]) -> FabricConfig {
             })
             .collect(),
         buffer: BufferConfig {
-            pool_size_bytes: qos
-                .pool_bytes
-                .unwrap_or(BufferConfig::default().pool_size_bytes),
+            pool_size_bytes: 0,
             thresholds: Vec::new(),
             headroom: match qos.headroom_bytes {
                 Some(bytes) => Headroom::Explicit { bytes },
@@ -161,6 +161,14 @@ pub fn fabric_config(qos: &QosSpec, ports: &[(u16, u64, u32)]) -> FabricConfig {
         },
         ..Default::default()
     };
+    // A lab switch is software: it can afford the default shared pool on
+    // top of whatever headroom its speeds and cables need (sized by the
+    // fabric's own formula), where an ASIC's fixed buffer could not.
+    cfg.buffer.pool_size_bytes = qos.pool_bytes.unwrap_or_else(|| {
+        BufferConfig::default()
+            .pool_size_bytes
+            .saturating_add(cfg.headroom_total_bytes())
+    });
     if let (Some(xoff_bytes), Some(xon_bytes)) = (qos.xoff_bytes, qos.xon_bytes) {
         for &priority in &qos.lossless_priorities {
             cfg.buffer
@@ -441,6 +449,36 @@ mod tests {
         assert_eq!(spine2.routes.routes[1].next_hops, vec![hop(1, ROUTER_MAC)]);
         let seeds: BTreeSet<u32> = s.iter().map(|x| x.routes.ecmp_seed).collect();
         assert_eq!(seeds.len(), 4, "a seed per switch");
+    }
+
+    /// The lab's headroom at 10G and 25G (8 ms of line rate per port and
+    /// lossless priority) is more than the default 16 MiB buffer: the pool
+    /// grows by what the headroom takes, so the configuration validates
+    /// and the default shared pool is still there for queues.
+    #[test]
+    fn the_pool_affords_the_headroom_at_every_speed() {
+        for speed_bps in [1_000_000_000u64, 10_000_000_000, 25_000_000_000] {
+            let headroom = speed_bps / 1000; // 8 ms of line rate, in bytes
+            let qos = QosSpec {
+                headroom_bytes: Some(headroom),
+                ..QosSpec::default()
+            };
+            let ports: Vec<(u16, u64, u32)> = (0..3).map(|p| (p, speed_bps, 9000)).collect();
+            let cfg = fabric_config(&qos, &ports);
+            assert_eq!(cfg.validate(), vec![], "{speed_bps}");
+            let shared = cfg.buffer.pool_size_bytes - cfg.headroom_total_bytes();
+            assert_eq!(shared, BufferConfig::default().pool_size_bytes);
+        }
+        let fixed = QosSpec {
+            pool_bytes: Some(1 << 20),
+            ..QosSpec::default()
+        };
+        let cfg = fabric_config(&fixed, &[(0, 1_000_000_000, 1500)]);
+        assert_eq!(
+            cfg.buffer.pool_size_bytes,
+            1 << 20,
+            "an explicit pool is kept"
+        );
     }
 
     #[test]

@@ -64,6 +64,28 @@ pub fn parse_rate_bps(s: &str) -> Result<u64, UnitError> {
     Ok(bps.round() as u64)
 }
 
+/// A rate for people in the form `--speed` takes: `100M`, `1G`, `2.5G`.
+pub fn format_rate(bps: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("T", 1_000_000_000_000),
+        ("G", 1_000_000_000),
+        ("M", 1_000_000),
+        ("k", 1_000),
+    ];
+    for (unit, scale) in UNITS {
+        if bps >= scale {
+            let v = bps as f64 / scale as f64;
+            return format!(
+                "{}{unit}",
+                format!("{v:.3}")
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+            );
+        }
+    }
+    bps.to_string()
+}
+
 /// A byte count for people: `512 B`, `12.3 KB`, `4.50 MB`, `1.20 GB`
 /// (SI prefixes, as switch buffer sizes are quoted).
 pub fn format_bytes(bytes: u64) -> String {
@@ -119,6 +141,14 @@ mod tests {
         assert_eq!(format_duration(Duration::from_nanos(12_500)), "12.5 µs");
         assert_eq!(format_duration(Duration::from_micros(26_633)), "26.6 ms");
         assert_eq!(format_duration(Duration::from_millis(1200)), "1.20 s");
+        for (bps, text) in [
+            (100_000_000, "100M"),
+            (1_000_000_000, "1G"),
+            (2_500_000_000, "2.5G"),
+        ] {
+            assert_eq!(format_rate(bps), text);
+            assert_eq!(parse_rate_bps(text).unwrap(), bps);
+        }
     }
 
     #[test]

@@ -180,9 +180,19 @@ fn main() -> Result<()> {
                 return Ok(());
             }
             let defaults = ScenarioConfig::default();
+            let speed_bps = lab::units::parse_rate_bps(speed.as_deref().unwrap_or("100M"))
+                .context("--speed")?;
+            if !sim && speed_bps > scenario::MAX_LIVE_SPEED_BPS {
+                bail!(
+                    "--speed {}: the host agents cannot fill links faster than {} on veth here \
+                     (at 10G they sent 0.35 Gb/s together: no incast, no PFC), so the checks \
+                     could not pass; use --speed 1G or less, or --sim, which runs any speed",
+                    speed.as_deref().unwrap_or_default(),
+                    lab::units::format_rate(scenario::MAX_LIVE_SPEED_BPS),
+                );
+            }
             let cfg = ScenarioConfig {
-                speed_bps: lab::units::parse_rate_bps(speed.as_deref().unwrap_or("100M"))
-                    .context("--speed")?,
+                speed_bps,
                 incast_s: seconds,
                 ecmp_qps,
                 incast_dscp: dscp.min(63),

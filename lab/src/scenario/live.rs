@@ -23,7 +23,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
 use super::parts::{ecmp_topology, incast_topology};
-pub(crate) use super::parts::{host, host_ip, host_mac, link, mac_text, speed_text};
+pub(crate) use super::parts::{host, host_ip, host_mac, link, mac_text};
 use super::switchctl::{PrioCounters, SwitchCtl};
 use super::{EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, Outcome, ScenarioConfig};
 use crate::fabric::{ROUTER_MAC, setups};
@@ -109,7 +109,7 @@ pub(crate) fn switch_command(bin: &Path, ports: usize, speed_bps: u64, sock: &Pa
     }
     v.extend([
         "--speed".into(),
-        speed_text(speed_bps),
+        crate::units::format_rate(speed_bps),
         "--grpc".into(),
         format!("unix:{}", sock.display()),
         "--log-level".into(),
@@ -185,7 +185,7 @@ pub(crate) fn agent_args(
         "--ip".into(),
         h.ip.to_string(),
         "--rate".into(),
-        speed_text(rate_bps),
+        crate::units::format_rate(rate_bps),
         "--dscp".into(),
         dscp.to_string(),
         "--priority".into(),
@@ -648,7 +648,7 @@ mod tests {
             v.join(" "),
             "/x/roceswitch --port 0=p0 --port 1=p1 --speed 1G --grpc unix:/s --log-level warn"
         );
-        assert_eq!(speed_text(200_000_000), "200M");
+        assert_eq!(crate::units::format_rate(200_000_000), "200M");
         assert_eq!(mac_text(host_mac(1, 2)), "02:00:00:00:01:03");
     }
 }

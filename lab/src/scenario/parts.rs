@@ -39,17 +39,6 @@ pub fn mac_text(m: [u8; 6]) -> String {
         .join(":")
 }
 
-/// `10G`, `100M` or plain bit/s.
-pub fn speed_text(bps: u64) -> String {
-    if bps.is_multiple_of(1_000_000_000) {
-        format!("{}G", bps / 1_000_000_000)
-    } else if bps.is_multiple_of(1_000_000) {
-        format!("{}M", bps / 1_000_000)
-    } else {
-        bps.to_string()
-    }
-}
-
 /// A host of `part`.
 pub fn host(name: &str, part: u8, i: usize) -> HostSpec {
     HostSpec {
@@ -65,7 +54,7 @@ pub fn link(a: &str, b: &str, speed_bps: u64) -> LinkSpec {
     LinkSpec {
         a: a.into(),
         b: b.into(),
-        speed: speed_text(speed_bps),
+        speed: crate::units::format_rate(speed_bps),
         mtu: Some(LINK_MTU_BYTES),
     }
 }
@@ -167,7 +156,7 @@ mod tests {
                 .iter()
                 .all(|h| h.dst_mac == ROUTER_MAC)
         );
-        assert_eq!(speed_text(200_000_000), "200M");
+        assert_eq!(crate::units::format_rate(200_000_000), "200M");
         assert_eq!(mac_text(host_mac(1, 2)), "02:00:00:00:01:03");
     }
 }
