@@ -494,4 +494,21 @@ mod tests {
             "no traffic at all is not a fair spread"
         );
     }
+
+    /// The verdict table is for people: no Rust debug formatting in a
+    /// passing or a failing run, and every measured number has its unit.
+    #[test]
+    fn the_verdict_table_reads_without_debug_artefacts() {
+        let mut bad = good();
+        bad.incast.switch_drops = 3;
+        bad.incast.psn_gaps = 2;
+        bad.ecmp.uplink_packets = vec![0, 0];
+        for o in [good(), bad] {
+            let table = verdict_table("namespaces", &verdicts(&o));
+            for artefact in ["Some(", "None", "{ ", " }", "[", "]"] {
+                assert!(!table.contains(artefact), "{artefact:?} in:\n{table}");
+            }
+            assert!(table.contains("Gb/s"), "{table}");
+        }
+    }
 }
