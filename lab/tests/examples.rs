@@ -4,8 +4,12 @@
 //! Needs root and `target/<profile>/roceswitch` (`cargo build -p control
 //! --bin roceswitch`); skipped with a message otherwise.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::rocelab;
 use std::time::{Duration, Instant};
 
 /// Where traffic must show up: (node, interface, at least this many bytes received).
@@ -35,10 +39,7 @@ fn examples_dir() -> PathBuf {
 }
 
 fn root_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    if euid != 0 {
-        eprintln!("SKIPPED {test}: needs root (creates network namespaces); euid = {euid}");
+    if !common::root_or_skip(test) {
         return false;
     }
     let roceswitch = Path::new(env!("CARGO_BIN_EXE_rocelab")).with_file_name("roceswitch");
@@ -50,15 +51,6 @@ fn root_or_skip(test: &str) -> bool {
         return false;
     }
     true
-}
-
-fn rocelab(state: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_rocelab"))
-        .arg("--state-dir")
-        .arg(state)
-        .args(args)
-        .output()
-        .expect("running rocelab")
 }
 
 fn rx_bytes(lab: &str, node: &str, iface: &str) -> u64 {

@@ -4,17 +4,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use common::rocelab;
 
-fn rocelab(state: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rocelab"))
-        .arg("--state-dir")
-        .arg(state)
-        .args(args)
-        .output()
-        .expect("running rocelab")
-}
+use std::path::PathBuf;
+use std::process::Command;
 
 /// A state dir and lab name, torn down on drop whatever happened.
 struct Lab {

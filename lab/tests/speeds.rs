@@ -2,20 +2,13 @@
 //! before anything is created, naming the flag that fixes it; the
 //! simulator takes any speed.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn a_live_run_faster_than_the_agents_is_refused_before_anything_starts() {
     let state = std::env::temp_dir().join(format!("rl-speeds-{}", std::process::id()));
     for speed in ["10G", "25G"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_rocelab"))
-            .arg("--state-dir")
-            .arg(&state)
-            .args(["run", "--speed", speed])
-            .env_remove("RUST_BACKTRACE")
-            .env_remove("RUST_LIB_BACKTRACE")
-            .output()
-            .unwrap();
+        let out = common::rocelab(&state, &["run", "--speed", speed]);
         assert_eq!(out.status.code(), Some(1), "{speed}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(&format!("--speed {speed}")), "{err}");

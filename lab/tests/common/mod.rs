@@ -20,6 +20,19 @@ pub fn root_or_skip(test: &str) -> bool {
     true
 }
 
+/// Runs the `rocelab` binary with its state under `state`.
+pub fn rocelab(state: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_rocelab"))
+        .arg("--state-dir")
+        .arg(state)
+        .args(args)
+        // What a user sees: no backtrace under an error.
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .expect("running rocelab")
+}
+
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// A unique short tag for names in this test process.
