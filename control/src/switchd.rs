@@ -130,7 +130,7 @@ fn yield_to_dataplane() {
 /// The ports from the file and the command line (a `--port` replaces the
 /// file's port of the same number), refused with one line per problem a
 /// user can fix: a number given twice, numbers with gaps, an interface
-/// given to two ports, an interface this namespace does not have.
+/// given to two ports (a missing interface: [`check_interfaces`]).
 fn port_table(file: Vec<FilePort>, flags: &[String]) -> Result<BTreeMap<u16, FilePort>> {
     let mut ports: BTreeMap<u16, FilePort> = BTreeMap::new();
     for p in file {
@@ -179,6 +179,14 @@ fn port_table(file: Vec<FilePort>, flags: &[String]) -> Result<BTreeMap<u16, Fil
                 p.iface
             );
         }
+    }
+    Ok(ports)
+}
+
+/// Refuses, with one line, a port whose interface this namespace lacks
+/// (checked after the TLS files, just before the ports open).
+fn check_interfaces(ports: &BTreeMap<u16, FilePort>) -> Result<()> {
+    for (n, p) in ports {
         if !interface_exists(&p.iface) {
             bail!(
                 "port {n}: no network interface named {:?} in this namespace (`ip link` lists them)",
@@ -186,7 +194,7 @@ fn port_table(file: Vec<FilePort>, flags: &[String]) -> Result<BTreeMap<u16, Fil
             );
         }
     }
-    Ok(ports)
+    Ok(())
 }
 
 /// Whether this network namespace has an interface called `name`.
@@ -290,6 +298,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
     // Ports and traffic manager.
     let mut config = SwitchConfig::with_ports(ports.len());
     config.cpu_port = Some(cpu_port);
+    check_interfaces(&ports)?;
     let mut opened: Vec<Box<dyn Port + Send>> = Vec::new();
     for (n, p) in &ports {
         let port = AfPacketPort::open(&p.iface)

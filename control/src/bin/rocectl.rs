@@ -577,11 +577,6 @@ async fn run(cli: Cli) -> Result<(), Failure> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    // `rocectl ... | head` should end quietly when head has read enough,
-    // as other Unix tools do, not panic on the closed pipe.
-    // SAFETY: restores the default disposition of one signal at start-up,
-    // before any other thread exists.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
