@@ -575,3 +575,19 @@ fn error_every_error_is_reported() {
         &program(&[("APPLY", "meta.m = nope1; hdr.h.zz = 1; set(1, 2, 3);")]),
     );
 }
+
+#[test]
+fn error_break_outside_a_loop() {
+    check_errors(
+        "break_outside_loop",
+        &program(&[("APPLY", "if (hdr.h.a == 1) { break; }")]),
+    );
+}
+
+#[test]
+fn error_loop_variable_without_a_type() {
+    check_errors(
+        "loop_range_without_type",
+        &program(&[("APPLY", "for (i in 1 .. 3) { meta.m = meta.m + 1; }")]),
+    );
+}

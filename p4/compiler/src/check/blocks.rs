@@ -133,6 +133,7 @@ impl Checker {
             vars: Vec::new(),
             ret: Ty::Void,
             control: None,
+            loops: 0,
         });
         let mut local_inits = Vec::new();
         for d in &p.locals {
@@ -603,6 +604,7 @@ impl Checker {
             vars: Vec::new(),
             ret: Ty::Void,
             control: Some(h),
+            loops: 0,
         });
         for d in &c.locals {
             match d {
@@ -923,6 +925,7 @@ impl Checker {
             vars,
             ret: Ty::Void,
             control,
+            loops: 0,
         });
         let body = self.block(&a.body);
         let b = std::mem::replace(&mut self.body, saved)?;

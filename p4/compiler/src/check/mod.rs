@@ -110,6 +110,8 @@ pub(crate) struct Body {
     pub(crate) ret: Ty,
     /// Whether this is a deparser (packet_out available) / parser.
     pub(crate) control: Option<Handle<ir::Control>>,
+    /// How many loops enclose the statement being checked.
+    pub(crate) loops: u32,
 }
 
 /// The checker's state.
@@ -995,6 +997,7 @@ impl Checker {
             vars,
             ret: ret.clone(),
             control: None,
+            loops: 0,
         });
         let body = self.block(&f.body);
         let b = std::mem::replace(&mut self.body, saved).expect("body set above");

@@ -596,6 +596,42 @@ pub enum Stmt {
     Exit,
     /// `return;` / `return e;`
     Return(Option<Expr>),
+    /// `for (..; cond; update) body` (its initialisers come before it in the
+    /// enclosing block): the condition is checked before each pass, the
+    /// update runs after each pass, `continue` included.
+    For {
+        /// Condition; `None` loops until `break`.
+        cond: Option<Expr>,
+        /// Statements run after each pass.
+        update: Block,
+        /// Body.
+        body: Block,
+    },
+    /// `for (T v in lo .. hi) body`: `v` takes every value from `lo` to `hi`
+    /// inclusive (none when `lo > hi`); the bounds are evaluated once.
+    ForRange {
+        /// The loop variable (a local of the body, declared before the loop).
+        var: u32,
+        /// Low end.
+        lo: Expr,
+        /// High end.
+        hi: Expr,
+        /// Body.
+        body: Block,
+    },
+    /// `for (H v in stack) body`: `v` is a copy of each element in turn.
+    ForStack {
+        /// The loop variable (declared before the loop).
+        var: u32,
+        /// The stack.
+        stack: Expr,
+        /// Body.
+        body: Block,
+    },
+    /// `break;` out of the innermost loop.
+    Break,
+    /// `continue;` with the innermost loop's next pass.
+    Continue,
 }
 
 /// One `switch` case: labels (empty = `default`) and body (`None` falls through).

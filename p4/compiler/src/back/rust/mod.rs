@@ -47,7 +47,7 @@ pub struct BackError {
     pub span: Option<Span>,
 }
 
-const ALLOW: &str = "#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_comparisons, dead_code, clippy::all)]";
+const ALLOW: &str = "#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]";
 
 const BITS: &str = "::p4_target::bits";
 
@@ -89,6 +89,9 @@ struct Gen<'a> {
     info: &'a ProgramInfo,
     w: CodeWriter,
     names: Names,
+    /// Labels of the loops enclosing the statement being written.
+    loops: Vec<u32>,
+    next_loop: u32,
 }
 
 /// Where a body's variables live.
@@ -304,6 +307,8 @@ impl<'a> Gen<'a> {
         Gen {
             prog,
             info,
+            loops: Vec::new(),
+            next_loop: 0,
             w: CodeWriter::default(),
             names: Names {
                 composites,
@@ -1894,7 +1899,88 @@ impl<'a> Gen<'a> {
                 let v = self.to_native(&self.expr(ctx, e)?, &e.ty)?;
                 self.w.line(format!("return {v};"));
             }
+            Stmt::Break => {
+                let n = self.loops.last().copied().unwrap_or(0);
+                self.w.line(format!("break 'loop{n};"));
+            }
+            Stmt::Continue => {
+                let n = self.loops.last().copied().unwrap_or(0);
+                self.w.line(format!("break 'pass{n};"));
+            }
+            Stmt::For { cond, update, body } => {
+                let n = self.open_loop("loop");
+                if let Some(c) = cond {
+                    let c = self.expr(ctx, c)?;
+                    self.w.line(format!("if !{c} {{ break; }}"));
+                }
+                self.loop_pass(ctx, n, body)?;
+                self.block(ctx, update)?;
+                self.close_loop();
+            }
+            Stmt::ForRange { var, lo, hi, body } => {
+                let (w, signed) = (self.width(&lo.ty), lo.ty.is_signed(self.prog));
+                self.w.open("{");
+                self.w
+                    .line(format!("let lo__: u128 = {};", self.expr(ctx, lo)?));
+                self.w
+                    .line(format!("let hi__: u128 = {};", self.expr(ctx, hi)?));
+                let empty = if signed {
+                    format!("{BITS}::lt_s(hi__, lo__, {w})")
+                } else {
+                    "hi__ < lo__".to_string()
+                };
+                self.w.line("let mut it__ = lo__;");
+                self.w.open(format!("if !({empty}) {{"));
+                let n = self.open_loop("loop");
+                let v = self.to_native("it__", &lo.ty)?;
+                self.w.line(format!(
+                    "{} = {v};",
+                    self.var_place(ctx, VarRef::Local(*var))
+                ));
+                self.loop_pass(ctx, n, body)?;
+                self.w.line("if it__ == hi__ { break; }");
+                self.w
+                    .line(format!("it__ = {BITS}::wrap(it__.wrapping_add(1), {w});"));
+                self.close_loop();
+                self.w.close("}");
+                self.w.close("}");
+            }
+            Stmt::ForStack { var, stack, body } => {
+                let n = self.stack_len(&stack.ty);
+                let place = self.place(ctx, stack)?;
+                let label = self.open_loop(&format!("for i__ in 0..{n}"));
+                self.w.line(format!(
+                    "{} = {place}.elems[i__];",
+                    self.var_place(ctx, VarRef::Local(*var))
+                ));
+                self.loop_pass(ctx, label, body)?;
+                self.close_loop();
+            }
         }
+        Ok(())
+    }
+
+    /// Opens loop `head` (`loop`, `for .. in ..`) labelled `'loopN`;
+    /// returns N. `break` leaves `'loopN`.
+    fn open_loop(&mut self, head: &str) -> u32 {
+        let n = self.next_loop;
+        self.next_loop += 1;
+        self.loops.push(n);
+        self.w.open(format!("'loop{n}: {head} {{"));
+        n
+    }
+
+    fn close_loop(&mut self) {
+        self.loops.pop();
+        self.w.close("}");
+    }
+
+    /// One pass of a loop body in a block labelled `'passN`, which
+    /// `continue` leaves.
+    fn loop_pass(&mut self, ctx: &Ctx<'_>, n: u32, body: &Block) -> Result<(), BackError> {
+        self.w.open(format!("'pass{n}: {{"));
+        self.block(ctx, body)?;
+        self.w.close("}");
         Ok(())
     }
 
