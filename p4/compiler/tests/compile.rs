@@ -522,11 +522,32 @@ fn error_entry_key_count() {
     );
 }
 
+/// Compiles `src` (saved as `NAME.p4`) and returns its warnings, rendered.
+fn warnings_of(name: &str, src: &str) -> String {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-warnings");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join(format!("{name}.p4"));
+    std::fs::write(&file, src).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    match res {
+        Ok(out) => render(&out.warnings, &sources).replace(&format!("{}/", tmp.display()), ""),
+        Err(d) => panic!("{name} does not compile:\n{}", render(&d, &sources)),
+    }
+}
+
 #[test]
-fn error_literal_does_not_fit() {
-    check_errors(
-        "literal_does_not_fit",
-        &program(&[("APPLY", "meta.m = 300;")]),
+fn literals_that_do_not_fit_wrap_with_a_warning() {
+    let text = warnings_of(
+        "literal_wraps",
+        &program(&[("APPLY", "meta.m = 300; hdr.h.a = -1;")]),
+    );
+    assert!(
+        text.contains("warning[P4E1014]: 300 does not fit in bit<8>; it becomes 44"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning[P4E1014]: -1 does not fit in bit<8>; it becomes 255"),
+        "{text}"
     );
 }
 
@@ -589,5 +610,33 @@ fn error_loop_variable_without_a_type() {
     check_errors(
         "loop_range_without_type",
         &program(&[("APPLY", "for (i in 1 .. 3) { meta.m = meta.m + 1; }")]),
+    );
+}
+
+#[test]
+fn error_named_argument_misuse() {
+    check_errors(
+        "named_argument_unknown",
+        &program(&[("APPLY", "set(prt = 1);")]),
+    );
+    check_errors(
+        "named_argument_mixed",
+        &program(&[
+            (
+                "LOCALS",
+                "action two(bit<8> x, bit<8> y) { meta.m = x + y; }",
+            ),
+            ("APPLY", "two(1, y = 2);"),
+        ]),
+    );
+    check_errors(
+        "named_argument_missing",
+        &program(&[
+            (
+                "LOCALS",
+                "action two(bit<8> x, bit<8> y) { meta.m = x + y; }",
+            ),
+            ("APPLY", "two(y = 2);"),
+        ]),
     );
 }

@@ -675,8 +675,27 @@ impl Checker {
             self.unsupported(i.span, "this instantiation");
             return;
         };
-        let args: Vec<&ast::Expr> = i.args.iter().map(|a| &a.value).collect();
         let sym = self.lookup(name).cloned();
+        // Constructor arguments in parameter order, defaults filled in.
+        let params = match &sym {
+            Some(Sym::CtorControl(n)) => self
+                .ctor_controls
+                .get(n)
+                .map(|d| super::ParamSpec::of(&d.ctor_params)),
+            _ => crate::v1model::object(&name.ident.name)
+                .map(|o| super::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string()))),
+        };
+        let bound: Vec<ast::Expr> = match params {
+            Some(params) => {
+                let what = format!("`{}`", name.ident.name);
+                match self.bind_args(&what, &params, &i.args, i.span) {
+                    Some(b) => b,
+                    None => return,
+                }
+            }
+            None => i.args.iter().map(|a| a.value.clone()).collect(),
+        };
+        let args: Vec<&ast::Expr> = bound.iter().collect();
         let sub = match &sym {
             Some(Sym::Control(sub)) => {
                 if !args.is_empty() {
@@ -952,6 +971,8 @@ impl Checker {
         if let Some(id) = explicit {
             self.facts.action_explicit_ids.insert(h.index(), id);
         }
+        self.action_params
+            .insert(h.index(), super::ParamSpec::of(&a.params));
         Some(h)
     }
 
@@ -1242,9 +1263,7 @@ impl Checker {
                 let (name, args) = match &e.kind {
                     ast::ExprKind::Name(p) => (Some(p), Vec::new()),
                     ast::ExprKind::Call { callee, args, .. } => match &callee.kind {
-                        ast::ExprKind::Name(p) => {
-                            (Some(p), args.iter().map(|a| &a.value).collect())
-                        }
+                        ast::ExprKind::Name(p) => (Some(p), args.clone()),
                         _ => (None, Vec::new()),
                     },
                     _ => (None, Vec::new()),
@@ -1346,11 +1365,28 @@ impl Checker {
     fn const_action_args(
         &mut self,
         a: Handle<ir::Action>,
-        args: &[&ast::Expr],
+        args: &[ast::Argument],
         span: Span,
     ) -> Option<Vec<u128>> {
         let act = self.prog.actions[a].clone();
         let data = act.data_params().to_vec();
+        let bound: Vec<ast::Expr> = if args.iter().any(|x| x.name.is_some()) {
+            // Named arguments name the action data parameters.
+            let all = self
+                .action_params
+                .get(&a.index())
+                .cloned()
+                .unwrap_or_default();
+            let params = all
+                .get(act.n_directional as usize..)
+                .unwrap_or(&[])
+                .to_vec();
+            self.bind_args(&format!("action `{}`", act.name), &params, args, span)?
+        } else {
+            args.iter().map(|x| x.value.clone()).collect()
+        };
+        let args: Vec<&ast::Expr> = bound.iter().collect();
+        let args = args.as_slice();
         // `a(bound.., data..)` in default_action/entries: the directional
         // arguments repeat the ones bound in the actions list.
         let args = if args.len() == act.n_params as usize && act.n_directional > 0 {
@@ -1510,8 +1546,7 @@ impl Checker {
             );
             return None;
         }
-        let argv: Vec<&ast::Expr> = args.iter().map(|a| &a.value).collect();
-        let params = self.const_action_args(a, &argv, en.action.span)?;
+        let params = self.const_action_args(a, &args, en.action.span)?;
         let explicit = match &en.priority {
             Some(p) => Some(self.const_value(p)? as i32),
             None => ast::find_annotation(&en.annotations, "priority")

@@ -6,7 +6,8 @@
 //! `int` constants without a width are carried as [`TE::Inf`] until an
 //! operand or the context gives them a type.
 
-use super::{BodyKind, Checker, Sym, codes, fold};
+use super::{BodyKind, Checker, ParamSpec, Sym, codes, fold};
+use crate::diag::Diagnostic;
 use crate::diag::Span;
 use crate::front::ast;
 use crate::ir::{self, BinOp, Builtin, Call, Expr, ExprKind, Ty, UnOp};
@@ -113,13 +114,20 @@ impl Checker {
                     }
                 };
                 if !fits {
-                    self.error_label(
-                        codes::OVERFLOW,
-                        span,
-                        format!("{v} does not fit in {}", self.ty_name(ty)),
-                        "too large",
+                    // P4_16 §8.9.2: an integer converted to `bit<W>`/`int<W>`
+                    // keeps its value modulo 2^W (`bit<8> x = -1` is 255),
+                    // as p4c does, with a warning.
+                    self.diags.push(
+                        Diagnostic::warning(
+                            codes::OVERFLOW,
+                            format!(
+                                "{v} does not fit in {}; it becomes {}",
+                                self.ty_name(ty),
+                                self.wrapped_text(v, ty)
+                            ),
+                        )
+                        .with_primary(span, "reduced modulo 2^W"),
                     );
-                    return None;
                 }
                 Some(mk(
                     ExprKind::Int(p4_target::bits::wrap(v as u128, w)),
@@ -144,6 +152,17 @@ impl Checker {
                 self.error_label(code, span, msg, label);
                 None
             }
+        }
+    }
+
+    /// `v` reduced to type `ty` (a `bit<W>` or `int<W>`), as P4 prints it.
+    fn wrapped_text(&self, v: i128, ty: &Ty) -> String {
+        let w = ty.scalar_width(&self.prog).unwrap_or(128);
+        let bits = p4_target::bits::wrap(v as u128, w);
+        if ty.is_signed(&self.prog) {
+            p4_target::bits::sext(bits, w).to_string()
+        } else {
+            bits.to_string()
         }
     }
 
@@ -1076,16 +1095,137 @@ impl Checker {
 
     // ----------------------------------------------------------------- calls
 
-    fn positional<'a>(&mut self, args: &'a [ast::Argument]) -> Option<Vec<&'a ast::Expr>> {
-        let mut v = Vec::new();
-        for a in args {
-            if let Some(n) = &a.name {
-                self.unsupported(n.span, "named arguments");
-                return None;
+    /// Puts `args` in parameter order (P4_16 §6.8.2: all named or all
+    /// positional) and fills parameters left out from their defaults
+    /// (§6.8.3). A count mismatch it cannot resolve is left for the caller
+    /// to report with its own message; `None` after a reported error.
+    pub(crate) fn bind_args(
+        &mut self,
+        what: &str,
+        params: &[ParamSpec],
+        args: &[ast::Argument],
+        span: Span,
+    ) -> Option<Vec<ast::Expr>> {
+        let named = args.iter().filter(|a| a.name.is_some()).count();
+        if named == 0 {
+            let mut out: Vec<ast::Expr> = args.iter().map(|a| a.value.clone()).collect();
+            if out.len() < params.len() && params[out.len()..].iter().all(|p| p.default.is_some()) {
+                out.extend(params[out.len()..].iter().filter_map(|p| p.default.clone()));
             }
-            v.push(&a.value);
+            return Some(out);
         }
-        Some(v)
+        if named != args.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!("the arguments of {what} must be all named or all positional"),
+                "mixed arguments",
+            );
+            return None;
+        }
+        let mut slots: Vec<Option<ast::Expr>> = vec![None; params.len()];
+        for a in args {
+            let Some(n) = &a.name else { continue };
+            match params.iter().position(|p| p.name == n.name) {
+                Some(i) if slots[i].is_none() => slots[i] = Some(a.value.clone()),
+                Some(_) => {
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        n.span,
+                        format!("argument `{}` is given twice", n.name),
+                        "again here",
+                    );
+                    return None;
+                }
+                None => {
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        n.span,
+                        format!("{what} has no parameter `{}`", n.name),
+                        "no such parameter",
+                    );
+                    return None;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (p, slot) in params.iter().zip(slots) {
+            match slot.or_else(|| p.default.clone()) {
+                Some(e) => out.push(e),
+                None => {
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        span,
+                        format!("{what} needs an argument for `{}`", p.name),
+                        "argument missing",
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The parameters a call of `callee` binds its arguments to, when known.
+    fn callee_params(&self, callee: &ast::Expr, args: &[ast::Argument]) -> Option<Vec<ParamSpec>> {
+        let names: Vec<Option<&str>> = args
+            .iter()
+            .map(|a| a.name.as_ref().map(|n| n.name.as_str()))
+            .collect();
+        let from_sig = |s: &crate::v1model::Signature| {
+            ParamSpec::named(s.params.iter().map(|p| p.name.to_string()))
+        };
+        match &callee.kind {
+            ast::ExprKind::Name(p) => match self.lookup(p)? {
+                Sym::Action(a) => self.action_params.get(&a.index()).cloned(),
+                Sym::Function(f) => self.function_params.get(&f.index()).cloned(),
+                Sym::ExternDecl(name) => {
+                    crate::v1model::overload(crate::v1model::functions(name), args.len(), &names)
+                        .map(from_sig)
+                }
+                _ => None,
+            },
+            ast::ExprKind::Member { base, member } => {
+                let ast::ExprKind::Name(p) = &base.kind else {
+                    return None;
+                };
+                let object = match self.lookup(p)? {
+                    Sym::Packet(false) => "packet_in",
+                    Sym::Packet(true) => "packet_out",
+                    Sym::Extern(i) => {
+                        let ctl = self.body.as_ref()?.control?;
+                        self.prog.controls[ctl]
+                            .externs
+                            .get(*i as usize)?
+                            .kind
+                            .type_name()
+                    }
+                    Sym::SubControl(i) if member.name == "apply" => {
+                        let ctl = self.body.as_ref()?.control?;
+                        let sub = self.prog.controls[ctl].instances.get(*i as usize)?.1;
+                        return Some(ParamSpec::named(
+                            self.prog.controls[sub]
+                                .params
+                                .iter()
+                                .map(|p| p.name.clone()),
+                        ));
+                    }
+                    Sym::SubParser(h) if member.name == "apply" => {
+                        return Some(ParamSpec::named(
+                            self.prog.parsers[*h].params.iter().map(|p| p.name.clone()),
+                        ));
+                    }
+                    _ => return None,
+                };
+                crate::v1model::overload(
+                    crate::v1model::methods(object, &member.name),
+                    args.len(),
+                    &names,
+                )
+                .map(from_sig)
+            }
+            _ => None,
+        }
     }
 
     fn arg_count(&mut self, span: Span, what: &str, want: usize, got: usize) -> bool {
@@ -1116,7 +1256,26 @@ impl Checker {
         args: &[ast::Argument],
         span: Span,
     ) -> Option<Expr> {
-        let args = self.positional(args)?;
+        let bound;
+        let args: Vec<&ast::Expr> = match self.callee_params(callee, args) {
+            Some(params) => {
+                let what = format!("`{}`", super::blocks::expr_text(callee));
+                bound = self.bind_args(&what, &params, args, span)?;
+                bound.iter().collect()
+            }
+            None => {
+                if let Some(n) = args.iter().find_map(|a| a.name.as_ref()) {
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        n.span,
+                        "this call does not take named arguments",
+                        "named argument",
+                    );
+                    return None;
+                }
+                args.iter().map(|a| &a.value).collect()
+            }
+        };
         match &callee.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
                 Some(Sym::Action(a)) => self.action_call(a, &args, span),

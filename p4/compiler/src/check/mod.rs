@@ -133,6 +133,39 @@ pub(crate) struct Checker {
     pub(crate) ctor_controls: HashMap<String, ast::ControlDecl>,
     /// Their instantiations: (name, argument values) → control.
     pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
+    /// Parameter names and default values of actions, by handle index
+    /// (for named arguments and defaults, P4_16 §6.8.2–6.8.3).
+    pub(crate) action_params: HashMap<usize, Vec<ParamSpec>>,
+    /// The same for functions.
+    pub(crate) function_params: HashMap<usize, Vec<ParamSpec>>,
+}
+
+/// A parameter as call binding sees it: its name and default value.
+#[derive(Clone, Debug)]
+pub(crate) struct ParamSpec {
+    pub(crate) name: String,
+    pub(crate) default: Option<ast::Expr>,
+}
+
+impl ParamSpec {
+    pub(crate) fn of(params: &[ast::Param]) -> Vec<ParamSpec> {
+        params
+            .iter()
+            .map(|p| ParamSpec {
+                name: p.name.name.clone(),
+                default: p.default.clone(),
+            })
+            .collect()
+    }
+
+    pub(crate) fn named(names: impl Iterator<Item = String>) -> Vec<ParamSpec> {
+        names
+            .map(|name| ParamSpec {
+                name,
+                default: None,
+            })
+            .collect()
+    }
 }
 
 /// Checks a parsed program. `name` is the program name (file stem).
@@ -155,6 +188,8 @@ pub fn check(
         generic_cache: HashMap::new(),
         ctor_controls: HashMap::new(),
         ctor_cache: HashMap::new(),
+        action_params: HashMap::new(),
+        function_params: HashMap::new(),
     };
     for d in &prog.decls {
         c.top_decl(d);
@@ -863,7 +898,16 @@ impl Checker {
             names.push(p.ident.name.clone());
             let mut sym = self.lookup(p).cloned();
             if let Some(Sym::CtorControl(n)) = &sym {
-                let argv: Vec<&ast::Expr> = args.iter().map(|a| &a.value).collect();
+                let params = self
+                    .ctor_controls
+                    .get(n)
+                    .map(|d| ParamSpec::of(&d.ctor_params))
+                    .unwrap_or_default();
+                let what = format!("`{n}`");
+                let Some(bound) = self.bind_args(&what, &params, args, a.span) else {
+                    return;
+                };
+                let argv: Vec<&ast::Expr> = bound.iter().collect();
                 match self.instantiate_ctor_control(&n.clone(), &argv, a.span) {
                     Some(h) => sym = Some(Sym::Control(h)),
                     None => return,
@@ -1012,6 +1056,8 @@ impl Checker {
             },
             f.span,
         );
+        self.function_params
+            .insert(h.index(), ParamSpec::of(&f.params));
         self.declare(&f.name, Sym::Function(h));
     }
 }

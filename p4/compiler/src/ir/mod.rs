@@ -778,6 +778,22 @@ pub enum ExternKind {
     ActionSelector(p4_target::info::HashAlgorithm, u32, u32),
 }
 
+impl ExternKind {
+    /// The v1model extern type name (`register`, `action_selector`...), as
+    /// [`crate::v1model::object`] knows it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ExternKind::Register { .. } => "register",
+            ExternKind::Counter { .. } => "counter",
+            ExternKind::DirectCounter(_) => "direct_counter",
+            ExternKind::Meter { .. } => "meter",
+            ExternKind::DirectMeter(_) => "direct_meter",
+            ExternKind::ActionProfile(_) => "action_profile",
+            ExternKind::ActionSelector(..) => "action_selector",
+        }
+    }
+}
+
 /// An extern object instantiated in a control.
 #[derive(Clone, Debug)]
 pub struct ExternInst {
