@@ -606,6 +606,9 @@ impl Checker {
             control: Some(h),
             loops: 0,
         });
+        for g in self.global_externs.clone() {
+            self.global_extern(&g, h);
+        }
         for d in &c.locals {
             match d {
                 ast::Decl::Const(k) => {
@@ -661,6 +664,36 @@ impl Checker {
         self.pop_scope();
         self.block_name = None;
         Some(h)
+    }
+
+    /// Declares top-level extern instance `g` in control `h`, named as p4c
+    /// names it: its `@name`, or its own name, never prefixed by the control.
+    fn global_extern(&mut self, g: &ast::Instantiation, h: Handle<ir::Control>) {
+        let spec = name_spec(&g.annotations, &g.name.name);
+        let absolute = format!(".{}", spec.name);
+        let name_annotation = ast::Annotation {
+            name: ast::Ident {
+                name: "name".into(),
+                span: g.span,
+            },
+            body: ast::AnnotationBody::Unstructured {
+                raw: format!("{absolute:?}"),
+                exprs: Some(vec![ast::Expr {
+                    kind: ast::ExprKind::Str(absolute),
+                    span: g.span,
+                }]),
+            },
+            span: g.span,
+        };
+        let mut local = g.clone();
+        local.annotations.retain(|a| a.name.name != "name");
+        local.annotations.push(name_annotation);
+        let before = self.diags.len();
+        self.control_instantiation(&local, h);
+        // Report a bad global instance once, not once per control.
+        if self.diags.len() > before && self.prog.controls.len() > 1 {
+            self.diags.truncate(before);
+        }
     }
 
     /// An instantiation that declares no name in scope.

@@ -87,6 +87,9 @@ pub(crate) enum Sym {
     CtorControl(String),
     /// A sub-parser instance of the enclosing parser.
     SubParser(Handle<ir::Parser>),
+    /// A top-level extern instance (each control re-declares it as an
+    /// [`Sym::Extern`] of its own).
+    GlobalExtern,
 }
 
 /// Where statements are being checked.
@@ -138,6 +141,8 @@ pub(crate) struct Checker {
     pub(crate) action_params: HashMap<usize, Vec<ParamSpec>>,
     /// The same for functions.
     pub(crate) function_params: HashMap<usize, Vec<ParamSpec>>,
+    /// Top-level extern instantiations, in order.
+    pub(crate) global_externs: Vec<ast::Instantiation>,
 }
 
 /// A parameter as call binding sees it: its name and default value.
@@ -190,6 +195,7 @@ pub fn check(
         ctor_cache: HashMap::new(),
         action_params: HashMap::new(),
         function_params: HashMap::new(),
+        global_externs: Vec::new(),
     };
     for d in &prog.decls {
         c.top_decl(d);
@@ -851,7 +857,13 @@ impl Checker {
         };
         if name.ident.name != "V1Switch" {
             match self.lookup(name) {
-                Some(Sym::ExternDecl(_)) => self.unsupported(i.span, "top-level extern instances"),
+                Some(Sym::ExternDecl(_)) => {
+                    // A global extern instance: every control gets it under
+                    // its top-level P4Info name, and P4Info building merges
+                    // the copies into one object (one state).
+                    self.global_externs.push(i.clone());
+                    self.declare(&i.name, Sym::GlobalExtern);
+                }
                 _ => self.error(
                     codes::BAD_MAIN,
                     name.span,
