@@ -640,3 +640,14 @@ fn error_named_argument_misuse() {
         ]),
     );
 }
+
+#[test]
+fn error_first_entry_without_priority() {
+    check_errors(
+        "entry_priority_first_missing",
+        &program(&[(
+            "LOCALS",
+            "table t { key = { hdr.h.a: ternary; } actions = { set; } const entries = { 1 &&& 1 : set(1); priority = 3: 2 &&& 2 : set(2); } }",
+        )]),
+    );
+}

@@ -1023,6 +1023,9 @@ impl Checker {
         };
         let mut default_prop = None;
         let mut entries_prop = None;
+        // P4_16 v1.2.4 §14.2.1.4.1 entry priorities.
+        let mut largest_wins = true;
+        let mut priority_delta: i64 = 1;
         let mut implementation = None;
         for p in &t.properties {
             match &p.kind {
@@ -1265,6 +1268,31 @@ impl Checker {
                         facts.idle_timeout = matches!(x.kind, ir::ExprKind::Bool(true));
                     }
                 }
+                ast::TablePropertyKind::Custom { name, value }
+                    if name.name == "largest_priority_wins" =>
+                {
+                    if let Some(x) = self.expr(value, Some(&Ty::Bool)) {
+                        match x.kind {
+                            ir::ExprKind::Bool(b) => largest_wins = b,
+                            _ => self.error(
+                                codes::NOT_CONSTANT,
+                                value.span,
+                                "`largest_priority_wins` must be a constant boolean",
+                            ),
+                        }
+                    }
+                }
+                ast::TablePropertyKind::Custom { name, value } if name.name == "priority_delta" => {
+                    match self.const_value(value) {
+                        Some(d) if d > 0 && d <= i32::MAX as i128 => priority_delta = d as i64,
+                        Some(_) => self.error(
+                            codes::BAD_TABLE_PROPERTY,
+                            value.span,
+                            "`priority_delta` must be a positive integer",
+                        ),
+                        None => {}
+                    }
+                }
                 ast::TablePropertyKind::Custom { name, .. } => {
                     self.warn(
                         codes::IGNORED,
@@ -1366,12 +1394,18 @@ impl Checker {
                     ir::KeyKind::Match(MatchKind::Ternary | MatchKind::Range | MatchKind::Optional)
                 )
             });
-            let n = es.len() as i32;
-            for (i, en) in es.iter().enumerate() {
-                if let Some(ef) =
-                    self.entry(en, &match_keys, &actions, needs_priority, n - i as i32)
-                {
+            let mut explicit = Vec::new();
+            for en in es.iter() {
+                if let Some((ef, p)) = self.entry(en, &match_keys, &actions) {
                     facts.entries.push(ef);
+                    explicit.push((p, en.span));
+                }
+            }
+            if needs_priority
+                && let Some(prios) = self.entry_priorities(&explicit, largest_wins, priority_delta)
+            {
+                for (ef, p) in facts.entries.iter_mut().zip(prios) {
+                    ef.priority = p;
                 }
             }
         }
@@ -1460,14 +1494,84 @@ impl Checker {
         Some(out)
     }
 
+    /// The runtime priorities (larger wins, at least 1) of a table's
+    /// entries, from their explicit priorities (`priority = N:` or
+    /// `@priority(N)`) by the rules of P4_16 v1.2.4 §14.2.1.4.1: without any
+    /// explicit priority, entries are numbered so that the first wins;
+    /// otherwise the first entry must have one and each entry without one
+    /// takes the previous entry's priority, one `priority_delta` weaker.
+    fn entry_priorities(
+        &mut self,
+        explicit: &[(Option<i64>, Span)],
+        largest_wins: bool,
+        delta: i64,
+    ) -> Option<Vec<i32>> {
+        let n = explicit.len() as i64;
+        let mut prio: Vec<i64> = Vec::with_capacity(explicit.len());
+        if explicit.iter().all(|(p, _)| p.is_none()) {
+            for j in 0..n {
+                prio.push(if largest_wins {
+                    1 + (n - 1 - j) * delta
+                } else {
+                    1 + j * delta
+                });
+            }
+        } else {
+            let Some((Some(first), _)) = explicit.first() else {
+                let span = explicit.first().map(|e| e.1).unwrap_or_default();
+                self.error_label(
+                    codes::BAD_ENTRY,
+                    span,
+                    "the first entry needs an explicit priority when other entries have one",
+                    "no `priority = N:`",
+                );
+                return None;
+            };
+            let mut p = *first;
+            for (e, _) in explicit {
+                p = match e {
+                    Some(v) => *v,
+                    None if largest_wins => p - delta,
+                    None => p + delta,
+                };
+                prio.push(p);
+            }
+        }
+        for (p, (_, span)) in prio.iter().zip(explicit) {
+            if *p < 0 || *p > i32::MAX as i64 {
+                self.error_label(
+                    codes::BAD_ENTRY,
+                    *span,
+                    format!("entry priority {p} is out of range"),
+                    "this entry",
+                );
+                return None;
+            }
+        }
+        // The runtime lets the larger priority win and wants priorities > 0.
+        let max = prio.iter().copied().max().unwrap_or(0);
+        let min = prio.iter().copied().min().unwrap_or(1);
+        let runtime = prio
+            .iter()
+            .map(|&p| {
+                let r = if largest_wins {
+                    p - min.min(1) + 1
+                } else {
+                    max - p + 1
+                };
+                i32::try_from(r).unwrap_or(i32::MAX)
+            })
+            .collect();
+        Some(runtime)
+    }
+
+    /// One table entry, with its explicit priority if it has one.
     fn entry(
         &mut self,
         en: &ast::TableEntry,
         keys: &[(ir::KeyKind, Ty)],
         actions: &[Handle<ir::Action>],
-        needs_priority: bool,
-        implicit_priority: i32,
-    ) -> Option<EntryFacts> {
+    ) -> Option<(EntryFacts, Option<i64>)> {
         let elems = &en.keyset.elems;
         let all_default = elems.len() == 1
             && matches!(
@@ -1581,22 +1685,20 @@ impl Checker {
         }
         let params = self.const_action_args(a, &args, en.action.span)?;
         let explicit = match &en.priority {
-            Some(p) => Some(self.const_value(p)? as i32),
+            Some(p) => Some(self.const_value(p)? as i64),
             None => ast::find_annotation(&en.annotations, "priority")
                 .and_then(|a| a.int_arg())
-                .map(|i| i.value as i32),
+                .map(|i| i64::try_from(i.value).unwrap_or(i64::MAX)),
         };
-        let priority = match (needs_priority, explicit) {
-            (true, Some(p)) => p,
-            (true, None) => implicit_priority,
-            (false, _) => 0,
-        };
-        Some(EntryFacts {
-            matches,
-            priority,
-            action: a,
-            params,
-        })
+        Some((
+            EntryFacts {
+                matches,
+                priority: 0,
+                action: a,
+                params,
+            },
+            explicit,
+        ))
     }
 }
 
