@@ -651,3 +651,22 @@ fn error_first_entry_without_priority() {
         )]),
     );
 }
+
+#[test]
+fn error_register_of_struct() {
+    check_errors(
+        "register_of_struct",
+        &program(&[("LOCALS", "register<meta_t>(4) r;")]),
+    );
+}
+
+#[test]
+fn error_register_read_into_wrong_type() {
+    check_errors(
+        "register_read_wrong_type",
+        &program(&[
+            ("LOCALS", "register<int<8>>(4) r;"),
+            ("APPLY", "r.read(meta.m, 0);"),
+        ]),
+    );
+}

@@ -806,14 +806,29 @@ impl Checker {
                     return;
                 };
                 let Some(ty) = self.ty(t) else { return };
-                let Ty::Bit(width) = ty else {
-                    self.unsupported(t.span, "registers of non-bit types");
+                // Cells are stored as bit strings: any scalar whose value
+                // is its bits (bmv2 registers hold bit strings too).
+                let width = match &ty {
+                    Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => {
+                        ty.scalar_width(&self.prog)
+                    }
+                    _ => None,
+                };
+                let Some(width) = width else {
+                    self.unsupported(
+                        t.span,
+                        "registers whose cells are not bit<W>, int<W>, bool or a serializable enum",
+                    );
                     return;
                 };
                 let Some(size) = self.const_u32(args[0], "register size") else {
                     return;
                 };
-                ir::ExternKind::Register { width, size }
+                ir::ExternKind::Register {
+                    cell: ty,
+                    width,
+                    size,
+                }
             }
             "counter" => {
                 if !want(self, 2) {

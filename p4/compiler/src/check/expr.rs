@@ -1971,12 +1971,12 @@ impl Checker {
         }
         let inst = self.prog.controls[ctl].externs[i as usize].clone();
         let b = match (&inst.kind, m) {
-            (ir::ExternKind::Register { width, .. }, "read") => {
+            (ir::ExternKind::Register { cell, .. }, "read") => {
                 if !self.arg_count(span, "read", 2, args.len()) {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;
-                let out = self.coerce(TE::Typed(out), &Ty::Bit(*width), args[0].span)?;
+                let out = self.coerce(TE::Typed(out), cell, args[0].span)?;
                 let it = self.expr_any(args[1])?;
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[1].span)?;
                 Builtin::RegisterRead {
@@ -1985,13 +1985,13 @@ impl Checker {
                     index,
                 }
             }
-            (ir::ExternKind::Register { width, .. }, "write") => {
+            (ir::ExternKind::Register { cell, .. }, "write") => {
                 if !self.arg_count(span, "write", 2, args.len()) {
                     return None;
                 }
                 let it = self.expr_any(args[0])?;
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
-                let value = self.expr(args[1], Some(&Ty::Bit(*width)))?;
+                let value = self.expr(args[1], Some(cell))?;
                 Builtin::RegisterWrite {
                     inst: i,
                     index,

@@ -301,7 +301,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             }
             let name = leak_str(qualified.clone());
             let (idx, id) = match &e.kind {
-                ir::ExternKind::Register { width, size } => {
+                ir::ExternKind::Register { width, size, .. } => {
                     let id = ids.id(id_prefix::REGISTER, &qualified);
                     registers.push(RegisterInfo {
                         id,

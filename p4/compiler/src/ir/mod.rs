@@ -749,7 +749,9 @@ pub struct Table {
 pub enum ExternKind {
     /// `register<T>(size)`.
     Register {
-        /// Cell width.
+        /// Cell type: `bit<W>`, `int<W>`, `bool` or a serializable enum.
+        cell: Ty,
+        /// Cell width in bits.
         width: u32,
         /// Cells.
         size: u32,

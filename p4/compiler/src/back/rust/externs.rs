@@ -243,18 +243,24 @@ impl Gen<'_> {
             }
             Builtin::RegisterRead { inst, out, index } => {
                 let k = self.names.objects.register(extern_index(*inst)? as usize);
-                let v = format!(
+                let mut v = format!(
                     "rt.registers[{k}].read(u32::try_from({}).unwrap_or(u32::MAX))",
                     self.expr(ctx, index)?
                 );
+                if out.ty == Ty::Bool {
+                    v = format!("({v} != 0)");
+                }
                 s.push(self.assign_native(ctx, out, &v)?);
             }
             Builtin::RegisterWrite { inst, index, value } => {
                 let k = self.names.objects.register(extern_index(*inst)? as usize);
+                let mut v = self.expr(ctx, value)?;
+                if value.ty == Ty::Bool {
+                    v = format!("u128::from({v})");
+                }
                 s.push(format!(
-                    "rt.registers[{k}].write(u32::try_from({}).unwrap_or(u32::MAX), {});",
+                    "rt.registers[{k}].write(u32::try_from({}).unwrap_or(u32::MAX), {v});",
                     self.expr(ctx, index)?,
-                    self.expr(ctx, value)?
                 ));
             }
             Builtin::CounterCount { inst, index } => {
