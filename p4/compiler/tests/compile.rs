@@ -670,3 +670,18 @@ fn error_register_read_into_wrong_type() {
         ]),
     );
 }
+
+#[test]
+fn error_sub_control_without_packet() {
+    check_errors(
+        "sub_control_without_packet",
+        &program(&[
+            (
+                "DECLS",
+                "control Sub(packet_out p, in h_t h) { apply { p.emit(h); } }",
+            ),
+            ("LOCALS", "Sub() sub;"),
+            ("APPLY", "sub.apply(hdr.h, hdr.h);"),
+        ]),
+    );
+}

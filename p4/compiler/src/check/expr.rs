@@ -1876,8 +1876,19 @@ impl Checker {
                     let mut v = Vec::new();
                     for (prm, a) in params.iter().zip(args) {
                         let Some(ty) = &prm.ty else {
-                            self.unsupported(a.span, "passing packets to sub-controls");
-                            return None;
+                            // The only packet a control has is its own
+                            // `packet_out`; the IR leaves it implicit.
+                            let is_packet = matches!(&a.kind, ast::ExprKind::Name(p)
+                                if matches!(self.lookup(p), Some(Sym::Packet(true))));
+                            if !is_packet {
+                                self.error(
+                                    codes::TYPE_MISMATCH,
+                                    a.span,
+                                    "expected the packet_out parameter",
+                                );
+                                return None;
+                            }
+                            continue;
                         };
                         let x = if prm.dir == ir::Direction::In {
                             self.expr(a, Some(ty))?

@@ -426,7 +426,8 @@ pub enum Call {
     Function(Handle<Function>, Vec<Expr>),
     /// `t.apply()` as a statement.
     TableApply(Handle<Table>),
-    /// `inst.apply(args)` of a control instance declared in the enclosing control.
+    /// `inst.apply(args)` of a control instance declared in the enclosing
+    /// control (a `packet_out` argument is implied: the caller's own).
     ControlApply(u32, Vec<Expr>),
     /// `sub.apply(pkt, args)` of a sub-parser (the packet argument is implied).
     ParserApply(Handle<Parser>, Vec<Expr>),

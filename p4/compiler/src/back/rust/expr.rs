@@ -390,23 +390,21 @@ impl Gen<'_> {
                 })?;
                 let sub = self.prog.instances[inst].sub[*i as usize] as usize;
                 let decl = &self.prog.controls[self.prog.instances[sub].control];
-                let params: Vec<(Direction, Ty)> = decl
-                    .params
-                    .iter()
-                    .map(|p| (Direction::InOut, p.ty.clone().unwrap_or(Ty::Void)))
-                    .collect();
-                if decl.params.iter().any(|p| p.ty.is_none()) {
-                    return bad(
-                        "not supported yet: sub-controls with packet parameters",
-                        Some(span),
-                    );
-                }
                 // Every control parameter is passed as `&mut`; `in`
-                // arguments are copies whose copy-out is dropped.
+                // arguments are copies whose copy-out is dropped. The
+                // packet (`packet_out`) is the caller's own, implied in the IR.
                 let mut pre = Vec::new();
                 let mut list = vec!["rt".to_string(), "env".to_string()];
                 let mut post = Vec::new();
-                for ((p, (_, ty)), a) in decl.params.iter().zip(&params).zip(args) {
+                let mut args = args.iter();
+                for p in &decl.params {
+                    let Some(ty) = &p.ty else {
+                        list.push("packet__".into());
+                        continue;
+                    };
+                    let Some(a) = args.next() else {
+                        return bad("internal: too few control arguments", Some(span));
+                    };
                     let t = ctx.tmp("carg");
                     if p.dir == Direction::In {
                         pre.push(format!(
