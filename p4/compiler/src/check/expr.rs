@@ -1447,6 +1447,16 @@ impl Checker {
         }
     }
 
+    /// Whether the body may use the switch's hash units and random source:
+    /// functions are compiled without access to them.
+    fn has_runtime(&mut self, span: Span, what: &str) -> bool {
+        if self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Function) {
+            self.unsupported(span, &format!("`{what}` inside functions"));
+            return false;
+        }
+        true
+    }
+
     fn extern_fn(
         &mut self,
         name: &str,
@@ -1501,7 +1511,7 @@ impl Checker {
                 Builtin::MarkToDrop(sm)
             }
             "hash" => {
-                if !self.arg_count(span, "hash", 5, args.len()) {
+                if !self.arg_count(span, "hash", 5, args.len()) || !self.has_runtime(span, "hash") {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;
@@ -1528,7 +1538,9 @@ impl Checker {
                 }
             }
             "random" => {
-                if !self.arg_count(span, "random", 3, args.len()) {
+                if !self.arg_count(span, "random", 3, args.len())
+                    || !self.has_runtime(span, "random")
+                {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;
@@ -1556,6 +1568,10 @@ impl Checker {
                 let data = self.data_arg(args[1])?;
                 let with_payload = name.ends_with("payload");
                 let algo = self.hash_algo(args[3])?;
+                if with_payload && algo != HashAlgorithm::Csum16 {
+                    self.unsupported(args[3].span, "checksums with payload other than csum16");
+                    return None;
+                }
                 if name.starts_with("verify") {
                     let checksum = self.expr(args[2], None)?;
                     Builtin::VerifyChecksum {

@@ -43,7 +43,10 @@ impl Gen<'_> {
                 max,
             } => {
                 if ctx.kind == BodyKind::Function {
-                    return bad("not supported yet: hash inside functions", Some(span));
+                    return bad(
+                        "internal: hash inside a function (the checker refuses it)",
+                        Some(span),
+                    );
                 }
                 let bp = self.pack(ctx, data, &mut s)?;
                 let v = format!(
@@ -57,7 +60,10 @@ impl Gen<'_> {
             }
             Builtin::Random { out, lo, hi } => {
                 if ctx.kind == BodyKind::Function {
-                    return bad("not supported yet: random inside functions", Some(span));
+                    return bad(
+                        "internal: random inside a function (the checker refuses it)",
+                        Some(span),
+                    );
                 }
                 let v = format!(
                     "rt.random({}, {})",
@@ -146,7 +152,7 @@ impl Gen<'_> {
             Builtin::Assert(c) => {
                 if ctx.kind == BodyKind::Parser || ctx.kind == BodyKind::Function {
                     return bad(
-                        "not supported yet: assert/assume outside controls",
+                        "internal: assert/assume outside controls (the checker refuses it)",
                         Some(span),
                     );
                 }
@@ -416,7 +422,7 @@ impl Gen<'_> {
         }
         if algo != p4_target::info::HashAlgorithm::Csum16 {
             return bad(
-                "not supported yet: checksums with payload other than csum16",
+                "internal: a checksum with payload other than csum16 (the checker refuses it)",
                 Some(span),
             );
         }
