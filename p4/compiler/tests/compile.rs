@@ -707,3 +707,20 @@ fn error_checksum_with_payload_not_csum16() {
         )]),
     );
 }
+
+#[test]
+fn error_lookahead_of_nested_struct() {
+    check_errors(
+        "lookahead_nested_struct",
+        &program(&[
+            (
+                "DECLS",
+                "struct in_t { bit<8> x; } struct outer_t { in_t i; }",
+            ),
+            (
+                "PARSER",
+                "outer_t o = pkt.lookahead<outer_t>(); transition accept;",
+            ),
+        ]),
+    );
+}

@@ -2160,7 +2160,29 @@ impl Checker {
                 let fixed_header = matches!(&ty, Ty::Composite(c)
                     if self.prog.composites[*c].kind == ir::CompositeKind::Header
                         && self.prog.composites[*c].varbit().is_none());
-                if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool) && !fixed_header {
+                // A struct of scalars is read as one bit string of at most
+                // 128 bits and split into its fields, first field first.
+                let flat_struct = match &ty {
+                    Ty::Composite(c)
+                        if self.prog.composites[*c].kind == ir::CompositeKind::Struct =>
+                    {
+                        let comp = &self.prog.composites[*c];
+                        let scalar = comp.fields.iter().all(|f| {
+                            matches!(f.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_))
+                        });
+                        let bits: u32 = comp
+                            .fields
+                            .iter()
+                            .filter_map(|f| f.ty.scalar_width(&self.prog))
+                            .sum();
+                        scalar && (1..=128).contains(&bits)
+                    }
+                    _ => false,
+                };
+                if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool)
+                    && !fixed_header
+                    && !flat_struct
+                {
                     self.unsupported(span, "lookahead of this type");
                     return None;
                 }

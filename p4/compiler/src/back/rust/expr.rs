@@ -177,6 +177,11 @@ impl Gen<'_> {
                     Ty::Composite(c) => self.prog.composites[*c].header_bits(self.prog),
                     t => self.width(t),
                 };
+                if let Ty::Composite(c) = &e.ty
+                    && self.prog.composites[*c].kind == CompositeKind::Struct
+                {
+                    return self.lookahead_struct(*c, &e.ty);
+                }
                 if let Ty::Composite(_) = &e.ty {
                     return Ok(format!(
                         "{{ let mut h__ = {}::default(); let mut c__ = PacketIn {{ data: packet__.data, off_bits: packet__.off_bits }}; if !h__.extract(&mut c__) {{ return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }} h__ }}",
@@ -193,6 +198,35 @@ impl Gen<'_> {
                 }
             }
         })
+    }
+
+    /// `lookahead<S>()` of a struct of scalars (at most 128 bits, checked):
+    /// one read, split into the fields, the first field in the high bits.
+    fn lookahead_struct(&self, c: Handle<Composite>, ty: &Ty) -> Result<String, BackError> {
+        let comp = &self.prog.composites[c];
+        let total: u32 = comp.fields.iter().map(|f| self.width(&f.ty)).sum();
+        let mut out = format!(
+            "{{ let v__ = packet__.lookahead({total}).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)?; \
+             let mut s__ = <{} as Default>::default();",
+            self.rust_ty(ty)?
+        );
+        let mut shift = total;
+        for (i, f) in comp.fields.iter().enumerate() {
+            let w = self.width(&f.ty);
+            shift -= w;
+            let bits = format!("((v__ >> {shift}) & {})", mask_literal(w));
+            let value = if f.ty == Ty::Bool {
+                format!("({bits} != 0)")
+            } else {
+                self.to_native(&bits, &f.ty)?
+            };
+            out.push_str(&format!(
+                " s__.{} = {value};",
+                self.field_name(ty, i as u32)?
+            ));
+        }
+        out.push_str(" s__ }");
+        Ok(out)
     }
 
     pub(super) fn binary(
