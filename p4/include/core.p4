@@ -6,8 +6,8 @@
  * packet_in / packet_out externs, verify, NoAction, the standard match kinds
  * and static_assert.
  */
-#ifndef _ROCESWITCH_CORE_P4_
-#define _ROCESWITCH_CORE_P4_
+#ifndef _CORE_P4_
+#define _CORE_P4_
 
 /* Parser errors, in the order the specification lists them. */
 error {
@@ -58,4 +58,4 @@ match_kind {
 extern bool static_assert(bool check, string message);
 extern bool static_assert(bool check);
 
-#endif  /* _ROCESWITCH_CORE_P4_ */
+#endif  /* _CORE_P4_ */

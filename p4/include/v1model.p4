@@ -6,8 +6,8 @@
  * from upstream: two extra fields at the end of standard_metadata_t that
  * expose queue depth in bytes from roceswitch's traffic manager.
  */
-#ifndef _ROCESWITCH_V1MODEL_P4_
-#define _ROCESWITCH_V1MODEL_P4_
+#ifndef _V1_MODEL_P4_
+#define _V1_MODEL_P4_
 
 #include <core.p4>
 
@@ -252,4 +252,4 @@ package V1Switch<H, M>(Parser<H, M> p,
                        ComputeChecksum<H, M> ck,
                        Deparser<H> dep);
 
-#endif  /* _ROCESWITCH_V1MODEL_P4_ */
+#endif  /* _V1_MODEL_P4_ */

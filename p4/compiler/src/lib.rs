@@ -23,6 +23,7 @@ pub mod ir;
 pub mod proc;
 pub mod stf_harness;
 pub mod switch_crate;
+pub mod v1model;
 
 use std::path::{Path, PathBuf};
 

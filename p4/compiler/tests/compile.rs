@@ -522,11 +522,32 @@ fn error_entry_key_count() {
     );
 }
 
+/// Compiles `src` (saved as `NAME.p4`) and returns its warnings, rendered.
+fn warnings_of(name: &str, src: &str) -> String {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-warnings");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join(format!("{name}.p4"));
+    std::fs::write(&file, src).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    match res {
+        Ok(out) => render(&out.warnings, &sources).replace(&format!("{}/", tmp.display()), ""),
+        Err(d) => panic!("{name} does not compile:\n{}", render(&d, &sources)),
+    }
+}
+
 #[test]
-fn error_literal_does_not_fit() {
-    check_errors(
-        "literal_does_not_fit",
-        &program(&[("APPLY", "meta.m = 300;")]),
+fn literals_that_do_not_fit_wrap_with_a_warning() {
+    let text = warnings_of(
+        "literal_wraps",
+        &program(&[("APPLY", "meta.m = 300; hdr.h.a = -1;")]),
+    );
+    assert!(
+        text.contains("warning[P4E1014]: 300 does not fit in bit<8>; it becomes 44"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning[P4E1014]: -1 does not fit in bit<8>; it becomes 255"),
+        "{text}"
     );
 }
 
@@ -573,5 +594,133 @@ fn error_every_error_is_reported() {
     check_errors(
         "several_errors",
         &program(&[("APPLY", "meta.m = nope1; hdr.h.zz = 1; set(1, 2, 3);")]),
+    );
+}
+
+#[test]
+fn error_break_outside_a_loop() {
+    check_errors(
+        "break_outside_loop",
+        &program(&[("APPLY", "if (hdr.h.a == 1) { break; }")]),
+    );
+}
+
+#[test]
+fn error_loop_variable_without_a_type() {
+    check_errors(
+        "loop_range_without_type",
+        &program(&[("APPLY", "for (i in 1 .. 3) { meta.m = meta.m + 1; }")]),
+    );
+}
+
+#[test]
+fn error_named_argument_misuse() {
+    check_errors(
+        "named_argument_unknown",
+        &program(&[("APPLY", "set(prt = 1);")]),
+    );
+    check_errors(
+        "named_argument_mixed",
+        &program(&[
+            (
+                "LOCALS",
+                "action two(bit<8> x, bit<8> y) { meta.m = x + y; }",
+            ),
+            ("APPLY", "two(1, y = 2);"),
+        ]),
+    );
+    check_errors(
+        "named_argument_missing",
+        &program(&[
+            (
+                "LOCALS",
+                "action two(bit<8> x, bit<8> y) { meta.m = x + y; }",
+            ),
+            ("APPLY", "two(y = 2);"),
+        ]),
+    );
+}
+
+#[test]
+fn error_first_entry_without_priority() {
+    check_errors(
+        "entry_priority_first_missing",
+        &program(&[(
+            "LOCALS",
+            "table t { key = { hdr.h.a: ternary; } actions = { set; } const entries = { 1 &&& 1 : set(1); priority = 3: 2 &&& 2 : set(2); } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_register_of_struct() {
+    check_errors(
+        "register_of_struct",
+        &program(&[("LOCALS", "register<meta_t>(4) r;")]),
+    );
+}
+
+#[test]
+fn error_register_read_into_wrong_type() {
+    check_errors(
+        "register_read_wrong_type",
+        &program(&[
+            ("LOCALS", "register<int<8>>(4) r;"),
+            ("APPLY", "r.read(meta.m, 0);"),
+        ]),
+    );
+}
+
+#[test]
+fn error_sub_control_without_packet() {
+    check_errors(
+        "sub_control_without_packet",
+        &program(&[
+            (
+                "DECLS",
+                "control Sub(packet_out p, in h_t h) { apply { p.emit(h); } }",
+            ),
+            ("LOCALS", "Sub() sub;"),
+            ("APPLY", "sub.apply(hdr.h, hdr.h);"),
+        ]),
+    );
+}
+
+#[test]
+fn error_hash_in_function() {
+    check_errors(
+        "hash_in_function",
+        &program(&[(
+            "DECLS",
+            "bit<8> f(in bit<8> x) { bit<8> h; hash(h, HashAlgorithm.crc16, 8w0, { x }, 16w255); return h; }",
+        )]),
+    );
+}
+
+#[test]
+fn error_checksum_with_payload_not_csum16() {
+    check_errors(
+        "checksum_payload_crc32",
+        &program(&[(
+            "APPLY",
+            "update_checksum_with_payload(true, { hdr.h.a }, hdr.h.b, HashAlgorithm.crc16);",
+        )]),
+    );
+}
+
+#[test]
+fn error_lookahead_of_nested_struct() {
+    check_errors(
+        "lookahead_nested_struct",
+        &program(&[
+            (
+                "DECLS",
+                "struct in_t { bit<8> x; } struct outer_t { in_t i; }",
+            ),
+            (
+                "PARSER",
+                "outer_t o = pkt.lookahead<outer_t>(); transition accept;",
+            ),
+        ]),
     );
 }

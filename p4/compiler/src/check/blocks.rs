@@ -133,6 +133,7 @@ impl Checker {
             vars: Vec::new(),
             ret: Ty::Void,
             control: None,
+            loops: 0,
         });
         let mut local_inits = Vec::new();
         for d in &p.locals {
@@ -603,7 +604,11 @@ impl Checker {
             vars: Vec::new(),
             ret: Ty::Void,
             control: Some(h),
+            loops: 0,
         });
+        for g in self.global_externs.clone() {
+            self.global_extern(&g, h);
+        }
         for d in &c.locals {
             match d {
                 ast::Decl::Const(k) => {
@@ -661,6 +666,36 @@ impl Checker {
         Some(h)
     }
 
+    /// Declares top-level extern instance `g` in control `h`, named as p4c
+    /// names it: its `@name`, or its own name, never prefixed by the control.
+    fn global_extern(&mut self, g: &ast::Instantiation, h: Handle<ir::Control>) {
+        let spec = name_spec(&g.annotations, &g.name.name);
+        let absolute = format!(".{}", spec.name);
+        let name_annotation = ast::Annotation {
+            name: ast::Ident {
+                name: "name".into(),
+                span: g.span,
+            },
+            body: ast::AnnotationBody::Unstructured {
+                raw: format!("{absolute:?}"),
+                exprs: Some(vec![ast::Expr {
+                    kind: ast::ExprKind::Str(absolute),
+                    span: g.span,
+                }]),
+            },
+            span: g.span,
+        };
+        let mut local = g.clone();
+        local.annotations.retain(|a| a.name.name != "name");
+        local.annotations.push(name_annotation);
+        let before = self.diags.len();
+        self.control_instantiation(&local, h);
+        // Report a bad global instance once, not once per control.
+        if self.diags.len() > before && self.prog.controls.len() > 1 {
+            self.diags.truncate(before);
+        }
+    }
+
     /// An instantiation that declares no name in scope.
     fn control_instantiation_anon(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
         self.push_scope();
@@ -673,8 +708,27 @@ impl Checker {
             self.unsupported(i.span, "this instantiation");
             return;
         };
-        let args: Vec<&ast::Expr> = i.args.iter().map(|a| &a.value).collect();
         let sym = self.lookup(name).cloned();
+        // Constructor arguments in parameter order, defaults filled in.
+        let params = match &sym {
+            Some(Sym::CtorControl(n)) => self
+                .ctor_controls
+                .get(n)
+                .map(|d| super::ParamSpec::of(&d.ctor_params)),
+            _ => crate::v1model::object(&name.ident.name)
+                .map(|o| super::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string()))),
+        };
+        let bound: Vec<ast::Expr> = match params {
+            Some(params) => {
+                let what = format!("`{}`", name.ident.name);
+                match self.bind_args(&what, &params, &i.args, i.span) {
+                    Some(b) => b,
+                    None => return,
+                }
+            }
+            None => i.args.iter().map(|a| a.value.clone()).collect(),
+        };
+        let args: Vec<&ast::Expr> = bound.iter().collect();
         let sub = match &sym {
             Some(Sym::Control(sub)) => {
                 if !args.is_empty() {
@@ -752,14 +806,29 @@ impl Checker {
                     return;
                 };
                 let Some(ty) = self.ty(t) else { return };
-                let Ty::Bit(width) = ty else {
-                    self.unsupported(t.span, "registers of non-bit types");
+                // Cells are stored as bit strings: any scalar whose value
+                // is its bits (bmv2 registers hold bit strings too).
+                let width = match &ty {
+                    Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => {
+                        ty.scalar_width(&self.prog)
+                    }
+                    _ => None,
+                };
+                let Some(width) = width else {
+                    self.unsupported(
+                        t.span,
+                        "registers whose cells are not bit<W>, int<W>, bool or a serializable enum",
+                    );
                     return;
                 };
                 let Some(size) = self.const_u32(args[0], "register size") else {
                     return;
                 };
-                ir::ExternKind::Register { width, size }
+                ir::ExternKind::Register {
+                    cell: ty,
+                    width,
+                    size,
+                }
             }
             "counter" => {
                 if !want(self, 2) {
@@ -923,6 +992,7 @@ impl Checker {
             vars,
             ret: Ty::Void,
             control,
+            loops: 0,
         });
         let body = self.block(&a.body);
         let b = std::mem::replace(&mut self.body, saved)?;
@@ -949,6 +1019,8 @@ impl Checker {
         if let Some(id) = explicit {
             self.facts.action_explicit_ids.insert(h.index(), id);
         }
+        self.action_params
+            .insert(h.index(), super::ParamSpec::of(&a.params));
         Some(h)
     }
 
@@ -966,6 +1038,9 @@ impl Checker {
         };
         let mut default_prop = None;
         let mut entries_prop = None;
+        // P4_16 v1.2.4 §14.2.1.4.1 entry priorities.
+        let mut largest_wins = true;
+        let mut priority_delta: i64 = 1;
         let mut implementation = None;
         for p in &t.properties {
             match &p.kind {
@@ -1208,6 +1283,31 @@ impl Checker {
                         facts.idle_timeout = matches!(x.kind, ir::ExprKind::Bool(true));
                     }
                 }
+                ast::TablePropertyKind::Custom { name, value }
+                    if name.name == "largest_priority_wins" =>
+                {
+                    if let Some(x) = self.expr(value, Some(&Ty::Bool)) {
+                        match x.kind {
+                            ir::ExprKind::Bool(b) => largest_wins = b,
+                            _ => self.error(
+                                codes::NOT_CONSTANT,
+                                value.span,
+                                "`largest_priority_wins` must be a constant boolean",
+                            ),
+                        }
+                    }
+                }
+                ast::TablePropertyKind::Custom { name, value } if name.name == "priority_delta" => {
+                    match self.const_value(value) {
+                        Some(d) if d > 0 && d <= i32::MAX as i128 => priority_delta = d as i64,
+                        Some(_) => self.error(
+                            codes::BAD_TABLE_PROPERTY,
+                            value.span,
+                            "`priority_delta` must be a positive integer",
+                        ),
+                        None => {}
+                    }
+                }
                 ast::TablePropertyKind::Custom { name, .. } => {
                     self.warn(
                         codes::IGNORED,
@@ -1239,9 +1339,7 @@ impl Checker {
                 let (name, args) = match &e.kind {
                     ast::ExprKind::Name(p) => (Some(p), Vec::new()),
                     ast::ExprKind::Call { callee, args, .. } => match &callee.kind {
-                        ast::ExprKind::Name(p) => {
-                            (Some(p), args.iter().map(|a| &a.value).collect())
-                        }
+                        ast::ExprKind::Name(p) => (Some(p), args.clone()),
                         _ => (None, Vec::new()),
                     },
                     _ => (None, Vec::new()),
@@ -1311,12 +1409,18 @@ impl Checker {
                     ir::KeyKind::Match(MatchKind::Ternary | MatchKind::Range | MatchKind::Optional)
                 )
             });
-            let n = es.len() as i32;
-            for (i, en) in es.iter().enumerate() {
-                if let Some(ef) =
-                    self.entry(en, &match_keys, &actions, needs_priority, n - i as i32)
-                {
+            let mut explicit = Vec::new();
+            for en in es.iter() {
+                if let Some((ef, p)) = self.entry(en, &match_keys, &actions) {
                     facts.entries.push(ef);
+                    explicit.push((p, en.span));
+                }
+            }
+            if needs_priority
+                && let Some(prios) = self.entry_priorities(&explicit, largest_wins, priority_delta)
+            {
+                for (ef, p) in facts.entries.iter_mut().zip(prios) {
+                    ef.priority = p;
                 }
             }
         }
@@ -1343,11 +1447,28 @@ impl Checker {
     fn const_action_args(
         &mut self,
         a: Handle<ir::Action>,
-        args: &[&ast::Expr],
+        args: &[ast::Argument],
         span: Span,
     ) -> Option<Vec<u128>> {
         let act = self.prog.actions[a].clone();
         let data = act.data_params().to_vec();
+        let bound: Vec<ast::Expr> = if args.iter().any(|x| x.name.is_some()) {
+            // Named arguments name the action data parameters.
+            let all = self
+                .action_params
+                .get(&a.index())
+                .cloned()
+                .unwrap_or_default();
+            let params = all
+                .get(act.n_directional as usize..)
+                .unwrap_or(&[])
+                .to_vec();
+            self.bind_args(&format!("action `{}`", act.name), &params, args, span)?
+        } else {
+            args.iter().map(|x| x.value.clone()).collect()
+        };
+        let args: Vec<&ast::Expr> = bound.iter().collect();
+        let args = args.as_slice();
         // `a(bound.., data..)` in default_action/entries: the directional
         // arguments repeat the ones bound in the actions list.
         let args = if args.len() == act.n_params as usize && act.n_directional > 0 {
@@ -1388,14 +1509,84 @@ impl Checker {
         Some(out)
     }
 
+    /// The runtime priorities (larger wins, at least 1) of a table's
+    /// entries, from their explicit priorities (`priority = N:` or
+    /// `@priority(N)`) by the rules of P4_16 v1.2.4 §14.2.1.4.1: without any
+    /// explicit priority, entries are numbered so that the first wins;
+    /// otherwise the first entry must have one and each entry without one
+    /// takes the previous entry's priority, one `priority_delta` weaker.
+    fn entry_priorities(
+        &mut self,
+        explicit: &[(Option<i64>, Span)],
+        largest_wins: bool,
+        delta: i64,
+    ) -> Option<Vec<i32>> {
+        let n = explicit.len() as i64;
+        let mut prio: Vec<i64> = Vec::with_capacity(explicit.len());
+        if explicit.iter().all(|(p, _)| p.is_none()) {
+            for j in 0..n {
+                prio.push(if largest_wins {
+                    1 + (n - 1 - j) * delta
+                } else {
+                    1 + j * delta
+                });
+            }
+        } else {
+            let Some((Some(first), _)) = explicit.first() else {
+                let span = explicit.first().map(|e| e.1).unwrap_or_default();
+                self.error_label(
+                    codes::BAD_ENTRY,
+                    span,
+                    "the first entry needs an explicit priority when other entries have one",
+                    "no `priority = N:`",
+                );
+                return None;
+            };
+            let mut p = *first;
+            for (e, _) in explicit {
+                p = match e {
+                    Some(v) => *v,
+                    None if largest_wins => p - delta,
+                    None => p + delta,
+                };
+                prio.push(p);
+            }
+        }
+        for (p, (_, span)) in prio.iter().zip(explicit) {
+            if *p < 0 || *p > i32::MAX as i64 {
+                self.error_label(
+                    codes::BAD_ENTRY,
+                    *span,
+                    format!("entry priority {p} is out of range"),
+                    "this entry",
+                );
+                return None;
+            }
+        }
+        // The runtime lets the larger priority win and wants priorities > 0.
+        let max = prio.iter().copied().max().unwrap_or(0);
+        let min = prio.iter().copied().min().unwrap_or(1);
+        let runtime = prio
+            .iter()
+            .map(|&p| {
+                let r = if largest_wins {
+                    p - min.min(1) + 1
+                } else {
+                    max - p + 1
+                };
+                i32::try_from(r).unwrap_or(i32::MAX)
+            })
+            .collect();
+        Some(runtime)
+    }
+
+    /// One table entry, with its explicit priority if it has one.
     fn entry(
         &mut self,
         en: &ast::TableEntry,
         keys: &[(ir::KeyKind, Ty)],
         actions: &[Handle<ir::Action>],
-        needs_priority: bool,
-        implicit_priority: i32,
-    ) -> Option<EntryFacts> {
+    ) -> Option<(EntryFacts, Option<i64>)> {
         let elems = &en.keyset.elems;
         let all_default = elems.len() == 1
             && matches!(
@@ -1507,25 +1698,22 @@ impl Checker {
             );
             return None;
         }
-        let argv: Vec<&ast::Expr> = args.iter().map(|a| &a.value).collect();
-        let params = self.const_action_args(a, &argv, en.action.span)?;
+        let params = self.const_action_args(a, &args, en.action.span)?;
         let explicit = match &en.priority {
-            Some(p) => Some(self.const_value(p)? as i32),
+            Some(p) => Some(self.const_value(p)? as i64),
             None => ast::find_annotation(&en.annotations, "priority")
                 .and_then(|a| a.int_arg())
-                .map(|i| i.value as i32),
+                .map(|i| i64::try_from(i.value).unwrap_or(i64::MAX)),
         };
-        let priority = match (needs_priority, explicit) {
-            (true, Some(p)) => p,
-            (true, None) => implicit_priority,
-            (false, _) => 0,
-        };
-        Some(EntryFacts {
-            matches,
-            priority,
-            action: a,
-            params,
-        })
+        Some((
+            EntryFacts {
+                matches,
+                priority: 0,
+                action: a,
+                params,
+            },
+            explicit,
+        ))
     }
 }
 

@@ -6,7 +6,8 @@
 //! `int` constants without a width are carried as [`TE::Inf`] until an
 //! operand or the context gives them a type.
 
-use super::{BodyKind, Checker, Sym, codes, fold};
+use super::{BodyKind, Checker, ParamSpec, Sym, codes, fold};
+use crate::diag::Diagnostic;
 use crate::diag::Span;
 use crate::front::ast;
 use crate::ir::{self, BinOp, Builtin, Call, Expr, ExprKind, Ty, UnOp};
@@ -113,13 +114,20 @@ impl Checker {
                     }
                 };
                 if !fits {
-                    self.error_label(
-                        codes::OVERFLOW,
-                        span,
-                        format!("{v} does not fit in {}", self.ty_name(ty)),
-                        "too large",
+                    // P4_16 §8.9.2: an integer converted to `bit<W>`/`int<W>`
+                    // keeps its value modulo 2^W (`bit<8> x = -1` is 255),
+                    // as p4c does, with a warning.
+                    self.diags.push(
+                        Diagnostic::warning(
+                            codes::OVERFLOW,
+                            format!(
+                                "{v} does not fit in {}; it becomes {}",
+                                self.ty_name(ty),
+                                self.wrapped_text(v, ty)
+                            ),
+                        )
+                        .with_primary(span, "reduced modulo 2^W"),
                     );
-                    return None;
                 }
                 Some(mk(
                     ExprKind::Int(p4_target::bits::wrap(v as u128, w)),
@@ -144,6 +152,17 @@ impl Checker {
                 self.error_label(code, span, msg, label);
                 None
             }
+        }
+    }
+
+    /// `v` reduced to type `ty` (a `bit<W>` or `int<W>`), as P4 prints it.
+    fn wrapped_text(&self, v: i128, ty: &Ty) -> String {
+        let w = ty.scalar_width(&self.prog).unwrap_or(128);
+        let bits = p4_target::bits::wrap(v as u128, w);
+        if ty.is_signed(&self.prog) {
+            p4_target::bits::sext(bits, w).to_string()
+        } else {
+            bits.to_string()
         }
     }
 
@@ -1076,16 +1095,137 @@ impl Checker {
 
     // ----------------------------------------------------------------- calls
 
-    fn positional<'a>(&mut self, args: &'a [ast::Argument]) -> Option<Vec<&'a ast::Expr>> {
-        let mut v = Vec::new();
-        for a in args {
-            if let Some(n) = &a.name {
-                self.unsupported(n.span, "named arguments");
-                return None;
+    /// Puts `args` in parameter order (P4_16 §6.8.2: all named or all
+    /// positional) and fills parameters left out from their defaults
+    /// (§6.8.3). A count mismatch it cannot resolve is left for the caller
+    /// to report with its own message; `None` after a reported error.
+    pub(crate) fn bind_args(
+        &mut self,
+        what: &str,
+        params: &[ParamSpec],
+        args: &[ast::Argument],
+        span: Span,
+    ) -> Option<Vec<ast::Expr>> {
+        let named = args.iter().filter(|a| a.name.is_some()).count();
+        if named == 0 {
+            let mut out: Vec<ast::Expr> = args.iter().map(|a| a.value.clone()).collect();
+            if out.len() < params.len() && params[out.len()..].iter().all(|p| p.default.is_some()) {
+                out.extend(params[out.len()..].iter().filter_map(|p| p.default.clone()));
             }
-            v.push(&a.value);
+            return Some(out);
         }
-        Some(v)
+        if named != args.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!("the arguments of {what} must be all named or all positional"),
+                "mixed arguments",
+            );
+            return None;
+        }
+        let mut slots: Vec<Option<ast::Expr>> = vec![None; params.len()];
+        for a in args {
+            let Some(n) = &a.name else { continue };
+            match params.iter().position(|p| p.name == n.name) {
+                Some(i) if slots[i].is_none() => slots[i] = Some(a.value.clone()),
+                Some(_) => {
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        n.span,
+                        format!("argument `{}` is given twice", n.name),
+                        "again here",
+                    );
+                    return None;
+                }
+                None => {
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        n.span,
+                        format!("{what} has no parameter `{}`", n.name),
+                        "no such parameter",
+                    );
+                    return None;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (p, slot) in params.iter().zip(slots) {
+            match slot.or_else(|| p.default.clone()) {
+                Some(e) => out.push(e),
+                None => {
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        span,
+                        format!("{what} needs an argument for `{}`", p.name),
+                        "argument missing",
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The parameters a call of `callee` binds its arguments to, when known.
+    fn callee_params(&self, callee: &ast::Expr, args: &[ast::Argument]) -> Option<Vec<ParamSpec>> {
+        let names: Vec<Option<&str>> = args
+            .iter()
+            .map(|a| a.name.as_ref().map(|n| n.name.as_str()))
+            .collect();
+        let from_sig = |s: &crate::v1model::Signature| {
+            ParamSpec::named(s.params.iter().map(|p| p.name.to_string()))
+        };
+        match &callee.kind {
+            ast::ExprKind::Name(p) => match self.lookup(p)? {
+                Sym::Action(a) => self.action_params.get(&a.index()).cloned(),
+                Sym::Function(f) => self.function_params.get(&f.index()).cloned(),
+                Sym::ExternDecl(name) => {
+                    crate::v1model::overload(crate::v1model::functions(name), args.len(), &names)
+                        .map(from_sig)
+                }
+                _ => None,
+            },
+            ast::ExprKind::Member { base, member } => {
+                let ast::ExprKind::Name(p) = &base.kind else {
+                    return None;
+                };
+                let object = match self.lookup(p)? {
+                    Sym::Packet(false) => "packet_in",
+                    Sym::Packet(true) => "packet_out",
+                    Sym::Extern(i) => {
+                        let ctl = self.body.as_ref()?.control?;
+                        self.prog.controls[ctl]
+                            .externs
+                            .get(*i as usize)?
+                            .kind
+                            .type_name()
+                    }
+                    Sym::SubControl(i) if member.name == "apply" => {
+                        let ctl = self.body.as_ref()?.control?;
+                        let sub = self.prog.controls[ctl].instances.get(*i as usize)?.1;
+                        return Some(ParamSpec::named(
+                            self.prog.controls[sub]
+                                .params
+                                .iter()
+                                .map(|p| p.name.clone()),
+                        ));
+                    }
+                    Sym::SubParser(h) if member.name == "apply" => {
+                        return Some(ParamSpec::named(
+                            self.prog.parsers[*h].params.iter().map(|p| p.name.clone()),
+                        ));
+                    }
+                    _ => return None,
+                };
+                crate::v1model::overload(
+                    crate::v1model::methods(object, &member.name),
+                    args.len(),
+                    &names,
+                )
+                .map(from_sig)
+            }
+            _ => None,
+        }
     }
 
     fn arg_count(&mut self, span: Span, what: &str, want: usize, got: usize) -> bool {
@@ -1116,7 +1256,26 @@ impl Checker {
         args: &[ast::Argument],
         span: Span,
     ) -> Option<Expr> {
-        let args = self.positional(args)?;
+        let bound;
+        let args: Vec<&ast::Expr> = match self.callee_params(callee, args) {
+            Some(params) => {
+                let what = format!("`{}`", super::blocks::expr_text(callee));
+                bound = self.bind_args(&what, &params, args, span)?;
+                bound.iter().collect()
+            }
+            None => {
+                if let Some(n) = args.iter().find_map(|a| a.name.as_ref()) {
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        n.span,
+                        "this call does not take named arguments",
+                        "named argument",
+                    );
+                    return None;
+                }
+                args.iter().map(|a| &a.value).collect()
+            }
+        };
         match &callee.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
                 Some(Sym::Action(a)) => self.action_call(a, &args, span),
@@ -1288,6 +1447,16 @@ impl Checker {
         }
     }
 
+    /// Whether the body may use the switch's hash units and random source:
+    /// functions are compiled without access to them.
+    fn has_runtime(&mut self, span: Span, what: &str) -> bool {
+        if self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Function) {
+            self.unsupported(span, &format!("`{what}` inside functions"));
+            return false;
+        }
+        true
+    }
+
     fn extern_fn(
         &mut self,
         name: &str,
@@ -1342,7 +1511,7 @@ impl Checker {
                 Builtin::MarkToDrop(sm)
             }
             "hash" => {
-                if !self.arg_count(span, "hash", 5, args.len()) {
+                if !self.arg_count(span, "hash", 5, args.len()) || !self.has_runtime(span, "hash") {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;
@@ -1369,7 +1538,9 @@ impl Checker {
                 }
             }
             "random" => {
-                if !self.arg_count(span, "random", 3, args.len()) {
+                if !self.arg_count(span, "random", 3, args.len())
+                    || !self.has_runtime(span, "random")
+                {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;
@@ -1397,6 +1568,10 @@ impl Checker {
                 let data = self.data_arg(args[1])?;
                 let with_payload = name.ends_with("payload");
                 let algo = self.hash_algo(args[3])?;
+                if with_payload && algo != HashAlgorithm::Csum16 {
+                    self.unsupported(args[3].span, "checksums with payload other than csum16");
+                    return None;
+                }
                 if name.starts_with("verify") {
                     let checksum = self.expr(args[2], None)?;
                     Builtin::VerifyChecksum {
@@ -1717,8 +1892,19 @@ impl Checker {
                     let mut v = Vec::new();
                     for (prm, a) in params.iter().zip(args) {
                         let Some(ty) = &prm.ty else {
-                            self.unsupported(a.span, "passing packets to sub-controls");
-                            return None;
+                            // The only packet a control has is its own
+                            // `packet_out`; the IR leaves it implicit.
+                            let is_packet = matches!(&a.kind, ast::ExprKind::Name(p)
+                                if matches!(self.lookup(p), Some(Sym::Packet(true))));
+                            if !is_packet {
+                                self.error(
+                                    codes::TYPE_MISMATCH,
+                                    a.span,
+                                    "expected the packet_out parameter",
+                                );
+                                return None;
+                            }
+                            continue;
                         };
                         let x = if prm.dir == ir::Direction::In {
                             self.expr(a, Some(ty))?
@@ -1812,12 +1998,12 @@ impl Checker {
         }
         let inst = self.prog.controls[ctl].externs[i as usize].clone();
         let b = match (&inst.kind, m) {
-            (ir::ExternKind::Register { width, .. }, "read") => {
+            (ir::ExternKind::Register { cell, .. }, "read") => {
                 if !self.arg_count(span, "read", 2, args.len()) {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;
-                let out = self.coerce(TE::Typed(out), &Ty::Bit(*width), args[0].span)?;
+                let out = self.coerce(TE::Typed(out), cell, args[0].span)?;
                 let it = self.expr_any(args[1])?;
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[1].span)?;
                 Builtin::RegisterRead {
@@ -1826,13 +2012,13 @@ impl Checker {
                     index,
                 }
             }
-            (ir::ExternKind::Register { width, .. }, "write") => {
+            (ir::ExternKind::Register { cell, .. }, "write") => {
                 if !self.arg_count(span, "write", 2, args.len()) {
                     return None;
                 }
                 let it = self.expr_any(args[0])?;
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
-                let value = self.expr(args[1], Some(&Ty::Bit(*width)))?;
+                let value = self.expr(args[1], Some(cell))?;
                 Builtin::RegisterWrite {
                     inst: i,
                     index,
@@ -1974,7 +2160,29 @@ impl Checker {
                 let fixed_header = matches!(&ty, Ty::Composite(c)
                     if self.prog.composites[*c].kind == ir::CompositeKind::Header
                         && self.prog.composites[*c].varbit().is_none());
-                if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool) && !fixed_header {
+                // A struct of scalars is read as one bit string of at most
+                // 128 bits and split into its fields, first field first.
+                let flat_struct = match &ty {
+                    Ty::Composite(c)
+                        if self.prog.composites[*c].kind == ir::CompositeKind::Struct =>
+                    {
+                        let comp = &self.prog.composites[*c];
+                        let scalar = comp.fields.iter().all(|f| {
+                            matches!(f.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_))
+                        });
+                        let bits: u32 = comp
+                            .fields
+                            .iter()
+                            .filter_map(|f| f.ty.scalar_width(&self.prog))
+                            .sum();
+                        scalar && (1..=128).contains(&bits)
+                    }
+                    _ => false,
+                };
+                if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool)
+                    && !fixed_header
+                    && !flat_struct
+                {
                     self.unsupported(span, "lookahead of this type");
                     return None;
                 }

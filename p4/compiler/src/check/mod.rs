@@ -87,6 +87,9 @@ pub(crate) enum Sym {
     CtorControl(String),
     /// A sub-parser instance of the enclosing parser.
     SubParser(Handle<ir::Parser>),
+    /// A top-level extern instance (each control re-declares it as an
+    /// [`Sym::Extern`] of its own).
+    GlobalExtern,
 }
 
 /// Where statements are being checked.
@@ -110,6 +113,8 @@ pub(crate) struct Body {
     pub(crate) ret: Ty,
     /// Whether this is a deparser (packet_out available) / parser.
     pub(crate) control: Option<Handle<ir::Control>>,
+    /// How many loops enclose the statement being checked.
+    pub(crate) loops: u32,
 }
 
 /// The checker's state.
@@ -131,6 +136,41 @@ pub(crate) struct Checker {
     pub(crate) ctor_controls: HashMap<String, ast::ControlDecl>,
     /// Their instantiations: (name, argument values) → control.
     pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
+    /// Parameter names and default values of actions, by handle index
+    /// (for named arguments and defaults, P4_16 §6.8.2–6.8.3).
+    pub(crate) action_params: HashMap<usize, Vec<ParamSpec>>,
+    /// The same for functions.
+    pub(crate) function_params: HashMap<usize, Vec<ParamSpec>>,
+    /// Top-level extern instantiations, in order.
+    pub(crate) global_externs: Vec<ast::Instantiation>,
+}
+
+/// A parameter as call binding sees it: its name and default value.
+#[derive(Clone, Debug)]
+pub(crate) struct ParamSpec {
+    pub(crate) name: String,
+    pub(crate) default: Option<ast::Expr>,
+}
+
+impl ParamSpec {
+    pub(crate) fn of(params: &[ast::Param]) -> Vec<ParamSpec> {
+        params
+            .iter()
+            .map(|p| ParamSpec {
+                name: p.name.name.clone(),
+                default: p.default.clone(),
+            })
+            .collect()
+    }
+
+    pub(crate) fn named(names: impl Iterator<Item = String>) -> Vec<ParamSpec> {
+        names
+            .map(|name| ParamSpec {
+                name,
+                default: None,
+            })
+            .collect()
+    }
 }
 
 /// Checks a parsed program. `name` is the program name (file stem).
@@ -153,6 +193,9 @@ pub fn check(
         generic_cache: HashMap::new(),
         ctor_controls: HashMap::new(),
         ctor_cache: HashMap::new(),
+        action_params: HashMap::new(),
+        function_params: HashMap::new(),
+        global_externs: Vec::new(),
     };
     for d in &prog.decls {
         c.top_decl(d);
@@ -814,7 +857,13 @@ impl Checker {
         };
         if name.ident.name != "V1Switch" {
             match self.lookup(name) {
-                Some(Sym::ExternDecl(_)) => self.unsupported(i.span, "top-level extern instances"),
+                Some(Sym::ExternDecl(_)) => {
+                    // A global extern instance: every control gets it under
+                    // its top-level P4Info name, and P4Info building merges
+                    // the copies into one object (one state).
+                    self.global_externs.push(i.clone());
+                    self.declare(&i.name, Sym::GlobalExtern);
+                }
                 _ => self.error(
                     codes::BAD_MAIN,
                     name.span,
@@ -861,7 +910,16 @@ impl Checker {
             names.push(p.ident.name.clone());
             let mut sym = self.lookup(p).cloned();
             if let Some(Sym::CtorControl(n)) = &sym {
-                let argv: Vec<&ast::Expr> = args.iter().map(|a| &a.value).collect();
+                let params = self
+                    .ctor_controls
+                    .get(n)
+                    .map(|d| ParamSpec::of(&d.ctor_params))
+                    .unwrap_or_default();
+                let what = format!("`{n}`");
+                let Some(bound) = self.bind_args(&what, &params, args, a.span) else {
+                    return;
+                };
+                let argv: Vec<&ast::Expr> = bound.iter().collect();
                 match self.instantiate_ctor_control(&n.clone(), &argv, a.span) {
                     Some(h) => sym = Some(Sym::Control(h)),
                     None => return,
@@ -995,6 +1053,7 @@ impl Checker {
             vars,
             ret: ret.clone(),
             control: None,
+            loops: 0,
         });
         let body = self.block(&f.body);
         let b = std::mem::replace(&mut self.body, saved).expect("body set above");
@@ -1009,6 +1068,8 @@ impl Checker {
             },
             f.span,
         );
+        self.function_params
+            .insert(h.index(), ParamSpec::of(&f.params));
         self.declare(&f.name, Sym::Function(h));
     }
 }

@@ -153,17 +153,7 @@ fn objects(c: &Checker) -> Vec<(u8, String, Option<u32>)> {
                     name: e.name.clone(),
                     id: None,
                 });
-            let prefix = match e.kind {
-                ir::ExternKind::Register { .. } => id_prefix::REGISTER,
-                ir::ExternKind::Counter { .. } => id_prefix::COUNTER,
-                ir::ExternKind::DirectCounter(_) => id_prefix::DIRECT_COUNTER,
-                ir::ExternKind::Meter { .. } => id_prefix::METER,
-                ir::ExternKind::DirectMeter(_) => id_prefix::DIRECT_METER,
-                ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..) => {
-                    id_prefix::ACTION_PROFILE
-                }
-            };
-            out.push((prefix, spec.qualify(&inst.path), spec.id));
+            out.push((extern_prefix(&e.kind), spec.qualify(&inst.path), spec.id));
         }
     }
     for d in &c.facts.digests {
@@ -178,6 +168,20 @@ fn objects(c: &Checker) -> Vec<(u8, String, Option<u32>)> {
         out.push((id_prefix::VALUE_SET, n.clone(), None));
     }
     out
+}
+
+/// The P4Info id prefix of an extern object kind.
+fn extern_prefix(kind: &ir::ExternKind) -> u8 {
+    match kind {
+        ir::ExternKind::Register { .. } => id_prefix::REGISTER,
+        ir::ExternKind::Counter { .. } => id_prefix::COUNTER,
+        ir::ExternKind::DirectCounter(_) => id_prefix::DIRECT_COUNTER,
+        ir::ExternKind::Meter { .. } => id_prefix::METER,
+        ir::ExternKind::DirectMeter(_) => id_prefix::DIRECT_METER,
+        ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..) => {
+            id_prefix::ACTION_PROFILE
+        }
+    }
 }
 
 fn scalar_fields(c: &Checker, comp: Handle<ir::Composite>) -> Vec<MetaFieldInfo> {
@@ -258,6 +262,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     let mut meters = Vec::new();
     let mut registers = Vec::new();
     let mut extern_ids: HashMap<(usize, u32), u32> = HashMap::new();
+    let mut seen_externs: HashMap<(u8, String), (usize, u32)> = HashMap::new();
     for ii in 0..c.prog.instances.len() {
         let inst = c.prog.instances[ii].clone();
         let ctl = &c.prog.controls[inst.control];
@@ -285,9 +290,18 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
                     id: None,
                 });
             let qualified = spec.qualify(&inst.path);
+            let key = (extern_prefix(&e.kind), qualified.clone());
+            if let Some(&(idx, id)) = seen_externs.get(&key) {
+                // The same object seen from another control (a top-level
+                // instance, or `@name(".x")`): one state, one id.
+                let _ = ids.id(key.0, &qualified);
+                c.prog.instances[ii].extern_index[ei] = idx as u32;
+                extern_ids.insert((ii, ei as u32), id);
+                continue;
+            }
             let name = leak_str(qualified.clone());
             let (idx, id) = match &e.kind {
-                ir::ExternKind::Register { width, size } => {
+                ir::ExternKind::Register { width, size, .. } => {
                     let id = ids.id(id_prefix::REGISTER, &qualified);
                     registers.push(RegisterInfo {
                         id,
@@ -368,6 +382,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             };
             c.prog.instances[ii].extern_index[ei] = idx as u32;
             extern_ids.insert((ii, ei as u32), id);
+            seen_externs.insert(key, (idx, id));
         }
     }
     // Second pass: tables, now that extern ids are known.

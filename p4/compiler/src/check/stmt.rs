@@ -5,6 +5,7 @@
 //! diagnostics are reported, so checking goes on and every error is found.
 //! A slice assignment `x[h:l] = v` becomes `x = (x & ~m) | ((v << l) & m)`.
 
+use super::expr::TE;
 use super::{BodyKind, Checker, Sym, codes, fold};
 use crate::front::ast;
 use crate::ir::{self, BinOp, Expr, ExprKind, Stmt, Ty};
@@ -225,7 +226,186 @@ impl Checker {
             }
             K::Instantiation(i) => self.unsupported(i.span, "instantiations inside blocks"),
             K::Empty => {}
+            K::CompoundAssign { op, lhs, rhs } => {
+                // `lhs op= rhs` is `lhs = lhs op rhs` (P4_16 v1.2.5 §12.4).
+                let value = ast::Expr {
+                    kind: ast::ExprKind::Binary {
+                        op: *op,
+                        lhs: Box::new(lhs.clone()),
+                        rhs: Box::new(rhs.clone()),
+                    },
+                    span: s.span,
+                };
+                let assign = ast::Stmt {
+                    kind: K::Assign {
+                        lhs: lhs.clone(),
+                        rhs: value,
+                    },
+                    span: s.span,
+                };
+                self.stmt(&assign, out);
+            }
+            K::Break | K::Continue => {
+                if self.body.as_ref().is_none_or(|b| b.loops == 0) {
+                    let what = if matches!(s.kind, K::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.error_label(
+                        codes::NOT_ALLOWED_HERE,
+                        s.span,
+                        format!("`{what}` may only be used inside a `for` loop"),
+                        "not in a loop",
+                    );
+                } else if matches!(s.kind, K::Break) {
+                    out.push(Stmt::Break);
+                } else {
+                    out.push(Stmt::Continue);
+                }
+            }
+            K::For {
+                init,
+                cond,
+                update,
+                body,
+            } => {
+                self.push_scope();
+                let mut block = self.stmts(init);
+                let cond = cond.as_ref().and_then(|c| self.expr(c, Some(&Ty::Bool)));
+                let body = self.loop_body(body);
+                let update = self.stmts(update);
+                self.pop_scope();
+                block.push(Stmt::For { cond, update, body });
+                out.push(Stmt::Block(block));
+            }
+            K::ForIn {
+                ty,
+                name,
+                collection,
+                range_end,
+                body,
+            } => self.for_in(ty.as_ref(), name, collection, range_end.as_ref(), body, out),
         }
+    }
+
+    /// A loop body: one more enclosing loop for `break`/`continue`.
+    fn loop_body(&mut self, body: &ast::Stmt) -> ir::Block {
+        if let Some(b) = self.body.as_mut() {
+            b.loops += 1;
+        }
+        let block = self.stmt_as_block(body);
+        if let Some(b) = self.body.as_mut() {
+            b.loops = b.loops.saturating_sub(1);
+        }
+        block
+    }
+
+    /// `for (T v in lo .. hi)` and `for (T v in stack)`.
+    fn for_in(
+        &mut self,
+        ty: Option<&ast::Type>,
+        name: &ast::Ident,
+        collection: &ast::Expr,
+        range_end: Option<&ast::Expr>,
+        body: &ast::Stmt,
+        out: &mut ir::Block,
+    ) {
+        let declared = match ty {
+            Some(t) => match self.ty(t) {
+                Some(t) => Some(t),
+                None => return,
+            },
+            None => None,
+        };
+        self.push_scope();
+        let mut block = Vec::new();
+        if let Some(hi) = range_end {
+            // The bounds take the declared type, or each other's.
+            let bounds = match &declared {
+                Some(t) => self.expr(collection, Some(t)).zip(self.expr(hi, Some(t))),
+                None => match (self.expr_any(collection), self.expr_any(hi)) {
+                    (Some(TE::Typed(lo)), Some(h)) => {
+                        let t = lo.ty.clone();
+                        self.coerce(h, &t, hi.span).map(|h| (lo, h))
+                    }
+                    (Some(lo), Some(TE::Typed(h))) => {
+                        let t = h.ty.clone();
+                        self.coerce(lo, &t, collection.span).map(|lo| (lo, h))
+                    }
+                    (Some(TE::Inf(_)), Some(TE::Inf(_))) => {
+                        self.error_label(
+                            codes::WIDTH_MISMATCH,
+                            collection.span,
+                            "cannot infer the type of the loop variable",
+                            "give it a type, e.g. `for (bit<8> i in 0 .. 3)`",
+                        );
+                        None
+                    }
+                    _ => None,
+                },
+            };
+            let Some((lo, hi_x)) = bounds else {
+                self.pop_scope();
+                return;
+            };
+            if !matches!(lo.ty, Ty::Bit(_) | Ty::Int(_)) {
+                self.error(
+                    codes::TYPE_MISMATCH,
+                    collection.span,
+                    format!("a range needs integers, not {}", self.ty_name(&lo.ty)),
+                );
+                self.pop_scope();
+                return;
+            }
+            let Some(var) = self.new_local(name, lo.ty.clone()) else {
+                self.pop_scope();
+                return;
+            };
+            block.push(Stmt::Decl(var, None));
+            let body = self.loop_body(body);
+            block.push(Stmt::ForRange {
+                var,
+                lo,
+                hi: hi_x,
+                body,
+            });
+        } else {
+            let Some(stack) = self.expr(collection, None) else {
+                self.pop_scope();
+                return;
+            };
+            let Ty::Stack(elem, _) = &stack.ty else {
+                self.unsupported(
+                    collection.span,
+                    "`for .. in` over anything but a range or a header stack",
+                );
+                self.pop_scope();
+                return;
+            };
+            let elem = (**elem).clone();
+            if let Some(d) = &declared
+                && *d != elem
+            {
+                let msg = format!(
+                    "the loop variable is {}, the stack holds {}",
+                    self.ty_name(d),
+                    self.ty_name(&elem)
+                );
+                self.error(codes::TYPE_MISMATCH, name.span, msg);
+                self.pop_scope();
+                return;
+            }
+            let Some(var) = self.new_local(name, elem) else {
+                self.pop_scope();
+                return;
+            };
+            block.push(Stmt::Decl(var, None));
+            let body = self.loop_body(body);
+            block.push(Stmt::ForStack { var, stack, body });
+        }
+        self.pop_scope();
+        out.push(Stmt::Block(block));
     }
 
     fn switch(

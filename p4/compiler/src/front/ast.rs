@@ -800,8 +800,46 @@ pub enum StmtKind {
         /// Value.
         rhs: Expr,
     },
+    /// `lhs op= rhs;` (P4_16 v1.2.5 compound assignment): `lhs = lhs op rhs`
+    /// with `lhs` evaluated once.
+    CompoundAssign {
+        /// The operator (`+` for `+=`, `|+|` for `|+|=`, `>>` for `>>=`...).
+        op: BinaryOp,
+        /// Left-value.
+        lhs: Expr,
+        /// Right operand.
+        rhs: Expr,
+    },
     /// `f(args);` / `t.apply();` — the expression is an [`ExprKind::Call`].
     Call(Expr),
+    /// `for (init; cond; update) body` (P4_16 v1.2.5 §12.8).
+    For {
+        /// Initialisers: declarations, assignments or calls.
+        init: Vec<Stmt>,
+        /// Condition; `None` loops until `break`.
+        cond: Option<Expr>,
+        /// Updates run after each pass of the body (also after `continue`).
+        update: Vec<Stmt>,
+        /// Loop body.
+        body: Box<Stmt>,
+    },
+    /// `for (T x in lo .. hi) body` or `for (T x in stack) body`.
+    ForIn {
+        /// Type of the loop variable (`None` when written without one).
+        ty: Option<Type>,
+        /// Loop variable.
+        name: Ident,
+        /// The collection, or the low end of a range.
+        collection: Expr,
+        /// The high end (inclusive) when the collection is a range `lo .. hi`.
+        range_end: Option<Expr>,
+        /// Loop body.
+        body: Box<Stmt>,
+    },
+    /// `break;`
+    Break,
+    /// `continue;`
+    Continue,
     /// `if (cond) then [else otherwise]`.
     If {
         /// Condition.

@@ -44,10 +44,14 @@ pub struct Token {
 }
 
 /// Operators and punctuation, longest first so the scan is greedy.
+///
+/// Compound assignments are tokens of their own (`+=`, `<<=`, `|+|=`...),
+/// except `>>=`, which is `>` followed by `>=` (as `>>` is two `>`, so that
+/// `register<bit<8>>` closes two type argument lists).
 const PUNCTS: &[&str] = &[
-    "&&&", "|+|", "|-|", "...", "&&", "||", "==", "!=", "<=", ">=", "<<", "++", "..", "(", ")",
-    "{", "}", "[", "]", "<", ">", ";", ":", ",", ".", "?", "@", "=", "+", "-", "*", "/", "%", "&",
-    "|", "^", "~", "!",
+    "|+|=", "|-|=", "&&&", "|+|", "|-|", "...", "<<=", "&&", "||", "==", "!=", "<=", ">=", "<<",
+    "++", "..", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "(", ")", "{", "}", "[", "]", "<",
+    ">", ";", ":", ",", ".", "?", "@", "=", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!",
 ];
 
 /// Largest width accepted in a width-prefixed literal (`2048w0`); wider
@@ -334,6 +338,20 @@ mod tests {
             })
             .collect();
         assert_eq!(puncts, ["&&&", "|+|", "|-|", "++", "..", ">", ">", ">="]);
+    }
+
+    #[test]
+    fn compound_assignments_are_tokens() {
+        let (t, d) = toks("a += b |+|= c <<= d >>= e &= f");
+        assert!(d.is_empty());
+        let puncts: Vec<&str> = t
+            .iter()
+            .filter_map(|t| match t {
+                Tok::Punct(p) => Some(*p),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(puncts, ["+=", "|+|=", "<<=", ">", ">=", "&="]);
     }
 
     #[test]

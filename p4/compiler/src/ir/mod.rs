@@ -426,7 +426,8 @@ pub enum Call {
     Function(Handle<Function>, Vec<Expr>),
     /// `t.apply()` as a statement.
     TableApply(Handle<Table>),
-    /// `inst.apply(args)` of a control instance declared in the enclosing control.
+    /// `inst.apply(args)` of a control instance declared in the enclosing
+    /// control (a `packet_out` argument is implied: the caller's own).
     ControlApply(u32, Vec<Expr>),
     /// `sub.apply(pkt, args)` of a sub-parser (the packet argument is implied).
     ParserApply(Handle<Parser>, Vec<Expr>),
@@ -596,6 +597,42 @@ pub enum Stmt {
     Exit,
     /// `return;` / `return e;`
     Return(Option<Expr>),
+    /// `for (..; cond; update) body` (its initialisers come before it in the
+    /// enclosing block): the condition is checked before each pass, the
+    /// update runs after each pass, `continue` included.
+    For {
+        /// Condition; `None` loops until `break`.
+        cond: Option<Expr>,
+        /// Statements run after each pass.
+        update: Block,
+        /// Body.
+        body: Block,
+    },
+    /// `for (T v in lo .. hi) body`: `v` takes every value from `lo` to `hi`
+    /// inclusive (none when `lo > hi`); the bounds are evaluated once.
+    ForRange {
+        /// The loop variable (a local of the body, declared before the loop).
+        var: u32,
+        /// Low end.
+        lo: Expr,
+        /// High end.
+        hi: Expr,
+        /// Body.
+        body: Block,
+    },
+    /// `for (H v in stack) body`: `v` is a copy of each element in turn.
+    ForStack {
+        /// The loop variable (declared before the loop).
+        var: u32,
+        /// The stack.
+        stack: Expr,
+        /// Body.
+        body: Block,
+    },
+    /// `break;` out of the innermost loop.
+    Break,
+    /// `continue;` with the innermost loop's next pass.
+    Continue,
 }
 
 /// One `switch` case: labels (empty = `default`) and body (`None` falls through).
@@ -713,7 +750,9 @@ pub struct Table {
 pub enum ExternKind {
     /// `register<T>(size)`.
     Register {
-        /// Cell width.
+        /// Cell type: `bit<W>`, `int<W>`, `bool` or a serializable enum.
+        cell: Ty,
+        /// Cell width in bits.
         width: u32,
         /// Cells.
         size: u32,
@@ -740,6 +779,22 @@ pub enum ExternKind {
     ActionProfile(u32),
     /// `action_selector(algo, size, width)`.
     ActionSelector(p4_target::info::HashAlgorithm, u32, u32),
+}
+
+impl ExternKind {
+    /// The v1model extern type name (`register`, `action_selector`...), as
+    /// [`crate::v1model::object`] knows it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ExternKind::Register { .. } => "register",
+            ExternKind::Counter { .. } => "counter",
+            ExternKind::DirectCounter(_) => "direct_counter",
+            ExternKind::Meter { .. } => "meter",
+            ExternKind::DirectMeter(_) => "direct_meter",
+            ExternKind::ActionProfile(_) => "action_profile",
+            ExternKind::ActionSelector(..) => "action_selector",
+        }
+    }
 }
 
 /// An extern object instantiated in a control.

@@ -1,0 +1,355 @@
+//! Functions, actions, tables and control instances (P4_16 §13, §14):
+//! each control instance becomes free functions over the runtime.
+
+use super::*;
+
+impl Gen<'_> {
+    /// A namer for a body's locals and parameters: it avoids `reserved` and
+    /// the program constants, which a Rust binding of the same name would
+    /// match as a pattern instead of shadowing.
+    pub(super) fn local_namer(&self, reserved: &[&str]) -> Namer {
+        let mut all: Vec<&str> = reserved.to_vec();
+        all.extend(self.names.constants.iter().map(String::as_str));
+        Namer::with_reserved(&all)
+    }
+
+    pub(super) fn var_names(&self, vars: &[Var], reserved: &[&str]) -> Vec<String> {
+        let mut n = self.local_namer(reserved);
+        vars.iter().map(|v| n.fresh(&v.name)).collect()
+    }
+
+    /// `value_sets::NAME` of parser value set `vs`.
+    pub(super) fn value_set_path(&self, vs: u32) -> String {
+        let index = self
+            .prog
+            .value_set_index
+            .get(vs as usize)
+            .copied()
+            .unwrap_or(vs);
+        format!(
+            "value_sets::{}",
+            self.names.objects.value_sets.index[index as usize]
+        )
+    }
+
+    pub(super) fn function(&mut self, h: Handle<Function>) -> Result<(), BackError> {
+        let f = &self.prog.functions[h];
+        let names = self.var_names(&f.vars, &["rt", "env", "l"]);
+        let ctx = Ctx {
+            kind: BodyKind::Function,
+            vars: &f.vars,
+            var_names: names.clone(),
+            block_params: vec![],
+            block_locals: vec![],
+            inst: None,
+            pass: String::new(),
+            tmp: Default::default(),
+        };
+        let mut params = Vec::new();
+        for (v, n) in f.vars[..f.n_params as usize].iter().zip(&names) {
+            let t = self.rust_ty(&v.ty)?;
+            params.push(match v.param {
+                Some(Direction::Out | Direction::InOut) => format!("{n}: &mut {t}"),
+                _ => format!("mut {n}: {t}"),
+            });
+        }
+        let ret = match &f.ret {
+            Ty::Void => String::new(),
+            t => format!(" -> {}", self.rust_ty(t)?),
+        };
+        self.w.line(format!("/// P4 function `{}`.", f.name));
+        self.w.line(ALLOW);
+        self.w.open(format!(
+            "fn {}({}){ret} {{",
+            self.names.functions[h.index()],
+            params.join(", ")
+        ));
+        self.block(&ctx, &f.body)?;
+        self.w.close("}");
+        self.w.line("");
+        Ok(())
+    }
+
+    pub(super) fn locals_struct(&mut self, h: Handle<Control>) -> Result<(), BackError> {
+        let c = &self.prog.controls[h];
+        let name = self.names.locals_structs[h.index()].clone();
+        let names = self.var_names(&c.locals, &[]);
+        self.w
+            .line(format!("/// Control-level variables of `{}`.", c.name));
+        self.w.line(ALLOW);
+        self.w.line("#[derive(Clone, Copy, Debug, Default)]");
+        self.w.open(format!("pub struct {name} {{"));
+        for (v, n) in c.locals.iter().zip(&names) {
+            let t = self.rust_ty(&v.ty)?;
+            self.w.line(format!("pub {n}: {t},"));
+        }
+        self.w.close("}");
+        self.w.line("");
+        Ok(())
+    }
+
+    /// Parameter list of every function of a control instance, and the
+    /// argument list that passes them on.
+    pub(super) fn block_sig(
+        &self,
+        c: &Control,
+        names: &[String],
+    ) -> Result<(String, String), BackError> {
+        let mut sig = vec![
+            "rt: &mut ::p4_target::runtime::Runtime".to_string(),
+            "env: &mut Env<'_>".to_string(),
+        ];
+        let mut pass = vec!["rt".to_string(), "env".to_string()];
+        for (p, n) in c.params.iter().zip(names) {
+            match &p.ty {
+                Some(t) => sig.push(format!("{n}: &mut {}", self.rust_ty(t)?)),
+                None => sig.push(format!("{n}: &mut Vec<u8>")),
+            }
+            pass.push(n.clone());
+        }
+        Ok((sig.join(", "), pass.join(", ")))
+    }
+
+    pub(super) fn instance(&mut self, i: usize) -> Result<(), BackError> {
+        let inst = self.prog.instances[i].clone();
+        let c = &self.prog.controls[inst.control];
+        let mut pn = self.local_namer(&["rt", "env", "l"]);
+        let mut param_names: Vec<String> = Vec::new();
+        for p in &c.params {
+            if p.ty.is_none() {
+                // packet_out: the emit code uses this fixed name.
+                param_names.push("packet__".into());
+            } else {
+                param_names.push(pn.fresh(&p.name));
+            }
+        }
+        let local_names = self.var_names(&c.locals, &[]);
+        let (sig, pass) = self.block_sig(c, &param_names)?;
+        let locals_ty = self.names.locals_structs[inst.control.index()].clone();
+        let pass_l = format!("{pass}, l");
+        let sig_l = format!("{sig}, l: &mut {locals_ty}");
+
+        // Actions.
+        for (a, fname) in self.names.inst_actions[i].clone() {
+            let act = &self.prog.actions[a];
+            let reserved: Vec<&str> = ["rt", "env", "l"]
+                .into_iter()
+                .chain(param_names.iter().map(|s| s.as_str()))
+                .collect();
+            let names = self.var_names(&act.vars, &reserved);
+            let mut params = vec![sig_l.clone()];
+            for (v, n) in act.vars[..act.n_params as usize].iter().zip(&names) {
+                let t = self.rust_ty(&v.ty)?;
+                params.push(match v.param {
+                    Some(Direction::Out | Direction::InOut) => format!("{n}: &mut {t}"),
+                    _ => format!("mut {n}: {t}"),
+                });
+            }
+            let ctx = Ctx {
+                kind: BodyKind::Control,
+                vars: &act.vars,
+                var_names: names,
+                block_params: param_names.clone(),
+                block_locals: local_names.clone(),
+                inst: Some(i),
+                pass: pass_l.clone(),
+                tmp: Default::default(),
+            };
+            self.w
+                .line(format!("/// Action `{}` of `{}`.", act.p4_name, inst.path));
+            self.w.line(ALLOW);
+            self.w.open(format!(
+                "fn {fname}({}) -> Result<(), Exit> {{",
+                params.join(", ")
+            ));
+            self.block(&ctx, &act.body)?;
+            self.w.line("Ok(())");
+            self.w.close("}");
+            self.w.line("");
+        }
+
+        // Tables.
+        for (ti, t) in c.tables.iter().enumerate() {
+            let table = &self.prog.tables[*t];
+            let fname = self.names.inst_tables[i][ti].clone();
+            let rt_index = self.names.objects.table(inst.table_index[ti] as usize);
+            let ctx = Ctx {
+                kind: BodyKind::Control,
+                vars: &[],
+                var_names: vec![],
+                block_params: param_names.clone(),
+                block_locals: local_names.clone(),
+                inst: Some(i),
+                pass: pass_l.clone(),
+                tmp: Default::default(),
+            };
+            let max_params = table
+                .actions
+                .iter()
+                .map(|a| self.prog.actions[*a].data_params().len())
+                .max()
+                .unwrap_or(0);
+            self.w
+                .line(format!("/// Table `{}.{}`.", inst.path, table.name));
+            self.w.line(ALLOW);
+            self.w.open(format!(
+                "fn {fname}({sig_l}) -> Result<ApplyResult, Exit> {{"
+            ));
+            let mut keys = Vec::new();
+            let mut sel = Vec::new();
+            for k in &table.keys {
+                let v = self.expr(&ctx, &k.expr)?;
+                let v = if self.is_bits(&k.expr.ty) {
+                    v
+                } else {
+                    // bool, error, enum
+                    format!("({v} as u128)")
+                };
+                match k.kind {
+                    KeyKind::Match(_) => keys.push(v),
+                    KeyKind::Selector => sel.push(k.expr.clone()),
+                }
+            }
+            self.w.line(format!(
+                "let key__: [u128; {}] = [{}];",
+                keys.len(),
+                keys.join(", ")
+            ));
+            let profile = table.implementation.map(|e| {
+                (
+                    self.names
+                        .objects
+                        .profile(inst.extern_index[e as usize] as usize),
+                    c.externs[e as usize].kind.clone(),
+                )
+            });
+            let mut hash_line = None;
+            if let Some((_, ExternKind::ActionSelector(algo, _, _))) = &profile {
+                let mut pre = Vec::new();
+                let bp = self.pack(&ctx, &sel, &mut pre)?;
+                for p in pre {
+                    self.w.line(p);
+                }
+                hash_line = Some(format!(
+                    "let sel_hash__ = rt.hash({}, &{bp});",
+                    info::algo(*algo)
+                ));
+            }
+            if let Some(h) = hash_line {
+                self.w.line(h);
+            }
+            self.w.line(format!("let mut p__ = [0u128; {max_params}];"));
+            self.w.open("let (hit__, aid__, entry__) = {");
+            self.w.line(format!(
+                "let r__ = rt.tables[{rt_index}].lookup(&key__, env.packet_length);"
+            ));
+            self.w
+                .open("let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {");
+            self.w
+                .line("::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),");
+            match &profile {
+                Some((pi, ExternKind::ActionSelector(..))) => {
+                    self.w.line(format!(
+                        "::p4_target::runtime::EntryAction::Member(m__) => rt.profiles[{pi}].member(*m__),"
+                    ));
+                    self.w.line(format!(
+                        "::p4_target::runtime::EntryAction::Group(g__) => rt.profiles[{pi}].select(*g__, sel_hash__),"
+                    ));
+                }
+                Some((pi, _)) => {
+                    self.w.line(format!(
+                        "::p4_target::runtime::EntryAction::Member(m__) => rt.profiles[{pi}].member(*m__),"
+                    ));
+                    self.w
+                        .line("::p4_target::runtime::EntryAction::Group(_) => None,");
+                }
+                None => self.w.line("_ => None,"),
+            }
+            self.w.close("};");
+            self.w.open("match call__ {");
+            self.w.open("Some(c__) => {");
+            self.w.line("let n__ = c__.params.len().min(p__.len());");
+            self.w
+                .line("p__[..n__].copy_from_slice(&c__.params[..n__]);");
+            self.w.line("(r__.hit, c__.action_id, r__.entry)");
+            self.w.close("}");
+            self.w.line("None => (r__.hit, 0, r__.entry),");
+            self.w.close("}");
+            self.w.close("};");
+            if table.direct_meter.is_some() {
+                self.w.line("env.entry = entry__;");
+            }
+            self.w.open("match aid__ {");
+            for (ai, a) in table.actions.iter().enumerate() {
+                let act = &self.prog.actions[*a];
+                // Directional parameters take the arguments bound in the
+                // actions list, copied in and out.
+                let params: Vec<(Direction, Ty)> = act.vars[..act.n_directional as usize]
+                    .iter()
+                    .map(|v| (v.param.unwrap_or(Direction::In), v.ty.clone()))
+                    .collect();
+                let no_bound = Vec::new();
+                let bound = table.bound.get(ai).unwrap_or(&no_bound);
+                let (pre, list, post) = self.args(&ctx, &params, bound)?;
+                let mut args = vec![pass_l.clone()];
+                args.extend(list);
+                for (j, v) in act.data_params().iter().enumerate() {
+                    args.push(match &v.ty {
+                        Ty::Bool => format!("p__[{j}] != 0"),
+                        t => self.to_native(&format!("p__[{j}]"), t)?,
+                    });
+                }
+                let call = format!("{}({})", self.action_fn(i, *a)?, args.join(", "));
+                self.w.line(format!(
+                    "{:#x} => {},",
+                    self.prog.action_ids[a.index()],
+                    Self::wrap_call(pre, call, post, "?")
+                ));
+            }
+            self.w.line("_ => {}");
+            self.w.close("}");
+            self.w
+                .line("Ok(ApplyResult { hit: hit__, action_run: aid__ })");
+            self.w.close("}");
+            self.w.line("");
+        }
+
+        // Apply.
+        let reserved: Vec<&str> = ["rt", "env", "l", "l_storage"]
+            .into_iter()
+            .chain(param_names.iter().map(|s| s.as_str()))
+            .collect();
+        let names = self.var_names(&c.apply_vars, &reserved);
+        let ctx = Ctx {
+            kind: BodyKind::Control,
+            vars: &c.apply_vars,
+            var_names: names,
+            block_params: param_names.clone(),
+            block_locals: local_names.clone(),
+            inst: Some(i),
+            pass: pass_l.clone(),
+            tmp: Default::default(),
+        };
+        self.w.line(format!("/// `{}.apply`.", inst.path));
+        self.w.line(ALLOW);
+        self.w.open(format!(
+            "pub fn {}({sig}) -> Result<(), Exit> {{",
+            self.names.inst_apply[i]
+        ));
+        self.w
+            .line(format!("let mut l_storage = {locals_ty}::default();"));
+        self.w.line("let l = &mut l_storage;");
+        for (li, init) in &c.local_inits {
+            let v = self.expr(&ctx, init)?;
+            let v = self.to_native(&v, &init.ty)?;
+            self.w
+                .line(format!("l.{} = {v};", local_names[*li as usize]));
+        }
+        let apply = c.apply.clone();
+        self.block(&ctx, &apply)?;
+        self.w.line("Ok(())");
+        self.w.close("}");
+        self.w.line("");
+        Ok(())
+    }
+}

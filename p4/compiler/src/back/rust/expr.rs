@@ -1,0 +1,547 @@
+//! Expressions, places and calls (P4_16 §8): every bit-string value is
+//! a `u128` masked to its width, written back to native-width fields.
+
+use super::*;
+
+impl Gen<'_> {
+    pub(super) fn var_place(&self, ctx: &Ctx<'_>, v: VarRef) -> String {
+        match v {
+            VarRef::Local(i) => {
+                let var = &ctx.vars[i as usize];
+                let n = &ctx.var_names[i as usize];
+                match var.param {
+                    Some(Direction::Out | Direction::InOut) => format!("(*{n})"),
+                    _ => n.clone(),
+                }
+            }
+            VarRef::BlockParam(i) => format!("(*{})", ctx.block_params[i as usize]),
+            VarRef::BlockLocal(i) => format!("l.{}", ctx.block_locals[i as usize]),
+        }
+    }
+
+    pub(super) fn field_name(&self, base_ty: &Ty, idx: u32) -> Result<String, BackError> {
+        match base_ty {
+            Ty::Composite(c) => match self.prog.composites[*c].fields.get(idx as usize) {
+                Some(f) => Ok(field_ident(&f.name)),
+                None => bad("internal: field index out of range", None),
+            },
+            _ => bad("internal: member of a non-composite", None),
+        }
+    }
+
+    pub(super) fn stack_len(&self, ty: &Ty) -> u32 {
+        match ty {
+            Ty::Stack(_, n) => *n,
+            _ => 1,
+        }
+    }
+
+    /// Whether `e` names storage (so `place` works on it).
+    pub(super) fn is_place(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Var(_) => true,
+            ExprKind::Member(b, _)
+            | ExprKind::Index(b, _)
+            | ExprKind::StackLast(b)
+            | ExprKind::StackNext(b) => Self::is_place(b),
+            _ => false,
+        }
+    }
+
+    /// A Rust place expression (native storage) for an l-value.
+    pub(super) fn place(&self, ctx: &Ctx<'_>, e: &Expr) -> Result<String, BackError> {
+        Ok(match &e.kind {
+            ExprKind::Var(v) => self.var_place(ctx, *v),
+            ExprKind::Member(b, i) => {
+                format!("{}.{}", self.place(ctx, b)?, self.field_name(&b.ty, *i)?)
+            }
+            ExprKind::Index(b, i) => {
+                let n = self.stack_len(&b.ty);
+                format!(
+                    "{}.elems[({} as usize).min({})]",
+                    self.place(ctx, b)?,
+                    self.expr(ctx, i)?,
+                    n.saturating_sub(1)
+                )
+            }
+            ExprKind::StackLast(b) => {
+                let p = self.place(ctx, b)?;
+                format!("{p}.elems[({p}.next as usize).saturating_sub(1)]")
+            }
+            ExprKind::StackNext(b) => {
+                let p = self.place(ctx, b)?;
+                let n = self.stack_len(&b.ty);
+                format!(
+                    "{p}.elems[({p}.next as usize).min({})]",
+                    n.saturating_sub(1)
+                )
+            }
+            _ => return bad("internal: not an l-value", Some(e.span)),
+        })
+    }
+
+    /// The canonical value of an expression: `u128` masked to the width for
+    /// bit strings, `bool`, `u32` for error/enum, the struct for composites.
+    pub(super) fn expr(&self, ctx: &Ctx<'_>, e: &Expr) -> Result<String, BackError> {
+        let w = self.width(&e.ty);
+        Ok(match &e.kind {
+            ExprKind::Int(v) => lit(*v),
+            ExprKind::Bool(b) => b.to_string(),
+            ExprKind::ErrorCode(c) => format!("{c}u32"),
+            ExprKind::EnumMember(h, i) => {
+                let en = &self.prog.enums[*h];
+                match &en.repr {
+                    Some(_) => lit(en.members[*i as usize].1),
+                    None => format!("{i}u32"),
+                }
+            }
+            ExprKind::Member(b, i) if !Self::is_place(b) => {
+                let v = format!("({}).{}", self.expr(ctx, b)?, self.field_name(&b.ty, *i)?);
+                self.native_to_value(&v, &e.ty)
+            }
+            ExprKind::Var(_)
+            | ExprKind::Member(..)
+            | ExprKind::Index(..)
+            | ExprKind::StackLast(_)
+            | ExprKind::StackNext(_) => self.native_to_value(&self.place(ctx, e)?, &e.ty),
+            ExprKind::StackLastIndex(b) => {
+                format!(
+                    "(({}.next as u128).wrapping_sub(1) & 0xffff_ffff)",
+                    self.place(ctx, b)?
+                )
+            }
+            ExprKind::StackNextIndex(b) => format!("({}.next as u128)", self.place(ctx, b)?),
+            ExprKind::IsValid(b) => match &b.ty {
+                Ty::Composite(c) if self.prog.composites[*c].kind == CompositeKind::Union => {
+                    format!("{}.is_valid()", self.place(ctx, b)?)
+                }
+                _ => format!("{}.valid", self.place(ctx, b)?),
+            },
+            ExprKind::Unary(op, a) => {
+                let x = self.expr(ctx, a)?;
+                match op {
+                    UnOp::Not => format!("(!{x})"),
+                    UnOp::BitNot => format!("{BITS}::wrap(!{x}, {w})"),
+                    UnOp::Neg => format!("{BITS}::wrap(0u128.wrapping_sub({x}), {w})"),
+                }
+            }
+            ExprKind::Binary(op, a, b) => self.binary(ctx, *op, a, b, &e.ty)?,
+            ExprKind::Slice(a, hi, lo) => {
+                format!("{BITS}::slice({}, {hi}, {lo})", self.expr(ctx, a)?)
+            }
+            ExprKind::Cast(a) => self.cast(ctx, a, &e.ty)?,
+            ExprKind::Mux(c, a, b) => format!(
+                "(if {} {{ {} }} else {{ {} }})",
+                self.expr(ctx, c)?,
+                self.expr(ctx, a)?,
+                self.expr(ctx, b)?
+            ),
+            ExprKind::List(items) => match &e.ty {
+                Ty::Composite(c) => {
+                    let comp = &self.prog.composites[*c];
+                    let mut parts = Vec::new();
+                    if comp.kind == CompositeKind::Header {
+                        parts.push("valid: true".to_string());
+                    }
+                    for (f, it) in comp.fields.iter().zip(items) {
+                        let v = self.to_native(&self.expr(ctx, it)?, &f.ty)?;
+                        parts.push(format!("{}: {v}", field_ident(&f.name)));
+                    }
+                    format!("{} {{ {} }}", self.rust_ty(&e.ty)?, parts.join(", "))
+                }
+                Ty::Tuple(tys) => {
+                    let mut parts = Vec::new();
+                    for (t, it) in tys.iter().zip(items) {
+                        parts.push(self.to_native(&self.expr(ctx, it)?, t)?);
+                    }
+                    format!("({},)", parts.join(", "))
+                }
+                _ => {
+                    return bad(
+                        "not supported yet: tuple values outside extern arguments",
+                        Some(e.span),
+                    );
+                }
+            },
+            ExprKind::TableHit(t, hit) => {
+                let call = self.table_call(ctx, *t)?;
+                if *hit {
+                    format!("{call}?.hit")
+                } else {
+                    format!("(!{call}?.hit)")
+                }
+            }
+            ExprKind::Call(c) => self.call(ctx, c, e.span)?,
+            ExprKind::Lookahead => {
+                let bits = match &e.ty {
+                    Ty::Composite(c) => self.prog.composites[*c].header_bits(self.prog),
+                    t => self.width(t),
+                };
+                if let Ty::Composite(c) = &e.ty
+                    && self.prog.composites[*c].kind == CompositeKind::Struct
+                {
+                    return self.lookahead_struct(*c, &e.ty);
+                }
+                if let Ty::Composite(_) = &e.ty {
+                    return Ok(format!(
+                        "{{ let mut h__ = {}::default(); let mut c__ = PacketIn {{ data: packet__.data, off_bits: packet__.off_bits }}; if !h__.extract(&mut c__) {{ return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }} h__ }}",
+                        self.rust_ty(&e.ty)?
+                    ));
+                }
+                let v = format!(
+                    "packet__.lookahead({bits}).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)?"
+                );
+                if e.ty == Ty::Bool {
+                    format!("({v} != 0)")
+                } else {
+                    v
+                }
+            }
+        })
+    }
+
+    /// `lookahead<S>()` of a struct of scalars (at most 128 bits, checked):
+    /// one read, split into the fields, the first field in the high bits.
+    fn lookahead_struct(&self, c: Handle<Composite>, ty: &Ty) -> Result<String, BackError> {
+        let comp = &self.prog.composites[c];
+        let total: u32 = comp.fields.iter().map(|f| self.width(&f.ty)).sum();
+        let mut out = format!(
+            "{{ let v__ = packet__.lookahead({total}).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)?; \
+             let mut s__ = <{} as Default>::default();",
+            self.rust_ty(ty)?
+        );
+        let mut shift = total;
+        for (i, f) in comp.fields.iter().enumerate() {
+            let w = self.width(&f.ty);
+            shift -= w;
+            let bits = format!("((v__ >> {shift}) & {})", mask_literal(w));
+            let value = if f.ty == Ty::Bool {
+                format!("({bits} != 0)")
+            } else {
+                self.to_native(&bits, &f.ty)?
+            };
+            out.push_str(&format!(
+                " s__.{} = {value};",
+                self.field_name(ty, i as u32)?
+            ));
+        }
+        out.push_str(" s__ }");
+        Ok(out)
+    }
+
+    pub(super) fn binary(
+        &self,
+        ctx: &Ctx<'_>,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        ty: &Ty,
+    ) -> Result<String, BackError> {
+        let x = self.expr(ctx, a)?;
+        let y = self.expr(ctx, b)?;
+        let w = self.width(ty);
+        let aw = self.width(&a.ty);
+        let signed = a.ty.is_signed(self.prog);
+        Ok(match op {
+            BinOp::Add => format!("{BITS}::wrap({x}.wrapping_add({y}), {w})"),
+            BinOp::Sub => format!("{BITS}::wrap({x}.wrapping_sub({y}), {w})"),
+            BinOp::Mul => format!("{BITS}::wrap({x}.wrapping_mul({y}), {w})"),
+            BinOp::Div => format!("{x}.checked_div({y}).unwrap_or(0)"),
+            BinOp::Mod => format!("{x}.checked_rem({y}).unwrap_or(0)"),
+            BinOp::SatAdd if signed => format!("{BITS}::sat_add_s({x}, {y}, {w})"),
+            BinOp::SatAdd => format!("{BITS}::sat_add_u({x}, {y}, {w})"),
+            BinOp::SatSub if signed => format!("{BITS}::sat_sub_s({x}, {y}, {w})"),
+            BinOp::SatSub => format!("{BITS}::sat_sub_u({x}, {y})"),
+            BinOp::BitAnd => format!("({x} & {y})"),
+            BinOp::BitOr => format!("({x} | {y})"),
+            BinOp::BitXor => format!("({x} ^ {y})"),
+            BinOp::Shl => format!("{BITS}::shl({x}, {y}, {w})"),
+            BinOp::Shr if signed => format!("{BITS}::shr_s({x}, {y}, {w})"),
+            BinOp::Shr => format!("{BITS}::shr_u({x}, {y}, {w})"),
+            BinOp::Eq => format!("({x} == {y})"),
+            BinOp::Ne => format!("({x} != {y})"),
+            BinOp::Lt if signed => format!("{BITS}::lt_s({x}, {y}, {aw})"),
+            BinOp::Le if signed => format!("(!{BITS}::lt_s({y}, {x}, {aw}))"),
+            BinOp::Gt if signed => format!("{BITS}::lt_s({y}, {x}, {aw})"),
+            BinOp::Ge if signed => format!("(!{BITS}::lt_s({x}, {y}, {aw}))"),
+            BinOp::Lt => format!("({x} < {y})"),
+            BinOp::Le => format!("({x} <= {y})"),
+            BinOp::Gt => format!("({x} > {y})"),
+            BinOp::Ge => format!("({x} >= {y})"),
+            BinOp::And => format!("({x} && {y})"),
+            BinOp::Or => format!("({x} || {y})"),
+            BinOp::Concat => format!("{BITS}::concat({x}, {y}, {})", self.width(&b.ty)),
+        })
+    }
+
+    pub(super) fn cast(&self, ctx: &Ctx<'_>, a: &Expr, to: &Ty) -> Result<String, BackError> {
+        let x = self.expr(ctx, a)?;
+        Ok(match (&a.ty, to) {
+            (Ty::Bool, Ty::Bool) => x,
+            (Ty::Bool, _) if self.is_bits(to) => format!("({x} as u128)"),
+            (_, Ty::Bool) if self.is_bits(&a.ty) => format!("({x} != 0)"),
+            (f, t) if self.is_bits(f) && self.is_bits(t) => format!(
+                "{BITS}::cast({x}, {}, {}, {})",
+                self.width(f),
+                f.is_signed(self.prog),
+                self.width(t)
+            ),
+            (f, t) if f == t => x,
+            _ => return bad("not supported yet: this cast", Some(a.span)),
+        })
+    }
+
+    /// Arguments for a callee's parameters: returns (pre-statements,
+    /// argument list, post-statements) implementing copy-in/copy-out.
+    pub(super) fn args(
+        &self,
+        ctx: &Ctx<'_>,
+        params: &[(Direction, Ty)],
+        args: &[Expr],
+    ) -> Result<CallArgs, BackError> {
+        let mut pre = Vec::new();
+        let mut list = Vec::new();
+        let mut post = Vec::new();
+        for ((dir, ty), a) in params.iter().zip(args) {
+            match dir {
+                Direction::In => list.push(self.to_native(&self.expr(ctx, a)?, ty)?),
+                Direction::Out | Direction::InOut => {
+                    let t = ctx.tmp("arg");
+                    let p = self.place(ctx, a)?;
+                    pre.push(format!("let mut {t} = {p};"));
+                    list.push(format!("&mut {t}"));
+                    post.push(format!("{p} = {t};"));
+                }
+            }
+        }
+        Ok((pre, list, post))
+    }
+
+    pub(super) fn wrap_call(pre: Vec<String>, call: String, post: Vec<String>, q: &str) -> String {
+        if pre.is_empty() {
+            return format!("{call}{q}");
+        }
+        format!(
+            "{{ {} let r__ = {call}; {} r__{q} }}",
+            pre.join(" "),
+            post.join(" ")
+        )
+    }
+
+    pub(super) fn table_call(&self, ctx: &Ctx<'_>, t: Handle<Table>) -> Result<String, BackError> {
+        let inst = match ctx.inst {
+            Some(i) => i,
+            None => return bad("tables can only be applied in controls", None),
+        };
+        let c = &self.prog.controls[self.prog.instances[inst].control];
+        let idx = match c.tables.iter().position(|x| *x == t) {
+            Some(i) => i,
+            None => return bad("internal: table of another control", None),
+        };
+        Ok(format!(
+            "{}({})",
+            self.names.inst_tables[inst][idx], ctx.pass
+        ))
+    }
+
+    pub(super) fn action_fn(&self, inst: usize, a: Handle<Action>) -> Result<&str, BackError> {
+        self.names.inst_actions[inst]
+            .iter()
+            .find(|(h, _)| *h == a)
+            .map(|(_, n)| n.as_str())
+            .ok_or(BackError {
+                message: "internal: action not available in this control".into(),
+                span: None,
+            })
+    }
+
+    /// A call as an expression (`?` applied where the callee can exit).
+    pub(super) fn call(&self, ctx: &Ctx<'_>, c: &Call, span: Span) -> Result<String, BackError> {
+        match c {
+            Call::Action(a, args) => {
+                let inst = ctx.inst.ok_or(BackError {
+                    message: "actions can only be called in controls".into(),
+                    span: Some(span),
+                })?;
+                let act = &self.prog.actions[*a];
+                let params: Vec<(Direction, Ty)> = act.vars[..act.n_params as usize]
+                    .iter()
+                    .map(|v| (v.param.unwrap_or(Direction::In), v.ty.clone()))
+                    .collect();
+                let (pre, list, post) = self.args(ctx, &params, args)?;
+                let mut all = vec![ctx.pass.clone()];
+                all.extend(list);
+                let call = format!("{}({})", self.action_fn(inst, *a)?, all.join(", "));
+                Ok(Self::wrap_call(pre, call, post, "?"))
+            }
+            Call::Function(f, args) => {
+                let func = &self.prog.functions[*f];
+                let params: Vec<(Direction, Ty)> = func.vars[..func.n_params as usize]
+                    .iter()
+                    .map(|v| (v.param.unwrap_or(Direction::In), v.ty.clone()))
+                    .collect();
+                let (pre, list, post) = self.args(ctx, &params, args)?;
+                let call = format!("{}({})", self.names.functions[f.index()], list.join(", "));
+                let call = self.native_to_value(&call, &func.ret);
+                Ok(Self::wrap_call(pre, call, post, ""))
+            }
+            Call::TableApply(t) => Ok(format!("{}?", self.table_call(ctx, *t)?)),
+            Call::ParserApply(ph, args) => {
+                if ctx.kind != BodyKind::Parser {
+                    return bad("internal: sub-parser outside a parser", Some(span));
+                }
+                let decl = &self.prog.parsers[*ph];
+                let mut pre = Vec::new();
+                let mut list = vec!["rt".to_string(), "env".to_string(), "packet__".to_string()];
+                let mut post = Vec::new();
+                let typed = decl.params.iter().filter(|p| p.ty.is_some());
+                for (p, a) in typed.zip(args) {
+                    let ty = p.ty.clone().unwrap_or(Ty::Void);
+                    let t = ctx.tmp("parg");
+                    if p.dir == Direction::In {
+                        pre.push(format!(
+                            "let mut {t} = {};",
+                            self.to_native(&self.expr(ctx, a)?, &ty)?
+                        ));
+                    } else {
+                        let pl = self.place(ctx, a)?;
+                        pre.push(format!("let mut {t} = {pl};"));
+                        post.push(format!("{pl} = {t};"));
+                    }
+                    list.push(format!("&mut {t}"));
+                }
+                let call = format!("{}({})", self.names.parsers[ph.index()], list.join(", "));
+                Ok(format!(
+                    "{{ {} let r__ = {call}; {} r__? }}",
+                    pre.join(" "),
+                    post.join(" ")
+                ))
+            }
+            Call::ControlApply(i, args) => {
+                let inst = ctx.inst.ok_or(BackError {
+                    message: "internal: control apply outside a control".into(),
+                    span: Some(span),
+                })?;
+                let sub = self.prog.instances[inst].sub[*i as usize] as usize;
+                let decl = &self.prog.controls[self.prog.instances[sub].control];
+                // Every control parameter is passed as `&mut`; `in`
+                // arguments are copies whose copy-out is dropped. The
+                // packet (`packet_out`) is the caller's own, implied in the IR.
+                let mut pre = Vec::new();
+                let mut list = vec!["rt".to_string(), "env".to_string()];
+                let mut post = Vec::new();
+                let mut args = args.iter();
+                for p in &decl.params {
+                    let Some(ty) = &p.ty else {
+                        list.push("packet__".into());
+                        continue;
+                    };
+                    let Some(a) = args.next() else {
+                        return bad("internal: too few control arguments", Some(span));
+                    };
+                    let t = ctx.tmp("carg");
+                    if p.dir == Direction::In {
+                        pre.push(format!(
+                            "let mut {t} = {};",
+                            self.to_native(&self.expr(ctx, a)?, ty)?
+                        ));
+                    } else {
+                        let pl = self.place(ctx, a)?;
+                        pre.push(format!("let mut {t} = {pl};"));
+                        post.push(format!("{pl} = {t};"));
+                    }
+                    list.push(format!("&mut {t}"));
+                }
+                let call = format!("{}({})", self.names.inst_apply[sub], list.join(", "));
+                Ok(format!(
+                    "{{ {} let r__ = {call}; {} r__? }}",
+                    pre.join(" "),
+                    post.join(" ")
+                ))
+            }
+            Call::Builtin(b) => self.builtin(ctx, b, span),
+        }
+    }
+
+    pub(super) fn pack(
+        &self,
+        ctx: &Ctx<'_>,
+        data: &[Expr],
+        out: &mut Vec<String>,
+    ) -> Result<String, BackError> {
+        let bp = ctx.tmp("bp");
+        out.push(format!(
+            "let mut {bp} = ::p4_target::externs::BitPacker::new();"
+        ));
+        let mut total = 0u32;
+        let mut flat = Vec::new();
+        self.flatten(data, &mut flat);
+        for d in flat {
+            if let Ty::Varbit(max) = &d.ty {
+                total += max;
+                out.push(format!("{bp}.push_bytes({}.used());", self.place(ctx, &d)?));
+                continue;
+            }
+            let w = match &d.ty {
+                Ty::Bool => 1,
+                Ty::Error | Ty::Enum(_) => 32,
+                t if self.is_bits(t) => self.width(t),
+                _ => return bad("not supported yet: this field list member", Some(d.span)),
+            };
+            total += w;
+            let v = self.expr(ctx, &d)?;
+            let v = if self.is_bits(&d.ty) || d.ty == Ty::Bool {
+                v
+            } else {
+                format!("({v} as u128)")
+            };
+            let v = if d.ty == Ty::Bool {
+                format!("({v} as u128)")
+            } else {
+                v
+            };
+            out.push(format!("{bp}.push({v}, {w});"));
+        }
+        if total > 256 * 8 {
+            return bad(
+                "field list longer than 256 bytes",
+                data.first().map(|d| d.span),
+            );
+        }
+        Ok(bp)
+    }
+
+    /// Flattens lists and structs/headers into scalar members, in order.
+    pub(super) fn flatten(&self, data: &[Expr], out: &mut Vec<Expr>) {
+        for d in data {
+            match (&d.kind, &d.ty) {
+                (ExprKind::List(items), _) => self.flatten(items, out),
+                (_, Ty::Composite(c)) => {
+                    let comp = &self.prog.composites[*c];
+                    let members: Vec<Expr> = comp
+                        .fields
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| Expr {
+                            kind: ExprKind::Member(Box::new(d.clone()), i as u32),
+                            ty: f.ty.clone(),
+                            span: d.span,
+                        })
+                        .collect();
+                    self.flatten(&members, out);
+                }
+                _ => out.push(d.clone()),
+            }
+        }
+    }
+
+    pub(super) fn assign_native(
+        &self,
+        ctx: &Ctx<'_>,
+        lhs: &Expr,
+        value_u128: &str,
+    ) -> Result<String, BackError> {
+        let p = self.place(ctx, lhs)?;
+        Ok(format!("{p} = {};", self.to_native(value_u128, &lhs.ty)?))
+    }
+}

@@ -1,0 +1,467 @@
+//! Built-in and v1model extern calls: header methods, packet
+//! extraction/emission, checksums, hashes, registers, counters, meters,
+//! digests, clone/resubmit/recirculate (v1model.p4).
+
+use super::*;
+
+impl Gen<'_> {
+    pub(super) fn builtin(
+        &self,
+        ctx: &Ctx<'_>,
+        b: &Builtin,
+        span: Span,
+    ) -> Result<String, BackError> {
+        Ok(format!(
+            "{{ {} }}",
+            self.builtin_lines(ctx, b, span)?.join(" ")
+        ))
+    }
+
+    /// The statements of a built-in call, one per line (`if .. {` and `}`
+    /// lines open and close blocks).
+    pub(super) fn builtin_lines(
+        &self,
+        ctx: &Ctx<'_>,
+        b: &Builtin,
+        span: Span,
+    ) -> Result<Vec<String>, BackError> {
+        let extern_index = |inst: u32| -> Result<u32, BackError> {
+            let i = ctx.inst.ok_or(BackError {
+                message: "extern objects are only supported in controls".into(),
+                span: Some(span),
+            })?;
+            Ok(self.prog.instances[i].extern_index[inst as usize])
+        };
+        let mut s = Vec::new();
+        match b {
+            Builtin::MarkToDrop(e) => s.push(format!("{}.mark_to_drop();", self.place(ctx, e)?)),
+            Builtin::Hash {
+                out,
+                algo,
+                base,
+                data,
+                max,
+            } => {
+                if ctx.kind == BodyKind::Function {
+                    return bad(
+                        "internal: hash inside a function (the checker refuses it)",
+                        Some(span),
+                    );
+                }
+                let bp = self.pack(ctx, data, &mut s)?;
+                let v = format!(
+                    "{BITS}::wrap(::p4_target::externs::hash_range(rt.hash({}, &{bp}), {}, {}), {})",
+                    info::algo(*algo),
+                    self.expr(ctx, base)?,
+                    self.expr(ctx, max)?,
+                    self.width(&out.ty)
+                );
+                s.push(self.assign_native(ctx, out, &v)?);
+            }
+            Builtin::Random { out, lo, hi } => {
+                if ctx.kind == BodyKind::Function {
+                    return bad(
+                        "internal: random inside a function (the checker refuses it)",
+                        Some(span),
+                    );
+                }
+                let v = format!(
+                    "rt.random({}, {})",
+                    self.expr(ctx, lo)?,
+                    self.expr(ctx, hi)?
+                );
+                s.push(self.assign_native(ctx, out, &v)?);
+            }
+            Builtin::VerifyChecksum {
+                cond,
+                data,
+                checksum,
+                algo,
+                with_payload,
+            } => {
+                s.push(format!("if {} {{", self.expr(ctx, cond)?));
+                let w = self.width(&checksum.ty);
+                let computed =
+                    self.checksum_of(ctx, *algo, *with_payload, data, w, span, &mut s)?;
+                s.push(format!(
+                    "if {computed} != {} {{ env.checksum_error = true; }}",
+                    self.expr(ctx, checksum)?
+                ));
+                s.push("}".into());
+            }
+            Builtin::UpdateChecksum {
+                cond,
+                data,
+                checksum,
+                algo,
+                with_payload,
+            } => {
+                s.push(format!("if {} {{", self.expr(ctx, cond)?));
+                let w = self.width(&checksum.ty);
+                let v = self.checksum_of(ctx, *algo, *with_payload, data, w, span, &mut s)?;
+                s.push(self.assign_native(ctx, checksum, &v)?);
+                s.push("}".into());
+            }
+            Builtin::Clone {
+                kind,
+                session,
+                field_list,
+            } => {
+                let fl = match field_list {
+                    Some(n) => format!("Some({n})"),
+                    None => "None".into(),
+                };
+                s.push(format!(
+                    "env.clone_request = Some(::p4_target::v1model::CloneRequest {{ kind: if {} == 0 {{ ::p4_target::v1model::CloneType::IngressToEgress }} else {{ ::p4_target::v1model::CloneType::EgressToEgress }}, session: {} as u32, field_list: {fl} }});",
+                    self.expr(ctx, kind)?,
+                    self.expr(ctx, session)?
+                ));
+            }
+            Builtin::Resubmit(n) => s.push(format!("env.resubmit = Some({n});")),
+            Builtin::Recirculate(n) => s.push(format!("env.recirculate = Some({n});")),
+            Builtin::Digest { digest, data } => {
+                let id = self
+                    .names
+                    .objects
+                    .digests
+                    .id
+                    .get(*digest as usize)
+                    .map_or_else(|| "0".to_string(), |n| format!("digests::{n}"));
+                let mut flat = Vec::new();
+                self.flatten(data, &mut flat);
+                let vals: Result<Vec<String>, BackError> = flat
+                    .iter()
+                    .map(|d| {
+                        let v = self.expr(ctx, d)?;
+                        Ok(if self.is_bits(&d.ty) {
+                            v
+                        } else {
+                            format!("({v} as u128)")
+                        })
+                    })
+                    .collect();
+                s.push(format!(
+                    "rt.digests.push(({id}, vec![{}]));",
+                    vals?.join(", ")
+                ));
+            }
+            Builtin::Truncate(e) => s.push(format!(
+                "env.truncate_len = Some({} as u32);",
+                self.expr(ctx, e)?
+            )),
+            Builtin::Assert(c) => {
+                if ctx.kind == BodyKind::Parser || ctx.kind == BodyKind::Function {
+                    return bad(
+                        "internal: assert/assume outside controls (the checker refuses it)",
+                        Some(span),
+                    );
+                }
+                s.push(format!(
+                    "if !{} {{ env.drop = true; return Err(Exit); }}",
+                    self.expr(ctx, c)?
+                ));
+            }
+            Builtin::LogMsg | Builtin::DirectCount => {}
+            Builtin::DirectMeterRead { inst, out } => {
+                let i = ctx.inst.ok_or(BackError {
+                    message: "internal: direct meter outside a control".into(),
+                    span: Some(span),
+                })?;
+                let ci = &self.prog.instances[i];
+                let c = &self.prog.controls[ci.control];
+                let Some(ti) = c
+                    .tables
+                    .iter()
+                    .position(|t| self.prog.tables[*t].direct_meter == Some(*inst))
+                else {
+                    return bad(
+                        "this direct_meter is not attached to a table with `meters =`",
+                        Some(span),
+                    );
+                };
+                let v = format!(
+                    "(match env.entry {{ Some(e) => rt.tables[{}].direct_meter_execute(e, env.now_ns, env.packet_length), None => 0 }} as u128)",
+                    self.names.objects.table(ci.table_index[ti] as usize)
+                );
+                s.push(self.assign_native(ctx, out, &v)?);
+            }
+            Builtin::Extract(h, Some(len)) => {
+                s.push(format!(
+                    "{}.extract_var(packet__, u32::try_from({}).unwrap_or(u32::MAX))?;",
+                    self.place(ctx, h)?,
+                    self.expr(ctx, len)?
+                ));
+            }
+            Builtin::Extract(h, None) => {
+                const E: &str = "::p4_target::v1model::error_code";
+                match &h.kind {
+                    ExprKind::StackNext(st) => {
+                        let p = self.place(ctx, st)?;
+                        let n = self.stack_len(&st.ty);
+                        s.push(format!(
+                            "if {p}.next as usize >= {n} {{ return Err({E}::STACK_OUT_OF_BOUNDS); }}"
+                        ));
+                        s.push(format!(
+                            "if !{p}.elems[{p}.next as usize].extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
+                        ));
+                        s.push(format!("{p}.next += 1;"));
+                    }
+                    _ => s.push(format!(
+                        "if !{}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}",
+                        self.place(ctx, h)?
+                    )),
+                }
+            }
+            Builtin::Advance(e) => {
+                s.push(format!("let adv__ = {} as usize;", self.expr(ctx, e)?));
+                s.push("if packet__.data.len() * 8 < packet__.off_bits + adv__ { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }".into());
+                s.push("packet__.off_bits += adv__;".into());
+            }
+            Builtin::Emit(e) => self.emit_stmt(ctx, e, &mut s)?,
+            Builtin::Verify(c, err) => s.push(format!(
+                "if !{} {{ return Err({}); }}",
+                self.expr(ctx, c)?,
+                self.expr(ctx, err)?
+            )),
+            Builtin::SetValid(h) | Builtin::SetInvalid(h) => {
+                let valid = matches!(b, Builtin::SetValid(_));
+                if let ExprKind::Member(base, _) = &h.kind
+                    && let Ty::Composite(c) = &base.ty
+                    && self.prog.composites[*c].kind == CompositeKind::Union
+                {
+                    s.push(format!("{}.invalidate();", self.place(ctx, base)?));
+                }
+                s.push(format!("{}.valid = {valid};", self.place(ctx, h)?));
+            }
+            Builtin::PushFront(st, n) => {
+                let p = self.place(ctx, st)?;
+                let len = self.stack_len(&st.ty);
+                s.push(format!(
+                    "{{ let n__ = ({n} as usize).min({len}); {p}.elems.copy_within(0..{len} - n__, n__); for e__ in {p}.elems[..n__].iter_mut() {{ *e__ = Default::default(); }} {p}.next = ({p}.next + n__ as u32).min({len}); }}"
+                ));
+            }
+            Builtin::PopFront(st, n) => {
+                let p = self.place(ctx, st)?;
+                let len = self.stack_len(&st.ty);
+                s.push(format!(
+                    "{{ let n__ = ({n} as usize).min({len}); {p}.elems.copy_within(n__..{len}, 0); for e__ in {p}.elems[{len} - n__..].iter_mut() {{ *e__ = Default::default(); }} {p}.next = {p}.next.saturating_sub(n__ as u32); }}"
+                ));
+            }
+            Builtin::RegisterRead { inst, out, index } => {
+                let k = self.names.objects.register(extern_index(*inst)? as usize);
+                let mut v = format!(
+                    "rt.registers[{k}].read(u32::try_from({}).unwrap_or(u32::MAX))",
+                    self.expr(ctx, index)?
+                );
+                if out.ty == Ty::Bool {
+                    v = format!("({v} != 0)");
+                }
+                s.push(self.assign_native(ctx, out, &v)?);
+            }
+            Builtin::RegisterWrite { inst, index, value } => {
+                let k = self.names.objects.register(extern_index(*inst)? as usize);
+                let mut v = self.expr(ctx, value)?;
+                if value.ty == Ty::Bool {
+                    v = format!("u128::from({v})");
+                }
+                s.push(format!(
+                    "rt.registers[{k}].write(u32::try_from({}).unwrap_or(u32::MAX), {v});",
+                    self.expr(ctx, index)?,
+                ));
+            }
+            Builtin::CounterCount { inst, index } => {
+                let k = self.names.objects.counter(extern_index(*inst)? as usize);
+                s.push(format!(
+                    "rt.counters[{k}].count(u32::try_from({}).unwrap_or(u32::MAX), env.packet_length);",
+                    self.expr(ctx, index)?
+                ));
+            }
+            Builtin::MeterExecute { inst, index, out } => {
+                let k = self.names.objects.meter(extern_index(*inst)? as usize);
+                let v = format!(
+                    "(rt.meters[{k}].execute(u32::try_from({}).unwrap_or(u32::MAX), env.now_ns, env.packet_length) as u128)",
+                    self.expr(ctx, index)?
+                );
+                s.push(self.assign_native(ctx, out, &v)?);
+            }
+        }
+        Ok(s)
+    }
+
+    /// The `width`-bit checksum of field list `data` (verify/update_checksum):
+    /// computed straight from the field values when [`Self::csum16_direct`]
+    /// can, else by packing the fields (statements pushed to `s`).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn checksum_of(
+        &self,
+        ctx: &Ctx<'_>,
+        algo: p4_target::info::HashAlgorithm,
+        with_payload: bool,
+        data: &[Expr],
+        width: u32,
+        span: Span,
+        s: &mut Vec<String>,
+    ) -> Result<String, BackError> {
+        if let Some(v) = self.csum16_direct(ctx, algo, with_payload, data, width)? {
+            return Ok(v);
+        }
+        let bp = self.pack(ctx, data, s)?;
+        self.checksum_value(algo, &bp, width, with_payload, span)
+    }
+
+    /// `csum16` of a field list of fixed-width scalars computed straight
+    /// from the field values (see `p4_target::externs::csum16_finish`),
+    /// without packing them into bytes; `None` when the list has varbits or
+    /// other members, or another algorithm is asked for.
+    pub(super) fn csum16_direct(
+        &self,
+        ctx: &Ctx<'_>,
+        algo: p4_target::info::HashAlgorithm,
+        with_payload: bool,
+        data: &[Expr],
+        width: u32,
+    ) -> Result<Option<String>, BackError> {
+        if algo != p4_target::info::HashAlgorithm::Csum16 || with_payload {
+            return Ok(None);
+        }
+        let mut flat = Vec::new();
+        self.flatten(data, &mut flat);
+        // A varbit is allowed as the last member (IPv4 options): its length is
+        // only known at run time, so the field weights are computed then.
+        let varbit = match flat.last() {
+            Some(d) if matches!(d.ty, Ty::Varbit(_)) => {
+                let d = flat.pop().expect("last exists");
+                Some(self.place(ctx, &d)?)
+            }
+            _ => None,
+        };
+        let mut fields = Vec::new();
+        for d in &flat {
+            let w = match &d.ty {
+                Ty::Bool => 1,
+                t if self.is_bits(t) => self.width(t),
+                _ => return Ok(None),
+            };
+            if w == 0 || w > 128 {
+                return Ok(None);
+            }
+            let v = self.expr(ctx, d)?;
+            let v = if d.ty == Ty::Bool {
+                format!("({v} as u128)")
+            } else {
+                format!("({v})")
+            };
+            fields.push((v, w));
+        }
+        let total: u32 = fields.iter().map(|f| f.1).sum();
+        if varbit.is_some() && !total.is_multiple_of(8) {
+            return Ok(None);
+        }
+        // Bits after a field's end, mod 16: a constant without a varbit, else
+        // computed from the padded total at run time.
+        let padded = total.div_ceil(16) * 16;
+        let shift = |end: u32, extra: u32| match varbit {
+            None => format!("{}", (padded - end + extra) % 16),
+            Some(_) => format!("((pad__ - {end} + {extra}) % 16)"),
+        };
+        let mut end = 0;
+        let mut terms = Vec::new();
+        for (v, w) in fields {
+            end += w;
+            if w > 64 {
+                // Split so no term can overflow 128 bits once shifted.
+                terms.push(format!(
+                    "((({v} >> 64) & {}) << {})",
+                    mask_literal(w - 64),
+                    shift(end, 64)
+                ));
+                terms.push(format!(
+                    "(({v} & 0xffff_ffff_ffff_ffff) << {})",
+                    shift(end, 0)
+                ));
+            } else {
+                terms.push(format!(
+                    "(({v} & {}) << {})",
+                    mask_literal(w),
+                    shift(end, 0)
+                ));
+            }
+        }
+        let Some(vb) = varbit else {
+            if terms.is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some(format!(
+                "{BITS}::wrap(::p4_target::externs::csum16_finish({}), {width})",
+                terms.join(" + ")
+            )));
+        };
+        terms.push("::p4_target::externs::csum16_weighted_bytes(vb__, pad__ - total__)".into());
+        Ok(Some(format!(
+            "({{ let vb__ = {vb}.used(); let total__ = {total} + 8 * vb__.len() as u32; \
+             let pad__ = total__.div_ceil(16) * 16; \
+             {BITS}::wrap(::p4_target::externs::csum16_finish({}), {width}) }})",
+            terms.join(" + ")
+        )))
+    }
+
+    /// The checksum of packer `bp` (and the payload) as a `width`-bit value.
+    pub(super) fn checksum_value(
+        &self,
+        algo: p4_target::info::HashAlgorithm,
+        bp: &str,
+        width: u32,
+        with_payload: bool,
+        span: Span,
+    ) -> Result<String, BackError> {
+        if !with_payload {
+            return Ok(format!(
+                "::p4_target::externs::update_checksum({}, &{bp}, {width})",
+                info::algo(algo)
+            ));
+        }
+        if algo != p4_target::info::HashAlgorithm::Csum16 {
+            return bad(
+                "internal: a checksum with payload other than csum16 (the checker refuses it)",
+                Some(span),
+            );
+        }
+        Ok(format!(
+            "{BITS}::wrap(csum16_with_payload({bp}.bytes(), &env.data[env.payload_offset.min(env.data.len())..]), {width})"
+        ))
+    }
+
+    pub(super) fn emit_stmt(
+        &self,
+        ctx: &Ctx<'_>,
+        e: &Expr,
+        s: &mut Vec<String>,
+    ) -> Result<(), BackError> {
+        match &e.ty {
+            Ty::Composite(c) => {
+                let comp = &self.prog.composites[*c];
+                match comp.kind {
+                    CompositeKind::Header | CompositeKind::Union => {
+                        s.push(format!("{}.emit(packet__);", self.place(ctx, e)?))
+                    }
+                    CompositeKind::Struct => {
+                        for (i, f) in comp.fields.iter().enumerate() {
+                            let m = Expr {
+                                kind: ExprKind::Member(Box::new(e.clone()), i as u32),
+                                ty: f.ty.clone(),
+                                span: e.span,
+                            };
+                            self.emit_stmt(ctx, &m, s)?;
+                        }
+                    }
+                }
+            }
+            Ty::Stack(..) => s.push(format!(
+                "for e__ in {}.elems.iter() {{ e__.emit(packet__); }}",
+                self.place(ctx, e)?
+            )),
+            _ => return bad("emit needs a header, union, stack or struct", Some(e.span)),
+        }
+        Ok(())
+    }
+}

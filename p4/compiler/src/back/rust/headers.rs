@@ -1,0 +1,336 @@
+//! Header, struct and union types: Rust structs of native integers with
+//! `extract`/`emit` (P4_16 §7.2.2 headers, §7.2.4 unions, §12.8 extraction).
+
+use super::*;
+
+impl Gen<'_> {
+    pub(super) fn types(&mut self) -> Result<(), BackError> {
+        for (h, e) in self.prog.enums.iter() {
+            let name = self.names.enums[h.index()].clone();
+            let ty = match &e.repr {
+                Some(r) => self.rust_ty(r)?,
+                None => "u32".into(),
+            };
+            self.w.line(format!("/// Members of `enum {}`.", e.name));
+            self.w.line(ALLOW);
+            self.w.open(format!("pub mod {name} {{"));
+            for (m, v) in &e.members {
+                self.w.line(format!("pub const {}: {ty} = {v};", escape(m)));
+            }
+            self.w.close("}");
+            self.w.line("");
+        }
+        for (h, c) in self.prog.composites.iter() {
+            if self.is_std_meta(h) {
+                continue;
+            }
+            let name = self.names.composites[h.index()].clone();
+            let kind = match c.kind {
+                CompositeKind::Header => "header",
+                CompositeKind::Union => "header_union",
+                CompositeKind::Struct => "struct",
+            };
+            self.w.line(format!("/// P4 `{kind} {}`.", c.name));
+            self.w.line(ALLOW);
+            self.w
+                .line("#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]");
+            self.w.open(format!("pub struct {name} {{"));
+            if c.kind == CompositeKind::Header {
+                self.w.line("pub valid: bool,");
+            }
+            for f in &c.fields {
+                let t = match self.rust_ty(&f.ty) {
+                    Ok(t) => t,
+                    Err(mut e) => {
+                        e.span = Some(f.span);
+                        return Err(e);
+                    }
+                };
+                self.w.line(format!("pub {}: {t},", field_ident(&f.name)));
+            }
+            self.w.close("}");
+            self.w.line("");
+            match c.kind {
+                CompositeKind::Header => self.header_impl(h)?,
+                CompositeKind::Union => self.union_impl(h)?,
+                CompositeKind::Struct => {}
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn header_impl(&mut self, h: Handle<Composite>) -> Result<(), BackError> {
+        if self.prog.composites[h].varbit().is_some() {
+            return self.varbit_header_impl(h);
+        }
+        let c = &self.prog.composites[h];
+        let name = &self.names.composites[h.index()];
+        let bits = c.header_bits(self.prog);
+        if !bits.is_multiple_of(8) {
+            return bad(
+                format!(
+                    "header `{}` is {bits} bits, not a whole number of bytes",
+                    c.name
+                ),
+                None,
+            );
+        }
+        let w = &mut self.w;
+        w.line(ALLOW);
+        w.open(format!("impl {name} {{"));
+        w.line(format!("pub const BITS: usize = {bits};"));
+        w.line(format!("pub const BYTES: usize = {};", bits / 8));
+        w.line("/// Extracts the header at the cursor; `false` if the packet is too short.");
+        w.line("#[inline]");
+        w.open("pub fn extract(&mut self, p: &mut PacketIn<'_>) -> bool {");
+        w.open("if p.data.len() * 8 < p.off_bits + Self::BITS {");
+        w.line("return false;");
+        w.close("}");
+        let fields: Vec<(String, u32, bool)> = c
+            .fields
+            .iter()
+            .map(|f| {
+                (
+                    field_ident(&f.name),
+                    f.ty.scalar_width(self.prog).unwrap_or(0),
+                    matches!(f.ty, Ty::Bool),
+                )
+            })
+            .collect();
+        let chunks = header_chunks(&fields.iter().map(|f| f.1).collect::<Vec<_>>());
+        if let Some(chunks) = &chunks {
+            // Byte-aligned cursor (the usual case): one load per chunk.
+            w.open("if p.off_bits % 8 == 0 {");
+            w.line("let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];");
+            for ch in chunks {
+                let (word, nbytes) = ch.word();
+                w.open("{");
+                w.line(format!("let mut a = [0u8; {nbytes}];"));
+                w.line(format!(
+                    "a[{}..].copy_from_slice(&d[{}..{}]);",
+                    nbytes - ch.bytes,
+                    ch.byte_offset,
+                    ch.byte_offset + ch.bytes
+                ));
+                w.line(format!("let w = {word}::from_be_bytes(a);"));
+                for &(i, shift, width) in &ch.fields {
+                    let (ident, _, is_bool) = &fields[i];
+                    let m = mask_literal(width);
+                    let v = if *is_bool {
+                        format!("(w >> {shift}) & 1 != 0")
+                    } else {
+                        format!("((w >> {shift}) & {m}) as {}", native_uint(width))
+                    };
+                    w.line(format!("self.{ident} = {v};"));
+                }
+                w.close("}");
+            }
+            w.line("self.valid = true;");
+            w.line("p.off_bits += Self::BITS;");
+            w.line("return true;");
+            w.close("}");
+        }
+        w.line("let d = p.data;");
+        w.line("let o = p.off_bits;");
+        let mut off = 0;
+        for f in &c.fields {
+            let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
+            let read = format!("::p4_target::packet::read_bits(d, o + {off}, {fw})");
+            let v = match f.ty {
+                Ty::Bool => format!("{read} != 0"),
+                _ => {
+                    let n = native_uint(fw);
+                    if n == "u128" {
+                        read
+                    } else {
+                        format!("{read} as {n}")
+                    }
+                }
+            };
+            w.line(format!("self.{} = {v};", field_ident(&f.name)));
+            off += fw;
+        }
+        w.line("self.valid = true;");
+        w.line("p.off_bits += Self::BITS;");
+        w.line("true");
+        w.close("}");
+        w.line("/// Appends the header's bytes to `out` if it is valid.");
+        w.line("#[inline]");
+        w.open("pub fn emit(&self, out: &mut Vec<u8>) {");
+        w.open("if !self.valid {");
+        w.line("return;");
+        w.close("}");
+        w.line("let mut d = [0u8; Self::BYTES];");
+        if let Some(chunks) = &chunks {
+            // Each chunk's fields are shifted into one word, stored once.
+            for ch in chunks {
+                let (word, nbytes) = ch.word();
+                let parts: Vec<String> = ch
+                    .fields
+                    .iter()
+                    .map(|&(i, shift, width)| {
+                        format!(
+                            "((self.{} as {word}) & {}) << {shift}",
+                            fields[i].0,
+                            mask_literal(width)
+                        )
+                    })
+                    .collect();
+                w.line(format!(
+                    "d[{}..{}].copy_from_slice(&({}).to_be_bytes()[{}..]);",
+                    ch.byte_offset,
+                    ch.byte_offset + ch.bytes,
+                    parts.join(" | "),
+                    nbytes - ch.bytes
+                ));
+            }
+        } else {
+            let mut off = 0;
+            for (ident, fw, _) in &fields {
+                w.line(format!(
+                    "::p4_target::packet::write_bits(&mut d, {off}, {fw}, self.{ident} as u128);"
+                ));
+                off += fw;
+            }
+        }
+        w.line("out.extend_from_slice(&d);");
+        w.close("}");
+        w.close("}");
+        w.line("");
+        Ok(())
+    }
+
+    /// A header with a varbit field: fields after it sit at run-time offsets.
+    pub(super) fn varbit_header_impl(&mut self, h: Handle<Composite>) -> Result<(), BackError> {
+        let c = &self.prog.composites[h];
+        let name = &self.names.composites[h.index()];
+        let fixed = c.fixed_bits(self.prog);
+        let Some((_, max)) = c.varbit() else {
+            return bad("internal: no varbit field", None);
+        };
+        if !(fixed + max).is_multiple_of(8) || !fixed.is_multiple_of(8) {
+            return bad(
+                format!("header `{}` is not a whole number of bytes", c.name),
+                None,
+            );
+        }
+        const E: &str = "::p4_target::v1model::error_code";
+        let w = &mut self.w;
+        w.line(ALLOW);
+        w.open(format!("impl {name} {{"));
+        w.line(format!("pub const FIXED_BITS: usize = {fixed};"));
+        w.line(format!("pub const MAX_VAR_BITS: u32 = {max};"));
+        w.line("/// Extracts the header with `var_bits` bits in its varbit field.");
+        w.open("pub fn extract_var(&mut self, p: &mut PacketIn<'_>, var_bits: u32) -> Result<(), u32> {");
+        w.open("if var_bits > Self::MAX_VAR_BITS {");
+        w.line(format!("return Err({E}::HEADER_TOO_SHORT);"));
+        w.close("}");
+        w.open("if var_bits % 8 != 0 {");
+        w.line(format!("return Err({E}::PARSER_INVALID_ARGUMENT);"));
+        w.close("}");
+        w.open("if p.data.len() * 8 < p.off_bits + Self::FIXED_BITS + var_bits as usize {");
+        w.line(format!("return Err({E}::PACKET_TOO_SHORT);"));
+        w.close("}");
+        w.line("let d = p.data;");
+        w.line("let mut o = p.off_bits;");
+        for f in &c.fields {
+            let fname = field_ident(&f.name);
+            match f.ty {
+                Ty::Varbit(_) => {
+                    w.line(format!("self.{fname}.len_bits = var_bits;"));
+                    w.open("for i in 0..(var_bits / 8) as usize {");
+                    w.line(format!(
+                        "self.{fname}.bytes[i] = ::p4_target::packet::read_bits(d, o + 8 * i, 8) as u8;"
+                    ));
+                    w.close("}");
+                    w.line("o += var_bits as usize;");
+                }
+                _ => {
+                    let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
+                    let read = format!("::p4_target::packet::read_bits(d, o, {fw})");
+                    let v = match f.ty {
+                        Ty::Bool => format!("{read} != 0"),
+                        _ => format!("{read} as {}", native_uint(fw)),
+                    };
+                    w.line(format!("self.{fname} = {v};"));
+                    w.line(format!("o += {fw};"));
+                }
+            }
+        }
+        w.line("self.valid = true;");
+        w.line("p.off_bits = o;");
+        w.line("Ok(())");
+        w.close("}");
+        w.line("/// Appends the header's bytes to `out` if it is valid.");
+        w.open("pub fn emit(&self, out: &mut Vec<u8>) {");
+        w.open("if !self.valid {");
+        w.line("return;");
+        w.close("}");
+        let vname = c
+            .fields
+            .iter()
+            .find(|f| matches!(f.ty, Ty::Varbit(_)))
+            .map(|f| field_ident(&f.name))
+            .unwrap_or_default();
+        w.line(format!("let var = self.{vname}.used().len() * 8;"));
+        w.line("let start = out.len();");
+        w.line("out.resize(start + (Self::FIXED_BITS + var) / 8, 0);");
+        w.line("let d = &mut out[start..];");
+        w.line("let mut o = 0usize;");
+        for f in &c.fields {
+            let fname = field_ident(&f.name);
+            match f.ty {
+                Ty::Varbit(_) => {
+                    w.open(format!("for &b in self.{fname}.used() {{"));
+                    w.line("::p4_target::packet::write_bits(d, o, 8, b as u128);");
+                    w.line("o += 8;");
+                    w.close("}");
+                }
+                _ => {
+                    let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
+                    w.line(format!(
+                        "::p4_target::packet::write_bits(d, o, {fw}, self.{fname} as u128);"
+                    ));
+                    w.line(format!("o += {fw};"));
+                }
+            }
+        }
+        w.close("}");
+        w.close("}");
+        w.line("");
+        Ok(())
+    }
+
+    pub(super) fn union_impl(&mut self, h: Handle<Composite>) -> Result<(), BackError> {
+        let c = &self.prog.composites[h];
+        let name = &self.names.composites[h.index()];
+        let w = &mut self.w;
+        w.line(ALLOW);
+        w.open(format!("impl {name} {{"));
+        w.open("pub fn is_valid(&self) -> bool {");
+        let parts: Vec<String> = c
+            .fields
+            .iter()
+            .map(|f| format!("self.{}.valid", field_ident(&f.name)))
+            .collect();
+        w.line(if parts.is_empty() {
+            "false".to_string()
+        } else {
+            parts.join(" || ")
+        });
+        w.close("}");
+        w.open("pub fn invalidate(&mut self) {");
+        for f in &c.fields {
+            w.line(format!("self.{}.valid = false;", field_ident(&f.name)));
+        }
+        w.close("}");
+        w.open("pub fn emit(&self, out: &mut Vec<u8>) {");
+        for f in &c.fields {
+            w.line(format!("self.{}.emit(out);", field_ident(&f.name)));
+        }
+        w.close("}");
+        w.close("}");
+        w.line("");
+        Ok(())
+    }
+}

@@ -1,0 +1,168 @@
+//! Pipeline glue: the v1model package (`V1Switch`) as an implementation
+//! of `::p4_target::pipeline::Pipeline`.
+
+use super::*;
+
+impl Gen<'_> {
+    pub(super) fn pipeline(&mut self, main: &Main) -> Result<(), BackError> {
+        let hdr_ty = match &self.prog.headers_ty {
+            Some(t) => self.rust_ty(t)?,
+            None => return bad("internal: unknown headers type", None),
+        };
+        let meta_ty = match &self.prog.meta_ty {
+            Some(t) => self.rust_ty(t)?,
+            None => return bad("internal: unknown metadata type", None),
+        };
+        let parser_fn = self.names.parsers[main.parser.index()].clone();
+        let find = |c: Handle<Control>| -> Result<String, BackError> {
+            self.prog
+                .instances
+                .iter()
+                .position(|i| i.control == c && !i.path.contains('.'))
+                .map(|i| self.names.inst_apply[i].clone())
+                .ok_or(BackError {
+                    message: "internal: top-level control without instance".into(),
+                    span: None,
+                })
+        };
+        let verify = find(main.verify)?;
+        let ingress = find(main.ingress)?;
+        let egress = find(main.egress)?;
+        let compute = find(main.compute)?;
+        let deparser = find(main.deparser)?;
+        let w = &mut self.w;
+        w.line("/// One packet between parse and deparse.");
+        w.line(ALLOW);
+        w.line("#[derive(Clone, Debug, Default)]");
+        w.open("pub struct Packet {");
+        w.line(format!("pub hdr: {hdr_ty},"));
+        w.line(format!("pub meta: {meta_ty},"));
+        w.line("pub sm: ::p4_target::v1model::StandardMetadata,");
+        w.line("pub payload_offset: usize,");
+        w.close("}");
+        w.line("");
+        w.line("/// The compiled program: its runtime state.");
+        w.line(ALLOW);
+        w.line("#[derive(Debug)]");
+        w.open("pub struct Program {");
+        w.line("pub rt: ::p4_target::runtime::Runtime,");
+        w.close("}");
+        w.line("");
+        w.line(ALLOW);
+        w.open("impl Program {");
+        w.line("/// A fresh instance with empty tables.");
+        w.open("pub fn new() -> Self {");
+        w.line("Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }");
+        w.close("}");
+        w.line("");
+        w.line("/// Parser and `verifyChecksum` on `data`, starting from `pkt`.");
+        w.line("#[inline(always)]");
+        w.open("fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {");
+        w.line("let mut env = Env::new(data, 0, &pkt.sm);");
+        w.line("let mut cur = PacketIn { data, off_bits: 0 };");
+        w.open(format!(
+            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
+        ));
+        w.line("pkt.sm.parser_error = e;");
+        w.close("}");
+        w.line("pkt.payload_offset = (cur.off_bits / 8).min(data.len());");
+        w.line("env.payload_offset = pkt.payload_offset;");
+        w.line(format!(
+            "let _ = {verify}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);"
+        ));
+        w.line("env.store(&mut pkt.sm);");
+        w.line("pkt");
+        w.close("}");
+        w.close("}");
+        w.line("");
+        w.line(ALLOW);
+        w.open("impl Default for Program {");
+        w.open("fn default() -> Self {");
+        w.line("Self::new()");
+        w.close("}");
+        w.close("}");
+        w.line("");
+        w.line(ALLOW);
+        w.open("impl ::p4_target::pipeline::Pipeline for Program {");
+        w.line("type Packet = Packet;");
+        w.open("fn info(&self) -> &'static ::p4_target::info::ProgramInfo {");
+        w.line("&PROGRAM_INFO");
+        w.close("}");
+        w.open("fn runtime(&self) -> &::p4_target::runtime::Runtime {");
+        w.line("&self.rt");
+        w.close("}");
+        w.open("fn runtime_mut(&mut self) -> &mut ::p4_target::runtime::Runtime {");
+        w.line("&mut self.rt");
+        w.close("}");
+        w.open("fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {");
+        w.line("self.run_parser(data, Packet { sm: meta, ..Default::default() })");
+        w.close("}");
+        w.open("fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {");
+        w.line("let mut pkt = Packet { sm: meta, ..Default::default() };");
+        w.line("Self::preserve_fields(from, &mut pkt, field_list);");
+        w.line("self.run_parser(data, pkt)");
+        w.close("}");
+        for (name, f) in [("ingress", &ingress), ("egress", &egress)] {
+            w.open(format!("fn {name}(&mut self, pkt: &mut Packet) {{"));
+            w.line("let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);");
+            w.line(format!(
+                "let _ = {f}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);"
+            ));
+            w.line("env.store(&mut pkt.sm);");
+            w.close("}");
+        }
+        w.open("fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {");
+        w.line("out.clear();");
+        w.line("let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);");
+        w.line(format!(
+            "let _ = {compute}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);"
+        ));
+        w.line(format!(
+            "let _ = {deparser}(&mut self.rt, &mut env, out, &mut pkt.hdr);"
+        ));
+        w.line("env.store(&mut pkt.sm);");
+        w.line("out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);");
+        w.close("}");
+        w.open("fn meta(pkt: &Packet) -> &::p4_target::v1model::StandardMetadata {");
+        w.line("&pkt.sm");
+        w.close("}");
+        w.open("fn meta_mut(pkt: &mut Packet) -> &mut ::p4_target::v1model::StandardMetadata {");
+        w.line("&mut pkt.sm");
+        w.close("}");
+        w.open("fn reset_user_metadata(pkt: &mut Packet) {");
+        w.line("pkt.meta = Default::default();");
+        w.close("}");
+        w.open("fn preserve_fields(from: &Packet, to: &mut Packet, field_list: u8) {");
+        let mut lists: std::collections::BTreeMap<u8, Vec<String>> = Default::default();
+        if let Some(Ty::Composite(m)) = &self.prog.meta_ty {
+            for f in &self.prog.composites[*m].fields {
+                for n in &f.field_lists {
+                    lists.entry(*n).or_default().push(field_ident(&f.name));
+                }
+            }
+            for (n, fields) in &self.prog.synth_field_lists {
+                let entry = lists.entry(*n).or_default();
+                for (root, i) in fields {
+                    if root == self.prog.meta_ty.as_ref().unwrap_or(&Ty::Void)
+                        && let Some(f) = self.prog.composites[*m].fields.get(*i as usize)
+                    {
+                        entry.push(field_ident(&f.name));
+                    }
+                }
+            }
+        }
+        w.open("match field_list {");
+        for (n, fields) in &lists {
+            w.open(format!("{n} => {{"));
+            for f in fields {
+                w.line(format!("to.meta.{f} = from.meta.{f};"));
+            }
+            w.close("}");
+        }
+        w.line("_ => {}");
+        w.close("}");
+        w.close("}");
+        w.close("}");
+        Ok(())
+    }
+}

@@ -1,0 +1,286 @@
+//! The v1model (and P4 core) extern signatures, declared once: the checker
+//! binds call arguments (positional or named, P4_16 §6.8.2) against these
+//! parameter lists and checks argument counts with them, and the Rust back
+//! end takes from them the runtime collection each extern object lives in.
+//!
+//! Contract: parameter names and order are those of p4c's `v1model.p4` and
+//! `core.p4` (the names a program may use as named arguments); overloads
+//! (`log_msg`, `mark_to_drop`, two-argument `extract`) are separate entries
+//! told apart by arity. Pure data, no allocation.
+
+/// How a parameter is passed (P4_16 §6.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// `in` or directionless.
+    In,
+    /// `out`.
+    Out,
+    /// `inout`.
+    InOut,
+}
+
+/// One parameter of an extern function, method or constructor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// Its name (usable as a named argument).
+    pub name: &'static str,
+    /// Its direction.
+    pub dir: Dir,
+}
+
+const fn p(name: &'static str, dir: Dir) -> Param {
+    Param { name, dir }
+}
+
+/// An extern function or method: its name and parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Signature {
+    /// Function or method name.
+    pub name: &'static str,
+    /// Parameters in order.
+    pub params: &'static [Param],
+}
+
+const fn sig(name: &'static str, params: &'static [Param]) -> Signature {
+    Signature { name, params }
+}
+
+use Dir::{In, InOut, Out};
+
+/// Extern functions of `core.p4` and `v1model.p4`.
+pub const FUNCTIONS: &[Signature] = &[
+    sig("verify", &[p("check", In), p("toSignal", In)]),
+    sig("static_assert", &[p("check", In), p("message", In)]),
+    sig("static_assert", &[p("check", In)]),
+    sig("mark_to_drop", &[]),
+    sig("mark_to_drop", &[p("standard_metadata", InOut)]),
+    sig(
+        "hash",
+        &[
+            p("result", Out),
+            p("algo", In),
+            p("base", In),
+            p("data", In),
+            p("max", In),
+        ],
+    ),
+    sig("random", &[p("result", Out), p("lo", In), p("hi", In)]),
+    sig("digest", &[p("receiver", In), p("data", In)]),
+    sig(
+        "verify_checksum",
+        &[
+            p("condition", In),
+            p("data", In),
+            p("checksum", In),
+            p("algo", In),
+        ],
+    ),
+    sig(
+        "update_checksum",
+        &[
+            p("condition", In),
+            p("data", In),
+            p("checksum", InOut),
+            p("algo", In),
+        ],
+    ),
+    sig(
+        "verify_checksum_with_payload",
+        &[
+            p("condition", In),
+            p("data", In),
+            p("checksum", In),
+            p("algo", In),
+        ],
+    ),
+    sig(
+        "update_checksum_with_payload",
+        &[
+            p("condition", In),
+            p("data", In),
+            p("checksum", InOut),
+            p("algo", In),
+        ],
+    ),
+    sig("resubmit", &[p("data", In)]),
+    sig("resubmit_preserving_field_list", &[p("index", In)]),
+    sig("recirculate", &[p("data", In)]),
+    sig("recirculate_preserving_field_list", &[p("index", In)]),
+    sig("clone", &[p("type", In), p("session", In)]),
+    sig("clone3", &[p("type", In), p("session", In), p("data", In)]),
+    sig(
+        "clone_preserving_field_list",
+        &[p("type", In), p("session", In), p("index", In)],
+    ),
+    sig("truncate", &[p("length", In)]),
+    sig("assert", &[p("check", In)]),
+    sig("assume", &[p("check", In)]),
+    sig("log_msg", &[p("msg", In)]),
+    sig("log_msg", &[p("msg", In), p("data", In)]),
+];
+
+/// Where the runtime keeps an extern object's state
+/// (`p4_target::runtime::Runtime` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// `rt.registers`.
+    Registers,
+    /// `rt.counters`.
+    Counters,
+    /// `rt.meters`.
+    Meters,
+    /// `rt.profiles` (action profiles and selectors).
+    Profiles,
+}
+
+impl Store {
+    /// The `Runtime` field name.
+    pub fn field(self) -> &'static str {
+        match self {
+            Store::Registers => "registers",
+            Store::Counters => "counters",
+            Store::Meters => "meters",
+            Store::Profiles => "profiles",
+        }
+    }
+}
+
+/// An extern object type: constructor and methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Object {
+    /// Type name.
+    pub name: &'static str,
+    /// Constructor parameters.
+    pub ctor: &'static [Param],
+    /// Methods.
+    pub methods: &'static [Signature],
+    /// Where instances keep their state (`None`: packets, no state).
+    pub store: Option<Store>,
+}
+
+/// Extern object types of `core.p4` and `v1model.p4`.
+pub const OBJECTS: &[Object] = &[
+    Object {
+        name: "register",
+        ctor: &[p("size", In)],
+        methods: &[
+            sig("read", &[p("result", Out), p("index", In)]),
+            sig("write", &[p("index", In), p("value", In)]),
+        ],
+        store: Some(Store::Registers),
+    },
+    Object {
+        name: "counter",
+        ctor: &[p("size", In), p("type", In)],
+        methods: &[sig("count", &[p("index", In)])],
+        store: Some(Store::Counters),
+    },
+    Object {
+        name: "direct_counter",
+        ctor: &[p("type", In)],
+        methods: &[sig("count", &[])],
+        store: Some(Store::Counters),
+    },
+    Object {
+        name: "meter",
+        ctor: &[p("size", In), p("type", In)],
+        methods: &[sig("execute_meter", &[p("index", In), p("result", Out)])],
+        store: Some(Store::Meters),
+    },
+    Object {
+        name: "direct_meter",
+        ctor: &[p("type", In)],
+        methods: &[sig("read", &[p("result", Out)])],
+        store: Some(Store::Meters),
+    },
+    Object {
+        name: "action_profile",
+        ctor: &[p("size", In)],
+        methods: &[],
+        store: Some(Store::Profiles),
+    },
+    Object {
+        name: "action_selector",
+        ctor: &[p("algorithm", In), p("size", In), p("outputWidth", In)],
+        methods: &[],
+        store: Some(Store::Profiles),
+    },
+    Object {
+        name: "packet_in",
+        ctor: &[],
+        methods: &[
+            sig("extract", &[p("hdr", Out)]),
+            sig(
+                "extract",
+                &[
+                    p("variableSizeHeader", Out),
+                    p("variableFieldSizeInBits", In),
+                ],
+            ),
+            sig("lookahead", &[]),
+            sig("advance", &[p("sizeInBits", In)]),
+            sig("length", &[]),
+        ],
+        store: None,
+    },
+    Object {
+        name: "packet_out",
+        ctor: &[],
+        methods: &[sig("emit", &[p("hdr", In)])],
+        store: None,
+    },
+];
+
+/// The extern object type called `name`.
+pub fn object(name: &str) -> Option<&'static Object> {
+    OBJECTS.iter().find(|o| o.name == name)
+}
+
+/// The overloads of extern function `name`.
+pub fn functions(name: &str) -> impl Iterator<Item = &'static Signature> + '_ {
+    FUNCTIONS.iter().filter(move |f| f.name == name)
+}
+
+/// The overloads of method `method` of object type `object`.
+pub fn methods<'a>(object: &str, method: &'a str) -> impl Iterator<Item = &'static Signature> + 'a {
+    self::object(object)
+        .map(|o| o.methods)
+        .unwrap_or(&[])
+        .iter()
+        .filter(move |m| m.name == method)
+}
+
+/// Picks the overload of `candidates` that fits `n_args` arguments with
+/// these `names` (all `None` for a positional call).
+pub fn overload<'s>(
+    candidates: impl Iterator<Item = &'s Signature>,
+    n_args: usize,
+    names: &[Option<&str>],
+) -> Option<&'s Signature> {
+    let all: Vec<&Signature> = candidates.collect();
+    let named = names.iter().any(Option::is_some);
+    all.iter()
+        .find(|s| {
+            s.params.len() == n_args
+                && (!named
+                    || names
+                        .iter()
+                        .all(|n| n.is_none_or(|n| s.params.iter().any(|p| p.name == n))))
+        })
+        .or_else(|| all.first())
+        .copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overloads_are_told_apart_by_arity_and_names() {
+        let two = overload(functions("log_msg"), 2, &[None, None]).unwrap();
+        assert_eq!(two.params.len(), 2);
+        let ext = overload(methods("packet_in", "extract"), 1, &[Some("hdr")]).unwrap();
+        assert_eq!(ext.params[0].name, "hdr");
+        assert_eq!(object("register").unwrap().store, Some(Store::Registers));
+    }
+}
