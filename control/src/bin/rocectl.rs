@@ -62,7 +62,8 @@ enum Cmd {
         #[command(flatten)]
         p4: P4Opts,
     },
-    /// PFC headroom of one lossless PG (the SONiC/Mellanox formula, R-HR-2).
+    /// PFC headroom of one lossless PG (the SONiC/Mellanox formula, R-HR-2),
+    /// or with --config/--ports the buffer budget of a whole switch.
     Headroom(HeadroomArgs),
     /// Follow the fabric event stream (alias of `fabric events`).
     Watch {
@@ -129,14 +130,32 @@ struct EntryArgs {
 #[derive(clap::Args, Debug)]
 struct HeadroomArgs {
     /// Port speed: `100G`, `25G`, `400G`, `100M` or Mb/s as a number.
-    #[arg(long)]
+    #[arg(long, default_value = "100G")]
     speed: String,
     /// Cable length: `100m`, `5m`, `2km` or metres as a number.
-    #[arg(long)]
+    #[arg(long, default_value = "100m")]
     cable: String,
     /// Port MTU in bytes.
-    #[arg(long)]
+    #[arg(long, default_value_t = 9100)]
     mtu: u32,
+    /// Whole-switch budget of a fabric configuration (JSON, as `fabric get`
+    /// prints it): per-PG and total headroom, shared pool left, thresholds,
+    /// what the pool affords; refuses a configuration that cannot be lossless.
+    #[arg(long, value_name = "FILE", conflicts_with = "ports")]
+    config: Option<PathBuf>,
+    /// Whole-switch budget of N identical ports (`--speed`, `--cable`,
+    /// `--mtu`, `--lossless`, `--pool`).
+    #[arg(long, value_name = "N")]
+    ports: Option<u16>,
+    /// Lossless priorities of every port (with --ports).
+    #[arg(long, value_delimiter = ',', default_value = "3")]
+    lossless: Vec<u8>,
+    /// Shared buffer of the switch in bytes (with --ports).
+    #[arg(long, default_value_t = 16 << 20)]
+    pool: u64,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
     /// ASIC constants: spectrum1..spectrum6 or tofino2.
     #[arg(long, default_value = "spectrum2")]
     asic: String,
@@ -181,8 +200,54 @@ fn parse_cable_m(text: &str) -> Result<u32, Failure> {
         .ok_or_else(|| Failure::Input(format!("--cable: bad length {text:?} (e.g. 100m)")))
 }
 
+/// The fabric configuration `rocectl headroom --config/--ports` budgets.
+fn budget_config(a: &HeadroomArgs) -> Result<Option<FabricConfig>, Failure> {
+    use control::fabric::config::{BufferConfig, PortConfig, Trust};
+    if let Some(file) = &a.config {
+        let bytes =
+            std::fs::read(file).map_err(|e| Failure::Input(format!("{}: {e}", file.display())))?;
+        let cfg = serde_json::from_slice(&bytes)
+            .map_err(|e| Failure::Input(format!("{}: {e}", file.display())))?;
+        return Ok(Some(cfg));
+    }
+    let Some(n) = a.ports else { return Ok(None) };
+    let speed_bps = parse_speed_mbps(&a.speed)? * 1_000_000;
+    let cable_length_m = parse_cable_m(&a.cable)?;
+    Ok(Some(FabricConfig {
+        ports: (0..n)
+            .map(|port| PortConfig {
+                port,
+                speed_bps,
+                mtu_bytes: a.mtu,
+                cable_length_m,
+                trust: Some(Trust::Dscp),
+                pfc_priorities: a.lossless.clone(),
+            })
+            .collect(),
+        buffer: BufferConfig {
+            pool_size_bytes: a.pool,
+            ..Default::default()
+        },
+        ..Default::default()
+    }))
+}
+
 fn headroom(a: &HeadroomArgs) -> Result<(), Failure> {
+    use control::views::budget::{SwitchBudget, json, table};
     use dataplane::headroom::{AsicPreset, HeadroomInputs, mellanox};
+    if let Some(cfg) = budget_config(a)? {
+        let s = SwitchBudget::of(&cfg);
+        if a.json {
+            println!("{:#}", json(&s));
+        } else {
+            print!("{}", table(&s));
+        }
+        return if s.is_lossless() {
+            Ok(())
+        } else {
+            Err(Failure::Input(s.explanation))
+        };
+    }
     let asic = match a.asic.to_ascii_lowercase().as_str() {
         "spectrum1" | "spectrum" => AsicPreset::Spectrum1,
         "spectrum2" => AsicPreset::Spectrum2,
@@ -206,6 +271,13 @@ fn headroom(a: &HeadroomArgs) -> Result<(), Failure> {
     inp.lossless_mtu_bytes = a.lossless_mtu;
     inp.small_packet_percentage = a.small_packet_percentage;
     let r = mellanox(&inp).map_err(|e| Failure::Input(e.to_string()))?;
+    if a.json {
+        println!(
+            "{:#}",
+            serde_json::json!({"xon_bytes": r.xon_bytes, "xoff_bytes": r.xoff_bytes, "size_bytes": r.size_bytes})
+        );
+        return Ok(());
+    }
     println!("xon_bytes  {}", r.xon_bytes);
     println!("xoff_bytes {}", r.xoff_bytes);
     println!("size_bytes {}", r.size_bytes);

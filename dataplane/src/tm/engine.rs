@@ -464,12 +464,10 @@ impl<T> Tm<T> {
     /// Sets the headroom pool size and returns the shared pool size:
     /// buffer − Σreserved − headroom (private Σxoff, or the SHP size).
     fn compute_pools(&mut self) -> u64 {
-        let pgs = || self.ports.iter().flat_map(|p| p.pgs.iter());
-        let reserved: u64 = pgs().map(|g| g.reserved_cap).sum();
-        let xoff_total: u64 = pgs().map(|g| g.headroom_cap).sum();
-        self.headroom_pool_bytes = self.cfg.headroom_pool_bytes(xoff_total);
+        let (reserved, _, pool) = super::budget::totals(&self.cfg);
+        self.headroom_pool_bytes = pool;
         self.buffer_bytes
-            .saturating_sub(reserved + self.headroom_pool_bytes)
+            .saturating_sub(reserved.saturating_add(pool))
     }
 
     /// Replace the configuration. The port count cannot change. Queued
