@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result, bail};
 use dataplane::driver::{Driver, DriverIo, command_channel};
 use dataplane::port::{AfPacketPort, Port};
+use dataplane::switch::SwitchEvent;
 use dataplane::switch::{DEFAULT_CPU_PORT, Switch, SwitchConfig, SwitchDrop};
 use dataplane::time::Instant;
 use dataplane::tm::TmEvent;
@@ -253,7 +254,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
     let (cmd_tx, cmd_rx) = command_channel::<P>().context("dataplane command channel")?;
     let (pin_tx, _) = tokio::sync::broadcast::channel::<Vec<u8>>(1024);
     let pin = pin_tx.clone();
-    let (event_tx, mut event_rx) = tokio::sync::mpsc::unbounded_channel::<TmEvent>();
+    let (event_tx, mut event_rx) = tokio::sync::mpsc::unbounded_channel::<SwitchEvent>();
     let (digest_tx, _) = tokio::sync::broadcast::channel::<crate::device::Digest>(4096);
     let digests = digest_tx.clone();
     let io = DriverIo {
@@ -262,7 +263,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P) -> Result<()> {
             let _ = pin.send(frame);
         })),
         events: Some(Box::new(move |event| {
-            tracing::info!(?event, "traffic manager event");
+            tracing::info!(?event, "switch event");
             let _ = event_tx.send(event);
         })),
         digests: Some(Box::new(move |digest| {
@@ -402,16 +403,16 @@ fn server_tls(
     Ok((Some(files.load()?), mode))
 }
 
-/// The fabric service's event for a traffic-manager event, if it has one.
-fn fabric_event(event: &TmEvent) -> Option<fabric_pb::Event> {
+/// The fabric service's event for a switch event, if it has one.
+fn fabric_event(event: &SwitchEvent) -> Option<fabric_pb::Event> {
     let kind = match *event {
-        TmEvent::StormDetected { port, priority, .. } => {
+        SwitchEvent::Tm(TmEvent::StormDetected { port, priority, .. }) => {
             fabric_pb::event::Kind::Storm(fabric_pb::WatchdogStorm {
                 port: port.into(),
                 priority: priority.into(),
             })
         }
-        TmEvent::StormRestored { port, priority, .. } => {
+        SwitchEvent::Tm(TmEvent::StormRestored { port, priority, .. }) => {
             fabric_pb::event::Kind::Restore(fabric_pb::WatchdogRestore {
                 port: port.into(),
                 priority: priority.into(),
