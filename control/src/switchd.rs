@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
+use dataplane::dcbx::DcbxEvent;
 use dataplane::driver::{Driver, DriverIo, command_channel};
 use dataplane::port::{AfPacketPort, Port};
 use dataplane::switch::SwitchEvent;
@@ -418,6 +419,13 @@ fn fabric_event(event: &SwitchEvent) -> Option<fabric_pb::Event> {
                 priority: priority.into(),
             })
         }
+        SwitchEvent::Dcbx {
+            port,
+            event: DcbxEvent::MismatchChanged { mismatch },
+        } => fabric_pb::event::Kind::DcbxMismatch(fabric_pb::DcbxMismatch {
+            port: port.into(),
+            mismatch: mismatch.describe(),
+        }),
         _ => return None,
     };
     let timestamp_ns = std::time::SystemTime::now()
@@ -432,6 +440,35 @@ fn fabric_event(event: &SwitchEvent) -> Option<fabric_pb::Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dcbx_mismatch_is_a_fabric_event_and_lldp_chatter_is_not() {
+        use dataplane::dcbx::Mismatch;
+        let e = fabric_event(&SwitchEvent::Dcbx {
+            port: 2,
+            event: DcbxEvent::MismatchChanged {
+                mismatch: Mismatch {
+                    pfc: true,
+                    ..Mismatch::default()
+                },
+            },
+        })
+        .unwrap();
+        assert_eq!(
+            e.kind,
+            Some(fabric_pb::event::Kind::DcbxMismatch(
+                fabric_pb::DcbxMismatch {
+                    port: 2,
+                    mismatch: "pfc".into(),
+                }
+            ))
+        );
+        let removed = SwitchEvent::Dcbx {
+            port: 2,
+            event: DcbxEvent::NeighborRemoved,
+        };
+        assert_eq!(fabric_event(&removed), None);
+    }
 
     #[test]
     fn speeds_parse_with_units() {

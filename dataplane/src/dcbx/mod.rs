@@ -28,8 +28,8 @@
 //! (lldpad advertises its admin values).
 //!
 //! Matching (what `rocectl dcbx` shows): the neighbour's PFC enable bitmap
-//! against ours, its application priority for RoCE (UDP 4791, EtherType
-//! 0x8915) against ours, and its ETS priority → traffic class table
+//! against ours, its application priority for RoCE v2 (UDP 4791) against
+//! ours (and for RoCE v1, EtherType 0x8915, if it names one), and its ETS priority → traffic class table
 //! against ours; a TLV the neighbour does not send is not compared.
 
 use std::collections::VecDeque;
@@ -559,13 +559,12 @@ impl PortAgent {
             None => Mismatch::default(),
             Some(n) => Mismatch {
                 pfc: n.pfc_enable().is_some_and(|e| e != self.oper.pfc_enable),
-                app: n.lldp.app.as_ref().is_some_and(|_| {
+                // RoCE v2 is compared whenever the neighbour sends the
+                // TLV; v1 only if it names it (most NICs run v2 only).
+                app: n.lldp.app.as_deref().is_some_and(|app| {
+                    let v1 = app_priority(app, AppSelector::EtherType, 0x8915);
                     n.rocev2_priority() != self.oper.rocev2_priority()
-                        || app_priority(
-                            n.lldp.app.as_deref().unwrap_or(&[]),
-                            AppSelector::EtherType,
-                            0x8915,
-                        ) != self.oper.rocev1_priority()
+                        || v1.is_some_and(|p| Some(p) != self.oper.rocev1_priority())
                 }),
                 ets: n
                     .lldp

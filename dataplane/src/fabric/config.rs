@@ -227,6 +227,21 @@ impl Default for WatchdogConfig {
     }
 }
 
+/// LLDP/DCBX on the switch's ports (802.1AB, 802.1Qaz). The parameters
+/// advertised are not configured here: they are what the TM runs with
+/// (PFC enable, priority → queue, ETS weights) and the priority DSCP 26
+/// maps to (RoCE's application priority), so they cannot disagree.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DcbxConfig {
+    /// Run LLDP with the DCBX TLVs on every fabric port.
+    pub enabled: bool,
+    /// Chassis ID and System Name (empty: port 0's MAC as chassis ID).
+    pub system_name: String,
+    /// `msgTxInterval`, seconds (0: the 802.1AB default, 30 s).
+    pub tx_interval_s: u32,
+}
+
 /// The whole fabric QoS configuration.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FabricConfig {
@@ -242,6 +257,9 @@ pub struct FabricConfig {
     pub ets: Vec<EtsPort>,
     /// PFC watchdog.
     pub watchdog: WatchdogConfig,
+    /// LLDP/DCBX (absent in older state files: off).
+    #[serde(default)]
+    pub dcbx: DcbxConfig,
 }
 
 /// One validation problem.
