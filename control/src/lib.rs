@@ -23,3 +23,4 @@ pub mod serve;
 pub mod switchd;
 pub mod switchdev;
 pub mod tls;
+pub mod views;

@@ -15,8 +15,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
+use dataplane::dcbx::DcbxEvent;
 use dataplane::driver::{Driver, DriverIo, command_channel};
 use dataplane::port::{AfPacketPort, Port};
+use dataplane::switch::SwitchEvent;
 use dataplane::switch::{DEFAULT_CPU_PORT, Switch, SwitchConfig, SwitchDrop};
 use dataplane::time::Instant;
 use dataplane::tm::TmEvent;
@@ -335,7 +337,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
     let (cmd_tx, cmd_rx) = command_channel::<P>().context("dataplane command channel")?;
     let (pin_tx, _) = tokio::sync::broadcast::channel::<Vec<u8>>(1024);
     let pin = pin_tx.clone();
-    let (event_tx, mut event_rx) = tokio::sync::mpsc::unbounded_channel::<TmEvent>();
+    let (event_tx, mut event_rx) = tokio::sync::mpsc::unbounded_channel::<SwitchEvent>();
     let (digest_tx, _) = tokio::sync::broadcast::channel::<crate::device::Digest>(4096);
     let digests = digest_tx.clone();
     let io = DriverIo {
@@ -344,7 +346,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
             let _ = pin.send(frame);
         })),
         events: Some(Box::new(move |event| {
-            tracing::info!(?event, "traffic manager event");
+            tracing::info!(?event, "switch event");
             let _ = event_tx.send(event);
         })),
         digests: Some(Box::new(move |digest| {
@@ -489,21 +491,28 @@ fn server_tls(
     Ok((Some(files.load()?), mode))
 }
 
-/// The fabric service's event for a traffic-manager event, if it has one.
-fn fabric_event(event: &TmEvent) -> Option<fabric_pb::Event> {
+/// The fabric service's event for a switch event, if it has one.
+fn fabric_event(event: &SwitchEvent) -> Option<fabric_pb::Event> {
     let kind = match *event {
-        TmEvent::StormDetected { port, priority, .. } => {
+        SwitchEvent::Tm(TmEvent::StormDetected { port, priority, .. }) => {
             fabric_pb::event::Kind::Storm(fabric_pb::WatchdogStorm {
                 port: port.into(),
                 priority: priority.into(),
             })
         }
-        TmEvent::StormRestored { port, priority, .. } => {
+        SwitchEvent::Tm(TmEvent::StormRestored { port, priority, .. }) => {
             fabric_pb::event::Kind::Restore(fabric_pb::WatchdogRestore {
                 port: port.into(),
                 priority: priority.into(),
             })
         }
+        SwitchEvent::Dcbx {
+            port,
+            event: DcbxEvent::MismatchChanged { mismatch },
+        } => fabric_pb::event::Kind::DcbxMismatch(fabric_pb::DcbxMismatch {
+            port: port.into(),
+            mismatch: mismatch.describe(),
+        }),
         _ => return None,
     };
     let timestamp_ns = std::time::SystemTime::now()
@@ -518,6 +527,35 @@ fn fabric_event(event: &TmEvent) -> Option<fabric_pb::Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dcbx_mismatch_is_a_fabric_event_and_lldp_chatter_is_not() {
+        use dataplane::dcbx::Mismatch;
+        let e = fabric_event(&SwitchEvent::Dcbx {
+            port: 2,
+            event: DcbxEvent::MismatchChanged {
+                mismatch: Mismatch {
+                    pfc: true,
+                    ..Mismatch::default()
+                },
+            },
+        })
+        .unwrap();
+        assert_eq!(
+            e.kind,
+            Some(fabric_pb::event::Kind::DcbxMismatch(
+                fabric_pb::DcbxMismatch {
+                    port: 2,
+                    mismatch: "pfc".into(),
+                }
+            ))
+        );
+        let removed = SwitchEvent::Dcbx {
+            port: 2,
+            event: DcbxEvent::NeighborRemoved,
+        };
+        assert_eq!(fabric_event(&removed), None);
+    }
 
     #[test]
     fn speeds_parse_with_units() {

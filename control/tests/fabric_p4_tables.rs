@@ -160,3 +160,87 @@ fn what_the_program_cannot_do_is_refused_and_changes_nothing() {
         before
     );
 }
+
+/// An LLDPDU from a host NIC advertising PFC and RoCE on `prio`.
+fn host_lldp(mac: [u8; 6], prio: u8, willing: bool) -> Vec<u8> {
+    use dataplane::wire::ethernet::EthernetAddress;
+    use dataplane::wire::lldp::{self, AppEntry, ChassisId, LldpRepr, PfcConfigRepr, PortId};
+    let repr = LldpRepr {
+        chassis: ChassisId::Mac(mac),
+        port: PortId::Mac(mac),
+        ttl_s: 120,
+        port_description: None,
+        system_name: Some("host".into()),
+        ets_config: None,
+        ets_recommendation: None,
+        pfc: Some(PfcConfigRepr {
+            willing,
+            mbc: false,
+            cap: 8,
+            enable: 1 << prio,
+        }),
+        app: Some(vec![AppEntry::rocev2(prio)]),
+    };
+    let mut f = Vec::new();
+    lldp::emit_frame(EthernetAddress(mac), &repr, &mut f);
+    f
+}
+
+#[test]
+fn dcbx_shows_each_port_against_its_neighbour() {
+    let (backend, tx) = switch();
+    assert!(backend.dcbx().is_empty(), "DCBX is off by default");
+    let mut cfg = config();
+    cfg.dcbx = DcbxConfig {
+        enabled: true,
+        system_name: "leaf1".into(),
+        tx_interval_s: 0,
+    };
+    backend.apply(&cfg).unwrap();
+    // Port 0's host agrees (priority 3), port 1's insists on priority 4.
+    on_switch(&tx, |sw| {
+        sw.handle_frame(
+            0,
+            &host_lldp([2, 0, 0, 0, 0, 1], 3, false),
+            Instant::from_secs(1),
+        );
+        sw.handle_frame(
+            1,
+            &host_lldp([2, 0, 0, 0, 0, 2], 4, false),
+            Instant::from_secs(1),
+        );
+    });
+    let ports: Vec<_> = backend
+        .dcbx()
+        .iter()
+        .map(|(p, a)| control::fabric::convert::dcbx_status_to(*p, a))
+        .collect();
+    assert_eq!(
+        ports.iter().map(|p| p.port).collect::<Vec<_>>(),
+        vec![0, 1],
+        "only fabric ports run LLDP"
+    );
+    assert_eq!(ports[0].local_pfc_enable, 1 << 3);
+    assert_eq!(ports[0].local_roce_priority, Some(3));
+    assert_eq!(ports[0].neighbor_system_name, "host");
+    assert_eq!(ports[0].mismatch, "none");
+    assert_eq!(ports[1].neighbor_pfc_enable, Some(1 << 4));
+    assert_eq!(ports[1].neighbor_roce_priority, Some(4));
+    assert_eq!(ports[1].mismatch, "pfc,app");
+    // The switch said so on its event stream too.
+    let events = on_switch(&tx, |sw| {
+        std::iter::from_fn(|| sw.poll_event()).collect::<Vec<_>>()
+    });
+    assert!(events.iter().any(|e| matches!(
+        e,
+        dataplane::switch::SwitchEvent::Dcbx {
+            port: 1,
+            event: dataplane::dcbx::DcbxEvent::MismatchChanged { mismatch }
+        } if mismatch.pfc && mismatch.app
+    )));
+
+    // Off again: the agents stop.
+    cfg.dcbx.enabled = false;
+    backend.apply(&cfg).unwrap();
+    assert!(backend.dcbx().is_empty());
+}

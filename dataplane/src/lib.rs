@@ -10,6 +10,7 @@
 //! compiler, for harnesses that bring their own program.
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod dcbx;
 pub mod driver;
 pub mod fabric;
 pub mod headroom;

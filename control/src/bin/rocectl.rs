@@ -62,8 +62,22 @@ enum Cmd {
         #[command(flatten)]
         p4: P4Opts,
     },
-    /// PFC headroom of one lossless PG (the SONiC/Mellanox formula, R-HR-2).
+    /// PFC headroom of one lossless PG (the SONiC/Mellanox formula, R-HR-2),
+    /// or with --config/--ports the buffer budget of a whole switch.
     Headroom(HeadroomArgs),
+    /// LLDP/DCBX per port: what we advertise, what the neighbour
+    /// advertises, and whether they match (PFC, RoCE app priority, ETS).
+    Dcbx {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Turn DCBX on (`on`) or off (`off`) on every fabric port instead.
+        #[arg(long, value_name = "on|off")]
+        set: Option<String>,
+        /// With --set on: chassis ID and System Name.
+        #[arg(long)]
+        system_name: Option<String>,
+    },
     /// Follow the fabric event stream (alias of `fabric events`).
     Watch {
         /// Stop after this many events.
@@ -129,14 +143,32 @@ struct EntryArgs {
 #[derive(clap::Args, Debug)]
 struct HeadroomArgs {
     /// Port speed: `100G`, `25G`, `400G`, `100M` or Mb/s as a number.
-    #[arg(long)]
+    #[arg(long, default_value = "100G")]
     speed: String,
     /// Cable length: `100m`, `5m`, `2km` or metres as a number.
-    #[arg(long)]
+    #[arg(long, default_value = "100m")]
     cable: String,
     /// Port MTU in bytes.
-    #[arg(long)]
+    #[arg(long, default_value_t = 9100)]
     mtu: u32,
+    /// Whole-switch budget of a fabric configuration (JSON, as `fabric get`
+    /// prints it): per-PG and total headroom, shared pool left, thresholds,
+    /// what the pool affords; refuses a configuration that cannot be lossless.
+    #[arg(long, value_name = "FILE", conflicts_with = "ports")]
+    config: Option<PathBuf>,
+    /// Whole-switch budget of N identical ports (`--speed`, `--cable`,
+    /// `--mtu`, `--lossless`, `--pool`).
+    #[arg(long, value_name = "N")]
+    ports: Option<u16>,
+    /// Lossless priorities of every port (with --ports).
+    #[arg(long, value_delimiter = ',', default_value = "3")]
+    lossless: Vec<u8>,
+    /// Shared buffer of the switch in bytes (with --ports).
+    #[arg(long, default_value_t = 16 << 20)]
+    pool: u64,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
     /// ASIC constants: spectrum1..spectrum6 or tofino2.
     #[arg(long, default_value = "spectrum2")]
     asic: String,
@@ -181,8 +213,54 @@ fn parse_cable_m(text: &str) -> Result<u32, Failure> {
         .ok_or_else(|| Failure::Input(format!("--cable: bad length {text:?} (e.g. 100m)")))
 }
 
+/// The fabric configuration `rocectl headroom --config/--ports` budgets.
+fn budget_config(a: &HeadroomArgs) -> Result<Option<FabricConfig>, Failure> {
+    use control::fabric::config::{BufferConfig, PortConfig, Trust};
+    if let Some(file) = &a.config {
+        let bytes =
+            std::fs::read(file).map_err(|e| Failure::Input(format!("{}: {e}", file.display())))?;
+        let cfg = serde_json::from_slice(&bytes)
+            .map_err(|e| Failure::Input(format!("{}: {e}", file.display())))?;
+        return Ok(Some(cfg));
+    }
+    let Some(n) = a.ports else { return Ok(None) };
+    let speed_bps = parse_speed_mbps(&a.speed)? * 1_000_000;
+    let cable_length_m = parse_cable_m(&a.cable)?;
+    Ok(Some(FabricConfig {
+        ports: (0..n)
+            .map(|port| PortConfig {
+                port,
+                speed_bps,
+                mtu_bytes: a.mtu,
+                cable_length_m,
+                trust: Some(Trust::Dscp),
+                pfc_priorities: a.lossless.clone(),
+            })
+            .collect(),
+        buffer: BufferConfig {
+            pool_size_bytes: a.pool,
+            ..Default::default()
+        },
+        ..Default::default()
+    }))
+}
+
 fn headroom(a: &HeadroomArgs) -> Result<(), Failure> {
+    use control::views::budget::{SwitchBudget, json, table};
     use dataplane::headroom::{AsicPreset, HeadroomInputs, mellanox};
+    if let Some(cfg) = budget_config(a)? {
+        let s = SwitchBudget::of(&cfg);
+        if a.json {
+            println!("{:#}", json(&s));
+        } else {
+            print!("{}", table(&s));
+        }
+        return if s.is_lossless() {
+            Ok(())
+        } else {
+            Err(Failure::Input(s.explanation))
+        };
+    }
     let asic = match a.asic.to_ascii_lowercase().as_str() {
         "spectrum1" | "spectrum" => AsicPreset::Spectrum1,
         "spectrum2" => AsicPreset::Spectrum2,
@@ -206,10 +284,144 @@ fn headroom(a: &HeadroomArgs) -> Result<(), Failure> {
     inp.lossless_mtu_bytes = a.lossless_mtu;
     inp.small_packet_percentage = a.small_packet_percentage;
     let r = mellanox(&inp).map_err(|e| Failure::Input(e.to_string()))?;
+    if a.json {
+        println!(
+            "{:#}",
+            serde_json::json!({"xon_bytes": r.xon_bytes, "xoff_bytes": r.xoff_bytes, "size_bytes": r.size_bytes})
+        );
+        return Ok(());
+    }
     println!("xon_bytes  {}", r.xon_bytes);
     println!("xoff_bytes {}", r.xoff_bytes);
     println!("size_bytes {}", r.size_bytes);
     Ok(())
+}
+
+/// `rocectl dcbx`: the per-port comparison, or `--set on|off`.
+async fn dcbx(
+    channel: tonic::transport::Channel,
+    json: bool,
+    set: Option<&str>,
+    system_name: Option<String>,
+) -> Result<(), Failure> {
+    let mut c = proto::roceswitch::fabric::v1::fabric_qos_client::FabricQosClient::new(channel);
+    if let Some(v) = set {
+        let mut d = c.get_dcbx(pb::GetConfigRequest {}).await?.into_inner();
+        d.enabled = match v {
+            "on" => true,
+            "off" => false,
+            other => {
+                return Err(Failure::Input(format!(
+                    "--set takes on or off, not {other}"
+                )));
+            }
+        };
+        if let Some(n) = system_name {
+            d.system_name = n;
+        }
+        let reply = c.set_dcbx(d).await?.into_inner();
+        println!("applied, generation {}", reply.generation);
+        return Ok(());
+    }
+    let ports = c
+        .get_dcbx_status(pb::GetConfigRequest {})
+        .await?
+        .into_inner()
+        .ports;
+    if json {
+        let v: Vec<serde_json::Value> = ports.iter().map(dcbx_json).collect();
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        print!("{}", dcbx_table(&ports));
+    }
+    Ok(())
+}
+
+/// A PFC enable bitmap as the priorities it enables (`3,4`, or `-`).
+fn prio_list(bitmap: u32) -> String {
+    let v: Vec<String> = (0..8)
+        .filter(|p| bitmap & (1 << p) != 0)
+        .map(|p| p.to_string())
+        .collect();
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.join(",")
+    }
+}
+
+fn opt_prio(p: Option<u32>) -> String {
+    p.map_or("-".into(), |p| p.to_string())
+}
+
+fn dcbx_table(ports: &[pb::DcbxPortStatus]) -> String {
+    let mut out = format!(
+        "{:>4}  {:<9} {:<8}  {:<24} {:<10} {:>7}  {:<9} {:<8}  {}\n",
+        "port", "pfc", "roce", "neighbor", "its port", "willing", "its pfc", "its roce", "mismatch"
+    );
+    for p in ports {
+        let (name, willing, pfc, roce) = if p.has_neighbor {
+            let name = if p.neighbor_system_name.is_empty() {
+                p.neighbor_chassis.clone()
+            } else {
+                p.neighbor_system_name.clone()
+            };
+            (
+                name,
+                if p.neighbor_willing { "yes" } else { "no" },
+                p.neighbor_pfc_enable.map_or("-".into(), prio_list),
+                opt_prio(p.neighbor_roce_priority),
+            )
+        } else {
+            ("(none)".into(), "-", "-".into(), "-".into())
+        };
+        out += &format!(
+            "{:>4}  {:<9} {:<8}  {:<24} {:<10} {:>7}  {:<9} {:<8}  {}\n",
+            p.port,
+            prio_list(p.local_pfc_enable),
+            opt_prio(p.local_roce_priority),
+            name,
+            if p.has_neighbor {
+                p.neighbor_port.as_str()
+            } else {
+                "-"
+            },
+            willing,
+            pfc,
+            roce,
+            if p.mismatch == "none" {
+                "ok"
+            } else {
+                p.mismatch.as_str()
+            },
+        );
+    }
+    out
+}
+
+fn dcbx_json(p: &pb::DcbxPortStatus) -> serde_json::Value {
+    serde_json::json!({
+        "port": p.port,
+        "local": {
+            "pfc_enable": prio_list(p.local_pfc_enable),
+            "roce_priority": p.local_roce_priority,
+            "prio_tc": p.local_prio_tc,
+        },
+        "neighbor": p.has_neighbor.then(|| serde_json::json!({
+            "chassis": p.neighbor_chassis,
+            "port": p.neighbor_port,
+            "system_name": p.neighbor_system_name,
+            "willing": p.neighbor_willing,
+            "pfc_enable": p.neighbor_pfc_enable.map(prio_list),
+            "roce_priority": p.neighbor_roce_priority,
+            "prio_tc": p.neighbor_prio_tc,
+        })),
+        "mismatch": p.mismatch,
+        "tx_frames": p.tx_frames,
+        "rx_frames": p.rx_frames,
+        "rx_discarded": p.rx_discarded,
+        "ageouts": p.ageouts,
+    })
 }
 
 async fn follow_events(
@@ -563,6 +775,11 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Cmd::Headroom(_) => unreachable!("handled above"),
+        Cmd::Dcbx {
+            json,
+            set,
+            system_name,
+        } => dcbx(channel, json, set.as_deref(), system_name).await?,
         Cmd::Watch { count } => follow_events(channel, count).await?,
         Cmd::Top {
             interval,
@@ -1354,5 +1571,45 @@ mod top_tests {
             .collect();
         assert_eq!(rows[0][..6], ["1", "0", "0", "0.0", "0", "no"]);
         assert_eq!(rows[1][..6], ["1", "3", "0", "200.0", "5", "yes"]);
+    }
+}
+
+#[cfg(test)]
+mod dcbx_tests {
+    use super::*;
+
+    #[test]
+    fn the_table_names_the_neighbour_and_what_differs() {
+        let ports = vec![
+            pb::DcbxPortStatus {
+                port: 1,
+                local_pfc_enable: 1 << 3,
+                local_roce_priority: Some(3),
+                has_neighbor: true,
+                neighbor_chassis: "02:00:00:00:00:02".into(),
+                neighbor_port: "02:00:00:00:00:02".into(),
+                neighbor_pfc_enable: Some(1 << 4),
+                neighbor_roce_priority: Some(4),
+                mismatch: "pfc,app".into(),
+                ..Default::default()
+            },
+            pb::DcbxPortStatus {
+                port: 2,
+                local_pfc_enable: 1 << 3,
+                local_roce_priority: Some(3),
+                mismatch: "none".into(),
+                ..Default::default()
+            },
+        ];
+        let t = dcbx_table(&ports);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let one: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(one[0..3], ["1", "3", "3"]);
+        assert!(one.contains(&"4") && one.ends_with(&["pfc,app"]));
+        assert!(lines[2].contains("(none)") && lines[2].ends_with("ok"));
+        let j = dcbx_json(&ports[0]);
+        assert_eq!(j["neighbor"]["pfc_enable"], "4");
+        assert_eq!(j["mismatch"], "pfc,app");
     }
 }

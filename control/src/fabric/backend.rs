@@ -62,6 +62,10 @@ pub trait FabricBackend: Send + Sync + 'static {
     fn switch_stats(&self) -> Option<dataplane::switch::SwitchStats> {
         None
     }
+    /// Each port's LLDP/DCBX agent (ports without one are left out).
+    fn dcbx(&self) -> Vec<(u16, dataplane::dcbx::PortAgent)> {
+        Vec::new()
+    }
 }
 
 /// A backend without a dataplane: remembers applied configurations.

@@ -3,6 +3,7 @@
 //! that validation, not conversion, reports them with their field name;
 //! unset enums and oneofs become `None` for the same reason.
 
+use dataplane::dcbx::PortAgent;
 use proto::roceswitch::fabric::v1 as pb;
 
 use super::backend::PriorityCounters;
@@ -265,6 +266,11 @@ pub fn config_from(c: &pb::FabricConfig, base: &FabricConfig) -> FabricConfig {
             .as_ref()
             .map(watchdog_from)
             .unwrap_or_else(|| base.watchdog.clone()),
+        dcbx: c
+            .dcbx
+            .as_ref()
+            .map(dcbx_from)
+            .unwrap_or_else(|| base.dcbx.clone()),
     }
 }
 
@@ -277,6 +283,56 @@ pub fn config_to(c: &FabricConfig) -> pb::FabricConfig {
         ecn: Some(ecn_to(&c.ecn)),
         ets: Some(ets_to(&c.ets)),
         watchdog: Some(watchdog_to(&c.watchdog)),
+        dcbx: Some(dcbx_to(&c.dcbx)),
+    }
+}
+
+/// DCBX settings from the wire.
+pub fn dcbx_from(d: &pb::DcbxConfig) -> DcbxConfig {
+    DcbxConfig {
+        enabled: d.enabled,
+        system_name: d.system_name.clone(),
+        tx_interval_s: d.tx_interval_s,
+    }
+}
+
+/// DCBX settings to the wire.
+pub fn dcbx_to(d: &DcbxConfig) -> pb::DcbxConfig {
+    pb::DcbxConfig {
+        enabled: d.enabled,
+        system_name: d.system_name.clone(),
+        tx_interval_s: d.tx_interval_s,
+    }
+}
+
+/// One port's DCBX agent, as `rocectl dcbx` shows it.
+pub fn dcbx_status_to(port: u16, a: &PortAgent) -> pb::DcbxPortStatus {
+    let oper = a.operational();
+    let n = a.neighbor();
+    let stats = a.stats();
+    pb::DcbxPortStatus {
+        port: u32::from(port),
+        local_pfc_enable: u32::from(oper.pfc_enable),
+        local_roce_priority: oper.rocev2_priority().map(u32::from),
+        local_prio_tc: oper.ets.prio_tc.iter().map(|&t| u32::from(t)).collect(),
+        has_neighbor: n.is_some(),
+        neighbor_chassis: n.map(|n| n.lldp.chassis.to_string()).unwrap_or_default(),
+        neighbor_port: n.map(|n| n.lldp.port.to_string()).unwrap_or_default(),
+        neighbor_system_name: n
+            .and_then(|n| n.lldp.system_name.clone())
+            .unwrap_or_default(),
+        neighbor_willing: n.is_some_and(|n| n.willing()),
+        neighbor_pfc_enable: n.and_then(|n| n.pfc_enable()).map(u32::from),
+        neighbor_roce_priority: n.and_then(|n| n.rocev2_priority()).map(u32::from),
+        neighbor_prio_tc: n
+            .and_then(|n| n.lldp.ets_config)
+            .map(|e| e.prio_tc.iter().map(|&t| u32::from(t)).collect())
+            .unwrap_or_default(),
+        mismatch: a.mismatch().describe(),
+        tx_frames: stats.tx_frames,
+        rx_frames: stats.rx_frames,
+        rx_discarded: stats.rx_discarded,
+        ageouts: stats.ageouts,
     }
 }
 

@@ -300,6 +300,36 @@ impl FabricQos for FabricService {
         .await
     }
 
+    async fn get_dcbx(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::DcbxConfig>, Status> {
+        Ok(Response::new(convert::dcbx_to(&self.config().await.dcbx)))
+    }
+
+    async fn set_dcbx(&self, r: Request<pb::DcbxConfig>) -> Result<Response<pb::SetReply>, Status> {
+        let dcbx = convert::dcbx_from(&r.into_inner());
+        self.set("dcbx", |cur| FabricConfig {
+            dcbx,
+            ..cur.clone()
+        })
+        .await
+    }
+
+    async fn get_dcbx_status(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::DcbxStatusReply>, Status> {
+        let ports = self
+            .inner
+            .backend
+            .dcbx()
+            .iter()
+            .map(|(p, a)| convert::dcbx_status_to(*p, a))
+            .collect();
+        Ok(Response::new(pb::DcbxStatusReply { ports }))
+    }
+
     async fn get_counters(
         &self,
         r: Request<pb::CountersRequest>,

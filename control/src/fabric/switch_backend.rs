@@ -161,4 +161,13 @@ impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
     fn switch_stats(&self) -> Option<SwitchStats> {
         call(&self.submit, |sw, _now| sw.stats()).ok()
     }
+
+    fn dcbx(&self) -> Vec<(u16, dataplane::dcbx::PortAgent)> {
+        call(&self.submit, |sw, _now| {
+            (0..sw.tm().num_ports() as u16)
+                .filter_map(|p| Some((p, sw.dcbx(p)?.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+    }
 }

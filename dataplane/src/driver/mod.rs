@@ -63,9 +63,8 @@ use p4_target::pipeline::Pipeline;
 pub use self::clock::{Clock, ManualClock, MonotonicClock};
 pub use self::command::{Command, CommandReceiver, CommandSender, command_channel};
 use crate::port::{FrameBuf, Port, PortError};
-use crate::switch::{Digest, Switch};
+use crate::switch::{Digest, Switch, SwitchEvent};
 use crate::time::Instant;
-use crate::tm::TmEvent;
 
 /// Frames moved per port per batch.
 pub const BATCH: usize = 64;
@@ -92,8 +91,9 @@ pub struct DriverIo<P: Pipeline> {
     pub commands: CommandReceiver<P>,
     /// Called with each frame for the controller (with its `packet_in` header).
     pub packet_in: Option<Box<dyn FnMut(Vec<u8>) + Send>>,
-    /// Called with each traffic-manager event (pause, storm, headroom overflow).
-    pub events: Option<Box<dyn FnMut(TmEvent) + Send>>,
+    /// Called with each switch event (the TM's pauses, storms, headroom
+    /// overflows; the DCBX agents' neighbour and mismatch changes).
+    pub events: Option<Box<dyn FnMut(SwitchEvent) + Send>>,
     /// Called with each digest the program emits (dropped when `None`).
     pub digests: Option<Box<dyn FnMut(Digest) + Send>>,
 }
@@ -311,7 +311,7 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
             }
         }
         while let Some(event) = self.switch.poll_event() {
-            tracing::debug!(?event, "traffic manager");
+            tracing::debug!(?event, "switch event");
             if let Some(deliver) = &mut self.io.events {
                 deliver(event);
             }

@@ -5,9 +5,10 @@
 //! Contract: [`FabricConfig::validate`] returns *every* problem, each naming
 //! its field path (`ports[2].mtu_bytes`, `ecn[0].kmax_bytes`), so a client
 //! fixes a configuration in one round; nothing is applied unless it is
-//! empty. Headroom is checked with the traffic manager's own formula
-//! ([`port_headroom_bytes`], R-HR-2 via [`crate::headroom::mellanox`]), so
-//! what validation accepts is what the TM reserves. Persistence is the
+//! empty. The buffer is checked with the traffic manager's own budget
+//! ([`FabricConfig::buffer_budget`], [`crate::tm::BufferBudget`]: per-PG
+//! R-HR-2 headroom, reserved space, shared pool), so what validation
+//! accepts is what the TM reserves. Persistence is the
 //! control plane's business (these types are `serde`).
 //!
 //! Units are in the names: bytes, bits per second, metres, milliseconds.
@@ -19,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::headroom::{self, AsicPreset, HeadroomInputs};
+use crate::tm::{BudgetVerdict, BufferBudget, TmConfig};
 
 /// Highest priority.
 pub const MAX_PRIORITY: u8 = 7;
@@ -226,6 +227,21 @@ impl Default for WatchdogConfig {
     }
 }
 
+/// LLDP/DCBX on the switch's ports (802.1AB, 802.1Qaz). The parameters
+/// advertised are not configured here: they are what the TM runs with
+/// (PFC enable, priority → queue, ETS weights) and the priority DSCP 26
+/// maps to (RoCE's application priority), so they cannot disagree.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DcbxConfig {
+    /// Run LLDP with the DCBX TLVs on every fabric port.
+    pub enabled: bool,
+    /// Chassis ID and System Name (empty: port 0's MAC as chassis ID).
+    pub system_name: String,
+    /// `msgTxInterval`, seconds (0: the 802.1AB default, 30 s).
+    pub tx_interval_s: u32,
+}
+
 /// The whole fabric QoS configuration.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FabricConfig {
@@ -241,6 +257,9 @@ pub struct FabricConfig {
     pub ets: Vec<EtsPort>,
     /// PFC watchdog.
     pub watchdog: WatchdogConfig,
+    /// LLDP/DCBX (absent in older state files: off).
+    #[serde(default)]
+    pub dcbx: DcbxConfig,
 }
 
 /// One validation problem.
@@ -263,22 +282,23 @@ pub fn join(errors: &[ConfigError]) -> String {
 }
 
 /// Headroom per (port, lossless priority): the explicit size, or the
-/// traffic manager's R-HR-2 result for the port's speed, cable and MTU (the
-/// SONiC/Mellanox formula, [`crate::headroom::mellanox`], with the TM's
-/// default ASIC constants). `None` when the formula has no answer for the
-/// port (a speed outside its tables).
+/// traffic manager's own per-PG size for the port's speed, cable and MTU
+/// ([`crate::tm::PortConfig::pg_headroom_bytes`]: R-HR-2, the SONiC/Mellanox
+/// formula with the TM's default ASIC constants). `None` when the formula
+/// has no answer for the port (a speed outside its tables).
 pub fn port_headroom_bytes(p: &PortConfig, headroom: Headroom) -> Option<u64> {
-    match headroom {
-        Headroom::Explicit { bytes } => Some(bytes),
-        Headroom::Auto => headroom::mellanox(&HeadroomInputs::new(
-            p.speed_bps / 1_000_000,
-            p.cable_length_m,
-            p.mtu_bytes,
-            AsicPreset::default(),
-        ))
-        .ok()
-        .map(|r| r.xoff_bytes),
+    let mut tm_port = crate::tm::PortConfig {
+        speed_bps: p.speed_bps,
+        mtu_bytes: p.mtu_bytes,
+        cable_length_m: Some(p.cable_length_m),
+        pfc_enable: 1,
+        prio_to_pg: [0, 1, 2, 3, 4, 5, 6, 7],
+        ..crate::tm::PortConfig::default()
+    };
+    if let Headroom::Explicit { bytes } = headroom {
+        tm_port.pgs[0].headroom_bytes = Some(bytes);
     }
+    tm_port.pg_headroom_bytes(0)
 }
 
 fn err(errors: &mut Vec<ConfigError>, field: impl Into<String>, reason: impl Into<String>) {
@@ -295,18 +315,35 @@ fn check_priority(errors: &mut Vec<ConfigError>, field: String, p: u8) {
 }
 
 impl FabricConfig {
-    /// Total headroom the configuration reserves: every (port, lossless
-    /// priority) pair's [`port_headroom_bytes`] (a port the formula cannot
-    /// size counts as 0 here; validation reports it).
+    /// Total headroom the configuration reserves: Σ xoff of its
+    /// [`FabricConfig::buffer_budget`].
     pub fn headroom_total_bytes(&self) -> u64 {
-        self.ports
-            .iter()
-            .map(|p| {
-                port_headroom_bytes(p, self.buffer.headroom)
-                    .unwrap_or(0)
-                    .saturating_mul(p.pfc_priorities.len() as u64)
-            })
-            .fold(0u64, u64::saturating_add)
+        self.buffer_budget().xoff_total_bytes
+    }
+
+    /// The buffer budget of the traffic-manager settings this
+    /// configuration plans ([`crate::fabric::tm_config`]) on a switch whose
+    /// other ports are lossy: the same sums the traffic manager enforces
+    /// ([`BufferBudget`]). Ports outside 0..=511 and ETS entries of ports
+    /// not configured are left out (validation reports them).
+    pub fn buffer_budget(&self) -> BufferBudget {
+        BufferBudget::of(&self.standalone_tm_config())
+    }
+
+    /// The traffic-manager settings [`FabricConfig::buffer_budget`] adds
+    /// up: this configuration planned on a switch with ports `0..=max
+    /// port`, those not configured lossy.
+    pub fn standalone_tm_config(&self) -> TmConfig {
+        let mut cfg = self.clone();
+        cfg.ports.retain(|p| p.port <= MAX_PORT);
+        let known: Vec<u16> = cfg.ports.iter().map(|p| p.port).collect();
+        cfg.ets.retain(|e| known.contains(&e.port));
+        let n = known.iter().map(|&p| usize::from(p) + 1).max().unwrap_or(0);
+        let mut base = TmConfig::with_ports(n);
+        for p in &mut base.ports {
+            p.pfc_enable = 0;
+        }
+        super::tm::tm_config(&base, &cfg).unwrap_or(base)
     }
 
     /// Every problem with this configuration (empty = valid).
@@ -452,16 +489,11 @@ impl FabricConfig {
         if let Headroom::Explicit { bytes: 0 } = b.headroom {
             err(&mut e, "buffer.headroom.explicit_bytes", "must be > 0");
         }
-        let headroom = self.headroom_total_bytes();
-        if headroom >= b.pool_size_bytes && b.pool_size_bytes > 0 {
-            err(
-                &mut e,
-                "buffer.headroom",
-                format!(
-                    "{headroom} bytes of headroom for the lossless (port, priority) pairs leave nothing of the {}-byte pool",
-                    b.pool_size_bytes
-                ),
-            );
+        if b.pool_size_bytes > 0 {
+            let verdict = self.buffer_budget().verdict();
+            if verdict != BudgetVerdict::Lossless {
+                err(&mut e, "buffer.headroom", verdict.explain());
+            }
         }
 
         let known = |p: u16| self.ports.iter().any(|c| c.port == p);

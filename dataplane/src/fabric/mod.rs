@@ -5,6 +5,8 @@
 //!   PFC thresholds, headroom, ECN, ETS, watchdog), validated as a whole.
 //! - [`routes`]: routing intent (router MAC, prefixes, ECMP next hops) for
 //!   `roce_switch.p4`'s tables.
+//! - `dcbx`: what each port's LLDP/DCBX agent advertises, from the TM
+//!   settings the plan applies.
 //! - [`SwitchPlan`]: both, resolved against a switch's program and
 //!   starting settings into TM settings plus whole-table contents, applied
 //!   in one step on the thread that owns the [`crate::switch::Switch`].
@@ -16,6 +18,7 @@
 pub mod config;
 pub mod routes;
 
+mod dcbx;
 mod plan;
 mod tm;
 

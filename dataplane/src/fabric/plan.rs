@@ -10,7 +10,8 @@
 //! - [`SwitchPlan::apply`] runs on the thread that owns the [`Switch`] (the
 //!   daemon's dataplane thread, or the simulator) in one call, between two
 //!   packets: TM settings and tables change together, so no packet sees half
-//!   of a change. If any write is refused, the touched tables, profiles and
+//!   of a change; each port's LLDP/DCBX agent starts, changes or stops
+//!   last (fabric `dcbx`). If any write is refused, the touched tables, profiles and
 //!   the TM settings are put back as they were before the call returns.
 //!
 //! Tables of `roce_switch.p4` the fabric service owns
@@ -28,6 +29,7 @@ use p4_target::runtime::{
     ActionCall, EntryAction, FieldMatch, RuntimeApi, RuntimeError, TableEntry,
 };
 
+use crate::dcbx::AgentConfig;
 use crate::switch::Switch;
 use crate::time::Instant;
 use crate::tm::TmConfig;
@@ -115,6 +117,7 @@ pub struct ProfileContents {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwitchPlan {
     tm: TmConfig,
+    dcbx: Vec<Option<AgentConfig>>,
     profiles: Vec<ProfileContents>,
     tables: Vec<TableContents>,
 }
@@ -303,8 +306,10 @@ impl SwitchPlan {
             profiles.push(w.profile);
             tables.extend(w.tables);
         }
+        let dcbx = super::dcbx::agent_configs(&tm, fabric);
         Ok(SwitchPlan {
             tm,
+            dcbx,
             profiles,
             tables,
         })
@@ -313,6 +318,11 @@ impl SwitchPlan {
     /// The traffic-manager settings the plan applies.
     pub fn tm_config(&self) -> &TmConfig {
         &self.tm
+    }
+
+    /// Each port's LLDP/DCBX agent settings (`None`: no LLDP there).
+    pub fn dcbx(&self) -> &[Option<AgentConfig>] {
+        &self.dcbx
     }
 
     /// The tables the plan replaces, in write order.
@@ -341,6 +351,7 @@ impl SwitchPlan {
             debug_assert_eq!(sw.tm().config(), &old_tm);
             return Err(e.into());
         }
+        sw.handle_dcbx_config(&self.dcbx, now);
         Ok(())
     }
 }

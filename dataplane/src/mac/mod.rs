@@ -6,11 +6,14 @@
 //! 01:80:C2:00:00:01 with EtherType 0x8808 is MAC Control and is *never*
 //! forwarded, flooded, queued, counted as data or paused (R-PFC-FMT-5): the
 //! caller passes the returned [`MacControlRepr`] to
-//! [`crate::tm::Tm::handle_mac_control`]. Malformed MAC Control frames and
+//! [`crate::tm::Tm::handle_mac_control`]. LLDP frames to the nearest-bridge
+//! address (01:80:C2:00:00:0E, EtherType 0x88CC) are consumed too
+//! ([`RxClass::Lldp`], 802.1AB), for the port's DCBX agent. Malformed MAC Control frames and
 //! runts are consumed and counted. No allocation, no panics.
 //! Spec: IEEE 802.3 Annex 31B / 802.1Qbb via reference §2 (R-PFC-FMT-1..6).
 
 use crate::wire::ethernet::{EthernetAddress, EthernetFrame, WireError};
+use crate::wire::lldp;
 use crate::wire::pfc::{self, MacControlPacket, MacControlRepr, PfcRepr};
 
 /// What a received frame is.
@@ -22,6 +25,9 @@ pub enum RxClass {
     Control(MacControlRepr),
     /// Too short to be Ethernet, or a truncated MAC Control frame: dropped.
     Malformed,
+    /// LLDP to the nearest-bridge address: consumed here, never forwarded
+    /// (802.1AB; pass it to the port's [`crate::dcbx::PortAgent`]).
+    Lldp,
 }
 
 /// MAC counters of one port.
@@ -39,6 +45,8 @@ pub struct MacStats {
     pub rx_malformed_frames: u64,
     /// PFC frames built for sending.
     pub tx_pfc_frames: u64,
+    /// LLDP frames consumed.
+    pub rx_lldp_frames: u64,
 }
 
 /// The MAC of one port.
@@ -73,6 +81,10 @@ impl Mac {
             self.stats.rx_malformed_frames += 1;
             return RxClass::Malformed;
         };
+        if lldp::is_lldp(frame) {
+            self.stats.rx_lldp_frames += 1;
+            return RxClass::Lldp;
+        }
         if !pfc::is_mac_control(&eth) {
             self.stats.rx_data_frames += 1;
             return RxClass::Data;

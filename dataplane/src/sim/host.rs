@@ -133,6 +133,8 @@ impl SimHost {
                 }
             }
             RxClass::Control(_) | RxClass::Malformed => self.stats.mac_dropped += 1,
+            // No LLDP agent on simulated hosts yet: consumed like any MAC's.
+            RxClass::Lldp => {}
             RxClass::Data => {
                 if self.rnic.handle_frame(now, frame).is_err() {
                     self.stats.rx_rejected += 1;

@@ -15,7 +15,7 @@
 use p4_target::pipeline::Pipeline;
 
 use crate::mac::MacStats;
-use crate::switch::{Switch, Transmit};
+use crate::switch::{Switch, SwitchEvent, Transmit};
 use crate::time::Instant;
 use crate::tm::{Tm, TmEvent};
 
@@ -122,6 +122,13 @@ impl<P: Pipeline> SimSwitch<P> {
     /// Drains what the switch reports after a turn.
     pub(crate) fn drain(&mut self, now: Instant) {
         while let Some(e) = self.switch.poll_event() {
+            let e = match e {
+                SwitchEvent::Tm(e) => e,
+                SwitchEvent::Dcbx { port, event } => {
+                    tracing::debug!(port, ?event, %now, "DCBX");
+                    continue;
+                }
+            };
             match e {
                 TmEvent::XoffSent { .. } => self.xoff_sent += 1,
                 TmEvent::StormDetected { port, priority, .. } => {

@@ -78,6 +78,7 @@ use p4_target::arch::{
 use p4_target::pipeline::Pipeline;
 use p4_target::v1model::{StandardMetadata, instance_type};
 
+use crate::dcbx::{AgentConfig, DcbxEvent, PortAgent};
 use crate::mac::{Mac, RxClass};
 use crate::time::Instant;
 use crate::tm::config::{SchedMode, Threshold};
@@ -165,6 +166,20 @@ pub struct Digest {
     pub id: u32,
     /// Member values, in the order of the digest type's fields.
     pub values: Vec<u128>,
+}
+
+/// What [`Switch::poll_event`] reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SwitchEvent {
+    /// From the traffic manager (pauses, storms, headroom overflow).
+    Tm(TmEvent),
+    /// From a port's LLDP/DCBX agent.
+    Dcbx {
+        /// The port.
+        port: u16,
+        /// What happened.
+        event: DcbxEvent,
+    },
 }
 
 /// Switch-level counters (the TM and MACs keep their own).
@@ -299,6 +314,8 @@ pub struct Switch<P: Pipeline> {
     pre: Pre,
     tm: Tm<Queued<P::Packet>>,
     macs: Vec<Mac>,
+    /// Each port's LLDP/DCBX agent, if LLDP runs on it.
+    lldp: Vec<Option<PortAgent>>,
     discards: Vec<PortDiscards>,
     cpu_port: Option<u16>,
     mac_control: bool,
@@ -329,12 +346,14 @@ impl<P: Pipeline> Switch<P> {
     pub fn new(pipeline: P, config: SwitchConfig, now: Instant) -> Result<Self, ConfigError> {
         let macs: Vec<Mac> = config.tm.ports.iter().map(|p| Mac::new(p.mac)).collect();
         let discards = vec![PortDiscards::default(); macs.len()];
+        let lldp = vec![None; macs.len()];
         let tm = Tm::new(config.tm, now)?;
         Ok(Switch {
             pipeline,
             pre: Pre::new(),
             tm,
             macs,
+            lldp,
             discards,
             cpu_port: config.cpu_port,
             mac_control: config.mac_control,
@@ -390,6 +409,48 @@ impl<P: Pipeline> Switch<P> {
         self.macs.get(usize::from(port)).map(Mac::stats)
     }
 
+    /// The LLDP/DCBX agent of `port`, if LLDP runs there.
+    pub fn dcbx(&self, port: u16) -> Option<&PortAgent> {
+        self.lldp.get(usize::from(port))?.as_ref()
+    }
+
+    /// Starts, reconfigures (`Some`) or stops (`None`) LLDP/DCBX on each
+    /// port (`configs[i]` for port `i`; missing entries stop it). A new
+    /// agent sends its first frame at `now`; a changed one sends its new
+    /// parameters at once; the neighbour of a reconfigured port is kept.
+    pub fn handle_dcbx_config(&mut self, configs: &[Option<AgentConfig>], now: Instant) {
+        for (i, slot) in self.lldp.iter_mut().enumerate() {
+            match (configs.get(i).cloned().flatten(), slot.as_mut()) {
+                (None, _) => *slot = None,
+                (Some(c), Some(agent)) => agent.handle_config(c, now),
+                (Some(c), None) => *slot = Some(PortAgent::new(c, now)),
+            }
+        }
+    }
+
+    /// When `port` may next start a frame (queued data or PFC the TM
+    /// holds, or an LLDP frame due), as far as the port itself knows.
+    #[must_use]
+    pub fn next_transmit_at(&self, port: u16) -> Option<Instant> {
+        let data = self.tm.next_transmit_at(port);
+        let lldp = self.lldp_ready_at(port);
+        match (data, lldp) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// When `port`'s LLDP frame can start: its due time or the shaper's.
+    fn lldp_ready_at(&self, port: u16) -> Option<Instant> {
+        let due = self
+            .lldp
+            .get(usize::from(port))?
+            .as_ref()?
+            .next_transmit_at();
+        let shaper = self.tm.shaper_ready_at(port).unwrap_or(due);
+        Some(due.max(shaper))
+    }
+
     /// What `port` received and discarded before classification.
     pub fn port_discards(&self, port: u16) -> Option<PortDiscards> {
         self.discards.get(usize::from(port)).copied()
@@ -435,6 +496,13 @@ impl<P: Pipeline> Switch<P> {
                     self.recycle(frame);
                     return;
                 }
+                RxClass::Lldp => {
+                    if let Some(agent) = &mut self.lldp[usize::from(port)] {
+                        agent.handle_frame(&frame, now);
+                    }
+                    self.recycle(frame);
+                    return;
+                }
                 RxClass::Malformed => {
                     self.discards[usize::from(port)].malformed += 1;
                     self.count(SwitchDrop::MacMalformed);
@@ -470,6 +538,9 @@ impl<P: Pipeline> Switch<P> {
     /// watchdog) and any pending recirculation.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tm.handle_timeout(now);
+        for agent in self.lldp.iter_mut().flatten() {
+            agent.handle_timeout(now);
+        }
         while let Some(r) = self.recirculate.pop_front() {
             self.ingress(r.port, r.data, Some((r.from, r.field_list)), r.loops, now);
         }
@@ -502,6 +573,28 @@ impl<P: Pipeline> Switch<P> {
                 }
                 Err(e) => tracing::error!(port, error = %e, "cannot build PFC frame"),
             }
+        }
+        if let Some(agent) = &mut self.lldp[usize::from(port)]
+            && agent.next_transmit_at() <= now
+            && self.tm.shaper_ready_at(port).is_some_and(|t| t <= now)
+        {
+            let mut frame = self.pool.pop().unwrap_or_default();
+            if let Some(n) = agent.poll_transmit(now, &mut frame) {
+                if self.tm.handle_mac_frame_tx(port, n, now) {
+                    out.clear();
+                    out.extend_from_slice(&frame);
+                    self.recycle(frame);
+                    self.stats.tx_frames += 1;
+                    return Some(Transmit {
+                        len: n,
+                        priority: None,
+                    });
+                }
+                // A PFC frame took the slot: this LLDP frame is lost, as a
+                // MAC whose transmit queue is full loses one.
+                tracing::debug!(port, "LLDP frame deferred by PFC");
+            }
+            self.recycle(frame);
         }
         while let Some(deq) = self.tm.poll_transmit(port, now) {
             let priority = deq.meta.priority;
@@ -578,21 +671,43 @@ impl<P: Pipeline> Switch<P> {
         self.digests.pop_front()
     }
 
-    /// The next traffic-manager event (pause, storm, headroom overflow).
+    /// The next event: the traffic manager's (pause, storm, headroom
+    /// overflow) first, then the DCBX agents' in port order.
     #[must_use]
-    pub fn poll_event(&mut self) -> Option<TmEvent> {
-        self.tm.poll_event()
+    pub fn poll_event(&mut self) -> Option<SwitchEvent> {
+        if let Some(e) = self.tm.poll_event() {
+            return Some(SwitchEvent::Tm(e));
+        }
+        for (port, agent) in self.lldp.iter_mut().enumerate() {
+            if let Some(event) = agent.as_mut().and_then(PortAgent::poll_event) {
+                return Some(SwitchEvent::Dcbx {
+                    port: port as u16,
+                    event,
+                });
+            }
+        }
+        None
     }
 
     /// When to call [`Switch::handle_timeout`] / [`Switch::poll_transmit`]
     /// next. Calling early is harmless.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.recirculate.is_empty() {
-            self.tm.poll_timeout()
-        } else {
-            Some(Instant::ZERO)
+        if !self.recirculate.is_empty() {
+            return Some(Instant::ZERO);
         }
+        let mut t = self.tm.poll_timeout();
+        for (port, agent) in self.lldp.iter().enumerate() {
+            let Some(agent) = agent else { continue };
+            let mut due = agent.poll_timeout();
+            if due.is_some_and(|d| d == agent.next_transmit_at()) {
+                due = self.lldp_ready_at(port as u16);
+            }
+            if let Some(d) = due {
+                t = Some(t.map_or(d, |x| x.min(d)));
+            }
+        }
+        t
     }
 
     /// Returns a transmitted frame's buffer for reuse.

@@ -544,3 +544,131 @@ fn mac_ports_consume_pause_frames_and_ideal_ports_parse_them() {
     assert_eq!(sw.stats().ingress_passes, 0);
     assert_eq!(sw.mac_stats(1).unwrap().rx_pause_frames, 1);
 }
+
+// ---- LLDP / DCBX ----
+
+mod lldp {
+    use super::*;
+    use crate::dcbx::{AgentConfig, DcbParams, DcbxEvent};
+    use crate::wire::ethernet::EthernetAddress;
+    use crate::wire::lldp::{self, ChassisId, LldpRepr, PortId};
+
+    /// Two MAC ports running LLDP, as the daemon's switch.
+    fn switch() -> Switch<Scripted> {
+        let mut cfg = SwitchConfig::with_ports(2);
+        cfg.cpu_port = None;
+        let mut sw = Switch::new(Scripted::new(), cfg, Instant::ZERO).unwrap();
+        let agents: Vec<_> = (0..2u8)
+            .map(|p| {
+                Some(AgentConfig::new(
+                    EthernetAddress([2, 0xaa, 0, 0, 0, p + 1]),
+                    ChassisId::Local("leaf1".into()),
+                    PortId::Local(p.to_string()),
+                    DcbParams::default(),
+                ))
+            })
+            .collect();
+        sw.handle_dcbx_config(&agents, Instant::ZERO);
+        sw
+    }
+
+    /// The LLDPDUs `port` sends at `now`.
+    fn sent(sw: &mut Switch<Scripted>, port: u16, now: Instant) -> Vec<LldpRepr> {
+        sw.handle_timeout(now);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        while sw.poll_transmit(port, now, &mut buf).is_some() {
+            out.push(lldp::parse_frame(&buf).unwrap().expect("only LLDP is sent"));
+        }
+        out
+    }
+
+    fn host_frame(ttl_s: u16) -> Vec<u8> {
+        let mac = [2, 0, 0, 0, 0, 9];
+        let repr = LldpRepr {
+            chassis: ChassisId::Mac(mac),
+            port: PortId::Mac(mac),
+            ttl_s,
+            port_description: None,
+            system_name: None,
+            ets_config: None,
+            ets_recommendation: None,
+            pfc: None,
+            app: None,
+        };
+        let mut f = Vec::new();
+        lldp::emit_frame(EthernetAddress(mac), &repr, &mut f);
+        f
+    }
+
+    #[test]
+    fn every_port_sends_at_start_then_every_tx_interval() {
+        let mut sw = switch();
+        for port in 0..2 {
+            let at_start = sent(&mut sw, port, Instant::ZERO);
+            assert_eq!(at_start.len(), 1, "port {port}");
+            assert_eq!(at_start[0].port, PortId::Local(port.to_string()));
+            assert_eq!(at_start[0].ttl_s, 121);
+            assert_eq!(at_start[0].pfc.unwrap().enable, 1 << 3);
+        }
+        assert_eq!(sw.poll_timeout(), Some(Instant::from_secs(30)));
+        assert!(sent(&mut sw, 0, Instant::from_secs(29)).is_empty());
+        assert_eq!(sent(&mut sw, 0, Instant::from_secs(30)).len(), 1);
+        assert_eq!(sent(&mut sw, 1, Instant::from_secs(30)).len(), 1);
+        assert_eq!(sw.dcbx(0).unwrap().stats().tx_frames, 2);
+    }
+
+    #[test]
+    fn a_new_neighbour_gets_fast_start_on_its_port_only() {
+        let mut sw = switch();
+        for port in 0..2 {
+            let _ = sent(&mut sw, port, Instant::ZERO);
+        }
+        let t = Instant::from_secs(5);
+        sw.handle_frame(0, &host_frame(121), t);
+        assert!(matches!(
+            sw.poll_event(),
+            Some(SwitchEvent::Dcbx {
+                port: 0,
+                event: DcbxEvent::NeighborAdded { .. }
+            })
+        ));
+        // One frame at once, txFastInit more msgFastTx apart (802.1AB
+        // 9.2.9 txFast), then back to msgTxInterval.
+        for s in 5..10 {
+            assert_eq!(sent(&mut sw, 0, Instant::from_secs(s)).len(), 1, "at {s} s");
+        }
+        assert!(sent(&mut sw, 0, Instant::from_secs(38)).is_empty());
+        assert!(sent(&mut sw, 1, Instant::from_secs(9)).is_empty());
+        assert_eq!(sent(&mut sw, 0, Instant::from_secs(39)).len(), 1);
+        let n = sw.dcbx(0).unwrap().neighbor().unwrap();
+        assert_eq!(n.lldp.chassis, ChassisId::Mac([2, 0, 0, 0, 0, 9]));
+        assert!(sw.dcbx(1).unwrap().neighbor().is_none());
+    }
+
+    #[test]
+    fn received_lldp_is_consumed_never_forwarded() {
+        let mut sw = switch();
+        for port in 0..2 {
+            let _ = sent(&mut sw, port, Instant::ZERO);
+        }
+        sw.handle_dcbx_config(&[None, None], Instant::ZERO);
+        // With or without an agent on the port, nothing goes to the pipeline.
+        let mut with_agent = switch();
+        for s in [&mut sw, &mut with_agent] {
+            let t = Instant::from_micros(1);
+            s.handle_frame(1, &host_frame(121), t);
+            let mut out = Vec::new();
+            s.drain(t, |p, f| {
+                if !lldp::is_lldp(f) || f[6..12] == [2, 0, 0, 0, 0, 9] {
+                    out.push(p);
+                }
+            });
+            assert!(out.is_empty(), "forwarded to {out:?}");
+            assert_eq!(s.stats().ingress_passes, 0);
+            assert_eq!(s.mac_stats(1).unwrap().rx_lldp_frames, 1);
+        }
+        assert!(sw.dcbx(1).is_none());
+        assert!(with_agent.dcbx(1).unwrap().neighbor().is_some());
+    }
+}

@@ -290,8 +290,6 @@ impl TmConfig {
         if self.shp_over_subscribe_ratio == Some(0) {
             problems.push(ConfigProblem::ZeroShpRatio);
         }
-        let mut guaranteed: u64 = 0;
-        let mut headroom_total: u64 = 0;
         for (i, port) in self.ports.iter().enumerate() {
             let port_id = i as u16;
             if port.speed_bps == 0 {
@@ -328,10 +326,8 @@ impl TmConfig {
                     port: port_id,
                     pg: pg_id,
                 });
-                guaranteed = guaranteed.saturating_add(pgc.reserved_bytes);
                 match port.pg_headroom_bytes(pg) {
                     Some(h) => {
-                        headroom_total = headroom_total.saturating_add(h);
                         if let Some(xon) = pgc.xon_bytes
                             && port.lossless_pg_mask() & (1 << pg) != 0
                             && xon > h
@@ -381,7 +377,9 @@ impl TmConfig {
         for reason in self.watchdog.problems() {
             problems.push(ConfigProblem::WatchdogGlobal { reason });
         }
-        guaranteed = guaranteed.saturating_add(self.headroom_pool_bytes(headroom_total));
+        // The one buffer sum (rocectl headroom and fabric validation use it too).
+        let (reserved, _, headroom_pool) = super::budget::totals(self);
+        let guaranteed = reserved.saturating_add(headroom_pool);
         if guaranteed > self.buffer_bytes {
             problems.push(ConfigProblem::Overcommitted {
                 guaranteed_bytes: guaranteed,

@@ -464,12 +464,10 @@ impl<T> Tm<T> {
     /// Sets the headroom pool size and returns the shared pool size:
     /// buffer − Σreserved − headroom (private Σxoff, or the SHP size).
     fn compute_pools(&mut self) -> u64 {
-        let pgs = || self.ports.iter().flat_map(|p| p.pgs.iter());
-        let reserved: u64 = pgs().map(|g| g.reserved_cap).sum();
-        let xoff_total: u64 = pgs().map(|g| g.headroom_cap).sum();
-        self.headroom_pool_bytes = self.cfg.headroom_pool_bytes(xoff_total);
+        let (reserved, _, pool) = super::budget::totals(&self.cfg);
+        self.headroom_pool_bytes = pool;
         self.buffer_bytes
-            .saturating_sub(reserved + self.headroom_pool_bytes)
+            .saturating_sub(reserved.saturating_add(pool))
     }
 
     /// Replace the configuration. The port count cannot change. Queued
@@ -945,6 +943,33 @@ impl<T> Tm<T> {
     #[must_use]
     pub fn next_transmit_at(&self, port: u16) -> Option<Instant> {
         self.ports.get(usize::from(port))?.ready_at()
+    }
+
+    /// When `port`'s shaper lets the next frame start, whatever is queued
+    /// (for frames the MAC originates, such as LLDP).
+    #[must_use]
+    pub fn shaper_ready_at(&self, port: u16) -> Option<Instant> {
+        self.ports
+            .get(usize::from(port))
+            .map(|p| p.shaper.ready_at())
+    }
+
+    /// A frame of `len_bytes` the MAC originates (LLDP) starts on `port`
+    /// now: if no PFC frame is pending and the shaper lets a frame start,
+    /// charge it to the shaper like any frame and return `true`; else
+    /// `false` and nothing changes. The frame goes ahead of queued data
+    /// (R-PFC-TX-5 treats MAC control traffic so).
+    pub fn handle_mac_frame_tx(&mut self, port: u16, len_bytes: usize, now: Instant) -> bool {
+        let Some(pt) = self.ports.get_mut(usize::from(port)) else {
+            return false;
+        };
+        if pt.pending.is_some() || !pt.shaper.is_ready(now) {
+            return false;
+        }
+        let cost = wire_len(len_bytes, pt.overhead_bytes as usize) as u64;
+        pt.shaper.consume(cost, now);
+        self.refresh_deadline(usize::from(port));
+        true
     }
 
     /// The earliest timer recomputed from every port's state, ignoring the

@@ -61,6 +61,7 @@
 //! [`crate::wire::ethernet::wire_len`]: padded to 60 bytes, plus the port's
 //! overhead, the same formula the simulator's links use.
 
+pub mod budget;
 pub mod config;
 pub mod sched;
 pub mod shaper;
@@ -68,6 +69,7 @@ pub mod stats;
 
 mod engine;
 
+pub use self::budget::{BudgetVerdict, BufferBudget};
 pub use self::config::{
     ConfigError, ConfigProblem, PgConfig, PortConfig, QueueConfig, SchedMode, Threshold, TmConfig,
 };

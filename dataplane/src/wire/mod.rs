@@ -3,5 +3,6 @@
 
 pub mod ethernet;
 pub mod ip;
+pub mod lldp;
 pub mod pfc;
 pub mod roce;
