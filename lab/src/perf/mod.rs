@@ -242,6 +242,7 @@ impl<P: Port> Agent<P> {
         s.paused_ns = r.paused_ns[p];
         // The first frame of each learned QP was counted as unknown-QP.
         s.rx_errors = r.rx_errors.saturating_sub(self.stats.qps_learned);
+        s.rdma = self.rnic.counters();
         s
     }
 
