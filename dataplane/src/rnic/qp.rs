@@ -922,7 +922,13 @@ impl Qp {
                 );
                 return;
             }
-            if self.resp.reads.len() >= usize::from(self.cfg.max_dest_rd_atomic.max(1)) {
+            let cap = usize::from(self.cfg.max_dest_rd_atomic.max(1));
+            if self.resp.reads.len() >= cap {
+                // Answers to duplicate READs not begun yet are optional
+                // (the requester asks again): new requests go first.
+                self.resp.reads.retain(|r| !(r.dup && r.sent == 0));
+            }
+            if self.resp.reads.len() >= cap {
                 self.set_nak(psn, AethRepr::nak(NakCode::InvalidRequest, self.resp.msn));
                 return;
             }
