@@ -3,7 +3,9 @@
 //! marks with CNPs; the client streams WRITEs on N QPs with DCQCN rate
 //! control, honouring PFC. Both report bandwidth, message rate, loss (PSN
 //! gaps), CNPs, PFC and pause time, per `--interval` and at the end, as a
-//! text table or JSON lines (`--json`).
+//! text table or JSON lines (`--json`), with the RNIC's device counters under
+//! their Linux RDMA names (`port_xmit_data`, `packet_seq_err`,
+//! `local_ack_timeout_err`, `np_ecn_marked_roce_packets`, ...).
 //!
 //! The interface must carry no kernel IP (the kernel would answer UDP 4791
 //! with ICMP); the agent speaks raw frames only. Needs CAP_NET_RAW.
@@ -228,6 +230,13 @@ fn main() -> Result<()> {
         .run(duration, interval, stop, print)
         .context("running the agent")?;
     print(&summary);
+    if !json {
+        // The JSON summary carries them as "counters".
+        println!("counters (Linux RDMA names, over the run):");
+        for l in summary.counter_lines(true) {
+            println!("{l}");
+        }
+    }
     let ps = agent.port().stats();
     let ast = agent.stats();
     if json {

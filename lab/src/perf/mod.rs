@@ -2,7 +2,7 @@
 //! the sans-IO [`Rnic`] model on a [`Port`].
 //!
 //! The driver owns the clock and the port; the RNIC owns all protocol
-//! behaviour (PSNs, ICRC via `dataplane::wire::roce`, CNP generation on CE,
+//! behaviour (PSNs, ICRC via `dataplane::wire::ib`, CNP generation on CE,
 //! DCQCN, PFC honouring). One loop iteration, in the order the RNIC's
 //! contract asks for:
 //! 1. `now` from a monotonic clock started with the agent;
@@ -40,10 +40,11 @@ use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use dataplane::rnic::frame::RoceFrameRepr;
 use dataplane::rnic::{QpConfig, Rnic, RnicConfig, RnicError, RnicEvent, WIRE_OVERHEAD_BYTES};
 use dataplane::time::{Instant, bits_time};
+use dataplane::wire::ib::Opcode;
 use dataplane::wire::pfc::{MacControlRepr, PfcRepr, parse_frame};
-use dataplane::wire::roce::{Opcode, RoceFrameRepr};
 
 use crate::port::{FrameBuf, Port, PortError};
 use report::{Report, Snapshot};
@@ -163,6 +164,7 @@ impl<P: Port> Agent<P> {
                     messages: *messages,
                     initial_psn: INITIAL_PSN,
                     expected_psn: INITIAL_PSN,
+                    ..QpConfig::default()
                 })?;
             }
         }
@@ -240,6 +242,7 @@ impl<P: Port> Agent<P> {
         s.paused_ns = r.paused_ns[p];
         // The first frame of each learned QP was counted as unknown-QP.
         s.rx_errors = r.rx_errors.saturating_sub(self.stats.qps_learned);
+        s.rdma = self.rnic.counters();
         s
     }
 
@@ -412,6 +415,7 @@ impl<P: Port> Agent<P> {
             messages: None,
             initial_psn: INITIAL_PSN,
             expected_psn: INITIAL_PSN,
+            ..QpConfig::default()
         };
         match self.rnic.add_qp(cfg) {
             Ok(()) => {
