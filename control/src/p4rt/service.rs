@@ -34,7 +34,8 @@ use super::digest::{DigestConfig, DigestEngine};
 use super::error::{P4Error, write_status};
 use super::persist::{PersistError, StateStore};
 use super::read::{ReadContext, read_entities};
-use super::write::{Op, Shadow, WriteContext, apply_batch, op_from_update};
+use super::roles::{OwnedTableAccess, RoleAccess, owner_role, predefined_roles};
+use super::write::{Op, ProfileLimits, Shadow, WriteContext, apply_batch, op_from_update};
 use super::{packet_io, pipeline};
 use crate::device::{Device, DeviceError, DeviceExt};
 
@@ -44,10 +45,14 @@ pub struct P4RuntimeConfig {
     /// The device id clients must use (p4runtime-shell and finsy default to
     /// 1, bmv2 and PTF's base_test to 0). Capabilities also accepts 0.
     pub device_id: u64,
-    /// Tables P4Runtime may read but not write: (table name or unique
+    /// Tables another service of the switch owns: (table name or unique
     /// dotted suffix, owning service). Tables annotated
     /// `@roceswitch_owner("...")` in the P4Info are added automatically.
+    /// They belong to the predefined role `roceswitch.<owner>`
+    /// ([`super::roles`]).
     pub owned_tables: Vec<(String, String)>,
+    /// Whether the default role may write owned tables too.
+    pub owned_table_access: OwnedTableAccess,
     /// The `p4runtime_api_version` Capabilities reports (semver).
     pub api_version: String,
 }
@@ -57,6 +62,7 @@ impl Default for P4RuntimeConfig {
         P4RuntimeConfig {
             device_id: 1,
             owned_tables: Vec::new(),
+            owned_table_access: OwnedTableAccess::default(),
             api_version: "1.4.1".into(),
         }
     }
@@ -86,6 +92,7 @@ struct Inner {
     config: P4RuntimeConfig,
     device: Arc<dyn Device>,
     owned: HashMap<u32, String>,
+    profiles: HashMap<u32, ProfileLimits>,
     arbitration: Mutex<Arbitration>,
     pipeline: Mutex<PipelineState>,
     shadow: tokio::sync::Mutex<Shadow>,
@@ -177,6 +184,30 @@ impl P4RuntimeService {
                 owned.insert(pre.id, owner);
             }
         }
+        let roles = predefined_roles(
+            &owned.iter().map(|(&id, o)| (id, owner_role(o))).collect(),
+            config.owned_table_access,
+        );
+        let arbitration = Arbitration::new(config.device_id, &roles);
+        let profiles = p4info
+            .action_profiles
+            .iter()
+            .filter_map(|p| {
+                use proto::p4::config::v1::action_profile::SelectorSizeSemantics as S;
+                let (sum_of_members, max_member_weight) = match &p.selector_size_semantics {
+                    Some(S::SumOfMembers(m)) => (true, m.max_member_weight),
+                    _ => (false, 0),
+                };
+                Some((
+                    p.preamble.as_ref()?.id,
+                    ProfileLimits {
+                        max_group_size: p.max_group_size,
+                        sum_of_members,
+                        max_member_weight,
+                    },
+                ))
+            })
+            .collect();
         Ok(P4RuntimeService {
             inner: Arc::new(Inner {
                 info,
@@ -185,7 +216,8 @@ impl P4RuntimeService {
                 config,
                 device,
                 owned,
-                arbitration: Mutex::default(),
+                profiles,
+                arbitration: Mutex::new(arbitration),
                 pipeline: Mutex::default(),
                 shadow: tokio::sync::Mutex::default(),
                 digest_configs: watch::Sender::new(HashMap::new()),
@@ -236,6 +268,7 @@ impl P4RuntimeService {
                     &mut shadow,
                     batch,
                     pb::write_request::Atomicity::ContinueOnError,
+                    &RoleAccess::full(),
                 )
                 .await
                 .map_err(|s| PersistError::Replay {
@@ -293,11 +326,13 @@ impl Inner {
         shadow: &mut Shadow,
         updates: &[pb::Update],
         atomicity: pb::write_request::Atomicity,
+        access: &RoleAccess,
     ) -> Result<(Vec<Result<Op, P4Error>>, Vec<Result<(), P4Error>>), Status> {
         let ops: Vec<Result<Op, P4Error>> = {
             let cx = WriteContext {
                 info: self.info,
-                owned: &self.owned,
+                access,
+                profiles: &self.profiles,
                 shadow,
             };
             updates.iter().map(|u| op_from_update(&cx, u)).collect()
@@ -315,34 +350,8 @@ impl Inner {
             let (Ok(op), Ok(())) = (op, res) else {
                 continue;
             };
-            match op {
-                Op::MeterSet(m, cells) => {
-                    for &(i, cfg, _) in cells {
-                        match cfg {
-                            Some(c) => shadow.meters.insert((*m, i), c),
-                            None => shadow.meters.remove(&(*m, i)),
-                        };
-                    }
-                }
-                Op::DirectMeterSet(k, cfg, _) => {
-                    match cfg {
-                        Some(c) => shadow.direct_meters.insert(k.clone(), *c),
-                        None => shadow.direct_meters.remove(k),
-                    };
-                }
-                Op::TableDelete(t, k, p) => {
-                    shadow.direct_meters.remove(&(*t, k.clone(), *p));
-                }
-                Op::Pre(p) => shadow.pre.record(p),
-                Op::DigestSet(d, cfg, _) => {
-                    match cfg {
-                        Some(c) => shadow.digests.insert(*d, *c),
-                        None => shadow.digests.remove(d),
-                    };
-                    digests_changed = true;
-                }
-                _ => {}
-            }
+            shadow.record(op);
+            digests_changed |= matches!(op, Op::DigestSet(..));
         }
         if digests_changed {
             self.digest_configs.send_replace(shadow.digests.clone());
@@ -522,14 +531,16 @@ impl P4Runtime for P4RuntimeService {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
-        lock(&inner.arbitration)
+        let access = lock(&inner.arbitration)
             .check_writer(r.device_id, &r.role, election_id(r.election_id.as_ref()))
             .map_err(|e| e.to_status())?;
         let atomicity = pb::write_request::Atomicity::try_from(r.atomicity).map_err(|_| {
             Status::invalid_argument(format!("atomicity: unknown mode {}", r.atomicity))
         })?;
         let mut shadow = inner.shadow.lock().await;
-        let (ops, results) = inner.apply(&mut shadow, &r.updates, atomicity).await?;
+        let (ops, results) = inner
+            .apply(&mut shadow, &r.updates, atomicity, &access)
+            .await?;
         if let Some(store) = lock(&inner.store).as_mut() {
             let applied: Vec<(&pb::Update, &Op)> = r
                 .updates

@@ -478,6 +478,25 @@ impl Harness {
         Harness::start_on(&PROGRAM, LocalDevice::new(Box::new(Runtime::new(&PROGRAM)))).await
     }
 
+    /// The fixture program with owned tables writable only by their owner's
+    /// role (`--owned-table-access owner-only`).
+    #[allow(dead_code)]
+    pub async fn start_owner_only() -> Harness {
+        let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
+        let svc = P4RuntimeService::from_program(
+            &PROGRAM,
+            device.clone(),
+            P4RuntimeConfig {
+                device_id: DEVICE,
+                owned_table_access: control::p4rt::roles::OwnedTableAccess::OwnerOnly,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let (addr, _server) = serve(svc).await;
+        Harness { addr, device }
+    }
+
     /// `program`'s service over `device`.
     pub async fn start_on(program: &'static ProgramInfo, device: Arc<LocalDevice>) -> Harness {
         let (addr, _server) = serve(service(program, device.clone())).await;
