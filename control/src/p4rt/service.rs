@@ -569,18 +569,29 @@ impl P4Runtime for P4RuntimeService {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
-        let cx = ReadContext {
+        let mut cx = ReadContext {
             info: inner.info,
             owned: inner.owned.clone(),
+            now_ns: 0,
             shadow: inner.shadow.lock().await.clone(),
         };
         let entities = r.entities;
-        let found = inner
+        let (found, error) = inner
             .device
-            .with_state(move |dev| read_entities(&*dev.runtime, dev.pre.as_deref(), &cx, &entities))
+            .with_state(move |dev| {
+                cx.now_ns = dev.now_ns;
+                read_entities(&*dev.runtime, dev.pre.as_deref(), &cx, &entities)
+            })
             .await
-            .map_err(device_status)?
-            .map_err(|e| e.to_status())?;
+            .map_err(device_status)?;
+        // A request without any good entity is just the error; otherwise the
+        // entities read so far come first, then the error ends the stream
+        // (§13.3).
+        if let Some(e) = &error
+            && found.is_empty()
+        {
+            return Err(e.to_status());
+        }
         // Several messages keep each one far below gRPC's default 4 MiB
         // message limit, whatever the table sizes.
         let mut replies: Vec<Result<pb::ReadResponse, Status>> = found
@@ -591,8 +602,10 @@ impl P4Runtime for P4RuntimeService {
                 })
             })
             .collect();
-        if replies.is_empty() {
-            replies.push(Ok(pb::ReadResponse::default()));
+        match error {
+            Some(e) => replies.push(Err(e.to_status())),
+            None if replies.is_empty() => replies.push(Ok(pb::ReadResponse::default())),
+            None => {}
         }
         Ok(Response::new(Box::pin(tokio_stream::iter(replies))))
     }
