@@ -282,6 +282,11 @@ impl Arbitration {
         }
     }
 
+    /// The device `stream` arbitrated for, if it has.
+    pub fn stream_device(&self, stream: u64) -> Option<u64> {
+        self.by_stream.get(&stream).map(|k| k.0)
+    }
+
     /// Whether `stream` is the primary of its group.
     pub fn is_primary(&self, stream: u64) -> bool {
         self.by_stream

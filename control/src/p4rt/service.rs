@@ -441,6 +441,17 @@ impl Inner {
             };
         match msg.update {
             Some(Update::Arbitration(a)) => {
+                // A stream keeps its device (§5.3): another id is
+                // FAILED_PRECONDITION even when no such device exists.
+                if let Some(d) = lock(&self.arbitration).stream_device(stream)
+                    && d != a.device_id
+                {
+                    let _ = tx.send(Err(Status::failed_precondition(format!(
+                        "arbitration.device_id: this stream is for device {d}, not {}; open a new stream for another device",
+                        a.device_id
+                    ))));
+                    return false;
+                }
                 if let Err(s) = self.check_device(a.device_id) {
                     let _ = tx.send(Err(s));
                     return false;
