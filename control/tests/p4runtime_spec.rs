@@ -2,7 +2,8 @@
 //! status code it expects and the spec section: arbitration after the
 //! primary leaves (§5.3, §5.4, §16.2), references and ranges (§9.1.2,
 //! §9.2.2, §9.3), fields a client must not set (§9.1, §9.1.8, §9.2.2),
-//! reads (§9.1.6, §13.3) and roles (§5.1, §5.2).
+//! reads (§9.1.6, §13.3), roles (§5.1, §5.2) and idle timeout (§9.1.8,
+//! §16.3; the fixture's ACL table supports it).
 
 mod common;
 
@@ -324,4 +325,53 @@ async fn s5_2_permission_denied_default_role_on_owned_tables_under_owner_only() 
         c.client.write(req).await.unwrap_err().code(),
         Code::NotFound
     );
+}
+
+// ---- idle timeout (§9.1.8, §16.3) ------------------------------------------
+
+#[tokio::test]
+async fn s16_3_ok_idle_timeout_notification_reaches_the_primary_and_reads_report_the_idle_time() {
+    let h = Harness::start().await;
+    let mut c = primary(&h, 1).await;
+    let mut acl = entry(
+        T_ACL,
+        vec![ternary(1, &[6], &[0xff])],
+        direct(action(DROP, &[])),
+        10,
+    );
+    acl.idle_timeout_ns = 50_000_000;
+    write(&mut c, vec![insert(acl.clone())]).await.unwrap();
+
+    let mut read_req = acl.clone();
+    read_req.idle_timeout_ns = 0;
+    read_req.time_since_last_hit = Some(Default::default());
+    let got = read(&mut c.client, vec![E::TableEntry(read_req)])
+        .await
+        .unwrap();
+    let Some(E::TableEntry(te)) = &got[0].entity else {
+        panic!("{got:?}")
+    };
+    assert_eq!(te.idle_timeout_ns, 50_000_000, "the TTL reads back");
+    assert!(te.time_since_last_hit.is_some(), "asked for, so reported");
+
+    let note = loop {
+        let m = tokio::time::timeout(std::time::Duration::from_secs(5), c.rx.message())
+            .await
+            .expect("a notification within 5 s")
+            .unwrap()
+            .unwrap();
+        if let Some(pb::stream_message_response::Update::IdleTimeoutNotification(n)) = m.update {
+            break n;
+        }
+    };
+    assert_eq!(note.table_entry.len(), 1);
+    assert_eq!(note.table_entry[0].table_id, T_ACL);
+    assert_eq!(note.table_entry[0].r#match, acl.r#match);
+    assert_eq!(note.table_entry[0].idle_timeout_ns, 50_000_000);
+    assert!(note.timestamp > 0);
+
+    // An idle timeout on a table without support_timeout is refused (§9.1.8).
+    let mut lpm = route([10, 0, 0, 0], 8, &[1]);
+    lpm.idle_timeout_ns = 1;
+    assert_eq!(code_of(&mut c, insert(lpm)).await, Code::InvalidArgument);
 }

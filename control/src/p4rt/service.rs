@@ -237,8 +237,12 @@ impl P4RuntimeService {
         Self::new(info, p4info, device, config)
     }
 
-    /// The tonic server wrapper.
+    /// The tonic server wrapper. Starts the idle-timeout scanner when the
+    /// program has idle-timeout tables (needs a tokio runtime).
     pub fn into_server(self) -> P4RuntimeServer<Self> {
+        if self.inner.info.tables.iter().any(|t| t.idle_timeout) {
+            tokio::spawn(idle_scan(Arc::downgrade(&self.inner)));
+        }
         P4RuntimeServer::new(self)
     }
 
@@ -494,6 +498,97 @@ impl Inner {
             None => {}
         }
         true
+    }
+}
+
+/// How often the idle-timeout scanner runs: the idle clock's resolution
+/// and the latest a notification comes after its entry's TTL.
+const IDLE_SCAN_PERIOD: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The idle-timeout scanner (§9.1.8, §16.3): every [`IDLE_SCAN_PERIOD`] one
+/// short device job advances the idle clock (hits store it in their entry)
+/// and lists the entries with an `idle_timeout_ns` not hit for that long;
+/// they go, one IdleTimeoutNotification per table, to the primaries whose
+/// role covers the table. An entry is reported once per idle period: again
+/// only after a new hit and another TTL. The packet path only stores the
+/// clock on hits; the scan runs between packets like any other job. Ends
+/// when the service is dropped.
+async fn idle_scan(inner: std::sync::Weak<Inner>) {
+    use super::write::EntryKey;
+    let mut tick = tokio::time::interval(IDLE_SCAN_PERIOD);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut reported: HashMap<EntryKey, u64> = HashMap::new();
+    loop {
+        tick.tick().await;
+        let Some(inner) = inner.upgrade() else { return };
+        let timed: Vec<(EntryKey, u64)> = inner
+            .shadow
+            .lock()
+            .await
+            .entries
+            .iter()
+            .filter(|(_, x)| x.idle_timeout_ns > 0)
+            .map(|(k, x)| (k.clone(), x.idle_timeout_ns))
+            .collect();
+        let info = inner.info;
+        let Ok(idle) = inner
+            .device
+            .with_state(move |dev| {
+                let now = dev.now_ns;
+                dev.runtime.set_idle_clock(now);
+                let rt = &*dev.runtime;
+                let idle: Vec<(EntryKey, u64, pb::TableEntry)> = timed
+                    .into_iter()
+                    .filter_map(|(k, ttl)| {
+                        let hit = rt.entry_last_hit(k.0, &k.1, k.2).ok()?;
+                        if now.saturating_sub(hit) < ttl {
+                            return None;
+                        }
+                        let t = info.table(k.0)?;
+                        let e = rt.table_entry(k.0, &k.1, k.2).ok()?;
+                        let mut pe = super::translate::entry_to_proto(info, t, &e);
+                        pe.idle_timeout_ns = ttl as i64;
+                        Some((k, hit, pe))
+                    })
+                    .collect();
+                idle
+            })
+            .await
+        else {
+            continue;
+        };
+        reported.retain(|k, _| idle.iter().any(|(i, ..)| i == k));
+        let mut by_table: HashMap<u32, Vec<pb::TableEntry>> = HashMap::new();
+        for (k, hit, mut pe) in idle {
+            if reported.get(&k) == Some(&hit) {
+                continue;
+            }
+            if let Some(x) = inner.shadow.lock().await.entries.get(&k) {
+                pe.controller_metadata = x.controller_metadata;
+            }
+            reported.insert(k.clone(), hit);
+            by_table.entry(k.0).or_default().push(pe);
+        }
+        for (table, entries) in by_table {
+            let targets =
+                lock(&inner.arbitration).primaries_covering(inner.config.device_id, table);
+            let msg = pb::StreamMessageResponse {
+                update: Some(
+                    pb::stream_message_response::Update::IdleTimeoutNotification(
+                        pb::IdleTimeoutNotification {
+                            table_entry: entries,
+                            // Wall-clock nanoseconds since the epoch (§16.3).
+                            timestamp: std::time::SystemTime::now()
+                                .duration_since(std::time::UNIX_EPOCH)
+                                .map_or(0, |d| d.as_nanos() as i64),
+                        },
+                    ),
+                ),
+            };
+            for tx in targets {
+                let _ = tx.send(Ok(msg.clone()));
+            }
+        }
     }
 }
 

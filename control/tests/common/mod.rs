@@ -206,7 +206,7 @@ static TABLES: [TableInfo; 5] = [
         const_entries: &[],
         direct_counter: None,
         direct_meter: None,
-        idle_timeout: false,
+        idle_timeout: true,
     },
     TableInfo {
         id: T_ECMP,
@@ -298,6 +298,7 @@ tables {
   action_refs { id: 16777217 }
   action_refs { id: 16777219 }
   size: 16
+  idle_timeout_behavior: NOTIFY_CONTROL
 }
 tables {
   preamble { id: 33554435 name: "MyIngress.ecmp" alias: "ecmp" }
