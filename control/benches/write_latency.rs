@@ -267,6 +267,7 @@ fn write_to_effect(dp: &Dataplane, samples: u32) -> WriteLegs {
         let opts = DaemonOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
             device_id: 1,
+            owned_table_access: Default::default(),
             state_file: None,
             p4rt_state_file: None,
             fabric_defaults: Default::default(),

@@ -2,8 +2,10 @@
 //! and the fabric service over one device, sharing one listener.
 //!
 //! The fabric backend is the dataplane's ([`crate::fabric::SwitchBackend`]
-//! on a running switch); P4Runtime refuses writes to the fabric-owned
-//! tables the program has ([`FABRIC_OWNED_TABLES`]). The fabric configuration is
+//! on a running switch); the fabric-owned tables the program has
+//! ([`FABRIC_OWNED_TABLES`]) belong to P4Runtime's predefined role
+//! `roceswitch.fabric`, and [`DaemonOptions::owned_table_access`] says
+//! whether the default role may write them too. The fabric configuration is
 //! restored from, and persisted to, `state_file`; what P4Runtime wrote
 //! (entries, members, groups, meter configs, the pipeline cookie; not
 //! counter values) to `p4rt_state_file` ([`crate::p4rt::persist`]),
@@ -27,6 +29,8 @@ pub struct DaemonOptions {
     pub listen: Listen,
     /// P4Runtime device id.
     pub device_id: u64,
+    /// Whether P4Runtime's default role may write fabric-owned tables.
+    pub owned_table_access: crate::p4rt::roles::OwnedTableAccess,
     /// Fabric state file (`None`: start from defaults, persist nothing).
     pub state_file: Option<PathBuf>,
     /// P4Runtime state file (`None`: start empty, persist nothing); the
@@ -94,6 +98,7 @@ impl Daemon {
             P4RuntimeConfig {
                 device_id: opts.device_id,
                 owned_tables: owned,
+                owned_table_access: opts.owned_table_access,
                 ..Default::default()
             },
         )?;

@@ -22,7 +22,8 @@
 //! Digests travel the same way, as [`Digest`] values, to every subscriber.
 //!
 //! [`LocalDevice`] is the in-process implementation used by tests and by
-//! tools without a dataplane: it owns a `Box<dyn RuntimeApi + Send>` and a
+//! tools without a dataplane (its clock: monotonic time since it started):
+//! it owns a `Box<dyn RuntimeApi + Send>` and a
 //! [`Pre`] (no packets flow through it, but groups and sessions are kept and
 //! read back) in its own thread, records packet-out frames and lets tests
 //! inject packet-ins and digests.
@@ -71,6 +72,9 @@ pub struct DeviceState<'a> {
     /// The ports replicas may name; `None` when the device has no real
     /// ports (any port the engine accepts, 0..=510, is allowed).
     pub ports: Option<PortSpace>,
+    /// The time the job runs, in nanoseconds on the clock the dataplane
+    /// gives packets (the idle clock of idle-timeout tables uses it).
+    pub now_ns: u64,
 }
 
 impl std::fmt::Debug for DeviceState<'_> {
@@ -78,6 +82,7 @@ impl std::fmt::Debug for DeviceState<'_> {
         f.debug_struct("DeviceState")
             .field("pre", &self.pre)
             .field("ports", &self.ports)
+            .field("now_ns", &self.now_ns)
             .finish_non_exhaustive()
     }
 }
@@ -193,11 +198,13 @@ impl LocalDevice {
         std::thread::Builder::new()
             .name("local-device".into())
             .spawn(move || {
+                let epoch = std::time::Instant::now();
                 while let Ok(Msg::Job(job)) = rx.recv() {
                     let mut state = DeviceState {
                         runtime: &mut *runtime,
                         pre: pre.as_mut(),
                         ports: None,
+                        now_ns: epoch.elapsed().as_nanos() as u64,
                     };
                     // A panicking job drops its reply sender: the caller sees
                     // `Stopped` for that job, and the device keeps serving.

@@ -58,6 +58,13 @@ pub struct SwitchArgs {
     /// switch answers, for switches built by `p4-to-rust switch`].
     #[arg(long)]
     pub device_id: Option<u64>,
+    /// Whether P4Runtime's default role may write the tables the fabric
+    /// service owns (role `roceswitch.fabric`): `shared` (spec §5.1: the
+    /// default role has full pipeline access; the fabric service rewrites
+    /// them when it next applies) or `owner-only` (PERMISSION_DENIED)
+    /// [default: shared].
+    #[arg(long, value_name = "POLICY")]
+    pub owned_table_access: Option<crate::p4rt::roles::OwnedTableAccess>,
     /// CPU port number (PacketIn/PacketOut) [default: 510].
     #[arg(long)]
     pub cpu_port: Option<u16>,
@@ -93,6 +100,7 @@ struct FileConfig {
     grpc: Option<String>,
     grpc_group: Option<String>,
     device_id: Option<u64>,
+    owned_table_access: Option<String>,
     cpu_port: Option<u16>,
     state_file: Option<PathBuf>,
     speed: Option<String>,
@@ -290,6 +298,13 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         .device_id
         .or(file.device_id)
         .unwrap_or(defaults.device_id);
+    let owned_table_access = match (args.owned_table_access, &file.owned_table_access) {
+        (Some(a), _) => a,
+        (None, Some(s)) => s
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("owned_table_access: {e}"))?,
+        (None, None) => Default::default(),
+    };
     let state_file = args.state_file.or(file.state_file);
     let (tls, tls_mode) = server_tls(
         args.tls_cert.or(file.tls_cert),
@@ -387,6 +402,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         let opts = DaemonOptions {
             listen: listen.clone(),
             device_id,
+            owned_table_access,
             p4rt_state_file: state_file.as_deref().map(crate::daemon::p4rt_state_path),
             state_file,
             fabric_defaults,

@@ -51,7 +51,7 @@ impl<P: Pipeline> SwitchDevice<P> {
 
 impl<P: Pipeline> Device for SwitchDevice<P> {
     fn submit_job(&self, job: DeviceJob) -> Result<(), DeviceError> {
-        let cmd: Command<P> = Box::new(move |sw: &mut Switch<P>, _now| {
+        let cmd: Command<P> = Box::new(move |sw: &mut Switch<P>, now| {
             let ports = PortSpace {
                 front_panel: u16::try_from(sw.num_ports()).unwrap_or(u16::MAX),
                 cpu_port: sw.cpu_port(),
@@ -61,6 +61,7 @@ impl<P: Pipeline> Device for SwitchDevice<P> {
                 runtime: pipeline.runtime_mut(),
                 pre: Some(pre),
                 ports: Some(ports),
+                now_ns: now.as_nanos(),
             })
         });
         self.commands.send(cmd).map_err(|_| DeviceError::Stopped)

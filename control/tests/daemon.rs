@@ -162,6 +162,7 @@ async fn daemon_wires_ownership_fabric_tables_and_state() {
     let opts = DaemonOptions {
         listen: Listen::Unix(sock.clone()),
         device_id: 1,
+        owned_table_access: control::p4rt::roles::OwnedTableAccess::OwnerOnly,
         state_file: Some(dir.path().join("fabric.json")),
         p4rt_state_file: None,
         fabric_defaults: Default::default(),
@@ -195,7 +196,7 @@ async fn daemon_wires_ownership_fabric_tables_and_state() {
     let applied = dataplane.applied();
     assert_eq!(applied.last().unwrap().qos_maps.dscp_to_priority[46], 5);
 
-    // P4Runtime: the same table is refused, naming the owner.
+    // P4Runtime (owner-only policy): the same table is refused, naming the owner.
     let mut p = pb::p4_runtime_client::P4RuntimeClient::new(channel);
     let err = p
         .write(pb::WriteRequest {

@@ -72,6 +72,9 @@ pub fn runtime_error_code(e: &RuntimeError) -> Code {
         RuntimeError::NotPermitted(_) => Code::PermissionDenied,
         // Deleting a member or group an entry still points at.
         RuntimeError::InUse(_) => Code::FailedPrecondition,
+        // A group or entry naming a member or group that is not there
+        // (spec §9.1.2, §9.2.2).
+        RuntimeError::MissingRef(_) => Code::NotFound,
     }
 }
 
@@ -173,6 +176,7 @@ mod tests {
                 Code::PermissionDenied,
             ),
             (RuntimeError::InUse("m".into()), Code::FailedPrecondition),
+            (RuntimeError::MissingRef("m".into()), Code::NotFound),
         ];
         for (e, code) in cases {
             assert_eq!(runtime_error_code(&e), code, "{e}");

@@ -4,7 +4,8 @@
 //! (status codes and the Write error shape), [`translate`] (validated
 //! proto ↔ runtime conversion), [`write`](mod@write) (update decoding and atomic
 //! batches), [`read`] (entity selection and wildcards), [`arbitration`]
-//! (primary/backup election), [`pipeline`] (P4Info verification), [`pre`]
+//! (primary/backup election), [`roles`] (what each role may
+//! write), [`pipeline`] (P4Info verification), [`pre`]
 //! (multicast groups and clone sessions), [`packet_io`] (controller
 //! headers), [`digest`] (digest batching and acks), [`persist`] (the state
 //! file that survives restarts) and [`service`] (the tonic glue).
@@ -18,6 +19,7 @@ pub mod persist;
 pub mod pipeline;
 pub mod pre;
 pub mod read;
+pub mod roles;
 pub mod service;
 pub mod translate;
 pub mod write;

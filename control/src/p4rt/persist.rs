@@ -64,7 +64,7 @@ use proto::p4::v1 as pb;
 use proto::p4::v1::update::Type as UpdateType;
 
 use super::pipeline;
-use super::write::{EntryKey, Op};
+use super::write::{EntryKey, GroupWrite, Op};
 
 /// First bytes of a state file (format version 1).
 pub const MAGIC: &[u8; 8] = b"RSWP4RT1";
@@ -465,12 +465,24 @@ impl StateStore {
             return;
         }
         match op {
-            Op::TableInsert(t, e, _) | Op::TableModify(t, e, _) => {
-                let key = LiveKey::Entry((*t, e.matches.clone(), e.priority));
+            Op::TableInsert(w) | Op::TableModify(w) => {
+                let key = LiveKey::Entry(w.key());
+                let mut entity = entity;
+                // A MODIFY without an action keeps the stored one (§9.1.2).
+                if w.keep_action
+                    && let E::TableEntry(te) = &mut entity
+                    && let Some(E::TableEntry(old)) = self
+                        .live
+                        .get(&key)
+                        .and_then(|u| u.1.entity.as_ref())
+                        .and_then(|e| e.entity.as_ref())
+                {
+                    te.action = old.action.clone();
+                }
                 self.put(key, update(UpdateType::Insert, entity));
             }
-            Op::TableDelete(t, k, p) => {
-                let key = (*t, k.clone(), *p);
+            Op::TableDelete(d) => {
+                let key = (d.table, d.matches.clone(), d.priority);
                 self.live.remove(&LiveKey::DirectMeter(key.clone()));
                 self.live.remove(&LiveKey::Entry(key));
             }
@@ -486,10 +498,12 @@ impl StateStore {
             Op::MemberDelete(p, m) => {
                 self.live.remove(&LiveKey::Member(*p, *m));
             }
-            Op::GroupWrite(p, g, ..) => {
-                self.put(LiveKey::Group(*p, *g), update(UpdateType::Insert, entity))
-            }
-            Op::GroupDelete(p, g) => {
+            Op::GroupWrite(GroupWrite {
+                profile: p,
+                group: g,
+                ..
+            }) => self.put(LiveKey::Group(*p, *g), update(UpdateType::Insert, entity)),
+            Op::GroupDelete(p, g, _) => {
                 self.live.remove(&LiveKey::Group(*p, *g));
             }
             Op::DirectMeterSet(k, cfg, _) => {
@@ -712,6 +726,7 @@ fn tmp_path(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::p4rt::write::{EntryDelete, EntryExtras, EntryWrite};
     use p4_target::externs::MeterConfig;
     use p4_target::runtime::{ActionCall, CounterData, EntryAction, FieldMatch, TableEntry};
     use pb::entity::Entity as E;
@@ -766,10 +781,28 @@ actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwid
             action: EntryAction::Direct(ActionCall::new(10, &[port.into()])),
             metadata: Vec::new(),
         };
+        let w = EntryWrite {
+            table: 1,
+            entry: e,
+            keep_action: false,
+            resources_only: false,
+            counter: None,
+            meter: None,
+            extras: EntryExtras::default(),
+            old_meter: None,
+            old_extras: EntryExtras::default(),
+        };
         let op = match ty {
-            UpdateType::Insert => Op::TableInsert(1, e, None),
-            UpdateType::Modify => Op::TableModify(1, e, None),
-            _ => Op::TableDelete(1, matches, 0),
+            UpdateType::Insert => Op::TableInsert(w),
+            UpdateType::Modify => Op::TableModify(w),
+            _ => Op::TableDelete(EntryDelete {
+                table: 1,
+                matches,
+                priority: 0,
+                old_meter: None,
+                old_extras: EntryExtras::default(),
+                has_counter: false,
+            }),
         };
         (route_update(ty, dst, port), op)
     }

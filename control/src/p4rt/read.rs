@@ -1,11 +1,18 @@
 //! The Read RPC's semantics (reference §1.4 "Wildcard reads"): which
 //! entities a request selects and how they are reported.
 //!
-//! * `table_entry{table_id: 0}` reads every table except those owned by
-//!   another service (a wildcard read feeds `delete_all()` in finsy, which
-//!   must not try to delete entries it may not write); default entries
-//!   appear only when `is_default_action` is set. A match list selects one
-//!   entry; `counter_data` present asks for direct counters.
+//! * `table_entry{table_id: 0}` reads every table, const and
+//!   fabric-owned ones included (§9.1.6); default entries appear only when
+//!   `is_default_action` is set. The request's fields are filters
+//!   (§9.1.6): a match list selects one entry; a priority, an action, a
+//!   `metadata`, a `controller_metadata` and an `idle_timeout_ns` select
+//!   the entries that have them. `counter_data` present asks for direct
+//!   counters, `meter_config` for direct meter configs and
+//!   `time_since_last_hit` for the time since the entry was last hit
+//!   (idle-timeout tables, §9.1.8). Entries report the `idle_timeout_ns`
+//!   and `controller_metadata` they were written with.
+//! * A request whose n-th entity is bad gets the entities of the ones
+//!   before it, then the error (§13.3: the server streams what it read).
 //! * Profile id 0, member/group id 0, counter id 0, register id 0 and an
 //!   absent index are wildcards.
 //! * PRE entries: group / session id 0 is the wildcard, an entry without a
@@ -25,7 +32,9 @@ use proto::p4::v1::entity::Entity as E;
 
 use super::bytes::encode;
 use super::error::P4Error;
-use super::translate::{default_entry_to_proto, entry_to_proto, key_from_proto, table};
+use super::translate::{
+    default_entry_to_proto, entry_action_from_proto, entry_to_proto, key_from_proto, table,
+};
 use super::write::Shadow;
 
 /// What a read needs besides the runtime.
@@ -33,8 +42,10 @@ use super::write::Shadow;
 pub struct ReadContext {
     /// The program.
     pub info: &'static ProgramInfo,
-    /// Tables owned by another service (skipped by wildcard reads).
+    /// Tables owned by another service.
     pub owned: HashMap<u32, String>,
+    /// The device's time (ns, the idle clock's).
+    pub now_ns: u64,
     /// Meter configurations.
     pub shadow: Shadow,
 }
@@ -66,12 +77,7 @@ fn selected_tables(
     field: &str,
 ) -> Result<Vec<&'static TableInfo>, P4Error> {
     if table_id == 0 {
-        Ok(cx
-            .info
-            .tables
-            .iter()
-            .filter(|t| !cx.owned.contains_key(&t.id))
-            .collect())
+        Ok(cx.info.tables.iter().collect())
     } else {
         Ok(vec![table(cx.info, table_id, field)?])
     }
@@ -97,18 +103,45 @@ fn table_entries(
         } else {
             None
         };
+        let action = match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
+            Some(_) if te.table_id != 0 => Some(
+                entry_action_from_proto(cx.info, t, te.action.as_ref())
+                    .map_err(|e| e.context("table_entry"))?,
+            ),
+            _ => None,
+        };
         for e in rt.table_entries(t.id)? {
+            let ekey = (t.id, e.matches.clone(), e.priority);
+            let extras = cx.shadow.entries.get(&ekey).copied().unwrap_or_default();
             if key.as_ref().is_some_and(|k| *k != e.matches)
                 || (te.priority != 0 && te.priority != e.priority)
+                || action.as_ref().is_some_and(|a| *a != e.action)
+                || (!te.metadata.is_empty() && te.metadata != e.metadata)
+                || (te.controller_metadata != 0
+                    && te.controller_metadata != extras.controller_metadata)
+                || (te.idle_timeout_ns != 0 && te.idle_timeout_ns as u64 != extras.idle_timeout_ns)
             {
                 continue;
             }
             let mut pe = entry_to_proto(cx.info, t, &e);
+            pe.idle_timeout_ns = extras.idle_timeout_ns as i64;
+            pe.controller_metadata = extras.controller_metadata;
             if te.counter_data.is_some() && t.direct_counter.is_some() {
                 pe.counter_data = rt
                     .direct_counter_read(t.id, &e.matches, e.priority)
                     .ok()
                     .map(counter_to_proto);
+            }
+            if te.meter_config.is_some() && t.direct_meter.is_some() {
+                pe.meter_config = cx.shadow.direct_meters.get(&ekey).map(meter_to_proto);
+            }
+            if te.time_since_last_hit.is_some() && t.idle_timeout {
+                pe.time_since_last_hit =
+                    rt.entry_last_hit(t.id, &e.matches, e.priority)
+                        .ok()
+                        .map(|hit| pb::table_entry::IdleTimeout {
+                            elapsed_ns: cx.now_ns.saturating_sub(hit) as i64,
+                        });
             }
             out.push(entity(E::TableEntry(pe)));
         }
@@ -126,28 +159,52 @@ fn index_range(
         Some(i) if i.index >= 0 && i.index < i64::from(size) => {
             Ok(i.index as u32..i.index as u32 + 1)
         }
-        Some(i) => Err(P4Error::invalid(
+        Some(i) if i.index < 0 => Err(P4Error::invalid(
             field,
-            format!("index {} out of range 0..{size}", i.index),
+            format!("negative index {}", i.index),
+        )),
+        Some(i) => Err(P4Error::new(
+            tonic::Code::OutOfRange,
+            format!("{field}: index {} out of range 0..{size}", i.index),
         )),
     }
 }
 
 /// Reads every entity `entities` selects, in request order, from the
-/// runtime and the replication engine (`None` if the device has none).
+/// runtime and the replication engine (`None` if the device has none):
+/// what the requests before the first bad one selected, and its error.
 pub fn read_entities(
     rt: &dyn RuntimeApi,
     pre: Option<&Pre>,
     cx: &ReadContext,
     entities: &[pb::Entity],
-) -> Result<Vec<pb::Entity>, P4Error> {
+) -> (Vec<pb::Entity>, Option<P4Error>) {
     let mut out = Vec::new();
     for (n, ent) in entities.iter().enumerate() {
+        let mut found = Vec::new();
+        match read_one(rt, pre, cx, n, ent, &mut found) {
+            Ok(()) => out.append(&mut found),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+    (out, None)
+}
+
+/// The entities one request entity selects, appended to `out`.
+fn read_one(
+    rt: &dyn RuntimeApi,
+    pre: Option<&Pre>,
+    cx: &ReadContext,
+    n: usize,
+    ent: &pb::Entity,
+    out: &mut Vec<pb::Entity>,
+) -> Result<(), P4Error> {
+    {
         let Some(kind) = ent.entity.as_ref() else {
             return Err(P4Error::invalid(format!("entities[{n}]"), "empty entity"));
         };
         match kind {
-            E::TableEntry(te) => table_entries(rt, cx, te, &mut out)?,
+            E::TableEntry(te) => table_entries(rt, cx, te, out)?,
             E::ActionProfileMember(m) => {
                 for p in cx.info.action_profiles {
                     if m.action_profile_id != 0 && m.action_profile_id != p.id {
@@ -357,7 +414,7 @@ pub fn read_entities(
                 }
             }
             E::PacketReplicationEngineEntry(e) => {
-                super::pre::read(pre, &cx.shadow.pre, e, &mut out)?;
+                super::pre::read(pre, &cx.shadow.pre, e, out)?;
             }
             E::ExternEntry(_) => return Err(P4Error::unimplemented("extern_entry")),
             E::ValueSetEntry(v) => {
@@ -413,5 +470,5 @@ pub fn read_entities(
             }
         }
     }
-    Ok(out)
+    Ok(())
 }

@@ -34,7 +34,8 @@ use super::digest::{DigestConfig, DigestEngine};
 use super::error::{P4Error, write_status};
 use super::persist::{PersistError, StateStore};
 use super::read::{ReadContext, read_entities};
-use super::write::{Op, Shadow, WriteContext, apply_batch, op_from_update};
+use super::roles::{OwnedTableAccess, RoleAccess, owner_role, predefined_roles};
+use super::write::{Op, ProfileLimits, Shadow, WriteContext, apply_batch, op_from_update};
 use super::{packet_io, pipeline};
 use crate::device::{Device, DeviceError, DeviceExt};
 
@@ -44,10 +45,14 @@ pub struct P4RuntimeConfig {
     /// The device id clients must use (p4runtime-shell and finsy default to
     /// 1, bmv2 and PTF's base_test to 0). Capabilities also accepts 0.
     pub device_id: u64,
-    /// Tables P4Runtime may read but not write: (table name or unique
+    /// Tables another service of the switch owns: (table name or unique
     /// dotted suffix, owning service). Tables annotated
     /// `@roceswitch_owner("...")` in the P4Info are added automatically.
+    /// They belong to the predefined role `roceswitch.<owner>`
+    /// ([`super::roles`]).
     pub owned_tables: Vec<(String, String)>,
+    /// Whether the default role may write owned tables too.
+    pub owned_table_access: OwnedTableAccess,
     /// The `p4runtime_api_version` Capabilities reports (semver).
     pub api_version: String,
 }
@@ -57,6 +62,7 @@ impl Default for P4RuntimeConfig {
         P4RuntimeConfig {
             device_id: 1,
             owned_tables: Vec::new(),
+            owned_table_access: OwnedTableAccess::default(),
             api_version: "1.4.1".into(),
         }
     }
@@ -86,6 +92,7 @@ struct Inner {
     config: P4RuntimeConfig,
     device: Arc<dyn Device>,
     owned: HashMap<u32, String>,
+    profiles: HashMap<u32, ProfileLimits>,
     arbitration: Mutex<Arbitration>,
     pipeline: Mutex<PipelineState>,
     shadow: tokio::sync::Mutex<Shadow>,
@@ -177,6 +184,30 @@ impl P4RuntimeService {
                 owned.insert(pre.id, owner);
             }
         }
+        let roles = predefined_roles(
+            &owned.iter().map(|(&id, o)| (id, owner_role(o))).collect(),
+            config.owned_table_access,
+        );
+        let arbitration = Arbitration::new(config.device_id, &roles);
+        let profiles = p4info
+            .action_profiles
+            .iter()
+            .filter_map(|p| {
+                use proto::p4::config::v1::action_profile::SelectorSizeSemantics as S;
+                let (sum_of_members, max_member_weight) = match &p.selector_size_semantics {
+                    Some(S::SumOfMembers(m)) => (true, m.max_member_weight),
+                    _ => (false, 0),
+                };
+                Some((
+                    p.preamble.as_ref()?.id,
+                    ProfileLimits {
+                        max_group_size: p.max_group_size,
+                        sum_of_members,
+                        max_member_weight,
+                    },
+                ))
+            })
+            .collect();
         Ok(P4RuntimeService {
             inner: Arc::new(Inner {
                 info,
@@ -185,7 +216,8 @@ impl P4RuntimeService {
                 config,
                 device,
                 owned,
-                arbitration: Mutex::default(),
+                profiles,
+                arbitration: Mutex::new(arbitration),
                 pipeline: Mutex::default(),
                 shadow: tokio::sync::Mutex::default(),
                 digest_configs: watch::Sender::new(HashMap::new()),
@@ -205,8 +237,12 @@ impl P4RuntimeService {
         Self::new(info, p4info, device, config)
     }
 
-    /// The tonic server wrapper.
+    /// The tonic server wrapper. Starts the idle-timeout scanner when the
+    /// program has idle-timeout tables (needs a tokio runtime).
     pub fn into_server(self) -> P4RuntimeServer<Self> {
+        if self.inner.info.tables.iter().any(|t| t.idle_timeout) {
+            tokio::spawn(idle_scan(Arc::downgrade(&self.inner)));
+        }
         P4RuntimeServer::new(self)
     }
 
@@ -236,6 +272,7 @@ impl P4RuntimeService {
                     &mut shadow,
                     batch,
                     pb::write_request::Atomicity::ContinueOnError,
+                    &RoleAccess::full(),
                 )
                 .await
                 .map_err(|s| PersistError::Replay {
@@ -293,11 +330,13 @@ impl Inner {
         shadow: &mut Shadow,
         updates: &[pb::Update],
         atomicity: pb::write_request::Atomicity,
+        access: &RoleAccess,
     ) -> Result<(Vec<Result<Op, P4Error>>, Vec<Result<(), P4Error>>), Status> {
         let ops: Vec<Result<Op, P4Error>> = {
             let cx = WriteContext {
                 info: self.info,
-                owned: &self.owned,
+                access,
+                profiles: &self.profiles,
                 shadow,
             };
             updates.iter().map(|u| op_from_update(&cx, u)).collect()
@@ -315,34 +354,8 @@ impl Inner {
             let (Ok(op), Ok(())) = (op, res) else {
                 continue;
             };
-            match op {
-                Op::MeterSet(m, cells) => {
-                    for &(i, cfg, _) in cells {
-                        match cfg {
-                            Some(c) => shadow.meters.insert((*m, i), c),
-                            None => shadow.meters.remove(&(*m, i)),
-                        };
-                    }
-                }
-                Op::DirectMeterSet(k, cfg, _) => {
-                    match cfg {
-                        Some(c) => shadow.direct_meters.insert(k.clone(), *c),
-                        None => shadow.direct_meters.remove(k),
-                    };
-                }
-                Op::TableDelete(t, k, p) => {
-                    shadow.direct_meters.remove(&(*t, k.clone(), *p));
-                }
-                Op::Pre(p) => shadow.pre.record(p),
-                Op::DigestSet(d, cfg, _) => {
-                    match cfg {
-                        Some(c) => shadow.digests.insert(*d, *c),
-                        None => shadow.digests.remove(d),
-                    };
-                    digests_changed = true;
-                }
-                _ => {}
-            }
+            shadow.record(op);
+            digests_changed |= matches!(op, Op::DigestSet(..));
         }
         if digests_changed {
             self.digest_configs.send_replace(shadow.digests.clone());
@@ -432,6 +445,17 @@ impl Inner {
             };
         match msg.update {
             Some(Update::Arbitration(a)) => {
+                // A stream keeps its device (§5.3): another id is
+                // FAILED_PRECONDITION even when no such device exists.
+                if let Some(d) = lock(&self.arbitration).stream_device(stream)
+                    && d != a.device_id
+                {
+                    let _ = tx.send(Err(Status::failed_precondition(format!(
+                        "arbitration.device_id: this stream is for device {d}, not {}; open a new stream for another device",
+                        a.device_id
+                    ))));
+                    return false;
+                }
                 if let Err(s) = self.check_device(a.device_id) {
                     let _ = tx.send(Err(s));
                     return false;
@@ -474,6 +498,97 @@ impl Inner {
             None => {}
         }
         true
+    }
+}
+
+/// How often the idle-timeout scanner runs: the idle clock's resolution
+/// and the latest a notification comes after its entry's TTL.
+const IDLE_SCAN_PERIOD: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The idle-timeout scanner (§9.1.8, §16.3): every [`IDLE_SCAN_PERIOD`] one
+/// short device job advances the idle clock (hits store it in their entry)
+/// and lists the entries with an `idle_timeout_ns` not hit for that long;
+/// they go, one IdleTimeoutNotification per table, to the primaries whose
+/// role covers the table. An entry is reported once per idle period: again
+/// only after a new hit and another TTL. The packet path only stores the
+/// clock on hits; the scan runs between packets like any other job. Ends
+/// when the service is dropped.
+async fn idle_scan(inner: std::sync::Weak<Inner>) {
+    use super::write::EntryKey;
+    let mut tick = tokio::time::interval(IDLE_SCAN_PERIOD);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut reported: HashMap<EntryKey, u64> = HashMap::new();
+    loop {
+        tick.tick().await;
+        let Some(inner) = inner.upgrade() else { return };
+        let timed: Vec<(EntryKey, u64)> = inner
+            .shadow
+            .lock()
+            .await
+            .entries
+            .iter()
+            .filter(|(_, x)| x.idle_timeout_ns > 0)
+            .map(|(k, x)| (k.clone(), x.idle_timeout_ns))
+            .collect();
+        let info = inner.info;
+        let Ok(idle) = inner
+            .device
+            .with_state(move |dev| {
+                let now = dev.now_ns;
+                dev.runtime.set_idle_clock(now);
+                let rt = &*dev.runtime;
+                let idle: Vec<(EntryKey, u64, pb::TableEntry)> = timed
+                    .into_iter()
+                    .filter_map(|(k, ttl)| {
+                        let hit = rt.entry_last_hit(k.0, &k.1, k.2).ok()?;
+                        if now.saturating_sub(hit) < ttl {
+                            return None;
+                        }
+                        let t = info.table(k.0)?;
+                        let e = rt.table_entry(k.0, &k.1, k.2).ok()?;
+                        let mut pe = super::translate::entry_to_proto(info, t, &e);
+                        pe.idle_timeout_ns = ttl as i64;
+                        Some((k, hit, pe))
+                    })
+                    .collect();
+                idle
+            })
+            .await
+        else {
+            continue;
+        };
+        reported.retain(|k, _| idle.iter().any(|(i, ..)| i == k));
+        let mut by_table: HashMap<u32, Vec<pb::TableEntry>> = HashMap::new();
+        for (k, hit, mut pe) in idle {
+            if reported.get(&k) == Some(&hit) {
+                continue;
+            }
+            if let Some(x) = inner.shadow.lock().await.entries.get(&k) {
+                pe.controller_metadata = x.controller_metadata;
+            }
+            reported.insert(k.clone(), hit);
+            by_table.entry(k.0).or_default().push(pe);
+        }
+        for (table, entries) in by_table {
+            let targets =
+                lock(&inner.arbitration).primaries_covering(inner.config.device_id, table);
+            let msg = pb::StreamMessageResponse {
+                update: Some(
+                    pb::stream_message_response::Update::IdleTimeoutNotification(
+                        pb::IdleTimeoutNotification {
+                            table_entry: entries,
+                            // Wall-clock nanoseconds since the epoch (§16.3).
+                            timestamp: std::time::SystemTime::now()
+                                .duration_since(std::time::UNIX_EPOCH)
+                                .map_or(0, |d| d.as_nanos() as i64),
+                        },
+                    ),
+                ),
+            };
+            for tx in targets {
+                let _ = tx.send(Ok(msg.clone()));
+            }
+        }
     }
 }
 
@@ -522,14 +637,16 @@ impl P4Runtime for P4RuntimeService {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
-        lock(&inner.arbitration)
+        let access = lock(&inner.arbitration)
             .check_writer(r.device_id, &r.role, election_id(r.election_id.as_ref()))
             .map_err(|e| e.to_status())?;
         let atomicity = pb::write_request::Atomicity::try_from(r.atomicity).map_err(|_| {
             Status::invalid_argument(format!("atomicity: unknown mode {}", r.atomicity))
         })?;
         let mut shadow = inner.shadow.lock().await;
-        let (ops, results) = inner.apply(&mut shadow, &r.updates, atomicity).await?;
+        let (ops, results) = inner
+            .apply(&mut shadow, &r.updates, atomicity, &access)
+            .await?;
         if let Some(store) = lock(&inner.store).as_mut() {
             let applied: Vec<(&pb::Update, &Op)> = r
                 .updates
@@ -558,18 +675,29 @@ impl P4Runtime for P4RuntimeService {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
-        let cx = ReadContext {
+        let mut cx = ReadContext {
             info: inner.info,
             owned: inner.owned.clone(),
+            now_ns: 0,
             shadow: inner.shadow.lock().await.clone(),
         };
         let entities = r.entities;
-        let found = inner
+        let (found, error) = inner
             .device
-            .with_state(move |dev| read_entities(&*dev.runtime, dev.pre.as_deref(), &cx, &entities))
+            .with_state(move |dev| {
+                cx.now_ns = dev.now_ns;
+                read_entities(&*dev.runtime, dev.pre.as_deref(), &cx, &entities)
+            })
             .await
-            .map_err(device_status)?
-            .map_err(|e| e.to_status())?;
+            .map_err(device_status)?;
+        // A request without any good entity is just the error; otherwise the
+        // entities read so far come first, then the error ends the stream
+        // (§13.3).
+        if let Some(e) = &error
+            && found.is_empty()
+        {
+            return Err(e.to_status());
+        }
         // Several messages keep each one far below gRPC's default 4 MiB
         // message limit, whatever the table sizes.
         let mut replies: Vec<Result<pb::ReadResponse, Status>> = found
@@ -580,8 +708,10 @@ impl P4Runtime for P4RuntimeService {
                 })
             })
             .collect();
-        if replies.is_empty() {
-            replies.push(Ok(pb::ReadResponse::default()));
+        match error {
+            Some(e) => replies.push(Err(e.to_status())),
+            None if replies.is_empty() => replies.push(Ok(pb::ReadResponse::default())),
+            None => {}
         }
         Ok(Response::new(Box::pin(tokio_stream::iter(replies))))
     }

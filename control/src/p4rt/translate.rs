@@ -6,8 +6,10 @@
 //! prefixes longer than the field or with bits past the prefix, ternary
 //! values outside their mask, missing or superfluous priorities.
 //!
-//! Every error is INVALID_ARGUMENT and its message starts with the field
-//! path (`match[1] (hdr.ipv4.dstAddr)`, `action.params[0]`, `priority`).
+//! Every error is INVALID_ARGUMENT, except an action used outside its
+//! `@tableonly`/`@defaultonly` scope (PERMISSION_DENIED, §9.1.2), and its
+//! message starts with the field path (`match[1] (hdr.ipv4.dstAddr)`,
+//! `action.params[0]`, `priority`).
 //! Values come out canonical (native integers), and go back out as
 //! canonical byte strings.
 
@@ -308,14 +310,18 @@ pub fn check_action_in_table(
             format!("action {action_id:#x} is not an action of {}", t.name),
         ));
     };
+    // A valid action used outside its scope is PERMISSION_DENIED (§9.1.2).
     match (r.scope, default) {
-        (ActionScope::DefaultOnly, false) => Err(P4Error::invalid(
-            field,
-            format!("action {action_id:#x} is @defaultonly in {}", t.name),
+        (ActionScope::DefaultOnly, false) => Err(P4Error::new(
+            tonic::Code::PermissionDenied,
+            format!(
+                "{field}: action {action_id:#x} is @defaultonly in {}",
+                t.name
+            ),
         )),
-        (ActionScope::TableOnly, true) => Err(P4Error::invalid(
-            field,
-            format!("action {action_id:#x} is @tableonly in {}", t.name),
+        (ActionScope::TableOnly, true) => Err(P4Error::new(
+            tonic::Code::PermissionDenied,
+            format!("{field}: action {action_id:#x} is @tableonly in {}", t.name),
         )),
         _ => Ok(()),
     }

@@ -1,7 +1,7 @@
 //! The Write RPC's semantics: decoding updates into device operations
 //! (validated against the P4Info before anything is submitted), and
 //! applying a batch inside one device job with the requested atomicity
-//! (spec "Batching and Ordering of Updates"):
+//! (spec §12.2 "Batching and Ordering of Updates", §12.3 "Batch Atomicity"):
 //!
 //! * CONTINUE_ON_ERROR: every valid update is applied in order; each gets
 //!   its own result.
@@ -12,6 +12,21 @@
 //!   the dataplane never sees a partial batch, which is what
 //!   DATAPLANE_ATOMIC asks for. Updates not applied get ABORTED.
 //!
+//! Status codes follow the entity sections of the spec (§9): a write the
+//! writer's role does not cover is PERMISSION_DENIED ([`super::roles`]);
+//! `is_const` set in any write, `time_since_last_hit` set in an INSERT or
+//! MODIFY, idle timeouts on tables without `support_timeout` or on the
+//! default entry, member or group id 0 and group member weight 0 are
+//! INVALID_ARGUMENT (§9.1, §9.1.8, §9.2); an action outside its
+//! `@tableonly`/`@defaultonly` scope, writes to const tables other than a
+//! MODIFY of direct resources, and const default actions are
+//! PERMISSION_DENIED (§9.1.2–§9.1.4); a member or group that does not exist
+//! is NOT_FOUND (§9.1.2, §9.2.2); a counter, meter or register index below
+//! 0 is INVALID_ARGUMENT and one past the size OUT_OF_RANGE (§9.3–§9.6);
+//! per-colour meter counters are UNIMPLEMENTED. A MODIFY without an action
+//! keeps the entry's action (§9.1.2); a MODIFY without `meter_config` resets
+//! the direct meter, one without `counter_data` leaves the counter (§9.1.7).
+//!
 //! Packet replication engine entries (multicast groups, clone sessions;
 //! see [`super::pre`]) are operations like any other: they run in the same
 //! job, roll back with the rest, and fail per update with UNIMPLEMENTED on
@@ -20,8 +35,9 @@
 use std::collections::HashMap;
 
 use p4_target::externs::MeterConfig;
-use p4_target::info::ProgramInfo;
+use p4_target::info::{ProgramInfo, TableInfo};
 use p4_target::runtime::{ActionCall, CounterData, FieldMatch, RuntimeApi, TableEntry};
+use p4_target::table::profile::MAX_GROUP_WEIGHT;
 use proto::p4::v1 as pb;
 use proto::p4::v1::update::Type as UpdateType;
 use proto::p4::v1::write_request::Atomicity;
@@ -31,18 +47,48 @@ use super::bytes::decode;
 use super::digest::DigestConfig;
 use super::error::P4Error;
 use super::pre::{self, PreEcho, PreOp};
+use super::roles::{RoleAccess, entity_id};
 use super::translate::{
     action_call_from_proto, check_action_in_table, check_priority, entry_action_from_proto,
     key_from_proto, table,
 };
 use crate::device::DeviceState;
 
-/// Key of one direct resource cell: table id, match list, priority.
+/// Key of one table entry (and its direct resources): table id, match
+/// list, priority.
 pub type EntryKey = (u32, Vec<Option<FieldMatch>>, i32);
 
+/// Per-entry values P4Runtime reads back that the runtime does not keep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EntryExtras {
+    /// `idle_timeout_ns` (0: the entry never expires).
+    pub idle_timeout_ns: u64,
+    /// The deprecated `controller_metadata` cookie.
+    pub controller_metadata: u64,
+}
+
+impl EntryExtras {
+    fn is_default(&self) -> bool {
+        *self == EntryExtras::default()
+    }
+}
+
+/// An action profile's group limits from the P4Info (§9.2.2 "Rules on
+/// setting max_size").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProfileLimits {
+    /// `max_group_size` (0: no static limit).
+    pub max_group_size: i32,
+    /// Group size counts members (`sum_of_members`) rather than weights.
+    pub sum_of_members: bool,
+    /// `sum_of_members.max_member_weight` (0: no limit).
+    pub max_member_weight: i32,
+}
+
 /// State the device cannot report back (meter configurations, how PRE
-/// entries were encoded), kept by the service so reads can echo it and
-/// rollbacks can restore it.
+/// entries were encoded, per-entry idle timeouts and cookies, group
+/// `max_size`), kept by the service so reads can echo it and rollbacks can
+/// restore it.
 #[derive(Clone, Debug, Default)]
 pub struct Shadow {
     /// Indirect meter cells: (meter id, index) → config.
@@ -53,19 +99,87 @@ pub struct Shadow {
     pub digests: HashMap<u32, DigestConfig>,
     /// Group metadata and replica port forms of PRE entries.
     pub pre: PreEcho,
+    /// Entries with an idle timeout or a `controller_metadata`.
+    pub entries: HashMap<EntryKey, EntryExtras>,
+    /// Groups written with a `max_size`: (profile, group) → max_size.
+    pub group_max_size: HashMap<(u32, u32), i32>,
+}
+
+/// An INSERT or MODIFY of one table entry.
+#[derive(Clone, Debug)]
+pub struct EntryWrite {
+    /// Table id.
+    pub table: u32,
+    /// The entry (for a MODIFY that keeps the action, its action is a
+    /// placeholder).
+    pub entry: TableEntry,
+    /// MODIFY without an action: the entry keeps its action.
+    pub keep_action: bool,
+    /// An entry of a const table: only its direct resources change.
+    pub resources_only: bool,
+    /// Direct counter value to write.
+    pub counter: Option<CounterData>,
+    /// Direct meter: `Some(config)` (re)configures it, `Some(None)` to the
+    /// default; `None` leaves it.
+    pub meter: Option<Option<MeterConfig>>,
+    /// Idle timeout and cookie after the write.
+    pub extras: EntryExtras,
+    /// Before the write (MODIFY; for rollback): meter config and extras.
+    pub old_meter: Option<MeterConfig>,
+    /// See `old_meter`.
+    pub old_extras: EntryExtras,
+}
+
+impl EntryWrite {
+    /// The entry's key.
+    pub fn key(&self) -> EntryKey {
+        (self.table, self.entry.matches.clone(), self.entry.priority)
+    }
+}
+
+/// A DELETE of one table entry, with what the shadow held for it.
+#[derive(Clone, Debug)]
+pub struct EntryDelete {
+    /// Table id.
+    pub table: u32,
+    /// Match list.
+    pub matches: Vec<Option<FieldMatch>>,
+    /// Priority.
+    pub priority: i32,
+    /// `Some` when the table has a direct meter: its config.
+    pub old_meter: Option<Option<MeterConfig>>,
+    /// The entry's idle timeout and cookie.
+    pub old_extras: EntryExtras,
+    /// Whether the table has a direct counter (rollback restores it).
+    pub has_counter: bool,
+}
+
+/// An INSERT or MODIFY of one action profile group.
+#[derive(Clone, Debug)]
+pub struct GroupWrite {
+    /// Action profile id.
+    pub profile: u32,
+    /// Group id.
+    pub group: u32,
+    /// (member id, weight).
+    pub members: Vec<(u32, u32)>,
+    /// MODIFY (else INSERT).
+    pub modify: bool,
+    /// `max_size` as written.
+    pub max_size: i32,
 }
 
 /// One device operation.
 #[derive(Clone, Debug)]
 pub enum Op {
-    /// Accepted, changes nothing (default reset of a table another service owns).
+    /// Accepted, changes nothing (a counter MODIFY without data).
     Noop,
-    /// Insert a table entry, then optionally set its direct counter.
-    TableInsert(u32, TableEntry, Option<CounterData>),
-    /// Modify a table entry's action and cookie.
-    TableModify(u32, TableEntry, Option<CounterData>),
-    /// Delete the entry with these matches and priority.
-    TableDelete(u32, Vec<Option<FieldMatch>>, i32),
+    /// Insert a table entry with its direct resources.
+    TableInsert(EntryWrite),
+    /// Modify a table entry.
+    TableModify(EntryWrite),
+    /// Delete a table entry.
+    TableDelete(EntryDelete),
     /// Set the default action.
     DefaultSet(u32, ActionCall),
     /// Reset the default action to the program's initial one.
@@ -74,14 +188,14 @@ pub enum Op {
     MemberWrite(u32, u32, ActionCall, bool),
     /// Delete a member.
     MemberDelete(u32, u32),
-    /// Insert (false) or modify (true) a group of (member, weight).
-    GroupWrite(u32, u32, Vec<(u32, u32)>, bool),
-    /// Delete a group.
-    GroupDelete(u32, u32),
+    /// Insert or modify a group.
+    GroupWrite(GroupWrite),
+    /// Delete a group: profile, group, its `max_size`.
+    GroupDelete(u32, u32, i32),
     /// Overwrite indirect counter cells.
     CounterWrite(u32, Vec<(u32, CounterData)>),
-    /// Overwrite a direct counter.
-    DirectCounterWrite(EntryKey, CounterData),
+    /// Overwrite a direct counter (`None`: only check the entry exists).
+    DirectCounterWrite(EntryKey, Option<CounterData>),
     /// Configure indirect meter cells: (index, new config, old config).
     MeterSet(u32, Vec<(u32, Option<MeterConfig>, Option<MeterConfig>)>),
     /// Configure a direct meter: new and old config.
@@ -101,9 +215,11 @@ pub enum Op {
 pub struct WriteContext<'a> {
     /// The program.
     pub info: &'static ProgramInfo,
-    /// Tables owned by another service: id → owner.
-    pub owned: &'a HashMap<u32, String>,
-    /// Current meter configs (for inverse operations).
+    /// What the writer's role may write.
+    pub access: &'a RoleAccess,
+    /// Group limits per action profile (from the P4Info).
+    pub profiles: &'a HashMap<u32, ProfileLimits>,
+    /// Current shadow state (old values for inverse operations).
     pub shadow: &'a Shadow,
 }
 
@@ -118,14 +234,20 @@ fn only_modify(ty: UpdateType, what: &str) -> Result<(), P4Error> {
     }
 }
 
-fn indices(index: Option<&pb::Index>, size: u32, field: &str) -> Result<Vec<u32>, P4Error> {
+/// The cells an `index` selects (unset: all). A negative index is
+/// INVALID_ARGUMENT, one past the size OUT_OF_RANGE (§9.3–§9.6).
+pub fn indices(index: Option<&pb::Index>, size: u32, field: &str) -> Result<Vec<u32>, P4Error> {
     match index {
         None => Ok((0..size).collect()),
-        Some(i) if i.index >= 0 && i.index < i64::from(size) => Ok(vec![i.index as u32]),
-        Some(i) => Err(P4Error::invalid(
+        Some(i) if i.index < 0 => Err(P4Error::invalid(
             field,
-            format!("index {} out of range 0..{size}", i.index),
+            format!("negative index {}", i.index),
         )),
+        Some(i) if i.index >= i64::from(size) => Err(P4Error::new(
+            Code::OutOfRange,
+            format!("{field}: index {} out of range 0..{size}", i.index),
+        )),
+        Some(i) => Ok(vec![i.index as u32]),
     }
 }
 
@@ -150,6 +272,13 @@ fn meter_config(c: Option<&pb::MeterConfig>, field: &str) -> Result<Option<Meter
             format!("peak rate {} is below the committed rate {}", c.pir, c.cir),
         ));
     }
+    if c.eburst != 0 {
+        // Our meters are two-rate three-colour (RFC 2698): no excess burst (§9.4).
+        return Err(P4Error::invalid(
+            format!("{field}.eburst"),
+            "must be unset for a trTCM meter",
+        ));
+    }
     Ok(Some(MeterConfig {
         cir: c.cir as u64,
         cburst: c.cburst as u64,
@@ -158,8 +287,16 @@ fn meter_config(c: Option<&pb::MeterConfig>, field: &str) -> Result<Option<Meter
     }))
 }
 
-fn counter_data(d: Option<&pb::CounterData>, field: &str) -> Result<CounterData, P4Error> {
-    let d = d.cloned().unwrap_or_default();
+fn no_colour_counters(d: Option<&pb::MeterCounterData>, field: &str) -> Result<(), P4Error> {
+    match d {
+        Some(_) => Err(P4Error::unimplemented(format!(
+            "{field} (per-colour meter counters)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn counter_data(d: &pb::CounterData, field: &str) -> Result<CounterData, P4Error> {
     if d.byte_count < 0 || d.packet_count < 0 {
         return Err(P4Error::invalid(field, "negative count"));
     }
@@ -182,6 +319,24 @@ fn entry_key(
     Ok((t.id, key, te.priority))
 }
 
+fn entity_kind(e: &pb::entity::Entity) -> &'static str {
+    use pb::entity::Entity as E;
+    match e {
+        E::ExternEntry(_) => "extern_entry",
+        E::TableEntry(_) => "table_entry",
+        E::ActionProfileMember(_) => "action_profile_member",
+        E::ActionProfileGroup(_) => "action_profile_group",
+        E::MeterEntry(_) => "meter_entry",
+        E::DirectMeterEntry(_) => "direct_meter_entry",
+        E::CounterEntry(_) => "counter_entry",
+        E::DirectCounterEntry(_) => "direct_counter_entry",
+        E::PacketReplicationEngineEntry(_) => "packet_replication_engine_entry",
+        E::ValueSetEntry(_) => "value_set_entry",
+        E::RegisterEntry(_) => "register_entry",
+        E::DigestEntry(_) => "digest_entry",
+    }
+}
+
 /// Decodes and validates one update.
 pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Error> {
     use pb::entity::Entity as E;
@@ -192,6 +347,7 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
     let Some(entity) = u.entity.as_ref().and_then(|e| e.entity.as_ref()) else {
         return Err(P4Error::invalid("updates.entity", "missing"));
     };
+    cx.access.check(entity_id(entity), entity_kind(entity))?;
     match entity {
         E::TableEntry(te) => table_op(cx, ty, te),
         E::ActionProfileMember(m) => {
@@ -206,6 +362,12 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                         format!("unknown action profile id {:#x}", m.action_profile_id),
                     )
                 })?;
+            if m.member_id == 0 {
+                return Err(P4Error::invalid(
+                    "action_profile_member.member_id",
+                    "0 is not a valid member id",
+                ));
+            }
             if ty == UpdateType::Delete {
                 return Ok(Op::MemberDelete(p.id, m.member_id));
             }
@@ -231,56 +393,7 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                 ty == UpdateType::Modify,
             ))
         }
-        E::ActionProfileGroup(g) => {
-            let p = cx
-                .info
-                .action_profiles
-                .iter()
-                .find(|p| p.id == g.action_profile_id)
-                .ok_or_else(|| {
-                    P4Error::invalid(
-                        "action_profile_group.action_profile_id",
-                        format!("unknown action profile id {:#x}", g.action_profile_id),
-                    )
-                })?;
-            if p.selector.is_none() {
-                return Err(P4Error::invalid(
-                    "action_profile_group.action_profile_id",
-                    format!("{} has no selector: no groups", p.name),
-                ));
-            }
-            if ty == UpdateType::Delete {
-                return Ok(Op::GroupDelete(p.id, g.group_id));
-            }
-            if g.max_size > 0 && g.members.len() > g.max_size as usize {
-                return Err(P4Error::invalid(
-                    "action_profile_group.members",
-                    format!("{} members exceed max_size {}", g.members.len(), g.max_size),
-                ));
-            }
-            let mut members: Vec<(u32, u32)> = Vec::with_capacity(g.members.len());
-            for (i, m) in g.members.iter().enumerate() {
-                if m.weight < 0 {
-                    return Err(P4Error::invalid(
-                        format!("action_profile_group.members[{i}].weight"),
-                        format!("negative weight {}", m.weight),
-                    ));
-                }
-                if members.iter().any(|&(id, _)| id == m.member_id) {
-                    return Err(P4Error::invalid(
-                        format!("action_profile_group.members[{i}].member_id"),
-                        format!("duplicate member id {}", m.member_id),
-                    ));
-                }
-                members.push((m.member_id, m.weight.max(1) as u32));
-            }
-            Ok(Op::GroupWrite(
-                p.id,
-                g.group_id,
-                members,
-                ty == UpdateType::Modify,
-            ))
-        }
+        E::ActionProfileGroup(g) => group_op(cx, ty, g),
         E::CounterEntry(c) => {
             only_modify(ty, "counter_entry")?;
             let ci = cx
@@ -294,12 +407,16 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                         format!("unknown counter id {:#x}", c.counter_id),
                     )
                 })?;
-            let data = counter_data(c.data.as_ref(), "counter_entry.data")?;
-            let cells = indices(c.index.as_ref(), ci.size, "counter_entry.index")?
-                .into_iter()
-                .map(|i| (i, data))
-                .collect();
-            Ok(Op::CounterWrite(ci.id, cells))
+            let cells = indices(c.index.as_ref(), ci.size, "counter_entry.index")?;
+            // Without data the value is not modified (§9.3.2).
+            let Some(d) = c.data.as_ref() else {
+                return Ok(Op::Noop);
+            };
+            let data = counter_data(d, "counter_entry.data")?;
+            Ok(Op::CounterWrite(
+                ci.id,
+                cells.into_iter().map(|i| (i, data)).collect(),
+            ))
         }
         E::DirectCounterEntry(d) => {
             only_modify(ty, "direct_counter_entry")?;
@@ -319,7 +436,11 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                     "table has no direct counter",
                 ));
             }
-            let data = counter_data(d.data.as_ref(), "direct_counter_entry.data")?;
+            let data = d
+                .data
+                .as_ref()
+                .map(|d| counter_data(d, "direct_counter_entry.data"))
+                .transpose()?;
             Ok(Op::DirectCounterWrite(key, data))
         }
         E::MeterEntry(m) => {
@@ -336,11 +457,15 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                     )
                 })?;
             let config = meter_config(m.config.as_ref(), "meter_entry.config")?;
-            let cells = indices(m.index.as_ref(), mi.size, "meter_entry.index")?
-                .into_iter()
-                .map(|i| (i, config, cx.shadow.meters.get(&(mi.id, i)).copied()))
-                .collect();
-            Ok(Op::MeterSet(mi.id, cells))
+            let cells = indices(m.index.as_ref(), mi.size, "meter_entry.index")?;
+            no_colour_counters(m.counter_data.as_ref(), "meter_entry.counter_data")?;
+            Ok(Op::MeterSet(
+                mi.id,
+                cells
+                    .into_iter()
+                    .map(|i| (i, config, cx.shadow.meters.get(&(mi.id, i)).copied()))
+                    .collect(),
+            ))
         }
         E::DirectMeterEntry(d) => {
             only_modify(ty, "direct_meter_entry")?;
@@ -352,6 +477,7 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                 ));
             }
             let config = meter_config(d.config.as_ref(), "direct_meter_entry.config")?;
+            no_colour_counters(d.counter_data.as_ref(), "direct_meter_entry.counter_data")?;
             let old = cx.shadow.direct_meters.get(&key).copied();
             Ok(Op::DirectMeterSet(key, config, old))
         }
@@ -368,6 +494,7 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                         format!("unknown register id {:#x}", r.register_id),
                     )
                 })?;
+            let cells = indices(r.index.as_ref(), ri.size, "register_entry.index")?;
             let value = match r.data.as_ref().and_then(|d| d.data.as_ref()) {
                 Some(proto::p4::v1::p4_data::Data::Bitstring(b)) => {
                     decode(b, ri.bitwidth, "register_entry.data")?
@@ -379,17 +506,145 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                     ));
                 }
             };
-            let cells = indices(r.index.as_ref(), ri.size, "register_entry.index")?
-                .into_iter()
-                .map(|i| (i, value))
-                .collect();
-            Ok(Op::RegisterWrite(ri.id, cells))
+            Ok(Op::RegisterWrite(
+                ri.id,
+                cells.into_iter().map(|i| (i, value)).collect(),
+            ))
         }
         E::PacketReplicationEngineEntry(e) => pre::pre_op(ty, e).map(Op::Pre),
         E::ExternEntry(_) => Err(P4Error::unimplemented("extern_entry")),
         E::ValueSetEntry(v) => value_set_op(cx, ty, v),
         E::DigestEntry(d) => digest_op(cx, ty, d),
     }
+}
+
+/// An `ActionProfileGroup` update (§9.2.2).
+fn group_op(
+    cx: &WriteContext<'_>,
+    ty: UpdateType,
+    g: &pb::ActionProfileGroup,
+) -> Result<Op, P4Error> {
+    let p = cx
+        .info
+        .action_profiles
+        .iter()
+        .find(|p| p.id == g.action_profile_id)
+        .ok_or_else(|| {
+            P4Error::invalid(
+                "action_profile_group.action_profile_id",
+                format!("unknown action profile id {:#x}", g.action_profile_id),
+            )
+        })?;
+    if p.selector.is_none() {
+        return Err(P4Error::invalid(
+            "action_profile_group.action_profile_id",
+            format!("{} has no selector: no groups", p.name),
+        ));
+    }
+    if g.group_id == 0 {
+        return Err(P4Error::invalid(
+            "action_profile_group.group_id",
+            "0 is not a valid group id",
+        ));
+    }
+    let stored_max = cx
+        .shadow
+        .group_max_size
+        .get(&(p.id, g.group_id))
+        .copied()
+        .unwrap_or(0);
+    if ty == UpdateType::Delete {
+        return Ok(Op::GroupDelete(p.id, g.group_id, stored_max));
+    }
+    let limits = cx.profiles.get(&p.id).copied().unwrap_or_default();
+    if g.max_size < 0 {
+        return Err(P4Error::invalid(
+            "action_profile_group.max_size",
+            format!("negative ({})", g.max_size),
+        ));
+    }
+    if limits.max_group_size > 0 && (g.max_size == 0 || g.max_size > limits.max_group_size) {
+        return Err(P4Error::invalid(
+            "action_profile_group.max_size",
+            format!(
+                "{} is outside 1..={} (the profile's max_group_size)",
+                g.max_size, limits.max_group_size
+            ),
+        ));
+    }
+    if ty == UpdateType::Modify && g.max_size != stored_max {
+        return Err(P4Error::invalid(
+            "action_profile_group.max_size",
+            format!(
+                "{} differs from the {stored_max} the group was inserted with (it cannot change)",
+                g.max_size
+            ),
+        ));
+    }
+    let mut members: Vec<(u32, u32)> = Vec::with_capacity(g.members.len());
+    for (i, m) in g.members.iter().enumerate() {
+        let field = format!("action_profile_group.members[{i}]");
+        if m.weight <= 0 {
+            return Err(P4Error::invalid(
+                format!("{field}.weight"),
+                format!("{} is not a valid weight (must be > 0)", m.weight),
+            ));
+        }
+        if limits.max_member_weight > 0 && m.weight > limits.max_member_weight {
+            return Err(P4Error::invalid(
+                format!("{field}.weight"),
+                format!(
+                    "{} exceeds max_member_weight {}",
+                    m.weight, limits.max_member_weight
+                ),
+            ));
+        }
+        if m.watch_kind.is_some() {
+            return Err(P4Error::unimplemented(format!(
+                "{field}.watch_port (member liveness)"
+            )));
+        }
+        if members.iter().any(|&(id, _)| id == m.member_id) {
+            return Err(P4Error::invalid(
+                format!("{field}.member_id"),
+                format!("duplicate member id {}", m.member_id),
+            ));
+        }
+        members.push((m.member_id, m.weight as u32));
+    }
+    let size: u64 = if limits.sum_of_members {
+        members.len() as u64
+    } else {
+        members.iter().map(|&(_, w)| u64::from(w)).sum()
+    };
+    let limit = match (g.max_size, limits.max_group_size) {
+        (0, 0) => None,
+        (0, l) | (l, _) => Some(l as u64),
+    };
+    if let Some(limit) = limit.filter(|&l| size > l) {
+        return Err(P4Error::new(
+            Code::ResourceExhausted,
+            format!(
+                "action_profile_group.members: size {size} exceeds the group's max_size {limit}"
+            ),
+        ));
+    }
+    let total: u64 = members.iter().map(|&(_, w)| u64::from(w)).sum();
+    if total > u64::from(MAX_GROUP_WEIGHT) {
+        return Err(P4Error::new(
+            Code::ResourceExhausted,
+            format!(
+                "action_profile_group.members: total weight {total} exceeds this switch's {MAX_GROUP_WEIGHT}"
+            ),
+        ));
+    }
+    Ok(Op::GroupWrite(GroupWrite {
+        profile: p.id,
+        group: g.group_id,
+        members,
+        modify: ty == UpdateType::Modify,
+        max_size: g.max_size,
+    }))
 }
 
 /// A whole new member list for a parser value set (spec: MODIFY only).
@@ -443,7 +698,10 @@ fn value_set_op(
         let value = decode(&e.value, info.bitwidth, &field)?;
         let member = (value, crate::p4rt::bytes::mask(info.bitwidth));
         if members.contains(&member) {
-            return Err(P4Error::invalid(&field, "duplicate member"));
+            return Err(P4Error::invalid(
+                &field,
+                format!("duplicate member {value:#x}"),
+            ));
         }
         members.push(member);
     }
@@ -481,99 +739,127 @@ fn digest_op(cx: &WriteContext<'_>, ty: UpdateType, d: &pb::DigestEntry) -> Resu
     }
 }
 
-fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Result<Op, P4Error> {
-    let t = table(cx.info, te.table_id, "table_entry.table_id")?;
-    let reset_default = te.is_default_action
-        && ty == UpdateType::Modify
-        && te.r#match.is_empty()
-        && te.priority == 0
-        && te.action.as_ref().and_then(|a| a.r#type.as_ref()).is_none();
-    if reset_default && cx.owned.contains_key(&t.id) {
-        // finsy's delete_all() resets the default entry of every table
-        // without a const default. For a table another service owns, what
-        // that service configured is P4Runtime's "initial" state, so the
-        // reset is accepted and changes nothing.
-        return Ok(Op::Noop);
+/// The default entry (§9.1.3): MODIFY only, empty match, priority 0, no
+/// idle timeout; no action resets it.
+fn default_entry_op(
+    cx: &WriteContext<'_>,
+    ty: UpdateType,
+    t: &'static TableInfo,
+    te: &pb::TableEntry,
+) -> Result<Op, P4Error> {
+    if ty != UpdateType::Modify {
+        return Err(P4Error::invalid(
+            "table_entry.is_default_action",
+            format!(
+                "the default entry can only be modified, not {}",
+                ty.as_str_name()
+            ),
+        ));
     }
-    if let Some(owner) = cx.owned.get(&t.id) {
+    if !te.r#match.is_empty() {
+        return Err(P4Error::invalid(
+            "table_entry.match",
+            "must be empty for the default entry",
+        ));
+    }
+    if te.priority != 0 {
+        return Err(P4Error::invalid(
+            "table_entry.priority",
+            "must be 0 for the default entry",
+        ));
+    }
+    if te.idle_timeout_ns != 0 {
+        return Err(P4Error::invalid(
+            "table_entry.idle_timeout_ns",
+            "the default entry has no idle timeout (must be 0)",
+        ));
+    }
+    if te.counter_data.is_some() || te.meter_config.is_some() || te.meter_counter_data.is_some() {
+        return Err(P4Error::unimplemented(
+            "direct resources of the default entry",
+        ));
+    }
+    if t.default_is_const {
         return Err(P4Error::new(
             Code::PermissionDenied,
             format!(
-                "table_entry.table_id: {} is owned by the {owner} service; P4Runtime may read it but not write it",
+                "table_entry.is_default_action: {} has a const default action",
                 t.name
             ),
         ));
     }
-    if te.is_default_action {
-        if ty != UpdateType::Modify {
-            return Err(P4Error::invalid(
-                "table_entry.is_default_action",
-                format!(
-                    "the default entry can only be modified, not {}",
-                    ty.as_str_name()
-                ),
-            ));
+    match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
+        None => Ok(Op::DefaultReset(t.id)),
+        Some(pb::table_action::Type::Action(a)) => {
+            check_action_in_table(t, a.action_id, true, "table_entry.action.action_id")?;
+            let call = action_call_from_proto(cx.info, a, "table_entry.action")?;
+            Ok(Op::DefaultSet(t.id, call))
         }
-        if !te.r#match.is_empty() {
-            return Err(P4Error::invalid(
-                "table_entry.match",
-                "must be empty for the default entry",
-            ));
-        }
-        if te.priority != 0 {
-            return Err(P4Error::invalid(
-                "table_entry.priority",
-                "must be 0 for the default entry",
-            ));
-        }
-        if t.default_is_const {
-            return Err(P4Error::new(
-                Code::PermissionDenied,
-                format!(
-                    "table_entry.is_default_action: {} has a const default action",
-                    t.name
-                ),
-            ));
-        }
-        return match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
-            None => Ok(Op::DefaultReset(t.id)),
-            Some(pb::table_action::Type::Action(a)) => {
-                check_action_in_table(t, a.action_id, true, "table_entry.action.action_id")?;
-                let call = action_call_from_proto(cx.info, a, "table_entry.action")?;
-                Ok(Op::DefaultSet(t.id, call))
-            }
-            Some(_) => Err(P4Error::invalid(
-                "table_entry.action",
-                "the default entry takes a direct action",
-            )),
-        };
+        Some(_) => Err(P4Error::invalid(
+            "table_entry.action",
+            "the default entry takes a direct action",
+        )),
     }
-    if t.is_const {
-        return Err(P4Error::new(
-            Code::PermissionDenied,
-            format!("table_entry.table_id: {} has const entries", t.name),
+}
+
+fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Result<Op, P4Error> {
+    let t = table(cx.info, te.table_id, "table_entry.table_id")?;
+    if te.is_const {
+        return Err(P4Error::invalid(
+            "table_entry.is_const",
+            "must be false in a write (the switch sets it in reads)",
         ));
     }
-    let key = key_from_proto(t, &te.r#match).map_err(|e| e.context("table_entry"))?;
-    check_priority(t, te.priority).map_err(|e| e.context("table_entry"))?;
-    if ty == UpdateType::Delete {
-        return Ok(Op::TableDelete(t.id, key, te.priority));
+    if ty != UpdateType::Delete && te.time_since_last_hit.is_some() {
+        return Err(P4Error::invalid(
+            "table_entry.time_since_last_hit",
+            "must be unset in a write (it is read-only)",
+        ));
     }
-    let action = entry_action_from_proto(cx.info, t, te.action.as_ref())
-        .map_err(|e| e.context("table_entry"))?;
-    let counter = match &te.counter_data {
-        Some(_) if t.direct_counter.is_none() => {
-            return Err(P4Error::invalid(
-                "table_entry.counter_data",
-                format!("{} has no direct counter", t.name),
+    if te.is_default_action {
+        return default_entry_op(cx, ty, t, te);
+    }
+    let matches = key_from_proto(t, &te.r#match).map_err(|e| e.context("table_entry"))?;
+    check_priority(t, te.priority).map_err(|e| e.context("table_entry"))?;
+    let key: EntryKey = (t.id, matches, te.priority);
+    let old_meter = cx.shadow.direct_meters.get(&key).copied();
+    let old_extras = cx.shadow.entries.get(&key).copied().unwrap_or_default();
+    if ty == UpdateType::Delete {
+        // Only the key counts in a DELETE (§9.1).
+        if t.is_const {
+            return Err(P4Error::new(
+                Code::PermissionDenied,
+                format!("table_entry.table_id: {} has const entries", t.name),
             ));
         }
-        Some(d) => Some(counter_data(Some(d), "table_entry.counter_data")?),
-        None => None,
-    };
-    if te.meter_config.is_some() {
+        return Ok(Op::TableDelete(EntryDelete {
+            table: t.id,
+            matches: key.1,
+            priority: key.2,
+            old_meter: t.direct_meter.map(|_| old_meter),
+            old_extras,
+            has_counter: t.direct_counter.is_some(),
+        }));
+    }
+    let action_set = te.action.as_ref().and_then(|a| a.r#type.as_ref()).is_some();
+    if t.is_const && (ty == UpdateType::Insert || action_set) {
+        return Err(P4Error::new(
+            Code::PermissionDenied,
+            format!(
+                "table_entry.table_id: {} has const entries (a MODIFY may change only their direct resources, without an action)",
+                t.name
+            ),
+        ));
+    }
+    if te.meter_counter_data.is_some() {
         return Err(P4Error::unimplemented(
-            "table_entry.meter_config (use direct_meter_entry)",
+            "table_entry.meter_counter_data (per-colour meter counters)",
+        ));
+    }
+    if te.idle_timeout_ns < 0 {
+        return Err(P4Error::invalid(
+            "table_entry.idle_timeout_ns",
+            format!("negative ({})", te.idle_timeout_ns),
         ));
     }
     if te.idle_timeout_ns != 0 && !t.idle_timeout {
@@ -582,29 +868,68 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
             format!("{} does not support idle timeout", t.name),
         ));
     }
-    let entry = TableEntry {
-        matches: key,
-        priority: te.priority,
-        action,
-        metadata: te.metadata.clone(),
+    if t.is_const && te.idle_timeout_ns != 0 {
+        return Err(P4Error::invalid(
+            "table_entry.idle_timeout_ns",
+            "static entries have no idle timeout",
+        ));
+    }
+    let keep_action = ty == UpdateType::Modify && !action_set;
+    let action = if keep_action {
+        // Placeholder: the device job takes the entry's current action.
+        p4_target::runtime::EntryAction::Member(0)
+    } else {
+        entry_action_from_proto(cx.info, t, te.action.as_ref())
+            .map_err(|e| e.context("table_entry"))?
+    };
+    let counter = match &te.counter_data {
+        Some(_) if t.direct_counter.is_none() => {
+            return Err(P4Error::invalid(
+                "table_entry.counter_data",
+                format!("{} has no direct counter", t.name),
+            ));
+        }
+        Some(d) => Some(counter_data(d, "table_entry.counter_data")?),
+        None => None,
+    };
+    if te.meter_config.is_some() && t.direct_meter.is_none() {
+        return Err(P4Error::invalid(
+            "table_entry.meter_config",
+            format!("{} has no direct meter", t.name),
+        ));
+    }
+    let config = meter_config(te.meter_config.as_ref(), "table_entry.meter_config")?;
+    // INSERT: a config is applied, none leaves the default; MODIFY: an
+    // unset config resets the meter to the default (§9.1.7).
+    let meter = match (ty, t.direct_meter) {
+        (_, None) => None,
+        (UpdateType::Insert, Some(_)) => config.map(Some),
+        (_, Some(_)) => Some(config),
+    };
+    let w = EntryWrite {
+        table: t.id,
+        entry: TableEntry {
+            matches: key.1,
+            priority: key.2,
+            action,
+            metadata: te.metadata.clone(),
+        },
+        keep_action,
+        resources_only: t.is_const,
+        counter,
+        meter,
+        extras: EntryExtras {
+            idle_timeout_ns: te.idle_timeout_ns as u64,
+            controller_metadata: te.controller_metadata,
+        },
+        old_meter,
+        old_extras,
     };
     Ok(if ty == UpdateType::Insert {
-        Op::TableInsert(t.id, entry, counter)
+        Op::TableInsert(w)
     } else {
-        Op::TableModify(t.id, entry, counter)
+        Op::TableModify(w)
     })
-}
-
-fn find_entry(
-    rt: &dyn RuntimeApi,
-    tid: u32,
-    key: &[Option<FieldMatch>],
-    prio: i32,
-) -> Option<TableEntry> {
-    rt.table_entries(tid)
-        .ok()?
-        .into_iter()
-        .find(|e| e.matches == key && e.priority == prio)
 }
 
 /// The operation that undoes `op`, computed before `op` runs; `None` when
@@ -614,16 +939,52 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
     Some(match op {
         Op::Noop => Op::Noop,
         Op::Pre(p) => Op::Pre(pre::inverse(dev.pre.as_deref()?, p)?),
-        Op::TableInsert(t, e, _) => Op::TableDelete(*t, e.matches.clone(), e.priority),
-        Op::TableModify(t, e, c) => {
-            let old = find_entry(rt, *t, &e.matches, e.priority)?;
-            let old_c = c.and_then(|_| rt.direct_counter_read(*t, &e.matches, e.priority).ok());
-            Op::TableModify(*t, old, old_c)
+        Op::TableInsert(w) => Op::TableDelete(EntryDelete {
+            table: w.table,
+            matches: w.entry.matches.clone(),
+            priority: w.entry.priority,
+            old_meter: w.meter,
+            old_extras: w.extras,
+            has_counter: false,
+        }),
+        Op::TableModify(w) => {
+            let old = rt
+                .table_entry(w.table, &w.entry.matches, w.entry.priority)
+                .ok()?;
+            let counter = w.counter.and_then(|_| {
+                rt.direct_counter_read(w.table, &w.entry.matches, w.entry.priority)
+                    .ok()
+            });
+            Op::TableModify(EntryWrite {
+                table: w.table,
+                entry: old,
+                keep_action: false,
+                resources_only: w.resources_only,
+                counter,
+                meter: w.meter.map(|_| w.old_meter),
+                extras: w.old_extras,
+                old_meter: w.meter.flatten(),
+                old_extras: w.extras,
+            })
         }
-        Op::TableDelete(t, k, p) => {
-            let old = find_entry(rt, *t, k, *p)?;
-            let c = rt.direct_counter_read(*t, k, *p).ok();
-            Op::TableInsert(*t, old, c)
+        Op::TableDelete(d) => {
+            let old = rt.table_entry(d.table, &d.matches, d.priority).ok()?;
+            let counter = if d.has_counter {
+                rt.direct_counter_read(d.table, &d.matches, d.priority).ok()
+            } else {
+                None
+            };
+            Op::TableInsert(EntryWrite {
+                table: d.table,
+                entry: old,
+                keep_action: false,
+                resources_only: false,
+                counter,
+                meter: d.old_meter.flatten().map(Some),
+                extras: d.old_extras,
+                old_meter: None,
+                old_extras: EntryExtras::default(),
+            })
         }
         Op::DefaultSet(t, _) | Op::DefaultReset(t) => {
             Op::DefaultSet(*t, rt.table_default(*t).ok()?)
@@ -633,10 +994,27 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
             let old = rt.members(*p).ok()?.into_iter().find(|(id, _)| id == m)?.1;
             Op::MemberWrite(*p, *m, old, matches!(op, Op::MemberWrite(..)))
         }
-        Op::GroupWrite(p, g, _, false) => Op::GroupDelete(*p, *g),
-        Op::GroupWrite(p, g, _, true) | Op::GroupDelete(p, g) => {
-            let old = rt.groups(*p).ok()?.into_iter().find(|(id, _)| id == g)?.1;
-            Op::GroupWrite(*p, *g, old, matches!(op, Op::GroupWrite(..)))
+        Op::GroupWrite(g) if !g.modify => Op::GroupDelete(g.profile, g.group, g.max_size),
+        Op::GroupWrite(GroupWrite {
+            profile,
+            group,
+            max_size,
+            ..
+        })
+        | Op::GroupDelete(profile, group, max_size) => {
+            let old = rt
+                .groups(*profile)
+                .ok()?
+                .into_iter()
+                .find(|(id, _)| id == group)?
+                .1;
+            Op::GroupWrite(GroupWrite {
+                profile: *profile,
+                group: *group,
+                members: old,
+                modify: matches!(op, Op::GroupWrite(..)),
+                max_size: *max_size,
+            })
         }
         Op::CounterWrite(c, cells) => Op::CounterWrite(
             *c,
@@ -645,9 +1023,10 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
                 .map(|&(i, _)| Some((i, rt.counter_read(*c, i).ok()?)))
                 .collect::<Option<_>>()?,
         ),
-        Op::DirectCounterWrite(k, _) => {
-            Op::DirectCounterWrite(k.clone(), rt.direct_counter_read(k.0, &k.1, k.2).ok()?)
-        }
+        Op::DirectCounterWrite(k, _) => Op::DirectCounterWrite(
+            k.clone(),
+            Some(rt.direct_counter_read(k.0, &k.1, k.2).ok()?),
+        ),
         Op::MeterSet(m, cells) => Op::MeterSet(
             *m,
             cells.iter().map(|&(i, new, old)| (i, old, new)).collect(),
@@ -665,6 +1044,18 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
     })
 }
 
+/// Writes an entry's direct counter and meter after an INSERT or MODIFY.
+fn write_resources(rt: &mut dyn RuntimeApi, w: &EntryWrite) -> Result<(), P4Error> {
+    let (t, m, p) = (w.table, &w.entry.matches, w.entry.priority);
+    if let Some(c) = w.counter {
+        rt.direct_counter_write(t, m, p, c)?;
+    }
+    if let Some(cfg) = w.meter {
+        rt.direct_meter_set(t, m, p, cfg)?;
+    }
+    Ok(())
+}
+
 /// Runs one operation on the device.
 pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
     let rt: &mut dyn RuntimeApi = &mut *dev.runtime;
@@ -678,31 +1069,39 @@ pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
             };
             pre::apply(engine, dev.ports, p)?;
         }
-        Op::TableInsert(t, e, c) => {
-            rt.table_insert(*t, e.clone())?;
-            if let Some(c) = c {
-                rt.direct_counter_write(*t, &e.matches, e.priority, *c)?;
-            }
+        Op::TableInsert(w) => {
+            rt.table_insert(w.table, w.entry.clone())?;
+            write_resources(rt, w)?;
         }
-        Op::TableModify(t, e, c) => {
-            rt.table_modify(*t, e.clone())?;
-            if let Some(c) = c {
-                rt.direct_counter_write(*t, &e.matches, e.priority, *c)?;
+        Op::TableModify(w) => {
+            let current = rt.table_entry(w.table, &w.entry.matches, w.entry.priority)?;
+            if !w.resources_only {
+                let mut entry = w.entry.clone();
+                if w.keep_action {
+                    entry.action = current.action;
+                }
+                rt.table_modify(w.table, entry)?;
             }
+            write_resources(rt, w)?;
         }
-        Op::TableDelete(t, k, p) => rt.table_delete(*t, k, *p)?,
+        Op::TableDelete(d) => rt.table_delete(d.table, &d.matches, d.priority)?,
         Op::DefaultSet(t, a) => rt.table_set_default(*t, a.clone())?,
         Op::DefaultReset(t) => rt.table_reset_default(*t)?,
         Op::MemberWrite(p, m, a, modify) => rt.member_write(*p, *m, a.clone(), *modify)?,
         Op::MemberDelete(p, m) => rt.member_delete(*p, *m)?,
-        Op::GroupWrite(p, g, ms, modify) => rt.group_write(*p, *g, ms, *modify)?,
-        Op::GroupDelete(p, g) => rt.group_delete(*p, *g)?,
+        Op::GroupWrite(g) => rt.group_write(g.profile, g.group, &g.members, g.modify)?,
+        Op::GroupDelete(p, g, _) => rt.group_delete(*p, *g)?,
         Op::CounterWrite(c, cells) => {
             for &(i, d) in cells {
                 rt.counter_write(*c, i, d)?;
             }
         }
-        Op::DirectCounterWrite(k, d) => rt.direct_counter_write(k.0, &k.1, k.2, *d)?,
+        Op::DirectCounterWrite(k, d) => match d {
+            Some(d) => rt.direct_counter_write(k.0, &k.1, k.2, *d)?,
+            None => {
+                rt.direct_counter_read(k.0, &k.1, k.2)?;
+            }
+        },
         Op::MeterSet(m, cells) => {
             for &(i, cfg, _) in cells {
                 rt.meter_set(*m, i, cfg)?;
@@ -725,10 +1124,17 @@ pub fn apply_batch(
     ops: &[Result<Op, P4Error>],
     atomicity: Atomicity,
 ) -> Vec<Result<(), P4Error>> {
+    // Entries inserted now count as hit now (idle timeout, §9.1.8).
+    let now = dev.now_ns;
+    dev.runtime.set_idle_clock(now);
     if atomicity == Atomicity::ContinueOnError {
         return ops
             .iter()
-            .map(|op| op.clone().and_then(|op| apply_op(dev, &op)))
+            .map(|op| {
+                op.as_ref()
+                    .map_err(Clone::clone)
+                    .and_then(|op| apply_op(dev, op))
+            })
             .collect();
     }
     if let Some(bad) = ops.iter().position(|op| op.is_err()) {
@@ -771,4 +1177,63 @@ pub fn apply_batch(
         undo.push(inv);
     }
     ops.iter().map(|_| Ok(())).collect()
+}
+
+impl Shadow {
+    /// Folds an applied operation into the shadow state.
+    pub fn record(&mut self, op: &Op) {
+        match op {
+            Op::MeterSet(m, cells) => {
+                for &(i, cfg, _) in cells {
+                    match cfg {
+                        Some(c) => self.meters.insert((*m, i), c),
+                        None => self.meters.remove(&(*m, i)),
+                    };
+                }
+            }
+            Op::DirectMeterSet(k, cfg, _) => {
+                match cfg {
+                    Some(c) => self.direct_meters.insert(k.clone(), *c),
+                    None => self.direct_meters.remove(k),
+                };
+            }
+            Op::TableInsert(w) | Op::TableModify(w) => {
+                let key = w.key();
+                if let Some(cfg) = w.meter {
+                    match cfg {
+                        Some(c) => self.direct_meters.insert(key.clone(), c),
+                        None => self.direct_meters.remove(&key),
+                    };
+                }
+                if w.extras.is_default() {
+                    self.entries.remove(&key);
+                } else {
+                    self.entries.insert(key, w.extras);
+                }
+            }
+            Op::TableDelete(d) => {
+                let key = (d.table, d.matches.clone(), d.priority);
+                self.direct_meters.remove(&key);
+                self.entries.remove(&key);
+            }
+            Op::GroupWrite(g) => {
+                if g.max_size == 0 {
+                    self.group_max_size.remove(&(g.profile, g.group));
+                } else {
+                    self.group_max_size.insert((g.profile, g.group), g.max_size);
+                }
+            }
+            Op::GroupDelete(p, g, _) => {
+                self.group_max_size.remove(&(*p, *g));
+            }
+            Op::Pre(p) => self.pre.record(p),
+            Op::DigestSet(d, cfg, _) => {
+                match cfg {
+                    Some(c) => self.digests.insert(*d, *c),
+                    None => self.digests.remove(d),
+                };
+            }
+            _ => {}
+        }
+    }
 }

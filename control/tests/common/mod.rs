@@ -206,7 +206,7 @@ static TABLES: [TableInfo; 5] = [
         const_entries: &[],
         direct_counter: None,
         direct_meter: None,
-        idle_timeout: false,
+        idle_timeout: true,
     },
     TableInfo {
         id: T_ECMP,
@@ -298,6 +298,7 @@ tables {
   action_refs { id: 16777217 }
   action_refs { id: 16777219 }
   size: 16
+  idle_timeout_behavior: NOTIFY_CONTROL
 }
 tables {
   preamble { id: 33554435 name: "MyIngress.ecmp" alias: "ecmp" }
@@ -476,6 +477,25 @@ impl Harness {
     /// The fixture program on a fresh `LocalDevice`.
     pub async fn start() -> Harness {
         Harness::start_on(&PROGRAM, LocalDevice::new(Box::new(Runtime::new(&PROGRAM)))).await
+    }
+
+    /// The fixture program with owned tables writable only by their owner's
+    /// role (`--owned-table-access owner-only`).
+    #[allow(dead_code)]
+    pub async fn start_owner_only() -> Harness {
+        let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
+        let svc = P4RuntimeService::from_program(
+            &PROGRAM,
+            device.clone(),
+            P4RuntimeConfig {
+                device_id: DEVICE,
+                owned_table_access: control::p4rt::roles::OwnedTableAccess::OwnerOnly,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let (addr, _server) = serve(svc).await;
+        Harness { addr, device }
     }
 
     /// `program`'s service over `device`.

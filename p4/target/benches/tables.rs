@@ -1,5 +1,6 @@
 //! Table engine benchmarks: LPM lookup with 10 and 10,000 IPv4 routes
-//! (random /8–/32), exact lookup over 10,000 entries, ternary lookup in a
+//! (random /8–/32), exact lookup over 10,000 entries (also in a table with
+//! idle timeout, where every hit stores the idle clock), ternary lookup in a
 //! 1,000-entry ACL, and insert throughput through `RuntimeApi::table_insert`.
 //!
 //! Lookup keys are addresses precomputed per table, each inside a randomly
@@ -28,6 +29,14 @@ fn leak<T>(v: Vec<T>) -> &'static [T] {
 }
 
 fn table_info(keys: Vec<(u32, MatchKind)>, size: u32) -> &'static TableInfo {
+    table_info_with(keys, size, false)
+}
+
+fn table_info_with(
+    keys: Vec<(u32, MatchKind)>,
+    size: u32,
+    idle_timeout: bool,
+) -> &'static TableInfo {
     let keys = leak(
         keys.into_iter()
             .enumerate()
@@ -55,7 +64,7 @@ fn table_info(keys: Vec<(u32, MatchKind)>, size: u32) -> &'static TableInfo {
         const_entries: &[],
         direct_counter: None,
         direct_meter: None,
-        idle_timeout: false,
+        idle_timeout,
     }))
 }
 
@@ -172,27 +181,37 @@ fn lpm(c: &mut Criterion) {
 }
 
 fn exact(c: &mut Criterion) {
-    let mut rng = Rng::new(2);
-    let info = table_info(vec![(9, MatchKind::Exact), (32, MatchKind::Exact)], 1 << 20);
-    let mut t = Table::with_program(info, program(info));
-    let mut installed = Vec::new();
-    while installed.len() < 10_000 {
-        let k = vec![
-            (rng.next_u64() % 512) as u128,
-            rng.next_u64() as u128 & 0xffff_ffff,
-        ];
-        let matches = k.iter().map(|&v| Some(FieldMatch::Exact(v))).collect();
-        if t.insert(entry(matches, 0, 1)).is_ok() {
-            installed.push(k);
+    for (idle_timeout, name) in [
+        (false, "exact_lookup/10000_entries"),
+        (true, "exact_lookup/10000_entries_idle_timeout"),
+    ] {
+        let mut rng = Rng::new(2);
+        let info = table_info_with(
+            vec![(9, MatchKind::Exact), (32, MatchKind::Exact)],
+            1 << 20,
+            idle_timeout,
+        );
+        let mut t = Table::with_program(info, program(info));
+        let mut installed = Vec::new();
+        while installed.len() < 10_000 {
+            let k = vec![
+                (rng.next_u64() % 512) as u128,
+                rng.next_u64() as u128 & 0xffff_ffff,
+            ];
+            let matches = k.iter().map(|&v| Some(FieldMatch::Exact(v))).collect();
+            if t.insert(entry(matches, 0, 1)).is_ok() {
+                installed.push(k);
+            }
         }
+        t.set_idle_clock(1_000_000);
+        let keys: Vec<[u128; 2]> = (0..KEYS)
+            .map(|_| {
+                let k = &installed[(rng.next_u64() % installed.len() as u64) as usize];
+                [k[0], k[1]]
+            })
+            .collect();
+        bench_lookup(c, name, &mut t, &keys);
     }
-    let keys: Vec<[u128; 2]> = (0..KEYS)
-        .map(|_| {
-            let k = &installed[(rng.next_u64() % installed.len() as u64) as usize];
-            [k[0], k[1]]
-        })
-        .collect();
-    bench_lookup(c, "exact_lookup/10000_entries", &mut t, &keys);
 }
 
 fn ternary(c: &mut Criterion) {

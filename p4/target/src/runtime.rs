@@ -174,6 +174,9 @@ pub enum RuntimeError {
     /// A member or group is still referenced.
     #[error("{0}")]
     InUse(String),
+    /// A group or entry names a member or group that does not exist.
+    #[error("{0}")]
+    MissingRef(String),
 }
 
 /// A parser value set's members: one match list per member.
@@ -329,6 +332,34 @@ pub trait RuntimeApi {
     ) -> Result<(), RuntimeError>;
     /// The members of a parser value set, in the order written.
     fn value_set_members(&self, value_set_id: u32) -> Result<Vec<(u128, u128)>, RuntimeError>;
+
+    /// The entry with these matches and priority.
+    fn table_entry(
+        &self,
+        table_id: u32,
+        matches: &[Option<FieldMatch>],
+        priority: i32,
+    ) -> Result<TableEntry, RuntimeError> {
+        self.table_entries(table_id)?
+            .into_iter()
+            .find(|e| e.matches == matches && e.priority == priority)
+            .ok_or(RuntimeError::NotFound { table: "table" })
+    }
+
+    /// Advances the idle clock of every table with idle timeout to
+    /// `now_ns` (see [`crate::table::Table::set_idle_clock`]).
+    fn set_idle_clock(&mut self, _now_ns: u64) {}
+
+    /// The idle clock at the last hit (or insertion) of an entry of a
+    /// table with idle timeout.
+    fn entry_last_hit(
+        &self,
+        table_id: u32,
+        _matches: &[Option<FieldMatch>],
+        _priority: i32,
+    ) -> Result<u64, RuntimeError> {
+        Err(unknown("idle-timeout table", table_id))
+    }
 }
 
 // ----- construction and per-packet helpers ---------------------------------
@@ -744,6 +775,40 @@ impl RuntimeApi for Runtime {
         }
         r.write(index, value);
         Ok(())
+    }
+
+    fn table_entry(
+        &self,
+        table_id: u32,
+        matches: &[Option<FieldMatch>],
+        priority: i32,
+    ) -> Result<TableEntry, RuntimeError> {
+        let t = &self.tables[self.table_index(table_id)?];
+        let r = t.find(matches, priority)?;
+        t.entry(r)
+            .cloned()
+            .ok_or(RuntimeError::NotFound { table: t.info.name })
+    }
+
+    fn set_idle_clock(&mut self, now_ns: u64) {
+        for t in self.tables.iter_mut().filter(|t| t.info.idle_timeout) {
+            t.set_idle_clock(now_ns);
+        }
+    }
+
+    fn entry_last_hit(
+        &self,
+        table_id: u32,
+        matches: &[Option<FieldMatch>],
+        priority: i32,
+    ) -> Result<u64, RuntimeError> {
+        let t = &self.tables[self.table_index(table_id)?];
+        if !t.info.idle_timeout {
+            return Err(unknown("idle-timeout table", table_id));
+        }
+        let r = t.find(matches, priority)?;
+        t.last_hit(r)
+            .ok_or(RuntimeError::NotFound { table: t.info.name })
     }
 
     fn value_set_members(&self, value_set_id: u32) -> Result<Vec<(u128, u128)>, RuntimeError> {

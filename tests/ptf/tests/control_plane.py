@@ -2,8 +2,9 @@
 
 Unmodified grpcio over the daemon's Unix socket (reference §2.4, pitfall
 11), the P4Info served by GetForwardingPipelineConfig (the names this suite
-relies on), ownership of the fabric tables (P4Runtime writes refused,
-naming the owner), and that a fabric Set is visible in P4Runtime reads.
+relies on), the fabric tables seen from P4Runtime's default role (§5.1:
+writable under the default shared policy; §9.1.6: in wildcard reads), and
+that a fabric Set is visible in P4Runtime reads.
 """
 
 import unittest
@@ -55,17 +56,33 @@ class P4InfoHasSuiteNames(SwitchTest):
         self.assertEqual(names, {"packet_in", "packet_out"})
 
 
-class FabricTablesRefuseP4RuntimeWrites(SwitchTest):
-    """Inserting into dscp_to_priority over P4Runtime is PERMISSION_DENIED and names the fabric owner."""
+class DefaultRoleWritesFabricTables_S5_1_OK(SwitchTest):
+    """§5.1 OK: the default role has full pipeline access, so re-writing a fabric-owned dscp_to_priority entry is not refused (default --owned-table-access shared)."""
 
     def runTest(self):
+        entries = list(sh.TableEntry("dscp_to_priority").read())
+        if entries:
+            entries[0].modify()
+            return
         te = sh.TableEntry("dscp_to_priority")(action="set_priority")
         te.match["dscp"] = "12"
         te.action["priority"] = "5"
-        with self.assertRaises(P4RuntimeWriteException) as cm:
-            te.insert()
-        self.assertIn("PERMISSION_DENIED", str(cm.exception))
-        self.assertIn("fabric", str(cm.exception))
+        te.insert()
+        te.delete()
+
+
+class WildcardReadCoversFabricTables_S9_1_6_OK(SwitchTest):
+    """§9.1.6 OK: a wildcard table read (table_id 0) returns fabric-owned entries too (port_trust after SetPorts)."""
+
+    def runTest(self):
+        self.set_ports(p2=dict(trust=fabric.enum_value("Trust", "TRUST_PCP")))
+        req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
+        req.entities.add().table_entry.table_id = 0
+        tables = set()
+        for rep in sh.client.stub.Read(req):
+            for e in rep.entities:
+                tables.add(e.table_entry.table_id)
+        self.assertIn(sh.TableEntry("port_trust").id, tables)
 
 
 class FabricTrustVisibleInP4Runtime(SwitchTest):

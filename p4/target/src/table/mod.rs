@@ -20,6 +20,12 @@
 //!   (used when the table has a direct meter).
 //! - Const entries from [`TableInfo::const_entries`] are installed by `new`;
 //!   `is_const` refuses writes and `default_is_const` refuses default changes.
+//! - Idle timeout (P4Runtime §9.1.8), for tables with `support_timeout`: a
+//!   hit stores the table's idle clock in the entry (one store next to the
+//!   counter it already touches); the control plane advances that clock
+//!   ([`Table::set_idle_clock`], nanoseconds on its own clock, every scan)
+//!   and reads [`Table::last_hit`]. Insertion counts as a hit. Tables
+//!   without `support_timeout` store nothing.
 //!
 //! Member and group references are checked by the runtime, which owns the
 //! action profiles ([`profile`]).
@@ -140,11 +146,13 @@ struct Slot {
 
 /// What a hit touches, kept apart from [`Slot`] in a dense array so that a
 /// lookup reads one small record: the action (a copy of `Slot::entry.action`,
-/// kept in step by insert and modify) and the direct counter.
+/// kept in step by insert and modify), the direct counter and the idle
+/// clock at the last hit.
 #[derive(Debug)]
 struct Hot {
     action: EntryAction,
     counter: CounterData,
+    last_hit: u64,
 }
 
 type EntryKey = (Box<[Option<FieldMatch>]>, i32);
@@ -165,6 +173,8 @@ pub struct Table {
     next_seq: u64,
     len: usize,
     meter_unit: CounterUnit,
+    /// Stored in an entry when it is hit (idle-timeout tables only).
+    idle_clock: u64,
 }
 
 impl Table {
@@ -201,6 +211,7 @@ impl Table {
             next_seq: 0,
             len: 0,
             meter_unit,
+            idle_clock: 0,
         };
         let needs_priority = validate::needs_priority(info);
         let n = info.const_entries.len();
@@ -269,6 +280,9 @@ impl Table {
             if self.info.direct_counter.is_some() {
                 hot.counter.bytes = hot.counter.bytes.wrapping_add(packet_len as u64);
                 hot.counter.packets = hot.counter.packets.wrapping_add(1);
+            }
+            if self.info.idle_timeout {
+                hot.last_hit = self.idle_clock;
             }
             return Lookup {
                 hit: true,
@@ -364,6 +378,7 @@ impl Table {
         let hot = Hot {
             action: entry.action.clone(),
             counter: CounterData::default(),
+            last_hit: self.idle_clock,
         };
         if self.hot.len() == id as usize {
             self.hot.push(hot);
@@ -549,6 +564,18 @@ impl Table {
         Ok(())
     }
 
+    /// Advances the idle clock to `now_ns` (it never goes back): hits from
+    /// now on record it.
+    pub fn set_idle_clock(&mut self, now_ns: u64) {
+        self.idle_clock = self.idle_clock.max(now_ns);
+    }
+
+    /// The idle clock at the entry's last hit (or its insertion); `None`
+    /// for a stale handle.
+    pub fn last_hit(&self, r: EntryRef) -> Option<u64> {
+        self.slot(r).map(|_| self.hot[r.0 as usize].last_hit)
+    }
+
     /// The direct counter of an entry.
     pub fn direct_counter(&self, r: EntryRef) -> Option<CounterData> {
         self.slot(r).map(|_| self.hot[r.0 as usize].counter)
@@ -655,6 +682,54 @@ mod tests {
             EntryAction::Direct(c) => c.params[0],
             _ => unreachable!(),
         }
+    }
+
+    static EXACT_KEY: [KeyInfo; 1] = [KeyInfo {
+        id: 1,
+        name: "h.x",
+        bitwidth: 8,
+        kind: MatchKind::Exact,
+    }];
+    static IDLE: TableInfo = TableInfo {
+        id: 0x0200_0002,
+        name: "idle",
+        keys: &EXACT_KEY,
+        actions: &[ActionRef {
+            id: 1,
+            scope: ActionScope::TableAndDefault,
+        }],
+        size: 8,
+        implementation: None,
+        default_action: (1, &[0]),
+        default_is_const: false,
+        is_const: false,
+        const_entries: &[],
+        direct_counter: None,
+        direct_meter: None,
+        idle_timeout: true,
+    };
+
+    #[test]
+    fn hits_record_the_idle_clock_and_insertion_counts_as_a_hit() {
+        let mut t = Table::new(&IDLE);
+        t.set_idle_clock(100);
+        let e = TableEntry {
+            matches: vec![Some(FieldMatch::Exact(7))],
+            priority: 0,
+            action: EntryAction::Direct(ActionCall::new(1, &[1])),
+            metadata: vec![],
+        };
+        let r = t.insert(e).unwrap();
+        assert_eq!(t.last_hit(r), Some(100));
+        t.set_idle_clock(250);
+        assert_eq!(t.last_hit(r), Some(100), "no hit, no change");
+        assert!(!t.lookup(&[8], 64).hit);
+        assert_eq!(t.last_hit(r), Some(100), "a miss records nothing");
+        assert!(t.lookup(&[7], 64).hit);
+        assert_eq!(t.last_hit(r), Some(250));
+        t.set_idle_clock(200);
+        assert!(t.lookup(&[7], 64).hit);
+        assert_eq!(t.last_hit(r), Some(250), "the clock never goes back");
     }
 
     #[test]

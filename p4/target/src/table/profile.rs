@@ -6,7 +6,9 @@
 //!   id to `(member id, weight)` pairs. A weight of 0 — what a client that
 //!   leaves the field unset sends — counts as 1.
 //! - References are counted: a member used by a group or a table entry, or a
-//!   group used by an entry, cannot be deleted ([`RuntimeError::InUse`]).
+//!   group used by an entry, cannot be deleted ([`RuntimeError::InUse`]); a
+//!   group or entry naming a member or group that is not there is
+//!   [`RuntimeError::MissingRef`].
 //! - [`ActionProfile::select`] picks `flat[hash % slots]` from a flat array
 //!   in which each member holds a share of slots proportional to its weight:
 //!   O(1), no allocation.
@@ -248,10 +250,10 @@ impl ActionProfile {
         let mut total = 0u64;
         for (i, &(m, w)) in members.iter().enumerate() {
             if !self.members.contains_key(&m) {
-                return Err(RuntimeError::Invalid {
-                    field: format!("members[{i}].member_id"),
-                    reason: format!("no member {m} in {}", self.info.name),
-                });
+                return Err(RuntimeError::MissingRef(format!(
+                    "members[{i}].member_id: no member {m} in {}",
+                    self.info.name
+                )));
             }
             if members[..i].iter().any(|&(o, _)| o == m) {
                 return Err(RuntimeError::Invalid {
@@ -331,15 +333,17 @@ impl ActionProfile {
     pub fn check_ref(&self, action: &EntryAction) -> Result<(), RuntimeError> {
         match *action {
             EntryAction::Member(m) if !self.members.contains_key(&m) => {
-                Err(RuntimeError::Invalid {
-                    field: "action.action_profile_member_id".into(),
-                    reason: format!("no member {m} in {}", self.info.name),
-                })
+                Err(RuntimeError::MissingRef(format!(
+                    "action.action_profile_member_id: no member {m} in {}",
+                    self.info.name
+                )))
             }
-            EntryAction::Group(g) if !self.groups.contains_key(&g) => Err(RuntimeError::Invalid {
-                field: "action.action_profile_group_id".into(),
-                reason: format!("no group {g} in {}", self.info.name),
-            }),
+            EntryAction::Group(g) if !self.groups.contains_key(&g) => {
+                Err(RuntimeError::MissingRef(format!(
+                    "action.action_profile_group_id: no group {g} in {}",
+                    self.info.name
+                )))
+            }
             _ => Ok(()),
         }
     }
@@ -457,7 +461,8 @@ mod tests {
         p.write_group(10, &[(1, 1), (2, 1)], false).unwrap();
         let err = p.write_group(10, &[(1, 1), (9, 1)], true).unwrap_err();
         assert!(
-            matches!(err, RuntimeError::Invalid { ref field, .. } if field == "members[1].member_id")
+            matches!(err, RuntimeError::MissingRef(ref m) if m.starts_with("members[1].member_id")),
+            "{err}"
         );
         assert!(p.write_group(10, &[(1, 1), (1, 1)], true).is_err());
         assert!(
