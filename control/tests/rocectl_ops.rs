@@ -116,36 +116,50 @@ fn headroom_prints_the_e4_reference_numbers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_follows_the_event_stream() {
-    let (addr, events) = fabric_server(Arc::new(MemoryBackend::default())).await;
-    let child = Command::new(env!("CARGO_BIN_EXE_rocectl"))
-        .args(["--addr", &addr, "watch", "--count", "2"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let waiter = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap());
-    // The subscriber may not be listening yet: keep sending until it has two.
-    let mut sent = 0u64;
-    while !waiter.is_finished() && sent < 400 {
-        sent += 1;
-        let _ = events.send(pb::Event {
-            timestamp_ns: sent,
-            kind: Some(pb::event::Kind::Storm(pb::WatchdogStorm {
-                port: 4,
-                priority: 3,
-            })),
-        });
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    let out = waiter.await.unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 2, "{text}");
-    for l in lines {
-        assert!(
-            l.contains("Storm") && l.contains("port: 4") && l.contains("priority: 3"),
-            "{l}"
-        );
+    for json in [false, true] {
+        let (addr, events) = fabric_server(Arc::new(MemoryBackend::default())).await;
+        let mut args = vec!["--addr", &addr, "watch", "--count", "2"];
+        if json {
+            args.push("--json");
+        }
+        let child = Command::new(env!("CARGO_BIN_EXE_rocectl"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let waiter = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap());
+        // The subscriber may not be listening yet: keep sending until it has two.
+        let mut sent = 0u64;
+        while !waiter.is_finished() && sent < 400 {
+            sent += 1;
+            let _ = events.send(pb::Event {
+                timestamp_ns: sent,
+                kind: Some(pb::event::Kind::Storm(pb::WatchdogStorm {
+                    port: 4,
+                    priority: 3,
+                })),
+            });
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        let out = waiter.await.unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        for l in lines {
+            if json {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                assert_eq!(v["kind"], "watchdog_storm", "{l}");
+                assert_eq!(
+                    (v["port"].as_u64(), v["priority"].as_u64()),
+                    (Some(4), Some(3))
+                );
+            } else {
+                assert!(l.contains("watchdog storm: port 4 priority 3"), "{l}");
+                // For people: no Rust debug formatting.
+                assert!(!l.contains("Some(") && !l.contains("{ "), "{l}");
+            }
+        }
     }
 }
 

@@ -83,6 +83,9 @@ enum Cmd {
         /// Stop after this many events.
         #[arg(long)]
         count: Option<usize>,
+        /// One JSON object per event instead of a sentence.
+        #[arg(long)]
+        json: bool,
     },
     /// Live view of ports x priorities: queue depth, PFC, paused, ECN marks, drops.
     Top {
@@ -427,6 +430,7 @@ fn dcbx_json(p: &pb::DcbxPortStatus) -> serde_json::Value {
 async fn follow_events(
     channel: tonic::transport::Channel,
     count: Option<usize>,
+    json: bool,
 ) -> Result<(), Failure> {
     let mut c = proto::roceswitch::fabric::v1::fabric_qos_client::FabricQosClient::new(channel);
     let mut stream = c
@@ -438,10 +442,78 @@ async fn follow_events(
         let Some(ev) = stream.message().await? else {
             break;
         };
-        println!("{} {:?}", ev.timestamp_ns, ev.kind);
+        if json {
+            println!("{}", event_json(&ev));
+        } else {
+            println!("{}", event_line(&ev));
+        }
         seen += 1;
     }
     Ok(())
+}
+
+/// `12:03:45.123 watchdog storm: port 4 priority 3` (UTC time of day).
+fn event_line(ev: &pb::Event) -> String {
+    use pb::event::Kind;
+    let what = match &ev.kind {
+        Some(Kind::ConfigApplied(c)) => {
+            format!(
+                "config applied: {} (generation {})",
+                c.section, c.generation
+            )
+        }
+        Some(Kind::Storm(s)) => format!(
+            "watchdog storm: port {} priority {} (paused past the detection time)",
+            s.port, s.priority
+        ),
+        Some(Kind::Restore(r)) => {
+            format!("watchdog restored: port {} priority {}", r.port, r.priority)
+        }
+        Some(Kind::DcbxMismatch(d)) if d.mismatch == "none" => {
+            format!("dcbx: port {} agrees with its neighbour again", d.port)
+        }
+        Some(Kind::DcbxMismatch(d)) => {
+            format!("dcbx mismatch: port {} differs in {}", d.port, d.mismatch)
+        }
+        None => "event of a kind this rocectl does not know".into(),
+    };
+    let ms_of_day = (ev.timestamp_ns / 1_000_000) % 86_400_000;
+    format!(
+        "{:02}:{:02}:{:02}.{:03} {what}",
+        ms_of_day / 3_600_000,
+        ms_of_day / 60_000 % 60,
+        ms_of_day / 1000 % 60,
+        ms_of_day % 1000
+    )
+}
+
+/// The event as one JSON object: `timestamp_ns`, `kind` and the kind's fields.
+fn event_json(ev: &pb::Event) -> serde_json::Value {
+    use pb::event::Kind;
+    let (kind, fields) = match &ev.kind {
+        Some(Kind::ConfigApplied(c)) => (
+            "config_applied",
+            serde_json::json!({"generation": c.generation, "section": c.section}),
+        ),
+        Some(Kind::Storm(s)) => (
+            "watchdog_storm",
+            serde_json::json!({"port": s.port, "priority": s.priority}),
+        ),
+        Some(Kind::Restore(r)) => (
+            "watchdog_restore",
+            serde_json::json!({"port": r.port, "priority": r.priority}),
+        ),
+        Some(Kind::DcbxMismatch(d)) => (
+            "dcbx_mismatch",
+            serde_json::json!({"port": d.port, "mismatch": d.mismatch}),
+        ),
+        None => ("unknown", serde_json::json!({})),
+    };
+    let mut v = serde_json::json!({"timestamp_ns": ev.timestamp_ns, "kind": kind});
+    if let (Some(obj), serde_json::Value::Object(extra)) = (v.as_object_mut(), fields) {
+        obj.extend(extra);
+    }
+    v
 }
 
 /// One `top` frame. `prev` is the previous sample taken `dt_s` seconds
@@ -556,6 +628,9 @@ enum FabricCmd {
         /// Stop after this many events.
         #[arg(long)]
         count: Option<usize>,
+        /// One JSON object per event instead of a sentence.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -733,7 +808,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                         );
                     }
                 }
-                FabricCmd::Events { count } => follow_events(channel, count).await?,
+                FabricCmd::Events { count, json } => follow_events(channel, count, json).await?,
             }
         }
         Cmd::P4rt { cmd } => {
@@ -780,7 +855,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             set,
             system_name,
         } => dcbx(channel, json, set.as_deref(), system_name).await?,
-        Cmd::Watch { count } => follow_events(channel, count).await?,
+        Cmd::Watch { count, json } => follow_events(channel, count, json).await?,
         Cmd::Top {
             interval,
             once,
