@@ -375,3 +375,21 @@ async fn s16_3_ok_idle_timeout_notification_reaches_the_primary_and_reads_report
     lpm.idle_timeout_ns = 1;
     assert_eq!(code_of(&mut c, insert(lpm)).await, Code::InvalidArgument);
 }
+
+/// A controller that arbitrates for another device (a tutorial's device 0
+/// against roceswitch's 1) is told NOT_FOUND, and the message names the
+/// device this switch is, so the fix (`--device-id`) is obvious.
+#[tokio::test]
+async fn s5_3_not_found_arbitration_for_another_device_names_this_one() {
+    let h = Harness::start().await;
+    let (_c, first) = open_stream(&h, DEVICE + 41, Some(7)).await;
+    let status = first.expect_err("arbitration for another device must fail");
+    assert_eq!(status.code(), Code::NotFound);
+    assert!(
+        status
+            .message()
+            .contains(&format!("this switch is device {DEVICE}")),
+        "{}",
+        status.message()
+    );
+}

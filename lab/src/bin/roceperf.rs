@@ -72,6 +72,11 @@ enum Cmd {
         /// give each client sharing a server its own range.
         #[arg(long, default_value_t = 0)]
         first_qp: u32,
+        /// Retransmission timeout exponent, as perftest's `--qp-timeout`
+        /// and ibv_modify_qp: 4.096 µs × 2^N (14: 67 ms); 0 waits forever
+        /// (for a client whose peer never answers).
+        #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u8).range(0..=31))]
+        qp_timeout: u8,
     },
 }
 
@@ -156,6 +161,7 @@ fn main() -> Result<()> {
             messages,
             no_dcqcn,
             first_qp,
+            qp_timeout,
         } => {
             if qps == 0 || first_qp.saturating_add(qps) > MAX_QPS {
                 bail!("--first-qp + --qps must be 1..={MAX_QPS}");
@@ -167,6 +173,7 @@ fn main() -> Result<()> {
                 message_bytes: size,
                 messages,
                 first_qp,
+                qp_timeout,
             };
             (
                 common,

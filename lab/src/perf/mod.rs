@@ -83,6 +83,8 @@ pub enum Role {
         /// several clients can share one server (`first_qp + qps` at most
         /// [`MAX_QPS`]).
         first_qp: u32,
+        /// Retransmission timeout exponent (4.096 µs × 2^N; 0 = never).
+        qp_timeout: u8,
     },
     /// Receive WRITEs, answer CE marks with CNPs.
     Server,
@@ -144,6 +146,7 @@ impl<P: Port> Agent<P> {
             message_bytes,
             messages,
             first_qp,
+            qp_timeout,
         } = &role
         {
             if *qps == 0 || first_qp.saturating_add(*qps) > MAX_QPS {
@@ -164,6 +167,7 @@ impl<P: Port> Agent<P> {
                     messages: *messages,
                     initial_psn: INITIAL_PSN,
                     expected_psn: INITIAL_PSN,
+                    timeout: *qp_timeout,
                     ..QpConfig::default()
                 })?;
             }

@@ -30,6 +30,7 @@ fn client_role(qps: u32, messages: Option<u64>) -> Role {
         message_bytes: 4096,
         messages,
         first_qp: 0,
+        qp_timeout: 14,
     }
 }
 
