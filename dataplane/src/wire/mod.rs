@@ -1,10 +1,8 @@
 //! Wire formats, smoltcp style: zero-copy views over byte buffers plus small
-//! owned `Repr`s with `parse`/`emit`/`buffer_len`. One file per header
-//! family; whole RoCE frames are built where they are sent
-//! ([`crate::rnic::frame`]).
+//! owned `Repr`s with `parse`/`emit`/`buffer_len`.
 
 pub mod ethernet;
-pub mod ib;
 pub mod ip;
 pub mod lldp;
 pub mod pfc;
+pub mod roce;
