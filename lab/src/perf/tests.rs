@@ -143,16 +143,26 @@ fn ce_marked_data_makes_the_server_send_cnps_and_the_client_slow_down() {
     });
     let relay = std::thread::spawn(move || {
         let mut bufs = FrameBuf::batch(64);
+        // Relays until stopped or until an end goes away (an agent that
+        // finished first may drop its port before `stop` is set).
         while !s2.load(Ordering::Relaxed) {
-            let n = mid_c.recv_batch(&mut bufs).unwrap();
+            let Ok(n) = mid_c.recv_batch(&mut bufs) else {
+                break;
+            };
             for b in &mut bufs[..n] {
                 let f = b.frame_mut();
                 let mut ip = dataplane::wire::ip::Ipv4Packet::new_unchecked(&mut f[14..]);
                 ip.mark_ce();
             }
-            mid_s.send_batch(&bufs[..n]).unwrap();
-            let n = mid_s.recv_batch(&mut bufs).unwrap();
-            mid_c.send_batch(&bufs[..n]).unwrap();
+            let Ok(n) = mid_s
+                .send_batch(&bufs[..n])
+                .and_then(|_| mid_s.recv_batch(&mut bufs))
+            else {
+                break;
+            };
+            if mid_c.send_batch(&bufs[..n]).is_err() {
+                break;
+            }
             if n == 0 {
                 std::thread::sleep(Duration::from_micros(200));
             }
