@@ -11,11 +11,9 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 
-use crate::fabric::setups;
+use crate::fabric::{SwitchSetup, setups};
 use crate::labctl::{self, state::LabState, state::StateStore};
-use crate::scenario::live::{
-    SWITCH_START, find_binary, find_roceswitch, sock_path, switch_command,
-};
+use crate::scenario::live::{SWITCH_START, find_roceswitch, sock_path, switch_command};
 use crate::scenario::switchctl::SwitchCtl;
 use crate::topo::Topology;
 
@@ -27,21 +25,16 @@ pub fn up(
     stop: &AtomicBool,
 ) -> Result<LabState> {
     topo.validate()?;
-    let mut staged = topo.clone();
-    let commands = staged.switches.iter_mut().map(|s| &mut s.command);
-    for cmd in commands.chain(staged.hosts.iter_mut().map(|h| &mut h.command)) {
-        if let Some(argv) = cmd.take() {
-            *cmd = Some(own_tool(argv));
-        }
-    }
     if !topo.switches.iter().any(|s| s.roceswitch) {
-        return labctl::up(&staged, file, store, stop);
+        return labctl::up(topo, file, store, stop);
     }
+    // setups() also checks that every roceswitch port is pN, without gaps.
     let plans = setups(topo)?;
     let bin = find_roceswitch()?;
+    let mut staged = topo.clone();
     for s in staged.switches.iter_mut().filter(|s| s.roceswitch) {
-        let ports = staged_ports(topo, &s.name)?;
-        let speed = ports.iter().map(|&(_, bps)| bps).max().unwrap_or(0);
+        let ports = &plan(&plans, &s.name)?.fabric.ports;
+        let speed = ports.iter().map(|p| p.speed_bps).max().unwrap_or(0);
         s.command = Some(switch_command(
             &bin,
             ports.len(),
@@ -58,10 +51,7 @@ pub fn up(
     let mut st = labctl::up(&staged, file, store, stop)?;
     let programmed = (|| -> Result<()> {
         for s in topo.switches.iter().filter(|s| s.roceswitch) {
-            let setup = plans
-                .iter()
-                .find(|p| p.name == s.name)
-                .with_context(|| format!("switch {}: no setup", s.name))?;
+            let setup = plan(&plans, &s.name)?;
             let addr = format!("unix:{}", sock_path(store, &topo.name, &s.name).display());
             SwitchCtl::connect(&addr, SWITCH_START, stop)
                 .and_then(|mut c| c.apply(setup))
@@ -72,23 +62,9 @@ pub fn up(
             let argv = staged.expand(node, argv);
             let child =
                 labctl::spawn_recorded(&mut st, store, node, &topo.netns(node), argv, node)?;
-            started.push((node, child));
+            started.push((node.clone(), child));
         }
-        // A command that dies at once (bad binary, bad flags) fails the lab,
-        // as in labctl::up.
-        std::thread::sleep(labctl::START_CHECK);
-        for (node, child) in &mut started {
-            if let Some(status) = child.try_wait()?
-                && !status.success()
-            {
-                let log = store.log_dir(&topo.name).join(format!("{node}.log"));
-                anyhow::bail!(
-                    "host {node}: command exited at once ({status}): {}",
-                    labctl::log_tail(&log)
-                );
-            }
-        }
-        Ok(())
+        labctl::check_started(&st, &mut started, stop)
     })();
     match programmed {
         Ok(()) => Ok(st),
@@ -104,36 +80,10 @@ pub fn up(
     }
 }
 
-/// `argv` with a bare `roceperf` or `roceswitch` resolved to the binary
-/// next to rocelab (then PATH), so a lab runs from a build tree as is.
-fn own_tool(mut argv: Vec<String>) -> Vec<String> {
-    if let Some(first) = argv.first_mut()
-        && matches!(first.as_str(), "roceperf" | "roceswitch")
-        && let Ok(exe) = std::env::current_exe()
-        && let Some(found) = find_binary(first, &exe)
-    {
-        *first = found.display().to_string();
-    }
-    argv
-}
-
-/// The `pN` ports of switch `node` with their link speeds, numbered 0..N
-/// without gaps (what roceswitch's `--port` list needs).
-fn staged_ports(topo: &Topology, node: &str) -> Result<Vec<(u16, u64)>> {
-    let mut ports = Vec::new();
-    for (iface, speed) in topo.ports_of(node) {
-        let n = crate::fabric::switch_port(&iface).with_context(|| {
-            format!("switch {node}: interface {iface} must be named pN to be a roceswitch port")
-        })?;
-        ports.push((n, speed));
-    }
-    ports.sort_unstable();
-    for (i, &(n, _)) in ports.iter().enumerate() {
-        anyhow::ensure!(
-            usize::from(n) == i,
-            "switch {node}: ports must be p0..p{} without gaps (p{i} missing)",
-            ports.len() - 1
-        );
-    }
-    Ok(ports)
+/// The setup of switch `name`.
+fn plan<'a>(plans: &'a [SwitchSetup], name: &str) -> Result<&'a SwitchSetup> {
+    plans
+        .iter()
+        .find(|p| p.name == name)
+        .with_context(|| format!("switch {name}: no setup"))
 }

@@ -210,11 +210,23 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
         store.save(st)?;
         children.push((node.clone(), child));
     }
-    // A command that dies at once (bad binary, bad flags) fails the lab.
+    check_started(st, &mut children, stop)?;
+    st.complete = true;
+    store.save(st)?;
+    Ok(())
+}
+
+/// Fails if a command of `children` (recorded in `st`) dies within
+/// [`START_CHECK`] of its start: a bad binary or bad flags fail the lab.
+pub fn check_started(
+    st: &LabState,
+    children: &mut [(String, std::process::Child)],
+    stop: &AtomicBool,
+) -> Result<()> {
     let deadline = Instant::now() + START_CHECK;
     while Instant::now() < deadline {
         check_stop(stop)?;
-        for (node, child) in &mut children {
+        for (node, child) in children.iter_mut() {
             if let Some(status) = child.try_wait().context("waiting for a child")?
                 && !status.success()
             {
@@ -225,8 +237,6 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    st.complete = true;
-    store.save(st)?;
     Ok(())
 }
 
