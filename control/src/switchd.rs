@@ -216,22 +216,10 @@ fn interface_exists(name: &str) -> bool {
     unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
 }
 
-/// `10G`, `25g`, `400M`, `1000000000` → bits per second.
+/// `10G`, `25g`, `400M`, `1000000000` → bits per second, with the one
+/// parser every binary uses ([`dataplane::units::parse_rate_bps`]).
 pub fn parse_speed(s: &str) -> Result<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last() {
-        Some('G' | 'g') => (&s[..s.len() - 1], 1_000_000_000u64),
-        Some('M' | 'm') => (&s[..s.len() - 1], 1_000_000),
-        Some('K' | 'k') => (&s[..s.len() - 1], 1_000),
-        _ => (s, 1),
-    };
-    let v: f64 = num
-        .parse()
-        .with_context(|| format!("bad speed {s:?} (try 10G, 25G, 100G)"))?;
-    if v.is_nan() || v <= 0.0 {
-        bail!("speed {s:?} must be positive");
-    }
-    Ok((v * mult as f64) as u64)
+    dataplane::units::parse_rate_bps(s).with_context(|| "bad speed (try 10G, 25G, 100G)")
 }
 
 /// What a switch binary assumes when neither flag nor file says.

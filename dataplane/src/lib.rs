@@ -25,5 +25,6 @@ pub mod stf;
 pub mod switch;
 pub mod time;
 pub mod tm;
+pub mod units;
 pub mod watchdog;
 pub mod wire;

@@ -27,4 +27,6 @@ pub use dataplane::port;
 pub mod scenario;
 pub mod signal;
 pub mod topo;
-pub mod units;
+/// The units parser/printer lives with the switch core so the daemon and
+/// `rocectl` read `--speed` exactly as the lab does.
+pub use dataplane::units;

@@ -2,7 +2,8 @@
 //! reports: MAC addresses (`02:00:00:00:00:01`), rates with an SI suffix
 //! (`100G`, `250M`, `10k`, plain bit/s) parsed to bit/s, and byte counts
 //! and durations printed for people (`12.3 KB`, `26.6 ms`; reports' JSON
-//! keeps the exact numbers).
+//! keeps the exact numbers). One parser for every `--speed` the project's
+//! binaries take (`roceswitch`, `rocectl headroom`, `rocelab`, `roceperf`).
 
 /// Errors of [`parse_mac`] and [`parse_rate_bps`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
