@@ -110,6 +110,23 @@ fn bad_port_lists_are_refused_with_one_line_each() {
 }
 
 /// True if we may create namespaces; otherwise prints why the test is skipped.
+#[test]
+fn a_closed_pipe_ends_rocectl_like_any_unix_tool() {
+    use std::os::unix::process::ExitStatusExt;
+    // `rocectl ... | head`: the reader is gone before rocectl prints.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rocectl"))
+        .args(["headroom", "--ports", "64", "--speed", "100G"])
+        .env_remove("RUST_BACKTRACE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running rocectl");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("rocectl ends");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+    assert_eq!(stderr(&out), "", "no panic message, no error line");
+}
+
 fn root_or_skip(test: &str) -> bool {
     // SAFETY: geteuid has no preconditions.
     let euid = unsafe { libc::geteuid() };

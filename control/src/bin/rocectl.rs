@@ -145,7 +145,7 @@ struct EntryArgs {
 
 #[derive(clap::Args, Debug)]
 struct HeadroomArgs {
-    /// Port speed: `100G`, `25G`, `400G`, `100M` or Mb/s as a number.
+    /// Port speed: `100G`, `25G`, `400G`, `100M` (a bare number is bit/s).
     #[arg(long, default_value = "100G")]
     speed: String,
     /// Cable length: `100m`, `5m`, `2km` or metres as a number.
@@ -183,20 +183,19 @@ struct HeadroomArgs {
     small_packet_percentage: u8,
 }
 
-/// Mb/s from `100G`, `25g`, `100M` or a bare number of Mb/s.
+/// Mb/s from `100G`, `25g`, `100M` (the one rate parser,
+/// [`dataplane::units::parse_rate_bps`]); whole Mb/s, as the calculator
+/// takes them.
 fn parse_speed_mbps(text: &str) -> Result<u64, Failure> {
-    let t = text.trim();
-    let (digits, scale) = match t.char_indices().last() {
-        Some((i, 'G' | 'g')) => (&t[..i], 1000),
-        Some((i, 'M' | 'm')) => (&t[..i], 1),
-        _ => (t, 1),
-    };
-    digits
-        .parse::<u64>()
+    dataplane::units::parse_rate_bps(text)
         .ok()
-        .and_then(|v| v.checked_mul(scale))
-        .filter(|&v| v > 0)
-        .ok_or_else(|| Failure::Input(format!("--speed: bad speed {text:?} (e.g. 100G)")))
+        .map(|bps| bps / 1_000_000)
+        .filter(|&mbps| mbps > 0)
+        .ok_or_else(|| {
+            Failure::Input(format!(
+                "--speed: bad speed {text:?} (e.g. 100G, 25G, 100M)"
+            ))
+        })
 }
 
 /// Metres from `100m`, `2km` or a bare number of metres.
@@ -869,6 +868,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    cli_common::restore_pipe_manners();
+    cli_common::handle_doc_flags::<Cli>();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)

@@ -13,6 +13,7 @@ use clap::Parser;
 
 #[derive(Parser, Debug)]
 #[command(
+    name = "roceswitch",
     version,
     about = "RoCEv2 lossless-Ethernet software switch: roce_switch.p4 + traffic manager + P4Runtime"
 )]
@@ -22,6 +23,7 @@ struct Cli {
 }
 
 fn main() -> anyhow::Result<()> {
+    cli_common::handle_doc_flags::<Cli>();
     let cli = Cli::parse();
     control::switchd::main(cli.switch, dataplane::roce::Program::new())
 }

@@ -98,6 +98,8 @@ enum Cmd {
 }
 
 fn main() -> Result<()> {
+    cli_common::restore_pipe_manners();
+    cli_common::handle_doc_flags::<Cli>();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),

@@ -69,6 +69,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    cli_common::restore_pipe_manners();
+    cli_common::handle_doc_flags::<Cli>();
     let cli = Cli::parse();
     match cli.command {
         Command::Compile {
