@@ -45,8 +45,12 @@ impl Drop for Installed {
             let _ = d.kill();
             let _ = d.wait();
         }
-        let _ = Command::new("ip").args(["netns", "del", &self.netns]).output();
-        let _ = Command::new("dpkg").args(["--purge", "roceswitch"]).output();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.netns])
+            .output();
+        let _ = Command::new("dpkg")
+            .args(["--purge", "roceswitch"])
+            .output();
         let _ = std::fs::remove_dir_all("/var/lib/roceswitch");
         let _ = std::fs::remove_dir_all("/run/roceswitch");
     }
@@ -73,7 +77,10 @@ fn the_debian_package_installs_a_unit_that_starts_a_serving_daemon() {
         profile_dir.join("rocelab").exists() && profile_dir.join("p4-to-rust").exists(),
         "the package holds every binary: `cargo build --workspace` first (tests/run does)"
     );
-    let status = Command::new("dpkg").args(["-s", "roceswitch"]).output().expect("dpkg");
+    let status = Command::new("dpkg")
+        .args(["-s", "roceswitch"])
+        .output()
+        .expect("dpkg");
     assert!(
         !status.status.success(),
         "a roceswitch package is already installed here; this test will not replace it"
@@ -116,9 +123,18 @@ fn the_debian_package_installs_a_unit_that_starts_a_serving_daemon() {
     );
 
     // The unit as systemd reads it (man: references resolve when man exists).
-    let has_man = Command::new("sh").args(["-c", "command -v man"]).output().unwrap().status.success();
+    let has_man = Command::new("sh")
+        .args(["-c", "command -v man"])
+        .output()
+        .unwrap()
+        .status
+        .success();
     let verify = Command::new("systemd-analyze")
-        .args(["verify", if has_man { "--man=yes" } else { "--man=no" }, UNIT])
+        .args([
+            "verify",
+            if has_man { "--man=yes" } else { "--man=no" },
+            UNIT,
+        ])
         .output()
         .expect("systemd-analyze (systemd package)");
     assert!(
@@ -160,11 +176,19 @@ fn the_debian_package_installs_a_unit_that_starts_a_serving_daemon() {
 
     // rocectl finds it through the profile script, with nothing else set.
     let get = run(Command::new("sh")
-        .args(["-c", ". /etc/profile.d/roceswitch.sh && exec /usr/bin/rocectl fabric get"])
+        .args([
+            "-c",
+            ". /etc/profile.d/roceswitch.sh && exec /usr/bin/rocectl fabric get",
+        ])
         .env_remove(control::serve::ADDR_ENV));
-    let config: serde_json::Value = serde_json::from_slice(&get.stdout).expect("fabric get prints JSON");
+    let config: serde_json::Value =
+        serde_json::from_slice(&get.stdout).expect("fabric get prints JSON");
     let ports = config["ports"].as_array().expect("ports");
-    assert_eq!(ports.len(), 2, "the two ports of /etc/roceswitch/roceswitch.toml: {config}");
+    assert_eq!(
+        ports.len(),
+        2,
+        "the two ports of /etc/roceswitch/roceswitch.toml: {config}"
+    );
 
     // A service stop (SIGTERM) removes the socket.
     let daemon = lab.daemon.take().unwrap();
@@ -175,6 +199,12 @@ fn the_debian_package_installs_a_unit_that_starts_a_serving_daemon() {
     wait_for("the socket removed on stop", || !Path::new(SOCKET).exists());
 
     drop(lab);
-    assert!(!Path::new("/usr/bin/roceswitch").exists(), "dpkg --purge removed the package");
-    assert!(!Path::new("/etc/roceswitch").exists(), "and its configuration");
+    assert!(
+        !Path::new("/usr/bin/roceswitch").exists(),
+        "dpkg --purge removed the package"
+    );
+    assert!(
+        !Path::new("/etc/roceswitch").exists(),
+        "and its configuration"
+    );
 }

@@ -13,9 +13,12 @@ use anyhow::{Context, Result};
 
 use crate::fabric::{SwitchSetup, setups};
 use crate::labctl::{self, state::LabState, state::StateStore};
-use crate::scenario::live::{SWITCH_START, find_roceswitch, sock_path, switch_command};
+use crate::scenario::live::{
+    SWITCH_START, find_roceswitch, lab_headroom_bytes, sock_path, switch_command,
+};
 use crate::scenario::switchctl::SwitchCtl;
 use crate::topo::Topology;
+use crate::units::parse_rate_bps;
 
 /// Brings `topo` up (see the module doc); `file` is recorded in the state.
 pub fn up(
@@ -28,6 +31,7 @@ pub fn up(
     if !topo.switches.iter().any(|s| s.roceswitch) {
         return labctl::up(topo, file, store, stop);
     }
+    let topo = &with_lab_headroom(topo)?;
     // setups() also checks that every roceswitch port is pN, without gaps.
     let plans = setups(topo)?;
     let bin = find_roceswitch()?;
@@ -81,6 +85,28 @@ pub fn up(
 }
 
 /// The setup of switch `name`.
+/// `topo` with the lab's PFC headroom when its `[qos]` gives none. The
+/// calculator sizes headroom for a hardware peer that stops within
+/// 802.1Qbb's response time; a namespace lab's peers are user-space agents
+/// and daemons behind veths, which keep sending far longer after XOFF
+/// ([`lab_headroom_bytes`], the size `rocelab run` uses too). Without it a
+/// lossless priority of `lossy-lossless.toml` or the walkthrough dropped
+/// thousands of frames while pausing.
+fn with_lab_headroom(topo: &Topology) -> Result<Topology> {
+    let mut topo = topo.clone();
+    if topo.qos.headroom_bytes.is_none() {
+        let mut fastest = 0;
+        for link in &topo.links {
+            fastest = fastest.max(
+                parse_rate_bps(&link.speed)
+                    .with_context(|| format!("link {}-{} speed", link.a, link.b))?,
+            );
+        }
+        topo.qos.headroom_bytes = Some(lab_headroom_bytes(fastest));
+    }
+    Ok(topo)
+}
+
 fn plan<'a>(plans: &'a [SwitchSetup], name: &str) -> Result<&'a SwitchSetup> {
     plans
         .iter()
