@@ -126,6 +126,10 @@ struct FilePort {
 /// Niceness of control-plane threads relative to the dataplane thread.
 const CONTROL_PLANE_NICE: libc::c_int = 5;
 
+/// Finished packet traces waiting for `rocectl trace`; more are dropped
+/// (and counted in each reply) rather than slowing the dataplane.
+const TRACE_QUEUE: usize = 4096;
+
 /// Lowers the calling thread's scheduling priority (Linux nice values are
 /// per thread) to [`CONTROL_PLANE_NICE`]; failure only costs fairness.
 fn yield_to_dataplane() {
@@ -356,12 +360,15 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
             let _ = digests.send(digest);
         })),
     };
+    // Finished packet traces leave the dataplane thread through a bounded
+    // queue (dropped and counted when full) towards the fabric service.
+    let (trace_tap, trace_sink) = crate::fabric::TraceTap::new(TRACE_QUEUE);
     let stop = Arc::new(AtomicBool::new(false));
     let dataplane = {
         let stop = stop.clone();
         std::thread::Builder::new().name("dataplane".into()).spawn(
             move || -> Result<Switch<P>> {
-                let mut driver = Driver::new(switch, opened, io);
+                let mut driver = Driver::new(switch, opened, io).with_trace_sink(trace_sink);
                 driver.run(&stop).context("dataplane")?;
                 tracing::info!(stats = ?driver.stats(), "dataplane stopped");
                 Ok(driver.into_switch())
@@ -382,11 +389,10 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
     let served = runtime.block_on(async {
         let device = Arc::new(SwitchDevice::new(cmd_tx.clone(), pin_tx).with_digests(digest_tx));
         let submit = cmd_tx.clone();
-        let tm: Arc<dyn FabricBackend> = Arc::new(SwitchBackend::new(
-            Box::new(move |cmd| submit.send(cmd).is_ok()),
-            info,
-            base_tm,
-        ));
+        let tm: Arc<dyn FabricBackend> = Arc::new(
+            SwitchBackend::new(Box::new(move |cmd| submit.send(cmd).is_ok()), info, base_tm)
+                .with_trace_tap(trace_tap),
+        );
         let opts = DaemonOptions {
             listen: listen.clone(),
             device_id,

@@ -87,6 +87,29 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Packet traces: each selected packet's parser states, tables,
+    /// traffic-manager decisions (PG, buffer, queue, pause, ECN) and what
+    /// left, one indented block per packet (docs/trace.md).
+    Trace {
+        /// Only packets arriving on this port.
+        #[arg(long)]
+        port: Option<u32>,
+        /// Header-field match, e.g. 'udp.dst_port == 4791 && bth.opcode == 0x0a'.
+        #[arg(long, value_name = "EXPR")]
+        filter: Option<String>,
+        /// Trace one in N of the packets that pass --port and --filter.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        sample: u32,
+        /// Stop after this many traces (default 10 unless --duration is given).
+        #[arg(long)]
+        count: Option<u64>,
+        /// Stop after this many seconds.
+        #[arg(long, value_name = "SECS")]
+        duration: Option<f64>,
+        /// One JSON object per trace (JSON lines) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Live view of ports x priorities: queue depth, PFC, paused, ECN marks, drops.
     Top {
         /// Seconds between frames.
@@ -447,6 +470,67 @@ async fn follow_events(
             println!("{}", event_line(&ev));
         }
         seen += 1;
+    }
+    Ok(())
+}
+
+/// The fabric `Trace` request for `rocectl trace`'s options (the filter is
+/// checked here first, so a typo is reported before anything is sent).
+fn trace_request(
+    port: Option<u32>,
+    filter: Option<String>,
+    sample: u32,
+    count: Option<u64>,
+    duration: Option<f64>,
+) -> Result<pb::TraceRequest, Failure> {
+    if let Some(f) = &filter {
+        f.parse::<p4_target::trace::FieldFilter>()
+            .map_err(|e| Failure::Input(format!("--filter: {e}")))?;
+    }
+    let duration_ms = match duration {
+        Some(d) if d.is_finite() && d > 0.0 => (d * 1000.0).ceil() as u64,
+        Some(_) => {
+            return Err(Failure::Input(
+                "--duration: a positive number of seconds".into(),
+            ));
+        }
+        None => 0,
+    };
+    Ok(pb::TraceRequest {
+        ingress_port: port,
+        filter: filter.unwrap_or_default(),
+        sample_one_in: sample.max(1),
+        count: count.unwrap_or(if duration.is_some() { 0 } else { 10 }),
+        duration_ms,
+    })
+}
+
+/// Prints the switch's packet traces as they arrive.
+async fn follow_traces(
+    channel: tonic::transport::Channel,
+    request: pb::TraceRequest,
+    json: bool,
+) -> Result<(), Failure> {
+    let mut c = proto::roceswitch::fabric::v1::fabric_qos_client::FabricQosClient::new(channel);
+    let mut stream = c.trace(request).await?.into_inner();
+    let mut dropped = 0;
+    while let Some(reply) = stream.message().await? {
+        dropped = reply.dropped;
+        if json {
+            println!("{}", reply.json);
+        } else {
+            match serde_json::from_str::<p4_target::trace::PacketTrace>(&reply.json) {
+                Ok(t) => print!("{t}"),
+                Err(e) => {
+                    return Err(Failure::Server(format!(
+                        "the switch sent a trace this rocectl cannot read ({e}); use --json"
+                    )));
+                }
+            }
+        }
+    }
+    if dropped > 0 {
+        eprintln!("{dropped} traces dropped: the switch produced them faster than they were read");
     }
     Ok(())
 }
@@ -855,6 +939,17 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             system_name,
         } => dcbx(channel, json, set.as_deref(), system_name).await?,
         Cmd::Watch { count, json } => follow_events(channel, count, json).await?,
+        Cmd::Trace {
+            port,
+            filter,
+            sample,
+            count,
+            duration,
+            json,
+        } => {
+            let request = trace_request(port, filter, sample, count, duration)?;
+            follow_traces(channel, request, json).await?
+        }
         Cmd::Top {
             interval,
             once,

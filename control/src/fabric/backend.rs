@@ -66,6 +66,57 @@ pub trait FabricBackend: Send + Sync + 'static {
     fn dcbx(&self) -> Vec<(u16, dataplane::dcbx::PortAgent)> {
         Vec::new()
     }
+    /// Starts tracing the packets `request` selects (`None`: stops). The
+    /// traces arrive on [`FabricBackend::trace_tap`].
+    fn set_trace(
+        &self,
+        request: Option<dataplane::switch::TraceRequest>,
+    ) -> Result<(), BackendError> {
+        let _ = request;
+        Err(BackendError::Unsupported(
+            "packet traces need a running switch".into(),
+        ))
+    }
+    /// Where the switch's finished traces arrive, if it traces.
+    fn trace_tap(&self) -> Option<&TraceTap> {
+        None
+    }
+}
+
+/// The control plane's end of the dataplane's trace queue: the dataplane
+/// thread `try_send`s each finished trace into a bounded channel and counts
+/// the ones that did not fit; one reader at a time takes them.
+#[derive(Debug)]
+pub struct TraceTap {
+    /// Finished traces, oldest first.
+    pub traces: Mutex<std::sync::mpsc::Receiver<p4_target::trace::PacketTrace>>,
+    /// Traces dropped because the channel was full.
+    pub dropped: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// A reader holds the tap.
+    pub busy: std::sync::atomic::AtomicBool,
+}
+
+impl TraceTap {
+    /// A tap with room for `capacity` traces, and the sink the driver
+    /// calls on the dataplane thread ([`dataplane::driver::Driver::with_trace_sink`]).
+    pub fn new(capacity: usize) -> (Self, dataplane::driver::TraceSink) {
+        let (tx, rx) = std::sync::mpsc::sync_channel(capacity);
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = dropped.clone();
+        let sink: dataplane::driver::TraceSink = Box::new(move |trace| {
+            if tx.try_send(trace).is_err() {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        (
+            TraceTap {
+                traces: Mutex::new(rx),
+                dropped,
+                busy: std::sync::atomic::AtomicBool::new(false),
+            },
+            sink,
+        )
+    }
 }
 
 /// A backend without a dataplane: remembers applied configurations.

@@ -7,15 +7,16 @@
 //! to the dataplane, [`switch_backend`] its implementation on a running
 //! switch (one [`dataplane::fabric::SwitchPlan`] per change, applied in one
 //! dataplane job); [`convert`] maps the protobuf messages to the model;
-//! [`service`] is the tonic glue.
+//! [`service`] is the tonic glue, [`trace`] its packet-trace stream.
 
 pub mod backend;
 pub mod config;
 pub mod convert;
 pub mod service;
 pub mod switch_backend;
+pub mod trace;
 
-pub use backend::{BackendError, FabricBackend, MemoryBackend, PriorityCounters};
+pub use backend::{BackendError, FabricBackend, MemoryBackend, PriorityCounters, TraceTap};
 pub use config::{ConfigError, FabricConfig};
 pub use dataplane::fabric::FABRIC_OWNED_TABLES;
 pub use service::FabricService;

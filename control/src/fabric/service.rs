@@ -173,6 +173,7 @@ impl FabricService {
     }
 }
 
+type TraceStream = Pin<Box<dyn Stream<Item = Result<pb::TraceReply, Status>> + Send + 'static>>;
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::Event, Status>> + Send + 'static>>;
 
 #[tonic::async_trait]
@@ -368,5 +369,17 @@ impl FabricQos for FabricService {
             }
         });
         Ok(Response::new(Box::pin(stream)))
+    }
+
+    type TraceStream = TraceStream;
+
+    async fn trace(
+        &self,
+        r: Request<pb::TraceRequest>,
+    ) -> Result<Response<Self::TraceStream>, Status> {
+        let rx = super::trace::start(self.inner.backend.clone(), r.into_inner())?;
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
     }
 }

@@ -23,7 +23,7 @@ use p4_target::info::{ProgramInfo, resolve_name};
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::RuntimeApi;
 
-use super::backend::{BackendError, FabricBackend, PriorityCounters};
+use super::backend::{BackendError, FabricBackend, PriorityCounters, TraceTap};
 use super::config::FabricConfig;
 
 /// How long a blocking call waits for the dataplane thread.
@@ -66,6 +66,7 @@ pub struct SwitchBackend<P: Pipeline> {
     /// the command line); fabric intent is layered on top of them.
     base: TmConfig,
     counters: CounterIds,
+    trace_tap: Option<TraceTap>,
 }
 
 impl<P: Pipeline> std::fmt::Debug for SwitchBackend<P> {
@@ -95,7 +96,14 @@ impl<P: Pipeline> SwitchBackend<P> {
                 tx: counter("tx_port_prio"),
                 ecn_marked: counter("ecn_marked"),
             },
+            trace_tap: None,
         }
+    }
+
+    /// Serves packet traces from `tap` (whose sink the driver was given).
+    pub fn with_trace_tap(mut self, tap: TraceTap) -> Self {
+        self.trace_tap = Some(tap);
+        self
     }
 }
 
@@ -160,6 +168,24 @@ impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
 
     fn switch_stats(&self) -> Option<SwitchStats> {
         call(&self.submit, |sw, _now| sw.stats()).ok()
+    }
+
+    fn set_trace(
+        &self,
+        request: Option<dataplane::switch::TraceRequest>,
+    ) -> Result<(), BackendError> {
+        if self.trace_tap.is_none() {
+            return Err(BackendError::Unsupported(
+                "this switch was started without a trace queue".into(),
+            ));
+        }
+        call(&self.submit, move |sw, _now| {
+            sw.handle_trace_request(request)
+        })
+    }
+
+    fn trace_tap(&self) -> Option<&TraceTap> {
+        self.trace_tap.as_ref()
     }
 
     fn dcbx(&self) -> Vec<(u16, dataplane::dcbx::PortAgent)> {

@@ -160,7 +160,13 @@ pub struct Driver<P: Pipeline, C: Clock = MonotonicClock> {
     unpolled_ports: bool,
     scratch: Vec<u8>,
     stats: DriverStats,
+    /// Where finished packet traces go (dropped when `None`).
+    trace_sink: Option<TraceSink>,
 }
+
+/// Called on the dataplane thread with each finished packet trace; it must
+/// not block (hand the trace to a bounded queue and drop it when full).
+pub type TraceSink = Box<dyn FnMut(p4_target::trace::PacketTrace) + Send>;
 
 impl<P: Pipeline, C: Clock> std::fmt::Debug for Driver<P, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -215,6 +221,7 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
             unpolled_ports,
             scratch: Vec::with_capacity(16 * 1024),
             stats: DriverStats::default(),
+            trace_sink: None,
         }
     }
 
@@ -222,6 +229,13 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
     /// stop flag of [`Driver::run`] is looked at no less often.
     pub fn with_max_sleep(mut self, max_sleep: std::time::Duration) -> Self {
         self.max_sleep = max_sleep;
+        self
+    }
+
+    /// Hands finished packet traces ([`Switch::poll_trace`]) to `sink`
+    /// each turn; a trace request itself travels as a command.
+    pub fn with_trace_sink(mut self, sink: TraceSink) -> Self {
+        self.trace_sink = Some(sink);
         self
     }
 
@@ -308,6 +322,11 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         while let Some(digest) = self.switch.poll_digest() {
             if let Some(deliver) = &mut self.io.digests {
                 deliver(digest);
+            }
+        }
+        while let Some(trace) = self.switch.poll_trace() {
+            if let Some(deliver) = &mut self.trace_sink {
+                deliver(trace);
             }
         }
         while let Some(event) = self.switch.poll_event() {

@@ -18,10 +18,14 @@ use crate::mac::MacStats;
 use crate::switch::{Switch, SwitchEvent, Transmit};
 use crate::time::Instant;
 use crate::tm::{Tm, TmEvent};
+use p4_target::trace::PacketTrace;
 
 /// Notable traffic-manager events kept for inspection: storms,
 /// restorations, and (up to this many) headroom overflows.
 const MAX_KEPT_EVENTS: usize = 10_000;
+
+/// Packet traces kept per switch (more are counted as dropped).
+const MAX_KEPT_TRACES: usize = 100_000;
 
 /// A switch node.
 pub struct SimSwitch<P: Pipeline> {
@@ -29,6 +33,9 @@ pub struct SimSwitch<P: Pipeline> {
     events: Vec<(Instant, TmEvent)>,
     xoff_sent: u64,
     packet_in_dropped: u64,
+    /// Finished packet traces (when a trace request is set on the switch).
+    traces: Vec<PacketTrace>,
+    traces_dropped: u64,
 }
 
 impl<P: Pipeline> std::fmt::Debug for SimSwitch<P> {
@@ -48,10 +55,19 @@ impl<P: Pipeline> SimSwitch<P> {
             events: Vec::new(),
             xoff_sent: 0,
             packet_in_dropped: 0,
+            traces: Vec::new(),
+            traces_dropped: 0,
         }
     }
 
     // ------------------------------------------------------------ getters
+
+    /// Finished packet traces of this switch so far (set a request with
+    /// [`Switch::handle_trace_request`] on [`SimSwitch::switch_mut`]),
+    /// and how many did not fit ([`MAX_KEPT_TRACES`]).
+    pub fn traces(&self) -> (&[PacketTrace], u64) {
+        (&self.traces, self.traces_dropped)
+    }
 
     /// The switch.
     pub fn switch(&self) -> &Switch<P> {
@@ -149,6 +165,13 @@ impl<P: Pipeline> SimSwitch<P> {
             self.packet_in_dropped += 1;
         }
         while self.switch.poll_digest().is_some() {}
+        while let Some(t) = self.switch.poll_trace() {
+            if self.traces.len() < MAX_KEPT_TRACES {
+                self.traces.push(t);
+            } else {
+                self.traces_dropped += 1;
+            }
+        }
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {

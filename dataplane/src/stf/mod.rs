@@ -73,6 +73,9 @@ pub struct StfReport {
     pub packets_in: usize,
     /// Packets the switch emitted (on any port).
     pub packets_out: usize,
+    /// Each packet's trace as text (one block per copy), from
+    /// [`run_traced`]; empty otherwise.
+    pub traces: Vec<String>,
 }
 
 impl fmt::Display for StfReport {
@@ -108,6 +111,29 @@ pub fn stf_switch<P: Pipeline>(pipeline: P) -> Switch<P> {
 pub fn run<P: Pipeline>(pipeline: P, stf_text: &str) -> StfReport {
     let mut sw = stf_switch(pipeline);
     run_on_switch(&mut sw, stf_text)
+}
+
+/// [`run`] with every packet traced: the report's `traces` holds one
+/// indented text block per packet copy, in the order they finished
+/// (`p4-to-rust stf --trace CASE`).
+pub fn run_traced<P: Pipeline>(pipeline: P, stf_text: &str) -> StfReport {
+    let mut sw = stf_switch(pipeline);
+    sw.handle_trace_request(Some(crate::switch::TraceRequest {
+        sample_one_in: 1,
+        ..Default::default()
+    }));
+    let mut report = run_on_switch(&mut sw, stf_text);
+    while let Some(t) = sw.poll_trace() {
+        report.traces.push(t.to_string());
+    }
+    let lost = sw.trace_stats().dropped;
+    if lost > 0 {
+        report.notes.push(format!(
+            "{lost} traces dropped (more than {} packets)",
+            crate::switch::MAX_TRACES
+        ));
+    }
+    report
 }
 
 /// Runs `stf_text` against an existing switch (its configuration and

@@ -330,6 +330,37 @@ packet 0 {}
 }
 
 #[test]
+fn traced_runs_give_one_trace_per_packet_with_its_fate() {
+    let stf = format!(
+        "{ROUTES}
+packet 0 {} beef
+expect 1 {} beef$
+packet 0 {}
+",
+        pkt([10, 9, 9, 9], [1, 1, 1, 1], 6, 64, 0),
+        pkt([10, 9, 9, 9], [1, 1, 1, 1], 6, 64, 0x11),
+        pkt([11, 0, 0, 1], [1, 1, 1, 1], 6, 64, 0),
+    );
+    let r = super::run_traced(TinyRouter::new(), &stf);
+    assert!(r.passed, "{r}");
+    assert_eq!(r.traces.len(), 2, "{:?}", r.traces);
+    assert!(
+        r.traces[0].starts_with("packet 1\n  arrive port 0"),
+        "{}",
+        r.traces[0]
+    );
+    assert!(r.traces[0].contains("tm enqueue copy 0"));
+    assert!(r.traces[0].trim_end().ends_with("B") && r.traces[0].contains("depart port 1"));
+    assert!(
+        r.traces[1].contains("DROP (ingress_drop)"),
+        "{}",
+        r.traces[1]
+    );
+    // Untraced runs carry no traces.
+    assert!(run_tiny(&stf).traces.is_empty());
+}
+
+#[test]
 fn a_wrong_byte_fails_with_line_and_caret() {
     let stf = format!(
         "{ROUTES}packet 0 {}\nexpect 1 {}\n",

@@ -78,11 +78,17 @@ use p4_target::arch::{
 use p4_target::pipeline::Pipeline;
 use p4_target::v1model::{StandardMetadata, instance_type};
 
+use p4_target::trace::{Event, PacketTrace, Stage};
+
 use crate::dcbx::{AgentConfig, DcbxEvent, PortAgent};
 use crate::mac::{Mac, RxClass};
 use crate::time::Instant;
 use crate::tm::config::{SchedMode, Threshold};
 use crate::tm::{ConfigError, DropReason, EnqueueMeta, Tm, TmConfig, TmEvent};
+
+mod trace;
+use trace::{InFlight, Tracing};
+pub use trace::{MAX_TRACES, TraceRequest, TraceStats};
 
 /// The CPU port of [`SwitchConfig::with_ports`].
 pub const DEFAULT_CPU_PORT: u16 = 510;
@@ -306,6 +312,8 @@ pub struct Queued<Pk> {
     /// The port the packet first arrived on (the CPU port for a
     /// packet-out): recirculations re-enter there, clones are charged there.
     ingress_port: u16,
+    /// Slot of this copy's packet trace, when it is traced.
+    trace: Option<u32>,
 }
 
 /// The switch: see the module doc.
@@ -328,6 +336,8 @@ pub struct Switch<P: Pipeline> {
     /// Deparsed frames to run through the pipeline again, with the packet
     /// whose field list they keep and the port they re-enter on.
     recirculate: VecDeque<Recirculation<P::Packet>>,
+    /// Packet tracing (off unless a [`TraceRequest`] is set).
+    tracing: Tracing,
 }
 
 impl<P: Pipeline> std::fmt::Debug for Switch<P> {
@@ -363,6 +373,7 @@ impl<P: Pipeline> Switch<P> {
             packet_in: VecDeque::new(),
             digests: VecDeque::new(),
             recirculate: VecDeque::new(),
+            tracing: Tracing::default(),
         })
     }
 
@@ -469,6 +480,32 @@ impl<P: Pipeline> Switch<P> {
     /// The CPU port number, if the switch has one.
     pub fn cpu_port(&self) -> Option<u16> {
         self.cpu_port
+    }
+
+    // ---- packet trace ----
+
+    /// Starts tracing the packets `request` selects (replacing any request
+    /// before), or stops (`None`). Packets already traced finish their trace.
+    pub fn handle_trace_request(&mut self, request: Option<TraceRequest>) {
+        self.tracing.set(request);
+    }
+
+    /// Whether a trace request is active (it ends by itself after its
+    /// `max_packets`).
+    pub fn tracing(&self) -> bool {
+        self.tracing.active()
+    }
+
+    /// The next finished trace (one per copy of a traced packet: when it
+    /// left, or was dropped), oldest first.
+    #[must_use]
+    pub fn poll_trace(&mut self) -> Option<PacketTrace> {
+        self.tracing.poll()
+    }
+
+    /// Trace counters.
+    pub fn trace_stats(&self) -> TraceStats {
+        self.tracing.stats
     }
 
     // ---- inputs ----
@@ -607,6 +644,20 @@ impl<P: Pipeline> Switch<P> {
             meta.deq_qdepth = deq.deq_qdepth_packets;
             meta.deq_qdepth_bytes = clamp_u32(deq.deq_qdepth_bytes);
             meta.deq_timedelta = clamp_u32(deq.sojourn.as_micros());
+            if let Some(slot) = queued.trace {
+                let paused_now = self.tm.paused_ns(port, priority, now);
+                if let Some(f) = self.tracing.slot(slot) {
+                    f.trace.events.push(Event::Dequeue {
+                        copy: f.trace.copy,
+                        egress_port: port,
+                        queue: deq.queue,
+                        time_ns: now.as_nanos(),
+                        queued_ns: deq.sojourn.as_nanos(),
+                        paused_ns: paused_now.saturating_sub(f.pause_mark_ns),
+                        queue_depth_bytes: deq.deq_qdepth_bytes,
+                    });
+                }
+            }
             if self.egress(queued, now, out) {
                 self.stats.tx_frames += 1;
                 return Some(Transmit {
@@ -775,16 +826,39 @@ impl<P: Pipeline> Switch<P> {
             instance_type::NORMAL
         };
         let mut passes = 0;
+        // This packet's trace, once it is known to be traced.
+        let mut traced: Option<PacketTrace> = None;
+        let mut want_trace = self.tracing.active() && self.tracing.wants(port);
         loop {
             passes += 1;
             self.stats.ingress_passes += 1;
             let mut meta = StandardMetadata::arriving(port, data.len() as u32, now_ns);
             meta.instance_type = itype;
+            if want_trace {
+                self.pipeline.runtime_mut().trace.start();
+            }
             let mut pkt = match preserve.take() {
                 Some((from, list)) => self.pipeline.parse_preserving(&data, meta, &from, list),
                 None => self.pipeline.parse(&data, meta),
             };
+            if want_trace && traced.is_none() {
+                if self.tracing.accepts(self.pipeline.runtime().trace.events()) {
+                    traced = Some(self.tracing.begin(port, data.len() as u32, now_ns));
+                } else {
+                    self.pipeline.runtime_mut().trace.cancel();
+                    want_trace = false;
+                }
+            }
+            if let Some(t) = &mut traced {
+                t.events.push(Event::Pass {
+                    stage: Stage::Ingress,
+                    instance_type: itype,
+                });
+            }
             self.pipeline.ingress(&mut pkt);
+            if let Some(t) = &mut traced {
+                self.pipeline.runtime_mut().trace.finish_into(&mut t.events);
+            }
             if !self.pipeline.runtime().digests.is_empty() {
                 self.collect_digests();
             }
@@ -803,6 +877,7 @@ impl<P: Pipeline> Switch<P> {
                 }
                 P::meta_mut(&mut cpkt).priority = clone.config.class_of_service;
                 let cdata = self.buffer_from(&data);
+                let trace = self.trace_copy(&mut traced, true);
                 self.enqueue(
                     Queued {
                         pkt: cpkt,
@@ -815,6 +890,7 @@ impl<P: Pipeline> Switch<P> {
                         truncate_bytes: clone.config.truncate_bytes,
                         loops,
                         ingress_port: port,
+                        trace,
                     },
                     now,
                 );
@@ -827,13 +903,14 @@ impl<P: Pipeline> Switch<P> {
                     itype = instance_type::RESUBMIT;
                     continue;
                 }
-                IngressAction::Resubmit { .. } => self.count(SwitchDrop::LoopLimit),
-                IngressAction::Drop => self.count(SwitchDrop::IngressDrop),
-                IngressAction::EmptyGroup => self.count(SwitchDrop::McastGroupEmpty),
+                IngressAction::Resubmit { .. } => self.drop_traced(SwitchDrop::LoopLimit, traced),
+                IngressAction::Drop => self.drop_traced(SwitchDrop::IngressDrop, traced),
+                IngressAction::EmptyGroup => self.drop_traced(SwitchDrop::McastGroupEmpty, traced),
                 IngressAction::Forward => {
                     let (last, rest) = copies.split_last().expect("Forward has a copy");
                     for copy in rest {
                         let cdata = self.buffer_from(&data);
+                        let trace = self.trace_copy(&mut traced, true);
                         let q = Queued {
                             pkt: pkt.clone(),
                             data: cdata,
@@ -841,9 +918,11 @@ impl<P: Pipeline> Switch<P> {
                             truncate_bytes: None,
                             loops,
                             ingress_port: port,
+                            trace,
                         };
                         self.enqueue(q, now);
                     }
+                    let trace = self.trace_copy(&mut traced, false);
                     let q = Queued {
                         pkt,
                         data,
@@ -851,6 +930,7 @@ impl<P: Pipeline> Switch<P> {
                         truncate_bytes: None,
                         loops,
                         ingress_port: port,
+                        trace,
                     };
                     self.enqueue(q, now);
                     self.copies = copies;
@@ -882,7 +962,11 @@ impl<P: Pipeline> Switch<P> {
             return;
         }
         if usize::from(port) >= self.macs.len() {
-            self.count(SwitchDrop::NoSuchPort);
+            let trace = queued
+                .trace
+                .and_then(|i| self.tracing.unpark(i))
+                .map(|f| f.trace);
+            self.drop_traced(SwitchDrop::NoSuchPort, trace);
             self.recycle(queued.data);
             return;
         }
@@ -900,7 +984,13 @@ impl<P: Pipeline> Switch<P> {
             priority: meta.priority & 7,
             len_bytes: meta.packet_length,
         };
-        if let Err(reason) = self.tm.handle_enqueue(queued, enq, now) {
+        let trace = queued.trace;
+        let xoff_before = trace.map(|_| self.pg_xoff(enq));
+        let result = self.tm.handle_enqueue(queued, enq, now);
+        if let (Some(slot), Some(xoff_before)) = (trace, xoff_before) {
+            self.trace_enqueue(slot, enq, &result, xoff_before, now);
+        }
+        if let Err(reason) = result {
             self.count(SwitchDrop::Tm);
             if reason == DropReason::HeadroomOverflow {
                 tracing::error!(
@@ -923,9 +1013,26 @@ impl<P: Pipeline> Switch<P> {
             truncate_bytes,
             loops,
             ingress_port,
+            trace,
         } = queued;
         self.stats.egress_passes += 1;
+        let mut traced = trace.and_then(|i| self.tracing.unpark(i)).map(|f| f.trace);
+        let pass_start = traced.as_mut().map(|t| {
+            t.events.push(Event::Pass {
+                stage: Stage::Egress,
+                instance_type: P::meta(&pkt).instance_type,
+            });
+            self.pipeline.runtime_mut().trace.start();
+            t.events.len()
+        });
         self.pipeline.egress(&mut pkt);
+        if let (Some(t), Some(start)) = (&mut traced, pass_start) {
+            self.pipeline.runtime_mut().trace.finish_into(&mut t.events);
+            let depth = u64::from(P::meta(&pkt).deq_qdepth_bytes);
+            if let Some(ecn) = trace::ecn_decision(&t.events[start..], depth) {
+                t.events.push(ecn);
+            }
+        }
         if !self.pipeline.runtime().digests.is_empty() {
             self.collect_digests();
         }
@@ -950,6 +1057,7 @@ impl<P: Pipeline> Switch<P> {
                 cmeta.instance_type = clone.instance_type;
                 cmeta.priority = clone.config.class_of_service;
                 let cdata = self.buffer_from(&data);
+                let trace = self.trace_copy(&mut traced, true);
                 let q = Queued {
                     pkt: cpkt,
                     data: cdata,
@@ -961,19 +1069,25 @@ impl<P: Pipeline> Switch<P> {
                     truncate_bytes: clone.config.truncate_bytes,
                     loops: loops + 1,
                     ingress_port,
+                    trace,
                 };
                 self.enqueue(q, now);
             }
         }
         let emitted = match decision.action {
             EgressAction::Drop => {
-                self.count(SwitchDrop::EgressDrop);
+                self.drop_traced(SwitchDrop::EgressDrop, traced.take());
                 false
             }
             EgressAction::Recirculate { field_list } => {
                 if loops >= MAX_EXTRA_PASSES {
-                    self.count(SwitchDrop::LoopLimit);
+                    self.drop_traced(SwitchDrop::LoopLimit, traced.take());
                 } else {
+                    // The recirculated pass is a new arrival (traced again
+                    // if the request selects it); this copy's trace ends.
+                    if let Some(t) = traced.take() {
+                        self.tracing.finish(t);
+                    }
                     self.pipeline.deparse(&mut pkt, &data, out);
                     let bytes = self.buffer_from(out);
                     self.recirculate.push_back(Recirculation {
@@ -988,15 +1102,153 @@ impl<P: Pipeline> Switch<P> {
             }
             EgressAction::Emit => {
                 let limit = P::meta(&pkt).truncate_len;
+                if traced.is_some() {
+                    self.pipeline.runtime_mut().trace.start();
+                }
                 self.pipeline.deparse(&mut pkt, &data, out);
                 for n in [limit, truncate_bytes].into_iter().flatten() {
                     out.truncate(n as usize);
+                }
+                if let Some(mut t) = traced.take() {
+                    let port = P::meta(&pkt).egress_port;
+                    let mut deparser = Vec::new();
+                    self.pipeline.runtime_mut().trace.finish_into(&mut deparser);
+                    let headers = deparser
+                        .into_iter()
+                        .filter_map(|e| match e {
+                            Event::Extern {
+                                call,
+                                object: Some(h),
+                                ..
+                            } if call == "emit" => Some(h),
+                            _ => None,
+                        })
+                        .collect();
+                    t.events.push(Event::Deparse {
+                        headers,
+                        bytes: out.len() as u32,
+                        changed: p4_target::trace::byte_changes(&data, out),
+                    });
+                    t.events.push(Event::Depart {
+                        port,
+                        time_ns: now.as_nanos(),
+                        bytes: out.len() as u32,
+                    });
+                    self.tracing.finish(t);
                 }
                 true
             }
         };
         self.recycle(data);
         emitted
+    }
+}
+
+impl<P: Pipeline> Switch<P> {
+    /// Counts a drop and ends the trace of the dropped packet, if traced.
+    fn drop_traced(&mut self, reason: SwitchDrop, trace: Option<PacketTrace>) {
+        self.count(reason);
+        if let Some(mut t) = trace {
+            t.events.push(Event::Drop {
+                reason: reason.name().into(),
+            });
+            self.tracing.finish(t);
+        }
+    }
+
+    /// The trace slot of one copy of a traced packet: a clone of the trace
+    /// when `more` copies follow, else the trace itself.
+    fn trace_copy(&mut self, traced: &mut Option<PacketTrace>, more: bool) -> Option<u32> {
+        let t = if more {
+            let t = traced.as_mut()?;
+            let copy = t.clone();
+            t.copy += 1;
+            copy
+        } else {
+            traced.take()?
+        };
+        Some(self.tracing.park(InFlight {
+            trace: t,
+            pause_mark_ns: 0,
+        }))
+    }
+
+    /// Whether the PG `enq` is charged to has XOFF asserted now.
+    fn pg_xoff(&self, enq: EnqueueMeta) -> bool {
+        let pg = self
+            .tm
+            .config()
+            .ports
+            .get(usize::from(enq.ingress_port))
+            .map_or(0, |p| p.prio_to_pg[usize::from(enq.priority & 7)]);
+        self.tm
+            .pg_usage(enq.ingress_port, pg)
+            .is_some_and(|u| u.xoff)
+    }
+
+    /// Records the traffic manager's decision on a traced copy.
+    fn trace_enqueue(
+        &mut self,
+        slot: u32,
+        enq: EnqueueMeta,
+        result: &Result<crate::tm::EnqueueInfo, DropReason>,
+        xoff_before: bool,
+        now: Instant,
+    ) {
+        match result {
+            Ok(info) => {
+                let usage = self
+                    .tm
+                    .pg_usage(enq.ingress_port, info.pg)
+                    .unwrap_or_default();
+                let lossless = self
+                    .tm
+                    .config()
+                    .ports
+                    .get(usize::from(enq.ingress_port))
+                    .is_some_and(|p| p.pfc_enable & (1 << (enq.priority & 7)) != 0);
+                let paused = self.tm.is_paused(enq.egress_port, enq.priority, now);
+                let mark = self.tm.paused_ns(enq.egress_port, enq.priority, now);
+                let (shared, headroom) =
+                    (self.tm.shared_used_bytes(), self.tm.headroom_used_bytes());
+                let Some(f) = self.tracing.slot(slot) else {
+                    return;
+                };
+                f.pause_mark_ns = mark;
+                f.trace.events.push(Event::Enqueue {
+                    copy: f.trace.copy,
+                    ingress_port: enq.ingress_port,
+                    egress_port: enq.egress_port,
+                    priority: enq.priority,
+                    pg: info.pg,
+                    lossless,
+                    queue: info.queue,
+                    charged_bytes: info.charged_bytes,
+                    pg_shared_bytes: usage.shared_bytes,
+                    pg_headroom_bytes: usage.headroom_bytes,
+                    shared_used_bytes: shared,
+                    headroom_used_bytes: headroom,
+                    queue_depth_bytes: info.enq_qdepth_bytes,
+                    queue_depth_packets: info.enq_qdepth_packets,
+                    egress_paused: paused,
+                });
+                if usage.xoff != xoff_before {
+                    f.trace.events.push(Event::Pfc {
+                        port: enq.ingress_port,
+                        pg: info.pg,
+                        xoff: usage.xoff,
+                    });
+                }
+            }
+            Err(reason) => {
+                if let Some(mut f) = self.tracing.unpark(slot) {
+                    f.trace.events.push(Event::TmDrop {
+                        reason: reason.name().into(),
+                    });
+                    self.tracing.finish(f.trace);
+                }
+            }
+        }
     }
 }
 

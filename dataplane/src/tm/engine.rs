@@ -601,6 +601,21 @@ impl<T> Tm<T> {
             .and_then(|p| p.rx_pause.get(usize::from(priority)))
             .is_some_and(|r| r.since.is_some() && r.until > now)
     }
+    /// Total time received PFC/PAUSE has held (port, priority) paused up
+    /// to `now`, ns (the ended pauses plus the current one): the packet
+    /// trace subtracts two readings to say how long a packet waited on a
+    /// pause.
+    pub fn paused_ns(&self, port: u16, priority: u8, now: Instant) -> u64 {
+        let Some(pt) = self.ports.get(usize::from(port)) else {
+            return 0;
+        };
+        let p = usize::from(priority & 7);
+        let ongoing = match pt.rx_pause[p].since {
+            Some(since) => (now.min(pt.rx_pause[p].until) - since.min(now)).as_nanos(),
+            None => 0,
+        };
+        pt.stats[p].pause_rx_ns + ongoing
+    }
     /// The PFC watchdog (its counters and states).
     pub fn watchdog(&self) -> &Watchdog {
         &self.watchdog

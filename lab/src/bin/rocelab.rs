@@ -89,6 +89,21 @@ enum Cmd {
         /// Simulator seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// With --sim: trace the packets matching this header filter on
+        /// every switch (`all` for every packet; docs/trace.md), e.g.
+        /// 'bth.opcode == 0x81' for CNPs.
+        #[arg(long, value_name = "FILTER", requires = "sim")]
+        trace: Option<String>,
+        /// Where --trace writes the traces (JSON lines).
+        #[arg(
+            long,
+            value_name = "FILE",
+            default_value = "target/rocelab/trace.jsonl"
+        )]
+        trace_out: PathBuf,
+        /// With --trace: trace one in N matching packets.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        trace_sample: u32,
     },
     /// Show what a lab (or every lab) consists of and whether it exists.
     Status {
@@ -159,6 +174,9 @@ fn main() -> Result<()> {
             no_ecn,
             dcqcn,
             seed,
+            trace,
+            trace_out,
+            trace_sample,
         } => {
             if which == "deadlock" {
                 if sim {
@@ -200,9 +218,20 @@ fn main() -> Result<()> {
                 incast_dscp: dscp.min(63),
                 ecn: if no_ecn { None } else { defaults.ecn },
                 dcqcn,
+                trace: trace
+                    .as_deref()
+                    .map(|f| sim_trace_request(f, trace_sample))
+                    .transpose()?,
+                trace_out: trace.as_ref().map(|_| trace_out.clone()),
                 ..defaults
             };
+            if let Some(dir) = trace.as_ref().and_then(|_| trace_out.parent()) {
+                std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+            }
             let passed = run(&cfg, &out, sim, seed, &store)?;
+            if trace.is_some() {
+                println!("packet traces: {}", trace_out.display());
+            }
             if !passed {
                 std::process::exit(1);
             }
@@ -265,6 +294,20 @@ fn run_deadlock(cfg: &RingConfig, store: &StateStore) -> Result<bool> {
         println!("PASS: deadlocked with the watchdog off, recovered with it on");
     }
     Ok(problems.is_empty())
+}
+
+/// The simulator's trace request for `--trace FILTER` (`all`: every packet).
+fn sim_trace_request(filter: &str, sample: u32) -> Result<dataplane::switch::TraceRequest> {
+    let filter = match filter.trim() {
+        "all" | "" => None,
+        f => Some(f.parse().context("--trace")?),
+    };
+    Ok(dataplane::switch::TraceRequest {
+        ingress_port: None,
+        filter,
+        sample_one_in: sample.max(1),
+        max_packets: None,
+    })
 }
 
 /// `rocelab run`: the default scenario; true if every check passed.

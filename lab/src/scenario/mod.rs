@@ -54,6 +54,12 @@ pub struct ScenarioConfig {
     /// senders keep the 2:1 incast congested, so PFC must hold the line
     /// while CE marks and CNPs are still produced and counted.
     pub dcqcn: bool,
+    /// Simulator only: trace the packets this selects on every switch
+    /// (`rocelab run --sim --trace FILTER`).
+    pub trace: Option<dataplane::switch::TraceRequest>,
+    /// Where the simulator writes those traces, one JSON object a line
+    /// (docs/trace.md); the incast run's first, then the ECMP run's.
+    pub trace_out: Option<std::path::PathBuf>,
 }
 
 /// RED/ECN marking profile.
@@ -84,6 +90,8 @@ impl Default for ScenarioConfig {
                 pmax: 0.2,
             }),
             dcqcn: false,
+            trace: None,
+            trace_out: None,
         }
     }
 }

@@ -244,6 +244,7 @@ pub fn run_incast(
         }
     }
     let mut sim = b.build();
+    start_traces(&mut sim, &ids, cfg);
     let mut probes = vec![
         (
             Probe::QueueBytes {
@@ -271,6 +272,7 @@ pub fn run_incast(
     // Senders stop after their messages; the run ends when the queues
     // have drained, so every drop shows as a gap at the receiver.
     let end = sim.drive();
+    write_traces(&sim, &ids, cfg, false)?;
     let secs = (end.as_nanos() as f64 / 1e9).max(1e-9);
 
     let mut out = IncastOutcome::default();
@@ -339,7 +341,9 @@ pub fn run_ecmp(cfg: &ScenarioConfig, seed: u64) -> Result<EcmpOutcome> {
         add_stream(&mut b, (ha, 0), (hb, 1), ECMP_PART, q, msgs)?;
     }
     let mut sim = b.build();
+    start_traces(&mut sim, &ids, cfg);
     sim.drive();
+    write_traces(&sim, &ids, cfg, true)?;
     let (rx, gaps, lost, _, _) = rx_totals(&sim, hb, &qpns);
     let prio = LOSSLESS_PRIORITY;
     let tm = sim.switch(leaf1).ok_or_else(|| anyhow!("leaf1 gone"))?.tm();
@@ -353,6 +357,55 @@ pub fn run_ecmp(cfg: &ScenarioConfig, seed: u64) -> Result<EcmpOutcome> {
         psn_gaps: gaps,
         psn_lost: lost,
     })
+}
+
+/// Sets `cfg.trace` on every switch of the run.
+fn start_traces(sim: &mut Sim, ids: &BTreeMap<String, NodeId>, cfg: &ScenarioConfig) {
+    if cfg.trace.is_none() {
+        return;
+    }
+    for &id in ids.values() {
+        if let Some(s) = sim.switch_mut(id) {
+            s.switch_mut().handle_trace_request(cfg.trace.clone());
+        }
+    }
+}
+
+/// Writes every switch's traces to `cfg.trace_out` as JSON lines, each
+/// naming its switch (after what is there when `append`).
+fn write_traces(
+    sim: &Sim,
+    ids: &BTreeMap<String, NodeId>,
+    cfg: &ScenarioConfig,
+    append: bool,
+) -> Result<()> {
+    use std::io::Write;
+    let (Some(_), Some(path)) = (&cfg.trace, &cfg.trace_out) else {
+        return Ok(());
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .open(path)
+        .with_context(|| format!("trace output {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    for (name, &id) in ids {
+        let Some(s) = sim.switch(id) else { continue };
+        let (traces, dropped) = s.traces();
+        for t in traces {
+            let mut t = t.clone();
+            t.switch = Some(name.clone());
+            serde_json::to_writer(&mut out, &t)?;
+            out.write_all(b"\n")?;
+        }
+        if dropped > 0 {
+            tracing::warn!(switch = %name, dropped, "packet traces dropped (too many kept)");
+        }
+    }
+    out.flush()?;
+    Ok(())
 }
 
 #[cfg(test)]

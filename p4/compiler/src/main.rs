@@ -4,7 +4,7 @@
 //! [--p4info-bin FILE.bin] [-I DIR]...`: errors are rendered to stderr and
 //! the exit code is 1.
 //!
-//! `p4-to-rust stf DIR [--filter NAME]`: runs every `NAME.p4` + `NAME.stf`
+//! `p4-to-rust stf DIR [--filter NAME] [--trace CASE]`: runs every `NAME.p4` + `NAME.stf`
 //! pair in DIR (p4c's simple test format) against the compiled program and
 //! ends with `N passed, N failed`; exit code 1 if any failed.
 //!
@@ -51,6 +51,11 @@ enum Command {
         /// Only cases whose name contains this.
         #[arg(long)]
         filter: Option<String>,
+        /// Print each packet's trace (parser, tables, traffic manager,
+        /// deparser) of the cases whose name contains CASE; runs only
+        /// those unless --filter says otherwise.
+        #[arg(long, value_name = "CASE")]
+        trace: Option<String>,
         /// Include directory (repeatable).
         #[arg(short = 'I', long = "include")]
         include: Vec<PathBuf>,
@@ -111,12 +116,19 @@ fn main() -> ExitCode {
         Command::Stf {
             dir,
             filter,
+            trace,
             include,
         } => {
             let opts = p4_compiler::CompileOptions {
                 include_dirs: include,
             };
-            match p4_compiler::stf_harness::run_dir(&dir, &opts, filter.as_deref()) {
+            let filter = filter.or_else(|| trace.clone());
+            match p4_compiler::stf_harness::run_dir_traced(
+                &dir,
+                &opts,
+                filter.as_deref(),
+                trace.as_deref(),
+            ) {
                 Ok((_, 0)) => ExitCode::SUCCESS,
                 Ok(_) => ExitCode::from(1),
                 Err(e) => {

@@ -26,4 +26,5 @@ pub mod pipeline;
 pub mod runtime;
 pub mod support;
 pub mod table;
+pub mod trace;
 pub mod v1model;

@@ -214,6 +214,8 @@ pub struct Runtime {
     pub value_sets: Vec<ValueSet>,
     /// Digests emitted since the last drain: (digest id, field values).
     pub digests: Vec<(u32, Vec<u128>)>,
+    /// Packet trace recorder: off unless the driver traces this packet.
+    pub trace: crate::trace::Tracer,
 }
 
 /// Counter cell contents.
@@ -413,6 +415,7 @@ impl Runtime {
                 .map(|_| ValueSet::default())
                 .collect(),
             digests: Vec::new(),
+            trace: Default::default(),
         }
     }
 

@@ -136,3 +136,18 @@ impl StandardMetadata {
         self.mcast_grp = 0;
     }
 }
+
+/// The name of a v1model `error` value (user-declared errors: `error N`).
+pub fn error_name(code: u32) -> std::borrow::Cow<'static, str> {
+    let name = match code {
+        error_code::NO_ERROR => "NoError",
+        error_code::PACKET_TOO_SHORT => "PacketTooShort",
+        error_code::NO_MATCH => "NoMatch",
+        error_code::STACK_OUT_OF_BOUNDS => "StackOutOfBounds",
+        error_code::HEADER_TOO_SHORT => "HeaderTooShort",
+        error_code::PARSER_TIMEOUT => "ParserTimeout",
+        error_code::PARSER_INVALID_ARGUMENT => "ParserInvalidArgument",
+        n => return format!("error {n}").into(),
+    };
+    name.into()
+}

@@ -226,6 +226,16 @@ impl ethernet_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl ethernet_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("dst", self.dst as u128), ("src", self.src as u128), ("etherType", self.etherType as u128)]);
+    }
+}
+
 /// P4 `header tag_t`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -284,6 +294,16 @@ impl tag_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl tag_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("kind", self.kind as u128), ("sub", self.sub as u128), ("out1", self.out1 as u128), ("out2", self.out2 as u128)]);
+    }
+}
+
 /// P4 `struct headers`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -328,7 +348,9 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
+                if rt.trace.on { rt.trace.parser_state("P", "start"); }
                 if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
                 let k0__: u128 = ((*hdr).eth.etherType as u128);
                 if k0__ == 0x88b5u128 {
                     state = parser_P_State::parse_tag;
@@ -339,7 +361,9 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 }
             }
             parser_P_State::parse_tag => {
+                if rt.trace.on { rt.trace.parser_state("P", "parse_tag"); }
                 if !(*hdr).tag.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).tag.trace_extract(&mut rt.trace, "hdr.tag"); }
                 let k0__: u128 = ((*hdr).tag.kind as u128);
                 let k1__: u128 = ((*hdr).tag.sub as u128);
                 if rt.value_sets[value_sets::P_SPECIAL].contains(::p4_target::bits::concat(::p4_target::bits::concat(0u128, k0__, 8), k1__, 8)) {
@@ -351,6 +375,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 }
             }
             parser_P_State::mark => {
+                if rt.trace.on { rt.trace.parser_state("P", "mark"); }
                 (*hdr).tag.out2 = (0x55u128 as u8);
                 return Ok(());
             }
@@ -453,6 +478,7 @@ fn I_by_kind(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mu
             None => (r__.hit, 0, r__.entry),
         }
     };
+    if rt.trace.on { rt.trace_table(tables::I_RENAMED, &key__, hit__, entry__, aid__, &p__); }
     match aid__ {
         0x100abcd => I_set_out(rt, env, hdr, meta, sm, l, (p__[0] as u16))?,
         _ => {}
@@ -490,7 +516,11 @@ fn I_small_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, k
 pub fn I_small_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8) -> Result<(), Exit> {
     let mut l_storage = Counting_Locals::default();
     let l = &mut l_storage;
-    rt.counters[counters::I_SMALL_C].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length);
+    {
+        let ix__ = u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX);
+        rt.counters[counters::I_SMALL_C].count(ix__, env.packet_length);
+        if rt.trace.on { rt.trace.call("count", Some(rt.info.counters[counters::I_SMALL_C].name), Some((ix__) as u64), None); }
+    }
     Ok(())
 }
 
@@ -505,7 +535,11 @@ fn I_big_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kin
 pub fn I_big_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8) -> Result<(), Exit> {
     let mut l_storage = Counting_Locals_1::default();
     let l = &mut l_storage;
-    rt.counters[counters::I_BIG_C].count(u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX), env.packet_length);
+    {
+        let ix__ = u32::try_from(::p4_target::bits::cast(((*kind) as u128), 8, false, 32)).unwrap_or(u32::MAX);
+        rt.counters[counters::I_BIG_C].count(ix__, env.packet_length);
+        if rt.trace.on { rt.trace.call("count", Some(rt.info.counters[counters::I_BIG_C].name), Some((ix__) as u64), None); }
+    }
     Ok(())
 }
 
@@ -564,7 +598,9 @@ pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*hdr).eth.emit(packet__);
+    if rt.trace.on { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
     (*hdr).tag.emit(packet__);
+    if rt.trace.on { if (*hdr).tag.valid { rt.trace.call("emit", Some("hdr.tag"), None, None); } }
     Ok(())
 }
 
@@ -599,6 +635,7 @@ impl Program {
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
             pkt.sm.parser_error = e;
+            if self.rt.trace.on { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;

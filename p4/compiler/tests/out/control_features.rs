@@ -271,6 +271,16 @@ impl ethernet_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl ethernet_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("dst", self.dst as u128), ("src", self.src as u128), ("etherType", self.etherType as u128)]);
+    }
+}
+
 /// P4 `header data_t`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -338,6 +348,16 @@ impl data_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl data_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("op", self.op as u128), ("a", self.a as u128), ("b", self.b as u128), ("r1", self.r1 as u128), ("r2", self.r2 as u128), ("r3", self.r3 as u128), ("flags", self.flags as u128)]);
+    }
+}
+
 /// P4 `struct headers`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -383,8 +403,11 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
+                if rt.trace.on { rt.trace.parser_state("P", "start"); }
                 if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
                 if !(*hdr).d.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).d.trace_extract(&mut rt.trace, "hdr.d"); }
                 return Ok(());
             }
         }
@@ -512,6 +535,7 @@ fn I_ops(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
             None => (r__.hit, 0, r__.entry),
         }
     };
+    if rt.trace.on { rt.trace_table(tables::I_OPS, &key__, hit__, entry__, aid__, &p__); }
     match aid__ {
         0x19d459d => I_add(rt, env, hdr, meta, sm, l)?,
         0x1440e0f => I_sub_sat(rt, env, hdr, meta, sm, l)?,
@@ -545,6 +569,7 @@ fn I_acl(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
             None => (r__.hit, 0, r__.entry),
         }
     };
+    if rt.trace.on { rt.trace_table(tables::I_ACL, &key__, hit__, entry__, aid__, &p__); }
     match aid__ {
         0x1341379 => I_set_port(rt, env, hdr, meta, sm, l, (p__[0] as u16))?,
         _ => {}
@@ -558,10 +583,18 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
     l.local_total = (5u128 as u8);
-    rt.counters[counters::I_PER_OP].count(u32::try_from(::p4_target::bits::cast(::p4_target::bits::slice(((*hdr).d.op as u128), 1, 0), 2, false, 32)).unwrap_or(u32::MAX), env.packet_length);
+    {
+        let ix__ = u32::try_from(::p4_target::bits::cast(::p4_target::bits::slice(((*hdr).d.op as u128), 1, 0), 2, false, 32)).unwrap_or(u32::MAX);
+        rt.counters[counters::I_PER_OP].count(ix__, env.packet_length);
+        if rt.trace.on { rt.trace.call("count", Some(rt.info.counters[counters::I_PER_OP].name), Some((ix__) as u64), None); }
+    }
     let mut prev: u8 = 0u8;
     prev = (rt.registers[registers::I_LAST_A].read(u32::try_from(0u128).unwrap_or(u32::MAX)) as u8);
-    rt.registers[registers::I_LAST_A].write(u32::try_from(0u128).unwrap_or(u32::MAX), ((*hdr).d.a as u128));
+    {
+        let ix__ = u32::try_from(0u128).unwrap_or(u32::MAX);
+        rt.registers[registers::I_LAST_A].write(ix__, ((*hdr).d.a as u128));
+        if rt.trace.on { rt.trace.call("register_write", Some(rt.info.registers[registers::I_LAST_A].name), Some((ix__) as u64), Some((rt.registers[registers::I_LAST_A].read(ix__)) as u128)); }
+    }
     (*hdr).d.r2 = ((prev as u128) as u8);
     I_acl(rt, env, hdr, meta, sm, l)?;
     match I_ops(rt, env, hdr, meta, sm, l)?.action_run {
@@ -621,7 +654,9 @@ pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*hdr).eth.emit(packet__);
+    if rt.trace.on { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
     (*hdr).d.emit(packet__);
+    if rt.trace.on { if (*hdr).d.valid { rt.trace.call("emit", Some("hdr.d"), None, None); } }
     Ok(())
 }
 
@@ -656,6 +691,7 @@ impl Program {
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
             pkt.sm.parser_error = e;
+            if self.rt.trace.on { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;

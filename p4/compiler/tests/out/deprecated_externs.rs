@@ -177,6 +177,16 @@ impl ethernet_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl ethernet_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("dst", self.dst as u128), ("src", self.src as u128), ("etherType", self.etherType as u128)]);
+    }
+}
+
 /// P4 `struct headers`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -213,7 +223,9 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
+                if rt.trace.on { rt.trace.parser_state("P", "start"); }
                 if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
                 let k0__: u128 = ((*meta).count as u128);
                 if k0__ == 1u128 {
                     state = parser_P_State::again;
@@ -224,6 +236,7 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 }
             }
             parser_P_State::again => {
+                if rt.trace.on { rt.trace.parser_state("P", "again"); }
                 (*meta).other = (0x42u128 as u8);
                 return Ok(());
             }
@@ -291,8 +304,10 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
         (*meta).other = (9u128 as u8);
         (*sm).egress_spec = (3u128 as u16);
         env.resubmit = Some(255);
+        if rt.trace.on { rt.trace.call("resubmit", None, None, None); }
     } else {
         (*sm).mark_to_drop();
+        if rt.trace.on { rt.trace.call("mark_to_drop", None, None, None); }
     }
     Ok(())
 }
@@ -310,6 +325,7 @@ pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
     let l = &mut l_storage;
     (*meta).tag = (7u128 as u8);
     env.clone_request = Some(::p4_target::v1model::CloneRequest { kind: if 1u32 == 0 { ::p4_target::v1model::CloneType::IngressToEgress } else { ::p4_target::v1model::CloneType::EgressToEgress }, session: 5u128 as u32, field_list: Some(254) });
+    if rt.trace.on { rt.trace.call("clone", None, Some((env.clone_request.as_ref().map_or(0, |c| c.session)) as u64), None); }
     Ok(())
 }
 
@@ -339,6 +355,7 @@ pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*hdr).eth.emit(packet__);
+    if rt.trace.on { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
     Ok(())
 }
 
@@ -373,6 +390,7 @@ impl Program {
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
             pkt.sm.parser_error = e;
+            if self.rt.trace.on { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;

@@ -211,6 +211,16 @@ impl ethernet_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl ethernet_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("dstAddr", self.dstAddr as u128), ("srcAddr", self.srcAddr as u128), ("etherType", self.etherType as u128)]);
+    }
+}
+
 /// P4 `header ipv4_t`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -305,6 +315,16 @@ impl ipv4_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl ipv4_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("version", self.version as u128), ("ihl", self.ihl as u128), ("diffserv", self.diffserv as u128), ("totalLen", self.totalLen as u128), ("identification", self.identification as u128), ("flags", self.flags as u128), ("fragOffset", self.fragOffset as u128), ("ttl", self.ttl as u128), ("protocol", self.protocol as u128), ("hdrChecksum", self.hdrChecksum as u128), ("srcAddr", self.srcAddr as u128), ("dstAddr", self.dstAddr as u128)]);
+    }
+}
+
 /// P4 `struct metadata`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -340,10 +360,13 @@ pub fn parser_MyParser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
         }
         match state {
             parser_MyParser_State::start => {
+                if rt.trace.on { rt.trace.parser_state("MyParser", "start"); }
                 state = parser_MyParser_State::parse_ethernet;
             }
             parser_MyParser_State::parse_ethernet => {
+                if rt.trace.on { rt.trace.parser_state("MyParser", "parse_ethernet"); }
                 if !(*hdr).ethernet.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).ethernet.trace_extract(&mut rt.trace, "hdr.ethernet"); }
                 let k0__: u128 = ((*hdr).ethernet.etherType as u128);
                 if k0__ == 0x800u128 {
                     state = parser_MyParser_State::parse_ipv4;
@@ -354,7 +377,9 @@ pub fn parser_MyParser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
                 }
             }
             parser_MyParser_State::parse_ipv4 => {
+                if rt.trace.on { rt.trace.parser_state("MyParser", "parse_ipv4"); }
                 if !(*hdr).ipv4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).ipv4.trace_extract(&mut rt.trace, "hdr.ipv4"); }
                 return Ok(());
             }
         }
@@ -412,6 +437,7 @@ pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 fn MyIngress_drop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
     (*standard_metadata).mark_to_drop();
+    if rt.trace.on { rt.trace.call("mark_to_drop", None, None, None); }
     Ok(())
 }
 
@@ -451,6 +477,7 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
             None => (r__.hit, 0, r__.entry),
         }
     };
+    if rt.trace.on { rt.trace_table(tables::MY_INGRESS_IPV4_LPM, &key__, hit__, entry__, aid__, &p__); }
     match aid__ {
         0x1b75655 => MyIngress_ipv4_forward(rt, env, hdr, meta, standard_metadata, l, (p__[0] as u64), (p__[1] as u16))?,
         0x1876ee8 => MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?,
@@ -516,7 +543,9 @@ pub fn MyDeparser_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_
     let mut l_storage = MyDeparser_Locals::default();
     let l = &mut l_storage;
     (*hdr).ethernet.emit(packet__);
+    if rt.trace.on { if (*hdr).ethernet.valid { rt.trace.call("emit", Some("hdr.ethernet"), None, None); } }
     (*hdr).ipv4.emit(packet__);
+    if rt.trace.on { if (*hdr).ipv4.valid { rt.trace.call("emit", Some("hdr.ipv4"), None, None); } }
     Ok(())
 }
 
@@ -551,6 +580,7 @@ impl Program {
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_MyParser(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
             pkt.sm.parser_error = e;
+            if self.rt.trace.on { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;

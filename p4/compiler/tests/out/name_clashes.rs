@@ -209,6 +209,16 @@ impl Packet_1 {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl Packet_1 {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("type", self.r#type as u128), ("match", self.r#match as u128), ("self", self.self_ as u128), ("valid", self.valid_ as u128)]);
+    }
+}
+
 /// P4 `struct Env`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -250,8 +260,10 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
+                if rt.trace.on { rt.trace.parser_state("P", "start"); }
                 rt_1 = (1u128 as u8);
                 if !(*key).pkt.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*key).pkt.trace_extract(&mut rt.trace, "key.pkt"); }
                 return Ok(());
             }
         }
@@ -337,6 +349,7 @@ fn I_hit(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut En
             None => (r__.hit, 0, r__.entry),
         }
     };
+    if rt.trace.on { rt.trace_table(tables::I_HIT, &key__, hit__, entry__, aid__, &p__); }
     match aid__ {
         0x179720f => I_c(rt, env, key, r, p, l, (p__[0] as u8), (p__[1] as u16))?,
         _ => {}
@@ -402,6 +415,7 @@ pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*key).pkt.emit(packet__);
+    if rt.trace.on { if (*key).pkt.valid { rt.trace.call("emit", Some("key.pkt"), None, None); } }
     Ok(())
 }
 
@@ -436,6 +450,7 @@ impl Program {
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
             pkt.sm.parser_error = e;
+            if self.rt.trace.on { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;

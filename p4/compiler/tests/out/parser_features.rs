@@ -182,6 +182,16 @@ impl ethernet_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl ethernet_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("dst", self.dst as u128), ("src", self.src as u128), ("etherType", self.etherType as u128)]);
+    }
+}
+
 /// P4 `header mpls_t`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -237,6 +247,16 @@ impl mpls_t {
         let mut d = [0u8; Self::BYTES];
         d[0..4].copy_from_slice(&(((self.label as u64) & 0xfffff) << 12 | ((self.tc as u64) & 0x7) << 9 | ((self.bos as u64) & 0x1) << 8 | ((self.ttl as u64) & 0xff) << 0).to_be_bytes()[4..]);
         out.extend_from_slice(&d);
+    }
+}
+
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl mpls_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("label", self.label as u128), ("tc", self.tc as u128), ("bos", self.bos as u128), ("ttl", self.ttl as u128)]);
     }
 }
 
@@ -301,6 +321,16 @@ impl opt_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl opt_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("kind", self.kind as u128), ("len", self.len as u128)]);
+    }
+}
+
 /// P4 `header v4_t`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -353,6 +383,16 @@ impl v4_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl v4_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("tag", self.tag as u128), ("valid", self.valid_ as u128)]);
+    }
+}
+
 /// P4 `header v6_t`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -402,6 +442,16 @@ impl v6_t {
         let mut d = [0u8; Self::BYTES];
         d[0..3].copy_from_slice(&(((self.tag as u64) & 0xff) << 16 | ((self.val as u64) & 0xffff) << 0).to_be_bytes()[5..]);
         out.extend_from_slice(&d);
+    }
+}
+
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl v6_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("tag", self.tag as u128), ("val", self.val as u128)]);
     }
 }
 
@@ -486,6 +536,16 @@ impl report_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl report_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("kind", self.kind as u128), ("depth", self.depth as u128), ("err", self.err as u128), ("top_ttl", self.top_ttl as u128)]);
+    }
+}
+
 /// P4 `struct headers`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -522,7 +582,9 @@ pub fn parser_V6Parser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
         }
         match state {
             parser_V6Parser_State::start => {
+                if rt.trace.on { rt.trace.parser_state("V6Parser", "start"); }
                 if !(*u).v6.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*u).v6.trace_extract(&mut rt.trace, "u.v6"); }
                 return Ok(());
             }
         }
@@ -555,7 +617,9 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
+                if rt.trace.on { rt.trace.parser_state("P", "start"); }
                 if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
                 let k0__: u128 = ((*hdr).eth.etherType as u128);
                 if k0__ == 0x8847u128 {
                     state = parser_P_State::parse_mpls;
@@ -574,9 +638,11 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 }
             }
             parser_P_State::parse_mpls => {
+                if rt.trace.on { rt.trace.parser_state("P", "parse_mpls"); }
                 if (*hdr).mpls.next as usize >= 3 { return Err(::p4_target::v1model::error_code::STACK_OUT_OF_BOUNDS); }
                 if !(*hdr).mpls.elems[(*hdr).mpls.next as usize].extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 (*hdr).mpls.next += 1;
+                if rt.trace.on { let i__ = (*hdr).mpls.next as usize - 1; (*hdr).mpls.elems[i__].trace_extract(&mut rt.trace, &format!("hdr.mpls[{i__}]")); }
                 let k0__: u128 = ((*hdr).mpls.elems[((*hdr).mpls.next as usize).saturating_sub(1)].bos as u128);
                 if k0__ == 0u128 {
                     state = parser_P_State::parse_mpls;
@@ -587,12 +653,15 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 }
             }
             parser_P_State::parse_opt => {
+                if rt.trace.on { rt.trace.parser_state("P", "parse_opt"); }
                 kind_len = (packet__.lookahead(16).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)? as u16);
                 if !(::p4_target::bits::slice((kind_len as u128), 7, 0) >= 2u128) { return Err(7u32); }
                 (*hdr).opt.extract_var(packet__, u32::try_from(::p4_target::bits::wrap(::p4_target::bits::cast(::p4_target::bits::wrap(::p4_target::bits::slice((kind_len as u128), 7, 0).wrapping_sub(2u128), 8), 8, false, 32).wrapping_mul(8u128), 32)).unwrap_or(u32::MAX))?;
+                if rt.trace.on { (*hdr).opt.trace_extract(&mut rt.trace, "hdr.opt"); }
                 return Ok(());
             }
             parser_P_State::parse_union => {
+                if rt.trace.on { rt.trace.parser_state("P", "parse_union"); }
                 let k0__: u128 = packet__.lookahead(8).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)?;
                 if k0__ == 4u128 {
                     state = parser_P_State::parse_v4;
@@ -603,13 +672,17 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 }
             }
             parser_P_State::spin => {
+                if rt.trace.on { rt.trace.parser_state("P", "spin"); }
                 state = parser_P_State::spin;
             }
             parser_P_State::parse_v4 => {
+                if rt.trace.on { rt.trace.parser_state("P", "parse_v4"); }
                 if !(*hdr).u.v4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).u.v4.trace_extract(&mut rt.trace, "hdr.u.v4"); }
                 return Ok(());
             }
             parser_P_State::parse_v6 => {
+                if rt.trace.on { rt.trace.parser_state("P", "parse_v6"); }
                 { let mut parg__0 = (*hdr).u; let r__ = parser_V6Parser(rt, env, packet__, &mut parg__0); (*hdr).u = parg__0; r__? };
                 return Ok(());
             }
@@ -758,10 +831,15 @@ pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*hdr).eth.emit(packet__);
+    if rt.trace.on { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
     for e__ in (*hdr).mpls.elems.iter() { e__.emit(packet__); }
+    if rt.trace.on { for (i__, e__) in (*hdr).mpls.elems.iter().enumerate() { if e__.valid { rt.trace.call("emit", Some(&format!("hdr.mpls[{i__}]")), None, None); } } }
     (*hdr).opt.emit(packet__);
+    if rt.trace.on { if (*hdr).opt.valid { rt.trace.call("emit", Some("hdr.opt"), None, None); } }
     (*hdr).u.emit(packet__);
+    if rt.trace.on { if (*hdr).u.is_valid() { rt.trace.call("emit", Some("hdr.u"), None, None); } }
     (*hdr).report.emit(packet__);
+    if rt.trace.on { if (*hdr).report.valid { rt.trace.call("emit", Some("hdr.report"), None, None); } }
     Ok(())
 }
 
@@ -796,6 +874,7 @@ impl Program {
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
             pkt.sm.parser_error = e;
+            if self.rt.trace.on { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;

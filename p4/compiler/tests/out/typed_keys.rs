@@ -220,6 +220,16 @@ impl ethernet_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl ethernet_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("dst", self.dst as u128), ("src", self.src as u128), ("etherType", self.etherType as u128)]);
+    }
+}
+
 /// P4 `header extra_t`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -269,6 +279,16 @@ impl extra_t {
     }
 }
 
+#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+impl extra_t {
+    /// Records this header as extracted (packet trace).
+    #[cold]
+    #[inline(never)]
+    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        tr.extract(instance, &[("x", self.x as u128)]);
+    }
+}
+
 /// P4 `struct headers`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -313,8 +333,11 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
         }
         match state {
             parser_P_State::start => {
+                if rt.trace.on { rt.trace.parser_state("P", "start"); }
                 if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
                 if !(*hdr).extra.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
+                if rt.trace.on { (*hdr).extra.trace_extract(&mut rt.trace, "hdr.extra"); }
                 return Ok(());
             }
         }
@@ -398,6 +421,7 @@ fn I_by_error(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &m
             None => (r__.hit, 0, r__.entry),
         }
     };
+    if rt.trace.on { rt.trace_table(tables::I_BY_ERROR, &key__, hit__, entry__, aid__, &p__); }
     match aid__ {
         0x152ceae => I_to(rt, env, hdr, meta, sm, l, (p__[0] as u16))?,
         _ => {}
@@ -417,9 +441,11 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
         bp__0.push(((*sm).parser_error as u128), 32);
         bp__0.push(((*meta).mood as u128), 32);
         (*meta).h = (::p4_target::bits::wrap(::p4_target::externs::hash_range(rt.hash(::p4_target::info::HashAlgorithm::Identity, &bp__0), 0u128, 0x10000u128), 16) as u16);
+        if rt.trace.on { rt.trace.call("hash", None, None, Some((((*meta).h as u128)) as u128)); }
     }
     let mut r: report_t = report_t { e: (*sm).parser_error, mood: (*meta).mood, short: (!(*hdr).extra.valid) };
     rt.digests.push((digests::REPORT_T_ID, vec![(r.e as u128), (r.mood as u128), (r.short as u128)]));
+    if rt.trace.on { rt.trace.call("digest", Some(rt.info.digests.iter().find(|d| Some(d.id) == rt.digests.last().map(|x| x.0)).map_or("?", |d| d.name)), None, None); }
     Ok(())
 }
 
@@ -463,7 +489,9 @@ pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*hdr).eth.emit(packet__);
+    if rt.trace.on { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
     (*hdr).extra.emit(packet__);
+    if rt.trace.on { if (*hdr).extra.valid { rt.trace.call("emit", Some("hdr.extra"), None, None); } }
     Ok(())
 }
 
@@ -498,6 +526,7 @@ impl Program {
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
             pkt.sm.parser_error = e;
+            if self.rt.trace.on { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;

@@ -276,6 +276,7 @@ impl Gen<'_> {
             self.w.line("None => (r__.hit, 0, r__.entry),");
             self.w.close("}");
             self.w.close("};");
+            self.trace_table(&rt_index);
             if table.direct_meter.is_some() {
                 self.w.line("env.entry = entry__;");
             }

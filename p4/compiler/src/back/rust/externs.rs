@@ -186,11 +186,12 @@ impl Gen<'_> {
                 s.push(self.assign_native(ctx, out, &v)?);
             }
             Builtin::Extract(h, Some(len)) => {
+                let place = self.place(ctx, h)?;
                 s.push(format!(
-                    "{}.extract_var(packet__, u32::try_from({}).unwrap_or(u32::MAX))?;",
-                    self.place(ctx, h)?,
+                    "{place}.extract_var(packet__, u32::try_from({}).unwrap_or(u32::MAX))?;",
                     self.expr(ctx, len)?
                 ));
+                s.push(self.trace_extract(ctx, h, &place));
             }
             Builtin::Extract(h, None) => {
                 const E: &str = "::p4_target::v1model::error_code";
@@ -205,11 +206,15 @@ impl Gen<'_> {
                             "if !{p}.elems[{p}.next as usize].extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
                         ));
                         s.push(format!("{p}.next += 1;"));
+                        s.push(self.trace_extract_next(ctx, st, &p));
                     }
-                    _ => s.push(format!(
-                        "if !{}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}",
-                        self.place(ctx, h)?
-                    )),
+                    _ => {
+                        let place = self.place(ctx, h)?;
+                        s.push(format!(
+                            "if !{place}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
+                        ));
+                        s.push(self.trace_extract(ctx, h, &place));
+                    }
                 }
             }
             Builtin::Advance(e) => {
@@ -265,26 +270,33 @@ impl Gen<'_> {
                     v = format!("u128::from({v})");
                 }
                 s.push(format!(
-                    "rt.registers[{k}].write(u32::try_from({}).unwrap_or(u32::MAX), {v});",
-                    self.expr(ctx, index)?,
+                    "let ix__ = u32::try_from({}).unwrap_or(u32::MAX);",
+                    self.expr(ctx, index)?
                 ));
+                s.push(format!("rt.registers[{k}].write(ix__, {v});"));
             }
             Builtin::CounterCount { inst, index } => {
                 let k = self.names.objects.counter(extern_index(*inst)? as usize);
                 s.push(format!(
-                    "rt.counters[{k}].count(u32::try_from({}).unwrap_or(u32::MAX), env.packet_length);",
+                    "let ix__ = u32::try_from({}).unwrap_or(u32::MAX);",
                     self.expr(ctx, index)?
                 ));
+                s.push(format!("rt.counters[{k}].count(ix__, env.packet_length);"));
             }
             Builtin::MeterExecute { inst, index, out } => {
                 let k = self.names.objects.meter(extern_index(*inst)? as usize);
-                let v = format!(
-                    "(rt.meters[{k}].execute(u32::try_from({}).unwrap_or(u32::MAX), env.now_ns, env.packet_length) as u128)",
+                s.push(format!(
+                    "let ix__ = u32::try_from({}).unwrap_or(u32::MAX);",
                     self.expr(ctx, index)?
+                ));
+                let v = format!(
+                    "(rt.meters[{k}].execute(ix__, env.now_ns, env.packet_length) as u128)"
                 );
                 s.push(self.assign_native(ctx, out, &v)?);
             }
         }
+        let obj = |inst: u32| extern_index(inst).ok().map(|k| k as usize);
+        self.trace_builtin(ctx, b, &obj, &mut s)?;
         Ok(s)
     }
 
@@ -442,7 +454,9 @@ impl Gen<'_> {
                 let comp = &self.prog.composites[*c];
                 match comp.kind {
                     CompositeKind::Header | CompositeKind::Union => {
-                        s.push(format!("{}.emit(packet__);", self.place(ctx, e)?))
+                        let place = self.place(ctx, e)?;
+                        s.push(format!("{place}.emit(packet__);"));
+                        s.extend(self.trace_emit(ctx, e, &place, comp.kind));
                     }
                     CompositeKind::Struct => {
                         for (i, f) in comp.fields.iter().enumerate() {
@@ -456,10 +470,13 @@ impl Gen<'_> {
                     }
                 }
             }
-            Ty::Stack(..) => s.push(format!(
-                "for e__ in {}.elems.iter() {{ e__.emit(packet__); }}",
-                self.place(ctx, e)?
-            )),
+            Ty::Stack(..) => {
+                let place = self.place(ctx, e)?;
+                s.push(format!(
+                    "for e__ in {place}.elems.iter() {{ e__.emit(packet__); }}"
+                ));
+                s.extend(self.trace_emit(ctx, e, &place, CompositeKind::Struct));
+            }
             _ => return bad("emit needs a header, union, stack or struct", Some(e.span)),
         }
         Ok(())

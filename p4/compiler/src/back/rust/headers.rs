@@ -51,7 +51,10 @@ impl Gen<'_> {
             self.w.close("}");
             self.w.line("");
             match c.kind {
-                CompositeKind::Header => self.header_impl(h)?,
+                CompositeKind::Header => {
+                    self.header_impl(h)?;
+                    self.header_trace_impl(h)?;
+                }
                 CompositeKind::Union => self.union_impl(h)?,
                 CompositeKind::Struct => {}
             }

@@ -37,6 +37,7 @@ pub mod info;
 mod parser;
 mod pipeline;
 mod stmt;
+mod trace;
 pub mod writer;
 
 use crate::ir::*;

@@ -101,6 +101,8 @@ impl Gen<'_> {
         for (si, st) in p.states.iter().enumerate() {
             self.w
                 .open(format!("{enum_name}::{} => {{", state_names[si]));
+            let pname = p.name.clone();
+            self.trace_parser_state(&pname, &st.name);
             let body = st.body.clone();
             self.block(&ctx, &body)?;
             match &st.transition {

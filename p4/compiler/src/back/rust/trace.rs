@@ -1,0 +1,238 @@
+//! Trace points (issue #16): the statements generated code runs to record a
+//! traced packet's parser states, extracted headers, tables and extern
+//! calls into `rt.trace` (`p4_target::trace::Tracer`).
+//!
+//! Every point is `if rt.trace.on { .. }` around a call to a `#[cold]`
+//! function, so a packet that is not traced pays one predictable branch per
+//! point and nothing else. All trace emission lives here so that the other
+//! back-end modules only call these helpers.
+
+use super::*;
+
+/// The test every trace point starts with.
+const ON: &str = "if rt.trace.on {";
+
+impl Gen<'_> {
+    /// `trace_extract`, a method of every header struct: records the
+    /// header's fixed-width fields.
+    pub(super) fn header_trace_impl(&mut self, h: Handle<Composite>) -> Result<(), BackError> {
+        let c = &self.prog.composites[h];
+        let name = &self.names.composites[h.index()];
+        let mut items = Vec::new();
+        for f in &c.fields {
+            let ident = field_ident(&f.name);
+            let v = match &f.ty {
+                Ty::Bool => format!("u128::from(self.{ident})"),
+                Ty::Int(w) => format!("(self.{ident} as u128) & {BITS}::mask({w})"),
+                Ty::Varbit(_) => continue,
+                _ => format!("self.{ident} as u128"),
+            };
+            items.push(format!("({:?}, {v})", f.name));
+        }
+        let w = &mut self.w;
+        w.line(ALLOW);
+        w.open(format!("impl {name} {{"));
+        w.line("/// Records this header as extracted (packet trace).");
+        w.line("#[cold]");
+        w.line("#[inline(never)]");
+        w.open(
+            "pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {",
+        );
+        w.line(format!("tr.extract(instance, &[{}]);", items.join(", ")));
+        w.close("}");
+        w.close("}");
+        w.line("");
+        Ok(())
+    }
+
+    /// The P4 name of a header (or stack) expression, for trace output.
+    pub(super) fn trace_name(&self, ctx: &Ctx<'_>, e: &Expr) -> String {
+        let strip = |s: &str| s.trim_start_matches("r#").to_string();
+        match &e.kind {
+            ExprKind::Var(VarRef::Local(i)) => ctx
+                .vars
+                .get(*i as usize)
+                .map_or_else(|| "?".into(), |v| v.name.clone()),
+            ExprKind::Var(VarRef::BlockParam(i)) => ctx
+                .block_params
+                .get(*i as usize)
+                .map_or_else(|| "?".into(), |n| strip(n)),
+            ExprKind::Var(VarRef::BlockLocal(i)) => ctx
+                .block_locals
+                .get(*i as usize)
+                .map_or_else(|| "?".into(), |n| strip(n)),
+            ExprKind::Member(base, idx) => {
+                let field = match &base.ty {
+                    Ty::Composite(c) => self.prog.composites[*c]
+                        .fields
+                        .get(*idx as usize)
+                        .map_or_else(|| "?".into(), |f| f.name.clone()),
+                    _ => "?".into(),
+                };
+                format!("{}.{field}", self.trace_name(ctx, base))
+            }
+            ExprKind::Index(base, i) => match &i.kind {
+                ExprKind::Int(v) => format!("{}[{v}]", self.trace_name(ctx, base)),
+                _ => format!("{}[?]", self.trace_name(ctx, base)),
+            },
+            ExprKind::StackNext(st) => format!("{}.next", self.trace_name(ctx, st)),
+            _ => "?".into(),
+        }
+    }
+
+    /// After `place.extract(..)` succeeded.
+    pub(super) fn trace_extract(&self, ctx: &Ctx<'_>, h: &Expr, place: &str) -> String {
+        format!(
+            "{ON} {place}.trace_extract(&mut rt.trace, {:?}); }}",
+            self.trace_name(ctx, h)
+        )
+    }
+
+    /// After `stack.elems[stack.next].extract(..)` and `stack.next += 1`.
+    pub(super) fn trace_extract_next(&self, ctx: &Ctx<'_>, st: &Expr, p: &str) -> String {
+        format!(
+            "{ON} let i__ = {p}.next as usize - 1; {p}.elems[i__].trace_extract(&mut rt.trace, &format!(\"{}[{{i__}}]\")); }}",
+            self.trace_name(ctx, st)
+        )
+    }
+
+    /// At the top of a parser state's arm.
+    pub(super) fn trace_parser_state(&mut self, parser: &str, state: &str) {
+        self.w.line(format!(
+            "{ON} rt.trace.parser_state({parser:?}, {state:?}); }}"
+        ));
+    }
+
+    /// After a table's lookup, when the hit flag, action id, entry and
+    /// parameters (`hit__`, `aid__`, `entry__`, `p__`) are known.
+    pub(super) fn trace_table(&mut self, rt_index: &str) {
+        self.w.line(format!(
+            "{ON} rt.trace_table({rt_index}, &key__, hit__, entry__, aid__, &p__); }}"
+        ));
+    }
+
+    /// A state-changing extern call: `object` is a Rust expression giving
+    /// the object's name (or `None`), `index` and `value` Rust expressions
+    /// (already evaluated: they are read again here).
+    pub(super) fn trace_call(
+        &self,
+        ctx: &Ctx<'_>,
+        call: &str,
+        object: Option<String>,
+        index: Option<String>,
+        value: Option<String>,
+    ) -> Option<String> {
+        if ctx.kind == BodyKind::Function {
+            // Functions do not receive the runtime.
+            return None;
+        }
+        let opt = |x: Option<String>, conv: &str| {
+            x.map_or_else(|| "None".to_string(), |v| format!("Some(({v}) as {conv})"))
+        };
+        Some(format!(
+            "{ON} rt.trace.call({call:?}, {}, {}, {}); }}",
+            object.map_or_else(|| "None".into(), |o| format!("Some({o})")),
+            opt(index, "u64"),
+            opt(value, "u128"),
+        ))
+    }
+
+    /// After `place.emit(..)` in a deparser: a header, a union, or (kind
+    /// `Struct`) a stack, whose valid elements are named with their index.
+    pub(super) fn trace_emit(
+        &self,
+        ctx: &Ctx<'_>,
+        e: &Expr,
+        place: &str,
+        kind: CompositeKind,
+    ) -> Option<String> {
+        if ctx.kind == BodyKind::Function {
+            return None;
+        }
+        let name = self.trace_name(ctx, e);
+        Some(match kind {
+            CompositeKind::Header => format!(
+                "{ON} if {place}.valid {{ rt.trace.call(\"emit\", Some({name:?}), None, None); }} }}"
+            ),
+            CompositeKind::Union => format!(
+                "{ON} if {place}.is_valid() {{ rt.trace.call(\"emit\", Some({name:?}), None, None); }} }}"
+            ),
+            CompositeKind::Struct => format!(
+                "{ON} for (i__, e__) in {place}.elems.iter().enumerate() {{ if e__.valid {{ rt.trace.call(\"emit\", Some(&format!(\"{name}[{{i__}}]\")), None, None); }} }} }}"
+            ),
+        })
+    }
+
+    /// Trace points for a built-in call whose statements are in `s`.
+    pub(super) fn trace_builtin(
+        &self,
+        ctx: &Ctx<'_>,
+        b: &Builtin,
+        obj: &dyn Fn(u32) -> Option<usize>,
+        s: &mut Vec<String>,
+    ) -> Result<(), BackError> {
+        let line = match b {
+            Builtin::MarkToDrop(_) => self.trace_call(ctx, "mark_to_drop", None, None, None),
+            Builtin::Hash { out, .. } => {
+                let v = self.expr(ctx, out)?;
+                self.trace_call(ctx, "hash", None, None, Some(v))
+            }
+            Builtin::Random { out, .. } => {
+                let v = self.expr(ctx, out)?;
+                self.trace_call(ctx, "random", None, None, Some(v))
+            }
+            Builtin::Clone { .. } => self.trace_call(
+                ctx,
+                "clone",
+                None,
+                Some("env.clone_request.as_ref().map_or(0, |c| c.session)".into()),
+                None,
+            ),
+            Builtin::Resubmit(_) => self.trace_call(ctx, "resubmit", None, None, None),
+            Builtin::Recirculate(_) => self.trace_call(ctx, "recirculate", None, None, None),
+            Builtin::Digest { .. } => self.trace_call(
+                ctx,
+                "digest",
+                Some("rt.info.digests.iter().find(|d| Some(d.id) == rt.digests.last().map(|x| x.0)).map_or(\"?\", |d| d.name)".into()),
+                None,
+                None,
+            ),
+            Builtin::CounterCount { inst, .. } => obj(*inst).and_then(|k| {
+                let k = self.names.objects.counter(k);
+                self.trace_call(
+                    ctx,
+                    "count",
+                    Some(format!("rt.info.counters[{k}].name")),
+                    Some("ix__".into()),
+                    None,
+                )
+            }),
+            Builtin::RegisterWrite { inst, .. } => obj(*inst).and_then(|k| {
+                let k = self.names.objects.register(k);
+                self.trace_call(
+                    ctx,
+                    "register_write",
+                    Some(format!("rt.info.registers[{k}].name")),
+                    Some("ix__".into()),
+                    Some(format!("rt.registers[{k}].read(ix__)")),
+                )
+            }),
+            Builtin::MeterExecute { inst, out, .. } => {
+                let v = self.expr(ctx, out)?;
+                obj(*inst).and_then(|k| {
+                    let k = self.names.objects.meter(k);
+                    self.trace_call(
+                        ctx,
+                        "execute_meter",
+                        Some(format!("rt.info.meters[{k}].name")),
+                        Some("ix__".into()),
+                        Some(v),
+                    )
+                })
+            }
+            _ => None,
+        };
+        s.extend(line);
+        Ok(())
+    }
+}
