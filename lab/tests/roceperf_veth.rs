@@ -179,6 +179,10 @@ fn pfc_frames_into_the_client_port_pause_it() {
         "--interval",
         "0.25",
         "--json",
+        // No server answers here: without a timeout the QP keeps its
+        // window instead of giving up with "retry counter exceeded".
+        "--qp-timeout",
+        "0",
     ])));
     let pfc = |repr: PfcRepr| {
         let mut b = FrameBuf::default();

@@ -2,7 +2,7 @@
 //! the sans-IO [`Rnic`] model on a [`Port`].
 //!
 //! The driver owns the clock and the port; the RNIC owns all protocol
-//! behaviour (PSNs, ICRC via `dataplane::wire::roce`, CNP generation on CE,
+//! behaviour (PSNs, ICRC via `dataplane::wire::ib`, CNP generation on CE,
 //! DCQCN, PFC honouring). One loop iteration, in the order the RNIC's
 //! contract asks for:
 //! 1. `now` from a monotonic clock started with the agent;
@@ -40,10 +40,11 @@ use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use dataplane::rnic::frame::RoceFrameRepr;
 use dataplane::rnic::{QpConfig, Rnic, RnicConfig, RnicError, RnicEvent, WIRE_OVERHEAD_BYTES};
 use dataplane::time::{Instant, bits_time};
+use dataplane::wire::ib::Opcode;
 use dataplane::wire::pfc::{MacControlRepr, PfcRepr, parse_frame};
-use dataplane::wire::roce::{Opcode, RoceFrameRepr};
 
 use crate::port::{FrameBuf, Port, PortError};
 use report::{Report, Snapshot};
@@ -82,6 +83,8 @@ pub enum Role {
         /// several clients can share one server (`first_qp + qps` at most
         /// [`MAX_QPS`]).
         first_qp: u32,
+        /// Retransmission timeout exponent (4.096 µs × 2^N; 0 = never).
+        qp_timeout: u8,
     },
     /// Receive WRITEs, answer CE marks with CNPs.
     Server,
@@ -143,6 +146,7 @@ impl<P: Port> Agent<P> {
             message_bytes,
             messages,
             first_qp,
+            qp_timeout,
         } = &role
         {
             if *qps == 0 || first_qp.saturating_add(*qps) > MAX_QPS {
@@ -163,6 +167,8 @@ impl<P: Port> Agent<P> {
                     messages: *messages,
                     initial_psn: INITIAL_PSN,
                     expected_psn: INITIAL_PSN,
+                    timeout: *qp_timeout,
+                    ..QpConfig::default()
                 })?;
             }
         }
@@ -240,6 +246,7 @@ impl<P: Port> Agent<P> {
         s.paused_ns = r.paused_ns[p];
         // The first frame of each learned QP was counted as unknown-QP.
         s.rx_errors = r.rx_errors.saturating_sub(self.stats.qps_learned);
+        s.rdma = self.rnic.counters();
         s
     }
 
@@ -412,6 +419,7 @@ impl<P: Port> Agent<P> {
             messages: None,
             initial_psn: INITIAL_PSN,
             expected_psn: INITIAL_PSN,
+            ..QpConfig::default()
         };
         match self.rnic.add_qp(cfg) {
             Ok(()) => {

@@ -153,6 +153,7 @@ fn add_stream(
         messages,
         initial_psn: 0,
         expected_psn: 0,
+        ..QpConfig::default()
     };
     b.host_mut(src)
         .ok_or_else(|| anyhow!("no host {src}"))?
