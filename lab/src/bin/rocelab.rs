@@ -19,7 +19,10 @@
 //! the PFC watchdog off, then the watchdog breaks it and traffic flows
 //! again; it prints what each phase showed and exits 1 on any problem.
 //! Namespaces only (its simulator counterpart is the ring scenario of
-//! `dataplane/tests/sim_scenarios.rs`).
+//! `dataplane/tests/sim_scenarios.rs`). `rocelab run lossy [--sim]` runs
+//! the 2:1 incast on the lossless and on a lossy priority and prints both
+//! runs' goodput, drops, NAKs and retransmissions side by side
+//! (`lab::scenario::lossy`).
 
 use std::path::PathBuf;
 
@@ -55,8 +58,9 @@ enum Cmd {
     /// Run the embedded default scenario (incast + ECMP) or the deadlock
     /// ring, and judge it.
     Run {
-        /// Which scenario: `default` (incast + ECMP) or `deadlock` (ring).
-        #[arg(default_value = "default", value_parser = ["default", "deadlock"])]
+        /// Which scenario: `default` (incast + ECMP), `deadlock` (ring) or
+        /// `lossy` (the incast on a lossless and on a lossy priority).
+        #[arg(default_value = "default", value_parser = ["default", "deadlock", "lossy"])]
         scenario: String,
         /// Output directory for CSV and SVG files.
         #[arg(long, default_value = "target/rocelab")]
@@ -200,7 +204,11 @@ fn main() -> Result<()> {
                 dcqcn,
                 ..defaults
             };
-            let passed = run(&cfg, &out, sim, seed, &store)?;
+            let passed = if which == "lossy" {
+                run_lossy(&cfg, &out, sim, seed, &store)?
+            } else {
+                run(&cfg, &out, sim, seed, &store)?
+            };
             if !passed {
                 std::process::exit(1);
             }
@@ -263,6 +271,33 @@ fn run_deadlock(cfg: &RingConfig, store: &StateStore) -> Result<bool> {
         println!("PASS: deadlocked with the watchdog off, recovered with it on");
     }
     Ok(problems.is_empty())
+}
+
+/// `rocelab run lossy`: the incast on priority 3 and on priority 0; true
+/// if every check passed.
+fn run_lossy(
+    cfg: &ScenarioConfig,
+    out: &std::path::Path,
+    sim: bool,
+    seed: u64,
+    store: &StateStore,
+) -> Result<bool> {
+    let o = if sim {
+        println!("rocelab run lossy --sim: 2:1 incast, lossless then lossy, in the simulator");
+        scenario::lossy::run_sim(cfg, seed)?
+    } else {
+        let bins = live_binaries("rocelab run lossy")?;
+        println!("rocelab run lossy: 2:1 incast, lossless then lossy, on namespaces");
+        let stop = lab::signal::stop_flag();
+        scenario::lossy::run_live(cfg, &bins, store, stop, "lossy")?
+    };
+    print!("{}", scenario::lossy::figures_table(&o));
+    println!();
+    let vs = scenario::lossy::verdicts(&o);
+    print!("{}", scenario::verdict_table(o.mode, &vs));
+    let files = output::write_verdicts(out, &vs)?;
+    println!("wrote {}", files.display());
+    Ok(vs.iter().all(|v| v.pass))
 }
 
 /// `rocelab run`: the default scenario; true if every check passed.

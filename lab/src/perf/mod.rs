@@ -234,6 +234,8 @@ impl<P: Port> Agent<P> {
                 s.psn_gaps += st.psn_gaps;
                 s.psn_lost += st.psn_lost;
                 s.psn_late += st.psn_late;
+                s.retx_packets += st.retx_packets;
+                s.retx_bytes += st.retx_bytes;
                 s.rx_ce_packets += st.rx_ce_packets;
                 s.cnp_tx += st.cnp_tx;
                 s.cnp_rx += st.cnp_rx;

@@ -36,6 +36,10 @@ pub struct Snapshot {
     pub psn_lost: u64,
     /// Packets behind the expected PSN (duplicates, reordering).
     pub psn_late: u64,
+    /// Data packets sent again (go-back-N after a NAK or a timeout).
+    pub retx_packets: u64,
+    /// Payload bytes of those.
+    pub retx_bytes: u64,
     /// CE-marked data packets received.
     pub rx_ce_packets: u64,
     /// CNPs sent.
@@ -91,6 +95,10 @@ pub struct Report {
     pub psn_lost: u64,
     /// Packets late or duplicated.
     pub psn_late: u64,
+    /// Data packets retransmitted (go-back-N), included in `tx_packets`.
+    pub retx_packets: u64,
+    /// Payload bytes retransmitted, not included in `tx_bytes`.
+    pub retx_bytes: u64,
     /// CE-marked packets received.
     pub ce_rx: u64,
     /// CNPs sent.
@@ -145,6 +153,8 @@ impl Report {
             psn_gaps: d(|s| s.psn_gaps),
             psn_lost: d(|s| s.psn_lost),
             psn_late: d(|s| s.psn_late),
+            retx_packets: d(|s| s.retx_packets),
+            retx_bytes: d(|s| s.retx_bytes),
             ce_rx: d(|s| s.rx_ce_packets),
             cnp_tx: d(|s| s.cnp_tx),
             cnp_rx: d(|s| s.cnp_rx),
