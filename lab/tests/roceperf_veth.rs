@@ -66,6 +66,11 @@ fn setup() -> common::Netns {
     ns
 }
 
+/// Share of the paced payload rate a debug-build agent must reach on a
+/// loaded 2-core machine (the pacer bursts up to `SPIN_BELOW` ahead, so it
+/// catches up after short stalls).
+const PACER_MIN_SHARE: f64 = 0.8;
+
 #[test]
 fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
     if !common::root_or_skip("client_to_server_delivers_every_psn_and_reports_bandwidth") {
@@ -143,8 +148,19 @@ fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
         .map(|v| v["tx_bytes"].as_u64().unwrap())
         .sum();
     assert_eq!(per, cs["tx_bytes"].as_u64().unwrap());
-    // Paced at 500 Mb/s of wire bytes: payload below that.
-    assert!(cs["tx_gbps"].as_f64().unwrap() < 0.5, "{cs}");
+    // RC over a lossless veth: nothing to recover, nothing resent (the lab
+    // timeout leaves room for a descheduled peer).
+    assert_eq!(cs["retx_packets"], 0, "{cs}");
+    assert_eq!(cs["counters"]["local_ack_timeout_err"], 0, "{cs}");
+    // Paced at 500 Mb/s of wire bytes: the payload rate is that times the
+    // share of payload in a 1024-byte-MTU WRITE frame, less only the
+    // pacer's start-up and scheduling slack.
+    let paced = 0.5 * lab::scenario::payload_efficiency(1024, 65_536);
+    let tx = cs["tx_gbps"].as_f64().unwrap();
+    assert!(
+        (PACER_MIN_SHARE * paced..=1.01 * paced).contains(&tx),
+        "{tx} Gb/s, paced payload rate {paced} Gb/s: {cs}"
+    );
 }
 
 #[test]

@@ -73,9 +73,10 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         first_qp: u32,
         /// Retransmission timeout exponent, as perftest's `--qp-timeout`
-        /// and ibv_modify_qp: 4.096 µs × 2^N (14: 67 ms); 0 waits forever
-        /// (for a client whose peer never answers).
-        #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u8).range(0..=31))]
+        /// and ibv_modify_qp: 4.096 µs × 2^N; 0 waits forever (for a
+        /// client whose peer never answers). Default 17 (0.54 s), not
+        /// perftest's 14 (67 ms): see `lab::perf::LAB_QP_TIMEOUT`.
+        #[arg(long, default_value_t = lab::perf::LAB_QP_TIMEOUT, value_parser = clap::value_parser!(u8).range(0..=31))]
         qp_timeout: u8,
     },
 }

@@ -200,9 +200,12 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { f64::INFINITY }
 }
 
+/// One row of [`figures_table`]: its name and how to read it off a run.
+type FigureRow = (&'static str, fn(&IncastOutcome) -> String);
+
 /// The two runs' figures side by side.
 pub fn figures_table(o: &LossyOutcome) -> String {
-    let rows: [(&str, fn(&IncastOutcome) -> String); 10] = [
+    let rows: [FigureRow; 10] = [
         ("goodput at receiver", |x| format!("{:.4} Gb/s", x.rx_gbps)),
         ("sender throughput", |x| {
             x.flows
