@@ -24,7 +24,7 @@ use std::sync::atomic::AtomicBool;
 use lab::labctl::state::StateStore;
 use lab::scenario::live::{self, Binaries};
 use lab::scenario::{
-    LOSSLESS_GOODPUT_BAND, MESSAGE_BYTES, MIN_JAIN, ScenarioConfig, fair_share_ratios, jain_index,
+    LIVE_GOODPUT_BAND, MESSAGE_BYTES, MIN_JAIN, ScenarioConfig, fair_share_ratios, jain_index,
     lossy, payload_efficiency, verdict_table,
 };
 
@@ -112,7 +112,7 @@ fn lossless_incast_through_the_switch_loses_nothing_and_pauses_the_senders() {
     // line (headers from the frame layout), shared fairly.
     let payload_gbps =
         SPEED_BPS as f64 / 1e9 * payload_efficiency(cfg().roce_mtu_bytes, MESSAGE_BYTES);
-    let (lo, hi) = LOSSLESS_GOODPUT_BAND;
+    let (lo, hi) = LIVE_GOODPUT_BAND;
     assert!(
         (lo * payload_gbps..=hi * payload_gbps).contains(&x.rx_gbps),
         "goodput {} Gb/s, payload rate {payload_gbps} Gb/s",

