@@ -31,7 +31,7 @@ pub const LOSSY_DSCP: u8 = 0;
 /// Lossy goodput must stay below this share of the lossless goodput, or a
 /// QP must have failed with "transport retry counter exceeded" (then the
 /// survivors may take the whole link): the collapse the scenario is about
-/// (the simulator measures 0.17 with a 16 MiB buffer; with the scenario's
+/// (the simulator measures 0.17 with a 16 MiB buffer, one QP failing; with the scenario's
 /// 1 MiB one a QP exhausts its retries and the other runs at 0.85); a
 /// switch that protected the lossy priority gives ~1 and no failed QP.
 pub const COLLAPSE_MAX_RATIO: f64 = 0.6;
