@@ -68,6 +68,11 @@ pub const INITIAL_PSN: u32 = 0;
 pub const LAB_QP_TIMEOUT: u8 = 17;
 /// Deadlines closer than this are waited for by yielding, not sleeping.
 pub const SPIN_BELOW: Duration = Duration::from_micros(50);
+/// Wire time the emulated link may make up after a late loop turn (as the
+/// switch's port shaper banks credit): a sleep that overshoots on a loaded
+/// machine would otherwise lower the rate for good. It lets a frame follow
+/// the last one early only after the link had been idle-by-lateness.
+pub const LATE_CREDIT: Duration = Duration::from_micros(500);
 /// Frames pulled from the RNIC and sent per batch.
 pub const TX_BATCH: usize = 32;
 /// Frames received per batch.
@@ -467,8 +472,11 @@ impl<P: Port> Agent<P> {
                 Some(t) if t.written_len == t.frame_len => {
                     buf.set_len(t.frame_len);
                     let wire_bytes = (t.frame_len + WIRE_OVERHEAD_BYTES) as u64;
-                    self.link_free_ns =
-                        self.link_free_ns.max(now_ns) + bits_time(wire_bytes, line_bps).as_nanos();
+                    // A late loop turn may make up to LATE_CREDIT of wire
+                    // time it missed, so oversleeping does not lower the rate.
+                    let credit_ns = LATE_CREDIT.as_nanos() as u64;
+                    self.link_free_ns = self.link_free_ns.max(now_ns.saturating_sub(credit_ns))
+                        + bits_time(wire_bytes, line_bps).as_nanos();
                     n += 1;
                 }
                 Some(t) => {
