@@ -75,10 +75,6 @@ fn cfg() -> ScenarioConfig {
         speed_bps: SPEED_BPS,
         incast_s: 3.0,
         ecn: None,
-        // The senders reach ~1.6:1 here, not 2:1: 3 s of that fit in the
-        // default 16 MiB without reaching XOFF (seen: no PFC at all); 1 MiB
-        // fills in a fraction of a second.
-        incast_shared_bytes: Some(lossy::LOSSY_SHARED_BYTES),
         ..ScenarioConfig::default()
     }
 }

@@ -31,7 +31,7 @@ pub const LOSSY_DSCP: u8 = 0;
 /// Lossy goodput must stay below this share of the lossless goodput, or a
 /// QP must have failed with "transport retry counter exceeded" (then the
 /// survivors may take the whole link): the collapse the scenario is about
-/// (the simulator measures 0.17 with a 16 MiB buffer, one QP failing; with the scenario's
+/// (the simulator measures 0.17 with a 16 MiB buffer, one QP failing; with the lab's
 /// 1 MiB one a QP exhausts its retries and the other runs at 0.85); a
 /// switch that protected the lossy priority gives ~1 and no failed QP.
 pub const COLLAPSE_MAX_RATIO: f64 = 0.6;
@@ -49,21 +49,12 @@ pub struct LossyOutcome {
     pub lossy: IncastOutcome,
 }
 
-/// Shared buffer of the incast switch in this scenario: 1 MiB, so the
-/// dynamic threshold (half the free pool) is reached within a fraction of a
-/// second even at the ~1.6:1 the user-space senders manage on a loaded
-/// machine, where the default 16 MiB would absorb a 3 s run whole (measured:
-/// no drop, no PFC).
-pub const LOSSY_SHARED_BYTES: u64 = 1 << 20;
-
-/// `base` with the incast on `dscp`, ECN and DCQCN off, and a shared
-/// buffer of [`LOSSY_SHARED_BYTES`] unless `base` sets one.
+/// `base` with the incast on `dscp`, ECN and DCQCN off.
 pub fn run_config(base: &ScenarioConfig, dscp: u8) -> ScenarioConfig {
     ScenarioConfig {
         incast_dscp: dscp,
         ecn: None,
         dcqcn: false,
-        incast_shared_bytes: base.incast_shared_bytes.or(Some(LOSSY_SHARED_BYTES)),
         ..base.clone()
     }
 }

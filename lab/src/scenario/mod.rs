@@ -56,11 +56,23 @@ pub struct ScenarioConfig {
     /// while CE marks and CNPs are still produced and counted.
     pub dcqcn: bool,
     /// Shared buffer of the incast switch beyond its PFC headroom, bytes;
-    /// `None`: the fabric default (16 MiB). A small pool makes a few
-    /// seconds of incast overflow it even when the user-space senders
-    /// fall short of 2:1 on a loaded machine.
+    /// `None`: the fabric default (16 MiB). Default [`INCAST_SHARED_BYTES`].
     pub incast_shared_bytes: Option<u64>,
 }
+
+/// Shared buffer of the incast switch: 1 MiB, so the dynamic threshold
+/// (half the free pool) is reached within a fraction of a second even at
+/// the ~1.6:1 the user-space senders manage on a loaded machine (16 MiB
+/// absorbed a 3 s live run with no XOFF and no drop), and what is queued
+/// when the senders stop drains in ~80 ms at 100 Mb/s instead of seconds.
+pub const INCAST_SHARED_BYTES: u64 = 1 << 20;
+
+/// Share of the receiver's CNPs a live sender must get: the senders exit
+/// when their duration ends, and CNPs for CE-marked data still queued then
+/// (up to [`INCAST_SHARED_BYTES`] plus headroom, ~80 ms at 100 Mb/s) find
+/// no one; anything below this share lost CNPs on the way. The simulator's
+/// hosts stay up: there received = sent exactly.
+pub const LIVE_MIN_CNP_SHARE: f64 = 0.95;
 
 /// RED/ECN marking profile.
 #[derive(Debug, Clone, Copy)]
@@ -90,7 +102,7 @@ impl Default for ScenarioConfig {
                 pmax: 0.2,
             }),
             dcqcn: false,
-            incast_shared_bytes: None,
+            incast_shared_bytes: Some(INCAST_SHARED_BYTES),
         }
     }
 }
@@ -428,11 +440,24 @@ pub fn verdicts(o: &Outcome) -> Vec<Verdict> {
             x.switch_ce_marked > 0 && (!c.lossless() || x.rx_ce == x.switch_ce_marked),
         ));
         let cnp_rx = sum(|f| f.cnp_rx);
+        let (expected, pass) = if o.mode == "simulator" {
+            (
+                "> 0, received = sent (CNPs on priority 6 cross an uncongested path)".to_string(),
+                cnp_rx == x.cnp_tx,
+            )
+        } else {
+            (
+                format!(
+                    "> 0, {LIVE_MIN_CNP_SHARE}..1 x sent (the last ones find the senders gone)"
+                ),
+                cnp_rx <= x.cnp_tx && cnp_rx as f64 >= LIVE_MIN_CNP_SHARE * x.cnp_tx as f64,
+            )
+        };
         out.push(v(
             "incast: CNPs",
             format!("{} sent by receiver, {} received", x.cnp_tx, cnp_rx),
-            "> 0, received = sent (CNPs on priority 6 cross an uncongested path)",
-            x.cnp_tx > 0 && cnp_rx == x.cnp_tx,
+            &expected,
+            x.cnp_tx > 0 && pass,
         ));
     }
     let e = &o.ecmp;
