@@ -22,12 +22,13 @@ use control::fabric::config::*;
 use control::fabric::{FabricBackend, SwitchBackend};
 use dataplane::driver::Command;
 use dataplane::fabric::{L3Config, NextHop, Route, SwitchPlan};
+use dataplane::rnic::frame::{RoceExt, RoceFrameRepr};
 use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::switch::{Switch, SwitchConfig};
 use dataplane::time::Instant;
 use dataplane::tm::DropReason;
+use dataplane::wire::ib::{BthRepr, DEFAULT_PKEY, Opcode};
 use dataplane::wire::ip::Ecn;
-use dataplane::wire::roce::{BthRepr, DEFAULT_PKEY, Opcode, RoceExt, RoceFrameRepr};
 
 const ROUTER_MAC: [u8; 6] = [0x02, 0x52, 0x53, 0, 0, 1];
 const PACKETS: usize = 20_000;

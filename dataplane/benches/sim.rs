@@ -112,6 +112,7 @@ fn incast(n: usize, ecn: bool) -> (Sim<Program>, Vec<NodeId>) {
             messages: None,
             initial_psn: 0,
             expected_psn: 0,
+            ..QpConfig::default()
         };
         b.host_mut(hosts[i])
             .expect("host")

@@ -24,14 +24,15 @@ use dataplane::fabric::config::{
 };
 use dataplane::fabric::{FabricConfig, L3Config, NextHop, Route, SwitchPlan};
 use dataplane::port::{FrameBuf, MemoryPort, Port};
+use dataplane::rnic::frame::{RoceExt, RoceFrameRepr};
 use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::sim::{TopologyBuilder, switch_config};
 use dataplane::switch::Switch;
 use dataplane::time::Instant;
 use dataplane::wire::ethernet::EthernetAddress;
+use dataplane::wire::ib::{BthRepr, DEFAULT_PKEY, Opcode};
 use dataplane::wire::ip::Ecn;
 use dataplane::wire::pfc::{FRAME_LEN as PFC_LEN, MacControlRepr, PfcRepr};
-use dataplane::wire::roce::{BthRepr, DEFAULT_PKEY, Opcode, RoceExt, RoceFrameRepr};
 use p4_target::arch::{CloneSession, McReplica};
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};

@@ -21,7 +21,9 @@ mod common;
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use dataplane::tm::config::XOFF_REFRESH_MAX;
 
 use lab::labctl::state::StateStore;
 use lab::scenario::live::{self, Binaries};
@@ -80,7 +82,12 @@ fn ring_deadlocks_with_the_watchdog_off_and_recovers_with_it_on() {
     // holds the same bytes, no ring port sends, and XOFFs keep coming.
     assert_eq!(out.held.len(), cfg.switches);
     assert!(out.held_for >= cfg.hold);
-    let min_refreshes = 3;
+    // A PG that stays XOFF is refreshed every XOFF_REFRESH_MAX (20 ms; at
+    // 20 Mb/s Q_xoff/2 = 839 ms is longer, R-PFC-TX-4): ~150 frames in the
+    // 3 s hold. Late timers on a loaded machine may halve that; more than
+    // 10 % above it means the switch re-sends XOFF on something else.
+    let expected = out.held_for.as_secs_f64() / XOFF_REFRESH_MAX.as_secs_f64();
+    let (min_refreshes, max_refreshes) = ((expected * 0.5) as u64, (expected * 1.1) as u64 + 2);
     for (i, h) in out.held.iter().enumerate() {
         assert!(h.queue_start_bytes > 0, "s{i}: ring queue empty: {h:?}");
         assert_eq!(
@@ -88,11 +95,14 @@ fn ring_deadlocks_with_the_watchdog_off_and_recovers_with_it_on() {
             "s{i}: ring queue changed with no input: {h:?}"
         );
         assert_eq!(h.ring_tx_packets, 0, "s{i}: ring port sent: {h:?}");
-        assert!(
-            h.pfc_tx_frames >= min_refreshes && h.pfc_rx_frames >= min_refreshes,
-            "s{i}: XOFF not kept up by refreshes over {:?}: {h:?}",
-            out.held_for
-        );
+        for frames in [h.pfc_tx_frames, h.pfc_rx_frames] {
+            assert!(
+                (min_refreshes..=max_refreshes).contains(&frames),
+                "s{i}: {frames} XOFF refreshes over {:?}, expected \
+                 {min_refreshes}..={max_refreshes}: {h:?}",
+                out.held_for
+            );
+        }
     }
     assert!(
         out.phase1_drops.iter().all(|&d| d == 0),
@@ -117,6 +127,14 @@ fn ring_deadlocks_with_the_watchdog_off_and_recovers_with_it_on() {
             )
         })
         .count();
+    // R-WD-6: a storm needs a baseline poll and then ceil(D/P) positive
+    // polls, so it cannot be declared before the detection time D.
+    let detection = Duration::from_millis(u64::from(cfg.watchdog.detection_time_ms));
+    let first = out.first_storm_after.expect("a storm was counted");
+    assert!(
+        first >= detection && first <= cfg.recover_limit,
+        "storm declared {first:?} after enabling, detection time {detection:?}"
+    );
     assert!(
         storm_events > 0,
         "no storm on a ring port (1, priority 3): {:?}",
@@ -132,8 +150,10 @@ fn ring_deadlocks_with_the_watchdog_off_and_recovers_with_it_on() {
     assert!(out.queued_after_recovery_bytes.iter().all(|&q| q == 0));
 
     // The same load with the watchdog on throughout: it declares storms,
-    // the hosts get more than in the deadlocked run, and it all ends
-    // restored and drained.
+    // the hosts get traffic, and it all ends restored and drained. (How
+    // much they get is no verdict: the drop action discards lossless
+    // packets, and RC answers each loss with go-back-N or a timeout, so the
+    // count depends on the QPs' timers more than on the switch.)
     assert!(
         out.wd_on_storms.iter().sum::<u64>() > 0,
         "no storm with the watchdog on throughout"
@@ -143,8 +163,8 @@ fn ring_deadlocks_with_the_watchdog_off_and_recovers_with_it_on() {
         out.wd_on_delivered_packets.iter().sum(),
     );
     assert!(
-        with_wd > before,
-        "with the watchdog on the hosts got {with_wd} packets, the deadlocked run {before}"
+        with_wd > 0,
+        "with the watchdog on the hosts got no packet (deadlocked run: {before})"
     );
     assert!(
         out.wd_on_recovered_after.is_some(),

@@ -66,6 +66,11 @@ fn setup() -> common::Netns {
     ns
 }
 
+/// Share of the paced payload rate a debug-build agent must reach on a
+/// loaded 2-core machine: stalls up to `LATE_CREDIT` are made up, longer
+/// ones cost rate.
+const PACER_MIN_SHARE: f64 = 0.75;
+
 #[test]
 fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
     if !common::root_or_skip("client_to_server_delivers_every_psn_and_reports_bandwidth") {
@@ -108,7 +113,7 @@ fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
         "--duration",
         "1.5",
         "--rate",
-        "500M",
+        "20M",
         "--interval",
         "0.5",
         "--json",
@@ -143,8 +148,22 @@ fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
         .map(|v| v["tx_bytes"].as_u64().unwrap())
         .sum();
     assert_eq!(per, cs["tx_bytes"].as_u64().unwrap());
-    // Paced at 500 Mb/s of wire bytes: payload below that.
-    assert!(cs["tx_gbps"].as_f64().unwrap() < 0.5, "{cs}");
+    // RC over a lossless veth: nothing to recover, nothing resent (the lab
+    // timeout leaves room for a descheduled peer).
+    assert_eq!(cs["retx_packets"], 0, "{cs}");
+    assert_eq!(cs["counters"]["local_ack_timeout_err"], 0, "{cs}");
+    // Paced at 20 Mb/s of wire bytes (a rate a debug agent keeps on a
+    // machine at load 6; at 500M it reached 0.12 Gb/s and at 100M 0.042,
+    // CPU-bound, which says nothing of the pacer): the payload rate is
+    // that times the
+    // share of payload in a 1024-byte-MTU WRITE frame, less only the
+    // pacer's start-up and scheduling slack.
+    let paced = 0.02 * lab::scenario::payload_efficiency(1024, 65_536);
+    let tx = cs["tx_gbps"].as_f64().unwrap();
+    assert!(
+        (PACER_MIN_SHARE * paced..=1.01 * paced).contains(&tx),
+        "{tx} Gb/s, paced payload rate {paced} Gb/s: {cs}"
+    );
 }
 
 #[test]
@@ -179,6 +198,10 @@ fn pfc_frames_into_the_client_port_pause_it() {
         "--interval",
         "0.25",
         "--json",
+        // No server answers here: without a timeout the QP keeps its
+        // window instead of giving up with "retry counter exceeded".
+        "--qp-timeout",
+        "0",
     ])));
     let pfc = |repr: PfcRepr| {
         let mut b = FrameBuf::default();

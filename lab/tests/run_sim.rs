@@ -71,7 +71,32 @@ fn a_lossy_run_expects_drops_and_passes() {
     ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{stdout}");
-    assert!(stdout.contains("8 of 8 checks passed"), "{stdout}");
+    assert!(stdout.contains("6 of 6 checks passed"), "{stdout}");
+    assert!(stdout.contains("go-back-N collapse"), "{stdout}");
+}
+
+/// `rocelab run lossy --sim`: both runs, their figures side by side, and
+/// every verdict passing (lossless clean, lossy NAKs, go-back-N, collapse).
+#[test]
+fn the_lossy_scenario_shows_go_back_n_against_lossless() {
+    let dir = out_dir("lossy-scenario");
+    let o = rocelab(&["run", "lossy", "--sim", "--out", dir.0.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for line in [
+        "lossless (prio 3)",
+        "packets retransmitted",
+        "NAKs received",
+        "lossy: goodput collapse",
+        "simulator: 9 of 9 checks passed",
+    ] {
+        assert!(stdout.contains(line), "no {line:?} in\n{stdout}");
+    }
+    assert!(dir.0.join("verdicts.csv").is_file());
 }
 
 #[test]

@@ -1,15 +1,21 @@
-//! A sans-IO RoCEv2 endpoint: the RNIC model used by the simulator and the
-//! host agent.
+//! A sans-IO RoCE RNIC: the model behind the simulator's hosts and the
+//! `roceperf` host agent.
 //!
-//! [`Rnic`] owns a set of RC queue pairs. Each QP may stream RDMA WRITE
-//! messages (WRITE FIRST/MIDDLE/LAST or ONLY, RETH on the first packet) with
-//! consecutive PSNs, paced at its current DCQCN rate, and receives the peer's
-//! stream, checking PSN continuity.
+//! [`Rnic`] owns a set of Reliable Connected queue pairs ([`qp`]: requester
+//! with go-back-N, retransmission timer and retry counters; responder with
+//! expected-PSN tracking, coalesced ACKs, NAKs and READ responses) and the
+//! memory regions peers may access. Applications post work requests
+//! ([`Rnic::post_send`], [`Rnic::post_recv`]: SEND, SEND with immediate, RDMA
+//! WRITE (with immediate), RDMA READ) and read completions from
+//! [`Rnic::poll_event`]; a QP may also run a built-in workload (a stream of
+//! one verb, [`QpConfig::message_bytes`]), as `ib_write_bw` does. Frames are
+//! RoCE v2 or RoCE v1 ([`RnicConfig::roce_version`], [`frame`]), optionally
+//! VLAN-tagged, paced per QP at its DCQCN rate; CE-marked packets draw CNPs.
 //!
 //! Contract (quinn-proto style): no clock, no socket. Times are
-//! [`Instant`]s (monotonic nanoseconds, [`crate::time`]); rates bit/s; sizes bytes. Inputs are `handle_*`,
-//! outputs `poll_*`. Call order after any input or when `poll_timeout`
-//! expires:
+//! [`Instant`]s (monotonic nanoseconds, [`crate::time`]); rates bit/s; sizes
+//! bytes. Inputs are `handle_*`, outputs `poll_*`. Call order after any
+//! input or when `poll_timeout` expires:
 //! 1. [`Rnic::handle_timeout`] if the deadline passed,
 //! 2. [`Rnic::poll_transmit`] whenever the wire is free, until it returns `None`,
 //! 3. [`Rnic::poll_event`] until `None`,
@@ -17,42 +23,51 @@
 //!
 //! Calling early is harmless; calling late delays service. Nothing panics on
 //! bad input: malformed frames are counted and returned as errors. The data
-//! path allocates only when a QP is added and for queued events.
+//! path allocates only when a queue outgrows its capacity; events beyond
+//! [`EVENT_QUEUE_LIMIT`] are counted and dropped.
 //!
-//! Spec: roce-semantics §10 (frame format, CNP R-ROCE-5, source port R-ROCE-9),
-//! §11 R-NP-1 (CNP at most once per QP per interval, E-16), R-RP-1..4 (DCQCN,
-//! [`dcqcn`]), §3 R-PFC-RX-1/2 (a paused priority starts no new frame until
-//! the pause expires or an XON arrives; pause time = quanta·512 bit times at
-//! the line rate).
+//! Spec: IBTA Vol. 1 ch. 9 (RC transport, [`qp`]); roce-semantics §10 (frame
+//! format, CNP R-ROCE-5, source port R-ROCE-9), §11 R-NP-1 (CNP at most once
+//! per QP per interval, E-16), R-RP-1..4 (DCQCN, [`dcqcn`]), §3 R-PFC-RX-1/2
+//! (a paused priority starts no new frame until the pause expires or an XON
+//! arrives; pause time = quanta·512 bit times at the line rate).
 //!
 //! Serialisation is the caller's job: `poll_transmit` is a pull — call it
-//! when the link can start a frame. Pacing here only spaces a QP's frames at
-//! its DCQCN rate (wire bytes incl. FCS, preamble and IFG, see
-//! [`WIRE_OVERHEAD_BYTES`]).
+//! when the link can start a frame. Pacing here only spaces a QP's data
+//! frames at its DCQCN rate (wire bytes incl. FCS, preamble and IFG, see
+//! [`WIRE_OVERHEAD_BYTES`]); ACKs, NAKs and CNPs are not paced.
 
+pub mod counters;
 pub mod dcqcn;
+pub mod frame;
+pub mod qp;
+pub mod verbs;
 
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
 use crate::time::{Instant, pause_quanta_to_duration};
 use crate::wire::ethernet::wire_len;
+use crate::wire::ib::{BthRepr, DEFAULT_PKEY, Opcode, PSN_MASK};
 use crate::wire::ip::Ecn;
 use crate::wire::pfc::PfcRepr;
-use crate::wire::roce::{
-    AethRepr, BthRepr, DEFAULT_PKEY, Opcode, RethRepr, RoceError, RoceExt, RoceFrameRepr,
-    udp_src_port_from_qpns,
-};
+use counters::RdmaCounters;
+pub use counters::{QpStats, RnicStats};
 use dcqcn::{Dcqcn, DcqcnConfig};
+use frame::{RoceError, RoceExt, RoceFrameRepr, RoceVersion, Vlan, udp_src_port_from_qpns};
+use qp::{Ctx, Pkt, Qp};
+use verbs::{Completion, MemoryRegion, RecvWr, RemoteBuf, SendWr, WcStatus, WrOp};
 
 pub use crate::wire::ethernet::WIRE_OVERHEAD_BYTES;
 
-const PSN_MASK: u32 = 0xFF_FFFF;
+/// Most events kept for [`Rnic::poll_event`]; more are counted in
+/// [`RnicStats::events_dropped`].
+pub const EVENT_QUEUE_LIMIT: usize = 1 << 16;
 
 /// Errors from [`Rnic::handle_frame`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum RnicError {
-    /// The frame is not a parseable RoCEv2 frame.
+    /// The frame is not a parseable RoCE frame.
     #[error("bad frame: {0}")]
     Frame(#[from] RoceError),
     /// The destination QP is not configured here.
@@ -74,12 +89,34 @@ pub enum AddQpError {
     BadQpn(u32),
 }
 
+/// Errors from [`Rnic::post_send`] and [`Rnic::post_recv`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PostError {
+    /// No such QP.
+    #[error("unknown QP {0:#x}")]
+    UnknownQp(u32),
+    /// The QP is in the error state.
+    #[error("the QP is in the error state")]
+    QpInError,
+    /// The send queue holds `max_send_wr` requests.
+    #[error("send queue full")]
+    QueueFull,
+}
+
+/// Errors from [`Rnic::register_mr`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterMrError {
+    /// A region with this R_Key exists.
+    #[error("R_Key {0:#x} is in use")]
+    DuplicateRkey(u32),
+}
+
 /// RNIC-wide configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RnicConfig {
     /// Our MAC address.
     pub mac: [u8; 6],
-    /// Our IPv4 address.
+    /// Our IPv4 address (RoCE v1: the IPv4-mapped GID).
     pub ip: Ipv4Addr,
     /// Line rate in bit/s (pacing starts here; pause quanta are measured at it).
     pub line_rate_bps: u64,
@@ -87,7 +124,7 @@ pub struct RnicConfig {
     pub mtu_bytes: usize,
     /// DSCP of data and ACKs (26 → priority 3).
     pub data_dscp: u8,
-    /// Priority data and ACKs travel on, for honouring PFC.
+    /// Priority data and ACKs travel on, for honouring PFC (and the VLAN PCP).
     pub data_priority: u8,
     /// DSCP of CNPs (48 → priority 6, R-ROCE-5).
     pub cnp_dscp: u8,
@@ -99,8 +136,17 @@ pub struct RnicConfig {
     pub cnp_interval_ns: u64,
     /// RP: DCQCN parameters, `None` = fixed line rate.
     pub dcqcn: Option<DcqcnConfig>,
-    /// Receiver sends one coarse ACK every this many data packets (0 = never).
+    /// Responder: also ACK every this many packets without AckReq (0 = only
+    /// on AckReq, i.e. the last packet of each message).
     pub ack_every_packets: u32,
+    /// RoCE v2 (IPv4/UDP) or v1 (GRH over Ethernet).
+    pub roce_version: RoceVersion,
+    /// Tag frames with this VLAN id, PCP = the frame's priority (RoCE v1
+    /// needs it for a priority).
+    pub vlan_id: Option<u16>,
+    /// Register [`verbs::default_mr`] (remote read and write), the target
+    /// of every QP's default [`QpConfig::remote_buf`].
+    pub default_mr: bool,
 }
 
 impl Default for RnicConfig {
@@ -118,11 +164,15 @@ impl Default for RnicConfig {
             cnp_interval_ns: 50_000,
             dcqcn: Some(DcqcnConfig::default()),
             ack_every_packets: 0,
+            roce_version: RoceVersion::V2,
+            vlan_id: None,
+            default_mr: true,
         }
     }
 }
 
-/// One RC QP's connection and workload.
+/// One RC QP: its connection, its transport attributes (as
+/// `ibv_modify_qp` sets them) and an optional built-in workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QpConfig {
     /// Our QP number (24 bits).
@@ -133,86 +183,92 @@ pub struct QpConfig {
     pub remote_ip: Ipv4Addr,
     /// Next-hop MAC for frames to the peer.
     pub remote_mac: [u8; 6],
-    /// Size of each WRITE message in bytes (0 = this QP only receives).
+    /// Built-in workload: size of each message in bytes (0 = none).
     pub message_bytes: u64,
-    /// Number of messages to send (`None` = forever).
+    /// Built-in workload: number of messages (`None` = forever).
     pub messages: Option<u64>,
-    /// First PSN we send.
+    /// Built-in workload: the verb (WRITE by default).
+    pub verb: WrOp,
+    /// Built-in workload: the peer buffer WRITEs and READs target.
+    pub remote_buf: RemoteBuf,
+    /// First PSN we send (`sq_psn`).
     pub initial_psn: u32,
-    /// First PSN we expect from the peer.
+    /// First PSN we expect from the peer (`rq_psn`).
     pub expected_psn: u32,
+    /// Partition key of the QP's packets.
+    pub pkey: u16,
+    /// Retransmission timeout exponent: 4.096 µs × 2^timeout (0 = infinite).
+    pub timeout: u8,
+    /// Retries after timeouts and sequence NAKs before the QP fails.
+    pub retry_cnt: u8,
+    /// Retries after RNR NAKs (7 = infinite).
+    pub rnr_retry: u8,
+    /// RNR timer code this responder advertises (IBTA table 45).
+    pub min_rnr_timer: u8,
+    /// Most messages in flight (send queue depth).
+    pub max_send_wr: u32,
+    /// Most READs in flight as requester (initiator depth).
+    pub max_rd_atomic: u8,
+    /// Most READs queued as responder (responder resources).
+    pub max_dest_rd_atomic: u8,
+    /// Every SEND finds a receive (an application that always reposts);
+    /// `false`: only posted receives, else RNR NAK.
+    pub auto_recv: bool,
 }
 
-/// Counters of one QP (`Default + Copy`, monotonic except `rate_bps`).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct QpStats {
-    /// Data bytes sent (payload only).
-    pub tx_payload_bytes: u64,
-    /// Data packets sent.
-    pub tx_packets: u64,
-    /// Messages fully sent.
-    pub tx_messages: u64,
-    /// Data bytes received in order (payload only).
-    pub rx_payload_bytes: u64,
-    /// Data packets received (any PSN).
-    pub rx_packets: u64,
-    /// Messages whose last packet arrived.
-    pub rx_messages: u64,
-    /// Data packets received with CE.
-    pub rx_ce_packets: u64,
-    /// CNPs sent (NP).
-    pub cnp_tx: u64,
-    /// CNPs received (RP).
-    pub cnp_rx: u64,
-    /// PSN gap events (a packet arrived ahead of the expected PSN).
-    pub psn_gaps: u64,
-    /// Packets missing across all gaps.
-    pub psn_lost: u64,
-    /// Packets that arrived behind the expected PSN (duplicates / reordering).
-    pub psn_late: u64,
-    /// ACKs sent.
-    pub ack_tx: u64,
-    /// ACKs received.
-    pub ack_rx: u64,
-    /// Current sending rate, bit/s.
-    pub rate_bps: u64,
+impl Default for QpConfig {
+    /// perftest's defaults: timeout 14 (67 ms), retry_cnt 7, rnr_retry 7,
+    /// min_rnr_timer 12 (0.64 ms), 128 outstanding, 16 READs.
+    fn default() -> Self {
+        QpConfig {
+            local_qpn: 1,
+            remote_qpn: 1,
+            remote_ip: Ipv4Addr::UNSPECIFIED,
+            remote_mac: [0; 6],
+            message_bytes: 0,
+            messages: None,
+            verb: WrOp::Write,
+            remote_buf: RemoteBuf {
+                addr: verbs::DEFAULT_MR_ADDR,
+                rkey: verbs::DEFAULT_RKEY,
+            },
+            initial_psn: 0,
+            expected_psn: 0,
+            pkey: DEFAULT_PKEY,
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 12,
+            max_send_wr: 128,
+            max_rd_atomic: 16,
+            max_dest_rd_atomic: 16,
+            auto_recv: true,
+        }
+    }
 }
 
-/// RNIC-wide counters.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct RnicStats {
-    /// Frames sent (all kinds).
-    pub tx_frames: u64,
-    /// Frame bytes sent (without FCS).
-    pub tx_bytes: u64,
-    /// Frames received and accepted.
-    pub rx_frames: u64,
-    /// Frames rejected (malformed, unknown QP, bad ICRC).
-    pub rx_errors: u64,
-    /// PFC frames received per priority (with the enable bit set).
-    pub pfc_rx: [u64; 8],
-    /// Time each priority spent paused, ns (settled at the last input).
-    pub paused_ns: [u64; 8],
+/// State of a QP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QpState {
+    /// Ready to send.
+    Rts,
+    /// Failed; the status says why ("transport retry counter exceeded", ...).
+    Error(WcStatus),
 }
 
 /// Something the application may want to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RnicEvent {
-    /// A message's last packet was sent.
-    MessageSent {
+    /// A work request finished (signaled ones, and every error).
+    Completion(Completion),
+    /// A QP entered the error state.
+    QpError {
         /// Local QP.
         qpn: u32,
-        /// Messages sent on the QP so far.
-        count: u64,
+        /// Why.
+        status: WcStatus,
     },
-    /// A message's last packet arrived.
-    MessageReceived {
-        /// Local QP.
-        qpn: u32,
-        /// Messages received on the QP so far.
-        count: u64,
-    },
-    /// Packets were lost: `got` arrived while `expected` was due.
+    /// A request arrived ahead of the expected PSN: packets were lost.
     PsnGap {
         /// Local QP.
         qpn: u32,
@@ -221,6 +277,23 @@ pub enum RnicEvent {
         /// The PSN that arrived.
         got: u32,
     },
+}
+
+/// The bounded event queue.
+#[derive(Debug, Default)]
+pub(crate) struct Events {
+    q: VecDeque<RnicEvent>,
+    dropped: u64,
+}
+
+impl Events {
+    pub(crate) fn push(&mut self, e: RnicEvent) {
+        if self.q.len() >= EVENT_QUEUE_LIMIT {
+            self.dropped += 1;
+        } else {
+            self.q.push_back(e);
+        }
+    }
 }
 
 /// Descriptor of a frame written by [`Rnic::poll_transmit`].
@@ -235,71 +308,41 @@ pub struct Transmit {
     pub priority: u8,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Control {
-    Cnp { qp_index: usize },
-    Ack { qp_index: usize, psn: u32 },
-}
-
-#[derive(Debug, Clone)]
-struct Qp {
-    cfg: QpConfig,
-    sport: u16,
-    next_psn: u32,
-    msg_remaining_bytes: u64,
-    msg_offset_bytes: u64,
-    messages_started: u64,
-    next_tx_ns: u64,
-    rate_fixed_bps: f64,
-    dcqcn: Option<Dcqcn>,
-    expected_psn: u32,
-    rx_since_ack: u32,
-    rx_msn: u32,
-    last_cnp_ns: Option<u64>,
-    stats: QpStats,
-}
-
-impl Qp {
-    fn rate_bps(&self) -> f64 {
-        self.dcqcn
-            .as_ref()
-            .map_or(self.rate_fixed_bps, Dcqcn::rate_bps)
-    }
-
-    fn has_data(&self) -> bool {
-        self.cfg.message_bytes > 0
-            && (self.msg_remaining_bytes > 0
-                || self.cfg.messages.is_none_or(|m| self.messages_started < m))
-    }
-}
-
 #[derive(Debug, Clone, Copy, Default)]
 struct PauseState {
     until_ns: u64,
     since_ns: Option<u64>,
 }
 
-/// A RoCEv2 RNIC model. See the module doc for the call order.
+/// A RoCE RNIC model. See the module doc for the call order.
 #[derive(Debug)]
 pub struct Rnic {
     cfg: RnicConfig,
     qps: Vec<Qp>,
+    mrs: Vec<MemoryRegion>,
     rr_next: usize,
-    control: VecDeque<Control>,
-    events: VecDeque<RnicEvent>,
+    /// QPs with a control frame (CNP, ACK, NAK) ready, oldest first.
+    control: VecDeque<usize>,
+    events: Events,
     pause: [PauseState; 8],
     stats: RnicStats,
 }
 
 impl Rnic {
-    /// An RNIC with no QPs.
+    /// An RNIC with no QPs (and the default memory region, if configured).
     pub fn new(cfg: RnicConfig) -> Self {
+        let mrs = if cfg.default_mr {
+            vec![verbs::default_mr()]
+        } else {
+            Vec::new()
+        };
         Rnic {
             cfg,
             qps: Vec::new(),
+            mrs,
             rr_next: 0,
             control: VecDeque::new(),
-            events: VecDeque::new(),
+            events: Events::default(),
             pause: [PauseState::default(); 8],
             stats: RnicStats::default(),
         }
@@ -314,16 +357,29 @@ impl Rnic {
 
     /// RNIC-wide counters.
     pub fn stats(&self) -> RnicStats {
-        self.stats
+        let mut s = self.stats;
+        s.events_dropped = self.events.dropped;
+        s
+    }
+
+    /// The device counters under their Linux names.
+    pub fn counters(&self) -> RdmaCounters {
+        RdmaCounters::from_stats(&self.stats, self.qps.iter().map(|q| &q.stats))
     }
 
     /// Counters of QP `qpn`, if it exists.
     pub fn qp_stats(&self, qpn: u32) -> Option<QpStats> {
-        self.qps.iter().find(|q| q.cfg.local_qpn == qpn).map(|q| {
+        self.qp_index(qpn).map(|i| {
+            let q = &self.qps[i];
             let mut s = q.stats;
             s.rate_bps = q.rate_bps() as u64;
             s
         })
+    }
+
+    /// State of QP `qpn`.
+    pub fn qp_state(&self, qpn: u32) -> Option<QpState> {
+        self.qp_index(qpn).map(|i| self.qps[i].state)
     }
 
     /// Numbers of all QPs, in creation order.
@@ -339,39 +395,56 @@ impl Rnic {
             .is_some_and(|p| p.until_ns > now_ns)
     }
 
-    /// True if nothing is left to send (all finite workloads done, no control frames).
+    /// True if nothing is left to do: every workload done and acknowledged
+    /// (or its QP failed), no READ response and no control frame pending.
     pub fn is_idle(&self) -> bool {
-        self.control.is_empty() && !self.qps.iter().any(Qp::has_data)
+        self.control.is_empty() && self.qps.iter().all(Qp::is_idle)
+    }
+
+    fn qp_index(&self, qpn: u32) -> Option<usize> {
+        self.qps.iter().position(|q| q.cfg.local_qpn == qpn)
     }
 
     // ------------------------------------------------------------ commands
 
-    /// Adds an RC QP with its workload.
+    /// Adds an RC QP (in RTS) with its workload.
     pub fn add_qp(&mut self, cfg: QpConfig) -> Result<(), AddQpError> {
         if cfg.local_qpn > PSN_MASK || cfg.remote_qpn > PSN_MASK {
             return Err(AddQpError::BadQpn(cfg.local_qpn.max(cfg.remote_qpn)));
         }
-        if self.qps.iter().any(|q| q.cfg.local_qpn == cfg.local_qpn) {
+        if self.qp_index(cfg.local_qpn).is_some() {
             return Err(AddQpError::Duplicate(cfg.local_qpn));
         }
         let line = self.cfg.line_rate_bps;
-        self.qps.push(Qp {
+        self.qps.push(Qp::new(
             cfg,
-            sport: udp_src_port_from_qpns(cfg.local_qpn, cfg.remote_qpn),
-            next_psn: cfg.initial_psn & PSN_MASK,
-            msg_remaining_bytes: 0,
-            msg_offset_bytes: 0,
-            messages_started: 0,
-            next_tx_ns: 0,
-            rate_fixed_bps: line as f64,
-            dcqcn: self.cfg.dcqcn.map(|c| Dcqcn::new(c, line)),
-            expected_psn: cfg.expected_psn & PSN_MASK,
-            rx_since_ack: 0,
-            rx_msn: 0,
-            last_cnp_ns: None,
-            stats: QpStats::default(),
-        });
+            udp_src_port_from_qpns(cfg.local_qpn, cfg.remote_qpn),
+            line as f64,
+            self.cfg.dcqcn.map(|c| Dcqcn::new(c, line)),
+        ));
         Ok(())
+    }
+
+    /// Registers a memory region peers may WRITE to or READ from.
+    pub fn register_mr(&mut self, mr: MemoryRegion) -> Result<(), RegisterMrError> {
+        if self.mrs.iter().any(|m| m.rkey == mr.rkey) {
+            return Err(RegisterMrError::DuplicateRkey(mr.rkey));
+        }
+        self.mrs.push(mr);
+        Ok(())
+    }
+
+    /// Posts a send work request on `qpn` (`ibv_post_send`).
+    pub fn post_send(&mut self, qpn: u32, wr: SendWr) -> Result<(), PostError> {
+        let i = self.qp_index(qpn).ok_or(PostError::UnknownQp(qpn))?;
+        self.qps[i].post_send(wr)
+    }
+
+    /// Posts a receive on `qpn` (`ibv_post_recv`); used when the QP's
+    /// `auto_recv` is off.
+    pub fn post_recv(&mut self, qpn: u32, wr: RecvWr) -> Result<(), PostError> {
+        let i = self.qp_index(qpn).ok_or(PostError::UnknownQp(qpn))?;
+        self.qps[i].post_recv(wr)
     }
 
     // ------------------------------------------------------------ inputs
@@ -400,7 +473,8 @@ impl Rnic {
         }
     }
 
-    /// A frame arrived. `frame` may be whole (ICRC checked) or headers only.
+    /// A frame arrived. `frame` may be whole (ICRC checked) or headers only;
+    /// 802.1Q-tagged or not; RoCE v1 or v2.
     pub fn handle_frame(&mut self, now: Instant, frame: &[u8]) -> Result<(), RnicError> {
         let now_ns = now.as_nanos();
         let parsed = match RoceFrameRepr::parse(frame) {
@@ -415,103 +489,94 @@ impl Rnic {
             return Err(RnicError::Icrc);
         }
         let r = parsed.repr;
-        let Some(idx) = self
-            .qps
-            .iter()
-            .position(|q| q.cfg.local_qpn == r.bth.dest_qp)
-        else {
+        let Some(idx) = self.qp_index(r.bth.dest_qp) else {
             self.stats.rx_errors += 1;
             return Err(RnicError::UnknownQp(r.bth.dest_qp));
         };
         self.stats.rx_frames += 1;
-        match r.bth.opcode {
+        self.stats.rx_bytes += parsed.frame_len as u64;
+        let op = r.bth.opcode;
+        let data = op.is_rc_request() || op.is_read_response();
+        if data && r.ip.ecn == Ecn::Ce {
+            self.stats.rx_ce_packets += 1;
+        }
+        let mut ctx = Ctx {
+            mtu: self.cfg.mtu_bytes.max(1) as u64,
+            ack_every: self.cfg.ack_every_packets,
+            mrs: &self.mrs,
+            events: &mut self.events,
+        };
+        let qp = &mut self.qps[idx];
+        if qp.state != QpState::Rts {
+            return Ok(());
+        }
+        if op != Opcode::Cnp && !pkey_match(r.bth.pkey, qp.cfg.pkey) {
+            qp.stats.pkey_violations += 1;
+            return Ok(());
+        }
+        if data {
+            qp.stats.rx_packets += 1;
+            if r.ip.ecn == Ecn::Ce {
+                qp.stats.rx_ce_packets += 1;
+                // R-NP-1: at most one CNP per QP per interval.
+                if qp
+                    .last_cnp_ns
+                    .is_none_or(|t| now_ns.saturating_sub(t) >= self.cfg.cnp_interval_ns)
+                {
+                    qp.last_cnp_ns = Some(now_ns);
+                    qp.cnp_pending = true;
+                }
+            }
+        }
+        match op {
             Opcode::Cnp => {
-                let qp = &mut self.qps[idx];
                 qp.stats.cnp_rx += 1;
                 if let Some(d) = qp.dcqcn.as_mut() {
                     d.on_cnp(now);
                     tracing::trace!(qpn = qp.cfg.local_qpn, rate_bps = d.rate_bps(), "CNP");
                 }
             }
-            Opcode::RcAcknowledge => self.qps[idx].stats.ack_rx += 1,
-            Opcode::RcWriteFirst
-            | Opcode::RcWriteMiddle
-            | Opcode::RcWriteLast
-            | Opcode::RcWriteOnly
-            | Opcode::RcSendFirst
-            | Opcode::RcSendMiddle
-            | Opcode::RcSendLast
-            | Opcode::RcSendOnly => self.on_data(now_ns, idx, &r),
+            Opcode::RcAcknowledge => {
+                if let RoceExt::Aeth(a) = r.ext {
+                    qp.handle_ack(r.bth.psn, a, now_ns, &mut ctx);
+                }
+            }
+            _ if op.is_read_response() => {
+                qp.handle_read_response(r.bth.psn, r.payload_len, now_ns, &mut ctx)
+            }
+            _ if op.is_rc_request() => qp.handle_request(&r, &mut ctx),
             _ => {}
         }
+        self.enqueue_control(idx);
         Ok(())
     }
 
-    fn on_data(&mut self, now_ns: u64, idx: usize, r: &RoceFrameRepr) {
-        let ack_every = self.cfg.ack_every_packets;
-        let interval = self.cfg.cnp_interval_ns;
+    fn enqueue_control(&mut self, idx: usize) {
         let qp = &mut self.qps[idx];
-        qp.stats.rx_packets += 1;
-        let psn = r.bth.psn;
-        let ahead = psn.wrapping_sub(qp.expected_psn) & PSN_MASK;
-        if ahead == 0 {
-            qp.stats.rx_payload_bytes += r.payload_len as u64;
-            qp.expected_psn = (psn + 1) & PSN_MASK;
-        } else if ahead < (1 << 23) {
-            qp.stats.psn_gaps += 1;
-            qp.stats.psn_lost += u64::from(ahead);
-            self.events.push_back(RnicEvent::PsnGap {
-                qpn: qp.cfg.local_qpn,
-                expected: qp.expected_psn,
-                got: psn,
-            });
-            qp.stats.rx_payload_bytes += r.payload_len as u64;
-            qp.expected_psn = (psn + 1) & PSN_MASK;
-        } else {
-            qp.stats.psn_late += 1;
-        }
-        if matches!(
-            r.bth.opcode,
-            Opcode::RcWriteLast | Opcode::RcWriteOnly | Opcode::RcSendLast | Opcode::RcSendOnly
-        ) {
-            qp.stats.rx_messages += 1;
-            qp.rx_msn = (qp.rx_msn + 1) & PSN_MASK;
-            self.events.push_back(RnicEvent::MessageReceived {
-                qpn: qp.cfg.local_qpn,
-                count: qp.stats.rx_messages,
-            });
-        }
-        if r.ip.ecn == Ecn::Ce {
-            qp.stats.rx_ce_packets += 1;
-            // R-NP-1: at most one CNP per QP per interval.
-            if qp
-                .last_cnp_ns
-                .is_none_or(|t| now_ns.saturating_sub(t) >= interval)
-            {
-                qp.last_cnp_ns = Some(now_ns);
-                self.control.push_back(Control::Cnp { qp_index: idx });
-            }
-        }
-        if ack_every > 0 {
-            qp.rx_since_ack += 1;
-            if qp.rx_since_ack >= ack_every {
-                qp.rx_since_ack = 0;
-                self.control.push_back(Control::Ack { qp_index: idx, psn });
-            }
+        if qp.control_ready() && !qp.in_control {
+            qp.in_control = true;
+            self.control.push_back(idx);
         }
     }
 
-    /// Runs DCQCN timers due at `now_ns` and settles pause accounting.
-    /// Spurious calls do nothing.
+    /// Runs timers due at `now`: DCQCN, retransmission and RNR waits; settles
+    /// pause accounting. Spurious calls do nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
         let now_ns = now.as_nanos();
         self.settle_pauses(now_ns);
+        let mut ctx = Ctx {
+            mtu: self.cfg.mtu_bytes.max(1) as u64,
+            ack_every: self.cfg.ack_every_packets,
+            mrs: &self.mrs,
+            events: &mut self.events,
+        };
         for qp in &mut self.qps {
             if let Some(d) = qp.dcqcn.as_mut()
                 && d.poll_timeout().is_some_and(|t| t <= now)
             {
                 d.handle_timeout(now);
             }
+            qp.handle_timeout(now_ns, &mut ctx);
         }
     }
 
@@ -528,73 +593,141 @@ impl Rnic {
 
     // ------------------------------------------------------------ outputs
 
-    /// Writes the next frame into `buf` if one may start at `now_ns`:
-    /// control frames (CNP, ACK) first, then data from QPs in round-robin
-    /// order whose priority is not paused and whose pacer allows. If `buf`
-    /// is shorter than the frame only the headers are written; `buf` must
-    /// hold at least the headers (86 bytes is always enough), else `None`.
+    /// Writes the next frame into `buf` if one may start at `now`: control
+    /// frames (CNP, ACK, NAK) first, then data (READ responses, then
+    /// requests) from QPs in round-robin order whose priority is not paused
+    /// and whose pacer allows. If `buf` is shorter than the frame only the
+    /// headers are written; `buf` must hold at least the headers (128 bytes
+    /// is always enough), else `None` and nothing is lost.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let now_ns = now.as_nanos();
         self.settle_pauses(now_ns);
-        // Control frames, in order, unless their priority is paused.
-        if let Some(&c) = self.control.front() {
-            let prio = match c {
-                Control::Cnp { .. } => self.cfg.cnp_priority,
-                Control::Ack { .. } => self.cfg.data_priority,
-            };
-            if !self.is_paused(prio, now) {
-                let repr = self.control_repr(c);
-                // Dequeue only once written: a too-small buffer loses nothing.
-                let t = self.write(&repr, buf, prio)?;
-                self.control.pop_front();
-                match c {
-                    Control::Cnp { qp_index } => self.qps[qp_index].stats.cnp_tx += 1,
-                    Control::Ack { qp_index, .. } => self.qps[qp_index].stats.ack_tx += 1,
-                }
-                return Some(t);
-            }
+        if let Some(t) = self.transmit_control(now, buf) {
+            return Some(t);
         }
-        if self.is_paused(self.cfg.data_priority, now) || self.qps.is_empty() {
+        let prio = self.cfg.data_priority;
+        if self.is_paused(prio, now) || self.qps.is_empty() {
             return None;
         }
+        let mtu = self.cfg.mtu_bytes.max(1) as u64;
         let n = self.qps.len();
         for k in 0..n {
             let idx = (self.rr_next + k) % n;
-            let qp = &self.qps[idx];
-            if !qp.has_data() || qp.next_tx_ns > now_ns {
+            let qp = &mut self.qps[idx];
+            if !qp.data_ready() || qp.next_tx_ns > now_ns {
                 continue;
             }
-            let repr = self.next_data_repr(idx);
-            let prio = self.cfg.data_priority;
+            let Some(pkt) = qp.next_data(mtu) else {
+                continue;
+            };
+            let ecn = if self.cfg.ecn_capable {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            };
+            let repr = self.repr(idx, &pkt, self.cfg.data_dscp, ecn, prio);
             let t = self.write(&repr, buf, prio)?;
             self.rr_next = (idx + 1) % n;
-            self.on_data_sent(now_ns, idx, &repr, t.frame_len);
+            let qp = &mut self.qps[idx];
+            qp.data_sent(&pkt, now_ns, mtu);
+            let wire_bytes = wire_len(t.frame_len, WIRE_OVERHEAD_BYTES) as u64;
+            let gap_ns = ((wire_bytes * 8) as f64 * 1e9 / qp.rate_bps().max(1.0)).round() as u64;
+            qp.next_tx_ns = qp.next_tx_ns.max(now_ns) + gap_ns;
+            if let Some(d) = qp.dcqcn.as_mut() {
+                d.on_sent(wire_bytes);
+            }
+            // An ACK held back behind READ responses may go now.
+            self.enqueue_control(idx);
             return Some(t);
         }
         None
     }
 
+    fn transmit_control(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let mut pos = 0;
+        while pos < self.control.len() {
+            let idx = self.control[pos];
+            let qp = &self.qps[idx];
+            if !qp.control_ready() {
+                self.qps[idx].in_control = false;
+                self.control.remove(pos);
+                continue;
+            }
+            let cnp_prio = self.cfg.cnp_priority;
+            let data_prio = self.cfg.data_priority;
+            let sent = if qp.cnp_pending && !self.is_paused(cnp_prio, now) {
+                let mut bth = BthRepr::new(Opcode::Cnp, qp.cfg.remote_qpn, 0, false);
+                bth.becn = true;
+                let repr = self.frame_repr(
+                    idx,
+                    bth,
+                    RoceExt::CnpPad,
+                    None,
+                    0,
+                    self.cfg.cnp_dscp,
+                    Ecn::NotEct,
+                    cnp_prio,
+                );
+                let t = self.write(&repr, buf, cnp_prio)?;
+                let qp = &mut self.qps[idx];
+                qp.cnp_pending = false;
+                qp.stats.cnp_tx += 1;
+                Some(t)
+            } else if let Some(pkt) = qp.next_control()
+                && !self.is_paused(data_prio, now)
+            {
+                let repr = self.repr(idx, &pkt, self.cfg.data_dscp, Ecn::NotEct, data_prio);
+                let t = self.write(&repr, buf, data_prio)?;
+                self.qps[idx].control_sent();
+                Some(t)
+            } else {
+                None
+            };
+            match sent {
+                Some(t) => {
+                    if !self.qps[idx].control_ready() {
+                        self.qps[idx].in_control = false;
+                        self.control.remove(pos);
+                    }
+                    return Some(t);
+                }
+                None => pos += 1,
+            }
+        }
+        None
+    }
+
     /// When to call again: the earliest of the DCQCN timers, a pacer
-    /// release, or a pause expiry that blocks pending work. `None` = only an
-    /// input can create work. Changes after any `handle_*` or `poll_transmit`.
+    /// release, a retransmission timer, an RNR wait, or a pause expiry that
+    /// blocks pending work. `None` = only an input can create work. Changes
+    /// after any `handle_*` or `poll_transmit`.
     #[must_use]
     pub fn poll_timeout(&self, now: Instant) -> Option<Instant> {
         let now_ns = now.as_nanos();
         let mut t: Option<u64> = None;
         let mut take = |x: u64| t = Some(t.map_or(x, |y: u64| y.min(x)));
+        let mut data_waiting = false;
         for qp in &self.qps {
             if let Some(d) = qp.dcqcn.as_ref().and_then(Dcqcn::poll_timeout) {
                 take(d.as_nanos());
             }
-            if qp.has_data() && qp.next_tx_ns > now_ns {
-                take(qp.next_tx_ns);
+            if let Some(x) = qp.req.timer_ns {
+                take(x);
+            }
+            if let Some(x) = qp.req.rnr_until_ns {
+                take(x);
+            }
+            if qp.data_ready() {
+                data_waiting = true;
+                if qp.next_tx_ns > now_ns {
+                    take(qp.next_tx_ns);
+                }
             }
         }
         for (p, st) in self.pause.iter().enumerate() {
             if st.until_ns > now_ns {
-                let blocks_data =
-                    p == usize::from(self.cfg.data_priority) && self.qps.iter().any(Qp::has_data);
+                let blocks_data = p == usize::from(self.cfg.data_priority) && data_waiting;
                 if blocks_data || !self.control.is_empty() || st.since_ns.is_some() {
                     take(st.until_ns);
                 }
@@ -606,7 +739,7 @@ impl Rnic {
     /// The next queued notification.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<RnicEvent> {
-        self.events.pop_front()
+        self.events.q.pop_front()
     }
 
     // ------------------------------------------------------------ helpers
@@ -627,16 +760,27 @@ impl Rnic {
         })
     }
 
-    fn base_repr(
+    fn repr(&self, idx: usize, pkt: &Pkt, dscp: u8, ecn: Ecn, prio: u8) -> RoceFrameRepr {
+        let qp = &self.qps[idx];
+        let mut bth = BthRepr::new(pkt.opcode, qp.cfg.remote_qpn, pkt.psn, pkt.ack_req);
+        bth.pkey = qp.cfg.pkey;
+        self.frame_repr(idx, bth, pkt.ext, pkt.imm, pkt.payload_len, dscp, ecn, prio)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn frame_repr(
         &self,
-        qp: &Qp,
+        idx: usize,
         bth: BthRepr,
         ext: RoceExt,
+        imm: Option<u32>,
+        payload_len: usize,
         dscp: u8,
         ecn: Ecn,
-        len: usize,
+        prio: u8,
     ) -> RoceFrameRepr {
-        RoceFrameRepr::new_ipv4(
+        let qp = &self.qps[idx];
+        let mut r = RoceFrameRepr::new_ipv4(
             self.cfg.mac,
             qp.cfg.remote_mac,
             self.cfg.ip,
@@ -646,117 +790,19 @@ impl Rnic {
             qp.sport,
             bth,
             ext,
-            len,
-        )
-    }
-
-    fn control_repr(&self, c: Control) -> RoceFrameRepr {
-        match c {
-            Control::Cnp { qp_index } => {
-                let qp = &self.qps[qp_index];
-                let bth = bth(Opcode::Cnp, qp.cfg.remote_qpn, 0, false);
-                let mut bth = bth;
-                bth.becn = true;
-                self.base_repr(qp, bth, RoceExt::CnpPad, self.cfg.cnp_dscp, Ecn::NotEct, 0)
-            }
-            Control::Ack { qp_index, psn } => {
-                let qp = &self.qps[qp_index];
-                let b = bth(Opcode::RcAcknowledge, qp.cfg.remote_qpn, psn, false);
-                let aeth = AethRepr {
-                    syndrome: 0x1F,
-                    msn: qp.rx_msn,
-                };
-                self.base_repr(
-                    qp,
-                    b,
-                    RoceExt::Aeth(aeth),
-                    self.cfg.data_dscp,
-                    Ecn::NotEct,
-                    0,
-                )
-            }
-        }
-    }
-
-    fn next_data_repr(&self, idx: usize) -> RoceFrameRepr {
-        let qp = &self.qps[idx];
-        let mtu = self.cfg.mtu_bytes.max(1) as u64;
-        let (remaining, offset) = if qp.msg_remaining_bytes == 0 {
-            (qp.cfg.message_bytes, 0)
-        } else {
-            (qp.msg_remaining_bytes, qp.msg_offset_bytes)
-        };
-        let first = offset == 0;
-        let last = remaining <= mtu;
-        let len = remaining.min(mtu) as usize;
-        let op = match (first, last) {
-            (true, true) => Opcode::RcWriteOnly,
-            (true, false) => Opcode::RcWriteFirst,
-            (false, false) => Opcode::RcWriteMiddle,
-            (false, true) => Opcode::RcWriteLast,
-        };
-        let ext = if first {
-            RoceExt::Reth(RethRepr {
-                virtual_addr: 0x1000_0000,
-                rkey: qp.cfg.remote_qpn,
-                dma_len: qp.cfg.message_bytes.min(u64::from(u32::MAX)) as u32,
-            })
-        } else {
-            RoceExt::None
-        };
-        let ecn = if self.cfg.ecn_capable {
-            Ecn::Ect0
-        } else {
-            Ecn::NotEct
-        };
-        let b = bth(op, qp.cfg.remote_qpn, qp.next_psn, last);
-        self.base_repr(qp, b, ext, self.cfg.data_dscp, ecn, len)
-    }
-
-    fn on_data_sent(&mut self, now_ns: u64, idx: usize, repr: &RoceFrameRepr, frame_len: usize) {
-        let qp = &mut self.qps[idx];
-        let len = repr.payload_len as u64;
-        if qp.msg_remaining_bytes == 0 {
-            qp.msg_remaining_bytes = qp.cfg.message_bytes;
-            qp.msg_offset_bytes = 0;
-            qp.messages_started += 1;
-        }
-        qp.msg_remaining_bytes -= len;
-        qp.msg_offset_bytes += len;
-        qp.next_psn = (qp.next_psn + 1) & PSN_MASK;
-        qp.stats.tx_packets += 1;
-        qp.stats.tx_payload_bytes += len;
-        if qp.msg_remaining_bytes == 0 {
-            qp.msg_offset_bytes = 0;
-            qp.stats.tx_messages += 1;
-            self.events.push_back(RnicEvent::MessageSent {
-                qpn: qp.cfg.local_qpn,
-                count: qp.stats.tx_messages,
-            });
-        }
-        let wire_bits = (wire_len(frame_len, WIRE_OVERHEAD_BYTES) * 8) as f64;
-        let gap_ns = (wire_bits * 1e9 / qp.rate_bps().max(1.0)).round() as u64;
-        qp.next_tx_ns = qp.next_tx_ns.max(now_ns) + gap_ns;
-        let wire_bytes = wire_len(frame_len, WIRE_OVERHEAD_BYTES) as u64;
-        if let Some(d) = qp.dcqcn.as_mut() {
-            d.on_sent(wire_bytes);
-        }
+            payload_len,
+        );
+        r.imm = imm.map(|imm| crate::wire::ib::ImmDtRepr { imm });
+        r.version = self.cfg.roce_version;
+        r.vlan = self.cfg.vlan_id.map(|vid| Vlan { pcp: prio & 7, vid });
+        r
     }
 }
 
-fn bth(opcode: Opcode, dest_qp: u32, psn: u32, ack_req: bool) -> BthRepr {
-    BthRepr {
-        opcode,
-        solicited: false,
-        migreq: false,
-        pad_count: 0,
-        pkey: DEFAULT_PKEY,
-        fecn: false,
-        becn: false,
-        dest_qp,
-        ack_req,
-        psn,
-    }
+/// P_Keys match if their low 15 bits agree and at least one is a full
+/// member (IBTA §10.9.3).
+fn pkey_match(a: u16, b: u16) -> bool {
+    (a & 0x7FFF) == (b & 0x7FFF) && (a | b) & 0x8000 != 0
 }
 
 #[cfg(test)]

@@ -261,6 +261,8 @@ pub struct Sim<P: Pipeline> {
     nodes: Vec<Node<P>>,
     ports: Vec<Vec<PortState>>,
     timer_at: Vec<Option<Instant>>,
+    /// Timer events still queued whose deadline was cancelled or superseded.
+    stale_timers: usize,
     /// The instant of a switch's pending `Service` event, if any.
     service_at: Vec<Option<Instant>>,
     sampling: Option<Sampling>,
@@ -390,6 +392,7 @@ impl<P: Pipeline> TopologyBuilder<P> {
             nodes: self.nodes,
             ports: self.ports,
             timer_at: vec![None; n],
+            stale_timers: 0,
             service_at: vec![None; n],
             sampling: None,
             processed: 0,
@@ -554,6 +557,15 @@ impl<P: Pipeline> Sim<P> {
         let Some((at, ev)) = self.events.pop() else {
             return false;
         };
+        if let Event::Timer { node } = ev
+            && self.timer_at[node as NodeId] != Some(at)
+        {
+            // Superseded or cancelled (an RNIC stops its retransmission
+            // timer when everything is acknowledged): not an event, and the
+            // clock must not jump to it.
+            self.stale_timers = self.stale_timers.saturating_sub(1);
+            return true;
+        }
         self.now = self.now.max(at);
         self.processed += 1;
         match ev {
@@ -602,13 +614,26 @@ impl<P: Pipeline> Sim<P> {
     /// workloads that never end; use [`Sim::run_until`] for those.
     pub fn drive(&mut self) -> Instant {
         loop {
-            if self.events.is_empty() {
+            let live = self.events.len().saturating_sub(self.stale_timers);
+            if live == 0 {
                 return self.now;
             }
-            if self.sampling.is_some() && self.events.len() == 1 {
-                // Only the sampler is left.
-                if let Some((_, Event::Sample)) = self.events.pop() {
+            if self.sampling.is_some() && live == 1 {
+                // One live event, probably the sampler: drop cancelled
+                // timers so they neither keep it sampling nor move the clock.
+                let mut keep = Vec::with_capacity(1);
+                while let Some((at, ev)) = self.events.pop() {
+                    match ev {
+                        Event::Timer { node } if self.timer_at[node as NodeId] != Some(at) => {}
+                        ev => keep.push((at, ev)),
+                    }
+                }
+                self.stale_timers = 0;
+                if let [(_, Event::Sample)] = keep.as_slice() {
                     return self.now;
+                }
+                for (at, ev) in keep {
+                    self.events.push(at, ev);
                 }
             }
             self.step();
@@ -802,8 +827,16 @@ impl<P: Pipeline> Sim<P> {
     }
 
     fn arm_timer(&mut self, node: NodeId, want: Option<Instant>) {
-        let Some(t) = want else { return };
+        let Some(t) = want else {
+            if self.timer_at[node].take().is_some() {
+                self.stale_timers += 1;
+            }
+            return;
+        };
         if self.timer_at[node].is_none_or(|cur| t < cur) {
+            if self.timer_at[node].is_some() {
+                self.stale_timers += 1;
+            }
             self.timer_at[node] = Some(t);
             self.events.push(t, Event::Timer { node: node as u32 });
         }

@@ -27,6 +27,7 @@ fn qp(local: u32, remote: u32, to: u8, bytes: u64, msgs: Option<u64>) -> QpConfi
         messages: msgs,
         initial_psn: 0,
         expected_psn: 0,
+        ..QpConfig::default()
     }
 }
 
@@ -195,6 +196,8 @@ fn snapshot_back_to_back() {
     assert_eq!(
         summary,
         // 2 × 1098 B (RETH) + 126 × 1082 B; +24 B each on the wire: 90 / 89 ns.
-        "end 11644 events 256 tx_frames 128 tx_bytes 138528 busy_ns 11394 rx_bytes 131072 msgs 2"
+        // The run ends when the ACK of the last packet (AckReq) is back at
+        // `a`: 2 ACKs × (tx done + arrival) are the 4 events beyond the data.
+        "end 11901 events 260 tx_frames 128 tx_bytes 138528 busy_ns 11394 rx_bytes 131072 msgs 2"
     );
 }

@@ -107,7 +107,7 @@ enum_with_unknown! {
         Ipv6 = 0x86dd,
         /// MAC Control (PAUSE, PFC): R-PFC-FMT-1.
         MacControl = 0x8808,
-        /// RoCEv1 (not forwarded specially; recognised for counters).
+        /// RoCE v1: GRH + BTH directly over Ethernet (R-ROCE-1).
         RoceV1 = 0x8915,
     }
 }
@@ -262,6 +262,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
     pub fn set_ethertype(&mut self, ethertype: EtherType) {
         self.buffer.as_mut()[field::ETHERTYPE].copy_from_slice(&u16::from(ethertype).to_be_bytes());
     }
+    /// Tags the frame: EtherType 0x8100, then `tag`'s TCI and inner
+    /// EtherType (the buffer must hold 18 bytes).
+    pub fn set_vlan_tag(&mut self, tag: VlanTag) {
+        self.set_ethertype(EtherType::Vlan);
+        let tci = (u16::from(tag.pcp & 7) << 13) | (u16::from(tag.dei) << 12) | (tag.vid & 0x0fff);
+        let b = self.buffer.as_mut();
+        b[field::VLAN_TCI].copy_from_slice(&tci.to_be_bytes());
+        b[field::VLAN_INNER_TYPE].copy_from_slice(&u16::from(tag.inner_ethertype).to_be_bytes());
+    }
     /// Mutable payload after the header and optional tag.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let offset = self.payload_offset();
@@ -360,6 +369,26 @@ mod tests {
         assert_eq!((tag.pcp, tag.dei, tag.vid), (3, false, 100));
         assert_eq!(frame.inner_ethertype(), EtherType::Ipv4);
         assert_eq!(frame.payload(), &[0x45, 0x00]);
+    }
+
+    #[test]
+    fn vlan_tag_constructed() {
+        let mut bytes = [0u8; 20];
+        let mut frame = EthernetFrame::new_unchecked(&mut bytes[..]);
+        EthernetRepr {
+            src_addr: EthernetAddress([2, 0, 0, 0, 0, 1]),
+            dst_addr: EthernetAddress([2, 0, 0, 0, 0, 2]),
+            ethertype: EtherType::Ipv4,
+        }
+        .emit(&mut frame);
+        frame.set_vlan_tag(VlanTag {
+            pcp: 3,
+            dei: false,
+            vid: 100,
+            inner_ethertype: EtherType::Ipv4,
+        });
+        bytes[18..].copy_from_slice(&[0x45, 0x00]);
+        assert_eq!(bytes, TAGGED_BYTES);
     }
 
     #[test]

@@ -19,7 +19,10 @@
 //! the PFC watchdog off, then the watchdog breaks it and traffic flows
 //! again; it prints what each phase showed and exits 1 on any problem.
 //! Namespaces only (its simulator counterpart is the ring scenario of
-//! `dataplane/tests/sim_scenarios.rs`).
+//! `dataplane/tests/sim_scenarios.rs`). `rocelab run lossy [--sim]` runs
+//! the 2:1 incast on the lossless and on a lossy priority and prints both
+//! runs' goodput, drops, NAKs and retransmissions side by side
+//! (`lab::scenario::lossy`).
 
 use std::path::PathBuf;
 
@@ -55,8 +58,9 @@ enum Cmd {
     /// Run the embedded default scenario (incast + ECMP) or the deadlock
     /// ring, and judge it.
     Run {
-        /// Which scenario: `default` (incast + ECMP) or `deadlock` (ring).
-        #[arg(default_value = "default", value_parser = ["default", "deadlock"])]
+        /// Which scenario: `default` (incast + ECMP), `deadlock` (ring) or
+        /// `lossy` (the incast on a lossless and on a lossy priority).
+        #[arg(default_value = "default", value_parser = ["default", "deadlock", "lossy"])]
         scenario: String,
         /// Output directory for CSV and SVG files.
         #[arg(long, default_value = "target/rocelab")]
@@ -228,7 +232,11 @@ fn main() -> Result<()> {
             if let Some(dir) = trace.as_ref().and_then(|_| trace_out.parent()) {
                 std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
             }
-            let passed = run(&cfg, &out, sim, seed, &store)?;
+            let passed = if which == "lossy" {
+                run_lossy(&cfg, &out, sim, seed, &store)?
+            } else {
+                run(&cfg, &out, sim, seed, &store)?
+            };
             if trace.is_some() {
                 println!("packet traces: {}", trace_out.display());
             }
@@ -308,6 +316,33 @@ fn sim_trace_request(filter: &str, sample: u32) -> Result<dataplane::switch::Tra
         sample_one_in: sample.max(1),
         max_packets: None,
     })
+}
+
+/// `rocelab run lossy`: the incast on priority 3 and on priority 0; true
+/// if every check passed.
+fn run_lossy(
+    cfg: &ScenarioConfig,
+    out: &std::path::Path,
+    sim: bool,
+    seed: u64,
+    store: &StateStore,
+) -> Result<bool> {
+    let o = if sim {
+        println!("rocelab run lossy --sim: 2:1 incast, lossless then lossy, in the simulator");
+        scenario::lossy::run_sim(cfg, seed)?
+    } else {
+        let bins = live_binaries("rocelab run lossy")?;
+        println!("rocelab run lossy: 2:1 incast, lossless then lossy, on namespaces");
+        let stop = lab::signal::stop_flag();
+        scenario::lossy::run_live(cfg, &bins, store, stop, "lossy")?
+    };
+    print!("{}", scenario::lossy::figures_table(&o));
+    println!();
+    let vs = scenario::lossy::verdicts(&o);
+    print!("{}", scenario::verdict_table(o.mode, &vs));
+    let files = output::write_verdicts(out, &vs)?;
+    println!("wrote {}", files.display());
+    Ok(vs.iter().all(|v| v.pass))
 }
 
 /// `rocelab run`: the default scenario; true if every check passed.

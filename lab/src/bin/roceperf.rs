@@ -3,7 +3,9 @@
 //! marks with CNPs; the client streams WRITEs on N QPs with DCQCN rate
 //! control, honouring PFC. Both report bandwidth, message rate, loss (PSN
 //! gaps), CNPs, PFC and pause time, per `--interval` and at the end, as a
-//! text table or JSON lines (`--json`).
+//! text table or JSON lines (`--json`), with the RNIC's device counters under
+//! their Linux RDMA names (`port_xmit_data`, `packet_seq_err`,
+//! `local_ack_timeout_err`, `np_ecn_marked_roce_packets`, ...).
 //!
 //! The interface must carry no kernel IP (the kernel would answer UDP 4791
 //! with ICMP); the agent speaks raw frames only. Needs CAP_NET_RAW.
@@ -70,6 +72,12 @@ enum Cmd {
         /// give each client sharing a server its own range.
         #[arg(long, default_value_t = 0)]
         first_qp: u32,
+        /// Retransmission timeout exponent, as perftest's `--qp-timeout`
+        /// and ibv_modify_qp: 4.096 µs × 2^N; 0 waits forever (for a
+        /// client whose peer never answers). Default 17 (0.54 s), not
+        /// perftest's 14 (67 ms): see `lab::perf::LAB_QP_TIMEOUT`.
+        #[arg(long, default_value_t = lab::perf::LAB_QP_TIMEOUT, value_parser = clap::value_parser!(u8).range(0..=31))]
+        qp_timeout: u8,
     },
 }
 
@@ -156,6 +164,7 @@ fn main() -> Result<()> {
             messages,
             no_dcqcn,
             first_qp,
+            qp_timeout,
         } => {
             if qps == 0 || first_qp.saturating_add(qps) > MAX_QPS {
                 bail!("--first-qp + --qps must be 1..={MAX_QPS}");
@@ -167,6 +176,7 @@ fn main() -> Result<()> {
                 message_bytes: size,
                 messages,
                 first_qp,
+                qp_timeout,
             };
             (
                 common,
@@ -230,6 +240,13 @@ fn main() -> Result<()> {
         .run(duration, interval, stop, print)
         .context("running the agent")?;
     print(&summary);
+    if !json {
+        // The JSON summary carries them as "counters".
+        println!("counters (Linux RDMA names, over the run):");
+        for l in summary.counter_lines(true) {
+            println!("{l}");
+        }
+    }
     let ps = agent.port().stats();
     let ast = agent.stats();
     if json {

@@ -6,8 +6,11 @@
 //! `--interval`, or for the whole run). Units: bytes are RoCE payload bytes
 //! (what ib_write_bw counts), rates are Gbit/s of payload and million
 //! messages per second, times are milliseconds in reports and nanoseconds in
-//! snapshots.
+//! snapshots. [`Report::counters`] carries the RNIC's device counters under
+//! the names Linux exposes in `/sys/class/infiniband/*/ports/1/counters` and
+//! `hw_counters` (`port_xmit_data` in 4-byte words, as there).
 
+use dataplane::rnic::counters::RdmaCounters;
 use serde::Serialize;
 
 /// Cumulative counters at one moment (sums over all QPs).
@@ -33,6 +36,10 @@ pub struct Snapshot {
     pub psn_lost: u64,
     /// Packets behind the expected PSN (duplicates, reordering).
     pub psn_late: u64,
+    /// Data packets sent again (go-back-N after a NAK or a timeout).
+    pub retx_packets: u64,
+    /// Payload bytes of those.
+    pub retx_bytes: u64,
     /// CE-marked data packets received.
     pub rx_ce_packets: u64,
     /// CNPs sent.
@@ -47,6 +54,8 @@ pub struct Snapshot {
     pub rx_errors: u64,
     /// Sum of the QPs' current DCQCN rates, bit/s (not cumulative).
     pub rate_bps: u64,
+    /// Device counters, Linux names.
+    pub rdma: RdmaCounters,
 }
 
 /// What happened between two snapshots.
@@ -86,6 +95,10 @@ pub struct Report {
     pub psn_lost: u64,
     /// Packets late or duplicated.
     pub psn_late: u64,
+    /// Data packets retransmitted (go-back-N), included in `tx_packets`.
+    pub retx_packets: u64,
+    /// Payload bytes retransmitted, not included in `tx_bytes`.
+    pub retx_bytes: u64,
     /// CE-marked packets received.
     pub ce_rx: u64,
     /// CNPs sent.
@@ -100,6 +113,8 @@ pub struct Report {
     pub rx_errors: u64,
     /// Current DCQCN sending rate summed over QPs, Gbit/s.
     pub rate_gbps: f64,
+    /// Device counters over the span, under their Linux names.
+    pub counters: RdmaCounters,
 }
 
 impl Report {
@@ -138,6 +153,8 @@ impl Report {
             psn_gaps: d(|s| s.psn_gaps),
             psn_lost: d(|s| s.psn_lost),
             psn_late: d(|s| s.psn_late),
+            retx_packets: d(|s| s.retx_packets),
+            retx_bytes: d(|s| s.retx_bytes),
             ce_rx: d(|s| s.rx_ce_packets),
             cnp_tx: d(|s| s.cnp_tx),
             cnp_rx: d(|s| s.cnp_rx),
@@ -145,7 +162,19 @@ impl Report {
             pause_ms: d(|s| s.paused_ns) as f64 / 1e6,
             rx_errors: d(|s| s.rx_errors),
             rate_gbps: b.rate_bps as f64 / 1e9,
+            counters: b.rdma.since(&a.rdma),
         }
+    }
+
+    /// The device counters as `name value` lines (non-zero ones, or all
+    /// with `all`), like `grep . /sys/class/infiniband/*/ports/1/*counters/*`.
+    pub fn counter_lines(&self, all: bool) -> Vec<String> {
+        self.counters
+            .named()
+            .into_iter()
+            .filter(|&(_, v)| all || v != 0)
+            .map(|(n, v)| format!("  {n:<32} {v}"))
+            .collect()
     }
 
     /// Header line of the text table.
@@ -223,5 +252,52 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&r.json_line()).unwrap();
         assert_eq!(v["tx_bytes"], 250_000_000);
         assert_eq!(v["kind"], "summary");
+    }
+
+    #[test]
+    fn linux_counter_names_in_json_and_text() {
+        let a = Snapshot {
+            rdma: RdmaCounters {
+                packet_seq_err: 2,
+                local_ack_timeout_err: 1,
+                ..RdmaCounters::default()
+            },
+            ..Snapshot::default()
+        };
+        let b = Snapshot {
+            at_ns: 1_000_000_000,
+            rdma: RdmaCounters {
+                port_xmit_data: 1000,
+                packet_seq_err: 7,
+                local_ack_timeout_err: 1,
+                np_ecn_marked_roce_packets: 3,
+                ..RdmaCounters::default()
+            },
+            ..Snapshot::default()
+        };
+        let r = Report::between("summary", "client", 1, &a, &b);
+        let v: serde_json::Value = serde_json::from_str(&r.json_line()).unwrap();
+        let c = &v["counters"];
+        assert_eq!(c["port_xmit_data"], 1000);
+        assert_eq!(c["packet_seq_err"], 5, "a difference over the span");
+        assert_eq!(c["local_ack_timeout_err"], 0);
+        assert_eq!(c["np_ecn_marked_roce_packets"], 3);
+        for name in [
+            "port_rcv_data",
+            "port_xmit_packets",
+            "port_rcv_packets",
+            "out_of_sequence",
+            "implied_nak_seq_err",
+            "duplicate_request",
+            "rnr_nak_retry_err",
+            "np_cnp_sent",
+            "rp_cnp_handled",
+        ] {
+            assert_eq!(c[name], 0, "{name}");
+        }
+        let lines = r.counter_lines(false);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[1].trim_start().starts_with("packet_seq_err"));
+        assert_eq!(r.counter_lines(true).len(), 19);
     }
 }

@@ -30,6 +30,7 @@ fn client_role(qps: u32, messages: Option<u64>) -> Role {
         message_bytes: 4096,
         messages,
         first_qp: 0,
+        qp_timeout: 14,
     }
 }
 
@@ -70,7 +71,16 @@ fn every_message_arrives_psn_complete_on_learned_qps() {
     assert_eq!(sstats.qps_learned, 3);
     assert_eq!(sr.rx_messages, 150);
     assert_eq!(sr.rx_bytes, cr.tx_bytes);
-    assert_eq!((sr.psn_gaps, sr.psn_lost, sr.psn_late), (0, 0, 0));
+    assert_eq!((sr.psn_gaps, sr.psn_lost), (0, 0), "in order, no loss");
+    // A duplicate can only be a retransmission by the client's 67 ms timer
+    // (real time on a loaded machine can stall the server that long).
+    let retx: u64 = c
+        .rnic()
+        .qpns()
+        .filter_map(|q| c.rnic().qp_stats(q))
+        .map(|s| s.retx_packets)
+        .sum();
+    assert!(sr.psn_late <= retx, "{} late, {retx} resent", sr.psn_late);
     assert!(sr.rx_gbps > 0.0 && cr.tx_gbps > 0.0);
     // Paced at 200 Mb/s of wire bytes: payload rate stays below that.
     assert!(cr.tx_gbps < 0.2, "pacing ignored: {} Gb/s", cr.tx_gbps);
@@ -99,7 +109,11 @@ fn a_pfc_xoff_on_the_data_priority_stops_sending_for_its_duration() {
         r.pause_ms
     );
     assert_eq!(intervals[0].tx_bytes, 0, "sent while paused");
-    assert!(intervals.last().unwrap().tx_bytes > 0, "never resumed");
+    // Nobody ACKs, so the 128-message window closes ~42 ms after resuming.
+    assert!(
+        intervals[2..].iter().any(|i| i.tx_bytes > 0),
+        "never resumed"
+    );
     // ~200 ms of 100 Mb/s at most.
     assert!(r.tx_bytes < 100_000_000 / 8 / 5 + 8192, "{}", r.tx_bytes);
     let mut got = FrameBuf::batch(64);

@@ -238,21 +238,19 @@ pub(crate) fn stop_server(c: &mut Child) -> Result<()> {
 /// Seconds per receiver report in the incast part.
 const RX_INTERVAL_S: f64 = 0.5;
 
-/// Goodput while the bottleneck was busy: the mean of the receiver's
-/// interval rates, leaving out idle intervals and the partial first and
-/// last busy ones (bytes over the client span would count the queue
-/// draining after the senders stopped as if it had been sent in time).
+/// Goodput over the senders' active span: the mean of the receiver's
+/// interval rates from the first interval that received data to the last,
+/// stalls (empty intervals in between) included, leaving out only the
+/// partial first and last ones (bytes over the client span would count the
+/// queue draining after the senders stopped as if it had been sent in time).
 pub fn busy_goodput_gbps(intervals: &[(u64, f64)]) -> Option<f64> {
-    let busy: Vec<f64> = intervals
-        .iter()
-        .filter(|(bytes, _)| *bytes > 0)
-        .map(|&(_, gbps)| gbps)
-        .collect();
-    if busy.len() < 3 {
+    let first = intervals.iter().position(|(bytes, _)| *bytes > 0)?;
+    let last = intervals.iter().rposition(|(bytes, _)| *bytes > 0)?;
+    if last < first + 2 {
         return None;
     }
-    let inner = &busy[1..busy.len() - 1];
-    Some(inner.iter().sum::<f64>() / inner.len() as f64)
+    let inner = &intervals[first + 1..last];
+    Some(inner.iter().map(|&(_, gbps)| gbps).sum::<f64>() / inner.len() as f64)
 }
 
 /// The JSON lines of an agent's log.
@@ -438,6 +436,11 @@ pub fn run_incast(
             tx_bytes: u(&s, "tx_bytes"),
             pfc_rx: u(&s, "pfc_rx"),
             cnp_rx: u(&s, "cnp_rx"),
+            retx_packets: u(&s, "retx_packets"),
+            retx_bytes: u(&s, "retx_bytes"),
+            naks_rx: u(&s["counters"], "packet_seq_err"),
+            timeouts: u(&s["counters"], "local_ack_timeout_err"),
+            retry_exceeded: u(&s["counters"], "req_transport_retries_exceeded"),
         });
     }
     let s = summary_of(&g, server.id())?;
@@ -622,7 +625,7 @@ mod tests {
     }
 
     #[test]
-    fn goodput_leaves_out_idle_and_partial_intervals() {
+    fn goodput_counts_stalls_but_not_idle_or_partial_intervals() {
         let iv = [
             (0, 0.0),
             (10, 0.02),
@@ -633,6 +636,10 @@ mod tests {
         ];
         let g = busy_goodput_gbps(&iv).unwrap();
         assert!((g - 0.0925).abs() < 1e-9, "{g}");
+        // A stall inside the active span is part of the goodput.
+        let stalled = [(10, 0.02), (50, 0.09), (0, 0.0), (50, 0.09), (20, 0.04)];
+        let g = busy_goodput_gbps(&stalled).unwrap();
+        assert!((g - 0.06).abs() < 1e-9, "{g}");
         assert_eq!(busy_goodput_gbps(&[(1, 0.1), (1, 0.1)]), None);
     }
 

@@ -30,16 +30,7 @@ fn csv(rows: &[Vec<String>]) -> String {
         .collect()
 }
 
-/// Writes every output file of a run into `dir`.
-pub fn write_all(dir: &Path, o: &Outcome, vs: &[Verdict]) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut written = Vec::new();
-    let mut put = |name: &str, text: String| -> Result<()> {
-        let p = dir.join(name);
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
-        written.push(p);
-        Ok(())
-    };
+fn verdict_rows(vs: &[Verdict]) -> Vec<Vec<String>> {
     let mut rows = vec![vec![
         "check".to_string(),
         "measured".into(),
@@ -54,7 +45,29 @@ pub fn write_all(dir: &Path, o: &Outcome, vs: &[Verdict]) -> Result<Vec<PathBuf>
             if v.pass { "PASS" } else { "FAIL" }.to_string(),
         ]
     }));
-    put("verdicts.csv", csv(&rows))?;
+    rows
+}
+
+/// Writes only `verdicts.csv` into `dir` (scenarios without plots).
+pub fn write_verdicts(dir: &Path, vs: &[Verdict]) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let p = dir.join("verdicts.csv");
+    std::fs::write(&p, csv(&verdict_rows(vs)))
+        .with_context(|| format!("writing {}", p.display()))?;
+    Ok(p)
+}
+
+/// Writes every output file of a run into `dir`.
+pub fn write_all(dir: &Path, o: &Outcome, vs: &[Verdict]) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut written = Vec::new();
+    let mut put = |name: &str, text: String| -> Result<()> {
+        let p = dir.join(name);
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        written.push(p);
+        Ok(())
+    };
+    put("verdicts.csv", csv(&verdict_rows(vs)))?;
     let mut rows = vec![vec![
         "flow".to_string(),
         "tx_gbps".into(),

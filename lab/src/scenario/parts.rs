@@ -103,7 +103,11 @@ pub fn incast_topology(lab: &str, cfg: &ScenarioConfig, headroom_bytes: u64) -> 
             })
             .collect(),
         hosts,
-        qos: qos(cfg, headroom_bytes),
+        qos: QosSpec {
+            // Headroom of the three ports' lossless priority on top.
+            pool_bytes: cfg.incast_shared_bytes.map(|b| b + 3 * headroom_bytes),
+            ..qos(cfg, headroom_bytes)
+        },
     }
 }
 

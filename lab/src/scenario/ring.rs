@@ -537,13 +537,12 @@ impl DeadlockOutcome {
         if self.wd_on_storms.iter().sum::<u64>() == 0 {
             p.push("with the watchdog on throughout, no storm was detected".into());
         }
-        let before: u64 = self.delivered_packets.iter().sum();
+        // Only "some": the drop action discards lossless packets and RC
+        // answers with go-back-N and timeouts, so how many the hosts get
+        // depends on the QPs' timers (RC on a dropping queue collapses).
         let with_wd: u64 = self.wd_on_delivered_packets.iter().sum();
-        if with_wd <= before {
-            p.push(format!(
-                "with the watchdog on, hosts got {with_wd} packets, no more than the {before} \
-                 of the deadlocked run"
-            ));
+        if with_wd == 0 {
+            p.push("with the watchdog on, the hosts got no packet".into());
         }
         if self.wd_on_recovered_after.is_none() {
             p.push(format!(
@@ -1096,8 +1095,8 @@ mod tests {
         lossy.burst[0].rx_bytes = 900;
         assert!(lossy.problems()[0].contains("not delivered whole"));
         let mut stuck = good();
-        stuck.wd_on_delivered_packets = vec![0, 5, 9];
-        assert!(stuck.problems()[0].contains("no more than the 14"));
+        stuck.wd_on_delivered_packets = vec![0, 0, 0];
+        assert!(stuck.problems()[0].contains("got no packet"));
     }
 
     /// The report is for people: units on every number, no Rust debug

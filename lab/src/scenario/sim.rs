@@ -32,15 +32,15 @@ use super::live::lab_headroom_bytes;
 use super::parts::{
     CABLE_M, ECMP_PART, INCAST_PART, ecmp_topology, host_ip, host_mac, incast_topology,
 };
-use super::{EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, Outcome, ScenarioConfig};
+use super::{
+    EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, MESSAGE_BYTES, Outcome,
+    ScenarioConfig,
+};
 use crate::fabric::{ROUTER_MAC, setups};
 use crate::topo::{Topology, parse_endpoint};
 use crate::units::parse_rate_bps;
 
 type Sim = dataplane::sim::Sim<Program>;
-
-/// WRITE size, bytes (as roceperf's default).
-const MESSAGE_BYTES: u64 = 65_536;
 
 /// Propagation delay of a cable of [`CABLE_M`] (light at 198,000 km/s).
 fn cable() -> Duration {
@@ -153,6 +153,7 @@ fn add_stream(
         messages,
         initial_psn: 0,
         expected_psn: 0,
+        ..QpConfig::default()
     };
     b.host_mut(src)
         .ok_or_else(|| anyhow!("no host {src}"))?
@@ -278,21 +279,24 @@ pub fn run_incast(
     let mut out = IncastOutcome::default();
     for (s, &h) in hosts[..2].iter().enumerate() {
         let host = sim.host(h).ok_or_else(|| anyhow!("sender gone"))?;
-        let mut tx = 0;
-        let mut cnp_rx = 0;
+        let mut flow = FlowResult {
+            name: format!("h{}", s + 1),
+            pfc_rx: host.rnic().stats().pfc_rx[usize::from(cfg.incast_priority())],
+            ..FlowResult::default()
+        };
         for &(_, q) in qpns.iter().filter(|(o, _)| *o == s) {
             if let Some(st) = host.rnic().qp_stats(q) {
-                tx += st.tx_payload_bytes;
-                cnp_rx += st.cnp_rx;
+                flow.tx_bytes += st.tx_payload_bytes;
+                flow.cnp_rx += st.cnp_rx;
+                flow.retx_packets += st.retx_packets;
+                flow.retx_bytes += st.retx_bytes;
+                flow.naks_rx += st.packet_seq_err;
+                flow.timeouts += st.local_ack_timeout_err;
+                flow.retry_exceeded += st.req_transport_retries_exceeded;
             }
         }
-        out.flows.push(FlowResult {
-            name: format!("h{}", s + 1),
-            tx_gbps: tx as f64 * 8.0 / secs / 1e9,
-            tx_bytes: tx,
-            pfc_rx: host.rnic().stats().pfc_rx[usize::from(cfg.incast_priority())],
-            cnp_rx,
-        });
+        flow.tx_gbps = flow.tx_bytes as f64 * 8.0 / secs / 1e9;
+        out.flows.push(flow);
     }
     let all: Vec<u32> = qpns.iter().map(|&(_, q)| q).collect();
     let (rx, gaps, lost, ce, cnp) = rx_totals(&sim, hosts[2], &all);

@@ -1,104 +1,72 @@
-//! Unit tests of the RNIC model, grouped by concern.
+//! The built-in workload on a clean link: segmentation, pacing, DCQCN
+//! reaction to CNPs, CNP pacing (E-16), PFC honouring, bad input.
 
 use super::*;
-use crate::time::Instant as I;
-
-fn t_(ns: u64) -> I {
-    I::from_nanos(ns)
-}
 use crate::wire::ip::Ipv4Packet;
-use crate::wire::roce::ETHERNET_HEADER_LEN;
-
-const A_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
-const B_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
-const A_MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
-const B_MAC: [u8; 6] = [2, 0, 0, 0, 0, 2];
-
-fn pair(message_bytes: u64, messages: Option<u64>) -> (Rnic, Rnic) {
-    let mut a = Rnic::new(RnicConfig {
-        mac: A_MAC,
-        ip: A_IP,
-        ..RnicConfig::default()
-    });
-    let mut b = Rnic::new(RnicConfig {
-        mac: B_MAC,
-        ip: B_IP,
-        ..RnicConfig::default()
-    });
-    a.add_qp(QpConfig {
-        local_qpn: 0x11,
-        remote_qpn: 0x22,
-        remote_ip: B_IP,
-        remote_mac: B_MAC,
-        message_bytes,
-        messages,
-        initial_psn: 100,
-        expected_psn: 0,
-    })
-    .unwrap();
-    b.add_qp(QpConfig {
-        local_qpn: 0x22,
-        remote_qpn: 0x11,
-        remote_ip: A_IP,
-        remote_mac: A_MAC,
-        message_bytes: 0,
-        messages: None,
-        initial_psn: 0,
-        expected_psn: 100,
-    })
-    .unwrap();
-    (a, b)
-}
-
-fn next_frame(r: &mut Rnic, now: u64) -> Option<Vec<u8>> {
-    let mut buf = [0u8; 2048];
-    r.poll_transmit(t_(now), &mut buf)
-        .map(|t| buf[..t.written_len].to_vec())
-}
 
 fn set_ce(frame: &mut [u8]) {
-    let mut ip = Ipv4Packet::new_unchecked(&mut frame[ETHERNET_HEADER_LEN..]);
+    let mut ip = Ipv4Packet::new_unchecked(&mut frame[frame::ETHERNET_HEADER_LEN..]);
     assert!(ip.mark_ce());
 }
 
 // ------------------------------------------------------------ sender
 
 #[test]
-fn write_stream_segments_messages_with_consecutive_psns() {
-    let (mut a, mut b) = pair(2500, Some(2));
-    let mut ops = vec![];
-    let mut t = 0;
-    while let Some(f) = next_frame(&mut a, t) {
-        let p = RoceFrameRepr::parse(&f).unwrap();
-        assert_eq!(p.icrc_ok, Some(true));
-        assert_eq!(p.repr.ip.dscp, 26);
-        assert_eq!(p.repr.ip.ecn, Ecn::Ect0);
-        assert_eq!(p.repr.udp_src_port, 0xC242);
-        ops.push((p.repr.bth.opcode, p.repr.bth.psn, p.repr.payload_len));
-        b.handle_frame(t_(t), &f).unwrap();
-        t = a.poll_timeout(t_(t)).map(I::as_nanos).unwrap_or(t);
-    }
+fn write_stream_segments_messages_with_consecutive_psns_and_completes_on_acks() {
+    let (a, b) = pair(2500, Some(2));
+    let mut p = Pair::new(a, b);
+    p.drive(1_000_000);
+    let ops: Vec<_> = p
+        .sent(Dir::AtoB)
+        .map(|s| {
+            assert_eq!(s.repr.ip.dscp, 26);
+            assert_eq!(s.repr.ip.ecn, Ecn::Ect0);
+            assert_eq!(s.repr.udp_src_port, 0xC242);
+            (
+                s.repr.bth.opcode,
+                s.repr.bth.psn,
+                s.repr.payload_len,
+                s.repr.bth.ack_req,
+            )
+        })
+        .collect();
     use Opcode::*;
     assert_eq!(
         ops,
         vec![
-            (RcWriteFirst, 100, 1024),
-            (RcWriteMiddle, 101, 1024),
-            (RcWriteLast, 102, 452),
-            (RcWriteFirst, 103, 1024),
-            (RcWriteMiddle, 104, 1024),
-            (RcWriteLast, 105, 452),
+            (RcWriteFirst, 100, 1024, false),
+            (RcWriteMiddle, 101, 1024, false),
+            (RcWriteLast, 102, 452, true),
+            (RcWriteFirst, 103, 1024, false),
+            (RcWriteMiddle, 104, 1024, false),
+            (RcWriteLast, 105, 452, true),
         ]
     );
-    let s = b.qp_stats(0x22).unwrap();
+    // One coalesced ACK per message, for its last PSN.
+    let acks: Vec<u32> = p.sent(Dir::BtoA).map(|s| s.repr.bth.psn).collect();
+    assert_eq!(acks, vec![102, 105]);
+    let s = p.b.qp_stats(B_QPN).unwrap();
     assert_eq!(
-        (s.rx_messages, s.rx_payload_bytes, s.psn_gaps),
-        (2, 5000, 0)
+        (s.rx_messages, s.rx_payload_bytes, s.psn_gaps, s.ack_tx),
+        (2, 5000, 0, 2)
     );
-    assert_eq!(a.qp_stats(0x11).unwrap().tx_messages, 2);
+    let s = p.a.qp_stats(A_QPN).unwrap();
+    assert_eq!((s.tx_messages, s.ack_rx, s.retx_packets), (2, 2, 0));
+    assert!(p.a.is_idle() && p.b.is_idle());
+    assert!(p.a_events.is_empty(), "the built-in workload is unsignaled");
+}
+
+#[test]
+fn the_sender_is_busy_until_its_last_message_is_acknowledged() {
+    let (mut a, mut b) = pair(1024, Some(1));
+    let f = next_frame(&mut a, 0).unwrap();
+    assert!(!a.is_idle(), "sent but not acknowledged");
+    b.handle_frame(t_(0), &f).unwrap();
+    let ack = next_frame(&mut b, 0).unwrap();
+    assert_eq!(aeth_kind(&ack), AethSyndrome::Ack { credits: 0x1F });
+    a.handle_frame(t_(10), &ack).unwrap();
     assert!(a.is_idle());
-    let ev: Vec<_> = std::iter::from_fn(|| a.poll_event()).collect();
-    assert_eq!(ev.len(), 2);
+    assert_eq!(a.poll_timeout(t_(10)), None, "no timer left");
 }
 
 #[test]
@@ -115,59 +83,25 @@ fn pacing_spaces_frames_at_line_rate() {
 
 #[test]
 fn cnp_halves_the_pacing_rate() {
-    let (mut a, mut b) = pair(1024, None);
+    let (mut a, mut b) = rnics(RnicConfig::default(), a_qp(1024, None), b_qp());
     let mut f = next_frame(&mut a, 0).unwrap();
     set_ce(&mut f);
     b.handle_frame(t_(0), &f).unwrap();
     let cnp = next_frame(&mut b, 0).unwrap();
+    assert_eq!(parse(&cnp).bth.opcode, Opcode::Cnp);
     a.handle_frame(t_(0), &cnp).unwrap();
-    assert_eq!(a.qp_stats(0x11).unwrap().rate_bps, 50_000_000_000);
+    assert_eq!(a.qp_stats(A_QPN).unwrap().rate_bps, 50_000_000_000);
     let t1 = a.poll_timeout(t_(0)).map(I::as_nanos).unwrap();
     let _ = next_frame(&mut a, t1).unwrap();
     let t2 = a.poll_timeout(t_(t1)).map(I::as_nanos).unwrap();
     let expect = ((f.len() + WIRE_OVERHEAD_BYTES) * 8) as u64 / 50;
     assert!((t2 - t1).abs_diff(expect) <= 1);
+    let c = b.counters();
+    assert_eq!((c.np_cnp_sent, c.np_ecn_marked_roce_packets), (1, 1));
+    assert_eq!(a.counters().rp_cnp_handled, 1);
 }
 
 // ------------------------------------------------------------ receiver
-
-#[test]
-fn psn_gap_is_counted() {
-    let (mut a, mut b) = pair(1024, Some(5));
-    let mut t = 0;
-    let mut i = 0;
-    while let Some(f) = next_frame(&mut a, t) {
-        if i != 2 {
-            b.handle_frame(t_(t), &f).unwrap();
-        }
-        i += 1;
-        t = a.poll_timeout(t_(t)).map(I::as_nanos).unwrap_or(t);
-    }
-    let s = b.qp_stats(0x22).unwrap();
-    assert_eq!((s.psn_gaps, s.psn_lost, s.rx_packets), (1, 1, 4));
-    assert_eq!(
-        b.poll_event(),
-        Some(RnicEvent::MessageReceived {
-            qpn: 0x22,
-            count: 1
-        })
-    );
-    assert_eq!(
-        b.poll_event(),
-        Some(RnicEvent::MessageReceived {
-            qpn: 0x22,
-            count: 2
-        })
-    );
-    assert_eq!(
-        b.poll_event(),
-        Some(RnicEvent::PsnGap {
-            qpn: 0x22,
-            expected: 102,
-            got: 103
-        })
-    );
-}
 
 #[test]
 fn e16_cnp_pacing_one_per_50us() {
@@ -180,32 +114,33 @@ fn e16_cnp_pacing_one_per_50us() {
         set_ce(&mut f);
         b.handle_frame(t_(t), &f).unwrap();
         while let Some(c) = next_frame(&mut b, t) {
-            let p = RoceFrameRepr::parse(&c).unwrap();
-            assert_eq!(p.repr.bth.opcode, Opcode::Cnp);
-            assert!(p.repr.bth.becn);
-            assert_eq!(p.repr.bth.dest_qp, 0x11);
-            assert_eq!(p.repr.ip.dscp, 48);
-            assert_eq!(p.icrc_ok, Some(true));
+            let r = parse(&c);
+            if r.bth.opcode == Opcode::RcAcknowledge {
+                // Keep A's send window open.
+                a.handle_frame(t_(t), &c).unwrap();
+                continue;
+            }
+            assert_eq!(r.bth.opcode, Opcode::Cnp);
+            assert!(r.bth.becn);
+            assert_eq!(r.bth.dest_qp, A_QPN);
+            assert_eq!(r.ip.dscp, 48);
             cnp_times.push(t);
         }
     }
     assert_eq!(cnp_times, vec![0, 50_000, 100_000]);
-    assert_eq!(b.qp_stats(0x22).unwrap().cnp_tx, 3);
+    assert_eq!(b.qp_stats(B_QPN).unwrap().cnp_tx, 3);
 }
 
 #[test]
-fn coarse_acks() {
-    let (mut a, mut b) = pair(1024, Some(4));
-    b.cfg.ack_every_packets = 2;
-    let mut t = 0;
-    while let Some(f) = next_frame(&mut a, t) {
-        b.handle_frame(t_(t), &f).unwrap();
-        while let Some(ack) = next_frame(&mut b, t) {
-            a.handle_frame(t_(t), &ack).unwrap();
-        }
-        t = a.poll_timeout(t_(t)).map(I::as_nanos).unwrap_or(t);
-    }
-    assert_eq!(a.qp_stats(0x11).unwrap().ack_rx, 2);
+fn ack_every_n_packets_adds_acks_inside_long_messages() {
+    let (a, mut b) = pair(8 * 1024, Some(1));
+    b.cfg.ack_every_packets = 3;
+    let mut p = Pair::new(a, b);
+    p.drive(1_000_000);
+    let acks: Vec<u32> = p.sent(Dir::BtoA).map(|s| s.repr.bth.psn).collect();
+    // Every third packet, and the last (AckReq) one.
+    assert_eq!(acks, vec![102, 105, 107]);
+    assert_eq!(p.a.qp_stats(A_QPN).unwrap().tx_messages, 1);
 }
 
 #[test]
@@ -221,7 +156,7 @@ fn bad_frames_are_errors_not_panics() {
     assert_eq!(b.handle_frame(t_(0), &f), Err(RnicError::Icrc));
     f[n - 10] ^= 1;
     // Re-address to an unknown QP: BTH dest QP bytes.
-    f[ETHERNET_HEADER_LEN + 20 + 8 + 7] = 0x99;
+    f[frame::ETHERNET_HEADER_LEN + 20 + 8 + 7] = 0x99;
     assert!(matches!(
         b.handle_frame(t_(0), &f[..80]),
         Err(RnicError::UnknownQp(_))
@@ -229,16 +164,14 @@ fn bad_frames_are_errors_not_panics() {
     assert_eq!(b.stats().rx_errors, 3);
     assert_eq!(
         a.add_qp(QpConfig {
-            local_qpn: 0x11,
-            remote_qpn: 1,
-            remote_ip: B_IP,
-            remote_mac: B_MAC,
-            message_bytes: 0,
-            messages: None,
-            initial_psn: 0,
-            expected_psn: 0
+            local_qpn: A_QPN,
+            ..QpConfig::default()
         }),
-        Err(AddQpError::Duplicate(0x11))
+        Err(AddQpError::Duplicate(A_QPN))
+    );
+    assert_eq!(
+        a.post_send(0x999, wr(1, WrOp::Write, 8)),
+        Err(PostError::UnknownQp(0x999))
     );
 }
 
@@ -279,7 +212,7 @@ fn xon_resumes_and_refresh_replaces() {
 }
 
 #[test]
-fn pause_on_data_priority_does_not_block_cnps() {
+fn pause_on_data_priority_does_not_block_cnps_but_blocks_acks() {
     let (mut a, mut b) = pair(1024, None);
     let mut f = next_frame(&mut a, 0).unwrap();
     set_ce(&mut f);
@@ -288,11 +221,12 @@ fn pause_on_data_priority_does_not_block_cnps() {
     b.handle_pfc(t_(0), &q);
     b.handle_frame(t_(0), &f).unwrap();
     let cnp = next_frame(&mut b, 0).expect("CNP on priority 6 still flows");
-    assert_eq!(
-        RoceFrameRepr::parse(&cnp).unwrap().repr.bth.opcode,
-        Opcode::Cnp
+    assert_eq!(parse(&cnp).bth.opcode, Opcode::Cnp);
+    assert!(
+        next_frame(&mut b, 0).is_none(),
+        "the ACK waits for the pause"
     );
-    // And a pause on priority 6 does block it.
+    // And a pause on priority 6 does block the CNP.
     let (mut a, mut b) = pair(1024, None);
     let mut f = next_frame(&mut a, 0).unwrap();
     set_ce(&mut f);
@@ -300,6 +234,8 @@ fn pause_on_data_priority_does_not_block_cnps() {
     q.set(6, 0xFFFF);
     b.handle_pfc(t_(0), &q);
     b.handle_frame(t_(0), &f).unwrap();
+    let ack = next_frame(&mut b, 0).unwrap();
+    assert_eq!(parse(&ack).bth.opcode, Opcode::RcAcknowledge);
     assert!(next_frame(&mut b, 0).is_none());
 }
 
@@ -311,7 +247,7 @@ fn header_only_mode_writes_headers_and_reports_full_length() {
     assert_eq!(t.frame_len, 14 + 20 + 8 + 12 + 16 + 1024 + 4);
     assert_eq!(t.written_len, 70);
     b.handle_frame(t_(0), &buf[..t.written_len]).unwrap();
-    assert_eq!(b.qp_stats(0x22).unwrap().rx_payload_bytes, 1024);
+    assert_eq!(b.qp_stats(B_QPN).unwrap().rx_payload_bytes, 1024);
 }
 
 #[test]
@@ -325,10 +261,29 @@ fn too_small_buffer_loses_no_frame() {
     assert!(a.poll_transmit(t_(1_000), &mut tiny).is_none());
     // The CNP is still queued, and A's data was not consumed either.
     assert!(next_frame(&mut b, 0).is_some());
-    assert_eq!(b.qp_stats(0x22).unwrap().cnp_tx, 1);
-    assert_eq!(a.qp_stats(0x11).unwrap().tx_packets, 1);
+    assert_eq!(b.qp_stats(B_QPN).unwrap().cnp_tx, 1);
+    assert_eq!(a.qp_stats(A_QPN).unwrap().tx_packets, 1);
     let f2 = next_frame(&mut a, 1_000).unwrap();
-    assert_eq!(RoceFrameRepr::parse(&f2).unwrap().repr.bth.psn, 101);
+    assert_eq!(parse(&f2).bth.psn, 101);
+}
+
+#[test]
+fn roce_v1_on_a_vlan_carries_the_priority_in_the_pcp() {
+    let cfg = RnicConfig {
+        roce_version: RoceVersion::V1,
+        vlan_id: Some(100),
+        dcqcn: None,
+        ..RnicConfig::default()
+    };
+    let (a, b) = rnics(cfg, a_qp(3000, Some(2)), b_qp());
+    let mut p = Pair::new(a, b);
+    p.drive(1_000_000);
+    for s in &p.log {
+        assert_eq!(s.repr.version, RoceVersion::V1);
+        assert_eq!(s.repr.vlan, Some(Vlan { pcp: 3, vid: 100 }));
+    }
+    assert_eq!(p.b.qp_stats(B_QPN).unwrap().rx_payload_bytes, 6000);
+    assert_eq!(p.a.qp_stats(A_QPN).unwrap().tx_messages, 2);
 }
 
 proptest::proptest! {

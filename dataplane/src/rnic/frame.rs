@@ -1,0 +1,708 @@
+//! Whole RoCE frames, as the RNIC sends and receives them: the builder
+//! ([`RoceFrameRepr::emit`]) and parser ([`RoceFrameRepr::parse`]) of
+//! RoCE v2 (Ethernet / IPv4 / UDP 4791 / BTH ...) and RoCE v1 (Ethernet,
+//! EtherType 0x8915 / GRH / BTH ...) frames, optionally 802.1Q-tagged, and the
+//! UDP source-port entropy rule.
+//!
+//! Layout (R-ROCE-1): Ethernet (14, or 18 tagged) / IPv4 (20) + UDP (8,
+//! checksum 0, R-ROCE-6) or GRH (40) / BTH (12) / [RETH 16 | AETH 4 | CNP pad
+//! 16] / [ImmDt 4] / payload / pad to 4 bytes (BTH PadCnt) / ICRC (4,
+//! R-ROCE-7). The IP total length, UDP length and GRH PayLen include the ICRC.
+//!
+//! RoCE v1 frames carry IPv4-mapped GIDs (`::ffff:a.b.c.d`), so one
+//! description serves both versions: `ip` holds the addresses, the traffic
+//! class (DSCP ‖ ECN) and the TTL / hop limit; priority travels in the VLAN
+//! PCP. The headers themselves live in [`crate::wire`] (one file per family).
+//!
+//! Contract: nothing here allocates or panics on any input; `parse` accepts a
+//! whole frame (then the ICRC is checked) or only its headers, as
+//! [`RoceFrameRepr::emit_headers`] writes them.
+//!
+//! Spec: roce-semantics §10 (R-ROCE-1..9), §14 E-11..E-13; scapy fixtures from
+//! p4runtime-subset §3.2.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use crate::wire::ethernet::{
+    EtherType, EthernetAddress, EthernetFrame, EthernetRepr, HEADER_LEN as ETH_HEADER_LEN,
+    VLAN_TAG_LEN, VlanTag,
+};
+use crate::wire::ib::{
+    AETH_LEN, AethRepr, BTH_LEN, Bth, BthRepr, CNP_PAD_LEN, GRH_LEN, GrhRepr, ICRC_LEN, IMMDT_LEN,
+    IbError, ImmDtRepr, NEXT_HEADER_BTH, Opcode, RETH_LEN, RethRepr, icrc,
+};
+use crate::wire::ip::{
+    Ecn, IPV4_HEADER_LEN, IpError, IpProtocol, Ipv4Packet, Ipv4Repr, UDP_HEADER_LEN, UdpPacket,
+    UdpRepr,
+};
+
+/// UDP destination port of RoCE v2.
+pub const ROCEV2_UDP_PORT: u16 = 4791;
+/// Length of the untagged Ethernet header.
+pub const ETHERNET_HEADER_LEN: usize = ETH_HEADER_LEN;
+
+/// Errors from parsing and building RoCE frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RoceError {
+    /// The buffer is shorter than the headers need.
+    #[error("buffer too short for the RoCE headers")]
+    Truncated,
+    /// An IPv4/UDP problem.
+    #[error("IP/UDP: {0}")]
+    Ip(#[from] IpError),
+    /// Neither IPv4/UDP 4791 nor EtherType 0x8915 with a GRH announcing a BTH.
+    #[error("not a RoCE frame")]
+    NotRoce,
+    /// The buffer handed to `emit` is smaller than `buffer_len`.
+    #[error("output buffer of {have} bytes, need {need}")]
+    BufferTooSmall {
+        /// Bytes available.
+        have: usize,
+        /// Bytes needed.
+        need: usize,
+    },
+}
+
+impl From<IbError> for RoceError {
+    fn from(e: IbError) -> Self {
+        match e {
+            IbError::Truncated => RoceError::Truncated,
+            IbError::Version(_) => RoceError::NotRoce,
+        }
+    }
+}
+
+/// UDP source port from the two QP numbers (R-ROCE-9, E-13): the flow label
+/// derived from `lqpn·rqpn`, folded into 0xC000..=0xFFFF.
+pub fn udp_src_port_from_qpns(lqpn: u32, rqpn: u32) -> u16 {
+    let mut v = u64::from(lqpn) * u64::from(rqpn);
+    v ^= v >> 20;
+    v ^= v >> 40;
+    let fl = (v & 0xF_FFFF) as u32;
+    (((fl & 0x3FFF) ^ ((fl & 0xF_C000) >> 14)) | 0xC000) as u16
+}
+
+/// RoCE v1 (GRH over Ethernet) or v2 (IP/UDP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RoceVersion {
+    /// EtherType 0x8915, GRH + BTH; L2 only, priority from the VLAN PCP.
+    V1,
+    /// IPv4 / UDP 4791 / BTH; routable, priority from the DSCP.
+    #[default]
+    V2,
+}
+
+/// An 802.1Q tag the frame carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vlan {
+    /// Priority code point (0..=7).
+    pub pcp: u8,
+    /// VLAN id (0..=4095).
+    pub vid: u16,
+}
+
+/// The extension header after the BTH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoceExt {
+    /// None.
+    None,
+    /// RETH (WRITE first/only, READ request).
+    Reth(RethRepr),
+    /// AETH (ACK, READ responses first/last/only).
+    Aeth(AethRepr),
+    /// The 16 reserved zero bytes of a CNP.
+    CnpPad,
+}
+
+impl RoceExt {
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            RoceExt::None => 0,
+            RoceExt::Reth(_) => RETH_LEN,
+            RoceExt::Aeth(_) => AETH_LEN,
+            RoceExt::CnpPad => CNP_PAD_LEN,
+        }
+    }
+
+    /// True for [`RoceExt::None`].
+    pub fn is_empty(&self) -> bool {
+        matches!(self, RoceExt::None)
+    }
+}
+
+/// Owned description of a whole RoCE frame: what the RNIC model, the host
+/// agent and the frame builder emit, and the result of [`RoceFrameRepr::parse`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoceFrameRepr {
+    /// Destination MAC.
+    pub dst_mac: [u8; 6],
+    /// Source MAC.
+    pub src_mac: [u8; 6],
+    /// 802.1Q tag (required for a priority on RoCE v1).
+    pub vlan: Option<Vlan>,
+    /// v1 or v2.
+    pub version: RoceVersion,
+    /// IPv4 header (v2; its `payload_len` is recomputed by `emit`). For v1:
+    /// the GIDs' IPv4 addresses, the traffic class (`dscp`, `ecn`) and the
+    /// hop limit (`ttl`).
+    pub ip: Ipv4Repr,
+    /// UDP source port (entropy, R-ROCE-9; v2 only).
+    pub udp_src_port: u16,
+    /// BTH (its `pad_count` is recomputed by `emit`).
+    pub bth: BthRepr,
+    /// Extension header.
+    pub ext: RoceExt,
+    /// Immediate data, after the extension header (opcodes "with immediate").
+    pub imm: Option<ImmDtRepr>,
+    /// Payload length in bytes (before padding).
+    pub payload_len: usize,
+}
+
+/// A parsed frame plus where its payload lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParsedRoce {
+    /// The headers.
+    pub repr: RoceFrameRepr,
+    /// 802.1Q priority code point, if the frame was tagged (R-MAP-1).
+    pub vlan_pcp: Option<u8>,
+    /// The GRH of a v1 frame as it was on the wire (full GIDs).
+    pub grh: Option<GrhRepr>,
+    /// IPv4 header checksum as received (v2).
+    pub ip_checksum: Option<u16>,
+    /// Offset of the payload in the frame, bytes.
+    pub payload_offset: usize,
+    /// Frame length (Ethernet header to ICRC inclusive, no FCS) implied by
+    /// the IP total length or GRH PayLen.
+    pub frame_len: usize,
+    /// ICRC as received, if the whole frame was present.
+    pub icrc_received: Option<u32>,
+    /// `Some(ok)` if the whole frame was present and the ICRC was checked.
+    pub icrc_ok: Option<bool>,
+}
+
+impl RoceFrameRepr {
+    /// A RoCE v2 frame, untagged, with IPv4 defaults (DF, TTL 64, ident 0)
+    /// and no immediate data.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_ipv4(
+        src_mac: [u8; 6],
+        dst_mac: [u8; 6],
+        src_addr: Ipv4Addr,
+        dst_addr: Ipv4Addr,
+        dscp: u8,
+        ecn: Ecn,
+        udp_src_port: u16,
+        bth: BthRepr,
+        ext: RoceExt,
+        payload_len: usize,
+    ) -> Self {
+        RoceFrameRepr {
+            dst_mac,
+            src_mac,
+            vlan: None,
+            version: RoceVersion::V2,
+            ip: Ipv4Repr {
+                src_addr,
+                dst_addr,
+                protocol: IpProtocol::Udp,
+                payload_len: 0,
+                dscp,
+                ecn,
+                ident: 0,
+                dont_frag: true,
+                ttl: 64,
+            },
+            udp_src_port,
+            bth,
+            ext,
+            imm: None,
+            payload_len,
+        }
+    }
+
+    /// Pad bytes after the payload so that it ends on a 4-byte boundary.
+    pub fn pad_len(&self) -> usize {
+        (4 - self.payload_len % 4) % 4
+    }
+
+    fn transport_header_len(&self) -> usize {
+        BTH_LEN + self.ext.len() + self.imm.map_or(0, |_| IMMDT_LEN)
+    }
+
+    fn l2_len(&self) -> usize {
+        ETHERNET_HEADER_LEN + self.vlan.map_or(0, |_| VLAN_TAG_LEN)
+    }
+
+    fn net_len(&self) -> usize {
+        match self.version {
+            RoceVersion::V1 => GRH_LEN,
+            RoceVersion::V2 => IPV4_HEADER_LEN + UDP_HEADER_LEN,
+        }
+    }
+
+    /// Bytes from the Ethernet header to the end of the transport headers.
+    pub fn header_len(&self) -> usize {
+        self.l2_len() + self.net_len() + self.transport_header_len()
+    }
+
+    /// Whole frame length in bytes (no FCS), ICRC included.
+    pub fn buffer_len(&self) -> usize {
+        self.header_len() + self.payload_len + self.pad_len() + ICRC_LEN
+    }
+
+    /// The GRH a v1 frame carries.
+    pub fn grh(&self) -> GrhRepr {
+        let after = self.transport_header_len() + self.payload_len + self.pad_len() + ICRC_LEN;
+        GrhRepr {
+            traffic_class: (self.ip.dscp << 2) | self.ip.ecn.bits(),
+            flow_label: 0,
+            payload_len: after.min(usize::from(u16::MAX)) as u16,
+            next_header: NEXT_HEADER_BTH,
+            hop_limit: self.ip.ttl,
+            sgid: self.ip.src_addr.to_ipv6_mapped(),
+            dgid: self.ip.dst_addr.to_ipv6_mapped(),
+        }
+    }
+
+    /// Writes the whole frame: headers, `payload` (zero-filled if shorter
+    /// than `payload_len`, truncated if longer), pad and ICRC. Returns the
+    /// length.
+    pub fn emit(&self, buf: &mut [u8], payload: &[u8]) -> Result<usize, RoceError> {
+        let len = self.buffer_len();
+        if buf.len() < len {
+            return Err(RoceError::BufferTooSmall {
+                have: buf.len(),
+                need: len,
+            });
+        }
+        let hl = self.emit_headers(buf)?;
+        let body = &mut buf[hl..len - ICRC_LEN];
+        let n = payload.len().min(self.payload_len);
+        body[..n].copy_from_slice(&payload[..n]);
+        body[n..].fill(0);
+        let crc = icrc(&buf[self.l2_len()..len - ICRC_LEN])?;
+        buf[len - ICRC_LEN..len].copy_from_slice(&crc.to_le_bytes());
+        Ok(len)
+    }
+
+    /// Writes only the headers (Ethernet to the last transport header) with
+    /// length fields describing the whole frame; [`RoceFrameRepr::parse`]
+    /// accepts this truncated form.
+    pub fn emit_headers(&self, buf: &mut [u8]) -> Result<usize, RoceError> {
+        let hl = self.header_len();
+        if buf.len() < hl {
+            return Err(RoceError::BufferTooSmall {
+                have: buf.len(),
+                need: hl,
+            });
+        }
+        let ethertype = match self.version {
+            RoceVersion::V1 => EtherType::RoceV1,
+            RoceVersion::V2 => EtherType::Ipv4,
+        };
+        let l2 = self.l2_len();
+        let mut eth = EthernetFrame::new_unchecked(&mut buf[..l2]);
+        EthernetRepr {
+            src_addr: EthernetAddress(self.src_mac),
+            dst_addr: EthernetAddress(self.dst_mac),
+            ethertype,
+        }
+        .emit(&mut eth);
+        if let Some(v) = self.vlan {
+            eth.set_vlan_tag(VlanTag {
+                pcp: v.pcp,
+                dei: false,
+                vid: v.vid,
+                inner_ethertype: ethertype,
+            });
+        }
+        let after_net = self.transport_header_len() + self.payload_len + self.pad_len() + ICRC_LEN;
+        match self.version {
+            RoceVersion::V1 => self.grh().emit(&mut buf[l2..l2 + GRH_LEN]),
+            RoceVersion::V2 => {
+                let udp_payload = after_net;
+                let mut ip = self.ip;
+                ip.protocol = IpProtocol::Udp;
+                ip.payload_len = UDP_HEADER_LEN + udp_payload;
+                ip.emit(&mut Ipv4Packet::new_unchecked(
+                    &mut buf[l2..l2 + IPV4_HEADER_LEN],
+                ));
+                let udp_off = l2 + IPV4_HEADER_LEN;
+                UdpRepr {
+                    src_port: self.udp_src_port,
+                    dst_port: ROCEV2_UDP_PORT,
+                    payload_len: udp_payload,
+                }
+                .emit(&mut UdpPacket::new_unchecked(
+                    &mut buf[udp_off..udp_off + UDP_HEADER_LEN],
+                ));
+            }
+        }
+        let bth_off = l2 + self.net_len();
+        let mut bth = self.bth;
+        bth.pad_count = self.pad_len() as u8;
+        bth.emit(&mut Bth::new_unchecked(
+            &mut buf[bth_off..bth_off + BTH_LEN],
+        ));
+        let ext_off = bth_off + BTH_LEN;
+        match &self.ext {
+            RoceExt::None => {}
+            RoceExt::Reth(r) => r.emit(&mut buf[ext_off..ext_off + RETH_LEN]),
+            RoceExt::Aeth(a) => a.emit(&mut buf[ext_off..ext_off + AETH_LEN]),
+            RoceExt::CnpPad => buf[ext_off..ext_off + CNP_PAD_LEN].fill(0),
+        }
+        if let Some(imm) = self.imm {
+            let off = ext_off + self.ext.len();
+            imm.emit(&mut buf[off..off + IMMDT_LEN]);
+        }
+        Ok(hl)
+    }
+
+    /// Parses an Ethernet (untagged or 802.1Q-tagged) frame carrying RoCE v2
+    /// (IPv4 / UDP 4791; IPv4 options skipped, the header checksum checked)
+    /// or RoCE v1 (EtherType 0x8915 / GRH with NxtHdr 0x1B). `frame` may be
+    /// whole (then the ICRC is verified) or only its headers; lengths come
+    /// from the IP total length or the GRH PayLen.
+    pub fn parse(frame: &[u8]) -> Result<ParsedRoce, RoceError> {
+        let eth = EthernetFrame::new_checked(frame).map_err(|_| RoceError::Truncated)?;
+        let vlan = eth.vlan_tag();
+        let l2_len = eth.payload_offset();
+        let net = &frame[l2_len..];
+        let version = match eth.inner_ethertype() {
+            EtherType::Ipv4 => RoceVersion::V2,
+            EtherType::RoceV1 => RoceVersion::V1,
+            _ => return Err(RoceError::NotRoce),
+        };
+        let mut grh = None;
+        let mut ip_checksum = None;
+        let (ip, udp_src_port, bth_off, total) = match version {
+            RoceVersion::V2 => {
+                if net.len() < IPV4_HEADER_LEN {
+                    return Err(RoceError::Truncated);
+                }
+                let ipv = Ipv4Packet::new_unchecked(net);
+                if ipv.version() != 4 {
+                    return Err(RoceError::NotRoce);
+                }
+                let ihl = usize::from(ipv.header_len());
+                let total = usize::from(ipv.total_len());
+                if ihl < IPV4_HEADER_LEN || total < ihl + UDP_HEADER_LEN + BTH_LEN + ICRC_LEN {
+                    return Err(RoceError::Ip(IpError::Malformed));
+                }
+                if net.len() < ihl + UDP_HEADER_LEN + BTH_LEN {
+                    return Err(RoceError::Truncated);
+                }
+                if ipv.protocol() != IpProtocol::Udp {
+                    return Err(RoceError::NotRoce);
+                }
+                if !ipv.verify_checksum() {
+                    return Err(RoceError::Ip(IpError::Checksum));
+                }
+                ip_checksum = Some(ipv.checksum());
+                let udp = UdpPacket::new_unchecked(&net[ihl..]);
+                if udp.dst_port() != ROCEV2_UDP_PORT {
+                    return Err(RoceError::NotRoce);
+                }
+                let ip = Ipv4Repr {
+                    src_addr: ipv.src_addr(),
+                    dst_addr: ipv.dst_addr(),
+                    protocol: IpProtocol::Udp,
+                    payload_len: total - ihl,
+                    dscp: ipv.dscp(),
+                    ecn: ipv.ecn(),
+                    ident: ipv.ident(),
+                    dont_frag: ipv.dont_frag(),
+                    ttl: ipv.ttl(),
+                };
+                (ip, udp.src_port(), ihl + UDP_HEADER_LEN, total)
+            }
+            RoceVersion::V1 => {
+                let g = GrhRepr::parse(net)?;
+                if g.next_header != NEXT_HEADER_BTH {
+                    return Err(RoceError::NotRoce);
+                }
+                let total = GRH_LEN + usize::from(g.payload_len);
+                if total < GRH_LEN + BTH_LEN + ICRC_LEN {
+                    return Err(RoceError::Ip(IpError::Malformed));
+                }
+                if net.len() < GRH_LEN + BTH_LEN {
+                    return Err(RoceError::Truncated);
+                }
+                let v4 = |gid: Ipv6Addr| GrhRepr::ipv4_of(gid).unwrap_or(Ipv4Addr::UNSPECIFIED);
+                let ip = Ipv4Repr {
+                    src_addr: v4(g.sgid),
+                    dst_addr: v4(g.dgid),
+                    protocol: IpProtocol::Unknown(NEXT_HEADER_BTH),
+                    payload_len: usize::from(g.payload_len),
+                    dscp: g.traffic_class >> 2,
+                    ecn: Ecn::from_bits(g.traffic_class),
+                    ident: 0,
+                    dont_frag: false,
+                    ttl: g.hop_limit,
+                };
+                grh = Some(g);
+                (ip, 0, GRH_LEN, total)
+            }
+        };
+        let bth = BthRepr::parse(&Bth::new_unchecked(&net[bth_off..]))?;
+        let ext_off = bth_off + BTH_LEN;
+        let ext = if bth.opcode == Opcode::Cnp {
+            if net.len() < ext_off + CNP_PAD_LEN {
+                return Err(RoceError::Truncated);
+            }
+            RoceExt::CnpPad
+        } else if bth.opcode.has_reth() {
+            RoceExt::Reth(RethRepr::parse(&net[ext_off..])?)
+        } else if bth.opcode.has_aeth() {
+            RoceExt::Aeth(AethRepr::parse(&net[ext_off..])?)
+        } else {
+            RoceExt::None
+        };
+        let imm_off = ext_off + ext.len();
+        let imm = if bth.opcode.has_immdt() {
+            Some(ImmDtRepr::parse(net.get(imm_off..).unwrap_or(&[]))?)
+        } else {
+            None
+        };
+        let hdr_end = imm_off + imm.map_or(0, |_| IMMDT_LEN);
+        let payload_plus_pad = total
+            .checked_sub(hdr_end + ICRC_LEN)
+            .ok_or(RoceError::Ip(IpError::Malformed))?;
+        let payload_len = payload_plus_pad
+            .checked_sub(usize::from(bth.pad_count))
+            .ok_or(RoceError::Ip(IpError::Malformed))?;
+        let frame_len = l2_len + total;
+        let (icrc_received, icrc_ok) = if frame.len() >= frame_len {
+            let end = total - ICRC_LEN;
+            let got = u32::from_le_bytes([net[end], net[end + 1], net[end + 2], net[end + 3]]);
+            (Some(got), Some(icrc(&net[..end])? == got))
+        } else {
+            (None, None)
+        };
+        Ok(ParsedRoce {
+            repr: RoceFrameRepr {
+                dst_mac: eth.dst_addr().0,
+                src_mac: eth.src_addr().0,
+                vlan: vlan.map(|t| Vlan {
+                    pcp: t.pcp,
+                    vid: t.vid,
+                }),
+                version,
+                ip,
+                udp_src_port,
+                bth,
+                ext,
+                imm,
+                payload_len,
+            },
+            vlan_pcp: vlan.map(|t| t.pcp),
+            grh,
+            ip_checksum,
+            payload_offset: l2_len + hdr_end,
+            frame_len,
+            icrc_received,
+            icrc_ok,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::ib::DEFAULT_PKEY;
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    // p4runtime-subset §3.2: RC RDMA_WRITE_ONLY over IPv4, verified with scapy 2.8.0.
+    const WRITE_FRAME: &str = "0200000000020200000000010800456a005c000140004011e5bbc6336401c6336402c00012b7004800000a00ffff000001238000001000007f00000010001234abcd00000020000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f907bd975";
+    // p4runtime-subset §3.2: CNP over IPv4, verified with scapy 2.8.0.
+    const CNP_FRAME: &str = "020000000001020000000002080045c0003c000140004011e585c6336402c6336401000012b7002800008100ffff4000012300000000000000000000000000000000000000001c245af5";
+
+    fn write_repr() -> RoceFrameRepr {
+        let mut r = RoceFrameRepr::new_ipv4(
+            [2, 0, 0, 0, 0, 1],
+            [2, 0, 0, 0, 0, 2],
+            Ipv4Addr::new(198, 51, 100, 1),
+            Ipv4Addr::new(198, 51, 100, 2),
+            26,
+            Ecn::Ect0,
+            0xC000,
+            BthRepr {
+                opcode: Opcode::RcWriteOnly,
+                solicited: false,
+                migreq: false,
+                pad_count: 0,
+                pkey: DEFAULT_PKEY,
+                fecn: false,
+                becn: false,
+                dest_qp: 0x123,
+                ack_req: true,
+                psn: 16,
+            },
+            RoceExt::Reth(RethRepr {
+                virtual_addr: 0x7f00_0000_1000,
+                rkey: 0x1234_abcd,
+                dma_len: 32,
+            }),
+            32,
+        );
+        r.ip.ident = 1;
+        r
+    }
+
+    #[test]
+    fn deconstruct_write_fixture() {
+        let f = hex(WRITE_FRAME);
+        let p = RoceFrameRepr::parse(&f).unwrap();
+        let mut want = write_repr();
+        want.ip.payload_len = 72;
+        assert_eq!(p.repr, want);
+        assert_eq!(p.frame_len, 106);
+        assert_eq!(p.payload_offset, 70);
+        assert_eq!(p.icrc_ok, Some(true));
+        assert_eq!(p.icrc_received, Some(0x75d9_7b90));
+        assert_eq!(&f[102..], &[0x90, 0x7b, 0xd9, 0x75]);
+    }
+
+    #[test]
+    fn construct_write_fixture() {
+        let payload: Vec<u8> = (0u8..32).collect();
+        let mut buf = [0u8; 128];
+        let n = write_repr().emit(&mut buf, &payload).unwrap();
+        assert_eq!(&buf[..n], &hex(WRITE_FRAME)[..]);
+    }
+
+    #[test]
+    fn cnp_fixture_roundtrip() {
+        let f = hex(CNP_FRAME);
+        let p = RoceFrameRepr::parse(&f).unwrap();
+        assert_eq!(p.repr.bth.opcode, Opcode::Cnp);
+        assert!(p.repr.bth.becn);
+        assert_eq!(p.repr.bth.dest_qp, 0x123);
+        assert_eq!(p.repr.ext, RoceExt::CnpPad);
+        assert_eq!(p.repr.ip.dscp, 48);
+        assert_eq!(p.icrc_ok, Some(true));
+        let mut buf = [0u8; 74];
+        assert_eq!(p.repr.emit(&mut buf, &[]).unwrap(), 74);
+        assert_eq!(&buf[..], &f[..]);
+    }
+
+    #[test]
+    fn icrc_detects_corruption_in_frame() {
+        let mut f = hex(WRITE_FRAME);
+        f[80] ^= 0x10;
+        assert_eq!(RoceFrameRepr::parse(&f).unwrap().icrc_ok, Some(false));
+    }
+
+    #[test]
+    fn udp_sport_e13() {
+        assert_eq!(udp_src_port_from_qpns(0x11, 0x22), 0xC242);
+        assert_eq!(udp_src_port_from_qpns(0x1234, 0x5678), 0xC01A);
+        assert_eq!(udp_src_port_from_qpns(0xABCDE, 0x12345), 0xC2B9);
+    }
+
+    #[test]
+    fn header_only_parse_and_bad_input() {
+        let r = write_repr();
+        let mut buf = [0u8; 74];
+        let n = r.emit_headers(&mut buf).unwrap();
+        let p = RoceFrameRepr::parse(&buf[..n]).unwrap();
+        assert_eq!(p.icrc_ok, None);
+        assert_eq!(p.repr.payload_len, 32);
+        assert_eq!(p.frame_len, 106);
+        assert_eq!(
+            RoceFrameRepr::parse(&buf[..40]).unwrap_err(),
+            RoceError::Truncated
+        );
+        let mut f = hex(WRITE_FRAME);
+        f[14 + 23] ^= 0xFF; // dport != 4791
+        assert_eq!(RoceFrameRepr::parse(&f).unwrap_err(), RoceError::NotRoce);
+        assert!(matches!(
+            r.emit(&mut [0u8; 50], &[]),
+            Err(RoceError::BufferTooSmall { need: 106, .. })
+        ));
+    }
+
+    #[test]
+    fn immediate_data_roundtrip() {
+        let mut r = write_repr();
+        r.bth.opcode = Opcode::RcWriteOnlyImm;
+        r.imm = Some(ImmDtRepr { imm: 0xDEAD_BEEF });
+        r.payload_len = 5;
+        let mut buf = [0u8; 128];
+        let n = r.emit(&mut buf, b"hello").unwrap();
+        assert_eq!(n, 14 + 20 + 8 + 12 + 16 + 4 + 5 + 3 + 4);
+        let p = RoceFrameRepr::parse(&buf[..n]).unwrap();
+        assert_eq!(p.icrc_ok, Some(true));
+        assert_eq!(p.repr.imm, Some(ImmDtRepr { imm: 0xDEAD_BEEF }));
+        assert_eq!(p.repr.payload_len, 5);
+        assert_eq!(p.repr.bth.pad_count, 3);
+        assert_eq!(&buf[p.payload_offset..p.payload_offset + 5], b"hello");
+    }
+
+    #[test]
+    fn vlan_tagged_frame_parses_with_pcp_and_builds_the_same() {
+        let untagged = hex(WRITE_FRAME);
+        let mut tagged = untagged[..12].to_vec();
+        tagged.extend_from_slice(&[0x81, 0x00, 0x60, 0x0A]); // PCP 3, VID 10
+        tagged.extend_from_slice(&untagged[12..]);
+        let p = RoceFrameRepr::parse(&tagged).unwrap();
+        assert_eq!(p.vlan_pcp, Some(3));
+        assert_eq!(p.repr.vlan, Some(Vlan { pcp: 3, vid: 10 }));
+        assert_eq!(p.icrc_ok, Some(true), "the ICRC does not cover L2");
+        assert_eq!(p.payload_offset, 74);
+        assert_eq!(p.frame_len, 110);
+        let mut r = write_repr();
+        r.vlan = Some(Vlan { pcp: 3, vid: 10 });
+        let mut buf = [0u8; 128];
+        let payload: Vec<u8> = (0u8..32).collect();
+        let n = r.emit(&mut buf, &payload).unwrap();
+        assert_eq!(&buf[..n], &tagged[..]);
+    }
+
+    #[test]
+    fn roce_v1_frame_roundtrip() {
+        let mut r = write_repr();
+        r.version = RoceVersion::V1;
+        r.vlan = Some(Vlan { pcp: 3, vid: 100 });
+        r.ip.ident = 0;
+        r.ip.dont_frag = false;
+        r.ip.ttl = 1;
+        let mut buf = [0u8; 160];
+        let n = r.emit(&mut buf, &[0xAB; 32]).unwrap();
+        assert_eq!(n, 18 + 40 + 12 + 16 + 32 + 4);
+        assert_eq!(&buf[12..18], &[0x81, 0x00, 0x60, 0x64, 0x89, 0x15]);
+        assert_eq!(buf[18] >> 4, 6, "GRH IPVer");
+        assert_eq!(buf[18 + 6], NEXT_HEADER_BTH);
+        let p = RoceFrameRepr::parse(&buf[..n]).unwrap();
+        assert_eq!(p.icrc_ok, Some(true));
+        assert_eq!(p.repr.version, RoceVersion::V1);
+        assert_eq!(p.repr.ip.src_addr, r.ip.src_addr);
+        assert_eq!((p.repr.ip.dscp, p.repr.ip.ecn), (26, Ecn::Ect0));
+        assert_eq!(p.repr.bth, r.bth);
+        assert_eq!(p.repr.ext, r.ext);
+        assert_eq!(p.vlan_pcp, Some(3));
+        assert_eq!(p.grh.unwrap().payload_len, 12 + 16 + 32 + 4);
+        assert_eq!(p.frame_len, n);
+        // Corrupt one payload byte: the ICRC says so.
+        buf[100] ^= 1;
+        assert_eq!(
+            RoceFrameRepr::parse(&buf[..n]).unwrap().icrc_ok,
+            Some(false)
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_never_panics(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let _ = RoceFrameRepr::parse(&data);
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! `rocelab run lossy`: why RoCE wants a lossless fabric. The same 2:1
+//! incast of RC WRITEs ([`super::live::run_incast`] /
+//! [`super::sim::run_incast`]) runs twice, once on the PFC-protected
+//! priority 3 (DSCP 26) and once on the lossy priority 0 (DSCP 0), with ECN
+//! and DCQCN off so only PFC tells the two apart.
+//!
+//! Expected (IBTA Vol. 1 §9.7, roce-semantics §3–§4): lossless completes
+//! with no drop, no NAK, no retransmission and its goodput near the
+//! payload rate of the bottleneck; lossy drops at the switch, the responder
+//! NAKs each PSN gap ("PSN sequence error"), the requesters go back N and
+//! resend everything after the hole, and goodput collapses far below the
+//! lossless figure. [`verdicts`] judges both, [`figures_table`] prints them
+//! side by side.
+
+use std::fmt::Write as _;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+
+use super::live::{self, Binaries};
+use super::{
+    FlowResult, IncastOutcome, MESSAGE_BYTES, ScenarioConfig, Verdict, payload_efficiency, v,
+};
+use crate::labctl::state::StateStore;
+
+/// DSCP of the lossless run (priority 3, PFC on).
+pub const LOSSLESS_DSCP: u8 = 26;
+/// DSCP of the lossy run (priority 0, PFC off).
+pub const LOSSY_DSCP: u8 = 0;
+
+/// Lossy goodput must stay below this share of the lossless goodput, or a
+/// QP must have failed with "transport retry counter exceeded" (then the
+/// survivors may take the whole link): the collapse the scenario is about
+/// (the simulator measures 0.17 with a 16 MiB buffer, one QP failing; with the lab's
+/// 1 MiB one a QP exhausts its retries and the other runs at 0.85); a
+/// switch that protected the lossy priority gives ~1 and no failed QP.
+pub const COLLAPSE_MAX_RATIO: f64 = 0.6;
+
+/// Both runs of the scenario.
+#[derive(Debug, Clone)]
+pub struct LossyOutcome {
+    /// `"namespaces"` or `"simulator"`.
+    pub mode: &'static str,
+    /// The configuration (speed, duration, MTU) both runs share.
+    pub config: ScenarioConfig,
+    /// The incast on priority 3.
+    pub lossless: IncastOutcome,
+    /// The incast on priority 0.
+    pub lossy: IncastOutcome,
+}
+
+/// `base` with the incast on `dscp`, ECN and DCQCN off.
+pub fn run_config(base: &ScenarioConfig, dscp: u8) -> ScenarioConfig {
+    ScenarioConfig {
+        incast_dscp: dscp,
+        ecn: None,
+        dcqcn: false,
+        ..base.clone()
+    }
+}
+
+/// Both runs in the simulator.
+pub fn run_sim(base: &ScenarioConfig, seed: u64) -> Result<LossyOutcome> {
+    let lossless = super::sim::run_incast(&run_config(base, LOSSLESS_DSCP), seed, None)
+        .context("lossless incast")?;
+    let lossy = super::sim::run_incast(&run_config(base, LOSSY_DSCP), seed, None)
+        .context("lossy incast")?;
+    Ok(LossyOutcome {
+        mode: "simulator",
+        config: base.clone(),
+        lossless,
+        lossy,
+    })
+}
+
+/// Both runs on namespaces (needs root); labs `<prefix>-ll` and `<prefix>-ly`.
+pub fn run_live(
+    base: &ScenarioConfig,
+    bins: &Binaries,
+    store: &StateStore,
+    stop: &AtomicBool,
+    lab_prefix: &str,
+) -> Result<LossyOutcome> {
+    let lossless = live::run_incast(
+        &run_config(base, LOSSLESS_DSCP),
+        bins,
+        store,
+        stop,
+        &format!("{lab_prefix}-ll"),
+    )
+    .context("lossless incast")?;
+    let lossy = live::run_incast(
+        &run_config(base, LOSSY_DSCP),
+        bins,
+        store,
+        stop,
+        &format!("{lab_prefix}-ly"),
+    )
+    .context("lossy incast")?;
+    Ok(LossyOutcome {
+        mode: "namespaces",
+        config: base.clone(),
+        lossless,
+        lossy,
+    })
+}
+
+/// Sum of one counter over the senders.
+fn total(x: &IncastOutcome, f: fn(&FlowResult) -> u64) -> u64 {
+    x.flows.iter().map(f).sum()
+}
+
+/// Judges both runs.
+pub fn verdicts(o: &LossyOutcome) -> Vec<Verdict> {
+    let line_gbps = o.config.speed_bps as f64 / 1e9;
+    let payload_gbps = line_gbps * payload_efficiency(o.config.roce_mtu_bytes, MESSAGE_BYTES);
+    let (ll, ly) = (&o.lossless, &o.lossy);
+    let (lo, hi) = super::lossless_goodput_band(o.mode);
+    let mut out = vec![
+        v(
+            "lossless: goodput",
+            format!("{:.4} Gb/s", ll.rx_gbps),
+            &format!("{lo}..{hi} x {payload_gbps:.4} Gb/s (line rate minus RoCE headers)"),
+            (lo * payload_gbps..=hi * payload_gbps).contains(&ll.rx_gbps),
+        ),
+        v(
+            "lossless: drops, NAKs, retransmissions",
+            format!(
+                "{} dropped, {} NAKs, {} retransmitted, {} timeouts",
+                ll.switch_drops,
+                total(ll, |f| f.naks_rx),
+                total(ll, |f| f.retx_packets),
+                total(ll, |f| f.timeouts)
+            ),
+            "0 of each (PFC instead of loss)",
+            ll.switch_drops == 0
+                && ll.psn_gaps == 0
+                && total(ll, |f| f.naks_rx) == 0
+                && total(ll, |f| f.retx_packets) == 0
+                && total(ll, |f| f.timeouts) == 0,
+        ),
+        v(
+            "lossless: PFC pauses",
+            ll.switch_pfc_tx.to_string(),
+            "> 0 (2:1 incast of fixed-rate senders)",
+            ll.switch_pfc_tx > 0,
+        ),
+        v(
+            "lossy: switch drops",
+            ly.switch_drops.to_string(),
+            "> 0, and no PFC (priority 0 is not PFC-enabled)",
+            ly.switch_drops > 0 && ly.switch_pfc_tx == 0,
+        ),
+        v(
+            "lossy: NAKs",
+            format!(
+                "{} sent by receiver, {} received by senders",
+                ly.psn_gaps,
+                total(ly, |f| f.naks_rx)
+            ),
+            "> 0 (one PSN sequence error NAK per gap)",
+            ly.psn_gaps > 0 && total(ly, |f| f.naks_rx) > 0,
+        ),
+        v(
+            "lossy: go-back-N retransmissions",
+            format!(
+                "{} packets, {} bytes",
+                total(ly, |f| f.retx_packets),
+                total(ly, |f| f.retx_bytes)
+            ),
+            &format!(
+                ">= {} (each NAK received resends at least one packet)",
+                total(ly, |f| f.naks_rx).max(1)
+            ),
+            total(ly, |f| f.retx_packets) >= total(ly, |f| f.naks_rx).max(1),
+        ),
+        v(
+            "lossy: goodput collapse",
+            format!(
+                "{:.4} Gb/s = {:.3} of lossless, {} QP(s) retry exceeded",
+                ly.rx_gbps,
+                ratio(ly.rx_gbps, ll.rx_gbps),
+                total(ly, |f| f.retry_exceeded)
+            ),
+            &format!(
+                "<= {COLLAPSE_MAX_RATIO} of lossless, or a QP failed \"transport retry counter exceeded\""
+            ),
+            ly.rx_gbps > 0.0
+                && (ratio(ly.rx_gbps, ll.rx_gbps) <= COLLAPSE_MAX_RATIO
+                    || total(ly, |f| f.retry_exceeded) > 0),
+        ),
+    ];
+    // Whatever reached the receiver in order must have been sent.
+    for (name, x) in [("lossless", ll), ("lossy", ly)] {
+        let tx = total(x, |f| f.tx_bytes);
+        out.push(v(
+            &format!("{name}: bytes received <= sent"),
+            format!("{} of {tx}", x.rx_bytes),
+            "received <= sent, > 0",
+            x.rx_bytes <= tx && x.rx_bytes > 0,
+        ));
+    }
+    out
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { f64::INFINITY }
+}
+
+/// One row of [`figures_table`]: its name and how to read it off a run.
+type FigureRow = (&'static str, fn(&IncastOutcome) -> String);
+
+/// The two runs' figures side by side.
+pub fn figures_table(o: &LossyOutcome) -> String {
+    let rows: [FigureRow; 10] = [
+        ("goodput at receiver", |x| format!("{:.4} Gb/s", x.rx_gbps)),
+        ("sender throughput", |x| {
+            x.flows
+                .iter()
+                .map(|f| format!("{:.4}", f.tx_gbps))
+                .collect::<Vec<_>>()
+                .join(" / ")
+                + " Gb/s"
+        }),
+        ("bytes received", |x| x.rx_bytes.to_string()),
+        ("switch drops", |x| x.switch_drops.to_string()),
+        ("PFC frames from switch", |x| x.switch_pfc_tx.to_string()),
+        ("NAKs sent (PSN gaps)", |x| x.psn_gaps.to_string()),
+        ("NAKs received", |x| total(x, |f| f.naks_rx).to_string()),
+        ("packets retransmitted", |x| {
+            total(x, |f| f.retx_packets).to_string()
+        }),
+        ("retransmission timeouts", |x| {
+            total(x, |f| f.timeouts).to_string()
+        }),
+        ("QPs retry exceeded", |x| {
+            total(x, |f| f.retry_exceeded).to_string()
+        }),
+    ];
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<26}  {:>22}  {:>22}",
+        "figure", "lossless (prio 3)", "lossy (prio 0)"
+    );
+    for (name, f) in rows {
+        let _ = writeln!(s, "{name:<26}  {:>22}  {:>22}", f(&o.lossless), f(&o.lossy));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(tx_gbps: f64, retx: u64, naks: u64) -> FlowResult {
+        FlowResult {
+            name: "h".into(),
+            tx_gbps,
+            tx_bytes: 1000,
+            retx_packets: retx,
+            retx_bytes: retx * 4096,
+            naks_rx: naks,
+            ..FlowResult::default()
+        }
+    }
+
+    fn good() -> LossyOutcome {
+        LossyOutcome {
+            mode: "test",
+            config: ScenarioConfig::default(),
+            lossless: IncastOutcome {
+                flows: vec![flow(0.049, 0, 0), flow(0.049, 0, 0)],
+                rx_gbps: 0.097,
+                rx_bytes: 2000,
+                switch_pfc_tx: 40,
+                ..IncastOutcome::default()
+            },
+            lossy: IncastOutcome {
+                flows: vec![flow(0.02, 300, 20), flow(0.02, 250, 18)],
+                rx_gbps: 0.017,
+                rx_bytes: 1500,
+                switch_drops: 40,
+                psn_gaps: 38,
+                ..IncastOutcome::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_collapse_on_lossy_and_a_clean_lossless_run_pass() {
+        let vs = verdicts(&good());
+        assert!(vs.iter().all(|v| v.pass), "{vs:#?}");
+        let t = figures_table(&good());
+        assert!(
+            t.contains("lossy (prio 0)") && t.contains("0.0170 Gb/s"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn a_retransmission_on_lossless_or_none_on_lossy_fails() {
+        let failed = |o: &LossyOutcome| -> Vec<String> {
+            verdicts(o)
+                .into_iter()
+                .filter(|v| !v.pass)
+                .map(|v| v.check)
+                .collect()
+        };
+        let mut o = good();
+        o.lossless.flows[0].retx_packets = 1;
+        assert_eq!(failed(&o), vec!["lossless: drops, NAKs, retransmissions"]);
+        let mut o = good();
+        o.lossy.flows.iter_mut().for_each(|f| f.retx_packets = 0);
+        assert_eq!(failed(&o), vec!["lossy: go-back-N retransmissions"]);
+        // Lossy as fast as lossless: the drops cost nothing, which RC over
+        // a dropping fabric cannot do.
+        let mut o = good();
+        o.lossy.rx_gbps = 0.09;
+        assert_eq!(failed(&o), vec!["lossy: goodput collapse"]);
+        // ... unless a QP gave up: the other may then take the link.
+        o.lossy.flows[1].retry_exceeded = 1;
+        assert!(failed(&o).is_empty());
+        // A lossless run well below the payload rate fails too.
+        let mut o = good();
+        o.lossless.rx_gbps = 0.05;
+        assert!(failed(&o).contains(&"lossless: goodput".to_string()));
+    }
+}
