@@ -119,14 +119,14 @@ impl Bundle {
                 .ok_or_else(|| {
                     damaged(&format!(
                         "section {} cut short",
-                        String::from_utf8_lossy(&tag)
+                        String::from_utf8_lossy(&tag).trim_end()
                     ))
                 })?;
             if let Some(i) = TAGS.iter().position(|t| **t == tag) {
                 if sections[i].is_some() {
                     return Err(damaged(&format!(
                         "section {} given twice",
-                        String::from_utf8_lossy(&tag)
+                        String::from_utf8_lossy(&tag).trim_end()
                     )));
                 }
                 sections[i] = Some(&bytes[start..end]);

@@ -448,3 +448,142 @@ impl<P: Pipeline> Pipeline for Switchable<P> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program that sends every packet to port `self.port` and stamps
+    /// its id into `egress_rid` at egress.
+    struct Toy {
+        id: u16,
+        port: u16,
+        info: &'static ProgramInfo,
+        rt: Runtime,
+    }
+
+    fn info(name: &'static str) -> &'static ProgramInfo {
+        Box::leak(Box::new(ProgramInfo {
+            name,
+            arch: "v1model",
+            tables: &[],
+            actions: &[],
+            action_profiles: &[],
+            counters: &[],
+            meters: &[],
+            registers: &[],
+            digests: &[],
+            controller_headers: &[],
+            value_sets: &[],
+            p4info_text: "",
+        }))
+    }
+
+    fn toy(id: u16, port: u16) -> Toy {
+        let info = info(["a", "b", "c", "d"][usize::from(id)]);
+        Toy {
+            id,
+            port,
+            info,
+            rt: Runtime::new(info),
+        }
+    }
+
+    impl Pipeline for Toy {
+        type Packet = StandardMetadata;
+        fn info(&self) -> &'static ProgramInfo {
+            self.info
+        }
+        fn runtime(&self) -> &Runtime {
+            &self.rt
+        }
+        fn runtime_mut(&mut self) -> &mut Runtime {
+            &mut self.rt
+        }
+        fn parse(&mut self, _: &[u8], meta: StandardMetadata) -> StandardMetadata {
+            meta
+        }
+        fn parse_preserving(
+            &mut self,
+            _: &[u8],
+            meta: StandardMetadata,
+            _: &StandardMetadata,
+            _: u8,
+        ) -> StandardMetadata {
+            meta
+        }
+        fn ingress(&mut self, pkt: &mut StandardMetadata) {
+            pkt.egress_spec = self.port;
+        }
+        fn egress(&mut self, pkt: &mut StandardMetadata) {
+            pkt.egress_rid = self.id;
+        }
+        fn deparse(&mut self, _: &mut StandardMetadata, data: &[u8], out: &mut Vec<u8>) {
+            out.clear();
+            out.extend_from_slice(data);
+        }
+        fn meta(pkt: &StandardMetadata) -> &StandardMetadata {
+            pkt
+        }
+        fn meta_mut(pkt: &mut StandardMetadata) -> &mut StandardMetadata {
+            pkt
+        }
+        fn reset_user_metadata(_: &mut StandardMetadata) {}
+        fn preserve_fields(_: &StandardMetadata, _: &mut StandardMetadata, _: u8) {}
+    }
+
+    fn through_ingress(s: &mut Switchable<Toy>) -> SwitchablePacket<StandardMetadata> {
+        let mut p = s.parse(b"x", StandardMetadata::arriving(0, 1, 0));
+        s.ingress(&mut p);
+        p
+    }
+
+    fn egress(s: &mut Switchable<Toy>, mut p: SwitchablePacket<StandardMetadata>) -> (u16, u16) {
+        s.egress(&mut p);
+        let m = Switchable::<Toy>::meta(&p);
+        (m.egress_spec, m.egress_rid)
+    }
+
+    #[test]
+    fn queued_packets_finish_on_the_program_that_parsed_them() {
+        let mut s = Switchable::new(toy(0, 1));
+        assert_eq!(s.running(), Running::Builtin);
+        let by_builtin = through_ingress(&mut s);
+        let _ = s.install(Some(erase(toy(1, 2))));
+        assert_eq!(s.info().name, "b");
+        let by_first = through_ingress(&mut s);
+        let _ = s.install(Some(erase(toy(2, 3))));
+        let by_second = through_ingress(&mut s);
+        // Queued across swaps: each egresses on its own program.
+        assert_eq!(egress(&mut s, by_builtin), (1, 0));
+        assert_eq!(egress(&mut s, by_first), (2, 1));
+        assert_eq!(egress(&mut s, by_second), (3, 2));
+        // Two swaps on, the first loaded program is gone: its packets drop.
+        let by_second = through_ingress(&mut s);
+        let by_first_again = {
+            let _ = s.install(Some(erase(toy(3, 4))));
+            let _ = s.install(None);
+            by_second
+        };
+        let (spec, _) = egress(&mut s, by_first_again);
+        assert_eq!(spec, crate::v1model::DROP_PORT, "program gone: dropped");
+        assert_eq!(s.running(), Running::Builtin);
+        assert_eq!(s.info().name, "a");
+        let p = through_ingress(&mut s);
+        assert_eq!(egress(&mut s, p), (1, 0));
+    }
+
+    #[test]
+    fn install_hands_over_the_old_and_new_runtimes() {
+        let mut s = Switchable::new(toy(0, 1));
+        let (old, new) = s.install(None);
+        assert!(old.is_none(), "the compiled-in program again: same object");
+        assert_eq!(new.info.name, "a");
+        let (old, new) = s.install(Some(erase(toy(1, 2))));
+        assert_eq!(old.map(|r| r.info.name), Some("a"));
+        assert_eq!(new.info.name, "b");
+        let (old, new) = s.install(None);
+        assert_eq!(old.map(|r| r.info.name), Some("b"));
+        assert_eq!(new.info.name, "a");
+    }
+}
