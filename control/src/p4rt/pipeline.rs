@@ -187,3 +187,49 @@ pub fn unchanged(old: &p4info::P4Info, new: &p4info::P4Info) -> Unchanged {
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OLD: &str = r#"
+tables { preamble { id: 1 name: "ing.route" } match_fields { id: 1 name: "dst" bitwidth: 32 match_type: LPM } action_refs { id: 10 } size: 64 }
+tables { preamble { id: 2 name: "ing.acl" } match_fields { id: 1 name: "src" bitwidth: 32 match_type: EXACT } action_refs { id: 11 } size: 64 }
+tables { preamble { id: 3 name: "ing.ecmp" } match_fields { id: 1 name: "h" bitwidth: 16 match_type: EXACT } action_refs { id: 10 } implementation_id: 50 size: 64 }
+actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwidth: 9 } }
+actions { preamble { id: 11 name: "ing.deny" } }
+action_profiles { preamble { id: 50 name: "ing.sel" } table_ids: 3 with_selector: true size: 64 }
+"#;
+
+    #[test]
+    fn reconcile_keeps_only_tables_unchanged_with_their_actions_and_profiles() {
+        let old = proto::p4info_from_text(OLD).unwrap();
+        assert_eq!(
+            unchanged(&old, &old),
+            Unchanged {
+                tables: vec![1, 2, 3],
+                profiles: vec![50]
+            }
+        );
+        // acl's action gains a param; route's key widens; the profile loses its selector.
+        let new = proto::p4info_from_text(
+            &OLD.replace(
+                r#"actions { preamble { id: 11 name: "ing.deny" } }"#,
+                r#"actions { preamble { id: 11 name: "ing.deny" } params { id: 1 name: "why" bitwidth: 8 } }"#,
+            )
+            .replace("bitwidth: 32 match_type: LPM", "bitwidth: 128 match_type: LPM")
+            .replace("with_selector: true", "with_selector: false"),
+        )
+        .unwrap();
+        assert_eq!(unchanged(&old, &new), Unchanged::default());
+        // Only acl changes: route and ecmp (with its profile) stay.
+        let new = proto::p4info_from_text(&OLD.replace("ing.acl", "ing.acl2")).unwrap();
+        assert_eq!(
+            unchanged(&old, &new),
+            Unchanged {
+                tables: vec![1, 3],
+                profiles: vec![50]
+            }
+        );
+    }
+}

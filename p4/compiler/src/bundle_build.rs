@@ -153,3 +153,40 @@ fn program_name(program: &Path) -> String {
         .unwrap_or("p4")
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic_p4_builds_into_a_bundle_with_its_p4info_and_this_abi() {
+        let program = workspace_root().join("p4/compiler/src/front/testdata/basic.p4");
+        let bundle = build_bundle(&program, &default_target_dir(), &CompileOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let back = Bundle::decode(&bundle.encode()).unwrap();
+        assert_eq!(back, bundle);
+        assert_eq!(bundle.name, "basic");
+        assert_eq!(bundle.abi, p4_target::abi::FINGERPRINT);
+        assert_eq!(bundle.compiler, COMPILER);
+        assert!(bundle.library.starts_with(b"\x7fELF"), "a shared library");
+        let (result, _) = compile_with_sources(&program, &CompileOptions::default());
+        assert_eq!(bundle.p4info, result.unwrap().p4info_binary);
+    }
+
+    #[test]
+    fn a_broken_program_builds_nothing() {
+        let dir = tempfile_dir("p4rs-bad");
+        let bad = dir.join("bad.p4");
+        std::fs::write(&bad, "control C() { apply { x = 1; } }").unwrap();
+        let err = build_bundle(&bad, &dir.join("t"), &CompileOptions::default()).unwrap_err();
+        assert!(matches!(err, BuildError::Compile(..)));
+        assert!(!dir.join("t").exists(), "cargo never ran");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempfile_dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+}
