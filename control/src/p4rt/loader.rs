@@ -15,8 +15,8 @@
 //! * The library is written to an anonymous memory file (`memfd_create`)
 //!   and mapped from there: no temporary files. A mapped library is never
 //!   unloaded (its statics back `&'static ProgramInfo` and vtables), and
-//!   the same bundle bytes map once per process (a cache keyed by a hash of
-//!   the bytes), so VERIFY then COMMIT, or a restart's restore, cost one
+//!   the same bundle bytes map once per process (a cache of the bytes),
+//!   so VERIFY then COMMIT, or a restart's restore, cost one
 //!   `dlopen`.
 //! * Blocking (file write, `dlopen`): call from a blocking context.
 
@@ -68,27 +68,29 @@ fn field() -> &'static str {
     "config.p4_device_config"
 }
 
-fn cache() -> &'static Mutex<HashMap<u64, Arc<Library>>> {
-    static CACHE: std::sync::OnceLock<Mutex<HashMap<u64, Arc<Library>>>> =
-        std::sync::OnceLock::new();
+/// Loaded libraries by a hash of their bundle's bytes, with those bytes
+/// (compared on a hit, so a hash collision cannot serve the wrong library).
+type Cache = HashMap<u32, Vec<(Arc<[u8]>, Arc<Library>)>>;
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: std::sync::OnceLock<Mutex<Cache>> = std::sync::OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
-fn digest(bytes: &[u8]) -> u64 {
-    // Two CRCs over halves: collisions between bundles are not a concern
-    // in practice, and a collision only reuses an identical-looking library.
-    let h = crc32fast::hash(bytes);
-    let mut c = crc32fast::Hasher::new_with_initial(h);
-    c.update(&(bytes.len() as u64).to_le_bytes());
-    (u64::from(h) << 32) | u64::from(c.finalize())
+fn cached(bytes: &[u8]) -> Option<Arc<Library>> {
+    let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    cache
+        .get(&crc32fast::hash(bytes))?
+        .iter()
+        .find(|(b, _)| **b == *bytes)
+        .map(|(_, lib)| lib.clone())
 }
 
 /// Loads (or finds already loaded) the library of `bundle_bytes`, after the
 /// checks of the module doc; INVALID_ARGUMENT naming what does not match.
 pub fn load(bundle_bytes: &[u8]) -> Result<Arc<Library>, P4Error> {
-    let key = digest(bundle_bytes);
-    if let Some(lib) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(lib.clone());
+    if let Some(lib) = cached(bundle_bytes) {
+        return Ok(lib);
     }
     let bundle = Bundle::decode(bundle_bytes).map_err(|e| P4Error::invalid(field(), e))?;
     check_bundle(&bundle)?;
@@ -122,7 +124,9 @@ pub fn load(bundle_bytes: &[u8]) -> Result<Arc<Library>, P4Error> {
     cache()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(key, lib.clone());
+        .entry(crc32fast::hash(bundle_bytes))
+        .or_default()
+        .push((bundle_bytes.into(), lib.clone()));
     tracing::info!(program = %lib.name, bytes = bundle_bytes.len(), "pipeline library loaded");
     Ok(lib)
 }
