@@ -32,7 +32,8 @@ use std::sync::{Arc, Mutex};
 
 pub use dataplane::switch::Digest;
 use p4_target::arch::Pre;
-use p4_target::runtime::RuntimeApi;
+use p4_target::dynamic::DynPipeline;
+use p4_target::runtime::{Runtime, RuntimeApi};
 use tokio::sync::{broadcast, oneshot};
 
 /// The port numbers a device has: front-panel ports `0..front_panel` and
@@ -90,6 +91,25 @@ impl std::fmt::Debug for DeviceState<'_> {
 /// A control-plane job run on the thread that owns the device state.
 pub type DeviceJob = Box<dyn FnOnce(&mut DeviceState<'_>) + Send + 'static>;
 
+/// Where a device's program runs, as a pipeline swap sees it: the
+/// daemon's [`p4_target::dynamic::Switchable`] pipeline.
+pub trait PipelineSlot {
+    /// Makes `next` run from the next packet on (`None`: the compiled-in
+    /// program); returns the runtime of the program that ran until now
+    /// (`None` if it is the same object) and the new one's.
+    fn install(&mut self, next: Option<Box<dyn DynPipeline>>) -> (Option<&Runtime>, &mut Runtime);
+}
+
+impl<P: p4_target::pipeline::Pipeline> PipelineSlot for p4_target::dynamic::Switchable<P> {
+    fn install(&mut self, next: Option<Box<dyn DynPipeline>>) -> (Option<&Runtime>, &mut Runtime) {
+        p4_target::dynamic::Switchable::install(self, next)
+    }
+}
+
+/// A pipeline swap, run on the dataplane thread between two packets with
+/// the device's pipeline and its packet replication engine.
+pub type SwapJob = Box<dyn FnOnce(&mut dyn PipelineSlot, Option<&mut Pre>) + Send + 'static>;
+
 /// A control-plane job that needs only the runtime.
 pub type RuntimeJob = Box<dyn FnOnce(&mut dyn RuntimeApi) + Send + 'static>;
 
@@ -102,6 +122,9 @@ pub enum DeviceError {
     /// The device has no CPU port.
     #[error("device has no packet I/O")]
     NoPacketIo,
+    /// The device runs one compiled-in program and cannot load another.
+    #[error("this device cannot load pipelines")]
+    NoPipelineSwap,
 }
 
 /// What the services need from a dataplane.
@@ -111,6 +134,12 @@ pub trait Device: Send + Sync + 'static {
     /// Queues a job that needs only the runtime.
     fn submit(&self, job: RuntimeJob) -> Result<(), DeviceError> {
         self.submit_job(Box::new(move |state| job(&mut *state.runtime)))
+    }
+    /// Queues a pipeline swap to run between two packets; devices that
+    /// cannot change their program answer [`DeviceError::NoPipelineSwap`].
+    fn submit_swap(&self, job: SwapJob) -> Result<(), DeviceError> {
+        drop(job);
+        Err(DeviceError::NoPipelineSwap)
     }
     /// Sends a frame (controller header + payload) into the pipeline's CPU port.
     fn packet_out(&self, frame: Vec<u8>) -> Result<(), DeviceError>;

@@ -23,6 +23,7 @@ use dataplane::switch::{DEFAULT_CPU_PORT, Switch, SwitchConfig, SwitchDrop};
 use dataplane::time::Instant;
 use dataplane::tm::TmEvent;
 use dataplane::wire::ethernet::EthernetAddress;
+use p4_target::dynamic::Switchable;
 use p4_target::pipeline::Pipeline;
 use proto::roceswitch::fabric::v1 as fabric_pb;
 use serde::Deserialize;
@@ -337,11 +338,15 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         ..Default::default()
     };
     let info = program.info();
+    // P4Runtime may load another program (SetForwardingPipelineConfig with
+    // a bundle): the switch runs the compiled-in one through `Switchable`.
+    let program = Switchable::new(program);
     let switch =
         Switch::new(program, config, Instant::ZERO).context("traffic manager configuration")?;
 
     // The dataplane thread.
-    let (cmd_tx, cmd_rx) = command_channel::<P>().context("dataplane command channel")?;
+    let (cmd_tx, cmd_rx) =
+        command_channel::<Switchable<P>>().context("dataplane command channel")?;
     let (pin_tx, _) = tokio::sync::broadcast::channel::<Vec<u8>>(1024);
     let pin = pin_tx.clone();
     let (event_tx, mut event_rx) = tokio::sync::mpsc::unbounded_channel::<SwitchEvent>();
@@ -367,7 +372,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
     let dataplane = {
         let stop = stop.clone();
         std::thread::Builder::new().name("dataplane".into()).spawn(
-            move || -> Result<Switch<P>> {
+            move || -> Result<Switch<Switchable<P>>> {
                 let mut driver = Driver::new(switch, opened, io).with_trace_sink(trace_sink);
                 driver.run(&stop).context("dataplane")?;
                 tracing::info!(stats = ?driver.stats(), "dataplane stopped");
@@ -387,7 +392,11 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         .build()
         .context("tokio runtime")?;
     let served = runtime.block_on(async {
-        let device = Arc::new(SwitchDevice::new(cmd_tx.clone(), pin_tx).with_digests(digest_tx));
+        let device = Arc::new(
+            SwitchDevice::new(cmd_tx.clone(), pin_tx)
+                .with_digests(digest_tx)
+                .with_pipeline_swaps(),
+        );
         let submit = cmd_tx.clone();
         let tm: Arc<dyn FabricBackend> = Arc::new(
             SwitchBackend::new(Box::new(move |cmd| submit.send(cmd).is_ok()), info, base_tm)

@@ -12,16 +12,21 @@
 
 use dataplane::driver::{Command, CommandSender};
 use dataplane::switch::Switch;
+use p4_target::dynamic::Switchable;
 use p4_target::pipeline::Pipeline;
 use tokio::sync::broadcast;
 
-use crate::device::{Device, DeviceError, DeviceJob, DeviceState, Digest, PortSpace};
+use crate::device::{
+    Device, DeviceError, DeviceJob, DeviceState, Digest, PipelineSlot, PortSpace, SwapJob,
+};
 
 /// A [`Device`] backed by the driver thread of a real switch.
 pub struct SwitchDevice<P: Pipeline> {
     commands: CommandSender<P>,
     packet_in: broadcast::Sender<Vec<u8>>,
     digests: Option<broadcast::Sender<Digest>>,
+    /// The switch's pipeline as a swap sees it, when it can change program.
+    slot: Option<fn(&mut P) -> &mut dyn PipelineSlot>,
 }
 
 impl<P: Pipeline> std::fmt::Debug for SwitchDevice<P> {
@@ -38,6 +43,7 @@ impl<P: Pipeline> SwitchDevice<P> {
             commands,
             packet_in,
             digests: None,
+            slot: None,
         }
     }
 
@@ -49,7 +55,25 @@ impl<P: Pipeline> SwitchDevice<P> {
     }
 }
 
+impl<Q: Pipeline> SwitchDevice<Switchable<Q>> {
+    /// Lets P4Runtime load pipelines into the switch
+    /// ([`Device::submit_swap`]).
+    pub fn with_pipeline_swaps(mut self) -> Self {
+        self.slot = Some(|p| p);
+        self
+    }
+}
+
 impl<P: Pipeline> Device for SwitchDevice<P> {
+    fn submit_swap(&self, job: SwapJob) -> Result<(), DeviceError> {
+        let slot = self.slot.ok_or(DeviceError::NoPipelineSwap)?;
+        let cmd: Command<P> = Box::new(move |sw: &mut Switch<P>, _now| {
+            let (pipeline, pre) = sw.pipeline_and_pre_mut();
+            job(slot(pipeline), Some(pre))
+        });
+        self.commands.send(cmd).map_err(|_| DeviceError::Stopped)
+    }
+
     fn submit_job(&self, job: DeviceJob) -> Result<(), DeviceError> {
         let cmd: Command<P> = Box::new(move |sw: &mut Switch<P>, now| {
             let ports = PortSpace {

@@ -6,6 +6,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dataplane::roce::{PROGRAM_INFO, Program};
+use p4_target::dynamic::{Switchable, erase};
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
 use p4_target::v1model::StandardMetadata;
@@ -135,19 +136,47 @@ fn write_frame(sport: u16) -> Vec<u8> {
 }
 
 fn pipeline(c: &mut Criterion) {
-    let mut p = loaded();
     let frames: Vec<Vec<u8>> = (0..256).map(|i| write_frame(0xc000 + i)).collect();
-    let mut out = Vec::with_capacity(2048);
-    let mut i = 0;
     let mut group = c.benchmark_group("roce_switch");
     group.throughput(Throughput::Elements(1));
-    group.bench_function("rdma_write_10k_routes_ecmp8_red", |b| {
+    run(
+        &mut group,
+        "rdma_write_10k_routes_ecmp8_red",
+        loaded(),
+        &frames,
+    );
+    // The daemon runs the compiled-in program through `Switchable` (so
+    // P4Runtime can load another): this must cost the same as the above.
+    run(
+        &mut group,
+        "switchable_builtin",
+        Switchable::new(loaded()),
+        &frames,
+    );
+    // The same program behind the trait object a loaded library hands
+    // over (one allocation per packet, dynamic calls): what a loaded
+    // program costs compared with the compiled-in one.
+    let mut s = Switchable::new(Program::new());
+    let _ = s.install(Some(erase(loaded())));
+    run(&mut group, "switchable_loaded_dyn", s, &frames);
+    group.finish();
+}
+
+fn run<P: Pipeline>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    mut p: P,
+    frames: &[Vec<u8>],
+) {
+    let mut out = Vec::with_capacity(2048);
+    let mut i = 0;
+    group.bench_function(name, |b| {
         b.iter(|| {
             i = (i + 1) & 255;
             let f = &frames[i];
             let mut pkt = p.parse(f, StandardMetadata::arriving(1, f.len() as u32, 0));
             p.ingress(&mut pkt);
-            let m = Program::meta_mut(&mut pkt);
+            let m = P::meta_mut(&mut pkt);
             m.egress_port = m.egress_spec;
             m.deq_qdepth_bytes = 100_000;
             p.egress(&mut pkt);
@@ -155,7 +184,6 @@ fn pipeline(c: &mut Criterion) {
             out.len()
         })
     });
-    group.finish();
 }
 
 criterion_group!(benches, pipeline);

@@ -109,10 +109,19 @@ impl<P: Pipeline> SwitchBackend<P> {
 
 impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
     fn apply(&self, config: &FabricConfig) -> Result<(), BackendError> {
-        let plan = SwitchPlan::build(&self.base, config, None, self.info)
+        // Validate against the program started with first (the common
+        // case, off the dataplane thread), then plan for the program the
+        // switch runs now: P4Runtime may have loaded another one.
+        SwitchPlan::build(&self.base, config, None, self.info)
             .map_err(|e| BackendError::Unsupported(e.to_string()))?;
-        call(&self.submit, move |sw, now| plan.apply(sw, now))?
-            .map_err(|e| BackendError::Unsupported(e.to_string()))
+        let base = self.base.clone();
+        let config = config.clone();
+        call(&self.submit, move |sw, now| {
+            let info = sw.pipeline().info();
+            let plan = SwitchPlan::build(&base, &config, None, info).map_err(|e| e.to_string())?;
+            plan.apply(sw, now).map_err(|e| e.to_string())
+        })?
+        .map_err(BackendError::Unsupported)
     }
 
     fn counters(&self, ports: &[u16]) -> Vec<PriorityCounters> {

@@ -14,6 +14,7 @@ pub mod arbitration;
 pub mod bytes;
 pub mod digest;
 pub mod error;
+pub mod loader;
 pub mod packet_io;
 pub mod persist;
 pub mod pipeline;

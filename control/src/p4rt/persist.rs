@@ -254,6 +254,15 @@ fn parse_record(data: &[u8], pos: usize) -> Option<(u8, &[u8], usize)> {
     Some((body[0], &body[1..], start + len))
 }
 
+/// A device config as a person reads it: a bundle by its program's name,
+/// anything else as (at most 64 bytes of) text.
+pub fn describe_device_config(bytes: &[u8]) -> String {
+    match p4_target::bundle::Bundle::decode(bytes) {
+        Ok(b) => format!("bundle of {}", b.name),
+        Err(_) => String::from_utf8_lossy(&bytes[..bytes.len().min(64)]).into_owned(),
+    }
+}
+
 /// The update of `u` worth keeping: counter values are data, not config.
 pub fn persistable(u: &pb::Update) -> Option<pb::Update> {
     use pb::entity::Entity as E;
@@ -349,8 +358,8 @@ impl StateStore {
                 0,
                 format!(
                     "written for '{}', this is '{}'",
-                    String::from_utf8_lossy(&header.p4_device_config),
-                    String::from_utf8_lossy(device_config)
+                    describe_device_config(&header.p4_device_config),
+                    describe_device_config(device_config)
                 ),
             );
         }
@@ -623,6 +632,56 @@ impl StateStore {
             self.compact()?;
         }
         Ok(())
+    }
+
+    /// Another program runs from now on (`p4info`, `device_config`: the
+    /// header), with `cookie`. With `kept` (RECONCILE_AND_COMMIT: table and
+    /// profile ids carried over) the entries, defaults, members and groups
+    /// of those and the PRE entries stay; everything else is forgotten.
+    pub fn switch_program(
+        &mut self,
+        p4info: &P4Info,
+        device_config: &[u8],
+        cookie: Option<u64>,
+        kept: Option<(&[u32], &[u32])>,
+    ) -> Result<(), PersistError> {
+        self.p4info = p4info.clone();
+        self.device_config = device_config.to_vec();
+        match kept {
+            None => self.live.clear(),
+            Some((tables, profiles)) => self.live.retain(|k, _| match k {
+                LiveKey::Entry(e) => tables.contains(&e.0),
+                LiveKey::Default(t) => tables.contains(t),
+                LiveKey::Member(p, _) | LiveKey::Group(p, _) => profiles.contains(p),
+                LiveKey::MulticastGroup(_) | LiveKey::CloneSession(_) => true,
+                _ => false,
+            }),
+        }
+        self.cookie = cookie;
+        self.compact()
+    }
+
+    /// The header of the state file at `path` (the program it was written
+    /// for: P4Info and device config), `None` if there is no file yet.
+    pub fn peek_program(path: &Path) -> Result<Option<pb::ForwardingPipelineConfig>, PersistError> {
+        let data = match std::fs::read(path) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(path)(e)),
+        };
+        let not_ours = |reason: &str| PersistError::NotAStateFile {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        };
+        if data.len() < MAGIC.len() || &data[..MAGIC.len()] != MAGIC {
+            return Err(not_ours("bad magic (expected RSWP4RT1)"));
+        }
+        let Some((KIND_HEADER, body, _)) = parse_record(&data, MAGIC.len()) else {
+            return Err(not_ours("missing or damaged header record"));
+        };
+        pb::ForwardingPipelineConfig::decode(body)
+            .map(Some)
+            .map_err(|e| not_ours(&format!("header: {e}")))
     }
 
     /// Forgets all state (a pipeline commit reset the dataplane) and

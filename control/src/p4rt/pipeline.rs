@@ -1,8 +1,10 @@
 //! SetForwardingPipelineConfig verification (DESIGN "Who owns what",
-//! reference §1.4 "Pipeline Get/Set"): the switch program is compiled in,
-//! so a client's P4Info is accepted only if it describes the same program.
-//! Tables and actions are compared by id and name, and each table's match
-//! fields by id, name, width and kind; every difference is reported.
+//! reference §1.4 "Pipeline Get/Set", P4Runtime §14): whether a client's
+//! P4Info describes a given program (the running one, the compiled-in one
+//! or a loaded library's), and which tables two programs share unchanged
+//! (RECONCILE_AND_COMMIT). Tables and actions are compared by id and name,
+//! and each table's match fields by id, name, width and kind; every
+//! difference is reported.
 
 use std::collections::BTreeMap;
 
@@ -109,7 +111,7 @@ pub fn verify(
     Err(P4Error::invalid(
         "config.p4info",
         format!(
-            "not the compiled program '{program}' ({} difference(s)): {}{}; another program needs another build (p4-to-rust switch)",
+            "not the program '{program}' ({} difference(s)): {}{}; to load another program, send its bundle (p4-to-rust build) as p4_device_config",
             diffs.len(),
             shown.join("; "),
             if more > 0 {
@@ -119,4 +121,115 @@ pub fn verify(
             }
         ),
     ))
+}
+
+/// What RECONCILE_AND_COMMIT carries from one program to the next: the
+/// tables and action profiles that exist unchanged in both (same id and
+/// name; for a table, the same match fields, the same actions with the
+/// same params, the same implementation).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unchanged {
+    /// Table ids.
+    pub tables: Vec<u32>,
+    /// Action profile ids.
+    pub profiles: Vec<u32>,
+}
+
+/// The tables and profiles unchanged between `old` and `new`.
+pub fn unchanged(old: &p4info::P4Info, new: &p4info::P4Info) -> Unchanged {
+    let (oa, na) = (actions(old), actions(new));
+    let (ot, nt) = (tables(old), tables(new));
+    let table_of = |p: &p4info::P4Info, id: u32| {
+        p.tables
+            .iter()
+            .find(|t| t.preamble.as_ref().is_some_and(|pre| pre.id == id))
+            .map(|t| {
+                let refs: Vec<u32> = t.action_refs.iter().map(|r| r.id).collect();
+                (refs, t.implementation_id)
+            })
+    };
+    let profile_of = |p: &p4info::P4Info, id: u32| {
+        p.action_profiles
+            .iter()
+            .find(|a| a.preamble.as_ref().is_some_and(|pre| pre.id == id))
+            .map(|a| {
+                (
+                    a.preamble.as_ref().map(|pre| pre.name.clone()),
+                    a.table_ids.clone(),
+                    a.with_selector,
+                )
+            })
+    };
+    let mut out = Unchanged::default();
+    for (id, shape) in &ot {
+        if nt.get(id) != Some(shape) {
+            continue;
+        }
+        let (Some((refs, imp)), Some(n)) = (table_of(old, *id), table_of(new, *id)) else {
+            continue;
+        };
+        if (refs.clone(), imp) != n || refs.iter().any(|a| oa.get(a) != na.get(a)) {
+            continue;
+        }
+        out.tables.push(*id);
+    }
+    for p in &old.action_profiles {
+        let Some(id) = p.preamble.as_ref().map(|pre| pre.id) else {
+            continue;
+        };
+        if profile_of(old, id) == profile_of(new, id) {
+            out.profiles.push(id);
+        }
+    }
+    // A table behind a changed profile cannot keep its entries.
+    out.tables.retain(|t| {
+        table_of(old, *t).is_none_or(|(_, imp)| imp == 0 || out.profiles.contains(&imp))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OLD: &str = r#"
+tables { preamble { id: 1 name: "ing.route" } match_fields { id: 1 name: "dst" bitwidth: 32 match_type: LPM } action_refs { id: 10 } size: 64 }
+tables { preamble { id: 2 name: "ing.acl" } match_fields { id: 1 name: "src" bitwidth: 32 match_type: EXACT } action_refs { id: 11 } size: 64 }
+tables { preamble { id: 3 name: "ing.ecmp" } match_fields { id: 1 name: "h" bitwidth: 16 match_type: EXACT } action_refs { id: 10 } implementation_id: 50 size: 64 }
+actions { preamble { id: 10 name: "ing.fwd" } params { id: 1 name: "port" bitwidth: 9 } }
+actions { preamble { id: 11 name: "ing.deny" } }
+action_profiles { preamble { id: 50 name: "ing.sel" } table_ids: 3 with_selector: true size: 64 }
+"#;
+
+    #[test]
+    fn reconcile_keeps_only_tables_unchanged_with_their_actions_and_profiles() {
+        let old = proto::p4info_from_text(OLD).unwrap();
+        assert_eq!(
+            unchanged(&old, &old),
+            Unchanged {
+                tables: vec![1, 2, 3],
+                profiles: vec![50]
+            }
+        );
+        // acl's action gains a param; route's key widens; the profile loses its selector.
+        let new = proto::p4info_from_text(
+            &OLD.replace(
+                r#"actions { preamble { id: 11 name: "ing.deny" } }"#,
+                r#"actions { preamble { id: 11 name: "ing.deny" } params { id: 1 name: "why" bitwidth: 8 } }"#,
+            )
+            .replace("bitwidth: 32 match_type: LPM", "bitwidth: 128 match_type: LPM")
+            .replace("with_selector: true", "with_selector: false"),
+        )
+        .unwrap();
+        assert_eq!(unchanged(&old, &new), Unchanged::default());
+        // Only acl changes: route and ecmp (with its profile) stay.
+        let new = proto::p4info_from_text(&OLD.replace("ing.acl", "ing.acl2")).unwrap();
+        assert_eq!(
+            unchanged(&old, &new),
+            Unchanged {
+                tables: vec![1, 3],
+                profiles: vec![50]
+            }
+        );
+    }
 }

@@ -32,6 +32,7 @@ use tonic::{Code, Request, Response, Status, Streaming};
 use super::arbitration::{Arbitration, StreamTx, election_id};
 use super::digest::{DigestConfig, DigestEngine};
 use super::error::{P4Error, write_status};
+use super::loader::Library;
 use super::persist::{PersistError, StateStore};
 use super::read::{ReadContext, read_entities};
 use super::roles::{OwnedTableAccess, RoleAccess, owner_role, predefined_roles};
@@ -82,19 +83,33 @@ pub enum ServiceError {
 #[derive(Default)]
 struct PipelineState {
     cookie: Option<u64>,
-    saved_cookie: Option<Option<u64>>,
+    /// What VERIFY_AND_SAVE saved for a COMMIT: the program and its cookie.
+    saved: Option<(Arc<Program>, Option<u64>)>,
+}
+
+/// The program the service serves, swapped whole by a pipeline commit.
+struct Program {
+    info: &'static ProgramInfo,
+    p4info: P4Info,
+    /// What GetForwardingPipelineConfig returns and the state file's header
+    /// holds: `roceswitch:NAME` for the compiled-in program, the bundle
+    /// bytes for a loaded one.
+    device_config: Vec<u8>,
+    owned: HashMap<u32, String>,
+    profiles: HashMap<u32, ProfileLimits>,
+    /// The loaded library, `None` for the compiled-in program.
+    library: Option<Arc<Library>>,
 }
 
 struct Inner {
-    info: &'static ProgramInfo,
-    p4info: P4Info,
-    device_config: Vec<u8>,
+    /// The compiled-in program (what the device runs at start).
+    builtin: Arc<Program>,
+    program: std::sync::RwLock<Arc<Program>>,
     config: P4RuntimeConfig,
     device: Arc<dyn Device>,
-    owned: HashMap<u32, String>,
-    profiles: HashMap<u32, ProfileLimits>,
     arbitration: Mutex<Arbitration>,
     pipeline: Mutex<PipelineState>,
+    idle_scanner: std::sync::atomic::AtomicBool,
     shadow: tokio::sync::Mutex<Shadow>,
     /// The enabled digests (a copy of `shadow.digests` the streams watch).
     digest_configs: watch::Sender<DigestConfigs>,
@@ -128,7 +143,7 @@ pub struct P4RuntimeService {
 impl std::fmt::Debug for P4RuntimeService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("P4RuntimeService")
-            .field("program", &self.inner.info.name)
+            .field("program", &self.inner.program().info.name)
             .field("device_id", &self.inner.config.device_id)
             .finish()
     }
@@ -149,6 +164,12 @@ fn not_persisted(e: PersistError) -> Status {
     ))
 }
 
+/// The device config of the compiled-in program: what
+/// GetForwardingPipelineConfig returns for it and Set accepts to select it.
+pub fn builtin_device_config(info: &ProgramInfo) -> Vec<u8> {
+    format!("roceswitch:{}", info.name).into_bytes()
+}
+
 fn owner_annotation(annotations: &[String]) -> Option<String> {
     annotations.iter().find_map(|a| {
         let rest = a.trim().strip_prefix("@roceswitch_owner(")?;
@@ -161,21 +182,27 @@ fn owner_annotation(annotations: &[String]) -> Option<String> {
     })
 }
 
-impl P4RuntimeService {
-    /// Builds the service for `info` (the compiled program) whose P4Info is
-    /// `p4info`, driving `device`.
-    pub fn new(
+impl Program {
+    /// The service's view of `info` (whose P4Info is `p4info`). Owned
+    /// tables named in `config` must exist when `strict` (the compiled-in
+    /// program); a loaded program simply lacks those it does not have.
+    fn build(
         info: &'static ProgramInfo,
         p4info: P4Info,
-        device: Arc<dyn Device>,
-        config: P4RuntimeConfig,
-    ) -> Result<Self, ServiceError> {
+        device_config: Vec<u8>,
+        library: Option<Arc<Library>>,
+        config: &P4RuntimeConfig,
+        strict: bool,
+    ) -> Result<Program, ServiceError> {
         let mut owned = HashMap::new();
         for (name, owner) in &config.owned_tables {
-            let t = info
-                .table_by_name(name)
-                .ok_or_else(|| ServiceError::UnknownOwnedTable(name.clone()))?;
-            owned.insert(t.id, owner.clone());
+            match info.table_by_name(name) {
+                Some(t) => {
+                    owned.insert(t.id, owner.clone());
+                }
+                None if strict => return Err(ServiceError::UnknownOwnedTable(name.clone())),
+                None => {}
+            }
         }
         for t in &p4info.tables {
             if let Some(pre) = &t.preamble
@@ -184,11 +211,6 @@ impl P4RuntimeService {
                 owned.insert(pre.id, owner);
             }
         }
-        let roles = predefined_roles(
-            &owned.iter().map(|(&id, o)| (id, owner_role(o))).collect(),
-            config.owned_table_access,
-        );
-        let arbitration = Arbitration::new(config.device_id, &roles);
         let profiles = p4info
             .action_profiles
             .iter()
@@ -208,17 +230,53 @@ impl P4RuntimeService {
                 ))
             })
             .collect();
+        Ok(Program {
+            info,
+            p4info,
+            device_config,
+            owned,
+            profiles,
+            library,
+        })
+    }
+}
+
+impl P4RuntimeService {
+    /// Builds the service for `info` (the compiled program) whose P4Info is
+    /// `p4info`, driving `device`.
+    pub fn new(
+        info: &'static ProgramInfo,
+        p4info: P4Info,
+        device: Arc<dyn Device>,
+        config: P4RuntimeConfig,
+    ) -> Result<Self, ServiceError> {
+        let device_config = builtin_device_config(info);
+        let program = Arc::new(Program::build(
+            info,
+            p4info,
+            device_config,
+            None,
+            &config,
+            true,
+        )?);
+        let roles = predefined_roles(
+            &program
+                .owned
+                .iter()
+                .map(|(&id, o)| (id, owner_role(o)))
+                .collect(),
+            config.owned_table_access,
+        );
+        let arbitration = Arbitration::new(config.device_id, &roles);
         Ok(P4RuntimeService {
             inner: Arc::new(Inner {
-                info,
-                p4info,
-                device_config: format!("roceswitch:{}", info.name).into_bytes(),
+                builtin: program.clone(),
+                program: std::sync::RwLock::new(program),
                 config,
                 device,
-                owned,
-                profiles,
                 arbitration: Mutex::new(arbitration),
                 pipeline: Mutex::default(),
+                idle_scanner: std::sync::atomic::AtomicBool::new(false),
                 shadow: tokio::sync::Mutex::default(),
                 digest_configs: watch::Sender::new(HashMap::new()),
                 store: Mutex::default(),
@@ -240,15 +298,14 @@ impl P4RuntimeService {
     /// The tonic server wrapper. Starts the idle-timeout scanner when the
     /// program has idle-timeout tables (needs a tokio runtime).
     pub fn into_server(self) -> P4RuntimeServer<Self> {
-        if self.inner.info.tables.iter().any(|t| t.idle_timeout) {
-            tokio::spawn(idle_scan(Arc::downgrade(&self.inner)));
-        }
+        self.inner.start_idle_scanner();
         P4RuntimeServer::new(self)
     }
 
-    /// Table ids refused to P4Runtime writes, with their owners.
-    pub fn owned_tables(&self) -> &HashMap<u32, String> {
-        &self.inner.owned
+    /// Table ids of the running program that belong to another service,
+    /// with their owners.
+    pub fn owned_tables(&self) -> HashMap<u32, String> {
+        self.inner.program().owned.clone()
     }
 
     /// Restores the state recorded in the P4Runtime state file `path`
@@ -259,8 +316,29 @@ impl P4RuntimeService {
     /// truncated (with a warning).
     pub async fn restore(&self, path: &Path) -> Result<RestoreReport, PersistError> {
         let inner = &self.inner;
+        // A file written while a loaded program ran brings that program back.
+        if let Some(header) = StateStore::peek_program(path)?
+            && !header.p4_device_config.is_empty()
+            && header.p4_device_config != inner.builtin.device_config
+            && p4_target::bundle::Bundle::is_bundle(&header.p4_device_config)
+        {
+            let replay = |message: String| PersistError::Replay {
+                path: path.to_path_buf(),
+                message,
+            };
+            let program = inner
+                .resolve(Some(&header))
+                .await
+                .map_err(|s| replay(format!("loading its program: {}", s.message())))?;
+            inner
+                .swap(&program, &pipeline::Unchanged::default(), false)
+                .await
+                .map_err(|s| replay(s.message().to_string()))?;
+            *inner.program.write().unwrap_or_else(|e| e.into_inner()) = program;
+        }
+        let program = inner.program();
         let mut shadow = inner.shadow.lock().await;
-        let (mut store, loaded) = StateStore::open(path, &inner.p4info, &inner.device_config)?;
+        let (mut store, loaded) = StateStore::open(path, &program.p4info, &program.device_config)?;
         let mut report = RestoreReport {
             torn_bytes: loaded.torn_bytes,
             cookie: loaded.cookie,
@@ -311,6 +389,24 @@ impl P4RuntimeService {
 }
 
 impl Inner {
+    /// The program served now.
+    fn program(&self) -> Arc<Program> {
+        self.program
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Starts the idle-timeout scanner once the program has idle-timeout
+    /// tables (at start, or when such a program is loaded).
+    fn start_idle_scanner(self: &Arc<Self>) {
+        if self.program().info.tables.iter().any(|t| t.idle_timeout)
+            && !self.idle_scanner.swap(true, Ordering::Relaxed)
+        {
+            tokio::spawn(idle_scan(Arc::downgrade(self)));
+        }
+    }
+
     fn check_device(&self, device_id: u64) -> Result<(), Status> {
         if device_id == self.config.device_id {
             Ok(())
@@ -332,11 +428,12 @@ impl Inner {
         atomicity: pb::write_request::Atomicity,
         access: &RoleAccess,
     ) -> Result<(Vec<Result<Op, P4Error>>, Vec<Result<(), P4Error>>), Status> {
+        let program = self.program();
         let ops: Vec<Result<Op, P4Error>> = {
             let cx = WriteContext {
-                info: self.info,
+                info: program.info,
                 access,
-                profiles: &self.profiles,
+                profiles: &program.profiles,
                 shadow,
             };
             updates.iter().map(|u| op_from_update(&cx, u)).collect()
@@ -367,47 +464,16 @@ impl Inner {
     /// counter/meter/register value the control plane wrote, except in tables other services own; sets
     /// the pipeline cookie to `cookie` and resets the state file to match.
     async fn reset_state(&self, cookie: Option<u64>) -> Result<(), Status> {
-        let info = self.info;
-        let owned: Vec<u32> = self.owned.keys().copied().collect();
+        let program = self.program();
+        let info = program.info;
+        let owned: Vec<u32> = program.owned.keys().copied().collect();
         let mut shadow = self.shadow.lock().await;
         self.device
             .with_state(move |dev| {
                 if let Some(pre) = dev.pre.as_deref_mut() {
                     *pre = Pre::new();
                 }
-                let rt = &mut *dev.runtime;
-                for t in info.tables.iter().filter(|t| !owned.contains(&t.id)) {
-                    let _ = rt.table_clear(t.id);
-                    if !t.default_is_const {
-                        let _ = rt.table_reset_default(t.id);
-                    }
-                }
-                for p in info.action_profiles {
-                    for (g, _) in rt.groups(p.id).unwrap_or_default() {
-                        let _ = rt.group_delete(p.id, g);
-                    }
-                    for (m, _) in rt.members(p.id).unwrap_or_default() {
-                        let _ = rt.member_delete(p.id, m);
-                    }
-                }
-                for c in info.counters.iter().filter(|c| c.direct_table.is_none()) {
-                    for i in 0..c.size {
-                        let _ = rt.counter_write(c.id, i, CounterData::default());
-                    }
-                }
-                for m in info.meters.iter().filter(|m| m.direct_table.is_none()) {
-                    for i in 0..m.size {
-                        let _ = rt.meter_set(m.id, i, None);
-                    }
-                }
-                for r in info.registers {
-                    for i in 0..r.size {
-                        let _ = rt.register_write(r.id, i, 0);
-                    }
-                }
-                for v in info.value_sets {
-                    let _ = rt.value_set_write(v.id, &[]);
-                }
+                clear_runtime(&mut *dev.runtime, info, &owned);
             })
             .await
             .map_err(device_status)?;
@@ -418,6 +484,241 @@ impl Inner {
             store.reset(cookie).map_err(not_persisted)?;
         }
         Ok(())
+    }
+}
+
+/// Copies the members and groups of the profiles and the entries and
+/// default actions of the tables in `kept` from `old` to `new` (direct
+/// counters and meters start afresh).
+fn carry_over(
+    old: &p4_target::runtime::Runtime,
+    new: &mut p4_target::runtime::Runtime,
+    kept: &pipeline::Unchanged,
+) {
+    use p4_target::runtime::RuntimeApi as _;
+    for &p in &kept.profiles {
+        for (m, action) in old.members(p).unwrap_or_default() {
+            let _ = new.member_write(p, m, action, false);
+        }
+        for (g, members) in old.groups(p).unwrap_or_default() {
+            let _ = new.group_write(p, g, &members, false);
+        }
+    }
+    for &t in &kept.tables {
+        for e in old.table_entries(t).unwrap_or_default() {
+            // Const entries are the program's own: already there.
+            let _ = new.table_insert(t, e);
+        }
+        if let Ok(d) = old.table_default(t) {
+            let _ = new.table_set_default(t, d);
+        }
+    }
+}
+
+/// Removes every entry, member, group, value-set member and
+/// counter/meter/register value of `info`'s program from `rt`, except in
+/// the tables `owned` (other services own them).
+fn clear_runtime(rt: &mut dyn p4_target::runtime::RuntimeApi, info: &ProgramInfo, owned: &[u32]) {
+    for t in info.tables.iter().filter(|t| !owned.contains(&t.id)) {
+        let _ = rt.table_clear(t.id);
+        if !t.default_is_const {
+            let _ = rt.table_reset_default(t.id);
+        }
+    }
+    for p in info.action_profiles {
+        for (g, _) in rt.groups(p.id).unwrap_or_default() {
+            let _ = rt.group_delete(p.id, g);
+        }
+        for (m, _) in rt.members(p.id).unwrap_or_default() {
+            let _ = rt.member_delete(p.id, m);
+        }
+    }
+    for c in info.counters.iter().filter(|c| c.direct_table.is_none()) {
+        for i in 0..c.size {
+            let _ = rt.counter_write(c.id, i, CounterData::default());
+        }
+    }
+    for m in info.meters.iter().filter(|m| m.direct_table.is_none()) {
+        for i in 0..m.size {
+            let _ = rt.meter_set(m.id, i, None);
+        }
+    }
+    for r in info.registers {
+        for i in 0..r.size {
+            let _ = rt.register_write(r.id, i, 0);
+        }
+    }
+    for v in info.value_sets {
+        let _ = rt.value_set_write(v.id, &[]);
+    }
+}
+
+impl Inner {
+    /// The program a SetForwardingPipelineConfig `config` names (see
+    /// control/README.md "Loading programs"): an empty device config is the
+    /// running program, `roceswitch:NAME` the compiled-in one, a bundle a
+    /// program to load; anything else is refused, saying what is expected.
+    /// The P4Info must describe that program.
+    async fn resolve(
+        &self,
+        config: Option<&pb::ForwardingPipelineConfig>,
+    ) -> Result<Arc<Program>, Status> {
+        let p4info = config
+            .and_then(|c| c.p4info.as_ref())
+            .ok_or_else(|| Status::invalid_argument("config.p4info: missing"))?;
+        let device_config = config.map_or(&[][..], |c| &c.p4_device_config[..]);
+        let running = self.program();
+        let check = |program: &Arc<Program>| -> Result<Arc<Program>, Status> {
+            pipeline::verify(program.info.name, &program.p4info, p4info)
+                .map_err(|e| e.to_status())?;
+            Ok(program.clone())
+        };
+        if device_config.is_empty() {
+            return check(&running).map_err(|s| {
+                Status::invalid_argument(format!(
+                    "{} (an empty p4_device_config means the running program '{}')",
+                    s.message(),
+                    running.info.name
+                ))
+            });
+        }
+        if device_config == running.device_config.as_slice() {
+            return check(&running);
+        }
+        if device_config == self.builtin.device_config.as_slice() {
+            return check(&self.builtin);
+        }
+        if !p4_target::bundle::Bundle::is_bundle(device_config) {
+            let looks = if device_config.trim_ascii_start().starts_with(b"{") {
+                " (it looks like JSON, e.g. a bmv2 config: this is not bmv2)"
+            } else {
+                ""
+            };
+            return Err(Status::invalid_argument(format!(
+                "config.p4_device_config: {} bytes this switch cannot load{looks}; expected a bundle built by `p4-to-rust build` (starting \"P4RSBNDL\"), '{}' for the compiled-in program, or nothing for the running program '{}'",
+                device_config.len(),
+                String::from_utf8_lossy(&self.builtin.device_config),
+                running.info.name
+            )));
+        }
+        let bytes = device_config.to_vec();
+        let library = tokio::task::spawn_blocking(move || super::loader::load(&bytes))
+            .await
+            .map_err(|e| Status::internal(format!("loading the pipeline: {e}")))?
+            .map_err(|e| e.to_status())?;
+        pipeline::verify(library.info.name, &library.p4info, p4info).map_err(|e| e.to_status())?;
+        let program = Program::build(
+            library.info,
+            p4info.clone(),
+            device_config.to_vec(),
+            Some(library),
+            &self.config,
+            false,
+        )
+        .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        Ok(Arc::new(program))
+    }
+
+    /// Makes `program` the running one with `cookie`. The same program
+    /// again: a reset of the forwarding state, or with `reconcile` only the
+    /// cookie. Another program: swapped in between two packets; with
+    /// `reconcile` the entries of tables unchanged in both programs (and
+    /// the members and groups of unchanged profiles, and the packet
+    /// replication engine) are carried over, otherwise everything starts
+    /// empty (fabric-owned tables of the compiled-in program keep theirs).
+    async fn commit(
+        self: &Arc<Self>,
+        program: Arc<Program>,
+        cookie: Option<u64>,
+        reconcile: bool,
+    ) -> Result<(), Status> {
+        let running = self.program();
+        if Arc::ptr_eq(&program, &running) {
+            if reconcile {
+                let _writes = self.shadow.lock().await;
+                lock(&self.pipeline).cookie = cookie;
+                if let Some(store) = lock(&self.store).as_mut() {
+                    store.set_cookie(cookie).map_err(not_persisted)?;
+                }
+                return Ok(());
+            }
+            return self.reset_state(cookie).await;
+        }
+        let kept = if reconcile {
+            pipeline::unchanged(&running.p4info, &program.p4info)
+        } else {
+            pipeline::Unchanged::default()
+        };
+        let mut shadow = self.shadow.lock().await;
+        let started = std::time::Instant::now();
+        self.swap(&program, &kept, reconcile).await?;
+        let swap_us = started.elapsed().as_micros();
+        if reconcile {
+            shadow.retain_program(&kept.tables, &kept.profiles);
+        } else {
+            *shadow = Shadow::default();
+        }
+        self.digest_configs.send_replace(shadow.digests.clone());
+        *self.program.write().unwrap_or_else(|e| e.into_inner()) = program.clone();
+        lock(&self.pipeline).cookie = cookie;
+        if let Some(store) = lock(&self.store).as_mut() {
+            store
+                .switch_program(
+                    &program.p4info,
+                    &program.device_config,
+                    cookie,
+                    reconcile.then_some((&kept.tables[..], &kept.profiles[..])),
+                )
+                .map_err(not_persisted)?;
+        }
+        drop(shadow);
+        self.start_idle_scanner();
+        tracing::info!(
+            from = running.info.name,
+            to = program.info.name,
+            reconcile,
+            kept_tables = kept.tables.len(),
+            swap_us,
+            "pipeline swapped"
+        );
+        Ok(())
+    }
+
+    /// Swaps the device's pipeline to `program` (one dataplane job).
+    async fn swap(
+        &self,
+        program: &Program,
+        kept: &pipeline::Unchanged,
+        reconcile: bool,
+    ) -> Result<(), Status> {
+        // Built here, off the dataplane thread: the job only moves it in.
+        let next = program.library.as_ref().map(|l| l.instantiate());
+        let info = program.info;
+        let owned: Vec<u32> = program.owned.keys().copied().collect();
+        let kept = kept.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.device
+            .submit_swap(Box::new(move |slot, pre| {
+                let (old, new) = slot.install(next);
+                // The compiled-in program, installed again, still holds
+                // what it had: start it afresh (a loaded one is fresh).
+                clear_runtime(new, info, &owned);
+                if let Some(old) = old {
+                    carry_over(old, new, &kept);
+                }
+                if !reconcile && let Some(pre) = pre {
+                    *pre = Pre::new();
+                }
+                let _ = tx.send(());
+            }))
+            .map_err(|e| match e {
+                DeviceError::NoPipelineSwap => Status::unimplemented(format!(
+                    "config.p4_device_config: {e}; it runs '{}' only",
+                    self.builtin.info.name
+                )),
+                e => device_status(e),
+            })?;
+        rx.await.map_err(|_| device_status(DeviceError::Stopped))
     }
 
     /// Handles one StreamChannel message; `false` closes the stream.
@@ -481,7 +782,7 @@ impl Inner {
                     );
                     return true;
                 }
-                match packet_io::encode_packet_out(self.info, &po) {
+                match packet_io::encode_packet_out(self.program().info, &po) {
                     Ok(frame) => {
                         if let Err(e) = self.device.packet_out(frame) {
                             stream_error(Code::Unavailable, format!("packet: {e}"), details);
@@ -530,7 +831,7 @@ async fn idle_scan(inner: std::sync::Weak<Inner>) {
             .filter(|(_, x)| x.idle_timeout_ns > 0)
             .map(|(k, x)| (k.clone(), x.idle_timeout_ns))
             .collect();
-        let info = inner.info;
+        let info = inner.program().info;
         let Ok(idle) = inner
             .device
             .with_state(move |dev| {
@@ -676,8 +977,8 @@ impl P4Runtime for P4RuntimeService {
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
         let mut cx = ReadContext {
-            info: inner.info,
-            owned: inner.owned.clone(),
+            info: inner.program().info,
+            owned: inner.program().owned.clone(),
             now_ns: 0,
             shadow: inner.shadow.lock().await.clone(),
         };
@@ -733,44 +1034,43 @@ impl P4Runtime for P4RuntimeService {
             .as_ref()
             .and_then(|c| c.cookie.as_ref())
             .map(|c| c.cookie);
-        let verify = || -> Result<(), Status> {
-            let p4info = r
-                .config
-                .as_ref()
-                .and_then(|c| c.p4info.as_ref())
-                .ok_or_else(|| Status::invalid_argument("config.p4info: missing"))?;
-            pipeline::verify(inner.info.name, &inner.p4info, p4info).map_err(|e| e.to_status())
-        };
         match action {
             Action::Unspecified => return Err(Status::invalid_argument("action: UNSPECIFIED")),
-            Action::Verify => verify()?,
+            Action::Verify => {
+                inner.resolve(r.config.as_ref()).await?;
+            }
             Action::VerifyAndSave => {
-                verify()?;
-                lock(&inner.pipeline).saved_cookie = Some(cookie);
+                let program = inner.resolve(r.config.as_ref()).await?;
+                lock(&inner.pipeline).saved = Some((program, cookie));
             }
             Action::VerifyAndCommit => {
-                verify()?;
-                inner.reset_state(cookie).await?;
-                lock(&inner.pipeline).saved_cookie = None;
+                let program = inner.resolve(r.config.as_ref()).await?;
+                inner.commit(program, cookie, false).await?;
+                lock(&inner.pipeline).saved = None;
             }
             Action::Commit => {
-                if r.config.as_ref().is_some_and(|c| c.p4info.is_some()) {
-                    verify()?;
+                // §14: COMMIT realises the config saved by VERIFY_AND_SAVE;
+                // it carries none itself (an empty message is tolerated).
+                if r.config
+                    .as_ref()
+                    .is_some_and(|c| c.p4info.is_some() || !c.p4_device_config.is_empty())
+                {
+                    return Err(Status::invalid_argument(
+                        "config: COMMIT carries no config; it commits the one saved by VERIFY_AND_SAVE (send the config with VERIFY_AND_COMMIT instead)",
+                    ));
                 }
-                let saved = lock(&inner.pipeline).saved_cookie.take().ok_or_else(|| {
-                    Status::failed_precondition(
-                        "action: COMMIT without a config saved by VERIFY_AND_SAVE",
-                    )
-                })?;
-                inner.reset_state(saved).await?;
+                let (program, saved_cookie) =
+                    lock(&inner.pipeline).saved.take().ok_or_else(|| {
+                        Status::failed_precondition(
+                            "action: COMMIT without a config saved by VERIFY_AND_SAVE",
+                        )
+                    })?;
+                inner.commit(program, saved_cookie, false).await?;
             }
             Action::ReconcileAndCommit => {
-                verify()?;
-                let _writes = inner.shadow.lock().await;
-                lock(&inner.pipeline).cookie = cookie;
-                if let Some(store) = lock(&inner.store).as_mut() {
-                    store.set_cookie(cookie).map_err(not_persisted)?;
-                }
+                let program = inner.resolve(r.config.as_ref()).await?;
+                inner.commit(program, cookie, true).await?;
+                lock(&inner.pipeline).saved = None;
             }
         }
         tracing::info!(
@@ -795,11 +1095,12 @@ impl P4Runtime for P4RuntimeService {
         let cookie = lock(&inner.pipeline)
             .cookie
             .map(|c| pb::forwarding_pipeline_config::Cookie { cookie: c });
+        let program = inner.program();
         let p4info = matches!(ty, ResponseType::All | ResponseType::P4infoAndCookie)
-            .then(|| inner.p4info.clone());
+            .then(|| program.p4info.clone());
         let device_config = if matches!(ty, ResponseType::All | ResponseType::DeviceConfigAndCookie)
         {
-            inner.device_config.clone()
+            program.device_config.clone()
         } else {
             Vec::new()
         };
@@ -829,7 +1130,7 @@ impl P4Runtime for P4RuntimeService {
             let mut arbitrated = false;
             // Lists for this stream while it is primary (spec: digests go to
             // the primary only); a new primary starts with fresh state.
-            let mut engine = DigestEngine::new(inner.info.digests);
+            let mut engine = DigestEngine::new(inner.program().info.digests);
             let epoch = tokio::time::Instant::now();
             let now_ns = move || epoch.elapsed().as_nanos() as u64;
             let mut configs = digest_configs.borrow_and_update().clone();
@@ -870,7 +1171,7 @@ impl P4Runtime for P4RuntimeService {
                         }
                         // A changed or removed config restarts that digest's lists.
                         let now = digest_configs.borrow_and_update().clone();
-                        for info in inner.info.digests {
+                        for info in inner.program().info.digests {
                             if now.get(&info.id) != configs.get(&info.id) {
                                 engine.reset(info.id);
                             }
@@ -882,7 +1183,7 @@ impl P4Runtime for P4RuntimeService {
                         if !lock(&inner.arbitration).is_primary(stream) {
                             continue;
                         }
-                        match packet_io::decode_packet_in(inner.info, &frame) {
+                        match packet_io::decode_packet_in(inner.program().info, &frame) {
                             Ok(pi) => {
                                 let _ = tx.send(Ok(pb::StreamMessageResponse {
                                     update: Some(pb::stream_message_response::Update::Packet(pi)),

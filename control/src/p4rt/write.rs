@@ -1180,6 +1180,18 @@ pub fn apply_batch(
 }
 
 impl Shadow {
+    /// What survives a RECONCILE_AND_COMMIT to another program: entry
+    /// extras of the `tables` kept, group sizes of the `profiles` kept and
+    /// the PRE echo; meters (their configs start afresh) and digests (the
+    /// new program's are off) go.
+    pub fn retain_program(&mut self, tables: &[u32], profiles: &[u32]) {
+        self.meters.clear();
+        self.direct_meters.clear();
+        self.digests.clear();
+        self.entries.retain(|k, _| tables.contains(&k.0));
+        self.group_max_size.retain(|k, _| profiles.contains(&k.0));
+    }
+
     /// Folds an applied operation into the shadow state.
     pub fn record(&mut self, op: &Op) {
         match op {

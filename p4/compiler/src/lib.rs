@@ -16,6 +16,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod back;
+pub mod bundle_build;
 pub mod check;
 pub mod diag;
 pub mod front;

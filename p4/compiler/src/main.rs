@@ -11,6 +11,11 @@
 //! `p4-to-rust switch PROG.p4 --out DIR`: writes a crate whose binary is a
 //! software switch for the program (ports, traffic manager, P4Runtime);
 //! `cargo build --release --manifest-path DIR/Cargo.toml`.
+//!
+//! `p4-to-rust build PROG.p4 -o PROG.p4rs [--target-dir DIR]`: a
+//! device-config bundle (the program as a shared library, its P4Info and
+//! the ABI fingerprint) for `SetForwardingPipelineConfig` on a running
+//! roceswitch; see `p4_compiler::bundle_build`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,6 +61,22 @@ enum Command {
         /// those unless --filter says otherwise.
         #[arg(long, value_name = "CASE")]
         trace: Option<String>,
+        /// Include directory (repeatable).
+        #[arg(short = 'I', long = "include")]
+        include: Vec<PathBuf>,
+    },
+    /// Build a device-config bundle (.p4rs) that a running roceswitch loads
+    /// through P4Runtime's SetForwardingPipelineConfig.
+    Build {
+        /// The P4 program.
+        program: PathBuf,
+        /// Where to write the bundle.
+        #[arg(short = 'o', long = "output")]
+        output: PathBuf,
+        /// Cargo target directory shared by bundle builds [default:
+        /// $P4RS_TARGET_DIR, else target/p4rs of the roceswitch checkout].
+        #[arg(long)]
+        target_dir: Option<PathBuf>,
         /// Include directory (repeatable).
         #[arg(short = 'I', long = "include")]
         include: Vec<PathBuf>,
@@ -133,6 +154,41 @@ fn main() -> ExitCode {
                 Ok(_) => ExitCode::from(1),
                 Err(e) => {
                     eprintln!("error: {e:#}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Build {
+            program,
+            output,
+            target_dir,
+            include,
+        } => {
+            let opts = p4_compiler::CompileOptions {
+                include_dirs: include,
+            };
+            let target_dir =
+                target_dir.unwrap_or_else(p4_compiler::bundle_build::default_target_dir);
+            match p4_compiler::bundle_build::build_bundle(&program, &target_dir, &opts) {
+                Ok(bundle) => {
+                    if let Err(e) = std::fs::write(&output, bundle.encode()) {
+                        eprintln!("error: cannot write {}: {e}", output.display());
+                        return ExitCode::from(1);
+                    }
+                    println!(
+                        "wrote {} ({} bytes; {})",
+                        output.display(),
+                        bundle.library.len(),
+                        bundle.abi
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(p4_compiler::bundle_build::BuildError::Compile(diags, sources)) => {
+                    eprint!("{}", p4_compiler::render(&diags, &sources));
+                    ExitCode::from(1)
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
                     ExitCode::from(2)
                 }
             }

@@ -17,8 +17,11 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod abi;
 pub mod arch;
 pub mod bits;
+pub mod bundle;
+pub mod dynamic;
 pub mod externs;
 pub mod info;
 pub mod packet;
