@@ -201,6 +201,11 @@ async fn switch_wide_counters_and_drop_reasons_are_exported() {
         "roceswitch_digests_dropped_total 0",
         "roceswitch_switch_drops_total{reason=\"over_mtu\"} 1",
         "roceswitch_switch_drops_total{reason=\"packet_in_overflow\"} 0",
+        "roceswitch_switch_drops_total{reason=\"kernel_ring\"} 0",
+        "roceswitch_conservation_ok 1",
+        "roceswitch_ledger_arrived_frames_total{port=\"0\"} 1",
+        "roceswitch_ledger_dropped_total{port=\"0\",reason=\"over_mtu\"} 1",
+        "roceswitch_ledger_arrived_frames_total{port=\"cpu\"} 1",
     ] {
         assert!(
             body.lines().any(|l| l == line),

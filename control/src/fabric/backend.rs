@@ -62,6 +62,11 @@ pub trait FabricBackend: Send + Sync + 'static {
     fn switch_stats(&self) -> Option<dataplane::switch::SwitchStats> {
         None
     }
+    /// Where every frame went, per ingress port and priority (the
+    /// conservation ledger), if this backend fronts a switch.
+    fn ledger(&self) -> Option<dataplane::switch::Ledger> {
+        None
+    }
     /// Each port's LLDP/DCBX agent (ports without one are left out).
     fn dcbx(&self) -> Vec<(u16, dataplane::dcbx::PortAgent)> {
         Vec::new()

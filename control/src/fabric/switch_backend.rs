@@ -162,6 +162,10 @@ impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
         call(&self.submit, |sw, _now| sw.stats()).ok()
     }
 
+    fn ledger(&self) -> Option<dataplane::switch::Ledger> {
+        call(&self.submit, |sw, _now| sw.ledger()).ok()
+    }
+
     fn dcbx(&self) -> Vec<(u16, dataplane::dcbx::PortAgent)> {
         call(&self.submit, |sw, _now| {
             (0..sw.tm().num_ports() as u16)
