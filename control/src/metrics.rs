@@ -53,7 +53,7 @@ struct Family {
     value: fn(&PriorityCounters) -> u64,
 }
 
-const FAMILIES: [Family; 10] = [
+const FAMILIES: [Family; 11] = [
     Family {
         name: "roceswitch_rx_packets_total",
         kind: "counter",
@@ -113,6 +113,12 @@ const FAMILIES: [Family; 10] = [
         kind: "gauge",
         help: "Current egress queue depth.",
         value: |c| c.queue_depth_bytes,
+    },
+    Family {
+        name: "roceswitch_kernel_drops_total",
+        kind: "counter",
+        help: "Frames the kernel dropped before the switch read them (AF_PACKET receive buffer full), port-wide on priority 0.",
+        value: |c| c.kernel_drops,
     },
 ];
 

@@ -44,6 +44,7 @@ fn sample(port: u16, priority: u8, base: u64) -> PriorityCounters {
         ecn_marked: base + 8,
         watchdog_storms: base + 9,
         queue_depth_bytes: base + 10,
+        kernel_drops: base + 11,
     }
 }
 
@@ -75,6 +76,7 @@ async fn get_metrics_serves_every_counter_with_labels_help_and_type() {
         ("roceswitch_ecn_marked_packets_total", "counter", 8),
         ("roceswitch_watchdog_storms_total", "counter", 9),
         ("roceswitch_queue_depth_bytes", "gauge", 10),
+        ("roceswitch_kernel_drops_total", "counter", 11),
     ];
     let lines: Vec<&str> = body.lines().collect();
     for (name, kind, offset) in expected {

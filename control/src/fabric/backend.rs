@@ -49,6 +49,9 @@ pub struct PriorityCounters {
     pub watchdog_storms: u64,
     /// Current egress queue depth.
     pub queue_depth_bytes: u64,
+    /// Frames the kernel dropped on this port before the switch read them
+    /// (port-wide, on priority 0; not in `drops`).
+    pub kernel_drops: u64,
 }
 
 /// What the fabric service needs from the dataplane.
