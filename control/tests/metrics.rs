@@ -104,7 +104,7 @@ async fn get_metrics_serves_every_counter_with_labels_help_and_type() {
     }
     assert_eq!(
         lines.len(),
-        10 * (2 + 2),
+        11 * (2 + 2),
         "HELP, TYPE and two rows per family"
     );
 
