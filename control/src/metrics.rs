@@ -210,6 +210,14 @@ fn render_switch(out: &mut String, s: &SwitchStats) {
     }
 }
 
+/// One per-port ledger family: name, type, help, and how to read it.
+type LedgerFamily = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&PortLedger) -> u64,
+);
+
 /// The conservation ledger: per ingress port (`port="cpu"` is the
 /// controller's row) the frames that arrived and where they went, the
 /// per-priority share, and `roceswitch_conservation_ok` (1 when
@@ -230,7 +238,7 @@ fn render_ledger(out: &mut String, ledger: &Ledger) {
     );
     let _ = writeln!(out, "# TYPE roceswitch_conservation_ok gauge");
     let _ = writeln!(out, "roceswitch_conservation_ok {ok}");
-    let per_port: [(&str, &str, &str, fn(&PortLedger) -> u64); 7] = [
+    let per_port: [LedgerFamily; 7] = [
         (
             "roceswitch_ledger_arrived_frames_total",
             "counter",
