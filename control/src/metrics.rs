@@ -22,7 +22,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use dataplane::switch::{SwitchDrop, SwitchStats};
+use dataplane::switch::{Ledger, PortLedger, SwitchDrop, SwitchStats};
 
 use crate::fabric::{FabricBackend, PriorityCounters};
 
@@ -53,7 +53,7 @@ struct Family {
     value: fn(&PriorityCounters) -> u64,
 }
 
-const FAMILIES: [Family; 10] = [
+const FAMILIES: [Family; 11] = [
     Family {
         name: "roceswitch_rx_packets_total",
         kind: "counter",
@@ -114,14 +114,27 @@ const FAMILIES: [Family; 10] = [
         help: "Current egress queue depth.",
         value: |c| c.queue_depth_bytes,
     },
+    Family {
+        name: "roceswitch_kernel_drops_total",
+        kind: "counter",
+        help: "Frames the kernel dropped before the switch read them (AF_PACKET receive buffer full), port-wide on priority 0.",
+        value: |c| c.kernel_drops,
+    },
 ];
 
 /// The Prometheus text exposition of `counters` and, when known, the
 /// switch-wide `stats`.
-pub fn render(counters: &[PriorityCounters], stats: Option<&SwitchStats>) -> String {
+pub fn render(
+    counters: &[PriorityCounters],
+    stats: Option<&SwitchStats>,
+    ledger: Option<&Ledger>,
+) -> String {
     let mut out = String::new();
     if let Some(s) = stats {
         render_switch(&mut out, s);
+    }
+    if let Some(l) = ledger {
+        render_ledger(&mut out, l);
     }
     for f in &FAMILIES {
         // Writing to a String cannot fail.
@@ -184,7 +197,7 @@ fn render_switch(out: &mut String, s: &SwitchStats) {
     let name = "roceswitch_switch_drops_total";
     let _ = writeln!(
         out,
-        "# HELP {name} Packets the switch dropped outside the traffic manager, by reason."
+        "# HELP {name} Copies the switch dropped, by reason (traffic-manager reasons, kernel ring losses and watchdog flushes included)."
     );
     let _ = writeln!(out, "# TYPE {name} counter");
     for reason in SwitchDrop::ALL {
@@ -194,6 +207,103 @@ fn render_switch(out: &mut String, s: &SwitchStats) {
             reason.name(),
             s.dropped(reason)
         );
+    }
+}
+
+/// One per-port ledger family: name, type, help, and how to read it.
+type LedgerFamily = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&PortLedger) -> u64,
+);
+
+/// The conservation ledger: per ingress port (`port="cpu"` is the
+/// controller's row) the frames that arrived and where they went, the
+/// per-priority share, and `roceswitch_conservation_ok` (1 when
+/// arrived + copies = consumed + forwarded + packet_in + dropped + queued +
+/// recirculating holds on every row).
+fn render_ledger(out: &mut String, ledger: &Ledger) {
+    let rows: Vec<(String, &PortLedger)> = ledger
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i.to_string(), r))
+        .chain([("cpu".to_string(), &ledger.controller)])
+        .collect();
+    let ok = u8::from(ledger.check().is_ok());
+    let _ = writeln!(
+        out,
+        "# HELP roceswitch_conservation_ok 1 when every frame is accounted for on every port."
+    );
+    let _ = writeln!(out, "# TYPE roceswitch_conservation_ok gauge");
+    let _ = writeln!(out, "roceswitch_conservation_ok {ok}");
+    let per_port: [LedgerFamily; 7] = [
+        (
+            "roceswitch_ledger_arrived_frames_total",
+            "counter",
+            "Frames that reached the port (read, or lost in the kernel ring).",
+            |r| r.arrived,
+        ),
+        (
+            "roceswitch_ledger_copies_total",
+            "counter",
+            "Extra copies made of the port's frames (replicas, clones).",
+            |r| r.copies,
+        ),
+        (
+            "roceswitch_ledger_consumed_frames_total",
+            "counter",
+            "MAC Control and LLDP frames the switch consumed.",
+            |r| r.consumed,
+        ),
+        (
+            "roceswitch_ledger_packet_in_total",
+            "counter",
+            "Copies handed to the controller.",
+            |r| r.packet_in,
+        ),
+        (
+            "roceswitch_ledger_forwarded_total",
+            "counter",
+            "Copies transmitted, all priorities.",
+            PortLedger::forwarded,
+        ),
+        (
+            "roceswitch_ledger_queued",
+            "gauge",
+            "Copies in the traffic manager now.",
+            PortLedger::queued,
+        ),
+        (
+            "roceswitch_ledger_recirculating",
+            "gauge",
+            "Copies waiting to re-enter ingress.",
+            |r| r.recirculating,
+        ),
+    ];
+    for (name, kind, help, value) in per_port {
+        let _ = writeln!(out, "# HELP {name} {help} By ingress port.");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        for (port, r) in &rows {
+            let _ = writeln!(out, "{name}{{port=\"{port}\"}} {}", value(r));
+        }
+    }
+    let name = "roceswitch_ledger_dropped_total";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Copies dropped, by ingress port and reason."
+    );
+    let _ = writeln!(out, "# TYPE {name} counter");
+    for (port, r) in &rows {
+        for reason in SwitchDrop::ALL {
+            let _ = writeln!(
+                out,
+                "{name}{{port=\"{port}\",reason=\"{}\"}} {}",
+                reason.name(),
+                r.dropped(reason)
+            );
+        }
     }
 }
 
@@ -309,15 +419,20 @@ async fn handle(mut stream: TcpStream, backend: Arc<dyn FabricBackend>) -> std::
         .await;
     }
     // Backends may block on the dataplane thread: keep that off the reactor.
-    let (counters, stats) =
-        tokio::task::spawn_blocking(move || (backend.counters(&[]), backend.switch_stats()))
-            .await
-            .unwrap_or_default();
+    let (counters, stats, ledger) = tokio::task::spawn_blocking(move || {
+        (
+            backend.counters(&[]),
+            backend.switch_stats(),
+            backend.ledger(),
+        )
+    })
+    .await
+    .unwrap_or_default();
     respond(
         &mut stream,
         "200 OK",
         "text/plain; version=0.0.4; charset=utf-8",
-        &render(&counters, stats.as_ref()),
+        &render(&counters, stats.as_ref(), ledger.as_ref()),
     )
     .await
 }

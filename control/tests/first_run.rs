@@ -109,7 +109,6 @@ fn bad_port_lists_are_refused_with_one_line_each() {
     }
 }
 
-/// True if we may create namespaces; otherwise prints why the test is skipped.
 #[test]
 fn a_closed_pipe_ends_rocectl_like_any_unix_tool() {
     use std::os::unix::process::ExitStatusExt;
@@ -127,14 +126,10 @@ fn a_closed_pipe_ends_rocectl_like_any_unix_tool() {
     assert_eq!(stderr(&out), "", "no panic message, no error line");
 }
 
+/// True if we may create namespaces; otherwise says why the test is
+/// skipped (fails under `ROCESWITCH_REQUIRE_ROOT`, as CI runs as root).
 fn root_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    if euid != 0 {
-        eprintln!("SKIPPED {test}: needs root (creates a network namespace); euid = {euid}");
-        return false;
-    }
-    true
+    dataplane::port::netns::namespaces_or_skip(test)
 }
 
 /// A namespace and the daemon in it, both removed on drop.

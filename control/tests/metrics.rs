@@ -44,6 +44,7 @@ fn sample(port: u16, priority: u8, base: u64) -> PriorityCounters {
         ecn_marked: base + 8,
         watchdog_storms: base + 9,
         queue_depth_bytes: base + 10,
+        kernel_drops: base + 11,
     }
 }
 
@@ -75,6 +76,7 @@ async fn get_metrics_serves_every_counter_with_labels_help_and_type() {
         ("roceswitch_ecn_marked_packets_total", "counter", 8),
         ("roceswitch_watchdog_storms_total", "counter", 9),
         ("roceswitch_queue_depth_bytes", "gauge", 10),
+        ("roceswitch_kernel_drops_total", "counter", 11),
     ];
     let lines: Vec<&str> = body.lines().collect();
     for (name, kind, offset) in expected {
@@ -102,7 +104,7 @@ async fn get_metrics_serves_every_counter_with_labels_help_and_type() {
     }
     assert_eq!(
         lines.len(),
-        10 * (2 + 2),
+        11 * (2 + 2),
         "HELP, TYPE and two rows per family"
     );
 
@@ -201,6 +203,11 @@ async fn switch_wide_counters_and_drop_reasons_are_exported() {
         "roceswitch_digests_dropped_total 0",
         "roceswitch_switch_drops_total{reason=\"over_mtu\"} 1",
         "roceswitch_switch_drops_total{reason=\"packet_in_overflow\"} 0",
+        "roceswitch_switch_drops_total{reason=\"kernel_ring\"} 0",
+        "roceswitch_conservation_ok 1",
+        "roceswitch_ledger_arrived_frames_total{port=\"0\"} 1",
+        "roceswitch_ledger_dropped_total{port=\"0\",reason=\"over_mtu\"} 1",
+        "roceswitch_ledger_arrived_frames_total{port=\"cpu\"} 1",
     ] {
         assert!(
             body.lines().any(|l| l == line),

@@ -42,26 +42,10 @@ const SINGLE_DST: [u8; 4] = [10, 0, 1, 5];
 const ECMP_DST: [u8; 4] = [10, 0, 2, 7];
 const FLOWS: u16 = 8;
 
-/// True if we may create namespaces; otherwise prints why the test is skipped.
+/// True if we may create namespaces; otherwise says why the test is
+/// skipped (fails under `ROCESWITCH_REQUIRE_ROOT`, as CI runs as root).
 fn root_or_skip(test: &str) -> bool {
-    let euid = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|u| u.parse::<u32>().ok())
-        })
-        .unwrap_or(u32::MAX);
-    if euid != 0 {
-        eprintln!("SKIPPED {test}: needs root (creates network namespaces); euid = {euid}");
-        return false;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("SKIPPED {test}: the `ip` tool (iproute2) is not installed");
-        return false;
-    }
-    true
+    dataplane::port::netns::namespaces_or_skip(test)
 }
 
 fn ip(args: &[&str]) {

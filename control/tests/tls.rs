@@ -423,24 +423,10 @@ fn roceswitch_stops_at_startup_on_a_bad_tls_file() {
     );
 }
 
-/// True if this process may create network namespaces; otherwise says why the test is skipped.
+/// True if we may create namespaces; otherwise says why the test is
+/// skipped (fails under `ROCESWITCH_REQUIRE_ROOT`, as CI runs as root).
 fn root_or_skip(test: &str) -> bool {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let euid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|v| v.split_whitespace().nth(1))
-        .unwrap_or("?")
-        .to_string();
-    if euid != "0" {
-        eprintln!("SKIPPED {test}: needs root (creates a network namespace); euid = {euid}");
-        return false;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("SKIPPED {test}: the `ip` tool (iproute2) is not installed");
-        return false;
-    }
-    true
+    dataplane::port::netns::namespaces_or_skip(test)
 }
 
 /// An `rl-` namespace holding a veth pair (the daemon's port is one end) and

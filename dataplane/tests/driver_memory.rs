@@ -20,7 +20,7 @@ use common::{roce_frame, routed, router};
 use dataplane::driver::{Clock, Driver, DriverIo, DriverStats, ManualClock, command_channel};
 use dataplane::port::{FrameBuf, MemoryPort, Port};
 use dataplane::roce::Program;
-use dataplane::switch::{Switch, SwitchConfig};
+use dataplane::switch::{Switch, SwitchConfig, SwitchDrop};
 use dataplane::time::Instant;
 
 /// Long enough that a test waiting for the driver never fails on a slow
@@ -296,4 +296,76 @@ fn on_a_manual_clock_the_driver_replays_exactly_and_paces_at_port_speed() {
         Instant::from_millis(1),
         "the late frame left on arrival"
     );
+}
+
+/// A port that says the kernel lost `pending` frames before it could read
+/// them (what an `AF_PACKET` socket reports through `PACKET_STATISTICS`).
+struct LossyPort {
+    inner: MemoryPort,
+    pending: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Port for LossyPort {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn recv_batch(&mut self, bufs: &mut [FrameBuf]) -> Result<usize, dataplane::port::PortError> {
+        self.inner.recv_batch(bufs)
+    }
+    fn send_batch(&mut self, bufs: &[FrameBuf]) -> Result<usize, dataplane::port::PortError> {
+        self.inner.send_batch(bufs)
+    }
+    fn wait_readable(
+        &mut self,
+        timeout: Option<Duration>,
+    ) -> Result<bool, dataplane::port::PortError> {
+        self.inner.wait_readable(timeout)
+    }
+    fn take_rx_lost(&mut self) -> Result<u64, dataplane::port::PortError> {
+        Ok(self.pending.swap(0, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+#[test]
+fn frames_the_kernel_lost_are_charged_to_their_port_as_kernel_ring_drops() {
+    let (mut ours, mut theirs) = links();
+    let pending = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    // Port 1 of the switch reports losses; frames still arrive through it.
+    drop(theirs.remove(1));
+    let (a, b) = MemoryPort::pair("test1", "sw1");
+    ours[1] = a;
+    theirs.insert(
+        1,
+        Box::new(LossyPort {
+            inner: b,
+            pending: pending.clone(),
+        }),
+    );
+    let switch = Switch::new(router(2), SwitchConfig::with_ports(3), Instant::ZERO).unwrap();
+    let (_cmd_tx, cmd_rx) = command_channel::<Program>().unwrap();
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut driver = Driver::with_clock(switch, theirs, quiet_io(cmd_rx), clock.clone());
+
+    pending.store(7, std::sync::atomic::Ordering::Relaxed);
+    send(&mut ours[1], &roce_frame(26, 1, 64));
+    driver.step().unwrap();
+    assert_eq!(
+        recv_within(&mut ours[2], PATIENCE),
+        Some(routed(&roce_frame(26, 1, 64)))
+    );
+    // Within one check interval the loss is not asked again...
+    pending.store(5, std::sync::atomic::Ordering::Relaxed);
+    driver.step().unwrap();
+    assert_eq!(driver.stats().rx_kernel_drops, 7);
+    // ...after it, it is; and a final collect picks up the rest.
+    clock.advance(dataplane::time::Duration::from_millis(2));
+    driver.step().unwrap();
+    assert_eq!(driver.stats().rx_kernel_drops, 12);
+
+    let sw = driver.switch();
+    let row = &sw.ledger().ports[1];
+    assert_eq!(row.dropped(SwitchDrop::KernelRing), 12);
+    assert_eq!(row.arrived, 13, "lost frames arrived at the port too");
+    assert_eq!(sw.stats().dropped(SwitchDrop::KernelRing), 12);
+    sw.conservation().unwrap();
 }

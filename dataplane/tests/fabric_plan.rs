@@ -268,3 +268,16 @@ fn per_switch_ecmp_seeds_decorrelate_tiers() {
         );
     }
 }
+
+#[test]
+fn a_disabled_watchdog_with_any_poll_interval_validates_and_applies() {
+    let mut cfg = fabric(3, 3);
+    cfg.watchdog.enabled = false;
+    cfg.watchdog.poll_interval_ms = 5;
+    assert!(cfg.validate().is_empty());
+    let mut sw = switch();
+    SwitchPlan::build(sw.tm().config(), &cfg, None, &PROGRAM_INFO)
+        .expect("what validates plans")
+        .apply(&mut sw, Instant::ZERO)
+        .unwrap();
+}

@@ -384,6 +384,7 @@ fn check_lossless_incast(n: usize, msgs: u64) {
         .write(&out_dir(&format!("incast_{n}to1")), "timeseries")
         .unwrap();
 
+    x.sim.conservation().unwrap();
     let tm = x.sim.switch(x.sw).unwrap().tm();
     assert_eq!(tm.drop_counts().total(), 0, "lossless incast must not drop");
     let pfc_sent: u64 = (0..n as u16)
@@ -439,6 +440,10 @@ fn check_half_headroom_overflows(n: usize, msgs: u64) {
     let probes = incast_probes(&x);
     record(&mut x.sim, 5, &probes);
     x.sim.drive();
+    // Overflow drops are charged to their port and reason like any other.
+    x.sim.conservation().unwrap();
+    let ledger = x.sim.switch(x.sw).unwrap().switch().ledger().total();
+    assert!(ledger.dropped(dataplane::switch::SwitchDrop::HeadroomOverflow) > 0);
     x.sim
         .recorder()
         .unwrap()

@@ -143,8 +143,16 @@ fn lossy_incast_drops_and_counts_without_pausing() {
     let delivered: usize = out.delivered_psns.iter().map(Vec::len).sum();
     let sent: u32 = out.sent.iter().sum();
     assert_eq!(out.xoff_on, [0, 0], "no PFC for a lossy priority");
-    let drops = sw.stats().dropped(dataplane::switch::SwitchDrop::Tm);
+    let drops = sw
+        .stats()
+        .dropped(dataplane::switch::SwitchDrop::LossyTailDrop)
+        + sw.stats()
+            .dropped(dataplane::switch::SwitchDrop::EgressLimit);
     assert!(drops > 0, "over-subscribed lossy traffic is dropped");
+    sw.conservation().unwrap();
+    let total = sw.ledger().total();
+    assert_eq!(total.arrived, u64::from(sent), "the ledger saw every frame");
+    assert_eq!(total.forwarded(), delivered as u64);
     assert_eq!(
         delivered as u64 + drops,
         u64::from(sent),

@@ -54,10 +54,14 @@ fn root_or_skip(test: &str) -> bool {
     }
     let roceswitch = Path::new(env!("CARGO_BIN_EXE_rocelab")).with_file_name("roceswitch");
     if !roceswitch.is_file() {
-        eprintln!(
-            "SKIPPED {test}: {} missing (cargo build -p control --bin roceswitch)",
+        let why = format!(
+            "{} missing (cargo build -p control --bin roceswitch)",
             roceswitch.display()
         );
+        if std::env::var_os(dataplane::port::netns::REQUIRE_NAMESPACES_ENV).is_some() {
+            panic!("{test} cannot run: {why}");
+        }
+        eprintln!("SKIPPED {test}: {why}");
         return false;
     }
     true

@@ -49,6 +49,9 @@ pub struct PriorityCounters {
     pub watchdog_storms: u64,
     /// Current egress queue depth.
     pub queue_depth_bytes: u64,
+    /// Frames the kernel dropped on this port before the switch read them
+    /// (port-wide, on priority 0; not in `drops`).
+    pub kernel_drops: u64,
 }
 
 /// What the fabric service needs from the dataplane.
@@ -60,6 +63,11 @@ pub trait FabricBackend: Send + Sync + 'static {
     /// Switch-wide counters (frames, controller traffic, digests, drops by
     /// reason), if this backend fronts a switch.
     fn switch_stats(&self) -> Option<dataplane::switch::SwitchStats> {
+        None
+    }
+    /// Where every frame went, per ingress port and priority (the
+    /// conservation ledger), if this backend fronts a switch.
+    fn ledger(&self) -> Option<dataplane::switch::Ledger> {
         None
     }
     /// Each port's LLDP/DCBX agent (ports without one are left out).

@@ -81,8 +81,14 @@ pub fn load(path: &Path) -> Result<FabricConfig, PersistError> {
         path: p.clone(),
         source,
     })?;
+    parse(&bytes, &p)
+}
+
+/// Parses and validates a state file's bytes (`p` names it in errors).
+pub fn parse(bytes: &[u8], p: &str) -> Result<FabricConfig, PersistError> {
+    let p = p.to_string();
     let cfg: FabricConfig =
-        serde_json::from_slice(&bytes).map_err(|source| PersistError::Format {
+        serde_json::from_slice(bytes).map_err(|source| PersistError::Format {
             path: p.clone(),
             source,
         })?;

@@ -351,5 +351,6 @@ pub fn counters_to(c: &PriorityCounters) -> pb::PriorityCounters {
         ecn_marked: c.ecn_marked,
         watchdog_storms: c.watchdog_storms,
         queue_depth_bytes: c.queue_depth_bytes,
+        kernel_drops: c.kernel_drops,
     }
 }

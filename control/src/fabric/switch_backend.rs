@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use dataplane::driver::Command;
 use dataplane::fabric::SwitchPlan;
-use dataplane::switch::{Switch, SwitchStats};
+use dataplane::switch::{Switch, SwitchDrop, SwitchStats};
 use dataplane::time::Instant;
 use dataplane::tm::TmConfig;
 use p4_target::info::{ProgramInfo, resolve_name};
@@ -139,12 +139,17 @@ impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
                 c.and_then(|c| rt.counter_read(c, i).ok())
                     .unwrap_or_default()
             };
+            let ledger = sw.ledger();
             let mut out = Vec::new();
             for port in wanted {
                 // Discards before classification have no priority: count them on 0.
                 let early = sw
                     .port_discards(port)
                     .map_or(0, |d| d.malformed + d.over_mtu);
+                let kernel = ledger
+                    .ports
+                    .get(usize::from(port))
+                    .map_or(0, |r| r.dropped(SwitchDrop::KernelRing));
                 for prio in 0..8u8 {
                     let Some(s) = tm.stats(port, prio) else {
                         continue;
@@ -167,6 +172,7 @@ impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
                             .stats(port, prio)
                             .map_or(0, |w| w.deadlock_detected),
                         queue_depth_bytes: tm.queue_depth(port, prio).map_or(0, |(b, _)| b),
+                        kernel_drops: if prio == 0 { kernel } else { 0 },
                     });
                 }
             }
@@ -195,6 +201,10 @@ impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
 
     fn trace_tap(&self) -> Option<&TraceTap> {
         self.trace_tap.as_ref()
+    }
+
+    fn ledger(&self) -> Option<dataplane::switch::Ledger> {
+        call(&self.submit, |sw, _now| sw.ledger()).ok()
     }
 
     fn dcbx(&self) -> Vec<(u16, dataplane::dcbx::PortAgent)> {

@@ -76,6 +76,10 @@ pub const MAX_SLEEP: std::time::Duration = std::time::Duration::from_millis(5);
 /// How often ports without a poll descriptor are looked at while idle.
 const UNPOLLED_PORT_NAP: std::time::Duration = std::time::Duration::from_micros(100);
 
+/// How often the ports are asked for frames the kernel lost
+/// ([`Port::take_rx_lost`], a system call per port).
+pub const RX_LOST_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// How long to wait for the kernel to take a transmit backlog.
 const BACKLOG_NAP: std::time::Duration = std::time::Duration::from_micros(50);
 
@@ -119,6 +123,10 @@ pub struct DriverStats {
     pub tx_frames: u64,
     /// Times a port's kernel queue was full and frames were kept for later.
     pub tx_backpressure: u64,
+    /// Frames the kernel dropped before the driver could read them (all
+    /// ports; the switch counts them per port as
+    /// [`crate::switch::SwitchDrop::KernelRing`]).
+    pub rx_kernel_drops: u64,
     /// Control-plane commands applied.
     pub commands: u64,
     /// Sleeps ended by the command channel's wake-up (a command sent, or a
@@ -162,6 +170,8 @@ pub struct Driver<P: Pipeline, C: Clock = MonotonicClock> {
     stats: DriverStats,
     /// Where finished packet traces go (dropped when `None`).
     trace_sink: Option<TraceSink>,
+    /// When the ports are next asked for kernel losses.
+    next_rx_lost_check: Instant,
 }
 
 /// Called on the dataplane thread with each finished packet trace; it must
@@ -222,6 +232,7 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
             scratch: Vec::with_capacity(16 * 1024),
             stats: DriverStats::default(),
             trace_sink: None,
+            next_rx_lost_check: Instant::ZERO,
         }
     }
 
@@ -309,6 +320,11 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         }
         self.stats.rx_frames += received as u64;
         let now = self.clock.now();
+        if now >= self.next_rx_lost_check {
+            self.collect_rx_lost()?;
+            self.next_rx_lost_check =
+                now + crate::time::Duration::from_nanos(RX_LOST_INTERVAL.as_nanos() as u64);
+        }
         self.switch.handle_timeout(now);
         let mut sent_any = false;
         for i in 0..self.ports.len() {
@@ -340,6 +356,23 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         } else {
             Turn::Busy
         })
+    }
+
+    /// Asks every port for the frames the kernel lost since the last call
+    /// and charges them to the switch (done every [`RX_LOST_INTERVAL`] by
+    /// [`Driver::step`]; call it before reading final counters).
+    pub fn collect_rx_lost(&mut self) -> Result<u64, PortError> {
+        let mut total = 0;
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            let lost = p.port.take_rx_lost()?;
+            if lost > 0 {
+                tracing::debug!(port = i, lost, "kernel dropped received frames");
+                self.switch.handle_rx_lost(i as u16, lost);
+                total += lost;
+            }
+        }
+        self.stats.rx_kernel_drops += total;
+        Ok(total)
     }
 
     /// Moves what port `i` may send now from the switch to the kernel.

@@ -81,7 +81,12 @@ pub fn tm_config(base: &TmConfig, fabric: &FabricConfig) -> Result<TmConfig, Pla
         }
     }
     let wd = &fabric.watchdog;
-    cfg.watchdog.poll_interval_ms = wd.poll_interval_ms;
+    // Validation checks the poll interval only of an enabled watchdog, so
+    // only then does it replace the base's (a disabled watchdog's interval
+    // outside 100..=1000 was accepted and then refused by the TM).
+    if wd.enabled {
+        cfg.watchdog.poll_interval_ms = wd.poll_interval_ms;
+    }
     for tm_port in &mut cfg.ports {
         tm_port.watchdog = (wd.enabled && tm_port.pfc_enable != 0).then(|| {
             let mut w = WatchdogPortConfig::start(wd.detection_time_ms, wd.restoration_time_ms);

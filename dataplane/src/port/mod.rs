@@ -206,6 +206,13 @@ pub trait Port {
     /// limit). Returns true if a frame is waiting. May wake spuriously.
     fn wait_readable(&mut self, timeout: Option<std::time::Duration>) -> Result<bool, PortError>;
 
+    /// Frames that reached the port since the last call but were lost
+    /// before they could be received (the kernel's receive buffer or ring
+    /// was full). Ports that cannot lose frames report 0.
+    fn take_rx_lost(&mut self) -> Result<u64, PortError> {
+        Ok(0)
+    }
+
     /// A file descriptor that polls readable when a frame is waiting, so one
     /// thread can wait on many ports at once; `None` for ports without one.
     fn poll_fd(&self) -> Option<std::os::fd::RawFd> {

@@ -36,3 +36,39 @@ where
         .join()
         .map_err(|_| io::Error::other("namespace thread panicked"))?
 }
+
+/// The environment variable that turns a namespace test's skip into a
+/// failure: CI sets it when it runs as root, so a test that cannot run
+/// there fails instead of passing silently.
+pub const REQUIRE_NAMESPACES_ENV: &str = "ROCESWITCH_REQUIRE_ROOT";
+
+/// Why this process cannot create network namespaces (not root, or no
+/// `ip` tool), or `None` when it can.
+pub fn namespaces_unavailable() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    if euid != 0 {
+        return Some(format!(
+            "needs root (creates network namespaces); euid = {euid}"
+        ));
+    }
+    if std::process::Command::new("ip").arg("-V").output().is_err() {
+        return Some("the `ip` tool (iproute2) is not installed".to_string());
+    }
+    None
+}
+
+/// For tests that create namespaces: `true` when they may; otherwise
+/// prints `SKIPPED <test>: <why>` and returns `false`, or panics when
+/// [`REQUIRE_NAMESPACES_ENV`] is set (CI running as root must run every
+/// such test).
+pub fn namespaces_or_skip(test: &str) -> bool {
+    let Some(why) = namespaces_unavailable() else {
+        return true;
+    };
+    if std::env::var_os(REQUIRE_NAMESPACES_ENV).is_some() {
+        panic!("{test} cannot run ({why}) but {REQUIRE_NAMESPACES_ENV} is set");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+    false
+}

@@ -19,6 +19,10 @@
 //!   4 MiB (falling back to the unprivileged options), `bind` with
 //!   `ETH_P_ALL` to the interface index.
 //!
+//! Frames the kernel dropped because the socket's receive buffer was full
+//! (`PACKET_STATISTICS` `tp_drops`, which reading resets) are collected by
+//! [`Port::take_rx_lost`] and kept in [`PortStats::rx_kernel_drops`].
+//!
 //! Batches are at most [`MAX_BATCH`] frames; larger slices are served in
 //! several calls. Frames longer than the buffer are dropped and counted
 //! (`MSG_TRUNC`). Requires `CAP_NET_RAW`. The socket lives in the network
@@ -55,6 +59,15 @@ struct TpacketAuxdata {
     tp_vlan_tpid: u16,
 }
 
+/// `struct tpacket_stats` from `<linux/if_packet.h>` (what
+/// `PACKET_STATISTICS` returns for a socket without a ring).
+#[repr(C)]
+#[derive(Default)]
+struct TpacketStats {
+    tp_packets: u32,
+    tp_drops: u32,
+}
+
 /// Room for one `PACKET_AUXDATA` control message (CMSG_SPACE, 8-aligned).
 const CMSG_BYTES: usize = 64;
 
@@ -71,6 +84,10 @@ pub struct PortStats {
     pub rx_truncated: u64,
     /// Own transmissions seen on receive and dropped.
     pub rx_outgoing_dropped: u64,
+    /// Frames the kernel dropped before we could read them (receive buffer
+    /// full: `PACKET_STATISTICS` `tp_drops`), as of the last
+    /// [`Port::take_rx_lost`].
+    pub rx_kernel_drops: u64,
     /// Frames accepted by the kernel for sending.
     pub tx_frames: u64,
     /// Bytes of those frames.
@@ -411,6 +428,30 @@ fn auxdata(h: &libc::msghdr) -> Option<TpacketAuxdata> {
 impl Port for AfPacketPort {
     fn name(&self) -> &str {
         &self.iface
+    }
+
+    fn take_rx_lost(&mut self) -> Result<u64, PortError> {
+        let mut st = TpacketStats::default();
+        let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
+        // SAFETY: passes a live, writable `tpacket_stats` and its size; the
+        // kernel writes at most `len` bytes.
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                (&mut st as *mut TpacketStats).cast(),
+                &mut len,
+            )
+        };
+        if r < 0 {
+            return Err(self.io_err("getsockopt(PACKET_STATISTICS)", last_err()));
+        }
+        // Reading resets the kernel's counters: this is the loss since the
+        // last call.
+        let lost = u64::from(st.tp_drops);
+        self.stats.rx_kernel_drops += lost;
+        Ok(lost)
     }
 
     fn poll_fd(&self) -> Option<RawFd> {

@@ -457,6 +457,17 @@ impl<P: Pipeline> Sim<P> {
         }
     }
 
+    /// Checks the conservation law ([`crate::switch::Switch::conservation`])
+    /// of every switch node; the first that breaks it is named.
+    pub fn conservation(&self) -> Result<(), (NodeId, crate::switch::Imbalance)> {
+        for (id, node) in self.nodes.iter().enumerate() {
+            if let Node::Switch(s) = node {
+                s.switch().conservation().map_err(|e| (id, e))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Switch `id`, mutably. Call [`Sim::kick`] after changing it.
     pub fn switch_mut(&mut self, id: NodeId) -> Option<&mut SimSwitch<P>> {
         match self.nodes.get_mut(id)? {

@@ -158,6 +158,9 @@ fn run_on_target(sw: &mut dyn Target, stf_text: &str) -> StfReport {
         runner.exec(stmt);
     }
     runner.check_segment("end of test");
+    if let Err(e) = runner.sw.conservation() {
+        runner.report.failures.push(format!("end of test: {e}"));
+    }
     let r = runner.report;
     StfReport {
         passed: r.failures.is_empty(),
@@ -173,6 +176,8 @@ trait Target {
     fn runtime(&self) -> &Runtime;
     fn runtime_mut(&mut self) -> &mut Runtime;
     fn pre_mut(&mut self) -> &mut Pre;
+    /// The switch's conservation law ([`Switch::conservation`]).
+    fn conservation(&self) -> Result<(), crate::switch::Imbalance>;
     /// Sends `data` in on `port` at `now`, then hands every frame the
     /// switch sends to `emit` and appends every digest to `digests`.
     fn packet(
@@ -197,6 +202,9 @@ impl<P: Pipeline> Target for Switch<P> {
     }
     fn pre_mut(&mut self) -> &mut Pre {
         Switch::pre_mut(self)
+    }
+    fn conservation(&self) -> Result<(), crate::switch::Imbalance> {
+        Switch::conservation(self)
     }
     fn packet(
         &mut self,

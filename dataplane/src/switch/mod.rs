@@ -70,6 +70,8 @@
 //! Per packet, the core copies the frame once into a pooled buffer; it
 //! allocates only for multicast replicas and clones.
 
+mod ledger;
+
 use std::collections::VecDeque;
 
 use p4_target::arch::{
@@ -89,6 +91,7 @@ use crate::tm::{ConfigError, DropReason, EnqueueMeta, Tm, TmConfig, TmEvent};
 mod trace;
 use trace::{InFlight, Tracing};
 pub use trace::{MAX_TRACES, TraceRequest, TraceStats};
+pub use self::ledger::{Imbalance, Ledger, PortLedger, PrioLedger};
 
 /// The CPU port of [`SwitchConfig::with_ports`].
 pub const DEFAULT_CPU_PORT: u16 = 510;
@@ -122,17 +125,31 @@ pub enum SwitchDrop {
     /// replica or a clone session naming one; a frame received on one; a
     /// packet-out without a CPU port).
     NoSuchPort,
-    /// The traffic manager refused it (see [`Switch::tm`] for the reason split).
-    Tm,
     /// The controller did not drain packet-ins fast enough.
     PacketInOverflow,
     /// Longer than the ingress port's MTU (plus Ethernet and VLAN headers).
     OverMtu,
+    /// Traffic manager: a lossy priority group past its shared threshold
+    /// ([`DropReason::LossyTailDrop`]).
+    LossyTailDrop,
+    /// Traffic manager: a lossy copy over its egress queue limit
+    /// ([`DropReason::EgressLimit`]).
+    EgressLimit,
+    /// Traffic manager: a lossless copy with shared buffer and headroom
+    /// exhausted ([`DropReason::HeadroomOverflow`]): headroom sized too small.
+    HeadroomOverflow,
+    /// Traffic manager: discarded by the PFC watchdog's drop action, on
+    /// arrival or flushed from its queue ([`DropReason::WatchdogDrop`]).
+    WatchdogDrop,
+    /// Lost in the kernel's receive ring or socket buffer before the
+    /// driver read it (AF_PACKET `PACKET_STATISTICS` `tp_drops`), reported
+    /// with [`Switch::handle_rx_lost`].
+    KernelRing,
 }
 
 impl SwitchDrop {
     /// Number of reasons.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 14;
     /// Every reason, in counter order.
     pub const ALL: [SwitchDrop; SwitchDrop::COUNT] = [
         SwitchDrop::MacMalformed,
@@ -142,9 +159,13 @@ impl SwitchDrop {
         SwitchDrop::EgressDrop,
         SwitchDrop::LoopLimit,
         SwitchDrop::NoSuchPort,
-        SwitchDrop::Tm,
         SwitchDrop::PacketInOverflow,
         SwitchDrop::OverMtu,
+        SwitchDrop::LossyTailDrop,
+        SwitchDrop::EgressLimit,
+        SwitchDrop::HeadroomOverflow,
+        SwitchDrop::WatchdogDrop,
+        SwitchDrop::KernelRing,
     ];
 
     /// Stable snake_case name for logs and metrics.
@@ -157,9 +178,26 @@ impl SwitchDrop {
             SwitchDrop::EgressDrop => "egress_drop",
             SwitchDrop::LoopLimit => "loop_limit",
             SwitchDrop::NoSuchPort => "no_such_port",
-            SwitchDrop::Tm => "traffic_manager",
             SwitchDrop::PacketInOverflow => "packet_in_overflow",
             SwitchDrop::OverMtu => "over_mtu",
+            SwitchDrop::LossyTailDrop => DropReason::LossyTailDrop.name(),
+            SwitchDrop::EgressLimit => DropReason::EgressLimit.name(),
+            SwitchDrop::HeadroomOverflow => DropReason::HeadroomOverflow.name(),
+            SwitchDrop::WatchdogDrop => DropReason::WatchdogDrop.name(),
+            SwitchDrop::KernelRing => "kernel_ring",
+        }
+    }
+
+    /// The switch's name for a traffic-manager drop. The switch checks
+    /// ports and masks priorities before it enqueues, so the TM's
+    /// `InvalidMetadata` can only mean a port that does not exist.
+    pub const fn from_tm(reason: DropReason) -> Self {
+        match reason {
+            DropReason::LossyTailDrop => SwitchDrop::LossyTailDrop,
+            DropReason::EgressLimit => SwitchDrop::EgressLimit,
+            DropReason::HeadroomOverflow => SwitchDrop::HeadroomOverflow,
+            DropReason::WatchdogDrop => SwitchDrop::WatchdogDrop,
+            DropReason::InvalidMetadata => SwitchDrop::NoSuchPort,
         }
     }
 }
@@ -328,6 +366,8 @@ pub struct Switch<P: Pipeline> {
     cpu_port: Option<u16>,
     mac_control: bool,
     stats: SwitchStats,
+    /// Where every frame went ([`ledger`]).
+    ledger: Ledger,
     /// Scratch list of replicas, reused across packets.
     copies: Vec<EgressCopy>,
     pool: Vec<Vec<u8>>,
@@ -357,6 +397,7 @@ impl<P: Pipeline> Switch<P> {
         let macs: Vec<Mac> = config.tm.ports.iter().map(|p| Mac::new(p.mac)).collect();
         let discards = vec![PortDiscards::default(); macs.len()];
         let lldp = vec![None; macs.len()];
+        let ledger = Ledger::new(macs.len());
         let tm = Tm::new(config.tm, now)?;
         Ok(Switch {
             pipeline,
@@ -368,6 +409,7 @@ impl<P: Pipeline> Switch<P> {
             cpu_port: config.cpu_port,
             mac_control: config.mac_control,
             stats: SwitchStats::default(),
+            ledger,
             copies: Vec::new(),
             pool: Vec::new(),
             packet_in: VecDeque::new(),
@@ -472,6 +514,28 @@ impl<P: Pipeline> Switch<P> {
         self.stats
     }
 
+    /// Where every frame went, per ingress port and priority ([`Ledger`]),
+    /// with the copies the watchdog flushed and nobody collected yet
+    /// already charged.
+    pub fn ledger(&self) -> Ledger {
+        let mut ledger = self.ledger.clone();
+        for (queued, meta) in self.tm.discarded() {
+            let row = ledger.row(queued.ingress_port);
+            row.dropped[SwitchDrop::WatchdogDrop as usize] += 1;
+            let prio = row.prio(meta.priority);
+            prio.queued -= 1;
+            prio.dropped += 1;
+        }
+        ledger
+    }
+
+    /// Checks the conservation law on every row of [`Switch::ledger`]:
+    /// every frame received is forwarded, handed to the controller,
+    /// consumed, dropped for a named reason, or still inside.
+    pub fn conservation(&self) -> Result<(), Imbalance> {
+        self.ledger().check()
+    }
+
     /// Number of front-panel ports.
     pub fn num_ports(&self) -> usize {
         self.macs.len()
@@ -521,19 +585,22 @@ impl<P: Pipeline> Switch<P> {
     /// [`Switch::poll_transmit_owned`] or keeps it in its pool.
     pub fn handle_frame_owned(&mut self, port: u16, frame: Vec<u8>, now: Instant) {
         self.stats.rx_frames += 1;
+        self.ledger.row(port).arrived += 1;
         let Some(mac) = self.macs.get_mut(usize::from(port)) else {
-            self.count(SwitchDrop::NoSuchPort);
+            self.count(port, SwitchDrop::NoSuchPort);
             self.recycle(frame);
             return;
         };
         if self.mac_control {
             match mac.handle_rx(&frame) {
                 RxClass::Control(repr) => {
+                    self.ledger.row(port).consumed += 1;
                     self.tm.handle_mac_control(port, &repr, now);
                     self.recycle(frame);
                     return;
                 }
                 RxClass::Lldp => {
+                    self.ledger.row(port).consumed += 1;
                     if let Some(agent) = &mut self.lldp[usize::from(port)] {
                         agent.handle_frame(&frame, now);
                     }
@@ -542,7 +609,7 @@ impl<P: Pipeline> Switch<P> {
                 }
                 RxClass::Malformed => {
                     self.discards[usize::from(port)].malformed += 1;
-                    self.count(SwitchDrop::MacMalformed);
+                    self.count(port, SwitchDrop::MacMalformed);
                     self.recycle(frame);
                     return;
                 }
@@ -551,7 +618,7 @@ impl<P: Pipeline> Switch<P> {
         }
         if frame.len() > self.max_frame_bytes(port, &frame) {
             self.discards[usize::from(port)].over_mtu += 1;
-            self.count(SwitchDrop::OverMtu);
+            self.count(port, SwitchDrop::OverMtu);
             self.recycle(frame);
             return;
         }
@@ -563,22 +630,36 @@ impl<P: Pipeline> Switch<P> {
     /// [`SwitchDrop::NoSuchPort`] when the switch has none).
     pub fn handle_packet_out(&mut self, frame: &[u8], now: Instant) {
         self.stats.packet_out += 1;
+        self.ledger.controller.arrived += 1;
         let Some(cpu) = self.cpu_port else {
-            self.count(SwitchDrop::NoSuchPort);
+            self.ledger.controller.dropped[SwitchDrop::NoSuchPort as usize] += 1;
+            self.stats.drops[SwitchDrop::NoSuchPort as usize] += 1;
             return;
         };
         let data = self.buffer_from(frame);
         self.ingress(cpu, data, None, 0, now);
     }
 
+    /// `count` frames that reached `port` but were lost before the switch
+    /// read them (the kernel's receive ring or socket buffer overflowed):
+    /// charged to the port and dropped as [`SwitchDrop::KernelRing`].
+    pub fn handle_rx_lost(&mut self, port: u16, count: u64) {
+        let row = self.ledger.row(port);
+        row.arrived += count;
+        row.dropped[SwitchDrop::KernelRing as usize] += count;
+        self.stats.drops[SwitchDrop::KernelRing as usize] += count;
+    }
+
     /// Runs the traffic manager's timers (PFC refresh, pause expiry,
     /// watchdog) and any pending recirculation.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tm.handle_timeout(now);
+        self.collect_discarded();
         for agent in self.lldp.iter_mut().flatten() {
             agent.handle_timeout(now);
         }
         while let Some(r) = self.recirculate.pop_front() {
+            self.ledger.row(r.port).recirculating -= 1;
             self.ingress(r.port, r.data, Some((r.from, r.field_list)), r.loops, now);
         }
     }
@@ -633,9 +714,12 @@ impl<P: Pipeline> Switch<P> {
             }
             self.recycle(frame);
         }
+        self.collect_discarded();
         while let Some(deq) = self.tm.poll_transmit(port, now) {
             let priority = deq.meta.priority;
             let mut queued = deq.packet;
+            let row = queued.ingress_port;
+            self.ledger.row(row).prio(priority).queued -= 1;
             let meta = P::meta_mut(&mut queued.pkt);
             prepare_egress(meta, &queued.copy, now.as_nanos());
             meta.enq_timestamp = deq.enqueued_at.as_micros() as u32;
@@ -658,7 +742,14 @@ impl<P: Pipeline> Switch<P> {
                     });
                 }
             }
-            if self.egress(queued, now, out) {
+            let outcome = self.egress(queued, now, out);
+            let prio = self.ledger.row(row).prio(priority);
+            match outcome {
+                Egressed::Emitted => prio.forwarded += 1,
+                Egressed::Dropped => prio.dropped += 1,
+                Egressed::Recirculated => prio.recirculated += 1,
+            }
+            if outcome == Egressed::Emitted {
                 self.stats.tx_frames += 1;
                 return Some(Transmit {
                     len: out.len(),
@@ -784,8 +875,21 @@ impl<P: Pipeline> Switch<P> {
         mtu + 14 + 4 * tags
     }
 
-    fn count(&mut self, reason: SwitchDrop) {
+    /// Counts a drop of a copy charged to `port`'s ledger row.
+    fn count(&mut self, port: u16, reason: SwitchDrop) {
         self.stats.drops[reason as usize] += 1;
+        self.ledger.row(port).dropped[reason as usize] += 1;
+    }
+
+    /// Charges the copies the watchdog flushed from the TM's queues.
+    fn collect_discarded(&mut self) {
+        while let Some((queued, meta)) = self.tm.poll_discarded() {
+            self.count(queued.ingress_port, SwitchDrop::WatchdogDrop);
+            let prio = self.ledger.row(queued.ingress_port).prio(meta.priority);
+            prio.queued -= 1;
+            prio.dropped += 1;
+            self.recycle(queued.data);
+        }
     }
 
     fn buffer_from(&mut self, frame: &[u8]) -> Vec<u8> {
@@ -865,9 +969,11 @@ impl<P: Pipeline> Switch<P> {
             let mut copies = std::mem::take(&mut self.copies);
             let decision = self.pre.after_ingress(P::meta(&pkt), &mut copies);
             if decision.clone_missing {
-                self.count(SwitchDrop::CloneSessionMissing);
+                self.ledger.row(port).copies += 1;
+                self.count(port, SwitchDrop::CloneSessionMissing);
             }
             if let Some(clone) = decision.clone {
+                self.ledger.row(port).copies += 1;
                 let mut cmeta = StandardMetadata::arriving(port, data.len() as u32, now_ns);
                 cmeta.instance_type = clone.instance_type;
                 let mut cpkt = self.pipeline.parse(&data, cmeta);
@@ -903,11 +1009,16 @@ impl<P: Pipeline> Switch<P> {
                     itype = instance_type::RESUBMIT;
                     continue;
                 }
-                IngressAction::Resubmit { .. } => self.drop_traced(SwitchDrop::LoopLimit, traced),
-                IngressAction::Drop => self.drop_traced(SwitchDrop::IngressDrop, traced),
-                IngressAction::EmptyGroup => self.drop_traced(SwitchDrop::McastGroupEmpty, traced),
+                IngressAction::Resubmit { .. } => {
+                    self.drop_traced(port, SwitchDrop::LoopLimit, traced)
+                }
+                IngressAction::Drop => self.drop_traced(port, SwitchDrop::IngressDrop, traced),
+                IngressAction::EmptyGroup => {
+                    self.drop_traced(port, SwitchDrop::McastGroupEmpty, traced)
+                }
                 IngressAction::Forward => {
                     let (last, rest) = copies.split_last().expect("Forward has a copy");
+                    self.ledger.row(port).copies += rest.len() as u64;
                     for copy in rest {
                         let cdata = self.buffer_from(&data);
                         let trace = self.trace_copy(&mut traced, true);
@@ -947,16 +1058,18 @@ impl<P: Pipeline> Switch<P> {
     /// egress at once and queues the packet-in).
     fn enqueue(&mut self, mut queued: Queued<P::Packet>, now: Instant) {
         let port = queued.copy.port;
+        let row = queued.ingress_port;
         if self.cpu_port == Some(port) {
             prepare_egress(P::meta_mut(&mut queued.pkt), &queued.copy, now.as_nanos());
             let mut out = self.pool.pop().unwrap_or_default();
-            if !self.egress(queued, now, &mut out) {
+            if self.egress(queued, now, &mut out) != Egressed::Emitted {
                 self.recycle(out);
             } else if self.packet_in.len() >= MAX_PACKET_IN {
-                self.count(SwitchDrop::PacketInOverflow);
+                self.count(row, SwitchDrop::PacketInOverflow);
                 self.recycle(out);
             } else {
                 self.stats.packet_in += 1;
+                self.ledger.row(row).packet_in += 1;
                 self.packet_in.push_back(out);
             }
             return;
@@ -966,7 +1079,7 @@ impl<P: Pipeline> Switch<P> {
                 .trace
                 .and_then(|i| self.tracing.unpark(i))
                 .map(|f| f.trace);
-            self.drop_traced(SwitchDrop::NoSuchPort, trace);
+            self.drop_traced(row, SwitchDrop::NoSuchPort, trace);
             self.recycle(queued.data);
             return;
         }
@@ -986,12 +1099,18 @@ impl<P: Pipeline> Switch<P> {
         };
         let trace = queued.trace;
         let xoff_before = trace.map(|_| self.pg_xoff(enq));
-        let result = self.tm.handle_enqueue(queued, enq, now);
+        self.ledger.row(row).prio(enq.priority).offered += 1;
+        let admitted = self.tm.handle_enqueue(queued, enq, now);
         if let (Some(slot), Some(xoff_before)) = (trace, xoff_before) {
-            self.trace_enqueue(slot, enq, &result, xoff_before, now);
+            self.trace_enqueue(slot, enq, &admitted, xoff_before, now);
         }
-        if let Err(reason) = result {
-            self.count(SwitchDrop::Tm);
+        let prio = self.ledger.row(row).prio(enq.priority);
+        match admitted {
+            Ok(_) => prio.queued += 1,
+            Err(_) => prio.dropped += 1,
+        }
+        if let Err(reason) = admitted {
+            self.count(row, SwitchDrop::from_tm(reason));
             if reason == DropReason::HeadroomOverflow {
                 tracing::error!(
                     ingress_port,
@@ -1003,9 +1122,9 @@ impl<P: Pipeline> Switch<P> {
     }
 
     /// Egress + deparser for one copy whose standard metadata is prepared;
-    /// writes the frame to `out`. Returns `false` when the packet does not
-    /// leave (dropped, recirculated).
-    fn egress(&mut self, queued: Queued<P::Packet>, now: Instant, out: &mut Vec<u8>) -> bool {
+    /// writes the frame to `out` when it leaves. Drops are counted here;
+    /// the caller charges the outcome to its priority.
+    fn egress(&mut self, queued: Queued<P::Packet>, now: Instant, out: &mut Vec<u8>) -> Egressed {
         let Queued {
             mut pkt,
             data,
@@ -1038,11 +1157,13 @@ impl<P: Pipeline> Switch<P> {
         }
         let decision = self.pre.after_egress(P::meta(&pkt));
         if decision.clone_missing {
-            self.count(SwitchDrop::CloneSessionMissing);
+            self.ledger.row(ingress_port).copies += 1;
+            self.count(ingress_port, SwitchDrop::CloneSessionMissing);
         }
         if let Some(clone) = decision.clone {
+            self.ledger.row(ingress_port).copies += 1;
             if loops >= MAX_EXTRA_PASSES {
-                self.count(SwitchDrop::LoopLimit);
+                self.count(ingress_port, SwitchDrop::LoopLimit);
             } else {
                 // E2E: the packet as egress left it, metadata started afresh.
                 let mut cpkt = pkt.clone();
@@ -1076,18 +1197,20 @@ impl<P: Pipeline> Switch<P> {
         }
         let emitted = match decision.action {
             EgressAction::Drop => {
-                self.drop_traced(SwitchDrop::EgressDrop, traced.take());
-                false
+                self.drop_traced(ingress_port, SwitchDrop::EgressDrop, traced.take());
+                Egressed::Dropped
             }
             EgressAction::Recirculate { field_list } => {
                 if loops >= MAX_EXTRA_PASSES {
-                    self.drop_traced(SwitchDrop::LoopLimit, traced.take());
+                    self.drop_traced(ingress_port, SwitchDrop::LoopLimit, traced.take());
+                    Egressed::Dropped
                 } else {
                     // The recirculated pass is a new arrival (traced again
                     // if the request selects it); this copy's trace ends.
                     if let Some(t) = traced.take() {
                         self.tracing.finish(t);
                     }
+                    self.ledger.row(ingress_port).recirculating += 1;
                     self.pipeline.deparse(&mut pkt, &data, out);
                     let bytes = self.buffer_from(out);
                     self.recirculate.push_back(Recirculation {
@@ -1097,8 +1220,8 @@ impl<P: Pipeline> Switch<P> {
                         field_list,
                         loops: loops + 1,
                     });
+                    Egressed::Recirculated
                 }
-                false
             }
             EgressAction::Emit => {
                 let limit = P::meta(&pkt).truncate_len;
@@ -1136,7 +1259,7 @@ impl<P: Pipeline> Switch<P> {
                     });
                     self.tracing.finish(t);
                 }
-                true
+                Egressed::Emitted
             }
         };
         self.recycle(data);
@@ -1146,8 +1269,8 @@ impl<P: Pipeline> Switch<P> {
 
 impl<P: Pipeline> Switch<P> {
     /// Counts a drop and ends the trace of the dropped packet, if traced.
-    fn drop_traced(&mut self, reason: SwitchDrop, trace: Option<PacketTrace>) {
-        self.count(reason);
+    fn drop_traced(&mut self, port: u16, reason: SwitchDrop, trace: Option<PacketTrace>) {
+        self.count(port, reason);
         if let Some(mut t) = trace {
             t.events.push(Event::Drop {
                 reason: reason.name().into(),
@@ -1250,6 +1373,17 @@ impl<P: Pipeline> Switch<P> {
             }
         }
     }
+}
+
+/// What became of a copy after the P4 egress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Egressed {
+    /// Deparsed into the output buffer.
+    Emitted,
+    /// Dropped (and counted).
+    Dropped,
+    /// Waiting to re-enter ingress.
+    Recirculated,
 }
 
 /// A deparsed frame waiting to run through the pipeline again.

@@ -225,6 +225,13 @@ fn process(sw: &mut Switch<Scripted>, port: u16, frame: &[u8]) -> Vec<(u16, Vec<
     sw.handle_frame(port, frame, now);
     let mut out = Vec::new();
     sw.drain(now, |p, f| out.push((p, f.to_vec())));
+    // Every scripted case (clones, resubmits, recirculations, multicast,
+    // drops) leaves the ledger balanced, with nothing left inside.
+    let ledger = sw.ledger();
+    ledger.check().unwrap();
+    let total = ledger.total();
+    assert_eq!(total.queued() + total.recirculating, 0);
+    assert_eq!(total.packet_in, sw.stats().packet_in);
     out
 }
 
@@ -525,7 +532,18 @@ fn ideal_queues_send_everything_at_once_in_order() {
         seen.push(u16::from_be_bytes([f[10], f[11]]));
     });
     assert_eq!(seen, (0..1000).collect::<Vec<_>>());
-    assert_eq!(sw.stats().dropped(SwitchDrop::Tm), 0);
+    let tm_drops: u64 = [
+        SwitchDrop::LossyTailDrop,
+        SwitchDrop::EgressLimit,
+        SwitchDrop::HeadroomOverflow,
+        SwitchDrop::WatchdogDrop,
+    ]
+    .iter()
+    .map(|&r| sw.stats().dropped(r))
+    .sum();
+    assert_eq!(tm_drops, 0);
+    sw.conservation().unwrap();
+    assert_eq!(sw.ledger().ports[1].priorities[0].forwarded, 1000);
 }
 
 #[test]

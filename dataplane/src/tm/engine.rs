@@ -424,6 +424,9 @@ pub struct Tm<T> {
     headroom_used_bytes: u64,
     egress_used_bytes: u64,
     drops: DropCounts,
+    /// Queued packets the watchdog flushed, for the owner to account
+    /// ([`Tm::poll_discarded`]).
+    discarded: VecDeque<(T, EnqueueMeta)>,
     events: VecDeque<TmEvent>,
     events_lost: u64,
     watchdog: Watchdog,
@@ -449,6 +452,7 @@ impl<T> Tm<T> {
             headroom_used_bytes: 0,
             egress_used_bytes: 0,
             drops: DropCounts::default(),
+            discarded: VecDeque::new(),
             events: VecDeque::new(),
             events_lost: 0,
             watchdog,
@@ -924,6 +928,20 @@ impl<T> Tm<T> {
         })
     }
 
+    /// The next queued packet the watchdog's drop action flushed (already
+    /// counted as [`DropReason::WatchdogDrop`] on its egress port), oldest
+    /// first, so its owner can account for it. The packets are kept until
+    /// taken: an owner that does not care must still drain them.
+    #[must_use]
+    pub fn poll_discarded(&mut self) -> Option<(T, EnqueueMeta)> {
+        self.discarded.pop_front()
+    }
+
+    /// Flushed packets not yet taken with [`Tm::poll_discarded`].
+    pub fn discarded(&self) -> impl Iterator<Item = &(T, EnqueueMeta)> {
+        self.discarded.iter()
+    }
+
     /// Next notification, oldest first.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<TmEvent> {
@@ -1280,6 +1298,7 @@ impl<T> Tm<T> {
             self.egress_used_bytes -= slot.charged;
             self.drop_egress(pi, p, q, DropReason::WatchdogDrop);
             self.release_ingress(&slot, now);
+            self.discarded.push_back((slot.packet, slot.meta));
         }
         if self.ports[pi].queues[q].slots.is_empty() {
             self.ports[pi].nonempty &= !(1 << q);

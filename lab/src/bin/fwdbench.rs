@@ -21,7 +21,8 @@
 //! idle path, each waited for at the sink (one-way latency in µs, p50 and
 //! p99, including two AF_PACKET syscalls on each side, the same for every
 //! device). Prints a table (with the drops the switch itself counted during
-//! the load phase, from its fabric counters) and the roceswitch / relay
+//! the load phase, from its fabric counters, and the frames the kernel
+//! dropped on the switch's ports before it read them, `kernel_drops`) and the roceswitch / relay
 //! ratios. With `--writes-per-sec N` (default 10k) every roceswitch trial is
 //! followed by one while a controller thread inserts and deletes host routes
 //! at that rate over P4Runtime, and the bench prints the forwarding rate
@@ -126,11 +127,16 @@ impl Drop for Device {
 
 impl Device {
     /// Packets the switch counted as dropped so far (all ports and
-    /// priorities); `None` for devices without such a counter.
-    fn drops(&mut self) -> Result<Option<u64>> {
+    /// priorities), and frames the kernel dropped on its ports before it
+    /// read them; `None` for devices without such counters.
+    fn drops(&mut self) -> Result<Option<(u64, u64)>> {
         match self {
             Device::Switch { ctl: Some(ctl), .. } => {
-                Ok(Some(ctl.counters()?.iter().map(|c| c.drops).sum()))
+                let c = ctl.counters()?;
+                Ok(Some((
+                    c.iter().map(|c| c.drops).sum(),
+                    c.iter().map(|c| c.kernel_drops).sum(),
+                )))
             }
             _ => Ok(None),
         }
@@ -288,6 +294,9 @@ struct Figures {
     probes_lost: usize,
     /// Drops the switch counted during the load phases.
     switch_drops: Option<u64>,
+    /// Frames the kernel dropped on the switch's ports during the load
+    /// phases, before the switch read them.
+    kernel_drops: Option<u64>,
     /// Table updates per second written during the load phase.
     writes_per_sec: Option<f64>,
 }
@@ -506,9 +515,9 @@ fn measure(
                 writes.push(per_sec);
             }
         }
-        let switch_drops = match (drops_before, dev.drops()?) {
-            (Some(b), Some(a)) => Some(a.saturating_sub(b)),
-            _ => None,
+        let (switch_drops, kernel_drops) = match (drops_before, dev.drops()?) {
+            (Some(b), Some(a)) => (Some(a.0.saturating_sub(b.0)), Some(a.1.saturating_sub(b.1))),
+            _ => (None, None),
         };
         let (mut lat, probes_lost) = latency_phase(lab, size, cli.probes, stop)?;
         lat.sort_unstable();
@@ -522,6 +531,7 @@ fn measure(
             p99_us: percentile_us(&lat, 0.99),
             probes_lost,
             switch_drops,
+            kernel_drops,
             writes_per_sec: None,
         });
         if !churned.is_empty() {
@@ -535,6 +545,7 @@ fn measure(
                 p99_us: f64::NAN,
                 probes_lost: 0,
                 switch_drops: None,
+                kernel_drops: None,
                 writes_per_sec: Some(writes.iter().sum::<f64>() / writes.len() as f64),
             });
         }
@@ -559,7 +570,7 @@ fn main() -> Result<()> {
     }
     drop(lab);
     println!(
-        "{:<12} {:>6} {:>12} {:>12} {:>7} {:>9} {:>9} {:>6} {:>10}",
+        "{:<12} {:>6} {:>12} {:>12} {:>7} {:>9} {:>9} {:>6} {:>10} {:>12}",
         "device",
         "bytes",
         "offered_pps",
@@ -568,7 +579,8 @@ fn main() -> Result<()> {
         "p50_us",
         "p99_us",
         "lost",
-        "sw_drops"
+        "sw_drops",
+        "kernel_drops"
     );
     for f in &all {
         let loss = if f.offered_pps > 0.0 {
@@ -577,7 +589,7 @@ fn main() -> Result<()> {
             0.0
         };
         println!(
-            "{:<12} {:>6} {:>12.0} {:>12.0} {:>7.2} {:>9.1} {:>9.1} {:>6} {:>10}",
+            "{:<12} {:>6} {:>12.0} {:>12.0} {:>7.2} {:>9.1} {:>9.1} {:>6} {:>10} {:>12}",
             f.device,
             f.size_bytes,
             f.offered_pps,
@@ -587,6 +599,8 @@ fn main() -> Result<()> {
             f.p99_us,
             f.probes_lost,
             f.switch_drops
+                .map_or_else(|| "-".to_string(), |d| d.to_string()),
+            f.kernel_drops
                 .map_or_else(|| "-".to_string(), |d| d.to_string())
         );
     }

@@ -487,6 +487,7 @@ pub fn delta(before: &[PrioCounters], after: &[PrioCounters]) -> Vec<PrioCounter
                 ecn_marked: a.ecn_marked.saturating_sub(b.ecn_marked),
                 watchdog_storms: a.watchdog_storms.saturating_sub(b.watchdog_storms),
                 queue_depth_bytes: a.queue_depth_bytes,
+                kernel_drops: a.kernel_drops.saturating_sub(b.kernel_drops),
             }
         })
         .collect()

@@ -60,6 +60,9 @@ pub struct PrioCounters {
     pub watchdog_storms: u64,
     /// Current queue depth, bytes.
     pub queue_depth_bytes: u64,
+    /// Frames the kernel dropped before the switch read them (port-wide,
+    /// on priority 0).
+    pub kernel_drops: u64,
 }
 
 impl std::fmt::Display for WatchdogEvent {
@@ -471,6 +474,7 @@ impl SwitchCtl {
                 ecn_marked: c.ecn_marked,
                 watchdog_storms: c.watchdog_storms,
                 queue_depth_bytes: c.queue_depth_bytes,
+                kernel_drops: c.kernel_drops,
             })
             .collect())
     }

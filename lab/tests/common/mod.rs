@@ -5,19 +5,10 @@
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// True if we may create namespaces; otherwise prints why the test is skipped.
+/// True if we may create namespaces; otherwise says why the test is
+/// skipped (fails under `ROCESWITCH_REQUIRE_ROOT`, as CI runs as root).
 pub fn root_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    if euid != 0 {
-        eprintln!("SKIPPED {test}: needs root (creates network namespaces); euid = {euid}");
-        return false;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("SKIPPED {test}: the `ip` tool (iproute2) is not installed");
-        return false;
-    }
-    true
+    dataplane::port::netns::namespaces_or_skip(test)
 }
 
 /// Runs the `rocelab` binary with its state under `state`.

@@ -9,8 +9,8 @@ imported, so this works with the protobuf 3.20 that p4runtime-shell pins.
 
 Contract: ``FabricClient(addr)`` dials a gRPC target (``unix:/path``);
 ``msg("PortsConfig", ...)`` builds a request; each RPC method returns the
-reply message or raises ``grpc.RpcError`` (callers turn UNIMPLEMENTED into
-an explicit skip). Units are those of the .proto field names.
+reply message or raises ``grpc.RpcError`` (``SwitchTest.fabric_call``
+turns UNIMPLEMENTED into a failure naming the RPC). Units are those of the .proto field names.
 """
 
 import os

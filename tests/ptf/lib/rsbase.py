@@ -13,8 +13,9 @@ Contract: test parameters (``--test-params``) ``grpcaddr`` (``unix:/path``),
 ``device_id`` (default 1), ``cpu_port`` (default 510), ``speed_bps`` (the
 daemon's ``--speed``). ``sh.teardown()`` always runs in ``tearDown`` (the
 shell's stream thread is not a daemon thread; reference pitfall 8). A
-feature the fabric service answers UNIMPLEMENTED for is an explicit
-``skipTest`` naming the RPC; anything else that goes wrong fails the test.
+feature the fabric service answers UNIMPLEMENTED for fails the test,
+naming the RPC (a switch that lost an RPC must not pass as skipped);
+anything else that goes wrong fails the test too.
 Counter indices of ``*_port_prio`` are ``port * 8 + priority`` as in
 ``p4/programs/roce_switch.p4``; ``drop_reason`` indices are the program's
 ``DROP_*`` constants.
@@ -306,12 +307,12 @@ class SwitchTest(BaseTest):
         return self._fabric
 
     def fabric_call(self, rpc, request=None):
-        """A fabric RPC; UNIMPLEMENTED becomes an explicit skip."""
+        """A fabric RPC; UNIMPLEMENTED fails the test naming the RPC."""
         try:
             return self.fabric.call(rpc, request)
         except grpc.RpcError as e:
             if e.code() == grpc.StatusCode.UNIMPLEMENTED:
-                self.skipTest("fabric service has no %s yet: %s" % (rpc, e.details()))
+                self.fail("fabric service answers UNIMPLEMENTED for %s: %s" % (rpc, e.details()))
             raise
 
     def fabric_set(self, section, message):
