@@ -89,9 +89,9 @@ use crate::tm::config::{SchedMode, Threshold};
 use crate::tm::{ConfigError, DropReason, EnqueueMeta, Tm, TmConfig, TmEvent};
 
 mod trace;
+pub use self::ledger::{Imbalance, Ledger, PortLedger, PrioLedger};
 use trace::{InFlight, Tracing};
 pub use trace::{MAX_TRACES, TraceRequest, TraceStats};
-pub use self::ledger::{Imbalance, Ledger, PortLedger, PrioLedger};
 
 /// The CPU port of [`SwitchConfig::with_ports`].
 pub const DEFAULT_CPU_PORT: u16 = 510;
