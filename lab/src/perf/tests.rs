@@ -158,7 +158,9 @@ fn ce_marked_data_makes_the_server_send_cnps_and_the_client_slow_down() {
     let relay = std::thread::spawn(move || {
         let mut bufs = FrameBuf::batch(64);
         // Relays until stopped or until an end goes away (an agent that
-        // finished first may drop its port before `stop` is set).
+        // finished first may drop its port before `stop` is set). The ports
+        // are handed back rather than dropped here: the server may not have
+        // seen `stop` yet, and a vanished peer is an error to it.
         while !s2.load(Ordering::Relaxed) {
             let Ok(n) = mid_c.recv_batch(&mut bufs) else {
                 break;
@@ -181,6 +183,7 @@ fn ce_marked_data_makes_the_server_send_cnps_and_the_client_slow_down() {
                 std::thread::sleep(Duration::from_micros(200));
             }
         }
+        (mid_c, mid_s)
     });
     // DCQCN's floor is 100 Mb/s, so start well above it.
     let mut ccfg = cfg(C_MAC, C_IP, 1_000_000_000);
@@ -204,7 +207,7 @@ fn ce_marked_data_makes_the_server_send_cnps_and_the_client_slow_down() {
         .unwrap();
     stop.store(true, Ordering::Relaxed);
     let sr = server.join().unwrap();
-    relay.join().unwrap();
+    drop(relay.join().unwrap());
     assert!(sr.ce_rx > 0);
     assert!(sr.cnp_tx > 0, "no CNP for CE-marked data");
     assert!(r.cnp_rx > 0, "client saw no CNP");
