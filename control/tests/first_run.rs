@@ -112,16 +112,18 @@ fn bad_port_lists_are_refused_with_one_line_each() {
 #[test]
 fn a_closed_pipe_ends_rocectl_like_any_unix_tool() {
     use std::os::unix::process::ExitStatusExt;
-    // `rocectl ... | head`: the reader is gone before rocectl prints.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rocectl"))
+    // `rocectl ... | head`: the reader is gone before rocectl prints. The
+    // read end is closed before rocectl starts, so its first write fails
+    // however the two processes are scheduled.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_rocectl"))
         .args(["headroom", "--ports", "64", "--speed", "100G"])
         .env_remove("RUST_BACKTRACE")
-        .stdout(Stdio::piped())
+        .stdout(writer)
         .stderr(Stdio::piped())
-        .spawn()
+        .output()
         .expect("running rocectl");
-    drop(child.stdout.take());
-    let out = child.wait_with_output().expect("rocectl ends");
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
     assert_eq!(stderr(&out), "", "no panic message, no error line");
 }
