@@ -52,6 +52,48 @@ impl Default for DcqcnConfig {
     }
 }
 
+impl DcqcnConfig {
+    /// The line rate the default rate steps are written for: R_AI, R_HAI,
+    /// the floor and the byte counter are 100 Gb/s NIC values.
+    pub const REFERENCE_LINE_RATE_BPS: f64 = 100e9;
+
+    /// The defaults scaled to a slower `line_rate_bps` (faster links keep
+    /// them): rate steps, the floor and the byte counter by k = line /
+    /// 100 G, the α and rate timers stretched by k^-0.2
+    /// ([`TIMER_STRETCH_EXPONENT`]).
+    ///
+    /// Why: with the 100 G floor of 100 Mb/s a 100 Mb/s sender could never
+    /// be cut, and with 55 µs timers it recovers fully within one 4 KiB
+    /// packet time (330 µs), so CNPs changed nothing and PFC did all the
+    /// work. Stretching the timers by 1/k (the same dynamics in packet
+    /// units) is the other extreme: a 4 s lab run is then 4 ms of a 100 G
+    /// fabric, and the senders sat at the floor (2 % goodput).
+    pub fn scaled(line_rate_bps: u64) -> Self {
+        let d = DcqcnConfig::default();
+        let k = (line_rate_bps as f64 / Self::REFERENCE_LINE_RATE_BPS).min(1.0);
+        let stretch = |t: Duration| {
+            Duration::from_nanos((t.as_nanos() as f64 / k.powf(TIMER_STRETCH_EXPONENT)) as u64)
+        };
+        DcqcnConfig {
+            rate_ai_bps: d.rate_ai_bps * k,
+            rate_hai_bps: d.rate_hai_bps * k,
+            min_rate_bps: d.min_rate_bps * k,
+            byte_counter_bytes: ((d.byte_counter_bytes as f64 * k) as u64).max(1),
+            alpha_period: stretch(d.alpha_period),
+            rate_timer: stretch(d.rate_timer),
+            ..d
+        }
+    }
+}
+
+/// How far [`DcqcnConfig::scaled`] stretches the timers: 1/k^0.2, i.e.
+/// 55 µs → 219 µs at 100 Mb/s and 138 µs at 1 Gb/s. Calibrated in the
+/// simulator's incast (`rocelab run --sim --dcqcn`): at 0.1 PFC still fired
+/// 14,728 times at 100 Mb/s, at 0.5 goodput fell to 51 %; 0.15–0.2 gave no
+/// pause at either speed with 89–93 % (100 Mb/s) and 75–77 % (1 Gb/s) of
+/// line rate.
+pub const TIMER_STRETCH_EXPONENT: f64 = 0.2;
+
 /// Per-QP RP state.
 #[derive(Debug, Clone)]
 pub struct Dcqcn {
@@ -221,6 +263,25 @@ mod tests {
         assert!((d.alpha() - 0.996_093_75).abs() < 1e-12);
         d.handle_timeout(t(550_000));
         assert!((d.alpha() - 0.961_617).abs() < 1e-6);
+    }
+
+    #[test]
+    fn scaled_steps_follow_the_line_rate_and_never_exceed_the_defaults() {
+        let d = DcqcnConfig::default();
+        assert_eq!(DcqcnConfig::scaled(G100), d);
+        assert_eq!(DcqcnConfig::scaled(400_000_000_000), d);
+        let lab = DcqcnConfig::scaled(100_000_000);
+        assert_eq!(lab.min_rate_bps, 100e3);
+        assert_eq!(lab.rate_ai_bps, 40e3);
+        assert_eq!(lab.rate_hai_bps, 200e3);
+        assert_eq!(lab.byte_counter_bytes, 10_000);
+        assert_eq!(lab.alpha_period, Duration::from_nanos(218_958));
+        assert_eq!(lab.rate_timer, lab.alpha_period);
+        // The 100 G floor would pin a 100 Mb/s sender at line rate; the
+        // scaled one halves it on the first CNP, as at 100 G.
+        let mut rp = Dcqcn::new(lab, 100_000_000);
+        rp.on_cnp(t(0));
+        assert_eq!(rp.rate_bps(), 50e6);
     }
 
     #[test]

@@ -203,7 +203,7 @@ fn main() -> Result<()> {
         cnp_dscp: common.cnp_dscp,
         cnp_priority: common.cnp_priority,
         ecn_capable: common.ecn,
-        dcqcn: dcqcn.then(DcqcnConfig::default),
+        dcqcn: dcqcn.then(|| DcqcnConfig::scaled(common.rate)),
         ..RnicConfig::default()
     };
     let port = match &common.netns {

@@ -66,7 +66,7 @@ fn mk_host(part: u8, i: usize, p: HostParams) -> SimHost {
         data_dscp: p.dscp,
         data_priority: p.dscp >> 3,
         ecn_capable: p.ecn,
-        dcqcn: p.dcqcn.then(DcqcnConfig::default),
+        dcqcn: p.dcqcn.then(|| DcqcnConfig::scaled(p.rate_bps)),
         ..RnicConfig::default()
     });
     let q = peer_response_quanta(p.rate_bps / 1_000_000).unwrap_or(394) as u16;
