@@ -80,10 +80,10 @@ pub fn mac_pfc(data: &[u8]) {
     }
 }
 
-/// The RoCEv2 frame parser (Ethernet / IPv4 / UDP 4791 / BTH and its
-/// extension headers, ICRC).
+/// The host agent's RoCE frame parser (v2: Ethernet / IPv4 / UDP 4791, v1:
+/// EtherType 0x8915 / GRH; then the BTH, its extension headers and ICRC).
 pub fn roce_header(data: &[u8]) {
-    let _ = dataplane::wire::roce::RoceFrameRepr::parse(data);
+    let _ = dataplane::rnic::frame::RoceFrameRepr::parse(data);
 }
 
 /// The fabric state-file loader: bytes either load into a configuration
