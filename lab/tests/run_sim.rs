@@ -35,13 +35,20 @@ fn the_default_scenario_passes_and_writes_every_file() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(
-        stdout.contains("simulator: 10 of 10 checks passed"),
+        stdout.contains("simulator: 15 of 15 checks passed"),
+        "{stdout}"
+    );
+    // The incast twice, side by side: PFC alone, then DCQCN.
+    assert!(
+        stdout.contains("DCQCN off") && stdout.contains("DCQCN on"),
         "{stdout}"
     );
     for line in [
         "incast: PFC pauses",
         "incast: CE marks",
         "incast: CNPs",
+        "dcqcn: PFC pauses",
+        "dcqcn: fairness of the senders",
         "ecmp: spread",
     ] {
         assert!(stdout.contains(line), "no {line:?} line in\n{stdout}");
@@ -55,6 +62,7 @@ fn the_default_scenario_passes_and_writes_every_file() {
         assert!(dir.0.join(f).is_file(), "{f} missing");
     }
     assert!(dir.0.join("sim_incast_timeseries.csv").is_file());
+    assert!(dir.0.join("sim_incast_dcqcn_timeseries.svg").is_file());
 }
 
 #[test]
@@ -106,6 +114,7 @@ fn a_failing_check_makes_the_exit_status_nonzero() {
     let o = rocelab(&[
         "run",
         "--sim",
+        "--no-dcqcn-run",
         "--ecmp-qps",
         "1",
         "--out",

@@ -87,9 +87,13 @@ enum Cmd {
         /// Leave ECN marking off.
         #[arg(long)]
         no_ecn: bool,
-        /// Senders react to CNPs (DCQCN); default fixed rate.
-        #[arg(long)]
+        /// Run the incast once, with senders that react to CNPs (DCQCN).
+        /// Default: twice, fixed-rate senders then DCQCN, side by side.
+        #[arg(long, conflicts_with = "no_dcqcn_run")]
         dcqcn: bool,
+        /// Run the incast once, with fixed-rate senders (no DCQCN run).
+        #[arg(long)]
+        no_dcqcn_run: bool,
         /// Simulator seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -177,6 +181,7 @@ fn main() -> Result<()> {
             dscp,
             no_ecn,
             dcqcn,
+            no_dcqcn_run,
             seed,
             trace,
             trace_out,
@@ -222,6 +227,7 @@ fn main() -> Result<()> {
                 incast_dscp: dscp.min(63),
                 ecn: if no_ecn { None } else { defaults.ecn },
                 dcqcn,
+                compare_dcqcn: !no_dcqcn_run,
                 trace: trace
                     .as_deref()
                     .map(|f| sim_trace_request(f, trace_sample))
@@ -367,6 +373,11 @@ fn run(
         live::run(cfg, &bins, store, stop, "run")?
     };
     let vs = scenario::verdicts(&outcome);
+    if let Some(on) = &outcome.incast_dcqcn {
+        println!("the incast twice: fixed-rate senders (PFC holds the line), then DCQCN");
+        print!("{}", scenario::dcqcn::figures_table(&outcome.incast, on));
+        println!();
+    }
     print!("{}", scenario::verdict_table(outcome.mode, &vs));
     let files = output::write_all(out, &outcome, &vs)?;
     println!(

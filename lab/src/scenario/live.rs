@@ -309,12 +309,22 @@ pub fn run(
 ) -> Result<Outcome> {
     let incast =
         run_incast(cfg, bins, store, stop, &format!("{lab_prefix}-inc")).context("incast part")?;
+    let incast_dcqcn = if super::dcqcn::compares(cfg) {
+        let on = super::dcqcn::run_config(cfg);
+        Some(
+            run_incast(&on, bins, store, stop, &format!("{lab_prefix}-dcq"))
+                .context("incast part with DCQCN")?,
+        )
+    } else {
+        None
+    };
     let ecmp =
         run_ecmp(cfg, bins, store, stop, &format!("{lab_prefix}-ecmp")).context("ECMP part")?;
     Ok(Outcome {
         mode: "namespaces",
         config: cfg.clone(),
         incast,
+        incast_dcqcn,
         ecmp,
     })
 }

@@ -12,11 +12,11 @@
 //! lossless figure. [`verdicts`] judges both, [`figures_table`] prints them
 //! side by side.
 
-use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 
+use super::dcqcn::{FigureRow, sender_rates, side_by_side};
 use super::live::{self, Binaries};
 use super::{
     FlowResult, IncastOutcome, MESSAGE_BYTES, ScenarioConfig, Verdict, payload_efficiency, v,
@@ -207,21 +207,11 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { f64::INFINITY }
 }
 
-/// One row of [`figures_table`]: its name and how to read it off a run.
-type FigureRow = (&'static str, fn(&IncastOutcome) -> String);
-
 /// The two runs' figures side by side.
 pub fn figures_table(o: &LossyOutcome) -> String {
     let rows: [FigureRow; 10] = [
         ("goodput at receiver", |x| format!("{:.4} Gb/s", x.rx_gbps)),
-        ("sender throughput", |x| {
-            x.flows
-                .iter()
-                .map(|f| format!("{:.4}", f.tx_gbps))
-                .collect::<Vec<_>>()
-                .join(" / ")
-                + " Gb/s"
-        }),
+        ("sender throughput", sender_rates),
         ("bytes received", |x| x.rx_bytes.to_string()),
         ("switch drops", |x| x.switch_drops.to_string()),
         ("PFC frames from switch", |x| x.switch_pfc_tx.to_string()),
@@ -237,16 +227,12 @@ pub fn figures_table(o: &LossyOutcome) -> String {
             total(x, |f| f.retry_exceeded).to_string()
         }),
     ];
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<26}  {:>22}  {:>22}",
-        "figure", "lossless (prio 3)", "lossy (prio 0)"
-    );
-    for (name, f) in rows {
-        let _ = writeln!(s, "{name:<26}  {:>22}  {:>22}", f(&o.lossless), f(&o.lossy));
-    }
-    s
+    side_by_side(
+        ("lossless (prio 3)", "lossy (prio 0)"),
+        &o.lossless,
+        &o.lossy,
+        &rows,
+    )
 }
 
 #[cfg(test)]

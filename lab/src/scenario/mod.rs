@@ -18,6 +18,7 @@
 //!
 //! Units are in the names (`_bps`, `_bytes`, `_s`).
 
+pub mod dcqcn;
 pub mod live;
 pub mod lossy;
 pub mod output;
@@ -55,6 +56,11 @@ pub struct ScenarioConfig {
     /// senders keep the 2:1 incast congested, so PFC must hold the line
     /// while CE marks and CNPs are still produced and counted.
     pub dcqcn: bool,
+    /// Run the incast a second time with DCQCN on and judge the two side by
+    /// side ([`dcqcn`]); only when `dcqcn` is off, the incast is lossless and
+    /// ECN marks. On by default: the main job shows both halves of the
+    /// lossless story.
+    pub compare_dcqcn: bool,
     /// Simulator only: trace the packets this selects on every switch
     /// (`rocelab run --sim --trace FILTER`).
     pub trace: Option<dataplane::switch::TraceRequest>,
@@ -108,6 +114,7 @@ impl Default for ScenarioConfig {
                 pmax: 0.2,
             }),
             dcqcn: false,
+            compare_dcqcn: true,
             trace: None,
             trace_out: None,
             incast_shared_bytes: Some(INCAST_SHARED_BYTES),
@@ -215,6 +222,8 @@ pub struct Outcome {
     pub config: ScenarioConfig,
     /// Incast part.
     pub incast: IncastOutcome,
+    /// The incast again with DCQCN on, when [`dcqcn::compares`].
+    pub incast_dcqcn: Option<IncastOutcome>,
     /// ECMP part.
     pub ecmp: EcmpOutcome,
 }
@@ -481,6 +490,9 @@ pub fn verdicts(o: &Outcome) -> Vec<Verdict> {
             x.cnp_tx > 0 && pass,
         ));
     }
+    if let Some(on) = &o.incast_dcqcn {
+        out.extend(dcqcn::verdicts(c, x, on));
+    }
     let e = &o.ecmp;
     let ratios = fair_share_ratios(&e.uplink_packets);
     let spread = e
@@ -586,6 +598,7 @@ mod tests {
                 cnp_tx: 7,
                 ..IncastOutcome::default()
             },
+            incast_dcqcn: None,
             ecmp: EcmpOutcome {
                 qps: 32,
                 uplink_packets: vec![1000, 1100],

@@ -198,6 +198,7 @@ mod tests {
             mode: "test",
             config: ScenarioConfig::default(),
             incast: IncastOutcome::default(),
+            incast_dcqcn: None,
             ecmp: EcmpOutcome {
                 qps: 4,
                 uplink_packets: vec![3, 5],

@@ -172,11 +172,21 @@ fn add_stream(
 /// series (bottleneck queue, rates) go there as CSV + SVG.
 pub fn run(cfg: &ScenarioConfig, seed: u64, series_dir: Option<&Path>) -> Result<Outcome> {
     let incast = run_incast(cfg, seed, series_dir)?;
+    let incast_dcqcn = if super::dcqcn::compares(cfg) {
+        Some(run_incast(
+            &super::dcqcn::run_config(cfg),
+            seed,
+            series_dir,
+        )?)
+    } else {
+        None
+    };
     let ecmp = run_ecmp(cfg, seed)?;
     Ok(Outcome {
         mode: "simulator",
         config: cfg.clone(),
         incast,
+        incast_dcqcn,
         ecmp,
     })
 }
@@ -314,7 +324,12 @@ pub fn run_incast(
         .map(|c| c.pfc_tx_total())
         .sum();
     if let (Some(dir), Some(rec)) = (series_dir, sim.recorder()) {
-        rec.write(dir, "sim_incast_timeseries")
+        let stem = if cfg.dcqcn {
+            "sim_incast_dcqcn_timeseries"
+        } else {
+            "sim_incast_timeseries"
+        };
+        rec.write(dir, stem)
             .map_err(|e| anyhow!("writing the time series to {}: {e}", dir.display()))?;
     }
     Ok(out)

@@ -1,0 +1,234 @@
+//! The main job's second incast: the same 2:1 incast with DCQCN on, judged
+//! against the first run (fixed-rate senders) and printed beside it.
+//!
+//! Without DCQCN, PFC alone holds the line: the bottleneck queue climbs to
+//! XOFF, the switch pauses its uplinks, nothing is dropped. With DCQCN the
+//! CE marks the switch sets between Kmin and Kmax come back as CNPs and
+//! each sender cuts its rate (roce-semantics §11), so the queue stays below
+//! XOFF: pauses fall by at least [`MIN_PAUSE_REDUCTION`]×, the senders
+//! still share fairly and nothing is lost. DCQCN gives up some throughput
+//! for that (see [`super::DCQCN_GOODPUT_MIN`]).
+
+use std::fmt::Write as _;
+
+use super::{
+    DCQCN_GOODPUT_MIN, DCQCN_MAX_PFC, FlowResult, IncastOutcome, MESSAGE_BYTES, MIN_JAIN,
+    ScenarioConfig, Verdict, jain_index, payload_efficiency, v,
+};
+
+/// DCQCN must cut the switch's PFC frames at least this many times
+/// (issue #19's figure; measured: simulator 16,044 → 0 at 100 Mb/s).
+pub const MIN_PAUSE_REDUCTION: u64 = 10;
+
+/// The configuration of the DCQCN run: `base` with DCQCN on.
+pub fn run_config(base: &ScenarioConfig) -> ScenarioConfig {
+    ScenarioConfig {
+        dcqcn: true,
+        ..base.clone()
+    }
+}
+
+/// True if `cfg` runs the comparison: side by side on, the first run with
+/// fixed-rate senders, on the lossless priority, with ECN marking (without
+/// marks there is nothing for DCQCN to react to).
+pub fn compares(cfg: &ScenarioConfig) -> bool {
+    cfg.compare_dcqcn && !cfg.dcqcn && cfg.lossless() && cfg.ecn.is_some()
+}
+
+fn total(x: &IncastOutcome, f: fn(&FlowResult) -> u64) -> u64 {
+    x.flows.iter().map(f).sum()
+}
+
+/// Judges the DCQCN run against the fixed-rate one (`off`).
+pub fn verdicts(cfg: &ScenarioConfig, off: &IncastOutcome, on: &IncastOutcome) -> Vec<Verdict> {
+    let payload_gbps =
+        cfg.speed_bps as f64 / 1e9 * payload_efficiency(cfg.roce_mtu_bytes, MESSAGE_BYTES);
+    let rates: Vec<f64> = on.flows.iter().map(|f| f.tx_gbps).collect();
+    let jain = jain_index(&rates).unwrap_or(0.0);
+    let tx = total(on, |f| f.tx_bytes);
+    vec![
+        v(
+            "dcqcn: PFC pauses",
+            format!(
+                "{} with DCQCN, {} without",
+                on.switch_pfc_tx, off.switch_pfc_tx
+            ),
+            &format!(
+                "<= 1/{MIN_PAUSE_REDUCTION} of without, or <= {DCQCN_MAX_PFC} (the senders slow \
+                 down before XOFF)"
+            ),
+            on.switch_pfc_tx * MIN_PAUSE_REDUCTION <= off.switch_pfc_tx
+                || on.switch_pfc_tx <= DCQCN_MAX_PFC,
+        ),
+        v(
+            "dcqcn: senders slowed by CNPs",
+            format!(
+                "{} CE marked, {} CNPs received",
+                on.switch_ce_marked,
+                total(on, |f| f.cnp_rx)
+            ),
+            "> 0 each",
+            on.switch_ce_marked > 0 && total(on, |f| f.cnp_rx) > 0,
+        ),
+        v(
+            "dcqcn: goodput",
+            format!("{:.3} Gb/s", on.rx_gbps),
+            &format!(
+                ">= {DCQCN_GOODPUT_MIN} x {payload_gbps:.4} Gb/s (DCQCN trades a little \
+                 throughput for a short queue)"
+            ),
+            on.rx_gbps >= DCQCN_GOODPUT_MIN * payload_gbps,
+        ),
+        v(
+            "dcqcn: fairness of the senders",
+            format!(
+                "Jain {jain:.3} ({} Gb/s)",
+                rates
+                    .iter()
+                    .map(|r| format!("{r:.3}"))
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+            ),
+            &format!(">= {MIN_JAIN}"),
+            jain >= MIN_JAIN,
+        ),
+        v(
+            "dcqcn: nothing lost",
+            format!(
+                "{} dropped, {} of {tx} bytes received",
+                on.switch_drops, on.rx_bytes
+            ),
+            "0 dropped, received = sent",
+            on.switch_drops == 0 && on.rx_bytes == tx && tx > 0,
+        ),
+    ]
+}
+
+/// One row of a side-by-side table: its name and how to read it off a run.
+pub type FigureRow = (&'static str, fn(&IncastOutcome) -> String);
+
+/// Two incast runs side by side, one row per figure.
+pub fn side_by_side(
+    columns: (&str, &str),
+    a: &IncastOutcome,
+    b: &IncastOutcome,
+    rows: &[FigureRow],
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{:<26}  {:>22}  {:>22}", "figure", columns.0, columns.1);
+    for (name, f) in rows {
+        let _ = writeln!(s, "{name:<26}  {:>22}  {:>22}", f(a), f(b));
+    }
+    s
+}
+
+/// Sender throughputs as `a / b Gb/s`.
+pub fn sender_rates(x: &IncastOutcome) -> String {
+    x.flows
+        .iter()
+        .map(|f| format!("{:.4}", f.tx_gbps))
+        .collect::<Vec<_>>()
+        .join(" / ")
+        + " Gb/s"
+}
+
+/// The fixed-rate and the DCQCN run side by side.
+pub fn figures_table(off: &IncastOutcome, on: &IncastOutcome) -> String {
+    let rows: [FigureRow; 7] = [
+        ("goodput at receiver", |x| format!("{:.4} Gb/s", x.rx_gbps)),
+        ("sender throughput", sender_rates),
+        ("PFC frames from switch", |x| x.switch_pfc_tx.to_string()),
+        ("switch drops", |x| x.switch_drops.to_string()),
+        ("CE marked by switch", |x| x.switch_ce_marked.to_string()),
+        ("CNPs received by senders", |x| {
+            total(x, |f| f.cnp_rx).to_string()
+        }),
+        ("bytes received", |x| x.rx_bytes.to_string()),
+    ];
+    side_by_side(("DCQCN off", "DCQCN on"), off, on, &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pfc: u64, ce: u64, rates: [f64; 2]) -> IncastOutcome {
+        let flows = rates
+            .iter()
+            .map(|&r| FlowResult {
+                name: "h".into(),
+                tx_gbps: r,
+                tx_bytes: 1000,
+                cnp_rx: ce / 2,
+                ..FlowResult::default()
+            })
+            .collect();
+        IncastOutcome {
+            flows,
+            rx_gbps: rates.iter().sum(),
+            rx_bytes: 2000,
+            switch_pfc_tx: pfc,
+            switch_ce_marked: ce,
+            ..IncastOutcome::default()
+        }
+    }
+
+    #[test]
+    fn dcqcn_that_removes_the_pauses_passes_every_line() {
+        let cfg = ScenarioConfig::default();
+        let off = run(16_044, 24_000, [0.048, 0.048]);
+        let on = run(0, 3_000, [0.043, 0.043]);
+        let vs = verdicts(&cfg, &off, &on);
+        assert!(vs.iter().all(|v| v.pass), "{vs:#?}");
+        let table = figures_table(&off, &on);
+        assert!(table.contains("DCQCN off") && table.contains("16044"));
+        for artefact in ["Some(", "None", "{ ", " }"] {
+            assert!(!table.contains(artefact), "{table}");
+        }
+    }
+
+    #[test]
+    fn pauses_that_barely_fall_unfair_senders_or_a_stalled_link_fail() {
+        let cfg = ScenarioConfig::default();
+        let off = run(1_000, 24_000, [0.048, 0.048]);
+        let failing = |on: &IncastOutcome| {
+            verdicts(&cfg, &off, on)
+                .into_iter()
+                .filter(|v| !v.pass)
+                .map(|v| v.check)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            failing(&run(200, 3_000, [0.043, 0.043])),
+            ["dcqcn: PFC pauses"]
+        );
+        assert_eq!(
+            failing(&run(0, 3_000, [0.075, 0.012])),
+            ["dcqcn: fairness of the senders"]
+        );
+        assert_eq!(failing(&run(0, 3_000, [0.001, 0.001])), ["dcqcn: goodput"]);
+        assert_eq!(
+            failing(&run(0, 0, [0.048, 0.048])),
+            ["dcqcn: senders slowed by CNPs"]
+        );
+    }
+
+    #[test]
+    fn only_a_fixed_rate_lossless_run_with_ecn_compares() {
+        let base = ScenarioConfig::default();
+        assert!(compares(&base));
+        assert!(!compares(&run_config(&base)));
+        assert!(!compares(&ScenarioConfig {
+            ecn: None,
+            ..base.clone()
+        }));
+        assert!(!compares(&ScenarioConfig {
+            incast_dscp: 0,
+            ..base.clone()
+        }));
+        assert!(!compares(&ScenarioConfig {
+            compare_dcqcn: false,
+            ..base
+        }));
+    }
+}
