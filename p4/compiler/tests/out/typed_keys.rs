@@ -414,8 +414,7 @@ fn I_by_error(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &m
         };
         match call__ {
             Some(c__) => {
-                let n__ = c__.params.len().min(p__.len());
-                p__[..n__].copy_from_slice(&c__.params[..n__]);
+                if let Some(v__) = c__.params.get(0) { p__[0] = *v__; }
                 (r__.hit, c__.action_id, r__.entry)
             }
             None => (r__.hit, 0, r__.entry),
@@ -519,9 +518,9 @@ impl Program {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
 
-    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
-    #[inline(always)]
-    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+    /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
+    /// packet struct is moved: the caller builds it where it lives).
+    fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
@@ -532,7 +531,6 @@ impl Program {
         env.payload_offset = pkt.payload_offset;
         let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
-        pkt
     }
 }
 
@@ -556,12 +554,23 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
-        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+        let mut pkt = Packet { hdr: Default::default(), meta: Default::default(), sm: meta, payload_offset: 0 };
+        self.run_parser(data, &mut pkt);
+        pkt
+    }
+    #[inline]
+    fn parse_into(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, pkt: &mut Packet) {
+        pkt.hdr = Default::default();
+        pkt.meta = Default::default();
+        pkt.sm = meta;
+        pkt.payload_offset = 0;
+        self.run_parser(data, pkt);
     }
     fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
         Self::preserve_fields(from, &mut pkt, field_list);
-        self.run_parser(data, pkt)
+        self.run_parser(data, &mut pkt);
+        pkt
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);

@@ -268,9 +268,13 @@ impl Gen<'_> {
             self.w.close("};");
             self.w.open("match call__ {");
             self.w.open("Some(c__) => {");
-            self.w.line("let n__ = c__.params.len().min(p__.len());");
-            self.w
-                .line("p__[..n__].copy_from_slice(&c__.params[..n__]);");
+            // One load per parameter: a slice copy of run-time length
+            // would be a `memcpy` call on every hit.
+            for j in 0..max_params {
+                self.w.line(format!(
+                    "if let Some(v__) = c__.params.get({j}) {{ p__[{j}] = *v__; }}"
+                ));
+            }
             self.w.line("(r__.hit, c__.action_id, r__.entry)");
             self.w.close("}");
             self.w.line("None => (r__.hit, 0, r__.entry),");
