@@ -418,12 +418,14 @@ pub struct MyDeparser_Locals {
 
 /// Action `NoAction` of `MyVerifyChecksum`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyVerifyChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyVerifyChecksum_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyVerifyChecksum.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyVerifyChecksum_Locals::default();
     let l = &mut l_storage;
@@ -435,6 +437,7 @@ pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut 
 
 /// Action `MyIngress.drop` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyIngress_drop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
     (*standard_metadata).mark_to_drop();
     if rt.trace.on { rt.trace.call("mark_to_drop", None, None, None); }
@@ -443,6 +446,7 @@ fn MyIngress_drop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr
 
 /// Action `MyIngress.ipv4_forward` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyIngress_ipv4_forward(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals, mut dstAddr: u64, mut port: u16) -> Result<(), Exit> {
     (*standard_metadata).egress_spec = ((port as u128) as u16);
     (*hdr).ethernet.srcAddr = (((*hdr).ethernet.dstAddr as u128) as u64);
@@ -453,12 +457,14 @@ fn MyIngress_ipv4_forward(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<
 
 /// Action `NoAction` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyIngress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// Table `MyIngress.ipv4_lpm`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<ApplyResult, Exit> {
     let key__: [u128; 1] = [((*hdr).ipv4.dstAddr as u128)];
     let mut p__ = [0u128; 2];
@@ -489,6 +495,7 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 
 /// `MyIngress.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyIngress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = MyIngress_Locals::default();
     let l = &mut l_storage;
@@ -502,12 +509,14 @@ pub fn MyIngress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
 
 /// Action `NoAction` of `MyEgress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyEgress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyEgress_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyEgress.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyEgress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = MyEgress_Locals::default();
     let l = &mut l_storage;
@@ -516,12 +525,14 @@ pub fn MyEgress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 
 /// Action `NoAction` of `MyComputeChecksum`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyComputeChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyComputeChecksum_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyComputeChecksum.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyComputeChecksum_Locals::default();
     let l = &mut l_storage;
@@ -533,12 +544,14 @@ pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut
 
 /// Action `NoAction` of `MyDeparser`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyDeparser_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers, l: &mut MyDeparser_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyDeparser.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyDeparser_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = MyDeparser_Locals::default();
     let l = &mut l_storage;

@@ -158,6 +158,7 @@ impl Gen<'_> {
             self.w
                 .line(format!("/// Action `{}` of `{}`.", act.p4_name, inst.path));
             self.w.line(ALLOW);
+            self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}({}) -> Result<(), Exit> {{",
                 params.join(", ")
@@ -192,6 +193,7 @@ impl Gen<'_> {
             self.w
                 .line(format!("/// Table `{}.{}`.", inst.path, table.name));
             self.w.line(ALLOW);
+            self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}({sig_l}) -> Result<ApplyResult, Exit> {{"
             ));
@@ -337,6 +339,7 @@ impl Gen<'_> {
         };
         self.w.line(format!("/// `{}.apply`.", inst.path));
         self.w.line(ALLOW);
+        self.w.line("#[inline]");
         self.w.open(format!(
             "pub fn {}({sig}) -> Result<(), Exit> {{",
             self.names.inst_apply[i]
