@@ -608,9 +608,17 @@ mod tests {
     fn hash_range_equals_the_128_bit_modulo_at_every_width_of_max() {
         let h = 0xdead_beef_0123_4567u64;
         for max in [1u128, 7, 1 << 32, u128::from(u64::MAX), 1 << 64, u128::MAX] {
-            assert_eq!(hash_range(h, 5, max), 5 + u128::from(h) % max, "max {max:#x}");
+            assert_eq!(
+                hash_range(h, 5, max),
+                5 + u128::from(h) % max,
+                "max {max:#x}"
+            );
         }
-        assert_eq!(hash_range(h, u128::MAX, 1 << 64), u128::from(h) - 1, "wraps");
+        assert_eq!(
+            hash_range(h, u128::MAX, 1 << 64),
+            u128::from(h) - 1,
+            "wraps"
+        );
     }
 
     #[test]
