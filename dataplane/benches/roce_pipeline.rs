@@ -2,9 +2,11 @@
 //! through parse → classify → LPM over 10,000 routes → ECMP over 8 members →
 //! egress RED/ECN → deparse, on one core.
 //!
-//! Run: `cargo bench -p dataplane --bench roce_pipeline`.
+//! Run: `cargo bench -p dataplane --bench roce_pipeline`. With `-- --min`
+//! it prints instead the fastest of many short batches (ns a packet), which
+//! a loaded machine blurs far less than criterion's mean.
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use dataplane::roce::{PROGRAM_INFO, Program};
 use p4_target::dynamic::{Switchable, erase};
 use p4_target::pipeline::Pipeline;
@@ -162,6 +164,46 @@ fn pipeline(c: &mut Criterion) {
     group.finish();
 }
 
+/// One packet through the pipeline, into `out`; `pkt` is reused.
+#[inline(always)]
+fn one<P: Pipeline>(p: &mut P, pkt: &mut P::Packet, f: &[u8], out: &mut Vec<u8>) -> usize {
+    p.parse_into(f, StandardMetadata::arriving(1, f.len() as u32, 0), pkt);
+    p.ingress(pkt);
+    let m = P::meta_mut(pkt);
+    m.egress_port = m.egress_spec;
+    m.deq_qdepth_bytes = 100_000;
+    p.egress(pkt);
+    p.deparse(pkt, f, out);
+    out.len()
+}
+
+/// Fastest batch of 256 packets out of 2,000, in ns a packet.
+fn min_batches<P: Pipeline>(mut p: P, frames: &[Vec<u8>]) -> f64 {
+    let mut out = Vec::with_capacity(2048);
+    let mut pkt = p.parse(&frames[0], StandardMetadata::arriving(1, 0, 0));
+    let mut best = f64::MAX;
+    for _ in 0..2_000 {
+        let t = std::time::Instant::now();
+        for f in frames {
+            std::hint::black_box(one(&mut p, &mut pkt, f, &mut out));
+        }
+        best = best.min(t.elapsed().as_nanos() as f64 / frames.len() as f64);
+    }
+    best
+}
+
+fn print_min_batches() {
+    let frames: Vec<Vec<u8>> = (0..256).map(|i| write_frame(0xc000 + i)).collect();
+    let builtin = min_batches(loaded(), &frames);
+    let switchable = min_batches(Switchable::new(loaded()), &frames);
+    let mut s = Switchable::new(Program::new());
+    let _ = s.install(Some(erase(loaded())));
+    let dynamic = min_batches(s, &frames);
+    println!("rdma_write_10k_routes_ecmp8_red  {builtin:.1} ns a packet (fastest batch)");
+    println!("switchable_builtin               {switchable:.1} ns a packet");
+    println!("switchable_loaded_dyn            {dynamic:.1} ns a packet");
+}
+
 fn run<P: Pipeline>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     name: &str,
@@ -170,21 +212,23 @@ fn run<P: Pipeline>(
 ) {
     let mut out = Vec::with_capacity(2048);
     let mut i = 0;
+    // One packet struct reused, parsed in place (`Pipeline::parse_into`).
+    let mut pkt = p.parse(&frames[0], StandardMetadata::arriving(1, 0, 0));
     group.bench_function(name, |b| {
         b.iter(|| {
             i = (i + 1) & 255;
-            let f = &frames[i];
-            let mut pkt = p.parse(f, StandardMetadata::arriving(1, f.len() as u32, 0));
-            p.ingress(&mut pkt);
-            let m = P::meta_mut(&mut pkt);
-            m.egress_port = m.egress_spec;
-            m.deq_qdepth_bytes = 100_000;
-            p.egress(&mut pkt);
-            p.deparse(&mut pkt, f, &mut out);
-            out.len()
+            one(&mut p, &mut pkt, &frames[i], &mut out)
         })
     });
 }
 
 criterion_group!(benches, pipeline);
-criterion_main!(benches);
+
+fn main() {
+    if std::env::args().any(|a| a == "--min") {
+        print_min_batches();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

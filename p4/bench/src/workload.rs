@@ -138,7 +138,8 @@ pub fn loaded(routes: &[(u32, u32, u16, u32)], acl: &[TableEntry]) -> (Program, 
 /// One packet through the compiled router: parse, ingress, egress, deparse.
 pub fn run_compiled(p: &mut Program, frame: &[u8], out: &mut Vec<u8>) -> Option<u16> {
     let meta = p4_target::v1model::StandardMetadata::arriving(0, frame.len() as u32, 0);
-    let mut pkt = p.parse(frame, meta);
+    let mut pkt = crate::compiled::Packet::default();
+    p.parse_into(frame, meta, &mut pkt);
     p.ingress(&mut pkt);
     let port = Program::meta(&pkt).egress_spec;
     if port == p4_target::v1model::DROP_PORT {

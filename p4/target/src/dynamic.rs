@@ -358,6 +358,15 @@ impl<P: Pipeline> Pipeline for Switchable<P> {
         }
     }
 
+    #[inline]
+    fn parse_into(&mut self, data: &[u8], meta: StandardMetadata, pkt: &mut Self::Packet) {
+        let loaded = matches!((&self.current, self.running), (Some(_), Running::Loaded(_)));
+        match pkt {
+            SwitchablePacket::Builtin(p) if !loaded => self.builtin.parse_into(data, meta, p),
+            _ => *pkt = self.parse(data, meta),
+        }
+    }
+
     fn parse_preserving(
         &mut self,
         data: &[u8],

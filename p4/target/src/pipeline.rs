@@ -40,6 +40,17 @@ pub trait Pipeline: Send + 'static {
     /// instance type).
     fn parse(&mut self, data: &[u8], meta: StandardMetadata) -> Self::Packet;
 
+    /// [`Pipeline::parse`] into `pkt`, which it overwrites entirely (the
+    /// result is the same as `*pkt = self.parse(data, meta)`). Compiled
+    /// programs parse in place here: returning the packet struct by value
+    /// costs a copy of a struct the parser has just written field by field,
+    /// which stalls on store forwarding. Per-packet loops that keep a
+    /// packet struct around should call this one.
+    #[inline]
+    fn parse_into(&mut self, data: &[u8], meta: StandardMetadata, pkt: &mut Self::Packet) {
+        *pkt = self.parse(data, meta);
+    }
+
     /// [`Pipeline::parse`] for a resubmitted or recirculated packet: the
     /// user metadata starts with the fields of `field_list` copied from
     /// `from` (the packet of the pass before) and zero elsewhere, *before*

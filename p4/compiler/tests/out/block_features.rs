@@ -433,12 +433,14 @@ pub struct D_Locals {
 
 /// Action `NoAction` of `VC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn VC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut VC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `VC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = VC_Locals::default();
     let l = &mut l_storage;
@@ -447,6 +449,7 @@ pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 
 /// Action `set_out` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_set_out(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals, mut port: u16) -> Result<(), Exit> {
     (*sm).egress_spec = ((port as u128) as u16);
     Ok(())
@@ -454,12 +457,14 @@ fn I_set_out(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mu
 
 /// Action `NoAction` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// Table `I.by_kind`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_by_kind(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
     let key__: [u128; 1] = [((*hdr).tag.kind as u128)];
     let mut p__ = [0u128; 1];
@@ -471,8 +476,7 @@ fn I_by_kind(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mu
         };
         match call__ {
             Some(c__) => {
-                let n__ = c__.params.len().min(p__.len());
-                p__[..n__].copy_from_slice(&c__.params[..n__]);
+                if let Some(v__) = c__.params.get(0) { p__[0] = *v__; }
                 (r__.hit, c__.action_id, r__.entry)
             }
             None => (r__.hit, 0, r__.entry),
@@ -488,6 +492,7 @@ fn I_by_kind(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mu
 
 /// `I.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
@@ -507,12 +512,14 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
 
 /// Action `NoAction` of `I.small`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_small_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8, l: &mut Counting_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `I.small.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn I_small_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8) -> Result<(), Exit> {
     let mut l_storage = Counting_Locals::default();
     let l = &mut l_storage;
@@ -526,12 +533,14 @@ pub fn I_small_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, 
 
 /// Action `NoAction` of `I.big`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_big_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8, l: &mut Counting_Locals_1) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `I.big.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn I_big_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, kind: &mut u8) -> Result<(), Exit> {
     let mut l_storage = Counting_Locals_1::default();
     let l = &mut l_storage;
@@ -545,12 +554,14 @@ pub fn I_big_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, ki
 
 /// Action `NoAction` of `I.add`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_add_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, x: &mut u8, acc: &mut u8, l: &mut Add_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `I.add.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn I_add_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, x: &mut u8, acc: &mut u8) -> Result<(), Exit> {
     let mut l_storage = Add_Locals::default();
     let l = &mut l_storage;
@@ -560,12 +571,14 @@ pub fn I_add_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, x:
 
 /// Action `NoAction` of `E`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn E_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut E_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `E.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = E_Locals::default();
     let l = &mut l_storage;
@@ -574,12 +587,14 @@ pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
 
 /// Action `NoAction` of `CC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn CC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut CC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `CC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = CC_Locals::default();
     let l = &mut l_storage;
@@ -588,12 +603,14 @@ pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 
 /// Action `NoAction` of `D`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `D.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
@@ -628,9 +645,9 @@ impl Program {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
 
-    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
-    #[inline(always)]
-    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+    /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
+    /// packet struct is moved: the caller builds it where it lives).
+    fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
@@ -641,7 +658,6 @@ impl Program {
         env.payload_offset = pkt.payload_offset;
         let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
-        pkt
     }
 }
 
@@ -665,12 +681,23 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
-        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+        let mut pkt = Packet { hdr: Default::default(), meta: Default::default(), sm: meta, payload_offset: 0 };
+        self.run_parser(data, &mut pkt);
+        pkt
+    }
+    #[inline]
+    fn parse_into(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, pkt: &mut Packet) {
+        pkt.hdr = Default::default();
+        pkt.meta = Default::default();
+        pkt.sm = meta;
+        pkt.payload_offset = 0;
+        self.run_parser(data, pkt);
     }
     fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
         Self::preserve_fields(from, &mut pkt, field_list);
-        self.run_parser(data, pkt)
+        self.run_parser(data, &mut pkt);
+        pkt
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);

@@ -447,12 +447,14 @@ pub struct D_Locals {
 
 /// Action `NoAction` of `VC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn VC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut VC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `VC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = VC_Locals::default();
     let l = &mut l_storage;
@@ -461,6 +463,7 @@ pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 
 /// Action `I.set_port` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_set_port(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals, mut port: u16) -> Result<(), Exit> {
     (*sm).egress_spec = ((port as u128) as u16);
     Ok(())
@@ -468,6 +471,7 @@ fn I_set_port(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &m
 
 /// Action `I.add` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_add(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = (::p4_target::bits::wrap(((*hdr).d.a as u128).wrapping_add(((*hdr).d.b as u128)), 8) as u8);
     Ok(())
@@ -475,6 +479,7 @@ fn I_add(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
 
 /// Action `I.sub_sat` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_sub_sat(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = (::p4_target::bits::sat_sub_u(((*hdr).d.a as u128), ((*hdr).d.b as u128)) as u8);
     Ok(())
@@ -482,6 +487,7 @@ fn I_sub_sat(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mu
 
 /// Action `I.signed_cmp` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_signed_cmp(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = ((if ::p4_target::bits::lt_s(::p4_target::bits::cast(((*hdr).d.a as u128), 8, false, 8), ::p4_target::bits::cast(((*hdr).d.b as u128), 8, false, 8), 8) { 1u128 } else { 0u128 }) as u8);
     Ok(())
@@ -489,6 +495,7 @@ fn I_signed_cmp(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 
 /// Action `I.shifty` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_shifty(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = (::p4_target::bits::cast(::p4_target::bits::shr_s(::p4_target::bits::cast(((*hdr).d.a as u128), 8, false, 8), 2u128, 8), 8, true, 8) as u8);
     Ok(())
@@ -496,6 +503,7 @@ fn I_shifty(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut
 
 /// Action `I.stop` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_stop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = (0xeeu128 as u8);
     return Err(Exit);
@@ -504,6 +512,7 @@ fn I_stop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut h
 
 /// Action `I.nib` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_nib(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals, mut v: u8) -> Result<(), Exit> {
     (*hdr).d.r1 = (((((*hdr).d.r1 as u128) & 0xfu128) | (::p4_target::bits::shl(::p4_target::bits::cast((v as u128), 4, false, 8), 4u128, 8) & 0xf0u128)) as u8);
     Ok(())
@@ -511,12 +520,14 @@ fn I_nib(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
 
 /// Action `NoAction` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// Table `I.ops`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_ops(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
     let key__: [u128; 1] = [((*hdr).d.op as u128)];
     let mut p__ = [0u128; 1];
@@ -528,8 +539,7 @@ fn I_ops(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
         };
         match call__ {
             Some(c__) => {
-                let n__ = c__.params.len().min(p__.len());
-                p__[..n__].copy_from_slice(&c__.params[..n__]);
+                if let Some(v__) = c__.params.get(0) { p__[0] = *v__; }
                 (r__.hit, c__.action_id, r__.entry)
             }
             None => (r__.hit, 0, r__.entry),
@@ -551,6 +561,7 @@ fn I_ops(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
 
 /// Table `I.acl`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_acl(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
     let key__: [u128; 2] = [((*hdr).d.a as u128), ((*hdr).d.b as u128)];
     let mut p__ = [0u128; 1];
@@ -562,8 +573,7 @@ fn I_acl(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
         };
         match call__ {
             Some(c__) => {
-                let n__ = c__.params.len().min(p__.len());
-                p__[..n__].copy_from_slice(&c__.params[..n__]);
+                if let Some(v__) = c__.params.get(0) { p__[0] = *v__; }
                 (r__.hit, c__.action_id, r__.entry)
             }
             None => (r__.hit, 0, r__.entry),
@@ -579,6 +589,7 @@ fn I_acl(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
 
 /// `I.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
@@ -616,12 +627,14 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
 
 /// Action `NoAction` of `E`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn E_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut E_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `E.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = E_Locals::default();
     let l = &mut l_storage;
@@ -630,12 +643,14 @@ pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
 
 /// Action `NoAction` of `CC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn CC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut CC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `CC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = CC_Locals::default();
     let l = &mut l_storage;
@@ -644,12 +659,14 @@ pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 
 /// Action `NoAction` of `D`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `D.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
@@ -684,9 +701,9 @@ impl Program {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
 
-    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
-    #[inline(always)]
-    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+    /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
+    /// packet struct is moved: the caller builds it where it lives).
+    fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
@@ -697,7 +714,6 @@ impl Program {
         env.payload_offset = pkt.payload_offset;
         let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
-        pkt
     }
 }
 
@@ -721,12 +737,23 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
-        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+        let mut pkt = Packet { hdr: Default::default(), meta: Default::default(), sm: meta, payload_offset: 0 };
+        self.run_parser(data, &mut pkt);
+        pkt
+    }
+    #[inline]
+    fn parse_into(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, pkt: &mut Packet) {
+        pkt.hdr = Default::default();
+        pkt.meta = Default::default();
+        pkt.sm = meta;
+        pkt.payload_offset = 0;
+        self.run_parser(data, pkt);
     }
     fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
         Self::preserve_fields(from, &mut pkt, field_list);
-        self.run_parser(data, pkt)
+        self.run_parser(data, &mut pkt);
+        pkt
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);

@@ -418,23 +418,26 @@ pub struct MyDeparser_Locals {
 
 /// Action `NoAction` of `MyVerifyChecksum`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyVerifyChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyVerifyChecksum_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyVerifyChecksum.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyVerifyChecksum_Locals::default();
     let l = &mut l_storage;
     if (*hdr).ipv4.valid {
-        if ::p4_target::bits::wrap(::p4_target::externs::csum16_finish((((((*hdr).ipv4.version as u128)) & 0xf) << 12) + (((((*hdr).ipv4.ihl as u128)) & 0xf) << 8) + (((((*hdr).ipv4.diffserv as u128)) & 0xff) << 0) + (((((*hdr).ipv4.totalLen as u128)) & 0xffff) << 0) + (((((*hdr).ipv4.identification as u128)) & 0xffff) << 0) + (((((*hdr).ipv4.flags as u128)) & 0x7) << 13) + (((((*hdr).ipv4.fragOffset as u128)) & 0x1fff) << 0) + (((((*hdr).ipv4.ttl as u128)) & 0xff) << 8) + (((((*hdr).ipv4.protocol as u128)) & 0xff) << 0) + (((((*hdr).ipv4.srcAddr as u128)) & 0xffffffff) << 0) + (((((*hdr).ipv4.dstAddr as u128)) & 0xffffffff) << 0)), 16) != ((*hdr).ipv4.hdrChecksum as u128) { env.checksum_error = true; }
+        if ::p4_target::bits::wrap(::p4_target::externs::csum16_finish(u128::from(((((((*hdr).ipv4.version as u128))) as u64 & 0xf) << 12) + ((((((*hdr).ipv4.ihl as u128))) as u64 & 0xf) << 8) + ((((((*hdr).ipv4.diffserv as u128))) as u64 & 0xff) << 0) + ((((((*hdr).ipv4.totalLen as u128))) as u64 & 0xffff) << 0) + ((((((*hdr).ipv4.identification as u128))) as u64 & 0xffff) << 0) + ((((((*hdr).ipv4.flags as u128))) as u64 & 0x7) << 13) + ((((((*hdr).ipv4.fragOffset as u128))) as u64 & 0x1fff) << 0) + ((((((*hdr).ipv4.ttl as u128))) as u64 & 0xff) << 8) + ((((((*hdr).ipv4.protocol as u128))) as u64 & 0xff) << 0) + ((((((*hdr).ipv4.srcAddr as u128))) as u64 & 0xffffffff) << 0) + ((((((*hdr).ipv4.dstAddr as u128))) as u64 & 0xffffffff) << 0))), 16) != ((*hdr).ipv4.hdrChecksum as u128) { env.checksum_error = true; }
     }
     Ok(())
 }
 
 /// Action `MyIngress.drop` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyIngress_drop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
     (*standard_metadata).mark_to_drop();
     if rt.trace.on { rt.trace.call("mark_to_drop", None, None, None); }
@@ -443,6 +446,7 @@ fn MyIngress_drop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr
 
 /// Action `MyIngress.ipv4_forward` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyIngress_ipv4_forward(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals, mut dstAddr: u64, mut port: u16) -> Result<(), Exit> {
     (*standard_metadata).egress_spec = ((port as u128) as u16);
     (*hdr).ethernet.srcAddr = (((*hdr).ethernet.dstAddr as u128) as u64);
@@ -453,12 +457,14 @@ fn MyIngress_ipv4_forward(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<
 
 /// Action `NoAction` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyIngress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// Table `MyIngress.ipv4_lpm`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<ApplyResult, Exit> {
     let key__: [u128; 1] = [((*hdr).ipv4.dstAddr as u128)];
     let mut p__ = [0u128; 2];
@@ -470,8 +476,8 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
         };
         match call__ {
             Some(c__) => {
-                let n__ = c__.params.len().min(p__.len());
-                p__[..n__].copy_from_slice(&c__.params[..n__]);
+                if let Some(v__) = c__.params.get(0) { p__[0] = *v__; }
+                if let Some(v__) = c__.params.get(1) { p__[1] = *v__; }
                 (r__.hit, c__.action_id, r__.entry)
             }
             None => (r__.hit, 0, r__.entry),
@@ -489,6 +495,7 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 
 /// `MyIngress.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyIngress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = MyIngress_Locals::default();
     let l = &mut l_storage;
@@ -502,12 +509,14 @@ pub fn MyIngress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
 
 /// Action `NoAction` of `MyEgress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyEgress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyEgress_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyEgress.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyEgress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = MyEgress_Locals::default();
     let l = &mut l_storage;
@@ -516,29 +525,33 @@ pub fn MyEgress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 
 /// Action `NoAction` of `MyComputeChecksum`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyComputeChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyComputeChecksum_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyComputeChecksum.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyComputeChecksum_Locals::default();
     let l = &mut l_storage;
     if (*hdr).ipv4.valid {
-        (*hdr).ipv4.hdrChecksum = (::p4_target::bits::wrap(::p4_target::externs::csum16_finish((((((*hdr).ipv4.version as u128)) & 0xf) << 12) + (((((*hdr).ipv4.ihl as u128)) & 0xf) << 8) + (((((*hdr).ipv4.diffserv as u128)) & 0xff) << 0) + (((((*hdr).ipv4.totalLen as u128)) & 0xffff) << 0) + (((((*hdr).ipv4.identification as u128)) & 0xffff) << 0) + (((((*hdr).ipv4.flags as u128)) & 0x7) << 13) + (((((*hdr).ipv4.fragOffset as u128)) & 0x1fff) << 0) + (((((*hdr).ipv4.ttl as u128)) & 0xff) << 8) + (((((*hdr).ipv4.protocol as u128)) & 0xff) << 0) + (((((*hdr).ipv4.srcAddr as u128)) & 0xffffffff) << 0) + (((((*hdr).ipv4.dstAddr as u128)) & 0xffffffff) << 0)), 16) as u16);
+        (*hdr).ipv4.hdrChecksum = (::p4_target::bits::wrap(::p4_target::externs::csum16_finish(u128::from(((((((*hdr).ipv4.version as u128))) as u64 & 0xf) << 12) + ((((((*hdr).ipv4.ihl as u128))) as u64 & 0xf) << 8) + ((((((*hdr).ipv4.diffserv as u128))) as u64 & 0xff) << 0) + ((((((*hdr).ipv4.totalLen as u128))) as u64 & 0xffff) << 0) + ((((((*hdr).ipv4.identification as u128))) as u64 & 0xffff) << 0) + ((((((*hdr).ipv4.flags as u128))) as u64 & 0x7) << 13) + ((((((*hdr).ipv4.fragOffset as u128))) as u64 & 0x1fff) << 0) + ((((((*hdr).ipv4.ttl as u128))) as u64 & 0xff) << 8) + ((((((*hdr).ipv4.protocol as u128))) as u64 & 0xff) << 0) + ((((((*hdr).ipv4.srcAddr as u128))) as u64 & 0xffffffff) << 0) + ((((((*hdr).ipv4.dstAddr as u128))) as u64 & 0xffffffff) << 0))), 16) as u16);
     }
     Ok(())
 }
 
 /// Action `NoAction` of `MyDeparser`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn MyDeparser_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers, l: &mut MyDeparser_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyDeparser.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn MyDeparser_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = MyDeparser_Locals::default();
     let l = &mut l_storage;
@@ -573,9 +586,9 @@ impl Program {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
 
-    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
-    #[inline(always)]
-    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+    /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
+    /// packet struct is moved: the caller builds it where it lives).
+    fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_MyParser(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
@@ -586,7 +599,6 @@ impl Program {
         env.payload_offset = pkt.payload_offset;
         let _ = MyVerifyChecksum_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
-        pkt
     }
 }
 
@@ -610,12 +622,23 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
-        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+        let mut pkt = Packet { hdr: Default::default(), meta: Default::default(), sm: meta, payload_offset: 0 };
+        self.run_parser(data, &mut pkt);
+        pkt
+    }
+    #[inline]
+    fn parse_into(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, pkt: &mut Packet) {
+        pkt.hdr = Default::default();
+        pkt.meta = Default::default();
+        pkt.sm = meta;
+        pkt.payload_offset = 0;
+        self.run_parser(data, pkt);
     }
     fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
         Self::preserve_fields(from, &mut pkt, field_list);
-        self.run_parser(data, pkt)
+        self.run_parser(data, &mut pkt);
+        pkt
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);

@@ -303,12 +303,14 @@ pub struct D_Locals {
 
 /// Action `NoAction` of `VC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn VC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1, l: &mut VC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `VC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1) -> Result<(), Exit> {
     let mut l_storage = VC_Locals::default();
     let l = &mut l_storage;
@@ -317,6 +319,7 @@ pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: 
 
 /// Action `I.c` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_c(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1, p: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals, mut n: u8, mut l_1: u16) -> Result<(), Exit> {
     (*key).pkt.r#type = (::p4_target::bits::wrap((n as u128).wrapping_add((l.env as u128)), 8) as u8);
     (*p).egress_spec = ((l_1 as u128) as u16);
@@ -325,12 +328,14 @@ fn I_c(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_
 
 /// Action `NoAction` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1, p: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// Table `I.hit`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn I_hit(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1, p: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
     let key__: [u128; 1] = [((*key).pkt.r#match as u128)];
     let mut p__ = [0u128; 2];
@@ -342,8 +347,8 @@ fn I_hit(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut En
         };
         match call__ {
             Some(c__) => {
-                let n__ = c__.params.len().min(p__.len());
-                p__[..n__].copy_from_slice(&c__.params[..n__]);
+                if let Some(v__) = c__.params.get(0) { p__[0] = *v__; }
+                if let Some(v__) = c__.params.get(1) { p__[1] = *v__; }
                 (r__.hit, c__.action_id, r__.entry)
             }
             None => (r__.hit, 0, r__.entry),
@@ -359,6 +364,7 @@ fn I_hit(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut En
 
 /// `I.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1, p: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
@@ -377,12 +383,14 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &
 
 /// Action `NoAction` of `E`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn E_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1, p: &mut ::p4_target::v1model::StandardMetadata, l: &mut E_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `E.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1, p: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = E_Locals::default();
     let l = &mut l_storage;
@@ -391,12 +399,14 @@ pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &
 
 /// Action `NoAction` of `CC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn CC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1, l: &mut CC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `CC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut Env_1, r: &mut Exit_1) -> Result<(), Exit> {
     let mut l_storage = CC_Locals::default();
     let l = &mut l_storage;
@@ -405,12 +415,14 @@ pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: 
 
 /// Action `NoAction` of `D`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, key: &mut Env_1, l: &mut D_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `D.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, key: &mut Env_1) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
@@ -443,9 +455,9 @@ impl Program {
         Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
     }
 
-    /// Parser and `verifyChecksum` on `data`, starting from `pkt`.
-    #[inline(always)]
-    fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {
+    /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
+    /// packet struct is moved: the caller builds it where it lives).
+    fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
         if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
@@ -456,7 +468,6 @@ impl Program {
         env.payload_offset = pkt.payload_offset;
         let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
-        pkt
     }
 }
 
@@ -480,12 +491,23 @@ impl ::p4_target::pipeline::Pipeline for Program {
         &mut self.rt
     }
     fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {
-        self.run_parser(data, Packet { sm: meta, ..Default::default() })
+        let mut pkt = Packet { hdr: Default::default(), meta: Default::default(), sm: meta, payload_offset: 0 };
+        self.run_parser(data, &mut pkt);
+        pkt
+    }
+    #[inline]
+    fn parse_into(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, pkt: &mut Packet) {
+        pkt.hdr = Default::default();
+        pkt.meta = Default::default();
+        pkt.sm = meta;
+        pkt.payload_offset = 0;
+        self.run_parser(data, pkt);
     }
     fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {
         let mut pkt = Packet { sm: meta, ..Default::default() };
         Self::preserve_fields(from, &mut pkt, field_list);
-        self.run_parser(data, pkt)
+        self.run_parser(data, &mut pkt);
+        pkt
     }
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);

@@ -361,8 +361,12 @@ pub fn hash_with(algorithm: HashAlgorithm, input: &BitPacker, config: &CrcConfig
 pub fn hash_range(h: u64, base: u128, max: u128) -> u128 {
     if max == 0 {
         base
+    } else if let Ok(max) = u64::try_from(max) {
+        // The same value without a 128-bit division (a libcall).
+        base.wrapping_add(u128::from(h % max))
     } else {
-        base.wrapping_add(h as u128 % max)
+        // `max` is above every u64: `h % max` is `h`.
+        base.wrapping_add(u128::from(h))
     }
 }
 
@@ -598,6 +602,23 @@ mod tests {
         assert_eq!(hash(HashAlgorithm::Identity, &p), 0x1234ff000f);
         assert_eq!(hash_range(17, 100, 5), 102);
         assert_eq!(hash_range(17, 100, 0), 100);
+    }
+
+    #[test]
+    fn hash_range_equals_the_128_bit_modulo_at_every_width_of_max() {
+        let h = 0xdead_beef_0123_4567u64;
+        for max in [1u128, 7, 1 << 32, u128::from(u64::MAX), 1 << 64, u128::MAX] {
+            assert_eq!(
+                hash_range(h, 5, max),
+                5 + u128::from(h) % max,
+                "max {max:#x}"
+            );
+        }
+        assert_eq!(
+            hash_range(h, u128::MAX, 1 << 64),
+            u128::from(h) - 1,
+            "wraps"
+        );
     }
 
     #[test]

@@ -158,6 +158,7 @@ impl Gen<'_> {
             self.w
                 .line(format!("/// Action `{}` of `{}`.", act.p4_name, inst.path));
             self.w.line(ALLOW);
+            self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}({}) -> Result<(), Exit> {{",
                 params.join(", ")
@@ -192,6 +193,7 @@ impl Gen<'_> {
             self.w
                 .line(format!("/// Table `{}.{}`.", inst.path, table.name));
             self.w.line(ALLOW);
+            self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}({sig_l}) -> Result<ApplyResult, Exit> {{"
             ));
@@ -268,9 +270,13 @@ impl Gen<'_> {
             self.w.close("};");
             self.w.open("match call__ {");
             self.w.open("Some(c__) => {");
-            self.w.line("let n__ = c__.params.len().min(p__.len());");
-            self.w
-                .line("p__[..n__].copy_from_slice(&c__.params[..n__]);");
+            // One load per parameter: a slice copy of run-time length
+            // would be a `memcpy` call on every hit.
+            for j in 0..max_params {
+                self.w.line(format!(
+                    "if let Some(v__) = c__.params.get({j}) {{ p__[{j}] = *v__; }}"
+                ));
+            }
             self.w.line("(r__.hit, c__.action_id, r__.entry)");
             self.w.close("}");
             self.w.line("None => (r__.hit, 0, r__.entry),");
@@ -333,6 +339,7 @@ impl Gen<'_> {
         };
         self.w.line(format!("/// `{}.apply`.", inst.path));
         self.w.line(ALLOW);
+        self.w.line("#[inline]");
         self.w.open(format!(
             "pub fn {}({sig}) -> Result<(), Exit> {{",
             self.names.inst_apply[i]

@@ -378,7 +378,8 @@ impl Gen<'_> {
         };
         let mut end = 0;
         let mut terms = Vec::new();
-        for (v, w) in fields {
+        for (v, w) in &fields {
+            let w = *w;
             end += w;
             if w > 64 {
                 // Split so no term can overflow 128 bits once shifted.
@@ -402,6 +403,28 @@ impl Gen<'_> {
         let Some(vb) = varbit else {
             if terms.is_empty() {
                 return Ok(None);
+            }
+            if fields.iter().all(|f| f.1 <= 32) && fields.len() < 1 << 16 {
+                // Every term is below 2^47 and there are fewer than 2^16:
+                // the sum fits a u64. Summed as u128 it gets vectorised into
+                // wide loads of the header struct, which stall on the
+                // narrow stores that just wrote its fields.
+                let mut end = 0;
+                let terms: Vec<String> = fields
+                    .iter()
+                    .map(|(v, w)| {
+                        end += w;
+                        format!(
+                            "((({v}) as u64 & {}) << {})",
+                            mask_literal(*w),
+                            shift(end, 0)
+                        )
+                    })
+                    .collect();
+                return Ok(Some(format!(
+                    "{BITS}::wrap(::p4_target::externs::csum16_finish(u128::from({})), {width})",
+                    terms.join(" + ")
+                )));
             }
             return Ok(Some(format!(
                 "{BITS}::wrap(::p4_target::externs::csum16_finish({}), {width})",

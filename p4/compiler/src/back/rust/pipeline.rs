@@ -55,9 +55,9 @@ impl Gen<'_> {
         w.line("Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }");
         w.close("}");
         w.line("");
-        w.line("/// Parser and `verifyChecksum` on `data`, starting from `pkt`.");
-        w.line("#[inline(always)]");
-        w.open("fn run_parser(&mut self, data: &[u8], mut pkt: Packet) -> Packet {");
+        w.line("/// Parser and `verifyChecksum` on `data`, in place on `pkt` (no");
+        w.line("/// packet struct is moved: the caller builds it where it lives).");
+        w.open("fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {");
         w.line("let mut env = Env::new(data, 0, &pkt.sm);");
         w.line("let mut cur = PacketIn { data, off_bits: 0 };");
         w.open(format!(
@@ -72,7 +72,6 @@ impl Gen<'_> {
             "let _ = {verify}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);"
         ));
         w.line("env.store(&mut pkt.sm);");
-        w.line("pkt");
         w.close("}");
         w.close("}");
         w.line("");
@@ -96,12 +95,23 @@ impl Gen<'_> {
         w.line("&mut self.rt");
         w.close("}");
         w.open("fn parse(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata) -> Packet {");
-        w.line("self.run_parser(data, Packet { sm: meta, ..Default::default() })");
+        w.line("let mut pkt = Packet { hdr: Default::default(), meta: Default::default(), sm: meta, payload_offset: 0 };");
+        w.line("self.run_parser(data, &mut pkt);");
+        w.line("pkt");
+        w.close("}");
+        w.line("#[inline]");
+        w.open("fn parse_into(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, pkt: &mut Packet) {");
+        w.line("pkt.hdr = Default::default();");
+        w.line("pkt.meta = Default::default();");
+        w.line("pkt.sm = meta;");
+        w.line("pkt.payload_offset = 0;");
+        w.line("self.run_parser(data, pkt);");
         w.close("}");
         w.open("fn parse_preserving(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, from: &Packet, field_list: u8) -> Packet {");
         w.line("let mut pkt = Packet { sm: meta, ..Default::default() };");
         w.line("Self::preserve_fields(from, &mut pkt, field_list);");
-        w.line("self.run_parser(data, pkt)");
+        w.line("self.run_parser(data, &mut pkt);");
+        w.line("pkt");
         w.close("}");
         for (name, f) in [("ingress", &ingress), ("egress", &egress)] {
             w.open(format!("fn {name}(&mut self, pkt: &mut Packet) {{"));
