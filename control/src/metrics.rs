@@ -51,8 +51,11 @@ pub enum MetricsError {
     },
 }
 
+/// A metric family: name, help, and how to read it from a row of `T`.
+type Family<T> = (&'static str, &'static str, fn(&T) -> u64);
+
 /// A per-(port, priority) family read from [`PriorityCounters`].
-type PrioFamily = (&'static str, &'static str, fn(&PriorityCounters) -> u64);
+type PrioFamily = Family<PriorityCounters>;
 
 /// Counters per (port, priority); the first eleven are the names the
 /// exporter has always had.
@@ -296,7 +299,7 @@ fn render_queues_pgs_ports(x: &Exposition, set: &CounterSet) {
     }
 
     let g_labels = ["port", "pg"];
-    let pg_gauges: [(&str, &str, fn(&crate::fabric::PgCounters) -> u64); 6] = [
+    let pg_gauges: [Family<crate::fabric::PgCounters>; 6] = [
         (
             "roceswitch_pg_reserved_bytes",
             "Reserved buffer in use by the ingress priority group.",
@@ -336,7 +339,7 @@ fn render_queues_pgs_ports(x: &Exposition, set: &CounterSet) {
         }
     }
 
-    let port_counters: [(&str, &str, fn(&crate::fabric::PortCounters) -> u64); 5] = [
+    let port_counters: [Family<crate::fabric::PortCounters>; 5] = [
         (
             "roceswitch_rx_discards_phy_total",
             "Frames dropped on arrival at the port: malformed, over MTU, kernel ring, buffer (ethtool rx_discards_phy).",

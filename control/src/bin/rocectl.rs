@@ -7,7 +7,8 @@
 //! returns, any unique dotted suffix will do, see [`p4names`]),
 //! `rocectl headroom --speed 100G --cable 100m --mtu 4200` (R-HR-2, offline)
 //! `rocectl watch` (alias of `fabric events`) and `rocectl top [--once]`
-//! (a redrawn ports x priorities view). Fabric configurations are the
+//! (a redrawn ports x priorities view), `rocectl counters ethtool|pfc|queue|watermark
+//! [--port swp1] [--json] [--clear] [--raw]` (views::counters). Fabric configurations are the
 //! JSON form of `control::fabric::FabricConfig` (the daemon's state file
 //! format). Exit status: 0 success, 1 the server refused or failed, 2 bad
 //! input (the problems are printed, one per line, with their field).
