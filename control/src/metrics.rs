@@ -1,36 +1,42 @@
 //! Prometheus metrics over HTTP: `GET /metrics` serves the fabric backend's
-//! per-(port, priority) counters, and the switch-wide counters (frames,
-//! controller traffic, digests, drops by reason) when the backend fronts a
-//! switch, in the Prometheus text exposition format (version 0.0.4).
+//! counter set (per port × priority, per port × queue, per port × PG, per
+//! port) and, when the backend fronts a switch, the switch-wide counters
+//! (frames, controller traffic, digests, drops by reason) and the
+//! conservation ledger, in the Prometheus text exposition format (0.0.4).
 //!
-//! Contract: every [`PriorityCounters`] field becomes one metric family,
-//! labelled `port` and `priority`, with `# HELP` and `# TYPE` lines;
-//! monotonic counts are `counter`s named `roceswitch_*_total`, the egress
-//! queue depth is the gauge `roceswitch_queue_depth_bytes`. Units are in the
-//! names (packets, bytes, frames). The server is a minimal HTTP/1.1
-//! responder on a tokio `TcpListener`: one request per connection
-//! (`Connection: close`), request heads up to [`MAX_HEAD_BYTES`], 404 for
-//! other paths, 405 for other methods, 400 for anything unparsable. It
-//! never panics on bad input; a misbehaving client only loses its own
-//! connection.
+//! Contract: each scrape reads the backend once (off the reactor, the
+//! backend may block on the dataplane thread) into a fresh
+//! [`prometheus::Registry`] and encodes it with [`prometheus::TextEncoder`];
+//! families without rows are left out, as the library does. Names carry
+//! their units (`_bytes`, `_seconds`, `_packets`, `_frames`); monotonic
+//! counts are counters ending in `_total`, levels are gauges. Labels:
+//! `port` and `priority`, `queue` or `pg` (the same set as `rocectl
+//! counters`). HTTP is hyper's HTTP/1 server: request heads over
+//! [`MAX_HEAD_BYTES`] or slower than [`READ_TIMEOUT`] are refused, other
+//! paths get 404, other methods 405. Nothing here panics on client input.
 
-use std::fmt::Write as _;
+use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use prometheus::core::Collector;
+use prometheus::{CounterVec, Encoder, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
+use tokio::net::TcpListener;
 
 use dataplane::switch::{Ledger, PortLedger, SwitchDrop, SwitchStats};
 
-use crate::fabric::{FabricBackend, PriorityCounters};
+use crate::fabric::{CounterSet, FabricBackend, PriorityCounters};
 
 /// Longest request head (request line + headers) accepted, in bytes.
 pub const MAX_HEAD_BYTES: usize = 8 * 1024;
 
 /// How long a client has to send its request head.
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why the metrics endpoint could not start.
 #[derive(Debug, thiserror::Error)]
@@ -45,118 +51,332 @@ pub enum MetricsError {
     },
 }
 
-/// One metric family: name, type, help, and how to read it from a row.
-struct Family {
-    name: &'static str,
-    kind: &'static str,
-    help: &'static str,
-    value: fn(&PriorityCounters) -> u64,
-}
+/// A metric family: name, help, and how to read it from a row of `T`.
+type Family<T> = (&'static str, &'static str, fn(&T) -> u64);
 
-const FAMILIES: [Family; 11] = [
-    Family {
-        name: "roceswitch_rx_packets_total",
-        kind: "counter",
-        help: "Packets received, by ingress port and priority.",
-        value: |c| c.rx_packets,
-    },
-    Family {
-        name: "roceswitch_rx_bytes_total",
-        kind: "counter",
-        help: "Bytes received, by ingress port and priority.",
-        value: |c| c.rx_bytes,
-    },
-    Family {
-        name: "roceswitch_tx_packets_total",
-        kind: "counter",
-        help: "Packets sent, by egress port and priority.",
-        value: |c| c.tx_packets,
-    },
-    Family {
-        name: "roceswitch_tx_bytes_total",
-        kind: "counter",
-        help: "Bytes sent, by egress port and priority.",
-        value: |c| c.tx_bytes,
-    },
-    Family {
-        name: "roceswitch_drops_total",
-        kind: "counter",
-        help: "Packets dropped for any reason.",
-        value: |c| c.drops,
-    },
-    Family {
-        name: "roceswitch_pfc_rx_frames_total",
-        kind: "counter",
-        help: "PFC pause frames received for this priority.",
-        value: |c| c.pfc_rx_frames,
-    },
-    Family {
-        name: "roceswitch_pfc_tx_frames_total",
-        kind: "counter",
-        help: "PFC pause frames sent for this priority.",
-        value: |c| c.pfc_tx_frames,
-    },
-    Family {
-        name: "roceswitch_ecn_marked_packets_total",
-        kind: "counter",
-        help: "Packets marked ECN congestion experienced.",
-        value: |c| c.ecn_marked,
-    },
-    Family {
-        name: "roceswitch_watchdog_storms_total",
-        kind: "counter",
-        help: "PFC watchdog storms detected.",
-        value: |c| c.watchdog_storms,
-    },
-    Family {
-        name: "roceswitch_queue_depth_bytes",
-        kind: "gauge",
-        help: "Current egress queue depth.",
-        value: |c| c.queue_depth_bytes,
-    },
-    Family {
-        name: "roceswitch_kernel_drops_total",
-        kind: "counter",
-        help: "Frames the kernel dropped before the switch read them (AF_PACKET receive buffer full), port-wide on priority 0.",
-        value: |c| c.kernel_drops,
-    },
+/// A per-(port, priority) family read from [`PriorityCounters`].
+type PrioFamily = Family<PriorityCounters>;
+
+/// Counters per (port, priority); the first eleven are the names the
+/// exporter has always had.
+const PRIORITY_COUNTERS: [PrioFamily; 14] = [
+    (
+        "roceswitch_rx_packets_total",
+        "Packets received, by ingress port and priority.",
+        |c| c.rx_packets,
+    ),
+    (
+        "roceswitch_rx_bytes_total",
+        "Bytes received, by ingress port and priority.",
+        |c| c.rx_bytes,
+    ),
+    (
+        "roceswitch_tx_packets_total",
+        "Packets sent, by egress port and priority.",
+        |c| c.tx_packets,
+    ),
+    (
+        "roceswitch_tx_bytes_total",
+        "Bytes sent, by egress port and priority.",
+        |c| c.tx_bytes,
+    ),
+    (
+        "roceswitch_drops_total",
+        "Packets dropped for any reason.",
+        |c| c.drops,
+    ),
+    (
+        "roceswitch_pfc_rx_frames_total",
+        "PFC pause frames received for this priority.",
+        |c| c.pfc_rx_frames,
+    ),
+    (
+        "roceswitch_pfc_tx_frames_total",
+        "PFC pause frames sent for this priority.",
+        |c| c.pfc_tx_frames,
+    ),
+    (
+        "roceswitch_ecn_marked_packets_total",
+        "Packets marked ECN congestion experienced.",
+        |c| c.ecn_marked,
+    ),
+    (
+        "roceswitch_watchdog_storms_total",
+        "PFC watchdog storms detected.",
+        |c| c.watchdog_storms,
+    ),
+    (
+        "roceswitch_kernel_drops_total",
+        "Frames the kernel dropped before the switch read them (AF_PACKET receive buffer full), port-wide on priority 0.",
+        |c| c.kernel_drops,
+    ),
+    (
+        "roceswitch_pfc_rx_pause_transitions_total",
+        "Received pauses that ended (XOFF to XON), by egress port and priority (ethtool rx_prioN_pause_transition).",
+        |c| c.pause_rx_transitions,
+    ),
+    (
+        "roceswitch_rx_drop_packets_total",
+        "Packets dropped on arrival, by ingress port and priority.",
+        |c| c.rx_drop_packets,
+    ),
+    (
+        "roceswitch_tx_drop_packets_total",
+        "Packets dropped at the egress queue, by egress port and priority.",
+        |c| c.tx_drop_packets,
+    ),
+    (
+        "roceswitch_queue_depth_bytes",
+        "Current egress queue depth.",
+        |c| c.queue_depth_bytes,
+    ),
 ];
 
-/// The Prometheus text exposition of `counters` and, when known, the
-/// switch-wide `stats`.
-pub fn render(
-    counters: &[PriorityCounters],
-    stats: Option<&SwitchStats>,
-    ledger: Option<&Ledger>,
-) -> String {
-    let mut out = String::new();
+/// Which of [`PRIORITY_COUNTERS`] are gauges (the rest are counters).
+const PRIORITY_GAUGES: [&str; 1] = ["roceswitch_queue_depth_bytes"];
+
+/// Builds one scrape's registry; a family that fails to register (a bug:
+/// the names are constants) is logged and left out.
+struct Exposition {
+    registry: Registry,
+}
+
+impl Exposition {
+    fn add<C: Collector + Clone + 'static>(&self, c: C) -> C {
+        if let Err(e) = self.registry.register(Box::new(c.clone())) {
+            tracing::error!(error = %e, "metrics family not registered");
+        }
+        c
+    }
+
+    fn counter(&self, name: &str, help: &str, labels: &[&str]) -> Option<IntCounterVec> {
+        IntCounterVec::new(Opts::new(name, help), labels)
+            .inspect_err(|e| tracing::error!(name, error = %e, "metrics family"))
+            .ok()
+            .map(|c| self.add(c))
+    }
+
+    fn seconds(&self, name: &str, help: &str, labels: &[&str]) -> Option<CounterVec> {
+        CounterVec::new(Opts::new(name, help), labels)
+            .inspect_err(|e| tracing::error!(name, error = %e, "metrics family"))
+            .ok()
+            .map(|c| self.add(c))
+    }
+
+    fn gauge(&self, name: &str, help: &str, labels: &[&str]) -> Option<IntGaugeVec> {
+        IntGaugeVec::new(Opts::new(name, help), labels)
+            .inspect_err(|e| tracing::error!(name, error = %e, "metrics family"))
+            .ok()
+            .map(|c| self.add(c))
+    }
+
+    fn text(&self) -> String {
+        let mut out = Vec::new();
+        if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
+            tracing::error!(error = %e, "metrics encoding");
+        }
+        String::from_utf8(out).unwrap_or_default()
+    }
+}
+
+fn set_counter(c: &Option<IntCounterVec>, labels: &[&str], v: u64) {
+    if let Some(c) = c {
+        c.with_label_values(labels).inc_by(v);
+    }
+}
+
+fn set_gauge(g: &Option<IntGaugeVec>, labels: &[&str], v: u64) {
+    if let Some(g) = g {
+        g.with_label_values(labels)
+            .set(i64::try_from(v).unwrap_or(i64::MAX));
+    }
+}
+
+/// The Prometheus text exposition of `set` and, when known, the
+/// switch-wide `stats` and the conservation `ledger`.
+pub fn render(set: &CounterSet, stats: Option<&SwitchStats>, ledger: Option<&Ledger>) -> String {
+    let x = Exposition {
+        registry: Registry::new(),
+    };
     if let Some(s) = stats {
-        render_switch(&mut out, s);
+        render_switch(&x, s);
     }
     if let Some(l) = ledger {
-        render_ledger(&mut out, l);
+        render_ledger(&x, l);
     }
-    for f in &FAMILIES {
-        // Writing to a String cannot fail.
-        let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
-        let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
-        for c in counters {
-            let _ = writeln!(
-                out,
-                "{}{{port=\"{}\",priority=\"{}\"}} {}",
-                f.name,
-                c.port,
-                c.priority,
-                (f.value)(c)
-            );
+    render_priorities(&x, &set.priorities);
+    render_queues_pgs_ports(&x, set);
+    x.text()
+}
+
+fn render_priorities(x: &Exposition, rows: &[PriorityCounters]) {
+    const LABELS: [&str; 2] = ["port", "priority"];
+    for (name, help, value) in PRIORITY_COUNTERS {
+        let labels = |c: &PriorityCounters| [c.port.to_string(), c.priority.to_string()];
+        if PRIORITY_GAUGES.contains(&name) {
+            let g = x.gauge(name, help, &LABELS);
+            for c in rows {
+                let l = labels(c);
+                set_gauge(&g, &[&l[0], &l[1]], value(c));
+            }
+        } else {
+            let f = x.counter(name, help, &LABELS);
+            for c in rows {
+                let l = labels(c);
+                set_counter(&f, &[&l[0], &l[1]], value(c));
+            }
         }
     }
-    out
+    let rx = x.seconds(
+        "roceswitch_pfc_rx_pause_seconds_total",
+        "Time received PFC held the egress priority paused, measured (ethtool rx_prioN_pause_duration).",
+        &LABELS,
+    );
+    let tx = x.seconds(
+        "roceswitch_pfc_tx_pause_seconds_total",
+        "Time the ingress priority asserted XOFF towards the peer, measured (ethtool tx_prioN_pause_duration).",
+        &LABELS,
+    );
+    let paused = x.gauge(
+        "roceswitch_pfc_paused",
+        "1 while received PFC pauses the egress priority.",
+        &LABELS,
+    );
+    let xoff = x.gauge(
+        "roceswitch_pfc_xoff",
+        "1 while the ingress priority asserts XOFF towards the peer.",
+        &LABELS,
+    );
+    for c in rows {
+        let (port, prio) = (c.port.to_string(), c.priority.to_string());
+        let l = [port.as_str(), prio.as_str()];
+        if let Some(rx) = &rx {
+            rx.with_label_values(&l).inc_by(c.pause_rx_ns as f64 / 1e9);
+        }
+        if let Some(tx) = &tx {
+            tx.with_label_values(&l).inc_by(c.pause_tx_ns as f64 / 1e9);
+        }
+        set_gauge(&paused, &l, u64::from(c.paused));
+        set_gauge(&xoff, &l, u64::from(c.xoff));
+    }
+}
+
+fn render_queues_pgs_ports(x: &Exposition, set: &CounterSet) {
+    let q_labels = ["port", "queue"];
+    let q_packets = x.counter(
+        "roceswitch_queue_packets_total",
+        "Packets transmitted from the egress queue (SAI_QUEUE_STAT_PACKETS).",
+        &q_labels,
+    );
+    let q_bytes = x.counter(
+        "roceswitch_queue_bytes_total",
+        "Bytes transmitted from the egress queue (SAI_QUEUE_STAT_BYTES).",
+        &q_labels,
+    );
+    let q_dropped = x.counter(
+        "roceswitch_queue_dropped_packets_total",
+        "Packets dropped at the egress queue (SAI_QUEUE_STAT_DROPPED_PACKETS).",
+        &q_labels,
+    );
+    let q_ecn = x.counter(
+        "roceswitch_queue_ecn_marked_packets_total",
+        "Packets CE-marked in the egress queue (SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS).",
+        &q_labels,
+    );
+    let q_watermark = x.gauge(
+        "roceswitch_queue_watermark_bytes",
+        "Highest egress queue depth seen (SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES).",
+        &q_labels,
+    );
+    for q in &set.queues {
+        let (port, queue) = (q.port.to_string(), q.queue.to_string());
+        let l = [port.as_str(), queue.as_str()];
+        set_counter(&q_packets, &l, q.packets);
+        set_counter(&q_bytes, &l, q.bytes);
+        set_counter(&q_dropped, &l, q.dropped_packets);
+        set_counter(&q_ecn, &l, q.ecn_marked_packets);
+        set_gauge(&q_watermark, &l, q.watermark_bytes);
+    }
+
+    let g_labels = ["port", "pg"];
+    let pg_gauges: [Family<crate::fabric::PgCounters>; 6] = [
+        (
+            "roceswitch_pg_reserved_bytes",
+            "Reserved buffer in use by the ingress priority group.",
+            |g| g.reserved_bytes,
+        ),
+        (
+            "roceswitch_pg_shared_bytes",
+            "Shared buffer in use by the ingress priority group.",
+            |g| g.shared_bytes,
+        ),
+        (
+            "roceswitch_pg_headroom_bytes",
+            "Headroom in use by the ingress priority group.",
+            |g| g.headroom_bytes,
+        ),
+        (
+            "roceswitch_pg_shared_watermark_bytes",
+            "Highest shared-buffer use seen (SAI_INGRESS_PRIORITY_GROUP_STAT_SHARED_WATERMARK_BYTES).",
+            |g| g.shared_watermark_bytes,
+        ),
+        (
+            "roceswitch_pg_headroom_watermark_bytes",
+            "Highest headroom use seen (SAI_INGRESS_PRIORITY_GROUP_STAT_XOFF_ROOM_WATERMARK_BYTES).",
+            |g| g.xoff_room_watermark_bytes,
+        ),
+        (
+            "roceswitch_pg_xoff",
+            "1 while the priority group asserts XOFF.",
+            |g| u64::from(g.xoff),
+        ),
+    ];
+    for (name, help, value) in pg_gauges {
+        let f = x.gauge(name, help, &g_labels);
+        for g in &set.pgs {
+            let (port, pg) = (g.port.to_string(), g.pg.to_string());
+            set_gauge(&f, &[&port, &pg], value(g));
+        }
+    }
+
+    let port_counters: [Family<crate::fabric::PortCounters>; 5] = [
+        (
+            "roceswitch_rx_discards_phy_total",
+            "Frames dropped on arrival at the port: malformed, over MTU, kernel ring, buffer (ethtool rx_discards_phy).",
+            |p| p.rx_discards_phy,
+        ),
+        (
+            "roceswitch_tx_discards_phy_total",
+            "Packets dropped at the port's egress queues (ethtool tx_discards_phy).",
+            |p| p.tx_discards_phy,
+        ),
+        (
+            "roceswitch_pause_storm_warning_events_total",
+            "PFC storms the watchdog detected on the port (ethtool tx_pause_storm_warning_events).",
+            |p| p.pause_storm_warning_events,
+        ),
+        (
+            "roceswitch_pause_storm_error_events_total",
+            "PFC storms the watchdog broke by dropping or forwarding (ethtool tx_pause_storm_error_events).",
+            |p| p.pause_storm_error_events,
+        ),
+        (
+            "roceswitch_rx_ecn_mark_total",
+            "Data frames that arrived already CE-marked (ethtool rx_ecn_mark).",
+            |p| p.rx_ecn_mark,
+        ),
+    ];
+    for (name, help, value) in port_counters {
+        let f = x.counter(name, help, &["port"]);
+        for p in &set.ports {
+            set_counter(&f, &[&p.port.to_string()], value(p));
+        }
+    }
 }
 
 /// Switch-wide families: frames, controller traffic, digests, and the
 /// switch's own drops by reason (the traffic manager's are per priority).
-fn render_switch(out: &mut String, s: &SwitchStats) {
+fn render_switch(x: &Exposition, s: &SwitchStats) {
     let plain: [(&str, &str, u64); 6] = [
         (
             "roceswitch_rx_frames_total",
@@ -190,40 +410,27 @@ fn render_switch(out: &mut String, s: &SwitchStats) {
         ),
     ];
     for (name, help, value) in plain {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} counter");
-        let _ = writeln!(out, "{name} {value}");
+        set_counter(&x.counter(name, help, &[]), &[], value);
     }
-    let name = "roceswitch_switch_drops_total";
-    let _ = writeln!(
-        out,
-        "# HELP {name} Copies the switch dropped, by reason (traffic-manager reasons, kernel ring losses and watchdog flushes included)."
+    let drops = x.counter(
+        "roceswitch_switch_drops_total",
+        "Copies the switch dropped, by reason (traffic-manager reasons, kernel ring losses and watchdog flushes included).",
+        &["reason"],
     );
-    let _ = writeln!(out, "# TYPE {name} counter");
     for reason in SwitchDrop::ALL {
-        let _ = writeln!(
-            out,
-            "{name}{{reason=\"{}\"}} {}",
-            reason.name(),
-            s.dropped(reason)
-        );
+        set_counter(&drops, &[reason.name()], s.dropped(reason));
     }
 }
 
-/// One per-port ledger family: name, type, help, and how to read it.
-type LedgerFamily = (
-    &'static str,
-    &'static str,
-    &'static str,
-    fn(&PortLedger) -> u64,
-);
+/// One per-port ledger family: name, is it a gauge, help, and how to read it.
+type LedgerFamily = (&'static str, bool, &'static str, fn(&PortLedger) -> u64);
 
 /// The conservation ledger: per ingress port (`port="cpu"` is the
-/// controller's row) the frames that arrived and where they went, the
-/// per-priority share, and `roceswitch_conservation_ok` (1 when
-/// arrived + copies = consumed + forwarded + packet_in + dropped + queued +
-/// recirculating holds on every row).
-fn render_ledger(out: &mut String, ledger: &Ledger) {
+/// controller's row) the frames that arrived and where they went, and
+/// `roceswitch_conservation_ok` (1 when arrived + copies = consumed +
+/// forwarded + packet_in + dropped + queued + recirculating holds on every
+/// row).
+fn render_ledger(x: &Exposition, ledger: &Ledger) {
     let rows: Vec<(String, &PortLedger)> = ledger
         .ports
         .iter()
@@ -231,78 +438,77 @@ fn render_ledger(out: &mut String, ledger: &Ledger) {
         .map(|(i, r)| (i.to_string(), r))
         .chain([("cpu".to_string(), &ledger.controller)])
         .collect();
-    let ok = u8::from(ledger.check().is_ok());
-    let _ = writeln!(
-        out,
-        "# HELP roceswitch_conservation_ok 1 when every frame is accounted for on every port."
+    let ok = x.gauge(
+        "roceswitch_conservation_ok",
+        "1 when every frame is accounted for on every port.",
+        &[],
     );
-    let _ = writeln!(out, "# TYPE roceswitch_conservation_ok gauge");
-    let _ = writeln!(out, "roceswitch_conservation_ok {ok}");
+    set_gauge(&ok, &[], u64::from(ledger.check().is_ok()));
     let per_port: [LedgerFamily; 7] = [
         (
             "roceswitch_ledger_arrived_frames_total",
-            "counter",
-            "Frames that reached the port (read, or lost in the kernel ring).",
+            false,
+            "Frames that reached the port (read, or lost in the kernel ring). By ingress port.",
             |r| r.arrived,
         ),
         (
             "roceswitch_ledger_copies_total",
-            "counter",
-            "Extra copies made of the port's frames (replicas, clones).",
+            false,
+            "Extra copies made of the port's frames (replicas, clones). By ingress port.",
             |r| r.copies,
         ),
         (
             "roceswitch_ledger_consumed_frames_total",
-            "counter",
-            "MAC Control and LLDP frames the switch consumed.",
+            false,
+            "MAC Control and LLDP frames the switch consumed. By ingress port.",
             |r| r.consumed,
         ),
         (
             "roceswitch_ledger_packet_in_total",
-            "counter",
-            "Copies handed to the controller.",
+            false,
+            "Copies handed to the controller. By ingress port.",
             |r| r.packet_in,
         ),
         (
             "roceswitch_ledger_forwarded_total",
-            "counter",
-            "Copies transmitted, all priorities.",
+            false,
+            "Copies transmitted, all priorities. By ingress port.",
             PortLedger::forwarded,
         ),
         (
             "roceswitch_ledger_queued",
-            "gauge",
-            "Copies in the traffic manager now.",
+            true,
+            "Copies in the traffic manager now. By ingress port.",
             PortLedger::queued,
         ),
         (
             "roceswitch_ledger_recirculating",
-            "gauge",
-            "Copies waiting to re-enter ingress.",
+            true,
+            "Copies waiting to re-enter ingress. By ingress port.",
             |r| r.recirculating,
         ),
     ];
-    for (name, kind, help, value) in per_port {
-        let _ = writeln!(out, "# HELP {name} {help} By ingress port.");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        for (port, r) in &rows {
-            let _ = writeln!(out, "{name}{{port=\"{port}\"}} {}", value(r));
+    for (name, gauge, help, value) in per_port {
+        if gauge {
+            let g = x.gauge(name, help, &["port"]);
+            for (port, r) in &rows {
+                set_gauge(&g, &[port], value(r));
+            }
+        } else {
+            let c = x.counter(name, help, &["port"]);
+            for (port, r) in &rows {
+                set_counter(&c, &[port], value(r));
+            }
         }
     }
-    let name = "roceswitch_ledger_dropped_total";
-    let _ = writeln!(
-        out,
-        "# HELP {name} Copies dropped, by ingress port and reason."
+    let dropped = x.counter(
+        "roceswitch_ledger_dropped_total",
+        "Copies dropped, by ingress port and reason.",
+        &["port", "reason"],
     );
-    let _ = writeln!(out, "# TYPE {name} counter");
     for (port, r) in &rows {
         for reason in SwitchDrop::ALL {
-            let _ = writeln!(
-                out,
-                "{name}{{port=\"{port}\",reason=\"{}\"}} {}",
-                reason.name(),
-                r.dropped(reason)
-            );
+            set_counter(&dropped, &[port, reason.name()], r.dropped(reason));
         }
     }
 }
@@ -332,7 +538,17 @@ pub async fn serve(
                 Ok((stream, peer)) => {
                     let backend = backend.clone();
                     tokio::spawn(async move {
-                        if let Err(e) = handle(stream, backend).await {
+                        let service = hyper::service::service_fn(move |req| {
+                            respond(req, backend.clone())
+                        });
+                        let served = hyper::server::conn::http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(READ_TIMEOUT)
+                            .max_buf_size(MAX_HEAD_BYTES)
+                            .keep_alive(false)
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                        if let Err(e) = served {
                             tracing::debug!(%peer, error = %e, "metrics connection");
                         }
                     });
@@ -346,122 +562,41 @@ pub async fn serve(
     }
 }
 
-/// The request head up to the blank line, or None if the client closed,
-/// was too slow, or sent more than [`MAX_HEAD_BYTES`] without one.
-async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<Vec<u8>>> {
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    let read = async {
-        loop {
-            if head.windows(4).any(|w| w == b"\r\n\r\n") {
-                return Ok(true);
-            }
-            if head.len() > MAX_HEAD_BYTES {
-                return Ok(false);
-            }
-            let n = stream.read(&mut buf).await?;
-            if n == 0 {
-                return Ok(false);
-            }
-            head.extend_from_slice(&buf[..n]);
-        }
-    };
-    match tokio::time::timeout(READ_TIMEOUT, read).await {
-        Ok(Ok(true)) => Ok(Some(head)),
-        Ok(Ok(false)) | Err(_) => Ok(None),
-        Ok(Err(e)) => Err(e),
-    }
+fn text_reply(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r
 }
 
-async fn handle(mut stream: TcpStream, backend: Arc<dyn FabricBackend>) -> std::io::Result<()> {
-    let Some(head) = read_head(&mut stream).await? else {
-        return respond(
-            &mut stream,
-            "400 Bad Request",
-            "text/plain",
-            "bad request\n",
-        )
-        .await;
-    };
-    let text = String::from_utf8_lossy(&head);
-    let line = text.lines().next().unwrap_or("");
-    let mut words = line.split(' ');
-    let (method, target, version) = (words.next(), words.next(), words.next());
-    let (Some(method), Some(target), Some(version)) = (method, target, version) else {
-        return respond(
-            &mut stream,
-            "400 Bad Request",
-            "text/plain",
-            "bad request\n",
-        )
-        .await;
-    };
-    if !version.starts_with("HTTP/1.") {
-        return respond(
-            &mut stream,
-            "400 Bad Request",
-            "text/plain",
-            "bad request\n",
-        )
-        .await;
+async fn respond(
+    req: Request<Incoming>,
+    backend: Arc<dyn FabricBackend>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    if req.uri().path() != "/metrics" {
+        return Ok(text_reply(StatusCode::NOT_FOUND, "not found\n".into()));
     }
-    let path = target.split('?').next().unwrap_or("");
-    if path != "/metrics" {
-        return respond(&mut stream, "404 Not Found", "text/plain", "not found\n").await;
-    }
-    if method != "GET" {
-        return respond(
-            &mut stream,
-            "405 Method Not Allowed",
-            "text/plain",
-            "only GET\n",
-        )
-        .await;
+    if req.method() != Method::GET {
+        return Ok(text_reply(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "only GET\n".into(),
+        ));
     }
     // Backends may block on the dataplane thread: keep that off the reactor.
-    let (counters, stats, ledger) = tokio::task::spawn_blocking(move || {
+    let (set, stats, ledger) = tokio::task::spawn_blocking(move || {
         (
-            backend.counters(&[]),
+            backend.counter_set(&[]),
             backend.switch_stats(),
             backend.ledger(),
         )
     })
     .await
     .unwrap_or_default();
-    respond(
-        &mut stream,
-        "200 OK",
-        "text/plain; version=0.0.4; charset=utf-8",
-        &render(&counters, stats.as_ref(), ledger.as_ref()),
-    )
-    .await
-}
-
-async fn respond(
-    stream: &mut TcpStream,
-    status: &str,
-    content_type: &str,
-    body: &str,
-) -> std::io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+    let mut reply = text_reply(
+        StatusCode::OK,
+        render(&set, stats.as_ref(), ledger.as_ref()),
     );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.shutdown().await?;
-    // Lingering close: closing with unread input would reset the connection
-    // and could destroy the reply in flight; read (bounded) until the peer closes.
-    let mut sink = [0u8; 4096];
-    let mut left = 16 * MAX_HEAD_BYTES;
-    let _ = tokio::time::timeout(READ_TIMEOUT, async {
-        while left > 0 {
-            match stream.read(&mut sink).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => left = left.saturating_sub(n),
-            }
-        }
-    })
-    .await;
-    Ok(())
+    if let Ok(v) = hyper::header::HeaderValue::from_str(TextEncoder::new().format_type()) {
+        reply.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    Ok(reply)
 }

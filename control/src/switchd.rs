@@ -391,6 +391,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         .enable_all()
         .build()
         .context("tokio runtime")?;
+    let port_names: Vec<(u16, String)> = ports.iter().map(|(n, p)| (*n, p.iface.clone())).collect();
     let served = runtime.block_on(async {
         let device = Arc::new(
             SwitchDevice::new(cmd_tx.clone(), pin_tx)
@@ -400,7 +401,8 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         let submit = cmd_tx.clone();
         let tm: Arc<dyn FabricBackend> = Arc::new(
             SwitchBackend::new(Box::new(move |cmd| submit.send(cmd).is_ok()), info, base_tm)
-                .with_trace_tap(trace_tap),
+                .with_trace_tap(trace_tap)
+                .with_port_names(port_names),
         );
         let opts = DaemonOptions {
             listen: listen.clone(),

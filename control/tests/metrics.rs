@@ -45,6 +45,7 @@ fn sample(port: u16, priority: u8, base: u64) -> PriorityCounters {
         watchdog_storms: base + 9,
         queue_depth_bytes: base + 10,
         kernel_drops: base + 11,
+        ..Default::default()
     }
 }
 
@@ -57,12 +58,13 @@ async fn get_metrics_serves_every_counter_with_labels_help_and_type() {
     let reply = fetch(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await;
     let (head, body) = reply.split_once("\r\n\r\n").unwrap();
     assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    let head = head.to_ascii_lowercase();
     assert!(
-        head.contains("Content-Type: text/plain; version=0.0.4"),
+        head.contains("content-type: text/plain; version=0.0.4"),
         "{head}"
     );
     assert!(
-        head.contains(&format!("Content-Length: {}", body.len())),
+        head.contains(&format!("content-length: {}", body.len())),
         "{head}"
     );
     let expected = [
@@ -102,11 +104,20 @@ async fn get_metrics_serves_every_counter_with_labels_help_and_type() {
             .unwrap_or_else(|| panic!("{p1}\n{body}"));
         assert!(i0 < i1, "rows ordered by (port, priority)");
     }
-    assert_eq!(
-        lines.len(),
-        11 * (2 + 2),
-        "HELP, TYPE and two rows per family"
-    );
+    // Every per-(port, priority) family has HELP, TYPE and the two rows.
+    let families: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .collect();
+    for f in &families {
+        let name = f.split(' ').next().unwrap();
+        let rows = lines
+            .iter()
+            .filter(|l| l.starts_with(&format!("{name}{{")))
+            .count();
+        assert_eq!(rows, 2, "{name}\n{body}");
+    }
+    assert_eq!(lines.len(), families.len() * 4, "{body}");
 
     // A scrape sees the counters as they are now.
     backend.set_counters(vec![sample(0, 3, 5000)]);
@@ -128,17 +139,16 @@ async fn other_paths_methods_and_garbage_get_http_errors() {
     assert!(reply.starts_with("HTTP/1.1 405 "), "{reply}");
     let reply = fetch(addr, b"\x16\x03\x01 not http\r\n\r\n").await;
     assert!(reply.starts_with("HTTP/1.1 400 "), "{reply}");
-    // A head that never ends is cut off rather than buffered forever.
+    // A head that never ends is cut off rather than buffered forever
+    // (431 Request Header Fields Too Large).
     let reply = fetch(addr, &vec![b'a'; 3 * control::metrics::MAX_HEAD_BYTES]).await;
-    assert!(reply.starts_with("HTTP/1.1 400 "), "{reply}");
+    assert!(reply.starts_with("HTTP/1.1 4"), "{reply}");
 
-    // An empty backend still serves the HELP/TYPE lines.
+    // An empty backend serves an empty exposition (families without rows
+    // are left out, as the Prometheus library does).
     let reply = fetch(addr, b"GET /metrics?x=1 HTTP/1.1\r\n\r\n").await;
     assert!(reply.starts_with("HTTP/1.1 200 "), "{reply}");
-    assert!(
-        reply.contains("# TYPE roceswitch_queue_depth_bytes gauge\n"),
-        "{reply}"
-    );
+    assert!(!reply.contains("roceswitch_queue_depth_bytes"), "{reply}");
 
     stop.send(()).unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -213,5 +223,83 @@ async fn switch_wide_counters_and_drop_reasons_are_exported() {
             body.lines().any(|l| l == line),
             "missing {line:?} in:\n{body}"
         );
+    }
+}
+
+/// Every metric name in `text` (identifiers starting `roceswitch_`).
+fn metric_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("roceswitch_") {
+        let tail = &rest[i..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        out.push(tail[..end].to_string());
+        rest = &tail[end..];
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every string under a key `key` anywhere in `v`.
+fn strings_under(v: &serde_json::Value, key: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                match x {
+                    serde_json::Value::String(s) if k == key => out.push(s.clone()),
+                    _ => strings_under(x, key, out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| strings_under(x, key, out)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn every_metric_the_grafana_dashboard_queries_is_exported_by_a_switch() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/grafana/roceswitch.json"
+    );
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut queries = Vec::new();
+    strings_under(&dashboard, "expr", &mut queries);
+    strings_under(&dashboard, "query", &mut queries);
+    let wanted = metric_names(&queries.join("\n"));
+    assert!(wanted.len() >= 15, "{wanted:?}");
+
+    let (backend, _commands) = switch_backend();
+    let listener = control::metrics::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(control::metrics::serve(
+        listener,
+        backend,
+        std::future::pending(),
+    ));
+    let reply = fetch(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    let exported: Vec<&str> = reply
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    for name in &wanted {
+        assert!(
+            exported.contains(&name.as_str()),
+            "the dashboard queries {name}, /metrics has no such family:\n{reply}"
+        );
+    }
+    // The label set is the one rocectl shows: port x priority / queue / pg.
+    for needle in [
+        "roceswitch_pfc_rx_pause_seconds_total{port=\"1\",priority=\"3\"} 0",
+        "roceswitch_queue_ecn_marked_packets_total{port=\"0\",queue=\"3\"} 0",
+        "roceswitch_pg_headroom_watermark_bytes{pg=\"3\",port=\"0\"} 0",
+        "roceswitch_rx_ecn_mark_total{port=\"1\"} 0",
+    ] {
+        assert!(reply.lines().any(|l| l == needle), "{needle}\n{reply}");
     }
 }

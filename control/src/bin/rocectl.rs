@@ -7,7 +7,8 @@
 //! returns, any unique dotted suffix will do, see [`p4names`]),
 //! `rocectl headroom --speed 100G --cable 100m --mtu 4200` (R-HR-2, offline)
 //! `rocectl watch` (alias of `fabric events`) and `rocectl top [--once]`
-//! (a redrawn ports x priorities view). Fabric configurations are the
+//! (a redrawn ports x priorities view), `rocectl counters ethtool|pfc|queue|watermark
+//! [--port swp1] [--json] [--clear] [--raw]` (views::counters). Fabric configurations are the
 //! JSON form of `control::fabric::FabricConfig` (the daemon's state file
 //! format). Exit status: 0 success, 1 the server refused or failed, 2 bad
 //! input (the problems are printed, one per line, with their field).
@@ -122,6 +123,27 @@ enum Cmd {
         #[arg(long)]
         port: Vec<u32>,
     },
+    /// Counters under the names of `ethtool -S` (per port) and SONiC's
+    /// `show pfc counters`, `show queue counters`, `show priority-group
+    /// watermark` (tables); `--clear` snapshots them like `sonic-clear`.
+    Counters {
+        /// Which layout.
+        #[arg(value_enum, default_value = "ethtool")]
+        view: CountersView,
+        /// Only this port: interface name (e.g. swp1) or number (repeatable).
+        #[arg(long)]
+        port: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Snapshot every counter now (stored client-side); later reads
+        /// print the difference.
+        #[arg(long)]
+        clear: bool,
+        /// Ignore the snapshot: print the counters since the daemon started.
+        #[arg(long)]
+        raw: bool,
+    },
     /// P4 indirect counters by name.
     Counter {
         #[command(subcommand)]
@@ -129,6 +151,132 @@ enum Cmd {
         #[command(flatten)]
         p4: P4Opts,
     },
+}
+
+/// The layouts of `rocectl counters`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CountersView {
+    /// `ethtool -S`: name: value lines per port.
+    Ethtool,
+    /// `show pfc counters`.
+    Pfc,
+    /// `show queue counters`.
+    Queue,
+    /// `show priority-group watermark` and `show queue watermark`.
+    Watermark,
+}
+
+/// Where `--clear` keeps its snapshot for the daemon at `addr`, as SONiC
+/// keeps `sonic-clear`'s: `$XDG_CACHE_HOME/rocectl/`, else `/tmp/rocectl-<uid>/`.
+fn counters_snapshot_path(addr: &str) -> PathBuf {
+    let dir = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(d) if !d.is_empty() => PathBuf::from(d).join("rocectl"),
+        // SAFETY: getuid has no preconditions and cannot fail.
+        _ => PathBuf::from(format!("/tmp/rocectl-{}", unsafe { libc::getuid() })),
+    };
+    let tag: String = addr
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    dir.join(format!("counters-{tag}.json"))
+}
+
+/// `rocectl counters`.
+async fn counters(
+    channel: tonic::transport::Channel,
+    addr: &str,
+    view: CountersView,
+    ports: &[String],
+    json: bool,
+    clear: bool,
+    raw: bool,
+) -> Result<(), Failure> {
+    use control::views::counters as v;
+    let io = |what: String| move |e: std::io::Error| Failure::Input(format!("{what}: {e}"));
+    let reply = pb::fabric_qos_client::FabricQosClient::new(channel)
+        .get_counters(pb::CountersRequest { ports: Vec::new() })
+        .await?
+        .into_inner();
+    let all = convert::counter_set_from(&reply);
+    let snapshot = counters_snapshot_path(addr);
+    if clear {
+        if let Some(dir) = snapshot.parent() {
+            std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+        }
+        let bytes = serde_json::to_vec(&all).unwrap_or_default();
+        std::fs::write(&snapshot, bytes).map_err(io(format!("writing {}", snapshot.display())))?;
+        println!("Cleared counters");
+        return Ok(());
+    }
+    let mut set = match std::fs::read(&snapshot) {
+        Ok(bytes) if !raw => {
+            let base: control::fabric::CounterSet =
+                serde_json::from_slice(&bytes).map_err(|e| {
+                    Failure::Input(format!(
+                        "reading {}: {e} (remove it to start over)",
+                        snapshot.display()
+                    ))
+                })?;
+            v::since(&all, &base)
+        }
+        _ => all,
+    };
+    if !ports.is_empty() {
+        let mut keep = Vec::new();
+        for p in ports {
+            keep.push(v::find_port(&set, p).ok_or_else(|| {
+                Failure::Input(format!("--port {p}: no such port name or number"))
+            })?);
+        }
+        set.priorities.retain(|c| keep.contains(&c.port));
+        set.queues.retain(|c| keep.contains(&c.port));
+        set.pgs.retain(|c| keep.contains(&c.port));
+        set.ports.retain(|c| keep.contains(&c.port));
+    }
+    let text = match (view, json) {
+        (CountersView::Ethtool, false) => {
+            let mut out = String::new();
+            let ports: Vec<u16> = set.ports.iter().map(|p| p.port).collect();
+            let heading = ports.len() > 1;
+            for p in ports {
+                if heading {
+                    out.push_str(&format!("{}:\n", v::port_name(&set, p)));
+                }
+                out.push_str(&v::ethtool_text(&v::ethtool_stats(&set, p)));
+            }
+            out
+        }
+        (CountersView::Ethtool, true) => {
+            let obj: serde_json::Map<String, serde_json::Value> = set
+                .ports
+                .iter()
+                .map(|p| {
+                    (
+                        v::port_name(&set, p.port),
+                        v::ethtool_json(&v::ethtool_stats(&set, p.port)),
+                    )
+                })
+                .collect();
+            serde_json::to_string_pretty(&obj).unwrap_or_default()
+        }
+        (CountersView::Pfc, false) => v::pfc_table(&set),
+        (CountersView::Pfc, true) => {
+            serde_json::to_string_pretty(&v::pfc_json(&set)).unwrap_or_default()
+        }
+        (CountersView::Queue, false) => v::queue_table(&set),
+        (CountersView::Queue, true) => {
+            serde_json::to_string_pretty(&v::queue_json(&set)).unwrap_or_default()
+        }
+        (CountersView::Watermark, false) => v::watermark_table(&set),
+        (CountersView::Watermark, true) => {
+            serde_json::to_string_pretty(&v::watermark_json(&set)).unwrap_or_default()
+        }
+    };
+    print!("{text}");
+    if json {
+        println!();
+    }
+    Ok(())
 }
 
 #[derive(clap::Args, Debug)]
@@ -955,6 +1103,13 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             once,
             port,
         } => top(channel, interval, once, port).await?,
+        Cmd::Counters {
+            view,
+            port,
+            json,
+            clear,
+            raw,
+        } => counters(channel, &cli.addr, view, &port, json, clear, raw).await?,
         Cmd::Table { cmd, p4 } => p4ops::table(channel, cmd, &p4).await?,
         Cmd::Counter { cmd, p4 } => p4ops::counter(channel, cmd, &p4).await?,
     }

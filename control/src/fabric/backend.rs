@@ -23,7 +23,8 @@ pub enum BackendError {
 }
 
 /// Monotonic counters of one (port, priority).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PriorityCounters {
     /// Port.
     pub port: u16,
@@ -52,6 +53,100 @@ pub struct PriorityCounters {
     /// Frames the kernel dropped on this port before the switch read them
     /// (port-wide, on priority 0; not in `drops`).
     pub kernel_drops: u64,
+    /// Time received PFC held this egress priority paused, ns (measured on
+    /// the switch clock, the current pause included).
+    pub pause_rx_ns: u64,
+    /// Time this ingress priority's PG asserted XOFF towards the peer, ns.
+    pub pause_tx_ns: u64,
+    /// Received pauses that ended (XOFF -> XON transitions).
+    pub pause_rx_transitions: u64,
+    /// Packets of this priority dropped on arrival at this ingress port.
+    pub rx_drop_packets: u64,
+    /// Packets of this priority dropped at this egress port's queue.
+    pub tx_drop_packets: u64,
+    /// Received PFC pauses this egress priority now.
+    pub paused: bool,
+    /// This ingress priority's PG asserts XOFF now.
+    pub xoff: bool,
+}
+
+/// Counters of one egress (port, queue), as SAI names them
+/// (`SAI_QUEUE_STAT_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct QueueCounters {
+    /// Port.
+    pub port: u16,
+    /// Queue.
+    pub queue: u8,
+    /// Packets transmitted.
+    pub packets: u64,
+    /// Bytes transmitted.
+    pub bytes: u64,
+    /// Packets dropped at the queue.
+    pub dropped_packets: u64,
+    /// CE marks of the priorities mapped to this queue.
+    pub ecn_marked_packets: u64,
+    /// Depth now, bytes.
+    pub depth_bytes: u64,
+    /// Highest depth seen, bytes.
+    pub watermark_bytes: u64,
+}
+
+/// Buffer use of one ingress (port, PG) (`SAI_INGRESS_PRIORITY_GROUP_STAT_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct PgCounters {
+    /// Port.
+    pub port: u16,
+    /// Priority group.
+    pub pg: u8,
+    /// Reserved bytes in use.
+    pub reserved_bytes: u64,
+    /// Shared-pool bytes in use.
+    pub shared_bytes: u64,
+    /// Headroom bytes in use.
+    pub headroom_bytes: u64,
+    /// Highest shared-pool use seen.
+    pub shared_watermark_bytes: u64,
+    /// Highest headroom use seen (`XOFF_ROOM_WATERMARK_BYTES`).
+    pub xoff_room_watermark_bytes: u64,
+    /// XOFF asserted now.
+    pub xoff: bool,
+}
+
+/// Port-wide counters (the `ethtool -S` names are in [`crate::views::counters`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct PortCounters {
+    /// Port.
+    pub port: u16,
+    /// Interface name, when the daemon knows it.
+    pub name: String,
+    /// Frames dropped on arrival: malformed, over MTU, kernel ring, buffer.
+    pub rx_discards_phy: u64,
+    /// Packets dropped at the egress queues.
+    pub tx_discards_phy: u64,
+    /// Watchdog storms detected on the port's priorities.
+    pub pause_storm_warning_events: u64,
+    /// Of those, storms the watchdog broke (action drop or forward).
+    pub pause_storm_error_events: u64,
+    /// Data frames that arrived already CE-marked.
+    pub rx_ecn_mark: u64,
+}
+
+/// Everything `GetCounters` returns, read in one dataplane job.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CounterSet {
+    /// Per (port, priority), ordered.
+    pub priorities: Vec<PriorityCounters>,
+    /// Per (port, queue), ordered.
+    pub queues: Vec<QueueCounters>,
+    /// Per (port, PG), ordered.
+    pub pgs: Vec<PgCounters>,
+    /// Per port, ordered.
+    pub ports: Vec<PortCounters>,
 }
 
 /// What the fabric service needs from the dataplane.
@@ -60,6 +155,14 @@ pub trait FabricBackend: Send + Sync + 'static {
     fn apply(&self, config: &FabricConfig) -> Result<(), BackendError>;
     /// Counters of `ports` (all ports when empty), ordered by (port, priority).
     fn counters(&self, ports: &[u16]) -> Vec<PriorityCounters>;
+    /// The whole counter set of `ports` (all when empty): priorities,
+    /// queues, PGs and port-wide counters, read at one instant.
+    fn counter_set(&self, ports: &[u16]) -> CounterSet {
+        CounterSet {
+            priorities: self.counters(ports),
+            ..CounterSet::default()
+        }
+    }
     /// Switch-wide counters (frames, controller traffic, digests, drops by
     /// reason), if this backend fronts a switch.
     fn switch_stats(&self) -> Option<dataplane::switch::SwitchStats> {
@@ -132,6 +235,7 @@ impl TraceTap {
 pub struct MemoryBackend {
     applied: Mutex<Vec<FabricConfig>>,
     counters: Mutex<Vec<PriorityCounters>>,
+    extra: Mutex<CounterSet>,
     refuse: Mutex<Option<BackendError>>,
 }
 
@@ -147,6 +251,13 @@ impl MemoryBackend {
     /// Sets the counters `counters()` reports.
     pub fn set_counters(&self, counters: Vec<PriorityCounters>) {
         *self.counters.lock().unwrap_or_else(|e| e.into_inner()) = counters;
+    }
+
+    /// Sets the queue, PG and port rows `counter_set()` reports (its
+    /// `priorities` replace those of [`Self::set_counters`]).
+    pub fn set_counter_set(&self, set: CounterSet) {
+        self.set_counters(set.priorities.clone());
+        *self.extra.lock().unwrap_or_else(|e| e.into_inner()) = set;
     }
 
     /// Makes the next `apply` calls fail with `e` (None: succeed again).
@@ -183,5 +294,26 @@ impl FabricBackend for MemoryBackend {
             .collect();
         v.sort_by_key(|c| (c.port, c.priority));
         v
+    }
+
+    fn counter_set(&self, ports: &[u16]) -> CounterSet {
+        let extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
+        let keep = |p: u16| ports.is_empty() || ports.contains(&p);
+        CounterSet {
+            priorities: self.counters(ports),
+            queues: extra
+                .queues
+                .iter()
+                .filter(|q| keep(q.port))
+                .copied()
+                .collect(),
+            pgs: extra.pgs.iter().filter(|g| keep(g.port)).copied().collect(),
+            ports: extra
+                .ports
+                .iter()
+                .filter(|p| keep(p.port))
+                .cloned()
+                .collect(),
+        }
     }
 }

@@ -6,7 +6,7 @@
 use dataplane::dcbx::PortAgent;
 use proto::roceswitch::fabric::v1 as pb;
 
-use super::backend::PriorityCounters;
+use super::backend::{CounterSet, PgCounters, PortCounters, PriorityCounters, QueueCounters};
 use super::config::*;
 
 fn u8_sat(v: u32) -> u8 {
@@ -352,5 +352,150 @@ pub fn counters_to(c: &PriorityCounters) -> pb::PriorityCounters {
         watchdog_storms: c.watchdog_storms,
         queue_depth_bytes: c.queue_depth_bytes,
         kernel_drops: c.kernel_drops,
+        pause_rx_ns: c.pause_rx_ns,
+        pause_tx_ns: c.pause_tx_ns,
+        pause_rx_transitions: c.pause_rx_transitions,
+        rx_drop_packets: c.rx_drop_packets,
+        tx_drop_packets: c.tx_drop_packets,
+        paused: c.paused,
+        xoff: c.xoff,
+    }
+}
+
+/// Counters from the wire (port and priority numbers that do not fit are
+/// clamped; the daemon never sends them).
+pub fn counters_from(c: &pb::PriorityCounters) -> PriorityCounters {
+    PriorityCounters {
+        port: narrow(c.port),
+        priority: narrow(c.priority),
+        rx_packets: c.rx_packets,
+        rx_bytes: c.rx_bytes,
+        tx_packets: c.tx_packets,
+        tx_bytes: c.tx_bytes,
+        drops: c.drops,
+        pfc_rx_frames: c.pfc_rx_frames,
+        pfc_tx_frames: c.pfc_tx_frames,
+        ecn_marked: c.ecn_marked,
+        watchdog_storms: c.watchdog_storms,
+        queue_depth_bytes: c.queue_depth_bytes,
+        kernel_drops: c.kernel_drops,
+        pause_rx_ns: c.pause_rx_ns,
+        pause_tx_ns: c.pause_tx_ns,
+        pause_rx_transitions: c.pause_rx_transitions,
+        rx_drop_packets: c.rx_drop_packets,
+        tx_drop_packets: c.tx_drop_packets,
+        paused: c.paused,
+        xoff: c.xoff,
+    }
+}
+
+fn narrow<T: TryFrom<u32> + Bounded>(v: u32) -> T {
+    T::try_from(v).unwrap_or(T::MAX)
+}
+
+/// Integer types with a largest value (for [`narrow`]).
+trait Bounded {
+    const MAX: Self;
+}
+impl Bounded for u8 {
+    const MAX: u8 = u8::MAX;
+}
+impl Bounded for u16 {
+    const MAX: u16 = u16::MAX;
+}
+
+/// A counter set to the wire (`GetCounters`' reply).
+pub fn counter_set_to(set: &CounterSet) -> pb::CountersReply {
+    pb::CountersReply {
+        counters: set.priorities.iter().map(counters_to).collect(),
+        queues: set
+            .queues
+            .iter()
+            .map(|q| pb::QueueCounters {
+                port: u32::from(q.port),
+                queue: u32::from(q.queue),
+                packets: q.packets,
+                bytes: q.bytes,
+                dropped_packets: q.dropped_packets,
+                ecn_marked_packets: q.ecn_marked_packets,
+                depth_bytes: q.depth_bytes,
+                watermark_bytes: q.watermark_bytes,
+            })
+            .collect(),
+        pgs: set
+            .pgs
+            .iter()
+            .map(|g| pb::PgCounters {
+                port: u32::from(g.port),
+                pg: u32::from(g.pg),
+                reserved_bytes: g.reserved_bytes,
+                shared_bytes: g.shared_bytes,
+                headroom_bytes: g.headroom_bytes,
+                shared_watermark_bytes: g.shared_watermark_bytes,
+                xoff_room_watermark_bytes: g.xoff_room_watermark_bytes,
+                xoff: g.xoff,
+            })
+            .collect(),
+        ports: set
+            .ports
+            .iter()
+            .map(|p| pb::PortCounters {
+                port: u32::from(p.port),
+                name: p.name.clone(),
+                rx_discards_phy: p.rx_discards_phy,
+                tx_discards_phy: p.tx_discards_phy,
+                pause_storm_warning_events: p.pause_storm_warning_events,
+                pause_storm_error_events: p.pause_storm_error_events,
+                rx_ecn_mark: p.rx_ecn_mark,
+            })
+            .collect(),
+    }
+}
+
+/// `GetCounters`' reply back to a counter set.
+pub fn counter_set_from(r: &pb::CountersReply) -> CounterSet {
+    CounterSet {
+        priorities: r.counters.iter().map(counters_from).collect(),
+        queues: r
+            .queues
+            .iter()
+            .map(|q| QueueCounters {
+                port: narrow(q.port),
+                queue: narrow(q.queue),
+                packets: q.packets,
+                bytes: q.bytes,
+                dropped_packets: q.dropped_packets,
+                ecn_marked_packets: q.ecn_marked_packets,
+                depth_bytes: q.depth_bytes,
+                watermark_bytes: q.watermark_bytes,
+            })
+            .collect(),
+        pgs: r
+            .pgs
+            .iter()
+            .map(|g| PgCounters {
+                port: narrow(g.port),
+                pg: narrow(g.pg),
+                reserved_bytes: g.reserved_bytes,
+                shared_bytes: g.shared_bytes,
+                headroom_bytes: g.headroom_bytes,
+                shared_watermark_bytes: g.shared_watermark_bytes,
+                xoff_room_watermark_bytes: g.xoff_room_watermark_bytes,
+                xoff: g.xoff,
+            })
+            .collect(),
+        ports: r
+            .ports
+            .iter()
+            .map(|p| PortCounters {
+                port: narrow(p.port),
+                name: p.name.clone(),
+                rx_discards_phy: p.rx_discards_phy,
+                tx_discards_phy: p.tx_discards_phy,
+                pause_storm_warning_events: p.pause_storm_warning_events,
+                pause_storm_error_events: p.pause_storm_error_events,
+                rx_ecn_mark: p.rx_ecn_mark,
+            })
+            .collect(),
     }
 }

@@ -16,7 +16,10 @@ pub mod service;
 pub mod switch_backend;
 pub mod trace;
 
-pub use backend::{BackendError, FabricBackend, MemoryBackend, PriorityCounters, TraceTap};
+pub use backend::{
+    BackendError, CounterSet, FabricBackend, MemoryBackend, PgCounters, PortCounters,
+    PriorityCounters, QueueCounters, TraceTap,
+};
 pub use config::{ConfigError, FabricConfig};
 pub use dataplane::fabric::FABRIC_OWNED_TABLES;
 pub use service::FabricService;

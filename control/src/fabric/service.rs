@@ -345,14 +345,12 @@ impl FabricQos for FabricService {
                 })
             })
             .collect::<Result<_, _>>()?;
-        let counters = self
-            .inner
-            .backend
-            .counters(&ports)
-            .iter()
-            .map(convert::counters_to)
-            .collect();
-        Ok(Response::new(pb::CountersReply { counters }))
+        // The backend may block on the dataplane thread.
+        let backend = self.inner.backend.clone();
+        let set = tokio::task::spawn_blocking(move || backend.counter_set(&ports))
+            .await
+            .map_err(|e| Status::internal(format!("reading counters: {e}")))?;
+        Ok(Response::new(convert::counter_set_to(&set)))
     }
 
     type WatchEventsStream = EventStream;

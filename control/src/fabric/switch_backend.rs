@@ -23,7 +23,12 @@ use p4_target::info::{ProgramInfo, resolve_name};
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::RuntimeApi;
 
-use super::backend::{BackendError, FabricBackend, PriorityCounters, TraceTap};
+use dataplane::watchdog::WdAction;
+
+use super::backend::{
+    BackendError, CounterSet, FabricBackend, PgCounters, PortCounters, PriorityCounters,
+    QueueCounters, TraceTap,
+};
 use super::config::FabricConfig;
 
 /// How long a blocking call waits for the dataplane thread.
@@ -58,6 +63,134 @@ struct CounterIds {
     ecn_marked: Option<u32>,
 }
 
+/// Every counter of `ports` (all when empty) in one pass on the dataplane
+/// thread: TM stats, the program's counters, watchdog and switch counters.
+fn read_counter_set<P: Pipeline>(
+    sw: &Switch<P>,
+    now: Instant,
+    ids: CounterIds,
+    ports: &[u16],
+    names: &[(u16, String)],
+) -> CounterSet {
+    let tm = sw.tm();
+    let wanted: Vec<u16> = if ports.is_empty() {
+        (0..tm.num_ports() as u16).collect()
+    } else {
+        ports.to_vec()
+    };
+    let rt = sw.pipeline().runtime();
+    let read = |c: Option<u32>, i: u32| {
+        c.and_then(|c| rt.counter_read(c, i).ok())
+            .unwrap_or_default()
+    };
+    let ledger = sw.ledger();
+    let mut set = CounterSet::default();
+    for port in wanted {
+        let Some(port_cfg) = tm.config().ports.get(usize::from(port)) else {
+            continue;
+        };
+        // Discards before classification have no priority: count them on 0.
+        let early = sw
+            .port_discards(port)
+            .map_or(0, |d| d.malformed + d.over_mtu);
+        let kernel = ledger
+            .ports
+            .get(usize::from(port))
+            .map_or(0, |r| r.dropped(SwitchDrop::KernelRing));
+        let breaks_storms = port_cfg
+            .watchdog
+            .is_some_and(|w| w.action != WdAction::Alert);
+        let mut row = PortCounters {
+            port,
+            name: names
+                .iter()
+                .find(|(n, _)| *n == port)
+                .map(|(_, name)| name.clone())
+                .unwrap_or_default(),
+            rx_discards_phy: early + kernel,
+            rx_ecn_mark: sw.rx_ecn_ce(port),
+            ..PortCounters::default()
+        };
+        let mut queue_marks = [0u64; 8];
+        for prio in 0..8u8 {
+            let Some(s) = tm.stats(port, prio) else {
+                continue;
+            };
+            let i = u32::from(port) * 8 + u32::from(prio);
+            let (rx, tx) = (read(ids.rx, i), read(ids.tx, i));
+            let ecn_marked = read(ids.ecn_marked, i).packets;
+            queue_marks[usize::from(port_cfg.prio_to_queue[usize::from(prio)] & 7)] += ecn_marked;
+            let storms = tm
+                .watchdog()
+                .stats(port, prio)
+                .map_or(0, |w| w.deadlock_detected);
+            row.rx_discards_phy += s.rx_drop_packets;
+            row.tx_discards_phy += s.tx_drop_packets;
+            row.pause_storm_warning_events += storms;
+            if breaks_storms {
+                row.pause_storm_error_events += storms;
+            }
+            let pg = port_cfg.prio_to_pg[usize::from(prio)] & 7;
+            set.priorities.push(PriorityCounters {
+                port,
+                priority: prio,
+                rx_packets: rx.packets,
+                rx_bytes: rx.bytes,
+                tx_packets: tx.packets,
+                tx_bytes: tx.bytes,
+                drops: s.drops.total() + if prio == 0 { early } else { 0 },
+                pfc_rx_frames: s.pfc_rx_frames,
+                pfc_tx_frames: s.pfc_tx_frames,
+                ecn_marked,
+                watchdog_storms: storms,
+                queue_depth_bytes: tm.queue_depth(port, prio).map_or(0, |(b, _)| b),
+                kernel_drops: if prio == 0 { kernel } else { 0 },
+                pause_rx_ns: tm.paused_ns(port, prio, now),
+                pause_tx_ns: tm.pause_tx_ns(port, prio, now),
+                pause_rx_transitions: s.pause_rx_xoff_to_xon,
+                rx_drop_packets: s.rx_drop_packets,
+                tx_drop_packets: s.tx_drop_packets,
+                paused: tm.is_paused(port, prio, now),
+                xoff: tm.pg_usage(port, pg).is_some_and(|u| u.xoff)
+                    && port_cfg.pfc_enable & (1 << prio) != 0,
+            });
+        }
+        for q in 0..8u8 {
+            let (Some(qs), Some((depth, _))) = (tm.queue_stats(port, q), tm.queue_depth(port, q))
+            else {
+                continue;
+            };
+            set.queues.push(QueueCounters {
+                port,
+                queue: q,
+                packets: qs.tx_packets,
+                bytes: qs.tx_bytes,
+                dropped_packets: qs.drop_packets,
+                ecn_marked_packets: queue_marks[usize::from(q)],
+                depth_bytes: depth,
+                watermark_bytes: qs.max_depth_bytes,
+            });
+        }
+        for g in 0..8u8 {
+            let Some(u) = tm.pg_usage(port, g) else {
+                continue;
+            };
+            set.pgs.push(PgCounters {
+                port,
+                pg: g,
+                reserved_bytes: u.reserved_bytes,
+                shared_bytes: u.shared_bytes,
+                headroom_bytes: u.headroom_bytes,
+                shared_watermark_bytes: u.shared_peak_bytes,
+                xoff_room_watermark_bytes: u.headroom_peak_bytes,
+                xoff: u.xoff,
+            });
+        }
+        set.ports.push(row);
+    }
+    set
+}
+
 /// Fabric configuration on a running [`Switch`].
 pub struct SwitchBackend<P: Pipeline> {
     submit: Submit<P>,
@@ -67,6 +200,8 @@ pub struct SwitchBackend<P: Pipeline> {
     base: TmConfig,
     counters: CounterIds,
     trace_tap: Option<TraceTap>,
+    /// Interface of each port, for `rocectl counters --port swp1`.
+    port_names: std::sync::Arc<[(u16, String)]>,
 }
 
 impl<P: Pipeline> std::fmt::Debug for SwitchBackend<P> {
@@ -97,7 +232,14 @@ impl<P: Pipeline> SwitchBackend<P> {
                 ecn_marked: counter("ecn_marked"),
             },
             trace_tap: None,
+            port_names: std::sync::Arc::new([]),
         }
+    }
+
+    /// Names each port by its interface in the counters (`PortCounters::name`).
+    pub fn with_port_names(mut self, names: Vec<(u16, String)>) -> Self {
+        self.port_names = names.into();
+        self
     }
 
     /// Serves packet traces from `tap` (whose sink the driver was given).
@@ -125,58 +267,15 @@ impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
     }
 
     fn counters(&self, ports: &[u16]) -> Vec<PriorityCounters> {
+        self.counter_set(ports).priorities
+    }
+
+    fn counter_set(&self, ports: &[u16]) -> CounterSet {
         let ports = ports.to_vec();
         let ids = self.counters;
-        call(&self.submit, move |sw, _now| {
-            let tm = sw.tm();
-            let wanted: Vec<u16> = if ports.is_empty() {
-                (0..tm.num_ports() as u16).collect()
-            } else {
-                ports
-            };
-            let rt = sw.pipeline().runtime();
-            let read = |c: Option<u32>, i: u32| {
-                c.and_then(|c| rt.counter_read(c, i).ok())
-                    .unwrap_or_default()
-            };
-            let ledger = sw.ledger();
-            let mut out = Vec::new();
-            for port in wanted {
-                // Discards before classification have no priority: count them on 0.
-                let early = sw
-                    .port_discards(port)
-                    .map_or(0, |d| d.malformed + d.over_mtu);
-                let kernel = ledger
-                    .ports
-                    .get(usize::from(port))
-                    .map_or(0, |r| r.dropped(SwitchDrop::KernelRing));
-                for prio in 0..8u8 {
-                    let Some(s) = tm.stats(port, prio) else {
-                        continue;
-                    };
-                    let i = u32::from(port) * 8 + u32::from(prio);
-                    let (rx, tx) = (read(ids.rx, i), read(ids.tx, i));
-                    out.push(PriorityCounters {
-                        port,
-                        priority: prio,
-                        rx_packets: rx.packets,
-                        rx_bytes: rx.bytes,
-                        tx_packets: tx.packets,
-                        tx_bytes: tx.bytes,
-                        drops: s.drops.total() + if prio == 0 { early } else { 0 },
-                        pfc_rx_frames: s.pfc_rx_frames,
-                        pfc_tx_frames: s.pfc_tx_frames,
-                        ecn_marked: read(ids.ecn_marked, i).packets,
-                        watchdog_storms: tm
-                            .watchdog()
-                            .stats(port, prio)
-                            .map_or(0, |w| w.deadlock_detected),
-                        queue_depth_bytes: tm.queue_depth(port, prio).map_or(0, |(b, _)| b),
-                        kernel_drops: if prio == 0 { kernel } else { 0 },
-                    });
-                }
-            }
-            out
+        let names = self.port_names.clone();
+        call(&self.submit, move |sw, now| {
+            read_counter_set(sw, now, ids, &ports, &names)
         })
         .unwrap_or_default()
     }

@@ -7,3 +7,4 @@
 //! commands, `ethtool -S`, `lldptool`), named in each view's doc.
 
 pub mod budget;
+pub mod counters;

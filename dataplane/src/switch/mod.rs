@@ -354,6 +354,30 @@ pub struct Queued<Pk> {
     trace: Option<u32>,
 }
 
+/// `true` if `frame` is IPv4 or IPv6 (behind up to two VLAN tags) with
+/// ECN = CE (RFC 3168 §5): a few byte reads, no parse of the rest.
+fn ecn_ce(frame: &[u8]) -> bool {
+    let mut at = 12;
+    let ethertype = |at: usize| {
+        frame
+            .get(at..at + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+    };
+    let mut ty = ethertype(at);
+    for _ in 0..2 {
+        if matches!(ty, Some(0x8100 | 0x88a8)) {
+            at += 4;
+            ty = ethertype(at);
+        }
+    }
+    let ip = at + 2;
+    match ty {
+        Some(0x0800) => frame.get(ip + 1).is_some_and(|tos| tos & 3 == 3),
+        Some(0x86dd) => frame.get(ip + 1).is_some_and(|b| (b >> 4) & 3 == 3),
+        _ => false,
+    }
+}
+
 /// The switch: see the module doc.
 pub struct Switch<P: Pipeline> {
     pipeline: P,
@@ -363,6 +387,9 @@ pub struct Switch<P: Pipeline> {
     /// Each port's LLDP/DCBX agent, if LLDP runs on it.
     lldp: Vec<Option<PortAgent>>,
     discards: Vec<PortDiscards>,
+    /// Data frames received per port whose IP header carried ECN CE
+    /// (`ethtool -S` `rx_ecn_mark`).
+    rx_ecn_ce: Vec<u64>,
     cpu_port: Option<u16>,
     mac_control: bool,
     stats: SwitchStats,
@@ -396,6 +423,7 @@ impl<P: Pipeline> Switch<P> {
     pub fn new(pipeline: P, config: SwitchConfig, now: Instant) -> Result<Self, ConfigError> {
         let macs: Vec<Mac> = config.tm.ports.iter().map(|p| Mac::new(p.mac)).collect();
         let discards = vec![PortDiscards::default(); macs.len()];
+        let rx_ecn_ce = vec![0; macs.len()];
         let lldp = vec![None; macs.len()];
         let ledger = Ledger::new(macs.len());
         let tm = Tm::new(config.tm, now)?;
@@ -406,6 +434,7 @@ impl<P: Pipeline> Switch<P> {
             macs,
             lldp,
             discards,
+            rx_ecn_ce,
             cpu_port: config.cpu_port,
             mac_control: config.mac_control,
             stats: SwitchStats::default(),
@@ -507,6 +536,12 @@ impl<P: Pipeline> Switch<P> {
     /// What `port` received and discarded before classification.
     pub fn port_discards(&self, port: u16) -> Option<PortDiscards> {
         self.discards.get(usize::from(port)).copied()
+    }
+
+    /// Data frames received on `port` already marked ECN CE by an
+    /// upstream hop (0 for unknown ports).
+    pub fn rx_ecn_ce(&self, port: u16) -> u64 {
+        self.rx_ecn_ce.get(usize::from(port)).copied().unwrap_or(0)
     }
 
     /// Switch-level counters.
@@ -621,6 +656,9 @@ impl<P: Pipeline> Switch<P> {
             self.count(port, SwitchDrop::OverMtu);
             self.recycle(frame);
             return;
+        }
+        if ecn_ce(&frame) {
+            self.rx_ecn_ce[usize::from(port)] += 1;
         }
         self.ingress(port, frame, None, 0, now);
     }

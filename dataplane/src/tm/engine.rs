@@ -172,6 +172,8 @@ pub struct PgUsage {
     pub xoff: bool,
     /// Highest headroom use seen (high-water mark), bytes.
     pub headroom_peak_bytes: u64,
+    /// Highest shared-pool use seen (high-water mark), bytes.
+    pub shared_peak_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -187,7 +189,10 @@ struct PgState {
     shared_used: u64,
     headroom_used: u64,
     headroom_peak: u64,
+    shared_peak: u64,
     xoff: bool,
+    /// When the current XOFF began (for `PrioStats::pause_tx_ns`).
+    xoff_since: Option<Instant>,
     refresh_at: Option<Instant>,
 }
 
@@ -571,6 +576,7 @@ impl<T> Tm<T> {
             headroom_bytes: g.headroom_used,
             xoff: g.xoff,
             headroom_peak_bytes: g.headroom_peak,
+            shared_peak_bytes: g.shared_peak,
         })
     }
     /// The shared pool size: buffer − Σreserved − Σheadroom (R-DT-3).
@@ -619,6 +625,20 @@ impl<T> Tm<T> {
             None => 0,
         };
         pt.stats[p].pause_rx_ns + ongoing
+    }
+    /// Total time (port, priority)'s ingress PG has asserted XOFF towards
+    /// the neighbour up to `now`, ns (ended XOFFs plus the current one).
+    pub fn pause_tx_ns(&self, port: u16, priority: u8, now: Instant) -> u64 {
+        let Some(pt) = self.ports.get(usize::from(port)) else {
+            return 0;
+        };
+        let p = usize::from(priority & 7);
+        let pg = &pt.pgs[usize::from(pt.prio_to_pg[p] & 7)];
+        let ongoing = match pg.xoff_since {
+            Some(since) if pg.prio_mask & (1 << p) != 0 => (now - since.min(now)).as_nanos(),
+            _ => 0,
+        };
+        pt.stats[p].pause_tx_ns + ongoing
     }
     /// The PFC watchdog (its counters and states).
     pub fn watchdog(&self) -> &Watchdog {
@@ -717,6 +737,7 @@ impl<T> Tm<T> {
         pg.shared_used += to_shared;
         pg.headroom_used += to_headroom;
         pg.headroom_peak = pg.headroom_peak.max(pg.headroom_used);
+        pg.shared_peak = pg.shared_peak.max(pg.shared_used);
         self.shared_used_bytes += to_shared;
         self.headroom_used_bytes += to_headroom;
         self.egress_used_bytes += charge;
@@ -813,7 +834,7 @@ impl<T> Tm<T> {
                     if pg.xoff && pg.lossless && !self.xon_condition(pg) {
                         self.send_xoff(pi, g, now, true);
                     } else {
-                        self.send_xon(pi, g);
+                        self.send_xon(pi, g, now);
                     }
                 }
             }
@@ -1104,10 +1125,10 @@ impl<T> Tm<T> {
             || pg.xon_floor.is_some_and(|x| pg.total() <= x)
     }
 
-    fn check_xon(&mut self, ip: usize, g: usize, _now: Instant) {
+    fn check_xon(&mut self, ip: usize, g: usize, now: Instant) {
         let pg = &self.ports[ip].pgs[g];
         if pg.xoff && self.xon_condition(pg) {
-            self.send_xon(ip, g);
+            self.send_xon(ip, g, now);
         }
     }
 
@@ -1118,6 +1139,7 @@ impl<T> Tm<T> {
         let quanta = pt.xoff_quanta;
         let pg = &mut pt.pgs[g];
         pg.xoff = true;
+        pg.xoff_since.get_or_insert(now);
         pg.refresh_at = Some(now + half.max(Duration::from_nanos(1)));
         pt.refreshing |= 1 << g;
         if mask != 0 {
@@ -1139,11 +1161,18 @@ impl<T> Tm<T> {
         }
     }
 
-    fn send_xon(&mut self, ip: usize, g: usize) {
+    fn send_xon(&mut self, ip: usize, g: usize, now: Instant) {
         let pt = &mut self.ports[ip];
         let mask = pt.pgs[g].prio_mask;
         let pg = &mut pt.pgs[g];
         pg.xoff = false;
+        let asserted = pg
+            .xoff_since
+            .take()
+            .map_or(0, |t| (now - t.min(now)).as_nanos());
+        for p in bits(mask) {
+            pt.stats[p].pause_tx_ns += asserted;
+        }
         pg.refresh_at = None;
         pt.refreshing &= !(1 << g);
         if mask != 0 {

@@ -99,6 +99,9 @@ pub struct PrioStats {
     pub pfc_rx_frames: u64,
     /// Total time this egress priority was paused by received PFC, ns.
     pub pause_rx_ns: u64,
+    /// Total time this ingress priority's PG asserted XOFF towards the
+    /// neighbour (XOFF sent until XON sent), ns; measured from `now`.
+    pub pause_tx_ns: u64,
     /// XOFF→XON transitions of the received pause state.
     pub pause_rx_xoff_to_xon: u64,
     /// Largest depth, in bytes, of this priority's egress queue on this port

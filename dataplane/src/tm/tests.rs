@@ -453,6 +453,33 @@ fn xon_after_drain_below_threshold_minus_resume_offset() {
 }
 
 #[test]
+fn tx_pause_duration_is_the_measured_xoff_time_and_watermarks_stay() {
+    let mut tm = tm(config(2));
+    let (_, t0) = fill_until_xoff(&mut tm, 1024);
+    let shared_at_xoff = tm.pg_usage(0, 3).unwrap().shared_bytes;
+    // While asserted, the duration runs with `now`; other priorities stay 0.
+    assert_eq!(tm.pause_tx_ns(0, 3, at(t0 + 7_000)), 7_000);
+    assert_eq!(tm.pause_tx_ns(0, 0, at(t0 + 7_000)), 0);
+    assert_eq!(tm.stats(0, 3).unwrap().pause_tx_ns, 0, "not ended yet");
+    let _ = ctrl!(tm, t0, 0);
+    let mut now = t0;
+    loop {
+        now = now.max(tm.next_transmit_at(1).expect("backlogged").as_nanos());
+        tx!(tm, now, 1).expect("sendable");
+        if ctrl!(tm, now, 0).is_some() {
+            break;
+        }
+    }
+    assert!(!tm.pg_usage(0, 3).unwrap().xoff);
+    assert_eq!(tm.stats(0, 3).unwrap().pause_tx_ns, now - t0);
+    // Ended: later reads do not grow.
+    assert_eq!(tm.pause_tx_ns(0, 3, at(now + 1_000_000)), now - t0);
+    let u = tm.pg_usage(0, 3).unwrap();
+    assert!(u.shared_peak_bytes >= shared_at_xoff, "{u:?}");
+    assert!(u.shared_peak_bytes > u.shared_bytes, "{u:?}");
+}
+
+#[test]
 fn lossy_pg_tail_drops_and_never_sends_pfc() {
     let mut tm = tm(config(2));
     let mut dropped_at = None;
