@@ -60,7 +60,7 @@ pub fn render_svg(g: &PauseGraph, title: &str, origin: Instant, end: Option<Inst
         r
     };
     let timeline_top = GRAPH_H + 40.0;
-    let height = timeline_top + 40.0 + ROW_H * rows.len().max(1) as f64 + 60.0;
+    let height = timeline_top + 40.0 + ROW_H * (rows.len() + 1) as f64 + 60.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -120,8 +120,27 @@ fn draw_graph(s: &mut String, g: &PauseGraph, ms: &dyn Fn(Instant) -> f64) {
             side,
         });
     }
-    let verts: Vec<Vertex> = verts.into_iter().collect();
-    let (cx, cy, rad) = (WIDTH / 2.0, 50.0 + (GRAPH_H - 60.0) / 2.0, GRAPH_H / 2.0 - 70.0);
+    // Cycle vertices first, in "waits for" order, so a cycle is drawn as
+    // a ring; the rest after, sorted.
+    let mut order: Vec<Vertex> = Vec::new();
+    for h in g.history() {
+        for v in &h.cycle.vertices {
+            if !order.contains(v) {
+                order.push(v.clone());
+            }
+        }
+    }
+    for v in verts {
+        if !order.contains(&v) {
+            order.push(v);
+        }
+    }
+    let verts = order;
+    let (cx, cy, rad) = (
+        WIDTH / 2.0,
+        50.0 + (GRAPH_H - 60.0) / 2.0,
+        GRAPH_H / 2.0 - 70.0,
+    );
     let n = verts.len().max(1) as f64;
     let pos = |v: &Vertex| -> (f64, f64) {
         let i = verts.iter().position(|x| x == v).unwrap_or(0) as f64;
@@ -218,26 +237,21 @@ fn draw_timeline(
     let x1 = WIDTH - RIGHT_PAD;
     let x = |t: f64| x0 + (t - t0) / (t1 - t0).max(1e-9) * (x1 - x0);
     let body_top = top + 30.0;
-    let body_h = ROW_H * rows.len().max(1) as f64;
+    let body_h = ROW_H * (rows.len() + 1) as f64;
     let _ = writeln!(
         s,
         r#"<text x="20" y="{}" font-size="15" font-weight="bold">pause states per link</text>"#,
         top + 14.0
     );
-    // Cycle lifetimes behind everything.
-    for h in g.history() {
-        let (a, b) = (ms(h.span.start), h.span.end.map_or(t1, ms));
-        let _ = writeln!(
-            s,
-            r##"<rect x="{:.1}" y="{body_top:.1}" width="{:.1}" height="{body_h:.1}" fill="#d62728" fill-opacity="0.12"/><text x="{:.1}" y="{:.1}" font-size="12" fill="#d62728">cycle</text>"##,
-            x(a),
-            (x(b) - x(a)).max(1.0),
-            x(a) + 3.0,
-            body_top - 4.0
-        );
-    }
+    // Row 0: when the graph had a cycle.
+    let _ = writeln!(
+        s,
+        r##"<text x="{:.1}" y="{:.1}" font-size="12" font-weight="bold" text-anchor="end" fill="#d62728">cycle in the graph</text>"##,
+        x0 - 8.0,
+        body_top + ROW_H * 0.7
+    );
     for (i, r) in rows.iter().enumerate() {
-        let y = body_top + ROW_H * i as f64;
+        let y = body_top + ROW_H * (i + 1) as f64;
         let peer = g
             .peer(&r.port)
             .map_or_else(|| "its peer".to_string(), |p| p.to_string());
@@ -288,10 +302,33 @@ fn draw_timeline(
             );
         }
     }
-    // Watchdog storms and restores.
-    for (k, m) in g.markers().iter().enumerate() {
-        let xm = x(ms(m.at));
-        let (color, what) = if m.storm {
+    // Cycle lifetimes: a bar in row 0 and a light band over every row.
+    for h in g.history() {
+        let (a, b) = (x(ms(h.span.start)), x(h.span.end.map_or(t1, ms)));
+        let _ = writeln!(
+            s,
+            r##"<rect x="{a:.1}" y="{body_top:.1}" width="{:.1}" height="{body_h:.1}" fill="#d62728" fill-opacity="0.10"/><rect x="{a:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#d62728"/>"##,
+            (b - a).max(1.0),
+            body_top + 4.0,
+            (b - a).max(1.0),
+            ROW_H - 8.0
+        );
+    }
+    // Watchdog storms and restores: one line per instant and kind, the
+    // ports that fired then in one label.
+    let mut groups: Vec<(Instant, bool, Vec<String>)> = Vec::new();
+    for m in g.markers() {
+        match groups
+            .iter_mut()
+            .find(|(at, storm, _)| *at == m.at && *storm == m.storm)
+        {
+            Some(gr) => gr.2.push(m.port.to_string()),
+            None => groups.push((m.at, m.storm, vec![m.port.to_string()])),
+        }
+    }
+    for (k, (at, storm, ports)) in groups.iter().enumerate() {
+        let xm = x(ms(*at));
+        let (color, what) = if *storm {
             ("#9467bd", "storm")
         } else {
             ("#2ca02c", "restore")
@@ -303,7 +340,7 @@ fn draw_timeline(
             body_top + body_h,
             xm + 3.0,
             top + 14.0 + 12.0 * (k % 2) as f64,
-            esc(&m.port.to_string())
+            esc(&ports.join(", "))
         );
     }
     // Time axis.

@@ -12,7 +12,10 @@ fn ring(n: usize) -> PauseGraph {
             PortId::new(format!("s{i}"), 1),
             PortId::new(format!("s{}", (i + 1) % n), 2),
         );
-        g.add_link(PortId::new(format!("s{i}"), 0), PortId::new(format!("h{i}"), 0));
+        g.add_link(
+            PortId::new(format!("s{i}"), 0),
+            PortId::new(format!("h{i}"), 0),
+        );
     }
     g
 }
@@ -87,7 +90,11 @@ fn an_unpause_removes_its_edge_and_breaks_the_cycle() {
     deadlock(&mut g, 3);
     let before = g.edges().len();
     assert!(pause(&mut g, "s1", 1, false, 10), "the cycle set changed");
-    assert_eq!(g.edges().len(), before - 2, "its own edge and s1:p2's XOFF edge to it");
+    assert_eq!(
+        g.edges().len(),
+        before - 2,
+        "its own edge and s1:p2's XOFF edge to it"
+    );
     assert!(g.cycles().is_empty());
     assert_eq!(g.history()[0].span.end, Some(ms(10)));
     // Paused again: a new cycle span.
@@ -242,7 +249,10 @@ fn the_picture_names_the_cycle_and_has_a_ms_axis() {
     g.handle_timeout(ms(400));
     let svg = render_svg(&g, "ring", Instant::ZERO, None);
     assert!(svg.starts_with("<svg"));
-    assert!(svg.contains("s0:p1 -&gt; s1:p2"), "cycle named in the caption");
+    assert!(
+        svg.contains("s0:p1 -&gt; s1:p2"),
+        "cycle named in the caption"
+    );
     assert!(svg.contains("broken at 250.0 ms"));
     assert!(svg.contains("time [ms]"));
     assert!(svg.contains("watchdog storm s0:p1"));

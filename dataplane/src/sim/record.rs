@@ -1,6 +1,6 @@
 //! Time-series recorder for simulator runs: named series sampled at common
 //! instants, written as a wide CSV and an SVG figure: one panel per unit,
-//! time in ms; rates may be drawn as trailing averages over a window
+//! time in ms; rates may be drawn as means over windows of a few ms
 //! ([`Recorder::smooth`]), panels may carry reference lines
 //! ([`Recorder::add_line`]: Kmin, Kmax, XOFF, XON), and 0/1 pause series
 //! ([`PAUSED_UNIT`]) are drawn as shaded bands, one lane per port.
@@ -122,9 +122,9 @@ impl Recorder {
             .push((unit.to_string(), label.to_string(), value));
     }
 
-    /// Draws the series of `unit` as trailing averages over `window_us`
-    /// (rates sampled every few hundred µs read better over a few ms). The
-    /// CSV keeps the samples.
+    /// Draws the series of `unit` as means over consecutive windows of
+    /// `window_us`, one point each (rates sampled every few hundred µs read
+    /// better over a few ms). The CSV keeps the samples.
     pub fn smooth(&mut self, unit: &str, window_us: f64) {
         self.smoothing.retain(|(u, _)| u != unit);
         self.smoothing.push((unit.to_string(), window_us));
@@ -137,8 +137,8 @@ impl Recorder {
         self.write_svg(&dir.join(format!("{stem}.svg")), stem)
     }
 
-    /// The values of column `c`, each the trailing average over the
-    /// smoothing window of its unit (as sampled without one).
+    /// The points drawn for column `c`, time in ms: window means if its
+    /// unit is smoothed, else the samples.
     fn drawn(&self, c: usize) -> Vec<(f64, f64)> {
         let window = self
             .smoothing
@@ -155,15 +155,19 @@ impl Recorder {
         if window <= 0.0 {
             return pts.iter().map(|&(t, v)| (t / 1000.0, v)).collect();
         }
-        let (mut lo, mut sum) = (0usize, 0.0);
-        let mut out = Vec::with_capacity(pts.len());
-        for (i, &(t, v)) in pts.iter().enumerate() {
-            sum += v;
-            while pts[lo].0 <= t - window && lo < i {
-                sum -= pts[lo].1;
-                lo += 1;
+        // One point per window: the mean of its samples, at its end.
+        let mut out = Vec::new();
+        let (mut start, mut sum, mut n) = (pts.first().map_or(0.0, |p| p.0), 0.0, 0usize);
+        for &(t, v) in &pts {
+            if t - start >= window && n > 0 {
+                out.push((t / 1000.0, sum / n as f64));
+                (start, sum, n) = (t, 0.0, 0);
             }
-            out.push((t / 1000.0, sum / (i + 1 - lo) as f64));
+            sum += v;
+            n += 1;
+        }
+        if n > 0 {
+            out.push((pts.last().map_or(0.0, |p| p.0) / 1000.0, sum / n as f64));
         }
         out
     }
@@ -229,12 +233,7 @@ impl Recorder {
                 let color = [RED, MAGENTA, BLACK, CYAN][k % 4];
                 let style = ShapeStyle::from(&color.mix(0.7)).stroke_width(1);
                 chart
-                    .draw_series(DashedLineSeries::new(
-                        [(0.0, *v), (t_max, *v)],
-                        6,
-                        4,
-                        style,
-                    ))
+                    .draw_series(DashedLineSeries::new([(0.0, *v), (t_max, *v)], 6, 4, style))
                     .map_err(|e| plot(&e))?
                     .label(format!("{label} {v}"))
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
@@ -348,6 +347,36 @@ mod tests {
         let svg = fs::read_to_string(dir.join("t.svg")).unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("rate"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn smoothed_units_are_drawn_as_window_means_and_lines_land_in_their_panel() {
+        let mut r = Recorder::new(vec![
+            SeriesSpec {
+                name: "rate".into(),
+                unit: "Gb/s".into(),
+            },
+            SeriesSpec {
+                name: "q".into(),
+                unit: "queue [KB]".into(),
+            },
+        ]);
+        // A rate alternating 0/1 every 500 µs, a constant queue.
+        for i in 0..40u64 {
+            r.sample(i * 500_000, &[(i % 2) as f64, 5.0]);
+        }
+        assert_eq!(r.drawn(0).len(), 40, "unsmoothed: every sample");
+        r.smooth("Gb/s", 2_000.0);
+        let pts = r.drawn(0);
+        assert_eq!(pts.len(), 10, "20 ms in windows of 2 ms: {pts:?}");
+        assert!(pts.iter().all(|&(_, v)| v == 0.5), "{pts:?}");
+        assert_eq!(pts[0].0, 2.0, "time in ms, at the window's end");
+        r.add_line("queue [KB]", "Kmin", 20.0);
+        let dir = std::env::temp_dir().join(format!("roceswitch-record-s-{}", std::process::id()));
+        r.write(&dir, "t").unwrap();
+        let svg = fs::read_to_string(dir.join("t.svg")).unwrap();
+        assert!(svg.contains("Kmin 20") && svg.contains("time [ms]"));
         fs::remove_dir_all(&dir).unwrap();
     }
 }
