@@ -617,7 +617,7 @@ mod tests {
     #[test]
     fn pauses_and_xoffs_are_fabric_events_one_per_priority() {
         let kind = |e: &fabric_pb::Event| match &e.kind {
-            Some(fabric_pb::event::Kind::PauseChange(c)) => c.clone(),
+            Some(fabric_pb::event::Kind::PauseChange(c)) => *c,
             other => panic!("{other:?}"),
         };
         let xoff = fabric_events(&SwitchEvent::Tm(TmEvent::XoffSent {

@@ -6,7 +6,8 @@
 //! (P4Runtime by name: the names resolve against the P4Info the server
 //! returns, any unique dotted suffix will do, see [`p4names`]),
 //! `rocectl headroom --speed 100G --cable 100m --mtu 4200` (R-HR-2, offline)
-//! `rocectl watch` (alias of `fabric events`) and `rocectl top [--once]`
+//! `rocectl watch` (alias of `fabric events`; `--deadlock`: the switch's
+//! PFC pause-dependency view, live, then its SVG) and `rocectl top [--once]`
 //! (a redrawn ports x priorities view). Fabric configurations are the
 //! JSON form of `control::fabric::FabricConfig` (the daemon's state file
 //! format). Exit status: 0 success, 1 the server refused or failed, 2 bad
