@@ -10,6 +10,8 @@
 //! * [`fabric`]: the `roceswitch.fabric.v1.FabricQos` service: QoS intent
 //!   (ports, maps, buffers, ECN, ETS, PFC watchdog), validated as a whole,
 //!   persisted atomically, applied through a [`fabric::FabricBackend`].
+//! * [`pausewatch`]: the live PFC deadlock view, client side (fabric
+//!   events of one or more switches into one pause-dependency graph).
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -19,6 +21,7 @@ pub mod device;
 pub mod fabric;
 pub mod metrics;
 pub mod p4rt;
+pub mod pausewatch;
 pub mod serve;
 pub mod switchd;
 pub mod switchdev;

@@ -431,12 +431,13 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
             crate::serve::grant_group(path, group)
                 .with_context(|| format!("--grpc-group {group} on {}", path.display()))?;
         }
-        // Watchdog storms and restorations go out on the fabric event stream.
-        let fabric_events = fabric.events();
+        // Watchdog storms and restorations, pause changes (the PFC deadlock
+        // view's inputs) and DCBX mismatches go out on the fabric event stream.
+        let fabric_tx = fabric.events();
         tokio::spawn(async move {
             while let Some(event) = event_rx.recv().await {
-                if let Some(e) = fabric_event(&event) {
-                    let _ = fabric_events.send(e);
+                for e in fabric_events(&event) {
+                    let _ = fabric_tx.send(e);
                 }
             }
         });
@@ -512,8 +513,8 @@ fn server_tls(
     Ok((Some(files.load()?), mode))
 }
 
-/// The fabric service's event for a switch event, if it has one.
-fn fabric_event(event: &SwitchEvent) -> Option<fabric_pb::Event> {
+/// The fabric service's events for a switch event (none for most).
+fn fabric_events(event: &SwitchEvent) -> Vec<fabric_pb::Event> {
     let kind = match *event {
         SwitchEvent::Tm(TmEvent::StormDetected { port, priority, .. }) => {
             fabric_pb::event::Kind::Storm(fabric_pb::WatchdogStorm {
@@ -527,6 +528,37 @@ fn fabric_event(event: &SwitchEvent) -> Option<fabric_pb::Event> {
                 priority: priority.into(),
             })
         }
+        SwitchEvent::Tm(TmEvent::PauseRxStarted { port, priority })
+        | SwitchEvent::Tm(TmEvent::PauseRxEnded { port, priority }) => {
+            fabric_pb::event::Kind::PauseChange(fabric_pb::PauseChange {
+                port: port.into(),
+                priority: priority.into(),
+                kind: fabric_pb::PauseKind::EgressPaused as i32,
+                active: matches!(event, SwitchEvent::Tm(TmEvent::PauseRxStarted { .. })),
+            })
+        }
+        SwitchEvent::Tm(TmEvent::XoffSent {
+            port, priorities, ..
+        })
+        | SwitchEvent::Tm(TmEvent::XonSent {
+            port, priorities, ..
+        }) => {
+            // One event per priority of the PG's PFC frame.
+            let active = matches!(event, SwitchEvent::Tm(TmEvent::XoffSent { .. }));
+            return (0..8u32)
+                .filter(|p| priorities & (1 << p) != 0)
+                .map(|priority| {
+                    stamped(fabric_pb::event::Kind::PauseChange(
+                        fabric_pb::PauseChange {
+                            port: port.into(),
+                            priority,
+                            kind: fabric_pb::PauseKind::IngressXoff as i32,
+                            active,
+                        },
+                    ))
+                })
+                .collect();
+        }
         SwitchEvent::Dcbx {
             port,
             event: DcbxEvent::MismatchChanged { mismatch },
@@ -534,15 +566,20 @@ fn fabric_event(event: &SwitchEvent) -> Option<fabric_pb::Event> {
             port: port.into(),
             mismatch: mismatch.describe(),
         }),
-        _ => return None,
+        _ => return Vec::new(),
     };
+    vec![stamped(kind)]
+}
+
+/// `kind` as an event stamped with the wall clock now.
+fn stamped(kind: fabric_pb::event::Kind) -> fabric_pb::Event {
     let timestamp_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
-    Some(fabric_pb::Event {
+    fabric_pb::Event {
         timestamp_ns,
         kind: Some(kind),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -552,7 +589,7 @@ mod tests {
     #[test]
     fn a_dcbx_mismatch_is_a_fabric_event_and_lldp_chatter_is_not() {
         use dataplane::dcbx::Mismatch;
-        let e = fabric_event(&SwitchEvent::Dcbx {
+        let e = fabric_events(&SwitchEvent::Dcbx {
             port: 2,
             event: DcbxEvent::MismatchChanged {
                 mismatch: Mismatch {
@@ -561,6 +598,7 @@ mod tests {
                 },
             },
         })
+        .pop()
         .unwrap();
         assert_eq!(
             e.kind,
@@ -575,7 +613,43 @@ mod tests {
             port: 2,
             event: DcbxEvent::NeighborRemoved,
         };
-        assert_eq!(fabric_event(&removed), None);
+        assert_eq!(fabric_events(&removed), vec![]);
+    }
+
+    #[test]
+    fn pauses_and_xoffs_are_fabric_events_one_per_priority() {
+        let kind = |e: &fabric_pb::Event| match &e.kind {
+            Some(fabric_pb::event::Kind::PauseChange(c)) => *c,
+            other => panic!("{other:?}"),
+        };
+        let xoff = fabric_events(&SwitchEvent::Tm(TmEvent::XoffSent {
+            port: 2,
+            pg: 3,
+            priorities: 0b1_1000,
+        }));
+        let got: Vec<_> = xoff.iter().map(kind).collect();
+        assert_eq!(
+            got,
+            [3, 4].map(|priority| fabric_pb::PauseChange {
+                port: 2,
+                priority,
+                kind: fabric_pb::PauseKind::IngressXoff as i32,
+                active: true,
+            })
+        );
+        let ended = fabric_events(&SwitchEvent::Tm(TmEvent::PauseRxEnded {
+            port: 1,
+            priority: 3,
+        }));
+        assert_eq!(
+            kind(&ended[0]),
+            fabric_pb::PauseChange {
+                port: 1,
+                priority: 3,
+                kind: fabric_pb::PauseKind::EgressPaused as i32,
+                active: false,
+            }
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod dcbx;
+pub mod deadlock;
 pub mod driver;
 pub mod fabric;
 pub mod headroom;

@@ -913,6 +913,32 @@ fn ring_deadlock_is_broken_by_the_watchdog() {
     );
     let d2 = delivered(&sim, &hosts);
     assert!(d2 > d1 + 1_000_000, "traffic resumed: {d1} → {d2} bytes");
+    // The pause-dependency graph named the cycle over the three ring links
+    // by the time the watchdog fired, and the storm broke it.
+    let name = |id: NodeId| match sws.iter().position(|&s| s == id) {
+        Some(i) => format!("S{i}"),
+        None => format!("H{}", hosts.iter().position(|&h| h == id).unwrap_or(9)),
+    };
+    let g = sim.pause_graph(name);
+    let h = g.history().first().expect("a cycle was named");
+    assert_eq!(
+        h.cycle.describe(),
+        "S0:p1 -> S1:p2, S1:p1 -> S2:p2, S2:p1 -> S0:p2 (priority 3)"
+    );
+    assert!(
+        h.span.start <= first,
+        "named at {}, storm at {first}",
+        h.span.start
+    );
+    assert!(h.span.end.is_some_and(|e| e >= first), "{:?}", h.span);
+    dataplane::deadlock::write_svg(
+        &g,
+        &out_dir("deadlock_watchdog").join("pause_graph.svg"),
+        "deadlock ring (100 GbE), PFC pause dependencies",
+        Instant::ZERO,
+        None,
+    )
+    .unwrap();
 }
 
 // ------------------------------------------------------------ 5. PFC storm from a host

@@ -15,6 +15,7 @@
 //!   simulator.
 //! - [`scenario`]: the embedded default scenario of `rocelab run` (incast
 //!   and ECMP) on namespaces or in the simulator, with its verdicts.
+//! - [`watch`]: `rocelab watch`, the live PFC deadlock view of a lab.
 //!
 //! Binaries: `roceperf`, `rocelab`, `relaybench`.
 #![warn(missing_docs, unreachable_pub)]
@@ -27,6 +28,7 @@ pub use dataplane::port;
 pub mod scenario;
 pub mod signal;
 pub mod topo;
+pub mod watch;
 /// The units parser/printer lives with the switch core so the daemon and
 /// `rocectl` read `--speed` exactly as the lab does.
 pub use dataplane::units;

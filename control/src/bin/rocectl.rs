@@ -6,7 +6,8 @@
 //! (P4Runtime by name: the names resolve against the P4Info the server
 //! returns, any unique dotted suffix will do, see [`p4names`]),
 //! `rocectl headroom --speed 100G --cable 100m --mtu 4200` (R-HR-2, offline)
-//! `rocectl watch` (alias of `fabric events`) and `rocectl top [--once]`
+//! `rocectl watch` (alias of `fabric events`; `--deadlock`: the switch's
+//! PFC pause-dependency view, live, then its SVG) and `rocectl top [--once]`
 //! (a redrawn ports x priorities view), `rocectl counters ethtool|pfc|queue|watermark
 //! [--port swp1] [--json] [--clear] [--raw]` (views::counters). Fabric configurations are the
 //! JSON form of `control::fabric::FabricConfig` (the daemon's state file
@@ -87,6 +88,18 @@ enum Cmd {
         /// One JSON object per event instead of a sentence.
         #[arg(long)]
         json: bool,
+        /// The PFC deadlock view of this switch instead: which egress
+        /// queues are paused, which ingress PGs assert XOFF, what waits for
+        /// what (redrawn as it changes); on Ctrl-C (or after --seconds) the
+        /// graph and a timeline of pause states go to --svg.
+        #[arg(long, conflicts_with_all = ["count", "json"])]
+        deadlock: bool,
+        /// With --deadlock: stop after this many seconds.
+        #[arg(long, requires = "deadlock")]
+        seconds: Option<f64>,
+        /// With --deadlock: where the picture goes.
+        #[arg(long, default_value = "pause-graph.svg", requires = "deadlock")]
+        svg: PathBuf,
     },
     /// Packet traces: each selected packet's parser states, tables,
     /// traffic-manager decisions (PG, buffer, queue, pause, ECN) and what
@@ -622,6 +635,49 @@ async fn follow_events(
     Ok(())
 }
 
+/// `rocectl watch --deadlock`: this switch's pause-dependency view, live,
+/// then its picture.
+async fn watch_deadlock(
+    channel: tonic::transport::Channel,
+    seconds: Option<f64>,
+    svg: &std::path::Path,
+) -> Result<(), Failure> {
+    use control::pausewatch::{PauseWatch, follow, view};
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let mut watch = PauseWatch::new(dataplane::deadlock::PauseGraph::new());
+    let stop = async {
+        match seconds {
+            Some(s) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_secs_f64(s.max(0.0))) => {},
+                    _ = tokio::signal::ctrl_c() => {},
+                }
+            }
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    };
+    follow(vec![("switch".into(), channel)], &mut watch, stop, |g| {
+        if tty {
+            print!("\x1b[2J\x1b[H");
+        }
+        println!("{}", view(g, 1));
+    })
+    .await?;
+    let g = watch.graph();
+    dataplane::deadlock::write_svg(
+        g,
+        svg,
+        "PFC pause dependencies of one switch (peers unnamed)",
+        dataplane::time::Instant::ZERO,
+        None,
+    )
+    .map_err(|e| Failure::Server(format!("writing {}: {e}", svg.display())))?;
+    println!("wrote {}", svg.display());
+    Ok(())
+}
+
 /// The fabric `Trace` request for `rocectl trace`'s options (the filter is
 /// checked here first, so a typo is reported before anything is sent).
 fn trace_request(
@@ -706,6 +762,16 @@ fn event_line(ev: &pb::Event) -> String {
         Some(Kind::DcbxMismatch(d)) => {
             format!("dcbx mismatch: port {} differs in {}", d.port, d.mismatch)
         }
+        Some(Kind::PauseChange(c)) => {
+            let what = match (pb::PauseKind::try_from(c.kind), c.active) {
+                (Ok(pb::PauseKind::EgressPaused), true) => "paused by its peer",
+                (Ok(pb::PauseKind::EgressPaused), false) => "resumed",
+                (Ok(pb::PauseKind::IngressXoff), true) => "XOFF sent (ingress full)",
+                (Ok(pb::PauseKind::IngressXoff), false) => "XON sent",
+                _ => "pause state of an unknown kind",
+            };
+            format!("pfc: port {} priority {}: {what}", c.port, c.priority)
+        }
         None => "event of a kind this rocectl does not know".into(),
     };
     let ms_of_day = (ev.timestamp_ns / 1_000_000) % 86_400_000;
@@ -737,6 +803,19 @@ fn event_json(ev: &pb::Event) -> serde_json::Value {
         Some(Kind::DcbxMismatch(d)) => (
             "dcbx_mismatch",
             serde_json::json!({"port": d.port, "mismatch": d.mismatch}),
+        ),
+        Some(Kind::PauseChange(c)) => (
+            "pause_change",
+            serde_json::json!({
+                "port": c.port,
+                "priority": c.priority,
+                "pause_kind": match pb::PauseKind::try_from(c.kind) {
+                    Ok(pb::PauseKind::EgressPaused) => "egress_paused",
+                    Ok(pb::PauseKind::IngressXoff) => "ingress_xoff",
+                    _ => "unknown",
+                },
+                "active": c.active,
+            }),
         ),
         None => ("unknown", serde_json::json!({})),
     };
@@ -1086,7 +1165,13 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             set,
             system_name,
         } => dcbx(channel, json, set.as_deref(), system_name).await?,
-        Cmd::Watch { count, json } => follow_events(channel, count, json).await?,
+        Cmd::Watch {
+            deadlock: true,
+            seconds,
+            svg,
+            ..
+        } => watch_deadlock(channel, seconds, &svg).await?,
+        Cmd::Watch { count, json, .. } => follow_events(channel, count, json).await?,
         Cmd::Trace {
             port,
             filter,

@@ -149,6 +149,18 @@ pub struct CounterSet {
     pub ports: Vec<PortCounters>,
 }
 
+/// Which pause states hold now (the PFC deadlock view's starting state),
+/// each as (port, priority), sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PauseSnapshot {
+    /// Egress queues paused by PFC their peer sent.
+    pub egress_paused: Vec<(u16, u8)>,
+    /// Ingress PGs asserting XOFF toward their peer, per priority.
+    pub ingress_xoff: Vec<(u16, u8)>,
+    /// Queues the PFC watchdog holds in a storm.
+    pub storms: Vec<(u16, u8)>,
+}
+
 /// What the fabric service needs from the dataplane.
 pub trait FabricBackend: Send + Sync + 'static {
     /// Applies a validated configuration, all or nothing.
@@ -172,6 +184,11 @@ pub trait FabricBackend: Send + Sync + 'static {
     /// conservation ledger), if this backend fronts a switch.
     fn ledger(&self) -> Option<dataplane::switch::Ledger> {
         None
+    }
+    /// Which queues are paused, which PGs assert XOFF, which queues are in
+    /// a watchdog storm, now (empty without a switch).
+    fn pause_state(&self) -> PauseSnapshot {
+        PauseSnapshot::default()
     }
     /// Each port's LLDP/DCBX agent (ports without one are left out).
     fn dcbx(&self) -> Vec<(u16, dataplane::dcbx::PortAgent)> {

@@ -331,6 +331,40 @@ impl FabricQos for FabricService {
         Ok(Response::new(pb::DcbxStatusReply { ports }))
     }
 
+    async fn get_pause_state(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::PauseStateReply>, Status> {
+        let snap = self.inner.backend.pause_state();
+        let change = |kind: pb::PauseKind| {
+            move |&(port, priority): &(u16, u8)| pb::PauseChange {
+                port: port.into(),
+                priority: priority.into(),
+                kind: kind as i32,
+                active: true,
+            }
+        };
+        let mut active: Vec<pb::PauseChange> = snap
+            .egress_paused
+            .iter()
+            .map(change(pb::PauseKind::EgressPaused))
+            .collect();
+        active.extend(
+            snap.ingress_xoff
+                .iter()
+                .map(change(pb::PauseKind::IngressXoff)),
+        );
+        let storms = snap
+            .storms
+            .iter()
+            .map(|&(port, priority)| pb::WatchdogStorm {
+                port: port.into(),
+                priority: priority.into(),
+            })
+            .collect();
+        Ok(Response::new(pb::PauseStateReply { active, storms }))
+    }
+
     async fn get_counters(
         &self,
         r: Request<pb::CountersRequest>,

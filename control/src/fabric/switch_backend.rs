@@ -26,10 +26,11 @@ use p4_target::runtime::RuntimeApi;
 use dataplane::watchdog::WdAction;
 
 use super::backend::{
-    BackendError, CounterSet, FabricBackend, PgCounters, PortCounters, PriorityCounters,
-    QueueCounters, TraceTap,
+    BackendError, CounterSet, FabricBackend, PauseSnapshot, PgCounters, PortCounters,
+    PriorityCounters, QueueCounters, TraceTap,
 };
 use super::config::FabricConfig;
+use dataplane::watchdog::WdMode;
 
 /// How long a blocking call waits for the dataplane thread.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -304,6 +305,34 @@ impl<P: Pipeline> FabricBackend for SwitchBackend<P> {
 
     fn ledger(&self) -> Option<dataplane::switch::Ledger> {
         call(&self.submit, |sw, _now| sw.ledger()).ok()
+    }
+
+    fn pause_state(&self) -> PauseSnapshot {
+        call(&self.submit, |sw, now| {
+            let tm = sw.tm();
+            let mut snap = PauseSnapshot::default();
+            for port in 0..tm.num_ports() as u16 {
+                let Some(pc) = tm.config().ports.get(usize::from(port)) else {
+                    continue;
+                };
+                for prio in 0..8u8 {
+                    if tm.is_paused(port, prio, now) {
+                        snap.egress_paused.push((port, prio));
+                    }
+                    let pg = pc.prio_to_pg[usize::from(prio)];
+                    if pc.pfc_enable & (1 << prio) != 0
+                        && tm.pg_usage(port, pg).is_some_and(|u| u.xoff)
+                    {
+                        snap.ingress_xoff.push((port, prio));
+                    }
+                    if tm.watchdog_mode(port, prio) != WdMode::Normal {
+                        snap.storms.push((port, prio));
+                    }
+                }
+            }
+            snap
+        })
+        .unwrap_or_default()
     }
 
     fn dcbx(&self) -> Vec<(u16, dataplane::dcbx::PortAgent)> {

@@ -44,6 +44,7 @@ pub mod switch;
 
 use p4_target::pipeline::Pipeline;
 
+use crate::deadlock::{PauseGraph, PauseInput, PortId};
 use crate::switch::{Switch, SwitchConfig};
 use crate::time::{Duration, Instant, bits_time};
 use crate::wire::ethernet::{EthernetAddress, WIRE_OVERHEAD_BYTES};
@@ -241,13 +242,19 @@ pub enum Probe {
         /// Port.
         port: u16,
     },
+    /// CNPs a host's QPs received during the last sample interval, per second.
+    CnpRate {
+        /// Host.
+        node: NodeId,
+    },
 }
 
 struct Sampling {
     interval: Duration,
     probes: Vec<Probe>,
     recorder: Recorder,
-    last_tx_bytes: Vec<u64>,
+    /// The counter behind each per-interval probe at the last sample.
+    last_counts: Vec<u64>,
 }
 
 /// Frames one port sent, with the time each started.
@@ -457,6 +464,39 @@ impl<P: Pipeline> Sim<P> {
         }
     }
 
+    /// The pause-dependency graph of the run so far ([`crate::deadlock`]):
+    /// every cabled link, and every switch's [`SimSwitch::pause_log`]
+    /// replayed in time order (switches in node order within an instant),
+    /// observed until now. `name` gives each node's name.
+    pub fn pause_graph(&self, name: impl Fn(NodeId) -> String) -> PauseGraph {
+        let mut g = PauseGraph::new();
+        for (node, ports) in self.ports.iter().enumerate() {
+            for (port, st) in ports.iter().enumerate() {
+                if let Some((peer, peer_port)) = st.peer
+                    && (node, port as u16) < (peer, peer_port)
+                {
+                    g.add_link(
+                        PortId::new(name(node), port as u16),
+                        PortId::new(name(peer), peer_port),
+                    );
+                }
+            }
+        }
+        let mut inputs: Vec<(Instant, NodeId, PauseInput)> = Vec::new();
+        for (id, node) in self.nodes.iter().enumerate() {
+            if let Node::Switch(s) = node {
+                inputs.extend(s.pause_log().0.iter().map(|&(t, p)| (t, id, p)));
+            }
+        }
+        inputs.sort_by_key(|&(t, id, _)| (t, id));
+        let names: Vec<String> = (0..self.nodes.len()).map(&name).collect();
+        for (t, id, p) in inputs {
+            g.handle(&names[id], p, t);
+        }
+        g.handle_timeout(self.now);
+        g
+    }
+
     /// Checks the conservation law ([`crate::switch::Switch::conservation`])
     /// of every switch node; the first that breaks it is named.
     pub fn conservation(&self) -> Result<(), (NodeId, crate::switch::Imbalance)> {
@@ -487,6 +527,11 @@ impl<P: Pipeline> Sim<P> {
     /// The recorder, if sampling was enabled.
     pub fn recorder(&self) -> Option<&Recorder> {
         self.sampling.as_ref().map(|s| &s.recorder)
+    }
+
+    /// The recorder, mutably (reference lines, smoothing).
+    pub fn recorder_mut(&mut self) -> Option<&mut Recorder> {
+        self.sampling.as_mut().map(|s| &mut s.recorder)
     }
 
     /// Frames `(node, port)` has sent since [`Sim::capture`] was called for
@@ -532,15 +577,16 @@ impl<P: Pipeline> Sim<P> {
                 name: (*name).to_string(),
                 unit: match p {
                     Probe::QueueBytes { .. } => "queue [KB]",
-                    Probe::Paused { .. } => "paused [0/1]",
+                    Probe::Paused { .. } => record::PAUSED_UNIT,
                     Probe::QpRate { .. } => "DCQCN rate [Gb/s]",
                     Probe::TxGbps { .. } => "throughput [Gb/s]",
+                    Probe::CnpRate { .. } => "CNPs received [1/s]",
                 }
                 .to_string(),
             })
             .collect();
         let probes: Vec<Probe> = probes.into_iter().map(|(p, _)| p).collect();
-        let last = probes.iter().map(|p| self.probe_tx_bytes(p)).collect();
+        let last = probes.iter().map(|p| self.probe_count(p)).collect();
         self.sampling = Some(Sampling {
             interval: if interval.is_zero() {
                 Duration::from_nanos(1)
@@ -549,7 +595,7 @@ impl<P: Pipeline> Sim<P> {
             },
             probes,
             recorder: Recorder::new(series),
-            last_tx_bytes: last,
+            last_counts: last,
         });
         self.events.push(self.now, Event::Sample);
     }
@@ -853,11 +899,20 @@ impl<P: Pipeline> Sim<P> {
         }
     }
 
-    fn probe_tx_bytes(&self, p: &Probe) -> u64 {
+    /// The running counter behind a per-interval probe (bytes sent, CNPs
+    /// received), else 0.
+    fn probe_count(&self, p: &Probe) -> u64 {
         match *p {
             Probe::TxGbps { node, port } => self
                 .port_counters(node, port)
                 .map_or(0, |c| c.tx_bytes_total()),
+            Probe::CnpRate { node } => self.host(node).map_or(0, |h| {
+                let r = h.rnic();
+                r.qpns()
+                    .filter_map(|q| r.qp_stats(q))
+                    .map(|s| s.cnp_rx)
+                    .sum()
+            }),
             _ => 0,
         }
     }
@@ -890,10 +945,16 @@ impl<P: Pipeline> Sim<P> {
                     .and_then(|h| h.rnic().qp_stats(qpn))
                     .map_or(f64::NAN, |q| q.rate_bps as f64 / 1e9),
                 Probe::TxGbps { .. } => {
-                    let b = self.probe_tx_bytes(p);
-                    let d = b.saturating_sub(s.last_tx_bytes[i]);
-                    s.last_tx_bytes[i] = b;
+                    let b = self.probe_count(p);
+                    let d = b.saturating_sub(s.last_counts[i]);
+                    s.last_counts[i] = b;
                     d as f64 * 8.0 / secs / 1e9
+                }
+                Probe::CnpRate { .. } => {
+                    let n = self.probe_count(p);
+                    let d = n.saturating_sub(s.last_counts[i]);
+                    s.last_counts[i] = n;
+                    d as f64 / secs
                 }
             };
             row.push(v);

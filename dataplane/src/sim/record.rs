@@ -1,5 +1,9 @@
 //! Time-series recorder for simulator runs: named series sampled at common
-//! instants, written as a wide CSV and an SVG line plot (one panel per unit).
+//! instants, written as a wide CSV and an SVG figure: one panel per unit,
+//! time in ms; rates may be drawn as means over windows of a few ms
+//! ([`Recorder::smooth`]), panels may carry reference lines
+//! ([`Recorder::add_line`]: Kmin, Kmax, XOFF, XON), and 0/1 pause series
+//! ([`PAUSED_UNIT`]) are drawn as shaded bands, one lane per port.
 //!
 //! Contract: `sample` appends one row; every row has one value per series
 //! (the simulator samples all probes together). Output goes into a directory
@@ -38,6 +42,10 @@ pub struct Recorder {
     series: Vec<SeriesSpec>,
     times_us: Vec<f64>,
     rows: Vec<Vec<f64>>,
+    /// Reference lines: (unit, label, value).
+    lines: Vec<(String, String, f64)>,
+    /// Trailing-average windows per unit, µs.
+    smoothing: Vec<(String, f64)>,
 }
 
 impl Recorder {
@@ -47,6 +55,8 @@ impl Recorder {
             series,
             times_us: Vec::new(),
             rows: Vec::new(),
+            lines: Vec::new(),
+            smoothing: Vec::new(),
         }
     }
 
@@ -105,6 +115,21 @@ impl Recorder {
         s
     }
 
+    /// Draws a horizontal reference line (`label` at `value`) in the
+    /// panel of `unit` (Kmin/Kmax/XOFF/XON over a queue in KB).
+    pub fn add_line(&mut self, unit: &str, label: &str, value: f64) {
+        self.lines
+            .push((unit.to_string(), label.to_string(), value));
+    }
+
+    /// Draws the series of `unit` as means over consecutive windows of
+    /// `window_us`, one point each (rates sampled every few hundred µs read
+    /// better over a few ms). The CSV keeps the samples.
+    pub fn smooth(&mut self, unit: &str, window_us: f64) {
+        self.smoothing.retain(|(u, _)| u != unit);
+        self.smoothing.push((unit.to_string(), window_us));
+    }
+
     /// Writes `<dir>/<stem>.csv` and `<dir>/<stem>.svg`, creating `dir`.
     pub fn write(&self, dir: &Path, stem: &str) -> Result<(), RecordError> {
         fs::create_dir_all(dir)?;
@@ -112,7 +137,43 @@ impl Recorder {
         self.write_svg(&dir.join(format!("{stem}.svg")), stem)
     }
 
+    /// The points drawn for column `c`, time in ms: window means if its
+    /// unit is smoothed, else the samples.
+    fn drawn(&self, c: usize) -> Vec<(f64, f64)> {
+        let window = self
+            .smoothing
+            .iter()
+            .find(|(u, _)| *u == self.series[c].unit)
+            .map_or(0.0, |(_, w)| *w);
+        let pts: Vec<(f64, f64)> = self
+            .times_us
+            .iter()
+            .zip(&self.rows)
+            .filter(|(_, r)| r[c].is_finite())
+            .map(|(t, r)| (*t, r[c]))
+            .collect();
+        if window <= 0.0 {
+            return pts.iter().map(|&(t, v)| (t / 1000.0, v)).collect();
+        }
+        // One point per window: the mean of its samples, at its end.
+        let mut out = Vec::new();
+        let (mut start, mut sum, mut n) = (pts.first().map_or(0.0, |p| p.0), 0.0, 0usize);
+        for &(t, v) in &pts {
+            if t - start >= window && n > 0 {
+                out.push((t / 1000.0, sum / n as f64));
+                (start, sum, n) = (t, 0.0, 0);
+            }
+            sum += v;
+            n += 1;
+        }
+        if n > 0 {
+            out.push((pts.last().map_or(0.0, |p| p.0) / 1000.0, sum / n as f64));
+        }
+        out
+    }
+
     fn write_svg(&self, path: &Path, title: &str) -> Result<(), RecordError> {
+        let plot = |e: &dyn std::fmt::Display| RecordError::Plot(e.to_string());
         let mut units: Vec<&str> = Vec::new();
         for s in &self.series {
             if !units.contains(&s.unit.as_str()) {
@@ -120,63 +181,145 @@ impl Recorder {
             }
         }
         let panels = units.len().max(1);
-        let root = SVGBackend::new(path, (1000, 300 * panels as u32)).into_drawing_area();
-        root.fill(&WHITE)
-            .map_err(|e| RecordError::Plot(e.to_string()))?;
+        let root = SVGBackend::new(path, (1100, 280 * panels as u32)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| plot(&e))?;
         let areas = root.split_evenly((panels, 1));
-        let t_max = self.times_us.last().copied().unwrap_or(1.0).max(1e-9);
+        let t_max = (self.times_us.last().copied().unwrap_or(1.0) / 1000.0).max(1e-6);
         for (unit, area) in units.iter().zip(areas.iter()) {
             let cols: Vec<usize> = (0..self.series.len())
                 .filter(|&i| self.series[i].unit == *unit)
                 .collect();
-            let mut y_max = 0.0f64;
-            for r in &self.rows {
-                for &c in &cols {
-                    if r[c].is_finite() {
-                        y_max = y_max.max(r[c]);
-                    }
+            if *unit == PAUSED_UNIT {
+                self.draw_bands(area, &cols, t_max, title)
+                    .map_err(|e| plot(&e))?;
+                continue;
+            }
+            let drawn: Vec<Vec<(f64, f64)>> = cols.iter().map(|&c| self.drawn(c)).collect();
+            let lines: Vec<&(String, String, f64)> =
+                self.lines.iter().filter(|l| l.0 == *unit).collect();
+            let mut y_max = lines.iter().map(|l| l.2).fold(0.0f64, f64::max);
+            for pts in &drawn {
+                for (_, v) in pts {
+                    y_max = y_max.max(*v);
                 }
             }
-            let y_max = if y_max > 0.0 { y_max * 1.05 } else { 1.0 };
+            let y_max = if y_max > 0.0 { y_max * 1.08 } else { 1.0 };
             let mut chart = ChartBuilder::on(area)
-                .caption(format!("{title}: {unit}"), ("sans-serif", 16))
-                .margin(8)
-                .x_label_area_size(30)
+                .caption(format!("{title}: {unit}"), ("sans-serif", 17))
+                .margin(10)
+                .x_label_area_size(40)
                 .y_label_area_size(70)
                 .build_cartesian_2d(0.0..t_max, 0.0..y_max)
-                .map_err(|e| RecordError::Plot(e.to_string()))?;
+                .map_err(|e| plot(&e))?;
             chart
                 .configure_mesh()
-                .x_desc("time [µs]")
+                .x_desc("time [ms]")
                 .y_desc(*unit)
+                .label_style(("sans-serif", 14))
+                .axis_desc_style(("sans-serif", 14))
                 .draw()
-                .map_err(|e| RecordError::Plot(e.to_string()))?;
-            for (k, &c) in cols.iter().enumerate() {
+                .map_err(|e| plot(&e))?;
+            for (k, (&c, pts)) in cols.iter().zip(drawn).enumerate() {
                 let color = Palette99::pick(k).to_rgba();
-                let pts = self
-                    .times_us
-                    .iter()
-                    .zip(&self.rows)
-                    .filter(|(_, r)| r[c].is_finite())
-                    .map(|(t, r)| (*t, r[c]));
                 chart
-                    .draw_series(LineSeries::new(pts, color))
-                    .map_err(|e| RecordError::Plot(e.to_string()))?
+                    .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                    .map_err(|e| plot(&e))?
                     .label(self.series[c].name.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                    });
+            }
+            for (k, (_, label, v)) in lines.iter().enumerate() {
+                let color = [RED, MAGENTA, BLACK, CYAN][k % 4];
+                let style = ShapeStyle::from(&color.mix(0.7)).stroke_width(1);
+                chart
+                    .draw_series(DashedLineSeries::new([(0.0, *v), (t_max, *v)], 6, 4, style))
+                    .map_err(|e| plot(&e))?
+                    .label(format!("{label} {v}"))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
             }
             chart
                 .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
+                .position(SeriesLabelPosition::UpperRight)
+                .label_font(("sans-serif", 13))
+                .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .draw()
-                .map_err(|e| RecordError::Plot(e.to_string()))?;
+                .map_err(|e| plot(&e))?;
         }
-        root.present()
-            .map_err(|e| RecordError::Plot(e.to_string()))?;
+        root.present().map_err(|e| plot(&e))?;
+        Ok(())
+    }
+
+    /// One lane per series of 0/1 samples, shaded where 1 (PFC pauses).
+    fn draw_bands(
+        &self,
+        area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+        cols: &[usize],
+        t_max: f64,
+        title: &str,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let lanes = cols.len().max(1) as f64;
+        let names: Vec<String> = cols.iter().map(|&c| self.series[c].name.clone()).collect();
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                format!("{title}: PFC pause intervals (shaded: paused)"),
+                ("sans-serif", 17),
+            )
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(160)
+            .build_cartesian_2d(0.0..t_max, 0.0..lanes)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .x_desc("time [ms]")
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 14))
+            .y_labels(cols.len() * 2 + 1)
+            .y_label_formatter(&|y| {
+                let lane = *y - 0.5;
+                let i = lane.round();
+                if (lane - i).abs() < 0.01 && i >= 0.0 && (i as usize) < names.len() {
+                    names[i as usize].clone()
+                } else {
+                    String::new()
+                }
+            })
+            .draw()?;
+        for (k, &c) in cols.iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            let y0 = k as f64 + 0.15;
+            let y1 = k as f64 + 0.85;
+            let mut start: Option<f64> = None;
+            let mut bands = Vec::new();
+            let mut last_t = 0.0;
+            for (t, r) in self.times_us.iter().zip(&self.rows) {
+                let t = *t / 1000.0;
+                let on = r[c].is_finite() && r[c] >= 0.5;
+                match (on, start) {
+                    (true, None) => start = Some(t),
+                    (false, Some(s)) => {
+                        bands.push((s, t));
+                        start = None;
+                    }
+                    _ => {}
+                }
+                last_t = t;
+            }
+            if let Some(s) = start {
+                bands.push((s, last_t));
+            }
+            chart.draw_series(bands.into_iter().map(|(a, b)| {
+                Rectangle::new([(a, y0), (b.max(a + t_max / 2000.0), y1)], color.filled())
+            }))?;
+        }
         Ok(())
     }
 }
+
+/// The unit of 0/1 pause probes: drawn as shaded bands, one lane each.
+pub const PAUSED_UNIT: &str = "paused [0/1]";
 
 #[cfg(test)]
 mod tests {
@@ -204,6 +347,36 @@ mod tests {
         let svg = fs::read_to_string(dir.join("t.svg")).unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("rate"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn smoothed_units_are_drawn_as_window_means_and_lines_land_in_their_panel() {
+        let mut r = Recorder::new(vec![
+            SeriesSpec {
+                name: "rate".into(),
+                unit: "Gb/s".into(),
+            },
+            SeriesSpec {
+                name: "q".into(),
+                unit: "queue [KB]".into(),
+            },
+        ]);
+        // A rate alternating 0/1 every 500 µs, a constant queue.
+        for i in 0..40u64 {
+            r.sample(i * 500_000, &[(i % 2) as f64, 5.0]);
+        }
+        assert_eq!(r.drawn(0).len(), 40, "unsmoothed: every sample");
+        r.smooth("Gb/s", 2_000.0);
+        let pts = r.drawn(0);
+        assert_eq!(pts.len(), 10, "20 ms in windows of 2 ms: {pts:?}");
+        assert!(pts.iter().all(|&(_, v)| v == 0.5), "{pts:?}");
+        assert_eq!(pts[0].0, 2.0, "time in ms, at the window's end");
+        r.add_line("queue [KB]", "Kmin", 20.0);
+        let dir = std::env::temp_dir().join(format!("roceswitch-record-s-{}", std::process::id()));
+        r.write(&dir, "t").unwrap();
+        let svg = fs::read_to_string(dir.join("t.svg")).unwrap();
+        assert!(svg.contains("Kmin 20") && svg.contains("time [ms]"));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

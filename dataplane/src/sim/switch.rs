@@ -14,6 +14,7 @@
 
 use p4_target::pipeline::Pipeline;
 
+use crate::deadlock::PauseInput;
 use crate::mac::MacStats;
 use crate::switch::{Switch, SwitchEvent, Transmit};
 use crate::time::Instant;
@@ -27,6 +28,9 @@ const MAX_KEPT_EVENTS: usize = 10_000;
 /// Packet traces kept per switch (more are counted as dropped).
 const MAX_KEPT_TRACES: usize = 100_000;
 
+/// Pause-state changes kept per switch (more are counted as dropped).
+const MAX_KEPT_PAUSES: usize = 1_000_000;
+
 /// A switch node.
 pub struct SimSwitch<P: Pipeline> {
     switch: Switch<P>,
@@ -36,6 +40,9 @@ pub struct SimSwitch<P: Pipeline> {
     /// Finished packet traces (when a trace request is set on the switch).
     traces: Vec<PacketTrace>,
     traces_dropped: u64,
+    /// Pause-state changes (the deadlock graph's inputs) with their times.
+    pauses: Vec<(Instant, PauseInput)>,
+    pauses_dropped: u64,
 }
 
 impl<P: Pipeline> std::fmt::Debug for SimSwitch<P> {
@@ -57,6 +64,8 @@ impl<P: Pipeline> SimSwitch<P> {
             packet_in_dropped: 0,
             traces: Vec::new(),
             traces_dropped: 0,
+            pauses: Vec::new(),
+            pauses_dropped: 0,
         }
     }
 
@@ -99,6 +108,15 @@ impl<P: Pipeline> SimSwitch<P> {
     /// overflows (XOFF/XON/pause events are only counted).
     pub fn events(&self) -> &[(Instant, TmEvent)] {
         &self.events
+    }
+
+    /// Every change of this switch's pause state with its time, oldest
+    /// first: egress queues paused and unpaused, XOFF asserted and
+    /// released, watchdog storms and restores (the inputs of a
+    /// [`crate::deadlock::PauseGraph`]), and how many did not fit
+    /// ([`MAX_KEPT_PAUSES`]).
+    pub fn pause_log(&self) -> (&[(Instant, PauseInput)], u64) {
+        (&self.pauses, self.pauses_dropped)
     }
 
     /// First XOFF frames queued (not refreshes).
@@ -145,6 +163,13 @@ impl<P: Pipeline> SimSwitch<P> {
                     continue;
                 }
             };
+            if let Some(p) = PauseInput::from_tm(&e) {
+                if self.pauses.len() < MAX_KEPT_PAUSES {
+                    self.pauses.push((now, p));
+                } else {
+                    self.pauses_dropped += 1;
+                }
+            }
             match e {
                 TmEvent::XoffSent { .. } => self.xoff_sent += 1,
                 TmEvent::StormDetected { port, priority, .. } => {

@@ -18,8 +18,11 @@
 //! ring instead (`lab::scenario::ring`): N switches in a ring deadlock with
 //! the PFC watchdog off, then the watchdog breaks it and traffic flows
 //! again; it prints what each phase showed and exits 1 on any problem.
-//! Namespaces only (its simulator counterpart is the ring scenario of
-//! `dataplane/tests/sim_scenarios.rs`). `rocelab run lossy [--sim]` runs
+//! With `--sim` the ring runs in the simulator with the watchdog on from
+//! the start (`lab::scenario::ring_sim`) and writes its pause-dependency
+//! graph and timeline (`ring_pause_graph.svg`). `rocelab watch LAB` is the
+//! live PFC deadlock view of a running lab (`lab::watch`).
+//! `rocelab run lossy [--sim]` runs
 //! the 2:1 incast on the lossless and on a lossy priority and prints both
 //! runs' goodput, drops, NAKs and retransmissions side by side
 //! (`lab::scenario::lossy`).
@@ -113,6 +116,20 @@ enum Cmd {
         #[arg(long, value_name = "N", default_value_t = 1)]
         trace_sample: u32,
     },
+    /// The PFC deadlock view of a running lab: every roceswitch switch's
+    /// paused queues and XOFFs assembled into one pause-dependency graph,
+    /// redrawn as it changes with its cycles named; on Ctrl-C (or after
+    /// --seconds) the graph and a timeline of pause states go to --svg.
+    Watch {
+        /// Lab name.
+        lab: String,
+        /// Stop after this many seconds.
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// Where the picture goes.
+        #[arg(long, default_value = "target/rocelab/pause-graph.svg")]
+        svg: PathBuf,
+    },
     /// Show what a lab (or every lab) consists of and whether it exists.
     Status {
         /// Lab name.
@@ -188,12 +205,6 @@ fn main() -> Result<()> {
             trace_sample,
         } => {
             if which == "deadlock" {
-                if sim {
-                    bail!(
-                        "the deadlock ring runs on namespaces only; its simulator \
-                         counterpart is the ring scenario of dataplane/tests/sim_scenarios.rs"
-                    );
-                }
                 let defaults = RingConfig::default();
                 let cfg = RingConfig {
                     switches,
@@ -203,7 +214,12 @@ fn main() -> Result<()> {
                     },
                     ..defaults
                 };
-                if !run_deadlock(&cfg, &store)? {
+                let passed = if sim {
+                    run_deadlock_sim(&cfg, seed, &out)?
+                } else {
+                    run_deadlock(&cfg, &store)?
+                };
+                if !passed {
                     std::process::exit(1);
                 }
                 return Ok(());
@@ -249,6 +265,22 @@ fn main() -> Result<()> {
             if !passed {
                 std::process::exit(1);
             }
+        }
+        Cmd::Watch { lab, seconds, svg } => {
+            let stop = lab::signal::stop_flag();
+            let g = lab::watch::run(&lab, &store, seconds, stop)?;
+            if let Some(dir) = svg.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+            }
+            dataplane::deadlock::write_svg(
+                &g,
+                &svg,
+                &format!("lab {lab}: PFC pause dependencies"),
+                dataplane::time::Instant::ZERO,
+                None,
+            )
+            .with_context(|| format!("writing {}", svg.display()))?;
+            println!("wrote {}", svg.display());
         }
         Cmd::Status { lab } => {
             let labs = match lab {
@@ -306,6 +338,32 @@ fn run_deadlock(cfg: &RingConfig, store: &StateStore) -> Result<bool> {
     }
     if problems.is_empty() {
         println!("PASS: deadlocked with the watchdog off, recovered with it on");
+    }
+    Ok(problems.is_empty())
+}
+
+/// `rocelab run deadlock --sim`: the ring in the simulator with the
+/// watchdog on; true if the cycle was named no later than the first storm
+/// and the watchdog broke it.
+fn run_deadlock_sim(cfg: &RingConfig, seed: u64, out: &std::path::Path) -> Result<bool> {
+    println!(
+        "rocelab run deadlock --sim: {} switches in a ring at {} bit/s, watchdog on, in the simulator",
+        cfg.switches, cfg.speed_bps
+    );
+    let o = scenario::ring_sim::run(cfg, seed, Some(out))?;
+    print!("{}", o.summary());
+    let picture = o.write(out)?;
+    println!(
+        "wrote {} and {}",
+        picture.display(),
+        out.join("sim_ring_timeseries.svg").display()
+    );
+    let problems = o.problems();
+    for p in &problems {
+        println!("FAIL {p}");
+    }
+    if problems.is_empty() {
+        println!("PASS: the cycle was named before the watchdog fired, and the watchdog broke it");
     }
     Ok(problems.is_empty())
 }

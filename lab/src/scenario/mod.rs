@@ -24,6 +24,7 @@ pub mod lossy;
 pub mod output;
 pub mod parts;
 pub mod ring;
+pub mod ring_sim;
 pub mod sim;
 pub mod switchctl;
 

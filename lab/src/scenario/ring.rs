@@ -156,15 +156,25 @@ pub fn ring_topology(
     roceswitch: &Path,
     store: &StateStore,
 ) -> Topology {
+    let mut t = ring_fabric(lab, n, speed_bps);
+    for s in &mut t.switches {
+        s.command = Some(switch_command(
+            roceswitch,
+            3,
+            speed_bps,
+            &sock_path(store, lab, &s.name),
+        ));
+    }
+    t
+}
+
+/// The ring's nodes and links without switch commands (the simulator's
+/// ring, and the shape of [`ring_topology`]).
+pub fn ring_fabric(lab: &str, n: usize, speed_bps: u64) -> Topology {
     let switches = (0..n)
         .map(|i| SwitchSpec {
             name: switch_name(i),
-            command: Some(switch_command(
-                roceswitch,
-                3,
-                speed_bps,
-                &sock_path(store, lab, &switch_name(i)),
-            )),
+            command: None,
             roceswitch: false,
         })
         .collect();

@@ -36,7 +36,7 @@ use super::{
     EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, MESSAGE_BYTES, Outcome,
     ScenarioConfig,
 };
-use crate::fabric::{ROUTER_MAC, setups};
+use crate::fabric::{ROUTER_MAC, SwitchSetup, setups};
 use crate::topo::{Topology, parse_endpoint};
 use crate::units::parse_rate_bps;
 
@@ -49,15 +49,15 @@ fn cable() -> Duration {
 
 /// How one simulated host is built (the live agent's flags).
 #[derive(Debug, Clone, Copy)]
-struct HostParams {
-    rate_bps: u64,
-    dscp: u8,
-    ecn: bool,
-    dcqcn: bool,
-    mtu_bytes: usize,
+pub(super) struct HostParams {
+    pub(super) rate_bps: u64,
+    pub(super) dscp: u8,
+    pub(super) ecn: bool,
+    pub(super) dcqcn: bool,
+    pub(super) mtu_bytes: usize,
 }
 
-fn mk_host(part: u8, i: usize, p: HostParams) -> SimHost {
+pub(super) fn mk_host(part: u8, i: usize, p: HostParams) -> SimHost {
     let mut h = SimHost::new(RnicConfig {
         mtu_bytes: p.mtu_bytes,
         mac: host_mac(part, i),
@@ -80,11 +80,22 @@ fn mk_host(part: u8, i: usize, p: HostParams) -> SimHost {
 fn build(
     topo: &Topology,
     seed: u64,
+    host: impl FnMut(usize) -> SimHost,
+) -> Result<(TopologyBuilder<Program>, BTreeMap<String, NodeId>)> {
+    build_with(topo, &setups(topo)?, seed, host)
+}
+
+/// [`build`] with the switch setups given (a scenario that routes its own
+/// way, like the deadlock ring).
+pub(super) fn build_with(
+    topo: &Topology,
+    setups: &[SwitchSetup],
+    seed: u64,
     mut host: impl FnMut(usize) -> SimHost,
 ) -> Result<(TopologyBuilder<Program>, BTreeMap<String, NodeId>)> {
     let mut b = TopologyBuilder::new(seed);
     let mut ids = BTreeMap::new();
-    for setup in setups(topo)? {
+    for setup in setups {
         let mut sw = Switch::new(
             Program::new(),
             switch_config(setup.fabric.ports.len()),
@@ -121,14 +132,14 @@ fn build(
     Ok((b, ids))
 }
 
-fn node(ids: &BTreeMap<String, NodeId>, name: &str) -> Result<NodeId> {
+pub(super) fn node(ids: &BTreeMap<String, NodeId>, name: &str) -> Result<NodeId> {
     ids.get(name)
         .copied()
         .ok_or_else(|| anyhow!("no node {name}"))
 }
 
 /// Messages per QP so that `qps` QPs at `rate_bps` send for `span`.
-fn messages_for(rate_bps: u64, span: Duration, qps: u32) -> u64 {
+pub(super) fn messages_for(rate_bps: u64, span: Duration, qps: u32) -> u64 {
     let bytes = rate_bps as f64 / 8.0 * (span.as_nanos() as f64 / 1e9);
     ((bytes / MESSAGE_BYTES as f64 / f64::from(qps.max(1))).ceil() as u64).max(1)
 }
@@ -138,11 +149,25 @@ fn messages_for(rate_bps: u64, span: Duration, qps: u32) -> u64 {
 /// router MAC.
 fn add_stream(
     b: &mut TopologyBuilder<Program>,
+    src: (NodeId, usize),
+    dst: (NodeId, usize),
+    part: u8,
+    qpn: u32,
+    messages: u64,
+) -> Result<()> {
+    let window = QpConfig::default().max_send_wr;
+    add_stream_window(b, src, dst, part, qpn, messages, window)
+}
+
+/// [`add_stream`] with `window` messages in flight (the send queue depth).
+pub(super) fn add_stream_window(
+    b: &mut TopologyBuilder<Program>,
     (src, s): (NodeId, usize),
     (dst, d): (NodeId, usize),
     part: u8,
     qpn: u32,
     messages: u64,
+    window: u32,
 ) -> Result<()> {
     let qp = |peer: usize, message_bytes, messages| QpConfig {
         local_qpn: qpn,
@@ -153,6 +178,7 @@ fn add_stream(
         messages,
         initial_psn: 0,
         expected_psn: 0,
+        max_send_wr: window,
         ..QpConfig::default()
     };
     b.host_mut(src)
@@ -263,7 +289,7 @@ pub fn run_incast(
                 port: 2,
                 queue: cfg.incast_priority(),
             },
-            "bottleneck queue bytes".to_string(),
+            "bottleneck queue (sw:p2)".to_string(),
         ),
         (
             Probe::TxGbps { node: sw, port: 2 },
@@ -275,11 +301,29 @@ pub fn run_incast(
             Probe::TxGbps { node: h, port: 0 },
             format!("h{} tx Gbps", s + 1),
         ));
+        probes.push((
+            Probe::Paused {
+                node: h,
+                port: 0,
+                priority: cfg.incast_priority(),
+            },
+            format!("h{} paused by sw", s + 1),
+        ));
+        probes.push((Probe::CnpRate { node: h }, format!("h{} CNPs/s", s + 1)));
     }
     sim.record(
         Duration::from_micros(500),
         probes.iter().map(|(p, n)| (*p, n.as_str())).collect(),
     );
+    if let Some(rec) = sim.recorder_mut() {
+        if let Some(e) = cfg.ecn {
+            rec.add_line("queue [KB]", "Kmin", e.kmin_bytes as f64 / 1000.0);
+            rec.add_line("queue [KB]", "Kmax", e.kmax_bytes as f64 / 1000.0);
+        }
+        // Rates and CNPs over 5 ms, not per 0.5 ms sample.
+        rec.smooth("throughput [Gb/s]", 5_000.0);
+        rec.smooth("CNPs received [1/s]", 5_000.0);
+    }
     // Senders stop after their messages; the run ends when the queues
     // have drained, so every drop shows as a gap at the receiver.
     let end = sim.drive();
