@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use control::device::LocalDevice;
 use control::p4rt::{P4RuntimeConfig, P4RuntimeService};
+use control::serve::{Bound, Listen};
 use p4_target::info::*;
 use p4_target::runtime::Runtime;
 use proto::p4::v1 as pb;
@@ -114,13 +115,12 @@ async fn service(state: Option<&Path>) -> (P4RuntimeClient<Channel>, Duration) {
         svc.restore(path).await.unwrap();
     }
     let restore = t.elapsed();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(svc.into_server())
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-    );
+    // Served as the daemon serves (`control::serve`: same server settings).
+    let bound = Bound::bind(&Listen::Tcp("127.0.0.1:0".parse().unwrap()))
+        .await
+        .unwrap();
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.serve(Some(svc), None, std::future::pending()));
     let client = P4RuntimeClient::connect(format!("http://{addr}"))
         .await
         .unwrap();

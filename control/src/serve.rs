@@ -216,7 +216,9 @@ impl Bound {
             Bound::Tcp(l) => {
                 router
                     .serve_with_incoming_shutdown(
-                        tokio_stream::wrappers::TcpListenerStream::new(l),
+                        // No Nagle: a Write's reply (headers, message,
+                        // trailers) must not wait for the client's ACK.
+                        tonic::transport::server::TcpIncoming::from(l).with_nodelay(Some(true)),
                         shutdown,
                     )
                     .await?

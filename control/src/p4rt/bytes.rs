@@ -6,12 +6,14 @@
 //! byte for zero. Decoding to a native integer normalises keys, so a padded
 //! DELETE finds an entry inserted canonically. Widths are 1..=128 bits.
 
+use std::fmt;
+
 use super::error::P4Error;
 
 /// Decodes `bytes` as an unsigned value of `bitwidth` bits; `field` names
 /// the field in errors. Empty strings and values wider than the field are
 /// INVALID_ARGUMENT.
-pub fn decode(bytes: &[u8], bitwidth: u32, field: &str) -> Result<u128, P4Error> {
+pub fn decode(bytes: &[u8], bitwidth: u32, field: impl fmt::Display) -> Result<u128, P4Error> {
     if bytes.is_empty() {
         return Err(P4Error::invalid(field, "empty byte string"));
     }

@@ -72,7 +72,7 @@ pub fn encode_packet_out(info: &ProgramInfo, po: &pb::PacketOut) -> Result<Vec<u
         values[fi] = Some(decode(
             &m.value,
             f.bitwidth,
-            &format!("packet.metadata[{i}] ({}).value", f.name),
+            format_args!("packet.metadata[{i}] ({}).value", f.name),
         )?);
     }
     if let Some(fi) = values.iter().position(Option::is_none) {

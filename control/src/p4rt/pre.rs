@@ -131,7 +131,10 @@ fn replica(r: &pb::Replica, field: &str) -> Result<(u16, u32, PortForm), P4Error
     }
     let (port, form) = match &r.port_kind {
         Some(PortKind::EgressPort(p)) => (u128::from(*p), PortForm::EgressPort),
-        Some(PortKind::Port(b)) => (decode(b, 32, &format!("{field}.port"))?, PortForm::Bytes),
+        Some(PortKind::Port(b)) => (
+            decode(b, 32, format_args!("{field}.port"))?,
+            PortForm::Bytes,
+        ),
         None => return Err(P4Error::invalid(format!("{field}.port"), "missing")),
     };
     if port >= u128::from(p4_target::v1model::DROP_PORT) {

@@ -266,10 +266,13 @@ impl RoleAccess {
     /// PERMISSION_DENIED unless the role may write entity `id` (`None`:
     /// an entity without a P4 id, e.g. a PRE entry). `what` names it.
     pub fn check(&self, id: Option<u32>, what: &str) -> Result<(), P4Error> {
-        let role = if self.role.is_empty() {
-            "the default role".to_string()
-        } else {
-            format!("role '{}'", self.role)
+        // Formatted only into an error (this runs for every update).
+        let role = || {
+            if self.role.is_empty() {
+                "the default role".to_string()
+            } else {
+                format!("role '{}'", self.role)
+            }
         };
         let Some(id) = id else {
             if self.scope.is_full() {
@@ -277,20 +280,27 @@ impl RoleAccess {
             }
             return Err(P4Error::new(
                 Code::PermissionDenied,
-                format!("{what}: {role} may not write it (its role config lists P4 ids only)"),
+                format!(
+                    "{what}: {} may not write it (its role config lists P4 ids only)",
+                    role()
+                ),
             ));
         };
         if !self.scope.covers(id) {
             return Err(P4Error::new(
                 Code::PermissionDenied,
-                format!("{what}: {role} may not write {id:#x} (not in its role config)"),
+                format!(
+                    "{what}: {} may not write {id:#x} (not in its role config)",
+                    role()
+                ),
             ));
         }
         if let Some(owner) = self.exclusive_elsewhere.get(&id) {
             return Err(P4Error::new(
                 Code::PermissionDenied,
                 format!(
-                    "{what}: {id:#x} belongs exclusively to role '{owner}' (its service writes it); {role} may read it but not write it"
+                    "{what}: {id:#x} belongs exclusively to role '{owner}' (its service writes it); {} may read it but not write it",
+                    role()
                 ),
             ));
         }

@@ -21,6 +21,18 @@ use proto::p4::v1::field_match::FieldMatchType;
 use super::bytes::{decode, encode, mask};
 use super::error::P4Error;
 
+/// `match[i] (name)`: the path of a match field in error messages.
+struct MatchPath {
+    i: usize,
+    name: &'static str,
+}
+
+impl std::fmt::Display for MatchPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "match[{}] ({})", self.i, self.name)
+    }
+}
+
 /// Looks up a table by id; `field` names the id field in errors.
 pub fn table(
     info: &'static ProgramInfo,
@@ -81,7 +93,8 @@ pub fn key_from_proto(
             ));
         };
         let k = &t.keys[ki];
-        let field = format!("match[{i}] ({})", k.name);
+        // Formatted only into an error message (this runs per update).
+        let field = MatchPath { i, name: k.name };
         if key[ki].is_some() {
             return Err(P4Error::invalid(
                 &field,
@@ -91,10 +104,10 @@ pub fn key_from_proto(
         let w = k.bitwidth;
         let fm = match (&m.field_match_type, k.kind) {
             (Some(FieldMatchType::Exact(e)), MatchKind::Exact) => {
-                FieldMatch::Exact(decode(&e.value, w, &format!("{field}.exact.value"))?)
+                FieldMatch::Exact(decode(&e.value, w, format_args!("{field}.exact.value"))?)
             }
             (Some(FieldMatchType::Lpm(l)), MatchKind::Lpm) => {
-                let value = decode(&l.value, w, &format!("{field}.lpm.value"))?;
+                let value = decode(&l.value, w, format_args!("{field}.lpm.value"))?;
                 if l.prefix_len <= 0 || l.prefix_len as u32 > w {
                     return Err(P4Error::invalid(
                         format!("{field}.lpm.prefix_len"),
@@ -118,8 +131,8 @@ pub fn key_from_proto(
                 }
             }
             (Some(FieldMatchType::Ternary(tm)), MatchKind::Ternary) => {
-                let value = decode(&tm.value, w, &format!("{field}.ternary.value"))?;
-                let mask_v = decode(&tm.mask, w, &format!("{field}.ternary.mask"))?;
+                let value = decode(&tm.value, w, format_args!("{field}.ternary.value"))?;
+                let mask_v = decode(&tm.mask, w, format_args!("{field}.ternary.mask"))?;
                 if mask_v == 0 {
                     return Err(P4Error::invalid(
                         format!("{field}.ternary.mask"),
@@ -138,8 +151,8 @@ pub fn key_from_proto(
                 }
             }
             (Some(FieldMatchType::Range(r)), MatchKind::Range) => {
-                let low = decode(&r.low, w, &format!("{field}.range.low"))?;
-                let high = decode(&r.high, w, &format!("{field}.range.high"))?;
+                let low = decode(&r.low, w, format_args!("{field}.range.low"))?;
+                let high = decode(&r.high, w, format_args!("{field}.range.high"))?;
                 if low > high {
                     return Err(P4Error::invalid(
                         format!("{field}.range"),
@@ -155,7 +168,7 @@ pub fn key_from_proto(
                 FieldMatch::Range { low, high }
             }
             (Some(FieldMatchType::Optional(o)), MatchKind::Optional) => {
-                FieldMatch::Optional(decode(&o.value, w, &format!("{field}.optional.value"))?)
+                FieldMatch::Optional(decode(&o.value, w, format_args!("{field}.optional.value"))?)
             }
             (None, _) => return Err(P4Error::invalid(&field, "no match value")),
             (Some(other), kind) => {
@@ -266,7 +279,7 @@ pub fn action_call_from_proto(
         values[pi] = Some(decode(
             &p.value,
             pinfo.bitwidth,
-            &format!("{field}.params[{i}] ({}).value", pinfo.name),
+            format_args!("{field}.params[{i}] ({}).value", pinfo.name),
         )?);
     }
     Ok(ActionCall {

@@ -822,8 +822,14 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
     let matches = key_from_proto(t, &te.r#match).map_err(|e| e.context("table_entry"))?;
     check_priority(t, te.priority).map_err(|e| e.context("table_entry"))?;
     let key: EntryKey = (t.id, matches, te.priority);
-    let old_meter = cx.shadow.direct_meters.get(&key).copied();
-    let old_extras = cx.shadow.entries.get(&key).copied().unwrap_or_default();
+    // Most tables have neither direct meters nor extras: skip hashing the key.
+    let old_meter = (!cx.shadow.direct_meters.is_empty())
+        .then(|| cx.shadow.direct_meters.get(&key).copied())
+        .flatten();
+    let old_extras = (!cx.shadow.entries.is_empty())
+        .then(|| cx.shadow.entries.get(&key).copied())
+        .flatten()
+        .unwrap_or_default();
     if ty == UpdateType::Delete {
         // Only the key counts in a DELETE (§9.1).
         if t.is_const {
@@ -1210,6 +1216,11 @@ impl Shadow {
                 };
             }
             Op::TableInsert(w) | Op::TableModify(w) => {
+                // The usual entry (no meter, no extras, none kept) changes
+                // nothing here: skip building and hashing its key.
+                if w.meter.is_none() && w.extras.is_default() && self.entries.is_empty() {
+                    return;
+                }
                 let key = w.key();
                 if let Some(cfg) = w.meter {
                     match cfg {
@@ -1224,6 +1235,9 @@ impl Shadow {
                 }
             }
             Op::TableDelete(d) => {
+                if self.direct_meters.is_empty() && self.entries.is_empty() {
+                    return;
+                }
                 let key = (d.table, d.matches.clone(), d.priority);
                 self.direct_meters.remove(&key);
                 self.entries.remove(&key);

@@ -51,6 +51,7 @@ pub enum Threshold {
 
 impl Threshold {
     /// The threshold in bytes given the pool's free bytes.
+    #[inline]
     pub fn limit_bytes(self, free_bytes: u64) -> u64 {
         match self {
             Threshold::Dynamic(n) if n >= 0 => free_bytes

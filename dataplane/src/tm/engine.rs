@@ -419,7 +419,7 @@ pub struct Tm<T> {
     ports: Vec<Port<T>>,
     cfg: TmConfig,
     buffer_bytes: u64,
-    cell_bytes: u64,
+    cells: Cells,
     resume_offset_bytes: u64,
     shared_pool_bytes: u64,
     shared_used_bytes: u64,
@@ -449,7 +449,7 @@ impl<T> Tm<T> {
         let mut tm = Tm {
             ports,
             buffer_bytes: cfg.buffer_bytes,
-            cell_bytes: u64::from(cfg.cell_bytes),
+            cells: Cells::new(cfg.cell_bytes),
             resume_offset_bytes: cfg.resume_offset_bytes,
             shared_pool_bytes: 0,
             shared_used_bytes: 0,
@@ -499,7 +499,7 @@ impl<T> Tm<T> {
             port.apply(pc);
         }
         self.buffer_bytes = cfg.buffer_bytes;
-        self.cell_bytes = u64::from(cfg.cell_bytes);
+        self.cells = Cells::new(cfg.cell_bytes);
         self.resume_offset_bytes = cfg.resume_offset_bytes;
         let wd_changed = cfg.watchdog.poll_interval_ms != self.cfg.watchdog.poll_interval_ms
             || cfg
@@ -683,7 +683,7 @@ impl<T> Tm<T> {
         if self.ports[ep].wd_mode[p] == WdMode::Drop {
             return Err(self.drop_egress(ep, p, q, DropReason::WatchdogDrop));
         }
-        let charge = u64::from(meta.len_bytes).div_ceil(self.cell_bytes).max(1) * self.cell_bytes;
+        let charge = self.cells.charge(meta.len_bytes);
 
         // Ingress plan.
         let pg = &self.ports[ip].pgs[g];
@@ -767,8 +767,10 @@ impl<T> Tm<T> {
         let ps = &mut port.stats[p];
         ps.max_queue_bytes = ps.max_queue_bytes.max(queue.bytes);
 
-        self.check_xoff(ip, g, now);
-        self.refresh_deadline(ip);
+        // The ingress port's timers change only if it now sends XOFF.
+        if self.check_xoff(ip, g, now) && ip != ep {
+            self.refresh_deadline(ip);
+        }
         self.refresh_deadline(ep);
         Ok(EnqueueInfo {
             queue: q as u8,
@@ -1098,21 +1100,24 @@ impl<T> Tm<T> {
         pg.reserved_used = pg.reserved_used.saturating_sub(left);
         self.shared_used_bytes -= from_shared;
         self.headroom_used_bytes -= from_headroom;
-        self.check_xon(ip, g, now);
-        self.refresh_deadline(ip);
+        // The ingress port's timers change only if it now sends XON.
+        if self.check_xon(ip, g, now) {
+            self.refresh_deadline(ip);
+        }
     }
 
     // ---- internals: PFC generation ------------------------------------------
 
-    /// R-PFC-TX-1.
-    fn check_xoff(&mut self, ip: usize, g: usize, now: Instant) {
+    /// R-PFC-TX-1. Returns `true` if an XOFF was queued.
+    fn check_xoff(&mut self, ip: usize, g: usize, now: Instant) -> bool {
         let pg = &self.ports[ip].pgs[g];
-        if pg.lossless
+        let fire = pg.lossless
             && !pg.xoff
-            && (pg.headroom_used > 0 || pg.shared_used >= self.pg_threshold(pg))
-        {
+            && (pg.headroom_used > 0 || pg.shared_used >= self.pg_threshold(pg));
+        if fire {
             self.send_xoff(ip, g, now, false);
         }
+        fire
     }
 
     /// R-PFC-TX-2 (+ the R-PFC-TX-3 XON floor).
@@ -1125,11 +1130,14 @@ impl<T> Tm<T> {
             || pg.xon_floor.is_some_and(|x| pg.total() <= x)
     }
 
-    fn check_xon(&mut self, ip: usize, g: usize, now: Instant) {
+    /// Returns `true` if an XON was queued.
+    fn check_xon(&mut self, ip: usize, g: usize, now: Instant) -> bool {
         let pg = &self.ports[ip].pgs[g];
-        if pg.xoff && self.xon_condition(pg) {
+        let fire = pg.xoff && self.xon_condition(pg);
+        if fire {
             self.send_xon(ip, g, now);
         }
+        fire
     }
 
     fn send_xoff(&mut self, ip: usize, g: usize, now: Instant, refresh: bool) {
@@ -1341,6 +1349,33 @@ impl<T> Tm<T> {
             self.events_lost += 1;
         }
         self.events.push_back(ev);
+    }
+}
+
+/// Buffer cells: what a packet is charged (whole cells, at least one).
+#[derive(Clone, Copy, Debug)]
+struct Cells {
+    bytes: u64,
+    /// `log2(bytes)` when `bytes` is a power of two (the usual 256): the
+    /// per-packet charge is then a shift, not a division.
+    shift: Option<u32>,
+}
+
+impl Cells {
+    fn new(cell_bytes: u32) -> Cells {
+        let bytes = u64::from(cell_bytes.max(1));
+        Cells {
+            bytes,
+            shift: bytes.is_power_of_two().then(|| bytes.trailing_zeros()),
+        }
+    }
+
+    fn charge(self, len_bytes: u32) -> u64 {
+        let len = u64::from(len_bytes);
+        match self.shift {
+            Some(s) => ((len + self.bytes - 1) >> s).max(1) << s,
+            None => len.div_ceil(self.bytes).max(1) * self.bytes,
+        }
     }
 }
 

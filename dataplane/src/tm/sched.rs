@@ -44,6 +44,7 @@ impl Scheduler {
 
     /// Choose the next queue. `eligible` bit q = queue q is non-empty and not
     /// paused; `head_len(q)` is the byte length of its head packet.
+    #[inline]
     pub fn pick(&mut self, eligible: u8, head_len: impl Fn(usize) -> u64) -> Option<usize> {
         let strict = eligible & self.strict_mask;
         if strict != 0 {
@@ -81,6 +82,7 @@ impl Scheduler {
         (0..8).find(|q| dwrr & (1 << q) != 0)
     }
 
+    #[inline]
     fn advance(&mut self) {
         self.cursor = (self.cursor + 1) % 8;
         self.topped_up = false;
@@ -88,6 +90,7 @@ impl Scheduler {
 
     /// Record that `queue` sent `len` bytes; `now_empty` resets its deficit
     /// and moves on.
+    #[inline]
     pub fn on_sent(&mut self, queue: usize, len: u64, now_empty: bool) {
         if self.strict_mask & (1 << queue) != 0 {
             return;

@@ -41,6 +41,7 @@ impl Shaper {
         self.credit_units = self.credit_units.min(self.cap_units);
     }
 
+    #[inline]
     fn refill(&mut self, now: Instant) {
         if now <= self.last {
             return;
@@ -52,18 +53,21 @@ impl Shaper {
     }
 
     /// `true` if a frame may start at `now`.
+    #[inline]
     pub fn is_ready(&mut self, now: Instant) -> bool {
         self.refill(now);
         self.credit_units >= 0
     }
 
     /// Charge a frame of `bytes` started at `now`.
+    #[inline]
     pub fn consume(&mut self, bytes: u64, now: Instant) {
         self.refill(now);
         self.credit_units -= i128::from(bytes) * 8 * i128::from(NANOS_PER_SEC);
     }
 
     /// Earliest instant at which a frame may start (≤ the last `now` if ready).
+    #[inline]
     pub fn ready_at(&self) -> Instant {
         if self.credit_units >= 0 {
             return self.last;
@@ -72,9 +76,17 @@ impl Shaper {
             return Instant::MAX;
         }
         let deficit = -self.credit_units;
-        let rate = i128::from(self.rate_bps);
-        let ns = (deficit + rate - 1) / rate;
-        self.last + Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+        // A deficit is at most a few frames' cost (≪ 2⁶⁴ units): divide in
+        // 64 bits, which is several times cheaper than a 128-bit division
+        // on the per-packet path (this runs after every enqueue).
+        let ns = match u64::try_from(deficit) {
+            Ok(d) => d.div_ceil(self.rate_bps),
+            Err(_) => {
+                let rate = i128::from(self.rate_bps);
+                u64::try_from((deficit + rate - 1) / rate).unwrap_or(u64::MAX)
+            }
+        };
+        self.last + Duration::from_nanos(ns)
     }
 }
 
