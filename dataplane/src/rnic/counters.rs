@@ -83,6 +83,10 @@ pub struct QpStats {
     pub pkey_violations: u64,
     /// Current sending rate, bit/s.
     pub rate_bps: u64,
+    /// Lowest rate a CNP has cut the QP to, bit/s (0: never cut). Rate
+    /// samples miss DCQCN's dips: fast recovery undoes a cut in ~5 timer
+    /// periods.
+    pub rate_low_bps: u64,
 }
 
 /// RNIC-wide counters.

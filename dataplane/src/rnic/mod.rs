@@ -533,7 +533,10 @@ impl Rnic {
                 qp.stats.cnp_rx += 1;
                 if let Some(d) = qp.dcqcn.as_mut() {
                     d.on_cnp(now);
-                    tracing::trace!(qpn = qp.cfg.local_qpn, rate_bps = d.rate_bps(), "CNP");
+                    let rate = d.rate_bps() as u64;
+                    let low = &mut qp.stats.rate_low_bps;
+                    *low = if *low == 0 { rate } else { (*low).min(rate) };
+                    tracing::trace!(qpn = qp.cfg.local_qpn, rate_bps = rate, "CNP");
                 }
             }
             Opcode::RcAcknowledge => {

@@ -254,6 +254,12 @@ impl<P: Port> Agent<P> {
                 s.cnp_tx += st.cnp_tx;
                 s.cnp_rx += st.cnp_rx;
                 s.rate_bps += st.rate_bps;
+                if st.rate_low_bps != 0 {
+                    s.rate_low_bps = match s.rate_low_bps {
+                        0 => st.rate_low_bps,
+                        low => low.min(st.rate_low_bps),
+                    };
+                }
             }
         }
         let r = self.rnic.stats();

@@ -54,6 +54,8 @@ pub struct Snapshot {
     pub rx_errors: u64,
     /// Sum of the QPs' current DCQCN rates, bit/s (not cumulative).
     pub rate_bps: u64,
+    /// Lowest rate a CNP cut any QP to since the start, bit/s (0: none).
+    pub rate_low_bps: u64,
     /// Device counters, Linux names.
     pub rdma: RdmaCounters,
 }
@@ -113,6 +115,9 @@ pub struct Report {
     pub rx_errors: u64,
     /// Current DCQCN sending rate summed over QPs, Gbit/s.
     pub rate_gbps: f64,
+    /// Lowest rate a CNP cut any QP to since the run started, Gbit/s
+    /// (0: no cut). Rate samples miss the dips: recovery takes ~0.3 ms.
+    pub rate_low_gbps: f64,
     /// Device counters over the span, under their Linux names.
     pub counters: RdmaCounters,
 }
@@ -162,6 +167,7 @@ impl Report {
             pause_ms: d(|s| s.paused_ns) as f64 / 1e6,
             rx_errors: d(|s| s.rx_errors),
             rate_gbps: b.rate_bps as f64 / 1e9,
+            rate_low_gbps: b.rate_low_bps as f64 / 1e9,
             counters: b.rdma.since(&a.rdma),
         }
     }

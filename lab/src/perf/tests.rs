@@ -191,19 +191,8 @@ fn ce_marked_data_makes_the_server_send_cnps_and_the_client_slow_down() {
     ccfg.ecn_capable = true;
     let mut c = Agent::new(cp, ccfg, client_role(1, None)).unwrap();
     let never = AtomicBool::new(false);
-    // The sending rate DCQCN allows, sampled every millisecond: the average
-    // throughput depends on how promptly this loaded machine schedules the
-    // relay thread. Each CNP halves the rate (α = 1 at first, R-RP-2) and
-    // fast recovery climbs back over ~5 × 55 µs, so a few hundred samples
-    // catch it below 3/4 of line rate whenever CNPs arrive at all.
-    let mut lowest_rate_gbps = f64::MAX;
     let r = c
-        .run(
-            Some(Duration::from_millis(300)),
-            Some(Duration::from_millis(1)),
-            &never,
-            |i| lowest_rate_gbps = lowest_rate_gbps.min(i.rate_gbps),
-        )
+        .run(Some(Duration::from_millis(300)), None, &never, |_| {})
         .unwrap();
     stop.store(true, Ordering::Relaxed);
     let sr = server.join().unwrap();
@@ -211,11 +200,15 @@ fn ce_marked_data_makes_the_server_send_cnps_and_the_client_slow_down() {
     assert!(sr.ce_rx > 0);
     assert!(sr.cnp_tx > 0, "no CNP for CE-marked data");
     assert!(r.cnp_rx > 0, "client saw no CNP");
-    let lowest_rate_gbps = lowest_rate_gbps.min(r.rate_gbps);
-    // It starts at the 1 Gb/s line rate; each CNP cuts it (R-RP-2).
+    assert_eq!(r.counters.rp_cnp_handled, r.cnp_rx);
+    // It starts at the 1 Gb/s line rate; the first CNP halves it (α = 1,
+    // R-RP-2). How far it fell, not a sampled rate: fast recovery undoes a
+    // cut within ~0.3 ms, and how often CNPs come depends on how promptly
+    // this machine schedules the relay thread.
     assert!(
-        lowest_rate_gbps < 0.75,
-        "DCQCN did not slow the sender: lowest rate {lowest_rate_gbps} Gb/s"
+        r.rate_low_gbps > 0.0 && r.rate_low_gbps <= 0.5 + 1e-9,
+        "DCQCN did not slow the sender: lowest rate {} Gb/s",
+        r.rate_low_gbps
     );
 }
 
