@@ -117,14 +117,32 @@ fn a_failing_check_makes_the_exit_status_nonzero() {
         "--no-dcqcn-run",
         "--ecmp-qps",
         "1",
+        "--json",
         "--out",
         dir.0.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    // With --json the table goes to stderr and stdout is one document.
     assert!(
-        stdout.contains("FAIL") && stdout.contains("-- FAILED"),
-        "{stdout}"
+        stderr.contains("FAIL") && stderr.contains("-- FAILED"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout).expect("stdout is one JSON document");
+    assert_eq!(doc["pass"], false);
+    let spread = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["check"].as_str().unwrap().starts_with("ecmp: spread"))
+        .expect("an ECMP spread verdict");
+    assert_eq!(spread["pass"], false, "{spread}");
+    assert_eq!(doc["ecmp"]["qps"], 1);
+    assert!(
+        doc["incast"]["switch_pfc_tx"].as_u64().unwrap() > 0,
+        "{doc:#}"
     );
     let csv = std::fs::read_to_string(dir.0.join("verdicts.csv")).unwrap();
     assert!(

@@ -13,6 +13,9 @@
 //! writes CSV and SVG to DIR and removes every lab it made, also on failure
 //! and Ctrl-C. Without root it says so and points at `--sim`, which runs
 //! the same scenario in the simulator. Exit status 1 if any check fails.
+//! With `--json` (every scenario) stdout is one JSON document with the
+//! exact figures, verdicts and files (`lab::scenario::json`), and the
+//! tables go to stderr.
 //!
 //! `rocelab run deadlock [--switches N] [--speed RATE]` runs the deadlock
 //! ring instead (`lab::scenario::ring`): N switches in a ring deadlock with
@@ -100,6 +103,10 @@ enum Cmd {
         /// Simulator seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Print one JSON document with every figure and verdict on stdout
+        /// (progress and tables go to stderr).
+        #[arg(long)]
+        json: bool,
         /// With --sim: trace the packets matching this header filter on
         /// every switch (`all` for every packet; docs/trace.md), e.g.
         /// 'bth.opcode == 0x81' for CNPs.
@@ -200,10 +207,12 @@ fn main() -> Result<()> {
             dcqcn,
             no_dcqcn_run,
             seed,
+            json,
             trace,
             trace_out,
             trace_sample,
         } => {
+            let say = Say { json };
             if which == "deadlock" {
                 let defaults = RingConfig::default();
                 let cfg = RingConfig {
@@ -215,9 +224,9 @@ fn main() -> Result<()> {
                     ..defaults
                 };
                 let passed = if sim {
-                    run_deadlock_sim(&cfg, seed, &out)?
+                    run_deadlock_sim(&cfg, seed, &out, say)?
                 } else {
-                    run_deadlock(&cfg, &store)?
+                    run_deadlock(&cfg, &store, say)?
                 };
                 if !passed {
                     std::process::exit(1);
@@ -255,12 +264,12 @@ fn main() -> Result<()> {
                 std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
             }
             let passed = if which == "lossy" {
-                run_lossy(&cfg, &out, sim, seed, &store)?
+                run_lossy(&cfg, &out, sim, seed, &store, say)?
             } else {
-                run(&cfg, &out, sim, seed, &store)?
+                run(&cfg, &out, sim, seed, &store, say)?
             };
             if trace.is_some() {
-                println!("packet traces: {}", trace_out.display());
+                say.line(format_args!("packet traces: {}", trace_out.display()));
             }
             if !passed {
                 std::process::exit(1);
@@ -320,51 +329,53 @@ fn live_binaries(what: &str) -> Result<live::Binaries> {
 
 /// `rocelab run deadlock`: the ring; true if it deadlocked without the
 /// watchdog and recovered with it.
-fn run_deadlock(cfg: &RingConfig, store: &StateStore) -> Result<bool> {
+fn run_deadlock(cfg: &RingConfig, store: &StateStore, say: Say) -> Result<bool> {
     let bins = live_binaries("rocelab run deadlock")?;
-    println!(
+    say.line(format_args!(
         "rocelab run deadlock: {} switches in a ring at {} bit/s ({}, {})",
         cfg.switches,
         cfg.speed_bps,
         bins.roceswitch.display(),
         bins.roceperf.display()
-    );
+    ));
     let stop = lab::signal::stop_flag();
     let outcome = scenario::ring::run(cfg, &bins, store, stop, "ring")?;
-    print!("{}", outcome.summary());
+    say.text(&outcome.summary());
     let problems = outcome.problems();
     for p in &problems {
-        println!("FAIL {p}");
+        say.line(format_args!("FAIL {p}"));
     }
     if problems.is_empty() {
-        println!("PASS: deadlocked with the watchdog off, recovered with it on");
+        say.line("PASS: deadlocked with the watchdog off, recovered with it on");
     }
+    say.json(|| scenario::json::deadlock_report(cfg, &outcome, &problems));
     Ok(problems.is_empty())
 }
 
 /// `rocelab run deadlock --sim`: the ring in the simulator with the
 /// watchdog on; true if the cycle was named no later than the first storm
 /// and the watchdog broke it.
-fn run_deadlock_sim(cfg: &RingConfig, seed: u64, out: &std::path::Path) -> Result<bool> {
-    println!(
+fn run_deadlock_sim(cfg: &RingConfig, seed: u64, out: &std::path::Path, say: Say) -> Result<bool> {
+    say.line(format_args!(
         "rocelab run deadlock --sim: {} switches in a ring at {} bit/s, watchdog on, in the simulator",
         cfg.switches, cfg.speed_bps
-    );
+    ));
     let o = scenario::ring_sim::run(cfg, seed, Some(out))?;
-    print!("{}", o.summary());
-    let picture = o.write(out)?;
-    println!(
+    say.text(&o.summary());
+    let files = [o.write(out)?, out.join("sim_ring_timeseries.svg")];
+    say.line(format_args!(
         "wrote {} and {}",
-        picture.display(),
-        out.join("sim_ring_timeseries.svg").display()
-    );
+        files[0].display(),
+        files[1].display()
+    ));
     let problems = o.problems();
     for p in &problems {
-        println!("FAIL {p}");
+        say.line(format_args!("FAIL {p}"));
     }
     if problems.is_empty() {
-        println!("PASS: the cycle was named before the watchdog fired, and the watchdog broke it");
+        say.line("PASS: the cycle was named before the watchdog fired, and the watchdog broke it");
     }
+    say.json(|| scenario::json::ring_sim_report(cfg, &o, &problems, &files));
     Ok(problems.is_empty())
 }
 
@@ -390,22 +401,24 @@ fn run_lossy(
     sim: bool,
     seed: u64,
     store: &StateStore,
+    say: Say,
 ) -> Result<bool> {
     let o = if sim {
-        println!("rocelab run lossy --sim: 2:1 incast, lossless then lossy, in the simulator");
+        say.line("rocelab run lossy --sim: 2:1 incast, lossless then lossy, in the simulator");
         scenario::lossy::run_sim(cfg, seed)?
     } else {
         let bins = live_binaries("rocelab run lossy")?;
-        println!("rocelab run lossy: 2:1 incast, lossless then lossy, on namespaces");
+        say.line("rocelab run lossy: 2:1 incast, lossless then lossy, on namespaces");
         let stop = lab::signal::stop_flag();
         scenario::lossy::run_live(cfg, &bins, store, stop, "lossy")?
     };
-    print!("{}", scenario::lossy::figures_table(&o));
-    println!();
+    say.text(&scenario::lossy::figures_table(&o));
+    say.line("");
     let vs = scenario::lossy::verdicts(&o);
-    print!("{}", scenario::verdict_table(o.mode, &vs));
-    let files = output::write_verdicts(out, &vs)?;
-    println!("wrote {}", files.display());
+    say.text(&scenario::verdict_table(o.mode, &vs));
+    let files = [output::write_verdicts(out, &vs)?];
+    say.line(format_args!("wrote {}", files[0].display()));
+    say.json(|| scenario::json::lossy_report(&o, &vs, &files));
     Ok(vs.iter().all(|v| v.pass))
 }
 
@@ -416,35 +429,69 @@ fn run(
     sim: bool,
     seed: u64,
     store: &StateStore,
+    say: Say,
 ) -> Result<bool> {
     let outcome = if sim {
-        println!("rocelab run --sim: the default scenario in the simulator");
+        say.line("rocelab run --sim: the default scenario in the simulator");
         scenario::sim::run(cfg, seed, Some(out))?
     } else {
         let bins = live_binaries("rocelab run")?;
-        println!(
+        say.line(format_args!(
             "rocelab run: incast then ECMP on namespaces ({}, {})",
             bins.roceswitch.display(),
             bins.roceperf.display()
-        );
+        ));
         let stop = lab::signal::stop_flag();
         live::run(cfg, &bins, store, stop, "run")?
     };
     let vs = scenario::verdicts(&outcome);
     if let Some(on) = &outcome.incast_dcqcn {
-        println!("the incast twice: fixed-rate senders (PFC holds the line), then DCQCN");
-        print!("{}", scenario::dcqcn::figures_table(&outcome.incast, on));
-        println!();
+        say.line("the incast twice: fixed-rate senders (PFC holds the line), then DCQCN");
+        say.text(&scenario::dcqcn::figures_table(&outcome.incast, on));
+        say.line("");
     }
-    print!("{}", scenario::verdict_table(outcome.mode, &vs));
+    say.text(&scenario::verdict_table(outcome.mode, &vs));
     let files = output::write_all(out, &outcome, &vs)?;
-    println!(
+    say.line(format_args!(
         "wrote {}",
         files
             .iter()
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(", ")
-    );
+    ));
+    say.json(|| scenario::json::run_report(&outcome, &vs, &files));
     Ok(vs.iter().all(|v| v.pass))
+}
+
+/// Where a run's words go: stdout, or stderr when `--json` keeps stdout
+/// for the one JSON document.
+#[derive(Clone, Copy)]
+struct Say {
+    json: bool,
+}
+
+impl Say {
+    fn line(self, l: impl std::fmt::Display) {
+        if self.json {
+            eprintln!("{l}");
+        } else {
+            println!("{l}");
+        }
+    }
+
+    /// Text that already ends its lines.
+    fn text(self, t: &str) {
+        if self.json {
+            eprint!("{t}");
+        } else {
+            print!("{t}");
+        }
+    }
+
+    fn json(self, doc: impl FnOnce() -> serde_json::Value) {
+        if self.json {
+            println!("{:#}", doc());
+        }
+    }
 }

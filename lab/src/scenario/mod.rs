@@ -19,6 +19,7 @@
 //! Units are in the names (`_bps`, `_bytes`, `_s`).
 
 pub mod dcqcn;
+pub mod json;
 pub mod live;
 pub mod lossy;
 pub mod output;
@@ -150,7 +151,7 @@ pub const MAX_LIVE_SPEED_BPS: u64 = 1_000_000_000;
 pub const LOSSLESS_PRIORITY: u8 = 3;
 
 /// One sender's flow.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct FlowResult {
     /// Sender name.
     pub name: String,
@@ -175,7 +176,7 @@ pub struct FlowResult {
 }
 
 /// What the incast part measured.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct IncastOutcome {
     /// Per sender.
     pub flows: Vec<FlowResult>,
@@ -200,7 +201,7 @@ pub struct IncastOutcome {
 }
 
 /// What the ECMP part measured.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct EcmpOutcome {
     /// QPs the sender ran.
     pub qps: u32,
@@ -230,7 +231,7 @@ pub struct Outcome {
 }
 
 /// One line of the verdict table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Verdict {
     /// What is checked.
     pub check: String,

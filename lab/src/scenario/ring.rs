@@ -266,7 +266,7 @@ pub fn lossless(c: &[PrioCounters], port: u32) -> PrioCounters {
 }
 
 /// What one switch did while the ring was watched with no input.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HeldSwitch {
     /// Ring egress queue (priority 3) at the start of the watch, bytes.
     pub queue_start_bytes: u64,
@@ -295,7 +295,7 @@ impl HeldSwitch {
 }
 
 /// One flow of phase 4.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct BurstFlow {
     /// Sender host.
     pub from: String,

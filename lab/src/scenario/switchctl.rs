@@ -80,7 +80,8 @@ impl std::fmt::Display for WatchdogEvent {
 }
 
 /// A PFC watchdog event from the switch's fabric event stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
 pub enum WatchdogEvent {
     /// (port, priority) entered the stormed state.
     Storm {
