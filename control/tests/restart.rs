@@ -19,6 +19,12 @@
 //! state read back must be identical, and each frame must leave the same
 //! port with the same bytes. A guard kills the daemon and deletes the
 //! namespaces on every path (pass, fail, panic).
+//!
+//! The second test kills the daemon 50 times at seeded random moments
+//! while a controller streams batched writes (each batch inserts one
+//! group of routes and deletes an older group), and after every restart
+//! reads back exactly the acknowledged batches, or those plus the one in
+//! flight: never part of a batch.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -75,8 +81,10 @@ struct Lab {
 }
 
 impl Lab {
-    fn create() -> Lab {
-        let tag = format!("rs{}", std::process::id() % 100_000);
+    /// `label` tells apart the labs of tests running at once in this
+    /// process (namespace names are short: one or two letters).
+    fn create(label: &str) -> Lab {
+        let tag = format!("rs{}{label}", std::process::id() % 100_000);
         let mut lab = Lab {
             sw: format!("rl-{tag}-sw"),
             host: format!("rl-{tag}-h"),
@@ -489,7 +497,7 @@ async fn state(c: &mut Controller) -> (Vec<pb::Entity>, fpb::FabricConfig, Optio
         entities.extend(r.entities);
     }
     for e in &mut entities {
-        if let Some(E::TableEntry(te)) = e.entity.as_mut() {
+        if let Some(pb::entity::Entity::TableEntry(te)) = e.entity.as_mut() {
             te.counter_data = None;
             te.meter_counter_data = None;
             te.time_since_last_hit = None;
@@ -653,7 +661,7 @@ fn configure_kill_9_restart_same_state_same_forwarding() {
         .enable_all()
         .build()
         .unwrap();
-    let mut lab = Lab::create();
+    let mut lab = Lab::create("r");
     let mut hosts = Hosts::open(&lab);
 
     let channel = lab.start_daemon(&rt);
@@ -708,4 +716,157 @@ fn configure_kill_9_restart_same_state_same_forwarding() {
     drop(c);
     drop(hosts);
     drop(lab);
+}
+
+// ---- kill -9 during batched writes ------------------------------------------
+
+/// Routes per batch; batch `k` inserts them with next hop `k`.
+const BATCH_ROUTES: u8 = 8;
+/// Batch `k` also deletes batch `k - LIVE_BATCHES`, so that many stay.
+const LIVE_BATCHES: u64 = 3;
+const KILLS: u32 = 50;
+
+/// The routes of batch `k`: 12.k_hi.k_lo.(8i)/29, next hop `k`.
+fn batch_routes(k: u64) -> Vec<pb::Update> {
+    (0..BATCH_ROUTES)
+        .map(|i| route([12, (k >> 8) as u8, k as u8, i * 8], 29, k as u16))
+        .collect()
+}
+
+/// Batch `k`: insert its routes, delete those of `k - LIVE_BATCHES`.
+fn batch(k: u64) -> Vec<pb::Update> {
+    let mut updates = batch_routes(k);
+    if k >= LIVE_BATCHES {
+        updates.extend(batch_routes(k - LIVE_BATCHES).into_iter().map(|mut u| {
+            u.r#type = pb::update::Type::Delete as i32;
+            u
+        }));
+    }
+    updates
+}
+
+/// Next hop id → routes of it in the ipv4_lpm table.
+async fn routes_by_batch(c: &mut Controller) -> std::collections::BTreeMap<u64, u32> {
+    let mut stream =
+        c.p4.read(pb::ReadRequest {
+            device_id: 1,
+            entities: vec![pb::Entity {
+                entity: Some(pb::entity::Entity::TableEntry(pb::TableEntry {
+                    table_id: table("ipv4_lpm").id,
+                    ..Default::default()
+                })),
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut by_batch = std::collections::BTreeMap::new();
+    while let Some(r) = stream.message().await.unwrap() {
+        for e in r.entities {
+            let Some(pb::entity::Entity::TableEntry(te)) = e.entity else {
+                continue;
+            };
+            let Some(pb::table_action::Type::Action(a)) = te.action.and_then(|a| a.r#type) else {
+                panic!("ipv4_lpm entry without a direct action");
+            };
+            let hop = a.params[0]
+                .value
+                .iter()
+                .fold(0u64, |v, &b| (v << 8) | u64::from(b));
+            *by_batch.entry(hop).or_insert(0) += 1;
+        }
+    }
+    by_batch
+}
+
+/// What the table holds after batches `0..=last` (none if `last` is None).
+fn after_batches(last: Option<u64>) -> std::collections::BTreeMap<u64, u32> {
+    let Some(last) = last else {
+        return Default::default();
+    };
+    (last.saturating_sub(LIVE_BATCHES - 1)..=last)
+        .map(|k| (k, u32::from(BATCH_ROUTES)))
+        .collect()
+}
+
+#[test]
+fn fifty_kills_during_batched_writes_never_leave_a_partial_batch() {
+    if !root_or_skip("fifty_kills_during_batched_writes_never_leave_a_partial_batch") {
+        return;
+    }
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut lab = Lab::create("k");
+    // Seeded, so a failure names a kill that can be replayed.
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next_delay_ms = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        2 + rng % 40
+    };
+    // The last batch the switch acknowledged; -1: none yet.
+    let acked = Arc::new(AtomicI64::new(-1));
+    let mut in_flight_kept = 0;
+    for kill in 0..KILLS {
+        let channel = lab.start_daemon(&rt);
+        let mut c = rt.block_on(controller(channel));
+        let got = rt.block_on(routes_by_batch(&mut c));
+        let acked_now = u64::try_from(acked.load(Ordering::SeqCst)).ok();
+        let with_in_flight = Some(acked_now.map_or(0, |a| a + 1));
+        let applied = if got == after_batches(acked_now) {
+            acked_now
+        } else if got == after_batches(with_in_flight) {
+            // Recorded before the answer was lost to the kill: the whole
+            // batch, which the controller may retry or read back.
+            in_flight_kept += 1;
+            with_in_flight
+        } else {
+            panic!(
+                "after kill {kill}: routes per batch {got:?}; acknowledged up to {acked_now:?}, \
+                 expected {:?} or {:?}\n{}",
+                after_batches(acked_now),
+                after_batches(with_in_flight),
+                lab.log_text()
+            );
+        };
+        acked.store(applied.map_or(-1, |a| a as i64), Ordering::SeqCst);
+        let mut p4 = c.p4.clone();
+        let acked_w = acked.clone();
+        let first = applied.map_or(0, |a| a + 1);
+        let writer = rt.spawn(async move {
+            for k in first.. {
+                let req = pb::WriteRequest {
+                    device_id: 1,
+                    election_id: election(),
+                    updates: batch(k),
+                    ..Default::default()
+                };
+                if p4.write(req).await.is_err() {
+                    return;
+                }
+                acked_w.store(k as i64, Ordering::SeqCst);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(next_delay_ms()));
+        lab.kill_daemon();
+        rt.block_on(async {
+            let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+        });
+        drop(c);
+    }
+    let written = acked.load(Ordering::SeqCst) + 1;
+    assert!(
+        written >= i64::from(KILLS),
+        "only {written} batches acknowledged over {KILLS} kills: the kills did not land during writes"
+    );
+    eprintln!(
+        "{KILLS} kills, {written} batches acknowledged, the in-flight batch was kept {in_flight_kept} times"
+    );
 }
