@@ -724,3 +724,45 @@ fn error_lookahead_of_nested_struct() {
         ]),
     );
 }
+
+// p4c type-checks every declaration, used or not; these programs were
+// accepted while the offending declaration was never used.
+
+#[test]
+fn error_in_uninstantiated_control_with_constructor_parameters() {
+    check_errors(
+        "ctor_control_unused",
+        &program(&[(
+            "DECLS",
+            "control C(inout headers hdr)(bit<8> k) { apply { hdr.h.b = hdr.h.a + k; } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_unknown_type_in_unused_signatures() {
+    check_errors(
+        "unknown_type_in_signatures",
+        &program(&[(
+            "DECLS",
+            "extern void f(in undefined_t x); extern X<T> { X(); T get(in missing_t m); } \
+             control CT<T>(inout T x, in other_t y); package PK(unknown_t x);",
+        )]),
+    );
+}
+
+#[test]
+fn error_unknown_type_in_unused_generic_struct() {
+    check_errors(
+        "unknown_type_in_generic_struct",
+        &program(&[("DECLS", "struct G<T> { T x; undefined_t s; }")]),
+    );
+}
+
+#[test]
+fn error_unused_register_sized_by_a_bool() {
+    check_errors(
+        "register_size_bool",
+        &program(&[("LOCALS", "register<bit<32>>(true) r;")]),
+    );
+}

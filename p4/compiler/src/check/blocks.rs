@@ -499,13 +499,15 @@ impl Checker {
         }
         if !c.ctor_params.is_empty() {
             // Checked once per distinct set of constructor arguments, at
-            // each instantiation.
+            // each instantiation, and once here for a control that is
+            // never instantiated.
             self.ctor_controls
                 .insert(c.signature.name.name.clone(), c.clone());
             self.declare(
                 &c.signature.name,
                 Sym::CtorControl(c.signature.name.name.clone()),
             );
+            self.trial_ctor_control(c);
             return;
         }
         if let Some(h) = self.control_body(c) {
@@ -522,6 +524,7 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Handle<ir::Control>> {
+        self.ctor_used.insert(name.to_string());
         let decl = self.ctor_controls.get(name)?.clone();
         if args.len() != decl.ctor_params.len() {
             self.error_label(
@@ -560,6 +563,20 @@ impl Checker {
         if let Some(h) = self.ctor_cache.get(&key) {
             return Some(*h);
         }
+        let h = self.ctor_control_body(&decl, values);
+        if let Some(h) = h {
+            self.ctor_cache.insert(key, h);
+        }
+        h
+    }
+
+    /// Checks control `decl` with its constructor parameters bound to
+    /// `values`, in the top-level scope.
+    fn ctor_control_body(
+        &mut self,
+        decl: &ast::ControlDecl,
+        values: Vec<(ast::Ident, ir::Expr)>,
+    ) -> Option<Handle<ir::Control>> {
         let top = self.scopes[0].clone();
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![top]);
         let saved_body = self.body.take();
@@ -568,14 +585,69 @@ impl Checker {
         for (n, x) in values {
             self.declare(&n, Sym::Const(x));
         }
-        let h = self.control_body(&decl);
+        let h = self.control_body(decl);
         self.scopes = saved_scopes;
         self.body = saved_body;
         self.block_name = saved_name;
-        if let Some(h) = h {
-            self.ctor_cache.insert(key, h);
-        }
         h
+    }
+
+    /// Type-checks control `c` (which has constructor parameters) at its
+    /// declaration, as p4c does, with each parameter bound to a placeholder
+    /// of its declared type (1, `false`, an enum's first member). The IR
+    /// built is thrown away; the diagnostics wait in `ctor_trials` and are
+    /// reported only if the control is never instantiated (an instance is
+    /// checked with its real arguments, which a placeholder cannot stand
+    /// for, e.g. in a bounds check).
+    fn trial_ctor_control(&mut self, c: &ast::ControlDecl) {
+        let before = self.diags.len();
+        let mut values = Vec::new();
+        for p in &c.ctor_params {
+            let Some(ty) = self.ty(&p.ty) else { continue };
+            let kind = match &ty {
+                Ty::Bit(_) | Ty::Int(_) => ir::ExprKind::Int(1),
+                Ty::Bool => ir::ExprKind::Bool(false),
+                Ty::Enum(e) | Ty::SerEnum(e) if !self.prog.enums[*e].members.is_empty() => {
+                    ir::ExprKind::EnumMember(*e, 0)
+                }
+                // No value to stand for this parameter: leave the control
+                // to its instantiations.
+                _ => {
+                    self.diags.truncate(before);
+                    return;
+                }
+            };
+            let x = ir::Expr {
+                kind,
+                ty,
+                span: p.name.span,
+            };
+            values.push((p.name.clone(), x));
+        }
+        if self.diags.len() == before {
+            let saved = (
+                self.prog.clone(),
+                self.facts.clone(),
+                self.generic_cache.clone(),
+                self.ctor_cache.clone(),
+                self.ctor_used.clone(),
+                self.action_params.clone(),
+                self.function_params.clone(),
+            );
+            self.ctor_control_body(c, values);
+            (
+                self.prog,
+                self.facts,
+                self.generic_cache,
+                self.ctor_cache,
+                self.ctor_used,
+                self.action_params,
+                self.function_params,
+            ) = saved;
+        }
+        let diags = self.diags.split_off(before);
+        self.ctor_trials
+            .push((c.signature.name.name.clone(), diags));
     }
 
     /// Checks a control's locals and apply block into a new IR control.

@@ -61,7 +61,7 @@ pub(crate) struct TableFacts {
 }
 
 /// Facts gathered while checking.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Facts {
     /// By table handle index.
     pub(crate) tables: HashMap<usize, TableFacts>,

@@ -59,7 +59,7 @@ impl<T> std::fmt::Debug for Handle<T> {
 }
 
 /// A growable store of `T` with a span per item.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Arena<T> {
     items: Vec<T>,
     spans: Vec<Span>,
@@ -939,7 +939,7 @@ pub struct Main {
 }
 
 /// A whole checked program.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Program {
     /// Program name (file stem).
     pub name: String,
