@@ -766,3 +766,28 @@ fn error_unused_register_sized_by_a_bool() {
         &program(&[("LOCALS", "register<bit<32>>(true) r;")]),
     );
 }
+
+#[test]
+fn error_function_without_return_on_every_path() {
+    check_errors(
+        "missing_return",
+        &program(&[(
+            "DECLS",
+            "bit<8> f(in bit<8> x) { if (x == 1) { return 1; } } \
+             bit<8> g(in bit<8> x) { switch (x) { 1: { return 1; } 2: { return 2; } } } \
+             bit<8> ok(in bit<8> x) { if (x == 1) { return 1; } else { switch (x) { 2: \
+             default: { return 3; } } } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_bad_default_of_an_unused_constructor_parameter() {
+    check_errors(
+        "ctor_default_bad",
+        &program(&[(
+            "DECLS",
+            "control C(inout headers hdr)(bit<8> k = true) { apply { } }",
+        )]),
+    );
+}

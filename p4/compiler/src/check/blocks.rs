@@ -600,6 +600,14 @@ impl Checker {
     /// checked with its real arguments, which a placeholder cannot stand
     /// for, e.g. in a bounds check).
     fn trial_ctor_control(&mut self, c: &ast::ControlDecl) {
+        // Default arguments are checked once, here, used or not.
+        for p in &c.ctor_params {
+            if let Some(d) = &p.default
+                && let Some(ty) = self.ty(&p.ty)
+            {
+                self.expr(d, Some(&ty));
+            }
+        }
         let before = self.diags.len();
         let mut values = Vec::new();
         for p in &c.ctor_params {

@@ -1160,6 +1160,17 @@ impl Checker {
         let body = self.block(&f.body);
         let b = std::mem::replace(&mut self.body, saved).expect("body set above");
         self.pop_scope();
+        if ret != Ty::Void && !always_leaves(&body, &self.prog) {
+            self.error_label(
+                codes::MISSING_RETURN,
+                f.name.span,
+                format!(
+                    "function `{}` does not return a value on all paths",
+                    f.name.name
+                ),
+                "may end without `return`",
+            );
+        }
         let h = self.prog.functions.append(
             ir::Function {
                 name: f.name.name.clone(),
@@ -1174,4 +1185,36 @@ impl Checker {
             .insert(h.index(), ParamSpec::of(&f.params));
         self.declare(&f.name, Sym::Function(h));
     }
+}
+
+/// Whether every path through `b` ends in `return` or `exit` (p4c rejects a
+/// function with a result that may fall off its end). Conservative in the
+/// accepting direction: loops never count, a `switch` counts when it has a
+/// `default` or names every member of a plain enum.
+fn always_leaves(b: &ir::Block, prog: &ir::Program) -> bool {
+    b.iter().any(|s| match s {
+        ir::Stmt::Return(_) | ir::Stmt::Exit => true,
+        ir::Stmt::Block(b) => always_leaves(b, prog),
+        ir::Stmt::If(c, t, e) => match c.kind {
+            ir::ExprKind::Bool(true) => always_leaves(t, prog),
+            ir::ExprKind::Bool(false) => e.as_ref().is_some_and(|e| always_leaves(e, prog)),
+            _ => always_leaves(t, prog) && e.as_ref().is_some_and(|e| always_leaves(e, prog)),
+        },
+        ir::Stmt::Switch(x, cases) => {
+            let complete = cases.iter().any(|c| c.is_default)
+                || match &x.ty {
+                    Ty::Enum(e) => {
+                        let labels: usize = cases.iter().map(|c| c.labels.len()).sum();
+                        labels >= prog.enums[*e].members.len()
+                    }
+                    _ => false,
+                };
+            complete
+                && cases
+                    .iter()
+                    .filter_map(|c| c.body.as_ref())
+                    .all(|b| always_leaves(b, prog))
+        }
+        _ => false,
+    })
 }
