@@ -791,3 +791,15 @@ fn error_bad_default_of_an_unused_constructor_parameter() {
         )]),
     );
 }
+
+#[test]
+fn error_header_field_struct_holding_a_header() {
+    check_errors(
+        "header_field_struct_of_header",
+        &program(&[(
+            "DECLS",
+            "struct ok_t { bit<4> a; bool b; bit<3> c; } struct bad_t { h_t h; } \
+             header s_t { ok_t ok; bad_t bad; }",
+        )]),
+    );
+}

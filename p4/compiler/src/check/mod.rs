@@ -26,6 +26,7 @@
 //! bits; they are byte arrays).
 //!
 //! Supported beyond the common path: header stacks, unions, varbit headers,
+//! structs of bit strings as header fields (laid out flattened),
 //! lookahead, value sets (also over key tuples), sub-parsers, sub-controls
 //! (also with constructor parameters, checked once per argument set),
 //! generic structs (monomorphised per use), tuples, serializable enums,
@@ -822,12 +823,16 @@ impl Checker {
                         continue;
                     }
                 }
+                // A struct of bit strings, laid out flattened (P4_16 v1.2.2+).
+                (ir::CompositeKind::Header, Ty::Composite(sc))
+                    if self.prog.composites[*sc].kind == ir::CompositeKind::Struct
+                        && ty.serial_width(&self.prog).is_some() => {}
                 (ir::CompositeKind::Header, _) => {
                     self.error(
                         codes::TYPE_MISMATCH,
                         f.ty.span,
                         format!(
-                            "header fields must be bit strings, not {}",
+                            "header fields must be bit strings or structs of them, not {}",
                             self.ty_name(&ty)
                         ),
                     );
