@@ -998,10 +998,9 @@ impl Checker {
                 );
                 let numeric = matches!(x.ty, Ty::Bit(_) | Ty::Int(_));
                 let ok = match iop {
-                    BinOp::Eq | BinOp::Ne => !matches!(
-                        x.ty,
-                        Ty::Stack(..) | Ty::Tuple(_) | Ty::Str | Ty::Void | Ty::Varbit(_)
-                    ),
+                    BinOp::Eq | BinOp::Ne => {
+                        !matches!(x.ty, Ty::Stack(..) | Ty::Tuple(_) | Ty::Str | Ty::Void)
+                    }
                     BinOp::Div | BinOp::Mod => matches!(x.ty, Ty::Bit(_)),
                     _ => numeric,
                 };
