@@ -803,3 +803,55 @@ fn error_header_field_struct_holding_a_header() {
         )]),
     );
 }
+
+#[test]
+fn error_switch_labels_twice_or_default_not_last() {
+    check_errors(
+        "switch_labels",
+        &program(&[
+            (
+                "LOCALS",
+                "action a() {} action b() {} table t { actions = { a; b; } default_action = a; }",
+            ),
+            (
+                "APPLY",
+                "switch (hdr.h.a) { 0: {} 1: {} 1: {} } switch (hdr.h.a) { default: {} 1: {} } \
+                 switch (t.apply().action_run) { a: {} a: {} }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn error_duplicate_enum_member_and_parser_state() {
+    check_errors(
+        "duplicate_member_and_state",
+        &program(&[
+            ("DECLS", "enum E2 { A, A }"),
+            (
+                "PARSER",
+                "transition next; } state next { transition accept; } state next { transition accept;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn error_division_by_zero() {
+    check_errors(
+        "division_by_zero",
+        &program(&[("APPLY", "hdr.h.a = hdr.h.a / 0; meta.m = meta.m % 8w0;")]),
+    );
+}
+
+#[test]
+fn error_table_property_twice_and_keyless_entries() {
+    check_errors(
+        "table_properties",
+        &program(&[(
+            "LOCALS",
+            "table t2 { key = { hdr.h.a: exact; } key = { hdr.h.b: exact; } actions = { set; } } \
+             action a() {} table t3 { actions = { a; } default_action = a; entries = { _ : a(); } }",
+        )]),
+    );
+}

@@ -230,7 +230,15 @@ impl Checker {
                 );
             }
         }
-        for s in &p.states {
+        for (i, s) in p.states.iter().enumerate() {
+            if p.states[..i].iter().any(|o| o.name.name == s.name.name) {
+                self.error(
+                    codes::DUPLICATE,
+                    s.name.span,
+                    format!("state `{}` declared twice", s.name.name),
+                );
+                continue;
+            }
             if s.name.name != "start" {
                 if s.name.name == "accept" || s.name.name == "reject" {
                     self.error(
@@ -1122,7 +1130,20 @@ impl Checker {
         let mut largest_wins = true;
         let mut priority_delta: i64 = 1;
         let mut implementation = None;
-        for p in &t.properties {
+        for (i, p) in t.properties.iter().enumerate() {
+            let twice = !matches!(p.kind, ast::TablePropertyKind::Custom { .. })
+                && t.properties[..i]
+                    .iter()
+                    .any(|o| std::mem::discriminant(&o.kind) == std::mem::discriminant(&p.kind));
+            if twice {
+                self.error_label(
+                    codes::BAD_TABLE_PROPERTY,
+                    p.span,
+                    "this table property is given twice",
+                    "second time",
+                );
+                continue;
+            }
             match &p.kind {
                 ast::TablePropertyKind::Key(ks) => {
                     for k in ks {
@@ -1483,6 +1504,16 @@ impl Checker {
                 .filter(|k| k.kind != ir::KeyKind::Selector)
                 .map(|k| (k.kind, k.expr.ty.clone()))
                 .collect();
+            if match_keys.is_empty() && !es.is_empty() {
+                self.error(
+                    codes::BAD_ENTRY,
+                    t.name.span,
+                    format!(
+                        "table `{}` has entries but no key to match them on",
+                        t.name.name
+                    ),
+                );
+            }
             let needs_priority = match_keys.iter().any(|(k, _)| {
                 matches!(
                     k,

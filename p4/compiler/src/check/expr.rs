@@ -770,6 +770,20 @@ impl Checker {
         use ast::BinaryOp as A;
         let a = self.expr_any(lhs)?;
         let b = self.expr_any(rhs)?;
+        // p4c rejects a division by a constant zero, typed or not.
+        let zero = match &b {
+            TE::Inf(v) => *v == 0,
+            TE::Typed(y) => matches!(y.kind, ExprKind::Int(0)),
+        };
+        if zero && matches!(op, A::Div | A::Mod) {
+            self.error_label(
+                codes::OVERFLOW,
+                rhs.span,
+                "division by zero",
+                "this is zero",
+            );
+            return None;
+        }
         // Both untyped: fold as infinite precision.
         if let (TE::Inf(x), TE::Inf(y)) = (&a, &b) {
             let (x, y) = (*x, *y);

@@ -942,6 +942,13 @@ impl Checker {
                 }
                 (None, _) => i as u128,
             };
+            if members.iter().any(|(n, _)| *n == m.name.name) {
+                self.error(
+                    codes::DUPLICATE,
+                    m.span,
+                    format!("enum member `{}` declared twice", m.name.name),
+                );
+            }
             members.push((m.name.name.clone(), v));
         }
         let serial = repr.is_some();
