@@ -855,3 +855,36 @@ fn error_table_property_twice_and_keyless_entries() {
         )]),
     );
 }
+
+#[test]
+fn error_two_actions_with_one_control_plane_name() {
+    check_errors(
+        "duplicate_control_plane_names",
+        &program(&[
+            (
+                "LOCALS",
+                "@name(\"foo\") action a() {} @name(\"foo\") action b() {} \
+                 table t { key = { hdr.h.a: exact; } actions = { a; b; } }",
+            ),
+            ("APPLY", "t.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn error_stack_next_and_last_outside_a_parser() {
+    check_errors(
+        "stack_next_outside_parser",
+        &program(&[
+            ("DECLS", "struct hs_t { h_t[2] s; }"),
+            ("LOCALS", "hs_t x;"),
+            ("APPLY", "x.s.next.setValid(); x.s.last.setValid();"),
+        ]),
+    );
+}
+
+#[test]
+fn error_package_instantiated_twice() {
+    let src = program(&[]) + "V1Switch(P(), VC(), I(), E(), CC(), D()) main;\n";
+    check_errors("two_mains", &src);
+}

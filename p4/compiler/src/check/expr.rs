@@ -710,6 +710,19 @@ impl Checker {
             Ty::Stack(elem, n) => {
                 let elem = (**elem).clone();
                 let n = *n;
+                let in_parser = self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Parser);
+                if matches!(member.name.as_str(), "next" | "last") && !in_parser {
+                    self.error_label(
+                        codes::NOT_ALLOWED_HERE,
+                        member.span,
+                        format!(
+                            "`{}` of a header stack may only be used in a parser",
+                            member.name
+                        ),
+                        "not in a parser",
+                    );
+                    return None;
+                }
                 match member.name.as_str() {
                     "next" => Some(TE::Typed(mk(ExprKind::StackNext(Box::new(b)), elem, span))),
                     "last" => Some(TE::Typed(mk(ExprKind::StackLast(Box::new(b)), elem, span))),

@@ -989,6 +989,15 @@ impl Checker {
             }
             return;
         }
+        if self.prog.main.is_some() {
+            self.error_label(
+                codes::DUPLICATE,
+                i.span,
+                "the program instantiates the package twice",
+                "second instance",
+            );
+            return;
+        }
         if i.name.name != "main" {
             self.warn(
                 codes::IGNORED,
