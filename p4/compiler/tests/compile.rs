@@ -888,3 +888,14 @@ fn error_package_instantiated_twice() {
     let src = program(&[]) + "V1Switch(P(), VC(), I(), E(), CC(), D()) main;\n";
     check_errors("two_mains", &src);
 }
+
+#[test]
+fn error_bad_default_of_unused_parameters() {
+    check_errors(
+        "param_default_bad",
+        &program(&[
+            ("DECLS", "bit<8> f(in bit<8> x = true) { return x; }"),
+            ("LOCALS", "action a(bit<8> x = 16w1) {}"),
+        ]),
+    );
+}

@@ -1043,6 +1043,10 @@ impl Checker {
         let mut seen_data = false;
         for (i, p) in a.params.iter().enumerate() {
             let Some(ty) = self.ty(&p.ty) else { continue };
+            // A default value is checked here, used or not (p4c).
+            if let Some(d) = &p.default {
+                self.expr(d, Some(&ty));
+            }
             let directional = p.direction != ast::Direction::None;
             if directional {
                 if seen_data {

@@ -1155,6 +1155,9 @@ impl Checker {
         let mut vars = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
             let Some(ty) = self.ty(&p.ty) else { continue };
+            if let Some(d) = &p.default {
+                self.expr(d, Some(&ty));
+            }
             let dir = match p.direction {
                 ast::Direction::Out => ir::Direction::Out,
                 ast::Direction::InOut => ir::Direction::InOut,
