@@ -366,6 +366,12 @@ impl Checker {
                 type_args,
                 args,
             } => {
+                if let ast::ExprKind::Member { base, member } = &callee.kind
+                    && args.is_empty()
+                    && let Some(v) = self.size_method(base, &member.name)
+                {
+                    return Some(TE::Inf(v));
+                }
                 let x = self.call(callee, type_args, args, span)?;
                 if x.ty == Ty::Void {
                     // A void call used as a value is caught by the caller's
@@ -1275,6 +1281,56 @@ impl Checker {
     }
 
     /// Checks a call; void calls come back with type `Void`.
+    /// `x.minSizeInBits()`, `minSizeInBytes`, `maxSizeInBits`,
+    /// `maxSizeInBytes` of a header, header stack, header union or struct
+    /// of bit strings (or of such a type by name): compile-time integers
+    /// (P4_16 §8.9.2). `None` when `base.name()` is not one of these.
+    fn size_method(&mut self, base: &ast::Expr, name: &str) -> Option<i128> {
+        let (max, bytes) = match name {
+            "minSizeInBits" => (false, false),
+            "minSizeInBytes" => (false, true),
+            "maxSizeInBits" => (true, false),
+            "maxSizeInBytes" => (true, true),
+            _ => return None,
+        };
+        let ty = match &base.kind {
+            ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
+                Some(Sym::Type(t)) => t,
+                Some(Sym::Var(_, t, _)) => t,
+                _ => self.expr(base, None)?.ty,
+            },
+            _ => self.expr(base, None)?.ty,
+        };
+        let bits = self.size_in_bits(&ty, max)?;
+        Some(i128::from(if bytes { bits.div_ceil(8) } else { bits }))
+    }
+
+    fn size_in_bits(&self, ty: &Ty, max: bool) -> Option<u32> {
+        match ty {
+            Ty::Composite(c) => {
+                let comp = &self.prog.composites[*c];
+                match comp.kind {
+                    ir::CompositeKind::Header if max => Some(comp.header_bits(&self.prog)),
+                    ir::CompositeKind::Header => Some(comp.fixed_bits(&self.prog)),
+                    ir::CompositeKind::Union => {
+                        let sizes = comp.fields.iter().map(|f| self.size_in_bits(&f.ty, max));
+                        let sizes: Option<Vec<u32>> = sizes.collect();
+                        let sizes = sizes?;
+                        if max {
+                            sizes.into_iter().max()
+                        } else {
+                            sizes.into_iter().min()
+                        }
+                        .or(Some(0))
+                    }
+                    ir::CompositeKind::Struct => ty.serial_width(&self.prog),
+                }
+            }
+            Ty::Stack(elem, n) => self.size_in_bits(elem, max).map(|b| b * n),
+            _ => None,
+        }
+    }
+
     pub(crate) fn call(
         &mut self,
         callee: &ast::Expr,
