@@ -899,3 +899,19 @@ fn error_bad_default_of_unused_parameters() {
         ]),
     );
 }
+
+#[test]
+fn error_log_msg_without_a_string() {
+    check_errors("log_msg_not_string", &program(&[("APPLY", "log_msg(5);")]));
+}
+
+#[test]
+fn error_parser_locals_after_states() {
+    check_errors(
+        "parser_local_after_states",
+        &program(&[(
+            "PARSER",
+            "transition next; } bit<8> late; state next { transition accept;",
+        )]),
+    );
+}

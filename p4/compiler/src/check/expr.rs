@@ -1766,7 +1766,21 @@ impl Checker {
                 Builtin::Assert(self.expr(args[0], Some(&Ty::Bool))?)
             }
             "log_msg" => {
-                for a in args {
+                // `log_msg(string msg)` and `log_msg<T>(string msg, in T data)`.
+                if args.is_empty() || args.len() > 2 {
+                    self.arg_count(span, "log_msg", 1, args.len());
+                    return None;
+                }
+                if !matches!(args[0].kind, ast::ExprKind::Str(_)) {
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        args[0].span,
+                        "the message of `log_msg` must be a string literal",
+                        "not a string",
+                    );
+                    return None;
+                }
+                for a in &args[1..] {
                     self.expr_any(a)?;
                 }
                 Builtin::LogMsg
