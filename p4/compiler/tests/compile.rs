@@ -724,3 +724,194 @@ fn error_lookahead_of_nested_struct() {
         ]),
     );
 }
+
+// p4c type-checks every declaration, used or not; these programs were
+// accepted while the offending declaration was never used.
+
+#[test]
+fn error_in_uninstantiated_control_with_constructor_parameters() {
+    check_errors(
+        "ctor_control_unused",
+        &program(&[(
+            "DECLS",
+            "control C(inout headers hdr)(bit<8> k) { apply { hdr.h.b = hdr.h.a + k; } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_unknown_type_in_unused_signatures() {
+    check_errors(
+        "unknown_type_in_signatures",
+        &program(&[(
+            "DECLS",
+            "extern void f(in undefined_t x); extern X<T> { X(); T get(in missing_t m); } \
+             control CT<T>(inout T x, in other_t y); package PK(unknown_t x);",
+        )]),
+    );
+}
+
+#[test]
+fn error_unknown_type_in_unused_generic_struct() {
+    check_errors(
+        "unknown_type_in_generic_struct",
+        &program(&[("DECLS", "struct G<T> { T x; undefined_t s; }")]),
+    );
+}
+
+#[test]
+fn error_unused_register_sized_by_a_bool() {
+    check_errors(
+        "register_size_bool",
+        &program(&[("LOCALS", "register<bit<32>>(true) r;")]),
+    );
+}
+
+#[test]
+fn error_function_without_return_on_every_path() {
+    check_errors(
+        "missing_return",
+        &program(&[(
+            "DECLS",
+            "bit<8> f(in bit<8> x) { if (x == 1) { return 1; } } \
+             bit<8> g(in bit<8> x) { switch (x) { 1: { return 1; } 2: { return 2; } } } \
+             bit<8> ok(in bit<8> x) { if (x == 1) { return 1; } else { switch (x) { 2: \
+             default: { return 3; } } } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_bad_default_of_an_unused_constructor_parameter() {
+    check_errors(
+        "ctor_default_bad",
+        &program(&[(
+            "DECLS",
+            "control C(inout headers hdr)(bit<8> k = true) { apply { } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_header_field_struct_holding_a_header() {
+    check_errors(
+        "header_field_struct_of_header",
+        &program(&[(
+            "DECLS",
+            "struct ok_t { bit<4> a; bool b; bit<3> c; } struct bad_t { h_t h; } \
+             header s_t { ok_t ok; bad_t bad; }",
+        )]),
+    );
+}
+
+#[test]
+fn error_switch_labels_twice_or_default_not_last() {
+    check_errors(
+        "switch_labels",
+        &program(&[
+            (
+                "LOCALS",
+                "action a() {} action b() {} table t { actions = { a; b; } default_action = a; }",
+            ),
+            (
+                "APPLY",
+                "switch (hdr.h.a) { 0: {} 1: {} 1: {} } switch (hdr.h.a) { default: {} 1: {} } \
+                 switch (t.apply().action_run) { a: {} a: {} }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn error_duplicate_enum_member_and_parser_state() {
+    check_errors(
+        "duplicate_member_and_state",
+        &program(&[
+            ("DECLS", "enum E2 { A, A }"),
+            (
+                "PARSER",
+                "transition next; } state next { transition accept; } state next { transition accept;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn error_division_by_zero() {
+    check_errors(
+        "division_by_zero",
+        &program(&[("APPLY", "hdr.h.a = hdr.h.a / 0; meta.m = meta.m % 8w0;")]),
+    );
+}
+
+#[test]
+fn error_table_property_twice_and_keyless_entries() {
+    check_errors(
+        "table_properties",
+        &program(&[(
+            "LOCALS",
+            "table t2 { key = { hdr.h.a: exact; } key = { hdr.h.b: exact; } actions = { set; } } \
+             action a() {} table t3 { actions = { a; } default_action = a; entries = { _ : a(); } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_two_actions_with_one_control_plane_name() {
+    check_errors(
+        "duplicate_control_plane_names",
+        &program(&[
+            (
+                "LOCALS",
+                "@name(\"foo\") action a() {} @name(\"foo\") action b() {} \
+                 table t { key = { hdr.h.a: exact; } actions = { a; b; } }",
+            ),
+            ("APPLY", "t.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn error_stack_next_and_last_outside_a_parser() {
+    check_errors(
+        "stack_next_outside_parser",
+        &program(&[
+            ("DECLS", "struct hs_t { h_t[2] s; }"),
+            ("LOCALS", "hs_t x;"),
+            ("APPLY", "x.s.next.setValid(); x.s.last.setValid();"),
+        ]),
+    );
+}
+
+#[test]
+fn error_package_instantiated_twice() {
+    let src = program(&[]) + "V1Switch(P(), VC(), I(), E(), CC(), D()) main;\n";
+    check_errors("two_mains", &src);
+}
+
+#[test]
+fn error_bad_default_of_unused_parameters() {
+    check_errors(
+        "param_default_bad",
+        &program(&[
+            ("DECLS", "bit<8> f(in bit<8> x = true) { return x; }"),
+            ("LOCALS", "action a(bit<8> x = 16w1) {}"),
+        ]),
+    );
+}
+
+#[test]
+fn error_log_msg_without_a_string() {
+    check_errors("log_msg_not_string", &program(&[("APPLY", "log_msg(5);")]));
+}
+
+#[test]
+fn error_parser_locals_after_states() {
+    check_errors(
+        "parser_local_after_states",
+        &program(&[(
+            "PARSER",
+            "transition next; } bit<8> late; state next { transition accept;",
+        )]),
+    );
+}

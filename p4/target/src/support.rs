@@ -105,8 +105,10 @@ impl<'a> Env<'a> {
     }
 }
 
-/// A `varbit<8 * N>` value: bytes and the current length in bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A `varbit<8 * N>` value: bytes and the current length in bits. Two
+/// values are equal when they have the same length and the same bytes in
+/// use (P4_16 §8.9.1); storage past the length does not count.
+#[derive(Clone, Copy, Debug)]
 pub struct Varbit<const N: usize> {
     /// Current length in bits (a multiple of 8).
     pub len_bits: u32,
@@ -122,6 +124,14 @@ impl<const N: usize> Default for Varbit<N> {
         }
     }
 }
+
+impl<const N: usize> PartialEq for Varbit<N> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len_bits == other.len_bits && self.used() == other.used()
+    }
+}
+
+impl<const N: usize> Eq for Varbit<N> {}
 
 impl<const N: usize> Varbit<N> {
     /// The bytes in use.
@@ -170,6 +180,24 @@ pub fn csum16_with_payload(fields: &[u8], payload: &[u8]) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn varbits_compare_length_and_bytes_in_use_only() {
+        let mut a = Varbit::<4> {
+            len_bits: 16,
+            bytes: [1, 2, 3, 4],
+        };
+        let b = Varbit::<4> {
+            len_bits: 16,
+            bytes: [1, 2, 9, 9],
+        };
+        assert_eq!(a, b, "bytes past the length are storage, not value");
+        a.len_bits = 24;
+        assert_ne!(a, b, "same prefix, different length");
+        a.len_bits = 16;
+        a.bytes[1] = 7;
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn csum16_with_payload_pads_an_odd_byte_and_folds() {

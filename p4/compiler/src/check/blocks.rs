@@ -230,7 +230,15 @@ impl Checker {
                 );
             }
         }
-        for s in &p.states {
+        for (i, s) in p.states.iter().enumerate() {
+            if p.states[..i].iter().any(|o| o.name.name == s.name.name) {
+                self.error(
+                    codes::DUPLICATE,
+                    s.name.span,
+                    format!("state `{}` declared twice", s.name.name),
+                );
+                continue;
+            }
             if s.name.name != "start" {
                 if s.name.name == "accept" || s.name.name == "reject" {
                     self.error(
@@ -499,13 +507,15 @@ impl Checker {
         }
         if !c.ctor_params.is_empty() {
             // Checked once per distinct set of constructor arguments, at
-            // each instantiation.
+            // each instantiation, and once here for a control that is
+            // never instantiated.
             self.ctor_controls
                 .insert(c.signature.name.name.clone(), c.clone());
             self.declare(
                 &c.signature.name,
                 Sym::CtorControl(c.signature.name.name.clone()),
             );
+            self.trial_ctor_control(c);
             return;
         }
         if let Some(h) = self.control_body(c) {
@@ -522,6 +532,7 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Handle<ir::Control>> {
+        self.ctor_used.insert(name.to_string());
         let decl = self.ctor_controls.get(name)?.clone();
         if args.len() != decl.ctor_params.len() {
             self.error_label(
@@ -560,6 +571,20 @@ impl Checker {
         if let Some(h) = self.ctor_cache.get(&key) {
             return Some(*h);
         }
+        let h = self.ctor_control_body(&decl, values);
+        if let Some(h) = h {
+            self.ctor_cache.insert(key, h);
+        }
+        h
+    }
+
+    /// Checks control `decl` with its constructor parameters bound to
+    /// `values`, in the top-level scope.
+    fn ctor_control_body(
+        &mut self,
+        decl: &ast::ControlDecl,
+        values: Vec<(ast::Ident, ir::Expr)>,
+    ) -> Option<Handle<ir::Control>> {
         let top = self.scopes[0].clone();
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![top]);
         let saved_body = self.body.take();
@@ -568,14 +593,77 @@ impl Checker {
         for (n, x) in values {
             self.declare(&n, Sym::Const(x));
         }
-        let h = self.control_body(&decl);
+        let h = self.control_body(decl);
         self.scopes = saved_scopes;
         self.body = saved_body;
         self.block_name = saved_name;
-        if let Some(h) = h {
-            self.ctor_cache.insert(key, h);
-        }
         h
+    }
+
+    /// Type-checks control `c` (which has constructor parameters) at its
+    /// declaration, as p4c does, with each parameter bound to a placeholder
+    /// of its declared type (1, `false`, an enum's first member). The IR
+    /// built is thrown away; the diagnostics wait in `ctor_trials` and are
+    /// reported only if the control is never instantiated (an instance is
+    /// checked with its real arguments, which a placeholder cannot stand
+    /// for, e.g. in a bounds check).
+    fn trial_ctor_control(&mut self, c: &ast::ControlDecl) {
+        // Default arguments are checked once, here, used or not.
+        for p in &c.ctor_params {
+            if let Some(d) = &p.default
+                && let Some(ty) = self.ty(&p.ty)
+            {
+                self.expr(d, Some(&ty));
+            }
+        }
+        let before = self.diags.len();
+        let mut values = Vec::new();
+        for p in &c.ctor_params {
+            let Some(ty) = self.ty(&p.ty) else { continue };
+            let kind = match &ty {
+                Ty::Bit(_) | Ty::Int(_) => ir::ExprKind::Int(1),
+                Ty::Bool => ir::ExprKind::Bool(false),
+                Ty::Enum(e) | Ty::SerEnum(e) if !self.prog.enums[*e].members.is_empty() => {
+                    ir::ExprKind::EnumMember(*e, 0)
+                }
+                // No value to stand for this parameter: leave the control
+                // to its instantiations.
+                _ => {
+                    self.diags.truncate(before);
+                    return;
+                }
+            };
+            let x = ir::Expr {
+                kind,
+                ty,
+                span: p.name.span,
+            };
+            values.push((p.name.clone(), x));
+        }
+        if self.diags.len() == before {
+            let saved = (
+                self.prog.clone(),
+                self.facts.clone(),
+                self.generic_cache.clone(),
+                self.ctor_cache.clone(),
+                self.ctor_used.clone(),
+                self.action_params.clone(),
+                self.function_params.clone(),
+            );
+            self.ctor_control_body(c, values);
+            (
+                self.prog,
+                self.facts,
+                self.generic_cache,
+                self.ctor_cache,
+                self.ctor_used,
+                self.action_params,
+                self.function_params,
+            ) = saved;
+        }
+        let diags = self.diags.split_off(before);
+        self.ctor_trials
+            .push((c.signature.name.name.clone(), diags));
     }
 
     /// Checks a control's locals and apply block into a new IR control.
@@ -955,6 +1043,10 @@ impl Checker {
         let mut seen_data = false;
         for (i, p) in a.params.iter().enumerate() {
             let Some(ty) = self.ty(&p.ty) else { continue };
+            // A default value is checked here, used or not (p4c).
+            if let Some(d) = &p.default {
+                self.expr(d, Some(&ty));
+            }
             let directional = p.direction != ast::Direction::None;
             if directional {
                 if seen_data {
@@ -1042,7 +1134,20 @@ impl Checker {
         let mut largest_wins = true;
         let mut priority_delta: i64 = 1;
         let mut implementation = None;
-        for p in &t.properties {
+        for (i, p) in t.properties.iter().enumerate() {
+            let twice = !matches!(p.kind, ast::TablePropertyKind::Custom { .. })
+                && t.properties[..i]
+                    .iter()
+                    .any(|o| std::mem::discriminant(&o.kind) == std::mem::discriminant(&p.kind));
+            if twice {
+                self.error_label(
+                    codes::BAD_TABLE_PROPERTY,
+                    p.span,
+                    "this table property is given twice",
+                    "second time",
+                );
+                continue;
+            }
             match &p.kind {
                 ast::TablePropertyKind::Key(ks) => {
                     for k in ks {
@@ -1403,6 +1508,16 @@ impl Checker {
                 .filter(|k| k.kind != ir::KeyKind::Selector)
                 .map(|k| (k.kind, k.expr.ty.clone()))
                 .collect();
+            if match_keys.is_empty() && !es.is_empty() {
+                self.error(
+                    codes::BAD_ENTRY,
+                    t.name.span,
+                    format!(
+                        "table `{}` has entries but no key to match them on",
+                        t.name.name
+                    ),
+                );
+            }
             let needs_priority = match_keys.iter().any(|(k, _)| {
                 matches!(
                     k,

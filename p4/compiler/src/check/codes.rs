@@ -19,6 +19,8 @@ pub const BAD_WIDTH: &str = "P4E1012";
 pub const NOT_CONSTANT: &str = "P4E1013";
 /// A constant does not fit its type.
 pub const OVERFLOW: &str = "P4E1014";
+/// A function with a result may end without returning one.
+pub const MISSING_RETURN: &str = "P4E1015";
 /// Wrong number of arguments.
 pub const ARG_COUNT: &str = "P4E1020";
 /// Not assignable: a constant, an `in` parameter or not an l-value.

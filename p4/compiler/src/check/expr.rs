@@ -366,6 +366,12 @@ impl Checker {
                 type_args,
                 args,
             } => {
+                if let ast::ExprKind::Member { base, member } = &callee.kind
+                    && args.is_empty()
+                    && let Some(v) = self.size_method(base, &member.name)
+                {
+                    return Some(TE::Inf(v));
+                }
                 let x = self.call(callee, type_args, args, span)?;
                 if x.ty == Ty::Void {
                     // A void call used as a value is caught by the caller's
@@ -710,6 +716,19 @@ impl Checker {
             Ty::Stack(elem, n) => {
                 let elem = (**elem).clone();
                 let n = *n;
+                let in_parser = self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Parser);
+                if matches!(member.name.as_str(), "next" | "last") && !in_parser {
+                    self.error_label(
+                        codes::NOT_ALLOWED_HERE,
+                        member.span,
+                        format!(
+                            "`{}` of a header stack may only be used in a parser",
+                            member.name
+                        ),
+                        "not in a parser",
+                    );
+                    return None;
+                }
                 match member.name.as_str() {
                     "next" => Some(TE::Typed(mk(ExprKind::StackNext(Box::new(b)), elem, span))),
                     "last" => Some(TE::Typed(mk(ExprKind::StackLast(Box::new(b)), elem, span))),
@@ -770,6 +789,20 @@ impl Checker {
         use ast::BinaryOp as A;
         let a = self.expr_any(lhs)?;
         let b = self.expr_any(rhs)?;
+        // p4c rejects a division by a constant zero, typed or not.
+        let zero = match &b {
+            TE::Inf(v) => *v == 0,
+            TE::Typed(y) => matches!(y.kind, ExprKind::Int(0)),
+        };
+        if zero && matches!(op, A::Div | A::Mod) {
+            self.error_label(
+                codes::OVERFLOW,
+                rhs.span,
+                "division by zero",
+                "this is zero",
+            );
+            return None;
+        }
         // Both untyped: fold as infinite precision.
         if let (TE::Inf(x), TE::Inf(y)) = (&a, &b) {
             let (x, y) = (*x, *y);
@@ -998,10 +1031,9 @@ impl Checker {
                 );
                 let numeric = matches!(x.ty, Ty::Bit(_) | Ty::Int(_));
                 let ok = match iop {
-                    BinOp::Eq | BinOp::Ne => !matches!(
-                        x.ty,
-                        Ty::Stack(..) | Ty::Tuple(_) | Ty::Str | Ty::Void | Ty::Varbit(_)
-                    ),
+                    BinOp::Eq | BinOp::Ne => {
+                        !matches!(x.ty, Ty::Stack(..) | Ty::Tuple(_) | Ty::Str | Ty::Void)
+                    }
                     BinOp::Div | BinOp::Mod => matches!(x.ty, Ty::Bit(_)),
                     _ => numeric,
                 };
@@ -1249,6 +1281,56 @@ impl Checker {
     }
 
     /// Checks a call; void calls come back with type `Void`.
+    /// `x.minSizeInBits()`, `minSizeInBytes`, `maxSizeInBits`,
+    /// `maxSizeInBytes` of a header, header stack, header union or struct
+    /// of bit strings (or of such a type by name): compile-time integers
+    /// (P4_16 §8.9.2). `None` when `base.name()` is not one of these.
+    fn size_method(&mut self, base: &ast::Expr, name: &str) -> Option<i128> {
+        let (max, bytes) = match name {
+            "minSizeInBits" => (false, false),
+            "minSizeInBytes" => (false, true),
+            "maxSizeInBits" => (true, false),
+            "maxSizeInBytes" => (true, true),
+            _ => return None,
+        };
+        let ty = match &base.kind {
+            ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
+                Some(Sym::Type(t)) => t,
+                Some(Sym::Var(_, t, _)) => t,
+                _ => self.expr(base, None)?.ty,
+            },
+            _ => self.expr(base, None)?.ty,
+        };
+        let bits = self.size_in_bits(&ty, max)?;
+        Some(i128::from(if bytes { bits.div_ceil(8) } else { bits }))
+    }
+
+    fn size_in_bits(&self, ty: &Ty, max: bool) -> Option<u32> {
+        match ty {
+            Ty::Composite(c) => {
+                let comp = &self.prog.composites[*c];
+                match comp.kind {
+                    ir::CompositeKind::Header if max => Some(comp.header_bits(&self.prog)),
+                    ir::CompositeKind::Header => Some(comp.fixed_bits(&self.prog)),
+                    ir::CompositeKind::Union => {
+                        let sizes = comp.fields.iter().map(|f| self.size_in_bits(&f.ty, max));
+                        let sizes: Option<Vec<u32>> = sizes.collect();
+                        let sizes = sizes?;
+                        if max {
+                            sizes.into_iter().max()
+                        } else {
+                            sizes.into_iter().min()
+                        }
+                        .or(Some(0))
+                    }
+                    ir::CompositeKind::Struct => ty.serial_width(&self.prog),
+                }
+            }
+            Ty::Stack(elem, n) => self.size_in_bits(elem, max).map(|b| b * n),
+            _ => None,
+        }
+    }
+
     pub(crate) fn call(
         &mut self,
         callee: &ast::Expr,
@@ -1684,7 +1766,21 @@ impl Checker {
                 Builtin::Assert(self.expr(args[0], Some(&Ty::Bool))?)
             }
             "log_msg" => {
-                for a in args {
+                // `log_msg(string msg)` and `log_msg<T>(string msg, in T data)`.
+                if args.is_empty() || args.len() > 2 {
+                    self.arg_count(span, "log_msg", 1, args.len());
+                    return None;
+                }
+                if !matches!(args[0].kind, ast::ExprKind::Str(_)) {
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        args[0].span,
+                        "the message of `log_msg` must be a string literal",
+                        "not a string",
+                    );
+                    return None;
+                }
+                for a in &args[1..] {
                     self.expr_any(a)?;
                 }
                 Builtin::LogMsg

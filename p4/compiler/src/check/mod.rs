@@ -9,6 +9,11 @@
 //!   back alongside a successful result.
 //! - Declarations are processed in source order (declare before use).
 //!   Names resolve innermost scope first; `.name` resolves at top level.
+//! - Every declaration is checked whether or not it is used, as p4c does:
+//!   a control with constructor parameters is also checked at its
+//!   declaration (parameters bound to placeholders, errors reported only
+//!   if it is never instantiated), and the signatures of externs, block
+//!   types, packages and generic structs must name declared types.
 //! - Every IR expression has a concrete type: integer literals without a
 //!   width take the width of their context (`x + 1`, `x == 0x800`); a
 //!   literal that still has no context is an error where a width is needed.
@@ -21,6 +26,7 @@
 //! bits; they are byte arrays).
 //!
 //! Supported beyond the common path: header stacks, unions, varbit headers,
+//! structs of bit strings as header fields (laid out flattened),
 //! lookahead, value sets (also over key tuples), sub-parsers, sub-controls
 //! (also with constructor parameters, checked once per argument set),
 //! generic structs (monomorphised per use), tuples, serializable enums,
@@ -136,6 +142,12 @@ pub(crate) struct Checker {
     pub(crate) ctor_controls: HashMap<String, ast::ControlDecl>,
     /// Their instantiations: (name, argument values) → control.
     pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
+    /// Their diagnostics from the check at declaration (parameters bound
+    /// to placeholder values), reported only for controls never
+    /// instantiated: an instantiated one is checked with its real values.
+    pub(crate) ctor_trials: Vec<(String, Vec<Diagnostic>)>,
+    /// Controls with constructor parameters instantiated at least once.
+    pub(crate) ctor_used: std::collections::HashSet<String>,
     /// Parameter names and default values of actions, by handle index
     /// (for named arguments and defaults, P4_16 §6.8.2–6.8.3).
     pub(crate) action_params: HashMap<usize, Vec<ParamSpec>>,
@@ -193,12 +205,20 @@ pub fn check(
         generic_cache: HashMap::new(),
         ctor_controls: HashMap::new(),
         ctor_cache: HashMap::new(),
+        ctor_trials: Vec::new(),
+        ctor_used: Default::default(),
         action_params: HashMap::new(),
         function_params: HashMap::new(),
         global_externs: Vec::new(),
     };
     for d in &prog.decls {
         c.top_decl(d);
+    }
+    // p4c type-checks a control whether or not it is instantiated.
+    for (name, diags) in std::mem::take(&mut c.ctor_trials) {
+        if !c.ctor_used.contains(&name) {
+            c.diags.extend(diags);
+        }
     }
     if c.prog.main.is_none() && !c.diags.iter().any(|d| d.is_error()) {
         c.diags.push(
@@ -313,7 +333,7 @@ impl Checker {
 
     /// Evaluates a width or size expression to a constant.
     pub(crate) fn const_u32(&mut self, e: &ast::Expr, what: &str) -> Option<u32> {
-        let v = self.const_value(e)?;
+        let v = self.const_number(e, what)?;
         if v < 0 || v > u32::MAX as i128 {
             self.error(
                 codes::OVERFLOW,
@@ -327,11 +347,31 @@ impl Checker {
 
     /// Evaluates a compile-time integer expression.
     pub(crate) fn const_value(&mut self, e: &ast::Expr) -> Option<i128> {
+        self.const_value_of(e, None)
+    }
+
+    /// Evaluates a compile-time number (a width or a size): a boolean is a
+    /// type error there, as in p4c.
+    fn const_number(&mut self, e: &ast::Expr, what: &str) -> Option<i128> {
+        self.const_value_of(e, Some(what))
+    }
+
+    /// [`Self::const_value`]; `number` names what must not be a boolean.
+    fn const_value_of(&mut self, e: &ast::Expr, number: Option<&str>) -> Option<i128> {
         let before = self.diags.len();
         let te = self.expr_any(e)?;
         match te {
             expr::TE::Inf(v) => Some(v),
             expr::TE::Typed(ex) => match (&ex.kind, &ex.ty) {
+                (_, Ty::Bool) if number.is_some() => {
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        e.span,
+                        format!("the {} must be a number, not a bool", number.unwrap_or("")),
+                        "a bool",
+                    );
+                    None
+                }
                 (ir::ExprKind::Int(v), Ty::Int(w)) => Some(p4_target::bits::sext(*v, *w)),
                 (ir::ExprKind::Int(v), _) => Some(*v as i128),
                 (ir::ExprKind::Bool(b), _) => Some(*b as i128),
@@ -545,13 +585,27 @@ impl Checker {
             ast::Decl::Extern(e) => {
                 let n = e.name.clone();
                 self.declare(&n, Sym::ExternDecl(e.name.name.clone()));
+                for m in &e.members {
+                    match m {
+                        ast::ExternMember::Constructor { params, .. } => {
+                            self.check_param_types(params, None, &[&e.type_params]);
+                        }
+                        ast::ExternMember::Method(f) => self.check_param_types(
+                            &f.params,
+                            Some(&f.return_type),
+                            &[&e.type_params, &f.type_params],
+                        ),
+                    }
+                }
             }
             ast::Decl::ExternFunction(f) => {
                 let n = f.name.clone();
                 self.declare(&n, Sym::ExternDecl(f.name.name.clone()));
+                self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
             }
             ast::Decl::ParserType(s) | ast::Decl::ControlType(s) | ast::Decl::Package(s) => {
                 self.declare(&s.name, Sym::BlockType);
+                self.check_param_types(&s.params, None, &[&s.type_params]);
             }
             ast::Decl::Parser(p) => self.parser_decl(p),
             ast::Decl::Control(c) => self.control_decl(c),
@@ -631,10 +685,59 @@ impl Checker {
             // Generic: instantiated (monomorphised) at each use with type arguments.
             self.generics.insert(s.name.name.clone(), (s.clone(), kind));
             self.declare(&s.name, Sym::Generic(s.name.name.clone()));
+            for f in &s.fields {
+                self.check_type_names(&f.ty, &[&s.type_params]);
+            }
             return;
         }
         if let Some(h) = self.composite(s, kind, s.name.name.clone()) {
             self.declare(&s.name, Sym::Type(Ty::Composite(h)));
+        }
+    }
+
+    /// Reports unknown type names in the signature of a declaration that
+    /// is otherwise only recorded (an extern, a parser/control/package
+    /// type): p4c resolves every name where it is declared, used or not.
+    fn check_param_types(
+        &mut self,
+        params: &[ast::Param],
+        ret: Option<&ast::Type>,
+        generic: &[&[ast::Ident]],
+    ) {
+        for t in ret.into_iter().chain(params.iter().map(|p| &p.ty)) {
+            self.check_type_names(t, generic);
+        }
+    }
+
+    /// Reports each name in `t` that is neither declared nor one of the
+    /// type parameters `generic`.
+    fn check_type_names(&mut self, t: &ast::Type, generic: &[&[ast::Ident]]) {
+        use ast::TypeKind as K;
+        match &t.kind {
+            K::Named { name, args } => {
+                for a in args {
+                    self.check_type_names(a, generic);
+                }
+                let is_param = !name.top_level
+                    && generic
+                        .iter()
+                        .any(|ps| ps.iter().any(|p| p.name == name.ident.name));
+                if !is_param && self.lookup(name).is_none() {
+                    self.error_label(
+                        codes::UNKNOWN_NAME,
+                        name.span,
+                        format!("unknown type `{}`", name.ident.name),
+                        "not declared",
+                    );
+                }
+            }
+            K::Stack { elem, .. } => self.check_type_names(elem, generic),
+            K::Tuple(items) => {
+                for i in items {
+                    self.check_type_names(i, generic);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -720,12 +823,16 @@ impl Checker {
                         continue;
                     }
                 }
+                // A struct of bit strings, laid out flattened (P4_16 v1.2.2+).
+                (ir::CompositeKind::Header, Ty::Composite(sc))
+                    if self.prog.composites[*sc].kind == ir::CompositeKind::Struct
+                        && ty.serial_width(&self.prog).is_some() => {}
                 (ir::CompositeKind::Header, _) => {
                     self.error(
                         codes::TYPE_MISMATCH,
                         f.ty.span,
                         format!(
-                            "header fields must be bit strings, not {}",
+                            "header fields must be bit strings or structs of them, not {}",
                             self.ty_name(&ty)
                         ),
                     );
@@ -835,6 +942,13 @@ impl Checker {
                 }
                 (None, _) => i as u128,
             };
+            if members.iter().any(|(n, _)| *n == m.name.name) {
+                self.error(
+                    codes::DUPLICATE,
+                    m.span,
+                    format!("enum member `{}` declared twice", m.name.name),
+                );
+            }
             members.push((m.name.name.clone(), v));
         }
         let serial = repr.is_some();
@@ -873,6 +987,15 @@ impl Checker {
                     ),
                 ),
             }
+            return;
+        }
+        if self.prog.main.is_some() {
+            self.error_label(
+                codes::DUPLICATE,
+                i.span,
+                "the program instantiates the package twice",
+                "second instance",
+            );
             return;
         }
         if i.name.name != "main" {
@@ -1032,6 +1155,9 @@ impl Checker {
         let mut vars = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
             let Some(ty) = self.ty(&p.ty) else { continue };
+            if let Some(d) = &p.default {
+                self.expr(d, Some(&ty));
+            }
             let dir = match p.direction {
                 ast::Direction::Out => ir::Direction::Out,
                 ast::Direction::InOut => ir::Direction::InOut,
@@ -1058,6 +1184,17 @@ impl Checker {
         let body = self.block(&f.body);
         let b = std::mem::replace(&mut self.body, saved).expect("body set above");
         self.pop_scope();
+        if ret != Ty::Void && !always_leaves(&body, &self.prog) {
+            self.error_label(
+                codes::MISSING_RETURN,
+                f.name.span,
+                format!(
+                    "function `{}` does not return a value on all paths",
+                    f.name.name
+                ),
+                "may end without `return`",
+            );
+        }
         let h = self.prog.functions.append(
             ir::Function {
                 name: f.name.name.clone(),
@@ -1072,4 +1209,36 @@ impl Checker {
             .insert(h.index(), ParamSpec::of(&f.params));
         self.declare(&f.name, Sym::Function(h));
     }
+}
+
+/// Whether every path through `b` ends in `return` or `exit` (p4c rejects a
+/// function with a result that may fall off its end). Conservative in the
+/// accepting direction: loops never count, a `switch` counts when it has a
+/// `default` or names every member of a plain enum.
+fn always_leaves(b: &ir::Block, prog: &ir::Program) -> bool {
+    b.iter().any(|s| match s {
+        ir::Stmt::Return(_) | ir::Stmt::Exit => true,
+        ir::Stmt::Block(b) => always_leaves(b, prog),
+        ir::Stmt::If(c, t, e) => match c.kind {
+            ir::ExprKind::Bool(true) => always_leaves(t, prog),
+            ir::ExprKind::Bool(false) => e.as_ref().is_some_and(|e| always_leaves(e, prog)),
+            _ => always_leaves(t, prog) && e.as_ref().is_some_and(|e| always_leaves(e, prog)),
+        },
+        ir::Stmt::Switch(x, cases) => {
+            let complete = cases.iter().any(|c| c.is_default)
+                || match &x.ty {
+                    Ty::Enum(e) => {
+                        let labels: usize = cases.iter().map(|c| c.labels.len()).sum();
+                        labels >= prog.enums[*e].members.len()
+                    }
+                    _ => false,
+                };
+            complete
+                && cases
+                    .iter()
+                    .filter_map(|c| c.body.as_ref())
+                    .all(|b| always_leaves(b, prog))
+        }
+        _ => false,
+    })
 }

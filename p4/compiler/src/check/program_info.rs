@@ -61,7 +61,7 @@ pub(crate) struct TableFacts {
 }
 
 /// Facts gathered while checking.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Facts {
     /// By table handle index.
     pub(crate) tables: HashMap<usize, TableFacts>,
@@ -222,6 +222,30 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     let mut actions = Vec::new();
     let mut action_ids = Vec::new();
     let mut seen: HashMap<String, u32> = HashMap::new();
+    // Copies of one declaration (a control checked per constructor
+    // argument set) share a name; two declarations may not (p4c).
+    let mut declared: HashMap<&str, crate::diag::Span> = HashMap::new();
+    let mut clashes = Vec::new();
+    for (h, a) in c.prog.actions.iter() {
+        let span = c.prog.actions.span(h);
+        match declared.get(a.p4_name.as_str()) {
+            Some(first) if *first != span => clashes.push(
+                Diagnostic::error(
+                    super::codes::DUPLICATE,
+                    format!("two actions have the control-plane name `{}`", a.p4_name),
+                )
+                .with_primary(span, "this action")
+                .with_secondary(*first, "and this one"),
+            ),
+            Some(_) => {}
+            None => {
+                declared.insert(&a.p4_name, span);
+            }
+        }
+    }
+    if !clashes.is_empty() {
+        return Err(clashes);
+    }
     for (_, a) in c.prog.actions.iter() {
         if let Some(id) = seen.get(&a.p4_name) {
             action_ids.push(*id);

@@ -415,6 +415,17 @@ impl Checker {
         s: &ast::Stmt,
         out: &mut ir::Block,
     ) {
+        // P4_16 §12.7.3: `default` comes last (p4c rejects it elsewhere).
+        for c in cases.iter().take(cases.len().saturating_sub(1)) {
+            if let ast::SwitchLabel::Default(sp) = &c.label {
+                self.error_label(
+                    codes::BAD_SELECT,
+                    *sp,
+                    "`default` must be the last switch label",
+                    "not last",
+                );
+            }
+        }
         // `switch (t.apply().action_run)`.
         if let ast::ExprKind::Member { base, member } = &expr.kind
             && member.name == "action_run"
@@ -451,6 +462,13 @@ impl Checker {
                             continue;
                         };
                         match self.lookup(an).cloned() {
+                            Some(Sym::Action(a))
+                                if ir_cases
+                                    .iter()
+                                    .any(|c: &ir::ActionCase| c.actions.contains(&a)) =>
+                            {
+                                self.duplicate_label(e.span)
+                            }
                             Some(Sym::Action(a)) if allowed.contains(&a) => {
                                 ir_cases.push(ir::ActionCase {
                                     actions: vec![a],
@@ -511,6 +529,21 @@ impl Checker {
                         );
                         continue;
                     }
+                    let same = |a: &ir::Expr, b: &ir::Expr| match (&a.kind, &b.kind) {
+                        (ExprKind::EnumMember(x, i), ExprKind::EnumMember(y, j)) => {
+                            x == y && i == j
+                        }
+                        _ => {
+                            fold::const_int(a).is_some() && fold::const_int(a) == fold::const_int(b)
+                        }
+                    };
+                    if ir_cases
+                        .iter()
+                        .any(|c: &ir::SwitchCase| c.labels.iter().any(|x| same(x, &l)))
+                    {
+                        self.duplicate_label(e.span);
+                        continue;
+                    }
                     ir_cases.push(ir::SwitchCase {
                         labels: vec![l],
                         is_default: false,
@@ -521,5 +554,14 @@ impl Checker {
         }
         let _ = s;
         out.push(Stmt::Switch(v, ir_cases));
+    }
+
+    fn duplicate_label(&mut self, span: crate::diag::Span) {
+        self.error_label(
+            codes::DUPLICATE,
+            span,
+            "this switch label appears twice",
+            "duplicate label",
+        );
     }
 }

@@ -1234,6 +1234,16 @@ impl<'t> Parser<'t> {
                     return Ok(());
                 }
                 let d = self.local_decl(annotations, lstart, false)?;
+                if !states.is_empty() {
+                    // P4_16 grammar: parserLocalElements come before parserStates.
+                    self.push(
+                        Diagnostic::error(
+                            codes::UNEXPECTED_TOKEN,
+                            "parser locals must come before the parser's states",
+                        )
+                        .with_primary(d.span(), "declared after a state"),
+                    );
+                }
                 locals.push(d);
                 Ok(())
             })();

@@ -59,7 +59,7 @@ impl<T> std::fmt::Debug for Handle<T> {
 }
 
 /// A growable store of `T` with a span per item.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Arena<T> {
     items: Vec<T>,
     spans: Vec<Span>,
@@ -172,6 +172,21 @@ impl Ty {
         }
     }
 
+    /// Bits of a fixed-width type as a header lays it out: a scalar's
+    /// width, or the sum of a struct's fields (P4_16 §7.2.2: a header field
+    /// may be a struct of such types); `None` for anything else.
+    pub fn serial_width(&self, prog: &Program) -> Option<u32> {
+        match self {
+            Ty::Composite(c) if prog.composites[*c].kind == CompositeKind::Struct => prog
+                .composites[*c]
+                .fields
+                .iter()
+                .map(|f| f.ty.serial_width(prog))
+                .sum(),
+            _ => self.scalar_width(prog),
+        }
+    }
+
     /// Whether this is `int<W>` (or a serializable enum over `int<W>`).
     pub fn is_signed(&self, prog: &Program) -> bool {
         match self {
@@ -226,9 +241,35 @@ impl Composite {
             .iter()
             .map(|f| match f.ty {
                 Ty::Varbit(_) => 0,
-                _ => f.ty.scalar_width(prog).unwrap_or(0),
+                _ => f.ty.serial_width(prog).unwrap_or(0),
             })
             .sum()
+    }
+
+    /// A header's fields in wire order with struct fields flattened (in
+    /// declaration order, nested structs too): each leaf's path of field
+    /// names from the header and its type (a scalar or the varbit).
+    pub fn leaves(&self, prog: &Program) -> Vec<(Vec<String>, Ty)> {
+        fn walk(
+            fields: &[Field],
+            prefix: &mut Vec<String>,
+            prog: &Program,
+            out: &mut Vec<(Vec<String>, Ty)>,
+        ) {
+            for f in fields {
+                prefix.push(f.name.clone());
+                match &f.ty {
+                    Ty::Composite(c) if prog.composites[*c].kind == CompositeKind::Struct => {
+                        walk(&prog.composites[*c].fields, prefix, prog, out)
+                    }
+                    ty => out.push((prefix.clone(), ty.clone())),
+                }
+                prefix.pop();
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.fields, &mut Vec::new(), prog, &mut out);
+        out
     }
 
     /// The varbit field of a header: (index, maximum bits).
@@ -248,7 +289,7 @@ impl Composite {
             .iter()
             .map(|f| match f.ty {
                 Ty::Varbit(w) => w,
-                _ => f.ty.scalar_width(prog).unwrap_or(0),
+                _ => f.ty.serial_width(prog).unwrap_or(0),
             })
             .sum()
     }
@@ -939,7 +980,7 @@ pub struct Main {
 }
 
 /// A whole checked program.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Program {
     /// Program name (file stem).
     pub name: String,

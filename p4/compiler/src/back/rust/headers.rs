@@ -1,5 +1,7 @@
 //! Header, struct and union types: Rust structs of native integers with
 //! `extract`/`emit` (P4_16 §7.2.2 headers, §7.2.4 unions, §12.8 extraction).
+//! A struct field of a header is a nested Rust struct; on the wire its
+//! scalar leaves follow one another in declaration order ([`leaf_ident`]).
 
 use super::*;
 
@@ -89,14 +91,16 @@ impl Gen<'_> {
         w.open("if p.data.len() * 8 < p.off_bits + Self::BITS {");
         w.line("return false;");
         w.close("}");
+        // Struct fields are laid out flattened: one entry per scalar leaf,
+        // named by its Rust path from the header (`s.f`).
         let fields: Vec<(String, u32, bool)> = c
-            .fields
+            .leaves(self.prog)
             .iter()
-            .map(|f| {
+            .map(|(path, ty)| {
                 (
-                    field_ident(&f.name),
-                    f.ty.scalar_width(self.prog).unwrap_or(0),
-                    matches!(f.ty, Ty::Bool),
+                    leaf_ident(path),
+                    ty.scalar_width(self.prog).unwrap_or(0),
+                    matches!(ty, Ty::Bool),
                 )
             })
             .collect();
@@ -136,21 +140,19 @@ impl Gen<'_> {
         w.line("let d = p.data;");
         w.line("let o = p.off_bits;");
         let mut off = 0;
-        for f in &c.fields {
-            let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
+        for (ident, fw, is_bool) in &fields {
             let read = format!("::p4_target::packet::read_bits(d, o + {off}, {fw})");
-            let v = match f.ty {
-                Ty::Bool => format!("{read} != 0"),
-                _ => {
-                    let n = native_uint(fw);
-                    if n == "u128" {
-                        read
-                    } else {
-                        format!("{read} as {n}")
-                    }
+            let v = if *is_bool {
+                format!("{read} != 0")
+            } else {
+                let n = native_uint(*fw);
+                if n == "u128" {
+                    read
+                } else {
+                    format!("{read} as {n}")
                 }
             };
-            w.line(format!("self.{} = {v};", field_ident(&f.name)));
+            w.line(format!("self.{ident} = {v};"));
             off += fw;
         }
         w.line("self.valid = true;");
@@ -236,9 +238,10 @@ impl Gen<'_> {
         w.close("}");
         w.line("let d = p.data;");
         w.line("let mut o = p.off_bits;");
-        for f in &c.fields {
-            let fname = field_ident(&f.name);
-            match f.ty {
+        let leaves = c.leaves(self.prog);
+        for (path, ty) in &leaves {
+            let fname = leaf_ident(path);
+            match ty {
                 Ty::Varbit(_) => {
                     w.line(format!("self.{fname}.len_bits = var_bits;"));
                     w.open("for i in 0..(var_bits / 8) as usize {");
@@ -249,9 +252,9 @@ impl Gen<'_> {
                     w.line("o += var_bits as usize;");
                 }
                 _ => {
-                    let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
+                    let fw = ty.scalar_width(self.prog).unwrap_or(0);
                     let read = format!("::p4_target::packet::read_bits(d, o, {fw})");
-                    let v = match f.ty {
+                    let v = match ty {
                         Ty::Bool => format!("{read} != 0"),
                         _ => format!("{read} as {}", native_uint(fw)),
                     };
@@ -280,9 +283,9 @@ impl Gen<'_> {
         w.line("out.resize(start + (Self::FIXED_BITS + var) / 8, 0);");
         w.line("let d = &mut out[start..];");
         w.line("let mut o = 0usize;");
-        for f in &c.fields {
-            let fname = field_ident(&f.name);
-            match f.ty {
+        for (path, ty) in &leaves {
+            let fname = leaf_ident(path);
+            match ty {
                 Ty::Varbit(_) => {
                     w.open(format!("for &b in self.{fname}.used() {{"));
                     w.line("::p4_target::packet::write_bits(d, o, 8, b as u128);");
@@ -290,7 +293,7 @@ impl Gen<'_> {
                     w.close("}");
                 }
                 _ => {
-                    let fw = f.ty.scalar_width(self.prog).unwrap_or(0);
+                    let fw = ty.scalar_width(self.prog).unwrap_or(0);
                     w.line(format!(
                         "::p4_target::packet::write_bits(d, o, {fw}, self.{fname} as u128);"
                     ));
@@ -336,4 +339,13 @@ impl Gen<'_> {
         w.line("");
         Ok(())
     }
+}
+
+/// The Rust path of a header leaf from the header (`s.f` for field `f` of
+/// struct field `s`).
+pub(super) fn leaf_ident(path: &[String]) -> String {
+    path.iter()
+        .map(|n| field_ident(n))
+        .collect::<Vec<_>>()
+        .join(".")
 }

@@ -19,15 +19,15 @@ impl Gen<'_> {
         let c = &self.prog.composites[h];
         let name = &self.names.composites[h.index()];
         let mut items = Vec::new();
-        for f in &c.fields {
-            let ident = field_ident(&f.name);
-            let v = match &f.ty {
+        for (path, ty) in c.leaves(self.prog) {
+            let ident = super::headers::leaf_ident(&path);
+            let v = match &ty {
                 Ty::Bool => format!("u128::from(self.{ident})"),
                 Ty::Int(w) => format!("(self.{ident} as u128) & {BITS}::mask({w})"),
                 Ty::Varbit(_) => continue,
                 _ => format!("self.{ident} as u128"),
             };
-            items.push(format!("({:?}, {v})", f.name));
+            items.push(format!("({:?}, {v})", path.join(".")));
         }
         let w = &mut self.w;
         w.line(ALLOW);
