@@ -7,8 +7,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 use control::device::LocalDevice;
 use control::p4rt::RestoreReport;
@@ -17,31 +15,6 @@ use pb::entity::Entity as E;
 use pb::update::Type as U;
 use proto::p4::v1 as pb;
 use tonic::Code;
-
-/// A service on a fresh device, restored from `state`, served on 127.0.0.1:0.
-struct Served {
-    h: Harness,
-    report: RestoreReport,
-    server: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-async fn serve_restored(state: &Path) -> Served {
-    let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
-    let svc = service(&PROGRAM, device.clone());
-    let report = svc.restore(state).await.unwrap();
-    let (addr, server) = serve(svc).await;
-    Served {
-        h: Harness { addr, device },
-        report,
-        server,
-    }
-}
 
 fn member(id: u32, port: u16) -> pb::Update {
     update(
@@ -104,22 +77,6 @@ fn default_entry(table_id: u32, a: Option<pb::Action>) -> pb::TableEntry {
         action: a.and_then(direct),
         ..Default::default()
     }
-}
-
-/// Observable state minus counter values (data, not config).
-async fn config_state(h: &Harness) -> Vec<pb::Entity> {
-    let mut client = h.client().await;
-    snapshot(&mut client)
-        .await
-        .into_iter()
-        .filter(|e| !matches!(e.entity, Some(E::CounterEntry(_))))
-        .map(|mut e| {
-            if let Some(E::TableEntry(te)) = e.entity.as_mut() {
-                te.counter_data = None;
-            }
-            e
-        })
-        .collect()
 }
 
 async fn cookie(h: &Harness) -> Option<u64> {

@@ -41,6 +41,12 @@
 //!   loss or kernel crash may lose the newest writes (those not written
 //!   back yet); it cannot corrupt older state, because a torn tail is
 //!   detected and the snapshot rename is fsynced.
+//! * A record that cannot be written (disk full, read-only file system):
+//!   [`StateStore::record`] cuts off what part reached the file and leaves
+//!   the live state as it was, and the Write service takes the batch back
+//!   out of the dataplane and refuses it (RESOURCE_EXHAUSTED when space or
+//!   a limit ran out, UNAVAILABLE otherwise), so the switch never runs
+//!   state a restart would not restore.
 //! * Torn tail: a record cut short or failing its CRC (kill -9 or power
 //!   loss mid-append) ends the file: it and everything after it are
 //!   truncated with a warning, the start goes on. A file that is not ours
@@ -574,33 +580,55 @@ impl StateStore {
         }
     }
 
-    /// Records one Write's applied updates: folds them into the live state
-    /// and appends them to the journal (one `write(2)`), compacting when
+    /// Records one Write's applied updates: appends them to the journal
+    /// (one `write(2)`) and folds them into the live state, compacting when
     /// the journal has grown enough. Returns once the record is written.
+    /// All or nothing: on an error the file and the live state are as
+    /// before, so the caller can take the batch back and stay consistent
+    /// with what a restart would restore. A compaction that fails after the
+    /// append only logs (the batch is in the journal; the next record
+    /// tries again).
     pub fn record(&mut self, applied: &[(&pb::Update, &Op)]) -> Result<(), PersistError> {
         let mut buf = Vec::new();
         let start = begin_record(&mut buf, KIND_BATCH);
-        let mut n = 0u64;
-        for (u, op) in applied {
+        let mut kept = Vec::new();
+        for &(u, op) in applied {
             if matches!(op, Op::Noop) {
                 continue;
             }
             if let Some(p) = persistable(u) {
                 prost::encoding::message::encode(WRITE_REQUEST_UPDATES, &p, &mut buf);
-                self.note_kept(p, op);
-                n += 1;
+                kept.push((p, op));
             }
         }
         end_record(&mut buf, start);
-        if n == 0 && !self.dirty {
+        if kept.is_empty() && !self.dirty {
             return Ok(());
         }
-        if !self.dirty {
-            self.append(&buf)?;
-            self.file_updates += n;
+        if self.dirty {
+            // A failed append left a tail that could not be cut off: only a
+            // rewrite makes the file match, so the live state with this
+            // batch is written whole (rare, so the copy is affordable).
+            let (live, next_seq) = (self.live.clone(), self.next_seq);
+            for (p, op) in kept {
+                self.note_kept(p, op);
+            }
+            if let Err(e) = self.compact() {
+                self.live = live;
+                self.next_seq = next_seq;
+                return Err(e);
+            }
+            return Ok(());
         }
-        if self.dirty || self.journal_too_long() {
-            self.compact()?;
+        self.append(&buf)?;
+        self.file_updates += kept.len() as u64;
+        for (p, op) in kept {
+            self.note_kept(p, op);
+        }
+        if self.journal_too_long()
+            && let Err(e) = self.compact()
+        {
+            tracing::warn!(error = %e, "p4runtime state file not compacted; the journal keeps growing until it can be");
         }
         Ok(())
     }
@@ -705,8 +733,12 @@ impl StateStore {
                 Ok(())
             }
             Err(e) => {
-                self.dirty = true;
-                let _ = file.set_len(self.len_bytes);
+                // Cut off what part of the record reached the file (the
+                // file is in append mode, so the next record follows); if
+                // even that fails, only a rewrite can repair it.
+                if file.set_len(self.len_bytes).is_err() {
+                    self.dirty = true;
+                }
                 Err(io_err(&self.path)(e))
             }
         }

@@ -36,7 +36,13 @@ use super::loader::Library;
 use super::persist::{PersistError, StateStore};
 use super::read::{ReadContext, read_entities};
 use super::roles::{OwnedTableAccess, RoleAccess, owner_role, predefined_roles};
-use super::write::{Op, ProfileLimits, Shadow, WriteContext, apply_batch, op_from_update};
+use super::write::{
+    Op, ProfileLimits, Shadow, WriteContext, apply_batch, op_from_update, undo_batch,
+};
+
+/// What [`Inner::apply`] did: the decoded operations, one result per
+/// update, and the inverses of the updates applied (when asked for).
+type Applied = (Vec<Result<Op, P4Error>>, Vec<Result<(), P4Error>>, Vec<Op>);
 use super::{packet_io, pipeline};
 use crate::device::{Device, DeviceError, DeviceExt};
 
@@ -162,6 +168,26 @@ fn not_persisted(e: PersistError) -> Status {
     Status::internal(format!(
         "applied to the dataplane but not persisted (lost on restart until a later write succeeds): {e}"
     ))
+}
+
+/// A Write whose batch the state file could not record (it was taken
+/// back): RESOURCE_EXHAUSTED when the disk or a limit is full, UNAVAILABLE
+/// otherwise (read-only file system, I/O error): both say "not now" to a
+/// client, which may retry; neither blames an update.
+fn write_not_recorded(e: PersistError) -> Status {
+    use std::io::ErrorKind as K;
+    tracing::error!(error = %e, "p4runtime write not recorded in the state file: refused and taken back");
+    let full = matches!(
+        &e,
+        PersistError::Io { source, .. }
+            if matches!(source.kind(), K::StorageFull | K::QuotaExceeded | K::FileTooLarge)
+    );
+    let message = format!("not applied: the state file could not record this write: {e}");
+    if full {
+        Status::resource_exhausted(message)
+    } else {
+        Status::unavailable(message)
+    }
 }
 
 /// The device config of the compiled-in program: what
@@ -345,12 +371,13 @@ impl P4RuntimeService {
             ..Default::default()
         };
         for batch in &loaded.batches {
-            let (ops, results) = inner
+            let (ops, results, _) = inner
                 .apply(
                     &mut shadow,
                     batch,
                     pb::write_request::Atomicity::ContinueOnError,
                     &RoleAccess::full(),
+                    false,
                 )
                 .await
                 .map_err(|s| PersistError::Replay {
@@ -420,14 +447,16 @@ impl Inner {
 
     /// Decodes `updates` against `shadow`, applies them in one device job
     /// with `atomicity` and folds the applied meter changes into `shadow`.
-    /// Returns the decoded operations and one result per update.
+    /// Returns the decoded operations, one result per update and, with
+    /// `keep_undo`, the inverses that take the batch back ([`Inner::undo`]).
     async fn apply(
         &self,
         shadow: &mut Shadow,
         updates: &[pb::Update],
         atomicity: pb::write_request::Atomicity,
         access: &RoleAccess,
-    ) -> Result<(Vec<Result<Op, P4Error>>, Vec<Result<(), P4Error>>), Status> {
+        keep_undo: bool,
+    ) -> Result<Applied, Status> {
         let program = self.program();
         let ops: Vec<Result<Op, P4Error>> = {
             let cx = WriteContext {
@@ -438,11 +467,12 @@ impl Inner {
             };
             updates.iter().map(|u| op_from_update(&cx, u)).collect()
         };
-        let (ops, results) = self
+        let (ops, results, undo) = self
             .device
             .with_state(move |dev| {
-                let results = apply_batch(dev, &ops, atomicity);
-                (ops, results)
+                let mut undo = Vec::new();
+                let results = apply_batch(dev, &ops, atomicity, keep_undo.then_some(&mut undo));
+                (ops, results, undo)
             })
             .await
             .map_err(device_status)?;
@@ -457,7 +487,27 @@ impl Inner {
         if digests_changed {
             self.digest_configs.send_replace(shadow.digests.clone());
         }
-        Ok((ops, results))
+        Ok((ops, results, undo))
+    }
+
+    /// Takes back a batch [`Inner::apply`] applied: its inverses run in one
+    /// device job, newest first, and are folded into `shadow` the same way.
+    async fn undo(&self, shadow: &mut Shadow, undo: Vec<Op>) -> Result<(), Status> {
+        let undo = self
+            .device
+            .with_state(move |dev| {
+                undo_batch(dev, &undo);
+                undo
+            })
+            .await
+            .map_err(device_status)?;
+        for op in undo.iter().rev() {
+            shadow.record(op);
+        }
+        if undo.iter().any(|op| matches!(op, Op::DigestSet(..))) {
+            self.digest_configs.send_replace(shadow.digests.clone());
+        }
+        Ok(())
     }
 
     /// Removes every entry, member, group, PRE entry, value-set member and
@@ -945,10 +995,11 @@ impl P4Runtime for P4RuntimeService {
             Status::invalid_argument(format!("atomicity: unknown mode {}", r.atomicity))
         })?;
         let mut shadow = inner.shadow.lock().await;
-        let (ops, results) = inner
-            .apply(&mut shadow, &r.updates, atomicity, &access)
+        let persisting = lock(&inner.store).is_some();
+        let (ops, results, undo) = inner
+            .apply(&mut shadow, &r.updates, atomicity, &access, persisting)
             .await?;
-        if let Some(store) = lock(&inner.store).as_mut() {
+        let recorded = lock(&inner.store).as_mut().map(|store| {
             let applied: Vec<(&pb::Update, &Op)> = r
                 .updates
                 .iter()
@@ -958,7 +1009,13 @@ impl P4Runtime for P4RuntimeService {
                     _ => None,
                 })
                 .collect();
-            store.record(&applied).map_err(not_persisted)?;
+            store.record(&applied)
+        });
+        if let Some(Err(e)) = recorded {
+            // What a restart would not bring back is not kept now either:
+            // the batch is taken back and the switch forwards as before.
+            inner.undo(&mut shadow, undo).await?;
+            return Err(write_not_recorded(e));
         }
         drop(shadow);
         match write_status(&results) {

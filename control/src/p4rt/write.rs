@@ -1124,11 +1124,15 @@ pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
     Ok(())
 }
 
-/// Applies a decoded batch with `atomicity`; one result per update.
+/// Applies a decoded batch with `atomicity`; one result per update. With
+/// `undo`, the inverse of every update applied is pushed to it in order, so
+/// the caller can take the batch back (the state file could not record
+/// it): see [`undo_batch`].
 pub fn apply_batch(
     dev: &mut DeviceState<'_>,
     ops: &[Result<Op, P4Error>],
     atomicity: Atomicity,
+    mut undo: Option<&mut Vec<Op>>,
 ) -> Vec<Result<(), P4Error>> {
     // Entries inserted now count as hit now (idle timeout, §9.1.8).
     let now = dev.now_ns;
@@ -1137,9 +1141,13 @@ pub fn apply_batch(
         return ops
             .iter()
             .map(|op| {
-                op.as_ref()
-                    .map_err(Clone::clone)
-                    .and_then(|op| apply_op(dev, op))
+                let op = op.as_ref().map_err(Clone::clone)?;
+                let inv = undo.as_ref().and_then(|_| inverse(dev, op));
+                apply_op(dev, op)?;
+                if let (Some(undo), Some(inv)) = (undo.as_deref_mut(), inv) {
+                    undo.push(inv);
+                }
+                Ok(())
             })
             .collect();
     }
@@ -1155,18 +1163,14 @@ pub fn apply_batch(
             })
             .collect();
     }
-    let mut undo: Vec<Option<Op>> = Vec::with_capacity(ops.len());
+    let mut applied: Vec<Op> = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
         let Ok(op) = op else {
             unreachable!("checked above")
         };
         let inv = inverse(dev, op);
         if let Err(e) = apply_op(dev, op) {
-            for u in undo.iter().rev().flatten() {
-                if let Err(ue) = apply_op(dev, u) {
-                    tracing::error!(error = %ue, "rollback step failed");
-                }
-            }
+            undo_batch(dev, &applied);
             return (0..ops.len())
                 .map(|j| {
                     if j == i {
@@ -1180,9 +1184,24 @@ pub fn apply_batch(
                 })
                 .collect();
         }
-        undo.push(inv);
+        applied.extend(inv);
+    }
+    if let Some(undo) = undo {
+        undo.extend(applied);
     }
     ops.iter().map(|_| Ok(())).collect()
+}
+
+/// Runs the inverses `undo` (as [`apply_batch`] collected them) in reverse
+/// order, taking a batch back. A step that fails is logged: the entry it
+/// concerned was changed by nothing else in between, so it cannot fail
+/// unless the device itself is broken.
+pub fn undo_batch(dev: &mut DeviceState<'_>, undo: &[Op]) {
+    for u in undo.iter().rev() {
+        if let Err(e) = apply_op(dev, u) {
+            tracing::error!(error = %e, "rollback step failed");
+        }
+    }
 }
 
 impl Shadow {

@@ -766,3 +766,44 @@ pub fn update_errors(status: &tonic::Status) -> Vec<(i32, String)> {
     control::p4rt::error::decode_write_errors(status)
         .expect("grpc-status-details-bin with p4.v1.Error details")
 }
+
+/// A service on a fresh device, restored from `state`, served on 127.0.0.1:0.
+pub struct Served {
+    pub h: Harness,
+    pub report: control::p4rt::RestoreReport,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+pub async fn serve_restored(state: &std::path::Path) -> Served {
+    let device = LocalDevice::new(Box::new(Runtime::new(&PROGRAM)));
+    let svc = service(&PROGRAM, device.clone());
+    let report = svc.restore(state).await.unwrap();
+    let (addr, server) = serve(svc).await;
+    Served {
+        h: Harness { addr, device },
+        report,
+        server,
+    }
+}
+
+/// Observable state minus counter values (data, not config).
+pub async fn config_state(h: &Harness) -> Vec<pb::Entity> {
+    let mut client = h.client().await;
+    snapshot(&mut client)
+        .await
+        .into_iter()
+        .filter(|e| !matches!(e.entity, Some(pb::entity::Entity::CounterEntry(_))))
+        .map(|mut e| {
+            if let Some(pb::entity::Entity::TableEntry(te)) = e.entity.as_mut() {
+                te.counter_data = None;
+            }
+            e
+        })
+        .collect()
+}
