@@ -422,6 +422,8 @@ pub struct Switch<P: Pipeline> {
     link_down: Vec<Option<LinkDown>>,
     /// Oper changes not yet taken by [`Switch::poll_event`].
     oper_events: VecDeque<SwitchEvent>,
+    /// Per port: times the link went down, times it came back.
+    oper_changes: Vec<(u64, u64)>,
 }
 
 impl<P: Pipeline> std::fmt::Debug for Switch<P> {
@@ -463,6 +465,7 @@ impl<P: Pipeline> Switch<P> {
             digests: VecDeque::new(),
             recirculate: VecDeque::new(),
             tracing: Tracing::default(),
+            oper_changes: vec![(0, 0); link_down.len()],
             link_down,
             oper_events: VecDeque::new(),
         })
@@ -726,6 +729,11 @@ impl<P: Pipeline> Switch<P> {
             return;
         }
         *state = down;
+        let changes = &mut self.oper_changes[usize::from(port)];
+        match down {
+            Some(_) => changes.0 += 1,
+            None => changes.1 += 1,
+        }
         self.oper_events
             .push_back(SwitchEvent::PortOper { port, down });
         if down.is_some() {
@@ -749,6 +757,11 @@ impl<P: Pipeline> Switch<P> {
         self.link_down
             .get(usize::from(port))
             .map(|down| down.is_none())
+    }
+
+    /// Times `port`'s link went down and came back: `(downs, ups)`.
+    pub fn port_oper_changes(&self, port: u16) -> Option<(u64, u64)> {
+        self.oper_changes.get(usize::from(port)).copied()
     }
 
     /// Why `port` is down, `None` when it is up or unknown.
