@@ -329,7 +329,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         if let Some(l) = &p.lossless {
             tm_port.pfc_enable = l.iter().fold(0, |m, &prio| m | (1u8 << (prio & 7)));
         }
-        tracing::info!(port = n, iface = %p.iface, speed_bps = tm_port.speed_bps, "port up");
+        tracing::info!(port = n, iface = %p.iface, speed_bps = tm_port.speed_bps, "port opened");
         opened.push(Box::new(port));
     }
     let base_tm = config.tm.clone();
@@ -623,7 +623,13 @@ mod tests {
                 cause: "interface gone".into(),
             }))
         );
-        let up = fabric_events(&SwitchEvent::PortOper { port: 2, down: None }, &names);
+        let up = fabric_events(
+            &SwitchEvent::PortOper {
+                port: 2,
+                down: None,
+            },
+            &names,
+        );
         assert!(matches!(
             &up[0].kind,
             Some(fabric_pb::event::Kind::PortOper(o)) if o.up && o.cause.is_empty()

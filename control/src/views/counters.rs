@@ -64,10 +64,7 @@ pub fn ethtool_stats(set: &CounterSet, port: u16) -> Vec<(String, u64)> {
     out.push(("tx_discards_phy".into(), wide(|p| p.tx_discards_phy)));
     out.push(("rx_ecn_mark".into(), wide(|p| p.rx_ecn_mark)));
     out.push(("link_up".into(), wide(|p| u64::from(!p.oper_down))));
-    out.push((
-        "link_down_events_phy".into(),
-        wide(|p| p.oper_down_events),
-    ));
+    out.push(("link_down_events_phy".into(), wide(|p| p.oper_down_events)));
     out.push((
         "tx_pause_storm_warning_events".into(),
         wide(|p| p.pause_storm_warning_events),
