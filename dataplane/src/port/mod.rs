@@ -19,6 +19,10 @@
 //!   stripped has it put back in place (see [`packet`]), so PCP
 //!   classification sees what was on the wire.
 //! - Nothing here panics on bad input; errors carry the interface name.
+//! - A link can go away under a port: [`PortError::link_down`] tells such
+//!   errors from the rest, [`Port::link_check`] looks without moving frames
+//!   and [`Port::reopen`] brings the port back (both cheap enough for a
+//!   timer, never called per packet).
 //!
 //! Spec: `shared/reference/packet-io.md` (own transmissions re-received,
 //! VLAN tags stripped on receive, batching instead of per-packet syscalls).
