@@ -695,7 +695,10 @@ mod lldp {
         sw.set_port_oper(0, None, Instant::from_secs(32));
         assert_eq!(
             sw.poll_event(),
-            Some(SwitchEvent::PortOper { port: 0, down: None })
+            Some(SwitchEvent::PortOper {
+                port: 0,
+                down: None
+            })
         );
         assert_eq!(sent(&mut sw, 0, Instant::from_secs(32)).len(), 1);
         assert_eq!(sw.port_oper_changes(0), Some((1, 1)));
