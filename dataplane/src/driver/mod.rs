@@ -627,7 +627,8 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
 impl<P: Pipeline> Driver<P, ManualClock> {
     /// Runs the switch up to `until` on the manual clock: turns until idle
     /// at the current time, then moves the clock to the switch's next
-    /// deadline if it is not after `until` (else to `until`) and turns
+    /// deadline or the driver's next link check, whichever is first, if it
+    /// is not after `until` (else to `until`) and turns
     /// again, until idle at `until`. Frames already waiting on the ports are
     /// received at the current time; an `until` not after the clock only
     /// turns at the current time. Never sleeps. `false` when the control
