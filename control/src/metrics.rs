@@ -372,6 +372,22 @@ fn render_queues_pgs_ports(x: &Exposition, set: &CounterSet) {
             set_counter(&f, &[&p.port.to_string()], value(p));
         }
     }
+    let oper_up = x.gauge(
+        "roceswitch_port_oper_up",
+        "1 while the port's link is up; 0 while its interface is gone, set down or without carrier (the switch drops what it would send there as reason port_down).",
+        &["port"],
+    );
+    let oper_changes = x.counter(
+        "roceswitch_port_oper_changes_total",
+        "Times the port's link went down or came back, by direction.",
+        &["port", "direction"],
+    );
+    for p in &set.ports {
+        let port = p.port.to_string();
+        set_gauge(&oper_up, &[&port], u64::from(!p.oper_down));
+        set_counter(&oper_changes, &[&port, "down"], p.oper_down_events);
+        set_counter(&oper_changes, &[&port, "up"], p.oper_up_events);
+    }
 }
 
 /// Switch-wide families: frames, controller traffic, digests, and the

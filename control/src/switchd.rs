@@ -329,7 +329,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         if let Some(l) = &p.lossless {
             tm_port.pfc_enable = l.iter().fold(0, |m, &prio| m | (1u8 << (prio & 7)));
         }
-        tracing::info!(port = n, iface = %p.iface, speed_bps = tm_port.speed_bps, "port up");
+        tracing::info!(port = n, iface = %p.iface, speed_bps = tm_port.speed_bps, "port opened");
         opened.push(Box::new(port));
     }
     let base_tm = config.tm.clone();
@@ -392,6 +392,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         .build()
         .context("tokio runtime")?;
     let port_names: Vec<(u16, String)> = ports.iter().map(|(n, p)| (*n, p.iface.clone())).collect();
+    let event_names = port_names.clone();
     let served = runtime.block_on(async {
         let device = Arc::new(
             SwitchDevice::new(cmd_tx.clone(), pin_tx)
@@ -436,7 +437,7 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         let fabric_tx = fabric.events();
         tokio::spawn(async move {
             while let Some(event) = event_rx.recv().await {
-                for e in fabric_events(&event) {
+                for e in fabric_events(&event, &event_names) {
                     let _ = fabric_tx.send(e);
                 }
             }
@@ -513,9 +514,22 @@ fn server_tls(
     Ok((Some(files.load()?), mode))
 }
 
-/// The fabric service's events for a switch event (none for most).
-fn fabric_events(event: &SwitchEvent) -> Vec<fabric_pb::Event> {
+/// The fabric service's events for a switch event (none for most);
+/// `names` gives each port's interface.
+fn fabric_events(event: &SwitchEvent, names: &[(u16, String)]) -> Vec<fabric_pb::Event> {
     let kind = match *event {
+        SwitchEvent::PortOper { port, down } => {
+            fabric_pb::event::Kind::PortOper(fabric_pb::PortOper {
+                port: port.into(),
+                name: names
+                    .iter()
+                    .find(|(n, _)| *n == port)
+                    .map(|(_, name)| name.clone())
+                    .unwrap_or_default(),
+                up: down.is_none(),
+                cause: down.map_or_else(String::new, |c| c.describe().to_string()),
+            })
+        }
         SwitchEvent::Tm(TmEvent::StormDetected { port, priority, .. }) => {
             fabric_pb::event::Kind::Storm(fabric_pb::WatchdogStorm {
                 port: port.into(),
@@ -586,10 +600,46 @@ fn stamped(kind: fabric_pb::event::Kind) -> fabric_pb::Event {
 mod tests {
     use super::*;
 
+    fn fabric_events_unnamed(event: &SwitchEvent) -> Vec<fabric_pb::Event> {
+        fabric_events(event, &[])
+    }
+
+    #[test]
+    fn a_port_oper_change_is_a_fabric_event_with_the_interface_name() {
+        let names = [(2u16, "veth2".to_string())];
+        let down = fabric_events(
+            &SwitchEvent::PortOper {
+                port: 2,
+                down: Some(dataplane::port::LinkDown::Gone),
+            },
+            &names,
+        );
+        assert_eq!(
+            down[0].kind,
+            Some(fabric_pb::event::Kind::PortOper(fabric_pb::PortOper {
+                port: 2,
+                name: "veth2".into(),
+                up: false,
+                cause: "interface gone".into(),
+            }))
+        );
+        let up = fabric_events(
+            &SwitchEvent::PortOper {
+                port: 2,
+                down: None,
+            },
+            &names,
+        );
+        assert!(matches!(
+            &up[0].kind,
+            Some(fabric_pb::event::Kind::PortOper(o)) if o.up && o.cause.is_empty()
+        ));
+    }
+
     #[test]
     fn a_dcbx_mismatch_is_a_fabric_event_and_lldp_chatter_is_not() {
         use dataplane::dcbx::Mismatch;
-        let e = fabric_events(&SwitchEvent::Dcbx {
+        let e = fabric_events_unnamed(&SwitchEvent::Dcbx {
             port: 2,
             event: DcbxEvent::MismatchChanged {
                 mismatch: Mismatch {
@@ -613,7 +663,7 @@ mod tests {
             port: 2,
             event: DcbxEvent::NeighborRemoved,
         };
-        assert_eq!(fabric_events(&removed), vec![]);
+        assert_eq!(fabric_events_unnamed(&removed), vec![]);
     }
 
     #[test]
@@ -622,7 +672,7 @@ mod tests {
             Some(fabric_pb::event::Kind::PauseChange(c)) => *c,
             other => panic!("{other:?}"),
         };
-        let xoff = fabric_events(&SwitchEvent::Tm(TmEvent::XoffSent {
+        let xoff = fabric_events_unnamed(&SwitchEvent::Tm(TmEvent::XoffSent {
             port: 2,
             pg: 3,
             priorities: 0b1_1000,
@@ -637,7 +687,7 @@ mod tests {
                 active: true,
             })
         );
-        let ended = fabric_events(&SwitchEvent::Tm(TmEvent::PauseRxEnded {
+        let ended = fabric_events_unnamed(&SwitchEvent::Tm(TmEvent::PauseRxEnded {
             port: 1,
             priority: 3,
         }));

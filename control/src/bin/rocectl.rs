@@ -772,6 +772,7 @@ fn event_line(ev: &pb::Event) -> String {
             };
             format!("pfc: port {} priority {}: {what}", c.port, c.priority)
         }
+        Some(Kind::PortOper(o)) => port_oper_sentence(o),
         None => "event of a kind this rocectl does not know".into(),
     };
     let ms_of_day = (ev.timestamp_ns / 1_000_000) % 86_400_000;
@@ -782,6 +783,20 @@ fn event_line(ev: &pb::Event) -> String {
         ms_of_day / 1000 % 60,
         ms_of_day % 1000
     )
+}
+
+/// `port 2 (veth2) down: interface gone` / `port 2 (veth2) up`.
+fn port_oper_sentence(o: &pb::PortOper) -> String {
+    let port = if o.name.is_empty() {
+        format!("port {}", o.port)
+    } else {
+        format!("port {} ({})", o.port, o.name)
+    };
+    match (o.up, o.cause.is_empty()) {
+        (true, _) => format!("{port} up"),
+        (false, true) => format!("{port} down"),
+        (false, false) => format!("{port} down: {}", o.cause),
+    }
 }
 
 /// The event as one JSON object: `timestamp_ns`, `kind` and the kind's fields.
@@ -816,6 +831,10 @@ fn event_json(ev: &pb::Event) -> serde_json::Value {
                 },
                 "active": c.active,
             }),
+        ),
+        Some(Kind::PortOper(o)) => (
+            "port_oper",
+            serde_json::json!({"port": o.port, "name": o.name, "up": o.up, "cause": o.cause}),
         ),
         None => ("unknown", serde_json::json!({})),
     };

@@ -133,6 +133,14 @@ pub struct PortCounters {
     pub pause_storm_error_events: u64,
     /// Data frames that arrived already CE-marked.
     pub rx_ecn_mark: u64,
+    /// The link is down (interface gone, set down, or without carrier).
+    pub oper_down: bool,
+    /// Why, while down ("interface gone", ...).
+    pub down_cause: String,
+    /// Times the link went down.
+    pub oper_down_events: u64,
+    /// Times the link came back.
+    pub oper_up_events: u64,
 }
 
 /// Everything `GetCounters` returns, read in one dataplane job.

@@ -447,6 +447,10 @@ pub fn counter_set_to(set: &CounterSet) -> pb::CountersReply {
                 pause_storm_warning_events: p.pause_storm_warning_events,
                 pause_storm_error_events: p.pause_storm_error_events,
                 rx_ecn_mark: p.rx_ecn_mark,
+                oper_down: p.oper_down,
+                down_cause: p.down_cause.clone(),
+                oper_down_events: p.oper_down_events,
+                oper_up_events: p.oper_up_events,
             })
             .collect(),
     }
@@ -495,6 +499,10 @@ pub fn counter_set_from(r: &pb::CountersReply) -> CounterSet {
                 pause_storm_warning_events: p.pause_storm_warning_events,
                 pause_storm_error_events: p.pause_storm_error_events,
                 rx_ecn_mark: p.rx_ecn_mark,
+                oper_down: p.oper_down,
+                down_cause: p.down_cause.clone(),
+                oper_down_events: p.oper_down_events,
+                oper_up_events: p.oper_up_events,
             })
             .collect(),
     }

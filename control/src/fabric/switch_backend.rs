@@ -110,6 +110,12 @@ fn read_counter_set<P: Pipeline>(
                 .unwrap_or_default(),
             rx_discards_phy: early + kernel,
             rx_ecn_mark: sw.rx_ecn_ce(port),
+            oper_down: sw.port_oper_up(port) == Some(false),
+            down_cause: sw
+                .port_link_down(port)
+                .map_or_else(String::new, |c| c.describe().to_string()),
+            oper_down_events: sw.port_oper_changes(port).map_or(0, |c| c.0),
+            oper_up_events: sw.port_oper_changes(port).map_or(0, |c| c.1),
             ..PortCounters::default()
         };
         let mut queue_marks = [0u64; 8];

@@ -63,6 +63,8 @@ pub fn ethtool_stats(set: &CounterSet, port: u16) -> Vec<(String, u64)> {
     out.push(("rx_discards_phy".into(), wide(|p| p.rx_discards_phy)));
     out.push(("tx_discards_phy".into(), wide(|p| p.tx_discards_phy)));
     out.push(("rx_ecn_mark".into(), wide(|p| p.rx_ecn_mark)));
+    out.push(("link_up".into(), wide(|p| u64::from(!p.oper_down))));
+    out.push(("link_down_events_phy".into(), wide(|p| p.oper_down_events)));
     out.push((
         "tx_pause_storm_warning_events".into(),
         wide(|p| p.pause_storm_warning_events),
@@ -396,6 +398,8 @@ pub fn since(now: &CounterSet, base: &CounterSet) -> CounterSet {
             delta(p.pause_storm_warning_events, b.pause_storm_warning_events);
         p.pause_storm_error_events = delta(p.pause_storm_error_events, b.pause_storm_error_events);
         p.rx_ecn_mark = delta(p.rx_ecn_mark, b.rx_ecn_mark);
+        p.oper_down_events = delta(p.oper_down_events, b.oper_down_events);
+        p.oper_up_events = delta(p.oper_up_events, b.oper_up_events);
     }
     out
 }

@@ -47,9 +47,23 @@
 //! through every switch deadline up to a chosen instant, stepping at each,
 //! the way the simulator jumps its clock to the earliest `poll_timeout`.
 //!
+//! **Links that go away.** A port error that means the link is gone or
+//! down ([`PortError::link_down`]: `ENXIO`, `ENODEV`, `ENETDOWN`) does not
+//! end the loop: the driver marks that port down, tells the switch
+//! ([`Switch::set_port_oper`], which drops what is sent to it as
+//! [`crate::switch::SwitchDrop::PortDown`]), discards the frames it had
+//! taken for it but not sent (counted in
+//! [`DriverStats::tx_lost_link_down`]), and stops reading and writing it
+//! (its descriptor leaves the poll set: a socket whose interface vanished
+//! polls as an error forever). Every [`LINK_CHECK_INTERVAL`] of the
+//! driver's clock, off the packet path, it asks each down port to
+//! [`Port::reopen`] and each up port for its [`Port::link_check`] (so an
+//! interface set down, or deleted and re-created, is noticed without
+//! traffic). Downs log a warning, ups an info line; both are counted.
+//!
 //! Contract: the loop itself allocates only when a port's pool of sent
-//! buffers grows; port errors end [`Driver::run`] and are returned;
-//! nothing here panics on traffic.
+//! buffers grows; port errors other than link loss end [`Driver::run`] and
+//! are returned; nothing here panics on traffic.
 
 pub mod clock;
 pub mod command;
@@ -62,7 +76,7 @@ use p4_target::pipeline::Pipeline;
 
 pub use self::clock::{Clock, ManualClock, MonotonicClock};
 pub use self::command::{Command, CommandReceiver, CommandSender, command_channel};
-use crate::port::{FrameBuf, Port, PortError};
+use crate::port::{FrameBuf, LinkDown, Port, PortError};
 use crate::switch::{Digest, Switch, SwitchEvent};
 use crate::time::Instant;
 
@@ -79,6 +93,10 @@ const UNPOLLED_PORT_NAP: std::time::Duration = std::time::Duration::from_micros(
 /// How often the ports are asked for frames the kernel lost
 /// ([`Port::take_rx_lost`], a system call per port).
 pub const RX_LOST_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// How often down ports are asked to reopen and up ports whether their
+/// link is still there ([`Port::reopen`], [`Port::link_check`]).
+pub const LINK_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// How long to wait for the kernel to take a transmit backlog.
 const BACKLOG_NAP: std::time::Duration = std::time::Duration::from_micros(50);
@@ -132,6 +150,13 @@ pub struct DriverStats {
     /// Sleeps ended by the command channel's wake-up (a command sent, or a
     /// sender dropped).
     pub command_wakes: u64,
+    /// Times a port's link was found gone or down.
+    pub port_down_events: u64,
+    /// Times a down port was reopened.
+    pub port_up_events: u64,
+    /// Frames taken from the switch for a port whose link then failed,
+    /// never sent.
+    pub tx_lost_link_down: u64,
 }
 
 /// What one turn found to do ([`Driver::step`]).
@@ -153,6 +178,8 @@ struct PortIo {
     tx: VecDeque<FrameBuf>,
     /// Sent-buffer pool.
     spare: Vec<FrameBuf>,
+    /// `Some` while the link is down: neither read nor written.
+    down: Option<LinkDown>,
 }
 
 /// Runs a switch on ports; see the module doc.
@@ -172,6 +199,8 @@ pub struct Driver<P: Pipeline, C: Clock = MonotonicClock> {
     trace_sink: Option<TraceSink>,
     /// When the ports are next asked for kernel losses.
     next_rx_lost_check: Instant,
+    /// When links are next checked and down ports asked to reopen.
+    next_link_check: Instant,
 }
 
 /// Called on the dataplane thread with each finished packet trace; it must
@@ -211,29 +240,47 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
                 rx: FrameBuf::batch(BATCH),
                 tx: VecDeque::with_capacity(BATCH),
                 spare: Vec::new(),
+                down: None,
             })
             .collect();
-        let pollfd = |fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let mut poll_set = vec![pollfd(io.commands.wake_fd())];
-        poll_set.extend(ports.iter().filter_map(|p| p.port.poll_fd()).map(pollfd));
-        let unpolled_ports = ports.iter().any(|p| p.port.poll_fd().is_none());
-        Driver {
+        let mut driver = Driver {
             switch,
             ports,
             io,
             clock,
             max_sleep: MAX_SLEEP,
-            poll_set,
-            unpolled_ports,
+            poll_set: Vec::new(),
+            unpolled_ports: false,
             scratch: Vec::with_capacity(16 * 1024),
             stats: DriverStats::default(),
             trace_sink: None,
             next_rx_lost_check: Instant::ZERO,
-        }
+            next_link_check: Instant::ZERO,
+        };
+        driver.rebuild_poll_set();
+        driver
+    }
+
+    /// The command channel's descriptor, then those of the up ports (a
+    /// port's descriptor changes when it is reopened).
+    fn rebuild_poll_set(&mut self) {
+        let pollfd = |fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        self.poll_set.clear();
+        self.poll_set.push(pollfd(self.io.commands.wake_fd()));
+        let up = || self.ports.iter().filter(|p| p.down.is_none());
+        self.poll_set
+            .extend(up().filter_map(|p| p.port.poll_fd()).map(pollfd));
+        self.unpolled_ports = up().any(|p| p.port.poll_fd().is_none());
+    }
+
+    /// Whether port `i`'s link is up as the driver sees it (`None`: no such
+    /// port).
+    pub fn port_up(&self, i: usize) -> Option<bool> {
+        self.ports.get(i).map(|p| p.down.is_none())
     }
 
     /// Sets the longest sleep between turns (default [`MAX_SLEEP`]); the
@@ -310,8 +357,18 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
             }
         }
         let mut received = 0;
-        for (i, p) in self.ports.iter_mut().enumerate() {
-            let n = p.port.recv_batch(&mut p.rx)?;
+        for i in 0..self.ports.len() {
+            let p = &mut self.ports[i];
+            if p.down.is_some() {
+                continue;
+            }
+            let n = match p.port.recv_batch(&mut p.rx) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.port_failed(i, e)?;
+                    continue;
+                }
+            };
             let now = self.clock.now();
             for buf in &p.rx[..n] {
                 self.switch.handle_frame(i as u16, buf.frame(), now);
@@ -325,10 +382,21 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
             self.next_rx_lost_check =
                 now + crate::time::Duration::from_nanos(RX_LOST_INTERVAL.as_nanos() as u64);
         }
+        if now >= self.next_link_check {
+            self.check_links();
+            self.next_link_check =
+                now + crate::time::Duration::from_nanos(LINK_CHECK_INTERVAL.as_nanos() as u64);
+        }
         self.switch.handle_timeout(now);
         let mut sent_any = false;
         for i in 0..self.ports.len() {
-            sent_any |= self.transmit(i, now)?;
+            if self.ports[i].down.is_some() {
+                continue;
+            }
+            match self.transmit(i, now) {
+                Ok(sent) => sent_any |= sent,
+                Err(e) => self.port_failed(i, e)?,
+            }
         }
         while let Some(frame) = self.switch.poll_packet_in() {
             if let Some(deliver) = &mut self.io.packet_in {
@@ -363,8 +431,18 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
     /// [`Driver::step`]; call it before reading final counters).
     pub fn collect_rx_lost(&mut self) -> Result<u64, PortError> {
         let mut total = 0;
-        for (i, p) in self.ports.iter_mut().enumerate() {
-            let lost = p.port.take_rx_lost()?;
+        for i in 0..self.ports.len() {
+            let p = &mut self.ports[i];
+            if p.down.is_some() {
+                continue;
+            }
+            let lost = match p.port.take_rx_lost() {
+                Ok(lost) => lost,
+                Err(e) => {
+                    self.port_failed(i, e)?;
+                    continue;
+                }
+            };
             if lost > 0 {
                 tracing::debug!(port = i, lost, "kernel dropped received frames");
                 self.switch.handle_rx_lost(i as u16, lost);
@@ -373,6 +451,87 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         }
         self.stats.rx_kernel_drops += total;
         Ok(total)
+    }
+
+    /// Handles an error of port `i`: link loss marks the port down, any
+    /// other error is returned (and ends the run).
+    fn port_failed(&mut self, i: usize, e: PortError) -> Result<(), PortError> {
+        let Some(mut cause) = e.link_down() else {
+            return Err(e);
+        };
+        if cause == LinkDown::Error {
+            // ENETDOWN says little: the interface may be gone, down, or
+            // without carrier. Ask it.
+            if let Ok(Some(seen)) = self.ports[i].port.link_check() {
+                cause = seen;
+            }
+        }
+        self.mark_down(i, cause, Some(&e));
+        Ok(())
+    }
+
+    fn mark_down(&mut self, i: usize, cause: LinkDown, error: Option<&PortError>) {
+        let now = self.clock.now();
+        let p = &mut self.ports[i];
+        if p.down.is_some() {
+            return;
+        }
+        p.down = Some(cause);
+        self.stats.port_down_events += 1;
+        self.stats.tx_lost_link_down += p.tx.len() as u64;
+        p.spare.extend(p.tx.drain(..));
+        match error {
+            Some(error) => tracing::warn!(
+                port = i,
+                iface = p.port.name(),
+                cause = cause.describe(),
+                %error,
+                "port down"
+            ),
+            None => tracing::warn!(
+                port = i,
+                iface = p.port.name(),
+                cause = cause.describe(),
+                "port down"
+            ),
+        }
+        self.switch.set_port_oper(i as u16, Some(cause), now);
+        self.rebuild_poll_set();
+    }
+
+    /// Every [`LINK_CHECK_INTERVAL`]: down ports are asked to reopen, up
+    /// ports whether their link is still there. Failures of the checks
+    /// themselves are logged, not fatal.
+    fn check_links(&mut self) {
+        for i in 0..self.ports.len() {
+            let p = &mut self.ports[i];
+            match p.down {
+                Some(_) => match p.port.reopen() {
+                    Ok(true) => {
+                        p.down = None;
+                        self.stats.port_up_events += 1;
+                        tracing::info!(port = i, iface = p.port.name(), "port up");
+                        let now = self.clock.now();
+                        self.switch.set_port_oper(i as u16, None, now);
+                        self.rebuild_poll_set();
+                    }
+                    Ok(false) => {}
+                    Err(error) => {
+                        tracing::debug!(port = i, iface = p.port.name(), %error, "reopen failed")
+                    }
+                },
+                None => match p.port.link_check() {
+                    Ok(Some(cause)) => self.mark_down(i, cause, None),
+                    Ok(None) => {}
+                    Err(error) => tracing::warn!(
+                        port = i,
+                        iface = p.port.name(),
+                        %error,
+                        "cannot check the link"
+                    ),
+                },
+            }
+        }
     }
 
     /// Moves what port `i` may send now from the switch to the kernel.
@@ -422,6 +581,8 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         if self.unpolled_ports {
             timeout = timeout.min(UNPOLLED_PORT_NAP);
         }
+        let link_check = self.next_link_check.saturating_duration_since(now);
+        timeout = timeout.min(std::time::Duration::from_nanos(link_check.as_nanos()));
         if timeout.is_zero() {
             return Ok(());
         }
@@ -466,7 +627,8 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
 impl<P: Pipeline> Driver<P, ManualClock> {
     /// Runs the switch up to `until` on the manual clock: turns until idle
     /// at the current time, then moves the clock to the switch's next
-    /// deadline if it is not after `until` (else to `until`) and turns
+    /// deadline or the driver's next link check, whichever is first, if it
+    /// is not after `until` (else to `until`) and turns
     /// again, until idle at `until`. Frames already waiting on the ports are
     /// received at the current time; an `until` not after the clock only
     /// turns at the current time. Never sleeps. `false` when the control
@@ -485,8 +647,15 @@ impl<P: Pipeline> Driver<P, ManualClock> {
                 }
             }
             let now = self.clock.now();
-            let next = match self.switch.poll_timeout() {
-                Some(deadline) if deadline > now && deadline <= until => deadline,
+            // The link check is a deadline too, so a port that went down
+            // or came back is seen at the same instant however far a test
+            // jumps.
+            let deadline = match self.switch.poll_timeout() {
+                Some(d) => d.min(self.next_link_check),
+                None => self.next_link_check,
+            };
+            let next = match deadline {
+                deadline if deadline > now && deadline <= until => deadline,
                 _ if now < until => until,
                 _ => return Ok(true),
             };

@@ -13,13 +13,51 @@
 //! taking frames, so a frame sent afterwards signals again; a spurious
 //! wake-up is possible, a lost one is not. If the kernel refuses the
 //! eventfds (descriptor limit), the ends have no poll descriptor.
+//!
+//! A test can take one end's link down and bring it back through a
+//! [`LinkControl`] ([`MemoryPort::link_control`]), as an interface that is
+//! deleted and re-created: while down, that end's receives and sends fail
+//! with [`PortError::LinkDown`] and [`Port::link_check`] reports the cause;
+//! [`Port::reopen`] succeeds once the link is up again and discards what
+//! the peer sent meanwhile (a vanished interface receives nothing).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::time::Duration;
 
 use super::eventfd::EventFd;
-use super::{FrameBuf, Port, PortError};
+use super::{FrameBuf, LinkDown, Port, PortError};
+
+/// Takes one [`MemoryPort`]'s simulated link down and brings it back; a
+/// clone of the port's own switch, usable while a driver owns the port.
+#[derive(Clone, Debug)]
+pub struct LinkControl(Arc<AtomicU8>);
+
+const LINK_CAUSES: [LinkDown; 4] = [
+    LinkDown::Gone,
+    LinkDown::AdminDown,
+    LinkDown::NoCarrier,
+    LinkDown::Error,
+];
+
+impl LinkControl {
+    /// Sets the link down (`Some(cause)`) or up (`None`).
+    pub fn set(&self, down: Option<LinkDown>) {
+        let code = down.map_or(0, |c| {
+            1 + LINK_CAUSES.iter().position(|x| *x == c).unwrap_or(0) as u8
+        });
+        self.0.store(code, Ordering::SeqCst);
+    }
+
+    /// The link's state: `None` when up.
+    pub fn get(&self) -> Option<LinkDown> {
+        match self.0.load(Ordering::SeqCst) {
+            0 => None,
+            n => LINK_CAUSES.get(usize::from(n - 1)).copied(),
+        }
+    }
+}
 
 /// One end of an in-memory link.
 #[derive(Debug)]
@@ -33,6 +71,8 @@ pub struct MemoryPort {
     readable: Option<Arc<EventFd>>,
     /// The peer's `readable`.
     peer_readable: Option<Arc<EventFd>>,
+    /// The simulated link ([`LinkControl`]).
+    link: LinkControl,
 }
 
 impl MemoryPort {
@@ -52,6 +92,7 @@ impl MemoryPort {
                 peeked: None,
                 readable: a_readable.clone(),
                 peer_readable: b_readable.clone(),
+                link: LinkControl(Arc::new(AtomicU8::new(0))),
             },
             MemoryPort {
                 name: b.to_string(),
@@ -60,8 +101,24 @@ impl MemoryPort {
                 peeked: None,
                 readable: b_readable,
                 peer_readable: a_readable,
+                link: LinkControl(Arc::new(AtomicU8::new(0))),
             },
         )
+    }
+
+    /// The switch of this end's simulated link (see the module doc).
+    pub fn link_control(&self) -> LinkControl {
+        self.link.clone()
+    }
+
+    fn check_link(&self) -> Result<(), PortError> {
+        match self.link.get() {
+            None => Ok(()),
+            Some(cause) => Err(PortError::LinkDown {
+                iface: self.name.clone(),
+                cause,
+            }),
+        }
     }
 }
 
@@ -71,6 +128,7 @@ impl Port for MemoryPort {
     }
 
     fn recv_batch(&mut self, bufs: &mut [FrameBuf]) -> Result<usize, PortError> {
+        self.check_link()?;
         if let Some(readable) = &self.readable {
             readable.clear();
         }
@@ -96,6 +154,7 @@ impl Port for MemoryPort {
     }
 
     fn send_batch(&mut self, bufs: &[FrameBuf]) -> Result<usize, PortError> {
+        self.check_link()?;
         for b in bufs {
             self.tx
                 .send(b.frame().to_vec())
@@ -122,6 +181,22 @@ impl Port for MemoryPort {
 
     fn poll_fd(&self) -> Option<std::os::fd::RawFd> {
         self.readable.as_ref().map(|e| e.raw_fd())
+    }
+
+    fn link_check(&mut self) -> Result<Option<LinkDown>, PortError> {
+        Ok(self.link.get())
+    }
+
+    fn reopen(&mut self) -> Result<bool, PortError> {
+        if self.link.get().is_some() {
+            return Ok(false);
+        }
+        self.peeked = None;
+        while self.rx.try_recv().is_ok() {}
+        if let Some(readable) = &self.readable {
+            readable.clear();
+        }
+        Ok(true)
     }
 }
 
@@ -182,6 +257,29 @@ mod tests {
         assert!(poll_readable(&b), "a frame is still waiting");
         assert_eq!(b.recv_batch(&mut rx).unwrap(), 1);
         assert!(!poll_readable(&b), "all taken");
+    }
+
+    #[test]
+    fn a_downed_link_fails_and_reopens_without_what_was_sent_meanwhile() {
+        let (mut a, mut b) = MemoryPort::pair("a", "b");
+        let link = b.link_control();
+        link.set(Some(LinkDown::Gone));
+        let mut rx = FrameBuf::batch(4);
+        let err = b.recv_batch(&mut rx).unwrap_err();
+        assert_eq!(err.link_down(), Some(LinkDown::Gone));
+        assert_eq!(
+            b.send_batch(&frames(&[b"x"])).unwrap_err().link_down(),
+            Some(LinkDown::Gone)
+        );
+        assert_eq!(b.link_check().unwrap(), Some(LinkDown::Gone));
+        a.send_batch(&frames(&[b"lost"])).unwrap();
+        assert!(!b.reopen().unwrap(), "still down");
+        link.set(None);
+        assert!(b.reopen().unwrap());
+        assert_eq!(b.recv_batch(&mut rx).unwrap(), 0, "sent while down: lost");
+        a.send_batch(&frames(&[b"after"])).unwrap();
+        assert_eq!(b.recv_batch(&mut rx).unwrap(), 1);
+        assert_eq!(rx[0].frame(), b"after");
     }
 
     #[test]

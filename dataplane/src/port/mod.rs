@@ -19,6 +19,10 @@
 //!   stripped has it put back in place (see [`packet`]), so PCP
 //!   classification sees what was on the wire.
 //! - Nothing here panics on bad input; errors carry the interface name.
+//! - A link can go away under a port: [`PortError::link_down`] tells such
+//!   errors from the rest, [`Port::link_check`] looks without moving frames
+//!   and [`Port::reopen`] brings the port back (both cheap enough for a
+//!   timer, never called per packet).
 //!
 //! Spec: `shared/reference/packet-io.md` (own transmissions re-received,
 //! VLAN tags stripped on receive, batching instead of per-packet syscalls).
@@ -28,7 +32,7 @@ pub mod memory;
 pub mod netns;
 pub mod packet;
 
-pub use memory::MemoryPort;
+pub use memory::{LinkControl, MemoryPort};
 pub use packet::{AfPacketPort, PortStats};
 
 /// Largest frame a [`FrameBuf`] holds by default, bytes (no FCS): a 9000-byte
@@ -38,6 +42,32 @@ pub const DEFAULT_FRAME_CAPACITY_BYTES: usize = 9018;
 /// Room kept in front of a received frame so a stripped VLAN tag can be put
 /// back without moving the payload, bytes.
 pub(crate) const HEADROOM_BYTES: usize = 4;
+
+/// Why a port's link is down, as its driver saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkDown {
+    /// The interface is gone (deleted; it may come back under a new index).
+    Gone,
+    /// The interface is administratively down (`ip link set X down`).
+    AdminDown,
+    /// The interface is up but has no carrier (e.g. its veth peer is down).
+    NoCarrier,
+    /// Sending or receiving failed with an error that means the link is
+    /// unusable (e.g. `ENETDOWN`) while the interface still looked up.
+    Error,
+}
+
+impl LinkDown {
+    /// Short words for logs and events ("interface gone").
+    pub const fn describe(self) -> &'static str {
+        match self {
+            LinkDown::Gone => "interface gone",
+            LinkDown::AdminDown => "administratively down",
+            LinkDown::NoCarrier => "no carrier",
+            LinkDown::Error => "link error",
+        }
+    }
+}
 
 /// Errors of port operations.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +101,34 @@ pub enum PortError {
     /// The other end of an in-memory port is gone.
     #[error("in-memory peer disconnected")]
     Disconnected,
+    /// The link is down (an in-memory port's simulated link,
+    /// [`MemoryPort::link_control`]).
+    #[error("{iface}: link down: {}", cause.describe())]
+    LinkDown {
+        /// Port name.
+        iface: String,
+        /// Why.
+        cause: LinkDown,
+    },
+}
+
+impl PortError {
+    /// `Some` when the error means the port's link is gone or down (the
+    /// driver then marks the port down and tries to reopen it), `None` for
+    /// errors that end the run. `AF_PACKET` reports a deleted interface as
+    /// `ENXIO`/`ENODEV` and an interface going down as `ENETDOWN` (the
+    /// socket's pending error, once, on the next receive).
+    pub fn link_down(&self) -> Option<LinkDown> {
+        match self {
+            PortError::LinkDown { cause, .. } => Some(*cause),
+            PortError::Io { source, .. } => match source.raw_os_error()? {
+                libc::ENXIO | libc::ENODEV => Some(LinkDown::Gone),
+                libc::ENETDOWN => Some(LinkDown::Error),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
 }
 
 /// A buffer for one frame, with headroom for re-inserting a VLAN tag.
@@ -217,6 +275,24 @@ pub trait Port {
     /// thread can wait on many ports at once; `None` for ports without one.
     fn poll_fd(&self) -> Option<std::os::fd::RawFd> {
         None
+    }
+
+    /// Looks whether the link is usable now, without moving frames
+    /// (`AF_PACKET`: the interface still has the index the port is bound
+    /// to, and is `IFF_UP` and `IFF_RUNNING`). `Ok(None)`: up, or the port
+    /// cannot tell. Called every [`crate::driver::LINK_CHECK_INTERVAL`],
+    /// off the packet path.
+    fn link_check(&mut self) -> Result<Option<LinkDown>, PortError> {
+        Ok(None)
+    }
+
+    /// Tries to make a down port usable again (`AF_PACKET`: resolve the
+    /// interface by name, which may give a new index, and open a fresh
+    /// socket with the same settings). `Ok(true)`: the port is up and its
+    /// [`Port::poll_fd`] may have changed; `Ok(false)`: not yet (or the
+    /// port cannot reopen, the default).
+    fn reopen(&mut self) -> Result<bool, PortError> {
+        Ok(false)
     }
 }
 

@@ -27,13 +27,25 @@
 //! several calls. Frames longer than the buffer are dropped and counted
 //! (`MSG_TRUNC`). Requires `CAP_NET_RAW`. The socket lives in the network
 //! namespace of the thread that opened it (see [`super::netns`]).
+//!
+//! Link loss: when the interface is deleted the kernel unbinds the socket
+//! and sets its pending error to `ENETDOWN` (returned once, by the next
+//! receive); sends then fail with `ENXIO`. An interface set down gives
+//! `ENETDOWN` on receive once and on every send. A veth whose peer is down
+//! (no carrier) gives no error at all: sends succeed and go nowhere
+//! (measured on a veth pair, kernel of this VM). [`Port::link_check`]
+//! looks, by name, whether the interface still has the index the socket is
+//! bound to and is `IFF_UP | IFF_RUNNING` (`SIOCGIFINDEX`,
+//! `SIOCGIFFLAGS`: two system calls); [`Port::reopen`] opens a fresh
+//! socket on whatever index the name has now, in the same namespace, with
+//! the same settings, keeping the counters.
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
-use super::{FrameBuf, Port, PortError};
+use super::{FrameBuf, LinkDown, Port, PortError};
 
 /// Most frames moved by one `recvmmsg`/`sendmmsg` call.
 pub const MAX_BATCH: usize = 64;
@@ -102,6 +114,9 @@ pub struct AfPacketPort {
     fd: OwnedFd,
     iface: String,
     ifindex: u32,
+    /// The named namespace it was opened in ([`AfPacketPort::open_in_netns`]),
+    /// for reopening there.
+    netns: Option<String>,
     stats: PortStats,
 }
 
@@ -228,6 +243,7 @@ impl AfPacketPort {
             fd,
             iface: iface.to_string(),
             ifindex,
+            netns: None,
             stats: PortStats::default(),
         })
     }
@@ -236,27 +252,48 @@ impl AfPacketPort {
     /// (`/run/netns/NAME`), from a helper thread; the socket stays there.
     pub fn open_in_netns(netns: &str, iface: &str) -> Result<Self, PortError> {
         let iface_owned = iface.to_string();
-        super::netns::run_in(netns, move || AfPacketPort::open(&iface_owned)).map_err(|source| {
-            PortError::Setup {
+        let mut port = super::netns::run_in(netns, move || AfPacketPort::open(&iface_owned))
+            .map_err(|source| PortError::Setup {
                 iface: iface.to_string(),
                 what: "entering network namespace",
                 source,
-            }
-        })?
+            })??;
+        port.netns = Some(netns.to_string());
+        Ok(port)
+    }
+
+    /// The interface's index and flags as the socket's namespace sees them
+    /// now, by name; `None` when no interface has the name.
+    fn lookup(&self) -> io::Result<Option<(u32, libc::c_int)>> {
+        let mut req = ifreq_named(&self.iface);
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: a valid ifreq for this request; the kernel fills ifru_ifindex.
+        if unsafe { libc::ioctl(fd, libc::SIOCGIFINDEX as _, &mut req) } < 0 {
+            let e = last_err();
+            return match e.raw_os_error() {
+                Some(libc::ENODEV) | Some(libc::ENXIO) => Ok(None),
+                _ => Err(e),
+            };
+        }
+        // SAFETY: SIOCGIFINDEX wrote the ifindex member of the union.
+        let index = unsafe { req.ifr_ifru.ifru_ifindex } as u32;
+        // SAFETY: as above; the kernel fills ifru_flags.
+        if unsafe { libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req) } < 0 {
+            let e = last_err();
+            return match e.raw_os_error() {
+                Some(libc::ENODEV) | Some(libc::ENXIO) => Ok(None),
+                _ => Err(e),
+            };
+        }
+        // SAFETY: SIOCGIFFLAGS wrote the flags member of the union.
+        let flags = libc::c_int::from(unsafe { req.ifr_ifru.ifru_flags }) & 0xffff;
+        Ok(Some((index, flags)))
     }
 
     /// The interface's MTU in bytes (largest frame payload after the
     /// Ethernet header), read now with `SIOCGIFMTU`.
     pub fn mtu_bytes(&self) -> Result<u32, PortError> {
-        // SAFETY: zeroed ifreq is valid; the name is NUL-terminated below.
-        let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-        for (d, s) in req
-            .ifr_name
-            .iter_mut()
-            .zip(self.iface.bytes().take(libc::IFNAMSIZ - 1))
-        {
-            *d = s as libc::c_char;
-        }
+        let mut req = ifreq_named(&self.iface);
         // SAFETY: a valid ifreq for this request; the kernel fills ifru_mtu.
         let r = unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::SIOCGIFMTU as _, &mut req) };
         if r < 0 {
@@ -404,6 +441,31 @@ impl AfPacketPort {
     }
 }
 
+/// An `ifreq` naming `iface` (truncated to `IFNAMSIZ - 1`, NUL-terminated).
+fn ifreq_named(iface: &str) -> libc::ifreq {
+    // SAFETY: zeroed ifreq is valid; the name stays NUL-terminated.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in req
+        .ifr_name
+        .iter_mut()
+        .zip(iface.bytes().take(libc::IFNAMSIZ - 1))
+    {
+        *d = s as libc::c_char;
+    }
+    req
+}
+
+/// What the interface's index and flags say about a port bound to `bound`.
+fn link_state(now: Option<(u32, libc::c_int)>, bound: u32) -> Option<LinkDown> {
+    match now {
+        None => Some(LinkDown::Gone),
+        Some((index, _)) if index != bound => Some(LinkDown::Gone),
+        Some((_, flags)) if flags & libc::IFF_UP == 0 => Some(LinkDown::AdminDown),
+        Some((_, flags)) if flags & libc::IFF_RUNNING == 0 => Some(LinkDown::NoCarrier),
+        Some(_) => None,
+    }
+}
+
 fn auxdata(h: &libc::msghdr) -> Option<TpacketAuxdata> {
     // SAFETY: the kernel filled msg_control up to msg_controllen; the CMSG
     // macros stay inside it and we copy the payload out unaligned.
@@ -456,6 +518,46 @@ impl Port for AfPacketPort {
 
     fn poll_fd(&self) -> Option<RawFd> {
         Some(self.fd.as_raw_fd())
+    }
+
+    fn link_check(&mut self) -> Result<Option<LinkDown>, PortError> {
+        let now = self
+            .lookup()
+            .map_err(|e| self.io_err("SIOCGIFINDEX/SIOCGIFFLAGS", e))?;
+        Ok(link_state(now, self.ifindex))
+    }
+
+    fn reopen(&mut self) -> Result<bool, PortError> {
+        let now = self
+            .lookup()
+            .map_err(|e| self.io_err("SIOCGIFINDEX/SIOCGIFFLAGS", e))?;
+        // Bound to the index the name has now: up only if that one is.
+        let Some((index, _)) = now else {
+            return Ok(false);
+        };
+        if link_state(now, index).is_some() {
+            return Ok(false);
+        }
+        let fresh = match &self.netns {
+            Some(ns) => AfPacketPort::open_in_netns(ns, &self.iface),
+            None => AfPacketPort::open(&self.iface),
+        };
+        match fresh {
+            Ok(fresh) => {
+                tracing::debug!(
+                    iface = %self.iface,
+                    old_ifindex = self.ifindex,
+                    ifindex = fresh.ifindex,
+                    "AF_PACKET port reopened"
+                );
+                self.fd = fresh.fd;
+                self.ifindex = fresh.ifindex;
+                Ok(true)
+            }
+            // Gone again between the look and the open.
+            Err(PortError::NoSuchInterface { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     fn recv_batch(&mut self, bufs: &mut [FrameBuf]) -> Result<usize, PortError> {

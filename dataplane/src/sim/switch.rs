@@ -162,6 +162,8 @@ impl<P: Pipeline> SimSwitch<P> {
                     tracing::debug!(port, ?event, %now, "DCBX");
                     continue;
                 }
+                // Simulated links never go down.
+                SwitchEvent::PortOper { .. } => continue,
             };
             if let Some(p) = PauseInput::from_tm(&e) {
                 if self.pauses.len() < MAX_KEPT_PAUSES {

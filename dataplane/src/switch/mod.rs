@@ -84,6 +84,7 @@ use p4_target::trace::{Event, PacketTrace, Stage};
 
 use crate::dcbx::{AgentConfig, DcbxEvent, PortAgent};
 use crate::mac::{Mac, RxClass};
+pub use crate::port::LinkDown;
 use crate::time::Instant;
 use crate::tm::config::{SchedMode, Threshold};
 use crate::tm::{ConfigError, DropReason, EnqueueMeta, Tm, TmConfig, TmEvent};
@@ -145,11 +146,14 @@ pub enum SwitchDrop {
     /// driver read it (AF_PACKET `PACKET_STATISTICS` `tp_drops`), reported
     /// with [`Switch::handle_rx_lost`].
     KernelRing,
+    /// For a port whose link is down ([`Switch::set_port_oper`]): sent
+    /// there while down, or queued for it when it went down.
+    PortDown,
 }
 
 impl SwitchDrop {
     /// Number of reasons.
-    pub const COUNT: usize = 14;
+    pub const COUNT: usize = 15;
     /// Every reason, in counter order.
     pub const ALL: [SwitchDrop; SwitchDrop::COUNT] = [
         SwitchDrop::MacMalformed,
@@ -166,6 +170,7 @@ impl SwitchDrop {
         SwitchDrop::HeadroomOverflow,
         SwitchDrop::WatchdogDrop,
         SwitchDrop::KernelRing,
+        SwitchDrop::PortDown,
     ];
 
     /// Stable snake_case name for logs and metrics.
@@ -185,6 +190,7 @@ impl SwitchDrop {
             SwitchDrop::HeadroomOverflow => DropReason::HeadroomOverflow.name(),
             SwitchDrop::WatchdogDrop => DropReason::WatchdogDrop.name(),
             SwitchDrop::KernelRing => "kernel_ring",
+            SwitchDrop::PortDown => "port_down",
         }
     }
 
@@ -223,6 +229,13 @@ pub enum SwitchEvent {
         port: u16,
         /// What happened.
         event: DcbxEvent,
+    },
+    /// A port's link went down or came back ([`Switch::set_port_oper`]).
+    PortOper {
+        /// The port.
+        port: u16,
+        /// `None`: up; `Some`: down, and why.
+        down: Option<LinkDown>,
     },
 }
 
@@ -405,6 +418,12 @@ pub struct Switch<P: Pipeline> {
     recirculate: VecDeque<Recirculation<P::Packet>>,
     /// Packet tracing (off unless a [`TraceRequest`] is set).
     tracing: Tracing,
+    /// Ports whose link is down ([`Switch::set_port_oper`]).
+    link_down: Vec<Option<LinkDown>>,
+    /// Oper changes not yet taken by [`Switch::poll_event`].
+    oper_events: VecDeque<SwitchEvent>,
+    /// Per port: times the link went down, times it came back.
+    oper_changes: Vec<(u64, u64)>,
 }
 
 impl<P: Pipeline> std::fmt::Debug for Switch<P> {
@@ -426,6 +445,7 @@ impl<P: Pipeline> Switch<P> {
         let rx_ecn_ce = vec![0; macs.len()];
         let lldp = vec![None; macs.len()];
         let ledger = Ledger::new(macs.len());
+        let link_down = vec![None; macs.len()];
         let tm = Tm::new(config.tm, now)?;
         Ok(Switch {
             pipeline,
@@ -445,6 +465,9 @@ impl<P: Pipeline> Switch<P> {
             digests: VecDeque::new(),
             recirculate: VecDeque::new(),
             tracing: Tracing::default(),
+            oper_changes: vec![(0, 0); link_down.len()],
+            link_down,
+            oper_events: VecDeque::new(),
         })
     }
 
@@ -688,11 +711,83 @@ impl<P: Pipeline> Switch<P> {
         self.stats.drops[SwitchDrop::KernelRing as usize] += count;
     }
 
+    /// The link of `port` went down (`Some(why)`) or came back (`None`) at
+    /// `now`. While a port is down, copies for it are dropped as
+    /// [`SwitchDrop::PortDown`] before the traffic manager, what it had
+    /// queued is released as drops of that reason (at the port's shaper
+    /// pace, from [`Switch::handle_timeout`]), PFC/PAUSE frames it would
+    /// send are discarded, and [`Switch::poll_transmit`] gives nothing for
+    /// it. Going down also ends any pause the peer had asserted on it (the
+    /// peer is gone; a returning link starts unpaused). A change emits
+    /// [`SwitchEvent::PortOper`]; a repeat of the current state, or an
+    /// unknown port, does nothing.
+    pub fn set_port_oper(&mut self, port: u16, down: Option<LinkDown>, now: Instant) {
+        let Some(state) = self.link_down.get_mut(usize::from(port)) else {
+            return;
+        };
+        if state.is_some() == down.is_some() {
+            return;
+        }
+        *state = down;
+        let changes = &mut self.oper_changes[usize::from(port)];
+        match down {
+            Some(_) => changes.0 += 1,
+            None => changes.1 += 1,
+        }
+        self.oper_events
+            .push_back(SwitchEvent::PortOper { port, down });
+        if down.is_some() {
+            // XON for the paused priorities: the path a received resume
+            // takes, so pause timers and events (PauseRxEnded) stay
+            // consistent. The TM counts it as one received PFC (or PAUSE)
+            // frame on those priorities.
+            use crate::wire::pfc::{MacControlRepr, PauseRepr, PfcRepr};
+            let paused = |tm: &Tm<_>| {
+                (0..8u8)
+                    .filter(|&p| tm.is_paused(port, p, now))
+                    .fold(0u8, |m, p| m | (1 << p))
+            };
+            let by_pfc = paused(&self.tm);
+            if by_pfc != 0 {
+                let resume = MacControlRepr::Pfc(PfcRepr {
+                    class_enable: by_pfc,
+                    quanta: [0; 8],
+                });
+                self.tm.handle_mac_control(port, &resume, now);
+            }
+            // What PFC did not end was a legacy PAUSE.
+            if paused(&self.tm) != 0 {
+                let resume = MacControlRepr::Pause(PauseRepr { quanta: 0 });
+                self.tm.handle_mac_control(port, &resume, now);
+            }
+            self.release_down_ports(now);
+        }
+    }
+
+    /// Whether `port`'s link is up (`None` for a port the switch does not
+    /// have).
+    pub fn port_oper_up(&self, port: u16) -> Option<bool> {
+        self.link_down
+            .get(usize::from(port))
+            .map(|down| down.is_none())
+    }
+
+    /// Times `port`'s link went down and came back: `(downs, ups)`.
+    pub fn port_oper_changes(&self, port: u16) -> Option<(u64, u64)> {
+        self.oper_changes.get(usize::from(port)).copied()
+    }
+
+    /// Why `port` is down, `None` when it is up or unknown.
+    pub fn port_link_down(&self, port: u16) -> Option<LinkDown> {
+        self.link_down.get(usize::from(port)).copied().flatten()
+    }
+
     /// Runs the traffic manager's timers (PFC refresh, pause expiry,
     /// watchdog) and any pending recirculation.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tm.handle_timeout(now);
         self.collect_discarded();
+        self.release_down_ports(now);
         for agent in self.lldp.iter_mut().flatten() {
             agent.handle_timeout(now);
         }
@@ -714,6 +809,9 @@ impl<P: Pipeline> Switch<P> {
         now: Instant,
         out: &mut Vec<u8>,
     ) -> Option<Transmit> {
+        if self.link_down.get(usize::from(port))?.is_some() {
+            return None;
+        }
         let mac = self.macs.get_mut(usize::from(port))?;
         if let Some(pfc) = self.tm.poll_control_frame(port, now) {
             out.clear();
@@ -851,10 +949,14 @@ impl<P: Pipeline> Switch<P> {
         self.digests.pop_front()
     }
 
-    /// The next event: the traffic manager's (pause, storm, headroom
-    /// overflow) first, then the DCBX agents' in port order.
+    /// The next event: port oper changes first, then the traffic
+    /// manager's (pause, storm, headroom overflow), then the DCBX agents'
+    /// in port order.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<SwitchEvent> {
+        if let Some(e) = self.oper_events.pop_front() {
+            return Some(e);
+        }
         if let Some(e) = self.tm.poll_event() {
             return Some(SwitchEvent::Tm(e));
         }
@@ -879,6 +981,9 @@ impl<P: Pipeline> Switch<P> {
         let mut t = self.tm.poll_timeout();
         for (port, agent) in self.lldp.iter().enumerate() {
             let Some(agent) = agent else { continue };
+            if self.link_down[port].is_some() {
+                continue;
+            }
             let mut due = agent.poll_timeout();
             if due.is_some_and(|d| d == agent.next_transmit_at()) {
                 due = self.lldp_ready_at(port as u16);
@@ -927,6 +1032,33 @@ impl<P: Pipeline> Switch<P> {
             prio.queued -= 1;
             prio.dropped += 1;
             self.recycle(queued.data);
+        }
+    }
+
+    /// Empties what down ports have queued, as [`SwitchDrop::PortDown`]
+    /// drops, and discards the PFC frames they would send. The traffic
+    /// manager releases at the shaper's pace; what it holds back is
+    /// released by a later call (its [`Switch::poll_timeout`] says when).
+    fn release_down_ports(&mut self, now: Instant) {
+        for port in 0..self.link_down.len() {
+            if self.link_down[port].is_none() {
+                continue;
+            }
+            let port = port as u16;
+            while self.tm.poll_control_frame(port, now).is_some() {}
+            while let Some(deq) = self.tm.poll_transmit(port, now) {
+                let queued = deq.packet;
+                let row = queued.ingress_port;
+                let prio = self.ledger.row(row).prio(deq.meta.priority);
+                prio.queued -= 1;
+                prio.dropped += 1;
+                let trace = queued
+                    .trace
+                    .and_then(|i| self.tracing.unpark(i))
+                    .map(|f| f.trace);
+                self.drop_traced(row, SwitchDrop::PortDown, trace);
+                self.recycle(queued.data);
+            }
         }
     }
 
@@ -1118,6 +1250,15 @@ impl<P: Pipeline> Switch<P> {
                 .and_then(|i| self.tracing.unpark(i))
                 .map(|f| f.trace);
             self.drop_traced(row, SwitchDrop::NoSuchPort, trace);
+            self.recycle(queued.data);
+            return;
+        }
+        if self.link_down[usize::from(port)].is_some() {
+            let trace = queued
+                .trace
+                .and_then(|i| self.tracing.unpark(i))
+                .map(|f| f.trace);
+            self.drop_traced(row, SwitchDrop::PortDown, trace);
             self.recycle(queued.data);
             return;
         }

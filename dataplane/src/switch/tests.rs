@@ -665,6 +665,46 @@ mod lldp {
     }
 
     #[test]
+    fn a_down_port_sends_nothing_and_does_not_hold_the_timer() {
+        let mut sw = switch();
+        for port in 0..2 {
+            let _ = sent(&mut sw, port, Instant::ZERO);
+        }
+        let t = Instant::from_secs(1);
+        sw.set_port_oper(0, Some(LinkDown::Gone), t);
+        sw.set_port_oper(0, Some(LinkDown::AdminDown), t);
+        sw.set_port_oper(7, Some(LinkDown::Gone), t);
+        assert_eq!(
+            sw.poll_event(),
+            Some(SwitchEvent::PortOper {
+                port: 0,
+                down: Some(LinkDown::Gone)
+            }),
+            "one event: a repeat and an unknown port change nothing"
+        );
+        assert_eq!(sw.poll_event(), None);
+        assert_eq!(sw.port_oper_up(0), Some(false));
+        assert_eq!(sw.port_oper_up(7), None);
+        // Port 0's agent is overdue at 30 s but sends nothing; port 1's does.
+        assert!(sent(&mut sw, 0, Instant::from_secs(31)).is_empty());
+        assert_eq!(sent(&mut sw, 1, Instant::from_secs(31)).len(), 1);
+        assert!(
+            sw.poll_timeout().is_none_or(|d| d > Instant::from_secs(31)),
+            "a down port's overdue agent would make the driver spin"
+        );
+        sw.set_port_oper(0, None, Instant::from_secs(32));
+        assert_eq!(
+            sw.poll_event(),
+            Some(SwitchEvent::PortOper {
+                port: 0,
+                down: None
+            })
+        );
+        assert_eq!(sent(&mut sw, 0, Instant::from_secs(32)).len(), 1);
+        assert_eq!(sw.port_oper_changes(0), Some((1, 1)));
+    }
+
+    #[test]
     fn received_lldp_is_consumed_never_forwarded() {
         let mut sw = switch();
         for port in 0..2 {
