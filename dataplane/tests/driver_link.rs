@@ -114,6 +114,7 @@ fn a_vanished_link_drops_with_a_reason_and_returns_forwarding() {
     driver.step().unwrap();
     assert_eq!(driver.switch().ledger().ports[0].queued(), 4);
     assert!(driver.switch().tm().is_paused(2, 3, clock.now()));
+    let pfc_rx = driver.switch().tm().port_stats(2).unwrap().pfc_rx_frames;
 
     // The interface disappears: the next receive on it fails.
     link.set(Some(LinkDown::Gone));
@@ -128,6 +129,11 @@ fn a_vanished_link_drops_with_a_reason_and_returns_forwarding() {
     assert!(
         !sw.tm().is_paused(2, 3, clock.now()),
         "the peer's pause ended"
+    );
+    assert_eq!(
+        sw.tm().port_stats(2).unwrap().pfc_rx_frames,
+        pfc_rx,
+        "ending the pause is no received PFC frame"
     );
     let row = sw.ledger().ports[0];
     assert_eq!(row.queued(), 0, "what was queued for port 2 is released");

@@ -737,29 +737,9 @@ impl<P: Pipeline> Switch<P> {
         self.oper_events
             .push_back(SwitchEvent::PortOper { port, down });
         if down.is_some() {
-            // XON for the paused priorities: the path a received resume
-            // takes, so pause timers and events (PauseRxEnded) stay
-            // consistent. The TM counts it as one received PFC (or PAUSE)
-            // frame on those priorities.
-            use crate::wire::pfc::{MacControlRepr, PauseRepr, PfcRepr};
-            let paused = |tm: &Tm<_>| {
-                (0..8u8)
-                    .filter(|&p| tm.is_paused(port, p, now))
-                    .fold(0u8, |m, p| m | (1 << p))
-            };
-            let by_pfc = paused(&self.tm);
-            if by_pfc != 0 {
-                let resume = MacControlRepr::Pfc(PfcRepr {
-                    class_enable: by_pfc,
-                    quanta: [0; 8],
-                });
-                self.tm.handle_mac_control(port, &resume, now);
-            }
-            // What PFC did not end was a legacy PAUSE.
-            if paused(&self.tm) != 0 {
-                let resume = MacControlRepr::Pause(PauseRepr { quanta: 0 });
-                self.tm.handle_mac_control(port, &resume, now);
-            }
+            // The peer's pauses end with its link (PauseRxEnded events as
+            // for a resume; no received frame is counted).
+            self.tm.end_peer_pauses(port, now);
             self.release_down_ports(now);
         }
     }

@@ -820,6 +820,21 @@ impl<T> Tm<T> {
         self.refresh_deadline(pi);
     }
 
+    /// Ends every pause `port`'s peer holds on it, as a resume would, but
+    /// without counting a received frame: the link went away, and a pause
+    /// from a peer that is gone must not hold the port's queues.
+    pub fn end_peer_pauses(&mut self, port: u16, now: Instant) {
+        let pi = usize::from(port);
+        if pi >= self.ports.len() {
+            return;
+        }
+        for p in 0..8 {
+            self.expire_rx_pause(pi, p, now);
+            self.end_rx_pause(pi, p, now);
+        }
+        self.refresh_deadline(pi);
+    }
+
     /// Run expired timers: pause expiries, PFC refreshes (R-PFC-TX-4) and the
     /// watchdog poll. A call with nothing expired does nothing.
     pub fn handle_timeout(&mut self, now: Instant) {
