@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use control::device::DeviceState;
 use control::p4rt::roles::RoleAccess;
-use control::p4rt::write::{Shadow, WriteContext, apply_batch, op_from_update};
+use control::p4rt::write::{Shadow, WriteContext, apply_batch, op_from_update, undo_batch};
 use dataplane::mac::Mac;
 use dataplane::roce::{P4INFO_BINARY, PROGRAM_INFO, Program};
 use dataplane::switch::{Switch, SwitchConfig};
@@ -134,7 +134,10 @@ pub fn p4rt_write(data: &[u8]) {
     };
     let atomicity = pb::write_request::Atomicity::try_from(req.atomicity)
         .unwrap_or(pb::write_request::Atomicity::ContinueOnError);
-    let _ = apply_batch(&mut dev, &ops, atomicity);
+    // Applied, then taken back as when the state file cannot record it.
+    let mut undo = Vec::new();
+    let _ = apply_batch(&mut dev, &ops, atomicity, Some(&mut undo));
+    undo_batch(&mut dev, &undo);
 }
 
 fn pb_p4info() -> proto::p4::config::v1::P4Info {
