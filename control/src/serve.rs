@@ -14,6 +14,9 @@ use std::path::PathBuf;
 use crate::fabric::FabricService;
 use crate::p4rt::P4RuntimeService;
 
+/// HTTP/2 streams one connection may have open at once.
+pub const MAX_H2_STREAMS: u32 = 256;
+
 /// Where the daemon listens and clients dial when told nothing else:
 /// P4Runtime's IANA port on loopback, where p4runtime-shell, PTF and the
 /// reference switch's tooling look first.
@@ -205,7 +208,10 @@ impl Bound {
         fabric: Option<FabricService>,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        let mut server = tonic::transport::Server::builder();
+        // Bounded per connection: a client cannot open streams without end
+        // (the P4Runtime service bounds its StreamChannels across them).
+        let mut server =
+            tonic::transport::Server::builder().max_concurrent_streams(Some(MAX_H2_STREAMS));
         if let Some(tls) = tls {
             server = server.tls_config(tls)?;
         }

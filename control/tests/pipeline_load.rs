@@ -5,7 +5,7 @@
 //! another ABI or compiler, and another target's config, refused; a
 //! `kill -9` and restart comes back with the loaded program and its
 //! entries; then the compiled-in `roce_switch.p4` pushed back with
-//! RECONCILE_AND_COMMIT. Needs root (namespaces `pl-…`); run under
+//! RECONCILE_AND_COMMIT. Needs root (namespaces `rl-pl…`); run under
 //! `flock /tmp/roceswitch-netns.lock`. Skipped with a message otherwise.
 //!
 //! Building the bundle runs cargo in the shared `target/p4rs` (the first
@@ -22,7 +22,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod netlab;
+
 use dataplane::port::{AfPacketPort, FrameBuf, Port};
+use netlab::{NetLab, root_or_skip};
 use prost::Message;
 use proto::p4::config::v1::P4Info;
 use proto::p4::v1 as pb;
@@ -37,77 +40,31 @@ const NEXT_HOP: [u8; 6] = [0x02, 0, 0, 0, 0x0f, 0x99];
 const SRC_IP: [u8; 4] = [10, 0, 0, 1];
 const DST_IP: [u8; 4] = [10, 0, 1, 5];
 
-fn root_or_skip(test: &str) -> bool {
-    let euid = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|u| u.parse::<u32>().ok())
-        })
-        .unwrap_or(u32::MAX);
-    if euid != 0 || Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("SKIPPED {test}: needs root and iproute2 (creates network namespaces)");
-        return false;
-    }
-    true
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("running ip");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Namespaces, veths and the daemon; all removed on drop.
 struct Lab {
-    sw: String,
-    host: String,
+    net: NetLab,
     dir: tempfile::TempDir,
     daemon: Option<Child>,
 }
 
+impl std::ops::Deref for Lab {
+    type Target = NetLab;
+    fn deref(&self) -> &NetLab {
+        &self.net
+    }
+}
+
 impl Lab {
     fn create() -> Lab {
-        let tag = format!("pl{}", std::process::id() % 100_000);
-        let lab = Lab {
-            sw: format!("{tag}-sw"),
-            host: format!("{tag}-h"),
+        let net = NetLab::create("pl");
+        for (i, mac) in [H0, H1].iter().enumerate() {
+            net.add_link(i, *mac);
+        }
+        Lab {
+            net,
             dir: tempfile::tempdir().unwrap(),
             daemon: None,
-        };
-        for ns in [&lab.sw, &lab.host] {
-            ip(&["netns", "add", ns]);
-            ip(&[
-                "netns",
-                "exec",
-                ns,
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ]);
         }
-        for (i, mac) in [H0, H1].iter().enumerate() {
-            let (p, h) = (format!("p{i}"), format!("h{i}"));
-            let mac = mac
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<Vec<_>>()
-                .join(":");
-            ip(&[
-                "link", "add", "name", &p, "netns", &lab.sw, "type", "veth", "peer", "name", &h,
-                "netns", &lab.host, "address", &mac,
-            ]);
-            ip(&["-n", &lab.sw, "link", "set", &p, "up"]);
-            ip(&["-n", &lab.host, "link", "set", &h, "up"]);
-        }
-        lab
     }
 
     fn socket(&self) -> PathBuf {
@@ -164,11 +121,9 @@ impl Lab {
 }
 
 impl Drop for Lab {
+    /// The daemon goes first; the namespaces follow with `net`.
     fn drop(&mut self) {
         self.kill_daemon();
-        for ns in [&self.sw, &self.host] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
     }
 }
 

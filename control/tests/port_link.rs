@@ -1,9 +1,9 @@
 //! A port whose interface disappears and comes back (issue #18), on the
-//! real daemon. Needs root (creates network namespaces `pl-…`); skipped
+//! real daemon. Needs root (creates network namespaces `rl-pl…`); skipped
 //! with a message otherwise. Run under `flock /tmp/roceswitch-netns.lock`.
 //!
 //! ```text
-//!        ns pl-…-sw: roceswitch                ns pl-…-h: the test's AF_PACKET sockets
+//!        ns rl-pl…-sw: roceswitch              ns rl-pl…-h: the test's AF_PACKET sockets
 //!   p0 ===================================== h0   (sends)
 //!   p1 ===================================== h1   (deleted, then re-created)
 //!   p2 ===================================== h2   (keeps capturing)
@@ -27,7 +27,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
+mod netlab;
+
 use dataplane::port::{AfPacketPort, FrameBuf, Port};
+use netlab::{NetLab, ip, mac_text, root_or_skip};
 
 const HOST_MACS: [[u8; 6]; 3] = [
     [0x02, 0, 0, 0, 0x0f, 0x00],
@@ -37,97 +40,40 @@ const HOST_MACS: [[u8; 6]; 3] = [
 /// Long enough for a loaded CI machine; a patience bound, not a timing check.
 const PATIENCE: Duration = Duration::from_secs(20);
 
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("running ip");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn mac_text(m: [u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
 struct Lab {
-    sw: String,
-    host: String,
+    net: NetLab,
     dir: tempfile::TempDir,
     children: Vec<Child>,
-    namespaces: Vec<String>,
+}
+
+impl std::ops::Deref for Lab {
+    type Target = NetLab;
+    fn deref(&self) -> &NetLab {
+        &self.net
+    }
 }
 
 impl Drop for Lab {
+    /// The daemon and the watcher go first; the namespaces follow with `net`.
     fn drop(&mut self) {
         for c in &mut self.children {
             let _ = c.kill();
             let _ = c.wait();
-        }
-        for ns in &self.namespaces {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
         }
     }
 }
 
 impl Lab {
     fn create() -> Lab {
-        let tag = format!("pl{}", std::process::id() % 100_000);
-        let mut lab = Lab {
-            sw: format!("pl-{tag}-sw"),
-            host: format!("pl-{tag}-h"),
+        let net = NetLab::create("pl");
+        for (i, mac) in HOST_MACS.iter().enumerate() {
+            net.add_link(i, *mac);
+        }
+        Lab {
+            net,
             dir: tempfile::tempdir().unwrap(),
             children: Vec::new(),
-            namespaces: Vec::new(),
-        };
-        for ns in [lab.sw.clone(), lab.host.clone()] {
-            ip(&["netns", "add", &ns]);
-            lab.namespaces.push(ns.clone());
-            ip(&[
-                "netns",
-                "exec",
-                &ns,
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ]);
-            ip(&["-n", &ns, "link", "set", "lo", "up"]);
         }
-        for i in 0..HOST_MACS.len() {
-            lab.add_link(i);
-        }
-        lab
-    }
-
-    /// The veth p`i` (switch) – h`i` (host), up.
-    fn add_link(&self, i: usize) {
-        let (p, h) = (format!("p{i}"), format!("h{i}"));
-        ip(&[
-            "link",
-            "add",
-            "name",
-            &p,
-            "netns",
-            &self.sw,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            &h,
-            "netns",
-            &self.host,
-            "address",
-            &mac_text(HOST_MACS[i]),
-        ]);
-        ip(&["-n", &self.sw, "link", "set", &p, "up"]);
-        ip(&["-n", &self.host, "link", "set", &h, "up"]);
-        wait_up(&self.sw, &p);
-        wait_up(&self.host, &h);
     }
 
     fn socket(&self) -> PathBuf {
@@ -236,21 +182,6 @@ impl Lab {
     }
 }
 
-fn wait_up(ns: &str, iface: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let out = Command::new("ip")
-            .args(["-n", ns, "-o", "link", "show", "dev", iface])
-            .output()
-            .expect("ip link show");
-        if String::from_utf8_lossy(&out.stdout).contains("state UP") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{iface} in {ns} not up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn frame(to: usize, seq: u32) -> FrameBuf {
     let mut f = HOST_MACS[to].to_vec();
     f.extend_from_slice(&HOST_MACS[0]);
@@ -304,7 +235,7 @@ fn wait_line(events: &Receiver<String>, want: &str) {
 
 #[test]
 fn a_deleted_and_recreated_port_goes_down_and_comes_back() {
-    if !dataplane::port::netns::namespaces_or_skip("port_link") {
+    if !root_or_skip("port_link") {
         return;
     }
     let mut lab = Lab::create();
@@ -345,7 +276,7 @@ fn a_deleted_and_recreated_port_goes_down_and_comes_back() {
     }
 
     // Same names, new ifindex.
-    lab.add_link(1);
+    lab.add_link(1, HOST_MACS[1]);
     let recreated = Instant::now();
     let mut h1 = AfPacketPort::open_in_netns(&lab.host, "h1").unwrap();
     let forwarded = until_forwarded(&mut h0, &mut h1, 1, 1000);

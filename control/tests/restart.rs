@@ -30,7 +30,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod netlab;
+
 use dataplane::port::{AfPacketPort, FrameBuf, Port};
+use netlab::{NetLab, root_or_skip};
 use proto::p4::v1 as pb;
 use proto::p4::v1::p4_runtime_client::P4RuntimeClient;
 use proto::roceswitch::fabric::v1 as fpb;
@@ -48,91 +51,31 @@ const SINGLE_DST: [u8; 4] = [10, 0, 1, 5];
 const ECMP_DST: [u8; 4] = [10, 0, 2, 7];
 const FLOWS: u16 = 8;
 
-/// True if we may create namespaces; otherwise says why the test is
-/// skipped (fails under `ROCESWITCH_REQUIRE_ROOT`, as CI runs as root).
-fn root_or_skip(test: &str) -> bool {
-    dataplane::port::netns::namespaces_or_skip(test)
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("running ip");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn mac_text(m: [u8; 6]) -> String {
-    m.iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
 /// The namespaces, veths and daemon of one test; all removed on drop.
 struct Lab {
-    sw: String,
-    host: String,
+    net: NetLab,
     dir: tempfile::TempDir,
     daemon: Option<Child>,
-    namespaces: Vec<String>,
+}
+
+impl std::ops::Deref for Lab {
+    type Target = NetLab;
+    fn deref(&self) -> &NetLab {
+        &self.net
+    }
 }
 
 impl Lab {
-    /// `label` tells apart the labs of tests running at once in this
-    /// process (namespace names are short: one or two letters).
     fn create(label: &str) -> Lab {
-        let tag = format!("rs{}{label}", std::process::id() % 100_000);
-        let mut lab = Lab {
-            sw: format!("rl-{tag}-sw"),
-            host: format!("rl-{tag}-h"),
+        let net = NetLab::create(&format!("rs{label}"));
+        for (i, mac) in HOST_MACS.iter().enumerate() {
+            net.add_link(i, *mac);
+        }
+        Lab {
+            net,
             dir: tempfile::tempdir().unwrap(),
             daemon: None,
-            namespaces: Vec::new(),
-        };
-        for ns in [lab.sw.clone(), lab.host.clone()] {
-            ip(&["netns", "add", &ns]);
-            lab.namespaces.push(ns.clone());
-            ip(&[
-                "netns",
-                "exec",
-                &ns,
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ]);
-            ip(&["-n", &ns, "link", "set", "lo", "up"]);
         }
-        for (i, mac) in HOST_MACS.iter().enumerate() {
-            let (p, h) = (format!("p{i}"), format!("h{i}"));
-            ip(&[
-                "link",
-                "add",
-                "name",
-                &p,
-                "netns",
-                &lab.sw,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                &h,
-                "netns",
-                &lab.host,
-                "address",
-                &mac_text(*mac),
-            ]);
-            ip(&["-n", &lab.sw, "link", "set", &p, "up"]);
-            ip(&["-n", &lab.host, "link", "set", &h, "up"]);
-        }
-        for i in 0..HOST_MACS.len() {
-            wait_up(&lab.sw, &format!("p{i}"));
-            wait_up(&lab.host, &format!("h{i}"));
-        }
-        lab
     }
 
     fn state_file(&self) -> PathBuf {
@@ -204,26 +147,9 @@ impl Lab {
 }
 
 impl Drop for Lab {
+    /// The daemon goes first; the namespaces follow with `net`.
     fn drop(&mut self) {
         self.kill_daemon();
-        for ns in &self.namespaces {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
-    }
-}
-
-fn wait_up(ns: &str, iface: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let out = Command::new("ip")
-            .args(["-n", ns, "-o", "link", "show", "dev", iface])
-            .output()
-            .expect("ip link show");
-        if String::from_utf8_lossy(&out.stdout).contains("state UP") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{iface} in {ns} not up");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -62,7 +62,20 @@ pub struct P4RuntimeConfig {
     pub owned_table_access: OwnedTableAccess,
     /// The `p4runtime_api_version` Capabilities reports (semver).
     pub api_version: String,
+    /// Largest request message accepted, bytes (a device-config bundle
+    /// or a big Write batch fits; larger ones are refused before they are
+    /// decoded, with OUT_OF_RANGE as tonic answers).
+    pub max_message_bytes: usize,
+    /// StreamChannels open at once. Each one follows every packet-in and
+    /// digest, so a client opening thousands would cost the switch for
+    /// nothing: the next is refused with RESOURCE_EXHAUSTED.
+    pub max_streams: usize,
 }
+
+/// Default [`P4RuntimeConfig::max_message_bytes`]: 64 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
+/// Default [`P4RuntimeConfig::max_streams`].
+pub const MAX_STREAMS: usize = 64;
 
 impl Default for P4RuntimeConfig {
     fn default() -> Self {
@@ -71,6 +84,8 @@ impl Default for P4RuntimeConfig {
             owned_tables: Vec::new(),
             owned_table_access: OwnedTableAccess::default(),
             api_version: "1.4.1".into(),
+            max_message_bytes: MAX_MESSAGE_BYTES,
+            max_streams: MAX_STREAMS,
         }
     }
 }
@@ -122,6 +137,28 @@ struct Inner {
     /// The state file, if any; locked only while `shadow` is held.
     store: Mutex<Option<StateStore>>,
     next_stream: AtomicU64,
+    /// StreamChannels open now (at most `config.max_streams`).
+    open_streams: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// One open StreamChannel's place in [`Inner::open_streams`], given back
+/// when the stream's task ends.
+struct StreamSlot(Arc<std::sync::atomic::AtomicUsize>);
+
+impl StreamSlot {
+    fn take(open: &Arc<std::sync::atomic::AtomicUsize>, max: usize) -> Option<StreamSlot> {
+        open.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .ok()
+        .map(|_| StreamSlot(open.clone()))
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 type DigestConfigs = HashMap<u32, DigestConfig>;
@@ -307,6 +344,7 @@ impl P4RuntimeService {
                 digest_configs: watch::Sender::new(HashMap::new()),
                 store: Mutex::default(),
                 next_stream: AtomicU64::new(1),
+                open_streams: Arc::default(),
             }),
         })
     }
@@ -325,7 +363,10 @@ impl P4RuntimeService {
     /// program has idle-timeout tables (needs a tokio runtime).
     pub fn into_server(self) -> P4RuntimeServer<Self> {
         self.inner.start_idle_scanner();
+        let max = self.inner.config.max_message_bytes;
         P4RuntimeServer::new(self)
+            .max_decoding_message_size(max)
+            .max_encoding_message_size(max)
     }
 
     /// Table ids of the running program that belong to another service,
@@ -1176,9 +1217,15 @@ impl P4Runtime for P4RuntimeService {
         &self,
         request: Request<Streaming<pb::StreamMessageRequest>>,
     ) -> Result<Response<Self::StreamChannelStream>, Status> {
+        let inner = self.inner.clone();
+        let max = inner.config.max_streams;
+        let Some(slot) = StreamSlot::take(&inner.open_streams, max) else {
+            return Err(Status::resource_exhausted(format!(
+                "StreamChannel: {max} streams are open, the most this switch serves; close one first"
+            )));
+        };
         let mut incoming = request.into_inner();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let inner = self.inner.clone();
         let stream = inner.next_stream.fetch_add(1, Ordering::Relaxed);
         let mut packets = inner.device.packet_in();
         let mut digests = inner.device.digests();
@@ -1258,6 +1305,7 @@ impl P4Runtime for P4RuntimeService {
                 }
             }
             lock(&inner.arbitration).leave(stream);
+            drop(slot);
             tracing::debug!(stream, "stream closed");
         });
         Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
