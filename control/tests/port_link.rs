@@ -152,6 +152,30 @@ impl Lab {
                 }
             }
         });
+        // Events before the watch has subscribed are not sent to it: change
+        // an unused DSCP's priority back and forth until the watch reports
+        // an applied configuration.
+        let mut config: control::fabric::config::FabricConfig =
+            serde_json::from_str(&self.rocectl(&["fabric", "get"]).unwrap()).unwrap();
+        let file = self.dir.path().join("fabric.json");
+        let deadline = Instant::now() + PATIENCE;
+        'subscribed: loop {
+            config.qos_maps.dscp_to_priority[1] ^= 1;
+            std::fs::write(&file, serde_json::to_vec(&config).unwrap()).unwrap();
+            self.rocectl(&["fabric", "set", file.to_str().unwrap()])
+                .unwrap();
+            let round = Instant::now() + Duration::from_secs(1);
+            while let Ok(line) = rx.recv_timeout(round.saturating_duration_since(Instant::now())) {
+                if line.contains("config applied") {
+                    break 'subscribed;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "rocectl watch never reported an applied config"
+            );
+        }
+        while rx.try_recv().is_ok() {}
         rx
     }
 
@@ -222,14 +246,16 @@ fn until_forwarded(tx: &mut AfPacketPort, rx: &mut AfPacketPort, to: usize, seq:
 
 fn wait_line(events: &Receiver<String>, want: &str) {
     let deadline = Instant::now() + PATIENCE;
+    let mut seen = Vec::new();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = events
             .recv_timeout(left)
-            .unwrap_or_else(|_| panic!("no event ending in `{want}`"));
+            .unwrap_or_else(|_| panic!("no event ending in `{want}`; saw {seen:#?}"));
         if line.ends_with(want) {
             return;
         }
+        seen.push(line);
     }
 }
 
