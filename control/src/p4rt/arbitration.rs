@@ -132,6 +132,26 @@ impl Arbitration {
         arb
     }
 
+    /// Replaces the predefined roles of `device` after a pipeline change:
+    /// their scopes follow the new program's owned tables (controllers
+    /// and remembered election ids stay), and a predefined role the new
+    /// program has no tables for keeps its name but may write nothing.
+    pub fn redefine(&mut self, device: u64, predefined: &[PredefinedRole]) {
+        for ((d, name), group) in &mut self.groups {
+            if *d == device && group.predefined && !predefined.iter().any(|r| &r.name == name) {
+                let none = PredefinedRole::owning_nothing(name);
+                group.config = Some(none.config);
+                group.scope = none.scope;
+            }
+        }
+        for r in predefined {
+            let group = self.groups.entry((device, r.name.clone())).or_default();
+            group.config = Some(r.config.clone());
+            group.scope = r.scope.clone();
+            group.predefined = true;
+        }
+    }
+
     /// Handles an arbitration message from `stream` (first or later). On
     /// error the caller ends the stream with the error's code.
     pub fn update(
@@ -537,5 +557,44 @@ mod tests {
             arb.check_writer(1, "nobody", Some(5)).unwrap_err().code,
             Code::NotFound
         );
+    }
+
+    #[test]
+    fn a_pipeline_change_moves_the_predefined_roles_to_the_new_tables() {
+        use crate::p4rt::roles::{OwnedTableAccess, predefined_roles};
+        let fabric = "roceswitch.fabric".to_string();
+        let owned = |ids: &[u32]| ids.iter().map(|&id| (id, fabric.clone())).collect();
+        let roles = predefined_roles(&owned(&[0x0200_0001]), OwnedTableAccess::OwnerOnly);
+        let mut arb = Arbitration::new(1, &roles);
+        let role = pb::Role {
+            name: fabric.clone(),
+            ..Default::default()
+        };
+        arb.update(7, 1, Some(role), Some(3), chan().0).unwrap();
+        let default_role = |arb: &Arbitration| arb.check_writer(1, "", None).unwrap();
+        let fabric_role = |arb: &Arbitration| arb.check_writer(1, &fabric, Some(3)).unwrap();
+        assert!(default_role(&arb).check(Some(0x0200_0001), "t").is_err());
+
+        // The new program owns another table: the old id is free, the new
+        // one is the fabric role's alone; its primary stays primary.
+        let roles = predefined_roles(&owned(&[0x0200_0009]), OwnedTableAccess::OwnerOnly);
+        arb.redefine(1, &roles);
+        assert!(arb.is_primary(7));
+        assert!(default_role(&arb).check(Some(0x0200_0001), "t").is_ok());
+        assert_eq!(
+            default_role(&arb)
+                .check(Some(0x0200_0009), "t")
+                .unwrap_err()
+                .code,
+            Code::PermissionDenied
+        );
+        assert!(fabric_role(&arb).check(Some(0x0200_0009), "t").is_ok());
+        assert!(fabric_role(&arb).check(Some(0x0200_0001), "t").is_err());
+
+        // A program without fabric tables: the role still exists and may
+        // write nothing; the default role may write everything.
+        arb.redefine(1, &[]);
+        assert!(fabric_role(&arb).check(Some(0x0200_0009), "t").is_err());
+        assert!(default_role(&arb).check(Some(0x0200_0009), "t").is_ok());
     }
 }

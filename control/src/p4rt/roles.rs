@@ -208,6 +208,28 @@ pub struct PredefinedRole {
     pub scope: RoleScope,
 }
 
+impl PredefinedRole {
+    /// Role `name` with `config`.
+    fn new(name: &str, config: P4RoleConfig) -> Self {
+        let any = prost_types::Any {
+            type_url: ROLE_CONFIG_TYPE_URL.into(),
+            value: config.encode_to_vec(),
+        };
+        let scope = RoleScope::from_config(Some(&any)).expect("our own role config decodes");
+        PredefinedRole {
+            name: name.to_string(),
+            config: any,
+            scope,
+        }
+    }
+
+    /// Role `name` owning nothing: it may write no entity (its service's
+    /// tables are not in the running program).
+    pub fn owning_nothing(name: &str) -> Self {
+        PredefinedRole::new(name, P4RoleConfig::default())
+    }
+}
+
 /// The predefined roles for tables owned by other services: one per
 /// owner, with `owned` mapping table id → owner role name.
 pub fn predefined_roles(
@@ -231,16 +253,7 @@ pub fn predefined_roles(
                     ..Default::default()
                 },
             };
-            let any = prost_types::Any {
-                type_url: ROLE_CONFIG_TYPE_URL.into(),
-                value: config.encode_to_vec(),
-            };
-            let scope = RoleScope::from_config(Some(&any)).expect("our own role config decodes");
-            PredefinedRole {
-                name: name.to_string(),
-                config: any,
-                scope,
-            }
+            PredefinedRole::new(name, config)
         })
         .collect()
 }

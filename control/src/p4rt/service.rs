@@ -35,7 +35,7 @@ use super::error::{P4Error, write_status};
 use super::loader::Library;
 use super::persist::{PersistError, StateStore};
 use super::read::{ReadContext, read_entities};
-use super::roles::{OwnedTableAccess, RoleAccess, owner_role, predefined_roles};
+use super::roles::{OwnedTableAccess, PredefinedRole, RoleAccess, owner_role, predefined_roles};
 use super::write::{
     Op, ProfileLimits, Shadow, WriteContext, apply_batch, op_from_update, undo_batch,
 };
@@ -304,6 +304,18 @@ impl Program {
     }
 }
 
+impl Program {
+    /// The roles of the services that own some of this program's tables.
+    fn predefined_roles(&self, access: OwnedTableAccess) -> Vec<PredefinedRole> {
+        let owned = self
+            .owned
+            .iter()
+            .map(|(&id, o)| (id, owner_role(o)))
+            .collect();
+        predefined_roles(&owned, access)
+    }
+}
+
 impl P4RuntimeService {
     /// Builds the service for `info` (the compiled program) whose P4Info is
     /// `p4info`, driving `device`.
@@ -322,14 +334,7 @@ impl P4RuntimeService {
             &config,
             true,
         )?);
-        let roles = predefined_roles(
-            &program
-                .owned
-                .iter()
-                .map(|(&id, o)| (id, owner_role(o)))
-                .collect(),
-            config.owned_table_access,
-        );
+        let roles = program.predefined_roles(config.owned_table_access);
         let arbitration = Arbitration::new(config.device_id, &roles);
         Ok(P4RuntimeService {
             inner: Arc::new(Inner {
@@ -401,7 +406,7 @@ impl P4RuntimeService {
                 .swap(&program, &pipeline::Unchanged::default(), false)
                 .await
                 .map_err(|s| replay(s.message().to_string()))?;
-            *inner.program.write().unwrap_or_else(|e| e.into_inner()) = program;
+            inner.install(program);
         }
         let program = inner.program();
         let mut shadow = inner.shadow.lock().await;
@@ -458,6 +463,15 @@ impl P4RuntimeService {
 
 impl Inner {
     /// The program served now.
+    /// Makes `program` the one requests are judged by (the dataplane
+    /// already runs it): its owned tables become the predefined roles'
+    /// scopes, so a role never keeps the table ids of a program gone.
+    fn install(&self, program: Arc<Program>) {
+        let roles = program.predefined_roles(self.config.owned_table_access);
+        *self.program.write().unwrap_or_else(|e| e.into_inner()) = program;
+        lock(&self.arbitration).redefine(self.config.device_id, &roles);
+    }
+
     fn program(&self) -> Arc<Program> {
         self.program
             .read()
@@ -750,7 +764,7 @@ impl Inner {
             *shadow = Shadow::default();
         }
         self.digest_configs.send_replace(shadow.digests.clone());
-        *self.program.write().unwrap_or_else(|e| e.into_inner()) = program.clone();
+        self.install(program.clone());
         lock(&self.pipeline).cookie = cookie;
         if let Some(store) = lock(&self.store).as_mut() {
             store
