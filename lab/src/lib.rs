@@ -16,10 +16,12 @@
 //! - [`scenario`]: the embedded default scenario of `rocelab run` (incast
 //!   and ECMP) on namespaces or in the simulator, with its verdicts.
 //! - [`watch`]: `rocelab watch`, the live PFC deadlock view of a lab.
+//! - [`bench`]: test frames and route churn of the bench binaries.
 //!
 //! Binaries: `roceperf`, `rocelab`, `relaybench`.
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod bench;
 pub mod bringup;
 pub mod fabric;
 pub mod labctl;

@@ -1,0 +1,185 @@
+//! What the forwarding bench binaries (`fwdbench`, `soakbench`) share: the
+//! numbered test frames they send through a [`crate::labctl::line::LineLab`],
+//! the one route that carries them, and a controller that churns host
+//! routes over P4Runtime while they run.
+//!
+//! A test frame is Ethernet/IPv4/UDP from [`SRC_IP`] to the router MAC and
+//! [`DST_IP`], its payload [`MAGIC`], a sequence number and a send time, so
+//! the sink counts only frames of the bench and can time them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use dataplane::fabric::{L3Config, NextHop, Route};
+use dataplane::wire::ip::ones_complement_sum;
+use proto::p4::v1 as pb;
+
+use crate::fabric::ROUTER_MAC;
+use crate::scenario::switchctl::SwitchCtl;
+
+/// Source MAC of test frames (the `src` namespace's port).
+pub const SRC_MAC: [u8; 6] = [2, 0, 0, 0, 1, 1];
+/// MAC the switch sends test frames to (the `dst` namespace's port).
+pub const DST_MAC: [u8; 6] = [2, 0, 0, 0, 2, 1];
+/// Source address of test frames.
+pub const SRC_IP: [u8; 4] = [10, 0, 1, 1];
+/// Destination address of test frames.
+pub const DST_IP: [u8; 4] = [10, 0, 2, 1];
+/// First bytes of a test frame's payload.
+pub const MAGIC: [u8; 4] = *b"FWDB";
+/// Offset of the payload (magic, seq u32, send time u64) in a frame.
+pub const PAYLOAD_AT: usize = 14 + 20 + 8;
+/// Smallest Ethernet frame without FCS.
+pub const MIN_FRAME_BYTES: usize = 60;
+/// Next-hop id of the route to [`DST_IP`] (and of the churned routes).
+pub const ROUTE_NEXTHOP: u16 = 1;
+
+/// How a test frame is marked: DSCP and UDP destination port (4791 makes
+/// it RoCEv2 to the switch's classifier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Marking {
+    /// IPv4 DSCP.
+    pub dscp: u8,
+    /// UDP destination port.
+    pub udp_dst: u16,
+}
+
+impl Marking {
+    /// Best effort: DSCP 0, an ordinary UDP port.
+    pub const BEST_EFFORT: Marking = Marking {
+        dscp: 0,
+        udp_dst: 9000,
+    };
+}
+
+/// A test frame of `size_bytes` (at least [`MIN_FRAME_BYTES`]) carrying
+/// `seq` and `sent_ns`.
+pub fn frame(size_bytes: usize, seq: u32, sent_ns: u64) -> Vec<u8> {
+    marked_frame(size_bytes, seq, sent_ns, Marking::BEST_EFFORT)
+}
+
+/// [`frame`] with `marking`.
+pub fn marked_frame(size_bytes: usize, seq: u32, sent_ns: u64, marking: Marking) -> Vec<u8> {
+    let size = size_bytes.max(MIN_FRAME_BYTES);
+    let mut v = vec![0u8; size];
+    v[..6].copy_from_slice(&ROUTER_MAC);
+    v[6..12].copy_from_slice(&SRC_MAC);
+    v[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    let ip = &mut v[14..34];
+    ip[0] = 0x45;
+    ip[1] = marking.dscp << 2;
+    ip[2..4].copy_from_slice(&((size - 14) as u16).to_be_bytes());
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&SRC_IP);
+    ip[16..20].copy_from_slice(&DST_IP);
+    let c = !ones_complement_sum(ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let udp = &mut v[34..42];
+    udp[0..2].copy_from_slice(&40000u16.to_be_bytes());
+    udp[2..4].copy_from_slice(&marking.udp_dst.to_be_bytes());
+    udp[4..6].copy_from_slice(&((size - 34) as u16).to_be_bytes());
+    v[PAYLOAD_AT..PAYLOAD_AT + 4].copy_from_slice(&MAGIC);
+    v[PAYLOAD_AT + 4..PAYLOAD_AT + 8].copy_from_slice(&seq.to_be_bytes());
+    v[PAYLOAD_AT + 8..PAYLOAD_AT + 16].copy_from_slice(&sent_ns.to_be_bytes());
+    v
+}
+
+/// The sequence number of a test frame (IPv4, magic in place).
+pub fn seq_of(f: &[u8]) -> Option<u32> {
+    if f.len() < PAYLOAD_AT + 16 || f[12..14] != [0x08, 0x00] {
+        return None;
+    }
+    if f[PAYLOAD_AT..PAYLOAD_AT + 4] != MAGIC {
+        return None;
+    }
+    Some(u32::from_be_bytes(
+        f[PAYLOAD_AT + 4..PAYLOAD_AT + 8].try_into().ok()?,
+    ))
+}
+
+/// The switch's routes for a line: [`DST_IP`]/32 out of port 1 to
+/// [`DST_MAC`] (one route, so its next hop is [`ROUTE_NEXTHOP`]).
+pub fn line_routes() -> L3Config {
+    L3Config {
+        router_mac: ROUTER_MAC,
+        ecmp_seed: 1,
+        routes: vec![Route {
+            prefix: std::net::IpAddr::V4(DST_IP.into()),
+            prefix_len: 32,
+            next_hops: vec![NextHop {
+                port: 1,
+                dst_mac: DST_MAC,
+            }],
+        }],
+    }
+}
+
+/// Inserts and deletes host routes at `per_sec` updates/s (one batch every
+/// 10 ms, alternating insert and delete of the same routes in
+/// 10.200.0.0/16, never the bench's destination) until `done`; returns the
+/// control channel and the updates the switch accepted.
+pub fn route_churn(
+    mut ctl: Box<SwitchCtl>,
+    per_sec: u32,
+    done: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<(Box<SwitchCtl>, u64)>> {
+    std::thread::spawn(move || {
+        // The controller would run on another machine; here it shares the
+        // cores with the generator and the sink, so it takes a back seat
+        // (like the switch's own control plane) and only the switch's cost
+        // of the writes shows in the forwarding rate.
+        // SAFETY: setpriority on the calling thread with plain integers.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
+        let tick = Duration::from_millis(10);
+        let per_tick = (per_sec as usize / 100).max(1);
+        let routes: Vec<std::net::Ipv4Addr> = (0..per_tick)
+            .map(|i| std::net::Ipv4Addr::new(10, 200, (i >> 8) as u8, i as u8))
+            .collect();
+        let (mut written, mut inserted) = (0u64, false);
+        let mut next = Instant::now();
+        while !done.load(Ordering::Relaxed) {
+            let kind = if inserted {
+                pb::update::Type::Delete
+            } else {
+                pb::update::Type::Insert
+            };
+            ctl.write_host_routes(kind, &routes, ROUTE_NEXTHOP)?;
+            inserted = !inserted;
+            written += routes.len() as u64;
+            next += tick;
+            if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+        if inserted {
+            ctl.write_host_routes(pb::update::Type::Delete, &routes, ROUTE_NEXTHOP)?;
+        }
+        Ok((ctl, written))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_carry_their_sequence_marking_and_a_valid_ipv4_checksum() {
+        let roce = Marking {
+            dscp: 26,
+            udp_dst: 4791,
+        };
+        let f = marked_frame(128, 77, 5, roce);
+        assert_eq!(f.len(), 128);
+        assert_eq!(seq_of(&f), Some(77));
+        assert_eq!(ones_complement_sum(&f[14..34]), 0xffff, "checksum verifies");
+        assert_eq!(f[15] >> 2, 26);
+        assert_eq!(u16::from_be_bytes([f[36], f[37]]), 4791);
+        assert_eq!(frame(10, 1, 0).len(), MIN_FRAME_BYTES);
+        let mut other = f.clone();
+        other[PAYLOAD_AT] ^= 1;
+        assert_eq!(seq_of(&other), None, "not ours without the magic");
+    }
+}

@@ -1,0 +1,598 @@
+//! `soakbench`: `roceswitch` for a long time under everything at once, to
+//! show that it neither loses track of a frame nor grows.
+//!
+//! ```text
+//!  rl-sk<pid>-src [s0] ==== [m0] rl-sk<pid>-mid [m1] ==== [d0] rl-sk<pid>-dst
+//!   mixed traffic            roceswitch (release)        sink + pause storms
+//! ```
+//!
+//! For `--minutes` (default 10) the generator offers `--pps` frames/s of a
+//! seeded mix: RoCEv2-marked frames (DSCP 26, UDP 4791: the lossless
+//! priority), best-effort UDP, IPv4 headers cut short, IPv4 headers with a
+//! bad checksum, LLDP, and random bytes from runts to 1500 bytes. A
+//! controller inserts and deletes host routes at `--writes-per-sec` over
+//! P4Runtime, and every `--storm-every` seconds the sink's side pauses the
+//! lossless priority for `--storm-secs` (PFC XOFF every millisecond, a
+//! pause storm the watchdog must break).
+//!
+//! Every `--sample-every` seconds one line: frames offered and received,
+//! the switch's conservation check (`roceswitch_conservation_ok` and the
+//! ledger sums from its `/metrics`), its resident memory and open file
+//! descriptors. At the end: frames in and out, drops by reason, frames
+//! still queued, the conservation check, resident memory after warm-up and
+//! at the end (the aim: no growth beyond 1 MB), the descriptor count, and
+//! the exit status is 1 if the ledger did not balance. Needs root; the
+//! namespaces and the switch are removed at the end, on error and on
+//! Ctrl-C.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Parser;
+use dataplane::wire::ethernet::EthernetAddress;
+use dataplane::wire::pfc::{self, MacControlRepr, PfcRepr};
+use lab::bench::{DST_MAC, Marking, SRC_MAC, line_routes, marked_frame, route_churn, seq_of};
+use lab::labctl::line::LineLab;
+use lab::port::{AfPacketPort, FrameBuf, Port};
+use lab::scenario::live::find_roceswitch;
+use lab::scenario::switchctl::{SwitchCtl, WatchdogSetting};
+
+#[derive(Parser)]
+#[command(
+    name = "soakbench",
+    about = "roceswitch under mixed traffic, table churn and pause storms for a long time: conservation, memory, descriptors"
+)]
+struct Cli {
+    /// How long to run, minutes.
+    #[arg(long, default_value_t = 10.0)]
+    minutes: f64,
+    /// Frames per second offered (the whole mix).
+    #[arg(long, default_value_t = 20_000)]
+    pps: u32,
+    /// Host-route inserts and deletes per second over P4Runtime; 0: none.
+    #[arg(long, default_value_t = 1_000)]
+    writes_per_sec: u32,
+    /// Seconds between pause storms on the lossless priority; 0: none.
+    #[arg(long, default_value_t = 60.0)]
+    storm_every: f64,
+    /// Length of a pause storm, seconds.
+    #[arg(long, default_value_t = 2.0)]
+    storm_secs: f64,
+    /// Seconds between progress lines.
+    #[arg(long, default_value_t = 30.0)]
+    sample_every: f64,
+    /// Seconds of warm-up before the memory baseline is taken.
+    #[arg(long, default_value_t = 30.0)]
+    warmup: f64,
+    /// Seed of the traffic mix.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// The lossless priority the storms pause (DSCP 26 classifies to it).
+const LOSSLESS_PRIORITY: u8 = 3;
+/// `--metrics` address of the switch, inside its namespace.
+const METRICS_ADDR: &str = "127.0.0.1:9464";
+
+/// The switch process; killed (and its socket removed) on drop.
+struct Daemon {
+    child: Child,
+    sock: PathBuf,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.sock);
+    }
+}
+
+impl Daemon {
+    fn start(lab: &LineLab) -> Result<Daemon> {
+        let bin = find_roceswitch()?;
+        let sock = std::env::temp_dir().join(format!("soakbench-{}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&sock);
+        // The metrics endpoint listens on the namespace's loopback.
+        lab::labctl::sys::ip(&["-n", lab.mid(), "link", "set", "lo", "up"])?;
+        // `ip netns exec` execs the daemon: the child's pid is the switch's.
+        let child = Command::new("ip")
+            .args(["netns", "exec", lab.mid()])
+            .arg(&bin)
+            .args(["--port", "0=m0", "--port", "1=m1", "--speed", "10G"])
+            .arg("--grpc")
+            .arg(format!("unix:{}", sock.display()))
+            .args(["--metrics", METRICS_ADDR, "--log-level", "warn"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        Ok(Daemon { child, sock })
+    }
+
+    fn addr(&self) -> String {
+        format!("unix:{}", self.sock.display())
+    }
+
+    /// Resident memory, bytes (`VmRSS`).
+    fn rss_bytes(&self) -> Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .context("reading the switch's /proc status")?;
+        let kb = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .ok_or_else(|| anyhow!("no VmRSS in /proc/{}/status", self.child.id()))?;
+        Ok(kb * 1024)
+    }
+
+    /// Open file descriptors.
+    fn fds(&self) -> Result<usize> {
+        Ok(std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .context("listing the switch's descriptors")?
+            .count())
+    }
+}
+
+/// One scrape of the switch's `/metrics`: every sample by its full name
+/// with labels, e.g. `roceswitch_ledger_dropped_total{port="0",reason="parser_error"}`.
+struct Metrics(BTreeMap<String, f64>);
+
+impl Metrics {
+    fn scrape(ns: &str) -> Result<Metrics> {
+        let body = dataplane::port::netns::run_in(ns, || -> std::io::Result<String> {
+            let mut s = std::net::TcpStream::connect(METRICS_ADDR)?;
+            s.set_read_timeout(Some(Duration::from_secs(5)))?;
+            s.write_all(b"GET /metrics HTTP/1.0\r\nHost: soak\r\n\r\n")?;
+            let mut body = String::new();
+            s.read_to_string(&mut body)?;
+            Ok(body)
+        })
+        .context("entering the switch namespace")?
+        .context("GET /metrics")?;
+        let samples = body
+            .lines()
+            .filter(|l| l.starts_with("roceswitch_"))
+            .filter_map(|l| {
+                let (name, value) = l.rsplit_once(' ')?;
+                Some((name.to_string(), value.parse().ok()?))
+            })
+            .collect();
+        Ok(Metrics(samples))
+    }
+
+    /// Sum of every sample of `family` (all label sets).
+    fn sum(&self, family: &str) -> u64 {
+        self.0
+            .iter()
+            .filter(|(k, _)| {
+                k.strip_prefix(family)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('{'))
+            })
+            .map(|(_, v)| *v as u64)
+            .sum()
+    }
+
+    /// Sum of `family` by the value of label `label`.
+    fn by_label(&self, family: &str, label: &str) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        let needle = format!("{label}=\"");
+        for (k, v) in &self.0 {
+            let Some(rest) = k.strip_prefix(family).and_then(|r| r.strip_prefix('{')) else {
+                continue;
+            };
+            if let Some(at) = rest.find(&needle) {
+                let value = &rest[at + needle.len()..];
+                let value = value.split('"').next().unwrap_or_default();
+                *out.entry(value.to_string()).or_default() += *v as u64;
+            }
+        }
+        out
+    }
+
+    fn conservation_ok(&self) -> bool {
+        self.0.get("roceswitch_conservation_ok") == Some(&1.0)
+    }
+}
+
+/// A tiny seeded generator (SplitMix64) for the traffic mix: the same seed
+/// gives the same frames.
+struct Mix(u64);
+
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// The next frame of the mix, and whether the switch should forward
+    /// it to the sink (the well-formed ones, numbered `seq`).
+    fn frame(&mut self, seq: u32) -> (Vec<u8>, bool) {
+        let size = 64 + self.below(961) as usize;
+        let kind = self.below(16);
+        let f = match kind {
+            0..=7 => marked_frame(
+                size,
+                seq,
+                0,
+                Marking {
+                    dscp: 26,
+                    udp_dst: 4791,
+                },
+            ),
+            8..=11 => marked_frame(size, seq, 0, Marking::BEST_EFFORT),
+            12 => {
+                // An IPv4 header cut short: Ethernet + 10 bytes.
+                let mut f = marked_frame(64, seq, 0, Marking::BEST_EFFORT);
+                f.truncate(24);
+                f
+            }
+            13 => {
+                let mut f = marked_frame(size, seq, 0, Marking::BEST_EFFORT);
+                f[24] ^= 0x5a;
+                f
+            }
+            14 => lldp_frame(),
+            _ => {
+                // Runts (from a bare Ethernet header) to full-size frames.
+                let len = 14 + self.below(1487) as usize;
+                let mut f: Vec<u8> = (0..len).map(|_| self.next() as u8).collect();
+                // Never a MAC Control frame: the storms are the only pauses.
+                if f.len() >= 14 && f[12..14] == [0x88, 0x08] {
+                    f[12] = 0;
+                }
+                f
+            }
+        };
+        (f, kind <= 11)
+    }
+}
+
+/// An LLDP frame (chassis, port and TTL TLVs, End) to the nearest bridge.
+fn lldp_frame() -> Vec<u8> {
+    let mut f = vec![0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e];
+    f.extend_from_slice(&SRC_MAC);
+    f.extend_from_slice(&[0x88, 0xcc]);
+    // Chassis ID (MAC), port ID (interface name "s0"), TTL 120, End.
+    f.extend_from_slice(&[0x02, 0x07, 0x04]);
+    f.extend_from_slice(&SRC_MAC);
+    f.extend_from_slice(&[0x04, 0x03, 0x05, b's', b'0']);
+    f.extend_from_slice(&[0x06, 0x02, 0x00, 120, 0x00, 0x00]);
+    f.resize(60, 0);
+    f
+}
+
+/// Frames the generator sends at once.
+const BATCH: usize = 32;
+
+/// Counts of the traffic threads.
+#[derive(Default)]
+struct Traffic {
+    offered: AtomicU64,
+    forwardable: AtomicU64,
+    received: AtomicU64,
+    pauses: AtomicU64,
+}
+
+fn generator(
+    lab: &LineLab,
+    cli: &Cli,
+    traffic: Arc<Traffic>,
+    done: Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<Result<()>>> {
+    let mut src = AfPacketPort::open_in_netns(lab.src(), "s0")?;
+    let (pps, seed) = (cli.pps.max(1), cli.seed);
+    Ok(std::thread::spawn(move || {
+        let mut mix = Mix(seed);
+        let tick = Duration::from_secs_f64(BATCH as f64 / f64::from(pps));
+        let mut bufs = FrameBuf::batch(BATCH);
+        let (mut seq, mut next) = (0u32, Instant::now());
+        while !done.load(Ordering::Relaxed) {
+            let mut for_sink = [false; BATCH];
+            for (b, to_sink) in bufs.iter_mut().zip(&mut for_sink) {
+                let (f, forwardable) = mix.frame(seq);
+                *to_sink = forwardable;
+                seq = seq.wrapping_add(1);
+                b.set_frame(&f);
+            }
+            let sent = src.send_batch(&bufs)?;
+            traffic.offered.fetch_add(sent as u64, Ordering::Relaxed);
+            let for_sink = for_sink[..sent].iter().filter(|&&n| n).count();
+            traffic
+                .forwardable
+                .fetch_add(for_sink as u64, Ordering::Relaxed);
+            next += tick;
+            if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+        Ok(())
+    }))
+}
+
+fn sink(
+    lab: &LineLab,
+    traffic: Arc<Traffic>,
+    done: Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<Result<()>>> {
+    let mut dst = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
+    Ok(std::thread::spawn(move || {
+        let mut bufs = FrameBuf::batch(64);
+        while !done.load(Ordering::Relaxed) {
+            let n = dst.recv_batch(&mut bufs)?;
+            if n == 0 {
+                dst.wait_readable(Some(Duration::from_millis(5)))?;
+            }
+            let ours = bufs[..n]
+                .iter()
+                .filter(|b| seq_of(b.frame()).is_some())
+                .count();
+            traffic.received.fetch_add(ours as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    }))
+}
+
+/// Pauses the lossless priority from the sink's side: XOFF (full quanta)
+/// every millisecond for `storm_secs`, every `storm_every` seconds.
+fn storms(
+    lab: &LineLab,
+    cli: &Cli,
+    traffic: Arc<Traffic>,
+    done: Arc<AtomicBool>,
+) -> Result<Option<std::thread::JoinHandle<Result<()>>>> {
+    if cli.storm_every <= 0.0 {
+        return Ok(None);
+    }
+    let mut port = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
+    let (every, length) = (
+        Duration::from_secs_f64(cli.storm_every),
+        Duration::from_secs_f64(cli.storm_secs),
+    );
+    let mut xoff = vec![FrameBuf::default()];
+    let mut bytes = [0u8; pfc::FRAME_LEN];
+    pfc::emit_frame(
+        EthernetAddress(DST_MAC),
+        &MacControlRepr::Pfc(PfcRepr::xoff(1 << LOSSLESS_PRIORITY, 0xffff)),
+        &mut bytes,
+    )?;
+    xoff[0].set_frame(&bytes);
+    Ok(Some(std::thread::spawn(move || {
+        let mut storm_at = Instant::now() + every;
+        while !done.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now < storm_at {
+                std::thread::sleep((storm_at - now).min(Duration::from_millis(100)));
+                continue;
+            }
+            while storm_at.elapsed() < length && !done.load(Ordering::Relaxed) {
+                let sent = port.send_batch(&xoff)?;
+                traffic.pauses.fetch_add(sent as u64, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            storm_at += every;
+        }
+        Ok(())
+    })))
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1 << 20) as f64
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let stop = lab::signal::stop_flag();
+    let lab = LineLab::create(&format!("sk{}", std::process::id()))
+        .context("building the soak namespaces")?;
+    let daemon = Daemon::start(&lab)?;
+    let mut ctl = SwitchCtl::connect(&daemon.addr(), Duration::from_secs(10), stop)?;
+    ctl.set_routes(&line_routes())?;
+    // R-WD-2 defaults: a queue paused for 200 ms is stormed, its frames
+    // dropped, and it is restored 200 ms after the pauses stop.
+    ctl.set_watchdog(Some(WatchdogSetting {
+        detection_time_ms: 200,
+        restoration_time_ms: 200,
+        poll_interval_ms: 100,
+        drop: true,
+    }))?;
+
+    let traffic = Arc::new(Traffic::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let threads = [
+        Some(sink(&lab, traffic.clone(), done.clone())?),
+        Some(generator(&lab, &cli, traffic.clone(), done.clone())?),
+        storms(&lab, &cli, traffic.clone(), done.clone())?,
+    ];
+    let churn = (cli.writes_per_sec > 0)
+        .then(|| route_churn(Box::new(ctl), cli.writes_per_sec, done.clone()));
+
+    let started = Instant::now();
+    let length = Duration::from_secs_f64(cli.minutes * 60.0);
+    let sample = Duration::from_secs_f64(cli.sample_every.max(1.0));
+    let warmup = Duration::from_secs_f64(cli.warmup);
+    let (start_rss, start_fds) = (daemon.rss_bytes()?, daemon.fds()?);
+    let mut baseline: Option<(u64, usize)> = None;
+    let mut balanced_every_time = true;
+    let mut next = started + sample;
+    println!(
+        "{:>7} {:>11} {:>11} {:>11} {:>11} {:>6} {:>9} {:>4}",
+        "t_s", "offered", "received", "sw_arrived", "sw_forward", "ledger", "rss_MiB", "fds"
+    );
+    while started.elapsed() < length && !stop.load(Ordering::Relaxed) {
+        if baseline.is_none() && started.elapsed() >= warmup {
+            baseline = Some((daemon.rss_bytes()?, daemon.fds()?));
+        }
+        let now = Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(Duration::from_millis(200)));
+            continue;
+        }
+        next += sample;
+        let m = Metrics::scrape(lab.mid())?;
+        balanced_every_time &= m.conservation_ok();
+        println!(
+            "{:>7.0} {:>11} {:>11} {:>11} {:>11} {:>6} {:>9.1} {:>4}",
+            started.elapsed().as_secs_f64(),
+            traffic.offered.load(Ordering::Relaxed),
+            traffic.received.load(Ordering::Relaxed),
+            m.sum("roceswitch_ledger_arrived_frames_total"),
+            m.sum("roceswitch_ledger_forwarded_total"),
+            if m.conservation_ok() { "ok" } else { "FAIL" },
+            mib(daemon.rss_bytes()?),
+            daemon.fds()?,
+        );
+    }
+    done.store(true, Ordering::Relaxed);
+    for t in threads.into_iter().flatten() {
+        t.join()
+            .map_err(|_| anyhow!("a traffic thread panicked"))??;
+    }
+    if let Some(c) = churn {
+        c.join()
+            .map_err(|_| anyhow!("the controller thread panicked"))?
+            .context("churning routes")?;
+    }
+    if stop.load(Ordering::Relaxed) {
+        bail!("interrupted");
+    }
+    // Let the queues drain (a storm may just have ended) before the books close.
+    std::thread::sleep(Duration::from_millis(500));
+    let m = Metrics::scrape(lab.mid())?;
+    let (end_rss, end_fds) = (daemon.rss_bytes()?, daemon.fds()?);
+    let (base_rss, base_fds) = baseline.unwrap_or((start_rss, start_fds));
+    let ok = balanced_every_time && m.conservation_ok();
+    let secs = started.elapsed().as_secs_f64();
+
+    println!();
+    println!(
+        "soak: {:.1} min, {} frames/s offered, {} route writes/s, pause storms of {} s every {} s",
+        secs / 60.0,
+        cli.pps,
+        cli.writes_per_sec,
+        cli.storm_secs,
+        cli.storm_every
+    );
+    println!(
+        "  generator: {} frames offered ({} well-formed for the sink), sink: {} received, {} PFC XOFF frames sent",
+        traffic.offered.load(Ordering::Relaxed),
+        traffic.forwardable.load(Ordering::Relaxed),
+        traffic.received.load(Ordering::Relaxed),
+        traffic.pauses.load(Ordering::Relaxed)
+    );
+    println!(
+        "  switch: {} frames in, {} forwarded, {} consumed (PFC, LLDP), {} still queued",
+        m.sum("roceswitch_ledger_arrived_frames_total"),
+        m.sum("roceswitch_ledger_forwarded_total"),
+        m.sum("roceswitch_ledger_consumed_frames_total"),
+        m.sum("roceswitch_ledger_queued")
+    );
+    println!("  drops by reason:");
+    for (reason, n) in m.by_label("roceswitch_ledger_dropped_total", "reason") {
+        if n > 0 {
+            println!("    {reason:<24} {n}");
+        }
+    }
+    println!(
+        "  watchdog storms detected: {}",
+        m.sum("roceswitch_watchdog_storms_total")
+    );
+    println!(
+        "  conservation: {}",
+        if ok {
+            "every sample balanced (frames in = forwarded + consumed + dropped by reason + queued)"
+        } else {
+            "IMBALANCE (see roceswitch_conservation_ok)"
+        }
+    );
+    println!(
+        "  resident memory: {:.1} MiB at start, {:.1} MiB after {:.0} s warm-up, {:.1} MiB at the end: {:+.2} MiB since warm-up (aim: within 1 MiB)",
+        mib(start_rss),
+        mib(base_rss),
+        cli.warmup,
+        mib(end_rss),
+        (end_rss as f64 - base_rss as f64) / (1 << 20) as f64
+    );
+    println!(
+        "  file descriptors: {start_fds} at start, {base_fds} after warm-up, {end_fds} at the end"
+    );
+    drop(daemon);
+    drop(lab);
+    if !ok {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mix_is_seeded_and_has_every_kind() {
+        let (mut a, mut b) = (Mix(7), Mix(7));
+        let frames: Vec<(Vec<u8>, bool)> = (0..2000).map(|i| a.frame(i)).collect();
+        assert!(frames.iter().zip(0..).all(|(f, i)| *f == b.frame(i)));
+        for (f, forwardable) in &frames {
+            if *forwardable {
+                assert_eq!(dataplane::wire::ip::ones_complement_sum(&f[14..34]), 0xffff);
+            }
+        }
+        let frames: Vec<Vec<u8>> = frames.into_iter().map(|(f, _)| f).collect();
+        let roce = frames
+            .iter()
+            .filter(|f| f.len() > 37 && u16::from_be_bytes([f[36], f[37]]) == 4791)
+            .count();
+        let lldp = frames.iter().filter(|f| f[12..14] == [0x88, 0xcc]).count();
+        let cut = frames.iter().filter(|f| f.len() == 24).count();
+        let mac_control = frames
+            .iter()
+            .filter(|f| f.len() >= 14 && f[12..14] == [0x88, 0x08])
+            .count();
+        assert!(roce > 800 && lldp > 60 && cut > 60, "{roce} {lldp} {cut}");
+        assert_eq!(mac_control, 0, "pauses come only from the storms");
+    }
+
+    #[test]
+    fn metrics_are_summed_by_family_and_label() {
+        let m = Metrics(
+            [
+                (
+                    "roceswitch_ledger_dropped_total{port=\"0\",reason=\"parser_error\"}",
+                    3.0,
+                ),
+                (
+                    "roceswitch_ledger_dropped_total{port=\"1\",reason=\"parser_error\"}",
+                    2.0,
+                ),
+                (
+                    "roceswitch_ledger_dropped_total{port=\"0\",reason=\"no_route\"}",
+                    1.0,
+                ),
+                ("roceswitch_ledger_dropped_totally_else", 9.0),
+                ("roceswitch_conservation_ok", 1.0),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        );
+        assert_eq!(m.sum("roceswitch_ledger_dropped_total"), 6);
+        let by = m.by_label("roceswitch_ledger_dropped_total", "reason");
+        assert_eq!(by["parser_error"], 5);
+        assert_eq!(by["no_route"], 1);
+        assert!(m.conservation_ok());
+    }
+}
