@@ -401,6 +401,43 @@ fn double_tagged_frames_use_pcp_when_the_port_trusts_pcp_and_l2_forward() {
     assert_eq!(Program::meta(&pkt).priority, 5, "outer PCP under PCP trust");
 }
 
+/// A RoCE v1 frame has no IP header and so no DSCP: on a port that trusts
+/// DSCP (the default) its VLAN PCP classifies it, and it is bridged.
+#[test]
+fn roce_v1_frames_take_their_priority_from_the_pcp_on_a_dscp_port() {
+    let mut pipeline = router_pipeline();
+    pipeline
+        .runtime_mut()
+        .table_insert(
+            table_id("l2_fwd"),
+            entry(
+                vec![
+                    Some(FieldMatch::Exact(100)),
+                    Some(FieldMatch::Exact(0x02_00_00_00_00_99)),
+                ],
+                0,
+                EntryAction::Direct(action("l2_forward", &[7])),
+            ),
+        )
+        .unwrap();
+    // Tag PCP 3 VID 100, EtherType 0x8915, GRH (next header 0x1B = BTH),
+    // BTH of an RDMA WRITE ONLY, 16 bytes of payload, ICRC.
+    let mut frame = hex("020000000099 020000000001 8100 6064 8915");
+    frame.extend_from_slice(&hex("60000000 001c 1b 40"));
+    frame.extend_from_slice(&[0u8; 32]);
+    frame.extend_from_slice(&hex("0a00ffff 00000011 80000001"));
+    frame.extend_from_slice(&[0u8; 20]);
+    let mut pkt = pipeline.parse(&frame, StandardMetadata::arriving(1, frame.len() as u32, 0));
+    pipeline.ingress(&mut pkt);
+    assert_eq!(Program::meta(&pkt).priority, 3, "PCP 3, no DSCP to trust");
+
+    let mut sw = router();
+    std::mem::swap(sw.pipeline_mut(), &mut pipeline);
+    let out = process(&mut sw, 1, &frame);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0], (7, frame), "bridged unchanged");
+}
+
 #[test]
 fn unknown_l2_destination_is_dropped_not_flooded() {
     let mut sw = router();

@@ -623,9 +623,13 @@ control RoceIngress(inout headers_t hdr,
         }
 
         port_trust.apply();
-        if (meta.trust_pcp == 1 && hdr.vlan[0].isValid()) {
+        /* A tagged frame without IP (RoCE v1, EtherType 0x8915, or any
+         * other L2 traffic) has no DSCP: its PCP classifies it whatever the
+         * port trusts, as lossless NICs mark RoCE v1 by PCP alone. */
+        bool has_ip = hdr.ipv4.isValid() || hdr.ipv6.isValid();
+        if (hdr.vlan[0].isValid() && (meta.trust_pcp == 1 || !has_ip)) {
             pcp_to_priority.apply();
-        } else if (hdr.ipv4.isValid() || hdr.ipv6.isValid()) {
+        } else if (has_ip) {
             dscp_to_priority.apply();
         } else {
             meta.priority = 0;

@@ -8,6 +8,8 @@ through the fabric QoS service (the tables are fabric-owned).
 """
 
 import ptf.testutils as tu
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Raw
 
 import fabric
 import roce
@@ -89,3 +91,17 @@ class DscpMapFromFabric(PriorityTest):
         self.fabric_set("QosMaps", fabric.msg("QosMaps", dscp_to_priority=dscp_map, pcp_to_priority=list(range(8))))
         self.assert_one_on(roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=10), 4)
         self.assert_one_on(roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2", dscp=11), 1)
+
+
+class RoceV1TaggedTakesPcpOnDscpPort(PriorityTest):
+    """A RoCE v1 frame (EtherType 0x8915, no IP, so no DSCP) tagged PCP 3 is bridged at priority 3 on a DSCP-trusting port."""
+
+    def runTest(self):
+        vid, dst = 10, "02:00:00:00:0a:01"
+        self.add_l2(vid, dst, EGRESS)
+        # VLAN, then GRH (40 bytes: version 6, next header 0x1B = BTH) and
+        # a BTH (RDMA WRITE ONLY), as a RoCE v1 NIC sends them.
+        grh = bytes([0x60, 0, 0, 0, 0, 28, 0x1B, 64]) + bytes(32)
+        bth = bytes([0x0A, 0, 0xFF, 0xFF, 0, 0, 0, 0x11, 0x80, 0, 0, 1])
+        pkt = Ether(dst=dst, src=host_mac(0)) / Dot1Q(vlan=vid, prio=3, type=0x8915) / Raw(grh + bth + bytes(16))
+        self.assert_one_on(pkt, 3, exp=pkt)
