@@ -299,3 +299,119 @@ fn an_mtu_the_interface_cannot_carry_is_refused_up_front() {
         "{err}"
     );
 }
+
+/// RoCE v1 on one VLAN: EtherType 0x8915 behind an 802.1Q tag whose PCP is
+/// the data priority, every byte delivered in order.
+#[test]
+fn roce_v1_on_a_vlan_delivers_and_carries_the_priority_in_the_pcp() {
+    if !common::root_or_skip("roce_v1_on_a_vlan_delivers_and_carries_the_priority_in_the_pcp") {
+        return;
+    }
+    let ns = setup();
+    let v1 = ["--roce-version", "1", "--vlan", "100", "--json"];
+    let mut sniffer = AfPacketPort::open_in_netns(&ns.names[1], "s0").unwrap();
+    let mut server = Reaper(Some(roceperf(
+        &[
+            &[
+                "server",
+                "--netns",
+                &ns.names[1],
+                "--iface",
+                "s0",
+                "--mac",
+                S_MAC,
+                "--ip",
+                "10.1.0.2",
+                "--duration",
+                "30",
+            ][..],
+            &v1,
+        ]
+        .concat(),
+    )));
+    std::thread::sleep(Duration::from_millis(400));
+    let client = roceperf(
+        &[
+            &[
+                "client",
+                "--netns",
+                &ns.names[0],
+                "--iface",
+                "c0",
+                "--mac",
+                C_MAC,
+                "--ip",
+                "10.1.0.1",
+                "--dst-ip",
+                "10.1.0.2",
+                "--dst-mac",
+                S_MAC,
+                "--qps",
+                "2",
+                "--size",
+                "65536",
+                "--duration",
+                "1",
+                "--rate",
+                "20M",
+            ][..],
+            &v1,
+        ]
+        .concat(),
+    );
+    let c = json_lines(client);
+    std::thread::sleep(Duration::from_millis(300));
+    let s = server.0.take().unwrap();
+    // SAFETY: kill on our child's pid.
+    unsafe { libc::kill(s.id() as i32, libc::SIGTERM) };
+    let s = json_lines(s);
+    let (cs, ss) = (find(&c, "summary"), find(&s, "summary"));
+    assert!(cs["tx_bytes"].as_u64().unwrap() > 1_000_000, "{cs}");
+    assert_eq!(ss["rx_bytes"], cs["tx_bytes"], "{ss}");
+    assert_eq!(ss["psn_gaps"], 0, "{ss}");
+
+    // What went over the wire: tag with PCP 3 (the default --priority),
+    // VID 100, then EtherType 0x8915 and a GRH (IPv6-style version 6).
+    let mut bufs = FrameBuf::batch(64);
+    let (mut data, mut seen) = (Vec::new(), 0);
+    for _ in 0..16 {
+        let n = sniffer.recv_batch(&mut bufs).unwrap();
+        seen += n;
+        data.extend(
+            bufs[..n]
+                .iter()
+                .map(|b| b.frame().to_vec())
+                .filter(|f| f.len() > 18 && f[6..12] == [2, 0, 0, 0, 0x0c, 1]),
+        );
+    }
+    assert!(!data.is_empty(), "no frame from the client among {seen}");
+    for f in &data {
+        assert_eq!(f[12..14], [0x81, 0x00], "tagged");
+        assert_eq!(f[14] >> 5, 3, "PCP = priority 3");
+        assert_eq!(u16::from_be_bytes([f[14], f[15]]) & 0x0fff, 100, "VID");
+        assert_eq!(f[16..18], [0x89, 0x15], "RoCE v1 EtherType");
+        assert_eq!(f[18] >> 4, 6, "GRH version");
+    }
+}
+
+#[test]
+fn roce_v1_without_a_vlan_is_refused_with_the_reason() {
+    let out = Command::new(env!("CARGO_BIN_EXE_roceperf"))
+        .args([
+            "server",
+            "--iface",
+            "lo",
+            "--mac",
+            S_MAC,
+            "--ip",
+            "10.1.0.2",
+            "--roce-version",
+            "1",
+        ])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--vlan"), "{err}");
+}

@@ -7,6 +7,9 @@
 //! their Linux RDMA names (`port_xmit_data`, `packet_seq_err`,
 //! `local_ack_timeout_err`, `np_ecn_marked_roce_packets`, ...).
 //!
+//! `--roce-version 1 --vlan VID` speaks RoCE v1 instead: EtherType 0x8915,
+//! GRH + BTH on one VLAN, the priority in the PCP.
+//!
 //! The interface must carry no kernel IP (the kernel would answer UDP 4791
 //! with ICMP); the agent speaks raw frames only. Needs CAP_NET_RAW.
 
@@ -17,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use dataplane::rnic::RnicConfig;
 use dataplane::rnic::dcqcn::DcqcnConfig;
+use dataplane::rnic::frame::RoceVersion;
 use lab::perf::report::Report;
 use lab::perf::{Agent, MAX_QPS, Role};
 use lab::port::AfPacketPort;
@@ -116,6 +120,15 @@ struct Common {
     /// Priority of CNPs.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u8).range(0..=7))]
     cnp_priority: u8,
+    /// RoCE version: 2 (IPv4/UDP 4791, routable, priority by DSCP) or 1
+    /// (EtherType 0x8915, GRH + BTH, one L2 segment, priority by the VLAN
+    /// PCP: needs --vlan).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
+    roce_version: u8,
+    /// Tag every frame with this VLAN id, the PCP being the frame's
+    /// priority (--priority for data, --cnp-priority for CNPs).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(0..=4095))]
+    vlan: Option<u16>,
     /// Print a report every this many seconds.
     #[arg(long)]
     interval: Option<f64>,
@@ -193,6 +206,17 @@ fn main() -> Result<()> {
     if common.mtu == 0 || common.mtu > 9000 {
         bail!("--mtu must be 1..=9000");
     }
+    let roce_version = if common.roce_version == 1 {
+        if common.vlan.is_none() {
+            bail!(
+                "--roce-version 1 carries the priority in the VLAN PCP only: give --vlan VID \
+                 (and a switch port in that VLAN)"
+            );
+        }
+        RoceVersion::V1
+    } else {
+        RoceVersion::V2
+    };
     let cfg = RnicConfig {
         mac: common.mac,
         ip: common.ip,
@@ -204,6 +228,8 @@ fn main() -> Result<()> {
         cnp_priority: common.cnp_priority,
         ecn_capable: common.ecn,
         dcqcn: dcqcn.then(|| DcqcnConfig::scaled(common.rate)),
+        roce_version,
+        vlan_id: common.vlan,
         ..RnicConfig::default()
     };
     let port = match &common.netns {
@@ -211,10 +237,15 @@ fn main() -> Result<()> {
         None => AfPacketPort::open(&common.iface),
     }
     .with_context(|| format!("opening port on {}", common.iface))?;
-    // Largest frame: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + payload
-    // + pad 3 + ICRC 4; all of it after Ethernet must fit the interface MTU.
+    // Largest frame: Eth 14 (+ 4 tag) + IPv4 20 + UDP 8 (v1: GRH 40) + BTH 12
+    // + RETH 16 + payload + pad 3 + ICRC 4; all of it after Ethernet must
+    // fit the interface MTU.
     let iface_mtu = port.mtu_bytes().context("reading the interface MTU")?;
-    let need = common.mtu as u32 + 20 + 8 + 12 + 16 + 3 + 4;
+    let network = match roce_version {
+        RoceVersion::V1 => 40,
+        RoceVersion::V2 => 20 + 8,
+    };
+    let need = common.mtu as u32 + network + 12 + 16 + 3 + 4;
     if need > iface_mtu {
         bail!(
             "--mtu {} makes frames of {need} bytes after Ethernet, but {} has MTU {iface_mtu}: \
