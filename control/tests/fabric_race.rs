@@ -109,6 +109,7 @@ fn switch() -> Sender<Command<Program>> {
                 dst_mac: [2, 0, 0, 0, 1, 1],
             }],
         }],
+        bridged: Vec::new(),
     };
     SwitchPlan::build(sw.tm().config(), &config(3), Some(&routes), &PROGRAM_INFO)
         .unwrap()

@@ -72,6 +72,7 @@ fn incast(n: usize, ecn: bool) -> (Sim<Program>, Vec<NodeId>) {
                 }],
             })
             .collect(),
+        bridged: Vec::new(),
     };
     let mut switch =
         Switch::new(Program::new(), switch_config(n + 1), Instant::ZERO).expect("switch");

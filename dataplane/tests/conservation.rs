@@ -86,6 +86,7 @@ fn routes(rng: &mut Rng) -> L3Config {
         router_mac: ROUTER_MAC,
         ecmp_seed: rng.next() as u32,
         routes,
+        bridged: Vec::new(),
     }
 }
 

@@ -103,6 +103,7 @@ fn routes() -> L3Config {
             host([10, 0, 2, 1], 32, vec![hop(2)]),
             host([10, 0, 3, 0], 24, (4..8).map(hop).collect()),
         ],
+        bridged: Vec::new(),
     }
 }
 

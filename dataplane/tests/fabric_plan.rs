@@ -14,7 +14,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use common::roce_frame;
 use dataplane::fabric::config::{EcnProfile, PortConfig, Trust};
 use dataplane::fabric::{
-    ApplyError, FabricConfig, L3Config, NextHop, PlanError, Route, SwitchPlan,
+    ApplyError, Bridged, FabricConfig, L3Config, NextHop, PlanError, Route, SwitchPlan,
 };
 use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::switch::{Switch, SwitchConfig};
@@ -47,6 +47,7 @@ fn routes() -> L3Config {
                 next_hops: vec![hop(2), hop(3)],
             },
         ],
+        bridged: Vec::new(),
     }
 }
 
@@ -219,6 +220,52 @@ fn plan_errors_name_what_is_wrong() {
     bad.routes[1].prefix_len = 33;
     match SwitchPlan::build(sw.tm().config(), &fabric(3, 3), Some(&bad), &PROGRAM_INFO) {
         Err(PlanError::Invalid { field, .. }) => assert_eq!(field, "routes[1].prefix_len"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Bridged MACs become `l2_fwd` entries: a RoCE v1 frame on VLAN 100 to a
+/// bridged MAC leaves by its port unchanged, at the priority of its PCP; a
+/// VLAN id beyond 12 bits is refused by name.
+#[test]
+fn bridged_macs_carry_roce_v1_frames_at_their_pcp() {
+    let mut sw = switch();
+    let mut l3 = routes();
+    let host = [0x02, 0, 0, 0, 0x0a, 2];
+    l3.bridged = vec![Bridged {
+        vid: 100,
+        mac: host,
+        port: 2,
+    }];
+    SwitchPlan::build(sw.tm().config(), &fabric(3, 3), Some(&l3), &PROGRAM_INFO)
+        .unwrap()
+        .apply(&mut sw, Instant::ZERO)
+        .unwrap();
+    // Tag PCP 3 VID 100, EtherType 0x8915, GRH, BTH (RDMA WRITE ONLY), payload.
+    let mut v1 = host.to_vec();
+    v1.extend_from_slice(&[0x02, 0, 0, 0, 0x0a, 1, 0x81, 0x00, 0x60, 0x64, 0x89, 0x15]);
+    v1.extend_from_slice(&[0x60, 0, 0, 0, 0, 28, 0x1b, 64]);
+    v1.extend_from_slice(&[0; 32]);
+    v1.extend_from_slice(&[0x0a, 0, 0xff, 0xff, 0, 0, 0, 0x11, 0x80, 0, 0, 1]);
+    v1.extend_from_slice(&[0; 20]);
+    assert_eq!(forward(&mut sw, &v1, 1_000), Some((2, v1.clone())));
+    assert_eq!(
+        sw.tm().stats(0, 3).unwrap().rx_packets,
+        1,
+        "PCP 3 → priority 3"
+    );
+
+    let mut other_vlan = v1.clone();
+    other_vlan[15] = 101;
+    assert_eq!(
+        forward(&mut sw, &other_vlan, 2_000),
+        None,
+        "not bridged in VLAN 101"
+    );
+
+    l3.bridged[0].vid = 4096;
+    match SwitchPlan::build(sw.tm().config(), &fabric(3, 3), Some(&l3), &PROGRAM_INFO) {
+        Err(PlanError::Invalid { field, .. }) => assert_eq!(field, "bridged[0].vid"),
         other => panic!("{other:?}"),
     }
 }

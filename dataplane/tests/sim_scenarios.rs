@@ -167,6 +167,7 @@ fn switch(fabric: &FabricConfig, routes: Vec<Route>, ecmp_seed: u32) -> Switch<P
         router_mac: ROUTER_MAC,
         ecmp_seed,
         routes,
+        bridged: Vec::new(),
     };
     let mut sw = Switch::new(
         Program::new(),

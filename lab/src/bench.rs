@@ -114,6 +114,7 @@ pub fn line_routes() -> L3Config {
                 dst_mac: DST_MAC,
             }],
         }],
+        bridged: Vec::new(),
     }
 }
 

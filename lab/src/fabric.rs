@@ -20,7 +20,7 @@ use std::net::IpAddr;
 use dataplane::fabric::config::{
     BufferConfig, EcnProfile, Headroom, PortConfig, Trust, WatchdogAction, WatchdogConfig,
 };
-use dataplane::fabric::{FabricConfig, L3Config, NextHop, Route};
+use dataplane::fabric::{Bridged, FabricConfig, L3Config, NextHop, Route};
 use serde::{Deserialize, Serialize};
 
 use crate::topo::{Topology, parse_endpoint};
@@ -333,6 +333,7 @@ pub fn setups(topo: &Topology) -> Result<Vec<SwitchSetup>, SetupError> {
             .map(|(&port, &(speed, mtu, _))| (port, speed, mtu))
             .collect();
         let mut routes = Vec::new();
+        let mut bridged = Vec::new();
         for (h, host) in topo.hosts.iter().enumerate() {
             let Some(mine) = dist[h][s] else {
                 continue; // unreachable from here
@@ -355,6 +356,15 @@ pub fn setups(topo: &Topology) -> Result<Vec<SwitchSetup>, SetupError> {
                     _ => {}
                 }
             }
+            // Bridged toward the host through the first shortest-path port
+            // (L2 has no ECMP).
+            if let (Some(vid), Some(first)) = (host.vlan, hops.first()) {
+                bridged.push(Bridged {
+                    vid,
+                    mac: host_macs[h],
+                    port: first.port,
+                });
+            }
             routes.push(Route {
                 prefix: IpAddr::V4(host.ip),
                 prefix_len: 32,
@@ -368,6 +378,7 @@ pub fn setups(topo: &Topology) -> Result<Vec<SwitchSetup>, SetupError> {
                 router_mac: ROUTER_MAC,
                 ecmp_seed: s as u32 + 1,
                 routes,
+                bridged,
             },
         });
     }

@@ -99,6 +99,11 @@ pub struct HostSpec {
     pub mac: String,
     /// IPv4 address the agent uses (not configured in the kernel).
     pub ip: Ipv4Addr,
+    /// A VLAN the host's MAC is bridged in on every `roceswitch` of the
+    /// lab (its port toward the host on a shortest path): for RoCE v1,
+    /// which has no IP to route on.
+    #[serde(default)]
+    pub vlan: Option<u16>,
     /// Command to run in the host namespace.
     #[serde(default)]
     pub command: Option<Vec<String>>,

@@ -19,6 +19,12 @@ type Expect = &'static [(&'static str, &'static str, u64)];
 const EXAMPLES: &[(&str, &str, Expect)] = &[
     ("pair.toml", "pair", &[("h2", "eth0", 1_000_000)]),
     ("switched.toml", "sw", &[("h2", "eth0", 1_000_000)]),
+    // Bridged, not routed: h2 gets h1's RoCE v1 frames through the switch.
+    (
+        "roce-v1.toml",
+        "v1",
+        &[("h2", "eth0", 1_000_000), ("sw1", "p0", 1_000_000)],
+    ),
     // Both senders reach h2 through its 100 Mb/s port.
     (
         "lossy-lossless.toml",

@@ -91,6 +91,7 @@ fn host(i: usize) -> HostSpec {
         name: format!("h{}", i + 1),
         mac: mac_text(mac(i)),
         ip: std::net::Ipv4Addr::new(10, 0, 1, i as u8 + 1),
+        vlan: None,
         command: None,
     }
 }

@@ -26,5 +26,5 @@ pub use config::FabricConfig;
 pub use plan::{
     ApplyError, FABRIC_OWNED_TABLES, PlanError, ProfileContents, SwitchPlan, TableContents,
 };
-pub use routes::{L3Config, NextHop, Route, RouteWrites};
+pub use routes::{Bridged, L3Config, NextHop, Route, RouteWrites};
 pub use tm::{ports_of, tm_config};

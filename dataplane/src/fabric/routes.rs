@@ -3,7 +3,7 @@
 //! next hops (`nexthop`, an action selector: one member per next hop, one
 //! group per equal-cost set, picked by a flow hash of the 5-tuple with the
 //! UDP source port, R-ECMP-1..3, mixed with the switch's ECMP seed from
-//! `ecmp_hash_seed`).
+//! `ecmp_hash_seed`), and bridged MACs (`l2_fwd`, per VLAN).
 //!
 //! Contract: pure and deterministic: the same [`L3Config`] gives the same
 //! ids in the same order, so a simulated fabric and a namespace lab (which
@@ -41,7 +41,20 @@ pub struct Route {
     pub next_hops: Vec<NextHop>,
 }
 
-/// A switch's routing: the MAC it routes for, and its routes.
+/// A MAC bridged in a VLAN: `l2_fwd` sends its frames out of `port`
+/// unchanged. RoCE v1 segments need these: they have no IP to route on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Bridged {
+    /// VLAN id (0: untagged frames).
+    pub vid: u16,
+    /// Destination MAC.
+    pub mac: [u8; 6],
+    /// Egress port.
+    pub port: u16,
+}
+
+/// A switch's forwarding: the MAC it routes for, its routes, and the MACs
+/// it bridges.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct L3Config {
     /// Frames to this MAC are routed; it is also the source MAC of routed frames.
@@ -51,11 +64,13 @@ pub struct L3Config {
     pub ecmp_seed: u32,
     /// Routes, longest prefix wins.
     pub routes: Vec<Route>,
+    /// Bridged MACs (VLAN, MAC → port).
+    pub bridged: Vec<Bridged>,
 }
 
 /// What an [`L3Config`] writes: the `nexthop` profile's members and groups,
 /// then whole-table contents (`my_station`, `ecmp_hash_seed`, `nexthop`,
-/// `ipv4_lpm`, `ipv6_lpm`).
+/// `ipv4_lpm`, `ipv6_lpm`, `l2_fwd`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RouteWrites {
     /// Members and groups of the `nexthop` action selector.
@@ -176,6 +191,29 @@ impl L3Config {
             action: EntryAction::Direct(action_call(info, "set_routed", &[])?),
             metadata: Vec::new(),
         };
+        let l2_fwd = table_id(info, "l2_fwd")?;
+        let mut l2_entries = Vec::with_capacity(self.bridged.len());
+        for (i, b) in self.bridged.iter().enumerate() {
+            if b.vid > 4095 {
+                return Err(PlanError::Invalid {
+                    field: format!("bridged[{i}].vid"),
+                    reason: format!("{} is not a VLAN id (0..=4095)", b.vid),
+                });
+            }
+            l2_entries.push(TableEntry {
+                matches: vec![
+                    Some(FieldMatch::Exact(u128::from(b.vid))),
+                    Some(FieldMatch::Exact(mac(b.mac))),
+                ],
+                priority: 0,
+                action: EntryAction::Direct(action_call(
+                    info,
+                    "l2_forward",
+                    &[("port", u128::from(b.port))],
+                )?),
+                metadata: Vec::new(),
+            });
+        }
         let whole = |table_id, entries| TableContents {
             table_id,
             entries,
@@ -201,6 +239,7 @@ impl L3Config {
                 whole(nexthop, nexthop_entries),
                 whole(v4, v4_entries),
                 whole(v6, v6_entries),
+                whole(l2_fwd, l2_entries),
             ],
         })
     }

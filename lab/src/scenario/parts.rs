@@ -45,6 +45,7 @@ pub fn host(name: &str, part: u8, i: usize) -> HostSpec {
         name: name.into(),
         mac: mac_text(host_mac(part, i)),
         ip: host_ip(part, i),
+        vlan: None,
         command: None,
     }
 }

@@ -249,6 +249,7 @@ pub fn switch_setup(i: usize, cfg: &RingConfig) -> SwitchSetup {
             router_mac: ROUTER_MAC,
             ecmp_seed: i as u32 + 1,
             routes,
+            bridged: Vec::new(),
         },
     }
 }
