@@ -740,6 +740,31 @@ fn error_in_uninstantiated_control_with_constructor_parameters() {
 }
 
 #[test]
+fn error_in_uninstantiated_parser_with_constructor_parameters() {
+    check_errors(
+        "ctor_parser_unused",
+        &program(&[(
+            "DECLS",
+            "parser Q(packet_in pkt, out h_t x)(bit<8> k) { state start { x.b = k; transition accept; } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_parser_constructor_arguments() {
+    check_errors(
+        "ctor_parser_args",
+        &program(&[(
+            "DECLS",
+            "parser Q(packet_in pkt, out h_t x)(bit<8> k) { state start { transition accept; } } \
+             parser R(packet_in pkt, out h_t x) { Q(1, 2) q; state start { q.apply(pkt, x); transition accept; } } \
+             parser S(packet_in pkt, out h_t x)(bit<8> k) { Q(k + 1) q; state start { q.apply(pkt, x); transition accept; } } \
+             parser T(packet_in pkt, out h_t x) { R(1) r; state start { transition accept; } }",
+        )]),
+    );
+}
+
+#[test]
 fn error_unknown_type_in_unused_signatures() {
     check_errors(
         "unknown_type_in_signatures",

@@ -64,6 +64,14 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
     }
 }
 
+/// The cache key of a block instantiated with constructor argument values.
+fn ctor_key(name: &str, values: &[(ast::Ident, ir::Expr)]) -> (String, Vec<String>) {
+    (
+        name.to_string(),
+        values.iter().map(|(_, x)| format!("{:?}", x.kind)).collect(),
+    )
+}
+
 fn direction(d: ast::Direction) -> ir::Direction {
     match d {
         ast::Direction::Out => ir::Direction::Out,
@@ -121,10 +129,72 @@ impl Checker {
     // --------------------------------------------------------------- parser
 
     pub(crate) fn parser_decl(&mut self, p: &ast::ParserDecl) {
-        if !p.signature.type_params.is_empty() || !p.ctor_params.is_empty() {
-            self.unsupported(p.span, "generic parsers or parser constructor parameters");
+        if !p.signature.type_params.is_empty() {
+            self.unsupported(p.span, "generic parsers");
             return;
         }
+        if !p.ctor_params.is_empty() {
+            // As for controls: checked once per distinct set of constructor
+            // arguments, at each instantiation, and once here.
+            let name = p.signature.name.name.clone();
+            self.ctor_parsers.insert(name.clone(), p.clone());
+            self.declare(&p.signature.name, Sym::CtorParser(name.clone()));
+            self.trial_ctor(&name, &p.ctor_params, |c, values| {
+                c.ctor_parser_body(p, values);
+            });
+            return;
+        }
+        if let Some(h) = self.parser_body(p) {
+            self.declare(&p.signature.name, Sym::Parser(h));
+        }
+    }
+
+    /// Instantiates a parser with constructor parameters (see
+    /// [`Self::instantiate_ctor_control`]).
+    pub(crate) fn instantiate_ctor_parser(
+        &mut self,
+        name: &str,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Handle<ir::Parser>> {
+        self.ctor_used.insert(name.to_string());
+        let decl = self.ctor_parsers.get(name)?.clone();
+        let values = self.ctor_values("parser", name, &decl.ctor_params, args, span)?;
+        let key = ctor_key(name, &values);
+        if let Some(h) = self.ctor_parser_cache.get(&key) {
+            return Some(*h);
+        }
+        let h = self.ctor_parser_body(&decl, values);
+        if let Some(h) = h {
+            self.ctor_parser_cache.insert(key, h);
+        }
+        h
+    }
+
+    /// Checks parser `decl` with its constructor parameters bound to
+    /// `values`, in the top-level scope.
+    fn ctor_parser_body(
+        &mut self,
+        decl: &ast::ParserDecl,
+        values: Vec<(ast::Ident, ir::Expr)>,
+    ) -> Option<Handle<ir::Parser>> {
+        let top = self.scopes[0].clone();
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![top]);
+        let saved_body = self.body.take();
+        let saved_name = self.block_name.take();
+        self.push_scope();
+        for (n, x) in values {
+            self.declare(&n, Sym::Const(x));
+        }
+        let h = self.parser_body(decl);
+        self.scopes = saved_scopes;
+        self.body = saved_body;
+        self.block_name = saved_name;
+        h
+    }
+
+    /// Checks a parser's locals and states into a new IR parser.
+    fn parser_body(&mut self, p: &ast::ParserDecl) -> Option<Handle<ir::Parser>> {
         self.push_scope();
         self.block_name = Some(p.signature.name.name.clone());
         let params = self.block_params(&p.signature.params, "packet_in");
@@ -206,8 +276,16 @@ impl Checker {
                     };
                     match sub {
                         Some(h) if i.args.is_empty() => self.declare(&i.name, Sym::SubParser(h)),
-                        Some(_) => self.unsupported(i.span, "parser constructor arguments"),
-                        None => self.unsupported(i.span, "extern instances in parsers"),
+                        Some(_) => self.error(
+                            codes::ARG_COUNT,
+                            i.span,
+                            "this parser takes no constructor arguments",
+                        ),
+                        None => {
+                            if let Some(h) = self.ctor_parser_instance(i) {
+                                self.declare(&i.name, Sym::SubParser(h));
+                            }
+                        }
                     }
                 }
                 other => self.error(
@@ -366,7 +444,7 @@ impl Checker {
         let Some(body) = self.body.take() else {
             self.bug(p.span, "parser body state lost");
             self.pop_scope();
-            return;
+            return None;
         };
         self.pop_scope();
         self.block_name = None;
@@ -381,7 +459,33 @@ impl Checker {
             },
             p.span,
         );
-        self.declare(&p.signature.name, Sym::Parser(h));
+        Some(h)
+    }
+
+    /// A sub-parser instantiation `P(args) name;` of a parser with
+    /// constructor parameters; `None` (after a diagnostic) otherwise.
+    fn ctor_parser_instance(&mut self, i: &ast::Instantiation) -> Option<Handle<ir::Parser>> {
+        let n = match &i.ty.kind {
+            ast::TypeKind::Named { name, .. } => match self.lookup(name).cloned() {
+                Some(Sym::CtorParser(n)) => n,
+                _ => {
+                    self.unsupported(i.span, "extern instances in parsers");
+                    return None;
+                }
+            },
+            _ => {
+                self.unsupported(i.span, "extern instances in parsers");
+                return None;
+            }
+        };
+        let params = self
+            .ctor_parsers
+            .get(&n)
+            .map(|d| super::ParamSpec::of(&d.ctor_params))
+            .unwrap_or_default();
+        let bound = self.bind_args(&format!("`{n}`"), &params, &i.args, i.span)?;
+        let args: Vec<&ast::Expr> = bound.iter().collect();
+        self.instantiate_ctor_parser(&n, &args, i.span)
     }
 
     fn keyset_value(&mut self, e: &ast::Expr, ty: &Ty) -> Option<u128> {
@@ -515,7 +619,9 @@ impl Checker {
                 &c.signature.name,
                 Sym::CtorControl(c.signature.name.name.clone()),
             );
-            self.trial_ctor_control(c);
+            self.trial_ctor(&c.signature.name.name, &c.ctor_params, |k, values| {
+                k.ctor_control_body(c, values);
+            });
             return;
         }
         if let Some(h) = self.control_body(c) {
@@ -534,40 +640,8 @@ impl Checker {
     ) -> Option<Handle<ir::Control>> {
         self.ctor_used.insert(name.to_string());
         let decl = self.ctor_controls.get(name)?.clone();
-        if args.len() != decl.ctor_params.len() {
-            self.error_label(
-                codes::ARG_COUNT,
-                span,
-                format!(
-                    "control `{name}` takes {} constructor argument(s), {} given",
-                    decl.ctor_params.len(),
-                    args.len()
-                ),
-                "wrong number of arguments",
-            );
-            return None;
-        }
-        let mut values = Vec::new();
-        for (p, a) in decl.ctor_params.iter().zip(args) {
-            let ty = self.ty(&p.ty)?;
-            let x = self.expr(a, Some(&ty))?;
-            if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
-                self.error(
-                    codes::NOT_CONSTANT,
-                    a.span,
-                    "constructor arguments must be constants",
-                );
-                return None;
-            }
-            values.push((p.name.clone(), x));
-        }
-        let key = (
-            name.to_string(),
-            values
-                .iter()
-                .map(|(_, x)| format!("{:?}", x.kind))
-                .collect::<Vec<_>>(),
-        );
+        let values = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
+        let key = ctor_key(name, &values);
         if let Some(h) = self.ctor_cache.get(&key) {
             return Some(*h);
         }
@@ -600,16 +674,22 @@ impl Checker {
         h
     }
 
-    /// Type-checks control `c` (which has constructor parameters) at its
+    /// Type-checks control or parser `name` (which has constructor
+    /// parameters `ctor_params`) with `check`, at its
     /// declaration, as p4c does, with each parameter bound to a placeholder
     /// of its declared type (1, `false`, an enum's first member). The IR
     /// built is thrown away; the diagnostics wait in `ctor_trials` and are
     /// reported only if the control is never instantiated (an instance is
     /// checked with its real arguments, which a placeholder cannot stand
     /// for, e.g. in a bounds check).
-    fn trial_ctor_control(&mut self, c: &ast::ControlDecl) {
+    fn trial_ctor(
+        &mut self,
+        name: &str,
+        ctor_params: &[ast::Param],
+        check: impl FnOnce(&mut Checker, Vec<(ast::Ident, ir::Expr)>),
+    ) {
         // Default arguments are checked once, here, used or not.
-        for p in &c.ctor_params {
+        for p in ctor_params {
             if let Some(d) = &p.default
                 && let Some(ty) = self.ty(&p.ty)
             {
@@ -618,7 +698,7 @@ impl Checker {
         }
         let before = self.diags.len();
         let mut values = Vec::new();
-        for p in &c.ctor_params {
+        for p in ctor_params {
             let Some(ty) = self.ty(&p.ty) else { continue };
             let kind = match &ty {
                 Ty::Bit(_) | Ty::Int(_) => ir::ExprKind::Int(1),
@@ -626,7 +706,7 @@ impl Checker {
                 Ty::Enum(e) | Ty::SerEnum(e) if !self.prog.enums[*e].members.is_empty() => {
                     ir::ExprKind::EnumMember(*e, 0)
                 }
-                // No value to stand for this parameter: leave the control
+                // No value to stand for this parameter: leave the block
                 // to its instantiations.
                 _ => {
                     self.diags.truncate(before);
@@ -646,24 +726,67 @@ impl Checker {
                 self.facts.clone(),
                 self.generic_cache.clone(),
                 self.ctor_cache.clone(),
+                self.ctor_parser_cache.clone(),
+                self.generic_fn_cache.clone(),
                 self.ctor_used.clone(),
                 self.action_params.clone(),
                 self.function_params.clone(),
             );
-            self.ctor_control_body(c, values);
+            check(self, values);
             (
                 self.prog,
                 self.facts,
                 self.generic_cache,
                 self.ctor_cache,
+                self.ctor_parser_cache,
+                self.generic_fn_cache,
                 self.ctor_used,
                 self.action_params,
                 self.function_params,
             ) = saved;
         }
         let diags = self.diags.split_off(before);
-        self.ctor_trials
-            .push((c.signature.name.name.clone(), diags));
+        self.ctor_trials.push((name.to_string(), diags));
+    }
+
+    /// The constant values of constructor arguments `args` for `params`
+    /// of the `kind` (control or parser) `name`.
+    fn ctor_values(
+        &mut self,
+        kind: &str,
+        name: &str,
+        params: &[ast::Param],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Vec<(ast::Ident, ir::Expr)>> {
+        if args.len() != params.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "{kind} `{name}` takes {} constructor argument(s), {} given",
+                    params.len(),
+                    args.len()
+                ),
+                "wrong number of arguments",
+            );
+            return None;
+        }
+        let mut values = Vec::new();
+        for (p, a) in params.iter().zip(args) {
+            let ty = self.ty(&p.ty)?;
+            let x = self.expr(a, Some(&ty))?;
+            if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
+                self.error(
+                    codes::NOT_CONSTANT,
+                    a.span,
+                    "constructor arguments must be constants",
+                );
+                return None;
+            }
+            values.push((p.name.clone(), x));
+        }
+        Some(values)
     }
 
     /// Checks a control's locals and apply block into a new IR control.

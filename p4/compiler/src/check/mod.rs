@@ -27,8 +27,9 @@
 //!
 //! Supported beyond the common path: header stacks, unions, varbit headers,
 //! structs of bit strings as header fields (laid out flattened),
-//! lookahead, value sets (also over key tuples), sub-parsers, sub-controls
-//! (also with constructor parameters, checked once per argument set),
+//! lookahead, value sets (also over key tuples), sub-parsers and
+//! sub-controls (also with constructor parameters, checked once per
+//! argument set),
 //! generic structs (monomorphised per use), tuples, serializable enums,
 //! action profiles and selectors (also inline), direct counters and meters,
 //! registers, counters, meters, hash, random, checksums (with payload for
@@ -36,8 +37,8 @@
 //! digests, truncate, assert/assume, static_assert, bound action arguments.
 //!
 //! Not supported yet, each with a `P4E1060` diagnostic naming it: user
-//! extern types and functions, abstract methods, named arguments, generic
-//! controls/parsers/functions, parser constructor arguments, extern
+//! extern types and functions, abstract methods, generic
+//! controls/parsers/functions, extern
 //! instances in parsers, global variables, header-union initialisers,
 //! varbit fields in structs or stacks, ranges over signed keys, and
 //! checksums with payload for algorithms other than csum16.
@@ -91,6 +92,10 @@ pub(crate) enum Sym {
     Generic(String),
     /// A control with constructor parameters, checked at each instantiation.
     CtorControl(String),
+    /// A parser with constructor parameters, checked at each instantiation.
+    CtorParser(String),
+    /// A generic function, checked (monomorphised) per type arguments.
+    GenericFunction(String),
     /// A sub-parser instance of the enclosing parser.
     SubParser(Handle<ir::Parser>),
     /// A top-level extern instance (each control re-declares it as an
@@ -146,8 +151,17 @@ pub(crate) struct Checker {
     /// to placeholder values), reported only for controls never
     /// instantiated: an instantiated one is checked with its real values.
     pub(crate) ctor_trials: Vec<(String, Vec<Diagnostic>)>,
-    /// Controls with constructor parameters instantiated at least once.
+    /// Controls and parsers with constructor parameters instantiated at
+    /// least once.
     pub(crate) ctor_used: std::collections::HashSet<String>,
+    /// Parsers with constructor parameters, by name.
+    pub(crate) ctor_parsers: HashMap<String, ast::ParserDecl>,
+    /// Their instantiations: (name, argument values) → parser.
+    pub(crate) ctor_parser_cache: HashMap<(String, Vec<String>), Handle<ir::Parser>>,
+    /// Generic functions by name, with the scopes they were declared in.
+    pub(crate) generic_fns: HashMap<String, (ast::FunctionDecl, Vec<HashMap<String, Sym>>)>,
+    /// Their instantiations: (name, type arguments) → function.
+    pub(crate) generic_fn_cache: HashMap<(String, Vec<Ty>), Handle<ir::Function>>,
     /// Parameter names and default values of actions, by handle index
     /// (for named arguments and defaults, P4_16 §6.8.2–6.8.3).
     pub(crate) action_params: HashMap<usize, Vec<ParamSpec>>,
@@ -207,6 +221,10 @@ pub fn check(
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
+        ctor_parsers: HashMap::new(),
+        ctor_parser_cache: HashMap::new(),
+        generic_fns: HashMap::new(),
+        generic_fn_cache: HashMap::new(),
         action_params: HashMap::new(),
         function_params: HashMap::new(),
         global_externs: Vec::new(),
@@ -1047,8 +1065,27 @@ impl Checker {
                     Some(h) => sym = Some(Sym::Control(h)),
                     None => return,
                 }
+            } else if let Some(Sym::CtorParser(n)) = &sym {
+                let params = self
+                    .ctor_parsers
+                    .get(n)
+                    .map(|d| ParamSpec::of(&d.ctor_params))
+                    .unwrap_or_default();
+                let what = format!("`{n}`");
+                let Some(bound) = self.bind_args(&what, &params, args, a.span) else {
+                    return;
+                };
+                let argv: Vec<&ast::Expr> = bound.iter().collect();
+                match self.instantiate_ctor_parser(&n.clone(), &argv, a.span) {
+                    Some(h) => sym = Some(Sym::Parser(h)),
+                    None => return,
+                }
             } else if !args.is_empty() {
-                self.unsupported(a.span, "constructor arguments of parsers");
+                self.error(
+                    codes::ARG_COUNT,
+                    a.span,
+                    format!("`{}` takes no constructor arguments", p.ident.name),
+                );
                 return;
             }
             match (k, sym) {
