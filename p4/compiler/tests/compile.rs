@@ -765,6 +765,27 @@ fn error_parser_constructor_arguments() {
 }
 
 #[test]
+fn error_generic_function_calls() {
+    check_errors(
+        "generic_function_calls",
+        &program(&[
+            (
+                "DECLS",
+                "T first<T>(in T x, in T y) { return x; } \
+                 T make<T>() { T t; return t; } \
+                 T add<T>(in T x) { return x + 1; } \
+                 void needs<T>(in T x, in undefined_t y) { }",
+            ),
+            (
+                "APPLY",
+                "meta.m = first(1, 2); meta.m = make(); meta.m = first<bit<8>, bit<8>>(meta.m, meta.m); \
+                 hdr.h.b = first(meta.m, meta.m); bool b = add(true);",
+            ),
+        ]),
+    );
+}
+
+#[test]
 fn error_unknown_type_in_unused_signatures() {
     check_errors(
         "unknown_type_in_signatures",

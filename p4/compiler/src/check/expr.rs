@@ -1211,6 +1211,7 @@ impl Checker {
             ast::ExprKind::Name(p) => match self.lookup(p)? {
                 Sym::Action(a) => self.action_params.get(&a.index()).cloned(),
                 Sym::Function(f) => self.function_params.get(&f.index()).cloned(),
+                Sym::GenericFunction(n) => self.generic_fns.get(n).map(|(d, _)| ParamSpec::of(&d.params)),
                 Sym::ExternDecl(name) => {
                     crate::v1model::overload(crate::v1model::functions(name), args.len(), &names)
                         .map(from_sig)
@@ -1361,31 +1362,20 @@ impl Checker {
         match &callee.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
                 Some(Sym::Action(a)) => self.action_call(a, &args, span),
+                Some(Sym::GenericFunction(n)) => {
+                    let f = self.instantiate_generic_fn(&n, type_args, &args, span)?;
+                    self.function_call(f, &args, span)
+                }
                 Some(Sym::Function(f)) => {
-                    let func = self.prog.functions[f].clone();
-                    if !self.arg_count(
-                        span,
-                        &format!("function `{}`", func.name),
-                        func.n_params as usize,
-                        args.len(),
-                    ) {
+                    if !type_args.is_empty() {
+                        self.error(
+                            codes::ARG_COUNT,
+                            span,
+                            format!("function `{}` takes no type arguments", p.ident.name),
+                        );
                         return None;
                     }
-                    let mut v = Vec::new();
-                    for (prm, a) in func.vars.iter().zip(&args) {
-                        let x = if prm.param != Some(ir::Direction::In) {
-                            let l = self.lvalue(a)?;
-                            self.coerce(TE::Typed(l), &prm.ty, a.span)?
-                        } else {
-                            self.expr(a, Some(&prm.ty))?
-                        };
-                        v.push(x);
-                    }
-                    Some(mk(
-                        ExprKind::Call(Box::new(Call::Function(f, v))),
-                        func.ret.clone(),
-                        span,
-                    ))
+                    self.function_call(f, &args, span)
                 }
                 Some(Sym::ExternDecl(name)) => self.extern_fn(&name, type_args, &args, span),
                 Some(_) => {
@@ -1414,6 +1404,39 @@ impl Checker {
                 None
             }
         }
+    }
+
+    /// A call of (non-generic or instantiated) function `f`.
+    fn function_call(
+        &mut self,
+        f: ir::Handle<ir::Function>,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let func = self.prog.functions[f].clone();
+        if !self.arg_count(
+            span,
+            &format!("function `{}`", func.name),
+            func.n_params as usize,
+            args.len(),
+        ) {
+            return None;
+        }
+        let mut v = Vec::new();
+        for (prm, a) in func.vars.iter().zip(args) {
+            let x = if prm.param != Some(ir::Direction::In) {
+                let l = self.lvalue(a)?;
+                self.coerce(TE::Typed(l), &prm.ty, a.span)?
+            } else {
+                self.expr(a, Some(&prm.ty))?
+            };
+            v.push(x);
+        }
+        Some(mk(
+            ExprKind::Call(Box::new(Call::Function(f, v))),
+            func.ret.clone(),
+            span,
+        ))
     }
 
     fn action_call(

@@ -30,7 +30,8 @@
 //! lookahead, value sets (also over key tuples), sub-parsers and
 //! sub-controls (also with constructor parameters, checked once per
 //! argument set),
-//! generic structs (monomorphised per use), tuples, serializable enums,
+//! generic structs (monomorphised per use), generic functions
+//! (monomorphised per list of type arguments), tuples, serializable enums,
 //! action profiles and selectors (also inline), direct counters and meters,
 //! registers, counters, meters, hash, random, checksums (with payload for
 //! csum16), clone/resubmit/recirculate (also the deprecated data forms),
@@ -38,7 +39,7 @@
 //!
 //! Not supported yet, each with a `P4E1060` diagnostic naming it: user
 //! extern types and functions, abstract methods, generic
-//! controls/parsers/functions, extern
+//! controls/parsers, extern
 //! instances in parsers, global variables, header-union initialisers,
 //! varbit fields in structs or stacks, ranges over signed keys, and
 //! checksums with payload for algorithms other than csum16.
@@ -1182,11 +1183,112 @@ impl Checker {
 
     pub(crate) fn function_decl(&mut self, f: &ast::FunctionDecl) {
         if !f.type_params.is_empty() {
-            self.unsupported(f.span, "generic functions");
+            // Monomorphised: checked once per distinct list of type
+            // arguments, at the calls ([`Self::instantiate_generic_fn`]),
+            // in the scopes of its declaration.
+            self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
+            let name = f.name.name.clone();
+            self.generic_fns
+                .insert(name.clone(), (f.clone(), self.scopes.clone()));
+            self.declare(&f.name, Sym::GenericFunction(name));
             return;
         }
+        if let Some(h) = self.function_body(f) {
+            self.declare(&f.name, Sym::Function(h));
+        }
+    }
+
+    /// The instance of generic function `name` for the type arguments of a
+    /// call: `type_args` if given, else inferred from the arguments passed
+    /// to parameters whose type is a bare type parameter (`in T x`).
+    pub(crate) fn instantiate_generic_fn(
+        &mut self,
+        name: &str,
+        type_args: &[ast::Type],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Handle<ir::Function>> {
+        let (decl, scopes) = self.generic_fns.get(name)?.clone();
+        let n = decl.type_params.len();
+        let tys: Vec<Ty> = if !type_args.is_empty() {
+            if type_args.len() != n {
+                self.error_label(
+                    codes::ARG_COUNT,
+                    span,
+                    format!(
+                        "function `{name}` takes {n} type argument(s), {} given",
+                        type_args.len()
+                    ),
+                    "wrong number of type arguments",
+                );
+                return None;
+            }
+            let tys: Option<Vec<Ty>> = type_args.iter().map(|t| self.ty(t)).collect();
+            tys?
+        } else {
+            let mut inferred: Vec<Option<Ty>> = vec![None; n];
+            for (p, a) in decl.params.iter().zip(args) {
+                let ast::TypeKind::Named { name: tn, args: targs } = &p.ty.kind else {
+                    continue;
+                };
+                let Some(k) = decl
+                    .type_params
+                    .iter()
+                    .position(|t| t.name == tn.ident.name)
+                else {
+                    continue;
+                };
+                if !targs.is_empty() || tn.top_level || inferred[k].is_some() {
+                    continue;
+                }
+                let x = match p.direction {
+                    ast::Direction::Out | ast::Direction::InOut => self.lvalue(a)?,
+                    _ => self.expr(a, None)?,
+                };
+                inferred[k] = Some(x.ty);
+            }
+            let mut tys = Vec::new();
+            for (t, ty) in decl.type_params.iter().zip(inferred) {
+                match ty {
+                    Some(ty) => tys.push(ty),
+                    None => {
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            span,
+                            format!(
+                                "cannot infer type argument `{}` of function `{name}`; give it, e.g. `{name}<bit<8>>(...)`",
+                                t.name
+                            ),
+                            "type arguments needed",
+                        );
+                        return None;
+                    }
+                }
+            }
+            tys
+        };
+        let key = (name.to_string(), tys.clone());
+        if let Some(h) = self.generic_fn_cache.get(&key) {
+            return Some(*h);
+        }
+        let saved_scopes = std::mem::replace(&mut self.scopes, scopes);
+        self.push_scope();
+        for (t, ty) in decl.type_params.iter().zip(tys) {
+            self.declare(t, Sym::Type(ty));
+        }
+        let h = self.function_body(&decl);
+        self.scopes = saved_scopes;
+        if let Some(h) = h {
+            self.generic_fn_cache.insert(key, h);
+        }
+        h
+    }
+
+    /// Checks function `f` (type parameters, if any, already bound) into a
+    /// new IR function.
+    fn function_body(&mut self, f: &ast::FunctionDecl) -> Option<Handle<ir::Function>> {
         let Some(ret) = self.ty(&f.return_type) else {
-            return;
+            return None;
         };
         self.push_scope();
         let mut vars = Vec::new();
@@ -1244,7 +1346,7 @@ impl Checker {
         );
         self.function_params
             .insert(h.index(), ParamSpec::of(&f.params));
-        self.declare(&f.name, Sym::Function(h));
+        Some(h)
     }
 }
 
