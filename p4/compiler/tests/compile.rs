@@ -786,6 +786,21 @@ fn error_generic_function_calls() {
 }
 
 #[test]
+fn error_generic_block_type_arguments() {
+    check_errors(
+        "generic_block_type_args",
+        &program(&[
+            (
+                "DECLS",
+                "control G<T>(inout T x) { apply { x = x + 1; } } \
+                 parser GP<T>(packet_in pkt, out T x) { state start { pkt.extract(x); transition accept; } }",
+            ),
+            ("LOCALS", "G() g0; G<bit<8>, bit<8>>() g2; G<bool>() gb; G<bit<8>>(1) g1;"),
+        ]),
+    );
+}
+
+#[test]
 fn error_unknown_type_in_unused_signatures() {
     check_errors(
         "unknown_type_in_signatures",

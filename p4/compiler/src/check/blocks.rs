@@ -64,11 +64,15 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
     }
 }
 
-/// The cache key of a block instantiated with constructor argument values.
-fn ctor_key(name: &str, values: &[(ast::Ident, ir::Expr)]) -> (String, Vec<String>) {
+/// The cache key of a block instantiated with type arguments and
+/// constructor argument values.
+fn ctor_key(name: &str, tys: &[Ty], values: &[(ast::Ident, ir::Expr)]) -> (String, Vec<String>) {
     (
         name.to_string(),
-        values.iter().map(|(_, x)| format!("{:?}", x.kind)).collect(),
+        tys.iter()
+            .map(|t| format!("{t:?}"))
+            .chain(values.iter().map(|(_, x)| format!("{:?}", x.kind)))
+            .collect(),
     )
 }
 
@@ -129,19 +133,17 @@ impl Checker {
     // --------------------------------------------------------------- parser
 
     pub(crate) fn parser_decl(&mut self, p: &ast::ParserDecl) {
-        if !p.signature.type_params.is_empty() {
-            self.unsupported(p.span, "generic parsers");
-            return;
-        }
-        if !p.ctor_params.is_empty() {
-            // As for controls: checked once per distinct set of constructor
-            // arguments, at each instantiation, and once here.
+        if !p.signature.type_params.is_empty() || !p.ctor_params.is_empty() {
+            // As for controls: checked once per distinct set of type and
+            // constructor arguments, at each instantiation, and once here.
             let name = p.signature.name.name.clone();
             self.ctor_parsers.insert(name.clone(), p.clone());
             self.declare(&p.signature.name, Sym::CtorParser(name.clone()));
-            self.trial_ctor(&name, &p.ctor_params, |c, values| {
-                c.ctor_parser_body(p, values);
-            });
+            if p.signature.type_params.is_empty() {
+                self.trial_ctor(&name, &p.ctor_params, |c, values| {
+                    c.ctor_parser_body(p, &[], values);
+                });
+            }
             return;
         }
         if let Some(h) = self.parser_body(p) {
@@ -154,28 +156,31 @@ impl Checker {
     pub(crate) fn instantiate_ctor_parser(
         &mut self,
         name: &str,
+        tys: &[Ty],
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Handle<ir::Parser>> {
         self.ctor_used.insert(name.to_string());
         let decl = self.ctor_parsers.get(name)?.clone();
+        self.type_arg_count("parser", name, &decl.signature.type_params, tys, span)?;
         let values = self.ctor_values("parser", name, &decl.ctor_params, args, span)?;
-        let key = ctor_key(name, &values);
+        let key = ctor_key(name, tys, &values);
         if let Some(h) = self.ctor_parser_cache.get(&key) {
             return Some(*h);
         }
-        let h = self.ctor_parser_body(&decl, values);
+        let h = self.ctor_parser_body(&decl, tys, values);
         if let Some(h) = h {
             self.ctor_parser_cache.insert(key, h);
         }
         h
     }
 
-    /// Checks parser `decl` with its constructor parameters bound to
-    /// `values`, in the top-level scope.
+    /// Checks parser `decl` with its type parameters bound to `tys` and
+    /// its constructor parameters bound to `values`, in the top-level scope.
     fn ctor_parser_body(
         &mut self,
         decl: &ast::ParserDecl,
+        tys: &[Ty],
         values: Vec<(ast::Ident, ir::Expr)>,
     ) -> Option<Handle<ir::Parser>> {
         let top = self.scopes[0].clone();
@@ -183,6 +188,9 @@ impl Checker {
         let saved_body = self.body.take();
         let saved_name = self.block_name.take();
         self.push_scope();
+        for (t, ty) in decl.signature.type_params.iter().zip(tys) {
+            self.declare(t, Sym::Type(ty.clone()));
+        }
         for (n, x) in values {
             self.declare(&n, Sym::Const(x));
         }
@@ -465,9 +473,9 @@ impl Checker {
     /// A sub-parser instantiation `P(args) name;` of a parser with
     /// constructor parameters; `None` (after a diagnostic) otherwise.
     fn ctor_parser_instance(&mut self, i: &ast::Instantiation) -> Option<Handle<ir::Parser>> {
-        let n = match &i.ty.kind {
-            ast::TypeKind::Named { name, .. } => match self.lookup(name).cloned() {
-                Some(Sym::CtorParser(n)) => n,
+        let (n, targs) = match &i.ty.kind {
+            ast::TypeKind::Named { name, args } => match self.lookup(name).cloned() {
+                Some(Sym::CtorParser(n)) => (n, args),
                 _ => {
                     self.unsupported(i.span, "extern instances in parsers");
                     return None;
@@ -485,7 +493,8 @@ impl Checker {
             .unwrap_or_default();
         let bound = self.bind_args(&format!("`{n}`"), &params, &i.args, i.span)?;
         let args: Vec<&ast::Expr> = bound.iter().collect();
-        self.instantiate_ctor_parser(&n, &args, i.span)
+        let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();
+        self.instantiate_ctor_parser(&n, &tys?, &args, i.span)
     }
 
     fn keyset_value(&mut self, e: &ast::Expr, ty: &Ty) -> Option<u128> {
@@ -605,23 +614,21 @@ impl Checker {
     // -------------------------------------------------------------- control
 
     pub(crate) fn control_decl(&mut self, c: &ast::ControlDecl) {
-        if !c.signature.type_params.is_empty() {
-            self.unsupported(c.span, "generic controls");
-            return;
-        }
-        if !c.ctor_params.is_empty() {
-            // Checked once per distinct set of constructor arguments, at
-            // each instantiation, and once here for a control that is
-            // never instantiated.
+        if !c.signature.type_params.is_empty() || !c.ctor_params.is_empty() {
+            // Checked once per distinct set of type and constructor
+            // arguments, at each instantiation, and once here for a
+            // non-generic control that is never instantiated.
             self.ctor_controls
                 .insert(c.signature.name.name.clone(), c.clone());
             self.declare(
                 &c.signature.name,
                 Sym::CtorControl(c.signature.name.name.clone()),
             );
-            self.trial_ctor(&c.signature.name.name, &c.ctor_params, |k, values| {
-                k.ctor_control_body(c, values);
-            });
+            if c.signature.type_params.is_empty() {
+                self.trial_ctor(&c.signature.name.name, &c.ctor_params, |k, values| {
+                    k.ctor_control_body(c, &[], values);
+                });
+            }
             return;
         }
         if let Some(h) = self.control_body(c) {
@@ -635,28 +642,31 @@ impl Checker {
     pub(crate) fn instantiate_ctor_control(
         &mut self,
         name: &str,
+        tys: &[Ty],
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Handle<ir::Control>> {
         self.ctor_used.insert(name.to_string());
         let decl = self.ctor_controls.get(name)?.clone();
+        self.type_arg_count("control", name, &decl.signature.type_params, tys, span)?;
         let values = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
-        let key = ctor_key(name, &values);
+        let key = ctor_key(name, tys, &values);
         if let Some(h) = self.ctor_cache.get(&key) {
             return Some(*h);
         }
-        let h = self.ctor_control_body(&decl, values);
+        let h = self.ctor_control_body(&decl, tys, values);
         if let Some(h) = h {
             self.ctor_cache.insert(key, h);
         }
         h
     }
 
-    /// Checks control `decl` with its constructor parameters bound to
-    /// `values`, in the top-level scope.
+    /// Checks control `decl` with its type parameters bound to `tys` and
+    /// its constructor parameters bound to `values`, in the top-level scope.
     fn ctor_control_body(
         &mut self,
         decl: &ast::ControlDecl,
+        tys: &[Ty],
         values: Vec<(ast::Ident, ir::Expr)>,
     ) -> Option<Handle<ir::Control>> {
         let top = self.scopes[0].clone();
@@ -664,6 +674,9 @@ impl Checker {
         let saved_body = self.body.take();
         let saved_name = self.block_name.take();
         self.push_scope();
+        for (t, ty) in decl.signature.type_params.iter().zip(tys) {
+            self.declare(t, Sym::Type(ty.clone()));
+        }
         for (n, x) in values {
             self.declare(&n, Sym::Const(x));
         }
@@ -747,6 +760,31 @@ impl Checker {
         }
         let diags = self.diags.split_off(before);
         self.ctor_trials.push((name.to_string(), diags));
+    }
+
+    /// Checks that `tys` gives one type argument per type parameter.
+    fn type_arg_count(
+        &mut self,
+        kind: &str,
+        name: &str,
+        type_params: &[ast::Ident],
+        tys: &[Ty],
+        span: Span,
+    ) -> Option<()> {
+        if tys.len() == type_params.len() {
+            return Some(());
+        }
+        self.error_label(
+            codes::ARG_COUNT,
+            span,
+            format!(
+                "{kind} `{name}` takes {} type argument(s), {} given",
+                type_params.len(),
+                tys.len()
+            ),
+            "wrong number of type arguments",
+        );
+        None
     }
 
     /// The constant values of constructor arguments `args` for `params`
@@ -956,7 +994,9 @@ impl Checker {
                 Some(*sub)
             }
             Some(Sym::CtorControl(n)) => {
-                match self.instantiate_ctor_control(&n.clone(), &args, i.span) {
+                let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();
+                let Some(tys) = tys else { return };
+                match self.instantiate_ctor_control(&n.clone(), &tys, &args, i.span) {
                     Some(s) => Some(s),
                     None => return,
                 }

@@ -28,8 +28,8 @@
 //! Supported beyond the common path: header stacks, unions, varbit headers,
 //! structs of bit strings as header fields (laid out flattened),
 //! lookahead, value sets (also over key tuples), sub-parsers and
-//! sub-controls (also with constructor parameters, checked once per
-//! argument set),
+//! sub-controls (also generic and with constructor parameters, checked
+//! once per list of type and constructor arguments),
 //! generic structs (monomorphised per use), generic functions
 //! (monomorphised per list of type arguments), tuples, serializable enums,
 //! action profiles and selectors (also inline), direct counters and meters,
@@ -38,8 +38,7 @@
 //! digests, truncate, assert/assume, static_assert, bound action arguments.
 //!
 //! Not supported yet, each with a `P4E1060` diagnostic naming it: user
-//! extern types and functions, abstract methods, generic
-//! controls/parsers, extern
+//! extern types and functions, abstract methods, extern
 //! instances in parsers, global variables, header-union initialisers,
 //! varbit fields in structs or stacks, ranges over signed keys, and
 //! checksums with payload for algorithms other than csum16.
@@ -1037,7 +1036,12 @@ impl Checker {
         let mut controls = Vec::new();
         let mut names = Vec::new();
         for (k, a) in i.args.iter().enumerate() {
-            let ast::ExprKind::Call { callee, args, .. } = &a.value.kind else {
+            let ast::ExprKind::Call {
+                callee,
+                args,
+                type_args,
+            } = &a.value.kind
+            else {
                 self.error(
                     codes::BAD_MAIN,
                     a.span,
@@ -1051,18 +1055,40 @@ impl Checker {
             };
             names.push(p.ident.name.clone());
             let mut sym = self.lookup(p).cloned();
+            let given: Option<Vec<Ty>> = type_args.iter().map(|t| self.ty(t)).collect();
+            let Some(given) = given else { return };
+            // What V1Switch's type parameters H and M are, once the parser
+            // has fixed them: used to infer a generic block's type arguments.
+            let (h_ty, m_ty) = match parser {
+                Some(ph) => {
+                    let ps = &self.prog.parsers[ph].params;
+                    (
+                        ps.get(1).and_then(|x| x.ty.clone()),
+                        ps.get(2).and_then(|x| x.ty.clone()),
+                    )
+                }
+                None => (None, None),
+            };
+            let expected: Vec<Option<Ty>> = match k {
+                5 => vec![None, h_ty],
+                _ => vec![h_ty, m_ty],
+            };
             if let Some(Sym::CtorControl(n)) = &sym {
-                let params = self
-                    .ctor_controls
-                    .get(n)
-                    .map(|d| ParamSpec::of(&d.ctor_params))
-                    .unwrap_or_default();
+                let Some(decl) = self.ctor_controls.get(n).cloned() else {
+                    return;
+                };
+                let params = ParamSpec::of(&decl.ctor_params);
                 let what = format!("`{n}`");
                 let Some(bound) = self.bind_args(&what, &params, args, a.span) else {
                     return;
                 };
                 let argv: Vec<&ast::Expr> = bound.iter().collect();
-                match self.instantiate_ctor_control(&n.clone(), &argv, a.span) {
+                let tys = if given.is_empty() {
+                    infer_block_type_args(&decl.signature, &expected)
+                } else {
+                    given
+                };
+                match self.instantiate_ctor_control(&n.clone(), &tys, &argv, a.span) {
                     Some(h) => sym = Some(Sym::Control(h)),
                     None => return,
                 }
@@ -1077,10 +1103,17 @@ impl Checker {
                     return;
                 };
                 let argv: Vec<&ast::Expr> = bound.iter().collect();
-                match self.instantiate_ctor_parser(&n.clone(), &argv, a.span) {
+                match self.instantiate_ctor_parser(&n.clone(), &given, &argv, a.span) {
                     Some(h) => sym = Some(Sym::Parser(h)),
                     None => return,
                 }
+            } else if !given.is_empty() {
+                self.error(
+                    codes::ARG_COUNT,
+                    a.span,
+                    format!("`{}` takes no type arguments", p.ident.name),
+                );
+                return;
             } else if !args.is_empty() {
                 self.error(
                     codes::ARG_COUNT,
@@ -1348,6 +1381,32 @@ impl Checker {
             .insert(h.index(), ParamSpec::of(&f.params));
         Some(h)
     }
+}
+
+/// The type arguments of generic block `sig` instantiated in `V1Switch`
+/// without any: each parameter whose type is a bare type parameter takes
+/// the type `V1Switch` gives that position (`expected`, H or M), as p4c
+/// infers them from the package's type parameters. Stops at the first
+/// parameter it cannot infer; the caller reports the count mismatch.
+fn infer_block_type_args(sig: &ast::TypeDeclSignature, expected: &[Option<Ty>]) -> Vec<Ty> {
+    let mut out: Vec<Option<Ty>> = vec![None; sig.type_params.len()];
+    for (p, want) in sig.params.iter().zip(expected) {
+        let ast::TypeKind::Named { name, args } = &p.ty.kind else {
+            continue;
+        };
+        if !args.is_empty() || name.top_level {
+            continue;
+        }
+        if let Some(k) = sig
+            .type_params
+            .iter()
+            .position(|t| t.name == name.ident.name)
+            && out[k].is_none()
+        {
+            out[k] = want.clone();
+        }
+    }
+    out.into_iter().map_while(|t| t).collect()
 }
 
 /// Whether every path through `b` ends in `return` or `exit` (p4c rejects a
