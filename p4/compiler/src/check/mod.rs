@@ -323,7 +323,15 @@ impl Checker {
         if let Some(old) = scope.get(&id.name) {
             let same_extern =
                 matches!((old, &sym), (Sym::ExternDecl(a), Sym::ExternDecl(b)) if a == b);
-            if !same_extern {
+            // A parser or control may take the name of an extern function
+            // (p4c keeps functions apart from types, e.g. a control named
+            // `verify_checksum`); the function is then hidden.
+            let block_over_fn = matches!(old, Sym::ExternDecl(f) if crate::v1model::functions(f).next().is_some())
+                && matches!(
+                    sym,
+                    Sym::Control(_) | Sym::CtorControl(_) | Sym::Parser(_) | Sym::CtorParser(_)
+                );
+            if !same_extern && !block_over_fn {
                 self.error_label(
                     codes::DUPLICATE,
                     id.span,
