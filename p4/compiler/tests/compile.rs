@@ -653,10 +653,13 @@ fn error_first_entry_without_priority() {
 }
 
 #[test]
-fn error_register_of_struct() {
+fn error_register_of_header_or_wide_struct() {
     check_errors(
-        "register_of_struct",
-        &program(&[("LOCALS", "register<meta_t>(4) r;")]),
+        "register_of_header",
+        &program(&[
+            ("DECLS", "struct wide_t { bit<100> a; bit<29> b; }"),
+            ("LOCALS", "register<h_t>(4) r; register<wide_t>(4) w;"),
+        ]),
     );
 }
 

@@ -76,6 +76,21 @@ fn ctor_key(name: &str, tys: &[Ty], values: &[(ast::Ident, ir::Expr)]) -> (Strin
     )
 }
 
+/// Bits a register cell of type `ty` takes: a scalar whose value is its
+/// bits, or a struct of such (nested structs too); `None` for anything else.
+fn register_cell_width(ty: &Ty, prog: &ir::Program) -> Option<u32> {
+    match ty {
+        Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => ty.scalar_width(prog),
+        Ty::Composite(c) if prog.composites[*c].kind == ir::CompositeKind::Struct => prog
+            .composites[*c]
+            .fields
+            .iter()
+            .map(|f| register_cell_width(&f.ty, prog))
+            .sum(),
+        _ => None,
+    }
+}
+
 fn direction(d: ast::Direction) -> ir::Direction {
     match d {
         ast::Direction::Out => ir::Direction::Out,
@@ -1059,16 +1074,13 @@ impl Checker {
                 let Some(ty) = self.ty(t) else { return };
                 // Cells are stored as bit strings: any scalar whose value
                 // is its bits (bmv2 registers hold bit strings too).
-                let width = match &ty {
-                    Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => {
-                        ty.scalar_width(&self.prog)
-                    }
-                    _ => None,
-                };
+                // A struct of such scalars (nested structs too) is held as
+                // its fields concatenated, the first in the high bits.
+                let width = register_cell_width(&ty, &self.prog).filter(|w| (1..=128).contains(w));
                 let Some(width) = width else {
                     self.unsupported(
                         t.span,
-                        "registers whose cells are not bit<W>, int<W>, bool or a serializable enum",
+                        "registers whose cells are not bit<W>, int<W>, bool, a serializable enum or a struct of these (at most 128 bits in all)",
                     );
                     return;
                 };
