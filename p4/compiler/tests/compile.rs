@@ -936,6 +936,23 @@ fn error_two_actions_with_one_control_plane_name() {
 }
 
 #[test]
+fn error_two_used_actions_with_one_name_and_different_parameters() {
+    check_errors(
+        "shared_action_name_other_params",
+        &program(&[
+            (
+                "LOCALS",
+                "@name(\"foo\") action a(bit<8> x) {} @name(\"foo\") action b(bit<16> x) {} \
+                 @name(\"foo\") action unused_c() {} \
+                 table t { key = { hdr.h.a: exact; } actions = { a; } } \
+                 table u { key = { hdr.h.a: exact; } actions = { b; } }",
+            ),
+            ("APPLY", "t.apply(); u.apply();"),
+        ]),
+    );
+}
+
+#[test]
 fn error_stack_next_and_last_outside_a_parser() {
     check_errors(
         "stack_next_outside_parser",

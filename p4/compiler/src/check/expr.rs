@@ -1445,6 +1445,7 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Expr> {
+        self.facts.called_actions.insert(a.index());
         match self.body.as_ref().map(|b| b.kind) {
             Some(BodyKind::Apply | BodyKind::Action) => {}
             _ => {
