@@ -798,7 +798,10 @@ fn error_generic_block_type_arguments() {
                 "control G<T>(inout T x) { apply { x = x + 1; } } \
                  parser GP<T>(packet_in pkt, out T x) { state start { pkt.extract(x); transition accept; } }",
             ),
-            ("LOCALS", "G() g0; G<bit<8>, bit<8>>() g2; G<bool>() gb; G<bit<8>>(1) g1;"),
+            (
+                "LOCALS",
+                "G() g0; G<bit<8>, bit<8>>() g2; G<bool>() gb; G<bit<8>>(1) g1;",
+            ),
         ]),
     );
 }

@@ -967,7 +967,7 @@ impl Checker {
         self.pop_scope();
     }
 
-    fn control_instantiation(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
+    pub(crate) fn control_instantiation(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
         let ast::TypeKind::Named { name, args: targs } = &i.ty.kind else {
             self.unsupported(i.span, "this instantiation");
             return;

@@ -1211,7 +1211,10 @@ impl Checker {
             ast::ExprKind::Name(p) => match self.lookup(p)? {
                 Sym::Action(a) => self.action_params.get(&a.index()).cloned(),
                 Sym::Function(f) => self.function_params.get(&f.index()).cloned(),
-                Sym::GenericFunction(n) => self.generic_fns.get(n).map(|(d, _)| ParamSpec::of(&d.params)),
+                Sym::GenericFunction(n) => self
+                    .generic_fns
+                    .get(n)
+                    .map(|(d, _)| ParamSpec::of(&d.params)),
                 Sym::ExternDecl(name) => {
                     crate::v1model::overload(crate::v1model::functions(name), args.len(), &names)
                         .map(from_sig)

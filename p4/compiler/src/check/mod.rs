@@ -1269,7 +1269,11 @@ impl Checker {
         } else {
             let mut inferred: Vec<Option<Ty>> = vec![None; n];
             for (p, a) in decl.params.iter().zip(args) {
-                let ast::TypeKind::Named { name: tn, args: targs } = &p.ty.kind else {
+                let ast::TypeKind::Named {
+                    name: tn,
+                    args: targs,
+                } = &p.ty.kind
+                else {
                     continue;
                 };
                 let Some(k) = decl
@@ -1328,9 +1332,7 @@ impl Checker {
     /// Checks function `f` (type parameters, if any, already bound) into a
     /// new IR function.
     fn function_body(&mut self, f: &ast::FunctionDecl) -> Option<Handle<ir::Function>> {
-        let Some(ret) = self.ty(&f.return_type) else {
-            return None;
-        };
+        let ret = self.ty(&f.return_type)?;
         self.push_scope();
         let mut vars = Vec::new();
         for (i, p) in f.params.iter().enumerate() {

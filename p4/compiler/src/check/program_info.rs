@@ -241,14 +241,15 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         .filter(|(h, _)| used.contains(&h.index()))
         .map(|(_, a)| a.p4_name.as_str())
         .collect();
-    let signature = |a: &ir::Action| -> Vec<(String, Option<u32>)> {
+    // An action's data parameters as P4Info sees them: names and widths.
+    type Signature = Vec<(String, Option<u32>)>;
+    let signature = |a: &ir::Action| -> Signature {
         a.data_params()
             .iter()
             .map(|p| (p.name.clone(), p.ty.scalar_width(&c.prog)))
             .collect()
     };
-    let mut declared: HashMap<&str, (crate::diag::Span, Vec<(String, Option<u32>)>)> =
-        HashMap::new();
+    let mut declared: HashMap<&str, (crate::diag::Span, Signature)> = HashMap::new();
     let mut clashes = Vec::new();
     for (h, a) in c.prog.actions.iter() {
         if !used.contains(&h.index()) {
@@ -273,9 +274,9 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     for (_, t) in c.prog.tables.iter() {
         for (i, a) in t.actions.iter().enumerate() {
             let (name, span) = (&c.prog.actions[*a].p4_name, c.prog.actions.span(*a));
-            let twin = t.actions[..i].iter().find(|b| {
-                c.prog.actions[**b].p4_name == *name && c.prog.actions.span(**b) != span
-            });
+            let twin = t.actions[..i]
+                .iter()
+                .find(|b| c.prog.actions[**b].p4_name == *name && c.prog.actions.span(**b) != span);
             if let Some(b) = twin {
                 clashes.push(
                     Diagnostic::error(
