@@ -956,6 +956,21 @@ fn error_two_used_actions_with_one_name_and_different_parameters() {
 }
 
 #[test]
+fn error_direct_invocation_twice_of_a_control_with_tables() {
+    check_errors(
+        "direct_invocation_twice",
+        &program(&[
+            (
+                "DECLS",
+                "control T(inout bit<8> x) { action a() { x = 1; } \
+                 table t { key = { x: exact; } actions = { a; } } apply { t.apply(); } }",
+            ),
+            ("APPLY", "T.apply(meta.m); T.apply(meta.m);"),
+        ]),
+    );
+}
+
+#[test]
 fn error_stack_next_and_last_outside_a_parser() {
     check_errors(
         "stack_next_outside_parser",

@@ -1927,7 +1927,51 @@ impl Checker {
     ) -> Option<Expr> {
         let m = member.name.as_str();
         if let ast::ExprKind::Name(p) = &base.kind {
-            match self.lookup(p).cloned() {
+            let mut sym = self.lookup(p).cloned();
+            // Direct type invocation (P4_16 §15.1): `C.apply(..)` applies a
+            // fresh instance of C named like the type; `P.apply(..)` in a
+            // parser state applies parser P.
+            if m == "apply" {
+                match sym {
+                    Some(Sym::Control(sub)) => {
+                        if let Some(ctl) = self
+                            .body
+                            .as_ref()
+                            .filter(|b| b.kind == BodyKind::Apply)
+                            .and_then(|b| b.control)
+                        {
+                            let name = self.prog.controls[sub].name.clone();
+                            let c = &self.prog.controls[sub];
+                            let has_objects = !c.tables.is_empty()
+                                || !c.externs.is_empty()
+                                || !c.instances.is_empty();
+                            let twice = self.prog.controls[ctl]
+                                .instances
+                                .iter()
+                                .any(|(n, _)| *n == name);
+                            if has_objects && twice {
+                                // Both instances would have one
+                                // control-plane name (p4c names them
+                                // after the type too).
+                                self.error(
+                                    codes::DUPLICATE,
+                                    span,
+                                    format!(
+                                        "`{name}` is applied directly twice here and its tables or externs would share one control-plane name; instantiate it instead"
+                                    ),
+                                );
+                                return None;
+                            }
+                            let instances = &mut self.prog.controls[ctl].instances;
+                            sym = Some(Sym::SubControl(instances.len() as u32));
+                            instances.push((name, sub));
+                        }
+                    }
+                    Some(Sym::Parser(ph)) => sym = Some(Sym::SubParser(ph)),
+                    _ => {}
+                }
+            }
+            match sym {
                 Some(Sym::Table(t)) => {
                     if m != "apply" {
                         self.error(
