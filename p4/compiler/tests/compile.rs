@@ -971,6 +971,33 @@ fn error_direct_invocation_twice_of_a_control_with_tables() {
 }
 
 #[test]
+fn error_control_typed_constructor_arguments() {
+    check_errors(
+        "ctor_instance_args",
+        &program(&[
+            (
+                "DECLS",
+                "control step_t(inout bit<8> x); \
+                 control Inc(inout bit<8> x) { apply { x = x + 1; } } \
+                 control Via(inout bit<8> x)(step_t s) { apply { s.apply(x); } }",
+            ),
+            ("LOCALS", "Via(Inc()) v; Via(meta) w;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_in_a_generic_function_never_called() {
+    check_errors(
+        "generic_function_unused",
+        &program(&[(
+            "DECLS",
+            "T bad<T>(in T a) { return a + 1; } T fine<T>(in T a) { T b = a; return b; }",
+        )]),
+    );
+}
+
+#[test]
 fn error_stack_next_and_last_outside_a_parser() {
     check_errors(
         "stack_next_outside_parser",

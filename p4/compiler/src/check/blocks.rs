@@ -66,15 +66,33 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
 
 /// The cache key of a block instantiated with type arguments and
 /// constructor argument values.
-fn ctor_key(name: &str, tys: &[Ty], values: &[(ast::Ident, ir::Expr)]) -> (String, Vec<String>) {
+fn ctor_key(
+    name: &str,
+    tys: &[Ty],
+    values: &[(ast::Ident, ir::Expr)],
+    passed: &[(ast::Ident, Handle<ir::Control>, u32)],
+) -> (String, Vec<String>) {
     (
         name.to_string(),
         tys.iter()
             .map(|t| format!("{t:?}"))
             .chain(values.iter().map(|(_, x)| format!("{:?}", x.kind)))
+            .chain(
+                passed
+                    .iter()
+                    .map(|(_, c, _)| format!("control {}", c.index())),
+            )
             .collect(),
     )
 }
+
+/// Constructor arguments: constant values by parameter, and the instances
+/// passed to control-typed parameters (parameter, the instance's control,
+/// its index among the instantiating control's instances).
+type CtorArgs = (
+    Vec<(ast::Ident, ir::Expr)>,
+    Vec<(ast::Ident, Handle<ir::Control>, u32)>,
+);
 
 /// Bits a register cell of type `ty` takes: a scalar whose value is its
 /// bits, or a struct of such (nested structs too); `None` for anything else.
@@ -178,8 +196,12 @@ impl Checker {
         self.ctor_used.insert(name.to_string());
         let decl = self.ctor_parsers.get(name)?.clone();
         self.type_arg_count("parser", name, &decl.signature.type_params, tys, span)?;
-        let values = self.ctor_values("parser", name, &decl.ctor_params, args, span)?;
-        let key = ctor_key(name, tys, &values);
+        let (values, passed) = self.ctor_values("parser", name, &decl.ctor_params, args, span)?;
+        if !passed.is_empty() {
+            self.unsupported(span, "parser constructor parameters of control type");
+            return None;
+        }
+        let key = ctor_key(name, tys, &values, &[]);
         if let Some(h) = self.ctor_parser_cache.get(&key) {
             return Some(*h);
         }
@@ -664,14 +686,19 @@ impl Checker {
         self.ctor_used.insert(name.to_string());
         let decl = self.ctor_controls.get(name)?.clone();
         self.type_arg_count("control", name, &decl.signature.type_params, tys, span)?;
-        let values = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
-        let key = ctor_key(name, tys, &values);
+        let (values, passed) = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
+        let key = ctor_key(name, tys, &values, &passed);
+        let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
         if let Some(h) = self.ctor_cache.get(&key) {
+            self.pending_instance_args = instance_args;
             return Some(*h);
         }
+        self.pending_aliases = passed.into_iter().map(|(n, c, _)| (n, c)).collect();
         let h = self.ctor_control_body(&decl, tys, values);
+        self.pending_aliases.clear();
         if let Some(h) = h {
             self.ctor_cache.insert(key, h);
+            self.pending_instance_args = instance_args;
         }
         h
     }
@@ -727,6 +754,10 @@ impl Checker {
         let before = self.diags.len();
         let mut values = Vec::new();
         for p in ctor_params {
+            if self.is_control_type(&p.ty) {
+                // No placeholder instance: leave it to its instantiations.
+                return;
+            }
             let Some(ty) = self.ty(&p.ty) else { continue };
             let kind = match &ty {
                 Ty::Bit(_) | Ty::Int(_) => ir::ExprKind::Int(1),
@@ -759,6 +790,8 @@ impl Checker {
                 self.ctor_used.clone(),
                 self.action_params.clone(),
                 self.function_params.clone(),
+                self.instance_args.clone(),
+                self.instance_aliases.clone(),
             );
             check(self, values);
             (
@@ -771,6 +804,8 @@ impl Checker {
                 self.ctor_used,
                 self.action_params,
                 self.function_params,
+                self.instance_args,
+                self.instance_aliases,
             ) = saved;
         }
         let diags = self.diags.split_off(before);
@@ -811,7 +846,7 @@ impl Checker {
         params: &[ast::Param],
         args: &[&ast::Expr],
         span: Span,
-    ) -> Option<Vec<(ast::Ident, ir::Expr)>> {
+    ) -> Option<CtorArgs> {
         if args.len() != params.len() {
             self.error_label(
                 codes::ARG_COUNT,
@@ -826,7 +861,12 @@ impl Checker {
             return None;
         }
         let mut values = Vec::new();
+        let mut passed = Vec::new();
         for (p, a) in params.iter().zip(args) {
+            if self.is_control_type(&p.ty) {
+                passed.push(self.passed_instance(p, a)?);
+                continue;
+            }
             let ty = self.ty(&p.ty)?;
             let x = self.expr(a, Some(&ty))?;
             if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
@@ -839,11 +879,57 @@ impl Checker {
             }
             values.push((p.name.clone(), x));
         }
-        Some(values)
+        Some((values, passed))
+    }
+
+    /// Whether `t` names a control type (a control type declaration or a
+    /// control): such a constructor parameter takes an instance.
+    fn is_control_type(&self, t: &ast::Type) -> bool {
+        match &t.kind {
+            ast::TypeKind::Named { name, .. } => matches!(
+                self.lookup(name),
+                Some(Sym::BlockType | Sym::Control(_) | Sym::CtorControl(_))
+            ),
+            _ => false,
+        }
+    }
+
+    /// The instance `a` passed to control-typed constructor parameter `p`:
+    /// a sub-control instance of the control being checked.
+    fn passed_instance(
+        &mut self,
+        p: &ast::Param,
+        a: &ast::Expr,
+    ) -> Option<(ast::Ident, Handle<ir::Control>, u32)> {
+        let here = self.body.as_ref().and_then(|b| b.control);
+        if let (ast::ExprKind::Name(n), Some(ctl)) = (&a.kind, here)
+            && let Some(Sym::SubControl(i)) = self.lookup(n).cloned()
+        {
+            let sub = self.prog.controls[ctl].instances.get(i as usize)?.1;
+            return Some((p.name.clone(), sub, i));
+        }
+        if let ast::ExprKind::Name(n) = &a.kind {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                a.span,
+                format!(
+                    "`{}` is not a control instance; `{}` takes one",
+                    n.ident.name, p.name.name
+                ),
+                "expected an instance declared before",
+            );
+            return None;
+        }
+        self.unsupported(
+            a.span,
+            "control-typed constructor arguments other than the name of an instance declared before",
+        );
+        None
     }
 
     /// Checks a control's locals and apply block into a new IR control.
     fn control_body(&mut self, c: &ast::ControlDecl) -> Option<Handle<ir::Control>> {
+        let aliases = std::mem::take(&mut self.pending_aliases);
         let h = self.prog.controls.append(
             ir::Control {
                 name: c.signature.name.name.clone(),
@@ -863,6 +949,15 @@ impl Checker {
         self.block_name = Some(c.signature.name.name.clone());
         let params = self.block_params(&c.signature.params, "packet_out");
         self.prog.controls[h].params = params;
+        // Control-typed constructor parameters: instances of this control
+        // that the instance tree points at the instances passed.
+        for (k, (n, sub)) in aliases.into_iter().enumerate() {
+            let instances = &mut self.prog.controls[h].instances;
+            let idx = instances.len() as u32;
+            instances.push((n.name.clone(), sub));
+            self.instance_aliases.insert((h.index(), idx), k);
+            self.declare(&n, Sym::SubControl(idx));
+        }
         self.body = Some(Body {
             kind: BodyKind::Apply,
             vars: Vec::new(),
@@ -1022,6 +1117,10 @@ impl Checker {
             let ctl = &mut self.prog.controls[h];
             let idx = ctl.instances.len() as u32;
             ctl.instances.push((i.name.name.clone(), sub));
+            let passed = std::mem::take(&mut self.pending_instance_args);
+            if !passed.is_empty() {
+                self.instance_args.insert((h.index(), idx), passed);
+            }
             self.declare(&i.name, Sym::SubControl(idx));
             return;
         }

@@ -29,7 +29,8 @@
 //! structs of bit strings as header fields (laid out flattened),
 //! lookahead, value sets (also over key tuples), sub-parsers and
 //! sub-controls (also generic and with constructor parameters, checked
-//! once per list of type and constructor arguments),
+//! once per list of type and constructor arguments; control-typed
+//! constructor parameters share the instance passed),
 //! generic structs (monomorphised per use), generic functions
 //! (monomorphised per list of type arguments), tuples, serializable enums,
 //! action profiles and selectors (also inline), direct counters and meters,
@@ -158,6 +159,20 @@ pub(crate) struct Checker {
     pub(crate) ctor_parsers: HashMap<String, ast::ParserDecl>,
     /// Their instantiations: (name, argument values) → parser.
     pub(crate) ctor_parser_cache: HashMap<(String, Vec<String>), Handle<ir::Parser>>,
+    /// Instances passed to control-typed constructor parameters:
+    /// (control handle index, instance index) → the indices, among that
+    /// control's instances, of the instances passed, in parameter order.
+    pub(crate) instance_args: HashMap<(usize, u32), Vec<u32>>,
+    /// Instances that stand for a control-typed constructor parameter:
+    /// (control handle index, instance index) → the parameter's position
+    /// among the control-typed ones. The instance tree points them at the
+    /// instance passed, so one object is shared (P4_16 §10.3.1).
+    pub(crate) instance_aliases: HashMap<(usize, u32), usize>,
+    /// Control-typed constructor parameters of the control about to be
+    /// checked (name, control of the instance passed).
+    pub(crate) pending_aliases: Vec<(ast::Ident, Handle<ir::Control>)>,
+    /// Instances passed by the constructor call just checked.
+    pub(crate) pending_instance_args: Vec<u32>,
     /// Generic functions by name, with the scopes they were declared in.
     pub(crate) generic_fns: HashMap<String, (ast::FunctionDecl, Vec<HashMap<String, Sym>>)>,
     /// Their instantiations: (name, type arguments) → function.
@@ -223,6 +238,10 @@ pub fn check(
         ctor_used: Default::default(),
         ctor_parsers: HashMap::new(),
         ctor_parser_cache: HashMap::new(),
+        instance_args: HashMap::new(),
+        instance_aliases: HashMap::new(),
+        pending_aliases: Vec::new(),
+        pending_instance_args: Vec::new(),
         generic_fns: HashMap::new(),
         generic_fn_cache: HashMap::new(),
         action_params: HashMap::new(),
@@ -1100,6 +1119,14 @@ impl Checker {
                     Some(h) => sym = Some(Sym::Control(h)),
                     None => return,
                 }
+                if !self.pending_instance_args.is_empty() {
+                    self.pending_instance_args.clear();
+                    self.unsupported(
+                        a.span,
+                        "passing instances to controls instantiated in V1Switch",
+                    );
+                    return;
+                }
             } else if let Some(Sym::CtorParser(n)) = &sym {
                 let params = self
                     .ctor_parsers
@@ -1197,12 +1224,14 @@ impl Checker {
         // Instances: the five controls, then their sub-instances.
         for c in controls {
             let path = self.prog.controls[c].name.clone();
-            self.instantiate(c, path);
+            self.instantiate(c, path, &[]);
         }
     }
 
-    /// Creates the instance tree of control `c` at `path`.
-    fn instantiate(&mut self, c: Handle<ir::Control>, path: String) -> u32 {
+    /// Creates the instance tree of control `c` at `path`; `passed` are the
+    /// instances (indices into `Program::instances`) given to its
+    /// control-typed constructor parameters.
+    fn instantiate(&mut self, c: Handle<ir::Control>, path: String, passed: &[u32]) -> u32 {
         let idx = self.prog.instances.len() as u32;
         let n_tables = self.prog.controls[c].tables.len();
         let n_externs = self.prog.controls[c].externs.len();
@@ -1214,9 +1243,35 @@ impl Checker {
             sub: Vec::new(),
         });
         let subs = self.prog.controls[c].instances.clone();
-        let mut sub_idx = Vec::new();
-        for (name, sc) in subs {
-            sub_idx.push(self.instantiate(sc, format!("{path}.{name}")));
+        let mut sub_idx: Vec<u32> = Vec::new();
+        for (j, (name, sc)) in subs.into_iter().enumerate() {
+            let key = (c.index(), j as u32);
+            if let Some(&k) = self.instance_aliases.get(&key) {
+                match passed.get(k) {
+                    Some(&i) => sub_idx.push(i),
+                    None => {
+                        self.bug(
+                            self.prog.controls.span(c),
+                            "constructor instance not passed",
+                        );
+                        return idx;
+                    }
+                }
+                continue;
+            }
+            let local = self.instance_args.get(&key).cloned().unwrap_or_default();
+            let args: Option<Vec<u32>> = local
+                .iter()
+                .map(|l| sub_idx.get(*l as usize).copied())
+                .collect();
+            let Some(args) = args else {
+                self.bug(
+                    self.prog.controls.span(c),
+                    "constructor instance passed before it exists",
+                );
+                return idx;
+            };
+            sub_idx.push(self.instantiate(sc, format!("{path}.{name}"), &args));
         }
         self.prog.instances[idx as usize].sub = sub_idx;
         idx
@@ -1227,16 +1282,72 @@ impl Checker {
             // Monomorphised: checked once per distinct list of type
             // arguments, at the calls ([`Self::instantiate_generic_fn`]),
             // in the scopes of its declaration.
+            let before = self.diags.len();
             self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
             let name = f.name.name.clone();
             self.generic_fns
                 .insert(name.clone(), (f.clone(), self.scopes.clone()));
+            if self.diags.len() == before {
+                self.trial_generic_fn(f);
+            }
             self.declare(&f.name, Sym::GenericFunction(name));
             return;
         }
         if let Some(h) = self.function_body(f) {
             self.declare(&f.name, Sym::Function(h));
         }
+    }
+
+    /// Type-checks generic function `f` at its declaration, as p4c does,
+    /// with each type parameter bound to an opaque type (an empty struct of
+    /// its name): only what any type allows (copying, passing on) checks.
+    /// The IR is thrown away; the diagnostics are reported only if the
+    /// function is never called (a call checks it with its real types).
+    fn trial_generic_fn(&mut self, f: &ast::FunctionDecl) {
+        let before = self.diags.len();
+        let saved = (
+            self.prog.clone(),
+            self.facts.clone(),
+            self.generic_cache.clone(),
+            self.ctor_cache.clone(),
+            self.ctor_parser_cache.clone(),
+            self.generic_fn_cache.clone(),
+            self.ctor_used.clone(),
+            self.action_params.clone(),
+            self.function_params.clone(),
+            self.instance_args.clone(),
+            self.instance_aliases.clone(),
+        );
+        self.push_scope();
+        for t in &f.type_params {
+            let h = self.prog.composites.append(
+                ir::Composite {
+                    name: t.name.clone(),
+                    kind: ir::CompositeKind::Struct,
+                    fields: Vec::new(),
+                    controller_header: None,
+                },
+                t.span,
+            );
+            self.declare(t, Sym::Type(Ty::Composite(h)));
+        }
+        self.function_body(f);
+        self.pop_scope();
+        (
+            self.prog,
+            self.facts,
+            self.generic_cache,
+            self.ctor_cache,
+            self.ctor_parser_cache,
+            self.generic_fn_cache,
+            self.ctor_used,
+            self.action_params,
+            self.function_params,
+            self.instance_args,
+            self.instance_aliases,
+        ) = saved;
+        let diags = self.diags.split_off(before);
+        self.ctor_trials.push((f.name.name.clone(), diags));
     }
 
     /// The instance of generic function `name` for the type arguments of a
@@ -1249,6 +1360,7 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Handle<ir::Function>> {
+        self.ctor_used.insert(name.to_string());
         let (decl, scopes) = self.generic_fns.get(name)?.clone();
         let n = decl.type_params.len();
         let tys: Vec<Ty> = if !type_args.is_empty() {
