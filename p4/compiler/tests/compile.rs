@@ -653,10 +653,13 @@ fn error_first_entry_without_priority() {
 }
 
 #[test]
-fn error_register_of_struct() {
+fn error_register_of_header_or_wide_struct() {
     check_errors(
-        "register_of_struct",
-        &program(&[("LOCALS", "register<meta_t>(4) r;")]),
+        "register_of_header",
+        &program(&[
+            ("DECLS", "struct wide_t { bit<100> a; bit<29> b; }"),
+            ("LOCALS", "register<h_t>(4) r; register<wide_t>(4) w;"),
+        ]),
     );
 }
 
@@ -736,6 +739,70 @@ fn error_in_uninstantiated_control_with_constructor_parameters() {
             "DECLS",
             "control C(inout headers hdr)(bit<8> k) { apply { hdr.h.b = hdr.h.a + k; } }",
         )]),
+    );
+}
+
+#[test]
+fn error_in_uninstantiated_parser_with_constructor_parameters() {
+    check_errors(
+        "ctor_parser_unused",
+        &program(&[(
+            "DECLS",
+            "parser Q(packet_in pkt, out h_t x)(bit<8> k) { state start { x.b = k; transition accept; } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_parser_constructor_arguments() {
+    check_errors(
+        "ctor_parser_args",
+        &program(&[(
+            "DECLS",
+            "parser Q(packet_in pkt, out h_t x)(bit<8> k) { state start { transition accept; } } \
+             parser R(packet_in pkt, out h_t x) { Q(1, 2) q; state start { q.apply(pkt, x); transition accept; } } \
+             parser S(packet_in pkt, out h_t x)(bit<8> k) { Q(k + 1) q; state start { q.apply(pkt, x); transition accept; } } \
+             parser T(packet_in pkt, out h_t x) { R(1) r; state start { transition accept; } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_generic_function_calls() {
+    check_errors(
+        "generic_function_calls",
+        &program(&[
+            (
+                "DECLS",
+                "T first<T>(in T x, in T y) { return x; } \
+                 T make<T>() { T t; return t; } \
+                 T add<T>(in T x) { return x + 1; } \
+                 void needs<T>(in T x, in undefined_t y) { }",
+            ),
+            (
+                "APPLY",
+                "meta.m = first(1, 2); meta.m = make(); meta.m = first<bit<8>, bit<8>>(meta.m, meta.m); \
+                 hdr.h.b = first(meta.m, meta.m); bool b = add(true);",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn error_generic_block_type_arguments() {
+    check_errors(
+        "generic_block_type_args",
+        &program(&[
+            (
+                "DECLS",
+                "control G<T>(inout T x) { apply { x = x + 1; } } \
+                 parser GP<T>(packet_in pkt, out T x) { state start { pkt.extract(x); transition accept; } }",
+            ),
+            (
+                "LOCALS",
+                "G() g0; G<bit<8>, bit<8>>() g2; G<bool>() gb; G<bit<8>>(1) g1;",
+            ),
+        ]),
     );
 }
 
@@ -868,6 +935,65 @@ fn error_two_actions_with_one_control_plane_name() {
             ),
             ("APPLY", "t.apply();"),
         ]),
+    );
+}
+
+#[test]
+fn error_two_used_actions_with_one_name_and_different_parameters() {
+    check_errors(
+        "shared_action_name_other_params",
+        &program(&[
+            (
+                "LOCALS",
+                "@name(\"foo\") action a(bit<8> x) {} @name(\"foo\") action b(bit<16> x) {} \
+                 @name(\"foo\") action unused_c() {} \
+                 table t { key = { hdr.h.a: exact; } actions = { a; } } \
+                 table u { key = { hdr.h.a: exact; } actions = { b; } }",
+            ),
+            ("APPLY", "t.apply(); u.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn error_direct_invocation_twice_of_a_control_with_tables() {
+    check_errors(
+        "direct_invocation_twice",
+        &program(&[
+            (
+                "DECLS",
+                "control T(inout bit<8> x) { action a() { x = 1; } \
+                 table t { key = { x: exact; } actions = { a; } } apply { t.apply(); } }",
+            ),
+            ("APPLY", "T.apply(meta.m); T.apply(meta.m);"),
+        ]),
+    );
+}
+
+#[test]
+fn error_control_typed_constructor_arguments() {
+    check_errors(
+        "ctor_instance_args",
+        &program(&[
+            (
+                "DECLS",
+                "control step_t(inout bit<8> x); \
+                 control Inc(inout bit<8> x) { apply { x = x + 1; } } \
+                 control Via(inout bit<8> x)(step_t s) { apply { s.apply(x); } }",
+            ),
+            ("LOCALS", "Via(Inc()) v; Via(meta) w;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_in_a_generic_function_never_called() {
+    check_errors(
+        "generic_function_unused",
+        &program(&[(
+            "DECLS",
+            "T bad<T>(in T a) { return a + 1; } T fine<T>(in T a) { T b = a; return b; }",
+        )]),
     );
 }
 

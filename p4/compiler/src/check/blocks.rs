@@ -64,6 +64,51 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
     }
 }
 
+/// The cache key of a block instantiated with type arguments and
+/// constructor argument values.
+fn ctor_key(
+    name: &str,
+    tys: &[Ty],
+    values: &[(ast::Ident, ir::Expr)],
+    passed: &[(ast::Ident, Handle<ir::Control>, u32)],
+) -> (String, Vec<String>) {
+    (
+        name.to_string(),
+        tys.iter()
+            .map(|t| format!("{t:?}"))
+            .chain(values.iter().map(|(_, x)| format!("{:?}", x.kind)))
+            .chain(
+                passed
+                    .iter()
+                    .map(|(_, c, _)| format!("control {}", c.index())),
+            )
+            .collect(),
+    )
+}
+
+/// Constructor arguments: constant values by parameter, and the instances
+/// passed to control-typed parameters (parameter, the instance's control,
+/// its index among the instantiating control's instances).
+type CtorArgs = (
+    Vec<(ast::Ident, ir::Expr)>,
+    Vec<(ast::Ident, Handle<ir::Control>, u32)>,
+);
+
+/// Bits a register cell of type `ty` takes: a scalar whose value is its
+/// bits, or a struct of such (nested structs too); `None` for anything else.
+fn register_cell_width(ty: &Ty, prog: &ir::Program) -> Option<u32> {
+    match ty {
+        Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => ty.scalar_width(prog),
+        Ty::Composite(c) if prog.composites[*c].kind == ir::CompositeKind::Struct => prog
+            .composites[*c]
+            .fields
+            .iter()
+            .map(|f| register_cell_width(&f.ty, prog))
+            .sum(),
+        _ => None,
+    }
+}
+
 fn direction(d: ast::Direction) -> ir::Direction {
     match d {
         ast::Direction::Out => ir::Direction::Out,
@@ -122,9 +167,79 @@ impl Checker {
 
     pub(crate) fn parser_decl(&mut self, p: &ast::ParserDecl) {
         if !p.signature.type_params.is_empty() || !p.ctor_params.is_empty() {
-            self.unsupported(p.span, "generic parsers or parser constructor parameters");
+            // As for controls: checked once per distinct set of type and
+            // constructor arguments, at each instantiation, and once here.
+            let name = p.signature.name.name.clone();
+            self.ctor_parsers.insert(name.clone(), p.clone());
+            self.declare(&p.signature.name, Sym::CtorParser(name.clone()));
+            if p.signature.type_params.is_empty() {
+                self.trial_ctor(&name, &p.ctor_params, |c, values| {
+                    c.ctor_parser_body(p, &[], values);
+                });
+            }
             return;
         }
+        if let Some(h) = self.parser_body(p) {
+            self.declare(&p.signature.name, Sym::Parser(h));
+        }
+    }
+
+    /// Instantiates a parser with constructor parameters (see
+    /// [`Self::instantiate_ctor_control`]).
+    pub(crate) fn instantiate_ctor_parser(
+        &mut self,
+        name: &str,
+        tys: &[Ty],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Handle<ir::Parser>> {
+        self.ctor_used.insert(name.to_string());
+        let decl = self.ctor_parsers.get(name)?.clone();
+        self.type_arg_count("parser", name, &decl.signature.type_params, tys, span)?;
+        let (values, passed) = self.ctor_values("parser", name, &decl.ctor_params, args, span)?;
+        if !passed.is_empty() {
+            self.unsupported(span, "parser constructor parameters of control type");
+            return None;
+        }
+        let key = ctor_key(name, tys, &values, &[]);
+        if let Some(h) = self.ctor_parser_cache.get(&key) {
+            return Some(*h);
+        }
+        let h = self.ctor_parser_body(&decl, tys, values);
+        if let Some(h) = h {
+            self.ctor_parser_cache.insert(key, h);
+        }
+        h
+    }
+
+    /// Checks parser `decl` with its type parameters bound to `tys` and
+    /// its constructor parameters bound to `values`, in the top-level scope.
+    fn ctor_parser_body(
+        &mut self,
+        decl: &ast::ParserDecl,
+        tys: &[Ty],
+        values: Vec<(ast::Ident, ir::Expr)>,
+    ) -> Option<Handle<ir::Parser>> {
+        let top = self.scopes[0].clone();
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![top]);
+        let saved_body = self.body.take();
+        let saved_name = self.block_name.take();
+        self.push_scope();
+        for (t, ty) in decl.signature.type_params.iter().zip(tys) {
+            self.declare(t, Sym::Type(ty.clone()));
+        }
+        for (n, x) in values {
+            self.declare(&n, Sym::Const(x));
+        }
+        let h = self.parser_body(decl);
+        self.scopes = saved_scopes;
+        self.body = saved_body;
+        self.block_name = saved_name;
+        h
+    }
+
+    /// Checks a parser's locals and states into a new IR parser.
+    fn parser_body(&mut self, p: &ast::ParserDecl) -> Option<Handle<ir::Parser>> {
         self.push_scope();
         self.block_name = Some(p.signature.name.name.clone());
         let params = self.block_params(&p.signature.params, "packet_in");
@@ -206,8 +321,16 @@ impl Checker {
                     };
                     match sub {
                         Some(h) if i.args.is_empty() => self.declare(&i.name, Sym::SubParser(h)),
-                        Some(_) => self.unsupported(i.span, "parser constructor arguments"),
-                        None => self.unsupported(i.span, "extern instances in parsers"),
+                        Some(_) => self.error(
+                            codes::ARG_COUNT,
+                            i.span,
+                            "this parser takes no constructor arguments",
+                        ),
+                        None => {
+                            if let Some(h) = self.ctor_parser_instance(i) {
+                                self.declare(&i.name, Sym::SubParser(h));
+                            }
+                        }
                     }
                 }
                 other => self.error(
@@ -366,7 +489,7 @@ impl Checker {
         let Some(body) = self.body.take() else {
             self.bug(p.span, "parser body state lost");
             self.pop_scope();
-            return;
+            return None;
         };
         self.pop_scope();
         self.block_name = None;
@@ -381,7 +504,34 @@ impl Checker {
             },
             p.span,
         );
-        self.declare(&p.signature.name, Sym::Parser(h));
+        Some(h)
+    }
+
+    /// A sub-parser instantiation `P(args) name;` of a parser with
+    /// constructor parameters; `None` (after a diagnostic) otherwise.
+    fn ctor_parser_instance(&mut self, i: &ast::Instantiation) -> Option<Handle<ir::Parser>> {
+        let (n, targs) = match &i.ty.kind {
+            ast::TypeKind::Named { name, args } => match self.lookup(name).cloned() {
+                Some(Sym::CtorParser(n)) => (n, args),
+                _ => {
+                    self.unsupported(i.span, "extern instances in parsers");
+                    return None;
+                }
+            },
+            _ => {
+                self.unsupported(i.span, "extern instances in parsers");
+                return None;
+            }
+        };
+        let params = self
+            .ctor_parsers
+            .get(&n)
+            .map(|d| super::ParamSpec::of(&d.ctor_params))
+            .unwrap_or_default();
+        let bound = self.bind_args(&format!("`{n}`"), &params, &i.args, i.span)?;
+        let args: Vec<&ast::Expr> = bound.iter().collect();
+        let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();
+        self.instantiate_ctor_parser(&n, &tys?, &args, i.span)
     }
 
     fn keyset_value(&mut self, e: &ast::Expr, ty: &Ty) -> Option<u128> {
@@ -501,21 +651,21 @@ impl Checker {
     // -------------------------------------------------------------- control
 
     pub(crate) fn control_decl(&mut self, c: &ast::ControlDecl) {
-        if !c.signature.type_params.is_empty() {
-            self.unsupported(c.span, "generic controls");
-            return;
-        }
-        if !c.ctor_params.is_empty() {
-            // Checked once per distinct set of constructor arguments, at
-            // each instantiation, and once here for a control that is
-            // never instantiated.
+        if !c.signature.type_params.is_empty() || !c.ctor_params.is_empty() {
+            // Checked once per distinct set of type and constructor
+            // arguments, at each instantiation, and once here for a
+            // non-generic control that is never instantiated.
             self.ctor_controls
                 .insert(c.signature.name.name.clone(), c.clone());
             self.declare(
                 &c.signature.name,
                 Sym::CtorControl(c.signature.name.name.clone()),
             );
-            self.trial_ctor_control(c);
+            if c.signature.type_params.is_empty() {
+                self.trial_ctor(&c.signature.name.name, &c.ctor_params, |k, values| {
+                    k.ctor_control_body(c, &[], values);
+                });
+            }
             return;
         }
         if let Some(h) = self.control_body(c) {
@@ -529,60 +679,36 @@ impl Checker {
     pub(crate) fn instantiate_ctor_control(
         &mut self,
         name: &str,
+        tys: &[Ty],
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Handle<ir::Control>> {
         self.ctor_used.insert(name.to_string());
         let decl = self.ctor_controls.get(name)?.clone();
-        if args.len() != decl.ctor_params.len() {
-            self.error_label(
-                codes::ARG_COUNT,
-                span,
-                format!(
-                    "control `{name}` takes {} constructor argument(s), {} given",
-                    decl.ctor_params.len(),
-                    args.len()
-                ),
-                "wrong number of arguments",
-            );
-            return None;
-        }
-        let mut values = Vec::new();
-        for (p, a) in decl.ctor_params.iter().zip(args) {
-            let ty = self.ty(&p.ty)?;
-            let x = self.expr(a, Some(&ty))?;
-            if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
-                self.error(
-                    codes::NOT_CONSTANT,
-                    a.span,
-                    "constructor arguments must be constants",
-                );
-                return None;
-            }
-            values.push((p.name.clone(), x));
-        }
-        let key = (
-            name.to_string(),
-            values
-                .iter()
-                .map(|(_, x)| format!("{:?}", x.kind))
-                .collect::<Vec<_>>(),
-        );
+        self.type_arg_count("control", name, &decl.signature.type_params, tys, span)?;
+        let (values, passed) = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
+        let key = ctor_key(name, tys, &values, &passed);
+        let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
         if let Some(h) = self.ctor_cache.get(&key) {
+            self.pending_instance_args = instance_args;
             return Some(*h);
         }
-        let h = self.ctor_control_body(&decl, values);
+        self.pending_aliases = passed.into_iter().map(|(n, c, _)| (n, c)).collect();
+        let h = self.ctor_control_body(&decl, tys, values);
+        self.pending_aliases.clear();
         if let Some(h) = h {
             self.ctor_cache.insert(key, h);
+            self.pending_instance_args = instance_args;
         }
         h
     }
 
-    /// Checks control `decl` with its constructor parameters bound to
-    /// `values`, in the top-level scope.
+    /// Checks control `decl` with its type parameters bound to `tys` and
+    /// its constructor parameters bound to `values`, in the top-level scope.
     fn ctor_control_body(
         &mut self,
         decl: &ast::ControlDecl,
+        tys: &[Ty],
         values: Vec<(ast::Ident, ir::Expr)>,
     ) -> Option<Handle<ir::Control>> {
         let top = self.scopes[0].clone();
@@ -590,6 +716,9 @@ impl Checker {
         let saved_body = self.body.take();
         let saved_name = self.block_name.take();
         self.push_scope();
+        for (t, ty) in decl.signature.type_params.iter().zip(tys) {
+            self.declare(t, Sym::Type(ty.clone()));
+        }
         for (n, x) in values {
             self.declare(&n, Sym::Const(x));
         }
@@ -600,16 +729,22 @@ impl Checker {
         h
     }
 
-    /// Type-checks control `c` (which has constructor parameters) at its
+    /// Type-checks control or parser `name` (which has constructor
+    /// parameters `ctor_params`) with `check`, at its
     /// declaration, as p4c does, with each parameter bound to a placeholder
     /// of its declared type (1, `false`, an enum's first member). The IR
     /// built is thrown away; the diagnostics wait in `ctor_trials` and are
     /// reported only if the control is never instantiated (an instance is
     /// checked with its real arguments, which a placeholder cannot stand
     /// for, e.g. in a bounds check).
-    fn trial_ctor_control(&mut self, c: &ast::ControlDecl) {
+    fn trial_ctor(
+        &mut self,
+        name: &str,
+        ctor_params: &[ast::Param],
+        check: impl FnOnce(&mut Checker, Vec<(ast::Ident, ir::Expr)>),
+    ) {
         // Default arguments are checked once, here, used or not.
-        for p in &c.ctor_params {
+        for p in ctor_params {
             if let Some(d) = &p.default
                 && let Some(ty) = self.ty(&p.ty)
             {
@@ -618,7 +753,11 @@ impl Checker {
         }
         let before = self.diags.len();
         let mut values = Vec::new();
-        for p in &c.ctor_params {
+        for p in ctor_params {
+            if self.is_control_type(&p.ty) {
+                // No placeholder instance: leave it to its instantiations.
+                return;
+            }
             let Some(ty) = self.ty(&p.ty) else { continue };
             let kind = match &ty {
                 Ty::Bit(_) | Ty::Int(_) => ir::ExprKind::Int(1),
@@ -626,7 +765,7 @@ impl Checker {
                 Ty::Enum(e) | Ty::SerEnum(e) if !self.prog.enums[*e].members.is_empty() => {
                     ir::ExprKind::EnumMember(*e, 0)
                 }
-                // No value to stand for this parameter: leave the control
+                // No value to stand for this parameter: leave the block
                 // to its instantiations.
                 _ => {
                     self.diags.truncate(before);
@@ -646,28 +785,151 @@ impl Checker {
                 self.facts.clone(),
                 self.generic_cache.clone(),
                 self.ctor_cache.clone(),
+                self.ctor_parser_cache.clone(),
+                self.generic_fn_cache.clone(),
                 self.ctor_used.clone(),
                 self.action_params.clone(),
                 self.function_params.clone(),
+                self.instance_args.clone(),
+                self.instance_aliases.clone(),
             );
-            self.ctor_control_body(c, values);
+            check(self, values);
             (
                 self.prog,
                 self.facts,
                 self.generic_cache,
                 self.ctor_cache,
+                self.ctor_parser_cache,
+                self.generic_fn_cache,
                 self.ctor_used,
                 self.action_params,
                 self.function_params,
+                self.instance_args,
+                self.instance_aliases,
             ) = saved;
         }
         let diags = self.diags.split_off(before);
-        self.ctor_trials
-            .push((c.signature.name.name.clone(), diags));
+        self.ctor_trials.push((name.to_string(), diags));
+    }
+
+    /// Checks that `tys` gives one type argument per type parameter.
+    fn type_arg_count(
+        &mut self,
+        kind: &str,
+        name: &str,
+        type_params: &[ast::Ident],
+        tys: &[Ty],
+        span: Span,
+    ) -> Option<()> {
+        if tys.len() == type_params.len() {
+            return Some(());
+        }
+        self.error_label(
+            codes::ARG_COUNT,
+            span,
+            format!(
+                "{kind} `{name}` takes {} type argument(s), {} given",
+                type_params.len(),
+                tys.len()
+            ),
+            "wrong number of type arguments",
+        );
+        None
+    }
+
+    /// The constant values of constructor arguments `args` for `params`
+    /// of the `kind` (control or parser) `name`.
+    fn ctor_values(
+        &mut self,
+        kind: &str,
+        name: &str,
+        params: &[ast::Param],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<CtorArgs> {
+        if args.len() != params.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "{kind} `{name}` takes {} constructor argument(s), {} given",
+                    params.len(),
+                    args.len()
+                ),
+                "wrong number of arguments",
+            );
+            return None;
+        }
+        let mut values = Vec::new();
+        let mut passed = Vec::new();
+        for (p, a) in params.iter().zip(args) {
+            if self.is_control_type(&p.ty) {
+                passed.push(self.passed_instance(p, a)?);
+                continue;
+            }
+            let ty = self.ty(&p.ty)?;
+            let x = self.expr(a, Some(&ty))?;
+            if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
+                self.error(
+                    codes::NOT_CONSTANT,
+                    a.span,
+                    "constructor arguments must be constants",
+                );
+                return None;
+            }
+            values.push((p.name.clone(), x));
+        }
+        Some((values, passed))
+    }
+
+    /// Whether `t` names a control type (a control type declaration or a
+    /// control): such a constructor parameter takes an instance.
+    fn is_control_type(&self, t: &ast::Type) -> bool {
+        match &t.kind {
+            ast::TypeKind::Named { name, .. } => matches!(
+                self.lookup(name),
+                Some(Sym::BlockType | Sym::Control(_) | Sym::CtorControl(_))
+            ),
+            _ => false,
+        }
+    }
+
+    /// The instance `a` passed to control-typed constructor parameter `p`:
+    /// a sub-control instance of the control being checked.
+    fn passed_instance(
+        &mut self,
+        p: &ast::Param,
+        a: &ast::Expr,
+    ) -> Option<(ast::Ident, Handle<ir::Control>, u32)> {
+        let here = self.body.as_ref().and_then(|b| b.control);
+        if let (ast::ExprKind::Name(n), Some(ctl)) = (&a.kind, here)
+            && let Some(Sym::SubControl(i)) = self.lookup(n).cloned()
+        {
+            let sub = self.prog.controls[ctl].instances.get(i as usize)?.1;
+            return Some((p.name.clone(), sub, i));
+        }
+        if let ast::ExprKind::Name(n) = &a.kind {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                a.span,
+                format!(
+                    "`{}` is not a control instance; `{}` takes one",
+                    n.ident.name, p.name.name
+                ),
+                "expected an instance declared before",
+            );
+            return None;
+        }
+        self.unsupported(
+            a.span,
+            "control-typed constructor arguments other than the name of an instance declared before",
+        );
+        None
     }
 
     /// Checks a control's locals and apply block into a new IR control.
     fn control_body(&mut self, c: &ast::ControlDecl) -> Option<Handle<ir::Control>> {
+        let aliases = std::mem::take(&mut self.pending_aliases);
         let h = self.prog.controls.append(
             ir::Control {
                 name: c.signature.name.name.clone(),
@@ -687,6 +949,15 @@ impl Checker {
         self.block_name = Some(c.signature.name.name.clone());
         let params = self.block_params(&c.signature.params, "packet_out");
         self.prog.controls[h].params = params;
+        // Control-typed constructor parameters: instances of this control
+        // that the instance tree points at the instances passed.
+        for (k, (n, sub)) in aliases.into_iter().enumerate() {
+            let instances = &mut self.prog.controls[h].instances;
+            let idx = instances.len() as u32;
+            instances.push((n.name.clone(), sub));
+            self.instance_aliases.insert((h.index(), idx), k);
+            self.declare(&n, Sym::SubControl(idx));
+        }
         self.body = Some(Body {
             kind: BodyKind::Apply,
             vars: Vec::new(),
@@ -791,7 +1062,7 @@ impl Checker {
         self.pop_scope();
     }
 
-    fn control_instantiation(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
+    pub(crate) fn control_instantiation(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
         let ast::TypeKind::Named { name, args: targs } = &i.ty.kind else {
             self.unsupported(i.span, "this instantiation");
             return;
@@ -833,7 +1104,9 @@ impl Checker {
                 Some(*sub)
             }
             Some(Sym::CtorControl(n)) => {
-                match self.instantiate_ctor_control(&n.clone(), &args, i.span) {
+                let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();
+                let Some(tys) = tys else { return };
+                match self.instantiate_ctor_control(&n.clone(), &tys, &args, i.span) {
                     Some(s) => Some(s),
                     None => return,
                 }
@@ -844,6 +1117,10 @@ impl Checker {
             let ctl = &mut self.prog.controls[h];
             let idx = ctl.instances.len() as u32;
             ctl.instances.push((i.name.name.clone(), sub));
+            let passed = std::mem::take(&mut self.pending_instance_args);
+            if !passed.is_empty() {
+                self.instance_args.insert((h.index(), idx), passed);
+            }
             self.declare(&i.name, Sym::SubControl(idx));
             return;
         }
@@ -896,16 +1173,13 @@ impl Checker {
                 let Some(ty) = self.ty(t) else { return };
                 // Cells are stored as bit strings: any scalar whose value
                 // is its bits (bmv2 registers hold bit strings too).
-                let width = match &ty {
-                    Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => {
-                        ty.scalar_width(&self.prog)
-                    }
-                    _ => None,
-                };
+                // A struct of such scalars (nested structs too) is held as
+                // its fields concatenated, the first in the high bits.
+                let width = register_cell_width(&ty, &self.prog).filter(|w| (1..=128).contains(w));
                 let Some(width) = width else {
                     self.unsupported(
                         t.span,
-                        "registers whose cells are not bit<W>, int<W>, bool or a serializable enum",
+                        "registers whose cells are not bit<W>, int<W>, bool, a serializable enum or a struct of these (at most 128 bits in all)",
                     );
                     return;
                 };

@@ -1211,6 +1211,10 @@ impl Checker {
             ast::ExprKind::Name(p) => match self.lookup(p)? {
                 Sym::Action(a) => self.action_params.get(&a.index()).cloned(),
                 Sym::Function(f) => self.function_params.get(&f.index()).cloned(),
+                Sym::GenericFunction(n) => self
+                    .generic_fns
+                    .get(n)
+                    .map(|(d, _)| ParamSpec::of(&d.params)),
                 Sym::ExternDecl(name) => {
                     crate::v1model::overload(crate::v1model::functions(name), args.len(), &names)
                         .map(from_sig)
@@ -1361,31 +1365,20 @@ impl Checker {
         match &callee.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
                 Some(Sym::Action(a)) => self.action_call(a, &args, span),
+                Some(Sym::GenericFunction(n)) => {
+                    let f = self.instantiate_generic_fn(&n, type_args, &args, span)?;
+                    self.function_call(f, &args, span)
+                }
                 Some(Sym::Function(f)) => {
-                    let func = self.prog.functions[f].clone();
-                    if !self.arg_count(
-                        span,
-                        &format!("function `{}`", func.name),
-                        func.n_params as usize,
-                        args.len(),
-                    ) {
+                    if !type_args.is_empty() {
+                        self.error(
+                            codes::ARG_COUNT,
+                            span,
+                            format!("function `{}` takes no type arguments", p.ident.name),
+                        );
                         return None;
                     }
-                    let mut v = Vec::new();
-                    for (prm, a) in func.vars.iter().zip(&args) {
-                        let x = if prm.param != Some(ir::Direction::In) {
-                            let l = self.lvalue(a)?;
-                            self.coerce(TE::Typed(l), &prm.ty, a.span)?
-                        } else {
-                            self.expr(a, Some(&prm.ty))?
-                        };
-                        v.push(x);
-                    }
-                    Some(mk(
-                        ExprKind::Call(Box::new(Call::Function(f, v))),
-                        func.ret.clone(),
-                        span,
-                    ))
+                    self.function_call(f, &args, span)
                 }
                 Some(Sym::ExternDecl(name)) => self.extern_fn(&name, type_args, &args, span),
                 Some(_) => {
@@ -1416,12 +1409,46 @@ impl Checker {
         }
     }
 
+    /// A call of (non-generic or instantiated) function `f`.
+    fn function_call(
+        &mut self,
+        f: ir::Handle<ir::Function>,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let func = self.prog.functions[f].clone();
+        if !self.arg_count(
+            span,
+            &format!("function `{}`", func.name),
+            func.n_params as usize,
+            args.len(),
+        ) {
+            return None;
+        }
+        let mut v = Vec::new();
+        for (prm, a) in func.vars.iter().zip(args) {
+            let x = if prm.param != Some(ir::Direction::In) {
+                let l = self.lvalue(a)?;
+                self.coerce(TE::Typed(l), &prm.ty, a.span)?
+            } else {
+                self.expr(a, Some(&prm.ty))?
+            };
+            v.push(x);
+        }
+        Some(mk(
+            ExprKind::Call(Box::new(Call::Function(f, v))),
+            func.ret.clone(),
+            span,
+        ))
+    }
+
     fn action_call(
         &mut self,
         a: ir::Handle<ir::Action>,
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Expr> {
+        self.facts.called_actions.insert(a.index());
         match self.body.as_ref().map(|b| b.kind) {
             Some(BodyKind::Apply | BodyKind::Action) => {}
             _ => {
@@ -1900,7 +1927,51 @@ impl Checker {
     ) -> Option<Expr> {
         let m = member.name.as_str();
         if let ast::ExprKind::Name(p) = &base.kind {
-            match self.lookup(p).cloned() {
+            let mut sym = self.lookup(p).cloned();
+            // Direct type invocation (P4_16 §15.1): `C.apply(..)` applies a
+            // fresh instance of C named like the type; `P.apply(..)` in a
+            // parser state applies parser P.
+            if m == "apply" {
+                match sym {
+                    Some(Sym::Control(sub)) => {
+                        if let Some(ctl) = self
+                            .body
+                            .as_ref()
+                            .filter(|b| b.kind == BodyKind::Apply)
+                            .and_then(|b| b.control)
+                        {
+                            let name = self.prog.controls[sub].name.clone();
+                            let c = &self.prog.controls[sub];
+                            let has_objects = !c.tables.is_empty()
+                                || !c.externs.is_empty()
+                                || !c.instances.is_empty();
+                            let twice = self.prog.controls[ctl]
+                                .instances
+                                .iter()
+                                .any(|(n, _)| *n == name);
+                            if has_objects && twice {
+                                // Both instances would have one
+                                // control-plane name (p4c names them
+                                // after the type too).
+                                self.error(
+                                    codes::DUPLICATE,
+                                    span,
+                                    format!(
+                                        "`{name}` is applied directly twice here and its tables or externs would share one control-plane name; instantiate it instead"
+                                    ),
+                                );
+                                return None;
+                            }
+                            let instances = &mut self.prog.controls[ctl].instances;
+                            sym = Some(Sym::SubControl(instances.len() as u32));
+                            instances.push((name, sub));
+                        }
+                    }
+                    Some(Sym::Parser(ph)) => sym = Some(Sym::SubParser(ph)),
+                    _ => {}
+                }
+            }
+            match sym {
                 Some(Sym::Table(t)) => {
                     if m != "apply" {
                         self.error(

@@ -27,17 +27,19 @@
 //!
 //! Supported beyond the common path: header stacks, unions, varbit headers,
 //! structs of bit strings as header fields (laid out flattened),
-//! lookahead, value sets (also over key tuples), sub-parsers, sub-controls
-//! (also with constructor parameters, checked once per argument set),
-//! generic structs (monomorphised per use), tuples, serializable enums,
+//! lookahead, value sets (also over key tuples), sub-parsers and
+//! sub-controls (also generic and with constructor parameters, checked
+//! once per list of type and constructor arguments; control-typed
+//! constructor parameters share the instance passed),
+//! generic structs (monomorphised per use), generic functions
+//! (monomorphised per list of type arguments), tuples, serializable enums,
 //! action profiles and selectors (also inline), direct counters and meters,
 //! registers, counters, meters, hash, random, checksums (with payload for
 //! csum16), clone/resubmit/recirculate (also the deprecated data forms),
 //! digests, truncate, assert/assume, static_assert, bound action arguments.
 //!
 //! Not supported yet, each with a `P4E1060` diagnostic naming it: user
-//! extern types and functions, abstract methods, named arguments, generic
-//! controls/parsers/functions, parser constructor arguments, extern
+//! extern types and functions, abstract methods, extern
 //! instances in parsers, global variables, header-union initialisers,
 //! varbit fields in structs or stacks, ranges over signed keys, and
 //! checksums with payload for algorithms other than csum16.
@@ -91,6 +93,10 @@ pub(crate) enum Sym {
     Generic(String),
     /// A control with constructor parameters, checked at each instantiation.
     CtorControl(String),
+    /// A parser with constructor parameters, checked at each instantiation.
+    CtorParser(String),
+    /// A generic function, checked (monomorphised) per type arguments.
+    GenericFunction(String),
     /// A sub-parser instance of the enclosing parser.
     SubParser(Handle<ir::Parser>),
     /// A top-level extern instance (each control re-declares it as an
@@ -146,8 +152,31 @@ pub(crate) struct Checker {
     /// to placeholder values), reported only for controls never
     /// instantiated: an instantiated one is checked with its real values.
     pub(crate) ctor_trials: Vec<(String, Vec<Diagnostic>)>,
-    /// Controls with constructor parameters instantiated at least once.
+    /// Controls and parsers with constructor parameters instantiated at
+    /// least once.
     pub(crate) ctor_used: std::collections::HashSet<String>,
+    /// Parsers with constructor parameters, by name.
+    pub(crate) ctor_parsers: HashMap<String, ast::ParserDecl>,
+    /// Their instantiations: (name, argument values) → parser.
+    pub(crate) ctor_parser_cache: HashMap<(String, Vec<String>), Handle<ir::Parser>>,
+    /// Instances passed to control-typed constructor parameters:
+    /// (control handle index, instance index) → the indices, among that
+    /// control's instances, of the instances passed, in parameter order.
+    pub(crate) instance_args: HashMap<(usize, u32), Vec<u32>>,
+    /// Instances that stand for a control-typed constructor parameter:
+    /// (control handle index, instance index) → the parameter's position
+    /// among the control-typed ones. The instance tree points them at the
+    /// instance passed, so one object is shared (P4_16 §10.3.1).
+    pub(crate) instance_aliases: HashMap<(usize, u32), usize>,
+    /// Control-typed constructor parameters of the control about to be
+    /// checked (name, control of the instance passed).
+    pub(crate) pending_aliases: Vec<(ast::Ident, Handle<ir::Control>)>,
+    /// Instances passed by the constructor call just checked.
+    pub(crate) pending_instance_args: Vec<u32>,
+    /// Generic functions by name, with the scopes they were declared in.
+    pub(crate) generic_fns: HashMap<String, (ast::FunctionDecl, Vec<HashMap<String, Sym>>)>,
+    /// Their instantiations: (name, type arguments) → function.
+    pub(crate) generic_fn_cache: HashMap<(String, Vec<Ty>), Handle<ir::Function>>,
     /// Parameter names and default values of actions, by handle index
     /// (for named arguments and defaults, P4_16 §6.8.2–6.8.3).
     pub(crate) action_params: HashMap<usize, Vec<ParamSpec>>,
@@ -207,6 +236,14 @@ pub fn check(
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
+        ctor_parsers: HashMap::new(),
+        ctor_parser_cache: HashMap::new(),
+        instance_args: HashMap::new(),
+        instance_aliases: HashMap::new(),
+        pending_aliases: Vec::new(),
+        pending_instance_args: Vec::new(),
+        generic_fns: HashMap::new(),
+        generic_fn_cache: HashMap::new(),
         action_params: HashMap::new(),
         function_params: HashMap::new(),
         global_externs: Vec::new(),
@@ -305,7 +342,15 @@ impl Checker {
         if let Some(old) = scope.get(&id.name) {
             let same_extern =
                 matches!((old, &sym), (Sym::ExternDecl(a), Sym::ExternDecl(b)) if a == b);
-            if !same_extern {
+            // A parser or control may take the name of an extern function
+            // (p4c keeps functions apart from types, e.g. a control named
+            // `verify_checksum`); the function is then hidden.
+            let block_over_fn = matches!(old, Sym::ExternDecl(f) if crate::v1model::functions(f).next().is_some())
+                && matches!(
+                    sym,
+                    Sym::Control(_) | Sym::CtorControl(_) | Sym::Parser(_) | Sym::CtorParser(_)
+                );
+            if !same_extern && !block_over_fn {
                 self.error_label(
                     codes::DUPLICATE,
                     id.span,
@@ -1018,7 +1063,12 @@ impl Checker {
         let mut controls = Vec::new();
         let mut names = Vec::new();
         for (k, a) in i.args.iter().enumerate() {
-            let ast::ExprKind::Call { callee, args, .. } = &a.value.kind else {
+            let ast::ExprKind::Call {
+                callee,
+                args,
+                type_args,
+            } = &a.value.kind
+            else {
                 self.error(
                     codes::BAD_MAIN,
                     a.span,
@@ -1032,9 +1082,54 @@ impl Checker {
             };
             names.push(p.ident.name.clone());
             let mut sym = self.lookup(p).cloned();
+            let given: Option<Vec<Ty>> = type_args.iter().map(|t| self.ty(t)).collect();
+            let Some(given) = given else { return };
+            // What V1Switch's type parameters H and M are, once the parser
+            // has fixed them: used to infer a generic block's type arguments.
+            let (h_ty, m_ty) = match parser {
+                Some(ph) => {
+                    let ps = &self.prog.parsers[ph].params;
+                    (
+                        ps.get(1).and_then(|x| x.ty.clone()),
+                        ps.get(2).and_then(|x| x.ty.clone()),
+                    )
+                }
+                None => (None, None),
+            };
+            let expected: Vec<Option<Ty>> = match k {
+                5 => vec![None, h_ty],
+                _ => vec![h_ty, m_ty],
+            };
             if let Some(Sym::CtorControl(n)) = &sym {
+                let Some(decl) = self.ctor_controls.get(n).cloned() else {
+                    return;
+                };
+                let params = ParamSpec::of(&decl.ctor_params);
+                let what = format!("`{n}`");
+                let Some(bound) = self.bind_args(&what, &params, args, a.span) else {
+                    return;
+                };
+                let argv: Vec<&ast::Expr> = bound.iter().collect();
+                let tys = if given.is_empty() {
+                    infer_block_type_args(&decl.signature, &expected)
+                } else {
+                    given
+                };
+                match self.instantiate_ctor_control(&n.clone(), &tys, &argv, a.span) {
+                    Some(h) => sym = Some(Sym::Control(h)),
+                    None => return,
+                }
+                if !self.pending_instance_args.is_empty() {
+                    self.pending_instance_args.clear();
+                    self.unsupported(
+                        a.span,
+                        "passing instances to controls instantiated in V1Switch",
+                    );
+                    return;
+                }
+            } else if let Some(Sym::CtorParser(n)) = &sym {
                 let params = self
-                    .ctor_controls
+                    .ctor_parsers
                     .get(n)
                     .map(|d| ParamSpec::of(&d.ctor_params))
                     .unwrap_or_default();
@@ -1043,12 +1138,23 @@ impl Checker {
                     return;
                 };
                 let argv: Vec<&ast::Expr> = bound.iter().collect();
-                match self.instantiate_ctor_control(&n.clone(), &argv, a.span) {
-                    Some(h) => sym = Some(Sym::Control(h)),
+                match self.instantiate_ctor_parser(&n.clone(), &given, &argv, a.span) {
+                    Some(h) => sym = Some(Sym::Parser(h)),
                     None => return,
                 }
+            } else if !given.is_empty() {
+                self.error(
+                    codes::ARG_COUNT,
+                    a.span,
+                    format!("`{}` takes no type arguments", p.ident.name),
+                );
+                return;
             } else if !args.is_empty() {
-                self.unsupported(a.span, "constructor arguments of parsers");
+                self.error(
+                    codes::ARG_COUNT,
+                    a.span,
+                    format!("`{}` takes no constructor arguments", p.ident.name),
+                );
                 return;
             }
             match (k, sym) {
@@ -1118,12 +1224,14 @@ impl Checker {
         // Instances: the five controls, then their sub-instances.
         for c in controls {
             let path = self.prog.controls[c].name.clone();
-            self.instantiate(c, path);
+            self.instantiate(c, path, &[]);
         }
     }
 
-    /// Creates the instance tree of control `c` at `path`.
-    fn instantiate(&mut self, c: Handle<ir::Control>, path: String) -> u32 {
+    /// Creates the instance tree of control `c` at `path`; `passed` are the
+    /// instances (indices into `Program::instances`) given to its
+    /// control-typed constructor parameters.
+    fn instantiate(&mut self, c: Handle<ir::Control>, path: String, passed: &[u32]) -> u32 {
         let idx = self.prog.instances.len() as u32;
         let n_tables = self.prog.controls[c].tables.len();
         let n_externs = self.prog.controls[c].externs.len();
@@ -1135,9 +1243,35 @@ impl Checker {
             sub: Vec::new(),
         });
         let subs = self.prog.controls[c].instances.clone();
-        let mut sub_idx = Vec::new();
-        for (name, sc) in subs {
-            sub_idx.push(self.instantiate(sc, format!("{path}.{name}")));
+        let mut sub_idx: Vec<u32> = Vec::new();
+        for (j, (name, sc)) in subs.into_iter().enumerate() {
+            let key = (c.index(), j as u32);
+            if let Some(&k) = self.instance_aliases.get(&key) {
+                match passed.get(k) {
+                    Some(&i) => sub_idx.push(i),
+                    None => {
+                        self.bug(
+                            self.prog.controls.span(c),
+                            "constructor instance not passed",
+                        );
+                        return idx;
+                    }
+                }
+                continue;
+            }
+            let local = self.instance_args.get(&key).cloned().unwrap_or_default();
+            let args: Option<Vec<u32>> = local
+                .iter()
+                .map(|l| sub_idx.get(*l as usize).copied())
+                .collect();
+            let Some(args) = args else {
+                self.bug(
+                    self.prog.controls.span(c),
+                    "constructor instance passed before it exists",
+                );
+                return idx;
+            };
+            sub_idx.push(self.instantiate(sc, format!("{path}.{name}"), &args));
         }
         self.prog.instances[idx as usize].sub = sub_idx;
         idx
@@ -1145,12 +1279,172 @@ impl Checker {
 
     pub(crate) fn function_decl(&mut self, f: &ast::FunctionDecl) {
         if !f.type_params.is_empty() {
-            self.unsupported(f.span, "generic functions");
+            // Monomorphised: checked once per distinct list of type
+            // arguments, at the calls ([`Self::instantiate_generic_fn`]),
+            // in the scopes of its declaration.
+            let before = self.diags.len();
+            self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
+            let name = f.name.name.clone();
+            self.generic_fns
+                .insert(name.clone(), (f.clone(), self.scopes.clone()));
+            if self.diags.len() == before {
+                self.trial_generic_fn(f);
+            }
+            self.declare(&f.name, Sym::GenericFunction(name));
             return;
         }
-        let Some(ret) = self.ty(&f.return_type) else {
-            return;
+        if let Some(h) = self.function_body(f) {
+            self.declare(&f.name, Sym::Function(h));
+        }
+    }
+
+    /// Type-checks generic function `f` at its declaration, as p4c does,
+    /// with each type parameter bound to an opaque type (an empty struct of
+    /// its name): only what any type allows (copying, passing on) checks.
+    /// The IR is thrown away; the diagnostics are reported only if the
+    /// function is never called (a call checks it with its real types).
+    fn trial_generic_fn(&mut self, f: &ast::FunctionDecl) {
+        let before = self.diags.len();
+        let saved = (
+            self.prog.clone(),
+            self.facts.clone(),
+            self.generic_cache.clone(),
+            self.ctor_cache.clone(),
+            self.ctor_parser_cache.clone(),
+            self.generic_fn_cache.clone(),
+            self.ctor_used.clone(),
+            self.action_params.clone(),
+            self.function_params.clone(),
+            self.instance_args.clone(),
+            self.instance_aliases.clone(),
+        );
+        self.push_scope();
+        for t in &f.type_params {
+            let h = self.prog.composites.append(
+                ir::Composite {
+                    name: t.name.clone(),
+                    kind: ir::CompositeKind::Struct,
+                    fields: Vec::new(),
+                    controller_header: None,
+                },
+                t.span,
+            );
+            self.declare(t, Sym::Type(Ty::Composite(h)));
+        }
+        self.function_body(f);
+        self.pop_scope();
+        (
+            self.prog,
+            self.facts,
+            self.generic_cache,
+            self.ctor_cache,
+            self.ctor_parser_cache,
+            self.generic_fn_cache,
+            self.ctor_used,
+            self.action_params,
+            self.function_params,
+            self.instance_args,
+            self.instance_aliases,
+        ) = saved;
+        let diags = self.diags.split_off(before);
+        self.ctor_trials.push((f.name.name.clone(), diags));
+    }
+
+    /// The instance of generic function `name` for the type arguments of a
+    /// call: `type_args` if given, else inferred from the arguments passed
+    /// to parameters whose type is a bare type parameter (`in T x`).
+    pub(crate) fn instantiate_generic_fn(
+        &mut self,
+        name: &str,
+        type_args: &[ast::Type],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Handle<ir::Function>> {
+        self.ctor_used.insert(name.to_string());
+        let (decl, scopes) = self.generic_fns.get(name)?.clone();
+        let n = decl.type_params.len();
+        let tys: Vec<Ty> = if !type_args.is_empty() {
+            if type_args.len() != n {
+                self.error_label(
+                    codes::ARG_COUNT,
+                    span,
+                    format!(
+                        "function `{name}` takes {n} type argument(s), {} given",
+                        type_args.len()
+                    ),
+                    "wrong number of type arguments",
+                );
+                return None;
+            }
+            let tys: Option<Vec<Ty>> = type_args.iter().map(|t| self.ty(t)).collect();
+            tys?
+        } else {
+            let mut inferred: Vec<Option<Ty>> = vec![None; n];
+            for (p, a) in decl.params.iter().zip(args) {
+                let ast::TypeKind::Named {
+                    name: tn,
+                    args: targs,
+                } = &p.ty.kind
+                else {
+                    continue;
+                };
+                let Some(k) = decl
+                    .type_params
+                    .iter()
+                    .position(|t| t.name == tn.ident.name)
+                else {
+                    continue;
+                };
+                if !targs.is_empty() || tn.top_level || inferred[k].is_some() {
+                    continue;
+                }
+                let x = match p.direction {
+                    ast::Direction::Out | ast::Direction::InOut => self.lvalue(a)?,
+                    _ => self.expr(a, None)?,
+                };
+                inferred[k] = Some(x.ty);
+            }
+            let mut tys = Vec::new();
+            for (t, ty) in decl.type_params.iter().zip(inferred) {
+                match ty {
+                    Some(ty) => tys.push(ty),
+                    None => {
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            span,
+                            format!(
+                                "cannot infer type argument `{}` of function `{name}`; give it, e.g. `{name}<bit<8>>(...)`",
+                                t.name
+                            ),
+                            "type arguments needed",
+                        );
+                        return None;
+                    }
+                }
+            }
+            tys
         };
+        let key = (name.to_string(), tys.clone());
+        if let Some(h) = self.generic_fn_cache.get(&key) {
+            return Some(*h);
+        }
+        let saved_scopes = std::mem::replace(&mut self.scopes, scopes);
+        self.push_scope();
+        for (t, ty) in decl.type_params.iter().zip(tys) {
+            self.declare(t, Sym::Type(ty));
+        }
+        let h = self.function_body(&decl);
+        self.scopes = saved_scopes;
+        if let Some(h) = h {
+            self.generic_fn_cache.insert(key, h);
+        }
+        h
+    }
+
+    /// Checks function `f` (type parameters, if any, already bound) into a
+    /// new IR function.
+    fn function_body(&mut self, f: &ast::FunctionDecl) -> Option<Handle<ir::Function>> {
+        let ret = self.ty(&f.return_type)?;
         self.push_scope();
         let mut vars = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
@@ -1207,8 +1501,34 @@ impl Checker {
         );
         self.function_params
             .insert(h.index(), ParamSpec::of(&f.params));
-        self.declare(&f.name, Sym::Function(h));
+        Some(h)
     }
+}
+
+/// The type arguments of generic block `sig` instantiated in `V1Switch`
+/// without any: each parameter whose type is a bare type parameter takes
+/// the type `V1Switch` gives that position (`expected`, H or M), as p4c
+/// infers them from the package's type parameters. Stops at the first
+/// parameter it cannot infer; the caller reports the count mismatch.
+fn infer_block_type_args(sig: &ast::TypeDeclSignature, expected: &[Option<Ty>]) -> Vec<Ty> {
+    let mut out: Vec<Option<Ty>> = vec![None; sig.type_params.len()];
+    for (p, want) in sig.params.iter().zip(expected) {
+        let ast::TypeKind::Named { name, args } = &p.ty.kind else {
+            continue;
+        };
+        if !args.is_empty() || name.top_level {
+            continue;
+        }
+        if let Some(k) = sig
+            .type_params
+            .iter()
+            .position(|t| t.name == name.ident.name)
+            && out[k].is_none()
+        {
+            out[k] = want.clone();
+        }
+    }
+    out.into_iter().map_while(|t| t).collect()
 }
 
 /// Whether every path through `b` ends in `return` or `exit` (p4c rejects a

@@ -73,6 +73,8 @@ pub(crate) struct Facts {
     pub(crate) value_sets: Vec<(String, u32, u32)>,
     /// `@id(n)` of actions, by action handle index.
     pub(crate) action_explicit_ids: HashMap<usize, u32>,
+    /// Actions called directly (not through a table), by handle index.
+    pub(crate) called_actions: std::collections::HashSet<usize>,
 }
 
 impl Facts {
@@ -223,13 +225,39 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     let mut action_ids = Vec::new();
     let mut seen: HashMap<String, u32> = HashMap::new();
     // Copies of one declaration (a control checked per constructor
-    // argument set) share a name; two declarations may not (p4c).
-    let mut declared: HashMap<&str, crate::diag::Span> = HashMap::new();
+    // argument set) share a name and one P4Info entry; so do two
+    // declarations with the same data parameters in different tables (p4c
+    // merges them, e.g. `@name("_nop")` on two empty actions). Two with
+    // different parameters, or in one table, may not share a name, unless
+    // one is never used: p4c drops unused actions before naming objects.
+    let mut used: std::collections::HashSet<usize> = c.facts.called_actions.clone();
+    for (_, t) in c.prog.tables.iter() {
+        used.extend(t.actions.iter().map(|a| a.index()));
+    }
+    let used_names: std::collections::HashSet<&str> = c
+        .prog
+        .actions
+        .iter()
+        .filter(|(h, _)| used.contains(&h.index()))
+        .map(|(_, a)| a.p4_name.as_str())
+        .collect();
+    // An action's data parameters as P4Info sees them: names and widths.
+    type Signature = Vec<(String, Option<u32>)>;
+    let signature = |a: &ir::Action| -> Signature {
+        a.data_params()
+            .iter()
+            .map(|p| (p.name.clone(), p.ty.scalar_width(&c.prog)))
+            .collect()
+    };
+    let mut declared: HashMap<&str, (crate::diag::Span, Signature)> = HashMap::new();
     let mut clashes = Vec::new();
     for (h, a) in c.prog.actions.iter() {
+        if !used.contains(&h.index()) {
+            continue;
+        }
         let span = c.prog.actions.span(h);
         match declared.get(a.p4_name.as_str()) {
-            Some(first) if *first != span => clashes.push(
+            Some((first, sig)) if *first != span && *sig != signature(a) => clashes.push(
                 Diagnostic::error(
                     super::codes::DUPLICATE,
                     format!("two actions have the control-plane name `{}`", a.p4_name),
@@ -239,14 +267,40 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             ),
             Some(_) => {}
             None => {
-                declared.insert(&a.p4_name, span);
+                declared.insert(&a.p4_name, (span, signature(a)));
+            }
+        }
+    }
+    for (_, t) in c.prog.tables.iter() {
+        for (i, a) in t.actions.iter().enumerate() {
+            let (name, span) = (&c.prog.actions[*a].p4_name, c.prog.actions.span(*a));
+            let twin = t.actions[..i]
+                .iter()
+                .find(|b| c.prog.actions[**b].p4_name == *name && c.prog.actions.span(**b) != span);
+            if let Some(b) = twin {
+                clashes.push(
+                    Diagnostic::error(
+                        super::codes::DUPLICATE,
+                        format!("two actions have the control-plane name `{name}`"),
+                    )
+                    .with_primary(span, "this action")
+                    .with_secondary(c.prog.actions.span(*b), "and this one"),
+                );
             }
         }
     }
     if !clashes.is_empty() {
         return Err(clashes);
     }
-    for (_, a) in c.prog.actions.iter() {
+    // An unused action named like a used one takes that one's id (filled
+    // in below) and adds no P4Info entry of its own.
+    let mut shadowed = Vec::new();
+    for (h, a) in c.prog.actions.iter() {
+        if !used.contains(&h.index()) && used_names.contains(a.p4_name.as_str()) {
+            shadowed.push((action_ids.len(), a.p4_name.as_str()));
+            action_ids.push(0);
+            continue;
+        }
         if let Some(id) = seen.get(&a.p4_name) {
             action_ids.push(*id);
             continue;
@@ -269,6 +323,9 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             name: leak_str(a.p4_name.clone()),
             params: leak(params),
         });
+    }
+    for (i, name) in shadowed {
+        action_ids[i] = seen.get(name).copied().unwrap_or(0);
     }
     c.prog.action_ids = action_ids.clone();
 

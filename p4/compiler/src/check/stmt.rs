@@ -224,7 +224,18 @@ impl Checker {
             K::Const(c) => {
                 self.const_decl(c);
             }
-            K::Instantiation(i) => self.unsupported(i.span, "instantiations inside blocks"),
+            K::Instantiation(i) => {
+                // In an apply block an instance is one object of the control,
+                // as if declared with its locals (p4c hoists it too); its
+                // name is scoped to the block.
+                match self.body.as_ref().map(|b| (b.kind, b.control)) {
+                    Some((BodyKind::Apply, Some(h))) => self.control_instantiation(i, h),
+                    _ => self.unsupported(
+                        i.span,
+                        "instantiations inside blocks other than apply blocks",
+                    ),
+                }
+            }
             K::Empty => {}
             K::CompoundAssign { op, lhs, rhs } => {
                 // `lhs op= rhs` is `lhs = lhs op rhs` (P4_16 v1.2.5 §12.4).

@@ -254,20 +254,55 @@ impl Gen<'_> {
             }
             Builtin::RegisterRead { inst, out, index } => {
                 let k = self.names.objects.register(extern_index(*inst)? as usize);
-                let mut v = format!(
+                let cell = format!(
                     "rt.registers[{k}].read(u32::try_from({}).unwrap_or(u32::MAX))",
                     self.expr(ctx, index)?
                 );
-                if out.ty == Ty::Bool {
-                    v = format!("({v} != 0)");
+                // A struct cell: its fields are the cell's bits, the first
+                // field highest.
+                let mut fields = Vec::new();
+                self.flatten(std::slice::from_ref(out), &mut fields);
+                let total: u32 = fields.iter().map(|f| self.cell_width(&f.ty)).sum();
+                let src = if matches!(out.ty, Ty::Composite(_)) {
+                    let c = ctx.tmp("cell");
+                    s.push(format!("let {c}: u128 = {cell};"));
+                    c
+                } else {
+                    cell
+                };
+                let mut shift = total;
+                for f in &fields {
+                    let w = self.cell_width(&f.ty);
+                    shift -= w;
+                    let mut v = if fields.len() == 1 {
+                        src.clone()
+                    } else {
+                        format!("(({src} >> {shift}) & {})", mask_literal(w))
+                    };
+                    if f.ty == Ty::Bool {
+                        v = format!("({v} != 0)");
+                    }
+                    s.push(self.assign_native(ctx, f, &v)?);
                 }
-                s.push(self.assign_native(ctx, out, &v)?);
             }
             Builtin::RegisterWrite { inst, index, value } => {
                 let k = self.names.objects.register(extern_index(*inst)? as usize);
-                let mut v = self.expr(ctx, value)?;
-                if value.ty == Ty::Bool {
-                    v = format!("u128::from({v})");
+                let mut fields = Vec::new();
+                self.flatten(std::slice::from_ref(value), &mut fields);
+                let mut v = String::new();
+                for f in &fields {
+                    let w = self.cell_width(&f.ty);
+                    let mut x = self.expr(ctx, f)?;
+                    if f.ty == Ty::Bool {
+                        x = format!("u128::from({x})");
+                    }
+                    v = if fields.len() == 1 {
+                        x
+                    } else if v.is_empty() {
+                        format!("(({x}) & {})", mask_literal(w))
+                    } else {
+                        format!("(({v}) << {w}) | (({x}) & {})", mask_literal(w))
+                    };
                 }
                 s.push(format!(
                     "let ix__ = u32::try_from({}).unwrap_or(u32::MAX);",

@@ -395,6 +395,11 @@ impl<'a> Gen<'a> {
         ty.scalar_width(self.prog).unwrap_or(32)
     }
 
+    /// Bits a scalar takes in a register cell (a `bool` is one bit).
+    fn cell_width(&self, ty: &Ty) -> u32 {
+        if *ty == Ty::Bool { 1 } else { self.width(ty) }
+    }
+
     /// Converts a canonical expression value to the native storage type.
     fn to_native(&self, e: &str, ty: &Ty) -> Result<String, BackError> {
         if self.is_bits(ty) {
