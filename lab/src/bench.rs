@@ -8,7 +8,7 @@
 //! the sink counts only frames of the bench and can time them.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -17,6 +17,7 @@ use dataplane::wire::ip::ones_complement_sum;
 use proto::p4::v1 as pb;
 
 use crate::fabric::ROUTER_MAC;
+use crate::port::{AfPacketPort, FrameBuf, Port};
 use crate::scenario::switchctl::SwitchCtl;
 
 /// Source MAC of test frames (the `src` namespace's port).
@@ -159,6 +160,32 @@ pub fn route_churn(
             ctl.write_host_routes(pb::update::Type::Delete, &routes, ROUTE_NEXTHOP)?;
         }
         Ok((ctl, written))
+    })
+}
+
+/// Receives on `port` in batches of `batch` until `done`, adding the test
+/// frames among them to `received` (other frames, such as pauses or LLDP,
+/// are not counted).
+pub fn count_test_frames(
+    mut port: AfPacketPort,
+    batch: usize,
+    received: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<()>> {
+    std::thread::spawn(move || {
+        let mut bufs = FrameBuf::batch(batch);
+        while !done.load(Ordering::Relaxed) {
+            let n = port.recv_batch(&mut bufs)?;
+            if n == 0 {
+                port.wait_readable(Some(Duration::from_millis(5)))?;
+            }
+            let ours = bufs[..n]
+                .iter()
+                .filter(|b| seq_of(b.frame()).is_some())
+                .count();
+            received.fetch_add(ours as u64, Ordering::Relaxed);
+        }
+        Ok(())
     })
 }
 

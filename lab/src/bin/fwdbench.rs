@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use lab::bench::{MIN_FRAME_BYTES, frame, line_routes, route_churn, seq_of};
+use lab::bench::{MIN_FRAME_BYTES, count_test_frames, frame, line_routes, route_churn, seq_of};
 use lab::labctl::line::LineLab;
 use lab::labctl::sys;
 use lab::port::{AfPacketPort, FrameBuf, Port};
@@ -246,25 +246,10 @@ fn load_phase(
     stop: &AtomicBool,
 ) -> Result<(f64, f64)> {
     let mut src = AfPacketPort::open_in_netns(lab.src(), "s0")?;
-    let mut dst = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
+    let dst = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
     let done = Arc::new(AtomicBool::new(false));
     let delivered = Arc::new(AtomicU64::new(0));
-    let (d, del) = (done.clone(), delivered.clone());
-    let sink = std::thread::spawn(move || -> Result<()> {
-        let mut bufs = FrameBuf::batch(batch);
-        while !d.load(Ordering::Relaxed) {
-            let n = dst.recv_batch(&mut bufs)?;
-            if n == 0 {
-                dst.wait_readable(Some(Duration::from_millis(5)))?;
-            }
-            let ours = bufs[..n]
-                .iter()
-                .filter(|b| seq_of(b.frame()).is_some())
-                .count();
-            del.fetch_add(ours as u64, Ordering::Relaxed);
-        }
-        Ok(())
-    });
+    let sink = count_test_frames(dst, batch, delivered.clone(), done.clone());
     let mut frames = FrameBuf::batch(batch);
     for (i, f) in frames.iter_mut().enumerate() {
         f.set_frame(&frame(size, i as u32, 0));

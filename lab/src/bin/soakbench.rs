@@ -37,11 +37,15 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use dataplane::wire::ethernet::EthernetAddress;
 use dataplane::wire::pfc::{self, MacControlRepr, PfcRepr};
-use lab::bench::{DST_MAC, Marking, SRC_MAC, line_routes, marked_frame, route_churn, seq_of};
+use lab::bench::{
+    DST_MAC, Marking, SRC_MAC, count_test_frames, line_routes, marked_frame, route_churn,
+};
 use lab::labctl::line::LineLab;
 use lab::port::{AfPacketPort, FrameBuf, Port};
 use lab::scenario::live::find_roceswitch;
 use lab::scenario::switchctl::{SwitchCtl, WatchdogSetting};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 #[derive(Parser)]
 #[command(
@@ -201,28 +205,20 @@ impl Metrics {
     }
 }
 
-/// A tiny seeded generator (SplitMix64) for the traffic mix: the same seed
-/// gives the same frames.
-struct Mix(u64);
+/// The traffic mix, from a seeded generator: the same seed gives the same
+/// frames.
+struct Mix(ChaCha8Rng);
 
 impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+    fn new(seed: u64) -> Mix {
+        Mix(ChaCha8Rng::seed_from_u64(seed))
     }
 
     /// The next frame of the mix, and whether the switch should forward
     /// it to the sink (the well-formed ones, numbered `seq`).
     fn frame(&mut self, seq: u32) -> (Vec<u8>, bool) {
-        let size = 64 + self.below(961) as usize;
-        let kind = self.below(16);
+        let size = self.0.gen_range(64..=1024);
+        let kind = self.0.gen_range(0..16);
         let f = match kind {
             0..=7 => marked_frame(
                 size,
@@ -248,8 +244,8 @@ impl Mix {
             14 => lldp_frame(),
             _ => {
                 // Runts (from a bare Ethernet header) to full-size frames.
-                let len = 14 + self.below(1487) as usize;
-                let mut f: Vec<u8> = (0..len).map(|_| self.next() as u8).collect();
+                let mut f = vec![0u8; self.0.gen_range(14..=1500)];
+                self.0.fill(&mut f[..]);
                 // Never a MAC Control frame: the storms are the only pauses.
                 if f.len() >= 14 && f[12..14] == [0x88, 0x08] {
                     f[12] = 0;
@@ -283,7 +279,7 @@ const BATCH: usize = 32;
 struct Traffic {
     offered: AtomicU64,
     forwardable: AtomicU64,
-    received: AtomicU64,
+    received: Arc<AtomicU64>,
     pauses: AtomicU64,
 }
 
@@ -296,7 +292,7 @@ fn generator(
     let mut src = AfPacketPort::open_in_netns(lab.src(), "s0")?;
     let (pps, seed) = (cli.pps.max(1), cli.seed);
     Ok(std::thread::spawn(move || {
-        let mut mix = Mix(seed);
+        let mut mix = Mix::new(seed);
         let tick = Duration::from_secs_f64(BATCH as f64 / f64::from(pps));
         let mut bufs = FrameBuf::batch(BATCH);
         let (mut seq, mut next) = (0u32, Instant::now());
@@ -318,29 +314,6 @@ fn generator(
             if let Some(wait) = next.checked_duration_since(Instant::now()) {
                 std::thread::sleep(wait);
             }
-        }
-        Ok(())
-    }))
-}
-
-fn sink(
-    lab: &LineLab,
-    traffic: Arc<Traffic>,
-    done: Arc<AtomicBool>,
-) -> Result<std::thread::JoinHandle<Result<()>>> {
-    let mut dst = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
-    Ok(std::thread::spawn(move || {
-        let mut bufs = FrameBuf::batch(64);
-        while !done.load(Ordering::Relaxed) {
-            let n = dst.recv_batch(&mut bufs)?;
-            if n == 0 {
-                dst.wait_readable(Some(Duration::from_millis(5)))?;
-            }
-            let ours = bufs[..n]
-                .iter()
-                .filter(|b| seq_of(b.frame()).is_some())
-                .count();
-            traffic.received.fetch_add(ours as u64, Ordering::Relaxed);
         }
         Ok(())
     }))
@@ -413,7 +386,12 @@ fn main() -> Result<()> {
     let traffic = Arc::new(Traffic::default());
     let done = Arc::new(AtomicBool::new(false));
     let threads = [
-        Some(sink(&lab, traffic.clone(), done.clone())?),
+        Some(count_test_frames(
+            AfPacketPort::open_in_netns(lab.dst(), "d0")?,
+            64,
+            traffic.received.clone(),
+            done.clone(),
+        )),
         Some(generator(&lab, &cli, traffic.clone(), done.clone())?),
         storms(&lab, &cli, traffic.clone(), done.clone())?,
     ];
@@ -543,7 +521,7 @@ mod tests {
 
     #[test]
     fn the_mix_is_seeded_and_has_every_kind() {
-        let (mut a, mut b) = (Mix(7), Mix(7));
+        let (mut a, mut b) = (Mix::new(7), Mix::new(7));
         let frames: Vec<(Vec<u8>, bool)> = (0..2000).map(|i| a.frame(i)).collect();
         assert!(frames.iter().zip(0..).all(|(f, i)| *f == b.frame(i)));
         for (f, forwardable) in &frames {
