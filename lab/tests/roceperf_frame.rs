@@ -3,7 +3,7 @@
 //! holds `--count` frames with counting PSNs, inconsistent flags and bad
 //! frames are refused with the reason, and the lab switch's verdict is the
 //! program's classification (DSCP 26 → lossless priority 3, CNP DSCP 48 →
-//! priority 6, TTL 1 dropped, RoCE v1 by its PCP).
+//! priority 6, TTL 1 dropped, RoCE v1 switched by its PCP).
 
 use std::process::{Command, Output};
 
@@ -186,4 +186,6 @@ fn the_switch_verdict_is_the_programs_classification() {
     assert_eq!(v1["priority"], 3);
     assert_eq!(v1["lossless"], true);
     assert_eq!(v1["routed"], false);
+    assert_eq!(v1["copies"][0]["egress_port"], 1);
+    assert_eq!(v1["copies"][0]["queue"], 3);
 }

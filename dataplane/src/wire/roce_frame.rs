@@ -89,15 +89,12 @@ impl PayloadPattern {
 
     /// The pattern `bytes` follow, if any (`Counting` wins for a single 0).
     pub fn of(bytes: &[u8]) -> Option<PayloadPattern> {
-        for p in [
+        [
             PayloadPattern::Counting,
             PayloadPattern::Fill(*bytes.first()?),
-        ] {
-            if bytes.iter().enumerate().all(|(i, &b)| b == p.byte(i)) {
-                return Some(p);
-            }
-        }
-        None
+        ]
+        .into_iter()
+        .find(|p| bytes.iter().enumerate().all(|(i, &b)| b == p.byte(i)))
     }
 }
 

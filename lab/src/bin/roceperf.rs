@@ -437,7 +437,7 @@ fn cmd_decode(
         } else {
             let t = trust.unwrap_or_else(|| default_trust(&d));
             Some(
-                lab::perf::verdict::run(&f[..d.frame_len], t, d.spec.ecn)
+                lab::perf::verdict::run(&f[..d.frame_len], &d, t)
                     .context("running the frame through the switch")?,
             )
         };

@@ -92,7 +92,7 @@ pub fn parse_hex(s: &str) -> Result<Vec<u8>> {
         .bytes()
         .filter(|b| !(b.is_ascii_whitespace() || *b == b':' || *b == b'-'))
         .collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         bail!("odd number of hex digits ({})", digits.len());
     }
     digits

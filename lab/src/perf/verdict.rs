@@ -9,8 +9,10 @@
 //! The switch has two ports: the frame arrives on port 0; it routes for the
 //! frame's destination MAC with a default route (IPv4 and IPv6) to port 1,
 //! so a v2 frame sent to its gateway is routed as in a lab; other frames
-//! take the program's L2 path. Port trust is the lab's DSCP, or PCP when
-//! asked ([`Trust`]: RoCE v1 has no DSCP).
+//! (RoCE v1) take the program's L2 path, where the destination is known on
+//! port 1 (an `l2_fwd` entry, as if the controller had learned it: the
+//! program never floods). Port trust is the lab's DSCP, or PCP when asked
+//! ([`Trust`]: RoCE v1 has no DSCP).
 //!
 //! Contract: deterministic, no I/O, no clock (the switch's time starts at
 //! zero and steps until the frame is out or dropped). Allocates freely: a
@@ -27,6 +29,9 @@ use dataplane::switch::Switch;
 use dataplane::switch::TraceRequest;
 use dataplane::time::{Duration, Instant};
 use dataplane::wire::ip::Ecn;
+use dataplane::wire::roce_frame::Decoded;
+use p4_target::pipeline::Pipeline;
+use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
 use p4_target::trace::{Event, PacketTrace};
 
 use crate::fabric::{DEFAULT_MTU_BYTES, QosSpec, fabric_config};
@@ -97,9 +102,34 @@ fn drop_reason_name(i: u64) -> String {
         .map_or_else(|| format!("drop reason {i}"), |(_, s)| (*s).to_string())
 }
 
-/// Runs `frame` through a lab switch (see the module doc). `trust`: the
-/// ingress port's trust; `ecn` is the frame's codepoint (for the report).
-pub fn run(frame: &[u8], trust: Trust, ecn: Ecn) -> Result<SwitchVerdict> {
+/// An `l2_fwd` entry: (VID, destination MAC) to `port`.
+fn learn(sw: &mut Switch<Program>, vid: u16, dst_mac: [u8; 6], port: u16) -> Result<()> {
+    let table = PROGRAM_INFO
+        .table_by_name("l2_fwd")
+        .context("the program has no l2_fwd table")?;
+    let action = PROGRAM_INFO
+        .action_by_name("l2_forward")
+        .context("the program has no l2_forward action")?;
+    let mac = dst_mac.iter().fold(0u128, |a, &b| (a << 8) | u128::from(b));
+    let entry = TableEntry {
+        matches: vec![
+            Some(FieldMatch::Exact(u128::from(vid))),
+            Some(FieldMatch::Exact(mac)),
+        ],
+        priority: 0,
+        action: EntryAction::Direct(ActionCall::new(action.id, &[u128::from(port)])),
+        metadata: Vec::new(),
+    };
+    sw.pipeline_mut()
+        .runtime_mut()
+        .table_insert(table.id, entry)
+        .map_err(|e| anyhow::anyhow!("l2_fwd entry: {e:?}"))
+}
+
+/// Runs `frame` (decoded as `d`) through a lab switch (see the module
+/// doc) whose ports trust `trust`.
+pub fn run(frame: &[u8], d: &Decoded, trust: Trust) -> Result<SwitchVerdict> {
+    let ecn = d.spec.ecn;
     let qos = QosSpec::default();
     let mut fabric = fabric_config(
         &qos,
@@ -136,6 +166,7 @@ pub fn run(frame: &[u8], trust: Trust, ecn: Ecn) -> Result<SwitchVerdict> {
         .context("switch plan")?
         .apply(&mut sw, Instant::ZERO)
         .context("applying the switch plan")?;
+    learn(&mut sw, d.spec.vlan.map_or(0, |v| v.vid), d.spec.dst_mac, 1)?;
     sw.handle_trace_request(Some(TraceRequest::default()));
     let mut now = Instant::ZERO;
     sw.handle_frame(0, frame, now);
