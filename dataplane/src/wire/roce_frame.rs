@@ -232,6 +232,14 @@ pub enum FrameError {
     /// The frame would not fit the IP length fields.
     #[error("frame of {0} bytes after Ethernet is too long for the IP length field")]
     TooLong(usize),
+    /// The buffer handed to [`FrameSpec::emit`] is too small.
+    #[error("output buffer of {have} bytes, need {need}")]
+    BufferTooSmall {
+        /// Bytes available.
+        have: usize,
+        /// Bytes needed.
+        need: usize,
+    },
 }
 
 /// Why bytes are not a RoCE frame [`decode`] can read.
@@ -503,7 +511,7 @@ impl FrameSpec {
         Ok(self.l2_len() + net_len(self.version, self.is_ipv6()) + self.after_net_len(&layout))
     }
 
-    /// Builds the frame: headers, payload, pad, ICRC (no FCS).
+    /// Builds the frame: headers, payload, pad, ICRC (no FCS). Allocates it.
     pub fn build(&self) -> Result<Vec<u8>, FrameError> {
         let mut buf = vec![0u8; self.buffer_len()?];
         self.emit(&mut buf)?;
@@ -514,9 +522,11 @@ impl FrameSpec {
     /// `buf` (which must hold them) and returns that length.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, FrameError> {
         let layout = self.check()?;
-        let len = self.buffer_len()?;
+        let len =
+            self.l2_len() + net_len(self.version, self.is_ipv6()) + self.after_net_len(&layout);
+        let have = buf.len();
         let Some(buf) = buf.get_mut(..len) else {
-            return Err(FrameError::TooLong(len));
+            return Err(FrameError::BufferTooSmall { have, need: len });
         };
         let v6 = self.is_ipv6();
         let l2 = self.l2_len();

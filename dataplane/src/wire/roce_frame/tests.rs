@@ -1,4 +1,4 @@
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv6Addr};
 
 use super::*;
 use crate::rnic::frame::{RoceExt, RoceFrameRepr, RoceVersion, Vlan};
@@ -329,7 +329,10 @@ fn inconsistent_specs_are_refused() {
         .build(),
         Err(FrameError::TooLong(_))
     ));
-    let _ = Ipv4Addr::LOCALHOST;
+    assert_eq!(
+        send.emit(&mut [0u8; 40]),
+        Err(FrameError::BufferTooSmall { have: 40, need: 98 })
+    );
 }
 
 #[test]
