@@ -189,3 +189,40 @@ fn the_switch_verdict_is_the_programs_classification() {
     assert_eq!(v1["copies"][0]["egress_port"], 1);
     assert_eq!(v1["copies"][0]["queue"], 3);
 }
+
+#[test]
+fn pcapng_files_and_hex_with_separators_are_read() {
+    use pcap_file::DataLink;
+    use pcap_file::pcapng::PcapNgWriter;
+    use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+    use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
+
+    let h = frame_hex(&["--opcode", "CNP", "--qpn", "0x55"]);
+    let frame = parse_hex(&h).unwrap();
+    // Wireshark's own format.
+    let path = std::env::temp_dir().join(format!("roceperf-frame-{}.pcapng", std::process::id()));
+    let mut w = PcapNgWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    w.write_pcapng_block(InterfaceDescriptionBlock {
+        linktype: DataLink::ETHERNET,
+        snaplen: 0,
+        options: Vec::new(),
+    })
+    .unwrap();
+    w.write_pcapng_block(EnhancedPacketBlock {
+        interface_id: 0,
+        timestamp: std::time::Duration::ZERO,
+        original_len: frame.len() as u32,
+        data: frame.clone().into(),
+        options: Vec::new(),
+    })
+    .unwrap();
+    drop(w);
+    assert_eq!(read_pcap(&path).unwrap(), vec![frame.clone()]);
+    std::fs::remove_file(&path).unwrap();
+    // Hex as tools print it: separators and a 0x prefix.
+    let spaced: Vec<String> = frame.iter().map(|b| format!("{b:02X}")).collect();
+    assert_eq!(parse_hex(&spaced.join(":")).unwrap(), frame);
+    assert_eq!(parse_hex(&format!("0x{h}")).unwrap(), frame);
+    assert!(parse_hex("abc").is_err());
+    assert!(parse_hex("zz").is_err());
+}
