@@ -12,15 +12,31 @@
 //!
 //! The interface must carry no kernel IP (the kernel would answer UDP 4791
 //! with ICMP); the agent speaks raw frames only. Needs CAP_NET_RAW.
+//!
+//! Two offline tools share the binary: `roceperf frame` builds any RoCE v1/v2
+//! frame from flags ([`dataplane::wire::roce_frame`]) and writes hex or a
+//! pcap file; `roceperf decode` reads one back, prints every field, the
+//! ICRC and IPv4 checksum checks, and what a lab switch does with it
+//! ([`lab::perf::verdict`]).
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
+use dataplane::fabric::config::Trust;
 use dataplane::rnic::RnicConfig;
 use dataplane::rnic::dcqcn::DcqcnConfig;
 use dataplane::rnic::frame::RoceVersion;
+use dataplane::wire::ib::{AethRepr, Opcode, RethRepr, psn_add};
+use dataplane::wire::ip::Ecn;
+use dataplane::wire::roce_frame::{
+    FrameSpec, PayloadPattern, Version, VlanSpec, decode, opcode_layout, parse_opcode,
+};
+use lab::perf::frame::{
+    default_trust, describe, describe_verdict, parse_hex, read_pcap, to_hex, to_json, write_pcap,
+};
 use lab::perf::report::Report;
 use lab::perf::{Agent, MAX_QPS, Role};
 use lab::port::AfPacketPort;
@@ -30,7 +46,7 @@ use lab::units::{parse_mac, parse_rate_bps};
 #[command(
     name = "roceperf",
     version,
-    about = "RoCEv2 RDMA WRITE bandwidth agent on raw frames"
+    about = "RoCEv2 RDMA WRITE bandwidth agent on raw frames, and a RoCE frame builder and decoder"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -83,6 +99,370 @@ enum Cmd {
         #[arg(long, default_value_t = lab::perf::LAB_QP_TIMEOUT, value_parser = clap::value_parser!(u8).range(0..=31))]
         qp_timeout: u8,
     },
+    /// Build RoCE v1/v2 frames from flags (valid ICRC and IPv4 checksum)
+    /// and write them as hex or a pcap file.
+    #[command(after_help = FRAME_EXAMPLES)]
+    Frame(Box<FrameArgs>),
+    /// Decode RoCE frames from a pcap file or hex: every header field, the
+    /// ICRC and IPv4 checksum, and what a lab switch does with each frame.
+    /// Exits 1 if a frame is not RoCE, is cut short or fails a check.
+    #[command(after_help = DECODE_EXAMPLES)]
+    Decode {
+        /// pcap or pcapng file (Ethernet link type).
+        #[arg(required_unless_present = "hex", conflicts_with = "hex")]
+        file: Option<PathBuf>,
+        /// One frame in hex instead of a file (separators `:`, `-` and
+        /// spaces are ignored).
+        #[arg(long)]
+        hex: Option<String>,
+        /// One JSON object a frame instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Port trust of the switch: dscp or pcp (default: pcp for RoCE
+        /// v1, which has no DSCP; dscp, the lab's, for v2).
+        #[arg(long, value_parser = parse_trust)]
+        trust: Option<Trust>,
+        /// Leave out the switch.
+        #[arg(long)]
+        no_switch: bool,
+    },
+}
+
+const FRAME_EXAMPLES: &str = "Examples:
+  roceperf frame --opcode RDMA_WRITE_ONLY --qpn 0x11 --psn 5 --payload-len 64 --hex
+  roceperf frame --opcode SEND_ONLY --src-ip fd00::1 --dst-ip fd00::2 --pcap send6.pcap
+  roceperf frame --roce v1 --vlan 100 --pcp 3 --opcode ACKNOWLEDGE --msn 7 --hex
+  roceperf frame --opcode CNP --dscp 48 --qpn 0x123 --pcap cnp.pcap
+  roceperf frame --opcode RDMA_WRITE_FIRST --payload-len 1024 --count 8 --pcap burst.pcap
+
+Opcodes by IBTA name (RC unless prefixed UC_: SEND_FIRST .. SEND_ONLY_WITH_IMMEDIATE,
+RDMA_WRITE_FIRST .. RDMA_WRITE_ONLY_WITH_IMMEDIATE, RDMA_READ_REQUEST,
+RDMA_READ_RESPONSE_FIRST/MIDDLE/LAST/ONLY, ACKNOWLEDGE, CNP) or number (0x0a).
+RETH (--va/--rkey/--dma-len), AETH (--syndrome/--msn) and ImmDt (--imm) go where the
+opcode carries them; giving one the opcode does not carry is an error.";
+
+const DECODE_EXAMPLES: &str = "Examples:
+  roceperf decode capture.pcap
+  roceperf decode --json burst.pcap
+  roceperf decode --hex \"$(roceperf frame --opcode SEND_ONLY --payload-len 8 --hex)\"
+  roceperf decode --trust pcp --hex 02000000000202000000000181006064...";
+
+#[derive(Args)]
+struct FrameArgs {
+    /// RoCE version: v2 (IP/UDP 4791) or v1 (EtherType 0x8915 + GRH).
+    #[arg(long, default_value = "v2", value_parser = parse_version)]
+    roce: Version,
+    /// Source MAC.
+    #[arg(long, default_value = "02:00:00:00:00:01", value_parser = parse_mac_arg)]
+    src_mac: [u8; 6],
+    /// Destination MAC.
+    #[arg(long, default_value = "02:00:00:00:00:02", value_parser = parse_mac_arg)]
+    dst_mac: [u8; 6],
+    /// 802.1Q VLAN id (tags the frame).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(0..=4095))]
+    vlan: Option<u16>,
+    /// 802.1Q priority (tags the frame, VLAN 0 unless --vlan).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=7))]
+    pcp: Option<u8>,
+    /// Source IPv4 or IPv6 address (v1: the SGID, IPv4 as ::ffff:a.b.c.d).
+    #[arg(long, default_value = "10.0.0.1")]
+    src_ip: IpAddr,
+    /// Destination address, the same family.
+    #[arg(long, default_value = "10.0.0.2")]
+    dst_ip: IpAddr,
+    /// DSCP.
+    #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u8).range(0..=63))]
+    dscp: u8,
+    /// ECN codepoint: not-ect, ect0, ect1 or ce.
+    #[arg(long, default_value = "ect0", value_parser = parse_ecn)]
+    ecn: Ecn,
+    /// TTL / hop limit.
+    #[arg(long, default_value_t = 64)]
+    ttl: u8,
+    /// IPv6 / GRH flow label (20 bits).
+    #[arg(long, default_value = "0", value_parser = parse_u32)]
+    flow_label: u32,
+    /// UDP source port (v2).
+    #[arg(long, default_value = "0xc000", value_parser = parse_u16)]
+    sport: u16,
+    /// BTH opcode, by IBTA name or number.
+    #[arg(long, default_value = "SEND_ONLY", value_parser = parse_opcode_arg)]
+    opcode: Opcode,
+    /// Destination QP number.
+    #[arg(long, default_value = "0x12", value_parser = parse_u32)]
+    qpn: u32,
+    /// Packet sequence number (of the first frame with --count).
+    #[arg(long, default_value = "0", value_parser = parse_u32)]
+    psn: u32,
+    /// Set AckReq.
+    #[arg(long)]
+    ack_req: bool,
+    /// Set the solicited event bit.
+    #[arg(long)]
+    solicited: bool,
+    /// Set MigReq.
+    #[arg(long)]
+    migreq: bool,
+    /// Set FECN.
+    #[arg(long)]
+    fecn: bool,
+    /// Set BECN (a CNP always has it, R-ROCE-5).
+    #[arg(long)]
+    becn: bool,
+    /// Partition key.
+    #[arg(long, default_value = "0xffff", value_parser = parse_u16)]
+    pkey: u16,
+    /// RETH virtual address (default 0 when the opcode carries a RETH).
+    #[arg(long, value_parser = parse_u64)]
+    va: Option<u64>,
+    /// RETH R_Key (default 0).
+    #[arg(long, value_parser = parse_u32)]
+    rkey: Option<u32>,
+    /// RETH DMA length (default: the payload length).
+    #[arg(long, value_parser = parse_u32)]
+    dma_len: Option<u32>,
+    /// AETH syndrome (default 0x1f: ACK, no credit count).
+    #[arg(long, value_parser = parse_u8)]
+    syndrome: Option<u8>,
+    /// AETH message sequence number (default 0).
+    #[arg(long, value_parser = parse_u32)]
+    msn: Option<u32>,
+    /// Immediate data (opcodes "with immediate"; default 0).
+    #[arg(long, value_parser = parse_u32)]
+    imm: Option<u32>,
+    /// Payload bytes (before the pad to 4).
+    #[arg(long, default_value_t = 0)]
+    payload_len: usize,
+    /// Payload bytes: `counting` (00 01 02 ...) or `fill:0xAB`.
+    #[arg(long, default_value = "counting", value_parser = parse_pattern)]
+    payload: PayloadPattern,
+    /// Frames to build; the PSN counts up from --psn.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    count: u32,
+    /// Print each frame as hex, one a line.
+    #[arg(long, required_unless_present = "pcap", conflicts_with = "pcap")]
+    hex: bool,
+    /// Write the frames to this pcap file (Wireshark opens it).
+    #[arg(long)]
+    pcap: Option<PathBuf>,
+}
+
+fn parse_num(s: &str) -> Result<u64, String> {
+    let t = s.trim().replace('_', "");
+    let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse(),
+    };
+    r.map_err(|_| format!("`{s}` is not a number (decimal or 0x hex)"))
+}
+
+fn parse_u64(s: &str) -> Result<u64, String> {
+    parse_num(s)
+}
+
+fn parse_u32(s: &str) -> Result<u32, String> {
+    u32::try_from(parse_num(s)?).map_err(|_| format!("`{s}` does not fit 32 bits"))
+}
+
+fn parse_u16(s: &str) -> Result<u16, String> {
+    u16::try_from(parse_num(s)?).map_err(|_| format!("`{s}` does not fit 16 bits"))
+}
+
+fn parse_u8(s: &str) -> Result<u8, String> {
+    u8::try_from(parse_num(s)?).map_err(|_| format!("`{s}` does not fit 8 bits"))
+}
+
+fn parse_version(s: &str) -> Result<Version, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "v1" | "1" => Ok(Version::V1),
+        "v2" | "2" => Ok(Version::V2),
+        _ => Err(format!("`{s}`: v1 or v2")),
+    }
+}
+
+fn parse_ecn(s: &str) -> Result<Ecn, String> {
+    match s
+        .to_ascii_lowercase()
+        .replace(['-', '_', '(', ')'], "")
+        .as_str()
+    {
+        "notect" | "0" => Ok(Ecn::NotEct),
+        "ect1" | "1" => Ok(Ecn::Ect1),
+        "ect0" | "2" => Ok(Ecn::Ect0),
+        "ce" | "3" => Ok(Ecn::Ce),
+        _ => Err(format!("`{s}`: not-ect, ect0, ect1 or ce")),
+    }
+}
+
+fn parse_trust(s: &str) -> Result<Trust, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "dscp" => Ok(Trust::Dscp),
+        "pcp" => Ok(Trust::Pcp),
+        _ => Err(format!("`{s}`: dscp or pcp")),
+    }
+}
+
+fn parse_opcode_arg(s: &str) -> Result<Opcode, String> {
+    parse_opcode(s).ok_or_else(|| {
+        format!(
+            "`{s}` is not an IBTA opcode name (SEND_ONLY, RDMA_WRITE_FIRST, CNP, ...) or number"
+        )
+    })
+}
+
+fn parse_pattern(s: &str) -> Result<PayloadPattern, String> {
+    match s.split_once(':') {
+        None if s == "counting" => Ok(PayloadPattern::Counting),
+        Some(("fill", b)) => Ok(PayloadPattern::Fill(parse_u8(b)?)),
+        _ => Err(format!("`{s}`: counting or fill:BYTE")),
+    }
+}
+
+/// The spec the flags describe: extension headers the opcode carries get
+/// their defaults; ones it does not carry are passed on for the builder to
+/// refuse.
+fn frame_spec(a: &FrameArgs) -> Result<FrameSpec> {
+    let layout = opcode_layout(a.opcode);
+    let wants =
+        |f: fn(&dataplane::wire::roce_frame::OpcodeLayout) -> bool| layout.as_ref().is_some_and(f);
+    let reth = (wants(|l| l.reth) || a.va.is_some() || a.rkey.is_some() || a.dma_len.is_some())
+        .then(|| {
+            Ok::<_, anyhow::Error>(RethRepr {
+                virtual_addr: a.va.unwrap_or(0),
+                rkey: a.rkey.unwrap_or(0),
+                dma_len: match a.dma_len {
+                    Some(l) => l,
+                    None => u32::try_from(a.payload_len).context("--payload-len over 4 GiB")?,
+                },
+            })
+        })
+        .transpose()?;
+    let aeth = (wants(|l| l.aeth) || a.syndrome.is_some() || a.msn.is_some()).then(|| {
+        let mut r = AethRepr::ack(a.msn.unwrap_or(0));
+        if let Some(s) = a.syndrome {
+            r.syndrome = s;
+        }
+        r
+    });
+    let immdt = (wants(|l| l.immdt) || a.imm.is_some()).then(|| a.imm.unwrap_or(0));
+    let vlan = match (a.vlan, a.pcp) {
+        (None, None) => None,
+        (vid, pcp) => Some(VlanSpec {
+            vid: vid.unwrap_or(0),
+            pcp: pcp.unwrap_or(0),
+        }),
+    };
+    Ok(FrameSpec {
+        version: a.roce,
+        dst_mac: a.dst_mac,
+        src_mac: a.src_mac,
+        vlan,
+        src_ip: a.src_ip,
+        dst_ip: a.dst_ip,
+        dscp: a.dscp,
+        ecn: a.ecn,
+        ttl: a.ttl,
+        flow_label: a.flow_label,
+        udp_src_port: if a.roce == Version::V1 { 0 } else { a.sport },
+        opcode: a.opcode,
+        dest_qp: a.qpn,
+        psn: a.psn,
+        ack_req: a.ack_req,
+        solicited: a.solicited,
+        migreq: a.migreq,
+        fecn: a.fecn,
+        becn: a.becn || a.opcode == Opcode::Cnp,
+        pkey: a.pkey,
+        reth,
+        aeth,
+        immdt,
+        payload_len: a.payload_len,
+        payload: a.payload,
+    })
+}
+
+fn cmd_frame(a: &FrameArgs) -> Result<()> {
+    let mut spec = frame_spec(a)?;
+    let mut frames = Vec::new();
+    for _ in 0..a.count {
+        frames.push(spec.build().context("building the frame")?);
+        spec.psn = psn_add(spec.psn, 1);
+    }
+    match &a.pcap {
+        Some(path) => {
+            write_pcap(path, &frames)?;
+            eprintln!(
+                "wrote {} frame(s) of {} bytes to {}",
+                frames.len(),
+                frames[0].len(),
+                path.display()
+            );
+        }
+        None => {
+            for f in &frames {
+                println!("{}", to_hex(f));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decodes and prints every frame; false if one failed to decode or a check.
+fn cmd_decode(
+    frames: &[Vec<u8>],
+    json: bool,
+    trust: Option<Trust>,
+    no_switch: bool,
+) -> Result<bool> {
+    let mut all_good = true;
+    for (i, f) in frames.iter().enumerate() {
+        let d = match decode(f) {
+            Ok(d) => d,
+            Err(e) => {
+                all_good = false;
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::json!({ "frame": i, "error": e.to_string(), "len": f.len() })
+                    );
+                } else {
+                    println!("frame {i}: {} bytes: {e}", f.len());
+                }
+                continue;
+            }
+        };
+        let ip_ok = match d.net {
+            dataplane::wire::roce_frame::NetHeader::Ipv4 { checksum, .. } => checksum.ok(),
+            _ => true,
+        };
+        all_good &= d.icrc.ok() && ip_ok;
+        let verdict = if no_switch {
+            None
+        } else {
+            let t = trust.unwrap_or_else(|| default_trust(&d));
+            Some(
+                lab::perf::verdict::run(&f[..d.frame_len], &d, t)
+                    .context("running the frame through the switch")?,
+            )
+        };
+        if json {
+            println!("{}", to_json(i, &d, verdict.as_ref()));
+        } else {
+            if i > 0 {
+                println!();
+            }
+            println!("frame {i}: RoCE {:?}, {} bytes", d.spec.version, f.len());
+            for l in describe(&d) {
+                println!("  {l}");
+            }
+            if let Some(v) = &verdict {
+                for l in describe_verdict(v) {
+                    println!("  {l}");
+                }
+            }
+        }
+    }
+    Ok(all_good)
 }
 
 #[derive(Args)]
@@ -163,6 +543,24 @@ fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     let (common, role, duration, dcqcn) = match cli.cmd {
+        Cmd::Frame(a) => return cmd_frame(&a),
+        Cmd::Decode {
+            file,
+            hex,
+            json,
+            trust,
+            no_switch,
+        } => {
+            let frames = match (&file, &hex) {
+                (_, Some(h)) => vec![parse_hex(h).context("--hex")?],
+                (Some(p), None) => read_pcap(p)?,
+                (None, None) => bail!("give a pcap file or --hex"),
+            };
+            if !cmd_decode(&frames, json, trust, no_switch)? {
+                std::process::exit(1);
+            }
+            return Ok(());
+        }
         Cmd::Server { common, duration } => {
             let d = duration.map(|d| seconds(d, "duration")).transpose()?;
             (common, Role::Server, d, true)

@@ -34,7 +34,9 @@
 //! Spec: roce-semantics §2 (PFC), §10 (RoCEv2), §11 (DCQCN); packet-io.md
 //! (no kernel IP on agent veths).
 
+pub mod frame;
 pub mod report;
+pub mod verdict;
 
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering};
