@@ -16,7 +16,7 @@
 //! RNIC model ([`crate::rnic::frame::RoceFrameRepr`]) writes its frames with
 //! too, so for IPv4 v2 and for v1 both give the same bytes (a test says so);
 //! the RNIC sends no IPv6 and no UC, this module builds both. The headers are
-//! the [`crate::wire`] ones, the ICRC is [`crate::wire::ib::icrc`], the IPv4
+//! the [`crate::wire`] ones, the ICRC is [`crate::wire::ib::icrc()`], the IPv4
 //! checksum [`Ipv4Packet::fill_checksum`].
 //!
 //! Contract: [`decode`] never panics on any input and refuses a frame

@@ -101,17 +101,12 @@ impl NetRepr {
     }
 
     /// Bytes from the end of the Ethernet header to the BTH (UDP included).
-    pub fn len(&self) -> usize {
+    pub fn header_len(&self) -> usize {
         match self {
             NetRepr::Grh(_) => GRH_LEN,
             NetRepr::Ipv4(_) => IPV4_HEADER_LEN + UDP_HEADER_LEN,
             NetRepr::Ipv6(_) => IPV6_HEADER_LEN + UDP_HEADER_LEN,
         }
-    }
-
-    /// Always false: every network header has bytes.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     fn ethertype(&self) -> EtherType {
@@ -163,7 +158,7 @@ impl RoceHeaders {
 
     /// Bytes from the Ethernet header to the end of the transport headers.
     pub fn header_len(&self) -> usize {
-        self.l2_len() + self.net.len() + self.transport_len()
+        self.l2_len() + self.net.header_len() + self.transport_len()
     }
 
     /// Bytes from the BTH to the ICRC inclusive, for `payload_len`.
@@ -173,7 +168,7 @@ impl RoceHeaders {
 
     /// Whole frame length (no FCS), ICRC included, for `payload_len`.
     pub fn frame_len(&self, payload_len: usize) -> usize {
-        self.l2_len() + self.net.len() + self.after_net_len(payload_len)
+        self.l2_len() + self.net.header_len() + self.after_net_len(payload_len)
     }
 
     /// Writes the headers into `buf[..header_len()]` with length fields and
@@ -239,7 +234,7 @@ impl RoceHeaders {
                 &mut net[ip_len..ip_len + UDP_HEADER_LEN],
             ));
         }
-        let mut off = self.net.len();
+        let mut off = self.net.header_len();
         BthRepr {
             pad_count: pad_len(payload_len) as u8,
             ..self.bth
