@@ -12,7 +12,10 @@
 //! RoCE v1 frames carry IPv4-mapped GIDs (`::ffff:a.b.c.d`), so one
 //! description serves both versions: `ip` holds the addresses, the traffic
 //! class (DSCP ‖ ECN) and the TTL / hop limit; priority travels in the VLAN
-//! PCP. The headers themselves live in [`crate::wire`] (one file per family).
+//! PCP. The headers themselves live in [`crate::wire`] (one file per family)
+//! and their layout in [`crate::wire::roce_frame::RoceHeaders`], the one
+//! emitter this module shares with `roceperf`'s frame builder;
+//! [`RoceVersion`], [`Vlan`] and [`RoceExt`] are re-exported from there.
 //!
 //! Contract: nothing here allocates or panics on any input; `parse` accepts a
 //! whole frame (then the ICRC is checked) or only its headers, as
@@ -23,21 +26,17 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use crate::wire::ethernet::{
-    EtherType, EthernetAddress, EthernetFrame, EthernetRepr, HEADER_LEN as ETH_HEADER_LEN,
-    VLAN_TAG_LEN, VlanTag,
-};
+use crate::wire::ethernet::{EtherType, EthernetFrame, HEADER_LEN as ETH_HEADER_LEN};
 use crate::wire::ib::{
-    AETH_LEN, AethRepr, BTH_LEN, Bth, BthRepr, CNP_PAD_LEN, GRH_LEN, GrhRepr, ICRC_LEN, IMMDT_LEN,
-    IbError, ImmDtRepr, NEXT_HEADER_BTH, Opcode, RETH_LEN, RethRepr, icrc,
+    AethRepr, BTH_LEN, Bth, BthRepr, CNP_PAD_LEN, GRH_LEN, GrhRepr, ICRC_LEN, IMMDT_LEN, IbError,
+    ImmDtRepr, NEXT_HEADER_BTH, Opcode, RethRepr, icrc,
 };
 use crate::wire::ip::{
     Ecn, IPV4_HEADER_LEN, IpError, IpProtocol, Ipv4Packet, Ipv4Repr, UDP_HEADER_LEN, UdpPacket,
-    UdpRepr,
 };
+use crate::wire::roce_frame::{NetRepr, RoceHeaders, pad_len};
+pub use crate::wire::roce_frame::{ROCEV2_UDP_PORT, RoceExt, RoceVersion, Vlan};
 
-/// UDP destination port of RoCE v2.
-pub const ROCEV2_UDP_PORT: u16 = 4791;
 /// Length of the untagged Ethernet header.
 pub const ETHERNET_HEADER_LEN: usize = ETH_HEADER_LEN;
 
@@ -80,55 +79,6 @@ pub fn udp_src_port_from_qpns(lqpn: u32, rqpn: u32) -> u16 {
     v ^= v >> 40;
     let fl = (v & 0xF_FFFF) as u32;
     (((fl & 0x3FFF) ^ ((fl & 0xF_C000) >> 14)) | 0xC000) as u16
-}
-
-/// RoCE v1 (GRH over Ethernet) or v2 (IP/UDP).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RoceVersion {
-    /// EtherType 0x8915, GRH + BTH; L2 only, priority from the VLAN PCP.
-    V1,
-    /// IPv4 / UDP 4791 / BTH; routable, priority from the DSCP.
-    #[default]
-    V2,
-}
-
-/// An 802.1Q tag the frame carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Vlan {
-    /// Priority code point (0..=7).
-    pub pcp: u8,
-    /// VLAN id (0..=4095).
-    pub vid: u16,
-}
-
-/// The extension header after the BTH.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RoceExt {
-    /// None.
-    None,
-    /// RETH (WRITE first/only, READ request).
-    Reth(RethRepr),
-    /// AETH (ACK, READ responses first/last/only).
-    Aeth(AethRepr),
-    /// The 16 reserved zero bytes of a CNP.
-    CnpPad,
-}
-
-impl RoceExt {
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        match self {
-            RoceExt::None => 0,
-            RoceExt::Reth(_) => RETH_LEN,
-            RoceExt::Aeth(_) => AETH_LEN,
-            RoceExt::CnpPad => CNP_PAD_LEN,
-        }
-    }
-
-    /// True for [`RoceExt::None`].
-    pub fn is_empty(&self) -> bool {
-        matches!(self, RoceExt::None)
-    }
 }
 
 /// Owned description of a whole RoCE frame: what the RNIC model, the host
@@ -223,41 +173,53 @@ impl RoceFrameRepr {
 
     /// Pad bytes after the payload so that it ends on a 4-byte boundary.
     pub fn pad_len(&self) -> usize {
-        (4 - self.payload_len % 4) % 4
+        pad_len(self.payload_len)
     }
 
-    fn transport_header_len(&self) -> usize {
-        BTH_LEN + self.ext.len() + self.imm.map_or(0, |_| IMMDT_LEN)
-    }
-
-    fn l2_len(&self) -> usize {
-        ETHERNET_HEADER_LEN + self.vlan.map_or(0, |_| VLAN_TAG_LEN)
-    }
-
-    fn net_len(&self) -> usize {
-        match self.version {
-            RoceVersion::V1 => GRH_LEN,
-            RoceVersion::V2 => IPV4_HEADER_LEN + UDP_HEADER_LEN,
+    /// The headers in the one RoCE layout ([`RoceHeaders`]); lengths and
+    /// PadCnt are filled in by its `emit`.
+    #[inline]
+    fn headers(&self) -> RoceHeaders {
+        RoceHeaders {
+            dst_mac: self.dst_mac,
+            src_mac: self.src_mac,
+            vlan: self.vlan,
+            net: match self.version {
+                RoceVersion::V1 => NetRepr::Grh(self.grh_without_len()),
+                RoceVersion::V2 => NetRepr::Ipv4(self.ip),
+            },
+            udp_src_port: self.udp_src_port,
+            bth: self.bth,
+            ext: self.ext,
+            imm: self.imm,
         }
     }
 
     /// Bytes from the Ethernet header to the end of the transport headers.
     pub fn header_len(&self) -> usize {
-        self.l2_len() + self.net_len() + self.transport_header_len()
+        self.headers().header_len()
     }
 
     /// Whole frame length in bytes (no FCS), ICRC included.
     pub fn buffer_len(&self) -> usize {
-        self.header_len() + self.payload_len + self.pad_len() + ICRC_LEN
+        self.headers().frame_len(self.payload_len)
     }
 
     /// The GRH a v1 frame carries.
     pub fn grh(&self) -> GrhRepr {
-        let after = self.transport_header_len() + self.payload_len + self.pad_len() + ICRC_LEN;
+        let after = self.headers().after_net_len(self.payload_len);
+        GrhRepr {
+            payload_len: after.min(usize::from(u16::MAX)) as u16,
+            ..self.grh_without_len()
+        }
+    }
+
+    /// The GRH of a v1 frame with PayLen 0 ([`RoceHeaders::emit`] sets it).
+    fn grh_without_len(&self) -> GrhRepr {
         GrhRepr {
             traffic_class: (self.ip.dscp << 2) | self.ip.ecn.bits(),
             flow_label: 0,
-            payload_len: after.min(usize::from(u16::MAX)) as u16,
+            payload_len: 0,
             next_header: NEXT_HEADER_BTH,
             hop_limit: self.ip.ttl,
             sgid: self.ip.src_addr.to_ipv6_mapped(),
@@ -269,20 +231,18 @@ impl RoceFrameRepr {
     /// than `payload_len`, truncated if longer), pad and ICRC. Returns the
     /// length.
     pub fn emit(&self, buf: &mut [u8], payload: &[u8]) -> Result<usize, RoceError> {
-        let len = self.buffer_len();
-        if buf.len() < len {
-            return Err(RoceError::BufferTooSmall {
-                have: buf.len(),
-                need: len,
-            });
-        }
-        let hl = self.emit_headers(buf)?;
+        let headers = self.headers();
+        let len = headers.frame_len(self.payload_len);
+        let have = buf.len();
+        let Some(buf) = buf.get_mut(..len) else {
+            return Err(RoceError::BufferTooSmall { have, need: len });
+        };
+        let hl = headers.emit(buf, self.payload_len);
         let body = &mut buf[hl..len - ICRC_LEN];
         let n = payload.len().min(self.payload_len);
         body[..n].copy_from_slice(&payload[..n]);
         body[n..].fill(0);
-        let crc = icrc(&buf[self.l2_len()..len - ICRC_LEN])?;
-        buf[len - ICRC_LEN..len].copy_from_slice(&crc.to_le_bytes());
+        headers.emit_icrc(buf)?;
         Ok(len)
     }
 
@@ -290,73 +250,15 @@ impl RoceFrameRepr {
     /// length fields describing the whole frame; [`RoceFrameRepr::parse`]
     /// accepts this truncated form.
     pub fn emit_headers(&self, buf: &mut [u8]) -> Result<usize, RoceError> {
-        let hl = self.header_len();
+        let headers = self.headers();
+        let hl = headers.header_len();
         if buf.len() < hl {
             return Err(RoceError::BufferTooSmall {
                 have: buf.len(),
                 need: hl,
             });
         }
-        let ethertype = match self.version {
-            RoceVersion::V1 => EtherType::RoceV1,
-            RoceVersion::V2 => EtherType::Ipv4,
-        };
-        let l2 = self.l2_len();
-        let mut eth = EthernetFrame::new_unchecked(&mut buf[..l2]);
-        EthernetRepr {
-            src_addr: EthernetAddress(self.src_mac),
-            dst_addr: EthernetAddress(self.dst_mac),
-            ethertype,
-        }
-        .emit(&mut eth);
-        if let Some(v) = self.vlan {
-            eth.set_vlan_tag(VlanTag {
-                pcp: v.pcp,
-                dei: false,
-                vid: v.vid,
-                inner_ethertype: ethertype,
-            });
-        }
-        let after_net = self.transport_header_len() + self.payload_len + self.pad_len() + ICRC_LEN;
-        match self.version {
-            RoceVersion::V1 => self.grh().emit(&mut buf[l2..l2 + GRH_LEN]),
-            RoceVersion::V2 => {
-                let udp_payload = after_net;
-                let mut ip = self.ip;
-                ip.protocol = IpProtocol::Udp;
-                ip.payload_len = UDP_HEADER_LEN + udp_payload;
-                ip.emit(&mut Ipv4Packet::new_unchecked(
-                    &mut buf[l2..l2 + IPV4_HEADER_LEN],
-                ));
-                let udp_off = l2 + IPV4_HEADER_LEN;
-                UdpRepr {
-                    src_port: self.udp_src_port,
-                    dst_port: ROCEV2_UDP_PORT,
-                    payload_len: udp_payload,
-                }
-                .emit(&mut UdpPacket::new_unchecked(
-                    &mut buf[udp_off..udp_off + UDP_HEADER_LEN],
-                ));
-            }
-        }
-        let bth_off = l2 + self.net_len();
-        let mut bth = self.bth;
-        bth.pad_count = self.pad_len() as u8;
-        bth.emit(&mut Bth::new_unchecked(
-            &mut buf[bth_off..bth_off + BTH_LEN],
-        ));
-        let ext_off = bth_off + BTH_LEN;
-        match &self.ext {
-            RoceExt::None => {}
-            RoceExt::Reth(r) => r.emit(&mut buf[ext_off..ext_off + RETH_LEN]),
-            RoceExt::Aeth(a) => a.emit(&mut buf[ext_off..ext_off + AETH_LEN]),
-            RoceExt::CnpPad => buf[ext_off..ext_off + CNP_PAD_LEN].fill(0),
-        }
-        if let Some(imm) = self.imm {
-            let off = ext_off + self.ext.len();
-            imm.emit(&mut buf[off..off + IMMDT_LEN]);
-        }
-        Ok(hl)
+        Ok(headers.emit(buf, self.payload_len))
     }
 
     /// Parses an Ethernet (untagged or 802.1Q-tagged) frame carrying RoCE v2

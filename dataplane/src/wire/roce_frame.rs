@@ -12,11 +12,12 @@
 //! the spec, every header field the spec does not hold, the IPv4 header
 //! checksum and the ICRC (received and expected).
 //!
-//! The headers are the [`crate::wire`] ones, the ICRC is
-//! [`crate::wire::ib::icrc`], the IPv4 checksum [`Ipv4Packet::fill_checksum`];
-//! only the layout lives here. For IPv4 v2 and for v1 the bytes equal what
-//! the RNIC model sends ([`crate::rnic::frame::RoceFrameRepr`], a test says
-//! so); the RNIC has no IPv6 and no UC, this module has both.
+//! The header layout is [`RoceHeaders`] (`headers.rs`), the one emitter the
+//! RNIC model ([`crate::rnic::frame::RoceFrameRepr`]) writes its frames with
+//! too, so for IPv4 v2 and for v1 both give the same bytes (a test says so);
+//! the RNIC sends no IPv6 and no UC, this module builds both. The headers are
+//! the [`crate::wire`] ones, the ICRC is [`crate::wire::ib::icrc()`], the IPv4
+//! checksum [`Ipv4Packet::fill_checksum`].
 //!
 //! Contract: [`decode`] never panics on any input and refuses a frame
 //! shorter than its length fields claim ([`DecodeError::Truncated`]); bytes
@@ -33,40 +34,19 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::wire::ethernet::{
-    EtherType, EthernetAddress, EthernetFrame, EthernetRepr, HEADER_LEN as ETH_HEADER_LEN,
-    VLAN_TAG_LEN, VlanTag,
-};
+use crate::wire::ethernet::{EtherType, EthernetFrame, HEADER_LEN as ETH_HEADER_LEN, VLAN_TAG_LEN};
 use crate::wire::ib::{
     AETH_LEN, AethRepr, BTH_LEN, Bth, BthRepr, CNP_PAD_LEN, GRH_LEN, GrhRepr, ICRC_LEN, IMMDT_LEN,
     ImmDtRepr, NEXT_HEADER_BTH, Opcode, PSN_MASK, RETH_LEN, RethRepr, icrc,
 };
 use crate::wire::ip::{
     Ecn, IPV4_HEADER_LEN, IPV6_HEADER_LEN, IpProtocol, Ipv4Packet, Ipv4Repr, Ipv6Packet, Ipv6Repr,
-    UDP_HEADER_LEN, UdpPacket, UdpRepr,
+    UDP_HEADER_LEN, UdpPacket,
 };
 
-/// UDP destination port of RoCE v2 (IANA).
-pub const ROCEV2_UDP_PORT: u16 = 4791;
+mod headers;
 
-/// RoCE v1 (GRH over Ethernet) or v2 (IP/UDP).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Version {
-    /// EtherType 0x8915, GRH + BTH: not routable, priority from the VLAN PCP.
-    V1,
-    /// IPv4 or IPv6 / UDP 4791 / BTH: routable, priority from the DSCP.
-    #[default]
-    V2,
-}
-
-/// An 802.1Q tag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VlanSpec {
-    /// VLAN id, 0..=4095 (0: priority tag only).
-    pub vid: u16,
-    /// Priority code point, 0..=7.
-    pub pcp: u8,
-}
+pub use headers::{NetRepr, ROCEV2_UDP_PORT, RoceExt, RoceHeaders, RoceVersion, Vlan, pad_len};
 
 /// The bytes after the transport headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -102,13 +82,13 @@ impl PayloadPattern {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameSpec {
     /// v1 or v2.
-    pub version: Version,
+    pub version: RoceVersion,
     /// Destination MAC.
     pub dst_mac: [u8; 6],
     /// Source MAC.
     pub src_mac: [u8; 6],
     /// 802.1Q tag, if any.
-    pub vlan: Option<VlanSpec>,
+    pub vlan: Option<Vlan>,
     /// Source address (v1: the SGID; an IPv4 address becomes `::ffff:a.b.c.d`).
     pub src_ip: IpAddr,
     /// Destination address (the same family as `src_ip`).
@@ -158,7 +138,7 @@ impl Default for FrameSpec {
     /// two locally administered MACs, P_Key 0xFFFF, TTL 64.
     fn default() -> Self {
         FrameSpec {
-            version: Version::V2,
+            version: RoceVersion::V2,
             dst_mac: [0x02, 0, 0, 0, 0, 0x02],
             src_mac: [0x02, 0, 0, 0, 0, 0x01],
             vlan: None,
@@ -403,15 +383,6 @@ pub fn opcode_layout(op: Opcode) -> Option<OpcodeLayout> {
     })
 }
 
-/// Bytes after the Ethernet header and before the BTH.
-fn net_len(version: Version, v6: bool) -> usize {
-    match (version, v6) {
-        (Version::V1, _) => GRH_LEN,
-        (Version::V2, false) => IPV4_HEADER_LEN + UDP_HEADER_LEN,
-        (Version::V2, true) => IPV6_HEADER_LEN + UDP_HEADER_LEN,
-    }
-}
-
 fn range(field: &'static str, value: u64, max: u64) -> Result<(), FrameError> {
     if value > max {
         return Err(FrameError::OutOfRange { field, value, max });
@@ -437,7 +408,7 @@ impl FrameSpec {
             range("aeth.msn", a.msn.into(), PSN_MASK.into())?;
         }
         match (self.src_ip, self.dst_ip) {
-            (IpAddr::V4(_), IpAddr::V4(_)) if self.version == Version::V2 => {
+            (IpAddr::V4(_), IpAddr::V4(_)) if self.version == RoceVersion::V2 => {
                 range("flow_label (IPv4 has none)", self.flow_label.into(), 0)?;
             }
             (IpAddr::V4(_), IpAddr::V4(_)) | (IpAddr::V6(_), IpAddr::V6(_)) => {}
@@ -467,11 +438,13 @@ impl FrameSpec {
         if !layout.payload && self.payload_len > 0 {
             return Err(FrameError::UnexpectedPayload { opcode: name });
         }
-        let after_net = self.after_net_len(&layout);
-        let ip_len = match self.version {
-            Version::V2 if self.is_ipv6() => after_net + UDP_HEADER_LEN,
-            Version::V2 => IPV4_HEADER_LEN + UDP_HEADER_LEN + after_net,
-            Version::V1 => after_net,
+        // The longest IP/GRH length field the frame needs.
+        let headers = self.headers(&layout);
+        let after_net = headers.after_net_len(self.payload_len);
+        let ip_len = match headers.net {
+            NetRepr::Grh(_) => after_net,
+            NetRepr::Ipv6(_) => UDP_HEADER_LEN + after_net,
+            NetRepr::Ipv4(_) => IPV4_HEADER_LEN + UDP_HEADER_LEN + after_net,
         };
         if ip_len > usize::from(u16::MAX) {
             return Err(FrameError::TooLong(ip_len));
@@ -479,15 +452,12 @@ impl FrameSpec {
         Ok(layout)
     }
 
-    fn is_ipv6(&self) -> bool {
-        self.src_ip.is_ipv6()
-    }
-
     /// Pad bytes after the payload (BTH PadCnt).
     pub fn pad_len(&self) -> usize {
-        (4 - self.payload_len % 4) % 4
+        pad_len(self.payload_len)
     }
 
+    /// BTH to the last transport header, for `decode`.
     fn transport_len(layout: &OpcodeLayout) -> usize {
         BTH_LEN
             + if layout.reth { RETH_LEN } else { 0 }
@@ -496,19 +466,78 @@ impl FrameSpec {
             + if layout.immdt { IMMDT_LEN } else { 0 }
     }
 
-    /// BTH to ICRC inclusive.
-    fn after_net_len(&self, layout: &OpcodeLayout) -> usize {
-        Self::transport_len(layout) + self.payload_len + self.pad_len() + ICRC_LEN
-    }
-
-    fn l2_len(&self) -> usize {
-        ETH_HEADER_LEN + self.vlan.map_or(0, |_| VLAN_TAG_LEN)
+    /// The headers this spec describes, for the one emitter
+    /// ([`RoceHeaders::emit`]); lengths and PadCnt are filled in there.
+    /// Meaningful after [`FrameSpec::check`].
+    fn headers(&self, layout: &OpcodeLayout) -> RoceHeaders {
+        let net = match (self.version, self.src_ip, self.dst_ip) {
+            (RoceVersion::V1, src, dst) => NetRepr::Grh(GrhRepr {
+                traffic_class: (self.dscp << 2) | self.ecn.bits(),
+                flow_label: self.flow_label,
+                payload_len: 0,
+                next_header: NEXT_HEADER_BTH,
+                hop_limit: self.ttl,
+                sgid: gid(src),
+                dgid: gid(dst),
+            }),
+            (RoceVersion::V2, IpAddr::V4(src_addr), IpAddr::V4(dst_addr)) => {
+                NetRepr::Ipv4(Ipv4Repr {
+                    src_addr,
+                    dst_addr,
+                    protocol: IpProtocol::Udp,
+                    payload_len: 0,
+                    dscp: self.dscp,
+                    ecn: self.ecn,
+                    ident: 0,
+                    dont_frag: true,
+                    ttl: self.ttl,
+                })
+            }
+            (RoceVersion::V2, src, dst) => NetRepr::Ipv6(Ipv6Repr {
+                src_addr: gid(src),
+                dst_addr: gid(dst),
+                next_header: IpProtocol::Udp,
+                payload_len: 0,
+                dscp: self.dscp,
+                ecn: self.ecn,
+                flow_label: self.flow_label,
+                hop_limit: self.ttl,
+            }),
+        };
+        // `check` allows at most one of them: no opcode carries two.
+        let ext = match (self.reth, self.aeth) {
+            (Some(r), _) => RoceExt::Reth(r),
+            (None, Some(a)) => RoceExt::Aeth(a),
+            (None, None) if layout.cnp_pad => RoceExt::CnpPad,
+            (None, None) => RoceExt::None,
+        };
+        RoceHeaders {
+            dst_mac: self.dst_mac,
+            src_mac: self.src_mac,
+            vlan: self.vlan,
+            net,
+            udp_src_port: self.udp_src_port,
+            bth: BthRepr {
+                opcode: self.opcode,
+                solicited: self.solicited,
+                migreq: self.migreq,
+                pad_count: 0,
+                pkey: self.pkey,
+                fecn: self.fecn,
+                becn: self.becn,
+                dest_qp: self.dest_qp,
+                ack_req: self.ack_req,
+                psn: self.psn,
+            },
+            ext,
+            imm: self.immdt.map(|imm| ImmDtRepr { imm }),
+        }
     }
 
     /// The whole frame's length (no FCS), or why it cannot be built.
     pub fn buffer_len(&self) -> Result<usize, FrameError> {
         let layout = self.check()?;
-        Ok(self.l2_len() + net_len(self.version, self.is_ipv6()) + self.after_net_len(&layout))
+        Ok(self.headers(&layout).frame_len(self.payload_len))
     }
 
     /// Builds the frame: headers, payload, pad, ICRC (no FCS). Allocates it.
@@ -522,128 +551,21 @@ impl FrameSpec {
     /// `buf` (which must hold them) and returns that length.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, FrameError> {
         let layout = self.check()?;
-        let len =
-            self.l2_len() + net_len(self.version, self.is_ipv6()) + self.after_net_len(&layout);
+        let headers = self.headers(&layout);
+        let len = headers.frame_len(self.payload_len);
         let have = buf.len();
         let Some(buf) = buf.get_mut(..len) else {
             return Err(FrameError::BufferTooSmall { have, need: len });
         };
-        let v6 = self.is_ipv6();
-        let l2 = self.l2_len();
-        let ethertype = match (self.version, v6) {
-            (Version::V1, _) => EtherType::RoceV1,
-            (Version::V2, false) => EtherType::Ipv4,
-            (Version::V2, true) => EtherType::Ipv6,
-        };
-        let mut eth = EthernetFrame::new_unchecked(&mut buf[..l2]);
-        EthernetRepr {
-            src_addr: EthernetAddress(self.src_mac),
-            dst_addr: EthernetAddress(self.dst_mac),
-            ethertype,
-        }
-        .emit(&mut eth);
-        if let Some(v) = self.vlan {
-            eth.set_vlan_tag(VlanTag {
-                pcp: v.pcp,
-                dei: false,
-                vid: v.vid,
-                inner_ethertype: ethertype,
-            });
-        }
-        let after_net = self.after_net_len(&layout);
-        let net = &mut buf[l2..];
-        match self.version {
-            Version::V1 => GrhRepr {
-                traffic_class: (self.dscp << 2) | self.ecn.bits(),
-                flow_label: self.flow_label,
-                payload_len: after_net as u16,
-                next_header: NEXT_HEADER_BTH,
-                hop_limit: self.ttl,
-                sgid: gid(self.src_ip),
-                dgid: gid(self.dst_ip),
-            }
-            .emit(&mut net[..GRH_LEN]),
-            Version::V2 => {
-                let ip_len = if let (IpAddr::V4(src_addr), IpAddr::V4(dst_addr)) =
-                    (self.src_ip, self.dst_ip)
-                {
-                    Ipv4Repr {
-                        src_addr,
-                        dst_addr,
-                        protocol: IpProtocol::Udp,
-                        payload_len: UDP_HEADER_LEN + after_net,
-                        dscp: self.dscp,
-                        ecn: self.ecn,
-                        ident: 0,
-                        dont_frag: true,
-                        ttl: self.ttl,
-                    }
-                    .emit(&mut Ipv4Packet::new_unchecked(&mut net[..IPV4_HEADER_LEN]));
-                    IPV4_HEADER_LEN
-                } else {
-                    Ipv6Repr {
-                        src_addr: gid(self.src_ip),
-                        dst_addr: gid(self.dst_ip),
-                        next_header: IpProtocol::Udp,
-                        payload_len: UDP_HEADER_LEN + after_net,
-                        dscp: self.dscp,
-                        ecn: self.ecn,
-                        flow_label: self.flow_label,
-                        hop_limit: self.ttl,
-                    }
-                    .emit(&mut Ipv6Packet::new_unchecked(&mut net[..IPV6_HEADER_LEN]));
-                    IPV6_HEADER_LEN
-                };
-                UdpRepr {
-                    src_port: self.udp_src_port,
-                    dst_port: ROCEV2_UDP_PORT,
-                    payload_len: after_net,
-                }
-                .emit(&mut UdpPacket::new_unchecked(
-                    &mut net[ip_len..ip_len + UDP_HEADER_LEN],
-                ));
-            }
-        }
-        let mut off = net_len(self.version, v6);
-        BthRepr {
-            opcode: self.opcode,
-            solicited: self.solicited,
-            migreq: self.migreq,
-            pad_count: self.pad_len() as u8,
-            pkey: self.pkey,
-            fecn: self.fecn,
-            becn: self.becn,
-            dest_qp: self.dest_qp,
-            ack_req: self.ack_req,
-            psn: self.psn,
-        }
-        .emit(&mut Bth::new_unchecked(&mut net[off..off + BTH_LEN]));
-        off += BTH_LEN;
-        if let Some(r) = self.reth {
-            r.emit(&mut net[off..off + RETH_LEN]);
-            off += RETH_LEN;
-        }
-        if let Some(a) = self.aeth {
-            a.emit(&mut net[off..off + AETH_LEN]);
-            off += AETH_LEN;
-        }
-        if layout.cnp_pad {
-            net[off..off + CNP_PAD_LEN].fill(0);
-            off += CNP_PAD_LEN;
-        }
-        if let Some(imm) = self.immdt {
-            ImmDtRepr { imm }.emit(&mut net[off..off + IMMDT_LEN]);
-            off += IMMDT_LEN;
-        }
-        for (i, b) in net[off..off + self.payload_len].iter_mut().enumerate() {
+        let hl = headers.emit(buf, self.payload_len);
+        let (payload, pad) = buf[hl..len - ICRC_LEN].split_at_mut(self.payload_len);
+        for (i, b) in payload.iter_mut().enumerate() {
             *b = self.payload.byte(i);
         }
-        off += self.payload_len;
-        net[off..off + self.pad_len()].fill(0);
-        off += self.pad_len();
-        // The crate's one ICRC; `off` is where the ICRC goes.
-        let crc = icrc(&net[..off]).map_err(|_| FrameError::TooLong(len))?;
-        net[off..off + ICRC_LEN].copy_from_slice(&crc.to_le_bytes());
+        pad.fill(0);
+        headers
+            .emit_icrc(buf)
+            .map_err(|_| FrameError::TooLong(len))?;
         Ok(len)
     }
 }
@@ -763,9 +685,9 @@ pub fn decode(frame: &[u8]) -> Result<Decoded, DecodeError> {
     let tag = eth.vlan_tag();
     let l2 = eth.payload_offset();
     let (version, v6) = match eth.inner_ethertype() {
-        EtherType::Ipv4 => (Version::V2, false),
-        EtherType::Ipv6 => (Version::V2, true),
-        EtherType::RoceV1 => (Version::V1, true),
+        EtherType::Ipv4 => (RoceVersion::V2, false),
+        EtherType::Ipv6 => (RoceVersion::V2, true),
+        EtherType::RoceV1 => (RoceVersion::V1, true),
         _ => {
             return Err(DecodeError::NotRoce(
                 "EtherType is not IPv4, IPv6 or 0x8915",
@@ -777,14 +699,14 @@ pub fn decode(frame: &[u8]) -> Result<Decoded, DecodeError> {
         version,
         dst_mac: eth.dst_addr().0,
         src_mac: eth.src_addr().0,
-        vlan: tag.map(|t| VlanSpec {
+        vlan: tag.map(|t| Vlan {
             vid: t.vid,
             pcp: t.pcp,
         }),
         ..FrameSpec::default()
     };
     let (net_hdr, udp, bth_off, total) = match (version, v6) {
-        (Version::V2, false) => {
+        (RoceVersion::V2, false) => {
             need(frame, "IPv4 header", l2 + IPV4_HEADER_LEN)?;
             let ip = Ipv4Packet::new_unchecked(net);
             if ip.version() != 4 {
@@ -828,7 +750,7 @@ pub fn decode(frame: &[u8]) -> Result<Decoded, DecodeError> {
             }
             (hdr, Some(ihl), ihl + UDP_HEADER_LEN, total)
         }
-        (Version::V2, true) => {
+        (RoceVersion::V2, true) => {
             need(frame, "IPv6 header", l2 + IPV6_HEADER_LEN)?;
             let ip = Ipv6Packet::new_unchecked(net);
             if ip.version() != 6 {
@@ -856,7 +778,7 @@ pub fn decode(frame: &[u8]) -> Result<Decoded, DecodeError> {
                 total,
             )
         }
-        (Version::V1, _) => {
+        (RoceVersion::V1, _) => {
             need(frame, "GRH", l2 + GRH_LEN)?;
             let g = GrhRepr::parse(net).map_err(|_| DecodeError::Malformed("GRH"))?;
             if net[0] >> 4 != 6 {

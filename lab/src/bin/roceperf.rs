@@ -28,11 +28,10 @@ use clap::{Args, Parser, Subcommand};
 use dataplane::fabric::config::Trust;
 use dataplane::rnic::RnicConfig;
 use dataplane::rnic::dcqcn::DcqcnConfig;
-use dataplane::rnic::frame::RoceVersion;
 use dataplane::wire::ib::{AethRepr, Opcode, RethRepr, psn_add};
 use dataplane::wire::ip::Ecn;
 use dataplane::wire::roce_frame::{
-    FrameSpec, PayloadPattern, Version, VlanSpec, decode, opcode_layout, parse_opcode,
+    FrameSpec, PayloadPattern, RoceVersion, Vlan, decode, opcode_layout, parse_opcode,
 };
 use lab::perf::frame::{
     default_trust, describe, describe_verdict, parse_hex, read_pcap, to_hex, to_json, write_pcap,
@@ -151,7 +150,7 @@ const DECODE_EXAMPLES: &str = "Examples:
 struct FrameArgs {
     /// RoCE version: v2 (IP/UDP 4791) or v1 (EtherType 0x8915 + GRH).
     #[arg(long, default_value = "v2", value_parser = parse_version)]
-    roce: Version,
+    roce: RoceVersion,
     /// Source MAC.
     #[arg(long, default_value = "02:00:00:00:00:01", value_parser = parse_mac_arg)]
     src_mac: [u8; 6],
@@ -272,10 +271,10 @@ fn parse_u8(s: &str) -> Result<u8, String> {
     u8::try_from(parse_num(s)?).map_err(|_| format!("`{s}` does not fit 8 bits"))
 }
 
-fn parse_version(s: &str) -> Result<Version, String> {
+fn parse_version(s: &str) -> Result<RoceVersion, String> {
     match s.to_ascii_lowercase().as_str() {
-        "v1" | "1" => Ok(Version::V1),
-        "v2" | "2" => Ok(Version::V2),
+        "v1" | "1" => Ok(RoceVersion::V1),
+        "v2" | "2" => Ok(RoceVersion::V2),
         _ => Err(format!("`{s}`: v1 or v2")),
     }
 }
@@ -347,7 +346,7 @@ fn frame_spec(a: &FrameArgs) -> Result<FrameSpec> {
     let immdt = (wants(|l| l.immdt) || a.imm.is_some()).then(|| a.imm.unwrap_or(0));
     let vlan = match (a.vlan, a.pcp) {
         (None, None) => None,
-        (vid, pcp) => Some(VlanSpec {
+        (vid, pcp) => Some(Vlan {
             vid: vid.unwrap_or(0),
             pcp: pcp.unwrap_or(0),
         }),
@@ -363,7 +362,11 @@ fn frame_spec(a: &FrameArgs) -> Result<FrameSpec> {
         ecn: a.ecn,
         ttl: a.ttl,
         flow_label: a.flow_label,
-        udp_src_port: if a.roce == Version::V1 { 0 } else { a.sport },
+        udp_src_port: if a.roce == RoceVersion::V1 {
+            0
+        } else {
+            a.sport
+        },
         opcode: a.opcode,
         dest_qp: a.qpn,
         psn: a.psn,

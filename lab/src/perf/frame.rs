@@ -17,7 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use dataplane::fabric::config::Trust;
 use dataplane::wire::ib::AethRepr;
-use dataplane::wire::roce_frame::{Decoded, NetHeader, OpcodeName, PayloadPattern, Version};
+use dataplane::wire::roce_frame::{Decoded, NetHeader, OpcodeName, PayloadPattern, RoceVersion};
 use pcap_file::DataLink;
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 use pcap_file::pcapng::{Block, PcapNgReader};
@@ -135,8 +135,8 @@ fn aeth_text(a: &AethRepr) -> String {
 /// DSCP to trust), the lab's DSCP otherwise.
 pub fn default_trust(d: &Decoded) -> Trust {
     match d.spec.version {
-        Version::V1 => Trust::Pcp,
-        Version::V2 => Trust::Dscp,
+        RoceVersion::V1 => Trust::Pcp,
+        RoceVersion::V2 => Trust::Dscp,
     }
 }
 
@@ -334,7 +334,7 @@ pub fn to_json(index: usize, d: &Decoded, v: Option<&SwitchVerdict>) -> Value {
     let s = &d.spec;
     let mut j = json!({
         "frame": index,
-        "version": match s.version { Version::V1 => "v1", Version::V2 => "v2" },
+        "version": match s.version { RoceVersion::V1 => "v1", RoceVersion::V2 => "v2" },
         "frame_len": d.frame_len,
         "trailing_len": d.trailing_len,
         "eth": { "src": mac(&s.src_mac), "dst": mac(&s.dst_mac) },

@@ -1,7 +1,7 @@
 use std::net::{IpAddr, Ipv6Addr};
 
 use super::*;
-use crate::rnic::frame::{RoceExt, RoceFrameRepr, RoceVersion, Vlan};
+use crate::rnic::frame::RoceFrameRepr;
 use crate::wire::ib::{AethRepr, BthRepr, Opcode, RethRepr};
 use crate::wire::ip::Ecn;
 
@@ -57,15 +57,15 @@ fn variants(mut s: FrameSpec) -> Vec<FrameSpec> {
         s.flow_label = 0xABCDE;
     };
     let mut out = vec![s];
-    s.vlan = Some(VlanSpec { vid: 100, pcp: 3 });
+    s.vlan = Some(Vlan { vid: 100, pcp: 3 });
     out.push(s);
     let mut s6 = s;
     v6(&mut s6);
     out.push(s6);
-    s.version = Version::V1;
+    s.version = RoceVersion::V1;
     s.udp_src_port = 0;
     out.push(s);
-    s6.version = Version::V1;
+    s6.version = RoceVersion::V1;
     s6.udp_src_port = 0;
     s6.vlan = None;
     out.push(s6);
@@ -141,9 +141,9 @@ fn equals_the_rnic_model_and_the_scapy_fixtures() {
         Opcode::RcSendLastImm,
     ] {
         for (version, vlan) in [
-            (Version::V2, None),
-            (Version::V2, Some(VlanSpec { vid: 7, pcp: 5 })),
-            (Version::V1, Some(VlanSpec { vid: 7, pcp: 5 })),
+            (RoceVersion::V2, None),
+            (RoceVersion::V2, Some(Vlan { vid: 7, pcp: 5 })),
+            (RoceVersion::V1, Some(Vlan { vid: 7, pcp: 5 })),
         ] {
             let mut s = spec_for(op);
             s.version = version;
@@ -176,11 +176,8 @@ fn equals_the_rnic_model_and_the_scapy_fixtures() {
                 s.payload_len,
             );
             r.imm = s.immdt.map(|imm| crate::wire::ib::ImmDtRepr { imm });
-            r.vlan = vlan.map(|v| Vlan {
-                pcp: v.pcp,
-                vid: v.vid,
-            });
-            if version == Version::V1 {
+            r.vlan = vlan;
+            if version == RoceVersion::V1 {
                 r.version = RoceVersion::V1;
             }
             let payload: Vec<u8> = (0..s.payload_len).map(|i| i as u8).collect();
