@@ -220,22 +220,38 @@ impl Checker {
         tys: &[Ty],
         values: Vec<(ast::Ident, ir::Expr)>,
     ) -> Option<Handle<ir::Parser>> {
+        self.in_top_scope_with(&decl.signature.type_params, tys, values, |c| {
+            c.parser_body(decl)
+        })
+    }
+
+    /// Runs `check` in the top-level scope (a block's declaration does not
+    /// see the scope it is instantiated from) with `type_params` bound to
+    /// `tys` and constructor parameters bound to `values`, then restores
+    /// the scope and block being checked.
+    fn in_top_scope_with<T>(
+        &mut self,
+        type_params: &[ast::Ident],
+        tys: &[Ty],
+        values: Vec<(ast::Ident, ir::Expr)>,
+        check: impl FnOnce(&mut Self) -> T,
+    ) -> T {
         let top = self.scopes[0].clone();
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![top]);
         let saved_body = self.body.take();
         let saved_name = self.block_name.take();
         self.push_scope();
-        for (t, ty) in decl.signature.type_params.iter().zip(tys) {
+        for (t, ty) in type_params.iter().zip(tys) {
             self.declare(t, Sym::Type(ty.clone()));
         }
         for (n, x) in values {
             self.declare(&n, Sym::Const(x));
         }
-        let h = self.parser_body(decl);
+        let out = check(self);
         self.scopes = saved_scopes;
         self.body = saved_body;
         self.block_name = saved_name;
-        h
+        out
     }
 
     /// Checks a parser's locals and states into a new IR parser.
@@ -711,22 +727,9 @@ impl Checker {
         tys: &[Ty],
         values: Vec<(ast::Ident, ir::Expr)>,
     ) -> Option<Handle<ir::Control>> {
-        let top = self.scopes[0].clone();
-        let saved_scopes = std::mem::replace(&mut self.scopes, vec![top]);
-        let saved_body = self.body.take();
-        let saved_name = self.block_name.take();
-        self.push_scope();
-        for (t, ty) in decl.signature.type_params.iter().zip(tys) {
-            self.declare(t, Sym::Type(ty.clone()));
-        }
-        for (n, x) in values {
-            self.declare(&n, Sym::Const(x));
-        }
-        let h = self.control_body(decl);
-        self.scopes = saved_scopes;
-        self.body = saved_body;
-        self.block_name = saved_name;
-        h
+        self.in_top_scope_with(&decl.signature.type_params, tys, values, |c| {
+            c.control_body(decl)
+        })
     }
 
     /// Type-checks control or parser `name` (which has constructor
@@ -780,33 +783,7 @@ impl Checker {
             values.push((p.name.clone(), x));
         }
         if self.diags.len() == before {
-            let saved = (
-                self.prog.clone(),
-                self.facts.clone(),
-                self.generic_cache.clone(),
-                self.ctor_cache.clone(),
-                self.ctor_parser_cache.clone(),
-                self.generic_fn_cache.clone(),
-                self.ctor_used.clone(),
-                self.action_params.clone(),
-                self.function_params.clone(),
-                self.instance_args.clone(),
-                self.instance_aliases.clone(),
-            );
-            check(self, values);
-            (
-                self.prog,
-                self.facts,
-                self.generic_cache,
-                self.ctor_cache,
-                self.ctor_parser_cache,
-                self.generic_fn_cache,
-                self.ctor_used,
-                self.action_params,
-                self.function_params,
-                self.instance_args,
-                self.instance_aliases,
-            ) = saved;
+            self.discarding_changes(|c| check(c, values));
         }
         let diags = self.diags.split_off(before);
         self.ctor_trials.push((name.to_string(), diags));

@@ -1305,6 +1305,32 @@ impl Checker {
     /// function is never called (a call checks it with its real types).
     fn trial_generic_fn(&mut self, f: &ast::FunctionDecl) {
         let before = self.diags.len();
+        self.discarding_changes(|c| {
+            c.push_scope();
+            for t in &f.type_params {
+                let h = c.prog.composites.append(
+                    ir::Composite {
+                        name: t.name.clone(),
+                        kind: ir::CompositeKind::Struct,
+                        fields: Vec::new(),
+                        controller_header: None,
+                    },
+                    t.span,
+                );
+                c.declare(t, Sym::Type(Ty::Composite(h)));
+            }
+            c.function_body(f);
+            c.pop_scope();
+        });
+        let diags = self.diags.split_off(before);
+        self.ctor_trials.push((f.name.name.clone(), diags));
+    }
+
+    /// Runs `check`, then puts back everything it changed except the
+    /// diagnostics: the IR, the facts and every cache. Trial checks of a
+    /// declaration (generic, or with constructor parameters) use it: only
+    /// its real instantiations generate code.
+    pub(crate) fn discarding_changes(&mut self, check: impl FnOnce(&mut Self)) {
         let saved = (
             self.prog.clone(),
             self.facts.clone(),
@@ -1318,21 +1344,7 @@ impl Checker {
             self.instance_args.clone(),
             self.instance_aliases.clone(),
         );
-        self.push_scope();
-        for t in &f.type_params {
-            let h = self.prog.composites.append(
-                ir::Composite {
-                    name: t.name.clone(),
-                    kind: ir::CompositeKind::Struct,
-                    fields: Vec::new(),
-                    controller_header: None,
-                },
-                t.span,
-            );
-            self.declare(t, Sym::Type(Ty::Composite(h)));
-        }
-        self.function_body(f);
-        self.pop_scope();
+        check(self);
         (
             self.prog,
             self.facts,
@@ -1346,8 +1358,6 @@ impl Checker {
             self.instance_args,
             self.instance_aliases,
         ) = saved;
-        let diags = self.diags.split_off(before);
-        self.ctor_trials.push((f.name.name.clone(), diags));
     }
 
     /// The instance of generic function `name` for the type arguments of a
