@@ -11,13 +11,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{Context, Result};
 use dataplane::fabric::{L3Config, NextHop, Route};
 use dataplane::wire::ip::ones_complement_sum;
 use proto::p4::v1 as pb;
 
 use crate::fabric::ROUTER_MAC;
+use crate::labctl::line::LineLab;
 use crate::port::{AfPacketPort, FrameBuf, Port};
+use crate::scenario::live::find_roceswitch;
 use crate::scenario::switchctl::SwitchCtl;
 
 /// Source MAC of test frames (the `src` namespace's port).
@@ -187,6 +192,56 @@ pub fn count_test_frames(
         }
         Ok(())
     })
+}
+
+/// `roceswitch` on the `mid` namespace of a line (ports 0 = m0 and 1 = m1,
+/// 10G, P4Runtime on a unix socket); killed, and its socket removed, on
+/// drop.
+pub struct LineSwitch {
+    child: Child,
+    sock: PathBuf,
+}
+
+impl Drop for LineSwitch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.sock);
+    }
+}
+
+impl LineSwitch {
+    /// Starts the switch (found as [`find_roceswitch`] finds it) with
+    /// `extra` arguments; its socket is named after `bench` and our pid.
+    pub fn start(lab: &LineLab, bench: &str, extra: &[&str]) -> Result<LineSwitch> {
+        let bin = find_roceswitch()?;
+        let sock = std::env::temp_dir().join(format!("{bench}-{}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&sock);
+        // `ip netns exec` execs the daemon: the child's pid is the switch's.
+        let child = Command::new("ip")
+            .args(["netns", "exec", lab.mid()])
+            .arg(&bin)
+            .args(["--port", "0=m0", "--port", "1=m1", "--speed", "10G"])
+            .arg("--grpc")
+            .arg(format!("unix:{}", sock.display()))
+            .args(["--log-level", "warn"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        Ok(LineSwitch { child, sock })
+    }
+
+    /// Its P4Runtime address (`unix:PATH`).
+    pub fn addr(&self) -> String {
+        format!("unix:{}", self.sock.display())
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 #[cfg(test)]

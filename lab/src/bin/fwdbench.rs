@@ -35,19 +35,18 @@
 //! Needs root; the namespaces and the switch process are removed at
 //! the end, on error and on Ctrl-C.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use lab::bench::{MIN_FRAME_BYTES, count_test_frames, frame, line_routes, route_churn, seq_of};
+use lab::bench::{
+    LineSwitch, MIN_FRAME_BYTES, count_test_frames, frame, line_routes, route_churn, seq_of,
+};
 use lab::labctl::line::LineLab;
 use lab::labctl::sys;
 use lab::port::{AfPacketPort, FrameBuf, Port};
-use lab::scenario::live::find_roceswitch;
 use lab::scenario::switchctl::SwitchCtl;
 use proto::p4::v1 as pb;
 
@@ -88,8 +87,7 @@ struct Cli {
 /// The device under test in `mid`; its drop stops it.
 enum Device {
     Switch {
-        child: Child,
-        sock: PathBuf,
+        daemon: LineSwitch,
         ctl: Option<Box<SwitchCtl>>,
     },
     Bridge {
@@ -104,12 +102,9 @@ enum Device {
 impl Drop for Device {
     fn drop(&mut self) {
         match self {
-            Device::Switch { child, sock, ctl } => {
-                drop(ctl.take());
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = std::fs::remove_file(sock);
-            }
+            // The daemon stops when the device is dropped, after the
+            // control session (fields drop after this).
+            Device::Switch { ctl, .. } => drop(ctl.take()),
             Device::Bridge { ns } => {
                 let _ = sys::ip(&["-n", ns, "link", "del", "br0"]);
             }
@@ -146,35 +141,13 @@ const DEVICES: [&str; 3] = ["roceswitch", "bridge", "relay"];
 fn start_device(lab: &LineLab, kind: &str, batch: usize, stop: &AtomicBool) -> Result<Device> {
     match kind {
         "roceswitch" => {
-            let bin = find_roceswitch()?;
-            let sock = std::env::temp_dir().join(format!("fwdbench-{}.sock", std::process::id()));
-            let _ = std::fs::remove_file(&sock);
-            let child = Command::new("ip")
-                .args(["netns", "exec", lab.mid()])
-                .arg(&bin)
-                .args(["--port", "0=m0", "--port", "1=m1", "--speed", "10G"])
-                .arg("--grpc")
-                .arg(format!("unix:{}", sock.display()))
-                .args(["--log-level", "warn"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .spawn()
-                .with_context(|| format!("starting {}", bin.display()))?;
-            let mut dev = Device::Switch {
-                child,
-                sock: sock.clone(),
-                ctl: None,
-            };
-            let mut ctl = SwitchCtl::connect(
-                &format!("unix:{}", sock.display()),
-                Duration::from_secs(10),
-                stop,
-            )?;
+            let daemon = LineSwitch::start(lab, "fwdbench", &[])?;
+            let mut ctl = SwitchCtl::connect(&daemon.addr(), Duration::from_secs(10), stop)?;
             ctl.set_routes(&line_routes())?;
-            if let Device::Switch { ctl: slot, .. } = &mut dev {
-                *slot = Some(Box::new(ctl));
-            }
-            Ok(dev)
+            Ok(Device::Switch {
+                daemon,
+                ctl: Some(Box::new(ctl)),
+            })
         }
         "bridge" => {
             let ns = lab.mid();
@@ -236,6 +209,30 @@ struct Figures {
     writes_per_sec: Option<f64>,
     /// What a misbehaving controller did during the load phase.
     abuse: Option<AbuseTally>,
+}
+
+impl Figures {
+    /// The figures of an extra load phase: rates only, no latency probes
+    /// and no drop counters.
+    fn load_only(
+        device: &'static str,
+        size: usize,
+        (offered_pps, forwarded_pps): (f64, f64),
+    ) -> Self {
+        Figures {
+            device,
+            size_bytes: size.max(MIN_FRAME_BYTES),
+            offered_pps,
+            forwarded_pps,
+            p50_us: f64::NAN,
+            p99_us: f64::NAN,
+            probes_lost: 0,
+            switch_drops: None,
+            kernel_drops: None,
+            writes_per_sec: None,
+            abuse: None,
+        }
+    }
 }
 
 fn load_phase(
@@ -461,15 +458,11 @@ fn load_while_abused(
     cli: &Cli,
     stop: &AtomicBool,
 ) -> Result<Option<((f64, f64), AbuseTally)>> {
-    let Device::Switch { sock, .. } = dev else {
+    let Device::Switch { daemon, .. } = dev else {
         return Ok(None);
     };
     let done = Arc::new(AtomicBool::new(false));
-    let abuser = controller_abuse(
-        format!("unix:{}", sock.display()),
-        cli.abuse_streams,
-        done.clone(),
-    );
+    let abuser = controller_abuse(daemon.addr(), cli.abuse_streams, done.clone());
     let load = load_phase(lab, size, cli.seconds, cli.batch, stop);
     done.store(true, Ordering::Relaxed);
     let tally = abuser
@@ -543,35 +536,15 @@ fn measure(
             abuse: None,
         });
         if !churned.is_empty() {
-            let (offered_pps, forwarded_pps) = median(churned);
             figs.push(Figures {
-                device: "roceswitch+w",
-                size_bytes: size.max(MIN_FRAME_BYTES),
-                offered_pps,
-                forwarded_pps,
-                p50_us: f64::NAN,
-                p99_us: f64::NAN,
-                probes_lost: 0,
-                switch_drops: None,
-                kernel_drops: None,
                 writes_per_sec: Some(writes.iter().sum::<f64>() / writes.len() as f64),
-                abuse: None,
+                ..Figures::load_only("roceswitch+w", size, median(churned))
             });
         }
         if !abused.is_empty() {
-            let (offered_pps, forwarded_pps) = median(abused);
             figs.push(Figures {
-                device: "roceswitch+a",
-                size_bytes: size.max(MIN_FRAME_BYTES),
-                offered_pps,
-                forwarded_pps,
-                p50_us: f64::NAN,
-                p99_us: f64::NAN,
-                probes_lost: 0,
-                switch_drops: None,
-                kernel_drops: None,
-                writes_per_sec: None,
                 abuse: Some(tally),
+                ..Figures::load_only("roceswitch+a", size, median(abused))
             });
         }
     }

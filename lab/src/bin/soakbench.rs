@@ -27,8 +27,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -38,11 +36,11 @@ use clap::Parser;
 use dataplane::wire::ethernet::EthernetAddress;
 use dataplane::wire::pfc::{self, MacControlRepr, PfcRepr};
 use lab::bench::{
-    DST_MAC, Marking, SRC_MAC, count_test_frames, line_routes, marked_frame, route_churn,
+    DST_MAC, LineSwitch, Marking, SRC_MAC, count_test_frames, line_routes, marked_frame,
+    route_churn,
 };
 use lab::labctl::line::LineLab;
 use lab::port::{AfPacketPort, FrameBuf, Port};
-use lab::scenario::live::find_roceswitch;
 use lab::scenario::switchctl::{SwitchCtl, WatchdogSetting};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -84,61 +82,35 @@ const LOSSLESS_PRIORITY: u8 = 3;
 /// `--metrics` address of the switch, inside its namespace.
 const METRICS_ADDR: &str = "127.0.0.1:9464";
 
-/// The switch process; killed (and its socket removed) on drop.
-struct Daemon {
-    child: Child,
-    sock: PathBuf,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.sock);
-    }
-}
+/// The switch under test, with what the soak watches of its process.
+struct Daemon(LineSwitch);
 
 impl Daemon {
     fn start(lab: &LineLab) -> Result<Daemon> {
-        let bin = find_roceswitch()?;
-        let sock = std::env::temp_dir().join(format!("soakbench-{}.sock", std::process::id()));
-        let _ = std::fs::remove_file(&sock);
         // The metrics endpoint listens on the namespace's loopback.
         lab::labctl::sys::ip(&["-n", lab.mid(), "link", "set", "lo", "up"])?;
-        // `ip netns exec` execs the daemon: the child's pid is the switch's.
-        let child = Command::new("ip")
-            .args(["netns", "exec", lab.mid()])
-            .arg(&bin)
-            .args(["--port", "0=m0", "--port", "1=m1", "--speed", "10G"])
-            .arg("--grpc")
-            .arg(format!("unix:{}", sock.display()))
-            .args(["--metrics", METRICS_ADDR, "--log-level", "warn"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .with_context(|| format!("starting {}", bin.display()))?;
-        Ok(Daemon { child, sock })
-    }
-
-    fn addr(&self) -> String {
-        format!("unix:{}", self.sock.display())
+        Ok(Daemon(LineSwitch::start(
+            lab,
+            "soakbench",
+            &["--metrics", METRICS_ADDR],
+        )?))
     }
 
     /// Resident memory, bytes (`VmRSS`).
     fn rss_bytes(&self) -> Result<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.pid()))
             .context("reading the switch's /proc status")?;
         let kb = status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .ok_or_else(|| anyhow!("no VmRSS in /proc/{}/status", self.child.id()))?;
+            .ok_or_else(|| anyhow!("no VmRSS in /proc/{}/status", self.0.pid()))?;
         Ok(kb * 1024)
     }
 
     /// Open file descriptors.
     fn fds(&self) -> Result<usize> {
-        Ok(std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+        Ok(std::fs::read_dir(format!("/proc/{}/fd", self.0.pid()))
             .context("listing the switch's descriptors")?
             .count())
     }
@@ -375,7 +347,7 @@ fn main() -> Result<()> {
     let lab = LineLab::create(&format!("sk{}", std::process::id()))
         .context("building the soak namespaces")?;
     let daemon = Daemon::start(&lab)?;
-    let mut ctl = SwitchCtl::connect(&daemon.addr(), Duration::from_secs(10), stop)?;
+    let mut ctl = SwitchCtl::connect(&daemon.0.addr(), Duration::from_secs(10), stop)?;
     ctl.set_routes(&line_routes())?;
     // R-WD-2 defaults: a queue paused for 200 ms is stormed, its frames
     // dropped, and it is restored 200 ms after the pauses stop.
