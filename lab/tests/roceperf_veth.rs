@@ -415,3 +415,110 @@ fn roce_v1_without_a_vlan_is_refused_with_the_reason() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--vlan"), "{err}");
 }
+
+/// The perftest family against one server: `read_lat` times each READ (one
+/// in flight), then `read_bw` streams READs whose data the server sends.
+#[test]
+fn read_lat_and_read_bw_against_one_server() {
+    if !common::root_or_skip("read_lat_and_read_bw_against_one_server") {
+        return;
+    }
+    let ns = setup();
+    let mut server = Reaper(Some(roceperf(&[
+        "server",
+        "--netns",
+        &ns.names[1],
+        "--iface",
+        "s0",
+        "--mac",
+        S_MAC,
+        "--ip",
+        "10.1.0.2",
+        "--duration",
+        "30",
+        "--json",
+    ])));
+    std::thread::sleep(Duration::from_millis(400));
+    let client = |test: &str, extra: &[&str]| {
+        let base = [
+            "client",
+            "--netns",
+            &ns.names[0],
+            "--iface",
+            "c0",
+            "--mac",
+            C_MAC,
+            "--ip",
+            "10.1.0.1",
+            "--dst-ip",
+            "10.1.0.2",
+            "--dst-mac",
+            S_MAC,
+            "--test",
+            test,
+            "--json",
+        ];
+        json_lines(roceperf(&[&base[..], extra].concat()))
+    };
+    // QPs 0 and 1 for the two tests: the server keeps what it learned.
+    let lat = client(
+        "read_lat",
+        &["--iters", "200", "--size", "64", "--duration", "20"],
+    );
+    let l = &find(&lat, "latency")["latency"];
+    assert_eq!(l["iterations"], 200, "{l}");
+    assert_eq!(l["error"], Value::Null, "{l}");
+    let (min, med, p99, max) = (
+        l["t_min_us"].as_f64().unwrap(),
+        l["t_typical_us"].as_f64().unwrap(),
+        l["p99_us"].as_f64().unwrap(),
+        l["t_max_us"].as_f64().unwrap(),
+    );
+    assert!(0.0 < min && min <= med && med <= p99 && p99 <= max, "{l}");
+    assert_eq!(find(&lat, "summary")["rx_bytes"], 200 * 64);
+
+    let bw = client(
+        "ib_read_bw",
+        &[
+            "--first-qp",
+            "1",
+            "--qps",
+            "2",
+            "--duration",
+            "1",
+            "--rate",
+            "20M",
+        ],
+    );
+    let cs = find(&bw, "summary");
+    let b = &find(&bw, "bandwidth")["bandwidth"];
+    assert_eq!(b["bytes"], 65536, "perftest's default size");
+    assert_eq!(b["iterations"], cs["tx_messages"], "{b}");
+    // Completed READs, plus the part of those in flight when time ran out
+    // (at most 16 outstanding a QP).
+    let (rx, done) = (
+        cs["rx_bytes"].as_u64().unwrap(),
+        cs["tx_messages"].as_u64().unwrap(),
+    );
+    assert!(
+        (done * 65536..(done + 2 * 16) * 65536).contains(&rx),
+        "{rx} bytes for {done} READs: {cs}"
+    );
+    assert!(b["bw_average_gbps"].as_f64().unwrap() > 0.0, "{b}");
+    assert_eq!(cs["tx_bytes"], 0, "the client sent only READ requests");
+
+    let s = server.0.take().unwrap();
+    // SAFETY: kill on our child's pid.
+    unsafe { libc::kill(s.id() as i32, libc::SIGTERM) };
+    let s = json_lines(s);
+    let ss = find(&s, "summary");
+    assert_eq!(find(&s, "port")["qps_learned"], 3);
+    // Every READ response byte came from the server; it may have sent a
+    // few more the client stopped listening for.
+    let sent = ss["tx_bytes"].as_u64().unwrap();
+    assert!(
+        (200 * 64 + rx..=200 * 64 + rx + 2 * 16 * 65536).contains(&sent),
+        "server sent {sent}, client got {rx} + {}: {ss}",
+        200 * 64
+    );
+}

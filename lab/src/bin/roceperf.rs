@@ -1,7 +1,8 @@
 //! `roceperf`: a RoCEv2 host agent on a raw `AF_PACKET` socket, in the style
-//! of ib_write_bw. The server receives RC RDMA WRITE streams and answers CE
-//! marks with CNPs; the client streams WRITEs on N QPs with DCQCN rate
-//! control, honouring PFC. Both report bandwidth, message rate, loss (PSN
+//! of perftest. The server answers RC requests (WRITE, SEND, READ) and CE
+//! marks with CNPs; the client runs one perftest test (`--test write_bw`,
+//! `read_bw`, `send_bw`, `write_lat`, `read_lat`, `send_lat`,
+//! [`lab::perf::workload`]) on N QPs with DCQCN rate control, honouring PFC. Both report bandwidth, message rate, loss (PSN
 //! gaps), CNPs, PFC and pause time, per `--interval` and at the end, as a
 //! text table or JSON lines (`--json`), with the RNIC's device counters under
 //! their Linux RDMA names (`port_xmit_data`, `packet_seq_err`,
@@ -37,6 +38,7 @@ use lab::perf::frame::{
     default_trust, describe, describe_verdict, parse_hex, read_pcap, to_hex, to_json, write_pcap,
 };
 use lab::perf::report::Report;
+use lab::perf::workload::{BandwidthSummary, PerfTest};
 use lab::perf::{Agent, MAX_QPS, Role};
 use lab::port::AfPacketPort;
 use lab::units::{parse_mac, parse_rate_bps};
@@ -45,7 +47,7 @@ use lab::units::{parse_mac, parse_rate_bps};
 #[command(
     name = "roceperf",
     version,
-    about = "RoCEv2 RDMA WRITE bandwidth agent on raw frames, and a RoCE frame builder and decoder"
+    about = "RoCE host agent on raw frames running the perftest tests (write/read/send, bandwidth and latency), and a RoCE frame builder and decoder"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -62,7 +64,9 @@ enum Cmd {
         #[arg(long)]
         duration: Option<f64>,
     },
-    /// Stream RDMA WRITEs to a server.
+    /// Run a perftest test against a server: `--test write_bw` (default),
+    /// `read_bw`, `send_bw`, or the latency tests `write_lat`, `read_lat`,
+    /// `send_lat` (one message in flight).
     Client {
         #[command(flatten)]
         common: Common,
@@ -72,17 +76,23 @@ enum Cmd {
         /// Server (or switch next-hop) MAC.
         #[arg(long, value_parser = parse_mac_arg)]
         dst_mac: [u8; 6],
-        /// Number of QPs.
+        /// The perftest test, with or without `ib_`: write_bw, read_bw,
+        /// send_bw, write_lat, read_lat, send_lat.
+        #[arg(long, default_value = "write_bw", value_parser = parse_test)]
+        test: PerfTest,
+        /// Number of QPs (latency tests: 1).
         #[arg(long, default_value_t = 1)]
         qps: u32,
-        /// WRITE message size in bytes.
-        #[arg(long, default_value_t = 65536)]
-        size: u64,
+        /// Message size in bytes (default as perftest: 65536 for bandwidth
+        /// tests, 2 for latency tests).
+        #[arg(short, long)]
+        size: Option<u64>,
         /// Seconds to run.
         #[arg(long, default_value_t = 5.0)]
         duration: f64,
-        /// Messages per QP (default: as many as fit the duration).
-        #[arg(long)]
+        /// Messages per QP; latency tests: messages timed (default: as
+        /// many as fit the duration).
+        #[arg(short = 'n', long, visible_alias = "iters")]
         messages: Option<u64>,
         /// Fixed rate: turn DCQCN off.
         #[arg(long)]
@@ -301,6 +311,13 @@ fn parse_trust(s: &str) -> Result<Trust, String> {
     }
 }
 
+fn parse_test(s: &str) -> Result<PerfTest, String> {
+    PerfTest::parse(s).ok_or_else(|| {
+        let names: Vec<_> = PerfTest::ALL.iter().map(|t| t.name()).collect();
+        format!("`{s}` is not a test: {}", names.join(", "))
+    })
+}
+
 fn parse_opcode_arg(s: &str) -> Result<Opcode, String> {
     parse_opcode(s).ok_or_else(|| {
         format!(
@@ -468,6 +485,58 @@ fn cmd_decode(
     Ok(all_good)
 }
 
+/// The closing table a perftest client prints: latency percentiles, or
+/// peak and average bandwidth and message rate.
+fn print_perftest_summary<P: lab::port::Port>(
+    agent: &Agent<P>,
+    test: PerfTest,
+    size: u64,
+    run: &Report,
+    peak_gbps: f64,
+    json: bool,
+) {
+    if let Some(lat) = agent.latency() {
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({ "kind": "latency", "test": test.to_string(), "latency": lat })
+            );
+        } else {
+            println!("{test}: post to completion (a round trip), one message in flight");
+            for l in lat.table() {
+                println!("{l}");
+            }
+            if let Some(e) = &lat.error {
+                println!("stopped early: {e}");
+            }
+        }
+        return;
+    }
+    let average = if test == PerfTest::ReadBw {
+        run.rx_gbps
+    } else {
+        run.tx_gbps
+    };
+    let b = BandwidthSummary {
+        bytes: size,
+        iterations: run.tx_messages,
+        bw_peak_gbps: peak_gbps.max(average),
+        bw_average_gbps: average,
+        msg_rate_mpps: run.msg_rate_mps,
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "kind": "bandwidth", "test": test.to_string(), "bandwidth": b })
+        );
+    } else {
+        println!("{test}:");
+        for l in b.table() {
+            println!("{l}");
+        }
+    }
+}
+
 #[derive(Args)]
 struct Common {
     /// Interface to open (a veth end without kernel IP).
@@ -570,6 +639,7 @@ fn main() -> Result<()> {
         }
         Cmd::Client {
             common,
+            test,
             dst_ip,
             dst_mac,
             qps,
@@ -584,10 +654,11 @@ fn main() -> Result<()> {
                 bail!("--first-qp + --qps must be 1..={MAX_QPS}");
             }
             let role = Role::Client {
+                test,
                 qps,
                 dst_ip,
                 dst_mac,
-                message_bytes: size,
+                message_bytes: size.unwrap_or(test.default_size_bytes()),
                 messages,
                 first_qp,
                 qp_timeout,
@@ -655,6 +726,14 @@ fn main() -> Result<()> {
             common.iface
         );
     }
+    let (role_test, role_size) = match &role {
+        Role::Client {
+            test,
+            message_bytes,
+            ..
+        } => (Some(*test), Some(*message_bytes)),
+        Role::Server => (None, None),
+    };
     let stop = lab::signal::stop_flag();
     let mut agent = Agent::new(port, cfg, role).context("setting up the agent")?;
     let json = common.json;
@@ -668,8 +747,24 @@ fn main() -> Result<()> {
             println!("{}", r.table_row());
         }
     };
+    // A READ test's data flows to the client; the others' from it.
+    let test = match &role_test {
+        Some(t) => *t,
+        None => PerfTest::WriteBw,
+    };
+    let bw = |r: &Report| {
+        if test == PerfTest::ReadBw {
+            r.rx_gbps
+        } else {
+            r.tx_gbps
+        }
+    };
+    let mut peak_gbps: Option<f64> = None;
     let summary = agent
-        .run(duration, interval, stop, print)
+        .run(duration, interval, stop, |r| {
+            peak_gbps = Some(peak_gbps.unwrap_or(0.0).max(bw(r)));
+            print(r)
+        })
         .context("running the agent")?;
     print(&summary);
     if !json {
@@ -678,6 +773,16 @@ fn main() -> Result<()> {
         for l in summary.counter_lines(true) {
             println!("{l}");
         }
+    }
+    if let Some(size) = role_size {
+        print_perftest_summary(
+            &agent,
+            test,
+            size,
+            &summary,
+            peak_gbps.unwrap_or(bw(&summary)),
+            json,
+        );
     }
     let ps = agent.port().stats();
     let ast = agent.stats();

@@ -37,6 +37,7 @@
 pub mod frame;
 pub mod report;
 pub mod verdict;
+pub mod workload;
 
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,6 +51,7 @@ use dataplane::wire::pfc::{MacControlRepr, PfcRepr, parse_frame};
 
 use crate::port::{FrameBuf, Port, PortError};
 use report::{Report, Snapshot};
+use workload::{LatencyProbe, LatencySummary, PerfTest};
 
 /// QPN of a client's first QP.
 pub const CLIENT_QPN_BASE: u32 = 0x0100;
@@ -83,17 +85,21 @@ pub const RX_BATCH: usize = 64;
 /// What the agent does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Role {
-    /// Stream RDMA WRITEs to a server.
+    /// Run a perftest test against a server: WRITE, READ or SEND streams,
+    /// or one message in flight for latency.
     Client {
+        /// What to measure.
+        test: PerfTest,
         /// Number of QPs (1..=[`MAX_QPS`]).
         qps: u32,
         /// Server IPv4 address.
         dst_ip: Ipv4Addr,
         /// Server (or next-hop) MAC.
         dst_mac: [u8; 6],
-        /// Bytes per WRITE message.
+        /// Bytes per message.
         message_bytes: u64,
-        /// Messages per QP (`None` = until the duration ends).
+        /// Messages per QP, latency tests: messages timed (`None` = until
+        /// the duration ends).
         messages: Option<u64>,
         /// Index of the first QP: QPs are `first_qp..first_qp + qps`, so
         /// several clients can share one server (`first_qp + qps` at most
@@ -118,6 +124,9 @@ pub enum AgentError {
     /// Bad parameters.
     #[error("{0}")]
     Config(String),
+    /// The RNIC refused a work request.
+    #[error("posting a work request: {0}")]
+    Post(#[from] dataplane::rnic::PostError),
 }
 
 /// Agent-level counters the RNIC does not keep.
@@ -148,6 +157,8 @@ pub struct Agent<P: Port> {
     /// When the emulated wire finishes the last frame pulled, ns.
     link_free_ns: u64,
     stats: AgentStats,
+    /// Latency tests: the one QP's probe.
+    probe: Option<(u32, LatencyProbe)>,
 }
 
 impl<P: Port> Agent<P> {
@@ -155,7 +166,9 @@ impl<P: Port> Agent<P> {
     /// QPs are created here.
     pub fn new(port: P, cfg: RnicConfig, role: Role) -> Result<Self, AgentError> {
         let mut rnic = Rnic::new(cfg.clone());
+        let mut probe = None;
         if let Role::Client {
+            test,
             qps,
             dst_ip,
             dst_mac,
@@ -170,22 +183,37 @@ impl<P: Port> Agent<P> {
                     "--first-qp + --qps must be 1..={MAX_QPS}, got {first_qp} + {qps}"
                 )));
             }
-            if *message_bytes == 0 {
-                return Err(AgentError::Config("--size must be > 0".into()));
+            if *message_bytes == 0 || *message_bytes > u64::from(u32::MAX) {
+                return Err(AgentError::Config(
+                    "--size must be 1..=4294967295 bytes".into(),
+                ));
+            }
+            if test.is_latency() && *qps != 1 {
+                return Err(AgentError::Config(format!(
+                    "{test} keeps one message in flight on one QP: --qps must be 1, got {qps}"
+                )));
             }
             for i in *first_qp..*first_qp + *qps {
-                rnic.add_qp(QpConfig {
+                let qp = QpConfig {
                     local_qpn: CLIENT_QPN_BASE + i,
                     remote_qpn: SERVER_QPN_BASE + i,
                     remote_ip: *dst_ip,
                     remote_mac: *dst_mac,
-                    message_bytes: *message_bytes,
+                    // A latency test posts its own requests.
+                    message_bytes: if test.is_latency() { 0 } else { *message_bytes },
                     messages: *messages,
+                    verb: test.verb(),
                     initial_psn: INITIAL_PSN,
                     expected_psn: INITIAL_PSN,
                     timeout: *qp_timeout,
                     ..QpConfig::default()
-                })?;
+                };
+                rnic.add_qp(qp)?;
+                if test.is_latency() {
+                    let len = *message_bytes as u32;
+                    let p = LatencyProbe::new(test.verb(), len, qp.remote_buf, *messages);
+                    probe = Some((qp.local_qpn, p));
+                }
             }
         }
         let cap = cfg.mtu_bytes + 128;
@@ -204,6 +232,7 @@ impl<P: Port> Agent<P> {
             backlog_end: 0,
             link_free_ns: 0,
             stats: AgentStats::default(),
+            probe,
         })
     }
 
@@ -220,6 +249,11 @@ impl<P: Port> Agent<P> {
     /// The port.
     pub fn port(&self) -> &P {
         &self.port
+    }
+
+    /// A latency test's figures so far (`None` for other roles and tests).
+    pub fn latency(&self) -> Option<LatencySummary> {
+        self.probe.as_ref().map(|(_, p)| p.summary())
     }
 
     fn role_name(&self) -> &'static str {
@@ -312,22 +346,36 @@ impl<P: Port> Agent<P> {
                 self.rnic.handle_timeout(now);
             }
             let received = self.receive(now)?;
+            self.post_probe()?;
             let sent_full = self.transmit(now)?;
+            let mut completed = false;
             while let Some(ev) = self.rnic.poll_event() {
                 match ev {
                     RnicEvent::PsnGap { qpn, expected, got } => {
                         tracing::debug!(qpn, expected, got, "PSN gap")
                     }
+                    RnicEvent::Completion(c) => {
+                        let seen_ns = self.epoch_ns();
+                        match &mut self.probe {
+                            Some((q, p)) if *q == c.qpn => {
+                                completed |= p.handle_completion(&c, seen_ns);
+                            }
+                            _ => tracing::trace!(?c, "completion"),
+                        }
+                    }
                     other => tracing::trace!(?other, "event"),
                 }
             }
+            let probe_done = self.probe.as_ref().is_none_or(|(_, p)| p.finished());
             if matches!(self.role, Role::Client { .. })
                 && self.rnic.is_idle()
+                && probe_done
                 && self.backlog_end == self.backlog_start
             {
                 break;
             }
-            if received == RX_BATCH || sent_full {
+            // A completion lets the next latency message go at once.
+            if received == RX_BATCH || sent_full || (completed && !probe_done) {
                 continue;
             }
             // Ask with the `now` transmit used: the RNIC answers `None` for
@@ -364,6 +412,27 @@ impl<P: Port> Agent<P> {
             on_interval(&self.report("interval", &last, &end));
         }
         Ok(self.report("summary", &start, &end))
+    }
+
+    /// Time since the agent started, ns, read now (not the loop turn's
+    /// `now`): a latency sample ends when its completion is seen.
+    fn epoch_ns(&self) -> u64 {
+        self.now().as_nanos()
+    }
+
+    /// Posts a latency test's next message if the last one completed.
+    fn post_probe(&mut self) -> Result<(), AgentError> {
+        let now_ns = self.epoch_ns();
+        let Some((qpn, probe)) = &mut self.probe else {
+            return Ok(());
+        };
+        if let Some(wr) = probe.poll_post(now_ns)
+            && let Err(e) = self.rnic.post_send(*qpn, wr)
+        {
+            probe.post_failed();
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     /// Receives one batch and feeds it to the RNIC; returns frames received.

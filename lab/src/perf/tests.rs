@@ -6,6 +6,7 @@ use crate::port::MemoryPort;
 use dataplane::wire::ethernet::EthernetAddress;
 use dataplane::wire::pfc::emit_frame;
 use std::sync::Arc;
+use workload::LatencySummary;
 
 const C_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xc];
 const S_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x5];
@@ -24,6 +25,7 @@ fn cfg(mac: [u8; 6], ip: Ipv4Addr, rate_bps: u64) -> RnicConfig {
 
 fn client_role(qps: u32, messages: Option<u64>) -> Role {
     Role::Client {
+        test: PerfTest::WriteBw,
         qps,
         dst_ip: S_IP,
         dst_mac: S_MAC,
@@ -240,4 +242,98 @@ fn first_qp_moves_the_client_to_its_own_qpn_range_and_is_bounded() {
     }
     let (cp2, _sp2) = MemoryPort::pair("c2", "s2");
     assert!(Agent::new(cp2, cfg(C_MAC, C_IP, 1_000_000_000), over).is_err());
+}
+
+/// Runs `role` against a server over an in-memory wire for at most 5 s;
+/// the client's summary and latency, the server's summary.
+fn against_server(role: Role) -> (Report, Option<LatencySummary>, Report) {
+    let (cp, sp) = MemoryPort::pair("client", "server");
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let server = std::thread::spawn(move || {
+        let mut s = Agent::new(sp, cfg(S_MAC, S_IP, 1_000_000_000), Role::Server).unwrap();
+        s.run(Some(Duration::from_secs(10)), None, &stop2, |_| {})
+            .unwrap()
+    });
+    let mut c = Agent::new(cp, cfg(C_MAC, C_IP, 1_000_000_000), role).unwrap();
+    let never = AtomicBool::new(false);
+    let cr = c
+        .run(Some(Duration::from_secs(5)), None, &never, |_| {})
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    stop.store(true, Ordering::Relaxed);
+    (cr, c.latency(), server.join().unwrap())
+}
+
+fn test_role(test: PerfTest, qps: u32, size: u64, messages: u64) -> Role {
+    Role::Client {
+        test,
+        qps,
+        dst_ip: S_IP,
+        dst_mac: S_MAC,
+        message_bytes: size,
+        messages: Some(messages),
+        first_qp: 0,
+        qp_timeout: 17,
+    }
+}
+
+#[test]
+fn read_bw_moves_the_data_from_the_server_to_the_client() {
+    let (c, lat, s) = against_server(test_role(PerfTest::ReadBw, 2, 8192, 40));
+    assert_eq!(lat, None, "a bandwidth test has no latency figures");
+    assert_eq!(c.tx_messages, 80, "2 QPs x 40 READs completed");
+    assert_eq!(c.rx_bytes, 80 * 8192, "the READ responses' payload");
+    assert_eq!(c.tx_bytes, 0, "READ requests carry no payload");
+    assert!(c.rx_gbps > 0.0);
+    // The server sent it: 8 response packets of 1 KiB a READ.
+    assert_eq!(s.tx_bytes, c.rx_bytes);
+    assert!(s.tx_packets >= 80 * 8, "{}", s.tx_packets);
+}
+
+#[test]
+fn send_bw_consumes_a_receive_per_message_at_the_server() {
+    let (c, _, s) = against_server(test_role(PerfTest::SendBw, 1, 3000, 25));
+    assert_eq!(c.tx_messages, 25);
+    assert_eq!(s.rx_messages, 25, "each SEND landed in a receive");
+    assert_eq!(s.rx_bytes, 25 * 3000);
+    assert_eq!(
+        s.counters.rnr_nak_retry_err + c.counters.rnr_nak_retry_err,
+        0
+    );
+}
+
+#[test]
+fn latency_tests_time_every_message_one_in_flight() {
+    for test in [PerfTest::WriteLat, PerfTest::ReadLat, PerfTest::SendLat] {
+        let (c, lat, s) = against_server(test_role(test, 1, 64, 30));
+        let lat = lat.expect("latency figures");
+        assert_eq!(lat.iterations, 30, "{test}");
+        assert_eq!(c.tx_messages, 30, "{test}");
+        assert_eq!(lat.error, None, "{test}");
+        assert!(
+            0.0 < lat.t_min_us && lat.t_min_us <= lat.t_typical_us,
+            "{test}: {lat:?}"
+        );
+        assert!(lat.t_typical_us <= lat.p99_us && lat.p99_us <= lat.t_max_us);
+        // One in flight: the server never saw two messages' packets overlap,
+        // so nothing was late or lost.
+        assert_eq!((s.psn_gaps, s.psn_late), (0, 0), "{test}");
+        match test {
+            PerfTest::ReadLat => assert_eq!(c.rx_bytes, 30 * 64),
+            _ => assert_eq!(s.rx_bytes, 30 * 64),
+        }
+    }
+}
+
+#[test]
+fn latency_tests_refuse_more_than_one_qp() {
+    let (cp, _sp) = MemoryPort::pair("client", "server");
+    let e = Agent::new(
+        cp,
+        cfg(C_MAC, C_IP, 1_000_000_000),
+        test_role(PerfTest::SendLat, 2, 2, 10),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--qps must be 1"), "{e}");
 }
