@@ -522,3 +522,78 @@ fn read_lat_and_read_bw_against_one_server() {
         200 * 64
     );
 }
+
+/// NVMe-oF between two agents as processes: every command of a fixed count
+/// completes, reads and writes in the asked mix, the target's QPs end clean.
+#[test]
+fn nvmf_host_against_a_target_completes_every_io() {
+    if !common::root_or_skip("nvmf_host_against_a_target_completes_every_io") {
+        return;
+    }
+    let ns = setup();
+    let mut target = Reaper(Some(roceperf(&[
+        "nvmf-target",
+        "--netns",
+        &ns.names[1],
+        "--iface",
+        "s0",
+        "--mac",
+        S_MAC,
+        "--ip",
+        "10.1.0.2",
+        "--duration",
+        "30",
+        "--json",
+    ])));
+    std::thread::sleep(Duration::from_millis(400));
+    let host = json_lines(roceperf(&[
+        "nvmf-host",
+        "--netns",
+        &ns.names[0],
+        "--iface",
+        "c0",
+        "--mac",
+        C_MAC,
+        "--ip",
+        "10.1.0.1",
+        "--dst-ip",
+        "10.1.0.2",
+        "--dst-mac",
+        S_MAC,
+        "--qps",
+        "2",
+        "--iodepth",
+        "16",
+        "--rwmixread",
+        "70",
+        "--number-ios",
+        "500",
+        "--duration",
+        "20",
+        "--json",
+    ]));
+    let n = &find(&host, "nvmf")["nvmf"];
+    let (reads, writes) = (
+        n["read"]["total_ios"].as_u64().unwrap(),
+        n["write"]["total_ios"].as_u64().unwrap(),
+    );
+    assert_eq!(reads + writes, 1000, "2 queues x 500: {n}");
+    assert!((600..=800).contains(&reads), "70 % reads: {reads}");
+    assert_eq!(n["error"], Value::Null);
+    assert_eq!(n["read"]["io_bytes"], reads * 4096);
+    let p50 = n["read"]["clat_ns"]["percentile"]["50.000000"]
+        .as_u64()
+        .unwrap();
+    assert!(p50 > 0 && p50 <= n["read"]["clat_ns"]["max"].as_u64().unwrap());
+
+    let t = target.0.take().unwrap();
+    // SAFETY: kill on our child's pid.
+    unsafe { libc::kill(t.id() as i32, libc::SIGTERM) };
+    let t = json_lines(t);
+    let ts = find(&t, "summary");
+    assert_eq!(find(&t, "port")["qps_learned"], 2);
+    assert_eq!(ts["counters"]["req_transport_retries_exceeded"], 0, "{ts}");
+    // The target sent the read data and took the write data.
+    assert!(ts["tx_bytes"].as_u64().unwrap() >= reads * 4096, "{ts}");
+    assert!(ts["rx_bytes"].as_u64().unwrap() >= writes * 4096, "{ts}");
+}

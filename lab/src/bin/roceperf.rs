@@ -37,6 +37,7 @@ use dataplane::wire::roce_frame::{
 use lab::perf::frame::{
     default_trust, describe, describe_verdict, parse_hex, read_pcap, to_hex, to_json, write_pcap,
 };
+use lab::perf::nvmf::NvmfConfig;
 use lab::perf::report::Report;
 use lab::perf::workload::{BandwidthSummary, PerfTest};
 use lab::perf::{Agent, MAX_QPS, Role};
@@ -105,6 +106,59 @@ enum Cmd {
         /// and ibv_modify_qp: 4.096 µs × 2^N; 0 waits forever (for a
         /// client whose peer never answers). Default 17 (0.54 s), not
         /// perftest's 14 (67 ms): see `lab::perf::LAB_QP_TIMEOUT`.
+        #[arg(long, default_value_t = lab::perf::LAB_QP_TIMEOUT, value_parser = clap::value_parser!(u8).range(0..=31))]
+        qp_timeout: u8,
+    },
+    /// Serve NVMe over Fabrics I/O (RDMA binding) to hosts: a read is
+    /// answered with an RDMA WRITE of the data and a response SEND, a
+    /// write with an RDMA READ of the host's buffer and a response SEND.
+    NvmfTarget {
+        #[command(flatten)]
+        common: Common,
+        /// Stop after this many seconds (default: run until Ctrl-C).
+        #[arg(long)]
+        duration: Option<f64>,
+    },
+    /// Run NVMe over Fabrics I/O against a target: command capsules by
+    /// SEND, `--iodepth` outstanding on each QP, a `--rwmixread` share of
+    /// reads; IOPS and completion-latency percentiles as fio prints them.
+    NvmfHost {
+        #[command(flatten)]
+        common: Common,
+        /// Target IPv4 address.
+        #[arg(long)]
+        dst_ip: Ipv4Addr,
+        /// Target (or switch next-hop) MAC.
+        #[arg(long, value_parser = parse_mac_arg)]
+        dst_mac: [u8; 6],
+        /// Number of QPs (NVMe I/O queues).
+        #[arg(long, default_value_t = 1)]
+        qps: u32,
+        /// Commands outstanding per QP.
+        #[arg(long, default_value_t = 32)]
+        iodepth: u16,
+        /// Bytes per I/O (a multiple of 512).
+        #[arg(long, default_value_t = 4096)]
+        bs: u32,
+        /// Percentage of reads; the rest are writes.
+        #[arg(long, default_value_t = 70)]
+        rwmixread: u8,
+        /// I/Os per QP (default: as many as fit the duration).
+        #[arg(long)]
+        number_ios: Option<u64>,
+        /// Seconds to run.
+        #[arg(long, default_value_t = 5.0)]
+        duration: f64,
+        /// Seed of the read/write choice.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Fixed rate: turn DCQCN off.
+        #[arg(long)]
+        no_dcqcn: bool,
+        /// Index of the first QP, as for `client`.
+        #[arg(long, default_value_t = 0)]
+        first_qp: u32,
+        /// Retransmission timeout exponent, as for `client`.
         #[arg(long, default_value_t = lab::perf::LAB_QP_TIMEOUT, value_parser = clap::value_parser!(u8).range(0..=31))]
         qp_timeout: u8,
     },
@@ -637,6 +691,48 @@ fn main() -> Result<()> {
             let d = duration.map(|d| seconds(d, "duration")).transpose()?;
             (common, Role::Server, d, true)
         }
+        Cmd::NvmfTarget { common, duration } => {
+            let d = duration.map(|d| seconds(d, "duration")).transpose()?;
+            (common, Role::NvmfTarget, d, true)
+        }
+        Cmd::NvmfHost {
+            common,
+            dst_ip,
+            dst_mac,
+            qps,
+            iodepth,
+            bs,
+            rwmixread,
+            number_ios,
+            duration,
+            seed,
+            no_dcqcn,
+            first_qp,
+            qp_timeout,
+        } => {
+            let nvmf = NvmfConfig {
+                iodepth,
+                bs,
+                rwmixread,
+                ios: number_ios,
+                seed,
+            };
+            nvmf.validate()?;
+            let role = Role::NvmfHost {
+                nvmf,
+                qps,
+                dst_ip,
+                dst_mac,
+                first_qp,
+                qp_timeout,
+            };
+            (
+                common,
+                role,
+                Some(seconds(duration, "duration")?),
+                !no_dcqcn,
+            )
+        }
         Cmd::Client {
             common,
             test,
@@ -732,7 +828,7 @@ fn main() -> Result<()> {
             message_bytes,
             ..
         } => (Some(*test), Some(*message_bytes)),
-        Role::Server => (None, None),
+        Role::Server | Role::NvmfHost { .. } | Role::NvmfTarget => (None, None),
     };
     let stop = lab::signal::stop_flag();
     let mut agent = Agent::new(port, cfg, role).context("setting up the agent")?;
@@ -772,6 +868,15 @@ fn main() -> Result<()> {
         println!("counters (Linux RDMA names, over the run):");
         for l in summary.counter_lines(true) {
             println!("{l}");
+        }
+    }
+    if let Some(n) = agent.nvmf(summary.end_s - summary.start_s) {
+        if json {
+            println!("{}", serde_json::json!({ "kind": "nvmf", "nvmf": n }));
+        } else {
+            for l in n.fio_lines() {
+                println!("{l}");
+            }
         }
     }
     if let Some(size) = role_size {

@@ -34,7 +34,9 @@
 //! Spec: roce-semantics §2 (PFC), §10 (RoCEv2), §11 (DCQCN); packet-io.md
 //! (no kernel IP on agent veths).
 
+mod app;
 pub mod frame;
+pub mod nvmf;
 pub mod report;
 pub mod verdict;
 pub mod workload;
@@ -50,6 +52,8 @@ use dataplane::wire::ib::Opcode;
 use dataplane::wire::pfc::{MacControlRepr, PfcRepr, parse_frame};
 
 use crate::port::{FrameBuf, Port, PortError};
+use app::App;
+use nvmf::{Initiator, NvmfConfig, NvmfSummary, Target};
 use report::{Report, Snapshot};
 use workload::{LatencyProbe, LatencySummary, PerfTest};
 
@@ -77,6 +81,9 @@ pub const SPIN_BELOW: Duration = Duration::from_micros(50);
 /// machine would otherwise lower the rate for good. It lets a frame follow
 /// the last one early only after the link had been idle-by-lateness.
 pub const LATE_CREDIT: Duration = Duration::from_micros(500);
+/// Longest a run waits, after its end, for an application's messages in
+/// flight (a latency probe's, an NVMe-oF host's commands).
+const DRAIN_LIMIT_NS: u64 = 1_000_000_000;
 /// Frames pulled from the RNIC and sent per batch.
 pub const TX_BATCH: usize = 32;
 /// Frames received per batch.
@@ -108,8 +115,28 @@ pub enum Role {
         /// Retransmission timeout exponent (4.096 µs × 2^N; 0 = never).
         qp_timeout: u8,
     },
-    /// Receive WRITEs, answer CE marks with CNPs.
+    /// Answer requests (WRITE, SEND, READ) on QPs learned from the first
+    /// packet, and CE marks with CNPs.
     Server,
+    /// An NVMe-oF host ([`nvmf`]): `iodepth` commands outstanding on each
+    /// of `qps` QPs to a target.
+    NvmfHost {
+        /// The workload.
+        nvmf: NvmfConfig,
+        /// Number of QPs (I/O queues).
+        qps: u32,
+        /// Target IPv4 address.
+        dst_ip: Ipv4Addr,
+        /// Target (or next-hop) MAC.
+        dst_mac: [u8; 6],
+        /// Index of the first QP, as for [`Role::Client`].
+        first_qp: u32,
+        /// Retransmission timeout exponent.
+        qp_timeout: u8,
+    },
+    /// An NVMe-oF target ([`nvmf`]): serves the commands of every host QP
+    /// it learns.
+    NvmfTarget,
 }
 
 /// Errors of the agent.
@@ -157,8 +184,31 @@ pub struct Agent<P: Port> {
     /// When the emulated wire finishes the last frame pulled, ns.
     link_free_ns: u64,
     stats: AgentStats,
-    /// Latency tests: the one QP's probe.
-    probe: Option<(u32, LatencyProbe)>,
+    /// What posts work requests above the RNIC.
+    app: App,
+}
+
+/// The QP a client's or host's `i`-th queue uses toward `dst_ip`.
+fn client_qp(i: u32, dst_ip: Ipv4Addr, dst_mac: [u8; 6], timeout: u8) -> QpConfig {
+    QpConfig {
+        local_qpn: CLIENT_QPN_BASE + i,
+        remote_qpn: SERVER_QPN_BASE + i,
+        remote_ip: dst_ip,
+        remote_mac: dst_mac,
+        initial_psn: INITIAL_PSN,
+        expected_psn: INITIAL_PSN,
+        timeout,
+        ..QpConfig::default()
+    }
+}
+
+fn check_qp_range(first_qp: u32, qps: u32) -> Result<(), AgentError> {
+    if qps == 0 || first_qp.saturating_add(qps) > MAX_QPS {
+        return Err(AgentError::Config(format!(
+            "--first-qp + --qps must be 1..={MAX_QPS}, got {first_qp} + {qps}"
+        )));
+    }
+    Ok(())
 }
 
 impl<P: Port> Agent<P> {
@@ -166,7 +216,7 @@ impl<P: Port> Agent<P> {
     /// QPs are created here.
     pub fn new(port: P, cfg: RnicConfig, role: Role) -> Result<Self, AgentError> {
         let mut rnic = Rnic::new(cfg.clone());
-        let mut probe = None;
+        let mut app = App::None;
         if let Role::Client {
             test,
             qps,
@@ -178,11 +228,7 @@ impl<P: Port> Agent<P> {
             qp_timeout,
         } = &role
         {
-            if *qps == 0 || first_qp.saturating_add(*qps) > MAX_QPS {
-                return Err(AgentError::Config(format!(
-                    "--first-qp + --qps must be 1..={MAX_QPS}, got {first_qp} + {qps}"
-                )));
-            }
+            check_qp_range(*first_qp, *qps)?;
             if *message_bytes == 0 || *message_bytes > u64::from(u32::MAX) {
                 return Err(AgentError::Config(
                     "--size must be 1..=4294967295 bytes".into(),
@@ -195,26 +241,54 @@ impl<P: Port> Agent<P> {
             }
             for i in *first_qp..*first_qp + *qps {
                 let qp = QpConfig {
-                    local_qpn: CLIENT_QPN_BASE + i,
-                    remote_qpn: SERVER_QPN_BASE + i,
-                    remote_ip: *dst_ip,
-                    remote_mac: *dst_mac,
                     // A latency test posts its own requests.
                     message_bytes: if test.is_latency() { 0 } else { *message_bytes },
                     messages: *messages,
                     verb: test.verb(),
-                    initial_psn: INITIAL_PSN,
-                    expected_psn: INITIAL_PSN,
-                    timeout: *qp_timeout,
-                    ..QpConfig::default()
+                    ..client_qp(i, *dst_ip, *dst_mac, *qp_timeout)
                 };
                 rnic.add_qp(qp)?;
                 if test.is_latency() {
                     let len = *message_bytes as u32;
                     let p = LatencyProbe::new(test.verb(), len, qp.remote_buf, *messages);
-                    probe = Some((qp.local_qpn, p));
+                    app = App::Latency(qp.local_qpn, p);
                 }
             }
+        }
+        if let Role::NvmfHost {
+            nvmf,
+            qps,
+            dst_ip,
+            dst_mac,
+            first_qp,
+            qp_timeout,
+        } = &role
+        {
+            check_qp_range(*first_qp, *qps)?;
+            nvmf.validate()
+                .map_err(|e| AgentError::Config(e.to_string()))?;
+            let mut queues = Vec::new();
+            for i in *first_qp..*first_qp + *qps {
+                let qp = QpConfig {
+                    // Capsules need posted receives, as on a real host.
+                    auto_recv: false,
+                    max_send_wr: nvmf.host_send_queue(),
+                    ..client_qp(i, *dst_ip, *dst_mac, *qp_timeout)
+                };
+                rnic.add_qp(qp)?;
+                let q = Initiator::new(NvmfConfig {
+                    seed: nvmf.seed.wrapping_add(u64::from(i)),
+                    ..*nvmf
+                });
+                for r in q.initial_receives() {
+                    rnic.post_recv(qp.local_qpn, r)?;
+                }
+                queues.push((qp.local_qpn, q));
+            }
+            app = App::NvmfHost(queues);
+        }
+        if role == Role::NvmfTarget {
+            app = App::NvmfTarget(Vec::new());
         }
         let cap = cfg.mtu_bytes + 128;
         Ok(Agent {
@@ -232,7 +306,7 @@ impl<P: Port> Agent<P> {
             backlog_end: 0,
             link_free_ns: 0,
             stats: AgentStats::default(),
-            probe,
+            app,
         })
     }
 
@@ -253,13 +327,19 @@ impl<P: Port> Agent<P> {
 
     /// A latency test's figures so far (`None` for other roles and tests).
     pub fn latency(&self) -> Option<LatencySummary> {
-        self.probe.as_ref().map(|(_, p)| p.summary())
+        self.app.latency()
+    }
+
+    /// An NVMe-oF host's figures over `secs` seconds (`None` for other
+    /// roles).
+    pub fn nvmf(&self, secs: f64) -> Option<NvmfSummary> {
+        self.app.nvmf(secs)
     }
 
     fn role_name(&self) -> &'static str {
         match self.role {
-            Role::Client { .. } => "client",
-            Role::Server => "server",
+            Role::Client { .. } | Role::NvmfHost { .. } => "client",
+            Role::Server | Role::NvmfTarget => "server",
         }
     }
 
@@ -328,11 +408,18 @@ impl<P: Port> Agent<P> {
         let mut last = start;
         let interval_ns = interval.map(|d| (d.as_nanos() as u64).max(1));
         let mut next_report_ns = interval_ns.map(|i| start.at_ns + i);
+        let mut drain_end_ns = None;
         loop {
             let now = self.now();
             let now_ns = now.as_nanos();
             if stop.load(Ordering::Relaxed) || end_ns.is_some_and(|e| now_ns >= e) {
-                break;
+                // Messages in flight finish (as fio drains I/O), so the
+                // peer is not left retrying requests nobody will answer.
+                self.app.stop_issuing();
+                let drain_until = *drain_end_ns.get_or_insert(now_ns + DRAIN_LIMIT_NS);
+                if self.app.finished() || now_ns >= drain_until {
+                    break;
+                }
             }
             if let (Some(n), Some(i)) = (next_report_ns, interval_ns)
                 && now_ns >= n
@@ -346,7 +433,8 @@ impl<P: Port> Agent<P> {
                 self.rnic.handle_timeout(now);
             }
             let received = self.receive(now)?;
-            self.post_probe()?;
+            let now_ns = self.epoch_ns();
+            self.app.post(&mut self.rnic, now_ns)?;
             let sent_full = self.transmit(now)?;
             let mut completed = false;
             while let Some(ev) = self.rnic.poll_event() {
@@ -356,26 +444,24 @@ impl<P: Port> Agent<P> {
                     }
                     RnicEvent::Completion(c) => {
                         let seen_ns = self.epoch_ns();
-                        match &mut self.probe {
-                            Some((q, p)) if *q == c.qpn => {
-                                completed |= p.handle_completion(&c, seen_ns);
-                            }
-                            _ => tracing::trace!(?c, "completion"),
+                        if !self.app.handle_completion(&mut self.rnic, &c, seen_ns) {
+                            tracing::trace!(?c, "completion");
                         }
+                        completed = true;
                     }
                     other => tracing::trace!(?other, "event"),
                 }
             }
-            let probe_done = self.probe.as_ref().is_none_or(|(_, p)| p.finished());
-            if matches!(self.role, Role::Client { .. })
+            let app_done = self.app.finished();
+            if matches!(self.role, Role::Client { .. } | Role::NvmfHost { .. })
                 && self.rnic.is_idle()
-                && probe_done
+                && app_done
                 && self.backlog_end == self.backlog_start
             {
                 break;
             }
-            // A completion lets the next latency message go at once.
-            if received == RX_BATCH || sent_full || (completed && !probe_done) {
+            // A completion may let the next message go at once.
+            if received == RX_BATCH || sent_full || (completed && !app_done) {
                 continue;
             }
             // Ask with the `now` transmit used: the RNIC answers `None` for
@@ -418,21 +504,6 @@ impl<P: Port> Agent<P> {
     /// `now`): a latency sample ends when its completion is seen.
     fn epoch_ns(&self) -> u64 {
         self.now().as_nanos()
-    }
-
-    /// Posts a latency test's next message if the last one completed.
-    fn post_probe(&mut self) -> Result<(), AgentError> {
-        let now_ns = self.epoch_ns();
-        let Some((qpn, probe)) = &mut self.probe else {
-            return Ok(());
-        };
-        if let Some(wr) = probe.poll_post(now_ns)
-            && let Err(e) = self.rnic.post_send(*qpn, wr)
-        {
-            probe.post_failed();
-            return Err(e.into());
-        }
-        Ok(())
     }
 
     /// Receives one batch and feeds it to the RNIC; returns frames received.
@@ -482,7 +553,9 @@ impl<P: Port> Agent<P> {
         };
         match self.rnic.handle_frame(now, frame) {
             Ok(()) => {}
-            Err(RnicError::UnknownQp(qpn)) if self.role == Role::Server => {
+            Err(RnicError::UnknownQp(qpn))
+                if matches!(self.role, Role::Server | Role::NvmfTarget) =>
+            {
                 if self.learn_qp(qpn, frame) {
                     let _ = self.rnic.handle_frame(now, frame);
                 }
@@ -503,6 +576,7 @@ impl<P: Port> Agent<P> {
         if matches!(p.repr.bth.opcode, Opcode::Cnp | Opcode::RcAcknowledge) {
             return false;
         }
+        let target = self.role == Role::NvmfTarget;
         let cfg = QpConfig {
             local_qpn: qpn,
             remote_qpn: qpn - SERVER_QPN_BASE + CLIENT_QPN_BASE,
@@ -512,10 +586,26 @@ impl<P: Port> Agent<P> {
             messages: None,
             initial_psn: INITIAL_PSN,
             expected_psn: INITIAL_PSN,
+            // A target issues WRITEs, READs and SENDs of its own: receives
+            // for capsules, room for two requests a command.
+            auto_recv: !target,
+            max_send_wr: if target {
+                2 * nvmf::TARGET_RECEIVES + 8
+            } else {
+                QpConfig::default().max_send_wr
+            },
+            timeout: LAB_QP_TIMEOUT,
             ..QpConfig::default()
         };
         match self.rnic.add_qp(cfg) {
             Ok(()) => {
+                if let App::NvmfTarget(queues) = &mut self.app {
+                    for r in Target::initial_receives() {
+                        // The QP was just added: posting cannot fail.
+                        let _ = self.rnic.post_recv(qpn, r);
+                    }
+                    queues.push((qpn, Target::default()));
+                }
                 self.stats.qps_learned += 1;
                 tracing::info!(qpn, peer = %cfg.remote_ip, "learned QP");
                 true

@@ -337,3 +337,65 @@ fn latency_tests_refuse_more_than_one_qp() {
     .unwrap_err();
     assert!(e.to_string().contains("--qps must be 1"), "{e}");
 }
+
+#[test]
+fn nvmf_host_and_target_complete_every_command_with_the_data_both_ways() {
+    let (hp, tp) = MemoryPort::pair("host", "target");
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let target = std::thread::spawn(move || {
+        let mut t = Agent::new(tp, cfg(S_MAC, S_IP, 1_000_000_000), Role::NvmfTarget).unwrap();
+        let r = t
+            .run(Some(Duration::from_secs(10)), None, &stop2, |_| {})
+            .unwrap();
+        (r, t.stats())
+    });
+    let role = Role::NvmfHost {
+        nvmf: NvmfConfig {
+            iodepth: 8,
+            bs: 8192,
+            rwmixread: 50,
+            ios: Some(100),
+            seed: 3,
+        },
+        qps: 2,
+        dst_ip: S_IP,
+        dst_mac: S_MAC,
+        first_qp: 0,
+        qp_timeout: 17,
+    };
+    let mut h = Agent::new(hp, cfg(C_MAC, C_IP, 1_000_000_000), role).unwrap();
+    let never = AtomicBool::new(false);
+    let hr = h
+        .run(Some(Duration::from_secs(5)), None, &never, |_| {})
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    stop.store(true, Ordering::Relaxed);
+    let (tr, tstats) = target.join().unwrap();
+    let n = h.nvmf(hr.end_s - hr.start_s).expect("NVMe-oF figures");
+    assert_eq!(n.error, None);
+    assert_eq!(
+        n.read.total_ios + n.write.total_ios,
+        200,
+        "2 QPs x 100 I/Os"
+    );
+    assert!(n.read.total_ios > 50 && n.write.total_ios > 50, "{n:?}");
+    assert_eq!(tstats.qps_learned, 2);
+    // Reads arrived by the target's RDMA WRITEs, writes left by its READs:
+    // the host sent the write data as READ responses and capsules besides.
+    let capsules = 200 * u64::from(nvmf::COMMAND_CAPSULE_BYTES);
+    assert_eq!(
+        hr.rx_bytes - 200 * 16,
+        n.read.io_bytes,
+        "read data + responses"
+    );
+    assert_eq!(
+        hr.tx_bytes,
+        n.write.io_bytes + capsules,
+        "write data + capsules"
+    );
+    assert_eq!(tr.rx_bytes, hr.tx_bytes);
+    assert_eq!(hr.counters.rx_write_requests, n.read.total_ios);
+    assert_eq!(hr.counters.rx_read_requests, n.write.total_ios);
+    assert_eq!(hr.retx_packets + tr.retx_packets, 0);
+}

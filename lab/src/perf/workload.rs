@@ -113,6 +113,7 @@ pub struct LatencyProbe {
     remote: RemoteBuf,
     iterations: Option<u64>,
     posted: u64,
+    stopped: bool,
     /// (wr_id, post time ns) of the message in flight.
     in_flight: Option<(u64, u64)>,
     samples_ns: Vec<u64>,
@@ -130,6 +131,7 @@ impl LatencyProbe {
             remote,
             iterations,
             posted: 0,
+            stopped: false,
             in_flight: None,
             samples_ns: Vec::with_capacity(cap),
             error: None,
@@ -140,7 +142,7 @@ impl LatencyProbe {
     /// are due. The caller must post it (or call [`Self::post_failed`]).
     #[must_use]
     pub fn poll_post(&mut self, now_ns: u64) -> Option<SendWr> {
-        if self.in_flight.is_some() || self.finished() {
+        if self.in_flight.is_some() || self.stopped || self.finished() {
             return None;
         }
         let wr_id = self.posted;
@@ -177,9 +179,17 @@ impl LatencyProbe {
         }
     }
 
-    /// All iterations done, or an error stopped the probe.
+    /// Post nothing more; [`Self::finished`] once the message in flight
+    /// completes.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// All iterations done (or stopped with nothing in flight), or an
+    /// error stopped the probe.
     pub fn finished(&self) -> bool {
         self.error.is_some()
+            || (self.stopped && self.in_flight.is_none())
             || self
                 .iterations
                 .is_some_and(|n| self.samples_ns.len() as u64 >= n)
