@@ -57,6 +57,9 @@ pub struct QosSpec {
     pub ecn: Option<EcnSpec>,
     /// PFC watchdog on every port with a lossless priority.
     pub watchdog: Option<WatchdogSpec>,
+    /// LLDP with the DCBX TLVs on every switch port (the switch advertises
+    /// its PFC and RoCE priority; willing hosts adopt them).
+    pub dcbx: bool,
 }
 
 impl Default for QosSpec {
@@ -70,6 +73,7 @@ impl Default for QosSpec {
             pool_bytes: None,
             ecn: None,
             watchdog: None,
+            dcbx: false,
         }
     }
 }
@@ -196,6 +200,7 @@ pub fn fabric_config(qos: &QosSpec, ports: &[(u16, u64, u32)]) -> FabricConfig {
             }
         }
     }
+    cfg.dcbx.enabled = qos.dcbx;
     if let Some(w) = qos.watchdog {
         cfg.watchdog = WatchdogConfig {
             enabled: true,

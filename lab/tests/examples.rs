@@ -35,6 +35,8 @@ const EXAMPLES: &[(&str, &str, Expect)] = &[
             ("sw1", "p1", 1_000_000),
         ],
     ),
+    // Both clients reach h2, one of them after DCBX moved it to priority 3.
+    ("dcbx.toml", "dcbx", &[("h2", "eth0", 1_000_000)]),
     (
         "leaf-spine.toml",
         "ls",
@@ -176,4 +178,80 @@ fn each_example_comes_up_carries_traffic_and_goes_down() {
             "{file}: left behind"
         );
     }
+}
+
+/// Runs `rocectl` (built next to `rocelab`) against a lab switch; its JSON.
+fn rocectl_json(state: &Path, lab: &str, switch: &str, args: &[&str]) -> serde_json::Value {
+    let rocectl = Path::new(env!("CARGO_BIN_EXE_rocelab")).with_file_name("rocectl");
+    let sock = state.join(lab).join(format!("{switch}.sock"));
+    let out = Command::new(rocectl)
+        .arg("--addr")
+        .arg(format!("unix:{}", sock.display()))
+        .args(args)
+        .output()
+        .expect("running rocectl");
+    assert!(
+        out.status.success(),
+        "rocectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("rocectl --json output")
+}
+
+/// `dcbx.toml`: the willing host adopts the switch's RoCE priority (the
+/// switch sees it advertise priority 3, and its traffic arrives on 3), the
+/// host that is not willing stays on priority 5 and is reported as a
+/// mismatch.
+#[test]
+fn dcbx_example_corrects_the_willing_host_and_reports_the_other() {
+    if !root_or_skip("dcbx_example_corrects_the_willing_host_and_reports_the_other") {
+        return;
+    }
+    let state_dir = std::env::temp_dir().join(format!("rl-dcbx-{}", std::process::id()));
+    let state = state_dir.as_path();
+    let lab = "dcbx";
+    let _down = Down { state, lab };
+    let up = rocelab(
+        state,
+        &["up", examples_dir().join("dcbx.toml").to_str().unwrap()],
+    );
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let port = |v: &serde_json::Value, n: u64| {
+        v.as_array()
+            .and_then(|a| a.iter().find(|p| p["port"] == n).cloned())
+            .unwrap_or_default()
+    };
+    let deadline = Instant::now() + TRAFFIC_LIMIT;
+    let (p0, p2, counters) = loop {
+        let d = rocectl_json(state, lab, "sw1", &["dcbx", "--json"]);
+        let c = rocectl_json(state, lab, "sw1", &["counters", "ethtool", "--json"]);
+        let (p0, p2) = (port(&d, 0), port(&d, 2));
+        let settled = p0["neighbor"]["roce_priority"] == 3
+            && p2["neighbor"]["roce_priority"] == 5
+            && c["p0"]["rx_prio3_packets"].as_u64().unwrap_or(0) > 100
+            && c["p2"]["rx_prio5_packets"].as_u64().unwrap_or(0) > 100;
+        if settled {
+            break (p0, p2, c);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "DCBX did not settle: port 0 {p0}, port 2 {p2}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    // h1 (willing) took the switch's parameters and advertises them.
+    assert_eq!(p0["neighbor"]["willing"], true, "{p0}");
+    assert_eq!(p0["neighbor"]["pfc_enable"], "3", "{p0}");
+    assert_eq!(p0["mismatch"], "none", "{p0}");
+    // h3 (not willing) kept its own: PFC on 5 and RoCE on 5.
+    assert_eq!(p2["neighbor"]["willing"], false, "{p2}");
+    assert_eq!(p2["neighbor"]["pfc_enable"], "5", "{p2}");
+    let m = p2["mismatch"].as_str().unwrap();
+    assert!(m.contains("pfc") && m.contains("app"), "{p2}");
+    // h3 never sent on the lossless priority.
+    assert_eq!(counters["p2"]["rx_prio3_packets"], 0, "{counters}");
 }

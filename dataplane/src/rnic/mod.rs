@@ -348,6 +348,14 @@ impl Rnic {
         }
     }
 
+    /// Moves data and ACKs to `priority` marked `dscp` (and the PFC class
+    /// honoured with them), as a willing DCBX host does when it adopts the
+    /// switch's application priority. Frames already queued keep theirs.
+    pub fn set_data_class(&mut self, priority: u8, dscp: u8) {
+        self.cfg.data_priority = priority & 7;
+        self.cfg.data_dscp = dscp & 0x3f;
+    }
+
     // ------------------------------------------------------------ getters
 
     /// The configuration.

@@ -34,6 +34,7 @@ use dataplane::wire::ip::Ecn;
 use dataplane::wire::roce_frame::{
     FrameSpec, PayloadPattern, RoceVersion, Vlan, decode, opcode_layout, parse_opcode,
 };
+use lab::perf::dcbx::DcbxMode;
 use lab::perf::frame::{
     default_trust, describe, describe_verdict, parse_hex, read_pcap, to_hex, to_json, write_pcap,
 };
@@ -635,6 +636,12 @@ struct Common {
     /// priority (--priority for data, --cnp-priority for CNPs).
     #[arg(long, value_parser = clap::value_parser!(u16).range(0..=4095))]
     vlan: Option<u16>,
+    /// DCBX (LLDP with the 802.1Qaz TLVs): `willing` advertises our RoCE
+    /// priority and adopts the switch's PFC and application priority, as
+    /// NICs ship; `on` advertises only (a mismatch shows at the switch);
+    /// `off` sends no LLDP.
+    #[arg(long, default_value = "willing")]
+    dcbx: DcbxMode,
     /// Print a report every this many seconds.
     #[arg(long)]
     interval: Option<f64>,
@@ -832,6 +839,7 @@ fn main() -> Result<()> {
     };
     let stop = lab::signal::stop_flag();
     let mut agent = Agent::new(port, cfg, role).context("setting up the agent")?;
+    agent.enable_dcbx(common.dcbx, None);
     let json = common.json;
     if !json {
         println!("{}", Report::table_header());
@@ -888,6 +896,31 @@ fn main() -> Result<()> {
             peak_gbps.unwrap_or(bw(&summary)),
             json,
         );
+    }
+    if let Some(d) = agent.dcbx_status() {
+        if json {
+            println!("{}", serde_json::json!({ "kind": "dcbx", "dcbx": d }));
+        } else {
+            println!(
+                "dcbx: {} | peer {} | RoCE on priority {} DSCP {}{} | PFC enabled {:#04x} | mismatch {} | lldp tx {} rx {}",
+                d.mode,
+                d.peer.as_deref().unwrap_or("none"),
+                d.operational.priority,
+                d.operational.dscp,
+                if d.adopted {
+                    format!(
+                        " (adopted from the peer; ours was priority {} DSCP {})",
+                        d.admin.priority, d.admin.dscp
+                    )
+                } else {
+                    String::new()
+                },
+                d.pfc_enable,
+                d.mismatch,
+                d.lldp_tx,
+                d.lldp_rx
+            );
+        }
     }
     let ps = agent.port().stats();
     let ast = agent.stats();

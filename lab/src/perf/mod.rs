@@ -35,6 +35,7 @@
 //! (no kernel IP on agent veths).
 
 mod app;
+pub mod dcbx;
 pub mod frame;
 pub mod nvmf;
 pub mod report;
@@ -53,6 +54,7 @@ use dataplane::wire::pfc::{MacControlRepr, PfcRepr, parse_frame};
 
 use crate::port::{FrameBuf, Port, PortError};
 use app::App;
+use dcbx::{DcbxMode, DcbxStatus, HostDcbx};
 use nvmf::{Initiator, NvmfConfig, NvmfSummary, Target};
 use report::{Report, Snapshot};
 use workload::{LatencyProbe, LatencySummary, PerfTest};
@@ -186,6 +188,10 @@ pub struct Agent<P: Port> {
     stats: AgentStats,
     /// What posts work requests above the RNIC.
     app: App,
+    /// LLDP/DCBX, if enabled ([`Agent::enable_dcbx`]).
+    dcbx: Option<HostDcbx>,
+    /// Where an LLDP frame is built for sending.
+    lldp_buf: Vec<FrameBuf>,
 }
 
 /// The QP a client's or host's `i`-th queue uses toward `dst_ip`.
@@ -307,6 +313,8 @@ impl<P: Port> Agent<P> {
             link_free_ns: 0,
             stats: AgentStats::default(),
             app,
+            dcbx: None,
+            lldp_buf: vec![FrameBuf::default()],
         })
     }
 
@@ -323,6 +331,23 @@ impl<P: Port> Agent<P> {
     /// The port.
     pub fn port(&self) -> &P {
         &self.port
+    }
+
+    /// Runs DCBX on the port ([`dcbx`]): advertise the RNIC's RoCE
+    /// priority and DSCP, and adopt the switch's when `mode` is willing.
+    pub fn enable_dcbx(&mut self, mode: DcbxMode, system_name: Option<String>) {
+        let c = self.rnic.config();
+        let admin = dcbx::DataClass {
+            priority: c.data_priority,
+            dscp: c.data_dscp,
+        };
+        let now = self.now();
+        self.dcbx = HostDcbx::new(mode, c.mac, c.roce_version, admin, system_name, now);
+    }
+
+    /// DCBX as it stands (`None` when off).
+    pub fn dcbx_status(&self) -> Option<DcbxStatus> {
+        self.dcbx.as_ref().map(HostDcbx::status)
     }
 
     /// A latency test's figures so far (`None` for other roles and tests).
@@ -471,7 +496,12 @@ impl<P: Port> Agent<P> {
                 rnic_wake = Some(rnic_wake.map_or(self.link_free_ns, |w| w.max(self.link_free_ns)));
             }
             let now_ns = self.now().as_nanos();
-            let mut wake_ns = [rnic_wake, next_report_ns, end_ns]
+            let dcbx_wake = self
+                .dcbx
+                .as_ref()
+                .and_then(HostDcbx::poll_timeout)
+                .map(Instant::as_nanos);
+            let mut wake_ns = [rnic_wake, next_report_ns, end_ns, dcbx_wake]
                 .into_iter()
                 .flatten()
                 .min();
@@ -526,6 +556,25 @@ impl<P: Port> Agent<P> {
             return;
         }
         let ethertype = u16::from_be_bytes([frame[12], frame[13]]);
+        if ethertype == dataplane::wire::lldp::ETHERTYPE_LLDP {
+            match &mut self.dcbx {
+                Some(d) => {
+                    d.handle_frame(frame, now);
+                    if let Some(c) = d.poll_class_change() {
+                        tracing::info!(
+                            priority = c.priority,
+                            dscp = c.dscp,
+                            "DCBX: RoCE now on priority {} (DSCP {})",
+                            c.priority,
+                            c.dscp
+                        );
+                        self.rnic.set_data_class(c.priority, c.dscp);
+                    }
+                }
+                None => self.stats.rx_other += 1,
+            }
+            return;
+        }
         if ethertype == 0x8808 {
             match parse_frame(frame) {
                 Ok(Some(MacControlRepr::Pfc(pfc))) => self.rnic.handle_pfc(now, &pfc),
@@ -620,6 +669,11 @@ impl<P: Port> Agent<P> {
     /// Sends the backlog, then a fresh batch. Returns true if a full batch
     /// was produced (more may be ready at once).
     fn transmit(&mut self, now: Instant) -> Result<bool, AgentError> {
+        if let Some(f) = self.dcbx.as_mut().and_then(|d| d.poll_transmit(now)) {
+            self.lldp_buf[0].set_frame(f);
+            // A frame the kernel refuses goes with the next one, 30 s on.
+            self.port.send_batch(&self.lldp_buf)?;
+        }
         if self.backlog_end > self.backlog_start {
             let sent = self
                 .port
