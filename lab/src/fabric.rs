@@ -343,8 +343,32 @@ pub fn setups(topo: &Topology) -> Result<Vec<SwitchSetup>, SetupError> {
             let Some(mine) = dist[h][s] else {
                 continue; // unreachable from here
             };
+            let explicit = topo.switches[s].routes.iter().find(|r| r.to == host.name);
             let mut hops = BTreeSet::new();
-            for (&port, &(_, _, peer)) in p {
+            if let Some(r) = explicit {
+                for via in &r.via {
+                    let peer =
+                        switch_port(via).and_then(|n| p.get(&n).map(|&(.., peer)| (n, peer)));
+                    match peer {
+                        Some((port, Peer::Host(x))) => hops.insert(NextHop {
+                            port,
+                            dst_mac: host_macs[x],
+                        }),
+                        Some((port, Peer::Switch(_))) => hops.insert(NextHop {
+                            port,
+                            dst_mac: ROUTER_MAC,
+                        }),
+                        None => {
+                            errs.push(format!(
+                                "switch {}: route to {}: {via} is not one of its ports",
+                                topo.switches[s].name, host.name
+                            ));
+                            false
+                        }
+                    };
+                }
+            }
+            for (&port, &(_, _, peer)) in p.iter().filter(|_| explicit.is_none()) {
                 match peer {
                     Peer::Host(x) if x == h => {
                         hops.insert(NextHop {
@@ -386,6 +410,9 @@ pub fn setups(topo: &Topology) -> Result<Vec<SwitchSetup>, SetupError> {
                 bridged,
             },
         });
+    }
+    if !errs.is_empty() {
+        return Err(SetupError(errs));
     }
     Ok(out)
 }
@@ -465,6 +492,32 @@ mod tests {
         assert_eq!(spine2.routes.routes[1].next_hops, vec![hop(1, ROUTER_MAC)]);
         let seeds: BTreeSet<u32> = s.iter().map(|x| x.routes.ecmp_seed).collect();
         assert_eq!(seeds.len(), 4, "a seed per switch");
+    }
+
+    #[test]
+    fn explicit_routes_replace_the_shortest_paths_of_their_switch() {
+        // leaf1 sends hb's traffic over spine2 only; leaf2 keeps its ECMP.
+        let text = LEAF_SPINE.replace(
+            "name = \"leaf1\"",
+            "name = \"leaf1\"\nroceswitch = true\nroutes = [{ to = \"hb\", via = [\"p2\"] }]",
+        );
+        let topo = Topology::from_toml(&text).unwrap();
+        let s = setups(&topo).unwrap();
+        assert_eq!(s[0].routes.routes[1].next_hops, vec![hop(2, ROUTER_MAC)]);
+        let ha = [2, 0, 0, 0, 2, 1];
+        assert_eq!(
+            s[0].routes.routes[0].next_hops,
+            vec![hop(0, ha)],
+            "hosts without a route keep the shortest path"
+        );
+        assert_eq!(s[1].routes.routes[0].next_hops.len(), 2);
+        // A port the switch does not have, a host that does not exist.
+        let bad = text.replace("via = [\"p2\"]", "via = [\"p9\"]");
+        let e = setups(&Topology::from_toml(&bad).unwrap()).unwrap_err();
+        assert!(e.to_string().contains("p9 is not one of its ports"), "{e}");
+        let bad = text.replace("to = \"hb\"", "to = \"hz\"");
+        let e = Topology::from_toml(&bad).unwrap_err();
+        assert!(e.to_string().contains("no such host"), "{e}");
     }
 
     /// The lab's headroom at 10G and 25G (8 ms of line rate per port and

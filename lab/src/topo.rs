@@ -87,6 +87,20 @@ pub struct SwitchSpec {
     /// [`crate::bringup`]) before any host command starts.
     #[serde(default)]
     pub roceswitch: bool,
+    /// Routes that replace the shortest paths on this switch (a
+    /// `roceswitch`): traffic to host `to` leaves through `via`.
+    #[serde(default)]
+    pub routes: Vec<RouteSpec>,
+}
+
+/// An explicit route on a switch: `{ to = "h2", via = ["p1"] }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    /// Destination host (its /32).
+    pub to: String,
+    /// Egress ports `pN` (more than one: ECMP over them).
+    pub via: Vec<String>,
 }
 
 /// A host node (a RoCE host agent's namespace).
@@ -216,6 +230,28 @@ impl Topology {
             }
             if !names.insert(n) {
                 errs.push(format!("node {n:?} is defined twice"));
+            }
+        }
+        for s in &self.switches {
+            for r in &s.routes {
+                if self.host(&r.to).is_none() {
+                    errs.push(format!(
+                        "switch {}: route to {:?}: no such host",
+                        s.name, r.to
+                    ));
+                }
+                if r.via.is_empty() {
+                    errs.push(format!(
+                        "switch {}: route to {}: via names no port",
+                        s.name, r.to
+                    ));
+                }
+            }
+            if !s.routes.is_empty() && !s.roceswitch {
+                errs.push(format!(
+                    "switch {}: routes are for roceswitch = true switches",
+                    s.name
+                ));
             }
         }
         for s in self

@@ -35,6 +35,18 @@ const EXAMPLES: &[(&str, &str, Expect)] = &[
             ("sw1", "p1", 1_000_000),
         ],
     ),
+    // Every host gets its peer's WRITEs through two ring links, deadlock
+    // after deadlock broken by the watchdog.
+    (
+        "deadlock-ring.toml",
+        "ring",
+        &[
+            ("h0", "eth0", 200_000),
+            ("h1", "eth0", 200_000),
+            ("h2", "eth0", 200_000),
+            ("s1", "p2", 200_000),
+        ],
+    ),
     // Both clients reach h2, one of them after DCBX moved it to priority 3.
     ("dcbx.toml", "dcbx", &[("h2", "eth0", 1_000_000)]),
     (

@@ -99,6 +99,11 @@ enum Cmd {
         /// Fixed rate: turn DCQCN off.
         #[arg(long)]
         no_dcqcn: bool,
+        /// Also answer peers that write to us, as `server` does (a host
+        /// that sends and receives in one process); runs the whole
+        /// --duration.
+        #[arg(long)]
+        serve: bool,
         /// Index of the first QP (QPNs client 0x100+i → server 0x200+i);
         /// give each client sharing a server its own range.
         #[arg(long, default_value_t = 0)]
@@ -675,6 +680,7 @@ fn main() -> Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    let mut serve_peers = false;
     let (common, role, duration, dcqcn) = match cli.cmd {
         Cmd::Frame(a) => return cmd_frame(&a),
         Cmd::Decode {
@@ -750,9 +756,11 @@ fn main() -> Result<()> {
             duration,
             messages,
             no_dcqcn,
+            serve,
             first_qp,
             qp_timeout,
         } => {
+            serve_peers = serve;
             if qps == 0 || first_qp.saturating_add(qps) > MAX_QPS {
                 bail!("--first-qp + --qps must be 1..={MAX_QPS}");
             }
@@ -840,6 +848,7 @@ fn main() -> Result<()> {
     let stop = lab::signal::stop_flag();
     let mut agent = Agent::new(port, cfg, role).context("setting up the agent")?;
     agent.enable_dcbx(common.dcbx, None);
+    agent.serve_peers(serve_peers);
     let json = common.json;
     if !json {
         println!("{}", Report::table_header());

@@ -192,6 +192,8 @@ pub struct Agent<P: Port> {
     dcbx: Option<HostDcbx>,
     /// Where an LLDP frame is built for sending.
     lldp_buf: Vec<FrameBuf>,
+    /// A client that also answers peers writing to it, as a server does.
+    serve: bool,
 }
 
 /// The QP a client's or host's `i`-th queue uses toward `dst_ip`.
@@ -315,6 +317,7 @@ impl<P: Port> Agent<P> {
             app,
             dcbx: None,
             lldp_buf: vec![FrameBuf::default()],
+            serve: false,
         })
     }
 
@@ -343,6 +346,14 @@ impl<P: Port> Agent<P> {
         };
         let now = self.now();
         self.dcbx = HostDcbx::new(mode, c.mac, c.roce_version, admin, system_name, now);
+    }
+
+    /// Also answer peers that write to us (learn their QPs from the first
+    /// packet, as [`Role::Server`] does), next to our own workload: a host
+    /// that both sends and receives, as in a ring of flows. The run then
+    /// lasts its whole duration, not only until our workload is done.
+    pub fn serve_peers(&mut self, on: bool) {
+        self.serve = on;
     }
 
     /// DCBX as it stands (`None` when off).
@@ -478,7 +489,9 @@ impl<P: Port> Agent<P> {
                 }
             }
             let app_done = self.app.finished();
+            // A serving client runs to the end: peers may still write.
             if matches!(self.role, Role::Client { .. } | Role::NvmfHost { .. })
+                && !self.serve
                 && self.rnic.is_idle()
                 && app_done
                 && self.backlog_end == self.backlog_start
@@ -603,7 +616,7 @@ impl<P: Port> Agent<P> {
         match self.rnic.handle_frame(now, frame) {
             Ok(()) => {}
             Err(RnicError::UnknownQp(qpn))
-                if matches!(self.role, Role::Server | Role::NvmfTarget) =>
+                if self.serve || matches!(self.role, Role::Server | Role::NvmfTarget) =>
             {
                 if self.learn_qp(qpn, frame) {
                     let _ = self.rnic.handle_frame(now, frame);

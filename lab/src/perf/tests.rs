@@ -399,3 +399,40 @@ fn nvmf_host_and_target_complete_every_command_with_the_data_both_ways() {
     assert_eq!(hr.counters.rx_read_requests, n.write.total_ios);
     assert_eq!(hr.retx_packets + tr.retx_packets, 0);
 }
+
+#[test]
+fn serving_clients_write_to_each_other_in_one_process_each() {
+    let (ap, bp) = MemoryPort::pair("a", "b");
+    let role = |dst_ip, dst_mac| Role::Client {
+        test: PerfTest::WriteBw,
+        qps: 1,
+        dst_ip,
+        dst_mac,
+        message_bytes: 4096,
+        messages: Some(40),
+        first_qp: 0,
+        qp_timeout: 17,
+    };
+    let b = std::thread::spawn(move || {
+        let mut b = Agent::new(bp, cfg(S_MAC, S_IP, 1_000_000_000), role(C_IP, C_MAC)).unwrap();
+        b.serve_peers(true);
+        let never = AtomicBool::new(false);
+        // Long enough to answer all of a's messages after its own are done.
+        let r = b
+            .run(Some(Duration::from_millis(1500)), None, &never, |_| {})
+            .unwrap();
+        (r, b.stats())
+    });
+    let mut a = Agent::new(ap, cfg(C_MAC, C_IP, 1_000_000_000), role(S_IP, S_MAC)).unwrap();
+    a.serve_peers(true);
+    let never = AtomicBool::new(false);
+    let ar = a
+        .run(Some(Duration::from_millis(1500)), None, &never, |_| {})
+        .unwrap();
+    let (br, bstats) = b.join().unwrap();
+    assert_eq!((ar.tx_messages, br.tx_messages), (40, 40), "both completed");
+    assert_eq!(a.stats().qps_learned, 1);
+    assert_eq!(bstats.qps_learned, 1);
+    assert_eq!(ar.rx_bytes, 40 * 4096, "a answered b's WRITEs");
+    assert_eq!(br.rx_bytes, 40 * 4096);
+}

@@ -65,6 +65,7 @@ fn switch(name: &str) -> SwitchSpec {
         name: name.into(),
         command: None,
         roceswitch: false,
+        routes: Vec::new(),
     }
 }
 

@@ -176,6 +176,7 @@ pub fn ring_fabric(lab: &str, n: usize, speed_bps: u64) -> Topology {
             name: switch_name(i),
             command: None,
             roceswitch: false,
+            routes: Vec::new(),
         })
         .collect();
     let hosts = (0..n).map(|i| host(&host_name(i), RING_PART, i)).collect();
