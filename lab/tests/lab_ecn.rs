@@ -201,6 +201,7 @@ fn low_kmin_marks_ce_the_receiver_sends_cnps_and_dcqcn_slows_the_senders() {
             name: "sw".into(),
             command: Some(sw_cmd),
             roceswitch: false,
+            routes: Vec::new(),
         }],
         hosts: hosts.clone(),
         links: (0..3)
