@@ -22,6 +22,9 @@ from rsbase import ROUTER_MAC, SwitchTest, host_mac, routed
 
 PORT = 1
 PRIO = 3
+# One poll interval (100 ms) less scheduling jitter: the earliest a storm
+# can be declared after the first XOFF (detection 200 ms = 2 polls).
+EARLIEST_DETECTION_S = 0.09
 
 
 class WatchdogTest(SwitchTest):
@@ -114,6 +117,9 @@ class WatchdogDetectsStorm(WatchdogTest):
         self.storm(1.0, during)
         self.assertTrue(seen, "watchdog_storms did not grow during a 1 s pause storm")
         self.assertLess(seen[0], 0.6, "storm detected only after %.2f s" % seen[0])
+        # R-WD-6: declared on the ceil(D/P) = 2nd consecutive positive poll,
+        # so never before one whole poll interval of storm.
+        self.assertGreaterEqual(seen[0], EARLIEST_DETECTION_S, "storm declared after only %.3f s" % seen[0])
         self.assertGreaterEqual(time.time() - t_start, 1.0)
 
 
@@ -145,12 +151,20 @@ class WatchdogEventsStreamed(WatchdogTest):
         kinds = [ev.WhichOneof("kind") for _, ev in self.events]
         self.assertIsNotNone(t_storm, "no storm event for port %d priority %d; events seen: %s" % (PORT, PRIO, kinds))
         self.assertLess(t_storm - t_start, 0.7, "storm event after %.2f s" % (t_storm - t_start))
+        self.assertGreaterEqual(t_storm - t_start, EARLIEST_DETECTION_S, "storm event after only %.3f s" % (t_storm - t_start))
         deadline = t_end + 1.5
         while self.event_time("restore", after=t_storm) is None and time.time() < deadline:
             time.sleep(0.05)
         t_restore = self.event_time("restore", after=t_storm)
         self.assertIsNotNone(t_restore, "no restore event after the storm ended")
-        self.assertGreater(t_restore - t_end, 0.15, "restored before restoration time")
+        # R-WD-7: restored on the ceil(R/P) = 3rd consecutive poll without a
+        # new PFC frame, so at least 300 ms after the last one (storm()
+        # returns 20 ms after it), and within restoration time, the pause
+        # the last XOFF asked for (0xFFFF quanta at 100 Mb/s, 335 ms) and
+        # two polls of slack.
+        quiet = t_restore - t_end
+        self.assertGreaterEqual(quiet, 0.25, "restored %.3f s after the storm, before restoration time" % quiet)
+        self.assertLess(quiet, 1.0, "restored only %.3f s after the storm" % quiet)
 
 
 class WatchdogDropActionDiscards(WatchdogTest):
