@@ -47,10 +47,19 @@ pub fn up(
         ));
     }
     // Hosts start once their switches route: held back from labctl::up.
-    let host_commands: Vec<(String, Vec<String>)> = staged
+    let host_commands: Vec<(String, String, Vec<String>)> = staged
         .hosts
         .iter_mut()
-        .filter_map(|h| Some((h.name.clone(), h.command.take()?)))
+        .flat_map(|h| {
+            let cmds: Vec<(String, String, Vec<String>)> = h
+                .commands()
+                .into_iter()
+                .map(|(log, c)| (h.name.clone(), log, c.clone()))
+                .collect();
+            h.command = None;
+            h.extra_commands.clear();
+            cmds
+        })
         .collect();
     let mut st = labctl::up(&staged, file, store, stop)?;
     let programmed = (|| -> Result<()> {
@@ -62,10 +71,9 @@ pub fn up(
                 .with_context(|| format!("programming switch {}", s.name))?;
         }
         let mut started = Vec::new();
-        for (node, argv) in &host_commands {
+        for (node, log, argv) in &host_commands {
             let argv = staged.expand(node, argv);
-            let child =
-                labctl::spawn_recorded(&mut st, store, node, &topo.netns(node), argv, node)?;
+            let child = labctl::spawn_recorded(&mut st, store, node, &topo.netns(node), argv, log)?;
             started.push((node.clone(), child));
         }
         labctl::check_started(&st, &mut started, stop)

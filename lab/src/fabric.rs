@@ -394,11 +394,14 @@ pub fn setups(topo: &Topology) -> Result<Vec<SwitchSetup>, SetupError> {
                     port: first.port,
                 });
             }
-            routes.push(Route {
-                prefix: IpAddr::V4(host.ip),
-                prefix_len: 32,
-                next_hops: hops.into_iter().collect(),
-            });
+            let next_hops: Vec<NextHop> = hops.into_iter().collect();
+            for ip in std::iter::once(host.ip).chain(host.kernel_ip) {
+                routes.push(Route {
+                    prefix: IpAddr::V4(ip),
+                    prefix_len: 32,
+                    next_hops: next_hops.clone(),
+                });
+            }
         }
         out.push(SwitchSetup {
             name: topo.switches[s].name.clone(),
@@ -518,6 +521,33 @@ mod tests {
         let bad = text.replace("to = \"hb\"", "to = \"hz\"");
         let e = Topology::from_toml(&bad).unwrap_err();
         assert!(e.to_string().contains("no such host"), "{e}");
+    }
+
+    #[test]
+    fn a_hosts_kernel_address_is_routed_like_its_roce_address() {
+        let text = LEAF_SPINE.replace(
+            "ip = \"10.0.2.2\"",
+            "ip = \"10.0.2.2\"\nkernel_ip = \"10.0.2.102\"\nextra_commands = [[\"sleep\", \"1\"]]",
+        );
+        let topo = Topology::from_toml(&text).unwrap();
+        let hb = topo.host("hb").unwrap();
+        let logs: Vec<String> = hb.commands().into_iter().map(|(l, _)| l).collect();
+        assert_eq!(logs, ["hb-2"], "no command, one extra: its own log");
+        for s in setups(&topo).unwrap() {
+            let to = |ip: [u8; 4]| {
+                s.routes
+                    .routes
+                    .iter()
+                    .find(|r| r.prefix == IpAddr::from(ip))
+                    .map(|r| r.next_hops.clone())
+            };
+            assert!(to([10, 0, 2, 102]).is_some(), "{}: no route", s.name);
+            assert_eq!(to([10, 0, 2, 102]), to([10, 0, 2, 2]), "{}", s.name);
+        }
+        // The kernel address may not be another host's.
+        let clash = text.replace("10.0.2.102", "10.0.2.1");
+        let e = Topology::from_toml(&clash).unwrap_err();
+        assert!(e.to_string().contains("also used by"), "{e}");
     }
 
     /// The lab's headroom at 10G and 25G (8 ms of line rate per port and

@@ -121,6 +121,34 @@ pub struct HostSpec {
     /// Command to run in the host namespace.
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// More commands to run there, each its own process and log
+    /// (`<host>-2.log`, ...): e.g. a TCP sink next to a RoCE server.
+    #[serde(default)]
+    pub extra_commands: Vec<Vec<String>>,
+    /// An address for the host's kernel on its interface, routed by the
+    /// switches like `ip` (for kernel TCP/UDP next to RoCE). The agent's
+    /// `ip` stays off the kernel, which would answer RoCE with ICMP; the
+    /// kernel reaches every other address through the switch (a default
+    /// route to a static neighbour with the router MAC).
+    #[serde(default)]
+    pub kernel_ip: Option<Ipv4Addr>,
+}
+
+impl HostSpec {
+    /// Every command of the host with the name of its log file: `command`
+    /// as `<host>`, then `extra_commands` as `<host>-2`, `<host>-3`, ...
+    pub fn commands(&self) -> Vec<(String, &Vec<String>)> {
+        self.command
+            .iter()
+            .map(|c| (self.name.clone(), c))
+            .chain(
+                self.extra_commands
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (format!("{}-{}", self.name, i + 2), c)),
+            )
+            .collect()
+    }
 }
 
 /// A link between two `node:interface` endpoints.
@@ -281,8 +309,13 @@ impl Topology {
                 }
                 Err(e) => errs.push(format!("host {}: {e}", h.name)),
             }
-            if let Some(other) = ips.insert(h.ip, &h.name) {
-                errs.push(format!("host {}: IP {} also used by {other}", h.name, h.ip));
+            for ip in std::iter::once(h.ip).chain(h.kernel_ip) {
+                if let Some(other) = ips.insert(ip, &h.name) {
+                    errs.push(format!("host {}: IP {ip} also used by {other}", h.name));
+                }
+            }
+            if h.extra_commands.iter().any(Vec::is_empty) {
+                errs.push(format!("host {}: an extra command is empty", h.name));
             }
         }
         let mut used = BTreeSet::new();
@@ -346,6 +379,9 @@ impl Topology {
             }
             vars.push(("{mac}".into(), h.mac.clone()));
             vars.push(("{ip}".into(), h.ip.to_string()));
+            if let Some(k) = h.kernel_ip {
+                vars.push(("{kernel_ip}".into(), k.to_string()));
+            }
         }
         vars.push((
             "{router_mac}".into(),
@@ -354,6 +390,9 @@ impl Topology {
         for h in &self.hosts {
             vars.push((format!("{{host.{}.mac}}", h.name), h.mac.clone()));
             vars.push((format!("{{host.{}.ip}}", h.name), h.ip.to_string()));
+            if let Some(k) = h.kernel_ip {
+                vars.push((format!("{{host.{}.kernel_ip}}", h.name), k.to_string()));
+            }
         }
         argv.iter()
             .map(|a| {

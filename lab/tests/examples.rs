@@ -47,6 +47,8 @@ const EXAMPLES: &[(&str, &str, Expect)] = &[
             ("s1", "p2", 200_000),
         ],
     ),
+    // RoCE and kernel TCP share h3's port.
+    ("tcp-next-to-roce.toml", "tcp", &[("h3", "eth0", 2_000_000)]),
     // Both clients reach h2, one of them after DCBX moved it to priority 3.
     ("dcbx.toml", "dcbx", &[("h2", "eth0", 1_000_000)]),
     (
@@ -266,4 +268,75 @@ fn dcbx_example_corrects_the_willing_host_and_reports_the_other() {
     assert!(m.contains("pfc") && m.contains("app"), "{p2}");
     // h3 never sent on the lossless priority.
     assert_eq!(counters["p2"]["rx_prio3_packets"], 0, "{counters}");
+}
+
+/// `tcp-next-to-roce.toml`: RoCE on the lossless priority and kernel TCP on
+/// a lossy one share h3's 100 Mb/s port by ETS (each a fair part of what
+/// leaves it); the switch pauses the RoCE sender and never drops its
+/// frames, while TCP's excess is dropped and retransmitted.
+#[test]
+fn tcp_next_to_roce_shares_the_bottleneck_and_roce_loses_nothing() {
+    if !root_or_skip("tcp_next_to_roce_shares_the_bottleneck_and_roce_loses_nothing") {
+        return;
+    }
+    let state_dir = std::env::temp_dir().join(format!("rl-tcp-{}", std::process::id()));
+    let state = state_dir.as_path();
+    let lab = "tcp";
+    let _down = Down { state, lab };
+    let up = rocelab(
+        state,
+        &[
+            "up",
+            examples_dir()
+                .join("tcp-next-to-roce.toml")
+                .to_str()
+                .unwrap(),
+        ],
+    );
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let counters = || rocectl_json(state, lab, "sw1", &["counters", "ethtool", "--json"]);
+    let get = |c: &serde_json::Value, port: &str, name: &str| c[port][name].as_u64().unwrap_or(0);
+    // Both classes must be flowing before the window starts.
+    let deadline = Instant::now() + TRAFFIC_LIMIT;
+    loop {
+        let c = counters();
+        if get(&c, "p2", "tx_prio0_bytes") > 1_000_000
+            && get(&c, "p2", "tx_prio3_bytes") > 1_000_000
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "TCP and RoCE did not both reach h3: {c}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let a = counters();
+    std::thread::sleep(Duration::from_secs(3));
+    let b = counters();
+    let d = |port: &str, name: &str| get(&b, port, name) - get(&a, port, name);
+    let (tcp, roce) = (d("p2", "tx_prio0_bytes"), d("p2", "tx_prio3_bytes"));
+    let share = tcp as f64 / (tcp + roce).max(1) as f64;
+    // ETS: priorities 0 and 3 are two traffic classes of equal weight.
+    assert!(
+        (0.3..=0.7).contains(&share),
+        "TCP {tcp} B, RoCE {roce} B: TCP share {share:.2}"
+    );
+    // 3 s of a 100 Mb/s port, less the pauses' slack.
+    assert!(
+        tcp + roce > 25_000_000,
+        "only {} B left p2 in 3 s",
+        tcp + roce
+    );
+    // RoCE: paused, never dropped.
+    assert!(d("p0", "tx_prio3_pause") > 0, "h1 was never paused: {b}");
+    assert_eq!(
+        get(&b, "p0", "rx_discards_phy"),
+        0,
+        "RoCE frames dropped: {b}"
+    );
 }

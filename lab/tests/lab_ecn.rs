@@ -93,6 +93,8 @@ fn host(i: usize) -> HostSpec {
         ip: std::net::Ipv4Addr::new(10, 0, 1, i as u8 + 1),
         vlan: None,
         command: None,
+        extra_commands: Vec::new(),
+        kernel_ip: None,
     }
 }
 

@@ -40,6 +40,7 @@ use lab::perf::frame::{
 };
 use lab::perf::nvmf::NvmfConfig;
 use lab::perf::report::Report;
+use lab::perf::tcp::{self, TcpReport};
 use lab::perf::workload::{BandwidthSummary, PerfTest};
 use lab::perf::{Agent, MAX_QPS, Role};
 use lab::port::AfPacketPort;
@@ -167,6 +168,51 @@ enum Cmd {
         /// Retransmission timeout exponent, as for `client`.
         #[arg(long, default_value_t = lab::perf::LAB_QP_TIMEOUT, value_parser = clap::value_parser!(u8).range(0..=31))]
         qp_timeout: u8,
+    },
+    /// Receive kernel TCP (a bulk sink): the reliable-over-lossy traffic to
+    /// put next to RoCE. Needs a kernel address (a topology's `kernel_ip`).
+    TcpServer {
+        /// Address to listen on.
+        #[arg(long, default_value = "0.0.0.0:5201")]
+        listen: std::net::SocketAddr,
+        /// Open the socket inside this named network namespace.
+        #[arg(long)]
+        netns: Option<String>,
+        /// Stop after this many seconds (default: run until Ctrl-C).
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Print a report every this many seconds.
+        #[arg(long)]
+        interval: Option<f64>,
+        /// JSON lines instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send kernel TCP as fast as it goes to a `tcp-server`, marked with
+    /// `--dscp` (0: a lossy priority), reporting the rate and the kernel's
+    /// retransmissions.
+    TcpClient {
+        /// Server address and port.
+        #[arg(long)]
+        dst: std::net::SocketAddr,
+        /// Parallel connections.
+        #[arg(long, default_value_t = 1)]
+        streams: usize,
+        /// DSCP of the segments.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=63))]
+        dscp: u8,
+        /// Open the sockets inside this named network namespace.
+        #[arg(long)]
+        netns: Option<String>,
+        /// Seconds to run.
+        #[arg(long, default_value_t = 5.0)]
+        duration: f64,
+        /// Print a report every this many seconds.
+        #[arg(long)]
+        interval: Option<f64>,
+        /// JSON lines instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Build RoCE v1/v2 frames from flags (valid ICRC and IPv4 checksum)
     /// and write them as hex or a pcap file.
@@ -597,6 +643,67 @@ fn print_perftest_summary<P: lab::port::Port>(
     }
 }
 
+/// `tcp-server` / `tcp-client`: kernel TCP next to RoCE.
+fn cmd_tcp(cmd: Cmd) -> Result<()> {
+    let stop = lab::signal::stop_flag();
+    let print = move |json: bool| {
+        move |r: &TcpReport| {
+            if json {
+                println!("{}", serde_json::to_string(r).unwrap_or_default());
+            } else {
+                println!("{}", r.line());
+            }
+        }
+    };
+    let in_ns =
+        |netns: Option<String>, f: Box<dyn FnOnce() -> Result<TcpReport> + Send>| match netns {
+            Some(ns) => dataplane::port::netns::run_in(&ns, f)
+                .with_context(|| format!("entering network namespace {ns}"))?,
+            None => f(),
+        };
+    let (summary, json) = match cmd {
+        Cmd::TcpServer {
+            listen,
+            netns,
+            duration,
+            interval,
+            json,
+        } => {
+            let d = duration.map(|d| seconds(d, "duration")).transpose()?;
+            let i = interval.map(|i| seconds(i, "interval")).transpose()?;
+            let r = in_ns(
+                netns,
+                Box::new(move || {
+                    let l = std::net::TcpListener::bind(listen)
+                        .with_context(|| format!("listening on {listen}"))?;
+                    Ok(tcp::serve(l, d, i, stop, print(json))?)
+                }),
+            )?;
+            (r, json)
+        }
+        Cmd::TcpClient {
+            dst,
+            streams,
+            dscp,
+            netns,
+            duration,
+            interval,
+            json,
+        } => {
+            let d = seconds(duration, "duration")?;
+            let i = interval.map(|i| seconds(i, "interval")).transpose()?;
+            let r = in_ns(
+                netns,
+                Box::new(move || Ok(tcp::send(dst, streams, dscp, d, i, stop, print(json))?)),
+            )?;
+            (r, json)
+        }
+        _ => bail!("not a TCP command"),
+    };
+    print(json)(&summary);
+    Ok(())
+}
+
 #[derive(Args)]
 struct Common {
     /// Interface to open (a veth end without kernel IP).
@@ -683,6 +790,7 @@ fn main() -> Result<()> {
     let mut serve_peers = false;
     let (common, role, duration, dcqcn) = match cli.cmd {
         Cmd::Frame(a) => return cmd_frame(&a),
+        cmd @ (Cmd::TcpServer { .. } | Cmd::TcpClient { .. }) => return cmd_tcp(cmd),
         Cmd::Decode {
             file,
             hex,

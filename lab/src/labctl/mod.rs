@@ -181,20 +181,33 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
             sys::wait_oper_up(ns, iface, LINK_UP_TIMEOUT)?;
         }
     }
+    for h in &topo.hosts {
+        if let Some(ip) = h.kernel_ip {
+            check_stop(stop)?;
+            let ns = topo.netns(&h.name);
+            for (iface, _) in topo.ports_of(&h.name) {
+                give_kernel_ip(&ns, &iface, ip)
+                    .with_context(|| format!("host {}: kernel address {ip}", h.name))?;
+            }
+        }
+    }
     let log_dir = store.log_dir(&topo.name);
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     let mut children = Vec::new();
     let commands = topo
         .switches
         .iter()
-        .map(|s| (&s.name, &s.command))
-        .chain(topo.hosts.iter().map(|h| (&h.name, &h.command)));
-    for (node, cmd) in commands {
-        let Some(cmd) = cmd else { continue };
+        .filter_map(|s| Some((&s.name, s.name.clone(), s.command.as_ref()?)))
+        .chain(topo.hosts.iter().flat_map(|h| {
+            h.commands()
+                .into_iter()
+                .map(move |(log, c)| (&h.name, log, c))
+        }));
+    for (node, log_name, cmd) in commands {
         check_stop(stop)?;
         let argv = topo.expand(node, cmd);
         let ns = topo.netns(node);
-        let log = log_dir.join(format!("{node}.log"));
+        let log = log_dir.join(format!("{log_name}.log"));
         let child = spawn_in(&ns, &argv, &log)
             .with_context(|| format!("node {node}: starting {argv:?}"))?;
         let pid = child.id();
@@ -304,6 +317,45 @@ pub fn spawn_recorded(
     });
     store.save(st)?;
     Ok(child)
+}
+
+/// Gateway the kernel of a host with a `kernel_ip` routes through: a
+/// link-local address whose neighbour entry is the switches' router MAC
+/// (the switch answers no ARP).
+pub const KERNEL_GATEWAY: &str = "169.254.0.1";
+
+/// `ip` on `iface` in `ns`, everything else through the switch.
+fn give_kernel_ip(ns: &str, iface: &str, ip: std::net::Ipv4Addr) -> Result<()> {
+    let mac = crate::units::format_mac(&crate::fabric::ROUTER_MAC);
+    offload::disable_tx_offloads_in(ns, iface)
+        .with_context(|| format!("turning tx offloads off on {ns}:{iface}"))?;
+    sys::ip(&["-n", ns, "addr", "add", &format!("{ip}/32"), "dev", iface])?;
+    sys::ip(&[
+        "-n",
+        ns,
+        "neigh",
+        "replace",
+        KERNEL_GATEWAY,
+        "lladdr",
+        &mac,
+        "dev",
+        iface,
+        "nud",
+        "permanent",
+    ])?;
+    sys::ip(&[
+        "-n",
+        ns,
+        "route",
+        "replace",
+        "default",
+        "via",
+        KERNEL_GATEWAY,
+        "dev",
+        iface,
+        "onlink",
+    ])?;
+    Ok(())
 }
 
 /// The last five lines of a log file, joined with ` | `.

@@ -16,6 +16,10 @@ const ETHTOOL_GFLAGS: u32 = 0x25;
 const ETHTOOL_SFLAGS: u32 = 0x26;
 const ETHTOOL_GGRO: u32 = 0x2b;
 const ETHTOOL_SGRO: u32 = 0x2c;
+const ETHTOOL_STXCSUM: u32 = 0x17;
+const ETHTOOL_SSG: u32 = 0x19;
+const ETHTOOL_STSO: u32 = 0x1f;
+const ETHTOOL_SGSO: u32 = 0x24;
 const ETH_FLAG_RXVLAN: u32 = 1 << 8;
 const ETH_FLAG_LRO: u32 = 1 << 15;
 
@@ -75,6 +79,26 @@ pub fn disable_rx_offloads(iface: &str) -> io::Result<()> {
         }
         Ok(())
     })
+}
+
+/// Turns transmit checksum offload, scatter-gather, TSO and GSO off on
+/// `iface` in this thread's namespace: a kernel sending through a
+/// user-space switch must put whole frames with finished checksums on the
+/// wire, as the switch reads them raw (with offload on, veth hands over TCP
+/// segments of up to 64 KiB with the checksum left for hardware to fill).
+pub fn disable_tx_offloads(iface: &str) -> io::Result<()> {
+    with_socket(|fd| {
+        for cmd in [ETHTOOL_SGSO, ETHTOOL_STSO, ETHTOOL_SSG, ETHTOOL_STXCSUM] {
+            ethtool(fd, iface, cmd, 0)?;
+        }
+        Ok(())
+    })
+}
+
+/// [`disable_tx_offloads`] inside the named namespace.
+pub fn disable_tx_offloads_in(netns: &str, iface: &str) -> io::Result<()> {
+    let i = iface.to_string();
+    crate::port::netns::run_in(netns, move || disable_tx_offloads(&i))?
 }
 
 /// [`disable_rx_offloads`] inside the named namespace.

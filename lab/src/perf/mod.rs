@@ -39,6 +39,7 @@ pub mod dcbx;
 pub mod frame;
 pub mod nvmf;
 pub mod report;
+pub mod tcp;
 pub mod verdict;
 pub mod workload;
 

@@ -47,6 +47,8 @@ pub fn host(name: &str, part: u8, i: usize) -> HostSpec {
         ip: host_ip(part, i),
         vlan: None,
         command: None,
+        extra_commands: Vec::new(),
+        kernel_ip: None,
     }
 }
 
