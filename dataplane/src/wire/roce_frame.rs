@@ -46,7 +46,9 @@ use crate::wire::ip::{
 
 mod headers;
 
-pub use headers::{NetRepr, ROCEV2_UDP_PORT, RoceExt, RoceHeaders, RoceVersion, Vlan, pad_len};
+pub use headers::{
+    NetRepr, ROCEV2_UDP_PORT, RoceExt, RoceHeaders, RoceVersion, Vlan, largest_packet_len, pad_len,
+};
 
 /// The bytes after the transport headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

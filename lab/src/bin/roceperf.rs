@@ -32,7 +32,8 @@ use dataplane::rnic::dcqcn::DcqcnConfig;
 use dataplane::wire::ib::{AethRepr, Opcode, RethRepr, psn_add};
 use dataplane::wire::ip::Ecn;
 use dataplane::wire::roce_frame::{
-    FrameSpec, PayloadPattern, RoceVersion, Vlan, decode, opcode_layout, parse_opcode,
+    FrameSpec, PayloadPattern, RoceVersion, Vlan, decode, largest_packet_len, opcode_layout,
+    parse_opcode,
 };
 use lab::perf::dcbx::DcbxMode;
 use lab::perf::frame::{
@@ -928,15 +929,9 @@ fn main() -> Result<()> {
         None => AfPacketPort::open(&common.iface),
     }
     .with_context(|| format!("opening port on {}", common.iface))?;
-    // Largest frame: Eth 14 (+ 4 tag) + IPv4 20 + UDP 8 (v1: GRH 40) + BTH 12
-    // + RETH 16 + payload + pad 3 + ICRC 4; all of it after Ethernet must
-    // fit the interface MTU.
+    // All of the largest frame after Ethernet must fit the interface MTU.
     let iface_mtu = port.mtu_bytes().context("reading the interface MTU")?;
-    let network = match roce_version {
-        RoceVersion::V1 => 40,
-        RoceVersion::V2 => 20 + 8,
-    };
-    let need = common.mtu as u32 + network + 12 + 16 + 3 + 4;
+    let need = largest_packet_len(roce_version, common.mtu) as u32;
     if need > iface_mtu {
         bail!(
             "--mtu {} makes frames of {need} bytes after Ethernet, but {} has MTU {iface_mtu}: \

@@ -145,6 +145,18 @@ pub fn pad_len(payload_len: usize) -> usize {
     (4 - payload_len % 4) % 4
 }
 
+/// Bytes after the Ethernet header (and tag) of the largest RoCE packet of
+/// `version` (v2 over IPv4) with `payload_len` bytes of payload: the longest
+/// transport headers an opcode carries (RETH and ImmDt, RDMA WRITE ONLY
+/// with immediate). An interface's MTU must hold this.
+pub fn largest_packet_len(version: RoceVersion, payload_len: usize) -> usize {
+    let net = match version {
+        RoceVersion::V1 => GRH_LEN,
+        RoceVersion::V2 => IPV4_HEADER_LEN + UDP_HEADER_LEN,
+    };
+    net + BTH_LEN + RETH_LEN + IMMDT_LEN + payload_len + pad_len(payload_len) + ICRC_LEN
+}
+
 impl RoceHeaders {
     /// Ethernet header, with the tag if any.
     pub fn l2_len(&self) -> usize {

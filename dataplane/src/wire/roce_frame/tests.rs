@@ -363,3 +363,26 @@ proptest::proptest! {
         let _ = decode(&f);
     }
 }
+
+#[test]
+fn no_opcode_builds_a_packet_larger_than_largest_packet_len() {
+    for version in [RoceVersion::V1, RoceVersion::V2] {
+        for payload in [1024usize, 4093] {
+            let mut worst = 0;
+            for op in supported() {
+                let mut s = spec_for(op);
+                s.version = version;
+                if s.payload_len > 0 {
+                    s.payload_len = payload;
+                }
+                let frame = s.build().unwrap();
+                worst = worst.max(frame.len() - 14);
+            }
+            assert_eq!(
+                worst,
+                largest_packet_len(version, payload),
+                "{version:?}, {payload} B: the bound is the largest frame, not above it"
+            );
+        }
+    }
+}
