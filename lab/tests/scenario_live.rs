@@ -87,10 +87,42 @@ fn lossless_incast_through_the_switch_loses_nothing_and_pauses_the_senders() {
     let bins = binaries();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let stop = AtomicBool::new(false);
+    let series = std::env::temp_dir().join(format!("rl-series-{}", std::process::id()));
     let x = with_lab(|store, lab| {
-        live::run_incast(&cfg(), &bins, store, &stop, &format!("{lab}-i")).expect("incast run")
+        live::run_incast(
+            &cfg(),
+            &bins,
+            store,
+            &stop,
+            &format!("{lab}-i"),
+            Some(&series),
+        )
+        .expect("incast run")
     });
     eprintln!("{x:#?}");
+    // The time series the switch was sampled into: the queue built up, the
+    // switch paused the senders, and the picture was drawn.
+    let csv = std::fs::read_to_string(series.join("incast_timeseries.csv")).unwrap();
+    let svg = std::fs::read_to_string(series.join("incast_timeseries.svg")).unwrap();
+    let _ = std::fs::remove_dir_all(&series);
+    assert!(svg.starts_with("<svg"));
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let rows: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert!(rows.len() > 100, "{} samples over a 3 s incast", rows.len());
+    let col = |name: &str| header.iter().position(|h| h.starts_with(name)).unwrap();
+    let (q, p1, p2) = (col("bottleneck queue"), col("h1 paused"), col("h2 paused"));
+    assert!(
+        rows.iter().any(|r| r[q] > 10.0),
+        "the queue never passed 10 KB"
+    );
+    assert!(
+        rows.iter().any(|r| r[p1] == 1.0 || r[p2] == 1.0),
+        "no sample shows a sender paused"
+    );
     assert!(x.rx_bytes > 0, "nothing arrived: {x:?}");
     assert_eq!(x.switch_drops, 0, "lossless priority dropped in the switch");
     assert_eq!(

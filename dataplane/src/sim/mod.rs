@@ -576,11 +576,11 @@ impl<P: Pipeline> Sim<P> {
             .map(|(p, name)| SeriesSpec {
                 name: (*name).to_string(),
                 unit: match p {
-                    Probe::QueueBytes { .. } => "queue [KB]",
+                    Probe::QueueBytes { .. } => record::QUEUE_UNIT,
                     Probe::Paused { .. } => record::PAUSED_UNIT,
                     Probe::QpRate { .. } => "DCQCN rate [Gb/s]",
-                    Probe::TxGbps { .. } => "throughput [Gb/s]",
-                    Probe::CnpRate { .. } => "CNPs received [1/s]",
+                    Probe::TxGbps { .. } => record::RATE_UNIT,
+                    Probe::CnpRate { .. } => record::CNP_UNIT,
                 }
                 .to_string(),
             })

@@ -320,6 +320,12 @@ impl Recorder {
 
 /// The unit of 0/1 pause probes: drawn as shaded bands, one lane each.
 pub const PAUSED_UNIT: &str = "paused [0/1]";
+/// Unit of queue depth series, drawn with their Kmin/Kmax/XOFF/XON lines.
+pub const QUEUE_UNIT: &str = "queue [KB]";
+/// Unit of rate series.
+pub const RATE_UNIT: &str = "throughput [Gb/s]";
+/// Unit of CNP rate series.
+pub const CNP_UNIT: &str = "CNPs received [1/s]";
 
 #[cfg(test)]
 mod tests {

@@ -442,7 +442,7 @@ fn run(
             bins.roceperf.display()
         ));
         let stop = lab::signal::stop_flag();
-        live::run(cfg, &bins, store, stop, "run")?
+        live::run(cfg, &bins, store, stop, "run", Some(out))?
     };
     let vs = scenario::verdicts(&outcome);
     if let Some(on) = &outcome.incast_dcqcn {

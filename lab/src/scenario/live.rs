@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
+use super::live_series::Sampler;
 use super::parts::{ecmp_topology, incast_topology};
 pub(crate) use super::parts::{host, host_ip, host_mac, link, mac_text};
 use super::switchctl::{PrioCounters, SwitchCtl};
@@ -299,21 +300,37 @@ fn f(v: &Value, k: &str) -> f64 {
 }
 
 /// Runs both parts. `lab_prefix` (up to 12 characters) names the labs
-/// `<prefix>-inc` and `<prefix>-ecmp`.
+/// `<prefix>-inc` and `<prefix>-ecmp`; with `series_dir`, each incast's
+/// time series (the switch sampled every few ms) go there as CSV + SVG.
 pub fn run(
     cfg: &ScenarioConfig,
     bins: &Binaries,
     store: &StateStore,
     stop: &AtomicBool,
     lab_prefix: &str,
+    series_dir: Option<&Path>,
 ) -> Result<Outcome> {
-    let incast =
-        run_incast(cfg, bins, store, stop, &format!("{lab_prefix}-inc")).context("incast part")?;
+    let incast = run_incast(
+        cfg,
+        bins,
+        store,
+        stop,
+        &format!("{lab_prefix}-inc"),
+        series_dir,
+    )
+    .context("incast part")?;
     let incast_dcqcn = if super::dcqcn::compares(cfg) {
         let on = super::dcqcn::run_config(cfg);
         Some(
-            run_incast(&on, bins, store, stop, &format!("{lab_prefix}-dcq"))
-                .context("incast part with DCQCN")?,
+            run_incast(
+                &on,
+                bins,
+                store,
+                stop,
+                &format!("{lab_prefix}-dcq"),
+                series_dir,
+            )
+            .context("incast part with DCQCN")?,
         )
     } else {
         None
@@ -360,6 +377,7 @@ pub fn run_incast(
     store: &StateStore,
     stop: &AtomicBool,
     lab: &str,
+    series_dir: Option<&Path>,
 ) -> Result<IncastOutcome> {
     let sock = sock_path(store, lab, "sw");
     let mut topo = incast_topology(lab, cfg, lab_headroom_bytes(cfg.speed_bps));
@@ -423,8 +441,21 @@ pub fn run_incast(
             ),
         )?);
     }
+    let sampler = series_dir
+        .map(|_| Sampler::start(&format!("unix:{}", sock.display()), cfg))
+        .transpose()?;
     let limit = Duration::from_secs_f64(cfg.incast_s + 15.0);
     wait_all(&mut clients, limit, stop)?;
+    if let (Some(dir), Some(s)) = (series_dir, sampler) {
+        let stem = if cfg.dcqcn {
+            "incast_dcqcn_timeseries"
+        } else {
+            "incast_timeseries"
+        };
+        s.finish()?
+            .write(dir, stem)
+            .map_err(|e| anyhow!("writing the time series to {}: {e}", dir.display()))?;
+    }
     // Everything queued must reach the receiver before it reports, or a
     // drop late in the run would not show as a gap yet.
     if !sw.wait_drained(DRAIN_LIMIT, stop)? {
@@ -498,6 +529,10 @@ pub fn delta(before: &[PrioCounters], after: &[PrioCounters]) -> Vec<PrioCounter
                 watchdog_storms: a.watchdog_storms.saturating_sub(b.watchdog_storms),
                 queue_depth_bytes: a.queue_depth_bytes,
                 kernel_drops: a.kernel_drops.saturating_sub(b.kernel_drops),
+                rx_bytes: a.rx_bytes.saturating_sub(b.rx_bytes),
+                tx_bytes: a.tx_bytes.saturating_sub(b.tx_bytes),
+                pause_tx_ns: a.pause_tx_ns.saturating_sub(b.pause_tx_ns),
+                xoff: a.xoff,
             }
         })
         .collect()

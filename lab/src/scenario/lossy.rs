@@ -87,6 +87,7 @@ pub fn run_live(
         store,
         stop,
         &format!("{lab_prefix}-ll"),
+        None,
     )
     .context("lossless incast")?;
     let lossy = live::run_incast(
@@ -95,6 +96,7 @@ pub fn run_live(
         store,
         stop,
         &format!("{lab_prefix}-ly"),
+        None,
     )
     .context("lossy incast")?;
     Ok(LossyOutcome {

@@ -21,6 +21,7 @@
 pub mod dcqcn;
 pub mod json;
 pub mod live;
+pub mod live_series;
 pub mod lossy;
 pub mod output;
 pub mod parts;

@@ -22,6 +22,7 @@ use dataplane::rnic::dcqcn::DcqcnConfig;
 use dataplane::rnic::{QpConfig, RnicConfig};
 use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::sim::host::SimHost;
+use dataplane::sim::record::{CNP_UNIT, QUEUE_UNIT, RATE_UNIT};
 use dataplane::sim::{NodeId, Probe, TopologyBuilder, switch_config};
 use dataplane::switch::Switch;
 use dataplane::time::{Duration, Instant, pause_quanta_to_duration};
@@ -317,12 +318,12 @@ pub fn run_incast(
     );
     if let Some(rec) = sim.recorder_mut() {
         if let Some(e) = cfg.ecn {
-            rec.add_line("queue [KB]", "Kmin", e.kmin_bytes as f64 / 1000.0);
-            rec.add_line("queue [KB]", "Kmax", e.kmax_bytes as f64 / 1000.0);
+            rec.add_line(QUEUE_UNIT, "Kmin", e.kmin_bytes as f64 / 1000.0);
+            rec.add_line(QUEUE_UNIT, "Kmax", e.kmax_bytes as f64 / 1000.0);
         }
         // Rates and CNPs over 5 ms, not per 0.5 ms sample.
-        rec.smooth("throughput [Gb/s]", 5_000.0);
-        rec.smooth("CNPs received [1/s]", 5_000.0);
+        rec.smooth(RATE_UNIT, 5_000.0);
+        rec.smooth(CNP_UNIT, 5_000.0);
     }
     // Senders stop after their messages; the run ends when the queues
     // have drained, so every drop shows as a gap at the receiver.

@@ -63,6 +63,14 @@ pub struct PrioCounters {
     /// Frames the kernel dropped before the switch read them (port-wide,
     /// on priority 0).
     pub kernel_drops: u64,
+    /// Bytes received on this ingress (port, priority).
+    pub rx_bytes: u64,
+    /// Bytes sent from this egress (port, priority).
+    pub tx_bytes: u64,
+    /// Time this ingress PG asserted XOFF toward the neighbour, ns.
+    pub pause_tx_ns: u64,
+    /// The ingress PG asserts XOFF now.
+    pub xoff: bool,
 }
 
 impl std::fmt::Display for WatchdogEvent {
@@ -454,29 +462,72 @@ impl SwitchCtl {
 
     /// Counters of every (port, priority).
     pub fn counters(&mut self) -> Result<Vec<PrioCounters>> {
-        let reply = self
-            .rt
-            .block_on(
-                self.fabric
-                    .get_counters(fb::CountersRequest { ports: vec![] }),
-            )
-            .map_err(|s| anyhow!("fabric GetCounters: {}", s.message()))?
-            .into_inner();
-        Ok(reply
-            .counters
-            .into_iter()
-            .map(|c| PrioCounters {
-                port: c.port,
-                priority: c.priority,
-                tx_packets: c.tx_packets,
-                drops: c.drops,
-                pfc_tx_frames: c.pfc_tx_frames,
-                pfc_rx_frames: c.pfc_rx_frames,
-                ecn_marked: c.ecn_marked,
-                watchdog_storms: c.watchdog_storms,
-                queue_depth_bytes: c.queue_depth_bytes,
-                kernel_drops: c.kernel_drops,
-            })
-            .collect())
+        read_counters(&self.rt, &mut self.fabric)
     }
+}
+
+/// A read-only fabric session (no P4Runtime arbitration, so it can run next
+/// to the primary [`SwitchCtl`]): counters only.
+pub struct CountersReader {
+    rt: tokio::runtime::Runtime,
+    fabric: FabricQosClient<Channel>,
+}
+
+impl CountersReader {
+    /// Connects to `addr`, retrying for up to `wait`.
+    pub fn connect(addr: &str, wait: Duration) -> Result<CountersReader> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("tokio runtime")?;
+        let deadline = std::time::Instant::now() + wait;
+        let channel = loop {
+            match rt.block_on(control::client::connect(addr)) {
+                Ok(c) => break c,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(e) => return Err(e).with_context(|| format!("connecting to {addr}")),
+            }
+        };
+        Ok(CountersReader {
+            rt,
+            fabric: FabricQosClient::new(channel),
+        })
+    }
+
+    /// Per-(port, priority) counters now.
+    pub fn counters(&mut self) -> Result<Vec<PrioCounters>> {
+        read_counters(&self.rt, &mut self.fabric)
+    }
+}
+
+fn read_counters(
+    rt: &tokio::runtime::Runtime,
+    fabric: &mut FabricQosClient<Channel>,
+) -> Result<Vec<PrioCounters>> {
+    let reply = rt
+        .block_on(fabric.get_counters(fb::CountersRequest { ports: vec![] }))
+        .map_err(|s| anyhow!("fabric GetCounters: {}", s.message()))?
+        .into_inner();
+    Ok(reply
+        .counters
+        .into_iter()
+        .map(|c| PrioCounters {
+            port: c.port,
+            priority: c.priority,
+            tx_packets: c.tx_packets,
+            drops: c.drops,
+            pfc_tx_frames: c.pfc_tx_frames,
+            pfc_rx_frames: c.pfc_rx_frames,
+            ecn_marked: c.ecn_marked,
+            watchdog_storms: c.watchdog_storms,
+            queue_depth_bytes: c.queue_depth_bytes,
+            kernel_drops: c.kernel_drops,
+            rx_bytes: c.rx_bytes,
+            tx_bytes: c.tx_bytes,
+            pause_tx_ns: c.pause_tx_ns,
+            xoff: c.xoff,
+        })
+        .collect())
 }
