@@ -100,10 +100,9 @@ fn driver_routes_applies_commands_and_punts() {
             use p4_target::runtime::{EntryAction, FieldMatch, RuntimeApi, TableEntry};
             let acl = dataplane::roce::PROGRAM_INFO
                 .table_by_name("acl")
-                .unwrap()
-                .id;
+                .unwrap();
             let punt = common::action("punt_to_cpu", &[]);
-            let mut matches = vec![None; 8];
+            let mut matches = vec![None; acl.keys.len()];
             matches[0] = Some(FieldMatch::Ternary {
                 value: 1,
                 mask: 0x1ff,
@@ -111,7 +110,7 @@ fn driver_routes_applies_commands_and_punts() {
             sw.pipeline_mut()
                 .runtime_mut()
                 .table_insert(
-                    acl,
+                    acl.id,
                     TableEntry {
                         matches,
                         priority: 1,

@@ -140,8 +140,8 @@ fn switch() -> Switch<Program> {
         .collect();
     pre.mc_group_set(1, &replicas).unwrap();
     // One source's RoCE traffic is mirrored to port 7.
-    let acl = PROGRAM_INFO.table_by_name("acl").unwrap().id;
-    let mut matches = vec![None; 8];
+    let acl_info = PROGRAM_INFO.table_by_name("acl").unwrap();
+    let (acl, mut matches) = (acl_info.id, vec![None; acl_info.keys.len()]);
     matches[2] = Some(FieldMatch::Ternary {
         value: u128::from(u32::from(MIRRORED_SRC)),
         mask: u128::MAX,

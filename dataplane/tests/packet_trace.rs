@@ -328,6 +328,7 @@ fn acl_drop_trace_names_the_table_and_entry() {
             }),
             None,
             None,
+            None,
         ],
         10,
         EntryAction::Direct(action("acl_deny", &[])),

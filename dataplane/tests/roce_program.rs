@@ -480,6 +480,7 @@ fn acl_deny_and_punt_to_cpu() {
                 }),
                 any16,
                 None,
+                None,
             ],
             10,
             EntryAction::Direct(action("acl_deny", &[])),
@@ -495,6 +496,7 @@ fn acl_deny_and_punt_to_cpu() {
                     value: 0x0800,
                     mask: 0xffff,
                 }),
+                None,
                 None,
                 None,
                 None,
@@ -520,6 +522,45 @@ fn acl_deny_and_punt_to_cpu() {
     assert_eq!(out[0].0, 510);
     // packet_in header: ingress port 1 in 9 bits, then 7 pad bits.
     assert_eq!(&out[0].1[..2], &[0x00, 0x80]);
+}
+
+/// The fault-injection ACL action: one in every n packets of the matching
+/// QP dropped (counted as an ACL drop), other QPs untouched.
+#[test]
+fn acl_drop_one_in_n_drops_every_nth_packet_of_one_qp() {
+    let mut sw = router();
+    let frame = hex(ROCE_WRITE);
+    // BTH after Ethernet 14 + IPv4 20 + UDP 8; DestQP is its bytes 5..8.
+    let qp_at = 14 + 20 + 8 + 5;
+    let qpn = u32::from_be_bytes([0, frame[qp_at], frame[qp_at + 1], frame[qp_at + 2]]);
+    let mut other = frame.clone();
+    other[qp_at + 2] ^= 1;
+    let mut key = vec![None; 9];
+    key[8] = Some(FieldMatch::Ternary {
+        value: u128::from(qpn),
+        mask: 0xff_ffff,
+    });
+    sw.pipeline_mut()
+        .runtime_mut()
+        .table_insert(
+            table_id("acl"),
+            entry(
+                key,
+                10,
+                EntryAction::Direct(action("acl_drop_one_in", &[3, 7])),
+            ),
+        )
+        .unwrap();
+    let mut delivered = Vec::new();
+    for _ in 0..9 {
+        delivered.push(process(&mut sw, 1, &frame).len());
+        assert_eq!(process(&mut sw, 1, &other).len(), 1, "another QP");
+    }
+    assert_eq!(delivered, [1, 1, 0, 1, 1, 0, 1, 1, 0]);
+    assert_eq!(
+        counter(sw.pipeline(), "RoceIngress.drop_reason", roce::DROP_ACL),
+        3
+    );
 }
 
 #[test]

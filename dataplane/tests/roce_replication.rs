@@ -156,6 +156,7 @@ fn mirror_acl(p: &mut Program, session: u32) {
                     None,
                     None,
                     None,
+                    None,
                 ],
                 priority: 10,
                 action: EntryAction::Direct(action("acl_mirror", &[session.into()])),

@@ -210,6 +210,8 @@ struct metadata_t {
     bit<128>     flow_dst;
     bit<16>      l4_src_port;
     bit<16>      l4_dst_port;
+    /* The BTH destination QP of RoCE (0 otherwise), an ACL key. */
+    bit<24>      roce_dest_qp;
     bool         routed;
     nexthop_id_t nexthop_id;
     bit<32>      ecmp_seed;
@@ -590,6 +592,25 @@ control RoceIngress(inout headers_t hdr,
         clone(CloneType.I2E, session);
     }
 
+    /* Fault injection, a flaky link in a box: drop one in every `n`
+     * packets the entry matches (e.g. of one RoCE QP, key dest_qp), counted
+     * as DROP_ACL, to show what loss does to RC: go-back-N, and "transport
+     * retry counter exceeded" when it comes too often. `cell` (0..1023) is
+     * the entry's own count in acl_fault_seen; n = 1 drops every packet. */
+    register<bit<32>>(1024) acl_fault_seen;
+
+    action acl_drop_one_in(bit<32> n, bit<32> cell) {
+        bit<32> seen;
+        acl_fault_seen.read(seen, cell);
+        seen = seen + 1;
+        if (seen >= n) {
+            seen = 0;
+            drop_reason.count(DROP_ACL);
+            mark_to_drop(std_meta);
+        }
+        acl_fault_seen.write(cell, seen);
+    }
+
     table acl {
         key = {
             std_meta.ingress_port: ternary @name("ingress_port");
@@ -600,8 +621,9 @@ control RoceIngress(inout headers_t hdr,
             meta.l4_src_port: range @name("l4_src_port");
             meta.l4_dst_port: range @name("l4_dst_port");
             meta.dscp: ternary @name("dscp");
+            meta.roce_dest_qp: ternary @name("dest_qp");
         }
-        actions = { acl_permit; acl_deny; punt_to_cpu; acl_mirror; }
+        actions = { acl_permit; acl_deny; punt_to_cpu; acl_mirror; acl_drop_one_in; }
         default_action = acl_permit();
         size = 1024;
     }
@@ -670,6 +692,9 @@ control RoceIngress(inout headers_t hdr,
             l2_fwd.apply();
         }
 
+        if (hdr.bth.isValid()) {
+            meta.roce_dest_qp = hdr.bth.dest_qp;
+        }
         acl.apply();
     }
 }
