@@ -1041,3 +1041,44 @@ fn error_parser_locals_after_states() {
         )]),
     );
 }
+
+#[test]
+fn error_two_tables_with_one_control_plane_name() {
+    // p4c's p4_16_errors/issue1803_same_table_name.p4: an absolute
+    // `@name(".t0")` in a control instantiated twice; and two tables of
+    // one control given one name.
+    check_errors(
+        "duplicate_table_names",
+        &program(&[
+            (
+                "DECLS",
+                "control T(inout bit<8> x) { action a() { x = 1; } \
+                 @name(\".t0\") table t { key = { x: exact; } actions = { a; } } \
+                 apply { t.apply(); } }",
+            ),
+            (
+                "LOCALS",
+                "T() t1; T() t2; \
+                 @name(\"u\") table u1 { key = { hdr.h.a: exact; } actions = { set; } } \
+                 @name(\"u\") table u2 { key = { hdr.h.a: exact; } actions = { set; } }",
+            ),
+            (
+                "APPLY",
+                "t1.apply(meta.m); t2.apply(meta.m); u1.apply(); u2.apply();",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn error_dont_care_arguments() {
+    // `_` only stands for an `out` argument whose type is known.
+    check_errors(
+        "dont_care_arguments",
+        &program(&[
+            ("DECLS", "void inc(inout bit<8> x) { x = x + 1; }"),
+            ("APPLY", "inc(_);"),
+            ("PARSER", "pkt.extract(_); transition accept;"),
+        ]),
+    );
+}

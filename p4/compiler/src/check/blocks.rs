@@ -423,7 +423,7 @@ impl Checker {
         let mut states = Vec::new();
         for s in &order {
             self.push_scope();
-            let body = self.stmts(&s.stmts);
+            let mut body = self.stmts(&s.stmts);
             let transition = match &s.transition {
                 None => ir::Transition::Goto(ir::Target::Reject),
                 Some(ast::Transition::Direct { target: t, .. }) => {
@@ -465,6 +465,9 @@ impl Checker {
                     ir::Transition::Select(keys, ir_cases)
                 }
             };
+            // `_` arguments of calls in the select expression: their
+            // hidden locals are declared at the end of the state's body.
+            body.append(&mut self.pending_decls);
             self.pop_scope();
             states.push(ir::State {
                 name: s.name.name.clone(),

@@ -1067,6 +1067,64 @@ impl Checker {
         self.expr(e, None)
     }
 
+    /// The argument of an `out` (`is_out`) or `inout` parameter of type
+    /// `ty`: `_` only for `out`.
+    fn directed_arg(&mut self, e: &ast::Expr, is_out: bool, ty: &Ty) -> Option<Expr> {
+        if is_out {
+            self.out_arg(e, Some(ty))
+        } else if matches!(e.kind, ast::ExprKind::DontCare) {
+            self.error_label(
+                codes::NOT_LVALUE,
+                e.span,
+                "`_` may only be passed to an `out` parameter",
+                "an `inout` parameter",
+            );
+            None
+        } else {
+            self.lvalue(e)
+        }
+    }
+
+    /// The argument of an `out` parameter of type `ty` (`None` when the
+    /// parameter's type comes from the argument): an l-value, or `_`
+    /// (P4_16 §6.8.3, "don't care"), which is bound to a fresh hidden local
+    /// whose value is dropped after the call. The local's declaration goes
+    /// to `pending_decls`, for the statement checker to put before the
+    /// statement that makes the call.
+    pub(crate) fn out_arg(&mut self, e: &ast::Expr, ty: Option<&Ty>) -> Option<Expr> {
+        if !matches!(e.kind, ast::ExprKind::DontCare) {
+            return self.lvalue(e);
+        }
+        let Some(ty) = ty else {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                e.span,
+                "cannot infer the type of `_` here",
+                "give the call a type argument",
+            );
+            return None;
+        };
+        let Some(body) = self.body.as_mut() else {
+            self.unsupported(
+                e.span,
+                "`_` arguments outside parser states, actions and apply blocks",
+            );
+            return None;
+        };
+        let idx = body.vars.len() as u32;
+        body.vars.push(ir::Var {
+            name: "dont_care".into(),
+            ty: ty.clone(),
+            param: None,
+        });
+        self.pending_decls.push(ir::Stmt::Decl(idx, None));
+        Some(mk(
+            ExprKind::Var(ir::VarRef::Local(idx)),
+            ty.clone(),
+            e.span,
+        ))
+    }
+
     fn writable(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
@@ -1428,7 +1486,7 @@ impl Checker {
         let mut v = Vec::new();
         for (prm, a) in func.vars.iter().zip(args) {
             let x = if prm.param != Some(ir::Direction::In) {
-                let l = self.lvalue(a)?;
+                let l = self.directed_arg(a, prm.param == Some(ir::Direction::Out), &prm.ty)?;
                 self.coerce(TE::Typed(l), &prm.ty, a.span)?
             } else {
                 self.expr(a, Some(&prm.ty))?
@@ -1472,7 +1530,7 @@ impl Checker {
         let mut v = Vec::new();
         for (prm, a) in act.vars.iter().zip(args) {
             let x = if matches!(prm.param, Some(ir::Direction::Out | ir::Direction::InOut)) {
-                let l = self.lvalue(a)?;
+                let l = self.directed_arg(a, prm.param == Some(ir::Direction::Out), &prm.ty)?;
                 self.coerce(TE::Typed(l), &prm.ty, a.span)?
             } else {
                 self.expr(a, Some(&prm.ty))?
@@ -2026,7 +2084,7 @@ impl Checker {
                         let x = if prm.dir == ir::Direction::In {
                             self.expr(a, Some(ty))?
                         } else {
-                            let l = self.lvalue(a)?;
+                            let l = self.directed_arg(a, prm.dir == ir::Direction::Out, ty)?;
                             self.coerce(TE::Typed(l), ty, a.span)?
                         };
                         v.push(x);
@@ -2076,7 +2134,7 @@ impl Checker {
                         let x = if prm.dir == ir::Direction::In {
                             self.expr(a, Some(ty))?
                         } else {
-                            let l = self.lvalue(a)?;
+                            let l = self.directed_arg(a, prm.dir == ir::Direction::Out, ty)?;
                             self.coerce(TE::Typed(l), ty, a.span)?
                         };
                         v.push(x);
@@ -2169,7 +2227,7 @@ impl Checker {
                 if !self.arg_count(span, "read", 2, args.len()) {
                     return None;
                 }
-                let out = self.lvalue(args[0])?;
+                let out = self.out_arg(args[0], Some(cell))?;
                 let out = self.coerce(TE::Typed(out), cell, args[0].span)?;
                 let it = self.expr_any(args[1])?;
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[1].span)?;
@@ -2274,7 +2332,12 @@ impl Checker {
                     self.arg_count(span, "extract", 1, args.len());
                     return None;
                 }
-                let h = self.lvalue(args[0])?;
+                // `extract<H>(_)` skips a header of type H.
+                let skipped = match type_args {
+                    [t] => Some(self.ty(t)?),
+                    _ => None,
+                };
+                let h = self.out_arg(args[0], skipped.as_ref())?;
                 let var = match &h.ty {
                     Ty::Composite(c)
                         if self.prog.composites[*c].kind == ir::CompositeKind::Header =>

@@ -173,6 +173,10 @@ pub(crate) struct Checker {
     pub(crate) pending_aliases: Vec<(ast::Ident, Handle<ir::Control>)>,
     /// Instances passed by the constructor call just checked.
     pub(crate) pending_instance_args: Vec<u32>,
+    /// Declarations of the hidden locals that `_` arguments to `out`
+    /// parameters were bound to while checking the current statement; the
+    /// statement checker puts them before that statement.
+    pub(crate) pending_decls: Vec<ir::Stmt>,
     /// Generic functions by name, with the scopes they were declared in.
     pub(crate) generic_fns: HashMap<String, (ast::FunctionDecl, Vec<HashMap<String, Sym>>)>,
     /// Their instantiations: (name, type arguments) → function.
@@ -242,6 +246,7 @@ pub fn check(
         instance_aliases: HashMap::new(),
         pending_aliases: Vec::new(),
         pending_instance_args: Vec::new(),
+        pending_decls: Vec::new(),
         generic_fns: HashMap::new(),
         generic_fn_cache: HashMap::new(),
         action_params: HashMap::new(),

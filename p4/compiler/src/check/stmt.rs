@@ -55,6 +55,16 @@ impl Checker {
     }
 
     fn stmt(&mut self, s: &ast::Stmt, out: &mut ir::Block) {
+        // Hidden locals for `_` arguments of the calls in this statement
+        // (not in the statements nested in it) are declared just before it.
+        let outer = std::mem::take(&mut self.pending_decls);
+        let start = out.len();
+        self.stmt_inner(s, out);
+        let mine = std::mem::replace(&mut self.pending_decls, outer);
+        out.splice(start..start, mine);
+    }
+
+    fn stmt_inner(&mut self, s: &ast::Stmt, out: &mut ir::Block) {
         use ast::StmtKind as K;
         match &s.kind {
             K::Assign { lhs, rhs } => {
