@@ -1082,3 +1082,15 @@ fn error_dont_care_arguments() {
         ]),
     );
 }
+
+#[test]
+fn error_digest_of_a_struct_with_a_varbit_field() {
+    check_errors(
+        "digest_varbit",
+        &program(&[
+            ("DECLS", "struct d_t { bit<8> a; varbit<16> v; }"),
+            ("LOCALS", "d_t d;"),
+            ("APPLY", "digest<d_t>(1, d);"),
+        ]),
+    );
+}

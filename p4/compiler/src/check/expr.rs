@@ -1031,9 +1031,7 @@ impl Checker {
                 );
                 let numeric = matches!(x.ty, Ty::Bit(_) | Ty::Int(_));
                 let ok = match iop {
-                    BinOp::Eq | BinOp::Ne => {
-                        !matches!(x.ty, Ty::Stack(..) | Ty::Tuple(_) | Ty::Str | Ty::Void)
-                    }
+                    BinOp::Eq | BinOp::Ne => !matches!(x.ty, Ty::Tuple(_) | Ty::Str | Ty::Void),
                     BinOp::Div | BinOp::Mod => matches!(x.ty, Ty::Bit(_)),
                     _ => numeric,
                 };
@@ -1056,6 +1054,20 @@ impl Checker {
                     mk(ExprKind::Binary(iop, Box::new(x), Box::new(y)), ty, span),
                 )
             }
+        }
+    }
+
+    /// Whether a value of type `ty` holds a varbit anywhere (a varbit
+    /// field of it, or of a struct, header or stack inside it).
+    pub(crate) fn has_varbit(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Varbit(_) => true,
+            Ty::Composite(c) => self.prog.composites[*c]
+                .fields
+                .iter()
+                .any(|f| self.has_varbit(&f.ty)),
+            Ty::Stack(t, _) => self.has_varbit(t),
+            _ => false,
         }
     }
 
@@ -1831,6 +1843,10 @@ impl Checker {
                     );
                     return None;
                 };
+                if self.has_varbit(&data.ty) {
+                    self.unsupported(args[1].span, "digests of data with varbit fields");
+                    return None;
+                }
                 let digest = self.facts.digest_index(c);
                 Builtin::Digest {
                     digest,
@@ -2356,10 +2372,6 @@ impl Checker {
                 match (var, args.len()) {
                     (true, 2) => {
                         let len = self.expr(args[1], Some(&Ty::Bit(32)))?;
-                        if matches!(h.kind, ExprKind::StackNext(_)) {
-                            self.unsupported(span, "varbit headers in stacks");
-                            return None;
-                        }
                         Builtin::Extract(h, Some(len))
                     }
                     (false, 1) => Builtin::Extract(h, None),

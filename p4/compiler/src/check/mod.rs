@@ -898,10 +898,6 @@ impl Checker {
                     );
                     continue;
                 }
-                (ir::CompositeKind::Struct, Ty::Varbit(_)) => {
-                    self.unsupported(f.span, "varbit struct fields");
-                    continue;
-                }
                 _ => {}
             }
             let mut field_lists = Vec::new();

@@ -258,6 +258,10 @@ impl Gen<'_> {
             BinOp::Shl => format!("{BITS}::shl({x}, {y}, {w})"),
             BinOp::Shr if signed => format!("{BITS}::shr_s({x}, {y}, {w})"),
             BinOp::Shr => format!("{BITS}::shr_u({x}, {y}, {w})"),
+            // Stacks are equal when their elements are (P4_16 §8.18), whatever
+            // their `nextIndex`.
+            BinOp::Eq if matches!(a.ty, Ty::Stack(..)) => format!("({x}.elems == {y}.elems)"),
+            BinOp::Ne if matches!(a.ty, Ty::Stack(..)) => format!("({x}.elems != {y}.elems)"),
             BinOp::Eq => format!("({x} == {y})"),
             BinOp::Ne => format!("({x} != {y})"),
             BinOp::Lt if signed => format!("{BITS}::lt_s({x}, {y}, {aw})"),

@@ -186,12 +186,27 @@ impl Gen<'_> {
                 s.push(self.assign_native(ctx, out, &v)?);
             }
             Builtin::Extract(h, Some(len)) => {
-                let place = self.place(ctx, h)?;
-                s.push(format!(
-                    "{place}.extract_var(packet__, u32::try_from({}).unwrap_or(u32::MAX))?;",
+                let len = format!(
+                    "u32::try_from({}).unwrap_or(u32::MAX)",
                     self.expr(ctx, len)?
-                ));
-                s.push(self.trace_extract(ctx, h, &place));
+                );
+                if let ExprKind::StackNext(st) = &h.kind {
+                    const E: &str = "::p4_target::v1model::error_code";
+                    let p = self.place(ctx, st)?;
+                    let n = self.stack_len(&st.ty);
+                    s.push(format!(
+                        "if {p}.next as usize >= {n} {{ return Err({E}::STACK_OUT_OF_BOUNDS); }}"
+                    ));
+                    s.push(format!(
+                        "{p}.elems[{p}.next as usize].extract_var(packet__, {len})?;"
+                    ));
+                    s.push(format!("{p}.next += 1;"));
+                    s.push(self.trace_extract_next(ctx, st, &p));
+                } else {
+                    let place = self.place(ctx, h)?;
+                    s.push(format!("{place}.extract_var(packet__, {len})?;"));
+                    s.push(self.trace_extract(ctx, h, &place));
+                }
             }
             Builtin::Extract(h, None) => {
                 const E: &str = "::p4_target::v1model::error_code";
