@@ -1684,12 +1684,24 @@ impl Checker {
                     ir::ExternKind::ActionSelector(..)
                 )
             });
-            if is_sel != Some(true) {
-                self.error(
+            match is_sel {
+                Some(true) => {}
+                // p4c accepts a table with `selector` keys and no
+                // implementation (its issue1560 sample) and leaves the keys
+                // out: the table matches on the others alone.
+                None => {
+                    self.warn(
+                        codes::IGNORED,
+                        t.span,
+                        "`selector` keys without `implementation = <an action_selector>` are ignored",
+                    );
+                    keys.retain(|k| k.kind != ir::KeyKind::Selector);
+                }
+                Some(false) => self.error(
                     codes::BAD_MATCH_KIND,
                     t.span,
-                    "`selector` keys need `implementation = <an action_selector>`",
-                );
+                    "`selector` keys need `implementation = <an action_selector>`, not an action_profile",
+                ),
             }
         }
         // Default action.
