@@ -882,6 +882,45 @@ impl Checker {
         a: &ast::Expr,
     ) -> Option<(ast::Ident, Handle<ir::Control>, u32)> {
         let here = self.body.as_ref().and_then(|b| b.control);
+        // An instantiation (`C(Inc()) c;`): as in p4c, which specializes `C`
+        // with a local instance named after the parameter, the instance is
+        // `c.s` (its tables are `c.s.t` in P4Info). It is declared in the
+        // control being checked, under that dotted name no source name
+        // can take.
+        if let (
+            ast::ExprKind::Call {
+                callee,
+                type_args,
+                args,
+            },
+            Some(ctl),
+        ) = (&a.kind, here)
+            && let ast::ExprKind::Name(n) = &callee.kind
+            && matches!(self.lookup(n), Some(Sym::Control(_) | Sym::CtorControl(_)))
+        {
+            let owner = self.instantiating.clone().unwrap_or_default();
+            let inst = ast::Instantiation {
+                annotations: Vec::new(),
+                ty: ast::Type {
+                    kind: ast::TypeKind::Named {
+                        name: n.clone(),
+                        args: type_args.clone(),
+                    },
+                    span: callee.span,
+                },
+                args: args.clone(),
+                name: ast::Ident {
+                    name: format!("{owner}.{}", p.name.name),
+                    span: a.span,
+                },
+                initializer: None,
+                span: a.span,
+            };
+            let before = self.prog.controls[ctl].instances.len();
+            self.control_instantiation(&inst, ctl);
+            let sub = self.prog.controls[ctl].instances.get(before)?.1;
+            return Some((p.name.clone(), sub, before as u32));
+        }
         if let (ast::ExprKind::Name(n), Some(ctl)) = (&a.kind, here)
             && let Some(Sym::SubControl(i)) = self.lookup(n).cloned()
         {
@@ -902,7 +941,7 @@ impl Checker {
         }
         self.unsupported(
             a.span,
-            "control-typed constructor arguments other than the name of an instance declared before",
+            "control-typed constructor arguments other than an instance declared before or an instantiation",
         );
         None
     }
@@ -1043,6 +1082,13 @@ impl Checker {
     }
 
     pub(crate) fn control_instantiation(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
+        // Instantiations in its constructor arguments are named after it.
+        let outer = self.instantiating.replace(i.name.name.clone());
+        self.control_instantiation_named(i, h);
+        self.instantiating = outer;
+    }
+
+    fn control_instantiation_named(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
         let ast::TypeKind::Named { name, args: targs } = &i.ty.kind else {
             self.unsupported(i.span, "this instantiation");
             return;

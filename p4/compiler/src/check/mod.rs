@@ -177,6 +177,10 @@ pub(crate) struct Checker {
     /// parameters were bound to while checking the current statement; the
     /// statement checker puts them before that statement.
     pub(crate) pending_decls: Vec<ir::Stmt>,
+    /// The name of the control instance being declared (instances created
+    /// for instantiations among its constructor arguments are named
+    /// inside it).
+    pub(crate) instantiating: Option<String>,
     /// Generic functions by name, with the scopes they were declared in.
     pub(crate) generic_fns: HashMap<String, (ast::FunctionDecl, Vec<HashMap<String, Sym>>)>,
     /// Their instantiations: (name, type arguments) → function.
@@ -247,6 +251,7 @@ pub fn check(
         pending_aliases: Vec::new(),
         pending_instance_args: Vec::new(),
         pending_decls: Vec::new(),
+        instantiating: None,
         generic_fns: HashMap::new(),
         generic_fn_cache: HashMap::new(),
         action_params: HashMap::new(),
