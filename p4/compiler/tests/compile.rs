@@ -1094,3 +1094,16 @@ fn error_digest_of_a_struct_with_a_varbit_field() {
         ]),
     );
 }
+
+#[test]
+fn error_integer_assigned_to_a_serializable_enum() {
+    // p4c's p4_16_errors/enumCast.p4: no implicit cast from an integer to
+    // a serializable enum in an assignment or initialiser.
+    check_errors(
+        "enum_from_integer",
+        &program(&[
+            ("DECLS", "enum bit<8> X { Zero = 0, One = 1 }"),
+            ("APPLY", "X y = 1; y = X.One; y = 0;"),
+        ]),
+    );
+}
