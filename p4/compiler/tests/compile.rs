@@ -647,7 +647,7 @@ fn error_first_entry_without_priority() {
         "entry_priority_first_missing",
         &program(&[(
             "LOCALS",
-            "table t { key = { hdr.h.a: ternary; } actions = { set; } const entries = { 1 &&& 1 : set(1); priority = 3: 2 &&& 2 : set(2); } }",
+            "table t { key = { hdr.h.a: ternary; } actions = { set; } entries = { 1 &&& 1 : set(1); priority = 3: 2 &&& 2 : set(2); } }",
         )]),
     );
 }
@@ -1105,5 +1105,17 @@ fn error_integer_assigned_to_a_serializable_enum() {
             ("DECLS", "enum bit<8> X { Zero = 0, One = 1 }"),
             ("APPLY", "X y = 1; y = X.One; y = 0;"),
         ]),
+    );
+}
+
+#[test]
+fn error_priorities_in_const_entries() {
+    // p4c: "Table with 'const' entries cannot have priorities".
+    check_errors(
+        "const_entries_priority",
+        &program(&[(
+            "LOCALS",
+            "table t { key = { hdr.h.a: ternary; } actions = { set; } const entries = { priority = 3: 1 &&& 1 : set(1); } }",
+        )]),
     );
 }

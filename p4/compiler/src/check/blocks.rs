@@ -1837,15 +1837,35 @@ impl Checker {
                 )
             });
             let mut explicit = Vec::new();
+            let mut annotated = Vec::new();
             for en in es.iter() {
                 if let Some((ef, p)) = self.entry(en, &match_keys, &actions) {
                     facts.entries.push(ef);
+                    if is_const && let Some(e) = &en.priority {
+                        // p4c: "Table with 'const' entries cannot have
+                        // priorities" (its EntryPriorities pass).
+                        self.error_label(
+                            codes::BAD_ENTRY,
+                            e.span,
+                            "a table with `const entries` cannot give its entries priorities",
+                            "write `entries = { .. }` to use `priority =`",
+                        );
+                    }
+                    let annotation = ast::find_annotation(&en.annotations, "priority")
+                        .and_then(|a| a.int_arg())
+                        .map(|i| i64::try_from(i.value).unwrap_or(i64::MAX));
+                    annotated.push(annotation);
                     explicit.push((p, en.span));
                 }
             }
-            if needs_priority
-                && let Some(prios) = self.entry_priorities(&explicit, largest_wins, priority_delta)
-            {
+            let prios = if !needs_priority {
+                None
+            } else if is_const && annotated.iter().any(Option::is_some) {
+                Some(Self::annotated_priorities(&annotated))
+            } else {
+                self.entry_priorities(&explicit, largest_wins, priority_delta)
+            };
+            if let Some(prios) = prios {
                 for (ef, p) in facts.entries.iter_mut().zip(prios) {
                     ef.priority = p;
                 }
@@ -1934,6 +1954,22 @@ impl Checker {
             }
         }
         Some(out)
+    }
+
+    /// The runtime priorities (larger wins, at least 1) of `const entries`
+    /// with p4c's `@priority(N)` annotations, as p4c gives them to BMv2: an
+    /// entry's priority is its annotation, or else its position (1, 2, ..),
+    /// and the smallest wins (p4c's table-entries-priority-bmv2 sample).
+    fn annotated_priorities(annotated: &[Option<i64>]) -> Vec<i32> {
+        let bmv2: Vec<i64> = annotated
+            .iter()
+            .enumerate()
+            .map(|(i, a)| a.unwrap_or(i as i64 + 1).max(0))
+            .collect();
+        let max = bmv2.iter().copied().max().unwrap_or(0);
+        bmv2.iter()
+            .map(|&p| i32::try_from(max - p + 1).unwrap_or(i32::MAX))
+            .collect()
     }
 
     /// The runtime priorities (larger wins, at least 1) of a table's
