@@ -178,14 +178,15 @@ impl Checker {
             self.unsupported(span, "initialisers for header unions");
             return None;
         }
-        if items.len() != comp.fields.len() {
+        let declared = comp.declared_fields();
+        if items.len() != declared.len() {
             self.error_label(
                 codes::ARG_COUNT,
                 span,
                 format!(
                     "`{}` has {} fields, the initialiser gives {}",
                     comp.name,
-                    comp.fields.len(),
+                    declared.len(),
                     items.len()
                 ),
                 "wrong number of values",
@@ -193,10 +194,16 @@ impl Checker {
             return None;
         }
         let mut out: Vec<Option<Expr>> = vec![None; comp.fields.len()];
+        if comp.padded
+            && let Some(pad) = comp.fields.last()
+        {
+            // The padding the checker added is zero.
+            out[comp.fields.len() - 1] = Some(mk(ExprKind::Int(0), pad.ty.clone(), span));
+        }
         let mut ok = true;
         for (k, (name, e)) in items.iter().enumerate() {
             let idx = match name {
-                Some(n) => match comp.fields.iter().position(|f| f.name == n.name) {
+                Some(n) => match declared.iter().position(|f| f.name == n.name) {
                     Some(i) => i,
                     None => {
                         self.error(
@@ -1384,8 +1391,12 @@ impl Checker {
             Ty::Composite(c) => {
                 let comp = &self.prog.composites[*c];
                 match comp.kind {
-                    ir::CompositeKind::Header if max => Some(comp.header_bits(&self.prog)),
-                    ir::CompositeKind::Header => Some(comp.fixed_bits(&self.prog)),
+                    ir::CompositeKind::Header if max => {
+                        Some(comp.header_bits(&self.prog) - comp.padding_bits())
+                    }
+                    ir::CompositeKind::Header => {
+                        Some(comp.fixed_bits(&self.prog) - comp.padding_bits())
+                    }
                     ir::CompositeKind::Union => {
                         let sizes = comp.fields.iter().map(|f| self.size_in_bits(&f.ty, max));
                         let sizes: Option<Vec<u32>> = sizes.collect();

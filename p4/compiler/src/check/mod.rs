@@ -930,22 +930,40 @@ impl Checker {
         }
         let controller_header = ast::find_annotation(&s.annotations, "controller_header")
             .and_then(|a| a.string_arg().map(|s| s.to_string()));
-        let comp = ir::Composite {
+        let mut comp = ir::Composite {
             name,
             kind,
             fields,
             controller_header,
+            padded: false,
         };
-        if kind == ir::CompositeKind::Header && !comp.header_bits(&self.prog).is_multiple_of(8) {
-            self.error(
-                codes::BAD_WIDTH,
-                s.name.span,
-                format!(
-                    "header `{}` is {} bits long; headers must be a whole number of bytes",
-                    s.name.name,
-                    comp.header_bits(&self.prog)
-                ),
-            );
+        let bits = comp.header_bits(&self.prog);
+        if kind == ir::CompositeKind::Header && !bits.is_multiple_of(8) {
+            if comp.varbit().is_some() {
+                self.error(
+                    codes::BAD_WIDTH,
+                    s.name.span,
+                    format!(
+                        "header `{}` is {bits} bits long; headers with a varbit field must be a whole number of bytes",
+                        s.name.name,
+                    ),
+                );
+            } else {
+                // p4c pads such a header for BMv2 with a last field up to
+                // the next byte: it takes whole bytes on the wire, and the
+                // padding bits are extracted and emitted as they came.
+                let mut pad = "_padding".to_string();
+                while comp.fields.iter().any(|f| f.name == pad) {
+                    pad.push('_');
+                }
+                comp.fields.push(ir::Field {
+                    name: pad,
+                    ty: Ty::Bit(8 - bits % 8),
+                    field_lists: Vec::new(),
+                    span: s.name.span,
+                });
+                comp.padded = true;
+            }
         }
         Some(self.prog.composites.append(comp, s.span))
     }
@@ -1320,6 +1338,7 @@ impl Checker {
                         kind: ir::CompositeKind::Struct,
                         fields: Vec::new(),
                         controller_header: None,
+                        padded: false,
                     },
                     t.span,
                 );
