@@ -554,7 +554,19 @@ impl Checker {
     }
 
     fn keyset_value(&mut self, e: &ast::Expr, ty: &Ty) -> Option<u128> {
-        let x = self.expr(e, Some(ty))?;
+        let x = match ty {
+            // A serializable enum key also takes values of its underlying
+            // type (`(bit<16>)E.A &&& 0xff00`, p4c's
+            // table-entries-ser-enum-bmv2 sample).
+            Ty::SerEnum(en) => {
+                let repr = self.prog.enums[*en].repr.clone()?;
+                match self.expr_any(e)? {
+                    super::expr::TE::Typed(x) if x.ty == *ty => x,
+                    other => self.coerce(other, &repr, e.span)?,
+                }
+            }
+            _ => self.expr(e, Some(ty))?,
+        };
         match &x.kind {
             ir::ExprKind::EnumMember(_, i) => Some(*i as u128),
             _ => match fold::const_int(&x) {
