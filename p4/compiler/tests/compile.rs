@@ -1119,3 +1119,22 @@ fn error_priorities_in_const_entries() {
         )]),
     );
 }
+
+#[test]
+fn error_top_level_mark_to_drop_in_a_control_without_standard_metadata() {
+    // A top-level action calling the deprecated `mark_to_drop()` needs the
+    // standard metadata of the control that runs it.
+    check_errors(
+        "implicit_std_meta",
+        &program(&[
+            (
+                "DECLS",
+                "action my_drop() { mark_to_drop(); } action via() { my_drop(); } \
+                 control Sub(inout headers h) { table t { key = { h.h.a: exact; } actions = { my_drop; } } \
+                 apply { t.apply(); via(); } }",
+            ),
+            ("LOCALS", "Sub() sub;"),
+            ("APPLY", "sub.apply(hdr); my_drop();"),
+        ]),
+    );
+}

@@ -1398,7 +1398,9 @@ impl Checker {
             control,
             loops: 0,
         });
+        let outer_implicit = std::mem::replace(&mut self.uses_implicit_std_meta, false);
         let body = self.block(&a.body);
+        let implicit = std::mem::replace(&mut self.uses_implicit_std_meta, outer_implicit);
         let b = std::mem::replace(&mut self.body, saved)?;
         self.pop_scope();
         let spec = name_spec(&a.annotations, &a.name.name);
@@ -1422,6 +1424,9 @@ impl Checker {
         );
         if let Some(id) = explicit {
             self.facts.action_explicit_ids.insert(h.index(), id);
+        }
+        if implicit {
+            self.facts.implicit_std_meta_actions.insert(h.index());
         }
         self.action_params
             .insert(h.index(), super::ParamSpec::of(&a.params));
@@ -1536,6 +1541,7 @@ impl Checker {
                     for r in refs {
                         match self.lookup(&r.name).cloned() {
                             Some(Sym::Action(a)) => {
+                                self.check_action_use(a, Some(ctl), r.span);
                                 // Arguments bound in the list go to the
                                 // directional parameters.
                                 let act = self.prog.actions[a].clone();

@@ -1530,6 +1530,8 @@ impl Checker {
         span: Span,
     ) -> Option<Expr> {
         self.facts.called_actions.insert(a.index());
+        let ctl = self.body.as_ref().and_then(|b| b.control);
+        self.check_action_use(a, ctl, span);
         match self.body.as_ref().map(|b| b.kind) {
             Some(BodyKind::Apply | BodyKind::Action) => {}
             _ => {
@@ -1659,12 +1661,16 @@ impl Checker {
                 if args.is_empty() {
                     // Deprecated form: the enclosing control's standard metadata.
                     let ctl = self.body.as_ref().and_then(|b| b.control);
-                    let found = ctl.and_then(|c| {
-                        self.prog.controls[c].params.iter().position(|p| {
-                            matches!(&p.ty, Some(Ty::Composite(h))
-                                if self.prog.composites[*h].name == "standard_metadata_t")
-                        })
-                    });
+                    if ctl.is_none() && self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Action)
+                    {
+                        // A top-level action: the control that runs it.
+                        self.uses_implicit_std_meta = true;
+                        return Some(Self::void_call(
+                            Call::Builtin(Box::new(Builtin::MarkToDropImplicit)),
+                            span,
+                        ));
+                    }
+                    let found = ctl.and_then(|c| self.std_meta_param(c));
                     let (Some(c), Some(i)) = (ctl, found) else {
                         self.error(
                             codes::NOT_ALLOWED_HERE,

@@ -181,6 +181,9 @@ pub(crate) struct Checker {
     /// for instantiations among its constructor arguments are named
     /// inside it).
     pub(crate) instantiating: Option<String>,
+    /// Whether the top-level action being checked needs the standard
+    /// metadata of the control that runs it (`mark_to_drop()`).
+    pub(crate) uses_implicit_std_meta: bool,
     /// Generic functions by name, with the scopes they were declared in.
     pub(crate) generic_fns: HashMap<String, (ast::FunctionDecl, Vec<HashMap<String, Sym>>)>,
     /// Their instantiations: (name, type arguments) → function.
@@ -252,6 +255,7 @@ pub fn check(
         pending_instance_args: Vec::new(),
         pending_decls: Vec::new(),
         instantiating: None,
+        uses_implicit_std_meta: false,
         generic_fns: HashMap::new(),
         generic_fn_cache: HashMap::new(),
         action_params: HashMap::new(),
@@ -836,6 +840,41 @@ impl Checker {
         let ty = Ty::Composite(h?);
         self.generic_cache.insert(key, ty.clone());
         Some(ty)
+    }
+
+    /// The index of control `c`'s standard_metadata_t parameter.
+    pub(crate) fn std_meta_param(&self, c: Handle<ir::Control>) -> Option<usize> {
+        self.prog.controls[c].params.iter().position(|p| {
+            matches!(&p.ty, Some(Ty::Composite(h))
+                if self.prog.composites[*h].name == "standard_metadata_t")
+        })
+    }
+
+    /// Checks that control `ctl` may use action `a`: one that needs the
+    /// standard metadata implicitly needs a control that has it.
+    pub(crate) fn check_action_use(
+        &mut self,
+        a: Handle<ir::Action>,
+        ctl: Option<Handle<ir::Control>>,
+        span: Span,
+    ) {
+        if !self.facts.implicit_std_meta_actions.contains(&a.index()) {
+            return;
+        }
+        match ctl {
+            // Used by another top-level action: that one needs it too.
+            None => self.uses_implicit_std_meta = true,
+            Some(c) if self.std_meta_param(c).is_some() => {}
+            Some(_) => self.error_label(
+                codes::NOT_ALLOWED_HERE,
+                span,
+                format!(
+                    "action `{}` calls `mark_to_drop()`, which needs a control with a standard_metadata_t parameter",
+                    self.prog.actions[a].name
+                ),
+                "used in a control without one",
+            ),
+        }
     }
 
     /// Builds a header, union or struct type named `name`.

@@ -75,6 +75,10 @@ pub(crate) struct Facts {
     pub(crate) action_explicit_ids: HashMap<usize, u32>,
     /// Actions called directly (not through a table), by handle index.
     pub(crate) called_actions: std::collections::HashSet<usize>,
+    /// Top-level actions that call `mark_to_drop()` without an argument,
+    /// directly or through another action: only controls with a
+    /// standard_metadata_t parameter may use them.
+    pub(crate) implicit_std_meta_actions: std::collections::HashSet<usize>,
 }
 
 impl Facts {

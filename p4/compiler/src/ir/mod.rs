@@ -499,6 +499,10 @@ pub enum Call {
 pub enum Builtin {
     /// `mark_to_drop(sm)`.
     MarkToDrop(Expr),
+    /// The deprecated `mark_to_drop()` in a top-level action: the standard
+    /// metadata of the control the action runs in (the checker only lets
+    /// controls with a standard_metadata_t parameter use such an action).
+    MarkToDropImplicit,
     /// `hash(out, algo, base, data, max)`.
     Hash {
         /// Destination l-value.

@@ -35,6 +35,25 @@ impl Gen<'_> {
         let mut s = Vec::new();
         match b {
             Builtin::MarkToDrop(e) => s.push(format!("{}.mark_to_drop();", self.place(ctx, e)?)),
+            Builtin::MarkToDropImplicit => {
+                // A top-level action is emitted in every control; the
+                // checker lets only controls with standard metadata use one
+                // that drops, so elsewhere this line never runs.
+                let sm = ctx.inst.and_then(|i| {
+                    let c = self.prog.instances[i].control;
+                    self.prog.controls[c].params.iter().position(|p| {
+                        matches!(&p.ty, Some(Ty::Composite(h))
+                            if self.prog.composites[*h].name == "standard_metadata_t")
+                    })
+                });
+                match sm {
+                    Some(i) => s.push(format!(
+                        "{}.mark_to_drop();",
+                        self.var_place(ctx, VarRef::BlockParam(i as u32))
+                    )),
+                    None => s.push("// mark_to_drop(): not used in this control".into()),
+                }
+            }
             Builtin::Hash {
                 out,
                 algo,
