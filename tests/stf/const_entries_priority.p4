@@ -1,5 +1,6 @@
 // entries with explicit priorities (P4_16 1.2.4 `priority =`): a larger
-// priority wins regardless of source order.
+// priority wins regardless of source order. They are `entries`, not
+// `const entries`: p4c refuses priorities in `const entries`.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -43,7 +44,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         key = { hdr.data.a : ternary; }
         actions = { set_r; }
         const default_action = set_r(0xff);
-        const entries = {
+        entries = {
             priority = 10 : 0x10 &&& 0xf0 : set_r(1);
             priority = 30 : 0x12 &&& 0xff : set_r(2);
             priority = 20 : 0x00 &&& 0x01 : set_r(3);

@@ -1,6 +1,7 @@
 // Entry priorities (P4_16 v1.2.4 §14.2.1.4.1): `largest_priority_wins =
 // false` makes the smaller priority win; entries without a priority follow
 // the previous one, `priority_delta` weaker.
+// (`entries`, not `const entries`: p4c refuses priorities in `const entries`.)
 #include <core.p4>
 #include <v1model.p4>
 
@@ -45,7 +46,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         actions = { r1; NoAction; }
         largest_priority_wins = false;
         priority_delta = 10;
-        const entries = {
+        entries = {
             priority = 20: 0x10 &&& 0xf0 : r1(1);
             priority = 10: 0x11 &&& 0xff : r1(2);
             priority = 20: 0x20 &&& 0xf0 : r1(3);
@@ -58,7 +59,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         key = { hdr.data.k2 : ternary; }
         actions = { r2; NoAction; }
         priority_delta = 5;
-        const entries = {
+        entries = {
             priority = 100: 0x40 &&& 0xf0 : r2(5);
             0x31 &&& 0xff : r2(6);  // 95
             priority = 97: 0x31 &&& 0xf1 : r2(7);

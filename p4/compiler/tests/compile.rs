@@ -647,7 +647,7 @@ fn error_first_entry_without_priority() {
         "entry_priority_first_missing",
         &program(&[(
             "LOCALS",
-            "table t { key = { hdr.h.a: ternary; } actions = { set; } const entries = { 1 &&& 1 : set(1); priority = 3: 2 &&& 2 : set(2); } }",
+            "table t { key = { hdr.h.a: ternary; } actions = { set; } entries = { 1 &&& 1 : set(1); priority = 3: 2 &&& 2 : set(2); } }",
         )]),
     );
 }
@@ -1039,5 +1039,102 @@ fn error_parser_locals_after_states() {
             "PARSER",
             "transition next; } bit<8> late; state next { transition accept;",
         )]),
+    );
+}
+
+#[test]
+fn error_two_tables_with_one_control_plane_name() {
+    // p4c's p4_16_errors/issue1803_same_table_name.p4: an absolute
+    // `@name(".t0")` in a control instantiated twice; and two tables of
+    // one control given one name.
+    check_errors(
+        "duplicate_table_names",
+        &program(&[
+            (
+                "DECLS",
+                "control T(inout bit<8> x) { action a() { x = 1; } \
+                 @name(\".t0\") table t { key = { x: exact; } actions = { a; } } \
+                 apply { t.apply(); } }",
+            ),
+            (
+                "LOCALS",
+                "T() t1; T() t2; \
+                 @name(\"u\") table u1 { key = { hdr.h.a: exact; } actions = { set; } } \
+                 @name(\"u\") table u2 { key = { hdr.h.a: exact; } actions = { set; } }",
+            ),
+            (
+                "APPLY",
+                "t1.apply(meta.m); t2.apply(meta.m); u1.apply(); u2.apply();",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn error_dont_care_arguments() {
+    // `_` only stands for an `out` argument whose type is known.
+    check_errors(
+        "dont_care_arguments",
+        &program(&[
+            ("DECLS", "void inc(inout bit<8> x) { x = x + 1; }"),
+            ("APPLY", "inc(_);"),
+            ("PARSER", "pkt.extract(_); transition accept;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_digest_of_a_struct_with_a_varbit_field() {
+    check_errors(
+        "digest_varbit",
+        &program(&[
+            ("DECLS", "struct d_t { bit<8> a; varbit<16> v; }"),
+            ("LOCALS", "d_t d;"),
+            ("APPLY", "digest<d_t>(1, d);"),
+        ]),
+    );
+}
+
+#[test]
+fn error_integer_assigned_to_a_serializable_enum() {
+    // p4c's p4_16_errors/enumCast.p4: no implicit cast from an integer to
+    // a serializable enum in an assignment or initialiser.
+    check_errors(
+        "enum_from_integer",
+        &program(&[
+            ("DECLS", "enum bit<8> X { Zero = 0, One = 1 }"),
+            ("APPLY", "X y = 1; y = X.One; y = 0;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_priorities_in_const_entries() {
+    // p4c: "Table with 'const' entries cannot have priorities".
+    check_errors(
+        "const_entries_priority",
+        &program(&[(
+            "LOCALS",
+            "table t { key = { hdr.h.a: ternary; } actions = { set; } const entries = { priority = 3: 1 &&& 1 : set(1); } }",
+        )]),
+    );
+}
+
+#[test]
+fn error_top_level_mark_to_drop_in_a_control_without_standard_metadata() {
+    // A top-level action calling the deprecated `mark_to_drop()` needs the
+    // standard metadata of the control that runs it.
+    check_errors(
+        "implicit_std_meta",
+        &program(&[
+            (
+                "DECLS",
+                "action my_drop() { mark_to_drop(); } action via() { my_drop(); } \
+                 control Sub(inout headers h) { table t { key = { h.h.a: exact; } actions = { my_drop; } } \
+                 apply { t.apply(); via(); } }",
+            ),
+            ("LOCALS", "Sub() sub;"),
+            ("APPLY", "sub.apply(hdr); my_drop();"),
+        ]),
     );
 }

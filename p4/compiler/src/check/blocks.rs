@@ -423,7 +423,7 @@ impl Checker {
         let mut states = Vec::new();
         for s in &order {
             self.push_scope();
-            let body = self.stmts(&s.stmts);
+            let mut body = self.stmts(&s.stmts);
             let transition = match &s.transition {
                 None => ir::Transition::Goto(ir::Target::Reject),
                 Some(ast::Transition::Direct { target: t, .. }) => {
@@ -465,6 +465,9 @@ impl Checker {
                     ir::Transition::Select(keys, ir_cases)
                 }
             };
+            // `_` arguments of calls in the select expression: their
+            // hidden locals are declared at the end of the state's body.
+            body.append(&mut self.pending_decls);
             self.pop_scope();
             states.push(ir::State {
                 name: s.name.name.clone(),
@@ -551,7 +554,19 @@ impl Checker {
     }
 
     fn keyset_value(&mut self, e: &ast::Expr, ty: &Ty) -> Option<u128> {
-        let x = self.expr(e, Some(ty))?;
+        let x = match ty {
+            // A serializable enum key also takes values of its underlying
+            // type (`(bit<16>)E.A &&& 0xff00`, p4c's
+            // table-entries-ser-enum-bmv2 sample).
+            Ty::SerEnum(en) => {
+                let repr = self.prog.enums[*en].repr.clone()?;
+                match self.expr_any(e)? {
+                    super::expr::TE::Typed(x) if x.ty == *ty => x,
+                    other => self.coerce(other, &repr, e.span)?,
+                }
+            }
+            _ => self.expr(e, Some(ty))?,
+        };
         match &x.kind {
             ir::ExprKind::EnumMember(_, i) => Some(*i as u128),
             _ => match fold::const_int(&x) {
@@ -879,6 +894,45 @@ impl Checker {
         a: &ast::Expr,
     ) -> Option<(ast::Ident, Handle<ir::Control>, u32)> {
         let here = self.body.as_ref().and_then(|b| b.control);
+        // An instantiation (`C(Inc()) c;`): as in p4c, which specializes `C`
+        // with a local instance named after the parameter, the instance is
+        // `c.s` (its tables are `c.s.t` in P4Info). It is declared in the
+        // control being checked, under that dotted name no source name
+        // can take.
+        if let (
+            ast::ExprKind::Call {
+                callee,
+                type_args,
+                args,
+            },
+            Some(ctl),
+        ) = (&a.kind, here)
+            && let ast::ExprKind::Name(n) = &callee.kind
+            && matches!(self.lookup(n), Some(Sym::Control(_) | Sym::CtorControl(_)))
+        {
+            let owner = self.instantiating.clone().unwrap_or_default();
+            let inst = ast::Instantiation {
+                annotations: Vec::new(),
+                ty: ast::Type {
+                    kind: ast::TypeKind::Named {
+                        name: n.clone(),
+                        args: type_args.clone(),
+                    },
+                    span: callee.span,
+                },
+                args: args.clone(),
+                name: ast::Ident {
+                    name: format!("{owner}.{}", p.name.name),
+                    span: a.span,
+                },
+                initializer: None,
+                span: a.span,
+            };
+            let before = self.prog.controls[ctl].instances.len();
+            self.control_instantiation(&inst, ctl);
+            let sub = self.prog.controls[ctl].instances.get(before)?.1;
+            return Some((p.name.clone(), sub, before as u32));
+        }
         if let (ast::ExprKind::Name(n), Some(ctl)) = (&a.kind, here)
             && let Some(Sym::SubControl(i)) = self.lookup(n).cloned()
         {
@@ -899,7 +953,7 @@ impl Checker {
         }
         self.unsupported(
             a.span,
-            "control-typed constructor arguments other than the name of an instance declared before",
+            "control-typed constructor arguments other than an instance declared before or an instantiation",
         );
         None
     }
@@ -1040,6 +1094,13 @@ impl Checker {
     }
 
     pub(crate) fn control_instantiation(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
+        // Instantiations in its constructor arguments are named after it.
+        let outer = self.instantiating.replace(i.name.name.clone());
+        self.control_instantiation_named(i, h);
+        self.instantiating = outer;
+    }
+
+    fn control_instantiation_named(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
         let ast::TypeKind::Named { name, args: targs } = &i.ty.kind else {
             self.unsupported(i.span, "this instantiation");
             return;
@@ -1337,7 +1398,9 @@ impl Checker {
             control,
             loops: 0,
         });
+        let outer_implicit = std::mem::replace(&mut self.uses_implicit_std_meta, false);
         let body = self.block(&a.body);
+        let implicit = std::mem::replace(&mut self.uses_implicit_std_meta, outer_implicit);
         let b = std::mem::replace(&mut self.body, saved)?;
         self.pop_scope();
         let spec = name_spec(&a.annotations, &a.name.name);
@@ -1361,6 +1424,9 @@ impl Checker {
         );
         if let Some(id) = explicit {
             self.facts.action_explicit_ids.insert(h.index(), id);
+        }
+        if implicit {
+            self.facts.implicit_std_meta_actions.insert(h.index());
         }
         self.action_params
             .insert(h.index(), super::ParamSpec::of(&a.params));
@@ -1475,6 +1541,7 @@ impl Checker {
                     for r in refs {
                         match self.lookup(&r.name).cloned() {
                             Some(Sym::Action(a)) => {
+                                self.check_action_use(a, Some(ctl), r.span);
                                 // Arguments bound in the list go to the
                                 // directional parameters.
                                 let act = self.prog.actions[a].clone();
@@ -1681,12 +1748,24 @@ impl Checker {
                     ir::ExternKind::ActionSelector(..)
                 )
             });
-            if is_sel != Some(true) {
-                self.error(
+            match is_sel {
+                Some(true) => {}
+                // p4c accepts a table with `selector` keys and no
+                // implementation (its issue1560 sample) and leaves the keys
+                // out: the table matches on the others alone.
+                None => {
+                    self.warn(
+                        codes::IGNORED,
+                        t.span,
+                        "`selector` keys without `implementation = <an action_selector>` are ignored",
+                    );
+                    keys.retain(|k| k.kind != ir::KeyKind::Selector);
+                }
+                Some(false) => self.error(
                     codes::BAD_MATCH_KIND,
                     t.span,
-                    "`selector` keys need `implementation = <an action_selector>`",
-                );
+                    "`selector` keys need `implementation = <an action_selector>`, not an action_profile",
+                ),
             }
         }
         // Default action.
@@ -1776,15 +1855,35 @@ impl Checker {
                 )
             });
             let mut explicit = Vec::new();
+            let mut annotated = Vec::new();
             for en in es.iter() {
                 if let Some((ef, p)) = self.entry(en, &match_keys, &actions) {
                     facts.entries.push(ef);
+                    if is_const && let Some(e) = &en.priority {
+                        // p4c: "Table with 'const' entries cannot have
+                        // priorities" (its EntryPriorities pass).
+                        self.error_label(
+                            codes::BAD_ENTRY,
+                            e.span,
+                            "a table with `const entries` cannot give its entries priorities",
+                            "write `entries = { .. }` to use `priority =`",
+                        );
+                    }
+                    let annotation = ast::find_annotation(&en.annotations, "priority")
+                        .and_then(|a| a.int_arg())
+                        .map(|i| i64::try_from(i.value).unwrap_or(i64::MAX));
+                    annotated.push(annotation);
                     explicit.push((p, en.span));
                 }
             }
-            if needs_priority
-                && let Some(prios) = self.entry_priorities(&explicit, largest_wins, priority_delta)
-            {
+            let prios = if !needs_priority {
+                None
+            } else if is_const && annotated.iter().any(Option::is_some) {
+                Some(Self::annotated_priorities(&annotated))
+            } else {
+                self.entry_priorities(&explicit, largest_wins, priority_delta)
+            };
+            if let Some(prios) = prios {
                 for (ef, p) in facts.entries.iter_mut().zip(prios) {
                     ef.priority = p;
                 }
@@ -1873,6 +1972,22 @@ impl Checker {
             }
         }
         Some(out)
+    }
+
+    /// The runtime priorities (larger wins, at least 1) of `const entries`
+    /// with p4c's `@priority(N)` annotations, as p4c gives them to BMv2: an
+    /// entry's priority is its annotation, or else its position (1, 2, ..),
+    /// and the smallest wins (p4c's table-entries-priority-bmv2 sample).
+    fn annotated_priorities(annotated: &[Option<i64>]) -> Vec<i32> {
+        let bmv2: Vec<i64> = annotated
+            .iter()
+            .enumerate()
+            .map(|(i, a)| a.unwrap_or(i as i64 + 1).max(0))
+            .collect();
+        let max = bmv2.iter().copied().max().unwrap_or(0);
+        bmv2.iter()
+            .map(|&p| i32::try_from(max - p + 1).unwrap_or(i32::MAX))
+            .collect()
     }
 
     /// The runtime priorities (larger wins, at least 1) of a table's

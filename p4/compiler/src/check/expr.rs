@@ -178,14 +178,15 @@ impl Checker {
             self.unsupported(span, "initialisers for header unions");
             return None;
         }
-        if items.len() != comp.fields.len() {
+        let declared = comp.declared_fields();
+        if items.len() != declared.len() {
             self.error_label(
                 codes::ARG_COUNT,
                 span,
                 format!(
                     "`{}` has {} fields, the initialiser gives {}",
                     comp.name,
-                    comp.fields.len(),
+                    declared.len(),
                     items.len()
                 ),
                 "wrong number of values",
@@ -193,10 +194,16 @@ impl Checker {
             return None;
         }
         let mut out: Vec<Option<Expr>> = vec![None; comp.fields.len()];
+        if comp.padded
+            && let Some(pad) = comp.fields.last()
+        {
+            // The padding the checker added is zero.
+            out[comp.fields.len() - 1] = Some(mk(ExprKind::Int(0), pad.ty.clone(), span));
+        }
         let mut ok = true;
         for (k, (name, e)) in items.iter().enumerate() {
             let idx = match name {
-                Some(n) => match comp.fields.iter().position(|f| f.name == n.name) {
+                Some(n) => match declared.iter().position(|f| f.name == n.name) {
                     Some(i) => i,
                     None => {
                         self.error(
@@ -1031,9 +1038,7 @@ impl Checker {
                 );
                 let numeric = matches!(x.ty, Ty::Bit(_) | Ty::Int(_));
                 let ok = match iop {
-                    BinOp::Eq | BinOp::Ne => {
-                        !matches!(x.ty, Ty::Stack(..) | Ty::Tuple(_) | Ty::Str | Ty::Void)
-                    }
+                    BinOp::Eq | BinOp::Ne => !matches!(x.ty, Ty::Tuple(_) | Ty::Str | Ty::Void),
                     BinOp::Div | BinOp::Mod => matches!(x.ty, Ty::Bit(_)),
                     _ => numeric,
                 };
@@ -1059,12 +1064,84 @@ impl Checker {
         }
     }
 
+    /// Whether a value of type `ty` holds a varbit anywhere (a varbit
+    /// field of it, or of a struct, header or stack inside it).
+    pub(crate) fn has_varbit(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Varbit(_) => true,
+            Ty::Composite(c) => self.prog.composites[*c]
+                .fields
+                .iter()
+                .any(|f| self.has_varbit(&f.ty)),
+            Ty::Stack(t, _) => self.has_varbit(t),
+            _ => false,
+        }
+    }
+
     /// Checks that `e` can be assigned to and returns it.
     pub(crate) fn lvalue(&mut self, e: &ast::Expr) -> Option<Expr> {
         if !self.writable(e) {
             return None;
         }
         self.expr(e, None)
+    }
+
+    /// The argument of an `out` (`is_out`) or `inout` parameter of type
+    /// `ty`: `_` only for `out`.
+    fn directed_arg(&mut self, e: &ast::Expr, is_out: bool, ty: &Ty) -> Option<Expr> {
+        if is_out {
+            self.out_arg(e, Some(ty))
+        } else if matches!(e.kind, ast::ExprKind::DontCare) {
+            self.error_label(
+                codes::NOT_LVALUE,
+                e.span,
+                "`_` may only be passed to an `out` parameter",
+                "an `inout` parameter",
+            );
+            None
+        } else {
+            self.lvalue(e)
+        }
+    }
+
+    /// The argument of an `out` parameter of type `ty` (`None` when the
+    /// parameter's type comes from the argument): an l-value, or `_`
+    /// (P4_16 §6.8.3, "don't care"), which is bound to a fresh hidden local
+    /// whose value is dropped after the call. The local's declaration goes
+    /// to `pending_decls`, for the statement checker to put before the
+    /// statement that makes the call.
+    pub(crate) fn out_arg(&mut self, e: &ast::Expr, ty: Option<&Ty>) -> Option<Expr> {
+        if !matches!(e.kind, ast::ExprKind::DontCare) {
+            return self.lvalue(e);
+        }
+        let Some(ty) = ty else {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                e.span,
+                "cannot infer the type of `_` here",
+                "give the call a type argument",
+            );
+            return None;
+        };
+        let Some(body) = self.body.as_mut() else {
+            self.unsupported(
+                e.span,
+                "`_` arguments outside parser states, actions and apply blocks",
+            );
+            return None;
+        };
+        let idx = body.vars.len() as u32;
+        body.vars.push(ir::Var {
+            name: "dont_care".into(),
+            ty: ty.clone(),
+            param: None,
+        });
+        self.pending_decls.push(ir::Stmt::Decl(idx, None));
+        Some(mk(
+            ExprKind::Var(ir::VarRef::Local(idx)),
+            ty.clone(),
+            e.span,
+        ))
     }
 
     fn writable(&mut self, e: &ast::Expr) -> bool {
@@ -1314,8 +1391,12 @@ impl Checker {
             Ty::Composite(c) => {
                 let comp = &self.prog.composites[*c];
                 match comp.kind {
-                    ir::CompositeKind::Header if max => Some(comp.header_bits(&self.prog)),
-                    ir::CompositeKind::Header => Some(comp.fixed_bits(&self.prog)),
+                    ir::CompositeKind::Header if max => {
+                        Some(comp.header_bits(&self.prog) - comp.padding_bits())
+                    }
+                    ir::CompositeKind::Header => {
+                        Some(comp.fixed_bits(&self.prog) - comp.padding_bits())
+                    }
                     ir::CompositeKind::Union => {
                         let sizes = comp.fields.iter().map(|f| self.size_in_bits(&f.ty, max));
                         let sizes: Option<Vec<u32>> = sizes.collect();
@@ -1428,7 +1509,7 @@ impl Checker {
         let mut v = Vec::new();
         for (prm, a) in func.vars.iter().zip(args) {
             let x = if prm.param != Some(ir::Direction::In) {
-                let l = self.lvalue(a)?;
+                let l = self.directed_arg(a, prm.param == Some(ir::Direction::Out), &prm.ty)?;
                 self.coerce(TE::Typed(l), &prm.ty, a.span)?
             } else {
                 self.expr(a, Some(&prm.ty))?
@@ -1449,6 +1530,8 @@ impl Checker {
         span: Span,
     ) -> Option<Expr> {
         self.facts.called_actions.insert(a.index());
+        let ctl = self.body.as_ref().and_then(|b| b.control);
+        self.check_action_use(a, ctl, span);
         match self.body.as_ref().map(|b| b.kind) {
             Some(BodyKind::Apply | BodyKind::Action) => {}
             _ => {
@@ -1472,7 +1555,7 @@ impl Checker {
         let mut v = Vec::new();
         for (prm, a) in act.vars.iter().zip(args) {
             let x = if matches!(prm.param, Some(ir::Direction::Out | ir::Direction::InOut)) {
-                let l = self.lvalue(a)?;
+                let l = self.directed_arg(a, prm.param == Some(ir::Direction::Out), &prm.ty)?;
                 self.coerce(TE::Typed(l), &prm.ty, a.span)?
             } else {
                 self.expr(a, Some(&prm.ty))?
@@ -1578,12 +1661,16 @@ impl Checker {
                 if args.is_empty() {
                     // Deprecated form: the enclosing control's standard metadata.
                     let ctl = self.body.as_ref().and_then(|b| b.control);
-                    let found = ctl.and_then(|c| {
-                        self.prog.controls[c].params.iter().position(|p| {
-                            matches!(&p.ty, Some(Ty::Composite(h))
-                                if self.prog.composites[*h].name == "standard_metadata_t")
-                        })
-                    });
+                    if ctl.is_none() && self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Action)
+                    {
+                        // A top-level action: the control that runs it.
+                        self.uses_implicit_std_meta = true;
+                        return Some(Self::void_call(
+                            Call::Builtin(Box::new(Builtin::MarkToDropImplicit)),
+                            span,
+                        ));
+                    }
+                    let found = ctl.and_then(|c| self.std_meta_param(c));
                     let (Some(c), Some(i)) = (ctl, found) else {
                         self.error(
                             codes::NOT_ALLOWED_HERE,
@@ -1773,6 +1860,10 @@ impl Checker {
                     );
                     return None;
                 };
+                if self.has_varbit(&data.ty) {
+                    self.unsupported(args[1].span, "digests of data with varbit fields");
+                    return None;
+                }
                 let digest = self.facts.digest_index(c);
                 Builtin::Digest {
                     digest,
@@ -2026,7 +2117,7 @@ impl Checker {
                         let x = if prm.dir == ir::Direction::In {
                             self.expr(a, Some(ty))?
                         } else {
-                            let l = self.lvalue(a)?;
+                            let l = self.directed_arg(a, prm.dir == ir::Direction::Out, ty)?;
                             self.coerce(TE::Typed(l), ty, a.span)?
                         };
                         v.push(x);
@@ -2076,7 +2167,7 @@ impl Checker {
                         let x = if prm.dir == ir::Direction::In {
                             self.expr(a, Some(ty))?
                         } else {
-                            let l = self.lvalue(a)?;
+                            let l = self.directed_arg(a, prm.dir == ir::Direction::Out, ty)?;
                             self.coerce(TE::Typed(l), ty, a.span)?
                         };
                         v.push(x);
@@ -2169,7 +2260,7 @@ impl Checker {
                 if !self.arg_count(span, "read", 2, args.len()) {
                     return None;
                 }
-                let out = self.lvalue(args[0])?;
+                let out = self.out_arg(args[0], Some(cell))?;
                 let out = self.coerce(TE::Typed(out), cell, args[0].span)?;
                 let it = self.expr_any(args[1])?;
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[1].span)?;
@@ -2274,7 +2365,12 @@ impl Checker {
                     self.arg_count(span, "extract", 1, args.len());
                     return None;
                 }
-                let h = self.lvalue(args[0])?;
+                // `extract<H>(_)` skips a header of type H.
+                let skipped = match type_args {
+                    [t] => Some(self.ty(t)?),
+                    _ => None,
+                };
+                let h = self.out_arg(args[0], skipped.as_ref())?;
                 let var = match &h.ty {
                     Ty::Composite(c)
                         if self.prog.composites[*c].kind == ir::CompositeKind::Header =>
@@ -2293,10 +2389,6 @@ impl Checker {
                 match (var, args.len()) {
                     (true, 2) => {
                         let len = self.expr(args[1], Some(&Ty::Bit(32)))?;
-                        if matches!(h.kind, ExprKind::StackNext(_)) {
-                            self.unsupported(span, "varbit headers in stacks");
-                            return None;
-                        }
                         Builtin::Extract(h, Some(len))
                     }
                     (false, 1) => Builtin::Extract(h, None),

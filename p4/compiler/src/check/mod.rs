@@ -173,6 +173,17 @@ pub(crate) struct Checker {
     pub(crate) pending_aliases: Vec<(ast::Ident, Handle<ir::Control>)>,
     /// Instances passed by the constructor call just checked.
     pub(crate) pending_instance_args: Vec<u32>,
+    /// Declarations of the hidden locals that `_` arguments to `out`
+    /// parameters were bound to while checking the current statement; the
+    /// statement checker puts them before that statement.
+    pub(crate) pending_decls: Vec<ir::Stmt>,
+    /// The name of the control instance being declared (instances created
+    /// for instantiations among its constructor arguments are named
+    /// inside it).
+    pub(crate) instantiating: Option<String>,
+    /// Whether the top-level action being checked needs the standard
+    /// metadata of the control that runs it (`mark_to_drop()`).
+    pub(crate) uses_implicit_std_meta: bool,
     /// Generic functions by name, with the scopes they were declared in.
     pub(crate) generic_fns: HashMap<String, (ast::FunctionDecl, Vec<HashMap<String, Sym>>)>,
     /// Their instantiations: (name, type arguments) → function.
@@ -242,6 +253,9 @@ pub fn check(
         instance_aliases: HashMap::new(),
         pending_aliases: Vec::new(),
         pending_instance_args: Vec::new(),
+        pending_decls: Vec::new(),
+        instantiating: None,
+        uses_implicit_std_meta: false,
         generic_fns: HashMap::new(),
         generic_fn_cache: HashMap::new(),
         action_params: HashMap::new(),
@@ -828,6 +842,41 @@ impl Checker {
         Some(ty)
     }
 
+    /// The index of control `c`'s standard_metadata_t parameter.
+    pub(crate) fn std_meta_param(&self, c: Handle<ir::Control>) -> Option<usize> {
+        self.prog.controls[c].params.iter().position(|p| {
+            matches!(&p.ty, Some(Ty::Composite(h))
+                if self.prog.composites[*h].name == "standard_metadata_t")
+        })
+    }
+
+    /// Checks that control `ctl` may use action `a`: one that needs the
+    /// standard metadata implicitly needs a control that has it.
+    pub(crate) fn check_action_use(
+        &mut self,
+        a: Handle<ir::Action>,
+        ctl: Option<Handle<ir::Control>>,
+        span: Span,
+    ) {
+        if !self.facts.implicit_std_meta_actions.contains(&a.index()) {
+            return;
+        }
+        match ctl {
+            // Used by another top-level action: that one needs it too.
+            None => self.uses_implicit_std_meta = true,
+            Some(c) if self.std_meta_param(c).is_some() => {}
+            Some(_) => self.error_label(
+                codes::NOT_ALLOWED_HERE,
+                span,
+                format!(
+                    "action `{}` calls `mark_to_drop()`, which needs a control with a standard_metadata_t parameter",
+                    self.prog.actions[a].name
+                ),
+                "used in a control without one",
+            ),
+        }
+    }
+
     /// Builds a header, union or struct type named `name`.
     fn composite(
         &mut self,
@@ -893,10 +942,6 @@ impl Checker {
                     );
                     continue;
                 }
-                (ir::CompositeKind::Struct, Ty::Varbit(_)) => {
-                    self.unsupported(f.span, "varbit struct fields");
-                    continue;
-                }
                 _ => {}
             }
             let mut field_lists = Vec::new();
@@ -924,22 +969,40 @@ impl Checker {
         }
         let controller_header = ast::find_annotation(&s.annotations, "controller_header")
             .and_then(|a| a.string_arg().map(|s| s.to_string()));
-        let comp = ir::Composite {
+        let mut comp = ir::Composite {
             name,
             kind,
             fields,
             controller_header,
+            padded: false,
         };
-        if kind == ir::CompositeKind::Header && !comp.header_bits(&self.prog).is_multiple_of(8) {
-            self.error(
-                codes::BAD_WIDTH,
-                s.name.span,
-                format!(
-                    "header `{}` is {} bits long; headers must be a whole number of bytes",
-                    s.name.name,
-                    comp.header_bits(&self.prog)
-                ),
-            );
+        let bits = comp.header_bits(&self.prog);
+        if kind == ir::CompositeKind::Header && !bits.is_multiple_of(8) {
+            if comp.varbit().is_some() {
+                self.error(
+                    codes::BAD_WIDTH,
+                    s.name.span,
+                    format!(
+                        "header `{}` is {bits} bits long; headers with a varbit field must be a whole number of bytes",
+                        s.name.name,
+                    ),
+                );
+            } else {
+                // p4c pads such a header for BMv2 with a last field up to
+                // the next byte: it takes whole bytes on the wire, and the
+                // padding bits are extracted and emitted as they came.
+                let mut pad = "_padding".to_string();
+                while comp.fields.iter().any(|f| f.name == pad) {
+                    pad.push('_');
+                }
+                comp.fields.push(ir::Field {
+                    name: pad,
+                    ty: Ty::Bit(8 - bits % 8),
+                    field_lists: Vec::new(),
+                    span: s.name.span,
+                });
+                comp.padded = true;
+            }
         }
         Some(self.prog.composites.append(comp, s.span))
     }
@@ -1314,6 +1377,7 @@ impl Checker {
                         kind: ir::CompositeKind::Struct,
                         fields: Vec::new(),
                         controller_header: None,
+                        padded: false,
                     },
                     t.span,
                 );

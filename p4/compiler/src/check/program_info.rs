@@ -75,6 +75,10 @@ pub(crate) struct Facts {
     pub(crate) action_explicit_ids: HashMap<usize, u32>,
     /// Actions called directly (not through a table), by handle index.
     pub(crate) called_actions: std::collections::HashSet<usize>,
+    /// Top-level actions that call `mark_to_drop()` without an argument,
+    /// directly or through another action: only controls with a
+    /// standard_metadata_t parameter may use them.
+    pub(crate) implicit_std_meta_actions: std::collections::HashSet<usize>,
 }
 
 impl Facts {
@@ -344,12 +348,34 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     let mut registers = Vec::new();
     let mut extern_ids: HashMap<(usize, u32), u32> = HashMap::new();
     let mut seen_externs: HashMap<(u8, String), (usize, u32)> = HashMap::new();
+    // Table names must be unique in P4Info: two tables may end up with one
+    // name through `@name` (an absolute `@name(".t")` in a control
+    // instantiated twice, or two tables given one `@name`); p4c refuses
+    // both, as a control plane could not tell them apart.
+    let mut table_names: HashMap<String, crate::diag::Span> = HashMap::new();
+    let mut table_clashes = Vec::new();
     for ii in 0..c.prog.instances.len() {
         let inst = c.prog.instances[ii].clone();
         let ctl = &c.prog.controls[inst.control];
         for (ti, th) in ctl.tables.iter().enumerate() {
             let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
             let name = facts.name.qualify(&inst.path);
+            let span = c.prog.tables.span(*th);
+            if let Some(first) = table_names.insert(name.clone(), span) {
+                let mut d = Diagnostic::error(
+                    super::codes::DUPLICATE,
+                    format!("two tables have the control-plane name `{name}`"),
+                )
+                .with_primary(span, "this table");
+                d = if first != span {
+                    d.with_secondary(first, "and this one")
+                } else {
+                    d.with_note(
+                        "its control is instantiated twice; a table with an absolute `@name(\".x\")` may be in only one instance",
+                    )
+                };
+                table_clashes.push(d);
+            }
             let id = ids.id(id_prefix::TABLE, &name);
             c.prog.instances[ii].table_index[ti] = table_plans.len() as u32;
             table_plans.push(TablePlan {
@@ -465,6 +491,9 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             extern_ids.insert((ii, ei as u32), id);
             seen_externs.insert(key, (idx, id));
         }
+    }
+    if !table_clashes.is_empty() {
+        return Err(table_clashes);
     }
     // Second pass: tables, now that extern ids are known.
     let action_id = |a: Handle<ir::Action>| action_ids[a.index()];

@@ -41,6 +41,30 @@ impl Checker {
         }
     }
 
+    /// The value `e` assigned to (or initialising) a place of type `ty`.
+    /// An integer constant does not convert implicitly to a serializable
+    /// enum here (P4_16 §8.3; p4c's enumCast error sample), though it does
+    /// in select cases and comparisons.
+    fn assigned_value(&mut self, e: &ast::Expr, ty: &Ty) -> Option<ir::Expr> {
+        if let Ty::SerEnum(_) = ty {
+            let te = self.expr_any(e)?;
+            if let super::expr::TE::Inf(_) = te {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    e.span,
+                    format!(
+                        "an integer cannot be assigned to {} without a cast",
+                        self.ty_name(ty)
+                    ),
+                    "integer here",
+                );
+                return None;
+            }
+            return self.coerce(te, ty, e.span);
+        }
+        self.expr(e, Some(ty))
+    }
+
     /// Declares a local of the current body and returns its index.
     pub(crate) fn new_local(&mut self, name: &ast::Ident, ty: Ty) -> Option<u32> {
         let body = self.body.as_mut()?;
@@ -55,6 +79,16 @@ impl Checker {
     }
 
     fn stmt(&mut self, s: &ast::Stmt, out: &mut ir::Block) {
+        // Hidden locals for `_` arguments of the calls in this statement
+        // (not in the statements nested in it) are declared just before it.
+        let outer = std::mem::take(&mut self.pending_decls);
+        let start = out.len();
+        self.stmt_inner(s, out);
+        let mine = std::mem::replace(&mut self.pending_decls, outer);
+        out.splice(start..start, mine);
+    }
+
+    fn stmt_inner(&mut self, s: &ast::Stmt, out: &mut ir::Block) {
         use ast::StmtKind as K;
         match &s.kind {
             K::Assign { lhs, rhs } => {
@@ -119,7 +153,7 @@ impl Checker {
                     return;
                 };
                 let ty = l.ty.clone();
-                if let Some(r) = self.expr(rhs, Some(&ty)) {
+                if let Some(r) = self.assigned_value(rhs, &ty) {
                     out.push(Stmt::Assign(l, r, s.span));
                 }
             }
@@ -211,9 +245,14 @@ impl Checker {
             K::Var(v) => {
                 let Some(ty) = self.ty(&v.ty) else { return };
                 let init = match &v.init {
-                    Some(e) => match self.expr(e, Some(&ty)) {
+                    Some(e) => match self.assigned_value(e, &ty) {
                         Some(x) => Some(x),
-                        None => return,
+                        None => {
+                            // Declared all the same, so later uses do not
+                            // add "cannot find" errors.
+                            self.new_local(&v.name, ty);
+                            return;
+                        }
                     },
                     None => None,
                 };

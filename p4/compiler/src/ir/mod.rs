@@ -232,9 +232,27 @@ pub struct Composite {
     pub fields: Vec<Field>,
     /// `@controller_header("packet_in"/"packet_out")` name, if any.
     pub controller_header: Option<String>,
+    /// Whether the last field is padding the checker added to a header
+    /// that is not a whole number of bytes (as p4c does for BMv2): it is
+    /// extracted and emitted like a field, but no initialiser gives it.
+    pub padded: bool,
 }
 
 impl Composite {
+    /// The fields a program declared (all but the padding).
+    pub fn declared_fields(&self) -> &[Field] {
+        &self.fields[..self.fields.len() - usize::from(self.padded)]
+    }
+
+    /// Bits of the padding the checker added (0 if none); the sizes a
+    /// program asks for (`minSizeInBits()`) leave them out, as p4c does.
+    pub fn padding_bits(&self) -> u32 {
+        match (self.padded, self.fields.last()) {
+            (true, Some(Field { ty: Ty::Bit(w), .. })) => *w,
+            _ => 0,
+        }
+    }
+
     /// Bits of a header's fields other than its varbit field.
     pub fn fixed_bits(&self, prog: &Program) -> u32 {
         self.fields
@@ -481,6 +499,10 @@ pub enum Call {
 pub enum Builtin {
     /// `mark_to_drop(sm)`.
     MarkToDrop(Expr),
+    /// The deprecated `mark_to_drop()` in a top-level action: the standard
+    /// metadata of the control the action runs in (the checker only lets
+    /// controls with a standard_metadata_t parameter use such an action).
+    MarkToDropImplicit,
     /// `hash(out, algo, base, data, max)`.
     Hash {
         /// Destination l-value.

@@ -258,6 +258,10 @@ impl Gen<'_> {
             BinOp::Shl => format!("{BITS}::shl({x}, {y}, {w})"),
             BinOp::Shr if signed => format!("{BITS}::shr_s({x}, {y}, {w})"),
             BinOp::Shr => format!("{BITS}::shr_u({x}, {y}, {w})"),
+            // Stacks are equal when their elements are (P4_16 §8.18), whatever
+            // their `nextIndex`.
+            BinOp::Eq if matches!(a.ty, Ty::Stack(..)) => format!("({x}.elems == {y}.elems)"),
+            BinOp::Ne if matches!(a.ty, Ty::Stack(..)) => format!("({x}.elems != {y}.elems)"),
             BinOp::Eq => format!("({x} == {y})"),
             BinOp::Ne => format!("({x} != {y})"),
             BinOp::Lt if signed => format!("{BITS}::lt_s({x}, {y}, {aw})"),
@@ -307,14 +311,42 @@ impl Gen<'_> {
                 Direction::In => list.push(self.to_native(&self.expr(ctx, a)?, ty)?),
                 Direction::Out | Direction::InOut => {
                     let t = ctx.tmp("arg");
-                    let p = self.place(ctx, a)?;
-                    pre.push(format!("let mut {t} = {p};"));
+                    let (copy_in, copy_out) = self.copy_in_out(ctx, a, ty, &t)?;
+                    pre.push(copy_in);
                     list.push(format!("&mut {t}"));
-                    post.push(format!("{p} = {t};"));
+                    post.push(copy_out);
                 }
             }
         }
         Ok((pre, list, post))
+    }
+
+    /// The copy-in (`let mut t = ..;`) and copy-out statements of an
+    /// `out`/`inout` argument `a` passed as `&mut t` (P4_16 §6.8: copy-in,
+    /// copy-out). A slice (`f(h.a[3:0])`) is copied back into its bits of
+    /// the base, leaving the others as they are.
+    fn copy_in_out(
+        &self,
+        ctx: &Ctx<'_>,
+        a: &Expr,
+        ty: &Ty,
+        t: &str,
+    ) -> Result<(String, String), BackError> {
+        if let ExprKind::Slice(base, hi, lo) = &a.kind {
+            let p = self.place(ctx, base)?;
+            let copy_in = format!(
+                "let mut {t} = {};",
+                self.to_native(&self.expr(ctx, a)?, ty)?
+            );
+            let field = p4_target::bits::mask(hi - lo + 1) << lo;
+            let copy_out = format!(
+                "{p} = ((({p} as u128) & !{field:#x}u128) | ((({t} as u128) << {lo}) & {field:#x}u128)) as {};",
+                self.rust_ty(&base.ty)?
+            );
+            return Ok((copy_in, copy_out));
+        }
+        let p = self.place(ctx, a)?;
+        Ok((format!("let mut {t} = {p};"), format!("{p} = {t};")))
     }
 
     pub(super) fn wrap_call(pre: Vec<String>, call: String, post: Vec<String>, q: &str) -> String {
@@ -404,9 +436,9 @@ impl Gen<'_> {
                             self.to_native(&self.expr(ctx, a)?, &ty)?
                         ));
                     } else {
-                        let pl = self.place(ctx, a)?;
-                        pre.push(format!("let mut {t} = {pl};"));
-                        post.push(format!("{pl} = {t};"));
+                        let (copy_in, copy_out) = self.copy_in_out(ctx, a, &ty, &t)?;
+                        pre.push(copy_in);
+                        post.push(copy_out);
                     }
                     list.push(format!("&mut {t}"));
                 }
@@ -446,9 +478,9 @@ impl Gen<'_> {
                             self.to_native(&self.expr(ctx, a)?, ty)?
                         ));
                     } else {
-                        let pl = self.place(ctx, a)?;
-                        pre.push(format!("let mut {t} = {pl};"));
-                        post.push(format!("{pl} = {t};"));
+                        let (copy_in, copy_out) = self.copy_in_out(ctx, a, ty, &t)?;
+                        pre.push(copy_in);
+                        post.push(copy_out);
                     }
                     list.push(format!("&mut {t}"));
                 }

@@ -35,6 +35,25 @@ impl Gen<'_> {
         let mut s = Vec::new();
         match b {
             Builtin::MarkToDrop(e) => s.push(format!("{}.mark_to_drop();", self.place(ctx, e)?)),
+            Builtin::MarkToDropImplicit => {
+                // A top-level action is emitted in every control; the
+                // checker lets only controls with standard metadata use one
+                // that drops, so elsewhere this line never runs.
+                let sm = ctx.inst.and_then(|i| {
+                    let c = self.prog.instances[i].control;
+                    self.prog.controls[c].params.iter().position(|p| {
+                        matches!(&p.ty, Some(Ty::Composite(h))
+                            if self.prog.composites[*h].name == "standard_metadata_t")
+                    })
+                });
+                match sm {
+                    Some(i) => s.push(format!(
+                        "{}.mark_to_drop();",
+                        self.var_place(ctx, VarRef::BlockParam(i as u32))
+                    )),
+                    None => s.push("// mark_to_drop(): not used in this control".into()),
+                }
+            }
             Builtin::Hash {
                 out,
                 algo,
@@ -186,12 +205,27 @@ impl Gen<'_> {
                 s.push(self.assign_native(ctx, out, &v)?);
             }
             Builtin::Extract(h, Some(len)) => {
-                let place = self.place(ctx, h)?;
-                s.push(format!(
-                    "{place}.extract_var(packet__, u32::try_from({}).unwrap_or(u32::MAX))?;",
+                let len = format!(
+                    "u32::try_from({}).unwrap_or(u32::MAX)",
                     self.expr(ctx, len)?
-                ));
-                s.push(self.trace_extract(ctx, h, &place));
+                );
+                if let ExprKind::StackNext(st) = &h.kind {
+                    const E: &str = "::p4_target::v1model::error_code";
+                    let p = self.place(ctx, st)?;
+                    let n = self.stack_len(&st.ty);
+                    s.push(format!(
+                        "if {p}.next as usize >= {n} {{ return Err({E}::STACK_OUT_OF_BOUNDS); }}"
+                    ));
+                    s.push(format!(
+                        "{p}.elems[{p}.next as usize].extract_var(packet__, {len})?;"
+                    ));
+                    s.push(format!("{p}.next += 1;"));
+                    s.push(self.trace_extract_next(ctx, st, &p));
+                } else {
+                    let place = self.place(ctx, h)?;
+                    s.push(format!("{place}.extract_var(packet__, {len})?;"));
+                    s.push(self.trace_extract(ctx, h, &place));
+                }
             }
             Builtin::Extract(h, None) => {
                 const E: &str = "::p4_target::v1model::error_code";

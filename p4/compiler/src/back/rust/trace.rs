@@ -172,7 +172,9 @@ impl Gen<'_> {
         s: &mut Vec<String>,
     ) -> Result<(), BackError> {
         let line = match b {
-            Builtin::MarkToDrop(_) => self.trace_call(ctx, "mark_to_drop", None, None, None),
+            Builtin::MarkToDrop(_) | Builtin::MarkToDropImplicit => {
+                self.trace_call(ctx, "mark_to_drop", None, None, None)
+            }
             Builtin::Hash { out, .. } => {
                 let v = self.expr(ctx, out)?;
                 self.trace_call(ctx, "hash", None, None, Some(v))
