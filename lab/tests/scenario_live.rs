@@ -178,6 +178,29 @@ fn lossy_scenario_shows_go_back_n_where_lossless_shows_nothing_to_recover() {
     assert!(vs.iter().all(|v| v.pass), "{o:#?}");
 }
 
+/// `rocelab run fault` on namespaces: the QP behind the ACL that drops
+/// one in 2 of its packets fails with "transport retry counter exceeded",
+/// one in 200 only retransmits; the other sender's QP is untouched.
+#[test]
+fn an_acl_dropping_one_qps_packets_fails_it_or_makes_it_retransmit() {
+    if !common::root_or_skip("fault_scenario") {
+        return;
+    }
+    let bins = binaries();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let stop = AtomicBool::new(false);
+    let o = with_lab(|store, lab| {
+        lab::scenario::fault::run_live(&cfg(), &bins, store, &stop, lab).expect("fault scenario")
+    });
+    let vs = lab::scenario::fault::verdicts(&o);
+    eprintln!(
+        "{}\n{}",
+        lab::scenario::fault::figures_table(&o),
+        verdict_table(o.mode, &vs)
+    );
+    assert!(vs.iter().all(|v| v.pass), "{o:#?}");
+}
+
 #[test]
 fn ecmp_spreads_64_qps_over_two_uplinks_within_1_5x_fair_share() {
     if !common::root_or_skip("ecmp_spread") {

@@ -64,9 +64,11 @@ enum Cmd {
     /// Run the embedded default scenario (incast + ECMP) or the deadlock
     /// ring, and judge it.
     Run {
-        /// Which scenario: `default` (incast + ECMP), `deadlock` (ring) or
-        /// `lossy` (the incast on a lossless and on a lossy priority).
-        #[arg(default_value = "default", value_parser = ["default", "deadlock", "lossy"])]
+        /// Which scenario: `default` (incast + ECMP), `deadlock` (ring),
+        /// `lossy` (the incast on a lossless and on a lossy priority) or
+        /// `fault` (one QP behind an ACL dropping one in 2, then one in 200
+        /// of its packets: retry exceeded, then go-back-N recovery).
+        #[arg(default_value = "default", value_parser = ["default", "deadlock", "lossy", "fault"])]
         scenario: String,
         /// Output directory for CSV and SVG files.
         #[arg(long, default_value = "target/rocelab")]
@@ -265,6 +267,8 @@ fn main() -> Result<()> {
             }
             let passed = if which == "lossy" {
                 run_lossy(&cfg, &out, sim, seed, &store, say)?
+            } else if which == "fault" {
+                run_fault(&cfg, &out, sim, seed, &store, say)?
             } else {
                 run(&cfg, &out, sim, seed, &store, say)?
             };
@@ -419,6 +423,40 @@ fn run_lossy(
     let files = [output::write_verdicts(out, &vs)?];
     say.line(format_args!("wrote {}", files[0].display()));
     say.json(|| scenario::json::lossy_report(&o, &vs, &files));
+    Ok(vs.iter().all(|v| v.pass))
+}
+
+/// `rocelab run fault`: one QP behind an ACL that drops one in N of its
+/// packets, N small then large; true if every check passed.
+fn run_fault(
+    cfg: &ScenarioConfig,
+    out: &std::path::Path,
+    sim: bool,
+    seed: u64,
+    store: &StateStore,
+    say: Say,
+) -> Result<bool> {
+    use scenario::fault::{LARGE_N, SMALL_N};
+    let o = if sim {
+        say.line(format_args!(
+            "rocelab run fault --sim: 2:1 incast, h1's QP behind an ACL dropping one in {SMALL_N}, then one in {LARGE_N}, in the simulator"
+        ));
+        scenario::fault::run_sim(cfg, seed)?
+    } else {
+        let bins = live_binaries("rocelab run fault")?;
+        say.line(format_args!(
+            "rocelab run fault: 2:1 incast, h1's QP behind an ACL dropping one in {SMALL_N}, then one in {LARGE_N}, on namespaces"
+        ));
+        let stop = lab::signal::stop_flag();
+        scenario::fault::run_live(cfg, &bins, store, stop, "fault")?
+    };
+    say.text(&scenario::fault::figures_table(&o));
+    say.line("");
+    let vs = scenario::fault::verdicts(&o);
+    say.text(&scenario::verdict_table(o.mode, &vs));
+    let files = [output::write_verdicts(out, &vs)?];
+    say.line(format_args!("wrote {}", files[0].display()));
+    say.json(|| scenario::json::fault_report(&o, &vs, &files));
     Ok(vs.iter().all(|v| v.pass))
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use dataplane::time::Instant;
 use serde_json::{Value, json};
 
+use super::fault::FaultOutcome;
 use super::lossy::LossyOutcome;
 use super::ring::{DeadlockOutcome, RingConfig};
 use super::ring_sim::RingSimOutcome;
@@ -52,6 +53,21 @@ pub fn lossy_report(o: &LossyOutcome, verdicts: &[Verdict], files: &[PathBuf]) -
         "speed_bps": o.config.speed_bps,
         "lossless": o.lossless,
         "lossy": o.lossy,
+        "verdicts": verdicts,
+        "files": paths(files),
+    })
+}
+
+/// `rocelab run fault`: both runs, the faulted QP first in each.
+pub fn fault_report(o: &FaultOutcome, verdicts: &[Verdict], files: &[PathBuf]) -> Value {
+    json!({
+        "scenario": "fault",
+        "mode": o.mode,
+        "pass": verdicts.iter().all(|v| v.pass),
+        "one_in_small": super::fault::SMALL_N,
+        "one_in_large": super::fault::LARGE_N,
+        "small": o.small,
+        "large": o.large,
         "verdicts": verdicts,
         "files": paths(files),
     })

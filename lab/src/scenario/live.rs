@@ -387,6 +387,11 @@ pub fn run_incast(
     let mut g = up(&topo, store, stop)?;
     let mut sw = SwitchCtl::connect(&format!("unix:{}", sock.display()), SWITCH_START, stop)?;
     sw.apply(&setup)?;
+    if let Some(n) = cfg.fault_one_in {
+        // h1's first QP: its data enters on port 0 for the server's QPN.
+        let (t, e) = super::fault::acl_fault_entry(0, crate::perf::SERVER_QPN_BASE, n)?;
+        sw.insert_entry(t, &e).context("installing the ACL fault")?;
+    }
     let before = sw.counters()?;
 
     let mut server = agent(

@@ -19,6 +19,7 @@
 //! Units are in the names (`_bps`, `_bytes`, `_s`).
 
 pub mod dcqcn;
+pub mod fault;
 pub mod json;
 pub mod live;
 pub mod live_series;
@@ -73,6 +74,9 @@ pub struct ScenarioConfig {
     /// Shared buffer of the incast switch beyond its PFC headroom, bytes;
     /// `None`: the fabric default (16 MiB). Default [`INCAST_SHARED_BYTES`].
     pub incast_shared_bytes: Option<u64>,
+    /// Fault injection: the switch's ACL drops one in every N data packets
+    /// of sender h1's first QP ([`fault`]).
+    pub fault_one_in: Option<u32>,
 }
 
 /// Shared buffer of the incast switch: 1 MiB, so the dynamic threshold
@@ -121,6 +125,7 @@ impl Default for ScenarioConfig {
             trace: None,
             trace_out: None,
             incast_shared_bytes: Some(INCAST_SHARED_BYTES),
+            fault_one_in: None,
         }
     }
 }

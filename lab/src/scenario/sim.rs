@@ -281,6 +281,16 @@ pub fn run_incast(
             add_stream(&mut b, (hosts[s], s), (hosts[2], 2), INCAST_PART, qpn, msgs)?;
         }
     }
+    if let Some(n) = cfg.fault_one_in {
+        // h1's first QP: its data enters the switch on port 0 for QPN 0x100.
+        let (t, e) = super::fault::acl_fault_entry(0, qpns[0].1, n)?;
+        b.switch_mut(sw)
+            .ok_or_else(|| anyhow!("switch gone"))?
+            .pipeline_mut()
+            .runtime_mut()
+            .table_insert(t.id, e)
+            .map_err(|e| anyhow!("installing the ACL fault: {e:?}"))?;
+    }
     let mut sim = b.build();
     start_traces(&mut sim, &ids, cfg);
     let mut probes = vec![

@@ -329,6 +329,20 @@ impl SwitchCtl {
         self.write(updates)
     }
 
+    /// Inserts one entry of table `t`.
+    pub fn insert_entry(
+        &mut self,
+        t: &'static TableInfo,
+        e: &p4_target::runtime::TableEntry,
+    ) -> Result<()> {
+        let proto = translate::entry_to_proto(&PROGRAM_INFO, t, e);
+        self.write(vec![update(
+            pb::update::Type::Insert,
+            pb::entity::Entity::TableEntry(proto),
+        )])
+        .with_context(|| format!("inserting into {}", t.name))
+    }
+
     /// Inserts (or deletes, with `pb::update::Type::Delete`) the host
     /// routes `dsts/32 → nexthop_id` in one batch; the next hop must exist
     /// (the ids [`L3Config::writes`] gives next-hop sets count from 1 in
