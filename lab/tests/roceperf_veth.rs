@@ -19,7 +19,7 @@ use serde_json::Value;
 const C_MAC: &str = "02:00:00:00:0c:01";
 const S_MAC: &str = "02:00:00:00:05:01";
 
-fn roceperf(args: &[&str]) -> Child {
+fn roceperf<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_roceperf"))
         .args(args)
         .stdout(Stdio::piped())
@@ -60,6 +60,52 @@ fn find<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {kind} line in {lines:?}"))
 }
 
+/// `role` on the server's end (s0 in the second namespace, 10.1.0.2), with
+/// JSON reports, for at most 30 s; more flags follow.
+fn on_server(ns: &common::Netns, role: &str) -> Vec<String> {
+    [
+        role,
+        "--netns",
+        &ns.names[1],
+        "--iface",
+        "s0",
+        "--mac",
+        S_MAC,
+        "--ip",
+        "10.1.0.2",
+        "--duration",
+        "30",
+        "--json",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// `role` on the client's end (c0, 10.1.0.1) aimed at the server, with
+/// JSON reports; more flags follow.
+fn on_client(ns: &common::Netns, role: &str, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        role,
+        "--netns",
+        &ns.names[0],
+        "--iface",
+        "c0",
+        "--mac",
+        C_MAC,
+        "--ip",
+        "10.1.0.1",
+        "--dst-ip",
+        "10.1.0.2",
+        "--dst-mac",
+        S_MAC,
+        "--json",
+    ]
+    .map(String::from)
+    .to_vec();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
 fn setup() -> common::Netns {
     let ns = common::Netns::create(2);
     ns.veth(0, "c0", C_MAC, 1, "s0", S_MAC);
@@ -77,47 +123,24 @@ fn client_to_server_delivers_every_psn_and_reports_bandwidth() {
         return;
     }
     let ns = setup();
-    let mut server = Reaper(Some(roceperf(&[
-        "server",
-        "--netns",
-        &ns.names[1],
-        "--iface",
-        "s0",
-        "--mac",
-        S_MAC,
-        "--ip",
-        "10.1.0.2",
-        "--duration",
-        "30",
-        "--json",
-    ])));
+    let mut server = Reaper(Some(roceperf(&on_server(&ns, "server"))));
     std::thread::sleep(Duration::from_millis(400));
-    let client = roceperf(&[
+    let client = roceperf(&on_client(
+        &ns,
         "client",
-        "--netns",
-        &ns.names[0],
-        "--iface",
-        "c0",
-        "--mac",
-        C_MAC,
-        "--ip",
-        "10.1.0.1",
-        "--dst-ip",
-        "10.1.0.2",
-        "--dst-mac",
-        S_MAC,
-        "--qps",
-        "2",
-        "--size",
-        "65536",
-        "--duration",
-        "1.5",
-        "--rate",
-        "20M",
-        "--interval",
-        "0.5",
-        "--json",
-    ]);
+        &[
+            "--qps",
+            "2",
+            "--size",
+            "65536",
+            "--duration",
+            "1.5",
+            "--rate",
+            "20M",
+            "--interval",
+            "0.5",
+        ],
+    ));
     let c = json_lines(client);
     std::thread::sleep(Duration::from_millis(300));
     let s = server.0.take().unwrap();
@@ -427,41 +450,14 @@ fn read_lat_and_read_bw_against_one_server() {
         return;
     }
     let ns = setup();
-    let mut server = Reaper(Some(roceperf(&[
-        "server",
-        "--netns",
-        &ns.names[1],
-        "--iface",
-        "s0",
-        "--mac",
-        S_MAC,
-        "--ip",
-        "10.1.0.2",
-        "--duration",
-        "30",
-        "--json",
-    ])));
+    let mut server = Reaper(Some(roceperf(&on_server(&ns, "server"))));
     std::thread::sleep(Duration::from_millis(400));
     let client = |test: &str, extra: &[&str]| {
-        let base = [
+        json_lines(roceperf(&on_client(
+            &ns,
             "client",
-            "--netns",
-            &ns.names[0],
-            "--iface",
-            "c0",
-            "--mac",
-            C_MAC,
-            "--ip",
-            "10.1.0.1",
-            "--dst-ip",
-            "10.1.0.2",
-            "--dst-mac",
-            S_MAC,
-            "--test",
-            test,
-            "--json",
-        ];
-        json_lines(roceperf(&[&base[..], extra].concat()))
+            &[&["--test", test][..], extra].concat(),
+        )))
     };
     // QPs 0 and 1 for the two tests: the server keeps what it learned.
     let lat = client(
@@ -534,47 +530,24 @@ fn nvmf_host_against_a_target_completes_every_io() {
         return;
     }
     let ns = setup();
-    let mut target = Reaper(Some(roceperf(&[
-        "nvmf-target",
-        "--netns",
-        &ns.names[1],
-        "--iface",
-        "s0",
-        "--mac",
-        S_MAC,
-        "--ip",
-        "10.1.0.2",
-        "--duration",
-        "30",
-        "--json",
-    ])));
+    let mut target = Reaper(Some(roceperf(&on_server(&ns, "nvmf-target"))));
     std::thread::sleep(Duration::from_millis(400));
-    let host = json_lines(roceperf(&[
+    let host = json_lines(roceperf(&on_client(
+        &ns,
         "nvmf-host",
-        "--netns",
-        &ns.names[0],
-        "--iface",
-        "c0",
-        "--mac",
-        C_MAC,
-        "--ip",
-        "10.1.0.1",
-        "--dst-ip",
-        "10.1.0.2",
-        "--dst-mac",
-        S_MAC,
-        "--qps",
-        "2",
-        "--iodepth",
-        "16",
-        "--rwmixread",
-        "70",
-        "--number-ios",
-        "500",
-        "--duration",
-        "20",
-        "--json",
-    ]));
+        &[
+            "--qps",
+            "2",
+            "--iodepth",
+            "16",
+            "--rwmixread",
+            "70",
+            "--number-ios",
+            "500",
+            "--duration",
+            "20",
+        ],
+    )));
     let n = &find(&host, "nvmf")["nvmf"];
     let (reads, writes) = (
         n["read"]["total_ios"].as_u64().unwrap(),

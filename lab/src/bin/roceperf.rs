@@ -176,18 +176,11 @@ enum Cmd {
         /// Address to listen on.
         #[arg(long, default_value = "0.0.0.0:5201")]
         listen: std::net::SocketAddr,
-        /// Open the socket inside this named network namespace.
-        #[arg(long)]
-        netns: Option<String>,
         /// Stop after this many seconds (default: run until Ctrl-C).
         #[arg(long)]
         duration: Option<f64>,
-        /// Print a report every this many seconds.
-        #[arg(long)]
-        interval: Option<f64>,
-        /// JSON lines instead of text.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: TcpCommon,
     },
     /// Send kernel TCP as fast as it goes to a `tcp-server`, marked with
     /// `--dscp` (0: a lossy priority), reporting the rate and the kernel's
@@ -202,18 +195,11 @@ enum Cmd {
         /// DSCP of the segments.
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=63))]
         dscp: u8,
-        /// Open the sockets inside this named network namespace.
-        #[arg(long)]
-        netns: Option<String>,
         /// Seconds to run.
         #[arg(long, default_value_t = 5.0)]
         duration: f64,
-        /// Print a report every this many seconds.
-        #[arg(long)]
-        interval: Option<f64>,
-        /// JSON lines instead of text.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: TcpCommon,
     },
     /// Build RoCE v1/v2 frames from flags (valid ICRC and IPv4 checksum)
     /// and write them as hex or a pcap file.
@@ -644,6 +630,20 @@ fn print_perftest_summary<P: lab::port::Port>(
     }
 }
 
+/// What `tcp-server` and `tcp-client` share.
+#[derive(Args)]
+struct TcpCommon {
+    /// Open the sockets inside this named network namespace.
+    #[arg(long)]
+    netns: Option<String>,
+    /// Print a report every this many seconds.
+    #[arg(long)]
+    interval: Option<f64>,
+    /// JSON lines instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
 /// `tcp-server` / `tcp-client`: kernel TCP next to RoCE.
 fn cmd_tcp(cmd: Cmd) -> Result<()> {
     let stop = lab::signal::stop_flag();
@@ -665,10 +665,13 @@ fn cmd_tcp(cmd: Cmd) -> Result<()> {
     let (summary, json) = match cmd {
         Cmd::TcpServer {
             listen,
-            netns,
             duration,
-            interval,
-            json,
+            out:
+                TcpCommon {
+                    netns,
+                    interval,
+                    json,
+                },
         } => {
             let d = duration.map(|d| seconds(d, "duration")).transpose()?;
             let i = interval.map(|i| seconds(i, "interval")).transpose()?;
@@ -686,10 +689,13 @@ fn cmd_tcp(cmd: Cmd) -> Result<()> {
             dst,
             streams,
             dscp,
-            netns,
             duration,
-            interval,
-            json,
+            out:
+                TcpCommon {
+                    netns,
+                    interval,
+                    json,
+                },
         } => {
             let d = seconds(duration, "duration")?;
             let i = interval.map(|i| seconds(i, "interval")).transpose()?;

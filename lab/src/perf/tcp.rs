@@ -161,13 +161,7 @@ pub fn serve(
                                     Ok(n) => {
                                         received.fetch_add(n as u64, Ordering::Relaxed);
                                     }
-                                    Err(e)
-                                        if matches!(
-                                            e.kind(),
-                                            std::io::ErrorKind::WouldBlock
-                                                | std::io::ErrorKind::TimedOut
-                                                | std::io::ErrorKind::Interrupted
-                                        ) => {}
+                                    Err(e) if transient(&e) => {}
                                     Err(_) => break,
                                 }
                             }
@@ -232,13 +226,7 @@ pub fn send(
                         Ok(n) => {
                             sent.fetch_add(n as u64, Ordering::Relaxed);
                         }
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                std::io::ErrorKind::WouldBlock
-                                    | std::io::ErrorKind::TimedOut
-                                    | std::io::ErrorKind::Interrupted
-                            ) => {}
+                        Err(e) if transient(&e) => {}
                         Err(_) => break,
                     }
                 }
@@ -269,6 +257,16 @@ pub fn send(
     );
     drop(sockets);
     Ok(report)
+}
+
+/// A socket timeout or interruption: look at the stop flag and go on.
+fn transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted
+    )
 }
 
 /// Connects, waiting up to [`CONNECT_WAIT`] for a server that is not

@@ -156,22 +156,7 @@ impl SwitchCtl {
     /// starts, giving up early once `stop` is set) and becomes primary
     /// controller.
     pub fn connect(addr: &str, wait: Duration, stop: &AtomicBool) -> Result<SwitchCtl> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("tokio runtime")?;
-        let deadline = std::time::Instant::now() + wait;
-        let channel = loop {
-            match rt.block_on(control::client::connect(addr)) {
-                Ok(c) => break c,
-                Err(_) if stop.load(Ordering::SeqCst) => bail!("interrupted"),
-                Err(e) if std::time::Instant::now() < deadline => {
-                    tracing::debug!(error = %e, addr, "switch not up yet");
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                Err(e) => return Err(e).with_context(|| format!("connecting to {addr}")),
-            }
-        };
+        let (rt, channel) = connect_channel(addr, wait, stop)?;
         let mut p4rt = P4RuntimeClient::new(channel.clone());
         let fabric = FabricQosClient::new(channel);
         let election_id = 1u128;
@@ -490,20 +475,7 @@ pub struct CountersReader {
 impl CountersReader {
     /// Connects to `addr`, retrying for up to `wait`.
     pub fn connect(addr: &str, wait: Duration) -> Result<CountersReader> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("tokio runtime")?;
-        let deadline = std::time::Instant::now() + wait;
-        let channel = loop {
-            match rt.block_on(control::client::connect(addr)) {
-                Ok(c) => break c,
-                Err(_) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                Err(e) => return Err(e).with_context(|| format!("connecting to {addr}")),
-            }
-        };
+        let (rt, channel) = connect_channel(addr, wait, &AtomicBool::new(false))?;
         Ok(CountersReader {
             rt,
             fabric: FabricQosClient::new(channel),
@@ -513,6 +485,31 @@ impl CountersReader {
     /// Per-(port, priority) counters now.
     pub fn counters(&mut self) -> Result<Vec<PrioCounters>> {
         read_counters(&self.rt, &mut self.fabric)
+    }
+}
+
+/// A runtime and a channel to `addr`, retrying for up to `wait` while the
+/// daemon starts (giving up early once `stop` is set).
+fn connect_channel(
+    addr: &str,
+    wait: Duration,
+    stop: &AtomicBool,
+) -> Result<(tokio::runtime::Runtime, Channel)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        match rt.block_on(control::client::connect(addr)) {
+            Ok(c) => return Ok((rt, c)),
+            Err(_) if stop.load(Ordering::SeqCst) => bail!("interrupted"),
+            Err(e) if std::time::Instant::now() < deadline => {
+                tracing::debug!(error = %e, addr, "switch not up yet");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => return Err(e).with_context(|| format!("connecting to {addr}")),
+        }
     }
 }
 
