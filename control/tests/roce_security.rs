@@ -185,7 +185,9 @@ async fn security_is_validated_applied_counted_persisted_and_restored() {
     assert_eq!(port0_drops(&reply), (1, 0), "filtering again after restart");
 
     // An empty section turns every filter off.
-    c2.set_security(pb::SecurityConfig::default()).await.unwrap();
+    c2.set_security(pb::SecurityConfig::default())
+        .await
+        .unwrap();
     let allow_entries = on_switch(&tx2, |sw, _| {
         let id = PROGRAM_INFO.table_by_name("roce_src_allow").unwrap().id;
         sw.pipeline().runtime().table_entries(id).unwrap().len()
