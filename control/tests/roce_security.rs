@@ -206,3 +206,105 @@ fn state_files_without_the_section_load_with_nothing_filtered() {
         serde_json::from_value(serde_json::Value::Object(old)).unwrap();
     assert!(back.security.is_off());
 }
+
+async fn rocectl(addr: String, args: &[&str]) -> std::process::Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rocectl"))
+            .arg("--addr")
+            .arg(addr)
+            .args(args)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// `rocectl security`: entries added and removed one at a time, refusals
+/// said, the table and JSON shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rocectl_security_edits_and_shows_the_section() {
+    use control::serve::{Bound, Listen};
+    let backend = Arc::new(control::fabric::MemoryBackend::default());
+    let fabric = FabricService::open(backend.clone(), None).unwrap();
+    let bound = Bound::bind(&Listen::Tcp("127.0.0.1:0".parse().unwrap()))
+        .await
+        .unwrap();
+    let addr = bound.local_addr().unwrap().to_string();
+    tokio::spawn(bound.serve(None, Some(fabric), std::future::pending()));
+    let ok = |out: &std::process::Output| {
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+
+    let shown = ok(&rocectl(addr.clone(), &["security"]).await);
+    assert_eq!(
+        shown,
+        "no port filters RoCE (no allowlists, no partitions)\n"
+    );
+    ok(&rocectl(
+        addr.clone(),
+        &["security", "allow", "add", "1", "10.0.0.0/24"],
+    )
+    .await);
+    ok(&rocectl(
+        addr.clone(),
+        &[
+            "security",
+            "allow",
+            "add",
+            "1",
+            "02:00:00:00:0a:01",
+            "--vlan",
+            "100",
+        ],
+    )
+    .await);
+    ok(&rocectl(
+        addr.clone(),
+        &["security", "pkey", "add", "1", "0x10", "--limited"],
+    )
+    .await);
+    let applied = backend.applied().last().unwrap().security.clone();
+    assert_eq!(applied.ports.len(), 1);
+    assert_eq!(applied.ports[0].allow.len(), 2);
+    assert_eq!(
+        applied.ports[0].partitions,
+        vec![dataplane::fabric::security::Partition::from_pkey(0x0010)]
+    );
+
+    let shown = ok(&rocectl(addr.clone(), &["security"]).await);
+    assert!(
+        shown.contains("port 1\n  allow       10.0.0.0/24, 02:00:00:00:0a:01 vlan 100\n")
+            && shown.contains("  partitions  0x0010 limited\n"),
+        "{shown}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&rocectl(addr.clone(), &["security", "--json"]).await)).unwrap();
+    assert_eq!(json[0]["partitions"][0]["key"], "0x0010");
+
+    let out = rocectl(addr.clone(), &["security", "pkey", "del", "1", "0x20"]).await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = rocectl(
+        addr.clone(),
+        &["security", "allow", "add", "1", "10.0.0.1/8"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "the server refuses: {out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("security.ports[0].allow[2].source"),
+        "{out:?}"
+    );
+    ok(&rocectl(
+        addr.clone(),
+        &["security", "allow", "del", "1", "10.0.0.0/24"],
+    )
+    .await);
+    assert_eq!(
+        backend.applied().last().unwrap().security.ports[0]
+            .allow
+            .len(),
+        1
+    );
+}
