@@ -406,7 +406,7 @@ pub(crate) fn security_tables(
                     let mut mac = [0u8; 16];
                     mac[10..].copy_from_slice(&m);
                     vec![
-                        port.clone(),
+                        port,
                         ternary(1, 3),
                         vid,
                         ternary(u128::from_be_bytes(mac), 0xffff_ffff_ffff),
@@ -416,7 +416,7 @@ pub(crate) fn security_tables(
                 RoceSource::Ip { .. } => {
                     let (v, m) = source.gid_match().unwrap_or((0, 0));
                     vec![
-                        port.clone(),
+                        port,
                         None,
                         vid,
                         None,
@@ -450,11 +450,7 @@ pub(crate) fn security_tables(
                     // ... and receives from full members only.
                     (Membership::Limited, true) => ternary(full | key, 0xffff),
                 };
-                entries.push(entry(
-                    vec![port.clone(), pkey],
-                    ALLOW_PRIORITY,
-                    permit.clone(),
-                ));
+                entries.push(entry(vec![port, pkey], ALLOW_PRIORITY, permit.clone()));
             }
             entries.push(entry(vec![port, None], DENY_PRIORITY, deny.clone()));
         }
