@@ -44,7 +44,7 @@ const bit<8>  PROTO_TCP       = 6;
 const bit<8>  PROTO_UDP       = 17;
 const bit<16> UDP_PORT_ROCEV2 = 4791;
 const bit<16> ETHERTYPE_ROCEV1 = 0x8915;
-/* GRH next header: a BTH follows (IBTA Vol 1, 8.3.1). */
+/* GRH next header: a BTH follows (IBTA Vol 1, 8.3). */
 const bit<8>  GRH_NXTHDR_BTH  = 0x1b;
 
 /* Indices of the drop_reason counter. */
@@ -637,7 +637,8 @@ control RoceIngress(inout headers_t hdr,
      * egress port's partitions: same low 15 bits, and at least one of the
      * packet's and the port's membership full (the top bit, 1 = full), so a
      * limited member reaches only full members, two limited members never
-     * (IBTA Vol 1, 10.9.3 "Partition Key Matching"). */
+     * (IBTA Vol 1, 10.9 "Partitioning"; restated in IETF 50 InfiniBand
+     * partitioning slides and Oracle Exalogic "Understand Partition Keys"). */
 
     counter(SEC_DROP_CELLS, CounterType.packets) roce_security_drops;
 

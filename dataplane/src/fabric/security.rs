@@ -16,7 +16,7 @@
 //!   RoCE v2 carries IPv4, and what a v1 GRH carries for an IPv4 GID). A MAC
 //!   admits RoCE v1 from that source MAC only (v2 is routed: its MAC is the
 //!   last router's).
-//! - P_Key matching (IBTA Vol 1 10.9.3, "Partition Key Matching"; the
+//! - P_Key matching (IBTA Vol 1 10.9, "Partitioning"; the
 //!   rule restated in IETF 50's InfiniBand partitioning slides and Oracle's
 //!   Exalogic "Understand Partition Keys"): the top bit of the 16-bit P_Key
 //!   is the membership (1 full, 0 limited), the low 15 bits the partition;
@@ -102,7 +102,7 @@ impl Partition {
     }
 }
 
-/// Whether two 16-bit P_Keys match (IBTA 10.9.3): same partition, not
+/// Whether two 16-bit P_Keys match (IBTA Vol 1 10.9): same partition, not
 /// partition 0, and at least one full member.
 pub fn pkeys_match(a: u16, b: u16) -> bool {
     let key = |p: u16| p & !PKEY_FULL_BIT;
@@ -521,7 +521,7 @@ mod tests {
         assert_ne!(gid("::10.1.0.3") & m, v, "only the mapped form");
     }
 
-    /// IBTA 10.9.3: a limited member talks to full members only.
+    /// IBTA Vol 1 10.9: a limited member talks to full members only.
     #[test]
     fn pkey_matching_follows_the_membership_rule() {
         assert!(pkeys_match(0x8001, 0x8001));

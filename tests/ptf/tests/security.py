@@ -8,7 +8,7 @@ Observed on the wire and through ``roce_security_drops`` (ingress) /
 and the fabric ``GetCounters`` port rows. Off until configured: a port with
 no allowed sources is not filtered, one with no partitions not checked.
 
-IBTA P_Key rule (Vol 1 10.9.3): same low 15 bits and at least one of the
+IBTA P_Key rule (Vol 1 10.9): same low 15 bits and at least one of the
 two full members (top bit set): limited <-> full passes, limited <-> limited
 does not.
 """
