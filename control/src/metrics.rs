@@ -382,8 +382,16 @@ fn render_queues_pgs_ports(x: &Exposition, set: &CounterSet) {
         "Times the port's link went down or came back, by direction.",
         &["port", "direction"],
     );
+    let security = x.counter(
+        "roceswitch_roce_security_drops_total",
+        "RoCE dropped by the switch's RoCE security, by reason: rocev2_source / rocev1_source (in from a source not on the port's allowlist), pkey_ingress (in with a P_Key the port may not send), pkey_egress (out with a P_Key that does not match the port's partitions).",
+        &["port", "reason"],
+    );
     for p in &set.ports {
         let port = p.port.to_string();
+        for (reason, n) in p.security_drops.by_reason() {
+            set_counter(&security, &[&port, reason], n);
+        }
         set_gauge(&oper_up, &[&port], u64::from(!p.oper_down));
         set_counter(&oper_changes, &[&port, "down"], p.oper_down_events);
         set_counter(&oper_changes, &[&port, "up"], p.oper_up_events);

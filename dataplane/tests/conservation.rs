@@ -155,6 +155,7 @@ fn fabric(rng: &mut Rng) -> FabricConfig {
                 system_name: String::new(),
                 tx_interval_s: 1,
             },
+            security: Default::default(),
         };
         // A buffer of the headroom the calculator asks for plus 1–4 MB shared.
         let headroom = cfg.headroom_total_bytes();

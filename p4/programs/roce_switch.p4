@@ -5,9 +5,11 @@
  *   parse     Ethernet, up to two 802.1Q/802.1ad tags, IPv4 (options skipped by
  *             IHL), IPv6, UDP, TCP, and on UDP/4791 the InfiniBand transport:
  *             BTH, then RETH / AETH / ImmDt as the opcode implies, or the CNP
- *             payload. A header shorter than it claims is a parser error.
+ *             payload; RoCE v1 (EtherType 0x8915): GRH, then the same. A
+ *             header shorter than it claims is a parser error.
  *   ingress   drop+count parser errors; classify into one of 8 priorities by
- *             DSCP or PCP (trust is per ingress port); route IPv4/IPv6 by LPM
+ *             DSCP or PCP (trust is per ingress port); RoCE security (source
+ *             allowlist, P_Key partitions; off until configured); route IPv4/IPv6 by LPM
  *             to a next hop or an ECMP group (action selector over a flow
  *             hash of the 5-tuple including the UDP source port, the RoCEv2
  *             entropy, mixed with a per-switch seed against polarization);
@@ -41,6 +43,9 @@ const bit<16> ETHERTYPE_QINQ  = 0x88a8;
 const bit<8>  PROTO_TCP       = 6;
 const bit<8>  PROTO_UDP       = 17;
 const bit<16> UDP_PORT_ROCEV2 = 4791;
+const bit<16> ETHERTYPE_ROCEV1 = 0x8915;
+/* GRH next header: a BTH follows (IBTA Vol 1, 8.3). */
+const bit<8>  GRH_NXTHDR_BTH  = 0x1b;
 
 /* Indices of the drop_reason counter. */
 const bit<32> DROP_PARSER_ERROR   = 0;
@@ -53,6 +58,16 @@ const bit<32> DROP_EGRESS_INVALID = 6;
 /* egress_drop_reason only: a replica for the port the packet came in by. */
 const bit<32> DROP_REPLICA_TO_SOURCE = 7;
 const bit<32> DROP_REASONS        = 8;
+
+/* RoCE security (fabric `security`): indices of the roce_security_drops
+ * counters, which are indexed by port * SEC_DROP_REASONS + reason (the
+ * ingress port for the first three, the egress port for the last). */
+const bit<32> SEC_DROP_ROCEV2_SOURCE = 0;
+const bit<32> SEC_DROP_ROCEV1_SOURCE = 1;
+const bit<32> SEC_DROP_PKEY_INGRESS  = 2;
+const bit<32> SEC_DROP_PKEY_EGRESS   = 3;
+const bit<32> SEC_DROP_REASONS       = 4;
+const bit<32> SEC_DROP_CELLS         = 2048;
 
 /* Per-(port, priority) counters are indexed by port * 8 + priority. */
 const bit<32> PORT_PRIO_CELLS = 4096;
@@ -160,6 +175,19 @@ header bth_t {
     bit<24> psn;
 }
 
+/* InfiniBand Global Route Header: what RoCE v1 carries after the Ethernet
+ * header (IBTA Vol 1, 8.3; Annex A16), in IPv6's layout with GIDs. */
+header grh_t {
+    bit<4>   ip_ver;
+    bit<8>   tclass;
+    bit<20>  flow_label;
+    bit<16>  pay_len;
+    bit<8>   nxt_hdr;
+    bit<8>   hop_limit;
+    bit<128> sgid;
+    bit<128> dgid;
+}
+
 /* RDMA Extended Transport Header: WRITE first/only, READ request. */
 header reth_t {
     bit<64> virtual_addr;
@@ -198,6 +226,8 @@ struct headers_t {
     aeth_t         aeth;
     immdt_t        immdt;
     cnp_t          cnp;
+    /* RoCE v1 only. */
+    grh_t          grh;
 }
 
 struct metadata_t {
@@ -220,6 +250,11 @@ struct metadata_t {
     bit<32>      red_kmax;
     bit<16>      red_pmax;
     bool         red_enabled;
+    /* RoCE security: 1 = v1, 2 = v2 (0: not RoCE); the source GID (an IPv4
+     * source as the IPv4-mapped GID ::ffff:a.b.c.d); a check dropped it. */
+    bit<2>       roce_version;
+    bit<128>     roce_src_gid;
+    bool         roce_denied;
 }
 
 error {
@@ -255,6 +290,7 @@ parser RoceParser(packet_in pkt,
             ETHERTYPE_QINQ: parse_vlan;
             ETHERTYPE_IPV4: parse_ipv4;
             ETHERTYPE_IPV6: parse_ipv6;
+            ETHERTYPE_ROCEV1: parse_grh;
             default: accept;
         }
     }
@@ -265,6 +301,16 @@ parser RoceParser(packet_in pkt,
             ETHERTYPE_VLAN: parse_vlan;
             ETHERTYPE_IPV4: parse_ipv4;
             ETHERTYPE_IPV6: parse_ipv6;
+            ETHERTYPE_ROCEV1: parse_grh;
+            default: accept;
+        }
+    }
+
+    /* RoCE v1: GRH, then the same BTH as v2. */
+    state parse_grh {
+        pkt.extract(hdr.grh);
+        transition select(hdr.grh.nxt_hdr) {
+            GRH_NXTHDR_BTH: parse_bth;
             default: accept;
         }
     }
@@ -574,6 +620,78 @@ control RoceIngress(inout headers_t hdr,
         size = 8192;
     }
 
+    /* ---- RoCE security (fabric-owned, fabric `security`) ----
+     *
+     * Source allowlist. On a port the fabric lists allowed sources for,
+     * RoCE (v2: UDP 4791 with a BTH; v1: EtherType 0x8915, GRH, BTH) is
+     * admitted only from a listed source GID prefix (IPv4 sources match as
+     * IPv4-mapped GIDs) or, for v1, a listed source MAC, each optionally
+     * only in one VLAN; everything else RoCE on that port is dropped and
+     * counted (SEC_DROP_ROCEV{1,2}_SOURCE). The plan writes the allow
+     * entries above one lowest-priority catch-all deny per filtered port,
+     * so a port without entries misses the table: not filtered. Non-RoCE
+     * traffic (other UDP ports, TCP, plain L2) is never looked up.
+     *
+     * P_Key partitions. On a port the fabric gives partitions, the BTH
+     * P_Key of RoCE arriving must name one of them, with no more than the
+     * port's membership (a limited port may not send a full-member P_Key);
+     * on the way out (egress pkey_egress), the IBTA P_Key match against the
+     * egress port's partitions: same low 15 bits, and at least one of the
+     * packet's and the port's membership full (the top bit, 1 = full), so a
+     * limited member reaches only full members, two limited members never
+     * (IBTA Vol 1, 10.9 "Partitioning"; restated in IETF 50 InfiniBand
+     * partitioning slides and Oracle Exalogic "Understand Partition Keys"). */
+
+    counter(SEC_DROP_CELLS, CounterType.packets) roce_security_drops;
+
+    action roce_src_permit() { }
+
+    action roce_src_deny() {
+        if (meta.roce_version == 1) {
+            roce_security_drops.count(((bit<32>) std_meta.ingress_port) * SEC_DROP_REASONS
+                                      + SEC_DROP_ROCEV1_SOURCE);
+        } else {
+            roce_security_drops.count(((bit<32>) std_meta.ingress_port) * SEC_DROP_REASONS
+                                      + SEC_DROP_ROCEV2_SOURCE);
+        }
+        meta.roce_denied = true;
+        mark_to_drop(std_meta);
+    }
+
+    @roceswitch_owner("fabric")
+    table roce_src_allow {
+        key = {
+            std_meta.ingress_port: exact @name("ingress_port");
+            meta.roce_version: ternary @name("roce_version");
+            meta.vid: ternary @name("vid");
+            hdr.ethernet.src_addr: ternary @name("src_mac");
+            meta.roce_src_gid: ternary @name("src_gid");
+        }
+        actions = { roce_src_permit; roce_src_deny; }
+        default_action = roce_src_permit();
+        size = 4096;
+    }
+
+    action pkey_permit() { }
+
+    action pkey_deny() {
+        roce_security_drops.count(((bit<32>) std_meta.ingress_port) * SEC_DROP_REASONS
+                                  + SEC_DROP_PKEY_INGRESS);
+        meta.roce_denied = true;
+        mark_to_drop(std_meta);
+    }
+
+    @roceswitch_owner("fabric")
+    table pkey_ingress {
+        key = {
+            std_meta.ingress_port: exact @name("ingress_port");
+            hdr.bth.pkey: ternary @name("pkey");
+        }
+        actions = { pkey_permit; pkey_deny; }
+        default_action = pkey_permit();
+        size = 4096;
+    }
+
     /* ---- ACL and punt ---- */
 
     action acl_deny() { count_drop(DROP_ACL); }
@@ -663,6 +781,28 @@ control RoceIngress(inout headers_t hdr,
             meta.vid = hdr.vlan[0].vid;
         }
 
+        /* RoCE security (see its tables): before anything forwards. */
+        if (hdr.bth.isValid()) {
+            if (hdr.grh.isValid()) {
+                meta.roce_version = 1;
+                meta.roce_src_gid = hdr.grh.sgid;
+            } else if (hdr.ipv4.isValid()) {
+                meta.roce_version = 2;
+                meta.roce_src_gid = 128w0xffff00000000 | (bit<128>) hdr.ipv4.src_addr;
+            } else {
+                meta.roce_version = 2;
+                meta.roce_src_gid = hdr.ipv6.src_addr;
+            }
+            roce_src_allow.apply();
+            if (meta.roce_denied) {
+                exit;
+            }
+            pkey_ingress.apply();
+            if (meta.roce_denied) {
+                exit;
+            }
+        }
+
         my_station.apply();
         if (meta.routed) {
             ecmp_hash_seed.apply();
@@ -710,6 +850,30 @@ control RoceEgress(inout headers_t hdr,
     counter(PORT_PRIO_CELLS, CounterType.packets_and_bytes) tx_port_prio;
     counter(PORT_PRIO_CELLS, CounterType.packets) ecn_marked;
     counter(DROP_REASONS, CounterType.packets) egress_drop_reason;
+    /* RoCE security drops at egress (SEC_DROP_PKEY_EGRESS), indexed like
+     * the ingress roce_security_drops by the egress port. */
+    counter(SEC_DROP_CELLS, CounterType.packets) roce_security_egress_drops;
+    action pkey_egress_permit() { }
+
+    action pkey_egress_deny() {
+        roce_security_egress_drops.count(((bit<32>) std_meta.egress_port) * SEC_DROP_REASONS
+                                         + SEC_DROP_PKEY_EGRESS);
+        meta.roce_denied = true;
+        mark_to_drop(std_meta);
+    }
+
+    /* P_Key partitions of the egress port (see RoceIngress's RoCE security
+     * block): the IBTA match of the packet's P_Key against them. */
+    @roceswitch_owner("fabric")
+    table pkey_egress {
+        key = {
+            std_meta.egress_port: exact @name("egress_port");
+            hdr.bth.pkey: ternary @name("pkey");
+        }
+        actions = { pkey_egress_permit; pkey_egress_deny; }
+        default_action = pkey_egress_permit();
+        size = 4096;
+    }
 
     action set_red(bit<32> kmin_bytes, bit<32> kmax_bytes, bit<16> pmax) {
         meta.red_enabled = true;
@@ -753,6 +917,13 @@ control RoceEgress(inout headers_t hdr,
             hdr.packet_in.ingress_port = std_meta.ingress_port;
             hdr.packet_in._pad = 0;
             exit;
+        }
+
+        if (hdr.bth.isValid()) {
+            pkey_egress.apply();
+            if (meta.roce_denied) {
+                exit;
+            }
         }
 
         tx_port_prio.count(((bit<32>) std_meta.egress_port) * 8 + (bit<32>) std_meta.priority);
@@ -800,6 +971,7 @@ control RoceDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.ipv4_options);
         pkt.emit(hdr.ipv6);
+        pkt.emit(hdr.grh);
         pkt.emit(hdr.udp);
         pkt.emit(hdr.tcp);
         pkt.emit(hdr.bth);

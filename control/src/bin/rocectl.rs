@@ -80,6 +80,16 @@ enum Cmd {
         #[arg(long)]
         system_name: Option<String>,
     },
+    /// RoCE security: each port's RoCE source allowlist and P_Key
+    /// partitions, and its drops by reason; `allow` / `pkey` edit them
+    /// (the fabric service validates, applies and persists the whole).
+    Security {
+        #[command(subcommand)]
+        cmd: Option<SecurityCmd>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Follow the fabric event stream (alias of `fabric events`).
     Watch {
         /// Stop after this many events.
@@ -523,6 +533,66 @@ async fn dcbx(
     Ok(())
 }
 
+/// `rocectl security`: show, or edit one entry and set the section.
+async fn security(
+    channel: tonic::transport::Channel,
+    cmd: Option<SecurityCmd>,
+    json: bool,
+) -> Result<(), Failure> {
+    use control::views::security as view;
+    use dataplane::fabric::security::Membership;
+    let mut c = proto::roceswitch::fabric::v1::fabric_qos_client::FabricQosClient::new(channel);
+    let wire = c.get_security(pb::GetConfigRequest {}).await?.into_inner();
+    let mut cfg = convert::security_from(&wire);
+    let edited = match cmd.unwrap_or(SecurityCmd::Show) {
+        SecurityCmd::Show => {
+            let counters = c
+                .get_counters(pb::CountersRequest { ports: Vec::new() })
+                .await?
+                .into_inner();
+            let set = convert::counter_set_from(&counters);
+            let drops: Vec<_> = set
+                .ports
+                .iter()
+                .map(|p| (p.port, p.security_drops))
+                .collect();
+            if json {
+                let v = view::to_json(&cfg, &drops);
+                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            } else {
+                print!("{}", view::table(&cfg, &drops));
+            }
+            return Ok(());
+        }
+        SecurityCmd::Allow {
+            cmd: AllowCmd::Add { port, source, vlan },
+        } => view::allow_add(&mut cfg, port, &source, vlan),
+        SecurityCmd::Allow {
+            cmd: AllowCmd::Del { port, source, vlan },
+        } => view::allow_del(&mut cfg, port, &source, vlan),
+        SecurityCmd::Pkey {
+            cmd: PkeyCmd::Add { port, key, limited },
+        } => view::parse_partition(&key).and_then(|key| {
+            let m = if limited {
+                Membership::Limited
+            } else {
+                Membership::Full
+            };
+            view::pkey_add(&mut cfg, port, key, m)
+        }),
+        SecurityCmd::Pkey {
+            cmd: PkeyCmd::Del { port, key },
+        } => view::parse_partition(&key).and_then(|key| view::pkey_del(&mut cfg, port, key)),
+    };
+    edited.map_err(Failure::Input)?;
+    let reply = c
+        .set_security(convert::security_to(&cfg))
+        .await?
+        .into_inner();
+    println!("applied, generation {}", reply.generation);
+    Ok(())
+}
+
 /// A PFC enable bitmap as the priorities it enables (`3,4`, or `-`).
 fn prio_list(bitmap: u32) -> String {
     let v: Vec<String> = (0..8)
@@ -933,6 +1003,62 @@ async fn top(
 }
 
 #[derive(Subcommand, Debug)]
+enum SecurityCmd {
+    /// Settings and drops per port (the default).
+    Show,
+    /// The RoCE source allowlist of a port: RoCE v2 (UDP 4791) and v1
+    /// (EtherType 0x8915) in from other sources is dropped; a port with
+    /// no entries is not filtered.
+    Allow {
+        #[command(subcommand)]
+        cmd: AllowCmd,
+    },
+    /// The P_Key partitions of a port (IBTA membership: a limited member
+    /// talks only to full members); a port with none does not check.
+    Pkey {
+        #[command(subcommand)]
+        cmd: PkeyCmd,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum AllowCmd {
+    /// Admit RoCE from SOURCE on PORT.
+    Add {
+        port: u16,
+        /// `10.0.0.1`, `10.0.0.0/24`, `fe80::/64` (a GID prefix) or a RoCE
+        /// v1 source MAC `02:00:00:00:0a:01`.
+        source: String,
+        /// Only in this VLAN (0: untagged only).
+        #[arg(long)]
+        vlan: Option<u32>,
+    },
+    /// Remove an entry.
+    Del {
+        port: u16,
+        source: String,
+        /// The entry's VLAN, if it has one.
+        #[arg(long)]
+        vlan: Option<u32>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PkeyCmd {
+    /// Make PORT a member of partition KEY (0x0001..0x7fff; 0x7fff is the
+    /// default partition; a P_Key's top bit is ignored), full unless --limited.
+    Add {
+        port: u16,
+        key: String,
+        /// Limited membership (may talk to full members only).
+        #[arg(long)]
+        limited: bool,
+    },
+    /// Take PORT out of partition KEY.
+    Del { port: u16, key: String },
+}
+
+#[derive(Subcommand, Debug)]
 enum CounterCmd {
     /// Print packets and bytes of counter NAME (all indices, or INDEX).
     Read { name: String, index: Option<i64> },
@@ -1184,6 +1310,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             set,
             system_name,
         } => dcbx(channel, json, set.as_deref(), system_name).await?,
+        Cmd::Security { cmd, json } => security(channel, cmd, json).await?,
         Cmd::Watch {
             deadlock: true,
             seconds,

@@ -141,6 +141,41 @@ pub struct PortCounters {
     pub oper_down_events: u64,
     /// Times the link came back.
     pub oper_up_events: u64,
+    /// RoCE security drops on this port, by reason.
+    pub security_drops: SecurityDrops,
+}
+
+/// RoCE security drops of one port (`roce_switch.p4`'s
+/// `roce_security_drops` counters; README "RoCE security").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct SecurityDrops {
+    /// RoCE v2 in from a source not on the port's allowlist.
+    pub rocev2_source: u64,
+    /// RoCE v1 in from a source not on the port's allowlist.
+    pub rocev1_source: u64,
+    /// RoCE in with a P_Key the port may not send.
+    pub pkey_ingress: u64,
+    /// RoCE out with a P_Key that does not match the port's partitions.
+    pub pkey_egress: u64,
+}
+
+impl SecurityDrops {
+    /// `(reason, drops)`, with the `reason` label Prometheus and `rocectl`
+    /// use, in the program's `SEC_DROP_*` order.
+    pub fn by_reason(&self) -> [(&'static str, u64); 4] {
+        [
+            ("rocev2_source", self.rocev2_source),
+            ("rocev1_source", self.rocev1_source),
+            ("pkey_ingress", self.pkey_ingress),
+            ("pkey_egress", self.pkey_egress),
+        ]
+    }
+
+    /// All reasons together.
+    pub fn total(&self) -> u64 {
+        self.by_reason().iter().map(|(_, n)| n).sum()
+    }
 }
 
 /// Everything `GetCounters` returns, read in one dataplane job.

@@ -4,9 +4,14 @@
 //! unset enums and oneofs become `None` for the same reason.
 
 use dataplane::dcbx::PortAgent;
+use dataplane::fabric::security::{
+    AllowedSource, Membership, Partition, PortSecurity, SecurityConfig,
+};
 use proto::roceswitch::fabric::v1 as pb;
 
-use super::backend::{CounterSet, PgCounters, PortCounters, PriorityCounters, QueueCounters};
+use super::backend::{
+    CounterSet, PgCounters, PortCounters, PriorityCounters, QueueCounters, SecurityDrops,
+};
 use super::config::*;
 
 fn u8_sat(v: u32) -> u8 {
@@ -271,6 +276,11 @@ pub fn config_from(c: &pb::FabricConfig, base: &FabricConfig) -> FabricConfig {
             .as_ref()
             .map(dcbx_from)
             .unwrap_or_else(|| base.dcbx.clone()),
+        security: c
+            .security
+            .as_ref()
+            .map(security_from)
+            .unwrap_or_else(|| base.security.clone()),
     }
 }
 
@@ -284,6 +294,69 @@ pub fn config_to(c: &FabricConfig) -> pb::FabricConfig {
         ets: Some(ets_to(&c.ets)),
         watchdog: Some(watchdog_to(&c.watchdog)),
         dcbx: Some(dcbx_to(&c.dcbx)),
+        security: Some(security_to(&c.security)),
+    }
+}
+
+/// RoCE security settings from the wire.
+pub fn security_from(s: &pb::SecurityConfig) -> SecurityConfig {
+    SecurityConfig {
+        ports: s
+            .ports
+            .iter()
+            .map(|p| PortSecurity {
+                port: u16_sat(p.port),
+                allow: p
+                    .allow
+                    .iter()
+                    .map(|a| AllowedSource {
+                        source: a.source.clone(),
+                        vlan: a.vlan,
+                    })
+                    .collect(),
+                partitions: p
+                    .partitions
+                    .iter()
+                    .map(|k| Partition {
+                        key: k.key,
+                        membership: if k.full {
+                            Membership::Full
+                        } else {
+                            Membership::Limited
+                        },
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// RoCE security settings to the wire.
+pub fn security_to(s: &SecurityConfig) -> pb::SecurityConfig {
+    pb::SecurityConfig {
+        ports: s
+            .ports
+            .iter()
+            .map(|p| pb::PortSecurity {
+                port: u32::from(p.port),
+                allow: p
+                    .allow
+                    .iter()
+                    .map(|a| pb::AllowedSource {
+                        source: a.source.clone(),
+                        vlan: a.vlan,
+                    })
+                    .collect(),
+                partitions: p
+                    .partitions
+                    .iter()
+                    .map(|k| pb::Partition {
+                        key: k.key,
+                        full: k.membership == Membership::Full,
+                    })
+                    .collect(),
+            })
+            .collect(),
     }
 }
 
@@ -451,6 +524,10 @@ pub fn counter_set_to(set: &CounterSet) -> pb::CountersReply {
                 down_cause: p.down_cause.clone(),
                 oper_down_events: p.oper_down_events,
                 oper_up_events: p.oper_up_events,
+                roce_security_rocev2_source_drops: p.security_drops.rocev2_source,
+                roce_security_rocev1_source_drops: p.security_drops.rocev1_source,
+                roce_security_pkey_ingress_drops: p.security_drops.pkey_ingress,
+                roce_security_pkey_egress_drops: p.security_drops.pkey_egress,
             })
             .collect(),
     }
@@ -503,6 +580,12 @@ pub fn counter_set_from(r: &pb::CountersReply) -> CounterSet {
                 down_cause: p.down_cause.clone(),
                 oper_down_events: p.oper_down_events,
                 oper_up_events: p.oper_up_events,
+                security_drops: SecurityDrops {
+                    rocev2_source: p.roce_security_rocev2_source_drops,
+                    rocev1_source: p.roce_security_rocev1_source_drops,
+                    pkey_ingress: p.roce_security_pkey_ingress_drops,
+                    pkey_egress: p.roce_security_pkey_egress_drops,
+                },
             })
             .collect(),
     }

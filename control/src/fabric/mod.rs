@@ -18,7 +18,7 @@ pub mod trace;
 
 pub use backend::{
     BackendError, CounterSet, FabricBackend, MemoryBackend, PgCounters, PortCounters,
-    PriorityCounters, QueueCounters, TraceTap,
+    PriorityCounters, QueueCounters, SecurityDrops, TraceTap,
 };
 pub use config::{ConfigError, FabricConfig};
 pub use dataplane::fabric::FABRIC_OWNED_TABLES;

@@ -317,6 +317,27 @@ impl FabricQos for FabricService {
         .await
     }
 
+    async fn get_security(
+        &self,
+        _: Request<pb::GetConfigRequest>,
+    ) -> Result<Response<pb::SecurityConfig>, Status> {
+        Ok(Response::new(convert::security_to(
+            &self.config().await.security,
+        )))
+    }
+
+    async fn set_security(
+        &self,
+        r: Request<pb::SecurityConfig>,
+    ) -> Result<Response<pb::SetReply>, Status> {
+        let security = convert::security_from(&r.into_inner());
+        self.set("security", |cur| FabricConfig {
+            security,
+            ..cur.clone()
+        })
+        .await
+    }
+
     async fn get_dcbx_status(
         &self,
         _: Request<pb::GetConfigRequest>,

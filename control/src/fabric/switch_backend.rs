@@ -27,7 +27,7 @@ use dataplane::watchdog::WdAction;
 
 use super::backend::{
     BackendError, CounterSet, FabricBackend, PauseSnapshot, PgCounters, PortCounters,
-    PriorityCounters, QueueCounters, TraceTap,
+    PriorityCounters, QueueCounters, SecurityDrops, TraceTap,
 };
 use super::config::FabricConfig;
 use dataplane::watchdog::WdMode;
@@ -62,6 +62,9 @@ struct CounterIds {
     rx: Option<u32>,
     tx: Option<u32>,
     ecn_marked: Option<u32>,
+    /// RoCE security drops, indexed `port * SEC_DROP_REASONS + reason`
+    /// (ingress and egress instances; their sum is the port's count).
+    security: [Option<u32>; 2],
 }
 
 /// Every counter of `ports` (all when empty) in one pass on the dataplane
@@ -117,6 +120,19 @@ fn read_counter_set<P: Pipeline>(
             oper_down_events: sw.port_oper_changes(port).map_or(0, |c| c.0),
             oper_up_events: sw.port_oper_changes(port).map_or(0, |c| c.1),
             ..PortCounters::default()
+        };
+        let reasons = dataplane::roce::SEC_DROP_REASONS;
+        let security = |reason: u32| {
+            ids.security
+                .iter()
+                .map(|&c| read(c, u32::from(port) * reasons + reason).packets)
+                .sum::<u64>()
+        };
+        row.security_drops = SecurityDrops {
+            rocev2_source: security(dataplane::roce::SEC_DROP_ROCEV2_SOURCE),
+            rocev1_source: security(dataplane::roce::SEC_DROP_ROCEV1_SOURCE),
+            pkey_ingress: security(dataplane::roce::SEC_DROP_PKEY_INGRESS),
+            pkey_egress: security(dataplane::roce::SEC_DROP_PKEY_EGRESS),
         };
         let mut queue_marks = [0u64; 8];
         for prio in 0..8u8 {
@@ -237,6 +253,10 @@ impl<P: Pipeline> SwitchBackend<P> {
                 rx: counter("rx_port_prio"),
                 tx: counter("tx_port_prio"),
                 ecn_marked: counter("ecn_marked"),
+                security: [
+                    counter("roce_security_drops"),
+                    counter("roce_security_egress_drops"),
+                ],
             },
             trace_tap: None,
             port_names: std::sync::Arc::new([]),

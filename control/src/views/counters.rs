@@ -73,6 +73,11 @@ pub fn ethtool_stats(set: &CounterSet, port: u16) -> Vec<(String, u64)> {
         "tx_pause_storm_error_events".into(),
         wide(|p| p.pause_storm_error_events),
     ));
+    // RoCE security drops (no ethtool precedent; named like the metric).
+    let security = row.map(|p| p.security_drops).unwrap_or_default();
+    for (reason, n) in security.by_reason() {
+        out.push((format!("roce_security_{reason}_drops"), n));
+    }
     for c in set.priorities.iter().filter(|c| c.port == port) {
         let n = c.priority;
         out.extend([
@@ -400,6 +405,11 @@ pub fn since(now: &CounterSet, base: &CounterSet) -> CounterSet {
         p.rx_ecn_mark = delta(p.rx_ecn_mark, b.rx_ecn_mark);
         p.oper_down_events = delta(p.oper_down_events, b.oper_down_events);
         p.oper_up_events = delta(p.oper_up_events, b.oper_up_events);
+        let (s, bs) = (&mut p.security_drops, &b.security_drops);
+        s.rocev2_source = delta(s.rocev2_source, bs.rocev2_source);
+        s.rocev1_source = delta(s.rocev1_source, bs.rocev1_source);
+        s.pkey_ingress = delta(s.pkey_ingress, bs.pkey_ingress);
+        s.pkey_egress = delta(s.pkey_egress, bs.pkey_egress);
     }
     out
 }

@@ -8,3 +8,4 @@
 
 pub mod budget;
 pub mod counters;
+pub mod security;

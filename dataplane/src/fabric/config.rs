@@ -260,6 +260,10 @@ pub struct FabricConfig {
     /// LLDP/DCBX (absent in older state files: off).
     #[serde(default)]
     pub dcbx: DcbxConfig,
+    /// RoCE source allowlists and P_Key partitions (absent in older state
+    /// files: nothing filtered).
+    #[serde(default)]
+    pub security: super::security::SecurityConfig,
 }
 
 /// One validation problem.
@@ -620,6 +624,7 @@ impl FabricConfig {
                 );
             }
         }
+        e.extend(self.security.validate());
         e
     }
 }

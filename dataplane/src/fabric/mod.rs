@@ -5,6 +5,8 @@
 //!   PFC thresholds, headroom, ECN, ETS, watchdog), validated as a whole.
 //! - [`routes`]: routing intent (router MAC, prefixes, ECMP next hops) for
 //!   `roce_switch.p4`'s tables.
+//! - [`security`]: RoCE source allowlists and P_Key partitions, and the
+//!   tables that enforce them.
 //! - `dcbx`: what each port's LLDP/DCBX agent advertises, from the TM
 //!   settings the plan applies.
 //! - [`SwitchPlan`]: both, resolved against a switch's program and
@@ -17,6 +19,7 @@
 
 pub mod config;
 pub mod routes;
+pub mod security;
 
 mod dcbx;
 mod plan;
@@ -27,4 +30,5 @@ pub use plan::{
     ApplyError, FABRIC_OWNED_TABLES, PlanError, ProfileContents, SwitchPlan, TableContents,
 };
 pub use routes::{Bridged, L3Config, NextHop, Route, RouteWrites};
+pub use security::SecurityConfig;
 pub use tm::{ports_of, tm_config};

@@ -19,7 +19,9 @@
 //! `trust_dscp`/`trust_pcp`), `dscp_to_priority` (64 entries + default),
 //! `pcp_to_priority` (8 entries + default), `ecn_red` ((egress port,
 //! priority) → `set_red(kmin_bytes, kmax_bytes, pmax)`, pmax scaled so
-//! 65535 = 100 %, R-ECN-3). A program with none of them (a user's own
+//! 65535 = 100 %, R-ECN-3); and the RoCE security tables `roce_src_allow`,
+//! `pkey_ingress`, `pkey_egress` (fabric `security`, see
+//! [`super::security`]). A program with none of them (a user's own
 //! program) gets the TM part only, and a configuration that needs them is
 //! refused.
 
@@ -40,11 +42,14 @@ use super::routes::L3Config;
 /// The tables the fabric service owns in `roce_switch.p4` (names or unique
 /// dotted suffixes). P4Runtime clients may read them; writes go through the
 /// fabric service.
-pub const FABRIC_OWNED_TABLES: [&str; 4] = [
+pub const FABRIC_OWNED_TABLES: [&str; 7] = [
     "port_trust",
     "dscp_to_priority",
     "pcp_to_priority",
     "ecn_red",
+    "roce_src_allow",
+    "pkey_ingress",
+    "pkey_egress",
 ];
 
 /// Why a plan cannot be made.
@@ -185,13 +190,13 @@ fn exact(values: &[u128], action: ActionCall) -> TableEntry {
     }
 }
 
-/// The four fabric-owned tables' contents for `cfg`, or `None` when the
+/// The four fabric-owned QoS tables' contents for `cfg`, or `None` when the
 /// program has none of them.
 fn fabric_tables(
     info: &'static ProgramInfo,
     cfg: &FabricConfig,
 ) -> Result<Option<Vec<TableContents>>, PlanError> {
-    let present = FABRIC_OWNED_TABLES
+    let present = FABRIC_OWNED_TABLES[..4]
         .iter()
         .filter(|n| info.table_by_name(n).is_some())
         .count();
@@ -205,7 +210,7 @@ fn fabric_tables(
                 reason: format!(
                     "program {} has no fabric-owned tables ({}) to classify or mark with",
                     info.name,
-                    FABRIC_OWNED_TABLES.join(", ")
+                    FABRIC_OWNED_TABLES[..4].join(", ")
                 ),
             });
         }
@@ -300,6 +305,16 @@ impl SwitchPlan {
         let tm = super::tm::tm_config(base, fabric)?;
         tm.validate()?;
         let mut tables = fabric_tables(info, fabric)?.unwrap_or_default();
+        for port in fabric.security.ports.iter().map(|p| p.port) {
+            if usize::from(port) >= tm.ports.len() {
+                return Err(PlanError::NoSuchPort {
+                    port,
+                    ports: tm.ports.len(),
+                });
+            }
+        }
+        tables
+            .extend(super::security::security_tables(info, &fabric.security)?.unwrap_or_default());
         let mut profiles = Vec::new();
         if let Some(l3) = routes {
             let w = l3.writes(info)?;

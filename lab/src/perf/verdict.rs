@@ -100,6 +100,34 @@ fn drop_reason_name(i: u64) -> String {
         .map_or_else(|| format!("drop reason {i}"), |(_, s)| (*s).to_string())
 }
 
+/// Name of a `roce_security_drops` counter index (`port * SEC_DROP_REASONS
+/// + reason`, the program's `SEC_DROP_*` consts).
+fn security_drop_name(i: u64) -> String {
+    let names: [(u32, &str); 4] = [
+        (
+            roce::SEC_DROP_ROCEV2_SOURCE,
+            "RoCE v2 source not on the allowlist",
+        ),
+        (
+            roce::SEC_DROP_ROCEV1_SOURCE,
+            "RoCE v1 source not on the allowlist",
+        ),
+        (roce::SEC_DROP_PKEY_INGRESS, "P_Key not allowed in"),
+        (
+            roce::SEC_DROP_PKEY_EGRESS,
+            "P_Key does not match the egress port",
+        ),
+    ];
+    let reason = i % u64::from(roce::SEC_DROP_REASONS);
+    names
+        .iter()
+        .find(|(n, _)| u64::from(*n) == reason)
+        .map_or_else(
+            || format!("RoCE security reason {reason}"),
+            |(_, s)| (*s).to_string(),
+        )
+}
+
 /// Runs `frame` (decoded as `d`) through a lab switch (see the module
 /// doc) whose ports trust `trust`.
 pub fn run(frame: &[u8], d: &Decoded, trust: Trust) -> Result<SwitchVerdict> {
@@ -230,6 +258,14 @@ fn verdict(
                 } if call == "count" && object.ends_with("drop_reason") => {
                     program_drop = Some(drop_reason_name(*i));
                 }
+                Event::Extern {
+                    call,
+                    object: Some(object),
+                    index: Some(i),
+                    ..
+                } if call == "count" && object.contains("roce_security") => {
+                    program_drop = Some(security_drop_name(*i));
+                }
                 Event::Enqueue {
                     egress_port,
                     priority,
@@ -262,4 +298,23 @@ fn verdict(
         v.lossless = v.priority.map(|p| v.lossless_priorities.contains(&p));
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    /// The counter index carries the port; the name is the reason's.
+    #[test]
+    fn security_drops_are_named_by_their_reason_on_any_port() {
+        let i = |port: u64, reason: u32| {
+            port * u64::from(dataplane::roce::SEC_DROP_REASONS) + u64::from(reason)
+        };
+        assert_eq!(
+            super::security_drop_name(i(2, dataplane::roce::SEC_DROP_PKEY_EGRESS)),
+            "P_Key does not match the egress port"
+        );
+        assert_eq!(
+            super::security_drop_name(i(0, dataplane::roce::SEC_DROP_ROCEV1_SOURCE)),
+            "RoCE v1 source not on the allowlist"
+        );
+    }
 }

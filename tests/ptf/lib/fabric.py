@@ -38,6 +38,8 @@ _UNARY = {
     "SetEts": ("EtsConfig", "SetReply"),
     "GetWatchdog": ("GetConfigRequest", "WatchdogConfig"),
     "SetWatchdog": ("WatchdogConfig", "SetReply"),
+    "GetSecurity": ("GetConfigRequest", "SecurityConfig"),
+    "SetSecurity": ("SecurityConfig", "SetReply"),
     "GetCounters": ("CountersRequest", "CountersReply"),
 }
 
