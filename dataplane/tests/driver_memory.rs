@@ -98,9 +98,7 @@ fn driver_routes_applies_commands_and_punts() {
         .send(Box::new(|sw: &mut Switch<Program>, _now| {
             use p4_target::pipeline::Pipeline;
             use p4_target::runtime::{EntryAction, FieldMatch, RuntimeApi, TableEntry};
-            let acl = dataplane::roce::PROGRAM_INFO
-                .table_by_name("acl")
-                .unwrap();
+            let acl = dataplane::roce::PROGRAM_INFO.table_by_name("acl").unwrap();
             let punt = common::action("punt_to_cpu", &[]);
             let mut matches = vec![None; acl.keys.len()];
             matches[0] = Some(FieldMatch::Ternary {
