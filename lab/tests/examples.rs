@@ -63,6 +63,14 @@ const EXAMPLES: &[(&str, &str, Expect)] = &[
     ),
 ];
 
+/// Held by every test that brings a lab up: the tests of one example use
+/// its lab name (its namespaces), and cargo runs tests in parallel.
+static ONE_LAB_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_lab_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_LAB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// How long traffic may take to reach the expected counts.
 const TRAFFIC_LIMIT: Duration = Duration::from_secs(30);
 
@@ -148,6 +156,7 @@ fn each_example_comes_up_carries_traffic_and_goes_down() {
     if !root_or_skip("each_example_comes_up_carries_traffic_and_goes_down") {
         return;
     }
+    let _one = one_lab_at_a_time();
     let state_dir = std::env::temp_dir().join(format!("rl-examples-{}", std::process::id()));
     let state = state_dir.as_path();
     for (file, lab, expect) in EXAMPLES {
@@ -221,6 +230,7 @@ fn dcbx_example_corrects_the_willing_host_and_reports_the_other() {
     if !root_or_skip("dcbx_example_corrects_the_willing_host_and_reports_the_other") {
         return;
     }
+    let _one = one_lab_at_a_time();
     let state_dir = std::env::temp_dir().join(format!("rl-dcbx-{}", std::process::id()));
     let state = state_dir.as_path();
     let lab = "dcbx";
@@ -279,6 +289,7 @@ fn tcp_next_to_roce_shares_the_bottleneck_and_roce_loses_nothing() {
     if !root_or_skip("tcp_next_to_roce_shares_the_bottleneck_and_roce_loses_nothing") {
         return;
     }
+    let _one = one_lab_at_a_time();
     let state_dir = std::env::temp_dir().join(format!("rl-tcp-{}", std::process::id()));
     let state = state_dir.as_path();
     let lab = "tcp";
