@@ -193,6 +193,25 @@ fn an_admin_down_link_is_noticed_by_the_link_check_without_traffic() {
     assert_eq!(oper_events(&events), vec![(2, None)]);
 }
 
+/// Set down, then deleted (the kernel clears IFF_UP before the interface
+/// goes): the new cause is reported while the port stays down.
+#[test]
+fn a_down_port_reports_a_new_cause_without_going_down_twice() {
+    let (_ours, mut driver, clock, events, link, _cmd) = rig();
+    driver.step().unwrap();
+    let step = Duration::from_nanos(LINK_CHECK_INTERVAL.as_nanos() as u64);
+    link.set(Some(LinkDown::AdminDown));
+    driver.advance_to(clock.now() + step).unwrap();
+    assert_eq!(oper_events(&events), vec![(2, Some(LinkDown::AdminDown))]);
+    link.set(Some(LinkDown::Gone));
+    driver.advance_to(clock.now() + step).unwrap();
+    assert_eq!(oper_events(&events), vec![(2, Some(LinkDown::Gone))]);
+    driver.advance_to(clock.now() + step).unwrap();
+    assert_eq!(oper_events(&events), vec![], "no repeat");
+    assert_eq!(driver.port_up(2), Some(false));
+    assert_eq!(driver.stats().port_down_events, 1, "one transition");
+}
+
 #[test]
 fn errors_that_are_not_link_loss_still_end_the_run() {
     let (mut ours, mut driver, _clock, _events, _link, _cmd) = rig();

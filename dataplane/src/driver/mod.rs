@@ -506,7 +506,7 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         for i in 0..self.ports.len() {
             let p = &mut self.ports[i];
             match p.down {
-                Some(_) => match p.port.reopen() {
+                Some(was) => match p.port.reopen() {
                     Ok(true) => {
                         p.down = None;
                         self.stats.port_up_events += 1;
@@ -515,7 +515,23 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
                         self.switch.set_port_oper(i as u16, None, now);
                         self.rebuild_poll_set();
                     }
-                    Ok(false) => {}
+                    Ok(false) => {
+                        // Still down: report a new cause (set down, then
+                        // deleted: IFF_UP clears before the interface goes).
+                        if let Ok(Some(cause)) = p.port.link_check()
+                            && cause != was
+                        {
+                            p.down = Some(cause);
+                            tracing::warn!(
+                                port = i,
+                                iface = p.port.name(),
+                                cause = cause.describe(),
+                                "port still down"
+                            );
+                            let now = self.clock.now();
+                            self.switch.set_port_oper(i as u16, Some(cause), now);
+                        }
+                    }
                     Err(error) => {
                         tracing::debug!(port = i, iface = p.port.name(), %error, "reopen failed")
                     }

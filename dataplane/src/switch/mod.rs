@@ -718,24 +718,31 @@ impl<P: Pipeline> Switch<P> {
     /// pace, from [`Switch::handle_timeout`]), PFC/PAUSE frames it would
     /// send are discarded, and [`Switch::poll_transmit`] gives nothing for
     /// it. Going down also ends any pause the peer had asserted on it (the
-    /// peer is gone; a returning link starts unpaused). A change emits
-    /// [`SwitchEvent::PortOper`]; a repeat of the current state, or an
-    /// unknown port, does nothing.
+    /// peer is gone; a returning link starts unpaused). A change (down, up,
+    /// or a down port's cause) emits [`SwitchEvent::PortOper`]; a repeat of
+    /// the current state, or an unknown port, does nothing.
     pub fn set_port_oper(&mut self, port: u16, down: Option<LinkDown>, now: Instant) {
         let Some(state) = self.link_down.get_mut(usize::from(port)) else {
             return;
         };
-        if state.is_some() == down.is_some() {
+        if *state == down {
             return;
         }
+        // A down port whose cause changes (set down, then deleted: the
+        // kernel clears IFF_UP before the interface goes) reports the new
+        // cause, but it is not another transition.
+        let transition = state.is_some() != down.is_some();
         *state = down;
+        self.oper_events
+            .push_back(SwitchEvent::PortOper { port, down });
+        if !transition {
+            return;
+        }
         let changes = &mut self.oper_changes[usize::from(port)];
         match down {
             Some(_) => changes.0 += 1,
             None => changes.1 += 1,
         }
-        self.oper_events
-            .push_back(SwitchEvent::PortOper { port, down });
         if down.is_some() {
             // The peer's pauses end with its link (PauseRxEnded events as
             // for a resume; no received frame is counted).

@@ -671,18 +671,25 @@ mod lldp {
             let _ = sent(&mut sw, port, Instant::ZERO);
         }
         let t = Instant::from_secs(1);
-        sw.set_port_oper(0, Some(LinkDown::Gone), t);
+        sw.set_port_oper(0, Some(LinkDown::AdminDown), t);
         sw.set_port_oper(0, Some(LinkDown::AdminDown), t);
         sw.set_port_oper(7, Some(LinkDown::Gone), t);
-        assert_eq!(
-            sw.poll_event(),
-            Some(SwitchEvent::PortOper {
-                port: 0,
-                down: Some(LinkDown::Gone)
-            }),
-            "one event: a repeat and an unknown port change nothing"
-        );
+        // Set down, then deleted: the new cause is reported, but the port
+        // went down once.
+        sw.set_port_oper(0, Some(LinkDown::Gone), t);
+        for cause in [LinkDown::AdminDown, LinkDown::Gone] {
+            assert_eq!(
+                sw.poll_event(),
+                Some(SwitchEvent::PortOper {
+                    port: 0,
+                    down: Some(cause)
+                }),
+                "a repeat and an unknown port change nothing"
+            );
+        }
         assert_eq!(sw.poll_event(), None);
+        assert_eq!(sw.port_oper_changes(0), Some((1, 0)));
+        assert_eq!(sw.port_link_down(0), Some(LinkDown::Gone));
         assert_eq!(sw.port_oper_up(0), Some(false));
         assert_eq!(sw.port_oper_up(7), None);
         // Port 0's agent is overdue at 30 s but sends nothing; port 1's does.
