@@ -3,26 +3,14 @@
 //! nothing applied or persisted on refusal, restart from the state file,
 //! counters and the event stream.
 
+mod fabric_harness;
+
 use std::sync::Arc;
 
 use control::fabric::{BackendError, FabricService, MemoryBackend, PriorityCounters};
+use fabric_harness::serve;
 use proto::roceswitch::fabric::v1 as pb;
-use proto::roceswitch::fabric::v1::fabric_qos_client::FabricQosClient;
 use tonic::Code;
-use tonic::transport::Channel;
-
-async fn serve(svc: FabricService) -> FabricQosClient<Channel> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(svc.into_server())
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-    );
-    FabricQosClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap()
-}
 
 fn ports() -> pb::PortsConfig {
     let port = |n| pb::PortConfig {

@@ -4,54 +4,21 @@
 //! come from the TM and the program together, and a configuration the
 //! program cannot take changes nothing.
 
-use std::sync::mpsc::{Sender, channel};
+mod fabric_harness;
+
+use std::sync::mpsc::Sender;
 
 use control::fabric::config::*;
-use control::fabric::{BackendError, FabricBackend, SwitchBackend};
+use control::fabric::{BackendError, FabricBackend};
 use dataplane::driver::Command;
 use dataplane::roce::{PROGRAM_INFO, Program};
-use dataplane::switch::{Switch, SwitchConfig};
 use dataplane::time::Instant;
+use fabric_harness::{on_switch, switch};
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeApi, TableEntry};
 
-/// A 4-port switch on its own thread, and the backend in front of it.
-fn switch() -> (SwitchBackend<Program>, Sender<Command<Program>>) {
-    let config = SwitchConfig::with_ports(4);
-    let base = config.tm.clone();
-    let (tx, rx) = channel::<Command<Program>>();
-    std::thread::spawn(move || {
-        let mut sw = Switch::new(Program::new(), config, Instant::ZERO).unwrap();
-        let mut t = 0;
-        while let Ok(cmd) = rx.recv() {
-            t += 1_000;
-            cmd(&mut sw, Instant::from_nanos(t));
-        }
-    });
-    let submit = tx.clone();
-    let backend = SwitchBackend::new(
-        Box::new(move |cmd| submit.send(cmd).is_ok()),
-        &PROGRAM_INFO,
-        base,
-    );
-    (backend, tx)
-}
-
-/// Runs `f` on the switch thread and returns its result.
-fn on_switch<R: Send + 'static>(
-    tx: &Sender<Command<Program>>,
-    f: impl FnOnce(&mut Switch<Program>) -> R + Send + 'static,
-) -> R {
-    let (rtx, rrx) = channel();
-    tx.send(Box::new(move |sw, _| {
-        let _ = rtx.send(f(sw));
-    }))
-    .unwrap();
-    rrx.recv().unwrap()
-}
-
 fn entries(tx: &Sender<Command<Program>>, table: &'static str) -> Vec<TableEntry> {
-    on_switch(tx, move |sw| {
+    on_switch(tx, move |sw, _| {
         let id = PROGRAM_INFO.table_by_name(table).unwrap().id;
         sw.pipeline().runtime().table_entries(id).unwrap()
     })
@@ -113,7 +80,7 @@ fn a_configuration_is_tm_settings_and_table_contents_in_one_job() {
         vec![Some(FieldMatch::Exact(1)), Some(FieldMatch::Exact(3))]
     );
     assert_eq!(red[0].action, call("set_red", &[10_000, 100_000, 32_768]));
-    let (default, tm) = on_switch(&tx, |sw| {
+    let (default, tm) = on_switch(&tx, |sw, _| {
         let id = PROGRAM_INFO.table_by_name("dscp_to_priority").unwrap().id;
         (
             sw.pipeline().runtime().table_default(id).unwrap(),
@@ -198,7 +165,7 @@ fn dcbx_shows_each_port_against_its_neighbour() {
     };
     backend.apply(&cfg).unwrap();
     // Port 0's host agrees (priority 3), port 1's insists on priority 4.
-    on_switch(&tx, |sw| {
+    on_switch(&tx, |sw, _| {
         sw.handle_frame(
             0,
             &host_lldp([2, 0, 0, 0, 0, 1], 3, false),
@@ -228,7 +195,7 @@ fn dcbx_shows_each_port_against_its_neighbour() {
     assert_eq!(ports[1].neighbor_roce_priority, Some(4));
     assert_eq!(ports[1].mismatch, "pfc,app");
     // The switch said so on its event stream too.
-    let events = on_switch(&tx, |sw| {
+    let events = on_switch(&tx, |sw, _| {
         std::iter::from_fn(|| sw.poll_event()).collect::<Vec<_>>()
     });
     assert!(events.iter().any(|e| matches!(

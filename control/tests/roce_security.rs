@@ -4,69 +4,21 @@
 //! persisted, restored from the state file at start, and its drops come
 //! back in `GetCounters` and under `roceswitch_roce_security_drops_total`.
 
+mod fabric_harness;
+
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
-use std::sync::mpsc::{Sender, channel};
+use std::sync::mpsc::Sender;
 
-use control::fabric::{FabricBackend, FabricService, SwitchBackend};
+use control::fabric::{FabricBackend, FabricService};
 use dataplane::driver::Command;
 use dataplane::roce::{PROGRAM_INFO, Program};
-use dataplane::switch::{Switch, SwitchConfig};
-use dataplane::time::Instant;
 use dataplane::wire::roce_frame::FrameSpec;
+use fabric_harness::{on_switch, serve, switch};
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::RuntimeApi;
 use proto::roceswitch::fabric::v1 as pb;
-use proto::roceswitch::fabric::v1::fabric_qos_client::FabricQosClient;
 use tonic::Code;
-use tonic::transport::Channel;
-
-/// A 4-port switch on its own thread, and the backend in front of it.
-fn switch() -> (Arc<SwitchBackend<Program>>, Sender<Command<Program>>) {
-    let config = SwitchConfig::with_ports(4);
-    let base = config.tm.clone();
-    let (tx, rx) = channel::<Command<Program>>();
-    std::thread::spawn(move || {
-        let mut sw = Switch::new(Program::new(), config, Instant::ZERO).unwrap();
-        let mut t = 0;
-        while let Ok(cmd) = rx.recv() {
-            t += 1_000;
-            cmd(&mut sw, Instant::from_nanos(t));
-        }
-    });
-    let submit = tx.clone();
-    let backend = SwitchBackend::new(
-        Box::new(move |cmd| submit.send(cmd).is_ok()),
-        &PROGRAM_INFO,
-        base,
-    );
-    (Arc::new(backend), tx)
-}
-
-fn on_switch<R: Send + 'static>(
-    tx: &Sender<Command<Program>>,
-    f: impl FnOnce(&mut Switch<Program>, Instant) -> R + Send + 'static,
-) -> R {
-    let (rtx, rrx) = channel();
-    tx.send(Box::new(move |sw, now| {
-        let _ = rtx.send(f(sw, now));
-    }))
-    .unwrap();
-    rrx.recv().unwrap()
-}
-
-async fn serve(svc: FabricService) -> FabricQosClient<Channel> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(svc.into_server())
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-    );
-    FabricQosClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap()
-}
 
 fn security() -> pb::SecurityConfig {
     pb::SecurityConfig {
@@ -114,6 +66,7 @@ async fn security_is_validated_applied_counted_persisted_and_restored() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("fabric.json");
     let (backend, tx) = switch();
+    let backend = Arc::new(backend);
     let svc = FabricService::open(backend.clone(), Some(state.clone())).unwrap();
     let mut c = serve(svc).await;
 
@@ -162,7 +115,7 @@ async fn security_is_validated_applied_counted_persisted_and_restored() {
     // A restart restores the section from the state file onto a fresh switch.
     drop(c);
     let (backend2, tx2) = switch();
-    let svc2 = FabricService::open(backend2, Some(state)).unwrap();
+    let svc2 = FabricService::open(Arc::new(backend2), Some(state)).unwrap();
     let mut c2 = serve(svc2).await;
     assert_eq!(
         c2.get_security(pb::GetConfigRequest {})
