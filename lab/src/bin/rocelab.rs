@@ -416,13 +416,33 @@ fn run_lossy(
         let stop = lab::signal::stop_flag();
         scenario::lossy::run_live(cfg, &bins, store, stop, "lossy")?
     };
-    say.text(&scenario::lossy::figures_table(&o));
-    say.line("");
     let vs = scenario::lossy::verdicts(&o);
-    say.text(&scenario::verdict_table(o.mode, &vs));
-    let files = [output::write_verdicts(out, &vs)?];
+    judge(
+        say,
+        out,
+        o.mode,
+        &scenario::lossy::figures_table(&o),
+        &vs,
+        |files| scenario::json::lossy_report(&o, &vs, files),
+    )
+}
+
+/// The end of a side-by-side scenario: its figures and verdict tables,
+/// `verdicts.csv` in `out`, its JSON document; true if every check passed.
+fn judge(
+    say: Say,
+    out: &std::path::Path,
+    mode: &str,
+    figures: &str,
+    vs: &[scenario::Verdict],
+    report: impl FnOnce(&[PathBuf]) -> serde_json::Value,
+) -> Result<bool> {
+    say.text(figures);
+    say.line("");
+    say.text(&scenario::verdict_table(mode, vs));
+    let files = [output::write_verdicts(out, vs)?];
     say.line(format_args!("wrote {}", files[0].display()));
-    say.json(|| scenario::json::lossy_report(&o, &vs, &files));
+    say.json(|| report(&files));
     Ok(vs.iter().all(|v| v.pass))
 }
 
@@ -450,14 +470,15 @@ fn run_fault(
         let stop = lab::signal::stop_flag();
         scenario::fault::run_live(cfg, &bins, store, stop, "fault")?
     };
-    say.text(&scenario::fault::figures_table(&o));
-    say.line("");
     let vs = scenario::fault::verdicts(&o);
-    say.text(&scenario::verdict_table(o.mode, &vs));
-    let files = [output::write_verdicts(out, &vs)?];
-    say.line(format_args!("wrote {}", files[0].display()));
-    say.json(|| scenario::json::fault_report(&o, &vs, &files));
-    Ok(vs.iter().all(|v| v.pass))
+    judge(
+        say,
+        out,
+        o.mode,
+        &scenario::fault::figures_table(&o),
+        &vs,
+        |files| scenario::json::fault_report(&o, &vs, files),
+    )
 }
 
 /// `rocelab run`: the default scenario; true if every check passed.

@@ -184,10 +184,10 @@ pub fn verdicts(o: &FaultOutcome) -> Vec<Verdict> {
             l.tx_gbps > 0.0,
         ),
     ];
-    for (name, x) in [("one in 2", &o.small), ("one in 200", &o.large)] {
+    for (n, x) in [(SMALL_N, &o.small), (LARGE_N, &o.large)] {
         let c = flow(x, 1);
         out.push(v(
-            &format!("{name}: the other QP is untouched"),
+            &format!("one in {n}: the other QP is untouched"),
             format!(
                 "{} NAKs, {} retransmitted, {} timeouts",
                 c.naks_rx, c.retx_packets, c.timeouts
