@@ -74,19 +74,12 @@ enum Cmd {
     Client {
         #[command(flatten)]
         common: Common,
-        /// Server IPv4 address.
-        #[arg(long)]
-        dst_ip: Ipv4Addr,
-        /// Server (or switch next-hop) MAC.
-        #[arg(long, value_parser = parse_mac_arg)]
-        dst_mac: [u8; 6],
+        #[command(flatten)]
+        peer: PeerArgs,
         /// The perftest test, with or without `ib_`: write_bw, read_bw,
         /// send_bw, write_lat, read_lat, send_lat.
         #[arg(long, default_value = "write_bw", value_parser = parse_test)]
         test: PerfTest,
-        /// Number of QPs (latency tests: 1).
-        #[arg(long, default_value_t = 1)]
-        qps: u32,
         /// Message size in bytes (default as perftest: 65536 for bandwidth
         /// tests, 2 for latency tests).
         #[arg(short, long)]
@@ -98,24 +91,11 @@ enum Cmd {
         /// many as fit the duration).
         #[arg(short = 'n', long, visible_alias = "iters")]
         messages: Option<u64>,
-        /// Fixed rate: turn DCQCN off.
-        #[arg(long)]
-        no_dcqcn: bool,
         /// Also answer peers that write to us, as `server` does (a host
         /// that sends and receives in one process); runs the whole
         /// --duration.
         #[arg(long)]
         serve: bool,
-        /// Index of the first QP (QPNs client 0x100+i → server 0x200+i);
-        /// give each client sharing a server its own range.
-        #[arg(long, default_value_t = 0)]
-        first_qp: u32,
-        /// Retransmission timeout exponent, as perftest's `--qp-timeout`
-        /// and ibv_modify_qp: 4.096 µs × 2^N; 0 waits forever (for a
-        /// client whose peer never answers). Default 17 (0.54 s), not
-        /// perftest's 14 (67 ms): see `lab::perf::LAB_QP_TIMEOUT`.
-        #[arg(long, default_value_t = lab::perf::LAB_QP_TIMEOUT, value_parser = clap::value_parser!(u8).range(0..=31))]
-        qp_timeout: u8,
     },
     /// Serve NVMe over Fabrics I/O (RDMA binding) to hosts: a read is
     /// answered with an RDMA WRITE of the data and a response SEND, a
@@ -133,15 +113,8 @@ enum Cmd {
     NvmfHost {
         #[command(flatten)]
         common: Common,
-        /// Target IPv4 address.
-        #[arg(long)]
-        dst_ip: Ipv4Addr,
-        /// Target (or switch next-hop) MAC.
-        #[arg(long, value_parser = parse_mac_arg)]
-        dst_mac: [u8; 6],
-        /// Number of QPs (NVMe I/O queues).
-        #[arg(long, default_value_t = 1)]
-        qps: u32,
+        #[command(flatten)]
+        peer: PeerArgs,
         /// Commands outstanding per QP.
         #[arg(long, default_value_t = 32)]
         iodepth: u16,
@@ -160,15 +133,6 @@ enum Cmd {
         /// Seed of the read/write choice.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Fixed rate: turn DCQCN off.
-        #[arg(long)]
-        no_dcqcn: bool,
-        /// Index of the first QP, as for `client`.
-        #[arg(long, default_value_t = 0)]
-        first_qp: u32,
-        /// Retransmission timeout exponent, as for `client`.
-        #[arg(long, default_value_t = lab::perf::LAB_QP_TIMEOUT, value_parser = clap::value_parser!(u8).range(0..=31))]
-        qp_timeout: u8,
     },
     /// Receive kernel TCP (a bulk sink): the reliable-over-lossy traffic to
     /// put next to RoCE. Needs a kernel address (a topology's `kernel_ip`).
@@ -630,6 +594,33 @@ fn print_perftest_summary<P: lab::port::Port>(
     }
 }
 
+/// The peer and the QPs to it, for `client` and `nvmf-host`.
+#[derive(Args)]
+struct PeerArgs {
+    /// The peer's (server's, NVMe-oF target's) IPv4 address.
+    #[arg(long)]
+    dst_ip: Ipv4Addr,
+    /// The peer's (or the switch next hop's) MAC.
+    #[arg(long, value_parser = parse_mac_arg)]
+    dst_mac: [u8; 6],
+    /// Number of QPs (latency tests: 1; NVMe-oF: the I/O queues).
+    #[arg(long, default_value_t = 1)]
+    qps: u32,
+    /// Index of the first QP (QPNs client 0x100+i → server 0x200+i);
+    /// give each client sharing a server its own range.
+    #[arg(long, default_value_t = 0)]
+    first_qp: u32,
+    /// Retransmission timeout exponent, as perftest's `--qp-timeout`
+    /// and ibv_modify_qp: 4.096 µs × 2^N; 0 waits forever (for a
+    /// client whose peer never answers). Default 17 (0.54 s), not
+    /// perftest's 14 (67 ms): see `lab::perf::LAB_QP_TIMEOUT`.
+    #[arg(long, default_value_t = lab::perf::LAB_QP_TIMEOUT, value_parser = clap::value_parser!(u8).range(0..=31))]
+    qp_timeout: u8,
+    /// Fixed rate: turn DCQCN off.
+    #[arg(long)]
+    no_dcqcn: bool,
+}
+
 /// What `tcp-server` and `tcp-client` share.
 #[derive(Args)]
 struct TcpCommon {
@@ -825,18 +816,21 @@ fn main() -> Result<()> {
         }
         Cmd::NvmfHost {
             common,
-            dst_ip,
-            dst_mac,
-            qps,
+            peer:
+                PeerArgs {
+                    dst_ip,
+                    dst_mac,
+                    qps,
+                    first_qp,
+                    qp_timeout,
+                    no_dcqcn,
+                },
             iodepth,
             bs,
             rwmixread,
             number_ios,
             duration,
             seed,
-            no_dcqcn,
-            first_qp,
-            qp_timeout,
         } => {
             let nvmf = NvmfConfig {
                 iodepth,
@@ -863,17 +857,20 @@ fn main() -> Result<()> {
         }
         Cmd::Client {
             common,
+            peer:
+                PeerArgs {
+                    dst_ip,
+                    dst_mac,
+                    qps,
+                    first_qp,
+                    qp_timeout,
+                    no_dcqcn,
+                },
             test,
-            dst_ip,
-            dst_mac,
-            qps,
             size,
             duration,
             messages,
-            no_dcqcn,
             serve,
-            first_qp,
-            qp_timeout,
         } => {
             serve_peers = serve;
             if qps == 0 || first_qp.saturating_add(qps) > MAX_QPS {
