@@ -48,6 +48,30 @@ fn ports(cfg: &SecurityConfig, drops: &[(u16, SecurityDrops)]) -> Vec<u16> {
     v
 }
 
+/// Port `port`'s section (if configured) and drops (zero if none).
+fn of_port<'a>(
+    cfg: &'a SecurityConfig,
+    drops: &[(u16, SecurityDrops)],
+    port: u16,
+) -> (Option<&'a PortSecurity>, SecurityDrops) {
+    let p = cfg.ports.iter().find(|p| p.port == port);
+    let d = drops
+        .iter()
+        .find(|(n, _)| *n == port)
+        .map(|(_, d)| *d)
+        .unwrap_or_default();
+    (p, d)
+}
+
+/// `items` joined by commas, or `none` when there are none.
+fn list_or(items: Vec<String>, none: &str) -> String {
+    if items.is_empty() {
+        none.to_string()
+    } else {
+        items.join(", ")
+    }
+}
+
 /// One block per port: what it admits, its partitions, its drops by
 /// reason. Ports neither configured nor dropping anything are left out.
 pub fn table(cfg: &SecurityConfig, drops: &[(u16, SecurityDrops)]) -> String {
@@ -57,33 +81,16 @@ pub fn table(cfg: &SecurityConfig, drops: &[(u16, SecurityDrops)]) -> String {
     }
     let mut out = String::new();
     for port in shown {
-        let p = cfg.ports.iter().find(|p| p.port == port);
-        let d = drops
-            .iter()
-            .find(|(n, _)| *n == port)
-            .map(|(_, d)| *d)
-            .unwrap_or_default();
+        let (p, d) = of_port(cfg, drops, port);
         let _ = writeln!(out, "port {port}");
         let allow: Vec<String> = p.map_or_else(Vec::new, |p| p.allow.iter().map(source).collect());
-        let _ = writeln!(
-            out,
-            "  allow       {}",
-            if allow.is_empty() {
-                "(not filtered)".to_string()
-            } else {
-                allow.join(", ")
-            }
-        );
+        let _ = writeln!(out, "  allow       {}", list_or(allow, "(not filtered)"));
         let parts: Vec<String> =
             p.map_or_else(Vec::new, |p| p.partitions.iter().map(partition).collect());
         let _ = writeln!(
             out,
             "  partitions  {}",
-            if parts.is_empty() {
-                "(P_Keys not checked)".to_string()
-            } else {
-                parts.join(", ")
-            }
+            list_or(parts, "(P_Keys not checked)")
         );
         let by: Vec<String> = d
             .by_reason()
@@ -101,12 +108,7 @@ pub fn to_json(cfg: &SecurityConfig, drops: &[(u16, SecurityDrops)]) -> Value {
     let rows: Vec<Value> = ports(cfg, drops)
         .into_iter()
         .map(|port| {
-            let p = cfg.ports.iter().find(|p| p.port == port);
-            let d = drops
-                .iter()
-                .find(|(n, _)| *n == port)
-                .map(|(_, d)| *d)
-                .unwrap_or_default();
+            let (p, d) = of_port(cfg, drops, port);
             json!({
                 "port": port,
                 "allow": p.map_or_else(Vec::new, |p| p.allow.iter().map(|a| json!({
