@@ -569,11 +569,7 @@ fn print_perftest_summary<P: lab::port::Port>(
         }
         return;
     }
-    let average = if test == PerfTest::ReadBw {
-        run.rx_gbps
-    } else {
-        run.tx_gbps
-    };
+    let average = test.data_gbps(run);
     let b = BandwidthSummary {
         bytes: size,
         iterations: run.tx_messages,
@@ -966,22 +962,11 @@ fn main() -> Result<()> {
             println!("{}", r.table_row());
         }
     };
-    // A READ test's data flows to the client; the others' from it.
-    let test = match &role_test {
-        Some(t) => *t,
-        None => PerfTest::WriteBw,
-    };
-    let bw = |r: &Report| {
-        if test == PerfTest::ReadBw {
-            r.rx_gbps
-        } else {
-            r.tx_gbps
-        }
-    };
+    let test = role_test.unwrap_or_default();
     let mut peak_gbps: Option<f64> = None;
     let summary = agent
         .run(duration, interval, stop, |r| {
-            peak_gbps = Some(peak_gbps.unwrap_or(0.0).max(bw(r)));
+            peak_gbps = Some(peak_gbps.unwrap_or(0.0).max(test.data_gbps(r)));
             print(r)
         })
         .context("running the agent")?;
@@ -1008,7 +993,7 @@ fn main() -> Result<()> {
             test,
             size,
             &summary,
-            peak_gbps.unwrap_or(bw(&summary)),
+            peak_gbps.unwrap_or(test.data_gbps(&summary)),
             json,
         );
     }

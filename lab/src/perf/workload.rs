@@ -81,6 +81,17 @@ impl PerfTest {
         }
     }
 
+    /// The payload rate a report of this test measures: what the client
+    /// received for a READ test (the data flows to it), what it sent for
+    /// the others, Gbit/s.
+    pub fn data_gbps(self, r: &super::report::Report) -> f64 {
+        if matches!(self, PerfTest::ReadBw | PerfTest::ReadLat) {
+            r.rx_gbps
+        } else {
+            r.tx_gbps
+        }
+    }
+
     /// The message size perftest uses when none is given: 64 KiB for
     /// bandwidth, 2 bytes for latency.
     pub fn default_size_bytes(self) -> u64 {
