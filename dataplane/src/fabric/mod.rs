@@ -28,6 +28,7 @@ mod tm;
 pub use config::FabricConfig;
 pub use plan::{
     ApplyError, FABRIC_OWNED_TABLES, PlanError, ProfileContents, SwitchPlan, TableContents,
+    action_call,
 };
 pub use routes::{Bridged, L3Config, NextHop, Route, RouteWrites};
 pub use security::SecurityConfig;

@@ -146,8 +146,9 @@ pub(crate) fn profile_id(info: &ProgramInfo, name: &str) -> Result<u32, PlanErro
 }
 
 /// `action(name = value, ...)` with arguments put in the action's
-/// parameter order, by name.
-pub(crate) fn action_call(
+/// parameter order, by name; every parameter needs an argument and every
+/// argument a parameter.
+pub fn action_call(
     info: &ProgramInfo,
     action: &str,
     args: &[(&str, u128)],

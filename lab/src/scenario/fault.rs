@@ -18,9 +18,10 @@
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result, anyhow};
+use dataplane::fabric::action_call;
 use dataplane::roce::PROGRAM_INFO;
 use p4_target::info::TableInfo;
-use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, TableEntry};
+use p4_target::runtime::{EntryAction, FieldMatch, TableEntry};
 
 use super::dcqcn::{FigureRow, side_by_side};
 use super::live::{self, Binaries};
@@ -55,9 +56,11 @@ pub fn acl_fault_entry(
     let table = PROGRAM_INFO
         .table_by_name("acl")
         .ok_or_else(|| anyhow!("the switch program has no acl table"))?;
-    let action = PROGRAM_INFO
-        .action_by_name("acl_drop_one_in")
-        .ok_or_else(|| anyhow!("the switch program has no acl_drop_one_in action"))?;
+    let action = action_call(
+        &PROGRAM_INFO,
+        "acl_drop_one_in",
+        &[("n", u128::from(one_in)), ("cell", FAULT_CELL)],
+    )?;
     let mut matches = vec![None; table.keys.len()];
     for (name, value, width) in [
         ("ingress_port", u128::from(ingress_port), 9),
@@ -73,24 +76,12 @@ pub fn acl_fault_entry(
             mask: (1u128 << width) - 1,
         });
     }
-    let params = action
-        .params
-        .iter()
-        .map(|p| match p.name {
-            "n" => Ok(u128::from(one_in)),
-            "cell" => Ok(FAULT_CELL),
-            other => Err(anyhow!("acl_drop_one_in has an unknown parameter {other}")),
-        })
-        .collect::<Result<Vec<_>>>()?;
     Ok((
         table,
         TableEntry {
             matches,
             priority: 100,
-            action: EntryAction::Direct(ActionCall {
-                action_id: action.id,
-                params: params.into(),
-            }),
+            action: EntryAction::Direct(action),
             metadata: Vec::new(),
         },
     ))
