@@ -150,7 +150,10 @@ impl HostDcbx {
 
     /// The next LLDP frame to send, if one is due.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        self.agent.handle_timeout(now);
+        // A neighbour's TTL may have run out (a frame due is handled below).
+        if self.agent.poll_timeout().is_some_and(|t| t <= now) {
+            self.agent.handle_timeout(now);
+        }
         let n = self.agent.poll_transmit(now, &mut self.frame)?;
         Some(&self.frame[..n])
     }
