@@ -33,6 +33,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
+use super::workload::{mean_stdev, nearest_rank};
+
 /// Bytes of an NVMe-oF command capsule without in-capsule data (a 64-byte
 /// submission queue entry).
 pub const COMMAND_CAPSULE_BYTES: u32 = 64;
@@ -434,24 +436,7 @@ impl IoSummary {
     fn of(samples: &mut [u64], bytes: u64, secs: f64) -> Self {
         samples.sort_unstable();
         let n = samples.len();
-        let mean = if n == 0 {
-            0.0
-        } else {
-            samples.iter().map(|&v| v as f64).sum::<f64>() / n as f64
-        };
-        let var = if n < 2 {
-            0.0
-        } else {
-            samples
-                .iter()
-                .map(|&v| (v as f64 - mean).powi(2))
-                .sum::<f64>()
-                / (n - 1) as f64
-        };
-        let rank = |p: f64| {
-            let i = ((p / 100.0 * n as f64).ceil() as usize).clamp(1, n.max(1)) - 1;
-            samples.get(i).copied().unwrap_or(0)
-        };
+        let (mean, stddev) = mean_stdev(samples);
         let secs = secs.max(1e-9);
         IoSummary {
             total_ios: n as u64,
@@ -462,8 +447,11 @@ impl IoSummary {
                 min: samples.first().copied().unwrap_or(0),
                 max: samples.last().copied().unwrap_or(0),
                 mean,
-                stddev: var.sqrt(),
-                percentile: FIO_PERCENTILES.iter().map(|&p| (p, rank(p))).collect(),
+                stddev,
+                percentile: FIO_PERCENTILES
+                    .iter()
+                    .map(|&p| (p, nearest_rank(samples, p / 100.0)))
+                    .collect(),
             },
         }
     }

@@ -243,38 +243,49 @@ pub struct LatencySummary {
     pub error: Option<String>,
 }
 
+/// Nearest rank: the smallest of `sorted` with at least a `q` share
+/// (0..=1) of them at or below it; 0 without samples.
+pub(crate) fn nearest_rank(sorted: &[u64], q: f64) -> u64 {
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1)) - 1;
+    sorted.get(i).copied().unwrap_or(0)
+}
+
+/// Mean and sample standard deviation of `samples` (0 for what too few
+/// samples cannot give).
+pub(crate) fn mean_stdev(samples: &[u64]) -> (f64, f64) {
+    let n = samples.len() as f64;
+    if samples.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mean = samples.iter().map(|&v| v as f64).sum::<f64>() / n;
+    if samples.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = samples
+        .iter()
+        .map(|&v| (v as f64 - mean).powi(2))
+        .sum::<f64>()
+        / (n - 1.0);
+    (mean, var.sqrt())
+}
+
 impl LatencySummary {
     /// Figures of `samples_ns` (any order). All zero without samples.
     pub fn of(samples_ns: &[u64], bytes: u64, error: Option<WcStatus>) -> Self {
         let mut s = samples_ns.to_vec();
         s.sort_unstable();
         let us = |ns: u64| ns as f64 / 1e3;
-        // Nearest rank: the smallest sample with at least q of them at or below it.
-        let rank = |q: f64| {
-            let i = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len().max(1)) - 1;
-            s.get(i).copied().map_or(0.0, us)
-        };
-        let n = s.len() as f64;
-        let mean = if s.is_empty() {
-            0.0
-        } else {
-            s.iter().map(|&v| us(v)).sum::<f64>() / n
-        };
-        let var = if s.len() < 2 {
-            0.0
-        } else {
-            s.iter().map(|&v| (us(v) - mean).powi(2)).sum::<f64>() / (n - 1.0)
-        };
+        let (mean_ns, stdev_ns) = mean_stdev(&s);
         LatencySummary {
             bytes,
             iterations: s.len() as u64,
             t_min_us: s.first().copied().map_or(0.0, us),
             t_max_us: s.last().copied().map_or(0.0, us),
-            t_typical_us: rank(0.5),
-            t_avg_us: mean,
-            t_stdev_us: var.sqrt(),
-            p99_us: rank(0.99),
-            p99_9_us: rank(0.999),
+            t_typical_us: us(nearest_rank(&s, 0.5)),
+            t_avg_us: mean_ns / 1e3,
+            t_stdev_us: stdev_ns / 1e3,
+            p99_us: us(nearest_rank(&s, 0.99)),
+            p99_9_us: us(nearest_rank(&s, 0.999)),
             error: error.map(|e| e.to_string()),
         }
     }
