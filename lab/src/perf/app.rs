@@ -27,6 +27,12 @@ pub(crate) enum App {
 }
 
 impl App {
+    /// True if there is an application that posts work requests (the
+    /// agent then reads the clock for it each turn).
+    pub(crate) fn posts(&self) -> bool {
+        !matches!(self, App::None)
+    }
+
     /// Posts what is due now. A refused post stops a latency probe or an
     /// initiator (its QP failed); a target retries a full send queue later.
     pub(crate) fn post(&mut self, rnic: &mut Rnic, now_ns: u64) -> Result<(), PostError> {

@@ -470,8 +470,10 @@ impl<P: Port> Agent<P> {
                 self.rnic.handle_timeout(now);
             }
             let received = self.receive(now)?;
-            let now_ns = self.epoch_ns();
-            self.app.post(&mut self.rnic, now_ns)?;
+            if self.app.posts() {
+                let now_ns = self.epoch_ns();
+                self.app.post(&mut self.rnic, now_ns)?;
+            }
             let sent_full = self.transmit(now)?;
             let mut completed = false;
             while let Some(ev) = self.rnic.poll_event() {
