@@ -14,7 +14,7 @@ use control::fabric::{FabricBackend, FabricService};
 use dataplane::driver::Command;
 use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::wire::roce_frame::FrameSpec;
-use fabric_harness::{on_switch, serve, switch};
+use fabric_harness::{on_switch, rocectl, serve, switch};
 use p4_target::pipeline::Pipeline;
 use p4_target::runtime::RuntimeApi;
 use proto::roceswitch::fabric::v1 as pb;
@@ -158,20 +158,6 @@ fn state_files_without_the_section_load_with_nothing_filtered() {
     let back: control::fabric::FabricConfig =
         serde_json::from_value(serde_json::Value::Object(old)).unwrap();
     assert!(back.security.is_off());
-}
-
-async fn rocectl(addr: String, args: &[&str]) -> std::process::Output {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_rocectl"))
-            .arg("--addr")
-            .arg(addr)
-            .args(args)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
 }
 
 /// `rocectl security`: entries added and removed one at a time, refusals

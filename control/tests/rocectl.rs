@@ -1,8 +1,8 @@
 //! The `rocectl` binary against an in-process fabric + P4Runtime server.
 
 mod common;
+mod fabric_harness;
 
-use std::process::{Command, Output};
 use std::sync::Arc;
 
 use common::*;
@@ -11,21 +11,8 @@ use control::fabric::config::FabricConfig;
 use control::fabric::{FabricService, MemoryBackend};
 use control::p4rt::{P4RuntimeConfig, P4RuntimeService};
 use control::serve::{Bound, Listen};
+use fabric_harness::rocectl;
 use p4_target::runtime::Runtime;
-
-async fn rocectl(addr: String, args: &[&str]) -> Output {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_rocectl"))
-            .arg("--addr")
-            .arg(addr)
-            .args(args)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_set_validate_counters_and_capabilities() {

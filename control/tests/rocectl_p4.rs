@@ -4,25 +4,13 @@
 //! tool writes is what the server holds.
 
 mod common;
+mod fabric_harness;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::*;
+use fabric_harness::rocectl;
 use proto::p4::v1 as pb;
-
-async fn rocectl(addr: String, args: &[&str]) -> Output {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_rocectl"))
-            .arg("--addr")
-            .arg(addr)
-            .args(args)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

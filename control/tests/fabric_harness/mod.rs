@@ -1,6 +1,7 @@
-//! Shared fixture for the fabric service tests: a switch running
-//! `roce_switch.p4` on its own thread behind a `SwitchBackend`, a way to
-//! run code on that thread, and the service on 127.0.0.1:0 with a client.
+//! Shared fixture for the fabric service and rocectl tests: a switch
+//! running `roce_switch.p4` on its own thread behind a `SwitchBackend`, a
+//! way to run code on that thread, the service on 127.0.0.1:0 with a
+//! client, and the `rocectl` binary run against an address.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -62,4 +63,19 @@ pub async fn serve(svc: FabricService) -> FabricQosClient<Channel> {
     FabricQosClient::connect(format!("http://{addr}"))
         .await
         .unwrap()
+}
+
+/// Runs `rocectl --addr ADDR ARGS...` off the async runtime.
+pub async fn rocectl(addr: String, args: &[&str]) -> std::process::Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rocectl"))
+            .arg("--addr")
+            .arg(addr)
+            .args(args)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
 }
