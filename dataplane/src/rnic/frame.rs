@@ -14,7 +14,10 @@
 //! class (DSCP ‖ ECN) and the TTL / hop limit; priority travels in the VLAN
 //! PCP. The headers themselves live in [`crate::wire`] (one file per family)
 //! and their layout in [`crate::wire::roce_frame::RoceHeaders`], the one
-//! emitter this module shares with `roceperf`'s frame builder;
+//! emitter this module shares with `roceperf`'s frame builder; `parse` reads
+//! frames with [`crate::wire::roce_frame::walk`], the header walk behind
+//! `roceperf decode` too, and adds what a receiving NIC enforces (the IPv4
+//! header checksum; IPv4 only for v2);
 //! [`RoceVersion`], [`Vlan`] and [`RoceExt`] are re-exported from there.
 //!
 //! Contract: nothing here allocates or panics on any input; `parse` accepts a
@@ -26,15 +29,12 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use crate::wire::ethernet::{EtherType, EthernetFrame, HEADER_LEN as ETH_HEADER_LEN};
+use crate::wire::ethernet::{EthernetFrame, HEADER_LEN as ETH_HEADER_LEN};
 use crate::wire::ib::{
-    AethRepr, BTH_LEN, Bth, BthRepr, CNP_PAD_LEN, GRH_LEN, GrhRepr, ICRC_LEN, IMMDT_LEN, IbError,
-    ImmDtRepr, NEXT_HEADER_BTH, Opcode, RethRepr, icrc,
+    BthRepr, GrhRepr, ICRC_LEN, IbError, ImmDtRepr, NEXT_HEADER_BTH, Opcode, icrc,
 };
-use crate::wire::ip::{
-    Ecn, IPV4_HEADER_LEN, IpError, IpProtocol, Ipv4Packet, Ipv4Repr, UDP_HEADER_LEN, UdpPacket,
-};
-use crate::wire::roce_frame::{NetRepr, RoceHeaders, pad_len};
+use crate::wire::ip::{Ecn, IpError, IpProtocol, Ipv4Packet, Ipv4Repr, UdpPacket};
+use crate::wire::roce_frame::{DecodeError, NetKind, NetRepr, RoceHeaders, pad_len, walk};
 pub use crate::wire::roce_frame::{ROCEV2_UDP_PORT, RoceExt, RoceVersion, Vlan};
 
 /// Length of the untagged Ethernet header.
@@ -52,6 +52,9 @@ pub enum RoceError {
     /// Neither IPv4/UDP 4791 nor EtherType 0x8915 with a GRH announcing a BTH.
     #[error("not a RoCE frame")]
     NotRoce,
+    /// A RoCE opcode this model does not take (UD, RD, atomics).
+    #[error("unsupported opcode {0:?}")]
+    UnsupportedOpcode(Opcode),
     /// The buffer handed to `emit` is smaller than `buffer_len`.
     #[error("output buffer of {have} bytes, need {need}")]
     BufferTooSmall {
@@ -60,6 +63,17 @@ pub enum RoceError {
         /// Bytes needed.
         need: usize,
     },
+}
+
+impl From<DecodeError> for RoceError {
+    fn from(e: DecodeError) -> Self {
+        match e {
+            DecodeError::Truncated { .. } => RoceError::Truncated,
+            DecodeError::NotRoce(_) => RoceError::NotRoce,
+            DecodeError::Malformed(_) => RoceError::Ip(IpError::Malformed),
+            DecodeError::UnsupportedOpcode(name) => RoceError::UnsupportedOpcode(name.0),
+        }
+    }
 }
 
 impl From<IbError> for RoceError {
@@ -267,70 +281,32 @@ impl RoceFrameRepr {
     /// whole (then the ICRC is verified) or only its headers; lengths come
     /// from the IP total length or the GRH PayLen.
     pub fn parse(frame: &[u8]) -> Result<ParsedRoce, RoceError> {
-        let eth = EthernetFrame::new_checked(frame).map_err(|_| RoceError::Truncated)?;
-        let vlan = eth.vlan_tag();
-        let l2_len = eth.payload_offset();
-        let net = &frame[l2_len..];
-        let version = match eth.inner_ethertype() {
-            EtherType::Ipv4 => RoceVersion::V2,
-            EtherType::RoceV1 => RoceVersion::V1,
-            _ => return Err(RoceError::NotRoce),
-        };
-        let mut grh = None;
-        let mut ip_checksum = None;
-        let (ip, udp_src_port, bth_off, total) = match version {
-            RoceVersion::V2 => {
-                if net.len() < IPV4_HEADER_LEN {
-                    return Err(RoceError::Truncated);
-                }
+        let w = walk(frame)?;
+        let eth = EthernetFrame::new_unchecked(frame);
+        let net = &frame[w.l2_len..];
+        let (ip, udp_src_port, ip_checksum, grh) = match w.net {
+            NetKind::Ipv4 { header_len } => {
                 let ipv = Ipv4Packet::new_unchecked(net);
-                if ipv.version() != 4 {
-                    return Err(RoceError::NotRoce);
-                }
-                let ihl = usize::from(ipv.header_len());
-                let total = usize::from(ipv.total_len());
-                if ihl < IPV4_HEADER_LEN || total < ihl + UDP_HEADER_LEN + BTH_LEN + ICRC_LEN {
-                    return Err(RoceError::Ip(IpError::Malformed));
-                }
-                if net.len() < ihl + UDP_HEADER_LEN + BTH_LEN {
-                    return Err(RoceError::Truncated);
-                }
-                if ipv.protocol() != IpProtocol::Udp {
-                    return Err(RoceError::NotRoce);
-                }
                 if !ipv.verify_checksum() {
                     return Err(RoceError::Ip(IpError::Checksum));
-                }
-                ip_checksum = Some(ipv.checksum());
-                let udp = UdpPacket::new_unchecked(&net[ihl..]);
-                if udp.dst_port() != ROCEV2_UDP_PORT {
-                    return Err(RoceError::NotRoce);
                 }
                 let ip = Ipv4Repr {
                     src_addr: ipv.src_addr(),
                     dst_addr: ipv.dst_addr(),
                     protocol: IpProtocol::Udp,
-                    payload_len: total - ihl,
+                    payload_len: w.total - header_len,
                     dscp: ipv.dscp(),
                     ecn: ipv.ecn(),
                     ident: ipv.ident(),
                     dont_frag: ipv.dont_frag(),
                     ttl: ipv.ttl(),
                 };
-                (ip, udp.src_port(), ihl + UDP_HEADER_LEN, total)
+                let udp = UdpPacket::new_unchecked(&net[header_len..]);
+                (ip, udp.src_port(), Some(ipv.checksum()), None)
             }
-            RoceVersion::V1 => {
-                let g = GrhRepr::parse(net)?;
-                if g.next_header != NEXT_HEADER_BTH {
-                    return Err(RoceError::NotRoce);
-                }
-                let total = GRH_LEN + usize::from(g.payload_len);
-                if total < GRH_LEN + BTH_LEN + ICRC_LEN {
-                    return Err(RoceError::Ip(IpError::Malformed));
-                }
-                if net.len() < GRH_LEN + BTH_LEN {
-                    return Err(RoceError::Truncated);
-                }
+            // The model speaks RoCE v2 over IPv4 only.
+            NetKind::Ipv6 => return Err(RoceError::NotRoce),
+            NetKind::Grh(g) => {
                 let v4 = |gid: Ipv6Addr| GrhRepr::ipv4_of(gid).unwrap_or(Ipv4Addr::UNSPECIFIED);
                 let ip = Ipv4Repr {
                     src_addr: v4(g.sgid),
@@ -343,40 +319,18 @@ impl RoceFrameRepr {
                     dont_frag: false,
                     ttl: g.hop_limit,
                 };
-                grh = Some(g);
-                (ip, 0, GRH_LEN, total)
+                (ip, 0, None, Some(g))
             }
         };
-        let bth = BthRepr::parse(&Bth::new_unchecked(&net[bth_off..]))?;
-        let ext_off = bth_off + BTH_LEN;
-        let ext = if bth.opcode == Opcode::Cnp {
-            if net.len() < ext_off + CNP_PAD_LEN {
-                return Err(RoceError::Truncated);
-            }
-            RoceExt::CnpPad
-        } else if bth.opcode.has_reth() {
-            RoceExt::Reth(RethRepr::parse(&net[ext_off..])?)
-        } else if bth.opcode.has_aeth() {
-            RoceExt::Aeth(AethRepr::parse(&net[ext_off..])?)
-        } else {
-            RoceExt::None
+        let ext = match (w.reth, w.aeth) {
+            _ if w.cnp_pad => RoceExt::CnpPad,
+            (Some(reth), _) => RoceExt::Reth(reth),
+            (None, Some(aeth)) => RoceExt::Aeth(aeth),
+            (None, None) => RoceExt::None,
         };
-        let imm_off = ext_off + ext.len();
-        let imm = if bth.opcode.has_immdt() {
-            Some(ImmDtRepr::parse(net.get(imm_off..).unwrap_or(&[]))?)
-        } else {
-            None
-        };
-        let hdr_end = imm_off + imm.map_or(0, |_| IMMDT_LEN);
-        let payload_plus_pad = total
-            .checked_sub(hdr_end + ICRC_LEN)
-            .ok_or(RoceError::Ip(IpError::Malformed))?;
-        let payload_len = payload_plus_pad
-            .checked_sub(usize::from(bth.pad_count))
-            .ok_or(RoceError::Ip(IpError::Malformed))?;
-        let frame_len = l2_len + total;
+        let frame_len = w.frame_len();
         let (icrc_received, icrc_ok) = if frame.len() >= frame_len {
-            let end = total - ICRC_LEN;
+            let end = w.icrc_offset();
             let got = u32::from_le_bytes([net[end], net[end + 1], net[end + 2], net[end + 3]]);
             (Some(got), Some(icrc(&net[..end])? == got))
         } else {
@@ -386,22 +340,22 @@ impl RoceFrameRepr {
             repr: RoceFrameRepr {
                 dst_mac: eth.dst_addr().0,
                 src_mac: eth.src_addr().0,
-                vlan: vlan.map(|t| Vlan {
+                vlan: w.tag.map(|t| Vlan {
                     pcp: t.pcp,
                     vid: t.vid,
                 }),
-                version,
+                version: w.version,
                 ip,
                 udp_src_port,
-                bth,
+                bth: w.bth,
                 ext,
-                imm,
-                payload_len,
+                imm: w.imm,
+                payload_len: w.payload_len,
             },
-            vlan_pcp: vlan.map(|t| t.pcp),
+            vlan_pcp: w.tag.map(|t| t.pcp),
             grh,
             ip_checksum,
-            payload_offset: l2_len + hdr_end,
+            payload_offset: w.l2_len + w.header_end,
             frame_len,
             icrc_received,
             icrc_ok,
@@ -412,7 +366,7 @@ impl RoceFrameRepr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::ib::DEFAULT_PKEY;
+    use crate::wire::ib::{DEFAULT_PKEY, RethRepr};
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();

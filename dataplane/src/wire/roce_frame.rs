@@ -34,21 +34,23 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::wire::ethernet::{EtherType, EthernetFrame, HEADER_LEN as ETH_HEADER_LEN, VLAN_TAG_LEN};
+use crate::wire::ethernet::EthernetFrame;
 use crate::wire::ib::{
-    AETH_LEN, AethRepr, BTH_LEN, Bth, BthRepr, CNP_PAD_LEN, GRH_LEN, GrhRepr, ICRC_LEN, IMMDT_LEN,
-    ImmDtRepr, NEXT_HEADER_BTH, Opcode, PSN_MASK, RETH_LEN, RethRepr, icrc,
+    AETH_LEN, AethRepr, BTH_LEN, BthRepr, CNP_PAD_LEN, GrhRepr, ICRC_LEN, IMMDT_LEN, ImmDtRepr,
+    NEXT_HEADER_BTH, Opcode, PSN_MASK, RETH_LEN, RethRepr, icrc,
 };
 use crate::wire::ip::{
-    Ecn, IPV4_HEADER_LEN, IPV6_HEADER_LEN, IpProtocol, Ipv4Packet, Ipv4Repr, Ipv6Packet, Ipv6Repr,
-    UDP_HEADER_LEN, UdpPacket,
+    Ecn, IPV4_HEADER_LEN, IpProtocol, Ipv4Packet, Ipv4Repr, Ipv6Packet, Ipv6Repr, UDP_HEADER_LEN,
+    UdpPacket,
 };
 
 mod headers;
+mod walk;
 
 pub use headers::{
     NetRepr, ROCEV2_UDP_PORT, RoceExt, RoceHeaders, RoceVersion, Vlan, largest_packet_len, pad_len,
 };
+pub use walk::{HeaderWalk, NetKind, walk};
 
 /// The bytes after the transport headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -664,133 +666,81 @@ pub struct Decoded {
     pub trailing_len: usize,
 }
 
-fn need(frame: &[u8], what: &'static str, n: usize) -> Result<(), DecodeError> {
-    if frame.len() < n {
-        return Err(DecodeError::Truncated {
-            what,
-            need: n,
-            have: frame.len(),
-        });
-    }
-    Ok(())
-}
-
 /// Decodes an Ethernet frame (no FCS) carrying RoCE v1 or v2, untagged or
 /// with one 802.1Q tag. The IPv4 checksum and the ICRC are reported, not
 /// enforced.
 pub fn decode(frame: &[u8]) -> Result<Decoded, DecodeError> {
-    need(frame, "Ethernet header", ETH_HEADER_LEN)?;
-    let eth = EthernetFrame::new_unchecked(frame);
-    if eth.ethertype() == EtherType::Vlan {
-        need(frame, "802.1Q tag", ETH_HEADER_LEN + VLAN_TAG_LEN)?;
+    let w = walk(frame)?;
+    let frame_len = w.frame_len();
+    if frame.len() < frame_len {
+        return Err(DecodeError::Truncated {
+            what: "frame (length fields)",
+            need: frame_len,
+            have: frame.len(),
+        });
     }
-    let tag = eth.vlan_tag();
-    let l2 = eth.payload_offset();
-    let (version, v6) = match eth.inner_ethertype() {
-        EtherType::Ipv4 => (RoceVersion::V2, false),
-        EtherType::Ipv6 => (RoceVersion::V2, true),
-        EtherType::RoceV1 => (RoceVersion::V1, true),
-        _ => {
-            return Err(DecodeError::NotRoce(
-                "EtherType is not IPv4, IPv6 or 0x8915",
-            ));
-        }
-    };
-    let net = &frame[l2..];
+    let eth = EthernetFrame::new_unchecked(frame);
+    let net = &frame[w.l2_len..];
+    let bth = w.bth;
     let mut spec = FrameSpec {
-        version,
+        version: w.version,
         dst_mac: eth.dst_addr().0,
         src_mac: eth.src_addr().0,
-        vlan: tag.map(|t| Vlan {
+        vlan: w.tag.map(|t| Vlan {
             vid: t.vid,
             pcp: t.pcp,
         }),
+        opcode: bth.opcode,
+        dest_qp: bth.dest_qp,
+        psn: bth.psn,
+        ack_req: bth.ack_req,
+        solicited: bth.solicited,
+        migreq: bth.migreq,
+        fecn: bth.fecn,
+        becn: bth.becn,
+        pkey: bth.pkey,
+        reth: w.reth,
+        aeth: w.aeth,
+        immdt: w.imm.map(|i| i.imm),
+        payload_len: w.payload_len,
         ..FrameSpec::default()
     };
-    let (net_hdr, udp, bth_off, total) = match (version, v6) {
-        (RoceVersion::V2, false) => {
-            need(frame, "IPv4 header", l2 + IPV4_HEADER_LEN)?;
+    let net_hdr = match w.net {
+        NetKind::Ipv4 { header_len } => {
             let ip = Ipv4Packet::new_unchecked(net);
-            if ip.version() != 4 {
-                return Err(DecodeError::Malformed(
-                    "IPv4 EtherType with another IP version",
-                ));
-            }
-            let ihl = usize::from(ip.header_len());
-            if ihl < IPV4_HEADER_LEN {
-                return Err(DecodeError::Malformed("IPv4 header length below 20"));
-            }
-            need(frame, "IPv4 header with options", l2 + ihl)?;
-            if ip.protocol() != IpProtocol::Udp {
-                return Err(DecodeError::NotRoce("IP protocol is not UDP"));
-            }
             let mut copy = [0u8; 60];
-            copy[..ihl].copy_from_slice(&net[..ihl]);
-            let mut c = Ipv4Packet::new_unchecked(&mut copy[..ihl]);
+            copy[..header_len].copy_from_slice(&net[..header_len]);
+            let mut c = Ipv4Packet::new_unchecked(&mut copy[..header_len]);
             c.fill_checksum();
-            let expected = c.checksum();
             spec.src_ip = IpAddr::V4(ip.src_addr());
             spec.dst_ip = IpAddr::V4(ip.dst_addr());
             spec.dscp = ip.dscp();
             spec.ecn = ip.ecn();
             spec.ttl = ip.ttl();
-            let hdr = NetHeader::Ipv4 {
-                header_len: ihl,
+            NetHeader::Ipv4 {
+                header_len,
                 total_len: ip.total_len(),
                 ident: ip.ident(),
                 dont_frag: ip.dont_frag(),
                 checksum: Check {
                     received: ip.checksum(),
-                    expected,
+                    expected: c.checksum(),
                 },
-            };
-            let total = usize::from(ip.total_len());
-            if total < ihl + UDP_HEADER_LEN {
-                return Err(DecodeError::Malformed(
-                    "IPv4 total length below its headers",
-                ));
             }
-            (hdr, Some(ihl), ihl + UDP_HEADER_LEN, total)
         }
-        (RoceVersion::V2, true) => {
-            need(frame, "IPv6 header", l2 + IPV6_HEADER_LEN)?;
+        NetKind::Ipv6 => {
             let ip = Ipv6Packet::new_unchecked(net);
-            if ip.version() != 6 {
-                return Err(DecodeError::Malformed(
-                    "IPv6 EtherType with another IP version",
-                ));
-            }
-            if ip.next_header() != IpProtocol::Udp {
-                return Err(DecodeError::NotRoce("IPv6 next header is not UDP"));
-            }
             spec.src_ip = IpAddr::V6(ip.src_addr());
             spec.dst_ip = IpAddr::V6(ip.dst_addr());
             spec.dscp = ip.dscp();
             spec.ecn = ip.ecn();
             spec.ttl = ip.hop_limit();
             spec.flow_label = ip.flow_label();
-            let hdr = NetHeader::Ipv6 {
+            NetHeader::Ipv6 {
                 payload_len: ip.payload_len(),
-            };
-            let total = IPV6_HEADER_LEN + usize::from(ip.payload_len());
-            (
-                hdr,
-                Some(IPV6_HEADER_LEN),
-                IPV6_HEADER_LEN + UDP_HEADER_LEN,
-                total,
-            )
+            }
         }
-        (RoceVersion::V1, _) => {
-            need(frame, "GRH", l2 + GRH_LEN)?;
-            let g = GrhRepr::parse(net).map_err(|_| DecodeError::Malformed("GRH"))?;
-            if net[0] >> 4 != 6 {
-                return Err(DecodeError::Malformed("GRH IPVer is not 6"));
-            }
-            if g.next_header != NEXT_HEADER_BTH {
-                return Err(DecodeError::NotRoce(
-                    "GRH next header is not the BTH (0x1B)",
-                ));
-            }
+        NetKind::Grh(g) => {
             let addr = |a: Ipv6Addr| match GrhRepr::ipv4_of(a) {
                 Some(v4) => IpAddr::V4(v4),
                 None => IpAddr::V6(a),
@@ -806,97 +756,36 @@ pub fn decode(frame: &[u8]) -> Result<Decoded, DecodeError> {
             spec.ecn = Ecn::from_bits(g.traffic_class);
             spec.ttl = g.hop_limit;
             spec.flow_label = g.flow_label;
-            let hdr = NetHeader::Grh {
+            NetHeader::Grh {
                 payload_len: g.payload_len,
-            };
-            (hdr, None, GRH_LEN, GRH_LEN + usize::from(g.payload_len))
-        }
-    };
-    let udp = match udp {
-        Some(off) => {
-            need(frame, "UDP header", l2 + off + UDP_HEADER_LEN)?;
-            let u = UdpPacket::new_unchecked(&net[off..]);
-            if u.dst_port() != ROCEV2_UDP_PORT {
-                return Err(DecodeError::NotRoce("UDP destination port is not 4791"));
             }
-            spec.udp_src_port = u.src_port();
-            Some(UdpHeader {
-                dst_port: u.dst_port(),
-                len: u.len(),
-                checksum: u.checksum(),
-            })
-        }
-        None => {
-            spec.udp_src_port = 0;
-            None
         }
     };
-    need(frame, "BTH", l2 + bth_off + BTH_LEN)?;
-    let bth = BthRepr::parse(&Bth::new_unchecked(&net[bth_off..]))
-        .map_err(|_| DecodeError::Malformed("BTH"))?;
-    spec.opcode = bth.opcode;
-    spec.dest_qp = bth.dest_qp;
-    spec.psn = bth.psn;
-    spec.ack_req = bth.ack_req;
-    spec.solicited = bth.solicited;
-    spec.migreq = bth.migreq;
-    spec.fecn = bth.fecn;
-    spec.becn = bth.becn;
-    spec.pkey = bth.pkey;
-    let tver = Bth::new_unchecked(&net[bth_off..]).tver();
-    let layout =
-        opcode_layout(bth.opcode).ok_or(DecodeError::UnsupportedOpcode(OpcodeName(bth.opcode)))?;
-    let hdr_end = bth_off + FrameSpec::transport_len(&layout);
-    need(frame, "transport headers", l2 + hdr_end)?;
-    let mut off = bth_off + BTH_LEN;
-    let bad = |_| DecodeError::Malformed("extension header");
-    if layout.reth {
-        spec.reth = Some(RethRepr::parse(&net[off..]).map_err(bad)?);
-        off += RETH_LEN;
-    }
-    if layout.aeth {
-        spec.aeth = Some(AethRepr::parse(&net[off..]).map_err(bad)?);
-        off += AETH_LEN;
-    }
-    if layout.cnp_pad {
-        off += CNP_PAD_LEN;
-    }
-    if layout.immdt {
-        spec.immdt = Some(ImmDtRepr::parse(&net[off..]).map_err(bad)?.imm);
-    }
-    if total < hdr_end + ICRC_LEN {
-        return Err(DecodeError::Malformed(
-            "length field shorter than the headers and ICRC",
-        ));
-    }
-    if let Some(u) = &udp {
-        let udp_off = bth_off - UDP_HEADER_LEN;
-        if usize::from(u.len) != total - udp_off {
-            return Err(DecodeError::Malformed(
-                "UDP length disagrees with the IP length",
-            ));
+    // v1 has no UDP header: no source port either.
+    spec.udp_src_port = 0;
+    let udp = w.udp_offset.map(|off| {
+        let u = UdpPacket::new_unchecked(&net[off..]);
+        spec.udp_src_port = u.src_port();
+        UdpHeader {
+            dst_port: u.dst_port(),
+            len: u.len(),
+            checksum: u.checksum(),
         }
-    }
-    let frame_len = l2 + total;
-    need(frame, "frame (length fields)", frame_len)?;
-    let padded = total - hdr_end - ICRC_LEN;
-    spec.payload_len = padded
-        .checked_sub(usize::from(bth.pad_count))
-        .ok_or(DecodeError::Malformed("PadCnt larger than the payload"))?;
-    let payload = &net[hdr_end..hdr_end + spec.payload_len];
+    });
+    let payload = &net[w.header_end..w.header_end + w.payload_len];
     let payload_pattern = PayloadPattern::of(payload);
     spec.payload = payload_pattern.unwrap_or_default();
-    let end = total - ICRC_LEN;
+    let end = w.icrc_offset();
     let received = u32::from_le_bytes([net[end], net[end + 1], net[end + 2], net[end + 3]]);
     let expected = icrc(&net[..end]).map_err(|_| DecodeError::Malformed("ICRC input"))?;
     Ok(Decoded {
         spec,
-        vlan_dei: tag.is_some_and(|t| t.dei),
+        vlan_dei: w.tag.is_some_and(|t| t.dei),
         net: net_hdr,
         udp,
         pad_count: bth.pad_count,
-        tver,
-        payload_offset: l2 + hdr_end,
+        tver: w.tver,
+        payload_offset: w.l2_len + w.header_end,
         payload_pattern,
         icrc: Check { received, expected },
         frame_len,
