@@ -38,19 +38,16 @@ const PORTS: usize = 4;
 const ROUTER_MAC: [u8; 6] = [0x02, 0x52, 0x53, 0, 0, 1];
 const FRAMES: u64 = 1_000_000;
 
-/// splitmix64: small, seeded, good enough to pick traffic.
-struct Rng(u64);
+/// The seeded generator behind the P4 `random` extern (SplitMix64): small,
+/// replayable, good enough to pick traffic.
+struct Rng(p4_target::externs::Rng);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.below(n)
     }
     fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
@@ -303,7 +300,7 @@ fn every_frame_is_accounted_for_under_a_million_hostile_frames() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(FRAMES);
-    let mut rng = Rng(seed);
+    let mut rng = Rng(p4_target::externs::Rng::new(seed));
     let mut sw = Switch::new(
         Program::new(),
         SwitchConfig::with_ports(PORTS),

@@ -9,19 +9,15 @@ use std::time::{Duration, Instant};
 use prost::Message;
 use proto::p4::v1 as pb;
 
-/// splitmix64.
-struct Rng(u64);
+/// The seeded generator behind the P4 `random` extern (SplitMix64).
+struct Rng(p4_target::externs::Rng);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.0.below(n.max(1) as u64) as usize
     }
 }
 
@@ -87,7 +83,7 @@ fn run(name: &str, target: fn(&[u8]), mut seeds: Vec<Vec<u8>>) {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(2.0);
-    let mut rng = Rng(0x00f0_221e ^ name.len() as u64);
+    let mut rng = Rng(p4_target::externs::Rng::new(0x00f0_221e ^ name.len() as u64));
     let end = Instant::now() + Duration::from_secs_f64(secs);
     let mut n = 0u64;
     while Instant::now() < end {

@@ -39,6 +39,13 @@ impl Rng {
         mix(self.state)
     }
 
+    /// A value in `0..n` (0 when `n` is 0); the slight modulo bias does not
+    /// matter for picking test traffic.
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64().checked_rem(n).unwrap_or(0)
+    }
+
     /// A value in `lo..=hi` (v1model `random`); `lo` when `hi <= lo`.
     #[inline]
     pub fn range(&mut self, lo: u128, hi: u128) -> u128 {
