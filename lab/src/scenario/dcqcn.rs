@@ -101,6 +101,14 @@ pub fn verdicts(cfg: &ScenarioConfig, off: &IncastOutcome, on: &IncastOutcome) -
             "0 dropped, received = sent",
             on.switch_drops == 0 && on.rx_bytes == tx && tx > 0,
         ),
+        // With the senders slowed the queue lives between Kmin and Kmax,
+        // where the curve, not the all-marked region above Kmax, decides.
+        super::red::verdict(
+            "dcqcn: marked fraction on the RED curve",
+            on.switch_ce_marked,
+            on.bottleneck_tx_packets,
+            on.red_expected_fraction,
+        ),
     ]
 }
 
@@ -169,6 +177,8 @@ mod tests {
             rx_bytes: 2000,
             switch_pfc_tx: pfc,
             switch_ce_marked: ce,
+            bottleneck_tx_packets: 20 * ce.max(1),
+            red_expected_fraction: Some(0.05),
             ..IncastOutcome::default()
         }
     }
@@ -207,10 +217,18 @@ mod tests {
             ["dcqcn: fairness of the senders"]
         );
         assert_eq!(failing(&run(0, 3_000, [0.001, 0.001])), ["dcqcn: goodput"]);
+        // Nothing marked where the curve marks 5 %: no CNPs either.
         assert_eq!(
             failing(&run(0, 0, [0.048, 0.048])),
-            ["dcqcn: senders slowed by CNPs"]
+            [
+                "dcqcn: senders slowed by CNPs",
+                "dcqcn: marked fraction on the RED curve"
+            ]
         );
+        // Half the packets marked where the curve marks 5 %.
+        let mut over = run(0, 3_000, [0.048, 0.048]);
+        over.bottleneck_tx_packets = 6_000;
+        assert_eq!(failing(&over), ["dcqcn: marked fraction on the RED curve"]);
     }
 
     #[test]

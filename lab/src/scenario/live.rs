@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 
-use super::live_series::Sampler;
+use super::live_series::{BOTTLENECK_PORT, Sampler};
 use super::parts::{ecmp_topology, incast_topology};
 pub(crate) use super::parts::{host, host_ip, host_mac, link, mac_text};
 use super::switchctl::{PrioCounters, SwitchCtl};
@@ -446,18 +446,19 @@ pub fn run_incast(
             ),
         )?);
     }
-    let sampler = series_dir
-        .map(|_| Sampler::start(&format!("unix:{}", sock.display()), cfg))
-        .transpose()?;
+    // Always sampled: the RED verdict needs the queue depths; the picture
+    // is written only when asked for.
+    let sampler = Sampler::start(&format!("unix:{}", sock.display()), cfg)?;
     let limit = Duration::from_secs_f64(cfg.incast_s + 15.0);
     wait_all(&mut clients, limit, stop)?;
-    if let (Some(dir), Some(s)) = (series_dir, sampler) {
+    let series = sampler.finish()?;
+    if let Some(dir) = series_dir {
         let stem = if cfg.dcqcn {
             "incast_dcqcn_timeseries"
         } else {
             "incast_timeseries"
         };
-        s.finish()?
+        series
             .write(dir, stem)
             .map_err(|e| anyhow!("writing the time series to {}: {e}", dir.display()))?;
     }
@@ -509,6 +510,15 @@ pub fn run_incast(
     out.switch_drops = d.iter().map(|c| c.drops).sum();
     out.switch_pfc_tx = d.iter().map(|c| c.pfc_tx_frames).sum();
     out.switch_ce_marked = d.iter().map(|c| c.ecn_marked).sum();
+    let incast_prio = u32::from(cfg.incast_priority());
+    out.bottleneck_tx_packets = d
+        .iter()
+        .filter(|c| c.port == BOTTLENECK_PORT && c.priority == incast_prio)
+        .map(|c| c.tx_packets)
+        .sum();
+    out.red_expected_fraction = cfg
+        .ecn
+        .and_then(|e| super::red::expected_fraction(&series, &e));
     g.down()?;
     Ok(out)
 }

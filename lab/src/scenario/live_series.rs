@@ -36,7 +36,8 @@ pub const RATE_WINDOW: Duration = Duration::from_millis(20);
 const CNP_PRIORITY: u32 = 6;
 /// The incast's switch ports: senders on 0 and 1, the receiver on 2.
 const SENDER_PORTS: [u32; 2] = [0, 1];
-const BOTTLENECK_PORT: u32 = 2;
+/// The receiver's switch port: the incast's bottleneck.
+pub const BOTTLENECK_PORT: u32 = 2;
 
 /// A running sampler.
 pub struct Sampler {
@@ -97,8 +98,8 @@ fn recorder(ecn: bool) -> Recorder {
         unit: unit.into(),
     };
     let mut series = vec![
-        s("bottleneck queue (sw:p2)", QUEUE_UNIT),
-        s("bottleneck tx Gbps", RATE_UNIT),
+        s(super::red::QUEUE_COLUMN, QUEUE_UNIT),
+        s(super::red::TX_COLUMN, RATE_UNIT),
     ];
     for (i, _) in SENDER_PORTS.iter().enumerate() {
         series.push(s(&format!("h{} tx Gbps", i + 1), RATE_UNIT));

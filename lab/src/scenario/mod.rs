@@ -26,6 +26,7 @@ pub mod live_series;
 pub mod lossy;
 pub mod output;
 pub mod parts;
+pub mod red;
 pub mod ring;
 pub mod ring_sim;
 pub mod sim;
@@ -204,6 +205,11 @@ pub struct IncastOutcome {
     pub rx_ce: u64,
     /// CNPs the receiver sent.
     pub cnp_tx: u64,
+    /// Packets the bottleneck queue (receiver's port, incast priority) sent.
+    pub bottleneck_tx_packets: u64,
+    /// The fraction of them the RED curve marks at the sampled queue depths
+    /// ([`red::expected_fraction`]); `None` without ECN or samples.
+    pub red_expected_fraction: Option<f64>,
 }
 
 /// What the ECMP part measured.
@@ -477,6 +483,12 @@ pub fn verdicts(o: &Outcome) -> Vec<Verdict> {
             "> 0, received = marked (queue above Kmin, nothing lost)",
             x.switch_ce_marked > 0 && (!c.lossless() || x.rx_ce == x.switch_ce_marked),
         ));
+        out.push(red::verdict(
+            "incast: marked fraction on the RED curve",
+            x.switch_ce_marked,
+            x.bottleneck_tx_packets,
+            x.red_expected_fraction,
+        ));
         let cnp_rx = sum(|f| f.cnp_rx);
         let (expected, pass) = if o.mode == "simulator" {
             (
@@ -604,6 +616,8 @@ mod tests {
                 switch_ce_marked: 9,
                 rx_ce: 9,
                 cnp_tx: 7,
+                bottleneck_tx_packets: 100,
+                red_expected_fraction: Some(0.1),
                 ..IncastOutcome::default()
             },
             incast_dcqcn: None,
@@ -620,8 +634,8 @@ mod tests {
     fn a_healthy_lossless_run_passes_every_line() {
         let vs = verdicts(&good());
         assert!(vs.iter().all(|v| v.pass), "{vs:#?}");
-        assert_eq!(vs.len(), 10);
-        assert!(verdict_table("t", &vs).contains("10 of 10 checks passed"));
+        assert_eq!(vs.len(), 11);
+        assert!(verdict_table("t", &vs).contains("11 of 11 checks passed"));
         let mut fast = good();
         fast.incast.rx_gbps = 1.2;
         assert!(

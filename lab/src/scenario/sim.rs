@@ -35,7 +35,7 @@ use super::parts::{
 };
 use super::{
     EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, MESSAGE_BYTES, Outcome,
-    ScenarioConfig,
+    ScenarioConfig, red,
 };
 use crate::fabric::{ROUTER_MAC, SwitchSetup, setups};
 use crate::topo::{Topology, parse_endpoint};
@@ -236,15 +236,16 @@ fn rx_totals(sim: &Sim, node: NodeId, qpns: &[u32]) -> (u64, u64, u64, u64, u64)
 
 /// Packets the program CE-marked on `port` (its `ecn_marked` counter), all
 /// priorities.
-fn ce_marked(sim: &Sim, sw: NodeId, ports: u16) -> u64 {
-    let Some(c) =
-        p4_target::info::resolve_name(PROGRAM_INFO.counters.iter(), "ecn_marked", |c| c.name)
+/// Packets the switch's P4 counter `name` (indexed port · 8 + priority)
+/// counted at `indices`.
+fn counter_packets(sim: &Sim, sw: NodeId, name: &str, indices: impl Iterator<Item = u32>) -> u64 {
+    let Some(c) = p4_target::info::resolve_name(PROGRAM_INFO.counters.iter(), name, |c| c.name)
     else {
         return 0;
     };
     let Some(s) = sim.switch(sw) else { return 0 };
     let rt = s.switch().pipeline().runtime();
-    (0..u32::from(ports) * 8)
+    indices
         .filter_map(|i| rt.counter_read(c.id, i).ok())
         .map(|d| d.packets)
         .sum()
@@ -300,11 +301,11 @@ pub fn run_incast(
                 port: 2,
                 queue: cfg.incast_priority(),
             },
-            "bottleneck queue (sw:p2)".to_string(),
+            red::QUEUE_COLUMN.to_string(),
         ),
         (
             Probe::TxGbps { node: sw, port: 2 },
-            "bottleneck tx Gbps".to_string(),
+            red::TX_COLUMN.to_string(),
         ),
     ];
     for (s, &h) in hosts[..2].iter().enumerate() {
@@ -373,7 +374,14 @@ pub fn run_incast(
     out.cnp_tx = cnp;
     let swr = sim.switch(sw).ok_or_else(|| anyhow!("switch gone"))?;
     out.switch_drops = swr.tm().drop_counts().total();
-    out.switch_ce_marked = ce_marked(&sim, sw, 3);
+    out.switch_ce_marked = counter_packets(&sim, sw, "ecn_marked", 0..3 * 8);
+    let bottleneck = 2 * 8 + u32::from(cfg.incast_priority());
+    out.bottleneck_tx_packets =
+        counter_packets(&sim, sw, "tx_port_prio", bottleneck..bottleneck + 1);
+    out.red_expected_fraction = cfg
+        .ecn
+        .zip(sim.recorder())
+        .and_then(|(e, rec)| red::expected_fraction(rec, &e));
     out.switch_pfc_tx = (0..3u16)
         .filter_map(|p| sim.port_counters(sw, p))
         .map(|c| c.pfc_tx_total())
