@@ -1,15 +1,18 @@
 //! The router comparison of `router.rs` measured so that a busy machine
 //! does not blur it: each figure is the fastest of many short batches
-//! (1,000 packets each, compiled and hand-written interleaved), so time a
-//! batch spent descheduled drops out instead of inflating the mean. Prints
-//! ns a packet and the ratio compiled ÷ hand-written (as a rate).
+//! (1,000 packets each; compiled, hand-written and compiled without trace
+//! points interleaved), so time a batch spent descheduled drops out instead
+//! of inflating the mean. Prints ns a packet, the ratio compiled ÷
+//! hand-written (as a rate), and what the packet-trace points cost an
+//! untraced packet (compiled against the `--no-trace-points` build).
 //!
 //! Run: `cargo bench -p p4-bench --bench router_min`.
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use p4_bench::workload::{acl_entries, frame, loaded, routes, run_compiled};
+use p4_bench::untraced;
+use p4_bench::workload::{acl_entries, frame, load, loaded, routes, run_compiled};
 
 const BATCH: usize = 1_000;
 const BATCHES: usize = 3_000;
@@ -19,8 +22,8 @@ fn main() {
     // the cases whose name contains the argument (for `perf record`).
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     println!(
-        "{:<26} {:>12} {:>12} {:>7}",
-        "case", "compiled ns", "hand ns", "ratio"
+        "{:<26} {:>12} {:>12} {:>7} {:>12} {:>11}",
+        "case", "compiled ns", "hand ns", "ratio", "untraced ns", "trace cost"
     );
     for (n_routes, n_acl) in [(10, 0), (10_000, 0), (10_000, 1_000)] {
         let label = format!("{n_routes}_routes_{n_acl}_acl");
@@ -30,11 +33,13 @@ fn main() {
         let routes = routes(n_routes, 11);
         let acl = acl_entries(n_acl, 13);
         let (mut program, mut hand) = loaded(&routes, &acl);
+        let mut bare = untraced::Program::new();
+        load(&mut bare, &routes, &acl);
         let pkts: Vec<Vec<u8>> = (0..1024)
             .map(|i| frame(routes[i % routes.len()].3, 0xc000 + i as u16))
             .collect();
         let mut out = Vec::with_capacity(256);
-        let (mut best_c, mut best_h) = (f64::MAX, f64::MAX);
+        let (mut best_c, mut best_h, mut best_u) = (f64::MAX, f64::MAX, f64::MAX);
         let mut i = 0usize;
         for _ in 0..BATCHES {
             let t = Instant::now();
@@ -49,11 +54,18 @@ fn main() {
                 black_box(hand.process(&pkts[i], &mut out));
             }
             best_h = best_h.min(t.elapsed().as_nanos() as f64 / BATCH as f64);
+            let t = Instant::now();
+            for _ in 0..BATCH {
+                i = (i + 1) & 1023;
+                black_box(run_compiled(&mut bare, &pkts[i], &mut out));
+            }
+            best_u = best_u.min(t.elapsed().as_nanos() as f64 / BATCH as f64);
         }
         println!(
-            "{:<26} {best_c:>12.1} {best_h:>12.1} {:>7.2}",
+            "{:<26} {best_c:>12.1} {best_h:>12.1} {:>7.2} {best_u:>12.1} {:>10.1}%",
             label,
-            best_h / best_c
+            best_h / best_c,
+            (best_c / best_u - 1.0) * 100.0
         );
     }
 }

@@ -20,6 +20,14 @@ pub mod compiled {
     include!(concat!(env!("OUT_DIR"), "/basic_router.rs"));
 }
 
+/// `basic_router.p4` generated without packet-trace points
+/// (`p4-to-rust compile --no-trace-points`): what the points cost is the
+/// difference to [`compiled`].
+#[allow(missing_docs, unreachable_pub, clippy::all)]
+pub mod untraced {
+    include!(concat!(env!("OUT_DIR"), "/basic_router_untraced.rs"));
+}
+
 /// The router written by hand: the same parse, ACL, LPM, TTL and checksum
 /// steps as `basic_router.p4`.
 #[derive(Debug)]

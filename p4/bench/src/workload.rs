@@ -115,37 +115,51 @@ fn route_entry(prefix: u32, len: u32, port: u16) -> TableEntry {
 pub fn loaded(routes: &[(u32, u32, u16, u32)], acl: &[TableEntry]) -> (Program, HandRouter) {
     let mut program = Program::new();
     let mut hand = HandRouter::new(&PROGRAM_INFO);
-    let lpm_id = PROGRAM_INFO.table_by_name("ipv4_lpm").unwrap().id;
-    let acl_id = PROGRAM_INFO.table_by_name("acl").unwrap().id;
+    load(&mut program, routes, acl);
+    load_hand(&mut hand, routes, acl);
+    (program, hand)
+}
+
+/// Installs the routes and the ACL into a compiled router (either build).
+pub fn load<P: Pipeline>(program: &mut P, routes: &[(u32, u32, u16, u32)], acl: &[TableEntry]) {
+    let lpm_id = program.info().table_by_name("ipv4_lpm").unwrap().id;
+    let acl_id = program.info().table_by_name("acl").unwrap().id;
     for &(prefix, len, port, _) in routes {
         let e = route_entry(prefix, len, port);
-        program
-            .runtime_mut()
-            .table_insert(lpm_id, e.clone())
-            .unwrap();
-        hand.lpm.insert(e).unwrap();
+        program.runtime_mut().table_insert(lpm_id, e).unwrap();
     }
     for e in acl {
         program
             .runtime_mut()
             .table_insert(acl_id, e.clone())
             .unwrap();
-        hand.acl.insert(e.clone()).unwrap();
     }
-    (program, hand)
 }
 
-/// One packet through the compiled router: parse, ingress, egress, deparse.
-pub fn run_compiled(p: &mut Program, frame: &[u8], out: &mut Vec<u8>) -> Option<u16> {
+fn load_hand(hand: &mut HandRouter, routes: &[(u32, u32, u16, u32)], acl: &[TableEntry]) {
+    for &(prefix, len, port, _) in routes {
+        hand.lpm.insert(route_entry(prefix, len, port)).unwrap();
+    }
+    for e in acl {
+        hand.acl.insert(e.clone()).unwrap();
+    }
+}
+
+/// One packet through a compiled router (either build): parse, ingress,
+/// egress, deparse.
+pub fn run_compiled<P: Pipeline>(p: &mut P, frame: &[u8], out: &mut Vec<u8>) -> Option<u16>
+where
+    P::Packet: Default,
+{
     let meta = p4_target::v1model::StandardMetadata::arriving(0, frame.len() as u32, 0);
-    let mut pkt = crate::compiled::Packet::default();
+    let mut pkt = P::Packet::default();
     p.parse_into(frame, meta, &mut pkt);
     p.ingress(&mut pkt);
-    let port = Program::meta(&pkt).egress_spec;
+    let port = P::meta(&pkt).egress_spec;
     if port == p4_target::v1model::DROP_PORT {
         return None;
     }
-    Program::meta_mut(&mut pkt).egress_port = port;
+    P::meta_mut(&mut pkt).egress_port = port;
     p.egress(&mut pkt);
     p.deparse(&mut pkt, frame, out);
     Some(port)

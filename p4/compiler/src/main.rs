@@ -48,6 +48,11 @@ enum Command {
         /// Include directory (repeatable).
         #[arg(short = 'I', long = "include")]
         include: Vec<PathBuf>,
+        /// Leave the packet-trace points out: `rocectl trace` then shows
+        /// only the traffic manager for this program, and untraced packets
+        /// skip one branch a point.
+        #[arg(long)]
+        no_trace_points: bool,
     },
     /// Run the STF tests (NAME.p4 + NAME.stf pairs) in a folder.
     Stf {
@@ -105,9 +110,11 @@ fn main() -> ExitCode {
             p4info,
             p4info_bin,
             include,
+            no_trace_points,
         } => {
             let opts = p4_compiler::CompileOptions {
                 include_dirs: include,
+                without_trace_points: no_trace_points,
             };
             let (result, sources) = p4_compiler::compile_with_sources(&program, &opts);
             match result {
@@ -142,6 +149,7 @@ fn main() -> ExitCode {
         } => {
             let opts = p4_compiler::CompileOptions {
                 include_dirs: include,
+                ..Default::default()
             };
             let filter = filter.or_else(|| trace.clone());
             match p4_compiler::stf_harness::run_dir_traced(
@@ -166,6 +174,7 @@ fn main() -> ExitCode {
         } => {
             let opts = p4_compiler::CompileOptions {
                 include_dirs: include,
+                ..Default::default()
             };
             let target_dir =
                 target_dir.unwrap_or_else(p4_compiler::bundle_build::default_target_dir);
@@ -200,6 +209,7 @@ fn main() -> ExitCode {
         } => {
             let opts = p4_compiler::CompileOptions {
                 include_dirs: include,
+                ..Default::default()
             };
             match p4_compiler::switch_crate::write_switch_crate(&program, &out, &opts) {
                 Ok(name) => {

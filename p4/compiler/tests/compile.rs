@@ -1138,3 +1138,33 @@ fn error_top_level_mark_to_drop_in_a_control_without_standard_metadata() {
         ]),
     );
 }
+
+/// `--no-trace-points` removes exactly the trace points: the untraced code
+/// is the traced code without its `rt.trace` lines, for programs with
+/// parser states, extracts into stacks, tables, externs and deparsers.
+#[test]
+fn without_trace_points_only_the_trace_lines_go() {
+    for name in [
+        "ipv4_router",
+        "parser_features",
+        "control_features",
+        "block_features",
+    ] {
+        let input = dir().join("in").join(format!("{name}.p4"));
+        let compile = |without_trace_points| {
+            let opts = CompileOptions {
+                without_trace_points,
+                ..CompileOptions::default()
+            };
+            compile_with_sources(&input, &opts).0.unwrap().rust
+        };
+        let (traced, untraced) = (compile(false), compile(true));
+        assert!(traced.contains("rt.trace"), "{name} has trace points");
+        assert!(
+            !untraced.contains("rt.trace"),
+            "{name} without trace points"
+        );
+        let kept: Vec<&str> = traced.lines().filter(|l| !l.contains("rt.trace")).collect();
+        assert_eq!(kept, untraced.lines().collect::<Vec<_>>(), "{name}");
+    }
+}

@@ -220,11 +220,11 @@ impl Gen<'_> {
                         "{p}.elems[{p}.next as usize].extract_var(packet__, {len})?;"
                     ));
                     s.push(format!("{p}.next += 1;"));
-                    s.push(self.trace_extract_next(ctx, st, &p));
+                    s.extend(self.trace_extract_next(ctx, st, &p));
                 } else {
                     let place = self.place(ctx, h)?;
                     s.push(format!("{place}.extract_var(packet__, {len})?;"));
-                    s.push(self.trace_extract(ctx, h, &place));
+                    s.extend(self.trace_extract(ctx, h, &place));
                 }
             }
             Builtin::Extract(h, None) => {
@@ -240,14 +240,14 @@ impl Gen<'_> {
                             "if !{p}.elems[{p}.next as usize].extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
                         ));
                         s.push(format!("{p}.next += 1;"));
-                        s.push(self.trace_extract_next(ctx, st, &p));
+                        s.extend(self.trace_extract_next(ctx, st, &p));
                     }
                     _ => {
                         let place = self.place(ctx, h)?;
                         s.push(format!(
                             "if !{place}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
                         ));
-                        s.push(self.trace_extract(ctx, h, &place));
+                        s.extend(self.trace_extract(ctx, h, &place));
                     }
                 }
             }

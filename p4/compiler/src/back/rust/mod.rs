@@ -87,7 +87,31 @@ struct Names {
 
 /// Generates the Rust source for a checked program.
 pub fn write(prog: &Program, info: &ProgramInfo, p4info_text: &str) -> Result<String, BackError> {
+    write_with(prog, info, p4info_text, &RustOptions::default())
+}
+
+/// Choices in what [`write_with`] generates.
+#[derive(Clone, Debug)]
+pub struct RustOptions {
+    /// Generate the packet-trace points (`if rt.trace.on { .. }`).
+    pub trace_points: bool,
+}
+
+impl Default for RustOptions {
+    fn default() -> Self {
+        RustOptions { trace_points: true }
+    }
+}
+
+/// As [`write`], with `opts`.
+pub fn write_with(
+    prog: &Program,
+    info: &ProgramInfo,
+    p4info_text: &str,
+    opts: &RustOptions,
+) -> Result<String, BackError> {
     let mut g = Gen::new(prog, info);
+    g.trace_points = opts.trace_points;
     g.module(p4info_text)?;
     Ok(g.w.finish())
 }
@@ -100,6 +124,8 @@ struct Gen<'a> {
     /// Labels of the loops enclosing the statement being written.
     loops: Vec<u32>,
     next_loop: u32,
+    /// Write the packet-trace points ([`RustOptions::trace_points`]).
+    trace_points: bool,
 }
 
 /// Where a body's variables live.
@@ -317,6 +343,7 @@ impl<'a> Gen<'a> {
             info,
             loops: Vec::new(),
             next_loop: 0,
+            trace_points: true,
             w: CodeWriter::default(),
             names: Names {
                 composites,

@@ -64,7 +64,9 @@ impl Gen<'_> {
             "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
         ));
         w.line("pkt.sm.parser_error = e;");
-        w.line("if self.rt.trace.on { self.rt.trace.parser_error(e); }");
+        if self.trace_points {
+            w.line("if self.rt.trace.on { self.rt.trace.parser_error(e); }");
+        }
         w.close("}");
         w.line("pkt.payload_offset = (cur.off_bits / 8).min(data.len());");
         w.line("env.payload_offset = pkt.payload_offset;");

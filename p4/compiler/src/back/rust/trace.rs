@@ -5,7 +5,9 @@
 //! Every point is `if rt.trace.on { .. }` around a call to a `#[cold]`
 //! function, so a packet that is not traced pays one predictable branch per
 //! point and nothing else. All trace emission lives here so that the other
-//! back-end modules only call these helpers.
+//! back-end modules only call these helpers; with
+//! [`super::RustOptions::trace_points`] off they write nothing (the
+//! `trace_extract` methods of headers stay, unused).
 
 use super::*;
 
@@ -81,23 +83,30 @@ impl Gen<'_> {
     }
 
     /// After `place.extract(..)` succeeded.
-    pub(super) fn trace_extract(&self, ctx: &Ctx<'_>, h: &Expr, place: &str) -> String {
-        format!(
-            "{ON} {place}.trace_extract(&mut rt.trace, {:?}); }}",
-            self.trace_name(ctx, h)
-        )
+    pub(super) fn trace_extract(&self, ctx: &Ctx<'_>, h: &Expr, place: &str) -> Option<String> {
+        self.trace_points.then(|| {
+            format!(
+                "{ON} {place}.trace_extract(&mut rt.trace, {:?}); }}",
+                self.trace_name(ctx, h)
+            )
+        })
     }
 
     /// After `stack.elems[stack.next].extract(..)` and `stack.next += 1`.
-    pub(super) fn trace_extract_next(&self, ctx: &Ctx<'_>, st: &Expr, p: &str) -> String {
-        format!(
-            "{ON} let i__ = {p}.next as usize - 1; {p}.elems[i__].trace_extract(&mut rt.trace, &format!(\"{}[{{i__}}]\")); }}",
-            self.trace_name(ctx, st)
-        )
+    pub(super) fn trace_extract_next(&self, ctx: &Ctx<'_>, st: &Expr, p: &str) -> Option<String> {
+        self.trace_points.then(|| {
+            format!(
+                "{ON} let i__ = {p}.next as usize - 1; {p}.elems[i__].trace_extract(&mut rt.trace, &format!(\"{}[{{i__}}]\")); }}",
+                self.trace_name(ctx, st)
+            )
+        })
     }
 
     /// At the top of a parser state's arm.
     pub(super) fn trace_parser_state(&mut self, parser: &str, state: &str) {
+        if !self.trace_points {
+            return;
+        }
         self.w.line(format!(
             "{ON} rt.trace.parser_state({parser:?}, {state:?}); }}"
         ));
@@ -106,6 +115,9 @@ impl Gen<'_> {
     /// After a table's lookup, when the hit flag, action id, entry and
     /// parameters (`hit__`, `aid__`, `entry__`, `p__`) are known.
     pub(super) fn trace_table(&mut self, rt_index: &str) {
+        if !self.trace_points {
+            return;
+        }
         self.w.line(format!(
             "{ON} rt.trace_table({rt_index}, &key__, hit__, entry__, aid__, &p__); }}"
         ));
@@ -122,7 +134,7 @@ impl Gen<'_> {
         index: Option<String>,
         value: Option<String>,
     ) -> Option<String> {
-        if ctx.kind == BodyKind::Function {
+        if ctx.kind == BodyKind::Function || !self.trace_points {
             // Functions do not receive the runtime.
             return None;
         }
@@ -146,7 +158,7 @@ impl Gen<'_> {
         place: &str,
         kind: CompositeKind,
     ) -> Option<String> {
-        if ctx.kind == BodyKind::Function {
+        if ctx.kind == BodyKind::Function || !self.trace_points {
             return None;
         }
         let name = self.trace_name(ctx, e);
@@ -171,6 +183,9 @@ impl Gen<'_> {
         obj: &dyn Fn(u32) -> Option<usize>,
         s: &mut Vec<String>,
     ) -> Result<(), BackError> {
+        if !self.trace_points {
+            return Ok(());
+        }
         let line = match b {
             Builtin::MarkToDrop(_) | Builtin::MarkToDropImplicit => {
                 self.trace_call(ctx, "mark_to_drop", None, None, None)
