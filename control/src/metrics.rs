@@ -299,7 +299,7 @@ fn render_queues_pgs_ports(x: &Exposition, set: &CounterSet) {
     }
 
     let g_labels = ["port", "pg"];
-    let pg_gauges: [Family<crate::fabric::PgCounters>; 6] = [
+    let pg_gauges: [Family<crate::fabric::PgCounters>; 8] = [
         (
             "roceswitch_pg_reserved_bytes",
             "Reserved buffer in use by the ingress priority group.",
@@ -329,6 +329,16 @@ fn render_queues_pgs_ports(x: &Exposition, set: &CounterSet) {
             "roceswitch_pg_xoff",
             "1 while the priority group asserts XOFF.",
             |g| u64::from(g.xoff),
+        ),
+        (
+            "roceswitch_pg_xoff_threshold_bytes",
+            "Shared bytes at which the lossless priority group asserts XOFF now (moves with the free pool under a dynamic threshold).",
+            |g| g.xoff_threshold_bytes,
+        ),
+        (
+            "roceswitch_pg_xon_threshold_bytes",
+            "Shared bytes at or below which the lossless priority group releases XOFF now.",
+            |g| g.xon_threshold_bytes,
         ),
     ];
     for (name, help, value) in pg_gauges {

@@ -113,6 +113,11 @@ pub struct PgCounters {
     pub xoff_room_watermark_bytes: u64,
     /// XOFF asserted now.
     pub xoff: bool,
+    /// Shared bytes at which XOFF is asserted now (dynamic thresholds move
+    /// with the free pool); 0 for a lossy PG.
+    pub xoff_threshold_bytes: u64,
+    /// Shared bytes at or below which XOFF is released now; 0 for a lossy PG.
+    pub xon_threshold_bytes: u64,
 }
 
 /// Port-wide counters (the `ethtool -S` names are in [`crate::views::counters`]).

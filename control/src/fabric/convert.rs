@@ -507,6 +507,8 @@ pub fn counter_set_to(set: &CounterSet) -> pb::CountersReply {
                 shared_watermark_bytes: g.shared_watermark_bytes,
                 xoff_room_watermark_bytes: g.xoff_room_watermark_bytes,
                 xoff: g.xoff,
+                xoff_threshold_bytes: g.xoff_threshold_bytes,
+                xon_threshold_bytes: g.xon_threshold_bytes,
             })
             .collect(),
         ports: set
@@ -563,6 +565,8 @@ pub fn counter_set_from(r: &pb::CountersReply) -> CounterSet {
                 shared_watermark_bytes: g.shared_watermark_bytes,
                 xoff_room_watermark_bytes: g.xoff_room_watermark_bytes,
                 xoff: g.xoff,
+                xoff_threshold_bytes: g.xoff_threshold_bytes,
+                xon_threshold_bytes: g.xon_threshold_bytes,
             })
             .collect(),
         ports: r

@@ -207,6 +207,8 @@ fn read_counter_set<P: Pipeline>(
                 shared_watermark_bytes: u.shared_peak_bytes,
                 xoff_room_watermark_bytes: u.headroom_peak_bytes,
                 xoff: u.xoff,
+                xoff_threshold_bytes: u.xoff_threshold_bytes,
+                xon_threshold_bytes: u.xon_threshold_bytes,
             });
         }
         set.ports.push(row);

@@ -247,6 +247,30 @@ pub enum Probe {
         /// Host.
         node: NodeId,
     },
+    /// An ingress priority group of a switch port, KB: its shared-pool use
+    /// or where its XOFF/XON thresholds stand now.
+    Pg {
+        /// Switch.
+        node: NodeId,
+        /// Ingress port.
+        port: u16,
+        /// Priority group.
+        pg: u8,
+        /// Which figure.
+        of: PgFigure,
+    },
+}
+
+/// What a [`Probe::Pg`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PgFigure {
+    /// Shared-pool bytes the PG holds.
+    Shared,
+    /// Shared bytes at which it asserts XOFF (R-PFC-TX-1; moves with the
+    /// free pool under a dynamic threshold).
+    XoffThreshold,
+    /// Shared bytes at or below which it releases XOFF (R-PFC-TX-2).
+    XonThreshold,
 }
 
 struct Sampling {
@@ -581,6 +605,7 @@ impl<P: Pipeline> Sim<P> {
                     Probe::QpRate { .. } => "DCQCN rate [Gb/s]",
                     Probe::TxGbps { .. } => record::RATE_UNIT,
                     Probe::CnpRate { .. } => record::CNP_UNIT,
+                    Probe::Pg { .. } => record::PG_UNIT,
                 }
                 .to_string(),
             })
@@ -940,6 +965,17 @@ impl<P: Pipeline> Sim<P> {
                     }
                     None => f64::NAN,
                 },
+                Probe::Pg { node, port, pg, of } => self
+                    .switch(node)
+                    .and_then(|sw| sw.tm().pg_usage(port, pg))
+                    .map_or(f64::NAN, |u| {
+                        let bytes = match of {
+                            PgFigure::Shared => u.shared_bytes,
+                            PgFigure::XoffThreshold => u.xoff_threshold_bytes,
+                            PgFigure::XonThreshold => u.xon_threshold_bytes,
+                        };
+                        bytes as f64 / 1000.0
+                    }),
                 Probe::QpRate { node, qpn } => self
                     .host(node)
                     .and_then(|h| h.rnic().qp_stats(qpn))

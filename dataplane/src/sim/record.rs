@@ -46,6 +46,8 @@ pub struct Recorder {
     lines: Vec<(String, String, f64)>,
     /// Trailing-average windows per unit, µs.
     smoothing: Vec<(String, f64)>,
+    /// Series drawn dashed: thresholds that move (a dynamic XOFF/XON).
+    dashed: Vec<String>,
 }
 
 impl Recorder {
@@ -57,6 +59,7 @@ impl Recorder {
             rows: Vec::new(),
             lines: Vec::new(),
             smoothing: Vec::new(),
+            dashed: Vec::new(),
         }
     }
 
@@ -120,6 +123,12 @@ impl Recorder {
     pub fn add_line(&mut self, unit: &str, label: &str, value: f64) {
         self.lines
             .push((unit.to_string(), label.to_string(), value));
+    }
+
+    /// Draws the series called `name` as a thin dashed line: a threshold
+    /// that moves over time, read against the solid series of its panel.
+    pub fn dash(&mut self, name: &str) {
+        self.dashed.push(name.to_string());
     }
 
     /// Draws the series of `unit` as means over consecutive windows of
@@ -221,6 +230,15 @@ impl Recorder {
                 .map_err(|e| plot(&e))?;
             for (k, (&c, pts)) in cols.iter().zip(drawn).enumerate() {
                 let color = Palette99::pick(k).to_rgba();
+                if self.dashed.contains(&self.series[c].name) {
+                    let style = ShapeStyle::from(&BLACK.mix(0.8)).stroke_width(1);
+                    chart
+                        .draw_series(DashedLineSeries::new(pts, 5, 4, style))
+                        .map_err(|e| plot(&e))?
+                        .label(self.series[c].name.clone())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
+                    continue;
+                }
                 chart
                     .draw_series(LineSeries::new(pts, color.stroke_width(2)))
                     .map_err(|e| plot(&e))?
@@ -326,6 +344,9 @@ pub const QUEUE_UNIT: &str = "queue [KB]";
 pub const RATE_UNIT: &str = "throughput [Gb/s]";
 /// Unit of CNP rate series.
 pub const CNP_UNIT: &str = "CNPs received [1/s]";
+/// Unit of ingress priority-group series: shared-pool use against the
+/// XOFF/XON thresholds, which move with the free pool.
+pub const PG_UNIT: &str = "ingress PG shared [KB]";
 
 #[cfg(test)]
 mod tests {

@@ -174,6 +174,12 @@ pub struct PgUsage {
     pub headroom_peak_bytes: u64,
     /// Highest shared-pool use seen (high-water mark), bytes.
     pub shared_peak_bytes: u64,
+    /// Shared bytes at which the PG asserts XOFF now (R-PFC-TX-1): with a
+    /// dynamic threshold it moves with the free shared pool. 0 for a lossy PG.
+    pub xoff_threshold_bytes: u64,
+    /// Shared bytes at or below which an asserted XOFF is released
+    /// (R-PFC-TX-2: the XOFF threshold minus the resume offset). 0 for a lossy PG.
+    pub xon_threshold_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -577,6 +583,13 @@ impl<T> Tm<T> {
             xoff: g.xoff,
             headroom_peak_bytes: g.headroom_peak,
             shared_peak_bytes: g.shared_peak,
+            xoff_threshold_bytes: if g.lossless { self.pg_threshold(g) } else { 0 },
+            xon_threshold_bytes: if g.lossless {
+                self.pg_threshold(g)
+                    .saturating_sub(self.resume_offset_bytes)
+            } else {
+                0
+            },
         })
     }
     /// The shared pool size: buffer − Σreserved − Σheadroom (R-DT-3).

@@ -509,6 +509,50 @@ fn control_frame_goes_ahead_of_data_on_the_same_port() {
     assert_eq!(tx!(tm, release.as_nanos(), 0).unwrap().packet, 77);
 }
 
+/// The thresholds a PG reports are the ones it acts on: XOFF fires when
+/// shared use reaches the reported XOFF threshold, which under α = 1 falls as
+/// the pool fills; XON sits the resume offset below it; a lossy PG reports 0.
+#[test]
+fn reported_xoff_and_xon_thresholds_are_the_ones_acted_on() {
+    let mut tm = tm(config(2));
+    let empty = tm.pg_usage(0, 3).unwrap();
+    assert_eq!(
+        empty.xoff_threshold_bytes,
+        tm.shared_pool_bytes(),
+        "α = 1, pool free"
+    );
+    assert!(empty.xon_threshold_bytes < empty.xoff_threshold_bytes);
+    assert_eq!(
+        tm.pg_usage(0, 0).unwrap().xoff_threshold_bytes,
+        0,
+        "lossy PG"
+    );
+    let mut before = empty;
+    for i in 0..100_000u32 {
+        enq!(tm, u64::from(i), i, 0 => 1, prio 3, len 1024).unwrap();
+        let u = tm.pg_usage(0, 3).unwrap();
+        if u.xoff {
+            assert!(u.shared_bytes >= before.xoff_threshold_bytes.min(u.xoff_threshold_bytes));
+            assert!(
+                before.shared_bytes < before.xoff_threshold_bytes,
+                "not earlier"
+            );
+            assert!(
+                u.xoff_threshold_bytes < empty.xoff_threshold_bytes,
+                "fell as the pool filled"
+            );
+            assert_eq!(
+                u.xoff_threshold_bytes - u.xon_threshold_bytes,
+                empty.xoff_threshold_bytes - empty.xon_threshold_bytes,
+                "XON is the resume offset below XOFF"
+            );
+            return;
+        }
+        before = u;
+    }
+    panic!("no XOFF");
+}
+
 // ---- dynamic thresholds (R-DT-4, E-9) -------------------------------------------
 
 /// N lossy PGs on N ingress ports, all to port N, no reserved space, no

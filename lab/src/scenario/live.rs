@@ -547,7 +547,11 @@ pub fn delta(before: &[PrioCounters], after: &[PrioCounters]) -> Vec<PrioCounter
                 rx_bytes: a.rx_bytes.saturating_sub(b.rx_bytes),
                 tx_bytes: a.tx_bytes.saturating_sub(b.tx_bytes),
                 pause_tx_ns: a.pause_tx_ns.saturating_sub(b.pause_tx_ns),
+                // Levels, not counters: the later read's.
                 xoff: a.xoff,
+                pg_shared_bytes: a.pg_shared_bytes,
+                xoff_threshold_bytes: a.xoff_threshold_bytes,
+                xon_threshold_bytes: a.xon_threshold_bytes,
             }
         })
         .collect()

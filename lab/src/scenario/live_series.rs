@@ -1,7 +1,9 @@
 //! The live incast's time series: the switch's counters sampled every
 //! [`SAMPLE_EVERY`] over gRPC while the senders run, recorded with the simulator's
 //! [`Recorder`] so a namespace run and a simulated one draw the same
-//! figure: the bottleneck queue in KB against Kmin/Kmax, the rate each
+//! figure: the bottleneck queue in KB against Kmin/Kmax, each sender's
+//! ingress PG in the shared pool against the XOFF and XON thresholds (which
+//! move with the free pool: the labs use a dynamic threshold), the rate each
 //! sender puts into the switch and the bottleneck's rate (means over 20 ms),
 //! the switch's XOFF toward each sender as shaded bands, and CNPs per second
 //! to each sender.
@@ -20,7 +22,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
-use dataplane::sim::record::{CNP_UNIT, PAUSED_UNIT, QUEUE_UNIT, RATE_UNIT, Recorder, SeriesSpec};
+use dataplane::sim::record::{
+    CNP_UNIT, PAUSED_UNIT, PG_UNIT, QUEUE_UNIT, RATE_UNIT, Recorder, SeriesSpec,
+};
 
 use super::ScenarioConfig;
 use super::switchctl::{CountersReader, PrioCounters};
@@ -53,12 +57,13 @@ impl Sampler {
         let addr = addr.to_string();
         let prio = u32::from(cfg.incast_priority());
         let ecn = cfg.ecn;
+        let lossless = cfg.lossless();
         let handle = std::thread::Builder::new()
             .name("incast-sampler".into())
             .spawn(move || -> Result<Recorder> {
                 let mut ctl = CountersReader::connect(&addr, Duration::from_secs(5))
                     .context("sampler connecting to the switch")?;
-                let mut rec = recorder(ecn.is_some());
+                let mut rec = recorder(ecn.is_some(), lossless);
                 if let Some(e) = ecn {
                     rec.add_line(QUEUE_UNIT, "Kmin", e.kmin_bytes as f64 / 1000.0);
                     rec.add_line(QUEUE_UNIT, "Kmax", e.kmax_bytes as f64 / 1000.0);
@@ -72,7 +77,7 @@ impl Sampler {
                     let now = Instant::now();
                     let c = ctl.counters()?;
                     let dt = now.duration_since(prev.0).as_secs_f64().max(1e-6);
-                    let row = sample_row(&prev.1, &c, dt, prio, ecn.is_some());
+                    let row = sample_row(&prev.1, &c, dt, prio, ecn.is_some(), lossless);
                     rec.sample(now.duration_since(t0).as_nanos() as u64, &row);
                     prev = (now, c);
                 }
@@ -91,8 +96,27 @@ impl Sampler {
     }
 }
 
+/// Names of the ingress-PG series (the simulator's too): each sender's PG,
+/// then the thresholds, read off the first sender's PG (every PG of the
+/// same alpha shares them).
+pub fn pg_series_names() -> Vec<String> {
+    let mut names: Vec<String> = (0..SENDER_PORTS.len())
+        .map(|i| format!("h{} PG (sw:p{})", i + 1, SENDER_PORTS[i]))
+        .collect();
+    names.push("XOFF at".into());
+    names.push("XON at".into());
+    names
+}
+
+/// Draws the XOFF/XON series of [`pg_series_names`] dashed.
+pub fn dash_thresholds(rec: &mut Recorder) {
+    for name in pg_series_names().iter().skip(SENDER_PORTS.len()) {
+        rec.dash(name);
+    }
+}
+
 /// The series, in the simulator's names and units.
-fn recorder(ecn: bool) -> Recorder {
+fn recorder(ecn: bool, lossless: bool) -> Recorder {
     let s = |name: &str, unit: &str| SeriesSpec {
         name: name.into(),
         unit: unit.into(),
@@ -108,7 +132,14 @@ fn recorder(ecn: bool) -> Recorder {
             series.push(s(&format!("h{} CNPs/s", i + 1), CNP_UNIT));
         }
     }
-    Recorder::new(series)
+    if lossless {
+        series.extend(pg_series_names().iter().map(|n| s(n, PG_UNIT)));
+    }
+    let mut rec = Recorder::new(series);
+    if lossless {
+        dash_thresholds(&mut rec);
+    }
+    rec
 }
 
 fn find(c: &[PrioCounters], port: u32, priority: u32) -> PrioCounters {
@@ -119,7 +150,14 @@ fn find(c: &[PrioCounters], port: u32, priority: u32) -> PrioCounters {
 }
 
 /// One row of [`recorder`]'s series from two reads `dt` seconds apart.
-fn sample_row(a: &[PrioCounters], b: &[PrioCounters], dt: f64, prio: u32, ecn: bool) -> Vec<f64> {
+fn sample_row(
+    a: &[PrioCounters],
+    b: &[PrioCounters],
+    dt: f64,
+    prio: u32,
+    ecn: bool,
+    lossless: bool,
+) -> Vec<f64> {
     let gbps = |bytes: u64| bytes as f64 * 8.0 / dt / 1e9;
     let q = find(b, BOTTLENECK_PORT, prio);
     let mut row = vec![
@@ -144,6 +182,17 @@ fn sample_row(a: &[PrioCounters], b: &[PrioCounters], dt: f64, prio: u32, ecn: b
                 .saturating_sub(find(a, port, CNP_PRIORITY).tx_packets);
             row.push(cnps as f64 / dt);
         }
+    }
+    if lossless {
+        let kb = |bytes: u64| bytes as f64 / 1000.0;
+        row.extend(
+            SENDER_PORTS
+                .iter()
+                .map(|&p| kb(find(b, p, prio).pg_shared_bytes)),
+        );
+        let first = find(b, SENDER_PORTS[0], prio);
+        row.push(kb(first.xoff_threshold_bytes));
+        row.push(kb(first.xon_threshold_bytes));
     }
     row
 }
@@ -175,13 +224,21 @@ mod tests {
                 x.tx_bytes = 1_000 + 125_000;
                 x.queue_depth_bytes = 64_000;
             }),
-            c(0, 3, |x| x.rx_bytes = 250_000),
+            c(0, 3, |x| {
+                x.rx_bytes = 250_000;
+                x.pg_shared_bytes = 90_000;
+                x.xoff_threshold_bytes = 120_000;
+                x.xon_threshold_bytes = 100_000;
+            }),
             // Port 1 asserted XOFF for 7 of the 10 ms.
-            c(1, 3, |x| x.pause_tx_ns = 7_000_000),
+            c(1, 3, |x| {
+                x.pause_tx_ns = 7_000_000;
+                x.pg_shared_bytes = 121_000;
+            }),
             c(0, 6, |x| x.tx_packets = 30),
         ];
-        let row = sample_row(&a, &b, 0.010, 3, true);
-        let rec = recorder(true);
+        let row = sample_row(&a, &b, 0.010, 3, true, true);
+        let rec = recorder(true, true);
         assert_eq!(row.len(), rec.series().len());
         assert_eq!(row[0], 64.0, "queue in KB");
         assert!((row[1] - 0.1).abs() < 1e-9, "125 KB in 10 ms = 0.1 Gb/s");
@@ -190,5 +247,15 @@ mod tests {
         assert!((row[4] - 2000.0).abs() < 1e-9, "20 CNPs in 10 ms");
         assert_eq!(row[6], 1.0, "h2 paused 70 % of the span");
         assert_eq!(rec.series()[6].unit, PAUSED_UNIT);
+        assert_eq!(
+            &row[8..],
+            [90.0, 121.0, 120.0, 100.0],
+            "PGs and thresholds in KB"
+        );
+        assert_eq!(rec.series()[10].name, "XOFF at");
+        assert_eq!(rec.series()[11].unit, PG_UNIT);
+        let lossy = sample_row(&a, &b, 0.010, 3, true, false);
+        assert_eq!(lossy.len(), recorder(true, false).series().len());
+        assert_eq!(lossy.len(), 8, "no PG panel on a lossy priority");
     }
 }

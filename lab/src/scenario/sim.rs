@@ -23,7 +23,7 @@ use dataplane::rnic::{QpConfig, RnicConfig};
 use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::sim::host::SimHost;
 use dataplane::sim::record::{CNP_UNIT, QUEUE_UNIT, RATE_UNIT};
-use dataplane::sim::{NodeId, Probe, TopologyBuilder, switch_config};
+use dataplane::sim::{NodeId, PgFigure, Probe, TopologyBuilder, switch_config};
 use dataplane::switch::Switch;
 use dataplane::time::{Duration, Instant, pause_quanta_to_duration};
 use p4_target::pipeline::Pipeline;
@@ -35,7 +35,7 @@ use super::parts::{
 };
 use super::{
     EcmpOutcome, FlowResult, IncastOutcome, LOSSLESS_PRIORITY, MESSAGE_BYTES, Outcome,
-    ScenarioConfig, red,
+    ScenarioConfig, live_series, red,
 };
 use crate::fabric::{ROUTER_MAC, SwitchSetup, setups};
 use crate::topo::{Topology, parse_endpoint};
@@ -323,6 +323,27 @@ pub fn run_incast(
         ));
         probes.push((Probe::CnpRate { node: h }, format!("h{} CNPs/s", s + 1)));
     }
+    if cfg.lossless() {
+        // Senders arrive on switch ports 0 and 1; priority p is PG p.
+        let pg = cfg.incast_priority();
+        let figures = [
+            (0, PgFigure::Shared),
+            (1, PgFigure::Shared),
+            (0, PgFigure::XoffThreshold),
+            (0, PgFigure::XonThreshold),
+        ];
+        for ((port, of), name) in figures.into_iter().zip(live_series::pg_series_names()) {
+            probes.push((
+                Probe::Pg {
+                    node: sw,
+                    port,
+                    pg,
+                    of,
+                },
+                name,
+            ));
+        }
+    }
     sim.record(
         Duration::from_micros(500),
         probes.iter().map(|(p, n)| (*p, n.as_str())).collect(),
@@ -332,6 +353,7 @@ pub fn run_incast(
             rec.add_line(QUEUE_UNIT, "Kmin", e.kmin_bytes as f64 / 1000.0);
             rec.add_line(QUEUE_UNIT, "Kmax", e.kmax_bytes as f64 / 1000.0);
         }
+        live_series::dash_thresholds(rec);
         // Rates and CNPs over 5 ms, not per 0.5 ms sample.
         rec.smooth(RATE_UNIT, 5_000.0);
         rec.smooth(CNP_UNIT, 5_000.0);

@@ -71,6 +71,13 @@ pub struct PrioCounters {
     pub pause_tx_ns: u64,
     /// The ingress PG asserts XOFF now.
     pub xoff: bool,
+    /// Shared-pool bytes the ingress PG holds now. The fabric maps
+    /// priority p to PG p, so this is PG `priority`'s row.
+    pub pg_shared_bytes: u64,
+    /// Shared bytes at which that PG asserts XOFF now (0: lossy).
+    pub xoff_threshold_bytes: u64,
+    /// Shared bytes at or below which it releases XOFF now (0: lossy).
+    pub xon_threshold_bytes: u64,
 }
 
 impl std::fmt::Display for WatchdogEvent {
@@ -521,9 +528,10 @@ fn read_counters(
         .block_on(fabric.get_counters(fb::CountersRequest { ports: vec![] }))
         .map_err(|s| anyhow!("fabric GetCounters: {}", s.message()))?
         .into_inner();
+    let pg = |port: u32, pg: u32| reply.pgs.iter().find(|g| g.port == port && g.pg == pg);
     Ok(reply
         .counters
-        .into_iter()
+        .iter()
         .map(|c| PrioCounters {
             port: c.port,
             priority: c.priority,
@@ -539,6 +547,9 @@ fn read_counters(
             tx_bytes: c.tx_bytes,
             pause_tx_ns: c.pause_tx_ns,
             xoff: c.xoff,
+            pg_shared_bytes: pg(c.port, c.priority).map_or(0, |g| g.shared_bytes),
+            xoff_threshold_bytes: pg(c.port, c.priority).map_or(0, |g| g.xoff_threshold_bytes),
+            xon_threshold_bytes: pg(c.port, c.priority).map_or(0, |g| g.xon_threshold_bytes),
         })
         .collect())
 }
