@@ -31,3 +31,4 @@ pub mod support;
 pub mod table;
 pub mod trace;
 pub mod v1model;
+pub mod wide;
