@@ -286,6 +286,17 @@ impl<const L: usize> Bits<L> {
         }
     }
 
+    /// The value as a shift amount: itself when below 2^128, else
+    /// `u128::MAX` (either way every bit is shifted out).
+    #[inline]
+    pub fn amount(&self) -> u128 {
+        if self.0.iter().skip(2).all(|&l| l == 0) {
+            self.low_u128()
+        } else {
+            u128::MAX
+        }
+    }
+
     /// Unsigned comparison.
     #[inline]
     pub fn cmp_u(&self, other: &Self) -> Ordering {

@@ -1,0 +1,76 @@
+// bit<W> above 128 bits (P4_16 §8.6-8.7): a bit<336> header field at a
+// 4-bit offset copied, added to (carry across 64-bit limbs), sliced (read
+// and write), shifted, cast to bit<320>, compared with a folded wide
+// constant above 2^128, and concatenated from two 128-bit slices.
+#include <core.p4>
+#include <v1model.p4>
+
+header ethernet_t {
+    bit<48> dstAddr;
+    bit<48> srcAddr;
+    bit<16> etherType;
+}
+
+header wide_t {
+    bit<4>   tag;
+    bit<336> a;
+    bit<4>   tag2;
+    bit<336> b;
+    bit<320> c;
+    bit<16>  top;
+    bit<8>   flags;
+    bit<256> cat;
+}
+
+struct headers_t {
+    ethernet_t ethernet;
+    wide_t     wide;
+}
+
+struct meta_t { }
+
+// 2^192 - 1: folded at compile time into a constant wider than 128 bits.
+const bit<336> LOW192 = ((bit<336>)1 << 192) - 1;
+
+parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
+                inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.ethernet);
+        pkt.extract(hdr.wide);
+        transition accept;
+    }
+}
+
+control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control MyIngress(inout headers_t hdr, inout meta_t meta,
+                  inout standard_metadata_t sm) {
+    apply {
+        bit<336> a = hdr.wide.a;
+        hdr.wide.b = a + 1;
+        hdr.wide.b[335:320] = 16w0xbeef;
+        hdr.wide.c = (bit<320>)(a >> 8);
+        hdr.wide.top = a[335:320];
+        bit<8> f = 0;
+        if (a < hdr.wide.b) { f = f | 1; }
+        if (a == LOW192) { f = f | 2; }
+        if (a >= (bit<336>)1 << 300) { f = f | 4; }
+        hdr.wide.flags = f;
+        hdr.wide.cat = a[127:0] ++ a[335:208];
+        sm.egress_spec = 1;
+    }
+}
+
+control MyEgress(inout headers_t hdr, inout meta_t meta,
+                 inout standard_metadata_t sm) { apply { } }
+
+control MyCompute(inout headers_t hdr, inout meta_t meta) { apply { } }
+
+control MyDeparser(packet_out pkt, in headers_t hdr) {
+    apply {
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.wide);
+    }
+}
+
+V1Switch(MyParser(), MyVerify(), MyIngress(), MyEgress(), MyCompute(), MyDeparser()) main;
