@@ -1,7 +1,8 @@
 // bit<W> above 128 bits (P4_16 §8.6-8.7): a bit<336> header field at a
 // 4-bit offset copied, added to (carry across 64-bit limbs), sliced (read
 // and write), shifted, cast to bit<320>, compared with a folded wide
-// constant above 2^128, and concatenated from two 128-bit slices.
+// constant above 2^128, concatenated from two 128-bit slices, and hashed
+// (csum16 over all 336 bits: the field list takes it in 128-bit pieces).
 #include <core.p4>
 #include <v1model.p4>
 
@@ -20,6 +21,7 @@ header wide_t {
     bit<16>  top;
     bit<8>   flags;
     bit<256> cat;
+    bit<16>  csum;
 }
 
 struct headers_t {
@@ -57,6 +59,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         if (a >= (bit<336>)1 << 300) { f = f | 4; }
         hdr.wide.flags = f;
         hdr.wide.cat = a[127:0] ++ a[335:208];
+        hash(hdr.wide.csum, HashAlgorithm.csum16, 16w0, { hdr.wide.a }, 32w65536);
         sm.egress_spec = 1;
     }
 }

@@ -54,9 +54,9 @@ const PUNCTS: &[&str] = &[
     ">", ";", ":", ",", ".", "?", "@", "=", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!",
 ];
 
-/// Largest width accepted in a width-prefixed literal (`2048w0`); wider
-/// types are legal P4 but no real program uses them.
-pub const MAX_LITERAL_WIDTH: u32 = 2048;
+/// Largest width accepted in a width-prefixed literal (`2048w0`): the
+/// widest type the checker accepts.
+pub const MAX_LITERAL_WIDTH: u32 = crate::check::MAX_WIDTH;
 
 /// Lexes the whole expanded text. Returns the tokens (always ending with
 /// [`Tok::Eof`]) and any diagnostics.

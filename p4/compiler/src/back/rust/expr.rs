@@ -636,7 +636,23 @@ impl Gen<'_> {
                 continue;
             }
             if self.is_wide(&d.ty) {
-                return self.refuse_wide("a field list (digest, hash, clone) member", Some(d.span));
+                // Pushed in pieces of at most 128 bits, most significant
+                // first: the packer concatenates.
+                let w = self.width(&d.ty);
+                total += w;
+                let t = ctx.tmp("wide");
+                out.push(format!("let {t} = {};", self.expr(ctx, &d)?));
+                let mut hi = w;
+                while hi > 0 {
+                    let lo = hi.saturating_sub(128);
+                    out.push(format!(
+                        "{bp}.push({t}.slice_u128({}, {lo}), {});",
+                        hi - 1,
+                        hi - lo
+                    ));
+                    hi = lo;
+                }
+                continue;
             }
             let w = match &d.ty {
                 Ty::Bool => 1,

@@ -428,6 +428,14 @@ impl<'a> Gen<'a> {
         )
     }
 
+    /// Bits a register cell of this value's type takes (its scalars'
+    /// [`Self::cell_width`]s added up).
+    fn cell_bits(&self, e: &Expr) -> u32 {
+        let mut fields = Vec::new();
+        self.flatten(std::slice::from_ref(e), &mut fields);
+        fields.iter().map(|f| self.cell_width(&f.ty)).sum()
+    }
+
     /// Bits a scalar takes in a register cell (a `bool` is one bit).
     fn cell_width(&self, ty: &Ty) -> u32 {
         if *ty == Ty::Bool { 1 } else { self.width(ty) }
