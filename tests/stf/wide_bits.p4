@@ -57,6 +57,10 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         if (a < hdr.wide.b) { f = f | 1; }
         if (a == LOW192) { f = f | 2; }
         if (a >= (bit<336>)1 << 300) { f = f | 4; }
+        // 2^335 + 5 written out: a literal wider than 128 bits.
+        if (a == 336w0x8000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0005) {
+            f = f | 8;
+        }
         hdr.wide.flags = f;
         hdr.wide.cat = a[127:0] ++ a[335:208];
         hash(hdr.wide.csum, HashAlgorithm.csum16, 16w0, { hdr.wide.a }, 32w65536);

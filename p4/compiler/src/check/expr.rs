@@ -273,7 +273,10 @@ impl Checker {
                         } else {
                             v
                         };
-                        let fits = if signed {
+                        // Above 128 bits the lexer checked the magnitude.
+                        let fits = if w > 128 {
+                            true
+                        } else if signed {
                             let max = if w >= 128 {
                                 i128::MAX as u128
                             } else {
@@ -296,7 +299,10 @@ impl Checker {
                         }
                         let kind = if w > 128 {
                             // `-336w1`: negate at the full width.
-                            let v = super::fold::Wide::from_u128(v);
+                            let v = match &lit.wide {
+                                Some(limbs) => super::fold::Wide::from_limbs(limbs),
+                                None => super::fold::Wide::from_u128(v),
+                            };
                             super::fold::wide_kind(if lit.negative { v.neg(w) } else { v }, w)
                         } else {
                             ExprKind::Int(p4_target::bits::wrap(val, w))

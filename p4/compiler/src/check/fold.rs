@@ -33,7 +33,8 @@ pub fn wide_kind(value: Wide, width: u32) -> ExprKind {
     if v.0[2..].iter().all(|&l| l == 0) {
         ExprKind::Int(v.low_u128())
     } else {
-        ExprKind::WideInt(v.0[..width.div_ceil(64) as usize].into())
+        let n = (width.div_ceil(64) as usize).min(v.0.len());
+        ExprKind::WideInt(v.0[..n].into())
     }
 }
 
