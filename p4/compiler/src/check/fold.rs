@@ -248,6 +248,11 @@ fn fold_wide(e: Expr, prog: &Program) -> Expr {
             (Some(v), Some((fw, fs)), Some(tw)) => int(Wide::cast_from(v, fw, fs, tw), tw),
             _ => e,
         },
+        ExprKind::Mux(c, a, b) => match &c.kind {
+            ExprKind::Bool(true) => (**a).clone(),
+            ExprKind::Bool(false) => (**b).clone(),
+            _ => e,
+        },
         _ => e,
     }
 }
