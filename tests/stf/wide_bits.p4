@@ -2,7 +2,8 @@
 // 4-bit offset copied, added to (carry across 64-bit limbs), sliced (read
 // and write), shifted, cast to bit<320>, compared with a folded wide
 // constant above 2^128, concatenated from two 128-bit slices, and hashed
-// (csum16 over all 336 bits: the field list takes it in 128-bit pieces).
+// (csum16 over all 336 bits: the field list takes it in 128-bit pieces),
+// divided, and added to with saturation.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -22,6 +23,9 @@ header wide_t {
     bit<8>   flags;
     bit<256> cat;
     bit<16>  csum;
+    bit<336> q;
+    bit<8>   r;
+    bit<336> sat;
 }
 
 struct headers_t {
@@ -64,6 +68,9 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         hdr.wide.flags = f;
         hdr.wide.cat = a[127:0] ++ a[335:208];
         hash(hdr.wide.csum, HashAlgorithm.csum16, 16w0, { hdr.wide.a }, 32w65536);
+        hdr.wide.q = a / 3;
+        hdr.wide.r = (bit<8>)(a % 3);
+        hdr.wide.sat = a |+| ((bit<336>)1 << 335);
         sm.egress_spec = 1;
     }
 }

@@ -513,13 +513,16 @@ fn error_wide_table_key() {
 }
 
 #[test]
-fn error_wide_division() {
+fn error_wide_action_parameter_from_the_control_plane() {
     check_errors(
-        "wide_division",
-        &program(&[(
-            "APPLY",
-            "bit<200> x = (bit<200>)hdr.h.b; hdr.h.a = (bit<8>)(x / 3);",
-        )]),
+        "wide_action_parameter",
+        &program(&[
+            (
+                "LOCALS",
+                "action w(bit<200> v) { hdr.h.a = v[7:0]; } table t { key = { hdr.h.a: exact; } actions = { w; } }",
+            ),
+            ("APPLY", "t.apply();"),
+        ]),
     );
 }
 

@@ -175,6 +175,82 @@ impl<const L: usize> Bits<L> {
         out.wrap(width)
     }
 
+    /// Unsigned `(a / b, a % b)`; `(0, 0)` when `b` is zero (what the
+    /// narrow code gives: P4 leaves it undefined). Bit-serial long division:
+    /// `64 * L` steps, no allocation.
+    #[inline]
+    pub fn div_rem(self, other: Self) -> (Self, Self) {
+        if other.is_zero() {
+            return (Self::ZERO, Self::ZERO);
+        }
+        let bits = 64 * L as u32;
+        let mut quotient = Self::ZERO;
+        let mut rem = Self::ZERO;
+        for i in (0..bits).rev() {
+            // rem = rem << 1 | bit i of self (no width: rem < other fits).
+            let carry = rem.bit(bits - 1);
+            for k in (0..L).rev() {
+                let from_below = if k > 0 { rem.0[k - 1] >> 63 } else { 0 };
+                rem.0[k] = rem.0[k] << 1 | from_below;
+            }
+            rem.0[0] |= self.bit(i) as u64;
+            if carry || !rem.lt_u(&other) {
+                rem = rem.sub(other, bits);
+                quotient.0[(i / 64) as usize] |= 1 << (i % 64);
+            }
+        }
+        (quotient, rem)
+    }
+
+    /// Saturating unsigned `a |+| b` on `bit<width>`.
+    #[inline]
+    pub fn sat_add_u(self, other: Self, width: u32) -> Self {
+        let full = 64 * L as u32;
+        let sum = self.add(other, full);
+        let overflow = sum.lt_u(&self) || (width < full && sum.wrap(width) != sum);
+        if overflow { Self::ones(width) } else { sum }
+    }
+
+    /// Saturating unsigned `a |-| b` on `bit<W>`.
+    #[inline]
+    pub fn sat_sub_u(self, other: Self, width: u32) -> Self {
+        if self.lt_u(&other) {
+            Self::ZERO
+        } else {
+            self.sub(other, width)
+        }
+    }
+
+    /// Saturating signed `a |+| b` on `int<width>` (two's complement).
+    #[inline]
+    pub fn sat_add_s(self, other: Self, width: u32) -> Self {
+        let sum = self.add(other, width);
+        let sign = |v: &Self| v.bit(width - 1);
+        if sign(&self) == sign(&other) && sign(&sum) != sign(&self) {
+            Self::signed_limit(sign(&self), width)
+        } else {
+            sum
+        }
+    }
+
+    /// Saturating signed `a |-| b` on `int<width>` (two's complement).
+    #[inline]
+    pub fn sat_sub_s(self, other: Self, width: u32) -> Self {
+        let diff = self.sub(other, width);
+        let sign = |v: &Self| v.bit(width - 1);
+        if sign(&self) != sign(&other) && sign(&diff) != sign(&self) {
+            Self::signed_limit(sign(&self), width)
+        } else {
+            diff
+        }
+    }
+
+    /// The most negative (`negative`) or most positive `int<width>`.
+    fn signed_limit(negative: bool, width: u32) -> Self {
+        let max = Self::ones(width - 1);
+        if negative { max.not(width) } else { max }
+    }
+
     /// Bitwise and.
     #[inline]
     pub fn and(mut self, other: Self) -> Self {
@@ -517,6 +593,15 @@ mod tests {
                 "w={w} x={x:#x} >> {amount}"
             );
             assert_eq!(a.lt_u(&b), x < y);
+            let (q, r) = a.div_rem(b);
+            assert_eq!(
+                (q.low_u128(), r.low_u128()),
+                (x.checked_div(y).unwrap_or(0), x.checked_rem(y).unwrap_or(0))
+            );
+            assert_eq!(a.sat_add_u(b, w).low_u128(), bits::sat_add_u(x, y, w));
+            assert_eq!(a.sat_sub_u(b, w).low_u128(), bits::sat_sub_u(x, y));
+            assert_eq!(a.sat_add_s(b, w).low_u128(), bits::sat_add_s(x, y, w));
+            assert_eq!(a.sat_sub_s(b, w).low_u128(), bits::sat_sub_s(x, y, w));
             assert_eq!(a.lt_s(&b, w), bits::lt_s(x, y, w));
             let hi = (rng.next() % w as u64) as u32;
             let lo = (rng.next() % (hi as u64 + 1)) as u32;
@@ -560,6 +645,35 @@ mod tests {
         assert_eq!(p.0[4], 1 << (300 - 256));
         // (2^200) * (2^200) wraps to 0 in 336 bits.
         assert!(one.shl(200, w).mul(one.shl(200, w), w).is_zero());
+    }
+
+    #[test]
+    fn wide_division_and_saturation() {
+        let w = 336;
+        let one = Bits::<6>::from_u128(1);
+        // (2^300 + 7) / 2^150 = 2^150, remainder 7.
+        let n = one.shl(300, w).add(Bits::from_u128(7), w);
+        let (q, r) = n.div_rem(one.shl(150, w));
+        assert_eq!((q, r), (one.shl(150, w), Bits::from_u128(7)));
+        // (2^336 - 1) / 3 = 0x5555...5 (336 bits of 01 pairs), remainder 0.
+        let (q, r) = Bits::<6>::ones(w).div_rem(Bits::from_u128(3));
+        assert_eq!(q.mul(Bits::from_u128(3), w), Bits::<6>::ones(w));
+        assert!(r.is_zero());
+        assert_eq!(n.div_rem(Bits::ZERO), (Bits::ZERO, Bits::ZERO));
+        // bit<336>: max |+| 1 = max; 0 |-| 1 = 0.
+        assert_eq!(Bits::<6>::ones(w).sat_add_u(one, w), Bits::<6>::ones(w));
+        assert!(Bits::<6>::ZERO.sat_sub_u(one, w).is_zero());
+        // bit<320> fills its 5 limbs: the carry out of the top limb saturates.
+        assert_eq!(
+            Bits::<5>::ones(320).sat_add_u(Bits::from_u128(1), 320),
+            Bits::<5>::ones(320)
+        );
+        // int<336>: max |+| 1 = max, min |-| 1 = min.
+        let max = Bits::<6>::ones(w - 1);
+        let min = one.shl(335, w);
+        assert_eq!(max.sat_add_s(one, w), max);
+        assert_eq!(min.sat_sub_s(one, w), min);
+        assert_eq!(min.sat_add_s(one, w), min.add(one, w));
     }
 
     #[test]

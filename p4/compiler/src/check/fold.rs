@@ -8,8 +8,7 @@
 //!
 //! Expressions that involve a type wider than 128 bits fold on [`Wide`]
 //! values (exactly, up to [`MAX_WIDTH`] bits) into an [`ExprKind::Int`]
-//! when the result fits in 128 bits, an [`ExprKind::WideInt`] otherwise;
-//! `/`, `%`, `|+|` and `|-|` on wide values are left to run time.
+//! when the result fits in 128 bits, an [`ExprKind::WideInt`] otherwise.
 
 use super::MAX_WIDTH;
 use crate::ir::*;
@@ -217,6 +216,12 @@ fn fold_wide(e: Expr, prog: &Program) -> Expr {
                 BinOp::Add => int(x.add(y, w), w),
                 BinOp::Sub => int(x.sub(y, w), w),
                 BinOp::Mul => int(x.mul(y, w), w),
+                BinOp::Div if !y.is_zero() => int(x.div_rem(y).0, w),
+                BinOp::Mod if !y.is_zero() => int(x.div_rem(y).1, w),
+                BinOp::SatAdd if signed => int(x.sat_add_s(y, w), w),
+                BinOp::SatAdd => int(x.sat_add_u(y, w), w),
+                BinOp::SatSub if signed => int(x.sat_sub_s(y, w), w),
+                BinOp::SatSub => int(x.sat_sub_u(y, w), w),
                 BinOp::BitAnd => int(x.and(y), w),
                 BinOp::BitOr => int(x.or(y), w),
                 BinOp::BitXor => int(x.xor(y), w),

@@ -308,8 +308,11 @@ impl Gen<'_> {
                         Ty::Bool => format!("p__[{j}] != 0"),
                         t if self.is_wide(t) => {
                             return self.refuse_wide(
-                                &format!("action parameter `{}` set by the control plane", v.name),
-                                None,
+                                &format!(
+                                    "a table (`{}`) whose action parameter `{}` (set by the control plane) is",
+                                    table.name, v.name
+                                ),
+                                Some(table.span),
                             );
                         }
                         t => self.to_native(&format!("p__[{j}]"), t)?,

@@ -373,8 +373,17 @@ impl Gen<'_> {
             BinOp::Le => format!("(!({y}).lt_u(&{x}))"),
             BinOp::Gt => format!("({y}).lt_u(&{x})"),
             BinOp::Ge => format!("(!({x}).lt_u(&{y}))"),
-            BinOp::Div | BinOp::Mod | BinOp::SatAdd | BinOp::SatSub | BinOp::And | BinOp::Or => {
-                return self.refuse_wide("`/`, `%`, `|+|` and `|-|`", Some(a.span.to(b.span)));
+            BinOp::Div => format!("({x}).div_rem({y}).0"),
+            BinOp::Mod => format!("({x}).div_rem({y}).1"),
+            BinOp::SatAdd if signed => format!("({x}).sat_add_s({y}, {w})"),
+            BinOp::SatAdd => format!("({x}).sat_add_u({y}, {w})"),
+            BinOp::SatSub if signed => format!("({x}).sat_sub_s({y}, {w})"),
+            BinOp::SatSub => format!("({x}).sat_sub_u({y}, {w})"),
+            BinOp::And | BinOp::Or => {
+                return bad(
+                    "internal: `&&`/`||` on bit strings",
+                    Some(a.span.to(b.span)),
+                );
             }
         })
     }

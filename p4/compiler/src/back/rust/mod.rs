@@ -422,8 +422,9 @@ impl<'a> Gen<'a> {
 
     /// An error for a construct not supported yet on values above 128 bits.
     fn refuse_wide<T>(&self, what: &str, span: Option<Span>) -> Result<T, BackError> {
+        let of = if what.ends_with(" is") { "" } else { " of" };
         bad(
-            format!("not supported yet: {what} of a bit string wider than 128 bits"),
+            format!("not supported yet: {what}{of} a bit string wider than 128 bits"),
             span,
         )
     }
