@@ -51,10 +51,13 @@ control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control MyIngress(inout headers_t hdr, inout meta_t meta,
                   inout standard_metadata_t sm) {
+    // Takes a slice of a wide field as inout: copied back into its bits.
+    action or_low(inout bit<8> x) { x = x | 0xef; }
     apply {
         bit<336> a = hdr.wide.a;
         hdr.wide.b = a + 1;
-        hdr.wide.b[335:320] = 16w0xbeef;
+        hdr.wide.b[335:320] = 16w0xbe00;
+        or_low(hdr.wide.b[327:320]);
         hdr.wide.c = (bit<320>)(a >> 8);
         hdr.wide.top = a[335:320];
         bit<8> f = 0;

@@ -460,10 +460,20 @@ impl Gen<'_> {
         t: &str,
     ) -> Result<(String, String), BackError> {
         if let ExprKind::Slice(base, hi, lo) = &a.kind {
-            if self.is_wide(&base.ty) {
-                return self.refuse_wide("a slice passed as out/inout", Some(a.span));
-            }
             let p = self.place(ctx, base)?;
+            if self.is_wide(&base.ty) {
+                let copy_in = format!(
+                    "let mut {t} = {};",
+                    self.to_native(&self.expr(ctx, a)?, ty)?
+                );
+                let part = if self.is_wide(ty) {
+                    t.to_string()
+                } else {
+                    format!("{}::from_u128({t} as u128)", wide_path(128))
+                };
+                let copy_out = format!("{p} = {p}.set_slice({hi}, {lo}, {part});");
+                return Ok((copy_in, copy_out));
+            }
             let copy_in = format!(
                 "let mut {t} = {};",
                 self.to_native(&self.expr(ctx, a)?, ty)?
