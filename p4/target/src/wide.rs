@@ -17,10 +17,11 @@
 //! to adapt (`ruint` would fix the width at the type level as a multiple of
 //! its `BITS` parameter and still need a mask per operation).
 //!
-//! Contract: nothing here allocates; nothing panics for any width `W` with
-//! `W <= 64 * L` (slice bounds are the caller's: `hi < W`, `lo <= hi`, as the
+//! Contract: nothing here allocates; nothing panics for any width `W` in
+//! `1..=64 * L` (slice bounds are the caller's: `hi < W`, `lo <= hi`, as the
 //! checker guarantees). Shifts by any amount are defined (≥ `W` gives zero, or
-//! all sign bits for an arithmetic right shift).
+//! all sign bits for an arithmetic right shift); division by zero gives zero,
+//! as the narrow code does.
 
 use core::cmp::Ordering;
 
