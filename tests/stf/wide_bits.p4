@@ -3,7 +3,7 @@
 // and write), shifted, cast to bit<320>, compared with a folded wide
 // constant above 2^128, concatenated from two 128-bit slices, and hashed
 // (csum16 over all 336 bits: the field list takes it in 128-bit pieces),
-// divided, and added to with saturation.
+// divided, added to with saturation, and kept in a bit<320> register.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -26,6 +26,7 @@ header wide_t {
     bit<336> q;
     bit<8>   r;
     bit<336> sat;
+    bit<320> prev;
 }
 
 struct headers_t {
@@ -51,6 +52,8 @@ control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
 
 control MyIngress(inout headers_t hdr, inout meta_t meta,
                   inout standard_metadata_t sm) {
+    // Remembers the last packet's `a` (cut to 320 bits) across packets.
+    register<bit<320>>(2) last_a;
     // Takes a slice of a wide field as inout: copied back into its bits.
     action or_low(inout bit<8> x) { x = x | 0xef; }
     apply {
@@ -74,6 +77,8 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         hdr.wide.q = a / 3;
         hdr.wide.r = (bit<8>)(a % 3);
         hdr.wide.sat = a |+| ((bit<336>)1 << 335);
+        last_a.read(hdr.wide.prev, 1);
+        last_a.write(1, (bit<320>)a);
         sm.egress_spec = 1;
     }
 }
