@@ -37,8 +37,12 @@ impl<const L: usize> Default for Bits<L> {
 
 impl<const L: usize> core::fmt::Debug for Bits<L> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // Hex without leading zero limbs, `_` between limbs.
+        let Some(top) = self.0.iter().rposition(|&l| l != 0) else {
+            return write!(f, "0x0");
+        };
         write!(f, "0x")?;
-        for (i, limb) in self.0.iter().rev().enumerate() {
+        for (i, limb) in self.0[..=top].iter().rev().enumerate() {
             if i == 0 {
                 write!(f, "{limb:x}")?;
             } else {
@@ -630,6 +634,16 @@ mod tests {
     }
 
     /// Adding 1 to 2^192 - 1 carries across three limbs.
+    #[test]
+    fn debug_is_hex_without_leading_zero_limbs() {
+        assert_eq!(format!("{:?}", Bits::<4>::from_u128(0xab)), "0xab");
+        assert_eq!(format!("{:?}", Bits::<4>::ZERO), "0x0");
+        assert_eq!(
+            format!("{:?}", Bits::<4>::from_u128(1).shl(64, 256)),
+            "0x1_0000000000000000"
+        );
+    }
+
     #[test]
     fn carries_across_limbs() {
         let w = 336;

@@ -154,6 +154,13 @@ impl Checker {
     /// `v` reduced to type `ty` (a `bit<W>` or `int<W>`), as P4 prints it.
     fn wrapped_text(&self, v: i128, ty: &Ty) -> String {
         let w = ty.scalar_width(&self.prog).unwrap_or(128);
+        if w > 128 {
+            // Only a negative value wraps here: 2^w + v, in hex.
+            return format!(
+                "{:?}",
+                super::fold::Wide::cast_from_u128(v as u128, 128, true, w)
+            );
+        }
         let bits = p4_target::bits::wrap(v as u128, w);
         if ty.is_signed(&self.prog) {
             p4_target::bits::sext(bits, w).to_string()
