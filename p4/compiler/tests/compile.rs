@@ -475,7 +475,54 @@ fn error_default_action_not_listed() {
 fn error_width_too_large() {
     check_errors(
         "width_too_large",
-        &program(&[("DECLS", "header big_t { bit<200> x; }")]),
+        &program(&[("DECLS", "header big_t { bit<4096> x; }")]),
+    );
+}
+
+#[test]
+fn error_wide_literal_too_wide() {
+    check_errors(
+        "wide_literal_too_wide",
+        &program(&[("APPLY", "bit<8> x = (bit<8>)4000w1;")]),
+    );
+}
+
+#[test]
+fn error_wide_concat_too_wide() {
+    check_errors(
+        "wide_concat_too_wide",
+        &program(&[(
+            "APPLY",
+            "bit<2000> x = 0; bit<100> y = 0; hdr.h.a = (bit<8>)(x ++ y);",
+        )]),
+    );
+}
+
+#[test]
+fn error_wide_table_key() {
+    check_errors(
+        "wide_table_key",
+        &program(&[
+            (
+                "LOCALS",
+                "table t { key = { (bit<336>)hdr.h.b: exact; } actions = { set; } }",
+            ),
+            ("APPLY", "t.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn error_wide_action_parameter_from_the_control_plane() {
+    check_errors(
+        "wide_action_parameter",
+        &program(&[
+            (
+                "LOCALS",
+                "action w(bit<200> v) { hdr.h.a = v[7:0]; } table t { key = { hdr.h.a: exact; } actions = { w; } }",
+            ),
+            ("APPLY", "t.apply();"),
+        ]),
     );
 }
 

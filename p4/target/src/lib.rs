@@ -2,7 +2,8 @@
 //!
 //! The generated code for a v1model program is an ordinary Rust struct that
 //! implements [`pipeline::Pipeline`]. It keeps header fields as native
-//! integers masked to their declared width ([`bits`]), reads and writes wire
+//! integers masked to their declared width ([`bits`]; above 128 bits
+//! [`wide::Bits`], an array of u64 limbs), reads and writes wire
 //! bytes through [`packet`], and keeps every table, action profile, counter,
 //! meter and register in a [`runtime::Runtime`] built from its static
 //! [`info::ProgramInfo`]. The runtime exposes the name/ID-based API that the
@@ -31,3 +32,4 @@ pub mod support;
 pub mod table;
 pub mod trace;
 pub mod v1model;
+pub mod wide;

@@ -376,6 +376,21 @@ fn unknown(kind: &'static str, id: u32) -> RuntimeError {
     RuntimeError::UnknownId { kind, id }
 }
 
+/// The control-plane register API carries `u128` cell values: registers
+/// wider than 128 bits are not readable or writable through it yet.
+fn refuse_wide_register(r: &Register) -> Result<(), RuntimeError> {
+    if r.is_wide() {
+        return Err(RuntimeError::Invalid {
+            field: r.info.name.into(),
+            reason: format!(
+                "cells of {} bits: the register API carries at most 128 bits yet",
+                r.info.bitwidth
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn bad_index(index: u32, size: u32, what: &str) -> RuntimeError {
     RuntimeError::Invalid {
         field: "index".into(),
@@ -762,6 +777,7 @@ impl RuntimeApi for Runtime {
         if index >= r.len() {
             return Err(bad_index(index, r.len(), r.info.name));
         }
+        refuse_wide_register(r)?;
         Ok(r.read(index))
     }
 
@@ -776,6 +792,7 @@ impl RuntimeApi for Runtime {
         if index >= r.len() {
             return Err(bad_index(index, r.len(), r.info.name));
         }
+        refuse_wide_register(r)?;
         r.write(index, value);
         Ok(())
     }

@@ -24,6 +24,7 @@ const C_LPM: u32 = 0x1300_0001;
 const M_POLICE: u32 = 0x1400_0001;
 const M_LPM: u32 = 0x1500_0001;
 const R_SEEN: u32 = 0x1600_0001;
+const R_WIDE: u32 = 0x1600_0002;
 const V_PORTS: u32 = 0x0300_0001;
 
 static PORT: [ParamInfo; 1] = [ParamInfo {
@@ -267,12 +268,20 @@ static PROGRAM: ProgramInfo = ProgramInfo {
             direct_table: Some(T_LPM),
         },
     ],
-    registers: &[RegisterInfo {
-        id: R_SEEN,
-        name: "seen",
-        bitwidth: 12,
-        size: 4,
-    }],
+    registers: &[
+        RegisterInfo {
+            id: R_SEEN,
+            name: "seen",
+            bitwidth: 12,
+            size: 4,
+        },
+        RegisterInfo {
+            id: R_WIDE,
+            name: "wide",
+            bitwidth: 320,
+            size: 2,
+        },
+    ],
     digests: &[],
     controller_headers: &[],
     value_sets: &[ValueSetInfo {
@@ -709,6 +718,20 @@ fn indirect_counters_meters_registers_and_value_sets() {
         invalid_field(rt.register_read(R_SEEN, 4).unwrap_err()),
         "index"
     );
+    // A 320-bit register: the pipeline reads and writes its cells; the
+    // u128 control-plane API refuses it rather than cutting values.
+    let big = p4_target::wide::Bits::<5>::ones(320);
+    rt.registers[1].write_wide(1, big);
+    assert_eq!(rt.registers[1].read_wide::<5>(1), big);
+    assert_eq!(
+        invalid_field(rt.register_read(R_WIDE, 1).unwrap_err()),
+        "wide"
+    );
+    assert_eq!(
+        invalid_field(rt.register_write(R_WIDE, 1, 5).unwrap_err()),
+        "wide"
+    );
+    assert_eq!(rt.registers[1].read_wide::<5>(1), big);
 
     rt.value_set_write(V_PORTS, &[(4791, 0xffff), (0x1200, 0xff00)])
         .unwrap();

@@ -1213,11 +1213,15 @@ impl Checker {
                 // is its bits (bmv2 registers hold bit strings too).
                 // A struct of such scalars (nested structs too) is held as
                 // its fields concatenated, the first in the high bits.
-                let width = register_cell_width(&ty, &self.prog).filter(|w| (1..=128).contains(w));
+                // A lone bit<W>/int<W> may be wider than 128 bits (cells of
+                // u64 limbs).
+                let lone_wide = matches!(ty, Ty::Bit(w) | Ty::Int(w) if w > 128);
+                let width = register_cell_width(&ty, &self.prog)
+                    .filter(|w| (1..=128).contains(w) || lone_wide);
                 let Some(width) = width else {
                     self.unsupported(
                         t.span,
-                        "registers whose cells are not bit<W>, int<W>, bool, a serializable enum or a struct of these (at most 128 bits in all)",
+                        "registers whose cells are not bit<W>, int<W>, bool, a serializable enum or a struct of these (at most 128 bits in all, or a single bit<W>/int<W> of any width)",
                     );
                     return;
                 };

@@ -129,11 +129,7 @@ impl Checker {
                         .with_primary(span, "reduced modulo 2^W"),
                     );
                 }
-                Some(mk(
-                    ExprKind::Int(p4_target::bits::wrap(v as u128, w)),
-                    ty.clone(),
-                    span,
-                ))
+                Some(mk(super::fold::int_kind(v, w), ty.clone(), span))
             }
             TE::Typed(x) => {
                 if &x.ty == ty {
@@ -158,6 +154,13 @@ impl Checker {
     /// `v` reduced to type `ty` (a `bit<W>` or `int<W>`), as P4 prints it.
     fn wrapped_text(&self, v: i128, ty: &Ty) -> String {
         let w = ty.scalar_width(&self.prog).unwrap_or(128);
+        if w > 128 {
+            // Only a negative value wraps here: 2^w + v, in hex.
+            return format!(
+                "{:?}",
+                super::fold::Wide::cast_from_u128(v as u128, 128, true, w)
+            );
+        }
         let bits = p4_target::bits::wrap(v as u128, w);
         if ty.is_signed(&self.prog) {
             p4_target::bits::sext(bits, w).to_string()
@@ -259,11 +262,14 @@ impl Checker {
                         }))
                     }
                     Some((w, signed)) => {
-                        if w == 0 || w > 128 {
+                        if w == 0 || w > super::MAX_WIDTH {
                             self.error_label(
                                 codes::BAD_WIDTH,
                                 span,
-                                format!("width {w} is not supported: widths must be 1..=128 bits"),
+                                format!(
+                                    "width {w} is not supported: widths must be 1..={} bits",
+                                    super::MAX_WIDTH
+                                ),
                                 "this literal",
                             );
                             return None;
@@ -274,7 +280,10 @@ impl Checker {
                         } else {
                             v
                         };
-                        let fits = if signed {
+                        // Above 128 bits the lexer checked the magnitude.
+                        let fits = if w > 128 {
+                            true
+                        } else if signed {
                             let max = if w >= 128 {
                                 i128::MAX as u128
                             } else {
@@ -295,7 +304,17 @@ impl Checker {
                                 ),
                             );
                         }
-                        t(mk(ExprKind::Int(p4_target::bits::wrap(val, w)), ty, span))
+                        let kind = if w > 128 {
+                            // `-336w1`: negate at the full width.
+                            let v = match &lit.wide {
+                                Some(limbs) => super::fold::Wide::from_limbs(limbs),
+                                None => super::fold::Wide::from_u128(v),
+                            };
+                            super::fold::wide_kind(if lit.negative { v.neg(w) } else { v }, w)
+                        } else {
+                            ExprKind::Int(p4_target::bits::wrap(val, w))
+                        };
+                        t(mk(kind, ty, span))
                     }
                 }
             }
@@ -519,11 +538,9 @@ impl Checker {
         let x = match a {
             TE::Inf(v) => {
                 return match to {
-                    Ty::Bit(w) | Ty::Int(w) => Some(mk(
-                        ExprKind::Int(p4_target::bits::wrap(v as u128, *w)),
-                        to.clone(),
-                        span,
-                    )),
+                    Ty::Bit(w) | Ty::Int(w) => {
+                        Some(mk(super::fold::int_kind(v, *w), to.clone(), span))
+                    }
                     Ty::SerEnum(e) => {
                         let repr = self.prog.enums[*e].repr.clone()?;
                         let w = repr.scalar_width(&self.prog)?;
@@ -972,13 +989,14 @@ impl Checker {
                         return None;
                     }
                 };
-                if xw + yw > 128 {
+                if xw + yw > super::MAX_WIDTH {
                     self.error(
                         codes::BAD_WIDTH,
                         span,
                         format!(
-                            "`++` result would be {} bits; at most 128 are supported",
-                            xw + yw
+                            "`++` result would be {} bits; at most {} are supported",
+                            xw + yw,
+                            super::MAX_WIDTH
                         ),
                     );
                     return None;

@@ -21,9 +21,9 @@
 //!   `bit<(W+1)>`, stack and table sizes, keysets, entries, switch labels.
 //! - An internal invariant break becomes a `Bug` diagnostic, never a panic.
 //!
-//! Widths above 128 bits are rejected with a clear diagnostic: the target
-//! holds every field in a native integer (varbit fields may be up to 2048
-//! bits; they are byte arrays).
+//! Widths are `1..=`[`MAX_WIDTH`] bits. Up to 128 bits the target holds a
+//! value in a native integer; above, in `p4_target::wide::Bits` (u64 limbs),
+//! and wide constants fold exactly ([`fold`]).
 //!
 //! Supported beyond the common path: header stacks, unions, varbit headers,
 //! structs of bit strings as header fields (laid out flattened),
@@ -55,6 +55,11 @@ use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
 use crate::ir::{self, Handle, Ty};
 use std::collections::HashMap;
+
+/// The widest `bit<W>`/`int<W>` the compiler accepts (p4c sets no limit; a
+/// `bit<2048>` is 256 bytes, as long as the longest varbit). Folding of wide
+/// constants works on [`fold::Wide`] values of exactly this many bits.
+pub const MAX_WIDTH: u32 = 2048;
 
 /// What a name refers to.
 #[derive(Clone, Debug)]
@@ -451,11 +456,11 @@ impl Checker {
 
     pub(crate) fn width(&mut self, e: &ast::Expr) -> Option<u32> {
         let w = self.const_u32(e, "width")?;
-        if w == 0 || w > 128 {
+        if w == 0 || w > MAX_WIDTH {
             self.error_label(
                 codes::BAD_WIDTH,
                 e.span,
-                format!("width {w} is not supported: widths must be 1..=128 bits"),
+                format!("width {w} is not supported: widths must be 1..={MAX_WIDTH} bits"),
                 "this width",
             );
             return None;
@@ -702,6 +707,7 @@ impl Checker {
         let is_const = matches!(
             e.kind,
             ir::ExprKind::Int(_)
+                | ir::ExprKind::WideInt(_)
                 | ir::ExprKind::Bool(_)
                 | ir::ExprKind::ErrorCode(_)
                 | ir::ExprKind::EnumMember(..)
@@ -720,7 +726,9 @@ impl Checker {
         }
         let value = match (&e.kind, &e.ty) {
             (ir::ExprKind::Bool(b), _) => Some(ir::ConstValue::Bool(*b)),
-            (ir::ExprKind::Int(v), ty) => {
+            // Program constants are exported as native integers: wide ones
+            // stay inside the program.
+            (ir::ExprKind::Int(v), ty) if ty.scalar_width(&self.prog).is_some_and(|w| w <= 128) => {
                 let signed = ty.is_signed(&self.prog);
                 ty.scalar_width(&self.prog).map(|width| {
                     if signed {

@@ -113,13 +113,7 @@ impl Checker {
                         _ => return,
                     };
                     let wt = whole.ty.clone();
-                    let mask = p4_target::bits::mask(hi - lo + 1) << lo;
                     let sp = s.span;
-                    let int = |v: u128| Expr {
-                        kind: ExprKind::Int(v),
-                        ty: wt.clone(),
-                        span: sp,
-                    };
                     let bin = |op, a: Expr, b: Expr| Expr {
                         kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
                         ty: wt.clone(),
@@ -139,12 +133,28 @@ impl Checker {
                             span: sp,
                         },
                     );
-                    let kept = bin(
-                        BinOp::BitAnd,
-                        whole.clone(),
-                        int(!mask & p4_target::bits::mask(w)),
+                    let (keep, field) = if w > 128 {
+                        use super::fold::{Wide, wide_kind};
+                        let field = Wide::ones(hi + 1).xor(Wide::ones(lo));
+                        (wide_kind(field.not(w), w), wide_kind(field, w))
+                    } else {
+                        let mask = p4_target::bits::mask(hi - lo + 1) << lo;
+                        (
+                            ExprKind::Int(!mask & p4_target::bits::mask(w)),
+                            ExprKind::Int(mask),
+                        )
+                    };
+                    let konst = |kind| Expr {
+                        kind,
+                        ty: wt.clone(),
+                        span: sp,
+                    };
+                    let kept = bin(BinOp::BitAnd, whole.clone(), konst(keep));
+                    let new = bin(
+                        BinOp::BitOr,
+                        kept,
+                        bin(BinOp::BitAnd, shifted, konst(field)),
                     );
-                    let new = bin(BinOp::BitOr, kept, bin(BinOp::BitAnd, shifted, int(mask)));
                     out.push(Stmt::Assign(whole, new, s.span));
                     return;
                 }

@@ -908,8 +908,12 @@ pub struct Expr {
 /// An integer literal, decoded (P4_16 §6.4.3.3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IntLit {
-    /// Magnitude.
+    /// Magnitude (its low 128 bits when [`IntLit::wide`] is set).
     pub value: u128,
+    /// The magnitude as little-endian `u64` limbs when it needs more than
+    /// 128 bits: only a width-prefixed literal wider than 128 bits
+    /// (`336w0x8000...`) may have one.
+    pub wide: Option<Box<[u64]>>,
     /// `true` for a negative literal written with the sign inside the
     /// width prefix (`16s-3`). A leading `-` outside the literal is a
     /// [`UnaryOp::Neg`] instead.

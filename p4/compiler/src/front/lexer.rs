@@ -54,9 +54,9 @@ const PUNCTS: &[&str] = &[
     ">", ";", ":", ",", ".", "?", "@", "=", "+", "-", "*", "/", "%", "&", "|", "^", "~", "!",
 ];
 
-/// Largest width accepted in a width-prefixed literal (`2048w0`); wider
-/// types are legal P4 but no real program uses them.
-pub const MAX_LITERAL_WIDTH: u32 = 2048;
+/// Largest width accepted in a width-prefixed literal (`2048w0`): the
+/// widest type the checker accepts.
+pub const MAX_LITERAL_WIDTH: u32 = crate::check::MAX_WIDTH;
 
 /// Lexes the whole expanded text. Returns the tokens (always ending with
 /// [`Tok::Eof`]) and any diagnostics.
@@ -117,6 +117,7 @@ pub fn lex(expanded: &Expanded) -> (Vec<Token>, Vec<Diagnostic>) {
                     );
                     Tok::Int(IntLit {
                         value: 0,
+                        wide: None,
                         negative: false,
                         width: None,
                         radix: 10,
@@ -237,17 +238,50 @@ pub fn decode_int(raw: &str) -> Result<IntLit, String> {
     if digits.is_empty() {
         return Err("no digits".into());
     }
-    let mut value: u128 = 0;
+    // Little-endian u64 limbs: the magnitude may be as wide as the widest
+    // type (a width-prefixed literal); multiply-add digit by digit.
+    let max_limbs = match width {
+        Some((bits, _)) if bits > 128 => bits.div_ceil(64) as usize,
+        _ => 2,
+    };
+    let mut limbs: Vec<u64> = vec![0; max_limbs];
     for c in digits.chars() {
         let d = c
             .to_digit(radix)
             .ok_or_else(|| format!("`{c}` is not a base-{radix} digit"))?;
-        value = value
-            .checked_mul(radix as u128)
-            .and_then(|v| v.checked_add(d as u128))
-            .ok_or("value does not fit in 128 bits")?;
+        let mut carry = d as u128;
+        for l in limbs.iter_mut() {
+            let t = *l as u128 * radix as u128 + carry;
+            *l = t as u64;
+            carry = t >> 64;
+        }
+        if carry != 0 {
+            return Err(match width {
+                Some((bits, _)) if bits > 128 => format!("value does not fit in {bits} bits"),
+                _ => "value does not fit in 128 bits".into(),
+            });
+        }
     }
-    if let Some((bits, signed)) = width {
+    let value = (limbs[1] as u128) << 64 | limbs[0] as u128;
+    let wide = if limbs[2..].iter().any(|&l| l != 0) {
+        if let Some((bits, signed)) = width {
+            // Magnitude check above 128 bits: the highest set bit.
+            let top = limbs.iter().rposition(|&l| l != 0).unwrap_or(0);
+            let magnitude = 64 * top as u32 + (64 - limbs[top].leading_zeros());
+            let exact_min = signed && negative && {
+                // -2^(bits-1): a single bit at bits - 1.
+                magnitude == bits && limbs.iter().map(|l| l.count_ones()).sum::<u32>() == 1
+            };
+            let magnitude_bits = if signed { bits - 1 } else { bits };
+            if magnitude > magnitude_bits && !exact_min {
+                return Err(format!("value does not fit in {bits} bits"));
+            }
+        }
+        Some(limbs.into_boxed_slice())
+    } else {
+        None
+    };
+    if let (Some((bits, signed)), None) = (width, &wide) {
         let magnitude_bits = if signed { bits - 1 } else { bits };
         let limit_ok = magnitude_bits >= 128
             || value < (1u128 << magnitude_bits)
@@ -258,6 +292,7 @@ pub fn decode_int(raw: &str) -> Result<IntLit, String> {
     }
     Ok(IntLit {
         value,
+        wide,
         negative,
         width,
         radix,
@@ -304,6 +339,30 @@ mod tests {
 
     fn int(raw: &str) -> IntLit {
         decode_int(raw).expect("valid literal")
+    }
+
+    #[test]
+    fn wide_literals_keep_every_limb() {
+        let l = int(
+            "336w0x8000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000",
+        );
+        let limbs = l.wide.expect("needs more than 128 bits");
+        assert_eq!(limbs.len(), 6);
+        assert_eq!(limbs[5], 0x8000, "bit 335 is bit 15 of limb 5");
+        assert_eq!(&limbs[..5], &[0; 5]);
+        // 2^200 in decimal.
+        let l = int("256w1606938044258990275541962092341162602522202993782792835301376");
+        assert_eq!(l.wide.as_deref(), Some(&[0, 0, 0, 1 << 8][..]));
+        assert!(
+            decode_int("200w0x1_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000")
+                .is_err()
+        );
+        assert!(decode_int("0x1_0000_0000_0000_0000_0000_0000_0000_0000").is_err());
+        // -2^255 fits int<256>; 2^255 does not.
+        let p255 =
+            "0x8000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000_0000";
+        assert!(decode_int(&format!("256s-{p255}")).is_ok());
+        assert!(decode_int(&format!("256s{p255}")).is_err());
     }
 
     #[test]

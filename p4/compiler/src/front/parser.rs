@@ -493,6 +493,7 @@ impl<'t> Parser<'t> {
                         "bit" => TypeKind::Bit(Box::new(Expr {
                             kind: ExprKind::Int(IntLit {
                                 value: 1,
+                                wide: None,
                                 negative: false,
                                 width: None,
                                 radix: 10,

@@ -432,6 +432,11 @@ pub struct Expr {
 pub enum ExprKind {
     /// An integer of the expression's type, masked to its width.
     Int(u128),
+    /// An integer of a `bit<W>`/`int<W>` type wider than 128 bits whose
+    /// value needs more than 128 bits: little-endian `u64` limbs (exactly
+    /// `W.div_ceil(64)`), masked to the width. Values below 2^128 of a wide
+    /// type may also be [`ExprKind::Int`].
+    WideInt(Box<[u64]>),
     /// `true`/`false`.
     Bool(bool),
     /// An `error` member by code.

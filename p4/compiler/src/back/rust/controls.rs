@@ -200,6 +200,9 @@ impl Gen<'_> {
             let mut keys = Vec::new();
             let mut sel = Vec::new();
             for k in &table.keys {
+                if self.is_wide(&k.expr.ty) {
+                    return self.refuse_wide("a table key", Some(k.expr.span));
+                }
                 let v = self.expr(&ctx, &k.expr)?;
                 let v = if self.is_bits(&k.expr.ty) {
                     v
@@ -303,6 +306,15 @@ impl Gen<'_> {
                 for (j, v) in act.data_params().iter().enumerate() {
                     args.push(match &v.ty {
                         Ty::Bool => format!("p__[{j}] != 0"),
+                        t if self.is_wide(t) => {
+                            return self.refuse_wide(
+                                &format!(
+                                    "a table (`{}`) whose action parameter `{}` (set by the control plane) is",
+                                    table.name, v.name
+                                ),
+                                Some(table.span),
+                            );
+                        }
                         t => self.to_native(&format!("p__[{j}]"), t)?,
                     });
                 }

@@ -85,7 +85,17 @@ impl Gen<'_> {
     pub(super) fn expr(&self, ctx: &Ctx<'_>, e: &Expr) -> Result<String, BackError> {
         let w = self.width(&e.ty);
         Ok(match &e.kind {
+            ExprKind::Int(v) if self.is_wide(&e.ty) => {
+                format!("{}::from_u128({})", wide_path(w), lit(*v))
+            }
             ExprKind::Int(v) => lit(*v),
+            ExprKind::WideInt(limbs) => {
+                let limbs: Vec<String> = limbs.iter().map(|l| format!("{l:#x}")).collect();
+                format!("{}::from_limbs(&[{}])", wide_path(w), limbs.join(", "))
+            }
+            ExprKind::EnumMember(..) if self.is_wide(&e.ty) => {
+                return self.refuse_wide("a serializable enum", Some(e.span));
+            }
             ExprKind::Bool(b) => b.to_string(),
             ExprKind::ErrorCode(c) => format!("{c}u32"),
             ExprKind::EnumMember(h, i) => {
@@ -117,6 +127,14 @@ impl Gen<'_> {
                 }
                 _ => format!("{}.valid", self.place(ctx, b)?),
             },
+            ExprKind::Unary(op, a) if self.is_wide(&e.ty) => {
+                let x = self.expr(ctx, a)?;
+                match op {
+                    UnOp::Not => format!("(!{x})"),
+                    UnOp::BitNot => format!("({x}).not({w})"),
+                    UnOp::Neg => format!("({x}).neg({w})"),
+                }
+            }
             ExprKind::Unary(op, a) => {
                 let x = self.expr(ctx, a)?;
                 match op {
@@ -126,6 +144,14 @@ impl Gen<'_> {
                 }
             }
             ExprKind::Binary(op, a, b) => self.binary(ctx, *op, a, b, &e.ty)?,
+            ExprKind::Slice(a, hi, lo) if self.is_wide(&a.ty) => {
+                let x = self.expr(ctx, a)?;
+                if hi - lo < 128 {
+                    format!("({x}).slice_u128({hi}, {lo})")
+                } else {
+                    format!("({x}).slice::<{}>({hi}, {lo})", (hi - lo + 1).div_ceil(64))
+                }
+            }
             ExprKind::Slice(a, hi, lo) => {
                 format!("{BITS}::slice({}, {hi}, {lo})", self.expr(ctx, a)?)
             }
@@ -237,6 +263,9 @@ impl Gen<'_> {
         b: &Expr,
         ty: &Ty,
     ) -> Result<String, BackError> {
+        if self.is_wide(ty) || self.is_wide(&a.ty) || self.is_wide(&b.ty) {
+            return self.binary_wide(ctx, op, a, b, ty);
+        }
         let x = self.expr(ctx, a)?;
         let y = self.expr(ctx, b)?;
         let w = self.width(ty);
@@ -278,8 +307,106 @@ impl Gen<'_> {
         })
     }
 
+    /// A binary operation where an operand or the result is wider than 128
+    /// bits: `wide::Bits` methods; a narrow operand is widened first, a
+    /// shift amount narrowed (saturating).
+    fn binary_wide(
+        &self,
+        ctx: &Ctx<'_>,
+        op: BinOp,
+        a: &Expr,
+        b: &Expr,
+        ty: &Ty,
+    ) -> Result<String, BackError> {
+        let x = self.expr(ctx, a)?;
+        let y = self.expr(ctx, b)?;
+        let w = self.width(ty);
+        let aw = self.width(&a.ty);
+        let signed = a.ty.is_signed(self.prog);
+        // The shift amount as a u128 (an amount of 2^128 or more shifts
+        // everything out all the same).
+        let amount = || {
+            if self.is_wide(&b.ty) {
+                format!("({y}).amount()")
+            } else {
+                y.clone()
+            }
+        };
+        // A value as `Bits<2>` when it is narrow (for `++`).
+        let as_bits = |e: &Expr, v: &str| {
+            if self.is_wide(&e.ty) {
+                v.to_string()
+            } else {
+                format!("{}::from_u128({v})", wide_path(128))
+            }
+        };
+        Ok(match op {
+            // Shifts keep the type of the left operand, which may be narrow.
+            BinOp::Shl if !self.is_wide(&a.ty) => format!("{BITS}::shl({x}, {}, {w})", amount()),
+            BinOp::Shr if !self.is_wide(&a.ty) && signed => {
+                format!("{BITS}::shr_s({x}, {}, {w})", amount())
+            }
+            BinOp::Shr if !self.is_wide(&a.ty) => format!("{BITS}::shr_u({x}, {}, {w})", amount()),
+            BinOp::Shl => format!("({x}).shl({}, {w})", amount()),
+            BinOp::Shr if signed => format!("({x}).shr_s({}, {w})", amount()),
+            BinOp::Shr => format!("({x}).shr_u({}, {w})", amount()),
+            BinOp::Concat => format!(
+                "{}::concat({}, {}, {}, {w})",
+                wide_path(w),
+                as_bits(a, &x),
+                as_bits(b, &y),
+                self.width(&b.ty)
+            ),
+            BinOp::Add => format!("({x}).add({y}, {w})"),
+            BinOp::Sub => format!("({x}).sub({y}, {w})"),
+            BinOp::Mul => format!("({x}).mul({y}, {w})"),
+            BinOp::BitAnd => format!("({x}).and({y})"),
+            BinOp::BitOr => format!("({x}).or({y})"),
+            BinOp::BitXor => format!("({x}).xor({y})"),
+            BinOp::Eq => format!("({x} == {y})"),
+            BinOp::Ne => format!("({x} != {y})"),
+            BinOp::Lt if signed => format!("({x}).lt_s(&{y}, {aw})"),
+            BinOp::Le if signed => format!("(!({y}).lt_s(&{x}, {aw}))"),
+            BinOp::Gt if signed => format!("({y}).lt_s(&{x}, {aw})"),
+            BinOp::Ge if signed => format!("(!({x}).lt_s(&{y}, {aw}))"),
+            BinOp::Lt => format!("({x}).lt_u(&{y})"),
+            BinOp::Le => format!("(!({y}).lt_u(&{x}))"),
+            BinOp::Gt => format!("({y}).lt_u(&{x})"),
+            BinOp::Ge => format!("(!({x}).lt_u(&{y}))"),
+            BinOp::Div => format!("({x}).div_rem({y}).0"),
+            BinOp::Mod => format!("({x}).div_rem({y}).1"),
+            BinOp::SatAdd if signed => format!("({x}).sat_add_s({y}, {w})"),
+            BinOp::SatAdd => format!("({x}).sat_add_u({y}, {w})"),
+            BinOp::SatSub if signed => format!("({x}).sat_sub_s({y}, {w})"),
+            BinOp::SatSub => format!("({x}).sat_sub_u({y}, {w})"),
+            BinOp::And | BinOp::Or => {
+                return bad(
+                    "internal: `&&`/`||` on bit strings",
+                    Some(a.span.to(b.span)),
+                );
+            }
+        })
+    }
+
     pub(super) fn cast(&self, ctx: &Ctx<'_>, a: &Expr, to: &Ty) -> Result<String, BackError> {
         let x = self.expr(ctx, a)?;
+        if self.is_wide(&a.ty) || self.is_wide(to) {
+            let (fw, fs, tw) = (self.width(&a.ty), a.ty.is_signed(self.prog), self.width(to));
+            return Ok(match (&a.ty, to) {
+                (Ty::Bool, _) => format!("{}::from_u128({x} as u128)", wide_path(tw)),
+                (_, Ty::Bool) => format!("(!({x}).is_zero())"),
+                (f, t) if self.is_wide(f) && self.is_wide(t) => {
+                    format!("{}::cast_from({x}, {fw}, {fs}, {tw})", wide_path(tw))
+                }
+                (f, t) if self.is_bits(f) && self.is_wide(t) => {
+                    format!("{}::cast_from_u128({x}, {fw}, {fs}, {tw})", wide_path(tw))
+                }
+                (f, t) if self.is_wide(f) && self.is_bits(t) => {
+                    format!("({x}).cast_to_u128({fw}, {fs}, {tw})")
+                }
+                _ => return bad("not supported yet: this cast", Some(a.span)),
+            });
+        }
         Ok(match (&a.ty, to) {
             (Ty::Bool, Ty::Bool) => x,
             (Ty::Bool, _) if self.is_bits(to) => format!("({x} as u128)"),
@@ -334,6 +461,19 @@ impl Gen<'_> {
     ) -> Result<(String, String), BackError> {
         if let ExprKind::Slice(base, hi, lo) = &a.kind {
             let p = self.place(ctx, base)?;
+            if self.is_wide(&base.ty) {
+                let copy_in = format!(
+                    "let mut {t} = {};",
+                    self.to_native(&self.expr(ctx, a)?, ty)?
+                );
+                let part = if self.is_wide(ty) {
+                    t.to_string()
+                } else {
+                    format!("{}::from_u128({t} as u128)", wide_path(128))
+                };
+                let copy_out = format!("{p} = {p}.set_slice({hi}, {lo}, {part});");
+                return Ok((copy_in, copy_out));
+            }
             let copy_in = format!(
                 "let mut {t} = {};",
                 self.to_native(&self.expr(ctx, a)?, ty)?
@@ -512,6 +652,25 @@ impl Gen<'_> {
             if let Ty::Varbit(max) = &d.ty {
                 total += max;
                 out.push(format!("{bp}.push_bytes({}.used());", self.place(ctx, &d)?));
+                continue;
+            }
+            if self.is_wide(&d.ty) {
+                // Pushed in pieces of at most 128 bits, most significant
+                // first: the packer concatenates.
+                let w = self.width(&d.ty);
+                total += w;
+                let t = ctx.tmp("wide");
+                out.push(format!("let {t} = {};", self.expr(ctx, &d)?));
+                let mut hi = w;
+                while hi > 0 {
+                    let lo = hi.saturating_sub(128);
+                    out.push(format!(
+                        "{bp}.push({t}.slice_u128({}, {lo}), {});",
+                        hi - 1,
+                        hi - lo
+                    ));
+                    hi = lo;
+                }
                 continue;
             }
             let w = match &d.ty {

@@ -148,6 +148,9 @@ impl Gen<'_> {
                     .map_or_else(|| "0".to_string(), |n| format!("digests::{n}"));
                 let mut flat = Vec::new();
                 self.flatten(data, &mut flat);
+                if let Some(d) = flat.iter().find(|d| self.is_wide(&d.ty)) {
+                    return self.refuse_wide("a digest field", Some(d.span));
+                }
                 let vals: Result<Vec<String>, BackError> = flat
                     .iter()
                     .map(|d| {
@@ -285,6 +288,33 @@ impl Gen<'_> {
                 s.push(format!(
                     "{{ let n__ = ({n} as usize).min({len}); {p}.elems.copy_within(n__..{len}, 0); for e__ in {p}.elems[{len} - n__..].iter_mut() {{ *e__ = Default::default(); }} {p}.next = {p}.next.saturating_sub(n__ as u32); }}"
                 ));
+            }
+            // A register of bit<W>/int<W> wider than 128 bits: cells of
+            // u64 limbs, read and written as `wide::Bits`.
+            Builtin::RegisterRead { inst, out, index } if self.is_wide(&out.ty) => {
+                let k = self.names.objects.register(extern_index(*inst)? as usize);
+                let cell = format!(
+                    "rt.registers[{k}].read_wide::<{}>(u32::try_from({}).unwrap_or(u32::MAX))",
+                    self.width(&out.ty).div_ceil(64),
+                    self.expr(ctx, index)?
+                );
+                s.push(self.assign_native(ctx, out, &cell)?);
+            }
+            Builtin::RegisterWrite { inst, index, value } if self.is_wide(&value.ty) => {
+                let k = self.names.objects.register(extern_index(*inst)? as usize);
+                s.push(format!(
+                    "let ix__ = u32::try_from({}).unwrap_or(u32::MAX);",
+                    self.expr(ctx, index)?
+                ));
+                s.push(format!(
+                    "rt.registers[{k}].write_wide(ix__, {});",
+                    self.expr(ctx, value)?
+                ));
+            }
+            Builtin::RegisterRead { out, .. } | Builtin::RegisterWrite { value: out, .. }
+                if self.cell_bits(out) > 128 =>
+            {
+                return self.refuse_wide("a register cell", Some(out.span));
             }
             Builtin::RegisterRead { inst, out, index } => {
                 let k = self.names.objects.register(extern_index(*inst)? as usize);

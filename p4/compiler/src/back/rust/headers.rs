@@ -142,7 +142,9 @@ impl Gen<'_> {
         let mut off = 0;
         for (ident, fw, is_bool) in &fields {
             let read = format!("::p4_target::packet::read_bits(d, o + {off}, {fw})");
-            let v = if *is_bool {
+            let v = if *fw > 128 {
+                format!("{}::read_bits(d, o + {off}, {fw})", wide_path(*fw))
+            } else if *is_bool {
                 format!("{read} != 0")
             } else {
                 let n = native_uint(*fw);
@@ -192,9 +194,13 @@ impl Gen<'_> {
         } else {
             let mut off = 0;
             for (ident, fw, _) in &fields {
-                w.line(format!(
-                    "::p4_target::packet::write_bits(&mut d, {off}, {fw}, self.{ident} as u128);"
-                ));
+                w.line(if *fw > 128 {
+                    format!("self.{ident}.write_bits(&mut d, {off}, {fw});")
+                } else {
+                    format!(
+                        "::p4_target::packet::write_bits(&mut d, {off}, {fw}, self.{ident} as u128);"
+                    )
+                });
                 off += fw;
             }
         }
@@ -213,6 +219,9 @@ impl Gen<'_> {
         let Some((_, max)) = c.varbit() else {
             return bad("internal: no varbit field", None);
         };
+        if c.leaves(self.prog).iter().any(|(_, t)| self.is_wide(t)) {
+            return self.refuse_wide("a field of a header with a varbit field", None);
+        }
         if !(fixed + max).is_multiple_of(8) || !fixed.is_multiple_of(8) {
             return bad(
                 format!("header `{}` is not a whole number of bytes", c.name),

@@ -14,7 +14,10 @@
 //!   width, always masked to the width), headers with a `valid` flag and
 //!   `extract`/`emit`; stacks → `Stack<H, N>`;
 //! - every bit-string expression is evaluated as a `u128` masked to its
-//!   width, with the helpers of `::p4_target::bits`;
+//!   width, with the helpers of `::p4_target::bits`; above 128 bits, fields
+//!   and values are `::p4_target::wide::Bits<L>` (`L` u64 limbs), also
+//!   masked, with its methods (`wide` in expr.rs); values at most 128 bits
+//!   wide keep the native code, whatever else is in the program;
 //! - the parser is a loop over a state enum returning `Err(error_code)`;
 //! - each control *instance* becomes free functions: `apply`, one per
 //!   action, one per table. They take the runtime, an `Env` (hidden
@@ -58,6 +61,17 @@ pub struct BackError {
 const ALLOW: &str = "#[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]";
 
 const BITS: &str = "::p4_target::bits";
+const WIDE: &str = "::p4_target::wide::Bits";
+
+/// The Rust type of a `width`-bit value above 128 bits.
+fn wide_ty(width: u32) -> String {
+    format!("{WIDE}<{}>", width.div_ceil(64))
+}
+
+/// `wide_ty` as a path for associated items (`Bits::<L>::ZERO`).
+fn wide_path(width: u32) -> String {
+    format!("{WIDE}::<{}>", width.div_ceil(64))
+}
 
 /// Parser states visited per packet before `ParserTimeout`.
 const PARSER_MAX_STEPS: u32 = 4096;
@@ -377,6 +391,7 @@ impl<'a> Gen<'a> {
     fn rust_ty(&self, ty: &Ty) -> Result<String, BackError> {
         Ok(match ty {
             Ty::Bool => "bool".into(),
+            Ty::Bit(w) | Ty::Int(w) if *w > 128 => wide_ty(*w),
             Ty::Bit(w) | Ty::Int(w) => native_uint(*w).into(),
             Ty::SerEnum(e) => {
                 let w = self.prog.enums[*e]
@@ -384,7 +399,11 @@ impl<'a> Gen<'a> {
                     .as_ref()
                     .and_then(|r| r.scalar_width(self.prog))
                     .unwrap_or(32);
-                native_uint(w).into()
+                if w > 128 {
+                    wide_ty(w)
+                } else {
+                    native_uint(w).into()
+                }
             }
             Ty::Error | Ty::Enum(_) => "u32".into(),
             Ty::Composite(c) => {
@@ -422,6 +441,29 @@ impl<'a> Gen<'a> {
         ty.scalar_width(self.prog).unwrap_or(32)
     }
 
+    /// Whether the type is a bit string wider than 128 bits (held as a
+    /// `wide::Bits` in expressions and storage alike).
+    fn is_wide(&self, ty: &Ty) -> bool {
+        self.is_bits(ty) && self.width(ty) > 128
+    }
+
+    /// An error for a construct not supported yet on values above 128 bits.
+    fn refuse_wide<T>(&self, what: &str, span: Option<Span>) -> Result<T, BackError> {
+        let of = if what.ends_with(" is") { "" } else { " of" };
+        bad(
+            format!("not supported yet: {what}{of} a bit string wider than 128 bits"),
+            span,
+        )
+    }
+
+    /// Bits a register cell of this value's type takes (its scalars'
+    /// [`Self::cell_width`]s added up).
+    fn cell_bits(&self, e: &Expr) -> u32 {
+        let mut fields = Vec::new();
+        self.flatten(std::slice::from_ref(e), &mut fields);
+        fields.iter().map(|f| self.cell_width(&f.ty)).sum()
+    }
+
     /// Bits a scalar takes in a register cell (a `bool` is one bit).
     fn cell_width(&self, ty: &Ty) -> u32 {
         if *ty == Ty::Bool { 1 } else { self.width(ty) }
@@ -429,7 +471,9 @@ impl<'a> Gen<'a> {
 
     /// Converts a canonical expression value to the native storage type.
     fn to_native(&self, e: &str, ty: &Ty) -> Result<String, BackError> {
-        if self.is_bits(ty) {
+        if self.is_wide(ty) {
+            Ok(e.to_string())
+        } else if self.is_bits(ty) {
             let n = self.rust_ty(ty)?;
             if n == "u128" {
                 Ok(e.to_string())
@@ -443,7 +487,9 @@ impl<'a> Gen<'a> {
 
     /// Converts a native place/value to the canonical expression value.
     fn native_to_value(&self, e: &str, ty: &Ty) -> String {
-        if self.is_bits(ty) {
+        if self.is_wide(ty) {
+            e.to_string()
+        } else if self.is_bits(ty) {
             format!("({e} as u128)")
         } else {
             e.to_string()
@@ -453,6 +499,7 @@ impl<'a> Gen<'a> {
     fn default_value(&self, ty: &Ty) -> Result<String, BackError> {
         Ok(match ty {
             Ty::Bool => "false".into(),
+            t if self.is_wide(t) => format!("{}::ZERO", wide_path(self.width(t))),
             Ty::Bit(_) | Ty::Int(_) | Ty::SerEnum(_) => format!("0{}", self.rust_ty(ty)?),
             Ty::Error | Ty::Enum(_) => "0u32".into(),
             _ => format!("<{} as Default>::default()", self.rust_ty(ty)?),

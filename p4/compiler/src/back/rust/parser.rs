@@ -110,6 +110,9 @@ impl Gen<'_> {
                 Transition::Select(exprs, cases) => {
                     let mut key_names = Vec::new();
                     for (k, e) in exprs.iter().enumerate() {
+                        if self.is_wide(&e.ty) {
+                            return self.refuse_wide("a select expression", Some(e.span));
+                        }
                         let v = self.expr(&ctx, e)?;
                         let v = if e.ty == Ty::Bool {
                             format!("({v} as u128)")

@@ -54,6 +54,9 @@ impl Gen<'_> {
                 self.block(ctx, b)?;
                 self.w.close("}");
             }
+            Stmt::Switch(e, _) if self.is_wide(&e.ty) => {
+                return self.refuse_wide("a switch statement", Some(e.span));
+            }
             Stmt::Switch(e, cases) => {
                 let v = self.expr(ctx, e)?;
                 self.w.open(format!("match {v} {{"));

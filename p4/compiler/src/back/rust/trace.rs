@@ -24,6 +24,9 @@ impl Gen<'_> {
         for (path, ty) in c.leaves(self.prog) {
             let ident = super::headers::leaf_ident(&path);
             let v = match &ty {
+                // The trace records u128 values: a wide field shows its
+                // low 128 bits.
+                t if self.is_wide(t) => format!("self.{ident}.low_u128()"),
                 Ty::Bool => format!("u128::from(self.{ident})"),
                 Ty::Int(w) => format!("(self.{ident} as u128) & {BITS}::mask({w})"),
                 Ty::Varbit(_) => continue,
