@@ -49,6 +49,9 @@ pub struct CompileOutput {
     pub p4info_binary: Vec<u8>,
     /// Warnings (never errors).
     pub warnings: Vec<Diagnostic>,
+    /// User-defined externs the generated code needs a Rust implementation
+    /// of (see `back::rust::user_externs`); empty for most programs.
+    pub user_externs: Vec<back::rust::RequiredExtern>,
 }
 
 /// Compiles the v1model program at `path` to Rust.
@@ -85,13 +88,14 @@ pub fn compile_with_sources(
     warnings.extend(more);
     let p4info_text = back::p4info::p4info_text(&info);
     let p4info_binary = back::p4info::p4info_binary(&info);
-    match back::rust::write(&ir, &info, &p4info_text) {
-        Ok(rust) => (
+    match back::rust::write_with_externs(&ir, &info, &p4info_text) {
+        Ok((rust, user_externs)) => (
             Ok(CompileOutput {
                 rust,
                 p4info_text,
                 p4info_binary,
                 warnings,
+                user_externs,
             }),
             sources,
         ),

@@ -1113,7 +1113,12 @@ impl Checker {
                 .get(n)
                 .map(|d| super::ParamSpec::of(&d.ctor_params)),
             _ => crate::v1model::object(&name.ident.name)
-                .map(|o| super::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string()))),
+                .map(|o| super::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string())))
+                .or_else(|| {
+                    let u = self.user_extern_index(&name.ident.name)?;
+                    let ctor = &self.prog.user_externs[u as usize].ctor;
+                    Some(super::ParamSpec::named(ctor.iter().map(|p| p.name.clone())))
+                }),
         };
         let bound: Vec<ast::Expr> = match params {
             Some(params) => {
@@ -1195,7 +1200,8 @@ impl Checker {
             }
             true
         };
-        let kind = match kind_name {
+        let kind = 'kind: {
+            match kind_name {
             "register" => {
                 if !want(self, 1) {
                     return;
@@ -1311,7 +1317,14 @@ impl Checker {
             _ => {
                 match sym {
                     Some(Sym::ExternDecl(_)) => {
-                        self.unsupported(i.span, &format!("the extern `{kind_name}`"))
+                        if let Some(u) = self.user_extern_index(kind_name) {
+                            match self.user_instance(u, targs.len(), &args, i.span) {
+                                Some(k) => break 'kind k,
+                                None => return,
+                            }
+                        }
+                        let what = format!("the extern `{kind_name}`");
+                        self.refused_user_extern(kind_name, &what, i.span)
                     }
                     Some(_) => self.error(
                         codes::WRONG_KIND,
@@ -1326,6 +1339,7 @@ impl Checker {
                     ),
                 }
                 return;
+            }
             }
         };
         let ctl = &mut self.prog.controls[h];

@@ -50,6 +50,7 @@ mod expr;
 pub mod fold;
 mod program_info;
 mod stmt;
+mod user_externs;
 
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
@@ -195,6 +196,10 @@ pub(crate) struct Checker {
     pub(crate) function_params: HashMap<usize, Vec<ParamSpec>>,
     /// Top-level extern instantiations, in order.
     pub(crate) global_externs: Vec<ast::Instantiation>,
+    /// User extern declarations the compiler cannot take, by name: what is
+    /// not supported, reported where the extern is used (p4c accepts an
+    /// unused declaration).
+    pub(crate) refused_user_externs: HashMap<String, String>,
 }
 
 /// A parameter as call binding sees it: its name and default value.
@@ -261,6 +266,7 @@ pub fn check(
         action_params: HashMap::new(),
         function_params: HashMap::new(),
         global_externs: Vec::new(),
+        refused_user_externs: HashMap::new(),
     };
     for d in &prog.decls {
         c.top_decl(d);
@@ -656,11 +662,17 @@ impl Checker {
                         ),
                     }
                 }
+                if crate::v1model::object(&e.name.name).is_none() {
+                    self.user_extern_decl(e);
+                }
             }
             ast::Decl::ExternFunction(f) => {
                 let n = f.name.clone();
                 self.declare(&n, Sym::ExternDecl(f.name.name.clone()));
                 self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
+                if crate::v1model::functions(&f.name.name).next().is_none() {
+                    self.user_function_decl(f);
+                }
             }
             ast::Decl::ParserType(s) | ast::Decl::ControlType(s) | ast::Decl::Package(s) => {
                 self.declare(&s.name, Sym::BlockType);
