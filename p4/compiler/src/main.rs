@@ -91,6 +91,11 @@ enum Command {
         /// Include directory (repeatable).
         #[arg(short = 'I', long = "include")]
         include: Vec<PathBuf>,
+        /// Rust file implementing the program's user-defined externs: it
+        /// defines `pub struct UserExterns` implementing the generated
+        /// `Externs` trait (README.md, "User-defined externs").
+        #[arg(long)]
+        externs: Option<PathBuf>,
     },
 }
 
@@ -197,11 +202,17 @@ fn main() -> ExitCode {
             program,
             out,
             include,
+            externs,
         } => {
             let opts = p4_compiler::CompileOptions {
                 include_dirs: include,
             };
-            match p4_compiler::switch_crate::write_switch_crate(&program, &out, &opts) {
+            match p4_compiler::switch_crate::write_switch_crate(
+                &program,
+                &out,
+                &opts,
+                externs.as_deref(),
+            ) {
                 Ok(name) => {
                     println!(
                         "wrote {name} to {}; build it with: cargo build --release --manifest-path {}",
