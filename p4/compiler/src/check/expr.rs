@@ -2173,6 +2173,17 @@ impl Checker {
                     return Some(Self::void_call(Call::ControlApply(i, v), span));
                 }
                 Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
+                Some(Sym::ExternDecl(n)) if self.user_extern_index(&n).is_some() => {
+                    self.error_label(
+                        codes::WRONG_KIND,
+                        base.span,
+                        format!(
+                            "`{n}` is an extern type: call `{m}` on an instance of it (`{n}(..) name;`)"
+                        ),
+                        "not an instance",
+                    );
+                    return None;
+                }
                 Some(Sym::Packet(out)) => {
                     return self.packet_method(out, m, member.span, type_args, args, span);
                 }
