@@ -227,7 +227,9 @@ pub fn run_dir_traced(
                             .with_context(|| format!("reading {}", path.display()))?;
                         write_if_changed(&src.join(format!("{id}.externs.rs")), &code)?;
                         (
-                            format!("\n    pub mod externs {{\n        include!(\"{id}.externs.rs\");\n    }}"),
+                            format!(
+                                "\n    pub mod externs {{\n        include!(\"{id}.externs.rs\");\n    }}"
+                            ),
                             format!("{id}::Program::<{id}::externs::UserExterns>::new()"),
                         )
                     }

@@ -191,6 +191,42 @@ mod tests {
     }
 
     #[test]
+    fn user_externs_need_an_implementation_which_goes_into_the_crate() {
+        let program = workspace_root().join("tests/stf/user_externs.p4");
+        let dir = std::env::temp_dir().join(format!("p4-switch-externs-{}", std::process::id()));
+        let err = write_switch_crate(&program, &dir, &CompileOptions::default(), None).unwrap_err();
+        let SwitchCrateError::MissingExterns(msg) = err else {
+            panic!("expected MissingExterns, got {err:?}");
+        };
+        for item in [
+            "--externs FILE",
+            "extern object type `Tally`: implement trait `Tally` and name the type as `Externs::Tally`",
+            "extern function `mix16`: implement method `Externs::mix16`",
+            "extern function `swap_bytes`: implement method `Externs::swap_bytes`",
+        ] {
+            assert!(msg.contains(item), "missing `{item}` in:\n{msg}");
+        }
+        assert!(
+            !dir.exists(),
+            "nothing is written without an implementation"
+        );
+
+        let externs = workspace_root().join("tests/stf/user_externs.externs.rs");
+        write_switch_crate(&program, &dir, &CompileOptions::default(), Some(&externs)).unwrap();
+        let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+        assert!(main.contains("include!(\"externs.rs\")"), "{main}");
+        assert!(
+            main.contains("program::Program::<program::externs::UserExterns>::new()"),
+            "{main}"
+        );
+        assert_eq!(
+            std::fs::read(dir.join("src/externs.rs")).unwrap(),
+            std::fs::read(&externs).unwrap()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_broken_program_writes_nothing() {
         let dir = std::env::temp_dir().join(format!("p4-switch-crate-bad-{}", std::process::id()));
         let bad = std::env::temp_dir().join(format!("bad-{}.p4", std::process::id()));

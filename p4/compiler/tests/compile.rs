@@ -1244,7 +1244,10 @@ fn error_user_extern_abstract_method() {
     check_errors(
         "user_extern_abstract_method",
         &program(&[
-            ("DECLS", "extern Hook { Hook(); abstract bit<8> run(in bit<8> x); }"),
+            (
+                "DECLS",
+                "extern Hook { Hook(); abstract bit<8> run(in bit<8> x); }",
+            ),
             ("LOCALS", "Hook() h;"),
         ]),
     );
@@ -1288,7 +1291,11 @@ fn user_externs_compile_and_are_listed_for_the_implementation() {
         "pub struct Program<X__: Externs> {",
         "I_t: <X__::Tally as Tally>::new(0x5u32),",
     ] {
-        assert!(out.rust.contains(item), "missing `{item}` in:\n{}", out.rust);
+        assert!(
+            out.rust.contains(item),
+            "missing `{item}` in:\n{}",
+            out.rust
+        );
     }
 }
 
@@ -1302,4 +1309,51 @@ fn unused_user_externs_need_no_implementation() {
     let out = res.unwrap_or_else(|d| panic!("{}", render(&d, &sources)));
     assert!(out.user_externs.is_empty());
     assert!(out.rust.contains("pub struct Program {"), "{}", out.rust);
+}
+
+/// README.md's "User-defined externs" stays true: its P4 is the test
+/// program's, its traits are what the compiler generates for it, and its
+/// implementation is the file the STF corpus runs.
+#[test]
+fn readme_user_externs_section_is_the_tested_example() {
+    let root = dir().join("../../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme
+        .find("## User-defined externs")
+        .expect("the section exists");
+    let end = start + readme[start..].find("\n## Compiler limitations").unwrap();
+    let section = &readme[start..end];
+    let blocks = |lang: &str| -> Vec<String> {
+        let fence = format!("```{lang}\n");
+        section
+            .split(fence.as_str())
+            .skip(1)
+            .map(|b| b[..b.find("```").unwrap()].to_string())
+            .collect()
+    };
+    let p4_path = root.join("tests/stf/user_externs.p4");
+    let p4 = std::fs::read_to_string(&p4_path).unwrap();
+    let p4_blocks = blocks("p4");
+    assert_eq!(p4_blocks.len(), 1);
+    assert!(
+        p4.contains(&p4_blocks[0]),
+        "README's P4 is not in {}",
+        p4_path.display()
+    );
+    let (res, sources) = compile_with_sources(&p4_path, &CompileOptions::default());
+    let out = res.unwrap_or_else(|d| panic!("{}", render(&d, &sources)));
+    let generated: String = out
+        .rust
+        .lines()
+        .filter(|l| !l.starts_with("#[allow("))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let rust = blocks("rust");
+    assert_eq!(rust.len(), 3, "two generated traits and the implementation");
+    for b in &rust[..2] {
+        assert!(generated.contains(b.as_str()), "not generated:\n{b}");
+    }
+    let implementation =
+        std::fs::read_to_string(root.join("tests/stf/user_externs.externs.rs")).unwrap();
+    assert_eq!(rust[2], implementation);
 }

@@ -38,8 +38,10 @@
 //! csum16), clone/resubmit/recirculate (also the deprecated data forms),
 //! digests, truncate, assert/assume, static_assert, bound action arguments.
 //!
-//! Not supported yet, each with a `P4E1060` diagnostic naming it: user
-//! extern types and functions, abstract methods, extern
+//! User-defined externs are checked in [`user_externs`].
+//!
+//! Not supported yet, each with a `P4E1060` diagnostic naming it: generic
+//! and abstract user externs (see [`user_externs`]), extern
 //! instances in parsers, global variables, header-union initialisers,
 //! varbit fields in structs or stacks, ranges over signed keys, and
 //! checksums with payload for algorithms other than csum16.

@@ -27,16 +27,27 @@ impl Checker {
     pub(super) fn user_extern_decl(&mut self, e: &ast::ExternDecl) {
         let before = self.diags.len();
         let r = self.user_extern_sig(e);
-        // Unknown type names were reported by the caller already.
-        let clean = self.diags.len() == before;
-        self.diags.truncate(before);
-        match r {
-            Ok(u) if clean => self.prog.user_externs.push(u),
-            Ok(_) => {}
-            Err(why) => {
-                self.refused_user_externs.insert(e.name.name.clone(), why);
-            }
+        if let Some(u) = self.settle_decl(&e.name.name, before, r) {
+            self.prog.user_externs.push(u);
         }
+    }
+
+    /// Keeps a declaration's result: problems in its signature are not
+    /// reported here (unknown type names were by the caller) but where the
+    /// extern is used, with what went wrong.
+    fn settle_decl<T>(&mut self, name: &str, before: usize, r: Result<T, String>) -> Option<T> {
+        let first = self.diags.get(before).map(|d| d.message.clone());
+        self.diags.truncate(before);
+        let why = match (r, first) {
+            (Ok(t), None) => return Some(t),
+            (Err(why), _) if !why.is_empty() => why,
+            (_, first) => format!(
+                "the extern `{name}` ({})",
+                first.unwrap_or_else(|| "its signature".into())
+            ),
+        };
+        self.refused_user_externs.insert(name.to_string(), why);
+        None
     }
 
     fn user_extern_sig(&mut self, e: &ast::ExternDecl) -> Result<ir::UserExtern, String> {
@@ -79,14 +90,8 @@ impl Checker {
     pub(super) fn user_function_decl(&mut self, f: &ast::FunctionPrototype) {
         let before = self.diags.len();
         let r = self.user_fn(&f.name.name, f);
-        let clean = self.diags.len() == before;
-        self.diags.truncate(before);
-        match r {
-            Ok(u) if clean => self.prog.user_functions.push(u),
-            Ok(_) => {}
-            Err(why) => {
-                self.refused_user_externs.insert(f.name.name.clone(), why);
-            }
+        if let Some(u) = self.settle_decl(&f.name.name, before, r) {
+            self.prog.user_functions.push(u);
         }
     }
 
@@ -132,7 +137,12 @@ impl Checker {
     ) -> Result<Vec<ir::UserParam>, String> {
         let mut out = Vec::new();
         for p in params {
-            let ty = self.ty(&p.ty).ok_or_else(String::new)?;
+            // An `int` constructor parameter: the value comes as an i128.
+            let ty = if ctor && matches!(p.ty.kind, ast::TypeKind::Int) {
+                Ty::Int(128)
+            } else {
+                self.ty(&p.ty).ok_or_else(String::new)?
+            };
             let ok = if ctor {
                 matches!(ty, Ty::Bool | Ty::Bit(_) | Ty::Int(_))
             } else {
@@ -141,7 +151,7 @@ impl Checker {
             };
             if !ok {
                 let allowed = if ctor {
-                    "extern constructor parameters other than bit<W>, int<W> and bool"
+                    "extern constructor parameters other than bit<W>, int<W>, int and bool"
                 } else {
                     "extern parameters other than scalars, headers and structs"
                 };
@@ -153,7 +163,9 @@ impl Checker {
                 ast::Direction::In | ast::Direction::None => ir::Direction::In,
             };
             if ctor && dir != ir::Direction::In {
-                return Err(format!("extern constructor parameters with a direction (`{what}`)"));
+                return Err(format!(
+                    "extern constructor parameters with a direction (`{what}`)"
+                ));
             }
             out.push(ir::UserParam {
                 name: p.name.name.clone(),
@@ -251,7 +263,12 @@ impl Checker {
 
     /// The parameters a call of method `m` of user extern `decl` with
     /// `n_args` arguments binds to (overloads by arity).
-    pub(crate) fn user_method_params(&self, decl: u32, m: &str, n_args: usize) -> Option<Vec<ParamSpec>> {
+    pub(crate) fn user_method_params(
+        &self,
+        decl: u32,
+        m: &str,
+        n_args: usize,
+    ) -> Option<Vec<ParamSpec>> {
         let u = &self.prog.user_externs[decl as usize];
         let cands: Vec<&ir::UserFn> = u.methods.iter().filter(|f| f.name == m).collect();
         let f = cands
@@ -314,13 +331,19 @@ impl Checker {
             self.error_label(
                 codes::UNKNOWN_METHOD,
                 mspan,
-                format!("extern `{}` (instance `{inst_name}`) has no method `{m}`", u.name),
+                format!(
+                    "extern `{}` (instance `{inst_name}`) has no method `{m}`",
+                    u.name
+                ),
                 "unknown method",
             );
             return None;
         }
         let Some(&(mi, f)) = cands.iter().find(|(_, f)| f.params.len() == args.len()) else {
-            let arities: Vec<String> = cands.iter().map(|(_, f)| f.params.len().to_string()).collect();
+            let arities: Vec<String> = cands
+                .iter()
+                .map(|(_, f)| f.params.len().to_string())
+                .collect();
             self.error_label(
                 codes::ARG_COUNT,
                 span,
@@ -377,7 +400,10 @@ impl Checker {
             return None;
         }
         let Some((fi, f)) = cands.iter().find(|(_, f)| f.params.len() == args.len()) else {
-            let arities: Vec<String> = cands.iter().map(|(_, f)| f.params.len().to_string()).collect();
+            let arities: Vec<String> = cands
+                .iter()
+                .map(|(_, f)| f.params.len().to_string())
+                .collect();
             self.error_label(
                 codes::ARG_COUNT,
                 span,

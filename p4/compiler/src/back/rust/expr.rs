@@ -495,7 +495,10 @@ impl Gen<'_> {
                 ))
             }
             Call::Builtin(b)
-                if matches!(**b, Builtin::UserMethod { .. } | Builtin::UserFunction { .. }) =>
+                if matches!(
+                    **b,
+                    Builtin::UserMethod { .. } | Builtin::UserFunction { .. }
+                ) =>
             {
                 self.user_call(ctx, b, span)
             }

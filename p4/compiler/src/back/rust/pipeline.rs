@@ -40,7 +40,11 @@ impl Gen<'_> {
             ),
             None => (String::new(), "Program".to_string(), ""),
         };
-        let user = self.names.user.as_ref().map(|u| (u.objects.clone(), u.param.clone()));
+        let user = self
+            .names
+            .user
+            .as_ref()
+            .map(|u| (u.objects.clone(), u.param.clone()));
         let w = &mut self.w;
         w.line("/// One packet between parse and deparse.");
         w.line(ALLOW);
@@ -70,9 +74,15 @@ impl Gen<'_> {
                 w.close("}");
                 w.line("");
                 w.line(ALLOW);
-                w.open(format!("impl{generics} ::core::fmt::Debug for {prog_ty} {{"));
-                w.open("fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {");
-                w.line("f.debug_struct(\"Program\").field(\"rt\", &self.rt).finish_non_exhaustive()");
+                w.open(format!(
+                    "impl{generics} ::core::fmt::Debug for {prog_ty} {{"
+                ));
+                w.open(
+                    "fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {",
+                );
+                w.line(
+                    "f.debug_struct(\"Program\").field(\"rt\", &self.rt).finish_non_exhaustive()",
+                );
                 w.close("}");
                 w.close("}");
             }
@@ -118,7 +128,9 @@ impl Gen<'_> {
         w.close("}");
         w.line("");
         w.line(ALLOW);
-        w.open(format!("impl{generics} ::p4_target::pipeline::Pipeline for {prog_ty} {{"));
+        w.open(format!(
+            "impl{generics} ::p4_target::pipeline::Pipeline for {prog_ty} {{"
+        ));
         w.line("type Packet = Packet;");
         w.open("fn info(&self) -> &'static ::p4_target::info::ProgramInfo {");
         w.line("&PROGRAM_INFO");

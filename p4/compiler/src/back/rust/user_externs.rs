@@ -61,9 +61,8 @@ pub struct RequiredExtern {
 /// each extern, the trait to implement, and how to supply it (`how`, e.g.
 /// "pass --externs FILE").
 pub fn missing_externs_message(program: &str, required: &[RequiredExtern], how: &str) -> String {
-    let mut s = format!(
-        "`{program}` uses user-defined externs that need a Rust implementation ({how}):\n"
-    );
+    let mut s =
+        format!("`{program}` uses user-defined externs that need a Rust implementation ({how}):\n");
     for r in required {
         s.push_str(&format!("  - {}: implement {}\n", r.p4, r.rust));
     }
@@ -160,7 +159,13 @@ impl Gen<'_> {
             return Vec::new();
         };
         let mut v = Vec::new();
-        for (ui, ext) in self.prog.user_externs.iter().enumerate().filter(|(_, e)| e.used) {
+        for (ui, ext) in self
+            .prog
+            .user_externs
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.used)
+        {
             v.push(RequiredExtern {
                 p4: format!("extern object type `{}`", ext.name),
                 rust: format!(
@@ -169,7 +174,13 @@ impl Gen<'_> {
                 ),
             });
         }
-        for (fi, f) in self.prog.user_functions.iter().enumerate().filter(|(_, f)| f.used) {
+        for (fi, f) in self
+            .prog
+            .user_functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.used)
+        {
             v.push(RequiredExtern {
                 p4: format!("extern function `{}`", f.name),
                 rust: format!("method `{}::{}`", u.externs, u.functions[fi]),
@@ -184,6 +195,15 @@ impl Gen<'_> {
         match &self.names.user {
             Some(u) => format!("<{}: {}>", u.param, u.externs),
             None => String::new(),
+        }
+    }
+
+    /// The Rust type of a constructor parameter: signed integers come as
+    /// the signed native type (`int` as `i128`), the rest as elsewhere.
+    fn ctor_ty(&self, ty: &Ty) -> Result<String, BackError> {
+        match ty {
+            Ty::Int(w) => Ok(native_uint(*w).replace('u', "i")),
+            _ => self.rust_ty(ty),
         }
     }
 
@@ -231,7 +251,13 @@ impl Gen<'_> {
         };
         let mut lines: Vec<(bool, String)> = Vec::new();
         let mut line = |open_close: bool, s: String| lines.push((open_close, s));
-        let used_externs = || self.prog.user_externs.iter().enumerate().filter(|(_, e)| e.used);
+        let used_externs = || {
+            self.prog
+                .user_externs
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.used)
+        };
         for (ui, ext) in used_externs() {
             line(
                 false,
@@ -241,11 +267,18 @@ impl Gen<'_> {
                 ),
             );
             line(false, ALLOW.into());
-            line(true, format!("pub trait {}: Send + 'static {{", u.traits[ui]));
+            line(
+                true,
+                format!("pub trait {}: Send + 'static {{", u.traits[ui]),
+            );
             let ctor: Vec<String> = ext
                 .ctor
                 .iter()
-                .map(|p| format!("{} {}", p4_ty_name(self.prog, &p.ty), p.name))
+                .map(|p| match p.ty {
+                    // How the checker holds an `int` constructor parameter.
+                    Ty::Int(128) => format!("int {}", p.name),
+                    _ => format!("{} {}", p4_ty_name(self.prog, &p.ty), p.name),
+                })
                 .collect();
             line(
                 false,
@@ -253,7 +286,7 @@ impl Gen<'_> {
             );
             let mut params = Vec::new();
             for p in &ext.ctor {
-                params.push(format!("{}: {}", escape(&p.name), self.rust_ty(&p.ty)?));
+                params.push(format!("{}: {}", escape(&p.name), self.ctor_ty(&p.ty)?));
             }
             line(
                 false,
@@ -268,10 +301,11 @@ impl Gen<'_> {
         }
         line(
             false,
-            format!(
-                "/// The program's user-defined externs: one type per extern object type, one method per extern function. `{}<X>` runs the program with `X`'s.",
-                "Program"
-            ),
+            "/// The program's user-defined externs: a type per extern object type, a method per extern".into(),
+        );
+        line(
+            false,
+            "/// function. `Program<X>` runs the program with `X`'s.".into(),
         );
         line(false, ALLOW.into());
         line(
@@ -285,7 +319,13 @@ impl Gen<'_> {
             );
             line(false, format!("type {0}: {0};", u.traits[ui]));
         }
-        for (fi, f) in self.prog.user_functions.iter().enumerate().filter(|(_, f)| f.used) {
+        for (fi, f) in self
+            .prog
+            .user_functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.used)
+        {
             line(false, format!("/// `extern {};`", self.p4_prototype(f)));
             line(false, self.rust_method(f, &u.functions[fi])?);
         }
@@ -294,10 +334,14 @@ impl Gen<'_> {
         let x = &u.param;
         line(
             false,
-            "/// Every user extern object of the program (one per instance), and the extern functions.".into(),
+            "/// Every user extern object of the program (one per instance), and the functions."
+                .into(),
         );
         line(false, ALLOW.into());
-        line(true, format!("pub struct {}<{x}: {}> {{", u.objects, u.externs));
+        line(
+            true,
+            format!("pub struct {}<{x}: {}> {{", u.objects, u.externs),
+        );
         line(false, "/// The extern functions.".into());
         line(false, format!("pub functions: {x},"));
         for (ii, inst) in self.prog.user_instances.iter().enumerate() {
@@ -327,11 +371,7 @@ impl Gen<'_> {
                 args.push(match v {
                     ConstValue::Bool(b) => b.to_string(),
                     ConstValue::Bit { value, .. } => format!("{value:#x}{}", self.rust_ty(&p.ty)?),
-                    ConstValue::Int { width, value } => format!(
-                        "{:#x}{}",
-                        p4_target::bits::wrap(*value as u128, *width),
-                        self.rust_ty(&p.ty)?
-                    ),
+                    ConstValue::Int { value, .. } => format!("{value}{}", self.ctor_ty(&p.ty)?),
                     ConstValue::Integer(v) => format!("{v}"),
                 });
             }
@@ -362,9 +402,17 @@ impl Gen<'_> {
 
     /// A call of a user extern method or function, as an expression of the
     /// call's value (`()` for `void`).
-    pub(super) fn user_call(&self, ctx: &Ctx<'_>, b: &Builtin, span: Span) -> Result<String, BackError> {
+    pub(super) fn user_call(
+        &self,
+        ctx: &Ctx<'_>,
+        b: &Builtin,
+        span: Span,
+    ) -> Result<String, BackError> {
         let Some(u) = &self.names.user else {
-            return bad("internal: user extern call without user externs", Some(span));
+            return bad(
+                "internal: user extern call without user externs",
+                Some(span),
+            );
         };
         let (f, callee, args) = match b {
             Builtin::UserMethod { inst, method, args } => {
@@ -375,7 +423,10 @@ impl Gen<'_> {
                 let idx = self.prog.instances[i].extern_index[*inst as usize] as usize;
                 let decl = self.prog.user_instances[idx].decl as usize;
                 let f = &self.prog.user_externs[decl].methods[*method as usize];
-                let callee = format!("{EXT}.{}.{}", u.fields[idx], u.methods[decl][*method as usize]);
+                let callee = format!(
+                    "{EXT}.{}.{}",
+                    u.fields[idx], u.methods[decl][*method as usize]
+                );
                 (f, callee, args)
             }
             Builtin::UserFunction { func, args } => {
@@ -393,7 +444,13 @@ impl Gen<'_> {
         let list: Vec<String> = list
             .into_iter()
             .zip(&f.params)
-            .map(|(a, p)| if p.dir == Direction::In { format!("&{a}") } else { a })
+            .map(|(a, p)| {
+                if p.dir == Direction::In {
+                    format!("&{a}")
+                } else {
+                    a
+                }
+            })
             .collect();
         let call = format!("{callee}({})", list.join(", "));
         let call = self.native_to_value(&call, &f.ret);
