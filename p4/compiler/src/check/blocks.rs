@@ -1114,11 +1114,7 @@ impl Checker {
                 .map(|d| super::ParamSpec::of(&d.ctor_params)),
             _ => crate::v1model::object(&name.ident.name)
                 .map(|o| super::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string())))
-                .or_else(|| {
-                    let u = self.user_extern_index(&name.ident.name)?;
-                    let ctor = &self.prog.user_externs[u as usize].ctor;
-                    Some(super::ParamSpec::named(ctor.iter().map(|p| p.name.clone())))
-                }),
+                .or_else(|| self.user_ctor_params(&name.ident.name)),
         };
         let bound: Vec<ast::Expr> = match params {
             Some(params) => {
@@ -1318,11 +1314,14 @@ impl Checker {
                 _ => {
                     match sym {
                         Some(Sym::ExternDecl(_)) => {
-                            if let Some(u) = self.user_extern_index(kind_name) {
-                                match self.user_instance(u, targs.len(), &args, i.span) {
+                            use super::user_externs::UserType;
+                            match self.user_extern_type(kind_name, targs, i.span) {
+                                UserType::Found(u) => match self.user_instance(u, &args, i.span) {
                                     Some(k) => break 'kind k,
                                     None => return,
-                                }
+                                },
+                                UserType::Reported => return,
+                                UserType::NotUser => {}
                             }
                             let what = format!("the extern `{kind_name}`");
                             self.refused_user_extern(kind_name, &what, i.span)

@@ -2173,7 +2173,7 @@ impl Checker {
                     return Some(Self::void_call(Call::ControlApply(i, v), span));
                 }
                 Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
-                Some(Sym::ExternDecl(n)) if self.user_extern_index(&n).is_some() => {
+                Some(Sym::ExternDecl(n)) if self.is_user_extern_type(&n) => {
                     self.error_label(
                         codes::WRONG_KIND,
                         base.span,

@@ -107,6 +107,12 @@ pub(crate) enum Sym {
     GlobalExtern,
 }
 
+/// A user extern type's declaration and the scopes it was declared in.
+pub(crate) type UserExternAst = (ast::ExternDecl, Vec<HashMap<String, Sym>>);
+
+/// A generic user extern function's prototype and its scopes.
+pub(crate) type GenericUserFn = (ast::FunctionPrototype, Vec<HashMap<String, Sym>>);
+
 /// Where statements are being checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BodyKind {
@@ -202,6 +208,11 @@ pub(crate) struct Checker {
     /// not supported, reported where the extern is used (p4c accepts an
     /// unused declaration).
     pub(crate) refused_user_externs: HashMap<String, String>,
+    /// Every user extern object type's declaration, with the scopes it was
+    /// declared in (generic ones and generic methods are checked per use).
+    pub(crate) user_extern_asts: HashMap<String, UserExternAst>,
+    /// Generic user extern functions (overloads), with their scopes.
+    pub(crate) generic_user_fns: HashMap<String, Vec<GenericUserFn>>,
 }
 
 /// A parameter as call binding sees it: its name and default value.
@@ -269,6 +280,8 @@ pub fn check(
         function_params: HashMap::new(),
         global_externs: Vec::new(),
         refused_user_externs: HashMap::new(),
+        user_extern_asts: HashMap::new(),
+        generic_user_fns: HashMap::new(),
     };
     for d in &prog.decls {
         c.top_decl(d);
@@ -1450,68 +1463,8 @@ impl Checker {
     ) -> Option<Handle<ir::Function>> {
         self.ctor_used.insert(name.to_string());
         let (decl, scopes) = self.generic_fns.get(name)?.clone();
-        let n = decl.type_params.len();
-        let tys: Vec<Ty> = if !type_args.is_empty() {
-            if type_args.len() != n {
-                self.error_label(
-                    codes::ARG_COUNT,
-                    span,
-                    format!(
-                        "function `{name}` takes {n} type argument(s), {} given",
-                        type_args.len()
-                    ),
-                    "wrong number of type arguments",
-                );
-                return None;
-            }
-            let tys: Option<Vec<Ty>> = type_args.iter().map(|t| self.ty(t)).collect();
-            tys?
-        } else {
-            let mut inferred: Vec<Option<Ty>> = vec![None; n];
-            for (p, a) in decl.params.iter().zip(args) {
-                let ast::TypeKind::Named {
-                    name: tn,
-                    args: targs,
-                } = &p.ty.kind
-                else {
-                    continue;
-                };
-                let Some(k) = decl
-                    .type_params
-                    .iter()
-                    .position(|t| t.name == tn.ident.name)
-                else {
-                    continue;
-                };
-                if !targs.is_empty() || tn.top_level || inferred[k].is_some() {
-                    continue;
-                }
-                let x = match p.direction {
-                    ast::Direction::Out | ast::Direction::InOut => self.lvalue(a)?,
-                    _ => self.expr(a, None)?,
-                };
-                inferred[k] = Some(x.ty);
-            }
-            let mut tys = Vec::new();
-            for (t, ty) in decl.type_params.iter().zip(inferred) {
-                match ty {
-                    Some(ty) => tys.push(ty),
-                    None => {
-                        self.error_label(
-                            codes::TYPE_MISMATCH,
-                            span,
-                            format!(
-                                "cannot infer type argument `{}` of function `{name}`; give it, e.g. `{name}<bit<8>>(...)`",
-                                t.name
-                            ),
-                            "type arguments needed",
-                        );
-                        return None;
-                    }
-                }
-            }
-            tys
-        };
+        let what = format!("function `{name}`");
+        let tys = self.type_args_of_call(&what, name, &decl.type_params, &decl.params, type_args, args, span)?;
         let key = (name.to_string(), tys.clone());
         if let Some(h) = self.generic_fn_cache.get(&key) {
             return Some(*h);
@@ -1527,6 +1480,75 @@ impl Checker {
             self.generic_fn_cache.insert(key, h);
         }
         h
+    }
+
+    /// The type arguments of a call of a generic function or extern
+    /// (`what`, called as `name`): the ones given, or each inferred from the
+    /// first argument passed to a parameter of exactly that type.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn type_args_of_call(
+        &mut self,
+        what: &str,
+        name: &str,
+        type_params: &[ast::Ident],
+        params: &[ast::Param],
+        type_args: &[ast::Type],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Vec<Ty>> {
+        let n = type_params.len();
+        if !type_args.is_empty() {
+            if type_args.len() != n {
+                self.error_label(
+                    codes::ARG_COUNT,
+                    span,
+                    format!("{what} takes {n} type argument(s), {} given", type_args.len()),
+                    "wrong number of type arguments",
+                );
+                return None;
+            }
+            return type_args.iter().map(|t| self.ty(t)).collect();
+        }
+        let mut inferred: Vec<Option<Ty>> = vec![None; n];
+        for (p, a) in params.iter().zip(args) {
+            let ast::TypeKind::Named {
+                name: tn,
+                args: targs,
+            } = &p.ty.kind
+            else {
+                continue;
+            };
+            let Some(k) = type_params.iter().position(|t| t.name == tn.ident.name) else {
+                continue;
+            };
+            if !targs.is_empty() || tn.top_level || inferred[k].is_some() {
+                continue;
+            }
+            let x = match p.direction {
+                ast::Direction::Out | ast::Direction::InOut => self.lvalue(a)?,
+                _ => self.expr(a, None)?,
+            };
+            inferred[k] = Some(x.ty);
+        }
+        let mut tys = Vec::new();
+        for (t, ty) in type_params.iter().zip(inferred) {
+            match ty {
+                Some(ty) => tys.push(ty),
+                None => {
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        span,
+                        format!(
+                            "cannot infer type argument `{}` of {what}; give it, e.g. `{name}<bit<8>>(...)`",
+                            t.name
+                        ),
+                        "type arguments needed",
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(tys)
     }
 
     /// Checks function `f` (type parameters, if any, already bound) into a

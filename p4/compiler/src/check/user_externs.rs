@@ -11,22 +11,45 @@
 //! supplied by the target: the Rust back end emits one trait per object
 //! type and one for the functions (`back::rust::user_externs`).
 //!
-//! Still refused, each with a `P4E1060` diagnostic naming the extern:
-//! generic extern types, methods and functions; abstract methods; more than
-//! one constructor; parameter types other than scalars, headers and structs;
-//! return types other than scalars; calls from parsers and functions.
+//! Generic externs are monomorphised: a generic extern type once per list
+//! of type arguments it is instantiated with (`Stack<bit<8>>(4) s;`), a
+//! generic function or method once per list of type arguments a call gives
+//! or infers from its arguments; each copy is a separate [`ir::UserExtern`]
+//! / [`ir::UserFn`] carrying its `type_args`.
+//!
+//! Still refused, each with a `P4E1060` diagnostic naming the extern where
+//! it is used (an unused declaration is accepted, as p4c does): abstract
+//! methods; more than one constructor; parameter types other than scalars,
+//! headers and structs; return types other than scalars; calls from
+//! parsers and functions.
 
 use super::{BodyKind, Checker, ParamSpec, codes};
 use crate::diag::Span;
 use crate::front::ast;
 use crate::ir::{self, Builtin, Call, ConstValue, Expr, ExprKind, Ty};
 
+/// What [`Checker::user_extern_type`] found.
+pub(crate) enum UserType {
+    /// Index into `Program::user_externs`.
+    Found(u32),
+    /// Not a user extern type the compiler takes (the caller reports it).
+    NotUser,
+    /// An error was reported.
+    Reported,
+}
+
 impl Checker {
     /// Records a user extern object type (its signature was name-checked
     /// by the caller), or why it cannot be taken.
     pub(super) fn user_extern_decl(&mut self, e: &ast::ExternDecl) {
+        self.user_extern_asts
+            .insert(e.name.name.clone(), (e.clone(), self.scopes.clone()));
+        if !e.type_params.is_empty() {
+            // Checked per list of type arguments, where instantiated.
+            return;
+        }
         let before = self.diags.len();
-        let r = self.user_extern_sig(e);
+        let r = self.user_extern_sig(e, &[]);
         if let Some(u) = self.settle_decl(&e.name.name, before, r) {
             self.prog.user_externs.push(u);
         }
@@ -50,11 +73,15 @@ impl Checker {
         None
     }
 
-    fn user_extern_sig(&mut self, e: &ast::ExternDecl) -> Result<ir::UserExtern, String> {
+    /// The signature of extern type `e` (its type parameters, if any,
+    /// bound to `type_args` in scope); generic methods are left for their
+    /// calls.
+    fn user_extern_sig(
+        &mut self,
+        e: &ast::ExternDecl,
+        type_args: &[Ty],
+    ) -> Result<ir::UserExtern, String> {
         let name = &e.name.name;
-        if !e.type_params.is_empty() {
-            return Err(format!("generic extern types (`{name}`)"));
-        }
         let mut ctor: Option<Vec<ir::UserParam>> = None;
         let mut methods = Vec::new();
         for m in &e.members {
@@ -72,12 +99,15 @@ impl Checker {
                     if f.is_abstract {
                         return Err(format!("abstract methods (`{what}`)"));
                     }
-                    methods.push(self.user_fn(&what, f)?);
+                    if f.type_params.is_empty() {
+                        methods.push(self.user_fn(&what, f, Vec::new())?);
+                    }
                 }
             }
         }
         Ok(ir::UserExtern {
             name: name.clone(),
+            type_args: type_args.to_vec(),
             ctor: ctor.unwrap_or_default(),
             methods,
             used: false,
@@ -88,17 +118,30 @@ impl Checker {
     /// Records a user extern function (an overload when the name is taken),
     /// or why it cannot be taken.
     pub(super) fn user_function_decl(&mut self, f: &ast::FunctionPrototype) {
+        if !f.type_params.is_empty() {
+            // Checked per list of type arguments, where called.
+            let scopes = self.scopes.clone();
+            self.generic_user_fns
+                .entry(f.name.name.clone())
+                .or_default()
+                .push((f.clone(), scopes));
+            return;
+        }
         let before = self.diags.len();
-        let r = self.user_fn(&f.name.name, f);
+        let r = self.user_fn(&f.name.name, f, Vec::new());
         if let Some(u) = self.settle_decl(&f.name.name, before, r) {
             self.prog.user_functions.push(u);
         }
     }
 
-    fn user_fn(&mut self, what: &str, f: &ast::FunctionPrototype) -> Result<ir::UserFn, String> {
-        if !f.type_params.is_empty() {
-            return Err(format!("generic extern functions and methods (`{what}`)"));
-        }
+    /// The signature of function or method `f` (type parameters bound in
+    /// scope to `type_args`).
+    fn user_fn(
+        &mut self,
+        what: &str,
+        f: &ast::FunctionPrototype,
+        type_args: Vec<Ty>,
+    ) -> Result<ir::UserFn, String> {
         let ret = match &f.return_type.kind {
             ast::TypeKind::Void => Ty::Void,
             _ => {
@@ -114,6 +157,7 @@ impl Checker {
         let params = self.user_params(what, &f.params, false)?;
         Ok(ir::UserFn {
             name: f.name.name.clone(),
+            type_args,
             params,
             ret,
             used: false,
@@ -187,13 +231,94 @@ impl Checker {
         self.unsupported(span, &why);
     }
 
-    /// The user extern object type called `name`.
-    pub(crate) fn user_extern_index(&self, name: &str) -> Option<u32> {
-        self.prog
+    /// Whether `name` is a user extern object type (usable or not).
+    pub(crate) fn is_user_extern_type(&self, name: &str) -> bool {
+        self.user_extern_asts.contains_key(name)
+    }
+
+    /// Constructor parameters of user extern type `name`, for binding
+    /// named arguments and defaults.
+    pub(crate) fn user_ctor_params(&self, name: &str) -> Option<Vec<ParamSpec>> {
+        let (e, _) = self.user_extern_asts.get(name)?;
+        e.members.iter().find_map(|m| match m {
+            ast::ExternMember::Constructor { params, .. } => Some(ParamSpec::of(params)),
+            ast::ExternMember::Method(_) => None,
+        })
+    }
+
+    /// Runs `f` with the scopes of a declaration plus type parameters bound.
+    fn with_type_params<T>(
+        &mut self,
+        scopes: Vec<std::collections::HashMap<String, super::Sym>>,
+        bound: &[(&ast::Ident, &Ty)],
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let saved = std::mem::replace(&mut self.scopes, scopes);
+        self.push_scope();
+        for (id, ty) in bound {
+            self.declare(id, super::Sym::Type((*ty).clone()));
+        }
+        let r = f(self);
+        self.scopes = saved;
+        r
+    }
+
+    /// The user extern type `name` with type arguments `targs` (a generic
+    /// one is checked once per list of type arguments).
+    pub(crate) fn user_extern_type(
+        &mut self,
+        name: &str,
+        targs: &[ast::Type],
+        span: Span,
+    ) -> UserType {
+        let Some((e, scopes)) = self.user_extern_asts.get(name).cloned() else {
+            return UserType::NotUser;
+        };
+        if self.refused_user_externs.contains_key(name) {
+            return UserType::NotUser;
+        }
+        if e.type_params.len() != targs.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "extern `{name}` takes {} type argument(s), {} given",
+                    e.type_params.len(),
+                    targs.len()
+                ),
+                "wrong number of type arguments",
+            );
+            return UserType::Reported;
+        }
+        let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();
+        let Some(tys) = tys else {
+            return UserType::Reported;
+        };
+        if let Some(i) = self
+            .prog
             .user_externs
             .iter()
-            .position(|u| u.name == name)
-            .map(|i| i as u32)
+            .position(|u| u.name == name && u.type_args == tys)
+        {
+            return UserType::Found(i as u32);
+        }
+        if tys.is_empty() {
+            return UserType::NotUser;
+        }
+        let bound: Vec<(&ast::Ident, &Ty)> = e.type_params.iter().zip(&tys).collect();
+        let r = self.with_type_params(scopes, &bound, |c| c.user_extern_sig(&e, &tys));
+        match r {
+            Ok(u) => {
+                self.prog.user_externs.push(u);
+                UserType::Found(self.prog.user_externs.len() as u32 - 1)
+            }
+            Err(why) => {
+                if !why.is_empty() {
+                    self.unsupported(span, &why);
+                }
+                UserType::Reported
+            }
+        }
     }
 
     /// An instance of user extern type `decl` with (bound) constructor
@@ -201,19 +326,10 @@ impl Checker {
     pub(crate) fn user_instance(
         &mut self,
         decl: u32,
-        targs: usize,
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<ir::ExternKind> {
         let u = self.prog.user_externs[decl as usize].clone();
-        if targs != 0 {
-            self.error(
-                codes::ARG_COUNT,
-                span,
-                format!("extern `{}` takes no type arguments", u.name),
-            );
-            return None;
-        }
         if args.len() != u.ctor.len() {
             self.error_label(
                 codes::ARG_COUNT,
@@ -270,27 +386,40 @@ impl Checker {
         n_args: usize,
     ) -> Option<Vec<ParamSpec>> {
         let u = &self.prog.user_externs[decl as usize];
-        let cands: Vec<&ir::UserFn> = u.methods.iter().filter(|f| f.name == m).collect();
-        let f = cands
+        let (e, _) = self.user_extern_asts.get(&u.name)?;
+        let protos: Vec<&ast::FunctionPrototype> = e
+            .members
             .iter()
-            .find(|f| f.params.len() == n_args)
-            .or(cands.first())?;
-        Some(ParamSpec::named(f.params.iter().map(|p| p.name.clone())))
+            .filter_map(|x| match x {
+                ast::ExternMember::Method(f) if f.name.name == m => Some(f),
+                _ => None,
+            })
+            .collect();
+        Self::params_by_arity(&protos, n_args)
     }
 
     /// The parameters of user extern function `name` with `n_args` arguments.
     pub(crate) fn user_function_params(&self, name: &str, n_args: usize) -> Option<Vec<ParamSpec>> {
-        let cands: Vec<&ir::UserFn> = self
-            .prog
-            .user_functions
-            .iter()
-            .filter(|f| f.name == name)
+        let concrete = self.prog.user_functions.iter().filter(|f| f.name == name);
+        let mut specs: Vec<Vec<ParamSpec>> = concrete
+            .map(|f| ParamSpec::named(f.params.iter().map(|p| p.name.clone())))
             .collect();
-        let f = cands
+        for (f, _) in self.generic_user_fns.get(name).into_iter().flatten() {
+            specs.push(ParamSpec::of(&f.params));
+        }
+        specs
+            .iter()
+            .find(|s| s.len() == n_args)
+            .or(specs.first())
+            .cloned()
+    }
+
+    fn params_by_arity(protos: &[&ast::FunctionPrototype], n_args: usize) -> Option<Vec<ParamSpec>> {
+        let f = protos
             .iter()
             .find(|f| f.params.len() == n_args)
-            .or(cands.first())?;
-        Some(ParamSpec::named(f.params.iter().map(|p| p.name.clone())))
+            .or(protos.first())?;
+        Some(ParamSpec::of(&f.params))
     }
 
     /// Whether user externs may be called here (controls' apply blocks and
@@ -309,6 +438,7 @@ impl Checker {
     }
 
     /// `inst.m(args)` on an instance of a user extern object type.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn user_method_call(
         &mut self,
         inst: u32,
@@ -321,13 +451,24 @@ impl Checker {
     ) -> Option<Expr> {
         let u = self.prog.user_externs[decl as usize].clone();
         let what = format!("{}.{m}", u.name);
-        let cands: Vec<(usize, &ir::UserFn)> = u
+        let (e, scopes) = self.user_extern_asts.get(&u.name)?.clone();
+        let concrete: Vec<(usize, &ir::UserFn)> = u
             .methods
             .iter()
             .enumerate()
-            .filter(|(_, f)| f.name == m)
+            .filter(|(_, f)| f.name == m && f.type_args.is_empty())
             .collect();
-        if cands.is_empty() {
+        let generic: Vec<&ast::FunctionPrototype> = e
+            .members
+            .iter()
+            .filter_map(|x| match x {
+                ast::ExternMember::Method(f) if f.name.name == m && !f.type_params.is_empty() => {
+                    Some(f)
+                }
+                _ => None,
+            })
+            .collect();
+        if concrete.is_empty() && generic.is_empty() {
             self.error_label(
                 codes::UNKNOWN_METHOD,
                 mspan,
@@ -339,27 +480,64 @@ impl Checker {
             );
             return None;
         }
-        let Some(&(mi, f)) = cands.iter().find(|(_, f)| f.params.len() == args.len()) else {
-            let arities: Vec<String> = cands
-                .iter()
-                .map(|(_, f)| f.params.len().to_string())
-                .collect();
-            self.error_label(
-                codes::ARG_COUNT,
+        let mi = if let Some((mi, _)) = concrete.iter().find(|(_, f)| f.params.len() == args.len()) {
+            if !self.user_call_allowed(&what, span) {
+                return None;
+            }
+            *mi
+        } else if let Some(proto) = generic.iter().find(|f| f.params.len() == args.len()) {
+            if !self.user_call_allowed(&what, span) {
+                return None;
+            }
+            let tys = self.type_args_of_call(
+                &format!("method `{what}`"),
+                m,
+                &proto.type_params,
+                &proto.params,
+                &[],
+                args,
                 span,
-                format!(
-                    "method `{what}` takes {} argument(s), {} given",
-                    arities.join(" or "),
-                    args.len()
-                ),
-                "wrong number of arguments",
-            );
+            )?;
+            let methods = &self.prog.user_externs[decl as usize].methods;
+            match methods
+                .iter()
+                .position(|f| f.name == m && f.type_args == tys && f.params.len() == args.len())
+            {
+                Some(i) => i,
+                None => {
+                    let bound: Vec<(&ast::Ident, &Ty)> = e
+                        .type_params
+                        .iter()
+                        .zip(&u.type_args)
+                        .chain(proto.type_params.iter().zip(&tys))
+                        .collect();
+                    let r = self.with_type_params(scopes, &bound, |c| {
+                        c.user_fn(&what, proto, tys.clone())
+                    });
+                    let f = match r {
+                        Ok(f) => f,
+                        Err(why) => {
+                            if !why.is_empty() {
+                                self.unsupported(span, &why);
+                            }
+                            return None;
+                        }
+                    };
+                    let methods = &mut self.prog.user_externs[decl as usize].methods;
+                    methods.push(f);
+                    methods.len() - 1
+                }
+            }
+        } else {
+            let arities = concrete
+                .iter()
+                .map(|(_, f)| f.params.len())
+                .chain(generic.iter().map(|f| f.params.len()));
+            self.arity_error(&format!("method `{what}`"), arities, args.len(), span);
             return None;
         };
-        if !self.user_call_allowed(&what, span) {
-            return None;
-        }
-        let v = self.user_args(f, args)?;
+        let f = self.prog.user_externs[decl as usize].methods[mi].clone();
+        let v = self.user_args(&f, args)?;
         Some(Expr {
             kind: ExprKind::Call(Box::new(Call::Builtin(Box::new(Builtin::UserMethod {
                 inst,
@@ -371,6 +549,24 @@ impl Checker {
         })
     }
 
+    fn arity_error(
+        &mut self,
+        what: &str,
+        arities: impl Iterator<Item = usize>,
+        given: usize,
+        span: Span,
+    ) {
+        let mut arities: Vec<usize> = arities.collect();
+        arities.dedup();
+        let arities: Vec<String> = arities.iter().map(|n| n.to_string()).collect();
+        self.error_label(
+            codes::ARG_COUNT,
+            span,
+            format!("{what} takes {} argument(s), {given} given", arities.join(" or ")),
+            "wrong number of arguments",
+        );
+    }
+
     /// A call of user extern function `name`.
     pub(crate) fn user_function_call(
         &mut self,
@@ -379,51 +575,89 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Expr> {
-        let cands: Vec<(usize, ir::UserFn)> = self
+        let concrete: Vec<(usize, ir::UserFn)> = self
             .prog
             .user_functions
             .iter()
             .enumerate()
-            .filter(|(_, f)| f.name == name)
+            .filter(|(_, f)| f.name == name && f.type_args.is_empty())
             .map(|(i, f)| (i, f.clone()))
             .collect();
-        if cands.is_empty() {
+        let generic = self.generic_user_fns.get(name).cloned().unwrap_or_default();
+        if concrete.is_empty() && generic.is_empty() {
             self.refused_user_extern(name, &format!("the extern function `{name}`"), span);
             return None;
         }
-        if !type_args.is_empty() {
+        let what = format!("extern function `{name}`");
+        let concrete_fit = concrete.iter().find(|(_, f)| f.params.len() == args.len());
+        let fi = if let (Some((fi, _)), true) = (concrete_fit, type_args.is_empty()) {
+            if !self.user_call_allowed(name, span) {
+                return None;
+            }
+            *fi
+        } else if let Some((proto, scopes)) =
+            generic.iter().find(|(f, _)| f.params.len() == args.len())
+        {
+            if !self.user_call_allowed(name, span) {
+                return None;
+            }
+            let tys = self.type_args_of_call(
+                &what,
+                name,
+                &proto.type_params,
+                &proto.params,
+                type_args,
+                args,
+                span,
+            )?;
+            match self
+                .prog
+                .user_functions
+                .iter()
+                .position(|f| f.name == name && f.type_args == tys && f.params.len() == args.len())
+            {
+                Some(i) => i,
+                None => {
+                    let bound: Vec<(&ast::Ident, &Ty)> =
+                        proto.type_params.iter().zip(&tys).collect();
+                    let r = self.with_type_params(scopes.clone(), &bound, |c| {
+                        c.user_fn(name, proto, tys.clone())
+                    });
+                    match r {
+                        Ok(f) => {
+                            self.prog.user_functions.push(f);
+                            self.prog.user_functions.len() - 1
+                        }
+                        Err(why) => {
+                            if !why.is_empty() {
+                                self.unsupported(span, &why);
+                            }
+                            return None;
+                        }
+                    }
+                }
+            }
+        } else if concrete_fit.is_some() {
             self.error(
                 codes::ARG_COUNT,
                 span,
-                format!("extern function `{name}` takes no type arguments"),
+                format!("{what} takes no type arguments"),
             );
             return None;
-        }
-        let Some((fi, f)) = cands.iter().find(|(_, f)| f.params.len() == args.len()) else {
-            let arities: Vec<String> = cands
+        } else {
+            let arities = concrete
                 .iter()
-                .map(|(_, f)| f.params.len().to_string())
-                .collect();
-            self.error_label(
-                codes::ARG_COUNT,
-                span,
-                format!(
-                    "extern function `{name}` takes {} argument(s), {} given",
-                    arities.join(" or "),
-                    args.len()
-                ),
-                "wrong number of arguments",
-            );
+                .map(|(_, f)| f.params.len())
+                .chain(generic.iter().map(|(f, _)| f.params.len()));
+            self.arity_error(&what, arities, args.len(), span);
             return None;
         };
-        if !self.user_call_allowed(name, span) {
-            return None;
-        }
-        let v = self.user_args(f, args)?;
-        self.prog.user_functions[*fi].used = true;
+        let f = self.prog.user_functions[fi].clone();
+        let v = self.user_args(&f, args)?;
+        self.prog.user_functions[fi].used = true;
         Some(Expr {
             kind: ExprKind::Call(Box::new(Call::Builtin(Box::new(Builtin::UserFunction {
-                func: *fi as u32,
+                func: fi as u32,
                 args: v,
             })))),
             ty: f.ret.clone(),

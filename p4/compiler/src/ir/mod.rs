@@ -901,6 +901,8 @@ pub struct UserParam {
 pub struct UserFn {
     /// Source name (overloads share it).
     pub name: String,
+    /// For a copy of a generic function or method: its type arguments.
+    pub type_args: Vec<Ty>,
     /// Parameters in order.
     pub params: Vec<UserParam>,
     /// Return type ([`Ty::Void`] for none).
@@ -919,6 +921,8 @@ pub struct UserFn {
 pub struct UserExtern {
     /// Source name.
     pub name: String,
+    /// For a copy of a generic extern type: its type arguments.
+    pub type_args: Vec<Ty>,
     /// Constructor parameters (`in`, compile-time values).
     pub ctor: Vec<UserParam>,
     /// Methods, overloads included, in declaration order.

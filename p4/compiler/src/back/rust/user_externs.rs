@@ -79,19 +79,47 @@ pub(super) const EXT: &str = "ext__";
 
 /// Rust names of overloads: the first of a name keeps it, the others get
 /// their arity appended.
-fn overload_names(fns: &[UserFn], namer: &mut Namer) -> Vec<String> {
-    let mut seen: Vec<&str> = Vec::new();
+fn overload_names(prog: &Program, fns: &[UserFn], namer: &mut Namer) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
     fns.iter()
         .map(|f| {
-            let base = if seen.contains(&f.name.as_str()) {
-                format!("{}_{}", f.name, f.params.len())
+            let name = with_type_args(prog, &f.name, &f.type_args);
+            let base = if seen.contains(&name) {
+                format!("{name}_{}", f.params.len())
             } else {
-                seen.push(&f.name);
-                f.name.clone()
+                seen.push(name.clone());
+                name
             };
             escape(&namer.fresh(&base))
         })
         .collect()
+}
+
+/// The Rust name of a copy of a generic extern: its P4 name followed by
+/// its type arguments (`get_bit16`, `Stack_bit8`, `log_headers_t`).
+fn with_type_args(prog: &Program, name: &str, type_args: &[Ty]) -> String {
+    let mut s = name.to_string();
+    for t in type_args {
+        s.push('_');
+        s.push_str(&ty_word(prog, t));
+    }
+    s
+}
+
+fn ty_word(prog: &Program, ty: &Ty) -> String {
+    match ty {
+        Ty::Bool => "bool".into(),
+        Ty::Bit(w) => format!("bit{w}"),
+        Ty::Int(w) => format!("int{w}"),
+        Ty::Varbit(w) => format!("varbit{w}"),
+        Ty::Error => "error".into(),
+        Ty::Enum(e) | Ty::SerEnum(e) => prog.enums[*e].name.clone(),
+        Ty::Composite(c) => prog.composites[*c].name.to_string(),
+        Ty::Stack(t, n) => format!("{}x{n}", ty_word(prog, t)),
+        Ty::Tuple(_) => "tuple".into(),
+        Ty::Str => "string".into(),
+        Ty::Void => "void".into(),
+    }
 }
 
 impl UserNames {
@@ -103,16 +131,16 @@ impl UserNames {
         let traits = prog
             .user_externs
             .iter()
-            .map(|u| top.fresh(&u.name))
+            .map(|u| top.fresh(&with_type_args(prog, &u.name, &u.type_args)))
             .collect();
         let externs = top.fresh("Externs");
         let objects = top.fresh("ExternObjects");
         let methods = prog
             .user_externs
             .iter()
-            .map(|u| overload_names(&u.methods, &mut Namer::with_reserved(&["new"])))
+            .map(|u| overload_names(prog, &u.methods, &mut Namer::with_reserved(&["new"])))
             .collect();
-        let functions = overload_names(&prog.user_functions, &mut Namer::default());
+        let functions = overload_names(prog, &prog.user_functions, &mut Namer::default());
         let mut fields_namer = Namer::with_reserved(&["functions"]);
         let fields = prog
             .user_instances
@@ -144,6 +172,15 @@ fn p4_ty_name(prog: &Program, ty: &Ty) -> String {
     }
 }
 
+/// `Name<T1, T2>` (just `Name` without type arguments).
+fn p4_generic_name(prog: &Program, name: &str, type_args: &[Ty]) -> String {
+    if type_args.is_empty() {
+        return name.to_string();
+    }
+    let args: Vec<String> = type_args.iter().map(|t| p4_ty_name(prog, t)).collect();
+    format!("{name}<{}>", args.join(", "))
+}
+
 fn p4_dir(d: Direction) -> &'static str {
     match d {
         Direction::In => "in",
@@ -167,7 +204,10 @@ impl Gen<'_> {
             .filter(|(_, e)| e.used)
         {
             v.push(RequiredExtern {
-                p4: format!("extern object type `{}`", ext.name),
+                p4: format!(
+                    "extern object type `{}`",
+                    p4_generic_name(self.prog, &ext.name, &ext.type_args)
+                ),
                 rust: format!(
                     "trait `{}` and name the type as `{}::{}`",
                     u.traits[ui], u.externs, u.traits[ui]
@@ -182,7 +222,10 @@ impl Gen<'_> {
             .filter(|(_, f)| f.used)
         {
             v.push(RequiredExtern {
-                p4: format!("extern function `{}`", f.name),
+                p4: format!(
+                    "extern function `{}`",
+                    p4_generic_name(self.prog, &f.name, &f.type_args)
+                ),
                 rust: format!("method `{}::{}`", u.externs, u.functions[fi]),
             });
         }
@@ -224,7 +267,7 @@ impl Gen<'_> {
         format!(
             "{} {}({})",
             p4_ty_name(self.prog, &f.ret),
-            f.name,
+            p4_generic_name(self.prog, &f.name, &f.type_args),
             params.join(", ")
         )
     }
@@ -263,7 +306,8 @@ impl Gen<'_> {
                 false,
                 format!(
                     "/// The P4 extern object type `{}`: implement it and name the type in [`{}`].",
-                    ext.name, u.externs
+                    p4_generic_name(self.prog, &ext.name, &ext.type_args),
+                    u.externs
                 ),
             );
             line(false, ALLOW.into());
@@ -315,7 +359,10 @@ impl Gen<'_> {
         for (ui, ext) in used_externs() {
             line(
                 false,
-                format!("/// Objects of the extern type `{}`.", ext.name),
+                format!(
+                    "/// Objects of the extern type `{}`.",
+                    p4_generic_name(self.prog, &ext.name, &ext.type_args)
+                ),
             );
             line(false, format!("type {0}: {0};", u.traits[ui]));
         }
