@@ -556,7 +556,10 @@ fn error_unsupported_feature_is_named() {
     check_errors(
         "unsupported_user_extern",
         &program(&[
-            ("DECLS", "extern Widget { Widget(); void spin<T>(in T x); }"),
+            (
+                "DECLS",
+                "extern Widget { Widget(); void spin(in varbit<8> x); }",
+            ),
             ("LOCALS", "Widget() w;"),
         ]),
     );
@@ -1356,4 +1359,29 @@ fn readme_user_externs_section_is_the_tested_example() {
     let implementation =
         std::fs::read_to_string(root.join("tests/stf/user_externs.externs.rs")).unwrap();
     assert_eq!(rust[2], implementation);
+}
+
+#[test]
+fn error_user_extern_generic_type_needs_type_arguments() {
+    check_errors(
+        "user_extern_generic_type_arguments",
+        &program(&[
+            (
+                "DECLS",
+                "extern Fifo<T> { Fifo(bit<32> n); void push(in T v); }",
+            ),
+            ("LOCALS", "Fifo(4) f;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_user_extern_generic_function_cannot_infer() {
+    check_errors(
+        "user_extern_generic_cannot_infer",
+        &program(&[
+            ("DECLS", "extern T pick<T>();"),
+            ("APPLY", "hdr.h.a = pick();"),
+        ]),
+    );
 }

@@ -1464,7 +1464,15 @@ impl Checker {
         self.ctor_used.insert(name.to_string());
         let (decl, scopes) = self.generic_fns.get(name)?.clone();
         let what = format!("function `{name}`");
-        let tys = self.type_args_of_call(&what, name, &decl.type_params, &decl.params, type_args, args, span)?;
+        let tys = self.type_args_of_call(
+            &what,
+            name,
+            &decl.type_params,
+            &decl.params,
+            type_args,
+            args,
+            span,
+        )?;
         let key = (name.to_string(), tys.clone());
         if let Some(h) = self.generic_fn_cache.get(&key) {
             return Some(*h);
@@ -1502,7 +1510,10 @@ impl Checker {
                 self.error_label(
                     codes::ARG_COUNT,
                     span,
-                    format!("{what} takes {n} type argument(s), {} given", type_args.len()),
+                    format!(
+                        "{what} takes {n} type argument(s), {} given",
+                        type_args.len()
+                    ),
                     "wrong number of type arguments",
                 );
                 return None;

@@ -414,7 +414,10 @@ impl Checker {
             .cloned()
     }
 
-    fn params_by_arity(protos: &[&ast::FunctionPrototype], n_args: usize) -> Option<Vec<ParamSpec>> {
+    fn params_by_arity(
+        protos: &[&ast::FunctionPrototype],
+        n_args: usize,
+    ) -> Option<Vec<ParamSpec>> {
         let f = protos
             .iter()
             .find(|f| f.params.len() == n_args)
@@ -480,7 +483,8 @@ impl Checker {
             );
             return None;
         }
-        let mi = if let Some((mi, _)) = concrete.iter().find(|(_, f)| f.params.len() == args.len()) {
+        let mi = if let Some((mi, _)) = concrete.iter().find(|(_, f)| f.params.len() == args.len())
+        {
             if !self.user_call_allowed(&what, span) {
                 return None;
             }
@@ -511,9 +515,8 @@ impl Checker {
                         .zip(&u.type_args)
                         .chain(proto.type_params.iter().zip(&tys))
                         .collect();
-                    let r = self.with_type_params(scopes, &bound, |c| {
-                        c.user_fn(&what, proto, tys.clone())
-                    });
+                    let r = self
+                        .with_type_params(scopes, &bound, |c| c.user_fn(&what, proto, tys.clone()));
                     let f = match r {
                         Ok(f) => f,
                         Err(why) => {
@@ -562,7 +565,10 @@ impl Checker {
         self.error_label(
             codes::ARG_COUNT,
             span,
-            format!("{what} takes {} argument(s), {given} given", arities.join(" or ")),
+            format!(
+                "{what} takes {} argument(s), {given} given",
+                arities.join(" or ")
+            ),
             "wrong number of arguments",
         );
     }
@@ -590,68 +596,66 @@ impl Checker {
         }
         let what = format!("extern function `{name}`");
         let concrete_fit = concrete.iter().find(|(_, f)| f.params.len() == args.len());
-        let fi = if let (Some((fi, _)), true) = (concrete_fit, type_args.is_empty()) {
-            if !self.user_call_allowed(name, span) {
-                return None;
-            }
-            *fi
-        } else if let Some((proto, scopes)) =
-            generic.iter().find(|(f, _)| f.params.len() == args.len())
-        {
-            if !self.user_call_allowed(name, span) {
-                return None;
-            }
-            let tys = self.type_args_of_call(
-                &what,
-                name,
-                &proto.type_params,
-                &proto.params,
-                type_args,
-                args,
-                span,
-            )?;
-            match self
-                .prog
-                .user_functions
-                .iter()
-                .position(|f| f.name == name && f.type_args == tys && f.params.len() == args.len())
+        let fi =
+            if let (Some((fi, _)), true) = (concrete_fit, type_args.is_empty()) {
+                if !self.user_call_allowed(name, span) {
+                    return None;
+                }
+                *fi
+            } else if let Some((proto, scopes)) =
+                generic.iter().find(|(f, _)| f.params.len() == args.len())
             {
-                Some(i) => i,
-                None => {
-                    let bound: Vec<(&ast::Ident, &Ty)> =
-                        proto.type_params.iter().zip(&tys).collect();
-                    let r = self.with_type_params(scopes.clone(), &bound, |c| {
-                        c.user_fn(name, proto, tys.clone())
-                    });
-                    match r {
-                        Ok(f) => {
-                            self.prog.user_functions.push(f);
-                            self.prog.user_functions.len() - 1
-                        }
-                        Err(why) => {
-                            if !why.is_empty() {
-                                self.unsupported(span, &why);
+                if !self.user_call_allowed(name, span) {
+                    return None;
+                }
+                let tys = self.type_args_of_call(
+                    &what,
+                    name,
+                    &proto.type_params,
+                    &proto.params,
+                    type_args,
+                    args,
+                    span,
+                )?;
+                match self.prog.user_functions.iter().position(|f| {
+                    f.name == name && f.type_args == tys && f.params.len() == args.len()
+                }) {
+                    Some(i) => i,
+                    None => {
+                        let bound: Vec<(&ast::Ident, &Ty)> =
+                            proto.type_params.iter().zip(&tys).collect();
+                        let r = self.with_type_params(scopes.clone(), &bound, |c| {
+                            c.user_fn(name, proto, tys.clone())
+                        });
+                        match r {
+                            Ok(f) => {
+                                self.prog.user_functions.push(f);
+                                self.prog.user_functions.len() - 1
                             }
-                            return None;
+                            Err(why) => {
+                                if !why.is_empty() {
+                                    self.unsupported(span, &why);
+                                }
+                                return None;
+                            }
                         }
                     }
                 }
-            }
-        } else if concrete_fit.is_some() {
-            self.error(
-                codes::ARG_COUNT,
-                span,
-                format!("{what} takes no type arguments"),
-            );
-            return None;
-        } else {
-            let arities = concrete
-                .iter()
-                .map(|(_, f)| f.params.len())
-                .chain(generic.iter().map(|(f, _)| f.params.len()));
-            self.arity_error(&what, arities, args.len(), span);
-            return None;
-        };
+            } else if concrete_fit.is_some() {
+                self.error(
+                    codes::ARG_COUNT,
+                    span,
+                    format!("{what} takes no type arguments"),
+                );
+                return None;
+            } else {
+                let arities = concrete
+                    .iter()
+                    .map(|(_, f)| f.params.len())
+                    .chain(generic.iter().map(|(f, _)| f.params.len()));
+                self.arity_error(&what, arities, args.len(), span);
+                return None;
+            };
         let f = self.prog.user_functions[fi].clone();
         let v = self.user_args(&f, args)?;
         self.prog.user_functions[fi].used = true;

@@ -12,7 +12,9 @@
 //!   bits (an `int<W>` in two's complement, masked to `W` bits), `bool` is
 //!   `bool`, enums and `error` are `u32` codes, headers and structs are the
 //!   generated structs. An overload (same name, another arity) is named
-//!   `NAME_N` for `N` parameters;
+//!   `NAME_N` for `N` parameters; a copy of a generic extern type, method
+//!   or function is named after its type arguments (`DelayLine_bit8`,
+//!   `of_ethernet_t`);
 //! - a trait `Externs` (`Default + Send + 'static`) with one associated type
 //!   per extern object type and one `&mut self` method per extern function
 //!   (types never instantiated and functions never called are left out);
