@@ -1196,152 +1196,160 @@ impl Checker {
             }
             true
         };
-        let kind = 'kind: {
-            match kind_name {
-                "register" => {
-                    if !want(self, 1) {
-                        return;
-                    }
-                    let Some(t) = targs.first() else {
-                        self.error(
-                            codes::ARG_COUNT,
-                            i.ty.span,
-                            "register needs a cell type: `register<bit<32>>`",
-                        );
-                        return;
-                    };
-                    let Some(ty) = self.ty(t) else { return };
-                    // Cells are stored as bit strings: any scalar whose value
-                    // is its bits (bmv2 registers hold bit strings too).
-                    // A struct of such scalars (nested structs too) is held as
-                    // its fields concatenated, the first in the high bits.
-                    let width =
-                        register_cell_width(&ty, &self.prog).filter(|w| (1..=128).contains(w));
-                    let Some(width) = width else {
-                        self.unsupported(
-                        t.span,
-                        "registers whose cells are not bit<W>, int<W>, bool, a serializable enum or a struct of these (at most 128 bits in all)",
-                    );
-                        return;
-                    };
-                    let Some(size) = self.const_u32(args[0], "register size") else {
-                        return;
-                    };
-                    ir::ExternKind::Register {
-                        cell: ty,
-                        width,
-                        size,
-                    }
-                }
-                "counter" => {
-                    if !want(self, 2) {
-                        return;
-                    }
-                    let Some(size) = self.const_u32(args[0], "counter size") else {
-                        return;
-                    };
-                    let Some(u) = unit(self, args[1]) else { return };
-                    ir::ExternKind::Counter { size, unit: u }
-                }
-                "direct_counter" => {
-                    if !want(self, 1) {
-                        return;
-                    }
-                    let Some(u) = unit(self, args[0]) else { return };
-                    ir::ExternKind::DirectCounter(u)
-                }
-                "meter" => {
-                    if !want(self, 2) {
-                        return;
-                    }
-                    let Some(size) = self.const_u32(args[0], "meter size") else {
-                        return;
-                    };
-                    let Some(u) = unit(self, args[1]) else { return };
-                    ir::ExternKind::Meter { size, unit: u }
-                }
-                "direct_meter" => {
-                    if !want(self, 1) {
-                        return;
-                    }
-                    let Some(u) = unit(self, args[0]) else { return };
-                    ir::ExternKind::DirectMeter(u)
-                }
-                "action_profile" => {
-                    if !want(self, 1) {
-                        return;
-                    }
-                    let Some(size) = self.const_u32(args[0], "action profile size") else {
-                        return;
-                    };
-                    ir::ExternKind::ActionProfile(size)
-                }
-                "action_selector" => {
-                    if !want(self, 3) {
-                        return;
-                    }
-                    let algo = {
-                        let Some(x) = self.expr(args[0], None) else {
-                            return;
-                        };
-                        let ir::ExprKind::EnumMember(eh, m) = x.kind else {
-                            self.error(
-                                codes::TYPE_MISMATCH,
-                                args[0].span,
-                                "expected a HashAlgorithm member",
-                            );
-                            return;
-                        };
-                        match self.prog.enums[eh].members[m as usize].0.as_str() {
-                            "crc32" => p4_target::info::HashAlgorithm::Crc32,
-                            "crc32_custom" => p4_target::info::HashAlgorithm::Crc32Custom,
-                            "crc16" => p4_target::info::HashAlgorithm::Crc16,
-                            "crc16_custom" => p4_target::info::HashAlgorithm::Crc16Custom,
-                            "random" => p4_target::info::HashAlgorithm::Random,
-                            "identity" => p4_target::info::HashAlgorithm::Identity,
-                            "csum16" => p4_target::info::HashAlgorithm::Csum16,
-                            _ => p4_target::info::HashAlgorithm::Xor16,
-                        }
-                    };
-                    let Some(size) = self.const_u32(args[1], "selector size") else {
-                        return;
-                    };
-                    let Some(w) = self.const_u32(args[2], "selector output width") else {
-                        return;
-                    };
-                    ir::ExternKind::ActionSelector(algo, size, w)
-                }
-                _ => {
-                    match sym {
-                        Some(Sym::ExternDecl(_)) => {
-                            use super::user_externs::UserType;
-                            match self.user_extern_type(kind_name, targs, i.span) {
-                                UserType::Found(u) => match self.user_instance(u, &args, i.span) {
-                                    Some(k) => break 'kind k,
-                                    None => return,
-                                },
-                                UserType::Reported => return,
-                                UserType::NotUser => {}
-                            }
-                            let what = format!("the extern `{kind_name}`");
-                            self.refused_user_extern(kind_name, &what, i.span)
-                        }
-                        Some(_) => self.error(
-                            codes::WRONG_KIND,
-                            name.span,
-                            format!("`{kind_name}` cannot be instantiated"),
-                        ),
-                        None => self.error_label(
-                            codes::UNKNOWN_NAME,
-                            name.span,
-                            format!("cannot find `{kind_name}` in this scope"),
-                            "not declared",
-                        ),
+        if let Some(Sym::ExternDecl(_)) = &sym
+            && crate::v1model::object(kind_name).is_none()
+        {
+            use super::user_externs::UserType;
+            match self.user_extern_type(kind_name, targs, i.span) {
+                UserType::Found(u) => {
+                    if let Some(kind) = self.user_instance(u, &args, i.span) {
+                        self.add_extern(h, i, kind);
                     }
                     return;
                 }
+                UserType::Reported => return,
+                UserType::NotUser => {}
+            }
+        }
+        let kind = match kind_name {
+            "register" => {
+                if !want(self, 1) {
+                    return;
+                }
+                let Some(t) = targs.first() else {
+                    self.error(
+                        codes::ARG_COUNT,
+                        i.ty.span,
+                        "register needs a cell type: `register<bit<32>>`",
+                    );
+                    return;
+                };
+                let Some(ty) = self.ty(t) else { return };
+                // Cells are stored as bit strings: any scalar whose value
+                // is its bits (bmv2 registers hold bit strings too).
+                // A struct of such scalars (nested structs too) is held as
+                // its fields concatenated, the first in the high bits.
+                let width = register_cell_width(&ty, &self.prog).filter(|w| (1..=128).contains(w));
+                let Some(width) = width else {
+                    self.unsupported(
+                        t.span,
+                        "registers whose cells are not bit<W>, int<W>, bool, a serializable enum or a struct of these (at most 128 bits in all)",
+                    );
+                    return;
+                };
+                let Some(size) = self.const_u32(args[0], "register size") else {
+                    return;
+                };
+                ir::ExternKind::Register {
+                    cell: ty,
+                    width,
+                    size,
+                }
+            }
+            "counter" => {
+                if !want(self, 2) {
+                    return;
+                }
+                let Some(size) = self.const_u32(args[0], "counter size") else {
+                    return;
+                };
+                let Some(u) = unit(self, args[1]) else { return };
+                ir::ExternKind::Counter { size, unit: u }
+            }
+            "direct_counter" => {
+                if !want(self, 1) {
+                    return;
+                }
+                let Some(u) = unit(self, args[0]) else { return };
+                ir::ExternKind::DirectCounter(u)
+            }
+            "meter" => {
+                if !want(self, 2) {
+                    return;
+                }
+                let Some(size) = self.const_u32(args[0], "meter size") else {
+                    return;
+                };
+                let Some(u) = unit(self, args[1]) else { return };
+                ir::ExternKind::Meter { size, unit: u }
+            }
+            "direct_meter" => {
+                if !want(self, 1) {
+                    return;
+                }
+                let Some(u) = unit(self, args[0]) else { return };
+                ir::ExternKind::DirectMeter(u)
+            }
+            "action_profile" => {
+                if !want(self, 1) {
+                    return;
+                }
+                let Some(size) = self.const_u32(args[0], "action profile size") else {
+                    return;
+                };
+                ir::ExternKind::ActionProfile(size)
+            }
+            "action_selector" => {
+                if !want(self, 3) {
+                    return;
+                }
+                let algo = {
+                    let Some(x) = self.expr(args[0], None) else {
+                        return;
+                    };
+                    let ir::ExprKind::EnumMember(eh, m) = x.kind else {
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            args[0].span,
+                            "expected a HashAlgorithm member",
+                        );
+                        return;
+                    };
+                    match self.prog.enums[eh].members[m as usize].0.as_str() {
+                        "crc32" => p4_target::info::HashAlgorithm::Crc32,
+                        "crc32_custom" => p4_target::info::HashAlgorithm::Crc32Custom,
+                        "crc16" => p4_target::info::HashAlgorithm::Crc16,
+                        "crc16_custom" => p4_target::info::HashAlgorithm::Crc16Custom,
+                        "random" => p4_target::info::HashAlgorithm::Random,
+                        "identity" => p4_target::info::HashAlgorithm::Identity,
+                        "csum16" => p4_target::info::HashAlgorithm::Csum16,
+                        _ => p4_target::info::HashAlgorithm::Xor16,
+                    }
+                };
+                let Some(size) = self.const_u32(args[1], "selector size") else {
+                    return;
+                };
+                let Some(w) = self.const_u32(args[2], "selector output width") else {
+                    return;
+                };
+                ir::ExternKind::ActionSelector(algo, size, w)
+            }
+            _ => {
+                match sym {
+                    Some(Sym::ExternDecl(_)) => {
+                        let what = format!("the extern `{kind_name}`");
+                        self.refused_user_extern(kind_name, &what, i.span)
+                    }
+                    Some(_) => self.error(
+                        codes::WRONG_KIND,
+                        name.span,
+                        format!("`{kind_name}` cannot be instantiated"),
+                    ),
+                    None => self.error_label(
+                        codes::UNKNOWN_NAME,
+                        name.span,
+                        format!("cannot find `{kind_name}` in this scope"),
+                        "not declared",
+                    ),
+                }
+                return;
             }
         };
+        self.add_extern(h, i, kind);
+    }
+
+    /// Adds extern instance `i` of `kind` to control `h` and declares it.
+    fn add_extern(&mut self, h: Handle<ir::Control>, i: &ast::Instantiation, kind: ir::ExternKind) {
         let ctl = &mut self.prog.controls[h];
         let idx = ctl.externs.len() as u32;
         ctl.externs.push(ir::ExternInst {
