@@ -1293,6 +1293,9 @@ fn user_externs_compile_and_are_listed_for_the_implementation() {
         "fn swap_bytes(&mut self, v: &mut u16);",
         "pub struct Program<X__: Externs> {",
         "I_t: <X__::Tally as Tally>::new(0x5u32),",
+        // Calls show in the packet trace, with the object and the result.
+        "rt.trace.call(\"Tally.add\", Some(\"I.t\"), None, Some((t__) as u128));",
+        "rt.trace.call(\"swap_bytes\", None, None, None);",
     ] {
         assert!(
             out.rust.contains(item),

@@ -24,6 +24,9 @@
 //! - `Program<X: Externs>`: the pipeline is generic over the implementation,
 //!   and every control function takes `ext__: &mut ExternObjects<X>`.
 //!
+//! Each call is recorded in the packet trace (`Tally.add` on
+//! `MyIngress.tally`, with a scalar result).
+//!
 //! So calls are static (no `dyn`, no allocation on the per-packet path), and
 //! a program without user externs generates exactly what it did before
 //! (nothing here runs). Writing an `out`/`inout` argument back follows the
@@ -463,7 +466,8 @@ impl Gen<'_> {
                 Some(span),
             );
         };
-        let (f, callee, args) = match b {
+        // What the packet trace records: the P4 call, the object.
+        let (f, callee, args, traced, object) = match b {
             Builtin::UserMethod { inst, method, args } => {
                 let i = ctx.inst.ok_or(BackError {
                     message: "internal: user extern method outside a control".into(),
@@ -476,12 +480,14 @@ impl Gen<'_> {
                     "{EXT}.{}.{}",
                     u.fields[idx], u.methods[decl][*method as usize]
                 );
-                (f, callee, args)
+                let traced = format!("{}.{}", self.prog.user_externs[decl].name, f.name);
+                let object = format!("{:?}", self.prog.user_instances[idx].name);
+                (f, callee, args, traced, Some(object))
             }
             Builtin::UserFunction { func, args } => {
                 let f = &self.prog.user_functions[*func as usize];
                 let callee = format!("{EXT}.functions.{}", u.functions[*func as usize]);
-                (f, callee, args)
+                (f, callee, args, f.name.clone(), None)
             }
             _ => return bad("internal: not a user extern call", Some(span)),
         };
@@ -503,6 +509,11 @@ impl Gen<'_> {
             .collect();
         let call = format!("{callee}({})", list.join(", "));
         let call = self.native_to_value(&call, &f.ret);
-        Ok(Self::wrap_call(pre, call, post, ""))
+        let call = Self::wrap_call(pre, call, post, "");
+        let value = self.is_bits(&f.ret).then(|| "t__".to_string());
+        Ok(match self.trace_call(ctx, &traced, object, None, value) {
+            Some(trace) => format!("{{ let t__ = {call}; {trace} t__ }}"),
+            None => call,
+        })
     }
 }
