@@ -1,8 +1,9 @@
 // Generic user-defined externs (P4_16 §7.2.12): an extern type with a type
 // parameter, instantiated with two type arguments (one Rust trait each);
 // a generic method and a generic function, each called with two types
-// (one Rust method per list of type arguments, inferred or given). Their
-// behaviour comes from `user_externs_generic.externs.rs`.
+// (one Rust method per list of type arguments, inferred or given), the
+// function also from the parser. Their behaviour comes from
+// `user_externs_generic.externs.rs`.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -48,6 +49,7 @@ parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
     state start {
         pkt.extract(hdr.ethernet);
         pkt.extract(hdr.data);
+        hdr.data.folded = fold16<bit<8>>(hdr.data.a);
         transition accept;
     }
 }
@@ -67,7 +69,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         hdr.data.b = delay32.pop();
         hdr.data.sum_header = bytes.of(hdr.ethernet);
         hdr.data.sum_b = bytes.of(hdr.data.b);
-        hdr.data.folded = fold16(hdr.data.b) ^ fold16<bit<8>>(hdr.data.a);
+        hdr.data.folded = hdr.data.folded ^ fold16(hdr.data.b);
         sm.egress_spec = 1;
     }
 }

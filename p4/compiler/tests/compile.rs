@@ -1232,13 +1232,13 @@ fn error_user_extern_inout_needs_an_lvalue() {
 }
 
 #[test]
-fn error_user_extern_called_in_a_parser() {
+fn error_user_extern_called_in_a_function() {
     check_errors(
-        "user_extern_in_parser",
-        &program(&[
-            ("DECLS", USER_EXTERNS),
-            ("PARSER", "hdr.h.b = mix16(1, 2); transition accept;"),
-        ]),
+        "user_extern_in_function",
+        &program(&[(
+            "DECLS",
+            &format!("{USER_EXTERNS}\nbit<16> g(in bit<16> x) {{ return mix16(1, x); }}"),
+        )]),
     );
 }
 

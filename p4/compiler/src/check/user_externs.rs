@@ -20,8 +20,8 @@
 //! Still refused, each with a `P4E1060` diagnostic naming the extern where
 //! it is used (an unused declaration is accepted, as p4c does): abstract
 //! methods; more than one constructor; parameter types other than scalars,
-//! headers and structs; return types other than scalars; calls from
-//! parsers and functions.
+//! headers and structs; return types other than scalars; calls from P4
+//! functions.
 
 use super::{BodyKind, Checker, ParamSpec, codes};
 use crate::diag::Span;
@@ -425,16 +425,14 @@ impl Checker {
         Some(ParamSpec::of(&f.params))
     }
 
-    /// Whether user externs may be called here (controls' apply blocks and
-    /// actions, where the generated code has the extern objects at hand).
+    /// Whether user externs may be called here (controls' apply blocks,
+    /// actions and parser states, where the generated code has the extern
+    /// objects at hand; not functions).
     fn user_call_allowed(&mut self, what: &str, span: Span) -> bool {
         match self.body.as_ref().map(|b| b.kind) {
-            Some(BodyKind::Apply | BodyKind::Action) => true,
+            Some(BodyKind::Apply | BodyKind::Action | BodyKind::Parser) => true,
             _ => {
-                self.unsupported(
-                    span,
-                    &format!("calls of user extern `{what}` outside controls and actions"),
-                );
+                self.unsupported(span, &format!("calls of user extern `{what}` in functions"));
                 false
             }
         }

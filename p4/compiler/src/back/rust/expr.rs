@@ -424,7 +424,11 @@ impl Gen<'_> {
                 }
                 let decl = &self.prog.parsers[*ph];
                 let mut pre = Vec::new();
-                let mut list = vec!["rt".to_string(), "env".to_string(), "packet__".to_string()];
+                let mut list = vec!["rt".to_string(), "env".to_string()];
+                if self.names.user.is_some() {
+                    list.push(user_externs::EXT.to_string());
+                }
+                list.push("packet__".to_string());
                 let mut post = Vec::new();
                 let typed = decl.params.iter().filter(|p| p.ty.is_some());
                 for (p, a) in typed.zip(args) {

@@ -106,7 +106,7 @@ impl Gen<'_> {
         w.line("let mut env = Env::new(data, 0, &pkt.sm);");
         w.line("let mut cur = PacketIn { data, off_bits: 0 };");
         w.open(format!(
-            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
+            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, {ext_arg}&mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
         ));
         w.line("pkt.sm.parser_error = e;");
         w.line("if self.rt.trace.on { self.rt.trace.parser_error(e); }");

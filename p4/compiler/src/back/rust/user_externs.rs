@@ -491,8 +491,8 @@ impl Gen<'_> {
             }
             _ => return bad("internal: not a user extern call", Some(span)),
         };
-        if ctx.kind != BodyKind::Control {
-            return bad("internal: user extern call outside a control", Some(span));
+        if ctx.kind == BodyKind::Function {
+            return bad("internal: user extern call in a function", Some(span));
         }
         let params: Vec<(Direction, Ty)> = f.params.iter().map(|p| (p.dir, p.ty.clone())).collect();
         let (pre, list, post) = self.args(ctx, &params, args)?;
