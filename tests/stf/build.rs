@@ -45,18 +45,33 @@ fn main() {
         } else {
             "\"\"".to_string()
         };
-        match compile(p4) {
-            Ok(rust) => {
+        // A program with user-defined externs takes their implementation
+        // from `NAME.externs.rs`, a module inside the program's module.
+        let externs_rs = p4.with_extension("externs.rs");
+        println!("cargo:rerun-if-changed={}", externs_rs.display());
+        match compile(p4, &externs_rs) {
+            Ok((rust, with_externs)) => {
                 let file = out.join(format!("{name}.rs"));
                 fs::write(&file, rust).expect("write generated Rust");
+                let (externs_mod, program) = if with_externs {
+                    (
+                        format!(
+                            "\n    pub mod externs {{\n        include!({:?});\n    }}",
+                            externs_rs.display().to_string()
+                        ),
+                        format!("p4_{name}::Program::<p4_{name}::externs::UserExterns>::new()"),
+                    )
+                } else {
+                    (String::new(), format!("p4_{name}::Program::new()"))
+                };
                 let _ = writeln!(
                     modules,
-                    "#[allow(warnings, clippy::all, missing_docs, unreachable_pub)]\npub mod p4_{name} {{\n    include!({:?});\n}}",
+                    "#[allow(warnings, clippy::all, missing_docs, unreachable_pub)]\npub mod p4_{name} {{\n    include!({:?});{externs_mod}\n}}",
                     file.display().to_string()
                 );
                 let _ = writeln!(
                     modules,
-                    "fn run_{name}(stf: &str) -> dataplane::stf::StfReport {{\n    dataplane::stf::run(p4_{name}::Program::new(), stf)\n}}"
+                    "fn run_{name}(stf: &str) -> dataplane::stf::StfReport {{\n    dataplane::stf::run({program}, stf)\n}}"
                 );
                 let _ = writeln!(
                     cases,
@@ -81,11 +96,20 @@ fn main() {
 }
 
 /// The generated Rust, or the rendered diagnostics.
-fn compile(p4: &Path) -> Result<String, String> {
+/// The generated Rust, and whether it needs the user externs of
+/// `externs_rs` (a program that uses some without that file fails here,
+/// naming each one).
+fn compile(p4: &Path, externs_rs: &Path) -> Result<(String, bool), String> {
     let opts = p4_compiler::CompileOptions::default();
     let result = std::panic::catch_unwind(|| p4_compiler::compile_with_sources(p4, &opts));
     match result {
-        Ok((Ok(out), _)) => Ok(out.rust),
+        Ok((Ok(out), _)) if out.user_externs.is_empty() => Ok((out.rust, false)),
+        Ok((Ok(out), _)) if externs_rs.exists() => Ok((out.rust, true)),
+        Ok((Ok(out), _)) => Err(p4_compiler::back::rust::missing_externs_message(
+            &p4.display().to_string(),
+            &out.user_externs,
+            &format!("write it in {}", externs_rs.display()),
+        )),
         Ok((Err(diags), sources)) => Err(p4_compiler::render(&diags, &sources)),
         Err(panic) => {
             let msg = panic

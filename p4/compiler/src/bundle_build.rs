@@ -35,6 +35,11 @@ pub enum BuildError {
     /// The program did not compile; render with [`crate::render`].
     #[error("the program does not compile")]
     Compile(Vec<Diagnostic>, SourceMap),
+    /// The program uses user-defined externs, which a loadable bundle
+    /// cannot take yet (`p4-to-rust switch --externs` can); the message
+    /// names each one.
+    #[error("{0}")]
+    UserExterns(String),
     /// Reading or writing a file.
     #[error("{path}: {source}")]
     Io {
@@ -71,6 +76,15 @@ pub fn build_bundle(
 ) -> Result<Bundle, BuildError> {
     let (result, sources) = compile_with_sources(program, opts);
     let out = result.map_err(|d| BuildError::Compile(d, sources))?;
+    if !out.user_externs.is_empty() {
+        return Err(BuildError::UserExterns(
+            crate::back::rust::missing_externs_message(
+                &program.display().to_string(),
+                &out.user_externs,
+                "bundles cannot take one yet; build a switch crate with `p4-to-rust switch --externs FILE`",
+            ),
+        ));
+    }
     let name = crate_name(program).replace("_switch", "_pipeline");
     let root = workspace_root();
     let root = root.canonicalize().unwrap_or(root);

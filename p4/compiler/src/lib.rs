@@ -55,6 +55,9 @@ pub struct CompileOutput {
     pub p4info_binary: Vec<u8>,
     /// Warnings (never errors).
     pub warnings: Vec<Diagnostic>,
+    /// User-defined externs the generated code needs a Rust implementation
+    /// of (see `back::rust::user_externs`); empty for most programs.
+    pub user_externs: Vec<back::rust::RequiredExtern>,
 }
 
 /// Compiles the v1model program at `path` to Rust.
@@ -95,12 +98,13 @@ pub fn compile_with_sources(
         trace_points: !opts.without_trace_points,
     };
     match back::rust::write_with(&ir, &info, &p4info_text, &rust_opts) {
-        Ok(rust) => (
+        Ok((rust, user_externs)) => (
             Ok(CompileOutput {
                 rust,
                 p4info_text,
                 p4info_binary,
                 warnings,
+                user_externs,
             }),
             sources,
         ),

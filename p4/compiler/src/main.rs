@@ -96,6 +96,11 @@ enum Command {
         /// Include directory (repeatable).
         #[arg(short = 'I', long = "include")]
         include: Vec<PathBuf>,
+        /// Rust file implementing the program's user-defined externs: it
+        /// defines `pub struct UserExterns` implementing the generated
+        /// `Externs` trait (README.md, "User-defined externs").
+        #[arg(long)]
+        externs: Option<PathBuf>,
     },
 }
 
@@ -206,12 +211,18 @@ fn main() -> ExitCode {
             program,
             out,
             include,
+            externs,
         } => {
             let opts = p4_compiler::CompileOptions {
                 include_dirs: include,
                 ..Default::default()
             };
-            match p4_compiler::switch_crate::write_switch_crate(&program, &out, &opts) {
+            match p4_compiler::switch_crate::write_switch_crate(
+                &program,
+                &out,
+                &opts,
+                externs.as_deref(),
+            ) {
                 Ok(name) => {
                     println!(
                         "wrote {name} to {}; build it with: cargo build --release --manifest-path {}",

@@ -90,9 +90,19 @@ fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<()> {
 
 /// Compiles one program: the generated Rust, or the rendered diagnostics
 /// (a compiler panic is reported as such, not propagated).
-fn compile_case(p4: &Path, opts: &CompileOptions) -> Result<String, String> {
+/// The generated Rust and, for a program with user-defined externs, the
+/// implementation `NAME.externs.rs` next to it (without one the case fails,
+/// naming each extern).
+fn compile_case(p4: &Path, opts: &CompileOptions) -> Result<(String, Option<PathBuf>), String> {
+    let externs_rs = p4.with_extension("externs.rs");
     match std::panic::catch_unwind(|| crate::compile_with_sources(p4, opts)) {
-        Ok((Ok(out), _)) => Ok(out.rust),
+        Ok((Ok(out), _)) if out.user_externs.is_empty() => Ok((out.rust, None)),
+        Ok((Ok(out), _)) if externs_rs.exists() => Ok((out.rust, Some(externs_rs))),
+        Ok((Ok(out), _)) => Err(crate::back::rust::missing_externs_message(
+            &p4.display().to_string(),
+            &out.user_externs,
+            &format!("write it in {}", externs_rs.display()),
+        )),
         Ok((Err(diags), sources)) => Err(crate::render(&diags, &sources)),
         Err(panic) => Err(format!(
             "the compiler panicked: {}",
@@ -209,11 +219,25 @@ pub fn run_dir_traced(
         let id = ident(&case.name);
         let stf = case.stf.display().to_string();
         match compile_case(&case.p4, opts) {
-            Ok(rust) => {
+            Ok((rust, externs)) => {
                 write_if_changed(&src.join(format!("{id}.rs")), &rust)?;
+                let (externs_mod, program) = match externs {
+                    Some(path) => {
+                        let code = fs::read_to_string(&path)
+                            .with_context(|| format!("reading {}", path.display()))?;
+                        write_if_changed(&src.join(format!("{id}.externs.rs")), &code)?;
+                        (
+                            format!(
+                                "\n    pub mod externs {{\n        include!(\"{id}.externs.rs\");\n    }}"
+                            ),
+                            format!("{id}::Program::<{id}::externs::UserExterns>::new()"),
+                        )
+                    }
+                    None => (String::new(), format!("{id}::Program::new()")),
+                };
                 let _ = writeln!(
                     modules,
-                    "#[allow(warnings, clippy::all)]\nmod {id} {{\n    include!(\"{id}.rs\");\n}}\nfn run_{id}(stf: &str, trace: bool) -> StfReport {{\n    if trace {{ dataplane::stf::run_traced({id}::Program::new(), stf) }} else {{ dataplane::stf::run({id}::Program::new(), stf) }}\n}}"
+                    "#[allow(warnings, clippy::all)]\nmod {id} {{\n    include!(\"{id}.rs\");{externs_mod}\n}}\nfn run_{id}(stf: &str, trace: bool) -> StfReport {{\n    if trace {{ dataplane::stf::run_traced({program}, stf) }} else {{ dataplane::stf::run({program}, stf) }}\n}}"
                 );
                 let _ = writeln!(table, "    ({:?}, {stf:?}, Ok(run_{id})),", case.name);
             }

@@ -6,6 +6,13 @@
 //! The crate depends on the roceswitch checkout this compiler was built
 //! from, by path, and has a `[workspace]` table of its own so it builds
 //! wherever it is written.
+//!
+//! A program with user-defined externs needs their Rust implementation
+//! (`--externs FILE`): the file is copied to `src/externs.rs`, a module
+//! inside the generated program's module, and must define `pub struct
+//! UserExterns` implementing the generated `Externs` trait (README.md,
+//! "User-defined externs"). Without it nothing is written and the error
+//! names each extern and the trait to implement.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +25,10 @@ pub enum SwitchCrateError {
     /// The program did not compile; render with [`crate::render`].
     #[error("the program does not compile")]
     Compile(Vec<Diagnostic>, SourceMap),
+    /// The program uses user-defined externs and no implementation was
+    /// given; the message names each one and its trait.
+    #[error("{0}")]
+    MissingExterns(String),
     /// Writing a file.
     #[error("writing {path}: {source}")]
     Io {
@@ -54,14 +65,40 @@ pub fn crate_name(program: &Path) -> String {
 }
 
 /// Compiles `program` and writes the switch crate into `out_dir`; returns
-/// the crate (and binary) name.
+/// the crate (and binary) name. `externs` is the Rust file implementing the
+/// program's user-defined externs (ignored when it has none).
 pub fn write_switch_crate(
     program: &Path,
     out_dir: &Path,
     opts: &CompileOptions,
+    externs: Option<&Path>,
 ) -> Result<String, SwitchCrateError> {
     let (result, sources) = compile_with_sources(program, opts);
     let out = result.map_err(|d| SwitchCrateError::Compile(d, sources))?;
+    let externs_rs = match externs {
+        _ if out.user_externs.is_empty() => None,
+        Some(path) => Some(std::fs::read(path).map_err(|source| SwitchCrateError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?),
+        None => {
+            return Err(SwitchCrateError::MissingExterns(
+                crate::back::rust::missing_externs_message(
+                    &program.display().to_string(),
+                    &out.user_externs,
+                    "pass it with --externs FILE",
+                ),
+            ));
+        }
+    };
+    let (externs_mod, program_new) = if externs_rs.is_some() {
+        (
+            "\n    pub mod externs {\n        include!(\"externs.rs\");\n    }",
+            "program::Program::<program::externs::UserExterns>::new()",
+        )
+    } else {
+        ("", "program::Program::new()")
+    };
     let name = crate_name(program);
     let root = workspace_root();
     let root = root.canonicalize().unwrap_or(root);
@@ -88,23 +125,26 @@ pub fn write_switch_crate(
          //! `--help`. The program runs on roceswitch's dataplane and control plane.\n\n\
          use clap::Parser;\n\n\
          #[allow(missing_docs, clippy::all)]\n\
-         mod program {{\n    include!(\"program.rs\");\n}}\n\n\
+         mod program {{\n    include!(\"program.rs\");{externs_mod}\n}}\n\n\
          #[derive(Parser, Debug)]\n\
          #[command(version, about = \"Software switch for {program}\")]\n\
          struct Cli {{\n    #[command(flatten)]\n    switch: control::switchd::SwitchArgs,\n}}\n\n\
          fn main() -> anyhow::Result<()> {{\n    \
          let cli = Cli::parse();\n    \
-         control::switchd::main_with(\n        cli.switch,\n        program::Program::new(),\n        \
+         control::switchd::main_with(\n        cli.switch,\n        {program_new},\n        \
          control::switchd::Defaults::P4_REFERENCE,\n    )\n}}\n",
         program = program.display(),
     );
-    let files: [(PathBuf, Vec<u8>); 5] = [
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
         (out_dir.join("Cargo.toml"), cargo_toml.into_bytes()),
         (out_dir.join("src/main.rs"), main_rs.into_bytes()),
         (out_dir.join("src/program.rs"), out.rust.into_bytes()),
         (out_dir.join("p4info.txtpb"), out.p4info_text.into_bytes()),
         (out_dir.join("p4info.bin"), out.p4info_binary),
     ];
+    if let Some(rs) = externs_rs {
+        files.push((out_dir.join("src/externs.rs"), rs));
+    }
     for (path, bytes) in files {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| SwitchCrateError::Io {
@@ -134,7 +174,7 @@ mod tests {
     fn writes_a_crate_that_runs_the_program_on_switchd() {
         let dir = std::env::temp_dir().join(format!("p4-switch-crate-{}", std::process::id()));
         let program = workspace_root().join("p4/programs/basic_router.p4");
-        let name = write_switch_crate(&program, &dir, &CompileOptions::default()).unwrap();
+        let name = write_switch_crate(&program, &dir, &CompileOptions::default(), None).unwrap();
         assert_eq!(name, "basic_router_switch");
         let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
         assert!(toml.contains("control = { path = "), "{toml}");
@@ -151,11 +191,47 @@ mod tests {
     }
 
     #[test]
+    fn user_externs_need_an_implementation_which_goes_into_the_crate() {
+        let program = workspace_root().join("tests/stf/user_externs.p4");
+        let dir = std::env::temp_dir().join(format!("p4-switch-externs-{}", std::process::id()));
+        let err = write_switch_crate(&program, &dir, &CompileOptions::default(), None).unwrap_err();
+        let SwitchCrateError::MissingExterns(msg) = err else {
+            panic!("expected MissingExterns, got {err:?}");
+        };
+        for item in [
+            "--externs FILE",
+            "extern object type `Tally`: implement trait `Tally` and name the type as `Externs::Tally`",
+            "extern function `mix16`: implement method `Externs::mix16`",
+            "extern function `swap_bytes`: implement method `Externs::swap_bytes`",
+        ] {
+            assert!(msg.contains(item), "missing `{item}` in:\n{msg}");
+        }
+        assert!(
+            !dir.exists(),
+            "nothing is written without an implementation"
+        );
+
+        let externs = workspace_root().join("tests/stf/user_externs.externs.rs");
+        write_switch_crate(&program, &dir, &CompileOptions::default(), Some(&externs)).unwrap();
+        let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+        assert!(main.contains("include!(\"externs.rs\")"), "{main}");
+        assert!(
+            main.contains("program::Program::<program::externs::UserExterns>::new()"),
+            "{main}"
+        );
+        assert_eq!(
+            std::fs::read(dir.join("src/externs.rs")).unwrap(),
+            std::fs::read(&externs).unwrap()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_broken_program_writes_nothing() {
         let dir = std::env::temp_dir().join(format!("p4-switch-crate-bad-{}", std::process::id()));
         let bad = std::env::temp_dir().join(format!("bad-{}.p4", std::process::id()));
         std::fs::write(&bad, "control C() { apply { x = 1; } }").unwrap();
-        let err = write_switch_crate(&bad, &dir, &CompileOptions::default()).unwrap_err();
+        let err = write_switch_crate(&bad, &dir, &CompileOptions::default(), None).unwrap_err();
         assert!(matches!(err, SwitchCrateError::Compile(..)));
         assert!(!dir.exists());
         std::fs::remove_file(&bad).unwrap();

@@ -603,7 +603,10 @@ fn error_unsupported_feature_is_named() {
     check_errors(
         "unsupported_user_extern",
         &program(&[
-            ("DECLS", "extern Widget { Widget(); void spin(); }"),
+            (
+                "DECLS",
+                "extern Widget { Widget(); void spin(in varbit<8> x); }",
+            ),
             ("LOCALS", "Widget() w;"),
         ]),
     );
@@ -1214,4 +1217,251 @@ fn without_trace_points_only_the_trace_lines_go() {
         let kept: Vec<&str> = traced.lines().filter(|l| !l.contains("rt.trace")).collect();
         assert_eq!(kept, untraced.lines().collect::<Vec<_>>(), "{name}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// User-defined externs: misuse is named
+// ---------------------------------------------------------------------------
+
+/// An extern object type and two extern functions for the tests below.
+const USER_EXTERNS: &str = "extern Tally { Tally(bit<32> start); bit<32> add(in bit<8> step); \
+                            bit<32> add(); void peek(out bit<32> sum); }\n\
+                            extern bit<16> mix16(in bit<32> a, in bit<16> b);\n\
+                            extern void swap_bytes(inout bit<16> v);";
+
+#[test]
+fn error_user_extern_method_arity() {
+    check_errors(
+        "user_extern_method_arity",
+        &program(&[
+            ("DECLS", USER_EXTERNS),
+            ("LOCALS", "Tally(1) t;"),
+            ("APPLY", "t.add(1, 2);"),
+        ]),
+    );
+}
+
+#[test]
+fn error_user_extern_unknown_method() {
+    check_errors(
+        "user_extern_unknown_method",
+        &program(&[
+            ("DECLS", USER_EXTERNS),
+            ("LOCALS", "Tally(1) t;"),
+            ("APPLY", "t.reset();"),
+        ]),
+    );
+}
+
+#[test]
+fn error_user_extern_called_without_instance() {
+    check_errors(
+        "user_extern_without_instance",
+        &program(&[("DECLS", USER_EXTERNS), ("APPLY", "Tally.add();")]),
+    );
+}
+
+#[test]
+fn error_user_extern_constructor_arity() {
+    check_errors(
+        "user_extern_constructor_arity",
+        &program(&[("DECLS", USER_EXTERNS), ("LOCALS", "Tally() t;")]),
+    );
+}
+
+#[test]
+fn error_user_extern_constructor_not_constant() {
+    check_errors(
+        "user_extern_constructor_not_constant",
+        &program(&[
+            ("DECLS", USER_EXTERNS),
+            ("LOCALS", "Tally((bit<32>)hdr.h.a) t;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_user_extern_function_arity() {
+    check_errors(
+        "user_extern_function_arity",
+        &program(&[("DECLS", USER_EXTERNS), ("APPLY", "hdr.h.b = mix16(1);")]),
+    );
+}
+
+#[test]
+fn error_user_extern_argument_types() {
+    check_errors(
+        "user_extern_argument_types",
+        &program(&[
+            ("DECLS", USER_EXTERNS),
+            ("LOCALS", "Tally(1) t;"),
+            ("APPLY", "t.peek(hdr.h.b);"),
+        ]),
+    );
+}
+
+#[test]
+fn error_user_extern_inout_needs_an_lvalue() {
+    check_errors(
+        "user_extern_inout_lvalue",
+        &program(&[("DECLS", USER_EXTERNS), ("APPLY", "swap_bytes(16w1);")]),
+    );
+}
+
+#[test]
+fn error_user_extern_called_in_a_function() {
+    check_errors(
+        "user_extern_in_function",
+        &program(&[(
+            "DECLS",
+            &format!("{USER_EXTERNS}\nbit<16> g(in bit<16> x) {{ return mix16(1, x); }}"),
+        )]),
+    );
+}
+
+#[test]
+fn error_user_extern_abstract_method() {
+    check_errors(
+        "user_extern_abstract_method",
+        &program(&[
+            (
+                "DECLS",
+                "extern Hook { Hook(); abstract bit<8> run(in bit<8> x); }",
+            ),
+            ("LOCALS", "Hook() h;"),
+        ]),
+    );
+}
+
+#[test]
+fn user_externs_compile_and_are_listed_for_the_implementation() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-user-externs");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join("user_externs_ok.p4");
+    let src = program(&[
+        ("DECLS", USER_EXTERNS),
+        ("LOCALS", "Tally(5) t;"),
+        (
+            "APPLY",
+            "bit<32> s = t.add(hdr.h.a); t.peek(s); hdr.h.b = mix16(s, hdr.h.b); swap_bytes(hdr.h.b);",
+        ),
+    ]);
+    std::fs::write(&file, src).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    let out = res.unwrap_or_else(|d| panic!("{}", render(&d, &sources)));
+    let listed: Vec<&str> = out.user_externs.iter().map(|r| r.p4.as_str()).collect();
+    assert_eq!(
+        listed,
+        [
+            "extern object type `Tally`",
+            "extern function `mix16`",
+            "extern function `swap_bytes`"
+        ]
+    );
+    for item in [
+        "pub trait Tally: Send + 'static {",
+        "fn new(start: u32) -> Self where Self: Sized;",
+        "fn add(&mut self, step: &u8) -> u32;",
+        "fn add_0(&mut self) -> u32;",
+        "fn peek(&mut self, sum: &mut u32);",
+        "pub trait Externs: Default + Send + 'static {",
+        "type Tally: Tally;",
+        "fn mix16(&mut self, a: &u32, b: &u16) -> u16;",
+        "fn swap_bytes(&mut self, v: &mut u16);",
+        "pub struct Program<X__: Externs> {",
+        "I_t: <X__::Tally as Tally>::new(0x5u32),",
+        // Calls show in the packet trace, with the object and the result.
+        "rt.trace.call(\"Tally.add\", Some(\"I.t\"), None, Some((t__) as u128));",
+        "rt.trace.call(\"swap_bytes\", None, None, None);",
+    ] {
+        assert!(
+            out.rust.contains(item),
+            "missing `{item}` in:\n{}",
+            out.rust
+        );
+    }
+}
+
+#[test]
+fn unused_user_externs_need_no_implementation() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-user-externs");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join("user_externs_unused.p4");
+    std::fs::write(&file, program(&[("DECLS", USER_EXTERNS)])).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    let out = res.unwrap_or_else(|d| panic!("{}", render(&d, &sources)));
+    assert!(out.user_externs.is_empty());
+    assert!(out.rust.contains("pub struct Program {"), "{}", out.rust);
+}
+
+/// README.md's "User-defined externs" stays true: its P4 is the test
+/// program's, its traits are what the compiler generates for it, and its
+/// implementation is the file the STF corpus runs.
+#[test]
+fn readme_user_externs_section_is_the_tested_example() {
+    let root = dir().join("../../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme
+        .find("## User-defined externs")
+        .expect("the section exists");
+    let end = start + readme[start..].find("\n## Compiler limitations").unwrap();
+    let section = &readme[start..end];
+    let blocks = |lang: &str| -> Vec<String> {
+        let fence = format!("```{lang}\n");
+        section
+            .split(fence.as_str())
+            .skip(1)
+            .map(|b| b[..b.find("```").unwrap()].to_string())
+            .collect()
+    };
+    let p4_path = root.join("tests/stf/user_externs.p4");
+    let p4 = std::fs::read_to_string(&p4_path).unwrap();
+    let p4_blocks = blocks("p4");
+    assert_eq!(p4_blocks.len(), 1);
+    assert!(
+        p4.contains(&p4_blocks[0]),
+        "README's P4 is not in {}",
+        p4_path.display()
+    );
+    let (res, sources) = compile_with_sources(&p4_path, &CompileOptions::default());
+    let out = res.unwrap_or_else(|d| panic!("{}", render(&d, &sources)));
+    let generated: String = out
+        .rust
+        .lines()
+        .filter(|l| !l.starts_with("#[allow("))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let rust = blocks("rust");
+    assert_eq!(rust.len(), 3, "two generated traits and the implementation");
+    for b in &rust[..2] {
+        assert!(generated.contains(b.as_str()), "not generated:\n{b}");
+    }
+    let implementation =
+        std::fs::read_to_string(root.join("tests/stf/user_externs.externs.rs")).unwrap();
+    assert_eq!(rust[2], implementation);
+}
+
+#[test]
+fn error_user_extern_generic_type_needs_type_arguments() {
+    check_errors(
+        "user_extern_generic_type_arguments",
+        &program(&[
+            (
+                "DECLS",
+                "extern Fifo<T> { Fifo(bit<32> n); void push(in T v); }",
+            ),
+            ("LOCALS", "Fifo(4) f;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_user_extern_generic_function_cannot_infer() {
+    check_errors(
+        "user_extern_generic_cannot_infer",
+        &program(&[
+            ("DECLS", "extern T pick<T>();"),
+            ("APPLY", "hdr.h.a = pick();"),
+        ]),
+    );
 }

@@ -1113,7 +1113,8 @@ impl Checker {
                 .get(n)
                 .map(|d| super::ParamSpec::of(&d.ctor_params)),
             _ => crate::v1model::object(&name.ident.name)
-                .map(|o| super::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string()))),
+                .map(|o| super::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string())))
+                .or_else(|| self.user_ctor_params(&name.ident.name)),
         };
         let bound: Vec<ast::Expr> = match params {
             Some(params) => {
@@ -1195,6 +1196,21 @@ impl Checker {
             }
             true
         };
+        if let Some(Sym::ExternDecl(_)) = &sym
+            && crate::v1model::object(kind_name).is_none()
+        {
+            use super::user_externs::UserType;
+            match self.user_extern_type(kind_name, targs, i.span) {
+                UserType::Found(u) => {
+                    if let Some(kind) = self.user_instance(u, &args, i.span) {
+                        self.add_extern(h, i, kind);
+                    }
+                    return;
+                }
+                UserType::Reported => return,
+                UserType::NotUser => {}
+            }
+        }
         let kind = match kind_name {
             "register" => {
                 if !want(self, 1) {
@@ -1315,7 +1331,8 @@ impl Checker {
             _ => {
                 match sym {
                     Some(Sym::ExternDecl(_)) => {
-                        self.unsupported(i.span, &format!("the extern `{kind_name}`"))
+                        let what = format!("the extern `{kind_name}`");
+                        self.refused_user_extern(kind_name, &what, i.span)
                     }
                     Some(_) => self.error(
                         codes::WRONG_KIND,
@@ -1332,6 +1349,11 @@ impl Checker {
                 return;
             }
         };
+        self.add_extern(h, i, kind);
+    }
+
+    /// Adds extern instance `i` of `kind` to control `h` and declares it.
+    fn add_extern(&mut self, h: Handle<ir::Control>, i: &ast::Instantiation, kind: ir::ExternKind) {
         let ctl = &mut self.prog.controls[h];
         let idx = ctl.externs.len() as u32;
         ctl.externs.push(ir::ExternInst {

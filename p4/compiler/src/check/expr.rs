@@ -1106,7 +1106,7 @@ impl Checker {
 
     /// The argument of an `out` (`is_out`) or `inout` parameter of type
     /// `ty`: `_` only for `out`.
-    fn directed_arg(&mut self, e: &ast::Expr, is_out: bool, ty: &Ty) -> Option<Expr> {
+    pub(crate) fn directed_arg(&mut self, e: &ast::Expr, is_out: bool, ty: &Ty) -> Option<Expr> {
         if is_out {
             self.out_arg(e, Some(ty))
         } else if matches!(e.kind, ast::ExprKind::DontCare) {
@@ -1313,6 +1313,7 @@ impl Checker {
                 Sym::ExternDecl(name) => {
                     crate::v1model::overload(crate::v1model::functions(name), args.len(), &names)
                         .map(from_sig)
+                        .or_else(|| self.user_function_params(name, args.len()))
                 }
                 _ => None,
             },
@@ -1325,11 +1326,11 @@ impl Checker {
                     Sym::Packet(true) => "packet_out",
                     Sym::Extern(i) => {
                         let ctl = self.body.as_ref()?.control?;
-                        self.prog.controls[ctl]
-                            .externs
-                            .get(*i as usize)?
-                            .kind
-                            .type_name()
+                        let kind = &self.prog.controls[ctl].externs.get(*i as usize)?.kind;
+                        if let ir::ExternKind::User { decl, .. } = kind {
+                            return self.user_method_params(*decl, &member.name, args.len());
+                        }
+                        kind.type_name()
                     }
                     Sym::SubControl(i) if member.name == "apply" => {
                         let ctl = self.body.as_ref()?.control?;
@@ -1964,10 +1965,7 @@ impl Checker {
                 }
                 return Some(mk(ExprKind::Bool(true), Ty::Bool, span));
             }
-            other => {
-                self.unsupported(span, &format!("the extern function `{other}`"));
-                return None;
-            }
+            other => return self.user_function_call(other, type_args, args, span),
         };
         Some(Self::void_call(Call::Builtin(Box::new(b)), span))
     }
@@ -2193,6 +2191,17 @@ impl Checker {
                     return Some(Self::void_call(Call::ControlApply(i, v), span));
                 }
                 Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
+                Some(Sym::ExternDecl(n)) if self.is_user_extern_type(&n) => {
+                    self.error_label(
+                        codes::WRONG_KIND,
+                        base.span,
+                        format!(
+                            "`{n}` is an extern type: call `{m}` on an instance of it (`{n}(..) name;`)"
+                        ),
+                        "not an instance",
+                    );
+                    return None;
+                }
                 Some(Sym::Packet(out)) => {
                     return self.packet_method(out, m, member.span, type_args, args, span);
                 }
@@ -2273,6 +2282,9 @@ impl Checker {
             return None;
         }
         let inst = self.prog.controls[ctl].externs[i as usize].clone();
+        if let ir::ExternKind::User { decl, .. } = inst.kind {
+            return self.user_method_call(i, &inst.name, decl, m, mspan, args, span);
+        }
         let b = match (&inst.kind, m) {
             (ir::ExternKind::Register { cell, .. }, "read") => {
                 if !self.arg_count(span, "read", 2, args.len()) {

@@ -38,8 +38,10 @@
 //! csum16), clone/resubmit/recirculate (also the deprecated data forms),
 //! digests, truncate, assert/assume, static_assert, bound action arguments.
 //!
-//! Not supported yet, each with a `P4E1060` diagnostic naming it: user
-//! extern types and functions, abstract methods, extern
+//! User-defined externs are checked in [`user_externs`].
+//!
+//! Not supported yet, each with a `P4E1060` diagnostic naming it: generic
+//! and abstract user externs (see [`user_externs`]), extern
 //! instances in parsers, global variables, header-union initialisers,
 //! varbit fields in structs or stacks, ranges over signed keys, and
 //! checksums with payload for algorithms other than csum16.
@@ -50,6 +52,7 @@ mod expr;
 pub mod fold;
 mod program_info;
 mod stmt;
+mod user_externs;
 
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
@@ -108,6 +111,12 @@ pub(crate) enum Sym {
     /// [`Sym::Extern`] of its own).
     GlobalExtern,
 }
+
+/// A user extern type's declaration and the scopes it was declared in.
+pub(crate) type UserExternAst = (ast::ExternDecl, Vec<HashMap<String, Sym>>);
+
+/// A generic user extern function's prototype and its scopes.
+pub(crate) type GenericUserFn = (ast::FunctionPrototype, Vec<HashMap<String, Sym>>);
 
 /// Where statements are being checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,6 +209,15 @@ pub(crate) struct Checker {
     pub(crate) function_params: HashMap<usize, Vec<ParamSpec>>,
     /// Top-level extern instantiations, in order.
     pub(crate) global_externs: Vec<ast::Instantiation>,
+    /// User extern declarations the compiler cannot take, by name: what is
+    /// not supported, reported where the extern is used (p4c accepts an
+    /// unused declaration).
+    pub(crate) refused_user_externs: HashMap<String, String>,
+    /// Every user extern object type's declaration, with the scopes it was
+    /// declared in (generic ones and generic methods are checked per use).
+    pub(crate) user_extern_asts: HashMap<String, UserExternAst>,
+    /// Generic user extern functions (overloads), with their scopes.
+    pub(crate) generic_user_fns: HashMap<String, Vec<GenericUserFn>>,
 }
 
 /// A parameter as call binding sees it: its name and default value.
@@ -266,6 +284,9 @@ pub fn check(
         action_params: HashMap::new(),
         function_params: HashMap::new(),
         global_externs: Vec::new(),
+        refused_user_externs: HashMap::new(),
+        user_extern_asts: HashMap::new(),
+        generic_user_fns: HashMap::new(),
     };
     for d in &prog.decls {
         c.top_decl(d);
@@ -661,11 +682,17 @@ impl Checker {
                         ),
                     }
                 }
+                if crate::v1model::object(&e.name.name).is_none() {
+                    self.user_extern_decl(e);
+                }
             }
             ast::Decl::ExternFunction(f) => {
                 let n = f.name.clone();
                 self.declare(&n, Sym::ExternDecl(f.name.name.clone()));
                 self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
+                if crate::v1model::functions(&f.name.name).next().is_none() {
+                    self.user_function_decl(f);
+                }
             }
             ast::Decl::ParserType(s) | ast::Decl::ControlType(s) | ast::Decl::Package(s) => {
                 self.declare(&s.name, Sym::BlockType);
@@ -1444,68 +1471,16 @@ impl Checker {
     ) -> Option<Handle<ir::Function>> {
         self.ctor_used.insert(name.to_string());
         let (decl, scopes) = self.generic_fns.get(name)?.clone();
-        let n = decl.type_params.len();
-        let tys: Vec<Ty> = if !type_args.is_empty() {
-            if type_args.len() != n {
-                self.error_label(
-                    codes::ARG_COUNT,
-                    span,
-                    format!(
-                        "function `{name}` takes {n} type argument(s), {} given",
-                        type_args.len()
-                    ),
-                    "wrong number of type arguments",
-                );
-                return None;
-            }
-            let tys: Option<Vec<Ty>> = type_args.iter().map(|t| self.ty(t)).collect();
-            tys?
-        } else {
-            let mut inferred: Vec<Option<Ty>> = vec![None; n];
-            for (p, a) in decl.params.iter().zip(args) {
-                let ast::TypeKind::Named {
-                    name: tn,
-                    args: targs,
-                } = &p.ty.kind
-                else {
-                    continue;
-                };
-                let Some(k) = decl
-                    .type_params
-                    .iter()
-                    .position(|t| t.name == tn.ident.name)
-                else {
-                    continue;
-                };
-                if !targs.is_empty() || tn.top_level || inferred[k].is_some() {
-                    continue;
-                }
-                let x = match p.direction {
-                    ast::Direction::Out | ast::Direction::InOut => self.lvalue(a)?,
-                    _ => self.expr(a, None)?,
-                };
-                inferred[k] = Some(x.ty);
-            }
-            let mut tys = Vec::new();
-            for (t, ty) in decl.type_params.iter().zip(inferred) {
-                match ty {
-                    Some(ty) => tys.push(ty),
-                    None => {
-                        self.error_label(
-                            codes::TYPE_MISMATCH,
-                            span,
-                            format!(
-                                "cannot infer type argument `{}` of function `{name}`; give it, e.g. `{name}<bit<8>>(...)`",
-                                t.name
-                            ),
-                            "type arguments needed",
-                        );
-                        return None;
-                    }
-                }
-            }
-            tys
-        };
+        let what = format!("function `{name}`");
+        let tys = self.type_args_of_call(
+            &what,
+            name,
+            &decl.type_params,
+            &decl.params,
+            type_args,
+            args,
+            span,
+        )?;
         let key = (name.to_string(), tys.clone());
         if let Some(h) = self.generic_fn_cache.get(&key) {
             return Some(*h);
@@ -1521,6 +1496,78 @@ impl Checker {
             self.generic_fn_cache.insert(key, h);
         }
         h
+    }
+
+    /// The type arguments of a call of a generic function or extern
+    /// (`what`, called as `name`): the ones given, or each inferred from the
+    /// first argument passed to a parameter of exactly that type.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn type_args_of_call(
+        &mut self,
+        what: &str,
+        name: &str,
+        type_params: &[ast::Ident],
+        params: &[ast::Param],
+        type_args: &[ast::Type],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Vec<Ty>> {
+        let n = type_params.len();
+        if !type_args.is_empty() {
+            if type_args.len() != n {
+                self.error_label(
+                    codes::ARG_COUNT,
+                    span,
+                    format!(
+                        "{what} takes {n} type argument(s), {} given",
+                        type_args.len()
+                    ),
+                    "wrong number of type arguments",
+                );
+                return None;
+            }
+            return type_args.iter().map(|t| self.ty(t)).collect();
+        }
+        let mut inferred: Vec<Option<Ty>> = vec![None; n];
+        for (p, a) in params.iter().zip(args) {
+            let ast::TypeKind::Named {
+                name: tn,
+                args: targs,
+            } = &p.ty.kind
+            else {
+                continue;
+            };
+            let Some(k) = type_params.iter().position(|t| t.name == tn.ident.name) else {
+                continue;
+            };
+            if !targs.is_empty() || tn.top_level || inferred[k].is_some() {
+                continue;
+            }
+            let x = match p.direction {
+                ast::Direction::Out | ast::Direction::InOut => self.lvalue(a)?,
+                _ => self.expr(a, None)?,
+            };
+            inferred[k] = Some(x.ty);
+        }
+        let mut tys = Vec::new();
+        for (t, ty) in type_params.iter().zip(inferred) {
+            match ty {
+                Some(ty) => tys.push(ty),
+                None => {
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        span,
+                        format!(
+                            "cannot infer type argument `{}` of {what}; give it, e.g. `{name}<bit<8>>(...)`",
+                            t.name
+                        ),
+                        "type arguments needed",
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(tys)
     }
 
     /// Checks function `f` (type parameters, if any, already bound) into a

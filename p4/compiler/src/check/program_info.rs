@@ -149,6 +149,10 @@ fn objects(c: &Checker) -> Vec<(u8, String, Option<u32>)> {
             ));
         }
         for (ei, e) in ctl.externs.iter().enumerate() {
+            if matches!(e.kind, ir::ExternKind::User { .. }) {
+                // Not a P4Info object (the target supplies it).
+                continue;
+            }
             let spec = c
                 .facts
                 .extern_names
@@ -187,6 +191,8 @@ fn extern_prefix(kind: &ir::ExternKind) -> u8 {
         ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..) => {
             id_prefix::ACTION_PROFILE
         }
+        // No P4Info object: the key only merges a top-level instance's copies.
+        ir::ExternKind::User { .. } => 0,
     }
 }
 
@@ -398,6 +404,24 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
                 });
             let qualified = spec.qualify(&inst.path);
             let key = (extern_prefix(&e.kind), qualified.clone());
+            if let ir::ExternKind::User { decl, args } = &e.kind {
+                // A user extern object: one per qualified name, program-wide.
+                let idx = match seen_externs.get(&key) {
+                    Some(&(idx, _)) => idx,
+                    None => {
+                        c.prog.user_instances.push(ir::UserInstance {
+                            name: qualified.clone(),
+                            decl: *decl,
+                            args: args.clone(),
+                        });
+                        let idx = c.prog.user_instances.len() - 1;
+                        seen_externs.insert(key, (idx, 0));
+                        idx
+                    }
+                };
+                c.prog.instances[ii].extern_index[ei] = idx as u32;
+                continue;
+            }
             if let Some(&(idx, id)) = seen_externs.get(&key) {
                 // The same object seen from another control (a top-level
                 // instance, or `@name(".x")`): one state, one id.
@@ -408,6 +432,8 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             }
             let name = leak_str(qualified.clone());
             let (idx, id) = match &e.kind {
+                // Handled above.
+                ir::ExternKind::User { .. } => continue,
                 ir::ExternKind::Register { width, size, .. } => {
                     let id = ids.id(id_prefix::REGISTER, &qualified);
                     registers.push(RegisterInfo {

@@ -642,6 +642,23 @@ pub enum Builtin {
         /// Destination.
         out: Expr,
     },
+    /// A method of an instance of a user-defined extern object; the call's
+    /// value (if any) is the method's return value.
+    UserMethod {
+        /// Extern instance index within the enclosing control.
+        inst: u32,
+        /// Index into the object type's [`UserExtern::methods`].
+        method: u32,
+        /// Arguments in parameter order; `out`/`inout` ones are l-values.
+        args: Vec<Expr>,
+    },
+    /// A user-defined extern function.
+    UserFunction {
+        /// Index into [`Program::user_functions`].
+        func: u32,
+        /// Arguments in parameter order; `out`/`inout` ones are l-values.
+        args: Vec<Expr>,
+    },
 }
 
 /// A statement.
@@ -847,6 +864,13 @@ pub enum ExternKind {
     ActionProfile(u32),
     /// `action_selector(algo, size, width)`.
     ActionSelector(p4_target::info::HashAlgorithm, u32, u32),
+    /// An instance of a user-defined extern object type.
+    User {
+        /// Index into [`Program::user_externs`].
+        decl: u32,
+        /// Constructor arguments, folded, in parameter order.
+        args: Vec<ConstValue>,
+    },
 }
 
 impl ExternKind {
@@ -861,8 +885,70 @@ impl ExternKind {
             ExternKind::DirectMeter(_) => "direct_meter",
             ExternKind::ActionProfile(_) => "action_profile",
             ExternKind::ActionSelector(..) => "action_selector",
+            ExternKind::User { .. } => "extern",
         }
     }
+}
+
+/// A parameter of a user-defined extern method, function or constructor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserParam {
+    /// Source name.
+    pub name: String,
+    /// Direction (`In` for directionless).
+    pub dir: Direction,
+    /// Type.
+    pub ty: Ty,
+}
+
+/// A user-defined extern function, or a method of a user extern object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserFn {
+    /// Source name (overloads share it).
+    pub name: String,
+    /// For a copy of a generic function or method: its type arguments.
+    pub type_args: Vec<Ty>,
+    /// Parameters in order.
+    pub params: Vec<UserParam>,
+    /// Return type ([`Ty::Void`] for none).
+    pub ret: Ty,
+    /// Whether the program calls it (functions only; the back end leaves
+    /// out what is not used).
+    pub used: bool,
+    /// Where declared.
+    pub span: Span,
+}
+
+/// A user-defined extern object type (`extern Name { Name(..); R m(..); }`):
+/// the target (a Rust implementation supplied when building a switch)
+/// provides its behaviour.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserExtern {
+    /// Source name.
+    pub name: String,
+    /// For a copy of a generic extern type: its type arguments.
+    pub type_args: Vec<Ty>,
+    /// Constructor parameters (`in`, compile-time values).
+    pub ctor: Vec<UserParam>,
+    /// Methods, overloads included, in declaration order.
+    pub methods: Vec<UserFn>,
+    /// Whether the program instantiates it (the back end leaves out what is
+    /// not used).
+    pub used: bool,
+    /// Where declared.
+    pub span: Span,
+}
+
+/// One object of a user extern type: program-wide, so a top-level instance
+/// used by several controls is one object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserInstance {
+    /// Qualified name (`MyIngress.c`, or the top-level name).
+    pub name: String,
+    /// Index into [`Program::user_externs`].
+    pub decl: u32,
+    /// Constructor arguments.
+    pub args: Vec<ConstValue>,
 }
 
 /// An extern object instantiated in a control.
@@ -1047,6 +1133,13 @@ pub struct Program {
     /// Top-level `const` declarations with a number or boolean value, in
     /// declaration order (the Rust back end emits them as `pub const`).
     pub constants: Vec<Constant>,
+    /// User-defined extern object types that are declared (used or not).
+    pub user_externs: Vec<UserExtern>,
+    /// User-defined extern functions that are declared, overloads apart.
+    pub user_functions: Vec<UserFn>,
+    /// Objects of user extern types, program-wide (`ControlInstance::extern_index`
+    /// of a [`ExternKind::User`] indexes this).
+    pub user_instances: Vec<UserInstance>,
 }
 
 /// A top-level `const` with its folded value.

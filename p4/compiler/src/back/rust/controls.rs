@@ -100,6 +100,15 @@ impl Gen<'_> {
             "env: &mut Env<'_>".to_string(),
         ];
         let mut pass = vec!["rt".to_string(), "env".to_string()];
+        if let Some(u) = &self.names.user {
+            sig.push(format!(
+                "{}: &mut {}<{}>",
+                user_externs::EXT,
+                u.objects,
+                u.param
+            ));
+            pass.push(user_externs::EXT.to_string());
+        }
         for (p, n) in c.params.iter().zip(names) {
             match &p.ty {
                 Some(t) => sig.push(format!("{n}: &mut {}", self.rust_ty(t)?)),
@@ -160,7 +169,8 @@ impl Gen<'_> {
             self.w.line(ALLOW);
             self.w.line("#[inline]");
             self.w.open(format!(
-                "fn {fname}({}) -> Result<(), Exit> {{",
+                "fn {fname}{}({}) -> Result<(), Exit> {{",
+                self.ext_generics(),
                 params.join(", ")
             ));
             self.block(&ctx, &act.body)?;
@@ -195,7 +205,8 @@ impl Gen<'_> {
             self.w.line(ALLOW);
             self.w.line("#[inline]");
             self.w.open(format!(
-                "fn {fname}({sig_l}) -> Result<ApplyResult, Exit> {{"
+                "fn {fname}{}({sig_l}) -> Result<ApplyResult, Exit> {{",
+                self.ext_generics()
             ));
             let mut keys = Vec::new();
             let mut sel = Vec::new();
@@ -353,8 +364,9 @@ impl Gen<'_> {
         self.w.line(ALLOW);
         self.w.line("#[inline]");
         self.w.open(format!(
-            "pub fn {}({sig}) -> Result<(), Exit> {{",
-            self.names.inst_apply[i]
+            "pub fn {}{}({sig}) -> Result<(), Exit> {{",
+            self.names.inst_apply[i],
+            self.ext_generics()
         ));
         self.w
             .line(format!("let mut l_storage = {locals_ty}::default();"));

@@ -564,7 +564,11 @@ impl Gen<'_> {
                 }
                 let decl = &self.prog.parsers[*ph];
                 let mut pre = Vec::new();
-                let mut list = vec!["rt".to_string(), "env".to_string(), "packet__".to_string()];
+                let mut list = vec!["rt".to_string(), "env".to_string()];
+                if self.names.user.is_some() {
+                    list.push(user_externs::EXT.to_string());
+                }
+                list.push("packet__".to_string());
                 let mut post = Vec::new();
                 let typed = decl.params.iter().filter(|p| p.ty.is_some());
                 for (p, a) in typed.zip(args) {
@@ -601,6 +605,9 @@ impl Gen<'_> {
                 // packet (`packet_out`) is the caller's own, implied in the IR.
                 let mut pre = Vec::new();
                 let mut list = vec!["rt".to_string(), "env".to_string()];
+                if self.names.user.is_some() {
+                    list.push(user_externs::EXT.to_string());
+                }
                 let mut post = Vec::new();
                 let mut args = args.iter();
                 for p in &decl.params {
@@ -630,6 +637,14 @@ impl Gen<'_> {
                     pre.join(" "),
                     post.join(" ")
                 ))
+            }
+            Call::Builtin(b)
+                if matches!(
+                    **b,
+                    Builtin::UserMethod { .. } | Builtin::UserFunction { .. }
+                ) =>
+            {
+                self.user_call(ctx, b, span)
             }
             Call::Builtin(b) => self.builtin(ctx, b, span),
         }

@@ -34,6 +34,9 @@ impl Gen<'_> {
         };
         let mut s = Vec::new();
         match b {
+            Builtin::UserMethod { .. } | Builtin::UserFunction { .. } => {
+                s.push(format!("{};", self.user_call(ctx, b, span)?));
+            }
             Builtin::MarkToDrop(e) => s.push(format!("{}.mark_to_drop();", self.place(ctx, e)?)),
             Builtin::MarkToDropImplicit => {
                 // A top-level action is emitted in every control; the

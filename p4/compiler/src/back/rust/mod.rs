@@ -41,6 +41,7 @@ mod parser;
 mod pipeline;
 mod stmt;
 mod trace;
+mod user_externs;
 pub mod writer;
 
 use crate::ir::*;
@@ -97,10 +98,22 @@ struct Names {
     constants: Vec<String>,
     /// The object submodules' constants (`tables::X`, ...).
     objects: consts::ObjectNames,
+    /// The program's user externs, if it has any.
+    user: Option<user_externs::UserNames>,
 }
 
 /// Generates the Rust source for a checked program.
 pub fn write(prog: &Program, info: &ProgramInfo, p4info_text: &str) -> Result<String, BackError> {
+    Ok(write_with_externs(prog, info, p4info_text)?.0)
+}
+
+/// [`write`], also returning the user-defined externs the generated code
+/// needs an implementation of (empty for most programs).
+pub fn write_with_externs(
+    prog: &Program,
+    info: &ProgramInfo,
+    p4info_text: &str,
+) -> Result<(String, Vec<RequiredExtern>), BackError> {
     write_with(prog, info, p4info_text, &RustOptions::default())
 }
 
@@ -117,18 +130,21 @@ impl Default for RustOptions {
     }
 }
 
-/// As [`write`], with `opts`.
+/// As [`write_with_externs`], with `opts`.
 pub fn write_with(
     prog: &Program,
     info: &ProgramInfo,
     p4info_text: &str,
     opts: &RustOptions,
-) -> Result<String, BackError> {
+) -> Result<(String, Vec<RequiredExtern>), BackError> {
     let mut g = Gen::new(prog, info);
     g.trace_points = opts.trace_points;
     g.module(p4info_text)?;
-    Ok(g.w.finish())
+    let required = g.required_externs();
+    Ok((g.w.finish(), required))
 }
+
+pub use user_externs::{RequiredExtern, missing_externs_message};
 
 struct Gen<'a> {
     prog: &'a Program,
@@ -352,6 +368,7 @@ impl<'a> Gen<'a> {
         }
         // Last, so that adding constants renames nothing declared before.
         let constants = consts::constant_names(prog, &mut top);
+        let user = user_externs::UserNames::new(prog, &mut top);
         Gen {
             prog,
             info,
@@ -370,6 +387,7 @@ impl<'a> Gen<'a> {
                 parsers,
                 constants,
                 objects: consts::object_names(info),
+                user,
             },
         }
     }
@@ -543,6 +561,7 @@ impl<'a> Gen<'a> {
         );
         self.support();
         self.types()?;
+        self.user_extern_items()?;
         for (h, _) in self.prog.functions.iter() {
             self.function(h)?;
         }

@@ -12,6 +12,14 @@ impl Gen<'_> {
             "rt: &mut ::p4_target::runtime::Runtime".to_string(),
             "env: &mut Env<'_>".to_string(),
         ];
+        if let Some(u) = &self.names.user {
+            sig.push(format!(
+                "{}: &mut {}<{}>",
+                user_externs::EXT,
+                u.objects,
+                u.param
+            ));
+        }
         for prm in &p.params {
             match &prm.ty {
                 None => {
@@ -58,8 +66,9 @@ impl Gen<'_> {
         ));
         self.w.line(ALLOW);
         self.w.open(format!(
-            "pub fn {}({}) -> Result<(), u32> {{",
+            "pub fn {}{}({}) -> Result<(), u32> {{",
             self.names.parsers[h.index()],
+            self.ext_generics(),
             sig.join(", ")
         ));
         for (v, n) in p.locals.iter().zip(&names) {

@@ -30,6 +30,21 @@ impl Gen<'_> {
         let egress = find(main.egress)?;
         let compute = find(main.compute)?;
         let deparser = find(main.deparser)?;
+        // With user externs the program is generic over their
+        // implementation and passes its objects to every control.
+        let (generics, prog_ty, ext_arg) = match &self.names.user {
+            Some(u) => (
+                format!("<{}: {}>", u.param, u.externs),
+                format!("Program<{}>", u.param),
+                "&mut self.ext, ",
+            ),
+            None => (String::new(), "Program".to_string(), ""),
+        };
+        let user = self
+            .names
+            .user
+            .as_ref()
+            .map(|u| (u.objects.clone(), u.param.clone()));
         let w = &mut self.w;
         w.line("/// One packet between parse and deparse.");
         w.line(ALLOW);
@@ -41,18 +56,48 @@ impl Gen<'_> {
         w.line("pub payload_offset: usize,");
         w.close("}");
         w.line("");
-        w.line("/// The compiled program: its runtime state.");
-        w.line(ALLOW);
-        w.line("#[derive(Debug)]");
-        w.open("pub struct Program {");
-        w.line("pub rt: ::p4_target::runtime::Runtime,");
-        w.close("}");
+        match &user {
+            None => {
+                w.line("/// The compiled program: its runtime state.");
+                w.line(ALLOW);
+                w.line("#[derive(Debug)]");
+                w.open("pub struct Program {");
+                w.line("pub rt: ::p4_target::runtime::Runtime,");
+                w.close("}");
+            }
+            Some((objects, x)) => {
+                w.line("/// The compiled program: its runtime state and user extern objects.");
+                w.line(ALLOW);
+                w.open(format!("pub struct Program{generics} {{"));
+                w.line("pub rt: ::p4_target::runtime::Runtime,");
+                w.line(format!("pub ext: {objects}<{x}>,"));
+                w.close("}");
+                w.line("");
+                w.line(ALLOW);
+                w.open(format!(
+                    "impl{generics} ::core::fmt::Debug for {prog_ty} {{"
+                ));
+                w.open(
+                    "fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {",
+                );
+                w.line(
+                    "f.debug_struct(\"Program\").field(\"rt\", &self.rt).finish_non_exhaustive()",
+                );
+                w.close("}");
+                w.close("}");
+            }
+        }
         w.line("");
         w.line(ALLOW);
-        w.open("impl Program {");
+        w.open(format!("impl{generics} {prog_ty} {{"));
         w.line("/// A fresh instance with empty tables.");
         w.open("pub fn new() -> Self {");
-        w.line("Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }");
+        match &user {
+            None => w.line("Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }"),
+            Some((objects, _)) => w.line(format!(
+                "Program {{ rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO), ext: {objects}::new() }}"
+            )),
+        }
         w.close("}");
         w.line("");
         w.line("/// Parser and `verifyChecksum` on `data`, in place on `pkt` (no");
@@ -61,7 +106,7 @@ impl Gen<'_> {
         w.line("let mut env = Env::new(data, 0, &pkt.sm);");
         w.line("let mut cur = PacketIn { data, off_bits: 0 };");
         w.open(format!(
-            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
+            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, {ext_arg}&mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
         ));
         w.line("pkt.sm.parser_error = e;");
         if self.trace_points {
@@ -71,21 +116,23 @@ impl Gen<'_> {
         w.line("pkt.payload_offset = (cur.off_bits / 8).min(data.len());");
         w.line("env.payload_offset = pkt.payload_offset;");
         w.line(format!(
-            "let _ = {verify}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);"
+            "let _ = {verify}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta);"
         ));
         w.line("env.store(&mut pkt.sm);");
         w.close("}");
         w.close("}");
         w.line("");
         w.line(ALLOW);
-        w.open("impl Default for Program {");
+        w.open(format!("impl{generics} Default for {prog_ty} {{"));
         w.open("fn default() -> Self {");
         w.line("Self::new()");
         w.close("}");
         w.close("}");
         w.line("");
         w.line(ALLOW);
-        w.open("impl ::p4_target::pipeline::Pipeline for Program {");
+        w.open(format!(
+            "impl{generics} ::p4_target::pipeline::Pipeline for {prog_ty} {{"
+        ));
         w.line("type Packet = Packet;");
         w.open("fn info(&self) -> &'static ::p4_target::info::ProgramInfo {");
         w.line("&PROGRAM_INFO");
@@ -119,7 +166,7 @@ impl Gen<'_> {
             w.open(format!("fn {name}(&mut self, pkt: &mut Packet) {{"));
             w.line("let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);");
             w.line(format!(
-                "let _ = {f}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);"
+                "let _ = {f}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);"
             ));
             w.line("env.store(&mut pkt.sm);");
             w.close("}");
@@ -128,10 +175,10 @@ impl Gen<'_> {
         w.line("out.clear();");
         w.line("let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);");
         w.line(format!(
-            "let _ = {compute}(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);"
+            "let _ = {compute}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta);"
         ));
         w.line(format!(
-            "let _ = {deparser}(&mut self.rt, &mut env, out, &mut pkt.hdr);"
+            "let _ = {deparser}(&mut self.rt, &mut env, {ext_arg}out, &mut pkt.hdr);"
         ));
         w.line("env.store(&mut pkt.sm);");
         w.line("out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);");

@@ -1,0 +1,683 @@
+//! User-defined extern object types and extern functions (P4_16 §7.2.12):
+//! declarations, instances and calls, checked like v1model's own externs.
+//!
+//! A user extern is any `extern` declaration that `crate::v1model` does not
+//! know. Its signature becomes an [`ir::UserExtern`] / [`ir::UserFn`]; an
+//! instance becomes an [`ir::ExternKind::User`] with its constructor
+//! arguments folded; a method or function call becomes a
+//! [`Builtin::UserMethod`] / [`Builtin::UserFunction`] whose arguments are
+//! checked against the declared types and directions (`out`/`inout` take
+//! l-values, copied in and out as for functions, §6.8). The behaviour is
+//! supplied by the target: the Rust back end emits one trait per object
+//! type and one for the functions (`back::rust::user_externs`).
+//!
+//! Generic externs are monomorphised: a generic extern type once per list
+//! of type arguments it is instantiated with (`Stack<bit<8>>(4) s;`), a
+//! generic function or method once per list of type arguments a call gives
+//! or infers from its arguments; each copy is a separate [`ir::UserExtern`]
+//! / [`ir::UserFn`] carrying its `type_args`.
+//!
+//! Still refused, each with a `P4E1060` diagnostic naming the extern where
+//! it is used (an unused declaration is accepted, as p4c does): abstract
+//! methods; more than one constructor; parameter types other than scalars,
+//! headers and structs; return types other than scalars; calls from P4
+//! functions.
+
+use super::{BodyKind, Checker, ParamSpec, codes};
+use crate::diag::Span;
+use crate::front::ast;
+use crate::ir::{self, Builtin, Call, ConstValue, Expr, ExprKind, Ty};
+
+/// What [`Checker::user_extern_type`] found.
+pub(crate) enum UserType {
+    /// Index into `Program::user_externs`.
+    Found(u32),
+    /// Not a user extern type the compiler takes (the caller reports it).
+    NotUser,
+    /// An error was reported.
+    Reported,
+}
+
+impl Checker {
+    /// Records a user extern object type (its signature was name-checked
+    /// by the caller), or why it cannot be taken.
+    pub(super) fn user_extern_decl(&mut self, e: &ast::ExternDecl) {
+        self.user_extern_asts
+            .insert(e.name.name.clone(), (e.clone(), self.scopes.clone()));
+        if !e.type_params.is_empty() {
+            // Checked per list of type arguments, where instantiated.
+            return;
+        }
+        let before = self.diags.len();
+        let r = self.user_extern_sig(e, &[]);
+        if let Some(u) = self.settle_decl(&e.name.name, before, r) {
+            self.prog.user_externs.push(u);
+        }
+    }
+
+    /// Keeps a declaration's result: problems in its signature are not
+    /// reported here (unknown type names were by the caller) but where the
+    /// extern is used, with what went wrong.
+    fn settle_decl<T>(&mut self, name: &str, before: usize, r: Result<T, String>) -> Option<T> {
+        let first = self.diags.get(before).map(|d| d.message.clone());
+        self.diags.truncate(before);
+        let why = match (r, first) {
+            (Ok(t), None) => return Some(t),
+            (Err(why), _) if !why.is_empty() => why,
+            (_, first) => format!(
+                "the extern `{name}` ({})",
+                first.unwrap_or_else(|| "its signature".into())
+            ),
+        };
+        self.refused_user_externs.insert(name.to_string(), why);
+        None
+    }
+
+    /// The signature of extern type `e` (its type parameters, if any,
+    /// bound to `type_args` in scope); generic methods are left for their
+    /// calls.
+    fn user_extern_sig(
+        &mut self,
+        e: &ast::ExternDecl,
+        type_args: &[Ty],
+    ) -> Result<ir::UserExtern, String> {
+        let name = &e.name.name;
+        let mut ctor: Option<Vec<ir::UserParam>> = None;
+        let mut methods = Vec::new();
+        for m in &e.members {
+            match m {
+                ast::ExternMember::Constructor { params, .. } => {
+                    if ctor.is_some() {
+                        return Err(format!(
+                            "extern types with more than one constructor (`{name}`)"
+                        ));
+                    }
+                    ctor = Some(self.user_params(name, params, true)?);
+                }
+                ast::ExternMember::Method(f) => {
+                    let what = format!("{name}.{}", f.name.name);
+                    if f.is_abstract {
+                        return Err(format!("abstract methods (`{what}`)"));
+                    }
+                    if f.type_params.is_empty() {
+                        methods.push(self.user_fn(&what, f, Vec::new())?);
+                    }
+                }
+            }
+        }
+        Ok(ir::UserExtern {
+            name: name.clone(),
+            type_args: type_args.to_vec(),
+            ctor: ctor.unwrap_or_default(),
+            methods,
+            used: false,
+            span: e.span,
+        })
+    }
+
+    /// Records a user extern function (an overload when the name is taken),
+    /// or why it cannot be taken.
+    pub(super) fn user_function_decl(&mut self, f: &ast::FunctionPrototype) {
+        if !f.type_params.is_empty() {
+            // Checked per list of type arguments, where called.
+            let scopes = self.scopes.clone();
+            self.generic_user_fns
+                .entry(f.name.name.clone())
+                .or_default()
+                .push((f.clone(), scopes));
+            return;
+        }
+        let before = self.diags.len();
+        let r = self.user_fn(&f.name.name, f, Vec::new());
+        if let Some(u) = self.settle_decl(&f.name.name, before, r) {
+            self.prog.user_functions.push(u);
+        }
+    }
+
+    /// The signature of function or method `f` (type parameters bound in
+    /// scope to `type_args`).
+    fn user_fn(
+        &mut self,
+        what: &str,
+        f: &ast::FunctionPrototype,
+        type_args: Vec<Ty>,
+    ) -> Result<ir::UserFn, String> {
+        let ret = match &f.return_type.kind {
+            ast::TypeKind::Void => Ty::Void,
+            _ => {
+                let t = self.ty(&f.return_type).ok_or_else(String::new)?;
+                if !Self::user_scalar(&t) {
+                    return Err(format!(
+                        "extern return types other than bit<W>, int<W>, bool, enums and error (`{what}`)"
+                    ));
+                }
+                t
+            }
+        };
+        let params = self.user_params(what, &f.params, false)?;
+        Ok(ir::UserFn {
+            name: f.name.name.clone(),
+            type_args,
+            params,
+            ret,
+            used: false,
+            span: f.span,
+        })
+    }
+
+    /// Scalars the Rust side receives as native integers or `bool`.
+    fn user_scalar(t: &Ty) -> bool {
+        matches!(
+            t,
+            Ty::Bool | Ty::Bit(_) | Ty::Int(_) | Ty::SerEnum(_) | Ty::Enum(_) | Ty::Error
+        )
+    }
+
+    fn user_params(
+        &mut self,
+        what: &str,
+        params: &[ast::Param],
+        ctor: bool,
+    ) -> Result<Vec<ir::UserParam>, String> {
+        let mut out = Vec::new();
+        for p in params {
+            // An `int` constructor parameter: the value comes as an i128.
+            let ty = if ctor && matches!(p.ty.kind, ast::TypeKind::Int) {
+                Ty::Int(128)
+            } else {
+                self.ty(&p.ty).ok_or_else(String::new)?
+            };
+            let ok = if ctor {
+                matches!(ty, Ty::Bool | Ty::Bit(_) | Ty::Int(_))
+            } else {
+                Self::user_scalar(&ty)
+                    || matches!(ty, Ty::Composite(c) if self.prog.composites[c].kind != ir::CompositeKind::Union)
+            };
+            if !ok {
+                let allowed = if ctor {
+                    "extern constructor parameters other than bit<W>, int<W>, int and bool"
+                } else {
+                    "extern parameters other than scalars, headers and structs"
+                };
+                return Err(format!("{allowed} (`{what}`)"));
+            }
+            let dir = match p.direction {
+                ast::Direction::Out => ir::Direction::Out,
+                ast::Direction::InOut => ir::Direction::InOut,
+                ast::Direction::In | ast::Direction::None => ir::Direction::In,
+            };
+            if ctor && dir != ir::Direction::In {
+                return Err(format!(
+                    "extern constructor parameters with a direction (`{what}`)"
+                ));
+            }
+            out.push(ir::UserParam {
+                name: p.name.name.clone(),
+                dir,
+                ty,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Reports that extern `name` cannot be used, with the reason recorded
+    /// at its declaration.
+    pub(crate) fn refused_user_extern(&mut self, name: &str, fallback: &str, span: Span) {
+        let why = self
+            .refused_user_externs
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| fallback.to_string());
+        self.unsupported(span, &why);
+    }
+
+    /// Whether `name` is a user extern object type (usable or not).
+    pub(crate) fn is_user_extern_type(&self, name: &str) -> bool {
+        self.user_extern_asts.contains_key(name)
+    }
+
+    /// Constructor parameters of user extern type `name`, for binding
+    /// named arguments and defaults.
+    pub(crate) fn user_ctor_params(&self, name: &str) -> Option<Vec<ParamSpec>> {
+        let (e, _) = self.user_extern_asts.get(name)?;
+        e.members.iter().find_map(|m| match m {
+            ast::ExternMember::Constructor { params, .. } => Some(ParamSpec::of(params)),
+            ast::ExternMember::Method(_) => None,
+        })
+    }
+
+    /// Runs `f` with the scopes of a declaration plus type parameters bound.
+    fn with_type_params<T>(
+        &mut self,
+        scopes: Vec<std::collections::HashMap<String, super::Sym>>,
+        bound: &[(&ast::Ident, &Ty)],
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let saved = std::mem::replace(&mut self.scopes, scopes);
+        self.push_scope();
+        for (id, ty) in bound {
+            self.declare(id, super::Sym::Type((*ty).clone()));
+        }
+        let r = f(self);
+        self.scopes = saved;
+        r
+    }
+
+    /// The user extern type `name` with type arguments `targs` (a generic
+    /// one is checked once per list of type arguments).
+    pub(crate) fn user_extern_type(
+        &mut self,
+        name: &str,
+        targs: &[ast::Type],
+        span: Span,
+    ) -> UserType {
+        let Some((e, scopes)) = self.user_extern_asts.get(name).cloned() else {
+            return UserType::NotUser;
+        };
+        if self.refused_user_externs.contains_key(name) {
+            return UserType::NotUser;
+        }
+        if e.type_params.len() != targs.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "extern `{name}` takes {} type argument(s), {} given",
+                    e.type_params.len(),
+                    targs.len()
+                ),
+                "wrong number of type arguments",
+            );
+            return UserType::Reported;
+        }
+        let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();
+        let Some(tys) = tys else {
+            return UserType::Reported;
+        };
+        if let Some(i) = self
+            .prog
+            .user_externs
+            .iter()
+            .position(|u| u.name == name && u.type_args == tys)
+        {
+            return UserType::Found(i as u32);
+        }
+        if tys.is_empty() {
+            return UserType::NotUser;
+        }
+        let bound: Vec<(&ast::Ident, &Ty)> = e.type_params.iter().zip(&tys).collect();
+        let r = self.with_type_params(scopes, &bound, |c| c.user_extern_sig(&e, &tys));
+        match r {
+            Ok(u) => {
+                self.prog.user_externs.push(u);
+                UserType::Found(self.prog.user_externs.len() as u32 - 1)
+            }
+            Err(why) => {
+                if !why.is_empty() {
+                    self.unsupported(span, &why);
+                }
+                UserType::Reported
+            }
+        }
+    }
+
+    /// An instance of user extern type `decl` with (bound) constructor
+    /// arguments `args`.
+    pub(crate) fn user_instance(
+        &mut self,
+        decl: u32,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<ir::ExternKind> {
+        let u = self.prog.user_externs[decl as usize].clone();
+        if args.len() != u.ctor.len() {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "extern `{}` takes {} constructor argument{}, {} given",
+                    u.name,
+                    u.ctor.len(),
+                    if u.ctor.len() == 1 { "" } else { "s" },
+                    args.len()
+                ),
+                "wrong number of arguments",
+            );
+            return None;
+        }
+        let mut values = Vec::new();
+        for (p, a) in u.ctor.iter().zip(args) {
+            let x = self.expr(a, Some(&p.ty))?;
+            let x = super::fold::fold(x, &self.prog);
+            let v = match (&x.kind, &x.ty) {
+                (ExprKind::Bool(b), _) => ConstValue::Bool(*b),
+                (ExprKind::Int(v), Ty::Int(w)) => ConstValue::Int {
+                    width: *w,
+                    value: p4_target::bits::sext(*v, *w),
+                },
+                (ExprKind::Int(v), Ty::Bit(w)) => ConstValue::Bit {
+                    width: *w,
+                    value: *v,
+                },
+                _ => {
+                    self.error(
+                        codes::NOT_CONSTANT,
+                        a.span,
+                        format!(
+                            "constructor argument `{}` of extern `{}` must be a compile-time constant",
+                            p.name, u.name
+                        ),
+                    );
+                    return None;
+                }
+            };
+            values.push(v);
+        }
+        self.prog.user_externs[decl as usize].used = true;
+        Some(ir::ExternKind::User { decl, args: values })
+    }
+
+    /// The parameters a call of method `m` of user extern `decl` with
+    /// `n_args` arguments binds to (overloads by arity).
+    pub(crate) fn user_method_params(
+        &self,
+        decl: u32,
+        m: &str,
+        n_args: usize,
+    ) -> Option<Vec<ParamSpec>> {
+        let u = &self.prog.user_externs[decl as usize];
+        let (e, _) = self.user_extern_asts.get(&u.name)?;
+        let protos: Vec<&ast::FunctionPrototype> = e
+            .members
+            .iter()
+            .filter_map(|x| match x {
+                ast::ExternMember::Method(f) if f.name.name == m => Some(f),
+                _ => None,
+            })
+            .collect();
+        Self::params_by_arity(&protos, n_args)
+    }
+
+    /// The parameters of user extern function `name` with `n_args` arguments.
+    pub(crate) fn user_function_params(&self, name: &str, n_args: usize) -> Option<Vec<ParamSpec>> {
+        let concrete = self.prog.user_functions.iter().filter(|f| f.name == name);
+        let mut specs: Vec<Vec<ParamSpec>> = concrete
+            .map(|f| ParamSpec::named(f.params.iter().map(|p| p.name.clone())))
+            .collect();
+        for (f, _) in self.generic_user_fns.get(name).into_iter().flatten() {
+            specs.push(ParamSpec::of(&f.params));
+        }
+        specs
+            .iter()
+            .find(|s| s.len() == n_args)
+            .or(specs.first())
+            .cloned()
+    }
+
+    fn params_by_arity(
+        protos: &[&ast::FunctionPrototype],
+        n_args: usize,
+    ) -> Option<Vec<ParamSpec>> {
+        let f = protos
+            .iter()
+            .find(|f| f.params.len() == n_args)
+            .or(protos.first())?;
+        Some(ParamSpec::of(&f.params))
+    }
+
+    /// Whether user externs may be called here (controls' apply blocks,
+    /// actions and parser states, where the generated code has the extern
+    /// objects at hand; not functions).
+    fn user_call_allowed(&mut self, what: &str, span: Span) -> bool {
+        match self.body.as_ref().map(|b| b.kind) {
+            Some(BodyKind::Apply | BodyKind::Action | BodyKind::Parser) => true,
+            _ => {
+                self.unsupported(span, &format!("calls of user extern `{what}` in functions"));
+                false
+            }
+        }
+    }
+
+    /// `inst.m(args)` on an instance of a user extern object type.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn user_method_call(
+        &mut self,
+        inst: u32,
+        inst_name: &str,
+        decl: u32,
+        m: &str,
+        mspan: Span,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let u = self.prog.user_externs[decl as usize].clone();
+        let what = format!("{}.{m}", u.name);
+        let (e, scopes) = self.user_extern_asts.get(&u.name)?.clone();
+        let concrete: Vec<(usize, &ir::UserFn)> = u
+            .methods
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.name == m && f.type_args.is_empty())
+            .collect();
+        let generic: Vec<&ast::FunctionPrototype> = e
+            .members
+            .iter()
+            .filter_map(|x| match x {
+                ast::ExternMember::Method(f) if f.name.name == m && !f.type_params.is_empty() => {
+                    Some(f)
+                }
+                _ => None,
+            })
+            .collect();
+        if concrete.is_empty() && generic.is_empty() {
+            self.error_label(
+                codes::UNKNOWN_METHOD,
+                mspan,
+                format!(
+                    "extern `{}` (instance `{inst_name}`) has no method `{m}`",
+                    u.name
+                ),
+                "unknown method",
+            );
+            return None;
+        }
+        let mi = if let Some((mi, _)) = concrete.iter().find(|(_, f)| f.params.len() == args.len())
+        {
+            if !self.user_call_allowed(&what, span) {
+                return None;
+            }
+            *mi
+        } else if let Some(proto) = generic.iter().find(|f| f.params.len() == args.len()) {
+            if !self.user_call_allowed(&what, span) {
+                return None;
+            }
+            let tys = self.type_args_of_call(
+                &format!("method `{what}`"),
+                m,
+                &proto.type_params,
+                &proto.params,
+                &[],
+                args,
+                span,
+            )?;
+            let methods = &self.prog.user_externs[decl as usize].methods;
+            match methods
+                .iter()
+                .position(|f| f.name == m && f.type_args == tys && f.params.len() == args.len())
+            {
+                Some(i) => i,
+                None => {
+                    let bound: Vec<(&ast::Ident, &Ty)> = e
+                        .type_params
+                        .iter()
+                        .zip(&u.type_args)
+                        .chain(proto.type_params.iter().zip(&tys))
+                        .collect();
+                    let r = self
+                        .with_type_params(scopes, &bound, |c| c.user_fn(&what, proto, tys.clone()));
+                    let f = match r {
+                        Ok(f) => f,
+                        Err(why) => {
+                            if !why.is_empty() {
+                                self.unsupported(span, &why);
+                            }
+                            return None;
+                        }
+                    };
+                    let methods = &mut self.prog.user_externs[decl as usize].methods;
+                    methods.push(f);
+                    methods.len() - 1
+                }
+            }
+        } else {
+            let arities = concrete
+                .iter()
+                .map(|(_, f)| f.params.len())
+                .chain(generic.iter().map(|f| f.params.len()));
+            self.arity_error(&format!("method `{what}`"), arities, args.len(), span);
+            return None;
+        };
+        let f = self.prog.user_externs[decl as usize].methods[mi].clone();
+        let v = self.user_args(&f, args)?;
+        Some(Expr {
+            kind: ExprKind::Call(Box::new(Call::Builtin(Box::new(Builtin::UserMethod {
+                inst,
+                method: mi as u32,
+                args: v,
+            })))),
+            ty: f.ret.clone(),
+            span,
+        })
+    }
+
+    fn arity_error(
+        &mut self,
+        what: &str,
+        arities: impl Iterator<Item = usize>,
+        given: usize,
+        span: Span,
+    ) {
+        let mut arities: Vec<usize> = arities.collect();
+        arities.dedup();
+        let arities: Vec<String> = arities.iter().map(|n| n.to_string()).collect();
+        self.error_label(
+            codes::ARG_COUNT,
+            span,
+            format!(
+                "{what} takes {} argument(s), {given} given",
+                arities.join(" or ")
+            ),
+            "wrong number of arguments",
+        );
+    }
+
+    /// A call of user extern function `name`.
+    pub(crate) fn user_function_call(
+        &mut self,
+        name: &str,
+        type_args: &[ast::Type],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let concrete: Vec<(usize, ir::UserFn)> = self
+            .prog
+            .user_functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.name == name && f.type_args.is_empty())
+            .map(|(i, f)| (i, f.clone()))
+            .collect();
+        let generic = self.generic_user_fns.get(name).cloned().unwrap_or_default();
+        if concrete.is_empty() && generic.is_empty() {
+            self.refused_user_extern(name, &format!("the extern function `{name}`"), span);
+            return None;
+        }
+        let what = format!("extern function `{name}`");
+        let concrete_fit = concrete.iter().find(|(_, f)| f.params.len() == args.len());
+        let fi =
+            if let (Some((fi, _)), true) = (concrete_fit, type_args.is_empty()) {
+                if !self.user_call_allowed(name, span) {
+                    return None;
+                }
+                *fi
+            } else if let Some((proto, scopes)) =
+                generic.iter().find(|(f, _)| f.params.len() == args.len())
+            {
+                if !self.user_call_allowed(name, span) {
+                    return None;
+                }
+                let tys = self.type_args_of_call(
+                    &what,
+                    name,
+                    &proto.type_params,
+                    &proto.params,
+                    type_args,
+                    args,
+                    span,
+                )?;
+                match self.prog.user_functions.iter().position(|f| {
+                    f.name == name && f.type_args == tys && f.params.len() == args.len()
+                }) {
+                    Some(i) => i,
+                    None => {
+                        let bound: Vec<(&ast::Ident, &Ty)> =
+                            proto.type_params.iter().zip(&tys).collect();
+                        let r = self.with_type_params(scopes.clone(), &bound, |c| {
+                            c.user_fn(name, proto, tys.clone())
+                        });
+                        match r {
+                            Ok(f) => {
+                                self.prog.user_functions.push(f);
+                                self.prog.user_functions.len() - 1
+                            }
+                            Err(why) => {
+                                if !why.is_empty() {
+                                    self.unsupported(span, &why);
+                                }
+                                return None;
+                            }
+                        }
+                    }
+                }
+            } else if concrete_fit.is_some() {
+                self.error(
+                    codes::ARG_COUNT,
+                    span,
+                    format!("{what} takes no type arguments"),
+                );
+                return None;
+            } else {
+                let arities = concrete
+                    .iter()
+                    .map(|(_, f)| f.params.len())
+                    .chain(generic.iter().map(|(f, _)| f.params.len()));
+                self.arity_error(&what, arities, args.len(), span);
+                return None;
+            };
+        let f = self.prog.user_functions[fi].clone();
+        let v = self.user_args(&f, args)?;
+        self.prog.user_functions[fi].used = true;
+        Some(Expr {
+            kind: ExprKind::Call(Box::new(Call::Builtin(Box::new(Builtin::UserFunction {
+                func: fi as u32,
+                args: v,
+            })))),
+            ty: f.ret.clone(),
+            span,
+        })
+    }
+
+    fn user_args(&mut self, f: &ir::UserFn, args: &[&ast::Expr]) -> Option<Vec<Expr>> {
+        let mut v = Vec::new();
+        for (p, a) in f.params.iter().zip(args) {
+            let x = if p.dir == ir::Direction::In {
+                self.expr(a, Some(&p.ty))?
+            } else {
+                let l = self.directed_arg(a, p.dir == ir::Direction::Out, &p.ty)?;
+                self.coerce(super::expr::TE::Typed(l), &p.ty, a.span)?
+            };
+            v.push(x);
+        }
+        Some(v)
+    }
+}
