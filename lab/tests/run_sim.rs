@@ -35,7 +35,8 @@ fn the_default_scenario_passes_and_writes_every_file() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(
-        stdout.contains("simulator: 15 of 15 checks passed"),
+        stdout.contains("simulator: 17 of 17 checks passed")
+            && stdout.contains("marked fraction on the RED curve"),
         "{stdout}"
     );
     // The incast twice, side by side: PFC alone, then DCQCN.
