@@ -35,7 +35,7 @@ fn the_default_scenario_passes_and_writes_every_file() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(
-        stdout.contains("simulator: 17 of 17 checks passed")
+        stdout.contains("simulator: 18 of 18 checks passed")
             && stdout.contains("marked fraction on the RED curve"),
         "{stdout}"
     );
@@ -50,6 +50,7 @@ fn the_default_scenario_passes_and_writes_every_file() {
         "incast: CNPs",
         "dcqcn: PFC pauses",
         "dcqcn: fairness of the senders",
+        "dcqcn: queue between Kmin and Kmax",
         "ecmp: spread",
     ] {
         assert!(stdout.contains(line), "no {line:?} line in\n{stdout}");

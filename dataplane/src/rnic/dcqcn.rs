@@ -58,27 +58,40 @@ impl DcqcnConfig {
     pub const REFERENCE_LINE_RATE_BPS: f64 = 100e9;
 
     /// The defaults scaled to a slower `line_rate_bps` (faster links keep
-    /// them): rate steps, the floor and the byte counter by k = line /
-    /// 100 G, the α and rate timers stretched by k^-0.2
-    /// ([`TIMER_STRETCH_EXPONENT`]).
+    /// them); see "Scaling to slow links" below. The notification point's
+    /// side of the same scaling is [`scaled_cnp_interval`].
     ///
-    /// Why: with the 100 G floor of 100 Mb/s a 100 Mb/s sender could never
-    /// be cut, and with 55 µs timers it recovers fully within one 4 KiB
-    /// packet time (330 µs), so CNPs changed nothing and PFC did all the
-    /// work. Stretching the timers by 1/k (the same dynamics in packet
-    /// units) is the other extreme: a 4 s lab run is then 4 ms of a 100 G
-    /// fabric, and the senders sat at the floor (2 % goodput).
+    /// Scaling to slow links: DCQCN's defaults are tuned for 100 Gb/s, where
+    /// a 4 KiB packet takes 0.33 µs and the queue between Kmin and Kmax
+    /// drains in tens of µs. Rates (R_AI, R_HAI, the floor) scale with k =
+    /// line / 100 G. Exact similarity would also stretch every time by 1/k
+    /// and keep the byte counter: a 100 Mb/s lab would then be a 100 G
+    /// fabric slowed 1,000×, and a 4 s run 4 ms of it, too short for DCQCN
+    /// to leave its first cut (the senders sat near the floor). Keeping the
+    /// 100 G timers is the other extreme: at 100 Mb/s a CNP followed every
+    /// marked packet and the RP recovered within a packet time, so the
+    /// queue swung between empty and 1.75 × Kmax in a ~140 ms limit cycle
+    /// (`rocelab run --sim`, before this scaling). In between, each
+    /// quantity is stretched by its own power of 1/k, calibrated in the
+    /// simulator's 2:1 incast at 100 Mb/s, 1, 10 and 25 Gb/s for a queue
+    /// that stays between Kmin and Kmax with no pause at full goodput:
+    /// the α and rate timers by k^-0.2 ([`TIMER_STRETCH_EXPONENT`]), the NP's
+    /// minimum CNP gap by k^-0.3 ([`CNP_GAP_STRETCH_EXPONENT`]), the byte
+    /// counter by k^0.5 ([`BYTE_COUNTER_EXPONENT`]), and g grows by k^-0.5
+    /// up to 1/16 ([`G_EXPONENT`], [`G_MAX`]) so α follows the queue within
+    /// a few of the longer periods.
     pub fn scaled(line_rate_bps: u64) -> Self {
         let d = DcqcnConfig::default();
-        let k = (line_rate_bps as f64 / Self::REFERENCE_LINE_RATE_BPS).min(1.0);
-        let stretch = |t: Duration| {
-            Duration::from_nanos((t.as_nanos() as f64 / k.powf(TIMER_STRETCH_EXPONENT)) as u64)
-        };
+        let k = link_scale(line_rate_bps);
+        let stretch = |t: Duration| stretch(t, k, TIMER_STRETCH_EXPONENT);
         DcqcnConfig {
+            g: (d.g * k.powf(-G_EXPONENT)).min(G_MAX.max(d.g)),
             rate_ai_bps: d.rate_ai_bps * k,
             rate_hai_bps: d.rate_hai_bps * k,
             min_rate_bps: d.min_rate_bps * k,
-            byte_counter_bytes: ((d.byte_counter_bytes as f64 * k) as u64).max(1),
+            byte_counter_bytes: ((d.byte_counter_bytes as f64 * k.powf(BYTE_COUNTER_EXPONENT))
+                as u64)
+                .max(1),
             alpha_period: stretch(d.alpha_period),
             rate_timer: stretch(d.rate_timer),
             ..d
@@ -86,13 +99,46 @@ impl DcqcnConfig {
     }
 }
 
-/// How far [`DcqcnConfig::scaled`] stretches the timers: 1/k^0.2, i.e.
-/// 55 µs → 219 µs at 100 Mb/s and 138 µs at 1 Gb/s. Calibrated in the
-/// simulator's incast (`rocelab run --sim --dcqcn`): at 0.1 PFC still fired
-/// 14,728 times at 100 Mb/s, at 0.5 goodput fell to 51 %; 0.15–0.2 gave no
-/// pause at either speed with 89–93 % (100 Mb/s) and 75–77 % (1 Gb/s) of
-/// line rate.
+/// The NP's minimum gap between two CNPs of one QP (R-NP-1: 50 µs at
+/// 100 Gb/s), stretched for a slower link by k^-0.3 like the RP's timers
+/// ([`DcqcnConfig::scaled`]): 397 µs at 100 Mb/s, 199 µs at 1 Gb/s. At
+/// 50 µs a 100 Mb/s receiver answered every marked 4 KiB packet with a CNP,
+/// so the senders kept cutting while the queue drained.
+pub fn scaled_cnp_interval(line_rate_bps: u64) -> Duration {
+    stretch(
+        Duration::from_nanos(DEFAULT_CNP_INTERVAL_NS),
+        link_scale(line_rate_bps),
+        CNP_GAP_STRETCH_EXPONENT,
+    )
+}
+
+/// R-NP-1's minimum CNP gap at 100 Gb/s, ns.
+pub const DEFAULT_CNP_INTERVAL_NS: u64 = 50_000;
+
+/// k = line / 100 G, at most 1 (faster links keep the defaults).
+fn link_scale(line_rate_bps: u64) -> f64 {
+    (line_rate_bps as f64 / DcqcnConfig::REFERENCE_LINE_RATE_BPS).clamp(1e-6, 1.0)
+}
+
+fn stretch(t: Duration, k: f64, exponent: f64) -> Duration {
+    Duration::from_nanos((t.as_nanos() as f64 * k.powf(-exponent)) as u64)
+}
+
+/// How far [`DcqcnConfig::scaled`] stretches the α and rate timers: 1/k^0.2,
+/// i.e. 55 µs → 219 µs at 100 Mb/s and 138 µs at 1 Gb/s.
 pub const TIMER_STRETCH_EXPONENT: f64 = 0.2;
+/// How far [`scaled_cnp_interval`] stretches the NP's CNP gap: 1/k^0.3.
+pub const CNP_GAP_STRETCH_EXPONENT: f64 = 0.3;
+/// The byte counter B scales by k^0.5: 10 MB → 316 KB at 100 Mb/s (77 of
+/// the lab's 4 KiB packets between byte-counter increase events; 2.4 with
+/// B scaled by k, which drove the RP into hyper increase within ms).
+pub const BYTE_COUNTER_EXPONENT: f64 = 0.5;
+/// g grows by k^-0.5 on slower links (1/256 → 1/26 at 1 Gb/s) ...
+pub const G_EXPONENT: f64 = 0.5;
+/// ... up to 1/16 (100 Mb/s), the g of the simulator's ECN scenario
+/// (README, "Where we differ"). With 1/256 at 100 Mb/s α lagged the queue
+/// and it spent 13 % of the time above Kmax.
+pub const G_MAX: f64 = 1.0 / 16.0;
 
 /// Per-QP RP state.
 #[derive(Debug, Clone)]
@@ -141,7 +187,8 @@ impl Dcqcn {
         self.rate_target_bps
     }
 
-    /// α.
+    /// α as of the last CNP or [`Dcqcn::handle_timeout`] (its decay is
+    /// applied when the controller next runs).
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
@@ -153,6 +200,7 @@ impl Dcqcn {
 
     /// On a CNP (R-RP-2).
     pub fn on_cnp(&mut self, now: Instant) {
+        self.decay_alpha(now);
         if !self.cnp_seen {
             self.cnp_seen = true;
             self.alpha = 1.0;
@@ -182,34 +230,43 @@ impl Dcqcn {
         }
     }
 
-    /// The earliest pending timer.
+    /// The rate increase timer's next deadline (R-RP-4); `None` once the
+    /// rate is back at line rate. α decay (R-RP-3) needs no wake-up of its
+    /// own: it is applied, period by period on the same schedule, whenever
+    /// the controller next runs ([`Dcqcn::on_cnp`], [`Dcqcn::handle_timeout`]).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.alpha_deadline, self.rate_deadline) {
-            (Some(a), Some(r)) => Some(a.min(r)),
-            (a, r) => a.or(r),
-        }
+        self.rate_deadline
     }
 
     /// Runs every timer due at `now` (α decay R-RP-3, rate timer R-RP-4).
     /// A zero period fires once per call rather than looping.
     pub fn handle_timeout(&mut self, now: Instant) {
-        let k = self.config.alpha_period.max(Duration::from_nanos(1));
-        while let Some(t) = self.alpha_deadline.filter(|&t| t <= now) {
-            self.alpha *= 1.0 - self.config.g;
-            self.alpha_deadline = Some(t + k);
-        }
+        self.decay_alpha(now);
         let period = self.config.rate_timer.max(Duration::from_nanos(1));
         while let Some(t) = self.rate_deadline.filter(|&t| t <= now) {
             self.increase();
             self.timer_count = self.timer_count.saturating_add(1);
             self.rate_deadline = Some(t + period);
         }
-        if self.rate_current_bps >= self.line_rate_bps && self.alpha < 1e-6 {
-            // Fully recovered and α negligible: stop waking up.
-            self.alpha_deadline = None;
+        if self.rate_current_bps >= self.line_rate_bps {
+            // Fully recovered: further increase events change nothing until
+            // the next CNP resets the stage counters, so stop waking up.
             self.rate_deadline = None;
         }
+    }
+
+    /// α decay (R-RP-3): α × (1 − g) for every period K that ended by
+    /// `now` since the last CNP, the same values a timer firing each period
+    /// would give, without waking a sender whose rate is back at line rate.
+    fn decay_alpha(&mut self, now: Instant) {
+        let Some(due) = self.alpha_deadline.filter(|&t| t <= now) else {
+            return;
+        };
+        let k = self.config.alpha_period.as_nanos().max(1);
+        let periods = (now.as_nanos() - due.as_nanos()) / k + 1;
+        self.alpha *= (1.0 - self.config.g).powi(periods.min(i32::MAX as u64) as i32);
+        self.alpha_deadline = Some(Instant::from_nanos(due.as_nanos() + periods * k));
     }
 
     fn increase(&mut self) {
@@ -270,18 +327,54 @@ mod tests {
         let d = DcqcnConfig::default();
         assert_eq!(DcqcnConfig::scaled(G100), d);
         assert_eq!(DcqcnConfig::scaled(400_000_000_000), d);
+        assert_eq!(
+            scaled_cnp_interval(G100).as_nanos(),
+            DEFAULT_CNP_INTERVAL_NS
+        );
         let lab = DcqcnConfig::scaled(100_000_000);
         assert_eq!(lab.min_rate_bps, 100e3);
         assert_eq!(lab.rate_ai_bps, 40e3);
         assert_eq!(lab.rate_hai_bps, 200e3);
-        assert_eq!(lab.byte_counter_bytes, 10_000);
+        // k = 1/1000: B × k^0.5, timers × k^-0.2, g × k^-0.5 up to 1/16,
+        // the NP's CNP gap × k^-0.3.
+        assert_eq!(lab.byte_counter_bytes, 316_227);
         assert_eq!(lab.alpha_period, Duration::from_nanos(218_958));
         assert_eq!(lab.rate_timer, lab.alpha_period);
+        assert_eq!(lab.g, G_MAX);
+        assert_eq!(scaled_cnp_interval(100_000_000).as_nanos(), 397_164);
+        let gig = DcqcnConfig::scaled(1_000_000_000);
+        assert!((gig.g - 10.0 / 256.0).abs() < 1e-12, "{}", gig.g);
         // The 100 G floor would pin a 100 Mb/s sender at line rate; the
         // scaled one halves it on the first CNP, as at 100 G.
         let mut rp = Dcqcn::new(lab, 100_000_000);
         rp.on_cnp(t(0));
         assert_eq!(rp.rate_bps(), 50e6);
+    }
+
+    #[test]
+    fn alpha_decays_without_waking_and_a_recovered_sender_sleeps() {
+        // Two controllers see the same CNPs; one is woken at every period
+        // of the α timer, the other only when its rate timer is due. Their
+        // α agree at the next CNP, period by period.
+        let mut every = Dcqcn::new(DcqcnConfig::default(), G100);
+        let mut lazy = every.clone();
+        every.on_cnp(t(0));
+        lazy.on_cnp(t(0));
+        for i in 1..=40u64 {
+            every.handle_timeout(t(i * 55_000));
+        }
+        while let Some(at) = lazy.poll_timeout() {
+            lazy.handle_timeout(at);
+        }
+        // Recovered to line rate: nothing left to wake up for.
+        assert_eq!(lazy.rate_bps(), 100e9);
+        assert_eq!(lazy.poll_timeout(), None);
+        every.handle_timeout(t(3_000_000));
+        lazy.on_cnp(t(3_000_001));
+        every.on_cnp(t(3_000_001));
+        assert!((every.alpha() - lazy.alpha()).abs() < 1e-12);
+        assert!(lazy.alpha() < 0.82, "{}", lazy.alpha());
+        assert_eq!(every.rate_bps(), lazy.rate_bps());
     }
 
     #[test]

@@ -161,7 +161,7 @@ impl Default for RnicConfig {
             cnp_dscp: 48,
             cnp_priority: 6,
             ecn_capable: true,
-            cnp_interval_ns: 50_000,
+            cnp_interval_ns: dcqcn::DEFAULT_CNP_INTERVAL_NS,
             dcqcn: Some(DcqcnConfig::default()),
             ack_every_packets: 0,
             roce_version: RoceVersion::V2,

@@ -28,7 +28,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use dataplane::fabric::config::Trust;
 use dataplane::rnic::RnicConfig;
-use dataplane::rnic::dcqcn::DcqcnConfig;
+use dataplane::rnic::dcqcn::{DcqcnConfig, scaled_cnp_interval};
 use dataplane::wire::ib::{AethRepr, Opcode, RethRepr, psn_add};
 use dataplane::wire::ip::Ecn;
 use dataplane::wire::roce_frame::{
@@ -919,6 +919,7 @@ fn main() -> Result<()> {
         cnp_priority: common.cnp_priority,
         ecn_capable: common.ecn,
         dcqcn: dcqcn.then(|| DcqcnConfig::scaled(common.rate)),
+        cnp_interval_ns: scaled_cnp_interval(common.rate).as_nanos(),
         roce_version,
         vlan_id: common.vlan,
         ..RnicConfig::default()

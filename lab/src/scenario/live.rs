@@ -519,6 +519,7 @@ pub fn run_incast(
     out.red_expected_fraction = cfg
         .ecn
         .and_then(|e| super::red::expected_fraction(&series, &e));
+    out.queue_band = cfg.ecn.and_then(|e| super::dcqcn::queue_band(&series, &e));
     g.down()?;
     Ok(out)
 }

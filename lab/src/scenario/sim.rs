@@ -18,7 +18,7 @@ use std::path::Path;
 use anyhow::{Context, Result, anyhow};
 use dataplane::fabric::SwitchPlan;
 use dataplane::headroom::peer_response_quanta;
-use dataplane::rnic::dcqcn::DcqcnConfig;
+use dataplane::rnic::dcqcn::{DcqcnConfig, scaled_cnp_interval};
 use dataplane::rnic::{QpConfig, RnicConfig};
 use dataplane::roce::{PROGRAM_INFO, Program};
 use dataplane::sim::host::SimHost;
@@ -68,6 +68,7 @@ pub(super) fn mk_host(part: u8, i: usize, p: HostParams) -> SimHost {
         data_priority: p.dscp >> 3,
         ecn_capable: p.ecn,
         dcqcn: p.dcqcn.then(|| DcqcnConfig::scaled(p.rate_bps)),
+        cnp_interval_ns: scaled_cnp_interval(p.rate_bps).as_nanos(),
         ..RnicConfig::default()
     });
     let q = peer_response_quanta(p.rate_bps / 1_000_000).unwrap_or(394) as u16;
@@ -404,6 +405,10 @@ pub fn run_incast(
         .ecn
         .zip(sim.recorder())
         .and_then(|(e, rec)| red::expected_fraction(rec, &e));
+    out.queue_band = cfg
+        .ecn
+        .zip(sim.recorder())
+        .and_then(|(e, rec)| super::dcqcn::queue_band(rec, &e));
     out.switch_pfc_tx = (0..3u16)
         .filter_map(|p| sim.port_counters(sw, p))
         .map(|c| c.pfc_tx_total())
