@@ -202,6 +202,26 @@ fn an_acl_dropping_one_qps_packets_fails_it_or_makes_it_retransmit() {
 }
 
 #[test]
+fn dcbx_moves_the_willing_host_to_the_lossless_priority_and_reports_the_other() {
+    if !common::root_or_skip("dcbx_scenario") {
+        return;
+    }
+    let bins = binaries();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let stop = AtomicBool::new(false);
+    let x = with_lab(|store, lab| {
+        lab::scenario::dcbx::run_live(&cfg(), &bins, store, &stop, lab).expect("dcbx scenario")
+    });
+    let vs = lab::scenario::dcbx::verdicts("namespaces", &x);
+    eprintln!(
+        "{}\n{}",
+        lab::scenario::dcbx::figures_table(&x),
+        verdict_table("namespaces", &vs)
+    );
+    assert!(vs.iter().all(|v| v.pass), "{x:#?}");
+}
+
+#[test]
 fn ecmp_spreads_64_qps_over_two_uplinks_within_1_5x_fair_share() {
     if !common::root_or_skip("ecmp_spread") {
         return;

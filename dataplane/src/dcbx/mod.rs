@@ -34,6 +34,8 @@
 
 use std::collections::VecDeque;
 
+pub mod host;
+
 use crate::time::{Duration, Instant};
 use crate::wire::ethernet::EthernetAddress;
 use crate::wire::lldp::{

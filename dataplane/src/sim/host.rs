@@ -1,5 +1,7 @@
-//! A simulated host: one port, an [`Rnic`], and an optional misbehaviour
-//! (a NIC stuck sending PFC pause frames, ATSCALE §4.3 / R-DL-3).
+//! A simulated host: one port, an [`Rnic`], optionally LLDP/DCBX on its
+//! port ([`SimHost::enable_dcbx`], the agent `roceperf` runs), and an
+//! optional misbehaviour (a NIC stuck sending PFC pause frames, ATSCALE
+//! §4.3 / R-DL-3).
 //!
 //! Contract: driven by the simulator like any core (`handle_frame`,
 //! `poll_transmit`, `poll_timeout`, `handle_timeout`, times as
@@ -10,6 +12,7 @@
 
 use std::collections::VecDeque;
 
+use crate::dcbx::host::{DataClass, DcbxMode, DcbxStatus, HostDcbx};
 use crate::mac::{Mac, RxClass};
 use crate::rnic::{Rnic, RnicConfig};
 use crate::time::{Duration, Instant};
@@ -37,8 +40,10 @@ pub struct HostStats {
     /// Frames the RNIC rejected.
     pub rx_rejected: u64,
     /// Frames the MAC consumed without effect: PAUSE/unknown MAC Control
-    /// (a host honours PFC only) and runts.
+    /// (a host honours PFC only), runts, and LLDP without a DCBX agent.
     pub mac_dropped: u64,
+    /// LLDP frames sent.
+    pub lldp_tx: u64,
 }
 
 /// A simulated host.
@@ -51,6 +56,7 @@ pub struct SimHost {
     pause_response: Duration,
     pending_pfc: VecDeque<(Instant, PfcRepr)>,
     stats: HostStats,
+    dcbx: Option<HostDcbx>,
     /// Where the RNIC writes a frame (room for the largest).
     scratch: Box<[u8]>,
 }
@@ -79,7 +85,32 @@ impl SimHost {
             pause_response: Duration::ZERO,
             pending_pfc: VecDeque::new(),
             stats: HostStats::default(),
+            dcbx: None,
             scratch: vec![0; MAX_FRAME_BYTES].into_boxed_slice(),
+        }
+    }
+
+    /// Runs LLDP/DCBX on the host's port from `now` ([`HostDcbx`]),
+    /// advertising the RNIC's RoCE class; a willing host moves its RoCE to
+    /// the class its switch advertises. [`DcbxMode::Off`] stops it.
+    pub fn enable_dcbx(&mut self, mode: DcbxMode, now: Instant) {
+        let c = self.rnic.config();
+        let admin = DataClass {
+            priority: c.data_priority,
+            dscp: c.data_dscp,
+        };
+        self.dcbx = HostDcbx::new(mode, c.mac, c.roce_version, admin, None, now);
+    }
+
+    /// What DCBX did on this host, if it runs.
+    pub fn dcbx_status(&self) -> Option<DcbxStatus> {
+        self.dcbx.as_ref().map(HostDcbx::status)
+    }
+
+    /// Applies a class DCBX adopted (or gave back) to the RNIC.
+    fn apply_dcbx_class(&mut self) {
+        if let Some(c) = self.dcbx.as_mut().and_then(HostDcbx::poll_class_change) {
+            self.rnic.set_data_class(c.priority, c.dscp);
         }
     }
 
@@ -133,8 +164,13 @@ impl SimHost {
                 }
             }
             RxClass::Control(_) | RxClass::Malformed => self.stats.mac_dropped += 1,
-            // No LLDP agent on simulated hosts yet: consumed like any MAC's.
-            RxClass::Lldp => {}
+            RxClass::Lldp => match self.dcbx.as_mut() {
+                Some(d) => {
+                    d.handle_frame(frame, now);
+                    self.apply_dcbx_class();
+                }
+                None => self.stats.mac_dropped += 1,
+            },
             RxClass::Data => {
                 if self.rnic.handle_frame(now, frame).is_err() {
                     self.stats.rx_rejected += 1;
@@ -163,6 +199,16 @@ impl SimHost {
                 control: true,
             });
         }
+        if let Some(f) = self.dcbx.as_mut().and_then(|d| d.poll_transmit(now)) {
+            out.extend_from_slice(f);
+            self.stats.lldp_tx += 1;
+            // A neighbour that aged out gives the host its own class back.
+            self.apply_dcbx_class();
+            return Some(HostTransmit {
+                priority: 0,
+                control: false,
+            });
+        }
         let t = self.rnic.poll_transmit(now, &mut self.scratch)?;
         out.extend_from_slice(&self.scratch[..t.written_len]);
         Some(HostTransmit {
@@ -180,6 +226,9 @@ impl SimHost {
             take(self.next_storm);
         }
         if let Some(&(at, _)) = self.pending_pfc.front() {
+            take(at);
+        }
+        if let Some(at) = self.dcbx.as_ref().and_then(HostDcbx::poll_timeout) {
             take(at);
         }
         t

@@ -802,11 +802,14 @@ impl<P: Pipeline> Sim<P> {
         s.handle_timeout(now);
         for port in 0..s.num_ports() {
             // Polling a port with nothing the shaper lets out now changes
-            // nothing; skipping it keeps a service O(ready ports).
+            // nothing; skipping it keeps a service O(ready ports). An LLDP
+            // frame due counts (the switch's view, not only the TM's): a
+            // port skipped with one due would have its timer re-armed a
+            // nanosecond later, forever.
             let Node::Switch(s) = &self.nodes[node] else {
                 return;
             };
-            if s.tm().next_transmit_at(port).is_none_or(|t| t > now) {
+            if s.switch().next_transmit_at(port).is_none_or(|t| t > now) {
                 continue;
             }
             loop {

@@ -28,7 +28,10 @@
 //! `rocelab run lossy [--sim]` runs
 //! the 2:1 incast on the lossless and on a lossy priority and prints both
 //! runs' goodput, drops, NAKs and retransmissions side by side
-//! (`lab::scenario::lossy`).
+//! (`lab::scenario::lossy`). `rocelab run dcbx [--sim]` runs the incast with
+//! LLDP/DCBX on the switch and both senders started on the wrong priority:
+//! the willing one adopts the switch's class, the other is reported as a
+//! mismatch (`lab::scenario::dcbx`).
 
 use std::path::PathBuf;
 
@@ -65,10 +68,15 @@ enum Cmd {
     /// ring, and judge it.
     Run {
         /// Which scenario: `default` (incast + ECMP), `deadlock` (ring),
-        /// `lossy` (the incast on a lossless and on a lossy priority) or
+        /// `lossy` (the incast on a lossless and on a lossy priority),
         /// `fault` (one QP behind an ACL dropping one in 2, then one in 200
-        /// of its packets: retry exceeded, then go-back-N recovery).
-        #[arg(default_value = "default", value_parser = ["default", "deadlock", "lossy", "fault"])]
+        /// of its packets: retry exceeded, then go-back-N recovery) or
+        /// `dcbx` (senders on the wrong priority: the DCBX-willing one is
+        /// corrected, the other reported as a mismatch).
+        #[arg(
+            default_value = "default",
+            value_parser = ["default", "deadlock", "lossy", "fault", "dcbx"]
+        )]
         scenario: String,
         /// Output directory for CSV and SVG files.
         #[arg(long, default_value = "target/rocelab")]
@@ -269,6 +277,8 @@ fn main() -> Result<()> {
                 run_lossy(&cfg, &out, sim, seed, &store, say)?
             } else if which == "fault" {
                 run_fault(&cfg, &out, sim, seed, &store, say)?
+            } else if which == "dcbx" {
+                run_dcbx(&cfg, &out, sim, seed, &store, say)?
             } else {
                 run(&cfg, &out, sim, seed, &store, say)?
             };
@@ -424,6 +434,41 @@ fn run_lossy(
         &scenario::lossy::figures_table(&o),
         &vs,
         |files| scenario::json::lossy_report(&o, &vs, files),
+    )
+}
+
+/// `rocelab run dcbx`: the incast with DCBX, a willing and a non-willing
+/// sender on the wrong priority; true if every check passed.
+fn run_dcbx(
+    cfg: &ScenarioConfig,
+    out: &std::path::Path,
+    sim: bool,
+    seed: u64,
+    store: &StateStore,
+    say: Say,
+) -> Result<bool> {
+    let (mode, x) = if sim {
+        say.line(
+            "rocelab run dcbx --sim: 2:1 incast, senders on priority 5, LLDP/DCBX on, in the simulator",
+        );
+        ("simulator", scenario::dcbx::run_sim(cfg, seed)?)
+    } else {
+        let bins = live_binaries("rocelab run dcbx")?;
+        say.line(
+            "rocelab run dcbx: 2:1 incast, senders on priority 5, LLDP/DCBX on, on namespaces",
+        );
+        let stop = lab::signal::stop_flag();
+        let x = scenario::dcbx::run_live(cfg, &bins, store, stop, "dcbx")?;
+        ("namespaces", x)
+    };
+    let vs = scenario::dcbx::verdicts(mode, &x);
+    judge(
+        say,
+        out,
+        mode,
+        &scenario::dcbx::figures_table(&x),
+        &vs,
+        |files| scenario::json::dcbx_report(mode, &x, &vs, files),
     )
 }
 

@@ -35,7 +35,6 @@
 //! (no kernel IP on agent veths).
 
 mod app;
-pub mod dcbx;
 pub mod frame;
 pub mod nvmf;
 pub mod report;
@@ -55,6 +54,7 @@ use dataplane::wire::pfc::{MacControlRepr, PfcRepr, parse_frame};
 
 use crate::port::{FrameBuf, Port, PortError};
 use app::App;
+pub use dataplane::dcbx::host as dcbx;
 use dcbx::{DcbxMode, DcbxStatus, HostDcbx};
 use nvmf::{Initiator, NvmfConfig, NvmfSummary, Target};
 use report::{Report, Snapshot};

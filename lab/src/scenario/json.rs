@@ -14,7 +14,7 @@ use super::fault::FaultOutcome;
 use super::lossy::LossyOutcome;
 use super::ring::{DeadlockOutcome, RingConfig};
 use super::ring_sim::RingSimOutcome;
-use super::{Outcome, Verdict};
+use super::{IncastOutcome, Outcome, Verdict};
 
 fn duration_ms(d: Option<Duration>) -> Value {
     d.map_or(Value::Null, |d| json!(d.as_secs_f64() * 1e3))
@@ -53,6 +53,23 @@ pub fn lossy_report(o: &LossyOutcome, verdicts: &[Verdict], files: &[PathBuf]) -
         "speed_bps": o.config.speed_bps,
         "lossless": o.lossless,
         "lossy": o.lossy,
+        "verdicts": verdicts,
+        "files": paths(files),
+    })
+}
+
+/// `rocelab run dcbx`: the run, the willing sender first.
+pub fn dcbx_report(
+    mode: &str,
+    x: &IncastOutcome,
+    verdicts: &[Verdict],
+    files: &[PathBuf],
+) -> Value {
+    json!({
+        "scenario": "dcbx",
+        "mode": mode,
+        "pass": verdicts.iter().all(|v| v.pass),
+        "incast": x,
         "verdicts": verdicts,
         "files": paths(files),
     })

@@ -427,10 +427,16 @@ pub fn run_incast(
         extra.push("--no-dcqcn".into());
     }
     let mut clients = Vec::new();
+    // With DCBX the senders start with their own (wrong) class; the
+    // receiver runs the switch's.
+    let sender_dscp = cfg.dcbx.map_or(cfg.incast_dscp, |d| d.admin_dscp);
     for (i, h) in hosts[..2].iter().enumerate() {
         // Disjoint QP ranges: the server tells the senders apart by QPN.
         let mut args = extra.clone();
         args.extend(["--first-qp".into(), (i as u32 * cfg.incast_qps).to_string()]);
+        if let Some(d) = cfg.dcbx {
+            args.extend(["--dcbx".into(), d.modes[i].to_string()]);
+        }
         clients.push(agent(
             &mut g,
             &topo,
@@ -440,7 +446,7 @@ pub fn run_incast(
                 "client",
                 h,
                 cfg.speed_bps,
-                cfg.incast_dscp,
+                sender_dscp,
                 cfg.roce_mtu_bytes,
                 &args,
             ),
@@ -470,7 +476,13 @@ pub fn run_incast(
     std::thread::sleep(Duration::from_millis(200));
     stop_server(&mut server)?;
     let after = sw.counters()?;
+    let mismatches = if cfg.dcbx.is_some() {
+        sw.dcbx_mismatches()?
+    } else {
+        Vec::new()
+    };
     drop(sw);
+    let d = delta(&before, &after);
 
     let mut out = IncastOutcome::default();
     let mut span_s: f64 = 0.0;
@@ -488,6 +500,21 @@ pub fn run_incast(
             naks_rx: u(&s["counters"], "packet_seq_err"),
             timeouts: u(&s["counters"], "local_ack_timeout_err"),
             retry_exceeded: u(&s["counters"], "req_transport_retries_exceeded"),
+            dcbx: lines_of(&g, c.id())?
+                .into_iter()
+                .find(|v| v["kind"] == "dcbx")
+                .and_then(|v| serde_json::from_value(v["dcbx"].clone()).ok()),
+            // Sender i is on switch port i.
+            switch_rx_bytes_by_priority: std::array::from_fn(|p| {
+                d.iter()
+                    .filter(|c| c.port == i as u32 && c.priority == p as u32)
+                    .map(|c| c.rx_bytes)
+                    .sum()
+            }),
+            switch_dcbx_mismatch: mismatches
+                .iter()
+                .find(|(port, _)| *port == i as u32)
+                .map(|(_, m)| m.clone()),
         });
     }
     let s = summary_of(&g, server.id())?;
@@ -506,8 +533,14 @@ pub fn run_incast(
     out.psn_lost = u(&s, "psn_lost");
     out.rx_ce = u(&s, "ce_rx");
     out.cnp_tx = u(&s, "cnp_tx");
-    let d = delta(&before, &after);
     out.switch_drops = d.iter().map(|c| c.drops).sum();
+    for (p, drops) in out.drops_by_priority.iter_mut().enumerate() {
+        *drops = d
+            .iter()
+            .filter(|c| c.priority == p as u32)
+            .map(|c| c.drops)
+            .sum();
+    }
     out.switch_pfc_tx = d.iter().map(|c| c.pfc_tx_frames).sum();
     out.switch_ce_marked = d.iter().map(|c| c.ecn_marked).sum();
     let incast_prio = u32::from(cfg.incast_priority());

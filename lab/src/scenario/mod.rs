@@ -18,6 +18,7 @@
 //!
 //! Units are in the names (`_bps`, `_bytes`, `_s`).
 
+pub mod dcbx;
 pub mod dcqcn;
 pub mod fault;
 pub mod json;
@@ -78,6 +79,9 @@ pub struct ScenarioConfig {
     /// Fault injection: the switch's ACL drops one in every N data packets
     /// of sender h1's first QP ([`fault`]).
     pub fault_one_in: Option<u32>,
+    /// LLDP/DCBX on the switch and the senders, which start with this
+    /// class ([`dcbx`]); `None`: no LLDP anywhere.
+    pub dcbx: Option<dcbx::DcbxSenders>,
 }
 
 /// Shared buffer of the incast switch: 1 MiB, so the dynamic threshold
@@ -127,6 +131,7 @@ impl Default for ScenarioConfig {
             trace_out: None,
             incast_shared_bytes: Some(INCAST_SHARED_BYTES),
             fault_one_in: None,
+            dcbx: None,
         }
     }
 }
@@ -180,6 +185,13 @@ pub struct FlowResult {
     pub timeouts: u64,
     /// QPs that failed with "transport retry counter exceeded".
     pub retry_exceeded: u64,
+    /// What DCBX did on the sender, if it ran ([`dcbx`]).
+    pub dcbx: Option<dataplane::dcbx::host::DcbxStatus>,
+    /// Bytes the switch received from the sender's port, by priority.
+    pub switch_rx_bytes_by_priority: [u64; 8],
+    /// The switch's DCBX comparison with the sender ("none", "pfc,app");
+    /// `None` without DCBX or before the sender was heard.
+    pub switch_dcbx_mismatch: Option<String>,
 }
 
 /// What the incast part measured.
@@ -213,6 +225,8 @@ pub struct IncastOutcome {
     /// Where the bottleneck queue sat while the senders ran
     /// ([`dcqcn::queue_band`]); `None` without ECN or samples.
     pub queue_band: Option<dcqcn::QueueBand>,
+    /// Packets the switch dropped, by priority (all ports).
+    pub drops_by_priority: [u64; 8],
 }
 
 /// What the ECMP part measured.

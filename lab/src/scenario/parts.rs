@@ -83,6 +83,7 @@ pub fn qos(cfg: &ScenarioConfig, headroom_bytes: u64) -> QosSpec {
             kmax_bytes: e.kmax_bytes,
             pmax: e.pmax,
         }),
+        dcbx: cfg.dcbx.is_some(),
         ..QosSpec::default()
     }
 }

@@ -235,6 +235,26 @@ fn rx_totals(sim: &Sim, node: NodeId, qpns: &[u32]) -> (u64, u64, u64, u64, u64)
     t
 }
 
+/// Runs `sim` in 1 ms steps until every host's RNIC is idle and the
+/// switch's buffer is empty (for runs with timers that never stop, like
+/// LLDP); returns the time it found them so.
+fn drive_until_idle(sim: &mut Sim, hosts: &[NodeId], sw: NodeId) -> Instant {
+    const STEP: Duration = Duration::from_millis(1);
+    loop {
+        let now = sim.now();
+        let idle = hosts
+            .iter()
+            .all(|&h| sim.host(h).is_none_or(|h| h.rnic().is_idle()))
+            && sim
+                .switch(sw)
+                .is_none_or(|s| s.tm().shared_used_bytes() + s.tm().headroom_used_bytes() == 0);
+        if idle && now > Instant::ZERO {
+            return now;
+        }
+        sim.run_until(now + STEP);
+    }
+}
+
 /// Packets the program CE-marked on `port` (its `ecn_marked` counter), all
 /// priorities.
 /// Packets the switch's P4 counter `name` (indexed port · 8 + priority)
@@ -267,9 +287,24 @@ pub fn run_incast(
         dcqcn: cfg.dcqcn,
         mtu_bytes: cfg.roce_mtu_bytes,
     };
-    let (mut b, ids) = build(&topo, seed, |i| mk_host(INCAST_PART, i, params))?;
+    // With DCBX the senders start with their own (wrong) class; the
+    // receiver runs the switch's.
+    let sender = HostParams {
+        dscp: cfg.dcbx.map_or(cfg.incast_dscp, |d| d.admin_dscp),
+        ..params
+    };
+    let (mut b, ids) = build(&topo, seed, |i| {
+        mk_host(INCAST_PART, i, if i < 2 { sender } else { params })
+    })?;
     let sw = node(&ids, "sw")?;
     let hosts = [node(&ids, "h1")?, node(&ids, "h2")?, node(&ids, "h3")?];
+    if let Some(d) = cfg.dcbx {
+        for (s, mode) in d.modes.into_iter().enumerate() {
+            b.host_mut(hosts[s])
+                .ok_or_else(|| anyhow!("no sender {s}"))?
+                .enable_dcbx(mode, Instant::ZERO);
+        }
+    }
     let mut qpns = Vec::new();
     let msgs = messages_for(
         speed,
@@ -360,8 +395,13 @@ pub fn run_incast(
         rec.smooth(CNP_UNIT, 5_000.0);
     }
     // Senders stop after their messages; the run ends when the queues
-    // have drained, so every drop shows as a gap at the receiver.
-    let end = sim.drive();
+    // have drained, so every drop shows as a gap at the receiver. LLDP
+    // never stops on its own: with it, run until the hosts are idle.
+    let end = if cfg.dcbx.is_some() {
+        drive_until_idle(&mut sim, &hosts, sw)
+    } else {
+        sim.drive()
+    };
     write_traces(&sim, &ids, cfg, false)?;
     let secs = (end.as_nanos() as f64 / 1e9).max(1e-9);
 
@@ -385,6 +425,18 @@ pub fn run_incast(
             }
         }
         flow.tx_gbps = flow.tx_bytes as f64 * 8.0 / secs / 1e9;
+        flow.dcbx = host.dcbx_status();
+        let swr = sim.switch(sw).ok_or_else(|| anyhow!("switch gone"))?;
+        // Sender s is on switch port s.
+        let port = s as u16;
+        for (p, b) in flow.switch_rx_bytes_by_priority.iter_mut().enumerate() {
+            *b = swr.tm().stats(port, p as u8).map_or(0, |st| st.rx_bytes);
+        }
+        flow.switch_dcbx_mismatch = swr
+            .switch()
+            .dcbx(port)
+            .filter(|a| a.neighbor().is_some())
+            .map(|a| a.mismatch().describe());
         out.flows.push(flow);
     }
     let all: Vec<u32> = qpns.iter().map(|&(_, q)| q).collect();
@@ -397,6 +449,12 @@ pub fn run_incast(
     out.cnp_tx = cnp;
     let swr = sim.switch(sw).ok_or_else(|| anyhow!("switch gone"))?;
     out.switch_drops = swr.tm().drop_counts().total();
+    for (p, d) in out.drops_by_priority.iter_mut().enumerate() {
+        *d = (0..swr.tm().num_ports() as u16)
+            .filter_map(|port| swr.tm().stats(port, p as u8))
+            .map(|st| st.drops.total())
+            .sum();
+    }
     out.switch_ce_marked = counter_packets(&sim, sw, "ecn_marked", 0..3 * 8);
     let bottleneck = 2 * 8 + u32::from(cfg.incast_priority());
     out.bottleneck_tx_packets =

@@ -470,6 +470,22 @@ impl SwitchCtl {
     pub fn counters(&mut self) -> Result<Vec<PrioCounters>> {
         read_counters(&self.rt, &mut self.fabric)
     }
+
+    /// Per port with a DCBX neighbour: how the neighbour's advertisement
+    /// compares with the switch's ("none", or "pfc,app", ...).
+    pub fn dcbx_mismatches(&mut self) -> Result<Vec<(u32, String)>> {
+        let reply = self
+            .rt
+            .block_on(self.fabric.get_dcbx_status(fb::GetConfigRequest {}))
+            .map_err(|s| anyhow!("fabric GetDcbxStatus: {}", s.message()))?
+            .into_inner();
+        Ok(reply
+            .ports
+            .into_iter()
+            .filter(|p| p.has_neighbor)
+            .map(|p| (p.port, p.mismatch))
+            .collect())
+    }
 }
 
 /// A read-only fabric session (no P4Runtime arbitration, so it can run next

@@ -1,11 +1,13 @@
-//! DCBX on the host agent: the same LLDP/DCBX port agent the switch runs
-//! ([`dataplane::dcbx::PortAgent`]), advertising what the RNIC runs with,
+//! DCBX on a host: the same LLDP/DCBX port agent the switch runs
+//! ([`PortAgent`]), advertising what the RNIC runs with,
 //! and, when *willing* (the default, as NICs ship), taking the switch's PFC
 //! and application priority: RoCE moves to the priority the switch
 //! advertises for UDP 4791 (v2) or EtherType 0x8915 (v1), marked with the
 //! DSCP the switch names for it (or `priority << 3 | 2`, R-MAP-2), and
 //! PFC is honoured on that priority. A non-willing host keeps its own
-//! settings and the switch reports the difference as a mismatch.
+//! settings and the switch reports the difference as a mismatch. One agent
+//! serves `roceperf` on a veth and the simulator's hosts
+//! ([`crate::sim::host::SimHost::enable_dcbx`]).
 //!
 //! Contract: sans-IO (told `now`, asked for frames); allocates per LLDP
 //! frame (control traffic, one every 30 s after fast start).
@@ -13,12 +15,13 @@
 use std::fmt;
 use std::str::FromStr;
 
-use dataplane::dcbx::{AgentConfig, DcbParams, PortAgent};
-use dataplane::time::Instant;
-use dataplane::wire::ethernet::EthernetAddress;
-use dataplane::wire::lldp::{AppEntry, AppSelector, ChassisId, PortId};
-use dataplane::wire::roce_frame::RoceVersion;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use super::{AgentConfig, DcbParams, PortAgent};
+use crate::time::Instant;
+use crate::wire::ethernet::EthernetAddress;
+use crate::wire::lldp::{AppEntry, AppSelector, ChassisId, PortId};
+use crate::wire::roce_frame::RoceVersion;
 
 /// How the host takes part in DCBX.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,7 +58,7 @@ impl fmt::Display for DcbxMode {
 }
 
 /// A RoCE traffic class: the priority data travels on and its DSCP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DataClass {
     /// 802.1p priority (PFC class honoured, VLAN PCP).
     pub priority: u8,
@@ -64,7 +67,7 @@ pub struct DataClass {
 }
 
 /// What `roceperf` reports about DCBX.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DcbxStatus {
     /// `willing` or `on`.
     pub mode: String,
@@ -215,7 +218,7 @@ impl HostDcbx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dataplane::time::Duration;
+    use crate::time::Duration;
 
     const HOST: [u8; 6] = [2, 0, 0, 0, 0, 0x0c];
     const SWITCH: [u8; 6] = [2, 0, 0, 0, 0, 0x5a];
