@@ -1430,6 +1430,7 @@ impl Checker {
         let b = std::mem::replace(&mut self.body, saved)?;
         self.pop_scope();
         let spec = name_spec(&a.annotations, &a.name.name);
+        let local_name = (self.block_name.is_some() && !spec.absolute).then(|| spec.name.clone());
         let p4_name = match (&self.block_name, spec.absolute) {
             (Some(bn), false) => format!("{bn}.{}", spec.name),
             _ => spec.name,
@@ -1439,6 +1440,7 @@ impl Checker {
             ir::Action {
                 name: a.name.name.clone(),
                 p4_name,
+                local_name,
                 control,
                 vars: b.vars,
                 n_params,

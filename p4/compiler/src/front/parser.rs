@@ -1703,6 +1703,12 @@ impl<'t> Parser<'t> {
     fn table(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<Decl> {
         self.bump(); // table
         let name = self.name("a table name")?;
+        // p4c still accepts the empty parameter list of early P4_16 drafts
+        // (`table t() { .. }`); tables never take parameters.
+        if self.at("(") {
+            self.bump();
+            self.expect(")")?;
+        }
         let open = self.expect("{")?;
         let mut properties = Vec::new();
         while !self.at("}") && !self.at_eof() {
