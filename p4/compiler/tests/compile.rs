@@ -1159,6 +1159,20 @@ fn error_integer_assigned_to_a_serializable_enum() {
 }
 
 #[test]
+fn error_serializable_enum_to_another_type() {
+    // P4_16 §8.11.2 converts a serializable enum implicitly to its own
+    // underlying type only: not to a wider one, and a value of that type
+    // never becomes the enum without a cast.
+    check_errors(
+        "enum_to_another_type",
+        &program(&[
+            ("DECLS", "enum bit<8> X { Zero = 0, One = 1 }"),
+            ("APPLY", "hdr.h.a = X.One; hdr.h.b = X.One; X y = hdr.h.a;"),
+        ]),
+    );
+}
+
+#[test]
 fn error_priorities_in_const_entries() {
     // p4c: "Table with 'const' entries cannot have priorities".
     check_errors(

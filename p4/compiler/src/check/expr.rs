@@ -135,6 +135,13 @@ impl Checker {
                 if &x.ty == ty {
                     return Some(x);
                 }
+                // P4_16 §8.11.2: a serializable enum converts implicitly to
+                // its underlying type.
+                if let Ty::SerEnum(e) = x.ty
+                    && self.prog.enums[e].repr.as_ref() == Some(ty)
+                {
+                    return Some(self.enum_to_repr(x));
+                }
                 let code = match (&x.ty, ty) {
                     (Ty::Bit(_), Ty::Bit(_)) | (Ty::Int(_), Ty::Int(_)) => codes::WIDTH_MISMATCH,
                     _ => codes::TYPE_MISMATCH,
@@ -148,6 +155,31 @@ impl Checker {
                 self.error_label(code, span, msg, label);
                 None
             }
+        }
+    }
+
+    /// A value of a serializable enum as its underlying type (a cast),
+    /// where P4_16 §8.11.2 converts implicitly: operands of arithmetic,
+    /// shifts, `++`, slices, stack indices, and comparisons or assignments
+    /// with the underlying type. Other values are returned unchanged.
+    pub(crate) fn enum_to_repr(&self, x: Expr) -> Expr {
+        match x.ty {
+            Ty::SerEnum(e) => match self.prog.enums[e].repr.clone() {
+                Some(repr) => {
+                    let span = x.span;
+                    fold::fold(mk(ExprKind::Cast(Box::new(x)), repr, span), &self.prog)
+                }
+                None => x,
+            },
+            _ => x,
+        }
+    }
+
+    /// [`Self::enum_to_repr`] of a typed operand; integer constants stay.
+    fn te_to_repr(&self, te: TE) -> TE {
+        match te {
+            TE::Typed(x) => TE::Typed(self.enum_to_repr(x)),
+            te => te,
         }
     }
 
@@ -334,6 +366,7 @@ impl Checker {
                 };
                 let (elem, n) = ((**elem).clone(), *n);
                 let it = self.expr_any(index)?;
+                let it = self.te_to_repr(it);
                 let i = match it {
                     TE::Inf(v) => {
                         if v < 0 || v >= n as i128 {
@@ -346,13 +379,15 @@ impl Checker {
                         }
                         mk(ExprKind::Int(v as u128), Ty::Bit(32), index.span)
                     }
+                    // Any integer type indexes a stack; a negative `int<W>` is
+                    // out of range like any index not below the size.
                     TE::Typed(x) => match x.ty {
-                        Ty::Bit(_) => x,
+                        Ty::Bit(_) | Ty::Int(_) => x,
                         _ => {
                             self.error(
                                 codes::TYPE_MISMATCH,
                                 index.span,
-                                "a stack index must be an unsigned integer",
+                                "a stack index must be an integer",
                             );
                             return None;
                         }
@@ -362,6 +397,7 @@ impl Checker {
             }
             K::Slice { base, hi, lo } => {
                 let b = self.expr(base, None)?;
+                let b = self.enum_to_repr(b);
                 let w = match b.ty {
                     Ty::Bit(w) | Ty::Int(w) => w,
                     _ => {
@@ -407,6 +443,10 @@ impl Checker {
             }
             K::Unary { op, operand } => {
                 let a = self.expr_any(operand)?;
+                let a = match op {
+                    ast::UnaryOp::Neg | ast::UnaryOp::Complement => self.te_to_repr(a),
+                    _ => a,
+                };
                 match (op, a) {
                     (ast::UnaryOp::Plus, a) => Some(a),
                     (ast::UnaryOp::Neg, TE::Inf(v)) => match v.checked_neg() {
@@ -813,6 +853,15 @@ impl Checker {
         use ast::BinaryOp as A;
         let a = self.expr_any(lhs)?;
         let b = self.expr_any(rhs)?;
+        // Serializable enums take their underlying type in arithmetic,
+        // shifts and `++`, and where compared with a value of that type;
+        // two values of one enum compare as the enum.
+        let (a, b) = match (op, &a, &b) {
+            (A::And | A::Or, ..) => (a, b),
+            (A::Eq | A::Ne, TE::Typed(x), TE::Typed(y)) if x.ty == y.ty => (a, b),
+            (A::Eq | A::Ne, TE::Inf(_), _) | (A::Eq | A::Ne, _, TE::Inf(_)) => (a, b),
+            _ => (self.te_to_repr(a), self.te_to_repr(b)),
+        };
         // p4c rejects a division by a constant zero, typed or not.
         let zero = match &b {
             TE::Inf(v) => *v == 0,
