@@ -2274,6 +2274,10 @@ impl<'t> Parser<'t> {
             "*" => (Mul, 1),
             "/" => (Div, 1),
             "%" => (Mod, 1),
+            // `+:` of an indexed slice `e[lo +: w]` ends the low bound.
+            "+" if self.is_punct_at(1, ":") && self.peek_at(1).lo == self.peek().hi => {
+                return None;
+            }
             "+" => (Add, 1),
             "-" => (Sub, 1),
             "|+|" => (AddSat, 1),
@@ -2415,7 +2419,51 @@ impl<'t> Parser<'t> {
             } else if self.at("[") {
                 let open = self.bump().span;
                 let first = self.expr()?;
-                if self.eat(":") {
+                if self.at("+") && self.is_punct_at(1, ":") {
+                    // `e[lo +: w]` (P4_16 v1.2.5 §8.6): the `w` bits from
+                    // `lo` up, that is `e[lo + w - 1 : lo]`; both bounds
+                    // must then be compile-time known.
+                    self.bump();
+                    self.bump();
+                    let width = self.expr()?;
+                    self.expect_close("]", "[", open)?;
+                    let span = first.span.to(width.span);
+                    let one = Expr {
+                        span,
+                        kind: ExprKind::Int(IntLit {
+                            value: 1,
+                            wide: None,
+                            negative: false,
+                            width: None,
+                            radix: 10,
+                            raw: "1".to_string(),
+                        }),
+                    };
+                    let sum = Expr {
+                        span,
+                        kind: ExprKind::Binary {
+                            op: BinaryOp::Add,
+                            lhs: Box::new(first.clone()),
+                            rhs: Box::new(width),
+                        },
+                    };
+                    let hi = Expr {
+                        span,
+                        kind: ExprKind::Binary {
+                            op: BinaryOp::Sub,
+                            lhs: Box::new(sum),
+                            rhs: Box::new(one),
+                        },
+                    };
+                    e = Expr {
+                        span: e.span.to(self.prev_span),
+                        kind: ExprKind::Slice {
+                            base: Box::new(e),
+                            hi: Box::new(hi),
+                            lo: Box::new(first),
+                        },
+                    };
+                } else if self.eat(":") {
                     let lo = self.expr()?;
                     self.expect_close("]", "[", open)?;
                     e = Expr {
