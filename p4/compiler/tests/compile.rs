@@ -1173,6 +1173,22 @@ fn error_serializable_enum_to_another_type() {
 }
 
 #[test]
+fn error_array_of_scalars_index() {
+    // An array of scalars is indexed by a compile-time value within its
+    // size; run-time indices are not supported yet.
+    check_errors(
+        "array_of_scalars_index",
+        &program(&[
+            ("DECLS", "header arr_t { bit<8> v[2]; }"),
+            (
+                "APPLY",
+                "arr_t x; x.v[2] = 1; x.v[hdr.h.a] = 1; x.v[1] = 1;",
+            ),
+        ]),
+    );
+}
+
+#[test]
 fn error_priorities_in_const_entries() {
     // p4c: "Table with 'const' entries cannot have priorities".
     check_errors(

@@ -920,9 +920,35 @@ impl Checker {
         name: String,
     ) -> Option<Handle<ir::Composite>> {
         let mut fields: Vec<ir::Field> = Vec::new();
+        // Each declared field with its type; an array of scalars
+        // (`bit<8>[16] a` or `bit<8> a[16]`) is its elements, fields named
+        // `a[0]`..`a[15]` that `s.a[K]` names (see `Checker::array_element`).
+        let mut declared: Vec<(&ast::Field, String, ast::Type)> = Vec::new();
         for f in &s.fields {
-            let Some(ty) = self.ty(&f.ty) else { continue };
-            if fields.iter().any(|x| x.name == f.name.name) {
+            if let ast::TypeKind::Stack { elem, size } = &f.ty.kind
+                && kind != ir::CompositeKind::Union
+                && matches!(
+                    self.ty(elem),
+                    Some(Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_))
+                )
+            {
+                let Some(n) = self.const_u32(size, "array size") else {
+                    continue;
+                };
+                for i in 0..n {
+                    declared.push((f, format!("{}[{i}]", f.name.name), (**elem).clone()));
+                }
+                continue;
+            }
+            declared.push((f, f.name.name.clone(), f.ty.clone()));
+        }
+        for (f, fname, fty) in declared {
+            let Some(ty) = self.ty(&fty) else { continue };
+            let rust_name = crate::proc::namer::field_ident(&fname);
+            if fields
+                .iter()
+                .any(|x| x.name == fname || crate::proc::namer::field_ident(&x.name) == rust_name)
+            {
                 self.error(
                     codes::DUPLICATE,
                     f.name.span,
@@ -996,7 +1022,7 @@ impl Checker {
                 }
             }
             fields.push(ir::Field {
-                name: f.name.name.clone(),
+                name: fname,
                 ty,
                 field_lists,
                 span: f.span,

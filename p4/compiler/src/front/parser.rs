@@ -943,8 +943,22 @@ impl<'t> Parser<'t> {
     fn field(&mut self) -> PResult<Field> {
         let start = self.peek().span;
         let annotations = self.annotations()?;
-        let ty = self.ty()?;
+        let mut ty = self.ty()?;
         let name = self.name("a field name")?;
+        // The C-style array declarator p4c accepts, `bit<8> a[16];`, is
+        // `bit<8>[16] a;`.
+        while self.at("[") {
+            let open = self.bump().span;
+            let size = self.expr()?;
+            self.expect_close("]", "[", open)?;
+            ty = Type {
+                span: ty.span.to(self.prev_span),
+                kind: TypeKind::Stack {
+                    elem: Box::new(ty),
+                    size: Box::new(size),
+                },
+            };
+        }
         self.expect_semi("the field")?;
         Ok(Field {
             annotations,
