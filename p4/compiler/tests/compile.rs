@@ -1189,6 +1189,19 @@ fn error_array_of_scalars_index() {
 }
 
 #[test]
+fn error_tuple_index_and_bool_cast() {
+    // A tuple is indexed by a compile-time value within its length; only
+    // the integers 0 and 1 cast to bool.
+    check_errors(
+        "tuple_index_and_bool_cast",
+        &program(&[(
+            "APPLY",
+            "tuple<bit<8>, bit<8>> t = { 1, 2 }; hdr.h.a = t[2]; hdr.h.a = t[hdr.h.c]; bool b = (bool)2;",
+        )]),
+    );
+}
+
+#[test]
 fn error_priorities_in_const_entries() {
     // p4c: "Table with 'const' entries cannot have priorities".
     check_errors(

@@ -437,6 +437,35 @@ impl Checker {
                     return x;
                 }
                 let b = self.expr(base, None)?;
+                // `t[K]` of a tuple: its K-th element (P4_16 §8.12), K a
+                // compile-time index.
+                if let Ty::Tuple(tys) = &b.ty {
+                    let tys = tys.clone();
+                    let k = match self.expr_any(index)? {
+                        TE::Inf(v) => v,
+                        TE::Typed(x) => match fold::const_int(&x) {
+                            Some(v) => v as i128,
+                            None => {
+                                self.error(
+                                    codes::NOT_CONSTANT,
+                                    index.span,
+                                    "a tuple index must be a compile-time constant",
+                                );
+                                return None;
+                            }
+                        },
+                    };
+                    if !(0..tys.len() as i128).contains(&k) {
+                        self.error(
+                            codes::OVERFLOW,
+                            index.span,
+                            format!("index {k} is out of bounds for a tuple of {}", tys.len()),
+                        );
+                        return None;
+                    }
+                    let ty = tys[k as usize].clone();
+                    return t(mk(ExprKind::Member(Box::new(b), k as u32), ty, span));
+                }
                 let Ty::Stack(elem, n) = &b.ty else {
                     self.error(
                         codes::TYPE_MISMATCH,
@@ -662,6 +691,10 @@ impl Checker {
                     Ty::Bit(w) | Ty::Int(w) => {
                         Some(mk(super::fold::int_kind(v, *w), to.clone(), span))
                     }
+                    // P4_16 §8.11.1: an integer casts to bool when it is 0 or 1.
+                    Ty::Bool if v == 0 || v == 1 => {
+                        Some(mk(ExprKind::Bool(v == 1), Ty::Bool, span))
+                    }
                     Ty::SerEnum(e) => {
                         let repr = self.prog.enums[*e].repr.clone()?;
                         let w = repr.scalar_width(&self.prog)?;
@@ -670,6 +703,14 @@ impl Checker {
                             to.clone(),
                             span,
                         ))
+                    }
+                    Ty::Bool => {
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            span,
+                            format!("only the integers 0 and 1 cast to bool, not {v}"),
+                        );
+                        None
                     }
                     _ => {
                         self.error(

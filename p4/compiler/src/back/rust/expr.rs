@@ -25,6 +25,8 @@ impl Gen<'_> {
                 Some(f) => Ok(field_ident(&f.name)),
                 None => bad("internal: field index out of range", None),
             },
+            // A tuple element (`t[K]`) is the Rust tuple's field `K`.
+            Ty::Tuple(items) if (idx as usize) < items.len() => Ok(idx.to_string()),
             _ => bad("internal: member of a non-composite", None),
         }
     }
