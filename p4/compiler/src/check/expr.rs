@@ -236,6 +236,63 @@ impl Checker {
         }
     }
 
+    /// A tuple value (`{a, b}` as digest data) as a struct made up for it,
+    /// `tuple_N` with fields `f0`, `f1`, .. of the element types, so that
+    /// it is learned like a struct (one struct per tuple type).
+    fn tuple_as_struct(&mut self, data: Expr) -> Option<Expr> {
+        let Ty::Tuple(tys) = &data.ty else {
+            return Some(data);
+        };
+        let tys = tys.clone();
+        let existing = self
+            .tuple_structs
+            .iter()
+            .find(|(t, _)| *t == tys)
+            .map(|(_, h)| *h);
+        let h = match existing {
+            Some(h) => h,
+            None => {
+                let name = format!("tuple_{}", self.tuple_structs.len());
+                let fields = tys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| ir::Field {
+                        name: format!("f{i}"),
+                        ty: t.clone(),
+                        field_lists: Vec::new(),
+                        span: data.span,
+                    })
+                    .collect();
+                let h = self.prog.composites.append(
+                    ir::Composite {
+                        name,
+                        kind: ir::CompositeKind::Struct,
+                        fields,
+                        controller_header: None,
+                        padded: false,
+                    },
+                    data.span,
+                );
+                self.tuple_structs.push((tys.clone(), h));
+                h
+            }
+        };
+        let span = data.span;
+        let items = match data.kind {
+            ExprKind::List(items) => items,
+            _ => (0..tys.len())
+                .map(|i| {
+                    mk(
+                        ExprKind::Member(Box::new(data.clone()), i as u32),
+                        tys[i].clone(),
+                        span,
+                    )
+                })
+                .collect(),
+        };
+        Some(mk(ExprKind::List(items), Ty::Composite(h), span))
+    }
+
     /// A value of a serializable enum as its underlying type (a cast),
     /// where P4_16 §8.11.2 converts implicitly: operands of arithmetic,
     /// shifts, `++`, slices, stack indices, and comparisons or assignments
@@ -2042,11 +2099,15 @@ impl Checker {
                     None => None,
                 };
                 let data = self.expr(args[1], want.as_ref())?;
+                let data = match &data.ty {
+                    Ty::Tuple(_) => self.tuple_as_struct(data)?,
+                    _ => data,
+                };
                 let Ty::Composite(c) = data.ty else {
                     self.error(
                         codes::TYPE_MISMATCH,
                         args[1].span,
-                        "digest data must be a struct",
+                        "digest data must be a struct, a header or a tuple",
                     );
                     return None;
                 };

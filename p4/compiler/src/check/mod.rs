@@ -154,6 +154,8 @@ pub(crate) struct Checker {
     pub(crate) facts: program_info::Facts,
     /// Name of the control or parser being checked (P4Info prefix).
     pub(crate) block_name: Option<String>,
+    /// Structs made up for tuple-typed digest data, by element types.
+    pub(crate) tuple_structs: Vec<(Vec<Ty>, Handle<ir::Composite>)>,
     /// Generic struct/header declarations by name.
     pub(crate) generics: HashMap<String, (ast::StructLikeDecl, ir::CompositeKind)>,
     /// Instantiations of generic types already built.
@@ -264,6 +266,7 @@ pub fn check(
         match_kinds: Vec::new(),
         facts: Default::default(),
         block_name: None,
+        tuple_structs: Vec::new(),
         generics: HashMap::new(),
         generic_cache: HashMap::new(),
         ctor_controls: HashMap::new(),
