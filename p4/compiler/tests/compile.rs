@@ -1202,6 +1202,19 @@ fn error_tuple_index_and_bool_cast() {
 }
 
 #[test]
+fn error_invalid_header_needs_a_header_type() {
+    // `{#}` is an invalid header or header union: it needs that type from
+    // the assignment or a cast, and is no other type's value.
+    check_errors(
+        "invalid_header_expression",
+        &program(&[
+            ("DECLS", "struct s_t { bit<8> a; }"),
+            ("APPLY", "s_t s = {#}; hdr.h.a = 1; if ({#} == hdr.h) { }"),
+        ]),
+    );
+}
+
+#[test]
 fn error_priorities_in_const_entries() {
     // p4c: "Table with 'const' entries cannot have priorities".
     check_errors(

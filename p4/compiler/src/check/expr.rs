@@ -58,8 +58,38 @@ impl Checker {
             return self.composite_init(
                 e.span,
                 ty,
-                items.iter().map(|x| (Some(&x.name), &x.value)).collect(),
+                items
+                    .iter()
+                    .map(|x| match x.value.kind {
+                        ast::ExprKind::DotDotDot => (None, &x.value),
+                        _ => (Some(&x.name), &x.value),
+                    })
+                    .collect(),
             );
+        }
+        if let (Some(ty), ast::ExprKind::Invalid) = (expected, &e.kind) {
+            return match ty {
+                Ty::Composite(c)
+                    if matches!(
+                        self.prog.composites[*c].kind,
+                        ir::CompositeKind::Header | ir::CompositeKind::Union
+                    ) =>
+                {
+                    Some(mk(ExprKind::Default, ty.clone(), e.span))
+                }
+                _ => {
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        e.span,
+                        format!(
+                            "`{{#}}` is an invalid header or header union, not {}",
+                            self.ty_name(ty)
+                        ),
+                        "here",
+                    );
+                    None
+                }
+            };
         }
         let te = self.expr_any(e)?;
         match expected {
@@ -349,7 +379,17 @@ impl Checker {
             return None;
         }
         let declared = comp.declared_fields();
-        if items.len() != declared.len() {
+        // A last `...` gives every field not named its default value
+        // (P4_16 §8.26): zero, false, the first enum member or error, an
+        // invalid header.
+        let mut items = items;
+        let rest_default = items
+            .last()
+            .is_some_and(|(n, e)| n.is_none() && matches!(e.kind, ast::ExprKind::DotDotDot));
+        if rest_default {
+            items.pop();
+        }
+        if items.len() > declared.len() || (!rest_default && items.len() != declared.len()) {
             self.error_label(
                 codes::ARG_COUNT,
                 span,
@@ -396,6 +436,13 @@ impl Checker {
         if !ok {
             return None;
         }
+        if rest_default {
+            for (i, slot) in out.iter_mut().enumerate() {
+                if slot.is_none() {
+                    *slot = Some(self.default_of(&comp.fields[i].ty, span));
+                }
+            }
+        }
         let items: Option<Vec<Expr>> = out.into_iter().collect();
         let Some(items) = items else {
             self.error(
@@ -406,6 +453,19 @@ impl Checker {
             return None;
         };
         Some(mk(ExprKind::List(items), ty.clone(), span))
+    }
+
+    /// The default value of `ty` (P4_16 §8.26) as an expression.
+    pub(crate) fn default_of(&self, ty: &Ty, span: Span) -> Expr {
+        let kind = match ty {
+            Ty::Bool => ExprKind::Bool(false),
+            Ty::Bit(w) | Ty::Int(w) => fold::int_kind(0, *w),
+            Ty::SerEnum(_) => ExprKind::Int(0),
+            Ty::Error => ExprKind::ErrorCode(0),
+            Ty::Enum(h) => ExprKind::EnumMember(*h, 0),
+            _ => ExprKind::Default,
+        };
+        mk(kind, ty.clone(), span)
     }
 
     /// Checks an expression without an expected type.
@@ -707,13 +767,24 @@ impl Checker {
             }
             K::Cast { ty, expr } => {
                 let to = self.ty(ty)?;
-                if let (Ty::Composite(_), ast::ExprKind::StructInit(_) | ast::ExprKind::List(_)) =
-                    (&to, &expr.kind)
+                if let (
+                    Ty::Composite(_),
+                    ast::ExprKind::StructInit(_) | ast::ExprKind::List(_) | ast::ExprKind::Invalid,
+                ) = (&to, &expr.kind)
                 {
                     return t(self.expr(expr, Some(&to))?);
                 }
                 let a = self.expr_any(expr)?;
                 self.cast(a, &to, span).map(TE::Typed)
+            }
+            K::Invalid => {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    span,
+                    "the type of `{#}` is not known here",
+                    "use a cast like `(H){#}`",
+                );
+                None
             }
             K::StructInit(_) | K::List(_) => {
                 if let K::List(items) = &e.kind {

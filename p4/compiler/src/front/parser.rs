@@ -2412,7 +2412,7 @@ impl<'t> Parser<'t> {
         match &self.peek().tok {
             Tok::Ident(w) => !matches!(w.as_str(), "else"),
             Tok::Int(_) | Tok::Str(_) => true,
-            Tok::Punct(p) => matches!(*p, "(" | "{" | "!" | "~" | "-" | "+" | "."),
+            Tok::Punct(p) => matches!(*p, "(" | "{" | "{#}" | "!" | "~" | "-" | "+" | "."),
             Tok::Eof => false,
         }
     }
@@ -2615,6 +2615,10 @@ impl<'t> Parser<'t> {
                 self.bump();
                 ExprKind::DotDotDot
             }
+            Tok::Punct("{#}") => {
+                self.bump();
+                ExprKind::Invalid
+            }
             Tok::Punct("(") => {
                 let open = self.bump().span;
                 let inner = self.expr()?;
@@ -2692,7 +2696,22 @@ impl<'t> Parser<'t> {
         let mut items = Vec::new();
         let mut fields = Vec::new();
         while !self.at("}") && !self.at_eof() {
-            if is_struct && !self.at("...") {
+            if is_struct && self.at("...") {
+                // `{ a = 1, ... }`: the rest take default values; kept as
+                // an entry named `...` whose value is `...`.
+                let span = self.bump().span;
+                fields.push(NamedExpr {
+                    span,
+                    name: Ident {
+                        name: "...".to_string(),
+                        span,
+                    },
+                    value: Expr {
+                        kind: ExprKind::DotDotDot,
+                        span,
+                    },
+                });
+            } else if is_struct {
                 let name = self.ident_any("a field name")?;
                 self.expect("=")?;
                 let value = self.expr()?;

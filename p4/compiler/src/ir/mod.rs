@@ -479,6 +479,10 @@ pub enum ExprKind {
     Call(Box<Call>),
     /// `pkt.lookahead<T>()` (parser only); value of the expression's type.
     Lookahead,
+    /// The default value of a header, header union, struct or stack type
+    /// (`{#}` and the fields `...` leaves out, P4_16 §8.17, §8.26): headers
+    /// invalid with their fields zero, everything else zero or false.
+    Default,
 }
 
 /// Something called.

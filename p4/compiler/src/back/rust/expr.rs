@@ -200,6 +200,12 @@ impl Gen<'_> {
                 }
             }
             ExprKind::Call(c) => self.call(ctx, c, e.span)?,
+            ExprKind::Default => match &e.ty {
+                Ty::Composite(_) | Ty::Stack(..) | Ty::Varbit(_) | Ty::Tuple(_) => {
+                    self.default_value(&e.ty)?
+                }
+                _ => return bad("internal: a default value of a scalar type", Some(e.span)),
+            },
             ExprKind::Lookahead => {
                 let bits = match &e.ty {
                     Ty::Composite(c) => self.prog.composites[*c].header_bits(self.prog),
