@@ -1215,6 +1215,28 @@ fn error_invalid_header_needs_a_header_type() {
 }
 
 #[test]
+fn error_new_type_fields_need_casts() {
+    // P4_16 §7.6: `type` declares a new type; fields of it and of its
+    // underlying type (or another new type) are not assigned or compared
+    // without a cast. With casts, or through a typedef, they are.
+    check_errors(
+        "new_type_fields_need_casts",
+        &program(&[
+            (
+                "DECLS",
+                "type bit<8> Id_t; typedef Id_t IdAlias_t; type bit<8> Other_t; \
+                 header ids_t { Id_t id; IdAlias_t alias; Other_t other; bit<8> raw; }",
+            ),
+            (
+                "APPLY",
+                "ids_t x; x.id = x.raw; x.raw = x.id; x.other = x.id; if (x.id == x.raw) { } \
+                 x.id = x.alias; x.id = (Id_t)x.raw; x.raw = (bit<8>)x.id; if (x.id == x.alias) { }",
+            ),
+        ]),
+    );
+}
+
+#[test]
 fn error_priorities_in_const_entries() {
     // p4c: "Table with 'const' entries cannot have priorities".
     check_errors(

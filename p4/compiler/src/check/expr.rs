@@ -775,7 +775,15 @@ impl Checker {
                     return t(self.expr(expr, Some(&to))?);
                 }
                 let a = self.expr_any(expr)?;
-                self.cast(a, &to, span).map(TE::Typed)
+                let named = self.nominal_of_type(ty).is_some()
+                    || matches!(&a, TE::Typed(x) if self.nominal_field(x).is_some_and(|n| n.is_some()));
+                let x = self.cast(a, &to, span)?;
+                // A cast between a `type` and its underlying type changes no
+                // bits but stays in the tree, so the nominal check sees it.
+                if named && matches!(x.kind, ExprKind::Member(..)) {
+                    return t(mk(ExprKind::Cast(Box::new(x)), to, span));
+                }
+                t(x)
             }
             K::Invalid => {
                 self.error_label(
@@ -1349,6 +1357,9 @@ impl Checker {
                     }
                     _ => return None,
                 };
+                if matches!(iop, BinOp::Eq | BinOp::Ne) {
+                    self.check_nominal(&x, &y, span, "compare");
+                }
                 let is_cmp = matches!(
                     iop,
                     BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge

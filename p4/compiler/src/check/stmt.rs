@@ -164,6 +164,7 @@ impl Checker {
                 };
                 let ty = l.ty.clone();
                 if let Some(r) = self.assigned_value(rhs, &ty) {
+                    self.check_nominal(&l, &r, s.span, "assign");
                     out.push(Stmt::Assign(l, r, s.span));
                 }
             }
