@@ -1159,6 +1159,84 @@ fn error_integer_assigned_to_a_serializable_enum() {
 }
 
 #[test]
+fn error_serializable_enum_to_another_type() {
+    // P4_16 §8.11.2 converts a serializable enum implicitly to its own
+    // underlying type only: not to a wider one, and a value of that type
+    // never becomes the enum without a cast.
+    check_errors(
+        "enum_to_another_type",
+        &program(&[
+            ("DECLS", "enum bit<8> X { Zero = 0, One = 1 }"),
+            ("APPLY", "hdr.h.a = X.One; hdr.h.b = X.One; X y = hdr.h.a;"),
+        ]),
+    );
+}
+
+#[test]
+fn error_array_of_scalars_index() {
+    // An array of scalars is indexed by a compile-time value within its
+    // size; run-time indices are not supported yet.
+    check_errors(
+        "array_of_scalars_index",
+        &program(&[
+            ("DECLS", "header arr_t { bit<8> v[2]; }"),
+            (
+                "APPLY",
+                "arr_t x; x.v[2] = 1; x.v[hdr.h.a] = 1; x.v[1] = 1;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn error_tuple_index_and_bool_cast() {
+    // A tuple is indexed by a compile-time value within its length; only
+    // the integers 0 and 1 cast to bool.
+    check_errors(
+        "tuple_index_and_bool_cast",
+        &program(&[(
+            "APPLY",
+            "tuple<bit<8>, bit<8>> t = { 1, 2 }; hdr.h.a = t[2]; hdr.h.a = t[hdr.h.c]; bool b = (bool)2;",
+        )]),
+    );
+}
+
+#[test]
+fn error_invalid_header_needs_a_header_type() {
+    // `{#}` is an invalid header or header union: it needs that type from
+    // the assignment or a cast, and is no other type's value.
+    check_errors(
+        "invalid_header_expression",
+        &program(&[
+            ("DECLS", "struct s_t { bit<8> a; }"),
+            ("APPLY", "s_t s = {#}; hdr.h.a = 1; if ({#} == hdr.h) { }"),
+        ]),
+    );
+}
+
+#[test]
+fn error_new_type_fields_need_casts() {
+    // P4_16 §7.6: `type` declares a new type; fields of it and of its
+    // underlying type (or another new type) are not assigned or compared
+    // without a cast. With casts, or through a typedef, they are.
+    check_errors(
+        "new_type_fields_need_casts",
+        &program(&[
+            (
+                "DECLS",
+                "type bit<8> Id_t; typedef Id_t IdAlias_t; type bit<8> Other_t; \
+                 header ids_t { Id_t id; IdAlias_t alias; Other_t other; bit<8> raw; }",
+            ),
+            (
+                "APPLY",
+                "ids_t x; x.id = x.raw; x.raw = x.id; x.other = x.id; if (x.id == x.raw) { } \
+                 x.id = x.alias; x.id = (Id_t)x.raw; x.raw = (bit<8>)x.id; if (x.id == x.alias) { }",
+            ),
+        ]),
+    );
+}
+
+#[test]
 fn error_priorities_in_const_entries() {
     // p4c: "Table with 'const' entries cannot have priorities".
     check_errors(

@@ -285,20 +285,7 @@ impl Checker {
                     let Some(ty) = self.ty(&vs.elem_type) else {
                         continue;
                     };
-                    let parts: Vec<Ty> = match &ty {
-                        Ty::Bit(_) => vec![ty.clone()],
-                        Ty::Tuple(items) => items.clone(),
-                        Ty::Composite(c)
-                            if self.prog.composites[*c].kind == ir::CompositeKind::Struct =>
-                        {
-                            self.prog.composites[*c]
-                                .fields
-                                .iter()
-                                .map(|f| f.ty.clone())
-                                .collect()
-                        }
-                        _ => vec![],
-                    };
+                    let parts = self.value_set_parts(&ty);
                     let widths: Option<Vec<u32>> = parts
                         .iter()
                         .map(|t| match t {
@@ -599,15 +586,7 @@ impl Checker {
             && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
             && keys.len() > 1
         {
-            let parts: Vec<Ty> = match &vty {
-                Ty::Tuple(items) => items.clone(),
-                Ty::Composite(c) => self.prog.composites[*c]
-                    .fields
-                    .iter()
-                    .map(|f| f.ty.clone())
-                    .collect(),
-                t => vec![t.clone()],
-            };
+            let parts = self.value_set_parts(&vty);
             let key_tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
             if parts != key_tys {
                 self.error(
@@ -1430,6 +1409,7 @@ impl Checker {
         let b = std::mem::replace(&mut self.body, saved)?;
         self.pop_scope();
         let spec = name_spec(&a.annotations, &a.name.name);
+        let local_name = (self.block_name.is_some() && !spec.absolute).then(|| spec.name.clone());
         let p4_name = match (&self.block_name, spec.absolute) {
             (Some(bn), false) => format!("{bn}.{}", spec.name),
             _ => spec.name,
@@ -1439,6 +1419,7 @@ impl Checker {
             ir::Action {
                 name: a.name.name.clone(),
                 p4_name,
+                local_name,
                 control,
                 vars: b.vars,
                 n_params,
@@ -2085,6 +2066,25 @@ impl Checker {
             })
             .collect();
         Some(runtime)
+    }
+
+    /// The scalars a value set's element type matches, in key order: the
+    /// type itself, a tuple's elements, or a struct's fields with nested
+    /// structs flattened (p4c's pvs-nested-struct sample); a type that is
+    /// none of these gives no parts.
+    fn value_set_parts(&self, ty: &Ty) -> Vec<Ty> {
+        match ty {
+            Ty::Tuple(items) => items.iter().flat_map(|t| self.value_set_parts(t)).collect(),
+            Ty::Composite(c) if self.prog.composites[*c].kind == ir::CompositeKind::Struct => {
+                self.prog.composites[*c]
+                    .fields
+                    .iter()
+                    .flat_map(|f| self.value_set_parts(&f.ty))
+                    .collect()
+            }
+            Ty::Composite(_) => vec![],
+            t => vec![t.clone()],
+        }
     }
 
     /// One table entry, with its explicit priority if it has one.

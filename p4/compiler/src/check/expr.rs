@@ -58,8 +58,38 @@ impl Checker {
             return self.composite_init(
                 e.span,
                 ty,
-                items.iter().map(|x| (Some(&x.name), &x.value)).collect(),
+                items
+                    .iter()
+                    .map(|x| match x.value.kind {
+                        ast::ExprKind::DotDotDot => (None, &x.value),
+                        _ => (Some(&x.name), &x.value),
+                    })
+                    .collect(),
             );
+        }
+        if let (Some(ty), ast::ExprKind::Invalid) = (expected, &e.kind) {
+            return match ty {
+                Ty::Composite(c)
+                    if matches!(
+                        self.prog.composites[*c].kind,
+                        ir::CompositeKind::Header | ir::CompositeKind::Union
+                    ) =>
+                {
+                    Some(mk(ExprKind::Default, ty.clone(), e.span))
+                }
+                _ => {
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        e.span,
+                        format!(
+                            "`{{#}}` is an invalid header or header union, not {}",
+                            self.ty_name(ty)
+                        ),
+                        "here",
+                    );
+                    None
+                }
+            };
         }
         let te = self.expr_any(e)?;
         match expected {
@@ -135,6 +165,13 @@ impl Checker {
                 if &x.ty == ty {
                     return Some(x);
                 }
+                // P4_16 §8.11.2: a serializable enum converts implicitly to
+                // its underlying type.
+                if let Ty::SerEnum(e) = x.ty
+                    && self.prog.enums[e].repr.as_ref() == Some(ty)
+                {
+                    return Some(self.enum_to_repr(x));
+                }
                 let code = match (&x.ty, ty) {
                     (Ty::Bit(_), Ty::Bit(_)) | (Ty::Int(_), Ty::Int(_)) => codes::WIDTH_MISMATCH,
                     _ => codes::TYPE_MISMATCH,
@@ -148,6 +185,166 @@ impl Checker {
                 self.error_label(code, span, msg, label);
                 None
             }
+        }
+    }
+
+    /// `s.a[K]` where `a` is an array of scalars of struct or header `s`:
+    /// the field `a[K]` (the checker lays arrays out as their elements).
+    /// `None` when `base` does not name such an array; `Some(None)` after
+    /// an error.
+    fn array_element(
+        &mut self,
+        base: &ast::Expr,
+        index: &ast::Expr,
+        span: Span,
+    ) -> Option<Option<TE>> {
+        let ast::ExprKind::Member { base: sb, member } = &base.kind else {
+            return None;
+        };
+        if !self.names_storage(sb) {
+            return None;
+        }
+        // Only a composite with fields `a[0]`.. has an array `a`.
+        let first = format!("{}[0]", member.name);
+        let declared = self
+            .prog
+            .composites
+            .iter()
+            .any(|(_, c)| c.fields.iter().any(|f| f.name == first));
+        if !declared {
+            return None;
+        }
+        let sbx = match self.expr(sb, None) {
+            Some(x) => x,
+            None => return Some(None),
+        };
+        let Ty::Composite(c) = &sbx.ty else {
+            return None;
+        };
+        let comp = &self.prog.composites[*c];
+        let start = comp.fields.iter().position(|f| f.name == first)?;
+        let len = comp.fields[start..]
+            .iter()
+            .take_while(|f| f.name.starts_with(&format!("{}[", member.name)))
+            .count() as i128;
+        let k = match self.expr_any(index) {
+            Some(TE::Inf(v)) => v,
+            Some(TE::Typed(x)) => match fold::const_int(&x) {
+                Some(v) => v as i128,
+                None => {
+                    self.unsupported(index.span, "run-time indices into arrays of scalars");
+                    return Some(None);
+                }
+            },
+            None => return Some(None),
+        };
+        if !(0..len).contains(&k) {
+            self.error(
+                codes::OVERFLOW,
+                index.span,
+                format!("index {k} is out of bounds for an array of {len}"),
+            );
+            return Some(None);
+        }
+        let i = start + k as usize;
+        let ty = self.prog.composites[*c].fields[i].ty.clone();
+        Some(Some(TE::Typed(mk(
+            ExprKind::Member(Box::new(sbx), i as u32),
+            ty,
+            span,
+        ))))
+    }
+
+    /// Whether `e` is a variable, or a member or element of one.
+    fn names_storage(&self, e: &ast::Expr) -> bool {
+        match &e.kind {
+            ast::ExprKind::Name(p) => matches!(self.lookup(p), Some(Sym::Var(..))),
+            ast::ExprKind::Member { base, .. } | ast::ExprKind::Index { base, .. } => {
+                self.names_storage(base)
+            }
+            _ => false,
+        }
+    }
+
+    /// A tuple value (`{a, b}` as digest data) as a struct made up for it,
+    /// `tuple_N` with fields `f0`, `f1`, .. of the element types, so that
+    /// it is learned like a struct (one struct per tuple type).
+    fn tuple_as_struct(&mut self, data: Expr) -> Option<Expr> {
+        let Ty::Tuple(tys) = &data.ty else {
+            return Some(data);
+        };
+        let tys = tys.clone();
+        let existing = self
+            .tuple_structs
+            .iter()
+            .find(|(t, _)| *t == tys)
+            .map(|(_, h)| *h);
+        let h = match existing {
+            Some(h) => h,
+            None => {
+                let name = format!("tuple_{}", self.tuple_structs.len());
+                let fields = tys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| ir::Field {
+                        name: format!("f{i}"),
+                        ty: t.clone(),
+                        field_lists: Vec::new(),
+                        span: data.span,
+                    })
+                    .collect();
+                let h = self.prog.composites.append(
+                    ir::Composite {
+                        name,
+                        kind: ir::CompositeKind::Struct,
+                        fields,
+                        controller_header: None,
+                        padded: false,
+                    },
+                    data.span,
+                );
+                self.tuple_structs.push((tys.clone(), h));
+                h
+            }
+        };
+        let span = data.span;
+        let items = match data.kind {
+            ExprKind::List(items) => items,
+            _ => (0..tys.len())
+                .map(|i| {
+                    mk(
+                        ExprKind::Member(Box::new(data.clone()), i as u32),
+                        tys[i].clone(),
+                        span,
+                    )
+                })
+                .collect(),
+        };
+        Some(mk(ExprKind::List(items), Ty::Composite(h), span))
+    }
+
+    /// A value of a serializable enum as its underlying type (a cast),
+    /// where P4_16 §8.11.2 converts implicitly: operands of arithmetic,
+    /// shifts, `++`, slices, stack indices, and comparisons or assignments
+    /// with the underlying type. Other values are returned unchanged.
+    pub(crate) fn enum_to_repr(&self, x: Expr) -> Expr {
+        match x.ty {
+            Ty::SerEnum(e) => match self.prog.enums[e].repr.clone() {
+                Some(repr) => {
+                    let span = x.span;
+                    fold::fold(mk(ExprKind::Cast(Box::new(x)), repr, span), &self.prog)
+                }
+                None => x,
+            },
+            _ => x,
+        }
+    }
+
+    /// [`Self::enum_to_repr`] of a typed operand; integer constants stay.
+    fn te_to_repr(&self, te: TE) -> TE {
+        match te {
+            TE::Typed(x) => TE::Typed(self.enum_to_repr(x)),
+            te => te,
         }
     }
 
@@ -182,7 +379,17 @@ impl Checker {
             return None;
         }
         let declared = comp.declared_fields();
-        if items.len() != declared.len() {
+        // A last `...` gives every field not named its default value
+        // (P4_16 §8.26): zero, false, the first enum member or error, an
+        // invalid header.
+        let mut items = items;
+        let rest_default = items
+            .last()
+            .is_some_and(|(n, e)| n.is_none() && matches!(e.kind, ast::ExprKind::DotDotDot));
+        if rest_default {
+            items.pop();
+        }
+        if items.len() > declared.len() || (!rest_default && items.len() != declared.len()) {
             self.error_label(
                 codes::ARG_COUNT,
                 span,
@@ -229,6 +436,13 @@ impl Checker {
         if !ok {
             return None;
         }
+        if rest_default {
+            for (i, slot) in out.iter_mut().enumerate() {
+                if slot.is_none() {
+                    *slot = Some(self.default_of(&comp.fields[i].ty, span));
+                }
+            }
+        }
         let items: Option<Vec<Expr>> = out.into_iter().collect();
         let Some(items) = items else {
             self.error(
@@ -239,6 +453,19 @@ impl Checker {
             return None;
         };
         Some(mk(ExprKind::List(items), ty.clone(), span))
+    }
+
+    /// The default value of `ty` (P4_16 §8.26) as an expression.
+    pub(crate) fn default_of(&self, ty: &Ty, span: Span) -> Expr {
+        let kind = match ty {
+            Ty::Bool => ExprKind::Bool(false),
+            Ty::Bit(w) | Ty::Int(w) => fold::int_kind(0, *w),
+            Ty::SerEnum(_) => ExprKind::Int(0),
+            Ty::Error => ExprKind::ErrorCode(0),
+            Ty::Enum(h) => ExprKind::EnumMember(*h, 0),
+            _ => ExprKind::Default,
+        };
+        mk(kind, ty.clone(), span)
     }
 
     /// Checks an expression without an expected type.
@@ -323,7 +550,39 @@ impl Checker {
             K::Name(p) => self.name_expr(p),
             K::Member { base, member } => self.member(base, member, span),
             K::Index { base, index } => {
+                if let Some(x) = self.array_element(base, index, span) {
+                    return x;
+                }
                 let b = self.expr(base, None)?;
+                // `t[K]` of a tuple: its K-th element (P4_16 §8.12), K a
+                // compile-time index.
+                if let Ty::Tuple(tys) = &b.ty {
+                    let tys = tys.clone();
+                    let k = match self.expr_any(index)? {
+                        TE::Inf(v) => v,
+                        TE::Typed(x) => match fold::const_int(&x) {
+                            Some(v) => v as i128,
+                            None => {
+                                self.error(
+                                    codes::NOT_CONSTANT,
+                                    index.span,
+                                    "a tuple index must be a compile-time constant",
+                                );
+                                return None;
+                            }
+                        },
+                    };
+                    if !(0..tys.len() as i128).contains(&k) {
+                        self.error(
+                            codes::OVERFLOW,
+                            index.span,
+                            format!("index {k} is out of bounds for a tuple of {}", tys.len()),
+                        );
+                        return None;
+                    }
+                    let ty = tys[k as usize].clone();
+                    return t(mk(ExprKind::Member(Box::new(b), k as u32), ty, span));
+                }
                 let Ty::Stack(elem, n) = &b.ty else {
                     self.error(
                         codes::TYPE_MISMATCH,
@@ -334,6 +593,7 @@ impl Checker {
                 };
                 let (elem, n) = ((**elem).clone(), *n);
                 let it = self.expr_any(index)?;
+                let it = self.te_to_repr(it);
                 let i = match it {
                     TE::Inf(v) => {
                         if v < 0 || v >= n as i128 {
@@ -346,13 +606,15 @@ impl Checker {
                         }
                         mk(ExprKind::Int(v as u128), Ty::Bit(32), index.span)
                     }
+                    // Any integer type indexes a stack; a negative `int<W>` is
+                    // out of range like any index not below the size.
                     TE::Typed(x) => match x.ty {
-                        Ty::Bit(_) => x,
+                        Ty::Bit(_) | Ty::Int(_) => x,
                         _ => {
                             self.error(
                                 codes::TYPE_MISMATCH,
                                 index.span,
-                                "a stack index must be an unsigned integer",
+                                "a stack index must be an integer",
                             );
                             return None;
                         }
@@ -362,6 +624,7 @@ impl Checker {
             }
             K::Slice { base, hi, lo } => {
                 let b = self.expr(base, None)?;
+                let b = self.enum_to_repr(b);
                 let w = match b.ty {
                     Ty::Bit(w) | Ty::Int(w) => w,
                     _ => {
@@ -407,6 +670,10 @@ impl Checker {
             }
             K::Unary { op, operand } => {
                 let a = self.expr_any(operand)?;
+                let a = match op {
+                    ast::UnaryOp::Neg | ast::UnaryOp::Complement => self.te_to_repr(a),
+                    _ => a,
+                };
                 match (op, a) {
                     (ast::UnaryOp::Plus, a) => Some(a),
                     (ast::UnaryOp::Neg, TE::Inf(v)) => match v.checked_neg() {
@@ -500,13 +767,32 @@ impl Checker {
             }
             K::Cast { ty, expr } => {
                 let to = self.ty(ty)?;
-                if let (Ty::Composite(_), ast::ExprKind::StructInit(_) | ast::ExprKind::List(_)) =
-                    (&to, &expr.kind)
+                if let (
+                    Ty::Composite(_),
+                    ast::ExprKind::StructInit(_) | ast::ExprKind::List(_) | ast::ExprKind::Invalid,
+                ) = (&to, &expr.kind)
                 {
                     return t(self.expr(expr, Some(&to))?);
                 }
                 let a = self.expr_any(expr)?;
-                self.cast(a, &to, span).map(TE::Typed)
+                let named = self.nominal_of_type(ty).is_some()
+                    || matches!(&a, TE::Typed(x) if self.nominal_field(x).is_some_and(|n| n.is_some()));
+                let x = self.cast(a, &to, span)?;
+                // A cast between a `type` and its underlying type changes no
+                // bits but stays in the tree, so the nominal check sees it.
+                if named && matches!(x.kind, ExprKind::Member(..)) {
+                    return t(mk(ExprKind::Cast(Box::new(x)), to, span));
+                }
+                t(x)
+            }
+            K::Invalid => {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    span,
+                    "the type of `{#}` is not known here",
+                    "use a cast like `(H){#}`",
+                );
+                None
             }
             K::StructInit(_) | K::List(_) => {
                 if let K::List(items) = &e.kind {
@@ -541,6 +827,10 @@ impl Checker {
                     Ty::Bit(w) | Ty::Int(w) => {
                         Some(mk(super::fold::int_kind(v, *w), to.clone(), span))
                     }
+                    // P4_16 §8.11.1: an integer casts to bool when it is 0 or 1.
+                    Ty::Bool if v == 0 || v == 1 => {
+                        Some(mk(ExprKind::Bool(v == 1), Ty::Bool, span))
+                    }
                     Ty::SerEnum(e) => {
                         let repr = self.prog.enums[*e].repr.clone()?;
                         let w = repr.scalar_width(&self.prog)?;
@@ -549,6 +839,14 @@ impl Checker {
                             to.clone(),
                             span,
                         ))
+                    }
+                    Ty::Bool => {
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            span,
+                            format!("only the integers 0 and 1 cast to bool, not {v}"),
+                        );
+                        None
                     }
                     _ => {
                         self.error(
@@ -813,6 +1111,15 @@ impl Checker {
         use ast::BinaryOp as A;
         let a = self.expr_any(lhs)?;
         let b = self.expr_any(rhs)?;
+        // Serializable enums take their underlying type in arithmetic,
+        // shifts and `++`, and where compared with a value of that type;
+        // two values of one enum compare as the enum.
+        let (a, b) = match (op, &a, &b) {
+            (A::And | A::Or, ..) => (a, b),
+            (A::Eq | A::Ne, TE::Typed(x), TE::Typed(y)) if x.ty == y.ty => (a, b),
+            (A::Eq | A::Ne, TE::Inf(_), _) | (A::Eq | A::Ne, _, TE::Inf(_)) => (a, b),
+            _ => (self.te_to_repr(a), self.te_to_repr(b)),
+        };
         // p4c rejects a division by a constant zero, typed or not.
         let zero = match &b {
             TE::Inf(v) => *v == 0,
@@ -1050,6 +1357,9 @@ impl Checker {
                     }
                     _ => return None,
                 };
+                if matches!(iop, BinOp::Eq | BinOp::Ne) {
+                    self.check_nominal(&x, &y, span, "compare");
+                }
                 let is_cmp = matches!(
                     iop,
                     BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
@@ -1871,11 +2181,15 @@ impl Checker {
                     None => None,
                 };
                 let data = self.expr(args[1], want.as_ref())?;
+                let data = match &data.ty {
+                    Ty::Tuple(_) => self.tuple_as_struct(data)?,
+                    _ => data,
+                };
                 let Ty::Composite(c) = data.ty else {
                     self.error(
                         codes::TYPE_MISMATCH,
                         args[1].span,
-                        "digest data must be a struct",
+                        "digest data must be a struct, a header or a tuple",
                     );
                     return None;
                 };

@@ -154,6 +154,15 @@ pub(crate) struct Checker {
     pub(crate) facts: program_info::Facts,
     /// Name of the control or parser being checked (P4Info prefix).
     pub(crate) block_name: Option<String>,
+    /// The `type`-declared type each type name stands for (a `type` names
+    /// itself; a `typedef` of one names the same), for the nominal checks
+    /// of [`Checker::check_nominal`].
+    pub(crate) nominal_types: HashMap<String, String>,
+    /// The `type`-declared type of struct and header fields declared with
+    /// one, by (composite index, field index).
+    pub(crate) field_nominal: HashMap<(usize, u32), String>,
+    /// Structs made up for tuple-typed digest data, by element types.
+    pub(crate) tuple_structs: Vec<(Vec<Ty>, Handle<ir::Composite>)>,
     /// Generic struct/header declarations by name.
     pub(crate) generics: HashMap<String, (ast::StructLikeDecl, ir::CompositeKind)>,
     /// Instantiations of generic types already built.
@@ -264,6 +273,9 @@ pub fn check(
         match_kinds: Vec::new(),
         facts: Default::default(),
         block_name: None,
+        tuple_structs: Vec::new(),
+        nominal_types: HashMap::new(),
+        field_nominal: HashMap::new(),
         generics: HashMap::new(),
         generic_cache: HashMap::new(),
         ctor_controls: HashMap::new(),
@@ -643,6 +655,14 @@ impl Checker {
             ast::Decl::Typedef(t) => {
                 if let Some(ty) = self.ty(&t.ty) {
                     self.declare(&t.name, Sym::Type(ty));
+                    let nominal = if t.is_new_type {
+                        Some(t.name.name.clone())
+                    } else {
+                        self.nominal_of_type(&t.ty)
+                    };
+                    if let Some(n) = nominal {
+                        self.nominal_types.insert(t.name.name.clone(), n);
+                    }
                 }
             }
             ast::Decl::Header(s) => self.struct_like(s, ir::CompositeKind::Header),
@@ -920,9 +940,36 @@ impl Checker {
         name: String,
     ) -> Option<Handle<ir::Composite>> {
         let mut fields: Vec<ir::Field> = Vec::new();
+        let mut field_nominals: Vec<(u32, String)> = Vec::new();
+        // Each declared field with its type; an array of scalars
+        // (`bit<8>[16] a` or `bit<8> a[16]`) is its elements, fields named
+        // `a[0]`..`a[15]` that `s.a[K]` names (see `Checker::array_element`).
+        let mut declared: Vec<(&ast::Field, String, ast::Type)> = Vec::new();
         for f in &s.fields {
-            let Some(ty) = self.ty(&f.ty) else { continue };
-            if fields.iter().any(|x| x.name == f.name.name) {
+            if let ast::TypeKind::Stack { elem, size } = &f.ty.kind
+                && kind != ir::CompositeKind::Union
+                && matches!(
+                    self.ty(elem),
+                    Some(Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_))
+                )
+            {
+                let Some(n) = self.const_u32(size, "array size") else {
+                    continue;
+                };
+                for i in 0..n {
+                    declared.push((f, format!("{}[{i}]", f.name.name), (**elem).clone()));
+                }
+                continue;
+            }
+            declared.push((f, f.name.name.clone(), f.ty.clone()));
+        }
+        for (f, fname, fty) in declared {
+            let Some(ty) = self.ty(&fty) else { continue };
+            let rust_name = crate::proc::namer::field_ident(&fname);
+            if fields
+                .iter()
+                .any(|x| x.name == fname || crate::proc::namer::field_ident(&x.name) == rust_name)
+            {
                 self.error(
                     codes::DUPLICATE,
                     f.name.span,
@@ -995,8 +1042,11 @@ impl Checker {
                     }
                 }
             }
+            if let Some(n) = self.nominal_of_type(&fty) {
+                field_nominals.push((fields.len() as u32, n));
+            }
             fields.push(ir::Field {
-                name: f.name.name.clone(),
+                name: fname,
                 ty,
                 field_lists,
                 span: f.span,
@@ -1039,7 +1089,61 @@ impl Checker {
                 comp.padded = true;
             }
         }
-        Some(self.prog.composites.append(comp, s.span))
+        let h = self.prog.composites.append(comp, s.span);
+        for (i, n) in field_nominals {
+            self.field_nominal.insert((h.index(), i), n);
+        }
+        Some(h)
+    }
+
+    /// For a field of a header or struct, the `type`-declared type it was
+    /// declared with (`Some(None)` for any other type); `None` for other
+    /// expressions.
+    pub(crate) fn nominal_field(&self, e: &ir::Expr) -> Option<Option<String>> {
+        match &e.kind {
+            ir::ExprKind::Member(base, i) => match &base.ty {
+                Ty::Composite(h) => Some(self.field_nominal.get(&(h.index(), *i)).cloned()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The `type`-declared type an AST type names, if any.
+    pub(crate) fn nominal_of_type(&self, t: &ast::Type) -> Option<String> {
+        match &t.kind {
+            ast::TypeKind::Named { name, args } if args.is_empty() => {
+                self.nominal_types.get(&name.ident.name).cloned()
+            }
+            _ => None,
+        }
+    }
+
+    /// P4_16 §7.6: a type introduced by `type` is a new type; a value of it
+    /// and a value of another type (its underlying one included) are not
+    /// assigned or compared without a cast. Checked where both sides are
+    /// fields of headers or structs, whose declared types are known: a
+    /// field of type `T` is `Some("T")`, of a plain type `None`.
+    pub(crate) fn check_nominal(&mut self, a: &ir::Expr, b: &ir::Expr, span: Span, what: &str) {
+        if let (Some(x), Some(y)) = (self.nominal_field(a), self.nominal_field(b))
+            && x != y
+        {
+            let name = |n: &Option<String>, e: &ir::Expr, c: &Checker| match n {
+                Some(n) => n.clone(),
+                None => c.ty_name(&e.ty),
+            };
+            let (xn, yn) = (name(&x, a, self), name(&y, b, self));
+            let msg = match what {
+                "assign" => format!("cannot assign {yn} to {xn} without a cast"),
+                _ => format!("cannot {what} {xn} with {yn} without a cast"),
+            };
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                span,
+                format!("{msg}: `type` declares a new type"),
+                "cast one side, e.g. `(T)x`",
+            );
+        }
     }
 
     fn enum_decl(&mut self, e: &ast::EnumDecl) {

@@ -124,16 +124,44 @@ impl Ids {
     }
 }
 
+/// The control-plane name of each action, indexed by handle. p4c names an
+/// action of a control by the path of the control's instance
+/// (`ingress.c.a` for action `a` of control type `compute` instantiated as
+/// `c` in `ingress`); an action of a control type instantiated more than
+/// once keeps its type-qualified name (`compute.a`), one P4Info action for
+/// all instances, where p4c would have one per instance.
+pub(crate) fn action_names(c: &Checker) -> Vec<String> {
+    let mut paths: HashMap<usize, Vec<&str>> = HashMap::new();
+    for inst in &c.prog.instances {
+        paths
+            .entry(inst.control.index())
+            .or_default()
+            .push(&inst.path);
+    }
+    c.prog
+        .actions
+        .iter()
+        .map(|(_, a)| match (a.control, &a.local_name) {
+            (Some(ctl), Some(local)) => match paths.get(&ctl.index()).map(Vec::as_slice) {
+                Some([path]) => format!("{path}.{local}"),
+                _ => a.p4_name.clone(),
+            },
+            _ => a.p4_name.clone(),
+        })
+        .collect()
+}
+
 /// The P4Info objects in the order `build_program_info` creates them:
 /// (prefix, fully qualified name, `@id`).
-fn objects(c: &Checker) -> Vec<(u8, String, Option<u32>)> {
+fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>)> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (h, a) in c.prog.actions.iter() {
-        if seen.insert(a.p4_name.clone()) {
+    for (h, _) in c.prog.actions.iter() {
+        let name = &action_names[h.index()];
+        if seen.insert(name.clone()) {
             out.push((
                 id_prefix::ACTION,
-                a.p4_name.clone(),
+                name.clone(),
                 c.facts.action_explicit_ids.get(&h.index()).copied(),
             ));
         }
@@ -212,7 +240,8 @@ fn scalar_fields(c: &Checker, comp: Handle<ir::Composite>) -> Vec<MetaFieldInfo>
 /// Builds the ProgramInfo and fills the IR's instance index vectors and
 /// action ids.
 pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Diagnostic>> {
-    let objs = objects(c);
+    let names = action_names(c);
+    let objs = objects(c, &names);
     let refs: Vec<(u8, &str, Option<u32>)> =
         objs.iter().map(|(p, n, i)| (*p, n.as_str(), *i)).collect();
     let assigned = match crate::proc::ids::try_assign_ids(&refs) {
@@ -249,7 +278,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         .actions
         .iter()
         .filter(|(h, _)| used.contains(&h.index()))
-        .map(|(_, a)| a.p4_name.as_str())
+        .map(|(h, _)| names[h.index()].as_str())
         .collect();
     // An action's data parameters as P4Info sees them: names and widths.
     type Signature = Vec<(String, Option<u32>)>;
@@ -266,27 +295,28 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             continue;
         }
         let span = c.prog.actions.span(h);
-        match declared.get(a.p4_name.as_str()) {
+        let name = names[h.index()].as_str();
+        match declared.get(name) {
             Some((first, sig)) if *first != span && *sig != signature(a) => clashes.push(
                 Diagnostic::error(
                     super::codes::DUPLICATE,
-                    format!("two actions have the control-plane name `{}`", a.p4_name),
+                    format!("two actions have the control-plane name `{name}`"),
                 )
                 .with_primary(span, "this action")
                 .with_secondary(*first, "and this one"),
             ),
             Some(_) => {}
             None => {
-                declared.insert(&a.p4_name, (span, signature(a)));
+                declared.insert(name, (span, signature(a)));
             }
         }
     }
     for (_, t) in c.prog.tables.iter() {
         for (i, a) in t.actions.iter().enumerate() {
-            let (name, span) = (&c.prog.actions[*a].p4_name, c.prog.actions.span(*a));
+            let (name, span) = (&names[a.index()], c.prog.actions.span(*a));
             let twin = t.actions[..i]
                 .iter()
-                .find(|b| c.prog.actions[**b].p4_name == *name && c.prog.actions.span(**b) != span);
+                .find(|b| names[b.index()] == *name && c.prog.actions.span(**b) != span);
             if let Some(b) = twin {
                 clashes.push(
                     Diagnostic::error(
@@ -306,17 +336,18 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     // in below) and adds no P4Info entry of its own.
     let mut shadowed = Vec::new();
     for (h, a) in c.prog.actions.iter() {
-        if !used.contains(&h.index()) && used_names.contains(a.p4_name.as_str()) {
-            shadowed.push((action_ids.len(), a.p4_name.as_str()));
+        let name = &names[h.index()];
+        if !used.contains(&h.index()) && used_names.contains(name.as_str()) {
+            shadowed.push((action_ids.len(), name.as_str()));
             action_ids.push(0);
             continue;
         }
-        if let Some(id) = seen.get(&a.p4_name) {
+        if let Some(id) = seen.get(name) {
             action_ids.push(*id);
             continue;
         }
-        let id = ids.id(id_prefix::ACTION, &a.p4_name);
-        seen.insert(a.p4_name.clone(), id);
+        let id = ids.id(id_prefix::ACTION, name);
+        seen.insert(name.clone(), id);
         action_ids.push(id);
         let params: Vec<ParamInfo> = a
             .data_params()
@@ -330,7 +361,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             .collect();
         actions.push(ActionInfo {
             id,
-            name: leak_str(a.p4_name.clone()),
+            name: leak_str(name.clone()),
             params: leak(params),
         });
     }

@@ -164,6 +164,7 @@ impl Checker {
                 };
                 let ty = l.ty.clone();
                 if let Some(r) = self.assigned_value(rhs, &ty) {
+                    self.check_nominal(&l, &r, s.span, "assign");
                     out.push(Stmt::Assign(l, r, s.span));
                 }
             }
@@ -361,7 +362,7 @@ impl Checker {
         block
     }
 
-    /// `for (T v in lo .. hi)` and `for (T v in stack)`.
+    /// `for (T v in lo .. hi)`, `for (T v in {a, b})` and `for (T v in stack)`.
     fn for_in(
         &mut self,
         ty: Option<&ast::Type>,
@@ -430,6 +431,8 @@ impl Checker {
                 hi: hi_x,
                 body,
             });
+        } else if let ast::ExprKind::List(items) = &collection.kind {
+            self.for_in_list(declared, name, items, collection.span, body, &mut block);
         } else {
             let Some(stack) = self.expr(collection, None) else {
                 self.pop_scope();
@@ -438,7 +441,7 @@ impl Checker {
             let Ty::Stack(elem, _) = &stack.ty else {
                 self.unsupported(
                     collection.span,
-                    "`for .. in` over anything but a range or a header stack",
+                    "`for .. in` over anything but a range, a list or a header stack",
                 );
                 self.pop_scope();
                 return;
@@ -466,6 +469,109 @@ impl Checker {
         }
         self.pop_scope();
         out.push(Stmt::Block(block));
+    }
+
+    /// `for (T v in {a, b, c}) body` (P4_16 v1.2.5 §12.8): `v` takes each
+    /// element in turn. Generated as a loop over a hidden index
+    /// `0 .. n - 1` whose body first sets `v` to the element the index
+    /// names, so `break` and `continue` keep their meaning.
+    fn for_in_list(
+        &mut self,
+        declared: Option<Ty>,
+        name: &ast::Ident,
+        items: &[ast::Expr],
+        span: crate::diag::Span,
+        body: &ast::Stmt,
+        block: &mut ir::Block,
+    ) {
+        // The element type: the declared one, or the first typed element's.
+        let mut checked = Vec::new();
+        let mut elem = declared;
+        for it in items {
+            let Some(te) = self.expr_any(it) else { return };
+            if elem.is_none()
+                && let TE::Typed(x) = &te
+            {
+                elem = Some(x.ty.clone());
+            }
+            checked.push((te, it.span));
+        }
+        let Some(elem) = elem else {
+            self.error_label(
+                codes::WIDTH_MISMATCH,
+                span,
+                "cannot infer the type of the loop variable",
+                "give it a type, e.g. `for (bit<8> v in {1, 2})`",
+            );
+            return;
+        };
+        let mut values = Vec::new();
+        for (te, sp) in checked {
+            let Some(x) = self.coerce(te, &elem, sp) else {
+                return;
+            };
+            values.push(x);
+        }
+        let Some(last) = values.pop() else {
+            return; // `{}`: no passes
+        };
+        let Some(var) = self.new_local(name, elem.clone()) else {
+            return;
+        };
+        let index_name = ast::Ident {
+            // Not a P4 identifier (`#`), so no program name can clash.
+            name: format!("for#{}", self.body.as_ref().map_or(0, |b| b.vars.len())),
+            span,
+        };
+        let Some(index) = self.new_local(&index_name, Ty::Bit(32)) else {
+            return;
+        };
+        block.push(Stmt::Decl(var, None));
+        block.push(Stmt::Decl(index, None));
+        let int = |v: u128| Expr {
+            kind: ExprKind::Int(v),
+            ty: Ty::Bit(32),
+            span,
+        };
+        let index_var = Expr {
+            kind: ExprKind::Var(ir::VarRef::Local(index)),
+            ty: Ty::Bit(32),
+            span,
+        };
+        // index == 0 ? a : (index == 1 ? b : .. last)
+        let mut chosen = last;
+        for (k, v) in values.into_iter().enumerate().rev() {
+            let cond = Expr {
+                kind: ExprKind::Binary(
+                    BinOp::Eq,
+                    Box::new(index_var.clone()),
+                    Box::new(int(k as u128)),
+                ),
+                ty: Ty::Bool,
+                span,
+            };
+            chosen = Expr {
+                kind: ExprKind::Mux(Box::new(cond), Box::new(v), Box::new(chosen)),
+                ty: elem.clone(),
+                span,
+            };
+        }
+        let mut inner = vec![Stmt::Assign(
+            Expr {
+                kind: ExprKind::Var(ir::VarRef::Local(var)),
+                ty: elem,
+                span,
+            },
+            chosen,
+            span,
+        )];
+        inner.extend(self.loop_body(body));
+        block.push(Stmt::ForRange {
+            var: index,
+            lo: int(0),
+            hi: int(items.len() as u128 - 1),
+            body: inner,
+        });
     }
 
     fn switch(

@@ -1151,6 +1151,8 @@ pub enum ExprKind {
     DontCare,
     /// `...` in a list or struct initialiser.
     DotDotDot,
+    /// `{#}`: an invalid header or header union (P4_16 §8.17).
+    Invalid,
 }
 
 // ---------------------------------------------------------------------------

@@ -943,8 +943,22 @@ impl<'t> Parser<'t> {
     fn field(&mut self) -> PResult<Field> {
         let start = self.peek().span;
         let annotations = self.annotations()?;
-        let ty = self.ty()?;
+        let mut ty = self.ty()?;
         let name = self.name("a field name")?;
+        // The C-style array declarator p4c accepts, `bit<8> a[16];`, is
+        // `bit<8>[16] a;`.
+        while self.at("[") {
+            let open = self.bump().span;
+            let size = self.expr()?;
+            self.expect_close("]", "[", open)?;
+            ty = Type {
+                span: ty.span.to(self.prev_span),
+                kind: TypeKind::Stack {
+                    elem: Box::new(ty),
+                    size: Box::new(size),
+                },
+            };
+        }
         self.expect_semi("the field")?;
         Ok(Field {
             annotations,
@@ -1703,6 +1717,12 @@ impl<'t> Parser<'t> {
     fn table(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<Decl> {
         self.bump(); // table
         let name = self.name("a table name")?;
+        // p4c still accepts the empty parameter list of early P4_16 drafts
+        // (`table t() { .. }`); tables never take parameters.
+        if self.at("(") {
+            self.bump();
+            self.expect(")")?;
+        }
         let open = self.expect("{")?;
         let mut properties = Vec::new();
         while !self.at("}") && !self.at_eof() {
@@ -2268,6 +2288,10 @@ impl<'t> Parser<'t> {
             "*" => (Mul, 1),
             "/" => (Div, 1),
             "%" => (Mod, 1),
+            // `+:` of an indexed slice `e[lo +: w]` ends the low bound.
+            "+" if self.is_punct_at(1, ":") && self.peek_at(1).lo == self.peek().hi => {
+                return None;
+            }
             "+" => (Add, 1),
             "-" => (Sub, 1),
             "|+|" => (AddSat, 1),
@@ -2388,7 +2412,7 @@ impl<'t> Parser<'t> {
         match &self.peek().tok {
             Tok::Ident(w) => !matches!(w.as_str(), "else"),
             Tok::Int(_) | Tok::Str(_) => true,
-            Tok::Punct(p) => matches!(*p, "(" | "{" | "!" | "~" | "-" | "+" | "."),
+            Tok::Punct(p) => matches!(*p, "(" | "{" | "{#}" | "!" | "~" | "-" | "+" | "."),
             Tok::Eof => false,
         }
     }
@@ -2409,7 +2433,51 @@ impl<'t> Parser<'t> {
             } else if self.at("[") {
                 let open = self.bump().span;
                 let first = self.expr()?;
-                if self.eat(":") {
+                if self.at("+") && self.is_punct_at(1, ":") {
+                    // `e[lo +: w]` (P4_16 v1.2.5 §8.6): the `w` bits from
+                    // `lo` up, that is `e[lo + w - 1 : lo]`; both bounds
+                    // must then be compile-time known.
+                    self.bump();
+                    self.bump();
+                    let width = self.expr()?;
+                    self.expect_close("]", "[", open)?;
+                    let span = first.span.to(width.span);
+                    let one = Expr {
+                        span,
+                        kind: ExprKind::Int(IntLit {
+                            value: 1,
+                            wide: None,
+                            negative: false,
+                            width: None,
+                            radix: 10,
+                            raw: "1".to_string(),
+                        }),
+                    };
+                    let sum = Expr {
+                        span,
+                        kind: ExprKind::Binary {
+                            op: BinaryOp::Add,
+                            lhs: Box::new(first.clone()),
+                            rhs: Box::new(width),
+                        },
+                    };
+                    let hi = Expr {
+                        span,
+                        kind: ExprKind::Binary {
+                            op: BinaryOp::Sub,
+                            lhs: Box::new(sum),
+                            rhs: Box::new(one),
+                        },
+                    };
+                    e = Expr {
+                        span: e.span.to(self.prev_span),
+                        kind: ExprKind::Slice {
+                            base: Box::new(e),
+                            hi: Box::new(hi),
+                            lo: Box::new(first),
+                        },
+                    };
+                } else if self.eat(":") {
                     let lo = self.expr()?;
                     self.expect_close("]", "[", open)?;
                     e = Expr {
@@ -2547,6 +2615,10 @@ impl<'t> Parser<'t> {
                 self.bump();
                 ExprKind::DotDotDot
             }
+            Tok::Punct("{#}") => {
+                self.bump();
+                ExprKind::Invalid
+            }
             Tok::Punct("(") => {
                 let open = self.bump().span;
                 let inner = self.expr()?;
@@ -2624,7 +2696,22 @@ impl<'t> Parser<'t> {
         let mut items = Vec::new();
         let mut fields = Vec::new();
         while !self.at("}") && !self.at_eof() {
-            if is_struct && !self.at("...") {
+            if is_struct && self.at("...") {
+                // `{ a = 1, ... }`: the rest take default values; kept as
+                // an entry named `...` whose value is `...`.
+                let span = self.bump().span;
+                fields.push(NamedExpr {
+                    span,
+                    name: Ident {
+                        name: "...".to_string(),
+                        span,
+                    },
+                    value: Expr {
+                        kind: ExprKind::DotDotDot,
+                        span,
+                    },
+                });
+            } else if is_struct {
                 let name = self.ident_any("a field name")?;
                 self.expect("=")?;
                 let value = self.expr()?;

@@ -129,6 +129,7 @@ fn show(e: &Expr) -> String {
         ExprKind::Default => "default".into(),
         ExprKind::DontCare => "_".into(),
         ExprKind::DotDotDot => "...".into(),
+        ExprKind::Invalid => "{#}".into(),
     }
 }
 
@@ -691,6 +692,14 @@ fn precedence_follows_p4_not_c() {
     );
     assert_eq!(show(&parse_expr("(bit<8>) a + 1")), "((cast a) + 1)");
     assert_eq!(show(&parse_expr("(H) a")), "(cast a)");
+    // `e[lo +: w]` is `e[lo + w - 1 : lo]`; `+` followed by `:` ends `lo`.
+    assert_eq!(show(&parse_expr("a[4 +: 8]")), "a[((4 + 8) - 1):4]");
+    assert_eq!(
+        show(&parse_expr("a[i + 1 +: 2]")),
+        "a[(((i + 1) + 2) - 1):(i + 1)]"
+    );
+    assert_eq!(show(&parse_expr("(H){#}")), "(cast {#})");
+    assert_eq!(show(&parse_expr("{ a = 1, ... }")), "{a=1, ...=...}");
     assert_eq!(show(&parse_expr("(a) + 1")), "(a + 1)");
     assert_eq!(show(&parse_expr("a < b")), "(a < b)");
     assert_eq!(show(&parse_expr("f<H>(a)")), "f<1>(a)");

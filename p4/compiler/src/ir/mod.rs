@@ -479,6 +479,10 @@ pub enum ExprKind {
     Call(Box<Call>),
     /// `pkt.lookahead<T>()` (parser only); value of the expression's type.
     Lookahead,
+    /// The default value of a header, header union, struct or stack type
+    /// (`{#}` and the fields `...` leaves out, P4_16 §8.17, §8.26): headers
+    /// invalid with their fields zero, everything else zero or false.
+    Default,
 }
 
 /// Something called.
@@ -751,7 +755,15 @@ pub struct Action {
     /// Source name.
     pub name: String,
     /// Fully qualified P4Info name (without instance prefix for top-level actions).
+    /// For an action of a control this is qualified by the control's type
+    /// name; the control-plane name of an action of a control instantiated
+    /// once is its instance's path and `local_name` (see
+    /// `check::program_info`), as p4c names them.
     pub p4_name: String,
+    /// The name relative to the enclosing control instance (`@name("x")`
+    /// or the source name); `None` for top-level actions and absolute
+    /// `@name(".x")`s.
+    pub local_name: Option<String>,
     /// Enclosing control declaration, `None` for top-level actions.
     pub control: Option<Handle<Control>>,
     /// Parameters first (directional then action data), then locals.

@@ -33,6 +33,19 @@ pub fn escape(name: &str) -> String {
     }
 }
 
+/// The Rust field of a P4 struct or header field: `valid` is taken by the
+/// validity bit, and an array element `a[3]` (arrays of scalars are their
+/// elements) is `a__3`. The checker refuses two fields with one Rust name.
+pub fn field_ident(name: &str) -> String {
+    if name == "valid" {
+        "valid_".to_string()
+    } else if let Some((array, index)) = name.strip_suffix(']').and_then(|n| n.split_once('[')) {
+        format!("{array}__{index}")
+    } else {
+        escape(name)
+    }
+}
+
 /// Hands out unique Rust identifiers within one scope.
 #[derive(Debug, Default, Clone)]
 pub struct Namer {

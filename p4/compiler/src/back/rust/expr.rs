@@ -25,6 +25,8 @@ impl Gen<'_> {
                 Some(f) => Ok(field_ident(&f.name)),
                 None => bad("internal: field index out of range", None),
             },
+            // A tuple element (`t[K]`) is the Rust tuple's field `K`.
+            Ty::Tuple(items) if (idx as usize) < items.len() => Ok(idx.to_string()),
             _ => bad("internal: member of a non-composite", None),
         }
     }
@@ -198,6 +200,12 @@ impl Gen<'_> {
                 }
             }
             ExprKind::Call(c) => self.call(ctx, c, e.span)?,
+            ExprKind::Default => match &e.ty {
+                Ty::Composite(_) | Ty::Stack(..) | Ty::Varbit(_) | Ty::Tuple(_) => {
+                    self.default_value(&e.ty)?
+                }
+                _ => return bad("internal: a default value of a scalar type", Some(e.span)),
+            },
             ExprKind::Lookahead => {
                 let bits = match &e.ty {
                     Ty::Composite(c) => self.prog.composites[*c].header_bits(self.prog),
@@ -748,6 +756,64 @@ impl Gen<'_> {
         value_u128: &str,
     ) -> Result<String, BackError> {
         let p = self.place(ctx, lhs)?;
-        Ok(format!("{p} = {};", self.to_native(value_u128, &lhs.ty)?))
+        let line = format!("{p} = {};", self.to_native(value_u128, &lhs.ty)?);
+        let mut guards = Vec::new();
+        self.index_guards(ctx, lhs, &mut guards)?;
+        Ok(if guards.is_empty() {
+            line
+        } else {
+            format!("if {} {{ {line} }}", guards.join(" && "))
+        })
+    }
+
+    /// Conditions under which the header stack elements an l-value names
+    /// exist: writing `hs[i]` with a run-time `i` outside `0..hs.size`
+    /// changes nothing (P4_16 §8.18, as BMv2 does), where reading it clamps
+    /// the index (an unspecified value). Indices that could have side effects
+    /// (calls) are left to the clamp, so they are evaluated once.
+    fn index_guards(
+        &self,
+        ctx: &Ctx<'_>,
+        e: &Expr,
+        out: &mut Vec<String>,
+    ) -> Result<(), BackError> {
+        match &e.kind {
+            ExprKind::Member(b, _) | ExprKind::StackLast(b) | ExprKind::StackNext(b) => {
+                self.index_guards(ctx, b, out)
+            }
+            ExprKind::Index(b, i) => {
+                self.index_guards(ctx, b, out)?;
+                if !matches!(i.kind, ExprKind::Int(_)) && Self::is_pure(i) {
+                    let n = self.stack_len(&b.ty);
+                    out.push(format!("(({}) as u128) < {n}", self.expr(ctx, i)?));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether evaluating `e` twice is the same as once (no calls).
+    fn is_pure(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int(_)
+            | ExprKind::WideInt(_)
+            | ExprKind::Bool(_)
+            | ExprKind::ErrorCode(_)
+            | ExprKind::EnumMember(..)
+            | ExprKind::Var(_) => true,
+            ExprKind::Member(b, _)
+            | ExprKind::StackLastIndex(b)
+            | ExprKind::StackNextIndex(b)
+            | ExprKind::IsValid(b)
+            | ExprKind::Unary(_, b)
+            | ExprKind::Slice(b, ..)
+            | ExprKind::Cast(b) => Self::is_pure(b),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+                Self::is_pure(a) && Self::is_pure(b)
+            }
+            ExprKind::Mux(a, b, c) => Self::is_pure(a) && Self::is_pure(b) && Self::is_pure(c),
+            _ => false,
+        }
     }
 }

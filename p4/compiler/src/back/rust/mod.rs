@@ -45,7 +45,7 @@ mod user_externs;
 pub mod writer;
 
 use crate::ir::*;
-use crate::proc::namer::{Namer, escape};
+use crate::proc::namer::{Namer, escape, field_ident};
 use p4_target::info::ProgramInfo;
 use writer::CodeWriter;
 
@@ -285,14 +285,6 @@ pub fn native_uint(width: u32) -> &'static str {
 
 /// The Rust name of a P4 struct/header field: keywords escaped, and `valid`
 /// (which every generated header has) renamed to `valid_`.
-fn field_ident(name: &str) -> String {
-    if name == "valid" {
-        "valid_".to_string()
-    } else {
-        escape(name)
-    }
-}
-
 fn lit(v: u128) -> String {
     if v < 10 {
         format!("{v}u128")
