@@ -501,11 +501,12 @@ impl StateStore {
                 self.live.remove(&LiveKey::DirectMeter(key.clone()));
                 self.live.remove(&LiveKey::Entry(key));
             }
-            Op::DefaultSet(t, _) => {
-                self.put(LiveKey::Default(*t), update(UpdateType::Modify, entity))
-            }
-            Op::DefaultReset(t) => {
-                self.live.remove(&LiveKey::Default(*t));
+            Op::Default(d) if d.action.is_some() => self.put(
+                LiveKey::Default(d.table),
+                update(UpdateType::Modify, entity),
+            ),
+            Op::Default(d) => {
+                self.live.remove(&LiveKey::Default(d.table));
             }
             Op::MemberWrite(p, m, ..) => {
                 self.put(LiveKey::Member(*p, *m), update(UpdateType::Insert, entity))

@@ -16,16 +16,22 @@
 //! writer's role does not cover is PERMISSION_DENIED ([`super::roles`]);
 //! `is_const` set in any write, `time_since_last_hit` set in an INSERT or
 //! MODIFY, idle timeouts on tables without `support_timeout` or on the
-//! default entry, member or group id 0 and group member weight 0 are
-//! INVALID_ARGUMENT (§9.1, §9.1.8, §9.2); an action outside its
+//! default entry, member or group id 0, group member weight 0, a watch
+//! port that is not a port of the switch and an INSERT into a keyless
+//! table are INVALID_ARGUMENT (§9.1, §9.1.8, §9.2); an action outside its
 //! `@tableonly`/`@defaultonly` scope, writes to const tables other than a
-//! MODIFY of direct resources, and const default actions are
-//! PERMISSION_DENIED (§9.1.2–§9.1.4); a member or group that does not exist
-//! is NOT_FOUND (§9.1.2, §9.2.2); a counter, meter or register index below
-//! 0 is INVALID_ARGUMENT and one past the size OUT_OF_RANGE (§9.3–§9.6);
-//! per-colour meter counters are UNIMPLEMENTED. A MODIFY without an action
+//! MODIFY of direct resources, const default actions and the default entry
+//! of an indirect table (a constant, §9.1.3) are PERMISSION_DENIED
+//! (§9.1.2–§9.1.4); a member or group that does not exist is NOT_FOUND
+//! (§9.1.2, §9.2.2); a counter, meter or register index below 0 is
+//! INVALID_ARGUMENT and one past the size OUT_OF_RANGE (§9.3–§9.7), as is
+//! a register value wider than the cell (§8.4); a duplicate value-set
+//! member is ALREADY_EXISTS (§9.6); per-colour meter counters and member
+//! liveness by watch port are UNIMPLEMENTED. A MODIFY without an action
 //! keeps the entry's action (§9.1.2); a MODIFY without `meter_config` resets
 //! the direct meter, one without `counter_data` leaves the counter (§9.1.7).
+//! A default entry keeps the `metadata` and `controller_metadata` it is set
+//! with until it is reset (§9.1.3).
 //!
 //! Packet replication engine entries (multicast groups, clone sessions;
 //! see [`super::pre`]) are operations like any other: they run in the same
@@ -103,6 +109,31 @@ pub struct Shadow {
     pub entries: HashMap<EntryKey, EntryExtras>,
     /// Groups written with a `max_size`: (profile, group) → max_size.
     pub group_max_size: HashMap<(u32, u32), i32>,
+    /// Cookies of default entries set with one: table id → cookies.
+    pub default_metadata: HashMap<u32, DefaultMeta>,
+}
+
+/// The cookies a default entry was set with (§9.1.3: echoed in reads,
+/// cleared when the entry is reset).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DefaultMeta {
+    /// `metadata`.
+    pub metadata: Vec<u8>,
+    /// The deprecated `controller_metadata`.
+    pub controller_metadata: u64,
+}
+
+/// A MODIFY of a table's default entry (§9.1.3).
+#[derive(Clone, Debug)]
+pub struct DefaultWrite {
+    /// Table id.
+    pub table: u32,
+    /// The new default action; `None` resets it to the program's.
+    pub action: Option<ActionCall>,
+    /// Cookies after the write (none after a reset).
+    pub meta: DefaultMeta,
+    /// Cookies before the write (for rollback).
+    pub old_meta: DefaultMeta,
 }
 
 /// An INSERT or MODIFY of one table entry.
@@ -180,10 +211,8 @@ pub enum Op {
     TableModify(EntryWrite),
     /// Delete a table entry.
     TableDelete(EntryDelete),
-    /// Set the default action.
-    DefaultSet(u32, ActionCall),
-    /// Reset the default action to the program's initial one.
-    DefaultReset(u32),
+    /// Set or reset a default entry.
+    Default(DefaultWrite),
     /// Insert (false) or modify (true) a member.
     MemberWrite(u32, u32, ActionCall, bool),
     /// Delete a member.
@@ -496,8 +525,12 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                 })?;
             let cells = indices(r.index.as_ref(), ri.size, "register_entry.index")?;
             let value = match r.data.as_ref().and_then(|d| d.data.as_ref()) {
+                // §8.4: a bytestring that does not fit is OUT_OF_RANGE.
                 Some(proto::p4::v1::p4_data::Data::Bitstring(b)) => {
-                    decode(b, ri.bitwidth, "register_entry.data")?
+                    decode(b, ri.bitwidth, "register_entry.data").map_err(|e| P4Error {
+                        code: Code::OutOfRange,
+                        ..e
+                    })?
                 }
                 _ => {
                     return Err(P4Error::invalid(
@@ -599,11 +632,7 @@ fn group_op(
                 ),
             ));
         }
-        if m.watch_kind.is_some() {
-            return Err(P4Error::unimplemented(format!(
-                "{field}.watch_port (member liveness)"
-            )));
-        }
+        check_watch(m.watch_kind.as_ref(), &field)?;
         if members.iter().any(|&(id, _)| id == m.member_id) {
             return Err(P4Error::invalid(
                 format!("{field}.member_id"),
@@ -645,6 +674,32 @@ fn group_op(
         modify: ty == UpdateType::Modify,
         max_size: g.max_size,
     }))
+}
+
+/// A group member's watch port (§9.2.2): empty means none; a port that
+/// is not one of the switch's is INVALID_ARGUMENT; member liveness by
+/// watch port is not implemented (UNIMPLEMENTED, as the spec allows).
+fn check_watch(
+    watch: Option<&pb::action_profile_group::member::WatchKind>,
+    field: &str,
+) -> Result<(), P4Error> {
+    use pb::action_profile_group::member::WatchKind;
+    let port = match watch {
+        None => return Ok(()),
+        Some(WatchKind::WatchPort(b)) if b.is_empty() => return Ok(()),
+        Some(WatchKind::WatchPort(b)) => decode(b, 32, format_args!("{field}.watch_port"))?,
+        Some(WatchKind::Watch(0)) => return Ok(()),
+        Some(WatchKind::Watch(p)) => u128::from(*p as u32),
+    };
+    if port >= u128::from(p4_target::v1model::DROP_PORT) {
+        return Err(P4Error::invalid(
+            format!("{field}.watch_port"),
+            format!("port {port} is not a port of this switch (0..=510)"),
+        ));
+    }
+    Err(P4Error::unimplemented(format!(
+        "{field}.watch_port (member liveness by watch port)"
+    )))
 }
 
 /// A whole new member list for a parser value set (spec: MODIFY only).
@@ -698,9 +753,10 @@ fn value_set_op(
         let value = decode(&e.value, info.bitwidth, &field)?;
         let member = (value, crate::p4rt::bytes::mask(info.bitwidth));
         if members.contains(&member) {
-            return Err(P4Error::invalid(
-                &field,
-                format!("duplicate member {value:#x}"),
+            // §9.6: duplicates are ALREADY_EXISTS (read-write symmetry).
+            return Err(P4Error::new(
+                Code::AlreadyExists,
+                format!("{field}: duplicate member {value:#x}"),
             ));
         }
         members.push(member);
@@ -788,12 +844,42 @@ fn default_entry_op(
             ),
         ));
     }
+    if t.implementation.is_some() {
+        // §9.1.3: the default entry of an indirect table is a constant.
+        return Err(P4Error::new(
+            Code::PermissionDenied,
+            format!(
+                "table_entry.is_default_action: {} is an indirect table; its default entry is constant",
+                t.name
+            ),
+        ));
+    }
+    let old_meta = cx
+        .shadow
+        .default_metadata
+        .get(&t.id)
+        .cloned()
+        .unwrap_or_default();
     match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
-        None => Ok(Op::DefaultReset(t.id)),
+        // A reset clears the cookies too (§9.1.3).
+        None => Ok(Op::Default(DefaultWrite {
+            table: t.id,
+            action: None,
+            meta: DefaultMeta::default(),
+            old_meta,
+        })),
         Some(pb::table_action::Type::Action(a)) => {
             check_action_in_table(t, a.action_id, true, "table_entry.action.action_id")?;
             let call = action_call_from_proto(cx.info, a, "table_entry.action")?;
-            Ok(Op::DefaultSet(t.id, call))
+            Ok(Op::Default(DefaultWrite {
+                table: t.id,
+                action: Some(call),
+                meta: DefaultMeta {
+                    metadata: te.metadata.clone(),
+                    controller_metadata: te.controller_metadata,
+                },
+                old_meta,
+            }))
         }
         Some(_) => Err(P4Error::invalid(
             "table_entry.action",
@@ -818,6 +904,16 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
     }
     if te.is_default_action {
         return default_entry_op(cx, ty, t, te);
+    }
+    if ty == UpdateType::Insert && t.keys.is_empty() {
+        // §9.1: a keyless table has only its default entry.
+        return Err(P4Error::invalid(
+            "table_entry.table_id",
+            format!(
+                "{} has no match key: only its default entry can be set (MODIFY with is_default_action)",
+                t.name
+            ),
+        ));
     }
     let matches = key_from_proto(t, &te.r#match).map_err(|e| e.context("table_entry"))?;
     check_priority(t, te.priority).map_err(|e| e.context("table_entry"))?;
@@ -992,9 +1088,12 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
                 old_extras: EntryExtras::default(),
             })
         }
-        Op::DefaultSet(t, _) | Op::DefaultReset(t) => {
-            Op::DefaultSet(*t, rt.table_default(*t).ok()?)
-        }
+        Op::Default(d) => Op::Default(DefaultWrite {
+            table: d.table,
+            action: Some(rt.table_default(d.table).ok()?),
+            meta: d.old_meta.clone(),
+            old_meta: d.meta.clone(),
+        }),
         Op::MemberWrite(p, m, _, false) => Op::MemberDelete(*p, *m),
         Op::MemberWrite(p, m, _, true) | Op::MemberDelete(p, m) => {
             let old = rt.members(*p).ok()?.into_iter().find(|(id, _)| id == m)?.1;
@@ -1091,8 +1190,10 @@ pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
             write_resources(rt, w)?;
         }
         Op::TableDelete(d) => rt.table_delete(d.table, &d.matches, d.priority)?,
-        Op::DefaultSet(t, a) => rt.table_set_default(*t, a.clone())?,
-        Op::DefaultReset(t) => rt.table_reset_default(*t)?,
+        Op::Default(d) => match &d.action {
+            Some(a) => rt.table_set_default(d.table, a.clone())?,
+            None => rt.table_reset_default(d.table)?,
+        },
         Op::MemberWrite(p, m, a, modify) => rt.member_write(*p, *m, a.clone(), *modify)?,
         Op::MemberDelete(p, m) => rt.member_delete(*p, *m)?,
         Op::GroupWrite(g) => rt.group_write(g.profile, g.group, &g.members, g.modify)?,
@@ -1214,6 +1315,7 @@ impl Shadow {
         self.direct_meters.clear();
         self.digests.clear();
         self.entries.retain(|k, _| tables.contains(&k.0));
+        self.default_metadata.retain(|t, _| tables.contains(t));
         self.group_max_size.retain(|k, _| profiles.contains(&k.0));
     }
 
@@ -1270,6 +1372,13 @@ impl Shadow {
             }
             Op::GroupDelete(p, g, _) => {
                 self.group_max_size.remove(&(*p, *g));
+            }
+            Op::Default(d) => {
+                if d.meta == DefaultMeta::default() {
+                    self.default_metadata.remove(&d.table);
+                } else {
+                    self.default_metadata.insert(d.table, d.meta.clone());
+                }
             }
             Op::Pre(p) => self.pre.record(p),
             Op::DigestSet(d, cfg, _) => {
