@@ -913,3 +913,137 @@ async fn s9_1_invalid_argument_insert_into_a_keyless_table() {
     d.is_default_action = true;
     write(&mut c, vec![modify(d)]).await.unwrap();
 }
+
+// ---- one-shot action selector programming (§9.2.3) ---------------------------
+
+fn one_shot(nhops: &[(u8, i32)]) -> Option<pb::TableAction> {
+    Some(pb::TableAction {
+        r#type: Some(pb::table_action::Type::ActionProfileActionSet(
+            pb::ActionProfileActionSet {
+                action_profile_actions: nhops
+                    .iter()
+                    .map(|&(port, weight)| pb::ActionProfileAction {
+                        action: Some(action(SET_NHOP, &[(1, &[0x0a, port]), (2, &[port])])),
+                        weight,
+                        watch_kind: None,
+                    })
+                    .collect(),
+                ..Default::default()
+            },
+        )),
+    })
+}
+
+fn ecmp_entry(group: u8, a: Option<pb::TableAction>) -> pb::TableEntry {
+    entry(T_ECMP, vec![exact(1, &[group])], a, 0)
+}
+
+async fn profile_contents(h: &Harness) -> (usize, usize) {
+    use control::device::DeviceExt;
+    use p4_target::runtime::RuntimeApi;
+    h.device
+        .with_runtime(|rt: &mut dyn RuntimeApi| {
+            (
+                rt.members(P_ECMP).unwrap().len(),
+                rt.groups(P_ECMP).unwrap().len(),
+            )
+        })
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn s9_2_3_ok_one_shot_entries_read_back_as_written_and_keep_the_selector_to_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("oneshot.p4rt");
+    let served = serve_restored(&state).await;
+    let h = &served.h;
+    let mut c = primary(h, 1).await;
+    let first = ecmp_entry(1, one_shot(&[(1, 1), (2, 3)]));
+    write(&mut c, vec![insert(first.clone())]).await.unwrap();
+    assert_eq!(profile_contents(h).await, (2, 1), "two members, one group");
+    let got = read(&mut c.client, vec![E::TableEntry(ecmp_entry(1, None))])
+        .await
+        .unwrap();
+    let Some(E::TableEntry(te)) = &got[0].entity else {
+        panic!("{got:?}")
+    };
+    assert_eq!(te.action, first.action, "the action set as written");
+    let members = read(
+        &mut c.client,
+        vec![E::ActionProfileMember(Default::default())],
+    )
+    .await
+    .unwrap();
+    let groups = read(
+        &mut c.client,
+        vec![E::ActionProfileGroup(Default::default())],
+    )
+    .await
+    .unwrap();
+    assert!(
+        members.is_empty() && groups.is_empty(),
+        "hidden: {members:?} {groups:?}"
+    );
+
+    // No mixing with members and groups while one shots program the selector.
+    let member = update(
+        U::Insert,
+        E::ActionProfileMember(pb::ActionProfileMember {
+            action_profile_id: P_ECMP,
+            member_id: 1,
+            action: Some(action(SET_NHOP, &[(1, &[1]), (2, &[1])])),
+        }),
+    );
+    assert_eq!(code_of(&mut c, member.clone()).await, Code::InvalidArgument);
+    let bad = ecmp_entry(2, one_shot(&[(1, 0)]));
+    assert_eq!(
+        code_of(&mut c, insert(bad)).await,
+        Code::InvalidArgument,
+        "weight 0"
+    );
+
+    // MODIFY replaces the set; the old members and group go.
+    let second = ecmp_entry(1, one_shot(&[(3, 2)]));
+    write(&mut c, vec![modify(second.clone())]).await.unwrap();
+    assert_eq!(profile_contents(h).await, (1, 1));
+
+    // A restart replays it.
+    drop(c);
+    drop(served);
+    let served = serve_restored(&state).await;
+    let h = &served.h;
+    let mut c = primary(h, 2).await;
+    let got = read(&mut c.client, vec![E::TableEntry(ecmp_entry(1, None))])
+        .await
+        .unwrap();
+    let Some(E::TableEntry(te)) = &got[0].entity else {
+        panic!("{got:?}")
+    };
+    assert_eq!(te.action, second.action, "restored as written");
+
+    // A batch that fails after a one shot takes it back whole.
+    let req = write_request(
+        &c,
+        vec![
+            insert(ecmp_entry(5, one_shot(&[(4, 1), (5, 1)]))),
+            insert(ecmp_entry(1, one_shot(&[(6, 1)]))),
+        ],
+        pb::write_request::Atomicity::RollbackOnError,
+    );
+    assert!(c.client.write(req).await.is_err(), "entry 1 exists");
+    assert_eq!(profile_contents(h).await, (1, 1), "nothing of entry 5 left");
+
+    // Deleting the last one shot frees the selector for members.
+    write(&mut c, vec![delete(ecmp_entry(1, None))])
+        .await
+        .unwrap();
+    assert_eq!(profile_contents(h).await, (0, 0));
+    write(&mut c, vec![member]).await.unwrap();
+    let with_member = ecmp_entry(3, one_shot(&[(1, 1)]));
+    assert_eq!(
+        code_of(&mut c, insert(with_member)).await,
+        Code::InvalidArgument,
+        "a selector with members takes no one shots"
+    );
+}

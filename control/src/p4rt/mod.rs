@@ -6,7 +6,8 @@
 //! batches), [`read`] (entity selection and wildcards), [`arbitration`]
 //! (primary/backup election), [`roles`] (what each role may
 //! write), [`pipeline`] (P4Info verification), [`pre`]
-//! (multicast groups and clone sessions), [`packet_io`] (controller
+//! (multicast groups and clone sessions), [`oneshot`] (one-shot action
+//! selector programming), [`packet_io`] (controller
 //! headers), [`digest`] (digest batching and acks), [`persist`] (the state
 //! file that survives restarts) and [`service`] (the tonic glue).
 
@@ -15,6 +16,7 @@ pub mod bytes;
 pub mod digest;
 pub mod error;
 pub mod loader;
+pub mod oneshot;
 pub mod packet_io;
 pub mod persist;
 pub mod pipeline;

@@ -479,6 +479,19 @@ impl StateStore {
             }
             return;
         }
+        // A one shot is kept as its table entry update (§9.2.3).
+        let op = match op {
+            Op::Seq(ops) => match ops.iter().find(|o| {
+                matches!(
+                    o,
+                    Op::TableInsert(_) | Op::TableModify(_) | Op::TableDelete(_)
+                )
+            }) {
+                Some(table_op) => table_op,
+                None => return,
+            },
+            op => op,
+        };
         match op {
             Op::TableInsert(w) | Op::TableModify(w) => {
                 let key = LiveKey::Entry(w.key());

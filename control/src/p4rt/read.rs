@@ -152,6 +152,10 @@ fn table_entries(
                 continue;
             }
             let mut pe = entry_to_proto(cx.info, t, &e);
+            if let Some(os) = cx.shadow.one_shots.get(&ekey) {
+                // A one shot reads back as written (§9.2.3).
+                pe.action = super::oneshot::read_action(&os.set);
+            }
             pe.idle_timeout_ns = extras.idle_timeout_ns as i64;
             pe.controller_metadata = extras.controller_metadata;
             if te.counter_data.is_some() && t.direct_counter.is_some() {
@@ -287,11 +291,17 @@ fn read_one(
         match kind {
             E::TableEntry(te) => table_entries(rt, cx, te, out)?,
             E::ActionProfileMember(m) => {
+                // One-shot entries' members are not the client's (§9.2.3).
+                let hidden = cx.shadow.hidden_by_profile();
                 for p in cx.info.action_profiles {
                     if m.action_profile_id != 0 && m.action_profile_id != p.id {
                         continue;
                     }
+                    let hidden = hidden.get(&p.id).map(|h| &h.0);
                     for (id, call) in rt.members(p.id)? {
+                        if hidden.is_some_and(|h| h.contains(&id)) {
+                            continue;
+                        }
                         if m.member_id == 0 || m.member_id == id {
                             out.push(entity(E::ActionProfileMember(pb::ActionProfileMember {
                                 action_profile_id: p.id,
@@ -329,6 +339,7 @@ fn read_one(
                         format!("unknown action profile id {:#x}", g.action_profile_id),
                     ));
                 }
+                let hidden = cx.shadow.hidden_by_profile();
                 for p in cx
                     .info
                     .action_profiles
@@ -338,7 +349,11 @@ fn read_one(
                     if g.action_profile_id != 0 && g.action_profile_id != p.id {
                         continue;
                     }
+                    let hidden = hidden.get(&p.id).map(|h| &h.1);
                     for (id, members) in rt.groups(p.id)? {
+                        if hidden.is_some_and(|h| h.contains(&id)) {
+                            continue;
+                        }
                         if g.group_id == 0 || g.group_id == id {
                             out.push(entity(E::ActionProfileGroup(pb::ActionProfileGroup {
                                 action_profile_id: p.id,

@@ -533,6 +533,7 @@ impl Inner {
                 access,
                 profiles: &program.profiles,
                 shadow,
+                next_hidden: std::cell::Cell::new(shadow.next_hidden),
             };
             updates.iter().map(|u| op_from_update(&cx, u)).collect()
         };
@@ -1008,8 +1009,14 @@ async fn idle_scan(inner: std::sync::Weak<Inner>) {
             if now.saturating_sub(since) < ttl {
                 continue;
             }
-            if let Some(x) = inner.shadow.lock().await.entries.get(&k) {
-                pe.controller_metadata = x.controller_metadata;
+            {
+                let shadow = inner.shadow.lock().await;
+                if let Some(x) = shadow.entries.get(&k) {
+                    pe.controller_metadata = x.controller_metadata;
+                }
+                if let Some(os) = shadow.one_shots.get(&k) {
+                    pe.action = super::oneshot::read_action(&os.set);
+                }
             }
             reported.insert(k.clone(), now);
             by_table.entry(k.0).or_default().push(pe);

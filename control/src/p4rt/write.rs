@@ -52,6 +52,7 @@ use tonic::Code;
 use super::bytes::decode;
 use super::digest::DigestConfig;
 use super::error::P4Error;
+use super::oneshot::{self, OneShot, OneShotMark};
 use super::pre::{self, PreEcho, PreOp};
 use super::roles::{RoleAccess, entity_id};
 use super::translate::{
@@ -111,6 +112,11 @@ pub struct Shadow {
     pub group_max_size: HashMap<(u32, u32), i32>,
     /// Cookies of default entries set with one: table id → cookies.
     pub default_metadata: HashMap<u32, DefaultMeta>,
+    /// One-shot entries (§9.2.3): entry key → its action set and the
+    /// hidden member and group ids it became.
+    pub one_shots: HashMap<EntryKey, OneShot>,
+    /// The next hidden id to try for one-shot members and groups.
+    pub next_hidden: u32,
 }
 
 /// The cookies a default entry was set with (§9.1.3: echoed in reads,
@@ -238,6 +244,12 @@ pub enum Op {
     DigestSet(u32, Option<DigestConfig>, Option<DigestConfig>),
     /// Change a multicast group or clone session.
     Pre(PreOp),
+    /// Operations that run, and roll back, as one (a one-shot entry's
+    /// members, group and entry).
+    Seq(Vec<Op>),
+    /// Record a one-shot entry in the shadow (after checking that its
+    /// selector is not programmed with members and groups).
+    OneShotMark(OneShotMark),
 }
 
 /// What decoding an update needs besides the request.
@@ -250,6 +262,9 @@ pub struct WriteContext<'a> {
     pub profiles: &'a HashMap<u32, ProfileLimits>,
     /// Current shadow state (old values for inverse operations).
     pub shadow: &'a Shadow,
+    /// The next hidden id for one-shot members and groups, advanced by
+    /// each expansion of the batch (start it at `shadow.next_hidden`).
+    pub next_hidden: std::cell::Cell<u32>,
 }
 
 fn only_modify(ty: UpdateType, what: &str) -> Result<(), P4Error> {
@@ -397,6 +412,7 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                     "0 is not a valid member id",
                 ));
             }
+            oneshot::check_explicit(cx, p.id, "action_profile_member.action_profile_id")?;
             if ty == UpdateType::Delete {
                 return Ok(Op::MemberDelete(p.id, m.member_id));
             }
@@ -580,6 +596,7 @@ fn group_op(
             "0 is not a valid group id",
         ));
     }
+    oneshot::check_explicit(cx, p.id, "action_profile_group.action_profile_id")?;
     let stored_max = cx
         .shadow
         .group_max_size
@@ -679,7 +696,7 @@ fn group_op(
 /// A group member's watch port (§9.2.2): empty means none; a port that
 /// is not one of the switch's is INVALID_ARGUMENT; member liveness by
 /// watch port is not implemented (UNIMPLEMENTED, as the spec allows).
-fn check_watch(
+pub(super) fn check_watch(
     watch: Option<&pb::action_profile_group::member::WatchKind>,
     field: &str,
 ) -> Result<(), P4Error> {
@@ -934,14 +951,19 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
                 format!("table_entry.table_id: {} has const entries", t.name),
             ));
         }
-        return Ok(Op::TableDelete(EntryDelete {
+        let one_shot = cx.shadow.one_shots.get(&key);
+        let op = Op::TableDelete(EntryDelete {
             table: t.id,
-            matches: key.1,
+            matches: key.1.clone(),
             priority: key.2,
             old_meter: t.direct_meter.map(|_| old_meter),
             old_extras,
             has_counter: t.direct_counter.is_some(),
-        }));
+        });
+        return Ok(match one_shot {
+            Some(os) => oneshot::remove(key, os, op),
+            None => op,
+        });
     }
     let action_set = te.action.as_ref().and_then(|a| a.r#type.as_ref()).is_some();
     if t.is_const && (ty == UpdateType::Insert || action_set) {
@@ -977,12 +999,25 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
         ));
     }
     let keep_action = ty == UpdateType::Modify && !action_set;
-    let action = if keep_action {
-        // Placeholder: the device job takes the entry's current action.
+    let one_shot = match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
+        Some(pb::table_action::Type::ActionProfileActionSet(set)) => Some(set),
+        _ => None,
+    };
+    let action = if keep_action || one_shot.is_some() {
+        // Placeholder: the device job takes the entry's current action, or
+        // the one-shot expansion names its group.
         p4_target::runtime::EntryAction::Member(0)
     } else {
-        entry_action_from_proto(cx.info, t, te.action.as_ref())
-            .map_err(|e| e.context("table_entry"))?
+        let action = entry_action_from_proto(cx.info, t, te.action.as_ref())
+            .map_err(|e| e.context("table_entry"))?;
+        if let (
+            Some(p),
+            p4_target::runtime::EntryAction::Member(_) | p4_target::runtime::EntryAction::Group(_),
+        ) = (t.implementation, &action)
+        {
+            oneshot::check_explicit(cx, p, "table_entry.action")?;
+        }
+        action
     };
     let counter = match &te.counter_data {
         Some(_) if t.direct_counter.is_none() => {
@@ -1027,10 +1062,21 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
         old_meter,
         old_extras,
     };
-    Ok(if ty == UpdateType::Insert {
+    let key = w.key();
+    let op = if ty == UpdateType::Insert {
         Op::TableInsert(w)
     } else {
         Op::TableModify(w)
+    };
+    let old_one_shot = (ty == UpdateType::Modify)
+        .then(|| cx.shadow.one_shots.get(&key))
+        .flatten();
+    Ok(match (one_shot, old_one_shot) {
+        (Some(set), old) => oneshot::expand(cx, t, key, set, old, op)?,
+        // A MODIFY that keeps the action keeps the one shot.
+        (None, Some(_)) if keep_action => op,
+        (None, Some(old)) => oneshot::remove(key, old, op),
+        (None, None) => op,
     })
 }
 
@@ -1040,6 +1086,15 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
     let rt: &dyn RuntimeApi = &*dev.runtime;
     Some(match op {
         Op::Noop => Op::Noop,
+        // Sub-operations touch distinct objects, so each inverse is taken
+        // on the state before the sequence; they run newest first.
+        Op::Seq(ops) => Op::Seq(
+            ops.iter()
+                .rev()
+                .map(|o| inverse(dev, o))
+                .collect::<Option<_>>()?,
+        ),
+        Op::OneShotMark(m) => Op::OneShotMark(m.inverse()),
         Op::Pre(p) => Op::Pre(pre::inverse(dev.pre.as_deref()?, p)?),
         Op::TableInsert(w) => Op::TableDelete(EntryDelete {
             table: w.table,
@@ -1163,8 +1218,22 @@ fn write_resources(rt: &mut dyn RuntimeApi, w: &EntryWrite) -> Result<(), P4Erro
 
 /// Runs one operation on the device.
 pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
+    if let Op::Seq(ops) = op {
+        let mut applied = Vec::with_capacity(ops.len());
+        for o in ops {
+            let inv = inverse(dev, o);
+            if let Err(e) = apply_op(dev, o) {
+                undo_batch(dev, &applied);
+                return Err(e);
+            }
+            applied.extend(inv);
+        }
+        return Ok(());
+    }
     let rt: &mut dyn RuntimeApi = &mut *dev.runtime;
     match op {
+        Op::Seq(_) => unreachable!("handled above"),
+        Op::OneShotMark(m) => m.apply(rt)?,
         Op::Noop | Op::DigestSet(..) => {}
         Op::Pre(p) => {
             let Some(engine) = dev.pre.as_deref_mut() else {
@@ -1316,6 +1385,8 @@ impl Shadow {
         self.digests.clear();
         self.entries.retain(|k, _| tables.contains(&k.0));
         self.default_metadata.retain(|t, _| tables.contains(t));
+        self.one_shots
+            .retain(|k, o| tables.contains(&k.0) && profiles.contains(&o.profile));
         self.group_max_size.retain(|k, _| profiles.contains(&k.0));
     }
 
@@ -1381,6 +1452,27 @@ impl Shadow {
                 }
             }
             Op::Pre(p) => self.pre.record(p),
+            Op::Seq(ops) => {
+                for o in ops {
+                    self.record(o);
+                }
+            }
+            Op::OneShotMark(m) => match &m.new {
+                Some(os) => {
+                    let top = os
+                        .members
+                        .iter()
+                        .chain([&os.group])
+                        .max()
+                        .copied()
+                        .unwrap_or(0);
+                    self.next_hidden = self.next_hidden.max(top.wrapping_add(1));
+                    self.one_shots.insert(m.key.clone(), os.clone());
+                }
+                None => {
+                    self.one_shots.remove(&m.key);
+                }
+            },
             Op::DigestSet(d, cfg, _) => {
                 match cfg {
                     Some(c) => self.digests.insert(*d, *c),
