@@ -19,8 +19,11 @@ from google.protobuf import any_pb2
 from p4runtime_sh import shell as sh
 from p4runtime_sh.context import P4Type
 
+import ptf.testutils as tu
+
+import roce
 import rsbase
-from rsbase import SwitchTest
+from rsbase import ROUTER_MAC, SwitchTest, host_mac, routed
 
 # The election id p4runtime-shell's session (rsbase.connect) holds.
 SUITE_ELECTION_ID = (0, 1)
@@ -525,6 +528,44 @@ class InvalidArgument_S16_AckOfUnknownDigest(SpecTest):
         self.assertNotIsInstance(rep, grpc.RpcError, str(rep))
         self.assertEqual(rep.error.canonical_code, code_pb2.INVALID_ARGUMENT, rep)
         self.assertEqual(rep.error.digest_list_ack.digest_list_ack.list_id, 5, rep)
+
+
+class Ok_S9_2_3_OneShotNexthopForwards(SpecTest):
+    """§9.2.3: a nexthop entry programmed in one shot (an action set) forwards, reads back as written and shows no members or groups."""
+
+    def runTest(self):
+        self.add_my_station()
+        self.add_route("10.0.9.0/24", 31)
+        out = self.ports[2]
+        a = sh.Action("set_nexthop")
+        a["port"] = str(out)
+        a["src_mac"] = ROUTER_MAC
+        a["dst_mac"] = host_mac(out)
+        te = sh.TableEntry("nexthop")
+        te.match["nexthop_id"] = "31"
+        e = p4runtime_pb2.Entity()
+        e.table_entry.CopyFrom(te.msg())
+        act = e.table_entry.action.action_profile_action_set.action_profile_actions.add()
+        act.action.CopyFrom(a.msg())
+        act.weight = 2
+        self.write(self.insert(e))
+        got = self.read_entities(self.nexthop_read(31))
+        self.assertEqual(len(got), 1)
+        self.assertEqual(got[0].table_entry.action, e.table_entry.action, "read back as written")
+        members = p4runtime_pb2.Entity()
+        members.action_profile_member.SetInParent()
+        self.assertEqual(self.read_entities(members), [], "the one shot's members are not the client's")
+        pkt = roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.9.2")
+        self.send(0, pkt)
+        tu.verify_packet(self, routed(pkt, host_mac(out)), out)
+        tu.verify_no_other_packets(self, timeout=0.5)
+
+    def nexthop_read(self, nexthop_id):
+        te = sh.TableEntry("nexthop")
+        te.match["nexthop_id"] = str(nexthop_id)
+        e = p4runtime_pb2.Entity()
+        e.table_entry.CopyFrom(te.msg())
+        return e
 
 
 def write_errors(rpc_error):
