@@ -1047,3 +1047,41 @@ async fn s9_2_3_ok_one_shot_entries_read_back_as_written_and_keep_the_selector_t
         "a selector with members takes no one shots"
     );
 }
+
+// ---- packet replication engine (§9.5) -----------------------------------------
+
+#[tokio::test]
+async fn s9_5_ok_clone_session_with_several_replicas_and_instances_reads_back() {
+    let h = Harness::start().await;
+    let mut c = primary(&h, 1).await;
+    let replica = |port: u32, instance| pb::Replica {
+        port_kind: Some(pb::replica::PortKind::Port(vec![port as u8])),
+        instance,
+        backup_replicas: vec![],
+    };
+    let session = pb::CloneSessionEntry {
+        session_id: 100,
+        replicas: vec![replica(2, 1), replica(3, 2)],
+        class_of_service: 2,
+        packet_length_bytes: 64,
+    };
+    let pre = |s: pb::CloneSessionEntry| {
+        E::PacketReplicationEngineEntry(pb::PacketReplicationEngineEntry {
+            r#type: Some(pb::packet_replication_engine_entry::Type::CloneSessionEntry(s)),
+        })
+    };
+    write(&mut c, vec![update(U::Insert, pre(session.clone()))])
+        .await
+        .unwrap();
+    let got = read(
+        &mut c.client,
+        vec![pre(pb::CloneSessionEntry {
+            session_id: 100,
+            ..Default::default()
+        })],
+    )
+    .await
+    .unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].entity, Some(pre(session)), "read-write symmetry");
+}
