@@ -1085,3 +1085,130 @@ async fn s9_5_ok_clone_session_with_several_replicas_and_instances_reads_back() 
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].entity, Some(pre(session)), "read-write symmetry");
 }
+
+#[tokio::test]
+async fn s9_2_2_ok_members_whose_watch_port_is_down_leave_the_selection_until_it_is_up() {
+    use pb::action_profile_group::member::WatchKind;
+    let h = Harness::start().await;
+    let mut c = primary(&h, 1).await;
+    let member = |id: u32, port: u8| {
+        update(
+            U::Insert,
+            E::ActionProfileMember(pb::ActionProfileMember {
+                action_profile_id: P_ECMP,
+                member_id: id,
+                action: Some(action(SET_NHOP, &[(1, &[port]), (2, &[port])])),
+            }),
+        )
+    };
+    write(&mut c, vec![member(1, 2), member(2, 3)])
+        .await
+        .unwrap();
+    let watched = |port: u8| pb::action_profile_group::Member {
+        member_id: u32::from(port) - 1,
+        weight: 1,
+        watch_kind: Some(WatchKind::WatchPort(vec![port])),
+    };
+    let group = pb::ActionProfileGroup {
+        action_profile_id: P_ECMP,
+        group_id: 7,
+        members: vec![watched(2), watched(3)],
+        max_size: 0,
+    };
+    write(
+        &mut c,
+        vec![update(U::Insert, E::ActionProfileGroup(group.clone()))],
+    )
+    .await
+    .unwrap();
+    let installed = || async {
+        use control::device::DeviceExt;
+        use p4_target::runtime::RuntimeApi;
+        h.device
+            .with_runtime(|rt: &mut dyn RuntimeApi| rt.groups(P_ECMP).unwrap()[0].1.clone())
+            .await
+            .unwrap()
+    };
+    let read_group = |c: &mut Controller| {
+        let mut client = c.client.clone();
+        async move {
+            let got = read(
+                &mut client,
+                vec![E::ActionProfileGroup(pb::ActionProfileGroup {
+                    action_profile_id: P_ECMP,
+                    group_id: 7,
+                    ..Default::default()
+                })],
+            )
+            .await
+            .unwrap();
+            got[0].entity.clone()
+        }
+    };
+    assert_eq!(installed().await, vec![(1, 1), (2, 1)]);
+    assert_eq!(
+        read_group(&mut c).await,
+        Some(E::ActionProfileGroup(group.clone()))
+    );
+
+    // Port 2 goes down: member 1 leaves the selection within a refresh
+    // period; reads still show the group as written.
+    h.device.set_port_up(2, false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while installed().await != vec![(2, 1)] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "member 1 never pruned"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        read_group(&mut c).await,
+        Some(E::ActionProfileGroup(group.clone()))
+    );
+    let del = update(
+        U::Delete,
+        E::ActionProfileMember(pb::ActionProfileMember {
+            action_profile_id: P_ECMP,
+            member_id: 1,
+            action: None,
+        }),
+    );
+    assert_eq!(
+        code_of(&mut c, del).await,
+        Code::FailedPrecondition,
+        "a pruned member is still in its group"
+    );
+
+    // A rolled-back MODIFY leaves the group watched as it was.
+    let unwatched = pb::ActionProfileGroup {
+        members: vec![pb::action_profile_group::Member {
+            member_id: 2,
+            weight: 1,
+            watch_kind: None,
+        }],
+        ..group.clone()
+    };
+    let req = write_request(
+        &c,
+        vec![
+            update(U::Modify, E::ActionProfileGroup(unwatched)),
+            insert(route([10, 0, 0, 0], 8, &[1])),
+            insert(route([10, 0, 0, 0], 8, &[1])),
+        ],
+        pb::write_request::Atomicity::RollbackOnError,
+    );
+    assert!(c.client.write(req).await.is_err());
+    assert_eq!(
+        read_group(&mut c).await,
+        Some(E::ActionProfileGroup(group.clone()))
+    );
+    assert_eq!(installed().await, vec![(2, 1)]);
+
+    // The port comes back: so does the member.
+    h.device.set_port_up(2, true);
+    while installed().await != vec![(1, 1), (2, 1)] {
+        assert!(std::time::Instant::now() < deadline, "member 1 never back");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

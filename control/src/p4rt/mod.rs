@@ -7,7 +7,8 @@
 //! (primary/backup election), [`roles`] (what each role may
 //! write), [`pipeline`] (P4Info verification), [`pre`]
 //! (multicast groups and clone sessions), [`oneshot`] (one-shot action
-//! selector programming), [`packet_io`] (controller
+//! selector programming), [`watch`] (group members' watch ports),
+//! [`packet_io`] (controller
 //! headers), [`digest`] (digest batching and acks), [`persist`] (the state
 //! file that survives restarts) and [`service`] (the tonic glue).
 
@@ -25,6 +26,7 @@ pub mod read;
 pub mod roles;
 pub mod service;
 pub mod translate;
+pub mod watch;
 pub mod write;
 
 pub use error::P4Error;

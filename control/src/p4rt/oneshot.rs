@@ -17,7 +17,8 @@
 //!   `sum_of_members` there are at most `max_group_size` actions each of at
 //!   most `max_member_weight`, with `sum_of_weights` the weights add up to
 //!   at most `max_group_size` (INVALID_ARGUMENT otherwise); an empty set is
-//!   INVALID_ARGUMENT. Watch ports are checked as a group member's are.
+//!   INVALID_ARGUMENT. Watch ports work as a group member's do
+//!   ([`super::watch`]).
 //! * The expansion is one [`Op::Seq`]: members, group, entry (and, for a
 //!   MODIFY or DELETE, the old group and members after the entry), plus an
 //!   [`Op::OneShotMark`] that records the set in the shadow. The sequence
@@ -33,7 +34,8 @@ use tonic::Code;
 
 use super::error::P4Error;
 use super::translate::{action_call_from_proto, check_action_in_table};
-use super::write::{EntryKey, GroupWrite, Op, Shadow, WriteContext, check_watch};
+use super::watch::{Watch, WatchedMember, decode_watch};
+use super::write::{EntryKey, GroupWrite, Op, Shadow, WriteContext};
 
 /// A one-shot entry: the action set as written and what it became.
 #[derive(Clone, Debug, PartialEq)]
@@ -234,10 +236,10 @@ pub fn expand(
             A::Watch(p) => G::Watch(*p),
             A::WatchPort(b) => G::WatchPort(b.clone()),
         });
-        check_watch(watch.as_ref(), &field)?;
-        actions.push((call, a.weight as u32));
+        let watch: Option<Watch> = decode_watch(watch.as_ref(), &field)?;
+        actions.push((call, a.weight as u32, watch));
     }
-    let total: u64 = actions.iter().map(|&(_, w)| u64::from(w)).sum();
+    let total: u64 = actions.iter().map(|&(_, w, _)| u64::from(w)).sum();
     if limits.max_group_size > 0 {
         let size = if limits.sum_of_members {
             actions.len() as u64
@@ -265,7 +267,7 @@ pub fn expand(
     let used: BTreeSet<u32> = hidden_members.union(&hidden_groups).copied().collect();
     let mut ops = Vec::with_capacity(actions.len() + 4);
     let mut members = Vec::with_capacity(actions.len());
-    for (call, _) in &actions {
+    for (call, ..) in &actions {
         let m = allocate(cx, &used);
         ops.push(Op::MemberWrite(profile.id, m, call.clone(), false));
         members.push(m);
@@ -277,10 +279,15 @@ pub fn expand(
         members: members
             .iter()
             .zip(&actions)
-            .map(|(&m, &(_, w))| (m, w))
+            .map(|(&member, &(_, weight, watch))| WatchedMember {
+                member,
+                weight,
+                watch,
+            })
             .collect(),
         modify: false,
         max_size: 0,
+        old: None,
     }));
     ops.push(with_group(entry_op, group));
     if let Some(old) = old {
@@ -318,7 +325,7 @@ pub fn remove(key: EntryKey, old: &OneShot, entry_op: Op) -> Op {
 }
 
 fn release(old: &OneShot) -> Vec<Op> {
-    let mut ops = vec![Op::GroupDelete(old.profile, old.group, 0)];
+    let mut ops = vec![Op::GroupDelete(old.profile, old.group, 0, None)];
     ops.extend(
         old.members
             .iter()

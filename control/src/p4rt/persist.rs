@@ -532,7 +532,7 @@ impl StateStore {
                 group: g,
                 ..
             }) => self.put(LiveKey::Group(*p, *g), update(UpdateType::Insert, entity)),
-            Op::GroupDelete(p, g, _) => {
+            Op::GroupDelete(p, g, ..) => {
                 self.live.remove(&LiveKey::Group(*p, *g));
             }
             Op::DirectMeterSet(k, cfg, _) => {

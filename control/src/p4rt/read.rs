@@ -358,14 +358,21 @@ fn read_one(
                             out.push(entity(E::ActionProfileGroup(pb::ActionProfileGroup {
                                 action_profile_id: p.id,
                                 group_id: id,
-                                members: members
-                                    .iter()
-                                    .map(|&(member_id, weight)| pb::action_profile_group::Member {
-                                        member_id,
-                                        weight: weight as i32,
-                                        ..Default::default()
-                                    })
-                                    .collect(),
+                                // A watched group as written (the runtime
+                                // holds the members whose port is up).
+                                members: match cx.shadow.watched.get(&(p.id, id)) {
+                                    Some(all) => all.iter().map(super::watch::to_proto).collect(),
+                                    None => members
+                                        .iter()
+                                        .map(|&(member_id, weight)| {
+                                            pb::action_profile_group::Member {
+                                                member_id,
+                                                weight: weight as i32,
+                                                ..Default::default()
+                                            }
+                                        })
+                                        .collect(),
+                                },
                                 // Read-write symmetry (§8.3): as inserted.
                                 max_size: cx
                                     .shadow

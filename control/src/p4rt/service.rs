@@ -382,6 +382,7 @@ impl P4RuntimeService {
     /// program has idle-timeout tables (needs a tokio runtime).
     pub fn into_server(self) -> P4RuntimeServer<Self> {
         self.inner.start_idle_scanner();
+        tokio::spawn(watch_refresh(Arc::downgrade(&self.inner)));
         let max = self.inner.config.max_message_bytes;
         P4RuntimeServer::new(self)
             .max_decoding_message_size(max)
@@ -940,6 +941,32 @@ impl Inner {
             None => {}
         }
         true
+    }
+}
+
+/// Applies link changes to the groups with watch ports (§9.2.2, see
+/// [`super::watch`]): every [`super::watch::REFRESH_PERIOD`], while some
+/// group is watched, one device job rewrites the groups whose selection
+/// no longer matches the links. Ends when the service is dropped.
+async fn watch_refresh(inner: std::sync::Weak<Inner>) {
+    let mut tick = tokio::time::interval(super::watch::REFRESH_PERIOD);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(inner) = inner.upgrade() else { return };
+        // Under the write lock: a group is not rewritten behind a Write.
+        let shadow = inner.shadow.lock().await;
+        if shadow.watched.is_empty() {
+            continue;
+        }
+        let watched = shadow.watched.clone();
+        let _ = inner
+            .device
+            .with_state(move |dev| {
+                super::watch::refresh(&mut *dev.runtime, &watched, &dev.ports_down)
+            })
+            .await;
+        drop(shadow);
     }
 }
 

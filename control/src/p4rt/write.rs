@@ -26,8 +26,9 @@
 //! (§9.1.2, §9.2.2); a counter, meter or register index below 0 is
 //! INVALID_ARGUMENT and one past the size OUT_OF_RANGE (§9.3–§9.7), as is
 //! a register value wider than the cell (§8.4); a duplicate value-set
-//! member is ALREADY_EXISTS (§9.6); per-colour meter counters and member
-//! liveness by watch port are UNIMPLEMENTED. A MODIFY without an action
+//! member is ALREADY_EXISTS (§9.6); per-colour meter counters are
+//! UNIMPLEMENTED. A group member's watch port takes it out of the selection
+//! while the port is down ([`super::watch`]). A MODIFY without an action
 //! keeps the entry's action (§9.1.2); a MODIFY without `meter_config` resets
 //! the direct meter, one without `counter_data` leaves the counter (§9.1.7).
 //! A default entry keeps the `metadata` and `controller_metadata` it is set
@@ -59,6 +60,7 @@ use super::translate::{
     action_call_from_proto, check_action_in_table, check_priority, entry_action_from_proto,
     key_from_proto, table,
 };
+use super::watch::{self, WatchedMember};
 use crate::device::DeviceState;
 
 /// Key of one table entry (and its direct resources): table id, match
@@ -117,6 +119,8 @@ pub struct Shadow {
     pub one_shots: HashMap<EntryKey, OneShot>,
     /// The next hidden id to try for one-shot members and groups.
     pub next_hidden: u32,
+    /// Groups with watch ports: (profile, group) → members as written.
+    pub watched: HashMap<(u32, u32), Vec<WatchedMember>>,
 }
 
 /// The cookies a default entry was set with (§9.1.3: echoed in reads,
@@ -198,12 +202,22 @@ pub struct GroupWrite {
     pub profile: u32,
     /// Group id.
     pub group: u32,
-    /// (member id, weight).
-    pub members: Vec<(u32, u32)>,
+    /// Every member as written, with its weight and watch port (the
+    /// runtime gets those whose watch port is up, [`watch::live`]).
+    pub members: Vec<WatchedMember>,
     /// MODIFY (else INSERT).
     pub modify: bool,
     /// `max_size` as written.
     pub max_size: i32,
+    /// A MODIFY of a watched group: its members before (for rollback).
+    pub old: Option<Vec<WatchedMember>>,
+}
+
+impl GroupWrite {
+    /// Whether a member has a watch port.
+    pub fn is_watched(&self) -> bool {
+        self.members.iter().any(|m| m.watch.is_some())
+    }
 }
 
 /// One device operation.
@@ -225,8 +239,9 @@ pub enum Op {
     MemberDelete(u32, u32),
     /// Insert or modify a group.
     GroupWrite(GroupWrite),
-    /// Delete a group: profile, group, its `max_size`.
-    GroupDelete(u32, u32, i32),
+    /// Delete a group: profile, group, its `max_size`, and its members as
+    /// written if it is watched (for rollback).
+    GroupDelete(u32, u32, i32, Option<Vec<WatchedMember>>),
     /// Overwrite indirect counter cells.
     CounterWrite(u32, Vec<(u32, CounterData)>),
     /// Overwrite a direct counter (`None`: only check the entry exists).
@@ -414,6 +429,19 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
             }
             oneshot::check_explicit(cx, p.id, "action_profile_member.action_profile_id")?;
             if ty == UpdateType::Delete {
+                // A member pruned from a watched group (its watch port is
+                // down) is still in the group (§9.2.1).
+                if let Some(((_, g), _)) = cx.shadow.watched.iter().find(|((pid, _), ms)| {
+                    *pid == p.id && ms.iter().any(|x| x.member == m.member_id)
+                }) {
+                    return Err(P4Error::new(
+                        Code::FailedPrecondition,
+                        format!(
+                            "action_profile_member: member {} is in group {g}",
+                            m.member_id
+                        ),
+                    ));
+                }
                 return Ok(Op::MemberDelete(p.id, m.member_id));
             }
             let a = m
@@ -603,8 +631,9 @@ fn group_op(
         .get(&(p.id, g.group_id))
         .copied()
         .unwrap_or(0);
+    let watched = cx.shadow.watched.get(&(p.id, g.group_id)).cloned();
     if ty == UpdateType::Delete {
-        return Ok(Op::GroupDelete(p.id, g.group_id, stored_max));
+        return Ok(Op::GroupDelete(p.id, g.group_id, stored_max, watched));
     }
     let limits = cx.profiles.get(&p.id).copied().unwrap_or_default();
     if g.max_size < 0 {
@@ -631,7 +660,7 @@ fn group_op(
             ),
         ));
     }
-    let mut members: Vec<(u32, u32)> = Vec::with_capacity(g.members.len());
+    let mut members: Vec<WatchedMember> = Vec::with_capacity(g.members.len());
     for (i, m) in g.members.iter().enumerate() {
         let field = format!("action_profile_group.members[{i}]");
         if m.weight <= 0 {
@@ -649,19 +678,23 @@ fn group_op(
                 ),
             ));
         }
-        check_watch(m.watch_kind.as_ref(), &field)?;
-        if members.iter().any(|&(id, _)| id == m.member_id) {
+        let watch = watch::decode_watch(m.watch_kind.as_ref(), &field)?;
+        if members.iter().any(|x| x.member == m.member_id) {
             return Err(P4Error::invalid(
                 format!("{field}.member_id"),
                 format!("duplicate member id {}", m.member_id),
             ));
         }
-        members.push((m.member_id, m.weight as u32));
+        members.push(WatchedMember {
+            member: m.member_id,
+            weight: m.weight as u32,
+            watch,
+        });
     }
     let size: u64 = if limits.sum_of_members {
         members.len() as u64
     } else {
-        members.iter().map(|&(_, w)| u64::from(w)).sum()
+        members.iter().map(|x| u64::from(x.weight)).sum()
     };
     let limit = match (g.max_size, limits.max_group_size) {
         (0, 0) => None,
@@ -675,7 +708,7 @@ fn group_op(
             ),
         ));
     }
-    let total: u64 = members.iter().map(|&(_, w)| u64::from(w)).sum();
+    let total: u64 = members.iter().map(|x| u64::from(x.weight)).sum();
     if total > u64::from(MAX_GROUP_WEIGHT) {
         return Err(P4Error::new(
             Code::ResourceExhausted,
@@ -690,33 +723,8 @@ fn group_op(
         members,
         modify: ty == UpdateType::Modify,
         max_size: g.max_size,
+        old: watched.filter(|_| ty == UpdateType::Modify),
     }))
-}
-
-/// A group member's watch port (§9.2.2): empty means none; a port that
-/// is not one of the switch's is INVALID_ARGUMENT; member liveness by
-/// watch port is not implemented (UNIMPLEMENTED, as the spec allows).
-pub(super) fn check_watch(
-    watch: Option<&pb::action_profile_group::member::WatchKind>,
-    field: &str,
-) -> Result<(), P4Error> {
-    use pb::action_profile_group::member::WatchKind;
-    let port = match watch {
-        None => return Ok(()),
-        Some(WatchKind::WatchPort(b)) if b.is_empty() => return Ok(()),
-        Some(WatchKind::WatchPort(b)) => decode(b, 32, format_args!("{field}.watch_port"))?,
-        Some(WatchKind::Watch(0)) => return Ok(()),
-        Some(WatchKind::Watch(p)) => u128::from(*p as u32),
-    };
-    if port >= u128::from(p4_target::v1model::DROP_PORT) {
-        return Err(P4Error::invalid(
-            format!("{field}.watch_port"),
-            format!("port {port} is not a port of this switch (0..=510)"),
-        ));
-    }
-    Err(P4Error::unimplemented(format!(
-        "{field}.watch_port (member liveness by watch port)"
-    )))
 }
 
 /// A whole new member list for a parser value set (spec: MODIFY only).
@@ -1154,26 +1162,43 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
             let old = rt.members(*p).ok()?.into_iter().find(|(id, _)| id == m)?.1;
             Op::MemberWrite(*p, *m, old, matches!(op, Op::MemberWrite(..)))
         }
-        Op::GroupWrite(g) if !g.modify => Op::GroupDelete(g.profile, g.group, g.max_size),
+        Op::GroupWrite(g) if !g.modify => Op::GroupDelete(g.profile, g.group, g.max_size, None),
         Op::GroupWrite(GroupWrite {
             profile,
             group,
             max_size,
+            old,
             ..
         })
-        | Op::GroupDelete(profile, group, max_size) => {
-            let old = rt
+        | Op::GroupDelete(profile, group, max_size, old) => {
+            // A watched group as written; another as the runtime holds it.
+            let installed = rt
                 .groups(*profile)
                 .ok()?
                 .into_iter()
                 .find(|(id, _)| id == group)?
                 .1;
+            let members = old.clone().unwrap_or_else(|| {
+                installed
+                    .into_iter()
+                    .map(|(member, weight)| WatchedMember {
+                        member,
+                        weight,
+                        watch: None,
+                    })
+                    .collect()
+            });
+            let (modify, old) = match op {
+                Op::GroupWrite(g) => (true, g.is_watched().then(|| g.members.clone())),
+                _ => (false, None),
+            };
             Op::GroupWrite(GroupWrite {
                 profile: *profile,
                 group: *group,
-                members: old,
-                modify: matches!(op, Op::GroupWrite(..)),
+                members,
+                modify,
                 max_size: *max_size,
+                old,
             })
         }
         Op::CounterWrite(c, cells) => Op::CounterWrite(
@@ -1265,8 +1290,12 @@ pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
         },
         Op::MemberWrite(p, m, a, modify) => rt.member_write(*p, *m, a.clone(), *modify)?,
         Op::MemberDelete(p, m) => rt.member_delete(*p, *m)?,
-        Op::GroupWrite(g) => rt.group_write(g.profile, g.group, &g.members, g.modify)?,
-        Op::GroupDelete(p, g, _) => rt.group_delete(*p, *g)?,
+        Op::GroupWrite(g) => {
+            watch::check_ports(&g.members, dev.ports, "action_profile_group")?;
+            let live = watch::live(&g.members, &dev.ports_down);
+            rt.group_write(g.profile, g.group, &live, g.modify)?
+        }
+        Op::GroupDelete(p, g, ..) => rt.group_delete(*p, *g)?,
         Op::CounterWrite(c, cells) => {
             for &(i, d) in cells {
                 rt.counter_write(*c, i, d)?;
@@ -1388,6 +1417,7 @@ impl Shadow {
         self.one_shots
             .retain(|k, o| tables.contains(&k.0) && profiles.contains(&o.profile));
         self.group_max_size.retain(|k, _| profiles.contains(&k.0));
+        self.watched.retain(|k, _| profiles.contains(&k.0));
     }
 
     /// Folds an applied operation into the shadow state.
@@ -1440,9 +1470,15 @@ impl Shadow {
                 } else {
                     self.group_max_size.insert((g.profile, g.group), g.max_size);
                 }
+                if g.is_watched() {
+                    self.watched.insert((g.profile, g.group), g.members.clone());
+                } else {
+                    self.watched.remove(&(g.profile, g.group));
+                }
             }
-            Op::GroupDelete(p, g, _) => {
+            Op::GroupDelete(p, g, ..) => {
                 self.group_max_size.remove(&(*p, *g));
+                self.watched.remove(&(*p, *g));
             }
             Op::Default(d) => {
                 if d.meta == DefaultMeta::default() {
