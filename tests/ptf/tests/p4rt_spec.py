@@ -10,7 +10,9 @@ default role here would lock the rest of the suite out.
 """
 
 import queue
+import subprocess
 import threading
+import time
 
 import grpc
 from google.rpc import code_pb2, status_pb2
@@ -566,6 +568,60 @@ class Ok_S9_2_3_OneShotNexthopForwards(SpecTest):
         e = p4runtime_pb2.Entity()
         e.table_entry.CopyFrom(te.msg())
         return e
+
+
+class Ok_S9_2_2_WatchPortDownTakesTheMemberOutOfTheGroup(SpecTest):
+    """§9.2.2: with port 2's link down, an ECMP group whose members watch ports 2 and 3 sends every flow to port 3."""
+
+    def runTest(self):
+        self.add_my_station()
+        for member_id, port in ((41, 2), (42, 3)):
+            self.add_member(member_id, port, host_mac(port))
+        g = sh.ActionProfileGroup("nexthop")(group_id=43)
+        g.add(member_id=41, watch_port=b"\x02")
+        g.add(member_id=42, watch_port=b"\x03")
+        g.insert()
+        te = sh.TableEntry("nexthop")
+        te.match["nexthop_id"] = "40"
+        te.group_id = 43
+        te.insert()
+        self.add_route("10.0.4.0/24", 40)
+        flows = [
+            roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.4.2", sport=1000 + i)
+            for i in range(16)
+        ]
+        for pkt in flows:
+            self.send(0, pkt)
+        ports = {port for port, _, _ in self.collect()}
+        self.assertEqual(ports, {2, 3}, "16 flows spread over both members")
+        # The switch's side goes down (ptf's own socket on ptf2 would not
+        # survive its interface going down).
+        dut_ns = tu.test_param_get("dut_ns", "")
+        if not dut_ns:
+            self.fail("the run passes the DUT namespace as test param dut_ns")
+        link = ["ip", "-n", dut_ns, "link", "set", "dut2"]
+        try:
+            subprocess.run(link + ["down"], check=True)
+            time.sleep(1.0)  # the switch marks port 2 down, the group is pruned
+            for pkt in flows:
+                self.send(0, pkt)
+            got = self.collect()
+            self.assertEqual(len(got), len(flows), "every flow delivered: %s" % [p for p, _, _ in got])
+            self.assertEqual({port for port, _, _ in got}, {3})
+            members = list(sh.ActionProfileGroup("nexthop")(group_id=43).read())
+            self.assertEqual(len(members[0].members), 2, "the group reads back as written")
+        finally:
+            subprocess.run(link + ["up"], check=True)
+            for _ in range(100):
+                with open("/sys/class/net/ptf2/carrier") as f:
+                    if f.read().strip() == "1":
+                        break
+                time.sleep(0.05)
+            time.sleep(1.0)  # the switch reopens the port within ~200 ms
+        # Port 2 is back: so is its member.
+        for pkt in flows:
+            self.send(0, pkt)
+        self.assertEqual({port for port, _, _ in self.collect()}, {2, 3})
 
 
 def write_errors(rpc_error):
