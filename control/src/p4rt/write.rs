@@ -959,18 +959,24 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
                 format!("table_entry.table_id: {} has const entries", t.name),
             ));
         }
-        let one_shot = cx.shadow.one_shots.get(&key);
-        let op = Op::TableDelete(EntryDelete {
-            table: t.id,
-            matches: key.1.clone(),
-            priority: key.2,
-            old_meter: t.direct_meter.map(|_| old_meter),
-            old_extras,
-            has_counter: t.direct_counter.is_some(),
-        });
+        // Without one shots (the usual case) the key is neither hashed
+        // nor copied.
+        let one_shot = (!cx.shadow.one_shots.is_empty())
+            .then(|| cx.shadow.one_shots.get(&key))
+            .flatten();
+        let op = |matches| {
+            Op::TableDelete(EntryDelete {
+                table: t.id,
+                matches,
+                priority: key.2,
+                old_meter: t.direct_meter.map(|_| old_meter),
+                old_extras,
+                has_counter: t.direct_counter.is_some(),
+            })
+        };
         return Ok(match one_shot {
-            Some(os) => oneshot::remove(key, os, op),
-            None => op,
+            Some(os) => oneshot::remove(key.clone(), os, op(key.1.clone())),
+            None => op(key.1),
         });
     }
     let action_set = te.action.as_ref().and_then(|a| a.r#type.as_ref()).is_some();
@@ -1070,12 +1076,14 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
         old_meter,
         old_extras,
     };
-    let key = w.key();
+    // The usual entry (no one shot written or kept) needs no key copy.
+    let key = (one_shot.is_some() || !cx.shadow.one_shots.is_empty()).then(|| w.key());
     let op = if ty == UpdateType::Insert {
         Op::TableInsert(w)
     } else {
         Op::TableModify(w)
     };
+    let Some(key) = key else { return Ok(op) };
     let old_one_shot = (ty == UpdateType::Modify)
         .then(|| cx.shadow.one_shots.get(&key))
         .flatten();
