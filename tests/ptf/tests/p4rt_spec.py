@@ -22,6 +22,8 @@ from p4runtime_sh import shell as sh
 from p4runtime_sh.context import P4Type
 
 import ptf.testutils as tu
+from scapy.layers.inet import UDP
+from scapy.layers.l2 import Ether
 
 import roce
 import rsbase
@@ -592,8 +594,11 @@ class Ok_S9_2_2_WatchPortDownTakesTheMemberOutOfTheGroup(SpecTest):
         ]
         for pkt in flows:
             self.send(0, pkt)
-        ports = {port for port, _, _ in self.collect()}
-        self.assertEqual(ports, {2, 3}, "16 flows spread over both members")
+        got = self.collect()
+        self.assertEqual({port for port, _, _ in got}, {2, 3}, "16 flows spread over both members")
+        # A flow the group sent to port 2: how soon it moves to port 3.
+        on_2 = next(Ether(data)[UDP].sport for port, data, _ in got if port == 2)
+        probe = next(pkt for pkt in flows if pkt[UDP].sport == on_2)
         # The switch's side goes down (ptf's own socket on ptf2 would not
         # survive its interface going down).
         dut_ns = tu.test_param_get("dut_ns", "")
@@ -601,8 +606,15 @@ class Ok_S9_2_2_WatchPortDownTakesTheMemberOutOfTheGroup(SpecTest):
             self.fail("the run passes the DUT namespace as test param dut_ns")
         link = ["ip", "-n", dut_ns, "link", "set", "dut2"]
         try:
+            down = time.monotonic()
             subprocess.run(link + ["down"], check=True)
-            time.sleep(1.0)  # the switch marks port 2 down, the group is pruned
+            moved = None
+            while moved is None and time.monotonic() - down < 2.0:
+                self.send(0, probe)
+                if any(port == 3 for port, _, _ in self.collect(quiet_s=0.01)):
+                    moved = time.monotonic() - down
+            self.assertIsNotNone(moved, "the flow never left port 2")
+            print("watch port: the flow moved to port 3 %.0f ms after port 2 went down" % (moved * 1e3))
             for pkt in flows:
                 self.send(0, pkt)
             got = self.collect()
