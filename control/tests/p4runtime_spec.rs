@@ -761,6 +761,15 @@ async fn s9_2_2_ok_group_max_size_reads_back_and_watch_ports_are_checked() {
         Code::InvalidArgument,
         "port 4096 is not a port of the switch"
     );
+    let mut huge = group(3, None);
+    if let Some(E::ActionProfileGroup(g)) = huge.entity.as_mut().and_then(|e| e.entity.as_mut()) {
+        g.max_size = 1 << 20;
+    }
+    assert_eq!(
+        code_of(&mut c, huge).await,
+        Code::ResourceExhausted,
+        "a max_size the switch cannot hold (§9.2.2.1)"
+    );
 }
 
 // ---- direct resources and indexed externs (§9.3–§9.7) ------------------------

@@ -651,6 +651,16 @@ fn group_op(
             ),
         ));
     }
+    if g.max_size as u64 > u64::from(MAX_GROUP_WEIGHT) {
+        // §9.2.2.1: a max_size the target cannot hold, at creation.
+        return Err(P4Error::new(
+            Code::ResourceExhausted,
+            format!(
+                "action_profile_group.max_size: {} is more than this switch's groups hold ({MAX_GROUP_WEIGHT})",
+                g.max_size
+            ),
+        ));
+    }
     if ty == UpdateType::Modify && g.max_size != stored_max {
         return Err(P4Error::invalid(
             "action_profile_group.max_size",
