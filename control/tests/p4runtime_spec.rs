@@ -1221,3 +1221,43 @@ async fn s9_2_2_ok_members_whose_watch_port_is_down_leave_the_selection_until_it
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn s6_invalid_argument_p4info_asking_for_more_multicast_groups_than_the_switch_has() {
+    use pb::set_forwarding_pipeline_config_request::Action;
+    let h = Harness::start().await;
+    let mut c = primary(&h, 1).await;
+    let verify = |groups: i32| {
+        let mut p4info = proto::p4info_from_text(P4INFO_TEXT).unwrap();
+        p4info
+            .pkg_info
+            .get_or_insert_default()
+            .platform_properties
+            .get_or_insert_default()
+            .multicast_group_table_size = groups;
+        pb::SetForwardingPipelineConfigRequest {
+            device_id: DEVICE,
+            election_id: Some(u128_wire(1)),
+            action: Action::Verify as i32,
+            config: Some(pb::ForwardingPipelineConfig {
+                p4info: Some(p4info),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    };
+    c.client
+        .set_forwarding_pipeline_config(verify(1024))
+        .await
+        .unwrap();
+    let err = c
+        .client
+        .set_forwarding_pipeline_config(verify(100_000))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(
+        err.message().contains("multicast_group_table_size"),
+        "{err:?}"
+    );
+}

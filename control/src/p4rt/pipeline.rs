@@ -4,7 +4,8 @@
 //! or a loaded library's), and which tables two programs share unchanged
 //! (RECONCILE_AND_COMMIT). Tables and actions are compared by id and name,
 //! and each table's match fields by id, name, width and kind; every
-//! difference is reported.
+//! difference is reported. A P4Info whose `platform_properties` ask for
+//! more multicast groups than the switch has is refused (§6.2).
 
 use std::collections::BTreeMap;
 
@@ -48,6 +49,33 @@ fn actions(p: &p4info::P4Info) -> ActionShapes<'_> {
             ))
         })
         .collect()
+}
+
+/// Multicast groups the switch holds: ids 1..=65535 (`mcast_grp` is 16
+/// bits); replicas are limited by memory only.
+pub const MULTICAST_GROUPS: i32 = 65_535;
+
+/// §6.2 `PkgInfo.platform_properties`: a P4Info asking for more multicast
+/// groups than the switch has is INVALID_ARGUMENT (what it needs cannot
+/// be realised); replica counts are not limited here.
+fn check_platform(p: &p4info::P4Info) -> Result<(), P4Error> {
+    let Some(props) = p
+        .pkg_info
+        .as_ref()
+        .and_then(|k| k.platform_properties.as_ref())
+    else {
+        return Ok(());
+    };
+    if props.multicast_group_table_size > MULTICAST_GROUPS {
+        return Err(P4Error::invalid(
+            "config.p4info.pkg_info.platform_properties.multicast_group_table_size",
+            format!(
+                "{} multicast groups asked for; this switch has {MULTICAST_GROUPS}",
+                props.multicast_group_table_size
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Lists every way `theirs` differs from `ours` (empty = same program).
@@ -102,6 +130,7 @@ pub fn verify(
     ours: &p4info::P4Info,
     theirs: &p4info::P4Info,
 ) -> Result<(), P4Error> {
+    check_platform(theirs)?;
     let diffs = differences(ours, theirs);
     if diffs.is_empty() {
         return Ok(());
