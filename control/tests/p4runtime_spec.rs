@@ -1261,3 +1261,49 @@ async fn s6_invalid_argument_p4info_asking_for_more_multicast_groups_than_the_sw
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn s14_invalid_argument_p4info_whose_objects_differ_from_the_program() {
+    use pb::set_forwarding_pipeline_config_request::Action;
+    let h = Harness::start().await;
+    let mut c = primary(&h, 1).await;
+    let verify = |p4info: proto::p4::config::v1::P4Info| pb::SetForwardingPipelineConfigRequest {
+        device_id: DEVICE,
+        election_id: Some(u128_wire(1)),
+        action: Action::Verify as i32,
+        config: Some(pb::ForwardingPipelineConfig {
+            p4info: Some(p4info),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let ours = proto::p4info_from_text(P4INFO_TEXT).unwrap();
+    c.client
+        .set_forwarding_pipeline_config(verify(ours.clone()))
+        .await
+        .unwrap();
+    // A counter of another size, a table of another size, a register
+    // the program does not have: none can be realised (§14).
+    let mut counter = ours.clone();
+    counter.counters[0].size = 4096;
+    let mut table = ours.clone();
+    table.tables[0].size = 1;
+    let mut extra = ours.clone();
+    let mut r = extra.registers[0].clone();
+    r.preamble.as_mut().unwrap().id = 0x1600_0099;
+    r.preamble.as_mut().unwrap().name = "ghost".into();
+    extra.registers.push(r);
+    for (what, p4info) in [
+        ("port_counter", counter),
+        ("ipv4_lpm", table),
+        ("ghost", extra),
+    ] {
+        let err = c
+            .client
+            .set_forwarding_pipeline_config(verify(p4info))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{what}");
+        assert!(err.message().contains(what), "{what}: {}", err.message());
+    }
+}
