@@ -76,6 +76,8 @@ pub struct DeviceState<'a> {
     /// The time the job runs, in nanoseconds on the clock the dataplane
     /// gives packets (the idle clock of idle-timeout tables uses it).
     pub now_ns: u64,
+    /// Ports whose link is down now (watch ports of selector groups).
+    pub ports_down: Vec<u16>,
 }
 
 impl std::fmt::Debug for DeviceState<'_> {
@@ -84,6 +86,7 @@ impl std::fmt::Debug for DeviceState<'_> {
             .field("pre", &self.pre)
             .field("ports", &self.ports)
             .field("now_ns", &self.now_ns)
+            .field("ports_down", &self.ports_down)
             .finish_non_exhaustive()
     }
 }
@@ -201,6 +204,7 @@ pub struct LocalDevice {
     packet_in: broadcast::Sender<Vec<u8>>,
     digests: broadcast::Sender<Digest>,
     packets_out: Arc<Mutex<Vec<Vec<u8>>>>,
+    ports_down: Arc<Mutex<Vec<u16>>>,
 }
 
 impl std::fmt::Debug for LocalDevice {
@@ -224,6 +228,8 @@ impl LocalDevice {
 
     fn start(mut runtime: Box<dyn RuntimeApi + Send>, mut pre: Option<Pre>) -> Arc<Self> {
         let (tx, rx) = std::sync::mpsc::channel::<Msg>();
+        let ports_down: Arc<Mutex<Vec<u16>>> = Arc::default();
+        let down = ports_down.clone();
         std::thread::Builder::new()
             .name("local-device".into())
             .spawn(move || {
@@ -234,6 +240,7 @@ impl LocalDevice {
                         pre: pre.as_mut(),
                         ports: None,
                         now_ns: epoch.elapsed().as_nanos() as u64,
+                        ports_down: down.lock().unwrap_or_else(|e| e.into_inner()).clone(),
                     };
                     // A panicking job drops its reply sender: the caller sees
                     // `Stopped` for that job, and the device keeps serving.
@@ -251,7 +258,17 @@ impl LocalDevice {
             packet_in,
             digests,
             packets_out: Arc::default(),
+            ports_down,
         })
+    }
+
+    /// Sets `port`'s link up or down (as later jobs see it).
+    pub fn set_port_up(&self, port: u16, up: bool) {
+        let mut down = self.ports_down.lock().unwrap_or_else(|e| e.into_inner());
+        down.retain(|&p| p != port);
+        if !up {
+            down.push(port);
+        }
     }
 
     /// Makes the pipeline "send" `frame` to the CPU port.

@@ -80,12 +80,16 @@ impl<P: Pipeline> Device for SwitchDevice<P> {
                 front_panel: u16::try_from(sw.num_ports()).unwrap_or(u16::MAX),
                 cpu_port: sw.cpu_port(),
             };
+            let ports_down = (0..ports.front_panel)
+                .filter(|&p| sw.port_oper_up(p) == Some(false))
+                .collect();
             let (pipeline, pre) = sw.pipeline_and_pre_mut();
             job(&mut DeviceState {
                 runtime: pipeline.runtime_mut(),
                 pre: Some(pre),
                 ports: Some(ports),
                 now_ns: now.as_nanos(),
+                ports_down,
             })
         });
         self.commands.send(cmd).map_err(|_| DeviceError::Stopped)

@@ -541,7 +541,8 @@ fn bad_cases() -> Vec<(&'static str, pb::Update, Code, &'static str)> {
                     }),
                 }),
             ),
-            Code::InvalidArgument,
+            // A P4Data bytestring that does not fit is OUT_OF_RANGE (§8.4).
+            Code::OutOfRange,
             "register_entry.data",
         ),
         (
@@ -1455,7 +1456,7 @@ async fn pipeline_config_accepts_only_the_compiled_program_and_keeps_the_cookie(
         .set_forwarding_pipeline_config(set(Action::Commit, None, 0, &c))
         .await
         .unwrap_err();
-    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert_eq!(err.code(), Code::NotFound, "§14: no saved config");
     c.client
         .set_forwarding_pipeline_config(set(Action::VerifyAndSave, Some(ours.clone()), 44, &c))
         .await

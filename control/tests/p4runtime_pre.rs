@@ -231,14 +231,14 @@ async fn clone_session_insert_read_modify_delete() {
     // The engine holds port, class of service and truncation.
     let cfg = h
         .device
-        .with_state(|dev| dev.pre.as_deref().unwrap().clone_session(7))
+        .with_state(|dev| dev.pre.as_deref().unwrap().clone_session(7).cloned())
         .await
         .unwrap()
         .unwrap();
     assert_eq!(
         cfg,
         p4_target::arch::CloneSession {
-            egress_port: 3,
+            replicas: vec![p4_target::arch::McReplica { port: 3, rid: 0 }],
             class_of_service: 5,
             truncate_bytes: Some(128),
         }
@@ -408,33 +408,21 @@ async fn bad_pre_updates_fail_with_the_spec_code_naming_the_field_and_change_not
             "clone_session_entry.session_id",
         ),
         (
-            "session with two replicas",
+            "session with a replica twice",
             update(
                 U::Insert,
                 session(pb::CloneSessionEntry {
-                    replicas: vec![rep(1, 0), rep(2, 0)],
+                    replicas: vec![rep(1, 2), rep(1, 2)],
                     ..session_entry(3, rep(1, 0), 0, 0)
                 }),
             ),
-            Code::Unimplemented,
-            "clone_session_entry.replicas",
+            Code::InvalidArgument,
+            "clone_session_entry.replicas[1]",
         ),
         (
-            "session without replicas",
-            update(
-                U::Insert,
-                session(pb::CloneSessionEntry {
-                    replicas: vec![],
-                    ..session_entry(3, rep(1, 0), 0, 0)
-                }),
-            ),
-            Code::Unimplemented,
-            "clone_session_entry.replicas",
-        ),
-        (
-            "session replica with an instance",
-            update(U::Insert, session(session_entry(3, rep(1, 4), 0, 0))),
-            Code::Unimplemented,
+            "session replica instance beyond egress_rid",
+            update(U::Insert, session(session_entry(3, rep(1, 70_000), 0, 0))),
+            Code::InvalidArgument,
             "clone_session_entry.replicas[0].instance",
         ),
         (

@@ -114,9 +114,10 @@ async fn value_sets_are_replaced_read_back_and_validated() {
             update(U::Modify, set(TAGS, &[&[1, 0, 0]])),
             Code::InvalidArgument,
         ),
+        // Duplicates, padded or not, are ALREADY_EXISTS (§9.6).
         (
             update(U::Modify, set(TAGS, &[&[7], &[0, 7]])),
-            Code::InvalidArgument,
+            Code::AlreadyExists,
         ),
         (update(U::Modify, bad_match), Code::InvalidArgument),
     ] {

@@ -159,7 +159,7 @@ fn switch() -> Switch<Program> {
     pre.mirroring_add(
         5,
         CloneSession {
-            egress_port: 7,
+            replicas: vec![McReplica { port: 7, rid: 0 }],
             class_of_service: 0,
             truncate_bytes: Some(128),
         },

@@ -175,7 +175,7 @@ fn acl_mirror_sends_the_original_and_a_copy_as_it_arrived_to_the_session_port() 
         .mirroring_add(
             5,
             CloneSession {
-                egress_port: 3,
+                replicas: vec![McReplica { port: 3, rid: 0 }],
                 class_of_service: 6,
                 truncate_bytes: None,
             },
@@ -216,7 +216,7 @@ fn a_mirror_session_truncates_the_copy_and_a_missing_session_only_counts() {
         .mirroring_add(
             5,
             CloneSession {
-                egress_port: 1,
+                replicas: vec![McReplica { port: 1, rid: 0 }],
                 class_of_service: 0,
                 truncate_bytes: Some(64),
             },

@@ -119,6 +119,7 @@ pub fn p4rt_write(data: &[u8]) {
         access: &access,
         profiles: &profiles,
         shadow: &shadow,
+        next_hidden: std::cell::Cell::new(shadow.next_hidden),
     };
     let ops: Vec<_> = req.updates.iter().map(|u| op_from_update(&cx, u)).collect();
     let mut program = Program::new();
@@ -131,6 +132,7 @@ pub fn p4rt_write(data: &[u8]) {
             cpu_port: Some(510),
         }),
         now_ns: 0,
+        ports_down: Vec::new(),
     };
     let atomicity = pb::write_request::Atomicity::try_from(req.atomicity)
         .unwrap_or(pb::write_request::Atomicity::ContinueOnError);

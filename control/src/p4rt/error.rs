@@ -81,6 +81,25 @@ pub fn runtime_error_code(e: &RuntimeError) -> Code {
 /// Builds the Write RPC's error status from per-update results, or `None`
 /// when every update succeeded.
 pub fn write_status(results: &[Result<(), P4Error>]) -> Option<tonic::Status> {
+    batch_status(results, "updates", Code::Unknown)
+}
+
+/// Builds the Read RPC's error status from per-request results (§13.3),
+/// or `None` when every request succeeded: UNKNOWN with one `p4.v1.Error`
+/// per request, OK ones included. A Read of a single request answers
+/// with that request's own code (its `p4.v1.Error` in the details too),
+/// as PI-based servers do and clients checking the code expect.
+pub fn read_status(results: &[Result<(), P4Error>]) -> Option<tonic::Status> {
+    let code = match results {
+        [Err(e)] => e.code,
+        _ => Code::Unknown,
+    };
+    batch_status(results, "requests", code)
+}
+
+/// A batch RPC's status: `code` with a `google.rpc.Status` whose details
+/// are one `p4.v1.Error` per item, in order.
+fn batch_status(results: &[Result<(), P4Error>], items: &str, code: Code) -> Option<tonic::Status> {
     let failed = results.iter().filter(|r| r.is_err()).count();
     if failed == 0 {
         return None;
@@ -107,17 +126,21 @@ pub fn write_status(results: &[Result<(), P4Error>]) -> Option<tonic::Status> {
         .find_map(|r| r.as_ref().err())
         .map(|e| e.message.as_str())
         .unwrap_or("");
-    let message = format!(
-        "{failed} of {} updates failed; first: {first}",
-        results.len()
-    );
+    let message = if code != Code::Unknown {
+        first.to_string()
+    } else {
+        format!(
+            "{failed} of {} {items} failed; first: {first}",
+            results.len()
+        )
+    };
     let status = proto::google::rpc::Status {
-        code: Code::Unknown as i32,
+        code: code as i32,
         message: message.clone(),
         details,
     };
     Some(tonic::Status::with_details(
-        Code::Unknown,
+        code,
         message,
         bytes::Bytes::from(status.encode_to_vec()),
     ))

@@ -6,7 +6,9 @@
 //! batches), [`read`] (entity selection and wildcards), [`arbitration`]
 //! (primary/backup election), [`roles`] (what each role may
 //! write), [`pipeline`] (P4Info verification), [`pre`]
-//! (multicast groups and clone sessions), [`packet_io`] (controller
+//! (multicast groups and clone sessions), [`oneshot`] (one-shot action
+//! selector programming), [`watch`] (group members' watch ports),
+//! [`packet_io`] (controller
 //! headers), [`digest`] (digest batching and acks), [`persist`] (the state
 //! file that survives restarts) and [`service`] (the tonic glue).
 
@@ -15,6 +17,7 @@ pub mod bytes;
 pub mod digest;
 pub mod error;
 pub mod loader;
+pub mod oneshot;
 pub mod packet_io;
 pub mod persist;
 pub mod pipeline;
@@ -23,6 +26,7 @@ pub mod read;
 pub mod roles;
 pub mod service;
 pub mod translate;
+pub mod watch;
 pub mod write;
 
 pub use error::P4Error;

@@ -131,6 +131,18 @@ pub fn decode_packet_in(info: &ProgramInfo, frame: &[u8]) -> Result<pb::PacketIn
     })
 }
 
+/// Whether packet-in `pi` passes a role's packet-in filter (§5.2;
+/// `stratum.P4RoleConfig.packet_in_filter`): metadata field `id` carries
+/// `value`. No filter passes everything.
+pub fn passes(pi: &pb::PacketIn, filter: Option<(u32, u128)>) -> bool {
+    let Some((id, value)) = filter else {
+        return true;
+    };
+    pi.metadata.iter().any(|m| {
+        m.metadata_id == id && decode(&m.value, 128, "packet_in filter").ok() == Some(value)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

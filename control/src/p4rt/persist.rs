@@ -479,6 +479,19 @@ impl StateStore {
             }
             return;
         }
+        // A one shot is kept as its table entry update (§9.2.3).
+        let op = match op {
+            Op::Seq(ops) => match ops.iter().find(|o| {
+                matches!(
+                    o,
+                    Op::TableInsert(_) | Op::TableModify(_) | Op::TableDelete(_)
+                )
+            }) {
+                Some(table_op) => table_op,
+                None => return,
+            },
+            op => op,
+        };
         match op {
             Op::TableInsert(w) | Op::TableModify(w) => {
                 let key = LiveKey::Entry(w.key());
@@ -501,11 +514,12 @@ impl StateStore {
                 self.live.remove(&LiveKey::DirectMeter(key.clone()));
                 self.live.remove(&LiveKey::Entry(key));
             }
-            Op::DefaultSet(t, _) => {
-                self.put(LiveKey::Default(*t), update(UpdateType::Modify, entity))
-            }
-            Op::DefaultReset(t) => {
-                self.live.remove(&LiveKey::Default(*t));
+            Op::Default(d) if d.action.is_some() => self.put(
+                LiveKey::Default(d.table),
+                update(UpdateType::Modify, entity),
+            ),
+            Op::Default(d) => {
+                self.live.remove(&LiveKey::Default(d.table));
             }
             Op::MemberWrite(p, m, ..) => {
                 self.put(LiveKey::Member(*p, *m), update(UpdateType::Insert, entity))
@@ -518,7 +532,7 @@ impl StateStore {
                 group: g,
                 ..
             }) => self.put(LiveKey::Group(*p, *g), update(UpdateType::Insert, entity)),
-            Op::GroupDelete(p, g, _) => {
+            Op::GroupDelete(p, g, ..) => {
                 self.live.remove(&LiveKey::Group(*p, *g));
             }
             Op::DirectMeterSet(k, cfg, _) => {

@@ -2,9 +2,14 @@
 //! reference §1.4 "Pipeline Get/Set", P4Runtime §14): whether a client's
 //! P4Info describes a given program (the running one, the compiled-in one
 //! or a loaded library's), and which tables two programs share unchanged
-//! (RECONCILE_AND_COMMIT). Tables and actions are compared by id and name,
-//! and each table's match fields by id, name, width and kind; every
-//! difference is reported.
+//! (RECONCILE_AND_COMMIT). Every object is compared by id and name: tables
+//! by their match fields (id, name, width, kind), size, implementation,
+//! direct resources, const default action, const entries and idle timeout;
+//! actions by their params; counters, meters, registers, action profiles,
+//! digests, value sets and controller headers by what the switch would
+//! have to realise (size, unit, tables, fields; not type specs, which have
+//! several P4Info forms). Every difference is reported. A P4Info whose `platform_properties` ask for
+//! more multicast groups than the switch has is refused (§6.2).
 
 use std::collections::BTreeMap;
 
@@ -50,6 +55,33 @@ fn actions(p: &p4info::P4Info) -> ActionShapes<'_> {
         .collect()
 }
 
+/// Multicast groups the switch holds: ids 1..=65535 (`mcast_grp` is 16
+/// bits); replicas are limited by memory only.
+pub const MULTICAST_GROUPS: i32 = 65_535;
+
+/// §6.2 `PkgInfo.platform_properties`: a P4Info asking for more multicast
+/// groups than the switch has is INVALID_ARGUMENT (what it needs cannot
+/// be realised); replica counts are not limited here.
+fn check_platform(p: &p4info::P4Info) -> Result<(), P4Error> {
+    let Some(props) = p
+        .pkg_info
+        .as_ref()
+        .and_then(|k| k.platform_properties.as_ref())
+    else {
+        return Ok(());
+    };
+    if props.multicast_group_table_size > MULTICAST_GROUPS {
+        return Err(P4Error::invalid(
+            "config.p4info.pkg_info.platform_properties.multicast_group_table_size",
+            format!(
+                "{} multicast groups asked for; this switch has {MULTICAST_GROUPS}",
+                props.multicast_group_table_size
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Lists every way `theirs` differs from `ours` (empty = same program).
 pub fn differences(ours: &p4info::P4Info, theirs: &p4info::P4Info) -> Vec<String> {
     let mut diffs = Vec::new();
@@ -93,7 +125,124 @@ pub fn differences(ours: &p4info::P4Info, theirs: &p4info::P4Info) -> Vec<String
             ));
         }
     }
+    let (oo, to) = (objects(ours), objects(theirs));
+    for ((what, id), (name, shape)) in &oo {
+        match to.get(&(*what, *id)) {
+            // A missing or renamed table was reported above.
+            None if *what == "table" => {}
+            None => diffs.push(format!("{what} {id:#x} '{name}' is missing")),
+            Some((n, _)) if n != name && *what != "table" => diffs.push(format!(
+                "{what} {id:#x} is '{n}', the compiled program has '{name}'"
+            )),
+            Some((_, sh)) if sh != shape => diffs.push(format!(
+                "{what} {id:#x} '{name}' differs: {sh} (ours: {shape})"
+            )),
+            _ => {}
+        }
+    }
+    for ((what, id), (name, _)) in &to {
+        if *what != "table" && !oo.contains_key(&(*what, *id)) {
+            diffs.push(format!(
+                "{what} {id:#x} '{name}' is not in the compiled program"
+            ));
+        }
+    }
     diffs
+}
+
+/// Everything else a P4Info declares, by (kind, id): its name and what the
+/// switch would have to realise, as text. For tables, the properties
+/// besides their keys (size, implementation, direct resources, const
+/// default action, const entries, idle timeout).
+fn objects(p: &p4info::P4Info) -> BTreeMap<(&'static str, u32), (String, String)> {
+    let mut out = BTreeMap::new();
+    let mut put = |pre: Option<&p4info::Preamble>, what: &'static str, shape: String| {
+        if let Some(pre) = pre {
+            out.insert((what, pre.id), (pre.name.clone(), shape));
+        }
+    };
+    for t in &p.tables {
+        let mut direct = t.direct_resource_ids.clone();
+        direct.sort_unstable();
+        put(
+            t.preamble.as_ref(),
+            "table",
+            format!(
+                "size {}, implementation {:#x}, direct resources {direct:x?}, const default action {:#x}, const {}, idle timeout {}",
+                t.size,
+                t.implementation_id,
+                t.const_default_action_id,
+                t.is_const_table,
+                t.idle_timeout_behavior
+            ),
+        );
+    }
+    for c in &p.counters {
+        let unit = c.spec.as_ref().map(|s| s.unit);
+        put(
+            c.preamble.as_ref(),
+            "counter",
+            format!("size {}, unit {unit:?}", c.size),
+        );
+    }
+    for c in &p.direct_counters {
+        let unit = c.spec.as_ref().map(|s| s.unit);
+        put(
+            c.preamble.as_ref(),
+            "direct counter",
+            format!("table {:#x}, unit {unit:?}", c.direct_table_id),
+        );
+    }
+    for m in &p.meters {
+        let unit = m.spec.as_ref().map(|s| s.unit);
+        put(
+            m.preamble.as_ref(),
+            "meter",
+            format!("size {}, unit {unit:?}", m.size),
+        );
+    }
+    for m in &p.direct_meters {
+        let unit = m.spec.as_ref().map(|s| s.unit);
+        put(
+            m.preamble.as_ref(),
+            "direct meter",
+            format!("table {:#x}, unit {unit:?}", m.direct_table_id),
+        );
+    }
+    // Type specs (registers, digests, value-set fields) and selector group
+    // limits are left out: the same program has several P4Info forms of
+    // them (p4c's may differ from ours), and what a client writes is
+    // checked against ours anyway.
+    for r in &p.registers {
+        put(r.preamble.as_ref(), "register", format!("size {}", r.size));
+    }
+    for a in &p.action_profiles {
+        let mut tables = a.table_ids.clone();
+        tables.sort_unstable();
+        put(
+            a.preamble.as_ref(),
+            "action profile",
+            format!(
+                "tables {tables:x?}, selector {}, size {}",
+                a.with_selector, a.size
+            ),
+        );
+    }
+    for d in &p.digests {
+        put(d.preamble.as_ref(), "digest", String::new());
+    }
+    for v in &p.value_sets {
+        put(v.preamble.as_ref(), "value set", format!("size {}", v.size));
+    }
+    for h in &p.controller_packet_metadata {
+        let fields: Vec<_> = h.metadata.iter().map(|m| (m.id, m.bitwidth)).collect();
+        put(
+            h.preamble.as_ref(),
+            "controller header",
+            format!("fields {fields:?}"),
+        );
+    }
+    out
 }
 
 /// INVALID_ARGUMENT naming every difference, or Ok.
@@ -102,6 +251,7 @@ pub fn verify(
     ours: &p4info::P4Info,
     theirs: &p4info::P4Info,
 ) -> Result<(), P4Error> {
+    check_platform(theirs)?;
     let diffs = differences(ours, theirs);
     if diffs.is_empty() {
         return Ok(());

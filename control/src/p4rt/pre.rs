@@ -5,10 +5,11 @@
 //! * Decoding ([`pre_op`]) validates everything that does not depend on the
 //!   device, naming the field: id ≠ 0 (and a group id fits the 16-bit
 //!   `mcast_grp`), a port and an `instance` < 2^16 per replica, no
-//!   duplicate (port, instance), no backup replicas; a clone session has
-//!   exactly one replica with instance 0 (this switch mirrors to one port
-//!   and clones carry `egress_rid` 0), `class_of_service` 0..=7 (the copy's
-//!   priority) and `packet_length_bytes` ≥ 0 (0 = no truncation).
+//!   duplicate (port, instance), no backup replicas (UNIMPLEMENTED); a
+//!   clone session's replicas follow the same rules (each clone makes one
+//!   copy per replica, carrying its instance as `egress_rid`),
+//!   `class_of_service` 0..=7 (the copies' priority) and
+//!   `packet_length_bytes` ≥ 0 (0 = no truncation).
 //! * Applying ([`apply`]) checks existence (INSERT of an existing id is
 //!   ALREADY_EXISTS, MODIFY/DELETE of a missing one NOT_FOUND) and that the
 //!   ports exist on the device, then changes the engine in one step: a
@@ -159,6 +160,36 @@ pub fn pre_op(ty: UpdateType, e: &pb::PacketReplicationEngineEntry) -> Result<Pr
     }
 }
 
+/// The replicas of a group or session (`what` names it in errors): each
+/// (port, instance) once, the instance an `egress_rid` (16 bits).
+fn replica_list(
+    list: &[pb::Replica],
+    what: &str,
+) -> Result<(Vec<McReplica>, Vec<PortForm>), P4Error> {
+    let mut replicas = Vec::with_capacity(list.len());
+    let mut forms = Vec::with_capacity(list.len());
+    for (i, r) in list.iter().enumerate() {
+        let field = format!("{what}.replicas[{i}]");
+        let (port, instance, form) = replica(r, &field)?;
+        let rid = u16::try_from(instance).map_err(|_| {
+            P4Error::invalid(
+                format!("{field}.instance"),
+                format!("{instance} does not fit egress_rid (16 bits)"),
+            )
+        })?;
+        let rep = McReplica { port, rid };
+        if replicas.contains(&rep) {
+            return Err(P4Error::invalid(
+                field,
+                format!("duplicate replica (port {port}, instance {instance})"),
+            ));
+        }
+        replicas.push(rep);
+        forms.push(form);
+    }
+    Ok((replicas, forms))
+}
+
 fn mode(ty: UpdateType) -> SetMode {
     if ty == UpdateType::Insert {
         SetMode::Insert
@@ -186,27 +217,7 @@ fn group_op(ty: UpdateType, g: &pb::MulticastGroupEntry) -> Result<PreOp, P4Erro
     if ty == UpdateType::Delete {
         return Ok(PreOp::GroupDelete(id));
     }
-    let mut replicas = Vec::with_capacity(g.replicas.len());
-    let mut forms = Vec::with_capacity(g.replicas.len());
-    for (i, r) in g.replicas.iter().enumerate() {
-        let field = format!("{F}.replicas[{i}]");
-        let (port, instance, form) = replica(r, &field)?;
-        let rid = u16::try_from(instance).map_err(|_| {
-            P4Error::invalid(
-                format!("{field}.instance"),
-                format!("{instance} does not fit egress_rid (16 bits)"),
-            )
-        })?;
-        let rep = McReplica { port, rid };
-        if replicas.contains(&rep) {
-            return Err(P4Error::invalid(
-                field,
-                format!("duplicate replica (port {port}, instance {instance})"),
-            ));
-        }
-        replicas.push(rep);
-        forms.push(form);
-    }
+    let (replicas, forms) = replica_list(&g.replicas, F)?;
     Ok(PreOp::GroupSet {
         id,
         replicas,
@@ -226,18 +237,7 @@ fn session_op(ty: UpdateType, c: &pb::CloneSessionEntry) -> Result<PreOp, P4Erro
     if ty == UpdateType::Delete {
         return Ok(PreOp::SessionDelete(c.session_id));
     }
-    let [r] = c.replicas.as_slice() else {
-        return Err(P4Error::unimplemented(format!(
-            "{F}.replicas with {} replicas (a clone session mirrors to exactly one port)",
-            c.replicas.len()
-        )));
-    };
-    let (port, instance, form) = replica(r, &format!("{F}.replicas[0]"))?;
-    if instance != 0 {
-        return Err(P4Error::unimplemented(format!(
-            "{F}.replicas[0].instance {instance} (clones carry egress_rid 0)"
-        )));
-    }
+    let (replicas, forms) = replica_list(&c.replicas, F)?;
     let class_of_service = u8::try_from(c.class_of_service)
         .ok()
         .filter(|&cos| cos <= 7)
@@ -260,14 +260,14 @@ fn session_op(ty: UpdateType, c: &pb::CloneSessionEntry) -> Result<PreOp, P4Erro
     Ok(PreOp::SessionSet {
         id: c.session_id,
         session: CloneSession {
-            egress_port: port,
+            replicas,
             class_of_service,
             truncate_bytes,
         },
         mode: mode(ty),
         echo: Echo {
             metadata: Vec::new(),
-            forms: vec![form],
+            forms,
         },
     })
 }
@@ -337,9 +337,10 @@ pub fn apply(pre: &mut Pre, ports: Option<PortSpace>, op: &PreOp) -> Result<(), 
             check_ports(
                 ports,
                 "clone_session_entry",
-                std::iter::once(&session.egress_port),
+                session.replicas.iter().map(|r| &r.port),
             )?;
-            pre.mirroring_add(*id, *session).map_err(engine_error)?;
+            pre.mirroring_add(*id, session.clone())
+                .map_err(engine_error)?;
         }
         PreOp::SessionDelete(id) => {
             if !pre.mirroring_delete(*id) {
@@ -382,7 +383,7 @@ pub fn inverse(pre: &Pre, op: &PreOp) -> Option<PreOp> {
             (SetMode::Insert, None) => PreOp::SessionDelete(*id),
             (SetMode::Modify, Some(old)) => PreOp::SessionSet {
                 id: *id,
-                session: old,
+                session: old.clone(),
                 mode: SetMode::Modify,
                 echo: Echo::default(),
             },
@@ -390,7 +391,7 @@ pub fn inverse(pre: &Pre, op: &PreOp) -> Option<PreOp> {
         },
         PreOp::SessionDelete(id) => PreOp::SessionSet {
             id: *id,
-            session: pre.clone_session(*id)?,
+            session: pre.clone_session(*id)?.clone(),
             mode: SetMode::Insert,
             echo: Echo::default(),
         },
@@ -429,7 +430,12 @@ fn group_to_proto(id: u16, replicas: &[McReplica], echo: Option<&Echo>) -> pb::M
 fn session_to_proto(id: u32, s: &CloneSession, echo: Option<&Echo>) -> pb::CloneSessionEntry {
     pb::CloneSessionEntry {
         session_id: id,
-        replicas: vec![replica_to_proto(s.egress_port, 0, form(echo, 0))],
+        replicas: s
+            .replicas
+            .iter()
+            .enumerate()
+            .map(|(i, r)| replica_to_proto(r.port, r.rid, form(echo, i)))
+            .collect(),
         class_of_service: u32::from(s.class_of_service),
         packet_length_bytes: s
             .truncate_bytes
@@ -485,7 +491,7 @@ pub fn read(
             if want == 0 || want == id {
                 out.push(entity(Type::CloneSessionEntry(session_to_proto(
                     id,
-                    &s,
+                    s,
                     echo.sessions.get(&id),
                 ))));
             }

@@ -1,20 +1,29 @@
-//! The Read RPC's semantics (reference §1.4 "Wildcard reads"): which
-//! entities a request selects and how they are reported.
+//! The Read RPC's semantics (spec §13, §9.1.6; reference §1.4 "Wildcard
+//! reads"): which entities a request selects and how they are reported.
 //!
 //! * `table_entry{table_id: 0}` reads every table, const and
 //!   fabric-owned ones included (§9.1.6); default entries appear only when
-//!   `is_default_action` is set. The request's fields are filters
-//!   (§9.1.6): a match list selects one entry; a priority, an action, a
-//!   `metadata`, a `controller_metadata` and an `idle_timeout_ns` select
-//!   the entries that have them. `counter_data` present asks for direct
-//!   counters, `meter_config` for direct meter configs and
-//!   `time_since_last_hit` for the time since the entry was last hit
-//!   (idle-timeout tables, §9.1.8). Entries report the `idle_timeout_ns`
-//!   and `controller_metadata` they were written with.
-//! * A request whose n-th entity is bad gets the entities of the ones
-//!   before it, then the error (§13.3: the server streams what it read).
+//!   `is_default_action` is set, with the cookies they were set with. The
+//!   request's fields are filters (§9.1.6): a match list selects one
+//!   entry; a priority, an action id (its params are ignored, as are
+//!   member and group ids), a `metadata`, a `controller_metadata` and an
+//!   `idle_timeout_ns` select the entries that have them. `counter_data`
+//!   present asks for direct counters, `meter_config` for direct meter
+//!   configs and `time_since_last_hit` for the time since the entry was
+//!   last hit (idle-timeout tables only: on another table it is
+//!   INVALID_ARGUMENT, §9.1.8). Entries report the `idle_timeout_ns` and
+//!   `controller_metadata` they were written with; groups their
+//!   `max_size`. Per-colour meter counters are UNIMPLEMENTED.
+//! * A direct counter or meter read naming an entry that is not there is
+//!   NOT_FOUND, one naming a table without that resource INVALID_ARGUMENT.
+//! * Each request succeeds or fails alone (§13.3): the caller streams the
+//!   entities of the good ones and reports each request's status
+//!   ([`super::error::read_status`]).
+//! * The request's `role` keeps the entities that role covers (§13): PRE
+//!   entries only for roles with full access.
 //! * Profile id 0, member/group id 0, counter id 0, register id 0 and an
-//!   absent index are wildcards.
+//!   absent index are wildcards; so is an `extern_entry` with type and id
+//!   0 (it reads nothing: there are no architecture-specific externs).
 //! * PRE entries: group / session id 0 is the wildcard, an entry without a
 //!   type reads both kinds (see [`super::pre::read`]); on a device without
 //!   a PRE wildcard reads are empty. Other unsupported kinds are
@@ -26,15 +35,14 @@ use std::collections::HashMap;
 
 use p4_target::arch::Pre;
 use p4_target::info::{ProgramInfo, TableInfo};
-use p4_target::runtime::{CounterData, RuntimeApi};
+use p4_target::runtime::{CounterData, EntryAction, RuntimeApi};
 use proto::p4::v1 as pb;
 use proto::p4::v1::entity::Entity as E;
 
 use super::bytes::encode;
 use super::error::P4Error;
-use super::translate::{
-    default_entry_to_proto, entry_action_from_proto, entry_to_proto, key_from_proto, table,
-};
+use super::roles::{RoleScope, entity_id};
+use super::translate::{default_entry_to_proto, entry_to_proto, key_from_proto, table};
 use super::write::Shadow;
 
 /// What a read needs besides the runtime.
@@ -48,6 +56,8 @@ pub struct ReadContext {
     pub now_ns: u64,
     /// Meter configurations.
     pub shadow: Shadow,
+    /// The scope of the request's `role`, `None` for no role filter.
+    pub role: Option<RoleScope>,
 }
 
 fn counter_to_proto(d: CounterData) -> pb::CounterData {
@@ -90,12 +100,27 @@ fn table_entries(
     te: &pb::TableEntry,
     out: &mut Vec<pb::Entity>,
 ) -> Result<(), P4Error> {
+    if te.meter_counter_data.is_some() {
+        return Err(P4Error::unimplemented(
+            "table_entry.meter_counter_data (per-colour meter counters)",
+        ));
+    }
     for t in selected_tables(cx, te.table_id, "table_entry.table_id")? {
+        if te.table_id != 0 && te.time_since_last_hit.is_some() && !t.idle_timeout {
+            // §9.1.8: only tables that support idle timeout have it.
+            return Err(P4Error::invalid(
+                "table_entry.time_since_last_hit",
+                format!("{} does not support idle timeout", t.name),
+            ));
+        }
         if te.is_default_action {
             let call = rt.table_default(t.id)?;
-            out.push(entity(E::TableEntry(default_entry_to_proto(
-                cx.info, t, &call,
-            ))));
+            let mut pe = default_entry_to_proto(cx.info, t, &call);
+            if let Some(m) = cx.shadow.default_metadata.get(&t.id) {
+                pe.metadata = m.metadata.clone();
+                pe.controller_metadata = m.controller_metadata;
+            }
+            out.push(entity(E::TableEntry(pe)));
             continue;
         }
         let key = if te.table_id != 0 && !te.r#match.is_empty() {
@@ -103,19 +128,22 @@ fn table_entries(
         } else {
             None
         };
-        let action = match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
-            Some(_) if te.table_id != 0 => Some(
-                entry_action_from_proto(cx.info, t, te.action.as_ref())
-                    .map_err(|e| e.context("table_entry"))?,
-            ),
+        // §9.1.6: an action filters on its action id only (not on its
+        // parameters, nor on member or group ids).
+        let action_id = match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
+            Some(pb::table_action::Type::Action(a)) if te.table_id != 0 => Some(a.action_id),
             _ => None,
         };
         for e in rt.table_entries(t.id)? {
             let ekey = (t.id, e.matches.clone(), e.priority);
             let extras = cx.shadow.entries.get(&ekey).copied().unwrap_or_default();
+            let direct_action = match &e.action {
+                EntryAction::Direct(c) => Some(c.action_id),
+                _ => None,
+            };
             if key.as_ref().is_some_and(|k| *k != e.matches)
                 || (te.priority != 0 && te.priority != e.priority)
-                || action.as_ref().is_some_and(|a| *a != e.action)
+                || action_id.is_some_and(|a| direct_action != Some(a))
                 || (!te.metadata.is_empty() && te.metadata != e.metadata)
                 || (te.controller_metadata != 0
                     && te.controller_metadata != extras.controller_metadata)
@@ -124,6 +152,10 @@ fn table_entries(
                 continue;
             }
             let mut pe = entry_to_proto(cx.info, t, &e);
+            if let Some(os) = cx.shadow.one_shots.get(&ekey) {
+                // A one shot reads back as written (§9.2.3).
+                pe.action = super::oneshot::read_action(&os.set);
+            }
             pe.idle_timeout_ns = extras.idle_timeout_ns as i64;
             pe.controller_metadata = extras.controller_metadata;
             if te.counter_data.is_some() && t.direct_counter.is_some() {
@@ -149,6 +181,51 @@ fn table_entries(
     Ok(())
 }
 
+/// For a direct counter or meter read naming a table: that table must
+/// have the resource (`has`), else INVALID_ARGUMENT.
+fn direct_resource_table(
+    cx: &ReadContext,
+    te: &pb::TableEntry,
+    what: &str,
+    has: impl Fn(&TableInfo) -> bool,
+) -> Result<(), P4Error> {
+    if te.table_id == 0 {
+        return Ok(());
+    }
+    let t = table(
+        cx.info,
+        te.table_id,
+        &format!("{what}.table_entry.table_id"),
+    )?;
+    if has(t) {
+        Ok(())
+    } else {
+        Err(P4Error::invalid(
+            format!("{what}.table_entry.table_id"),
+            format!(
+                "{} has no {}",
+                t.name,
+                what.trim_end_matches("_entry").replace('_', " ")
+            ),
+        ))
+    }
+}
+
+/// A direct resource read naming one entry (its match) finds it, or is
+/// NOT_FOUND (§9.3.1, §9.4.1).
+fn entry_found(te: &pb::TableEntry, found: &[pb::Entity], what: &str) -> Result<(), P4Error> {
+    if te.table_id != 0 && !te.r#match.is_empty() && found.is_empty() {
+        return Err(P4Error::new(
+            tonic::Code::NotFound,
+            format!(
+                "{what}.table_entry: no such entry in table {:#x}",
+                te.table_id
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn index_range(
     index: Option<&pb::Index>,
     size: u32,
@@ -170,24 +247,32 @@ fn index_range(
     }
 }
 
-/// Reads every entity `entities` selects, in request order, from the
-/// runtime and the replication engine (`None` if the device has none):
-/// what the requests before the first bad one selected, and its error.
+/// Reads what each request of `entities` selects, in request order, from
+/// the runtime and the replication engine (`None` if the device has
+/// none): one result per request, a bad request failing alone (§13.3).
 pub fn read_entities(
     rt: &dyn RuntimeApi,
     pre: Option<&Pre>,
     cx: &ReadContext,
     entities: &[pb::Entity],
-) -> (Vec<pb::Entity>, Option<P4Error>) {
-    let mut out = Vec::new();
-    for (n, ent) in entities.iter().enumerate() {
-        let mut found = Vec::new();
-        match read_one(rt, pre, cx, n, ent, &mut found) {
-            Ok(()) => out.append(&mut found),
-            Err(e) => return (out, Some(e)),
-        }
-    }
-    (out, None)
+) -> Vec<Result<Vec<pb::Entity>, P4Error>> {
+    entities
+        .iter()
+        .enumerate()
+        .map(|(n, ent)| {
+            let mut found = Vec::new();
+            read_one(rt, pre, cx, n, ent, &mut found)?;
+            if let Some(scope) = &cx.role {
+                // §13: `role` keeps the entities that belong to it.
+                found.retain(|e| {
+                    e.entity.as_ref().is_some_and(|k| {
+                        entity_id(k).map_or(scope.is_full(), |id| scope.covers(id))
+                    })
+                });
+            }
+            Ok(found)
+        })
+        .collect()
 }
 
 /// The entities one request entity selects, appended to `out`.
@@ -206,11 +291,17 @@ fn read_one(
         match kind {
             E::TableEntry(te) => table_entries(rt, cx, te, out)?,
             E::ActionProfileMember(m) => {
+                // One-shot entries' members are not the client's (§9.2.3).
+                let hidden = cx.shadow.hidden_by_profile();
                 for p in cx.info.action_profiles {
                     if m.action_profile_id != 0 && m.action_profile_id != p.id {
                         continue;
                     }
+                    let hidden = hidden.get(&p.id).map(|h| &h.0);
                     for (id, call) in rt.members(p.id)? {
+                        if hidden.is_some_and(|h| h.contains(&id)) {
+                            continue;
+                        }
                         if m.member_id == 0 || m.member_id == id {
                             out.push(entity(E::ActionProfileMember(pb::ActionProfileMember {
                                 action_profile_id: p.id,
@@ -248,6 +339,7 @@ fn read_one(
                         format!("unknown action profile id {:#x}", g.action_profile_id),
                     ));
                 }
+                let hidden = cx.shadow.hidden_by_profile();
                 for p in cx
                     .info
                     .action_profiles
@@ -257,20 +349,37 @@ fn read_one(
                     if g.action_profile_id != 0 && g.action_profile_id != p.id {
                         continue;
                     }
+                    let hidden = hidden.get(&p.id).map(|h| &h.1);
                     for (id, members) in rt.groups(p.id)? {
+                        if hidden.is_some_and(|h| h.contains(&id)) {
+                            continue;
+                        }
                         if g.group_id == 0 || g.group_id == id {
                             out.push(entity(E::ActionProfileGroup(pb::ActionProfileGroup {
                                 action_profile_id: p.id,
                                 group_id: id,
-                                members: members
-                                    .iter()
-                                    .map(|&(member_id, weight)| pb::action_profile_group::Member {
-                                        member_id,
-                                        weight: weight as i32,
-                                        ..Default::default()
-                                    })
-                                    .collect(),
-                                max_size: 0,
+                                // A watched group as written (the runtime
+                                // holds the members whose port is up).
+                                members: match cx.shadow.watched.get(&(p.id, id)) {
+                                    Some(all) => all.iter().map(super::watch::to_proto).collect(),
+                                    None => members
+                                        .iter()
+                                        .map(|&(member_id, weight)| {
+                                            pb::action_profile_group::Member {
+                                                member_id,
+                                                weight: weight as i32,
+                                                ..Default::default()
+                                            }
+                                        })
+                                        .collect(),
+                                },
+                                // Read-write symmetry (§8.3): as inserted.
+                                max_size: cx
+                                    .shadow
+                                    .group_max_size
+                                    .get(&(p.id, id))
+                                    .copied()
+                                    .unwrap_or(0),
                             })));
                         }
                     }
@@ -312,12 +421,16 @@ fn read_one(
             }
             E::DirectCounterEntry(d) => {
                 let te = d.table_entry.clone().unwrap_or_default();
+                direct_resource_table(cx, &te, "direct_counter_entry", |t| {
+                    t.direct_counter.is_some()
+                })?;
                 let mut entries = Vec::new();
                 let te_all = pb::TableEntry {
                     counter_data: Some(Default::default()),
-                    ..te
+                    ..te.clone()
                 };
                 table_entries(rt, cx, &te_all, &mut entries)?;
+                entry_found(&te, &entries, "direct_counter_entry")?;
                 for e in entries {
                     let Some(E::TableEntry(mut pe)) = e.entity else {
                         continue;
@@ -332,6 +445,11 @@ fn read_one(
                 }
             }
             E::MeterEntry(m) => {
+                if m.counter_data.is_some() {
+                    return Err(P4Error::unimplemented(
+                        "meter_entry.counter_data (per-colour meter counters)",
+                    ));
+                }
                 if m.meter_id != 0
                     && !cx
                         .info
@@ -361,9 +479,16 @@ fn read_one(
                 }
             }
             E::DirectMeterEntry(d) => {
+                if d.counter_data.is_some() {
+                    return Err(P4Error::unimplemented(
+                        "direct_meter_entry.counter_data (per-colour meter counters)",
+                    ));
+                }
                 let te = d.table_entry.clone().unwrap_or_default();
+                direct_resource_table(cx, &te, "direct_meter_entry", |t| t.direct_meter.is_some())?;
                 let mut entries = Vec::new();
                 table_entries(rt, cx, &te, &mut entries)?;
+                entry_found(&te, &entries, "direct_meter_entry")?;
                 for e in entries {
                     let Some(E::TableEntry(pe)) = e.entity else {
                         continue;
@@ -416,6 +541,9 @@ fn read_one(
             E::PacketReplicationEngineEntry(e) => {
                 super::pre::read(pre, &cx.shadow.pre, e, out)?;
             }
+            // The wildcard over all extern types reads nothing: this
+            // switch has no architecture-specific externs (§9.9, §13.2).
+            E::ExternEntry(x) if x.extern_type_id == 0 && x.extern_id == 0 => {}
             E::ExternEntry(_) => return Err(P4Error::unimplemented("extern_entry")),
             E::ValueSetEntry(v) => {
                 if v.value_set_id != 0 && !cx.info.value_sets.iter().any(|i| i.id == v.value_set_id)

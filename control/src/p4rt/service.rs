@@ -1,6 +1,17 @@
 //! The tonic implementation of `p4.v1.P4Runtime`: request-level checks
-//! (device id, primary election, atomicity mode) around the semantic
-//! modules, and the StreamChannel task per controller.
+//! (device id, primary election, atomicity mode, the role's right to push
+//! a pipeline) around the semantic modules, and the StreamChannel task per
+//! controller.
+//!
+//! Stream (§16): packet-ins go to primaries whose role receives them
+//! (through its packet-in filter), digests and idle-timeout notifications
+//! to primaries whose role covers the digest or table; a packet-out from a
+//! non-primary, bad packet-out metadata, an ack of an unknown digest and
+//! an `other` message are answered with a StreamError naming the message.
+//!
+//! Pipeline (§14): VERIFY_AND_SAVE keeps the config for a COMMIT (none
+//! saved: NOT_FOUND); the updates written after saving the running program
+//! again are replayed on the cleared state when it is committed.
 //!
 //! Concurrency: writes are serialised by one async mutex (which also guards
 //! the meter shadow) and each batch runs as one device job; reads run as
@@ -31,7 +42,7 @@ use tonic::{Code, Request, Response, Status, Streaming};
 
 use super::arbitration::{Arbitration, StreamTx, election_id};
 use super::digest::{DigestConfig, DigestEngine};
-use super::error::{P4Error, write_status};
+use super::error::{P4Error, read_status, write_status};
 use super::loader::Library;
 use super::persist::{PersistError, StateStore};
 use super::read::{ReadContext, read_entities};
@@ -106,6 +117,9 @@ struct PipelineState {
     cookie: Option<u64>,
     /// What VERIFY_AND_SAVE saved for a COMMIT: the program and its cookie.
     saved: Option<(Arc<Program>, Option<u64>)>,
+    /// The updates applied since VERIFY_AND_SAVE saved the running
+    /// program again: a COMMIT replays them on the cleared state (§14).
+    since_save: Vec<pb::Update>,
 }
 
 /// The program the service serves, swapped whole by a pipeline commit.
@@ -368,6 +382,7 @@ impl P4RuntimeService {
     /// program has idle-timeout tables (needs a tokio runtime).
     pub fn into_server(self) -> P4RuntimeServer<Self> {
         self.inner.start_idle_scanner();
+        tokio::spawn(watch_refresh(Arc::downgrade(&self.inner)));
         let max = self.inner.config.max_message_bytes;
         P4RuntimeServer::new(self)
             .max_decoding_message_size(max)
@@ -519,6 +534,7 @@ impl Inner {
                 access,
                 profiles: &program.profiles,
                 shadow,
+                next_hidden: std::cell::Cell::new(shadow.next_hidden),
             };
             updates.iter().map(|u| op_from_update(&cx, u)).collect()
         };
@@ -543,6 +559,36 @@ impl Inner {
             self.digest_configs.send_replace(shadow.digests.clone());
         }
         Ok((ops, results, undo))
+    }
+
+    /// Applies `updates` again (a COMMIT replaying what was written since
+    /// VERIFY_AND_SAVE) with full access, recording them in the state file.
+    async fn replay(&self, updates: &[pb::Update]) -> Result<(), Status> {
+        if updates.is_empty() {
+            return Ok(());
+        }
+        let mut shadow = self.shadow.lock().await;
+        let (ops, results, _) = self
+            .apply(
+                &mut shadow,
+                updates,
+                pb::write_request::Atomicity::ContinueOnError,
+                &RoleAccess::full(),
+                false,
+            )
+            .await?;
+        if let Some(store) = lock(&self.store).as_mut() {
+            let applied: Vec<(&pb::Update, &Op)> = updates
+                .iter()
+                .zip(ops.iter().zip(&results))
+                .filter_map(|(u, (op, res))| match (op, res) {
+                    (Ok(op), Ok(())) => Some((u, op)),
+                    _ => None,
+                })
+                .collect();
+            store.record(&applied).map_err(not_persisted)?;
+        }
+        Ok(())
     }
 
     /// Takes back a batch [`Inner::apply`] applied: its inverses run in one
@@ -835,20 +881,9 @@ impl Inner {
         arbitrated: &mut bool,
     ) -> bool {
         use pb::stream_message_request::Update;
-        let stream_error =
-            |code: Code, message: String, details: Option<pb::stream_error::Details>| {
-                let _ = tx.send(Ok(pb::StreamMessageResponse {
-                    update: Some(pb::stream_message_response::Update::Error(
-                        pb::StreamError {
-                            canonical_code: code as i32,
-                            message,
-                            space: String::new(),
-                            code: 0,
-                            details,
-                        },
-                    )),
-                }));
-            };
+        let report = |code: Code, message: String, details: pb::stream_error::Details| {
+            let _ = tx.send(Ok(stream_error(code, message, details)));
+        };
         match msg.update {
             Some(Update::Arbitration(a)) => {
                 // A stream keeps its device (§5.3): another id is
@@ -876,11 +911,11 @@ impl Inner {
                 *arbitrated = true;
             }
             Some(Update::Packet(po)) => {
-                let details = Some(pb::stream_error::Details::PacketOut(pb::PacketOutError {
+                let details = pb::stream_error::Details::PacketOut(pb::PacketOutError {
                     packet_out: Some(po.clone()),
-                }));
+                });
                 if !*arbitrated || !lock(&self.arbitration).is_primary(stream) {
-                    stream_error(
+                    report(
                         Code::PermissionDenied,
                         "packet: only the primary controller may send packets".into(),
                         details,
@@ -890,20 +925,48 @@ impl Inner {
                 match packet_io::encode_packet_out(self.program().info, &po) {
                     Ok(frame) => {
                         if let Err(e) = self.device.packet_out(frame) {
-                            stream_error(Code::Unavailable, format!("packet: {e}"), details);
+                            report(Code::Unavailable, format!("packet: {e}"), details);
                         }
                     }
-                    Err(e) => stream_error(e.code, e.message, details),
+                    Err(e) => report(e.code, e.message, details),
                 }
             }
             // Acks belong to the stream's digest engine (see `stream_channel`).
             Some(Update::DigestAck(_)) => {}
-            Some(Update::Other(_)) => {
-                stream_error(Code::Unimplemented, "other: not supported".into(), None)
-            }
+            Some(Update::Other(other)) => report(
+                Code::Unimplemented,
+                format!("other: {} is not supported", other.type_url),
+                pb::stream_error::Details::Other(pb::StreamOtherError { other: Some(other) }),
+            ),
             None => {}
         }
         true
+    }
+}
+
+/// Applies link changes to the groups with watch ports (§9.2.2, see
+/// [`super::watch`]): every [`super::watch::REFRESH_PERIOD`], while some
+/// group is watched, one device job rewrites the groups whose selection
+/// no longer matches the links. Ends when the service is dropped.
+async fn watch_refresh(inner: std::sync::Weak<Inner>) {
+    let mut tick = tokio::time::interval(super::watch::REFRESH_PERIOD);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(inner) = inner.upgrade() else { return };
+        // Under the write lock: a group is not rewritten behind a Write.
+        let shadow = inner.shadow.lock().await;
+        if shadow.watched.is_empty() {
+            continue;
+        }
+        let watched = shadow.watched.clone();
+        let _ = inner
+            .device
+            .with_state(move |dev| {
+                super::watch::refresh(&mut *dev.runtime, &watched, &dev.ports_down)
+            })
+            .await;
+        drop(shadow);
     }
 }
 
@@ -915,14 +978,16 @@ const IDLE_SCAN_PERIOD: std::time::Duration = std::time::Duration::from_millis(2
 /// short device job advances the idle clock (hits store it in their entry)
 /// and lists the entries with an `idle_timeout_ns` not hit for that long;
 /// they go, one IdleTimeoutNotification per table, to the primaries whose
-/// role covers the table. An entry is reported once per idle period: again
-/// only after a new hit and another TTL. The packet path only stores the
-/// clock on hits; the scan runs between packets like any other job. Ends
-/// when the service is dropped.
+/// role covers the table. A notification resets the entry's timer (§16.3):
+/// an entry still not hit is reported again one TTL later, one hit since
+/// restarts the TTL from the hit. The packet path only stores the clock on
+/// hits; the scan runs between packets like any other job. Ends when the
+/// service is dropped.
 async fn idle_scan(inner: std::sync::Weak<Inner>) {
     use super::write::EntryKey;
     let mut tick = tokio::time::interval(IDLE_SCAN_PERIOD);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // When each idle entry was last reported (device clock, ns).
     let mut reported: HashMap<EntryKey, u64> = HashMap::new();
     loop {
         tick.tick().await;
@@ -937,7 +1002,7 @@ async fn idle_scan(inner: std::sync::Weak<Inner>) {
             .map(|(k, x)| (k.clone(), x.idle_timeout_ns))
             .collect();
         let info = inner.program().info;
-        let Ok(idle) = inner
+        let Ok((now, idle)) = inner
             .device
             .with_state(move |dev| {
                 let now = dev.now_ns;
@@ -957,7 +1022,7 @@ async fn idle_scan(inner: std::sync::Weak<Inner>) {
                         Some((k, hit, pe))
                     })
                     .collect();
-                idle
+                (now, idle)
             })
             .await
         else {
@@ -966,13 +1031,21 @@ async fn idle_scan(inner: std::sync::Weak<Inner>) {
         reported.retain(|k, _| idle.iter().any(|(i, ..)| i == k));
         let mut by_table: HashMap<u32, Vec<pb::TableEntry>> = HashMap::new();
         for (k, hit, mut pe) in idle {
-            if reported.get(&k) == Some(&hit) {
+            let ttl = pe.idle_timeout_ns as u64;
+            let since = reported.get(&k).map_or(hit, |&at| at.max(hit));
+            if now.saturating_sub(since) < ttl {
                 continue;
             }
-            if let Some(x) = inner.shadow.lock().await.entries.get(&k) {
-                pe.controller_metadata = x.controller_metadata;
+            {
+                let shadow = inner.shadow.lock().await;
+                if let Some(x) = shadow.entries.get(&k) {
+                    pe.controller_metadata = x.controller_metadata;
+                }
+                if let Some(os) = shadow.one_shots.get(&k) {
+                    pe.action = super::oneshot::read_action(&os.set);
+                }
             }
-            reported.insert(k.clone(), hit);
+            reported.insert(k.clone(), now);
             by_table.entry(k.0).or_default().push(pe);
         }
         for (table, entries) in by_table {
@@ -995,6 +1068,25 @@ async fn idle_scan(inner: std::sync::Weak<Inner>) {
                 let _ = tx.send(Ok(msg.clone()));
             }
         }
+    }
+}
+
+/// A StreamError message (§16.6) for the request `details` identifies.
+fn stream_error(
+    code: Code,
+    message: String,
+    details: pb::stream_error::Details,
+) -> pb::StreamMessageResponse {
+    pb::StreamMessageResponse {
+        update: Some(pb::stream_message_response::Update::Error(
+            pb::StreamError {
+                canonical_code: code as i32,
+                message,
+                space: String::new(),
+                code: 0,
+                details: Some(details),
+            },
+        )),
     }
 }
 
@@ -1072,6 +1164,20 @@ impl P4Runtime for P4RuntimeService {
             inner.undo(&mut shadow, undo).await?;
             return Err(write_not_recorded(e));
         }
+        {
+            let mut pipeline = lock(&inner.pipeline);
+            if let Some((saved, _)) = &pipeline.saved
+                && Arc::ptr_eq(saved, &inner.program())
+            {
+                let applied = r
+                    .updates
+                    .iter()
+                    .zip(&results)
+                    .filter(|(_, res)| res.is_ok())
+                    .map(|(u, _)| u.clone());
+                pipeline.since_save.extend(applied);
+            }
+        }
         drop(shadow);
         match write_status(&results) {
             Some(status) => Err(status),
@@ -1088,14 +1194,27 @@ impl P4Runtime for P4RuntimeService {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
+        // §13: `role` filters the entities to those of that role (a role
+        // the device does not know is NOT_FOUND, as for Write).
+        let role = if r.role.is_empty() {
+            None
+        } else {
+            Some(
+                lock(&inner.arbitration)
+                    .scope(r.device_id, &r.role)
+                    .map_err(|e| e.to_status())?
+                    .clone(),
+            )
+        };
         let mut cx = ReadContext {
             info: inner.program().info,
             owned: inner.program().owned.clone(),
             now_ns: 0,
             shadow: inner.shadow.lock().await.clone(),
+            role,
         };
         let entities = r.entities;
-        let (found, error) = inner
+        let results = inner
             .device
             .with_state(move |dev| {
                 cx.now_ns = dev.now_ns;
@@ -1103,14 +1222,15 @@ impl P4Runtime for P4RuntimeService {
             })
             .await
             .map_err(device_status)?;
-        // A request without any good entity is just the error; otherwise the
-        // entities read so far come first, then the error ends the stream
-        // (§13.3).
-        if let Some(e) = &error
-            && found.is_empty()
-        {
-            return Err(e.to_status());
-        }
+        // §13.3: the entities of every good request, then (if a request was
+        // bad) the status that reports each request.
+        let status = read_status(
+            &results
+                .iter()
+                .map(|r| r.as_ref().map(|_| ()).map_err(Clone::clone))
+                .collect::<Vec<_>>(),
+        );
+        let found: Vec<pb::Entity> = results.into_iter().flatten().flatten().collect();
         // Several messages keep each one far below gRPC's default 4 MiB
         // message limit, whatever the table sizes.
         let mut replies: Vec<Result<pb::ReadResponse, Status>> = found
@@ -1121,8 +1241,8 @@ impl P4Runtime for P4RuntimeService {
                 })
             })
             .collect();
-        match error {
-            Some(e) => replies.push(Err(e.to_status())),
+        match status {
+            Some(status) => replies.push(Err(status)),
             None if replies.is_empty() => replies.push(Ok(pb::ReadResponse::default())),
             None => {}
         }
@@ -1137,9 +1257,17 @@ impl P4Runtime for P4RuntimeService {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
-        lock(&inner.arbitration)
+        let access = lock(&inner.arbitration)
             .check_writer(r.device_id, &r.role, election_id(r.election_id.as_ref()))
             .map_err(|e| e.to_status())?;
+        // §5.2: a role config decides whether its primary may push a
+        // pipeline (`stratum.P4RoleConfig.can_push_pipeline`).
+        if !access.scope.can_push_pipeline {
+            return Err(Status::permission_denied(format!(
+                "role: '{}' may not set the forwarding pipeline (its role config does not allow can_push_pipeline)",
+                r.role
+            )));
+        }
         let action = Action::try_from(r.action).unwrap_or(Action::Unspecified);
         let cookie = r
             .config
@@ -1153,7 +1281,9 @@ impl P4Runtime for P4RuntimeService {
             }
             Action::VerifyAndSave => {
                 let program = inner.resolve(r.config.as_ref()).await?;
-                lock(&inner.pipeline).saved = Some((program, cookie));
+                let mut pipeline = lock(&inner.pipeline);
+                pipeline.saved = Some((program, cookie));
+                pipeline.since_save.clear();
             }
             Action::VerifyAndCommit => {
                 let program = inner.resolve(r.config.as_ref()).await?;
@@ -1171,13 +1301,22 @@ impl P4Runtime for P4RuntimeService {
                         "config: COMMIT carries no config; it commits the one saved by VERIFY_AND_SAVE (send the config with VERIFY_AND_COMMIT instead)",
                     ));
                 }
+                // §14: NOT_FOUND when no VERIFY_AND_SAVE preceded it.
                 let (program, saved_cookie) =
                     lock(&inner.pipeline).saved.take().ok_or_else(|| {
-                        Status::failed_precondition(
-                            "action: COMMIT without a config saved by VERIFY_AND_SAVE",
+                        Status::not_found(
+                            "action: COMMIT without a config saved by VERIFY_AND_SAVE (nothing to commit)",
                         )
                     })?;
+                let replay = std::mem::take(&mut lock(&inner.pipeline).since_save);
+                let same = Arc::ptr_eq(&program, &inner.program());
                 inner.commit(program, saved_cookie, false).await?;
+                // §14: the forwarding state of the committed config is what
+                // was written since it was saved (writes made while another
+                // program was saved went to the running one: not replayed).
+                if same {
+                    inner.replay(&replay).await?;
+                }
             }
             Action::ReconcileAndCommit => {
                 let program = inner.resolve(r.config.as_ref()).await?;
@@ -1261,7 +1400,16 @@ impl P4Runtime for P4RuntimeService {
                         Ok(Some(pb::StreamMessageRequest {
                             update: Some(pb::stream_message_request::Update::DigestAck(ack)),
                         })) => {
-                            if lock(&inner.arbitration).is_primary(stream) {
+                            if !inner.program().info.digests.iter().any(|d| d.id == ack.digest_id) {
+                                // §16.5: an ack naming no digest of the P4Info.
+                                let _ = tx.send(Ok(stream_error(
+                                    Code::InvalidArgument,
+                                    format!("digest_ack.digest_id: unknown digest id {:#x}", ack.digest_id),
+                                    pb::stream_error::Details::DigestListAck(pb::DigestListAckError {
+                                        digest_list_ack: Some(ack),
+                                    }),
+                                )));
+                            } else if lock(&inner.arbitration).is_primary(stream) {
                                 engine.handle_ack(ack.digest_id, ack.list_id);
                             }
                         }
@@ -1274,7 +1422,12 @@ impl P4Runtime for P4RuntimeService {
                     },
                     digest = next_frame(&mut digests) => {
                         let Some(d) = digest else { continue };
-                        if !lock(&inner.arbitration).is_primary(stream) {
+                        // Digests go to the primary of a role that covers
+                        // the digest (§5.2, §16.4).
+                        if !lock(&inner.arbitration)
+                            .primary_scope(stream)
+                            .is_some_and(|scope| scope.covers(d.id))
+                        {
                             continue;
                         }
                         let config = configs.get(&d.id).copied();
@@ -1298,10 +1451,15 @@ impl P4Runtime for P4RuntimeService {
                     }
                     frame = next_frame(&mut packets) => {
                         let Some(frame) = frame else { continue };
-                        if !lock(&inner.arbitration).is_primary(stream) {
+                        let Some(filter) = lock(&inner.arbitration)
+                            .primary_scope(stream)
+                            .filter(|scope| scope.receives_packet_ins)
+                            .map(|scope| scope.packet_in_filter)
+                        else {
                             continue;
-                        }
+                        };
                         match packet_io::decode_packet_in(inner.program().info, &frame) {
+                            Ok(pi) if !packet_io::passes(&pi, filter) => {}
                             Ok(pi) => {
                                 let _ = tx.send(Ok(pb::StreamMessageResponse {
                                     update: Some(pb::stream_message_response::Update::Packet(pi)),

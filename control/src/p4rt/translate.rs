@@ -419,7 +419,8 @@ pub fn default_entry_to_proto(
             ))),
         }),
         is_default_action: true,
-        is_const: t.default_is_const,
+        // An indirect table's default entry is constant (§9.1.3).
+        is_const: t.default_is_const || t.implementation.is_some(),
         ..Default::default()
     }
 }

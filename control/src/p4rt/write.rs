@@ -16,16 +16,23 @@
 //! writer's role does not cover is PERMISSION_DENIED ([`super::roles`]);
 //! `is_const` set in any write, `time_since_last_hit` set in an INSERT or
 //! MODIFY, idle timeouts on tables without `support_timeout` or on the
-//! default entry, member or group id 0 and group member weight 0 are
-//! INVALID_ARGUMENT (§9.1, §9.1.8, §9.2); an action outside its
+//! default entry, member or group id 0, group member weight 0, a watch
+//! port that is not a port of the switch and an INSERT into a keyless
+//! table are INVALID_ARGUMENT (§9.1, §9.1.8, §9.2); an action outside its
 //! `@tableonly`/`@defaultonly` scope, writes to const tables other than a
-//! MODIFY of direct resources, and const default actions are
-//! PERMISSION_DENIED (§9.1.2–§9.1.4); a member or group that does not exist
-//! is NOT_FOUND (§9.1.2, §9.2.2); a counter, meter or register index below
-//! 0 is INVALID_ARGUMENT and one past the size OUT_OF_RANGE (§9.3–§9.6);
-//! per-colour meter counters are UNIMPLEMENTED. A MODIFY without an action
+//! MODIFY of direct resources, const default actions and the default entry
+//! of an indirect table (a constant, §9.1.3) are PERMISSION_DENIED
+//! (§9.1.2–§9.1.4); a member or group that does not exist is NOT_FOUND
+//! (§9.1.2, §9.2.2); a counter, meter or register index below 0 is
+//! INVALID_ARGUMENT and one past the size OUT_OF_RANGE (§9.3–§9.7), as is
+//! a register value wider than the cell (§8.4); a duplicate value-set
+//! member is ALREADY_EXISTS (§9.6); per-colour meter counters are
+//! UNIMPLEMENTED. A group member's watch port takes it out of the selection
+//! while the port is down ([`super::watch`]). A MODIFY without an action
 //! keeps the entry's action (§9.1.2); a MODIFY without `meter_config` resets
 //! the direct meter, one without `counter_data` leaves the counter (§9.1.7).
+//! A default entry keeps the `metadata` and `controller_metadata` it is set
+//! with until it is reset (§9.1.3).
 //!
 //! Packet replication engine entries (multicast groups, clone sessions;
 //! see [`super::pre`]) are operations like any other: they run in the same
@@ -46,12 +53,14 @@ use tonic::Code;
 use super::bytes::decode;
 use super::digest::DigestConfig;
 use super::error::P4Error;
+use super::oneshot::{self, OneShot, OneShotMark};
 use super::pre::{self, PreEcho, PreOp};
 use super::roles::{RoleAccess, entity_id};
 use super::translate::{
     action_call_from_proto, check_action_in_table, check_priority, entry_action_from_proto,
     key_from_proto, table,
 };
+use super::watch::{self, WatchedMember};
 use crate::device::DeviceState;
 
 /// Key of one table entry (and its direct resources): table id, match
@@ -103,6 +112,38 @@ pub struct Shadow {
     pub entries: HashMap<EntryKey, EntryExtras>,
     /// Groups written with a `max_size`: (profile, group) → max_size.
     pub group_max_size: HashMap<(u32, u32), i32>,
+    /// Cookies of default entries set with one: table id → cookies.
+    pub default_metadata: HashMap<u32, DefaultMeta>,
+    /// One-shot entries (§9.2.3): entry key → its action set and the
+    /// hidden member and group ids it became.
+    pub one_shots: HashMap<EntryKey, OneShot>,
+    /// The next hidden id to try for one-shot members and groups.
+    pub next_hidden: u32,
+    /// Groups with watch ports: (profile, group) → members as written.
+    pub watched: HashMap<(u32, u32), Vec<WatchedMember>>,
+}
+
+/// The cookies a default entry was set with (§9.1.3: echoed in reads,
+/// cleared when the entry is reset).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DefaultMeta {
+    /// `metadata`.
+    pub metadata: Vec<u8>,
+    /// The deprecated `controller_metadata`.
+    pub controller_metadata: u64,
+}
+
+/// A MODIFY of a table's default entry (§9.1.3).
+#[derive(Clone, Debug)]
+pub struct DefaultWrite {
+    /// Table id.
+    pub table: u32,
+    /// The new default action; `None` resets it to the program's.
+    pub action: Option<ActionCall>,
+    /// Cookies after the write (none after a reset).
+    pub meta: DefaultMeta,
+    /// Cookies before the write (for rollback).
+    pub old_meta: DefaultMeta,
 }
 
 /// An INSERT or MODIFY of one table entry.
@@ -161,12 +202,22 @@ pub struct GroupWrite {
     pub profile: u32,
     /// Group id.
     pub group: u32,
-    /// (member id, weight).
-    pub members: Vec<(u32, u32)>,
+    /// Every member as written, with its weight and watch port (the
+    /// runtime gets those whose watch port is up, [`watch::live`]).
+    pub members: Vec<WatchedMember>,
     /// MODIFY (else INSERT).
     pub modify: bool,
     /// `max_size` as written.
     pub max_size: i32,
+    /// A MODIFY of a watched group: its members before (for rollback).
+    pub old: Option<Vec<WatchedMember>>,
+}
+
+impl GroupWrite {
+    /// Whether a member has a watch port.
+    pub fn is_watched(&self) -> bool {
+        self.members.iter().any(|m| m.watch.is_some())
+    }
 }
 
 /// One device operation.
@@ -180,18 +231,17 @@ pub enum Op {
     TableModify(EntryWrite),
     /// Delete a table entry.
     TableDelete(EntryDelete),
-    /// Set the default action.
-    DefaultSet(u32, ActionCall),
-    /// Reset the default action to the program's initial one.
-    DefaultReset(u32),
+    /// Set or reset a default entry.
+    Default(DefaultWrite),
     /// Insert (false) or modify (true) a member.
     MemberWrite(u32, u32, ActionCall, bool),
     /// Delete a member.
     MemberDelete(u32, u32),
     /// Insert or modify a group.
     GroupWrite(GroupWrite),
-    /// Delete a group: profile, group, its `max_size`.
-    GroupDelete(u32, u32, i32),
+    /// Delete a group: profile, group, its `max_size`, and its members as
+    /// written if it is watched (for rollback).
+    GroupDelete(u32, u32, i32, Option<Vec<WatchedMember>>),
     /// Overwrite indirect counter cells.
     CounterWrite(u32, Vec<(u32, CounterData)>),
     /// Overwrite a direct counter (`None`: only check the entry exists).
@@ -209,6 +259,12 @@ pub enum Op {
     DigestSet(u32, Option<DigestConfig>, Option<DigestConfig>),
     /// Change a multicast group or clone session.
     Pre(PreOp),
+    /// Operations that run, and roll back, as one (a one-shot entry's
+    /// members, group and entry).
+    Seq(Vec<Op>),
+    /// Record a one-shot entry in the shadow (after checking that its
+    /// selector is not programmed with members and groups).
+    OneShotMark(OneShotMark),
 }
 
 /// What decoding an update needs besides the request.
@@ -221,6 +277,9 @@ pub struct WriteContext<'a> {
     pub profiles: &'a HashMap<u32, ProfileLimits>,
     /// Current shadow state (old values for inverse operations).
     pub shadow: &'a Shadow,
+    /// The next hidden id for one-shot members and groups, advanced by
+    /// each expansion of the batch (start it at `shadow.next_hidden`).
+    pub next_hidden: std::cell::Cell<u32>,
 }
 
 fn only_modify(ty: UpdateType, what: &str) -> Result<(), P4Error> {
@@ -368,7 +427,21 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                     "0 is not a valid member id",
                 ));
             }
+            oneshot::check_explicit(cx, p.id, "action_profile_member.action_profile_id")?;
             if ty == UpdateType::Delete {
+                // A member pruned from a watched group (its watch port is
+                // down) is still in the group (§9.2.1).
+                if let Some(((_, g), _)) = cx.shadow.watched.iter().find(|((pid, _), ms)| {
+                    *pid == p.id && ms.iter().any(|x| x.member == m.member_id)
+                }) {
+                    return Err(P4Error::new(
+                        Code::FailedPrecondition,
+                        format!(
+                            "action_profile_member: member {} is in group {g}",
+                            m.member_id
+                        ),
+                    ));
+                }
                 return Ok(Op::MemberDelete(p.id, m.member_id));
             }
             let a = m
@@ -496,8 +569,12 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
                 })?;
             let cells = indices(r.index.as_ref(), ri.size, "register_entry.index")?;
             let value = match r.data.as_ref().and_then(|d| d.data.as_ref()) {
+                // §8.4: a bytestring that does not fit is OUT_OF_RANGE.
                 Some(proto::p4::v1::p4_data::Data::Bitstring(b)) => {
-                    decode(b, ri.bitwidth, "register_entry.data")?
+                    decode(b, ri.bitwidth, "register_entry.data").map_err(|e| P4Error {
+                        code: Code::OutOfRange,
+                        ..e
+                    })?
                 }
                 _ => {
                     return Err(P4Error::invalid(
@@ -547,14 +624,16 @@ fn group_op(
             "0 is not a valid group id",
         ));
     }
+    oneshot::check_explicit(cx, p.id, "action_profile_group.action_profile_id")?;
     let stored_max = cx
         .shadow
         .group_max_size
         .get(&(p.id, g.group_id))
         .copied()
         .unwrap_or(0);
+    let watched = cx.shadow.watched.get(&(p.id, g.group_id)).cloned();
     if ty == UpdateType::Delete {
-        return Ok(Op::GroupDelete(p.id, g.group_id, stored_max));
+        return Ok(Op::GroupDelete(p.id, g.group_id, stored_max, watched));
     }
     let limits = cx.profiles.get(&p.id).copied().unwrap_or_default();
     if g.max_size < 0 {
@@ -572,6 +651,16 @@ fn group_op(
             ),
         ));
     }
+    if g.max_size as u64 > u64::from(MAX_GROUP_WEIGHT) {
+        // §9.2.2.1: a max_size the target cannot hold, at creation.
+        return Err(P4Error::new(
+            Code::ResourceExhausted,
+            format!(
+                "action_profile_group.max_size: {} is more than this switch's groups hold ({MAX_GROUP_WEIGHT})",
+                g.max_size
+            ),
+        ));
+    }
     if ty == UpdateType::Modify && g.max_size != stored_max {
         return Err(P4Error::invalid(
             "action_profile_group.max_size",
@@ -581,7 +670,7 @@ fn group_op(
             ),
         ));
     }
-    let mut members: Vec<(u32, u32)> = Vec::with_capacity(g.members.len());
+    let mut members: Vec<WatchedMember> = Vec::with_capacity(g.members.len());
     for (i, m) in g.members.iter().enumerate() {
         let field = format!("action_profile_group.members[{i}]");
         if m.weight <= 0 {
@@ -599,23 +688,23 @@ fn group_op(
                 ),
             ));
         }
-        if m.watch_kind.is_some() {
-            return Err(P4Error::unimplemented(format!(
-                "{field}.watch_port (member liveness)"
-            )));
-        }
-        if members.iter().any(|&(id, _)| id == m.member_id) {
+        let watch = watch::decode_watch(m.watch_kind.as_ref(), &field)?;
+        if members.iter().any(|x| x.member == m.member_id) {
             return Err(P4Error::invalid(
                 format!("{field}.member_id"),
                 format!("duplicate member id {}", m.member_id),
             ));
         }
-        members.push((m.member_id, m.weight as u32));
+        members.push(WatchedMember {
+            member: m.member_id,
+            weight: m.weight as u32,
+            watch,
+        });
     }
     let size: u64 = if limits.sum_of_members {
         members.len() as u64
     } else {
-        members.iter().map(|&(_, w)| u64::from(w)).sum()
+        members.iter().map(|x| u64::from(x.weight)).sum()
     };
     let limit = match (g.max_size, limits.max_group_size) {
         (0, 0) => None,
@@ -629,7 +718,7 @@ fn group_op(
             ),
         ));
     }
-    let total: u64 = members.iter().map(|&(_, w)| u64::from(w)).sum();
+    let total: u64 = members.iter().map(|x| u64::from(x.weight)).sum();
     if total > u64::from(MAX_GROUP_WEIGHT) {
         return Err(P4Error::new(
             Code::ResourceExhausted,
@@ -644,6 +733,7 @@ fn group_op(
         members,
         modify: ty == UpdateType::Modify,
         max_size: g.max_size,
+        old: watched.filter(|_| ty == UpdateType::Modify),
     }))
 }
 
@@ -698,9 +788,10 @@ fn value_set_op(
         let value = decode(&e.value, info.bitwidth, &field)?;
         let member = (value, crate::p4rt::bytes::mask(info.bitwidth));
         if members.contains(&member) {
-            return Err(P4Error::invalid(
-                &field,
-                format!("duplicate member {value:#x}"),
+            // §9.6: duplicates are ALREADY_EXISTS (read-write symmetry).
+            return Err(P4Error::new(
+                Code::AlreadyExists,
+                format!("{field}: duplicate member {value:#x}"),
             ));
         }
         members.push(member);
@@ -788,12 +879,42 @@ fn default_entry_op(
             ),
         ));
     }
+    if t.implementation.is_some() {
+        // §9.1.3: the default entry of an indirect table is a constant.
+        return Err(P4Error::new(
+            Code::PermissionDenied,
+            format!(
+                "table_entry.is_default_action: {} is an indirect table; its default entry is constant",
+                t.name
+            ),
+        ));
+    }
+    let old_meta = cx
+        .shadow
+        .default_metadata
+        .get(&t.id)
+        .cloned()
+        .unwrap_or_default();
     match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
-        None => Ok(Op::DefaultReset(t.id)),
+        // A reset clears the cookies too (§9.1.3).
+        None => Ok(Op::Default(DefaultWrite {
+            table: t.id,
+            action: None,
+            meta: DefaultMeta::default(),
+            old_meta,
+        })),
         Some(pb::table_action::Type::Action(a)) => {
             check_action_in_table(t, a.action_id, true, "table_entry.action.action_id")?;
             let call = action_call_from_proto(cx.info, a, "table_entry.action")?;
-            Ok(Op::DefaultSet(t.id, call))
+            Ok(Op::Default(DefaultWrite {
+                table: t.id,
+                action: Some(call),
+                meta: DefaultMeta {
+                    metadata: te.metadata.clone(),
+                    controller_metadata: te.controller_metadata,
+                },
+                old_meta,
+            }))
         }
         Some(_) => Err(P4Error::invalid(
             "table_entry.action",
@@ -819,6 +940,16 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
     if te.is_default_action {
         return default_entry_op(cx, ty, t, te);
     }
+    if ty == UpdateType::Insert && t.keys.is_empty() {
+        // §9.1: a keyless table has only its default entry.
+        return Err(P4Error::invalid(
+            "table_entry.table_id",
+            format!(
+                "{} has no match key: only its default entry can be set (MODIFY with is_default_action)",
+                t.name
+            ),
+        ));
+    }
     let matches = key_from_proto(t, &te.r#match).map_err(|e| e.context("table_entry"))?;
     check_priority(t, te.priority).map_err(|e| e.context("table_entry"))?;
     let key: EntryKey = (t.id, matches, te.priority);
@@ -838,14 +969,25 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
                 format!("table_entry.table_id: {} has const entries", t.name),
             ));
         }
-        return Ok(Op::TableDelete(EntryDelete {
-            table: t.id,
-            matches: key.1,
-            priority: key.2,
-            old_meter: t.direct_meter.map(|_| old_meter),
-            old_extras,
-            has_counter: t.direct_counter.is_some(),
-        }));
+        // Without one shots (the usual case) the key is neither hashed
+        // nor copied.
+        let one_shot = (!cx.shadow.one_shots.is_empty())
+            .then(|| cx.shadow.one_shots.get(&key))
+            .flatten();
+        let op = |matches| {
+            Op::TableDelete(EntryDelete {
+                table: t.id,
+                matches,
+                priority: key.2,
+                old_meter: t.direct_meter.map(|_| old_meter),
+                old_extras,
+                has_counter: t.direct_counter.is_some(),
+            })
+        };
+        return Ok(match one_shot {
+            Some(os) => oneshot::remove(key.clone(), os, op(key.1.clone())),
+            None => op(key.1),
+        });
     }
     let action_set = te.action.as_ref().and_then(|a| a.r#type.as_ref()).is_some();
     if t.is_const && (ty == UpdateType::Insert || action_set) {
@@ -881,12 +1023,25 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
         ));
     }
     let keep_action = ty == UpdateType::Modify && !action_set;
-    let action = if keep_action {
-        // Placeholder: the device job takes the entry's current action.
+    let one_shot = match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
+        Some(pb::table_action::Type::ActionProfileActionSet(set)) => Some(set),
+        _ => None,
+    };
+    let action = if keep_action || one_shot.is_some() {
+        // Placeholder: the device job takes the entry's current action, or
+        // the one-shot expansion names its group.
         p4_target::runtime::EntryAction::Member(0)
     } else {
-        entry_action_from_proto(cx.info, t, te.action.as_ref())
-            .map_err(|e| e.context("table_entry"))?
+        let action = entry_action_from_proto(cx.info, t, te.action.as_ref())
+            .map_err(|e| e.context("table_entry"))?;
+        if let (
+            Some(p),
+            p4_target::runtime::EntryAction::Member(_) | p4_target::runtime::EntryAction::Group(_),
+        ) = (t.implementation, &action)
+        {
+            oneshot::check_explicit(cx, p, "table_entry.action")?;
+        }
+        action
     };
     let counter = match &te.counter_data {
         Some(_) if t.direct_counter.is_none() => {
@@ -931,10 +1086,23 @@ fn table_op(cx: &WriteContext<'_>, ty: UpdateType, te: &pb::TableEntry) -> Resul
         old_meter,
         old_extras,
     };
-    Ok(if ty == UpdateType::Insert {
+    // The usual entry (no one shot written or kept) needs no key copy.
+    let key = (one_shot.is_some() || !cx.shadow.one_shots.is_empty()).then(|| w.key());
+    let op = if ty == UpdateType::Insert {
         Op::TableInsert(w)
     } else {
         Op::TableModify(w)
+    };
+    let Some(key) = key else { return Ok(op) };
+    let old_one_shot = (ty == UpdateType::Modify)
+        .then(|| cx.shadow.one_shots.get(&key))
+        .flatten();
+    Ok(match (one_shot, old_one_shot) {
+        (Some(set), old) => oneshot::expand(cx, t, key, set, old, op)?,
+        // A MODIFY that keeps the action keeps the one shot.
+        (None, Some(_)) if keep_action => op,
+        (None, Some(old)) => oneshot::remove(key, old, op),
+        (None, None) => op,
     })
 }
 
@@ -944,6 +1112,15 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
     let rt: &dyn RuntimeApi = &*dev.runtime;
     Some(match op {
         Op::Noop => Op::Noop,
+        // Sub-operations touch distinct objects, so each inverse is taken
+        // on the state before the sequence; they run newest first.
+        Op::Seq(ops) => Op::Seq(
+            ops.iter()
+                .rev()
+                .map(|o| inverse(dev, o))
+                .collect::<Option<_>>()?,
+        ),
+        Op::OneShotMark(m) => Op::OneShotMark(m.inverse()),
         Op::Pre(p) => Op::Pre(pre::inverse(dev.pre.as_deref()?, p)?),
         Op::TableInsert(w) => Op::TableDelete(EntryDelete {
             table: w.table,
@@ -992,34 +1169,54 @@ fn inverse(dev: &DeviceState<'_>, op: &Op) -> Option<Op> {
                 old_extras: EntryExtras::default(),
             })
         }
-        Op::DefaultSet(t, _) | Op::DefaultReset(t) => {
-            Op::DefaultSet(*t, rt.table_default(*t).ok()?)
-        }
+        Op::Default(d) => Op::Default(DefaultWrite {
+            table: d.table,
+            action: Some(rt.table_default(d.table).ok()?),
+            meta: d.old_meta.clone(),
+            old_meta: d.meta.clone(),
+        }),
         Op::MemberWrite(p, m, _, false) => Op::MemberDelete(*p, *m),
         Op::MemberWrite(p, m, _, true) | Op::MemberDelete(p, m) => {
             let old = rt.members(*p).ok()?.into_iter().find(|(id, _)| id == m)?.1;
             Op::MemberWrite(*p, *m, old, matches!(op, Op::MemberWrite(..)))
         }
-        Op::GroupWrite(g) if !g.modify => Op::GroupDelete(g.profile, g.group, g.max_size),
+        Op::GroupWrite(g) if !g.modify => Op::GroupDelete(g.profile, g.group, g.max_size, None),
         Op::GroupWrite(GroupWrite {
             profile,
             group,
             max_size,
+            old,
             ..
         })
-        | Op::GroupDelete(profile, group, max_size) => {
-            let old = rt
+        | Op::GroupDelete(profile, group, max_size, old) => {
+            // A watched group as written; another as the runtime holds it.
+            let installed = rt
                 .groups(*profile)
                 .ok()?
                 .into_iter()
                 .find(|(id, _)| id == group)?
                 .1;
+            let members = old.clone().unwrap_or_else(|| {
+                installed
+                    .into_iter()
+                    .map(|(member, weight)| WatchedMember {
+                        member,
+                        weight,
+                        watch: None,
+                    })
+                    .collect()
+            });
+            let (modify, old) = match op {
+                Op::GroupWrite(g) => (true, g.is_watched().then(|| g.members.clone())),
+                _ => (false, None),
+            };
             Op::GroupWrite(GroupWrite {
                 profile: *profile,
                 group: *group,
-                members: old,
-                modify: matches!(op, Op::GroupWrite(..)),
+                members,
+                modify,
                 max_size: *max_size,
+                old,
             })
         }
         Op::CounterWrite(c, cells) => Op::CounterWrite(
@@ -1064,8 +1261,22 @@ fn write_resources(rt: &mut dyn RuntimeApi, w: &EntryWrite) -> Result<(), P4Erro
 
 /// Runs one operation on the device.
 pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
+    if let Op::Seq(ops) = op {
+        let mut applied = Vec::with_capacity(ops.len());
+        for o in ops {
+            let inv = inverse(dev, o);
+            if let Err(e) = apply_op(dev, o) {
+                undo_batch(dev, &applied);
+                return Err(e);
+            }
+            applied.extend(inv);
+        }
+        return Ok(());
+    }
     let rt: &mut dyn RuntimeApi = &mut *dev.runtime;
     match op {
+        Op::Seq(_) => unreachable!("handled above"),
+        Op::OneShotMark(m) => m.apply(rt)?,
         Op::Noop | Op::DigestSet(..) => {}
         Op::Pre(p) => {
             let Some(engine) = dev.pre.as_deref_mut() else {
@@ -1091,12 +1302,18 @@ pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
             write_resources(rt, w)?;
         }
         Op::TableDelete(d) => rt.table_delete(d.table, &d.matches, d.priority)?,
-        Op::DefaultSet(t, a) => rt.table_set_default(*t, a.clone())?,
-        Op::DefaultReset(t) => rt.table_reset_default(*t)?,
+        Op::Default(d) => match &d.action {
+            Some(a) => rt.table_set_default(d.table, a.clone())?,
+            None => rt.table_reset_default(d.table)?,
+        },
         Op::MemberWrite(p, m, a, modify) => rt.member_write(*p, *m, a.clone(), *modify)?,
         Op::MemberDelete(p, m) => rt.member_delete(*p, *m)?,
-        Op::GroupWrite(g) => rt.group_write(g.profile, g.group, &g.members, g.modify)?,
-        Op::GroupDelete(p, g, _) => rt.group_delete(*p, *g)?,
+        Op::GroupWrite(g) => {
+            watch::check_ports(&g.members, dev.ports, "action_profile_group")?;
+            let live = watch::live(&g.members, &dev.ports_down);
+            rt.group_write(g.profile, g.group, &live, g.modify)?
+        }
+        Op::GroupDelete(p, g, ..) => rt.group_delete(*p, *g)?,
         Op::CounterWrite(c, cells) => {
             for &(i, d) in cells {
                 rt.counter_write(*c, i, d)?;
@@ -1214,7 +1431,11 @@ impl Shadow {
         self.direct_meters.clear();
         self.digests.clear();
         self.entries.retain(|k, _| tables.contains(&k.0));
+        self.default_metadata.retain(|t, _| tables.contains(t));
+        self.one_shots
+            .retain(|k, o| tables.contains(&k.0) && profiles.contains(&o.profile));
         self.group_max_size.retain(|k, _| profiles.contains(&k.0));
+        self.watched.retain(|k, _| profiles.contains(&k.0));
     }
 
     /// Folds an applied operation into the shadow state.
@@ -1267,11 +1488,45 @@ impl Shadow {
                 } else {
                     self.group_max_size.insert((g.profile, g.group), g.max_size);
                 }
+                if g.is_watched() {
+                    self.watched.insert((g.profile, g.group), g.members.clone());
+                } else {
+                    self.watched.remove(&(g.profile, g.group));
+                }
             }
-            Op::GroupDelete(p, g, _) => {
+            Op::GroupDelete(p, g, ..) => {
                 self.group_max_size.remove(&(*p, *g));
+                self.watched.remove(&(*p, *g));
+            }
+            Op::Default(d) => {
+                if d.meta == DefaultMeta::default() {
+                    self.default_metadata.remove(&d.table);
+                } else {
+                    self.default_metadata.insert(d.table, d.meta.clone());
+                }
             }
             Op::Pre(p) => self.pre.record(p),
+            Op::Seq(ops) => {
+                for o in ops {
+                    self.record(o);
+                }
+            }
+            Op::OneShotMark(m) => match &m.new {
+                Some(os) => {
+                    let top = os
+                        .members
+                        .iter()
+                        .chain([&os.group])
+                        .max()
+                        .copied()
+                        .unwrap_or(0);
+                    self.next_hidden = self.next_hidden.max(top.wrapping_add(1));
+                    self.one_shots.insert(m.key.clone(), os.clone());
+                }
+                None => {
+                    self.one_shots.remove(&m.key);
+                }
+            },
             Op::DigestSet(d, cfg, _) => {
                 match cfg {
                     Some(c) => self.digests.insert(*d, *c),

@@ -48,7 +48,7 @@ pub mod value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use p4_target::arch::{CloneSession, Pre};
+use p4_target::arch::{CloneSession, McReplica, Pre};
 use p4_target::externs::MeterConfig;
 use p4_target::info::{ActionInfo, KeyInfo, MatchKind, ProgramInfo, TableInfo, resolve_name};
 use p4_target::pipeline::Pipeline;
@@ -321,7 +321,10 @@ impl<'a> Runner<'a> {
                 .mirroring_add(
                     *session,
                     CloneSession {
-                        egress_port: *port,
+                        replicas: vec![McReplica {
+                            port: *port,
+                            rid: 0,
+                        }],
                         class_of_service: *class_of_service,
                         truncate_bytes: *truncate_bytes,
                     },

@@ -37,8 +37,9 @@
 //!   restores the packet buffer before copying), resets its user metadata
 //!   except the fields of its `@field_list`, gets instance type
 //!   `INGRESS_CLONE` and the session's class of service as `priority`, and
-//!   goes to egress on the session's port. It is enqueued before the
-//!   original's copies.
+//!   goes to egress on the session's port: one copy per replica of the
+//!   session, each with the replica's port and `egress_rid`. They are
+//!   enqueued before the original's copies.
 //! - A resubmitted packet re-parses the same original bytes with instance
 //!   type `RESUBMIT`; its field list is copied into fresh user metadata
 //!   before the parser runs. The resubmitting pass emits nothing else.
@@ -54,7 +55,8 @@
 //!   except its field list, starts its standard metadata afresh (ingress
 //!   port and packet length kept, instance type `EGRESS_CLONE`, the
 //!   session's class of service), and runs egress again on the session's
-//!   port. It happens even when the original is dropped in egress.
+//!   port, once per replica as for I2E. It happens even when the original
+//!   is dropped in egress.
 //! - Recirculation re-parses the deparsed bytes with instance type `RECIRC`,
 //!   entering on the port the packet first arrived on, with its field list
 //!   copied before the parser runs.
@@ -1130,33 +1132,38 @@ impl<P: Pipeline> Switch<P> {
                 self.count(port, SwitchDrop::CloneSessionMissing);
             }
             if let Some(clone) = decision.clone {
-                self.ledger.row(port).copies += 1;
-                let mut cmeta = StandardMetadata::arriving(port, data.len() as u32, now_ns);
-                cmeta.instance_type = clone.instance_type;
-                let mut cpkt = self.pipeline.parse(&data, cmeta);
-                P::reset_user_metadata(&mut cpkt);
-                if let Some(list) = clone.field_list {
-                    P::preserve_fields(&pkt, &mut cpkt, list);
-                }
-                P::meta_mut(&mut cpkt).priority = clone.config.class_of_service;
-                let cdata = self.buffer_from(&data);
-                let trace = self.trace_copy(&mut traced, true);
-                self.enqueue(
-                    Queued {
-                        pkt: cpkt,
-                        data: cdata,
-                        copy: EgressCopy {
-                            port: clone.config.egress_port,
-                            rid: 0,
-                            instance_type: clone.instance_type,
+                // One copy per replica of the session (by index: enqueueing
+                // needs the switch mutably).
+                for i in 0..self.pre.clone_replicas(clone.session).len() {
+                    let replica = self.pre.clone_replicas(clone.session)[i];
+                    self.ledger.row(port).copies += 1;
+                    let mut cmeta = StandardMetadata::arriving(port, data.len() as u32, now_ns);
+                    cmeta.instance_type = clone.instance_type;
+                    let mut cpkt = self.pipeline.parse(&data, cmeta);
+                    P::reset_user_metadata(&mut cpkt);
+                    if let Some(list) = clone.field_list {
+                        P::preserve_fields(&pkt, &mut cpkt, list);
+                    }
+                    P::meta_mut(&mut cpkt).priority = clone.class_of_service;
+                    let cdata = self.buffer_from(&data);
+                    let trace = self.trace_copy(&mut traced, true);
+                    self.enqueue(
+                        Queued {
+                            pkt: cpkt,
+                            data: cdata,
+                            copy: EgressCopy {
+                                port: replica.port,
+                                rid: replica.rid,
+                                instance_type: clone.instance_type,
+                            },
+                            truncate_bytes: clone.truncate_bytes,
+                            loops,
+                            ingress_port: port,
+                            trace,
                         },
-                        truncate_bytes: clone.config.truncate_bytes,
-                        loops,
-                        ingress_port: port,
-                        trace,
-                    },
-                    now,
-                );
+                        now,
+                    );
+                }
             }
             let action = decision.action;
             match action {
@@ -1327,10 +1334,14 @@ impl<P: Pipeline> Switch<P> {
             self.count(ingress_port, SwitchDrop::CloneSessionMissing);
         }
         if let Some(clone) = decision.clone {
-            self.ledger.row(ingress_port).copies += 1;
-            if loops >= MAX_EXTRA_PASSES {
-                self.count(ingress_port, SwitchDrop::LoopLimit);
-            } else {
+            // One copy per replica of the session.
+            for i in 0..self.pre.clone_replicas(clone.session).len() {
+                let replica = self.pre.clone_replicas(clone.session)[i];
+                self.ledger.row(ingress_port).copies += 1;
+                if loops >= MAX_EXTRA_PASSES {
+                    self.count(ingress_port, SwitchDrop::LoopLimit);
+                    continue;
+                }
                 // E2E: the packet as egress left it, metadata started afresh.
                 let mut cpkt = pkt.clone();
                 P::reset_user_metadata(&mut cpkt);
@@ -1342,18 +1353,18 @@ impl<P: Pipeline> Switch<P> {
                 *cmeta =
                     StandardMetadata::arriving(old.ingress_port, old.packet_length, now.as_nanos());
                 cmeta.instance_type = clone.instance_type;
-                cmeta.priority = clone.config.class_of_service;
+                cmeta.priority = clone.class_of_service;
                 let cdata = self.buffer_from(&data);
                 let trace = self.trace_copy(&mut traced, true);
                 let q = Queued {
                     pkt: cpkt,
                     data: cdata,
                     copy: EgressCopy {
-                        port: clone.config.egress_port,
-                        rid: 0,
+                        port: replica.port,
+                        rid: replica.rid,
                         instance_type: clone.instance_type,
                     },
-                    truncate_bytes: clone.config.truncate_bytes,
+                    truncate_bytes: clone.truncate_bytes,
                     loops: loops + 1,
                     ingress_port,
                     trace,

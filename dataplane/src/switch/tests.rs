@@ -241,7 +241,10 @@ fn pkt(op: u8, a: u8, b: u8, c: u8) -> Vec<u8> {
 
 fn session(egress_port: u16, class_of_service: u8, truncate_bytes: Option<u32>) -> CloneSession {
     CloneSession {
-        egress_port,
+        replicas: vec![McReplica {
+            port: egress_port,
+            rid: 0,
+        }],
         class_of_service,
         truncate_bytes,
     }
@@ -426,6 +429,28 @@ fn i2e_clone_comes_before_the_original_on_the_same_port_whatever_its_class() {
         vec![
             (2, vec![4, 2, 5, 0x11, 2, IC, 0, 0x33, 0xde, 0xad]),
             (2, vec![4, 2, 5, 0xee, 2, 0, 0xaa, 0x33, 0xde, 0xad]),
+        ]
+    );
+}
+
+#[test]
+fn a_clone_session_makes_one_copy_per_replica_with_its_rid() {
+    let mut sw = switch();
+    let r = |port, rid| McReplica { port, rid };
+    let two = CloneSession {
+        replicas: vec![r(9, 7), r(3, 1)],
+        ..session(0, 0, None)
+    };
+    sw.pre_mut().mirroring_add(5, two).unwrap();
+    // Op 9 clones I2E like op 4 and shows the egress rid in x2.
+    let mut out = process(&mut sw, 1, &pkt(9, 2, 5, 0x11));
+    out.sort();
+    assert_eq!(
+        out,
+        vec![
+            (2, vec![9, 2, 5, 0xee, 2, 0, 0, 0x33, 0xde, 0xad]),
+            (3, vec![9, 2, 5, 0x11, 3, IC, 1, 0x33, 0xde, 0xad]),
+            (9, vec![9, 2, 5, 0x11, 9, IC, 7, 0x33, 0xde, 0xad]),
         ]
     );
 }

@@ -28,15 +28,33 @@ use crate::v1model::{CloneRequest, CloneType, DROP_PORT, StandardMetadata, insta
 /// program that loops forever would hang it).
 pub const MAX_EXTRA_PASSES: u32 = 16;
 
-/// A clone (mirroring) session: where copies go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A clone (mirroring) session: where copies go. A clone of a packet
+/// makes one copy per replica, each with the replica's port and
+/// `egress_rid` (P4Runtime's `CloneSessionEntry` replicas; bmv2's
+/// `mirroring_add` is one replica with rid 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CloneSession {
-    /// Egress port of the copies.
-    pub egress_port: u16,
-    /// Class of service: the copy's `priority`.
+    /// The copies, in delivery order.
+    pub replicas: Vec<McReplica>,
+    /// Class of service: the copies' `priority`.
     pub class_of_service: u8,
-    /// Keep at most this many bytes of the copy on output.
+    /// Keep at most this many bytes of each copy on output.
     pub truncate_bytes: Option<u32>,
+}
+
+impl CloneSession {
+    /// A session mirroring to `egress_port` (rid 0), bmv2's
+    /// `mirroring_add SESSION PORT`.
+    pub fn to_port(egress_port: u16) -> Self {
+        CloneSession {
+            replicas: vec![McReplica {
+                port: egress_port,
+                rid: 0,
+            }],
+            class_of_service: 0,
+            truncate_bytes: None,
+        }
+    }
 }
 
 /// A multicast node: a replica id and its ports.
@@ -98,13 +116,16 @@ pub struct EgressCopy {
     pub instance_type: u32,
 }
 
-/// A clone to make: the session's destination plus the preserved field list.
+/// A clone to make: the session (its replicas are
+/// [`Pre::clone_replicas`]) plus the preserved field list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CloneCopy {
     /// Session id.
     pub session: u32,
-    /// Session configuration.
-    pub config: CloneSession,
+    /// The session's class of service: the copies' `priority`.
+    pub class_of_service: u8,
+    /// The session's truncation of the copies.
+    pub truncate_bytes: Option<u32>,
     /// Field list whose user metadata travels with the copy.
     pub field_list: Option<u8>,
     /// `INGRESS_CLONE` or `EGRESS_CLONE`.
@@ -288,7 +309,12 @@ impl Pre {
     /// `mirroring_add SESSION PORT` (and its class of service /
     /// truncation); replaces an existing session.
     pub fn mirroring_add(&mut self, session: u32, config: CloneSession) -> Result<(), PreError> {
-        check_port(u32::from(config.egress_port))?;
+        for (i, r) in config.replicas.iter().enumerate() {
+            check_port(u32::from(r.port))?;
+            if config.replicas[..i].contains(r) {
+                return Err(PreError::DuplicateReplica(*r));
+            }
+        }
         self.sessions.insert(session, config);
         Ok(())
     }
@@ -299,13 +325,20 @@ impl Pre {
     }
 
     /// The configuration of clone session `session`, if it exists.
-    pub fn clone_session(&self, session: u32) -> Option<CloneSession> {
-        self.sessions.get(&session).copied()
+    pub fn clone_session(&self, session: u32) -> Option<&CloneSession> {
+        self.sessions.get(&session)
+    }
+
+    /// The replicas of clone session `session` (none for an unknown one).
+    pub fn clone_replicas(&self, session: u32) -> &[McReplica] {
+        self.sessions
+            .get(&session)
+            .map_or(&[][..], |s| s.replicas.as_slice())
     }
 
     /// Every clone session, by ascending id.
-    pub fn clone_sessions(&self) -> impl Iterator<Item = (u32, CloneSession)> + '_ {
-        self.sessions.iter().map(|(&id, &c)| (id, c))
+    pub fn clone_sessions(&self) -> impl Iterator<Item = (u32, &CloneSession)> + '_ {
+        self.sessions.iter().map(|(&id, c)| (id, c))
     }
 
     /// Appends the replicas of `group` to `copies` (cleared first); empty
@@ -325,10 +358,11 @@ impl Pre {
     fn clone_copy(&self, req: Option<CloneRequest>, kind: CloneType) -> (Option<CloneCopy>, bool) {
         match req {
             Some(r) if r.kind == kind => match self.sessions.get(&r.session) {
-                Some(&config) => (
+                Some(config) => (
                     Some(CloneCopy {
                         session: r.session,
-                        config,
+                        class_of_service: config.class_of_service,
+                        truncate_bytes: config.truncate_bytes,
                         field_list: r.field_list,
                         instance_type: match kind {
                             CloneType::IngressToEgress => instance_type::INGRESS_CLONE,
@@ -484,18 +518,33 @@ mod tests {
     #[test]
     fn sessions_are_listed_and_replaced() {
         let mut pre = Pre::new();
-        let s = |egress_port| CloneSession {
-            egress_port,
-            class_of_service: 0,
-            truncate_bytes: None,
-        };
+        let s = CloneSession::to_port;
         pre.mirroring_add(9, s(1)).unwrap();
         pre.mirroring_add(3, s(2)).unwrap();
         pre.mirroring_add(9, s(4)).unwrap();
-        assert_eq!(pre.clone_session(9), Some(s(4)));
-        let all: Vec<(u32, CloneSession)> = pre.clone_sessions().collect();
+        assert_eq!(pre.clone_session(9), Some(&s(4)));
+        let all: Vec<(u32, CloneSession)> = pre
+            .clone_sessions()
+            .map(|(id, c)| (id, c.clone()))
+            .collect();
         assert_eq!(all, vec![(3, s(2)), (9, s(4))]);
         assert_eq!(pre.mirroring_add(1, s(511)), Err(PreError::BadPort(511)));
+        // Several replicas, each (port, rid) once.
+        let r = |port, rid| McReplica { port, rid };
+        let two = CloneSession {
+            replicas: vec![r(1, 1), r(2, 7)],
+            ..s(1)
+        };
+        pre.mirroring_add(5, two).unwrap();
+        assert_eq!(pre.clone_replicas(5), &[r(1, 1), r(2, 7)]);
+        let dup = CloneSession {
+            replicas: vec![r(1, 1), r(1, 1)],
+            ..s(1)
+        };
+        assert_eq!(
+            pre.mirroring_add(6, dup),
+            Err(PreError::DuplicateReplica(r(1, 1)))
+        );
         assert!(pre.mirroring_delete(3));
         assert_eq!(pre.clone_session(3), None);
     }
@@ -553,9 +602,8 @@ mod tests {
         pre.mirroring_add(
             5,
             CloneSession {
-                egress_port: 8,
                 class_of_service: 2,
-                truncate_bytes: None,
+                ..CloneSession::to_port(8)
             },
         )
         .unwrap();
@@ -570,11 +618,12 @@ mod tests {
         let clone = d.clone.expect("clone");
         assert_eq!(
             (
-                clone.config.egress_port,
+                pre.clone_replicas(clone.session)[0].port,
+                clone.class_of_service,
                 clone.field_list,
                 clone.instance_type
             ),
-            (8, Some(3), instance_type::EGRESS_CLONE)
+            (8, 2, Some(3), instance_type::EGRESS_CLONE)
         );
     }
 }

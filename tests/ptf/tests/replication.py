@@ -6,8 +6,9 @@ a broadcast frame leaves unchanged on every other port of the group and
 never back on the port it came in by; reading the group back returns what
 was written. A clone session (``CloneSessionEntry``) and an ACL
 ``acl_mirror`` entry: a routed RoCE packet leaves on its next hop and an
-unmodified copy on the session's port; with ``packet_length_bytes`` the
-copy is cut to that length. Each test asserts the exact frames out and that
+unmodified copy on the session's port (one per replica of a session with
+several, each with its instance); with ``packet_length_bytes`` the copy is
+cut to that length. Each test asserts the exact frames out and that
 nothing else leaves the switch. Groups and sessions are deleted around
 every test.
 """
@@ -57,9 +58,11 @@ class ReplicationTest(SwitchTest):
         te.insert()
         return te
 
-    def add_session(self, session_id, port, cos=0, packet_length_bytes=0):
+    def add_session(self, session_id, port, cos=0, packet_length_bytes=0, replicas=None):
+        """A clone session to ``port`` (instance 0), or to ``replicas``: (port, instance) pairs."""
         s = sh.CloneSessionEntry(session_id)
-        s.add(port, 0)
+        for p, instance in replicas or [(port, 0)]:
+            s.add(p, instance)
         s.cos = cos
         s.packet_length_bytes = packet_length_bytes
         s.insert()
@@ -150,4 +153,24 @@ class CloneSessionTruncatesTheCopy(ReplicationTest):
         got = self.recv(port=2, timeout=2)
         self.assertIsNotNone(got, "mirror copy not received on port 2")
         self.assertEqual(got[1], bytes(pkt)[:64])
+        tu.verify_no_other_packets(self, timeout=NEG_TIMEOUT)
+
+
+class CloneSessionWithTwoReplicasCopiesToBoth(ReplicationTest):
+    """A session with replicas (2, instance 1) and (3, instance 2): the mirrored packet leaves on its next hop and once on each replica's port; the session reads back as written."""
+
+    def runTest(self):
+        self.route_v4("10.0.1.0/24", 1)
+        self.add_session(SESSION, None, replicas=[(2, 1), (3, 2)])
+        sessions = list(sh.CloneSessionEntry(SESSION).read())
+        self.assertEqual(len(sessions), 1)
+        self.assertEqual(
+            [(r.egress_port, r.instance) for r in sessions[0].replicas], [(2, 1), (3, 2)]
+        )
+        self.add_mirror(0, SESSION)
+        pkt = roce.roce_write(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.2")
+        self.send(0, pkt)
+        tu.verify_packet(self, routed(pkt, host_mac(1)), 1)
+        tu.verify_packet(self, pkt, 2)
+        tu.verify_packet(self, pkt, 3)
         tu.verify_no_other_packets(self, timeout=NEG_TIMEOUT)
