@@ -113,7 +113,9 @@ pub mod digests {
 }
 
 #[allow(unused_imports)]
-use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
+use ::p4_target::support::{
+    ApplyResult, Env, Exit, PacketIn, PacketOut, Stack, Varbit, csum16_with_payload,
+};
 
 /// Members of `enum CounterType`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -198,16 +200,16 @@ impl ethernet_t {
         p.off_bits += Self::BITS;
         true
     }
-    /// Appends the header's bytes to `out` if it is valid.
+    /// Emits the header's bytes to `out` if it is valid.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
             return;
         }
         let mut d = [0u8; Self::BYTES];
         d[0..6].copy_from_slice(&(((self.dstAddr as u64) & 0xffffffffffff) << 0).to_be_bytes()[2..]);
         d[6..14].copy_from_slice(&(((self.srcAddr as u64) & 0xffffffffffff) << 16 | ((self.etherType as u64) & 0xffff) << 0).to_be_bytes()[0..]);
-        out.extend_from_slice(&d);
+        out.put(&d);
     }
 }
 
@@ -301,9 +303,9 @@ impl ipv4_t {
         p.off_bits += Self::BITS;
         true
     }
-    /// Appends the header's bytes to `out` if it is valid.
+    /// Emits the header's bytes to `out` if it is valid.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
             return;
         }
@@ -311,7 +313,7 @@ impl ipv4_t {
         d[0..8].copy_from_slice(&(((self.version as u64) & 0xf) << 60 | ((self.ihl as u64) & 0xf) << 56 | ((self.diffserv as u64) & 0xff) << 48 | ((self.totalLen as u64) & 0xffff) << 32 | ((self.identification as u64) & 0xffff) << 16 | ((self.flags as u64) & 0x7) << 13 | ((self.fragOffset as u64) & 0x1fff) << 0).to_be_bytes()[0..]);
         d[8..16].copy_from_slice(&(((self.ttl as u64) & 0xff) << 56 | ((self.protocol as u64) & 0xff) << 48 | ((self.hdrChecksum as u64) & 0xffff) << 32 | ((self.srcAddr as u64) & 0xffffffff) << 0).to_be_bytes()[0..]);
         d[16..20].copy_from_slice(&(((self.dstAddr as u64) & 0xffffffff) << 0).to_be_bytes()[4..]);
-        out.extend_from_slice(&d);
+        out.put(&d);
     }
 }
 
@@ -350,14 +352,10 @@ enum parser_MyParser_State {
 
 /// Parser `MyParser`: `Err` carries the parser error code.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn parser_MyParser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
     let mut state = parser_MyParser_State::start;
-    let mut steps__: u32 = 0;
     loop {
-        steps__ += 1;
-        if steps__ > 4096 {
-            return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
-        }
         match state {
             parser_MyParser_State::start => {
                 if rt.trace.on { rt.trace.parser_state("MyParser", "start"); }
@@ -370,10 +368,8 @@ pub fn parser_MyParser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
                 let k0__: u128 = ((*hdr).ethernet.etherType as u128);
                 if k0__ == 0x800u128 {
                     state = parser_MyParser_State::parse_ipv4;
-                } else if true {
-                    return Ok(());
                 } else {
-                    return Err(::p4_target::v1model::error_code::NO_MATCH);
+                    return Ok(());
                 }
             }
             parser_MyParser_State::parse_ipv4 => {
@@ -466,10 +462,15 @@ fn MyIngress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
 fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<ApplyResult, Exit> {
-    let key__: [u128; 1] = [((*hdr).ipv4.dstAddr as u128)];
+    let key__ = || -> [u128; 1] { [((*hdr).ipv4.dstAddr as u128)] };
     let mut p__ = [0u128; 2];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[tables::MY_INGRESS_IPV4_LPM].lookup(&key__, env.packet_length);
+        let table__ = &mut rt.tables[tables::MY_INGRESS_IPV4_LPM];
+        let r__ = if table__.is_empty() {
+            table__.miss()
+        } else {
+            table__.lookup(&key__(), env.packet_length)
+        };
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -483,7 +484,7 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
             None => (r__.hit, 0, r__.entry),
         }
     };
-    if rt.trace.on { rt.trace_table(tables::MY_INGRESS_IPV4_LPM, &key__, hit__, entry__, aid__, &p__); }
+    if rt.trace.on { rt.trace_table(tables::MY_INGRESS_IPV4_LPM, &key__(), hit__, entry__, aid__, &p__); }
     match aid__ {
         0x1b75655 => MyIngress_ipv4_forward(rt, env, hdr, meta, standard_metadata, l, (p__[0] as u64), (p__[1] as u16))?,
         0x1876ee8 => MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?,
@@ -545,14 +546,14 @@ pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut
 /// Action `NoAction` of `MyDeparser`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyDeparser_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers, l: &mut MyDeparser_Locals) -> Result<(), Exit> {
+fn MyDeparser_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers, l: &mut MyDeparser_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyDeparser.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyDeparser_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
+pub fn MyDeparser_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = MyDeparser_Locals::default();
     let l = &mut l_storage;
     (*hdr).ethernet.emit(packet__);
@@ -577,13 +578,18 @@ pub struct Packet {
 #[derive(Debug)]
 pub struct Program {
     pub rt: ::p4_target::runtime::Runtime,
+    /// Scratch for `deparse_in_place`: the emitted headers.
+    headers: Vec<u8>,
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 impl Program {
     /// A fresh instance with empty tables.
     pub fn new() -> Self {
-        Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
+        Program {
+            rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO),
+            headers: Vec::new(),
+        }
     }
 
     /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
@@ -598,6 +604,21 @@ impl Program {
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;
         let _ = MyVerifyChecksum_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+    }
+
+    /// `computeChecksum`; `data` is the packet as parsed (for checksums over
+    /// the payload).
+    fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = MyComputeChecksum_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+    }
+
+    /// The deparser, emitting to `out`; `data` as for `run_compute`.
+    fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = MyDeparser_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
         env.store(&mut pkt.sm);
     }
 }
@@ -652,11 +673,17 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
         out.clear();
-        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
-        let _ = MyComputeChecksum_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        let _ = MyDeparser_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
-        env.store(&mut pkt.sm);
+        self.run_compute(pkt, data);
+        self.run_deparser(pkt, data, &mut PacketOut::append(out));
         out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
+    }
+    fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {
+        self.run_compute(pkt, frame);
+        let mut headers = ::core::mem::take(&mut self.headers);
+        let mut out = PacketOut::in_place(frame, pkt.payload_offset, &mut headers);
+        self.run_deparser(pkt, &[], &mut out);
+        out.finish();
+        self.headers = headers;
     }
     fn meta(pkt: &Packet) -> &::p4_target::v1model::StandardMetadata {
         &pkt.sm

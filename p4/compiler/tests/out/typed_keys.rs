@@ -115,7 +115,9 @@ pub mod digests {
 }
 
 #[allow(unused_imports)]
-use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
+use ::p4_target::support::{
+    ApplyResult, Env, Exit, PacketIn, PacketOut, Stack, Varbit, csum16_with_payload,
+};
 
 /// Members of `enum CounterType`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -207,16 +209,16 @@ impl ethernet_t {
         p.off_bits += Self::BITS;
         true
     }
-    /// Appends the header's bytes to `out` if it is valid.
+    /// Emits the header's bytes to `out` if it is valid.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
             return;
         }
         let mut d = [0u8; Self::BYTES];
         d[0..6].copy_from_slice(&(((self.dst as u64) & 0xffffffffffff) << 0).to_be_bytes()[2..]);
         d[6..14].copy_from_slice(&(((self.src as u64) & 0xffffffffffff) << 16 | ((self.etherType as u64) & 0xffff) << 0).to_be_bytes()[0..]);
-        out.extend_from_slice(&d);
+        out.put(&d);
     }
 }
 
@@ -267,15 +269,15 @@ impl extra_t {
         p.off_bits += Self::BITS;
         true
     }
-    /// Appends the header's bytes to `out` if it is valid.
+    /// Emits the header's bytes to `out` if it is valid.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
             return;
         }
         let mut d = [0u8; Self::BYTES];
         d[0..4].copy_from_slice(&(((self.x as u64) & 0xffffffff) << 0).to_be_bytes()[4..]);
-        out.extend_from_slice(&d);
+        out.put(&d);
     }
 }
 
@@ -323,14 +325,10 @@ enum parser_P_State {
 
 /// Parser `P`: `Err` carries the parser error code.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
+#[inline]
 pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
     let mut state = parser_P_State::start;
-    let mut steps__: u32 = 0;
     loop {
-        steps__ += 1;
-        if steps__ > 4096 {
-            return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
-        }
         match state {
             parser_P_State::start => {
                 if rt.trace.on { rt.trace.parser_state("P", "start"); }
@@ -409,10 +407,15 @@ fn I_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &m
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
 fn I_by_error(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
-    let key__: [u128; 3] = [((*sm).parser_error as u128), ((*meta).mood as u128), ((*hdr).extra.valid as u128)];
+    let key__ = || -> [u128; 3] { [((*sm).parser_error as u128), ((*meta).mood as u128), ((*hdr).extra.valid as u128)] };
     let mut p__ = [0u128; 1];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[tables::I_BY_ERROR].lookup(&key__, env.packet_length);
+        let table__ = &mut rt.tables[tables::I_BY_ERROR];
+        let r__ = if table__.is_empty() {
+            table__.miss()
+        } else {
+            table__.lookup(&key__(), env.packet_length)
+        };
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -425,7 +428,7 @@ fn I_by_error(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &m
             None => (r__.hit, 0, r__.entry),
         }
     };
-    if rt.trace.on { rt.trace_table(tables::I_BY_ERROR, &key__, hit__, entry__, aid__, &p__); }
+    if rt.trace.on { rt.trace_table(tables::I_BY_ERROR, &key__(), hit__, entry__, aid__, &p__); }
     match aid__ {
         0x152ceae => I_to(rt, env, hdr, meta, sm, l, (p__[0] as u16))?,
         _ => {}
@@ -489,14 +492,14 @@ pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 /// Action `NoAction` of `D`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
+fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `D.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
+pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*hdr).eth.emit(packet__);
@@ -521,13 +524,18 @@ pub struct Packet {
 #[derive(Debug)]
 pub struct Program {
     pub rt: ::p4_target::runtime::Runtime,
+    /// Scratch for `deparse_in_place`: the emitted headers.
+    headers: Vec<u8>,
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 impl Program {
     /// A fresh instance with empty tables.
     pub fn new() -> Self {
-        Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
+        Program {
+            rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO),
+            headers: Vec::new(),
+        }
     }
 
     /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
@@ -542,6 +550,21 @@ impl Program {
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;
         let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+    }
+
+    /// `computeChecksum`; `data` is the packet as parsed (for checksums over
+    /// the payload).
+    fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = CC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+    }
+
+    /// The deparser, emitting to `out`; `data` as for `run_compute`.
+    fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = D_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
         env.store(&mut pkt.sm);
     }
 }
@@ -596,11 +619,17 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
         out.clear();
-        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
-        let _ = CC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        let _ = D_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
-        env.store(&mut pkt.sm);
+        self.run_compute(pkt, data);
+        self.run_deparser(pkt, data, &mut PacketOut::append(out));
         out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
+    }
+    fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {
+        self.run_compute(pkt, frame);
+        let mut headers = ::core::mem::take(&mut self.headers);
+        let mut out = PacketOut::in_place(frame, pkt.payload_offset, &mut headers);
+        self.run_deparser(pkt, &[], &mut out);
+        out.finish();
+        self.headers = headers;
     }
     fn meta(pkt: &Packet) -> &::p4_target::v1model::StandardMetadata {
         &pkt.sm

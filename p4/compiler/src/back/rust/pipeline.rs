@@ -30,6 +30,7 @@ impl Gen<'_> {
         let egress = find(main.egress)?;
         let compute = find(main.compute)?;
         let deparser = find(main.deparser)?;
+        let deparser_reads_payload = self.deparser_reads_payload(main.deparser);
         // With user externs the program is generic over their
         // implementation and passes its objects to every control.
         let (generics, prog_ty, ext_arg) = match &self.names.user {
@@ -63,6 +64,8 @@ impl Gen<'_> {
                 w.line("#[derive(Debug)]");
                 w.open("pub struct Program {");
                 w.line("pub rt: ::p4_target::runtime::Runtime,");
+                w.line("/// Scratch for `deparse_in_place`: the emitted headers.");
+                w.line("headers: Vec<u8>,");
                 w.close("}");
             }
             Some((objects, x)) => {
@@ -71,6 +74,8 @@ impl Gen<'_> {
                 w.open(format!("pub struct Program{generics} {{"));
                 w.line("pub rt: ::p4_target::runtime::Runtime,");
                 w.line(format!("pub ext: {objects}<{x}>,"));
+                w.line("/// Scratch for `deparse_in_place`: the emitted headers.");
+                w.line("headers: Vec<u8>,");
                 w.close("}");
                 w.line("");
                 w.line(ALLOW);
@@ -93,10 +98,19 @@ impl Gen<'_> {
         w.line("/// A fresh instance with empty tables.");
         w.open("pub fn new() -> Self {");
         match &user {
-            None => w.line("Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }"),
-            Some((objects, _)) => w.line(format!(
-                "Program {{ rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO), ext: {objects}::new() }}"
-            )),
+            None => {
+                w.open("Program {");
+                w.line("rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO),");
+                w.line("headers: Vec::new(),");
+                w.close("}");
+            }
+            Some((objects, _)) => {
+                w.open("Program {");
+                w.line("rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO),");
+                w.line(format!("ext: {objects}::new(),"));
+                w.line("headers: Vec::new(),");
+                w.close("}");
+            }
         }
         w.close("}");
         w.line("");
@@ -117,6 +131,27 @@ impl Gen<'_> {
         w.line("env.payload_offset = pkt.payload_offset;");
         w.line(format!(
             "let _ = {verify}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta);"
+        ));
+        w.line("env.store(&mut pkt.sm);");
+        w.close("}");
+        w.line("");
+        w.line("/// `computeChecksum`; `data` is the packet as parsed (for checksums over");
+        w.line("/// the payload).");
+        w.open("fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {");
+        w.line("let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);");
+        w.line(format!(
+            "let _ = {compute}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta);"
+        ));
+        w.line("env.store(&mut pkt.sm);");
+        w.close("}");
+        w.line("");
+        w.line("/// The deparser, emitting to `out`; `data` as for `run_compute`.");
+        w.open(
+            "fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {",
+        );
+        w.line("let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);");
+        w.line(format!(
+            "let _ = {deparser}(&mut self.rt, &mut env, {ext_arg}out, &mut pkt.hdr);"
         ));
         w.line("env.store(&mut pkt.sm);");
         w.close("}");
@@ -173,15 +208,24 @@ impl Gen<'_> {
         }
         w.open("fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {");
         w.line("out.clear();");
-        w.line("let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);");
-        w.line(format!(
-            "let _ = {compute}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta);"
-        ));
-        w.line(format!(
-            "let _ = {deparser}(&mut self.rt, &mut env, {ext_arg}out, &mut pkt.hdr);"
-        ));
-        w.line("env.store(&mut pkt.sm);");
+        w.line("self.run_compute(pkt, data);");
+        w.line("self.run_deparser(pkt, data, &mut PacketOut::append(out));");
         w.line("out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);");
+        w.close("}");
+        w.open("fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {");
+        w.line("self.run_compute(pkt, frame);");
+        w.line("let mut headers = ::core::mem::take(&mut self.headers);");
+        if deparser_reads_payload {
+            // The deparser reads the payload while it emits: emit aside.
+            w.line("headers.clear();");
+            w.line("self.run_deparser(pkt, frame, &mut PacketOut::append(&mut headers));");
+            w.line("::p4_target::support::replace_headers(frame, pkt.payload_offset, &headers);");
+        } else {
+            w.line("let mut out = PacketOut::in_place(frame, pkt.payload_offset, &mut headers);");
+            w.line("self.run_deparser(pkt, &[], &mut out);");
+            w.line("out.finish();");
+        }
+        w.line("self.headers = headers;");
         w.close("}");
         w.open("fn meta(pkt: &Packet) -> &::p4_target::v1model::StandardMetadata {");
         w.line("&pkt.sm");
@@ -224,5 +268,25 @@ impl Gen<'_> {
         w.close("}");
         w.close("}");
         Ok(())
+    }
+
+    /// Whether the top-level instance of control `c` (the deparser) or a
+    /// control it applies reads the payload (a `*_with_payload` checksum).
+    fn deparser_reads_payload(&self, c: Handle<Control>) -> bool {
+        let readers = self.payload_readers.borrow();
+        let mut todo: Vec<usize> = self
+            .prog
+            .instances
+            .iter()
+            .position(|i| i.control == c && !i.path.contains('.'))
+            .into_iter()
+            .collect();
+        while let Some(i) = todo.pop() {
+            if readers.contains(&i) {
+                return true;
+            }
+            todo.extend(self.prog.instances[i].sub.iter().map(|&s| s as usize));
+        }
+        false
     }
 }

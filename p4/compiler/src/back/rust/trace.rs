@@ -117,12 +117,14 @@ impl Gen<'_> {
 
     /// After a table's lookup, when the hit flag, action id, entry and
     /// parameters (`hit__`, `aid__`, `entry__`, `p__`) are known.
-    pub(super) fn trace_table(&mut self, rt_index: &str) {
+    /// `key_fn`: the key is a closure (see the table function), called again.
+    pub(super) fn trace_table(&mut self, rt_index: &str, key_fn: bool) {
         if !self.trace_points {
             return;
         }
+        let key = if key_fn { "&key__()" } else { "&key__" };
         self.w.line(format!(
-            "{ON} rt.trace_table({rt_index}, &key__, hit__, entry__, aid__, &p__); }}"
+            "{ON} rt.trace_table({rt_index}, {key}, hit__, entry__, aid__, &p__); }}"
         ));
     }
 
