@@ -233,7 +233,7 @@ impl ethernet_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("dst", self.dst as u128), ("src", self.src as u128), ("etherType", self.etherType as u128)]);
     }
 }
@@ -301,7 +301,7 @@ impl tag_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("kind", self.kind as u128), ("sub", self.sub as u128), ("out1", self.out1 as u128), ("out2", self.out2 as u128)]);
     }
 }
@@ -481,7 +481,7 @@ fn I_by_kind(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mu
             None => (r__.hit, 0, r__.entry),
         }
     };
-    if rt.trace.on { rt.trace_table(tables::I_RENAMED, &key__(), hit__, entry__, aid__, &p__); }
+    if rt.trace.on { rt.trace_table(tables::I_RENAMED, &key__(), hit__, entry__, aid__, &{ p__ }); }
     match aid__ {
         0x100abcd => I_set_out(rt, env, hdr, meta, sm, l, (p__[0] as u16))?,
         _ => {}
@@ -651,6 +651,7 @@ impl Program {
 
     /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
     /// packet struct is moved: the caller builds it where it lives).
+    #[inline]
     fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
@@ -666,6 +667,7 @@ impl Program {
 
     /// `computeChecksum`; `data` is the packet as parsed (for checksums over
     /// the payload).
+    #[inline]
     fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
         let _ = CC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
@@ -673,6 +675,7 @@ impl Program {
     }
 
     /// The deparser, emitting to `out`; `data` as for `run_compute`.
+    #[inline]
     fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
         let _ = D_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
@@ -718,22 +721,26 @@ impl ::p4_target::pipeline::Pipeline for Program {
         self.run_parser(data, &mut pkt);
         pkt
     }
+    #[inline]
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
         let _ = I_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
+    #[inline]
     fn egress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
         let _ = E_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
+    #[inline]
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
         out.clear();
         self.run_compute(pkt, data);
         self.run_deparser(pkt, data, &mut PacketOut::append(out));
         out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
     }
+    #[inline]
     fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {
         self.run_compute(pkt, frame);
         let mut headers = ::core::mem::take(&mut self.headers);

@@ -218,7 +218,7 @@ impl ethernet_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("dstAddr", self.dstAddr as u128), ("srcAddr", self.srcAddr as u128), ("etherType", self.etherType as u128)]);
     }
 }
@@ -322,7 +322,7 @@ impl ipv4_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("version", self.version as u128), ("ihl", self.ihl as u128), ("diffserv", self.diffserv as u128), ("totalLen", self.totalLen as u128), ("identification", self.identification as u128), ("flags", self.flags as u128), ("fragOffset", self.fragOffset as u128), ("ttl", self.ttl as u128), ("protocol", self.protocol as u128), ("hdrChecksum", self.hdrChecksum as u128), ("srcAddr", self.srcAddr as u128), ("dstAddr", self.dstAddr as u128)]);
     }
 }
@@ -484,7 +484,7 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
             None => (r__.hit, 0, r__.entry),
         }
     };
-    if rt.trace.on { rt.trace_table(tables::MY_INGRESS_IPV4_LPM, &key__(), hit__, entry__, aid__, &p__); }
+    if rt.trace.on { rt.trace_table(tables::MY_INGRESS_IPV4_LPM, &key__(), hit__, entry__, aid__, &{ p__ }); }
     match aid__ {
         0x1b75655 => MyIngress_ipv4_forward(rt, env, hdr, meta, standard_metadata, l, (p__[0] as u64), (p__[1] as u16))?,
         0x1876ee8 => MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?,
@@ -594,6 +594,7 @@ impl Program {
 
     /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
     /// packet struct is moved: the caller builds it where it lives).
+    #[inline]
     fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
@@ -609,6 +610,7 @@ impl Program {
 
     /// `computeChecksum`; `data` is the packet as parsed (for checksums over
     /// the payload).
+    #[inline]
     fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
         let _ = MyComputeChecksum_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
@@ -616,6 +618,7 @@ impl Program {
     }
 
     /// The deparser, emitting to `out`; `data` as for `run_compute`.
+    #[inline]
     fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
         let _ = MyDeparser_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
@@ -661,22 +664,26 @@ impl ::p4_target::pipeline::Pipeline for Program {
         self.run_parser(data, &mut pkt);
         pkt
     }
+    #[inline]
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
         let _ = MyIngress_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
+    #[inline]
     fn egress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
         let _ = MyEgress_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
+    #[inline]
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
         out.clear();
         self.run_compute(pkt, data);
         self.run_deparser(pkt, data, &mut PacketOut::append(out));
         out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
     }
+    #[inline]
     fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {
         self.run_compute(pkt, frame);
         let mut headers = ::core::mem::take(&mut self.headers);

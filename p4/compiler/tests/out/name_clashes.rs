@@ -216,7 +216,7 @@ impl Packet_1 {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("type", self.r#type as u128), ("match", self.r#match as u128), ("self", self.self_ as u128), ("valid", self.valid_ as u128)]);
     }
 }
@@ -357,7 +357,7 @@ fn I_hit(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, key: &mut En
             None => (r__.hit, 0, r__.entry),
         }
     };
-    if rt.trace.on { rt.trace_table(tables::I_HIT, &key__(), hit__, entry__, aid__, &p__); }
+    if rt.trace.on { rt.trace_table(tables::I_HIT, &key__(), hit__, entry__, aid__, &{ p__ }); }
     match aid__ {
         0x179720f => I_c(rt, env, key, r, p, l, (p__[0] as u8), (p__[1] as u16))?,
         _ => {}
@@ -465,6 +465,7 @@ impl Program {
 
     /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
     /// packet struct is moved: the caller builds it where it lives).
+    #[inline]
     fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
@@ -480,6 +481,7 @@ impl Program {
 
     /// `computeChecksum`; `data` is the packet as parsed (for checksums over
     /// the payload).
+    #[inline]
     fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
         let _ = CC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
@@ -487,6 +489,7 @@ impl Program {
     }
 
     /// The deparser, emitting to `out`; `data` as for `run_compute`.
+    #[inline]
     fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
         let _ = D_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
@@ -532,22 +535,26 @@ impl ::p4_target::pipeline::Pipeline for Program {
         self.run_parser(data, &mut pkt);
         pkt
     }
+    #[inline]
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
         let _ = I_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
+    #[inline]
     fn egress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
         let _ = E_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
+    #[inline]
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
         out.clear();
         self.run_compute(pkt, data);
         self.run_deparser(pkt, data, &mut PacketOut::append(out));
         out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
     }
+    #[inline]
     fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {
         self.run_compute(pkt, frame);
         let mut headers = ::core::mem::take(&mut self.headers);

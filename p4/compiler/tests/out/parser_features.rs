@@ -189,7 +189,7 @@ impl ethernet_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("dst", self.dst as u128), ("src", self.src as u128), ("etherType", self.etherType as u128)]);
     }
 }
@@ -257,7 +257,7 @@ impl mpls_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("label", self.label as u128), ("tc", self.tc as u128), ("bos", self.bos as u128), ("ttl", self.ttl as u128)]);
     }
 }
@@ -328,7 +328,7 @@ impl opt_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("kind", self.kind as u128), ("len", self.len as u128)]);
     }
 }
@@ -390,7 +390,7 @@ impl v4_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("tag", self.tag as u128), ("valid", self.valid_ as u128)]);
     }
 }
@@ -452,7 +452,7 @@ impl v6_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("tag", self.tag as u128), ("val", self.val as u128)]);
     }
 }
@@ -543,7 +543,7 @@ impl report_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("kind", self.kind as u128), ("depth", self.depth as u128), ("err", self.err as u128), ("top_ttl", self.top_ttl as u128)]);
     }
 }
@@ -885,6 +885,7 @@ impl Program {
 
     /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
     /// packet struct is moved: the caller builds it where it lives).
+    #[inline]
     fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
@@ -900,6 +901,7 @@ impl Program {
 
     /// `computeChecksum`; `data` is the packet as parsed (for checksums over
     /// the payload).
+    #[inline]
     fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
         let _ = CC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
@@ -907,6 +909,7 @@ impl Program {
     }
 
     /// The deparser, emitting to `out`; `data` as for `run_compute`.
+    #[inline]
     fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
         let _ = D_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
@@ -952,22 +955,26 @@ impl ::p4_target::pipeline::Pipeline for Program {
         self.run_parser(data, &mut pkt);
         pkt
     }
+    #[inline]
     fn ingress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
         let _ = I_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
+    #[inline]
     fn egress(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
         let _ = E_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
+    #[inline]
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
         out.clear();
         self.run_compute(pkt, data);
         self.run_deparser(pkt, data, &mut PacketOut::append(out));
         out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
     }
+    #[inline]
     fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {
         self.run_compute(pkt, frame);
         let mut headers = ::core::mem::take(&mut self.headers);

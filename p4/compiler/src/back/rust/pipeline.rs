@@ -116,6 +116,7 @@ impl Gen<'_> {
         w.line("");
         w.line("/// Parser and `verifyChecksum` on `data`, in place on `pkt` (no");
         w.line("/// packet struct is moved: the caller builds it where it lives).");
+        w.line("#[inline]");
         w.open("fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {");
         w.line("let mut env = Env::new(data, 0, &pkt.sm);");
         w.line("let mut cur = PacketIn { data, off_bits: 0 };");
@@ -137,6 +138,7 @@ impl Gen<'_> {
         w.line("");
         w.line("/// `computeChecksum`; `data` is the packet as parsed (for checksums over");
         w.line("/// the payload).");
+        w.line("#[inline]");
         w.open("fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {");
         w.line("let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);");
         w.line(format!(
@@ -146,6 +148,7 @@ impl Gen<'_> {
         w.close("}");
         w.line("");
         w.line("/// The deparser, emitting to `out`; `data` as for `run_compute`.");
+        w.line("#[inline]");
         w.open(
             "fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {",
         );
@@ -198,6 +201,7 @@ impl Gen<'_> {
         w.line("pkt");
         w.close("}");
         for (name, f) in [("ingress", &ingress), ("egress", &egress)] {
+            w.line("#[inline]");
             w.open(format!("fn {name}(&mut self, pkt: &mut Packet) {{"));
             w.line("let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);");
             w.line(format!(
@@ -206,12 +210,14 @@ impl Gen<'_> {
             w.line("env.store(&mut pkt.sm);");
             w.close("}");
         }
+        w.line("#[inline]");
         w.open("fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {");
         w.line("out.clear();");
         w.line("self.run_compute(pkt, data);");
         w.line("self.run_deparser(pkt, data, &mut PacketOut::append(out));");
         w.line("out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);");
         w.close("}");
+        w.line("#[inline]");
         w.open("fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {");
         w.line("self.run_compute(pkt, frame);");
         w.line("let mut headers = ::core::mem::take(&mut self.headers);");

@@ -37,12 +37,13 @@ impl Gen<'_> {
         let w = &mut self.w;
         w.line(ALLOW);
         w.open(format!("impl {name} {{"));
+        // By value: a reference would let the header escape into a call the
+        // optimiser cannot see, and keep every packet's header struct in
+        // memory whether it is traced or not.
         w.line("/// Records this header as extracted (packet trace).");
         w.line("#[cold]");
         w.line("#[inline(never)]");
-        w.open(
-            "pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {",
-        );
+        w.open("pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {");
         w.line(format!("tr.extract(instance, &[{}]);", items.join(", ")));
         w.close("}");
         w.close("}");
@@ -122,9 +123,11 @@ impl Gen<'_> {
         if !self.trace_points {
             return;
         }
-        let key = if key_fn { "&key__()" } else { "&key__" };
+        // Copies of the key and parameters, for the reason given at
+        // `trace_extract`.
+        let key = if key_fn { "&key__()" } else { "&{ key__ }" };
         self.w.line(format!(
-            "{ON} rt.trace_table({rt_index}, {key}, hit__, entry__, aid__, &p__); }}"
+            "{ON} rt.trace_table({rt_index}, {key}, hit__, entry__, aid__, &{{ p__ }}); }}"
         ));
     }
 
