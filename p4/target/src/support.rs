@@ -246,6 +246,16 @@ pub fn replace_headers(frame: &mut Vec<u8>, parsed: usize, headers: &[u8]) {
     }
 }
 
+/// Runs `f` in a function of its own that the optimiser treats as rarely
+/// called: generated stage entry points run the traced instance of their
+/// code through it, so the untraced instance is laid out and inlined as if
+/// it were the only one.
+#[cold]
+#[inline(never)]
+pub fn cold<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 /// v1model `csum16` over the packed field list followed by `payload`.
 pub fn csum16_with_payload(fields: &[u8], payload: &[u8]) -> u128 {
     let mut sum: u64 = 0;

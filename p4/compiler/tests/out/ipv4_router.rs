@@ -353,18 +353,18 @@ enum parser_MyParser_State {
 /// Parser `MyParser`: `Err` carries the parser error code.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn parser_MyParser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
+pub fn parser_MyParser<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
     let mut state = parser_MyParser_State::start;
     loop {
         match state {
             parser_MyParser_State::start => {
-                if rt.trace.on { rt.trace.parser_state("MyParser", "start"); }
+                if TRACE { rt.trace.parser_state("MyParser", "start"); }
                 state = parser_MyParser_State::parse_ethernet;
             }
             parser_MyParser_State::parse_ethernet => {
-                if rt.trace.on { rt.trace.parser_state("MyParser", "parse_ethernet"); }
+                if TRACE { rt.trace.parser_state("MyParser", "parse_ethernet"); }
                 if !(*hdr).ethernet.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*hdr).ethernet.trace_extract(&mut rt.trace, "hdr.ethernet"); }
+                if TRACE { (*hdr).ethernet.trace_extract(&mut rt.trace, "hdr.ethernet"); }
                 let k0__: u128 = ((*hdr).ethernet.etherType as u128);
                 if k0__ == 0x800u128 {
                     state = parser_MyParser_State::parse_ipv4;
@@ -373,9 +373,9 @@ pub fn parser_MyParser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
                 }
             }
             parser_MyParser_State::parse_ipv4 => {
-                if rt.trace.on { rt.trace.parser_state("MyParser", "parse_ipv4"); }
+                if TRACE { rt.trace.parser_state("MyParser", "parse_ipv4"); }
                 if !(*hdr).ipv4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*hdr).ipv4.trace_extract(&mut rt.trace, "hdr.ipv4"); }
+                if TRACE { (*hdr).ipv4.trace_extract(&mut rt.trace, "hdr.ipv4"); }
                 return Ok(());
             }
         }
@@ -415,14 +415,14 @@ pub struct MyDeparser_Locals {
 /// Action `NoAction` of `MyVerifyChecksum`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyVerifyChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyVerifyChecksum_Locals) -> Result<(), Exit> {
+fn MyVerifyChecksum_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyVerifyChecksum_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyVerifyChecksum.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
+pub fn MyVerifyChecksum_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyVerifyChecksum_Locals::default();
     let l = &mut l_storage;
     if (*hdr).ipv4.valid {
@@ -434,16 +434,16 @@ pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut 
 /// Action `MyIngress.drop` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyIngress_drop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
+fn MyIngress_drop<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
     (*standard_metadata).mark_to_drop();
-    if rt.trace.on { rt.trace.call("mark_to_drop", None, None, None); }
+    if TRACE { rt.trace.call("mark_to_drop", None, None, None); }
     Ok(())
 }
 
 /// Action `MyIngress.ipv4_forward` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyIngress_ipv4_forward(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals, mut dstAddr: u64, mut port: u16) -> Result<(), Exit> {
+fn MyIngress_ipv4_forward<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals, mut dstAddr: u64, mut port: u16) -> Result<(), Exit> {
     (*standard_metadata).egress_spec = ((port as u128) as u16);
     (*hdr).ethernet.srcAddr = (((*hdr).ethernet.dstAddr as u128) as u64);
     (*hdr).ethernet.dstAddr = ((dstAddr as u128) as u64);
@@ -454,14 +454,14 @@ fn MyIngress_ipv4_forward(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<
 /// Action `NoAction` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyIngress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
+fn MyIngress_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// Table `MyIngress.ipv4_lpm`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<ApplyResult, Exit> {
+fn MyIngress_ipv4_lpm<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<ApplyResult, Exit> {
     let key__ = || -> [u128; 1] { [((*hdr).ipv4.dstAddr as u128)] };
     let mut p__ = [0u128; 2];
     let (hit__, aid__, entry__) = {
@@ -484,11 +484,11 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
             None => (r__.hit, 0, r__.entry),
         }
     };
-    if rt.trace.on { rt.trace_table(tables::MY_INGRESS_IPV4_LPM, &key__(), hit__, entry__, aid__, &{ p__ }); }
+    if TRACE { rt.trace_table(tables::MY_INGRESS_IPV4_LPM, &key__(), hit__, entry__, aid__, &{ p__ }); }
     match aid__ {
-        0x1b75655 => MyIngress_ipv4_forward(rt, env, hdr, meta, standard_metadata, l, (p__[0] as u64), (p__[1] as u16))?,
-        0x1876ee8 => MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?,
-        0x1445b37 => MyIngress_NoAction(rt, env, hdr, meta, standard_metadata, l)?,
+        0x1b75655 => MyIngress_ipv4_forward::<TRACE>(rt, env, hdr, meta, standard_metadata, l, (p__[0] as u64), (p__[1] as u16))?,
+        0x1876ee8 => MyIngress_drop::<TRACE>(rt, env, hdr, meta, standard_metadata, l)?,
+        0x1445b37 => MyIngress_NoAction::<TRACE>(rt, env, hdr, meta, standard_metadata, l)?,
         _ => {}
     }
     Ok(ApplyResult { hit: hit__, action_run: aid__ })
@@ -497,13 +497,13 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 /// `MyIngress.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyIngress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn MyIngress_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = MyIngress_Locals::default();
     let l = &mut l_storage;
     if ((*hdr).ipv4.valid && (((*hdr).ipv4.ttl as u128) > 1u128)) {
-        MyIngress_ipv4_lpm(rt, env, hdr, meta, standard_metadata, l)?;
+        MyIngress_ipv4_lpm::<TRACE>(rt, env, hdr, meta, standard_metadata, l)?;
     } else {
-        MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?;
+        MyIngress_drop::<TRACE>(rt, env, hdr, meta, standard_metadata, l)?;
     }
     Ok(())
 }
@@ -511,14 +511,14 @@ pub fn MyIngress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
 /// Action `NoAction` of `MyEgress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyEgress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyEgress_Locals) -> Result<(), Exit> {
+fn MyEgress_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyEgress_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyEgress.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyEgress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn MyEgress_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = MyEgress_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -527,14 +527,14 @@ pub fn MyEgress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 /// Action `NoAction` of `MyComputeChecksum`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyComputeChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyComputeChecksum_Locals) -> Result<(), Exit> {
+fn MyComputeChecksum_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyComputeChecksum_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyComputeChecksum.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
+pub fn MyComputeChecksum_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyComputeChecksum_Locals::default();
     let l = &mut l_storage;
     if (*hdr).ipv4.valid {
@@ -546,20 +546,20 @@ pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut
 /// Action `NoAction` of `MyDeparser`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyDeparser_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers, l: &mut MyDeparser_Locals) -> Result<(), Exit> {
+fn MyDeparser_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers, l: &mut MyDeparser_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyDeparser.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyDeparser_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers) -> Result<(), Exit> {
+pub fn MyDeparser_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = MyDeparser_Locals::default();
     let l = &mut l_storage;
     (*hdr).ethernet.emit(packet__);
-    if rt.trace.on { if (*hdr).ethernet.valid { rt.trace.call("emit", Some("hdr.ethernet"), None, None); } }
+    if TRACE { if (*hdr).ethernet.valid { rt.trace.call("emit", Some("hdr.ethernet"), None, None); } }
     (*hdr).ipv4.emit(packet__);
-    if rt.trace.on { if (*hdr).ipv4.valid { rt.trace.call("emit", Some("hdr.ipv4"), None, None); } }
+    if TRACE { if (*hdr).ipv4.valid { rt.trace.call("emit", Some("hdr.ipv4"), None, None); } }
     Ok(())
 }
 
@@ -596,15 +596,62 @@ impl Program {
     /// packet struct is moved: the caller builds it where it lives).
     #[inline]
     fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_parser_as::<true>(data, pkt));
+        } else {
+            self.run_parser_as::<false>(data, pkt);
+        }
+    }
+
+    /// [`Self::run_parser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_parser_as<const TRACE: bool>(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_MyParser(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+        let parsed = parser_MyParser::<TRACE>(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
+        if let Err(e) = parsed {
             pkt.sm.parser_error = e;
-            if self.rt.trace.on { self.rt.trace.parser_error(e); }
+            if TRACE { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;
-        let _ = MyVerifyChecksum_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        let _ = MyVerifyChecksum_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+    }
+
+    /// The ingress control.
+    #[inline]
+    fn run_ingress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_ingress_as::<true>(pkt));
+        } else {
+            self.run_ingress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_ingress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_ingress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = MyIngress_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
+        env.store(&mut pkt.sm);
+    }
+
+    /// The egress control.
+    #[inline]
+    fn run_egress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_egress_as::<true>(pkt));
+        } else {
+            self.run_egress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_egress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_egress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = MyEgress_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
 
@@ -612,18 +659,39 @@ impl Program {
     /// the payload).
     #[inline]
     fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_compute_as::<true>(pkt, data));
+        } else {
+            self.run_compute_as::<false>(pkt, data);
+        }
+    }
+
+    /// [`Self::run_compute`], with trace points if `TRACE`.
+    #[inline]
+    fn run_compute_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8]) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
-        let _ = MyComputeChecksum_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        let _ = MyComputeChecksum_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
     }
 
     /// The deparser, emitting to `out`; `data` as for `run_compute`.
     #[inline]
     fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_deparser_as::<true>(pkt, data, out));
+        } else {
+            self.run_deparser_as::<false>(pkt, data, out);
+        }
+    }
+
+    /// [`Self::run_deparser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_deparser_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
-        let _ = MyDeparser_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
+        let _ = MyDeparser_apply::<TRACE>(&mut self.rt, &mut env, out, &mut pkt.hdr);
         env.store(&mut pkt.sm);
     }
+
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -666,15 +734,11 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     #[inline]
     fn ingress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = MyIngress_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_ingress(pkt);
     }
     #[inline]
     fn egress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = MyEgress_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_egress(pkt);
     }
     #[inline]
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {

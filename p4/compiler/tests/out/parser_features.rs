@@ -575,14 +575,14 @@ enum parser_V6Parser_State {
 /// Parser `V6Parser`: `Err` carries the parser error code.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn parser_V6Parser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, u: &mut ip_u) -> Result<(), u32> {
+pub fn parser_V6Parser<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, u: &mut ip_u) -> Result<(), u32> {
     let mut state = parser_V6Parser_State::start;
     loop {
         match state {
             parser_V6Parser_State::start => {
-                if rt.trace.on { rt.trace.parser_state("V6Parser", "start"); }
+                if TRACE { rt.trace.parser_state("V6Parser", "start"); }
                 if !(*u).v6.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*u).v6.trace_extract(&mut rt.trace, "u.v6"); }
+                if TRACE { (*u).v6.trace_extract(&mut rt.trace, "u.v6"); }
                 return Ok(());
             }
         }
@@ -605,16 +605,16 @@ enum parser_P_State {
 /// Parser `P`: `Err` carries the parser error code.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
+pub fn parser_P<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
     let mut kind_len: u16 = 0u16;
     let mut state = parser_P_State::start;
     let mut steps__: u32 = 0;
     loop {
         match state {
             parser_P_State::start => {
-                if rt.trace.on { rt.trace.parser_state("P", "start"); }
+                if TRACE { rt.trace.parser_state("P", "start"); }
                 if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
+                if TRACE { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
                 let k0__: u128 = ((*hdr).eth.etherType as u128);
                 if k0__ == 0x8847u128 {
                     state = parser_P_State::parse_mpls;
@@ -635,11 +635,11 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 if steps__ > 4096 {
                     return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
                 }
-                if rt.trace.on { rt.trace.parser_state("P", "parse_mpls"); }
+                if TRACE { rt.trace.parser_state("P", "parse_mpls"); }
                 if (*hdr).mpls.next as usize >= 3 { return Err(::p4_target::v1model::error_code::STACK_OUT_OF_BOUNDS); }
                 if !(*hdr).mpls.elems[(*hdr).mpls.next as usize].extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
                 (*hdr).mpls.next += 1;
-                if rt.trace.on { let i__ = (*hdr).mpls.next as usize - 1; (*hdr).mpls.elems[i__].trace_extract(&mut rt.trace, &format!("hdr.mpls[{i__}]")); }
+                if TRACE { let i__ = (*hdr).mpls.next as usize - 1; (*hdr).mpls.elems[i__].trace_extract(&mut rt.trace, &format!("hdr.mpls[{i__}]")); }
                 let k0__: u128 = ((*hdr).mpls.elems[((*hdr).mpls.next as usize).saturating_sub(1)].bos as u128);
                 if k0__ == 0u128 {
                     state = parser_P_State::parse_mpls;
@@ -650,15 +650,15 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 }
             }
             parser_P_State::parse_opt => {
-                if rt.trace.on { rt.trace.parser_state("P", "parse_opt"); }
+                if TRACE { rt.trace.parser_state("P", "parse_opt"); }
                 kind_len = (packet__.lookahead(16).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)? as u16);
                 if !(::p4_target::bits::slice((kind_len as u128), 7, 0) >= 2u128) { return Err(7u32); }
                 (*hdr).opt.extract_var(packet__, u32::try_from(::p4_target::bits::wrap(::p4_target::bits::cast(::p4_target::bits::wrap(::p4_target::bits::slice((kind_len as u128), 7, 0).wrapping_sub(2u128), 8), 8, false, 32).wrapping_mul(8u128), 32)).unwrap_or(u32::MAX))?;
-                if rt.trace.on { (*hdr).opt.trace_extract(&mut rt.trace, "hdr.opt"); }
+                if TRACE { (*hdr).opt.trace_extract(&mut rt.trace, "hdr.opt"); }
                 return Ok(());
             }
             parser_P_State::parse_union => {
-                if rt.trace.on { rt.trace.parser_state("P", "parse_union"); }
+                if TRACE { rt.trace.parser_state("P", "parse_union"); }
                 let k0__: u128 = packet__.lookahead(8).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)?;
                 if k0__ == 4u128 {
                     state = parser_P_State::parse_v4;
@@ -673,18 +673,18 @@ pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packe
                 if steps__ > 4096 {
                     return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
                 }
-                if rt.trace.on { rt.trace.parser_state("P", "spin"); }
+                if TRACE { rt.trace.parser_state("P", "spin"); }
                 state = parser_P_State::spin;
             }
             parser_P_State::parse_v4 => {
-                if rt.trace.on { rt.trace.parser_state("P", "parse_v4"); }
+                if TRACE { rt.trace.parser_state("P", "parse_v4"); }
                 if !(*hdr).u.v4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*hdr).u.v4.trace_extract(&mut rt.trace, "hdr.u.v4"); }
+                if TRACE { (*hdr).u.v4.trace_extract(&mut rt.trace, "hdr.u.v4"); }
                 return Ok(());
             }
             parser_P_State::parse_v6 => {
-                if rt.trace.on { rt.trace.parser_state("P", "parse_v6"); }
-                { let mut parg__0 = (*hdr).u; let r__ = parser_V6Parser(rt, env, packet__, &mut parg__0); (*hdr).u = parg__0; r__? };
+                if TRACE { rt.trace.parser_state("P", "parse_v6"); }
+                { let mut parg__0 = (*hdr).u; let r__ = parser_V6Parser::<TRACE>(rt, env, packet__, &mut parg__0); (*hdr).u = parg__0; r__? };
                 return Ok(());
             }
         }
@@ -724,14 +724,14 @@ pub struct D_Locals {
 /// Action `NoAction` of `VC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn VC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut VC_Locals) -> Result<(), Exit> {
+fn VC_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut VC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `VC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
+pub fn VC_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = VC_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -740,14 +740,14 @@ pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 /// Action `NoAction` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
+fn I_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `I.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn I_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
     (*sm).egress_spec = (1u128 as u16);
@@ -799,14 +799,14 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
 /// Action `NoAction` of `E`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn E_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut E_Locals) -> Result<(), Exit> {
+fn E_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut E_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `E.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn E_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = E_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -815,14 +815,14 @@ pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
 /// Action `NoAction` of `CC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn CC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut CC_Locals) -> Result<(), Exit> {
+fn CC_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut CC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `CC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
+pub fn CC_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = CC_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -831,26 +831,26 @@ pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 /// Action `NoAction` of `D`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
+fn D_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `D.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers) -> Result<(), Exit> {
+pub fn D_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*hdr).eth.emit(packet__);
-    if rt.trace.on { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
+    if TRACE { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
     for e__ in (*hdr).mpls.elems.iter() { e__.emit(packet__); }
-    if rt.trace.on { for (i__, e__) in (*hdr).mpls.elems.iter().enumerate() { if e__.valid { rt.trace.call("emit", Some(&format!("hdr.mpls[{i__}]")), None, None); } } }
+    if TRACE { for (i__, e__) in (*hdr).mpls.elems.iter().enumerate() { if e__.valid { rt.trace.call("emit", Some(&format!("hdr.mpls[{i__}]")), None, None); } } }
     (*hdr).opt.emit(packet__);
-    if rt.trace.on { if (*hdr).opt.valid { rt.trace.call("emit", Some("hdr.opt"), None, None); } }
+    if TRACE { if (*hdr).opt.valid { rt.trace.call("emit", Some("hdr.opt"), None, None); } }
     (*hdr).u.emit(packet__);
-    if rt.trace.on { if (*hdr).u.is_valid() { rt.trace.call("emit", Some("hdr.u"), None, None); } }
+    if TRACE { if (*hdr).u.is_valid() { rt.trace.call("emit", Some("hdr.u"), None, None); } }
     (*hdr).report.emit(packet__);
-    if rt.trace.on { if (*hdr).report.valid { rt.trace.call("emit", Some("hdr.report"), None, None); } }
+    if TRACE { if (*hdr).report.valid { rt.trace.call("emit", Some("hdr.report"), None, None); } }
     Ok(())
 }
 
@@ -887,15 +887,62 @@ impl Program {
     /// packet struct is moved: the caller builds it where it lives).
     #[inline]
     fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_parser_as::<true>(data, pkt));
+        } else {
+            self.run_parser_as::<false>(data, pkt);
+        }
+    }
+
+    /// [`Self::run_parser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_parser_as<const TRACE: bool>(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+        let parsed = parser_P::<TRACE>(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
+        if let Err(e) = parsed {
             pkt.sm.parser_error = e;
-            if self.rt.trace.on { self.rt.trace.parser_error(e); }
+            if TRACE { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;
-        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        let _ = VC_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+    }
+
+    /// The ingress control.
+    #[inline]
+    fn run_ingress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_ingress_as::<true>(pkt));
+        } else {
+            self.run_ingress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_ingress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_ingress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = I_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
+        env.store(&mut pkt.sm);
+    }
+
+    /// The egress control.
+    #[inline]
+    fn run_egress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_egress_as::<true>(pkt));
+        } else {
+            self.run_egress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_egress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_egress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = E_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
         env.store(&mut pkt.sm);
     }
 
@@ -903,18 +950,39 @@ impl Program {
     /// the payload).
     #[inline]
     fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_compute_as::<true>(pkt, data));
+        } else {
+            self.run_compute_as::<false>(pkt, data);
+        }
+    }
+
+    /// [`Self::run_compute`], with trace points if `TRACE`.
+    #[inline]
+    fn run_compute_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8]) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
-        let _ = CC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        let _ = CC_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
     }
 
     /// The deparser, emitting to `out`; `data` as for `run_compute`.
     #[inline]
     fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_deparser_as::<true>(pkt, data, out));
+        } else {
+            self.run_deparser_as::<false>(pkt, data, out);
+        }
+    }
+
+    /// [`Self::run_deparser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_deparser_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
         let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
-        let _ = D_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
+        let _ = D_apply::<TRACE>(&mut self.rt, &mut env, out, &mut pkt.hdr);
         env.store(&mut pkt.sm);
     }
+
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -957,15 +1025,11 @@ impl ::p4_target::pipeline::Pipeline for Program {
     }
     #[inline]
     fn ingress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = I_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_ingress(pkt);
     }
     #[inline]
     fn egress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = E_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_egress(pkt);
     }
     #[inline]
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {

@@ -170,7 +170,7 @@ impl Gen<'_> {
             self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}{}({}) -> Result<(), Exit> {{",
-                self.ext_generics(),
+                self.fn_generics(),
                 params.join(", ")
             ));
             self.block(&ctx, &act.body)?;
@@ -206,7 +206,7 @@ impl Gen<'_> {
             self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}{}({sig_l}) -> Result<ApplyResult, Exit> {{",
-                self.ext_generics()
+                self.fn_generics()
             ));
             let mut keys = Vec::new();
             let mut sel = Vec::new();
@@ -367,7 +367,12 @@ impl Gen<'_> {
                         t => self.to_native(&format!("p__[{j}]"), t)?,
                     });
                 }
-                let call = format!("{}({})", self.action_fn(i, *a)?, args.join(", "));
+                let call = format!(
+                    "{}{}({})",
+                    self.action_fn(i, *a)?,
+                    self.fn_turbofish(),
+                    args.join(", ")
+                );
                 self.w.line(format!(
                     "{:#x} => {},",
                     self.prog.action_ids[a.index()],
@@ -404,7 +409,7 @@ impl Gen<'_> {
         self.w.open(format!(
             "pub fn {}{}({sig}) -> Result<(), Exit> {{",
             self.names.inst_apply[i],
-            self.ext_generics()
+            self.fn_generics()
         ));
         self.w
             .line(format!("let mut l_storage = {locals_ty}::default();"));

@@ -511,8 +511,10 @@ impl Gen<'_> {
             None => return bad("internal: table of another control", None),
         };
         Ok(format!(
-            "{}({})",
-            self.names.inst_tables[inst][idx], ctx.pass
+            "{}{}({})",
+            self.names.inst_tables[inst][idx],
+            self.fn_turbofish(),
+            ctx.pass
         ))
     }
 
@@ -543,7 +545,12 @@ impl Gen<'_> {
                 let (pre, list, post) = self.args(ctx, &params, args)?;
                 let mut all = vec![ctx.pass.clone()];
                 all.extend(list);
-                let call = format!("{}({})", self.action_fn(inst, *a)?, all.join(", "));
+                let call = format!(
+                    "{}{}({})",
+                    self.action_fn(inst, *a)?,
+                    self.fn_turbofish(),
+                    all.join(", ")
+                );
                 Ok(Self::wrap_call(pre, call, post, "?"))
             }
             Call::Function(f, args) => {
@@ -586,7 +593,12 @@ impl Gen<'_> {
                     }
                     list.push(format!("&mut {t}"));
                 }
-                let call = format!("{}({})", self.names.parsers[ph.index()], list.join(", "));
+                let call = format!(
+                    "{}{}({})",
+                    self.names.parsers[ph.index()],
+                    self.fn_turbofish(),
+                    list.join(", ")
+                );
                 Ok(format!(
                     "{{ {} let r__ = {call}; {} r__? }}",
                     pre.join(" "),
@@ -631,7 +643,12 @@ impl Gen<'_> {
                     }
                     list.push(format!("&mut {t}"));
                 }
-                let call = format!("{}({})", self.names.inst_apply[sub], list.join(", "));
+                let call = format!(
+                    "{}{}({})",
+                    self.names.inst_apply[sub],
+                    self.fn_turbofish(),
+                    list.join(", ")
+                );
                 Ok(format!(
                     "{{ {} let r__ = {call}; {} r__? }}",
                     pre.join(" "),

@@ -69,7 +69,7 @@ impl Gen<'_> {
         self.w.open(format!(
             "pub fn {}{}({}) -> Result<(), u32> {{",
             self.names.parsers[h.index()],
-            self.ext_generics(),
+            self.fn_generics(),
             sig.join(", ")
         ));
         for (v, n) in p.locals.iter().zip(&names) {

@@ -2,17 +2,23 @@
 //! traced packet's parser states, extracted headers, tables and extern
 //! calls into `rt.trace` (`p4_target::trace::Tracer`).
 //!
-//! Every point is `if rt.trace.on { .. }` around a call to a `#[cold]`
-//! function, so a packet that is not traced pays one predictable branch per
-//! point and nothing else. All trace emission lives here so that the other
+//! Every point is `if TRACE { .. }` around a call to a `#[cold]` function,
+//! `TRACE` being a const generic parameter of the generated functions that
+//! each stage entry point sets from `rt.trace.on` once: a packet that is
+//! not traced pays one branch per stage and runs the code the
+//! `--no-trace-points` build would. All trace emission lives here so that the other
 //! back-end modules only call these helpers; with
 //! [`super::RustOptions::trace_points`] off they write nothing (the
 //! `trace_extract` methods of headers stay, unused).
 
 use super::*;
 
-/// The test every trace point starts with.
-const ON: &str = "if rt.trace.on {";
+/// The test every trace point starts with: every function that takes the
+/// runtime has a `const TRACE: bool` parameter, and each stage entry point
+/// runs the `TRACE = true` instance only for a packet being traced. An
+/// untraced packet runs code without trace points at all (the optimiser
+/// drops them), at the price of a second copy of the generated code.
+const ON: &str = "if TRACE {";
 
 impl Gen<'_> {
     /// `trace_extract`, a method of every header struct: records the
