@@ -1136,8 +1136,9 @@ impl<T> Tm<T> {
         pg.reserved_used = pg.reserved_used.saturating_sub(left);
         self.shared_used_bytes -= from_shared;
         self.headroom_used_bytes -= from_headroom;
-        // The ingress port's timers change only if it now sends XON.
-        if self.check_xon(ip, g, now) {
+        // The ingress port's timers change only if it now sends XON (a PG
+        // not in XOFF, the usual case, has nothing to check).
+        if self.ports[ip].pgs[g].xoff && self.check_xon(ip, g, now) {
             self.refresh_deadline(ip);
         }
     }
