@@ -410,7 +410,9 @@ impl Program {
     fn run_parser_as<const TRACE: bool>(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
-        let parsed = parser_P::<TRACE>(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
+        let parsed = parser_P::<TRACE>(
+            &mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
         if let Err(e) = parsed {
             pkt.sm.parser_error = e;
             if TRACE { self.rt.trace.parser_error(e); }
@@ -435,7 +437,9 @@ impl Program {
     #[inline]
     fn run_ingress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = I_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
+        let _ = I_apply::<TRACE>(
+            &mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
         env.store(&mut pkt.sm);
     }
 
@@ -453,7 +457,9 @@ impl Program {
     #[inline]
     fn run_egress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
         let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = E_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
+        let _ = E_apply::<TRACE>(
+            &mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
         env.store(&mut pkt.sm);
     }
 

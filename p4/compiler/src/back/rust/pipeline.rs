@@ -122,9 +122,11 @@ impl Gen<'_> {
         let parser_body = vec![
             "let mut env = Env::new(data, 0, &pkt.sm);".to_string(),
             "let mut cur = PacketIn { data, off_bits: 0 };".to_string(),
+            format!("let parsed = {parser_fn}{{T}}("),
             format!(
-                "let parsed = {parser_fn}{{T}}(&mut self.rt, &mut env, {ext_arg}&mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);"
+                "    &mut self.rt, &mut env, {ext_arg}&mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,"
             ),
+            ");".to_string(),
             "if let Err(e) = parsed {".to_string(),
             "    pkt.sm.parser_error = e;".to_string(),
             if self.trace_points {
@@ -154,9 +156,11 @@ impl Gen<'_> {
         for (name, f) in [("run_ingress", &ingress), ("run_egress", &egress)] {
             let body = vec![
                 "let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);".to_string(),
+                format!("let _ = {f}{{T}}("),
                 format!(
-                    "let _ = {f}{{T}}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);"
+                    "    &mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,"
                 ),
+                ");".to_string(),
                 "env.store(&mut pkt.sm);".to_string(),
             ];
             let control = if name == "run_ingress" {
