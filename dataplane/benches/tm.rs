@@ -1,6 +1,6 @@
 //! Traffic-manager per-packet cost: one `handle_enqueue` plus one
 //! `poll_transmit` (admission, egress accounting, scheduling, shaping,
-//! release and XON check) per iteration. Target: ≤ 50 ns per packet.
+//! release and XON check) per iteration. Aim (#17): ≤ 40 ns a packet.
 //!
 //! Two shapes: a single lossy queue kept one packet deep, and a lossless
 //! priority mixed with a lossy one under DWRR with 64 packets queued, so the
@@ -8,12 +8,12 @@
 //!
 //! Each shape is measured twice: in wall time (group `tm`) and in the
 //! thread's CPU time (group `tm_cpu`, Linux `CLOCK_THREAD_CPUTIME_ID`), which
-//! stays meaningful on a machine shared with other builds.
+//! stays meaningful on a machine shared with other builds. With `-- --min`
+//! it prints instead the fastest of 5,000 batches of 1,000 packets per
+//! shape, which is what a loaded machine blurs least.
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{
-    BenchmarkGroup, Criterion, Throughput, black_box, criterion_group, criterion_main,
-};
+use criterion::{BenchmarkGroup, Criterion, Throughput, black_box, criterion_group};
 use dataplane::time::{Instant, bits_time};
 use dataplane::tm::{EnqueueMeta, Threshold, Tm, TmConfig};
 
@@ -149,4 +149,57 @@ criterion_group! {
     config = Criterion::default().with_measurement(ThreadCpuTime { wall: WallTime });
     targets = bench_cpu
 }
-criterion_main!(wall, cpu);
+
+/// The two shapes above as the fastest of many short batches (ns a packet,
+/// wall time): on a machine busy with other work, a batch that ran
+/// undisturbed is what the code costs, where criterion's mean also counts
+/// the time other processes took.
+fn print_min_batches() {
+    const BATCH: u64 = 1_000;
+    const BATCHES: usize = 5_000;
+    let step = bits_time(1000, 100_000_000_000);
+    let shapes: [(&str, u16, bool); 2] = [
+        ("enqueue+dequeue, 1 queue", 1, false),
+        ("enqueue+dequeue, lossless+lossy DWRR, 64 deep", 3, true),
+    ];
+    for (name, egress_port, mixed) in shapes {
+        let meta = |id: u64| EnqueueMeta {
+            ingress_port: if mixed { (id % 3) as u16 } else { 0 },
+            egress_port,
+            priority: if mixed && id.is_multiple_of(2) { 3 } else { 0 },
+            len_bytes: 1000,
+        };
+        let mut tm: Tm<u64> = Tm::new(config(), Instant::ZERO).unwrap();
+        let mut now = Instant::ZERO;
+        let mut id = 0u64;
+        if mixed {
+            for _ in 0..64 {
+                tm.handle_enqueue(id, meta(id), now).unwrap();
+                id += 1;
+            }
+        }
+        let mut best = f64::MAX;
+        for _ in 0..BATCHES {
+            let t = std::time::Instant::now();
+            for _ in 0..BATCH {
+                id += 1;
+                let _ = black_box(tm.handle_enqueue(id, meta(id), now));
+                black_box(tm.poll_transmit(egress_port, now));
+                now += step;
+            }
+            best = best.min(t.elapsed().as_nanos() as f64 / BATCH as f64);
+        }
+        println!("{name:<48} {best:.1} ns a packet (fastest batch)");
+    }
+}
+
+fn main() {
+    // `cargo bench -p dataplane --bench tm -- --min`: see `print_min_batches`.
+    if std::env::args().any(|a| a == "--min") {
+        print_min_batches();
+        return;
+    }
+    wall();
+    cpu();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -69,7 +69,11 @@
 //! - Digests are collected after every ingress and egress pass, in order.
 //!
 //! Every frame that does not leave is counted by a [`SwitchDrop`] reason.
-//! Per packet, the core copies the frame once into a pooled buffer; it
+//! Per packet, the core copies the frame at most once, into a pooled buffer
+//! ([`Switch::handle_frame`]; [`Switch::handle_frame_owned`] takes the
+//! buffer as it is); that buffer is the one that leaves: the deparser
+//! rewrites the headers in front of the payload
+//! ([`Pipeline::deparse_in_place`]) unless the packet is traced. It
 //! allocates only for multicast replicas and clones.
 
 mod ledger;
@@ -1300,7 +1304,7 @@ impl<P: Pipeline> Switch<P> {
     fn egress(&mut self, queued: Queued<P::Packet>, now: Instant, out: &mut Vec<u8>) -> Egressed {
         let Queued {
             mut pkt,
-            data,
+            mut data,
             copy: _,
             truncate_bytes,
             loops,
@@ -1388,24 +1392,29 @@ impl<P: Pipeline> Switch<P> {
                         self.tracing.finish(t);
                     }
                     self.ledger.row(ingress_port).recirculating += 1;
-                    self.pipeline.deparse(&mut pkt, &data, out);
-                    let bytes = self.buffer_from(out);
+                    self.pipeline.deparse_in_place(&mut pkt, &mut data);
                     self.recirculate.push_back(Recirculation {
                         port: ingress_port,
-                        data: bytes,
+                        data,
                         from: pkt,
                         field_list,
                         loops: loops + 1,
                     });
-                    Egressed::Recirculated
+                    return Egressed::Recirculated;
                 }
             }
             EgressAction::Emit => {
                 let limit = P::meta(&pkt).truncate_len;
                 if traced.is_some() {
+                    // The trace compares the bytes before and after.
                     self.pipeline.runtime_mut().trace.start();
+                    self.pipeline.deparse(&mut pkt, &data, out);
+                } else {
+                    // The payload stays in the buffer it arrived in: only
+                    // the headers are rewritten, and the buffer leaves.
+                    self.pipeline.deparse_in_place(&mut pkt, &mut data);
+                    std::mem::swap(out, &mut data);
                 }
-                self.pipeline.deparse(&mut pkt, &data, out);
                 for n in [limit, truncate_bytes].into_iter().flatten() {
                     out.truncate(n as usize);
                 }

@@ -51,13 +51,17 @@ pub enum Threshold {
 
 impl Threshold {
     /// The threshold in bytes given the pool's free bytes.
-    #[inline]
+    #[inline(always)]
     pub fn limit_bytes(self, free_bytes: u64) -> u64 {
         match self {
-            Threshold::Dynamic(n) if n >= 0 => free_bytes
-                .checked_shl(n as u32)
-                .filter(|v| v >> n == free_bytes)
-                .unwrap_or(u64::MAX),
+            // `free × 2^n`, saturating: no bit may be shifted out.
+            Threshold::Dynamic(n) if n >= 0 => {
+                if n < 64 && free_bytes.leading_zeros() >= n as u32 {
+                    free_bytes << n
+                } else {
+                    u64::MAX
+                }
+            }
             Threshold::Dynamic(n) => free_bytes >> n.unsigned_abs().min(63),
             Threshold::Static(0) => u64::MAX,
             Threshold::Static(n) => n,
@@ -622,4 +626,28 @@ fn list(problems: &[ConfigProblem]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dynamic_thresholds_scale_the_free_bytes_and_saturate() {
+        assert_eq!(Threshold::Dynamic(0).limit_bytes(1000), 1000);
+        assert_eq!(Threshold::Dynamic(3).limit_bytes(1000), 8000);
+        assert_eq!(Threshold::Dynamic(-2).limit_bytes(1000), 250);
+        assert_eq!(
+            Threshold::Dynamic(1).limit_bytes(u64::MAX / 2 + 1),
+            u64::MAX
+        );
+        assert_eq!(
+            Threshold::Dynamic(2).limit_bytes(u64::MAX / 4),
+            u64::MAX - 3
+        );
+        assert_eq!(Threshold::Dynamic(7).limit_bytes(0), 0);
+        assert_eq!(Threshold::Dynamic(64).limit_bytes(0), u64::MAX);
+        assert_eq!(Threshold::Static(0).limit_bytes(5), u64::MAX, "0: no limit");
+        assert_eq!(Threshold::Static(4096).limit_bytes(5), 4096);
+    }
 }

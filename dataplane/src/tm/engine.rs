@@ -354,7 +354,12 @@ impl<T> Port<T> {
     /// The earliest of this port's timers: PFC refresh per PG, pause expiry
     /// per paused priority, and the shaper release when it has something
     /// sendable.
+    #[inline(always)]
     fn compute_deadline(&self, port: u16) -> Option<(Instant, Timer)> {
+        if self.refreshing == 0 && self.paused == 0 {
+            // The usual case on the per-packet path: only the shaper.
+            return self.ready_at().map(|t| (t, Timer::ShaperRelease { port }));
+        }
         let mut best: Option<(Instant, Timer)> = None;
         let mut consider = |t: Instant, timer: Timer| {
             if best.is_none_or(|(b, _)| t < b) {
@@ -1073,6 +1078,7 @@ impl<T> Tm<T> {
 
     // ---- internals: the timer table ------------------------------------
 
+    #[inline(always)]
     fn refresh_deadline(&mut self, pi: usize) {
         let pt = &mut self.ports[pi];
         pt.deadline = pt.compute_deadline(pi as u16);
@@ -1086,6 +1092,7 @@ impl<T> Tm<T> {
 
     // ---- internals: accounting ------------------------------------------
 
+    #[inline(always)]
     fn pg_threshold(&self, pg: &PgState) -> u64 {
         let free = self
             .shared_pool_bytes
@@ -1114,6 +1121,7 @@ impl<T> Tm<T> {
 
     /// Release a departed packet's ingress charge: headroom first, then
     /// shared, then reserved; then check XON for the PG.
+    #[inline(always)]
     fn release_ingress(&mut self, slot: &Slot<T>, now: Instant) {
         let ip = usize::from(slot.meta.ingress_port);
         let g = usize::from(self.ports[ip].prio_to_pg[usize::from(slot.meta.priority)] & 7);
@@ -1128,8 +1136,9 @@ impl<T> Tm<T> {
         pg.reserved_used = pg.reserved_used.saturating_sub(left);
         self.shared_used_bytes -= from_shared;
         self.headroom_used_bytes -= from_headroom;
-        // The ingress port's timers change only if it now sends XON.
-        if self.check_xon(ip, g, now) {
+        // The ingress port's timers change only if it now sends XON (a PG
+        // not in XOFF, the usual case, has nothing to check).
+        if self.ports[ip].pgs[g].xoff && self.check_xon(ip, g, now) {
             self.refresh_deadline(ip);
         }
     }
@@ -1137,6 +1146,7 @@ impl<T> Tm<T> {
     // ---- internals: PFC generation ------------------------------------------
 
     /// R-PFC-TX-1. Returns `true` if an XOFF was queued.
+    #[inline]
     fn check_xoff(&mut self, ip: usize, g: usize, now: Instant) -> bool {
         let pg = &self.ports[ip].pgs[g];
         let fire = pg.lossless
@@ -1149,6 +1159,7 @@ impl<T> Tm<T> {
     }
 
     /// R-PFC-TX-2 (+ the R-PFC-TX-3 XON floor).
+    #[inline]
     fn xon_condition(&self, pg: &PgState) -> bool {
         if pg.headroom_used != 0 {
             return false;
@@ -1159,6 +1170,7 @@ impl<T> Tm<T> {
     }
 
     /// Returns `true` if an XON was queued.
+    #[inline]
     fn check_xon(&mut self, ip: usize, g: usize, now: Instant) -> bool {
         let pg = &self.ports[ip].pgs[g];
         let fire = pg.xoff && self.xon_condition(pg);
@@ -1398,6 +1410,7 @@ impl Cells {
         }
     }
 
+    #[inline]
     fn charge(self, len_bytes: u32) -> u64 {
         let len = u64::from(len_bytes);
         match self.shift {

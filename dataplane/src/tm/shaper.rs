@@ -6,9 +6,15 @@
 //! credit ≥ 0; sending it subtracts its full cost, possibly going negative
 //! (the port is then busy serialising: a frame already started completes).
 //! Credit refills up to `burst_bytes`, and never less than one nanosecond of
-//! refill, so that waking at whole nanoseconds loses no fractional credit. [`Shaper::ready_at`] says when credit
-//! reaches 0 again. An earlier `now` than the last one is treated as no time
-//! passing. No allocation, no panics.
+//! refill, so that waking at whole nanoseconds loses no fractional credit.
+//! [`Shaper::ready_at`] says when credit reaches 0 again. An earlier `now`
+//! than the last one is treated as no time passing. No allocation, no
+//! panics.
+//!
+//! Units fit 64 bits: the bucket holds at most `i64::MAX` units (a burst of
+//! about 1.15 GB; larger bursts are clamped there), and refill and charge
+//! saturate, so every value the bucket can take is exact and the per-packet
+//! arithmetic needs no 128-bit multiplications.
 
 use crate::time::{Duration, Instant, NANOS_PER_SEC};
 
@@ -16,8 +22,8 @@ use crate::time::{Duration, Instant, NANOS_PER_SEC};
 #[derive(Clone, Copy, Debug)]
 pub struct Shaper {
     rate_bps: u64,
-    cap_units: i128,
-    credit_units: i128,
+    cap_units: i64,
+    credit_units: i64,
     last: Instant,
 }
 
@@ -25,11 +31,10 @@ impl Shaper {
     /// A full bucket at `now`.
     pub fn new(rate_bps: u64, burst_bytes: u32, now: Instant) -> Self {
         let cap_units = cap_units(rate_bps, burst_bytes);
-        let burst_units = i128::from(burst_bytes) * 8 * i128::from(NANOS_PER_SEC);
         Shaper {
             rate_bps,
             cap_units,
-            credit_units: burst_units,
+            credit_units: byte_units(u64::from(burst_bytes)).min(cap_units),
             last: now,
         }
     }
@@ -46,9 +51,9 @@ impl Shaper {
         if now <= self.last {
             return;
         }
-        let elapsed = i128::from((now - self.last).as_nanos());
-        self.credit_units =
-            (self.credit_units + elapsed * i128::from(self.rate_bps)).min(self.cap_units);
+        let elapsed = (now - self.last).as_nanos();
+        let refill = i64::try_from(elapsed.saturating_mul(self.rate_bps)).unwrap_or(i64::MAX);
+        self.credit_units = self.credit_units.saturating_add(refill).min(self.cap_units);
         self.last = now;
     }
 
@@ -63,7 +68,7 @@ impl Shaper {
     #[inline]
     pub fn consume(&mut self, bytes: u64, now: Instant) {
         self.refill(now);
-        self.credit_units -= i128::from(bytes) * 8 * i128::from(NANOS_PER_SEC);
+        self.credit_units = self.credit_units.saturating_sub(byte_units(bytes));
     }
 
     /// Earliest instant at which a frame may start (≤ the last `now` if ready).
@@ -75,23 +80,19 @@ impl Shaper {
         if self.rate_bps == 0 {
             return Instant::MAX;
         }
-        let deficit = -self.credit_units;
-        // A deficit is at most a few frames' cost (≪ 2⁶⁴ units): divide in
-        // 64 bits, which is several times cheaper than a 128-bit division
-        // on the per-packet path (this runs after every enqueue).
-        let ns = match u64::try_from(deficit) {
-            Ok(d) => d.div_ceil(self.rate_bps),
-            Err(_) => {
-                let rate = i128::from(self.rate_bps);
-                u64::try_from((deficit + rate - 1) / rate).unwrap_or(u64::MAX)
-            }
-        };
-        self.last + Duration::from_nanos(ns)
+        let deficit = self.credit_units.unsigned_abs();
+        self.last + Duration::from_nanos(deficit.div_ceil(self.rate_bps))
     }
 }
 
-fn cap_units(rate_bps: u64, burst_bytes: u32) -> i128 {
-    (i128::from(burst_bytes) * 8 * i128::from(NANOS_PER_SEC)).max(i128::from(rate_bps))
+/// What `bytes` cost: 8 × 10⁹ units a byte, saturating at `i64::MAX`.
+#[inline]
+fn byte_units(bytes: u64) -> i64 {
+    i64::try_from(bytes.saturating_mul(8 * NANOS_PER_SEC)).unwrap_or(i64::MAX)
+}
+
+fn cap_units(rate_bps: u64, burst_bytes: u32) -> i64 {
+    byte_units(u64::from(burst_bytes)).max(i64::try_from(rate_bps).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
@@ -120,6 +121,23 @@ mod tests {
         );
         s.consume(1500, t0);
         assert_eq!(s.ready_at(), Instant::from_nanos(1_200));
+    }
+
+    #[test]
+    fn a_long_idle_spell_refills_to_the_cap_without_overflow() {
+        let mut s = Shaper::new(400_000_000_000, 9_000, Instant::ZERO);
+        s.consume(9_000, Instant::ZERO);
+        s.consume(9_000, Instant::ZERO);
+        // A day at 400 Gb/s is far more than 64 bits of units: refill saturates.
+        let later = Instant::from_nanos(86_400 * NANOS_PER_SEC);
+        assert!(s.is_ready(later));
+        s.consume(9_000, later);
+        assert!(s.is_ready(later), "the full 9,000-byte burst came back");
+        s.consume(1, later);
+        assert_eq!(
+            s.ready_at(),
+            Instant::from_nanos(86_400 * NANOS_PER_SEC + 1)
+        );
     }
 
     #[test]

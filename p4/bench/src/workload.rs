@@ -151,16 +151,29 @@ pub fn run_compiled<P: Pipeline>(p: &mut P, frame: &[u8], out: &mut Vec<u8>) -> 
 where
     P::Packet: Default,
 {
+    run_compiled_in(p, &mut P::Packet::default(), frame, out)
+}
+
+/// [`run_compiled`] with the packet struct in `pkt`. In [`run_compiled`] it
+/// is a local of the call, which the optimiser may keep in registers; a
+/// switch keeps it in memory (in its queues), which a caller models by
+/// passing a slot whose address escapes (`std::hint::black_box`).
+#[inline]
+pub fn run_compiled_in<P: Pipeline>(
+    p: &mut P,
+    pkt: &mut P::Packet,
+    frame: &[u8],
+    out: &mut Vec<u8>,
+) -> Option<u16> {
     let meta = p4_target::v1model::StandardMetadata::arriving(0, frame.len() as u32, 0);
-    let mut pkt = P::Packet::default();
-    p.parse_into(frame, meta, &mut pkt);
-    p.ingress(&mut pkt);
-    let port = P::meta(&pkt).egress_spec;
+    p.parse_into(frame, meta, pkt);
+    p.ingress(pkt);
+    let port = P::meta(pkt).egress_spec;
     if port == p4_target::v1model::DROP_PORT {
         return None;
     }
-    P::meta_mut(&mut pkt).egress_port = port;
-    p.egress(&mut pkt);
-    p.deparse(&mut pkt, frame, out);
+    P::meta_mut(pkt).egress_port = port;
+    p.egress(pkt);
+    p.deparse(pkt, frame, out);
     Some(port)
 }

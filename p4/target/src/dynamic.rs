@@ -59,6 +59,8 @@ pub trait DynPipeline: Send {
     fn egress(&mut self, pkt: &mut DynPacket);
     /// [`Pipeline::deparse`]; `pkt` must come from this pipeline.
     fn deparse(&mut self, pkt: &mut DynPacket, data: &[u8], out: &mut Vec<u8>);
+    /// [`Pipeline::deparse_in_place`]; `pkt` must come from this pipeline.
+    fn deparse_in_place(&mut self, pkt: &mut DynPacket, frame: &mut Vec<u8>);
 }
 
 /// The object-safe form of a [`Pipeline::Packet`].
@@ -206,6 +208,9 @@ where
     }
     fn deparse(&mut self, pkt: &mut DynPacket, data: &[u8], out: &mut Vec<u8>) {
         self.0.deparse(inner_mut::<P>(pkt), data, out)
+    }
+    fn deparse_in_place(&mut self, pkt: &mut DynPacket, frame: &mut Vec<u8>) {
+        self.0.deparse_in_place(inner_mut::<P>(pkt), frame)
     }
 }
 
@@ -417,6 +422,17 @@ impl<P: Pipeline> Pipeline for Switchable<P> {
             SwitchablePacket::Loaded(g, p) => match self.loaded(*g) {
                 Some(pipe) => pipe.deparse(p, data, out),
                 None => out.clear(),
+            },
+        }
+    }
+
+    #[inline]
+    fn deparse_in_place(&mut self, pkt: &mut Self::Packet, frame: &mut Vec<u8>) {
+        match pkt {
+            SwitchablePacket::Builtin(p) => self.builtin.deparse_in_place(p, frame),
+            SwitchablePacket::Loaded(g, p) => match self.loaded(*g) {
+                Some(pipe) => pipe.deparse_in_place(p, frame),
+                None => frame.clear(),
             },
         }
     }

@@ -40,6 +40,81 @@ impl PacketIn<'_> {
     }
 }
 
+/// The deparser's view of the output (`packet_out`): emitted headers are
+/// either appended to a buffer ([`PacketOut::append`], for
+/// `Pipeline::deparse`), or written over the headers the parser consumed
+/// at the front of the frame ([`PacketOut::in_place`], for
+/// `Pipeline::deparse_in_place`). In place, headers that no longer fit
+/// there go to a spill buffer, in order, and [`PacketOut::finish`] moves
+/// the payload once to make room for them; when the emitted headers take
+/// exactly the bytes the parsed ones did (a router rewriting MACs, TTL and
+/// checksum), nothing moves and the payload is never touched.
+#[derive(Debug)]
+pub struct PacketOut<'a> {
+    /// The output buffer, or the frame being rewritten.
+    buf: &'a mut Vec<u8>,
+    /// In place: bytes written over the parsed headers so far.
+    at: usize,
+    /// In place: the parsed headers' length (where the payload starts).
+    room: usize,
+    /// In place: headers past `room`; `None` appends to `buf`.
+    spill: Option<&'a mut Vec<u8>>,
+}
+
+impl<'a> PacketOut<'a> {
+    /// Emits append to `out`.
+    #[inline]
+    pub fn append(out: &'a mut Vec<u8>) -> Self {
+        PacketOut {
+            buf: out,
+            at: 0,
+            room: 0,
+            spill: None,
+        }
+    }
+
+    /// Emits overwrite `frame` from its start, where the parser consumed
+    /// `parsed` bytes; `spill` (cleared here) takes what does not fit.
+    #[inline]
+    pub fn in_place(frame: &'a mut Vec<u8>, parsed: usize, spill: &'a mut Vec<u8>) -> Self {
+        spill.clear();
+        PacketOut {
+            room: parsed.min(frame.len()),
+            buf: frame,
+            at: 0,
+            spill: Some(spill),
+        }
+    }
+
+    /// Emits `bytes` (one header's wire form).
+    #[inline]
+    pub fn put(&mut self, bytes: &[u8]) {
+        match &mut self.spill {
+            None => self.buf.extend_from_slice(bytes),
+            Some(spill) => {
+                let end = self.at + bytes.len();
+                if spill.is_empty() && end <= self.room {
+                    self.buf[self.at..end].copy_from_slice(bytes);
+                    self.at = end;
+                } else {
+                    spill.extend_from_slice(bytes);
+                }
+            }
+        }
+    }
+
+    /// In place: closes the gap between the emitted headers and the
+    /// payload (the payload moves only if the headers changed length).
+    #[inline]
+    pub fn finish(self) {
+        if let Some(spill) = self.spill
+            && (self.at != self.room || !spill.is_empty())
+        {
+            self.buf.splice(self.at..self.room, spill.drain(..));
+        }
+    }
+}
+
 /// Per-pass state the architecture keeps outside the P4 parameters: what
 /// externs read (clock, length, payload) and the requests they make
 /// (clone, resubmit, recirculate, truncate, drop), copied back into the
@@ -158,6 +233,29 @@ impl<H: Copy + Default, const N: usize> Default for Stack<H, N> {
     }
 }
 
+/// Puts `headers` in place of the first `parsed` bytes of `frame` (the
+/// headers the parser consumed), keeping the payload behind them: an
+/// overwrite when the lengths are equal, else the payload moves once.
+#[inline]
+pub fn replace_headers(frame: &mut Vec<u8>, parsed: usize, headers: &[u8]) {
+    let parsed = parsed.min(frame.len());
+    if headers.len() == parsed {
+        frame[..parsed].copy_from_slice(headers);
+    } else {
+        frame.splice(..parsed, headers.iter().copied());
+    }
+}
+
+/// Runs `f` in a function of its own that the optimiser treats as rarely
+/// called: generated stage entry points run the traced instance of their
+/// code through it, so the untraced instance is laid out and inlined as if
+/// it were the only one.
+#[cold]
+#[inline(never)]
+pub fn cold<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 /// v1model `csum16` over the packed field list followed by `payload`.
 pub fn csum16_with_payload(fields: &[u8], payload: &[u8]) -> u128 {
     let mut sum: u64 = 0;
@@ -207,6 +305,52 @@ mod tests {
             0x220d
         );
         assert_eq!(csum16_with_payload(&[0x01], &[]), !0x0100u16 as u128);
+    }
+
+    #[test]
+    fn packet_out_in_place_moves_the_payload_only_when_headers_change_length() {
+        let mut spill = Vec::new();
+        // Same length: overwritten.
+        let mut frame = vec![1, 2, 3, 4, 9, 9];
+        let mut out = PacketOut::in_place(&mut frame, 4, &mut spill);
+        out.put(&[5, 6]);
+        out.put(&[7, 8]);
+        out.finish();
+        assert_eq!(frame, [5, 6, 7, 8, 9, 9]);
+        // Shorter: the payload moves down.
+        let mut out = PacketOut::in_place(&mut frame, 4, &mut spill);
+        out.put(&[1]);
+        out.finish();
+        assert_eq!(frame, [1, 9, 9]);
+        // Longer: what does not fit spills, in order, ahead of the payload.
+        let mut out = PacketOut::in_place(&mut frame, 1, &mut spill);
+        out.put(&[2, 3]);
+        out.put(&[4]);
+        out.finish();
+        assert_eq!(frame, [2, 3, 4, 9, 9]);
+        // Nothing emitted: the headers are gone.
+        let out = PacketOut::in_place(&mut frame, 3, &mut spill);
+        out.finish();
+        assert_eq!(frame, [9, 9]);
+        // Appending, as `deparse` does.
+        let mut v = vec![0];
+        let mut out = PacketOut::append(&mut v);
+        out.put(&[1, 2]);
+        out.finish();
+        assert_eq!(v, [0, 1, 2]);
+    }
+
+    #[test]
+    fn replace_headers_keeps_the_payload_whatever_the_header_length() {
+        let mut frame = vec![1, 2, 3, 9, 9];
+        replace_headers(&mut frame, 3, &[4, 5, 6]);
+        assert_eq!(frame, [4, 5, 6, 9, 9]);
+        replace_headers(&mut frame, 3, &[7]);
+        assert_eq!(frame, [7, 9, 9], "a header removed");
+        replace_headers(&mut frame, 1, &[1, 2, 3, 4]);
+        assert_eq!(frame, [1, 2, 3, 4, 9, 9], "headers added");
+        replace_headers(&mut frame, 100, &[0]);
+        assert_eq!(frame, [0], "a parse past the end takes the whole frame");
     }
 
     #[test]

@@ -173,7 +173,9 @@ pub mod digests {
 }
 
 #[allow(unused_imports)]
-use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
+use ::p4_target::support::{
+    ApplyResult, Env, Exit, PacketIn, PacketOut, Stack, Varbit, csum16_with_payload,
+};
 
 /// Members of `enum CounterType`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -258,16 +260,16 @@ impl ethernet_t {
         p.off_bits += Self::BITS;
         true
     }
-    /// Appends the header's bytes to `out` if it is valid.
+    /// Emits the header's bytes to `out` if it is valid.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
             return;
         }
         let mut d = [0u8; Self::BYTES];
         d[0..6].copy_from_slice(&(((self.dst as u64) & 0xffffffffffff) << 0).to_be_bytes()[2..]);
         d[6..14].copy_from_slice(&(((self.src as u64) & 0xffffffffffff) << 16 | ((self.etherType as u64) & 0xffff) << 0).to_be_bytes()[0..]);
-        out.extend_from_slice(&d);
+        out.put(&d);
     }
 }
 
@@ -276,7 +278,7 @@ impl ethernet_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("dst", self.dst as u128), ("src", self.src as u128), ("etherType", self.etherType as u128)]);
     }
 }
@@ -336,15 +338,15 @@ impl data_t {
         p.off_bits += Self::BITS;
         true
     }
-    /// Appends the header's bytes to `out` if it is valid.
+    /// Emits the header's bytes to `out` if it is valid.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
             return;
         }
         let mut d = [0u8; Self::BYTES];
         d[0..8].copy_from_slice(&(((self.op as u64) & 0xff) << 56 | ((self.a as u64) & 0xff) << 48 | ((self.b as u64) & 0xff) << 40 | ((self.r1 as u64) & 0xff) << 32 | ((self.r2 as u64) & 0xff) << 24 | ((self.r3 as u64) & 0xffff) << 8 | ((self.flags as u64) & 0xff) << 0).to_be_bytes()[0..]);
-        out.extend_from_slice(&d);
+        out.put(&d);
     }
 }
 
@@ -353,7 +355,7 @@ impl data_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("op", self.op as u128), ("a", self.a as u128), ("b", self.b as u128), ("r1", self.r1 as u128), ("r2", self.r2 as u128), ("r3", self.r3 as u128), ("flags", self.flags as u128)]);
     }
 }
@@ -393,21 +395,17 @@ enum parser_P_State {
 
 /// Parser `P`: `Err` carries the parser error code.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
-pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
+#[inline]
+pub fn parser_P<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
     let mut state = parser_P_State::start;
-    let mut steps__: u32 = 0;
     loop {
-        steps__ += 1;
-        if steps__ > 4096 {
-            return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
-        }
         match state {
             parser_P_State::start => {
-                if rt.trace.on { rt.trace.parser_state("P", "start"); }
+                if TRACE { rt.trace.parser_state("P", "start"); }
                 if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
+                if TRACE { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
                 if !(*hdr).d.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*hdr).d.trace_extract(&mut rt.trace, "hdr.d"); }
+                if TRACE { (*hdr).d.trace_extract(&mut rt.trace, "hdr.d"); }
                 return Ok(());
             }
         }
@@ -448,14 +446,14 @@ pub struct D_Locals {
 /// Action `NoAction` of `VC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn VC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut VC_Locals) -> Result<(), Exit> {
+fn VC_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut VC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `VC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
+pub fn VC_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = VC_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -464,7 +462,7 @@ pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 /// Action `I.set_port` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_set_port(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals, mut port: u16) -> Result<(), Exit> {
+fn I_set_port<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals, mut port: u16) -> Result<(), Exit> {
     (*sm).egress_spec = ((port as u128) as u16);
     Ok(())
 }
@@ -472,7 +470,7 @@ fn I_set_port(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &m
 /// Action `I.add` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_add(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
+fn I_add<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = (::p4_target::bits::wrap(((*hdr).d.a as u128).wrapping_add(((*hdr).d.b as u128)), 8) as u8);
     Ok(())
 }
@@ -480,7 +478,7 @@ fn I_add(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
 /// Action `I.sub_sat` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_sub_sat(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
+fn I_sub_sat<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = (::p4_target::bits::sat_sub_u(((*hdr).d.a as u128), ((*hdr).d.b as u128)) as u8);
     Ok(())
 }
@@ -488,7 +486,7 @@ fn I_sub_sat(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mu
 /// Action `I.signed_cmp` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_signed_cmp(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
+fn I_signed_cmp<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = ((if ::p4_target::bits::lt_s(::p4_target::bits::cast(((*hdr).d.a as u128), 8, false, 8), ::p4_target::bits::cast(((*hdr).d.b as u128), 8, false, 8), 8) { 1u128 } else { 0u128 }) as u8);
     Ok(())
 }
@@ -496,7 +494,7 @@ fn I_signed_cmp(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 /// Action `I.shifty` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_shifty(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
+fn I_shifty<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = (::p4_target::bits::cast(::p4_target::bits::shr_s(::p4_target::bits::cast(((*hdr).d.a as u128), 8, false, 8), 2u128, 8), 8, true, 8) as u8);
     Ok(())
 }
@@ -504,7 +502,7 @@ fn I_shifty(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut
 /// Action `I.stop` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_stop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
+fn I_stop<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     (*hdr).d.r1 = (0xeeu128 as u8);
     return Err(Exit);
     Ok(())
@@ -513,7 +511,7 @@ fn I_stop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut h
 /// Action `I.nib` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_nib(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals, mut v: u8) -> Result<(), Exit> {
+fn I_nib<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals, mut v: u8) -> Result<(), Exit> {
     (*hdr).d.r1 = (((((*hdr).d.r1 as u128) & 0xfu128) | (::p4_target::bits::shl(::p4_target::bits::cast((v as u128), 4, false, 8), 4u128, 8) & 0xf0u128)) as u8);
     Ok(())
 }
@@ -521,18 +519,23 @@ fn I_nib(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
 /// Action `NoAction` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
+fn I_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// Table `I.ops`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_ops(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
-    let key__: [u128; 1] = [((*hdr).d.op as u128)];
+fn I_ops<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
+    let key__ = || -> [u128; 1] { [((*hdr).d.op as u128)] };
     let mut p__ = [0u128; 1];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[tables::I_OPS].lookup(&key__, env.packet_length);
+        let table__ = &mut rt.tables[tables::I_OPS];
+        let r__ = if table__.is_empty() {
+            table__.miss()
+        } else {
+            table__.lookup(&key__(), env.packet_length)
+        };
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -545,15 +548,15 @@ fn I_ops(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
             None => (r__.hit, 0, r__.entry),
         }
     };
-    if rt.trace.on { rt.trace_table(tables::I_OPS, &key__, hit__, entry__, aid__, &p__); }
+    if TRACE { rt.trace_table(tables::I_OPS, &key__(), hit__, entry__, aid__, &{ p__ }); }
     match aid__ {
-        0x19d459d => I_add(rt, env, hdr, meta, sm, l)?,
-        0x1440e0f => I_sub_sat(rt, env, hdr, meta, sm, l)?,
-        0x124df9d => I_signed_cmp(rt, env, hdr, meta, sm, l)?,
-        0x1a27918 => I_shifty(rt, env, hdr, meta, sm, l)?,
-        0x1cd43a5 => I_stop(rt, env, hdr, meta, sm, l)?,
-        0x1152c77 => I_nib(rt, env, hdr, meta, sm, l, (p__[0] as u8))?,
-        0x1445b37 => I_NoAction(rt, env, hdr, meta, sm, l)?,
+        0x19d459d => I_add::<TRACE>(rt, env, hdr, meta, sm, l)?,
+        0x1440e0f => I_sub_sat::<TRACE>(rt, env, hdr, meta, sm, l)?,
+        0x124df9d => I_signed_cmp::<TRACE>(rt, env, hdr, meta, sm, l)?,
+        0x1a27918 => I_shifty::<TRACE>(rt, env, hdr, meta, sm, l)?,
+        0x1cd43a5 => I_stop::<TRACE>(rt, env, hdr, meta, sm, l)?,
+        0x1152c77 => I_nib::<TRACE>(rt, env, hdr, meta, sm, l, (p__[0] as u8))?,
+        0x1445b37 => I_NoAction::<TRACE>(rt, env, hdr, meta, sm, l)?,
         _ => {}
     }
     Ok(ApplyResult { hit: hit__, action_run: aid__ })
@@ -562,11 +565,16 @@ fn I_ops(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
 /// Table `I.acl`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_acl(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
-    let key__: [u128; 2] = [((*hdr).d.a as u128), ((*hdr).d.b as u128)];
+fn I_acl<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<ApplyResult, Exit> {
+    let key__ = || -> [u128; 2] { [((*hdr).d.a as u128), ((*hdr).d.b as u128)] };
     let mut p__ = [0u128; 1];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[tables::I_ACL].lookup(&key__, env.packet_length);
+        let table__ = &mut rt.tables[tables::I_ACL];
+        let r__ = if table__.is_empty() {
+            table__.miss()
+        } else {
+            table__.lookup(&key__(), env.packet_length)
+        };
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -579,9 +587,9 @@ fn I_acl(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
             None => (r__.hit, 0, r__.entry),
         }
     };
-    if rt.trace.on { rt.trace_table(tables::I_ACL, &key__, hit__, entry__, aid__, &p__); }
+    if TRACE { rt.trace_table(tables::I_ACL, &key__(), hit__, entry__, aid__, &{ p__ }); }
     match aid__ {
-        0x1341379 => I_set_port(rt, env, hdr, meta, sm, l, (p__[0] as u16))?,
+        0x1341379 => I_set_port::<TRACE>(rt, env, hdr, meta, sm, l, (p__[0] as u16))?,
         _ => {}
     }
     Ok(ApplyResult { hit: hit__, action_run: aid__ })
@@ -590,25 +598,25 @@ fn I_acl(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut he
 /// `I.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn I_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
     l.local_total = (5u128 as u8);
     {
         let ix__ = u32::try_from(::p4_target::bits::cast(::p4_target::bits::slice(((*hdr).d.op as u128), 1, 0), 2, false, 32)).unwrap_or(u32::MAX);
         rt.counters[counters::I_PER_OP].count(ix__, env.packet_length);
-        if rt.trace.on { rt.trace.call("count", Some(rt.info.counters[counters::I_PER_OP].name), Some((ix__) as u64), None); }
+        if TRACE { rt.trace.call("count", Some(rt.info.counters[counters::I_PER_OP].name), Some((ix__) as u64), None); }
     }
     let mut prev: u8 = 0u8;
     prev = (rt.registers[registers::I_LAST_A].read(u32::try_from(0u128).unwrap_or(u32::MAX)) as u8);
     {
         let ix__ = u32::try_from(0u128).unwrap_or(u32::MAX);
         rt.registers[registers::I_LAST_A].write(ix__, ((*hdr).d.a as u128));
-        if rt.trace.on { rt.trace.call("register_write", Some(rt.info.registers[registers::I_LAST_A].name), Some((ix__) as u64), Some((rt.registers[registers::I_LAST_A].read(ix__)) as u128)); }
+        if TRACE { rt.trace.call("register_write", Some(rt.info.registers[registers::I_LAST_A].name), Some((ix__) as u64), Some((rt.registers[registers::I_LAST_A].read(ix__)) as u128)); }
     }
     (*hdr).d.r2 = ((prev as u128) as u8);
-    I_acl(rt, env, hdr, meta, sm, l)?;
-    match I_ops(rt, env, hdr, meta, sm, l)?.action_run {
+    I_acl::<TRACE>(rt, env, hdr, meta, sm, l)?;
+    match I_ops::<TRACE>(rt, env, hdr, meta, sm, l)?.action_run {
         0x19d459d => {
             (*hdr).d.flags = (1u128 as u8);
         }
@@ -628,14 +636,14 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
 /// Action `NoAction` of `E`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn E_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut E_Locals) -> Result<(), Exit> {
+fn E_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut E_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `E.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn E_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = E_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -644,14 +652,14 @@ pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
 /// Action `NoAction` of `CC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn CC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut CC_Locals) -> Result<(), Exit> {
+fn CC_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut CC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `CC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
+pub fn CC_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = CC_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -660,20 +668,20 @@ pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 /// Action `NoAction` of `D`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
+fn D_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `D.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
+pub fn D_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*hdr).eth.emit(packet__);
-    if rt.trace.on { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
+    if TRACE { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
     (*hdr).d.emit(packet__);
-    if rt.trace.on { if (*hdr).d.valid { rt.trace.call("emit", Some("hdr.d"), None, None); } }
+    if TRACE { if (*hdr).d.valid { rt.trace.call("emit", Some("hdr.d"), None, None); } }
     Ok(())
 }
 
@@ -692,29 +700,126 @@ pub struct Packet {
 #[derive(Debug)]
 pub struct Program {
     pub rt: ::p4_target::runtime::Runtime,
+    /// Scratch for `deparse_in_place`: the emitted headers.
+    headers: Vec<u8>,
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 impl Program {
     /// A fresh instance with empty tables.
     pub fn new() -> Self {
-        Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
+        Program {
+            rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO),
+            headers: Vec::new(),
+        }
     }
 
     /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
     /// packet struct is moved: the caller builds it where it lives).
+    #[inline]
     fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_parser_as::<true>(data, pkt));
+        } else {
+            self.run_parser_as::<false>(data, pkt);
+        }
+    }
+
+    /// [`Self::run_parser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_parser_as<const TRACE: bool>(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+        let parsed = parser_P::<TRACE>(
+            &mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
+        if let Err(e) = parsed {
             pkt.sm.parser_error = e;
-            if self.rt.trace.on { self.rt.trace.parser_error(e); }
+            if TRACE { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;
-        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        let _ = VC_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
     }
+
+    /// The ingress control.
+    #[inline]
+    fn run_ingress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_ingress_as::<true>(pkt));
+        } else {
+            self.run_ingress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_ingress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_ingress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = I_apply::<TRACE>(
+            &mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
+        env.store(&mut pkt.sm);
+    }
+
+    /// The egress control.
+    #[inline]
+    fn run_egress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_egress_as::<true>(pkt));
+        } else {
+            self.run_egress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_egress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_egress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = E_apply::<TRACE>(
+            &mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
+        env.store(&mut pkt.sm);
+    }
+
+    /// `computeChecksum`; `data` is the packet as parsed (for checksums over
+    /// the payload).
+    #[inline]
+    fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_compute_as::<true>(pkt, data));
+        } else {
+            self.run_compute_as::<false>(pkt, data);
+        }
+    }
+
+    /// [`Self::run_compute`], with trace points if `TRACE`.
+    #[inline]
+    fn run_compute_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8]) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = CC_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+    }
+
+    /// The deparser, emitting to `out`; `data` as for `run_compute`.
+    #[inline]
+    fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_deparser_as::<true>(pkt, data, out));
+        } else {
+            self.run_deparser_as::<false>(pkt, data, out);
+        }
+    }
+
+    /// [`Self::run_deparser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_deparser_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = D_apply::<TRACE>(&mut self.rt, &mut env, out, &mut pkt.hdr);
+        env.store(&mut pkt.sm);
+    }
+
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -755,23 +860,29 @@ impl ::p4_target::pipeline::Pipeline for Program {
         self.run_parser(data, &mut pkt);
         pkt
     }
+    #[inline]
     fn ingress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = I_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_ingress(pkt);
     }
+    #[inline]
     fn egress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = E_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_egress(pkt);
     }
+    #[inline]
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
         out.clear();
-        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
-        let _ = CC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        let _ = D_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
-        env.store(&mut pkt.sm);
+        self.run_compute(pkt, data);
+        self.run_deparser(pkt, data, &mut PacketOut::append(out));
         out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
+    }
+    #[inline]
+    fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {
+        self.run_compute(pkt, frame);
+        let mut headers = ::core::mem::take(&mut self.headers);
+        let mut out = PacketOut::in_place(frame, pkt.payload_offset, &mut headers);
+        self.run_deparser(pkt, &[], &mut out);
+        out.finish();
+        self.headers = headers;
     }
     fn meta(pkt: &Packet) -> &::p4_target::v1model::StandardMetadata {
         &pkt.sm

@@ -79,7 +79,9 @@ pub mod digests {
 }
 
 #[allow(unused_imports)]
-use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
+use ::p4_target::support::{
+    ApplyResult, Env, Exit, PacketIn, PacketOut, Stack, Varbit, csum16_with_payload,
+};
 
 /// Members of `enum CounterType`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -164,16 +166,16 @@ impl ethernet_t {
         p.off_bits += Self::BITS;
         true
     }
-    /// Appends the header's bytes to `out` if it is valid.
+    /// Emits the header's bytes to `out` if it is valid.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
             return;
         }
         let mut d = [0u8; Self::BYTES];
         d[0..6].copy_from_slice(&(((self.dst as u64) & 0xffffffffffff) << 0).to_be_bytes()[2..]);
         d[6..14].copy_from_slice(&(((self.src as u64) & 0xffffffffffff) << 16 | ((self.etherType as u64) & 0xffff) << 0).to_be_bytes()[0..]);
-        out.extend_from_slice(&d);
+        out.put(&d);
     }
 }
 
@@ -182,7 +184,7 @@ impl ethernet_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("dst", self.dst as u128), ("src", self.src as u128), ("etherType", self.etherType as u128)]);
     }
 }
@@ -213,30 +215,24 @@ enum parser_P_State {
 
 /// Parser `P`: `Err` carries the parser error code.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
-pub fn parser_P(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
+#[inline]
+pub fn parser_P<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
     let mut state = parser_P_State::start;
-    let mut steps__: u32 = 0;
     loop {
-        steps__ += 1;
-        if steps__ > 4096 {
-            return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
-        }
         match state {
             parser_P_State::start => {
-                if rt.trace.on { rt.trace.parser_state("P", "start"); }
+                if TRACE { rt.trace.parser_state("P", "start"); }
                 if !(*hdr).eth.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
+                if TRACE { (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth"); }
                 let k0__: u128 = ((*meta).count as u128);
                 if k0__ == 1u128 {
                     state = parser_P_State::again;
-                } else if true {
-                    return Ok(());
                 } else {
-                    return Err(::p4_target::v1model::error_code::NO_MATCH);
+                    return Ok(());
                 }
             }
             parser_P_State::again => {
-                if rt.trace.on { rt.trace.parser_state("P", "again"); }
+                if TRACE { rt.trace.parser_state("P", "again"); }
                 (*meta).other = (0x42u128 as u8);
                 return Ok(());
             }
@@ -277,14 +273,14 @@ pub struct D_Locals {
 /// Action `NoAction` of `VC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn VC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut VC_Locals) -> Result<(), Exit> {
+fn VC_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut VC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `VC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
+pub fn VC_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = VC_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -293,14 +289,14 @@ pub fn VC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 /// Action `NoAction` of `I`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn I_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
+fn I_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut I_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `I.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn I_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = I_Locals::default();
     let l = &mut l_storage;
     if (((*meta).count as u128) == 0u128) {
@@ -308,10 +304,10 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
         (*meta).other = (9u128 as u8);
         (*sm).egress_spec = (3u128 as u16);
         env.resubmit = Some(255);
-        if rt.trace.on { rt.trace.call("resubmit", None, None, None); }
+        if TRACE { rt.trace.call("resubmit", None, None, None); }
     } else {
         (*sm).mark_to_drop();
-        if rt.trace.on { rt.trace.call("mark_to_drop", None, None, None); }
+        if TRACE { rt.trace.call("mark_to_drop", None, None, None); }
     }
     Ok(())
 }
@@ -319,33 +315,33 @@ pub fn I_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &
 /// Action `NoAction` of `E`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn E_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut E_Locals) -> Result<(), Exit> {
+fn E_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata, l: &mut E_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `E.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn E_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn E_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, sm: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = E_Locals::default();
     let l = &mut l_storage;
     (*meta).tag = (7u128 as u8);
     env.clone_request = Some(::p4_target::v1model::CloneRequest { kind: if 1u32 == 0 { ::p4_target::v1model::CloneType::IngressToEgress } else { ::p4_target::v1model::CloneType::EgressToEgress }, session: 5u128 as u32, field_list: Some(254) });
-    if rt.trace.on { rt.trace.call("clone", None, Some((env.clone_request.as_ref().map_or(0, |c| c.session)) as u64), None); }
+    if TRACE { rt.trace.call("clone", None, Some((env.clone_request.as_ref().map_or(0, |c| c.session)) as u64), None); }
     Ok(())
 }
 
 /// Action `NoAction` of `CC`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn CC_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut CC_Locals) -> Result<(), Exit> {
+fn CC_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t, l: &mut CC_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `CC.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
+pub fn CC_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut meta_t) -> Result<(), Exit> {
     let mut l_storage = CC_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -354,18 +350,18 @@ pub fn CC_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: 
 /// Action `NoAction` of `D`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn D_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
+fn D_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers, l: &mut D_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `D.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn D_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
+pub fn D_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = D_Locals::default();
     let l = &mut l_storage;
     (*hdr).eth.emit(packet__);
-    if rt.trace.on { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
+    if TRACE { if (*hdr).eth.valid { rt.trace.call("emit", Some("hdr.eth"), None, None); } }
     Ok(())
 }
 
@@ -384,29 +380,126 @@ pub struct Packet {
 #[derive(Debug)]
 pub struct Program {
     pub rt: ::p4_target::runtime::Runtime,
+    /// Scratch for `deparse_in_place`: the emitted headers.
+    headers: Vec<u8>,
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 impl Program {
     /// A fresh instance with empty tables.
     pub fn new() -> Self {
-        Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
+        Program {
+            rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO),
+            headers: Vec::new(),
+        }
     }
 
     /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
     /// packet struct is moved: the caller builds it where it lives).
+    #[inline]
     fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_parser_as::<true>(data, pkt));
+        } else {
+            self.run_parser_as::<false>(data, pkt);
+        }
+    }
+
+    /// [`Self::run_parser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_parser_as<const TRACE: bool>(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_P(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+        let parsed = parser_P::<TRACE>(
+            &mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
+        if let Err(e) = parsed {
             pkt.sm.parser_error = e;
-            if self.rt.trace.on { self.rt.trace.parser_error(e); }
+            if TRACE { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;
-        let _ = VC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        let _ = VC_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
     }
+
+    /// The ingress control.
+    #[inline]
+    fn run_ingress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_ingress_as::<true>(pkt));
+        } else {
+            self.run_ingress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_ingress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_ingress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = I_apply::<TRACE>(
+            &mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
+        env.store(&mut pkt.sm);
+    }
+
+    /// The egress control.
+    #[inline]
+    fn run_egress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_egress_as::<true>(pkt));
+        } else {
+            self.run_egress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_egress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_egress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = E_apply::<TRACE>(
+            &mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
+        env.store(&mut pkt.sm);
+    }
+
+    /// `computeChecksum`; `data` is the packet as parsed (for checksums over
+    /// the payload).
+    #[inline]
+    fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_compute_as::<true>(pkt, data));
+        } else {
+            self.run_compute_as::<false>(pkt, data);
+        }
+    }
+
+    /// [`Self::run_compute`], with trace points if `TRACE`.
+    #[inline]
+    fn run_compute_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8]) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = CC_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+    }
+
+    /// The deparser, emitting to `out`; `data` as for `run_compute`.
+    #[inline]
+    fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_deparser_as::<true>(pkt, data, out));
+        } else {
+            self.run_deparser_as::<false>(pkt, data, out);
+        }
+    }
+
+    /// [`Self::run_deparser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_deparser_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = D_apply::<TRACE>(&mut self.rt, &mut env, out, &mut pkt.hdr);
+        env.store(&mut pkt.sm);
+    }
+
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -447,23 +540,29 @@ impl ::p4_target::pipeline::Pipeline for Program {
         self.run_parser(data, &mut pkt);
         pkt
     }
+    #[inline]
     fn ingress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = I_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_ingress(pkt);
     }
+    #[inline]
     fn egress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = E_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_egress(pkt);
     }
+    #[inline]
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
         out.clear();
-        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
-        let _ = CC_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        let _ = D_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
-        env.store(&mut pkt.sm);
+        self.run_compute(pkt, data);
+        self.run_deparser(pkt, data, &mut PacketOut::append(out));
         out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
+    }
+    #[inline]
+    fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {
+        self.run_compute(pkt, frame);
+        let mut headers = ::core::mem::take(&mut self.headers);
+        let mut out = PacketOut::in_place(frame, pkt.payload_offset, &mut headers);
+        self.run_deparser(pkt, &[], &mut out);
+        out.finish();
+        self.headers = headers;
     }
     fn meta(pkt: &Packet) -> &::p4_target::v1model::StandardMetadata {
         &pkt.sm

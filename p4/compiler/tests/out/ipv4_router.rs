@@ -113,7 +113,9 @@ pub mod digests {
 }
 
 #[allow(unused_imports)]
-use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};
+use ::p4_target::support::{
+    ApplyResult, Env, Exit, PacketIn, PacketOut, Stack, Varbit, csum16_with_payload,
+};
 
 /// Members of `enum CounterType`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -198,16 +200,16 @@ impl ethernet_t {
         p.off_bits += Self::BITS;
         true
     }
-    /// Appends the header's bytes to `out` if it is valid.
+    /// Emits the header's bytes to `out` if it is valid.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
             return;
         }
         let mut d = [0u8; Self::BYTES];
         d[0..6].copy_from_slice(&(((self.dstAddr as u64) & 0xffffffffffff) << 0).to_be_bytes()[2..]);
         d[6..14].copy_from_slice(&(((self.srcAddr as u64) & 0xffffffffffff) << 16 | ((self.etherType as u64) & 0xffff) << 0).to_be_bytes()[0..]);
-        out.extend_from_slice(&d);
+        out.put(&d);
     }
 }
 
@@ -216,7 +218,7 @@ impl ethernet_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("dstAddr", self.dstAddr as u128), ("srcAddr", self.srcAddr as u128), ("etherType", self.etherType as u128)]);
     }
 }
@@ -301,9 +303,9 @@ impl ipv4_t {
         p.off_bits += Self::BITS;
         true
     }
-    /// Appends the header's bytes to `out` if it is valid.
+    /// Emits the header's bytes to `out` if it is valid.
     #[inline]
-    pub fn emit(&self, out: &mut Vec<u8>) {
+    pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
             return;
         }
@@ -311,7 +313,7 @@ impl ipv4_t {
         d[0..8].copy_from_slice(&(((self.version as u64) & 0xf) << 60 | ((self.ihl as u64) & 0xf) << 56 | ((self.diffserv as u64) & 0xff) << 48 | ((self.totalLen as u64) & 0xffff) << 32 | ((self.identification as u64) & 0xffff) << 16 | ((self.flags as u64) & 0x7) << 13 | ((self.fragOffset as u64) & 0x1fff) << 0).to_be_bytes()[0..]);
         d[8..16].copy_from_slice(&(((self.ttl as u64) & 0xff) << 56 | ((self.protocol as u64) & 0xff) << 48 | ((self.hdrChecksum as u64) & 0xffff) << 32 | ((self.srcAddr as u64) & 0xffffffff) << 0).to_be_bytes()[0..]);
         d[16..20].copy_from_slice(&(((self.dstAddr as u64) & 0xffffffff) << 0).to_be_bytes()[4..]);
-        out.extend_from_slice(&d);
+        out.put(&d);
     }
 }
 
@@ -320,7 +322,7 @@ impl ipv4_t {
     /// Records this header as extracted (packet trace).
     #[cold]
     #[inline(never)]
-    pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+    pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
         tr.extract(instance, &[("version", self.version as u128), ("ihl", self.ihl as u128), ("diffserv", self.diffserv as u128), ("totalLen", self.totalLen as u128), ("identification", self.identification as u128), ("flags", self.flags as u128), ("fragOffset", self.fragOffset as u128), ("ttl", self.ttl as u128), ("protocol", self.protocol as u128), ("hdrChecksum", self.hdrChecksum as u128), ("srcAddr", self.srcAddr as u128), ("dstAddr", self.dstAddr as u128)]);
     }
 }
@@ -350,36 +352,30 @@ enum parser_MyParser_State {
 
 /// Parser `MyParser`: `Err` carries the parser error code.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
-pub fn parser_MyParser(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
+#[inline]
+pub fn parser_MyParser<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketIn<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), u32> {
     let mut state = parser_MyParser_State::start;
-    let mut steps__: u32 = 0;
     loop {
-        steps__ += 1;
-        if steps__ > 4096 {
-            return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);
-        }
         match state {
             parser_MyParser_State::start => {
-                if rt.trace.on { rt.trace.parser_state("MyParser", "start"); }
+                if TRACE { rt.trace.parser_state("MyParser", "start"); }
                 state = parser_MyParser_State::parse_ethernet;
             }
             parser_MyParser_State::parse_ethernet => {
-                if rt.trace.on { rt.trace.parser_state("MyParser", "parse_ethernet"); }
+                if TRACE { rt.trace.parser_state("MyParser", "parse_ethernet"); }
                 if !(*hdr).ethernet.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*hdr).ethernet.trace_extract(&mut rt.trace, "hdr.ethernet"); }
+                if TRACE { (*hdr).ethernet.trace_extract(&mut rt.trace, "hdr.ethernet"); }
                 let k0__: u128 = ((*hdr).ethernet.etherType as u128);
                 if k0__ == 0x800u128 {
                     state = parser_MyParser_State::parse_ipv4;
-                } else if true {
-                    return Ok(());
                 } else {
-                    return Err(::p4_target::v1model::error_code::NO_MATCH);
+                    return Ok(());
                 }
             }
             parser_MyParser_State::parse_ipv4 => {
-                if rt.trace.on { rt.trace.parser_state("MyParser", "parse_ipv4"); }
+                if TRACE { rt.trace.parser_state("MyParser", "parse_ipv4"); }
                 if !(*hdr).ipv4.extract(packet__) { return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }
-                if rt.trace.on { (*hdr).ipv4.trace_extract(&mut rt.trace, "hdr.ipv4"); }
+                if TRACE { (*hdr).ipv4.trace_extract(&mut rt.trace, "hdr.ipv4"); }
                 return Ok(());
             }
         }
@@ -419,14 +415,14 @@ pub struct MyDeparser_Locals {
 /// Action `NoAction` of `MyVerifyChecksum`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyVerifyChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyVerifyChecksum_Locals) -> Result<(), Exit> {
+fn MyVerifyChecksum_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyVerifyChecksum_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyVerifyChecksum.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
+pub fn MyVerifyChecksum_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyVerifyChecksum_Locals::default();
     let l = &mut l_storage;
     if (*hdr).ipv4.valid {
@@ -438,16 +434,16 @@ pub fn MyVerifyChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut 
 /// Action `MyIngress.drop` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyIngress_drop(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
+fn MyIngress_drop<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
     (*standard_metadata).mark_to_drop();
-    if rt.trace.on { rt.trace.call("mark_to_drop", None, None, None); }
+    if TRACE { rt.trace.call("mark_to_drop", None, None, None); }
     Ok(())
 }
 
 /// Action `MyIngress.ipv4_forward` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyIngress_ipv4_forward(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals, mut dstAddr: u64, mut port: u16) -> Result<(), Exit> {
+fn MyIngress_ipv4_forward<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals, mut dstAddr: u64, mut port: u16) -> Result<(), Exit> {
     (*standard_metadata).egress_spec = ((port as u128) as u16);
     (*hdr).ethernet.srcAddr = (((*hdr).ethernet.dstAddr as u128) as u64);
     (*hdr).ethernet.dstAddr = ((dstAddr as u128) as u64);
@@ -458,18 +454,23 @@ fn MyIngress_ipv4_forward(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<
 /// Action `NoAction` of `MyIngress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyIngress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
+fn MyIngress_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// Table `MyIngress.ipv4_lpm`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<ApplyResult, Exit> {
-    let key__: [u128; 1] = [((*hdr).ipv4.dstAddr as u128)];
+fn MyIngress_ipv4_lpm<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyIngress_Locals) -> Result<ApplyResult, Exit> {
+    let key__ = || -> [u128; 1] { [((*hdr).ipv4.dstAddr as u128)] };
     let mut p__ = [0u128; 2];
     let (hit__, aid__, entry__) = {
-        let r__ = rt.tables[tables::MY_INGRESS_IPV4_LPM].lookup(&key__, env.packet_length);
+        let table__ = &mut rt.tables[tables::MY_INGRESS_IPV4_LPM];
+        let r__ = if table__.is_empty() {
+            table__.miss()
+        } else {
+            table__.lookup(&key__(), env.packet_length)
+        };
         let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
             ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
             _ => None,
@@ -483,11 +484,11 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
             None => (r__.hit, 0, r__.entry),
         }
     };
-    if rt.trace.on { rt.trace_table(tables::MY_INGRESS_IPV4_LPM, &key__, hit__, entry__, aid__, &p__); }
+    if TRACE { rt.trace_table(tables::MY_INGRESS_IPV4_LPM, &key__(), hit__, entry__, aid__, &{ p__ }); }
     match aid__ {
-        0x1b75655 => MyIngress_ipv4_forward(rt, env, hdr, meta, standard_metadata, l, (p__[0] as u64), (p__[1] as u16))?,
-        0x1876ee8 => MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?,
-        0x1445b37 => MyIngress_NoAction(rt, env, hdr, meta, standard_metadata, l)?,
+        0x1b75655 => MyIngress_ipv4_forward::<TRACE>(rt, env, hdr, meta, standard_metadata, l, (p__[0] as u64), (p__[1] as u16))?,
+        0x1876ee8 => MyIngress_drop::<TRACE>(rt, env, hdr, meta, standard_metadata, l)?,
+        0x1445b37 => MyIngress_NoAction::<TRACE>(rt, env, hdr, meta, standard_metadata, l)?,
         _ => {}
     }
     Ok(ApplyResult { hit: hit__, action_run: aid__ })
@@ -496,13 +497,13 @@ fn MyIngress_ipv4_lpm(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 /// `MyIngress.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyIngress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn MyIngress_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = MyIngress_Locals::default();
     let l = &mut l_storage;
     if ((*hdr).ipv4.valid && (((*hdr).ipv4.ttl as u128) > 1u128)) {
-        MyIngress_ipv4_lpm(rt, env, hdr, meta, standard_metadata, l)?;
+        MyIngress_ipv4_lpm::<TRACE>(rt, env, hdr, meta, standard_metadata, l)?;
     } else {
-        MyIngress_drop(rt, env, hdr, meta, standard_metadata, l)?;
+        MyIngress_drop::<TRACE>(rt, env, hdr, meta, standard_metadata, l)?;
     }
     Ok(())
 }
@@ -510,14 +511,14 @@ pub fn MyIngress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>
 /// Action `NoAction` of `MyEgress`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyEgress_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyEgress_Locals) -> Result<(), Exit> {
+fn MyEgress_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata, l: &mut MyEgress_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyEgress.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyEgress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
+pub fn MyEgress_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, standard_metadata: &mut ::p4_target::v1model::StandardMetadata) -> Result<(), Exit> {
     let mut l_storage = MyEgress_Locals::default();
     let l = &mut l_storage;
     Ok(())
@@ -526,14 +527,14 @@ pub fn MyEgress_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>,
 /// Action `NoAction` of `MyComputeChecksum`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyComputeChecksum_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyComputeChecksum_Locals) -> Result<(), Exit> {
+fn MyComputeChecksum_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata, l: &mut MyComputeChecksum_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyComputeChecksum.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
+pub fn MyComputeChecksum_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, hdr: &mut headers, meta: &mut metadata) -> Result<(), Exit> {
     let mut l_storage = MyComputeChecksum_Locals::default();
     let l = &mut l_storage;
     if (*hdr).ipv4.valid {
@@ -545,20 +546,20 @@ pub fn MyComputeChecksum_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut
 /// Action `NoAction` of `MyDeparser`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-fn MyDeparser_NoAction(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers, l: &mut MyDeparser_Locals) -> Result<(), Exit> {
+fn MyDeparser_NoAction<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers, l: &mut MyDeparser_Locals) -> Result<(), Exit> {
     Ok(())
 }
 
 /// `MyDeparser.apply`.
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 #[inline]
-pub fn MyDeparser_apply(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut Vec<u8>, hdr: &mut headers) -> Result<(), Exit> {
+pub fn MyDeparser_apply<const TRACE: bool>(rt: &mut ::p4_target::runtime::Runtime, env: &mut Env<'_>, packet__: &mut PacketOut<'_>, hdr: &mut headers) -> Result<(), Exit> {
     let mut l_storage = MyDeparser_Locals::default();
     let l = &mut l_storage;
     (*hdr).ethernet.emit(packet__);
-    if rt.trace.on { if (*hdr).ethernet.valid { rt.trace.call("emit", Some("hdr.ethernet"), None, None); } }
+    if TRACE { if (*hdr).ethernet.valid { rt.trace.call("emit", Some("hdr.ethernet"), None, None); } }
     (*hdr).ipv4.emit(packet__);
-    if rt.trace.on { if (*hdr).ipv4.valid { rt.trace.call("emit", Some("hdr.ipv4"), None, None); } }
+    if TRACE { if (*hdr).ipv4.valid { rt.trace.call("emit", Some("hdr.ipv4"), None, None); } }
     Ok(())
 }
 
@@ -577,29 +578,126 @@ pub struct Packet {
 #[derive(Debug)]
 pub struct Program {
     pub rt: ::p4_target::runtime::Runtime,
+    /// Scratch for `deparse_in_place`: the emitted headers.
+    headers: Vec<u8>,
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
 impl Program {
     /// A fresh instance with empty tables.
     pub fn new() -> Self {
-        Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }
+        Program {
+            rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO),
+            headers: Vec::new(),
+        }
     }
 
     /// Parser and `verifyChecksum` on `data`, in place on `pkt` (no
     /// packet struct is moved: the caller builds it where it lives).
+    #[inline]
     fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_parser_as::<true>(data, pkt));
+        } else {
+            self.run_parser_as::<false>(data, pkt);
+        }
+    }
+
+    /// [`Self::run_parser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_parser_as<const TRACE: bool>(&mut self, data: &[u8], pkt: &mut Packet) {
         let mut env = Env::new(data, 0, &pkt.sm);
         let mut cur = PacketIn { data, off_bits: 0 };
-        if let Err(e) = parser_MyParser(&mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {
+        let parsed = parser_MyParser::<TRACE>(
+            &mut self.rt, &mut env, &mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
+        if let Err(e) = parsed {
             pkt.sm.parser_error = e;
-            if self.rt.trace.on { self.rt.trace.parser_error(e); }
+            if TRACE { self.rt.trace.parser_error(e); }
         }
         pkt.payload_offset = (cur.off_bits / 8).min(data.len());
         env.payload_offset = pkt.payload_offset;
-        let _ = MyVerifyChecksum_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        let _ = MyVerifyChecksum_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
         env.store(&mut pkt.sm);
     }
+
+    /// The ingress control.
+    #[inline]
+    fn run_ingress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_ingress_as::<true>(pkt));
+        } else {
+            self.run_ingress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_ingress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_ingress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = MyIngress_apply::<TRACE>(
+            &mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
+        env.store(&mut pkt.sm);
+    }
+
+    /// The egress control.
+    #[inline]
+    fn run_egress(&mut self, pkt: &mut Packet) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_egress_as::<true>(pkt));
+        } else {
+            self.run_egress_as::<false>(pkt);
+        }
+    }
+
+    /// [`Self::run_egress`], with trace points if `TRACE`.
+    #[inline]
+    fn run_egress_as<const TRACE: bool>(&mut self, pkt: &mut Packet) {
+        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
+        let _ = MyEgress_apply::<TRACE>(
+            &mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,
+        );
+        env.store(&mut pkt.sm);
+    }
+
+    /// `computeChecksum`; `data` is the packet as parsed (for checksums over
+    /// the payload).
+    #[inline]
+    fn run_compute(&mut self, pkt: &mut Packet, data: &[u8]) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_compute_as::<true>(pkt, data));
+        } else {
+            self.run_compute_as::<false>(pkt, data);
+        }
+    }
+
+    /// [`Self::run_compute`], with trace points if `TRACE`.
+    #[inline]
+    fn run_compute_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8]) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = MyComputeChecksum_apply::<TRACE>(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
+        env.store(&mut pkt.sm);
+    }
+
+    /// The deparser, emitting to `out`; `data` as for `run_compute`.
+    #[inline]
+    fn run_deparser(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        if self.rt.trace.on {
+            ::p4_target::support::cold(move || self.run_deparser_as::<true>(pkt, data, out));
+        } else {
+            self.run_deparser_as::<false>(pkt, data, out);
+        }
+    }
+
+    /// [`Self::run_deparser`], with trace points if `TRACE`.
+    #[inline]
+    fn run_deparser_as<const TRACE: bool>(&mut self, pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>) {
+        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
+        let _ = MyDeparser_apply::<TRACE>(&mut self.rt, &mut env, out, &mut pkt.hdr);
+        env.store(&mut pkt.sm);
+    }
+
 }
 
 #[allow(non_snake_case, non_camel_case_types, non_upper_case_globals, unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces, unreachable_code, unreachable_patterns, unused_labels, unused_comparisons, dead_code, clippy::all)]
@@ -640,23 +738,29 @@ impl ::p4_target::pipeline::Pipeline for Program {
         self.run_parser(data, &mut pkt);
         pkt
     }
+    #[inline]
     fn ingress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = MyIngress_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_ingress(pkt);
     }
+    #[inline]
     fn egress(&mut self, pkt: &mut Packet) {
-        let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);
-        let _ = MyEgress_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);
-        env.store(&mut pkt.sm);
+        self.run_egress(pkt);
     }
+    #[inline]
     fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
         out.clear();
-        let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);
-        let _ = MyComputeChecksum_apply(&mut self.rt, &mut env, &mut pkt.hdr, &mut pkt.meta);
-        let _ = MyDeparser_apply(&mut self.rt, &mut env, out, &mut pkt.hdr);
-        env.store(&mut pkt.sm);
+        self.run_compute(pkt, data);
+        self.run_deparser(pkt, data, &mut PacketOut::append(out));
         out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
+    }
+    #[inline]
+    fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {
+        self.run_compute(pkt, frame);
+        let mut headers = ::core::mem::take(&mut self.headers);
+        let mut out = PacketOut::in_place(frame, pkt.payload_offset, &mut headers);
+        self.run_deparser(pkt, &[], &mut out);
+        out.finish();
+        self.headers = headers;
     }
     fn meta(pkt: &Packet) -> &::p4_target::v1model::StandardMetadata {
         &pkt.sm

@@ -227,13 +227,19 @@ const fn reflected_table(rpoly: u32) -> [u32; 256] {
 static CRC32_TABLE: [u32; 256] = reflected_table(0xEDB8_8320);
 static CRC16_TABLE: [u32; 256] = reflected_table(0xA001);
 
+/// A CRC-32 hasher set up once: `crc32fast::Hasher::new` detects CPU
+/// features on every call, which cost more than hashing a 5-tuple.
+static CRC32_HASHER: std::sync::OnceLock<crc32fast::Hasher> = std::sync::OnceLock::new();
+
 /// CRC-32 (zlib).
 #[inline]
 fn crc32(data: &[u8]) -> u64 {
     // crc32fast folds with carry-less multiplication where the CPU has it
     // (the selector hash over a 5-tuple was the top of the pipeline profile
     // with a byte-at-a-time table).
-    u64::from(crc32fast::hash(data))
+    let mut h = CRC32_HASHER.get_or_init(crc32fast::Hasher::new).clone();
+    h.update(data);
+    u64::from(h.finalize())
 }
 
 /// Byte-at-a-time reference the fast path is tested against.
@@ -314,16 +320,16 @@ fn xor16(data: &[u8]) -> u64 {
     x as u64
 }
 
-/// Low 64 bits of the packed bit string as a number.
+/// Low 64 bits of the bit string packed into `bytes` (its first `bits`
+/// bits) as a number.
 #[inline]
-fn identity(input: &BitPacker) -> u64 {
-    let bytes = input.bytes();
+fn identity(bytes: &[u8], bits: usize) -> u64 {
     let start = bytes.len().saturating_sub(9);
     let mut v = 0u128;
     for &b in &bytes[start..] {
         v = (v << 8) | b as u128;
     }
-    let pad = bytes.len() * 8 - input.bits;
+    let pad = (bytes.len() * 8).saturating_sub(bits);
     (v >> pad) as u64
 }
 
@@ -333,12 +339,27 @@ static RANDOM_STATE: AtomicU64 = AtomicU64::new(0x0123_4567_89ab_cdef);
 /// `hash(out, algo, base, data, max)` core: hashes the packed input.
 #[inline]
 pub fn hash(algorithm: HashAlgorithm, input: &BitPacker) -> u64 {
+    hash_bits(algorithm, input.bytes(), input.bits)
+}
+
+/// [`hash`] of a field list whose members are all whole bytes, packed by
+/// the caller into `bytes` (generated code packs such lists into an array
+/// of exactly their size instead of a [`BitPacker`]).
+#[inline]
+pub fn hash_bytes(algorithm: HashAlgorithm, bytes: &[u8]) -> u64 {
+    hash_bits(algorithm, bytes, bytes.len() * 8)
+}
+
+/// [`hash`] of the bit string in the first `bits` bits of `bytes`
+/// (zero-padded to a whole byte).
+#[inline]
+fn hash_bits(algorithm: HashAlgorithm, bytes: &[u8], bits: usize) -> u64 {
     match algorithm {
-        HashAlgorithm::Crc32 | HashAlgorithm::Crc32Custom => crc32(input.bytes()),
-        HashAlgorithm::Crc16 | HashAlgorithm::Crc16Custom => crc16(input.bytes()),
-        HashAlgorithm::Identity => identity(input),
-        HashAlgorithm::Csum16 => csum16(input.bytes()),
-        HashAlgorithm::Xor16 => xor16(input.bytes()),
+        HashAlgorithm::Crc32 | HashAlgorithm::Crc32Custom => crc32(bytes),
+        HashAlgorithm::Crc16 | HashAlgorithm::Crc16Custom => crc16(bytes),
+        HashAlgorithm::Identity => identity(bytes, bits),
+        HashAlgorithm::Csum16 => csum16(bytes),
+        HashAlgorithm::Xor16 => xor16(bytes),
         HashAlgorithm::Random => {
             let s = RANDOM_STATE.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed);
             super::random::mix(s.wrapping_add(0x9e37_79b9_7f4a_7c15))
@@ -397,6 +418,24 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// Whole-byte field lists hashed from their bytes give what the bit
+        /// packer gives, for every algorithm but `random`.
+        #[test]
+        fn hash_bytes_matches_the_packer(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut p = BitPacker::new();
+            p.push_bytes(&bytes);
+            for algo in [
+                HashAlgorithm::Crc32,
+                HashAlgorithm::Crc16,
+                HashAlgorithm::Identity,
+                HashAlgorithm::Csum16,
+                HashAlgorithm::Xor16,
+            ] {
+                prop_assert_eq!(hash_bytes(algo, &bytes), hash(algo, &p), "{:?}", algo);
+            }
+            prop_assert_eq!(crc32(&bytes), crc32_table(&bytes));
+        }
+
         /// `csum16_finish` over weighted field values equals `csum16` over
         /// the packed bytes (the identity generated checksums rely on).
         #[test]

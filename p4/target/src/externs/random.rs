@@ -57,6 +57,11 @@ impl Rng {
             return ((self.next_u64() as u128) << 64) | self.next_u64() as u128;
         }
         let r = ((self.next_u64() as u128) << 64) | self.next_u64() as u128;
+        if (span + 1).is_power_of_two() {
+            // The same value without a 128-bit division (a libcall); RED's
+            // `random(r, 0, 65535)` runs for every packet between Kmin and Kmax.
+            return lo + (r & span);
+        }
         lo + r % (span + 1)
     }
 }
@@ -94,5 +99,17 @@ mod tests {
         );
         assert_eq!(a.range(5, 5), 5);
         assert_eq!(a.range(9, 3), 9);
+    }
+
+    #[test]
+    fn power_of_two_spans_draw_what_the_division_would() {
+        for (lo, hi) in [(0u128, 65_535u128), (3, 4), (100, 227)] {
+            let mut a = Rng::new(11);
+            let mut b = a.clone();
+            for _ in 0..100 {
+                let r = ((b.next_u64() as u128) << 64) | b.next_u64() as u128;
+                assert_eq!(a.range(lo, hi), lo + r % (hi - lo + 1));
+            }
+        }
     }
 }

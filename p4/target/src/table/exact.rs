@@ -90,7 +90,16 @@ impl ExactEngine {
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
         match &self.map {
-            Map::Packed(m) => m.get(&self.pack(key.iter().copied())).copied(),
+            // One field (most exact tables): the packed key is the value
+            // masked to its width, without the general loop's shifts.
+            Map::Packed(m) if m.is_empty() => None,
+            Map::Packed(m) => {
+                let packed = match (&*self.widths, key) {
+                    ([w], [v]) => v & mask(*w),
+                    _ => self.pack(key.iter().copied()),
+                };
+                m.get(&packed).copied()
+            }
             Map::Wide(m) => m.get(key).copied(),
         }
     }

@@ -261,8 +261,21 @@ impl Table {
     }
 
     /// Whether the table has no entries.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// What [`Table::lookup`] returns for a key no entry matches (the
+    /// default action): generated code takes it without building the key
+    /// when the table [`is_empty`](Table::is_empty).
+    #[inline]
+    pub fn miss(&self) -> Lookup<'_> {
+        Lookup {
+            hit: false,
+            entry: None,
+            action: &self.default_action,
+        }
     }
 
     /// Looks `key` up (one value per key field, in key order) and counts

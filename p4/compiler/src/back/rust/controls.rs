@@ -112,7 +112,7 @@ impl Gen<'_> {
         for (p, n) in c.params.iter().zip(names) {
             match &p.ty {
                 Some(t) => sig.push(format!("{n}: &mut {}", self.rust_ty(t)?)),
-                None => sig.push(format!("{n}: &mut Vec<u8>")),
+                None => sig.push(format!("{n}: &mut PacketOut<'_>")),
             }
             pass.push(n.clone());
         }
@@ -170,7 +170,7 @@ impl Gen<'_> {
             self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}{}({}) -> Result<(), Exit> {{",
-                self.ext_generics(),
+                self.fn_generics(),
                 params.join(", ")
             ));
             self.block(&ctx, &act.body)?;
@@ -206,7 +206,7 @@ impl Gen<'_> {
             self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}{}({sig_l}) -> Result<ApplyResult, Exit> {{",
-                self.ext_generics()
+                self.fn_generics()
             ));
             let mut keys = Vec::new();
             let mut sel = Vec::new();
@@ -226,11 +226,20 @@ impl Gen<'_> {
                     KeyKind::Selector => sel.push(k.expr.clone()),
                 }
             }
-            self.w.line(format!(
-                "let key__: [u128; {}] = [{}];",
-                keys.len(),
-                keys.join(", ")
-            ));
+            // The key is built only for a lookup (an empty table misses
+            // without one) and for the trace: a closure, when evaluating
+            // the key expressions twice is harmless (no calls in them).
+            let pure_key = table.keys.iter().all(|k| !has_call(&k.expr));
+            let key_ty = format!("[u128; {}]", keys.len());
+            if pure_key {
+                self.w.line(format!(
+                    "let key__ = || -> {key_ty} {{ [{}] }};",
+                    keys.join(", ")
+                ));
+            } else {
+                self.w
+                    .line(format!("let key__: {key_ty} = [{}];", keys.join(", ")));
+            }
             let profile = table.implementation.map(|e| {
                 (
                     self.names
@@ -239,26 +248,44 @@ impl Gen<'_> {
                     c.externs[e as usize].kind.clone(),
                 )
             });
-            let mut hash_line = None;
+            // The selector hash: computed only when a group is hit, unless
+            // it draws from the runtime's seeded generator (`random`),
+            // which must happen before the lookup borrows the runtime.
+            let mut sel_hash: Vec<String> = Vec::new();
             if let Some((_, ExternKind::ActionSelector(algo, _, _))) = &profile {
-                let mut pre = Vec::new();
-                let bp = self.pack(&ctx, &sel, &mut pre)?;
-                for p in pre {
-                    self.w.line(p);
+                let a = info::algo(*algo);
+                let h = match self.pack_bytes(&ctx, &sel, &mut sel_hash)? {
+                    Some(hb) => format!("::p4_target::externs::hash_bytes({a}, &{hb})"),
+                    None => {
+                        let bp = self.pack(&ctx, &sel, &mut sel_hash)?;
+                        format!("::p4_target::externs::hash({a}, &{bp})")
+                    }
+                };
+                if *algo == p4_target::info::HashAlgorithm::Random {
+                    for p in sel_hash.drain(..) {
+                        self.w.line(p);
+                    }
+                    self.w
+                        .line("let sel_hash__ = rt.hash_bytes(::p4_target::info::HashAlgorithm::Random, &[]);");
+                } else {
+                    sel_hash.push(format!("let sel_hash__ = {h};"));
                 }
-                hash_line = Some(format!(
-                    "let sel_hash__ = rt.hash({}, &{bp});",
-                    info::algo(*algo)
-                ));
-            }
-            if let Some(h) = hash_line {
-                self.w.line(h);
             }
             self.w.line(format!("let mut p__ = [0u128; {max_params}];"));
             self.w.open("let (hit__, aid__, entry__) = {");
-            self.w.line(format!(
-                "let r__ = rt.tables[{rt_index}].lookup(&key__, env.packet_length);"
-            ));
+            if pure_key {
+                self.w
+                    .line(format!("let table__ = &mut rt.tables[{rt_index}];"));
+                self.w.open("let r__ = if table__.is_empty() {");
+                self.w.line("table__.miss()");
+                self.w.reopen("} else {");
+                self.w.line("table__.lookup(&key__(), env.packet_length)");
+                self.w.close("};");
+            } else {
+                self.w.line(format!(
+                    "let r__ = rt.tables[{rt_index}].lookup(&key__, env.packet_length);"
+                ));
+            }
             self.w
                 .open("let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {");
             self.w
@@ -268,9 +295,20 @@ impl Gen<'_> {
                     self.w.line(format!(
                         "::p4_target::runtime::EntryAction::Member(m__) => rt.profiles[{pi}].member(*m__),"
                     ));
-                    self.w.line(format!(
-                        "::p4_target::runtime::EntryAction::Group(g__) => rt.profiles[{pi}].select(*g__, sel_hash__),"
-                    ));
+                    if sel_hash.is_empty() {
+                        self.w.line(format!(
+                            "::p4_target::runtime::EntryAction::Group(g__) => rt.profiles[{pi}].select(*g__, sel_hash__),"
+                        ));
+                    } else {
+                        self.w
+                            .open("::p4_target::runtime::EntryAction::Group(g__) => {");
+                        for l in &sel_hash {
+                            self.w.line(l);
+                        }
+                        self.w
+                            .line(format!("rt.profiles[{pi}].select(*g__, sel_hash__)"));
+                        self.w.close("}");
+                    }
                 }
                 Some((pi, _)) => {
                     self.w.line(format!(
@@ -296,7 +334,7 @@ impl Gen<'_> {
             self.w.line("None => (r__.hit, 0, r__.entry),");
             self.w.close("}");
             self.w.close("};");
-            self.trace_table(&rt_index);
+            self.trace_table(&rt_index, pure_key);
             if table.direct_meter.is_some() {
                 self.w.line("env.entry = entry__;");
             }
@@ -329,7 +367,12 @@ impl Gen<'_> {
                         t => self.to_native(&format!("p__[{j}]"), t)?,
                     });
                 }
-                let call = format!("{}({})", self.action_fn(i, *a)?, args.join(", "));
+                let call = format!(
+                    "{}{}({})",
+                    self.action_fn(i, *a)?,
+                    self.fn_turbofish(),
+                    args.join(", ")
+                );
                 self.w.line(format!(
                     "{:#x} => {},",
                     self.prog.action_ids[a.index()],
@@ -366,7 +409,7 @@ impl Gen<'_> {
         self.w.open(format!(
             "pub fn {}{}({sig}) -> Result<(), Exit> {{",
             self.names.inst_apply[i],
-            self.ext_generics()
+            self.fn_generics()
         ));
         self.w
             .line(format!("let mut l_storage = {locals_ty}::default();"));
@@ -383,5 +426,30 @@ impl Gen<'_> {
         self.w.close("}");
         self.w.line("");
         Ok(())
+    }
+}
+
+/// Whether `e` calls anything (a function, action, extern or table).
+fn has_call(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call(_) | ExprKind::TableHit(..) | ExprKind::Lookahead => true,
+        ExprKind::Int(_)
+        | ExprKind::WideInt(_)
+        | ExprKind::Bool(_)
+        | ExprKind::ErrorCode(_)
+        | ExprKind::EnumMember(..)
+        | ExprKind::Var(_) => false,
+        ExprKind::Member(a, _)
+        | ExprKind::StackNext(a)
+        | ExprKind::StackLast(a)
+        | ExprKind::StackLastIndex(a)
+        | ExprKind::StackNextIndex(a)
+        | ExprKind::IsValid(a)
+        | ExprKind::Unary(_, a)
+        | ExprKind::Slice(a, ..)
+        | ExprKind::Cast(a) => has_call(a),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => has_call(a) || has_call(b),
+        ExprKind::Mux(a, b, c) => has_call(a) || has_call(b) || has_call(c),
+        ExprKind::List(items) => items.iter().any(has_call),
     }
 }

@@ -519,8 +519,10 @@ impl Gen<'_> {
             None => return bad("internal: table of another control", None),
         };
         Ok(format!(
-            "{}({})",
-            self.names.inst_tables[inst][idx], ctx.pass
+            "{}{}({})",
+            self.names.inst_tables[inst][idx],
+            self.fn_turbofish(),
+            ctx.pass
         ))
     }
 
@@ -551,7 +553,12 @@ impl Gen<'_> {
                 let (pre, list, post) = self.args(ctx, &params, args)?;
                 let mut all = vec![ctx.pass.clone()];
                 all.extend(list);
-                let call = format!("{}({})", self.action_fn(inst, *a)?, all.join(", "));
+                let call = format!(
+                    "{}{}({})",
+                    self.action_fn(inst, *a)?,
+                    self.fn_turbofish(),
+                    all.join(", ")
+                );
                 Ok(Self::wrap_call(pre, call, post, "?"))
             }
             Call::Function(f, args) => {
@@ -594,7 +601,12 @@ impl Gen<'_> {
                     }
                     list.push(format!("&mut {t}"));
                 }
-                let call = format!("{}({})", self.names.parsers[ph.index()], list.join(", "));
+                let call = format!(
+                    "{}{}({})",
+                    self.names.parsers[ph.index()],
+                    self.fn_turbofish(),
+                    list.join(", ")
+                );
                 Ok(format!(
                     "{{ {} let r__ = {call}; {} r__? }}",
                     pre.join(" "),
@@ -639,7 +651,12 @@ impl Gen<'_> {
                     }
                     list.push(format!("&mut {t}"));
                 }
-                let call = format!("{}({})", self.names.inst_apply[sub], list.join(", "));
+                let call = format!(
+                    "{}{}({})",
+                    self.names.inst_apply[sub],
+                    self.fn_turbofish(),
+                    list.join(", ")
+                );
                 Ok(format!(
                     "{{ {} let r__ = {call}; {} r__? }}",
                     pre.join(" "),
@@ -723,6 +740,53 @@ impl Gen<'_> {
             );
         }
         Ok(bp)
+    }
+
+    /// Packs a field list whose members are all bit strings of whole bytes
+    /// (at most 128 bits each) into a byte array of exactly its size, one
+    /// big-endian store per member; `None` for any other list (the caller
+    /// falls back to [`Self::pack`]). Returns the array's name.
+    pub(super) fn pack_bytes(
+        &self,
+        ctx: &Ctx<'_>,
+        data: &[Expr],
+        out: &mut Vec<String>,
+    ) -> Result<Option<String>, BackError> {
+        let mut flat = Vec::new();
+        self.flatten(data, &mut flat);
+        let whole_bytes = |d: &Expr| {
+            self.is_bits(&d.ty) && {
+                let w = self.width(&d.ty);
+                w > 0 && w <= 128 && w.is_multiple_of(8)
+            }
+        };
+        if flat.is_empty() || !flat.iter().all(whole_bytes) {
+            return Ok(None);
+        }
+        let total: u32 = flat.iter().map(|d| self.width(&d.ty) / 8).sum();
+        let hb = ctx.tmp("hb");
+        let mut lines = vec![format!("let mut {hb} = [0u8; {total}];")];
+        let mut at = 0;
+        for d in &flat {
+            let n = self.width(&d.ty) / 8;
+            let ty = native_uint(n * 8);
+            let size = match ty {
+                "u8" => 1,
+                "u16" => 2,
+                "u32" => 4,
+                "u64" => 8,
+                _ => 16,
+            };
+            lines.push(format!(
+                "{hb}[{at}..{}].copy_from_slice(&({} as {ty}).to_be_bytes()[{}..]);",
+                at + n,
+                self.expr(ctx, d)?,
+                size - n
+            ));
+            at += n;
+        }
+        out.extend(lines);
+        Ok(Some(hb))
     }
 
     /// Flattens lists and structs/headers into scalar members, in order.

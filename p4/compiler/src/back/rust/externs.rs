@@ -70,10 +70,15 @@ impl Gen<'_> {
                         Some(span),
                     );
                 }
-                let bp = self.pack(ctx, data, &mut s)?;
+                let h = match self.pack_bytes(ctx, data, &mut s)? {
+                    Some(hb) => format!("rt.hash_bytes({}, &{hb})", info::algo(*algo)),
+                    None => {
+                        let bp = self.pack(ctx, data, &mut s)?;
+                        format!("rt.hash({}, &{bp})", info::algo(*algo))
+                    }
+                };
                 let v = format!(
-                    "{BITS}::wrap(::p4_target::externs::hash_range(rt.hash({}, &{bp}), {}, {}), {})",
-                    info::algo(*algo),
+                    "{BITS}::wrap(::p4_target::externs::hash_range({h}, {}, {}), {})",
                     self.expr(ctx, base)?,
                     self.expr(ctx, max)?,
                     self.width(&out.ty)
@@ -419,6 +424,9 @@ impl Gen<'_> {
         if let Some(v) = self.csum16_direct(ctx, algo, with_payload, data, width)? {
             return Ok(v);
         }
+        if with_payload && let Some(i) = ctx.inst {
+            self.payload_readers.borrow_mut().insert(i);
+        }
         let bp = self.pack(ctx, data, s)?;
         self.checksum_value(algo, &bp, width, with_payload, span)
     }
@@ -471,13 +479,45 @@ impl Gen<'_> {
         if varbit.is_some() && !total.is_multiple_of(8) {
             return Ok(None);
         }
-        // Bits after a field's end, mod 16: a constant without a varbit, else
-        // computed from the padded total at run time.
-        let padded = total.div_ceil(16) * 16;
-        let shift = |end: u32, extra: u32| match varbit {
-            None => format!("{}", (padded - end + extra) % 16),
-            Some(_) => format!("((pad__ - {end} + {extra}) % 16)"),
+        // Bits after a field's end in the list padded to 16 bits, mod 16:
+        // the padded length is a multiple of 16, so this is a constant even
+        // when a varbit of run-time length follows.
+        let shift = |end: u32, extra: u32| (i64::from(extra) - i64::from(end)).rem_euclid(16);
+        if fields.is_empty() && varbit.is_none() {
+            return Ok(None);
+        }
+        let vb_term = "::p4_target::externs::csum16_weighted_bytes(vb__, pad__ - total__)";
+        let finish = |sum: String| match &varbit {
+            None => format!("{BITS}::wrap(::p4_target::externs::csum16_finish({sum}), {width})"),
+            Some(vb) => format!(
+                "({{ let vb__ = {vb}.used(); let total__ = {total} + 8 * vb__.len() as u32; \
+                 let pad__ = total__.div_ceil(16) * 16; \
+                 {BITS}::wrap(::p4_target::externs::csum16_finish({sum}), {width}) }})"
+            ),
         };
+        if fields.iter().all(|f| f.1 <= 32) && fields.len() < 1 << 16 {
+            // Every term is below 2^47 and there are fewer than 2^16 (a
+            // varbit adds at most 2^8 bytes below 2^23 each): the sum fits
+            // a u64. Summed as u128 it gets vectorised into wide loads of
+            // the header struct, which stall on the narrow stores that just
+            // wrote its fields.
+            let mut end = 0;
+            let mut terms: Vec<String> = fields
+                .iter()
+                .map(|(v, w)| {
+                    end += w;
+                    format!(
+                        "((({v}) as u64 & {}) << {})",
+                        mask_literal(*w),
+                        shift(end, 0)
+                    )
+                })
+                .collect();
+            if varbit.is_some() {
+                terms.push(format!("({vb_term} as u64)"));
+            }
+            return Ok(Some(finish(format!("u128::from({})", terms.join(" + ")))));
+        }
         let mut end = 0;
         let mut terms = Vec::new();
         for (v, w) in &fields {
@@ -502,44 +542,10 @@ impl Gen<'_> {
                 ));
             }
         }
-        let Some(vb) = varbit else {
-            if terms.is_empty() {
-                return Ok(None);
-            }
-            if fields.iter().all(|f| f.1 <= 32) && fields.len() < 1 << 16 {
-                // Every term is below 2^47 and there are fewer than 2^16:
-                // the sum fits a u64. Summed as u128 it gets vectorised into
-                // wide loads of the header struct, which stall on the
-                // narrow stores that just wrote its fields.
-                let mut end = 0;
-                let terms: Vec<String> = fields
-                    .iter()
-                    .map(|(v, w)| {
-                        end += w;
-                        format!(
-                            "((({v}) as u64 & {}) << {})",
-                            mask_literal(*w),
-                            shift(end, 0)
-                        )
-                    })
-                    .collect();
-                return Ok(Some(format!(
-                    "{BITS}::wrap(::p4_target::externs::csum16_finish(u128::from({})), {width})",
-                    terms.join(" + ")
-                )));
-            }
-            return Ok(Some(format!(
-                "{BITS}::wrap(::p4_target::externs::csum16_finish({}), {width})",
-                terms.join(" + ")
-            )));
-        };
-        terms.push("::p4_target::externs::csum16_weighted_bytes(vb__, pad__ - total__)".into());
-        Ok(Some(format!(
-            "({{ let vb__ = {vb}.used(); let total__ = {total} + 8 * vb__.len() as u32; \
-             let pad__ = total__.div_ceil(16) * 16; \
-             {BITS}::wrap(::p4_target::externs::csum16_finish({}), {width}) }})",
-            terms.join(" + ")
-        )))
+        if varbit.is_some() {
+            terms.push(vb_term.to_string());
+        }
+        Ok(Some(finish(terms.join(" + "))))
     }
 
     /// The checksum of packer `bp` (and the payload) as a `width`-bit value.

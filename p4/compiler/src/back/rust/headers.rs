@@ -161,9 +161,9 @@ impl Gen<'_> {
         w.line("p.off_bits += Self::BITS;");
         w.line("true");
         w.close("}");
-        w.line("/// Appends the header's bytes to `out` if it is valid.");
+        w.line("/// Emits the header's bytes to `out` if it is valid.");
         w.line("#[inline]");
-        w.open("pub fn emit(&self, out: &mut Vec<u8>) {");
+        w.open("pub fn emit(&self, out: &mut PacketOut<'_>) {");
         w.open("if !self.valid {");
         w.line("return;");
         w.close("}");
@@ -204,7 +204,7 @@ impl Gen<'_> {
                 off += fw;
             }
         }
-        w.line("out.extend_from_slice(&d);");
+        w.line("out.put(&d);");
         w.close("}");
         w.close("}");
         w.line("");
@@ -276,8 +276,8 @@ impl Gen<'_> {
         w.line("p.off_bits = o;");
         w.line("Ok(())");
         w.close("}");
-        w.line("/// Appends the header's bytes to `out` if it is valid.");
-        w.open("pub fn emit(&self, out: &mut Vec<u8>) {");
+        w.line("/// Emits the header's bytes to `out` if it is valid.");
+        w.open("pub fn emit(&self, out: &mut PacketOut<'_>) {");
         w.open("if !self.valid {");
         w.line("return;");
         w.close("}");
@@ -288,9 +288,8 @@ impl Gen<'_> {
             .map(|f| field_ident(&f.name))
             .unwrap_or_default();
         w.line(format!("let var = self.{vname}.used().len() * 8;"));
-        w.line("let start = out.len();");
-        w.line("out.resize(start + (Self::FIXED_BITS + var) / 8, 0);");
-        w.line("let d = &mut out[start..];");
+        w.line(format!("let mut buf = [0u8; {}];", (fixed + max) / 8));
+        w.line("let d = &mut buf[..(Self::FIXED_BITS + var) / 8];");
         w.line("let mut o = 0usize;");
         for (path, ty) in &leaves {
             let fname = leaf_ident(path);
@@ -310,6 +309,7 @@ impl Gen<'_> {
                 }
             }
         }
+        w.line("out.put(d);");
         w.close("}");
         w.close("}");
         w.line("");
@@ -339,7 +339,7 @@ impl Gen<'_> {
             w.line(format!("self.{}.valid = false;", field_ident(&f.name)));
         }
         w.close("}");
-        w.open("pub fn emit(&self, out: &mut Vec<u8>) {");
+        w.open("pub fn emit(&self, out: &mut PacketOut<'_>) {");
         for f in &c.fields {
             w.line(format!("self.{}.emit(out);", field_ident(&f.name)));
         }

@@ -156,6 +156,9 @@ struct Gen<'a> {
     next_loop: u32,
     /// Write the packet-trace points ([`RustOptions::trace_points`]).
     trace_points: bool,
+    /// Control instances that read the payload (`*_with_payload` checksums):
+    /// a deparser among them cannot rewrite the frame in place.
+    payload_readers: std::cell::RefCell<std::collections::BTreeSet<usize>>,
 }
 
 /// Where a body's variables live.
@@ -306,6 +309,7 @@ impl<'a> Gen<'a> {
             "Program",
             "Packet",
             "PacketIn",
+            "PacketOut",
             "Env",
             "Exit",
             "ApplyResult",
@@ -367,6 +371,7 @@ impl<'a> Gen<'a> {
             loops: Vec::new(),
             next_loop: 0,
             trace_points: true,
+            payload_readers: Default::default(),
             w: CodeWriter::default(),
             names: Names {
                 composites,
@@ -575,7 +580,11 @@ impl<'a> Gen<'a> {
     fn support(&mut self) {
         let w = &mut self.w;
         w.line("#[allow(unused_imports)]");
-        w.line("use ::p4_target::support::{ApplyResult, Env, Exit, PacketIn, Stack, Varbit, csum16_with_payload};");
+        w.line("use ::p4_target::support::{");
+        w.line(
+            "    ApplyResult, Env, Exit, PacketIn, PacketOut, Stack, Varbit, csum16_with_payload,",
+        );
+        w.line("};");
         w.line("");
     }
 }

@@ -65,10 +65,11 @@ impl Gen<'_> {
             p.name
         ));
         self.w.line(ALLOW);
+        self.w.line("#[inline]");
         self.w.open(format!(
             "pub fn {}{}({}) -> Result<(), u32> {{",
             self.names.parsers[h.index()],
-            self.ext_generics(),
+            self.fn_generics(),
             sig.join(", ")
         ));
         for (v, n) in p.locals.iter().zip(&names) {
@@ -95,21 +96,27 @@ impl Gen<'_> {
                 Target::Reject => "return Err(::p4_target::v1model::error_code::NO_ERROR);".into(),
             }
         };
+        // A cycle of states that extracts nothing would spin forever;
+        // v1model reports ParserTimeout instead. Only states on a cycle
+        // count their visits: the others run at most once a packet.
+        let cyclic = cyclic_states(p);
         self.w
             .line(format!("let mut state = {enum_name}::{};", state_names[0]));
-        self.w.line("let mut steps__: u32 = 0;");
+        if cyclic.iter().any(|&c| c) {
+            self.w.line("let mut steps__: u32 = 0;");
+        }
         self.w.open("loop {");
-        // A state graph with a cycle that extracts nothing would spin
-        // forever; v1model reports ParserTimeout instead.
-        self.w.line("steps__ += 1;");
-        self.w.open(format!("if steps__ > {PARSER_MAX_STEPS} {{"));
-        self.w
-            .line("return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);");
-        self.w.close("}");
         self.w.open("match state {");
         for (si, st) in p.states.iter().enumerate() {
             self.w
                 .open(format!("{enum_name}::{} => {{", state_names[si]));
+            if cyclic[si] {
+                self.w.line("steps__ += 1;");
+                self.w.open(format!("if steps__ > {PARSER_MAX_STEPS} {{"));
+                self.w
+                    .line("return Err(::p4_target::v1model::error_code::PARSER_TIMEOUT);");
+                self.w.close("}");
+            }
             let pname = p.name.clone();
             self.trace_parser_state(&pname, &st.name);
             let body = st.body.clone();
@@ -138,6 +145,7 @@ impl Gen<'_> {
                         key_names.push(n);
                     }
                     let mut first = true;
+                    let mut caught_all = false;
                     for c in cases {
                         let mut conds = Vec::new();
                         for (ks, k) in c.keys.iter().zip(&key_names) {
@@ -177,27 +185,36 @@ impl Gen<'_> {
                             }
                         }
                         // Value sets with several keys take the concatenation.
-                        let cond = if conds.is_empty() {
-                            "true".to_string()
-                        } else {
-                            conds.join(" && ")
-                        };
-                        let kw = if first { "if" } else { "} else if" };
+                        if conds.is_empty() {
+                            // Matches whatever is left: later cases never run.
+                            if first {
+                                self.w.line(target(&c.target));
+                            } else {
+                                self.w.reopen("} else {");
+                                self.w.line(target(&c.target));
+                                self.w.close("}");
+                            }
+                            caught_all = true;
+                            break;
+                        }
+                        let cond = conds.join(" && ");
                         if first {
-                            self.w.open(format!("{kw} {cond} {{"));
+                            self.w.open(format!("if {cond} {{"));
                         } else {
-                            self.w.reopen(format!("{kw} {cond} {{"));
+                            self.w.reopen(format!("}} else if {cond} {{"));
                         }
                         first = false;
                         self.w.line(target(&c.target));
                     }
-                    if first {
-                        self.w
-                            .line("return Err(::p4_target::v1model::error_code::NO_MATCH);");
+                    const NO_MATCH: &str =
+                        "return Err(::p4_target::v1model::error_code::NO_MATCH);";
+                    if caught_all {
+                        // The default case closed the chain.
+                    } else if first {
+                        self.w.line(NO_MATCH);
                     } else {
                         self.w.reopen("} else {");
-                        self.w
-                            .line("return Err(::p4_target::v1model::error_code::NO_MATCH);");
+                        self.w.line(NO_MATCH);
                         self.w.close("}");
                     }
                 }
@@ -210,4 +227,38 @@ impl Gen<'_> {
         self.w.line("");
         Ok(())
     }
+}
+
+/// Per state of `p`, whether it lies on a cycle of transitions (can reach
+/// itself).
+fn cyclic_states(p: &Parser) -> Vec<bool> {
+    let succ = |i: usize| -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut add = |t: &Target| {
+            if let Target::State(j) = t {
+                out.push(*j as usize);
+            }
+        };
+        match &p.states[i].transition {
+            Transition::Goto(t) => add(t),
+            Transition::Select(_, cases) => cases.iter().for_each(|c| add(&c.target)),
+        }
+        out
+    };
+    (0..p.states.len())
+        .map(|start| {
+            let mut seen = vec![false; p.states.len()];
+            let mut todo = succ(start);
+            while let Some(i) = todo.pop() {
+                if i == start {
+                    return true;
+                }
+                if i < seen.len() && !seen[i] {
+                    seen[i] = true;
+                    todo.extend(succ(i));
+                }
+            }
+            false
+        })
+        .collect()
 }

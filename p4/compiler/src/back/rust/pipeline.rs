@@ -30,6 +30,12 @@ impl Gen<'_> {
         let egress = find(main.egress)?;
         let compute = find(main.compute)?;
         let deparser = find(main.deparser)?;
+        let deparser_reads_payload = self.deparser_reads_payload(main.deparser);
+        // Each stage runs the traced instance of the generated code only for
+        // a traced packet (see `trace.rs`).
+        let stage = StageCall {
+            inner: self.fn_turbofish(),
+        };
         // With user externs the program is generic over their
         // implementation and passes its objects to every control.
         let (generics, prog_ty, ext_arg) = match &self.names.user {
@@ -63,6 +69,8 @@ impl Gen<'_> {
                 w.line("#[derive(Debug)]");
                 w.open("pub struct Program {");
                 w.line("pub rt: ::p4_target::runtime::Runtime,");
+                w.line("/// Scratch for `deparse_in_place`: the emitted headers.");
+                w.line("headers: Vec<u8>,");
                 w.close("}");
             }
             Some((objects, x)) => {
@@ -71,6 +79,8 @@ impl Gen<'_> {
                 w.open(format!("pub struct Program{generics} {{"));
                 w.line("pub rt: ::p4_target::runtime::Runtime,");
                 w.line(format!("pub ext: {objects}<{x}>,"));
+                w.line("/// Scratch for `deparse_in_place`: the emitted headers.");
+                w.line("headers: Vec<u8>,");
                 w.close("}");
                 w.line("");
                 w.line(ALLOW);
@@ -93,33 +103,111 @@ impl Gen<'_> {
         w.line("/// A fresh instance with empty tables.");
         w.open("pub fn new() -> Self {");
         match &user {
-            None => w.line("Program { rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO) }"),
-            Some((objects, _)) => w.line(format!(
-                "Program {{ rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO), ext: {objects}::new() }}"
-            )),
+            None => {
+                w.open("Program {");
+                w.line("rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO),");
+                w.line("headers: Vec::new(),");
+                w.close("}");
+            }
+            Some((objects, _)) => {
+                w.open("Program {");
+                w.line("rt: ::p4_target::runtime::Runtime::new(&PROGRAM_INFO),");
+                w.line(format!("ext: {objects}::new(),"));
+                w.line("headers: Vec::new(),");
+                w.close("}");
+            }
         }
         w.close("}");
         w.line("");
-        w.line("/// Parser and `verifyChecksum` on `data`, in place on `pkt` (no");
-        w.line("/// packet struct is moved: the caller builds it where it lives).");
-        w.open("fn run_parser(&mut self, data: &[u8], pkt: &mut Packet) {");
-        w.line("let mut env = Env::new(data, 0, &pkt.sm);");
-        w.line("let mut cur = PacketIn { data, off_bits: 0 };");
-        w.open(format!(
-            "if let Err(e) = {parser_fn}(&mut self.rt, &mut env, {ext_arg}&mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm) {{"
-        ));
-        w.line("pkt.sm.parser_error = e;");
-        if self.trace_points {
-            w.line("if self.rt.trace.on { self.rt.trace.parser_error(e); }");
+        let parser_body = vec![
+            "let mut env = Env::new(data, 0, &pkt.sm);".to_string(),
+            "let mut cur = PacketIn { data, off_bits: 0 };".to_string(),
+            format!("let parsed = {parser_fn}{{T}}("),
+            format!(
+                "    &mut self.rt, &mut env, {ext_arg}&mut cur, &mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,"
+            ),
+            ");".to_string(),
+            "if let Err(e) = parsed {".to_string(),
+            "    pkt.sm.parser_error = e;".to_string(),
+            if self.trace_points {
+                "    if TRACE { self.rt.trace.parser_error(e); }".to_string()
+            } else {
+                String::new()
+            },
+            "}".to_string(),
+            "pkt.payload_offset = (cur.off_bits / 8).min(data.len());".to_string(),
+            "env.payload_offset = pkt.payload_offset;".to_string(),
+            format!(
+                "let _ = {verify}{{T}}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta);"
+            ),
+            "env.store(&mut pkt.sm);".to_string(),
+        ];
+        stage.write_fn(
+            w,
+            &[
+                "/// Parser and `verifyChecksum` on `data`, in place on `pkt` (no",
+                "/// packet struct is moved: the caller builds it where it lives).",
+            ],
+            "run_parser",
+            "data: &[u8], pkt: &mut Packet",
+            "data, pkt",
+            &parser_body,
+        );
+        for (name, f) in [("run_ingress", &ingress), ("run_egress", &egress)] {
+            let body = vec![
+                "let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);".to_string(),
+                format!("let _ = {f}{{T}}("),
+                format!(
+                    "    &mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta, &mut pkt.sm,"
+                ),
+                ");".to_string(),
+                "env.store(&mut pkt.sm);".to_string(),
+            ];
+            let control = if name == "run_ingress" {
+                "ingress"
+            } else {
+                "egress"
+            };
+            stage.write_fn(
+                w,
+                &[&format!("/// The {control} control.")],
+                name,
+                "pkt: &mut Packet",
+                "pkt",
+                &body,
+            );
         }
-        w.close("}");
-        w.line("pkt.payload_offset = (cur.off_bits / 8).min(data.len());");
-        w.line("env.payload_offset = pkt.payload_offset;");
-        w.line(format!(
-            "let _ = {verify}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta);"
-        ));
-        w.line("env.store(&mut pkt.sm);");
-        w.close("}");
+        let compute_body = vec![
+            "let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);".to_string(),
+            format!(
+                "let _ = {compute}{{T}}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta);"
+            ),
+            "env.store(&mut pkt.sm);".to_string(),
+        ];
+        stage.write_fn(
+            w,
+            &[
+                "/// `computeChecksum`; `data` is the packet as parsed (for checksums over",
+                "/// the payload).",
+            ],
+            "run_compute",
+            "pkt: &mut Packet, data: &[u8]",
+            "pkt, data",
+            &compute_body,
+        );
+        let deparser_body = vec![
+            "let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);".to_string(),
+            format!("let _ = {deparser}{{T}}(&mut self.rt, &mut env, {ext_arg}out, &mut pkt.hdr);"),
+            "env.store(&mut pkt.sm);".to_string(),
+        ];
+        stage.write_fn(
+            w,
+            &["/// The deparser, emitting to `out`; `data` as for `run_compute`."],
+            "run_deparser",
+            "pkt: &mut Packet, data: &[u8], out: &mut PacketOut<'_>",
+            "pkt, data, out",
+            &deparser_body,
+        );
         w.close("}");
         w.line("");
         w.line(ALLOW);
@@ -162,26 +250,34 @@ impl Gen<'_> {
         w.line("self.run_parser(data, &mut pkt);");
         w.line("pkt");
         w.close("}");
-        for (name, f) in [("ingress", &ingress), ("egress", &egress)] {
+        for name in ["ingress", "egress"] {
+            w.line("#[inline]");
             w.open(format!("fn {name}(&mut self, pkt: &mut Packet) {{"));
-            w.line("let mut env = Env::new(&[], pkt.payload_offset, &pkt.sm);");
-            w.line(format!(
-                "let _ = {f}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta, &mut pkt.sm);"
-            ));
-            w.line("env.store(&mut pkt.sm);");
+            w.line(format!("self.run_{name}(pkt);"));
             w.close("}");
         }
+        w.line("#[inline]");
         w.open("fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {");
         w.line("out.clear();");
-        w.line("let mut env = Env::new(data, pkt.payload_offset, &pkt.sm);");
-        w.line(format!(
-            "let _ = {compute}(&mut self.rt, &mut env, {ext_arg}&mut pkt.hdr, &mut pkt.meta);"
-        ));
-        w.line(format!(
-            "let _ = {deparser}(&mut self.rt, &mut env, {ext_arg}out, &mut pkt.hdr);"
-        ));
-        w.line("env.store(&mut pkt.sm);");
+        w.line("self.run_compute(pkt, data);");
+        w.line("self.run_deparser(pkt, data, &mut PacketOut::append(out));");
         w.line("out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);");
+        w.close("}");
+        w.line("#[inline]");
+        w.open("fn deparse_in_place(&mut self, pkt: &mut Packet, frame: &mut Vec<u8>) {");
+        w.line("self.run_compute(pkt, frame);");
+        w.line("let mut headers = ::core::mem::take(&mut self.headers);");
+        if deparser_reads_payload {
+            // The deparser reads the payload while it emits: emit aside.
+            w.line("headers.clear();");
+            w.line("self.run_deparser(pkt, frame, &mut PacketOut::append(&mut headers));");
+            w.line("::p4_target::support::replace_headers(frame, pkt.payload_offset, &headers);");
+        } else {
+            w.line("let mut out = PacketOut::in_place(frame, pkt.payload_offset, &mut headers);");
+            w.line("self.run_deparser(pkt, &[], &mut out);");
+            w.line("out.finish();");
+        }
+        w.line("self.headers = headers;");
         w.close("}");
         w.open("fn meta(pkt: &Packet) -> &::p4_target::v1model::StandardMetadata {");
         w.line("&pkt.sm");
@@ -224,5 +320,86 @@ impl Gen<'_> {
         w.close("}");
         w.close("}");
         Ok(())
+    }
+
+    /// Whether the top-level instance of control `c` (the deparser) or a
+    /// control it applies reads the payload (a `*_with_payload` checksum).
+    fn deparser_reads_payload(&self, c: Handle<Control>) -> bool {
+        let readers = self.payload_readers.borrow();
+        let mut todo: Vec<usize> = self
+            .prog
+            .instances
+            .iter()
+            .position(|i| i.control == c && !i.path.contains('.'))
+            .into_iter()
+            .collect();
+        while let Some(i) = todo.pop() {
+            if readers.contains(&i) {
+                return true;
+            }
+            todo.extend(self.prog.instances[i].sub.iter().map(|&s| s as usize));
+        }
+        false
+    }
+}
+
+/// How a stage entry point runs its generated functions: directly, or
+/// (with trace points) their traced or untraced instance by `rt.trace.on`.
+struct StageCall {
+    /// Generic arguments of the generated functions inside a stage
+    /// function: `::<TRACE>` (or `::<_, TRACE>`), empty without trace points.
+    inner: String,
+}
+
+impl StageCall {
+    /// `fn {name}(&mut self, {sig})` running `body`, whose lines call the
+    /// generated functions with `{T}` in place of their generic arguments.
+    /// With trace points it runs `{name}_as::<true>` (out of line, in a
+    /// cold function) or `{name}_as::<false>`: the untraced packet's code is
+    /// then exactly the `--no-trace-points` build's, inlined as if alone.
+    fn write_fn(
+        &self,
+        w: &mut CodeWriter,
+        doc: &[&str],
+        name: &str,
+        sig: &str,
+        args: &str,
+        body: &[String],
+    ) {
+        for d in doc {
+            w.line(*d);
+        }
+        w.line("#[inline]");
+        w.open(format!("fn {name}(&mut self, {sig}) {{"));
+        let write_body = |w: &mut CodeWriter| {
+            for l in body.iter().filter(|l| !l.is_empty()) {
+                w.line(l.replace("{T}", &self.inner));
+            }
+        };
+        if self.inner.is_empty() {
+            write_body(w);
+            w.close("}");
+            w.line("");
+            return;
+        }
+        w.open("if self.rt.trace.on {");
+        w.line(format!(
+            "::p4_target::support::cold(move || self.{name}_as::<true>({args}));"
+        ));
+        w.reopen("} else {");
+        w.line(format!("self.{name}_as::<false>({args});"));
+        w.close("}");
+        w.close("}");
+        w.line("");
+        w.line(format!(
+            "/// [`Self::{name}`], with trace points if `TRACE`."
+        ));
+        w.line("#[inline]");
+        w.open(format!(
+            "fn {name}_as<const TRACE: bool>(&mut self, {sig}) {{"
+        ));
+        write_body(w);
+        w.close("}");
+        w.line("");
     }
 }

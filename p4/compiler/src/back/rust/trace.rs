@@ -2,17 +2,23 @@
 //! traced packet's parser states, extracted headers, tables and extern
 //! calls into `rt.trace` (`p4_target::trace::Tracer`).
 //!
-//! Every point is `if rt.trace.on { .. }` around a call to a `#[cold]`
-//! function, so a packet that is not traced pays one predictable branch per
-//! point and nothing else. All trace emission lives here so that the other
+//! Every point is `if TRACE { .. }` around a call to a `#[cold]` function,
+//! `TRACE` being a const generic parameter of the generated functions that
+//! each stage entry point sets from `rt.trace.on` once: a packet that is
+//! not traced pays one branch per stage and runs the code the
+//! `--no-trace-points` build would. All trace emission lives here so that the other
 //! back-end modules only call these helpers; with
 //! [`super::RustOptions::trace_points`] off they write nothing (the
 //! `trace_extract` methods of headers stay, unused).
 
 use super::*;
 
-/// The test every trace point starts with.
-const ON: &str = "if rt.trace.on {";
+/// The test every trace point starts with: every function that takes the
+/// runtime has a `const TRACE: bool` parameter, and each stage entry point
+/// runs the `TRACE = true` instance only for a packet being traced. An
+/// untraced packet runs code without trace points at all (the optimiser
+/// drops them), at the price of a second copy of the generated code.
+const ON: &str = "if TRACE {";
 
 impl Gen<'_> {
     /// `trace_extract`, a method of every header struct: records the
@@ -37,12 +43,13 @@ impl Gen<'_> {
         let w = &mut self.w;
         w.line(ALLOW);
         w.open(format!("impl {name} {{"));
+        // By value: a reference would let the header escape into a call the
+        // optimiser cannot see, and keep every packet's header struct in
+        // memory whether it is traced or not.
         w.line("/// Records this header as extracted (packet trace).");
         w.line("#[cold]");
         w.line("#[inline(never)]");
-        w.open(
-            "pub fn trace_extract(&self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {",
-        );
+        w.open("pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {");
         w.line(format!("tr.extract(instance, &[{}]);", items.join(", ")));
         w.close("}");
         w.close("}");
@@ -117,12 +124,16 @@ impl Gen<'_> {
 
     /// After a table's lookup, when the hit flag, action id, entry and
     /// parameters (`hit__`, `aid__`, `entry__`, `p__`) are known.
-    pub(super) fn trace_table(&mut self, rt_index: &str) {
+    /// `key_fn`: the key is a closure (see the table function), called again.
+    pub(super) fn trace_table(&mut self, rt_index: &str, key_fn: bool) {
         if !self.trace_points {
             return;
         }
+        // Copies of the key and parameters, for the reason given at
+        // `trace_extract`.
+        let key = if key_fn { "&key__()" } else { "&{ key__ }" };
         self.w.line(format!(
-            "{ON} rt.trace_table({rt_index}, &key__, hit__, entry__, aid__, &p__); }}"
+            "{ON} rt.trace_table({rt_index}, {key}, hit__, entry__, aid__, &{{ p__ }}); }}"
         ));
     }
 

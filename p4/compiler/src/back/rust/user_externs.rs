@@ -239,10 +239,33 @@ impl Gen<'_> {
 
     /// `<X__: Externs>` for functions that take the extern objects, or
     /// nothing.
-    pub(super) fn ext_generics(&self) -> String {
+    /// Generic parameters of every function that takes the runtime: the
+    /// user externs' implementation type and, with trace points,
+    /// `const TRACE: bool` (see `trace.rs`).
+    pub(super) fn fn_generics(&self) -> String {
+        let mut g = Vec::new();
+        if let Some(u) = &self.names.user {
+            g.push(format!("{}: {}", u.param, u.externs));
+        }
+        if self.trace_points {
+            g.push("const TRACE: bool".to_string());
+        }
+        if g.is_empty() {
+            String::new()
+        } else {
+            format!("<{}>", g.join(", "))
+        }
+    }
+
+    /// The generic arguments a call to such a function passes on from its
+    /// caller (`::<TRACE>`).
+    pub(super) fn fn_turbofish(&self) -> String {
+        if !self.trace_points {
+            return String::new();
+        }
         match &self.names.user {
-            Some(u) => format!("<{}: {}>", u.param, u.externs),
-            None => String::new(),
+            Some(_) => "::<_, TRACE>".to_string(),
+            None => "::<TRACE>".to_string(),
         }
     }
 
