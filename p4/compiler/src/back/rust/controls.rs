@@ -438,7 +438,8 @@ fn has_call(e: &Expr) -> bool {
         | ExprKind::Bool(_)
         | ExprKind::ErrorCode(_)
         | ExprKind::EnumMember(..)
-        | ExprKind::Var(_) => false,
+        | ExprKind::Var(_)
+        | ExprKind::Default => false,
         ExprKind::Member(a, _)
         | ExprKind::StackNext(a)
         | ExprKind::StackLast(a)
