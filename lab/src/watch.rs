@@ -59,6 +59,26 @@ pub fn run(
     seconds: Option<f64>,
     stop: &AtomicBool,
 ) -> Result<PauseGraph> {
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    follow_lab(lab, store, seconds, stop, |g, switches| {
+        if tty {
+            print!("\x1b[2J\x1b[H");
+        }
+        println!("{}", view(g, switches));
+    })
+}
+
+/// Assembles `lab`'s pause-dependency graph from its switches' event
+/// streams until `stop` or `seconds`; `show` gets the graph (and the number
+/// of switches followed) after every change. [`run`] draws it; a scenario
+/// keeps the graph to judge it.
+pub fn follow_lab(
+    lab: &str,
+    store: &StateStore,
+    seconds: Option<f64>,
+    stop: &AtomicBool,
+    mut show: impl FnMut(&PauseGraph, usize),
+) -> Result<PauseGraph> {
     let st = store
         .load(lab)
         .with_context(|| format!("lab {lab}: no state file (is it up?)"))?;
@@ -78,7 +98,6 @@ pub fn run(
         .enable_all()
         .build()
         .context("tokio runtime")?;
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let n = socks.len();
     rt.block_on(async {
         let mut switches = Vec::new();
@@ -97,14 +116,9 @@ pub fn run(
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         };
-        follow(switches, &mut watch, until, |g| {
-            if tty {
-                print!("\x1b[2J\x1b[H");
-            }
-            println!("{}", view(g, n));
-        })
-        .await
-        .map_err(|s| anyhow::anyhow!("fabric event stream: {}", s.message()))?;
+        follow(switches, &mut watch, until, |g| show(g, n))
+            .await
+            .map_err(|s| anyhow::anyhow!("fabric event stream: {}", s.message()))?;
         Ok(watch.into_graph())
     })
 }

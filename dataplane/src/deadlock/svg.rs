@@ -326,7 +326,12 @@ fn draw_timeline(
             None => groups.push((m.at, m.storm, vec![m.port.to_string()])),
         }
     }
-    for (k, (at, storm, ports)) in groups.iter().enumerate() {
+    // Labels go on the first of two lines above the rows where they do not
+    // run into the previous label; one that fits on neither is left out
+    // (its dashed line stays, and the storm rows say which port).
+    let mut label_end = [f64::NEG_INFINITY; 2];
+    groups.sort_by_key(|g| g.0);
+    for (at, storm, ports) in &groups {
         let xm = x(ms(*at));
         let (color, what) = if *storm {
             ("#9467bd", "storm")
@@ -335,13 +340,23 @@ fn draw_timeline(
         };
         let _ = writeln!(
             s,
-            r#"<line x1="{xm:.1}" y1="{:.1}" x2="{xm:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.5" stroke-dasharray="5,3"/><text x="{:.1}" y="{:.1}" font-size="11" fill="{color}">watchdog {what} {}</text>"#,
+            r#"<line x1="{xm:.1}" y1="{:.1}" x2="{xm:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.5" stroke-dasharray="5,3"/>"#,
             body_top - 2.0,
             body_top + body_h,
-            xm + 3.0,
-            top + 14.0 + 12.0 * (k % 2) as f64,
-            esc(&ports.join(", "))
         );
+        let label = format!("watchdog {what} {}", ports.join(", "));
+        // ~6 px a character at 11 px.
+        let width = 6.0 * label.chars().count() as f64;
+        if let Some(line) = (0..2).find(|&l| xm + 3.0 > label_end[l] + 4.0) {
+            label_end[line] = xm + 3.0 + width;
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" font-size="11" fill="{color}">{}</text>"#,
+                xm + 3.0,
+                top + 14.0 + 12.0 * line as f64,
+                esc(&label)
+            );
+        }
     }
     // Time axis.
     let ay = body_top + body_h;

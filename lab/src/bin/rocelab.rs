@@ -236,7 +236,7 @@ fn main() -> Result<()> {
                 let passed = if sim {
                     run_deadlock_sim(&cfg, seed, &out, say)?
                 } else {
-                    run_deadlock(&cfg, &store, say)?
+                    run_deadlock(&cfg, &store, &out, say)?
                 };
                 if !passed {
                     std::process::exit(1);
@@ -343,7 +343,12 @@ fn live_binaries(what: &str) -> Result<live::Binaries> {
 
 /// `rocelab run deadlock`: the ring; true if it deadlocked without the
 /// watchdog and recovered with it.
-fn run_deadlock(cfg: &RingConfig, store: &StateStore, say: Say) -> Result<bool> {
+fn run_deadlock(
+    cfg: &RingConfig,
+    store: &StateStore,
+    out: &std::path::Path,
+    say: Say,
+) -> Result<bool> {
     let bins = live_binaries("rocelab run deadlock")?;
     say.line(format_args!(
         "rocelab run deadlock: {} switches in a ring at {} bit/s ({}, {})",
@@ -355,6 +360,14 @@ fn run_deadlock(cfg: &RingConfig, store: &StateStore, say: Say) -> Result<bool> 
     let stop = lab::signal::stop_flag();
     let outcome = scenario::ring::run(cfg, &bins, store, stop, "ring")?;
     say.text(&outcome.summary());
+    let mut files = Vec::new();
+    if let Some(path) = outcome
+        .write_pause_graph(out)
+        .context("writing the live pause graph")?
+    {
+        say.line(format_args!("wrote {}", path.display()));
+        files.push(path);
+    }
     let problems = outcome.problems();
     for p in &problems {
         say.line(format_args!("FAIL {p}"));
@@ -362,7 +375,7 @@ fn run_deadlock(cfg: &RingConfig, store: &StateStore, say: Say) -> Result<bool> 
     if problems.is_empty() {
         say.line("PASS: deadlocked with the watchdog off, recovered with it on");
     }
-    say.json(|| scenario::json::deadlock_report(cfg, &outcome, &problems));
+    say.json(|| scenario::json::deadlock_report(cfg, &outcome, &problems, &files));
     Ok(problems.is_empty())
 }
 

@@ -91,12 +91,23 @@ pub fn fault_report(o: &FaultOutcome, verdicts: &[Verdict], files: &[PathBuf]) -
 }
 
 /// The deadlock ring on namespaces, phase by phase as the summary tells it.
-pub fn deadlock_report(cfg: &RingConfig, o: &DeadlockOutcome, problems: &[String]) -> Value {
+pub fn deadlock_report(
+    cfg: &RingConfig,
+    o: &DeadlockOutcome,
+    problems: &[String],
+    files: &[PathBuf],
+) -> Value {
     json!({
         "scenario": "deadlock",
         "mode": "namespaces",
         "pass": problems.is_empty(),
         "problems": problems,
+        "files": paths(files),
+        "pause_view": {
+            "ring_cycle": o.ring_cycle,
+            "ring_cycle_at_ms": o.ring_cycle_at_ms,
+            "first_storm_at_ms": o.first_storm_at_ms,
+        },
         "switches": cfg.switches,
         "speed_bps": cfg.speed_bps,
         "watchdog_off": {
@@ -233,7 +244,7 @@ mod tests {
             ..DeadlockOutcome::default()
         };
         let problems = ["the ring did not recover".to_string()];
-        let j = deadlock_report(&RingConfig::default(), &o, &problems);
+        let j = deadlock_report(&RingConfig::default(), &o, &problems, &[]);
         assert_eq!(j["pass"], false);
         assert_eq!(j["problems"][0], "the ring did not recover");
         let off = &j["watchdog_off"];

@@ -58,6 +58,7 @@ use super::live::{
     self, Binaries, LabGuard, SWITCH_START, agent_args, host, host_mac, link, mac_text, sock_path,
     stop_server, summary_of, switch_command, wait_all,
 };
+use dataplane::deadlock::{PauseGraph, PortId};
 use dataplane::fabric::{L3Config, NextHop, Route};
 
 use super::switchctl::{PrioCounters, SwitchCtl, WatchdogEvent, WatchdogSetting};
@@ -311,6 +312,63 @@ pub struct BurstFlow {
     pub psn_gaps: u64,
 }
 
+impl DeadlockOutcome {
+    /// Writes the live view's `ring_pause_graph.svg` (the graph with its
+    /// cycles above the pause timeline) into `dir`, if there is a view.
+    pub fn write_pause_graph(&self, dir: &Path) -> Result<Option<std::path::PathBuf>> {
+        let Some(g) = &self.pause_graph else {
+            return Ok(None);
+        };
+        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+        let path = dir.join("ring_pause_graph.svg");
+        let (start, end) = g.time_range().unzip();
+        dataplane::deadlock::write_svg(
+            g,
+            &path,
+            "deadlock ring, namespaces: PFC pause dependencies (live view)",
+            start.unwrap_or(dataplane::time::Instant::ZERO),
+            end,
+        )?;
+        Ok(Some(path))
+    }
+
+    /// Keeps the live view's `graph` of an `n`-switch ring and what it
+    /// says: the first cycle that crosses all `n` ring links and when, and
+    /// the first storm.
+    fn judge_pause_view(&mut self, graph: PauseGraph, n: usize) {
+        let ms = |t: dataplane::time::Instant| t.as_nanos() as f64 / 1e6;
+        if let Some(c) = graph
+            .history()
+            .iter()
+            .filter(|c| crosses_the_ring(&c.cycle.links(), n))
+            .min_by_key(|c| c.span.start)
+        {
+            self.ring_cycle = Some(c.cycle.describe());
+            self.ring_cycle_at_ms = Some(ms(c.span.start));
+        }
+        self.first_storm_at_ms = graph
+            .markers()
+            .iter()
+            .filter(|m| m.storm)
+            .map(|m| m.at)
+            .min()
+            .map(ms);
+        self.pause_graph = Some(graph);
+    }
+}
+
+/// True if `links` (paused egress, the peer port pausing it) are the `n`
+/// ring links `s<i>:p1 -> s<i+1>:p2`.
+fn crosses_the_ring(links: &[(PortId, PortId)], n: usize) -> bool {
+    links.len() == n
+        && (0..n).all(|i| {
+            links.contains(&(
+                PortId::new(switch_name(i), OUT_PORT as u16),
+                PortId::new(switch_name((i + 1) % n), IN_PORT as u16),
+            ))
+        })
+}
+
 /// `s0 12, s1 30, s2 14`: one value per switch of the ring.
 fn per_switch<T>(values: &[T], show: impl Fn(&T) -> String) -> String {
     if values.is_empty() {
@@ -357,6 +415,16 @@ fn events_text(events: &[Vec<WatchdogEvent>]) -> String {
 /// Everything [`run`] measured.
 #[derive(Debug, Clone, Default)]
 pub struct DeadlockOutcome {
+    /// The live pause-dependency graph of the whole run, as `rocelab watch`
+    /// assembles it from the switches' event streams (`None` if the view
+    /// could not follow them).
+    pub pause_graph: Option<PauseGraph>,
+    /// The first cycle the live view named that crosses every ring link.
+    pub ring_cycle: Option<String>,
+    /// When it was named, ms into the view's timeline.
+    pub ring_cycle_at_ms: Option<f64>,
+    /// The first watchdog storm the view saw, ms into its timeline.
+    pub first_storm_at_ms: Option<f64>,
     /// Packets each ring port sent in phase 1 (before the deadlock: a
     /// ring PG pauses its upstream only after that sent it XOFF bytes).
     pub fill_ring_tx_packets: Vec<u64>,
@@ -447,6 +515,16 @@ impl DeadlockOutcome {
                 h.pfc_rx_frames
             );
         }
+        let ms = |t: Option<f64>| t.map_or_else(|| "never".to_string(), |t| format!("{t:.1} ms"));
+        let _ = writeln!(
+            s,
+            "  live pause view: ring cycle named at {}{}; first watchdog storm at {}",
+            ms(self.ring_cycle_at_ms),
+            self.ring_cycle
+                .as_deref()
+                .map_or_else(String::new, |c| format!(" ({c})")),
+            ms(self.first_storm_at_ms)
+        );
         let _ = writeln!(s, "phase 2, watchdog switched on:");
         let _ = writeln!(
             s,
@@ -495,6 +573,14 @@ impl DeadlockOutcome {
     /// ring deadlocked without the watchdog and recovered with it).
     pub fn problems(&self) -> Vec<String> {
         let mut p = Vec::new();
+        match (self.ring_cycle_at_ms, self.first_storm_at_ms) {
+            (None, _) => p.push("the live pause view named no cycle across the ring".into()),
+            (Some(c), Some(s)) if c > s => p.push(format!(
+                "the live pause view named the ring's cycle at {c:.1} ms, after the first \
+                 watchdog storm at {s:.1} ms"
+            )),
+            _ => {}
+        }
         for (i, &d) in self.fill_ring_tx_packets.iter().enumerate() {
             if d == 0 {
                 p.push(format!("s{i}'s ring port sent nothing before the deadlock"));
@@ -754,32 +840,59 @@ pub fn run(
             .with_context(|| format!("programming {}", switch_name(i)))?;
         ctls.push(c);
     }
+    // The live PFC deadlock view (what `rocelab watch` shows) follows every
+    // switch's event stream through all four phases; it is stopped before
+    // the switches go, so every stream ends cleanly.
+    let watch_stop = AtomicBool::new(false);
+    let (out, graph) = std::thread::scope(|sc| {
+        let watcher =
+            sc.spawn(|| crate::watch::follow_lab(lab, store, None, &watch_stop, |_, _| {}));
+        let out = phases(cfg, bins, stop, &topo, &mut g, &mut ctls);
+        watch_stop.store(true, Ordering::SeqCst);
+        let graph = watcher
+            .join()
+            .map_err(|_| anyhow!("the pause-view thread panicked"))
+            .and_then(|r| r);
+        (out, graph)
+    });
+    let mut out = out?;
+    match graph {
+        Ok(graph) => out.judge_pause_view(graph, n),
+        Err(e) => tracing::warn!("live pause view: {e:#}"),
+    }
+    drop(ctls);
+    g.down()
+        .map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
+    Ok(out)
+}
+
+/// Phases 1 to 4 on the ring that is up (`g`) and programmed (`ctls`).
+fn phases(
+    cfg: &RingConfig,
+    bins: &Binaries,
+    stop: &AtomicBool,
+    topo: &Topology,
+    g: &mut LabGuard<'_>,
+    ctls: &mut [SwitchCtl],
+) -> Result<DeadlockOutcome> {
+    let n = cfg.switches;
     let mut out = DeadlockOutcome::default();
 
     // Phase 1: oversubscribe every ring link, then stop all input.
-    let start = all_counters(&mut ctls)?;
+    let start = all_counters(ctls)?;
     let all: Vec<usize> = (0..n).collect();
-    let mut clients = start_clients(
-        &mut g,
-        &topo,
-        bins,
-        cfg,
-        &all,
-        cfg.speed_bps,
-        cfg.fill_s,
-        "fill",
-    )?;
+    let mut clients = start_clients(g, &topo, bins, cfg, &all, cfg.speed_bps, cfg.fill_s, "fill")?;
     wait_all(
         &mut clients,
         Duration::from_secs_f64(cfg.fill_s + 15.0),
         stop,
     )?;
     let ended = Instant::now();
-    let mut last = all_counters(&mut ctls)?;
+    let mut last = all_counters(ctls)?;
     let mut still_since = Instant::now();
     loop {
         sleep_or_stop(Duration::from_millis(200), stop)?;
-        let now = all_counters(&mut ctls)?;
+        let now = all_counters(ctls)?;
         let moved = (0..n).any(|i| {
             let (a, b) = (lossless(&last[i], OUT_PORT), lossless(&now[i], OUT_PORT));
             a.tx_packets != b.tx_packets || b.queue_depth_bytes == 0
@@ -796,10 +909,10 @@ pub fn run(
         }
     }
     if out.formed_after.is_some() {
-        let a = all_counters(&mut ctls)?;
+        let a = all_counters(ctls)?;
         let t = Instant::now();
         sleep_or_stop(cfg.hold, stop)?;
-        let b = all_counters(&mut ctls)?;
+        let b = all_counters(ctls)?;
         out.held_for = t.elapsed();
         out.held = (0..n)
             .map(|i| {
@@ -815,7 +928,7 @@ pub fn run(
             })
             .collect();
     }
-    let end1 = all_counters(&mut ctls)?;
+    let end1 = all_counters(ctls)?;
     for i in 0..n {
         let d = live::delta(&start[i], &end1[i]);
         out.fill_ring_tx_packets
@@ -831,7 +944,7 @@ pub fn run(
     }
 
     // Phase 2: the watchdog breaks the deadlock.
-    for c in &mut ctls {
+    for c in ctls.iter_mut() {
         c.watch_events()?;
     }
     let enabled = Instant::now();
@@ -841,14 +954,14 @@ pub fn run(
     }
     out.wd_events = vec![Vec::new(); n];
     (out.first_storm_after, out.recovered_after) = wait_recovered(
-        &mut ctls,
+        ctls,
         &mut out.wd_events,
         &storm_counts(&end1),
         enabled,
         cfg.recover_limit,
         stop,
     )?;
-    let end2 = all_counters(&mut ctls)?;
+    let end2 = all_counters(ctls)?;
     out.wd_storms = storm_counts(&end2);
     out.queued_after_recovery_bytes = end2
         .iter()
@@ -857,15 +970,12 @@ pub fn run(
 
     if out.recovered_after.is_none() {
         // Still stuck: a burst would only queue behind the deadlock.
-        drop(ctls);
-        g.down()
-            .map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
         return Ok(out);
     }
 
     // Phase 3: the same oversubscription with the watchdog on throughout.
     let mut clients = start_clients(
-        &mut g,
+        g,
         &topo,
         bins,
         cfg,
@@ -884,14 +994,14 @@ pub fn run(
     // Storms during the run are already in the streams; count from the
     // senders' exit.
     (_, out.wd_on_recovered_after) = wait_recovered(
-        &mut ctls,
+        ctls,
         &mut out.wd_on_events,
         &storm_counts(&end2),
         ended,
         cfg.recover_limit,
         stop,
     )?;
-    let end3 = all_counters(&mut ctls)?;
+    let end3 = all_counters(ctls)?;
     for i in 0..n {
         let d = live::delta(&end2[i], &end3[i]);
         out.wd_on_delivered_packets
@@ -902,9 +1012,6 @@ pub fn run(
             .push(end3[i].iter().map(|x| x.queue_depth_bytes).sum());
     }
     if out.wd_on_recovered_after.is_none() {
-        drop(ctls);
-        g.down()
-            .map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
         return Ok(out);
     }
 
@@ -921,7 +1028,7 @@ pub fn run(
             &[],
         ));
         servers.push(spawn_agent(
-            &mut g,
+            g,
             &topo,
             &h.name,
             argv,
@@ -932,7 +1039,7 @@ pub fn run(
     sleep_or_stop(Duration::from_millis(300), stop)?;
     let senders = &all[..n - 1];
     let mut clients = start_clients(
-        &mut g,
+        g,
         &topo,
         bins,
         cfg,
@@ -946,7 +1053,7 @@ pub fn run(
         Duration::from_secs_f64(cfg.burst_s + 15.0),
         stop,
     )?;
-    for c in &mut ctls {
+    for c in ctls.iter_mut() {
         if !c.wait_drained(live::DRAIN_LIMIT, stop)? {
             tracing::warn!("ring queues still not empty after {:?}", live::DRAIN_LIMIT);
         }
@@ -955,8 +1062,8 @@ pub fn run(
     for s in &mut servers {
         stop_server(s)?;
     }
-    let end4 = all_counters(&mut ctls)?;
-    for c in &mut ctls {
+    let end4 = all_counters(ctls)?;
+    for c in ctls.iter_mut() {
         out.burst_wd_events
             .push(c.watchdog_events(Duration::from_millis(1))?);
     }
@@ -975,8 +1082,8 @@ pub fn run(
     }
     for (k, &i) in senders.iter().enumerate() {
         let to = (i + 2) % n;
-        let tx = summary_of(&g, clients[k].id())?;
-        let rx = summary_of(&g, servers[to].id())?;
+        let tx = summary_of(g, clients[k].id())?;
+        let rx = summary_of(g, servers[to].id())?;
         out.burst.push(BurstFlow {
             from: host_name(i),
             to: host_name(to),
@@ -985,9 +1092,6 @@ pub fn run(
             psn_gaps: rx["psn_gaps"].as_u64().unwrap_or(0),
         });
     }
-    drop(ctls);
-    g.down()
-        .map_err(|e| anyhow!("tearing down the ring: {e:#}"))?;
     Ok(out)
 }
 
@@ -1075,6 +1179,10 @@ mod tests {
             burst_drops: vec![0; 3],
             burst_wd_events: vec![vec![]; 3],
             queued_after_burst_bytes: vec![0; 3],
+            pause_graph: None,
+            ring_cycle: Some("s0:p1 -> s1:p2, s1:p1 -> s2:p2, s2:p1 -> s0:p2 (priority 3)".into()),
+            ring_cycle_at_ms: Some(44.5),
+            first_storm_at_ms: Some(6323.1),
         }
     }
 
@@ -1109,6 +1217,31 @@ mod tests {
         let mut stuck = good();
         stuck.wd_on_delivered_packets = vec![0, 0, 0];
         assert!(stuck.problems()[0].contains("got no packet"));
+        // The live pause view must name the ring's cycle, and no later than
+        // the watchdog's first storm.
+        let mut unseen = good();
+        unseen.ring_cycle = None;
+        unseen.ring_cycle_at_ms = None;
+        assert_eq!(
+            unseen.problems(),
+            ["the live pause view named no cycle across the ring"]
+        );
+        let mut late = good();
+        late.ring_cycle_at_ms = Some(7000.0);
+        assert!(late.problems()[0].contains("after the first watchdog storm"));
+    }
+
+    #[test]
+    fn only_the_whole_ring_counts_as_its_cycle() {
+        let link = |a: usize, b: usize| {
+            (
+                PortId::new(switch_name(a), OUT_PORT as u16),
+                PortId::new(switch_name(b), IN_PORT as u16),
+            )
+        };
+        assert!(crosses_the_ring(&[link(0, 1), link(1, 2), link(2, 0)], 3));
+        assert!(!crosses_the_ring(&[link(0, 1), link(1, 2)], 3));
+        assert!(!crosses_the_ring(&[link(0, 1), link(1, 2), link(2, 0)], 4));
     }
 
     /// The report is for people: units on every number, no Rust debug
