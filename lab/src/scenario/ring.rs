@@ -881,7 +881,7 @@ fn phases(
     // Phase 1: oversubscribe every ring link, then stop all input.
     let start = all_counters(ctls)?;
     let all: Vec<usize> = (0..n).collect();
-    let mut clients = start_clients(g, &topo, bins, cfg, &all, cfg.speed_bps, cfg.fill_s, "fill")?;
+    let mut clients = start_clients(g, topo, bins, cfg, &all, cfg.speed_bps, cfg.fill_s, "fill")?;
     wait_all(
         &mut clients,
         Duration::from_secs_f64(cfg.fill_s + 15.0),
@@ -976,7 +976,7 @@ fn phases(
     // Phase 3: the same oversubscription with the watchdog on throughout.
     let mut clients = start_clients(
         g,
-        &topo,
+        topo,
         bins,
         cfg,
         &all,
@@ -1029,7 +1029,7 @@ fn phases(
         ));
         servers.push(spawn_agent(
             g,
-            &topo,
+            topo,
             &h.name,
             argv,
             &format!("{}-server", h.name),
@@ -1040,7 +1040,7 @@ fn phases(
     let senders = &all[..n - 1];
     let mut clients = start_clients(
         g,
-        &topo,
+        topo,
         bins,
         cfg,
         senders,
