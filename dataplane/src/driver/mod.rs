@@ -362,18 +362,16 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
             if p.down.is_some() {
                 continue;
             }
-            let n = match p.port.recv_batch(&mut p.rx) {
-                Ok(n) => n,
-                Err(e) => {
-                    self.port_failed(i, e)?;
-                    continue;
-                }
-            };
             let now = self.clock.now();
-            for buf in &p.rx[..n] {
-                self.switch.handle_frame(i as u16, buf.frame(), now);
+            let switch = &mut self.switch;
+            let port = i as u16;
+            let got = p.port.recv_with(&mut p.rx, &mut |frame| {
+                switch.handle_frame(port, frame, now);
+            });
+            match got {
+                Ok(n) => received += n,
+                Err(e) => self.port_failed(i, e)?,
             }
-            received += n;
         }
         self.stats.rx_frames += received as u64;
         let now = self.clock.now();
@@ -550,11 +548,41 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         }
     }
 
-    /// Moves what port `i` may send now from the switch to the kernel.
+    /// Moves what port `i` may send now from the switch to the kernel: at
+    /// most [`BATCH`] frames, written straight into the port's transmit
+    /// ring where it has one.
     fn transmit(&mut self, i: usize, now: Instant) -> Result<bool, PortError> {
         let p = &mut self.ports[i];
         // Only take new frames from the switch once the kernel took the old ones,
         // so the shaper, not the socket, decides the pace.
+        if p.tx.is_empty() && !p.port.tx_pending() {
+            let (switch, scratch) = (&mut self.switch, &mut self.scratch);
+            let mut budget = BATCH;
+            let sent = p.port.send_with(&mut |slot| {
+                if budget == 0 {
+                    return None;
+                }
+                budget -= 1;
+                switch.poll_transmit(i as u16, now, scratch)?;
+                let n = scratch.len();
+                // A frame longer than the slot is the port's to count and drop.
+                if let Some(dst) = slot.get_mut(..n) {
+                    dst.copy_from_slice(scratch);
+                }
+                Some(n)
+            })?;
+            if let Some(n) = sent {
+                if p.port.tx_pending() {
+                    self.stats.tx_backpressure += 1;
+                }
+                self.stats.tx_frames += n as u64;
+                return Ok(n > 0);
+            }
+        } else if p.tx.is_empty() {
+            // Frames the kernel refused wait in the ring: ask again.
+            p.port.send_batch(&[])?;
+            return Ok(false);
+        }
         if p.tx.is_empty() {
             while p.tx.len() < BATCH
                 && self
@@ -591,7 +619,11 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
             let wait = deadline.saturating_duration_since(now);
             timeout = timeout.min(std::time::Duration::from_nanos(wait.as_nanos()));
         }
-        if self.ports.iter().any(|p| !p.tx.is_empty()) {
+        if self
+            .ports
+            .iter()
+            .any(|p| !p.tx.is_empty() || p.port.tx_pending())
+        {
             timeout = timeout.min(BACKLOG_NAP);
         }
         if self.unpolled_ports {
