@@ -93,6 +93,12 @@ pub struct AfPacketConfig {
     /// Slots of the transmit ring (frames handed to the kernel and not yet
     /// released; a veth peer releases them as it receives).
     pub tx_ring_frames: usize,
+    /// Longest frame the slots hold, bytes (Ethernet header and tags
+    /// included); `None`: what the interface MTU allows. A host that knows
+    /// its largest frame (an RNIC: its RoCE MTU plus headers) gets several
+    /// times more slots out of the same memory; longer frames are dropped
+    /// and counted (`rx_truncated`, `tx_oversize`).
+    pub max_frame_bytes: Option<usize>,
 }
 
 impl Default for AfPacketConfig {
@@ -103,6 +109,7 @@ impl Default for AfPacketConfig {
         AfPacketConfig {
             rx_ring_bytes: 8 << 20,
             tx_ring_frames: 256,
+            max_frame_bytes: None,
         }
     }
 }
@@ -297,7 +304,11 @@ impl Socket {
                 .map_err(setup("SO_SNDBUF"))?;
         }
         let mtu = interface_mtu(raw, iface).map_err(setup("SIOCGIFMTU"))? as usize;
-        let max_frame = mtu + FRAME_OVERHEAD_BYTES;
+        let max_frame = config
+            .max_frame_bytes
+            .map_or(mtu + FRAME_OVERHEAD_BYTES, |m| {
+                m.clamp(64, mtu + FRAME_OVERHEAD_BYTES)
+            });
         let page = page_bytes();
         let rx_geometry = RingGeometry::rx(max_frame, config.rx_ring_bytes, page);
         let tx_geometry = RingGeometry::tx(max_frame, config.tx_ring_frames.max(1), page);
