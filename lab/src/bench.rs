@@ -260,7 +260,7 @@ pub fn count_test_frames_on(
     })
 }
 
-/// `roceswitch` on the `mid` namespace of a line (ports 0 = m0 and 1 = m1,
+/// `roceswitch` on the `mid` namespace of a line (port `i` = `m<i>`, two by default,
 /// 10G, P4Runtime on a unix socket); killed, and its socket removed, on
 /// drop.
 pub struct LineSwitch {
