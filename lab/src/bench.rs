@@ -68,10 +68,43 @@ pub fn frame(size_bytes: usize, seq: u32, sent_ns: u64) -> Vec<u8> {
 
 /// [`frame`] with `marking`.
 pub fn marked_frame(size_bytes: usize, seq: u32, sent_ns: u64, marking: Marking) -> Vec<u8> {
+    pair_frame(size_bytes, seq, sent_ns, marking, 0)
+}
+
+/// The source MAC of line `pair` of a [`LineLab::create_pairs`] lab.
+pub fn pair_src_mac(pair: u8) -> [u8; 6] {
+    let mut m = SRC_MAC;
+    m[5] += pair;
+    m
+}
+
+/// The MAC the switch sends line `pair`'s frames to.
+pub fn pair_dst_mac(pair: u8) -> [u8; 6] {
+    let mut m = DST_MAC;
+    m[5] += pair;
+    m
+}
+
+/// The destination address of line `pair`'s frames.
+pub fn pair_dst_ip(pair: u8) -> [u8; 4] {
+    let mut a = DST_IP;
+    a[3] += pair;
+    a
+}
+
+/// [`marked_frame`] for line `pair` (its source MAC and destination
+/// address; pair 0 is the single line's).
+pub fn pair_frame(
+    size_bytes: usize,
+    seq: u32,
+    sent_ns: u64,
+    marking: Marking,
+    pair: u8,
+) -> Vec<u8> {
     let size = size_bytes.max(MIN_FRAME_BYTES);
     let mut v = vec![0u8; size];
     v[..6].copy_from_slice(&ROUTER_MAC);
-    v[6..12].copy_from_slice(&SRC_MAC);
+    v[6..12].copy_from_slice(&pair_src_mac(pair));
     v[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
     let ip = &mut v[14..34];
     ip[0] = 0x45;
@@ -80,7 +113,7 @@ pub fn marked_frame(size_bytes: usize, seq: u32, sent_ns: u64, marking: Marking)
     ip[8] = 64;
     ip[9] = 17;
     ip[12..16].copy_from_slice(&SRC_IP);
-    ip[16..20].copy_from_slice(&DST_IP);
+    ip[16..20].copy_from_slice(&pair_dst_ip(pair));
     let c = !ones_complement_sum(ip);
     ip[10..12].copy_from_slice(&c.to_be_bytes());
     let udp = &mut v[34..42];
@@ -109,17 +142,25 @@ pub fn seq_of(f: &[u8]) -> Option<u32> {
 /// The switch's routes for a line: [`DST_IP`]/32 out of port 1 to
 /// [`DST_MAC`] (one route, so its next hop is [`ROUTE_NEXTHOP`]).
 pub fn line_routes() -> L3Config {
+    pair_routes(1)
+}
+
+/// The switch's routes for `pairs` lines: line `k`'s destination out of
+/// port `2k + 1` to its MAC (line 0's next hop is [`ROUTE_NEXTHOP`]).
+pub fn pair_routes(pairs: usize) -> L3Config {
     L3Config {
         router_mac: ROUTER_MAC,
         ecmp_seed: 1,
-        routes: vec![Route {
-            prefix: std::net::IpAddr::V4(DST_IP.into()),
-            prefix_len: 32,
-            next_hops: vec![NextHop {
-                port: 1,
-                dst_mac: DST_MAC,
-            }],
-        }],
+        routes: (0..pairs as u8)
+            .map(|k| Route {
+                prefix: std::net::IpAddr::V4(pair_dst_ip(k).into()),
+                prefix_len: 32,
+                next_hops: vec![NextHop {
+                    port: 2 * u16::from(k) + 1,
+                    dst_mac: pair_dst_mac(k),
+                }],
+            })
+            .collect(),
         bridged: Vec::new(),
     }
 }
@@ -172,29 +213,54 @@ pub fn route_churn(
 /// frames among them to `received` (other frames, such as pauses or LLDP,
 /// are not counted).
 pub fn count_test_frames(
-    mut port: AfPacketPort,
+    port: AfPacketPort,
+    batch: usize,
+    received: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<()>> {
+    count_test_frames_on(vec![port], batch, received, done)
+}
+
+/// [`count_test_frames`] on several ports, one thread: each turn takes a
+/// batch from every port; when all were empty it sleeps in `poll(2)` on
+/// all of them.
+pub fn count_test_frames_on(
+    mut ports: Vec<AfPacketPort>,
     batch: usize,
     received: Arc<AtomicU64>,
     done: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<Result<()>> {
     std::thread::spawn(move || {
         let mut bufs = FrameBuf::batch(batch);
+        let mut fds: Vec<libc::pollfd> = ports
+            .iter()
+            .filter_map(|p| p.poll_fd())
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
         while !done.load(Ordering::Relaxed) {
-            let n = port.recv_batch(&mut bufs)?;
-            if n == 0 {
-                port.wait_readable(Some(Duration::from_millis(5)))?;
+            let mut ours = 0u64;
+            let mut any = false;
+            for port in &mut ports {
+                let n = port.recv_with(&mut bufs, &mut |f| {
+                    ours += u64::from(seq_of(f).is_some());
+                })?;
+                any |= n > 0;
             }
-            let ours = bufs[..n]
-                .iter()
-                .filter(|b| seq_of(b.frame()).is_some())
-                .count();
-            received.fetch_add(ours as u64, Ordering::Relaxed);
+            received.fetch_add(ours, Ordering::Relaxed);
+            if !any {
+                // SAFETY: `fds` is a live array of pollfd structs.
+                unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 5) };
+            }
         }
         Ok(())
     })
 }
 
-/// `roceswitch` on the `mid` namespace of a line (ports 0 = m0 and 1 = m1,
+/// `roceswitch` on the `mid` namespace of a line (port `i` = `m<i>`, two by default,
 /// 10G, P4Runtime on a unix socket); killed, and its socket removed, on
 /// drop.
 pub struct LineSwitch {
@@ -214,14 +280,31 @@ impl LineSwitch {
     /// Starts the switch (found as [`find_roceswitch`] finds it) with
     /// `extra` arguments; its socket is named after `bench` and our pid.
     pub fn start(lab: &LineLab, bench: &str, extra: &[&str]) -> Result<LineSwitch> {
-        let bin = find_roceswitch()?;
-        let sock = std::env::temp_dir().join(format!("{bench}-{}.sock", std::process::id()));
+        LineSwitch::start_bin(&find_roceswitch()?, lab, 2, bench, extra)
+    }
+
+    /// Starts the switch binary `bin` on the first `ports` interfaces of
+    /// `mid` (`m0`, `m1`, ...; port `i` is `m<i>`) with `extra` arguments;
+    /// its socket is named after `bench`, our pid and a counter.
+    pub fn start_bin(
+        bin: &std::path::Path,
+        lab: &LineLab,
+        ports: usize,
+        bench: &str,
+        extra: &[&str],
+    ) -> Result<LineSwitch> {
+        static STARTED: AtomicU64 = AtomicU64::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let sock = std::env::temp_dir().join(format!("{bench}-{}-{n}.sock", std::process::id()));
         let _ = std::fs::remove_file(&sock);
+        let mut cmd = Command::new("ip");
         // `ip netns exec` execs the daemon: the child's pid is the switch's.
-        let child = Command::new("ip")
-            .args(["netns", "exec", lab.mid()])
-            .arg(&bin)
-            .args(["--port", "0=m0", "--port", "1=m1", "--speed", "10G"])
+        cmd.args(["netns", "exec", lab.mid()]).arg(bin);
+        for i in 0..ports {
+            cmd.arg("--port").arg(format!("{i}=m{i}"));
+        }
+        let child = cmd
+            .args(["--speed", "10G"])
             .arg("--grpc")
             .arg(format!("unix:{}", sock.display()))
             .args(["--log-level", "warn"])

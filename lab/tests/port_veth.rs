@@ -149,3 +149,92 @@ fn opening_a_missing_interface_is_a_clear_error() {
     let e = AfPacketPort::open_in_netns(&ns.names[0], "nope0").unwrap_err();
     assert!(e.to_string().contains("nope0"), "{e}");
 }
+
+/// An IPv4/UDP frame from a0 to 10.9.0.2:5000 carrying `payload`, UDP
+/// checksum 0 (none).
+fn udp_frame(payload: &[u8]) -> FrameBuf {
+    let mut v = Vec::new();
+    v.extend_from_slice(&B_MAC);
+    v.extend_from_slice(&A_MAC);
+    v.extend_from_slice(&0x0800u16.to_be_bytes());
+    let total = 20 + 8 + payload.len();
+    let mut ip = [0u8; 20];
+    ip[0] = 0x45;
+    ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&[10, 9, 0, 1]);
+    ip[16..20].copy_from_slice(&[10, 9, 0, 2]);
+    let c = !dataplane::wire::ip::ones_complement_sum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    v.extend_from_slice(&ip);
+    v.extend_from_slice(&4000u16.to_be_bytes());
+    v.extend_from_slice(&5000u16.to_be_bytes());
+    v.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    v.extend_from_slice(&[0, 0]);
+    v.extend_from_slice(payload);
+    let mut b = FrameBuf::default();
+    b.set_frame(&v);
+    b
+}
+
+/// A transmit ring slot is given back when the kernel releases the frame's
+/// buffer, which a receiving IP stack may do (orphaning it) while the data
+/// still waits in a socket queue. Frames must reach such a receiver as sent
+/// even when every slot has been written again before it reads them.
+#[test]
+fn frames_reach_a_kernel_socket_unchanged_after_their_slots_are_reused() {
+    if !common::root_or_skip("frames_reach_a_kernel_socket_unchanged_after_their_slots_are_reused")
+    {
+        return;
+    }
+    let (ns, mut a, _b) = ports();
+    common::ip(&[
+        "-n",
+        &ns.names[1],
+        "addr",
+        "add",
+        "10.9.0.2/24",
+        "dev",
+        "b0",
+    ]);
+    let sock = lab::port::netns::run_in(&ns.names[1], || {
+        let s = std::net::UdpSocket::bind("10.9.0.2:5000").unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+        let big: libc::c_int = 64 << 20;
+        // SAFETY: setsockopt with a live c_int and its size.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                (&big as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        s
+    })
+    .unwrap();
+    // Four rings' worth, each frame's payload its own number repeated.
+    let n = 1024u32;
+    let frames: Vec<FrameBuf> = (0..n)
+        .map(|i| udp_frame(&i.to_be_bytes().repeat(350)))
+        .collect();
+    let mut off = 0;
+    while off < frames.len() {
+        off += a.send_batch(&frames[off..]).unwrap();
+        while a.tx_pending() {
+            a.send_batch(&[]).unwrap();
+        }
+    }
+    sock.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    let mut got = 0u32;
+    while let Ok(len) = sock.recv(&mut buf) {
+        let want = got.to_be_bytes().repeat(350);
+        assert_eq!(&buf[..len], &want[..], "datagram {got} changed");
+        got += 1;
+    }
+    assert_eq!(got, n, "datagrams received");
+}

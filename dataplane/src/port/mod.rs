@@ -3,14 +3,23 @@
 //!
 //! [`Port`] is the seam every run loop is written against. It has two
 //! implementations: [`AfPacketPort`] (a Linux `AF_PACKET` socket bound to one
-//! interface, e.g. a veth end in a lab namespace) and [`MemoryPort`] (channel
-//! pairs, for tests that need no privileges).
+//! interface, e.g. a veth end in a lab namespace, moving frames through
+//! memory-mapped rings) and [`MemoryPort`] (channel pairs, for tests that
+//! need no privileges).
 //!
 //! Contract:
 //! - [`Port::recv_batch`] and [`Port::send_batch`] never block. Receive fills
 //!   up to `bufs.len()` [`FrameBuf`]s and returns how many; send hands as
 //!   many leading frames as the link accepts to the kernel and returns how
 //!   many (fewer than given means "try again later", not an error).
+//! - Without copies where the port allows: [`Port::recv_with`] hands each
+//!   received frame to a closure where it lies (a receive ring's slot), and
+//!   [`Port::send_with`] lets a closure write each frame straight into a
+//!   transmit ring's slot. Both fall back to the batch calls for ports
+//!   without rings, so a run loop written against them serves every port.
+//! - A port may keep frames it accepted until the kernel takes them
+//!   ([`Port::tx_pending`]): the caller then sends again soon (an empty
+//!   [`Port::send_batch`] will do), as after a partial send.
 //! - [`Port::wait_readable`] blocks until a frame can be received or the
 //!   timeout passes, so a run loop can sleep and still wake for its timers.
 //!   This is the IO shell: it reads no clock itself and the cores behind it
@@ -25,23 +34,21 @@
 //!   timer, never called per packet).
 //!
 //! Spec: `shared/reference/packet-io.md` (own transmissions re-received,
-//! VLAN tags stripped on receive, batching instead of per-packet syscalls).
+//! VLAN tags stripped on receive, batching and rings instead of per-packet
+//! syscalls).
 
 pub(crate) mod eventfd;
 pub mod memory;
 pub mod netns;
 pub mod packet;
+mod ring;
 
 pub use memory::{LinkControl, MemoryPort};
-pub use packet::{AfPacketPort, PortStats};
+pub use packet::{AfPacketConfig, AfPacketPort, PortStats};
 
 /// Largest frame a [`FrameBuf`] holds by default, bytes (no FCS): a 9000-byte
 /// jumbo payload plus Ethernet and one VLAN tag.
 pub const DEFAULT_FRAME_CAPACITY_BYTES: usize = 9018;
-
-/// Room kept in front of a received frame so a stripped VLAN tag can be put
-/// back without moving the payload, bytes.
-pub(crate) const HEADROOM_BYTES: usize = 4;
 
 /// Why a port's link is down, as its driver saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -131,7 +138,7 @@ impl PortError {
     }
 }
 
-/// A buffer for one frame, with headroom for re-inserting a VLAN tag.
+/// A buffer for one frame.
 ///
 /// For receive, the port fills it; read the frame with [`FrameBuf::frame`].
 /// For send, write the frame into [`FrameBuf::space_mut`] and call
@@ -139,7 +146,6 @@ impl PortError {
 #[derive(Clone)]
 pub struct FrameBuf {
     data: Box<[u8]>,
-    start: usize,
     len: usize,
 }
 
@@ -159,11 +165,10 @@ impl Default for FrameBuf {
 }
 
 impl FrameBuf {
-    /// A buffer for frames of up to `capacity_bytes` (plus tag headroom).
+    /// A buffer for frames of up to `capacity_bytes`.
     pub fn with_capacity(capacity_bytes: usize) -> Self {
         FrameBuf {
-            data: vec![0u8; capacity_bytes + HEADROOM_BYTES].into_boxed_slice(),
-            start: HEADROOM_BYTES,
+            data: vec![0u8; capacity_bytes].into_boxed_slice(),
             len: 0,
         }
     }
@@ -175,17 +180,17 @@ impl FrameBuf {
 
     /// Largest frame this buffer holds, bytes.
     pub fn capacity_bytes(&self) -> usize {
-        self.data.len() - HEADROOM_BYTES
+        self.data.len()
     }
 
     /// The frame.
     pub fn frame(&self) -> &[u8] {
-        &self.data[self.start..self.start + self.len]
+        &self.data[..self.len]
     }
 
     /// The frame, writable.
     pub fn frame_mut(&mut self) -> &mut [u8] {
-        &mut self.data[self.start..self.start + self.len]
+        &mut self.data[..self.len]
     }
 
     /// Frame length in bytes.
@@ -200,14 +205,12 @@ impl FrameBuf {
 
     /// The whole writable area for building a frame to send.
     pub fn space_mut(&mut self) -> &mut [u8] {
-        self.start = HEADROOM_BYTES;
-        &mut self.data[HEADROOM_BYTES..]
+        &mut self.data
     }
 
     /// Sets the frame length after writing into [`FrameBuf::space_mut`]
     /// (clamped to the capacity).
     pub fn set_len(&mut self, len_bytes: usize) {
-        self.start = HEADROOM_BYTES;
         self.len = len_bytes.min(self.capacity_bytes());
     }
 
@@ -216,34 +219,6 @@ impl FrameBuf {
         let n = frame.len().min(self.capacity_bytes());
         self.space_mut()[..n].copy_from_slice(&frame[..n]);
         self.set_len(n);
-    }
-
-    /// Receive area: the buffer after the headroom. Used by port impls.
-    pub(crate) fn rx_area(&mut self) -> &mut [u8] {
-        &mut self.data[HEADROOM_BYTES..]
-    }
-
-    /// Marks `len` received bytes at the rx area, untagged.
-    pub(crate) fn set_received(&mut self, len_bytes: usize) {
-        self.start = HEADROOM_BYTES;
-        self.len = len_bytes.min(self.capacity_bytes());
-    }
-
-    /// Marks `len` received bytes and re-inserts an 802.1Q tag (`tpid`,
-    /// `tci`) after the MAC addresses, using the headroom. Frames shorter
-    /// than the two addresses are left as received.
-    pub(crate) fn set_received_with_tag(&mut self, len_bytes: usize, tpid: u16, tci: u16) {
-        let len = len_bytes.min(self.capacity_bytes());
-        if len < 12 {
-            self.set_received(len);
-            return;
-        }
-        self.data
-            .copy_within(HEADROOM_BYTES..HEADROOM_BYTES + 12, 0);
-        self.data[12..14].copy_from_slice(&tpid.to_be_bytes());
-        self.data[14..16].copy_from_slice(&tci.to_be_bytes());
-        self.start = 0;
-        self.len = len + HEADROOM_BYTES;
     }
 }
 
@@ -259,6 +234,45 @@ pub trait Port {
     /// Sends the frames in `bufs` in order without blocking; returns how many
     /// leading frames were accepted. The rest should be offered again later.
     fn send_batch(&mut self, bufs: &[FrameBuf]) -> Result<usize, PortError>;
+
+    /// Receives up to `bufs.len()` frames without blocking and hands each
+    /// to `each`, in order; returns how many. A port with a receive ring
+    /// hands out each frame in its slot (no copy; `bufs` unused); the
+    /// default receives into `bufs` with [`Port::recv_batch`].
+    fn recv_with(
+        &mut self,
+        bufs: &mut [FrameBuf],
+        each: &mut dyn FnMut(&[u8]),
+    ) -> Result<usize, PortError> {
+        let n = self.recv_batch(bufs)?;
+        for b in &bufs[..n] {
+            each(b.frame());
+        }
+        Ok(n)
+    }
+
+    /// Sends frames written in place: calls `fill` with each free transmit
+    /// slot in turn until it returns `None` or no slot is free; `fill`
+    /// writes one frame at the slot's start and returns its length. Frames
+    /// longer than the slot or the link's MTU are dropped and counted by
+    /// the port. The frames go to the kernel before this returns (see
+    /// [`Port::tx_pending`] for those it refused for now). Returns how many
+    /// were sent, or `None` if the port has no transmit ring (the default;
+    /// use [`Port::send_batch`]), in which case `fill` was not called.
+    fn send_with(
+        &mut self,
+        fill: &mut dyn FnMut(&mut [u8]) -> Option<usize>,
+    ) -> Result<Option<usize>, PortError> {
+        let _ = fill;
+        Ok(None)
+    }
+
+    /// True if frames the port accepted wait for the kernel, which refused
+    /// them for now (its queue toward the peer was full): send again soon.
+    /// Ports that hand every accepted frame over at once say false.
+    fn tx_pending(&self) -> bool {
+        false
+    }
 
     /// Blocks until a frame is waiting or `timeout` passes (`None` = no
     /// limit). Returns true if a frame is waiting. May wake spuriously.
@@ -299,19 +313,6 @@ pub trait Port {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tag_is_reinserted_after_the_addresses() {
-        let mut b = FrameBuf::with_capacity(64);
-        let frame: Vec<u8> = (0u8..20).collect();
-        b.rx_area()[..20].copy_from_slice(&frame);
-        b.set_received_with_tag(20, 0x8100, 0x6005);
-        let f = b.frame();
-        assert_eq!(f.len(), 24);
-        assert_eq!(&f[..12], &frame[..12]);
-        assert_eq!(&f[12..16], &[0x81, 0x00, 0x60, 0x05]);
-        assert_eq!(&f[16..], &frame[12..]);
-    }
 
     #[test]
     fn set_frame_truncates_to_capacity() {

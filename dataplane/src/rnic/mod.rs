@@ -147,6 +147,16 @@ pub struct RnicConfig {
     /// Register [`verbs::default_mr`] (remote read and write), the target
     /// of every QP's default [`QpConfig::remote_buf`].
     pub default_mr: bool,
+    /// How far ahead of `now` a QP's pacer may run, ns: data frames worth
+    /// up to this much wire time at the QP's rate leave together, as a
+    /// train, and the mean rate stays the QP's; a caller that comes late by
+    /// up to as much again still gets the missed time (so after an idle
+    /// spell a train may hold twice the burst). 0 spaces every frame
+    /// exactly. A host agent in user space sets it so that it sends
+    /// batches and wakes a few thousand times a second instead of once a
+    /// frame ([`Rnic::poll_timeout`] then asks to be called when half of
+    /// it is free again).
+    pub pacing_burst_ns: u64,
 }
 
 impl Default for RnicConfig {
@@ -167,6 +177,7 @@ impl Default for RnicConfig {
             roce_version: RoceVersion::V2,
             vlan_id: None,
             default_mr: true,
+            pacing_burst_ns: 0,
         }
     }
 }
@@ -623,10 +634,11 @@ impl Rnic {
         }
         let mtu = self.cfg.mtu_bytes.max(1) as u64;
         let n = self.qps.len();
+        let pace_until_ns = now_ns.saturating_add(self.cfg.pacing_burst_ns);
         for k in 0..n {
             let idx = (self.rr_next + k) % n;
             let qp = &mut self.qps[idx];
-            if !qp.data_ready() || qp.next_tx_ns > now_ns {
+            if !qp.data_ready() || qp.next_tx_ns > pace_until_ns {
                 continue;
             }
             let Some(pkt) = qp.next_data(mtu) else {
@@ -644,7 +656,9 @@ impl Rnic {
             qp.data_sent(&pkt, now_ns, mtu);
             let wire_bytes = wire_len(t.frame_len, WIRE_OVERHEAD_BYTES) as u64;
             let gap_ns = ((wire_bytes * 8) as f64 * 1e9 / qp.rate_bps().max(1.0)).round() as u64;
-            qp.next_tx_ns = qp.next_tx_ns.max(now_ns) + gap_ns;
+            // A caller late by up to the burst makes the missed time up.
+            let behind_ns = now_ns.saturating_sub(self.cfg.pacing_burst_ns);
+            qp.next_tx_ns = qp.next_tx_ns.max(behind_ns) + gap_ns;
             if let Some(d) = qp.dcqcn.as_mut() {
                 d.on_sent(wire_bytes);
             }
@@ -731,8 +745,10 @@ impl Rnic {
             }
             if qp.data_ready() {
                 data_waiting = true;
-                if qp.next_tx_ns > now_ns {
-                    take(qp.next_tx_ns);
+                let burst = self.cfg.pacing_burst_ns;
+                if qp.next_tx_ns > now_ns.saturating_add(burst) {
+                    // Half the burst free again: a train, not one frame.
+                    take(qp.next_tx_ns - burst / 2);
                 }
             }
         }

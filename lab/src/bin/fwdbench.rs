@@ -32,6 +32,17 @@
 //! keeps 64 and refuses the rest), and sends a Write larger than the
 //! switch's 64 MiB limit each round; the bench prints the forwarding rate
 //! kept under that abuse (issue #18: at least 0.9 of normal).
+//!
+//! Comparing builds: `--roceswitch NAME=PATH` (repeated) measures each
+//! switch binary as its own device, and `--rounds R` repeats the whole
+//! sequence of devices R times, each device started afresh, so every
+//! alternative sees the same background load; the figures are medians over
+//! the rounds, and each switch is reported against the bridge and the
+//! relay (rate ratio, latency added). `--wide-pairs N` also runs each
+//! switch on 2N ports with N lines loaded at once by one generator thread
+//! and counted by one sink thread (device `NAME/2N`), against the same
+//! switch on one line: the cost of many ports to the driver.
+//!
 //! Needs root; the namespaces and the switch process are removed at
 //! the end, on error and on Ctrl-C.
 
@@ -42,11 +53,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use lab::bench::{
-    LineSwitch, MIN_FRAME_BYTES, count_test_frames, frame, line_routes, route_churn, seq_of,
+    LineSwitch, MIN_FRAME_BYTES, Marking, count_test_frames_on, frame, pair_frame, pair_routes,
+    route_churn, seq_of,
 };
 use lab::labctl::line::LineLab;
 use lab::labctl::sys;
 use lab::port::{AfPacketPort, FrameBuf, Port};
+use lab::scenario::live::find_roceswitch;
 use lab::scenario::switchctl::SwitchCtl;
 use proto::p4::v1 as pb;
 
@@ -81,6 +94,107 @@ struct Cli {
     /// Load phases per device and size (the median is reported).
     #[arg(long, default_value_t = 3)]
     trials: usize,
+    /// A switch build to measure, `NAME=PATH` (repeat the flag to compare
+    /// builds in one run); default `roceswitch`, found next to this
+    /// executable or on PATH.
+    #[arg(long = "roceswitch", value_name = "NAME=PATH")]
+    switches: Vec<String>,
+    /// Devices to measure each round, in order: switch names, `bridge`,
+    /// `relay` (default: every switch, then the bridge and the relay).
+    #[arg(long, value_delimiter = ',')]
+    devices: Vec<String>,
+    /// Rounds over the devices, each starting every device afresh, so
+    /// alternatives see the same background load; figures are medians
+    /// over the rounds.
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
+    /// Also measure each switch on `2 × N` ports with N lines loaded at
+    /// once (one generator thread and one sink thread for all), as the
+    /// device `NAME/2N`; 0 skips.
+    #[arg(long, default_value_t = 0)]
+    wide_pairs: usize,
+}
+
+/// What to start in `mid`.
+#[derive(Clone, Debug)]
+enum DeviceKind {
+    /// A switch binary on the first `2 × pairs` ports, `pairs` lines loaded.
+    Switch {
+        name: String,
+        bin: std::path::PathBuf,
+        pairs: usize,
+    },
+    Bridge,
+    Relay,
+}
+
+impl DeviceKind {
+    fn name(&self) -> String {
+        match self {
+            DeviceKind::Switch { name, .. } => name.clone(),
+            DeviceKind::Bridge => "bridge".into(),
+            DeviceKind::Relay => "relay".into(),
+        }
+    }
+
+    fn pairs(&self) -> usize {
+        match self {
+            DeviceKind::Switch { pairs, .. } => *pairs,
+            _ => 1,
+        }
+    }
+}
+
+/// The devices of a round, from the command line.
+fn device_kinds(cli: &Cli) -> Result<Vec<DeviceKind>> {
+    let mut switches = Vec::new();
+    if cli.switches.is_empty() {
+        switches.push(("roceswitch".to_string(), find_roceswitch()?));
+    }
+    for spec in &cli.switches {
+        let (name, path) = spec
+            .split_once('=')
+            .with_context(|| format!("--roceswitch {spec}: expected NAME=PATH"))?;
+        if name.is_empty() || name == "bridge" || name == "relay" || name.contains('/') {
+            bail!("--roceswitch {spec}: the name must be new, non-empty and without '/'");
+        }
+        switches.push((name.to_string(), std::path::PathBuf::from(path)));
+    }
+    let names: Vec<String> = if cli.devices.is_empty() {
+        switches
+            .iter()
+            .map(|(n, _)| n.clone())
+            .chain(["bridge".to_string(), "relay".to_string()])
+            .collect()
+    } else {
+        cli.devices.clone()
+    };
+    let mut kinds = Vec::new();
+    for name in names {
+        match name.as_str() {
+            "bridge" => kinds.push(DeviceKind::Bridge),
+            "relay" => kinds.push(DeviceKind::Relay),
+            n => {
+                let (_, bin) = switches
+                    .iter()
+                    .find(|(s, _)| s == n)
+                    .with_context(|| format!("--devices: no switch named {n}"))?;
+                kinds.push(DeviceKind::Switch {
+                    name: n.to_string(),
+                    bin: bin.clone(),
+                    pairs: 1,
+                });
+                if cli.wide_pairs > 1 {
+                    kinds.push(DeviceKind::Switch {
+                        name: format!("{n}/{}", 2 * cli.wide_pairs),
+                        bin: bin.clone(),
+                        pairs: cli.wide_pairs,
+                    });
+                }
+            }
+        }
+    }
+    Ok(kinds)
 }
 
 /// The three namespaces; removed on drop.
@@ -136,20 +250,23 @@ impl Device {
     }
 }
 
-const DEVICES: [&str; 3] = ["roceswitch", "bridge", "relay"];
-
-fn start_device(lab: &LineLab, kind: &str, batch: usize, stop: &AtomicBool) -> Result<Device> {
+fn start_device(
+    lab: &LineLab,
+    kind: &DeviceKind,
+    batch: usize,
+    stop: &AtomicBool,
+) -> Result<Device> {
     match kind {
-        "roceswitch" => {
-            let daemon = LineSwitch::start(lab, "fwdbench", &[])?;
+        DeviceKind::Switch { bin, pairs, .. } => {
+            let daemon = LineSwitch::start_bin(bin, lab, 2 * pairs, "fwdbench", &[])?;
             let mut ctl = SwitchCtl::connect(&daemon.addr(), Duration::from_secs(10), stop)?;
-            ctl.set_routes(&line_routes())?;
+            ctl.set_routes(&pair_routes(*pairs))?;
             Ok(Device::Switch {
                 daemon,
                 ctl: Some(Box::new(ctl)),
             })
         }
-        "bridge" => {
+        DeviceKind::Bridge => {
             let ns = lab.mid();
             sys::ip(&["-n", ns, "link", "add", "br0", "type", "bridge"])?;
             let dev = Device::Bridge { ns: ns.to_string() };
@@ -160,7 +277,7 @@ fn start_device(lab: &LineLab, kind: &str, batch: usize, stop: &AtomicBool) -> R
             sys::wait_oper_up(ns, "br0", Duration::from_secs(5))?;
             Ok(dev)
         }
-        "relay" => {
+        DeviceKind::Relay => {
             let mut rx = AfPacketPort::open_in_netns(lab.mid(), "m0")?;
             let mut tx = AfPacketPort::open_in_netns(lab.mid(), "m1")?;
             let done = Arc::new(AtomicBool::new(false));
@@ -188,12 +305,12 @@ fn start_device(lab: &LineLab, kind: &str, batch: usize, stop: &AtomicBool) -> R
                 thread: Some(thread),
             })
         }
-        other => bail!("unknown device {other}"),
     }
 }
 
+#[derive(Clone)]
 struct Figures {
-    device: &'static str,
+    device: String,
     size_bytes: usize,
     offered_pps: f64,
     forwarded_pps: f64,
@@ -214,11 +331,7 @@ struct Figures {
 impl Figures {
     /// The figures of an extra load phase: rates only, no latency probes
     /// and no drop counters.
-    fn load_only(
-        device: &'static str,
-        size: usize,
-        (offered_pps, forwarded_pps): (f64, f64),
-    ) -> Self {
+    fn load_only(device: String, size: usize, (offered_pps, forwarded_pps): (f64, f64)) -> Self {
         Figures {
             device,
             size_bytes: size.max(MIN_FRAME_BYTES),
@@ -235,29 +348,53 @@ impl Figures {
     }
 }
 
+/// Offered and forwarded packets/s of one load phase over the first
+/// `pairs` lines: one generator (this thread) sends a batch on each line in
+/// turn, one sink thread counts on all of them.
 fn load_phase(
     lab: &LineLab,
     size: usize,
     secs: f64,
     batch: usize,
+    pairs: usize,
     stop: &AtomicBool,
 ) -> Result<(f64, f64)> {
-    let mut src = AfPacketPort::open_in_netns(lab.src(), "s0")?;
-    let dst = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
+    let mut srcs = Vec::new();
+    let mut dsts = Vec::new();
+    for k in 0..pairs {
+        srcs.push(AfPacketPort::open_in_netns(lab.src(), &format!("s{k}"))?);
+        dsts.push(AfPacketPort::open_in_netns(lab.dst(), &format!("d{k}"))?);
+    }
     let done = Arc::new(AtomicBool::new(false));
     let delivered = Arc::new(AtomicU64::new(0));
-    let sink = count_test_frames(dst, batch, delivered.clone(), done.clone());
-    let mut frames = FrameBuf::batch(batch);
-    for (i, f) in frames.iter_mut().enumerate() {
-        f.set_frame(&frame(size, i as u32, 0));
-    }
+    let sink = count_test_frames_on(dsts, batch, delivered.clone(), done.clone());
+    let frames: Vec<Vec<FrameBuf>> = (0..pairs)
+        .map(|k| {
+            (0..batch)
+                .map(|i| {
+                    let mut b = FrameBuf::default();
+                    b.set_frame(&pair_frame(
+                        size,
+                        i as u32,
+                        0,
+                        Marking::BEST_EFFORT,
+                        k as u8,
+                    ));
+                    b
+                })
+                .collect()
+        })
+        .collect();
     let t0 = Instant::now();
     let dur = Duration::from_secs_f64(secs);
     let mut offered = 0u64;
     while t0.elapsed() < dur && !stop.load(Ordering::Relaxed) {
-        let n = src.send_batch(&frames)?;
-        offered += n as u64;
-        if n == 0 {
+        let mut sent = 0;
+        for (src, frames) in srcs.iter_mut().zip(&frames) {
+            sent += src.send_batch(frames)?;
+        }
+        offered += sent as u64;
+        if sent == 0 {
             std::thread::yield_now();
         }
     }
@@ -438,7 +575,7 @@ fn load_while_writing(
     let done = Arc::new(AtomicBool::new(false));
     let writer = route_churn(c, cli.writes_per_sec, done.clone());
     let t0 = Instant::now();
-    let load = load_phase(lab, size, cli.seconds, cli.batch, stop);
+    let load = load_phase(lab, size, cli.seconds, cli.batch, 1, stop);
     done.store(true, Ordering::Relaxed);
     let elapsed = t0.elapsed().as_secs_f64();
     let (c, written) = writer
@@ -463,7 +600,7 @@ fn load_while_abused(
     };
     let done = Arc::new(AtomicBool::new(false));
     let abuser = controller_abuse(daemon.addr(), cli.abuse_streams, done.clone());
-    let load = load_phase(lab, size, cli.seconds, cli.batch, stop);
+    let load = load_phase(lab, size, cli.seconds, cli.batch, 1, stop);
     done.store(true, Ordering::Relaxed);
     let tally = abuser
         .join()
@@ -478,13 +615,12 @@ fn median(mut trials: Vec<(f64, f64)>) -> (f64, f64) {
     trials.get(trials.len() / 2).copied().unwrap_or((0.0, 0.0))
 }
 
-fn measure(
-    lab: &LineLab,
-    device: &'static str,
-    cli: &Cli,
-    stop: &AtomicBool,
-) -> Result<Vec<Figures>> {
-    let mut dev = start_device(lab, device, cli.batch, stop)?;
+fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Result<Vec<Figures>> {
+    let mut dev = start_device(lab, kind, cli.batch, stop)?;
+    let device = kind.name();
+    let pairs = kind.pairs();
+    // The extra phases concern the plain two-port switch.
+    let extras = pairs == 1;
     let mut figs = Vec::new();
     for &size in &cli.sizes {
         if stop.load(Ordering::Relaxed) {
@@ -498,14 +634,16 @@ fn measure(
         let (mut plain, mut churned, mut writes) = (Vec::new(), Vec::new(), Vec::new());
         let (mut abused, mut tally) = (Vec::new(), AbuseTally::default());
         for _ in 0..cli.trials.max(1) {
-            plain.push(load_phase(lab, size, cli.seconds, cli.batch, stop)?);
-            if cli.writes_per_sec > 0
+            plain.push(load_phase(lab, size, cli.seconds, cli.batch, pairs, stop)?);
+            if extras
+                && cli.writes_per_sec > 0
                 && let Some((load, per_sec)) = load_while_writing(&mut dev, lab, size, cli, stop)?
             {
                 churned.push(load);
                 writes.push(per_sec);
             }
-            if cli.abuse_streams > 0
+            if extras
+                && cli.abuse_streams > 0
                 && let Some((load, t)) = load_while_abused(&dev, lab, size, cli, stop)?
             {
                 abused.push(load);
@@ -523,7 +661,7 @@ fn measure(
         lat.sort_unstable();
         let (offered_pps, forwarded_pps) = median(plain);
         figs.push(Figures {
-            device,
+            device: device.clone(),
             size_bytes: size.max(MIN_FRAME_BYTES),
             offered_pps,
             forwarded_pps,
@@ -538,13 +676,13 @@ fn measure(
         if !churned.is_empty() {
             figs.push(Figures {
                 writes_per_sec: Some(writes.iter().sum::<f64>() / writes.len() as f64),
-                ..Figures::load_only("roceswitch+w", size, median(churned))
+                ..Figures::load_only(format!("{device}+w"), size, median(churned))
             });
         }
         if !abused.is_empty() {
             figs.push(Figures {
                 abuse: Some(tally),
-                ..Figures::load_only("roceswitch+a", size, median(abused))
+                ..Figures::load_only(format!("{device}+a"), size, median(abused))
             });
         }
     }
@@ -552,23 +690,69 @@ fn measure(
     Ok(figs)
 }
 
+/// One figure per (device, size) from the rounds' figures: the round with
+/// the median forwarding rate for the rates, the median of the rounds'
+/// latencies, the drops summed.
+fn over_rounds(rounds: &[Figures]) -> Vec<Figures> {
+    let mut keys: Vec<(String, usize)> = Vec::new();
+    for f in rounds {
+        let k = (f.device.clone(), f.size_bytes);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let med = |mut v: Vec<f64>| {
+        v.retain(|x| !x.is_nan());
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    keys.into_iter()
+        .map(|(device, size)| {
+            let mut of: Vec<&Figures> = rounds
+                .iter()
+                .filter(|f| f.device == device && f.size_bytes == size)
+                .collect();
+            let p50_us = med(of.iter().map(|f| f.p50_us).collect());
+            let p99_us = med(of.iter().map(|f| f.p99_us).collect());
+            let sum = |g: fn(&Figures) -> Option<u64>| of.iter().map(|f| g(f)).sum::<Option<u64>>();
+            let (switch_drops, kernel_drops) = (sum(|f| f.switch_drops), sum(|f| f.kernel_drops));
+            let probes_lost = of.iter().map(|f| f.probes_lost).sum();
+            of.sort_by(|a, b| a.forwarded_pps.total_cmp(&b.forwarded_pps));
+            Figures {
+                p50_us,
+                p99_us,
+                switch_drops,
+                kernel_drops,
+                probes_lost,
+                ..of[of.len() / 2].clone()
+            }
+        })
+        .collect()
+}
+
 fn main() -> Result<()> {
     let mut cli = Cli::parse();
     cli.batch = cli.batch.clamp(1, 1024);
+    let kinds = device_kinds(&cli)?;
     let stop = lab::signal::stop_flag();
-    let lab = LineLab::create(&format!("fb{}", std::process::id()))
+    let pairs = kinds.iter().map(DeviceKind::pairs).max().unwrap_or(1);
+    let lab = LineLab::create_pairs(&format!("fb{}", std::process::id()), pairs)
         .context("building the bench namespaces")?;
-    let mut all = Vec::new();
-    for device in DEVICES {
-        let figs = measure(&lab, device, &cli, stop).with_context(|| format!("device {device}"))?;
-        all.extend(figs);
-        if stop.load(Ordering::Relaxed) {
-            bail!("interrupted");
+    let mut rounds = Vec::new();
+    for _ in 0..cli.rounds.max(1) {
+        for kind in &kinds {
+            let figs = measure(&lab, kind, &cli, stop)
+                .with_context(|| format!("device {}", kind.name()))?;
+            rounds.extend(figs);
+            if stop.load(Ordering::Relaxed) {
+                bail!("interrupted");
+            }
         }
     }
     drop(lab);
+    let all = over_rounds(&rounds);
     println!(
-        "{:<12} {:>6} {:>12} {:>12} {:>7} {:>9} {:>9} {:>6} {:>10} {:>12}",
+        "{:<16} {:>6} {:>12} {:>12} {:>7} {:>9} {:>9} {:>6} {:>10} {:>12}",
         "device",
         "bytes",
         "offered_pps",
@@ -587,7 +771,7 @@ fn main() -> Result<()> {
             0.0
         };
         println!(
-            "{:<12} {:>6} {:>12.0} {:>12.0} {:>7.2} {:>9.1} {:>9.1} {:>6} {:>10} {:>12}",
+            "{:<16} {:>6} {:>12.0} {:>12.0} {:>7.2} {:>9.1} {:>9.1} {:>6} {:>10} {:>12}",
             f.device,
             f.size_bytes,
             f.offered_pps,
@@ -603,35 +787,52 @@ fn main() -> Result<()> {
         );
     }
     println!();
-    println!("roceswitch / relay:");
-    for &size in &cli.sizes {
-        let size = size.max(MIN_FRAME_BYTES);
-        let find = |d: &str| all.iter().find(|f| f.device == d && f.size_bytes == size);
-        if let (Some(s), Some(r)) = (find("roceswitch"), find("relay")) {
-            println!(
-                "  {size:>5} B: fwd_pps x{:.2}  p50 x{:.2}  p99 x{:.2}",
-                s.forwarded_pps / r.forwarded_pps,
-                s.p50_us / r.p50_us,
-                s.p99_us / r.p99_us
-            );
-        }
-        if let (Some(s), Some(w)) = (find("roceswitch"), find("roceswitch+w")) {
-            println!(
-                "  {size:>5} B: while writing {:.0} entries/s: fwd_pps x{:.3} of the rate without writes",
-                w.writes_per_sec.unwrap_or(0.0),
-                w.forwarded_pps / s.forwarded_pps
-            );
-        }
-        if let (Some(s), Some(a)) = (find("roceswitch"), find("roceswitch+a")) {
-            let t = a.abuse.unwrap_or_default();
-            println!(
-                "  {size:>5} B: under abuse ({} StreamChannels opened, {} refused; {} oversize Writes, {} refused): fwd_pps x{:.3} of the rate without",
-                t.streams,
-                t.streams_refused,
-                t.oversize,
-                t.oversize_refused,
-                a.forwarded_pps / s.forwarded_pps
-            );
+    for kind in &kinds {
+        let DeviceKind::Switch { name, pairs, .. } = kind else {
+            continue;
+        };
+        for &size in &cli.sizes {
+            let size = size.max(MIN_FRAME_BYTES);
+            let find = |d: &str| all.iter().find(|f| f.device == d && f.size_bytes == size);
+            let Some(s) = find(name) else { continue };
+            if *pairs > 1 {
+                let base = name.split('/').next().unwrap_or(name);
+                if let Some(b) = find(base) {
+                    println!(
+                        "{name} {size:>5} B: {pairs} lines loaded: fwd_pps x{:.2} of {base} on one line",
+                        s.forwarded_pps / b.forwarded_pps
+                    );
+                }
+                continue;
+            }
+            for other in ["bridge", "relay"] {
+                if let Some(o) = find(other) {
+                    println!(
+                        "{name} {size:>5} B: fwd_pps x{:.2} of the {other}; latency added p50 {:+.1} us, p99 {:+.1} us",
+                        s.forwarded_pps / o.forwarded_pps,
+                        s.p50_us - o.p50_us,
+                        s.p99_us - o.p99_us
+                    );
+                }
+            }
+            if let Some(w) = find(&format!("{name}+w")) {
+                println!(
+                    "{name} {size:>5} B: while writing {:.0} entries/s: fwd_pps x{:.3} of the rate without writes",
+                    w.writes_per_sec.unwrap_or(0.0),
+                    w.forwarded_pps / s.forwarded_pps
+                );
+            }
+            if let Some(a) = find(&format!("{name}+a")) {
+                let t = a.abuse.unwrap_or_default();
+                println!(
+                    "{name} {size:>5} B: under abuse ({} StreamChannels opened, {} refused; {} oversize Writes, {} refused): fwd_pps x{:.3} of the rate without",
+                    t.streams,
+                    t.streams_refused,
+                    t.oversize,
+                    t.oversize_refused,
+                    a.forwarded_pps / s.forwarded_pps
+                );
+            }
         }
     }
     Ok(())

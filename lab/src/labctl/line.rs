@@ -4,6 +4,10 @@
 //!  rl-<tag>-src [s0] ==== [m0] rl-<tag>-mid [m1] ==== [d0] rl-<tag>-dst
 //! ```
 //!
+//! or, with [`LineLab::create_pairs`], `n` such lines side by side through
+//! the same three namespaces: pair `k` is `s<k>` ═ `m<2k>`, `m<2k+1>` ═
+//! `d<k>`, so a device in `mid` has `2n` ports.
+//!
 //! IPv6 is off everywhere, links are up and operational before `create`
 //! returns, and dropping the [`LineLab`] deletes the namespaces (and with
 //! them the veths), also on error paths. The `rl-` prefix is the one every
@@ -19,6 +23,7 @@ use super::sys;
 #[derive(Debug)]
 pub struct LineLab {
     ns: Vec<String>,
+    pairs: usize,
 }
 
 impl Drop for LineLab {
@@ -32,7 +37,16 @@ impl Drop for LineLab {
 impl LineLab {
     /// Creates `rl-<tag>-{src,mid,dst}` and the two veth pairs.
     pub fn create(tag: &str) -> Result<LineLab> {
-        let mut lab = LineLab { ns: Vec::new() };
+        LineLab::create_pairs(tag, 1)
+    }
+
+    /// Creates `rl-<tag>-{src,mid,dst}` and `pairs` lines through them
+    /// (`2 * pairs` veth pairs).
+    pub fn create_pairs(tag: &str, pairs: usize) -> Result<LineLab> {
+        let mut lab = LineLab {
+            ns: Vec::new(),
+            pairs,
+        };
         for role in ["src", "mid", "dst"] {
             let n = format!("rl-{tag}-{role}");
             sys::ip(&["netns", "add", &n])?;
@@ -51,22 +65,36 @@ impl LineLab {
             )?;
         }
         let (src, mid, dst) = (lab.src(), lab.mid(), lab.dst());
-        sys::ip(&[
-            "link", "add", "name", "s0", "netns", src, "type", "veth", "peer", "name", "m0",
-            "netns", mid,
-        ])?;
-        sys::ip(&[
-            "link", "add", "name", "m1", "netns", mid, "type", "veth", "peer", "name", "d0",
-            "netns", dst,
-        ])?;
-        let links = [(src, "s0"), (mid, "m0"), (mid, "m1"), (dst, "d0")];
-        for (n, i) in links {
+        let mut links = Vec::new();
+        for k in 0..pairs {
+            let (s, m_in, m_out, d) = (
+                format!("s{k}"),
+                format!("m{}", 2 * k),
+                format!("m{}", 2 * k + 1),
+                format!("d{k}"),
+            );
+            sys::ip(&[
+                "link", "add", "name", &s, "netns", src, "type", "veth", "peer", "name", &m_in,
+                "netns", mid,
+            ])?;
+            sys::ip(&[
+                "link", "add", "name", &m_out, "netns", mid, "type", "veth", "peer", "name", &d,
+                "netns", dst,
+            ])?;
+            links.extend([(src, s), (mid, m_in), (mid, m_out), (dst, d)]);
+        }
+        for (n, i) in &links {
             sys::ip(&["-n", n, "link", "set", i, "up"])?;
         }
-        for (n, i) in links {
+        for (n, i) in &links {
             sys::wait_oper_up(n, i, Duration::from_secs(5))?;
         }
         Ok(lab)
+    }
+
+    /// Lines through the namespaces.
+    pub fn pairs(&self) -> usize {
+        self.pairs
     }
 
     /// The sender's namespace (interface `s0`).

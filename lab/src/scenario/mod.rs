@@ -152,11 +152,13 @@ impl ScenarioConfig {
 /// RoCE payload plus headers).
 pub const LINK_MTU_BYTES: u32 = 9000;
 
-/// Fastest link `rocelab run` accepts on namespaces: the user-space host
-/// agents cannot congest faster veths on a small machine (measured with
-/// `rocelab run --speed 10G` on 2 cores: 0.35 Gb/s from both senders
-/// together, no PFC), so the incast checks would fail for the lab's sake,
-/// not the switch's. The simulator has no such limit.
+/// Fastest link `rocelab run` accepts on namespaces: on a small machine a
+/// live lab cannot keep faster veths busy and lossless (measured with
+/// `rocelab run --speed 10G` on 2 cores, release, rings and paced trains:
+/// 5.3 Gb/s at the bottleneck, frames lost in the switch's receive rings,
+/// 13 of 17 checks; before the rings 0.35 Gb/s from both senders, no PFC),
+/// so the incast checks would fail for the lab's sake, not the switch's.
+/// The simulator has no such limit.
 pub const MAX_LIVE_SPEED_BPS: u64 = 1_000_000_000;
 
 /// The PFC-enabled priority of the scenario.

@@ -35,7 +35,7 @@ pub fn unique(prefix: &str) -> String {
     )
 }
 
-fn ip(args: &[&str]) {
+pub fn ip(args: &[&str]) {
     let out = Command::new("ip").args(args).output().expect("running ip");
     assert!(
         out.status.success(),

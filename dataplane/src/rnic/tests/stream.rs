@@ -82,6 +82,50 @@ fn pacing_spaces_frames_at_line_rate() {
 }
 
 #[test]
+fn a_pacing_burst_sends_trains_at_the_mean_line_rate() {
+    // 100 Gb/s, 1024-byte payloads: one frame's wire time, then a burst of
+    // four and a half of them.
+    let (mut probe, _) = pair(1024, None);
+    let f = next_frame(&mut probe, 0).unwrap();
+    let gap = ((f.len() + WIRE_OVERHEAD_BYTES) * 8) as u64 / 100;
+    let (mut a, _) = rnics(
+        RnicConfig {
+            dcqcn: None,
+            pacing_burst_ns: 4 * gap + gap / 2,
+            ..RnicConfig::default()
+        },
+        a_qp(1024, None),
+        b_qp(),
+    );
+    // At t = 0 the frames due at 0, 1, 2, 3 and 4 gaps leave together.
+    let mut train = 0;
+    while next_frame(&mut a, 0).is_some() {
+        train += 1;
+    }
+    assert_eq!(train, 5);
+    // The next call is when half the burst is free again.
+    let due = a.poll_timeout(t_(0)).map(I::as_nanos).unwrap();
+    let half = (4 * gap + gap / 2) / 2;
+    assert!(due.abs_diff(5 * gap - half) <= 5, "due {due}, gap {gap}");
+    // Over many trains the mean rate is the line rate: the 100th frame
+    // (due at 99 gaps) leaves a burst ahead of its time, not more.
+    let (mut now, mut sent) = (due, train);
+    let mut last = now;
+    while sent < 100 {
+        while sent < 100 && next_frame(&mut a, now).is_some() {
+            sent += 1;
+            last = now;
+        }
+        now = a.poll_timeout(t_(now)).map(I::as_nanos).unwrap();
+    }
+    let early = (99 * gap).saturating_sub(last);
+    assert!(
+        early <= 4 * gap + gap / 2 && early >= 2 * gap,
+        "100th frame {early} ns early, gap {gap}"
+    );
+}
+
+#[test]
 fn cnp_halves_the_pacing_rate() {
     let (mut a, mut b) = rnics(RnicConfig::default(), a_qp(1024, None), b_qp());
     let mut f = next_frame(&mut a, 0).unwrap();
