@@ -247,6 +247,17 @@ pub enum Probe {
         /// Host.
         node: NodeId,
     },
+    /// RoCE payload a host's QPs accepted (in order, each byte once) during
+    /// the last sample interval, Gb/s: goodput at a receiver.
+    GoodputGbps {
+        /// Host.
+        node: NodeId,
+    },
+    /// Payload a host's QPs have retransmitted so far, MB (a running total).
+    RetxMegabytes {
+        /// Host.
+        node: NodeId,
+    },
     /// An ingress priority group of a switch port, KB: its shared-pool use
     /// or where its XOFF/XON thresholds stand now.
     Pg {
@@ -603,8 +614,9 @@ impl<P: Pipeline> Sim<P> {
                     Probe::QueueBytes { .. } => record::QUEUE_UNIT,
                     Probe::Paused { .. } => record::PAUSED_UNIT,
                     Probe::QpRate { .. } => "DCQCN rate [Gb/s]",
-                    Probe::TxGbps { .. } => record::RATE_UNIT,
+                    Probe::TxGbps { .. } | Probe::GoodputGbps { .. } => record::RATE_UNIT,
                     Probe::CnpRate { .. } => record::CNP_UNIT,
+                    Probe::RetxMegabytes { .. } => record::RETX_UNIT,
                     Probe::Pg { .. } => record::PG_UNIT,
                 }
                 .to_string(),
@@ -934,15 +946,18 @@ impl<P: Pipeline> Sim<P> {
             Probe::TxGbps { node, port } => self
                 .port_counters(node, port)
                 .map_or(0, |c| c.tx_bytes_total()),
-            Probe::CnpRate { node } => self.host(node).map_or(0, |h| {
-                let r = h.rnic();
-                r.qpns()
-                    .filter_map(|q| r.qp_stats(q))
-                    .map(|s| s.cnp_rx)
-                    .sum()
-            }),
+            Probe::CnpRate { node } => self.qp_sum(node, |s| s.cnp_rx),
+            Probe::GoodputGbps { node } => self.qp_sum(node, |s| s.rx_payload_bytes),
             _ => 0,
         }
+    }
+
+    /// `f` summed over the QPs of host `node` (0 for a switch).
+    fn qp_sum(&self, node: NodeId, f: impl Fn(&crate::rnic::QpStats) -> u64) -> u64 {
+        self.host(node).map_or(0, |h| {
+            let r = h.rnic();
+            r.qpns().filter_map(|q| r.qp_stats(q)).map(|s| f(&s)).sum()
+        })
     }
 
     fn on_sample(&mut self) {
@@ -983,7 +998,8 @@ impl<P: Pipeline> Sim<P> {
                     .host(node)
                     .and_then(|h| h.rnic().qp_stats(qpn))
                     .map_or(f64::NAN, |q| q.rate_bps as f64 / 1e9),
-                Probe::TxGbps { .. } => {
+                Probe::RetxMegabytes { node } => self.qp_sum(node, |s| s.retx_bytes) as f64 / 1e6,
+                Probe::TxGbps { .. } | Probe::GoodputGbps { .. } => {
                     let b = self.probe_count(p);
                     let d = b.saturating_sub(s.last_counts[i]);
                     s.last_counts[i] = b;

@@ -253,7 +253,7 @@ impl Recorder {
                 chart
                     .draw_series(DashedLineSeries::new([(0.0, *v), (t_max, *v)], 6, 4, style))
                     .map_err(|e| plot(&e))?
-                    .label(format!("{label} {v}"))
+                    .label(format!("{label} {}", round_sig(*v)))
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
             }
             chart
@@ -336,12 +336,25 @@ impl Recorder {
     }
 }
 
+/// `v` with at most four significant digits, for a legend (`0.09801`,
+/// `20`, `1048.576` → `1049`).
+fn round_sig(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = 4 - 1 - v.abs().log10().floor() as i32;
+    let scale = 10f64.powi(digits);
+    format!("{}", (v * scale).round() / scale)
+}
+
 /// The unit of 0/1 pause probes: drawn as shaded bands, one lane each.
 pub const PAUSED_UNIT: &str = "paused [0/1]";
 /// Unit of queue depth series, drawn with their Kmin/Kmax/XOFF/XON lines.
 pub const QUEUE_UNIT: &str = "queue [KB]";
 /// Unit of rate series.
 pub const RATE_UNIT: &str = "throughput [Gb/s]";
+/// Unit of retransmitted-payload series (running totals).
+pub const RETX_UNIT: &str = "retransmitted [MB]";
 /// Unit of CNP rate series.
 pub const CNP_UNIT: &str = "CNPs received [1/s]";
 /// Unit of ingress priority-group series: shared-pool use against the

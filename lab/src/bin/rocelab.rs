@@ -441,13 +441,19 @@ fn run_lossy(
         scenario::lossy::run_live(cfg, &bins, store, stop, "lossy")?
     };
     let vs = scenario::lossy::verdicts(&o);
+    let figure = scenario::lossy::write_figure(&o, out)?;
+    say.line(format_args!("wrote {}", figure.display()));
     judge(
         say,
         out,
         o.mode,
         &scenario::lossy::figures_table(&o),
         &vs,
-        |files| scenario::json::lossy_report(&o, &vs, files),
+        |files| {
+            let mut all = files.to_vec();
+            all.push(figure.clone());
+            scenario::json::lossy_report(&o, &vs, &all)
+        },
     )
 }
 

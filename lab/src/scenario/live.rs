@@ -236,8 +236,9 @@ pub(crate) fn stop_server(c: &mut Child) -> Result<()> {
     bail!("the roceperf server did not stop within 5 s of SIGTERM")
 }
 
-/// Seconds per receiver report in the incast part.
-const RX_INTERVAL_S: f64 = 0.5;
+/// Seconds per receiver and sender report in the incast part (the goodput
+/// and retransmission series over time; the goodput verdict's intervals).
+const RX_INTERVAL_S: f64 = 0.1;
 
 /// Goodput over the senders' active span: the mean of the receiver's
 /// interval rates from the first interval that received data to the last,
@@ -419,6 +420,8 @@ pub fn run_incast(
         cfg.incast_s.to_string(),
         "--qps".into(),
         cfg.incast_qps.to_string(),
+        "--interval".into(),
+        RX_INTERVAL_S.to_string(),
     ];
     if cfg.ecn.is_some() {
         extra.push("--ecn".into());
@@ -523,6 +526,47 @@ pub fn run_incast(
         .iter()
         .filter(|v| v["kind"] == "interval")
         .map(|v| (u(v, "rx_bytes"), f(v, "rx_gbps")))
+        .collect();
+    let server_lines = lines_of(&g, server.id())?;
+    out.goodput_series = server_lines
+        .iter()
+        .filter(|v| v["kind"] == "interval")
+        .map(|v| (f(v, "end_s"), f(v, "rx_gbps")))
+        .collect();
+    // Retransmissions: each sender's interval reports, summed into the
+    // receiver's report slots, as a running total. The agents count time
+    // from their own start; a sender's clock starts about when the
+    // receiver's first data arrives (the slot before the first with bytes).
+    let offset_s = server_lines
+        .iter()
+        .filter(|v| v["kind"] == "interval")
+        .find(|v| u(v, "rx_bytes") > 0)
+        .map_or(0.0, |v| f(v, "start_s"));
+    let mut retx = vec![0u64; out.goodput_series.len()];
+    for c in &clients {
+        for v in lines_of(&g, c.id())?
+            .iter()
+            .filter(|v| v["kind"] == "interval")
+        {
+            let slot = out
+                .goodput_series
+                .iter()
+                .position(|&(t, _)| t >= offset_s + f(v, "end_s"))
+                .unwrap_or(retx.len().saturating_sub(1));
+            if let Some(r) = retx.get_mut(slot) {
+                *r += u(v, "retx_bytes");
+            }
+        }
+    }
+    let mut total = 0;
+    out.retx_series = out
+        .goodput_series
+        .iter()
+        .zip(retx)
+        .map(|(&(t, _), r)| {
+            total += r;
+            (t, total)
+        })
         .collect();
     out.rx_gbps = match busy_goodput_gbps(&intervals) {
         Some(g) => g,

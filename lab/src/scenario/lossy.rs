@@ -10,11 +10,14 @@
 //! NAKs each PSN gap ("PSN sequence error"), the requesters go back N and
 //! resend everything after the hole, and goodput collapses far below the
 //! lossless figure. [`verdicts`] judges both, [`figures_table`] prints them
-//! side by side.
+//! side by side, and [`write_figure`] draws both over time: the goodput at
+//! the receiver and the payload the senders retransmitted.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow};
+use dataplane::sim::record::{RETX_UNIT, Recorder, SeriesSpec};
 
 use super::dcqcn::{FigureRow, sender_rates, side_by_side};
 use super::live::{self, Binaries};
@@ -105,6 +108,92 @@ pub fn run_live(
         lossless,
         lossy,
     })
+}
+
+/// Step of the figure's time axis: the live receiver reports every 0.1 s,
+/// the simulator samples every 0.5 ms (averaged into the step).
+fn figure_step_s(mode: &str) -> f64 {
+    if mode == "simulator" { 0.02 } else { 0.1 }
+}
+
+/// `series` (seconds, value) on a grid of `step` seconds from 0 to `end`:
+/// the mean of the samples in each step (for rates), or the last value
+/// (for running totals), carried forward through empty steps.
+fn on_grid(series: &[(f64, f64)], step: f64, end: f64, mean: bool) -> Vec<f64> {
+    let n = (end / step).ceil().max(1.0) as usize;
+    let mut out = Vec::with_capacity(n);
+    let mut last = 0.0;
+    for k in 0..n {
+        let (lo, hi) = (k as f64 * step, (k + 1) as f64 * step);
+        let inside: Vec<f64> = series
+            .iter()
+            .filter(|&&(t, v)| t > lo && t <= hi && v.is_finite())
+            .map(|&(_, v)| v)
+            .collect();
+        if let Some(&v) = inside.last() {
+            last = if mean {
+                inside.iter().sum::<f64>() / inside.len() as f64
+            } else {
+                v
+            };
+        } else if mean {
+            last = 0.0;
+        }
+        out.push(last);
+    }
+    out
+}
+
+/// Draws `lossy_timeseries.svg` (and its CSV) into `dir`: the goodput at
+/// the receiver of both runs, and what their senders retransmitted, over
+/// time from each run's start.
+pub fn write_figure(o: &LossyOutcome, dir: &Path) -> Result<PathBuf> {
+    let step = figure_step_s(o.mode);
+    let retx = |x: &IncastOutcome| -> Vec<(f64, f64)> {
+        x.retx_series
+            .iter()
+            .map(|&(t, b)| (t, b as f64 / 1e6))
+            .collect()
+    };
+    let end = [&o.lossless, &o.lossy]
+        .iter()
+        .flat_map(|x| x.goodput_series.last().map(|&(t, _)| t))
+        .fold(0.0, f64::max);
+    let spec = |name: &str, unit: &str| SeriesSpec {
+        name: name.into(),
+        unit: unit.into(),
+    };
+    const GOODPUT_UNIT: &str = "goodput at the receiver [Gb/s]";
+    let mut rec = Recorder::new(vec![
+        spec("lossless (priority 3)", GOODPUT_UNIT),
+        spec("lossy (priority 0)", GOODPUT_UNIT),
+        spec("lossless (priority 3) ", RETX_UNIT),
+        spec("lossy (priority 0) ", RETX_UNIT),
+    ]);
+    let columns = [
+        on_grid(&o.lossless.goodput_series, step, end, true),
+        on_grid(&o.lossy.goodput_series, step, end, true),
+        on_grid(&retx(&o.lossless), step, end, false),
+        on_grid(&retx(&o.lossy), step, end, false),
+    ];
+    for k in 0..columns[0].len() {
+        let t_ns = ((k + 1) as f64 * step * 1e9) as u64;
+        rec.sample(t_ns, &columns.iter().map(|c| c[k]).collect::<Vec<_>>());
+    }
+    let line_gbps = o.config.speed_bps as f64 / 1e9;
+    rec.add_line(
+        GOODPUT_UNIT,
+        "payload rate, Gb/s:",
+        line_gbps * payload_efficiency(o.config.roce_mtu_bytes, MESSAGE_BYTES),
+    );
+    let stem = if o.mode == "simulator" {
+        "sim_lossy_timeseries"
+    } else {
+        "lossy_timeseries"
+    };
+    rec.write(dir, stem)
+        .map_err(|e| anyhow!("writing {stem} into {}: {e}", dir.display()))?;
+    Ok(dir.join(format!("{stem}.svg")))
 }
 
 /// Sum of one counter over the senders.
@@ -313,5 +402,38 @@ mod tests {
         let mut o = good();
         o.lossless.rx_gbps = 0.05;
         assert!(failed(&o).contains(&"lossless: goodput".to_string()));
+    }
+
+    #[test]
+    fn the_figure_shows_the_lossy_run_retransmitting_and_the_lossless_not() {
+        let o = run_sim(
+            &ScenarioConfig {
+                incast_s: 0.5,
+                ..ScenarioConfig::default()
+            },
+            1,
+        )
+        .unwrap();
+        let last = |x: &IncastOutcome| x.retx_series.last().map_or(0, |&(_, b)| b);
+        assert_eq!(last(&o.lossless), 0);
+        assert!(last(&o.lossy) > 0, "{:?}", o.lossy.retx_series.last());
+        assert_eq!(
+            last(&o.lossy),
+            o.lossy.flows.iter().map(|f| f.retx_bytes).sum::<u64>(),
+            "the series ends at what the senders report"
+        );
+        let lossless_mean = o
+            .lossless
+            .goodput_series
+            .iter()
+            .map(|&(_, g)| g)
+            .sum::<f64>()
+            / o.lossless.goodput_series.len() as f64;
+        assert!(lossless_mean > 0.05, "{lossless_mean}");
+        let dir = std::env::temp_dir().join(format!("rl-lossy-fig-{}", std::process::id()));
+        let path = write_figure(&o, &dir).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("retransmitted [MB]") && svg.contains("lossy (priority 0)"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

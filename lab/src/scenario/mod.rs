@@ -229,6 +229,13 @@ pub struct IncastOutcome {
     pub queue_band: Option<dcqcn::QueueBand>,
     /// Packets the switch dropped, by priority (all ports).
     pub drops_by_priority: [u64; 8],
+    /// Goodput at the receiver over time: (seconds into the run, Gb/s).
+    #[serde(skip)]
+    pub goodput_series: Vec<(f64, f64)>,
+    /// Payload the senders had retransmitted by then, together: (seconds
+    /// into the run, bytes).
+    #[serde(skip)]
+    pub retx_series: Vec<(f64, u64)>,
 }
 
 /// What the ECMP part measured.

@@ -235,6 +235,9 @@ fn rx_totals(sim: &Sim, node: NodeId, qpns: &[u32]) -> (u64, u64, u64, u64, u64)
     t
 }
 
+/// The recorder's column of the receiver's goodput.
+const GOODPUT_COLUMN: &str = "h3 goodput Gbps";
+
 /// Runs `sim` in 1 ms steps until every host's RNIC is idle and the
 /// switch's buffer is empty (for runs with timers that never stop, like
 /// LLDP); returns the time it found them so.
@@ -358,7 +361,17 @@ pub fn run_incast(
             format!("h{} paused by sw", s + 1),
         ));
         probes.push((Probe::CnpRate { node: h }, format!("h{} CNPs/s", s + 1)));
+        if !cfg.lossless() {
+            probes.push((
+                Probe::RetxMegabytes { node: h },
+                format!("h{} retransmitted MB", s + 1),
+            ));
+        }
     }
+    probes.push((
+        Probe::GoodputGbps { node: hosts[2] },
+        GOODPUT_COLUMN.to_string(),
+    ));
     if cfg.lossless() {
         // Senders arrive on switch ports 0 and 1; priority p is PG p.
         let pg = cfg.incast_priority();
@@ -447,6 +460,27 @@ pub fn run_incast(
     out.psn_lost = lost;
     out.rx_ce = ce;
     out.cnp_tx = cnp;
+    if let Some(rec) = sim.recorder() {
+        let secs = |t_us: f64| t_us / 1e6;
+        out.goodput_series = rec
+            .column(GOODPUT_COLUMN)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(t, g)| (secs(t), g))
+            .collect();
+        let retx: Vec<Vec<(f64, f64)>> = (1..=2)
+            .filter_map(|s| rec.column(&format!("h{s} retransmitted MB")))
+            .collect();
+        out.retx_series = out
+            .goodput_series
+            .iter()
+            .enumerate()
+            .map(|(i, &(t, _))| {
+                let mb: f64 = retx.iter().filter_map(|c| c.get(i)).map(|&(_, v)| v).sum();
+                (t, (mb * 1e6).round() as u64)
+            })
+            .collect();
+    }
     let swr = sim.switch(sw).ok_or_else(|| anyhow!("switch gone"))?;
     out.switch_drops = swr.tm().drop_counts().total();
     for (p, d) in out.drops_by_priority.iter_mut().enumerate() {
