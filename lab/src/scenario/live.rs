@@ -239,6 +239,9 @@ pub(crate) fn stop_server(c: &mut Child) -> Result<()> {
 /// Seconds per receiver and sender report in the incast part (the goodput
 /// and retransmission series over time; the goodput verdict's intervals).
 const RX_INTERVAL_S: f64 = 0.1;
+/// Retransmission timeout exponent of the QP `rocelab run fault` drops
+/// packets of: perftest's default (67 ms), as in the simulator.
+const FAULTED_QP_TIMEOUT: u8 = 14;
 
 /// Goodput over the senders' active span: the mean of the receiver's
 /// interval rates from the first interval that received data to the last,
@@ -439,6 +442,13 @@ pub fn run_incast(
         args.extend(["--first-qp".into(), (i as u32 * cfg.incast_qps).to_string()]);
         if let Some(d) = cfg.dcbx {
             args.extend(["--dcbx".into(), d.modes[i].to_string()]);
+        }
+        if cfg.fault_one_in.is_some() && i == 0 {
+            // The faulted QP must spend its whole retry budget inside the
+            // run: 8 go-backs at the lab's 0.54 s timeout can take 4.3 s,
+            // longer than the run; at perftest's 67 ms (the simulator's
+            // too) they take 0.54 s.
+            args.extend(["--qp-timeout".into(), FAULTED_QP_TIMEOUT.to_string()]);
         }
         clients.push(agent(
             &mut g,
