@@ -806,7 +806,6 @@ impl RuntimeApi for Runtime {
         let t = &self.tables[self.table_index(table_id)?];
         let r = t.find(matches, priority)?;
         t.entry(r)
-            .cloned()
             .ok_or(RuntimeError::NotFound { table: t.info.name })
     }
 

@@ -234,6 +234,9 @@ static LPM_EXACT: [(u32, MatchKind); 2] = [(7, MatchKind::Lpm), (3, MatchKind::E
 static LPM24: [(u32, MatchKind); 1] = [(24, MatchKind::Lpm)];
 static IPV4: [(u32, MatchKind); 1] = [(32, MatchKind::Lpm)];
 static LPM_EXACT_DEEP: [(u32, MatchKind); 2] = [(12, MatchKind::Lpm), (9, MatchKind::Exact)];
+static IPV6: [(u32, MatchKind); 1] = [(128, MatchKind::Lpm)];
+/// 132 bits: past one register, so keys are packed into bytes.
+static WIDE_LPM: [(u32, MatchKind); 2] = [(128, MatchKind::Lpm), (4, MatchKind::Exact)];
 static MIXED: [(u32, MatchKind); 4] = [
     (6, MatchKind::Ternary),
     (5, MatchKind::Range),
@@ -273,6 +276,16 @@ proptest! {
     #[test]
     fn lpm_with_exact_field_below_the_root_matches_reference(ops in ops(&LPM_EXACT_DEEP, false)) {
         check(&LPM_EXACT_DEEP, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn ipv6_lpm_matches_reference(ops in ops(&IPV6, false)) {
+        check(&IPV6, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn wide_lpm_matches_reference(ops in ops(&WIDE_LPM, false)) {
+        check(&WIDE_LPM, false, EngineKind::Lpm, ops);
     }
 
     #[test]
