@@ -44,7 +44,9 @@ use rustc_hash::{FxHashMap, FxHasher};
 
 use crate::externs::{MeterConfig, MeterState};
 use crate::info::{CounterUnit, MatchKind, ProgramInfo, TableInfo};
-use crate::runtime::{ActionCall, CounterData, EntryAction, FieldMatch, RuntimeError, TableEntry};
+use crate::runtime::{
+    ActionCall, CounterData, EntryAction, EntryRow, FieldMatch, RuntimeError, TableEntry,
+};
 
 pub use profile::ActionProfile;
 
@@ -691,6 +693,32 @@ impl Table {
         live.into_iter().map(EntryRef).collect()
     }
 
+    /// Up to `max` live entries from handle `from` on, in handle order,
+    /// and the handle to continue from (`None` when none is left).
+    pub fn page(&self, from: u32, max: usize) -> (Vec<EntryRow>, Option<u32>) {
+        let mut rows = Vec::with_capacity(max.min(self.len));
+        let mut id = from as usize;
+        while id < self.actions.len() {
+            if rows.len() == max {
+                return (rows, Some(id as u32));
+            }
+            let r = EntryRef(id as u32);
+            if let Some(entry) = self.entry(r) {
+                rows.push(EntryRow {
+                    entry,
+                    seq: self.seq[id],
+                    counter: self
+                        .info
+                        .direct_counter
+                        .and_then(|_| self.direct_counter(r)),
+                    last_hit: self.info.idle_timeout.then(|| self.last_hit(r)).flatten(),
+                });
+            }
+            id += 1;
+        }
+        (rows, None)
+    }
+
     /// All entries in insertion order.
     pub fn entries(&self) -> Vec<TableEntry> {
         self.handles()
@@ -906,6 +934,97 @@ mod tests {
         direct_meter: None,
         idle_timeout: true,
     };
+
+    static COUNTED: TableInfo = TableInfo {
+        id: 0x0200_0003,
+        name: "counted",
+        keys: &EXACT_KEY,
+        actions: &[ActionRef {
+            id: 1,
+            scope: ActionScope::TableAndDefault,
+        }],
+        size: 256,
+        implementation: None,
+        default_action: (1, &[0]),
+        default_is_const: false,
+        is_const: false,
+        const_entries: &[],
+        direct_counter: Some(0x1300_0001),
+        direct_meter: None,
+        idle_timeout: true,
+    };
+
+    fn exact(x: u128, param: u128) -> TableEntry {
+        TableEntry {
+            matches: vec![Some(FieldMatch::Exact(x))],
+            priority: 0,
+            action: EntryAction::Direct(ActionCall::new(1, &[param])),
+            metadata: vec![],
+        }
+    }
+
+    #[test]
+    fn pages_cover_every_entry_once_with_counters_and_insertion_order() {
+        let mut t = Table::new(&COUNTED);
+        for x in 0..50 {
+            t.insert(exact(x, x % 4)).unwrap();
+        }
+        // Holes, then reused handles.
+        for x in (0..50).step_by(3) {
+            t.delete(&[Some(FieldMatch::Exact(x))], 0).unwrap();
+        }
+        for x in 100..110 {
+            t.insert(exact(x, x % 4)).unwrap();
+        }
+        t.set_idle_clock(5);
+        assert!(t.lookup(&[104], 77).hit);
+        let mut rows = Vec::new();
+        let mut from = Some(0);
+        let mut pages = 0;
+        while let Some(f) = from {
+            let (page, next) = t.page(f, 7);
+            assert!(page.len() <= 7);
+            rows.extend(page);
+            from = next;
+            pages += 1;
+        }
+        assert_eq!(pages, 7, "43 entries in pages of 7");
+        rows.sort_by_key(|r| r.seq);
+        let entries: Vec<TableEntry> = rows.iter().map(|r| r.entry.clone()).collect();
+        assert_eq!(entries, t.entries(), "every entry once, in insertion order");
+        let hit = rows.iter().find(|r| r.entry == exact(104, 0)).unwrap();
+        assert_eq!(
+            hit.counter,
+            Some(CounterData {
+                bytes: 77,
+                packets: 1
+            })
+        );
+        assert_eq!(hit.last_hit, Some(5));
+        let other = rows.iter().find(|r| r.entry == exact(105, 1)).unwrap();
+        assert_eq!(other.counter, Some(CounterData::default()));
+        assert_eq!(other.last_hit, Some(0));
+    }
+
+    #[test]
+    fn entries_share_interned_actions_and_keep_their_own() {
+        let mut t = Table::new(&COUNTED);
+        for x in 0..6 {
+            t.insert(exact(x, 7)).unwrap();
+        }
+        assert_eq!(t.pool.calls.len(), 1, "one copy of a shared action");
+        let old = t.modify(exact(2, 9)).unwrap();
+        assert_eq!(old, exact(2, 7).action);
+        assert_eq!(param(&t.lookup(&[2], 0)), 9);
+        assert_eq!(param(&t.lookup(&[3], 0)), 7);
+        t.delete(&[Some(FieldMatch::Exact(2))], 0).unwrap();
+        assert!(!t.lookup(&[2], 0).hit);
+        // The freed pool slot is reused, not grown.
+        t.insert(exact(2, 11)).unwrap();
+        assert_eq!(t.pool.calls.len(), 2);
+        assert_eq!(param(&t.lookup(&[2], 0)), 11);
+        assert_eq!(t.pool.refs, vec![5, 1]);
+    }
 
     #[test]
     fn hits_record_the_idle_clock_and_insertion_counts_as_a_hit() {
