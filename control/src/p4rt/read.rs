@@ -20,13 +20,22 @@
 //!   a PRE wildcard reads are empty. Other unsupported kinds are
 //!   UNIMPLEMENTED.
 //!
-//! Runs inside one device job, so a read sees a consistent snapshot.
+//! Table entries are read a page at a time ([`plan_table_read`],
+//! `RuntimeApi::table_entries_page`, [`rows_to_entities`]): each page is
+//! one short device job, and decoding the request, filtering and building
+//! the replies happen off the dataplane thread, so reading a million
+//! entries never holds the dataplane for long. The service keeps writes
+//! out while a read runs, so the pages of one read see no P4Runtime write
+//! between them. Other entities are read inside one device job.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use p4_target::arch::Pre;
 use p4_target::info::{ProgramInfo, TableInfo};
-use p4_target::runtime::{CounterData, RuntimeApi};
+use p4_target::runtime::{
+    ActionCall, CounterData, EntryAction, EntryRow, FieldMatch, RuntimeApi,
+};
 use proto::p4::v1 as pb;
 use proto::p4::v1::entity::Entity as E;
 
@@ -46,8 +55,8 @@ pub struct ReadContext {
     pub owned: HashMap<u32, String>,
     /// The device's time (ns, the idle clock's).
     pub now_ns: u64,
-    /// Meter configurations.
-    pub shadow: Shadow,
+    /// Meter configurations, entry extras, PRE echo.
+    pub shadow: Arc<Shadow>,
 }
 
 fn counter_to_proto(d: CounterData) -> pb::CounterData {
@@ -83,19 +92,33 @@ fn selected_tables(
     }
 }
 
-/// Table entries selected by `te`, optionally with their direct counters.
-fn table_entries(
-    rt: &dyn RuntimeApi,
-    cx: &ReadContext,
-    te: &pb::TableEntry,
-    out: &mut Vec<pb::Entity>,
-) -> Result<(), P4Error> {
+/// What one table contributes to a table-entry read: its default entry,
+/// or the entries that pass a filter.
+#[derive(Debug)]
+pub enum TablePlan {
+    /// `is_default_action`: the table's default entry.
+    Default(&'static TableInfo),
+    /// The table's entries, filtered.
+    Entries(EntryQuery),
+}
+
+/// The filters of a table-entry read on one table that the request
+/// decodes to (the rest are compared in their wire form).
+#[derive(Debug)]
+pub struct EntryQuery {
+    /// The table.
+    pub table: &'static TableInfo,
+    key: Option<Vec<Option<FieldMatch>>>,
+    action: Option<EntryAction>,
+}
+
+/// Which tables a table-entry read `te` covers and how it filters them;
+/// decodes and checks the request without touching the runtime.
+pub fn plan_table_read(cx: &ReadContext, te: &pb::TableEntry) -> Result<Vec<TablePlan>, P4Error> {
+    let mut plans = Vec::new();
     for t in selected_tables(cx, te.table_id, "table_entry.table_id")? {
         if te.is_default_action {
-            let call = rt.table_default(t.id)?;
-            out.push(entity(E::TableEntry(default_entry_to_proto(
-                cx.info, t, &call,
-            ))));
+            plans.push(TablePlan::Default(t));
             continue;
         }
         let key = if te.table_id != 0 && !te.r#match.is_empty() {
@@ -110,40 +133,103 @@ fn table_entries(
             ),
             _ => None,
         };
-        for e in rt.table_entries(t.id)? {
-            let ekey = (t.id, e.matches.clone(), e.priority);
-            let extras = cx.shadow.entries.get(&ekey).copied().unwrap_or_default();
-            if key.as_ref().is_some_and(|k| *k != e.matches)
-                || (te.priority != 0 && te.priority != e.priority)
-                || action.as_ref().is_some_and(|a| *a != e.action)
-                || (!te.metadata.is_empty() && te.metadata != e.metadata)
-                || (te.controller_metadata != 0
-                    && te.controller_metadata != extras.controller_metadata)
-                || (te.idle_timeout_ns != 0 && te.idle_timeout_ns as u64 != extras.idle_timeout_ns)
-            {
-                continue;
+        plans.push(TablePlan::Entries(EntryQuery {
+            table: t,
+            key,
+            action,
+        }));
+    }
+    Ok(plans)
+}
+
+/// The default entry of `t`, as a read reports it.
+pub fn default_entity(cx: &ReadContext, t: &TableInfo, call: &ActionCall) -> pb::Entity {
+    entity(E::TableEntry(default_entry_to_proto(cx.info, t, call)))
+}
+
+/// Appends to `out` the rows (in insertion order) that pass the filters of
+/// `te` and `q`, as entities; `now_ns` is the device time the rows were
+/// read at (for `time_since_last_hit`).
+pub fn rows_to_entities(
+    cx: &ReadContext,
+    te: &pb::TableEntry,
+    q: &EntryQuery,
+    rows: &[EntryRow],
+    now_ns: u64,
+    out: &mut Vec<pb::Entity>,
+) {
+    let t = q.table;
+    for row in rows {
+        let e = &row.entry;
+        if q.key.as_ref().is_some_and(|k| *k != e.matches)
+            || (te.priority != 0 && te.priority != e.priority)
+            || q.action.as_ref().is_some_and(|a| *a != e.action)
+            || (!te.metadata.is_empty() && te.metadata != e.metadata)
+        {
+            continue;
+        }
+        // Only entries with extras are in the shadow; skip building the
+        // key for tables that have none.
+        let shadowed = !cx.shadow.entries.is_empty() || !cx.shadow.direct_meters.is_empty();
+        let ekey = shadowed.then(|| (t.id, e.matches.clone(), e.priority));
+        let extras = ekey
+            .as_ref()
+            .and_then(|k| cx.shadow.entries.get(k).copied())
+            .unwrap_or_default();
+        if (te.controller_metadata != 0 && te.controller_metadata != extras.controller_metadata)
+            || (te.idle_timeout_ns != 0 && te.idle_timeout_ns as u64 != extras.idle_timeout_ns)
+        {
+            continue;
+        }
+        let mut pe = entry_to_proto(cx.info, t, e);
+        pe.idle_timeout_ns = extras.idle_timeout_ns as i64;
+        pe.controller_metadata = extras.controller_metadata;
+        if te.counter_data.is_some() && t.direct_counter.is_some() {
+            pe.counter_data = row.counter.map(counter_to_proto);
+        }
+        if te.meter_config.is_some() && t.direct_meter.is_some() {
+            pe.meter_config = ekey
+                .as_ref()
+                .and_then(|k| cx.shadow.direct_meters.get(k))
+                .map(meter_to_proto);
+        }
+        if te.time_since_last_hit.is_some() && t.idle_timeout {
+            pe.time_since_last_hit = row.last_hit.map(|hit| pb::table_entry::IdleTimeout {
+                elapsed_ns: now_ns.saturating_sub(hit) as i64,
+            });
+        }
+        out.push(entity(E::TableEntry(pe)));
+    }
+}
+
+/// Rows read a page at a time are in handle order; a read reports them
+/// in insertion order.
+pub fn insertion_order(rows: &mut [EntryRow]) {
+    rows.sort_unstable_by_key(|r| r.seq);
+}
+
+/// Table entries selected by `te`, optionally with their direct counters,
+/// read in one go (see [`plan_table_read`] for reads in steps).
+fn table_entries(
+    rt: &dyn RuntimeApi,
+    cx: &ReadContext,
+    te: &pb::TableEntry,
+    out: &mut Vec<pb::Entity>,
+) -> Result<(), P4Error> {
+    for plan in plan_table_read(cx, te)? {
+        match plan {
+            TablePlan::Default(t) => out.push(default_entity(cx, t, &rt.table_default(t.id)?)),
+            TablePlan::Entries(q) => {
+                let mut rows = Vec::new();
+                let mut from = Some(0);
+                while let Some(f) = from {
+                    let (page, next) = rt.table_entries_page(q.table.id, f, usize::MAX)?;
+                    rows.extend(page);
+                    from = next;
+                }
+                insertion_order(&mut rows);
+                rows_to_entities(cx, te, &q, &rows, cx.now_ns, out);
             }
-            let mut pe = entry_to_proto(cx.info, t, &e);
-            pe.idle_timeout_ns = extras.idle_timeout_ns as i64;
-            pe.controller_metadata = extras.controller_metadata;
-            if te.counter_data.is_some() && t.direct_counter.is_some() {
-                pe.counter_data = rt
-                    .direct_counter_read(t.id, &e.matches, e.priority)
-                    .ok()
-                    .map(counter_to_proto);
-            }
-            if te.meter_config.is_some() && t.direct_meter.is_some() {
-                pe.meter_config = cx.shadow.direct_meters.get(&ekey).map(meter_to_proto);
-            }
-            if te.time_since_last_hit.is_some() && t.idle_timeout {
-                pe.time_since_last_hit =
-                    rt.entry_last_hit(t.id, &e.matches, e.priority)
-                        .ok()
-                        .map(|hit| pb::table_entry::IdleTimeout {
-                            elapsed_ns: cx.now_ns.saturating_sub(hit) as i64,
-                        });
-            }
-            out.push(entity(E::TableEntry(pe)));
         }
     }
     Ok(())
@@ -190,8 +276,9 @@ pub fn read_entities(
     (out, None)
 }
 
-/// The entities one request entity selects, appended to `out`.
-fn read_one(
+/// The entities one request entity (the `n`-th of the request) selects,
+/// appended to `out`.
+pub fn read_one(
     rt: &dyn RuntimeApi,
     pre: Option<&Pre>,
     cx: &ReadContext,

@@ -34,7 +34,10 @@ use super::digest::{DigestConfig, DigestEngine};
 use super::error::{P4Error, write_status};
 use super::loader::Library;
 use super::persist::{PersistError, StateStore};
-use super::read::{ReadContext, read_entities};
+use super::read::{
+    ReadContext, TablePlan, default_entity, insertion_order, plan_table_read, read_one,
+    rows_to_entities,
+};
 use super::roles::{OwnedTableAccess, PredefinedRole, RoleAccess, owner_role, predefined_roles};
 use super::write::{
     Op, ProfileLimits, Shadow, WriteContext, apply_batch, op_from_update, undo_batch,
@@ -1032,6 +1035,83 @@ async fn next_frame<T: Clone>(rx: &mut Option<broadcast::Receiver<T>>) -> Option
 /// Entities per ReadResponse message.
 const READ_CHUNK: usize = 1000;
 
+/// Table entries a read takes from the dataplane in one job: short
+/// enough that packets keep flowing while a large table is read.
+const READ_PAGE: usize = 1024;
+
+/// Reads `entities` in request order: table entries a page per device job
+/// (filtered and converted here, off the dataplane thread), other
+/// entities one device job each. Returns what the entities before the
+/// first bad one selected, and its error.
+async fn read_paged(
+    device: &Arc<dyn Device>,
+    cx: &Arc<ReadContext>,
+    entities: Vec<pb::Entity>,
+) -> Result<(Vec<pb::Entity>, Option<P4Error>), Status> {
+    let mut found = Vec::new();
+    for (n, ent) in entities.into_iter().enumerate() {
+        if let Some(pb::entity::Entity::TableEntry(te)) = &ent.entity {
+            let plans = match plan_table_read(cx, te) {
+                Ok(p) => p,
+                Err(e) => return Ok((found, Some(e))),
+            };
+            for plan in plans {
+                match plan {
+                    TablePlan::Default(t) => {
+                        let call = device
+                            .with_runtime(move |rt| rt.table_default(t.id))
+                            .await
+                            .map_err(device_status)?;
+                        match call {
+                            Ok(call) => found.push(default_entity(cx, t, &call)),
+                            Err(e) => return Ok((found, Some(e.into()))),
+                        }
+                    }
+                    TablePlan::Entries(q) => {
+                        let mut rows = Vec::new();
+                        let mut from = Some(0);
+                        let mut now_ns = 0;
+                        while let Some(f) = from {
+                            let id = q.table.id;
+                            let (page, now) = device
+                                .with_state(move |dev| {
+                                    (dev.runtime.table_entries_page(id, f, READ_PAGE), dev.now_ns)
+                                })
+                                .await
+                                .map_err(device_status)?;
+                            let (page, next) = match page {
+                                Ok(p) => p,
+                                Err(e) => return Ok((found, Some(e.into()))),
+                            };
+                            rows.extend(page);
+                            from = next;
+                            now_ns = now;
+                        }
+                        insertion_order(&mut rows);
+                        rows_to_entities(cx, te, &q, &rows, now_ns, &mut found);
+                    }
+                }
+            }
+            continue;
+        }
+        let job_cx = Arc::clone(cx);
+        let read = device
+            .with_state(move |dev| {
+                let mut cx = (*job_cx).clone();
+                cx.now_ns = dev.now_ns;
+                let mut out = Vec::new();
+                read_one(&*dev.runtime, dev.pre.as_deref(), &cx, n, &ent, &mut out).map(|()| out)
+            })
+            .await
+            .map_err(device_status)?;
+        match read {
+            Ok(mut out) => found.append(&mut out),
+            Err(e) => return Ok((found, Some(e))),
+        }
+    }
+    Ok((found, None))
+}
+
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
 #[tonic::async_trait]
@@ -1088,21 +1168,17 @@ impl P4Runtime for P4RuntimeService {
         let inner = &self.inner;
         let r = request.into_inner();
         inner.check_device(r.device_id)?;
-        let mut cx = ReadContext {
+        // Writes wait while the read runs (they take the shadow first), so
+        // the pages of a large table read see no write between them.
+        let shadow = inner.shadow.lock().await;
+        let cx = Arc::new(ReadContext {
             info: inner.program().info,
             owned: inner.program().owned.clone(),
             now_ns: 0,
-            shadow: inner.shadow.lock().await.clone(),
-        };
-        let entities = r.entities;
-        let (found, error) = inner
-            .device
-            .with_state(move |dev| {
-                cx.now_ns = dev.now_ns;
-                read_entities(&*dev.runtime, dev.pre.as_deref(), &cx, &entities)
-            })
-            .await
-            .map_err(device_status)?;
+            shadow: Arc::new(shadow.clone()),
+        });
+        let (found, error) = read_paged(&inner.device, &cx, r.entities).await?;
+        drop(shadow);
         // A request without any good entity is just the error; otherwise the
         // entities read so far come first, then the error ends the stream
         // (§13.3).

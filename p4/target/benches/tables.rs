@@ -304,6 +304,21 @@ fn bench_lookup<const N: usize>(
 ) {
     assert!(keys.len().is_power_of_two());
     let wrap = keys.len() - 1;
+    // The fastest of 300 passes over 4,096 lookups: a loaded machine
+    // inflates criterion's means; the minimum is what the code costs.
+    let mut best = f64::MAX;
+    for _ in 0..300 {
+        let t = Instant::now();
+        for k in 0..4096 {
+            let l = table.lookup(black_box(&keys[k & wrap]), 64);
+            black_box(match l.action {
+                EntryAction::Direct(c) => c.params.first().copied().unwrap_or(0) as u32,
+                EntryAction::Member(m) | EntryAction::Group(m) => *m,
+            });
+        }
+        best = best.min(t.elapsed().as_secs_f64() * 1e9 / 4096.0);
+    }
+    println!("{name}: fastest pass {best:.1} ns a lookup");
     let mut i = 0usize;
     c.bench_function(name, |b| {
         b.iter(|| {

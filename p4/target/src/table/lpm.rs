@@ -34,7 +34,7 @@
 //! Contract:
 //! - Lookup reads at most `1 + ceil((key_bits - s0) / 6)` nodes and one
 //!   leaf, independent of the number of entries; no allocation, no panic.
-//! - Memory: a `4 × 2^s0`-byte root (256 KiB for keys of 16 bits or more),
+//! - Memory: a `4 × 2^s0`-byte root (256 KiB, 1 MiB in large tables),
 //!   48 bytes a node (lookup and control halves), 4 bytes a leaf and 4 per
 //!   route id; segments are reused through per-size free lists.
 //! - Entry ids must be below 2^31.
@@ -47,8 +47,13 @@ use crate::runtime::FieldMatch;
 pub(crate) const MAX_KEY_BITS: u32 = 512;
 /// Packed key buffer: the key plus 4 bytes of padding for [`chunk`].
 const KEY_BYTES: usize = (MAX_KEY_BITS / 8) as usize + 4;
-/// Widest root stride.
+/// Root stride of tables declared with fewer than [`LARGE_TABLE`] entries.
 const ROOT_BITS: u32 = 16;
+/// Root stride of large tables: IPv4 /24 routes, the bulk of a full
+/// table, then end in the first node instead of creating a second.
+const LARGE_ROOT_BITS: u32 = 18;
+/// Declared size from which a table gets the wider root (1 MiB).
+pub(crate) const LARGE_TABLE: u32 = 1 << 16;
 /// Stride of the nodes below the root.
 const STRIDE: u32 = 6;
 
@@ -110,6 +115,16 @@ fn rank_incl(bits: u64, c: u32) -> u32 {
     (bits & (u64::MAX >> (63 - c))).count_ones()
 }
 
+/// Resizes `v` to `len`, growing its capacity by a quarter at a time
+/// rather than doubling: large tables keep at most 25 % slack.
+pub(crate) fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
+    if len > v.capacity() {
+        let more = (len - v.len()).max(v.capacity() / 4).max(16);
+        v.reserve_exact(more);
+    }
+    v.resize(len, fill);
+}
+
 /// Vectors carved into runs of 1..=`max` items, with a free list per size.
 #[derive(Debug)]
 struct Segments<T> {
@@ -133,7 +148,7 @@ impl<T: Copy + Default> Segments<T> {
             return s;
         }
         let s = self.data.len();
-        self.data.resize(s + n, T::default());
+        grow(&mut self.data, s + n, T::default());
         s as u32
     }
 
@@ -182,7 +197,7 @@ impl<T: Copy + Default> Segments<T> {
     }
 }
 
-/// The bits `pos..pos + n` (n <= 16) of a packed key, as an integer.
+/// The bits `pos..pos + n` (n <= 24) of a packed key, as an integer.
 #[inline]
 fn chunk(buf: &[u8; KEY_BYTES], pos: u32, n: u32) -> u32 {
     let i = (pos / 8) as usize;
@@ -218,10 +233,10 @@ pub(crate) struct LpmEngine {
     /// Root stride `s0`.
     root_bits: u32,
     root: Box<[u32]>,
-    /// Routes of at most `s0` bits: `len << 16 | bits` → id + 1.
+    /// Routes of at most `s0` bits: `len << 24 | bits` → id + 1.
     root_prefixes: FxHashMap<u32, u32>,
     /// Number of root routes of each length `0..=s0`.
-    root_lengths: [u32; ROOT_BITS as usize + 1],
+    root_lengths: [u32; LARGE_ROOT_BITS as usize + 1],
     nodes: Segments<Node>,
     /// Parallel to `nodes.data`.
     meta: Vec<Meta>,
@@ -232,13 +247,18 @@ pub(crate) struct LpmEngine {
 
 impl LpmEngine {
     /// An empty trie for a key whose field `lpm_index` is the LPM field and
-    /// the others are exact. `widths` are the key's field widths in key order.
-    pub(crate) fn new(widths: &[u32], lpm_index: usize) -> Self {
+    /// the others are exact. `widths` are the key's field widths in key
+    /// order; `capacity` is the table's declared size.
+    pub(crate) fn new(widths: &[u32], lpm_index: usize, capacity: u32) -> Self {
         let mut order: Vec<usize> = (0..widths.len()).filter(|&i| i != lpm_index).collect();
         order.push(lpm_index);
         let ordered: Box<[u32]> = order.iter().map(|&i| widths[i]).collect();
         let total_bits: u32 = ordered.iter().sum();
-        let root_bits = total_bits.min(ROOT_BITS);
+        let root_bits = total_bits.min(if capacity >= LARGE_TABLE {
+            LARGE_ROOT_BITS
+        } else {
+            ROOT_BITS
+        });
         LpmEngine {
             exact_bits: total_bits - widths[lpm_index],
             order: order.into(),
@@ -247,7 +267,7 @@ impl LpmEngine {
             root_bits,
             root: vec![0; 1 << root_bits].into_boxed_slice(),
             root_prefixes: FxHashMap::default(),
-            root_lengths: [0; ROOT_BITS as usize + 1],
+            root_lengths: [0; LARGE_ROOT_BITS as usize + 1],
             nodes: Segments::new(1 << STRIDE),
             meta: Vec::new(),
             leaves: Segments::new(1 << STRIDE),
@@ -348,7 +368,7 @@ impl LpmEngine {
     // ----- root --------------------------------------------------------
 
     fn root_key(len: u32, bits: u32) -> u32 {
-        (len << 16) | bits
+        (len << 24) | bits
     }
 
     /// Best root route covering root slot `s`, considering lengths `min_len..=s0`.
@@ -430,7 +450,7 @@ impl LpmEngine {
 
     fn sync_meta_len(&mut self) {
         if self.meta.len() < self.nodes.data.len() {
-            self.meta.resize(self.nodes.data.len(), Meta::default());
+            grow(&mut self.meta, self.nodes.data.len(), Meta::default());
         }
     }
 
@@ -727,6 +747,21 @@ impl LpmEngine {
             + self.ids.bytes()
     }
 
+    /// Bytes by part: (root, nodes, meta, leaves, ids) and live node count.
+    #[cfg(test)]
+    pub(crate) fn breakdown(&self) -> ([usize; 5], usize) {
+        (
+            [
+                self.root.len() * 4,
+                self.nodes.bytes(),
+                self.meta.capacity() * std::mem::size_of::<Meta>(),
+                self.leaves.bytes(),
+                self.ids.bytes(),
+            ],
+            self.live_nodes,
+        )
+    }
+
     /// Number of live trie nodes below the root.
     #[cfg(test)]
     pub(crate) fn node_count(&self) -> usize {
@@ -748,7 +783,7 @@ mod tests {
 
     #[test]
     fn longest_prefix_wins_and_delete_restores_the_covering_one() {
-        let mut t = LpmEngine::new(&[32], 0);
+        let mut t = LpmEngine::new(&[32], 0, 1024);
         t.insert(0, &[lpm(0x0a00_0000, 8)]);
         t.insert(1, &[lpm(0x0a01_0000, 16)]);
         t.insert(2, &[lpm(0x0a01_0100, 24)]);
@@ -777,7 +812,7 @@ mod tests {
     #[test]
     fn odd_widths_and_exact_fields_first() {
         // key: lpm field of 12 bits at index 0, exact 9-bit port at index 1.
-        let mut t = LpmEngine::new(&[12, 9], 0);
+        let mut t = LpmEngine::new(&[12, 9], 0, 1024);
         let e = |p| Some(FieldMatch::Exact(p));
         t.insert(0, &[lpm(0xa00, 4), e(5)]);
         t.insert(1, &[lpm(0xab0, 8), e(5)]);
@@ -794,7 +829,7 @@ mod tests {
     #[test]
     fn wide_keys_use_the_byte_packer() {
         // 128-bit exact + 128-bit lpm = 256 bits.
-        let mut t = LpmEngine::new(&[128, 128], 1);
+        let mut t = LpmEngine::new(&[128, 128], 1, 1024);
         let a = u128::MAX - 5;
         t.insert(0, &[Some(FieldMatch::Exact(a)), lpm(0xfe80u128 << 112, 10)]);
         t.insert(1, &[Some(FieldMatch::Exact(a)), lpm(0, 0)]);
@@ -809,7 +844,7 @@ mod tests {
     #[test]
     fn ten_thousand_routes_then_none_frees_every_node() {
         let mut rng = crate::externs::Rng::new(11);
-        let mut t = LpmEngine::new(&[32], 0);
+        let mut t = LpmEngine::new(&[32], 0, 1024);
         let mut routes = std::collections::BTreeMap::new();
         while routes.len() < 10_000 {
             let len = 8 + (rng.next_u64() % 25) as u32;
@@ -836,6 +871,28 @@ mod tests {
         }
         assert_eq!(t.node_count(), 0);
         assert_eq!(t.lookup(&[0x0a00_0001]), None);
+    }
+
+    /// Where the bytes of a large table go (run with `--ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn memory_breakdown_of_a_million_routes() {
+        let mut rng = crate::externs::Rng::new(5);
+        let mut t = LpmEngine::new(&[32], 0, 1 << 20);
+        let mut seen = std::collections::HashSet::new();
+        let blocks: Vec<u128> = (0..20_000)
+            .map(|_| (rng.next_u64() as u128 & 0xffff) << 16)
+            .collect();
+        while seen.len() < 1_000_000 {
+            let len = [24, 24, 24, 24, 24, 24, 23, 22, 21, 20][(rng.next_u64() % 10) as usize];
+            let v = (blocks[(rng.next_u64() % 20_000) as usize] | (rng.next_u64() as u128 & 0xffff))
+                & (mask32() ^ (mask32() >> len));
+            if seen.insert((v, len)) {
+                t.insert(seen.len() as u32, &[lpm(v, len)]);
+            }
+        }
+        let (parts, nodes) = t.breakdown();
+        println!("root, nodes, meta, leaves, ids: {parts:?}; {nodes} nodes; total {} B a route", t.memory_bytes() / 1_000_000);
     }
 
     fn mask32() -> u128 {

@@ -106,7 +106,7 @@ impl Engine {
             Engine::Exact(exact::ExactEngine::new(&widths))
         } else if lpm.len() == 1 && others_exact && widths.iter().sum::<u32>() <= lpm::MAX_KEY_BITS
         {
-            Engine::Lpm(lpm::LpmEngine::new(&widths, lpm[0]))
+            Engine::Lpm(lpm::LpmEngine::new(&widths, lpm[0], info.size))
         } else {
             Engine::Priority(priority::PriorityEngine::new(&widths))
         }
@@ -516,18 +516,19 @@ impl Table {
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
-                self.actions.push(FREE);
-                self.seq.push(0);
+                let n = self.actions.len() + 1;
+                lpm::grow(&mut self.actions, n, FREE);
+                lpm::grow(&mut self.seq, n, 0);
                 if self.info.direct_counter.is_some() {
-                    self.counters.push(CounterData::default());
+                    lpm::grow(&mut self.counters, n, CounterData::default());
                 }
                 if self.info.idle_timeout {
-                    self.last_hit.push(0);
+                    lpm::grow(&mut self.last_hit, n, 0);
                 }
                 if self.info.direct_meter.is_some() {
-                    self.meters.push(MeterState::default());
+                    lpm::grow(&mut self.meters, n, MeterState::default());
                 }
-                (self.actions.len() - 1) as u32
+                (n - 1) as u32
             }
         };
         let i = id as usize;

@@ -170,7 +170,7 @@ impl Records {
     pub(crate) fn put(&mut self, id: u32, matches: &[Option<FieldMatch>], priority: i32) {
         let s = id as usize * self.size;
         if self.bytes.len() < s + self.size {
-            self.bytes.resize(s + self.size, 0);
+            super::lpm::grow(&mut self.bytes, s + self.size, 0);
         }
         encode_with(
             &self.fields,
