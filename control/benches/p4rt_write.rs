@@ -141,9 +141,8 @@ async fn service_of(
     state: Option<&Path>,
 ) -> (P4RuntimeClient<Channel>, Duration, Arc<LocalDevice>) {
     let device = LocalDevice::new(Box::new(Runtime::new(program)));
-    let svc =
-        P4RuntimeService::from_program(program, device.clone(), P4RuntimeConfig::default())
-            .unwrap();
+    let svc = P4RuntimeService::from_program(program, device.clone(), P4RuntimeConfig::default())
+        .unwrap();
     let t = Instant::now();
     if let Some(path) = state {
         svc.restore(path).await.unwrap();

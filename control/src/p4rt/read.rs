@@ -33,9 +33,7 @@ use std::sync::Arc;
 
 use p4_target::arch::Pre;
 use p4_target::info::{ProgramInfo, TableInfo};
-use p4_target::runtime::{
-    ActionCall, CounterData, EntryAction, EntryRow, FieldMatch, RuntimeApi,
-};
+use p4_target::runtime::{ActionCall, CounterData, EntryAction, EntryRow, FieldMatch, RuntimeApi};
 use proto::p4::v1 as pb;
 use proto::p4::v1::entity::Entity as E;
 

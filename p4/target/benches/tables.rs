@@ -253,11 +253,18 @@ fn ipv6_routes(n: usize, rng: &mut Rng) -> Vec<(u128, u32)> {
     out
 }
 
-/// An LPM table of `width` bits holding `routes` (next hop = route index
+/// An LPM table of `width` bits holding `rs` (next hop = route index
 /// mod 512), and lookup keys inside randomly chosen routes. Prints its
 /// memory and insert rate when it holds 100,000 routes or more.
 fn lpm_table(what: &str, width: u32, rs: &[(u128, u32)], rng: &mut Rng) -> (Table, Vec<u128>) {
-    let info = table_info(vec![(width, MatchKind::Lpm)], 1 << 21);
+    // Declared as large as needed: tables of 65,536 entries or more get
+    // the 1 MiB root, smaller ones the 256 KiB one.
+    let size = if rs.len() >= 1 << 16 {
+        1 << 21
+    } else {
+        1 << 15
+    };
+    let info = table_info(vec![(width, MatchKind::Lpm)], size);
     let prog = program(info);
     // Entries are made inside the timed loop: what they allocate and the
     // table does not keep is freed again, so the heap grows by the table.

@@ -59,6 +59,8 @@ const STRIDE: u32 = 6;
 
 /// Root slot encoding: `CHILD | node`, else entry id + 1 (0 = nothing).
 const CHILD: u32 = 1 << 31;
+/// `root_len` of a slot no root route covers.
+const NO_ROUTE: u8 = u8::MAX;
 
 /// Lookup half of a node.
 #[derive(Clone, Copy, Debug, Default)]
@@ -233,6 +235,9 @@ pub(crate) struct LpmEngine {
     /// Root stride `s0`.
     root_bits: u32,
     root: Box<[u32]>,
+    /// Length of the root route each root slot resolves to ([`NO_ROUTE`]:
+    /// none), so a root insert compares instead of searching.
+    root_len: Box<[u8]>,
     /// Routes of at most `s0` bits: `len << 24 | bits` → id + 1.
     root_prefixes: FxHashMap<u32, u32>,
     /// Number of root routes of each length `0..=s0`.
@@ -266,6 +271,7 @@ impl LpmEngine {
             total_bits,
             root_bits,
             root: vec![0; 1 << root_bits].into_boxed_slice(),
+            root_len: vec![NO_ROUTE; 1 << root_bits].into_boxed_slice(),
             root_prefixes: FxHashMap::default(),
             root_lengths: [0; LARGE_ROOT_BITS as usize + 1],
             nodes: Segments::new(1 << STRIDE),
@@ -371,18 +377,19 @@ impl LpmEngine {
         (len << 24) | bits
     }
 
-    /// Best root route covering root slot `s`, considering lengths `min_len..=s0`.
-    fn root_best(&self, s: u32, min_len: u32) -> u32 {
-        for len in (min_len..=self.root_bits).rev() {
+    /// Best root route covering root slot `s`: (id + 1, length), or
+    /// (0, [`NO_ROUTE`]).
+    fn root_best(&self, s: u32) -> (u32, u8) {
+        for len in (0..=self.root_bits).rev() {
             if self.root_lengths[len as usize] == 0 {
                 continue;
             }
             let key = Self::root_key(len, s >> (self.root_bits - len));
             if let Some(&v) = self.root_prefixes.get(&key) {
-                return v;
+                return (v, len as u8);
             }
         }
-        0
+        (0, NO_ROUTE)
     }
 
     /// Sets what root slot `s` resolves to without a child: into the slot,
@@ -402,12 +409,9 @@ impl LpmEngine {
         let span = 1u32 << (self.root_bits - len);
         for s in bits * span..(bits + 1) * span {
             // Longer routes keep their slots.
-            let longer = if len < self.root_bits {
-                self.root_best(s, len + 1)
-            } else {
-                0
-            };
-            if longer == 0 {
+            let cur = self.root_len[s as usize];
+            if cur == NO_ROUTE || u32::from(cur) < len {
+                self.root_len[s as usize] = len as u8;
                 self.set_root_value(s, val);
             }
         }
@@ -422,7 +426,12 @@ impl LpmEngine {
         self.root_lengths[len as usize] -= 1;
         let span = 1u32 << (self.root_bits - len);
         for s in bits * span..(bits + 1) * span {
-            let v = self.root_best(s, 0);
+            // Only the slots the route won fall back to a shorter one.
+            if u32::from(self.root_len[s as usize]) != len {
+                continue;
+            }
+            let (v, l) = self.root_best(s);
+            self.root_len[s as usize] = l;
             self.set_root_value(s, v);
         }
     }
@@ -713,7 +722,7 @@ impl LpmEngine {
                     let s = chunk(&buf, 0, self.root_bits);
                     self.drop_node(n);
                     self.nodes.release(n as u32, 1);
-                    self.root[s as usize] = self.root_best(s, 0);
+                    self.root[s as usize] = self.root_best(s).0;
                     return;
                 }
             }
@@ -739,7 +748,7 @@ impl LpmEngine {
 
     /// Heap bytes held (capacity, free lists included).
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.root.len() * 4
+        self.root.len() * 5
             + self.root_prefixes.capacity() * 9
             + self.nodes.bytes()
             + self.meta.capacity() * std::mem::size_of::<Meta>()
@@ -885,14 +894,18 @@ mod tests {
             .collect();
         while seen.len() < 1_000_000 {
             let len = [24, 24, 24, 24, 24, 24, 23, 22, 21, 20][(rng.next_u64() % 10) as usize];
-            let v = (blocks[(rng.next_u64() % 20_000) as usize] | (rng.next_u64() as u128 & 0xffff))
+            let v = (blocks[(rng.next_u64() % 20_000) as usize]
+                | (rng.next_u64() as u128 & 0xffff))
                 & (mask32() ^ (mask32() >> len));
             if seen.insert((v, len)) {
                 t.insert(seen.len() as u32, &[lpm(v, len)]);
             }
         }
         let (parts, nodes) = t.breakdown();
-        println!("root, nodes, meta, leaves, ids: {parts:?}; {nodes} nodes; total {} B a route", t.memory_bytes() / 1_000_000);
+        println!(
+            "root, nodes, meta, leaves, ids: {parts:?}; {nodes} nodes; total {} B a route",
+            t.memory_bytes() / 1_000_000
+        );
     }
 
     fn mask32() -> u128 {
