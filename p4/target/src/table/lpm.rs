@@ -117,11 +117,12 @@ fn rank_incl(bits: u64, c: u32) -> u32 {
     (bits & (u64::MAX >> (63 - c))).count_ones()
 }
 
-/// Resizes `v` to `len`, growing its capacity by a quarter at a time
-/// rather than doubling: large tables keep at most 25 % slack.
+/// Resizes `v` to `len`, growing its capacity by half at a time rather
+/// than doubling: large tables keep at most a third of their arrays
+/// unused, and a growing table copies each element about twice.
 pub(crate) fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
     if len > v.capacity() {
-        let more = (len - v.len()).max(v.capacity() / 4).max(16);
+        let more = (len - v.len()).max(v.capacity() / 2).max(16);
         v.reserve_exact(more);
     }
     v.resize(len, fill);
@@ -561,15 +562,10 @@ impl LpmEngine {
         let old_base = node.base1;
         let base1 = self.nodes.insert(old_base, count, at, new_node);
         self.sync_meta_len();
-        // Move the control halves with their nodes.
-        for k in (0..at).rev() {
-            self.meta[base1 as usize + k] = self.meta[old_base as usize + k];
-        }
-        let moved: Vec<Meta> = (at..count)
-            .map(|k| self.meta[old_base as usize + k])
-            .collect();
-        for (k, m) in moved.into_iter().enumerate() {
-            self.meta[base1 as usize + at + 1 + k] = m;
+        // Move the control halves with their nodes (disjoint runs).
+        for k in 0..count {
+            let to = base1 as usize + if k < at { k } else { k + 1 };
+            self.meta[to] = self.meta[old_base as usize + k];
         }
         self.meta[base1 as usize + at] = new_meta;
         let node = &mut self.nodes.data[n];
@@ -586,14 +582,12 @@ impl LpmEngine {
         let count = node.vector.count_ones() as usize;
         let old_base = node.base1;
         self.drop_node(old_base as usize + at);
-        let metas: Vec<Meta> = (0..count)
-            .filter(|&k| k != at)
-            .map(|k| self.meta[old_base as usize + k])
-            .collect();
         let base1 = self.nodes.remove(old_base, count, at);
         self.sync_meta_len();
-        for (k, m) in metas.into_iter().enumerate() {
-            self.meta[base1 as usize + k] = m;
+        // The new run may reuse freed space but never overlaps the old one.
+        for k in (0..count).filter(|&k| k != at) {
+            let to = base1 as usize + if k < at { k } else { k - 1 };
+            self.meta[to] = self.meta[old_base as usize + k];
         }
         let node = &mut self.nodes.data[n];
         node.vector &= !(1 << c);

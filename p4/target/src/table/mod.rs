@@ -5,24 +5,30 @@
 //! CONTRACT (implemented by the target library; generated code relies on it):
 //! - [`Table::new`] picks an engine from the key's match kinds: no key →
 //!   every lookup misses; all exact → hash map (`exact.rs`); exact fields
-//!   plus one LPM → a stride-8 trie whose lookup does not scan entries
+//!   plus one LPM → a poptrie whose lookup does not scan entries
 //!   (`lpm.rs`); anything with ternary/range/optional (or several LPM fields,
 //!   or an exact+LPM key over 512 bits) → tuple space search (`priority.rs`).
 //! - [`Table::lookup`] takes one value per key field (masked to width) and
 //!   never allocates; a key of the wrong length misses.
-//! - The entry store keys entries by (canonical matches, priority), so
-//!   modify/delete/read by key work; `size` is enforced; every entry and
+//! - Entries are found by (canonical matches, priority), so
+//!   modify/delete/read by key work (exact and LPM engines find them
+//!   themselves, the priority engine through an index of key records);
+//!   `size` is enforced; every entry and
 //!   default action is validated against the [`TableInfo`] (and, when the
 //!   table knows its [`ProgramInfo`], the action parameter widths) before
 //!   anything changes (`validate.rs`). A failed call changes nothing.
-//! - Each entry has a direct counter (bytes and packets, counted on every
-//!   hit when the table has a `direct_counter`) and a direct meter cell
-//!   (used when the table has a direct meter).
+//! - An entry has a direct counter (bytes and packets, counted on every
+//!   hit) when the table has a `direct_counter`, and a direct meter cell
+//!   when it has a direct meter; tables without them store neither.
+//! - Entry actions are interned: entries with the same action share one
+//!   copy, and a hit reads the entry's 4-byte index into that pool.
+//! - [`Table::page`] hands out entries a bounded number at a time, so a
+//!   reader never holds the owning thread for the whole table.
 //! - Const entries from [`TableInfo::const_entries`] are installed by `new`;
 //!   `is_const` refuses writes and `default_is_const` refuses default changes.
 //! - Idle timeout (P4Runtime §9.1.8), for tables with `support_timeout`: a
-//!   hit stores the table's idle clock in the entry (one store next to the
-//!   counter it already touches); the control plane advances that clock
+//!   hit stores the table's idle clock in the entry's slot of a per-entry
+//!   array; the control plane advances that clock
 //!   ([`Table::set_idle_clock`], nanoseconds on its own clock, every scan)
 //!   and reads [`Table::last_hit`]. Insertion counts as a hit. Tables
 //!   without `support_timeout` store nothing.
