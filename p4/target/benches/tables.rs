@@ -199,7 +199,7 @@ fn bgp_routes(n: usize, rng: &mut Rng) -> Vec<(u128, u32)> {
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
         let len = weighted(rng, &LENGTHS);
-        let base = if rng.next_u64() % 10 == 0 {
+        let base = if rng.next_u64().is_multiple_of(10) {
             rng.next_u64() as u128 & 0xffff_ffff
         } else {
             blocks[(rng.next_u64() % blocks.len() as u64) as usize]
@@ -239,7 +239,7 @@ fn ipv6_routes(n: usize, rng: &mut Rng) -> Vec<(u128, u32)> {
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
         let len = weighted(rng, &LENGTHS);
-        let base = if rng.next_u64() % 5 == 0 {
+        let base = if rng.next_u64().is_multiple_of(5) {
             (0x2u128 << 124) | (random(rng) >> 3)
         } else {
             blocks[(rng.next_u64() % blocks.len() as u64) as usize] | (random(rng) >> 32)

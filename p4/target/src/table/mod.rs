@@ -84,6 +84,9 @@ pub enum EngineKind {
     Priority,
 }
 
+// One engine per table, so the size of the largest variant costs nothing;
+// boxing it would add a dependent load to every lookup.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Engine {
     Keyless,
