@@ -157,6 +157,9 @@ pub fn rows_to_entities(
     out: &mut Vec<pb::Entity>,
 ) {
     let t = q.table;
+    // Only entries with extras are in the shadow; without any, skip
+    // building each entry's key.
+    let shadowed = !cx.shadow.entries.is_empty() || !cx.shadow.direct_meters.is_empty();
     for row in rows {
         let e = &row.entry;
         if q.key.as_ref().is_some_and(|k| *k != e.matches)
@@ -166,9 +169,6 @@ pub fn rows_to_entities(
         {
             continue;
         }
-        // Only entries with extras are in the shadow; skip building the
-        // key for tables that have none.
-        let shadowed = !cx.shadow.entries.is_empty() || !cx.shadow.direct_meters.is_empty();
         let ekey = shadowed.then(|| (t.id, e.matches.clone(), e.priority));
         let extras = ekey
             .as_ref()
@@ -252,26 +252,6 @@ fn index_range(
             format!("{field}: index {} out of range 0..{size}", i.index),
         )),
     }
-}
-
-/// Reads every entity `entities` selects, in request order, from the
-/// runtime and the replication engine (`None` if the device has none):
-/// what the requests before the first bad one selected, and its error.
-pub fn read_entities(
-    rt: &dyn RuntimeApi,
-    pre: Option<&Pre>,
-    cx: &ReadContext,
-    entities: &[pb::Entity],
-) -> (Vec<pb::Entity>, Option<P4Error>) {
-    let mut out = Vec::new();
-    for (n, ent) in entities.iter().enumerate() {
-        let mut found = Vec::new();
-        match read_one(rt, pre, cx, n, ent, &mut found) {
-            Ok(()) => out.append(&mut found),
-            Err(e) => return (out, Some(e)),
-        }
-    }
-    (out, None)
 }
 
 /// The entities one request entity (the `n`-th of the request) selects,
