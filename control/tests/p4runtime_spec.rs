@@ -409,6 +409,120 @@ async fn s13_ok_read_role_filters_entities_to_the_role_and_not_found_for_an_unkn
     assert_eq!(err.code(), Code::NotFound);
 }
 
+/// The fixture with room for routes over several Read pages (a Read
+/// takes a table's entries 1,024 a device job).
+fn paged_program() -> &'static p4_target::info::ProgramInfo {
+    let mut tables = PROGRAM.tables.to_vec();
+    assert_eq!(tables[0].id, T_LPM);
+    tables[0].size = 4096;
+    let text = P4INFO_TEXT.replacen("size: 8\n", "size: 4096\n", 1);
+    Box::leak(Box::new(p4_target::info::ProgramInfo {
+        tables: tables.leak(),
+        p4info_text: text.leak(),
+        ..PROGRAM
+    }))
+}
+
+#[tokio::test]
+async fn s13_3_unknown_read_over_several_pages_keeps_insertion_order_role_and_each_request() {
+    let program = paged_program();
+    let device =
+        control::device::LocalDevice::new(Box::new(p4_target::runtime::Runtime::new(program)));
+    let h = Harness::start_on(program, device).await;
+    let mut c = primary(&h, 1).await;
+    // 3,000 /32 routes, every fourth through set_nhop; then every third
+    // deleted and 500 more inserted, which take the freed handles: handle
+    // order is no longer insertion order.
+    let te = |i: u32| {
+        let dst = (0x0a00_0000 + i).to_be_bytes();
+        if i.is_multiple_of(4) {
+            entry(
+                T_LPM,
+                vec![lpm(1, &dst, 32)],
+                direct(action(SET_NHOP, &[(1, &[2, 0, 0, 0, 0, 1]), (2, &[3])])),
+                0,
+            )
+        } else {
+            route(dst, 32, &[1])
+        }
+    };
+    for batch in (0..3000).collect::<Vec<u32>>().chunks(500) {
+        write(&mut c, batch.iter().map(|&i| insert(te(i))).collect())
+            .await
+            .unwrap();
+    }
+    let gone: Vec<u32> = (0..3000).filter(|i| i % 3 == 0).collect();
+    for batch in gone.chunks(500) {
+        write(&mut c, batch.iter().map(|&i| delete(te(i))).collect())
+            .await
+            .unwrap();
+    }
+    write(&mut c, (3000..3500).map(|i| insert(te(i))).collect())
+        .await
+        .unwrap();
+    write(&mut c, vec![insert(qos_entry(46, 5))]).await.unwrap();
+    let live: Vec<u32> = (0..3500).filter(|i| *i >= 3000 || i % 3 != 0).collect();
+
+    // Under a role holding only the routes: {every table, a bad table,
+    // the routes filtered on set_port}.
+    let _routes = role_primary(&h, "routes", role_config(&[T_LPM], false), 1).await;
+    let mut by_action = entry(T_LPM, vec![], direct(action(SET_PORT, &[(1, &[9])])), 0);
+    by_action.r#match.clear();
+    let req = pb::ReadRequest {
+        device_id: DEVICE,
+        role: "routes".into(),
+        entities: [
+            pb::TableEntry::default(),
+            pb::TableEntry {
+                table_id: 0x0200_0999,
+                ..Default::default()
+            },
+            by_action,
+        ]
+        .into_iter()
+        .map(|te| pb::Entity {
+            entity: Some(E::TableEntry(te)),
+        })
+        .collect(),
+    };
+    let mut stream = c.client.read(req).await.unwrap().into_inner();
+    let mut got = Vec::new();
+    let err = loop {
+        match stream.message().await {
+            Ok(Some(r)) => got.extend(r.entities),
+            Ok(None) => panic!("the batch had a bad request"),
+            Err(e) => break e,
+        }
+    };
+    let dst = |e: &pb::Entity| match &e.entity {
+        Some(E::TableEntry(t)) if t.table_id == T_LPM => match &t.r#match[0].field_match_type {
+            Some(pb::field_match::FieldMatchType::Lpm(l)) => {
+                let mut b = [0u8; 4];
+                b[4 - l.value.len()..].copy_from_slice(&l.value);
+                u32::from_be_bytes(b) - 0x0a00_0000
+            }
+            other => panic!("not an LPM match: {other:?}"),
+        },
+        other => panic!("not a route: {other:?}"),
+    };
+    let set_port: Vec<u32> = live.iter().copied().filter(|i| i % 4 != 0).collect();
+    assert_eq!(got.len(), live.len() + set_port.len(), "routes only, twice");
+    let (all, filtered) = got.split_at(live.len());
+    assert_eq!(
+        all.iter().map(dst).collect::<Vec<_>>(),
+        live,
+        "every route in insertion order, none of the QoS or const tables"
+    );
+    assert_eq!(filtered.iter().map(dst).collect::<Vec<_>>(), set_port);
+    assert_eq!(err.code(), Code::Unknown, "{err:?}");
+    let codes: Vec<Code> = control::p4rt::error::decode_write_errors(&err)
+        .expect("one p4.v1.Error per request")
+        .into_iter()
+        .map(|(code, _)| Code::from(code))
+        .collect();
+    assert_eq!(codes, [Code::Ok, Code::InvalidArgument, Code::Ok]);
+}
+
 #[tokio::test]
 async fn s5_2_permission_denied_pipeline_push_from_a_role_without_can_push_pipeline() {
     use pb::set_forwarding_pipeline_config_request::Action;

@@ -29,13 +29,20 @@
 //!   a PRE wildcard reads are empty. Other unsupported kinds are
 //!   UNIMPLEMENTED.
 //!
-//! Runs inside one device job, so a read sees a consistent snapshot.
+//! Table entries are read a page at a time ([`plan_table_read`],
+//! `RuntimeApi::table_entries_page`, [`rows_to_entities`]): each page is
+//! one short device job, and decoding the request, filtering and building
+//! the replies happen off the dataplane thread, so reading a million
+//! entries never holds the dataplane for long. The service keeps writes
+//! out while a read runs, so the pages of one read see no P4Runtime write
+//! between them. Other entities are read inside one device job.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use p4_target::arch::Pre;
 use p4_target::info::{ProgramInfo, TableInfo};
-use p4_target::runtime::{CounterData, EntryAction, RuntimeApi};
+use p4_target::runtime::{ActionCall, CounterData, EntryAction, EntryRow, FieldMatch, RuntimeApi};
 use proto::p4::v1 as pb;
 use proto::p4::v1::entity::Entity as E;
 
@@ -54,8 +61,8 @@ pub struct ReadContext {
     pub owned: HashMap<u32, String>,
     /// The device's time (ns, the idle clock's).
     pub now_ns: u64,
-    /// Meter configurations.
-    pub shadow: Shadow,
+    /// Meter configurations, entry extras, one shots, PRE echo.
+    pub shadow: Arc<Shadow>,
     /// The scope of the request's `role`, `None` for no role filter.
     pub role: Option<RoleScope>,
 }
@@ -93,18 +100,69 @@ fn selected_tables(
     }
 }
 
-/// Table entries selected by `te`, optionally with their direct counters.
-fn table_entries(
-    rt: &dyn RuntimeApi,
-    cx: &ReadContext,
-    te: &pb::TableEntry,
-    out: &mut Vec<pb::Entity>,
-) -> Result<(), P4Error> {
+/// Whether the request's role covers the entity with P4Info id `id` (a
+/// table, profile, counter, ...): without a role, everything.
+pub fn role_covers(cx: &ReadContext, id: u32) -> bool {
+    cx.role.as_ref().is_none_or(|scope| scope.covers(id))
+}
+
+/// Keeps the entities of one request that its `role` covers (§13); PRE
+/// entries, which have no P4Info id, only for a role with full access.
+pub fn retain_role(cx: &ReadContext, found: &mut Vec<pb::Entity>) {
+    if let Some(scope) = &cx.role {
+        found.retain(|e| {
+            e.entity
+                .as_ref()
+                .is_some_and(|k| entity_id(k).map_or(scope.is_full(), |id| scope.covers(id)))
+        });
+    }
+}
+
+/// What one table contributes to a table-entry read: its default entry,
+/// or the entries that pass a filter.
+#[derive(Debug)]
+pub enum TablePlan {
+    /// `is_default_action`: the table's default entry.
+    Default(&'static TableInfo),
+    /// The table's entries, filtered.
+    Entries(EntryQuery),
+}
+
+impl TablePlan {
+    /// The table the plan reads.
+    pub fn table(&self) -> &'static TableInfo {
+        match self {
+            TablePlan::Default(t) => t,
+            TablePlan::Entries(q) => q.table,
+        }
+    }
+}
+
+/// The filters of a table-entry read on one table that the request
+/// decodes to (the rest are compared in their wire form).
+#[derive(Debug)]
+pub struct EntryQuery {
+    /// The table.
+    pub table: &'static TableInfo,
+    key: Option<Vec<Option<FieldMatch>>>,
+    /// §9.1.6: an action filters on its action id only (not on its
+    /// parameters, nor on member or group ids).
+    action_id: Option<u32>,
+}
+
+/// Which tables a table-entry read `te` covers and how it filters them;
+/// decodes and checks the request without touching the runtime.
+pub fn plan_table_read(cx: &ReadContext, te: &pb::TableEntry) -> Result<Vec<TablePlan>, P4Error> {
     if te.meter_counter_data.is_some() {
         return Err(P4Error::unimplemented(
             "table_entry.meter_counter_data (per-colour meter counters)",
         ));
     }
+    let action_id = match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
+        Some(pb::table_action::Type::Action(a)) if te.table_id != 0 => Some(a.action_id),
+        _ => None,
+    };
+    let mut plans = Vec::new();
     for t in selected_tables(cx, te.table_id, "table_entry.table_id")? {
         if te.table_id != 0 && te.time_since_last_hit.is_some() && !t.idle_timeout {
             // §9.1.8: only tables that support idle timeout have it.
@@ -114,13 +172,7 @@ fn table_entries(
             ));
         }
         if te.is_default_action {
-            let call = rt.table_default(t.id)?;
-            let mut pe = default_entry_to_proto(cx.info, t, &call);
-            if let Some(m) = cx.shadow.default_metadata.get(&t.id) {
-                pe.metadata = m.metadata.clone();
-                pe.controller_metadata = m.controller_metadata;
-            }
-            out.push(entity(E::TableEntry(pe)));
+            plans.push(TablePlan::Default(t));
             continue;
         }
         let key = if te.table_id != 0 && !te.r#match.is_empty() {
@@ -128,54 +180,119 @@ fn table_entries(
         } else {
             None
         };
-        // §9.1.6: an action filters on its action id only (not on its
-        // parameters, nor on member or group ids).
-        let action_id = match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
-            Some(pb::table_action::Type::Action(a)) if te.table_id != 0 => Some(a.action_id),
+        plans.push(TablePlan::Entries(EntryQuery {
+            table: t,
+            key,
+            action_id,
+        }));
+    }
+    Ok(plans)
+}
+
+/// The default entry of `t`, as a read reports it: with the cookies it
+/// was set with.
+pub fn default_entity(cx: &ReadContext, t: &TableInfo, call: &ActionCall) -> pb::Entity {
+    let mut pe = default_entry_to_proto(cx.info, t, call);
+    if let Some(m) = cx.shadow.default_metadata.get(&t.id) {
+        pe.metadata = m.metadata.clone();
+        pe.controller_metadata = m.controller_metadata;
+    }
+    entity(E::TableEntry(pe))
+}
+
+/// Appends to `out` the rows (in insertion order) that pass the filters of
+/// `te` and `q`, as entities; `now_ns` is the device time the rows were
+/// read at (for `time_since_last_hit`).
+pub fn rows_to_entities(
+    cx: &ReadContext,
+    te: &pb::TableEntry,
+    q: &EntryQuery,
+    rows: &[EntryRow],
+    now_ns: u64,
+    out: &mut Vec<pb::Entity>,
+) {
+    let t = q.table;
+    // Only entries with extras, direct meter configs or one-shot actions
+    // are in the shadow; without any, skip building each entry's key.
+    let shadowed = !cx.shadow.entries.is_empty()
+        || !cx.shadow.direct_meters.is_empty()
+        || !cx.shadow.one_shots.is_empty();
+    for row in rows {
+        let e = &row.entry;
+        let direct_action = match &e.action {
+            EntryAction::Direct(c) => Some(c.action_id),
             _ => None,
         };
-        for e in rt.table_entries(t.id)? {
-            let ekey = (t.id, e.matches.clone(), e.priority);
-            let extras = cx.shadow.entries.get(&ekey).copied().unwrap_or_default();
-            let direct_action = match &e.action {
-                EntryAction::Direct(c) => Some(c.action_id),
-                _ => None,
-            };
-            if key.as_ref().is_some_and(|k| *k != e.matches)
-                || (te.priority != 0 && te.priority != e.priority)
-                || action_id.is_some_and(|a| direct_action != Some(a))
-                || (!te.metadata.is_empty() && te.metadata != e.metadata)
-                || (te.controller_metadata != 0
-                    && te.controller_metadata != extras.controller_metadata)
-                || (te.idle_timeout_ns != 0 && te.idle_timeout_ns as u64 != extras.idle_timeout_ns)
-            {
-                continue;
+        if q.key.as_ref().is_some_and(|k| *k != e.matches)
+            || (te.priority != 0 && te.priority != e.priority)
+            || q.action_id.is_some_and(|a| direct_action != Some(a))
+            || (!te.metadata.is_empty() && te.metadata != e.metadata)
+        {
+            continue;
+        }
+        let ekey = shadowed.then(|| (t.id, e.matches.clone(), e.priority));
+        let extras = ekey
+            .as_ref()
+            .and_then(|k| cx.shadow.entries.get(k).copied())
+            .unwrap_or_default();
+        if (te.controller_metadata != 0 && te.controller_metadata != extras.controller_metadata)
+            || (te.idle_timeout_ns != 0 && te.idle_timeout_ns as u64 != extras.idle_timeout_ns)
+        {
+            continue;
+        }
+        let mut pe = entry_to_proto(cx.info, t, e);
+        if let Some(os) = ekey.as_ref().and_then(|k| cx.shadow.one_shots.get(k)) {
+            // A one shot reads back as written (§9.2.3).
+            pe.action = super::oneshot::read_action(&os.set);
+        }
+        pe.idle_timeout_ns = extras.idle_timeout_ns as i64;
+        pe.controller_metadata = extras.controller_metadata;
+        if te.counter_data.is_some() && t.direct_counter.is_some() {
+            pe.counter_data = row.counter.map(counter_to_proto);
+        }
+        if te.meter_config.is_some() && t.direct_meter.is_some() {
+            pe.meter_config = ekey
+                .as_ref()
+                .and_then(|k| cx.shadow.direct_meters.get(k))
+                .map(meter_to_proto);
+        }
+        if te.time_since_last_hit.is_some() && t.idle_timeout {
+            pe.time_since_last_hit = row.last_hit.map(|hit| pb::table_entry::IdleTimeout {
+                elapsed_ns: now_ns.saturating_sub(hit) as i64,
+            });
+        }
+        out.push(entity(E::TableEntry(pe)));
+    }
+}
+
+/// Rows read a page at a time are in handle order; a read reports them
+/// in insertion order.
+pub fn insertion_order(rows: &mut [EntryRow]) {
+    rows.sort_unstable_by_key(|r| r.seq);
+}
+
+/// Table entries selected by `te`, optionally with their direct counters,
+/// read in one go (see [`plan_table_read`] for reads in steps).
+fn table_entries(
+    rt: &dyn RuntimeApi,
+    cx: &ReadContext,
+    te: &pb::TableEntry,
+    out: &mut Vec<pb::Entity>,
+) -> Result<(), P4Error> {
+    for plan in plan_table_read(cx, te)? {
+        match plan {
+            TablePlan::Default(t) => out.push(default_entity(cx, t, &rt.table_default(t.id)?)),
+            TablePlan::Entries(q) => {
+                let mut rows = Vec::new();
+                let mut from = Some(0);
+                while let Some(f) = from {
+                    let (page, next) = rt.table_entries_page(q.table.id, f, usize::MAX)?;
+                    rows.extend(page);
+                    from = next;
+                }
+                insertion_order(&mut rows);
+                rows_to_entities(cx, te, &q, &rows, cx.now_ns, out);
             }
-            let mut pe = entry_to_proto(cx.info, t, &e);
-            if let Some(os) = cx.shadow.one_shots.get(&ekey) {
-                // A one shot reads back as written (§9.2.3).
-                pe.action = super::oneshot::read_action(&os.set);
-            }
-            pe.idle_timeout_ns = extras.idle_timeout_ns as i64;
-            pe.controller_metadata = extras.controller_metadata;
-            if te.counter_data.is_some() && t.direct_counter.is_some() {
-                pe.counter_data = rt
-                    .direct_counter_read(t.id, &e.matches, e.priority)
-                    .ok()
-                    .map(counter_to_proto);
-            }
-            if te.meter_config.is_some() && t.direct_meter.is_some() {
-                pe.meter_config = cx.shadow.direct_meters.get(&ekey).map(meter_to_proto);
-            }
-            if te.time_since_last_hit.is_some() && t.idle_timeout {
-                pe.time_since_last_hit =
-                    rt.entry_last_hit(t.id, &e.matches, e.priority)
-                        .ok()
-                        .map(|hit| pb::table_entry::IdleTimeout {
-                            elapsed_ns: cx.now_ns.saturating_sub(hit) as i64,
-                        });
-            }
-            out.push(entity(E::TableEntry(pe)));
         }
     }
     Ok(())
@@ -247,36 +364,9 @@ fn index_range(
     }
 }
 
-/// Reads what each request of `entities` selects, in request order, from
-/// the runtime and the replication engine (`None` if the device has
-/// none): one result per request, a bad request failing alone (§13.3).
-pub fn read_entities(
-    rt: &dyn RuntimeApi,
-    pre: Option<&Pre>,
-    cx: &ReadContext,
-    entities: &[pb::Entity],
-) -> Vec<Result<Vec<pb::Entity>, P4Error>> {
-    entities
-        .iter()
-        .enumerate()
-        .map(|(n, ent)| {
-            let mut found = Vec::new();
-            read_one(rt, pre, cx, n, ent, &mut found)?;
-            if let Some(scope) = &cx.role {
-                // §13: `role` keeps the entities that belong to it.
-                found.retain(|e| {
-                    e.entity.as_ref().is_some_and(|k| {
-                        entity_id(k).map_or(scope.is_full(), |id| scope.covers(id))
-                    })
-                });
-            }
-            Ok(found)
-        })
-        .collect()
-}
-
-/// The entities one request entity selects, appended to `out`.
-fn read_one(
+/// The entities one request entity (the `n`-th of the request) selects,
+/// appended to `out` (before the role filter, [`retain_role`]).
+pub fn read_one(
     rt: &dyn RuntimeApi,
     pre: Option<&Pre>,
     cx: &ReadContext,

@@ -45,7 +45,10 @@ use super::digest::{DigestConfig, DigestEngine};
 use super::error::{P4Error, read_status, write_status};
 use super::loader::Library;
 use super::persist::{PersistError, StateStore};
-use super::read::{ReadContext, read_entities};
+use super::read::{
+    ReadContext, TablePlan, default_entity, insertion_order, plan_table_read, read_one,
+    retain_role, role_covers, rows_to_entities,
+};
 use super::roles::{OwnedTableAccess, PredefinedRole, RoleAccess, owner_role, predefined_roles};
 use super::write::{
     Op, ProfileLimits, Shadow, WriteContext, apply_batch, op_from_update, undo_batch,
@@ -1124,6 +1127,100 @@ async fn next_frame<T: Clone>(rx: &mut Option<broadcast::Receiver<T>>) -> Option
 /// Entities per ReadResponse message.
 const READ_CHUNK: usize = 1000;
 
+/// Table entries a read takes from the dataplane in one job: short
+/// enough that packets keep flowing while a large table is read.
+const READ_PAGE: usize = 1024;
+
+/// What one request of a Read selects (after its role's filter), or why
+/// it is bad (§13.3: each request succeeds or fails alone).
+type RequestRead = Result<Vec<pb::Entity>, P4Error>;
+
+/// Reads each request of `entities` in order: table entries a page per
+/// device job (filtered and converted here, off the dataplane thread),
+/// other entities one device job each. One result per request; `Err`
+/// only when the device is gone.
+async fn read_paged(
+    device: &Arc<dyn Device>,
+    cx: &Arc<ReadContext>,
+    entities: Vec<pb::Entity>,
+) -> Result<Vec<RequestRead>, Status> {
+    let mut results = Vec::with_capacity(entities.len());
+    for (n, ent) in entities.into_iter().enumerate() {
+        let mut read = read_request(device, cx, n, ent).await?;
+        if let Ok(found) = &mut read {
+            // §13: `role` keeps the entities that belong to it.
+            retain_role(cx, found);
+        }
+        results.push(read);
+    }
+    Ok(results)
+}
+
+/// The entities the `n`-th request `ent` selects, before the role filter.
+async fn read_request(
+    device: &Arc<dyn Device>,
+    cx: &Arc<ReadContext>,
+    n: usize,
+    ent: pb::Entity,
+) -> Result<RequestRead, Status> {
+    let Some(pb::entity::Entity::TableEntry(te)) = &ent.entity else {
+        let job_cx = Arc::clone(cx);
+        return device
+            .with_state(move |dev| {
+                let mut cx = (*job_cx).clone();
+                cx.now_ns = dev.now_ns;
+                let mut out = Vec::new();
+                read_one(&*dev.runtime, dev.pre.as_deref(), &cx, n, &ent, &mut out).map(|()| out)
+            })
+            .await
+            .map_err(device_status);
+    };
+    let plans = match plan_table_read(cx, te) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut found = Vec::new();
+    // A table outside the role would be filtered out whole: not read.
+    for plan in plans.into_iter().filter(|p| role_covers(cx, p.table().id)) {
+        match plan {
+            TablePlan::Default(t) => {
+                let call = device
+                    .with_runtime(move |rt| rt.table_default(t.id))
+                    .await
+                    .map_err(device_status)?;
+                match call {
+                    Ok(call) => found.push(default_entity(cx, t, &call)),
+                    Err(e) => return Ok(Err(e.into())),
+                }
+            }
+            TablePlan::Entries(q) => {
+                let mut rows = Vec::new();
+                let mut from = Some(0);
+                let mut now_ns = 0;
+                while let Some(f) = from {
+                    let id = q.table.id;
+                    let (page, now) = device
+                        .with_state(move |dev| {
+                            (dev.runtime.table_entries_page(id, f, READ_PAGE), dev.now_ns)
+                        })
+                        .await
+                        .map_err(device_status)?;
+                    let (page, next) = match page {
+                        Ok(p) => p,
+                        Err(e) => return Ok(Err(e.into())),
+                    };
+                    rows.extend(page);
+                    from = next;
+                    now_ns = now;
+                }
+                insertion_order(&mut rows);
+                rows_to_entities(cx, te, &q, &rows, now_ns, &mut found);
+            }
+        }
+    }
+    Ok(Ok(found))
+}
+
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
 
 #[tonic::async_trait]
@@ -1206,22 +1303,18 @@ impl P4Runtime for P4RuntimeService {
                     .clone(),
             )
         };
-        let mut cx = ReadContext {
+        // Writes wait while the read runs (they take the shadow first), so
+        // the pages of a large table read see no write between them.
+        let shadow = inner.shadow.lock().await;
+        let cx = Arc::new(ReadContext {
             info: inner.program().info,
             owned: inner.program().owned.clone(),
             now_ns: 0,
-            shadow: inner.shadow.lock().await.clone(),
+            shadow: Arc::new(shadow.clone()),
             role,
-        };
-        let entities = r.entities;
-        let results = inner
-            .device
-            .with_state(move |dev| {
-                cx.now_ns = dev.now_ns;
-                read_entities(&*dev.runtime, dev.pre.as_deref(), &cx, &entities)
-            })
-            .await
-            .map_err(device_status)?;
+        });
+        let results = read_paged(&inner.device, &cx, r.entities).await?;
+        drop(shadow);
         // §13.3: the entities of every good request, then (if a request was
         // bad) the status that reports each request.
         let status = read_status(

@@ -227,6 +227,20 @@ pub struct CounterData {
     pub packets: u64,
 }
 
+/// One entry of a [`RuntimeApi::table_entries_page`], with what a read
+/// may report about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryRow {
+    /// The entry.
+    pub entry: TableEntry,
+    /// Insertion order: rows sorted by `seq` are in insertion order.
+    pub seq: u64,
+    /// Its direct counter (tables with one).
+    pub counter: Option<CounterData>,
+    /// The idle clock at its last hit (idle-timeout tables).
+    pub last_hit: Option<u64>,
+}
+
 /// The control-plane API, implemented for [`Runtime`] below. Every method
 /// validates all of its arguments before it changes anything.
 pub trait RuntimeApi {
@@ -243,6 +257,15 @@ pub trait RuntimeApi {
     ) -> Result<(), RuntimeError>;
     /// All entries of a table (const entries included), in insertion order.
     fn table_entries(&self, table_id: u32) -> Result<Vec<TableEntry>, RuntimeError>;
+    /// Up to `max` entries of a table in entry-handle order, from handle
+    /// `from` on, and the handle to continue from (`None`: no more). Lets
+    /// a reader take a large table in short steps between packets.
+    fn table_entries_page(
+        &self,
+        table_id: u32,
+        from: u32,
+        max: usize,
+    ) -> Result<(Vec<EntryRow>, Option<u32>), RuntimeError>;
     /// Sets the default action. Fails for a `const default_action`.
     fn table_set_default(&mut self, table_id: u32, action: ActionCall) -> Result<(), RuntimeError>;
     /// Restores the program's initial default action.
@@ -573,12 +596,18 @@ impl Runtime {
 impl RuntimeApi for Runtime {
     fn table_insert(&mut self, table_id: u32, entry: TableEntry) -> Result<(), RuntimeError> {
         let ti = self.table_index(table_id)?;
-        self.tables[ti].check_insert(&entry)?;
-        let pi = self.check_entry_ref(ti, &entry.action)?;
-        let action = entry.action.clone();
-        self.tables[ti].insert(entry)?;
-        if let Some(pi) = pi {
-            self.profiles[pi].acquire(&action);
+        if self.implementation(ti)?.is_none() {
+            // No profile to reference: `insert` validates everything
+            // before it changes anything, so one pass is enough.
+            self.tables[ti].insert(entry)?;
+        } else {
+            self.tables[ti].check_insert(&entry)?;
+            let pi = self.check_entry_ref(ti, &entry.action)?;
+            let action = entry.action.clone();
+            self.tables[ti].insert(entry)?;
+            if let Some(pi) = pi {
+                self.profiles[pi].acquire(&action);
+            }
         }
         tracing::debug!(
             table = self.tables[ti].info.name,
@@ -623,6 +652,15 @@ impl RuntimeApi for Runtime {
 
     fn table_entries(&self, table_id: u32) -> Result<Vec<TableEntry>, RuntimeError> {
         Ok(self.tables[self.table_index(table_id)?].entries())
+    }
+
+    fn table_entries_page(
+        &self,
+        table_id: u32,
+        from: u32,
+        max: usize,
+    ) -> Result<(Vec<EntryRow>, Option<u32>), RuntimeError> {
+        Ok(self.tables[self.table_index(table_id)?].page(from, max))
     }
 
     fn table_set_default(&mut self, table_id: u32, action: ActionCall) -> Result<(), RuntimeError> {
@@ -816,7 +854,6 @@ impl RuntimeApi for Runtime {
         let t = &self.tables[self.table_index(table_id)?];
         let r = t.find(matches, priority)?;
         t.entry(r)
-            .cloned()
             .ok_or(RuntimeError::NotFound { table: t.info.name })
     }
 

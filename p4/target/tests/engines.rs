@@ -11,7 +11,7 @@ use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeError, Tabl
 use p4_target::table::{EngineKind, Table};
 use proptest::prelude::*;
 
-fn table_info(keys: &[(u32, MatchKind)]) -> &'static TableInfo {
+fn table_info(keys: &[(u32, MatchKind)], size: u32) -> &'static TableInfo {
     let keys: Vec<KeyInfo> = keys
         .iter()
         .enumerate()
@@ -30,7 +30,7 @@ fn table_info(keys: &[(u32, MatchKind)]) -> &'static TableInfo {
             id: 1,
             scope: ActionScope::TableAndDefault,
         }],
-        size: 100_000,
+        size,
         implementation: None,
         default_action: (1, &[]),
         default_is_const: false,
@@ -154,7 +154,19 @@ fn lpm_len(m: &Option<FieldMatch>) -> u32 {
 
 /// Runs `ops` against a table and the reference; returns the number of hits seen.
 fn check(keys: &'static [(u32, MatchKind)], with_priority: bool, expect: EngineKind, ops: Vec<Op>) {
-    let info = table_info(keys);
+    check_in(100_000, keys, with_priority, expect, ops)
+}
+
+/// [`check`] on a table declared with `size` entries (LPM tables of 65,536
+/// entries or more get a wider root).
+fn check_in(
+    size: u32,
+    keys: &'static [(u32, MatchKind)],
+    with_priority: bool,
+    expect: EngineKind,
+    ops: Vec<Op>,
+) {
+    let info = table_info(keys, size);
     let widths: Vec<u32> = keys.iter().map(|k| k.0).collect();
     let mut table = Table::new(info);
     assert_eq!(table.engine_kind(), expect);
@@ -234,6 +246,9 @@ static LPM_EXACT: [(u32, MatchKind); 2] = [(7, MatchKind::Lpm), (3, MatchKind::E
 static LPM24: [(u32, MatchKind); 1] = [(24, MatchKind::Lpm)];
 static IPV4: [(u32, MatchKind); 1] = [(32, MatchKind::Lpm)];
 static LPM_EXACT_DEEP: [(u32, MatchKind); 2] = [(12, MatchKind::Lpm), (9, MatchKind::Exact)];
+static IPV6: [(u32, MatchKind); 1] = [(128, MatchKind::Lpm)];
+/// 132 bits: past one register, so keys are packed into bytes.
+static WIDE_LPM: [(u32, MatchKind); 2] = [(128, MatchKind::Lpm), (4, MatchKind::Exact)];
 static MIXED: [(u32, MatchKind); 4] = [
     (6, MatchKind::Ternary),
     (5, MatchKind::Range),
@@ -276,6 +291,26 @@ proptest! {
     }
 
     #[test]
+    fn ipv4_lpm_in_a_small_table_matches_reference(ops in ops(&IPV4, false)) {
+        check_in(1024, &IPV4, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn lpm_below_the_small_root_matches_reference(ops in ops(&LPM24, false)) {
+        check_in(1024, &LPM24, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn ipv6_lpm_matches_reference(ops in ops(&IPV6, false)) {
+        check(&IPV6, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn wide_lpm_matches_reference(ops in ops(&WIDE_LPM, false)) {
+        check(&WIDE_LPM, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
     fn lpm_with_exact_field_matches_reference(ops in ops(&LPM_EXACT, false)) {
         check(&LPM_EXACT, false, EngineKind::Lpm, ops);
     }
@@ -295,7 +330,7 @@ proptest! {
 /// every deletion must restore the next-longer covering prefix.
 #[test]
 fn lpm_nested_prefixes_delete_in_any_order() {
-    let info = table_info(&IPV4);
+    let info = table_info(&IPV4, 1024);
     let mut table = Table::new(info);
     let addr: u128 = 0xc0a8_0137;
     let prefix = |p: u32| {

@@ -768,3 +768,27 @@ fn random_is_reproducible_per_seed() {
     assert_eq!(rt.random(10, 20), r1);
     assert!((10..=20).contains(&r1));
 }
+
+#[test]
+fn entry_pages_go_through_the_runtime() {
+    let mut rt = Runtime::new(&PROGRAM);
+    rt.table_insert(T_LPM, route(0x0a00_0000, 8, 1)).unwrap();
+    rt.table_insert(T_LPM, route(0x0b00_0000, 8, 2)).unwrap();
+    assert!(rt.tables[0].lookup(&[0x0b00_0001], 77).hit);
+    let (first, next) = rt.table_entries_page(T_LPM, 0, 1).unwrap();
+    assert_eq!(first.len(), 1);
+    let (second, end) = rt.table_entries_page(T_LPM, next.unwrap(), 1).unwrap();
+    assert_eq!(end, None);
+    assert_eq!(second[0].entry, route(0x0b00_0000, 8, 2));
+    assert_eq!(
+        second[0].counter,
+        Some(CounterData {
+            bytes: 77,
+            packets: 1
+        })
+    );
+    assert!(matches!(
+        rt.table_entries_page(0x0200_0999, 0, 1),
+        Err(RuntimeError::UnknownId { .. })
+    ));
+}

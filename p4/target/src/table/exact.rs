@@ -87,6 +87,22 @@ impl ExactEngine {
         }
     }
 
+    /// The entry with exactly these matches.
+    pub(crate) fn find(&self, matches: &[Option<FieldMatch>]) -> Option<u32> {
+        match &self.map {
+            Map::Packed(m) => m.get(&self.pack(values(matches))).copied(),
+            Map::Wide(m) => m.get(&values(matches).collect::<Box<[u128]>>()).copied(),
+        }
+    }
+
+    /// Heap bytes held (capacity).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        match &self.map {
+            Map::Packed(m) => m.capacity() * 33,
+            Map::Wide(m) => m.capacity() * 25 + m.keys().map(|k| k.len() * 16).sum::<usize>(),
+        }
+    }
+
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
         match &self.map {

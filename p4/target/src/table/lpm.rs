@@ -1,5 +1,6 @@
-//! Longest-prefix-match engine: a multibit trie with a 16-bit root stride
-//! and 8-bit strides below, controlled prefix expansion and leaf pushing.
+//! Longest-prefix-match engine: a poptrie (Asai & Ohara, "Poptrie: a
+//! compressed trie with population count for fast and scalable software IP
+//! routing table lookup", SIGCOMM 2015) with a direct-pointing root.
 //!
 //! The trie runs over the concatenated key: the table's exact fields first,
 //! each at full width, in key order, then the LPM field. An entry with an
@@ -8,90 +9,203 @@
 //! exact values, longest LPM prefix wins". Concatenated keys are limited to
 //! [`MAX_KEY_BITS`]; `Table::new` uses the priority engine beyond that.
 //!
-//! Structure (Srinivasan & Varghese, "Faster IP lookups using controlled
-//! prefix expansion", 1999): the root is an array of `2^s0` slots indexed
-//! by the first `s0 = min(16, key_bits)` bits of the key; every other node
-//! is an array of 256 slots indexed by the next 8 bits. A prefix ends in
-//! the node at the depth where its last bit falls and is expanded over the
-//! slots it covers there (a prefix of `r` bits in a node of stride `s`
-//! covers `2^(s-r)` slots; length 0 covers the whole root). A slot holds a
-//! child node, an entry or nothing. With leaf pushing, a slot that holds a
-//! child passes the best prefix covering it down as the child's
-//! `inherited` value, so a lookup never backtracks: it reads one slot per
-//! level and stops at the first slot that is not a child. The wide root
-//! makes IPv4 routes up to /16 one read, up to /24 two, longer three, and
-//! keeps the depth of a lookup from growing as a table fills with nested
-//! routes.
+//! Lookup structure. The root is an array of `2^s0` slots indexed by the
+//! first `s0 = min(16, key_bits)` bits (direct pointing); a slot holds an
+//! entry (id + 1, 0 for none) or a node. Every node below covers the next
+//! `min(6, bits left)` bits, so it has up to 64 positions, and is 24 bytes:
+//! a `vector` bitmap of the positions that lead to a child node, a
+//! `leafvec` bitmap marking where a run of equal leaves starts, and the
+//! indices of its first child and first leaf. A node's children are
+//! contiguous, as are its leaves, so the n-th child or leaf is found by a
+//! population count of the bitmap below the position. Leaves are pushed:
+//! every position holds the best entry covering it, so a lookup never
+//! backtracks and reads one node per level plus one leaf.
+//!
+//! Control structure (no second trie): a route of `L <= s0` bits lives in
+//! `root_prefixes`; a longer one in the node where its last bit falls, as a
+//! bit of the node's 126-bit prefix bitmap (relative length `r` in 1..=6
+//! and the `r` bits below the node) with its entry id in a contiguous run
+//! of `ids`. Each node also remembers the value pushed into it from above
+//! (`inherited`). An update rewrites the leaves of the node it ends in and
+//! pushes the new values into the children whose inherited value changed;
+//! nodes are created on the way down and freed on the way up when they
+//! hold neither prefixes nor children.
 //!
 //! Contract:
-//! - Lookup cost is at most `1 + ceil((key_bits - s0) / 8)` slot reads,
-//!   independent of the number of entries; no allocation, no panic.
-//! - Insert and delete keep the expansion exact: every node remembers the
-//!   prefixes that end in it; deleting a prefix recomputes the slots it
-//!   covered from the remaining, shorter prefixes of the node, falling back
-//!   to the inherited value, and pushes the result down into children.
-//!   Empty nodes are freed.
-//! - Memory: a 256 KiB root (less for keys under 16 bits) plus 1 KiB per
-//!   node and each node's prefix list. A route longer than 16 + 8k bits
-//!   that shares no node with others adds up to k + 1 nodes: 10,000 random
-//!   /8–/32 IPv4 routes take about 9,800 nodes (10 MB).
+//! - Lookup reads at most `1 + ceil((key_bits - s0) / 6)` nodes and one
+//!   leaf, independent of the number of entries; no allocation, no panic.
+//! - Memory: a `4 × 2^s0`-byte root (256 KiB, 1 MiB in large tables),
+//!   48 bytes a node (lookup and control halves), 4 bytes a leaf and 4 per
+//!   route id; segments are reused through per-size free lists.
 //! - Entry ids must be below 2^31.
 
-use std::collections::BTreeMap;
+use rustc_hash::FxHashMap;
+
+use crate::runtime::FieldMatch;
 
 /// Longest concatenated key (exact fields + LPM field) this engine handles.
 pub(crate) const MAX_KEY_BITS: u32 = 512;
-const MAX_KEY_BYTES: usize = (MAX_KEY_BITS / 8) as usize;
-/// Widest root stride.
+/// Packed key buffer: the key plus 4 bytes of padding for [`chunk`].
+const KEY_BYTES: usize = (MAX_KEY_BITS / 8) as usize + 4;
+/// Root stride of tables declared with fewer than [`LARGE_TABLE`] entries.
 const ROOT_BITS: u32 = 16;
+/// Root stride of large tables: IPv4 /24 routes, the bulk of a full
+/// table, then end in the first node instead of creating a second.
+const LARGE_ROOT_BITS: u32 = 18;
+/// Declared size from which a table gets the wider root (1 MiB).
+pub(crate) const LARGE_TABLE: u32 = 1 << 16;
+/// Stride of the nodes below the root.
+const STRIDE: u32 = 6;
 
-/// Slot encoding: 0 = nothing, `CHILD | node` = child node, else entry id + 1.
+/// Root slot encoding: `CHILD | node`, else entry id + 1 (0 = nothing).
 const CHILD: u32 = 1 << 31;
+/// `root_len` of a slot no root route covers.
+const NO_ROUTE: u8 = u8::MAX;
 
-#[derive(Debug)]
-struct NodeMeta {
-    /// Prefixes ending in this node: (first slot, length within the node)
-    /// → entry id + 1. Ordered, so the prefixes inside a slot range are one
-    /// range query and the ones covering it are `stride + 1` point queries.
-    prefixes: BTreeMap<(u32, u8), u32>,
-    /// Best prefix from above, pushed down by the parent slot.
-    inherited: u32,
-    /// Number of child slots.
-    children: u32,
-    /// Whether this node is on the free list.
-    free: bool,
+/// Lookup half of a node.
+#[derive(Clone, Copy, Debug, Default)]
+struct Node {
+    /// Positions that lead to a child node.
+    vector: u64,
+    /// Positions (not in `vector`) where a run of equal leaves starts.
+    leafvec: u64,
+    /// First leaf in `leaves`.
+    base0: u32,
+    /// First child in `nodes`.
+    base1: u32,
 }
 
-impl NodeMeta {
-    fn new(inherited: u32) -> Self {
-        NodeMeta {
-            prefixes: BTreeMap::new(),
-            inherited,
-            children: 0,
-            free: false,
+/// Control half of a node (same index as its [`Node`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Meta {
+    /// Best entry (id + 1) covering the node from above.
+    inherited: u32,
+    /// First of this node's route ids in `ids`.
+    ids: u32,
+    /// Prefixes ending in this node: bit `2^r - 2 + q` for relative length
+    /// `r` and relative bits `q` (two words, to keep the record 8-aligned).
+    prefixes: [u64; 2],
+}
+
+impl Meta {
+    fn has(&self, b: u32) -> bool {
+        self.prefixes[(b / 64) as usize] & (1 << (b % 64)) != 0
+    }
+
+    fn count(&self) -> u32 {
+        self.prefixes[0].count_ones() + self.prefixes[1].count_ones()
+    }
+
+    /// Number of prefix bits below `b`.
+    fn rank(&self, b: u32) -> u32 {
+        if b < 64 {
+            (self.prefixes[0] & ((1u64 << b) - 1)).count_ones()
+        } else {
+            self.prefixes[0].count_ones()
+                + (self.prefixes[1] & ((1u64 << (b - 64)) - 1)).count_ones()
         }
+    }
+
+    fn flip(&mut self, b: u32) {
+        self.prefixes[(b / 64) as usize] ^= 1 << (b % 64);
     }
 }
 
-/// Multibit trie over `exact fields ++ lpm field`.
+/// Population of `bits` at and below position `c`.
+#[inline]
+fn rank_incl(bits: u64, c: u32) -> u32 {
+    (bits & (u64::MAX >> (63 - c))).count_ones()
+}
+
+/// Resizes `v` to `len`, growing its capacity by half at a time rather
+/// than doubling: large tables keep at most a third of their arrays
+/// unused, and a growing table copies each element about twice.
+pub(crate) fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
+    if len > v.capacity() {
+        let more = (len - v.len()).max(v.capacity() / 2).max(16);
+        v.reserve_exact(more);
+    }
+    v.resize(len, fill);
+}
+
+/// Vectors carved into runs of 1..=`max` items, with a free list per size.
 #[derive(Debug)]
-pub(crate) struct LpmEngine {
-    /// Key field indices in trie order: exact fields, then the LPM field.
-    order: Box<[usize]>,
-    /// Widths in the same order.
-    widths: Box<[u32]>,
-    /// Sum of `widths`.
-    total_bits: u32,
-    /// Bits taken by the exact fields.
-    exact_bits: u32,
-    /// Root stride `s0`.
-    root_bits: u32,
-    /// Root slots (`2^s0`); node 0 is the root.
-    root: Box<[u32]>,
-    /// Slot arrays of the other nodes, by node index (index 0 unused).
-    slots: Vec<[u32; 256]>,
-    nodes: Vec<NodeMeta>,
-    free_nodes: Vec<u32>,
+struct Segments<T> {
+    data: Vec<T>,
+    free: Vec<Vec<u32>>,
+}
+
+impl<T: Copy + Default> Segments<T> {
+    fn new(max: usize) -> Self {
+        Segments {
+            data: Vec::new(),
+            free: vec![Vec::new(); max + 1],
+        }
+    }
+
+    fn alloc(&mut self, n: usize) -> u32 {
+        if n == 0 {
+            return 0;
+        }
+        if let Some(s) = self.free[n].pop() {
+            return s;
+        }
+        let s = self.data.len();
+        grow(&mut self.data, s + n, T::default());
+        s as u32
+    }
+
+    fn release(&mut self, start: u32, n: usize) {
+        if n > 0 {
+            self.free[n].push(start);
+        }
+    }
+
+    /// Replaces the run `start..start + n` by a copy with `item` inserted at `at`.
+    fn insert(&mut self, start: u32, n: usize, at: usize, item: T) -> u32 {
+        let new = self.alloc(n + 1) as usize;
+        let s = start as usize;
+        for k in 0..at {
+            self.data[new + k] = self.data[s + k];
+        }
+        self.data[new + at] = item;
+        for k in at..n {
+            self.data[new + k + 1] = self.data[s + k];
+        }
+        self.release(start, n);
+        new as u32
+    }
+
+    /// Replaces the run `start..start + n` by a copy without item `at`.
+    fn remove(&mut self, start: u32, n: usize, at: usize) -> u32 {
+        let new = self.alloc(n - 1) as usize;
+        let s = start as usize;
+        for k in 0..at {
+            self.data[new + k] = self.data[s + k];
+        }
+        for k in at + 1..n {
+            self.data[new + k - 1] = self.data[s + k];
+        }
+        self.release(start, n);
+        new as u32
+    }
+
+    fn bytes(&self) -> usize {
+        self.data.capacity() * std::mem::size_of::<T>()
+            + self
+                .free
+                .iter()
+                .map(|f| f.capacity() * 4 + std::mem::size_of::<Vec<u32>>())
+                .sum::<usize>()
+    }
+}
+
+/// The bits `pos..pos + n` (n <= 24) of a packed key, as an integer.
+#[inline]
+fn chunk(buf: &[u8; KEY_BYTES], pos: u32, n: u32) -> u32 {
+    let i = (pos / 8) as usize;
+    let w = u32::from_be_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
+    (w << (pos % 8)) >> (32 - n)
 }
 
 /// Writes `width` bits of `value` at bit `pos` of `buf` (MSB first; `buf` zeroed).
@@ -108,18 +222,49 @@ fn put_bits(buf: &mut [u8], mut pos: usize, value: u128, width: u32) {
     }
 }
 
-/// Own-prefix table of a slot range: (entry id + 1, length + 1), or (0, 0).
-type Own = Vec<(u32, u8)>;
+/// Poptrie over `exact fields ++ lpm field`.
+#[derive(Debug)]
+pub(crate) struct LpmEngine {
+    /// Key field indices in trie order: exact fields, then the LPM field.
+    order: Box<[usize]>,
+    /// Widths in the same order.
+    widths: Box<[u32]>,
+    /// Sum of `widths`.
+    total_bits: u32,
+    /// Bits taken by the exact fields.
+    exact_bits: u32,
+    /// Root stride `s0`.
+    root_bits: u32,
+    root: Box<[u32]>,
+    /// Length of the root route each root slot resolves to ([`NO_ROUTE`]:
+    /// none), so a root insert compares instead of searching.
+    root_len: Box<[u8]>,
+    /// Routes of at most `s0` bits: `len << 24 | bits` → id + 1.
+    root_prefixes: FxHashMap<u32, u32>,
+    /// Number of root routes of each length `0..=s0`.
+    root_lengths: [u32; LARGE_ROOT_BITS as usize + 1],
+    nodes: Segments<Node>,
+    /// Parallel to `nodes.data`.
+    meta: Vec<Meta>,
+    leaves: Segments<u32>,
+    ids: Segments<u32>,
+    live_nodes: usize,
+}
 
 impl LpmEngine {
     /// An empty trie for a key whose field `lpm_index` is the LPM field and
-    /// the others are exact. `widths` are the key's field widths in key order.
-    pub(crate) fn new(widths: &[u32], lpm_index: usize) -> Self {
+    /// the others are exact. `widths` are the key's field widths in key
+    /// order; `capacity` is the table's declared size.
+    pub(crate) fn new(widths: &[u32], lpm_index: usize, capacity: u32) -> Self {
         let mut order: Vec<usize> = (0..widths.len()).filter(|&i| i != lpm_index).collect();
         order.push(lpm_index);
         let ordered: Box<[u32]> = order.iter().map(|&i| widths[i]).collect();
         let total_bits: u32 = ordered.iter().sum();
-        let root_bits = total_bits.min(ROOT_BITS);
+        let root_bits = total_bits.min(if capacity >= LARGE_TABLE {
+            LARGE_ROOT_BITS
+        } else {
+            ROOT_BITS
+        });
         LpmEngine {
             exact_bits: total_bits - widths[lpm_index],
             order: order.into(),
@@ -127,45 +272,20 @@ impl LpmEngine {
             total_bits,
             root_bits,
             root: vec![0; 1 << root_bits].into_boxed_slice(),
-            slots: vec![[0; 256]],
-            nodes: vec![NodeMeta::new(0)],
-            free_nodes: Vec::new(),
+            root_len: vec![NO_ROUTE; 1 << root_bits].into_boxed_slice(),
+            root_prefixes: FxHashMap::default(),
+            root_lengths: [0; LARGE_ROOT_BITS as usize + 1],
+            nodes: Segments::new(1 << STRIDE),
+            meta: Vec::new(),
+            leaves: Segments::new(1 << STRIDE),
+            ids: Segments::new(126),
+            live_nodes: 0,
         }
     }
 
-    /// Stride of a node.
-    fn stride(&self, node: usize) -> u32 {
-        if node == 0 { self.root_bits } else { 8 }
-    }
-
-    fn slot(&self, node: usize, s: usize) -> u32 {
-        if node == 0 {
-            self.root[s]
-        } else {
-            self.slots[node][s]
-        }
-    }
-
-    fn set_slot(&mut self, node: usize, s: usize, v: u32) {
-        if node == 0 {
-            self.root[s] = v;
-        } else {
-            self.slots[node][s] = v;
-        }
-    }
-
-    /// Concatenates the key values into bytes (the last byte zero-padded).
-    #[inline]
-    fn pack(&self, values: impl Fn(usize) -> u128, buf: &mut [u8; MAX_KEY_BYTES]) {
-        if self.total_bits <= 128 {
-            buf[..16].copy_from_slice(&self.aligned(values).to_be_bytes());
-        } else {
-            let mut pos = 0usize;
-            for (&i, &w) in self.order.iter().zip(self.widths.iter()) {
-                put_bits(buf, pos, values(i), w);
-                pos += w as usize;
-            }
-        }
+    /// Stride of the node whose bits start at `pos`.
+    fn stride(&self, pos: u32) -> u32 {
+        STRIDE.min(self.total_bits - pos)
     }
 
     /// For keys of at most 128 bits: the concatenation, left-aligned.
@@ -182,70 +302,61 @@ impl LpmEngine {
         acc << (128 - self.total_bits)
     }
 
-    /// Number of levels below the root.
-    fn depth_below_root(&self) -> usize {
-        (self.total_bits - self.root_bits).div_ceil(8) as usize
+    /// Concatenates the key values into bytes (zero-padded).
+    fn pack(&self, values: impl Fn(usize) -> u128, buf: &mut [u8; KEY_BYTES]) {
+        if self.total_bits <= 128 {
+            buf[..16].copy_from_slice(&self.aligned(values).to_be_bytes());
+        } else {
+            let mut pos = 0usize;
+            for (&i, &w) in self.order.iter().zip(self.widths.iter()) {
+                put_bits(buf, pos, values(i), w);
+                pos += w as usize;
+            }
+        }
     }
 
-    /// Slot index at `level` of a packed key (`level` 0 is the root).
-    fn index(&self, bytes: &[u8; MAX_KEY_BYTES], level: usize) -> usize {
-        if level == 0 {
-            let top = ((bytes[0] as usize) << 8) | bytes[1] as usize;
-            top >> (16 - self.root_bits)
-        } else {
-            // Only reached when the root takes exactly 16 bits.
-            bytes[1 + level] as usize
+    /// The walk below the root, given a chunk reader.
+    #[inline(always)]
+    fn walk(&self, slot: u32, chunk: impl Fn(u32, u32) -> u32) -> Option<u32> {
+        if slot & CHILD == 0 {
+            return slot.checked_sub(1);
+        }
+        let mut n = (slot & !CHILD) as usize;
+        let mut pos = self.root_bits;
+        let nodes = &self.nodes.data;
+        loop {
+            let node = nodes.get(n)?;
+            let c = chunk(pos, STRIDE.min(self.total_bits - pos));
+            if node.vector & (1 << c) != 0 {
+                n = node.base1 as usize + rank_incl(node.vector, c) as usize - 1;
+                pos += STRIDE;
+            } else {
+                let leaf = node.base0 as usize + rank_incl(node.leafvec, c) as usize - 1;
+                return self.leaves.data.get(leaf)?.checked_sub(1);
+            }
         }
     }
 
     /// Longest matching entry for `key` (one value per key field, key order).
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
-        let below = self.depth_below_root();
         if self.total_bits <= 128 {
             // Common case (IPv4, port ++ IPv4, IPv6): the key fits one
             // register; take each level's index by shifting, no buffer.
-            let aligned = self.aligned(|i| key[i]);
-            let mut s = self.root[(aligned >> (128 - self.root_bits)) as usize];
-            let mut shift = 128 - self.root_bits;
-            for _ in 0..below {
-                if s & CHILD == 0 {
-                    break;
-                }
-                shift -= 8;
-                s = self.slots[(s & !CHILD) as usize][((aligned >> shift) & 0xff) as usize];
-            }
-            return if s & CHILD != 0 {
-                None
-            } else {
-                s.checked_sub(1)
-            };
+            let a = self.aligned(|i| key[i]);
+            let slot = self.root[(a >> (128 - self.root_bits)) as usize];
+            return self.walk(slot, |pos, n| ((a << pos) >> (128 - n)) as u32);
         }
-        let mut buf = [0u8; MAX_KEY_BYTES];
+        let mut buf = [0u8; KEY_BYTES];
         self.pack(|i| key[i], &mut buf);
-        let mut s = self.root[self.index(&buf, 0)];
-        for level in 1..=below {
-            if s & CHILD == 0 {
-                break;
-            }
-            s = self.slots[(s & !CHILD) as usize][self.index(&buf, level)];
-        }
-        if s & CHILD != 0 {
-            None
-        } else {
-            s.checked_sub(1)
-        }
+        let slot = self.root[chunk(&buf, 0, self.root_bits) as usize];
+        self.walk(slot, |pos, n| chunk(&buf, pos, n))
     }
 
-    /// Prefix bytes and length in bits of an entry's match list (key order).
-    fn prefix_of(
-        &self,
-        matches: &[Option<crate::runtime::FieldMatch>],
-    ) -> ([u8; MAX_KEY_BYTES], u32) {
-        use crate::runtime::FieldMatch;
-        let mut buf = [0u8; MAX_KEY_BYTES];
+    /// Prefix bits and length of an entry's match list (key order).
+    fn prefix_of(&self, matches: &[Option<FieldMatch>]) -> ([u8; KEY_BYTES], u32) {
+        let mut buf = [0u8; KEY_BYTES];
         let lpm_index = *self.order.last().unwrap_or(&0);
-        let mut lpm_len = 0;
         self.pack(
             |i| match matches.get(i).copied().flatten() {
                 Some(FieldMatch::Exact(v)) => v,
@@ -254,198 +365,416 @@ impl LpmEngine {
             },
             &mut buf,
         );
-        if let Some(Some(FieldMatch::Lpm { prefix_len, .. })) = matches.get(lpm_index) {
-            lpm_len = *prefix_len;
-        }
+        let lpm_len = match matches.get(lpm_index) {
+            Some(Some(FieldMatch::Lpm { prefix_len, .. })) => *prefix_len,
+            _ => 0,
+        };
         (buf, self.exact_bits + lpm_len)
     }
 
-    fn alloc_node(&mut self, inherited: u32) -> u32 {
-        if let Some(n) = self.free_nodes.pop() {
-            self.slots[n as usize] = [inherited; 256];
-            self.nodes[n as usize] = NodeMeta::new(inherited);
-            n
-        } else {
-            self.slots.push([inherited; 256]);
-            self.nodes.push(NodeMeta::new(inherited));
-            (self.slots.len() - 1) as u32
-        }
+    // ----- root --------------------------------------------------------
+
+    fn root_key(len: u32, bits: u32) -> u32 {
+        (len << 24) | bits
     }
 
-    /// Best own prefix of each slot in `first..first + count` of `node`,
-    /// from the node's prefix list (control plane only).
-    fn own_range(&self, node: usize, first: usize, count: usize) -> Own {
-        let stride = self.stride(node);
-        let prefixes = &self.nodes[node].prefixes;
-        let mut own = vec![(0u32, 0u8); count];
-        let end = first + count;
-        let mut apply = |pfirst: usize, rel: u8, val: u32| {
-            let pend = pfirst + (1usize << (stride - rel as u32));
-            let (lo, hi) = (pfirst.max(first), pend.min(end));
-            for o in own
-                .iter_mut()
-                .take(hi.saturating_sub(first))
-                .skip(lo.saturating_sub(first))
-            {
-                if o.1 < rel + 1 {
-                    *o = (val, rel + 1);
-                }
+    /// Best root route covering root slot `s`: (id + 1, length), or
+    /// (0, [`NO_ROUTE`]).
+    fn root_best(&self, s: u32) -> (u32, u8) {
+        for len in (0..=self.root_bits).rev() {
+            if self.root_lengths[len as usize] == 0 {
+                continue;
             }
-        };
-        // Prefixes starting before the range that cover it: for each length,
-        // the one aligned block containing `first`.
-        for rel in 0..=stride as u8 {
-            let span = 1usize << (stride - rel as u32);
-            let base = first & !(span - 1);
-            if base < first
-                && let Some(&val) = prefixes.get(&(base as u32, rel))
-            {
-                apply(base, rel, val);
+            let key = Self::root_key(len, s >> (self.root_bits - len));
+            if let Some(&v) = self.root_prefixes.get(&key) {
+                return (v, len as u8);
             }
         }
-        // Prefixes starting inside the range.
-        for (&(pfirst, rel), &val) in prefixes.range((first as u32, 0)..(end as u32, 0)) {
-            apply(pfirst as usize, rel, val);
-        }
-        own
+        (0, NO_ROUTE)
     }
 
-    /// Re-derives slot `s` of `node` from its own best (`own`: (value, len + 1))
-    /// or the inherited value, pushing the result into a child.
-    fn refresh_slot(&mut self, node: usize, s: usize, own: (u32, u8)) {
-        let val = if own.1 > 0 {
-            own.0
-        } else {
-            self.nodes[node].inherited
-        };
-        let cur = self.slot(node, s);
+    /// Sets what root slot `s` resolves to without a child: into the slot,
+    /// or pushed into its child.
+    fn set_root_value(&mut self, s: u32, v: u32) {
+        let cur = self.root[s as usize];
         if cur & CHILD != 0 {
-            self.push_down((cur & !CHILD) as usize, val);
+            self.push_down(cur & !CHILD, v, self.root_bits);
         } else {
-            self.set_slot(node, s, val);
+            self.root[s as usize] = v;
         }
     }
 
-    /// Gives `child` a new inherited value and refreshes the slots that use it.
-    fn push_down(&mut self, child: usize, val: u32) {
-        if self.nodes[child].inherited == val {
+    fn root_insert(&mut self, bits: u32, len: u32, val: u32) {
+        self.root_prefixes.insert(Self::root_key(len, bits), val);
+        self.root_lengths[len as usize] += 1;
+        let span = 1u32 << (self.root_bits - len);
+        for s in bits * span..(bits + 1) * span {
+            // Longer routes keep their slots.
+            let cur = self.root_len[s as usize];
+            if cur == NO_ROUTE || u32::from(cur) < len {
+                self.root_len[s as usize] = len as u8;
+                self.set_root_value(s, val);
+            }
+        }
+    }
+
+    fn root_remove(&mut self, bits: u32, len: u32, val: u32) {
+        let key = Self::root_key(len, bits);
+        if self.root_prefixes.get(&key) != Some(&val) {
             return;
         }
-        self.nodes[child].inherited = val;
-        let own = self.own_range(child, 0, 256);
-        for (t, &o) in own.iter().enumerate() {
-            if o.1 == 0 {
-                self.refresh_slot(child, t, o);
+        self.root_prefixes.remove(&key);
+        self.root_lengths[len as usize] -= 1;
+        let span = 1u32 << (self.root_bits - len);
+        for s in bits * span..(bits + 1) * span {
+            // Only the slots the route won fall back to a shorter one.
+            if u32::from(self.root_len[s as usize]) != len {
+                continue;
+            }
+            let (v, l) = self.root_best(s);
+            self.root_len[s as usize] = l;
+            self.set_root_value(s, v);
+        }
+    }
+
+    // ----- nodes -------------------------------------------------------
+
+    /// A new node segment of one leaf-only node inheriting `inherited`.
+    fn new_node(&mut self, inherited: u32) -> (Node, Meta) {
+        let base0 = self.leaves.alloc(1);
+        self.leaves.data[base0 as usize] = inherited;
+        self.live_nodes += 1;
+        (
+            Node {
+                vector: 0,
+                leafvec: 1,
+                base0,
+                base1: 0,
+            },
+            Meta {
+                inherited,
+                ..Meta::default()
+            },
+        )
+    }
+
+    fn sync_meta_len(&mut self) {
+        if self.meta.len() < self.nodes.data.len() {
+            grow(&mut self.meta, self.nodes.data.len(), Meta::default());
+        }
+    }
+
+    /// Releases the leaf segment of node `n` (the node itself is its
+    /// parent's to release).
+    fn drop_node(&mut self, n: usize) {
+        let node = self.nodes.data[n];
+        self.leaves
+            .release(node.base0, node.leafvec.count_ones() as usize);
+        self.ids
+            .release(self.meta[n].ids, self.meta[n].count() as usize);
+        self.live_nodes -= 1;
+    }
+
+    /// Gives node `n` (bits from `pos`) a new inherited value.
+    fn push_down(&mut self, n: u32, v: u32, pos: u32) {
+        if self.meta[n as usize].inherited == v {
+            return;
+        }
+        self.meta[n as usize].inherited = v;
+        self.rebuild(n as usize, pos);
+    }
+
+    /// Recomputes the leaves of node `n` (bits from `pos`) from its
+    /// prefixes and inherited value, and pushes values into its children.
+    fn rebuild(&mut self, n: usize, pos: u32) {
+        let st = self.stride(pos);
+        let width = 1usize << st;
+        let meta = self.meta[n];
+        let mut vals = [meta.inherited; 64];
+        // Prefix bits in ascending order are by length, shortest first, so
+        // longer prefixes paint over shorter ones.
+        let mut k = 0usize;
+        for word in 0..2u32 {
+            let mut w = meta.prefixes[word as usize];
+            while w != 0 {
+                let b = word * 64 + w.trailing_zeros();
+                w &= w - 1;
+                let r = 31 - (b + 2).leading_zeros();
+                let q = (b + 2 - (1 << r)) as usize;
+                let span = 1usize << (st - r);
+                let id = self.ids.data[meta.ids as usize + k];
+                vals[q * span..(q + 1) * span].fill(id);
+                k += 1;
             }
         }
-    }
-
-    /// Where a prefix of `len` bits ends: (depth, length within that node).
-    fn split(&self, len: u32) -> (usize, u8) {
-        if len <= self.root_bits {
-            (0, len as u8)
-        } else {
-            let below = len - self.root_bits;
-            let depth = 1 + (below - 1) / 8;
-            (depth as usize, (below - 8 * (depth - 1)) as u8)
+        let node = self.nodes.data[n];
+        let mut child = node.base1;
+        let mut leafvec = 0u64;
+        let mut leaves = [0u32; 64];
+        let mut count = 0usize;
+        let mut prev = None;
+        for (c, &v) in vals.iter().enumerate().take(width) {
+            if node.vector & (1 << c) != 0 {
+                self.push_down(child, v, pos + st);
+                child += 1;
+            } else if prev != Some(v) {
+                leafvec |= 1 << c;
+                leaves[count] = v;
+                count += 1;
+                prev = Some(v);
+            }
         }
+        let old = node.leafvec.count_ones() as usize;
+        let base0 = if old == count {
+            node.base0
+        } else {
+            self.leaves.release(node.base0, old);
+            self.leaves.alloc(count)
+        };
+        self.leaves.data[base0 as usize..base0 as usize + count].copy_from_slice(&leaves[..count]);
+        let node = &mut self.nodes.data[n];
+        node.leafvec = leafvec;
+        node.base0 = base0;
     }
 
-    /// Slots covered by a prefix of `rel` bits at index `idx` of a node of `stride`.
-    fn range(idx: usize, rel: u8, stride: u32) -> (usize, usize) {
-        let span = 1usize << (stride - rel as u32);
-        (idx & !(span - 1), span)
+    /// The value position `c` of node `n` resolves to without a child.
+    fn value_at(&self, n: usize, c: u32) -> u32 {
+        let node = self.nodes.data[n];
+        let leaves = (node.leafvec & (u64::MAX >> (63 - c))).count_ones();
+        if leaves == 0 {
+            // Only child positions below `c`: no leaf run has started yet,
+            // so the position's value is whatever the first run holds.
+            return self.leaves.data[node.base0 as usize];
+        }
+        self.leaves.data[(node.base0 + leaves - 1) as usize]
+    }
+
+    /// The child of node `n` at position `c`, created if missing.
+    fn child(&mut self, n: usize, c: u32, pos: u32) -> usize {
+        let node = self.nodes.data[n];
+        let at = rank_incl(node.vector, c) as usize;
+        if node.vector & (1 << c) != 0 {
+            return node.base1 as usize + at - 1;
+        }
+        let inherited = self.value_at(n, c);
+        let (new_node, new_meta) = self.new_node(inherited);
+        let count = node.vector.count_ones() as usize;
+        let old_base = node.base1;
+        let base1 = self.nodes.insert(old_base, count, at, new_node);
+        self.sync_meta_len();
+        // Move the control halves with their nodes (disjoint runs).
+        for k in 0..count {
+            let to = base1 as usize + if k < at { k } else { k + 1 };
+            self.meta[to] = self.meta[old_base as usize + k];
+        }
+        self.meta[base1 as usize + at] = new_meta;
+        let node = &mut self.nodes.data[n];
+        node.vector |= 1 << c;
+        node.base1 = base1;
+        self.rebuild(n, pos);
+        base1 as usize + at
+    }
+
+    /// Removes the (empty) child of node `n` at position `c`.
+    fn remove_child(&mut self, n: usize, c: u32, pos: u32) {
+        let node = self.nodes.data[n];
+        let at = rank_incl(node.vector, c) as usize - 1;
+        let count = node.vector.count_ones() as usize;
+        let old_base = node.base1;
+        self.drop_node(old_base as usize + at);
+        let base1 = self.nodes.remove(old_base, count, at);
+        self.sync_meta_len();
+        // The new run may reuse freed space but never overlaps the old one.
+        for k in (0..count).filter(|&k| k != at) {
+            let to = base1 as usize + if k < at { k } else { k - 1 };
+            self.meta[to] = self.meta[old_base as usize + k];
+        }
+        let node = &mut self.nodes.data[n];
+        node.vector &= !(1 << c);
+        node.base1 = base1;
+        self.rebuild(n, pos);
+    }
+
+    /// The node a prefix of `len > s0` bits ends in, and its bit offset;
+    /// creates the nodes on the way that are missing.
+    fn descend(&mut self, buf: &[u8; KEY_BYTES], len: u32) -> (usize, u32) {
+        let s = chunk(buf, 0, self.root_bits);
+        let slot = self.root[s as usize];
+        let mut n = if slot & CHILD != 0 {
+            (slot & !CHILD) as usize
+        } else {
+            let (node, meta) = self.new_node(slot);
+            let n = self.nodes.alloc(1) as usize;
+            self.sync_meta_len();
+            self.nodes.data[n] = node;
+            self.meta[n] = meta;
+            self.root[s as usize] = CHILD | n as u32;
+            n
+        };
+        let mut pos = self.root_bits;
+        while len > pos + self.stride(pos) {
+            n = self.child(n, chunk(buf, pos, STRIDE), pos);
+            pos += STRIDE;
+        }
+        (n, pos)
+    }
+
+    /// As [`LpmEngine::descend`] without creating nodes.
+    fn locate(
+        &self,
+        buf: &[u8; KEY_BYTES],
+        len: u32,
+        mut path: Option<&mut Vec<(usize, u32, u32)>>,
+    ) -> Option<(usize, u32)> {
+        let slot = self.root[chunk(buf, 0, self.root_bits) as usize];
+        if slot & CHILD == 0 {
+            return None;
+        }
+        let mut n = (slot & !CHILD) as usize;
+        let mut pos = self.root_bits;
+        while len > pos + self.stride(pos) {
+            let c = chunk(buf, pos, STRIDE);
+            let node = self.nodes.data[n];
+            if node.vector & (1 << c) == 0 {
+                return None;
+            }
+            if let Some(p) = path.as_deref_mut() {
+                p.push((n, c, pos));
+            }
+            n = node.base1 as usize + rank_incl(node.vector, c) as usize - 1;
+            pos += STRIDE;
+        }
+        Some((n, pos))
+    }
+
+    /// Prefix bit of a route of `len` bits ending in the node at `pos`.
+    fn prefix_bit(&self, buf: &[u8; KEY_BYTES], len: u32, pos: u32) -> u32 {
+        let r = len - pos;
+        (1 << r) - 2 + chunk(buf, pos, r)
     }
 
     /// Adds entry `id` for `matches` (replacing nothing: the entry store
     /// guarantees each prefix is present once).
-    pub(crate) fn insert(&mut self, id: u32, matches: &[Option<crate::runtime::FieldMatch>]) {
-        let (bytes, len) = self.prefix_of(matches);
-        let (depth, rel) = self.split(len);
-        let mut node = 0usize;
-        for level in 0..depth {
-            let idx = self.index(&bytes, level);
-            let cur = self.slot(node, idx);
-            node = if cur & CHILD != 0 {
-                (cur & !CHILD) as usize
-            } else {
-                let child = self.alloc_node(cur);
-                self.set_slot(node, idx, CHILD | child);
-                self.nodes[node].children += 1;
-                child as usize
-            };
-        }
-        let stride = self.stride(node);
-        let (first, count) = Self::range(self.index(&bytes, depth), rel, stride);
+    pub(crate) fn insert(&mut self, id: u32, matches: &[Option<FieldMatch>]) {
+        let (buf, len) = self.prefix_of(matches);
         let val = id + 1;
-        self.nodes[node].prefixes.insert((first as u32, rel), val);
-        let own = self.own_range(node, first, count);
-        for (k, &o) in own.iter().enumerate() {
-            if o.0 == val {
-                self.refresh_slot(node, first + k, o);
-            }
+        if len <= self.root_bits {
+            let bits = if len == 0 { 0 } else { chunk(&buf, 0, len) };
+            self.root_insert(bits, len, val);
+            return;
         }
+        let (n, pos) = self.descend(&buf, len);
+        let b = self.prefix_bit(&buf, len, pos);
+        let meta = self.meta[n];
+        if meta.has(b) {
+            return;
+        }
+        let at = meta.rank(b) as usize;
+        let ids = self.ids.insert(meta.ids, meta.count() as usize, at, val);
+        let meta = &mut self.meta[n];
+        meta.ids = ids;
+        meta.flip(b);
+        self.rebuild(n, pos);
     }
 
     /// Removes entry `id` for `matches`.
-    pub(crate) fn remove(&mut self, id: u32, matches: &[Option<crate::runtime::FieldMatch>]) {
-        let (bytes, len) = self.prefix_of(matches);
-        let (depth, rel) = self.split(len);
-        let mut path: Vec<(usize, usize)> = Vec::with_capacity(depth);
-        let mut node = 0usize;
-        for level in 0..depth {
-            let idx = self.index(&bytes, level);
-            let cur = self.slot(node, idx);
-            if cur & CHILD == 0 {
-                return;
-            }
-            path.push((node, idx));
-            node = (cur & !CHILD) as usize;
-        }
-        let stride = self.stride(node);
-        let (first, count) = Self::range(self.index(&bytes, depth), rel, stride);
-        let meta = &mut self.nodes[node];
-        if meta.prefixes.get(&(first as u32, rel)) != Some(&(id + 1)) {
+    pub(crate) fn remove(&mut self, id: u32, matches: &[Option<FieldMatch>]) {
+        let (buf, len) = self.prefix_of(matches);
+        let val = id + 1;
+        if len <= self.root_bits {
+            let bits = if len == 0 { 0 } else { chunk(&buf, 0, len) };
+            self.root_remove(bits, len, val);
             return;
         }
-        meta.prefixes.remove(&(first as u32, rel));
-        // Slots the prefix covered fall back to the longest remaining own
-        // prefix (necessarily shorter) or the inherited value.
-        let own = self.own_range(node, first, count);
-        for (k, &o) in own.iter().enumerate() {
-            self.refresh_slot(node, first + k, o);
+        let mut path = Vec::new();
+        let Some((mut n, pos)) = self.locate(&buf, len, Some(&mut path)) else {
+            return;
+        };
+        let b = self.prefix_bit(&buf, len, pos);
+        let meta = self.meta[n];
+        if !meta.has(b) || self.ids.data[(meta.ids + meta.rank(b)) as usize] != val {
+            return;
         }
+        let ids = self
+            .ids
+            .remove(meta.ids, meta.count() as usize, meta.rank(b) as usize);
+        let meta = &mut self.meta[n];
+        meta.ids = ids;
+        meta.flip(b);
+        self.rebuild(n, pos);
         // Free nodes left without prefixes and children, bottom-up.
-        while let Some((parent, idx)) = path.pop() {
-            let meta = &self.nodes[node];
-            if !meta.prefixes.is_empty() || meta.children > 0 {
-                break;
+        loop {
+            if self.meta[n].count() > 0 || self.nodes.data[n].vector != 0 {
+                return;
             }
-            self.nodes[node].free = true;
-            self.free_nodes.push(node as u32);
-            self.nodes[parent].children -= 1;
-            let own = self.own_range(parent, idx, 1)[0];
-            let v = if own.1 > 0 {
-                own.0
-            } else {
-                self.nodes[parent].inherited
-            };
-            self.set_slot(parent, idx, v);
-            node = parent;
+            match path.pop() {
+                Some((parent, c, ppos)) => {
+                    self.remove_child(parent, c, ppos);
+                    n = parent;
+                }
+                None => {
+                    let s = chunk(&buf, 0, self.root_bits);
+                    self.drop_node(n);
+                    self.nodes.release(n as u32, 1);
+                    self.root[s as usize] = self.root_best(s).0;
+                    return;
+                }
+            }
         }
     }
 
-    /// Number of live trie nodes (for tests and memory accounting).
+    /// The entry with exactly these matches, if present.
+    pub(crate) fn find(&self, matches: &[Option<FieldMatch>]) -> Option<u32> {
+        let (buf, len) = self.prefix_of(matches);
+        if len <= self.root_bits {
+            let bits = if len == 0 { 0 } else { chunk(&buf, 0, len) };
+            return self
+                .root_prefixes
+                .get(&Self::root_key(len, bits))
+                .map(|v| v - 1);
+        }
+        let (n, pos) = self.locate(&buf, len, None)?;
+        let b = self.prefix_bit(&buf, len, pos);
+        let meta = self.meta[n];
+        meta.has(b)
+            .then(|| self.ids.data[(meta.ids + meta.rank(b)) as usize] - 1)
+    }
+
+    /// Heap bytes held (capacity, free lists included).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.root.len() * 5
+            + self.root_prefixes.capacity() * 9
+            + self.nodes.bytes()
+            + self.meta.capacity() * std::mem::size_of::<Meta>()
+            + self.leaves.bytes()
+            + self.ids.bytes()
+    }
+
+    /// Bytes by part: (root, nodes, meta, leaves, ids) and live node count.
+    #[cfg(test)]
+    pub(crate) fn breakdown(&self) -> ([usize; 5], usize) {
+        (
+            [
+                self.root.len() * 4,
+                self.nodes.bytes(),
+                self.meta.capacity() * std::mem::size_of::<Meta>(),
+                self.leaves.bytes(),
+                self.ids.bytes(),
+            ],
+            self.live_nodes,
+        )
+    }
+
+    /// Number of live trie nodes below the root.
     #[cfg(test)]
     pub(crate) fn node_count(&self) -> usize {
-        self.nodes.iter().filter(|n| !n.free).count()
+        self.live_nodes
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::FieldMatch;
 
     fn lpm(value: u128, prefix_len: u32) -> Option<FieldMatch> {
         if prefix_len == 0 {
@@ -457,7 +786,7 @@ mod tests {
 
     #[test]
     fn longest_prefix_wins_and_delete_restores_the_covering_one() {
-        let mut t = LpmEngine::new(&[32], 0);
+        let mut t = LpmEngine::new(&[32], 0, 1024);
         t.insert(0, &[lpm(0x0a00_0000, 8)]);
         t.insert(1, &[lpm(0x0a01_0000, 16)]);
         t.insert(2, &[lpm(0x0a01_0100, 24)]);
@@ -468,6 +797,8 @@ mod tests {
         assert_eq!(t.lookup(&[0x0a01_0206]), Some(1));
         assert_eq!(t.lookup(&[0x0a02_0206]), Some(0));
         assert_eq!(t.lookup(&[0x0b02_0206]), Some(3));
+        assert_eq!(t.find(&[lpm(0x0a01_0100, 24)]), Some(2));
+        assert_eq!(t.find(&[lpm(0x0a01_0100, 25)]), None);
         t.remove(2, &[lpm(0x0a01_0100, 24)]);
         assert_eq!(t.lookup(&[0x0a01_0106]), Some(1));
         assert_eq!(t.lookup(&[0x0a01_0105]), Some(4));
@@ -478,13 +809,13 @@ mod tests {
         t.remove(4, &[lpm(0x0a01_0105, 32)]);
         t.remove(0, &[lpm(0x0a00_0000, 8)]);
         assert_eq!(t.lookup(&[0x0a01_0105]), None);
-        assert_eq!(t.node_count(), 1, "empty nodes are freed");
+        assert_eq!(t.node_count(), 0, "empty nodes are freed");
     }
 
     #[test]
     fn odd_widths_and_exact_fields_first() {
         // key: lpm field of 12 bits at index 0, exact 9-bit port at index 1.
-        let mut t = LpmEngine::new(&[12, 9], 0);
+        let mut t = LpmEngine::new(&[12, 9], 0, 1024);
         let e = |p| Some(FieldMatch::Exact(p));
         t.insert(0, &[lpm(0xa00, 4), e(5)]);
         t.insert(1, &[lpm(0xab0, 8), e(5)]);
@@ -501,19 +832,22 @@ mod tests {
     #[test]
     fn wide_keys_use_the_byte_packer() {
         // 128-bit exact + 128-bit lpm = 256 bits.
-        let mut t = LpmEngine::new(&[128, 128], 1);
+        let mut t = LpmEngine::new(&[128, 128], 1, 1024);
         let a = u128::MAX - 5;
         t.insert(0, &[Some(FieldMatch::Exact(a)), lpm(0xfe80u128 << 112, 10)]);
         t.insert(1, &[Some(FieldMatch::Exact(a)), lpm(0, 0)]);
+        t.insert(2, &[Some(FieldMatch::Exact(a)), lpm(u128::MAX, 128)]);
         assert_eq!(t.lookup(&[a, (0xfe80u128 << 112) | 1]), Some(0));
         assert_eq!(t.lookup(&[a, 1]), Some(1));
+        assert_eq!(t.lookup(&[a, u128::MAX]), Some(2));
         assert_eq!(t.lookup(&[a - 1, 1]), None);
+        assert_eq!(t.find(&[Some(FieldMatch::Exact(a)), lpm(0, 0)]), Some(1));
     }
 
     #[test]
     fn ten_thousand_routes_then_none_frees_every_node() {
         let mut rng = crate::externs::Rng::new(11);
-        let mut t = LpmEngine::new(&[32], 0);
+        let mut t = LpmEngine::new(&[32], 0, 1024);
         let mut routes = std::collections::BTreeMap::new();
         while routes.len() < 10_000 {
             let len = 8 + (rng.next_u64() % 25) as u32;
@@ -526,19 +860,46 @@ mod tests {
         }
         let nodes = t.node_count();
         // Each route adds at most 3 nodes below the root.
-        assert!(nodes <= 1 + 3 * routes.len(), "{nodes} nodes");
+        assert!(nodes <= 3 * routes.len(), "{nodes} nodes");
         // A route's own network address matches it or a longer route.
         let len_of: std::collections::BTreeMap<u32, u32> =
             routes.iter().map(|(k, &i)| (i, k.1)).collect();
-        for &(v, len) in routes.keys() {
+        for (&(v, len), &id) in &routes {
             let hit = t.lookup(&[v]).expect("covered");
             assert!(len_of[&hit] >= len);
+            assert_eq!(t.find(&[lpm(v, len)]), Some(id));
         }
         for (&(v, len), &id) in &routes {
             t.remove(id, &[lpm(v, len)]);
         }
-        assert_eq!(t.node_count(), 1);
+        assert_eq!(t.node_count(), 0);
         assert_eq!(t.lookup(&[0x0a00_0001]), None);
+    }
+
+    /// Where the bytes of a large table go (run with `--ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn memory_breakdown_of_a_million_routes() {
+        let mut rng = crate::externs::Rng::new(5);
+        let mut t = LpmEngine::new(&[32], 0, 1 << 20);
+        let mut seen = std::collections::HashSet::new();
+        let blocks: Vec<u128> = (0..20_000)
+            .map(|_| (rng.next_u64() as u128 & 0xffff) << 16)
+            .collect();
+        while seen.len() < 1_000_000 {
+            let len = [24, 24, 24, 24, 24, 24, 23, 22, 21, 20][(rng.next_u64() % 10) as usize];
+            let v = (blocks[(rng.next_u64() % 20_000) as usize]
+                | (rng.next_u64() as u128 & 0xffff))
+                & (mask32() ^ (mask32() >> len));
+            if seen.insert((v, len)) {
+                t.insert(seen.len() as u32, &[lpm(v, len)]);
+            }
+        }
+        let (parts, nodes) = t.breakdown();
+        println!(
+            "root, nodes, meta, leaves, ids: {parts:?}; {nodes} nodes; total {} B a route",
+            t.memory_bytes() / 1_000_000
+        );
     }
 
     fn mask32() -> u128 {

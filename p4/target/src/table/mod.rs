@@ -5,24 +5,30 @@
 //! CONTRACT (implemented by the target library; generated code relies on it):
 //! - [`Table::new`] picks an engine from the key's match kinds: no key →
 //!   every lookup misses; all exact → hash map (`exact.rs`); exact fields
-//!   plus one LPM → a stride-8 trie whose lookup does not scan entries
+//!   plus one LPM → a poptrie whose lookup does not scan entries
 //!   (`lpm.rs`); anything with ternary/range/optional (or several LPM fields,
 //!   or an exact+LPM key over 512 bits) → tuple space search (`priority.rs`).
 //! - [`Table::lookup`] takes one value per key field (masked to width) and
 //!   never allocates; a key of the wrong length misses.
-//! - The entry store keys entries by (canonical matches, priority), so
-//!   modify/delete/read by key work; `size` is enforced; every entry and
+//! - Entries are found by (canonical matches, priority), so
+//!   modify/delete/read by key work (exact and LPM engines find them
+//!   themselves, the priority engine through an index of key records);
+//!   `size` is enforced; every entry and
 //!   default action is validated against the [`TableInfo`] (and, when the
 //!   table knows its [`ProgramInfo`], the action parameter widths) before
 //!   anything changes (`validate.rs`). A failed call changes nothing.
-//! - Each entry has a direct counter (bytes and packets, counted on every
-//!   hit when the table has a `direct_counter`) and a direct meter cell
-//!   (used when the table has a direct meter).
+//! - An entry has a direct counter (bytes and packets, counted on every
+//!   hit) when the table has a `direct_counter`, and a direct meter cell
+//!   when it has a direct meter; tables without them store neither.
+//! - Entry actions are interned: entries with the same action share one
+//!   copy, and a hit reads the entry's 4-byte index into that pool.
+//! - [`Table::page`] hands out entries a bounded number at a time, so a
+//!   reader never holds the owning thread for the whole table.
 //! - Const entries from [`TableInfo::const_entries`] are installed by `new`;
 //!   `is_const` refuses writes and `default_is_const` refuses default changes.
 //! - Idle timeout (P4Runtime §9.1.8), for tables with `support_timeout`: a
-//!   hit stores the table's idle clock in the entry (one store next to the
-//!   counter it already touches); the control plane advances that clock
+//!   hit stores the table's idle clock in the entry's slot of a per-entry
+//!   array; the control plane advances that clock
 //!   ([`Table::set_idle_clock`], nanoseconds on its own clock, every scan)
 //!   and reads [`Table::last_hit`]. Insertion counts as a hit. Tables
 //!   without `support_timeout` store nothing.
@@ -34,13 +40,19 @@ mod exact;
 mod lpm;
 mod priority;
 pub mod profile;
+mod records;
 mod validate;
 
-use rustc_hash::FxHashMap;
+use std::hash::{Hash, Hasher};
+
+use hashbrown::HashTable;
+use rustc_hash::{FxHashMap, FxHasher};
 
 use crate::externs::{MeterConfig, MeterState};
 use crate::info::{CounterUnit, MatchKind, ProgramInfo, TableInfo};
-use crate::runtime::{ActionCall, CounterData, EntryAction, FieldMatch, RuntimeError, TableEntry};
+use crate::runtime::{
+    ActionCall, CounterData, EntryAction, EntryRow, FieldMatch, RuntimeError, TableEntry,
+};
 
 pub use profile::ActionProfile;
 
@@ -72,6 +84,9 @@ pub enum EngineKind {
     Priority,
 }
 
+// One engine per table, so the size of the largest variant costs nothing;
+// boxing it would add a dependent load to every lookup.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Engine {
     Keyless,
@@ -100,7 +115,7 @@ impl Engine {
             Engine::Exact(exact::ExactEngine::new(&widths))
         } else if lpm.len() == 1 && others_exact && widths.iter().sum::<u32>() <= lpm::MAX_KEY_BITS
         {
-            Engine::Lpm(lpm::LpmEngine::new(&widths, lpm[0]))
+            Engine::Lpm(lpm::LpmEngine::new(&widths, lpm[0], info.size))
         } else {
             Engine::Priority(priority::PriorityEngine::new(&widths))
         }
@@ -135,40 +150,44 @@ impl Engine {
     }
 }
 
-/// One stored entry: the control plane's view and the direct meter.
-#[derive(Debug)]
-struct Slot {
-    entry: TableEntry,
-    seq: u64,
-    meter: MeterState,
-    is_const: bool,
-}
-
-/// What a hit touches, kept apart from [`Slot`] in a dense array so that a
-/// lookup reads one small record: the action (a copy of `Slot::entry.action`,
-/// kept in step by insert and modify), the direct counter and the idle
-/// clock at the last hit.
-#[derive(Debug)]
-struct Hot {
-    action: EntryAction,
-    counter: CounterData,
-    last_hit: u64,
-}
-
-type EntryKey = (Box<[Option<FieldMatch>]>, i32);
+/// Marks a free entry id in `Table::actions`.
+const FREE: u32 = u32::MAX;
 
 /// One table.
+///
+/// Entries are numbered by dense ids (reused after deletion). Per id the
+/// table keeps only what it must, each in an array of its own: the index
+/// of the entry's action in an interned pool (`pool`: routes share next
+/// hops, so a hit reads a 4-byte index and an action that is likely in
+/// cache), the insertion sequence number, the key as a byte record
+/// (`records.rs`), and, only in tables that have them, the direct
+/// counter, the idle clock at the last hit and the direct meter. The
+/// controller cookie lives in a side map, since most entries have none.
+/// Exact and LPM engines find an entry by its key themselves; the priority
+/// engine gets an index of records.
 #[derive(Debug)]
 pub struct Table {
     /// Static description.
     pub info: &'static TableInfo,
     program: Option<&'static ProgramInfo>,
     engine: Engine,
-    slots: Vec<Option<Slot>>,
-    /// Parallel to `slots`; stale where the slot is free.
-    hot: Vec<Hot>,
+    /// Per entry id: its action's index in `pool`, or [`FREE`].
+    actions: Vec<u32>,
+    /// Per entry id (tables with a direct counter only).
+    counters: Vec<CounterData>,
+    /// Per entry id (idle-timeout tables only).
+    last_hit: Vec<u64>,
+    /// Per entry id (tables with a direct meter only).
+    meters: Vec<MeterState>,
+    /// Per entry id: insertion sequence number.
+    seq: Vec<u64>,
+    records: records::Records,
+    /// Entry ids by key record (priority engine only).
+    index: Option<HashTable<u32>>,
+    /// Non-empty controller cookies by entry id.
+    metadata: FxHashMap<u32, Box<[u8]>>,
+    pool: ActionPool,
     free: Vec<u32>,
-    keys: FxHashMap<EntryKey, u32>,
     default_action: EntryAction,
     next_seq: u64,
     len: usize,
@@ -176,6 +195,87 @@ pub struct Table {
     /// Stored in an entry when it is hit (idle-timeout tables only).
     idle_clock: u64,
 }
+
+/// Entry actions interned with reference counts: one copy of each
+/// distinct action, found again by hash.
+#[derive(Debug, Default)]
+struct ActionPool {
+    calls: Vec<EntryAction>,
+    refs: Vec<u32>,
+    index: HashTable<u32>,
+    free: Vec<u32>,
+}
+
+fn hash_of<T: Hash + ?Sized>(v: &T) -> u64 {
+    let mut h = FxHasher::default();
+    v.hash(&mut h);
+    h.finish()
+}
+
+impl ActionPool {
+    /// The index of `action`, adding it (or a reference to it).
+    fn acquire(&mut self, action: &EntryAction) -> u32 {
+        let h = hash_of(action);
+        let calls = &self.calls;
+        if let Some(&i) = self.index.find(h, |&i| calls[i as usize] == *action) {
+            self.refs[i as usize] += 1;
+            return i;
+        }
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.calls[i as usize] = action.clone();
+                self.refs[i as usize] = 1;
+                i
+            }
+            None => {
+                self.calls.push(action.clone());
+                self.refs.push(1);
+                (self.calls.len() - 1) as u32
+            }
+        };
+        let calls = &self.calls;
+        self.index
+            .insert_unique(h, i, |&j| hash_of(&calls[j as usize]));
+        i
+    }
+
+    fn release(&mut self, i: u32) {
+        let r = &mut self.refs[i as usize];
+        *r -= 1;
+        if *r == 0 {
+            let h = hash_of(&self.calls[i as usize]);
+            if let Ok(e) = self.index.find_entry(h, |&j| j == i) {
+                e.remove();
+            }
+            // Drop the parameters now; the slot is reused by `acquire`.
+            self.calls[i as usize] = EntryAction::Member(0);
+            self.free.push(i);
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: u32) -> &EntryAction {
+        &self.calls[i as usize]
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.calls.capacity() * std::mem::size_of::<EntryAction>()
+            + self
+                .calls
+                .iter()
+                .map(|c| match c {
+                    EntryAction::Direct(c) => c.params.len() * 16,
+                    _ => 0,
+                })
+                .sum::<usize>()
+            + self.refs.capacity() * 4
+            + self.index.capacity() * 5
+            + self.free.capacity() * 4
+    }
+}
+
+/// Canonical matches and priority of an entry.
+type EntryKey = (Box<[Option<FieldMatch>]>, i32);
 
 impl Table {
     /// An empty table with its initial default action and const entries.
@@ -196,14 +296,23 @@ impl Table {
             .direct_meter
             .and_then(|id| program?.meters.iter().find(|m| m.id == id))
             .map_or(CounterUnit::Bytes, |m| m.unit);
+        let needs_priority = validate::needs_priority(info);
+        let engine = Engine::for_table(info);
+        let index = matches!(engine, Engine::Priority(_)).then(HashTable::new);
         let mut table = Table {
             info,
             program,
-            engine: Engine::for_table(info),
-            slots: Vec::new(),
-            hot: Vec::new(),
+            engine,
+            actions: Vec::new(),
+            counters: Vec::new(),
+            last_hit: Vec::new(),
+            meters: Vec::new(),
+            seq: Vec::new(),
+            records: records::Records::new(info, needs_priority),
+            index,
+            metadata: FxHashMap::default(),
+            pool: ActionPool::default(),
             free: Vec::new(),
-            keys: FxHashMap::default(),
             default_action: EntryAction::Direct(ActionCall::new(
                 info.default_action.0,
                 info.default_action.1,
@@ -213,7 +322,6 @@ impl Table {
             meter_unit,
             idle_clock: 0,
         };
-        let needs_priority = validate::needs_priority(info);
         let n = info.const_entries.len();
         for (i, c) in info.const_entries.iter().enumerate() {
             // Priorities come converted from the compiler; should one be
@@ -235,7 +343,7 @@ impl Table {
                 .and_then(|key| table.check_new(&key).map(|()| key))
             {
                 Ok(key) => {
-                    table.commit_insert(key, entry, info.is_const);
+                    table.commit_insert(key, entry);
                 }
                 Err(e) => {
                     tracing::warn!(table = info.name, index = i, error = %e, "const entry skipped")
@@ -278,6 +386,29 @@ impl Table {
         }
     }
 
+    /// Heap bytes the table holds for its entries (engine, key records,
+    /// per-entry arrays, interned actions, indices), counted by capacity.
+    pub fn memory_bytes(&self) -> usize {
+        let engine = match &self.engine {
+            Engine::Keyless => 0,
+            Engine::Exact(e) => e.memory_bytes(),
+            Engine::Lpm(e) => e.memory_bytes(),
+            Engine::Priority(e) => e.memory_bytes(),
+        };
+        engine
+            + self.actions.capacity() * 4
+            + self.counters.capacity() * std::mem::size_of::<CounterData>()
+            + self.last_hit.capacity() * 8
+            + self.meters.capacity() * std::mem::size_of::<MeterState>()
+            + self.seq.capacity() * 8
+            + self.records.memory_bytes()
+            + self.index.as_ref().map_or(0, |i| i.capacity() * 5)
+            + self.metadata.capacity() * 25
+            + self.metadata.values().map(|m| m.len()).sum::<usize>()
+            + self.pool.memory_bytes()
+            + self.free.capacity() * 4
+    }
+
     /// Looks `key` up (one value per key field, in key order) and counts
     /// `packet_len` bytes on the hit entry's direct counter, if any.
     #[inline]
@@ -288,19 +419,24 @@ impl Table {
             None
         };
         if let Some(id) = found
-            && let Some(hot) = self.hot.get_mut(id as usize)
+            && let Some(&a) = self.actions.get(id as usize)
         {
-            if self.info.direct_counter.is_some() {
-                hot.counter.bytes = hot.counter.bytes.wrapping_add(packet_len as u64);
-                hot.counter.packets = hot.counter.packets.wrapping_add(1);
+            let i = id as usize;
+            if self.info.direct_counter.is_some()
+                && let Some(c) = self.counters.get_mut(i)
+            {
+                c.bytes = c.bytes.wrapping_add(packet_len as u64);
+                c.packets = c.packets.wrapping_add(1);
             }
-            if self.info.idle_timeout {
-                hot.last_hit = self.idle_clock;
+            if self.info.idle_timeout
+                && let Some(h) = self.last_hit.get_mut(i)
+            {
+                *h = self.idle_clock;
             }
             return Lookup {
                 hit: true,
                 entry: Some(EntryRef(id)),
-                action: &hot.action,
+                action: self.pool.get(a),
             };
         }
         Lookup {
@@ -316,15 +452,20 @@ impl Table {
     #[inline]
     pub fn direct_meter_execute(&mut self, entry: EntryRef, now_ns: u64, len: u32) -> u8 {
         let units = crate::externs::meter_units(self.meter_unit, len);
-        match self.slots.get_mut(entry.0 as usize) {
-            Some(Some(slot)) if self.info.direct_meter.is_some() => {
-                slot.meter.execute(now_ns, units) as u8
-            }
-            _ => 0,
+        if !self.is_live(entry) {
+            return 0;
+        }
+        match self.meters.get_mut(entry.0 as usize) {
+            Some(m) => m.execute(now_ns, units) as u8,
+            None => 0,
         }
     }
 
     // ----- control plane -------------------------------------------------
+
+    fn is_live(&self, r: EntryRef) -> bool {
+        self.actions.get(r.0 as usize).is_some_and(|&a| a != FREE)
+    }
 
     /// Validates matches and priority; returns the store key.
     fn checked_key(&self, entry: &TableEntry) -> Result<EntryKey, RuntimeError> {
@@ -345,16 +486,33 @@ impl Table {
         Ok((matches, priority))
     }
 
-    fn check_new(&self, key: &EntryKey) -> Result<(), RuntimeError> {
-        if self.keys.contains_key(key) {
-            return Err(RuntimeError::AlreadyExists {
-                table: self.info.name,
-            });
+    /// The entry with this (canonical) key.
+    fn lookup_key(&self, key: &EntryKey) -> Option<u32> {
+        match &self.engine {
+            Engine::Keyless => None,
+            Engine::Exact(e) => e.find(&key.0),
+            Engine::Lpm(e) => e.find(&key.0),
+            Engine::Priority(_) => {
+                let index = self.index.as_ref()?;
+                let mut rec = vec![0u8; self.records.size()];
+                self.records.encode(&key.0, key.1, &mut rec);
+                index
+                    .find(hash_of(&rec[..]), |&id| self.records.get(id) == &rec[..])
+                    .copied()
+            }
         }
+    }
+
+    fn check_new(&self, key: &EntryKey) -> Result<(), RuntimeError> {
         if self.info.keys.is_empty() {
             return Err(RuntimeError::Invalid {
                 field: "match".into(),
                 reason: format!("{} has no key: it cannot hold entries", self.info.name),
+            });
+        }
+        if self.lookup_key(key).is_some() {
+            return Err(RuntimeError::AlreadyExists {
+                table: self.info.name,
             });
         }
         if self.len >= self.info.size as usize {
@@ -376,35 +534,49 @@ impl Table {
         Ok(())
     }
 
-    fn commit_insert(&mut self, key: EntryKey, mut entry: TableEntry, is_const: bool) -> EntryRef {
-        entry.matches = key.0.to_vec();
+    fn commit_insert(&mut self, key: EntryKey, entry: TableEntry) -> EntryRef {
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
-                self.slots.push(None);
-                (self.slots.len() - 1) as u32
+                let n = self.actions.len() + 1;
+                lpm::grow(&mut self.actions, n, FREE);
+                lpm::grow(&mut self.seq, n, 0);
+                if self.info.direct_counter.is_some() {
+                    lpm::grow(&mut self.counters, n, CounterData::default());
+                }
+                if self.info.idle_timeout {
+                    lpm::grow(&mut self.last_hit, n, 0);
+                }
+                if self.info.direct_meter.is_some() {
+                    lpm::grow(&mut self.meters, n, MeterState::default());
+                }
+                (n - 1) as u32
             }
         };
+        let i = id as usize;
         let seq = self.next_seq;
         self.next_seq += 1;
         self.engine.insert(id, &key.0, key.1, seq);
-        let hot = Hot {
-            action: entry.action.clone(),
-            counter: CounterData::default(),
-            last_hit: self.idle_clock,
-        };
-        if self.hot.len() == id as usize {
-            self.hot.push(hot);
-        } else {
-            self.hot[id as usize] = hot;
+        self.records.put(id, &key.0, key.1);
+        if let Some(index) = self.index.as_mut() {
+            let rec = self.records.get(id);
+            let records = &self.records;
+            index.insert_unique(hash_of(rec), id, |&j| hash_of(records.get(j)));
         }
-        self.slots[id as usize] = Some(Slot {
-            entry,
-            seq,
-            meter: MeterState::default(),
-            is_const,
-        });
-        self.keys.insert(key, id);
+        self.actions[i] = self.pool.acquire(&entry.action);
+        self.seq[i] = seq;
+        if let Some(c) = self.counters.get_mut(i) {
+            *c = CounterData::default();
+        }
+        if let Some(h) = self.last_hit.get_mut(i) {
+            *h = self.idle_clock;
+        }
+        if let Some(m) = self.meters.get_mut(i) {
+            *m = MeterState::default();
+        }
+        if !entry.metadata.is_empty() {
+            self.metadata.insert(id, entry.metadata.into_boxed_slice());
+        }
         self.len += 1;
         EntryRef(id)
     }
@@ -421,16 +593,15 @@ impl Table {
         self.refuse_if_const()?;
         let key = self.checked_key(&entry)?;
         self.check_new(&key)?;
-        Ok(self.commit_insert(key, entry, false))
+        Ok(self.commit_insert(key, entry))
     }
 
     /// Checks that `entry` could replace an existing one; returns its handle.
     pub fn check_modify(&self, entry: &TableEntry) -> Result<EntryRef, RuntimeError> {
         self.refuse_if_const()?;
         let key = self.checked_key(entry)?;
-        self.keys
-            .get(&key)
-            .map(|&id| EntryRef(id))
+        self.lookup_key(&key)
+            .map(EntryRef)
             .ok_or(RuntimeError::NotFound {
                 table: self.info.name,
             })
@@ -440,14 +611,17 @@ impl Table {
     /// meter state stay); returns the old action.
     pub fn modify(&mut self, entry: TableEntry) -> Result<EntryAction, RuntimeError> {
         let r = self.check_modify(&entry)?;
-        let Some(Some(slot)) = self.slots.get_mut(r.0 as usize) else {
-            return Err(RuntimeError::NotFound {
-                table: self.info.name,
-            });
-        };
-        slot.entry.metadata = entry.metadata;
-        self.hot[r.0 as usize].action = entry.action.clone();
-        Ok(std::mem::replace(&mut slot.entry.action, entry.action))
+        let i = r.0 as usize;
+        let old_index = self.actions[i];
+        let old = self.pool.get(old_index).clone();
+        self.actions[i] = self.pool.acquire(&entry.action);
+        self.pool.release(old_index);
+        if entry.metadata.is_empty() {
+            self.metadata.remove(&r.0);
+        } else {
+            self.metadata.insert(r.0, entry.metadata.into_boxed_slice());
+        }
+        Ok(old)
     }
 
     /// The handle of the entry with these matches and priority.
@@ -457,25 +631,29 @@ impl Table {
         priority: i32,
     ) -> Result<EntryRef, RuntimeError> {
         let key = self.key_of(matches, priority)?;
-        self.keys
-            .get(&key)
-            .map(|&id| EntryRef(id))
+        self.lookup_key(&key)
+            .map(EntryRef)
             .ok_or(RuntimeError::NotFound {
                 table: self.info.name,
             })
     }
 
     /// The entry behind a handle.
-    pub fn entry(&self, r: EntryRef) -> Option<&TableEntry> {
-        self.slot(r).map(|s| &s.entry)
-    }
-
-    fn slot(&self, r: EntryRef) -> Option<&Slot> {
-        self.slots.get(r.0 as usize).and_then(|s| s.as_ref())
-    }
-
-    fn slot_mut(&mut self, r: EntryRef) -> Option<&mut Slot> {
-        self.slots.get_mut(r.0 as usize).and_then(|s| s.as_mut())
+    pub fn entry(&self, r: EntryRef) -> Option<TableEntry> {
+        if !self.is_live(r) {
+            return None;
+        }
+        let (matches, priority) = self.records.decode(self.records.get(r.0));
+        Some(TableEntry {
+            matches,
+            priority,
+            action: self.pool.get(self.actions[r.0 as usize]).clone(),
+            metadata: self
+                .metadata
+                .get(&r.0)
+                .map(|m| m.to_vec())
+                .unwrap_or_default(),
+        })
     }
 
     /// Checks that the entry may be deleted; returns its handle.
@@ -499,42 +677,85 @@ impl Table {
     }
 
     fn remove(&mut self, r: EntryRef) -> TableEntry {
-        let slot = self.slots[r.0 as usize]
-            .take()
-            .expect("handle from the key store");
-        let key: EntryKey = (slot.entry.matches.clone().into(), slot.entry.priority);
-        self.engine.remove(r.0, &key.0);
-        self.keys.remove(&key);
-        self.free.push(r.0);
+        let entry = self.entry(r).expect("handle from the key store");
+        let id = r.0;
+        self.engine.remove(id, &entry.matches);
+        if let Some(index) = self.index.as_mut() {
+            let rec = self.records.get(id);
+            if let Ok(e) = index.find_entry(hash_of(rec), |&j| j == id) {
+                e.remove();
+            }
+        }
+        self.pool.release(self.actions[id as usize]);
+        self.actions[id as usize] = FREE;
+        self.metadata.remove(&id);
+        self.free.push(id);
         self.len -= 1;
-        slot.entry
+        entry
     }
 
     /// Removes every entry that is not const; returns them.
     pub fn clear(&mut self) -> Vec<TableEntry> {
-        let doomed: Vec<EntryRef> = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                s.as_ref()
-                    .filter(|s| !s.is_const)
-                    .map(|_| EntryRef(i as u32))
-            })
+        // Entries are const exactly when the table is.
+        if self.info.is_const {
+            return Vec::new();
+        }
+        let doomed: Vec<EntryRef> = (0..self.actions.len() as u32)
+            .map(EntryRef)
+            .filter(|&r| self.is_live(r))
             .collect();
         doomed.into_iter().map(|r| self.remove(r)).collect()
     }
 
+    /// Handles of the live entries in insertion order.
+    pub fn handles(&self) -> Vec<EntryRef> {
+        let mut live: Vec<u32> = (0..self.actions.len() as u32)
+            .filter(|&id| self.actions[id as usize] != FREE)
+            .collect();
+        live.sort_unstable_by_key(|&id| self.seq[id as usize]);
+        live.into_iter().map(EntryRef).collect()
+    }
+
+    /// Up to `max` live entries from handle `from` on, in handle order,
+    /// and the handle to continue from (`None` when none is left).
+    pub fn page(&self, from: u32, max: usize) -> (Vec<EntryRow>, Option<u32>) {
+        let mut rows = Vec::with_capacity(max.min(self.len));
+        let mut id = from as usize;
+        while id < self.actions.len() {
+            if rows.len() == max {
+                return (rows, Some(id as u32));
+            }
+            let r = EntryRef(id as u32);
+            if let Some(entry) = self.entry(r) {
+                rows.push(EntryRow {
+                    entry,
+                    seq: self.seq[id],
+                    counter: self
+                        .info
+                        .direct_counter
+                        .and_then(|_| self.direct_counter(r)),
+                    last_hit: self.info.idle_timeout.then(|| self.last_hit(r)).flatten(),
+                });
+            }
+            id += 1;
+        }
+        (rows, None)
+    }
+
     /// All entries in insertion order.
     pub fn entries(&self) -> Vec<TableEntry> {
-        let mut live: Vec<&Slot> = self.slots.iter().flatten().collect();
-        live.sort_by_key(|s| s.seq);
-        live.into_iter().map(|s| s.entry.clone()).collect()
+        self.handles()
+            .into_iter()
+            .filter_map(|r| self.entry(r))
+            .collect()
     }
 
     /// All entry actions (for reference counting by the runtime).
     pub(crate) fn actions(&self) -> impl Iterator<Item = &EntryAction> {
-        self.slots.iter().flatten().map(|s| &s.entry.action)
+        self.actions
+            .iter()
+            .filter(|&&a| a != FREE)
+            .map(|&a| self.pool.get(a))
     }
 
     /// The current default action.
@@ -586,33 +807,48 @@ impl Table {
     /// The idle clock at the entry's last hit (or its insertion); `None`
     /// for a stale handle.
     pub fn last_hit(&self, r: EntryRef) -> Option<u64> {
-        self.slot(r).map(|_| self.hot[r.0 as usize].last_hit)
+        if !self.is_live(r) {
+            return None;
+        }
+        Some(self.last_hit.get(r.0 as usize).copied().unwrap_or(0))
     }
 
     /// The direct counter of an entry.
     pub fn direct_counter(&self, r: EntryRef) -> Option<CounterData> {
-        self.slot(r).map(|_| self.hot[r.0 as usize].counter)
+        if !self.is_live(r) {
+            return None;
+        }
+        Some(self.counters.get(r.0 as usize).copied().unwrap_or_default())
     }
 
     /// Overwrites the direct counter of an entry; false for a stale handle.
     pub fn set_direct_counter(&mut self, r: EntryRef, data: CounterData) -> bool {
-        if self.slot(r).is_none() {
+        if !self.is_live(r) {
             return false;
         }
-        self.hot[r.0 as usize].counter = data;
+        if let Some(c) = self.counters.get_mut(r.0 as usize) {
+            *c = data;
+        }
         true
     }
 
     /// Configures the direct meter of an entry; false for a stale handle.
     pub fn set_direct_meter(&mut self, r: EntryRef, config: Option<MeterConfig>) -> bool {
-        self.slot_mut(r)
-            .map(|s| s.meter.configure(config))
-            .is_some()
+        if !self.is_live(r) {
+            return false;
+        }
+        if let Some(m) = self.meters.get_mut(r.0 as usize) {
+            m.configure(config);
+        }
+        true
     }
 
     /// The direct meter configuration of an entry.
     pub fn direct_meter_config(&self, r: EntryRef) -> Option<MeterConfig> {
-        self.slot(r).and_then(|s| s.meter.config())
+        if !self.is_live(r) {
+            return None;
+        }
+        self.meters.get(r.0 as usize).and_then(|m| m.config())
     }
 }
 
@@ -721,6 +957,97 @@ mod tests {
         direct_meter: None,
         idle_timeout: true,
     };
+
+    static COUNTED: TableInfo = TableInfo {
+        id: 0x0200_0003,
+        name: "counted",
+        keys: &EXACT_KEY,
+        actions: &[ActionRef {
+            id: 1,
+            scope: ActionScope::TableAndDefault,
+        }],
+        size: 256,
+        implementation: None,
+        default_action: (1, &[0]),
+        default_is_const: false,
+        is_const: false,
+        const_entries: &[],
+        direct_counter: Some(0x1300_0001),
+        direct_meter: None,
+        idle_timeout: true,
+    };
+
+    fn exact(x: u128, param: u128) -> TableEntry {
+        TableEntry {
+            matches: vec![Some(FieldMatch::Exact(x))],
+            priority: 0,
+            action: EntryAction::Direct(ActionCall::new(1, &[param])),
+            metadata: vec![],
+        }
+    }
+
+    #[test]
+    fn pages_cover_every_entry_once_with_counters_and_insertion_order() {
+        let mut t = Table::new(&COUNTED);
+        for x in 0..50 {
+            t.insert(exact(x, x % 4)).unwrap();
+        }
+        // Holes, then reused handles.
+        for x in (0..50).step_by(3) {
+            t.delete(&[Some(FieldMatch::Exact(x))], 0).unwrap();
+        }
+        for x in 100..110 {
+            t.insert(exact(x, x % 4)).unwrap();
+        }
+        t.set_idle_clock(5);
+        assert!(t.lookup(&[104], 77).hit);
+        let mut rows = Vec::new();
+        let mut from = Some(0);
+        let mut pages = 0;
+        while let Some(f) = from {
+            let (page, next) = t.page(f, 7);
+            assert!(page.len() <= 7);
+            rows.extend(page);
+            from = next;
+            pages += 1;
+        }
+        assert_eq!(pages, 7, "43 entries in pages of 7");
+        rows.sort_by_key(|r| r.seq);
+        let entries: Vec<TableEntry> = rows.iter().map(|r| r.entry.clone()).collect();
+        assert_eq!(entries, t.entries(), "every entry once, in insertion order");
+        let hit = rows.iter().find(|r| r.entry == exact(104, 0)).unwrap();
+        assert_eq!(
+            hit.counter,
+            Some(CounterData {
+                bytes: 77,
+                packets: 1
+            })
+        );
+        assert_eq!(hit.last_hit, Some(5));
+        let other = rows.iter().find(|r| r.entry == exact(105, 1)).unwrap();
+        assert_eq!(other.counter, Some(CounterData::default()));
+        assert_eq!(other.last_hit, Some(0));
+    }
+
+    #[test]
+    fn entries_share_interned_actions_and_keep_their_own() {
+        let mut t = Table::new(&COUNTED);
+        for x in 0..6 {
+            t.insert(exact(x, 7)).unwrap();
+        }
+        assert_eq!(t.pool.calls.len(), 1, "one copy of a shared action");
+        let old = t.modify(exact(2, 9)).unwrap();
+        assert_eq!(old, exact(2, 7).action);
+        assert_eq!(param(&t.lookup(&[2], 0)), 9);
+        assert_eq!(param(&t.lookup(&[3], 0)), 7);
+        t.delete(&[Some(FieldMatch::Exact(2))], 0).unwrap();
+        assert!(!t.lookup(&[2], 0).hit);
+        // The freed pool slot is reused, not grown.
+        t.insert(exact(2, 11)).unwrap();
+        assert_eq!(t.pool.calls.len(), 2);
+        assert_eq!(param(&t.lookup(&[2], 0)), 11);
+        assert_eq!(t.pool.refs, vec![5, 1]);
+    }
 
     #[test]
     fn hits_record_the_idle_clock_and_insertion_counts_as_a_hit() {

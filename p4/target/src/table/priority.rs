@@ -309,6 +309,22 @@ impl PriorityEngine {
         self.rebuild_order();
     }
 
+    /// Heap bytes held (capacity, approximately for the hash maps).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.groups
+            .iter()
+            .map(|g| {
+                g.masks.len() * 16
+                    + g.buckets.capacity() * 33
+                    + g.buckets.values().map(|l| l.capacity() * 24).sum::<usize>()
+                    + g.priorities.len() * 16
+            })
+            .sum::<usize>()
+            + self.entries.capacity() * std::mem::size_of::<Option<Placement>>()
+            + self.tests.capacity() * std::mem::size_of::<FieldTest>()
+            + self.order.capacity() * 16
+    }
+
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
         let mut best: Option<Item> = None;
