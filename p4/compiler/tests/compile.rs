@@ -5,14 +5,13 @@
 //!
 //! Set `P4C_BLESS=1` to rewrite the snapshots.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+mod common;
+
+use common::{check_errors, dir, program};
 use p4_compiler::{CompileOptions, compile_with_sources, render};
 use p4_target::pipeline::Pipeline;
-
-fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
-}
 
 /// Compiles `tests/in/NAME.p4` and compares with `tests/out/NAME.rs`.
 fn snapshot(name: &str) {
@@ -326,72 +325,6 @@ fn ipv4_router_reports_bad_checksums_and_short_packets() {
 // ---------------------------------------------------------------------------
 // Pinned diagnostics
 // ---------------------------------------------------------------------------
-
-/// A small v1model program with holes for the parts a test changes.
-const TEMPLATE: &str = r#"#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; bit<16> b; bit<8> c; }
-struct headers { h_t h; }
-struct meta_t { bit<8> m; }
-//DECLS
-parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    state start {
-        pkt.extract(hdr.h);
-        //PARSER
-    }
-}
-control VC(inout headers hdr, inout meta_t meta) { apply { } }
-control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    action set(bit<9> port) { sm.egress_spec = port; }
-    //LOCALS
-    apply {
-        //APPLY
-    }
-}
-control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
-control CC(inout headers hdr, inout meta_t meta) { apply { } }
-control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
-V1Switch(P(), VC(), I(), E(), CC(), D()) main;
-"#;
-
-/// Fills the template: `parts` are (hole, text) pairs; the parser
-/// transition defaults to `transition accept;`.
-fn program(parts: &[(&str, &str)]) -> String {
-    let mut s = TEMPLATE.to_string();
-    if !parts.iter().any(|(h, _)| *h == "PARSER") {
-        s = s.replace("//PARSER", "transition accept;");
-    }
-    for (hole, text) in parts {
-        s = s.replace(&format!("//{hole}"), text);
-    }
-    s
-}
-
-/// Compiles `src` (saved as `NAME.p4`) and compares the rendered
-/// diagnostics with `tests/out/errors/NAME.txt`.
-fn check_errors(name: &str, src: &str) {
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-errors");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let file = tmp.join(format!("{name}.p4"));
-    std::fs::write(&file, src).unwrap();
-    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
-    let diags = match res {
-        Ok(_) => panic!("{name}: expected errors, the program compiled"),
-        Err(d) => d,
-    };
-    let text = render(&diags, &sources).replace(&format!("{}/", tmp.display()), "");
-    let path = dir().join("out").join("errors").join(format!("{name}.txt"));
-    if std::env::var_os("P4C_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &text).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert_eq!(
-        text, want,
-        "{name}: diagnostics changed; rerun with P4C_BLESS=1"
-    );
-}
 
 #[test]
 fn error_unknown_name() {
