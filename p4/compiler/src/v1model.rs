@@ -119,6 +119,79 @@ pub const FUNCTIONS: &[Signature] = &[
     sig("log_msg", &[p("msg", In), p("data", In)]),
 ];
 
+/// What a parameter of a `V1Switch` block holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockParam {
+    /// `packet_in` (the parser) or `packet_out` (the deparser).
+    Packet,
+    /// The headers, type parameter `H`.
+    Headers(Dir),
+    /// The user metadata, type parameter `M`.
+    Meta(Dir),
+    /// `standard_metadata_t`.
+    StandardMetadata(Dir),
+}
+
+/// One block type `V1Switch` takes: its name in `v1model.p4` (with its
+/// parameter list, for messages) and its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// The block type's name (`Ingress`).
+    pub name: &'static str,
+    /// As `v1model.p4` declares it, for diagnostics.
+    pub declared: &'static str,
+    /// Whether it is a parser (the others are controls).
+    pub parser: bool,
+    /// Its parameters in order.
+    pub params: &'static [BlockParam],
+}
+
+/// The blocks of `package V1Switch<H, M>(...)`, in argument order.
+pub const V1SWITCH: [Block; 6] = {
+    use BlockParam::{Headers, Meta, Packet, StandardMetadata};
+    [
+        Block {
+            name: "Parser",
+            declared: "parser Parser<H, M>(packet_in b, out H parsedHdr, inout M meta, \
+                       inout standard_metadata_t standard_metadata)",
+            parser: true,
+            params: &[Packet, Headers(Out), Meta(InOut), StandardMetadata(InOut)],
+        },
+        Block {
+            name: "VerifyChecksum",
+            declared: "control VerifyChecksum<H, M>(inout H hdr, inout M meta)",
+            parser: false,
+            params: &[Headers(InOut), Meta(InOut)],
+        },
+        Block {
+            name: "Ingress",
+            declared: "control Ingress<H, M>(inout H hdr, inout M meta, \
+                       inout standard_metadata_t standard_metadata)",
+            parser: false,
+            params: &[Headers(InOut), Meta(InOut), StandardMetadata(InOut)],
+        },
+        Block {
+            name: "Egress",
+            declared: "control Egress<H, M>(inout H hdr, inout M meta, \
+                       inout standard_metadata_t standard_metadata)",
+            parser: false,
+            params: &[Headers(InOut), Meta(InOut), StandardMetadata(InOut)],
+        },
+        Block {
+            name: "ComputeChecksum",
+            declared: "control ComputeChecksum<H, M>(inout H hdr, inout M meta)",
+            parser: false,
+            params: &[Headers(InOut), Meta(InOut)],
+        },
+        Block {
+            name: "Deparser",
+            declared: "control Deparser<H>(packet_out b, in H hdr)",
+            parser: false,
+            params: &[Packet, Headers(In)],
+        },
+    ]
+};
+
 /// Where the runtime keeps an extern object's state
 /// (`p4_target::runtime::Runtime` field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,59 @@
+//! Programs p4c refuses, written here from the rule each breaks (P4_16
+//! spec sections, v1model.p4, and what p4c's BMv2 back end adds), with the
+//! diagnostic each gets pinned in `tests/out/errors/NAME.txt`
+//! (`P4C_BLESS=1` rewrites them).
+
+mod common;
+
+use common::{TEMPLATE, check_errors, program};
+
+/// The template with one piece of text replaced (it must be there).
+fn edited(from: &str, to: &str) -> String {
+    assert!(TEMPLATE.contains(from), "template has no `{from}`");
+    program(&[]).replace(from, to)
+}
+
+// ---------------------------------------------------------------- V1Switch
+
+#[test]
+fn block_parameter_direction_differs_from_v1model() {
+    // v1model.p4: control VerifyChecksum<H, M>(inout H hdr, inout M meta).
+    check_errors(
+        "v1switch_direction",
+        &edited("control VC(inout headers hdr", "control VC(in headers hdr"),
+    );
+}
+
+#[test]
+fn block_metadata_type_differs_from_the_parser() {
+    check_errors(
+        "v1switch_meta_type",
+        &edited(
+            "control CC(inout headers hdr, inout meta_t meta)",
+            "struct other_t { bit<8> x; }\ncontrol CC(inout headers hdr, inout other_t meta)",
+        ),
+    );
+}
+
+#[test]
+fn headers_must_be_a_struct_of_headers() {
+    // BMv2: "the type should be a struct of headers, stacks, or unions".
+    check_errors(
+        "v1switch_headers_field",
+        &edited(
+            "struct headers { h_t h; }",
+            "struct headers { h_t h; bit<8> count; }",
+        ),
+    );
+}
+
+#[test]
+fn headers_must_not_be_a_header() {
+    let src = program(&[])
+        .replace("out headers hdr", "out h_t hdr")
+        .replace("inout headers hdr", "inout h_t hdr")
+        .replace("in headers hdr", "in h_t hdr")
+        .replace("extract(hdr.h)", "extract(hdr)")
+        .replace("emit(hdr.h)", "emit(hdr)");
+    check_errors("v1switch_headers_header", &src);
+}
