@@ -57,3 +57,17 @@ fn headers_must_not_be_a_header() {
         .replace("emit(hdr.h)", "emit(hdr)");
     check_errors("v1switch_headers_header", &src);
 }
+
+// ------------------------------------------------------------ declarations
+
+#[test]
+fn instance_inside_an_apply_block() {
+    // p4c: "instances cannot be in a control 'apply' block".
+    check_errors(
+        "instance_in_apply",
+        &program(&[
+            ("DECLS", "control Sub(inout headers h) { apply { } }"),
+            ("APPLY", "Sub() s; s.apply(hdr);"),
+        ]),
+    );
+}

@@ -274,16 +274,25 @@ impl Checker {
             K::Const(c) => {
                 self.const_decl(c);
             }
+            // p4c refuses instances inside blocks ("instances cannot be in a
+            // control 'apply' block"): an instance is an object of the
+            // control or parser, declared with its locals. In an apply
+            // block it is still declared, so its uses check without
+            // follow-on errors.
             K::Instantiation(i) => {
-                // In an apply block an instance is one object of the control,
-                // as if declared with its locals (p4c hoists it too); its
-                // name is scoped to the block.
-                match self.body.as_ref().map(|b| (b.kind, b.control)) {
-                    Some((BodyKind::Apply, Some(h))) => self.control_instantiation(i, h),
-                    _ => self.unsupported(
-                        i.span,
-                        "instantiations inside blocks other than apply blocks",
+                self.error(
+                    codes::NOT_ALLOWED_HERE,
+                    i.span,
+                    format!(
+                        "`{}` is an instance: instances are declared among a control's or \
+                         parser's locals, not inside a block",
+                        i.name.name
                     ),
+                );
+                if let Some((BodyKind::Apply, Some(h))) =
+                    self.body.as_ref().map(|b| (b.kind, b.control))
+                {
+                    self.control_instantiation(i, h);
                 }
             }
             K::Empty => {}
