@@ -71,3 +71,55 @@ fn instance_inside_an_apply_block() {
         ]),
     );
 }
+
+// ------------------------------------------------------- direct resources
+
+#[test]
+fn direct_counter_shared_by_two_tables() {
+    // v1model.p4: a direct_counter belongs to the one table whose
+    // `counters` names it.
+    check_errors(
+        "direct_counter_two_tables",
+        &program(&[
+            (
+                "LOCALS",
+                "direct_counter(CounterType.packets) hits;\n    \
+                 table fwd { key = { hdr.h.a: exact; } actions = { set; } counters = hits; }\n    \
+                 table acl { key = { hdr.h.c: exact; } actions = { set; } counters = hits; }",
+            ),
+            ("APPLY", "fwd.apply(); acl.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn direct_meter_no_action_reads() {
+    // BMv2 learns where a direct meter's colour goes from the read call.
+    check_errors(
+        "direct_meter_unread",
+        &program(&[
+            (
+                "LOCALS",
+                "direct_meter<bit<2>>(MeterType.bytes) police;\n    \
+                 table fwd { key = { hdr.h.a: exact; } actions = { set; } meters = police; }",
+            ),
+            ("APPLY", "fwd.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn direct_meter_read_without_a_table() {
+    check_errors(
+        "direct_meter_no_table",
+        &program(&[
+            (
+                "LOCALS",
+                "direct_meter<bit<2>>(MeterType.bytes) police;\n    \
+                 action colour() { police.read(meta.m[1:0]); }\n    \
+                 table fwd { key = { hdr.h.a: exact; } actions = { colour; } }",
+            ),
+            ("APPLY", "fwd.apply();"),
+        ]),
+    );
+}

@@ -9,7 +9,7 @@
 
 use super::program_info::{EntryFacts, NameSpec, TableFacts};
 use super::{Body, BodyKind, Checker, Sym, codes, fold};
-use crate::diag::Span;
+use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
 use crate::ir::{self, Handle, Ty};
 use p4_target::info::{ActionScope, CounterUnit, MatchKind};
@@ -1018,6 +1018,7 @@ impl Checker {
                 ),
             }
         }
+        self.check_meter_reads_owned(h);
         // The apply block gets fresh locals.
         if let Some(b) = self.body.as_mut() {
             b.vars.clear();
@@ -1404,8 +1405,10 @@ impl Checker {
             loops: 0,
         });
         let outer_implicit = std::mem::replace(&mut self.uses_implicit_std_meta, false);
+        let outer_reads = std::mem::take(&mut self.facts.pending_meter_reads);
         let body = self.block(&a.body);
         let implicit = std::mem::replace(&mut self.uses_implicit_std_meta, outer_implicit);
+        let meter_reads = std::mem::replace(&mut self.facts.pending_meter_reads, outer_reads);
         let b = std::mem::replace(&mut self.body, saved)?;
         self.pop_scope();
         let spec = name_spec(&a.annotations, &a.name.name);
@@ -1434,6 +1437,9 @@ impl Checker {
         }
         if implicit {
             self.facts.implicit_std_meta_actions.insert(h.index());
+        }
+        if !meter_reads.is_empty() {
+            self.facts.meter_reads.insert(h.index(), meter_reads);
         }
         self.action_params
             .insert(h.index(), super::ParamSpec::of(&a.params));
@@ -1897,6 +1903,7 @@ impl Checker {
             }
         }
         facts.scopes = scopes;
+        self.check_direct_resources(t, ctl, &facts, &actions);
         let th = self.prog.tables.append(
             ir::Table {
                 name: t.name.name.clone(),
@@ -1913,6 +1920,104 @@ impl Checker {
         self.facts.tables.insert(th.index(), facts);
         self.prog.controls[ctl].tables.push(th);
         self.declare(&t.name, Sym::Table(th));
+    }
+
+    /// The rules for a table's direct counter and meter (v1model.p4: a
+    /// direct resource is owned by the one table that names it; BMv2, as
+    /// p4c enforces: a table with a direct meter needs an action that reads
+    /// it, as the read is what says where the colour goes).
+    fn check_direct_resources(
+        &mut self,
+        t: &ast::TableDecl,
+        ctl: Handle<ir::Control>,
+        facts: &TableFacts,
+        actions: &[Handle<ir::Action>],
+    ) {
+        let mine = [
+            ("direct_counter", facts.direct_counter),
+            ("direct_meter", facts.direct_meter),
+        ];
+        for (kind, idx) in mine {
+            let Some(idx) = idx else { continue };
+            let other = self.prog.controls[ctl].tables.iter().find(|o| {
+                let f = self.facts.tables.get(&o.index());
+                f.is_some_and(|f| match kind {
+                    "direct_counter" => f.direct_counter == Some(idx),
+                    _ => f.direct_meter == Some(idx),
+                })
+            });
+            if let Some(o) = other {
+                let o = &self.prog.tables[*o];
+                let name = &self.prog.controls[ctl].externs[idx as usize].name;
+                self.diags.push(
+                    Diagnostic::error(
+                        codes::BAD_TABLE_PROPERTY,
+                        format!(
+                            "{kind} `{name}` is attached to tables `{}` and `{}`: a direct \
+                             resource belongs to one table",
+                            o.name, t.name.name
+                        ),
+                    )
+                    .with_primary(t.name.span, "second table")
+                    .with_secondary(o.span, "first table"),
+                );
+            }
+        }
+        if let Some(m) = facts.direct_meter {
+            let read = actions.iter().any(|a| {
+                self.facts
+                    .meter_reads
+                    .get(&a.index())
+                    .is_some_and(|r| r.iter().any(|(i, _)| *i == m))
+            });
+            if !read {
+                let name = &self.prog.controls[ctl].externs[m as usize].name;
+                self.error_label(
+                    codes::BAD_TABLE_PROPERTY,
+                    t.name.span,
+                    format!(
+                        "table `{}` has direct meter `{name}` but none of its actions calls \
+                         `{name}.read(...)`: BMv2 needs the read to know where the colour goes",
+                        t.name.name
+                    ),
+                    "no action reads the meter",
+                );
+            }
+        }
+    }
+
+    /// Every `direct_meter.read` in control `h`'s actions reads a meter some
+    /// table of `h` owns (`meters = m`): the colour is that of the entry the
+    /// table hit, so a meter no table owns has none to give.
+    fn check_meter_reads_owned(&mut self, h: Handle<ir::Control>) {
+        let ctl = &self.prog.controls[h];
+        let owned: Vec<u32> = ctl
+            .tables
+            .iter()
+            .filter_map(|t| self.prog.tables[*t].direct_meter)
+            .collect();
+        let mut unowned: Vec<(u32, Span)> = ctl
+            .actions
+            .iter()
+            .filter_map(|a| self.facts.meter_reads.get(&a.index()))
+            .flatten()
+            .filter(|(m, _)| !owned.contains(m))
+            .copied()
+            .collect();
+        unowned.sort_by_key(|(_, s)| (s.start, s.end));
+        unowned.dedup();
+        for (m, span) in unowned {
+            let name = self.prog.controls[h].externs[m as usize].name.clone();
+            self.error_label(
+                codes::NOT_ALLOWED_HERE,
+                span,
+                format!(
+                    "direct meter `{name}` is read here, but no table has `meters = {name}`: \
+                     the colour read is that of the entry its table hit"
+                ),
+                "meter of no table",
+            );
+        }
     }
 
     /// Constant arguments for an action's data parameters.

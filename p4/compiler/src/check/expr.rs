@@ -1859,6 +1859,10 @@ impl Checker {
         span: Span,
     ) -> Option<Expr> {
         self.facts.called_actions.insert(a.index());
+        // The callee's meter reads count as the caller's (p4c inlines it).
+        if let Some(reads) = self.facts.meter_reads.get(&a.index()).cloned() {
+            self.facts.pending_meter_reads.extend(reads);
+        }
         let ctl = self.body.as_ref().and_then(|b| b.control);
         self.check_action_use(a, ctl, span);
         match self.body.as_ref().map(|b| b.kind) {
@@ -2679,6 +2683,7 @@ impl Checker {
                     );
                     return None;
                 }
+                self.facts.pending_meter_reads.push((i, span));
                 Builtin::DirectMeterRead { inst: i, out }
             }
             _ => {

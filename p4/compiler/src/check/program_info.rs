@@ -79,6 +79,13 @@ pub(crate) struct Facts {
     /// directly or through another action: only controls with a
     /// standard_metadata_t parameter may use them.
     pub(crate) implicit_std_meta_actions: std::collections::HashSet<usize>,
+    /// `direct_meter.read` calls in the action being checked: (extern
+    /// index in its control, call span); moved to `meter_reads` when the
+    /// action is appended.
+    pub(crate) pending_meter_reads: Vec<(u32, crate::diag::Span)>,
+    /// By action handle index: the direct meters the action reads, directly
+    /// or through actions it calls (extern index in its control, span).
+    pub(crate) meter_reads: HashMap<usize, Vec<(u32, crate::diag::Span)>>,
 }
 
 impl Facts {
