@@ -123,3 +123,27 @@ fn direct_meter_read_without_a_table() {
         ]),
     );
 }
+
+// ------------------------------------------------------------ overloading
+
+#[test]
+fn extern_methods_with_the_same_name_and_arity() {
+    // Methods overload by their number of parameters only: these two
+    // could not be told apart by a call.
+    check_errors(
+        "extern_method_ambiguous",
+        &program(&[(
+            "DECLS",
+            "extern Tally { Tally(); void add(in bit<8> n); void add(in bit<16> wide); void add(); }",
+        )]),
+    );
+}
+
+#[test]
+fn match_kind_declared_again() {
+    // `lpm` is core.p4's already.
+    check_errors(
+        "match_kind_twice",
+        &program(&[("DECLS", "match_kind { lpm, prefix_set }")]),
+    );
+}

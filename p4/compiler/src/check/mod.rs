@@ -684,8 +684,18 @@ impl Checker {
                 }
             }
             ast::Decl::MatchKind(l) => {
+                // Match kinds are names of the top-level scope (P4_16 §7.1.3):
+                // one declared twice is a duplicate declaration.
                 for m in &l.members {
-                    self.match_kinds.push(m.name.clone());
+                    if self.match_kinds.contains(&m.name) {
+                        self.error(
+                            codes::DUPLICATE,
+                            m.span,
+                            format!("match kind `{}` declared twice", m.name),
+                        );
+                    } else {
+                        self.match_kinds.push(m.name.clone());
+                    }
                 }
             }
             ast::Decl::Extern(e) => {
@@ -703,6 +713,7 @@ impl Checker {
                         ),
                     }
                 }
+                self.check_overloads(e);
                 if crate::v1model::object(&e.name.name).is_none() {
                     self.user_extern_decl(e);
                 }
@@ -1210,6 +1221,33 @@ impl Checker {
         );
         let ty = if serial { Ty::SerEnum(h) } else { Ty::Enum(h) };
         self.declare(&e.name, Sym::Type(ty));
+    }
+
+    /// Methods (and constructors) of extern `e` are overloaded by their
+    /// number of parameters only (p4c resolves a call by arity): two with
+    /// the same name and count could not be told apart by any call.
+    fn check_overloads(&mut self, e: &ast::ExternDecl) {
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        for m in &e.members {
+            let (name, n) = match m {
+                ast::ExternMember::Constructor { name, params, .. } => (name, params.len()),
+                ast::ExternMember::Method(f) => (&f.name, f.params.len()),
+            };
+            if seen.contains(&(name.name.as_str(), n)) {
+                self.error_label(
+                    codes::DUPLICATE,
+                    name.span,
+                    format!(
+                        "extern `{}` declares `{}` twice with {n} parameter(s): methods are \
+                         overloaded by their number of parameters, so no call could choose",
+                        e.name.name, name.name
+                    ),
+                    "ambiguous",
+                );
+            } else {
+                seen.push((name.name.as_str(), n));
+            }
+        }
     }
 
     /// Creates the instance tree of control `c` at `path`; `passed` are the
