@@ -147,3 +147,24 @@ fn match_kind_declared_again() {
         &program(&[("DECLS", "match_kind { lpm, prefix_set }")]),
     );
 }
+
+// ------------------------------------------------------------- expressions
+
+#[test]
+fn divisor_known_only_at_run_time() {
+    // A constant divisor is fine (`% 64`, `/ 3`); one read from the packet
+    // or an action's data is not.
+    check_errors(
+        "divisor_not_constant",
+        &program(&[
+            (
+                "LOCALS",
+                "action scale(bit<8> d) { hdr.h.a = hdr.h.a / d; }",
+            ),
+            (
+                "APPLY",
+                "hdr.h.b = hdr.h.b % 16w64; hdr.h.a = hdr.h.a % hdr.h.c; scale(2);",
+            ),
+        ]),
+    );
+}

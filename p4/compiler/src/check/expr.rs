@@ -1134,6 +1134,24 @@ impl Checker {
             );
             return None;
         }
+        // p4c evaluates `/` and `%` by a value known only at run time
+        // nowhere (its div3 error test: "could not evaluate at compilation
+        // time"); a constant divisor is fine (`x % 64`, `x / 3`).
+        if let TE::Typed(y) = &b
+            && matches!(op, A::Div | A::Mod)
+            && !matches!(y.kind, ExprKind::Int(_) | ExprKind::WideInt(_))
+        {
+            self.error_label(
+                codes::NOT_CONSTANT,
+                rhs.span,
+                format!(
+                    "the divisor of `{}` must be a compile-time constant",
+                    if op == A::Div { "/" } else { "%" }
+                ),
+                "known only at run time",
+            );
+            return None;
+        }
         // Both untyped: fold as infinite precision.
         if let (TE::Inf(x), TE::Inf(y)) = (&a, &b) {
             let (x, y) = (*x, *y);
