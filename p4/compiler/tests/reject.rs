@@ -168,3 +168,23 @@ fn divisor_known_only_at_run_time() {
         ]),
     );
 }
+
+// ------------------------------------------------------------------ tables
+
+#[test]
+fn default_action_rebinds_a_directional_argument() {
+    // The default action is the listed action with its bound argument:
+    // `hdr.h.c` is not the `hdr.h.a` the list binds.
+    check_errors(
+        "default_action_other_bound_argument",
+        &program(&[
+            (
+                "LOCALS",
+                "action put(inout bit<8> dst, bit<8> v) { dst = v; }\n    \
+                 table t { key = { hdr.h.b: exact; } actions = { put(hdr.h.a); } \
+                 default_action = put(hdr.h.c, 7); }",
+            ),
+            ("APPLY", "t.apply();"),
+        ]),
+    );
+}

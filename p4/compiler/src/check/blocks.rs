@@ -1807,7 +1807,7 @@ impl Checker {
                                     name.ident.name
                                 ),
                             ),
-                            Some(_) => {}
+                            Some(i) => self.check_default_bound_args(a, &args, &bound[i]),
                             None => self.error_label(
                                 codes::BAD_DEFAULT_ACTION,
                                 e.span,
@@ -2017,6 +2017,44 @@ impl Checker {
                 ),
                 "meter of no table",
             );
+        }
+    }
+
+    /// A default action written with its directional arguments
+    /// (`a(hdr.x, 5)`) repeats the ones the `actions` list binds
+    /// (`actions = { a(hdr.x); }`): it is the same bound action, and p4c
+    /// refuses another argument ("argument does not match declaration in
+    /// actions list").
+    fn check_default_bound_args(
+        &mut self,
+        a: Handle<ir::Action>,
+        args: &[ast::Argument],
+        listed: &[ir::Expr],
+    ) {
+        let act = &self.prog.actions[a];
+        let n = act.n_directional as usize;
+        if n == 0 || args.len() != act.n_params as usize || listed.len() != n {
+            return;
+        }
+        if args.iter().any(|x| x.name.is_some()) {
+            return;
+        }
+        let tys: Vec<Ty> = act.vars[..n].iter().map(|v| v.ty.clone()).collect();
+        for ((arg, ty), want) in args.iter().zip(tys).zip(listed) {
+            let Some(got) = self.expr(&arg.value, Some(&ty)) else {
+                return;
+            };
+            if !same_place(&got, want) {
+                self.diags.push(
+                    Diagnostic::error(
+                        codes::BAD_DEFAULT_ACTION,
+                        "the default action's argument differs from the one the `actions` \
+                         list binds",
+                    )
+                    .with_primary(arg.value.span, "this argument")
+                    .with_secondary(want.span, "bound here"),
+                );
+            }
         }
     }
 
@@ -2334,5 +2372,25 @@ fn el_span(el: &ast::KeysetElem) -> Span {
         ast::KeysetElem::Expr(e) => e.span,
         ast::KeysetElem::Mask { span, .. } | ast::KeysetElem::Range { span, .. } => *span,
         ast::KeysetElem::Default(s) | ast::KeysetElem::DontCare(s) => *s,
+    }
+}
+
+/// Whether two checked arguments name the same place or value: variables,
+/// fields, constant indices and slices, constants. Forms it does not know
+/// count as the same, so a doubt never refuses a program.
+fn same_place(a: &ir::Expr, b: &ir::Expr) -> bool {
+    use ir::ExprKind as K;
+    match (&a.kind, &b.kind) {
+        (K::Var(x), K::Var(y)) => x == y,
+        (K::Member(x, i), K::Member(y, j)) => i == j && same_place(x, y),
+        (K::Index(x, i), K::Index(y, j)) => same_place(x, y) && same_place(i, j),
+        (K::Slice(x, h1, l1), K::Slice(y, h2, l2)) => h1 == h2 && l1 == l2 && same_place(x, y),
+        (K::Int(x), K::Int(y)) => x == y,
+        (K::Bool(x), K::Bool(y)) => x == y,
+        (
+            K::Var(_) | K::Member(..) | K::Index(..) | K::Slice(..) | K::Int(_) | K::Bool(_),
+            K::Var(_) | K::Member(..) | K::Index(..) | K::Slice(..) | K::Int(_) | K::Bool(_),
+        ) => false,
+        _ => true,
     }
 }
