@@ -188,3 +188,20 @@ fn default_action_rebinds_a_directional_argument() {
         ]),
     );
 }
+
+// -------------------------------------------------------------- parameters
+
+#[test]
+fn one_name_for_two_parameters() {
+    // A block's type parameters, parameters and constructor parameters
+    // share one scope, and so do a prototype's.
+    check_errors(
+        "duplicate_parameter_names",
+        &program(&[(
+            "DECLS",
+            "control Sub<T>(inout T x)(bit<8> x) { apply { } }\n\
+             control Stage(inout headers hdr, in meta_t hdr);\n\
+             extern void mix<W>(out W W, in bit<8> y);",
+        )]),
+    );
+}

@@ -722,16 +722,24 @@ impl Checker {
                 let n = f.name.clone();
                 self.declare(&n, Sym::ExternDecl(f.name.name.clone()));
                 self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
+                self.unique_param_names(&[names(&f.type_params), param_names(&f.params)], false);
                 if crate::v1model::functions(&f.name.name).next().is_none() {
                     self.user_function_decl(f);
                 }
             }
             ast::Decl::ParserType(s) | ast::Decl::ControlType(s) | ast::Decl::Package(s) => {
+                self.unique_param_names(&[names(&s.type_params), param_names(&s.params)], false);
                 self.declare(&s.name, Sym::BlockType);
                 self.check_param_types(&s.params, None, &[&s.type_params]);
             }
-            ast::Decl::Parser(p) => self.parser_decl(p),
-            ast::Decl::Control(c) => self.control_decl(c),
+            ast::Decl::Parser(p) => {
+                self.block_param_names(&p.signature, &p.ctor_params);
+                self.parser_decl(p)
+            }
+            ast::Decl::Control(c) => {
+                self.block_param_names(&c.signature, &c.ctor_params);
+                self.control_decl(c)
+            }
             ast::Decl::Action(a) => {
                 if let Some(h) = self.action_decl(a, None) {
                     self.declare(&a.name, Sym::Action(h));
@@ -1223,6 +1231,43 @@ impl Checker {
         self.declare(&e.name, Sym::Type(ty));
     }
 
+    /// Reports a name given twice among `groups` (type parameters, then
+    /// parameter lists): they share one scope (P4_16 §6.5; p4c's dup-param
+    /// and decl-*-with-duplicate-parameter-names tests). With `across_only`
+    /// a repeat inside one group is left to the scope it is declared in.
+    fn unique_param_names(&mut self, groups: &[Vec<&ast::Ident>], across_only: bool) {
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        for (g, group) in groups.iter().enumerate() {
+            for id in group {
+                let dup = seen
+                    .iter()
+                    .any(|(n, k)| *n == id.name && (!across_only || *k != g));
+                if dup {
+                    self.error_label(
+                        codes::DUPLICATE,
+                        id.span,
+                        format!("`{}` names two parameters of one declaration", id.name),
+                        "second declaration",
+                    );
+                } else {
+                    seen.push((id.name.as_str(), g));
+                }
+            }
+        }
+    }
+
+    /// A parser's or control's type parameters, parameters and constructor
+    /// parameters are one scope; repeats within the parameters are reported
+    /// when they are declared.
+    fn block_param_names(&mut self, sig: &ast::TypeDeclSignature, ctor: &[ast::Param]) {
+        let groups = [
+            names(&sig.type_params),
+            param_names(&sig.params),
+            param_names(ctor),
+        ];
+        self.unique_param_names(&groups, true);
+    }
+
     /// Methods (and constructors) of extern `e` are overloaded by their
     /// number of parameters only (p4c resolves a call by arity): two with
     /// the same name and count could not be told apart by any call.
@@ -1230,8 +1275,15 @@ impl Checker {
         let mut seen: Vec<(&str, usize)> = Vec::new();
         for m in &e.members {
             let (name, n) = match m {
-                ast::ExternMember::Constructor { name, params, .. } => (name, params.len()),
-                ast::ExternMember::Method(f) => (&f.name, f.params.len()),
+                ast::ExternMember::Constructor { name, params, .. } => {
+                    self.unique_param_names(&[param_names(params)], false);
+                    (name, params.len())
+                }
+                ast::ExternMember::Method(f) => {
+                    let groups = [names(&f.type_params), param_names(&f.params)];
+                    self.unique_param_names(&groups, false);
+                    (&f.name, f.params.len())
+                }
             };
             if seen.contains(&(name.name.as_str(), n)) {
                 self.error_label(
@@ -1556,6 +1608,14 @@ impl Checker {
             .insert(h.index(), ParamSpec::of(&f.params));
         Some(h)
     }
+}
+
+fn names(ids: &[ast::Ident]) -> Vec<&ast::Ident> {
+    ids.iter().collect()
+}
+
+fn param_names(ps: &[ast::Param]) -> Vec<&ast::Ident> {
+    ps.iter().map(|p| &p.name).collect()
 }
 
 /// Whether every path through `b` ends in `return` or `exit` (p4c rejects a
