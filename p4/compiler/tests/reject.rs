@@ -205,3 +205,17 @@ fn one_name_for_two_parameters() {
         )]),
     );
 }
+
+#[test]
+fn default_values_only_for_values_read() {
+    // A default stands in for an argument that is read: not for `out`, and
+    // not for an `@optional` parameter, which has none when left out.
+    check_errors(
+        "default_value_not_in",
+        &program(&[
+            ("DECLS", "extern void probe(@optional in bit<8> level = 1);"),
+            ("LOCALS", "action fill(out bit<8> v = 3) { v = 4; }"),
+            ("APPLY", "fill(hdr.h.a);"),
+        ]),
+    );
+}

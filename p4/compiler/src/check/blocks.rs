@@ -1355,6 +1355,7 @@ impl Checker {
         a: &ast::ActionDecl,
         control: Option<Handle<ir::Control>>,
     ) -> Option<Handle<ir::Action>> {
+        self.check_param_defaults(&a.params);
         self.push_scope();
         let mut vars = Vec::new();
         let mut n_directional = 0;

@@ -841,6 +841,25 @@ impl Checker {
         for t in ret.into_iter().chain(params.iter().map(|p| &p.ty)) {
             self.check_type_names(t, generic);
         }
+        self.check_param_defaults(params);
+    }
+
+    /// A default value stands in for an argument that is read (P4_16
+    /// §6.8.2): only `in` and directionless parameters may have one, and
+    /// not an `@optional` one, which has no value when left out (p4c's
+    /// default-param test).
+    pub(crate) fn check_param_defaults(&mut self, params: &[ast::Param]) {
+        for p in params {
+            let Some(d) = &p.default else { continue };
+            let why = if matches!(p.direction, ast::Direction::Out | ast::Direction::InOut) {
+                "only `in` and directionless parameters may have a default value"
+            } else if ast::find_annotation(&p.annotations, "optional").is_some() {
+                "an `@optional` parameter may not also have a default value"
+            } else {
+                continue;
+            };
+            self.error_label(codes::NOT_ALLOWED_HERE, d.span, why, "default value");
+        }
     }
 
     /// Reports each name in `t` that is neither declared nor one of the
@@ -1266,6 +1285,8 @@ impl Checker {
             param_names(ctor),
         ];
         self.unique_param_names(&groups, true);
+        self.check_param_defaults(&sig.params);
+        self.check_param_defaults(ctor);
     }
 
     /// Methods (and constructors) of extern `e` are overloaded by their
