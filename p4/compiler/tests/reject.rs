@@ -219,3 +219,17 @@ fn default_values_only_for_values_read() {
         ]),
     );
 }
+
+#[test]
+fn hash_base_and_max_without_a_width() {
+    // `base` and `max` are typed by hash's own type parameters, which an
+    // integer without a width does not fix.
+    check_errors(
+        "hash_widthless_arguments",
+        &program(&[(
+            "APPLY",
+            "hash(hdr.h.a, HashAlgorithm.crc16, 0, { hdr.h.b }, 8w16); \
+             hash(hdr.h.c, HashAlgorithm.crc16, 8w0, { hdr.h.b }, 256);",
+        )]),
+    );
+}

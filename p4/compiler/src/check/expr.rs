@@ -2072,9 +2072,28 @@ impl Checker {
                 }
                 let algo = self.hash_algo(args[1])?;
                 let base_te = self.expr_any(args[2])?;
+                let max_te = self.expr_any(args[4])?;
+                // `base` and `max` have type parameters of their own (T, M in
+                // v1model.p4): an integer without a width gives them none, and
+                // p4c refuses it ("could not infer a width").
+                let mut widthless = false;
+                for (te, a) in [(&base_te, args[2]), (&max_te, args[4])] {
+                    if matches!(te, TE::Inf(_)) {
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            a.span,
+                            "cannot infer the width of this hash argument: its type is a type \
+                             parameter of `hash`; give the integer one (`16w0`, `(bit<32>)1024`)",
+                            "no width",
+                        );
+                        widthless = true;
+                    }
+                }
+                if widthless {
+                    return None;
+                }
                 let base = self.coerce_loose(base_te, &out.ty, args[2].span)?;
                 let data = self.data_arg(args[3])?;
-                let max_te = self.expr_any(args[4])?;
                 let max = self.coerce_loose(max_te, &Ty::Bit(64), args[4].span)?;
                 Builtin::Hash {
                     out,
