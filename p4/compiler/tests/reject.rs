@@ -233,3 +233,30 @@ fn hash_base_and_max_without_a_width() {
         )]),
     );
 }
+
+// ------------------------------------------------------ declarations again
+
+#[test]
+fn initializer_block_on_a_control_instance() {
+    // `= { ... }` implements an extern's abstract methods; a control has none.
+    check_errors(
+        "initializer_not_extern",
+        &program(&[
+            ("DECLS", "control Sub(inout headers h) { apply { } }"),
+            ("LOCALS", "Sub() s = { void hook() { } };"),
+            ("APPLY", "s.apply(hdr);"),
+        ]),
+    );
+}
+
+#[test]
+fn generic_header_union_of_a_tuple() {
+    // Checked where declared, whatever the type arguments would be.
+    check_errors(
+        "generic_union_tuple",
+        &program(&[(
+            "DECLS",
+            "header_union Pick<T> { tuple<T, T> both; h_t one; }",
+        )]),
+    );
+}

@@ -1066,6 +1066,24 @@ impl Checker {
         }
     }
 
+    /// An initializer block (`= { ... }`) implements the abstract methods of
+    /// an extern (P4_16 §11.3.1); p4c refuses one on an instance of a
+    /// control, parser or package (its decl-instantiation-init-non-extern).
+    pub(crate) fn initializer_not_extern(&mut self, i: &ast::Instantiation) {
+        let Some(init) = &i.initializer else { return };
+        let span = init.first().map(|d| d.span()).unwrap_or(i.span);
+        self.error_label(
+            codes::NOT_ALLOWED_HERE,
+            span,
+            format!(
+                "`{}` is not an extern instance: only an extern's instance takes an initializer \
+                 block implementing its abstract methods",
+                i.name.name
+            ),
+            "initializer block",
+        );
+    }
+
     /// An instantiation that declares no name in scope.
     fn control_instantiation_anon(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
         self.push_scope();
@@ -1086,6 +1104,9 @@ impl Checker {
             return;
         };
         let sym = self.lookup(name).cloned();
+        if !matches!(sym, Some(Sym::ExternDecl(_))) {
+            self.initializer_not_extern(i);
+        }
         // Constructor arguments in parameter order, defaults filled in.
         let params = match &sym {
             Some(Sym::CtorControl(n)) => self

@@ -821,6 +821,17 @@ impl Checker {
             self.declare(&s.name, Sym::Generic(s.name.name.clone()));
             for f in &s.fields {
                 self.check_type_names(&f.ty, &[&s.type_params]);
+                // Whatever the type arguments, a tuple is neither a header
+                // (a union's members) nor a header field's type.
+                if kind != ir::CompositeKind::Struct && matches!(f.ty.kind, ast::TypeKind::Tuple(_))
+                {
+                    let what = if kind == ir::CompositeKind::Union {
+                        "a header union's members must be headers"
+                    } else {
+                        "header fields must be bit strings or structs of them"
+                    };
+                    self.error_label(codes::TYPE_MISMATCH, f.ty.span, what, "a tuple");
+                }
             }
             return;
         }
