@@ -644,6 +644,7 @@ impl<W: Word> Tss<W> {
                     }
                 }
             }
+            // Kept only so that the compiler does not drop the loads.
             std::hint::black_box(touched);
             for ((&(max_priority, g), &h), home) in chunk.iter().zip(&hashes).zip(&homes) {
                 if best.is_some_and(|b| max_priority < b.0) {
