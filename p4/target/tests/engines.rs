@@ -122,6 +122,16 @@ enum Op {
 }
 
 fn ops(keys: &'static [(u32, MatchKind)], with_priority: bool) -> impl Strategy<Value = Vec<Op>> {
+    let prio = if with_priority { 1..4i32 } else { 0..1i32 };
+    ops_with(keys, prio, 1..250)
+}
+
+/// [`ops`] with priorities drawn from `prio` and `count` operations.
+fn ops_with(
+    keys: &'static [(u32, MatchKind)],
+    prio: std::ops::Range<i32>,
+    count: std::ops::Range<usize>,
+) -> impl Strategy<Value = Vec<Op>> {
     let entry = keys
         .iter()
         .map(|&(w, k)| field_match(w, k))
@@ -136,13 +146,12 @@ fn ops(keys: &'static [(u32, MatchKind)], with_priority: bool) -> impl Strategy<
             }
         })
         .collect::<Vec<_>>();
-    let prio = if with_priority { 1..4i32 } else { 0..1i32 };
     let op = prop_oneof![
         4 => (entry, prio).prop_map(|(m, p)| Op::Insert(m, p)),
         1 => any::<usize>().prop_map(Op::Delete),
         4 => key.prop_map(Op::Lookup),
     ];
-    prop::collection::vec(op, 1..250)
+    prop::collection::vec(op, count)
 }
 
 fn lpm_len(m: &Option<FieldMatch>) -> u32 {
@@ -256,6 +265,20 @@ static MIXED: [(u32, MatchKind); 4] = [
     (4, MatchKind::Lpm),
 ];
 static TERNARY_ONLY: [(u32, MatchKind); 2] = [(8, MatchKind::Ternary), (2, MatchKind::Exact)];
+/// A small 5-tuple-like ACL: narrow fields, so that entries overlap often
+/// and buckets fill past their limit.
+static ACL: [(u32, MatchKind); 4] = [
+    (8, MatchKind::Ternary),
+    (8, MatchKind::Ternary),
+    (4, MatchKind::Ternary),
+    (6, MatchKind::Range),
+];
+/// Fields over 64 bits: the engine keeps its tests in 128-bit words.
+static WIDE_TERNARY: [(u32, MatchKind); 3] = [
+    (128, MatchKind::Ternary),
+    (16, MatchKind::Range),
+    (72, MatchKind::Optional),
+];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
@@ -323,6 +346,30 @@ proptest! {
     #[test]
     fn ternary_engine_matches_reference(ops in ops(&TERNARY_ONLY, true)) {
         check(&TERNARY_ONLY, true, EngineKind::Priority, ops);
+    }
+
+    #[test]
+    fn wide_priority_engine_matches_reference(ops in ops(&WIDE_TERNARY, true)) {
+        check(&WIDE_TERNARY, true, EngineKind::Priority, ops);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// Hundreds of entries with priorities far apart: groups whose best
+    /// entry cannot beat the match found so far are skipped (the early
+    /// exit), slot arrays grow, shrink and close their gaps on deletion,
+    /// and full buckets send entries to other groups. Still the best
+    /// match, first inserted among equals, every time.
+    #[test]
+    fn priority_early_exit_matches_reference(ops in ops_with(&ACL, 1..1000, 300..900)) {
+        check(&ACL, true, EngineKind::Priority, ops);
+    }
+
+    #[test]
+    fn priority_ties_match_reference_in_a_large_table(ops in ops_with(&ACL, 1..3, 300..900)) {
+        check(&ACL, true, EngineKind::Priority, ops);
     }
 }
 

@@ -117,7 +117,12 @@ impl Engine {
         {
             Engine::Lpm(lpm::LpmEngine::new(&widths, lpm[0], info.size))
         } else {
-            Engine::Priority(priority::PriorityEngine::new(&widths))
+            let ranged: Vec<bool> = info
+                .keys
+                .iter()
+                .map(|k| k.kind == MatchKind::Range)
+                .collect();
+            Engine::Priority(priority::PriorityEngine::new(&widths, &ranged))
         }
     }
 

@@ -1,9 +1,10 @@
 //! Priority-match engine for tables with ternary, range or optional keys
-//! (and LPM mixed with those): tuple space search with tuple merging.
+//! (and LPM mixed with those): tuple space search with tuple merging,
+//! laid out so that probing a tuple costs about one cache line.
 //!
 //! Entries live in *groups* that share a per-field hash mask (Srinivasan,
 //! Suri, Varghese, "Packet classification using tuple space search", 1999).
-//! Inside a group, entries sit in hash buckets keyed by the hash of their
+//! Inside a group, entries sit in buckets keyed by the hash of their
 //! values under the group's masks; a bucket lists its entries best first
 //! (priority descending, then insertion order).
 //!
@@ -16,18 +17,42 @@
 //! than [`BUCKET_LIMIT`] entries; otherwise it founds a group with a
 //! relaxed mask (per field, the first 8 bits of its leading run of ones, or
 //! nothing when the run is shorter), or with its exact masks if that group
-//! exists already.
+//! exists already. The limit trades groups against bucket length: at
+//! 10,000 entries (`benches/tables.rs`) 3 was fastest (8: long buckets
+//! scanned entry by entry; 1: more groups and slower small tables).
 //!
 //! Lookup visits groups in order of their highest priority and stops as
 //! soon as the next group's highest priority is below the best match so
-//! far. Each visited group costs one hash of the masked key and one bucket
-//! probe, so the cost grows with the number of groups, not of entries.
+//! far (the early exit of Open vSwitch's priority-sorted subtables). The
+//! lookup side is laid out for few dependent cache misses. Each group has
+//! an open-addressed slot array (linear probing, at most half full, 24
+//! bytes a slot) holding, per bucket, its hash, its best entry's priority
+//! and id and the bucket's index in the group's bucket pool; one probe
+//! either rejects the group or names the candidate and says whether it can
+//! beat the best match so far. Groups are taken 8 at a time: first every
+//! group's hash and home slot and the matching heads' test records are
+//! loaded, none depending on another, so their misses overlap; then the
+//! groups are judged in order. A candidate's field tests are one record of
+//! two words a field (`u64` words when every field is at most 64 bits
+//! wide: 64 bytes for a 5-tuple). Only when a bucket's head fails and the
+//! bucket holds more entries is the bucket read, its items and their tests
+//! each in one array. The control plane finds buckets by hash in a map,
+//! and keeps the slots in step on every change (deletion by backward
+//! shift, so no tombstones build up).
+//!
+//! A field test is `key & mask == value` for ternary, LPM, exact and
+//! optional fields and `low <= key <= high` for range fields (which field
+//! is which comes from the table's key; `validate.rs` makes every match
+//! agree with its field's kind).
 //!
 //! Contract: larger priority wins; among equal priorities the entry
 //! inserted first wins (its insertion sequence number is smaller). Lookup
-//! does not allocate. Hash collisions cannot produce false matches.
+//! does not allocate and takes no lock (the table's owner applies writes
+//! between lookups). Hash collisions cannot produce false matches. Entry
+//! ids must be below 2^31 (they are the table's dense slot numbers).
 
 use std::collections::BTreeMap;
+use std::hash::Hash;
 
 use rustc_hash::FxHashMap;
 
@@ -35,7 +60,54 @@ use crate::bits::mask;
 use crate::runtime::FieldMatch;
 
 /// A bucket longer than this makes a new entry look for another group.
-pub(crate) const BUCKET_LIMIT: usize = 8;
+pub(crate) const BUCKET_LIMIT: usize = 3;
+
+/// The word a field's tests are stored in.
+trait Word: Copy + Eq + Ord + Hash + std::fmt::Debug + Default {
+    /// The low bits of `v` (callers pass values that fit).
+    fn from_u128(v: u128) -> Self;
+    fn to_u128(self) -> u128;
+    fn and(self, other: Self) -> Self;
+    fn xor(self, other: Self) -> Self;
+}
+
+impl Word for u64 {
+    #[inline]
+    fn from_u128(v: u128) -> Self {
+        v as u64
+    }
+    #[inline]
+    fn to_u128(self) -> u128 {
+        self as u128
+    }
+    #[inline]
+    fn and(self, other: Self) -> Self {
+        self & other
+    }
+    #[inline]
+    fn xor(self, other: Self) -> Self {
+        self ^ other
+    }
+}
+
+impl Word for u128 {
+    #[inline]
+    fn from_u128(v: u128) -> Self {
+        v
+    }
+    #[inline]
+    fn to_u128(self) -> u128 {
+        self
+    }
+    #[inline]
+    fn and(self, other: Self) -> Self {
+        self & other
+    }
+    #[inline]
+    fn xor(self, other: Self) -> Self {
+        self ^ other
+    }
+}
 
 /// A bucket item: what the best-first scan needs without touching the entry.
 #[derive(Clone, Copy, Debug)]
@@ -45,34 +117,195 @@ struct Item {
     id: u32,
 }
 
+/// One slot of a group's lookup array: a bucket's hash and its best entry.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    hash: u64,
+    priority: i32,
+    /// The best entry's id, [`MORE`] set when the bucket holds others;
+    /// [`EMPTY`] for a free slot.
+    head: u32,
+    /// The bucket's index in the group's pool.
+    bucket: u32,
+}
+
+const EMPTY: u32 = u32::MAX;
+const MORE: u32 = 1 << 31;
+const FREE_SLOT: Slot = Slot {
+    hash: 0,
+    priority: 0,
+    head: EMPTY,
+    bucket: 0,
+};
+/// Smallest slot array: 2^3 slots.
+const MIN_BITS: u32 = 3;
+
+/// A bucket's entries, best first, and their field tests in the same
+/// order (`n` a entry), so that scanning a long bucket reads memory in
+/// sequence.
 #[derive(Debug)]
-struct Group {
+struct Bucket<W> {
+    items: Vec<Item>,
+    tests: Vec<(W, W)>,
+}
+
+#[derive(Debug)]
+struct Group<W> {
     /// Per-field hash masks.
-    masks: Box<[u128]>,
-    buckets: FxHashMap<u64, Vec<Item>>,
+    masks: Box<[W]>,
+    /// Buckets by hash, each best first (the control plane's copy).
+    buckets: FxHashMap<u64, u32>,
+    /// The buckets, by the index `buckets` and the slots give.
+    pool: Vec<Bucket<W>>,
+    free: Vec<u32>,
+    /// The lookup's copy: one slot per bucket, at most half full, a
+    /// bucket's home slot is the top `64 - shift` bits of its hash.
+    slots: Box<[Slot]>,
+    shift: u32,
     /// Multiset of the priorities in the group.
     priorities: BTreeMap<i32, u32>,
 }
 
-impl Group {
-    fn max_priority(&self) -> Option<i32> {
-        self.priorities.keys().next_back().copied()
+impl<W> Default for Bucket<W> {
+    fn default() -> Self {
+        Bucket {
+            items: Vec::new(),
+            tests: Vec::new(),
+        }
     }
 }
 
-/// One field test of an entry: `lo <= key & mask <= hi` (a masked value
-/// has `lo == hi`, a range has an all-ones mask, a wildcard a zero mask).
-#[derive(Clone, Copy, Debug)]
-struct FieldTest {
-    mask: u128,
-    lo: u128,
-    hi: u128,
-}
+impl<W: Word> Group<W> {
+    fn new(masks: Box<[W]>) -> Self {
+        Group {
+            masks,
+            buckets: FxHashMap::default(),
+            pool: Vec::new(),
+            free: Vec::new(),
+            slots: vec![FREE_SLOT; 1 << MIN_BITS].into_boxed_slice(),
+            shift: 64 - MIN_BITS,
+            priorities: BTreeMap::new(),
+        }
+    }
 
-impl FieldTest {
-    /// The bits a group may hash this field on.
-    fn hashable(&self) -> u128 {
-        if self.lo == self.hi { self.mask } else { 0 }
+    fn bucket(&self, hash: u64) -> Option<&Bucket<W>> {
+        self.buckets.get(&hash).map(|&i| &self.pool[i as usize])
+    }
+
+    /// The bucket with this hash, made empty if there was none.
+    fn bucket_or_new(&mut self, hash: u64) -> &mut Bucket<W> {
+        let index = match self.buckets.get(&hash) {
+            Some(&i) => i,
+            None => {
+                let i = match self.free.pop() {
+                    Some(i) => i,
+                    None => {
+                        self.pool.push(Bucket::default());
+                        (self.pool.len() - 1) as u32
+                    }
+                };
+                self.buckets.insert(hash, i);
+                i
+            }
+        };
+        &mut self.pool[index as usize]
+    }
+
+    fn max_priority(&self) -> Option<i32> {
+        self.priorities.keys().next_back().copied()
+    }
+
+    #[inline]
+    fn home(&self, hash: u64) -> usize {
+        (hash >> self.shift) as usize
+    }
+
+    /// The slot of the bucket with this hash, if any.
+    #[inline]
+    fn find_slot(&self, hash: u64) -> Option<usize> {
+        let wrap = self.slots.len() - 1;
+        let mut i = self.home(hash);
+        loop {
+            let s = &self.slots[i];
+            if s.head == EMPTY {
+                return None;
+            }
+            if s.hash == hash {
+                return Some(i);
+            }
+            i = (i + 1) & wrap;
+        }
+    }
+
+    /// Resizes the slot array to `bits` bits and refills it from the buckets.
+    fn resize(&mut self, bits: u32) {
+        self.slots = vec![FREE_SLOT; 1 << bits].into_boxed_slice();
+        self.shift = 64 - bits;
+        let hashes: Vec<u64> = self.buckets.keys().copied().collect();
+        for h in hashes {
+            self.sync_slot(h);
+        }
+    }
+
+    /// Makes the slot of bucket `hash` agree with the bucket (creating,
+    /// updating or deleting it).
+    fn sync_slot(&mut self, hash: u64) {
+        let head = self.buckets.get(&hash).and_then(|&index| {
+            let b = &self.pool[index as usize];
+            let first = b.items.first()?;
+            let more = if b.items.len() > 1 { MORE } else { 0 };
+            Some(Slot {
+                hash,
+                priority: first.priority,
+                head: first.id | more,
+                bucket: index,
+            })
+        });
+        match (self.find_slot(hash), head) {
+            (Some(i), Some(slot)) => self.slots[i] = slot,
+            (Some(i), None) => self.delete_slot(i),
+            (None, Some(slot)) => {
+                let wrap = self.slots.len() - 1;
+                let mut i = self.home(hash);
+                while self.slots[i].head != EMPTY {
+                    i = (i + 1) & wrap;
+                }
+                self.slots[i] = slot;
+            }
+            (None, None) => {}
+        }
+        let bits = 64 - self.shift;
+        let n = self.buckets.len();
+        if n * 2 > self.slots.len() {
+            self.resize(bits + 1);
+        } else if bits > MIN_BITS && n * 8 < self.slots.len() {
+            self.resize(bits - 1);
+        }
+    }
+
+    /// Frees slot `i`, moving later slots of the probe run back so that
+    /// every remaining bucket stays reachable from its home slot.
+    fn delete_slot(&mut self, mut i: usize) {
+        let wrap = self.slots.len() - 1;
+        let mut j = i;
+        loop {
+            j = (j + 1) & wrap;
+            if self.slots[j].head == EMPTY {
+                break;
+            }
+            let home = self.home(self.slots[j].hash);
+            // Slot j may stay if its home lies cyclically in (i, j].
+            let stays = if i <= j {
+                i < home && home <= j
+            } else {
+                i < home || home <= j
+            };
+            if !stays {
+                self.slots[i] = self.slots[j];
+                i = j;
+            }
+        }
+        self.slots[i] = FREE_SLOT;
     }
 }
 
@@ -83,19 +316,37 @@ struct Placement {
     bucket: u64,
 }
 
-/// Tuple-space-search engine.
+/// The engine for one word size.
 #[derive(Debug)]
-pub(crate) struct PriorityEngine {
+struct Tss<W> {
+    /// Per field: tested as a range (else under a mask).
+    ranged: Box<[bool]>,
+    /// Per field: all ones over its width.
+    full: Box<[W]>,
     widths: Box<[u32]>,
-    groups: Vec<Group>,
-    group_of_masks: FxHashMap<Box<[u128]>, usize>,
+    groups: Vec<Group<W>>,
+    group_of_masks: FxHashMap<Box<[W]>, usize>,
     /// Non-empty groups, highest max priority first, with that priority.
     order: Vec<(i32, usize)>,
     /// Entries' placement by id (ids are the table's dense slot numbers).
     entries: Vec<Option<Placement>>,
-    /// Entries' field tests, `widths.len()` per id, flat so that checking a
-    /// candidate is one indexed read.
-    tests: Vec<FieldTest>,
+    /// Entries' insertion sequence numbers by id, for ties.
+    seqs: Vec<u64>,
+    /// Entries' field tests, flat, `widths.len()` per id: `(mask, value)`
+    /// or `(low, high)`.
+    tests: Vec<(W, W)>,
+}
+
+/// Tuple-space-search engine.
+#[derive(Debug)]
+pub(crate) struct PriorityEngine(Words);
+
+/// The engine in the word size of the table's fields.
+#[derive(Debug)]
+enum Words {
+    /// Every field at most 64 bits wide.
+    Narrow(Tss<u64>),
+    Wide(Tss<u128>),
 }
 
 const K: u64 = 0x517c_c1b7_2722_0a95;
@@ -108,57 +359,23 @@ fn mix(h: u64, v: u128) -> u64 {
 
 /// Bucket hash of field values under group masks.
 #[inline]
-fn bucket_hash(masks: &[u128], values: impl Iterator<Item = u128>) -> u64 {
+fn bucket_hash<W: Word>(masks: &[W], values: impl Iterator<Item = W>) -> u64 {
     let mut h = 0u64;
     for (&m, v) in masks.iter().zip(values) {
-        if m != 0 {
-            h = mix(h, v & m);
+        if m != W::default() {
+            h = mix(h, v.and(m).to_u128());
         }
     }
+    // The home slot is taken from the top bits, which the multiply mixes.
     h
 }
 
-/// Whether `item` beats `best`.
+/// Whether (priority, seq) beats `best`.
 #[inline]
-fn beats(item: &Item, best: Option<Item>) -> bool {
+fn beats(priority: i32, seq: u64, best: Option<(i32, u64, u32)>) -> bool {
     match best {
         None => true,
-        Some(b) => item.priority > b.priority || (item.priority == b.priority && item.seq < b.seq),
-    }
-}
-
-/// The test a field match stands for.
-fn field_test(m: &Option<FieldMatch>, width: u32) -> FieldTest {
-    let full = mask(width);
-    match *m {
-        None => FieldTest {
-            mask: 0,
-            lo: 0,
-            hi: 0,
-        },
-        Some(FieldMatch::Exact(v)) | Some(FieldMatch::Optional(v)) => FieldTest {
-            mask: full,
-            lo: v,
-            hi: v,
-        },
-        Some(FieldMatch::Lpm { value, prefix_len }) => {
-            let m = full ^ mask(width - prefix_len.min(width));
-            FieldTest {
-                mask: m,
-                lo: value & m,
-                hi: value & m,
-            }
-        }
-        Some(FieldMatch::Ternary { value, mask }) => FieldTest {
-            mask,
-            lo: value & mask,
-            hi: value & mask,
-        },
-        Some(FieldMatch::Range { low, high }) => FieldTest {
-            mask: full,
-            lo: low,
-            hi: high,
-        },
+        Some((bp, bs, _)) => priority > bp || (priority == bp && seq < bs),
     }
 }
 
@@ -176,15 +393,56 @@ fn relaxed(m: u128, width: u32) -> u128 {
     mask(width) ^ mask(width - run)
 }
 
-impl PriorityEngine {
-    pub(crate) fn new(widths: &[u32]) -> Self {
-        PriorityEngine {
+impl<W: Word> Tss<W> {
+    fn new(widths: &[u32], ranged: &[bool]) -> Self {
+        Tss {
+            ranged: ranged.into(),
+            full: widths.iter().map(|&w| W::from_u128(mask(w))).collect(),
             widths: widths.into(),
             groups: Vec::new(),
             group_of_masks: FxHashMap::default(),
             order: Vec::new(),
             entries: Vec::new(),
+            seqs: Vec::new(),
             tests: Vec::new(),
+        }
+    }
+
+    /// The stored test of field `i` for a match.
+    fn field_test(&self, i: usize, m: &Option<FieldMatch>) -> (W, W) {
+        let width = self.widths[i];
+        let full = mask(width);
+        let (mask_, lo, hi) = match *m {
+            None => (0, 0, full),
+            Some(FieldMatch::Exact(v)) | Some(FieldMatch::Optional(v)) => (full, v, v),
+            Some(FieldMatch::Lpm { value, prefix_len }) => {
+                let m = full ^ mask(width - prefix_len.min(width));
+                (m, value & m, value & m)
+            }
+            Some(FieldMatch::Ternary { value, mask }) => (mask, value & mask, value & mask),
+            Some(FieldMatch::Range { low, high }) => (full, low, high),
+        };
+        let (a, b) = if self.ranged[i] {
+            // A masked match on a range field (validate.rs allows none)
+            // still tests exactly when its mask is full.
+            if mask_ == full { (lo, hi) } else { (0, full) }
+        } else {
+            (mask_, lo)
+        };
+        (W::from_u128(a), W::from_u128(b))
+    }
+
+    /// The bits a group may hash field `i` of a stored test on, and the
+    /// value it hashes.
+    fn hashable(&self, i: usize, t: (W, W)) -> (W, W) {
+        if self.ranged[i] {
+            if t.0 == t.1 {
+                (self.full[i], t.0)
+            } else {
+                (W::default(), W::default())
+            }
+        } else {
+            t
         }
     }
 
@@ -198,34 +456,34 @@ impl PriorityEngine {
         self.order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     }
 
-    fn group_for(&mut self, masks: Box<[u128]>) -> usize {
+    fn group_for(&mut self, masks: Box<[W]>) -> usize {
         if let Some(&g) = self.group_of_masks.get(&masks) {
             return g;
         }
-        self.groups.push(Group {
-            masks: masks.clone(),
-            buckets: FxHashMap::default(),
-            priorities: BTreeMap::new(),
-        });
+        self.groups.push(Group::new(masks.clone()));
         self.group_of_masks.insert(masks, self.groups.len() - 1);
         self.groups.len() - 1
     }
 
     /// Picks (group, bucket) for an entry with these tests.
-    fn place(&mut self, tests: &[FieldTest]) -> (usize, u64) {
-        let own: Vec<u128> = tests.iter().map(FieldTest::hashable).collect();
-        let fits = |g: &Group| g.masks.iter().zip(&own).all(|(&gm, &em)| gm & !em == 0);
-        let bucket_of = |g: &Group| bucket_hash(&g.masks, tests.iter().map(|t| t.lo));
+    fn place(&mut self, tests: &[(W, W)]) -> (usize, u64) {
+        let (own, values): (Vec<W>, Vec<W>) = tests
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| self.hashable(i, t))
+            .unzip();
+        let fits = |g: &Group<W>| g.masks.iter().zip(&own).all(|(&gm, &em)| gm.and(em) == gm);
+        let bucket_of = |g: &Group<W>| bucket_hash(&g.masks, values.iter().copied());
         let mut best: Option<(u32, usize, u64)> = None;
         for (i, g) in self.groups.iter().enumerate() {
             if !fits(g) {
                 continue;
             }
             let b = bucket_of(g);
-            if g.buckets.get(&b).is_some_and(|l| l.len() >= BUCKET_LIMIT) {
+            if g.bucket(b).is_some_and(|l| l.items.len() >= BUCKET_LIMIT) {
                 continue;
             }
-            let bits: u32 = g.masks.iter().map(|m| m.count_ones()).sum();
+            let bits: u32 = g.masks.iter().map(|m| m.to_u128().count_ones()).sum();
             if best.is_none_or(|(bb, _, _)| bits > bb) {
                 best = Some((bits, i, b));
             }
@@ -233,10 +491,10 @@ impl PriorityEngine {
         if let Some((_, g, b)) = best {
             return (g, b);
         }
-        let relaxed_masks: Box<[u128]> = own
+        let relaxed_masks: Box<[W]> = own
             .iter()
             .zip(self.widths.iter())
-            .map(|(&m, &w)| relaxed(m, w))
+            .map(|(&m, &w)| W::from_u128(relaxed(m.to_u128(), w)))
             .collect();
         let masks = if self.group_of_masks.contains_key(&relaxed_masks) {
             own.into()
@@ -248,56 +506,56 @@ impl PriorityEngine {
         (g, b)
     }
 
-    pub(crate) fn insert(
-        &mut self,
-        id: u32,
-        matches: &[Option<FieldMatch>],
-        priority: i32,
-        seq: u64,
-    ) {
-        let tests: Box<[FieldTest]> = matches
+    fn insert(&mut self, id: u32, matches: &[Option<FieldMatch>], priority: i32, seq: u64) {
+        assert!(id < MORE, "entry id {id} out of the engine's range");
+        let tests: Vec<(W, W)> = matches
             .iter()
-            .zip(self.widths.iter())
-            .map(|(m, &w)| field_test(m, w))
+            .enumerate()
+            .map(|(i, m)| self.field_test(i, m))
             .collect();
         let (group, bucket) = self.place(&tests);
         let grp = &mut self.groups[group];
-        let list = grp.buckets.entry(bucket).or_default();
-        let pos = list
-            .partition_point(|o| o.priority > priority || (o.priority == priority && o.seq < seq));
-        list.insert(pos, Item { priority, seq, id });
-        *grp.priorities.entry(priority).or_insert(0) += 1;
         let n = self.widths.len();
-        if self.entries.len() <= id as usize {
-            self.entries.resize(id as usize + 1, None);
-            self.tests.resize(
-                (id as usize + 1) * n,
-                FieldTest {
-                    mask: 0,
-                    lo: 0,
-                    hi: 0,
-                },
-            );
+        let b = grp.bucket_or_new(bucket);
+        let pos = b
+            .items
+            .partition_point(|o| o.priority > priority || (o.priority == priority && o.seq < seq));
+        b.items.insert(pos, Item { priority, seq, id });
+        b.tests.splice(pos * n..pos * n, tests.iter().copied());
+        *grp.priorities.entry(priority).or_insert(0) += 1;
+        grp.sync_slot(bucket);
+        let i = id as usize;
+        if self.entries.len() <= i {
+            self.entries.resize(i + 1, None);
+            self.seqs.resize(i + 1, 0);
+            self.tests.resize((i + 1) * n, (W::default(), W::default()));
         }
-        self.entries[id as usize] = Some(Placement { group, bucket });
-        self.tests[id as usize * n..(id as usize + 1) * n].copy_from_slice(&tests);
+        self.entries[i] = Some(Placement { group, bucket });
+        self.seqs[i] = seq;
+        self.tests[i * n..(i + 1) * n].copy_from_slice(&tests);
         self.rebuild_order();
     }
 
-    pub(crate) fn remove(&mut self, id: u32) {
+    fn remove(&mut self, id: u32) {
         let Some(e) = self.entries.get_mut(id as usize).and_then(Option::take) else {
             return;
         };
+        let n = self.widths.len();
         let grp = &mut self.groups[e.group];
         let mut priority = None;
-        if let Some(list) = grp.buckets.get_mut(&e.bucket) {
-            if let Some(pos) = list.iter().position(|x| x.id == id) {
-                priority = Some(list.remove(pos).priority);
+        if let Some(&index) = grp.buckets.get(&e.bucket) {
+            let b = &mut grp.pool[index as usize];
+            if let Some(pos) = b.items.iter().position(|x| x.id == id) {
+                priority = Some(b.items.remove(pos).priority);
+                b.tests.drain(pos * n..(pos + 1) * n);
             }
-            if list.is_empty() {
+            if b.items.is_empty() {
+                *b = Bucket::default();
                 grp.buckets.remove(&e.bucket);
+                grp.free.push(index);
             }
         }
+        grp.sync_slot(e.bucket);
         if let Some(p) = priority
             && let Some(n) = grp.priorities.get_mut(&p)
         {
@@ -309,62 +567,223 @@ impl PriorityEngine {
         self.rebuild_order();
     }
 
-    /// Heap bytes held (capacity, approximately for the hash maps).
-    pub(crate) fn memory_bytes(&self) -> usize {
+    fn memory_bytes(&self) -> usize {
         self.groups
             .iter()
             .map(|g| {
-                g.masks.len() * 16
+                g.masks.len() * size_of::<W>()
                     + g.buckets.capacity() * 33
-                    + g.buckets.values().map(|l| l.capacity() * 24).sum::<usize>()
+                    + g.pool.capacity() * size_of::<Bucket<W>>()
+                    + g.free.capacity() * 4
+                    + g.pool
+                        .iter()
+                        .map(|b| b.items.capacity() * 24 + b.tests.capacity() * size_of::<(W, W)>())
+                        .sum::<usize>()
+                    + g.slots.len() * size_of::<Slot>()
                     + g.priorities.len() * 16
             })
             .sum::<usize>()
-            + self.entries.capacity() * std::mem::size_of::<Option<Placement>>()
-            + self.tests.capacity() * std::mem::size_of::<FieldTest>()
+            + self.entries.capacity() * size_of::<Option<Placement>>()
+            + self.seqs.capacity() * 8
+            + self.tests.capacity() * size_of::<(W, W)>()
             + self.order.capacity() * 16
     }
 
+    /// Whether entry `id`'s tests all pass on `key`.
     #[inline]
-    pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
-        let mut best: Option<Item> = None;
-        for &(max_priority, g) in &self.order {
-            if best.is_some_and(|b| max_priority < b.priority) {
+    fn hit(&self, id: u32, key: &[W]) -> bool {
+        let n = self.widths.len();
+        let i = id as usize;
+        self.tests
+            .get(i * n..(i + 1) * n)
+            .is_some_and(|tests| self.passes(tests, key))
+    }
+
+    /// Whether every field test passes on `key`.
+    #[inline]
+    fn passes(&self, tests: &[(W, W)], key: &[W]) -> bool {
+        tests
+            .iter()
+            .zip(key)
+            .zip(self.ranged.iter())
+            .all(|((&(a, b), &k), &ranged)| {
+                if ranged {
+                    a <= k && k <= b
+                } else {
+                    k.and(a) == b
+                }
+            })
+    }
+
+    #[inline]
+    fn lookup(&self, key: &[W]) -> Option<u32> {
+        // (priority, seq, id) of the best match so far.
+        let mut best: Option<(i32, u64, u32)> = None;
+        for chunk in self.order.chunks(CHUNK) {
+            if best.is_some_and(|b| chunk[0].0 < b.0) {
                 break;
             }
-            let grp = &self.groups[g];
-            let h = bucket_hash(&grp.masks, key.iter().copied());
-            let Some(list) = grp.buckets.get(&h) else {
-                continue;
-            };
-            for item in list {
-                if !beats(item, best) {
-                    break;
-                }
-                let n = self.widths.len();
-                let Some(tests) = self
-                    .tests
-                    .get(item.id as usize * n..(item.id as usize + 1) * n)
-                else {
-                    continue;
-                };
-                let hit = tests.iter().zip(key).all(|(t, &k)| {
-                    let v = k & t.mask;
-                    t.lo <= v && v <= t.hi
-                });
-                if hit {
-                    best = Some(*item);
-                    break;
+            // First the loads of every group of the chunk, none depending
+            // on another's result, so their cache misses overlap: the home
+            // slot of each group, then the record of each head whose hash
+            // matches.
+            let mut hashes = [0u64; CHUNK];
+            let mut homes = [FREE_SLOT; CHUNK];
+            for ((&(_, g), h), home) in chunk.iter().zip(&mut hashes).zip(&mut homes) {
+                let grp = &self.groups[g];
+                *h = bucket_hash(&grp.masks, key.iter().copied());
+                *home = grp.slots[grp.home(*h) & (grp.slots.len() - 1)];
+            }
+            let n = self.widths.len();
+            let mut touched = W::default();
+            for (home, &h) in homes.iter().zip(&hashes) {
+                if home.hash == h {
+                    let i = (home.head & !MORE) as usize * n;
+                    if let Some(t) = self.tests.get(i) {
+                        touched = touched.xor(t.0);
+                    }
                 }
             }
+            // Kept only so that the compiler does not drop the loads.
+            std::hint::black_box(touched);
+            for ((&(max_priority, g), &h), home) in chunk.iter().zip(&hashes).zip(&homes) {
+                if best.is_some_and(|b| max_priority < b.0) {
+                    break;
+                }
+                let grp = &self.groups[g];
+                let slot = if home.head == EMPTY {
+                    continue;
+                } else if home.hash == h {
+                    *home
+                } else {
+                    match grp.find_slot(h) {
+                        Some(s) => grp.slots[s],
+                        None => continue,
+                    }
+                };
+                self.scan_bucket(grp, slot, key, &mut best);
+            }
         }
-        best.map(|b| b.id)
+        best.map(|b| b.2)
+    }
+
+    /// Looks for a better match than `best` in the bucket behind `slot`.
+    #[inline]
+    fn scan_bucket(
+        &self,
+        grp: &Group<W>,
+        slot: Slot,
+        key: &[W],
+        best: &mut Option<(i32, u64, u32)>,
+    ) {
+        if best.is_some_and(|b| slot.priority < b.0) {
+            return;
+        }
+        let id = slot.head & !MORE;
+        let seq = self.seqs.get(id as usize).copied().unwrap_or(u64::MAX);
+        if !beats(slot.priority, seq, *best) {
+            return;
+        }
+        if self.hit(id, key) {
+            *best = Some((slot.priority, seq, id));
+            return;
+        }
+        if slot.head & MORE == 0 {
+            return;
+        }
+        let Some(b) = grp.pool.get(slot.bucket as usize) else {
+            return;
+        };
+        let n = self.widths.len();
+        for (item, tests) in b.items.iter().zip(b.tests.chunks_exact(n)).skip(1) {
+            if !beats(item.priority, item.seq, *best) {
+                return;
+            }
+            if self.passes(tests, key) {
+                *best = Some((item.priority, item.seq, item.id));
+                return;
+            }
+        }
+    }
+}
+
+/// Groups whose slots a lookup loads together before it looks at any.
+const CHUNK: usize = 8;
+
+/// The narrow engine converts the key on the stack: keys with more fields
+/// use the wide one.
+const INLINE_FIELDS: usize = 16;
+
+impl PriorityEngine {
+    /// An engine for fields of these widths; `ranged[i]` says field `i` is
+    /// a range field.
+    pub(crate) fn new(widths: &[u32], ranged: &[bool]) -> Self {
+        if widths.iter().all(|&w| w <= 64) && widths.len() <= INLINE_FIELDS {
+            PriorityEngine(Words::Narrow(Tss::new(widths, ranged)))
+        } else {
+            PriorityEngine(Words::Wide(Tss::new(widths, ranged)))
+        }
+    }
+
+    pub(crate) fn insert(
+        &mut self,
+        id: u32,
+        matches: &[Option<FieldMatch>],
+        priority: i32,
+        seq: u64,
+    ) {
+        match &mut self.0 {
+            Words::Narrow(t) => t.insert(id, matches, priority, seq),
+            Words::Wide(t) => t.insert(id, matches, priority, seq),
+        }
+    }
+
+    pub(crate) fn remove(&mut self, id: u32) {
+        match &mut self.0 {
+            Words::Narrow(t) => t.remove(id),
+            Words::Wide(t) => t.remove(id),
+        }
+    }
+
+    /// Heap bytes held (capacity, approximately for the hash maps).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        match &self.0 {
+            Words::Narrow(t) => t.memory_bytes(),
+            Words::Wide(t) => t.memory_bytes(),
+        }
+    }
+
+    /// The best entry matching `key` (one value per field, masked to its
+    /// width; a key of another length matches nothing).
+    #[inline]
+    pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
+        match &self.0 {
+            Words::Narrow(t) => {
+                if key.len() != t.widths.len() {
+                    return None;
+                }
+                let mut narrow = [0u64; INLINE_FIELDS];
+                for (n, &k) in narrow.iter_mut().zip(key) {
+                    *n = k as u64;
+                }
+                t.lookup(&narrow[..key.len()])
+            }
+            Words::Wide(t) => {
+                if key.len() != t.widths.len() {
+                    return None;
+                }
+                t.lookup(key)
+            }
+        }
     }
 
     /// Number of groups holding entries.
     #[cfg(test)]
     pub(crate) fn group_count(&self) -> usize {
-        self.order.len()
+        match &self.0 {
+            Words::Narrow(t) => t.order.len(),
+            Words::Wide(t) => t.order.len(),
+        }
     }
 }
 
@@ -378,7 +797,7 @@ mod tests {
 
     #[test]
     fn priority_then_insertion_order() {
-        let mut e = PriorityEngine::new(&[8, 16]);
+        let mut e = PriorityEngine::new(&[8, 16], &[false, true]);
         let r = |low, high| Some(FieldMatch::Range { low, high });
         e.insert(0, &[t(0x10, 0xf0), None], 10, 0);
         e.insert(1, &[t(0x12, 0xff), r(100, 200)], 20, 1);
@@ -404,7 +823,7 @@ mod tests {
     fn entries_with_different_masks_share_groups() {
         // 512 entries over 32-bit fields with /8../32 prefixes on two fields:
         // 16 mask combinations, merged into a handful of groups.
-        let mut e = PriorityEngine::new(&[32, 32]);
+        let mut e = PriorityEngine::new(&[32, 32], &[false, false]);
         let pfx = |v: u128, len: u32| {
             let m = mask(32) ^ mask(32 - len);
             t(v & m, m)
