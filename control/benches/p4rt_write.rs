@@ -9,7 +9,11 @@
 //! routes (and over the last 100,000), and a wildcard read of all of them
 //! while a probe submits an empty device job every 200 µs and records how
 //! long each waits: the longest wait is the longest time the read held
-//! the device thread, where packets would have waited. Run with
+//! the device thread, where packets would have waited. The service runs
+//! as `switchd` runs it (one tokio worker of its own, the device thread
+//! beside it) and the client on the main thread, so a one-update Write
+//! pays the thread hops it pays against the daemon; its round trip's
+//! p50/p99 are printed with the rates. Run with
 //! `cargo bench -p control --bench p4rt_write` (`-- --writes-only`: the
 //! write rates without a state file and the 1M fill only, no reads;
 //! `-- --scale-only`: the 1M phase only).
@@ -230,6 +234,8 @@ async fn singles(
     (rate, (q(0.5), q(0.99)))
 }
 
+/// One-update inserts, 1,000-update inserts, then `rounds` of modifies of
+/// every entry, on `client`'s service.
 async fn run(client: &mut P4RuntimeClient<Channel>, rounds: u32) -> Rates {
     use pb::update::Type::{Insert, Modify};
     let (single, single_rtt) = singles(client, 0..N_SINGLE).await;
