@@ -9,8 +9,14 @@
 //! routes (and over the last 100,000), and a wildcard read of all of them
 //! while a probe submits an empty device job every 200 µs and records how
 //! long each waits: the longest wait is the longest time the read held
-//! the device thread, where packets would have waited. Run with
-//! `cargo bench -p control --bench p4rt_write`.
+//! the device thread, where packets would have waited. The service runs
+//! as `switchd` runs it (one tokio worker of its own, the device thread
+//! beside it) and the client on the main thread, so a one-update Write
+//! pays the thread hops it pays against the daemon; its round trip's
+//! p50/p99 are printed with the rates. Run with
+//! `cargo bench -p control --bench p4rt_write` (`-- --writes-only`: the
+//! write rates without a state file and the 1M fill only, no reads;
+//! `-- --scale-only`: the 1M phase only).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,6 +30,7 @@ use p4_target::info::*;
 use p4_target::runtime::Runtime;
 use proto::p4::v1 as pb;
 use proto::p4::v1::p4_runtime_client::P4RuntimeClient;
+use tokio::runtime::Handle;
 use tonic::transport::Channel;
 
 static PORT: [ParamInfo; 1] = [ParamInfo {
@@ -131,29 +138,52 @@ const N_SINGLE: u32 = 5_000;
 const N_BATCHED: u32 = 50_000;
 const BATCH: u32 = 1_000;
 
-async fn service(state: Option<&Path>) -> (P4RuntimeClient<Channel>, Duration) {
-    let (client, restore, _) = service_of(&PROGRAM, state).await;
+/// The server's runtime, shaped as `switchd` shapes the daemon's: one
+/// tokio worker thread (the service's tasks run there), the device on a
+/// thread of its own. The client runs on the bench's main thread in a
+/// runtime of its own, so a request crosses from the client's thread to
+/// the server's worker, to the device thread and back, as it does between
+/// a controller and the daemon.
+fn server_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn service(server: &Handle, state: Option<&Path>) -> (P4RuntimeClient<Channel>, Duration) {
+    let (client, restore, _) = service_of(server, &PROGRAM, state).await;
     (client, restore)
 }
 
 async fn service_of(
+    server: &Handle,
     program: &'static ProgramInfo,
     state: Option<&Path>,
 ) -> (P4RuntimeClient<Channel>, Duration, Arc<LocalDevice>) {
     let device = LocalDevice::new(Box::new(Runtime::new(program)));
-    let svc = P4RuntimeService::from_program(program, device.clone(), P4RuntimeConfig::default())
-        .unwrap();
-    let t = Instant::now();
-    if let Some(path) = state {
-        svc.restore(path).await.unwrap();
-    }
-    let restore = t.elapsed();
-    // Served as the daemon serves (`control::serve`: same server settings).
-    let bound = Bound::bind(&Listen::Tcp("127.0.0.1:0".parse().unwrap()))
+    let state = state.map(Path::to_path_buf);
+    let dev = device.clone();
+    let (addr, restore) = server
+        .spawn(async move {
+            let svc =
+                P4RuntimeService::from_program(program, dev, P4RuntimeConfig::default()).unwrap();
+            let t = Instant::now();
+            if let Some(path) = state {
+                svc.restore(&path).await.unwrap();
+            }
+            let restore = t.elapsed();
+            // Served as the daemon serves (`control::serve`: same server settings).
+            let bound = Bound::bind(&Listen::Tcp("127.0.0.1:0".parse().unwrap()))
+                .await
+                .unwrap();
+            let addr = bound.local_addr().unwrap();
+            tokio::spawn(bound.serve(Some(svc), None, std::future::pending()));
+            (addr, restore)
+        })
         .await
         .unwrap();
-    let addr = bound.local_addr().unwrap();
-    tokio::spawn(bound.serve(Some(svc), None, std::future::pending()));
     let client = P4RuntimeClient::connect(format!("http://{addr}"))
         .await
         .unwrap()
@@ -169,17 +199,46 @@ fn request(updates: Vec<pb::Update>) -> pb::WriteRequest {
     }
 }
 
-/// (single, batched, modify-all rounds) throughput in updates/s.
-async fn run(client: &mut P4RuntimeClient<Channel>, rounds: u32) -> (f64, f64, f64) {
-    use pb::update::Type::{Insert, Modify};
+/// What [`run`] measured.
+struct Rates {
+    /// One update a request, updates/s.
+    single: f64,
+    /// Round trip of one-update requests: p50 and p99, µs.
+    single_rtt: (f64, f64),
+    /// Batches of 1,000 inserts, updates/s.
+    batched: f64,
+    /// Batches of 1,000 modifies of every entry, updates/s.
+    modified: f64,
+}
+
+/// Inserts routes `range` one a request: updates/s and the round trip's
+/// p50 and p99 in µs.
+async fn singles(
+    client: &mut P4RuntimeClient<Channel>,
+    range: std::ops::Range<u32>,
+) -> (f64, (f64, f64)) {
+    use pb::update::Type::Insert;
+    let mut rtts = Vec::with_capacity(range.len());
     let t = Instant::now();
-    for i in 0..N_SINGLE {
+    for i in range {
+        let sent = Instant::now();
         client
             .write(request(vec![route(Insert, i, 1)]))
             .await
             .unwrap();
+        rtts.push(sent.elapsed());
     }
-    let single = f64::from(N_SINGLE) / t.elapsed().as_secs_f64();
+    let rate = rtts.len() as f64 / t.elapsed().as_secs_f64();
+    rtts.sort();
+    let q = |p: f64| rtts[((rtts.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e6;
+    (rate, (q(0.5), q(0.99)))
+}
+
+/// One-update inserts, 1,000-update inserts, then `rounds` of modifies of
+/// every entry, on `client`'s service.
+async fn run(client: &mut P4RuntimeClient<Channel>, rounds: u32) -> Rates {
+    use pb::update::Type::{Insert, Modify};
+    let (single, single_rtt) = singles(client, 0..N_SINGLE).await;
     let t = Instant::now();
     for start in (N_SINGLE..N_SINGLE + N_BATCHED).step_by(BATCH as usize) {
         let updates = (start..start + BATCH)
@@ -199,7 +258,12 @@ async fn run(client: &mut P4RuntimeClient<Channel>, rounds: u32) -> (f64, f64, f
         }
     }
     let modified = f64::from(total * rounds) / t.elapsed().as_secs_f64();
-    (single, batched, modified)
+    Rates {
+        single,
+        single_rtt,
+        batched,
+        modified,
+    }
 }
 
 /// Reads every table entry back; returns how many there were.
@@ -225,10 +289,11 @@ async fn read_all(client: &mut P4RuntimeClient<Channel>) -> usize {
 const N_BIG: u32 = 1_000_000;
 
 /// Fills a 2^20-entry table with 1,000,000 distinct /20../32 routes in
-/// batches of 1,000, then reads it back while probing the device thread.
-async fn at_scale() {
+/// batches of 1,000, then (with `read`) reads it back while probing the
+/// device thread.
+async fn at_scale(server: &Handle, read: bool) {
     use pb::update::Type::Insert;
-    let (mut client, _, device) = service_of(&BIG_PROGRAM, None).await;
+    let (mut client, _, device) = service_of(server, &BIG_PROGRAM, None).await;
     // Distinct routes: i spread over the address space by an odd
     // multiplier, lengths /20../32 (host bits of each cleared; a
     // collision is skipped by construction: the low 12 bits carry i's
@@ -265,19 +330,30 @@ async fn at_scale() {
     println!(
         "p4rt_write: {n} routes in batches of 1000: {all:.0} updates/s overall, {tail:.0} updates/s over the last 100000"
     );
-    // Probe: an empty job every 200 µs; its wait is what a packet would wait.
+    if !read {
+        return;
+    }
+    // Probe: an empty job every 200 µs, from a thread of its own (the
+    // client's thread is busy with the read); its wait is what a packet
+    // would wait.
     let stop = Arc::new(AtomicBool::new(false));
     let probe = {
         let (stop, device) = (stop.clone(), device.clone());
-        tokio::spawn(async move {
-            let mut waits = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
-                let t = Instant::now();
-                device.with_runtime(|_| ()).await.unwrap();
-                waits.push(t.elapsed());
-                tokio::time::sleep(Duration::from_micros(200)).await;
-            }
-            waits
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let mut waits = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let t = Instant::now();
+                    device.with_runtime(|_| ()).await.unwrap();
+                    waits.push(t.elapsed());
+                    tokio::time::sleep(Duration::from_micros(200)).await;
+                }
+                waits
+            })
         })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -285,7 +361,7 @@ async fn at_scale() {
     let read = read_all(&mut client).await;
     let took = t.elapsed();
     stop.store(true, Ordering::Relaxed);
-    let mut waits = probe.await.unwrap();
+    let mut waits = probe.join().unwrap();
     waits.sort();
     let q = |p: f64| waits[((waits.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e6;
     println!(
@@ -298,15 +374,38 @@ async fn at_scale() {
     );
 }
 
-#[tokio::main]
-async fn main() {
-    if std::env::args().any(|a| a == "--scale-only") {
-        at_scale().await;
+fn main() {
+    let server = server_runtime();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(client_main(server.handle()));
+}
+
+async fn client_main(server: &Handle) {
+    let flag = |f: &str| std::env::args().any(|a| a == f);
+    if flag("--scale-only") {
+        at_scale(server, true).await;
         return;
     }
     let rounds = 3;
-    let (mut plain, _) = service(None).await;
+    let (mut plain, _) = service(server, None).await;
     let without = run(&mut plain, rounds).await;
+    if flag("--writes-only") {
+        // Only the write rates without a state file (for profiling and
+        // quick before/after pairs): no reads, no state file.
+        println!(
+            "p4rt_write: 1 update/request {:.0} (round trip p50 {:.0} µs, p99 {:.0} µs), 1000 updates/request {:.0}, modify all x{rounds} {:.0} updates/s",
+            without.single,
+            without.single_rtt.0,
+            without.single_rtt.1,
+            without.batched,
+            without.modified
+        );
+        at_scale(server, false).await;
+        return;
+    }
     let t = Instant::now();
     let read = read_all(&mut plain).await;
     println!(
@@ -315,15 +414,19 @@ async fn main() {
     );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.p4rt");
-    let (mut persisted, _) = service(Some(&path)).await;
+    let (mut persisted, _) = service(server, Some(&path)).await;
     let with = run(&mut persisted, rounds).await;
     let size = std::fs::metadata(&path).unwrap().len();
-    let (_, restore) = service(Some(&path)).await;
+    let (_, restore) = service(server, Some(&path)).await;
     let total = N_SINGLE + N_BATCHED;
     for (what, a, b) in [
-        ("1 update/request", without.0, with.0),
-        ("1000 updates/request", without.1, with.1),
-        ("modify all x3, 1000/request", without.2, with.2),
+        ("1 update/request", without.single, with.single),
+        ("1000 updates/request", without.batched, with.batched),
+        (
+            "modify all x3, 1000/request",
+            without.modified,
+            with.modified,
+        ),
     ] {
         println!(
             "p4rt_write: {what:<28} {a:>9.0} updates/s without state file, {b:>9.0} with ({:.0}%)",
@@ -331,10 +434,14 @@ async fn main() {
         );
     }
     println!(
+        "p4rt_write: 1 update/request round trip p50 / p99: {:.0} / {:.0} µs without state file, {:.0} / {:.0} µs with",
+        without.single_rtt.0, without.single_rtt.1, with.single_rtt.0, with.single_rtt.1
+    );
+    println!(
         "p4rt_write: state file after {} updates on {total} live entries: {:.1} MB; restore into a fresh service: {:.0} ms",
         total * (1 + rounds),
         size as f64 / 1e6,
         restore.as_secs_f64() * 1e3
     );
-    at_scale().await;
+    at_scale(server, true).await;
 }
