@@ -13,7 +13,9 @@
 //! shape, which is what a loaded machine blurs least.
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{BenchmarkGroup, Criterion, Throughput, black_box, criterion_group};
+use std::hint::black_box;
+
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group};
 use dataplane::time::{Instant, bits_time};
 use dataplane::tm::{EnqueueMeta, Threshold, Tm, TmConfig};
 
