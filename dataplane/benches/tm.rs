@@ -13,7 +13,9 @@
 //! shape, which is what a loaded machine blurs least.
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{BenchmarkGroup, Criterion, Throughput, black_box, criterion_group};
+use std::hint::black_box;
+
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group};
 use dataplane::time::{Instant, bits_time};
 use dataplane::tm::{EnqueueMeta, Threshold, Tm, TmConfig};
 
@@ -106,10 +108,11 @@ fn shapes<M: Measurement>(group: &mut BenchmarkGroup<'_, M>) {
                 priority: 0,
                 len_bytes: 1000,
             };
-            let _ = black_box(tm.handle_enqueue(id, meta, now));
+            black_box(&tm.handle_enqueue(id, meta, now));
             let d = tm.poll_transmit(1, now);
             now += step;
-            black_box(d)
+            black_box(&d);
+            d
         });
     });
 
@@ -135,10 +138,11 @@ fn shapes<M: Measurement>(group: &mut BenchmarkGroup<'_, M>) {
                 priority: if id.is_multiple_of(2) { 3 } else { 0 },
                 len_bytes: 1000,
             };
-            let _ = black_box(tm.handle_enqueue(id, meta, now));
+            black_box(&tm.handle_enqueue(id, meta, now));
             let d = tm.poll_transmit(3, now);
             now += step;
-            black_box(d)
+            black_box(&d);
+            d
         });
     });
 }
@@ -183,8 +187,8 @@ fn print_min_batches() {
             let t = std::time::Instant::now();
             for _ in 0..BATCH {
                 id += 1;
-                let _ = black_box(tm.handle_enqueue(id, meta(id), now));
-                black_box(tm.poll_transmit(egress_port, now));
+                black_box(&tm.handle_enqueue(id, meta(id), now));
+                black_box(&tm.poll_transmit(egress_port, now));
                 now += step;
             }
             best = best.min(t.elapsed().as_nanos() as f64 / BATCH as f64);
