@@ -878,7 +878,7 @@ mod tests {
 
     /// Where the bytes of a large table go (run with `--ignored --nocapture`).
     #[test]
-    #[ignore]
+    #[ignore = "a measurement, not a check: prints where a million routes' bytes go"]
     fn memory_breakdown_of_a_million_routes() {
         let mut rng = crate::externs::Rng::new(5);
         let mut t = LpmEngine::new(&[32], 0, 1 << 20);
