@@ -63,12 +63,19 @@ use crate::runtime::FieldMatch;
 pub(crate) const BUCKET_LIMIT: usize = 3;
 
 /// The word a field's tests are stored in.
-trait Word: Copy + Eq + Ord + Hash + std::fmt::Debug + Default {
+trait Word:
+    Copy
+    + Eq
+    + Ord
+    + Hash
+    + std::fmt::Debug
+    + Default
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::BitXor<Output = Self>
+{
     /// The low bits of `v` (callers pass values that fit).
     fn from_u128(v: u128) -> Self;
     fn to_u128(self) -> u128;
-    fn and(self, other: Self) -> Self;
-    fn xor(self, other: Self) -> Self;
 }
 
 impl Word for u64 {
@@ -80,14 +87,6 @@ impl Word for u64 {
     fn to_u128(self) -> u128 {
         self as u128
     }
-    #[inline]
-    fn and(self, other: Self) -> Self {
-        self & other
-    }
-    #[inline]
-    fn xor(self, other: Self) -> Self {
-        self ^ other
-    }
 }
 
 impl Word for u128 {
@@ -98,14 +97,6 @@ impl Word for u128 {
     #[inline]
     fn to_u128(self) -> u128 {
         self
-    }
-    #[inline]
-    fn and(self, other: Self) -> Self {
-        self & other
-    }
-    #[inline]
-    fn xor(self, other: Self) -> Self {
-        self ^ other
     }
 }
 
@@ -363,7 +354,7 @@ fn bucket_hash<W: Word>(masks: &[W], values: impl Iterator<Item = W>) -> u64 {
     let mut h = 0u64;
     for (&m, v) in masks.iter().zip(values) {
         if m != W::default() {
-            h = mix(h, v.and(m).to_u128());
+            h = mix(h, (v & m).to_u128());
         }
     }
     // The home slot is taken from the top bits, which the multiply mixes.
@@ -472,7 +463,7 @@ impl<W: Word> Tss<W> {
             .enumerate()
             .map(|(i, &t)| self.hashable(i, t))
             .unzip();
-        let fits = |g: &Group<W>| g.masks.iter().zip(&own).all(|(&gm, &em)| gm.and(em) == gm);
+        let fits = |g: &Group<W>| g.masks.iter().zip(&own).all(|(&gm, &em)| gm & em == gm);
         let bucket_of = |g: &Group<W>| bucket_hash(&g.masks, values.iter().copied());
         let mut best: Option<(u32, usize, u64)> = None;
         for (i, g) in self.groups.iter().enumerate() {
@@ -606,13 +597,11 @@ impl<W: Word> Tss<W> {
             .iter()
             .zip(key)
             .zip(self.ranged.iter())
-            .all(|((&(a, b), &k), &ranged)| {
-                if ranged {
-                    a <= k && k <= b
-                } else {
-                    k.and(a) == b
-                }
-            })
+            .all(
+                |((&(a, b), &k), &ranged)| {
+                    if ranged { a <= k && k <= b } else { k & a == b }
+                },
+            )
     }
 
     #[inline]
@@ -640,7 +629,7 @@ impl<W: Word> Tss<W> {
                 if home.hash == h {
                     let i = (home.head & !MORE) as usize * n;
                     if let Some(t) = self.tests.get(i) {
-                        touched = touched.xor(t.0);
+                        touched = touched ^ t.0;
                     }
                 }
             }
