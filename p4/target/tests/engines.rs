@@ -256,6 +256,12 @@ static LPM24: [(u32, MatchKind); 1] = [(24, MatchKind::Lpm)];
 static IPV4: [(u32, MatchKind); 1] = [(32, MatchKind::Lpm)];
 static LPM_EXACT_DEEP: [(u32, MatchKind); 2] = [(12, MatchKind::Lpm), (9, MatchKind::Exact)];
 static IPV6: [(u32, MatchKind); 1] = [(128, MatchKind::Lpm)];
+/// Exactly one 64-bit register: the engine's 64-bit key path at its edge.
+static LPM_EXACT_64: [(u32, MatchKind); 2] = [(48, MatchKind::Lpm), (16, MatchKind::Exact)];
+/// One 64-bit field: no field before it to shift.
+static LPM64: [(u32, MatchKind); 1] = [(64, MatchKind::Lpm)];
+/// 65 bits: just past the 64-bit path.
+static LPM_EXACT_65: [(u32, MatchKind); 2] = [(32, MatchKind::Lpm), (33, MatchKind::Exact)];
 /// 132 bits: past one register, so keys are packed into bytes.
 static WIDE_LPM: [(u32, MatchKind); 2] = [(128, MatchKind::Lpm), (4, MatchKind::Exact)];
 static MIXED: [(u32, MatchKind); 4] = [
@@ -321,6 +327,21 @@ proptest! {
     #[test]
     fn lpm_below_the_small_root_matches_reference(ops in ops(&LPM24, false)) {
         check_in(1024, &LPM24, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn lpm_filling_64_bits_matches_reference(ops in ops(&LPM_EXACT_64, false)) {
+        check(&LPM_EXACT_64, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn lpm_on_one_64_bit_field_matches_reference(ops in ops(&LPM64, false)) {
+        check(&LPM64, false, EngineKind::Lpm, ops);
+    }
+
+    #[test]
+    fn lpm_of_65_bits_matches_reference(ops in ops(&LPM_EXACT_65, false)) {
+        check(&LPM_EXACT_65, false, EngineKind::Lpm, ops);
     }
 
     #[test]

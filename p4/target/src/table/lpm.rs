@@ -302,6 +302,21 @@ impl LpmEngine {
         acc << (128 - self.total_bits)
     }
 
+    /// [`Self::aligned`] for keys of at most 64 bits.
+    #[inline]
+    fn aligned64(&self, key: &[u128]) -> u64 {
+        let mut acc = 0u64;
+        for (&i, &w) in self.order.iter().zip(self.widths.iter()) {
+            let v = key[i] as u64;
+            acc = if w >= 64 {
+                v
+            } else {
+                (acc << w) | (v & ((1u64 << w) - 1))
+            };
+        }
+        acc << (64 - self.total_bits)
+    }
+
     /// Concatenates the key values into bytes (zero-padded).
     fn pack(&self, values: impl Fn(usize) -> u128, buf: &mut [u8; KEY_BYTES]) {
         if self.total_bits <= 128 {
@@ -340,9 +355,16 @@ impl LpmEngine {
     /// Longest matching entry for `key` (one value per key field, key order).
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
+        if self.total_bits <= 64 {
+            // IPv4, port ++ IPv4: one 64-bit register, whose shifts are
+            // single instructions (a u128 shift by a variable is several).
+            let a = self.aligned64(key);
+            let slot = self.root[(a >> (64 - self.root_bits)) as usize];
+            return self.walk(slot, |pos, n| ((a << pos) >> (64 - n)) as u32);
+        }
         if self.total_bits <= 128 {
-            // Common case (IPv4, port ++ IPv4, IPv6): the key fits one
-            // register; take each level's index by shifting, no buffer.
+            // IPv6 and other keys of one register; take each level's
+            // index by shifting, no buffer.
             let a = self.aligned(|i| key[i]);
             let slot = self.root[(a >> (128 - self.root_bits)) as usize];
             return self.walk(slot, |pos, n| ((a << pos) >> (128 - n)) as u32);
