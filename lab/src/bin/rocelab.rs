@@ -34,6 +34,7 @@
 //! mismatch (`lab::scenario::dcbx`).
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -421,6 +422,29 @@ fn sim_trace_request(filter: &str, sample: u32) -> Result<dataplane::switch::Tra
     })
 }
 
+/// Runs side-by-side scenario `name` in the simulator or on namespaces
+/// (root and the agents' binaries checked first), after a line saying
+/// `what` and where; on namespaces its lab is called `name`.
+fn in_sim_or_live<T>(
+    name: &str,
+    what: &str,
+    sim: bool,
+    say: Say,
+    in_sim: impl FnOnce() -> Result<T>,
+    on_namespaces: impl FnOnce(&live::Binaries, &AtomicBool, &str) -> Result<T>,
+) -> Result<T> {
+    if sim {
+        say.line(format_args!(
+            "rocelab run {name} --sim: {what}, in the simulator"
+        ));
+        in_sim()
+    } else {
+        let bins = live_binaries(&format!("rocelab run {name}"))?;
+        say.line(format_args!("rocelab run {name}: {what}, on namespaces"));
+        on_namespaces(&bins, lab::signal::stop_flag(), name)
+    }
+}
+
 /// `rocelab run lossy`: the incast on priority 3 and on priority 0; true
 /// if every check passed.
 fn run_lossy(
@@ -431,15 +455,14 @@ fn run_lossy(
     store: &StateStore,
     say: Say,
 ) -> Result<bool> {
-    let o = if sim {
-        say.line("rocelab run lossy --sim: 2:1 incast, lossless then lossy, in the simulator");
-        scenario::lossy::run_sim(cfg, seed)?
-    } else {
-        let bins = live_binaries("rocelab run lossy")?;
-        say.line("rocelab run lossy: 2:1 incast, lossless then lossy, on namespaces");
-        let stop = lab::signal::stop_flag();
-        scenario::lossy::run_live(cfg, &bins, store, stop, "lossy")?
-    };
+    let o = in_sim_or_live(
+        "lossy",
+        "2:1 incast, lossless then lossy",
+        sim,
+        say,
+        || scenario::lossy::run_sim(cfg, seed),
+        |bins, stop, lab| scenario::lossy::run_live(cfg, bins, store, stop, lab),
+    )?;
     let vs = scenario::lossy::verdicts(&o);
     let figure = scenario::lossy::write_figure(&o, out)?;
     say.line(format_args!("wrote {}", figure.display()));
@@ -467,20 +490,19 @@ fn run_dcbx(
     store: &StateStore,
     say: Say,
 ) -> Result<bool> {
-    let (mode, x) = if sim {
-        say.line(
-            "rocelab run dcbx --sim: 2:1 incast, senders on priority 5, LLDP/DCBX on, in the simulator",
-        );
-        ("simulator", scenario::dcbx::run_sim(cfg, seed)?)
-    } else {
-        let bins = live_binaries("rocelab run dcbx")?;
-        say.line(
-            "rocelab run dcbx: 2:1 incast, senders on priority 5, LLDP/DCBX on, on namespaces",
-        );
-        let stop = lab::signal::stop_flag();
-        let x = scenario::dcbx::run_live(cfg, &bins, store, stop, "dcbx")?;
-        ("namespaces", x)
-    };
+    let (mode, x) = in_sim_or_live(
+        "dcbx",
+        "2:1 incast, senders on priority 5, LLDP/DCBX on",
+        sim,
+        say,
+        || Ok(("simulator", scenario::dcbx::run_sim(cfg, seed)?)),
+        |bins, stop, lab| {
+            Ok((
+                "namespaces",
+                scenario::dcbx::run_live(cfg, bins, store, stop, lab)?,
+            ))
+        },
+    )?;
     let vs = scenario::dcbx::verdicts(mode, &x);
     judge(
         say,
@@ -522,19 +544,16 @@ fn run_fault(
     say: Say,
 ) -> Result<bool> {
     use scenario::fault::{LARGE_N, SMALL_N};
-    let o = if sim {
-        say.line(format_args!(
-            "rocelab run fault --sim: 2:1 incast, h1's QP behind an ACL dropping one in {SMALL_N}, then one in {LARGE_N}, in the simulator"
-        ));
-        scenario::fault::run_sim(cfg, seed)?
-    } else {
-        let bins = live_binaries("rocelab run fault")?;
-        say.line(format_args!(
-            "rocelab run fault: 2:1 incast, h1's QP behind an ACL dropping one in {SMALL_N}, then one in {LARGE_N}, on namespaces"
-        ));
-        let stop = lab::signal::stop_flag();
-        scenario::fault::run_live(cfg, &bins, store, stop, "fault")?
-    };
+    let o = in_sim_or_live(
+        "fault",
+        &format!(
+            "2:1 incast, h1's QP behind an ACL dropping one in {SMALL_N}, then one in {LARGE_N}"
+        ),
+        sim,
+        say,
+        || scenario::fault::run_sim(cfg, seed),
+        |bins, stop, lab| scenario::fault::run_live(cfg, bins, store, stop, lab),
+    )?;
     let vs = scenario::fault::verdicts(&o);
     judge(
         say,
