@@ -260,11 +260,7 @@ pub fn busy_goodput_gbps(intervals: &[(u64, f64)]) -> Option<f64> {
 
 /// The JSON lines of an agent's log.
 pub(crate) fn lines_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Vec<Value>> {
-    let rec =
-        g.st.processes
-            .iter()
-            .find(|p| p.pid == child_pid)
-            .ok_or_else(|| anyhow!("no record of pid {child_pid}"))?;
+    let rec = record_of(g, child_pid)?;
     let text = std::fs::read_to_string(&rec.log)
         .with_context(|| format!("reading {}", rec.log.display()))?;
     Ok(text
@@ -275,24 +271,28 @@ pub(crate) fn lines_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Vec<Value>> {
 
 /// The `summary` JSON line of an agent's log.
 pub(crate) fn summary_of(g: &LabGuard<'_>, child_pid: u32) -> Result<Value> {
-    let rec =
-        g.st.processes
-            .iter()
-            .find(|p| p.pid == child_pid)
-            .ok_or_else(|| anyhow!("no record of pid {child_pid}"))?;
-    let text = std::fs::read_to_string(&rec.log)
-        .with_context(|| format!("reading {}", rec.log.display()))?;
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v["kind"] == "summary")
-        .ok_or_else(|| {
-            anyhow!(
-                "no summary from {} ({}): {}",
-                rec.node,
-                rec.log.display(),
-                labctl::log_tail(&rec.log)
-            )
-        })
+    summary_in(g, child_pid, &lines_of(g, child_pid)?)
+}
+
+/// The `summary` line among `lines`, read from `child_pid`'s log.
+fn summary_in(g: &LabGuard<'_>, child_pid: u32, lines: &[Value]) -> Result<Value> {
+    if let Some(v) = lines.iter().find(|v| v["kind"] == "summary") {
+        return Ok(v.clone());
+    }
+    let rec = record_of(g, child_pid)?;
+    Err(anyhow!(
+        "no summary from {} ({}): {}",
+        rec.node,
+        rec.log.display(),
+        labctl::log_tail(&rec.log)
+    ))
+}
+
+fn record_of<'g>(g: &'g LabGuard<'_>, child_pid: u32) -> Result<&'g labctl::state::ProcRecord> {
+    g.st.processes
+        .iter()
+        .find(|p| p.pid == child_pid)
+        .ok_or_else(|| anyhow!("no record of pid {child_pid}"))
 }
 
 fn u(v: &Value, k: &str) -> u64 {
@@ -499,8 +499,12 @@ pub fn run_incast(
 
     let mut out = IncastOutcome::default();
     let mut span_s: f64 = 0.0;
-    for (i, c) in clients.iter().enumerate() {
-        let s = summary_of(&g, c.id())?;
+    let client_lines = clients
+        .iter()
+        .map(|c| lines_of(&g, c.id()))
+        .collect::<Result<Vec<_>>>()?;
+    for (i, (c, lines)) in clients.iter().zip(&client_lines).enumerate() {
+        let s = summary_in(&g, c.id(), lines)?;
         span_s = span_s.max(f(&s, "end_s") - f(&s, "start_s"));
         out.flows.push(FlowResult {
             name: format!("h{}", i + 1),
@@ -513,8 +517,8 @@ pub fn run_incast(
             naks_rx: u(&s["counters"], "packet_seq_err"),
             timeouts: u(&s["counters"], "local_ack_timeout_err"),
             retry_exceeded: u(&s["counters"], "req_transport_retries_exceeded"),
-            dcbx: lines_of(&g, c.id())?
-                .into_iter()
+            dcbx: lines
+                .iter()
                 .find(|v| v["kind"] == "dcbx")
                 .and_then(|v| serde_json::from_value(v["dcbx"].clone()).ok()),
             // Sender i is on switch port i.
@@ -530,14 +534,14 @@ pub fn run_incast(
                 .map(|(_, m)| m.clone()),
         });
     }
-    let s = summary_of(&g, server.id())?;
+    let server_lines = lines_of(&g, server.id())?;
+    let s = summary_in(&g, server.id(), &server_lines)?;
     out.rx_bytes = u(&s, "rx_bytes");
-    let intervals: Vec<(u64, f64)> = lines_of(&g, server.id())?
+    let intervals: Vec<(u64, f64)> = server_lines
         .iter()
         .filter(|v| v["kind"] == "interval")
         .map(|v| (u(v, "rx_bytes"), f(v, "rx_gbps")))
         .collect();
-    let server_lines = lines_of(&g, server.id())?;
     out.goodput_series = server_lines
         .iter()
         .filter(|v| v["kind"] == "interval")
@@ -553,11 +557,8 @@ pub fn run_incast(
         .find(|v| u(v, "rx_bytes") > 0)
         .map_or(0.0, |v| f(v, "start_s"));
     let mut retx = vec![0u64; out.goodput_series.len()];
-    for c in &clients {
-        for v in lines_of(&g, c.id())?
-            .iter()
-            .filter(|v| v["kind"] == "interval")
-        {
+    for lines in &client_lines {
+        for v in lines.iter().filter(|v| v["kind"] == "interval") {
             let slot = out
                 .goodput_series
                 .iter()
