@@ -16,14 +16,14 @@
 //! ingress counters) shows where the RoCE really went. The receiver runs
 //! the switch's class and no DCBX.
 
-use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use dataplane::dcbx::host::{DataClass, DcbxMode};
 
+use super::dcqcn::{FigureRow, side_by_side};
 use super::live::Binaries;
-use super::{IncastOutcome, LOSSLESS_PRIORITY, ScenarioConfig, Verdict, v};
+use super::{FlowResult, IncastOutcome, LOSSLESS_PRIORITY, ScenarioConfig, Verdict, v};
 use crate::labctl::state::StateStore;
 
 /// How the senders take part in DCBX and the class they start with.
@@ -211,17 +211,10 @@ pub fn verdicts(mode: &str, x: &IncastOutcome) -> Vec<Verdict> {
 
 /// The two senders side by side.
 pub fn figures_table(x: &IncastOutcome) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<26}  {:>24}  {:>24}",
-        "figure", "h1 (willing)", "h2 (not willing)"
-    );
     let flows: Vec<_> = (0..2)
         .map(|i| x.flows.get(i).cloned().unwrap_or_default())
         .collect();
-    type Row = (&'static str, fn(&super::FlowResult) -> String);
-    let rows: [Row; 6] = [
+    let rows: [FigureRow<FlowResult>; 6] = [
         ("RoCE class now", |f| match &f.dcbx {
             Some(d) => format!(
                 "priority {} DSCP {}",
@@ -245,10 +238,12 @@ pub fn figures_table(x: &IncastOutcome) -> String {
         }),
         ("throughput", |f| format!("{:.4} Gb/s", f.tx_gbps)),
     ];
-    for (name, f) in rows {
-        let _ = writeln!(s, "{name:<26}  {:>24}  {:>24}", f(&flows[0]), f(&flows[1]));
-    }
-    s
+    side_by_side(
+        ("h1 (willing)", "h2 (not willing)"),
+        &flows[0],
+        &flows[1],
+        &rows,
+    )
 }
 
 #[cfg(test)]

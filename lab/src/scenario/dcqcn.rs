@@ -218,16 +218,12 @@ pub fn verdicts(
     out
 }
 
-/// One row of a side-by-side table: its name and how to read it off a run.
-pub type FigureRow = (&'static str, fn(&IncastOutcome) -> String);
+/// One row of a side-by-side table: its name and how to read it off one
+/// column's subject (a run, by default).
+pub type FigureRow<T = IncastOutcome> = (&'static str, fn(&T) -> String);
 
-/// Two incast runs side by side, one row per figure.
-pub fn side_by_side(
-    columns: (&str, &str),
-    a: &IncastOutcome,
-    b: &IncastOutcome,
-    rows: &[FigureRow],
-) -> String {
+/// Two runs (or two senders of one run) side by side, one row per figure.
+pub fn side_by_side<T>(columns: (&str, &str), a: &T, b: &T, rows: &[FigureRow<T>]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{:<26}  {:>22}  {:>22}", "figure", columns.0, columns.1);
     for (name, f) in rows {
