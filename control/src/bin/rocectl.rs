@@ -1092,15 +1092,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     println!("{}", r.p4runtime_api_version);
                 }
                 P4Cmd::Pipeline { device_id } => {
-                    use p4pb::get_forwarding_pipeline_config_request::ResponseType;
-                    let r = c
-                        .get_forwarding_pipeline_config(p4pb::GetForwardingPipelineConfigRequest {
-                            device_id,
-                            response_type: ResponseType::P4infoAndCookie as i32,
-                        })
-                        .await?
-                        .into_inner();
-                    let cfg = r.config.unwrap_or_default();
+                    let cfg = ops::pipeline_config(&mut c, device_id).await?;
                     match cfg.cookie {
                         Some(c) => println!("cookie {}", c.cookie),
                         None => println!("cookie (none)"),

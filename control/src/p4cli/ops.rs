@@ -30,11 +30,12 @@ pub struct EntrySpec<'a> {
     pub priority: Option<i32>,
 }
 
-/// The P4Info of the pipeline `device_id` runs.
-pub async fn p4info(
+/// The P4Info and cookie of the pipeline `device_id` runs (no device
+/// config: a bundle can be large and a terminal needs none of it).
+pub async fn pipeline_config(
     c: &mut P4RuntimeClient<Channel>,
     device_id: u64,
-) -> Result<cfg::P4Info, Error> {
+) -> Result<p4pb::ForwardingPipelineConfig, Error> {
     use p4pb::get_forwarding_pipeline_config_request::ResponseType;
     let r = c
         .get_forwarding_pipeline_config(p4pb::GetForwardingPipelineConfigRequest {
@@ -43,8 +44,17 @@ pub async fn p4info(
         })
         .await?
         .into_inner();
-    r.config
-        .and_then(|c| c.p4info)
+    Ok(r.config.unwrap_or_default())
+}
+
+/// The P4Info of the pipeline `device_id` runs.
+pub async fn p4info(
+    c: &mut P4RuntimeClient<Channel>,
+    device_id: u64,
+) -> Result<cfg::P4Info, Error> {
+    pipeline_config(c, device_id)
+        .await?
+        .p4info
         .ok_or_else(|| Error::Server("the device has no pipeline loaded".to_string()))
 }
 
