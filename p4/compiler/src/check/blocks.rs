@@ -679,8 +679,39 @@ impl Checker {
             return;
         }
         if let Some(h) = self.control_body(c) {
+            self.plain_controls
+                .insert(c.signature.name.name.clone(), c.clone());
             self.declare(&c.signature.name, Sym::Control(h));
         }
+    }
+
+    /// Whether a control's instances need copies of their own: p4c names
+    /// the actions of a control by its instance's path (`ingress.c1.a`),
+    /// one P4Info action per instance, and our actions are one IR action
+    /// per declaration, so each instance of a control that declares
+    /// actions (or holds instances that may) is checked into an IR control
+    /// of its own.
+    fn needs_own_copy(&self, h: Handle<ir::Control>) -> bool {
+        let c = &self.prog.controls[h];
+        self.instantiated_controls.contains(&h.index())
+            && (!c.actions.is_empty() || !c.instances.is_empty())
+    }
+
+    /// The control an instance of plain control `h` (declared as `name`)
+    /// stands for: `h` itself for its first instance, a fresh check of its
+    /// declaration for the later ones when they need copies of their own.
+    pub(crate) fn instance_copy(&mut self, h: Handle<ir::Control>) -> Handle<ir::Control> {
+        let name = self.prog.controls[h].name.clone();
+        let copy = if self.needs_own_copy(h) {
+            self.plain_controls.get(&name).cloned().and_then(|decl| {
+                self.in_top_scope_with(&[], &[], Vec::new(), |c| c.control_body(&decl))
+            })
+        } else {
+            None
+        };
+        let h = copy.unwrap_or(h);
+        self.instantiated_controls.insert(h.index());
+        h
     }
 
     /// Instantiates a control with constructor parameters: the declaration
@@ -699,16 +730,20 @@ impl Checker {
         let (values, passed) = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
         let key = ctor_key(name, tys, &values, &passed);
         let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
-        if let Some(h) = self.ctor_cache.get(&key) {
+        if let Some(h) = self.ctor_cache.get(&key).copied()
+            && !self.needs_own_copy(h)
+        {
             self.pending_instance_args = instance_args;
-            return Some(*h);
+            self.instantiated_controls.insert(h.index());
+            return Some(h);
         }
         self.pending_aliases = passed.into_iter().map(|(n, c, _)| (n, c)).collect();
         let h = self.ctor_control_body(&decl, tys, values);
         self.pending_aliases.clear();
         if let Some(h) = h {
-            self.ctor_cache.insert(key, h);
+            self.ctor_cache.entry(key).or_insert(h);
             self.pending_instance_args = instance_args;
+            self.instantiated_controls.insert(h.index());
         }
         h
     }
@@ -1141,7 +1176,7 @@ impl Checker {
                     );
                     return;
                 }
-                Some(*sub)
+                Some(self.instance_copy(*sub))
             }
             Some(Sym::CtorControl(n)) => {
                 let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();

@@ -2424,6 +2424,7 @@ impl Checker {
                                 );
                                 return None;
                             }
+                            let sub = self.instance_copy(sub);
                             let instances = &mut self.prog.controls[ctl].instances;
                             sym = Some(Sym::SubControl(instances.len() as u32));
                             instances.push((name, sub));

@@ -179,6 +179,12 @@ pub(crate) struct Checker {
     /// Controls and parsers with constructor parameters instantiated at
     /// least once.
     pub(crate) ctor_used: std::collections::HashSet<String>,
+    /// Controls without constructor parameters, by name: a second
+    /// instance of one that declares actions gets a copy of its own
+    /// ([`Checker::instance_copy`]).
+    pub(crate) plain_controls: HashMap<String, ast::ControlDecl>,
+    /// Controls (handle indices) some instance already stands for.
+    pub(crate) instantiated_controls: std::collections::HashSet<usize>,
     /// Parsers with constructor parameters, by name.
     pub(crate) ctor_parsers: HashMap<String, ast::ParserDecl>,
     /// Their instantiations: (name, argument values) → parser.
@@ -283,6 +289,8 @@ pub fn check(
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
+        plain_controls: HashMap::new(),
+        instantiated_controls: Default::default(),
         ctor_parsers: HashMap::new(),
         ctor_parser_cache: HashMap::new(),
         instance_args: HashMap::new(),
@@ -1446,6 +1454,7 @@ impl Checker {
             self.ctor_parser_cache.clone(),
             self.generic_fn_cache.clone(),
             self.ctor_used.clone(),
+            self.instantiated_controls.clone(),
             self.action_params.clone(),
             self.function_params.clone(),
             self.instance_args.clone(),
@@ -1460,6 +1469,7 @@ impl Checker {
             self.ctor_parser_cache,
             self.generic_fn_cache,
             self.ctor_used,
+            self.instantiated_controls,
             self.action_params,
             self.function_params,
             self.instance_args,
