@@ -260,3 +260,37 @@ fn generic_header_union_of_a_tuple() {
         )]),
     );
 }
+
+#[test]
+fn hash_algorithm_not_from_v1model() {
+    // The program declares v1model's names itself instead of including
+    // v1model.p4: p4c's BMv2 back end takes only v1model.p4's
+    // HashAlgorithm (its own enum becomes a plain number).
+    let src = r#"#include <core.p4>
+struct standard_metadata_t { bit<9> egress_spec; }
+enum HashAlgorithm { crc16 }
+extern void hash<O, T, D, M>(out O result, in HashAlgorithm algo, in T base, in D data, in M max);
+parser Parser<H, M>(packet_in b, out H parsedHdr, inout M meta, inout standard_metadata_t sm);
+control VerifyChecksum<H, M>(inout H hdr, inout M meta);
+control Ingress<H, M>(inout H hdr, inout M meta, inout standard_metadata_t sm);
+control Egress<H, M>(inout H hdr, inout M meta, inout standard_metadata_t sm);
+control ComputeChecksum<H, M>(inout H hdr, inout M meta);
+control Deparser<H>(packet_out b, in H hdr);
+package V1Switch<H, M>(Parser<H, M> p, VerifyChecksum<H, M> vr, Ingress<H, M> ig,
+                       Egress<H, M> eg, ComputeChecksum<H, M> ck, Deparser<H> dep);
+struct headers { }
+struct meta_t { bit<16> r; bit<16> x; }
+parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { transition accept; }
+}
+control VC(inout headers hdr, inout meta_t meta) { apply { } }
+control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { hash(meta.r, HashAlgorithm.crc16, 16w0, { meta.x }, 16w8); }
+}
+control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"#;
+    check_errors("hash_algorithm_own_enum", src);
+}

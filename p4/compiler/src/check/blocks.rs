@@ -1333,28 +1333,8 @@ impl Checker {
                 if !want(self, 3) {
                     return;
                 }
-                let algo = {
-                    let Some(x) = self.expr(args[0], None) else {
-                        return;
-                    };
-                    let ir::ExprKind::EnumMember(eh, m) = x.kind else {
-                        self.error(
-                            codes::TYPE_MISMATCH,
-                            args[0].span,
-                            "expected a HashAlgorithm member",
-                        );
-                        return;
-                    };
-                    match self.prog.enums[eh].members[m as usize].0.as_str() {
-                        "crc32" => p4_target::info::HashAlgorithm::Crc32,
-                        "crc32_custom" => p4_target::info::HashAlgorithm::Crc32Custom,
-                        "crc16" => p4_target::info::HashAlgorithm::Crc16,
-                        "crc16_custom" => p4_target::info::HashAlgorithm::Crc16Custom,
-                        "random" => p4_target::info::HashAlgorithm::Random,
-                        "identity" => p4_target::info::HashAlgorithm::Identity,
-                        "csum16" => p4_target::info::HashAlgorithm::Csum16,
-                        _ => p4_target::info::HashAlgorithm::Xor16,
-                    }
+                let Some(algo) = self.hash_algo(args[0]) else {
+                    return;
                 };
                 let Some(size) = self.const_u32(args[1], "selector size") else {
                     return;

@@ -1916,13 +1916,26 @@ impl Checker {
         Some(Self::void_call(Call::Action(a, v), span))
     }
 
-    fn hash_algo(&mut self, e: &ast::Expr) -> Option<HashAlgorithm> {
+    /// A hash algorithm argument: a member of v1model's `HashAlgorithm`.
+    /// p4c's BMv2 back end takes only the enum declared in `v1model.p4`
+    /// (a program's own `enum HashAlgorithm` is refused: "expected a
+    /// HashAlgorithm member. Are you using an up-to-date v1model.p4?").
+    pub(crate) fn hash_algo(&mut self, e: &ast::Expr) -> Option<HashAlgorithm> {
         let x = self.expr(e, None)?;
-        let ExprKind::EnumMember(h, i) = x.kind else {
+        let member = match x.kind {
+            ExprKind::EnumMember(h, i)
+                if self.prog.enums[h].name == "HashAlgorithm"
+                    && self.model_files.contains(&self.prog.enums.span(h).file) =>
+            {
+                Some((h, i))
+            }
+            _ => None,
+        };
+        let Some((h, i)) = member else {
             self.error(
                 codes::TYPE_MISMATCH,
                 e.span,
-                "expected a HashAlgorithm member such as `HashAlgorithm.crc16`",
+                "expected a member of v1model.p4's HashAlgorithm such as `HashAlgorithm.crc16`",
             );
             return None;
         };

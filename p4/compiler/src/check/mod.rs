@@ -179,6 +179,9 @@ pub(crate) struct Checker {
     /// Controls and parsers with constructor parameters instantiated at
     /// least once.
     pub(crate) ctor_used: std::collections::HashSet<String>,
+    /// The files named `v1model.p4` (ours or one found on the include
+    /// path): v1model's enums are the ones declared there.
+    pub(crate) model_files: Vec<crate::diag::FileId>,
     /// Controls without constructor parameters, by name: a second
     /// instance of one that declares actions gets a copy of its own
     /// ([`Checker::instance_copy`]).
@@ -264,12 +267,15 @@ impl ParamSpec {
     }
 }
 
-/// Checks a parsed program. `name` is the program name (file stem).
+/// Checks a parsed program. `name` is the program name (file stem);
+/// `model_files` are the files named `v1model.p4` the program included.
 pub fn check(
     prog: &ast::Program,
     name: &str,
+    model_files: &[crate::diag::FileId],
 ) -> Result<(ir::Program, p4_target::info::ProgramInfo, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut c = Checker {
+        model_files: model_files.to_vec(),
         prog: ir::Program {
             name: name.to_string(),
             ..Default::default()
