@@ -294,3 +294,17 @@ V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 "#;
     check_errors("hash_algorithm_own_enum", src);
 }
+
+#[test]
+fn field_list_struct_holding_a_header() {
+    // BMv2 carries only metadata across resubmit, recirculate and clone3:
+    // a struct passed whole may not hold a header (p4c's issue 1653).
+    check_errors(
+        "field_list_with_header",
+        &program(&[
+            ("DECLS", "struct carry_t { h_t h; bit<8> n; }"),
+            ("LOCALS", "carry_t keep;"),
+            ("APPLY", "keep.n = 1; recirculate(keep);"),
+        ]),
+    );
+}

@@ -2190,7 +2190,7 @@ impl Checker {
                     "clone_preserving_field_list" => Some(self.const_u8(args[2])?),
                     "clone3" => {
                         let data = self.expr(args[2], None)?;
-                        Some(self.synth_field_list(&data, args[2].span)?)
+                        Some(self.synth_field_list(&data, args[2].span, name)?)
                     }
                     _ => None,
                 };
@@ -2218,7 +2218,7 @@ impl Checker {
                     return None;
                 }
                 let data = self.expr(args[0], None)?;
-                let n = self.synth_field_list(&data, args[0].span)?;
+                let n = self.synth_field_list(&data, args[0].span, name)?;
                 if name == "resubmit" {
                     Builtin::Resubmit(n)
                 } else {
@@ -2341,7 +2341,28 @@ impl Checker {
     /// A made-up field list (index 255 down) for the deprecated
     /// `resubmit(data)` / `recirculate(data)` / `clone3(.., data)`: the
     /// top-level fields of the structs that `data` names.
-    fn synth_field_list(&mut self, data: &Expr, span: Span) -> Option<u8> {
+    fn synth_field_list(&mut self, data: &Expr, span: Span, what: &str) -> Option<u8> {
+        // p4c's BMv2 back end (its issue 1653): a struct passed whole may
+        // not hold a header; its fields travel as metadata.
+        if let Ty::Composite(c) = &data.ty
+            && self.prog.composites[*c].kind == ir::CompositeKind::Struct
+            && let Some(f) = self.prog.composites[*c].fields.iter().find(|f| {
+                matches!(&f.ty, Ty::Composite(h)
+                    if self.prog.composites[*h].kind == ir::CompositeKind::Header)
+            })
+        {
+            let msg = format!(
+                "v1model does not support header `{}` inside the struct passed to `{what}`",
+                f.name
+            );
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                span,
+                msg,
+                "pass metadata fields, e.g. `{ meta.a }`",
+            );
+            return None;
+        }
         let mut fields = Vec::new();
         let mut items = Vec::new();
         match &data.kind {
