@@ -308,3 +308,27 @@ fn field_list_struct_holding_a_header() {
         ]),
     );
 }
+
+#[test]
+fn new_type_mixed_with_its_underlying_type_in_locals() {
+    // P4_16 §7.6: `type` declares a new type; locals, parameters and
+    // fields of it take values of another type only through a cast.
+    check_errors(
+        "new_type_locals",
+        &program(&[
+            ("DECLS", "type bit<9> Port_t;"),
+            (
+                "LOCALS",
+                "action fwd(Port_t p) { sm.egress_spec = p; }\n    \
+                 action ok(Port_t p) { sm.egress_spec = (bit<9>)p; }",
+            ),
+            (
+                "APPLY",
+                "Port_t here = sm.ingress_port;\n        \
+                 Port_t cast = (Port_t)sm.ingress_port;\n        \
+                 bit<9> back = cast;\n        \
+                 if (cast == sm.ingress_port) { fwd(cast); ok(here); }",
+            ),
+        ]),
+    );
+}

@@ -151,6 +151,7 @@ impl Checker {
                         ir::VarRef::BlockParam(i as u32),
                         ty.clone(),
                         dir != ir::Direction::In,
+                        Some(self.nominal_of_type(&p.ty)),
                     ),
                 );
             }
@@ -275,7 +276,11 @@ impl Checker {
                 ast::Decl::Var(v) => {
                     let Some(ty) = self.ty(&v.ty) else { continue };
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
-                    if let Some(i) = self.new_local(&v.name, ty)
+                    let nominal = self.nominal_of_type(&v.ty);
+                    if let Some(init) = &init {
+                        self.check_declared_nominal(&nominal, init, v.span);
+                    }
+                    if let Some(i) = self.new_local(&v.name, ty, Some(nominal))
                         && let Some(init) = init
                     {
                         local_inits.push((i, init));
@@ -1021,6 +1026,10 @@ impl Checker {
                 ast::Decl::Var(v) => {
                     let Some(ty) = self.ty(&v.ty) else { continue };
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                    let nominal = self.nominal_of_type(&v.ty);
+                    if let Some(init) = &init {
+                        self.check_declared_nominal(&nominal, init, v.span);
+                    }
                     let ctl = &mut self.prog.controls[h];
                     let i = ctl.locals.len() as u32;
                     ctl.locals.push(ir::Var {
@@ -1031,7 +1040,10 @@ impl Checker {
                     if let Some(init) = init {
                         ctl.local_inits.push((i, init));
                     }
-                    self.declare(&v.name, Sym::Var(ir::VarRef::BlockLocal(i), ty, true));
+                    self.declare(
+                        &v.name,
+                        Sym::Var(ir::VarRef::BlockLocal(i), ty, true, Some(nominal)),
+                    );
                 }
                 ast::Decl::Action(a) => {
                     if let Some(ah) = self.action_decl(a, Some(h)) {
@@ -1430,7 +1442,12 @@ impl Checker {
             });
             self.declare(
                 &p.name,
-                Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In),
+                Sym::Var(
+                    ir::VarRef::Local(i as u32),
+                    ty,
+                    dir != ir::Direction::In,
+                    Some(self.nominal_of_type(&p.ty)),
+                ),
             );
         }
         let n_params = vars.len() as u32;

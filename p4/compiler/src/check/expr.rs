@@ -780,7 +780,7 @@ impl Checker {
                 let x = self.cast(a, &to, span)?;
                 // A cast between a `type` and its underlying type changes no
                 // bits but stays in the tree, so the nominal check sees it.
-                if named && matches!(x.kind, ExprKind::Member(..)) {
+                if named && matches!(x.kind, ExprKind::Member(..) | ExprKind::Var(_)) {
                     return t(mk(ExprKind::Cast(Box::new(x)), to, span));
                 }
                 t(x)
@@ -903,7 +903,12 @@ impl Checker {
                 Some(TE::Typed(e))
             }
             Some(Sym::IntConst(v)) => Some(TE::Inf(v)),
-            Some(Sym::Var(r, ty, _)) => Some(TE::Typed(mk(ExprKind::Var(r), ty, span))),
+            Some(Sym::Var(r, ty, _, nominal)) => {
+                if let Some(n) = nominal {
+                    self.var_nominal.insert(span, n);
+                }
+                Some(TE::Typed(mk(ExprKind::Var(r), ty, span)))
+            }
             Some(_) => {
                 self.error_label(
                     codes::WRONG_KIND,
@@ -1493,8 +1498,8 @@ impl Checker {
     fn writable(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
-                Some(Sym::Var(_, _, true)) => true,
-                Some(Sym::Var(_, _, false)) => {
+                Some(Sym::Var(_, _, true, _)) => true,
+                Some(Sym::Var(_, _, false, _)) => {
                     self.error_label(
                         codes::NOT_LVALUE,
                         e.span,
@@ -1724,7 +1729,7 @@ impl Checker {
         let ty = match &base.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
                 Some(Sym::Type(t)) => t,
-                Some(Sym::Var(_, t, _)) => t,
+                Some(Sym::Var(_, t, _, _)) => t,
                 _ => self.expr(base, None)?.ty,
             },
             _ => self.expr(base, None)?.ty,

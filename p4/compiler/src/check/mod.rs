@@ -75,7 +75,11 @@ pub(crate) enum Sym {
     /// A type.
     Type(Ty),
     /// A variable or parameter; `writable` is false for `in` parameters.
-    Var(ir::VarRef, Ty, bool),
+    /// A variable: where it lives, its type, whether it is writable, and
+    /// the type it was declared with for the nominal checks: `Some(None)`
+    /// a plain type, `Some(Some(T))` a `type`-declared `T`, `None` not
+    /// known (not checked).
+    Var(ir::VarRef, Ty, bool, Option<Option<String>>),
     /// A `packet_in` (false) / `packet_out` (true) parameter.
     Packet(bool),
     /// An action.
@@ -162,6 +166,9 @@ pub(crate) struct Checker {
     /// The `type`-declared type of struct and header fields declared with
     /// one, by (composite index, field index).
     pub(crate) field_nominal: HashMap<(usize, u32), String>,
+    /// The declared type (for the nominal checks) of each use of a
+    /// variable, by the use's span: `Some(T)` for a `type`-declared `T`.
+    pub(crate) var_nominal: HashMap<Span, Option<String>>,
     /// Structs made up for tuple-typed digest data, by element types.
     pub(crate) tuple_structs: Vec<(Vec<Ty>, Handle<ir::Composite>)>,
     /// Generic struct/header declarations by name.
@@ -289,6 +296,7 @@ pub fn check(
         tuple_structs: Vec::new(),
         nominal_types: HashMap::new(),
         field_nominal: HashMap::new(),
+        var_nominal: HashMap::new(),
         generics: HashMap::new(),
         generic_cache: HashMap::new(),
         ctor_controls: HashMap::new(),
@@ -1165,6 +1173,7 @@ impl Checker {
     /// expressions.
     pub(crate) fn nominal_field(&self, e: &ir::Expr) -> Option<Option<String>> {
         match &e.kind {
+            ir::ExprKind::Var(_) => self.var_nominal.get(&e.span).cloned(),
             ir::ExprKind::Member(base, i) => match &base.ty {
                 Ty::Composite(h) => Some(self.field_nominal.get(&(h.index(), *i)).cloned()),
                 _ => None,
@@ -1189,7 +1198,35 @@ impl Checker {
     /// fields of headers or structs, whose declared types are known: a
     /// field of type `T` is `Some("T")`, of a plain type `None`.
     pub(crate) fn check_nominal(&mut self, a: &ir::Expr, b: &ir::Expr, span: Span, what: &str) {
-        if let (Some(x), Some(y)) = (self.nominal_field(a), self.nominal_field(b))
+        let x = self.nominal_field(a);
+        self.check_nominal_with(x, a, b, span, what);
+    }
+
+    /// The nominal check of a declaration `T x = init;` (or of a plain
+    /// type when `declared` is `None`).
+    pub(crate) fn check_declared_nominal(
+        &mut self,
+        declared: &Option<String>,
+        init: &ir::Expr,
+        span: Span,
+    ) {
+        let decl = ir::Expr {
+            kind: ir::ExprKind::Bool(false),
+            ty: init.ty.clone(),
+            span,
+        };
+        self.check_nominal_with(Some(declared.clone()), &decl, init, span, "assign");
+    }
+
+    fn check_nominal_with(
+        &mut self,
+        x: Option<Option<String>>,
+        a: &ir::Expr,
+        b: &ir::Expr,
+        span: Span,
+        what: &str,
+    ) {
+        if let (Some(x), Some(y)) = (x, self.nominal_field(b))
             && x != y
         {
             let name = |n: &Option<String>, e: &ir::Expr, c: &Checker| match n {
@@ -1617,7 +1654,12 @@ impl Checker {
             });
             self.declare(
                 &p.name,
-                Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In),
+                Sym::Var(
+                    ir::VarRef::Local(i as u32),
+                    ty,
+                    dir != ir::Direction::In,
+                    Some(self.nominal_of_type(&p.ty)),
+                ),
             );
         }
         let n_params = vars.len() as u32;
