@@ -332,3 +332,21 @@ fn new_type_mixed_with_its_underlying_type_in_locals() {
         ]),
     );
 }
+
+#[test]
+fn error_in_a_control_instantiated_twice_is_reported_once() {
+    // Each instance of a control with actions is checked on its own (its
+    // actions are named by the instance path); its errors are the
+    // declaration's, reported once.
+    check_errors(
+        "control_twice_error",
+        &program(&[
+            (
+                "DECLS",
+                "control Sub(inout headers h) { action a() { h.h.zz = 1; } apply { a(); } }",
+            ),
+            ("LOCALS", "Sub() one; Sub() two;"),
+            ("APPLY", "one.apply(hdr); two.apply(hdr);"),
+        ]),
+    );
+}

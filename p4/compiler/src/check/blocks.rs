@@ -708,9 +708,19 @@ impl Checker {
     pub(crate) fn instance_copy(&mut self, h: Handle<ir::Control>) -> Handle<ir::Control> {
         let name = self.prog.controls[h].name.clone();
         let copy = if self.needs_own_copy(h) {
-            self.plain_controls.get(&name).cloned().and_then(|decl| {
+            let before = self.diags.len();
+            let copy = self.plain_controls.get(&name).cloned().and_then(|decl| {
                 self.in_top_scope_with(&[], &[], Vec::new(), |c| c.control_body(&decl))
-            })
+            });
+            // The declaration's own check already reported these.
+            let fresh: Vec<Diagnostic> = self
+                .diags
+                .split_off(before)
+                .into_iter()
+                .filter(|d| !self.diags.contains(d))
+                .collect();
+            self.diags.extend(fresh);
+            copy
         } else {
             None
         };
