@@ -45,27 +45,24 @@ impl PacketIn<'_> {
 /// decides which): such a header emitted in place at the same offset is
 /// already there ([`PacketOut::unchanged`]). Equal to every other `WireAt`,
 /// so a header's P4 equality is still its validity and fields.
-#[derive(Clone, Copy, Debug)]
+///
+/// Held as the offset plus one, so that "not extracted" is zero and a
+/// packet's headers still reset to all zero bytes.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct WireAt(u32);
 
 impl WireAt {
     /// Not extracted from the frame (a default or constructed header).
-    pub const NONE: WireAt = WireAt(u32::MAX);
+    pub const NONE: WireAt = WireAt(0);
 
     /// Extracted at bit `off_bits`: a byte offset if it is whole.
     #[inline]
     pub fn at_bits(off_bits: usize) -> WireAt {
         if off_bits.is_multiple_of(8) && off_bits / 8 < u32::MAX as usize {
-            WireAt((off_bits / 8) as u32)
+            WireAt((off_bits / 8) as u32 + 1)
         } else {
             WireAt::NONE
         }
-    }
-}
-
-impl Default for WireAt {
-    fn default() -> Self {
-        WireAt::NONE
     }
 }
 
@@ -149,7 +146,9 @@ impl<'a> PacketOut<'a> {
     pub fn unchanged(&mut self, wire: WireAt, len: usize) -> bool {
         match &self.spill {
             Some(spill)
-                if spill.is_empty() && wire.0 as usize == self.at && self.at + len <= self.room =>
+                if spill.is_empty()
+                    && wire.0 as usize == self.at + 1
+                    && self.at + len <= self.room =>
             {
                 self.at += len;
                 true
