@@ -312,21 +312,7 @@ pub fn cold<R>(f: impl FnOnce() -> R) -> R {
 
 /// v1model `csum16` over the packed field list followed by `payload`.
 pub fn csum16_with_payload(fields: &[u8], payload: &[u8]) -> u128 {
-    let mut sum: u64 = 0;
-    let mut hi: Option<u8> = None;
-    for &b in fields.iter().chain(payload.iter()) {
-        match hi.take() {
-            None => hi = Some(b),
-            Some(h) => sum += ((h as u64) << 8) | b as u64,
-        }
-    }
-    if let Some(h) = hi {
-        sum += (h as u64) << 8;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    (!(sum as u16)) as u128
+    u128::from(!crate::externs::ones_complement_sum(&[fields, payload]))
 }
 
 #[cfg(test)]
