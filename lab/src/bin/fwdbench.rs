@@ -29,9 +29,11 @@
 //! kept under writes. With `--abuse-streams N` (default 1000) every
 //! roceswitch trial is also followed by one while a misbehaving controller
 //! opens N P4Runtime StreamChannels at once, round after round (the switch
-//! keeps 64 and refuses the rest), and sends a Write larger than the
-//! switch's 64 MiB limit each round; the bench prints the forwarding rate
-//! kept under that abuse (issue #18: at least 0.9 of normal).
+//! keeps 64 and refuses the rest), and sends a Write announcing more than
+//! the switch's 64 MiB limit each round (a raw HTTP/2 call, the body from a
+//! static buffer); the bench prints the forwarding rate kept under that
+//! abuse (issue #18: at least 0.9 of normal) and the abuser's own share of
+//! a core, since it runs on the cores the generator and sink use.
 //!
 //! Comparing builds: `--roceswitch NAME=PATH` (repeated) measures each
 //! switch binary as its own device, and `--rounds R` repeats the whole
