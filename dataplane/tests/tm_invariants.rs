@@ -79,6 +79,13 @@ fn check(tm: &Tm<u32>, cfg: &TmConfig, charged: u64) -> Result<(), TestCaseError
     prop_assert_eq!(headroom, tm.headroom_used_bytes());
     prop_assert!(headroom <= tm.headroom_pool_bytes());
     prop_assert_eq!(total, charged, "ingress usage equals what is queued");
+    let (touched, reserved) = tm.packet_slots();
+    prop_assert_eq!(
+        reserved,
+        (cfg.buffer_bytes / u64::from(cfg.cell_bytes)) as usize,
+        "the packet store never grows past its reservation"
+    );
+    prop_assert!(touched <= reserved);
     Ok(())
 }
 

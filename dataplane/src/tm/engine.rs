@@ -1,6 +1,9 @@
 //! The [`Tm`] state machine itself (see the parent module doc for the rules).
 
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
+
+use super::arena::{Arena, List, max_packets};
 
 use crate::time::{Duration, Instant, pause_quanta_to_duration};
 use crate::watchdog::{Watchdog, WdEvent, WdMode, WdQueueStats, WdSample};
@@ -213,14 +216,17 @@ struct Slot<T> {
     packet: T,
     meta: EnqueueMeta,
     enqueued_at: Instant,
-    charged: u64,
+    /// Never 0 (every packet is charged at least one cell): the niche lets
+    /// the store keep `Option<Slot>` in the slot's own size.
+    charged: NonZeroU64,
     enq_depth_bytes: u64,
     enq_depth_packets: u32,
 }
 
 #[derive(Debug)]
-struct Queue<T> {
-    slots: VecDeque<Slot<T>>,
+struct Queue {
+    /// The queued packets, slots of [`Tm`]'s store.
+    slots: List,
     bytes: u64,
     charged: u64,
     limit: Threshold,
@@ -233,7 +239,7 @@ struct RxPause {
 }
 
 #[derive(Debug)]
-struct Port<T> {
+struct Port {
     speed_bps: u64,
     overhead_bytes: u64,
     xoff_quanta: u16,
@@ -242,7 +248,7 @@ struct Port<T> {
     prio_to_pg: [u8; 8],
     prio_to_queue: [u8; 8],
     pgs: [PgState; 8],
-    queues: [Queue<T>; 8],
+    queues: [Queue; 8],
     sched: Scheduler,
     shaper: Shaper,
     rx_pause: [RxPause; 8],
@@ -262,7 +268,7 @@ struct Port<T> {
     deadline: Option<(Instant, Timer)>,
 }
 
-impl<T> Port<T> {
+impl Port {
     fn new(cfg: &PortConfig, now: Instant) -> Self {
         let mut port = Port {
             speed_bps: cfg.speed_bps,
@@ -274,7 +280,7 @@ impl<T> Port<T> {
             prio_to_queue: [0; 8],
             pgs: [PgState::default(); 8],
             queues: core::array::from_fn(|_| Queue {
-                slots: VecDeque::new(),
+                slots: List::default(),
                 bytes: 0,
                 charged: 0,
                 limit: Threshold::Static(0),
@@ -339,6 +345,7 @@ impl<T> Port<T> {
 
     /// Bit q set = some priority mapping to queue q is paused (as of the
     /// last expiry pass).
+    #[inline]
     fn paused_queue_mask(&self) -> u8 {
         let mut m = 0u8;
         for p in bits(self.paused) {
@@ -386,6 +393,7 @@ impl<T> Port<T> {
 
     /// When this port may next start a frame, if it has something sendable
     /// (a pending control frame or a non-empty unpaused queue).
+    #[inline]
     fn ready_at(&self) -> Option<Instant> {
         let sendable =
             self.pending.is_some() || self.nonempty_mask() & !self.paused_queue_mask() != 0;
@@ -427,7 +435,9 @@ impl<T> Port<T> {
 /// PFC refreshes and watchdog polls. `now` must be monotonic.
 #[derive(Debug)]
 pub struct Tm<T> {
-    ports: Vec<Port<T>>,
+    ports: Vec<Port>,
+    /// Every queued packet, in slots reserved up front ([`super::arena`]).
+    store: Arena<Slot<T>>,
     cfg: TmConfig,
     buffer_bytes: u64,
     cells: Cells,
@@ -442,7 +452,7 @@ pub struct Tm<T> {
     drops: DropCounts,
     /// Queued packets the watchdog flushed, for the owner to account
     /// ([`Tm::poll_discarded`]).
-    discarded: VecDeque<(T, EnqueueMeta)>,
+    discarded: List,
     events: VecDeque<TmEvent>,
     events_lost: u64,
     watchdog: Watchdog,
@@ -459,6 +469,7 @@ impl<T> Tm<T> {
         let wd_next = watchdog.is_active().then_some(now);
         let mut tm = Tm {
             ports,
+            store: Arena::with_capacity(max_packets(cfg.buffer_bytes, cfg.cell_bytes)),
             buffer_bytes: cfg.buffer_bytes,
             cells: Cells::new(cfg.cell_bytes),
             resume_offset_bytes: cfg.resume_offset_bytes,
@@ -468,8 +479,8 @@ impl<T> Tm<T> {
             headroom_used_bytes: 0,
             egress_used_bytes: 0,
             drops: DropCounts::default(),
-            discarded: VecDeque::new(),
-            events: VecDeque::new(),
+            discarded: List::default(),
+            events: VecDeque::with_capacity(MAX_EVENTS),
             events_lost: 0,
             watchdog,
             wd_next,
@@ -510,6 +521,8 @@ impl<T> Tm<T> {
             port.apply(pc);
         }
         self.buffer_bytes = cfg.buffer_bytes;
+        self.store
+            .reserve_total(max_packets(cfg.buffer_bytes, cfg.cell_bytes));
         self.cells = Cells::new(cfg.cell_bytes);
         self.resume_offset_bytes = cfg.resume_offset_bytes;
         let wd_changed = cfg.watchdog.poll_interval_ms != self.cfg.watchdog.poll_interval_ms
@@ -767,14 +780,17 @@ impl<T> Tm<T> {
         let queue = &mut port.queues[q];
         let enq_depth_bytes = queue.bytes;
         let enq_depth_packets = u32::try_from(queue.slots.len()).unwrap_or(u32::MAX);
-        queue.slots.push_back(Slot {
-            packet,
-            meta,
-            enqueued_at: now,
-            charged: charge,
-            enq_depth_bytes,
-            enq_depth_packets,
-        });
+        self.store.push_back(
+            &mut queue.slots,
+            Slot {
+                packet,
+                meta,
+                enqueued_at: now,
+                charged: NonZeroU64::new(charge).expect("a packet is charged at least one cell"),
+                enq_depth_bytes,
+                enq_depth_packets,
+            },
+        );
         queue.bytes += u64::from(meta.len_bytes);
         queue.charged += charge;
         port.nonempty |= 1 << q;
@@ -921,18 +937,17 @@ impl<T> Tm<T> {
     /// (R-PFC-TX-2) for its ingress PG.
     #[must_use]
     pub fn poll_transmit(&mut self, port: u16, now: Instant) -> Option<Dequeued<T>> {
-        let ep = usize::from(port);
-        let sent = self.dequeue(ep, now);
-        if ep < self.ports.len() {
-            self.refresh_deadline(ep);
-        }
-        sent
+        self.dequeue(usize::from(port), now)
     }
 
+    /// [`Tm::poll_transmit`]. Every way out refreshes the port's deadline
+    /// itself, so that the record is built where the caller receives it
+    /// (holding it across the refresh copied it once more).
     fn dequeue(&mut self, ep: usize, now: Instant) -> Option<Dequeued<T>> {
         {
             let pt = self.ports.get_mut(ep)?;
             if pt.pending.is_some() || pt.nonempty_mask() == 0 || !pt.shaper.is_ready(now) {
+                self.refresh_deadline(ep);
                 return None;
             }
         }
@@ -943,18 +958,25 @@ impl<T> Tm<T> {
         }
         let pt = &mut self.ports[ep];
         let eligible = pt.nonempty_mask() & !pt.paused_queue_mask();
-        let queues = &pt.queues;
-        let q = pt.sched.pick(eligible, |q| {
-            queues[q]
-                .slots
-                .front()
+        let (queues, store) = (&pt.queues, &self.store);
+        let picked = pt.sched.pick(eligible, |q| {
+            store
+                .front(&queues[q].slots)
                 .map_or(0, |s| u64::from(s.meta.len_bytes))
-        })?;
+        });
+        let Some(q) = picked else {
+            self.refresh_deadline(ep);
+            return None;
+        };
         let queue = &mut pt.queues[q];
-        let slot = queue.slots.pop_front()?;
+        let Some(slot) = self.store.pop_front(&mut queue.slots) else {
+            self.refresh_deadline(ep);
+            return None;
+        };
         let len = u64::from(slot.meta.len_bytes);
         queue.bytes -= len;
-        queue.charged -= slot.charged;
+        let charged = slot.charged.get();
+        queue.charged -= charged;
         let deq_bytes = queue.bytes;
         let deq_packets = u32::try_from(queue.slots.len()).unwrap_or(u32::MAX);
         let now_empty = queue.slots.is_empty();
@@ -969,8 +991,9 @@ impl<T> Tm<T> {
         pt.stats[p].tx_bytes += len;
         pt.qstats[q].tx_packets += 1;
         pt.qstats[q].tx_bytes += len;
-        self.egress_used_bytes -= slot.charged;
-        self.release_ingress(&slot, now);
+        self.egress_used_bytes -= charged;
+        self.release_ingress(&slot.meta, charged, now);
+        self.refresh_deadline(ep);
         Some(Dequeued {
             sojourn: now - slot.enqueued_at,
             enqueued_at: slot.enqueued_at,
@@ -990,12 +1013,24 @@ impl<T> Tm<T> {
     /// taken: an owner that does not care must still drain them.
     #[must_use]
     pub fn poll_discarded(&mut self) -> Option<(T, EnqueueMeta)> {
-        self.discarded.pop_front()
+        self.store
+            .pop_front(&mut self.discarded)
+            .map(|slot| (slot.packet, slot.meta))
     }
 
     /// Flushed packets not yet taken with [`Tm::poll_discarded`].
-    pub fn discarded(&self) -> impl Iterator<Item = &(T, EnqueueMeta)> {
-        self.discarded.iter()
+    pub fn discarded(&self) -> impl Iterator<Item = (&T, &EnqueueMeta)> {
+        self.store
+            .iter(&self.discarded)
+            .map(|slot| (&slot.packet, &slot.meta))
+    }
+
+    /// Packet slots of the store: (the most ever used at once, reserved).
+    /// The reservation is [`TmConfig::buffer_bytes`] / [`TmConfig::cell_bytes`]
+    /// (every packet is charged at least one cell), so the first never
+    /// exceeds the second under a steady configuration.
+    pub fn packet_slots(&self) -> (usize, usize) {
+        (self.store.touched(), self.store.capacity())
     }
 
     /// Next notification, oldest first.
@@ -1122,11 +1157,11 @@ impl<T> Tm<T> {
     /// Release a departed packet's ingress charge: headroom first, then
     /// shared, then reserved; then check XON for the PG.
     #[inline(always)]
-    fn release_ingress(&mut self, slot: &Slot<T>, now: Instant) {
-        let ip = usize::from(slot.meta.ingress_port);
-        let g = usize::from(self.ports[ip].prio_to_pg[usize::from(slot.meta.priority)] & 7);
+    fn release_ingress(&mut self, meta: &EnqueueMeta, charged: u64, now: Instant) {
+        let ip = usize::from(meta.ingress_port);
+        let g = usize::from(self.ports[ip].prio_to_pg[usize::from(meta.priority)] & 7);
         let pg = &mut self.ports[ip].pgs[g];
-        let mut left = slot.charged;
+        let mut left = charged;
         let from_headroom = left.min(pg.headroom_used);
         pg.headroom_used -= from_headroom;
         left -= from_headroom;
@@ -1363,20 +1398,31 @@ impl<T> Tm<T> {
 
     fn flush_priority(&mut self, pi: usize, p: usize, now: Instant) {
         let q = usize::from(self.ports[pi].prio_to_queue[p] & 7);
-        let slots = core::mem::take(&mut self.ports[pi].queues[q].slots);
-        for slot in slots {
-            if usize::from(slot.meta.priority) != p {
-                self.ports[pi].queues[q].slots.push_back(slot);
-                continue;
-            }
-            let queue = &mut self.ports[pi].queues[q];
-            queue.bytes -= u64::from(slot.meta.len_bytes);
-            queue.charged -= slot.charged;
-            self.egress_used_bytes -= slot.charged;
-            self.drop_egress(pi, p, q, DropReason::WatchdogDrop);
-            self.release_ingress(&slot, now);
-            self.discarded.push_back((slot.packet, slot.meta));
-        }
+        // The flushed packets stay in their slots, moved to the discarded
+        // list in queue order. The store and the two lists are taken out for
+        // the walk (no allocation: an empty arena reserves nothing) so that
+        // each packet's charges can be released as it moves; releasing
+        // touches counters and PFC state, never the store.
+        let mut store = core::mem::replace(&mut self.store, Arena::with_capacity(0));
+        let mut slots = core::mem::take(&mut self.ports[pi].queues[q].slots);
+        let mut discarded = core::mem::take(&mut self.discarded);
+        store.move_where(
+            &mut slots,
+            &mut discarded,
+            |slot| usize::from(slot.meta.priority) == p,
+            |slot| {
+                let queue = &mut self.ports[pi].queues[q];
+                queue.bytes -= u64::from(slot.meta.len_bytes);
+                let charged = slot.charged.get();
+                queue.charged -= charged;
+                self.egress_used_bytes -= charged;
+                self.drop_egress(pi, p, q, DropReason::WatchdogDrop);
+                self.release_ingress(&slot.meta, charged, now);
+            },
+        );
+        self.store = store;
+        self.ports[pi].queues[q].slots = slots;
+        self.discarded = discarded;
         if self.ports[pi].queues[q].slots.is_empty() {
             self.ports[pi].nonempty &= !(1 << q);
             self.ports[pi].sched.on_flushed(q);

@@ -7,8 +7,12 @@
 //! time passed"). It is generic over the queued payload `T` (the simulator
 //! queues its own packet struct, the switch queues parsed packets). The
 //! per-packet path ([`Tm::handle_enqueue`], [`Tm::poll_transmit`]) is O(1)
-//! and allocates nothing beyond a queue's `VecDeque` growth. Bad input
-//! (unknown port, priority > 7) is a counted drop, never a panic.
+//! and allocates nothing, nor does a watchdog flush: queued packets live in
+//! one store of slots reserved when the TM is built, sized from the buffer
+//! accounting (`buffer_bytes / cell_bytes`, the most packets it can admit),
+//! and the queues are FIFO lists of slot indices through it, as an ASIC's
+//! queues are descriptor lists over its cell buffer (module `arena`). Bad
+//! input (unknown port, priority > 7) is a counted drop, never a panic.
 //!
 //! Units: bytes (buffer accounting is cell-granular: every packet is charged
 //! `ceil(len / cell) · cell` bytes), bits per second, [`crate::time::Instant`] in ns.
@@ -61,6 +65,7 @@
 //! [`crate::wire::ethernet::wire_len`]: padded to 60 bytes, plus the port's
 //! overhead, the same formula the simulator's links use.
 
+mod arena;
 pub mod budget;
 pub mod config;
 pub mod sched;

@@ -832,6 +832,97 @@ fn watchdog_drop_action_flushes_and_drops_then_restores() {
 }
 
 #[test]
+fn watchdog_flush_takes_only_its_priority_and_keeps_both_orders() {
+    // Priorities 3 (watched, lossless) and 4 share egress queue 3.
+    let mut cfg = config(2);
+    cfg.watchdog.poll_interval_ms = 100;
+    cfg.ports[1].prio_to_queue[4] = 3;
+    cfg.ports[1].watchdog = Some(WatchdogPortConfig {
+        detection_time_ms: 200,
+        restoration_time_ms: Some(300),
+        action: WdAction::Drop,
+        priorities: 1 << 3,
+        pfc_stat_history: false,
+    });
+    let mut tm = tm(cfg);
+    for i in 0..10 {
+        let p = if i % 3 == 0 { 4 } else { 3 };
+        enq!(tm, 0, i, 0 => 1, prio p, len 100 + i).unwrap();
+    }
+    run_storm(&mut tm, 0, 200, |_| true);
+    assert_eq!(tm.watchdog_mode(1, 3), WdMode::Drop);
+    let flushed: Vec<u32> = tm.discarded().map(|(id, _)| *id).collect();
+    assert_eq!(flushed, [1, 2, 4, 5, 7, 8]);
+    assert_eq!(tm.queue_depth(1, 3), Some((100 + 103 + 106 + 109, 4)));
+    let taken: Vec<u32> = std::iter::from_fn(|| tm.poll_discarded())
+        .map(|(id, meta)| {
+            assert_eq!(meta.priority, 3);
+            id
+        })
+        .collect();
+    assert_eq!(taken, flushed);
+    assert_eq!(tm.discarded().count(), 0);
+    // The priority-4 packets still leave, in order, once the pause ends.
+    rx_pfc!(tm, 210 * MS, 1, mask 1 << 3, quanta 0);
+    let (sent, _) = drain(&mut tm, 1, 210 * MS);
+    let ids: Vec<u32> = sent.iter().map(|d| d.packet).collect();
+    assert_eq!(ids, [0, 3, 6, 9]);
+    assert_eq!(tm.queue_depth(1, 3), Some((0, 0)));
+    // Every byte the flushed packets held was given back.
+    for g in 0..8 {
+        let u = tm.pg_usage(0, g).unwrap();
+        assert_eq!(u.reserved_bytes + u.shared_bytes + u.headroom_bytes, 0);
+    }
+}
+
+#[test]
+fn the_packet_store_never_outgrows_what_the_buffer_admits() {
+    // The smallest packets (one cell each) from every port to every port on
+    // every priority, never drained, until the accounting refuses them all.
+    let cfg = config(4);
+    let reserved = (cfg.buffer_bytes / u64::from(cfg.cell_bytes)) as usize;
+    let mut tm = tm(cfg);
+    assert_eq!(tm.packet_slots(), (0, reserved));
+    let mut queued = 0usize;
+    let offer = |tm: &mut Tm<u32>, queued: &mut usize| {
+        loop {
+            let mut admitted = 0;
+            for ip in 0..4u16 {
+                for ep in 0..4u16 {
+                    for p in 0..8u8 {
+                        if enq!(tm, 0, 0, ip => ep, prio p, len 1).is_ok() {
+                            admitted += 1;
+                        }
+                    }
+                }
+            }
+            if admitted == 0 {
+                break;
+            }
+            *queued += admitted;
+        }
+    };
+    offer(&mut tm, &mut queued);
+    let (touched, capacity) = tm.packet_slots();
+    assert_eq!(capacity, reserved, "the reservation did not grow");
+    assert_eq!(touched, queued, "one slot per queued packet");
+    assert!(
+        queued * 10 > reserved * 9,
+        "the buffer was nearly filled: {queued} of {reserved}"
+    );
+    // Drained and filled again, the same slots serve.
+    for port in 0..4 {
+        rx_pfc!(tm, 0, port, mask 0xff, quanta 0);
+        drain(&mut tm, port, 0);
+    }
+    let before = queued;
+    queued = 0;
+    offer(&mut tm, &mut queued);
+    assert_eq!(queued, before);
+    assert_eq!(tm.packet_slots(), (touched, reserved));
+}
+
+#[test]
 fn watchdog_forward_action_ignores_pfc_so_the_queue_drains() {
     let mut tm = stormy_tm(WdAction::Forward);
     for i in 0..5 {

@@ -23,10 +23,14 @@
 //! at the end (the aim: no growth beyond 1 MB), the descriptor count, and
 //! the exit status is 1 if the ledger did not balance.
 //!
+//! Before the soak proper, with the watchdog off, the sink's side pauses the
+//! lossless priority until the switch drops a lossless frame for headroom
+//! overflow, then resumes it (`--no-fill` skips this): the lossless queue
+//! has then held the most its buffer configuration admits, so memory the
+//! switch keeps for a full queue (bounded by that configuration) is in the
+//! baseline, not counted as growth at whichever storm first goes deepest.
 //! The warm-up (`--warmup`) ends, by default, 10 s after the first pause
-//! storm has ended, so that the baseline includes the lossless queue filled
-//! once: memory the switch keeps for a full queue (bounded by its buffer
-//! configuration) is not growth. Memory is sampled every `--sample-every`
+//! storm has ended. Memory is sampled every `--sample-every`
 //! seconds, so the lines show a step at a storm apart from a slow rise.
 //!
 //! Needs root; the namespaces and the switch are removed at the end, on
@@ -81,6 +85,10 @@ struct Cli {
     /// so the baseline includes the queues filled once.
     #[arg(long)]
     warmup: Option<f64>,
+    /// Skip filling the lossless queue to its limit before the soak (see
+    /// `fill_lossless_queue`).
+    #[arg(long)]
+    no_fill: bool,
     /// Seed of the traffic mix.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -319,14 +327,7 @@ fn storms(
         Duration::from_secs_f64(cli.storm_every),
         Duration::from_secs_f64(cli.storm_secs),
     );
-    let mut xoff = vec![FrameBuf::default()];
-    let mut bytes = [0u8; pfc::FRAME_LEN];
-    pfc::emit_frame(
-        EthernetAddress(DST_MAC),
-        &MacControlRepr::Pfc(PfcRepr::xoff(1 << LOSSLESS_PRIORITY, 0xffff)),
-        &mut bytes,
-    )?;
-    xoff[0].set_frame(&bytes);
+    let xoff = [pfc_frame(true)?];
     Ok(Some(std::thread::spawn(move || {
         let mut storm_at = Instant::now() + every;
         while !done.load(Ordering::Relaxed) {
@@ -346,6 +347,68 @@ fn storms(
     })))
 }
 
+/// One PFC frame for the lossless priority: XOFF with full quanta, or XON.
+fn pfc_frame(xoff: bool) -> Result<FrameBuf> {
+    let repr = if xoff {
+        PfcRepr::xoff(1 << LOSSLESS_PRIORITY, 0xffff)
+    } else {
+        PfcRepr::xon(1 << LOSSLESS_PRIORITY)
+    };
+    let mut bytes = [0u8; pfc::FRAME_LEN];
+    pfc::emit_frame(
+        EthernetAddress(DST_MAC),
+        &MacControlRepr::Pfc(repr),
+        &mut bytes,
+    )?;
+    let mut frame = FrameBuf::default();
+    frame.set_frame(&bytes);
+    Ok(frame)
+}
+
+/// Fills the lossless queue to the most the switch's buffer configuration
+/// admits, with the watchdog off, before the soak proper: the sink's side
+/// pauses the lossless priority (XOFF every millisecond) until the switch
+/// drops a lossless frame for `headroom_overflow` (its PG's headroom is
+/// full, so nothing more can queue), then resumes it and lets the queue
+/// drain. A storm the watchdog breaks queues as much as arrives before it
+/// polls, which differs from storm to storm (and a storm it misses queues
+/// for its whole length): the memory a full queue needs would otherwise
+/// arrive after the baseline, at whichever storm first went deepest.
+/// Returns how long the queue took to fill.
+fn fill_lossless_queue(lab: &LineLab, traffic: &Traffic, limit: Duration) -> Result<Duration> {
+    let mut port = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
+    let (xoff, xon) = ([pfc_frame(true)?], [pfc_frame(false)?]);
+    let overflowed = || -> Result<u64> {
+        Ok(Metrics::scrape(lab.mid())?
+            .by_label("roceswitch_ledger_dropped_total", "reason")
+            .get("headroom_overflow")
+            .copied()
+            .unwrap_or(0))
+    };
+    let before = overflowed()?;
+    let started = Instant::now();
+    let mut checked = started;
+    loop {
+        traffic
+            .pauses
+            .fetch_add(port.send_batch(&xoff)? as u64, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(1));
+        if checked.elapsed() >= Duration::from_millis(100) {
+            checked = Instant::now();
+            if overflowed()? > before {
+                break;
+            }
+            if started.elapsed() > limit {
+                bail!("the lossless queue did not fill within {limit:?}");
+            }
+        }
+    }
+    let took = started.elapsed();
+    port.send_batch(&xon)?;
+    std::thread::sleep(Duration::from_secs(2));
+    Ok(took)
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1 << 20) as f64
 }
@@ -358,6 +421,28 @@ fn main() -> Result<()> {
     let daemon = Daemon::start(&lab)?;
     let mut ctl = SwitchCtl::connect(&daemon.0.addr(), Duration::from_secs(10), stop)?;
     ctl.set_routes(&line_routes())?;
+    let (start_rss, start_fds) = (daemon.rss_bytes()?, daemon.fds()?);
+    let traffic = Arc::new(Traffic::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let mut threads = vec![
+        Some(count_test_frames(
+            AfPacketPort::open_in_netns(lab.dst(), "d0")?,
+            64,
+            traffic.received.clone(),
+            done.clone(),
+        )),
+        Some(generator(&lab, &cli, traffic.clone(), done.clone())?),
+    ];
+    let filled = if cli.storm_every > 0.0 && !cli.no_fill {
+        ctl.set_watchdog(None)?;
+        Some(fill_lossless_queue(
+            &lab,
+            &traffic,
+            Duration::from_secs(60),
+        )?)
+    } else {
+        None
+    };
     // R-WD-2 defaults: a queue paused for 200 ms is stormed, its frames
     // dropped, and it is restored 200 ms after the pauses stop.
     ctl.set_watchdog(Some(WatchdogSetting {
@@ -366,19 +451,7 @@ fn main() -> Result<()> {
         poll_interval_ms: 100,
         drop: true,
     }))?;
-
-    let traffic = Arc::new(Traffic::default());
-    let done = Arc::new(AtomicBool::new(false));
-    let threads = [
-        Some(count_test_frames(
-            AfPacketPort::open_in_netns(lab.dst(), "d0")?,
-            64,
-            traffic.received.clone(),
-            done.clone(),
-        )),
-        Some(generator(&lab, &cli, traffic.clone(), done.clone())?),
-        storms(&lab, &cli, traffic.clone(), done.clone())?,
-    ];
+    threads.push(storms(&lab, &cli, traffic.clone(), done.clone())?);
     let churn = (cli.writes_per_sec > 0)
         .then(|| route_churn(Box::new(ctl), cli.writes_per_sec, done.clone()));
 
@@ -391,7 +464,6 @@ fn main() -> Result<()> {
         30.0
     });
     let warmup = Duration::from_secs_f64(warmup_secs);
-    let (start_rss, start_fds) = (daemon.rss_bytes()?, daemon.fds()?);
     let mut baseline: Option<(u64, usize)> = None;
     let mut balanced_every_time = true;
     let mut next = started + sample;
@@ -493,6 +565,12 @@ fn main() -> Result<()> {
         mib(end_rss),
         (end_rss as f64 - base_rss as f64) / (1 << 20) as f64
     );
+    if let Some(took) = filled {
+        println!(
+            "  before the soak: the lossless queue filled to headroom overflow in {:.1} s (watchdog off), then drained",
+            took.as_secs_f64()
+        );
+    }
     println!(
         "  file descriptors: {start_fds} at start, {base_fds} after warm-up, {end_fds} at the end"
     );
