@@ -1289,11 +1289,18 @@ impl<P: Pipeline> Switch<P> {
         if let Err(reason) = admitted {
             self.count(row, SwitchDrop::from_tm(reason));
             if reason == DropReason::HeadroomOverflow {
-                tracing::error!(
-                    ingress_port,
-                    priority = enq.priority,
-                    "lossless packet dropped: headroom exhausted (headroom sized too small)"
-                );
+                // Logged at the 1st, 2nd, 4th, 8th, ... drop of the port: a
+                // headroom sized too small under a storm must not flood the
+                // log with a line per packet; the counter has every one.
+                let so_far = self.ledger.row(row).dropped[SwitchDrop::HeadroomOverflow as usize];
+                if so_far.is_power_of_two() {
+                    tracing::error!(
+                        ingress_port,
+                        priority = enq.priority,
+                        drops_so_far = so_far,
+                        "lossless packet dropped: headroom exhausted (headroom sized too small, R-BUF-2)"
+                    );
+                }
             }
         }
     }

@@ -733,13 +733,8 @@ impl<T> Tm<T> {
             {
                 (0, rest)
             } else {
-                tracing::error!(
-                    port = ip,
-                    pg = g,
-                    headroom_used = pg.headroom_used,
-                    headroom_cap = pg.headroom_cap,
-                    "lossless headroom overflow: packet dropped (headroom sized wrong, R-BUF-2)"
-                );
+                // No log line here: the event and the drop counter carry it,
+                // and the switch logs it rate-limited.
                 self.push_event(TmEvent::HeadroomOverflow {
                     port: meta.ingress_port,
                     pg: g as u8,
