@@ -46,7 +46,7 @@ use p4_target::runtime::{ActionCall, CounterData, EntryAction, EntryRow, FieldMa
 use proto::p4::v1 as pb;
 use proto::p4::v1::entity::Entity as E;
 
-use super::bytes::encode;
+use super::bytes::{encode, encode_signed, mask};
 use super::error::P4Error;
 use super::roles::{RoleScope, entity_id};
 use super::translate::{default_entry_to_proto, entry_to_proto, key_from_proto, table};
@@ -622,7 +622,11 @@ pub fn read_one(
                                 index: i64::from(i),
                             }),
                             data: Some(proto::p4::v1::P4Data {
-                                data: Some(proto::p4::v1::p4_data::Data::Bitstring(encode(v))),
+                                data: Some(proto::p4::v1::p4_data::Data::Bitstring(if ri.signed {
+                                    encode_signed(v, ri.bitwidth)
+                                } else {
+                                    encode(v)
+                                })),
                             }),
                         })));
                     }
@@ -647,18 +651,34 @@ pub fn read_one(
                     if v.value_set_id != 0 && v.value_set_id != info.id {
                         continue;
                     }
+                    let fields = super::write::value_set_fields(info);
                     let members = rt
                         .value_set_members(info.id)?
                         .into_iter()
-                        .map(|(value, _)| pb::ValueSetMember {
-                            r#match: vec![pb::FieldMatch {
-                                field_id: 1,
-                                field_match_type: Some(pb::field_match::FieldMatchType::Exact(
-                                    pb::field_match::Exact {
-                                        value: encode(value),
-                                    },
-                                )),
-                            }],
+                        .map(|(value, _)| {
+                            // Split the concatenated member back into its
+                            // fields, the last in the low bits.
+                            let mut rest = value;
+                            let mut r#match: Vec<pb::FieldMatch> = fields
+                                .iter()
+                                .rev()
+                                .map(|&(id, width)| {
+                                    let part = rest & mask(width);
+                                    rest = if width >= 128 { 0 } else { rest >> width };
+                                    pb::FieldMatch {
+                                        field_id: id,
+                                        field_match_type: Some(
+                                            pb::field_match::FieldMatchType::Exact(
+                                                pb::field_match::Exact {
+                                                    value: encode(part),
+                                                },
+                                            ),
+                                        ),
+                                    }
+                                })
+                                .collect();
+                            r#match.reverse();
+                            pb::ValueSetMember { r#match }
                         })
                         .collect();
                     out.push(entity(E::ValueSetEntry(pb::ValueSetEntry {
