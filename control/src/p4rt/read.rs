@@ -510,6 +510,7 @@ pub fn read_one(
                 }
             }
             E::DirectCounterEntry(d) => {
+                super::write::no_default_entry(d.table_entry.as_ref(), "direct_counter_entry")?;
                 let te = d.table_entry.clone().unwrap_or_default();
                 direct_resource_table(cx, &te, "direct_counter_entry", |t| {
                     t.direct_counter.is_some()
@@ -569,6 +570,7 @@ pub fn read_one(
                 }
             }
             E::DirectMeterEntry(d) => {
+                super::write::no_default_entry(d.table_entry.as_ref(), "direct_meter_entry")?;
                 if d.counter_data.is_some() {
                     return Err(P4Error::unimplemented(
                         "direct_meter_entry.counter_data (per-colour meter counters)",

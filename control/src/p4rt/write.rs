@@ -378,6 +378,18 @@ fn entry_key(
     Ok((t.id, key, te.priority))
 }
 
+/// Direct resources of a table's default entry (§9.4, §9.5 with
+/// `is_default_action`): UNIMPLEMENTED, since the runtime counts and meters
+/// hits only (see control/README.md).
+pub(crate) fn no_default_entry(te: Option<&pb::TableEntry>, entity: &str) -> Result<(), P4Error> {
+    if te.is_some_and(|t| t.is_default_action) {
+        return Err(P4Error::unimplemented(format!(
+            "{entity}.table_entry.is_default_action (direct resources of the default entry)"
+        )));
+    }
+    Ok(())
+}
+
 fn entity_kind(e: &pb::entity::Entity) -> &'static str {
     use pb::entity::Entity as E;
     match e {
@@ -493,6 +505,7 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::DirectCounterEntry(d) => {
             only_modify(ty, "direct_counter_entry")?;
+            no_default_entry(d.table_entry.as_ref(), "direct_counter_entry")?;
             let key = entry_key(
                 cx,
                 d.table_entry.as_ref(),
@@ -542,6 +555,7 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::DirectMeterEntry(d) => {
             only_modify(ty, "direct_meter_entry")?;
+            no_default_entry(d.table_entry.as_ref(), "direct_meter_entry")?;
             let key = entry_key(cx, d.table_entry.as_ref(), "direct_meter_entry.table_entry")?;
             if cx.info.table(key.0).and_then(|t| t.direct_meter).is_none() {
                 return Err(P4Error::invalid(
