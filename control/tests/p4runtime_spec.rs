@@ -1423,7 +1423,7 @@ async fn s14_invalid_argument_p4info_whose_objects_differ_from_the_program() {
 }
 
 #[tokio::test]
-async fn s9_4_unimplemented_direct_counter_and_meter_of_the_default_entry() {
+async fn s9_4_unimplemented_direct_counter_of_the_default_entry() {
     let h = Harness::start().await;
     let mut c = primary(&h, 1).await;
     let default_entry = pb::TableEntry {
@@ -1461,7 +1461,11 @@ async fn s9_4_unimplemented_direct_counter_and_meter_of_the_default_entry() {
             ..Default::default()
         }),
     );
-    assert_eq!(code_of(&mut c, meter).await, Code::Unimplemented);
+    assert_eq!(
+        code_of(&mut c, meter).await,
+        Code::InvalidArgument,
+        "the table has no direct meter"
+    );
     let te = pb::TableEntry {
         action: direct(action(DROP, &[])),
         counter_data: Some(pb::CounterData {
@@ -1471,4 +1475,28 @@ async fn s9_4_unimplemented_direct_counter_and_meter_of_the_default_entry() {
         ..default_entry
     };
     assert_eq!(code_of(&mut c, modify(te)).await, Code::Unimplemented);
+    // A table without a direct counter is still INVALID_ARGUMENT.
+    let no_counter = pb::TableEntry {
+        table_id: T_ACL,
+        is_default_action: true,
+        ..Default::default()
+    };
+    let counter = update(
+        U::Modify,
+        E::DirectCounterEntry(pb::DirectCounterEntry {
+            table_entry: Some(no_counter.clone()),
+            data: Some(pb::CounterData::default()),
+        }),
+    );
+    assert_eq!(code_of(&mut c, counter).await, Code::InvalidArgument);
+    let err = read(
+        &mut c.client,
+        vec![E::DirectCounterEntry(pb::DirectCounterEntry {
+            table_entry: Some(no_counter),
+            data: None,
+        })],
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
 }

@@ -510,11 +510,11 @@ pub fn read_one(
                 }
             }
             E::DirectCounterEntry(d) => {
-                super::write::no_default_entry(d.table_entry.as_ref(), "direct_counter_entry")?;
                 let te = d.table_entry.clone().unwrap_or_default();
                 direct_resource_table(cx, &te, "direct_counter_entry", |t| {
                     t.direct_counter.is_some()
                 })?;
+                super::write::no_default_entry(&te, "direct_counter_entry")?;
                 let mut entries = Vec::new();
                 let te_all = pb::TableEntry {
                     counter_data: Some(Default::default()),
@@ -570,7 +570,6 @@ pub fn read_one(
                 }
             }
             E::DirectMeterEntry(d) => {
-                super::write::no_default_entry(d.table_entry.as_ref(), "direct_meter_entry")?;
                 if d.counter_data.is_some() {
                     return Err(P4Error::unimplemented(
                         "direct_meter_entry.counter_data (per-colour meter counters)",
@@ -578,6 +577,7 @@ pub fn read_one(
                 }
                 let te = d.table_entry.clone().unwrap_or_default();
                 direct_resource_table(cx, &te, "direct_meter_entry", |t| t.direct_meter.is_some())?;
+                super::write::no_default_entry(&te, "direct_meter_entry")?;
                 let mut entries = Vec::new();
                 table_entries(rt, cx, &te, &mut entries)?;
                 entry_found(&te, &entries, "direct_meter_entry")?;

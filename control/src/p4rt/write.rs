@@ -381,13 +381,42 @@ fn entry_key(
 /// Direct resources of a table's default entry (§9.4, §9.5 with
 /// `is_default_action`): UNIMPLEMENTED, since the runtime counts and meters
 /// hits only (see control/README.md).
-pub(crate) fn no_default_entry(te: Option<&pb::TableEntry>, entity: &str) -> Result<(), P4Error> {
-    if te.is_some_and(|t| t.is_default_action) {
+pub(crate) fn no_default_entry(te: &pb::TableEntry, entity: &str) -> Result<(), P4Error> {
+    if te.is_default_action {
         return Err(P4Error::unimplemented(format!(
             "{entity}.table_entry.is_default_action (direct resources of the default entry)"
         )));
     }
     Ok(())
+}
+
+/// [`no_default_entry`] for a write, after checking that the table exists
+/// and has the resource (INVALID_ARGUMENT otherwise, as for any entry).
+fn default_entry_resource(
+    cx: &WriteContext<'_>,
+    te: Option<&pb::TableEntry>,
+    entity: &str,
+    has: impl Fn(&TableInfo) -> bool,
+) -> Result<(), P4Error> {
+    let Some(te) = te.filter(|t| t.is_default_action) else {
+        return Ok(());
+    };
+    let t = table(
+        cx.info,
+        te.table_id,
+        &format!("{entity}.table_entry.table_id"),
+    )?;
+    if !has(t) {
+        return Err(P4Error::invalid(
+            format!("{entity}.table_entry.table_id"),
+            format!(
+                "{} has no {}",
+                t.name,
+                entity.trim_end_matches("_entry").replace('_', " ")
+            ),
+        ));
+    }
+    no_default_entry(te, entity)
 }
 
 fn entity_kind(e: &pb::entity::Entity) -> &'static str {
@@ -505,7 +534,9 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::DirectCounterEntry(d) => {
             only_modify(ty, "direct_counter_entry")?;
-            no_default_entry(d.table_entry.as_ref(), "direct_counter_entry")?;
+            default_entry_resource(cx, d.table_entry.as_ref(), "direct_counter_entry", |t| {
+                t.direct_counter.is_some()
+            })?;
             let key = entry_key(
                 cx,
                 d.table_entry.as_ref(),
@@ -555,7 +586,9 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::DirectMeterEntry(d) => {
             only_modify(ty, "direct_meter_entry")?;
-            no_default_entry(d.table_entry.as_ref(), "direct_meter_entry")?;
+            default_entry_resource(cx, d.table_entry.as_ref(), "direct_meter_entry", |t| {
+                t.direct_meter.is_some()
+            })?;
             let key = entry_key(cx, d.table_entry.as_ref(), "direct_meter_entry.table_entry")?;
             if cx.info.table(key.0).and_then(|t| t.direct_meter).is_none() {
                 return Err(P4Error::invalid(
