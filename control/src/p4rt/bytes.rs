@@ -88,6 +88,13 @@ pub fn decode_signed(
     if (value < 0) != negative {
         return Err(out_of_range());
     }
+    if bitwidth == 0 {
+        return if value == 0 {
+            Ok(0)
+        } else {
+            Err(out_of_range())
+        };
+    }
     if bitwidth < 128 {
         let half = 1i128 << (bitwidth - 1);
         if value < -half || value >= half {
@@ -179,6 +186,8 @@ mod tests {
         assert!(decode_signed(&[0xff, 0x7f], 8, "d").is_err());
         assert!(decode_signed(&[0x01, 0xff], 9, "d").is_err());
         assert!(decode_signed(&[], 8, "d").is_err());
+        assert_eq!(decode_signed(&[0], 0, "d").unwrap(), 0);
+        assert!(decode_signed(&[0xff], 0, "d").is_err());
         let mut plus_2_127 = vec![0u8; 17];
         plus_2_127[1] = 0x80;
         assert!(decode_signed(&plus_2_127, 128, "d").is_err());
