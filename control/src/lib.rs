@@ -20,6 +20,7 @@ pub mod daemon;
 pub mod device;
 pub mod fabric;
 pub mod metrics;
+pub mod p4cli;
 pub mod p4rt;
 pub mod pausewatch;
 pub mod serve;

@@ -4,7 +4,7 @@
 //! `rocectl p4rt capabilities|pipeline`, `rocectl table add|modify|delete|list
 //! TABLE [MATCH...] [ACTION [PARAM...]]` and `rocectl counter read NAME [INDEX]`
 //! (P4Runtime by name: the names resolve against the P4Info the server
-//! returns, any unique dotted suffix will do, see [`p4names`]),
+//! returns, any unique dotted suffix will do, see `control::p4cli`),
 //! `rocectl headroom --speed 100G --cable 100m --mtu 4200` (R-HR-2, offline)
 //! `rocectl watch` (alias of `fabric events`; `--deadlock`: the switch's
 //! PFC pause-dependency view, live, then its SVG) and `rocectl top [--once]`
@@ -20,6 +20,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use control::fabric::config::FabricConfig;
 use control::fabric::convert;
+use control::p4cli::{self, ops};
+use control::views;
 use proto::p4::v1 as p4pb;
 use proto::roceswitch::fabric::v1 as pb;
 
@@ -525,10 +527,10 @@ async fn dcbx(
         .into_inner()
         .ports;
     if json {
-        let v: Vec<serde_json::Value> = ports.iter().map(dcbx_json).collect();
+        let v: Vec<serde_json::Value> = ports.iter().map(views::dcbx::dcbx_json).collect();
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
-        print!("{}", dcbx_table(&ports));
+        print!("{}", views::dcbx::dcbx_table(&ports));
     }
     Ok(())
 }
@@ -593,93 +595,6 @@ async fn security(
     Ok(())
 }
 
-/// A PFC enable bitmap as the priorities it enables (`3,4`, or `-`).
-fn prio_list(bitmap: u32) -> String {
-    let v: Vec<String> = (0..8)
-        .filter(|p| bitmap & (1 << p) != 0)
-        .map(|p| p.to_string())
-        .collect();
-    if v.is_empty() {
-        "-".into()
-    } else {
-        v.join(",")
-    }
-}
-
-fn opt_prio(p: Option<u32>) -> String {
-    p.map_or("-".into(), |p| p.to_string())
-}
-
-fn dcbx_table(ports: &[pb::DcbxPortStatus]) -> String {
-    let mut out = format!(
-        "{:>4}  {:<9} {:<8}  {:<24} {:<10} {:>7}  {:<9} {:<8}  {}\n",
-        "port", "pfc", "roce", "neighbor", "its port", "willing", "its pfc", "its roce", "mismatch"
-    );
-    for p in ports {
-        let (name, willing, pfc, roce) = if p.has_neighbor {
-            let name = if p.neighbor_system_name.is_empty() {
-                p.neighbor_chassis.clone()
-            } else {
-                p.neighbor_system_name.clone()
-            };
-            (
-                name,
-                if p.neighbor_willing { "yes" } else { "no" },
-                p.neighbor_pfc_enable.map_or("-".into(), prio_list),
-                opt_prio(p.neighbor_roce_priority),
-            )
-        } else {
-            ("(none)".into(), "-", "-".into(), "-".into())
-        };
-        out += &format!(
-            "{:>4}  {:<9} {:<8}  {:<24} {:<10} {:>7}  {:<9} {:<8}  {}\n",
-            p.port,
-            prio_list(p.local_pfc_enable),
-            opt_prio(p.local_roce_priority),
-            name,
-            if p.has_neighbor {
-                p.neighbor_port.as_str()
-            } else {
-                "-"
-            },
-            willing,
-            pfc,
-            roce,
-            if p.mismatch == "none" {
-                "ok"
-            } else {
-                p.mismatch.as_str()
-            },
-        );
-    }
-    out
-}
-
-fn dcbx_json(p: &pb::DcbxPortStatus) -> serde_json::Value {
-    serde_json::json!({
-        "port": p.port,
-        "local": {
-            "pfc_enable": prio_list(p.local_pfc_enable),
-            "roce_priority": p.local_roce_priority,
-            "prio_tc": p.local_prio_tc,
-        },
-        "neighbor": p.has_neighbor.then(|| serde_json::json!({
-            "chassis": p.neighbor_chassis,
-            "port": p.neighbor_port,
-            "system_name": p.neighbor_system_name,
-            "willing": p.neighbor_willing,
-            "pfc_enable": p.neighbor_pfc_enable.map(prio_list),
-            "roce_priority": p.neighbor_roce_priority,
-            "prio_tc": p.neighbor_prio_tc,
-        })),
-        "mismatch": p.mismatch,
-        "tx_frames": p.tx_frames,
-        "rx_frames": p.rx_frames,
-        "rx_discarded": p.rx_discarded,
-        "ageouts": p.ageouts,
-    })
-}
-
 async fn follow_events(
     channel: tonic::transport::Channel,
     count: Option<usize>,
@@ -696,9 +611,9 @@ async fn follow_events(
             break;
         };
         if json {
-            println!("{}", event_json(&ev));
+            println!("{}", views::events::event_json(&ev));
         } else {
-            println!("{}", event_line(&ev));
+            println!("{}", views::events::event_line(&ev));
         }
         seen += 1;
     }
@@ -809,159 +724,6 @@ async fn follow_traces(
     Ok(())
 }
 
-/// `12:03:45.123 watchdog storm: port 4 priority 3` (UTC time of day).
-fn event_line(ev: &pb::Event) -> String {
-    use pb::event::Kind;
-    let what = match &ev.kind {
-        Some(Kind::ConfigApplied(c)) => {
-            format!(
-                "config applied: {} (generation {})",
-                c.section, c.generation
-            )
-        }
-        Some(Kind::Storm(s)) => format!(
-            "watchdog storm: port {} priority {} (paused past the detection time)",
-            s.port, s.priority
-        ),
-        Some(Kind::Restore(r)) => {
-            format!("watchdog restored: port {} priority {}", r.port, r.priority)
-        }
-        Some(Kind::DcbxMismatch(d)) if d.mismatch == "none" => {
-            format!("dcbx: port {} agrees with its neighbour again", d.port)
-        }
-        Some(Kind::DcbxMismatch(d)) => {
-            format!("dcbx mismatch: port {} differs in {}", d.port, d.mismatch)
-        }
-        Some(Kind::PauseChange(c)) => {
-            let what = match (pb::PauseKind::try_from(c.kind), c.active) {
-                (Ok(pb::PauseKind::EgressPaused), true) => "paused by its peer",
-                (Ok(pb::PauseKind::EgressPaused), false) => "resumed",
-                (Ok(pb::PauseKind::IngressXoff), true) => "XOFF sent (ingress full)",
-                (Ok(pb::PauseKind::IngressXoff), false) => "XON sent",
-                _ => "pause state of an unknown kind",
-            };
-            format!("pfc: port {} priority {}: {what}", c.port, c.priority)
-        }
-        Some(Kind::PortOper(o)) => port_oper_sentence(o),
-        None => "event of a kind this rocectl does not know".into(),
-    };
-    let ms_of_day = (ev.timestamp_ns / 1_000_000) % 86_400_000;
-    format!(
-        "{:02}:{:02}:{:02}.{:03} {what}",
-        ms_of_day / 3_600_000,
-        ms_of_day / 60_000 % 60,
-        ms_of_day / 1000 % 60,
-        ms_of_day % 1000
-    )
-}
-
-/// `port 2 (veth2) down: interface gone` / `port 2 (veth2) up`.
-fn port_oper_sentence(o: &pb::PortOper) -> String {
-    let port = if o.name.is_empty() {
-        format!("port {}", o.port)
-    } else {
-        format!("port {} ({})", o.port, o.name)
-    };
-    match (o.up, o.cause.is_empty()) {
-        (true, _) => format!("{port} up"),
-        (false, true) => format!("{port} down"),
-        (false, false) => format!("{port} down: {}", o.cause),
-    }
-}
-
-/// The event as one JSON object: `timestamp_ns`, `kind` and the kind's fields.
-fn event_json(ev: &pb::Event) -> serde_json::Value {
-    use pb::event::Kind;
-    let (kind, fields) = match &ev.kind {
-        Some(Kind::ConfigApplied(c)) => (
-            "config_applied",
-            serde_json::json!({"generation": c.generation, "section": c.section}),
-        ),
-        Some(Kind::Storm(s)) => (
-            "watchdog_storm",
-            serde_json::json!({"port": s.port, "priority": s.priority}),
-        ),
-        Some(Kind::Restore(r)) => (
-            "watchdog_restore",
-            serde_json::json!({"port": r.port, "priority": r.priority}),
-        ),
-        Some(Kind::DcbxMismatch(d)) => (
-            "dcbx_mismatch",
-            serde_json::json!({"port": d.port, "mismatch": d.mismatch}),
-        ),
-        Some(Kind::PauseChange(c)) => (
-            "pause_change",
-            serde_json::json!({
-                "port": c.port,
-                "priority": c.priority,
-                "pause_kind": match pb::PauseKind::try_from(c.kind) {
-                    Ok(pb::PauseKind::EgressPaused) => "egress_paused",
-                    Ok(pb::PauseKind::IngressXoff) => "ingress_xoff",
-                    _ => "unknown",
-                },
-                "active": c.active,
-            }),
-        ),
-        Some(Kind::PortOper(o)) => (
-            "port_oper",
-            serde_json::json!({"port": o.port, "name": o.name, "up": o.up, "cause": o.cause}),
-        ),
-        None => ("unknown", serde_json::json!({})),
-    };
-    let mut v = serde_json::json!({"timestamp_ns": ev.timestamp_ns, "kind": kind});
-    if let (Some(obj), serde_json::Value::Object(extra)) = (v.as_object_mut(), fields) {
-        obj.extend(extra);
-    }
-    v
-}
-
-/// One `top` frame. `prev` is the previous sample taken `dt_s` seconds
-/// earlier; without it the rate and paused columns show `-`. A (port,
-/// priority) is paused when PFC frames arrived for it since the last frame.
-fn top_frame(
-    prev: Option<&[pb::PriorityCounters]>,
-    now: &[pb::PriorityCounters],
-    dt_s: f64,
-) -> String {
-    let mut out = format!(
-        "{:>4} {:>4} {:>12} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10}\n",
-        "port", "prio", "qdepth_B", "tx_Mbps", "pfc_rx", "paused", "pfc_tx", "ecn", "drops"
-    );
-    for c in now {
-        let before = prev.and_then(|p| {
-            p.iter()
-                .find(|x| x.port == c.port && x.priority == c.priority)
-        });
-        let (rate, paused) = match before {
-            Some(b) if dt_s > 0.0 => (
-                format!(
-                    "{:.1}",
-                    c.tx_bytes.saturating_sub(b.tx_bytes) as f64 * 8.0 / dt_s / 1e6
-                ),
-                if c.pfc_rx_frames > b.pfc_rx_frames {
-                    "yes"
-                } else {
-                    "no"
-                },
-            ),
-            _ => ("-".to_string(), "-"),
-        };
-        out.push_str(&format!(
-            "{:>4} {:>4} {:>12} {:>10} {:>10} {:>6} {:>10} {:>10} {:>10}\n",
-            c.port,
-            c.priority,
-            c.queue_depth_bytes,
-            rate,
-            c.pfc_rx_frames,
-            paused,
-            c.pfc_tx_frames,
-            c.ecn_marked,
-            c.drops
-        ));
-    }
-    out
-}
-
 async fn top(
     channel: tonic::transport::Channel,
     interval_s: f64,
@@ -983,8 +745,10 @@ async fn top(
             .counters;
         let at = std::time::Instant::now();
         let frame = match &prev {
-            Some((t, p)) => top_frame(Some(p), &now, at.duration_since(*t).as_secs_f64()),
-            None => top_frame(None, &now, 0.0),
+            Some((t, p)) => {
+                views::top::top_frame(Some(p), &now, at.duration_since(*t).as_secs_f64())
+            }
+            None => views::top::top_frame(None, &now, 0.0),
         };
         if once {
             print!("{frame}");
@@ -1180,10 +944,61 @@ fn read_config(file: &PathBuf) -> Result<FabricConfig, Failure> {
     }
 }
 
-impl From<p4names::NameError> for Failure {
-    fn from(e: p4names::NameError) -> Self {
-        Failure::Input(e.to_string())
+impl From<p4cli::Error> for Failure {
+    fn from(e: p4cli::Error) -> Self {
+        match e {
+            p4cli::Error::Status(s) => s.into(),
+            e if e.is_input() => Failure::Input(e.to_string()),
+            e => Failure::Server(e.to_string()),
+        }
     }
+}
+
+/// `rocectl table ...`.
+async fn table(
+    channel: tonic::transport::Channel,
+    cmd: TableCmd,
+    p4: &P4Opts,
+) -> Result<(), Failure> {
+    use p4pb::update::Type;
+    let (op, a) = match cmd {
+        TableCmd::List { table } => {
+            for line in ops::list_entries(channel, p4.device_id, &table).await? {
+                println!("{line}");
+            }
+            return Ok(());
+        }
+        TableCmd::Add(a) => (Type::Insert, a),
+        TableCmd::Modify(a) => (Type::Modify, a),
+        TableCmd::Delete(a) => (Type::Delete, a),
+    };
+    let target = ops::Target {
+        device_id: p4.device_id,
+        election_id: p4.election_id,
+    };
+    let spec = ops::EntrySpec {
+        table: &a.table,
+        args: &a.args,
+        priority: a.priority,
+    };
+    ops::write_entry(channel, &target, op, &spec).await?;
+    println!("ok");
+    Ok(())
+}
+
+/// `rocectl counter read NAME [INDEX]`: one `INDEX PACKETS BYTES` line per cell.
+async fn counter(
+    channel: tonic::transport::Channel,
+    cmd: CounterCmd,
+    p4: &P4Opts,
+) -> Result<(), Failure> {
+    let CounterCmd::Read { name, index } = cmd;
+    let cells = ops::read_counter(channel, p4.device_id, &name, index).await?;
+    println!("{:>6} {:>14} {:>16}", "index", "packets", "bytes");
+    for c in cells {
+        println!("{:>6} {:>14} {:>16}", c.index, c.packets, c.bytes);
+    }
+    Ok(())
 }
 
 async fn run(cli: Cli) -> Result<(), Failure> {
@@ -1277,15 +1092,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     println!("{}", r.p4runtime_api_version);
                 }
                 P4Cmd::Pipeline { device_id } => {
-                    use p4pb::get_forwarding_pipeline_config_request::ResponseType;
-                    let r = c
-                        .get_forwarding_pipeline_config(p4pb::GetForwardingPipelineConfigRequest {
-                            device_id,
-                            response_type: ResponseType::P4infoAndCookie as i32,
-                        })
-                        .await?
-                        .into_inner();
-                    let cfg = r.config.unwrap_or_default();
+                    let cfg = ops::pipeline_config(&mut c, device_id).await?;
                     match cfg.cookie {
                         Some(c) => println!("cookie {}", c.cookie),
                         None => println!("cookie (none)"),
@@ -1341,8 +1148,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             clear,
             raw,
         } => counters(channel, &cli.addr, view, &port, json, clear, raw).await?,
-        Cmd::Table { cmd, p4 } => p4ops::table(channel, cmd, &p4).await?,
-        Cmd::Counter { cmd, p4 } => p4ops::counter(channel, cmd, &p4).await?,
+        Cmd::Table { cmd, p4 } => table(channel, cmd, &p4).await?,
+        Cmd::Counter { cmd, p4 } => counter(channel, cmd, &p4).await?,
     }
     Ok(())
 }
@@ -1365,808 +1172,5 @@ async fn main() -> ExitCode {
             eprintln!("{m}");
             ExitCode::from(2)
         }
-    }
-}
-
-/// Names and values of P4 entities as a network engineer types them.
-///
-/// Contract: names resolve to the one P4Info object whose full name or
-/// alias equals the text, or else whose full name ends in `.TEXT` (a dotted
-/// suffix); no match or several is an error naming the candidates. Values
-/// are `10.0.0.1`, IPv6 literals, `aa:bb:cc:dd:ee:ff`, `0x..` or decimal,
-/// encoded as canonical P4Runtime byte strings (big-endian, shortest, one
-/// byte for zero) after checking they fit the field's bitwidth. Match
-/// syntax by kind: exact `V`, LPM `V/LEN`, ternary `V&&&MASK`, range
-/// `LO..HI`, optional `V`; `*` leaves a non-exact field out (don't care).
-mod p4names {
-    use proto::p4::config::v1 as cfg;
-    use proto::p4::config::v1::match_field::MatchType;
-    use proto::p4::v1 as p4pb;
-
-    /// Why a name or a value was not understood.
-    #[derive(Debug, thiserror::Error)]
-    pub(crate) enum NameError {
-        /// Nothing of that kind has this name.
-        #[error("no {kind} named {name:?} (known: {known})")]
-        Unknown {
-            kind: &'static str,
-            name: String,
-            known: String,
-        },
-        /// Several objects end in this suffix.
-        #[error("{kind} name {name:?} is ambiguous: {candidates}")]
-        Ambiguous {
-            kind: &'static str,
-            name: String,
-            candidates: String,
-        },
-        /// A value that does not parse or does not fit.
-        #[error("{what}: {why}")]
-        BadValue { what: String, why: String },
-    }
-
-    fn bad(what: &str, why: impl Into<String>) -> NameError {
-        NameError::BadValue {
-            what: what.to_string(),
-            why: why.into(),
-        }
-    }
-
-    /// The one of `items` (named by `name_of` as (full name, alias)) that `text` names.
-    pub(crate) fn resolve<'a, T>(
-        kind: &'static str,
-        text: &str,
-        items: &'a [T],
-        name_of: impl Fn(&T) -> (&str, &str),
-    ) -> Result<&'a T, NameError> {
-        if let Some(t) = items.iter().find(|t| {
-            let (full, alias) = name_of(t);
-            full == text || (!alias.is_empty() && alias == text)
-        }) {
-            return Ok(t);
-        }
-        let suffix = format!(".{text}");
-        let hits: Vec<&T> = items
-            .iter()
-            .filter(|t| name_of(t).0.ends_with(&suffix))
-            .collect();
-        match hits.as_slice() {
-            [one] => Ok(one),
-            [] => Err(NameError::Unknown {
-                kind,
-                name: text.to_string(),
-                known: items
-                    .iter()
-                    .map(|t| name_of(t).0)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }),
-            many => Err(NameError::Ambiguous {
-                kind,
-                name: text.to_string(),
-                candidates: many
-                    .iter()
-                    .map(|t| name_of(t).0)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }),
-        }
-    }
-
-    fn preamble_names(p: &Option<cfg::Preamble>) -> (&str, &str) {
-        p.as_ref()
-            .map(|p| (p.name.as_str(), p.alias.as_str()))
-            .unwrap_or(("", ""))
-    }
-
-    /// Table `text` of `info`.
-    pub(crate) fn table<'a>(
-        info: &'a cfg::P4Info,
-        text: &str,
-    ) -> Result<&'a cfg::Table, NameError> {
-        resolve("table", text, &info.tables, |t| preamble_names(&t.preamble))
-    }
-
-    /// Action `text` among the actions `table` may use.
-    pub(crate) fn action<'a>(
-        info: &'a cfg::P4Info,
-        table: &cfg::Table,
-        text: &str,
-    ) -> Result<&'a cfg::Action, NameError> {
-        let allowed: Vec<cfg::Action> = info
-            .actions
-            .iter()
-            .filter(|a| {
-                let id = a.preamble.as_ref().map_or(0, |p| p.id);
-                table.action_refs.iter().any(|r| r.id == id)
-            })
-            .cloned()
-            .collect();
-        let hit = resolve("action", text, &allowed, |a| preamble_names(&a.preamble))?;
-        let id = hit.preamble.as_ref().map_or(0, |p| p.id);
-        info.actions
-            .iter()
-            .find(|a| a.preamble.as_ref().map_or(0, |p| p.id) == id)
-            .ok_or_else(|| bad(text, "action vanished"))
-    }
-
-    /// Counter `text` of `info`.
-    pub(crate) fn counter<'a>(
-        info: &'a cfg::P4Info,
-        text: &str,
-    ) -> Result<&'a cfg::Counter, NameError> {
-        resolve("counter", text, &info.counters, |c| {
-            preamble_names(&c.preamble)
-        })
-    }
-
-    /// Parses an unsigned value (IPv4, IPv6, MAC, `0x` hex or decimal).
-    pub(crate) fn value(text: &str, bitwidth: i32, what: &str) -> Result<u128, NameError> {
-        let v = if let Ok(a) = text.parse::<std::net::Ipv4Addr>() {
-            u128::from(u32::from(a))
-        } else if let Ok(a) = text.parse::<std::net::Ipv6Addr>() {
-            u128::from(a)
-        } else if text.len() == 17 && text.split(':').count() == 6 {
-            let mut v = 0u128;
-            for part in text.split(':') {
-                let b = u8::from_str_radix(part, 16)
-                    .map_err(|_| bad(what, format!("bad MAC address {text:?}")))?;
-                v = (v << 8) | u128::from(b);
-            }
-            v
-        } else if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-            u128::from_str_radix(hex, 16)
-                .map_err(|e| bad(what, format!("bad hex value {text:?}: {e}")))?
-        } else {
-            text.parse::<u128>()
-                .map_err(|e| bad(what, format!("bad value {text:?}: {e}")))?
-        };
-        if bitwidth <= 0 || (bitwidth < 128 && v >> bitwidth != 0) {
-            return Err(bad(what, format!("{text} does not fit in {bitwidth} bits")));
-        }
-        Ok(v)
-    }
-
-    /// Canonical P4Runtime byte string of `v`.
-    pub(crate) fn bytes(v: u128) -> Vec<u8> {
-        let all = v.to_be_bytes();
-        let first = all.iter().position(|&b| b != 0).unwrap_or(15);
-        all[first..].to_vec()
-    }
-
-    fn decode(b: &[u8]) -> u128 {
-        b.iter()
-            .rev()
-            .take(16)
-            .rev()
-            .fold(0u128, |acc, &x| (acc << 8) | u128::from(x))
-    }
-
-    fn mask_of(bitwidth: i32) -> u128 {
-        if bitwidth >= 128 {
-            u128::MAX
-        } else {
-            (1u128 << bitwidth) - 1
-        }
-    }
-
-    /// `b` as an engineer reads a field of `bitwidth` bits.
-    pub(crate) fn show(b: &[u8], bitwidth: i32) -> String {
-        let v = decode(b);
-        match bitwidth {
-            32 => std::net::Ipv4Addr::from(v as u32).to_string(),
-            48 => {
-                let o = (v as u64).to_be_bytes();
-                o[2..]
-                    .iter()
-                    .map(|x| format!("{x:02x}"))
-                    .collect::<Vec<_>>()
-                    .join(":")
-            }
-            128 => std::net::Ipv6Addr::from(v).to_string(),
-            w if w <= 16 => v.to_string(),
-            _ => format!("{v:#x}"),
-        }
-    }
-
-    /// The match kind of `f`.
-    pub(crate) fn kind(f: &cfg::MatchField) -> MatchType {
-        match &f.r#match {
-            Some(cfg::match_field::Match::MatchType(t)) => {
-                MatchType::try_from(*t).unwrap_or(MatchType::Unspecified)
-            }
-            _ => MatchType::Unspecified,
-        }
-    }
-
-    /// The field match `text` means for `f`, or None for a don't-care `*`.
-    pub(crate) fn field_match(
-        f: &cfg::MatchField,
-        text: &str,
-    ) -> Result<Option<p4pb::FieldMatch>, NameError> {
-        use p4pb::field_match::FieldMatchType as M;
-        let what = f.name.as_str();
-        let w = f.bitwidth;
-        let k = kind(f);
-        if text == "*" {
-            return if k == MatchType::Exact {
-                Err(bad(what, "an exact field cannot be left out"))
-            } else {
-                Ok(None)
-            };
-        }
-        let m = match k {
-            MatchType::Exact => M::Exact(p4pb::field_match::Exact {
-                value: bytes(value(text, w, what)?),
-            }),
-            MatchType::Optional => M::Optional(p4pb::field_match::Optional {
-                value: bytes(value(text, w, what)?),
-            }),
-            MatchType::Lpm => {
-                let (v, len) = match text.split_once('/') {
-                    Some((v, l)) => (
-                        value(v, w, what)?,
-                        l.parse::<i32>()
-                            .ok()
-                            .filter(|l| (0..=w).contains(l))
-                            .ok_or_else(|| bad(what, format!("bad prefix length {l:?}")))?,
-                    ),
-                    None => (value(text, w, what)?, w),
-                };
-                if len == 0 {
-                    return Ok(None);
-                }
-                let keep = mask_of(w) & !mask_of(w - len);
-                M::Lpm(p4pb::field_match::Lpm {
-                    value: bytes(v & keep),
-                    prefix_len: len,
-                })
-            }
-            MatchType::Ternary => {
-                let (v, m) = match text.split_once("&&&") {
-                    Some((v, m)) => (value(v, w, what)?, value(m, w, what)?),
-                    None => (value(text, w, what)?, mask_of(w)),
-                };
-                if m == 0 {
-                    return Ok(None);
-                }
-                M::Ternary(p4pb::field_match::Ternary {
-                    value: bytes(v & m),
-                    mask: bytes(m),
-                })
-            }
-            MatchType::Range => {
-                let (lo, hi) = match text.split_once("..") {
-                    Some((lo, hi)) => (value(lo, w, what)?, value(hi, w, what)?),
-                    None => {
-                        let v = value(text, w, what)?;
-                        (v, v)
-                    }
-                };
-                if lo > hi {
-                    return Err(bad(what, format!("empty range {text}")));
-                }
-                if lo == 0 && hi == mask_of(w) {
-                    return Ok(None);
-                }
-                M::Range(p4pb::field_match::Range {
-                    low: bytes(lo),
-                    high: bytes(hi),
-                })
-            }
-            MatchType::Unspecified => {
-                return Err(bad(what, "match kind not supported by rocectl"));
-            }
-        };
-        Ok(Some(p4pb::FieldMatch {
-            field_id: f.id,
-            field_match_type: Some(m),
-        }))
-    }
-
-    /// One field match as text (`10.0.0.0/24`, `0x6&&&0xff`, `1..2`).
-    pub(crate) fn show_match(f: &cfg::MatchField, m: &p4pb::FieldMatch) -> String {
-        use p4pb::field_match::FieldMatchType as M;
-        let w = f.bitwidth;
-        match &m.field_match_type {
-            Some(M::Exact(e)) => show(&e.value, w),
-            Some(M::Optional(e)) => show(&e.value, w),
-            Some(M::Lpm(l)) => format!("{}/{}", show(&l.value, w), l.prefix_len),
-            Some(M::Ternary(t)) => format!("{:#x}&&&{:#x}", decode(&t.value), decode(&t.mask)),
-            Some(M::Range(r)) => format!("{}..{}", show(&r.low, w), show(&r.high, w)),
-            _ => "?".to_string(),
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        fn field(name: &str, bitwidth: i32, t: MatchType) -> cfg::MatchField {
-            cfg::MatchField {
-                id: 1,
-                name: name.to_string(),
-                bitwidth,
-                r#match: Some(cfg::match_field::Match::MatchType(t as i32)),
-                ..Default::default()
-            }
-        }
-
-        #[test]
-        fn values_parse_by_literal_kind_and_must_fit() {
-            assert_eq!(value("10.0.0.1", 32, "f").unwrap(), 0x0a00_0001);
-            assert_eq!(
-                value("00:11:22:33:44:55", 48, "f").unwrap(),
-                0x0011_2233_4455
-            );
-            assert_eq!(value("::1", 128, "f").unwrap(), 1);
-            assert_eq!(value("0x1ff", 9, "f").unwrap(), 511);
-            assert_eq!(value("300", 9, "f").unwrap(), 300);
-            assert!(value("512", 9, "f").is_err());
-            assert!(value("10.0.0.1", 16, "f").is_err());
-            assert!(value("ten", 16, "f").is_err());
-            assert_eq!(bytes(0), vec![0]);
-            assert_eq!(bytes(0x0a00_0000), vec![10, 0, 0, 0]);
-        }
-
-        #[test]
-        fn matches_by_kind() {
-            use p4pb::field_match::FieldMatchType as M;
-            let lpm = field("hdr.ipv4.dstAddr", 32, MatchType::Lpm);
-            let m = field_match(&lpm, "10.0.0.7/24").unwrap().unwrap();
-            assert_eq!(
-                m.field_match_type,
-                Some(M::Lpm(p4pb::field_match::Lpm {
-                    value: vec![10, 0, 0, 0],
-                    prefix_len: 24
-                })),
-                "host bits are cleared"
-            );
-            assert_eq!(show_match(&lpm, &m), "10.0.0.0/24");
-            assert!(field_match(&lpm, "10.0.0.0/33").is_err());
-            let t = field("hdr.ipv4.protocol", 8, MatchType::Ternary);
-            let m = field_match(&t, "0x11&&&0xf0").unwrap().unwrap();
-            assert_eq!(
-                m.field_match_type,
-                Some(M::Ternary(p4pb::field_match::Ternary {
-                    value: vec![0x10],
-                    mask: vec![0xf0]
-                }))
-            );
-            let r = field("meta.l4_dport", 16, MatchType::Range);
-            let m = field_match(&r, "1000..2000").unwrap().unwrap();
-            assert_eq!(show_match(&r, &m), "1000..2000");
-            assert!(field_match(&r, "9..1").is_err());
-            assert!(field_match(&r, "*").unwrap().is_none());
-            let e = field("meta.nhop_group", 16, MatchType::Exact);
-            assert!(field_match(&e, "*").is_err());
-        }
-
-        #[test]
-        fn names_resolve_by_full_alias_or_unique_suffix() {
-            let names = ["MyIngress.ipv4_lpm", "MyIngress.acl", "MyEgress.acl"];
-            fn f<'a>(n: &'a &str) -> (&'a str, &'a str) {
-                (n, "")
-            }
-            assert_eq!(*resolve("table", "ipv4_lpm", &names, f).unwrap(), names[0]);
-            assert_eq!(
-                *resolve("table", "MyEgress.acl", &names, f).unwrap(),
-                names[2]
-            );
-            assert!(matches!(
-                resolve("table", "acl", &names, f),
-                Err(NameError::Ambiguous { .. })
-            ));
-            assert!(matches!(
-                resolve("table", "lpm", &names, f),
-                Err(NameError::Unknown { .. })
-            ));
-        }
-    }
-}
-
-/// The P4Runtime exchanges of `table` and `counter`: fetch the P4Info,
-/// become primary on a StreamChannel (kept open until the Write is done),
-/// Write or Read, print.
-mod p4ops {
-    use proto::p4::config::v1 as cfg;
-    use proto::p4::v1 as p4pb;
-    use proto::p4::v1::p4_runtime_client::P4RuntimeClient;
-    use tonic::transport::Channel;
-
-    use super::p4names;
-    use super::{CounterCmd, EntryArgs, Failure, P4Opts, TableCmd};
-
-    async fn p4info(
-        c: &mut P4RuntimeClient<Channel>,
-        device_id: u64,
-    ) -> Result<cfg::P4Info, Failure> {
-        use p4pb::get_forwarding_pipeline_config_request::ResponseType;
-        let r = c
-            .get_forwarding_pipeline_config(p4pb::GetForwardingPipelineConfigRequest {
-                device_id,
-                response_type: ResponseType::P4infoAndCookie as i32,
-            })
-            .await?
-            .into_inner();
-        r.config
-            .and_then(|c| c.p4info)
-            .ok_or_else(|| Failure::Server("the device has no pipeline loaded".to_string()))
-    }
-
-    fn wire(v: u128) -> p4pb::Uint128 {
-        p4pb::Uint128 {
-            high: (v >> 64) as u64,
-            low: v as u64,
-        }
-    }
-
-    /// An open StreamChannel on which this client is primary.
-    struct Primary {
-        _tx: tokio::sync::mpsc::Sender<p4pb::StreamMessageRequest>,
-        _rx: tonic::Streaming<p4pb::StreamMessageResponse>,
-    }
-
-    async fn become_primary(
-        c: &mut P4RuntimeClient<Channel>,
-        p4: &P4Opts,
-    ) -> Result<Primary, Failure> {
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
-        let hello = p4pb::StreamMessageRequest {
-            update: Some(p4pb::stream_message_request::Update::Arbitration(
-                p4pb::MasterArbitrationUpdate {
-                    device_id: p4.device_id,
-                    election_id: Some(wire(p4.election_id)),
-                    ..Default::default()
-                },
-            )),
-        };
-        tx.send(hello)
-            .await
-            .map_err(|_| Failure::Server("stream closed".to_string()))?;
-        let mut stream = c
-            .stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx))
-            .await?
-            .into_inner();
-        loop {
-            let msg = tokio::time::timeout(std::time::Duration::from_secs(10), stream.message())
-                .await
-                .map_err(|_| Failure::Server("no arbitration reply within 10 s".to_string()))??;
-            match msg.and_then(|m| m.update) {
-                Some(p4pb::stream_message_response::Update::Arbitration(a)) => {
-                    let code = a.status.as_ref().map_or(0, |s| s.code);
-                    if code != 0 {
-                        return Err(Failure::Server(format!(
-                            "not primary with election id {} (another controller holds a higher one)",
-                            p4.election_id
-                        )));
-                    }
-                    return Ok(Primary {
-                        _tx: tx,
-                        _rx: stream,
-                    });
-                }
-                Some(_) => continue,
-                None => {
-                    return Err(Failure::Server(
-                        "stream ended during arbitration".to_string(),
-                    ));
-                }
-            }
-        }
-    }
-
-    fn entry(
-        info: &cfg::P4Info,
-        a: &EntryArgs,
-        with_action: bool,
-    ) -> Result<p4pb::TableEntry, Failure> {
-        let t = p4names::table(info, &a.table)?;
-        let nfields = t.match_fields.len();
-        if a.args.len() < nfields {
-            return Err(Failure::Input(format!(
-                "{} needs {} match value(s) ({}), got {}",
-                a.table,
-                nfields,
-                t.match_fields
-                    .iter()
-                    .map(|f| f.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                a.args.len()
-            )));
-        }
-        let mut matches = Vec::new();
-        for (f, text) in t.match_fields.iter().zip(&a.args) {
-            if let Some(m) = p4names::field_match(f, text)? {
-                matches.push(m);
-            }
-        }
-        let rest = &a.args[nfields..];
-        let action = if with_action {
-            let Some((name, params)) = rest.split_first() else {
-                return Err(Failure::Input(format!("{}: missing action", a.table)));
-            };
-            let act = p4names::action(info, t, name)?;
-            if params.len() != act.params.len() {
-                return Err(Failure::Input(format!(
-                    "{name} takes {} parameter(s) ({}), got {}",
-                    act.params.len(),
-                    act.params
-                        .iter()
-                        .map(|p| p.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    params.len()
-                )));
-            }
-            let mut out = Vec::new();
-            for (p, text) in act.params.iter().zip(params) {
-                let v = p4names::value(text, p.bitwidth, &p.name)?;
-                out.push(p4pb::action::Param {
-                    param_id: p.id,
-                    value: p4names::bytes(v),
-                });
-            }
-            Some(p4pb::TableAction {
-                r#type: Some(p4pb::table_action::Type::Action(p4pb::Action {
-                    action_id: act.preamble.as_ref().map_or(0, |p| p.id),
-                    params: out,
-                })),
-            })
-        } else {
-            if !rest.is_empty() {
-                return Err(Failure::Input(format!(
-                    "delete takes only match values; unexpected {:?}",
-                    rest.join(" ")
-                )));
-            }
-            None
-        };
-        let needs_priority = t.match_fields.iter().any(|f| {
-            use cfg::match_field::MatchType as K;
-            matches!(p4names::kind(f), K::Ternary | K::Range | K::Optional)
-        });
-        let priority = match (needs_priority, a.priority) {
-            (true, Some(p)) if p > 0 => p,
-            (true, _) => {
-                return Err(Failure::Input(format!(
-                    "{} has ternary/range/optional keys: --priority N (N > 0) is required",
-                    a.table
-                )));
-            }
-            (false, Some(p)) if p != 0 => {
-                return Err(Failure::Input(format!(
-                    "{} has only exact/LPM keys: no --priority",
-                    a.table
-                )));
-            }
-            (false, _) => 0,
-        };
-        Ok(p4pb::TableEntry {
-            table_id: t.preamble.as_ref().map_or(0, |p| p.id),
-            r#match: matches,
-            action,
-            priority,
-            ..Default::default()
-        })
-    }
-
-    fn show_entry(info: &cfg::P4Info, t: &cfg::Table, e: &p4pb::TableEntry) -> String {
-        let mut words = Vec::new();
-        for f in &t.match_fields {
-            match e.r#match.iter().find(|m| m.field_id == f.id) {
-                Some(m) => words.push(p4names::show_match(f, m)),
-                None => words.push("*".to_string()),
-            }
-        }
-        match e.action.as_ref().and_then(|a| a.r#type.as_ref()) {
-            Some(p4pb::table_action::Type::Action(a)) => {
-                let act = info
-                    .actions
-                    .iter()
-                    .find(|x| x.preamble.as_ref().map_or(0, |p| p.id) == a.action_id);
-                let name = act
-                    .and_then(|x| x.preamble.as_ref())
-                    .map_or_else(|| format!("{:#x}", a.action_id), |p| p.name.clone());
-                words.push(name);
-                for p in &a.params {
-                    let w = act
-                        .and_then(|x| x.params.iter().find(|q| q.id == p.param_id))
-                        .map_or(128, |q| q.bitwidth);
-                    words.push(p4names::show(&p.value, w));
-                }
-            }
-            Some(other) => words.push(format!("{other:?}")),
-            None => words.push("(no action)".to_string()),
-        }
-        if e.priority != 0 {
-            words.push(format!("--priority {}", e.priority));
-        }
-        words.join(" ")
-    }
-
-    async fn read_all(
-        c: &mut P4RuntimeClient<Channel>,
-        device_id: u64,
-        e: p4pb::entity::Entity,
-    ) -> Result<Vec<p4pb::Entity>, Failure> {
-        let mut stream = c
-            .read(p4pb::ReadRequest {
-                device_id,
-                entities: vec![p4pb::Entity { entity: Some(e) }],
-                ..Default::default()
-            })
-            .await?
-            .into_inner();
-        let mut out = Vec::new();
-        while let Some(r) = stream.message().await? {
-            out.extend(r.entities);
-        }
-        Ok(out)
-    }
-
-    /// `rocectl table ...`.
-    pub(crate) async fn table(channel: Channel, cmd: TableCmd, p4: &P4Opts) -> Result<(), Failure> {
-        use p4pb::update::Type;
-        let mut c = P4RuntimeClient::new(channel);
-        let info = p4info(&mut c, p4.device_id).await?;
-        let (ty, args) = match cmd {
-            TableCmd::List { table } => {
-                let t = p4names::table(&info, &table)?;
-                let id = t.preamble.as_ref().map_or(0, |p| p.id);
-                let ents = read_all(
-                    &mut c,
-                    p4.device_id,
-                    p4pb::entity::Entity::TableEntry(p4pb::TableEntry {
-                        table_id: id,
-                        ..Default::default()
-                    }),
-                )
-                .await?;
-                for e in ents {
-                    if let Some(p4pb::entity::Entity::TableEntry(te)) = e.entity
-                        && !te.is_default_action
-                    {
-                        println!("{}", show_entry(&info, t, &te));
-                    }
-                }
-                return Ok(());
-            }
-            TableCmd::Add(a) => (Type::Insert, a),
-            TableCmd::Modify(a) => (Type::Modify, a),
-            TableCmd::Delete(a) => (Type::Delete, a),
-        };
-        let te = entry(&info, &args, ty != Type::Delete)?;
-        let _primary = become_primary(&mut c, p4).await?;
-        c.write(p4pb::WriteRequest {
-            device_id: p4.device_id,
-            election_id: Some(wire(p4.election_id)),
-            updates: vec![p4pb::Update {
-                r#type: ty as i32,
-                entity: Some(p4pb::Entity {
-                    entity: Some(p4pb::entity::Entity::TableEntry(te)),
-                }),
-            }],
-            ..Default::default()
-        })
-        .await?;
-        println!("ok");
-        Ok(())
-    }
-
-    /// `rocectl counter read NAME [INDEX]`: one `INDEX PACKETS BYTES` line per cell.
-    pub(crate) async fn counter(
-        channel: Channel,
-        cmd: CounterCmd,
-        p4: &P4Opts,
-    ) -> Result<(), Failure> {
-        let CounterCmd::Read { name, index } = cmd;
-        let mut c = P4RuntimeClient::new(channel);
-        let info = p4info(&mut c, p4.device_id).await?;
-        let ctr = p4names::counter(&info, &name)?;
-        if let Some(i) = index
-            && (i < 0 || i >= ctr.size)
-        {
-            return Err(Failure::Input(format!(
-                "{name}: index {i} outside 0..{}",
-                ctr.size
-            )));
-        }
-        let ents = read_all(
-            &mut c,
-            p4.device_id,
-            p4pb::entity::Entity::CounterEntry(p4pb::CounterEntry {
-                counter_id: ctr.preamble.as_ref().map_or(0, |p| p.id),
-                index: index.map(|i| p4pb::Index { index: i }),
-                ..Default::default()
-            }),
-        )
-        .await?;
-        println!("{:>6} {:>14} {:>16}", "index", "packets", "bytes");
-        for e in ents {
-            if let Some(p4pb::entity::Entity::CounterEntry(ce)) = e.entity {
-                let d = ce.data.unwrap_or_default();
-                println!(
-                    "{:>6} {:>14} {:>16}",
-                    ce.index.map_or(0, |i| i.index),
-                    d.packet_count,
-                    d.byte_count
-                );
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod top_tests {
-    use super::*;
-
-    #[test]
-    fn second_frame_shows_tx_rate_and_paused_from_deltas() {
-        let before = pb::PriorityCounters {
-            port: 1,
-            priority: 3,
-            tx_bytes: 1_000_000,
-            pfc_rx_frames: 4,
-            ..Default::default()
-        };
-        let quiet = pb::PriorityCounters {
-            port: 1,
-            priority: 0,
-            ..Default::default()
-        };
-        let mut after = before;
-        after.tx_bytes += 12_500_000; // 100 Mb in 0.5 s = 200 Mb/s
-        after.pfc_rx_frames += 1;
-        let frame = top_frame(Some(&[before, quiet]), &[quiet, after], 0.5);
-        let rows: Vec<Vec<&str>> = frame
-            .lines()
-            .skip(1)
-            .map(|l| l.split_whitespace().collect())
-            .collect();
-        assert_eq!(rows[0][..6], ["1", "0", "0", "0.0", "0", "no"]);
-        assert_eq!(rows[1][..6], ["1", "3", "0", "200.0", "5", "yes"]);
-    }
-}
-
-#[cfg(test)]
-mod dcbx_tests {
-    use super::*;
-
-    #[test]
-    fn the_table_names_the_neighbour_and_what_differs() {
-        let ports = vec![
-            pb::DcbxPortStatus {
-                port: 1,
-                local_pfc_enable: 1 << 3,
-                local_roce_priority: Some(3),
-                has_neighbor: true,
-                neighbor_chassis: "02:00:00:00:00:02".into(),
-                neighbor_port: "02:00:00:00:00:02".into(),
-                neighbor_pfc_enable: Some(1 << 4),
-                neighbor_roce_priority: Some(4),
-                mismatch: "pfc,app".into(),
-                ..Default::default()
-            },
-            pb::DcbxPortStatus {
-                port: 2,
-                local_pfc_enable: 1 << 3,
-                local_roce_priority: Some(3),
-                mismatch: "none".into(),
-                ..Default::default()
-            },
-        ];
-        let t = dcbx_table(&ports);
-        let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines.len(), 3);
-        let one: Vec<&str> = lines[1].split_whitespace().collect();
-        assert_eq!(one[0..3], ["1", "3", "3"]);
-        assert!(one.contains(&"4") && one.ends_with(&["pfc,app"]));
-        assert!(lines[2].contains("(none)") && lines[2].ends_with("ok"));
-        let j = dcbx_json(&ports[0]);
-        assert_eq!(j["neighbor"]["pfc_enable"], "4");
-        assert_eq!(j["mismatch"], "pfc,app");
     }
 }

@@ -8,4 +8,7 @@
 
 pub mod budget;
 pub mod counters;
+pub mod dcbx;
+pub mod events;
 pub mod security;
+pub mod top;

@@ -88,20 +88,10 @@ impl Ecn {
     }
 }
 
-/// RFC 1071 one's-complement sum of `data`, folded, not complemented.
+/// RFC 1071 one's-complement sum of `data`, folded, not complemented
+/// (`p4_target`'s routine, shared with the compiled pipeline's `csum16`).
 pub fn ones_complement_sum(data: &[u8]) -> u16 {
-    let mut sum: u32 = 0;
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
-        sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
-    }
-    if let [last] = chunks.remainder() {
-        sum += u32::from(*last) << 8;
-    }
-    while sum > 0xFFFF {
-        sum = (sum & 0xFFFF) + (sum >> 16);
-    }
-    sum as u16
+    p4_target::externs::ones_complement_sum(&[data])
 }
 
 // ---------------------------------------------------------------- IPv4

@@ -336,6 +336,17 @@ impl SourceMap {
         self.files.get(id.0 as usize).map_or("", |f| &f.text)
     }
 
+    /// The files whose path ends in `/name` or is `name`.
+    pub fn files_named(&self, name: &str) -> Vec<FileId> {
+        (0..self.files.len())
+            .filter(|&i| {
+                let n = self.files[i].name.as_str();
+                n == name || n.strip_suffix(name).is_some_and(|d| d.ends_with('/'))
+            })
+            .map(|i| FileId(i as u32))
+            .collect()
+    }
+
     /// The id of the first file with this name.
     pub fn find(&self, name: &str) -> Option<FileId> {
         self.files

@@ -84,7 +84,8 @@ pub fn compile_with_sources(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "program".into());
-    let (ir, info, more) = match check::check(&ast, &name) {
+    let model_files = sources.files_named("v1model.p4");
+    let (ir, info, more) = match check::check(&ast, &name, &model_files) {
         Ok(r) => r,
         Err(mut d) => {
             warnings.append(&mut d);

@@ -1514,3 +1514,62 @@ fn error_user_extern_generic_function_cannot_infer() {
         ]),
     );
 }
+
+/// Whether the generated `h_t` remembers where it was extracted (so an
+/// in-place deparse may leave its bytes alone) for the template program
+/// with `apply` as the ingress body and `decls` before the parser.
+fn h_keeps_wire(decls: &str, apply: &str) -> bool {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-wire");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join(format!("w{:x}.p4", {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (decls, apply).hash(&mut h);
+        h.finish()
+    }));
+    std::fs::write(&file, program(&[("DECLS", decls), ("APPLY", apply)])).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    let rust = match res {
+        Ok(o) => o.rust,
+        Err(d) => panic!("{apply}: {}", render(&d, &sources)),
+    };
+    let start = rust.find("pub struct h_t {").unwrap();
+    let body = &rust[start..start + rust[start..].find('}').unwrap()];
+    body.contains("wire__")
+}
+
+#[test]
+fn only_headers_no_statement_writes_keep_their_wire_bytes() {
+    // Read only: kept.
+    assert!(h_keeps_wire(
+        "",
+        "if (hdr.h.a == 1) { sm.egress_spec = 2; }"
+    ));
+    assert!(h_keeps_wire(
+        "",
+        "hash(meta.m, HashAlgorithm.crc32, 8w0, { hdr.h.a, hdr.h.b }, 8w255);"
+    ));
+    // Every way of writing one: not kept.
+    for apply in [
+        "hdr.h.c = 1;",
+        "hdr.h.b[3:0] = 1;",
+        "hdr.h.setInvalid();",
+        "hdr.h.setValid();",
+        "hdr.h = { 1, 2, 3 };",
+        "hdr = { { 1, 2, 3 } };",
+        "random(hdr.h.a, 0, 7);",
+        "hash(hdr.h.a, HashAlgorithm.crc32, 8w0, { meta.m }, 8w255);",
+    ] {
+        assert!(!h_keeps_wire("", apply), "{apply}");
+    }
+    // Through calls: an inout argument, a local copy written.
+    assert!(!h_keeps_wire(
+        "void bump(inout bit<8> x) { x = x + 1; }",
+        "bump(hdr.h.a);"
+    ));
+    assert!(!h_keeps_wire(
+        "void touch(inout headers h) { }",
+        "touch(hdr);"
+    ));
+    assert!(!h_keeps_wire("", "h_t t = hdr.h; t.a = 1;"));
+}

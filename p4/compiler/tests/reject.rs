@@ -260,3 +260,93 @@ fn generic_header_union_of_a_tuple() {
         )]),
     );
 }
+
+#[test]
+fn hash_algorithm_not_from_v1model() {
+    // The program declares v1model's names itself instead of including
+    // v1model.p4: p4c's BMv2 back end takes only v1model.p4's
+    // HashAlgorithm (its own enum becomes a plain number).
+    let src = r#"#include <core.p4>
+struct standard_metadata_t { bit<9> egress_spec; }
+enum HashAlgorithm { crc16 }
+extern void hash<O, T, D, M>(out O result, in HashAlgorithm algo, in T base, in D data, in M max);
+parser Parser<H, M>(packet_in b, out H parsedHdr, inout M meta, inout standard_metadata_t sm);
+control VerifyChecksum<H, M>(inout H hdr, inout M meta);
+control Ingress<H, M>(inout H hdr, inout M meta, inout standard_metadata_t sm);
+control Egress<H, M>(inout H hdr, inout M meta, inout standard_metadata_t sm);
+control ComputeChecksum<H, M>(inout H hdr, inout M meta);
+control Deparser<H>(packet_out b, in H hdr);
+package V1Switch<H, M>(Parser<H, M> p, VerifyChecksum<H, M> vr, Ingress<H, M> ig,
+                       Egress<H, M> eg, ComputeChecksum<H, M> ck, Deparser<H> dep);
+struct headers { }
+struct meta_t { bit<16> r; bit<16> x; }
+parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { transition accept; }
+}
+control VC(inout headers hdr, inout meta_t meta) { apply { } }
+control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { hash(meta.r, HashAlgorithm.crc16, 16w0, { meta.x }, 16w8); }
+}
+control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"#;
+    check_errors("hash_algorithm_own_enum", src);
+}
+
+#[test]
+fn field_list_struct_holding_a_header() {
+    // BMv2 carries only metadata across resubmit, recirculate and clone3:
+    // a struct passed whole may not hold a header (p4c's issue 1653).
+    check_errors(
+        "field_list_with_header",
+        &program(&[
+            ("DECLS", "struct carry_t { h_t h; bit<8> n; }"),
+            ("LOCALS", "carry_t keep;"),
+            ("APPLY", "keep.n = 1; recirculate(keep);"),
+        ]),
+    );
+}
+
+#[test]
+fn new_type_mixed_with_its_underlying_type_in_locals() {
+    // P4_16 §7.6: `type` declares a new type; locals, parameters and
+    // fields of it take values of another type only through a cast.
+    check_errors(
+        "new_type_locals",
+        &program(&[
+            ("DECLS", "type bit<9> Port_t;"),
+            (
+                "LOCALS",
+                "action fwd(Port_t p) { sm.egress_spec = p; }\n    \
+                 action ok(Port_t p) { sm.egress_spec = (bit<9>)p; }",
+            ),
+            (
+                "APPLY",
+                "Port_t here = sm.ingress_port;\n        \
+                 Port_t cast = (Port_t)sm.ingress_port;\n        \
+                 bit<9> back = cast;\n        \
+                 if (cast == sm.ingress_port) { fwd(cast); ok(here); }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn error_in_a_control_instantiated_twice_is_reported_once() {
+    // Each instance of a control with actions is checked on its own (its
+    // actions are named by the instance path); its errors are the
+    // declaration's, reported once.
+    check_errors(
+        "control_twice_error",
+        &program(&[
+            (
+                "DECLS",
+                "control Sub(inout headers h) { action a() { h.h.zz = 1; } apply { a(); } }",
+            ),
+            ("LOCALS", "Sub() one; Sub() two;"),
+            ("APPLY", "one.apply(hdr); two.apply(hdr);"),
+        ]),
+    );
+}

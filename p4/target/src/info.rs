@@ -345,19 +345,120 @@ impl ProgramInfo {
     }
 }
 
-/// Exact name first, then a unique dotted suffix.
+/// Why a name did not pick exactly one object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Nothing of that kind has this name.
+    #[error("no {kind} named {name:?} (known: {})", known.join(", "))]
+    Unknown {
+        /// What was looked for (`table`, `counter`, ...).
+        kind: &'static str,
+        /// The name as given.
+        name: String,
+        /// Every full name of that kind.
+        known: Vec<String>,
+    },
+    /// Several objects end in this dotted suffix.
+    #[error("{kind} name {name:?} is ambiguous: {}", candidates.join(", "))]
+    Ambiguous {
+        /// What was looked for.
+        kind: &'static str,
+        /// The name as given.
+        name: String,
+        /// The full names it could mean.
+        candidates: Vec<String>,
+    },
+}
+
+/// The one of `items` that `text` names, as P4Runtime tools resolve names:
+/// a full name or an alias (`names_of` gives both; an empty alias is none),
+/// else a unique dotted suffix (`ipv4_lpm` for `MyIngress.ipv4_lpm`, never
+/// `lpm`). The one name lookup of the project: the runtime, the STF runner,
+/// the fabric service and `rocectl` all go through it.
+pub fn find_named<'a, T: 'a>(
+    kind: &'static str,
+    items: impl Iterator<Item = &'a T> + Clone,
+    text: &str,
+    names_of: impl Fn(&T) -> (&str, &str),
+) -> Result<&'a T, NameError> {
+    if let Some(hit) = items.clone().find(|i| {
+        let (full, alias) = names_of(i);
+        full == text || (!alias.is_empty() && alias == text)
+    }) {
+        return Ok(hit);
+    }
+    let is_suffix = |full: &str| {
+        full.len() > text.len()
+            && full.ends_with(text)
+            && full.as_bytes()[full.len() - text.len() - 1] == b'.'
+    };
+    let full_names = |it: &mut dyn Iterator<Item = &'a T>| -> Vec<String> {
+        it.map(|i| names_of(i).0.to_string()).collect()
+    };
+    let mut hits = items.clone().filter(|i| is_suffix(names_of(i).0));
+    match (hits.next(), hits.next()) {
+        (Some(one), None) => Ok(one),
+        (None, _) => Err(NameError::Unknown {
+            kind,
+            name: text.to_string(),
+            known: full_names(&mut items.clone()),
+        }),
+        (Some(_), Some(_)) => Err(NameError::Ambiguous {
+            kind,
+            name: text.to_string(),
+            candidates: full_names(&mut items.filter(|i| is_suffix(names_of(i).0))),
+        }),
+    }
+}
+
+/// [`find_named`] for objects with one name, when the caller needs no
+/// diagnostic.
 pub fn resolve_name<'a, T: 'a>(
     items: impl Iterator<Item = &'a T> + Clone,
     name: &str,
     name_of: impl Fn(&T) -> &str,
 ) -> Option<&'a T> {
-    if let Some(exact) = items.clone().find(|i| name_of(i) == name) {
-        return Some(exact);
+    find_named("object", items, name, |t| (name_of(t), "")).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names<'a>(n: &'a (&'static str, &'static str)) -> (&'a str, &'a str) {
+        *n
     }
-    let mut hits = items.filter(|i| {
-        let n = name_of(i);
-        n.len() > name.len() && n.ends_with(name) && n.as_bytes()[n.len() - name.len() - 1] == b'.'
-    });
-    let first = hits.next()?;
-    hits.next().is_none().then_some(first)
+
+    #[test]
+    fn names_resolve_by_full_name_alias_or_unique_dotted_suffix() {
+        let items = [
+            ("MyIngress.ipv4_lpm", "ipv4_lpm"),
+            ("MyIngress.acl", ""),
+            ("MyEgress.acl", "egress_acl"),
+        ];
+        let find = |text| find_named("table", items.iter(), text, names);
+        assert_eq!(find("MyIngress.ipv4_lpm").unwrap().0, "MyIngress.ipv4_lpm");
+        assert_eq!(find("egress_acl").unwrap().0, "MyEgress.acl");
+        assert_eq!(find("MyEgress.acl").unwrap().0, "MyEgress.acl");
+        assert_eq!(
+            find("acl"),
+            Err(NameError::Ambiguous {
+                kind: "table",
+                name: "acl".into(),
+                candidates: vec!["MyIngress.acl".into(), "MyEgress.acl".into()],
+            })
+        );
+        // A suffix must start at a dot: `lpm` is not `ipv4_lpm`.
+        let unknown = find("lpm").unwrap_err();
+        assert!(matches!(unknown, NameError::Unknown { .. }));
+        assert_eq!(
+            unknown.to_string(),
+            "no table named \"lpm\" (known: MyIngress.ipv4_lpm, MyIngress.acl, MyEgress.acl)"
+        );
+        assert!(resolve_name(items.iter(), "acl", |i| i.0).is_none());
+        assert_eq!(
+            resolve_name(items.iter(), "ipv4_lpm", |i| i.0).unwrap().0,
+            "MyIngress.ipv4_lpm"
+        );
+    }
 }

@@ -40,6 +40,40 @@ impl PacketIn<'_> {
     }
 }
 
+/// Where in the frame a header was extracted from (its first byte), kept
+/// in headers of the types a program never writes (the code generator
+/// decides which): such a header emitted in place at the same offset is
+/// already there ([`PacketOut::unchanged`]). Equal to every other `WireAt`,
+/// so a header's P4 equality is still its validity and fields.
+///
+/// Held as the offset plus one, so that "not extracted" is zero and a
+/// packet's headers still reset to all zero bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WireAt(u32);
+
+impl WireAt {
+    /// Not extracted from the frame (a default or constructed header).
+    pub const NONE: WireAt = WireAt(0);
+
+    /// Extracted at bit `off_bits`: a byte offset if it is whole.
+    #[inline]
+    pub fn at_bits(off_bits: usize) -> WireAt {
+        if off_bits.is_multiple_of(8) && off_bits / 8 < u32::MAX as usize {
+            WireAt((off_bits / 8) as u32 + 1)
+        } else {
+            WireAt::NONE
+        }
+    }
+}
+
+impl PartialEq for WireAt {
+    fn eq(&self, _: &WireAt) -> bool {
+        true
+    }
+}
+
+impl Eq for WireAt {}
+
 /// The deparser's view of the output (`packet_out`): emitted headers are
 /// either appended to a buffer ([`PacketOut::append`], for
 /// `Pipeline::deparse`), or written over the headers the parser consumed
@@ -100,6 +134,26 @@ impl<'a> PacketOut<'a> {
                     spill.extend_from_slice(bytes);
                 }
             }
+        }
+    }
+
+    /// In place, a header of `len` bytes extracted at `wire` and never
+    /// changed since, emitted where it was parsed: its bytes are already
+    /// there, so the cursor moves past them and `true` is returned. `false`
+    /// (nothing done) anywhere else: appending, after a spill, or at
+    /// another offset; the caller then emits the header's fields.
+    #[inline]
+    pub fn unchanged(&mut self, wire: WireAt, len: usize) -> bool {
+        match &self.spill {
+            Some(spill)
+                if spill.is_empty()
+                    && wire.0 as usize == self.at + 1
+                    && self.at + len <= self.room =>
+            {
+                self.at += len;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -258,26 +312,35 @@ pub fn cold<R>(f: impl FnOnce() -> R) -> R {
 
 /// v1model `csum16` over the packed field list followed by `payload`.
 pub fn csum16_with_payload(fields: &[u8], payload: &[u8]) -> u128 {
-    let mut sum: u64 = 0;
-    let mut hi: Option<u8> = None;
-    for &b in fields.iter().chain(payload.iter()) {
-        match hi.take() {
-            None => hi = Some(b),
-            Some(h) => sum += ((h as u64) << 8) | b as u64,
-        }
-    }
-    if let Some(h) = hi {
-        sum += (h as u64) << 8;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    (!(sum as u16)) as u128
+    u128::from(!crate::externs::ones_complement_sum(&[fields, payload]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unchanged_header_is_left_in_place_only_where_it_was_parsed() {
+        // Parsed: a 2-byte header at 0, a 3-byte one at 2; payload after.
+        let mut frame = vec![1, 2, 3, 4, 5, 0xee];
+        let mut spill = Vec::new();
+        let mut out = PacketOut::in_place(&mut frame, 5, &mut spill);
+        out.put(&[9, 9]);
+        assert!(out.unchanged(WireAt::at_bits(16), 3));
+        out.finish();
+        assert_eq!(frame, [9, 9, 3, 4, 5, 0xee]);
+        // A header pushed in front: the second one is no longer where it
+        // was parsed, so it must be emitted from its fields.
+        let mut out = PacketOut::in_place(&mut frame, 5, &mut spill);
+        out.put(&[7, 7, 7]);
+        assert!(!out.unchanged(WireAt::at_bits(16), 3));
+        assert!(!out.unchanged(WireAt::NONE, 3));
+        // Unaligned or appended: never.
+        assert!(!PacketOut::append(&mut Vec::new()).unchanged(WireAt::at_bits(0), 1));
+        assert!(!PacketOut::in_place(&mut frame, 5, &mut spill).unchanged(WireAt::at_bits(4), 1));
+        // Equality of headers ignores where they came from.
+        assert_eq!(WireAt::at_bits(8), WireAt::NONE);
+    }
 
     #[test]
     fn varbits_compare_length_and_bytes_in_use_only() {

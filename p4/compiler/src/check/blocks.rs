@@ -151,6 +151,7 @@ impl Checker {
                         ir::VarRef::BlockParam(i as u32),
                         ty.clone(),
                         dir != ir::Direction::In,
+                        Some(self.nominal_of_type(&p.ty)),
                     ),
                 );
             }
@@ -275,7 +276,11 @@ impl Checker {
                 ast::Decl::Var(v) => {
                     let Some(ty) = self.ty(&v.ty) else { continue };
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
-                    if let Some(i) = self.new_local(&v.name, ty)
+                    let nominal = self.nominal_of_type(&v.ty);
+                    if let Some(init) = &init {
+                        self.check_declared_nominal(&nominal, init, v.span);
+                    }
+                    if let Some(i) = self.new_local(&v.name, ty, Some(nominal))
                         && let Some(init) = init
                     {
                         local_inits.push((i, init));
@@ -696,8 +701,49 @@ impl Checker {
             return;
         }
         if let Some(h) = self.control_body(c) {
+            self.plain_controls
+                .insert(c.signature.name.name.clone(), c.clone());
             self.declare(&c.signature.name, Sym::Control(h));
         }
+    }
+
+    /// Whether a control's instances need copies of their own: p4c names
+    /// the actions of a control by its instance's path (`ingress.c1.a`),
+    /// one P4Info action per instance, and our actions are one IR action
+    /// per declaration, so each instance of a control that declares
+    /// actions (or holds instances that may) is checked into an IR control
+    /// of its own.
+    fn needs_own_copy(&self, h: Handle<ir::Control>) -> bool {
+        let c = &self.prog.controls[h];
+        self.instantiated_controls.contains(&h.index())
+            && (!c.actions.is_empty() || !c.instances.is_empty())
+    }
+
+    /// The control an instance of plain control `h` (declared as `name`)
+    /// stands for: `h` itself for its first instance, a fresh check of its
+    /// declaration for the later ones when they need copies of their own.
+    pub(crate) fn instance_copy(&mut self, h: Handle<ir::Control>) -> Handle<ir::Control> {
+        let name = self.prog.controls[h].name.clone();
+        let copy = if self.needs_own_copy(h) {
+            let before = self.diags.len();
+            let copy = self.plain_controls.get(&name).cloned().and_then(|decl| {
+                self.in_top_scope_with(&[], &[], Vec::new(), |c| c.control_body(&decl))
+            });
+            // The declaration's own check already reported these.
+            let fresh: Vec<Diagnostic> = self
+                .diags
+                .split_off(before)
+                .into_iter()
+                .filter(|d| !self.diags.contains(d))
+                .collect();
+            self.diags.extend(fresh);
+            copy
+        } else {
+            None
+        };
+        let h = copy.unwrap_or(h);
+        self.instantiated_controls.insert(h.index());
+        h
     }
 
     /// Instantiates a control with constructor parameters: the declaration
@@ -716,16 +762,20 @@ impl Checker {
         let (values, passed) = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
         let key = ctor_key(name, tys, &values, &passed);
         let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
-        if let Some(h) = self.ctor_cache.get(&key) {
+        if let Some(h) = self.ctor_cache.get(&key).copied()
+            && !self.needs_own_copy(h)
+        {
             self.pending_instance_args = instance_args;
-            return Some(*h);
+            self.instantiated_controls.insert(h.index());
+            return Some(h);
         }
         self.pending_aliases = passed.into_iter().map(|(n, c, _)| (n, c)).collect();
         let h = self.ctor_control_body(&decl, tys, values);
         self.pending_aliases.clear();
         if let Some(h) = h {
-            self.ctor_cache.insert(key, h);
+            self.ctor_cache.entry(key).or_insert(h);
             self.pending_instance_args = instance_args;
+            self.instantiated_controls.insert(h.index());
         }
         h
     }
@@ -1003,6 +1053,10 @@ impl Checker {
                 ast::Decl::Var(v) => {
                     let Some(ty) = self.ty(&v.ty) else { continue };
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                    let nominal = self.nominal_of_type(&v.ty);
+                    if let Some(init) = &init {
+                        self.check_declared_nominal(&nominal, init, v.span);
+                    }
                     let ctl = &mut self.prog.controls[h];
                     let i = ctl.locals.len() as u32;
                     ctl.locals.push(ir::Var {
@@ -1013,7 +1067,10 @@ impl Checker {
                     if let Some(init) = init {
                         ctl.local_inits.push((i, init));
                     }
-                    self.declare(&v.name, Sym::Var(ir::VarRef::BlockLocal(i), ty, true));
+                    self.declare(
+                        &v.name,
+                        Sym::Var(ir::VarRef::BlockLocal(i), ty, true, Some(nominal)),
+                    );
                 }
                 ast::Decl::Action(a) => {
                     if let Some(ah) = self.action_decl(a, Some(h)) {
@@ -1158,7 +1215,7 @@ impl Checker {
                     );
                     return;
                 }
-                Some(*sub)
+                Some(self.instance_copy(*sub))
             }
             Some(Sym::CtorControl(n)) => {
                 let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();
@@ -1315,28 +1372,8 @@ impl Checker {
                 if !want(self, 3) {
                     return;
                 }
-                let algo = {
-                    let Some(x) = self.expr(args[0], None) else {
-                        return;
-                    };
-                    let ir::ExprKind::EnumMember(eh, m) = x.kind else {
-                        self.error(
-                            codes::TYPE_MISMATCH,
-                            args[0].span,
-                            "expected a HashAlgorithm member",
-                        );
-                        return;
-                    };
-                    match self.prog.enums[eh].members[m as usize].0.as_str() {
-                        "crc32" => p4_target::info::HashAlgorithm::Crc32,
-                        "crc32_custom" => p4_target::info::HashAlgorithm::Crc32Custom,
-                        "crc16" => p4_target::info::HashAlgorithm::Crc16,
-                        "crc16_custom" => p4_target::info::HashAlgorithm::Crc16Custom,
-                        "random" => p4_target::info::HashAlgorithm::Random,
-                        "identity" => p4_target::info::HashAlgorithm::Identity,
-                        "csum16" => p4_target::info::HashAlgorithm::Csum16,
-                        _ => p4_target::info::HashAlgorithm::Xor16,
-                    }
+                let Some(algo) = self.hash_algo(args[0]) else {
+                    return;
                 };
                 let Some(size) = self.const_u32(args[1], "selector size") else {
                     return;
@@ -1432,7 +1469,12 @@ impl Checker {
             });
             self.declare(
                 &p.name,
-                Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In),
+                Sym::Var(
+                    ir::VarRef::Local(i as u32),
+                    ty,
+                    dir != ir::Direction::In,
+                    Some(self.nominal_of_type(&p.ty)),
+                ),
             );
         }
         let n_params = vars.len() as u32;

@@ -780,7 +780,7 @@ impl Checker {
                 let x = self.cast(a, &to, span)?;
                 // A cast between a `type` and its underlying type changes no
                 // bits but stays in the tree, so the nominal check sees it.
-                if named && matches!(x.kind, ExprKind::Member(..)) {
+                if named && matches!(x.kind, ExprKind::Member(..) | ExprKind::Var(_)) {
                     return t(mk(ExprKind::Cast(Box::new(x)), to, span));
                 }
                 t(x)
@@ -903,7 +903,12 @@ impl Checker {
                 Some(TE::Typed(e))
             }
             Some(Sym::IntConst(v)) => Some(TE::Inf(v)),
-            Some(Sym::Var(r, ty, _)) => Some(TE::Typed(mk(ExprKind::Var(r), ty, span))),
+            Some(Sym::Var(r, ty, _, nominal)) => {
+                if let Some(n) = nominal {
+                    self.var_nominal.insert(span, n);
+                }
+                Some(TE::Typed(mk(ExprKind::Var(r), ty, span)))
+            }
             Some(_) => {
                 self.error_label(
                     codes::WRONG_KIND,
@@ -1493,8 +1498,8 @@ impl Checker {
     fn writable(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
-                Some(Sym::Var(_, _, true)) => true,
-                Some(Sym::Var(_, _, false)) => {
+                Some(Sym::Var(_, _, true, _)) => true,
+                Some(Sym::Var(_, _, false, _)) => {
                     self.error_label(
                         codes::NOT_LVALUE,
                         e.span,
@@ -1724,7 +1729,7 @@ impl Checker {
         let ty = match &base.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
                 Some(Sym::Type(t)) => t,
-                Some(Sym::Var(_, t, _)) => t,
+                Some(Sym::Var(_, t, _, _)) => t,
                 _ => self.expr(base, None)?.ty,
             },
             _ => self.expr(base, None)?.ty,
@@ -1916,13 +1921,26 @@ impl Checker {
         Some(Self::void_call(Call::Action(a, v), span))
     }
 
-    fn hash_algo(&mut self, e: &ast::Expr) -> Option<HashAlgorithm> {
+    /// A hash algorithm argument: a member of v1model's `HashAlgorithm`.
+    /// p4c's BMv2 back end takes only the enum declared in `v1model.p4`
+    /// (a program's own `enum HashAlgorithm` is refused: "expected a
+    /// HashAlgorithm member. Are you using an up-to-date v1model.p4?").
+    pub(crate) fn hash_algo(&mut self, e: &ast::Expr) -> Option<HashAlgorithm> {
         let x = self.expr(e, None)?;
-        let ExprKind::EnumMember(h, i) = x.kind else {
+        let member = match x.kind {
+            ExprKind::EnumMember(h, i)
+                if self.prog.enums[h].name == "HashAlgorithm"
+                    && self.model_files.contains(&self.prog.enums.span(h).file) =>
+            {
+                Some((h, i))
+            }
+            _ => None,
+        };
+        let Some((h, i)) = member else {
             self.error(
                 codes::TYPE_MISMATCH,
                 e.span,
-                "expected a HashAlgorithm member such as `HashAlgorithm.crc16`",
+                "expected a member of v1model.p4's HashAlgorithm such as `HashAlgorithm.crc16`",
             );
             return None;
         };
@@ -2177,7 +2195,7 @@ impl Checker {
                     "clone_preserving_field_list" => Some(self.const_u8(args[2])?),
                     "clone3" => {
                         let data = self.expr(args[2], None)?;
-                        Some(self.synth_field_list(&data, args[2].span)?)
+                        Some(self.synth_field_list(&data, args[2].span, name)?)
                     }
                     _ => None,
                 };
@@ -2205,7 +2223,7 @@ impl Checker {
                     return None;
                 }
                 let data = self.expr(args[0], None)?;
-                let n = self.synth_field_list(&data, args[0].span)?;
+                let n = self.synth_field_list(&data, args[0].span, name)?;
                 if name == "resubmit" {
                     Builtin::Resubmit(n)
                 } else {
@@ -2328,7 +2346,28 @@ impl Checker {
     /// A made-up field list (index 255 down) for the deprecated
     /// `resubmit(data)` / `recirculate(data)` / `clone3(.., data)`: the
     /// top-level fields of the structs that `data` names.
-    fn synth_field_list(&mut self, data: &Expr, span: Span) -> Option<u8> {
+    fn synth_field_list(&mut self, data: &Expr, span: Span, what: &str) -> Option<u8> {
+        // p4c's BMv2 back end (its issue 1653): a struct passed whole may
+        // not hold a header; its fields travel as metadata.
+        if let Ty::Composite(c) = &data.ty
+            && self.prog.composites[*c].kind == ir::CompositeKind::Struct
+            && let Some(f) = self.prog.composites[*c].fields.iter().find(|f| {
+                matches!(&f.ty, Ty::Composite(h)
+                    if self.prog.composites[*h].kind == ir::CompositeKind::Header)
+            })
+        {
+            let msg = format!(
+                "v1model does not support header `{}` inside the struct passed to `{what}`",
+                f.name
+            );
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                span,
+                msg,
+                "pass metadata fields, e.g. `{ meta.a }`",
+            );
+            return None;
+        }
         let mut fields = Vec::new();
         let mut items = Vec::new();
         match &data.kind {
@@ -2424,6 +2463,7 @@ impl Checker {
                                 );
                                 return None;
                             }
+                            let sub = self.instance_copy(sub);
                             let instances = &mut self.prog.controls[ctl].instances;
                             sym = Some(Sym::SubControl(instances.len() as u32));
                             instances.push((name, sub));

@@ -75,7 +75,11 @@ pub(crate) enum Sym {
     /// A type.
     Type(Ty),
     /// A variable or parameter; `writable` is false for `in` parameters.
-    Var(ir::VarRef, Ty, bool),
+    /// A variable: where it lives, its type, whether it is writable, and
+    /// the type it was declared with for the nominal checks: `Some(None)`
+    /// a plain type, `Some(Some(T))` a `type`-declared `T`, `None` not
+    /// known (not checked).
+    Var(ir::VarRef, Ty, bool, Option<Option<String>>),
     /// A `packet_in` (false) / `packet_out` (true) parameter.
     Packet(bool),
     /// An action.
@@ -162,6 +166,9 @@ pub(crate) struct Checker {
     /// The `type`-declared type of struct and header fields declared with
     /// one, by (composite index, field index).
     pub(crate) field_nominal: HashMap<(usize, u32), String>,
+    /// The declared type (for the nominal checks) of each use of a
+    /// variable, by the use's span: `Some(T)` for a `type`-declared `T`.
+    pub(crate) var_nominal: HashMap<Span, Option<String>>,
     /// Structs made up for tuple-typed digest data, by element types.
     pub(crate) tuple_structs: Vec<(Vec<Ty>, Handle<ir::Composite>)>,
     /// Generic struct/header declarations by name.
@@ -179,6 +186,15 @@ pub(crate) struct Checker {
     /// Controls and parsers with constructor parameters instantiated at
     /// least once.
     pub(crate) ctor_used: std::collections::HashSet<String>,
+    /// The files named `v1model.p4` (ours or one found on the include
+    /// path): v1model's enums are the ones declared there.
+    pub(crate) model_files: Vec<crate::diag::FileId>,
+    /// Controls without constructor parameters, by name: a second
+    /// instance of one that declares actions gets a copy of its own
+    /// ([`Checker::instance_copy`]).
+    pub(crate) plain_controls: HashMap<String, ast::ControlDecl>,
+    /// Controls (handle indices) some instance already stands for.
+    pub(crate) instantiated_controls: std::collections::HashSet<usize>,
     /// Parsers with constructor parameters, by name.
     pub(crate) ctor_parsers: HashMap<String, ast::ParserDecl>,
     /// Their instantiations: (name, argument values) → parser.
@@ -258,12 +274,15 @@ impl ParamSpec {
     }
 }
 
-/// Checks a parsed program. `name` is the program name (file stem).
+/// Checks a parsed program. `name` is the program name (file stem);
+/// `model_files` are the files named `v1model.p4` the program included.
 pub fn check(
     prog: &ast::Program,
     name: &str,
+    model_files: &[crate::diag::FileId],
 ) -> Result<(ir::Program, p4_target::info::ProgramInfo, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut c = Checker {
+        model_files: model_files.to_vec(),
         prog: ir::Program {
             name: name.to_string(),
             ..Default::default()
@@ -277,12 +296,15 @@ pub fn check(
         tuple_structs: Vec::new(),
         nominal_types: HashMap::new(),
         field_nominal: HashMap::new(),
+        var_nominal: HashMap::new(),
         generics: HashMap::new(),
         generic_cache: HashMap::new(),
         ctor_controls: HashMap::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
+        plain_controls: HashMap::new(),
+        instantiated_controls: Default::default(),
         ctor_parsers: HashMap::new(),
         ctor_parser_cache: HashMap::new(),
         instance_args: HashMap::new(),
@@ -1151,6 +1173,7 @@ impl Checker {
     /// expressions.
     pub(crate) fn nominal_field(&self, e: &ir::Expr) -> Option<Option<String>> {
         match &e.kind {
+            ir::ExprKind::Var(_) => self.var_nominal.get(&e.span).cloned(),
             ir::ExprKind::Member(base, i) => match &base.ty {
                 Ty::Composite(h) => Some(self.field_nominal.get(&(h.index(), *i)).cloned()),
                 _ => None,
@@ -1175,7 +1198,35 @@ impl Checker {
     /// fields of headers or structs, whose declared types are known: a
     /// field of type `T` is `Some("T")`, of a plain type `None`.
     pub(crate) fn check_nominal(&mut self, a: &ir::Expr, b: &ir::Expr, span: Span, what: &str) {
-        if let (Some(x), Some(y)) = (self.nominal_field(a), self.nominal_field(b))
+        let x = self.nominal_field(a);
+        self.check_nominal_with(x, a, b, span, what);
+    }
+
+    /// The nominal check of a declaration `T x = init;` (or of a plain
+    /// type when `declared` is `None`).
+    pub(crate) fn check_declared_nominal(
+        &mut self,
+        declared: &Option<String>,
+        init: &ir::Expr,
+        span: Span,
+    ) {
+        let decl = ir::Expr {
+            kind: ir::ExprKind::Bool(false),
+            ty: init.ty.clone(),
+            span,
+        };
+        self.check_nominal_with(Some(declared.clone()), &decl, init, span, "assign");
+    }
+
+    fn check_nominal_with(
+        &mut self,
+        x: Option<Option<String>>,
+        a: &ir::Expr,
+        b: &ir::Expr,
+        span: Span,
+        what: &str,
+    ) {
+        if let (Some(x), Some(y)) = (x, self.nominal_field(b))
             && x != y
         {
             let name = |n: &Option<String>, e: &ir::Expr, c: &Checker| match n {
@@ -1446,6 +1497,7 @@ impl Checker {
             self.ctor_parser_cache.clone(),
             self.generic_fn_cache.clone(),
             self.ctor_used.clone(),
+            self.instantiated_controls.clone(),
             self.action_params.clone(),
             self.function_params.clone(),
             self.instance_args.clone(),
@@ -1460,6 +1512,7 @@ impl Checker {
             self.ctor_parser_cache,
             self.generic_fn_cache,
             self.ctor_used,
+            self.instantiated_controls,
             self.action_params,
             self.function_params,
             self.instance_args,
@@ -1601,7 +1654,12 @@ impl Checker {
             });
             self.declare(
                 &p.name,
-                Sym::Var(ir::VarRef::Local(i as u32), ty, dir != ir::Direction::In),
+                Sym::Var(
+                    ir::VarRef::Local(i as u32),
+                    ty,
+                    dir != ir::Direction::In,
+                    Some(self.nominal_of_type(&p.ty)),
+                ),
             );
         }
         let n_params = vars.len() as u32;

@@ -140,9 +140,10 @@ impl Ids {
 /// The control-plane name of each action, indexed by handle. p4c names an
 /// action of a control by the path of the control's instance
 /// (`ingress.c.a` for action `a` of control type `compute` instantiated as
-/// `c` in `ingress`); an action of a control type instantiated more than
-/// once keeps its type-qualified name (`compute.a`), one P4Info action for
-/// all instances, where p4c would have one per instance.
+/// `c` in `ingress`). Each instance of a control that declares actions is
+/// an IR control of its own (`Checker::instance_copy`), so an action has
+/// one instance; one that has none (or several, e.g. one control passed
+/// twice to `V1Switch`) keeps its type-qualified name (`compute.a`).
 pub(crate) fn action_names(c: &Checker) -> Vec<String> {
     let mut paths: HashMap<usize, Vec<&str>> = HashMap::new();
     for inst in &c.prog.instances {

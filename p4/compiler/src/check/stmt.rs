@@ -66,7 +66,14 @@ impl Checker {
     }
 
     /// Declares a local of the current body and returns its index.
-    pub(crate) fn new_local(&mut self, name: &ast::Ident, ty: Ty) -> Option<u32> {
+    /// `nominal` is the type it was declared with for the nominal checks
+    /// (see [`Sym::Var`]).
+    pub(crate) fn new_local(
+        &mut self,
+        name: &ast::Ident,
+        ty: Ty,
+        nominal: Option<Option<String>>,
+    ) -> Option<u32> {
         let body = self.body.as_mut()?;
         let idx = body.vars.len() as u32;
         body.vars.push(ir::Var {
@@ -74,7 +81,7 @@ impl Checker {
             ty: ty.clone(),
             param: None,
         });
-        self.declare(name, Sym::Var(ir::VarRef::Local(idx), ty, true));
+        self.declare(name, Sym::Var(ir::VarRef::Local(idx), ty, true, nominal));
         Some(idx)
     }
 
@@ -261,13 +268,17 @@ impl Checker {
                         None => {
                             // Declared all the same, so later uses do not
                             // add "cannot find" errors.
-                            self.new_local(&v.name, ty);
+                            self.new_local(&v.name, ty, None);
                             return;
                         }
                     },
                     None => None,
                 };
-                if let Some(i) = self.new_local(&v.name, ty) {
+                let nominal = self.nominal_of_type(&v.ty);
+                if let Some(init) = &init {
+                    self.check_declared_nominal(&nominal, init, v.span);
+                }
+                if let Some(i) = self.new_local(&v.name, ty, Some(nominal)) {
                     out.push(Stmt::Decl(i, init));
                 }
             }
@@ -428,7 +439,7 @@ impl Checker {
                 self.pop_scope();
                 return;
             }
-            let Some(var) = self.new_local(name, lo.ty.clone()) else {
+            let Some(var) = self.new_local(name, lo.ty.clone(), None) else {
                 self.pop_scope();
                 return;
             };
@@ -468,7 +479,7 @@ impl Checker {
                 self.pop_scope();
                 return;
             }
-            let Some(var) = self.new_local(name, elem) else {
+            let Some(var) = self.new_local(name, elem, None) else {
                 self.pop_scope();
                 return;
             };
@@ -524,7 +535,7 @@ impl Checker {
         let Some(last) = values.pop() else {
             return; // `{}`: no passes
         };
-        let Some(var) = self.new_local(name, elem.clone()) else {
+        let Some(var) = self.new_local(name, elem.clone(), None) else {
             return;
         };
         let index_name = ast::Ident {
@@ -532,7 +543,7 @@ impl Checker {
             name: format!("for#{}", self.body.as_ref().map_or(0, |b| b.vars.len())),
             span,
         };
-        let Some(index) = self.new_local(&index_name, Ty::Bit(32)) else {
+        let Some(index) = self.new_local(&index_name, Ty::Bit(32), None) else {
             return;
         };
         block.push(Stmt::Decl(var, None));

@@ -172,6 +172,8 @@ pub mod EtherType {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ethernet_t {
     pub valid: bool,
+    /// Where it was extracted (never written after: see `WireAt`).
+    pub wire__: ::p4_target::support::WireAt,
     pub dst: u64,
     pub src: u64,
     pub etherType: u16,
@@ -187,6 +189,7 @@ impl ethernet_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
         if p.off_bits % 8 == 0 {
             let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
             {
@@ -219,6 +222,9 @@ impl ethernet_t {
     #[inline]
     pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
+            return;
+        }
+        if out.unchanged(self.wire__, Self::BYTES) {
             return;
         }
         let mut d = [0u8; Self::BYTES];

@@ -166,6 +166,8 @@ pub mod Mood {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ethernet_t {
     pub valid: bool,
+    /// Where it was extracted (never written after: see `WireAt`).
+    pub wire__: ::p4_target::support::WireAt,
     pub dst: u64,
     pub src: u64,
     pub etherType: u16,
@@ -181,6 +183,7 @@ impl ethernet_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
         if p.off_bits % 8 == 0 {
             let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
             {
@@ -215,6 +218,9 @@ impl ethernet_t {
         if !self.valid {
             return;
         }
+        if out.unchanged(self.wire__, Self::BYTES) {
+            return;
+        }
         let mut d = [0u8; Self::BYTES];
         d[0..6].copy_from_slice(&(((self.dst as u64) & 0xffffffffffff) << 0).to_be_bytes()[2..]);
         d[6..14].copy_from_slice(&(((self.src as u64) & 0xffffffffffff) << 16 | ((self.etherType as u64) & 0xffff) << 0).to_be_bytes()[0..]);
@@ -237,6 +243,8 @@ impl ethernet_t {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct extra_t {
     pub valid: bool,
+    /// Where it was extracted (never written after: see `WireAt`).
+    pub wire__: ::p4_target::support::WireAt,
     pub x: u32,
 }
 
@@ -250,6 +258,7 @@ impl extra_t {
         if p.data.len() * 8 < p.off_bits + Self::BITS {
             return false;
         }
+        self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
         if p.off_bits % 8 == 0 {
             let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
             {
@@ -273,6 +282,9 @@ impl extra_t {
     #[inline]
     pub fn emit(&self, out: &mut PacketOut<'_>) {
         if !self.valid {
+            return;
+        }
+        if out.unchanged(self.wire__, Self::BYTES) {
             return;
         }
         let mut d = [0u8; Self::BYTES];

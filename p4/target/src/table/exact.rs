@@ -7,15 +7,27 @@
 //! that an over-wide value cannot alias another key; the map then holds its
 //! keys inline and a probe chases no pointer. Wider keys are stored as
 //! boxed slices and looked up with the `&[u128]` key slice in place. Hash:
-//! FxHash.
+//! FxHash. Keys of at most [`DIRECT_MAX_BITS`] bits in all (a DSCP, a port
+//! and a priority, a 16-bit next-hop id) index an array of entry ids
+//! instead: one load, no hashing; the array (4 bytes × 2^bits, at most
+//! 256 KiB) is allocated with the first entry.
 
 use rustc_hash::FxHashMap;
 
 use crate::bits::mask;
 use crate::runtime::FieldMatch;
 
+/// Widest packed key that indexes an array instead of a hash map.
+pub(crate) const DIRECT_MAX_BITS: u32 = 16;
+
+/// Empty slot of a direct array.
+const NONE: u32 = u32::MAX;
+
 #[derive(Debug)]
 enum Map {
+    /// Concatenated key of at most [`DIRECT_MAX_BITS`] bits as an index:
+    /// entry id or [`NONE`]; empty until the first insert.
+    Direct(Box<[u32]>),
     /// Concatenated key of at most 128 bits.
     Packed(FxHashMap<u128, u32>),
     /// One value per field.
@@ -42,7 +54,9 @@ impl ExactEngine {
         let total: u32 = widths.iter().sum();
         ExactEngine {
             widths: widths.into(),
-            map: if total <= 128 {
+            map: if total <= DIRECT_MAX_BITS {
+                Map::Direct(Box::new([]))
+            } else if total <= 128 {
                 Map::Packed(FxHashMap::default())
             } else {
                 Map::Wide(FxHashMap::default())
@@ -65,7 +79,14 @@ impl ExactEngine {
 
     pub(crate) fn insert(&mut self, id: u32, matches: &[Option<FieldMatch>]) {
         let packed = self.pack(values(matches));
+        let total: u32 = self.widths.iter().sum();
         match &mut self.map {
+            Map::Direct(a) => {
+                if a.is_empty() {
+                    *a = vec![NONE; 1 << total].into_boxed_slice();
+                }
+                a[packed as usize] = id;
+            }
             Map::Packed(m) => {
                 m.insert(packed, id);
             }
@@ -78,6 +99,11 @@ impl ExactEngine {
     pub(crate) fn remove(&mut self, matches: &[Option<FieldMatch>]) {
         let packed = self.pack(values(matches));
         match &mut self.map {
+            Map::Direct(a) => {
+                if let Some(slot) = a.get_mut(packed as usize) {
+                    *slot = NONE;
+                }
+            }
             Map::Packed(m) => {
                 m.remove(&packed);
             }
@@ -90,6 +116,7 @@ impl ExactEngine {
     /// The entry with exactly these matches.
     pub(crate) fn find(&self, matches: &[Option<FieldMatch>]) -> Option<u32> {
         match &self.map {
+            Map::Direct(a) => direct(a, self.pack(values(matches))),
             Map::Packed(m) => m.get(&self.pack(values(matches))).copied(),
             Map::Wide(m) => m.get(&values(matches).collect::<Box<[u128]>>()).copied(),
         }
@@ -98,6 +125,7 @@ impl ExactEngine {
     /// Heap bytes held (capacity).
     pub(crate) fn memory_bytes(&self) -> usize {
         match &self.map {
+            Map::Direct(a) => a.len() * 4,
             Map::Packed(m) => m.capacity() * 33,
             Map::Wide(m) => m.capacity() * 25 + m.keys().map(|k| k.len() * 16).sum::<usize>(),
         }
@@ -106,6 +134,13 @@ impl ExactEngine {
     #[inline]
     pub(crate) fn lookup(&self, key: &[u128]) -> Option<u32> {
         match &self.map {
+            Map::Direct(a) => {
+                let packed = match (&*self.widths, key) {
+                    ([w], [v]) => v & mask(*w),
+                    _ => self.pack(key.iter().copied()),
+                };
+                direct(a, packed)
+            }
             // One field (most exact tables): the packed key is the value
             // masked to its width, without the general loop's shifts.
             Map::Packed(m) if m.is_empty() => None,
@@ -121,6 +156,16 @@ impl ExactEngine {
     }
 }
 
+/// The entry id in slot `packed` of a direct array (empty before the
+/// first insert).
+#[inline]
+fn direct(a: &[u32], packed: u128) -> Option<u32> {
+    match a.get(packed as usize) {
+        Some(&id) if id != NONE => Some(id),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,7 +176,8 @@ mod tests {
 
     #[test]
     fn finds_exactly_the_inserted_keys() {
-        for widths in [[8u32, 4], [100, 100]] {
+        // Direct array, hash map of packed keys, hash map of key slices.
+        for widths in [[8u32, 4], [60, 4], [100, 100]] {
             let mut t = ExactEngine::new(&widths);
             t.insert(7, &[e(1), e(2)]);
             t.insert(8, &[e(2), e(1)]);
@@ -148,11 +194,29 @@ mod tests {
     fn over_wide_key_values_do_not_alias() {
         // Two 4-bit fields: (0, 0x22) must not find (2, 2) by letting the
         // second value's high bits bleed into the first field's place.
-        let mut t = ExactEngine::new(&[4, 4]);
-        t.insert(1, &[e(2), e(2)]);
-        assert_eq!(t.lookup(&[2, 2]), Some(1));
-        assert_eq!(t.lookup(&[0, 0x22]), None);
-        // Values are taken modulo their width, as P4 values are.
-        assert_eq!(t.lookup(&[0x12, 2]), Some(1));
+        for widths in [[4u32, 4], [4, 60]] {
+            let mut t = ExactEngine::new(&widths);
+            t.insert(1, &[e(2), e(2)]);
+            assert_eq!(t.lookup(&[2, 2]), Some(1));
+            assert_eq!(t.lookup(&[0, 0x22]), None);
+            // Values are taken modulo their width, as P4 values are.
+            assert_eq!(t.lookup(&[0x12, 2]), Some(1));
+            assert_eq!(t.find(&[e(2), e(2)]), Some(1));
+        }
+    }
+
+    #[test]
+    fn a_direct_table_holds_every_key_of_its_width() {
+        let mut t = ExactEngine::new(&[16]);
+        assert_eq!(t.lookup(&[0]), None);
+        t.insert(0, &[e(0)]);
+        t.insert(9, &[e(0xffff)]);
+        assert_eq!(t.lookup(&[0]), Some(0));
+        assert_eq!(t.lookup(&[0xffff]), Some(9));
+        assert_eq!(t.lookup(&[0x1_ffff]), Some(9));
+        assert_eq!(t.lookup(&[1]), None);
+        t.remove(&[e(0)]);
+        assert_eq!(t.lookup(&[0]), None);
+        assert_eq!(t.find(&[e(0xffff)]), Some(9));
     }
 }

@@ -199,6 +199,8 @@ pub struct Table {
     meter_unit: CounterUnit,
     /// Stored in an entry when it is hit (idle-timeout tables only).
     idle_clock: u64,
+    /// `info.keys.len()`, next to the engine for the lookup's check.
+    n_keys: usize,
 }
 
 /// Entry actions interned with reference counts: one copy of each
@@ -326,6 +328,7 @@ impl Table {
             len: 0,
             meter_unit,
             idle_clock: 0,
+            n_keys: info.keys.len(),
         };
         let n = info.const_entries.len();
         for (i, c) in info.const_entries.iter().enumerate() {
@@ -418,7 +421,7 @@ impl Table {
     /// `packet_len` bytes on the hit entry's direct counter, if any.
     #[inline]
     pub fn lookup(&mut self, key: &[u128], packet_len: u32) -> Lookup<'_> {
-        let found = if key.len() == self.info.keys.len() {
+        let found = if key.len() == self.n_keys {
             self.engine.lookup(key)
         } else {
             None
@@ -427,15 +430,14 @@ impl Table {
             && let Some(&a) = self.actions.get(id as usize)
         {
             let i = id as usize;
-            if self.info.direct_counter.is_some()
-                && let Some(c) = self.counters.get_mut(i)
-            {
+            // `counters` and `last_hit` stay empty in tables without a
+            // direct counter or idle timeout: their lengths say it all,
+            // without reading the table's description.
+            if let Some(c) = self.counters.get_mut(i) {
                 c.bytes = c.bytes.wrapping_add(packet_len as u64);
                 c.packets = c.packets.wrapping_add(1);
             }
-            if self.info.idle_timeout
-                && let Some(h) = self.last_hit.get_mut(i)
-            {
+            if let Some(h) = self.last_hit.get_mut(i) {
                 *h = self.idle_clock;
             }
             return Lookup {

@@ -171,6 +171,9 @@ impl Gen<'_> {
                     if comp.kind == CompositeKind::Header {
                         parts.push("valid: true".to_string());
                     }
+                    if self.wire_kept.contains(&c.index()) {
+                        parts.push("wire__: ::p4_target::support::WireAt::NONE".to_string());
+                    }
                     for (f, it) in comp.fields.iter().zip(items) {
                         let v = self.to_native(&self.expr(ctx, it)?, &f.ty)?;
                         parts.push(format!("{}: {v}", field_ident(&f.name)));

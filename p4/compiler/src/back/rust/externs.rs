@@ -487,12 +487,14 @@ impl Gen<'_> {
             return Ok(None);
         }
         let vb_term = "::p4_target::externs::csum16_weighted_bytes(vb__, pad__ - total__)";
-        let finish = |sum: String| match &varbit {
-            None => format!("{BITS}::wrap(::p4_target::externs::csum16_finish({sum}), {width})"),
+        // `finish_fn` folds the sum: `csum16_finish` (u128) or
+        // `csum16_finish_u64` (fixed folds, no loop).
+        let finish = |finish_fn: &str, sum: String| match &varbit {
+            None => format!("{BITS}::wrap(::p4_target::externs::{finish_fn}({sum}), {width})"),
             Some(vb) => format!(
                 "({{ let vb__ = {vb}.used(); let total__ = {total} + 8 * vb__.len() as u32; \
                  let pad__ = total__.div_ceil(16) * 16; \
-                 {BITS}::wrap(::p4_target::externs::csum16_finish({sum}), {width}) }})"
+                 {BITS}::wrap(::p4_target::externs::{finish_fn}({sum}), {width}) }})"
             ),
         };
         if fields.iter().all(|f| f.1 <= 32) && fields.len() < 1 << 16 {
@@ -516,7 +518,7 @@ impl Gen<'_> {
             if varbit.is_some() {
                 terms.push(format!("({vb_term} as u64)"));
             }
-            return Ok(Some(finish(format!("u128::from({})", terms.join(" + ")))));
+            return Ok(Some(finish("csum16_finish_u64", terms.join(" + "))));
         }
         let mut end = 0;
         let mut terms = Vec::new();
@@ -545,7 +547,7 @@ impl Gen<'_> {
         if varbit.is_some() {
             terms.push(vb_term.to_string());
         }
-        Ok(Some(finish(terms.join(" + "))))
+        Ok(Some(finish("csum16_finish", terms.join(" + "))))
     }
 
     /// The checksum of packer `bp` (and the payload) as a `width`-bit value.

@@ -40,6 +40,11 @@ impl Gen<'_> {
             if c.kind == CompositeKind::Header {
                 self.w.line("pub valid: bool,");
             }
+            if self.wire_kept.contains(&h.index()) {
+                self.w
+                    .line("/// Where it was extracted (never written after: see `WireAt`).");
+                self.w.line("pub wire__: ::p4_target::support::WireAt,");
+            }
             for f in &c.fields {
                 let t = match self.rust_ty(&f.ty) {
                     Ok(t) => t,
@@ -70,6 +75,7 @@ impl Gen<'_> {
         }
         let c = &self.prog.composites[h];
         let name = &self.names.composites[h.index()];
+        let kept = self.wire_kept.contains(&h.index());
         let bits = c.header_bits(self.prog);
         if !bits.is_multiple_of(8) {
             return bad(
@@ -91,6 +97,9 @@ impl Gen<'_> {
         w.open("if p.data.len() * 8 < p.off_bits + Self::BITS {");
         w.line("return false;");
         w.close("}");
+        if kept {
+            w.line("self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);");
+        }
         // Struct fields are laid out flattened: one entry per scalar leaf,
         // named by its Rust path from the header (`s.f`).
         let fields: Vec<(String, u32, bool)> = c
@@ -167,6 +176,11 @@ impl Gen<'_> {
         w.open("if !self.valid {");
         w.line("return;");
         w.close("}");
+        if kept {
+            w.open("if out.unchanged(self.wire__, Self::BYTES) {");
+            w.line("return;");
+            w.close("}");
+        }
         w.line("let mut d = [0u8; Self::BYTES];");
         if let Some(chunks) = &chunks {
             // Each chunk's fields are shifted into one word, stored once.

@@ -43,6 +43,7 @@ mod stmt;
 mod trace;
 mod user_externs;
 pub mod writer;
+mod written;
 
 use crate::ir::*;
 use crate::proc::namer::{Namer, escape, field_ident};
@@ -159,6 +160,10 @@ struct Gen<'a> {
     /// Control instances that read the payload (`*_with_payload` checksums):
     /// a deparser among them cannot rewrite the frame in place.
     payload_readers: std::cell::RefCell<std::collections::BTreeSet<usize>>,
+    /// Header types (composite indices) no statement writes after the
+    /// parser: their headers remember where they were extracted and are
+    /// not packed again when emitted there in place ([`written`]).
+    wire_kept: std::collections::BTreeSet<usize>,
 }
 
 /// Where a body's variables live.
@@ -372,6 +377,18 @@ impl<'a> Gen<'a> {
             next_loop: 0,
             trace_points: true,
             payload_readers: Default::default(),
+            wire_kept: {
+                let written = written::written_headers(prog);
+                prog.composites
+                    .iter()
+                    .filter(|(h, c)| {
+                        c.kind == CompositeKind::Header
+                            && c.varbit().is_none()
+                            && !written.contains(&h.index())
+                    })
+                    .map(|(h, _)| h.index())
+                    .collect()
+            },
             w: CodeWriter::default(),
             names: Names {
                 composites,

@@ -1,0 +1,330 @@
+//! Which header types a program may change after the parser extracted them.
+//!
+//! A header of a type no statement writes holds, at the deparser, exactly
+//! the bytes it was extracted from; when it is emitted where it was parsed,
+//! an in-place deparse can leave those bytes alone instead of packing its
+//! fields again (`p4_target::support::WireAt`).
+//!
+//! The answer is by type and errs on the side of "written": a type counts
+//! as written when any l-value anywhere in the program (assignment target,
+//! `out`/`inout` argument of any call — every argument of an action,
+//! function, control, parser or user extern is taken as one —,
+//! `setValid`/`setInvalid`, `push_front`/`pop_front`, an extern's `out`)
+//! is a value of that type, a field inside one, or a struct, union or stack
+//! holding one. `extract` is the one write it does not count: it is where
+//! the wire bytes come from.
+
+use std::collections::BTreeSet;
+
+use crate::ir::*;
+
+/// Indices of the header composites some l-value of the program may write.
+pub(super) fn written_headers(prog: &Program) -> BTreeSet<usize> {
+    let mut w = Walker {
+        prog,
+        written: BTreeSet::new(),
+    };
+    for (_, a) in prog.actions.iter() {
+        w.block(&a.body);
+    }
+    for (_, f) in prog.functions.iter() {
+        w.block(&f.body);
+    }
+    for (_, t) in prog.tables.iter() {
+        for k in &t.keys {
+            w.read(&k.expr);
+        }
+        for args in &t.bound {
+            for a in args {
+                w.lvalue(a);
+            }
+        }
+    }
+    for (_, c) in prog.controls.iter() {
+        for (_, e) in &c.local_inits {
+            w.read(e);
+        }
+        w.block(&c.apply);
+    }
+    for (_, p) in prog.parsers.iter() {
+        for (_, e) in &p.local_inits {
+            w.read(e);
+        }
+        for s in &p.states {
+            w.block(&s.body);
+            if let Transition::Select(keys, _) = &s.transition {
+                for k in keys {
+                    w.read(k);
+                }
+            }
+        }
+    }
+    w.written
+}
+
+struct Walker<'a> {
+    prog: &'a Program,
+    written: BTreeSet<usize>,
+}
+
+impl Walker<'_> {
+    fn block(&mut self, b: &Block) {
+        for s in b {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Assign(l, r, _) => {
+                self.lvalue(l);
+                self.read(r);
+            }
+            Stmt::Decl(_, init) => {
+                if let Some(e) = init {
+                    self.read(e);
+                }
+            }
+            Stmt::If(c, t, e) => {
+                self.read(c);
+                self.block(t);
+                if let Some(e) = e {
+                    self.block(e);
+                }
+            }
+            Stmt::Block(b) => self.block(b),
+            Stmt::Switch(e, cases) => {
+                self.read(e);
+                for c in cases {
+                    for l in &c.labels {
+                        self.read(l);
+                    }
+                    if let Some(b) = &c.body {
+                        self.block(b);
+                    }
+                }
+            }
+            Stmt::SwitchAction(_, cases) => {
+                for c in cases {
+                    if let Some(b) = &c.body {
+                        self.block(b);
+                    }
+                }
+            }
+            Stmt::Call(c, _) => self.call(c),
+            Stmt::Return(e) => {
+                if let Some(e) = e {
+                    self.read(e);
+                }
+            }
+            Stmt::For { cond, update, body } => {
+                if let Some(c) = cond {
+                    self.read(c);
+                }
+                self.block(update);
+                self.block(body);
+            }
+            Stmt::ForRange { lo, hi, body, .. } => {
+                self.read(lo);
+                self.read(hi);
+                self.block(body);
+            }
+            Stmt::ForStack { stack, body, .. } => {
+                self.read(stack);
+                self.block(body);
+            }
+            Stmt::Exit | Stmt::Break | Stmt::Continue => {}
+        }
+    }
+
+    fn call(&mut self, c: &Call) {
+        match c {
+            Call::Action(_, args)
+            | Call::Function(_, args)
+            | Call::ControlApply(_, args)
+            | Call::ParserApply(_, args) => {
+                for a in args {
+                    self.lvalue(a);
+                }
+            }
+            Call::TableApply(_) => {}
+            Call::Builtin(b) => self.builtin(b),
+        }
+    }
+
+    fn builtin(&mut self, b: &Builtin) {
+        match b {
+            Builtin::MarkToDrop(e)
+            | Builtin::SetValid(e)
+            | Builtin::SetInvalid(e)
+            | Builtin::PushFront(e, _)
+            | Builtin::PopFront(e, _) => self.lvalue(e),
+            Builtin::Hash {
+                out,
+                base,
+                data,
+                max,
+                ..
+            } => {
+                self.lvalue(out);
+                self.read(base);
+                self.read(max);
+                data.iter().for_each(|d| self.read(d));
+            }
+            Builtin::Random { out, lo, hi } => {
+                self.lvalue(out);
+                self.read(lo);
+                self.read(hi);
+            }
+            Builtin::VerifyChecksum {
+                cond,
+                data,
+                checksum,
+                ..
+            } => {
+                self.read(cond);
+                self.read(checksum);
+                data.iter().for_each(|d| self.read(d));
+            }
+            Builtin::UpdateChecksum {
+                cond,
+                data,
+                checksum,
+                ..
+            } => {
+                self.read(cond);
+                self.lvalue(checksum);
+                data.iter().for_each(|d| self.read(d));
+            }
+            Builtin::Clone { kind, session, .. } => {
+                self.read(kind);
+                self.read(session);
+            }
+            Builtin::Digest { data, .. } => data.iter().for_each(|d| self.read(d)),
+            Builtin::Truncate(e) | Builtin::Assert(e) | Builtin::Advance(e) | Builtin::Emit(e) => {
+                self.read(e)
+            }
+            Builtin::Verify(a, b) => {
+                self.read(a);
+                self.read(b);
+            }
+            // Where the wire bytes come from, not a change to them.
+            Builtin::Extract(e, len) => {
+                self.read(e);
+                if let Some(l) = len {
+                    self.read(l);
+                }
+            }
+            Builtin::RegisterRead { out, index, .. } => {
+                self.lvalue(out);
+                self.read(index);
+            }
+            Builtin::RegisterWrite { index, value, .. } => {
+                self.read(index);
+                self.read(value);
+            }
+            Builtin::CounterCount { index, .. } => self.read(index),
+            Builtin::MeterExecute { index, out, .. } => {
+                self.read(index);
+                self.lvalue(out);
+            }
+            Builtin::DirectMeterRead { out, .. } => self.lvalue(out),
+            Builtin::UserMethod { args, .. } | Builtin::UserFunction { args, .. } => {
+                for a in args {
+                    self.lvalue(a);
+                }
+            }
+            Builtin::MarkToDropImplicit
+            | Builtin::Resubmit(_)
+            | Builtin::Recirculate(_)
+            | Builtin::LogMsg
+            | Builtin::DirectCount => {}
+        }
+    }
+
+    /// `e` may be written: every header type in its own type, and the
+    /// innermost header (or union, or stack) it is a part of.
+    fn lvalue(&mut self, e: &Expr) {
+        self.read(e);
+        self.mark_within(&e.ty);
+        let mut cur = e;
+        while let Some(base) = base_of(cur) {
+            if let Ty::Composite(c) = &base.ty
+                && self.prog.composites[*c].kind == CompositeKind::Struct
+            {
+                cur = base;
+                continue;
+            }
+            self.mark_within(&base.ty);
+            if matches!(base.ty, Ty::Composite(_) | Ty::Stack(..)) {
+                break;
+            }
+            cur = base;
+        }
+    }
+
+    /// Marks every header type reachable in `ty`.
+    fn mark_within(&mut self, ty: &Ty) {
+        match ty {
+            Ty::Composite(c) => {
+                let comp = &self.prog.composites[*c];
+                if comp.kind == CompositeKind::Header && !self.written.insert(c.index()) {
+                    return;
+                }
+                for f in &comp.fields {
+                    self.mark_within(&f.ty);
+                }
+            }
+            Ty::Stack(t, _) => self.mark_within(t),
+            Ty::Tuple(ts) => ts.iter().for_each(|t| self.mark_within(t)),
+            _ => {}
+        }
+    }
+
+    /// Looks for calls (with their l-value arguments) inside `e`.
+    fn read(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Call(c) => self.call(c),
+            ExprKind::Member(a, _)
+            | ExprKind::StackNext(a)
+            | ExprKind::StackLast(a)
+            | ExprKind::StackLastIndex(a)
+            | ExprKind::StackNextIndex(a)
+            | ExprKind::IsValid(a)
+            | ExprKind::Unary(_, a)
+            | ExprKind::Slice(a, _, _)
+            | ExprKind::Cast(a) => self.read(a),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+                self.read(a);
+                self.read(b);
+            }
+            ExprKind::Mux(a, b, c) => {
+                self.read(a);
+                self.read(b);
+                self.read(c);
+            }
+            ExprKind::List(items) => items.iter().for_each(|i| self.read(i)),
+            ExprKind::Int(_)
+            | ExprKind::WideInt(_)
+            | ExprKind::Bool(_)
+            | ExprKind::ErrorCode(_)
+            | ExprKind::EnumMember(..)
+            | ExprKind::Var(_)
+            | ExprKind::TableHit(..)
+            | ExprKind::Lookahead
+            | ExprKind::Default => {}
+        }
+    }
+}
+
+/// The value `e` is a part of, if `e` is a field, element or slice.
+fn base_of(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Member(a, _)
+        | ExprKind::Index(a, _)
+        | ExprKind::Slice(a, _, _)
+        | ExprKind::StackNext(a)
+        | ExprKind::StackLast(a) => Some(a),
+        _ => None,
+    }
+}
