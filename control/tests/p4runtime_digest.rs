@@ -25,11 +25,13 @@ static LEARN_FIELDS: [MetaFieldInfo; 2] = [
         id: 1,
         name: "src_addr",
         bitwidth: 48,
+        signed: false,
     },
     MetaFieldInfo {
         id: 2,
         name: "ingress_port",
         bitwidth: 9,
+        signed: false,
     },
 ];
 

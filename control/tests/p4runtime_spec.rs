@@ -1421,3 +1421,82 @@ async fn s14_invalid_argument_p4info_whose_objects_differ_from_the_program() {
         assert!(err.message().contains(what), "{what}: {}", err.message());
     }
 }
+
+#[tokio::test]
+async fn s9_4_unimplemented_direct_counter_of_the_default_entry() {
+    let h = Harness::start().await;
+    let mut c = primary(&h, 1).await;
+    let default_entry = pb::TableEntry {
+        table_id: T_LPM,
+        is_default_action: true,
+        ..Default::default()
+    };
+    // Not an empty answer, not NOT_FOUND: the default entry exists, its
+    // direct counter is what this switch does not keep.
+    let err = read(
+        &mut c.client,
+        vec![E::DirectCounterEntry(pb::DirectCounterEntry {
+            table_entry: Some(default_entry.clone()),
+            data: None,
+        })],
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
+    let counter = update(
+        U::Modify,
+        E::DirectCounterEntry(pb::DirectCounterEntry {
+            table_entry: Some(default_entry.clone()),
+            data: Some(pb::CounterData {
+                byte_count: 1,
+                packet_count: 1,
+            }),
+        }),
+    );
+    assert_eq!(code_of(&mut c, counter).await, Code::Unimplemented);
+    let meter = update(
+        U::Modify,
+        E::DirectMeterEntry(pb::DirectMeterEntry {
+            table_entry: Some(default_entry.clone()),
+            ..Default::default()
+        }),
+    );
+    assert_eq!(
+        code_of(&mut c, meter).await,
+        Code::InvalidArgument,
+        "the table has no direct meter"
+    );
+    let te = pb::TableEntry {
+        action: direct(action(DROP, &[])),
+        counter_data: Some(pb::CounterData {
+            byte_count: 1,
+            packet_count: 1,
+        }),
+        ..default_entry
+    };
+    assert_eq!(code_of(&mut c, modify(te)).await, Code::Unimplemented);
+    // A table without a direct counter is still INVALID_ARGUMENT.
+    let no_counter = pb::TableEntry {
+        table_id: T_ACL,
+        is_default_action: true,
+        ..Default::default()
+    };
+    let counter = update(
+        U::Modify,
+        E::DirectCounterEntry(pb::DirectCounterEntry {
+            table_entry: Some(no_counter.clone()),
+            data: Some(pb::CounterData::default()),
+        }),
+    );
+    assert_eq!(code_of(&mut c, counter).await, Code::InvalidArgument);
+    let err = read(
+        &mut c.client,
+        vec![E::DirectCounterEntry(pb::DirectCounterEntry {
+            table_entry: Some(no_counter),
+            data: None,
+        })],
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+}

@@ -41,6 +41,7 @@ static PROGRAM: ProgramInfo = ProgramInfo {
         name: "MyParser.tag_types",
         bitwidth: 16,
         size: 4,
+        fields: &[],
     }],
     p4info_text: P4INFO,
 };

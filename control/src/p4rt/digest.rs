@@ -24,7 +24,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use p4_target::info::DigestInfo;
 use proto::p4::v1 as pb;
 
-use super::bytes::encode;
+use super::bytes::{encode, encode_signed};
 use super::error::P4Error;
 
 /// Longest list sent when `max_list_size` is 0 (no limit asked).
@@ -246,13 +246,18 @@ impl DigestEngine {
     }
 }
 
-/// One digest as the `P4Data` struct of its members (canonical bytes).
+/// One digest as the `P4Data` struct of its members (canonical bytes;
+/// `int<W>` members in two's complement, spec §8.4).
 fn struct_data(info: &DigestInfo, values: &[u128]) -> pb::P4Data {
     let members = values
         .iter()
         .zip(info.fields)
-        .map(|(&v, _)| pb::P4Data {
-            data: Some(pb::p4_data::Data::Bitstring(encode(v))),
+        .map(|(&v, f)| pb::P4Data {
+            data: Some(pb::p4_data::Data::Bitstring(if f.signed {
+                encode_signed(v, f.bitwidth)
+            } else {
+                encode(v)
+            })),
         })
         .collect();
     pb::P4Data {
@@ -278,11 +283,13 @@ mod tests {
             id: 1,
             name: "src_addr",
             bitwidth: 48,
+            signed: false,
         },
         MetaFieldInfo {
             id: 2,
             name: "ingress_port",
             bitwidth: 9,
+            signed: false,
         },
     ];
     static DIGESTS: [DigestInfo; 1] = [DigestInfo {

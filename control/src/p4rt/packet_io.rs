@@ -153,17 +153,20 @@ mod tests {
             id: 1,
             name: "egress_port",
             bitwidth: 9,
+            signed: false,
         },
         MetaFieldInfo {
             id: 2,
             name: "_pad",
             bitwidth: 7,
+            signed: false,
         },
     ];
     static IN_FIELDS: [MetaFieldInfo; 1] = [MetaFieldInfo {
         id: 1,
         name: "ingress_port",
         bitwidth: 9,
+        signed: false,
     }];
     static HEADERS: [ControllerHeaderInfo; 2] = [
         ControllerHeaderInfo {

@@ -46,7 +46,7 @@ use p4_target::runtime::{ActionCall, CounterData, EntryAction, EntryRow, FieldMa
 use proto::p4::v1 as pb;
 use proto::p4::v1::entity::Entity as E;
 
-use super::bytes::encode;
+use super::bytes::{encode, encode_signed, mask};
 use super::error::P4Error;
 use super::roles::{RoleScope, entity_id};
 use super::translate::{default_entry_to_proto, entry_to_proto, key_from_proto, table};
@@ -514,6 +514,7 @@ pub fn read_one(
                 direct_resource_table(cx, &te, "direct_counter_entry", |t| {
                     t.direct_counter.is_some()
                 })?;
+                super::write::no_default_entry(&te, "direct_counter_entry")?;
                 let mut entries = Vec::new();
                 let te_all = pb::TableEntry {
                     counter_data: Some(Default::default()),
@@ -576,6 +577,7 @@ pub fn read_one(
                 }
                 let te = d.table_entry.clone().unwrap_or_default();
                 direct_resource_table(cx, &te, "direct_meter_entry", |t| t.direct_meter.is_some())?;
+                super::write::no_default_entry(&te, "direct_meter_entry")?;
                 let mut entries = Vec::new();
                 table_entries(rt, cx, &te, &mut entries)?;
                 entry_found(&te, &entries, "direct_meter_entry")?;
@@ -622,7 +624,11 @@ pub fn read_one(
                                 index: i64::from(i),
                             }),
                             data: Some(proto::p4::v1::P4Data {
-                                data: Some(proto::p4::v1::p4_data::Data::Bitstring(encode(v))),
+                                data: Some(proto::p4::v1::p4_data::Data::Bitstring(if ri.signed {
+                                    encode_signed(v, ri.bitwidth)
+                                } else {
+                                    encode(v)
+                                })),
                             }),
                         })));
                     }
@@ -647,18 +653,34 @@ pub fn read_one(
                     if v.value_set_id != 0 && v.value_set_id != info.id {
                         continue;
                     }
+                    let fields = super::write::value_set_fields(info);
                     let members = rt
                         .value_set_members(info.id)?
                         .into_iter()
-                        .map(|(value, _)| pb::ValueSetMember {
-                            r#match: vec![pb::FieldMatch {
-                                field_id: 1,
-                                field_match_type: Some(pb::field_match::FieldMatchType::Exact(
-                                    pb::field_match::Exact {
-                                        value: encode(value),
-                                    },
-                                )),
-                            }],
+                        .map(|(value, _)| {
+                            // Split the concatenated member back into its
+                            // fields, the last in the low bits.
+                            let mut rest = value;
+                            let mut r#match: Vec<pb::FieldMatch> = fields
+                                .iter()
+                                .rev()
+                                .map(|&(id, width)| {
+                                    let part = rest & mask(width);
+                                    rest = if width >= 128 { 0 } else { rest >> width };
+                                    pb::FieldMatch {
+                                        field_id: id,
+                                        field_match_type: Some(
+                                            pb::field_match::FieldMatchType::Exact(
+                                                pb::field_match::Exact {
+                                                    value: encode(part),
+                                                },
+                                            ),
+                                        ),
+                                    }
+                                })
+                                .collect();
+                            r#match.reverse();
+                            pb::ValueSetMember { r#match }
                         })
                         .collect();
                     out.push(entity(E::ValueSetEntry(pb::ValueSetEntry {

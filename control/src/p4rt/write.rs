@@ -42,7 +42,7 @@
 use std::collections::HashMap;
 
 use p4_target::externs::MeterConfig;
-use p4_target::info::{ProgramInfo, TableInfo};
+use p4_target::info::{ProgramInfo, TableInfo, ValueSetInfo};
 use p4_target::runtime::{ActionCall, CounterData, FieldMatch, RuntimeApi, TableEntry};
 use p4_target::table::profile::MAX_GROUP_WEIGHT;
 use proto::p4::v1 as pb;
@@ -50,7 +50,7 @@ use proto::p4::v1::update::Type as UpdateType;
 use proto::p4::v1::write_request::Atomicity;
 use tonic::Code;
 
-use super::bytes::decode;
+use super::bytes::{decode, decode_signed};
 use super::digest::DigestConfig;
 use super::error::P4Error;
 use super::oneshot::{self, OneShot, OneShotMark};
@@ -378,6 +378,47 @@ fn entry_key(
     Ok((t.id, key, te.priority))
 }
 
+/// Direct resources of a table's default entry (§9.4, §9.5 with
+/// `is_default_action`): UNIMPLEMENTED, since the runtime counts and meters
+/// hits only (see control/README.md).
+pub(crate) fn no_default_entry(te: &pb::TableEntry, entity: &str) -> Result<(), P4Error> {
+    if te.is_default_action {
+        return Err(P4Error::unimplemented(format!(
+            "{entity}.table_entry.is_default_action (direct resources of the default entry)"
+        )));
+    }
+    Ok(())
+}
+
+/// [`no_default_entry`] for a write, after checking that the table exists
+/// and has the resource (INVALID_ARGUMENT otherwise, as for any entry).
+fn default_entry_resource(
+    cx: &WriteContext<'_>,
+    te: Option<&pb::TableEntry>,
+    entity: &str,
+    has: impl Fn(&TableInfo) -> bool,
+) -> Result<(), P4Error> {
+    let Some(te) = te.filter(|t| t.is_default_action) else {
+        return Ok(());
+    };
+    let t = table(
+        cx.info,
+        te.table_id,
+        &format!("{entity}.table_entry.table_id"),
+    )?;
+    if !has(t) {
+        return Err(P4Error::invalid(
+            format!("{entity}.table_entry.table_id"),
+            format!(
+                "{} has no {}",
+                t.name,
+                entity.trim_end_matches("_entry").replace('_', " ")
+            ),
+        ));
+    }
+    no_default_entry(te, entity)
+}
+
 fn entity_kind(e: &pb::entity::Entity) -> &'static str {
     use pb::entity::Entity as E;
     match e {
@@ -493,6 +534,9 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::DirectCounterEntry(d) => {
             only_modify(ty, "direct_counter_entry")?;
+            default_entry_resource(cx, d.table_entry.as_ref(), "direct_counter_entry", |t| {
+                t.direct_counter.is_some()
+            })?;
             let key = entry_key(
                 cx,
                 d.table_entry.as_ref(),
@@ -542,6 +586,9 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
         }
         E::DirectMeterEntry(d) => {
             only_modify(ty, "direct_meter_entry")?;
+            default_entry_resource(cx, d.table_entry.as_ref(), "direct_meter_entry", |t| {
+                t.direct_meter.is_some()
+            })?;
             let key = entry_key(cx, d.table_entry.as_ref(), "direct_meter_entry.table_entry")?;
             if cx.info.table(key.0).and_then(|t| t.direct_meter).is_none() {
                 return Err(P4Error::invalid(
@@ -570,12 +617,16 @@ pub fn op_from_update(cx: &WriteContext<'_>, u: &pb::Update) -> Result<Op, P4Err
             let cells = indices(r.index.as_ref(), ri.size, "register_entry.index")?;
             let value = match r.data.as_ref().and_then(|d| d.data.as_ref()) {
                 // §8.4: a bytestring that does not fit is OUT_OF_RANGE.
-                Some(proto::p4::v1::p4_data::Data::Bitstring(b)) => {
-                    decode(b, ri.bitwidth, "register_entry.data").map_err(|e| P4Error {
-                        code: Code::OutOfRange,
-                        ..e
-                    })?
+                // An int<W> cell is two's complement.
+                Some(proto::p4::v1::p4_data::Data::Bitstring(b)) => if ri.signed {
+                    decode_signed(b, ri.bitwidth, "register_entry.data")
+                } else {
+                    decode(b, ri.bitwidth, "register_entry.data")
                 }
+                .map_err(|e| P4Error {
+                    code: Code::OutOfRange,
+                    ..e
+                })?,
                 _ => {
                     return Err(P4Error::invalid(
                         "register_entry.data",
@@ -737,8 +788,19 @@ fn group_op(
     }))
 }
 
-/// A whole new member list for a parser value set (spec: MODIFY only).
-/// Our P4Info gives each set one EXACT match field (id 1) over its whole key.
+/// The P4Info match fields of a value set as (id, width), in the order
+/// their values are concatenated (the first in the most significant bits):
+/// one field (id 1) over a `bit<W>` element, one per leaf of a struct.
+pub(crate) fn value_set_fields(info: &ValueSetInfo) -> Vec<(u32, u32)> {
+    if info.fields.is_empty() {
+        vec![(1, info.bitwidth)]
+    } else {
+        info.fields.iter().map(|f| (f.id, f.bitwidth)).collect()
+    }
+}
+
+/// A whole new member list for a parser value set (spec §9.6: MODIFY only).
+/// A member has one EXACT `FieldMatch` per P4Info match field, in any order.
 fn value_set_op(
     cx: &WriteContext<'_>,
     ty: UpdateType,
@@ -767,25 +829,43 @@ fn value_set_op(
             ),
         ));
     }
+    let fields = value_set_fields(info);
     let mut members = Vec::with_capacity(v.members.len());
     for (i, m) in v.members.iter().enumerate() {
         let field = format!("value_set_entry.members[{i}].match");
-        let [fm] = m.r#match.as_slice() else {
+        if m.r#match.len() != fields.len() {
             return Err(P4Error::invalid(
                 &field,
-                "expected exactly one field (id 1)",
-            ));
-        };
-        if fm.field_id != 1 {
-            return Err(P4Error::invalid(
-                &field,
-                format!("unknown field id {}", fm.field_id),
+                format!(
+                    "expected one field per match field of {} ({} fields), got {}",
+                    info.name,
+                    fields.len(),
+                    m.r#match.len()
+                ),
             ));
         }
-        let Some(pb::field_match::FieldMatchType::Exact(e)) = &fm.field_match_type else {
-            return Err(P4Error::invalid(&field, "the match kind is EXACT"));
-        };
-        let value = decode(&e.value, info.bitwidth, &field)?;
+        let mut value = 0u128;
+        for &(id, width) in &fields {
+            let mut given = m.r#match.iter().filter(|fm| fm.field_id == id);
+            let (Some(fm), None) = (given.next(), given.next()) else {
+                return Err(P4Error::invalid(
+                    &field,
+                    format!("expected field id {id} exactly once"),
+                ));
+            };
+            let Some(pb::field_match::FieldMatchType::Exact(e)) = &fm.field_match_type else {
+                return Err(P4Error::invalid(
+                    &field,
+                    format!("field id {id}: the match kind is EXACT"),
+                ));
+            };
+            let part = decode(&e.value, width, format_args!("{field} (field id {id})"))?;
+            value = if width >= 128 {
+                part
+            } else {
+                (value << width) | part
+            };
+        }
         let member = (value, crate::p4rt::bytes::mask(info.bitwidth));
         if members.contains(&member) {
             // §9.6: duplicates are ALREADY_EXISTS (read-write symmetry).

@@ -260,11 +260,13 @@ static OUT_FIELDS: [MetaFieldInfo; 2] = [
         id: 1,
         name: "egress_port",
         bitwidth: 9,
+        signed: false,
     },
     MetaFieldInfo {
         id: 2,
         name: "_pad",
         bitwidth: 7,
+        signed: false,
     },
 ];
 static IN_FIELDS: [MetaFieldInfo; 2] = [
@@ -272,11 +274,13 @@ static IN_FIELDS: [MetaFieldInfo; 2] = [
         id: 1,
         name: "ingress_port",
         bitwidth: 9,
+        signed: false,
     },
     MetaFieldInfo {
         id: 2,
         name: "_pad",
         bitwidth: 7,
+        signed: false,
     },
 ];
 
@@ -417,6 +421,7 @@ pub static PROGRAM: ProgramInfo = ProgramInfo {
         id: R_SEEN,
         name: "seen",
         bitwidth: 32,
+        signed: false,
         size: 4,
     }],
     digests: &[],

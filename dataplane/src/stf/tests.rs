@@ -152,6 +152,7 @@ static INFO: ProgramInfo = ProgramInfo {
         id: 0x1600_0001,
         name: "MyIngress.last_dst",
         bitwidth: 32,
+        signed: false,
         size: 1,
     }],
     digests: &[DigestInfo {
@@ -161,6 +162,7 @@ static INFO: ProgramInfo = ProgramInfo {
             id: 1,
             name: "dst",
             bitwidth: 32,
+            signed: false,
         }],
     }],
     controller_headers: &[],

@@ -224,7 +224,7 @@ pub struct MeterInfo {
     pub direct_table: Option<u32>,
 }
 
-/// A `register<bit<W>>(N)`.
+/// A `register<T>(N)` (`T` a `bit<W>`, `int<W>`, `bool` or serializable enum).
 #[derive(Clone, Copy, Debug)]
 pub struct RegisterInfo {
     /// Register id.
@@ -233,19 +233,24 @@ pub struct RegisterInfo {
     pub name: &'static str,
     /// Cell width in bits.
     pub bitwidth: u32,
+    /// The cell is an `int<W>` (or an enum over one): P4Info says `int`
+    /// and P4Runtime carries it in two's complement (spec §8.4).
+    pub signed: bool,
     /// Number of cells.
     pub size: u32,
 }
 
-/// A field of a digest or controller header.
+/// A field of a digest, controller header or struct-typed value set.
 #[derive(Clone, Copy, Debug)]
 pub struct MetaFieldInfo {
     /// Id (1-based).
     pub id: u32,
-    /// Name.
+    /// Name (a nested struct's leaf is named by its dotted path).
     pub name: &'static str,
     /// Width in bits.
     pub bitwidth: u32,
+    /// An `int<W>` field (two's complement on the wire, spec §8.4).
+    pub signed: bool,
 }
 
 /// A digest (`digest<T>(receiver, data)` call site type).
@@ -281,6 +286,11 @@ pub struct ValueSetInfo {
     pub bitwidth: u32,
     /// Declared size.
     pub size: u32,
+    /// The element type's leaves when it is a struct (nested structs
+    /// flattened, named by dotted path), in order, the first one in the
+    /// most significant bits of the concatenated member; empty for a
+    /// `bit<W>` or tuple element (one match field, id 1, over the whole).
+    pub fields: &'static [MetaFieldInfo],
 }
 
 /// Everything the runtime and the control plane need to know about a program.

@@ -273,12 +273,14 @@ static PROGRAM: ProgramInfo = ProgramInfo {
             id: R_SEEN,
             name: "seen",
             bitwidth: 12,
+            signed: false,
             size: 4,
         },
         RegisterInfo {
             id: R_WIDE,
             name: "wide",
             bitwidth: 320,
+            signed: false,
             size: 2,
         },
     ],
@@ -289,6 +291,7 @@ static PROGRAM: ProgramInfo = ProgramInfo {
         name: "ports",
         bitwidth: 16,
         size: 2,
+        fields: &[],
     }],
     p4info_text: "",
 };

@@ -636,6 +636,37 @@ class Ok_S9_2_2_WatchPortDownTakesTheMemberOutOfTheGroup(SpecTest):
         self.assertEqual({port for port, _, _ in self.collect()}, {2, 3})
 
 
+class Ok_S9_5_ReplicaPortBytesReadBackCanonical(SpecTest):
+    """§9.5, §8.4: a multicast replica given with the v1.4 `port` bytes (00 02) is port 2 and reads back as `port` in canonical form."""
+
+    GROUP = 77
+
+    def group(self):
+        e = p4runtime_pb2.Entity()
+        e.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = self.GROUP
+        return e
+
+    def runTest(self):
+        e = self.group()
+        g = e.packet_replication_engine_entry.multicast_group_entry
+        r = g.replicas.add()
+        r.port = b"\x00\x02"
+        r.instance = 1
+        r = g.replicas.add()
+        r.egress_port = 3
+        r.instance = 1
+        self.write(self.insert(e))
+        try:
+            got = self.read_entities(self.group())
+        finally:
+            self.write(p4runtime_pb2.Update(type=p4runtime_pb2.Update.DELETE, entity=self.group()))
+        self.assertEqual(len(got), 1, got)
+        replicas = got[0].packet_replication_engine_entry.multicast_group_entry.replicas
+        self.assertEqual([r.WhichOneof("port_kind") for r in replicas], ["port", "egress_port"])
+        self.assertEqual(replicas[0].port, b"\x02")
+        self.assertEqual(replicas[1].egress_port, 3)
+
+
 def write_errors(rpc_error):
     """The p4.v1.Error of each update, from the grpc-status-details-bin trailer."""
     for key, value in rpc_error.trailing_metadata() or ():

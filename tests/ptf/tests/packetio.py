@@ -9,6 +9,7 @@ ingress port in ``packet_in.ingress_port``; ``acl_deny`` drops and counts.
 import ipaddress
 
 import ptf.testutils as tu
+from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2
 from p4runtime_sh import shell as sh
 
@@ -98,3 +99,69 @@ class AclDenyDropCounted(SwitchTest):
         ok = roce.udp_packet(ROUTER_MAC, host_mac(0), "10.0.0.1", "10.0.1.67")
         self.send(0, ok)
         tu.verify_packet(self, routed(ok, host_mac(1)), 1)
+
+
+class PacketOutErrorTest(PacketIoTest):
+    """Sends a hand-built PacketOut on the shell's stream and returns the StreamError it gets."""
+
+    def send_packet_out(self, metadata):
+        frame = bytes(roce.udp_packet(host_mac(1), "02:00:00:00:0c:01", "10.0.9.1", "10.0.9.2"))
+        req = p4runtime_pb2.StreamMessageRequest()
+        req.packet.payload = frame
+        for md_id, value in metadata:
+            md = req.packet.metadata.add()
+            md.metadata_id = md_id
+            md.value = value
+        sh.client.stream_out_q.put(req)
+        msg = sh.client.stream_in_q["unknown"].get(timeout=2)
+        self.assertIsNotNone(msg, "no StreamError for a bad PacketOut")
+        self.assertTrue(msg.HasField("error"), "unexpected stream message %s" % msg)
+        # §16: the error carries the offending PacketOut back.
+        self.assertTrue(msg.error.HasField("packet_out"), msg)
+        self.assertEqual(msg.error.packet_out.packet_out.payload, frame)
+        tu.verify_no_other_packets(self, timeout=0.3)
+        return msg.error
+
+    def ids(self):
+        info = sh.P4Objects(sh.P4Type.controller_packet_metadata)["packet_out"]
+        return {m.name: m.id for m in info.metadata}
+
+
+class InvalidArgument_S10_S16_PacketOutUnknownMetadataId(PacketOutErrorTest):
+    """§10, §16: a PacketOut with a metadata id the packet_out header does not have is a StreamError INVALID_ARGUMENT; nothing is sent."""
+
+    def runTest(self):
+        ids = self.ids()
+        err = self.send_packet_out(
+            [(ids["egress_port"], b"\x01"), (ids["_pad"], b"\x00"), (max(ids.values()) + 7, b"\x01")]
+        )
+        self.assertEqual(err.canonical_code, code_pb2.INVALID_ARGUMENT, err)
+
+
+class InvalidArgument_S8_4_S16_PacketOutValueWiderThanItsField(PacketOutErrorTest):
+    """§8.4, §16: egress_port 512 does not fit the 9-bit field: a StreamError INVALID_ARGUMENT; nothing is sent."""
+
+    def runTest(self):
+        ids = self.ids()
+        err = self.send_packet_out([(ids["egress_port"], b"\x02\x00"), (ids["_pad"], b"\x00")])
+        self.assertEqual(err.canonical_code, code_pb2.INVALID_ARGUMENT, err)
+        self.assertIn("egress_port", err.message)
+
+
+class Ok_S8_4_PacketOutPaddedValueIsAccepted(PacketIoTest):
+    """§8.4: a PacketOut value with leading zero bytes (egress_port 00 00 02) is the same port 2."""
+
+    def runTest(self):
+        info = sh.P4Objects(sh.P4Type.controller_packet_metadata)["packet_out"]
+        ids = {m.name: m.id for m in info.metadata}
+        frame = bytes(roce.udp_packet(host_mac(2), "02:00:00:00:0c:01", "10.0.9.1", "10.0.9.2"))
+        req = p4runtime_pb2.StreamMessageRequest()
+        req.packet.payload = frame
+        for md_id, value in [(ids["egress_port"], b"\x00\x00\x02"), (ids["_pad"], b"\x00")]:
+            md = req.packet.metadata.add()
+            md.metadata_id = md_id
+            md.value = value
+        sh.client.stream_out_q.put(req)
+        self.assert_no_stream_error()
+        tu.verify_packet(self, frame, 2)
+        tu.verify_no_other_packets(self, timeout=0.3)

@@ -147,13 +147,16 @@ fn preamble(
     m
 }
 
-fn bitstring(bitwidth: u32) -> Msg {
+/// A `P4DataTypeSpec` holding a `P4BitstringLikeTypeSpec`: `bit` (1) or,
+/// for `int<W>`, `int` (2).
+fn bitstring(bitwidth: u32, signed: bool) -> Msg {
+    let (kind, number) = if signed { ("int", 2) } else { ("bit", 1) };
     Msg::default().msg(
         "bitstring",
         1,
         Msg::default().msg(
-            "bit",
-            1,
+            kind,
+            number,
             Msg::default().uint("bitwidth", 1, bitwidth.into()),
         ),
     )
@@ -333,24 +336,37 @@ fn build(info: &ProgramInfo) -> Msg {
     }
 
     for v in info.value_sets {
-        let m = Msg::default()
-            .msg("preamble", 1, preamble(v.id, v.name, &aliases, &[]))
-            .msg(
+        let mut m = Msg::default().msg("preamble", 1, preamble(v.id, v.name, &aliases, &[]));
+        if v.fields.is_empty() {
+            m = m.msg(
                 "match",
                 2,
                 Msg::default()
                     .uint("id", 1, 1)
                     .uint("bitwidth", 4, v.bitwidth.into())
                     .enumeration("match_type", 5, "EXACT", 2),
-            )
-            .uint("size", 3, v.size.into());
+            );
+        }
+        // A struct element: one match field per member, as p4c writes it.
+        for f in v.fields {
+            m = m.msg(
+                "match",
+                2,
+                Msg::default()
+                    .uint("id", 1, f.id.into())
+                    .string("name", 2, f.name)
+                    .uint("bitwidth", 4, f.bitwidth.into())
+                    .enumeration("match_type", 5, "EXACT", 2),
+            );
+        }
+        m = m.uint("size", 3, v.size.into());
         p4info = p4info.msg("value_sets", 10, m);
     }
 
     for r in info.registers {
         let m = Msg::default()
             .msg("preamble", 1, preamble(r.id, r.name, &aliases, &[]))
-            .msg("type_spec", 2, bitstring(r.bitwidth))
+            .msg("type_spec", 2, bitstring(r.bitwidth, r.signed))
             .uint("size", 3, r.size.into());
         p4info = p4info.msg("registers", 11, m);
     }
@@ -370,9 +386,11 @@ fn build(info: &ProgramInfo) -> Msg {
             spec = spec.msg(
                 "members",
                 1,
-                Msg::default()
-                    .string("name", 1, f.name)
-                    .msg("type_spec", 2, bitstring(f.bitwidth)),
+                Msg::default().string("name", 1, f.name).msg(
+                    "type_spec",
+                    2,
+                    bitstring(f.bitwidth, f.signed),
+                ),
             );
         }
         // A map entry: key = 1, value = 2.
@@ -551,12 +569,14 @@ mod tests {
         id: 0x1600_0001,
         name: "MyEgress.ipv4_lpm",
         bitwidth: 32,
+        signed: false,
         size: 16,
     }];
     static PIN_FIELDS: [MetaFieldInfo; 1] = [MetaFieldInfo {
         id: 1,
         name: "ingress_port",
         bitwidth: 9,
+        signed: false,
     }];
     static HEADERS: [ControllerHeaderInfo; 1] = [ControllerHeaderInfo {
         id: 0x0400_0001,
@@ -568,11 +588,13 @@ mod tests {
             id: 1,
             name: "src",
             bitwidth: 48,
+            signed: false,
         },
         MetaFieldInfo {
             id: 2,
             name: "port",
             bitwidth: 9,
+            signed: false,
         },
     ];
     static DIGESTS: [DigestInfo; 1] = [DigestInfo {
@@ -593,6 +615,7 @@ mod tests {
         name: "MyParser.ports",
         bitwidth: 9,
         size: 4,
+        fields: &[],
     }];
     static METERS: [MeterInfo; 1] = [MeterInfo {
         id: 0x1400_0001,
@@ -877,6 +900,68 @@ type_info {
             .filter(|l| l.ends_with(" {") && !l.starts_with(' '))
             .collect();
         assert_eq!(top.len(), numbers.len());
+    }
+
+    #[test]
+    fn signed_cells_are_int_and_struct_value_sets_have_a_field_per_member() {
+        static SIGNED: [RegisterInfo; 1] = [RegisterInfo {
+            id: 0x1600_0002,
+            name: "acc",
+            bitwidth: 8,
+            signed: true,
+            size: 4,
+        }];
+        static FIELDS: [MetaFieldInfo; 2] = [
+            MetaFieldInfo {
+                id: 1,
+                name: "kind",
+                bitwidth: 8,
+                signed: false,
+            },
+            MetaFieldInfo {
+                id: 2,
+                name: "inner.delta",
+                bitwidth: 4,
+                signed: true,
+            },
+        ];
+        static DIGESTS: [DigestInfo; 1] = [DigestInfo {
+            id: 0x1700_0001,
+            name: "pair_t",
+            fields: &FIELDS,
+        }];
+        static SETS: [ValueSetInfo; 1] = [ValueSetInfo {
+            id: 0x0300_0001,
+            name: "P.special",
+            bitwidth: 12,
+            size: 4,
+            fields: &FIELDS,
+        }];
+        let info = ProgramInfo {
+            registers: &SIGNED,
+            digests: &DIGESTS,
+            value_sets: &SETS,
+            ..program()
+        };
+        let text = p4info_text(&info);
+        let register = &text[text.find("registers {").unwrap()..];
+        assert!(
+            register.contains("type_spec {\n    bitstring {\n      int {\n        bitwidth: 8\n"),
+            "{register}"
+        );
+        let set = &text[text.find("value_sets {").unwrap()..text.find("registers {").unwrap()];
+        assert!(
+            set.contains("match {\n    id: 1\n    name: \"kind\"\n    bitwidth: 8\n    match_type: EXACT\n  }\n  match {\n    id: 2\n    name: \"inner.delta\"\n    bitwidth: 4\n"),
+            "{set}"
+        );
+        let types = &text[text.find("type_info {").unwrap()..];
+        assert!(types.contains("name: \"inner.delta\"\n        type_spec {\n          bitstring {\n            int {"), "{types}");
+        assert!(
+            types.contains(
+                "name: \"kind\"\n        type_spec {\n          bitstring {\n            bit {"
+            ),
+            "{types}"
+        );
     }
 
     #[test]

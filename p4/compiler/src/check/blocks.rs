@@ -290,10 +290,10 @@ impl Checker {
                     let Some(ty) = self.ty(&vs.elem_type) else {
                         continue;
                     };
-                    let parts = self.value_set_parts(&ty);
+                    let parts = self.value_set_parts(&ty, "");
                     let widths: Option<Vec<u32>> = parts
                         .iter()
-                        .map(|t| match t {
+                        .map(|(_, t)| match t {
                             Ty::Bit(w) => Some(*w),
                             _ => None,
                         })
@@ -315,7 +315,20 @@ impl Checker {
                         format!("{}.{}", p.signature.name.name, spec.name)
                     };
                     let idx = self.facts.value_sets.len() as u32;
-                    self.facts.value_sets.push((full, w, size));
+                    // A struct element is one P4Info match field per leaf
+                    // (as p4c writes it); a bit<W> or tuple element (p4c
+                    // rejects tuples) one field over the whole member.
+                    let leaves = if !matches!(ty, Ty::Composite(_)) {
+                        Vec::new()
+                    } else {
+                        parts
+                            .iter()
+                            .map(|(n, t)| {
+                                (n.clone(), t.scalar_width(&self.prog).unwrap_or(0), false)
+                            })
+                            .collect()
+                    };
+                    self.facts.value_sets.push((full, w, size, leaves));
                     self.prog.value_set_index.push(idx);
                     self.declare(&vs.name, Sym::ValueSet(idx, ty));
                 }
@@ -591,7 +604,11 @@ impl Checker {
             && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
             && keys.len() > 1
         {
-            let parts = self.value_set_parts(&vty);
+            let parts: Vec<Ty> = self
+                .value_set_parts(&vty, "")
+                .into_iter()
+                .map(|(_, t)| t)
+                .collect();
             let key_tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
             if parts != key_tys {
                 self.error(
@@ -2279,18 +2296,31 @@ impl Checker {
     /// type itself, a tuple's elements, or a struct's fields with nested
     /// structs flattened (p4c's pvs-nested-struct sample); a type that is
     /// none of these gives no parts.
-    fn value_set_parts(&self, ty: &Ty) -> Vec<Ty> {
+    /// The leaves of a value set's element type, in order, each with its
+    /// dotted path below `prefix` (a tuple's items are named by index).
+    fn value_set_parts(&self, ty: &Ty, prefix: &str) -> Vec<(String, Ty)> {
+        let join = |n: &str| {
+            if prefix.is_empty() {
+                n.to_string()
+            } else {
+                format!("{prefix}.{n}")
+            }
+        };
         match ty {
-            Ty::Tuple(items) => items.iter().flat_map(|t| self.value_set_parts(t)).collect(),
+            Ty::Tuple(items) => items
+                .iter()
+                .enumerate()
+                .flat_map(|(i, t)| self.value_set_parts(t, &join(&i.to_string())))
+                .collect(),
             Ty::Composite(c) if self.prog.composites[*c].kind == ir::CompositeKind::Struct => {
                 self.prog.composites[*c]
                     .fields
                     .iter()
-                    .flat_map(|f| self.value_set_parts(&f.ty))
+                    .flat_map(|f| self.value_set_parts(&f.ty, &join(&f.name)))
                     .collect()
             }
             Ty::Composite(_) => vec![],
-            t => vec![t.clone()],
+            t => vec![(prefix.to_string(), t.clone())],
         }
     }
 

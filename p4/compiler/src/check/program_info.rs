@@ -15,6 +15,11 @@ use p4_target::info::*;
 use p4_target::runtime::FieldMatch;
 use std::collections::HashMap;
 
+/// A parser value set: full name, width of the concatenated element, size,
+/// and the element's leaves (dotted name, width, signed) when it is a
+/// struct, empty for a `bit<W>` or tuple element.
+pub(crate) type ValueSetFacts = (String, u32, u32, Vec<(String, u32, bool)>);
+
 /// A P4Info name as written with `@name`.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct NameSpec {
@@ -69,8 +74,9 @@ pub(crate) struct Facts {
     pub(crate) extern_names: HashMap<(usize, u32), NameSpec>,
     /// Digest struct types, in first-use order.
     pub(crate) digests: Vec<Handle<ir::Composite>>,
-    /// Value sets: (full name, width, size).
-    pub(crate) value_sets: Vec<(String, u32, u32)>,
+    /// Value sets: (full name, width, size, the element's leaves as
+    /// (dotted name, width, signed) when it is a struct).
+    pub(crate) value_sets: Vec<ValueSetFacts>,
     /// `@id(n)` of actions, by action handle index.
     pub(crate) action_explicit_ids: HashMap<usize, u32>,
     /// Actions called directly (not through a table), by handle index.
@@ -210,7 +216,7 @@ fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>
             out.push((id_prefix::CONTROLLER_HEADER, n.clone(), None));
         }
     }
-    for (n, _, _) in &c.facts.value_sets {
+    for (n, ..) in &c.facts.value_sets {
         out.push((id_prefix::VALUE_SET, n.clone(), None));
     }
     out
@@ -241,6 +247,7 @@ fn scalar_fields(c: &Checker, comp: Handle<ir::Composite>) -> Vec<MetaFieldInfo>
             id: i as u32 + 1,
             name: leak_str(f.name.clone()),
             bitwidth: f.ty.scalar_width(&c.prog).unwrap_or(32),
+            signed: f.ty.is_signed(&c.prog),
         })
         .collect()
 }
@@ -473,12 +480,13 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             let (idx, id) = match &e.kind {
                 // Handled above.
                 ir::ExternKind::User { .. } => continue,
-                ir::ExternKind::Register { width, size, .. } => {
+                ir::ExternKind::Register { cell, width, size } => {
                     let id = ids.id(id_prefix::REGISTER, &qualified);
                     registers.push(RegisterInfo {
                         id,
                         name,
                         bitwidth: *width,
+                        signed: cell.is_signed(&c.prog),
                         size: *size,
                     });
                     (registers.len() - 1, id)
@@ -678,11 +686,23 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         .facts
         .value_sets
         .iter()
-        .map(|(n, w, s)| ValueSetInfo {
+        .map(|(n, w, s, leaves)| ValueSetInfo {
             id: ids.id(id_prefix::VALUE_SET, n),
             name: leak_str(n.clone()),
             bitwidth: *w,
             size: *s,
+            fields: leak(
+                leaves
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, bitwidth, signed))| MetaFieldInfo {
+                        id: i as u32 + 1,
+                        name: leak_str(name.clone()),
+                        bitwidth: *bitwidth,
+                        signed: *signed,
+                    })
+                    .collect(),
+            ),
         })
         .collect();
     if ids.mismatch || ids.next != ids.ids.len() {

@@ -46,7 +46,7 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     controller_headers: &[
     ],
     value_sets: &[
-        ::p4_target::info::ValueSetInfo { id: 0x3704af4, name: "P.special", bitwidth: 16, size: 4 },
+        ::p4_target::info::ValueSetInfo { id: 0x3704af4, name: "P.special", bitwidth: 16, size: 4, fields: &[] },
     ],
     p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\ntables {\n  preamble {\n    id: 35320824\n    name: \"I.renamed\"\n    alias: \"renamed\"\n  }\n  match_fields {\n    id: 1\n    name: \"kind\"\n    bitwidth: 8\n    match_type: EXACT\n  }\n  action_refs {\n    id: 16821197\n  }\n  size: 1024\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\nactions {\n  preamble {\n    id: 16821197\n    name: \"set_out\"\n    alias: \"set_out\"\n  }\n  params {\n    id: 1\n    name: \"port\"\n    bitwidth: 9\n  }\n}\ncounters {\n  preamble {\n    id: 303393373\n    name: \"I.small.c\"\n    alias: \"small.c\"\n  }\n  spec {\n    unit: PACKETS\n  }\n  size: 8\n}\ncounters {\n  preamble {\n    id: 311931537\n    name: \"I.big.c\"\n    alias: \"big.c\"\n  }\n  spec {\n    unit: PACKETS\n  }\n  size: 256\n}\nvalue_sets {\n  preamble {\n    id: 57690868\n    name: \"P.special\"\n    alias: \"special\"\n  }\n  match {\n    id: 1\n    bitwidth: 16\n    match_type: EXACT\n  }\n  size: 4\n}\ntype_info {\n}\n",
 };

@@ -80,7 +80,7 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     meters: &[
     ],
     registers: &[
-        ::p4_target::info::RegisterInfo { id: 0x16d1a8b5, name: "I.last_a", bitwidth: 8, size: 4 },
+        ::p4_target::info::RegisterInfo { id: 0x16d1a8b5, name: "I.last_a", bitwidth: 8, signed: false, size: 4 },
     ],
     digests: &[
     ],

@@ -23,7 +23,7 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     controller_headers: &[
     ],
     value_sets: &[
-        ::p4_target::info::ValueSetInfo { id: 0x317749a, name: "P.custom_types", bitwidth: 16, size: 4 },
+        ::p4_target::info::ValueSetInfo { id: 0x317749a, name: "P.custom_types", bitwidth: 16, size: 4, fields: &[] },
     ],
     p4info_text: "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\nactions {\n  preamble {\n    id: 21257015\n    name: \"NoAction\"\n    alias: \"NoAction\"\n  }\n}\nvalue_sets {\n  preamble {\n    id: 51868826\n    name: \"P.custom_types\"\n    alias: \"custom_types\"\n  }\n  match {\n    id: 1\n    bitwidth: 16\n    match_type: EXACT\n  }\n  size: 4\n}\ntype_info {\n}\n",
 };

@@ -44,7 +44,7 @@ pub static PROGRAM_INFO: ::p4_target::info::ProgramInfo = ::p4_target::info::Pro
     registers: &[
     ],
     digests: &[
-        ::p4_target::info::DigestInfo { id: 0x171c0b8c, name: "report_t", fields: &[::p4_target::info::MetaFieldInfo { id: 1, name: "e", bitwidth: 32 }, ::p4_target::info::MetaFieldInfo { id: 2, name: "mood", bitwidth: 32 }, ::p4_target::info::MetaFieldInfo { id: 3, name: "short", bitwidth: 1 }, ] },
+        ::p4_target::info::DigestInfo { id: 0x171c0b8c, name: "report_t", fields: &[::p4_target::info::MetaFieldInfo { id: 1, name: "e", bitwidth: 32, signed: false }, ::p4_target::info::MetaFieldInfo { id: 2, name: "mood", bitwidth: 32, signed: false }, ::p4_target::info::MetaFieldInfo { id: 3, name: "short", bitwidth: 1, signed: false }, ] },
     ],
     controller_headers: &[
     ],

@@ -105,6 +105,7 @@ mod tests {
         id: 0x1600_0001,
         name: "r",
         bitwidth: 12,
+        signed: false,
         size: 3,
     };
 
@@ -125,6 +126,7 @@ mod tests {
         id: 0x1600_0002,
         name: "w",
         bitwidth: 200,
+        signed: false,
         size: 2,
     };
 

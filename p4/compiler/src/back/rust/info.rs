@@ -83,8 +83,8 @@ fn meta_fields(fields: &[MetaFieldInfo]) -> String {
     for f in fields {
         let _ = write!(
             s,
-            "{P}MetaFieldInfo {{ id: {}, name: {:?}, bitwidth: {} }}, ",
-            f.id, f.name, f.bitwidth
+            "{P}MetaFieldInfo {{ id: {}, name: {:?}, bitwidth: {}, signed: {} }}, ",
+            f.id, f.name, f.bitwidth, f.signed
         );
     }
     s.push(']');
@@ -225,8 +225,8 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
     for r in info.registers {
         let _ = writeln!(
             s,
-            "        {P}RegisterInfo {{ id: {:#x}, name: {:?}, bitwidth: {}, size: {} }},",
-            r.id, r.name, r.bitwidth, r.size
+            "        {P}RegisterInfo {{ id: {:#x}, name: {:?}, bitwidth: {}, signed: {}, size: {} }},",
+            r.id, r.name, r.bitwidth, r.signed, r.size
         );
     }
     s.push_str("    ],\n    digests: &[\n");
@@ -253,8 +253,12 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
     for v in info.value_sets {
         let _ = writeln!(
             s,
-            "        {P}ValueSetInfo {{ id: {:#x}, name: {:?}, bitwidth: {}, size: {} }},",
-            v.id, v.name, v.bitwidth, v.size
+            "        {P}ValueSetInfo {{ id: {:#x}, name: {:?}, bitwidth: {}, size: {}, fields: {} }},",
+            v.id,
+            v.name,
+            v.bitwidth,
+            v.size,
+            meta_fields(v.fields)
         );
     }
     let _ = writeln!(s, "    ],\n    p4info_text: {p4info_text_expr},");
