@@ -1505,8 +1505,8 @@ impl Checker {
         if !meter_reads.is_empty() {
             self.facts.meter_reads.insert(h.index(), meter_reads);
         }
-        self.action_params
-            .insert(h.index(), super::ParamSpec::of(&a.params));
+        let params = self.param_specs(&a.params);
+        self.action_params.insert(h.index(), params);
         Some(h)
     }
 

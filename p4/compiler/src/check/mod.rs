@@ -233,6 +233,12 @@ pub(crate) struct Checker {
     pub(crate) action_params: HashMap<usize, Vec<ParamSpec>>,
     /// The same for functions.
     pub(crate) function_params: HashMap<usize, Vec<ParamSpec>>,
+    /// The declared result type of functions, by handle index, for the
+    /// nominal checks: `Some(T)` for a `type`-declared `T`.
+    pub(crate) function_ret_nominal: HashMap<usize, Option<String>>,
+    /// The declared type (for the nominal checks) of call results and
+    /// casts, by the span of the expression they produced.
+    pub(crate) expr_nominal: HashMap<Span, Option<String>>,
     /// Top-level extern instantiations, in order.
     pub(crate) global_externs: Vec<ast::Instantiation>,
     /// User extern declarations the compiler cannot take, by name: what is
@@ -251,6 +257,10 @@ pub(crate) struct Checker {
 pub(crate) struct ParamSpec {
     pub(crate) name: String,
     pub(crate) default: Option<ast::Expr>,
+    /// The declared type for the nominal checks of arguments: `Some(T)`
+    /// for a `type`-declared `T`, `Some(None)` a plain type, `None` not
+    /// known (not checked).
+    pub(crate) nominal: Option<Option<String>>,
 }
 
 impl ParamSpec {
@@ -260,6 +270,7 @@ impl ParamSpec {
             .map(|p| ParamSpec {
                 name: p.name.name.clone(),
                 default: p.default.clone(),
+                nominal: None,
             })
             .collect()
     }
@@ -269,6 +280,7 @@ impl ParamSpec {
             .map(|name| ParamSpec {
                 name,
                 default: None,
+                nominal: None,
             })
             .collect()
     }
@@ -318,6 +330,8 @@ pub fn check(
         generic_fn_cache: HashMap::new(),
         action_params: HashMap::new(),
         function_params: HashMap::new(),
+        function_ret_nominal: HashMap::new(),
+        expr_nominal: HashMap::new(),
         global_externs: Vec::new(),
         refused_user_externs: HashMap::new(),
         user_extern_asts: HashMap::new(),
@@ -1178,8 +1192,26 @@ impl Checker {
                 Ty::Composite(h) => Some(self.field_nominal.get(&(h.index(), *i)).cloned()),
                 _ => None,
             },
+            // A cast or a call says its type; an operator's result is of a
+            // plain type (no operator but `==`/`!=` takes a `type`).
+            _ if self.expr_nominal.contains_key(&e.span) => {
+                Some(self.expr_nominal[&e.span].clone())
+            }
+            ir::ExprKind::Binary(..) | ir::ExprKind::Unary(..) | ir::ExprKind::Slice(..) => {
+                Some(None)
+            }
             _ => None,
         }
+    }
+
+    /// The parameters of an action or function with their declared types
+    /// for the nominal checks of arguments.
+    pub(crate) fn param_specs(&self, params: &[ast::Param]) -> Vec<ParamSpec> {
+        let mut specs = ParamSpec::of(params);
+        for (s, p) in specs.iter_mut().zip(params) {
+            s.nominal = Some(self.nominal_of_type(&p.ty));
+        }
+        specs
     }
 
     /// The `type`-declared type an AST type names, if any.
@@ -1210,12 +1242,24 @@ impl Checker {
         init: &ir::Expr,
         span: Span,
     ) {
+        self.check_nominal_against(declared, init, span, "assign");
+    }
+
+    /// The nominal check of a value against a declared type: an
+    /// initializer (`what` "assign") or an argument ("pass").
+    pub(crate) fn check_nominal_against(
+        &mut self,
+        declared: &Option<String>,
+        value: &ir::Expr,
+        span: Span,
+        what: &str,
+    ) {
         let decl = ir::Expr {
             kind: ir::ExprKind::Bool(false),
-            ty: init.ty.clone(),
+            ty: value.ty.clone(),
             span,
         };
-        self.check_nominal_with(Some(declared.clone()), &decl, init, span, "assign");
+        self.check_nominal_with(Some(declared.clone()), &decl, value, span, what);
     }
 
     fn check_nominal_with(
@@ -1236,6 +1280,7 @@ impl Checker {
             let (xn, yn) = (name(&x, a, self), name(&y, b, self));
             let msg = match what {
                 "assign" => format!("cannot assign {yn} to {xn} without a cast"),
+                "pass" => format!("cannot pass {yn} as {xn} without a cast"),
                 _ => format!("cannot {what} {xn} with {yn} without a cast"),
             };
             self.error_label(
@@ -1500,6 +1545,7 @@ impl Checker {
             self.instantiated_controls.clone(),
             self.action_params.clone(),
             self.function_params.clone(),
+            self.function_ret_nominal.clone(),
             self.instance_args.clone(),
             self.instance_aliases.clone(),
         );
@@ -1515,6 +1561,7 @@ impl Checker {
             self.instantiated_controls,
             self.action_params,
             self.function_params,
+            self.function_ret_nominal,
             self.instance_args,
             self.instance_aliases,
         ) = saved;
@@ -1694,8 +1741,10 @@ impl Checker {
             },
             f.span,
         );
-        self.function_params
-            .insert(h.index(), ParamSpec::of(&f.params));
+        let params = self.param_specs(&f.params);
+        self.function_params.insert(h.index(), params);
+        let ret_nominal = self.nominal_of_type(&f.return_type);
+        self.function_ret_nominal.insert(h.index(), ret_nominal);
         Some(h)
     }
 }
