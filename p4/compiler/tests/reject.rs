@@ -417,6 +417,23 @@ fn new_type_values_with_casts_compile() {
 }
 
 #[test]
+fn computed_key_needs_a_name() {
+    // P4_16 §14.2.1.1 leaves a key's control-plane name to the compiler;
+    // p4c derives one only from fields, slices, stack elements, masks with
+    // a constant and isValid(), and asks for @name on anything else.
+    check_errors(
+        "key_needs_name",
+        &program(&[(
+            "LOCALS",
+            "table sum { key = { hdr.h.a + hdr.h.c : exact; } actions = { set; } }\n    \
+             table named { key = { hdr.h.a + hdr.h.c : exact @name(\"sum\"); \
+             hdr.h.b & 0xff : ternary; hdr.h.isValid() : exact; hdr.h.b[3:0] : exact; } \
+             actions = { set; } }",
+        )]),
+    );
+}
+
+#[test]
 fn error_in_a_control_instantiated_twice_is_reported_once() {
     // Each instance of a control with actions is checked on its own (its
     // actions are named by the instance path); its errors are the

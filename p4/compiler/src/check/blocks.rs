@@ -64,6 +64,31 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
     }
 }
 
+/// Whether p4c can name a key expression without `@name` (its
+/// KeyNameGenerator): a name, a field, a stack element at a nameable index, a slice, a
+/// constant, `isValid()` of a nameable header, and a nameable value masked
+/// with a constant (`x & 0xff`). Any other key needs `@name`.
+pub(crate) fn key_is_nameable(e: &ast::Expr) -> bool {
+    let constant = |e: &ast::Expr| matches!(e.kind, ast::ExprKind::Int(_));
+    match &e.kind {
+        ast::ExprKind::Name(_) | ast::ExprKind::Int(_) => true,
+        ast::ExprKind::Member { base, .. } => key_is_nameable(base),
+        ast::ExprKind::Index { base, index } => key_is_nameable(base) && key_is_nameable(index),
+        ast::ExprKind::Slice { base, .. } => key_is_nameable(base),
+        ast::ExprKind::Call { callee, args, .. } => {
+            args.is_empty()
+                && matches!(&callee.kind, ast::ExprKind::Member { base, member }
+                    if member.name == "isValid" && key_is_nameable(base))
+        }
+        ast::ExprKind::Binary {
+            op: ast::BinaryOp::BitAnd,
+            lhs,
+            rhs,
+        } => (constant(rhs) && key_is_nameable(lhs)) || (constant(lhs) && key_is_nameable(rhs)),
+        _ => false,
+    }
+}
+
 /// The cache key of a block instantiated with type arguments and
 /// constructor argument values.
 fn ctor_key(
@@ -1594,7 +1619,19 @@ impl Checker {
                             .and_then(|a| a.string_arg())
                         {
                             Some(n) => n.to_string(),
-                            None => expr_text(&k.expr),
+                            None => {
+                                // P4_16 §14.2.1.1 leaves key names to the
+                                // compiler; p4c names only simple keys.
+                                if !key_is_nameable(&k.expr) {
+                                    self.error_label(
+                                        codes::BAD_TABLE_PROPERTY,
+                                        k.expr.span,
+                                        "this key expression needs a @name annotation",
+                                        "p4c names only fields, slices, stack elements, masks and isValid()",
+                                    );
+                                }
+                                expr_text(&k.expr)
+                            }
                         };
                         keys.push(ir::Key {
                             expr: x,
