@@ -434,6 +434,25 @@ fn computed_key_needs_a_name() {
 }
 
 #[test]
+fn entry_repeats_the_arguments_the_actions_list_binds() {
+    // P4_16 §14.2.1.2: an action in the `actions` list may bind its
+    // directional arguments; an entry naming it repeats them (p4c:
+    // "argument does not match declaration in actions list").
+    check_errors(
+        "entry_bound_args",
+        &program(&[
+            (
+                "LOCALS",
+                "action fan(in bit<8> g, bit<9> port) { sm.egress_spec = port; hdr.h.c = g; }\n    \
+                 table t { key = { hdr.h.a : exact; } actions = { fan(1); }\n        \
+                 const entries = { 1 : fan(2, 3); 2 : fan(1, 4); } }",
+            ),
+            ("APPLY", "t.apply();"),
+        ]),
+    );
+}
+
+#[test]
 fn error_in_a_control_instantiated_twice_is_reported_once() {
     // Each instance of a control with actions is checked on its own (its
     // actions are named by the instance path); its errors are the

@@ -1908,7 +1908,7 @@ impl Checker {
                                     name.ident.name
                                 ),
                             ),
-                            Some(i) => self.check_default_bound_args(a, &args, &bound[i]),
+                            Some(i) => self.check_bound_args(a, &args, &bound[i], "default action"),
                             None => self.error_label(
                                 codes::BAD_DEFAULT_ACTION,
                                 e.span,
@@ -1971,7 +1971,7 @@ impl Checker {
             let mut explicit = Vec::new();
             let mut annotated = Vec::new();
             for en in es.iter() {
-                if let Some((ef, p)) = self.entry(en, &match_keys, &actions) {
+                if let Some((ef, p)) = self.entry(en, &match_keys, &actions, &bound) {
                     facts.entries.push(ef);
                     if is_const && let Some(e) = &en.priority {
                         // p4c: "Table with 'const' entries cannot have
@@ -2121,16 +2121,17 @@ impl Checker {
         }
     }
 
-    /// A default action written with its directional arguments
-    /// (`a(hdr.x, 5)`) repeats the ones the `actions` list binds
-    /// (`actions = { a(hdr.x); }`): it is the same bound action, and p4c
-    /// refuses another argument ("argument does not match declaration in
-    /// actions list").
-    fn check_default_bound_args(
+    /// A default action or an entry's action (`what`) written with its
+    /// directional arguments (`a(hdr.x, 5)`) repeats the ones the `actions`
+    /// list binds (`actions = { a(hdr.x); }`): it is the same bound action,
+    /// and p4c refuses another argument ("argument does not match
+    /// declaration in actions list").
+    fn check_bound_args(
         &mut self,
         a: Handle<ir::Action>,
         args: &[ast::Argument],
         listed: &[ir::Expr],
+        what: &str,
     ) {
         let act = &self.prog.actions[a];
         let n = act.n_directional as usize;
@@ -2149,8 +2150,9 @@ impl Checker {
                 self.diags.push(
                     Diagnostic::error(
                         codes::BAD_DEFAULT_ACTION,
-                        "the default action's argument differs from the one the `actions` \
-                         list binds",
+                        format!(
+                            "the {what}'s argument differs from the one the `actions` list binds"
+                        ),
                     )
                     .with_primary(arg.value.span, "this argument")
                     .with_secondary(want.span, "bound here"),
@@ -2337,6 +2339,7 @@ impl Checker {
         en: &ast::TableEntry,
         keys: &[(ir::KeyKind, Ty)],
         actions: &[Handle<ir::Action>],
+        bound: &[Vec<ir::Expr>],
     ) -> Option<(EntryFacts, Option<i64>)> {
         let elems = &en.keyset.elems;
         let all_default = elems.len() == 1
@@ -2440,7 +2443,7 @@ impl Checker {
             );
             return None;
         };
-        if !actions.contains(&a) {
+        let Some(i) = actions.iter().position(|x| *x == a) else {
             self.error_label(
                 codes::BAD_ACTION_REF,
                 name.span,
@@ -2448,6 +2451,9 @@ impl Checker {
                 "not listed in `actions`",
             );
             return None;
+        };
+        if let Some(listed) = bound.get(i) {
+            self.check_bound_args(a, &args, listed, "entry");
         }
         let params = self.const_action_args(a, &args, en.action.span)?;
         let explicit = match &en.priority {
