@@ -453,6 +453,19 @@ fn entry_repeats_the_arguments_the_actions_list_binds() {
 }
 
 #[test]
+fn method_type_parameter_reuses_the_extern_one() {
+    // An extern's type parameters are in scope in its methods; a method's
+    // own type parameter of the same name would hide it (p4c refuses).
+    check_errors(
+        "extern_method_type_param",
+        &program(&[(
+            "DECLS",
+            "extern Tally<T> { Tally(); void add<T>(in T v); void put<U>(in U v); }",
+        )]),
+    );
+}
+
+#[test]
 fn error_in_a_control_instantiated_twice_is_reported_once() {
     // Each instance of a control with actions is checked on its own (its
     // actions are named by the instance path); its errors are the

@@ -742,11 +742,30 @@ impl Checker {
                         ast::ExternMember::Constructor { params, .. } => {
                             self.check_param_types(params, None, &[&e.type_params]);
                         }
-                        ast::ExternMember::Method(f) => self.check_param_types(
-                            &f.params,
-                            Some(&f.return_type),
-                            &[&e.type_params, &f.type_params],
-                        ),
+                        ast::ExternMember::Method(f) => {
+                            // A method's type parameter may not reuse a name
+                            // its extern's type parameters hold (p4c's
+                            // generic_e: `void f<D>(in D d)` inside `X<D>`).
+                            for t in &f.type_params {
+                                if e.type_params.iter().any(|x| x.name == t.name) {
+                                    self.error_label(
+                                        codes::DUPLICATE,
+                                        t.span,
+                                        format!(
+                                            "type parameter `{}` of method `{}` shadows the one \
+                                             of extern `{}`",
+                                            t.name, f.name.name, e.name.name
+                                        ),
+                                        "already a type parameter of the extern",
+                                    );
+                                }
+                            }
+                            self.check_param_types(
+                                &f.params,
+                                Some(&f.return_type),
+                                &[&e.type_params, &f.type_params],
+                            )
+                        }
                     }
                 }
                 self.check_overloads(e);
