@@ -367,7 +367,8 @@ fn new_type_arguments_and_results_need_a_cast() {
                 "DECLS",
                 "type bit<9> Port_t;\n\
                  bit<9> plain(in bit<9> x) { return x; }\n\
-                 Port_t named(in Port_t x) { return x; }",
+                 Port_t named(in Port_t x) { return x; }\n\
+                 bit<9> unwrap(in Port_t x) { return x; }",
             ),
             (
                 "LOCALS",

@@ -239,6 +239,9 @@ pub(crate) struct Checker {
     /// The declared type (for the nominal checks) of call results and
     /// casts, by the span of the expression they produced.
     pub(crate) expr_nominal: HashMap<Span, Option<String>>,
+    /// The declared result type of the function being checked, for the
+    /// nominal check of its `return` values (`None` outside functions).
+    pub(crate) return_nominal: Option<Option<String>>,
     /// Top-level extern instantiations, in order.
     pub(crate) global_externs: Vec<ast::Instantiation>,
     /// User extern declarations the compiler cannot take, by name: what is
@@ -332,6 +335,7 @@ pub fn check(
         function_params: HashMap::new(),
         function_ret_nominal: HashMap::new(),
         expr_nominal: HashMap::new(),
+        return_nominal: None,
         global_externs: Vec::new(),
         refused_user_externs: HashMap::new(),
         user_extern_asts: HashMap::new(),
@@ -1300,6 +1304,7 @@ impl Checker {
             let msg = match what {
                 "assign" => format!("cannot assign {yn} to {xn} without a cast"),
                 "pass" => format!("cannot pass {yn} as {xn} without a cast"),
+                "return" => format!("cannot return {yn} as {xn} without a cast"),
                 _ => format!("cannot {what} {xn} with {yn} without a cast"),
             };
             self.error_label(
@@ -1736,7 +1741,10 @@ impl Checker {
             control: None,
             loops: 0,
         });
+        let ret_nominal = Some(self.nominal_of_type(&f.return_type));
+        let saved_nominal = std::mem::replace(&mut self.return_nominal, ret_nominal);
         let body = self.block(&f.body);
+        self.return_nominal = saved_nominal;
         let b = std::mem::replace(&mut self.body, saved).expect("body set above");
         self.pop_scope();
         if ret != Ty::Void && !always_leaves(&body, &self.prog) {
