@@ -71,7 +71,9 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
 pub(crate) fn key_is_nameable(e: &ast::Expr) -> bool {
     let constant = |e: &ast::Expr| matches!(e.kind, ast::ExprKind::Int(_));
     match &e.kind {
-        ast::ExprKind::Name(_) | ast::ExprKind::Int(_) => true,
+        // A boolean constant is taken too: refusing a key p4c may name
+        // would cost valid programs.
+        ast::ExprKind::Name(_) | ast::ExprKind::Int(_) | ast::ExprKind::Bool(_) => true,
         ast::ExprKind::Member { base, .. } => key_is_nameable(base),
         ast::ExprKind::Index { base, index } => key_is_nameable(base) && key_is_nameable(index),
         ast::ExprKind::Slice { base, .. } => key_is_nameable(base),
