@@ -438,7 +438,7 @@ fn error_wide_table_key() {
         &program(&[
             (
                 "LOCALS",
-                "table t { key = { (bit<336>)hdr.h.b: exact; } actions = { set; } }",
+                "table t { key = { (bit<336>)hdr.h.b: exact @name(\"wide\"); } actions = { set; } }",
             ),
             ("APPLY", "t.apply();"),
         ]),

@@ -64,6 +64,33 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
     }
 }
 
+/// Whether p4c can name a key expression without `@name` (its
+/// KeyNameGenerator): a name, a field, a stack element at a nameable index, a slice, a
+/// constant, `isValid()` of a nameable header, and a nameable value masked
+/// with a constant (`x & 0xff`). Any other key needs `@name`.
+pub(crate) fn key_is_nameable(e: &ast::Expr) -> bool {
+    let constant = |e: &ast::Expr| matches!(e.kind, ast::ExprKind::Int(_));
+    match &e.kind {
+        // A boolean constant is taken too: refusing a key p4c may name
+        // would cost valid programs.
+        ast::ExprKind::Name(_) | ast::ExprKind::Int(_) | ast::ExprKind::Bool(_) => true,
+        ast::ExprKind::Member { base, .. } => key_is_nameable(base),
+        ast::ExprKind::Index { base, index } => key_is_nameable(base) && key_is_nameable(index),
+        ast::ExprKind::Slice { base, .. } => key_is_nameable(base),
+        ast::ExprKind::Call { callee, args, .. } => {
+            args.is_empty()
+                && matches!(&callee.kind, ast::ExprKind::Member { base, member }
+                    if member.name == "isValid" && key_is_nameable(base))
+        }
+        ast::ExprKind::Binary {
+            op: ast::BinaryOp::BitAnd,
+            lhs,
+            rhs,
+        } => (constant(rhs) && key_is_nameable(lhs)) || (constant(lhs) && key_is_nameable(rhs)),
+        _ => false,
+    }
+}
+
 /// The cache key of a block instantiated with type arguments and
 /// constructor argument values.
 fn ctor_key(
@@ -1522,8 +1549,8 @@ impl Checker {
         if !meter_reads.is_empty() {
             self.facts.meter_reads.insert(h.index(), meter_reads);
         }
-        self.action_params
-            .insert(h.index(), super::ParamSpec::of(&a.params));
+        let params = self.param_specs(&a.params);
+        self.action_params.insert(h.index(), params);
         Some(h)
     }
 
@@ -1611,7 +1638,19 @@ impl Checker {
                             .and_then(|a| a.string_arg())
                         {
                             Some(n) => n.to_string(),
-                            None => expr_text(&k.expr),
+                            None => {
+                                // P4_16 §14.2.1.1 leaves key names to the
+                                // compiler; p4c names only simple keys.
+                                if !key_is_nameable(&k.expr) {
+                                    self.error_label(
+                                        codes::BAD_TABLE_PROPERTY,
+                                        k.expr.span,
+                                        "this key expression needs a @name annotation",
+                                        "p4c names only fields, slices, stack elements, masks and isValid()",
+                                    );
+                                }
+                                expr_text(&k.expr)
+                            }
                         };
                         keys.push(ir::Key {
                             expr: x,
@@ -1888,7 +1927,7 @@ impl Checker {
                                     name.ident.name
                                 ),
                             ),
-                            Some(i) => self.check_default_bound_args(a, &args, &bound[i]),
+                            Some(i) => self.check_bound_args(a, &args, &bound[i], "default action"),
                             None => self.error_label(
                                 codes::BAD_DEFAULT_ACTION,
                                 e.span,
@@ -1951,7 +1990,7 @@ impl Checker {
             let mut explicit = Vec::new();
             let mut annotated = Vec::new();
             for en in es.iter() {
-                if let Some((ef, p)) = self.entry(en, &match_keys, &actions) {
+                if let Some((ef, p)) = self.entry(en, &match_keys, &actions, &bound) {
                     facts.entries.push(ef);
                     if is_const && let Some(e) = &en.priority {
                         // p4c: "Table with 'const' entries cannot have
@@ -2101,16 +2140,17 @@ impl Checker {
         }
     }
 
-    /// A default action written with its directional arguments
-    /// (`a(hdr.x, 5)`) repeats the ones the `actions` list binds
-    /// (`actions = { a(hdr.x); }`): it is the same bound action, and p4c
-    /// refuses another argument ("argument does not match declaration in
-    /// actions list").
-    fn check_default_bound_args(
+    /// A default action or an entry's action (`what`) written with its
+    /// directional arguments (`a(hdr.x, 5)`) repeats the ones the `actions`
+    /// list binds (`actions = { a(hdr.x); }`): it is the same bound action,
+    /// and p4c refuses another argument ("argument does not match
+    /// declaration in actions list").
+    fn check_bound_args(
         &mut self,
         a: Handle<ir::Action>,
         args: &[ast::Argument],
         listed: &[ir::Expr],
+        what: &str,
     ) {
         let act = &self.prog.actions[a];
         let n = act.n_directional as usize;
@@ -2129,8 +2169,9 @@ impl Checker {
                 self.diags.push(
                     Diagnostic::error(
                         codes::BAD_DEFAULT_ACTION,
-                        "the default action's argument differs from the one the `actions` \
-                         list binds",
+                        format!(
+                            "the {what}'s argument differs from the one the `actions` list binds"
+                        ),
                     )
                     .with_primary(arg.value.span, "this argument")
                     .with_secondary(want.span, "bound here"),
@@ -2330,6 +2371,7 @@ impl Checker {
         en: &ast::TableEntry,
         keys: &[(ir::KeyKind, Ty)],
         actions: &[Handle<ir::Action>],
+        bound: &[Vec<ir::Expr>],
     ) -> Option<(EntryFacts, Option<i64>)> {
         let elems = &en.keyset.elems;
         let all_default = elems.len() == 1
@@ -2433,7 +2475,7 @@ impl Checker {
             );
             return None;
         };
-        if !actions.contains(&a) {
+        let Some(i) = actions.iter().position(|x| *x == a) else {
             self.error_label(
                 codes::BAD_ACTION_REF,
                 name.span,
@@ -2441,6 +2483,9 @@ impl Checker {
                 "not listed in `actions`",
             );
             return None;
+        };
+        if let Some(listed) = bound.get(i) {
+            self.check_bound_args(a, &args, listed, "entry");
         }
         let params = self.const_action_args(a, &args, en.action.span)?;
         let explicit = match &en.priority {

@@ -624,6 +624,9 @@ impl Checker {
             }
             K::Slice { base, hi, lo } => {
                 let b = self.expr(base, None)?;
+                if self.refuse_nominal_operand(&b, base.span, "a slice") {
+                    return None;
+                }
                 let b = self.enum_to_repr(b);
                 let w = match b.ty {
                     Ty::Bit(w) | Ty::Int(w) => w,
@@ -670,6 +673,20 @@ impl Checker {
             }
             K::Unary { op, operand } => {
                 let a = self.expr_any(operand)?;
+                if let TE::Typed(x) = &a
+                    && *op != ast::UnaryOp::Plus
+                    && self.refuse_nominal_operand(
+                        x,
+                        operand.span,
+                        match op {
+                            ast::UnaryOp::Not => "`!`",
+                            ast::UnaryOp::Complement => "`~`",
+                            _ => "`-`",
+                        },
+                    )
+                {
+                    return None;
+                }
                 let a = match op {
                     ast::UnaryOp::Neg | ast::UnaryOp::Complement => self.te_to_repr(a),
                     _ => a,
@@ -780,8 +797,14 @@ impl Checker {
                 let x = self.cast(a, &to, span)?;
                 // A cast between a `type` and its underlying type changes no
                 // bits but stays in the tree, so the nominal check sees it.
-                if named && matches!(x.kind, ExprKind::Member(..) | ExprKind::Var(_)) {
-                    return t(mk(ExprKind::Cast(Box::new(x)), to, span));
+                let x = if named && matches!(x.kind, ExprKind::Member(..) | ExprKind::Var(_)) {
+                    mk(ExprKind::Cast(Box::new(x)), to, span)
+                } else {
+                    x
+                };
+                if named {
+                    let n = self.nominal_of_type(ty);
+                    self.expr_nominal.insert(x.span, n);
                 }
                 t(x)
             }
@@ -1116,6 +1139,15 @@ impl Checker {
         use ast::BinaryOp as A;
         let a = self.expr_any(lhs)?;
         let b = self.expr_any(rhs)?;
+        if !matches!(op, A::Eq | A::Ne | A::And | A::Or) {
+            for (te, side) in [(&a, lhs), (&b, rhs)] {
+                if let TE::Typed(x) = te
+                    && self.refuse_nominal_operand(x, side.span, &format!("`{}`", op.as_str()))
+                {
+                    return None;
+                }
+            }
+        }
         // Serializable enums take their underlying type in arithmetic,
         // shifts and `++`, and where compared with a value of that type;
         // two values of one enum compare as the enum.
@@ -1858,15 +1890,20 @@ impl Checker {
         ) {
             return None;
         }
+        let specs = self.function_params.get(&f.index()).cloned();
         let mut v = Vec::new();
-        for (prm, a) in func.vars.iter().zip(args) {
+        for (i, (prm, a)) in func.vars.iter().zip(args).enumerate() {
             let x = if prm.param != Some(ir::Direction::In) {
                 let l = self.directed_arg(a, prm.param == Some(ir::Direction::Out), &prm.ty)?;
                 self.coerce(TE::Typed(l), &prm.ty, a.span)?
             } else {
                 self.expr(a, Some(&prm.ty))?
             };
+            self.check_arg_nominal(specs.as_deref(), i, &x, a.span);
             v.push(x);
+        }
+        if let Some(n) = self.function_ret_nominal.get(&f.index()).cloned() {
+            self.expr_nominal.insert(span, n);
         }
         Some(mk(
             ExprKind::Call(Box::new(Call::Function(f, v))),
@@ -1908,17 +1945,44 @@ impl Checker {
         ) {
             return None;
         }
+        let specs = self.action_params.get(&a.index()).cloned();
         let mut v = Vec::new();
-        for (prm, a) in act.vars.iter().zip(args) {
+        for (i, (prm, a)) in act.vars.iter().zip(args).enumerate() {
             let x = if matches!(prm.param, Some(ir::Direction::Out | ir::Direction::InOut)) {
                 let l = self.directed_arg(a, prm.param == Some(ir::Direction::Out), &prm.ty)?;
                 self.coerce(TE::Typed(l), &prm.ty, a.span)?
             } else {
                 self.expr(a, Some(&prm.ty))?
             };
+            self.check_arg_nominal(specs.as_deref(), i, &x, a.span);
             v.push(x);
         }
         Some(Self::void_call(Call::Action(a, v), span))
+    }
+
+    /// P4_16 §7.6: an argument for a parameter of a `type`-declared type
+    /// is of that type, and a value of one is not passed to a parameter of
+    /// another (its underlying type included) without a cast.
+    fn check_arg_nominal(&mut self, specs: Option<&[ParamSpec]>, i: usize, x: &Expr, span: Span) {
+        if let Some(Some(n)) = specs.and_then(|s| s.get(i)).map(|p| p.nominal.clone()) {
+            self.check_nominal_against(&n, x, span, "pass");
+        }
+    }
+
+    /// P4_16 §7.6: no operator but `==` and `!=` is defined on a value of a
+    /// `type`-declared type (`(U32)((bit<32>)x + 1)`: "casts needed for
+    /// arithmetic"); p4c refuses it. `what` names the operator.
+    fn refuse_nominal_operand(&mut self, x: &Expr, span: Span, what: &str) -> bool {
+        if let Some(Some(n)) = self.nominal_field(x) {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                span,
+                format!("{what} is not defined on {n}: `type` declares a new type"),
+                format!("cast it to {} first", self.ty_name(&x.ty)),
+            );
+            return true;
+        }
+        false
     }
 
     /// A hash algorithm argument: a member of v1model's `HashAlgorithm`.

@@ -233,6 +233,15 @@ pub(crate) struct Checker {
     pub(crate) action_params: HashMap<usize, Vec<ParamSpec>>,
     /// The same for functions.
     pub(crate) function_params: HashMap<usize, Vec<ParamSpec>>,
+    /// The declared result type of functions, by handle index, for the
+    /// nominal checks: `Some(T)` for a `type`-declared `T`.
+    pub(crate) function_ret_nominal: HashMap<usize, Option<String>>,
+    /// The declared type (for the nominal checks) of call results and
+    /// casts, by the span of the expression they produced.
+    pub(crate) expr_nominal: HashMap<Span, Option<String>>,
+    /// The declared result type of the function being checked, for the
+    /// nominal check of its `return` values (`None` outside functions).
+    pub(crate) return_nominal: Option<Option<String>>,
     /// Top-level extern instantiations, in order.
     pub(crate) global_externs: Vec<ast::Instantiation>,
     /// User extern declarations the compiler cannot take, by name: what is
@@ -251,6 +260,10 @@ pub(crate) struct Checker {
 pub(crate) struct ParamSpec {
     pub(crate) name: String,
     pub(crate) default: Option<ast::Expr>,
+    /// The declared type for the nominal checks of arguments: `Some(T)`
+    /// for a `type`-declared `T`, `Some(None)` a plain type, `None` not
+    /// known (not checked).
+    pub(crate) nominal: Option<Option<String>>,
 }
 
 impl ParamSpec {
@@ -260,6 +273,7 @@ impl ParamSpec {
             .map(|p| ParamSpec {
                 name: p.name.name.clone(),
                 default: p.default.clone(),
+                nominal: None,
             })
             .collect()
     }
@@ -269,6 +283,7 @@ impl ParamSpec {
             .map(|name| ParamSpec {
                 name,
                 default: None,
+                nominal: None,
             })
             .collect()
     }
@@ -318,6 +333,9 @@ pub fn check(
         generic_fn_cache: HashMap::new(),
         action_params: HashMap::new(),
         function_params: HashMap::new(),
+        function_ret_nominal: HashMap::new(),
+        expr_nominal: HashMap::new(),
+        return_nominal: None,
         global_externs: Vec::new(),
         refused_user_externs: HashMap::new(),
         user_extern_asts: HashMap::new(),
@@ -728,11 +746,30 @@ impl Checker {
                         ast::ExternMember::Constructor { params, .. } => {
                             self.check_param_types(params, None, &[&e.type_params]);
                         }
-                        ast::ExternMember::Method(f) => self.check_param_types(
-                            &f.params,
-                            Some(&f.return_type),
-                            &[&e.type_params, &f.type_params],
-                        ),
+                        ast::ExternMember::Method(f) => {
+                            // A method's type parameter may not reuse a name
+                            // its extern's type parameters hold (p4c's
+                            // generic_e: `void f<D>(in D d)` inside `X<D>`).
+                            for t in &f.type_params {
+                                if e.type_params.iter().any(|x| x.name == t.name) {
+                                    self.error_label(
+                                        codes::DUPLICATE,
+                                        t.span,
+                                        format!(
+                                            "type parameter `{}` of method `{}` shadows the one \
+                                             of extern `{}`",
+                                            t.name, f.name.name, e.name.name
+                                        ),
+                                        "already a type parameter of the extern",
+                                    );
+                                }
+                            }
+                            self.check_param_types(
+                                &f.params,
+                                Some(&f.return_type),
+                                &[&e.type_params, &f.type_params],
+                            )
+                        }
                     }
                 }
                 self.check_overloads(e);
@@ -1178,8 +1215,26 @@ impl Checker {
                 Ty::Composite(h) => Some(self.field_nominal.get(&(h.index(), *i)).cloned()),
                 _ => None,
             },
+            // A cast or a call says its type; an operator's result is of a
+            // plain type (no operator but `==`/`!=` takes a `type`).
+            _ if self.expr_nominal.contains_key(&e.span) => {
+                Some(self.expr_nominal[&e.span].clone())
+            }
+            ir::ExprKind::Binary(..) | ir::ExprKind::Unary(..) | ir::ExprKind::Slice(..) => {
+                Some(None)
+            }
             _ => None,
         }
+    }
+
+    /// The parameters of an action or function with their declared types
+    /// for the nominal checks of arguments.
+    pub(crate) fn param_specs(&self, params: &[ast::Param]) -> Vec<ParamSpec> {
+        let mut specs = ParamSpec::of(params);
+        for (s, p) in specs.iter_mut().zip(params) {
+            s.nominal = Some(self.nominal_of_type(&p.ty));
+        }
+        specs
     }
 
     /// The `type`-declared type an AST type names, if any.
@@ -1210,12 +1265,24 @@ impl Checker {
         init: &ir::Expr,
         span: Span,
     ) {
+        self.check_nominal_against(declared, init, span, "assign");
+    }
+
+    /// The nominal check of a value against a declared type: an
+    /// initializer (`what` "assign") or an argument ("pass").
+    pub(crate) fn check_nominal_against(
+        &mut self,
+        declared: &Option<String>,
+        value: &ir::Expr,
+        span: Span,
+        what: &str,
+    ) {
         let decl = ir::Expr {
             kind: ir::ExprKind::Bool(false),
-            ty: init.ty.clone(),
+            ty: value.ty.clone(),
             span,
         };
-        self.check_nominal_with(Some(declared.clone()), &decl, init, span, "assign");
+        self.check_nominal_with(Some(declared.clone()), &decl, value, span, what);
     }
 
     fn check_nominal_with(
@@ -1236,6 +1303,8 @@ impl Checker {
             let (xn, yn) = (name(&x, a, self), name(&y, b, self));
             let msg = match what {
                 "assign" => format!("cannot assign {yn} to {xn} without a cast"),
+                "pass" => format!("cannot pass {yn} as {xn} without a cast"),
+                "return" => format!("cannot return {yn} as {xn} without a cast"),
                 _ => format!("cannot {what} {xn} with {yn} without a cast"),
             };
             self.error_label(
@@ -1500,6 +1569,7 @@ impl Checker {
             self.instantiated_controls.clone(),
             self.action_params.clone(),
             self.function_params.clone(),
+            self.function_ret_nominal.clone(),
             self.instance_args.clone(),
             self.instance_aliases.clone(),
         );
@@ -1515,6 +1585,7 @@ impl Checker {
             self.instantiated_controls,
             self.action_params,
             self.function_params,
+            self.function_ret_nominal,
             self.instance_args,
             self.instance_aliases,
         ) = saved;
@@ -1670,7 +1741,10 @@ impl Checker {
             control: None,
             loops: 0,
         });
+        let ret_nominal = Some(self.nominal_of_type(&f.return_type));
+        let saved_nominal = std::mem::replace(&mut self.return_nominal, ret_nominal);
         let body = self.block(&f.body);
+        self.return_nominal = saved_nominal;
         let b = std::mem::replace(&mut self.body, saved).expect("body set above");
         self.pop_scope();
         if ret != Ty::Void && !always_leaves(&body, &self.prog) {
@@ -1694,8 +1768,10 @@ impl Checker {
             },
             f.span,
         );
-        self.function_params
-            .insert(h.index(), ParamSpec::of(&f.params));
+        let params = self.param_specs(&f.params);
+        self.function_params.insert(h.index(), params);
+        let ret_nominal = self.nominal_of_type(&f.return_type);
+        self.function_ret_nominal.insert(h.index(), ret_nominal);
         Some(h)
     }
 }

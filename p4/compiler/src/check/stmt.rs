@@ -255,6 +255,9 @@ impl Checker {
                     ),
                     (_, Some(e)) => {
                         if let Some(x) = self.expr(e, Some(&ret)) {
+                            if let Some(n) = self.return_nominal.clone() {
+                                self.check_nominal_against(&n, &x, e.span, "return");
+                            }
                             out.push(Stmt::Return(Some(x)));
                         }
                     }

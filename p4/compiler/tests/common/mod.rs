@@ -78,3 +78,16 @@ pub fn check_errors(name: &str, src: &str) {
         "{name}: diagnostics changed; rerun with P4C_BLESS=1"
     );
 }
+
+/// Compiles `src` (saved as `NAME.p4`), which must compile without errors:
+/// the accepted counterpart of a [`check_errors`] case.
+pub fn check_compiles(name: &str, src: &str) {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-errors");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let file = tmp.join(format!("{name}.p4"));
+    std::fs::write(&file, src).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    if let Err(d) = res {
+        panic!("{name}: expected to compile:\n{}", render(&d, &sources));
+    }
+}
