@@ -58,26 +58,44 @@ pub async fn p4info(
         .ok_or_else(|| Error::Server("the device has no pipeline loaded".to_string()))
 }
 
-fn wire(v: u128) -> p4pb::Uint128 {
+/// `v` as P4Runtime's `Uint128` (election ids).
+pub fn wire(v: u128) -> p4pb::Uint128 {
     p4pb::Uint128 {
         high: (v >> 64) as u64,
         low: v as u64,
     }
 }
 
-/// An open StreamChannel on which this client is primary.
+/// How long [`become_primary`] waits for the arbitration reply.
+pub const ARBITRATION_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// An open StreamChannel on which this client is primary: primacy lasts
+/// while this value (or the sender [`Primary::keep_draining`] returns)
+/// lives.
 pub struct Primary {
-    _tx: tokio::sync::mpsc::Sender<p4pb::StreamMessageRequest>,
-    _rx: tonic::Streaming<p4pb::StreamMessageResponse>,
+    tx: tokio::sync::mpsc::Sender<p4pb::StreamMessageRequest>,
+    rx: tonic::Streaming<p4pb::StreamMessageResponse>,
 }
 
-/// Arbitrates on a new StreamChannel with `target`'s election id; the
-/// stream stays open (and this client primary) while the result lives.
+impl Primary {
+    /// For a controller that stays: reads (and drops) what the switch sends
+    /// on the stream from a task of the current runtime, so the server never
+    /// blocks on an unread stream; the returned sender keeps the stream open.
+    pub fn keep_draining(self) -> tokio::sync::mpsc::Sender<p4pb::StreamMessageRequest> {
+        let mut rx = self.rx;
+        tokio::spawn(async move { while let Ok(Some(_)) = rx.message().await {} });
+        self.tx
+    }
+}
+
+/// Arbitrates on a new StreamChannel with `target`'s election id (P4Runtime
+/// §5); fails unless the switch answers within [`ARBITRATION_WAIT`] that
+/// this client is primary.
 pub async fn become_primary(
     c: &mut P4RuntimeClient<Channel>,
     target: &Target,
 ) -> Result<Primary, Error> {
-    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
     let hello = p4pb::StreamMessageRequest {
         update: Some(p4pb::stream_message_request::Update::Arbitration(
             p4pb::MasterArbitrationUpdate {
@@ -95,9 +113,14 @@ pub async fn become_primary(
         .await?
         .into_inner();
     loop {
-        let msg = tokio::time::timeout(std::time::Duration::from_secs(10), stream.message())
+        let msg = tokio::time::timeout(ARBITRATION_WAIT, stream.message())
             .await
-            .map_err(|_| Error::Server("no arbitration reply within 10 s".to_string()))??;
+            .map_err(|_| {
+                Error::Server(format!(
+                    "no arbitration reply within {} s",
+                    ARBITRATION_WAIT.as_secs()
+                ))
+            })??;
         match msg.and_then(|m| m.update) {
             Some(p4pb::stream_message_response::Update::Arbitration(a)) => {
                 let code = a.status.as_ref().map_or(0, |s| s.code);
@@ -107,10 +130,7 @@ pub async fn become_primary(
                         target.election_id
                     )));
                 }
-                return Ok(Primary {
-                    _tx: tx,
-                    _rx: stream,
-                });
+                return Ok(Primary { tx, rx: stream });
             }
             Some(_) => continue,
             None => {

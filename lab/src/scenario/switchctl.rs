@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
+use control::p4cli::ops;
 use proto::p4::v1 as pb;
 use proto::p4::v1::p4_runtime_client::P4RuntimeClient;
 use proto::roceswitch::fabric::v1 as fb;
@@ -138,13 +139,6 @@ pub struct SwitchCtl {
     events: Option<tonic::Streaming<fb::Event>>,
 }
 
-fn u128_wire(v: u128) -> pb::Uint128 {
-    pb::Uint128 {
-        high: (v >> 64) as u64,
-        low: v as u64,
-    }
-}
-
 fn update(kind: pb::update::Type, e: pb::entity::Entity) -> pb::Update {
     pb::Update {
         r#type: kind as i32,
@@ -167,51 +161,21 @@ impl SwitchCtl {
         let mut p4rt = P4RuntimeClient::new(channel.clone());
         let fabric = FabricQosClient::new(channel);
         let election_id = 1u128;
-        let (tx, rx) = mpsc::channel(8);
-        let arbitration = pb::StreamMessageRequest {
-            update: Some(pb::stream_message_request::Update::Arbitration(
-                pb::MasterArbitrationUpdate {
-                    device_id: DEVICE_ID,
-                    election_id: Some(u128_wire(election_id)),
-                    ..Default::default()
-                },
-            )),
+        let target = ops::Target {
+            device_id: DEVICE_ID,
+            election_id,
         };
-        rt.block_on(async {
-            tx.send(arbitration)
-                .await
-                .map_err(|_| anyhow!("stream closed"))?;
-            let mut stream = p4rt
-                .stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx))
-                .await
-                .context("StreamChannel")?
-                .into_inner();
-            loop {
-                let msg = tokio::time::timeout(Duration::from_secs(5), stream.message())
-                    .await
-                    .context("no arbitration reply within 5 s")?
-                    .context("StreamChannel")?;
-                match msg.and_then(|m| m.update) {
-                    Some(pb::stream_message_response::Update::Arbitration(a)) => {
-                        let code = a.status.map(|s| s.code).unwrap_or(0);
-                        if code != 0 {
-                            bail!("not primary controller of {addr} (status {code})");
-                        }
-                        break;
-                    }
-                    Some(_) => continue,
-                    None => bail!("StreamChannel ended before arbitration"),
-                }
-            }
-            // Keep draining the stream so the server never blocks on us.
-            tokio::spawn(async move { while let Ok(Some(_)) = stream.message().await {} });
-            Ok(())
-        })?;
+        let stream_tx = rt
+            .block_on(async {
+                let primary = ops::become_primary(&mut p4rt, &target).await?;
+                Ok::<_, control::p4cli::Error>(primary.keep_draining())
+            })
+            .with_context(|| format!("becoming primary controller of {addr}"))?;
         Ok(SwitchCtl {
             rt,
             p4rt,
             fabric,
-            _stream_tx: tx,
+            _stream_tx: stream_tx,
             election_id,
             events: None,
         })
@@ -220,7 +184,7 @@ impl SwitchCtl {
     fn write(&mut self, updates: Vec<pb::Update>) -> Result<()> {
         let req = pb::WriteRequest {
             device_id: DEVICE_ID,
-            election_id: Some(u128_wire(self.election_id)),
+            election_id: Some(ops::wire(self.election_id)),
             updates,
             atomicity: pb::write_request::Atomicity::ContinueOnError as i32,
             ..Default::default()
