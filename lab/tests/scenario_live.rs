@@ -179,7 +179,7 @@ fn lossy_scenario_shows_go_back_n_where_lossless_shows_nothing_to_recover() {
 }
 
 /// `rocelab run fault` on namespaces: the QP behind the ACL that drops
-/// one in 2 of its packets fails with "transport retry counter exceeded",
+/// all of its packets fails with "transport retry counter exceeded",
 /// one in 200 only retransmits; the other sender's QP is untouched.
 #[test]
 fn an_acl_dropping_one_qps_packets_fails_it_or_makes_it_retransmit() {

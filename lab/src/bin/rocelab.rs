@@ -70,8 +70,8 @@ enum Cmd {
     Run {
         /// Which scenario: `default` (incast + ECMP), `deadlock` (ring),
         /// `lossy` (the incast on a lossless and on a lossy priority),
-        /// `fault` (one QP behind an ACL dropping one in 2, then one in 200
-        /// of its packets: retry exceeded, then go-back-N recovery) or
+        /// `fault` (one QP behind an ACL dropping all of its packets, then
+        /// one in 200: retry exceeded, then go-back-N recovery) or
         /// `dcbx` (senders on the wrong priority: the DCBX-willing one is
         /// corrected, the other reported as a mismatch).
         #[arg(
@@ -543,11 +543,13 @@ fn run_fault(
     store: &StateStore,
     say: Say,
 ) -> Result<bool> {
-    use scenario::fault::{LARGE_N, SMALL_N};
+    use scenario::fault::{LARGE_N, SMALL_N, dropped};
     let o = in_sim_or_live(
         "fault",
         &format!(
-            "2:1 incast, h1's QP behind an ACL dropping one in {SMALL_N}, then one in {LARGE_N}"
+            "2:1 incast, h1's QP behind an ACL: {}, then {}",
+            dropped(SMALL_N),
+            dropped(LARGE_N)
         ),
         sim,
         say,

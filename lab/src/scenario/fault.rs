@@ -1,12 +1,16 @@
-//! `rocelab run fault`: what a lossy link does to one RC queue pair. The
+//! `rocelab run fault`: what a faulty path does to one RC queue pair. The
 //! switch's ACL drops one in every N data packets of one QP
 //! (`acl_drop_one_in` in `roce_switch.p4`, keyed on the ingress port and
 //! the BTH destination QP), on the lossless priority where nothing else is
 //! lost, and the run is made twice:
-//! - N small ([`SMALL_N`]): every go-back-N round loses a packet again
-//!   before the message's last packet (the one that asks for an ACK) gets
-//!   through, so no ACK restores the retry budget and the QP fails with
-//!   "transport retry counter exceeded" (retry_cnt 7);
+//! - N = [`SMALL_N`] (1): the path black-holes the QP. Nothing reaches the
+//!   responder, so neither ACK nor NAK comes back; each retransmission
+//!   timeout costs one of retry_cnt (7) go-backs and the eighth fails the
+//!   QP with "transport retry counter exceeded" (IBTA §9.7.5.2.2). Exactly
+//!   8 timeouts and 0 NAKs, whatever the timing. (With N = 2 the outcome
+//!   was a race: a NAK acknowledges the PSNs before it, and whenever a
+//!   round's first packet survived, progress and a later ACK restored the
+//!   budget, so on a loaded machine the QP sometimes never failed.)
 //! - N large ([`LARGE_N`]): each loss costs one NAK and a go-back-N
 //!   retransmission, and every message completes.
 //!
@@ -28,10 +32,14 @@ use super::live::{self, Binaries};
 use super::{FlowResult, IncastOutcome, ScenarioConfig, Verdict, v};
 use crate::labctl::state::StateStore;
 
-/// N of the run that must end in "transport retry counter exceeded".
-pub const SMALL_N: u32 = 2;
+/// N of the run that must end in "transport retry counter exceeded":
+/// every packet of the QP dropped.
+pub const SMALL_N: u32 = 1;
 /// N of the run that must recover by retransmission only.
 pub const LARGE_N: u32 = 200;
+/// Timeouts of the black-holed QP: retry_cnt (7, perftest's and the
+/// agents' default) go-backs, then the one that fails it.
+const FAULTED_QP_TIMEOUTS: u64 = 8;
 /// The ACL entry's cell in `acl_fault_seen`.
 const FAULT_CELL: u128 = 0;
 
@@ -137,6 +145,15 @@ pub fn run_live(
     })
 }
 
+/// How a run is named in verdicts and tables.
+pub fn dropped(n: u32) -> String {
+    if n == 1 {
+        "every packet dropped".into()
+    } else {
+        format!("one in {n} dropped")
+    }
+}
+
 fn flow(x: &IncastOutcome, i: usize) -> FlowResult {
     x.flows.get(i).cloned().unwrap_or_default()
 }
@@ -147,16 +164,16 @@ pub fn verdicts(o: &FaultOutcome) -> Vec<Verdict> {
     let (s, l) = (flow(&o.small, 0), flow(&o.large, 0));
     let mut out = vec![
         v(
-            &format!("one in {SMALL_N} dropped: the QP fails"),
+            &format!("{}: the QP fails", dropped(SMALL_N)),
             format!(
                 "{} QP retry exceeded, {} NAKs, {} timeouts",
                 s.retry_exceeded, s.naks_rx, s.timeouts
             ),
-            "1: \"transport retry counter exceeded\" (no ACK between losses restores the retries)",
-            s.retry_exceeded == 1 && s.naks_rx + s.timeouts >= 7,
+            "1, after exactly retry_cnt + 1 = 8 timeouts and 0 NAKs (nothing reaches the responder)",
+            s.retry_exceeded == 1 && s.naks_rx == 0 && s.timeouts == FAULTED_QP_TIMEOUTS,
         ),
         v(
-            &format!("one in {LARGE_N} dropped: the QP recovers"),
+            &format!("{}: the QP recovers", dropped(LARGE_N)),
             format!(
                 "{} NAKs, {} packets retransmitted, {} QP retry exceeded",
                 l.naks_rx, l.retx_packets, l.retry_exceeded
@@ -165,7 +182,7 @@ pub fn verdicts(o: &FaultOutcome) -> Vec<Verdict> {
             l.retry_exceeded == 0 && l.naks_rx > 0 && l.retx_packets >= l.naks_rx,
         ),
         v(
-            &format!("one in {LARGE_N} dropped: goodput of the faulted QP"),
+            &format!("{}: goodput of the faulted QP", dropped(LARGE_N)),
             format!(
                 "{:.4} Gb/s against {:.4} Gb/s for the other",
                 l.tx_gbps,
@@ -178,7 +195,7 @@ pub fn verdicts(o: &FaultOutcome) -> Vec<Verdict> {
     for (n, x) in [(SMALL_N, &o.small), (LARGE_N, &o.large)] {
         let c = flow(x, 1);
         out.push(v(
-            &format!("one in {n}: the other QP is untouched"),
+            &format!("{}: the other QP is untouched", dropped(n)),
             format!(
                 "{} NAKs, {} retransmitted, {} timeouts",
                 c.naks_rx, c.retx_packets, c.timeouts
@@ -213,10 +230,7 @@ pub fn figures_table(o: &FaultOutcome) -> String {
         }),
     ];
     side_by_side(
-        (
-            &format!("one in {SMALL_N} dropped"),
-            &format!("one in {LARGE_N} dropped"),
-        ),
+        (&dropped(SMALL_N), &dropped(LARGE_N)),
         &o.small,
         &o.large,
         &rows,

@@ -240,7 +240,7 @@ pub(crate) fn stop_server(c: &mut Child) -> Result<()> {
 /// and retransmission series over time; the goodput verdict's intervals).
 const RX_INTERVAL_S: f64 = 0.1;
 /// Retransmission timeout exponent of the QP `rocelab run fault` must
-/// fail (one in [`super::fault::SMALL_N`] dropped): perftest's default
+/// fail (every packet dropped, [`super::fault::SMALL_N`]): perftest's default
 /// (67 ms), as in the simulator.
 const FAULTED_QP_TIMEOUT: u8 = 14;
 
