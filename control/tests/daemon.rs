@@ -132,16 +132,8 @@ static TABLES: [TableInfo; 4] = [
 ];
 static PROGRAM: ProgramInfo = ProgramInfo {
     name: "daemon_test",
-    arch: "v1model",
     tables: &TABLES,
     actions: &ACTIONS,
-    action_profiles: &[],
-    counters: &[],
-    meters: &[],
-    registers: &[],
-    digests: &[],
-    controller_headers: &[],
-    value_sets: &[],
     p4info_text: r#"
 tables { preamble { id: 33554433 name: "RoceIngress.port_trust" } match_fields { id: 1 name: "ingress_port" bitwidth: 9 match_type: EXACT } action_refs { id: 16777217 } action_refs { id: 16777218 } size: 64 }
 tables { preamble { id: 33554434 name: "RoceIngress.dscp_to_priority" } match_fields { id: 1 name: "dscp" bitwidth: 6 match_type: EXACT } action_refs { id: 16777219 } size: 64 }
@@ -153,6 +145,7 @@ actions { preamble { id: 16777219 name: "RoceIngress.set_priority" } params { id
 actions { preamble { id: 16777220 name: "RoceEgress.set_red" } params { id: 1 name: "kmin_bytes" bitwidth: 32 } params { id: 2 name: "kmax_bytes" bitwidth: 32 } params { id: 3 name: "pmax" bitwidth: 16 } }
 actions { preamble { id: 16777221 name: "RoceEgress.red_off" } }
 "#,
+    ..ProgramInfo::EMPTY
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -54,21 +54,13 @@ type_info {
 
 static PROGRAM: ProgramInfo = ProgramInfo {
     name: "learn",
-    arch: "v1model",
-    tables: &[],
-    actions: &[],
-    action_profiles: &[],
-    counters: &[],
-    meters: &[],
-    registers: &[],
     digests: &[DigestInfo {
         id: LEARN,
         name: "mac_learn_t",
         fields: &LEARN_FIELDS,
     }],
-    controller_headers: &[],
-    value_sets: &[],
     p4info_text: P4INFO,
+    ..ProgramInfo::EMPTY
 };
 
 async fn start() -> Harness {

@@ -40,12 +40,6 @@ registers {
 
 static PROGRAM: ProgramInfo = ProgramInfo {
     name: "typed",
-    arch: "v1model",
-    tables: &[],
-    actions: &[],
-    action_profiles: &[],
-    counters: &[],
-    meters: &[],
     registers: &[
         RegisterInfo {
             id: ACC,
@@ -62,8 +56,6 @@ static PROGRAM: ProgramInfo = ProgramInfo {
             size: 1,
         },
     ],
-    digests: &[],
-    controller_headers: &[],
     value_sets: &[ValueSetInfo {
         id: PAIRS,
         name: "P.pairs",
@@ -85,6 +77,7 @@ static PROGRAM: ProgramInfo = ProgramInfo {
         ],
     }],
     p4info_text: P4INFO,
+    ..ProgramInfo::EMPTY
 };
 
 fn register(id: u32, index: i64, data: &[u8]) -> E {

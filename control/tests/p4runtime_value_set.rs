@@ -27,15 +27,6 @@ value_sets {
 
 static PROGRAM: ProgramInfo = ProgramInfo {
     name: "tags",
-    arch: "v1model",
-    tables: &[],
-    actions: &[],
-    action_profiles: &[],
-    counters: &[],
-    meters: &[],
-    registers: &[],
-    digests: &[],
-    controller_headers: &[],
     value_sets: &[ValueSetInfo {
         id: TAGS,
         name: "MyParser.tag_types",
@@ -44,6 +35,7 @@ static PROGRAM: ProgramInfo = ProgramInfo {
         fields: &[],
     }],
     p4info_text: P4INFO,
+    ..ProgramInfo::EMPTY
 };
 
 fn set(id: u32, members: &[&[u8]]) -> E {

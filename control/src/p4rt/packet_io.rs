@@ -182,17 +182,8 @@ mod tests {
     ];
     static INFO: ProgramInfo = ProgramInfo {
         name: "pio",
-        arch: "v1model",
-        tables: &[],
-        actions: &[],
-        action_profiles: &[],
-        counters: &[],
-        meters: &[],
-        registers: &[],
-        digests: &[],
         controller_headers: &HEADERS,
-        value_sets: &[],
-        p4info_text: "",
+        ..ProgramInfo::EMPTY
     };
 
     #[test]

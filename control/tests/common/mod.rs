@@ -384,7 +384,6 @@ type_info { }
 
 pub static PROGRAM: ProgramInfo = ProgramInfo {
     name: "ctltest",
-    arch: "v1model",
     tables: &TABLES,
     actions: &ACTIONS,
     action_profiles: &[ActionProfileInfo {
@@ -424,7 +423,6 @@ pub static PROGRAM: ProgramInfo = ProgramInfo {
         signed: false,
         size: 4,
     }],
-    digests: &[],
     controller_headers: &[
         ControllerHeaderInfo {
             id: 0x0400_0001,
@@ -437,8 +435,8 @@ pub static PROGRAM: ProgramInfo = ProgramInfo {
             fields: &IN_FIELDS,
         },
     ],
-    value_sets: &[],
     p4info_text: P4INFO_TEXT,
+    ..ProgramInfo::EMPTY
 };
 
 pub const DEVICE: u64 = 1;

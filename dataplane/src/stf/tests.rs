@@ -127,10 +127,8 @@ static TABLES: [TableInfo; 2] = [
 
 static INFO: ProgramInfo = ProgramInfo {
     name: "tiny_router",
-    arch: "v1model",
     tables: &TABLES,
     actions: &ACTIONS,
-    action_profiles: &[],
     counters: &[
         CounterInfo {
             id: 0x1200_0001,
@@ -147,7 +145,6 @@ static INFO: ProgramInfo = ProgramInfo {
             direct_table: Some(0x0200_0001),
         },
     ],
-    meters: &[],
     registers: &[RegisterInfo {
         id: 0x1600_0001,
         name: "MyIngress.last_dst",
@@ -165,9 +162,7 @@ static INFO: ProgramInfo = ProgramInfo {
             signed: false,
         }],
     }],
-    controller_headers: &[],
-    value_sets: &[],
-    p4info_text: "",
+    ..ProgramInfo::EMPTY
 };
 
 #[derive(Clone, Debug)]

@@ -21,17 +21,7 @@ use super::*;
 
 static INFO: ProgramInfo = ProgramInfo {
     name: "scripted",
-    arch: "v1model",
-    tables: &[],
-    actions: &[],
-    action_profiles: &[],
-    counters: &[],
-    meters: &[],
-    registers: &[],
-    digests: &[],
-    controller_headers: &[],
-    value_sets: &[],
-    p4info_text: "",
+    ..ProgramInfo::EMPTY
 };
 
 #[derive(Clone, Debug)]

@@ -323,6 +323,23 @@ pub struct ProgramInfo {
 }
 
 impl ProgramInfo {
+    /// A program with no objects, for `..ProgramInfo::EMPTY` in
+    /// descriptions that have only a few (tests, hand-written twins).
+    pub const EMPTY: ProgramInfo = ProgramInfo {
+        name: "",
+        arch: "v1model",
+        tables: &[],
+        actions: &[],
+        action_profiles: &[],
+        counters: &[],
+        meters: &[],
+        registers: &[],
+        digests: &[],
+        controller_headers: &[],
+        value_sets: &[],
+        p4info_text: "",
+    };
+
     /// Finds a table by id.
     pub fn table(&self, id: u32) -> Option<&'static TableInfo> {
         self.tables.iter().find(|t| t.id == id)
