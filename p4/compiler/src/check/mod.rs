@@ -1,6 +1,8 @@
-//! The checker: AST → checked IR plus `ProgramInfo` (P4_16 spec §6.5 name
-//! resolution, §7 types, §8 expressions, §11 statements, §12 parsers, §13
-//! controls, §14 tables; v1model for the package and externs).
+//! The checker: AST → checked IR plus, beside it, its
+//! [`ir::info::ProgramInfo`] (P4Info objects and the side table of runtime
+//! indices by IR handle) (P4_16 spec §6.5 name resolution, §7 types, §8
+//! expressions, §11 statements, §12 parsers, §13 controls, §14 tables;
+//! v1model for the package and externs).
 //!
 //! Contract:
 //! - [`check`] reports every error it finds, each a [`Diagnostic`] with a
@@ -295,7 +297,7 @@ pub fn check(
     prog: &ast::Program,
     name: &str,
     model_files: &[crate::diag::FileId],
-) -> Result<(ir::Program, p4_target::info::ProgramInfo, Vec<Diagnostic>), Vec<Diagnostic>> {
+) -> Result<(ir::Program, ir::info::ProgramInfo, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut c = Checker {
         model_files: model_files.to_vec(),
         prog: ir::Program {
@@ -364,7 +366,7 @@ pub fn check(
     if c.diags.iter().any(|d| d.is_error()) {
         return Err(c.diags);
     }
-    let info = match program_info::build_program_info(&mut c) {
+    let info = match program_info::build_program_info(&c) {
         Ok(i) => i,
         Err(d) => {
             c.diags.extend(d);
@@ -1459,13 +1461,9 @@ impl Checker {
     /// control-typed constructor parameters.
     fn instantiate(&mut self, c: Handle<ir::Control>, path: String, passed: &[u32]) -> u32 {
         let idx = self.prog.instances.len() as u32;
-        let n_tables = self.prog.controls[c].tables.len();
-        let n_externs = self.prog.controls[c].externs.len();
         self.prog.instances.push(ir::ControlInstance {
             path: path.clone(),
             control: c,
-            table_index: vec![u32::MAX; n_tables],
-            extern_index: vec![u32::MAX; n_externs],
             sub: Vec::new(),
         });
         let subs = self.prog.controls[c].instances.clone();
