@@ -513,7 +513,8 @@ fn new_type_constants_initialisers_and_generics_with_casts_compile() {
              const Port_t SPARE = 65;\n\
              const Port_t ALSO_CPU = CPU;\n\
              struct pair_t { Port_t port; bit<8> tag; }\n\
-             T same<T>(in T x) { return x; }",
+             T same<T>(in T x) { return x; }\n\
+             void swap<T>(inout T a, inout T b) { T t = a; a = b; b = t; }",
         ),
         (
             "APPLY",
@@ -526,6 +527,7 @@ fn new_type_constants_initialisers_and_generics_with_casts_compile() {
              pair_t d = { 7, 3 };\n        \
              tuple<Port_t, bit<8>> u = { q, 1 };\n        \
              Port_t lit = 5;\n        \
+             swap(p, lit);\n        \
              if (a.port == CPU || c.port == ALSO_CPU || r == SPARE || d.port == lit) {\n            \
                  sm.egress_spec = (bit<9>)u[0] + b;\n        \
              }",
