@@ -503,8 +503,8 @@ fn new_type_generic_results_need_a_cast() {
 fn new_type_constants_initialisers_and_generics_with_casts_compile() {
     // The counterpart of the three above: the same uses with the types
     // kept, or the casts P4_16 §7.6 asks for, are accepted. An integer
-    // literal needs no cast (an `int` converts to the type, as to its
-    // underlying `bit<W>`).
+    // literal is taken without a cast (an `int` converts implicitly, §8.11.2;
+    // kept permissive, as refusing would cost programs p4c may accept).
     let src = program(&[
         (
             "DECLS",
