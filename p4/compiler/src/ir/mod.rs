@@ -1193,6 +1193,9 @@ pub struct ControlInstance {
     pub path: String,
     /// Declaration.
     pub control: Handle<Control>,
-    /// Index into `Program::instances` of each of `control.instances`.
+    /// Index into `Program::instances` of each of `control.instances`:
+    /// the instance tree itself (an entry may be an instance passed in as a
+    /// constructor argument), built with the instances, not a fact computed
+    /// after checking, so it stays here rather than in the layout.
     pub sub: Vec<u32>,
 }
