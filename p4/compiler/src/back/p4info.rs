@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use p4_target::info::{ActionScope, ControllerHeaderInfo, CounterUnit, MatchKind, ProgramInfo};
+use crate::ir::info::{ActionScope, ControllerHeaderInfo, CounterUnit, MatchKind, ProgramInfo};
 
 /// The P4Info in protobuf text format.
 pub fn p4info_text(info: &ProgramInfo) -> String {
@@ -178,26 +178,27 @@ fn controller_header_annotation(h: &ControllerHeaderInfo) -> String {
 fn build(info: &ProgramInfo) -> Msg {
     // Aliases are computed over every name in the P4Info, as p4c does.
     let mut all: Vec<&str> = Vec::new();
-    all.extend(info.tables.iter().map(|t| t.name));
-    all.extend(info.actions.iter().map(|a| a.name));
-    all.extend(info.action_profiles.iter().map(|a| a.name));
-    all.extend(info.counters.iter().map(|c| c.name));
-    all.extend(info.meters.iter().map(|m| m.name));
-    all.extend(info.registers.iter().map(|r| r.name));
-    all.extend(info.digests.iter().map(|d| d.name));
-    all.extend(info.controller_headers.iter().map(|h| h.name));
-    all.extend(info.value_sets.iter().map(|v| v.name));
+    all.extend(info.tables.iter().map(|t| t.name.as_str()));
+    all.extend(info.actions.iter().map(|a| a.name.as_str()));
+    all.extend(info.action_profiles.iter().map(|a| a.name.as_str()));
+    all.extend(info.counters.iter().map(|c| c.name.as_str()));
+    all.extend(info.meters.iter().map(|m| m.name.as_str()));
+    all.extend(info.registers.iter().map(|r| r.name.as_str()));
+    all.extend(info.digests.iter().map(|d| d.name.as_str()));
+    all.extend(info.controller_headers.iter().map(|h| h.name.as_str()));
+    all.extend(info.value_sets.iter().map(|v| v.name.as_str()));
     let aliases: BTreeMap<String, String> = all
         .iter()
         .zip(shortest_unique_suffixes(&all))
         .map(|(n, a)| ((*n).to_owned(), a))
         .collect();
 
-    let mut p4info = Msg::default().msg("pkg_info", 1, Msg::default().string("arch", 5, info.arch));
+    let mut p4info =
+        Msg::default().msg("pkg_info", 1, Msg::default().string("arch", 5, &info.arch));
 
-    for t in info.tables {
-        let mut m = Msg::default().msg("preamble", 1, preamble(t.id, t.name, &aliases, &[]));
-        for k in t.keys {
+    for t in &info.tables {
+        let mut m = Msg::default().msg("preamble", 1, preamble(t.id, &t.name, &aliases, &[]));
+        for k in &t.keys {
             let (kind, num) = match k.kind {
                 MatchKind::Exact => ("EXACT", 2),
                 MatchKind::Lpm => ("LPM", 3),
@@ -210,12 +211,12 @@ fn build(info: &ProgramInfo) -> Msg {
                 2,
                 Msg::default()
                     .uint("id", 1, k.id.into())
-                    .string("name", 2, k.name)
+                    .string("name", 2, &k.name)
                     .uint("bitwidth", 4, k.bitwidth.into())
                     .enumeration("match_type", 5, kind, num),
             );
         }
-        for a in t.actions {
+        for a in &t.actions {
             let (annotation, scope, num) = match a.scope {
                 ActionScope::TableAndDefault => ("", "TABLE_AND_DEFAULT", 0),
                 ActionScope::TableOnly => ("@tableonly", "TABLE_ONLY", 1),
@@ -251,24 +252,24 @@ fn build(info: &ProgramInfo) -> Msg {
         p4info = p4info.msg("tables", 2, m);
     }
 
-    for a in info.actions {
-        let mut m = Msg::default().msg("preamble", 1, preamble(a.id, a.name, &aliases, &[]));
-        for p in a.params {
+    for a in &info.actions {
+        let mut m = Msg::default().msg("preamble", 1, preamble(a.id, &a.name, &aliases, &[]));
+        for p in &a.params {
             m = m.msg(
                 "params",
                 2,
                 Msg::default()
                     .uint("id", 1, p.id.into())
-                    .string("name", 2, p.name)
+                    .string("name", 2, &p.name)
                     .uint("bitwidth", 4, p.bitwidth.into()),
             );
         }
         p4info = p4info.msg("actions", 3, m);
     }
 
-    for ap in info.action_profiles {
-        let mut m = Msg::default().msg("preamble", 1, preamble(ap.id, ap.name, &aliases, &[]));
-        for t in ap.table_ids {
+    for ap in &info.action_profiles {
+        let mut m = Msg::default().msg("preamble", 1, preamble(ap.id, &ap.name, &aliases, &[]));
+        for t in &ap.table_ids {
             m = m.uint("table_ids", 2, (*t).into());
         }
         m = m
@@ -280,7 +281,7 @@ fn build(info: &ProgramInfo) -> Msg {
     for c in info.counters.iter().filter(|c| c.direct_table.is_none()) {
         let (unit, num) = counter_unit(c.unit);
         let m = Msg::default()
-            .msg("preamble", 1, preamble(c.id, c.name, &aliases, &[]))
+            .msg("preamble", 1, preamble(c.id, &c.name, &aliases, &[]))
             .msg("spec", 2, Msg::default().enumeration("unit", 1, unit, num))
             .uint("size", 3, c.size.into());
         p4info = p4info.msg("counters", 5, m);
@@ -291,7 +292,7 @@ fn build(info: &ProgramInfo) -> Msg {
         };
         let (unit, num) = counter_unit(c.unit);
         let m = Msg::default()
-            .msg("preamble", 1, preamble(c.id, c.name, &aliases, &[]))
+            .msg("preamble", 1, preamble(c.id, &c.name, &aliases, &[]))
             .msg("spec", 2, Msg::default().enumeration("unit", 1, unit, num))
             .uint("direct_table_id", 3, table.into());
         p4info = p4info.msg("direct_counters", 6, m);
@@ -299,7 +300,7 @@ fn build(info: &ProgramInfo) -> Msg {
     for mt in info.meters.iter().filter(|m| m.direct_table.is_none()) {
         let (unit, num) = counter_unit(mt.unit);
         let m = Msg::default()
-            .msg("preamble", 1, preamble(mt.id, mt.name, &aliases, &[]))
+            .msg("preamble", 1, preamble(mt.id, &mt.name, &aliases, &[]))
             .msg("spec", 2, Msg::default().enumeration("unit", 1, unit, num))
             .uint("size", 3, mt.size.into());
         p4info = p4info.msg("meters", 7, m);
@@ -310,33 +311,33 @@ fn build(info: &ProgramInfo) -> Msg {
         };
         let (unit, num) = counter_unit(mt.unit);
         let m = Msg::default()
-            .msg("preamble", 1, preamble(mt.id, mt.name, &aliases, &[]))
+            .msg("preamble", 1, preamble(mt.id, &mt.name, &aliases, &[]))
             .msg("spec", 2, Msg::default().enumeration("unit", 1, unit, num))
             .uint("direct_table_id", 3, table.into());
         p4info = p4info.msg("direct_meters", 8, m);
     }
 
-    for h in info.controller_headers {
+    for h in &info.controller_headers {
         let mut m = Msg::default().msg(
             "preamble",
             1,
-            preamble(h.id, h.name, &aliases, &[controller_header_annotation(h)]),
+            preamble(h.id, &h.name, &aliases, &[controller_header_annotation(h)]),
         );
-        for f in h.fields {
+        for f in &h.fields {
             m = m.msg(
                 "metadata",
                 2,
                 Msg::default()
                     .uint("id", 1, f.id.into())
-                    .string("name", 2, f.name)
+                    .string("name", 2, &f.name)
                     .uint("bitwidth", 4, f.bitwidth.into()),
             );
         }
         p4info = p4info.msg("controller_packet_metadata", 9, m);
     }
 
-    for v in info.value_sets {
-        let mut m = Msg::default().msg("preamble", 1, preamble(v.id, v.name, &aliases, &[]));
+    for v in &info.value_sets {
+        let mut m = Msg::default().msg("preamble", 1, preamble(v.id, &v.name, &aliases, &[]));
         if v.fields.is_empty() {
             m = m.msg(
                 "match",
@@ -348,13 +349,13 @@ fn build(info: &ProgramInfo) -> Msg {
             );
         }
         // A struct element: one match field per member, as p4c writes it.
-        for f in v.fields {
+        for f in &v.fields {
             m = m.msg(
                 "match",
                 2,
                 Msg::default()
                     .uint("id", 1, f.id.into())
-                    .string("name", 2, f.name)
+                    .string("name", 2, &f.name)
                     .uint("bitwidth", 4, f.bitwidth.into())
                     .enumeration("match_type", 5, "EXACT", 2),
             );
@@ -363,30 +364,30 @@ fn build(info: &ProgramInfo) -> Msg {
         p4info = p4info.msg("value_sets", 10, m);
     }
 
-    for r in info.registers {
+    for r in &info.registers {
         let m = Msg::default()
-            .msg("preamble", 1, preamble(r.id, r.name, &aliases, &[]))
+            .msg("preamble", 1, preamble(r.id, &r.name, &aliases, &[]))
             .msg("type_spec", 2, bitstring(r.bitwidth, r.signed))
             .uint("size", 3, r.size.into());
         p4info = p4info.msg("registers", 11, m);
     }
 
     let mut structs = Msg::default();
-    for d in info.digests {
+    for d in &info.digests {
         let m = Msg::default()
-            .msg("preamble", 1, preamble(d.id, d.name, &aliases, &[]))
+            .msg("preamble", 1, preamble(d.id, &d.name, &aliases, &[]))
             .msg(
                 "type_spec",
                 2,
-                Msg::default().msg("struct", 4, Msg::default().string("name", 1, d.name)),
+                Msg::default().msg("struct", 4, Msg::default().string("name", 1, &d.name)),
             );
         p4info = p4info.msg("digests", 12, m);
         let mut spec = Msg::default();
-        for f in d.fields {
+        for f in &d.fields {
             spec = spec.msg(
                 "members",
                 1,
-                Msg::default().string("name", 1, f.name).msg(
+                Msg::default().string("name", 1, &f.name).msg(
                     "type_spec",
                     2,
                     bitstring(f.bitwidth, f.signed),
@@ -398,7 +399,7 @@ fn build(info: &ProgramInfo) -> Msg {
             "structs",
             1,
             Msg::default()
-                .string("key", 1, d.name)
+                .string("key", 1, &d.name)
                 .msg("value", 2, spec),
         );
     }
@@ -499,7 +500,21 @@ fn write_binary(out: &mut Vec<u8>, m: &Msg) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use p4_target::info::*;
+    use p4_target::info::{
+        ActionInfo, ActionProfileInfo, ActionRef, ActionScope, ControllerHeaderInfo, CounterInfo,
+        CounterUnit, DigestInfo, HashAlgorithm, KeyInfo, MatchKind, MetaFieldInfo, MeterInfo,
+        ParamInfo, ProgramInfo, RegisterInfo, TableInfo, ValueSetInfo,
+    };
+
+    // The fixtures are target descriptions (static, as generated code has
+    // them); the generator reads the checker's owned form.
+    fn p4info_text(info: &ProgramInfo) -> String {
+        super::p4info_text(&info.into())
+    }
+
+    fn p4info_binary(info: &ProgramInfo) -> Vec<u8> {
+        super::p4info_binary(&info.into())
+    }
 
     static KEYS: [KeyInfo; 1] = [KeyInfo {
         id: 1,

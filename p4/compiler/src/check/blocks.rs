@@ -273,7 +273,7 @@ impl Checker {
             self.declare(t, Sym::Type(ty.clone()));
         }
         for (n, x) in values {
-            self.declare(&n, Sym::Const(x));
+            self.declare(&n, Sym::Const(x, None));
         }
         let out = check(self);
         self.scopes = saved_scopes;
@@ -305,7 +305,7 @@ impl Checker {
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
                     let nominal = self.nominal_of_type(&v.ty);
                     if let Some(init) = &init {
-                        self.check_declared_nominal(&nominal, init, v.span);
+                        self.check_declared_nominal(&v.ty, init, v.span);
                     }
                     if let Some(i) = self.new_local(&v.name, ty, Some(nominal))
                         && let Some(init) = init
@@ -1082,7 +1082,7 @@ impl Checker {
                     let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
                     let nominal = self.nominal_of_type(&v.ty);
                     if let Some(init) = &init {
-                        self.check_declared_nominal(&nominal, init, v.span);
+                        self.check_declared_nominal(&v.ty, init, v.span);
                     }
                     let ctl = &mut self.prog.controls[h];
                     let i = ctl.locals.len() as u32;

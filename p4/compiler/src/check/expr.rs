@@ -429,7 +429,13 @@ impl Checker {
             };
             let fty = comp.fields[idx].ty.clone();
             match self.expr(e, Some(&fty)) {
-                Some(x) => out[idx] = Some(x),
+                Some(x) => {
+                    // P4_16 §7.6: a field of a `type`-declared type takes a
+                    // value of another type only through a cast, here too.
+                    let declared = self.field_nominal.get(&(c.index(), idx as u32)).cloned();
+                    self.check_nominal_against(&declared, &x, e.span, "assign");
+                    out[idx] = Some(x);
+                }
                 None => ok = false,
             }
         }
@@ -921,8 +927,11 @@ impl Checker {
     fn name_expr(&mut self, p: &ast::PathName) -> Option<TE> {
         let span = p.span;
         match self.lookup(p).cloned() {
-            Some(Sym::Const(mut e)) => {
+            Some(Sym::Const(mut e, nominal)) => {
                 e.span = span;
+                if let Some(n) = nominal {
+                    self.expr_nominal.insert(span, n);
+                }
                 Some(TE::Typed(e))
             }
             Some(Sym::IntConst(v)) => Some(TE::Inf(v)),
@@ -1543,7 +1552,7 @@ impl Checker {
                     );
                     false
                 }
-                Some(Sym::Const(_) | Sym::IntConst(_)) => {
+                Some(Sym::Const(..) | Sym::IntConst(_)) => {
                     self.error_label(
                         codes::NOT_LVALUE,
                         e.span,

@@ -1,6 +1,8 @@
-//! The checker: AST → checked IR plus `ProgramInfo` (P4_16 spec §6.5 name
-//! resolution, §7 types, §8 expressions, §11 statements, §12 parsers, §13
-//! controls, §14 tables; v1model for the package and externs).
+//! The checker: AST → checked IR plus, beside it, its
+//! [`ir::info::ProgramInfo`] (P4Info objects and the side table of runtime
+//! indices by IR handle) (P4_16 spec §6.5 name resolution, §7 types, §8
+//! expressions, §11 statements, §12 parsers, §13 controls, §14 tables;
+//! v1model for the package and externs).
 //!
 //! Contract:
 //! - [`check`] reports every error it finds, each a [`Diagnostic`] with a
@@ -68,8 +70,9 @@ pub const MAX_WIDTH: u32 = 2048;
 /// What a name refers to.
 #[derive(Clone, Debug)]
 pub(crate) enum Sym {
-    /// A folded constant.
-    Const(ir::Expr),
+    /// A folded constant, with the type it was declared with for the
+    /// nominal checks (as for [`Sym::Var`]).
+    Const(ir::Expr, Option<Option<String>>),
     /// An infinite-precision integer constant (`const int x = 5;`).
     IntConst(i128),
     /// A type.
@@ -226,8 +229,9 @@ pub(crate) struct Checker {
     pub(crate) uses_implicit_std_meta: bool,
     /// Generic functions by name, with the scopes they were declared in.
     pub(crate) generic_fns: HashMap<String, (ast::FunctionDecl, Vec<HashMap<String, Sym>>)>,
-    /// Their instantiations: (name, type arguments) → function.
-    pub(crate) generic_fn_cache: HashMap<(String, Vec<Ty>), Handle<ir::Function>>,
+    /// Their instantiations: (name, type arguments, the `type`-declared
+    /// type each argument is, if any) → function.
+    pub(crate) generic_fn_cache: HashMap<GenericFnKey, Handle<ir::Function>>,
     /// Parameter names and default values of actions, by handle index
     /// (for named arguments and defaults, P4_16 §6.8.2–6.8.3).
     pub(crate) action_params: HashMap<usize, Vec<ParamSpec>>,
@@ -289,13 +293,17 @@ impl ParamSpec {
     }
 }
 
+/// A generic function's instantiation: its name, type arguments and the
+/// `type`-declared type each argument is, if any.
+pub(crate) type GenericFnKey = (String, Vec<Ty>, Vec<Option<String>>);
+
 /// Checks a parsed program. `name` is the program name (file stem);
 /// `model_files` are the files named `v1model.p4` the program included.
 pub fn check(
     prog: &ast::Program,
     name: &str,
     model_files: &[crate::diag::FileId],
-) -> Result<(ir::Program, p4_target::info::ProgramInfo, Vec<Diagnostic>), Vec<Diagnostic>> {
+) -> Result<(ir::Program, ir::info::ProgramInfo, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut c = Checker {
         model_files: model_files.to_vec(),
         prog: ir::Program {
@@ -364,7 +372,7 @@ pub fn check(
     if c.diags.iter().any(|d| d.is_error()) {
         return Err(c.diags);
     }
-    let info = match program_info::build_program_info(&mut c) {
+    let info = match program_info::build_program_info(&c) {
         Ok(i) => i,
         Err(d) => {
             c.diags.extend(d);
@@ -830,6 +838,10 @@ impl Checker {
         }
         let ty = self.ty(&c.ty)?;
         let e = self.expr(&c.value, Some(&ty))?;
+        // P4_16 §7.6: a constant of a `type`-declared type is of that type,
+        // and takes a value of another only through a cast.
+        self.check_declared_nominal(&c.ty, &e, c.value.span);
+        let nominal = self.nominal_of_type(&c.ty);
         let is_const = matches!(
             e.kind,
             ir::ExprKind::Int(_)
@@ -869,7 +881,7 @@ impl Checker {
             }
             _ => None,
         };
-        self.declare(&c.name, Sym::Const(e));
+        self.declare(&c.name, Sym::Const(e, Some(nominal)));
         value
     }
 
@@ -1257,15 +1269,20 @@ impl Checker {
         self.check_nominal_with(x, a, b, span, what);
     }
 
-    /// The nominal check of a declaration `T x = init;` (or of a plain
-    /// type when `declared` is `None`).
-    pub(crate) fn check_declared_nominal(
-        &mut self,
-        declared: &Option<String>,
-        init: &ir::Expr,
-        span: Span,
-    ) {
-        self.check_nominal_against(declared, init, span, "assign");
+    /// The nominal check of a declaration `T x = init;` with `T` as
+    /// written: a `tuple<..>` initialised with a list is checked element by
+    /// element (`tuple<Port_t, bit<8>> t = { p, 1 }`).
+    pub(crate) fn check_declared_nominal(&mut self, ty: &ast::Type, init: &ir::Expr, span: Span) {
+        if let (ast::TypeKind::Tuple(tys), ir::ExprKind::List(items)) = (&ty.kind, &init.kind)
+            && tys.len() == items.len()
+        {
+            for (t, x) in tys.iter().zip(items) {
+                self.check_declared_nominal(t, x, x.span);
+            }
+            return;
+        }
+        let declared = self.nominal_of_type(ty);
+        self.check_nominal_against(&declared, init, span, "assign");
     }
 
     /// The nominal check of a value against a declared type: an
@@ -1459,13 +1476,9 @@ impl Checker {
     /// control-typed constructor parameters.
     fn instantiate(&mut self, c: Handle<ir::Control>, path: String, passed: &[u32]) -> u32 {
         let idx = self.prog.instances.len() as u32;
-        let n_tables = self.prog.controls[c].tables.len();
-        let n_externs = self.prog.controls[c].externs.len();
         self.prog.instances.push(ir::ControlInstance {
             path: path.clone(),
             control: c,
-            table_index: vec![u32::MAX; n_tables],
-            extern_index: vec![u32::MAX; n_externs],
             sub: Vec::new(),
         });
         let subs = self.prog.controls[c].instances.clone();
@@ -1604,7 +1617,7 @@ impl Checker {
         self.ctor_used.insert(name.to_string());
         let (decl, scopes) = self.generic_fns.get(name)?.clone();
         let what = format!("function `{name}`");
-        let tys = self.type_args_of_call(
+        let (tys, nominals) = self.type_args_and_nominals_of_call(
             &what,
             name,
             &decl.type_params,
@@ -1613,7 +1626,7 @@ impl Checker {
             args,
             span,
         )?;
-        let key = (name.to_string(), tys.clone());
+        let key = (name.to_string(), tys.clone(), nominals.clone());
         if let Some(h) = self.generic_fn_cache.get(&key) {
             return Some(*h);
         }
@@ -1622,7 +1635,25 @@ impl Checker {
         for (t, ty) in decl.type_params.iter().zip(tys) {
             self.declare(t, Sym::Type(ty));
         }
+        // P4_16 §7.6: a type parameter bound to a `type`-declared type
+        // stands for that type in the signature and the body (`T id<T>(in
+        // T x)` called with a `Port_t` takes and returns a `Port_t`); the
+        // parameter's name hides any `type` of the same name meanwhile.
+        let mut hidden = Vec::new();
+        for (t, n) in decl.type_params.iter().zip(&nominals) {
+            let old = match n {
+                Some(n) => self.nominal_types.insert(t.name.clone(), n.clone()),
+                None => self.nominal_types.remove(&t.name),
+            };
+            hidden.push((t.name.clone(), old));
+        }
         let h = self.function_body(&decl);
+        for (t, old) in hidden.into_iter().rev() {
+            match old {
+                Some(n) => self.nominal_types.insert(t, n),
+                None => self.nominal_types.remove(&t),
+            };
+        }
         self.scopes = saved_scopes;
         if let Some(h) = h {
             self.generic_fn_cache.insert(key, h);
@@ -1644,6 +1675,23 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Vec<Ty>> {
+        self.type_args_and_nominals_of_call(what, name, type_params, params, type_args, args, span)
+            .map(|(tys, _)| tys)
+    }
+
+    /// [`Self::type_args_of_call`], with the `type`-declared type each type
+    /// argument is (written, or that of the argument it was inferred from).
+    #[allow(clippy::too_many_arguments)]
+    fn type_args_and_nominals_of_call(
+        &mut self,
+        what: &str,
+        name: &str,
+        type_params: &[ast::Ident],
+        params: &[ast::Param],
+        type_args: &[ast::Type],
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<(Vec<Ty>, Vec<Option<String>>)> {
         let n = type_params.len();
         if !type_args.is_empty() {
             if type_args.len() != n {
@@ -1658,9 +1706,15 @@ impl Checker {
                 );
                 return None;
             }
-            return type_args.iter().map(|t| self.ty(t)).collect();
+            let nominals = type_args.iter().map(|t| self.nominal_of_type(t)).collect();
+            let tys = type_args
+                .iter()
+                .map(|t| self.ty(t))
+                .collect::<Option<_>>()?;
+            return Some((tys, nominals));
         }
         let mut inferred: Vec<Option<Ty>> = vec![None; n];
+        let mut nominals: Vec<Option<String>> = vec![None; n];
         for (p, a) in params.iter().zip(args) {
             let ast::TypeKind::Named {
                 name: tn,
@@ -1679,6 +1733,7 @@ impl Checker {
                 ast::Direction::Out | ast::Direction::InOut => self.lvalue(a)?,
                 _ => self.expr(a, None)?,
             };
+            nominals[k] = self.nominal_field(&x).flatten();
             inferred[k] = Some(x.ty);
         }
         let mut tys = Vec::new();
@@ -1699,7 +1754,7 @@ impl Checker {
                 }
             }
         }
-        Some(tys)
+        Some((tys, nominals))
     }
 
     /// Checks function `f` (type parameters, if any, already bound) into a

@@ -1,17 +1,19 @@
-//! Builds the `p4_target::info::ProgramInfo` of a checked program: the
-//! P4Info facts (P4Runtime spec §6, P4Info) with p4c's fully qualified
-//! names (`MyIngress.ipv4_lpm`; `@name(".x")` absolute, `@name("x")` local).
+//! Builds the [`ProgramInfo`] of a checked program: the P4Info facts
+//! (P4Runtime spec §6, P4Info) with p4c's fully qualified names
+//! (`MyIngress.ipv4_lpm`; `@name(".x")` absolute, `@name("x")` local), and
+//! its [`Layout`].
 //!
 //! Contract: one table/profile/counter/meter/register per control
-//! *instance*, in instance order then declaration order, and the IR's
-//! `ControlInstance` index vectors are filled to point at them. Strings and
-//! slices are leaked to get `&'static` data: the compiler is a short-lived
-//! process and builds one `ProgramInfo` per run.
+//! *instance*, in instance order then declaration order; the layout's
+//! per-instance index vectors point at them and the IR is left as the
+//! checker built it. All data is owned (nothing is leaked), so compiling
+//! many programs in one process keeps nothing of the ones dropped.
 
 use super::Checker;
 use crate::diag::Diagnostic;
+use crate::ir::info::*;
 use crate::ir::{self, Handle, Ty};
-use p4_target::info::*;
+use p4_target::info::id_prefix;
 use p4_target::runtime::FieldMatch;
 use std::collections::HashMap;
 
@@ -105,14 +107,6 @@ impl Facts {
             }
         }
     }
-}
-
-fn leak<T>(v: Vec<T>) -> &'static [T] {
-    Box::leak(v.into_boxed_slice())
-}
-
-fn leak_str(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
 }
 
 /// Hands out the P4Runtime ids computed by `proc::ids` in creation order.
@@ -245,16 +239,16 @@ fn scalar_fields(c: &Checker, comp: Handle<ir::Composite>) -> Vec<MetaFieldInfo>
         .enumerate()
         .map(|(i, f)| MetaFieldInfo {
             id: i as u32 + 1,
-            name: leak_str(f.name.clone()),
+            name: f.name.clone(),
             bitwidth: f.ty.scalar_width(&c.prog).unwrap_or(32),
             signed: f.ty.is_signed(&c.prog),
         })
         .collect()
 }
 
-/// Builds the ProgramInfo and fills the IR's instance index vectors and
-/// action ids.
-pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Diagnostic>> {
+/// Builds the ProgramInfo with its layout (instance index vectors, action
+/// ids, user extern objects).
+pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnostic>> {
     let names = action_names(c);
     let objs = objects(c, &names);
     let refs: Vec<(u8, &str, Option<u32>)> =
@@ -370,20 +364,32 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             .enumerate()
             .map(|(i, p)| ParamInfo {
                 id: i as u32 + 1,
-                name: leak_str(p.name.clone()),
+                name: p.name.clone(),
                 bitwidth: p.ty.scalar_width(&c.prog).unwrap_or(1),
             })
             .collect();
         actions.push(ActionInfo {
             id,
-            name: leak_str(name.clone()),
-            params: leak(params),
+            name: name.clone(),
+            params,
         });
     }
     for (i, name) in shadowed {
         action_ids[i] = seen.get(name).copied().unwrap_or(0);
     }
-    c.prog.action_ids = action_ids.clone();
+    let mut layout = Layout {
+        instances: c
+            .prog
+            .instances
+            .iter()
+            .map(|inst| InstanceLayout {
+                tables: vec![u32::MAX; c.prog.controls[inst.control].tables.len()],
+                externs: vec![u32::MAX; c.prog.controls[inst.control].externs.len()],
+            })
+            .collect(),
+        action_ids: Vec::new(),
+        user_instances: Vec::new(),
+    };
 
     // Per instance objects. First pass: ids and indices.
     struct TablePlan {
@@ -407,7 +413,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
     let mut table_names: HashMap<String, crate::diag::Span> = HashMap::new();
     let mut table_clashes = Vec::new();
     for ii in 0..c.prog.instances.len() {
-        let inst = c.prog.instances[ii].clone();
+        let inst = &c.prog.instances[ii];
         let ctl = &c.prog.controls[inst.control];
         for (ti, th) in ctl.tables.iter().enumerate() {
             let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
@@ -429,7 +435,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
                 table_clashes.push(d);
             }
             let id = ids.id(id_prefix::TABLE, &name);
-            c.prog.instances[ii].table_index[ti] = table_plans.len() as u32;
+            layout.instances[ii].tables[ti] = table_plans.len() as u32;
             table_plans.push(TablePlan {
                 inst: ii,
                 th: *th,
@@ -455,28 +461,28 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
                 let idx = match seen_externs.get(&key) {
                     Some(&(idx, _)) => idx,
                     None => {
-                        c.prog.user_instances.push(ir::UserInstance {
+                        layout.user_instances.push(ir::UserInstance {
                             name: qualified.clone(),
                             decl: *decl,
                             args: args.clone(),
                         });
-                        let idx = c.prog.user_instances.len() - 1;
+                        let idx = layout.user_instances.len() - 1;
                         seen_externs.insert(key, (idx, 0));
                         idx
                     }
                 };
-                c.prog.instances[ii].extern_index[ei] = idx as u32;
+                layout.instances[ii].externs[ei] = idx as u32;
                 continue;
             }
             if let Some(&(idx, id)) = seen_externs.get(&key) {
                 // The same object seen from another control (a top-level
                 // instance, or `@name(".x")`): one state, one id.
                 let _ = ids.id(key.0, &qualified);
-                c.prog.instances[ii].extern_index[ei] = idx as u32;
+                layout.instances[ii].externs[ei] = idx as u32;
                 extern_ids.insert((ii, ei as u32), id);
                 continue;
             }
-            let name = leak_str(qualified.clone());
+            let name = qualified.clone();
             let (idx, id) = match &e.kind {
                 // Handled above.
                 ir::ExternKind::User { .. } => continue,
@@ -540,7 +546,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
                     profiles.push(ActionProfileInfo {
                         id,
                         name,
-                        table_ids: &[],
+                        table_ids: Vec::new(),
                         selector: None,
                         size: *size,
                     });
@@ -552,7 +558,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
                     profiles.push(ActionProfileInfo {
                         id,
                         name,
-                        table_ids: &[],
+                        table_ids: Vec::new(),
                         selector: Some((*algo, *w)),
                         size: *size,
                     });
@@ -560,7 +566,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
                     (profiles.len() - 1, id)
                 }
             };
-            c.prog.instances[ii].extern_index[ei] = idx as u32;
+            layout.instances[ii].externs[ei] = idx as u32;
             extern_ids.insert((ii, ei as u32), id);
             seen_externs.insert(key, (idx, id));
         }
@@ -579,7 +585,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             .get(&plan.th.index())
             .cloned()
             .unwrap_or_default();
-        let inst = &c.prog.instances[plan.inst];
+        let inst = &layout.instances[plan.inst];
         let keys: Vec<KeyInfo> = t
             .keys
             .iter()
@@ -590,7 +596,7 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             .enumerate()
             .map(|(i, (k, kind))| KeyInfo {
                 id: i as u32 + 1,
-                name: leak_str(k.name.clone()),
+                name: k.name.clone(),
                 bitwidth: match &k.expr.ty {
                     Ty::Error | Ty::Enum(_) => 32,
                     ty => ty.scalar_width(&c.prog).unwrap_or(32),
@@ -614,52 +620,52 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             })
             .collect();
         let implementation = t.implementation.map(|e| {
-            let pi = inst.extern_index[e as usize] as usize;
+            let pi = inst.externs[e as usize] as usize;
             profile_tables[pi].push(plan.id);
             extern_ids[&(plan.inst, e)]
         });
         let direct_counter = facts.direct_counter.map(|e| {
-            let ci = inst.extern_index[e as usize] as usize;
+            let ci = inst.externs[e as usize] as usize;
             counters[ci].direct_table = Some(plan.id);
             extern_ids[&(plan.inst, e)]
         });
         let direct_meter = facts.direct_meter.map(|e| {
-            let mi = inst.extern_index[e as usize] as usize;
+            let mi = inst.externs[e as usize] as usize;
             meters[mi].direct_table = Some(plan.id);
             extern_ids[&(plan.inst, e)]
         });
         let default_action = match &facts.default {
-            Some((a, params)) => (action_id(*a), leak(params.clone())),
-            None => (0, &[][..]),
+            Some((a, params)) => (action_id(*a), params.clone()),
+            None => (0, Vec::new()),
         };
         let const_entries: Vec<ConstEntryInfo> = facts
             .entries
             .iter()
             .map(|e| ConstEntryInfo {
-                matches: leak(e.matches.clone()),
+                matches: e.matches.clone(),
                 priority: e.priority,
                 action_id: action_id(e.action),
-                params: leak(e.params.clone()),
+                params: e.params.clone(),
             })
             .collect();
         tables.push(TableInfo {
             id: plan.id,
-            name: leak_str(plan.name.clone()),
-            keys: leak(keys),
-            actions: leak(acts),
+            name: plan.name.clone(),
+            keys,
+            actions: acts,
             size: facts.size,
             implementation,
             default_action,
             default_is_const: facts.default_is_const,
             is_const: facts.is_const,
-            const_entries: leak(const_entries),
+            const_entries,
             direct_counter,
             direct_meter,
             idle_timeout: facts.idle_timeout,
         });
     }
     for (p, ts) in profiles.iter_mut().zip(profile_tables) {
-        p.table_ids = leak(ts);
+        p.table_ids = ts;
     }
     let digests: Vec<DigestInfo> = c
         .facts
@@ -668,8 +674,8 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         .into_iter()
         .map(|d| DigestInfo {
             id: ids.id(id_prefix::DIGEST, &c.prog.composites[d].name),
-            name: leak_str(c.prog.composites[d].name.clone()),
-            fields: leak(scalar_fields(c, d)),
+            name: c.prog.composites[d].name.clone(),
+            fields: scalar_fields(c, d),
         })
         .collect();
     let mut controller_headers = Vec::new();
@@ -677,8 +683,8 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         if let Some(n) = &comp.controller_header {
             controller_headers.push(ControllerHeaderInfo {
                 id: ids.id(id_prefix::CONTROLLER_HEADER, n),
-                name: leak_str(n.clone()),
-                fields: leak(scalar_fields(c, h)),
+                name: n.clone(),
+                fields: scalar_fields(c, h),
             });
         }
     }
@@ -688,21 +694,19 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
         .iter()
         .map(|(n, w, s, leaves)| ValueSetInfo {
             id: ids.id(id_prefix::VALUE_SET, n),
-            name: leak_str(n.clone()),
+            name: n.clone(),
             bitwidth: *w,
             size: *s,
-            fields: leak(
-                leaves
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (name, bitwidth, signed))| MetaFieldInfo {
-                        id: i as u32 + 1,
-                        name: leak_str(name.clone()),
-                        bitwidth: *bitwidth,
-                        signed: *signed,
-                    })
-                    .collect(),
-            ),
+            fields: leaves
+                .iter()
+                .enumerate()
+                .map(|(i, (name, bitwidth, signed))| MetaFieldInfo {
+                    id: i as u32 + 1,
+                    name: name.clone(),
+                    bitwidth: *bitwidth,
+                    signed: *signed,
+                })
+                .collect(),
         })
         .collect();
     if ids.mismatch || ids.next != ids.ids.len() {
@@ -710,18 +714,19 @@ pub(crate) fn build_program_info(c: &mut Checker) -> Result<ProgramInfo, Vec<Dia
             "P4Info objects were created in a different order than their ids were assigned",
         )]);
     }
+    layout.action_ids = action_ids;
     Ok(ProgramInfo {
-        name: leak_str(c.prog.name.clone()),
-        arch: "v1model",
-        tables: leak(tables),
-        actions: leak(actions),
-        action_profiles: leak(profiles),
-        counters: leak(counters),
-        meters: leak(meters),
-        registers: leak(registers),
-        digests: leak(digests),
-        controller_headers: leak(controller_headers),
-        value_sets: leak(value_sets),
-        p4info_text: "",
+        name: c.prog.name.clone(),
+        arch: "v1model".into(),
+        tables,
+        actions,
+        action_profiles: profiles,
+        counters,
+        meters,
+        registers,
+        digests,
+        controller_headers,
+        value_sets,
+        layout,
     })
 }

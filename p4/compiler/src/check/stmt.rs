@@ -279,7 +279,7 @@ impl Checker {
                 };
                 let nominal = self.nominal_of_type(&v.ty);
                 if let Some(init) = &init {
-                    self.check_declared_nominal(&nominal, init, v.span);
+                    self.check_declared_nominal(&v.ty, init, v.span);
                 }
                 if let Some(i) = self.new_local(&v.name, ty, Some(nominal)) {
                     out.push(Stmt::Decl(i, init));

@@ -17,6 +17,8 @@
 //!
 //! Units: widths are bits; stack sizes are elements.
 
+pub mod info;
+
 use std::marker::PhantomData;
 
 /// A source location: file id plus byte range, as the front end gives it.
@@ -1134,8 +1136,6 @@ pub struct Program {
     /// Control instances; the five top-level controls come first in
     /// `verify, ingress, egress, compute, deparser` order.
     pub instances: Vec<ControlInstance>,
-    /// P4Info id of each action, indexed by action handle.
-    pub action_ids: Vec<u32>,
     /// Value set index (into `ProgramInfo.value_sets`) of each parser value set.
     pub value_set_index: Vec<u32>,
     /// Field lists made up for deprecated `resubmit(data)`-style calls:
@@ -1149,9 +1149,6 @@ pub struct Program {
     pub user_externs: Vec<UserExtern>,
     /// User-defined extern functions that are declared, overloads apart.
     pub user_functions: Vec<UserFn>,
-    /// Objects of user extern types, program-wide (`ControlInstance::extern_index`
-    /// of a [`ExternKind::User`] indexes this).
-    pub user_instances: Vec<UserInstance>,
 }
 
 /// A top-level `const` with its folded value.
@@ -1188,18 +1185,17 @@ pub enum ConstValue {
     Integer(i128),
 }
 
-/// One instance of a control, with the runtime indices of its objects.
+/// One instance of a control. Where its tables and externs are in the
+/// runtime is in [`info::Layout::instances`], same index.
 #[derive(Clone, Debug)]
 pub struct ControlInstance {
     /// Instance path, the P4Info name prefix (`MyIngress`, `MyIngress.sub`).
     pub path: String,
     /// Declaration.
     pub control: Handle<Control>,
-    /// Index into `ProgramInfo.tables` of each of `control.tables`.
-    pub table_index: Vec<u32>,
-    /// Index into the runtime vector for the extern's kind (registers,
-    /// counters, meters, profiles) of each of `control.externs`.
-    pub extern_index: Vec<u32>,
-    /// Index into `Program::instances` of each of `control.instances`.
+    /// Index into `Program::instances` of each of `control.instances`:
+    /// the instance tree itself (an entry may be an instance passed in as a
+    /// constructor argument), built with the instances, not a fact computed
+    /// after checking, so it stays here rather than in the layout.
     pub sub: Vec<u32>,
 }

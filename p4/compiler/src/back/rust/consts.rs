@@ -30,7 +30,7 @@
 //! Output order follows declaration order (constants) and `ProgramInfo`
 //! order (objects), so it is deterministic.
 
-use p4_target::info::ProgramInfo;
+use crate::ir::info::ProgramInfo;
 
 use super::native_uint;
 use super::writer::CodeWriter;
@@ -159,14 +159,14 @@ fn kind_names<'n>(names: impl Iterator<Item = &'n str>, with_index: bool) -> Kin
 /// Names the object constants of `info`.
 pub(super) fn object_names(info: &ProgramInfo) -> ObjectNames {
     ObjectNames {
-        tables: kind_names(info.tables.iter().map(|t| t.name), true),
-        actions: kind_names(info.actions.iter().map(|a| a.name), false),
-        profiles: kind_names(info.action_profiles.iter().map(|p| p.name), true),
-        counters: kind_names(info.counters.iter().map(|c| c.name), true),
-        meters: kind_names(info.meters.iter().map(|m| m.name), true),
-        registers: kind_names(info.registers.iter().map(|r| r.name), true),
-        value_sets: kind_names(info.value_sets.iter().map(|v| v.name), true),
-        digests: kind_names(info.digests.iter().map(|d| d.name), true),
+        tables: kind_names(info.tables.iter().map(|t| t.name.as_str()), true),
+        actions: kind_names(info.actions.iter().map(|a| a.name.as_str()), false),
+        profiles: kind_names(info.action_profiles.iter().map(|p| p.name.as_str()), true),
+        counters: kind_names(info.counters.iter().map(|c| c.name.as_str()), true),
+        meters: kind_names(info.meters.iter().map(|m| m.name.as_str()), true),
+        registers: kind_names(info.registers.iter().map(|r| r.name.as_str()), true),
+        value_sets: kind_names(info.value_sets.iter().map(|v| v.name.as_str()), true),
+        digests: kind_names(info.digests.iter().map(|d| d.name.as_str()), true),
     }
 }
 
@@ -249,13 +249,19 @@ pub(super) fn write(
             "tables",
             "table",
             &objects.tables,
-            info.tables.iter().map(|t| (t.name, t.id)).collect(),
+            info.tables
+                .iter()
+                .map(|t| (t.name.as_str(), t.id))
+                .collect(),
         ),
         (
             "actions",
             "action",
             &objects.actions,
-            info.actions.iter().map(|a| (a.name, a.id)).collect(),
+            info.actions
+                .iter()
+                .map(|a| (a.name.as_str(), a.id))
+                .collect(),
         ),
         (
             "action_profiles",
@@ -263,38 +269,53 @@ pub(super) fn write(
             &objects.profiles,
             info.action_profiles
                 .iter()
-                .map(|p| (p.name, p.id))
+                .map(|p| (p.name.as_str(), p.id))
                 .collect(),
         ),
         (
             "counters",
             "counter",
             &objects.counters,
-            info.counters.iter().map(|c| (c.name, c.id)).collect(),
+            info.counters
+                .iter()
+                .map(|c| (c.name.as_str(), c.id))
+                .collect(),
         ),
         (
             "meters",
             "meter",
             &objects.meters,
-            info.meters.iter().map(|m| (m.name, m.id)).collect(),
+            info.meters
+                .iter()
+                .map(|m| (m.name.as_str(), m.id))
+                .collect(),
         ),
         (
             "registers",
             "register",
             &objects.registers,
-            info.registers.iter().map(|r| (r.name, r.id)).collect(),
+            info.registers
+                .iter()
+                .map(|r| (r.name.as_str(), r.id))
+                .collect(),
         ),
         (
             "value_sets",
             "value set",
             &objects.value_sets,
-            info.value_sets.iter().map(|v| (v.name, v.id)).collect(),
+            info.value_sets
+                .iter()
+                .map(|v| (v.name.as_str(), v.id))
+                .collect(),
         ),
         (
             "digests",
             "digest",
             &objects.digests,
-            info.digests.iter().map(|d| (d.name, d.id)).collect(),
+            info.digests
+                .iter()
+                .map(|d| (d.name.as_str(), d.id))
+                .collect(),
         ),
     ];
     debug_assert!(kinds.iter().map(|k| k.0).eq(MODULES[1..].iter().copied()));

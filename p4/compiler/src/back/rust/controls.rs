@@ -183,7 +183,10 @@ impl Gen<'_> {
         for (ti, t) in c.tables.iter().enumerate() {
             let table = &self.prog.tables[*t];
             let fname = self.names.inst_tables[i][ti].clone();
-            let rt_index = self.names.objects.table(inst.table_index[ti] as usize);
+            let rt_index = self
+                .names
+                .objects
+                .table(self.info.layout.instances[i].tables[ti] as usize);
             let ctx = Ctx {
                 kind: BodyKind::Control,
                 vars: &[],
@@ -244,7 +247,7 @@ impl Gen<'_> {
                 (
                     self.names
                         .objects
-                        .profile(inst.extern_index[e as usize] as usize),
+                        .profile(self.info.layout.instances[i].externs[e as usize] as usize),
                     c.externs[e as usize].kind.clone(),
                 )
             });
@@ -375,7 +378,7 @@ impl Gen<'_> {
                 );
                 self.w.line(format!(
                     "{:#x} => {},",
-                    self.prog.action_ids[a.index()],
+                    self.info.layout.action_ids[a.index()],
                     Self::wrap_call(pre, call, post, "?")
                 ));
             }

@@ -30,7 +30,7 @@ impl Gen<'_> {
                 message: "extern objects are only supported in controls".into(),
                 span: Some(span),
             })?;
-            Ok(self.prog.instances[i].extern_index[inst as usize])
+            Ok(self.info.layout.instances[i].externs[inst as usize])
         };
         let mut s = Vec::new();
         match b {
@@ -211,7 +211,9 @@ impl Gen<'_> {
                 };
                 let v = format!(
                     "(match env.entry {{ Some(e) => rt.tables[{}].direct_meter_execute(e, env.now_ns, env.packet_length), None => 0 }} as u128)",
-                    self.names.objects.table(ci.table_index[ti] as usize)
+                    self.names
+                        .objects
+                        .table(self.info.layout.instances[i].tables[ti] as usize)
                 );
                 s.push(self.assign_native(ctx, out, &v)?);
             }

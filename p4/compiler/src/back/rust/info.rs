@@ -1,11 +1,11 @@
-//! Writes a [`ProgramInfo`] as a Rust `static` initialiser.
+//! Writes the checker's owned [`ProgramInfo`] as a Rust `static` initialiser.
 //!
 //! Contract: the output is a constant expression of type
 //! `::p4_target::info::ProgramInfo` that reproduces `info` field for field
 //! (the generated program's `PROGRAM_INFO`), except `p4info_text`, which the
-//! caller supplies. Deterministic: slices are written in their order.
+//! caller supplies, and the layout, which is not P4Info. Deterministic: slices are written in their order.
 
-use p4_target::info::{
+use crate::ir::info::{
     ActionScope, CounterUnit, HashAlgorithm, MatchKind, MetaFieldInfo, ProgramInfo,
 };
 use p4_target::runtime::FieldMatch;
@@ -99,12 +99,12 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
     let _ = writeln!(s, "    name: {:?},", info.name);
     let _ = writeln!(s, "    arch: {:?},", info.arch);
     s.push_str("    tables: &[\n");
-    for t in info.tables {
+    for t in &info.tables {
         let _ = writeln!(s, "        {P}TableInfo {{");
         let _ = writeln!(s, "            id: {:#x},", t.id);
         let _ = writeln!(s, "            name: {:?},", t.name);
         s.push_str("            keys: &[\n");
-        for k in t.keys {
+        for k in &t.keys {
             let _ = writeln!(
                 s,
                 "                {P}KeyInfo {{ id: {}, name: {:?}, bitwidth: {}, kind: {} }},",
@@ -116,7 +116,7 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
         }
         s.push_str("            ],\n");
         s.push_str("            actions: &[\n");
-        for a in t.actions {
+        for a in &t.actions {
             let scope = match a.scope {
                 ActionScope::TableAndDefault => "TableAndDefault",
                 ActionScope::TableOnly => "TableOnly",
@@ -139,12 +139,12 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
             s,
             "            default_action: ({:#x}, {}),",
             t.default_action.0,
-            u128s(t.default_action.1)
+            u128s(&t.default_action.1)
         );
         let _ = writeln!(s, "            default_is_const: {},", t.default_is_const);
         let _ = writeln!(s, "            is_const: {},", t.is_const);
         s.push_str("            const_entries: &[\n");
-        for e in t.const_entries {
+        for e in &t.const_entries {
             let ms: Vec<String> = e.matches.iter().map(field_match).collect();
             let _ = writeln!(
                 s,
@@ -152,7 +152,7 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
                 ms.join(", "),
                 e.priority,
                 e.action_id,
-                u128s(e.params)
+                u128s(&e.params)
             );
         }
         s.push_str("            ],\n");
@@ -166,13 +166,13 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
         s.push_str("        },\n");
     }
     s.push_str("    ],\n    actions: &[\n");
-    for a in info.actions {
+    for a in &info.actions {
         let _ = write!(
             s,
             "        {P}ActionInfo {{ id: {:#x}, name: {:?}, params: &[",
             a.id, a.name
         );
-        for p in a.params {
+        for p in &a.params {
             let _ = write!(
                 s,
                 "{P}ParamInfo {{ id: {}, name: {:?}, bitwidth: {} }}, ",
@@ -182,7 +182,7 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
         s.push_str("] },\n");
     }
     s.push_str("    ],\n    action_profiles: &[\n");
-    for p in info.action_profiles {
+    for p in &info.action_profiles {
         let sel = match p.selector {
             Some((a, w)) => format!("Some(({}, {w}))", algo(a)),
             None => "None".into(),
@@ -198,7 +198,7 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
         );
     }
     s.push_str("    ],\n    counters: &[\n");
-    for c in info.counters {
+    for c in &info.counters {
         let _ = writeln!(
             s,
             "        {P}CounterInfo {{ id: {:#x}, name: {:?}, unit: {}, size: {}, direct_table: {} }},",
@@ -210,7 +210,7 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
         );
     }
     s.push_str("    ],\n    meters: &[\n");
-    for c in info.meters {
+    for c in &info.meters {
         let _ = writeln!(
             s,
             "        {P}MeterInfo {{ id: {:#x}, name: {:?}, unit: {}, size: {}, direct_table: {} }},",
@@ -222,7 +222,7 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
         );
     }
     s.push_str("    ],\n    registers: &[\n");
-    for r in info.registers {
+    for r in &info.registers {
         let _ = writeln!(
             s,
             "        {P}RegisterInfo {{ id: {:#x}, name: {:?}, bitwidth: {}, signed: {}, size: {} }},",
@@ -230,27 +230,27 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
         );
     }
     s.push_str("    ],\n    digests: &[\n");
-    for d in info.digests {
+    for d in &info.digests {
         let _ = writeln!(
             s,
             "        {P}DigestInfo {{ id: {:#x}, name: {:?}, fields: {} }},",
             d.id,
             d.name,
-            meta_fields(d.fields)
+            meta_fields(&d.fields)
         );
     }
     s.push_str("    ],\n    controller_headers: &[\n");
-    for d in info.controller_headers {
+    for d in &info.controller_headers {
         let _ = writeln!(
             s,
             "        {P}ControllerHeaderInfo {{ id: {:#x}, name: {:?}, fields: {} }},",
             d.id,
             d.name,
-            meta_fields(d.fields)
+            meta_fields(&d.fields)
         );
     }
     s.push_str("    ],\n    value_sets: &[\n");
-    for v in info.value_sets {
+    for v in &info.value_sets {
         let _ = writeln!(
             s,
             "        {P}ValueSetInfo {{ id: {:#x}, name: {:?}, bitwidth: {}, size: {}, fields: {} }},",
@@ -258,7 +258,7 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
             v.name,
             v.bitwidth,
             v.size,
-            meta_fields(v.fields)
+            meta_fields(&v.fields)
         );
     }
     let _ = writeln!(s, "    ],\n    p4info_text: {p4info_text_expr},");

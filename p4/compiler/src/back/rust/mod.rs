@@ -45,9 +45,9 @@ mod user_externs;
 pub mod writer;
 mod written;
 
+use crate::ir::info::ProgramInfo;
 use crate::ir::*;
 use crate::proc::namer::{Namer, escape, field_ident};
-use p4_target::info::ProgramInfo;
 use writer::CodeWriter;
 
 /// Something the back end cannot translate.
@@ -369,7 +369,7 @@ impl<'a> Gen<'a> {
         }
         // Last, so that adding constants renames nothing declared before.
         let constants = consts::constant_names(prog, &mut top);
-        let user = user_externs::UserNames::new(prog, &mut top);
+        let user = user_externs::UserNames::new(prog, &info.layout.user_instances, &mut top);
         Gen {
             prog,
             info,

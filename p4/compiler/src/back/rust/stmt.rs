@@ -96,7 +96,7 @@ impl Gen<'_> {
                         pending.push("_".into());
                     } else {
                         for a in &c.actions {
-                            pending.push(format!("{:#x}", self.prog.action_ids[a.index()]));
+                            pending.push(format!("{:#x}", self.info.layout.action_ids[a.index()]));
                         }
                     }
                     if let Some(body) = &c.body {

@@ -48,7 +48,7 @@ pub(super) struct UserNames {
     pub(super) methods: Vec<Vec<String>>,
     /// Per extern function: its Rust name.
     pub(super) functions: Vec<String>,
-    /// Per instance (`Program::user_instances`): its field.
+    /// Per instance (`info::Layout::user_instances`): its field.
     pub(super) fields: Vec<String>,
 }
 
@@ -128,9 +128,14 @@ fn ty_word(prog: &Program, ty: &Ty) -> String {
 }
 
 impl UserNames {
-    /// Names for `prog`'s user externs, `None` when it has none.
-    pub(super) fn new(prog: &Program, top: &mut Namer) -> Option<UserNames> {
-        if prog.user_instances.is_empty() && !prog.user_functions.iter().any(|f| f.used) {
+    /// Names for `prog`'s user externs (`instances` are its user extern
+    /// objects, from the checker's layout), `None` when it has none.
+    pub(super) fn new(
+        prog: &Program,
+        instances: &[UserInstance],
+        top: &mut Namer,
+    ) -> Option<UserNames> {
+        if instances.is_empty() && !prog.user_functions.iter().any(|f| f.used) {
             return None;
         }
         let traits = prog
@@ -147,8 +152,7 @@ impl UserNames {
             .collect();
         let functions = overload_names(prog, &prog.user_functions, &mut Namer::default());
         let mut fields_namer = Namer::with_reserved(&["functions"]);
-        let fields = prog
-            .user_instances
+        let fields = instances
             .iter()
             .map(|i| fields_namer.fresh(&i.name))
             .collect();
@@ -419,7 +423,7 @@ impl Gen<'_> {
         );
         line(false, "/// The extern functions.".into());
         line(false, format!("pub functions: {x},"));
-        for (ii, inst) in self.prog.user_instances.iter().enumerate() {
+        for (ii, inst) in self.info.layout.user_instances.iter().enumerate() {
             let t = &u.traits[inst.decl as usize];
             line(false, format!("/// `{}`.", inst.name));
             line(false, format!("pub {}: {x}::{t},", u.fields[ii]));
@@ -438,7 +442,7 @@ impl Gen<'_> {
         line(true, "pub fn new() -> Self {".into());
         line(true, "Self {".into());
         line(false, format!("functions: {x}::default(),"));
-        for (ii, inst) in self.prog.user_instances.iter().enumerate() {
+        for (ii, inst) in self.info.layout.user_instances.iter().enumerate() {
             let ext = &self.prog.user_externs[inst.decl as usize];
             let t = &u.traits[inst.decl as usize];
             let mut args = Vec::new();
@@ -496,15 +500,15 @@ impl Gen<'_> {
                     message: "internal: user extern method outside a control".into(),
                     span: Some(span),
                 })?;
-                let idx = self.prog.instances[i].extern_index[*inst as usize] as usize;
-                let decl = self.prog.user_instances[idx].decl as usize;
+                let idx = self.info.layout.instances[i].externs[*inst as usize] as usize;
+                let decl = self.info.layout.user_instances[idx].decl as usize;
                 let f = &self.prog.user_externs[decl].methods[*method as usize];
                 let callee = format!(
                     "{EXT}.{}.{}",
                     u.fields[idx], u.methods[decl][*method as usize]
                 );
                 let traced = format!("{}.{}", self.prog.user_externs[decl].name, f.name);
-                let object = format!("{:?}", self.prog.user_instances[idx].name);
+                let object = format!("{:?}", self.info.layout.user_instances[idx].name);
                 (f, callee, args, traced, Some(object))
             }
             Builtin::UserFunction { func, args } => {
