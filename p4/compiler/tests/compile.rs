@@ -1200,8 +1200,14 @@ fn error_top_level_mark_to_drop_in_a_control_without_standard_metadata() {
     );
 }
 
+/// `text` with every run of white space one space: generated code is laid
+/// out by prettyplease, and what a test looks for is the tokens.
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// `--no-trace-points` removes exactly the trace points: the untraced code
-/// is the traced code without its `rt.trace` lines, for programs with
+/// is the traced code without its trace blocks, for programs with
 /// parser states, extracts into stacks, tables, externs and deparsers.
 #[test]
 fn without_trace_points_only_the_trace_lines_go() {
@@ -1227,45 +1233,93 @@ fn without_trace_points_only_the_trace_lines_go() {
         );
         assert_eq!(
             without_trace_points(&traced),
-            untraced.lines().collect::<Vec<_>>(),
+            tokens(&unbrace_arms(&tokens(&untraced))),
             "{name}"
         );
     }
 }
 
-/// What the traced build of a program is without its trace points: the
-/// trace lines, the `const TRACE: bool` parameter and its arguments, and
-/// each stage entry point's choice between the traced and the untraced
-/// instance (`fn X` dispatching to `fn X_as::<TRACE>`) taken away.
-fn without_trace_points(traced: &str) -> Vec<String> {
-    let lines: Vec<&str> = traced.lines().collect();
-    let mut kept = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let l = lines[i];
-        let dispatches = lines
-            .get(i + 1)
-            .is_some_and(|n| n.trim() == "if self.rt.trace.on {");
-        if l.trim_start().starts_with("fn ") && dispatches {
-            // Skip to the instance's own `#[inline]`, after its doc line.
-            while !lines[i].trim_start().starts_with("/// [`Self::") {
-                i += 1;
-            }
-            i += 2;
-            continue;
-        }
-        if !l.contains("rt.trace") && !l.trim_start().starts_with("if TRACE {") {
-            kept.push(
-                l.replace("_as<const TRACE: bool>(", "(")
-                    .replace("<const TRACE: bool>", "")
-                    .replace(", const TRACE: bool>", ">")
-                    .replace("::<TRACE>", "")
-                    .replace("::<_, TRACE>", ""),
-            );
-        }
-        i += 1;
+/// `code` as its tokens run together: no white space, no trailing comma
+/// before a closing bracket. Generated code is laid out by prettyplease,
+/// whose line breaks (and the commas that come with them) depend on how
+/// long a line would be; the comparisons below are of tokens.
+fn tokens(code: &str) -> String {
+    let mut s: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    for close in [")", ">", "]", "}"] {
+        s = s.replace(&format!(",{close}"), close);
     }
-    kept
+    s
+}
+
+/// The end of the brace-delimited block opening at `open` (a `{`) in `s`.
+fn block_end(s: &str, open: usize) -> usize {
+    let mut depth = 0;
+    for (k, c) in s[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return open + k + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("unbalanced block at {open}");
+}
+
+/// What the traced build of a program is without its trace points, as
+/// [`tokens`]: each `if TRACE { .. }` block, each stage entry point's
+/// choice between the traced and the untraced instance (`fn X` dispatching
+/// to `fn X_as::<TRACE>`), and the `const TRACE: bool` parameter and its
+/// arguments taken away.
+fn without_trace_points(traced: &str) -> String {
+    let mut s = tokens(traced);
+    while let Some(at) = s.find("ifTRACE{") {
+        let end = block_end(&s, at + "ifTRACE".len());
+        s.replace_range(at..end, "");
+    }
+    while let Some(at) = s.find("ifself.rt.trace.on{") {
+        let start = s[..at].rfind("fn").expect("a dispatching fn");
+        let name = &s[start + 2..start + s[start..].find('(').unwrap()];
+        let instance = format!("fn{name}_as<constTRACE:bool>(");
+        let end = start + s[start..].find(&instance).expect("the traced instance") + instance.len();
+        let plain = format!("fn{name}(");
+        s.replace_range(start..end, &plain);
+    }
+    let s = s
+        .replace("<constTRACE:bool>", "")
+        .replace(",constTRACE:bool>", ">")
+        .replace("::<TRACE>", "")
+        .replace("::<_,TRACE>", "");
+    tokens(&unbrace_arms(&s))
+}
+
+/// Match arms whose block holds one expression as `=> expr,`: prettyplease
+/// drops such braces unless the expression is too long for a line, so the
+/// traced and untraced builds of one arm can differ in them alone.
+fn unbrace_arms(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("=>{") {
+        let open = at + 2;
+        let end = block_end(rest, open);
+        let inner = &rest[open + 1..end - 1];
+        out.push_str(&rest[..open]);
+        let single = !inner.is_empty() && !inner.contains(';') && !inner.contains('{');
+        if single {
+            out.push_str(inner);
+            out.push(',');
+        } else {
+            out.push('{');
+            out.push_str(&unbrace_arms(inner));
+            out.push('}');
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 // ---------------------------------------------------------------------------
@@ -1424,7 +1478,7 @@ fn user_externs_compile_and_are_listed_for_the_implementation() {
         "rt.trace.call(\"swap_bytes\", None, None, None);",
     ] {
         assert!(
-            out.rust.contains(item),
+            squash(&out.rust).contains(&squash(item)),
             "missing `{item}` in:\n{}",
             out.rust
         );
@@ -1474,16 +1528,11 @@ fn readme_user_externs_section_is_the_tested_example() {
     );
     let (res, sources) = compile_with_sources(&p4_path, &CompileOptions::default());
     let out = res.unwrap_or_else(|d| panic!("{}", render(&d, &sources)));
-    let generated: String = out
-        .rust
-        .lines()
-        .filter(|l| !l.starts_with("#[allow("))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let generated = squash(&out.rust);
     let rust = blocks("rust");
     assert_eq!(rust.len(), 3, "two generated traits and the implementation");
     for b in &rust[..2] {
-        assert!(generated.contains(b.as_str()), "not generated:\n{b}");
+        assert!(generated.contains(&squash(b)), "not generated:\n{b}");
     }
     let implementation =
         std::fs::read_to_string(root.join("tests/stf/user_externs.externs.rs")).unwrap();
@@ -1572,4 +1621,37 @@ fn only_headers_no_statement_writes_keep_their_wire_bytes() {
         "touch(hdr);"
     ));
     assert!(!h_keeps_wire("", "h_t t = hdr.h; t.a = 1;"));
+}
+
+/// Generated code reads like code (#12): laid out by prettyplease, one
+/// `#[allow]` for the whole file, no line over 120 characters, for the
+/// snapshot programs and the repository's own programs.
+#[test]
+fn generated_code_is_laid_out_with_one_allow_and_short_lines() {
+    let programs = std::fs::read_dir(dir().join("in"))
+        .unwrap()
+        .chain(std::fs::read_dir(dir().join("../../programs")).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "p4"));
+    let mut seen = 0;
+    for path in programs {
+        let (res, _) = compile_with_sources(&path, &CompileOptions::default());
+        let Ok(out) = res else { continue };
+        seen += 1;
+        assert_eq!(
+            out.rust.matches("#[allow(").count(),
+            1,
+            "{}",
+            path.display()
+        );
+        if let Some((n, l)) = out.rust.lines().enumerate().find(|(_, l)| l.len() > 120) {
+            panic!("{} line {}: {l}", path.display(), n + 1);
+        }
+        assert!(
+            !out.rust.contains("\n\n\n"),
+            "{}: no runs of blank lines",
+            path.display()
+        );
+    }
+    assert!(seen >= 8, "only {seen} programs compiled");
 }

@@ -230,7 +230,6 @@ pub(super) fn write(
 ) {
     if !prog.constants.is_empty() {
         w.line("/// The program's top-level `const`s (also in scope at the top of this module).");
-        w.line("#[allow(dead_code)]");
         w.open("pub mod consts {");
         for (c, name) in prog.constants.iter().zip(constant_names) {
             let (ty, p4_ty, value) = typed_value(c.value);
@@ -238,7 +237,6 @@ pub(super) fn write(
             w.line(format!("pub const {name}: {ty} = {value};"));
         }
         w.close("}");
-        w.line("#[allow(unused_imports)]");
         w.line("pub use consts::*;");
         w.line("");
     }
@@ -327,7 +325,6 @@ pub(super) fn write(
                 "/// Each {what}'s index in `PROGRAM_INFO.{module}` and the runtime, and its P4Info id (`_ID`)."
             ));
         }
-        w.line("#[allow(dead_code)]");
         w.open(format!("pub mod {module} {{"));
         for (i, (p4_name, id)) in objs.iter().enumerate() {
             if let Some(index_name) = names.index.get(i) {

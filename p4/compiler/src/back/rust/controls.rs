@@ -58,7 +58,6 @@ impl Gen<'_> {
             t => format!(" -> {}", self.rust_ty(t)?),
         };
         self.w.line(format!("/// P4 function `{}`.", f.name));
-        self.w.line(ALLOW);
         self.w.open(format!(
             "fn {}({}){ret} {{",
             self.names.functions[h.index()],
@@ -76,7 +75,6 @@ impl Gen<'_> {
         let names = self.var_names(&c.locals, &[]);
         self.w
             .line(format!("/// Control-level variables of `{}`.", c.name));
-        self.w.line(ALLOW);
         self.w.line("#[derive(Clone, Copy, Debug, Default)]");
         self.w.open(format!("pub struct {name} {{"));
         for (v, n) in c.locals.iter().zip(&names) {
@@ -166,7 +164,6 @@ impl Gen<'_> {
             };
             self.w
                 .line(format!("/// Action `{}` of `{}`.", act.p4_name, inst.path));
-            self.w.line(ALLOW);
             self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}{}({}) -> Result<(), Exit> {{",
@@ -205,7 +202,6 @@ impl Gen<'_> {
                 .unwrap_or(0);
             self.w
                 .line(format!("/// Table `{}.{}`.", inst.path, table.name));
-            self.w.line(ALLOW);
             self.w.line("#[inline]");
             self.w.open(format!(
                 "fn {fname}{}({sig_l}) -> Result<ApplyResult, Exit> {{",
@@ -407,7 +403,6 @@ impl Gen<'_> {
             tmp: Default::default(),
         };
         self.w.line(format!("/// `{}.apply`.", inst.path));
-        self.w.line(ALLOW);
         self.w.line("#[inline]");
         self.w.open(format!(
             "pub fn {}{}({sig}) -> Result<(), Exit> {{",

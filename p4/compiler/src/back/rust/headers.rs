@@ -14,7 +14,6 @@ impl Gen<'_> {
                 None => "u32".into(),
             };
             self.w.line(format!("/// Members of `enum {}`.", e.name));
-            self.w.line(ALLOW);
             self.w.open(format!("pub mod {name} {{"));
             for (m, v) in &e.members {
                 self.w.line(format!("pub const {}: {ty} = {v};", escape(m)));
@@ -33,7 +32,6 @@ impl Gen<'_> {
                 CompositeKind::Struct => "struct",
             };
             self.w.line(format!("/// P4 `{kind} {}`.", c.name));
-            self.w.line(ALLOW);
             self.w
                 .line("#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]");
             self.w.open(format!("pub struct {name} {{"));
@@ -87,7 +85,6 @@ impl Gen<'_> {
             );
         }
         let w = &mut self.w;
-        w.line(ALLOW);
         w.open(format!("impl {name} {{"));
         w.line(format!("pub const BITS: usize = {bits};"));
         w.line(format!("pub const BYTES: usize = {};", bits / 8));
@@ -244,7 +241,6 @@ impl Gen<'_> {
         }
         const E: &str = "::p4_target::v1model::error_code";
         let w = &mut self.w;
-        w.line(ALLOW);
         w.open(format!("impl {name} {{"));
         w.line(format!("pub const FIXED_BITS: usize = {fixed};"));
         w.line(format!("pub const MAX_VAR_BITS: u32 = {max};"));
@@ -334,7 +330,6 @@ impl Gen<'_> {
         let c = &self.prog.composites[h];
         let name = &self.names.composites[h.index()];
         let w = &mut self.w;
-        w.line(ALLOW);
         w.open(format!("impl {name} {{"));
         w.open("pub fn is_valid(&self) -> bool {");
         let parts: Vec<String> = c

@@ -52,7 +52,6 @@ impl Gen<'_> {
         let state_names: Vec<String> = p.states.iter().map(|s| sn.fresh(&s.name)).collect();
         let enum_name = format!("{}_State", self.names.parsers[h.index()]);
         self.w.line(format!("/// States of parser `{}`.", p.name));
-        self.w.line(ALLOW);
         self.w.line("#[derive(Clone, Copy, Debug, PartialEq, Eq)]");
         self.w.open(format!("enum {enum_name} {{"));
         for n in &state_names {
@@ -64,7 +63,6 @@ impl Gen<'_> {
             "/// Parser `{}`: `Err` carries the parser error code.",
             p.name
         ));
-        self.w.line(ALLOW);
         self.w.line("#[inline]");
         self.w.open(format!(
             "pub fn {}{}({}) -> Result<(), u32> {{",

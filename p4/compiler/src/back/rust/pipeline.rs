@@ -53,7 +53,6 @@ impl Gen<'_> {
             .map(|u| (u.objects.clone(), u.param.clone()));
         let w = &mut self.w;
         w.line("/// One packet between parse and deparse.");
-        w.line(ALLOW);
         w.line("#[derive(Clone, Debug, Default)]");
         w.open("pub struct Packet {");
         w.line(format!("pub hdr: {hdr_ty},"));
@@ -65,7 +64,6 @@ impl Gen<'_> {
         match &user {
             None => {
                 w.line("/// The compiled program: its runtime state.");
-                w.line(ALLOW);
                 w.line("#[derive(Debug)]");
                 w.open("pub struct Program {");
                 w.line("pub rt: ::p4_target::runtime::Runtime,");
@@ -75,7 +73,6 @@ impl Gen<'_> {
             }
             Some((objects, x)) => {
                 w.line("/// The compiled program: its runtime state and user extern objects.");
-                w.line(ALLOW);
                 w.open(format!("pub struct Program{generics} {{"));
                 w.line("pub rt: ::p4_target::runtime::Runtime,");
                 w.line(format!("pub ext: {objects}<{x}>,"));
@@ -83,7 +80,6 @@ impl Gen<'_> {
                 w.line("headers: Vec<u8>,");
                 w.close("}");
                 w.line("");
-                w.line(ALLOW);
                 w.open(format!(
                     "impl{generics} ::core::fmt::Debug for {prog_ty} {{"
                 ));
@@ -98,7 +94,6 @@ impl Gen<'_> {
             }
         }
         w.line("");
-        w.line(ALLOW);
         w.open(format!("impl{generics} {prog_ty} {{"));
         w.line("/// A fresh instance with empty tables.");
         w.open("pub fn new() -> Self {");
@@ -210,14 +205,12 @@ impl Gen<'_> {
         );
         w.close("}");
         w.line("");
-        w.line(ALLOW);
         w.open(format!("impl{generics} Default for {prog_ty} {{"));
         w.open("fn default() -> Self {");
         w.line("Self::new()");
         w.close("}");
         w.close("}");
         w.line("");
-        w.line(ALLOW);
         w.open(format!(
             "impl{generics} ::p4_target::pipeline::Pipeline for {prog_ty} {{"
         ));

@@ -41,7 +41,6 @@ impl Gen<'_> {
             items.push(format!("({:?}, {v})", path.join(".")));
         }
         let w = &mut self.w;
-        w.line(ALLOW);
         w.open(format!("impl {name} {{"));
         // By value: a reference would let the header escape into a call the
         // optimiser cannot see, and keep every packet's header struct in

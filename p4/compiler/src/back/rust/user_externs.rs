@@ -342,7 +342,6 @@ impl Gen<'_> {
                     u.externs
                 ),
             );
-            line(false, ALLOW.into());
             line(
                 true,
                 format!("pub trait {}: Send + 'static {{", u.traits[ui]),
@@ -383,7 +382,6 @@ impl Gen<'_> {
             false,
             "/// function. `Program<X>` runs the program with `X`'s.".into(),
         );
-        line(false, ALLOW.into());
         line(
             true,
             format!("pub trait {}: Default + Send + 'static {{", u.externs),
@@ -416,7 +414,6 @@ impl Gen<'_> {
             "/// Every user extern object of the program (one per instance), and the functions."
                 .into(),
         );
-        line(false, ALLOW.into());
         line(
             true,
             format!("pub struct {}<{x}: {}> {{", u.objects, u.externs),
@@ -430,7 +427,6 @@ impl Gen<'_> {
         }
         line(true, "}".into());
         line(false, String::new());
-        line(false, ALLOW.into());
         line(
             true,
             format!("impl<{x}: {}> {}<{x}> {{", u.externs, u.objects),
