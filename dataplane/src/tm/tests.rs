@@ -6,6 +6,9 @@ use crate::time::{Duration, Instant, pause_quanta_to_duration};
 use crate::watchdog::{WatchdogPortConfig, WdAction, WdMode};
 use crate::wire::pfc::{MacControlRepr, PauseRepr, PfcRepr};
 
+#[path = "../../tests/common/watchdog.rs"]
+mod watchdog_fixture;
+
 const G100: u64 = 100_000_000_000;
 const G10: u64 = 10_000_000_000;
 
@@ -762,14 +765,7 @@ fn shaper_slack_keeps_the_rate_when_turns_come_late() {
 /// Port 1 egress priority 3 blocked by a PFC storm from its peer.
 fn stormy_tm(action: WdAction) -> Tm<u32> {
     let mut cfg = config(2);
-    cfg.watchdog.poll_interval_ms = 100;
-    cfg.ports[1].watchdog = Some(WatchdogPortConfig {
-        detection_time_ms: 200,
-        restoration_time_ms: Some(300),
-        action,
-        priorities: 1 << 3,
-        pfc_stat_history: false,
-    });
+    watchdog_fixture::watch(&mut cfg, 1, action);
     tm(cfg)
 }
 
@@ -835,15 +831,8 @@ fn watchdog_drop_action_flushes_and_drops_then_restores() {
 fn watchdog_flush_takes_only_its_priority_and_keeps_both_orders() {
     // Priorities 3 (watched, lossless) and 4 share egress queue 3.
     let mut cfg = config(2);
-    cfg.watchdog.poll_interval_ms = 100;
     cfg.ports[1].prio_to_queue[4] = 3;
-    cfg.ports[1].watchdog = Some(WatchdogPortConfig {
-        detection_time_ms: 200,
-        restoration_time_ms: Some(300),
-        action: WdAction::Drop,
-        priorities: 1 << 3,
-        pfc_stat_history: false,
-    });
+    watchdog_fixture::watch(&mut cfg, 1, WdAction::Drop);
     let mut tm = tm(cfg);
     for i in 0..10 {
         let p = if i % 3 == 0 { 4 } else { 3 };
@@ -967,10 +956,7 @@ fn big_red_switch_forces_drop_on_watched_queues() {
 #[test]
 fn stormed_priority_generates_no_pfc() {
     let mut cfg = config(2);
-    cfg.ports[0].watchdog = Some(WatchdogPortConfig {
-        priorities: 1 << 3,
-        ..WatchdogPortConfig::start(200, Some(200))
-    });
+    watchdog_fixture::watch(&mut cfg, 0, WdAction::Drop);
     let mut tm = tm(cfg);
     tm.handle_big_red_switch(true, at(0));
     // Priority 3 arrivals on port 0 are dropped while the switch is on: no buffer, no PFC.
@@ -1152,14 +1138,7 @@ fn a_deadlocked_slow_link_is_detected_by_the_watchdog() {
     rx_pfc!(b, 0, 1, mask 1 << 3, quanta 0xffff); // B's egress stuck
     let (_, t0) = fill_until_xoff(&mut b, 1024);
     let mut cfg = slow_config(2);
-    cfg.watchdog.poll_interval_ms = 100;
-    cfg.ports[1].watchdog = Some(WatchdogPortConfig {
-        detection_time_ms: 200,
-        restoration_time_ms: Some(300),
-        action: WdAction::Drop,
-        priorities: 1 << 3,
-        pfc_stat_history: false,
-    });
+    watchdog_fixture::watch(&mut cfg, 1, WdAction::Drop);
     let mut a = tm(cfg);
     for i in 0..5 {
         enq!(a, t0, i, 0 => 1, prio 3, len 1000).unwrap();
