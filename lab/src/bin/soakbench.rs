@@ -395,23 +395,9 @@ fn storms(
                 std::thread::sleep((storm_at - now).min(Duration::from_millis(100)));
                 continue;
             }
-            let (mut last, mut longest) = (None::<Instant>, Duration::ZERO);
-            let mut next = Instant::now();
-            while storm_at.elapsed() < length && !done.load(Ordering::Relaxed) {
-                let sent = port.send_batch(&xoff)?;
-                let sent_at = Instant::now();
-                if let Some(last) = last {
-                    longest = longest.max(sent_at - last);
-                }
-                last = Some(sent_at);
-                traffic.pauses.fetch_add(sent as u64, Ordering::Relaxed);
-                // On a fixed grid, so a late wake-up does not delay the rest.
-                next += XOFF_EVERY;
-                match next.checked_duration_since(Instant::now()) {
-                    Some(wait) => std::thread::sleep(wait),
-                    None => next = Instant::now(),
-                }
-            }
+            let longest = hold_pause(&mut port, &xoff, &traffic, || {
+                storm_at.elapsed() < length && !done.load(Ordering::Relaxed)
+            })?;
             traffic
                 .storms
                 .lock()
@@ -422,6 +408,36 @@ fn storms(
         }
         Ok(())
     })))
+}
+
+/// Holds the lossless priority paused from the sink's side while `keep()`:
+/// an XOFF every [`XOFF_EVERY`] on a fixed grid (a late wake-up does not
+/// shift the rest). Returns the longest gap between two XOFFs. Run it on a
+/// real-time thread ([`realtime_thread`]), or the pause lapses on loaded
+/// cores (see [`storms`]).
+fn hold_pause(
+    port: &mut AfPacketPort,
+    xoff: &[FrameBuf],
+    traffic: &Traffic,
+    keep: impl Fn() -> bool,
+) -> Result<Duration> {
+    let (mut last, mut longest) = (None::<Instant>, Duration::ZERO);
+    let mut next = Instant::now();
+    while keep() {
+        let sent = port.send_batch(xoff)?;
+        let sent_at = Instant::now();
+        if let Some(last) = last {
+            longest = longest.max(sent_at - last);
+        }
+        last = Some(sent_at);
+        traffic.pauses.fetch_add(sent as u64, Ordering::Relaxed);
+        next += XOFF_EVERY;
+        match next.checked_duration_since(Instant::now()) {
+            Some(wait) => std::thread::sleep(wait),
+            None => next = Instant::now(),
+        }
+    }
+    Ok(longest)
 }
 
 /// One PFC frame for the lossless priority: XOFF with full quanta, or XON.
@@ -451,10 +467,21 @@ fn pfc_frame(xoff: bool) -> Result<FrameBuf> {
 /// polls, which differs from storm to storm (and a storm it misses queues
 /// for its whole length): the memory a full queue needs would otherwise
 /// arrive after the baseline, at whichever storm first went deepest.
-/// Returns how long the queue took to fill.
-fn fill_lossless_queue(lab: &LineLab, traffic: &Traffic, limit: Duration) -> Result<Duration> {
+/// The pause is held by [`hold_pause`] on a real-time thread (at normal
+/// priority it lapsed on loaded cores and the queue never filled). Returns
+/// how long the queue took to fill.
+fn fill_lossless_queue(lab: &LineLab, traffic: &Arc<Traffic>, limit: Duration) -> Result<Duration> {
     let mut port = AfPacketPort::open_in_netns(lab.dst(), "d0")?;
     let (xoff, xon) = ([pfc_frame(true)?], [pfc_frame(false)?]);
+    let full = Arc::new(AtomicBool::new(false));
+    let holder = {
+        let (traffic, full) = (traffic.clone(), full.clone());
+        std::thread::spawn(move || -> Result<AfPacketPort> {
+            realtime_thread();
+            hold_pause(&mut port, &xoff, &traffic, || !full.load(Ordering::Relaxed))?;
+            Ok(port)
+        })
+    };
     let overflowed = || -> Result<u64> {
         Ok(Metrics::scrape(lab.mid())?
             .by_label("roceswitch_ledger_dropped_total", "reason")
@@ -464,23 +491,22 @@ fn fill_lossless_queue(lab: &LineLab, traffic: &Traffic, limit: Duration) -> Res
     };
     let before = overflowed()?;
     let started = Instant::now();
-    let mut checked = started;
-    loop {
-        traffic
-            .pauses
-            .fetch_add(port.send_batch(&xoff)? as u64, Ordering::Relaxed);
-        std::thread::sleep(Duration::from_millis(1));
-        if checked.elapsed() >= Duration::from_millis(100) {
-            checked = Instant::now();
-            if overflowed()? > before {
-                break;
+    let filled = loop {
+        std::thread::sleep(Duration::from_millis(100));
+        match overflowed() {
+            Ok(n) if n > before => break Ok(started.elapsed()),
+            Ok(_) if started.elapsed() > limit => {
+                break Err(anyhow!("the lossless queue did not fill within {limit:?}"));
             }
-            if started.elapsed() > limit {
-                bail!("the lossless queue did not fill within {limit:?}");
-            }
+            Ok(_) => {}
+            Err(e) => break Err(e),
         }
-    }
-    let took = started.elapsed();
+    };
+    full.store(true, Ordering::Relaxed);
+    let mut port = holder
+        .join()
+        .map_err(|_| anyhow!("the pause thread panicked"))??;
+    let took = filled?;
     port.send_batch(&xon)?;
     std::thread::sleep(Duration::from_secs(2));
     Ok(took)
