@@ -398,6 +398,10 @@ fn storms(
             let longest = hold_pause(&mut port, &xoff, &traffic, || {
                 storm_at.elapsed() < length && !done.load(Ordering::Relaxed)
             })?;
+            if done.load(Ordering::Relaxed) {
+                // Cut short by the end of the soak: not a whole storm.
+                break;
+            }
             traffic
                 .storms
                 .lock()
