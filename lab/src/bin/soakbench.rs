@@ -359,14 +359,15 @@ fn generator(
 /// A peer in a pause storm holds its pause without a break, as a NIC
 /// refreshes XOFF in hardware. An XOFF pauses the switch's port for
 /// 3.36 ms at 10 Gb/s, so the thread must never sleep through that: at
-/// normal priority, on two cores shared with builds (load 15–19), it slept
+/// normal priority, on two cores shared with builds (load 15–22), it slept
 /// through it every few milliseconds, the queue drained in the gaps, and
 /// the watchdog (which by R-WD-5 needs a queue that sent nothing for a
-/// whole poll) took 0.5–1.9 s to see a storm and missed one in five
+/// whole poll) took 0.3–1.9 s to see a storm and missed 3 of 11
 /// (`soakbench --minutes 4 --no-fill --storm-every 20`). The thread runs
 /// `SCHED_FIFO` (the lowest real-time priority; it only sends a 60-byte
-/// frame a millisecond) and records each storm's longest gap between XOFFs,
-/// so a storm that lapsed anyway is reported as such.
+/// frame a millisecond). Even so it was held up 5–10 ms now and then on
+/// that machine, so it records each storm's longest gap between XOFFs and
+/// a storm that lapsed is reported as such.
 fn storms(
     lab: &LineLab,
     cli: &Cli,
