@@ -9,6 +9,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+#[path = "common/watchdog.rs"]
+mod watchdog_fixture;
+
 use dataplane::time::Instant;
 use dataplane::tm::{EnqueueMeta, Tm, TmConfig};
 use dataplane::watchdog::{WatchdogPortConfig, WdAction, WdMode};
@@ -113,14 +116,7 @@ fn storm(tm: &mut Tm<u64>, id: &mut u64, now: &mut u64) -> usize {
 #[test]
 fn the_per_packet_path_and_a_storm_flush_allocate_nothing() {
     let mut cfg = TmConfig::with_ports(2);
-    cfg.watchdog.poll_interval_ms = 100;
-    cfg.ports[1].watchdog = Some(WatchdogPortConfig {
-        detection_time_ms: 200,
-        restoration_time_ms: Some(300),
-        action: WdAction::Drop,
-        priorities: 1 << 3,
-        pfc_stat_history: false,
-    });
+    watchdog_fixture::watch(&mut cfg, 1, WdAction::Drop);
     let mut tm: Tm<u64> = Tm::new(cfg, Instant::ZERO).unwrap();
     let (mut id, mut now) = (0u64, 0u64);
     // The watchdog's own event queue (`dataplane::watchdog`, outside the

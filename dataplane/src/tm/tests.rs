@@ -6,6 +6,9 @@ use crate::time::{Duration, Instant, pause_quanta_to_duration};
 use crate::watchdog::{WatchdogPortConfig, WdAction, WdMode};
 use crate::wire::pfc::{MacControlRepr, PauseRepr, PfcRepr};
 
+#[path = "../../tests/common/watchdog.rs"]
+mod watchdog_fixture;
+
 const G100: u64 = 100_000_000_000;
 const G10: u64 = 10_000_000_000;
 
@@ -762,14 +765,7 @@ fn shaper_slack_keeps_the_rate_when_turns_come_late() {
 /// Port 1 egress priority 3 blocked by a PFC storm from its peer.
 fn stormy_tm(action: WdAction) -> Tm<u32> {
     let mut cfg = config(2);
-    cfg.watchdog.poll_interval_ms = 100;
-    cfg.ports[1].watchdog = Some(WatchdogPortConfig {
-        detection_time_ms: 200,
-        restoration_time_ms: Some(300),
-        action,
-        priorities: 1 << 3,
-        pfc_stat_history: false,
-    });
+    watchdog_fixture::watch(&mut cfg, 1, action);
     tm(cfg)
 }
 
@@ -835,15 +831,8 @@ fn watchdog_drop_action_flushes_and_drops_then_restores() {
 fn watchdog_flush_takes_only_its_priority_and_keeps_both_orders() {
     // Priorities 3 (watched, lossless) and 4 share egress queue 3.
     let mut cfg = config(2);
-    cfg.watchdog.poll_interval_ms = 100;
     cfg.ports[1].prio_to_queue[4] = 3;
-    cfg.ports[1].watchdog = Some(WatchdogPortConfig {
-        detection_time_ms: 200,
-        restoration_time_ms: Some(300),
-        action: WdAction::Drop,
-        priorities: 1 << 3,
-        pfc_stat_history: false,
-    });
+    watchdog_fixture::watch(&mut cfg, 1, WdAction::Drop);
     let mut tm = tm(cfg);
     for i in 0..10 {
         let p = if i % 3 == 0 { 4 } else { 3 };
@@ -967,10 +956,7 @@ fn big_red_switch_forces_drop_on_watched_queues() {
 #[test]
 fn stormed_priority_generates_no_pfc() {
     let mut cfg = config(2);
-    cfg.ports[0].watchdog = Some(WatchdogPortConfig {
-        priorities: 1 << 3,
-        ..WatchdogPortConfig::start(200, Some(200))
-    });
+    watchdog_fixture::watch(&mut cfg, 0, WdAction::Drop);
     let mut tm = tm(cfg);
     tm.handle_big_red_switch(true, at(0));
     // Priority 3 arrivals on port 0 are dropped while the switch is on: no buffer, no PFC.
@@ -1152,14 +1138,7 @@ fn a_deadlocked_slow_link_is_detected_by_the_watchdog() {
     rx_pfc!(b, 0, 1, mask 1 << 3, quanta 0xffff); // B's egress stuck
     let (_, t0) = fill_until_xoff(&mut b, 1024);
     let mut cfg = slow_config(2);
-    cfg.watchdog.poll_interval_ms = 100;
-    cfg.ports[1].watchdog = Some(WatchdogPortConfig {
-        detection_time_ms: 200,
-        restoration_time_ms: Some(300),
-        action: WdAction::Drop,
-        priorities: 1 << 3,
-        pfc_stat_history: false,
-    });
+    watchdog_fixture::watch(&mut cfg, 1, WdAction::Drop);
     let mut a = tm(cfg);
     for i in 0..5 {
         enq!(a, t0, i, 0 => 1, prio 3, len 1000).unwrap();
@@ -1184,6 +1163,61 @@ fn a_deadlocked_slow_link_is_detected_by_the_watchdog() {
     assert!(t <= 300 * MS, "storm declared at {} ms", t / MS);
     assert_eq!(a.watchdog().stats(1, 3).unwrap().deadlock_detected, 1);
     assert_eq!(a.queue_depth(1, 3), Some((0, 0)), "drop action flushed");
+}
+
+/// A peer on a 10 Gb/s port pauses priority 3 with full quanta (3.355 ms
+/// each) while a packet arrives every millisecond; returns when the
+/// watchdog declared the storm, if it did within 2 s. `gap_us(t_us)` is
+/// the time from an XOFF sent at `t_us` to the next. Time moves in 100 µs
+/// steps: XOFF first, then timers, then everything sendable.
+fn storm_declared_at(gap_us: impl Fn(u64) -> u64) -> Option<u64> {
+    let mut cfg = config(2);
+    for p in &mut cfg.ports {
+        p.speed_bps = G10;
+    }
+    watchdog_fixture::watch(&mut cfg, 1, WdAction::Drop);
+    let mut tm = tm(cfg);
+    let (mut next_xoff, mut id) = (0u64, 0u32);
+    for step in 0..20_000u64 {
+        let (t_us, now) = (step * 100, step * 100_000);
+        if t_us == next_xoff {
+            rx_pfc!(tm, now, 1, mask 1 << 3, quanta 0xffff);
+            next_xoff += gap_us(t_us);
+        }
+        if t_us % 1000 == 0 {
+            id += 1;
+            let _ = enq!(tm, now, id, 0 => 1, prio 3, len 1000);
+        }
+        tm.handle_timeout(at(now));
+        while ctrl!(tm, now, 0).is_some() {}
+        while tx!(tm, now, 1).is_some() {}
+        if tm.watchdog_mode(1, 3) == WdMode::Drop {
+            return Some(now);
+        }
+    }
+    None
+}
+
+/// R-WD-5/6: a queue kept paused by refreshes that come before each pause
+/// runs out is a storm from the first poll after it began (D = 200 ms: on
+/// the 2nd positive poll); one whose pause runs out for a moment in every
+/// poll interval sends in that moment and is not, however many XOFFs
+/// arrive. The soak's storm sender once slept past the pause on loaded
+/// cores, and its storms went undetected for the second reason.
+#[test]
+fn a_storm_is_a_pause_that_never_lapses() {
+    assert_eq!(
+        pause_quanta_to_duration(0xffff, G10),
+        Duration::from_nanos(3_355_392)
+    );
+    // Refreshed every 3.3 ms, 55 µs inside the pause time.
+    assert_eq!(storm_declared_at(|_| 3_300), Some(200 * MS));
+    // The same, but 3.5 ms once in every 100 ms: the pause lapses for
+    // 145 µs and the queue drains.
+    assert_eq!(
+        storm_declared_at(|t| if t % 100_000 == 49_500 { 3_500 } else { 500 }),
+        None
+    );
 }
 
 // ------------------------------------------------------------ timer table

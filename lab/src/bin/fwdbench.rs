@@ -35,6 +35,17 @@
 //! abuse (issue #18: at least 0.9 of normal) and the abuser's own share of
 //! a core, since it runs on the cores the generator and sink use.
 //!
+//! That saturating ratio also measures the generator: on two shared cores
+//! the abuser takes CPU from it, and it offers less. So with the abuse
+//! phase, `--trials` more pairs of load phases run at a fixed offered
+//! rate, `--paced-fraction` (default 0.8) of the median rate forwarded
+//! without abuse, one without and one with the abuser (the mean rates of
+//! each kind are reported): the fraction of the offered frames the switch
+//! forwarded in each says whether the dataplane is starved. Meanwhile the
+//! switch's threads' CPU time is read from `/proc/PID/task` and printed by
+//! thread name (`dataplane`, the control plane's `tokio-rt-worker`s, ...)
+//! as shares of a core without and under abuse.
+//!
 //! Comparing builds: `--roceswitch NAME=PATH` (repeated) measures each
 //! switch binary as its own device, and `--rounds R` repeats the whole
 //! sequence of devices R times, each device started afresh, so every
@@ -96,6 +107,13 @@ struct Cli {
     /// Load phases per device and size (the median is reported).
     #[arg(long, default_value_t = 3)]
     trials: usize,
+    /// With the abuse phase: also run `--trials` pairs of load phases at a
+    /// fixed offered rate, this fraction of the median forwarding rate
+    /// without abuse, with and without the misbehaving controller, and
+    /// report the fraction forwarded (whether the dataplane is starved,
+    /// apart from how fast the generator can offer); 0 skips them.
+    #[arg(long, default_value_t = 0.8)]
+    paced_fraction: f64,
     /// A switch build to measure, `NAME=PATH` (repeat the flag to compare
     /// builds in one run); default `roceswitch`, found next to this
     /// executable or on PATH.
@@ -328,6 +346,9 @@ struct Figures {
     writes_per_sec: Option<f64>,
     /// What a misbehaving controller did during the load phase.
     abuse: Option<AbuseTally>,
+    /// The switch's threads' shares of a core in the paced phases without
+    /// and with abuse (`name a/b %, ...`).
+    switch_threads: Option<String>,
 }
 
 impl Figures {
@@ -346,19 +367,23 @@ impl Figures {
             kernel_drops: None,
             writes_per_sec: None,
             abuse: None,
+            switch_threads: None,
         }
     }
 }
 
 /// Offered and forwarded packets/s of one load phase over the first
 /// `pairs` lines: one generator (this thread) sends a batch on each line in
-/// turn, one sink thread counts on all of them.
+/// turn, one sink thread counts on all of them. The generator sends as fast
+/// as it can, or at `rate_pps` when given (paced on the frames sent so far;
+/// a generator that falls behind catches up at most [`PACING_SLACK`]).
 fn load_phase(
     lab: &LineLab,
     size: usize,
     secs: f64,
     batch: usize,
     pairs: usize,
+    rate_pps: Option<f64>,
     stop: &AtomicBool,
 ) -> Result<(f64, f64)> {
     let mut srcs = Vec::new();
@@ -390,13 +415,24 @@ fn load_phase(
     let t0 = Instant::now();
     let dur = Duration::from_secs_f64(secs);
     let mut offered = 0u64;
+    // Pacing: frames are due at `paced_from + paced / rate`.
+    let (mut paced_from, mut paced) = (t0, 0u64);
     while t0.elapsed() < dur && !stop.load(Ordering::Relaxed) {
         let mut sent = 0;
         for (src, frames) in srcs.iter_mut().zip(&frames) {
             sent += src.send_batch(frames)?;
         }
         offered += sent as u64;
-        if sent == 0 {
+        paced += sent as u64;
+        if let Some(rate) = rate_pps {
+            let due = paced_from + Duration::from_secs_f64(paced as f64 / rate);
+            let now = Instant::now();
+            if let Some(wait) = due.checked_duration_since(now) {
+                std::thread::sleep(wait);
+            } else if now - due > PACING_SLACK {
+                (paced_from, paced) = (now - PACING_SLACK, 0);
+            }
+        } else if sent == 0 {
             std::thread::yield_now();
         }
     }
@@ -409,6 +445,85 @@ fn load_phase(
         offered as f64 / elapsed,
         delivered.load(Ordering::Relaxed) as f64 / elapsed,
     ))
+}
+
+/// How far a paced generator that fell behind (a sleep that overslept on
+/// the shared cores) may catch up at full speed. 5 ms lost a third of the
+/// rate at load 11: sleeps of ~0.5 ms overslept by more, often.
+const PACING_SLACK: Duration = Duration::from_millis(100);
+
+/// CPU time (user + system, ns) of a process's threads, summed by thread
+/// name (`dataplane`, `tokio-runtime-worker`, ...), from `/proc/PID/task`.
+#[derive(Clone, Debug, Default)]
+struct ThreadCpu(std::collections::BTreeMap<String, u64>);
+
+impl ThreadCpu {
+    fn read(pid: u32) -> Result<ThreadCpu> {
+        // SAFETY: sysconf with a valid name has no other effect.
+        let tick_ns = 1_000_000_000 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        let mut by_name = std::collections::BTreeMap::new();
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .with_context(|| format!("listing the threads of {pid}"))?;
+        for task in tasks.flatten() {
+            // A thread may end between the listing and the read.
+            let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ...`: utime and stime are fields 14 and 15.
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                continue;
+            };
+            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+            let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+            if let (Some(user), Some(system)) = (ticks(11), ticks(12)) {
+                *by_name
+                    .entry(stat[open + 1..close].to_string())
+                    .or_default() += (user + system) * tick_ns;
+            }
+        }
+        Ok(ThreadCpu(by_name))
+    }
+
+    /// CPU time used since `earlier`, by thread name.
+    fn since(&self, earlier: &ThreadCpu) -> ThreadCpu {
+        ThreadCpu(
+            self.0
+                .iter()
+                .map(|(name, &ns)| {
+                    let before = earlier.0.get(name).copied().unwrap_or(0);
+                    (name.clone(), ns.saturating_sub(before))
+                })
+                .collect(),
+        )
+    }
+
+    fn add(&mut self, other: &ThreadCpu) {
+        for (name, ns) in &other.0 {
+            *self.0.entry(name.clone()).or_default() += ns;
+        }
+    }
+
+    /// `name a/b %, ...`: each thread group's share of a core in `self`
+    /// (over `wall_ns`) and in `other` (over `other_wall_ns`).
+    fn compare(&self, wall_ns: u64, other: &ThreadCpu, other_wall_ns: u64) -> String {
+        let mut names: Vec<&String> = self.0.keys().chain(other.0.keys()).collect();
+        names.sort();
+        names.dedup();
+        let share = |t: &ThreadCpu, name: &String, wall: u64| {
+            100.0 * t.0.get(name).copied().unwrap_or(0) as f64 / wall.max(1) as f64
+        };
+        names
+            .into_iter()
+            .map(|n| {
+                format!(
+                    "{n} {:.1}/{:.1} %",
+                    share(self, n, wall_ns),
+                    share(other, n, other_wall_ns)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// What the misbehaving controller of [`controller_abuse`] got.
@@ -638,7 +753,7 @@ fn load_while_writing(
     let done = Arc::new(AtomicBool::new(false));
     let writer = route_churn(c, cli.writes_per_sec, done.clone());
     let t0 = Instant::now();
-    let load = load_phase(lab, size, cli.seconds, cli.batch, 1, stop);
+    let load = load_phase(lab, size, cli.seconds, cli.batch, 1, None, stop);
     done.store(true, Ordering::Relaxed);
     let elapsed = t0.elapsed().as_secs_f64();
     let (c, written) = writer
@@ -649,13 +764,14 @@ fn load_while_writing(
     Ok(Some((load?, written as f64 / elapsed)))
 }
 
-/// The load phase while [`controller_abuse`] runs:
-/// ((offered, forwarded) pps, what the abuser got).
+/// The load phase (at `rate_pps`, or as fast as the generator can) while
+/// [`controller_abuse`] runs: ((offered, forwarded) pps, what the abuser got).
 fn load_while_abused(
     dev: &Device,
     lab: &LineLab,
     size: usize,
     cli: &Cli,
+    rate_pps: Option<f64>,
     stop: &AtomicBool,
 ) -> Result<Option<((f64, f64), AbuseTally)>> {
     let Device::Switch { daemon, .. } = dev else {
@@ -663,13 +779,38 @@ fn load_while_abused(
     };
     let done = Arc::new(AtomicBool::new(false));
     let abuser = controller_abuse(daemon.addr(), cli.abuse_streams, done.clone());
-    let load = load_phase(lab, size, cli.seconds, cli.batch, 1, stop);
+    let load = load_phase(lab, size, cli.seconds, cli.batch, 1, rate_pps, stop);
     done.store(true, Ordering::Relaxed);
     let tally = abuser
         .join()
         .map_err(|_| anyhow::anyhow!("abuser thread panicked"))?
         .context("abusing the P4Runtime server during the load")?;
     Ok(Some((load?, tally)))
+}
+
+/// `f()` and the CPU time the switch's threads used meanwhile, with the
+/// wall time it took (ns).
+fn switch_cpu_during<T>(
+    dev: &Device,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<(T, ThreadCpu, u64)> {
+    let Device::Switch { daemon, .. } = dev else {
+        bail!("only a switch has threads to watch");
+    };
+    let (before, t0) = (ThreadCpu::read(daemon.pid())?, Instant::now());
+    let out = f()?;
+    let used = ThreadCpu::read(daemon.pid())?.since(&before);
+    Ok((out, used, t0.elapsed().as_nanos() as u64))
+}
+
+/// The mean (offered, forwarded) pps of equally long trials: their ratio
+/// is the fraction of all the offered frames that were forwarded.
+fn mean(trials: &[(f64, f64)]) -> (f64, f64) {
+    let n = trials.len().max(1) as f64;
+    let (o, f) = trials
+        .iter()
+        .fold((0.0, 0.0), |(o, f), t| (o + t.0, f + t.1));
+    (o / n, f / n)
 }
 
 /// The trial with the median forwarding rate.
@@ -697,7 +838,15 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
         let (mut plain, mut churned, mut writes) = (Vec::new(), Vec::new(), Vec::new());
         let (mut abused, mut tally) = (Vec::new(), AbuseTally::default());
         for _ in 0..cli.trials.max(1) {
-            plain.push(load_phase(lab, size, cli.seconds, cli.batch, pairs, stop)?);
+            plain.push(load_phase(
+                lab,
+                size,
+                cli.seconds,
+                cli.batch,
+                pairs,
+                None,
+                stop,
+            )?);
             if extras
                 && cli.writes_per_sec > 0
                 && let Some((load, per_sec)) = load_while_writing(&mut dev, lab, size, cli, stop)?
@@ -707,7 +856,7 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
             }
             if extras
                 && cli.abuse_streams > 0
-                && let Some((load, t)) = load_while_abused(&dev, lab, size, cli, stop)?
+                && let Some((load, t)) = load_while_abused(&dev, lab, size, cli, None, stop)?
             {
                 abused.push(load);
                 tally.streams += t.streams;
@@ -716,6 +865,29 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
                 tally.oversize_refused += t.oversize_refused;
                 tally.cpu_ns += t.cpu_ns;
                 tally.wall_ns += t.wall_ns;
+            }
+        }
+        // At a fixed offered load the generator keeps up with and without
+        // abuse, so what is lost there is the switch's.
+        let (mut paced, mut paced_abused) = (Vec::new(), Vec::new());
+        let (mut cpu, mut cpu_abused) = ((ThreadCpu::default(), 0), (ThreadCpu::default(), 0));
+        let paced_rate = cli.paced_fraction * median(plain.clone()).1;
+        if extras && cli.abuse_streams > 0 && paced_rate > 0.0 {
+            for _ in 0..cli.trials.max(1) {
+                let (load, used, wall) = switch_cpu_during(&dev, || {
+                    load_phase(lab, size, cli.seconds, cli.batch, 1, Some(paced_rate), stop)
+                })?;
+                paced.push(load);
+                cpu.0.add(&used);
+                cpu.1 += wall;
+                let (abused_load, used, wall) = switch_cpu_during(&dev, || {
+                    load_while_abused(&dev, lab, size, cli, Some(paced_rate), stop)
+                })?;
+                if let Some((load, _)) = abused_load {
+                    paced_abused.push(load);
+                    cpu_abused.0.add(&used);
+                    cpu_abused.1 += wall;
+                }
             }
         }
         let (switch_drops, kernel_drops) = match (drops_before, dev.drops()?) {
@@ -737,6 +909,7 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
             kernel_drops,
             writes_per_sec: None,
             abuse: None,
+            switch_threads: None,
         });
         if !churned.is_empty() {
             figs.push(Figures {
@@ -749,6 +922,18 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
                 abuse: Some(tally),
                 ..Figures::load_only(format!("{device}+a"), size, median(abused))
             });
+        }
+        if !paced.is_empty() && !paced_abused.is_empty() {
+            let threads = cpu.0.compare(cpu.1, &cpu_abused.0, cpu_abused.1);
+            figs.push(Figures {
+                switch_threads: Some(threads),
+                ..Figures::load_only(format!("{device}@paced"), size, mean(&paced))
+            });
+            figs.push(Figures::load_only(
+                format!("{device}@paced+a"),
+                size,
+                mean(&paced_abused),
+            ));
         }
     }
     drop(dev);
@@ -885,6 +1070,25 @@ fn main() -> Result<()> {
                     "{name} {size:>5} B: while writing {:.0} entries/s: fwd_pps x{:.3} of the rate without writes",
                     w.writes_per_sec.unwrap_or(0.0),
                     w.forwarded_pps / s.forwarded_pps
+                );
+            }
+            if let (Some(p), Some(pa)) = (
+                find(&format!("{name}@paced")),
+                find(&format!("{name}@paced+a")),
+            ) {
+                let fraction = |f: &Figures| f.forwarded_pps / f.offered_pps.max(1.0);
+                println!(
+                    "{name} {size:>5} B: at a fixed offered rate ({:.2} of the rate without abuse: {:.0} pps offered without, {:.0} under abuse) forwarded {:.2} % without abuse, {:.2} % under abuse: x{:.3}",
+                    cli.paced_fraction,
+                    p.offered_pps,
+                    pa.offered_pps,
+                    100.0 * fraction(p),
+                    100.0 * fraction(pa),
+                    fraction(pa) / fraction(p)
+                );
+                println!(
+                    "{name} {size:>5} B: its threads' share of a core at that rate, without/under abuse: {}",
+                    p.switch_threads.as_deref().unwrap_or("-")
                 );
             }
             if let Some(a) = find(&format!("{name}+a")) {
