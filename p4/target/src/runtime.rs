@@ -485,7 +485,7 @@ impl Runtime {
     /// [`Runtime::hash`] of a field list of whole bytes packed into `bytes`
     /// ([`crate::externs::hash_bytes`]).
     #[inline]
-    pub fn hash_bytes(&mut self, algorithm: HashAlgorithm, bytes: &[u8]) -> u64 {
+    pub fn hash_bytes<const N: usize>(&mut self, algorithm: HashAlgorithm, bytes: &[u8; N]) -> u64 {
         match algorithm {
             HashAlgorithm::Random => RNG.with(|r| r.borrow_mut().next_u64()),
             _ => crate::externs::hash_bytes(algorithm, bytes),

@@ -14,7 +14,8 @@
 //! Algorithms (v1model `HashAlgorithm`):
 //! - `crc32`: CRC-32/ISO-HDLC as zlib computes it (poly 0x04C11DB7,
 //!   reflected, init and xorout 0xFFFFFFFF); `crc16`: CRC-16/ARC (poly
-//!   0x8005, reflected, init 0, xorout 0). Both table-driven.
+//!   0x8005, reflected, init 0, xorout 0), table-driven. CRC-32 is
+//!   computed in `super::crc32`.
 //! - `crc32_custom` / `crc16_custom`: the same by default; a call site may
 //!   pass a [`CrcConfig`] to [`hash_with`] to change polynomial, init, xorout
 //!   and reflection (bmv2 sets these at runtime per calculation).
@@ -32,6 +33,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::crc32::{crc32, crc32_array};
 use crate::info::HashAlgorithm;
 
 /// Capacity of a [`BitPacker`] in bytes.
@@ -223,34 +225,7 @@ const fn reflected_table(rpoly: u32) -> [u32; 256] {
     table
 }
 
-#[cfg(test)]
-static CRC32_TABLE: [u32; 256] = reflected_table(0xEDB8_8320);
 static CRC16_TABLE: [u32; 256] = reflected_table(0xA001);
-
-/// A CRC-32 hasher set up once: `crc32fast::Hasher::new` detects CPU
-/// features on every call, which cost more than hashing a 5-tuple.
-static CRC32_HASHER: std::sync::OnceLock<crc32fast::Hasher> = std::sync::OnceLock::new();
-
-/// CRC-32 (zlib).
-#[inline]
-fn crc32(data: &[u8]) -> u64 {
-    // crc32fast folds with carry-less multiplication where the CPU has it
-    // (the selector hash over a 5-tuple was the top of the pipeline profile
-    // with a byte-at-a-time table).
-    let mut h = CRC32_HASHER.get_or_init(crc32fast::Hasher::new).clone();
-    h.update(data);
-    u64::from(h.finalize())
-}
-
-/// Byte-at-a-time reference the fast path is tested against.
-#[cfg(test)]
-fn crc32_table(data: &[u8]) -> u64 {
-    let mut crc = 0xFFFF_FFFFu32;
-    for &b in data {
-        crc = CRC32_TABLE[((crc ^ b as u32) & 0xff) as usize] ^ (crc >> 8);
-    }
-    (crc ^ 0xFFFF_FFFF) as u64
-}
 
 /// CRC-16/ARC.
 #[inline]
@@ -383,10 +358,14 @@ pub fn hash(algorithm: HashAlgorithm, input: &BitPacker) -> u64 {
 
 /// [`hash`] of a field list whose members are all whole bytes, packed by
 /// the caller into `bytes` (generated code packs such lists into an array
-/// of exactly their size instead of a [`BitPacker`]).
+/// of exactly their size instead of a [`BitPacker`]; the length known at
+/// compile time lets CRC-32 fold the words at once, `super::crc32`).
 #[inline]
-pub fn hash_bytes(algorithm: HashAlgorithm, bytes: &[u8]) -> u64 {
-    hash_bits(algorithm, bytes, bytes.len() * 8)
+pub fn hash_bytes<const N: usize>(algorithm: HashAlgorithm, bytes: &[u8; N]) -> u64 {
+    match algorithm {
+        HashAlgorithm::Crc32 | HashAlgorithm::Crc32Custom => u64::from(crc32_array(bytes)),
+        _ => hash_bits(algorithm, bytes, N * 8),
+    }
 }
 
 /// [`hash`] of the bit string in the first `bits` bits of `bytes`
@@ -394,7 +373,7 @@ pub fn hash_bytes(algorithm: HashAlgorithm, bytes: &[u8]) -> u64 {
 #[inline]
 fn hash_bits(algorithm: HashAlgorithm, bytes: &[u8], bits: usize) -> u64 {
     match algorithm {
-        HashAlgorithm::Crc32 | HashAlgorithm::Crc32Custom => crc32(bytes),
+        HashAlgorithm::Crc32 | HashAlgorithm::Crc32Custom => u64::from(crc32(bytes)),
         HashAlgorithm::Crc16 | HashAlgorithm::Crc16Custom => crc16(bytes),
         HashAlgorithm::Identity => identity(bytes, bits),
         HashAlgorithm::Csum16 => csum16(bytes),
@@ -487,9 +466,19 @@ mod tests {
         /// Whole-byte field lists hashed from their bytes give what the bit
         /// packer gives, for every algorithm but `random`.
         #[test]
-        fn hash_bytes_matches_the_packer(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        fn hash_bytes_matches_the_packer(
+            head in proptest::array::uniform32(any::<u8>()),
+            tail in any::<[u8; 5]>(),
+        ) {
+            // Two lengths (every length of the folded CRC-32 is checked
+            // against its definition in `super::crc32`).
+            let mut all = [0u8; 37];
+            all[..32].copy_from_slice(&head);
+            all[32..].copy_from_slice(&tail);
             let mut p = BitPacker::new();
-            p.push_bytes(&bytes);
+            p.push_bytes(&all);
+            let mut q = BitPacker::new();
+            q.push_bytes(&head);
             for algo in [
                 HashAlgorithm::Crc32,
                 HashAlgorithm::Crc16,
@@ -497,10 +486,11 @@ mod tests {
                 HashAlgorithm::Csum16,
                 HashAlgorithm::Xor16,
             ] {
-                prop_assert_eq!(hash_bytes(algo, &bytes), hash(algo, &p), "{:?}", algo);
+                prop_assert_eq!(hash_bytes(algo, &all), hash(algo, &p), "{:?}", algo);
+                prop_assert_eq!(hash_bytes(algo, &head), hash(algo, &q), "{:?}", algo);
             }
-            prop_assert_eq!(crc32(&bytes), crc32_table(&bytes));
         }
+
 
         /// The fixed folds of `csum16_finish_u64` give the loop's result,
         /// the extremes included (0, all ones, sums ≡ 0 mod 2^16 − 1).
@@ -568,12 +558,6 @@ mod tests {
             }
             sum += csum16_weighted_bytes(&bytes, padded - total);
             prop_assert_eq!(csum16_finish(sum) as u64, hash(HashAlgorithm::Csum16, &p));
-        }
-
-        /// The fast CRC-32 equals the table-driven definition.
-        #[test]
-        fn crc32_fast_matches_table(data in proptest::collection::vec(any::<u8>(), 0..100)) {
-            prop_assert_eq!(crc32(&data), crc32_table(&data));
         }
 
         /// `push` against a bit-at-a-time reference, for any mix of widths

@@ -16,6 +16,7 @@
 //! that generated code can write `p4_target::externs::Counter` etc.
 
 mod counter;
+mod crc32;
 mod hash;
 mod meter;
 mod random;

@@ -46,22 +46,29 @@ impl Rng {
         self.next_u64().checked_rem(n).unwrap_or(0)
     }
 
-    /// A value in `lo..=hi` (v1model `random`); `lo` when `hi <= lo`.
+    /// A value in `lo..=hi` (v1model `random`); `lo` when `hi <= lo`. One
+    /// draw when the range has at most 2^64 values (RED's `random(r, 0,
+    /// 65535)` runs for every packet between Kmin and Kmax), two otherwise.
     #[inline]
     pub fn range(&mut self, lo: u128, hi: u128) -> u128 {
         if hi <= lo {
             return lo;
         }
         let span = hi - lo;
+        if let Ok(span) = u64::try_from(span) {
+            let r = self.next_u64();
+            // Without a division where the range is a power of two.
+            return lo
+                + u128::from(match span.checked_add(1) {
+                    None => r,
+                    Some(n) if n.is_power_of_two() => r & span,
+                    Some(n) => r % n,
+                });
+        }
         if span == u128::MAX {
             return ((self.next_u64() as u128) << 64) | self.next_u64() as u128;
         }
         let r = ((self.next_u64() as u128) << 64) | self.next_u64() as u128;
-        if (span + 1).is_power_of_two() {
-            // The same value without a 128-bit division (a libcall); RED's
-            // `random(r, 0, 65535)` runs for every packet between Kmin and Kmax.
-            return lo + (r & span);
-        }
         lo + r % (span + 1)
     }
 }
@@ -102,14 +109,30 @@ mod tests {
     }
 
     #[test]
-    fn power_of_two_spans_draw_what_the_division_would() {
-        for (lo, hi) in [(0u128, 65_535u128), (3, 4), (100, 227)] {
+    fn ranges_up_to_2_to_the_64_take_one_draw() {
+        let wide = u128::from(u64::MAX) + 5;
+        for (lo, hi) in [
+            (0u128, 65_535u128),
+            (3, 4),
+            (100, 227),
+            (10, 15),
+            (7, 7 + wide - 5),
+        ] {
             let mut a = Rng::new(11);
             let mut b = a.clone();
             for _ in 0..100 {
-                let r = ((b.next_u64() as u128) << 64) | b.next_u64() as u128;
-                assert_eq!(a.range(lo, hi), lo + r % (hi - lo + 1));
+                let n = hi - lo + 1;
+                let want = lo + u128::from(b.next_u64()) % n;
+                assert_eq!(a.range(lo, hi), want, "{lo}..={hi}");
             }
+            // In step: the same number of draws.
+            assert_eq!(a.next_u64(), b.next_u64());
         }
+        // Wider ranges draw 128 bits.
+        let mut a = Rng::new(3);
+        let mut b = a.clone();
+        let r = (u128::from(b.next_u64()) << 64) | u128::from(b.next_u64());
+        assert_eq!(a.range(1, 1 + wide), 1 + r % (wide + 1));
+        assert_eq!(a.next_u64(), b.next_u64());
     }
 }

@@ -429,26 +429,10 @@ impl Gen<'_> {
 
 /// Whether `e` calls anything (a function, action, extern or table).
 fn has_call(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Call(_) | ExprKind::TableHit(..) | ExprKind::Lookahead => true,
-        ExprKind::Int(_)
-        | ExprKind::WideInt(_)
-        | ExprKind::Bool(_)
-        | ExprKind::ErrorCode(_)
-        | ExprKind::EnumMember(..)
-        | ExprKind::Var(_)
-        | ExprKind::Default => false,
-        ExprKind::Member(a, _)
-        | ExprKind::StackNext(a)
-        | ExprKind::StackLast(a)
-        | ExprKind::StackLastIndex(a)
-        | ExprKind::StackNextIndex(a)
-        | ExprKind::IsValid(a)
-        | ExprKind::Unary(_, a)
-        | ExprKind::Slice(a, ..)
-        | ExprKind::Cast(a) => has_call(a),
-        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => has_call(a) || has_call(b),
-        ExprKind::Mux(a, b, c) => has_call(a) || has_call(b) || has_call(c),
-        ExprKind::List(items) => items.iter().any(has_call),
-    }
+    visit::any_node(e, &|e| {
+        matches!(
+            e.kind,
+            ExprKind::Call(_) | ExprKind::TableHit(..) | ExprKind::Lookahead
+        )
+    })
 }

@@ -862,25 +862,17 @@ impl Gen<'_> {
 
     /// Whether evaluating `e` twice is the same as once (no calls).
     fn is_pure(e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Int(_)
-            | ExprKind::WideInt(_)
-            | ExprKind::Bool(_)
-            | ExprKind::ErrorCode(_)
-            | ExprKind::EnumMember(..)
-            | ExprKind::Var(_) => true,
-            ExprKind::Member(b, _)
-            | ExprKind::StackLastIndex(b)
-            | ExprKind::StackNextIndex(b)
-            | ExprKind::IsValid(b)
-            | ExprKind::Unary(_, b)
-            | ExprKind::Slice(b, ..)
-            | ExprKind::Cast(b) => Self::is_pure(b),
-            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
-                Self::is_pure(a) && Self::is_pure(b)
-            }
-            ExprKind::Mux(a, b, c) => Self::is_pure(a) && Self::is_pure(b) && Self::is_pure(c),
-            _ => false,
-        }
+        !visit::any_node(e, &|e| {
+            matches!(
+                e.kind,
+                ExprKind::Call(_)
+                    | ExprKind::TableHit(..)
+                    | ExprKind::Lookahead
+                    | ExprKind::Default
+                    | ExprKind::List(_)
+                    | ExprKind::StackNext(_)
+                    | ExprKind::StackLast(_)
+            )
+        })
     }
 }

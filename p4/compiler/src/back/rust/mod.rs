@@ -44,6 +44,7 @@ mod pipeline;
 mod stmt;
 mod trace;
 mod user_externs;
+mod visit;
 pub mod writer;
 mod written;
 

@@ -16,6 +16,7 @@
 
 use std::collections::BTreeSet;
 
+use super::visit;
 use crate::ir::*;
 
 /// Indices of the header composites some l-value of the program may write.
@@ -285,34 +286,7 @@ impl Walker<'_> {
     fn read(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Call(c) => self.call(c),
-            ExprKind::Member(a, _)
-            | ExprKind::StackNext(a)
-            | ExprKind::StackLast(a)
-            | ExprKind::StackLastIndex(a)
-            | ExprKind::StackNextIndex(a)
-            | ExprKind::IsValid(a)
-            | ExprKind::Unary(_, a)
-            | ExprKind::Slice(a, _, _)
-            | ExprKind::Cast(a) => self.read(a),
-            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
-                self.read(a);
-                self.read(b);
-            }
-            ExprKind::Mux(a, b, c) => {
-                self.read(a);
-                self.read(b);
-                self.read(c);
-            }
-            ExprKind::List(items) => items.iter().for_each(|i| self.read(i)),
-            ExprKind::Int(_)
-            | ExprKind::WideInt(_)
-            | ExprKind::Bool(_)
-            | ExprKind::ErrorCode(_)
-            | ExprKind::EnumMember(..)
-            | ExprKind::Var(_)
-            | ExprKind::TableHit(..)
-            | ExprKind::Lookahead
-            | ExprKind::Default => {}
+            _ => visit::each_operand(e, |o| self.read(o)),
         }
     }
 }
