@@ -490,17 +490,7 @@ mod tests {
     fn info(name: &'static str) -> &'static ProgramInfo {
         Box::leak(Box::new(ProgramInfo {
             name,
-            arch: "v1model",
-            tables: &[],
-            actions: &[],
-            action_profiles: &[],
-            counters: &[],
-            meters: &[],
-            registers: &[],
-            digests: &[],
-            controller_headers: &[],
-            value_sets: &[],
-            p4info_text: "",
+            ..ProgramInfo::EMPTY
         }))
     }
 
