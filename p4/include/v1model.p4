@@ -25,6 +25,11 @@ match_kind {
     selector   /* inputs to an action selector's hash */
 }
 
+#if V1MODEL_VERSION >= 20200408
+/* A port number, as programs written for v1model 20200408 and later name it. */
+typedef bit<9> PortId_t;
+#endif
+
 /* Per-packet metadata the architecture provides. Port numbers are 9 bits. */
 @metadata @name("standard_metadata")
 struct standard_metadata_t {

@@ -602,3 +602,56 @@ fn error_in_a_control_instantiated_twice_is_reported_once() {
         ]),
     );
 }
+
+#[test]
+fn control_takes_a_parser_as_constructor_parameter() {
+    // A constructor parameter is instantiated in the block, and a control
+    // may not hold a parser instance (p4c: "instantiation of parser in
+    // control"); refused at the declaration, instantiated or not.
+    check_errors(
+        "control_ctor_param_parser",
+        &program(&[(
+            "DECLS",
+            "parser Sub(packet_in pkt);\n\
+             control Wrap(inout headers h)(Sub s) { apply { } }",
+        )]),
+    );
+}
+
+#[test]
+fn parser_takes_a_control_as_constructor_parameter() {
+    check_errors(
+        "parser_ctor_param_control",
+        &program(&[(
+            "DECLS",
+            "control Step(inout bit<8> x);\n\
+             parser Walk(packet_in pkt)(Step s) { state start { transition accept; } }",
+        )]),
+    );
+}
+
+#[test]
+fn generic_struct_takes_itself_as_type_argument() {
+    // p4c: "contains self as type argument", however deep the instance.
+    check_errors(
+        "generic_struct_self_argument",
+        &program(&[(
+            "DECLS",
+            "struct pair_t<T> { T first; T second; }\n\
+             typedef pair_t<bit<8>> p8_t;\n\
+             typedef pair_t<tuple<p8_t, bit<4>>> nested_t;",
+        )]),
+    );
+}
+
+#[test]
+fn package_argument_differs_from_the_parameter_type() {
+    // A package's arguments unify with its parameters' types: the control
+    // passed for `Filter x` has an `in` parameter where Filter has `out`.
+    let src = format!(
+        "{}control Filter(out bool f);\npackage Other(Filter x);\n\
+         control Mine(in bool f) {{ apply {{ }} }}\nOther(Mine()) other;\n",
+        program(&[])
+    );
+    check_errors("package_argument_direction", &src);
+}

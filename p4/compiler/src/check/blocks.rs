@@ -625,11 +625,13 @@ impl Checker {
         {
             return Some(vec![ir::KeySet::Any; keys.len()]);
         }
-        // A value set over the whole key tuple.
+        // A value set over the whole key tuple: a struct's (or tuple's)
+        // fields line up with the keys, for one key too (P4_16 "Parser
+        // Value Sets": `value_set<S>` whose S has one field, on one key).
         if let [ast::KeysetElem::Expr(e)] = ks.elems.as_slice()
             && let ast::ExprKind::Name(p) = &e.kind
             && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
-            && keys.len() > 1
+            && (keys.len() > 1 || matches!(vty, Ty::Tuple(_) | Ty::Composite(_)))
         {
             let parts: Vec<Ty> = self
                 .value_set_parts(&vty, "")

@@ -941,6 +941,18 @@ impl Checker {
                 }
                 Some(TE::Typed(mk(ExprKind::Var(r), ty, span)))
             }
+            // Controls declare the top-level instances among their own;
+            // a function or parser sees the top-level one.
+            Some(Sym::GlobalExtern) => {
+                self.unsupported(
+                    span,
+                    &format!(
+                        "top-level extern instances used outside controls (`{}`)",
+                        p.ident.name
+                    ),
+                );
+                None
+            }
             Some(_) => {
                 self.error_label(
                     codes::WRONG_KIND,

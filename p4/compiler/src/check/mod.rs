@@ -227,6 +227,16 @@ pub(crate) struct Checker {
     /// Whether the top-level action being checked needs the standard
     /// metadata of the control that runs it (`mark_to_drop()`).
     pub(crate) uses_implicit_std_meta: bool,
+    /// Names of parser types and parsers declared so far (a control's
+    /// constructor parameter may not be one).
+    pub(crate) parser_type_names: std::collections::HashSet<String>,
+    /// Names of control types and controls declared so far (a parser's
+    /// constructor parameter may not be one).
+    pub(crate) control_type_names: std::collections::HashSet<String>,
+    /// Signatures of the parser, control and package types and of the
+    /// parsers and controls declared so far, by name: a package's
+    /// arguments are checked against its parameters' types.
+    pub(crate) block_sigs: HashMap<String, ast::TypeDeclSignature>,
     /// Generic functions by name, with the scopes they were declared in.
     pub(crate) generic_fns: HashMap<String, (ast::FunctionDecl, Vec<HashMap<String, Sym>>)>,
     /// Their instantiations: (name, type arguments, the `type`-declared
@@ -322,6 +332,9 @@ pub fn check(
         var_nominal: HashMap::new(),
         generics: HashMap::new(),
         generic_cache: HashMap::new(),
+        parser_type_names: Default::default(),
+        control_type_names: Default::default(),
+        block_sigs: HashMap::new(),
         ctor_controls: HashMap::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
@@ -795,16 +808,33 @@ impl Checker {
                 }
             }
             ast::Decl::ParserType(s) | ast::Decl::ControlType(s) | ast::Decl::Package(s) => {
+                match d {
+                    ast::Decl::ParserType(_) => self.parser_type_names.insert(s.name.name.clone()),
+                    ast::Decl::ControlType(_) => {
+                        self.control_type_names.insert(s.name.name.clone())
+                    }
+                    _ => false,
+                };
+                self.block_sigs.insert(s.name.name.clone(), s.clone());
                 self.unique_param_names(&[names(&s.type_params), param_names(&s.params)], false);
                 self.declare(&s.name, Sym::BlockType);
                 self.check_param_types(&s.params, None, &[&s.type_params]);
             }
             ast::Decl::Parser(p) => {
                 self.block_param_names(&p.signature, &p.ctor_params);
+                self.no_block_ctor_params(&p.ctor_params, true);
+                self.parser_type_names.insert(p.signature.name.name.clone());
+                self.block_sigs
+                    .insert(p.signature.name.name.clone(), p.signature.clone());
                 self.parser_decl(p)
             }
             ast::Decl::Control(c) => {
                 self.block_param_names(&c.signature, &c.ctor_params);
+                self.no_block_ctor_params(&c.ctor_params, false);
+                self.control_type_names
+                    .insert(c.signature.name.name.clone());
+                self.block_sigs
+                    .insert(c.signature.name.name.clone(), c.signature.clone());
                 self.control_decl(c)
             }
             ast::Decl::Action(a) => {
@@ -996,6 +1026,22 @@ impl Checker {
         for a in args {
             tys.push(self.ty(a)?);
         }
+        // A generic type may not be specialized with itself, however deep
+        // (`h<h<bit>>`): p4c's "contains self as type argument" (issue3291),
+        // the recursive types P4_16 has no values of.
+        if let Some((a, _)) = args
+            .iter()
+            .zip(&tys)
+            .find(|(_, t)| self.mentions_generic(t, name))
+        {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                a.span,
+                format!("`{name}` cannot take an instance of itself as a type argument"),
+                format!("an instance of `{name}`"),
+            );
+            return None;
+        }
         let key = (name.to_string(), tys.clone());
         if let Some(t) = self.generic_cache.get(&key) {
             return Some(t.clone());
@@ -1016,6 +1062,19 @@ impl Checker {
         let ty = Ty::Composite(h?);
         self.generic_cache.insert(key, ty.clone());
         Some(ty)
+    }
+
+    /// Whether `t` is, or holds as a type argument, element or tuple item,
+    /// an instance of generic struct or header `name`.
+    fn mentions_generic(&self, t: &Ty, name: &str) -> bool {
+        match t {
+            Ty::Tuple(items) => items.iter().any(|i| self.mentions_generic(i, name)),
+            Ty::Stack(e, _) => self.mentions_generic(e, name),
+            Ty::Composite(_) => self.generic_cache.iter().any(|((n, args), v)| {
+                v == t && (n == name || args.iter().any(|a| self.mentions_generic(a, name)))
+            }),
+            _ => false,
+        }
     }
 
     /// The index of control `c`'s standard_metadata_t parameter.
@@ -1435,6 +1494,32 @@ impl Checker {
         self.unique_param_names(&groups, true);
         self.check_param_defaults(&sig.params);
         self.check_param_defaults(ctor);
+    }
+
+    /// A control's constructor parameters may not be parsers, nor a
+    /// parser's controls: a constructor parameter is instantiated in the
+    /// block, and P4_16's rules of where objects may be instantiated let
+    /// parsers hold parser instances only and controls control instances
+    /// only (p4c's issue1331: "instantiation of parser in control").
+    fn no_block_ctor_params(&mut self, ctor: &[ast::Param], in_parser: bool) {
+        for p in ctor {
+            let ast::TypeKind::Named { name, .. } = &p.ty.kind else {
+                continue;
+            };
+            let (wrong, what, block) = if in_parser {
+                (&self.control_type_names, "control", "parser")
+            } else {
+                (&self.parser_type_names, "parser", "control")
+            };
+            if wrong.contains(&name.ident.name) {
+                self.error_label(
+                    codes::NOT_ALLOWED_HERE,
+                    p.name.span,
+                    format!("`{}`: instantiation of a {what} in a {block}", p.name.name),
+                    format!("a {what} cannot be a {block}'s constructor parameter"),
+                );
+            }
+        }
     }
 
     /// Methods (and constructors) of extern `e` are overloaded by their

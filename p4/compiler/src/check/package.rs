@@ -30,14 +30,17 @@ impl Checker {
                     self.global_externs.push(i.clone());
                     self.declare(&i.name, Sym::GlobalExtern);
                 }
-                _ => self.error(
-                    codes::BAD_MAIN,
-                    name.span,
-                    format!(
-                        "only the v1model package `V1Switch` is supported, not `{}`",
-                        name.ident.name
-                    ),
-                ),
+                _ => {
+                    self.package_args(&name.ident.name, i);
+                    self.error(
+                        codes::BAD_MAIN,
+                        name.span,
+                        format!(
+                            "only the v1model package `V1Switch` is supported, not `{}`",
+                            name.ident.name
+                        ),
+                    )
+                }
             }
             return;
         }
@@ -251,6 +254,121 @@ impl Checker {
 
     /// Why a block's parameters do not fit `want`, v1model's block type
     /// with H and M bound to `h` and `m`; `None` if they fit.
+    /// The arguments of an instance of a package other than V1Switch
+    /// against the package's parameters (P4_16: the constructor call's types
+    /// unify with the declaration's; p4c's module_e and its
+    /// equate-type programs): a parser or control instantiation passed
+    /// for a parser or control type must be of that kind, with as many
+    /// parameters, the same directions and, where the type names no type
+    /// parameter, the same types. A parameter of another type takes no
+    /// parser or control.
+    fn package_args(&mut self, package: &str, i: &ast::Instantiation) {
+        let Some(pkg) = self.block_sigs.get(package).cloned() else {
+            return;
+        };
+        for (a, p) in i.args.iter().zip(&pkg.params) {
+            let ast::ExprKind::Call { callee, .. } = &a.value.kind else {
+                continue;
+            };
+            let ast::ExprKind::Name(n) = &callee.kind else {
+                continue;
+            };
+            let arg_name = &n.ident.name;
+            let arg_is_parser = self.parser_type_names.contains(arg_name);
+            if !arg_is_parser && !self.control_type_names.contains(arg_name) {
+                continue;
+            }
+            let Some(arg) = self.block_sigs.get(arg_name).cloned() else {
+                continue;
+            };
+            let kind = |parser: bool| if parser { "parser" } else { "control" };
+            let param_ty = match &p.ty.kind {
+                ast::TypeKind::Named { name, .. } => self.block_sigs.get(&name.ident.name).cloned(),
+                _ => None,
+            };
+            let param_is_parser = param_ty
+                .as_ref()
+                .map(|t| self.parser_type_names.contains(&t.name.name));
+            let problem = match (&param_ty, param_is_parser) {
+                (Some(want), Some(wp)) if wp == arg_is_parser => {
+                    self.block_sig_mismatch(&arg, want, &pkg.type_params)
+                }
+                (Some(_), Some(wp)) => Some(format!(
+                    "a {} is passed where a {} is expected",
+                    kind(arg_is_parser),
+                    kind(wp)
+                )),
+                _ => Some(format!(
+                    "a {} is passed for a parameter that is not a parser or control type",
+                    kind(arg_is_parser)
+                )),
+            };
+            if let Some(problem) = problem {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    a.span,
+                    format!(
+                        "the type of argument `{arg_name}` does not match parameter `{}` of \
+                         package `{package}`: {problem}",
+                        p.name.name
+                    ),
+                    "argument",
+                );
+            }
+        }
+    }
+
+    /// Why block `arg` does not fit block type `want` (count, direction or
+    /// type of a parameter), or `None`. Types that name a type parameter
+    /// of either (or of the package, `outer`) are not compared.
+    fn block_sig_mismatch(
+        &mut self,
+        arg: &ast::TypeDeclSignature,
+        want: &ast::TypeDeclSignature,
+        outer: &[ast::Ident],
+    ) -> Option<String> {
+        if arg.params.len() != want.params.len() {
+            return Some(format!(
+                "`{}` has {} parameter(s), `{}` {}",
+                arg.name.name,
+                arg.params.len(),
+                want.name.name,
+                want.params.len()
+            ));
+        }
+        let generic: Vec<&str> = (arg.type_params.iter())
+            .chain(&want.type_params)
+            .chain(outer)
+            .map(|t| t.name.as_str())
+            .collect();
+        for (x, y) in arg.params.iter().zip(&want.params) {
+            if x.direction != y.direction {
+                return Some(format!(
+                    "parameter `{}` is {} but `{}` is {}",
+                    x.name.name,
+                    direction_name(x.direction),
+                    y.name.name,
+                    direction_name(y.direction)
+                ));
+            }
+            if names_any(&x.ty, &generic) || names_any(&y.ty, &generic) {
+                continue;
+            }
+            if let (Some(tx), Some(ty)) = (self.ty(&x.ty), self.ty(&y.ty))
+                && tx != ty
+            {
+                return Some(format!(
+                    "parameter `{}` is {} but `{}` is {}",
+                    x.name.name,
+                    self.ty_name(&tx),
+                    y.name.name,
+                    self.ty_name(&ty)
+                ));
+            }
+        }
+        None
+    }
+
     fn block_mismatch(
         &self,
         want: &v1model::Block,
@@ -407,4 +525,26 @@ fn infer_block_type_args(sig: &ast::TypeDeclSignature, expected: &[Option<Ty>]) 
         }
     }
     out.into_iter().map_while(|t| t).collect()
+}
+
+/// How a direction reads in a diagnostic.
+fn direction_name(d: ast::Direction) -> &'static str {
+    match d {
+        ast::Direction::None => "directionless",
+        ast::Direction::In => "`in`",
+        ast::Direction::Out => "`out`",
+        ast::Direction::InOut => "`inout`",
+    }
+}
+
+/// Whether type `t` names one of `names` anywhere (a type parameter).
+fn names_any(t: &ast::Type, names: &[&str]) -> bool {
+    match &t.kind {
+        ast::TypeKind::Named { name, args } => {
+            names.contains(&name.ident.name.as_str()) || args.iter().any(|a| names_any(a, names))
+        }
+        ast::TypeKind::Stack { elem, .. } => names_any(elem, names),
+        ast::TypeKind::Tuple(items) => items.iter().any(|i| names_any(i, names)),
+        _ => false,
+    }
 }

@@ -85,6 +85,94 @@ impl Checker {
         Some(idx)
     }
 
+    /// Evaluates the stack indices of l-value `e` that call something into
+    /// hidden locals declared in `out` before the assignment: P4_16 (§8,
+    /// §12.1) evaluates the left side of `=` before the right (p4c and BMv2
+    /// agree), and the generated `place = value` would run the right side
+    /// first.
+    fn hoist_called_indices(&mut self, e: &mut Expr, out: &mut ir::Block) {
+        match &mut e.kind {
+            ExprKind::Index(b, i) => {
+                self.hoist_called_indices(b, out);
+                if has_call(i)
+                    && let Some(body) = self.body.as_mut()
+                {
+                    let idx = body.vars.len() as u32;
+                    body.vars.push(ir::Var {
+                        name: "index".into(),
+                        ty: i.ty.clone(),
+                        param: None,
+                    });
+                    let local = Expr {
+                        kind: ExprKind::Var(ir::VarRef::Local(idx)),
+                        ty: i.ty.clone(),
+                        span: i.span,
+                    };
+                    let value = std::mem::replace(&mut **i, local);
+                    out.push(Stmt::Decl(idx, Some(value)));
+                }
+            }
+            ExprKind::Member(b, _)
+            | ExprKind::StackNext(b)
+            | ExprKind::StackLast(b)
+            | ExprKind::Slice(b, ..) => self.hoist_called_indices(b, out),
+            _ => {}
+        }
+    }
+
+    /// The value `whole` takes when its bits `hi..=lo` become `v`:
+    /// `(whole & !field) | ((v as whole) << lo & field)` (P4_16 bit
+    /// slices: assigning a slice changes only those bits). `None` when `whole` is
+    /// not a bit string (an error was reported for it already).
+    fn slice_store(whole: &Expr, v: Expr, hi: u32, lo: u32, sp: crate::diag::Span) -> Option<Expr> {
+        let w = match whole.ty {
+            Ty::Bit(w) | Ty::Int(w) => w,
+            _ => return None,
+        };
+        let wt = whole.ty.clone();
+        let bin = |op, a: Expr, b: Expr| Expr {
+            kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+            ty: wt.clone(),
+            span: sp,
+        };
+        let widened = Expr {
+            kind: ExprKind::Cast(Box::new(v)),
+            ty: wt.clone(),
+            span: sp,
+        };
+        let shifted = bin(
+            BinOp::Shl,
+            widened,
+            Expr {
+                kind: ExprKind::Int(lo as u128),
+                ty: Ty::Bit(32),
+                span: sp,
+            },
+        );
+        let (keep, field) = if w > 128 {
+            use super::fold::{Wide, wide_kind};
+            let field = Wide::ones(hi + 1).xor(Wide::ones(lo));
+            (wide_kind(field.not(w), w), wide_kind(field, w))
+        } else {
+            let mask = p4_target::bits::mask(hi - lo + 1) << lo;
+            (
+                ExprKind::Int(!mask & p4_target::bits::mask(w)),
+                ExprKind::Int(mask),
+            )
+        };
+        let konst = |kind| Expr {
+            kind,
+            ty: wt.clone(),
+            span: sp,
+        };
+        let kept = bin(BinOp::BitAnd, whole.clone(), konst(keep));
+        Some(bin(
+            BinOp::BitOr,
+            kept,
+            bin(BinOp::BitAnd, shifted, konst(field)),
+        ))
+    }
+
     fn stmt(&mut self, s: &ast::Stmt, out: &mut ir::Block) {
         // Hidden locals for `_` arguments of the calls in this statement
         // (not in the statements nested in it) are declared just before it.
@@ -109,66 +197,36 @@ impl Checker {
                         self.bug(lhs.span, "slice l-value folded");
                         return;
                     };
-                    let Some(whole) = self.expr(base, None) else {
+                    let Some(mut whole) = self.expr(base, None) else {
                         return;
                     };
+                    self.hoist_called_indices(&mut whole, out);
                     let Some(v) = self.expr(rhs, Some(&Ty::Bit(hi - lo + 1))) else {
                         return;
                     };
-                    let w = match whole.ty {
-                        Ty::Bit(w) | Ty::Int(w) => w,
-                        _ => return,
-                    };
-                    let wt = whole.ty.clone();
-                    let sp = s.span;
-                    let bin = |op, a: Expr, b: Expr| Expr {
-                        kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
-                        ty: wt.clone(),
-                        span: sp,
-                    };
-                    let widened = Expr {
-                        kind: ExprKind::Cast(Box::new(v)),
-                        ty: wt.clone(),
-                        span: sp,
-                    };
-                    let shifted = bin(
-                        BinOp::Shl,
-                        widened,
-                        Expr {
-                            kind: ExprKind::Int(lo as u128),
-                            ty: Ty::Bit(32),
-                            span: sp,
-                        },
-                    );
-                    let (keep, field) = if w > 128 {
-                        use super::fold::{Wide, wide_kind};
-                        let field = Wide::ones(hi + 1).xor(Wide::ones(lo));
-                        (wide_kind(field.not(w), w), wide_kind(field, w))
-                    } else {
-                        let mask = p4_target::bits::mask(hi - lo + 1) << lo;
-                        (
-                            ExprKind::Int(!mask & p4_target::bits::mask(w)),
-                            ExprKind::Int(mask),
-                        )
-                    };
-                    let konst = |kind| Expr {
-                        kind,
-                        ty: wt.clone(),
-                        span: sp,
-                    };
-                    let kept = bin(BinOp::BitAnd, whole.clone(), konst(keep));
-                    let new = bin(
-                        BinOp::BitOr,
-                        kept,
-                        bin(BinOp::BitAnd, shifted, konst(field)),
-                    );
-                    out.push(Stmt::Assign(whole, new, s.span));
-                    return;
+                    // `x[h1:l1][h2:l2] = v` writes `x[h1:l1]` with the outer
+                    // slice replaced: peel slices until the target is storage.
+                    let (mut whole, mut v, mut hi, mut lo) = (whole, v, hi, lo);
+                    loop {
+                        let Some(new) = Self::slice_store(&whole, v, hi, lo, s.span) else {
+                            return;
+                        };
+                        match whole.kind {
+                            ExprKind::Slice(inner, h, l) => {
+                                (whole, v, hi, lo) = (*inner, new, h, l);
+                            }
+                            _ => {
+                                out.push(Stmt::Assign(whole, new, s.span));
+                                return;
+                            }
+                        }
+                    }
                 }
-                let Some(l) = self.lvalue(lhs) else {
+                let Some(mut l) = self.lvalue(lhs) else {
                     let _ = self.expr_any(rhs);
                     return;
                 };
+                self.hoist_called_indices(&mut l, out);
                 let ty = l.ty.clone();
                 if let Some(r) = self.assigned_value(rhs, &ty) {
                     self.check_nominal(&l, &r, s.span, "assign");
@@ -752,5 +810,25 @@ impl Checker {
             "this switch label appears twice",
             "duplicate label",
         );
+    }
+}
+
+/// Whether evaluating `e` calls a function, action, table or extern.
+fn has_call(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Call(_) | ExprKind::TableHit(..) => true,
+        ExprKind::Member(b, _)
+        | ExprKind::StackNext(b)
+        | ExprKind::StackLast(b)
+        | ExprKind::StackLastIndex(b)
+        | ExprKind::StackNextIndex(b)
+        | ExprKind::IsValid(b)
+        | ExprKind::Unary(_, b)
+        | ExprKind::Slice(b, ..)
+        | ExprKind::Cast(b) => has_call(b),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => has_call(a) || has_call(b),
+        ExprKind::Mux(c, a, b) => has_call(c) || has_call(a) || has_call(b),
+        ExprKind::List(items) => items.iter().any(has_call),
+        _ => false,
     }
 }
