@@ -338,18 +338,17 @@ fn parse_line(line: &str) -> Result<Command, String> {
             let (port, data) = split_word(rest);
             let port = num(port, "port")?;
             let hex: String = data.chars().filter(|c| !c.is_whitespace()).collect();
-            if !hex.len().is_multiple_of(2) {
-                return Err(format!(
-                    "packet data has an odd number of hex digits ({})",
-                    hex.len()
-                ));
-            }
-            let mut bytes = Vec::with_capacity(hex.len() / 2);
+            // Two digits a byte; an odd last digit is a byte of its own
+            // (`abc` is ab 0c), as p4c's BMv2 STF runner reads it, and some
+            // of p4c's STF files end that way.
+            let mut bytes = Vec::with_capacity(hex.len().div_ceil(2));
             for i in (0..hex.len()).step_by(2) {
-                let pair = hex.get(i..i + 2).ok_or("packet data must be ASCII hex")?;
+                let digits = hex
+                    .get(i..(i + 2).min(hex.len()))
+                    .ok_or("packet data must be ASCII hex")?;
                 bytes.push(
-                    u8::from_str_radix(pair, 16)
-                        .map_err(|_| format!("`{pair}` is not a hex byte"))?,
+                    u8::from_str_radix(digits, 16)
+                        .map_err(|_| format!("`{digits}` is not a hex byte"))?,
                 );
             }
             Command::Packet { port, data: bytes }
@@ -671,6 +670,15 @@ mod tests {
                 data: vec![0x0a, 0x0b, 0x0c, 0x0d]
             }
         );
+        assert_eq!(
+            one("packet 0 ab c"),
+            Command::Packet {
+                port: 0,
+                data: vec![0xab, 0x0c]
+            },
+            "an odd last digit is a byte of its own, as p4c's runner reads it"
+        );
+        assert!(parse("packet 0 ab g").is_err());
         let Command::Expect {
             port,
             pattern: Some(p),
@@ -743,7 +751,7 @@ mod tests {
 
     #[test]
     fn every_bad_line_is_reported() {
-        let errs = parse("packet 1 abc\nfrobnicate\nadd t k:1\nexpect x 00\nwait").unwrap_err();
+        let errs = parse("packet 1 abx\nfrobnicate\nadd t k:1\nexpect x 00\nwait").unwrap_err();
         let lines: Vec<usize> = errs.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![1, 2, 3, 4]);
         assert!(errs[1].message.contains("unknown command"));
