@@ -42,12 +42,12 @@
 //!
 //! In front of the groups sits one bucket filter for the whole engine
 //! (a Bloom filter with one hash function): a bit per (group, bucket
-//! hash) pair, at least 16 bits a bucket, so 20 KB for a 10,000-entry
-//! ACL, which stays in L1/L2 while the groups' slot arrays do not. A
-//! lookup hashes the key for every group of a batch, tests the group's
-//! bit, and loads the home slot only of the groups whose bit is set:
-//! those that hold a bucket for the key plus about one in sixteen of the
-//! others. In a 10,000-entry random ACL the key has a bucket in a few of
+//! hash) pair, 16 to 32 bits a bucket, so 32 KB for the 10,000-entry
+//! ACL of `benches/tables.rs`, which stays in L2 while the groups' slot
+//! arrays do not. A lookup hashes the key for every group of a batch,
+//! tests the group's bit, and loads the home slot only of the groups
+//! whose bit is set: those that hold a bucket for the key plus one in 16
+//! to 32 of the others. In a 10,000-entry random ACL the key has a bucket in a few of
 //! the ~15 groups, so most slot loads, the lookup's cache misses, are
 //! skipped. A filter bit is never wrong in the other direction, so the
 //! filter changes no result. Buckets that empty leave their bit set
