@@ -1367,7 +1367,7 @@ pub fn apply_op(dev: &mut DeviceState<'_>, op: &Op) -> Result<(), P4Error> {
             pre::apply(engine, dev.ports, p)?;
         }
         Op::TableInsert(w) => {
-            rt.table_insert(w.table, w.entry.clone())?;
+            rt.table_insert_ref(w.table, &w.entry)?;
             write_resources(rt, w)?;
         }
         Op::TableModify(w) => {

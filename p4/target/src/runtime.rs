@@ -245,7 +245,12 @@ pub struct EntryRow {
 /// validates all of its arguments before it changes anything.
 pub trait RuntimeApi {
     /// Inserts an entry.
-    fn table_insert(&mut self, table_id: u32, entry: TableEntry) -> Result<(), RuntimeError>;
+    fn table_insert(&mut self, table_id: u32, entry: TableEntry) -> Result<(), RuntimeError> {
+        self.table_insert_ref(table_id, &entry)
+    }
+    /// Inserts an entry the caller keeps (no copy of it is made; the
+    /// table stores its own form).
+    fn table_insert_ref(&mut self, table_id: u32, entry: &TableEntry) -> Result<(), RuntimeError>;
     /// Replaces the action (and cookie) of an existing entry, keyed by matches + priority.
     fn table_modify(&mut self, table_id: u32, entry: TableEntry) -> Result<(), RuntimeError>;
     /// Deletes the entry with these matches and priority.
@@ -594,19 +599,18 @@ impl Runtime {
 }
 
 impl RuntimeApi for Runtime {
-    fn table_insert(&mut self, table_id: u32, entry: TableEntry) -> Result<(), RuntimeError> {
+    fn table_insert_ref(&mut self, table_id: u32, entry: &TableEntry) -> Result<(), RuntimeError> {
         let ti = self.table_index(table_id)?;
         if self.implementation(ti)?.is_none() {
             // No profile to reference: `insert` validates everything
             // before it changes anything, so one pass is enough.
-            self.tables[ti].insert(entry)?;
+            self.tables[ti].insert_ref(entry)?;
         } else {
-            self.tables[ti].check_insert(&entry)?;
+            self.tables[ti].check_insert(entry)?;
             let pi = self.check_entry_ref(ti, &entry.action)?;
-            let action = entry.action.clone();
-            self.tables[ti].insert(entry)?;
+            self.tables[ti].insert_ref(entry)?;
             if let Some(pi) = pi {
-                self.profiles[pi].acquire(&action);
+                self.profiles[pi].acquire(&entry.action);
             }
         }
         tracing::debug!(

@@ -154,6 +154,29 @@ fn ops_with(
     prop::collection::vec(op, count)
 }
 
+/// As [`ops_with`], with phases of inserts then deletes: the table grows
+/// to a few hundred entries, shrinks to a handful, and grows again.
+fn churn(
+    keys: &'static [(u32, MatchKind)],
+    prio: std::ops::Range<i32>,
+    count: std::ops::Range<usize>,
+) -> impl Strategy<Value = Vec<Op>> {
+    ops_with(keys, prio, count).prop_map(|ops| {
+        let mut out = Vec::with_capacity(ops.len() * 2);
+        for (i, op) in ops.into_iter().enumerate() {
+            // Every other run of 150 operations turns inserts into deletes.
+            match op {
+                Op::Insert(..) if (i / 150) % 2 == 1 => {
+                    out.push(Op::Delete(i));
+                    out.push(Op::Delete(i / 3));
+                }
+                op => out.push(op),
+            }
+        }
+        out
+    })
+}
+
 fn lpm_len(m: &Option<FieldMatch>) -> u32 {
     match m {
         Some(FieldMatch::Lpm { prefix_len, .. }) => *prefix_len,
@@ -385,6 +408,14 @@ proptest! {
     /// match, first inserted among equals, every time.
     #[test]
     fn priority_early_exit_matches_reference(ops in ops_with(&ACL, 1..1000, 300..900)) {
+        check(&ACL, true, EngineKind::Priority, ops);
+    }
+
+    /// Deletes as frequent as inserts: buckets empty and are refilled,
+    /// and the bucket filter in front of the groups is rebuilt smaller
+    /// while stale bits remain; no live entry may be hidden.
+    #[test]
+    fn priority_churn_matches_reference(ops in churn(&ACL, 1..1000, 300..900)) {
         check(&ACL, true, EngineKind::Priority, ops);
     }
 

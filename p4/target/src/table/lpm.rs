@@ -26,10 +26,14 @@
 //! bit of the node's 126-bit prefix bitmap (relative length `r` in 1..=6
 //! and the `r` bits below the node) with its entry id in a contiguous run
 //! of `ids`. Each node also remembers the value pushed into it from above
-//! (`inherited`). An update rewrites the leaves of the node it ends in and
-//! pushes the new values into the children whose inherited value changed;
-//! nodes are created on the way down and freed on the way up when they
-//! hold neither prefixes nor children.
+//! (`inherited`). An update touches only the positions its prefix covers
+//! in the node it ends in: those that showed the value it replaces (the
+//! longest shorter cover on insertion, the prefix itself on removal) take
+//! the new one, children there that inherited it are updated the same way,
+//! and the node's leaves are re-encoded from its decoded positions; no
+//! other child is read, so an insert costs one chain of nodes, not a
+//! node's whole fan-out. Nodes are created on the way down and freed on
+//! the way up when they hold neither prefixes nor children.
 //!
 //! Contract:
 //! - Lookup reads at most `1 + ceil((key_bits - s0) / 6)` nodes and one
@@ -497,49 +501,46 @@ impl LpmEngine {
         self.live_nodes -= 1;
     }
 
-    /// Gives node `n` (bits from `pos`) a new inherited value.
+    /// Gives node `n` (bits from `pos`) a new inherited value: the
+    /// positions that showed the old one (no prefix of the node covers
+    /// them) show the new one.
     fn push_down(&mut self, n: u32, v: u32, pos: u32) {
-        if self.meta[n as usize].inherited == v {
+        let old = self.meta[n as usize].inherited;
+        if old == v {
             return;
         }
         self.meta[n as usize].inherited = v;
-        self.rebuild(n as usize, pos);
+        let width = 1u32 << self.stride(pos);
+        self.repaint(n as usize, pos, 0..width, old, v);
     }
 
-    /// Recomputes the leaves of node `n` (bits from `pos`) from its
-    /// prefixes and inherited value, and pushes values into its children.
-    fn rebuild(&mut self, n: usize, pos: u32) {
-        let st = self.stride(pos);
-        let width = 1usize << st;
-        let meta = self.meta[n];
-        let mut vals = [meta.inherited; 64];
-        // Prefix bits in ascending order are by length, shortest first, so
-        // longer prefixes paint over shorter ones.
-        let mut k = 0usize;
-        for word in 0..2u32 {
-            let mut w = meta.prefixes[word as usize];
-            while w != 0 {
-                let b = word * 64 + w.trailing_zeros();
-                w &= w - 1;
-                let r = 31 - (b + 2).leading_zeros();
-                let q = (b + 2 - (1 << r)) as usize;
-                let span = 1usize << (st - r);
-                let id = self.ids.data[meta.ids as usize + k];
-                vals[q * span..(q + 1) * span].fill(id);
+    /// Node `n`'s value at every non-child position, read back from its
+    /// leaves (child positions hold the run before them: never used).
+    fn values(&self, n: usize, width: usize) -> [u32; 64] {
+        let node = self.nodes.data[n];
+        let mut vals = [0u32; 64];
+        let mut k = node.base0 as usize;
+        let mut cur = self.leaves.data.get(k).copied().unwrap_or(0);
+        for (c, v) in vals.iter_mut().enumerate().take(width) {
+            if node.leafvec & (1 << c) != 0 {
+                cur = self.leaves.data[k];
                 k += 1;
             }
+            *v = cur;
         }
+        vals
+    }
+
+    /// Writes `vals` (one value per position) as node `n`'s leaves: one
+    /// leaf per run of equal values among the positions without a child.
+    fn store(&mut self, n: usize, width: usize, vals: &[u32; 64]) {
         let node = self.nodes.data[n];
-        let mut child = node.base1;
         let mut leafvec = 0u64;
         let mut leaves = [0u32; 64];
         let mut count = 0usize;
         let mut prev = None;
         for (c, &v) in vals.iter().enumerate().take(width) {
-            if node.vector & (1 << c) != 0 {
-                self.push_down(child, v, pos + st);
-                child += 1;
-            } else if prev != Some(v) {
+            if node.vector & (1 << c) == 0 && prev != Some(v) {
                 leafvec |= 1 << c;
                 leaves[count] = v;
                 count += 1;
@@ -557,6 +558,53 @@ impl LpmEngine {
         let node = &mut self.nodes.data[n];
         node.leafvec = leafvec;
         node.base0 = base0;
+    }
+
+    /// Replaces value `from` by `to` at positions `span` of node `n` (bits
+    /// from `pos`): in its leaves, and in the children there that
+    /// inherited `from`. An update changes only what the prefix it adds
+    /// or removes covers and touches no other child; prefix ids are
+    /// distinct from each other and from what a node inherits, so a
+    /// position shows `from` exactly when `from` is its longest cover.
+    fn repaint(&mut self, n: usize, pos: u32, span: std::ops::Range<u32>, from: u32, to: u32) {
+        let width = 1usize << self.stride(pos);
+        let mut vals = self.values(n, width);
+        let node = self.nodes.data[n];
+        for c in span {
+            if node.vector & (1 << c) != 0 {
+                let child = node.base1 + rank_incl(node.vector, c) - 1;
+                if self.meta[child as usize].inherited == from {
+                    self.push_down(child, to, pos + STRIDE);
+                }
+            } else if vals[c as usize] == from {
+                vals[c as usize] = to;
+            }
+        }
+        self.store(n, width, &vals);
+    }
+
+    /// The value covering the positions of prefix bit `b` in node `n` from
+    /// outside it: the longest shorter prefix of the node, or what the node
+    /// inherited.
+    fn cover_of(&self, n: usize, b: u32) -> u32 {
+        let meta = self.meta[n];
+        let r = 31 - (b + 2).leading_zeros();
+        let q = b + 2 - (1 << r);
+        for shorter in (1..r).rev() {
+            let b2 = (1 << shorter) - 2 + (q >> (r - shorter));
+            if meta.has(b2) {
+                return self.ids.data[(meta.ids + meta.rank(b2)) as usize];
+            }
+        }
+        meta.inherited
+    }
+
+    /// The positions prefix bit `b` covers in a node of `st` bits.
+    fn span_of(b: u32, st: u32) -> std::ops::Range<u32> {
+        let r = 31 - (b + 2).leading_zeros();
+        let q = b + 2 - (1 << r);
+        let span = 1 << (st - r);
+        q * span..(q + 1) * span
     }
 
     /// The value position `c` of node `n` resolves to without a child.
@@ -590,10 +638,12 @@ impl LpmEngine {
             self.meta[to] = self.meta[old_base as usize + k];
         }
         self.meta[base1 as usize + at] = new_meta;
+        let width = 1usize << self.stride(pos);
+        let vals = self.values(n, width);
         let node = &mut self.nodes.data[n];
         node.vector |= 1 << c;
         node.base1 = base1;
-        self.rebuild(n, pos);
+        self.store(n, width, &vals);
         base1 as usize + at
     }
 
@@ -603,6 +653,10 @@ impl LpmEngine {
         let at = rank_incl(node.vector, c) as usize - 1;
         let count = node.vector.count_ones() as usize;
         let old_base = node.base1;
+        // The position shows again what the node pushed into the child.
+        let width = 1usize << self.stride(pos);
+        let mut vals = self.values(n, width);
+        vals[c as usize] = self.meta[old_base as usize + at].inherited;
         self.drop_node(old_base as usize + at);
         let base1 = self.nodes.remove(old_base, count, at);
         self.sync_meta_len();
@@ -614,7 +668,7 @@ impl LpmEngine {
         let node = &mut self.nodes.data[n];
         node.vector &= !(1 << c);
         node.base1 = base1;
-        self.rebuild(n, pos);
+        self.store(n, width, &vals);
     }
 
     /// The node a prefix of `len > s0` bits ends in, and its bit offset;
@@ -692,11 +746,13 @@ impl LpmEngine {
             return;
         }
         let at = meta.rank(b) as usize;
+        let cover = self.cover_of(n, b);
         let ids = self.ids.insert(meta.ids, meta.count() as usize, at, val);
         let meta = &mut self.meta[n];
         meta.ids = ids;
         meta.flip(b);
-        self.rebuild(n, pos);
+        let span = Self::span_of(b, self.stride(pos));
+        self.repaint(n, pos, span, cover, val);
     }
 
     /// Removes entry `id` for `matches`.
@@ -723,7 +779,9 @@ impl LpmEngine {
         let meta = &mut self.meta[n];
         meta.ids = ids;
         meta.flip(b);
-        self.rebuild(n, pos);
+        let cover = self.cover_of(n, b);
+        let span = Self::span_of(b, self.stride(pos));
+        self.repaint(n, pos, span, val, cover);
         // Free nodes left without prefixes and children, bottom-up.
         loop {
             if self.meta[n].count() > 0 || self.nodes.data[n].vector != 0 {

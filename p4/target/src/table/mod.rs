@@ -351,7 +351,7 @@ impl Table {
                 .and_then(|key| table.check_new(&key).map(|()| key))
             {
                 Ok(key) => {
-                    table.commit_insert(key, entry);
+                    table.commit_insert(key, &entry.action, &entry.metadata);
                 }
                 Err(e) => {
                     tracing::warn!(table = info.name, index = i, error = %e, "const entry skipped")
@@ -541,7 +541,7 @@ impl Table {
         Ok(())
     }
 
-    fn commit_insert(&mut self, key: EntryKey, entry: TableEntry) -> EntryRef {
+    fn commit_insert(&mut self, key: EntryKey, action: &EntryAction, metadata: &[u8]) -> EntryRef {
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
@@ -570,7 +570,7 @@ impl Table {
             let records = &self.records;
             index.insert_unique(hash_of(rec), id, |&j| hash_of(records.get(j)));
         }
-        self.actions[i] = self.pool.acquire(&entry.action);
+        self.actions[i] = self.pool.acquire(action);
         self.seq[i] = seq;
         if let Some(c) = self.counters.get_mut(i) {
             *c = CounterData::default();
@@ -581,8 +581,8 @@ impl Table {
         if let Some(m) = self.meters.get_mut(i) {
             *m = MeterState::default();
         }
-        if !entry.metadata.is_empty() {
-            self.metadata.insert(id, entry.metadata.into_boxed_slice());
+        if !metadata.is_empty() {
+            self.metadata.insert(id, metadata.into());
         }
         self.len += 1;
         EntryRef(id)
@@ -597,10 +597,17 @@ impl Table {
 
     /// Inserts an entry (member/group references are the caller's to check).
     pub fn insert(&mut self, entry: TableEntry) -> Result<EntryRef, RuntimeError> {
+        self.insert_ref(&entry)
+    }
+
+    /// As [`Table::insert`], for a caller that keeps the entry (the
+    /// P4Runtime service records it afterwards): the table copies only
+    /// what it stores, so the caller need not clone it.
+    pub fn insert_ref(&mut self, entry: &TableEntry) -> Result<EntryRef, RuntimeError> {
         self.refuse_if_const()?;
-        let key = self.checked_key(&entry)?;
+        let key = self.checked_key(entry)?;
         self.check_new(&key)?;
-        Ok(self.commit_insert(key, entry))
+        Ok(self.commit_insert(key, &entry.action, &entry.metadata))
     }
 
     /// Checks that `entry` could replace an existing one; returns its handle.
