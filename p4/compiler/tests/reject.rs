@@ -655,3 +655,85 @@ fn package_argument_differs_from_the_parameter_type() {
     );
     check_errors("package_argument_direction", &src);
 }
+
+// ------------------------------------------------------------------ i12rej
+
+#[test]
+fn switch_inside_an_action() {
+    // p4c and BMv2: "switch statements not supported in actions"; an
+    // action is one primitive list in BMv2, where only `if` is predicated.
+    check_errors(
+        "switch_in_action",
+        &program(&[
+            (
+                "LOCALS",
+                "action pick() { switch (hdr.h.a) { 1: { meta.m = 2; } default: { } } }",
+            ),
+            ("APPLY", "pick();"),
+        ]),
+    );
+}
+
+#[test]
+fn switch_in_the_apply_block_compiles() {
+    common::check_compiles(
+        "switch_in_apply_ok",
+        &program(&[
+            (
+                "LOCALS",
+                "action pick() { if (hdr.h.a == 1) { meta.m = 2; } }",
+            ),
+            (
+                "APPLY",
+                "pick(); switch (hdr.h.c) { 1: { meta.m = 3; } default: { } }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn table_applied_in_an_action_list_argument() {
+    // p4c: "table invocation in action argument": a bound argument is
+    // evaluated when the table runs the action and may not run a table.
+    check_errors(
+        "table_apply_in_action_argument",
+        &program(&[
+            (
+                "LOCALS",
+                "action add(in bit<8> v) { hdr.h.c = hdr.h.c + v; }\n    \
+                 table inner { key = { hdr.h.a: exact; } actions = { set; } }\n    \
+                 table outer { key = { hdr.h.c: exact; } actions = { add(inner.apply().hit ? 8w1 : 8w2); } }",
+            ),
+            ("APPLY", "outer.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn parser_that_never_ends() {
+    // p4c: "Parser never reaches accept or reject state": every path from
+    // `start` goes round a loop of plain transitions.
+    check_errors(
+        "parser_never_ends",
+        &program(&[(
+            "PARSER",
+            "transition one; }\n    state one { transition two; }\n    state two { transition one;",
+        )]),
+    );
+}
+
+#[test]
+fn p4runtime_translation_to_an_unsupported_type() {
+    // p4c's grammar takes `bit<W>` (literal W) or `string` as the
+    // controller's type of a translated `type`.
+    check_errors(
+        "p4rt_translation_type",
+        &program(&[(
+            "DECLS",
+            "@p4runtime_translation(\"example.org/Port_t\", bool)\ntype bit<9> Port_t;\n\
+             @p4runtime_translation(\"example.org/Queue_t\", bit<4 + 4>)\ntype bit<5> Queue_t;\n\
+             @p4runtime_translation(\"example.org/Vrf_t\", bit<32>)\ntype bit<12> Vrf_t;\n\
+             @p4runtime_translation(\"example.org/Name_t\", string)\ntype bit<16> Name_t;",
+        )]),
+    );
+}

@@ -703,6 +703,45 @@ impl Checker {
 
     // ------------------------------------------------------ top-level decls
 
+    /// `@p4runtime_translation(uri, T)` on a `type`: p4c's grammar takes a
+    /// string URI and, as the controller's type, `bit<W>` with a literal
+    /// width, `string` or a literal width alone (issue2283); anything else
+    /// (`bool`, `int<32>`, `bit<5+3>`) gives no P4Info translation.
+    fn p4rt_translation(&mut self, a: &ast::Annotation) {
+        let ast::AnnotationBody::Unstructured { raw, .. } = &a.body else {
+            self.p4rt_translation_error(a.span);
+            return;
+        };
+        let raw = raw.trim();
+        let rest = raw
+            .strip_prefix('"')
+            .and_then(|r| r.find('"').map(|i| &r[i + 1..]))
+            .and_then(|r| r.trim_start().strip_prefix(','));
+        let Some(ty) = rest.map(str::trim) else {
+            self.p4rt_translation_error(a.span);
+            return;
+        };
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let bit_w = ty
+            .strip_prefix("bit")
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix('<'))
+            .and_then(|r| r.strip_suffix('>'))
+            .is_some_and(|w| digits(w.trim()));
+        if !(bit_w || ty == "string" || digits(ty)) {
+            self.p4rt_translation_error(a.span);
+        }
+    }
+
+    fn p4rt_translation_error(&mut self, span: Span) {
+        self.error_label(
+            codes::TYPE_MISMATCH,
+            span,
+            "`@p4runtime_translation` takes a URI string and the controller's type: `bit<W>` with a literal W, or `string`",
+            "not a controller type p4c accepts",
+        );
+    }
+
     fn top_decl(&mut self, d: &ast::Decl) {
         match d {
             ast::Decl::Const(c) => {
@@ -715,6 +754,9 @@ impl Checker {
                 }
             }
             ast::Decl::Typedef(t) => {
+                if let Some(a) = ast::find_annotation(&t.annotations, "p4runtime_translation") {
+                    self.p4rt_translation(a);
+                }
                 if let Some(ty) = self.ty(&t.ty) {
                     self.declare(&t.name, Sym::Type(ty));
                     let nominal = if t.is_new_type {

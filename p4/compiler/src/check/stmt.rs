@@ -662,6 +662,18 @@ impl Checker {
         s: &ast::Stmt,
         out: &mut ir::Block,
     ) {
+        // p4c's front end and BMv2: "switch statements not supported in
+        // actions" (issue3299); an action body is one straight-line
+        // primitive list in BMv2's JSON, where `if` is predicated but a
+        // `switch` has no form.
+        if self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Action) {
+            self.error_label(
+                codes::NOT_ALLOWED_HERE,
+                expr.span,
+                "`switch` statements are not allowed in actions (p4c and BMv2 refuse them); use `if`, or switch in the apply block",
+                "switch inside an action",
+            );
+        }
         // P4_16 §12.7.3: `default` comes last (p4c rejects it elsewhere).
         for c in cases.iter().take(cases.len().saturating_sub(1)) {
             if let ast::SwitchLabel::Default(sp) = &c.label {
