@@ -737,3 +737,47 @@ fn p4runtime_translation_to_an_unsupported_type() {
         )]),
     );
 }
+
+#[test]
+fn table_without_actions() {
+    // p4c: "Table t does not have an `actions' property".
+    check_errors(
+        "table_no_actions",
+        &program(&[
+            ("LOCALS", "table fwd { key = { hdr.h.a: exact; } }"),
+            ("APPLY", "fwd.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn table_properties_out_of_order() {
+    // p4c reads a table's properties in order: `default_action` names an
+    // action of a list declared before it, `entries` match a key declared
+    // before them.
+    check_errors(
+        "table_property_order",
+        &program(&[
+            (
+                "LOCALS",
+                "table fwd {\n        default_action = set(1);\n        \
+                 const entries = { 7: set(2); }\n        \
+                 key = { hdr.h.a: exact; }\n        actions = { set; }\n    }",
+            ),
+            ("APPLY", "fwd.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn match_annotation_names_no_match_kind() {
+    // A value set's struct field takes `@match(kind)`; p4c: "value must be
+    // a match_kind".
+    check_errors(
+        "match_annotation_value",
+        &program(&[(
+            "DECLS",
+            "struct vs_key_t { @match(ternary) bit<8> a; @match(2) bit<16> b; }",
+        )]),
+    );
+}

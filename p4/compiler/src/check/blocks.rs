@@ -1914,6 +1914,7 @@ impl Checker {
                 }
             }
         }
+        self.table_property_order(t);
         let has_selector = keys.iter().any(|k| k.kind == ir::KeyKind::Selector);
         if has_selector {
             let is_sel = implementation.map(|i| {
@@ -2544,6 +2545,44 @@ impl Checker {
             },
             explicit,
         ))
+    }
+
+    /// p4c reads a table's properties in order and needs `actions`
+    /// (missing_actions: "does not have an `actions' property"; issue2033:
+    /// "has no action list, so it cannot invoke"; table-entries-decl-order):
+    /// `default_action` and `entries` name actions of a list declared
+    /// before them, and `entries` match a `key` declared before them.
+    fn table_property_order(&mut self, t: &ast::TableDecl) {
+        use ast::TablePropertyKind as K;
+        let at = |f: fn(&K) -> bool| t.properties.iter().position(|p| f(&p.kind));
+        let actions = at(|k| matches!(k, K::Actions(_)));
+        let key = at(|k| matches!(k, K::Key(_)));
+        if actions.is_none() {
+            self.error_label(
+                codes::BAD_TABLE_PROPERTY,
+                t.name.span,
+                format!("table `{}` has no `actions` property", t.name.name),
+                "every table lists its actions",
+            );
+        }
+        for (i, p) in t.properties.iter().enumerate() {
+            let (what, needs) = match p.kind {
+                K::DefaultAction(_) => ("`default_action`", [actions, None]),
+                K::Entries(_) => ("`entries`", [actions, key]),
+                _ => continue,
+            };
+            let names = ["`actions`", "`key`"];
+            for (before, name) in needs.iter().zip(names) {
+                if before.is_some_and(|b| b > i) {
+                    self.error_label(
+                        codes::BAD_TABLE_PROPERTY,
+                        p.span,
+                        format!("{what} must come after {name} in the table (p4c reads properties in order)"),
+                        format!("before {name}"),
+                    );
+                }
+            }
+        }
     }
 
     /// The span of a `t.apply()` of a table somewhere inside `e`, if any.

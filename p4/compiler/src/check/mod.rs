@@ -958,6 +958,27 @@ impl Checker {
     }
 
     fn struct_like(&mut self, s: &ast::StructLikeDecl, kind: ir::CompositeKind) {
+        // `@match(k)` on a field (a value set's struct, P4_16 §12.11.3)
+        // names a match kind (p4c's issue1732: "value must be a match_kind").
+        for f in &s.fields {
+            if let Some(a) = ast::find_annotation(&f.annotations, "match") {
+                let ok = match &a.body {
+                    ast::AnnotationBody::Unstructured {
+                        exprs: Some(exprs), ..
+                    } => matches!(exprs.as_slice(), [e] if matches!(&e.kind,
+                        ast::ExprKind::Name(p) if self.match_kinds.contains(&p.ident.name))),
+                    _ => false,
+                };
+                if !ok {
+                    self.error_label(
+                        codes::BAD_MATCH_KIND,
+                        a.span,
+                        "`@match` takes the name of a match kind (`exact`, `ternary`, `lpm`...)",
+                        "not a match kind",
+                    );
+                }
+            }
+        }
         if !s.type_params.is_empty() {
             // Generic: instantiated (monomorphised) at each use with type arguments.
             self.generics.insert(s.name.name.clone(), (s.clone(), kind));
