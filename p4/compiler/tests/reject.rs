@@ -781,3 +781,31 @@ fn match_annotation_names_no_match_kind() {
         )]),
     );
 }
+
+#[test]
+fn structured_annotation_given_twice_or_holding_a_list() {
+    // P4_16 §18.2: one structured annotation of a name per element, and
+    // not beside an unstructured one of that name; values are literals.
+    check_errors(
+        "structured_annotation",
+        &program(&[(
+            "DECLS",
+            "@size[4] @size[8] const bit<8> K_A = 1;\n\
+             @tag(\"x\") @tag[\"y\"] const bit<8> K_B = 2;\n\
+             @ranges[lo = { 1, 2 }] const bit<8> K_C = 3;\n\
+             @tag(\"x\") @tag(\"z\") @ok[k = 1, j = \"s\"] const bit<8> OK = 4;",
+        )]),
+    );
+}
+
+#[test]
+fn extern_method_returning_int() {
+    // p4c: "int: illegal return type for method".
+    check_errors(
+        "extern_method_returns_int",
+        &program(&[(
+            "DECLS",
+            "extern Gauge { Gauge(); int level(); }\nextern int depth();",
+        )]),
+    );
+}

@@ -703,6 +703,64 @@ impl Checker {
 
     // ------------------------------------------------------ top-level decls
 
+    /// An extern method or function returns a value of a type a target can
+    /// hold: never `int`, whose values exist only at compile time (p4c's
+    /// issue3273: "illegal return type for method").
+    fn method_return_type(&mut self, f: &ast::FunctionPrototype) {
+        if matches!(f.return_type.kind, ast::TypeKind::Int) {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                f.return_type.span,
+                format!(
+                    "`{}` cannot return `int`: an infinite-precision integer exists only at compile time",
+                    f.name.name
+                ),
+                "give it a width",
+            );
+        }
+    }
+
+    /// Structured annotations (`@name[...]`, P4_16 §18.2): a name is used
+    /// once per element, and not also as an unstructured annotation there
+    /// (p4c: "duplicate name for structured annotation"); their values are
+    /// literals or names, not lists (p4c's structured-annotation-e1..e3).
+    fn structured_annotations(&mut self, anns: &[ast::Annotation]) {
+        for (i, a) in anns.iter().enumerate() {
+            let ast::AnnotationBody::Structured { exprs, kvs, .. } = &a.body else {
+                continue;
+            };
+            if anns.iter().enumerate().any(|(j, o)| {
+                j != i
+                    && o.name.name == a.name.name
+                    && (j < i || !matches!(o.body, ast::AnnotationBody::Structured { .. }))
+            }) {
+                self.error_label(
+                    codes::DUPLICATE,
+                    a.span,
+                    format!(
+                        "structured annotation `@{}` is given more than once here",
+                        a.name.name
+                    ),
+                    "same name again",
+                );
+            }
+            let values = exprs.iter().chain(kvs.iter().map(|kv| &kv.value));
+            for e in values {
+                if matches!(
+                    e.kind,
+                    ast::ExprKind::List(_) | ast::ExprKind::StructInit(_)
+                ) {
+                    self.error_label(
+                        codes::NOT_CONSTANT,
+                        e.span,
+                        "a structured annotation holds literals and names, not lists",
+                        "a list",
+                    );
+                }
+            }
+        }
+    }
+
     /// `@p4runtime_translation(uri, T)` on a `type`: p4c's grammar takes a
     /// string URI and, as the controller's type, `bit<W>` with a literal
     /// width, `string` or a literal width alone (issue2283); anything else
@@ -743,6 +801,7 @@ impl Checker {
     }
 
     fn top_decl(&mut self, d: &ast::Decl) {
+        self.structured_annotations(d.annotations());
         match d {
             ast::Decl::Const(c) => {
                 if let Some(value) = self.const_decl(c) {
@@ -827,6 +886,7 @@ impl Checker {
                                     );
                                 }
                             }
+                            self.method_return_type(f);
                             self.check_param_types(
                                 &f.params,
                                 Some(&f.return_type),
@@ -843,6 +903,7 @@ impl Checker {
             ast::Decl::ExternFunction(f) => {
                 let n = f.name.clone();
                 self.declare(&n, Sym::ExternDecl(f.name.name.clone()));
+                self.method_return_type(f);
                 self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
                 self.unique_param_names(&[names(&f.type_params), param_names(&f.params)], false);
                 if crate::v1model::functions(&f.name.name).next().is_none() {
