@@ -809,3 +809,23 @@ fn extern_method_returning_int() {
         )]),
     );
 }
+
+#[test]
+fn new_type_cast_from_another_width() {
+    // P4_16 §8.11: a `type` converts to and from its underlying type only
+    // (p4c's issue3221); an integer literal or a value of the underlying
+    // type converts directly.
+    check_errors(
+        "new_type_cast_width",
+        &program(&[
+            ("DECLS", "type bit<9> Port_t;"),
+            (
+                "APPLY",
+                "Port_t p = (Port_t)hdr.h.b;\n        \
+                 Port_t q = (Port_t)(bit<9>)hdr.h.b;\n        \
+                 Port_t r = (Port_t)5;\n        \
+                 sm.egress_spec = (bit<9>)q + (bit<9>)r + (bit<9>)p;",
+            ),
+        ]),
+    );
+}
