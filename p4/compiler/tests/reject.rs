@@ -829,3 +829,20 @@ fn new_type_cast_from_another_width() {
         ]),
     );
 }
+
+#[test]
+fn integer_label_on_a_serializable_enum_switch() {
+    // P4_16 §8.3: no implicit cast from an integer to a serializable enum;
+    // p4c's issue3623-3. A member or a cast label compiles.
+    check_errors(
+        "switch_enum_integer_label",
+        &program(&[
+            ("DECLS", "enum bit<8> Kind_t { A = 1, B = 2 }"),
+            (
+                "APPLY",
+                "Kind_t k = (Kind_t)hdr.h.a;\n        \
+                 switch (k) { Kind_t.A: { meta.m = 1; } (Kind_t)2: { meta.m = 2; } 3: { } default: { } }",
+            ),
+        ]),
+    );
+}

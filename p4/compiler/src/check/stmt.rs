@@ -776,6 +776,20 @@ impl Checker {
                     body,
                 }),
                 ast::SwitchLabel::Expr(e) => {
+                    // An integer is not a value of a serializable enum
+                    // without a cast (P4_16 §8.3; p4c's issue3623-3).
+                    if let (Ty::SerEnum(_), ast::ExprKind::Int(_)) = (&ty, &e.kind) {
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            e.span,
+                            format!(
+                                "a switch on {} takes members as labels: an integer needs a cast",
+                                self.ty_name(&ty)
+                            ),
+                            "an integer",
+                        );
+                        continue;
+                    }
                     let Some(l) = self.expr(e, Some(&ty)) else {
                         continue;
                     };
