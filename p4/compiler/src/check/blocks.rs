@@ -509,9 +509,9 @@ impl Checker {
         }
         // States nothing transitions to are dead code: say so.
         let mut reached = vec![false; states.len()];
-        // Whether some state reached from `start` ends the parser: goes to
-        // `accept` or `reject`, or selects (a select that matches no case
-        // rejects).
+        // Whether some state reached from `start` may end the parser: goes
+        // to `accept` or `reject`, selects (a select that matches no case
+        // rejects) or calls something (an extract or a verify may reject).
         let mut ends = false;
         let mut todo = vec![0usize];
         while let Some(i) = todo.pop() {
@@ -519,6 +519,13 @@ impl Checker {
                 continue;
             }
             reached[i] = true;
+            if order[i]
+                .stmts
+                .iter()
+                .any(|st| matches!(st.kind, ast::StmtKind::Call(_)))
+            {
+                ends = true;
+            }
             let targets: Vec<ir::Target> = match &states[i].transition {
                 ir::Transition::Goto(t) => vec![*t],
                 ir::Transition::Select(_, cases) => {
