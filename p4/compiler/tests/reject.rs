@@ -655,3 +655,194 @@ fn package_argument_differs_from_the_parameter_type() {
     );
     check_errors("package_argument_direction", &src);
 }
+
+// ------------------------------------------------------------------ i12rej
+
+#[test]
+fn switch_inside_an_action() {
+    // p4c and BMv2: "switch statements not supported in actions"; an
+    // action is one primitive list in BMv2, where only `if` is predicated.
+    check_errors(
+        "switch_in_action",
+        &program(&[
+            (
+                "LOCALS",
+                "action pick() { switch (hdr.h.a) { 1: { meta.m = 2; } default: { } } }",
+            ),
+            ("APPLY", "pick();"),
+        ]),
+    );
+}
+
+#[test]
+fn switch_in_the_apply_block_compiles() {
+    common::check_compiles(
+        "switch_in_apply_ok",
+        &program(&[
+            (
+                "LOCALS",
+                "action pick() { if (hdr.h.a == 1) { meta.m = 2; } }",
+            ),
+            (
+                "APPLY",
+                "pick(); switch (hdr.h.c) { 1: { meta.m = 3; } default: { } }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn table_applied_in_an_action_list_argument() {
+    // p4c: "table invocation in action argument": a bound argument is
+    // evaluated when the table runs the action and may not run a table.
+    check_errors(
+        "table_apply_in_action_argument",
+        &program(&[
+            (
+                "LOCALS",
+                "action add(in bit<8> v) { hdr.h.c = hdr.h.c + v; }\n    \
+                 table inner { key = { hdr.h.a: exact; } actions = { set; } }\n    \
+                 table outer { key = { hdr.h.c: exact; } actions = { add(inner.apply().hit ? 8w1 : 8w2); } }",
+            ),
+            ("APPLY", "outer.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn parser_that_never_ends() {
+    // p4c: "Parser never reaches accept or reject state": every path from
+    // `start` goes round a loop of plain transitions (a state that calls
+    // something, an extract or a verify, may reject, so it counts as an end).
+    let src = program(&[(
+        "PARSER",
+        "transition one; }\n    state one { transition two; }\n    state two { transition one;",
+    )])
+    .replace("pkt.extract(hdr.h);", "meta.m = 0;");
+    check_errors("parser_never_ends", &src);
+}
+
+#[test]
+fn p4runtime_translation_to_an_unsupported_type() {
+    // p4c's grammar takes `bit<W>` (literal W) or `string` as the
+    // controller's type of a translated `type`.
+    check_errors(
+        "p4rt_translation_type",
+        &program(&[(
+            "DECLS",
+            "@p4runtime_translation(\"example.org/Port_t\", bool)\ntype bit<9> Port_t;\n\
+             @p4runtime_translation(\"example.org/Queue_t\", bit<4 + 4>)\ntype bit<5> Queue_t;\n\
+             @p4runtime_translation(\"example.org/Vrf_t\", bit<32>)\ntype bit<12> Vrf_t;\n\
+             @p4runtime_translation(\"example.org/Name_t\", string)\ntype bit<16> Name_t;",
+        )]),
+    );
+}
+
+#[test]
+fn table_without_actions() {
+    // p4c: "Table t does not have an `actions' property".
+    check_errors(
+        "table_no_actions",
+        &program(&[
+            ("LOCALS", "table fwd { key = { hdr.h.a: exact; } }"),
+            ("APPLY", "fwd.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn table_properties_out_of_order() {
+    // p4c reads a table's properties in order: `default_action` names an
+    // action of a list declared before it, `entries` match a key declared
+    // before them.
+    check_errors(
+        "table_property_order",
+        &program(&[
+            (
+                "LOCALS",
+                "table fwd {\n        default_action = set(1);\n        \
+                 const entries = { 7: set(2); }\n        \
+                 key = { hdr.h.a: exact; }\n        actions = { set; }\n    }",
+            ),
+            ("APPLY", "fwd.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn match_annotation_names_no_match_kind() {
+    // A value set's struct field takes `@match(kind)`; p4c: "value must be
+    // a match_kind".
+    check_errors(
+        "match_annotation_value",
+        &program(&[(
+            "DECLS",
+            "struct vs_key_t { @match(ternary) bit<8> a; @match(2) bit<16> b; }",
+        )]),
+    );
+}
+
+#[test]
+fn structured_annotation_given_twice_or_holding_a_list() {
+    // P4_16 §18.2: one structured annotation of a name per element, and
+    // not beside an unstructured one of that name; values are literals.
+    check_errors(
+        "structured_annotation",
+        &program(&[(
+            "DECLS",
+            "@size[4] @size[8] const bit<8> K_A = 1;\n\
+             @tag(\"x\") @tag[\"y\"] const bit<8> K_B = 2;\n\
+             @ranges[lo = { 1, 2 }] const bit<8> K_C = 3;\n\
+             @tag(\"x\") @tag(\"z\") @ok[k = 1, j = \"s\"] const bit<8> OK = 4;",
+        )]),
+    );
+}
+
+#[test]
+fn extern_method_returning_int() {
+    // p4c: "int: illegal return type for method".
+    check_errors(
+        "extern_method_returns_int",
+        &program(&[(
+            "DECLS",
+            "extern Gauge { Gauge(); int level(); }\nextern int depth();",
+        )]),
+    );
+}
+
+#[test]
+fn new_type_cast_from_another_width() {
+    // P4_16 §8.11: a `type` converts to and from its underlying type only
+    // (p4c's issue3221); an integer literal or a value of the underlying
+    // type converts directly.
+    check_errors(
+        "new_type_cast_width",
+        &program(&[
+            ("DECLS", "type bit<9> Port_t;"),
+            (
+                "APPLY",
+                "Port_t p = (Port_t)hdr.h.b;\n        \
+                 Port_t q = (Port_t)(bit<9>)hdr.h.b;\n        \
+                 Port_t r = (Port_t)5;\n        \
+                 sm.egress_spec = (bit<9>)q + (bit<9>)r + (bit<9>)p;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn integer_label_on_a_serializable_enum_switch() {
+    // P4_16 §8.3: no implicit cast from an integer to a serializable enum;
+    // p4c's issue3623-3. A member or a cast label compiles.
+    check_errors(
+        "switch_enum_integer_label",
+        &program(&[
+            ("DECLS", "enum bit<8> Kind_t { A = 1, B = 2 }"),
+            (
+                "APPLY",
+                "Kind_t k = (Kind_t)hdr.h.a;\n        \
+                 switch (k) { Kind_t.A: { meta.m = 1; } (Kind_t)2: { meta.m = 2; } 3: { } default: { } }",
+            ),
+        ]),
+    );
+}

@@ -509,21 +509,49 @@ impl Checker {
         }
         // States nothing transitions to are dead code: say so.
         let mut reached = vec![false; states.len()];
+        // Whether some state reached from `start` may end the parser: goes
+        // to `accept` or `reject`, selects (a select that matches no case
+        // rejects) or calls something (an extract or a verify may reject).
+        let mut ends = false;
         let mut todo = vec![0usize];
         while let Some(i) = todo.pop() {
             if i >= states.len() || reached[i] {
                 continue;
             }
             reached[i] = true;
+            if order[i]
+                .stmts
+                .iter()
+                .any(|st| matches!(st.kind, ast::StmtKind::Call(_)))
+            {
+                ends = true;
+            }
             let targets: Vec<ir::Target> = match &states[i].transition {
                 ir::Transition::Goto(t) => vec![*t],
-                ir::Transition::Select(_, cases) => cases.iter().map(|c| c.target).collect(),
+                ir::Transition::Select(_, cases) => {
+                    ends = true;
+                    cases.iter().map(|c| c.target).collect()
+                }
             };
             for t in targets {
-                if let ir::Target::State(n) = t {
-                    todo.push(n as usize);
+                match t {
+                    ir::Target::State(n) => todo.push(n as usize),
+                    ir::Target::Accept | ir::Target::Reject => ends = true,
                 }
             }
+        }
+        // p4c: "Parser never reaches accept or reject state" (issue2373);
+        // such a parser loops forever on every packet.
+        if !ends && names.first().is_some_and(|n| n == "start") {
+            self.error_label(
+                codes::BAD_STATE,
+                p.signature.name.span,
+                format!(
+                    "parser `{}` never reaches `accept` or `reject`: its states from `start` only go round in a loop",
+                    p.signature.name.name
+                ),
+                "declared here",
+            );
         }
         for (i, st) in order.iter().enumerate() {
             if !reached.get(i).copied().unwrap_or(true) {
@@ -1694,8 +1722,26 @@ impl Checker {
                                     );
                                     continue;
                                 }
-                                let mut bound_args = Vec::new();
+                                // p4c: "table invocation in action
+                                // argument" (issue2835): a bound argument
+                                // is evaluated when the table runs the
+                                // action, and may not run a table itself.
                                 let mut ok = true;
+                                for e in &given {
+                                    if let Some(sp) = self.table_apply_in(e) {
+                                        self.error_label(
+                                            codes::NOT_ALLOWED_HERE,
+                                            sp,
+                                            "a table may not be applied in an argument of the actions list",
+                                            "table invocation in an action argument",
+                                        );
+                                        ok = false;
+                                    }
+                                }
+                                if !ok {
+                                    continue;
+                                }
+                                let mut bound_args = Vec::new();
                                 for (prm, e) in act.vars.iter().zip(&given) {
                                     let x = if prm.param == Some(ir::Direction::In) {
                                         self.expr(e, Some(&prm.ty))
@@ -1875,6 +1921,7 @@ impl Checker {
                 }
             }
         }
+        self.table_property_order(t);
         let has_selector = keys.iter().any(|k| k.kind == ir::KeyKind::Selector);
         if has_selector {
             let is_sel = implementation.map(|i| {
@@ -2505,6 +2552,86 @@ impl Checker {
             },
             explicit,
         ))
+    }
+
+    /// p4c reads a table's properties in order and needs `actions`
+    /// (missing_actions: "does not have an `actions' property"; issue2033:
+    /// "has no action list, so it cannot invoke"; table-entries-decl-order):
+    /// `default_action` and `entries` name actions of a list declared
+    /// before them, and `entries` match a `key` declared before them.
+    fn table_property_order(&mut self, t: &ast::TableDecl) {
+        use ast::TablePropertyKind as K;
+        let at = |f: fn(&K) -> bool| t.properties.iter().position(|p| f(&p.kind));
+        let actions = at(|k| matches!(k, K::Actions(_)));
+        let key = at(|k| matches!(k, K::Key(_)));
+        if actions.is_none() {
+            self.error_label(
+                codes::BAD_TABLE_PROPERTY,
+                t.name.span,
+                format!("table `{}` has no `actions` property", t.name.name),
+                "every table lists its actions",
+            );
+        }
+        for (i, p) in t.properties.iter().enumerate() {
+            let (what, needs) = match p.kind {
+                K::DefaultAction(_) => ("`default_action`", [actions, None]),
+                K::Entries(_) => ("`entries`", [actions, key]),
+                _ => continue,
+            };
+            let names = ["`actions`", "`key`"];
+            for (before, name) in needs.iter().zip(names) {
+                if before.is_some_and(|b| b > i) {
+                    self.error_label(
+                        codes::BAD_TABLE_PROPERTY,
+                        p.span,
+                        format!("{what} must come after {name} in the table (p4c reads properties in order)"),
+                        format!("before {name}"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The span of a `t.apply()` of a table somewhere inside `e`, if any.
+    fn table_apply_in(&self, e: &ast::Expr) -> Option<Span> {
+        use ast::ExprKind as K;
+        match &e.kind {
+            K::Call { callee, args, .. } => {
+                if let K::Member { base, member } = &callee.kind
+                    && member.name == "apply"
+                    && let K::Name(p) = &base.kind
+                    && let Some(Sym::Table(_)) = self.lookup(p)
+                {
+                    return Some(e.span);
+                }
+                self.table_apply_in(callee)
+                    .or_else(|| args.iter().find_map(|a| self.table_apply_in(&a.value)))
+            }
+            K::Member { base, .. } => self.table_apply_in(base),
+            K::Index { base, index } => self
+                .table_apply_in(base)
+                .or_else(|| self.table_apply_in(index)),
+            K::Slice { base, hi, lo } => self
+                .table_apply_in(base)
+                .or_else(|| self.table_apply_in(hi))
+                .or_else(|| self.table_apply_in(lo)),
+            K::Unary { operand, .. } => self.table_apply_in(operand),
+            K::Binary { lhs, rhs, .. } => self
+                .table_apply_in(lhs)
+                .or_else(|| self.table_apply_in(rhs)),
+            K::Ternary {
+                cond,
+                then_expr,
+                else_expr,
+            } => self
+                .table_apply_in(cond)
+                .or_else(|| self.table_apply_in(then_expr))
+                .or_else(|| self.table_apply_in(else_expr)),
+            K::Cast { expr, .. } => self.table_apply_in(expr),
+            K::StructInit(items) => items.iter().find_map(|i| self.table_apply_in(&i.value)),
+            K::List(items) => items.iter().find_map(|i| self.table_apply_in(i)),
+            _ => None,
+        }
     }
 }
 

@@ -798,6 +798,25 @@ impl Checker {
                     return t(self.expr(expr, Some(&to))?);
                 }
                 let a = self.expr_any(expr)?;
+                // P4_16 §8.11: a `type` converts to and from its underlying
+                // type only; from another width it needs a cast to that
+                // type first (p4c's issue3221: "Illegal cast").
+                if let (Some(n), TE::Typed(x)) = (self.nominal_of_type(ty), &a)
+                    && x.ty != to
+                    && matches!(to, Ty::Bit(_) | Ty::Int(_))
+                    && matches!(x.ty, Ty::Bit(_) | Ty::Int(_))
+                {
+                    let (from, under) = (self.ty_name(&x.ty), self.ty_name(&to));
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        span,
+                        format!(
+                            "cannot cast {from} to `{n}`, a `type` over {under}: cast to {under} first"
+                        ),
+                        "not the underlying type",
+                    );
+                    return None;
+                }
                 let named = self.nominal_of_type(ty).is_some()
                     || matches!(&a, TE::Typed(x) if self.nominal_field(x).is_some_and(|n| n.is_some()));
                 let x = self.cast(a, &to, span)?;

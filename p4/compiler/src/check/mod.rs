@@ -703,7 +703,105 @@ impl Checker {
 
     // ------------------------------------------------------ top-level decls
 
+    /// An extern method or function returns a value of a type a target can
+    /// hold: never `int`, whose values exist only at compile time (p4c's
+    /// issue3273: "illegal return type for method").
+    fn method_return_type(&mut self, f: &ast::FunctionPrototype) {
+        if matches!(f.return_type.kind, ast::TypeKind::Int) {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                f.return_type.span,
+                format!(
+                    "`{}` cannot return `int`: an infinite-precision integer exists only at compile time",
+                    f.name.name
+                ),
+                "give it a width",
+            );
+        }
+    }
+
+    /// Structured annotations (`@name[...]`, P4_16 §18.2): a name is used
+    /// once per element, and not also as an unstructured annotation there
+    /// (p4c: "duplicate name for structured annotation"); their values are
+    /// literals or names, not lists (p4c's structured-annotation-e1..e3).
+    fn structured_annotations(&mut self, anns: &[ast::Annotation]) {
+        for (i, a) in anns.iter().enumerate() {
+            let ast::AnnotationBody::Structured { exprs, kvs, .. } = &a.body else {
+                continue;
+            };
+            if anns.iter().enumerate().any(|(j, o)| {
+                j != i
+                    && o.name.name == a.name.name
+                    && (j < i || !matches!(o.body, ast::AnnotationBody::Structured { .. }))
+            }) {
+                self.error_label(
+                    codes::DUPLICATE,
+                    a.span,
+                    format!(
+                        "structured annotation `@{}` is given more than once here",
+                        a.name.name
+                    ),
+                    "same name again",
+                );
+            }
+            let values = exprs.iter().chain(kvs.iter().map(|kv| &kv.value));
+            for e in values {
+                if matches!(
+                    e.kind,
+                    ast::ExprKind::List(_) | ast::ExprKind::StructInit(_)
+                ) {
+                    self.error_label(
+                        codes::NOT_CONSTANT,
+                        e.span,
+                        "a structured annotation holds literals and names, not lists",
+                        "a list",
+                    );
+                }
+            }
+        }
+    }
+
+    /// `@p4runtime_translation(uri, T)` on a `type`: p4c's grammar takes a
+    /// string URI and, as the controller's type, `bit<W>` with a literal
+    /// width, `string` or a literal width alone (issue2283); anything else
+    /// (`bool`, `int<32>`, `bit<5+3>`) gives no P4Info translation.
+    fn p4rt_translation(&mut self, a: &ast::Annotation) {
+        let ast::AnnotationBody::Unstructured { raw, .. } = &a.body else {
+            self.p4rt_translation_error(a.span);
+            return;
+        };
+        let raw = raw.trim();
+        let rest = raw
+            .strip_prefix('"')
+            .and_then(|r| r.find('"').map(|i| &r[i + 1..]))
+            .and_then(|r| r.trim_start().strip_prefix(','));
+        let Some(ty) = rest.map(str::trim) else {
+            self.p4rt_translation_error(a.span);
+            return;
+        };
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let bit_w = ty
+            .strip_prefix("bit")
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix('<'))
+            .and_then(|r| r.strip_suffix('>'))
+            .is_some_and(|w| digits(w.trim()));
+        if !(bit_w || ty == "string" || digits(ty)) {
+            self.p4rt_translation_error(a.span);
+        }
+    }
+
+    fn p4rt_translation_error(&mut self, span: Span) {
+        self.error_label(
+            codes::TYPE_MISMATCH,
+            span,
+            "`@p4runtime_translation` takes a URI string and the controller's type: `bit<W>` with a literal W, or `string`",
+            "not a controller type p4c accepts",
+        );
+    }
+
     fn top_decl(&mut self, d: &ast::Decl) {
+        self.structured_annotations(d.annotations());
         match d {
             ast::Decl::Const(c) => {
                 if let Some(value) = self.const_decl(c) {
@@ -715,6 +813,9 @@ impl Checker {
                 }
             }
             ast::Decl::Typedef(t) => {
+                if let Some(a) = ast::find_annotation(&t.annotations, "p4runtime_translation") {
+                    self.p4rt_translation(a);
+                }
                 if let Some(ty) = self.ty(&t.ty) {
                     self.declare(&t.name, Sym::Type(ty));
                     let nominal = if t.is_new_type {
@@ -785,6 +886,7 @@ impl Checker {
                                     );
                                 }
                             }
+                            self.method_return_type(f);
                             self.check_param_types(
                                 &f.params,
                                 Some(&f.return_type),
@@ -801,6 +903,7 @@ impl Checker {
             ast::Decl::ExternFunction(f) => {
                 let n = f.name.clone();
                 self.declare(&n, Sym::ExternDecl(f.name.name.clone()));
+                self.method_return_type(f);
                 self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
                 self.unique_param_names(&[names(&f.type_params), param_names(&f.params)], false);
                 if crate::v1model::functions(&f.name.name).next().is_none() {
@@ -916,6 +1019,27 @@ impl Checker {
     }
 
     fn struct_like(&mut self, s: &ast::StructLikeDecl, kind: ir::CompositeKind) {
+        // `@match(k)` on a field (a value set's struct, P4_16 §12.11.3)
+        // names a match kind (p4c's issue1732: "value must be a match_kind").
+        for f in &s.fields {
+            if let Some(a) = ast::find_annotation(&f.annotations, "match") {
+                let ok = match &a.body {
+                    ast::AnnotationBody::Unstructured {
+                        exprs: Some(exprs), ..
+                    } => matches!(exprs.as_slice(), [e] if matches!(&e.kind,
+                        ast::ExprKind::Name(p) if self.match_kinds.contains(&p.ident.name))),
+                    _ => false,
+                };
+                if !ok {
+                    self.error_label(
+                        codes::BAD_MATCH_KIND,
+                        a.span,
+                        "`@match` takes the name of a match kind (`exact`, `ternary`, `lpm`...)",
+                        "not a match kind",
+                    );
+                }
+            }
+        }
         if !s.type_params.is_empty() {
             // Generic: instantiated (monomorphised) at each use with type arguments.
             self.generics.insert(s.name.name.clone(), (s.clone(), kind));

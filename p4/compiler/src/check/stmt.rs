@@ -662,6 +662,18 @@ impl Checker {
         s: &ast::Stmt,
         out: &mut ir::Block,
     ) {
+        // p4c's front end and BMv2: "switch statements not supported in
+        // actions" (issue3299); an action body is one straight-line
+        // primitive list in BMv2's JSON, where `if` is predicated but a
+        // `switch` has no form.
+        if self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Action) {
+            self.error_label(
+                codes::NOT_ALLOWED_HERE,
+                expr.span,
+                "`switch` statements are not allowed in actions (p4c and BMv2 refuse them); use `if`, or switch in the apply block",
+                "switch inside an action",
+            );
+        }
         // P4_16 §12.7.3: `default` comes last (p4c rejects it elsewhere).
         for c in cases.iter().take(cases.len().saturating_sub(1)) {
             if let ast::SwitchLabel::Default(sp) = &c.label {
@@ -764,6 +776,20 @@ impl Checker {
                     body,
                 }),
                 ast::SwitchLabel::Expr(e) => {
+                    // An integer is not a value of a serializable enum
+                    // without a cast (P4_16 §8.3; p4c's issue3623-3).
+                    if let (Ty::SerEnum(_), ast::ExprKind::Int(_)) = (&ty, &e.kind) {
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            e.span,
+                            format!(
+                                "a switch on {} takes members as labels: an integer needs a cast",
+                                self.ty_name(&ty)
+                            ),
+                            "an integer",
+                        );
+                        continue;
+                    }
                     let Some(l) = self.expr(e, Some(&ty)) else {
                         continue;
                     };
