@@ -2117,16 +2117,6 @@ impl Checker {
         }
     }
 
-    /// Whether the body may use the switch's hash units and random source:
-    /// functions are compiled without access to them.
-    fn has_runtime(&mut self, span: Span, what: &str) -> bool {
-        if self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Function) {
-            self.unsupported(span, &format!("`{what}` inside functions"));
-            return false;
-        }
-        true
-    }
-
     fn extern_fn(
         &mut self,
         name: &str,
@@ -2185,7 +2175,7 @@ impl Checker {
                 Builtin::MarkToDrop(sm)
             }
             "hash" => {
-                if !self.arg_count(span, "hash", 5, args.len()) || !self.has_runtime(span, "hash") {
+                if !self.arg_count(span, "hash", 5, args.len()) {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;
@@ -2231,9 +2221,7 @@ impl Checker {
                 }
             }
             "random" => {
-                if !self.arg_count(span, "random", 3, args.len())
-                    || !self.has_runtime(span, "random")
-                {
+                if !self.arg_count(span, "random", 3, args.len()) {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;

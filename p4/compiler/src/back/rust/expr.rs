@@ -570,7 +570,10 @@ impl Gen<'_> {
                     .iter()
                     .map(|v| (v.param.unwrap_or(Direction::In), v.ty.clone()))
                     .collect();
-                let (pre, list, post) = self.args(ctx, &params, args)?;
+                let (pre, mut list, post) = self.args(ctx, &params, args)?;
+                if self.function_uses_runtime(*f) {
+                    list.insert(0, "rt".to_string());
+                }
                 let call = format!("{}({})", self.names.functions[f.index()], list.join(", "));
                 let call = self.native_to_value(&call, &func.ret);
                 Ok(Self::wrap_call(pre, call, post, ""))
