@@ -673,17 +673,6 @@ fn error_sub_control_without_packet() {
 }
 
 #[test]
-fn error_hash_in_function() {
-    check_errors(
-        "hash_in_function",
-        &program(&[(
-            "DECLS",
-            "bit<8> f(in bit<8> x) { bit<8> h; hash(h, HashAlgorithm.crc16, 8w0, { x }, 16w255); return h; }",
-        )]),
-    );
-}
-
-#[test]
 fn error_checksum_with_payload_not_csum16() {
     check_errors(
         "checksum_payload_crc32",

@@ -1177,8 +1177,32 @@ impl Checker {
         span: Span,
     ) -> Option<TE> {
         use ast::BinaryOp as A;
-        let a = self.expr_any(lhs)?;
-        let b = self.expr_any(rhs)?;
+        // A list or struct-valued expression compared with a value takes
+        // that value's type (P4_16 §8.12, §8.13: `s == {a = 1, b = 2}`,
+        // `t == {4, 5}`); the operands are still evaluated left to right.
+        let is_init = |e: &ast::Expr| {
+            matches!(
+                e.kind,
+                ast::ExprKind::StructInit(_) | ast::ExprKind::List(_)
+            )
+        };
+        let typed_by = |this: &mut Self, other: &TE, init: &ast::Expr| match other {
+            TE::Typed(x) => Some(TE::Typed(this.expr(init, Some(&x.ty.clone()))?)),
+            TE::Inf(_) => this.expr_any(init),
+        };
+        let (a, b) = match op {
+            A::Eq | A::Ne if is_init(rhs) && !is_init(lhs) => {
+                let a = self.expr_any(lhs)?;
+                let b = typed_by(self, &a, rhs)?;
+                (a, b)
+            }
+            A::Eq | A::Ne if is_init(lhs) && !is_init(rhs) => {
+                let b = self.expr_any(rhs)?;
+                let a = typed_by(self, &b, lhs)?;
+                (a, b)
+            }
+            _ => (self.expr_any(lhs)?, self.expr_any(rhs)?),
+        };
         if !matches!(op, A::Eq | A::Ne | A::And | A::Or) {
             for (te, side) in [(&a, lhs), (&b, rhs)] {
                 if let TE::Typed(x) = te
@@ -1461,7 +1485,7 @@ impl Checker {
                 );
                 let numeric = matches!(x.ty, Ty::Bit(_) | Ty::Int(_));
                 let ok = match iop {
-                    BinOp::Eq | BinOp::Ne => !matches!(x.ty, Ty::Tuple(_) | Ty::Str | Ty::Void),
+                    BinOp::Eq | BinOp::Ne => !matches!(x.ty, Ty::Str | Ty::Void),
                     BinOp::Div | BinOp::Mod => matches!(x.ty, Ty::Bit(_)),
                     _ => numeric,
                 };
@@ -2112,16 +2136,6 @@ impl Checker {
         }
     }
 
-    /// Whether the body may use the switch's hash units and random source:
-    /// functions are compiled without access to them.
-    fn has_runtime(&mut self, span: Span, what: &str) -> bool {
-        if self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Function) {
-            self.unsupported(span, &format!("`{what}` inside functions"));
-            return false;
-        }
-        true
-    }
-
     fn extern_fn(
         &mut self,
         name: &str,
@@ -2180,7 +2194,7 @@ impl Checker {
                 Builtin::MarkToDrop(sm)
             }
             "hash" => {
-                if !self.arg_count(span, "hash", 5, args.len()) || !self.has_runtime(span, "hash") {
+                if !self.arg_count(span, "hash", 5, args.len()) {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;
@@ -2226,9 +2240,7 @@ impl Checker {
                 }
             }
             "random" => {
-                if !self.arg_count(span, "random", 3, args.len())
-                    || !self.has_runtime(span, "random")
-                {
+                if !self.arg_count(span, "random", 3, args.len()) {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;

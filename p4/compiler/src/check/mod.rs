@@ -975,15 +975,22 @@ impl Checker {
         // and takes a value of another only through a cast.
         self.check_declared_nominal(&c.ty, &e, c.value.span);
         let nominal = self.nominal_of_type(&c.ty);
-        let is_const = matches!(
-            e.kind,
-            ir::ExprKind::Int(_)
+        // Struct, header and tuple constants (`const S c = {a = 1, b = 2};`)
+        // are compile-time known when each of their fields is (P4_16 §8.17).
+        fn is_const(e: &ir::Expr) -> bool {
+            match &e.kind {
+                ir::ExprKind::Int(_)
                 | ir::ExprKind::WideInt(_)
                 | ir::ExprKind::Bool(_)
                 | ir::ExprKind::ErrorCode(_)
-                | ir::ExprKind::EnumMember(..)
-        );
-        if !is_const {
+                | ir::ExprKind::EnumMember(..) => true,
+                ir::ExprKind::List(items) => {
+                    !matches!(e.ty, Ty::Bit(_) | Ty::Int(_)) && items.iter().all(is_const)
+                }
+                _ => false,
+            }
+        }
+        if !is_const(&e) {
             self.error_label(
                 codes::NOT_CONSTANT,
                 c.value.span,

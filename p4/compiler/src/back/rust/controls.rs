@@ -32,6 +32,88 @@ impl Gen<'_> {
         )
     }
 
+    /// Whether function `h` uses the switch's hash units or random source,
+    /// itself or through a function it calls: such a function takes the
+    /// runtime as its first parameter (`rt`), and every call passes it on
+    /// (P4 has no recursion, so the walk ends).
+    pub(super) fn function_uses_runtime(&self, h: Handle<Function>) -> bool {
+        fn calls_in_expr<'a>(e: &'a Expr, out: &mut Vec<&'a Call>) {
+            if let ExprKind::Call(c) = &e.kind {
+                calls_in_call(c, out);
+            }
+            visit::each_operand(e, |o| calls_in_expr(o, out));
+        }
+        fn calls_in_call<'a>(c: &'a Call, out: &mut Vec<&'a Call>) {
+            out.push(c);
+            if let Call::Action(_, args)
+            | Call::Function(_, args)
+            | Call::ControlApply(_, args)
+            | Call::ParserApply(_, args) = c
+            {
+                args.iter().for_each(|a| calls_in_expr(a, out));
+            }
+        }
+        fn calls_in_block<'a>(b: &'a Block, out: &mut Vec<&'a Call>) {
+            for s in b {
+                match s {
+                    Stmt::Assign(l, r, _) => {
+                        calls_in_expr(l, out);
+                        calls_in_expr(r, out);
+                    }
+                    Stmt::Decl(_, Some(e)) | Stmt::Return(Some(e)) => calls_in_expr(e, out),
+                    Stmt::If(c, t, e) => {
+                        calls_in_expr(c, out);
+                        calls_in_block(t, out);
+                        if let Some(e) = e {
+                            calls_in_block(e, out);
+                        }
+                    }
+                    Stmt::Block(b) => calls_in_block(b, out),
+                    Stmt::Switch(e, cases) => {
+                        calls_in_expr(e, out);
+                        for b in cases.iter().filter_map(|c| c.body.as_ref()) {
+                            calls_in_block(b, out);
+                        }
+                    }
+                    Stmt::SwitchAction(_, cases) => {
+                        for b in cases.iter().filter_map(|c| c.body.as_ref()) {
+                            calls_in_block(b, out);
+                        }
+                    }
+                    Stmt::Call(c, _) => calls_in_call(c, out),
+                    Stmt::For { cond, update, body } => {
+                        if let Some(c) = cond {
+                            calls_in_expr(c, out);
+                        }
+                        calls_in_block(update, out);
+                        calls_in_block(body, out);
+                    }
+                    Stmt::ForRange { lo, hi, body, .. } => {
+                        calls_in_expr(lo, out);
+                        calls_in_expr(hi, out);
+                        calls_in_block(body, out);
+                    }
+                    Stmt::ForStack { stack, body, .. } => {
+                        calls_in_expr(stack, out);
+                        calls_in_block(body, out);
+                    }
+                    Stmt::Decl(_, None)
+                    | Stmt::Return(None)
+                    | Stmt::Exit
+                    | Stmt::Break
+                    | Stmt::Continue => {}
+                }
+            }
+        }
+        let mut calls = Vec::new();
+        calls_in_block(&self.prog.functions[h].body, &mut calls);
+        calls.into_iter().any(|c| match c {
+            Call::Builtin(b) => matches!(**b, Builtin::Hash { .. } | Builtin::Random { .. }),
+            Call::Function(g, _) => self.function_uses_runtime(*g),
+            _ => false,
+        })
+    }
+
     pub(super) fn function(&mut self, h: Handle<Function>) -> Result<(), BackError> {
         let f = &self.prog.functions[h];
         let names = self.var_names(&f.vars, &["rt", "env", "l"]);
@@ -46,6 +128,9 @@ impl Gen<'_> {
             tmp: Default::default(),
         };
         let mut params = Vec::new();
+        if self.function_uses_runtime(h) {
+            params.push("rt: &mut ::p4_target::runtime::Runtime".to_string());
+        }
         for (v, n) in f.vars[..f.n_params as usize].iter().zip(&names) {
             let t = self.rust_ty(&v.ty)?;
             params.push(match v.param {

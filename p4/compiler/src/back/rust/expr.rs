@@ -570,7 +570,10 @@ impl Gen<'_> {
                     .iter()
                     .map(|v| (v.param.unwrap_or(Direction::In), v.ty.clone()))
                     .collect();
-                let (pre, list, post) = self.args(ctx, &params, args)?;
+                let (pre, mut list, post) = self.args(ctx, &params, args)?;
+                if self.function_uses_runtime(*f) {
+                    list.insert(0, "rt".to_string());
+                }
                 let call = format!("{}({})", self.names.functions[f.index()], list.join(", "));
                 let call = self.native_to_value(&call, &func.ret);
                 Ok(Self::wrap_call(pre, call, post, ""))
@@ -822,6 +825,26 @@ impl Gen<'_> {
         lhs: &Expr,
         value_u128: &str,
     ) -> Result<String, BackError> {
+        // A slice written by an extern's `out` argument (`r.read(x[7:0], i)`,
+        // `hash(x[15:0], ..)`): the whole takes the new bits and keeps the
+        // others (P4_16 §8.6 slices are l-values), inner slices first.
+        if let ExprKind::Slice(base, hi, lo) = &lhs.kind {
+            let whole = self.expr(ctx, base)?;
+            let new = if self.is_wide(&base.ty) {
+                let part = if self.is_wide(&lhs.ty) {
+                    value_u128.to_string()
+                } else {
+                    format!("{}::from_u128({value_u128})", wide_path(128))
+                };
+                format!("({whole}).set_slice({hi}, {lo}, {part})")
+            } else {
+                let field = p4_target::bits::mask(hi - lo + 1) << lo;
+                format!(
+                    "((({whole}) & !{field:#x}u128) | ((({value_u128}) << {lo}) & {field:#x}u128))"
+                )
+            };
+            return self.assign_native(ctx, base, &new);
+        }
         let p = self.place(ctx, lhs)?;
         let line = format!("{p} = {};", self.to_native(value_u128, &lhs.ty)?);
         let mut guards = Vec::new();

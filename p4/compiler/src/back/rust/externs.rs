@@ -64,12 +64,6 @@ impl Gen<'_> {
                 data,
                 max,
             } => {
-                if ctx.kind == BodyKind::Function {
-                    return bad(
-                        "internal: hash inside a function (the checker refuses it)",
-                        Some(span),
-                    );
-                }
                 let h = match self.pack_bytes(ctx, data, &mut s)? {
                     Some(hb) => format!("rt.hash_bytes({}, &{hb})", info::algo(*algo)),
                     None => {
@@ -86,12 +80,6 @@ impl Gen<'_> {
                 s.push(self.assign_native(ctx, out, &v)?);
             }
             Builtin::Random { out, lo, hi } => {
-                if ctx.kind == BodyKind::Function {
-                    return bad(
-                        "internal: random inside a function (the checker refuses it)",
-                        Some(span),
-                    );
-                }
                 let v = format!(
                     "rt.random({}, {})",
                     self.expr(ctx, lo)?,

@@ -173,7 +173,8 @@ enum BodyKind {
     /// Control apply block, action or table (`l` is the locals struct, block
     /// params are `&mut`).
     Control,
-    /// A function: no runtime access.
+    /// A function: the runtime (`rt`) only when it uses `hash` or `random`
+    /// ([`Gen::function_uses_runtime`]).
     Function,
     /// A parser: locals hoisted, errors are `Err(code)`.
     Parser,
