@@ -450,15 +450,6 @@ fn bucket_hash<W: Word>(masks: &[W], values: impl Iterator<Item = W>) -> u64 {
     h
 }
 
-/// Whether (priority, seq) beats `best`.
-#[inline]
-fn beats(priority: i32, seq: u64, best: Option<(i32, u64, u32)>) -> bool {
-    match best {
-        None => true,
-        Some((bp, bs, _)) => priority > bp || (priority == bp && seq < bs),
-    }
-}
-
 /// A relaxed mask: at most the first 8 bits of the leading run of ones of
 /// `m` (within `width` bits), and nothing if that run is shorter than 8.
 /// Coarse masks let later entries with longer masks join the group; the
@@ -721,8 +712,9 @@ impl<W: Word> Tss<W> {
 
     #[inline]
     fn lookup(&self, key: &[W]) -> Option<u32> {
-        // (priority, seq, id) of the best match so far.
-        let mut best: Option<(i32, u64, u32)> = None;
+        // (priority, id) of the best match so far; its sequence number is
+        // read only on a tie.
+        let mut best: Option<(i32, u32)> = None;
         for chunk in self.order.chunks(CHUNK) {
             if best.is_some_and(|b| chunk[0].0 < b.0) {
                 break;
@@ -731,16 +723,21 @@ impl<W: Word> Tss<W> {
             // on another's result, so their cache misses overlap: the home
             // slot of each group, then the record of each head whose hash
             // matches.
-            // A group the filter rules out keeps the free slot: judged
-            // as holding no bucket for the key.
             let mut hashes = [0u64; CHUNK];
             let mut homes = [FREE_SLOT; CHUNK];
             for ((&(_, g), h), home) in chunk.iter().zip(&mut hashes).zip(&mut homes) {
                 let grp = &self.groups[g];
                 *h = bucket_hash(&grp.masks, key.iter().copied());
-                if self.filter.may_hold(grp.salt, *h) {
-                    *home = grp.slots[grp.home(*h) & (grp.slots.len() - 1)];
-                }
+                // A group the filter rules out reads the free slot (judged
+                // as holding no bucket for the key): a select, not a
+                // branch, so a mispredicted filter bit does not hold up
+                // the loads of the groups after it.
+                let slot = &grp.slots[grp.home(*h) & (grp.slots.len() - 1)];
+                *home = *std::hint::select_unpredictable(
+                    self.filter.may_hold(grp.salt, *h),
+                    slot,
+                    &FREE_SLOT,
+                );
             }
             let n = self.widths.len();
             let mut touched = W::default();
@@ -769,46 +766,52 @@ impl<W: Word> Tss<W> {
                         None => continue,
                     }
                 };
-                self.scan_bucket(grp, slot, key, &mut best);
+                let id = slot.head & !MORE;
+                // A bucket's other entries rank below its head: if the
+                // head cannot win, neither can they.
+                if !self.beats(slot.priority, || self.seq(id), best) {
+                    continue;
+                }
+                if self.hit(id, key) {
+                    best = Some((slot.priority, id));
+                } else if slot.head & MORE != 0 {
+                    self.scan_tail(grp, slot, key, &mut best);
+                }
             }
         }
-        best.map(|b| b.2)
+        best.map(|b| b.1)
     }
 
-    /// Looks for a better match than `best` in the bucket behind `slot`.
+    /// Entry `id`'s insertion sequence number.
     #[inline]
-    fn scan_bucket(
-        &self,
-        grp: &Group<W>,
-        slot: Slot,
-        key: &[W],
-        best: &mut Option<(i32, u64, u32)>,
-    ) {
-        if best.is_some_and(|b| slot.priority < b.0) {
-            return;
+    fn seq(&self, id: u32) -> u64 {
+        self.seqs.get(id as usize).copied().unwrap_or(u64::MAX)
+    }
+
+    /// Whether an entry of this priority beats `best` (`seq` gives its
+    /// sequence number, needed only on a tie).
+    #[inline]
+    fn beats(&self, priority: i32, seq: impl FnOnce() -> u64, best: Option<(i32, u32)>) -> bool {
+        match best {
+            None => true,
+            Some((bp, bid)) => priority > bp || (priority == bp && seq() < self.seq(bid)),
         }
-        let id = slot.head & !MORE;
-        let seq = self.seqs.get(id as usize).copied().unwrap_or(u64::MAX);
-        if !beats(slot.priority, seq, *best) {
-            return;
-        }
-        if self.hit(id, key) {
-            *best = Some((slot.priority, seq, id));
-            return;
-        }
-        if slot.head & MORE == 0 {
-            return;
-        }
+    }
+
+    /// Looks for a better match than `best` among the entries after the
+    /// head of the bucket behind `slot`.
+    #[inline]
+    fn scan_tail(&self, grp: &Group<W>, slot: Slot, key: &[W], best: &mut Option<(i32, u32)>) {
         let Some(b) = grp.pool.get(slot.bucket as usize) else {
             return;
         };
         let n = self.widths.len();
         for (item, tests) in b.items.iter().zip(b.tests.chunks_exact(n)).skip(1) {
-            if !beats(item.priority, item.seq, *best) {
+            if !self.beats(item.priority, || item.seq, *best) {
                 return;
             }
             if self.passes(tests, key) {
-                *best = Some((item.priority, item.seq, item.id));
+                *best = Some((item.priority, item.id));
                 return;
             }
         }
