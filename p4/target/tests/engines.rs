@@ -302,6 +302,9 @@ static ACL: [(u32, MatchKind); 4] = [
     (4, MatchKind::Ternary),
     (6, MatchKind::Range),
 ];
+/// Ranges and little else: most entries share the one bucket of the
+/// catch-all group, told apart by their ranges alone.
+static RANGES: [(u32, MatchKind); 2] = [(8, MatchKind::Range), (2, MatchKind::Optional)];
 /// Fields over 64 bits: the engine keeps its tests in 128-bit words.
 static WIDE_TERNARY: [(u32, MatchKind); 3] = [
     (128, MatchKind::Ternary),
@@ -417,6 +420,15 @@ proptest! {
     #[test]
     fn priority_churn_matches_reference(ops in churn(&ACL, 1..1000, 300..900)) {
         check(&ACL, true, EngineKind::Priority, ops);
+    }
+
+    /// Long buckets whose heads fail: the rest of a bucket is scanned
+    /// now or after the chunk's other heads, and skipped when the
+    /// priority of its second entry (kept in the slot) cannot win; ties
+    /// among those entries, deletes that change a bucket's second entry.
+    #[test]
+    fn priority_long_buckets_match_reference(ops in churn(&RANGES, 1..6, 300..900)) {
+        check(&RANGES, true, EngineKind::Priority, ops);
     }
 
     #[test]

@@ -27,16 +27,23 @@
 //! lookup side is laid out for few dependent cache misses. Each group has
 //! an open-addressed slot array (linear probing, at most half full, 24
 //! bytes a slot) holding, per bucket, its hash, its best entry's priority
-//! and id and the bucket's index in the group's bucket pool; one probe
+//! and id, its second entry's priority and the bucket's index in the
+//! group's bucket pool; one probe
 //! either rejects the group or names the candidate and says whether it can
 //! beat the best match so far. Groups are taken 8 at a time: first every
 //! group's hash and home slot and the matching heads' test records are
 //! loaded, none depending on another, so their misses overlap; then the
 //! groups are judged in order. A candidate's field tests are one record of
 //! two words a field (`u64` words when every field is at most 64 bits
-//! wide: 64 bytes for a 5-tuple). Only when a bucket's head fails and the
-//! bucket holds more entries is the bucket read, its items and their tests
-//! each in one array. The control plane finds buckets by hash in a map,
+//! wide: 64 bytes for a 5-tuple). Only when a bucket's head fails, the
+//! bucket holds more entries and its second entry (whose priority the slot
+//! keeps) can still win is the bucket read, its items and their tests
+//! each in one array; that read waits until the chunk's later heads are
+//! judged unless the second entry outranks all of their groups, so that a
+//! match among them cuts it short (in the 10,000-entry random ACL the
+//! match is nearly always a catch-all head judged last, and every
+//! bucket read before it was wasted). The winner's insertion sequence
+//! number is read only on a priority tie. The control plane finds buckets by hash in a map,
 //! and keeps the slots in step on every change (deletion by backward
 //! shift, so no tombstones build up).
 //!
@@ -133,6 +140,8 @@ struct Slot {
     head: u32,
     /// The bucket's index in the group's pool.
     bucket: u32,
+    /// The priority of the bucket's second entry, if [`MORE`] is set.
+    next: i32,
 }
 
 const EMPTY: u32 = u32::MAX;
@@ -142,6 +151,7 @@ const FREE_SLOT: Slot = Slot {
     priority: 0,
     head: EMPTY,
     bucket: 0,
+    next: 0,
 };
 /// Smallest slot array: 2^3 slots.
 const MIN_BITS: u32 = 3;
@@ -264,12 +274,16 @@ impl<W: Word> Group<W> {
         let head = self.buckets.get(&hash).and_then(|&index| {
             let b = &self.pool[index as usize];
             let first = b.items.first()?;
-            let more = if b.items.len() > 1 { MORE } else { 0 };
+            let (more, next) = match b.items.get(1) {
+                Some(second) => (MORE, second.priority),
+                None => (0, 0),
+            };
             Some(Slot {
                 hash,
                 priority: first.priority,
                 head: first.id | more,
                 bucket: index,
+                next,
             })
         });
         match (self.find_slot(hash), head) {
@@ -448,15 +462,6 @@ fn bucket_hash<W: Word>(masks: &[W], values: impl Iterator<Item = W>) -> u64 {
     }
     // The home slot is taken from the top bits, which the multiply mixes.
     h
-}
-
-/// Whether (priority, seq) beats `best`.
-#[inline]
-fn beats(priority: i32, seq: u64, best: Option<(i32, u64, u32)>) -> bool {
-    match best {
-        None => true,
-        Some((bp, bs, _)) => priority > bp || (priority == bp && seq < bs),
-    }
 }
 
 /// A relaxed mask: at most the first 8 bits of the leading run of ones of
@@ -721,8 +726,9 @@ impl<W: Word> Tss<W> {
 
     #[inline]
     fn lookup(&self, key: &[W]) -> Option<u32> {
-        // (priority, seq, id) of the best match so far.
-        let mut best: Option<(i32, u64, u32)> = None;
+        // (priority, id) of the best match so far; its sequence number is
+        // read only on a tie.
+        let mut best: Option<(i32, u32)> = None;
         for chunk in self.order.chunks(CHUNK) {
             if best.is_some_and(|b| chunk[0].0 < b.0) {
                 break;
@@ -731,16 +737,21 @@ impl<W: Word> Tss<W> {
             // on another's result, so their cache misses overlap: the home
             // slot of each group, then the record of each head whose hash
             // matches.
-            // A group the filter rules out keeps the free slot: judged
-            // as holding no bucket for the key.
             let mut hashes = [0u64; CHUNK];
             let mut homes = [FREE_SLOT; CHUNK];
             for ((&(_, g), h), home) in chunk.iter().zip(&mut hashes).zip(&mut homes) {
                 let grp = &self.groups[g];
                 *h = bucket_hash(&grp.masks, key.iter().copied());
-                if self.filter.may_hold(grp.salt, *h) {
-                    *home = grp.slots[grp.home(*h) & (grp.slots.len() - 1)];
-                }
+                // A group the filter rules out reads the free slot (judged
+                // as holding no bucket for the key): a select, not a
+                // branch, so a mispredicted filter bit does not hold up
+                // the loads of the groups after it.
+                let slot = &grp.slots[grp.home(*h) & (grp.slots.len() - 1)];
+                *home = *std::hint::select_unpredictable(
+                    self.filter.may_hold(grp.salt, *h),
+                    slot,
+                    &FREE_SLOT,
+                );
             }
             let n = self.widths.len();
             let mut touched = W::default();
@@ -754,7 +765,10 @@ impl<W: Word> Tss<W> {
             }
             // Kept only so that the compiler does not drop the loads.
             std::hint::black_box(touched);
-            for ((&(max_priority, g), &h), home) in chunk.iter().zip(&hashes).zip(&homes) {
+            let mut deferred = 0u32;
+            for (i, ((&(max_priority, g), &h), home)) in
+                chunk.iter().zip(&hashes).zip(&mut homes).enumerate()
+            {
                 if best.is_some_and(|b| max_priority < b.0) {
                     break;
                 }
@@ -769,34 +783,58 @@ impl<W: Word> Tss<W> {
                         None => continue,
                     }
                 };
-                self.scan_bucket(grp, slot, key, &mut best);
+                let id = slot.head & !MORE;
+                // A bucket's other entries rank below its head: if the
+                // head cannot win, neither can they.
+                if !self.beats(slot.priority, || self.seq(id), best) {
+                    continue;
+                }
+                if self.hit(id, key) {
+                    best = Some((slot.priority, id));
+                } else if slot.head & MORE != 0 {
+                    // The rest of the bucket is scanned now if it ranks
+                    // above every later group of the chunk, else after
+                    // their heads, which may cut it short.
+                    let later = chunk.get(i + 1).map_or(i32::MIN, |c| c.0);
+                    if slot.next >= later {
+                        self.scan_tail(grp, slot, key, &mut best);
+                    } else {
+                        *home = slot;
+                        deferred |= 1 << i;
+                    }
+                }
+            }
+            while deferred != 0 {
+                let i = deferred.trailing_zeros() as usize;
+                deferred &= deferred - 1;
+                self.scan_tail(&self.groups[chunk[i].1], homes[i], key, &mut best);
             }
         }
-        best.map(|b| b.2)
+        best.map(|b| b.1)
     }
 
-    /// Looks for a better match than `best` in the bucket behind `slot`.
+    /// Entry `id`'s insertion sequence number.
     #[inline]
-    fn scan_bucket(
-        &self,
-        grp: &Group<W>,
-        slot: Slot,
-        key: &[W],
-        best: &mut Option<(i32, u64, u32)>,
-    ) {
-        if best.is_some_and(|b| slot.priority < b.0) {
-            return;
+    fn seq(&self, id: u32) -> u64 {
+        self.seqs.get(id as usize).copied().unwrap_or(u64::MAX)
+    }
+
+    /// Whether an entry of this priority beats `best` (`seq` gives its
+    /// sequence number, needed only on a tie).
+    #[inline]
+    fn beats(&self, priority: i32, seq: impl FnOnce() -> u64, best: Option<(i32, u32)>) -> bool {
+        match best {
+            None => true,
+            Some((bp, bid)) => priority > bp || (priority == bp && seq() < self.seq(bid)),
         }
-        let id = slot.head & !MORE;
-        let seq = self.seqs.get(id as usize).copied().unwrap_or(u64::MAX);
-        if !beats(slot.priority, seq, *best) {
-            return;
-        }
-        if self.hit(id, key) {
-            *best = Some((slot.priority, seq, id));
-            return;
-        }
-        if slot.head & MORE == 0 {
+    }
+
+    /// Looks for a better match than `best` among the entries after the
+    /// head of the bucket behind `slot`.
+    #[inline]
+    fn scan_tail(&self, grp: &Group<W>, slot: Slot, key: &[W], best: &mut Option<(i32, u32)>) {
+        // The slot says whether the rest can win before the bucket is read.
+        if best.is_some_and(|b| slot.next < b.0) {
             return;
         }
         let Some(b) = grp.pool.get(slot.bucket as usize) else {
@@ -804,11 +842,11 @@ impl<W: Word> Tss<W> {
         };
         let n = self.widths.len();
         for (item, tests) in b.items.iter().zip(b.tests.chunks_exact(n)).skip(1) {
-            if !beats(item.priority, item.seq, *best) {
+            if !self.beats(item.priority, || item.seq, *best) {
                 return;
             }
             if self.passes(tests, key) {
-                *best = Some((item.priority, item.seq, item.id));
+                *best = Some((item.priority, item.id));
                 return;
             }
         }
