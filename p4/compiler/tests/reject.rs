@@ -846,3 +846,29 @@ fn integer_label_on_a_serializable_enum_switch() {
         ]),
     );
 }
+
+// ------------------------------------------------------ packet_in.length()
+
+#[test]
+fn packet_length_is_bit32() {
+    // core.p4: `bit<32> length();` no implicit narrowing to bit<16>.
+    check_errors(
+        "packet_length_width",
+        &program(&[(
+            "PARSER",
+            "bit<16> n = pkt.length();\n        meta.m = (bit<8>)n;\n        transition accept;",
+        )]),
+    );
+}
+
+#[test]
+fn packet_out_has_no_length() {
+    // core.p4 declares `length()` on packet_in only.
+    check_errors(
+        "packet_out_length",
+        &edited(
+            "apply { pkt.emit(hdr.h); }",
+            "apply { if (pkt.length() == 0) { pkt.emit(hdr.h); } }",
+        ),
+    );
+}

@@ -2989,6 +2989,12 @@ impl Checker {
                 }
                 return Some(mk(ExprKind::Lookahead, ty, span));
             }
+            (false, "length") => {
+                if !self.arg_count(span, "length", 0, args.len()) {
+                    return None;
+                }
+                return Some(mk(ExprKind::PacketLength, Ty::Bit(32), span));
+            }
             (false, "advance") => {
                 if !self.arg_count(span, "advance", 1, args.len()) {
                     return None;

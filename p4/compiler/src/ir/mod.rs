@@ -481,6 +481,9 @@ pub enum ExprKind {
     Call(Box<Call>),
     /// `pkt.lookahead<T>()` (parser only); value of the expression's type.
     Lookahead,
+    /// `pkt.length()` (parser only): the whole packet's length in bytes as
+    /// the parser receives it, a `bit<32>`.
+    PacketLength,
     /// The default value of a header, header union, struct or stack type
     /// (`{#}` and the fields `...` leaves out, P4_16 §8.17, §8.26): headers
     /// invalid with their fields zero, everything else zero or false.

@@ -209,6 +209,7 @@ impl Gen<'_> {
                 }
                 _ => return bad("internal: a default value of a scalar type", Some(e.span)),
             },
+            ExprKind::PacketLength => "(packet__.length() as u128)".to_string(),
             ExprKind::Lookahead => {
                 let bits = match &e.ty {
                     Ty::Composite(c) => self.prog.composites[*c].header_bits(self.prog),
