@@ -872,3 +872,83 @@ fn packet_out_has_no_length() {
         ),
     );
 }
+
+// ------------------------------------------------ extern instances in parsers
+
+#[test]
+fn direct_counter_in_a_parser() {
+    // v1model.p4: a direct_counter is a table's (`counters = dc`), and
+    // tables are only in controls.
+    check_errors(
+        "parser_direct_counter",
+        &edited(
+            "    state start {",
+            "    direct_counter(CounterType.packets) dc;\n    state start {",
+        ),
+    );
+}
+
+#[test]
+fn control_instance_in_a_parser() {
+    // P4_16 §12.3: a parser instantiates parsers and externs, not controls.
+    check_errors(
+        "parser_control_instance",
+        &program(&[("DECLS", "control Sub(inout headers h) { apply { } }")])
+            .replace("    state start {", "    Sub() s;\n    state start {"),
+    );
+}
+
+#[test]
+fn parser_register_is_not_seen_by_a_control() {
+    // An instance declared in a parser is local to it (P4_16 §12.13).
+    check_errors(
+        "parser_register_in_control",
+        &program(&[("APPLY", "r.write(0, 1);")]).replace(
+            "    state start {",
+            "    register<bit<8>>(4) r;\n    state start {",
+        ),
+    );
+}
+
+#[test]
+fn parser_register_read_arity() {
+    // v1model.p4: `void read(out T result, in I index)`.
+    check_errors(
+        "parser_register_read_arity",
+        &program(&[("PARSER", "r.read(meta.m);\n        transition accept;")]).replace(
+            "    state start {",
+            "    register<bit<8>>(4) r;\n    state start {",
+        ),
+    );
+}
+
+#[test]
+fn top_level_selector_used_in_a_parser() {
+    // A top-level action_selector is a table's; a parser cannot call it.
+    check_errors(
+        "parser_top_level_selector",
+        &program(&[
+            (
+                "DECLS",
+                "action_selector(HashAlgorithm.crc16, 32w16, 32w10) sel;",
+            ),
+            ("PARSER", "sel.read();\n        transition accept;"),
+        ]),
+    );
+}
+
+#[test]
+fn top_level_register_read_in_a_function_takes_its_cell_type() {
+    // v1model.p4: `register<T>.read(out T result, ..)`; a function reading a
+    // bit<8> register into a bit<16> is a type error, as in a control.
+    check_errors(
+        "function_register_cell_type",
+        &program(&[
+            (
+                "DECLS",
+                "register<bit<8>>(4) g;\nbit<16> rd() { bit<16> v; g.read(v, 0); return v; }",
+            ),
+            ("APPLY", "hdr.h.b = rd();"),
+        ]),
+    );
+}

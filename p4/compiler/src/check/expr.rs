@@ -960,18 +960,6 @@ impl Checker {
                 }
                 Some(TE::Typed(mk(ExprKind::Var(r), ty, span)))
             }
-            // Controls declare the top-level instances among their own;
-            // a function or parser sees the top-level one.
-            Some(Sym::GlobalExtern) => {
-                self.unsupported(
-                    span,
-                    &format!(
-                        "top-level extern instances used outside controls (`{}`)",
-                        p.ident.name
-                    ),
-                );
-                None
-            }
             Some(_) => {
                 self.error_label(
                     codes::WRONG_KIND,
@@ -1754,12 +1742,25 @@ impl Checker {
                     Sym::Packet(false) => "packet_in",
                     Sym::Packet(true) => "packet_out",
                     Sym::Extern(i) => {
-                        let ctl = self.body.as_ref()?.control?;
-                        let kind = &self.prog.controls[ctl].externs.get(*i as usize)?.kind;
+                        let kind = self.body_extern(*i)?.kind;
                         if let ir::ExternKind::User { decl, .. } = kind {
-                            return self.user_method_params(*decl, &member.name, args.len());
+                            return self.user_method_params(decl, &member.name, args.len());
                         }
                         kind.type_name()
+                    }
+                    // A top-level instance used in a parser or function
+                    // (declared there at the call): a v1model object's
+                    // parameter names; a user extern's arguments bind by
+                    // position until its instance is declared.
+                    Sym::GlobalExtern => {
+                        let g = self
+                            .global_externs
+                            .iter()
+                            .find(|g| g.name.name == p.ident.name)?;
+                        let ast::TypeKind::Named { name, .. } = &g.ty.kind else {
+                            return None;
+                        };
+                        crate::v1model::object(&name.ident.name)?.name
                     }
                     Sym::SubControl(i) if member.name == "apply" => {
                         let ctl = self.body.as_ref()?.control?;
@@ -2702,6 +2703,23 @@ impl Checker {
                     return Some(Self::void_call(Call::ControlApply(i, v), span));
                 }
                 Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
+                // A top-level instance used in a parser or a function.
+                Some(Sym::GlobalExtern) => {
+                    let name = p.ident.name.clone();
+                    return match self.global_in_body(&name, p.span) {
+                        super::blocks::GlobalUse::Index(i) => {
+                            self.extern_method(i, m, member.span, args, span)
+                        }
+                        super::blocks::GlobalUse::Reported => None,
+                        super::blocks::GlobalUse::NotHere => {
+                            self.unsupported(
+                                p.span,
+                                &format!("top-level extern instances used here (`{name}`)"),
+                            );
+                            None
+                        }
+                    };
+                }
                 Some(Sym::ExternDecl(n)) if self.is_user_extern_type(&n) => {
                     self.error_label(
                         codes::WRONG_KIND,
@@ -2765,6 +2783,21 @@ impl Checker {
         Some(Self::void_call(Call::Builtin(Box::new(builtin)), span))
     }
 
+    /// Extern instance `i` of the block being checked: a control's (in its
+    /// apply block or actions), or a parser's or function's own list.
+    pub(crate) fn body_extern(&self, i: u32) -> Option<ir::ExternInst> {
+        let body = self.body.as_ref()?;
+        match (body.kind, body.control) {
+            (BodyKind::Apply | BodyKind::Action, Some(ctl)) => {
+                self.prog.controls[ctl].externs.get(i as usize).cloned()
+            }
+            (BodyKind::Parser | BodyKind::Function, _) | (BodyKind::Action, None) => {
+                body.externs.get(i as usize).map(|e| e.inst.clone())
+            }
+            _ => None,
+        }
+    }
+
     fn extern_method(
         &mut self,
         i: u32,
@@ -2773,26 +2806,14 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Expr> {
-        let Some(ctl) = self.body.as_ref().and_then(|b| b.control) else {
+        let Some(inst) = self.body_extern(i) else {
             self.error(
                 codes::NOT_ALLOWED_HERE,
                 span,
-                "extern objects may only be used in controls",
+                "extern objects may only be used in controls, parsers and functions",
             );
             return None;
         };
-        if !matches!(
-            self.body.as_ref().map(|b| b.kind),
-            Some(BodyKind::Apply | BodyKind::Action)
-        ) {
-            self.error(
-                codes::NOT_ALLOWED_HERE,
-                span,
-                "extern objects may only be used in controls",
-            );
-            return None;
-        }
-        let inst = self.prog.controls[ctl].externs[i as usize].clone();
         if let ir::ExternKind::User { decl, .. } = inst.kind {
             return self.user_method_call(i, &inst.name, decl, m, mspan, args, span);
         }

@@ -74,6 +74,12 @@ pub(crate) struct Facts {
     pub(crate) tables: HashMap<usize, TableFacts>,
     /// By (control handle index, extern index).
     pub(crate) extern_names: HashMap<(usize, u32), NameSpec>,
+    /// By (parser handle index, extern index).
+    pub(crate) parser_extern_names: HashMap<(usize, u32), NameSpec>,
+    /// By (function handle index, extern index).
+    pub(crate) function_extern_names: HashMap<(usize, u32), NameSpec>,
+    /// By (top-level action handle index, extern index).
+    pub(crate) action_extern_names: HashMap<(usize, u32), NameSpec>,
     /// Digest struct types, in first-use order.
     pub(crate) digests: Vec<Handle<ir::Composite>>,
     /// Value sets: (full name, width, size, the element's leaves as
@@ -174,32 +180,24 @@ fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>
             ));
         }
     }
-    for inst in &c.prog.instances {
-        let ctl = &c.prog.controls[inst.control];
-        for th in &ctl.tables {
-            let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
-            out.push((
-                id_prefix::TABLE,
-                facts.name.qualify(&inst.path),
-                facts.name.id,
-            ));
+    for owner in extern_owners(c) {
+        if let ExternSlot::Instance(ii) = owner.slot {
+            let inst = &c.prog.instances[ii];
+            for th in &c.prog.controls[inst.control].tables {
+                let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
+                out.push((
+                    id_prefix::TABLE,
+                    facts.name.qualify(&inst.path),
+                    facts.name.id,
+                ));
+            }
         }
-        for (ei, e) in ctl.externs.iter().enumerate() {
+        for (e, spec) in &owner.externs {
             if matches!(e.kind, ir::ExternKind::User { .. }) {
                 // Not a P4Info object (the target supplies it).
                 continue;
             }
-            let spec = c
-                .facts
-                .extern_names
-                .get(&(inst.control.index(), ei as u32))
-                .cloned()
-                .unwrap_or(NameSpec {
-                    absolute: false,
-                    name: e.name.clone(),
-                    id: None,
-                });
-            out.push((extern_prefix(&e.kind), spec.qualify(&inst.path), spec.id));
+            out.push((extern_prefix(&e.kind), spec.qualify(&owner.path), spec.id));
         }
     }
     for d in &c.facts.digests {
@@ -212,6 +210,106 @@ fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>
     }
     for (n, ..) in &c.facts.value_sets {
         out.push((id_prefix::VALUE_SET, n.clone(), None));
+    }
+    out
+}
+
+/// Where a block's extern instances are placed in [`Layout`].
+#[derive(Clone, Copy)]
+enum ExternSlot {
+    /// [`Layout::instances`].
+    Instance(usize),
+    /// [`Layout::parsers`], by parser handle index.
+    Parser(usize),
+    /// [`Layout::functions`], by function handle index.
+    Function(usize),
+    /// [`Layout::actions`], by action handle index.
+    Action(usize),
+}
+
+/// Where extern `ei` of a block in `slot` is placed.
+fn extern_slot(layout: &mut Layout, slot: ExternSlot, ei: usize) -> &mut u32 {
+    match slot {
+        ExternSlot::Instance(ii) => &mut layout.instances[ii].externs[ei],
+        ExternSlot::Parser(h) => &mut layout.parsers[h][ei],
+        ExternSlot::Function(h) => &mut layout.functions[h][ei],
+        ExternSlot::Action(h) => &mut layout.actions[h][ei],
+    }
+}
+
+/// A block that holds extern instances: a control instance, a parser or a
+/// function.
+struct ExternOwner<'a> {
+    slot: ExternSlot,
+    /// P4Info name prefix of its own instances.
+    path: String,
+    /// Its instances with their P4Info names.
+    externs: Vec<(&'a ir::ExternInst, NameSpec)>,
+}
+
+/// Every block holding extern instances, in the order their P4Info
+/// objects are created: control instances, then parsers (their own
+/// instances named after the parser, as its value sets are), then
+/// functions and top-level actions (which hold only top-level instances,
+/// merged with the controls' copies).
+fn extern_owners(c: &Checker) -> Vec<ExternOwner<'_>> {
+    let spec =
+        |names: &HashMap<(usize, u32), NameSpec>, h: usize, ei: usize, e: &ir::ExternInst| {
+            names.get(&(h, ei as u32)).cloned().unwrap_or(NameSpec {
+                absolute: false,
+                name: e.name.clone(),
+                id: None,
+            })
+        };
+    let mut out = Vec::new();
+    for (ii, inst) in c.prog.instances.iter().enumerate() {
+        let h = inst.control.index();
+        out.push(ExternOwner {
+            slot: ExternSlot::Instance(ii),
+            path: inst.path.clone(),
+            externs: c.prog.controls[inst.control]
+                .externs
+                .iter()
+                .enumerate()
+                .map(|(ei, e)| (e, spec(&c.facts.extern_names, h, ei, e)))
+                .collect(),
+        });
+    }
+    for (h, p) in c.prog.parsers.iter() {
+        out.push(ExternOwner {
+            slot: ExternSlot::Parser(h.index()),
+            path: p.name.clone(),
+            externs: p
+                .externs
+                .iter()
+                .enumerate()
+                .map(|(ei, e)| (e, spec(&c.facts.parser_extern_names, h.index(), ei, e)))
+                .collect(),
+        });
+    }
+    for (h, f) in c.prog.functions.iter() {
+        out.push(ExternOwner {
+            slot: ExternSlot::Function(h.index()),
+            path: String::new(),
+            externs: f
+                .externs
+                .iter()
+                .enumerate()
+                .map(|(ei, e)| (e, spec(&c.facts.function_extern_names, h.index(), ei, e)))
+                .collect(),
+        });
+    }
+    for (h, a) in c.prog.actions.iter() {
+        out.push(ExternOwner {
+            slot: ExternSlot::Action(h.index()),
+            path: String::new(),
+            externs: a
+                .externs
+                .iter()
+                .enumerate()
+                .map(|(ei, e)| (e, spec(&c.facts.action_extern_names, h.index(), ei, e)))
+                .collect(),
+        });
     }
     out
 }
@@ -387,6 +485,24 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
                 externs: vec![u32::MAX; c.prog.controls[inst.control].externs.len()],
             })
             .collect(),
+        parsers: c
+            .prog
+            .parsers
+            .iter()
+            .map(|(_, p)| vec![u32::MAX; p.externs.len()])
+            .collect(),
+        functions: c
+            .prog
+            .functions
+            .iter()
+            .map(|(_, f)| vec![u32::MAX; f.externs.len()])
+            .collect(),
+        actions: c
+            .prog
+            .actions
+            .iter()
+            .map(|(_, a)| vec![u32::MAX; a.externs.len()])
+            .collect(),
         action_ids: Vec::new(),
         user_instances: Vec::new(),
     };
@@ -412,49 +528,42 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
     // both, as a control plane could not tell them apart.
     let mut table_names: HashMap<String, crate::diag::Span> = HashMap::new();
     let mut table_clashes = Vec::new();
-    for ii in 0..c.prog.instances.len() {
-        let inst = &c.prog.instances[ii];
-        let ctl = &c.prog.controls[inst.control];
-        for (ti, th) in ctl.tables.iter().enumerate() {
-            let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
-            let name = facts.name.qualify(&inst.path);
-            let span = c.prog.tables.span(*th);
-            if let Some(first) = table_names.insert(name.clone(), span) {
-                let mut d = Diagnostic::error(
-                    super::codes::DUPLICATE,
-                    format!("two tables have the control-plane name `{name}`"),
-                )
-                .with_primary(span, "this table");
-                d = if first != span {
-                    d.with_secondary(first, "and this one")
-                } else {
-                    d.with_note(
+    for owner in extern_owners(c) {
+        if let ExternSlot::Instance(ii) = owner.slot {
+            let inst = &c.prog.instances[ii];
+            let ctl = &c.prog.controls[inst.control];
+            for (ti, th) in ctl.tables.iter().enumerate() {
+                let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
+                let name = facts.name.qualify(&inst.path);
+                let span = c.prog.tables.span(*th);
+                if let Some(first) = table_names.insert(name.clone(), span) {
+                    let mut d = Diagnostic::error(
+                        super::codes::DUPLICATE,
+                        format!("two tables have the control-plane name `{name}`"),
+                    )
+                    .with_primary(span, "this table");
+                    d = if first != span {
+                        d.with_secondary(first, "and this one")
+                    } else {
+                        d.with_note(
                         "its control is instantiated twice; a table with an absolute `@name(\".x\")` may be in only one instance",
                     )
-                };
-                table_clashes.push(d);
-            }
-            let id = ids.id(id_prefix::TABLE, &name);
-            layout.instances[ii].tables[ti] = table_plans.len() as u32;
-            table_plans.push(TablePlan {
-                inst: ii,
-                th: *th,
-                id,
-                name,
-            });
-        }
-        for (ei, e) in ctl.externs.iter().enumerate() {
-            let spec = c
-                .facts
-                .extern_names
-                .get(&(inst.control.index(), ei as u32))
-                .cloned()
-                .unwrap_or(NameSpec {
-                    absolute: false,
-                    name: e.name.clone(),
-                    id: None,
+                    };
+                    table_clashes.push(d);
+                }
+                let id = ids.id(id_prefix::TABLE, &name);
+                layout.instances[ii].tables[ti] = table_plans.len() as u32;
+                table_plans.push(TablePlan {
+                    inst: ii,
+                    th: *th,
+                    id,
+                    name,
                 });
-            let qualified = spec.qualify(&inst.path);
+            }
+        }
+        for (ei, (e, spec)) in owner.externs.iter().enumerate() {
+            let e = *e;
+            let qualified = spec.qualify(&owner.path);
             let key = (extern_prefix(&e.kind), qualified.clone());
             if let ir::ExternKind::User { decl, args } = &e.kind {
                 // A user extern object: one per qualified name, program-wide.
@@ -471,15 +580,17 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
                         idx
                     }
                 };
-                layout.instances[ii].externs[ei] = idx as u32;
+                *extern_slot(&mut layout, owner.slot, ei) = idx as u32;
                 continue;
             }
             if let Some(&(idx, id)) = seen_externs.get(&key) {
                 // The same object seen from another control (a top-level
                 // instance, or `@name(".x")`): one state, one id.
                 let _ = ids.id(key.0, &qualified);
-                layout.instances[ii].externs[ei] = idx as u32;
-                extern_ids.insert((ii, ei as u32), id);
+                *extern_slot(&mut layout, owner.slot, ei) = idx as u32;
+                if let ExternSlot::Instance(ii) = owner.slot {
+                    extern_ids.insert((ii, ei as u32), id);
+                }
                 continue;
             }
             let name = qualified.clone();
@@ -566,8 +677,10 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
                     (profiles.len() - 1, id)
                 }
             };
-            layout.instances[ii].externs[ei] = idx as u32;
-            extern_ids.insert((ii, ei as u32), id);
+            *extern_slot(&mut layout, owner.slot, ei) = idx as u32;
+            if let ExternSlot::Instance(ii) = owner.slot {
+                extern_ids.insert((ii, ei as u32), id);
+            }
             seen_externs.insert(key, (idx, id));
         }
     }
