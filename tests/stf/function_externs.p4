@@ -3,7 +3,8 @@
 // counter, and is called from the parser and from the ingress, which see
 // one register; `mix` calls a user-defined extern function and a method of
 // a top-level user extern object, and is called from an action; the
-// top-level action `count_kind` counts the top-level counter.
+// top-level action `count_kind` counts the top-level counter; the parser
+// has a user extern object of its own, `pacc`.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -52,9 +53,10 @@ action count_kind(bit<8> kind) {
 }
 
 parser P(packet_in pkt, out headers_t h, inout meta_t m, inout standard_metadata_t sm) {
+    Acc(10) pacc;
     state start {
         pkt.extract(h.d);
-        h.d.a = bump(0);
+        h.d.a = bump(0) + pacc.add(1);
         transition accept;
     }
 }
