@@ -952,3 +952,23 @@ fn top_level_register_read_in_a_function_takes_its_cell_type() {
         ]),
     );
 }
+
+// ------------------------------------------------------ digests of scalars
+
+#[test]
+fn scalar_digest_type_argument_must_match_the_data() {
+    // v1model.p4: `digest<T>(in bit<32> receiver, in T data)`.
+    check_errors(
+        "digest_scalar_width",
+        &program(&[("APPLY", "digest<bit<16>>(1, hdr.h.a);")]),
+    );
+}
+
+#[test]
+fn digest_of_an_error_value() {
+    // An `error` is not a bit string: P4Info has no type spec for it alone.
+    check_errors(
+        "digest_of_error",
+        &program(&[("APPLY", "digest(1, error.NoError);")]),
+    );
+}

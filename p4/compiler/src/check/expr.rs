@@ -2361,11 +2361,36 @@ impl Checker {
                     Ty::Tuple(_) => self.tuple_as_struct(data)?,
                     _ => data,
                 };
+                // A bit string (p4c: P4Info `type_spec.bitstring`), named
+                // after its `typedef` when the type argument names one.
+                if matches!(data.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_)) {
+                    if data.ty.scalar_width(&self.prog).unwrap_or(0) > 128 {
+                        self.unsupported(
+                            args[1].span,
+                            "digests of a bit string wider than 128 bits",
+                        );
+                        return None;
+                    }
+                    let named = type_args.first().and_then(|t| match &t.kind {
+                        ast::TypeKind::Named { name, args } if args.is_empty() => {
+                            Some(name.ident.name.clone())
+                        }
+                        _ => None,
+                    });
+                    let digest = self.facts.scalar_digest_index(named, data.ty.clone(), span);
+                    return Some(Self::void_call(
+                        Call::Builtin(Box::new(Builtin::Digest {
+                            digest,
+                            data: vec![data],
+                        })),
+                        span,
+                    ));
+                }
                 let Ty::Composite(c) = data.ty else {
                     self.error(
                         codes::TYPE_MISMATCH,
                         args[1].span,
-                        "digest data must be a struct, a header or a tuple",
+                        "digest data must be a struct, a header, a tuple or a bit string",
                     );
                     return None;
                 };

@@ -43,6 +43,24 @@ impl NameSpec {
     }
 }
 
+/// A digest the program sends (v1model `digest<T>(receiver, data)`).
+#[derive(Clone, Debug)]
+pub(crate) enum DigestFacts {
+    /// Data of a struct or header type (or a tuple, made a struct).
+    Struct(Handle<ir::Composite>),
+    /// A bit string (`bit<W>`, `int<W>`, `bool`, a serializable enum).
+    Scalar {
+        /// The `typedef` name of the type argument, or `digest_N`.
+        name: String,
+        /// The data's type.
+        ty: ir::Ty,
+        /// The call (an unnamed type's digest is one per call).
+        span: crate::diag::Span,
+        /// Named `digest_N` (the type has no name).
+        auto: bool,
+    },
+}
+
 /// One `entries` item.
 #[derive(Clone, Debug)]
 pub(crate) struct EntryFacts {
@@ -80,8 +98,8 @@ pub(crate) struct Facts {
     pub(crate) function_extern_names: HashMap<(usize, u32), NameSpec>,
     /// By (top-level action handle index, extern index).
     pub(crate) action_extern_names: HashMap<(usize, u32), NameSpec>,
-    /// Digest struct types, in first-use order.
-    pub(crate) digests: Vec<Handle<ir::Composite>>,
+    /// Digests, in first-use order.
+    pub(crate) digests: Vec<DigestFacts>,
     /// Value sets: (full name, width, size, the element's leaves as
     /// (dotted name, width, signed) when it is a struct).
     pub(crate) value_sets: Vec<ValueSetFacts>,
@@ -105,13 +123,60 @@ pub(crate) struct Facts {
 impl Facts {
     /// Index of the digest for struct `c`, adding it on first use.
     pub(crate) fn digest_index(&mut self, c: Handle<ir::Composite>) -> u32 {
-        match self.digests.iter().position(|d| *d == c) {
+        let found = self
+            .digests
+            .iter()
+            .position(|d| matches!(d, DigestFacts::Struct(s) if *s == c));
+        match found {
             Some(i) => i as u32,
             None => {
-                self.digests.push(c);
+                self.digests.push(DigestFacts::Struct(c));
                 (self.digests.len() - 1) as u32
             }
         }
+    }
+
+    /// Index of the digest of a bit string of type `ty` sent at `span`:
+    /// named `typedef_name` when the type argument names one (all calls
+    /// with it share the digest), else `digest_N` for the N-th such call
+    /// (p4c's name when the type has none).
+    pub(crate) fn scalar_digest_index(
+        &mut self,
+        typedef_name: Option<String>,
+        ty: ir::Ty,
+        span: crate::diag::Span,
+    ) -> u32 {
+        let found = self.digests.iter().position(|d| match (d, &typedef_name) {
+            (DigestFacts::Scalar { name, .. }, Some(n)) => name == n,
+            (
+                DigestFacts::Scalar {
+                    span: s,
+                    auto: true,
+                    ..
+                },
+                None,
+            ) => *s == span,
+            _ => false,
+        });
+        if let Some(i) = found {
+            return i as u32;
+        }
+        let auto = typedef_name.is_none();
+        let name = typedef_name.unwrap_or_else(|| {
+            let n = self
+                .digests
+                .iter()
+                .filter(|d| matches!(d, DigestFacts::Scalar { auto: true, .. }))
+                .count();
+            format!("digest_{n}")
+        });
+        self.digests.push(DigestFacts::Scalar {
+            name,
+            ty,
+            span,
+            auto,
+        });
+        (self.digests.len() - 1) as u32
     }
 }
 
@@ -201,7 +266,7 @@ fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>
         }
     }
     for d in &c.facts.digests {
-        out.push((id_prefix::DIGEST, c.prog.composites[*d].name.clone(), None));
+        out.push((id_prefix::DIGEST, digest_name(c, d), None));
     }
     for (_, comp) in c.prog.composites.iter() {
         if let Some(n) = &comp.controller_header {
@@ -312,6 +377,14 @@ fn extern_owners(c: &Checker) -> Vec<ExternOwner<'_>> {
         });
     }
     out
+}
+
+/// A digest's P4Info name.
+fn digest_name(c: &Checker, d: &DigestFacts) -> String {
+    match d {
+        DigestFacts::Struct(s) => c.prog.composites[*s].name.clone(),
+        DigestFacts::Scalar { name, .. } => name.clone(),
+    }
 }
 
 /// The P4Info id prefix of an extern object kind.
@@ -783,12 +856,29 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
     let digests: Vec<DigestInfo> = c
         .facts
         .digests
-        .clone()
-        .into_iter()
-        .map(|d| DigestInfo {
-            id: ids.id(id_prefix::DIGEST, &c.prog.composites[d].name),
-            name: c.prog.composites[d].name.clone(),
-            fields: scalar_fields(c, d),
+        .iter()
+        .map(|d| {
+            let name = digest_name(c, d);
+            let id = ids.id(id_prefix::DIGEST, &name);
+            match d {
+                DigestFacts::Struct(s) => DigestInfo {
+                    id,
+                    name,
+                    fields: scalar_fields(c, *s),
+                    scalar: false,
+                },
+                DigestFacts::Scalar { ty, .. } => DigestInfo {
+                    id,
+                    fields: vec![MetaFieldInfo {
+                        id: 1,
+                        name: name.clone(),
+                        bitwidth: ty.scalar_width(&c.prog).unwrap_or(32),
+                        signed: ty.is_signed(&c.prog),
+                    }],
+                    name,
+                    scalar: true,
+                },
+            }
         })
         .collect();
     let mut controller_headers = Vec::new();

@@ -178,6 +178,8 @@ pub struct DigestInfo {
     pub name: String,
     /// Fields in order.
     pub fields: Vec<MetaFieldInfo>,
+    /// A bit string, the only entry of `fields` (not a struct).
+    pub scalar: bool,
 }
 
 /// A controller header (`p4_target::info::ControllerHeaderInfo`).
@@ -393,6 +395,7 @@ impl From<&p4_target::info::ProgramInfo> for ProgramInfo {
                     id: d.id,
                     name: d.name.into(),
                     fields: fields(d.fields),
+                    scalar: d.scalar,
                 })
                 .collect(),
             controller_headers: i
