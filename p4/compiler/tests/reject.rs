@@ -972,3 +972,19 @@ fn digest_of_an_error_value() {
         &program(&[("APPLY", "digest(1, error.NoError);")]),
     );
 }
+
+#[test]
+fn function_in_a_control_uses_its_register() {
+    // P4_16 §10: functions are declared at the top level; ours also takes
+    // one in a control, which cannot reach the control's instances.
+    check_errors(
+        "function_in_control_extern",
+        &program(&[
+            (
+                "LOCALS",
+                "register<bit<8>>(4) r;\n    bit<8> rd() { bit<8> v; r.read(v, 0); return v; }",
+            ),
+            ("APPLY", "meta.m = rd();"),
+        ]),
+    );
+}

@@ -2727,6 +2727,24 @@ impl Checker {
                     }
                     return Some(Self::void_call(Call::ControlApply(i, v), span));
                 }
+                // A function sees no block's instances but the top-level
+                // ones (P4_16 §10 declares functions at the top level; one
+                // declared in a control sees that control's scope).
+                Some(Sym::Extern(_))
+                    if self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Function) =>
+                {
+                    self.error_label(
+                        codes::NOT_ALLOWED_HERE,
+                        p.span,
+                        format!(
+                            "`{}` is an extern instance of the enclosing control: a function \
+                             declared in a control cannot use its instances",
+                            p.ident.name
+                        ),
+                        "declare the function at the top level, or pass what it needs",
+                    );
+                    return None;
+                }
                 Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
                 // A top-level instance used in a parser or a function.
                 Some(Sym::GlobalExtern) => {
