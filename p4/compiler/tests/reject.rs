@@ -988,3 +988,20 @@ fn function_in_a_control_uses_its_register() {
         ]),
     );
 }
+
+#[test]
+fn top_level_extern_method_in_a_constant() {
+    // A constant is a compile-time value (P4_16 §7.1.6); an extern method
+    // runs per packet.
+    check_errors(
+        "global_extern_in_constant",
+        &program(&[
+            (
+                "DECLS",
+                "extern Acc { Acc(bit<16> s); bit<16> add(in bit<16> v); }\n\
+                 Acc(1) acc;\nconst bit<16> K = acc.add(1);",
+            ),
+            ("APPLY", "hdr.h.b = K;"),
+        ]),
+    );
+}

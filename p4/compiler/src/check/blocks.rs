@@ -1277,8 +1277,9 @@ pub(crate) enum GlobalUse {
     Index(u32),
     /// An error is reported (here, or by the controls).
     Reported,
-    /// Not a parser, function or top-level action body (a control's
-    /// declares every top-level instance as its own).
+    /// Not in a parser, function or top-level action body (a control's
+    /// declares every top-level instance as its own): a constant's
+    /// initialiser or a declaration's argument.
     NotHere,
 }
 

@@ -2755,9 +2755,16 @@ impl Checker {
                         }
                         super::blocks::GlobalUse::Reported => None,
                         super::blocks::GlobalUse::NotHere => {
-                            self.unsupported(
+                            // A constant's initialiser or a declaration's
+                            // argument: extern methods run per packet.
+                            self.error_label(
+                                codes::NOT_ALLOWED_HERE,
                                 p.span,
-                                &format!("top-level extern instances used here (`{name}`)"),
+                                format!(
+                                    "`{name}`'s methods are called outside a control, parser, \
+                                     action or function"
+                                ),
+                                "not in a block",
                             );
                             None
                         }
