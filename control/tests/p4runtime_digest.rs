@@ -58,6 +58,7 @@ static PROGRAM: ProgramInfo = ProgramInfo {
         id: LEARN,
         name: "mac_learn_t",
         fields: &LEARN_FIELDS,
+        scalar: false,
     }],
     p4info_text: P4INFO,
     ..ProgramInfo::EMPTY

@@ -246,18 +246,32 @@ impl DigestEngine {
     }
 }
 
-/// One digest as the `P4Data` struct of its members (canonical bytes;
-/// `int<W>` members in two's complement, spec §8.4).
+/// One digest as the `P4Data` struct of its members, or the bitstring of a
+/// scalar digest (canonical bytes; `int<W>` in two's complement, spec §8.4).
 fn struct_data(info: &DigestInfo, values: &[u128]) -> pb::P4Data {
+    let bits = |v: u128, f: &p4_target::info::MetaFieldInfo| {
+        if f.signed {
+            encode_signed(v, f.bitwidth)
+        } else {
+            encode(v)
+        }
+    };
+    if info.scalar {
+        // `digest<bit<W>>`: the value itself, a bitstring.
+        let v = values.first().copied().unwrap_or(0);
+        let data = info
+            .fields
+            .first()
+            .map_or_else(|| encode(v), |f| bits(v, f));
+        return pb::P4Data {
+            data: Some(pb::p4_data::Data::Bitstring(data)),
+        };
+    }
     let members = values
         .iter()
         .zip(info.fields)
         .map(|(&v, f)| pb::P4Data {
-            data: Some(pb::p4_data::Data::Bitstring(if f.signed {
-                encode_signed(v, f.bitwidth)
-            } else {
-                encode(v)
-            })),
+            data: Some(pb::p4_data::Data::Bitstring(bits(v, f))),
         })
         .collect();
     pb::P4Data {
@@ -296,6 +310,7 @@ mod tests {
         id: 7,
         name: "mac_learn_t",
         fields: &FIELDS,
+        scalar: false,
     }];
 
     const MS: u64 = 1_000_000;
@@ -327,6 +342,30 @@ mod tests {
                 other => panic!("data {other:?}"),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_scalar_digest_is_a_bitstring_not_a_struct() {
+        // p4c's `digest<bit<32>>(1, x)`: P4Info says `bitstring`, so the
+        // data is the value's canonical bytes.
+        static ONE: [MetaFieldInfo; 1] = [MetaFieldInfo {
+            id: 1,
+            name: "digest_0",
+            bitwidth: 32,
+            signed: false,
+        }];
+        static SCALAR: [DigestInfo; 1] = [DigestInfo {
+            id: 9,
+            name: "digest_0",
+            fields: &ONE,
+            scalar: true,
+        }];
+        let mut e = DigestEngine::new(&SCALAR);
+        e.handle_digest(9, vec![0x0102], cfg(0, 0, MS), 0);
+        let l = lists(&mut e);
+        assert_eq!(l.len(), 1);
+        let data: Vec<_> = l[0].data.iter().map(|d| d.data.clone()).collect();
+        assert_eq!(data, [Some(pb::p4_data::Data::Bitstring(vec![1, 2]))]);
     }
 
     #[test]

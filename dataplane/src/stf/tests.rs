@@ -161,6 +161,7 @@ static INFO: ProgramInfo = ProgramInfo {
             bitwidth: 32,
             signed: false,
         }],
+        scalar: false,
     }],
     ..ProgramInfo::EMPTY
 };

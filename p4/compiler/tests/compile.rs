@@ -1401,12 +1401,33 @@ fn error_user_extern_inout_needs_an_lvalue() {
 }
 
 #[test]
-fn error_user_extern_called_in_a_function() {
-    check_errors(
+fn user_extern_called_in_a_function_compiles() {
+    // Functions take the extern objects as the blocks that call them do
+    // (`tests/stf/function_externs` runs such calls).
+    common::check_compiles(
         "user_extern_in_function",
+        &program(&[
+            (
+                "DECLS",
+                &format!(
+                    "{USER_EXTERNS}\nTally(3) total;\n\
+                     bit<16> g(in bit<16> x) {{ bit<16> y = x; swap_bytes(y); return mix16(total.add(), y); }}"
+                ),
+            ),
+            ("APPLY", "hdr.h.b = g(hdr.h.b);"),
+        ]),
+    );
+}
+
+#[test]
+fn error_user_extern_called_in_a_constant() {
+    // A constant's initialiser runs at compile time; no block holds the
+    // extern objects there.
+    check_errors(
+        "user_extern_in_constant",
         &program(&[(
             "DECLS",
-            &format!("{USER_EXTERNS}\nbit<16> g(in bit<16> x) {{ return mix16(1, x); }}"),
+            &format!("{USER_EXTERNS}\nconst bit<16> K = mix16(1, 2);"),
         )]),
     );
 }

@@ -101,3 +101,31 @@ fn bit_value_sets_keep_one_unnamed_field() {
     assert_eq!(set.matches("match {").count(), 1, "{set}");
     assert!(set.contains("match {\n    id: 1\n    bitwidth:"), "{set}");
 }
+
+#[test]
+fn scalar_digests_are_bitstrings_named_as_p4c_names_them() {
+    // p4c: a digest of a bit string is a `bitstring` type spec with no
+    // `type_info` struct; named after a `typedef` type argument, else
+    // `digest_N` per call.
+    let text = p4info_of_file(&stf_program("digest_scalar"));
+    for (name, width) in [("digest_0", 32), ("value_t", 16), ("digest_1", 8)] {
+        let d = object(&text, name);
+        assert!(
+            d.contains(&format!(
+                "type_spec {{\n    bitstring {{\n      bit {{\n        bitwidth: {width}\n"
+            )),
+            "{d}"
+        );
+    }
+    assert!(!text.contains("key: \"digest_0\""), "{text}");
+}
+
+#[test]
+fn parser_and_top_level_externs_are_named_as_p4c_names_them() {
+    // An instance in parser `P` is `P.seen`; a top-level one keeps its name.
+    let text = p4info_of_file(&stf_program("parser_externs"));
+    assert!(object(&text, "P.seen").contains("bitwidth: 32"), "{text}");
+    assert!(object(&text, "P.parsed").contains("size: 4"), "{text}");
+    assert!(object(&text, "last_kind").contains("bitwidth: 8"), "{text}");
+    assert_eq!(text.matches("name: \"last_kind\"").count(), 1, "{text}");
+}

@@ -846,3 +846,162 @@ fn integer_label_on_a_serializable_enum_switch() {
         ]),
     );
 }
+
+// ------------------------------------------------------ packet_in.length()
+
+#[test]
+fn packet_length_is_bit32() {
+    // core.p4: `bit<32> length();` no implicit narrowing to bit<16>.
+    check_errors(
+        "packet_length_width",
+        &program(&[(
+            "PARSER",
+            "bit<16> n = pkt.length();\n        meta.m = (bit<8>)n;\n        transition accept;",
+        )]),
+    );
+}
+
+#[test]
+fn packet_out_has_no_length() {
+    // core.p4 declares `length()` on packet_in only.
+    check_errors(
+        "packet_out_length",
+        &edited(
+            "apply { pkt.emit(hdr.h); }",
+            "apply { if (pkt.length() == 0) { pkt.emit(hdr.h); } }",
+        ),
+    );
+}
+
+// ------------------------------------------------ extern instances in parsers
+
+#[test]
+fn direct_counter_in_a_parser() {
+    // v1model.p4: a direct_counter is a table's (`counters = dc`), and
+    // tables are only in controls.
+    check_errors(
+        "parser_direct_counter",
+        &edited(
+            "    state start {",
+            "    direct_counter(CounterType.packets) dc;\n    state start {",
+        ),
+    );
+}
+
+#[test]
+fn control_instance_in_a_parser() {
+    // P4_16 §12.3: a parser instantiates parsers and externs, not controls.
+    check_errors(
+        "parser_control_instance",
+        &program(&[("DECLS", "control Sub(inout headers h) { apply { } }")])
+            .replace("    state start {", "    Sub() s;\n    state start {"),
+    );
+}
+
+#[test]
+fn parser_register_is_not_seen_by_a_control() {
+    // An instance declared in a parser is local to it (P4_16 §12.13).
+    check_errors(
+        "parser_register_in_control",
+        &program(&[("APPLY", "r.write(0, 1);")]).replace(
+            "    state start {",
+            "    register<bit<8>>(4) r;\n    state start {",
+        ),
+    );
+}
+
+#[test]
+fn parser_register_read_arity() {
+    // v1model.p4: `void read(out T result, in I index)`.
+    check_errors(
+        "parser_register_read_arity",
+        &program(&[("PARSER", "r.read(meta.m);\n        transition accept;")]).replace(
+            "    state start {",
+            "    register<bit<8>>(4) r;\n    state start {",
+        ),
+    );
+}
+
+#[test]
+fn top_level_selector_used_in_a_parser() {
+    // A top-level action_selector is a table's; a parser cannot call it.
+    check_errors(
+        "parser_top_level_selector",
+        &program(&[
+            (
+                "DECLS",
+                "action_selector(HashAlgorithm.crc16, 32w16, 32w10) sel;",
+            ),
+            ("PARSER", "sel.read();\n        transition accept;"),
+        ]),
+    );
+}
+
+#[test]
+fn top_level_register_read_in_a_function_takes_its_cell_type() {
+    // v1model.p4: `register<T>.read(out T result, ..)`; a function reading a
+    // bit<8> register into a bit<16> is a type error, as in a control.
+    check_errors(
+        "function_register_cell_type",
+        &program(&[
+            (
+                "DECLS",
+                "register<bit<8>>(4) g;\nbit<16> rd() { bit<16> v; g.read(v, 0); return v; }",
+            ),
+            ("APPLY", "hdr.h.b = rd();"),
+        ]),
+    );
+}
+
+// ------------------------------------------------------ digests of scalars
+
+#[test]
+fn scalar_digest_type_argument_must_match_the_data() {
+    // v1model.p4: `digest<T>(in bit<32> receiver, in T data)`.
+    check_errors(
+        "digest_scalar_width",
+        &program(&[("APPLY", "digest<bit<16>>(1, hdr.h.a);")]),
+    );
+}
+
+#[test]
+fn digest_of_an_error_value() {
+    // An `error` is not a bit string: P4Info has no type spec for it alone.
+    check_errors(
+        "digest_of_error",
+        &program(&[("APPLY", "digest(1, error.NoError);")]),
+    );
+}
+
+#[test]
+fn function_in_a_control_uses_its_register() {
+    // P4_16 §10: functions are declared at the top level; ours also takes
+    // one in a control, which cannot reach the control's instances.
+    check_errors(
+        "function_in_control_extern",
+        &program(&[
+            (
+                "LOCALS",
+                "register<bit<8>>(4) r;\n    bit<8> rd() { bit<8> v; r.read(v, 0); return v; }",
+            ),
+            ("APPLY", "meta.m = rd();"),
+        ]),
+    );
+}
+
+#[test]
+fn top_level_extern_method_in_a_constant() {
+    // A constant is a compile-time value (P4_16 §7.1.6); an extern method
+    // runs per packet.
+    check_errors(
+        "global_extern_in_constant",
+        &program(&[
+            (
+                "DECLS",
+                "extern Acc { Acc(bit<16> s); bit<16> add(in bit<16> v); }\n\
+                 Acc(1) acc;\nconst bit<16> K = acc.add(1);",
+            ),
+            ("APPLY", "hdr.h.b = K;"),
+        ]),
+    );
+}

@@ -258,10 +258,15 @@ pub struct MetaFieldInfo {
 pub struct DigestInfo {
     /// Digest id.
     pub id: u32,
-    /// Name (the struct type name).
+    /// Name (the struct type name; for a bit string, its `typedef` name or
+    /// p4c's `digest_N`).
     pub name: &'static str,
     /// Struct members in order.
     pub fields: &'static [MetaFieldInfo],
+    /// The data is one bit string (`digest<bit<32>>(1, x)`), described by
+    /// the only entry of `fields` (P4Info `type_spec.bitstring`, P4Runtime
+    /// `P4Data.bitstring`); otherwise a struct of `fields`.
+    pub scalar: bool,
 }
 
 /// A `@controller_header("packet_in")` / `("packet_out")` header.

@@ -38,6 +38,13 @@ impl PacketIn<'_> {
         }
         Some(crate::packet::read_bits(self.data, self.off_bits, width))
     }
+
+    /// `packet_in.length()`: the whole packet's length in bytes, however
+    /// much of it has been extracted.
+    #[inline]
+    pub fn length(&self) -> u32 {
+        u32::try_from(self.data.len()).unwrap_or(u32::MAX)
+    }
 }
 
 /// Where in the frame a header was extracted from (its first byte), kept

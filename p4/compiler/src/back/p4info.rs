@@ -374,6 +374,18 @@ fn build(info: &ProgramInfo) -> Msg {
 
     let mut structs = Msg::default();
     for d in &info.digests {
+        if d.scalar {
+            // A bit string: described in place, no type_info entry.
+            let (w, signed) = d
+                .fields
+                .first()
+                .map_or((0, false), |f| (f.bitwidth, f.signed));
+            let m = Msg::default()
+                .msg("preamble", 1, preamble(d.id, &d.name, &aliases, &[]))
+                .msg("type_spec", 2, bitstring(w, signed));
+            p4info = p4info.msg("digests", 12, m);
+            continue;
+        }
         let m = Msg::default()
             .msg("preamble", 1, preamble(d.id, &d.name, &aliases, &[]))
             .msg(
@@ -616,6 +628,7 @@ mod tests {
         id: 0x1700_0001,
         name: "learn_t",
         fields: &DIGEST_FIELDS,
+        scalar: false,
     }];
     static PROFILE_TABLES: [u32; 1] = [0x0200_0001];
     static PROFILES: [ActionProfileInfo; 1] = [ActionProfileInfo {
@@ -944,6 +957,7 @@ type_info {
             id: 0x1700_0001,
             name: "pair_t",
             fields: &FIELDS,
+            scalar: false,
         }];
         static SETS: [ValueSetInfo; 1] = [ValueSetInfo {
             id: 0x0300_0001,

@@ -293,6 +293,7 @@ impl Checker {
             ret: Ty::Void,
             control: None,
             loops: 0,
+            externs: Vec::new(),
         });
         let mut local_inits = Vec::new();
         for d in &p.locals {
@@ -360,25 +361,36 @@ impl Checker {
                     self.declare(&vs.name, Sym::ValueSet(idx, ty));
                 }
                 ast::Decl::Instantiation(i) => {
-                    let sub = match &i.ty.kind {
-                        ast::TypeKind::Named { name, .. } => match self.lookup(name).cloned() {
-                            Some(Sym::Parser(h)) => Some(h),
-                            _ => None,
-                        },
+                    let sym = match &i.ty.kind {
+                        ast::TypeKind::Named { name, .. } => self.lookup(name).cloned(),
                         _ => None,
                     };
-                    match sub {
-                        Some(h) if i.args.is_empty() => self.declare(&i.name, Sym::SubParser(h)),
-                        Some(_) => self.error(
+                    match sym {
+                        Some(Sym::Parser(h)) if i.args.is_empty() => {
+                            self.declare(&i.name, Sym::SubParser(h))
+                        }
+                        Some(Sym::Parser(_)) => self.error(
                             codes::ARG_COUNT,
                             i.span,
                             "this parser takes no constructor arguments",
                         ),
-                        None => {
+                        Some(Sym::CtorParser(_)) => {
                             if let Some(h) = self.ctor_parser_instance(i) {
                                 self.declare(&i.name, Sym::SubParser(h));
                             }
                         }
+                        Some(Sym::Control(_) | Sym::CtorControl(_)) => self.error_label(
+                            codes::NOT_ALLOWED_HERE,
+                            i.span,
+                            format!(
+                                "`{}`: a control cannot be instantiated in a parser",
+                                i.name.name
+                            ),
+                            "control instance",
+                        ),
+                        // An extern object (register, counter, meter, a
+                        // user extern) of the parser's own.
+                        _ => self.block_instantiation(i, None),
                     }
                 }
                 other => self.error(
@@ -572,6 +584,8 @@ impl Checker {
         };
         self.pop_scope();
         self.block_name = None;
+        let (externs, names): (Vec<_>, Vec<_>) =
+            body.externs.into_iter().map(|e| (e.inst, e.name)).unzip();
         let h = self.prog.parsers.append(
             ir::Parser {
                 name: p.signature.name.name.clone(),
@@ -580,9 +594,15 @@ impl Checker {
                 local_inits,
                 states,
                 value_sets: Vec::new(),
+                externs,
             },
             p.span,
         );
+        for (i, n) in names.into_iter().enumerate() {
+            self.facts
+                .parser_extern_names
+                .insert((h.index(), i as u32), n);
+        }
         Some(h)
     }
 
@@ -593,12 +613,12 @@ impl Checker {
             ast::TypeKind::Named { name, args } => match self.lookup(name).cloned() {
                 Some(Sym::CtorParser(n)) => (n, args),
                 _ => {
-                    self.unsupported(i.span, "extern instances in parsers");
+                    self.bug(i.span, "not a parser with constructor parameters");
                     return None;
                 }
             },
             _ => {
-                self.unsupported(i.span, "extern instances in parsers");
+                self.bug(i.span, "not a parser with constructor parameters");
                 return None;
             }
         };
@@ -1098,6 +1118,7 @@ impl Checker {
             ret: Ty::Void,
             control: Some(h),
             loops: 0,
+            externs: Vec::new(),
         });
         for g in self.global_externs.clone() {
             self.global_extern(&g, h);
@@ -1170,25 +1191,7 @@ impl Checker {
     /// Declares top-level extern instance `g` in control `h`, named as p4c
     /// names it: its `@name`, or its own name, never prefixed by the control.
     fn global_extern(&mut self, g: &ast::Instantiation, h: Handle<ir::Control>) {
-        let spec = name_spec(&g.annotations, &g.name.name);
-        let absolute = format!(".{}", spec.name);
-        let name_annotation = ast::Annotation {
-            name: ast::Ident {
-                name: "name".into(),
-                span: g.span,
-            },
-            body: ast::AnnotationBody::Unstructured {
-                raw: format!("{absolute:?}"),
-                exprs: Some(vec![ast::Expr {
-                    kind: ast::ExprKind::Str(absolute),
-                    span: g.span,
-                }]),
-            },
-            span: g.span,
-        };
-        let mut local = g.clone();
-        local.annotations.retain(|a| a.name.name != "name");
-        local.annotations.push(name_annotation);
+        let local = global_copy(g);
         let before = self.diags.len();
         self.control_instantiation(&local, h);
         // Report a bad global instance once, not once per control.
@@ -1197,6 +1200,115 @@ impl Checker {
         }
     }
 
+    /// Top-level extern instance `name` used in the parser, function or
+    /// top-level action being checked: its index in the body's instances,
+    /// where it is declared at its first use (as each control declares all
+    /// of them).
+    pub(crate) fn global_in_body(&mut self, name: &str, span: Span) -> GlobalUse {
+        let Some(body) = self.body.as_ref() else {
+            return GlobalUse::NotHere;
+        };
+        if !matches!(
+            (body.kind, body.control),
+            (BodyKind::Parser | BodyKind::Function, _) | (BodyKind::Action, None)
+        ) {
+            return GlobalUse::NotHere;
+        }
+        if let Some(i) = body
+            .externs
+            .iter()
+            .position(|e| e.global.as_deref() == Some(name))
+        {
+            return GlobalUse::Index(i as u32);
+        }
+        let Some(g) = self.global_externs.iter().find(|g| g.name.name == name) else {
+            return GlobalUse::NotHere;
+        };
+        let g = g.clone();
+        if let ast::TypeKind::Named { name: ty, .. } = &g.ty.kind
+            && let Some(
+                kind @ ("direct_counter" | "direct_meter" | "action_profile" | "action_selector"),
+            ) = crate::v1model::object(&ty.ident.name).map(|o| o.name)
+        {
+            self.error_label(
+                codes::NOT_ALLOWED_HERE,
+                span,
+                format!(
+                    "`{name}` is {} {kind}: it belongs to a table, and its methods run only \
+                     in that table's control",
+                    article(kind)
+                ),
+                "used outside a control",
+            );
+            return GlobalUse::Reported;
+        }
+        let local = global_copy(&g);
+        let before = self.diags.len();
+        self.push_scope();
+        self.block_instantiation(&local, None);
+        self.pop_scope();
+        if self.diags.len() > before {
+            // The controls, which declare every top-level instance,
+            // report what is wrong with it.
+            self.diags.truncate(before);
+            return GlobalUse::Reported;
+        }
+        let Some(last) = self.body.as_mut().and_then(|b| b.externs.last_mut()) else {
+            self.bug(span, "top-level extern instance not declared");
+            return GlobalUse::Reported;
+        };
+        last.global = Some(name.to_string());
+        GlobalUse::Index(self.body.as_ref().map_or(0, |b| b.externs.len() as u32 - 1))
+    }
+}
+
+/// "a" or "an" before `word`.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// What [`Checker::global_in_body`] found.
+pub(crate) enum GlobalUse {
+    /// The instance's index in the body's extern instances.
+    Index(u32),
+    /// An error is reported (here, or by the controls).
+    Reported,
+    /// Not in a parser, function or top-level action body (a control's
+    /// declares every top-level instance as its own): a constant's
+    /// initialiser or a declaration's argument.
+    NotHere,
+}
+
+/// A top-level extern instance as a block declares it: named as p4c names
+/// it, its `@name` or its own name, never prefixed by the block.
+fn global_copy(g: &ast::Instantiation) -> ast::Instantiation {
+    let spec = name_spec(&g.annotations, &g.name.name);
+    let absolute = format!(".{}", spec.name);
+    let name_annotation = ast::Annotation {
+        name: ast::Ident {
+            name: "name".into(),
+            span: g.span,
+        },
+        body: ast::AnnotationBody::Unstructured {
+            raw: format!("{absolute:?}"),
+            exprs: Some(vec![ast::Expr {
+                kind: ast::ExprKind::Str(absolute),
+                span: g.span,
+            }]),
+        },
+        span: g.span,
+    };
+    let mut local = g.clone();
+    local.annotations.retain(|a| a.name.name != "name");
+    local.annotations.push(name_annotation);
+    local
+}
+
+impl Checker {
     /// An initializer block (`= { ... }`) implements the abstract methods of
     /// an extern (P4_16 §11.3.1); p4c refuses one on an instance of a
     /// control, parser or package (its decl-instantiation-init-non-extern).
@@ -1223,13 +1335,23 @@ impl Checker {
     }
 
     pub(crate) fn control_instantiation(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
+        self.block_instantiation(i, Some(h));
+    }
+
+    /// An instantiation in control `owner`, or (`None`) an extern instance
+    /// of the parser or function body being checked.
+    fn block_instantiation(&mut self, i: &ast::Instantiation, owner: Option<Handle<ir::Control>>) {
         // Instantiations in its constructor arguments are named after it.
         let outer = self.instantiating.replace(i.name.name.clone());
-        self.control_instantiation_named(i, h);
+        self.control_instantiation_named(i, owner);
         self.instantiating = outer;
     }
 
-    fn control_instantiation_named(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
+    fn control_instantiation_named(
+        &mut self,
+        i: &ast::Instantiation,
+        owner: Option<Handle<ir::Control>>,
+    ) {
         let ast::TypeKind::Named { name, args: targs } = &i.ty.kind else {
             self.unsupported(i.span, "this instantiation");
             return;
@@ -1285,6 +1407,10 @@ impl Checker {
             _ => None,
         };
         if let Some(sub) = sub {
+            let Some(h) = owner else {
+                self.bug(i.span, "a control instance outside a control");
+                return;
+            };
             let ctl = &mut self.prog.controls[h];
             let idx = ctl.instances.len() as u32;
             ctl.instances.push((i.name.name.clone(), sub));
@@ -1335,7 +1461,7 @@ impl Checker {
             match self.user_extern_type(kind_name, targs, i.span) {
                 UserType::Found(u) => {
                     if let Some(kind) = self.user_instance(u, &args, i.span) {
-                        self.add_extern(h, i, kind);
+                        self.add_extern(owner, i, kind);
                     }
                     return;
                 }
@@ -1461,11 +1587,55 @@ impl Checker {
                 return;
             }
         };
-        self.add_extern(h, i, kind);
+        self.add_extern(owner, i, kind);
     }
 
-    /// Adds extern instance `i` of `kind` to control `h` and declares it.
-    fn add_extern(&mut self, h: Handle<ir::Control>, i: &ast::Instantiation, kind: ir::ExternKind) {
+    /// Adds extern instance `i` of `kind` to control `owner`, or (`None`)
+    /// to the parser or function body being checked, and declares it.
+    fn add_extern(
+        &mut self,
+        owner: Option<Handle<ir::Control>>,
+        i: &ast::Instantiation,
+        kind: ir::ExternKind,
+    ) {
+        let Some(h) = owner else {
+            if matches!(
+                kind,
+                ir::ExternKind::DirectCounter(_)
+                    | ir::ExternKind::DirectMeter(_)
+                    | ir::ExternKind::ActionProfile(_)
+                    | ir::ExternKind::ActionSelector(..)
+            ) {
+                self.error_label(
+                    codes::NOT_ALLOWED_HERE,
+                    i.span,
+                    format!(
+                        "`{}`: {} {} belongs to a table, and tables are only in controls",
+                        i.name.name,
+                        article(kind.type_name()),
+                        kind.type_name()
+                    ),
+                    "not in a control",
+                );
+                return;
+            }
+            let Some(body) = self.body.as_mut() else {
+                self.bug(i.span, "an extern instance outside a block");
+                return;
+            };
+            let idx = body.externs.len() as u32;
+            body.externs.push(super::BodyExtern {
+                inst: ir::ExternInst {
+                    name: i.name.name.clone(),
+                    kind,
+                    span: i.span,
+                },
+                name: name_spec(&i.annotations, &i.name.name),
+                global: None,
+            });
+            self.declare(&i.name, Sym::Extern(idx));
+            return;
+        };
         let ctl = &mut self.prog.controls[h];
         let idx = ctl.externs.len() as u32;
         ctl.externs.push(ir::ExternInst {
@@ -1541,6 +1711,7 @@ impl Checker {
             ret: Ty::Void,
             control,
             loops: 0,
+            externs: Vec::new(),
         });
         let outer_implicit = std::mem::replace(&mut self.uses_implicit_std_meta, false);
         let outer_reads = std::mem::take(&mut self.facts.pending_meter_reads);
@@ -1549,6 +1720,8 @@ impl Checker {
         let meter_reads = std::mem::replace(&mut self.facts.pending_meter_reads, outer_reads);
         let b = std::mem::replace(&mut self.body, saved)?;
         self.pop_scope();
+        let (externs, extern_names): (Vec<_>, Vec<_>) =
+            b.externs.into_iter().map(|e| (e.inst, e.name)).unzip();
         let spec = name_spec(&a.annotations, &a.name.name);
         let local_name = (self.block_name.is_some() && !spec.absolute).then(|| spec.name.clone());
         let p4_name = match (&self.block_name, spec.absolute) {
@@ -1566,10 +1739,16 @@ impl Checker {
                 n_params,
                 n_directional,
                 body,
+                externs,
                 span: a.span,
             },
             a.span,
         );
+        for (i, n) in extern_names.into_iter().enumerate() {
+            self.facts
+                .action_extern_names
+                .insert((h.index(), i as u32), n);
+        }
         if let Some(id) = explicit {
             self.facts.action_explicit_ids.insert(h.index(), id);
         }

@@ -960,18 +960,6 @@ impl Checker {
                 }
                 Some(TE::Typed(mk(ExprKind::Var(r), ty, span)))
             }
-            // Controls declare the top-level instances among their own;
-            // a function or parser sees the top-level one.
-            Some(Sym::GlobalExtern) => {
-                self.unsupported(
-                    span,
-                    &format!(
-                        "top-level extern instances used outside controls (`{}`)",
-                        p.ident.name
-                    ),
-                );
-                None
-            }
             Some(_) => {
                 self.error_label(
                     codes::WRONG_KIND,
@@ -1754,12 +1742,25 @@ impl Checker {
                     Sym::Packet(false) => "packet_in",
                     Sym::Packet(true) => "packet_out",
                     Sym::Extern(i) => {
-                        let ctl = self.body.as_ref()?.control?;
-                        let kind = &self.prog.controls[ctl].externs.get(*i as usize)?.kind;
+                        let kind = self.body_extern(*i)?.kind;
                         if let ir::ExternKind::User { decl, .. } = kind {
-                            return self.user_method_params(*decl, &member.name, args.len());
+                            return self.user_method_params(decl, &member.name, args.len());
                         }
                         kind.type_name()
+                    }
+                    // A top-level instance used in a parser or function
+                    // (declared there at the call): a v1model object's
+                    // parameter names; a user extern's arguments bind by
+                    // position until its instance is declared.
+                    Sym::GlobalExtern => {
+                        let g = self
+                            .global_externs
+                            .iter()
+                            .find(|g| g.name.name == p.ident.name)?;
+                        let ast::TypeKind::Named { name, .. } = &g.ty.kind else {
+                            return None;
+                        };
+                        crate::v1model::object(&name.ident.name)?.name
                     }
                     Sym::SubControl(i) if member.name == "apply" => {
                         let ctl = self.body.as_ref()?.control?;
@@ -2360,11 +2361,36 @@ impl Checker {
                     Ty::Tuple(_) => self.tuple_as_struct(data)?,
                     _ => data,
                 };
+                // A bit string (p4c: P4Info `type_spec.bitstring`), named
+                // after its `typedef` when the type argument names one.
+                if matches!(data.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_)) {
+                    if data.ty.scalar_width(&self.prog).unwrap_or(0) > 128 {
+                        self.unsupported(
+                            args[1].span,
+                            "digests of a bit string wider than 128 bits",
+                        );
+                        return None;
+                    }
+                    let named = type_args.first().and_then(|t| match &t.kind {
+                        ast::TypeKind::Named { name, args } if args.is_empty() => {
+                            Some(name.ident.name.clone())
+                        }
+                        _ => None,
+                    });
+                    let digest = self.facts.scalar_digest_index(named, data.ty.clone(), span);
+                    return Some(Self::void_call(
+                        Call::Builtin(Box::new(Builtin::Digest {
+                            digest,
+                            data: vec![data],
+                        })),
+                        span,
+                    ));
+                }
                 let Ty::Composite(c) = data.ty else {
                     self.error(
                         codes::TYPE_MISMATCH,
                         args[1].span,
-                        "digest data must be a struct, a header or a tuple",
+                        "digest data must be a struct, a header, a tuple or a bit string",
                     );
                     return None;
                 };
@@ -2701,7 +2727,49 @@ impl Checker {
                     }
                     return Some(Self::void_call(Call::ControlApply(i, v), span));
                 }
+                // A function sees no block's instances but the top-level
+                // ones (P4_16 §10 declares functions at the top level; one
+                // declared in a control sees that control's scope).
+                Some(Sym::Extern(_))
+                    if self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Function) =>
+                {
+                    self.error_label(
+                        codes::NOT_ALLOWED_HERE,
+                        p.span,
+                        format!(
+                            "`{}` is an extern instance of the enclosing control: a function \
+                             declared in a control cannot use its instances",
+                            p.ident.name
+                        ),
+                        "declare the function at the top level, or pass what it needs",
+                    );
+                    return None;
+                }
                 Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
+                // A top-level instance used in a parser or a function.
+                Some(Sym::GlobalExtern) => {
+                    let name = p.ident.name.clone();
+                    return match self.global_in_body(&name, p.span) {
+                        super::blocks::GlobalUse::Index(i) => {
+                            self.extern_method(i, m, member.span, args, span)
+                        }
+                        super::blocks::GlobalUse::Reported => None,
+                        super::blocks::GlobalUse::NotHere => {
+                            // A constant's initialiser or a declaration's
+                            // argument: extern methods run per packet.
+                            self.error_label(
+                                codes::NOT_ALLOWED_HERE,
+                                p.span,
+                                format!(
+                                    "`{name}`'s methods are called outside a control, parser, \
+                                     action or function"
+                                ),
+                                "not in a block",
+                            );
+                            None
+                        }
+                    };
+                }
                 Some(Sym::ExternDecl(n)) if self.is_user_extern_type(&n) => {
                     self.error_label(
                         codes::WRONG_KIND,
@@ -2765,6 +2833,21 @@ impl Checker {
         Some(Self::void_call(Call::Builtin(Box::new(builtin)), span))
     }
 
+    /// Extern instance `i` of the block being checked: a control's (in its
+    /// apply block or actions), or a parser's or function's own list.
+    pub(crate) fn body_extern(&self, i: u32) -> Option<ir::ExternInst> {
+        let body = self.body.as_ref()?;
+        match (body.kind, body.control) {
+            (BodyKind::Apply | BodyKind::Action, Some(ctl)) => {
+                self.prog.controls[ctl].externs.get(i as usize).cloned()
+            }
+            (BodyKind::Parser | BodyKind::Function, _) | (BodyKind::Action, None) => {
+                body.externs.get(i as usize).map(|e| e.inst.clone())
+            }
+            _ => None,
+        }
+    }
+
     fn extern_method(
         &mut self,
         i: u32,
@@ -2773,26 +2856,14 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Expr> {
-        let Some(ctl) = self.body.as_ref().and_then(|b| b.control) else {
+        let Some(inst) = self.body_extern(i) else {
             self.error(
                 codes::NOT_ALLOWED_HERE,
                 span,
-                "extern objects may only be used in controls",
+                "extern objects may only be used in controls, parsers and functions",
             );
             return None;
         };
-        if !matches!(
-            self.body.as_ref().map(|b| b.kind),
-            Some(BodyKind::Apply | BodyKind::Action)
-        ) {
-            self.error(
-                codes::NOT_ALLOWED_HERE,
-                span,
-                "extern objects may only be used in controls",
-            );
-            return None;
-        }
-        let inst = self.prog.controls[ctl].externs[i as usize].clone();
         if let ir::ExternKind::User { decl, .. } = inst.kind {
             return self.user_method_call(i, &inst.name, decl, m, mspan, args, span);
         }
@@ -2988,6 +3059,12 @@ impl Checker {
                     return None;
                 }
                 return Some(mk(ExprKind::Lookahead, ty, span));
+            }
+            (false, "length") => {
+                if !self.arg_count(span, "length", 0, args.len()) {
+                    return None;
+                }
+                return Some(mk(ExprKind::PacketLength, Ty::Bit(32), span));
             }
             (false, "advance") => {
                 if !self.arg_count(span, "advance", 1, args.len()) {

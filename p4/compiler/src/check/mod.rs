@@ -149,6 +149,20 @@ pub(crate) struct Body {
     pub(crate) control: Option<Handle<ir::Control>>,
     /// How many loops enclose the statement being checked.
     pub(crate) loops: u32,
+    /// Extern instances of a parser or function body being checked (a
+    /// control keeps its own in [`ir::Control::externs`]): the parser's
+    /// own, and the top-level instances the body uses, each with its
+    /// P4Info name and, for a top-level one, its source name.
+    pub(crate) externs: Vec<BodyExtern>,
+}
+
+/// An extern instance of a parser or function body (see [`Body::externs`]).
+#[derive(Clone, Debug)]
+pub(crate) struct BodyExtern {
+    pub(crate) inst: ir::ExternInst,
+    pub(crate) name: program_info::NameSpec,
+    /// The top-level instance's name when this is one.
+    pub(crate) global: Option<String>,
 }
 
 /// The checker's state.
@@ -2011,6 +2025,7 @@ impl Checker {
             ret: ret.clone(),
             control: None,
             loops: 0,
+            externs: Vec::new(),
         });
         let ret_nominal = Some(self.nominal_of_type(&f.return_type));
         let saved_nominal = std::mem::replace(&mut self.return_nominal, ret_nominal);
@@ -2029,6 +2044,8 @@ impl Checker {
                 "may end without `return`",
             );
         }
+        let (externs, names): (Vec<_>, Vec<_>) =
+            b.externs.into_iter().map(|e| (e.inst, e.name)).unzip();
         let h = self.prog.functions.append(
             ir::Function {
                 name: f.name.name.clone(),
@@ -2036,9 +2053,15 @@ impl Checker {
                 vars: b.vars,
                 n_params,
                 body,
+                externs,
             },
             f.span,
         );
+        for (i, n) in names.into_iter().enumerate() {
+            self.facts
+                .function_extern_names
+                .insert((h.index(), i as u32), n);
+        }
         let params = self.param_specs(&f.params);
         self.function_params.insert(h.index(), params);
         let ret_nominal = self.nominal_of_type(&f.return_type);

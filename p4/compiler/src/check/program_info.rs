@@ -43,6 +43,24 @@ impl NameSpec {
     }
 }
 
+/// A digest the program sends (v1model `digest<T>(receiver, data)`).
+#[derive(Clone, Debug)]
+pub(crate) enum DigestFacts {
+    /// Data of a struct or header type (or a tuple, made a struct).
+    Struct(Handle<ir::Composite>),
+    /// A bit string (`bit<W>`, `int<W>`, `bool`, a serializable enum).
+    Scalar {
+        /// The `typedef` name of the type argument, or `digest_N`.
+        name: String,
+        /// The data's type.
+        ty: ir::Ty,
+        /// The call (an unnamed type's digest is one per call).
+        span: crate::diag::Span,
+        /// Named `digest_N` (the type has no name).
+        auto: bool,
+    },
+}
+
 /// One `entries` item.
 #[derive(Clone, Debug)]
 pub(crate) struct EntryFacts {
@@ -74,8 +92,14 @@ pub(crate) struct Facts {
     pub(crate) tables: HashMap<usize, TableFacts>,
     /// By (control handle index, extern index).
     pub(crate) extern_names: HashMap<(usize, u32), NameSpec>,
-    /// Digest struct types, in first-use order.
-    pub(crate) digests: Vec<Handle<ir::Composite>>,
+    /// By (parser handle index, extern index).
+    pub(crate) parser_extern_names: HashMap<(usize, u32), NameSpec>,
+    /// By (function handle index, extern index).
+    pub(crate) function_extern_names: HashMap<(usize, u32), NameSpec>,
+    /// By (top-level action handle index, extern index).
+    pub(crate) action_extern_names: HashMap<(usize, u32), NameSpec>,
+    /// Digests, in first-use order.
+    pub(crate) digests: Vec<DigestFacts>,
     /// Value sets: (full name, width, size, the element's leaves as
     /// (dotted name, width, signed) when it is a struct).
     pub(crate) value_sets: Vec<ValueSetFacts>,
@@ -99,13 +123,60 @@ pub(crate) struct Facts {
 impl Facts {
     /// Index of the digest for struct `c`, adding it on first use.
     pub(crate) fn digest_index(&mut self, c: Handle<ir::Composite>) -> u32 {
-        match self.digests.iter().position(|d| *d == c) {
+        let found = self
+            .digests
+            .iter()
+            .position(|d| matches!(d, DigestFacts::Struct(s) if *s == c));
+        match found {
             Some(i) => i as u32,
             None => {
-                self.digests.push(c);
+                self.digests.push(DigestFacts::Struct(c));
                 (self.digests.len() - 1) as u32
             }
         }
+    }
+
+    /// Index of the digest of a bit string of type `ty` sent at `span`:
+    /// named `typedef_name` when the type argument names one (all calls
+    /// with it share the digest), else `digest_N` for the N-th such call
+    /// (p4c's name when the type has none).
+    pub(crate) fn scalar_digest_index(
+        &mut self,
+        typedef_name: Option<String>,
+        ty: ir::Ty,
+        span: crate::diag::Span,
+    ) -> u32 {
+        let found = self.digests.iter().position(|d| match (d, &typedef_name) {
+            (DigestFacts::Scalar { name, .. }, Some(n)) => name == n,
+            (
+                DigestFacts::Scalar {
+                    span: s,
+                    auto: true,
+                    ..
+                },
+                None,
+            ) => *s == span,
+            _ => false,
+        });
+        if let Some(i) = found {
+            return i as u32;
+        }
+        let auto = typedef_name.is_none();
+        let name = typedef_name.unwrap_or_else(|| {
+            let n = self
+                .digests
+                .iter()
+                .filter(|d| matches!(d, DigestFacts::Scalar { auto: true, .. }))
+                .count();
+            format!("digest_{n}")
+        });
+        self.digests.push(DigestFacts::Scalar {
+            name,
+            ty,
+            span,
+            auto,
+        });
+        (self.digests.len() - 1) as u32
     }
 }
 
@@ -174,36 +245,28 @@ fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>
             ));
         }
     }
-    for inst in &c.prog.instances {
-        let ctl = &c.prog.controls[inst.control];
-        for th in &ctl.tables {
-            let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
-            out.push((
-                id_prefix::TABLE,
-                facts.name.qualify(&inst.path),
-                facts.name.id,
-            ));
+    for owner in extern_owners(c) {
+        if let ExternSlot::Instance(ii) = owner.slot {
+            let inst = &c.prog.instances[ii];
+            for th in &c.prog.controls[inst.control].tables {
+                let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
+                out.push((
+                    id_prefix::TABLE,
+                    facts.name.qualify(&inst.path),
+                    facts.name.id,
+                ));
+            }
         }
-        for (ei, e) in ctl.externs.iter().enumerate() {
+        for (e, spec) in &owner.externs {
             if matches!(e.kind, ir::ExternKind::User { .. }) {
                 // Not a P4Info object (the target supplies it).
                 continue;
             }
-            let spec = c
-                .facts
-                .extern_names
-                .get(&(inst.control.index(), ei as u32))
-                .cloned()
-                .unwrap_or(NameSpec {
-                    absolute: false,
-                    name: e.name.clone(),
-                    id: None,
-                });
-            out.push((extern_prefix(&e.kind), spec.qualify(&inst.path), spec.id));
+            out.push((extern_prefix(&e.kind), spec.qualify(&owner.path), spec.id));
         }
     }
     for d in &c.facts.digests {
-        out.push((id_prefix::DIGEST, c.prog.composites[*d].name.clone(), None));
+        out.push((id_prefix::DIGEST, digest_name(c, d), None));
     }
     for (_, comp) in c.prog.composites.iter() {
         if let Some(n) = &comp.controller_header {
@@ -214,6 +277,114 @@ fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>
         out.push((id_prefix::VALUE_SET, n.clone(), None));
     }
     out
+}
+
+/// Where a block's extern instances are placed in [`Layout`].
+#[derive(Clone, Copy)]
+enum ExternSlot {
+    /// [`Layout::instances`].
+    Instance(usize),
+    /// [`Layout::parsers`], by parser handle index.
+    Parser(usize),
+    /// [`Layout::functions`], by function handle index.
+    Function(usize),
+    /// [`Layout::actions`], by action handle index.
+    Action(usize),
+}
+
+/// Where extern `ei` of a block in `slot` is placed.
+fn extern_slot(layout: &mut Layout, slot: ExternSlot, ei: usize) -> &mut u32 {
+    match slot {
+        ExternSlot::Instance(ii) => &mut layout.instances[ii].externs[ei],
+        ExternSlot::Parser(h) => &mut layout.parsers[h][ei],
+        ExternSlot::Function(h) => &mut layout.functions[h][ei],
+        ExternSlot::Action(h) => &mut layout.actions[h][ei],
+    }
+}
+
+/// A block that holds extern instances: a control instance, a parser or a
+/// function.
+struct ExternOwner<'a> {
+    slot: ExternSlot,
+    /// P4Info name prefix of its own instances.
+    path: String,
+    /// Its instances with their P4Info names.
+    externs: Vec<(&'a ir::ExternInst, NameSpec)>,
+}
+
+/// Every block holding extern instances, in the order their P4Info
+/// objects are created: control instances, then parsers (their own
+/// instances named after the parser, as its value sets are), then
+/// functions and top-level actions (which hold only top-level instances,
+/// merged with the controls' copies).
+fn extern_owners(c: &Checker) -> Vec<ExternOwner<'_>> {
+    let spec =
+        |names: &HashMap<(usize, u32), NameSpec>, h: usize, ei: usize, e: &ir::ExternInst| {
+            names.get(&(h, ei as u32)).cloned().unwrap_or(NameSpec {
+                absolute: false,
+                name: e.name.clone(),
+                id: None,
+            })
+        };
+    let mut out = Vec::new();
+    for (ii, inst) in c.prog.instances.iter().enumerate() {
+        let h = inst.control.index();
+        out.push(ExternOwner {
+            slot: ExternSlot::Instance(ii),
+            path: inst.path.clone(),
+            externs: c.prog.controls[inst.control]
+                .externs
+                .iter()
+                .enumerate()
+                .map(|(ei, e)| (e, spec(&c.facts.extern_names, h, ei, e)))
+                .collect(),
+        });
+    }
+    for (h, p) in c.prog.parsers.iter() {
+        out.push(ExternOwner {
+            slot: ExternSlot::Parser(h.index()),
+            path: p.name.clone(),
+            externs: p
+                .externs
+                .iter()
+                .enumerate()
+                .map(|(ei, e)| (e, spec(&c.facts.parser_extern_names, h.index(), ei, e)))
+                .collect(),
+        });
+    }
+    for (h, f) in c.prog.functions.iter() {
+        out.push(ExternOwner {
+            slot: ExternSlot::Function(h.index()),
+            path: String::new(),
+            externs: f
+                .externs
+                .iter()
+                .enumerate()
+                .map(|(ei, e)| (e, spec(&c.facts.function_extern_names, h.index(), ei, e)))
+                .collect(),
+        });
+    }
+    for (h, a) in c.prog.actions.iter() {
+        out.push(ExternOwner {
+            slot: ExternSlot::Action(h.index()),
+            path: String::new(),
+            externs: a
+                .externs
+                .iter()
+                .enumerate()
+                .map(|(ei, e)| (e, spec(&c.facts.action_extern_names, h.index(), ei, e)))
+                .collect(),
+        });
+    }
+    out
+}
+
+/// A digest's P4Info name.
+fn digest_name(c: &Checker, d: &DigestFacts) -> String {
+    match d {
+        DigestFacts::Struct(s) => c.prog.composites[*s].name.clone(),
+        DigestFacts::Scalar { name, .. } => name.clone(),
+    }
 }
 
 /// The P4Info id prefix of an extern object kind.
@@ -387,6 +558,24 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
                 externs: vec![u32::MAX; c.prog.controls[inst.control].externs.len()],
             })
             .collect(),
+        parsers: c
+            .prog
+            .parsers
+            .iter()
+            .map(|(_, p)| vec![u32::MAX; p.externs.len()])
+            .collect(),
+        functions: c
+            .prog
+            .functions
+            .iter()
+            .map(|(_, f)| vec![u32::MAX; f.externs.len()])
+            .collect(),
+        actions: c
+            .prog
+            .actions
+            .iter()
+            .map(|(_, a)| vec![u32::MAX; a.externs.len()])
+            .collect(),
         action_ids: Vec::new(),
         user_instances: Vec::new(),
     };
@@ -412,49 +601,42 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
     // both, as a control plane could not tell them apart.
     let mut table_names: HashMap<String, crate::diag::Span> = HashMap::new();
     let mut table_clashes = Vec::new();
-    for ii in 0..c.prog.instances.len() {
-        let inst = &c.prog.instances[ii];
-        let ctl = &c.prog.controls[inst.control];
-        for (ti, th) in ctl.tables.iter().enumerate() {
-            let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
-            let name = facts.name.qualify(&inst.path);
-            let span = c.prog.tables.span(*th);
-            if let Some(first) = table_names.insert(name.clone(), span) {
-                let mut d = Diagnostic::error(
-                    super::codes::DUPLICATE,
-                    format!("two tables have the control-plane name `{name}`"),
-                )
-                .with_primary(span, "this table");
-                d = if first != span {
-                    d.with_secondary(first, "and this one")
-                } else {
-                    d.with_note(
+    for owner in extern_owners(c) {
+        if let ExternSlot::Instance(ii) = owner.slot {
+            let inst = &c.prog.instances[ii];
+            let ctl = &c.prog.controls[inst.control];
+            for (ti, th) in ctl.tables.iter().enumerate() {
+                let facts = c.facts.tables.get(&th.index()).cloned().unwrap_or_default();
+                let name = facts.name.qualify(&inst.path);
+                let span = c.prog.tables.span(*th);
+                if let Some(first) = table_names.insert(name.clone(), span) {
+                    let mut d = Diagnostic::error(
+                        super::codes::DUPLICATE,
+                        format!("two tables have the control-plane name `{name}`"),
+                    )
+                    .with_primary(span, "this table");
+                    d = if first != span {
+                        d.with_secondary(first, "and this one")
+                    } else {
+                        d.with_note(
                         "its control is instantiated twice; a table with an absolute `@name(\".x\")` may be in only one instance",
                     )
-                };
-                table_clashes.push(d);
-            }
-            let id = ids.id(id_prefix::TABLE, &name);
-            layout.instances[ii].tables[ti] = table_plans.len() as u32;
-            table_plans.push(TablePlan {
-                inst: ii,
-                th: *th,
-                id,
-                name,
-            });
-        }
-        for (ei, e) in ctl.externs.iter().enumerate() {
-            let spec = c
-                .facts
-                .extern_names
-                .get(&(inst.control.index(), ei as u32))
-                .cloned()
-                .unwrap_or(NameSpec {
-                    absolute: false,
-                    name: e.name.clone(),
-                    id: None,
+                    };
+                    table_clashes.push(d);
+                }
+                let id = ids.id(id_prefix::TABLE, &name);
+                layout.instances[ii].tables[ti] = table_plans.len() as u32;
+                table_plans.push(TablePlan {
+                    inst: ii,
+                    th: *th,
+                    id,
+                    name,
                 });
-            let qualified = spec.qualify(&inst.path);
+            }
+        }
+        for (ei, (e, spec)) in owner.externs.iter().enumerate() {
+            let e = *e;
+            let qualified = spec.qualify(&owner.path);
             let key = (extern_prefix(&e.kind), qualified.clone());
             if let ir::ExternKind::User { decl, args } = &e.kind {
                 // A user extern object: one per qualified name, program-wide.
@@ -471,15 +653,17 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
                         idx
                     }
                 };
-                layout.instances[ii].externs[ei] = idx as u32;
+                *extern_slot(&mut layout, owner.slot, ei) = idx as u32;
                 continue;
             }
             if let Some(&(idx, id)) = seen_externs.get(&key) {
                 // The same object seen from another control (a top-level
                 // instance, or `@name(".x")`): one state, one id.
                 let _ = ids.id(key.0, &qualified);
-                layout.instances[ii].externs[ei] = idx as u32;
-                extern_ids.insert((ii, ei as u32), id);
+                *extern_slot(&mut layout, owner.slot, ei) = idx as u32;
+                if let ExternSlot::Instance(ii) = owner.slot {
+                    extern_ids.insert((ii, ei as u32), id);
+                }
                 continue;
             }
             let name = qualified.clone();
@@ -566,8 +750,10 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
                     (profiles.len() - 1, id)
                 }
             };
-            layout.instances[ii].externs[ei] = idx as u32;
-            extern_ids.insert((ii, ei as u32), id);
+            *extern_slot(&mut layout, owner.slot, ei) = idx as u32;
+            if let ExternSlot::Instance(ii) = owner.slot {
+                extern_ids.insert((ii, ei as u32), id);
+            }
             seen_externs.insert(key, (idx, id));
         }
     }
@@ -670,12 +856,29 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
     let digests: Vec<DigestInfo> = c
         .facts
         .digests
-        .clone()
-        .into_iter()
-        .map(|d| DigestInfo {
-            id: ids.id(id_prefix::DIGEST, &c.prog.composites[d].name),
-            name: c.prog.composites[d].name.clone(),
-            fields: scalar_fields(c, d),
+        .iter()
+        .map(|d| {
+            let name = digest_name(c, d);
+            let id = ids.id(id_prefix::DIGEST, &name);
+            match d {
+                DigestFacts::Struct(s) => DigestInfo {
+                    id,
+                    name,
+                    fields: scalar_fields(c, *s),
+                    scalar: false,
+                },
+                DigestFacts::Scalar { ty, .. } => DigestInfo {
+                    id,
+                    fields: vec![MetaFieldInfo {
+                        id: 1,
+                        name: name.clone(),
+                        bitwidth: ty.scalar_width(&c.prog).unwrap_or(32),
+                        signed: ty.is_signed(&c.prog),
+                    }],
+                    name,
+                    scalar: true,
+                },
+            }
         })
         .collect();
     let mut controller_headers = Vec::new();

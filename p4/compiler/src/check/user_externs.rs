@@ -23,7 +23,7 @@
 //! headers and structs; return types other than scalars; calls from P4
 //! functions.
 
-use super::{BodyKind, Checker, ParamSpec, codes};
+use super::{Checker, ParamSpec, codes};
 use crate::diag::Span;
 use crate::front::ast;
 use crate::ir::{self, Builtin, Call, ConstValue, Expr, ExprKind, Ty};
@@ -425,17 +425,21 @@ impl Checker {
         Some(ParamSpec::of(&f.params))
     }
 
-    /// Whether user externs may be called here (controls' apply blocks,
-    /// actions and parser states, where the generated code has the extern
-    /// objects at hand; not functions).
+    /// Whether user externs may be called here: in a block (controls'
+    /// apply blocks, actions, parser states and functions, which the
+    /// generated code passes the extern objects), not in a constant's
+    /// initialiser or a declaration's argument.
     fn user_call_allowed(&mut self, what: &str, span: Span) -> bool {
-        match self.body.as_ref().map(|b| b.kind) {
-            Some(BodyKind::Apply | BodyKind::Action | BodyKind::Parser) => true,
-            _ => {
-                self.unsupported(span, &format!("calls of user extern `{what}` in functions"));
-                false
-            }
+        if self.body.is_some() {
+            return true;
         }
+        self.error_label(
+            codes::NOT_ALLOWED_HERE,
+            span,
+            format!("user extern `{what}` is called outside a control, parser, action or function"),
+            "not in a block",
+        );
+        false
     }
 
     /// `inst.m(args)` on an instance of a user extern object type.

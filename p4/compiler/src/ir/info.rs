@@ -178,6 +178,8 @@ pub struct DigestInfo {
     pub name: String,
     /// Fields in order.
     pub fields: Vec<MetaFieldInfo>,
+    /// A bit string, the only entry of `fields` (not a struct).
+    pub scalar: bool,
 }
 
 /// A controller header (`p4_target::info::ControllerHeaderInfo`).
@@ -224,6 +226,15 @@ pub struct InstanceLayout {
 pub struct Layout {
     /// By index into [`super::Program::instances`].
     pub instances: Vec<InstanceLayout>,
+    /// By parser handle index, per extern instance of the parser (its own
+    /// and the top-level ones it uses): as [`InstanceLayout::externs`].
+    pub parsers: Vec<Vec<u32>>,
+    /// By function handle index, per top-level extern instance the
+    /// function uses: as [`InstanceLayout::externs`].
+    pub functions: Vec<Vec<u32>>,
+    /// By action handle index, per top-level extern instance a top-level
+    /// action uses: as [`InstanceLayout::externs`].
+    pub actions: Vec<Vec<u32>>,
     /// P4Info id of each action, by action handle index.
     pub action_ids: Vec<u32>,
     /// Objects of user extern types, program-wide, one per qualified name.
@@ -384,6 +395,7 @@ impl From<&p4_target::info::ProgramInfo> for ProgramInfo {
                     id: d.id,
                     name: d.name.into(),
                     fields: fields(d.fields),
+                    scalar: d.scalar,
                 })
                 .collect(),
             controller_headers: i

@@ -481,6 +481,9 @@ pub enum ExprKind {
     Call(Box<Call>),
     /// `pkt.lookahead<T>()` (parser only); value of the expression's type.
     Lookahead,
+    /// `pkt.length()` (parser only): the whole packet's length in bytes as
+    /// the parser receives it, a `bit<32>`.
+    PacketLength,
     /// The default value of a header, header union, struct or stack type
     /// (`{#}` and the fields `...` leaves out, P4_16 §8.17, §8.26): headers
     /// invalid with their fields zero, everything else zero or false.
@@ -776,6 +779,10 @@ pub struct Action {
     pub n_directional: u32,
     /// Body.
     pub body: Block,
+    /// For a top-level action: the top-level extern instances it uses (the
+    /// `inst` indices of its extern calls point here; an action of a
+    /// control uses the control's).
+    pub externs: Vec<ExternInst>,
     /// Where declared.
     pub span: Span,
 }
@@ -800,6 +807,9 @@ pub struct Function {
     pub n_params: u32,
     /// Body.
     pub body: Block,
+    /// The top-level extern instances the body uses (the `inst` indices of
+    /// its extern calls point here).
+    pub externs: Vec<ExternInst>,
 }
 
 /// Match kind of a key field, including v1model's `selector`.
@@ -1085,6 +1095,10 @@ pub struct Parser {
     pub states: Vec<State>,
     /// Value sets declared here: (name, ProgramInfo value set index is assigned at instance level).
     pub value_sets: Vec<(String, u32, u32)>,
+    /// Extern instances its states use: its own (`register<..>(n) r;` in
+    /// the parser) and the top-level ones (the `inst` indices of its
+    /// extern calls point here).
+    pub externs: Vec<ExternInst>,
 }
 
 /// The `V1Switch` package arguments.

@@ -131,6 +131,7 @@ mod p4_generated {
                         signed: false,
                     },
                 ],
+                scalar: false,
             },
         ],
         controller_headers: &[],

@@ -32,11 +32,48 @@ impl Gen<'_> {
         )
     }
 
-    /// Whether function `h` uses the switch's hash units or random source,
-    /// itself or through a function it calls: such a function takes the
-    /// runtime as its first parameter (`rt`), and every call passes it on
-    /// (P4 has no recursion, so the walk ends).
+    /// Whether function `h` uses the switch's hash units, random source or
+    /// extern objects (registers, counters, meters), itself or through a
+    /// function it calls: such a function takes the runtime as its first
+    /// parameter (`rt`), and every call passes it on.
     pub(super) fn function_uses_runtime(&self, h: Handle<Function>) -> bool {
+        self.function_calls(h, &|b| {
+            matches!(
+                b,
+                Builtin::Hash { .. }
+                    | Builtin::Random { .. }
+                    | Builtin::RegisterRead { .. }
+                    | Builtin::RegisterWrite { .. }
+                    | Builtin::CounterCount { .. }
+                    | Builtin::MeterExecute { .. }
+            )
+        })
+    }
+
+    /// Whether function `h` (or one it calls) counts or meters a packet:
+    /// such a function takes the packet's environment (`env`) after `rt`.
+    pub(super) fn function_uses_env(&self, h: Handle<Function>) -> bool {
+        self.function_calls(h, &|b| {
+            matches!(
+                b,
+                Builtin::CounterCount { .. } | Builtin::MeterExecute { .. }
+            )
+        })
+    }
+
+    /// Whether function `h` (or one it calls) calls a user-defined extern:
+    /// such a function is generic over the implementation and takes the
+    /// extern objects (`ext__`) after `rt` and `env`.
+    pub(super) fn function_uses_user_externs(&self, h: Handle<Function>) -> bool {
+        self.function_calls(h, &|b| {
+            matches!(b, Builtin::UserMethod { .. } | Builtin::UserFunction { .. })
+        })
+    }
+
+    /// Whether function `h` makes a built-in call that `wanted` picks,
+    /// itself or through a function it calls (P4 has no recursion, so the
+    /// walk ends).
+    fn function_calls(&self, h: Handle<Function>, wanted: &dyn Fn(&Builtin) -> bool) -> bool {
         fn calls_in_expr<'a>(e: &'a Expr, out: &mut Vec<&'a Call>) {
             if let ExprKind::Call(c) = &e.kind {
                 calls_in_call(c, out);
@@ -108,8 +145,8 @@ impl Gen<'_> {
         let mut calls = Vec::new();
         calls_in_block(&self.prog.functions[h].body, &mut calls);
         calls.into_iter().any(|c| match c {
-            Call::Builtin(b) => matches!(**b, Builtin::Hash { .. } | Builtin::Random { .. }),
-            Call::Function(g, _) => self.function_uses_runtime(*g),
+            Call::Builtin(b) => wanted(b),
+            Call::Function(g, _) => self.function_calls(*g, wanted),
             _ => false,
         })
     }
@@ -124,12 +161,28 @@ impl Gen<'_> {
             block_params: vec![],
             block_locals: vec![],
             inst: None,
+            externs: Some(self.info.layout.functions[h.index()].clone()),
             pass: String::new(),
             tmp: Default::default(),
         };
         let mut params = Vec::new();
         if self.function_uses_runtime(h) {
             params.push("rt: &mut ::p4_target::runtime::Runtime".to_string());
+        }
+        if self.function_uses_env(h) {
+            params.push("env: &mut Env<'_>".to_string());
+        }
+        let mut generics = String::new();
+        if let Some(u) = &self.names.user
+            && self.function_uses_user_externs(h)
+        {
+            generics = format!("<{}: {}>", u.param, u.externs);
+            params.push(format!(
+                "{}: &mut {}<{}>",
+                user_externs::EXT,
+                u.objects,
+                u.param
+            ));
         }
         for (v, n) in f.vars[..f.n_params as usize].iter().zip(&names) {
             let t = self.rust_ty(&v.ty)?;
@@ -144,7 +197,7 @@ impl Gen<'_> {
         };
         self.w.line(format!("/// P4 function `{}`.", f.name));
         self.w.open(format!(
-            "fn {}({}){ret} {{",
+            "fn {}{generics}({}){ret} {{",
             self.names.functions[h.index()],
             params.join(", ")
         ));
@@ -244,6 +297,11 @@ impl Gen<'_> {
                 block_params: param_names.clone(),
                 block_locals: local_names.clone(),
                 inst: Some(i),
+                // A top-level action's extern instances are its own.
+                externs: act
+                    .control
+                    .is_none()
+                    .then(|| self.info.layout.actions[a.index()].clone()),
                 pass: pass_l.clone(),
                 tmp: Default::default(),
             };
@@ -276,6 +334,7 @@ impl Gen<'_> {
                 block_params: param_names.clone(),
                 block_locals: local_names.clone(),
                 inst: Some(i),
+                externs: None,
                 pass: pass_l.clone(),
                 tmp: Default::default(),
             };
@@ -484,6 +543,7 @@ impl Gen<'_> {
             block_params: param_names.clone(),
             block_locals: local_names.clone(),
             inst: Some(i),
+            externs: None,
             pass: pass_l.clone(),
             tmp: Default::default(),
         };

@@ -209,6 +209,7 @@ impl Gen<'_> {
                 }
                 _ => return bad("internal: a default value of a scalar type", Some(e.span)),
             },
+            ExprKind::PacketLength => "(packet__.length() as u128)".to_string(),
             ExprKind::Lookahead => {
                 let bits = match &e.ty {
                     Ty::Composite(c) => self.prog.composites[*c].header_bits(self.prog),
@@ -571,9 +572,17 @@ impl Gen<'_> {
                     .map(|v| (v.param.unwrap_or(Direction::In), v.ty.clone()))
                     .collect();
                 let (pre, mut list, post) = self.args(ctx, &params, args)?;
+                let mut leading = Vec::new();
                 if self.function_uses_runtime(*f) {
-                    list.insert(0, "rt".to_string());
+                    leading.push("rt".to_string());
                 }
+                if self.function_uses_env(*f) {
+                    leading.push("env".to_string());
+                }
+                if self.names.user.is_some() && self.function_uses_user_externs(*f) {
+                    leading.push(user_externs::EXT.to_string());
+                }
+                list.splice(0..0, leading);
                 let call = format!("{}({})", self.names.functions[f.index()], list.join(", "));
                 let call = self.native_to_value(&call, &func.ret);
                 Ok(Self::wrap_call(pre, call, post, ""))

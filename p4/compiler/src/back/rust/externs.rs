@@ -17,6 +17,26 @@ impl Gen<'_> {
         ))
     }
 
+    /// Where extern instance `inst` of the block being generated is, in
+    /// the vector of its kind (registers, counters...) or among the user
+    /// extern objects.
+    pub(super) fn extern_index(
+        &self,
+        ctx: &Ctx<'_>,
+        inst: u32,
+        span: Span,
+    ) -> Result<u32, BackError> {
+        let found = match (&ctx.externs, ctx.inst) {
+            (Some(own), _) => own.get(inst as usize),
+            (None, Some(i)) => self.info.layout.instances[i].externs.get(inst as usize),
+            (None, None) => None,
+        };
+        found.copied().ok_or(BackError {
+            message: "internal: an extern instance the block does not have".into(),
+            span: Some(span),
+        })
+    }
+
     /// The statements of a built-in call, one per line (`if .. {` and `}`
     /// lines open and close blocks).
     pub(super) fn builtin_lines(
@@ -25,13 +45,7 @@ impl Gen<'_> {
         b: &Builtin,
         span: Span,
     ) -> Result<Vec<String>, BackError> {
-        let extern_index = |inst: u32| -> Result<u32, BackError> {
-            let i = ctx.inst.ok_or(BackError {
-                message: "extern objects are only supported in controls".into(),
-                span: Some(span),
-            })?;
-            Ok(self.info.layout.instances[i].externs[inst as usize])
-        };
+        let extern_index = |inst: u32| self.extern_index(ctx, inst, span);
         let mut s = Vec::new();
         match b {
             Builtin::UserMethod { .. } | Builtin::UserFunction { .. } => {

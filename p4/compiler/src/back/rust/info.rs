@@ -233,10 +233,11 @@ pub fn program_info_expr(info: &ProgramInfo, p4info_text_expr: &str) -> String {
     for d in &info.digests {
         let _ = writeln!(
             s,
-            "        {P}DigestInfo {{ id: {:#x}, name: {:?}, fields: {} }},",
+            "        {P}DigestInfo {{ id: {:#x}, name: {:?}, fields: {}, scalar: {} }},",
             d.id,
             d.name,
-            meta_fields(&d.fields)
+            meta_fields(&d.fields),
+            d.scalar
         );
     }
     s.push_str("    ],\n    controller_headers: &[\n");

@@ -188,6 +188,10 @@ struct Ctx<'b> {
     block_locals: Vec<String>,
     /// The control instance whose objects are used.
     inst: Option<usize>,
+    /// In a parser, a function or a top-level action: where its extern
+    /// instances are (`info::Layout::parsers`/`functions`/`actions`);
+    /// `None` in a control's own blocks, which use `inst`'s.
+    externs: Option<Vec<u32>>,
     /// Rust argument list passing the block context on to actions/tables.
     pass: String,
     tmp: std::cell::Cell<u32>,

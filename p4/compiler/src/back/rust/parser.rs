@@ -45,6 +45,7 @@ impl Gen<'_> {
             block_params: param_names.clone(),
             block_locals: vec![],
             inst: None,
+            externs: Some(self.info.layout.parsers[h.index()].clone()),
             pass: String::new(),
             tmp: Default::default(),
         };

@@ -492,11 +492,7 @@ impl Gen<'_> {
         // What the packet trace records: the P4 call, the object.
         let (f, callee, args, traced, object) = match b {
             Builtin::UserMethod { inst, method, args } => {
-                let i = ctx.inst.ok_or(BackError {
-                    message: "internal: user extern method outside a control".into(),
-                    span: Some(span),
-                })?;
-                let idx = self.info.layout.instances[i].externs[*inst as usize] as usize;
+                let idx = self.extern_index(ctx, *inst, span)? as usize;
                 let decl = self.info.layout.user_instances[idx].decl as usize;
                 let f = &self.prog.user_externs[decl].methods[*method as usize];
                 let callee = format!(
@@ -514,9 +510,6 @@ impl Gen<'_> {
             }
             _ => return bad("internal: not a user extern call", Some(span)),
         };
-        if ctx.kind == BodyKind::Function {
-            return bad("internal: user extern call in a function", Some(span));
-        }
         let params: Vec<(Direction, Ty)> = f.params.iter().map(|p| (p.dir, p.ty.clone())).collect();
         let (pre, list, post) = self.args(ctx, &params, args)?;
         let list: Vec<String> = list

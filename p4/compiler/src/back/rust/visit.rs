@@ -42,6 +42,7 @@ pub(super) fn each_operand<'a>(e: &'a Expr, mut f: impl FnMut(&'a Expr)) {
         | ExprKind::Var(_)
         | ExprKind::TableHit(..)
         | ExprKind::Lookahead
+        | ExprKind::PacketLength
         | ExprKind::Default => {}
     }
 }
