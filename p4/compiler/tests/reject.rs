@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{TEMPLATE, check_errors, program};
+use common::{TEMPLATE, check_compiles, check_errors, program};
 
 /// The template with one piece of text replaced (it must be there).
 fn edited(from: &str, to: &str) -> String {
@@ -844,5 +844,91 @@ fn integer_label_on_a_serializable_enum_switch() {
                  switch (k) { Kind_t.A: { meta.m = 1; } (Kind_t)2: { meta.m = 2; } 3: { } default: { } }",
             ),
         ]),
+    );
+}
+
+// ----------------------------------------------------------------- i12rej2
+
+#[test]
+fn entry_priority_on_a_table_without_ternary_keys() {
+    // P4_16 §14.2.1.4: a priority orders entries whose keysets may overlap;
+    // with only exact and lpm keys none can (p4c's init-entries-error1-bmv2,
+    // "match type does not require priorities"). The same entries on a
+    // ternary key compile (`entry_priority_on_a_ternary_key_ok`).
+    check_errors(
+        "entry_priority_exact_lpm",
+        &program(&[(
+            "LOCALS",
+            "table route {\n        \
+             key = { hdr.h.a : exact; hdr.h.b : lpm; }\n        \
+             actions = { set; }\n        \
+             entries = { priority = 5: (1, 0x100 &&& 0xff00) : set(1);\n                     \
+             (2, 0x200 &&& 0xff00) : set(2); }\n    }",
+        )]),
+    );
+}
+
+#[test]
+fn entry_priority_on_a_ternary_key_ok() {
+    check_compiles(
+        "entry_priority_ternary_ok",
+        &program(&[
+            (
+                "LOCALS",
+                "table route {\n        \
+                 key = { hdr.h.a : exact; hdr.h.b : ternary; }\n        \
+                 actions = { set; }\n        \
+                 entries = { priority = 5: (1, 0x100 &&& 0xff00) : set(1);\n                     \
+                 (2, 0x200 &&& 0xff00) : set(2); }\n    }",
+            ),
+            ("APPLY", "route.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn unary_plus_on_a_bool() {
+    // P4_16 §8.6/§8.7: unary `+` is defined on integers (p4c's issue3153).
+    check_errors(
+        "unary_plus_bool",
+        &program(&[(
+            "APPLY",
+            "bool b = +hdr.h.isValid();\n        \
+             bit<8> x = +hdr.h.a;\n        \
+             if (b) { meta.m = x + +8w1; }",
+        )]),
+    );
+}
+
+#[test]
+fn default_action_struct_argument_differs_from_the_bound_one() {
+    // A default action repeats the arguments its `actions` list binds; a
+    // struct-valued argument matches field by field and a call by what it
+    // calls (p4c's issue3671-2). Repeating it exactly compiles.
+    let table = |default: &str| {
+        program(&[
+            (
+                "DECLS",
+                "struct pair_t { bit<8> x; bit<8> y; }\nbit<8> low(in bit<16> v) { return v[7:0]; }",
+            ),
+            (
+                "LOCALS",
+                &format!(
+                    "action take(in pair_t p) {{ meta.m = p.x + p.y; }}\n    \
+                     table t {{\n        \
+                     actions = {{ take({{x = low(hdr.h.b), y = hdr.h.a}}); }}\n        \
+                     default_action = {default};\n    }}"
+                ),
+            ),
+            ("APPLY", "t.apply();"),
+        ])
+    };
+    check_errors(
+        "default_action_struct_argument",
+        &table("take({x = hdr.h.a, y = low(hdr.h.b)})"),
+    );
+    check_compiles(
+        "default_action_struct_argument_ok",
+        &table("take({x = low(hdr.h.b), y = hdr.h.a})"),
     );
 }

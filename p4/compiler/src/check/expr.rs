@@ -698,6 +698,19 @@ impl Checker {
                     _ => a,
                 };
                 match (op, a) {
+                    // P4_16 §8.6/§8.7: unary `+` is an arithmetic operator,
+                    // defined on integers only (p4c's issue3153: `+false`).
+                    (ast::UnaryOp::Plus, TE::Typed(x))
+                        if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_) | Ty::SerEnum(_)) =>
+                    {
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            span,
+                            format!("`+` cannot be applied to {}", self.ty_name(&x.ty)),
+                            "not an integer",
+                        );
+                        None
+                    }
                     (ast::UnaryOp::Plus, a) => Some(a),
                     (ast::UnaryOp::Neg, TE::Inf(v)) => match v.checked_neg() {
                         Some(n) => Some(TE::Inf(n)),
