@@ -932,3 +932,34 @@ fn default_action_struct_argument_differs_from_the_bound_one() {
         &table("take({x = low(hdr.h.b), y = hdr.h.a})"),
     );
 }
+
+#[test]
+fn object_parameter_with_a_direction() {
+    // P4_16 §6.8: a parameter of an extern, parser or control type is an
+    // object and has no direction; checked on declarations without a body
+    // too (p4c's issue3787), even when nothing uses them.
+    check_errors(
+        "object_parameter_direction",
+        &program(&[(
+            "DECLS",
+            "extern Tally { Tally(); void add(in bit<8> v); }\n\
+             control Use(in Tally t, inout headers h);\n\
+             extern void feed(inout counter c, in bit<32> i);",
+        )]),
+    );
+}
+
+#[test]
+fn generic_struct_without_type_arguments_in_a_signature() {
+    // A generic struct names a type only with its type arguments, in an
+    // extern function's signature as anywhere (p4c's issue3293), used or not.
+    check_errors(
+        "generic_struct_in_signature",
+        &program(&[(
+            "DECLS",
+            "struct pair_t<T> { T x; T y; }\n\
+             extern pair_t make_pair(in bit<8> v);\n\
+             extern pair_t<bit<8>> make_typed(in bit<8> v);",
+        )]),
+    );
+}

@@ -1085,6 +1085,44 @@ impl Checker {
             self.check_type_names(t, generic);
         }
         self.check_param_defaults(params);
+        self.directionless_object_params(params);
+    }
+
+    /// A parameter of an extern, parser, control or package type is an
+    /// object, passed as a reference: it has no direction (P4_16 §6.8,
+    /// p4c's issue3787: "a parameter with type Y cannot have a direction").
+    /// Checked on signatures that have no body to refuse the type in
+    /// (extern functions and methods, block and package types).
+    fn directionless_object_params(&mut self, params: &[ast::Param]) {
+        for p in params {
+            if matches!(p.direction, ast::Direction::None) {
+                continue;
+            }
+            let ast::TypeKind::Named { name, .. } = &p.ty.kind else {
+                continue;
+            };
+            let object = matches!(
+                self.lookup(name),
+                Some(
+                    Sym::ExternDecl(_)
+                        | Sym::BlockType
+                        | Sym::Control(_)
+                        | Sym::Parser(_)
+                        | Sym::CtorControl(_)
+                )
+            );
+            if object {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    p.span,
+                    format!(
+                        "parameter `{}` of type `{}` cannot have a direction: it is an object",
+                        p.name.name, name.ident.name
+                    ),
+                    "remove the direction",
+                );
+            }
+        }
     }
 
     /// A default value stands in for an argument that is read (P4_16
@@ -1124,6 +1162,17 @@ impl Checker {
                         name.span,
                         format!("unknown type `{}`", name.ident.name),
                         "not declared",
+                    );
+                } else if !is_param
+                    && args.is_empty()
+                    && let Some(Sym::Generic(g)) = self.lookup(name).cloned()
+                {
+                    // p4c's issue3293: `extern t1 f();` for a generic `t1`.
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        name.span,
+                        format!("`{g}` needs type arguments, e.g. `{g}<bit<8>>`"),
+                        "generic type without type arguments",
                     );
                 }
             }
