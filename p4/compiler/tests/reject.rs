@@ -963,3 +963,22 @@ fn generic_struct_without_type_arguments_in_a_signature() {
         )]),
     );
 }
+
+#[test]
+fn type_arguments_to_something_not_generic() {
+    // P4_16 §8.18: a call gives as many type arguments as the callee has
+    // type parameters; an action, a table's `apply`, a header's methods and
+    // v1model's `mark_to_drop` have none (p4c's issue3656 calls `a<bit>()`).
+    check_errors(
+        "type_arguments_not_generic",
+        &program(&[
+            ("LOCALS", "table fwd { actions = { set; } }"),
+            (
+                "APPLY",
+                "set<bit<9>>(1);\n        \
+                 fwd.apply<bit<8>>();\n        \
+                 if (hdr.h.isValid<bit<8>>()) { mark_to_drop<bit<8>>(sm); }",
+            ),
+        ]),
+    );
+}
