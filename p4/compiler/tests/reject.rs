@@ -982,3 +982,39 @@ fn type_arguments_to_something_not_generic() {
         ]),
     );
 }
+
+#[test]
+fn default_value_that_is_not_a_constant() {
+    // P4_16 §6.8.3: a parameter's default value is known at compile time;
+    // p4c's issue3316 gives a function call. Constants, casts of them and
+    // struct values of constants compile (`default_value_constants_ok`).
+    check_errors(
+        "default_value_not_constant",
+        &program(&[
+            (
+                "DECLS",
+                "bit<8> twice(in bit<8> v) { return v + v; }\n\
+                 bit<8> pick(in bit<8> a = twice(3), in bit<8> b) { return a ^ b; }",
+            ),
+            ("LOCALS", "action mark(bit<8> m = hdr.h.a) { meta.m = m; }"),
+            ("APPLY", "meta.m = pick(b = 1); mark();"),
+        ]),
+    );
+}
+
+#[test]
+fn default_value_constants_ok() {
+    check_compiles(
+        "default_value_constants_ok",
+        &program(&[
+            (
+                "DECLS",
+                "const bit<8> BASE = 7;\n\
+                 struct pair_t { bit<8> x; bit<8> y; }\n\
+                 bit<8> pick(in bit<8> a = BASE + 1, in bit<8> b = (bit<8>)16w3, \
+                 in pair_t p = {x = 1, y = BASE}) { return a ^ b ^ p.x ^ p.y; }",
+            ),
+            ("APPLY", "meta.m = pick();"),
+        ]),
+    );
+}

@@ -869,7 +869,7 @@ impl Checker {
             if let Some(d) = &p.default
                 && let Some(ty) = self.ty(&p.ty)
             {
-                self.expr(d, Some(&ty));
+                self.default_value(d, &ty);
             }
         }
         let before = self.diags.len();
@@ -1496,7 +1496,7 @@ impl Checker {
             let Some(ty) = self.ty(&p.ty) else { continue };
             // A default value is checked here, used or not (p4c).
             if let Some(d) = &p.default {
-                self.expr(d, Some(&ty));
+                self.default_value(d, &ty);
             }
             let directional = p.direction != ast::Direction::None;
             if directional {

@@ -1125,6 +1125,37 @@ impl Checker {
         }
     }
 
+    /// A parameter's default value: of the parameter's type and known at
+    /// compile time (P4_16 §6.8.3; p4c's issue3316 gives a function call,
+    /// "expression must be a compile-time constant").
+    pub(crate) fn default_value(&mut self, d: &ast::Expr, ty: &Ty) {
+        let Some(x) = self.expr(d, Some(ty)) else {
+            return;
+        };
+        fn known(x: &ir::Expr) -> bool {
+            use ir::ExprKind as K;
+            match &x.kind {
+                K::Int(_)
+                | K::WideInt(_)
+                | K::Bool(_)
+                | K::ErrorCode(_)
+                | K::EnumMember(..)
+                | K::Default => true,
+                K::List(xs) => xs.iter().all(known),
+                K::Cast(e) => known(e),
+                _ => false,
+            }
+        }
+        if !known(&x) {
+            self.error_label(
+                codes::NOT_CONSTANT,
+                d.span,
+                "a default value must be a compile-time constant",
+                "not a constant",
+            );
+        }
+    }
+
     /// A default value stands in for an argument that is read (P4_16
     /// §6.8.2): only `in` and directionless parameters may have one, and
     /// not an `@optional` one, which has no value when left out (p4c's
@@ -2031,7 +2062,7 @@ impl Checker {
         for (i, p) in f.params.iter().enumerate() {
             let Some(ty) = self.ty(&p.ty) else { continue };
             if let Some(d) = &p.default {
-                self.expr(d, Some(&ty));
+                self.default_value(d, &ty);
             }
             let dir = match p.direction {
                 ast::Direction::Out => ir::Direction::Out,
