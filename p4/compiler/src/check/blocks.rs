@@ -2707,9 +2707,13 @@ fn same_place(a: &ir::Expr, b: &ir::Expr) -> bool {
     }
 }
 
-/// What a function or user extern call calls (a kind tag and its indices)
-/// and its arguments, for [`same_place`]; `None` for other calls.
-fn callee(c: &ir::Call) -> Option<((u8, u32, u32), &[ir::Expr])> {
+/// What a call calls: a kind tag (function, user extern function, user
+/// extern method) and its indices.
+type CalleeId = (u8, u32, u32);
+
+/// What a function or user extern call calls and its arguments, for
+/// [`same_place`]; `None` for other calls.
+fn callee(c: &ir::Call) -> Option<(CalleeId, &[ir::Expr])> {
     match c {
         ir::Call::Function(f, args) => Some(((0, f.index() as u32, 0), args)),
         ir::Call::Builtin(b) => match b.as_ref() {
