@@ -1018,3 +1018,17 @@ fn default_value_constants_ok() {
         ]),
     );
 }
+
+#[test]
+fn extern_method_taking_its_own_extern() {
+    // A method of extern `E` that takes an `E` makes a self-referencing
+    // type, which p4c does not support (issue2544_self_ref); refused on the
+    // declaration, used or not.
+    check_errors(
+        "extern_self_reference",
+        &program(&[(
+            "DECLS",
+            "extern Chain { Chain(); void link(Chain next); bit<8> value(); }",
+        )]),
+    );
+}

@@ -896,6 +896,7 @@ impl Checker {
                     }
                 }
                 self.check_overloads(e);
+                self.no_self_reference(e);
                 if crate::v1model::object(&e.name.name).is_none() {
                     self.user_extern_decl(e);
                 }
@@ -1086,6 +1087,36 @@ impl Checker {
         }
         self.check_param_defaults(params);
         self.directionless_object_params(params);
+    }
+
+    /// An extern whose constructor or method takes or returns the extern
+    /// itself (`extern E { void m(E e); }`) would be a self-referencing
+    /// type; p4c refuses it ("Self-referencing types not supported",
+    /// issue2544_self_ref), and so do we, on the declaration.
+    fn no_self_reference(&mut self, e: &ast::ExternDecl) {
+        let names_self = |t: &ast::Type| {
+            matches!(&t.kind, ast::TypeKind::Named { name, .. }
+                if !name.top_level && name.ident.name == e.name.name)
+        };
+        for m in &e.members {
+            let (params, ret) = match m {
+                ast::ExternMember::Constructor { params, .. } => (params, None),
+                ast::ExternMember::Method(f) => (&f.params, Some(&f.return_type)),
+            };
+            for t in params.iter().map(|p| &p.ty).chain(ret) {
+                if names_self(t) {
+                    self.error_label(
+                        codes::UNSUPPORTED,
+                        t.span,
+                        format!(
+                            "not supported yet: extern `{}` referring to itself in its own methods",
+                            e.name.name
+                        ),
+                        "self-referencing type",
+                    );
+                }
+            }
+        }
     }
 
     /// A parameter of an extern, parser, control or package type is an
