@@ -1032,3 +1032,21 @@ fn extern_method_taking_its_own_extern() {
         )]),
     );
 }
+
+#[test]
+fn serializable_enum_over_a_new_type_or_out_of_range() {
+    // P4_16 §8.3: a serializable enum's underlying type is bit<W> or int<W>,
+    // not a `type` over one (p4c's serenum-type and serenum-typedef), and
+    // each member's value fits it. A typed value wraps as usual.
+    check_errors(
+        "serializable_enum_type_and_values",
+        &program(&[(
+            "DECLS",
+            "type bit<8> Proto_t;\n\
+             typedef Proto_t ProtoAlias_t;\n\
+             enum ProtoAlias_t Proto { TCP = 6 }\n\
+             enum bit<4> Nibble { LOW = 0, HIGH = 15, OVER = 16, NEG = -1 }\n\
+             enum int<8> Signed { MIN = -128, MAX = 127, WRAPPED = (int<8>)4 * 4 * 4 * 4 }",
+        )]),
+    );
+}

@@ -1634,8 +1634,51 @@ impl Checker {
         }
     }
 
+    /// A serializable enum member's integer value fits the underlying type
+    /// (P4_16 §8.3; p4c's serenum-typedef: "Serialized enum constant value
+    /// 128 is out of bounds of the underlying type"). A value with a type of
+    /// its own (`(I8)4*4*4*4`) wraps as any such value does. Returns false
+    /// after reporting an error.
+    fn enum_value_fits(&mut self, ty: &Ty, v: &ast::Expr) -> bool {
+        let before = self.diags.len();
+        let Some(expr::TE::Inf(n)) = self.expr_any(v) else {
+            return self.diags.len() == before;
+        };
+        let (lo, hi, w) = match ty {
+            Ty::Bit(w) => (0i128, (1i128 << (*w).min(126)) - 1, *w),
+            Ty::Int(w) => (
+                -(1i128 << (*w - 1).min(126)),
+                (1i128 << (*w - 1).min(126)) - 1,
+                *w,
+            ),
+            _ => return true,
+        };
+        if w > 126 || (lo..=hi).contains(&n) {
+            return true;
+        }
+        self.error_label(
+            codes::OVERFLOW,
+            v.span,
+            format!("enum value {n} does not fit {}", self.ty_name(ty)),
+            "out of range",
+        );
+        false
+    }
+
     fn enum_decl(&mut self, e: &ast::EnumDecl) {
         let repr = match &e.underlying {
+            Some(t) if let Some(n) = self.nominal_of_type(t) => {
+                // P4_16 §8.3: the underlying type is a bit string; a `type`
+                // over one is a new type (p4c's serenum-type: "Illegal type
+                // for enum; only bit<> and int<> are allowed").
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    t.span,
+                    "a serializable enum needs a bit<W> or int<W> type",
+                    format!("`{n}` is a new type declared by `type`"),
+                );
+                return;
+            }
             Some(t) => match self.ty(t) {
                 Some(ty @ (Ty::Bit(_) | Ty::Int(_))) => Some(ty),
                 Some(_) => {
@@ -1653,6 +1696,7 @@ impl Checker {
         let mut members = Vec::new();
         for (i, m) in e.members.iter().enumerate() {
             let v = match (&repr, &m.value) {
+                (Some(ty), Some(v)) if !self.enum_value_fits(ty, v) => 0,
                 (Some(ty), Some(v)) => match self.expr(v, Some(ty)) {
                     Some(ex) => match fold::const_int(&ex) {
                         Some(c) => c,
