@@ -1050,3 +1050,23 @@ fn serializable_enum_over_a_new_type_or_out_of_range() {
         )]),
     );
 }
+
+#[test]
+fn new_type_over_something_not_a_base_type() {
+    // P4_16 §7.6: `type` gives a new name to bool, bit<W> or int<W> (or to
+    // a type over one); p4c's typedef-and-type-definitions and
+    // tuple-newtype give it headers, structs, enums, varbits and tuples.
+    check_errors(
+        "new_type_not_base",
+        &program(&[(
+            "DECLS",
+            "type h_t Wrapped_t;\n\
+             type varbit<16> Blob_t;\n\
+             type tuple<bit<8>> One_t;\n\
+             typedef bit<8> Byte_t;\n\
+             type Byte_t Octet_t;\n\
+             type Octet_t Again_t;\n\
+             type bool Flag_t;",
+        )]),
+    );
+}

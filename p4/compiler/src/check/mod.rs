@@ -817,6 +817,20 @@ impl Checker {
                     self.p4rt_translation(a);
                 }
                 if let Some(ty) = self.ty(&t.ty) {
+                    if t.is_new_type && !matches!(ty, Ty::Bool | Ty::Bit(_) | Ty::Int(_)) {
+                        // P4_16 §7.6: `type` introduces a new name for a
+                        // base type (p4c's typedef-and-type-definitions:
+                        // "'type' can only be applied to base types").
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            t.ty.span,
+                            format!(
+                                "`type` applies to bool, bit<W> and int<W> (or a type over one), not {}",
+                                self.ty_name(&ty)
+                            ),
+                            "not a base type",
+                        );
+                    }
                     self.declare(&t.name, Sym::Type(ty));
                     let nominal = if t.is_new_type {
                         Some(t.name.name.clone())
