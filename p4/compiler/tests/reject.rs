@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{TEMPLATE, check_errors, program};
+use common::{TEMPLATE, check_compiles, check_errors, program};
 
 /// The template with one piece of text replaced (it must be there).
 fn edited(from: &str, to: &str) -> String {
@@ -1003,5 +1003,229 @@ fn top_level_extern_method_in_a_constant() {
             ),
             ("APPLY", "hdr.h.b = K;"),
         ]),
+    );
+}
+
+// ----------------------------------------------------------------- i12rej2
+
+#[test]
+fn entry_priority_on_a_table_without_ternary_keys() {
+    // P4_16 §14.2.1.4: a priority orders entries whose keysets may overlap;
+    // with only exact and lpm keys none can (p4c's init-entries-error1-bmv2,
+    // "match type does not require priorities"). The same entries on a
+    // ternary key compile (`entry_priority_on_a_ternary_key_ok`).
+    check_errors(
+        "entry_priority_exact_lpm",
+        &program(&[(
+            "LOCALS",
+            "table route {\n        \
+             key = { hdr.h.a : exact; hdr.h.b : lpm; }\n        \
+             actions = { set; }\n        \
+             entries = { priority = 5: (1, 0x100 &&& 0xff00) : set(1);\n                     \
+             (2, 0x200 &&& 0xff00) : set(2); }\n    }",
+        )]),
+    );
+}
+
+#[test]
+fn entry_priority_on_a_ternary_key_ok() {
+    check_compiles(
+        "entry_priority_ternary_ok",
+        &program(&[
+            (
+                "LOCALS",
+                "table route {\n        \
+                 key = { hdr.h.a : exact; hdr.h.b : ternary; }\n        \
+                 actions = { set; }\n        \
+                 entries = { priority = 5: (1, 0x100 &&& 0xff00) : set(1);\n                     \
+                 (2, 0x200 &&& 0xff00) : set(2); }\n    }",
+            ),
+            ("APPLY", "route.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn unary_plus_on_a_bool() {
+    // P4_16 §8.6/§8.7: unary `+` is defined on integers (p4c's issue3153).
+    check_errors(
+        "unary_plus_bool",
+        &program(&[(
+            "APPLY",
+            "bool b = +hdr.h.isValid();\n        \
+             bit<8> x = +hdr.h.a;\n        \
+             if (b) { meta.m = x + +8w1; }",
+        )]),
+    );
+}
+
+#[test]
+fn default_action_struct_argument_differs_from_the_bound_one() {
+    // A default action repeats the arguments its `actions` list binds; a
+    // struct-valued argument matches field by field and a call by what it
+    // calls (p4c's issue3671-2). Repeating it exactly compiles.
+    let table = |default: &str| {
+        program(&[
+            (
+                "DECLS",
+                "struct pair_t { bit<8> x; bit<8> y; }\nbit<8> low(in bit<16> v) { return v[7:0]; }",
+            ),
+            (
+                "LOCALS",
+                &format!(
+                    "action take(in pair_t p) {{ meta.m = p.x + p.y; }}\n    \
+                     table t {{\n        \
+                     actions = {{ take({{x = low(hdr.h.b), y = hdr.h.a}}); }}\n        \
+                     default_action = {default};\n    }}"
+                ),
+            ),
+            ("APPLY", "t.apply();"),
+        ])
+    };
+    check_errors(
+        "default_action_struct_argument",
+        &table("take({x = hdr.h.a, y = low(hdr.h.b)})"),
+    );
+    check_compiles(
+        "default_action_struct_argument_ok",
+        &table("take({x = low(hdr.h.b), y = hdr.h.a})"),
+    );
+}
+
+#[test]
+fn object_parameter_with_a_direction() {
+    // P4_16 §6.8: a parameter of an extern, parser or control type is an
+    // object and has no direction; checked on declarations without a body
+    // too (p4c's issue3787), even when nothing uses them.
+    check_errors(
+        "object_parameter_direction",
+        &program(&[(
+            "DECLS",
+            "extern Tally { Tally(); void add(in bit<8> v); }\n\
+             control Use(in Tally t, inout headers h);\n\
+             extern void feed(inout counter c, in bit<32> i);",
+        )]),
+    );
+}
+
+#[test]
+fn generic_struct_without_type_arguments_in_a_signature() {
+    // A generic struct names a type only with its type arguments, in an
+    // extern function's signature as anywhere (p4c's issue3293), used or not.
+    check_errors(
+        "generic_struct_in_signature",
+        &program(&[(
+            "DECLS",
+            "struct pair_t<T> { T x; T y; }\n\
+             extern pair_t make_pair(in bit<8> v);\n\
+             extern pair_t<bit<8>> make_typed(in bit<8> v);",
+        )]),
+    );
+}
+
+#[test]
+fn type_arguments_to_something_not_generic() {
+    // P4_16 §8.18: a call gives as many type arguments as the callee has
+    // type parameters; an action, a table's `apply`, a header's methods and
+    // v1model's `mark_to_drop` have none (p4c's issue3656 calls `a<bit>()`).
+    check_errors(
+        "type_arguments_not_generic",
+        &program(&[
+            ("LOCALS", "table fwd { actions = { set; } }"),
+            (
+                "APPLY",
+                "set<bit<9>>(1);\n        \
+                 fwd.apply<bit<8>>();\n        \
+                 if (hdr.h.isValid<bit<8>>()) { mark_to_drop<bit<8>>(sm); }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn default_value_that_is_not_a_constant() {
+    // P4_16 §6.8.3: a parameter's default value is known at compile time;
+    // p4c's issue3316 gives a function call. Constants, casts of them and
+    // struct values of constants compile (`default_value_constants_ok`).
+    check_errors(
+        "default_value_not_constant",
+        &program(&[
+            (
+                "DECLS",
+                "bit<8> twice(in bit<8> v) { return v + v; }\n\
+                 bit<8> pick(in bit<8> a = twice(3), in bit<8> b) { return a ^ b; }",
+            ),
+            ("LOCALS", "action mark(bit<8> m = hdr.h.a) { meta.m = m; }"),
+            ("APPLY", "meta.m = pick(b = 1); mark();"),
+        ]),
+    );
+}
+
+#[test]
+fn default_value_constants_ok() {
+    check_compiles(
+        "default_value_constants_ok",
+        &program(&[
+            (
+                "DECLS",
+                "const bit<8> BASE = 7;\n\
+                 struct pair_t { bit<8> x; bit<8> y; }\n\
+                 bit<8> pick(in bit<8> a = BASE + 1, in bit<8> b = (bit<8>)16w3, \
+                 in pair_t p = {x = 1, y = BASE}) { return a ^ b ^ p.x ^ p.y; }",
+            ),
+            ("APPLY", "meta.m = pick();"),
+        ]),
+    );
+}
+
+#[test]
+fn extern_method_taking_its_own_extern() {
+    // A method of extern `E` that takes an `E` makes a self-referencing
+    // type, which p4c does not support (issue2544_self_ref); refused on the
+    // declaration, used or not.
+    check_errors(
+        "extern_self_reference",
+        &program(&[(
+            "DECLS",
+            "extern Chain { Chain(); void link(Chain next); bit<8> value(); }",
+        )]),
+    );
+}
+
+#[test]
+fn serializable_enum_over_a_new_type_or_out_of_range() {
+    // P4_16 §8.3: a serializable enum's underlying type is bit<W> or int<W>,
+    // not a `type` over one (p4c's serenum-type and serenum-typedef), and
+    // each member's value fits it. A typed value wraps as usual.
+    check_errors(
+        "serializable_enum_type_and_values",
+        &program(&[(
+            "DECLS",
+            "type bit<8> Proto_t;\n\
+             typedef Proto_t ProtoAlias_t;\n\
+             enum ProtoAlias_t Proto { TCP = 6 }\n\
+             enum bit<4> Nibble { LOW = 0, HIGH = 15, OVER = 16, NEG = -1 }\n\
+             enum int<8> Signed { MIN = -128, MAX = 127, WRAPPED = (int<8>)4 * 4 * 4 * 4 }",
+        )]),
+    );
+}
+
+#[test]
+fn new_type_over_something_not_a_base_type() {
+    // P4_16 §7.6: `type` gives a new name to bool, bit<W> or int<W> (or to
+    // a type over one); p4c's typedef-and-type-definitions and
+    // tuple-newtype give it headers, structs, enums, varbits and tuples.
+    check_errors(
+        "new_type_not_base",
+        &program(&[(
+            "DECLS",
+            "type h_t Wrapped_t;\n\
+             type varbit<16> Blob_t;\n\
+             type tuple<bit<8>> One_t;\n\
+             typedef bit<8> Byte_t;\n\
+             type Byte_t Octet_t;\n\
+             type Octet_t Again_t;\n\
+             type bool Flag_t;",
+        )]),
     );
 }

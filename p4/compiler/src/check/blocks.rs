@@ -889,7 +889,7 @@ impl Checker {
             if let Some(d) = &p.default
                 && let Some(ty) = self.ty(&p.ty)
             {
-                self.expr(d, Some(&ty));
+                self.default_value(d, &ty);
             }
         }
         let before = self.diags.len();
@@ -1666,7 +1666,7 @@ impl Checker {
             let Some(ty) = self.ty(&p.ty) else { continue };
             // A default value is checked here, used or not (p4c).
             if let Some(d) = &p.default {
-                self.expr(d, Some(&ty));
+                self.default_value(d, &ty);
             }
             let directional = p.direction != ast::Direction::None;
             if directional {
@@ -2236,6 +2236,23 @@ impl Checker {
                     annotated.push(annotation);
                     explicit.push((p, en.span));
                 }
+            }
+            if !needs_priority
+                && !is_const
+                && let Some(e) = es.iter().find_map(|en| en.priority.as_ref())
+            {
+                // P4_16 §14.2.1.4: priorities order entries whose keysets
+                // can overlap, which only ternary, range and optional keys
+                // allow (p4c: "match type does not require priorities").
+                self.error_label(
+                    codes::BAD_ENTRY,
+                    e.span,
+                    format!(
+                        "table `{}` has only exact and lpm keys, so its entries take no priority",
+                        t.name.name
+                    ),
+                    "remove `priority =`",
+                );
             }
             let prios = if !needs_priority {
                 None
@@ -2834,10 +2851,55 @@ fn same_place(a: &ir::Expr, b: &ir::Expr) -> bool {
         (K::Slice(x, h1, l1), K::Slice(y, h2, l2)) => h1 == h2 && l1 == l2 && same_place(x, y),
         (K::Int(x), K::Int(y)) => x == y,
         (K::Bool(x), K::Bool(y)) => x == y,
+        // Struct-valued and list arguments (in field order) match member by
+        // member, calls by what they call and their arguments (p4c's
+        // issue3671-2: `a1({f0 = ext1(), f1 = ext2()})` bound, the fields
+        // swapped in `default_action`).
+        (K::List(xs), K::List(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_place(x, y))
+        }
+        (K::Call(x), K::Call(y)) => match (callee(x), callee(y)) {
+            (Some((f, xs)), Some((g, ys))) => {
+                f == g && xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_place(x, y))
+            }
+            _ => true,
+        },
         (
-            K::Var(_) | K::Member(..) | K::Index(..) | K::Slice(..) | K::Int(_) | K::Bool(_),
-            K::Var(_) | K::Member(..) | K::Index(..) | K::Slice(..) | K::Int(_) | K::Bool(_),
+            K::Var(_)
+            | K::Member(..)
+            | K::Index(..)
+            | K::Slice(..)
+            | K::Int(_)
+            | K::Bool(_)
+            | K::List(_)
+            | K::Call(_),
+            K::Var(_)
+            | K::Member(..)
+            | K::Index(..)
+            | K::Slice(..)
+            | K::Int(_)
+            | K::Bool(_)
+            | K::List(_)
+            | K::Call(_),
         ) => false,
         _ => true,
+    }
+}
+
+/// What a call calls: a kind tag (function, user extern function, user
+/// extern method) and its indices.
+type CalleeId = (u8, u32, u32);
+
+/// What a function or user extern call calls and its arguments, for
+/// [`same_place`]; `None` for other calls.
+fn callee(c: &ir::Call) -> Option<(CalleeId, &[ir::Expr])> {
+    match c {
+        ir::Call::Function(f, args) => Some(((0, f.index() as u32, 0), args)),
+        ir::Call::Builtin(b) => match b.as_ref() {
+            ir::Builtin::UserFunction { func, args } => Some(((1, *func, 0), args)),
+            ir::Builtin::UserMethod { inst, method, args } => Some(((2, *inst, *method), args)),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -698,6 +698,19 @@ impl Checker {
                     _ => a,
                 };
                 match (op, a) {
+                    // P4_16 §8.6/§8.7: unary `+` is an arithmetic operator,
+                    // defined on integers only (p4c's issue3153: `+false`).
+                    (ast::UnaryOp::Plus, TE::Typed(x))
+                        if !matches!(x.ty, Ty::Bit(_) | Ty::Int(_) | Ty::SerEnum(_)) =>
+                    {
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            span,
+                            format!("`+` cannot be applied to {}", self.ty_name(&x.ty)),
+                            "not an integer",
+                        );
+                        None
+                    }
                     (ast::UnaryOp::Plus, a) => Some(a),
                     (ast::UnaryOp::Neg, TE::Inf(v)) => match v.checked_neg() {
                         Some(n) => Some(TE::Inf(n)),
@@ -1894,7 +1907,14 @@ impl Checker {
         };
         match &callee.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
-                Some(Sym::Action(a)) => self.action_call(a, &args, span),
+                Some(Sym::Action(a)) => {
+                    // Actions are never generic (P4_16 §14.1; p4c's issue3656).
+                    let what = format!("action `{}`", p.ident.name);
+                    if !self.no_type_args(type_args, &what, span) {
+                        return None;
+                    }
+                    self.action_call(a, &args, span)
+                }
                 Some(Sym::GenericFunction(n)) => {
                     let f = self.instantiate_generic_fn(&n, type_args, &args, span)?;
                     self.function_call(f, &args, span)
@@ -2144,6 +2164,26 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Expr> {
+        // The extern functions of core.p4 and v1model.p4 that have no type
+        // parameters.
+        const PLAIN: &[&str] = &[
+            "mark_to_drop",
+            "verify",
+            "static_assert",
+            "clone",
+            "truncate",
+            "assert",
+            "assume",
+            "clone_preserving_field_list",
+            "resubmit_preserving_field_list",
+            "recirculate_preserving_field_list",
+        ];
+        if PLAIN.contains(&name)
+            && crate::v1model::functions(name).next().is_some()
+            && !self.no_type_args(type_args, &format!("`{name}`"), span)
+        {
+            return None;
+        }
         let b = match name {
             "mark_to_drop" => {
                 if args.is_empty() {
@@ -2617,6 +2657,9 @@ impl Checker {
             }
             match sym {
                 Some(Sym::Table(t)) => {
+                    if !self.no_type_args(type_args, "a table's `apply`", span) {
+                        return None;
+                    }
                     if m != "apply" {
                         self.error(
                             codes::UNKNOWN_METHOD,
@@ -2788,6 +2831,15 @@ impl Checker {
             }
         }
         let b = self.expr(base, None)?;
+        if matches!(b.ty, Ty::Composite(_) | Ty::Stack(..))
+            && matches!(
+                m,
+                "isValid" | "setValid" | "setInvalid" | "push_front" | "pop_front"
+            )
+            && !self.no_type_args(type_args, &format!("`{m}`"), span)
+        {
+            return None;
+        }
         let builtin = match (&b.ty, m) {
             (Ty::Composite(c), "isValid")
                 if self.prog.composites[*c].kind != ir::CompositeKind::Struct =>
@@ -2846,6 +2898,21 @@ impl Checker {
             }
             _ => None,
         }
+    }
+
+    /// Type arguments given to something that has no type parameters
+    /// (P4_16 §8.18: their number must match; p4c's issue3656 gives an
+    /// action some). Reports them and returns false.
+    fn no_type_args(&mut self, type_args: &[ast::Type], what: &str, span: Span) -> bool {
+        if type_args.is_empty() {
+            return true;
+        }
+        self.error(
+            codes::ARG_COUNT,
+            span,
+            format!("{what} takes no type arguments"),
+        );
+        false
     }
 
     fn extern_method(

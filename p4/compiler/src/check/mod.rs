@@ -831,6 +831,20 @@ impl Checker {
                     self.p4rt_translation(a);
                 }
                 if let Some(ty) = self.ty(&t.ty) {
+                    if t.is_new_type && !matches!(ty, Ty::Bool | Ty::Bit(_) | Ty::Int(_)) {
+                        // P4_16 §7.6: `type` introduces a new name for a
+                        // base type (p4c's typedef-and-type-definitions:
+                        // "'type' can only be applied to base types").
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            t.ty.span,
+                            format!(
+                                "`type` applies to bool, bit<W> and int<W> (or a type over one), not {}",
+                                self.ty_name(&ty)
+                            ),
+                            "not a base type",
+                        );
+                    }
                     self.declare(&t.name, Sym::Type(ty));
                     let nominal = if t.is_new_type {
                         Some(t.name.name.clone())
@@ -910,6 +924,7 @@ impl Checker {
                     }
                 }
                 self.check_overloads(e);
+                self.no_self_reference(e);
                 if crate::v1model::object(&e.name.name).is_none() {
                     self.user_extern_decl(e);
                 }
@@ -1099,6 +1114,105 @@ impl Checker {
             self.check_type_names(t, generic);
         }
         self.check_param_defaults(params);
+        self.directionless_object_params(params);
+    }
+
+    /// An extern whose constructor or method takes or returns the extern
+    /// itself (`extern E { void m(E e); }`) would be a self-referencing
+    /// type; p4c refuses it ("Self-referencing types not supported",
+    /// issue2544_self_ref), and so do we, on the declaration.
+    fn no_self_reference(&mut self, e: &ast::ExternDecl) {
+        let names_self = |t: &ast::Type| {
+            matches!(&t.kind, ast::TypeKind::Named { name, .. }
+                if !name.top_level && name.ident.name == e.name.name)
+        };
+        for m in &e.members {
+            let (params, ret) = match m {
+                ast::ExternMember::Constructor { params, .. } => (params, None),
+                ast::ExternMember::Method(f) => (&f.params, Some(&f.return_type)),
+            };
+            for t in params.iter().map(|p| &p.ty).chain(ret) {
+                if names_self(t) {
+                    self.error_label(
+                        codes::UNSUPPORTED,
+                        t.span,
+                        format!(
+                            "not supported yet: extern `{}` referring to itself in its own methods",
+                            e.name.name
+                        ),
+                        "self-referencing type",
+                    );
+                }
+            }
+        }
+    }
+
+    /// A parameter of an extern, parser, control or package type is an
+    /// object, passed as a reference: it has no direction (P4_16 §6.8,
+    /// p4c's issue3787: "a parameter with type Y cannot have a direction").
+    /// Checked on signatures that have no body to refuse the type in
+    /// (extern functions and methods, block and package types).
+    fn directionless_object_params(&mut self, params: &[ast::Param]) {
+        for p in params {
+            if matches!(p.direction, ast::Direction::None) {
+                continue;
+            }
+            let ast::TypeKind::Named { name, .. } = &p.ty.kind else {
+                continue;
+            };
+            let object = matches!(
+                self.lookup(name),
+                Some(
+                    Sym::ExternDecl(_)
+                        | Sym::BlockType
+                        | Sym::Control(_)
+                        | Sym::Parser(_)
+                        | Sym::CtorControl(_)
+                )
+            );
+            if object {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    p.span,
+                    format!(
+                        "parameter `{}` of type `{}` cannot have a direction: it is an object",
+                        p.name.name, name.ident.name
+                    ),
+                    "remove the direction",
+                );
+            }
+        }
+    }
+
+    /// A parameter's default value: of the parameter's type and known at
+    /// compile time (P4_16 §6.8.3; p4c's issue3316 gives a function call,
+    /// "expression must be a compile-time constant").
+    pub(crate) fn default_value(&mut self, d: &ast::Expr, ty: &Ty) {
+        let Some(x) = self.expr(d, Some(ty)) else {
+            return;
+        };
+        fn known(x: &ir::Expr) -> bool {
+            use ir::ExprKind as K;
+            match &x.kind {
+                K::Int(_)
+                | K::WideInt(_)
+                | K::Bool(_)
+                | K::ErrorCode(_)
+                | K::EnumMember(..)
+                | K::Default => true,
+                K::List(xs) => xs.iter().all(known),
+                K::Cast(e) => known(e),
+                _ => false,
+            }
+        }
+        if !known(&x) {
+            self.error_label(
+                codes::NOT_CONSTANT,
+                d.span,
+                "a default value must be a compile-time constant",
+                "not a constant",
+            );
+        }
     }
 
     /// A default value stands in for an argument that is read (P4_16
@@ -1138,6 +1252,17 @@ impl Checker {
                         name.span,
                         format!("unknown type `{}`", name.ident.name),
                         "not declared",
+                    );
+                } else if !is_param
+                    && args.is_empty()
+                    && let Some(Sym::Generic(g)) = self.lookup(name).cloned()
+                {
+                    // p4c's issue3293: `extern t1 f();` for a generic `t1`.
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        name.span,
+                        format!("`{g}` needs type arguments, e.g. `{g}<bit<8>>`"),
+                        "generic type without type arguments",
                     );
                 }
             }
@@ -1537,8 +1662,51 @@ impl Checker {
         }
     }
 
+    /// A serializable enum member's integer value fits the underlying type
+    /// (P4_16 §8.3; p4c's serenum-typedef: "Serialized enum constant value
+    /// 128 is out of bounds of the underlying type"). A value with a type of
+    /// its own (`(I8)4*4*4*4`) wraps as any such value does. Returns false
+    /// after reporting an error.
+    fn enum_value_fits(&mut self, ty: &Ty, v: &ast::Expr) -> bool {
+        let before = self.diags.len();
+        let Some(expr::TE::Inf(n)) = self.expr_any(v) else {
+            return self.diags.len() == before;
+        };
+        let (lo, hi, w) = match ty {
+            Ty::Bit(w) => (0i128, (1i128 << (*w).min(126)) - 1, *w),
+            Ty::Int(w) => (
+                -(1i128 << (*w - 1).min(126)),
+                (1i128 << (*w - 1).min(126)) - 1,
+                *w,
+            ),
+            _ => return true,
+        };
+        if w > 126 || (lo..=hi).contains(&n) {
+            return true;
+        }
+        self.error_label(
+            codes::OVERFLOW,
+            v.span,
+            format!("enum value {n} does not fit {}", self.ty_name(ty)),
+            "out of range",
+        );
+        false
+    }
+
     fn enum_decl(&mut self, e: &ast::EnumDecl) {
         let repr = match &e.underlying {
+            Some(t) if let Some(n) = self.nominal_of_type(t) => {
+                // P4_16 §8.3: the underlying type is a bit string; a `type`
+                // over one is a new type (p4c's serenum-type: "Illegal type
+                // for enum; only bit<> and int<> are allowed").
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    t.span,
+                    "a serializable enum needs a bit<W> or int<W> type",
+                    format!("`{n}` is a new type declared by `type`"),
+                );
+                return;
+            }
             Some(t) => match self.ty(t) {
                 Some(ty @ (Ty::Bit(_) | Ty::Int(_))) => Some(ty),
                 Some(_) => {
@@ -1556,6 +1724,7 @@ impl Checker {
         let mut members = Vec::new();
         for (i, m) in e.members.iter().enumerate() {
             let v = match (&repr, &m.value) {
+                (Some(ty), Some(v)) if !self.enum_value_fits(ty, v) => 0,
                 (Some(ty), Some(v)) => match self.expr(v, Some(ty)) {
                     Some(ex) => match fold::const_int(&ex) {
                         Some(c) => c,
@@ -1996,7 +2165,7 @@ impl Checker {
         for (i, p) in f.params.iter().enumerate() {
             let Some(ty) = self.ty(&p.ty) else { continue };
             if let Some(d) = &p.default {
-                self.expr(d, Some(&ty));
+                self.default_value(d, &ty);
             }
             let dir = match p.direction {
                 ast::Direction::Out => ir::Direction::Out,
