@@ -61,16 +61,15 @@ pub(super) fn resolve(prog: &ast::Program) -> Cow<'_, ast::Program> {
 }
 
 fn instantiation(i: &mut ast::Instantiation, aliases: &HashMap<String, ast::Type>) {
-    if let ast::TypeKind::Named { name, args } = &i.ty.kind {
-        if args.is_empty() {
-            if let Some(target) = aliases.get(&name.ident.name) {
-                // The target keeps its own spans; the instance keeps the
-                // span it was written at for diagnostics.
-                let span = i.ty.span;
-                i.ty = target.clone();
-                i.ty.span = span;
-            }
-        }
+    if let ast::TypeKind::Named { name, args } = &i.ty.kind
+        && args.is_empty()
+        && let Some(target) = aliases.get(&name.ident.name)
+    {
+        // The target keeps its own spans; the instance keeps the span it
+        // was written at for diagnostics.
+        let span = i.ty.span;
+        i.ty = target.clone();
+        i.ty.span = span;
     }
     for d in i.initializer.iter_mut().flatten() {
         decl(d, aliases);
