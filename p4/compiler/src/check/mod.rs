@@ -51,6 +51,7 @@
 mod blocks;
 pub mod codes;
 mod expr;
+mod extern_alias;
 pub mod fold;
 mod package;
 mod program_info;
@@ -376,6 +377,7 @@ pub fn check(
         user_extern_asts: HashMap::new(),
         generic_user_fns: HashMap::new(),
     };
+    let prog = extern_alias::resolve(prog);
     for d in &prog.decls {
         c.top_decl(d);
     }

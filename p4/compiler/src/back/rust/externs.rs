@@ -593,7 +593,7 @@ impl Gen<'_> {
                     CompositeKind::Header | CompositeKind::Union => {
                         let place = self.place(ctx, e)?;
                         s.push(format!("{place}.emit(packet__);"));
-                        s.extend(self.trace_emit(ctx, e, &place, comp.kind));
+                        s.extend(self.trace_emit(ctx, e, &place, comp.kind, false));
                     }
                     CompositeKind::Struct => {
                         for (i, f) in comp.fields.iter().enumerate() {
@@ -607,12 +607,17 @@ impl Gen<'_> {
                     }
                 }
             }
-            Ty::Stack(..) => {
+            Ty::Stack(elem, _) => {
                 let place = self.place(ctx, e)?;
                 s.push(format!(
                     "for e__ in {place}.elems.iter() {{ e__.emit(packet__); }}"
                 ));
-                s.extend(self.trace_emit(ctx, e, &place, CompositeKind::Struct));
+                // A stack holds headers or header unions.
+                let kind = match &**elem {
+                    Ty::Composite(c) => self.prog.composites[*c].kind,
+                    _ => CompositeKind::Header,
+                };
+                s.extend(self.trace_emit(ctx, e, &place, kind, true));
             }
             _ => return bad("emit needs a header, union, stack or struct", Some(e.span)),
         }

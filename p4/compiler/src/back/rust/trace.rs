@@ -162,29 +162,36 @@ impl Gen<'_> {
         ))
     }
 
-    /// After `place.emit(..)` in a deparser: a header, a union, or (kind
-    /// `Struct`) a stack, whose valid elements are named with their index.
+    /// After `place.emit(..)` in a deparser: a header or a union (`kind`),
+    /// or with `in_stack` a stack of them, whose valid elements are named
+    /// with their index.
     pub(super) fn trace_emit(
         &self,
         ctx: &Ctx<'_>,
         e: &Expr,
         place: &str,
         kind: CompositeKind,
+        in_stack: bool,
     ) -> Option<String> {
         if ctx.kind == BodyKind::Function || !self.trace_points {
             return None;
         }
         let name = self.trace_name(ctx, e);
-        Some(match kind {
-            CompositeKind::Header => format!(
-                "{ON} if {place}.valid {{ rt.trace.call(\"emit\", Some({name:?}), None, None); }} }}"
-            ),
-            CompositeKind::Union => format!(
-                "{ON} if {place}.is_valid() {{ rt.trace.call(\"emit\", Some({name:?}), None, None); }} }}"
-            ),
-            CompositeKind::Struct => format!(
-                "{ON} for (i__, e__) in {place}.elems.iter().enumerate() {{ if e__.valid {{ rt.trace.call(\"emit\", Some(&format!(\"{name}[{{i__}}]\")), None, None); }} }} }}"
-            ),
+        // A header's validity is a field, a union's a method over its members.
+        let valid = |v: &str| match kind {
+            CompositeKind::Union => format!("{v}.is_valid()"),
+            _ => format!("{v}.valid"),
+        };
+        Some(if in_stack {
+            format!(
+                "{ON} for (i__, e__) in {place}.elems.iter().enumerate() {{ if {} {{ rt.trace.call(\"emit\", Some(&format!(\"{name}[{{i__}}]\")), None, None); }} }} }}",
+                valid("e__")
+            )
+        } else {
+            format!(
+                "{ON} if {} {{ rt.trace.call(\"emit\", Some({name:?}), None, None); }} }}",
+                valid(place)
+            )
         })
     }
 

@@ -1,0 +1,133 @@
+//! Typedefs that name an extern type, resolved before checking.
+//!
+//! P4_16 §7.5.6 lets `typedef` name any type, extern types included:
+//! `typedef register<bit<69>> Mac_table;` and then `Mac_table(4096) t;`.
+//! The checker knows externs by the name an instantiation is written with,
+//! so this pass rewrites every instantiation of such an alias (at top level,
+//! among a control's or parser's locals, inside an instantiation's
+//! initializer, and as a statement) into an instantiation of the extern type
+//! it stands for, and drops the alias typedefs. An alias may name another
+//! alias. A program with no such typedef is returned as it is, borrowed.
+//!
+//! Other uses of an alias (as the type of a parameter, say) are left alone
+//! and meet the checker's usual "is not a type" error.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use crate::front::ast;
+
+/// `prog` with its extern-type typedefs resolved (see the module doc).
+pub(super) fn resolve(prog: &ast::Program) -> Cow<'_, ast::Program> {
+    let externs: HashSet<&str> = prog
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            ast::Decl::Extern(e) => Some(e.name.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    // Alias name -> the type it stands for, itself already resolved.
+    let mut aliases: HashMap<String, ast::Type> = HashMap::new();
+    for d in &prog.decls {
+        let ast::Decl::Typedef(t) = d else { continue };
+        if t.is_new_type {
+            continue;
+        }
+        let ast::TypeKind::Named { name, args } = &t.ty.kind else {
+            continue;
+        };
+        if let Some(target) = aliases.get(&name.ident.name) {
+            if args.is_empty() {
+                let target = target.clone();
+                aliases.insert(t.name.name.clone(), target);
+            }
+        } else if externs.contains(name.ident.name.as_str()) {
+            aliases.insert(t.name.name.clone(), t.ty.clone());
+        }
+    }
+    if aliases.is_empty() {
+        return Cow::Borrowed(prog);
+    }
+    let mut out = prog.clone();
+    out.decls.retain(|d| match d {
+        ast::Decl::Typedef(t) => !aliases.contains_key(&t.name.name) || t.is_new_type,
+        _ => true,
+    });
+    for d in &mut out.decls {
+        decl(d, &aliases);
+    }
+    Cow::Owned(out)
+}
+
+fn instantiation(i: &mut ast::Instantiation, aliases: &HashMap<String, ast::Type>) {
+    if let ast::TypeKind::Named { name, args } = &i.ty.kind
+        && args.is_empty()
+        && let Some(target) = aliases.get(&name.ident.name)
+    {
+        // The target keeps its own spans; the instance keeps the span it
+        // was written at for diagnostics.
+        let span = i.ty.span;
+        i.ty = target.clone();
+        i.ty.span = span;
+    }
+    for d in i.initializer.iter_mut().flatten() {
+        decl(d, aliases);
+    }
+}
+
+fn decl(d: &mut ast::Decl, aliases: &HashMap<String, ast::Type>) {
+    match d {
+        ast::Decl::Instantiation(i) => instantiation(i, aliases),
+        ast::Decl::Control(c) => {
+            for l in &mut c.locals {
+                decl(l, aliases);
+            }
+            block(&mut c.apply, aliases);
+        }
+        ast::Decl::Parser(p) => {
+            for l in &mut p.locals {
+                decl(l, aliases);
+            }
+            for s in &mut p.states {
+                for st in &mut s.stmts {
+                    stmt(st, aliases);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn block(b: &mut ast::Block, aliases: &HashMap<String, ast::Type>) {
+    for s in &mut b.stmts {
+        stmt(s, aliases);
+    }
+}
+
+fn stmt(s: &mut ast::Stmt, aliases: &HashMap<String, ast::Type>) {
+    use ast::StmtKind as K;
+    match &mut s.kind {
+        K::Instantiation(i) => instantiation(i, aliases),
+        K::Block(b) => block(b, aliases),
+        K::If {
+            then_branch,
+            else_branch,
+            ..
+        } => {
+            stmt(then_branch, aliases);
+            if let Some(e) = else_branch {
+                stmt(e, aliases);
+            }
+        }
+        K::For { body, .. } | K::ForIn { body, .. } => stmt(body, aliases),
+        K::Switch { cases, .. } => {
+            for c in cases {
+                if let Some(b) = &mut c.body {
+                    block(b, aliases);
+                }
+            }
+        }
+        _ => {}
+    }
+}
