@@ -36,8 +36,9 @@
 //! leaves (12 bytes a route, no node). A route that does not fit (the tail
 //! is full, or the route is too long for it) turns the tail into a node at
 //! that position, and the tail's routes are added again below it; a
-//! delete that empties a tail gives the position its fallback back, and
-//! a node left with no prefix, child or tail is freed.
+//! delete that empties a tail gives the position its fallback back, a
+//! node left with no prefix, child or tail is freed, and one left with no
+//! child and at most half a tail of routes folds back into a tail.
 //!
 //! Control structure (no second trie): a route of `L <= s0` bits lives in
 //! `root_prefixes`; a longer one in the node where its last bit falls, as a
@@ -1090,29 +1091,97 @@ impl LpmEngine {
             }
             match self.tail_remove(v & !TAIL, key, val) {
                 TailRemoved::Absent => return,
-                TailRemoved::Moved(t) => return self.set_tail_leaf(n, c, t),
+                TailRemoved::Moved(t) => self.set_tail_leaf(n, c, t),
                 TailRemoved::Emptied(fallback) => self.set_position(n, pos, c, fallback),
             }
             break;
         }
-        // Free nodes left without prefixes, children and tails, bottom-up.
+        // Bottom-up: free nodes left without prefixes, children and tails,
+        // and fold those with few routes left back into a tail.
         loop {
-            if self.meta[n].count() > 0 || self.nodes.data[n].vector != 0 || self.has_tails(n) {
+            let empty =
+                self.meta[n].count() == 0 && self.nodes.data[n].vector == 0 && !self.has_tails(n);
+            let folded = if empty { None } else { self.fold(n) };
+            if !empty && folded.is_none() {
                 return;
             }
+            let inherited = self.meta[n].inherited;
+            let tail = folded.map(|routes| TAIL | self.tail_of(&routes, inherited));
             match path.pop() {
                 Some((parent, c, ppos)) => {
                     self.remove_child(parent, c, ppos);
+                    if let Some(tail) = tail {
+                        self.set_position(parent, ppos, c, tail);
+                    }
                     n = parent;
                 }
                 None => {
                     self.drop_node(n);
                     self.nodes.release(n as u32, 1);
-                    self.root[s] = self.root_best(s as u32).0;
+                    self.root[s] = tail.unwrap_or_else(|| self.root_best(s as u32).0);
                     return;
                 }
             }
         }
+    }
+
+    /// If node `n` has no child and at most half a tail of routes, each at
+    /// most [`TAIL_BITS`] past the node's first bit: its routes as tail
+    /// entries relative to that bit, longest first, with its tails freed
+    /// (the node itself is the caller's to free). Else `None`, changing
+    /// nothing.
+    fn fold(&mut self, n: usize) -> Option<Vec<TailEntry>> {
+        let node = self.nodes.data[n];
+        if !self.use_tails || node.vector != 0 {
+            return None;
+        }
+        let meta = self.meta[n];
+        let k = node.base0 as usize;
+        let tails: Vec<(u32, u32)> = (0..64u32)
+            .filter(|&c| node.leafvec & (1 << c) != 0)
+            .zip(&self.leaves.data[k..k + node.leafvec.count_ones() as usize])
+            .filter(|&(_, &v)| v & TAIL != 0)
+            .map(|(c, &v)| (c, v & !TAIL))
+            .collect();
+        let mut count = meta.count() as usize;
+        for &(_, t) in &tails {
+            let run = &self.tails.data[t as usize..self.tail_end(t)];
+            if run.iter().any(|e| STRIDE + e.len() > TAIL_BITS) {
+                return None;
+            }
+            count += run.len();
+        }
+        if count > TAIL_ROUTES / 2 {
+            return None;
+        }
+        let mut routes = Vec::with_capacity(count);
+        for b in 0..126u32 {
+            if meta.has(b) {
+                let r = 31 - (b + 2).leading_zeros();
+                let q = u64::from(b + 2 - (1 << r));
+                let val = self.ids.data[(meta.ids + meta.rank(b)) as usize];
+                routes.push(TailEntry::new(tail_key(q << (64 - r), r), val));
+            }
+        }
+        for (c, t) in tails {
+            let (_, entries) = self.tail_take(t);
+            let above = u64::from(c) << (64 - STRIDE);
+            routes.extend(
+                entries
+                    .iter()
+                    .map(|e| TailEntry::new(above | e.key() >> STRIDE, e.val)),
+            );
+        }
+        routes.sort_by_key(|e| std::cmp::Reverse(e.len()));
+        Some(routes)
+    }
+
+    /// A new tail of `routes` (longest first) over `fallback`.
+    fn tail_of(&mut self, routes: &[TailEntry], fallback: u32) -> u32 {
+        let t = self.tails.alloc(routes.len() + 1) as usize;
+        self.tails.data[t..t + routes.len()].copy_from_slice(routes);
+        self.tails.data[t + routes.len()] = TailEntry::new(TAIL_END, fallback);
+        t as u32
     }
 
     /// Removes a route of `len` bits ending in node `n` (bits from `pos`);
@@ -1442,6 +1511,35 @@ mod tests {
         assert_eq!(t.node_count(), 0, "empty nodes are freed");
         assert_eq!(live_tail_entries(&t), 0, "empty tails are freed");
         assert_eq!(t.lookup(&[block]), None);
+    }
+
+    #[test]
+    fn a_chain_of_nodes_folds_back_into_a_tail_when_routes_are_deleted() {
+        let mut t = LpmEngine::new(&[128], 0, 1024);
+        // 25 /48s under one /40: one more than a tail holds, so the root
+        // tail turns into a chain of nodes down to bit 40.
+        let block = 0x2001_0db8_ab00u128 << 80;
+        let mut routes: Vec<(u128, u32, u32)> = (0..25u32)
+            .map(|i| (block | u128::from(i * 7 % 256) << 80, 48, i))
+            .collect();
+        for &(v, len, id) in &routes {
+            t.insert(id, &[lpm(v, len)]);
+        }
+        assert_eq!(t.node_count(), 5, "nodes at bits 16, 22, 28, 34 and 40");
+        let keys: Vec<u128> = routes.iter().map(|r| r.0 ^ 1 << 70).collect();
+        check_against(&t, &routes, &keys);
+        while routes.len() > TAIL_ROUTES / 2 {
+            let (v, len, id) = routes.pop().unwrap();
+            t.remove(id, &[lpm(v, len)]);
+            check_against(&t, &routes, &keys);
+        }
+        assert_eq!(t.node_count(), 0, "the chain folded into the root tail");
+        assert_eq!(live_tail_entries(&t), routes.len() + 1);
+        while let Some((v, len, id)) = routes.pop() {
+            t.remove(id, &[lpm(v, len)]);
+            check_against(&t, &routes, &keys);
+        }
+        assert_eq!(live_tail_entries(&t), 0);
     }
 
     #[test]
