@@ -212,7 +212,7 @@ fn ipv6_ops(count: std::ops::Range<usize>) -> impl Strategy<Value = Vec<Op>> {
             None
         } else {
             Some(FieldMatch::Lpm {
-                value: v & !(u128::MAX >> p),
+                value: v & !u128::MAX.checked_shr(p).unwrap_or(0),
                 prefix_len: p,
             })
         };
