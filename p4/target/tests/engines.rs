@@ -470,6 +470,14 @@ proptest! {
         check(&IPV6, false, EngineKind::Lpm, ops);
     }
 
+    /// IPv4 with churn, in a large table (18-bit root) and a small one:
+    /// tails of 8 routes fill, become nodes and fold back.
+    #[test]
+    fn ipv4_churn_matches_reference(ops in churn(&IPV4, 0..1, 300..900)) {
+        check(&IPV4, false, EngineKind::Lpm, ops.clone());
+        check_in(1024, &IPV4, false, EngineKind::Lpm, ops);
+    }
+
     /// Keys past 128 bits (the byte packer) with churn: tails read their
     /// 64 bits from the packed key.
     #[test]
