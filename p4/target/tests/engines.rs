@@ -161,20 +161,69 @@ fn churn(
     prio: std::ops::Range<i32>,
     count: std::ops::Range<usize>,
 ) -> impl Strategy<Value = Vec<Op>> {
-    ops_with(keys, prio, count).prop_map(|ops| {
-        let mut out = Vec::with_capacity(ops.len() * 2);
-        for (i, op) in ops.into_iter().enumerate() {
-            // Every other run of 150 operations turns inserts into deletes.
-            match op {
-                Op::Insert(..) if (i / 150) % 2 == 1 => {
-                    out.push(Op::Delete(i));
-                    out.push(Op::Delete(i / 3));
-                }
-                op => out.push(op),
+    ops_with(keys, prio, count).prop_map(to_churn)
+}
+
+/// Every other run of 150 operations turns inserts into deletes.
+fn to_churn(ops: Vec<Op>) -> Vec<Op> {
+    let mut out = Vec::with_capacity(ops.len() * 2);
+    for (i, op) in ops.into_iter().enumerate() {
+        match op {
+            Op::Insert(..) if (i / 150) % 2 == 1 => {
+                out.push(Op::Delete(i));
+                out.push(Op::Delete(i / 3));
             }
+            op => out.push(op),
         }
-        out
-    })
+    }
+    out
+}
+
+/// IPv6-shaped values for the tail layout: one of three /32s (so routes
+/// crowd one root slot, fill its tail past its size and turn it into
+/// nodes) with a random number of low bits randomised (so routes nest and
+/// diverge at every depth), now and then anything at all.
+fn ipv6_value() -> BoxedStrategy<u128> {
+    const BLOCKS: [u128; 3] = [
+        0x2001_0db8 << 96,
+        0x2001_0db9 << 96,
+        0x2a00_1450_4001_0800 << 64,
+    ];
+    prop_oneof![
+        8 => (0..3usize, any::<u128>(), 0..=96u32)
+            .prop_map(|(b, r, k)| BLOCKS[b] | (r & mask(k))),
+        1 => any::<u128>(),
+    ]
+    .boxed()
+}
+
+/// IPv6 prefix lengths: a few root routes (/0–/16), many that fit a tail
+/// (/17–/79 past a 16-bit root), and long ones that do not (/80–/128).
+fn ipv6_len() -> BoxedStrategy<u32> {
+    prop_oneof![1 => 0..=16u32, 6 => 17..=79u32, 2 => 80..=128u32, 1 => Just(128u32)].boxed()
+}
+
+/// Inserts, deletes and lookups of IPv6 routes shaped by [`ipv6_value`]
+/// and [`ipv6_len`]; lookups at such values, so they land inside routes,
+/// beside them, and in the paths tails skip.
+fn ipv6_ops(count: std::ops::Range<usize>) -> impl Strategy<Value = Vec<Op>> {
+    let entry = (ipv6_value(), ipv6_len()).prop_map(|(v, p)| {
+        let m = if p == 0 {
+            None
+        } else {
+            Some(FieldMatch::Lpm {
+                value: v & !u128::MAX.checked_shr(p).unwrap_or(0),
+                prefix_len: p,
+            })
+        };
+        Op::Insert(vec![m], 0)
+    });
+    let op = prop_oneof![
+        4 => entry,
+        1 => any::<usize>().prop_map(Op::Delete),
+        4 => ipv6_value().prop_map(|k| Op::Lookup(vec![k])),
+    ];
+    prop::collection::vec(op, count)
 }
 
 fn lpm_len(m: &Option<FieldMatch>) -> u32 {
@@ -403,6 +452,38 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// Hundreds of IPv6 routes crowding a few root slots: tails fill and
+    /// become nodes, routes too long for a tail go through nodes beside
+    /// them, root routes change what tails fall back to. Large and small
+    /// tables (their roots differ for narrow keys only).
+    #[test]
+    fn ipv6_tails_match_reference(ops in ipv6_ops(300..900)) {
+        check(&IPV6, false, EngineKind::Lpm, ops.clone());
+        check_in(1 << 20, &IPV6, false, EngineKind::Lpm, ops);
+    }
+
+    /// As above with phases of deletes: tails empty and give their
+    /// position its fallback back, and nodes left with nothing are freed.
+    #[test]
+    fn ipv6_tails_churn_matches_reference(ops in ipv6_ops(300..900).prop_map(to_churn)) {
+        check(&IPV6, false, EngineKind::Lpm, ops);
+    }
+
+    /// IPv4 with churn, in a large table (18-bit root) and a small one:
+    /// tails of 8 routes fill, become nodes and fold back.
+    #[test]
+    fn ipv4_churn_matches_reference(ops in churn(&IPV4, 0..1, 300..900)) {
+        check(&IPV4, false, EngineKind::Lpm, ops.clone());
+        check_in(1024, &IPV4, false, EngineKind::Lpm, ops);
+    }
+
+    /// Keys past 128 bits (the byte packer) with churn: tails read their
+    /// 64 bits from the packed key.
+    #[test]
+    fn wide_lpm_churn_matches_reference(ops in churn(&WIDE_LPM, 0..1, 300..900)) {
+        check(&WIDE_LPM, false, EngineKind::Lpm, ops);
+    }
 
     /// Hundreds of entries with priorities far apart: groups whose best
     /// entry cannot beat the match found so far are skipped (the early
