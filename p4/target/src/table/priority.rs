@@ -33,9 +33,15 @@
 //! beat the best match so far. Groups are taken 8 at a time: first every
 //! group's hash and home slot and the matching heads' test records are
 //! loaded, none depending on another, so their misses overlap; then the
-//! groups are judged in order. A candidate's field tests are one record of
-//! two words a field (`u64` words when every field is at most 64 bits
-//! wide: 64 bytes for a 5-tuple). Only when a bucket's head fails, the
+//! groups are judged in order. When the key's fields fit in 128 bits
+//! together (an IPv4 5-tuple does), the key is packed into one `u128` once
+//! a lookup, so a group's bucket hash is one AND of the packed key with the
+//! group's packed masks and two multiplies (a loop over the fields with a
+//! branch a field cost about half the lookup's instructions), and a head's
+//! record is the packed mask and value of its masked fields and the bounds
+//! of its range fields (64 bytes for the ACL of `benches/tables.rs`),
+//! tested with one branch. Wider keys keep a loop over the fields and a
+//! record of two words a field. Only when a bucket's head fails, the
 //! bucket holds more entries and its second entry (whose priority the slot
 //! keeps) can still win is the bucket read, its items and their tests
 //! each in one array; that read waits until the chunk's later heads are
@@ -169,6 +175,9 @@ struct Bucket<W> {
 struct Group<W> {
     /// Per-field hash masks.
     masks: Box<[W]>,
+    /// The same masks packed as the key is (see [`Packing`]); zero when
+    /// the table's key is not packed.
+    packed_mask: u128,
     /// Mixed into bucket hashes for the filter, so that groups whose
     /// buckets share a hash (the catch-all group hashes nothing) set
     /// different bits.
@@ -196,9 +205,10 @@ impl<W> Default for Bucket<W> {
 }
 
 impl<W: Word> Group<W> {
-    fn new(masks: Box<[W]>, salt: u64) -> Self {
+    fn new(masks: Box<[W]>, packed_mask: u128, salt: u64) -> Self {
         Group {
             masks,
+            packed_mask,
             salt,
             buckets: FxHashMap::default(),
             pool: Vec::new(),
@@ -358,9 +368,61 @@ struct Tss<W> {
     /// Entries' insertion sequence numbers by id, for ties.
     seqs: Vec<u64>,
     /// Entries' field tests, flat, `widths.len()` per id: `(mask, value)`
-    /// or `(low, high)`.
+    /// or `(low, high)`; kept only when the key is not packed.
     tests: Vec<(W, W)>,
+    /// How the key packs into one `u128`, if it fits.
+    packing: Option<Packing>,
+    /// Entries' head records by id when the key is packed,
+    /// [`Packing::stride`] words each: the packed mask and value of the
+    /// masked fields, then `(low, high)` of each range field.
+    heads: Vec<u128>,
     filter: Filter,
+}
+
+/// A key whose fields fit in 128 bits together is packed into one `u128`
+/// (field `i` at bit `offsets[i]`), once per lookup: a group's bucket hash
+/// is then one AND and two multiplies, and a head's masked fields are
+/// tested by one compare, instead of a loop over the fields.
+#[derive(Debug)]
+struct Packing {
+    offsets: Box<[u32]>,
+    /// The range fields, tested one by one.
+    ranged: Box<[usize]>,
+    /// Words of a head record: 2 + 2 a range field.
+    stride: usize,
+}
+
+impl Packing {
+    fn new(widths: &[u32], ranged: &[bool]) -> Option<Self> {
+        let total: u32 = widths.iter().sum();
+        if total > 128 {
+            return None;
+        }
+        let offsets = widths
+            .iter()
+            .scan(0, |at, &w| {
+                let o = *at;
+                *at += w;
+                Some(o)
+            })
+            .collect();
+        let ranged: Box<[usize]> = (0..widths.len()).filter(|&i| ranged[i]).collect();
+        Some(Packing {
+            offsets,
+            stride: 2 + 2 * ranged.len(),
+            ranged,
+        })
+    }
+
+    /// The fields packed (each already masked to its width).
+    #[inline]
+    fn pack<W: Word>(&self, values: impl Iterator<Item = W>) -> u128 {
+        let mut p = 0u128;
+        for (v, &o) in values.zip(self.offsets.iter()) {
+            p |= v.to_u128() << o;
+        }
+        p
+    }
 }
 
 /// The bucket filter in front of the groups (see the module doc): one bit
@@ -464,6 +526,14 @@ fn bucket_hash<W: Word>(masks: &[W], values: impl Iterator<Item = W>) -> u64 {
     h
 }
 
+/// Bucket hash of a packed key under a group's packed mask (zero for a
+/// group that hashes no field, as [`bucket_hash`] gives).
+#[inline]
+fn packed_hash(masked: u128) -> u64 {
+    let h = (masked as u64).wrapping_mul(K);
+    (h.rotate_left(5) ^ (masked >> 64) as u64).wrapping_mul(K)
+}
+
 /// A relaxed mask: at most the first 8 bits of the leading run of ones of
 /// `m` (within `width` bits), and nothing if that run is shorter than 8.
 /// Coarse masks let later entries with longer masks join the group; the
@@ -490,6 +560,8 @@ impl<W: Word> Tss<W> {
             entries: Vec::new(),
             seqs: Vec::new(),
             tests: Vec::new(),
+            packing: Packing::new(widths, ranged),
+            heads: Vec::new(),
             filter: Filter::new(),
         }
     }
@@ -562,7 +634,12 @@ impl<W: Word> Tss<W> {
             return g;
         }
         let salt = (self.groups.len() as u64 + 1).wrapping_mul(K);
-        self.groups.push(Group::new(masks.clone(), salt));
+        let packed_mask = self
+            .packing
+            .as_ref()
+            .map_or(0, |p| p.pack(masks.iter().copied()));
+        self.groups
+            .push(Group::new(masks.clone(), packed_mask, salt));
         self.group_of_masks.insert(masks, self.groups.len() - 1);
         self.groups.len() - 1
     }
@@ -575,7 +652,14 @@ impl<W: Word> Tss<W> {
             .map(|(i, &t)| self.hashable(i, t))
             .unzip();
         let fits = |g: &Group<W>| g.masks.iter().zip(&own).all(|(&gm, &em)| gm & em == gm);
-        let bucket_of = |g: &Group<W>| bucket_hash(&g.masks, values.iter().copied());
+        let packed = self
+            .packing
+            .as_ref()
+            .map(|p| p.pack(values.iter().copied()));
+        let bucket_of = |g: &Group<W>| match packed {
+            Some(p) => packed_hash(p & g.packed_mask),
+            None => bucket_hash(&g.masks, values.iter().copied()),
+        };
         let mut best: Option<(u32, usize, u64)> = None;
         for (i, g) in self.groups.iter().enumerate() {
             if !fits(g) {
@@ -604,7 +688,11 @@ impl<W: Word> Tss<W> {
             relaxed_masks
         };
         let g = self.group_for(masks);
-        let b = bucket_of(&self.groups[g]);
+        let grp = &self.groups[g];
+        let b = match &self.packing {
+            Some(p) => packed_hash(p.pack(values.iter().copied()) & grp.packed_mask),
+            None => bucket_hash(&grp.masks, values.iter().copied()),
+        };
         (g, b)
     }
 
@@ -634,11 +722,38 @@ impl<W: Word> Tss<W> {
         if self.entries.len() <= i {
             self.entries.resize(i + 1, None);
             self.seqs.resize(i + 1, 0);
-            self.tests.resize((i + 1) * n, (W::default(), W::default()));
         }
         self.entries[i] = Some(Placement { group, bucket });
         self.seqs[i] = seq;
-        self.tests[i * n..(i + 1) * n].copy_from_slice(&tests);
+        match &self.packing {
+            Some(p) => {
+                let masked = |j: usize| {
+                    if self.ranged[j] {
+                        (W::default(), W::default())
+                    } else {
+                        tests[j]
+                    }
+                };
+                let mask = p.pack((0..n).map(|j| masked(j).0));
+                let value = p.pack((0..n).map(|j| masked(j).1));
+                if self.heads.len() < (i + 1) * p.stride {
+                    self.heads.resize((i + 1) * p.stride, 0);
+                }
+                let head = &mut self.heads[i * p.stride..(i + 1) * p.stride];
+                head[0] = mask;
+                head[1] = value;
+                for (r, &j) in head[2..].chunks_exact_mut(2).zip(p.ranged.iter()) {
+                    r[0] = tests[j].0.to_u128();
+                    r[1] = tests[j].1.to_u128();
+                }
+            }
+            None => {
+                if self.tests.len() < (i + 1) * n {
+                    self.tests.resize((i + 1) * n, (W::default(), W::default()));
+                }
+                self.tests[i * n..(i + 1) * n].copy_from_slice(&tests);
+            }
+        }
         self.rebuild_order();
         self.maintain_filter();
     }
@@ -696,6 +811,7 @@ impl<W: Word> Tss<W> {
             + self.entries.capacity() * size_of::<Option<Placement>>()
             + self.seqs.capacity() * 8
             + self.tests.capacity() * size_of::<(W, W)>()
+            + self.heads.capacity() * 16
             + self.order.capacity() * 16
             + self.filter.bits.len() * 8
     }
@@ -724,8 +840,63 @@ impl<W: Word> Tss<W> {
             )
     }
 
+    /// Whether entry `id`'s head record passes on the packed key (and
+    /// `key`, for the range fields).
+    #[inline]
+    fn hit_packed(&self, p: &Packing, packed: u128, id: u32, key: &[W]) -> bool {
+        let i = id as usize * p.stride;
+        let Some(r) = self.heads.get(i..i + p.stride) else {
+            return false;
+        };
+        // One branch for the whole test: its outcome is unpredictable.
+        r[2..]
+            .chunks_exact(2)
+            .zip(p.ranged.iter())
+            .fold(packed & r[0] == r[1], |ok, (r, &j)| {
+                let k = key.get(j).map_or(0, |k| k.to_u128());
+                ok & (r[0] <= k) & (k <= r[1])
+            })
+    }
+
     #[inline]
     fn lookup(&self, key: &[W]) -> Option<u32> {
+        match &self.packing {
+            Some(p) => {
+                let packed = p.pack(key.iter().copied());
+                self.lookup_with(
+                    key,
+                    |g| packed_hash(packed & g.packed_mask),
+                    |id| {
+                        self.heads
+                            .get(id as usize * p.stride)
+                            .map_or(0, |&w| w as u64)
+                    },
+                    |id| self.hit_packed(p, packed, id, key),
+                )
+            }
+            None => self.lookup_with(
+                key,
+                |g| bucket_hash(&g.masks, key.iter().copied()),
+                |id| {
+                    self.tests
+                        .get(id as usize * self.widths.len())
+                        .map_or(0, |t| t.0.to_u128() as u64)
+                },
+                |id| self.hit(id, key),
+            ),
+        }
+    }
+
+    /// The lookup, given how to hash the key for a group, how to touch an
+    /// entry's head record (to start its load early) and how to test it.
+    #[inline(always)]
+    fn lookup_with(
+        &self,
+        key: &[W],
+        hash: impl Fn(&Group<W>) -> u64,
+        touch: impl Fn(u32) -> u64,
+        hit: impl Fn(u32) -> bool,
+    ) -> Option<u32> {
         // (priority, id) of the best match so far; its sequence number is
         // read only on a tie.
         let mut best: Option<(i32, u32)> = None;
@@ -741,7 +912,7 @@ impl<W: Word> Tss<W> {
             let mut homes = [FREE_SLOT; CHUNK];
             for ((&(_, g), h), home) in chunk.iter().zip(&mut hashes).zip(&mut homes) {
                 let grp = &self.groups[g];
-                *h = bucket_hash(&grp.masks, key.iter().copied());
+                *h = hash(grp);
                 // A group the filter rules out reads the free slot (judged
                 // as holding no bucket for the key): a select, not a
                 // branch, so a mispredicted filter bit does not hold up
@@ -753,14 +924,10 @@ impl<W: Word> Tss<W> {
                     &FREE_SLOT,
                 );
             }
-            let n = self.widths.len();
-            let mut touched = W::default();
+            let mut touched = 0u64;
             for (home, &h) in homes.iter().zip(&hashes) {
                 if home.hash == h {
-                    let i = (home.head & !MORE) as usize * n;
-                    if let Some(t) = self.tests.get(i) {
-                        touched = touched ^ t.0;
-                    }
+                    touched ^= touch(home.head & !MORE);
                 }
             }
             // Kept only so that the compiler does not drop the loads.
@@ -789,7 +956,7 @@ impl<W: Word> Tss<W> {
                 if !self.beats(slot.priority, || self.seq(id), best) {
                     continue;
                 }
-                if self.hit(id, key) {
+                if hit(id) {
                     best = Some((slot.priority, id));
                 } else if slot.head & MORE != 0 {
                     // The rest of the bucket is scanned now if it ranks
