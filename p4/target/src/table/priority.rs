@@ -53,6 +53,19 @@
 //! and keeps the slots in step on every change (deletion by backward
 //! shift, so no tombstones build up).
 //!
+//! Before the groups comes the *band*, when there is one. An entry that
+//! matches every key (no masked bit, every range full: a wildcard) makes
+//! every entry ranked below it unreachable. When at most [`BAND_LIMIT`]
+//! entries rank down to the best wildcard (it included), their head
+//! records are copied, in rank order, into one array, and a lookup scans
+//! it, takes the first that passes, and touches no group: the wildcard
+//! at the end always passes. In the 10,000-entry random ACL of
+//! `benches/tables.rs` a wildcard ranks 21st and every lookup ended at
+//! it after hashing 8 groups. The band is read off a map of all entries
+//! by rank (packed keys only), and rebuilt (at most [`BAND_LIMIT`]
+//! entries) only when a change ranks at or above the last entry it was
+//! built from.
+//!
 //! In front of the groups sits one bucket filter for the whole engine
 //! (a Bloom filter with one hash function): a bit per (group, bucket
 //! hash) pair, 16 to 32 bits a bucket, so 32 KB for the 10,000-entry
@@ -79,6 +92,7 @@
 //! between lookups). Hash collisions cannot produce false matches. Entry
 //! ids must be below 2^31 (they are the table's dense slot numbers).
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::hash::Hash;
 
@@ -376,7 +390,35 @@ struct Tss<W> {
     /// [`Packing::stride`] words each: the packed mask and value of the
     /// masked fields, then `(low, high)` of each range field.
     heads: Vec<u128>,
+    /// Entries by rank (priority descending, then insertion order), kept
+    /// only when the key is packed: the band is read off its start.
+    ranked: BTreeMap<Rank, u32>,
+    band: Band,
     filter: Filter,
+}
+
+/// An entry's place in the lookup's order: earlier wins.
+type Rank = (Reverse<i32>, u64);
+
+/// Most entries a band holds, its wildcard included.
+const BAND_LIMIT: usize = 24;
+
+/// The entries ranked up to and including the best entry that matches
+/// every key (a *wildcard*: no masked bit, every range full), when there
+/// are at most [`BAND_LIMIT`] of them. Nothing ranked below that wildcard
+/// can win a lookup, so a lookup scans these head records in rank order
+/// and takes the first that passes, without hashing a group.
+#[derive(Debug, Default)]
+struct Band {
+    /// Head records, [`Packing::stride`] words each, in rank order; empty
+    /// when there is no band.
+    records: Vec<u128>,
+    ids: Vec<u32>,
+    /// The last rank the band was built from (its wildcard's, or the
+    /// rank of the last entry looked at when none was found): a change
+    /// ranked after it cannot change the band. `None`: the table held
+    /// fewer entries than the band looks at, so every change may.
+    edge: Option<Rank>,
 }
 
 /// A key whose fields fit in 128 bits together is packed into one `u128`
@@ -562,6 +604,8 @@ impl<W: Word> Tss<W> {
             tests: Vec::new(),
             packing: Packing::new(widths, ranged),
             heads: Vec::new(),
+            ranked: BTreeMap::new(),
+            band: Band::default(),
             filter: Filter::new(),
         }
     }
@@ -746,6 +790,9 @@ impl<W: Word> Tss<W> {
                     r[0] = tests[j].0.to_u128();
                     r[1] = tests[j].1.to_u128();
                 }
+                let rank = (Reverse(priority), seq);
+                self.ranked.insert(rank, id);
+                self.on_rank_change(rank);
             }
             None => {
                 if self.tests.len() < (i + 1) * n {
@@ -788,8 +835,60 @@ impl<W: Word> Tss<W> {
                 grp.priorities.remove(&p);
             }
         }
+        if let Some(p) = priority
+            && self.packing.is_some()
+        {
+            let rank = (Reverse(p), self.seq(id));
+            self.ranked.remove(&rank);
+            self.on_rank_change(rank);
+        }
         self.rebuild_order();
         self.maintain_filter();
+    }
+
+    /// Rebuilds the band if an entry of this rank came or went where it
+    /// could change it.
+    fn on_rank_change(&mut self, rank: Rank) {
+        if self.band.edge.is_none_or(|edge| rank <= edge) {
+            self.rebuild_band();
+        }
+    }
+
+    /// Whether a packed head record matches every key.
+    fn is_wildcard(&self, p: &Packing, record: &[u128]) -> bool {
+        record[0] == 0
+            && record[2..]
+                .chunks_exact(2)
+                .zip(p.ranged.iter())
+                .all(|(r, &j)| r[0] == 0 && r[1] == self.full[j].to_u128())
+    }
+
+    /// Reads the band off the start of the ranking (see [`Band`]).
+    fn rebuild_band(&mut self) {
+        let Some(p) = &self.packing else {
+            return;
+        };
+        let mut band = Band::default();
+        let mut wildcard = false;
+        for (&rank, &id) in self.ranked.iter().take(BAND_LIMIT) {
+            let i = id as usize * p.stride;
+            let record = &self.heads[i..i + p.stride];
+            band.records.extend_from_slice(record);
+            band.ids.push(id);
+            band.edge = Some(rank);
+            if self.is_wildcard(p, record) {
+                wildcard = true;
+                break;
+            }
+        }
+        if !wildcard {
+            band.records.clear();
+            band.ids.clear();
+            if self.ranked.len() < BAND_LIMIT {
+                band.edge = None;
+            }
+        }
+        self.band = band;
     }
 
     fn memory_bytes(&self) -> usize {
@@ -812,6 +911,9 @@ impl<W: Word> Tss<W> {
             + self.seqs.capacity() * 8
             + self.tests.capacity() * size_of::<(W, W)>()
             + self.heads.capacity() * 16
+            + self.ranked.len() * 40
+            + self.band.records.capacity() * 16
+            + self.band.ids.capacity() * 4
             + self.order.capacity() * 16
             + self.filter.bits.len() * 8
     }
@@ -845,9 +947,15 @@ impl<W: Word> Tss<W> {
     #[inline]
     fn hit_packed(&self, p: &Packing, packed: u128, id: u32, key: &[W]) -> bool {
         let i = id as usize * p.stride;
-        let Some(r) = self.heads.get(i..i + p.stride) else {
-            return false;
-        };
+        self.heads
+            .get(i..i + p.stride)
+            .is_some_and(|r| self.record_passes(p, r, packed, key))
+    }
+
+    /// Whether a packed head record passes on the packed key (and `key`,
+    /// for the range fields).
+    #[inline]
+    fn record_passes(&self, p: &Packing, r: &[u128], packed: u128, key: &[W]) -> bool {
         // One branch for the whole test: its outcome is unpredictable.
         r[2..]
             .chunks_exact(2)
@@ -863,6 +971,12 @@ impl<W: Word> Tss<W> {
         match &self.packing {
             Some(p) => {
                 let packed = p.pack(key.iter().copied());
+                // The band's last entry matches every key.
+                for (record, &id) in self.band.records.chunks_exact(p.stride).zip(&self.band.ids) {
+                    if self.record_passes(p, record, packed, key) {
+                        return Some(id);
+                    }
+                }
                 self.lookup_with(
                     key,
                     |g| packed_hash(packed & g.packed_mask),
@@ -1170,6 +1284,55 @@ mod tests {
                 assert_eq!(entries[w as usize], *k);
             }
         }
+    }
+
+    /// The band holds the entries ranked down to the best wildcard when
+    /// there are few enough, follows inserts, deletes and ties, and goes
+    /// when the wildcard goes.
+    #[test]
+    fn band_follows_the_best_wildcard() {
+        let mut e = Tss::<u64>::new(&[8, 8], &[false, true]);
+        let r = |low, high| Some(FieldMatch::Range { low, high });
+        for id in 0..100u32 {
+            e.insert(id, &[t(id as u128, 0xff), r(0, 10)], id as i32, id as u64);
+        }
+        assert!(e.band.ids.is_empty());
+        // A wildcard at 89 ranks 12th (entry 89 ties and came first): the
+        // band is the eleven above it and itself.
+        e.insert(100, &[None, None], 89, 100);
+        assert_eq!(e.band.ids.len(), 12);
+        assert_eq!(e.lookup(&[99, 5]), Some(99));
+        assert_eq!(e.lookup(&[89, 5]), Some(89));
+        assert_eq!(e.lookup(&[99, 11]), Some(100));
+        assert_eq!(e.lookup(&[3, 5]), Some(100));
+        // A tie inserted later ranks below the wildcard and never wins.
+        e.insert(101, &[t(3, 0xff), None], 89, 101);
+        assert_eq!(e.band.ids.len(), 12);
+        assert_eq!(e.lookup(&[3, 5]), Some(100));
+        // A full range is a wildcard too; ranked higher, it shrinks the band.
+        e.insert(102, &[None, r(0, 0xff)], 95, 102);
+        assert_eq!(e.band.ids.len(), 6);
+        assert_eq!(e.lookup(&[3, 5]), Some(102));
+        e.remove(102);
+        e.remove(100);
+        // No wildcard left: the groups answer again.
+        assert!(e.band.ids.is_empty());
+        assert_eq!(e.lookup(&[3, 5]), Some(101));
+        // A wildcard ranked below the band's reach makes no band.
+        e.insert(103, &[None, None], 10, 103);
+        assert!(e.band.ids.is_empty());
+        assert_eq!(e.lookup(&[200, 5]), Some(103));
+        // Deletions above it bring it within reach.
+        for id in 11..100 {
+            e.remove(id);
+        }
+        assert_eq!(e.band.ids, [101, 10, 103]);
+        assert_eq!(e.lookup(&[3, 5]), Some(101));
+        assert_eq!(e.lookup(&[10, 5]), Some(10));
+        assert_eq!(e.lookup(&[4, 5]), Some(103));
+        e.remove(103);
+        assert!(e.band.ids.is_empty());
+        assert_eq!(e.lookup(&[4, 5]), Some(4));
     }
 
     #[test]
