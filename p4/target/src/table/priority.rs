@@ -182,7 +182,10 @@ const MIN_BITS: u32 = 3;
 #[derive(Debug)]
 struct Bucket<W> {
     items: Vec<Item>,
+    /// `n` a entry, when the key is not packed.
     tests: Vec<(W, W)>,
+    /// Head records ([`Packing::stride`] words a entry), when it is.
+    records: Vec<u128>,
 }
 
 #[derive(Debug)]
@@ -214,6 +217,7 @@ impl<W> Default for Bucket<W> {
         Bucket {
             items: Vec::new(),
             tests: Vec::new(),
+            records: Vec::new(),
         }
     }
 }
@@ -747,9 +751,30 @@ impl<W: Word> Tss<W> {
             .enumerate()
             .map(|(i, m)| self.field_test(i, m))
             .collect();
+        let n = self.widths.len();
+        let record: Vec<u128> = match &self.packing {
+            Some(p) => {
+                let masked = |j: usize| {
+                    if self.ranged[j] {
+                        (W::default(), W::default())
+                    } else {
+                        tests[j]
+                    }
+                };
+                let mut r = vec![
+                    p.pack((0..n).map(|j| masked(j).0)),
+                    p.pack((0..n).map(|j| masked(j).1)),
+                ];
+                for &j in p.ranged.iter() {
+                    r.push(tests[j].0.to_u128());
+                    r.push(tests[j].1.to_u128());
+                }
+                r
+            }
+            None => Vec::new(),
+        };
         let (group, bucket) = self.place(&tests);
         let grp = &mut self.groups[group];
-        let n = self.widths.len();
         if !grp.buckets.contains_key(&bucket) {
             self.filter.set(grp.salt, bucket);
             self.filter.buckets += 1;
@@ -759,7 +784,12 @@ impl<W: Word> Tss<W> {
             .items
             .partition_point(|o| o.priority > priority || (o.priority == priority && o.seq < seq));
         b.items.insert(pos, Item { priority, seq, id });
-        b.tests.splice(pos * n..pos * n, tests.iter().copied());
+        if record.is_empty() {
+            b.tests.splice(pos * n..pos * n, tests.iter().copied());
+        } else {
+            let s = record.len();
+            b.records.splice(pos * s..pos * s, record.iter().copied());
+        }
         *grp.priorities.entry(priority).or_insert(0) += 1;
         grp.sync_slot(bucket);
         let i = id as usize;
@@ -771,25 +801,10 @@ impl<W: Word> Tss<W> {
         self.seqs[i] = seq;
         match &self.packing {
             Some(p) => {
-                let masked = |j: usize| {
-                    if self.ranged[j] {
-                        (W::default(), W::default())
-                    } else {
-                        tests[j]
-                    }
-                };
-                let mask = p.pack((0..n).map(|j| masked(j).0));
-                let value = p.pack((0..n).map(|j| masked(j).1));
                 if self.heads.len() < (i + 1) * p.stride {
                     self.heads.resize((i + 1) * p.stride, 0);
                 }
-                let head = &mut self.heads[i * p.stride..(i + 1) * p.stride];
-                head[0] = mask;
-                head[1] = value;
-                for (r, &j) in head[2..].chunks_exact_mut(2).zip(p.ranged.iter()) {
-                    r[0] = tests[j].0.to_u128();
-                    r[1] = tests[j].1.to_u128();
-                }
+                self.heads[i * p.stride..(i + 1) * p.stride].copy_from_slice(&record);
                 let rank = (Reverse(priority), seq);
                 self.ranked.insert(rank, id);
                 self.on_rank_change(rank);
@@ -816,7 +831,10 @@ impl<W: Word> Tss<W> {
             let b = &mut grp.pool[index as usize];
             if let Some(pos) = b.items.iter().position(|x| x.id == id) {
                 priority = Some(b.items.remove(pos).priority);
-                b.tests.drain(pos * n..(pos + 1) * n);
+                match &self.packing {
+                    Some(p) => drop(b.records.drain(pos * p.stride..(pos + 1) * p.stride)),
+                    None => drop(b.tests.drain(pos * n..(pos + 1) * n)),
+                }
             }
             if b.items.is_empty() {
                 *b = Bucket::default();
@@ -901,7 +919,11 @@ impl<W: Word> Tss<W> {
                     + g.free.capacity() * 4
                     + g.pool
                         .iter()
-                        .map(|b| b.items.capacity() * 24 + b.tests.capacity() * size_of::<(W, W)>())
+                        .map(|b| {
+                            b.items.capacity() * 24
+                                + b.tests.capacity() * size_of::<(W, W)>()
+                                + b.records.capacity() * 16
+                        })
                         .sum::<usize>()
                     + g.slots.len() * size_of::<Slot>()
                     + g.priorities.len() * 16
@@ -972,13 +994,16 @@ impl<W: Word> Tss<W> {
             Some(p) => {
                 let packed = p.pack(key.iter().copied());
                 // The band's last entry matches every key.
-                for (record, &id) in self.band.records.chunks_exact(p.stride).zip(&self.band.ids) {
-                    if self.record_passes(p, record, packed, key) {
-                        return Some(id);
+                if !self.band.ids.is_empty() {
+                    let records = self.band.records.chunks_exact(p.stride);
+                    for (r, &id) in records.zip(&self.band.ids) {
+                        if self.record_passes(p, r, packed, key) {
+                            return Some(id);
+                        }
                     }
                 }
+                let s = p.stride;
                 self.lookup_with(
-                    key,
                     |g| packed_hash(packed & g.packed_mask),
                     |id| {
                         self.heads
@@ -986,10 +1011,14 @@ impl<W: Word> Tss<W> {
                             .map_or(0, |&w| w as u64)
                     },
                     |id| self.hit_packed(p, packed, id, key),
+                    |b, k| {
+                        b.records
+                            .get(k * s..(k + 1) * s)
+                            .is_some_and(|r| self.record_passes(p, r, packed, key))
+                    },
                 )
             }
             None => self.lookup_with(
-                key,
                 |g| bucket_hash(&g.masks, key.iter().copied()),
                 |id| {
                     self.tests
@@ -997,19 +1026,26 @@ impl<W: Word> Tss<W> {
                         .map_or(0, |t| t.0.to_u128() as u64)
                 },
                 |id| self.hit(id, key),
+                |b, k| {
+                    let n = self.widths.len();
+                    b.tests
+                        .get(k * n..(k + 1) * n)
+                        .is_some_and(|t| self.passes(t, key))
+                },
             ),
         }
     }
 
     /// The lookup, given how to hash the key for a group, how to touch an
-    /// entry's head record (to start its load early) and how to test it.
+    /// entry's head record (to start its load early), how to test it, and
+    /// how to test a bucket's `k`-th entry.
     #[inline(always)]
     fn lookup_with(
         &self,
-        key: &[W],
         hash: impl Fn(&Group<W>) -> u64,
         touch: impl Fn(u32) -> u64,
         hit: impl Fn(u32) -> bool,
+        passes: impl Fn(&Bucket<W>, usize) -> bool,
     ) -> Option<u32> {
         // (priority, id) of the best match so far; its sequence number is
         // read only on a tie.
@@ -1078,7 +1114,7 @@ impl<W: Word> Tss<W> {
                     // their heads, which may cut it short.
                     let later = chunk.get(i + 1).map_or(i32::MIN, |c| c.0);
                     if slot.next >= later {
-                        self.scan_tail(grp, slot, key, &mut best);
+                        self.scan_tail(grp, slot, &passes, &mut best);
                     } else {
                         *home = slot;
                         deferred |= 1 << i;
@@ -1088,7 +1124,7 @@ impl<W: Word> Tss<W> {
             while deferred != 0 {
                 let i = deferred.trailing_zeros() as usize;
                 deferred &= deferred - 1;
-                self.scan_tail(&self.groups[chunk[i].1], homes[i], key, &mut best);
+                self.scan_tail(&self.groups[chunk[i].1], homes[i], &passes, &mut best);
             }
         }
         best.map(|b| b.1)
@@ -1113,7 +1149,13 @@ impl<W: Word> Tss<W> {
     /// Looks for a better match than `best` among the entries after the
     /// head of the bucket behind `slot`.
     #[inline]
-    fn scan_tail(&self, grp: &Group<W>, slot: Slot, key: &[W], best: &mut Option<(i32, u32)>) {
+    fn scan_tail(
+        &self,
+        grp: &Group<W>,
+        slot: Slot,
+        passes: impl Fn(&Bucket<W>, usize) -> bool,
+        best: &mut Option<(i32, u32)>,
+    ) {
         // The slot says whether the rest can win before the bucket is read.
         if best.is_some_and(|b| slot.next < b.0) {
             return;
@@ -1121,12 +1163,11 @@ impl<W: Word> Tss<W> {
         let Some(b) = grp.pool.get(slot.bucket as usize) else {
             return;
         };
-        let n = self.widths.len();
-        for (item, tests) in b.items.iter().zip(b.tests.chunks_exact(n)).skip(1) {
+        for (k, item) in b.items.iter().enumerate().skip(1) {
             if !self.beats(item.priority, || item.seq, *best) {
                 return;
             }
-            if self.passes(tests, key) {
+            if passes(b, k) {
                 *best = Some((item.priority, item.id));
                 return;
             }
