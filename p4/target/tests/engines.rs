@@ -344,6 +344,12 @@ static ACL: [(u32, MatchKind); 4] = [
 /// Ranges and little else: most entries share the one bucket of the
 /// catch-all group, told apart by their ranges alone.
 static RANGES: [(u32, MatchKind); 2] = [(8, MatchKind::Range), (2, MatchKind::Optional)];
+/// 112 bits with a 64-bit field: still packed into one word.
+static PACKED_RANGE_APART: [(u32, MatchKind); 3] = [
+    (64, MatchKind::Ternary),
+    (40, MatchKind::Range),
+    (8, MatchKind::Optional),
+];
 /// Fields over 64 bits: the engine keeps its tests in 128-bit words.
 static WIDE_TERNARY: [(u32, MatchKind); 3] = [
     (128, MatchKind::Ternary),
@@ -479,15 +485,17 @@ proptest! {
         check(&ACL, true, EngineKind::Priority, ops);
     }
 
-    /// The same with few priorities (ties everywhere), and on a key of
-    /// every match kind.
+    /// The same with few priorities (ties everywhere), on a key of every
+    /// match kind, and on one that just fits the packed word.
     #[test]
     fn priority_wildcard_ties_match_reference(
         acl in with_wildcards(&ACL, 1..4, 100..400),
         mixed in with_wildcards(&MIXED, 1..6, 100..400),
+        apart in with_wildcards(&PACKED_RANGE_APART, 1..6, 100..400),
     ) {
         check(&ACL, true, EngineKind::Priority, acl);
         check(&MIXED, true, EngineKind::Priority, mixed);
+        check(&PACKED_RANGE_APART, true, EngineKind::Priority, apart);
     }
 
     #[test]

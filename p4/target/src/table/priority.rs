@@ -1059,7 +1059,7 @@ impl<W: Word> Tss<W> {
             // slot of each group, then the record of each head whose hash
             // matches.
             let mut hashes = [0u64; CHUNK];
-            let mut homes = [FREE_SLOT; CHUNK];
+            let mut homes: [&Slot; CHUNK] = [&FREE_SLOT; CHUNK];
             for ((&(_, g), h), home) in chunk.iter().zip(&mut hashes).zip(&mut homes) {
                 let grp = &self.groups[g];
                 *h = hash(grp);
@@ -1068,7 +1068,7 @@ impl<W: Word> Tss<W> {
                 // branch, so a mispredicted filter bit does not hold up
                 // the loads of the groups after it.
                 let slot = &grp.slots[grp.home(*h) & (grp.slots.len() - 1)];
-                *home = *std::hint::select_unpredictable(
+                *home = std::hint::select_unpredictable(
                     self.filter.may_hold(grp.salt, *h),
                     slot,
                     &FREE_SLOT,
@@ -1090,13 +1090,13 @@ impl<W: Word> Tss<W> {
                     break;
                 }
                 let grp = &self.groups[g];
-                let slot = if home.head == EMPTY {
+                let slot: &Slot = if home.head == EMPTY {
                     continue;
                 } else if home.hash == h {
-                    *home
+                    home
                 } else {
                     match grp.find_slot(h) {
-                        Some(s) => grp.slots[s],
+                        Some(s) => &grp.slots[s],
                         None => continue,
                     }
                 };
@@ -1114,7 +1114,7 @@ impl<W: Word> Tss<W> {
                     // their heads, which may cut it short.
                     let later = chunk.get(i + 1).map_or(i32::MIN, |c| c.0);
                     if slot.next >= later {
-                        self.scan_tail(grp, slot, &passes, &mut best);
+                        self.scan_tail(grp, *slot, &passes, &mut best);
                     } else {
                         *home = slot;
                         deferred |= 1 << i;
@@ -1124,7 +1124,7 @@ impl<W: Word> Tss<W> {
             while deferred != 0 {
                 let i = deferred.trailing_zeros() as usize;
                 deferred &= deferred - 1;
-                self.scan_tail(&self.groups[chunk[i].1], homes[i], &passes, &mut best);
+                self.scan_tail(&self.groups[chunk[i].1], *homes[i], &passes, &mut best);
             }
         }
         best.map(|b| b.1)
