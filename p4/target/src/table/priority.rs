@@ -775,6 +775,7 @@ impl<W: Word> Tss<W> {
         };
         let (group, bucket) = self.place(&tests);
         let grp = &mut self.groups[group];
+        let old_max = grp.max_priority();
         if !grp.buckets.contains_key(&bucket) {
             self.filter.set(grp.salt, bucket);
             self.filter.buckets += 1;
@@ -816,7 +817,10 @@ impl<W: Word> Tss<W> {
                 self.tests[i * n..(i + 1) * n].copy_from_slice(&tests);
             }
         }
-        self.rebuild_order();
+        // The order only changes when the group's best priority does.
+        if self.groups[group].max_priority() != old_max {
+            self.rebuild_order();
+        }
         self.maintain_filter();
     }
 
@@ -826,6 +830,7 @@ impl<W: Word> Tss<W> {
         };
         let n = self.widths.len();
         let grp = &mut self.groups[e.group];
+        let old_max = grp.max_priority();
         let mut priority = None;
         if let Some(&index) = grp.buckets.get(&e.bucket) {
             let b = &mut grp.pool[index as usize];
@@ -860,7 +865,9 @@ impl<W: Word> Tss<W> {
             self.ranked.remove(&rank);
             self.on_rank_change(rank);
         }
-        self.rebuild_order();
+        if self.groups[e.group].max_priority() != old_max {
+            self.rebuild_order();
+        }
         self.maintain_filter();
     }
 
