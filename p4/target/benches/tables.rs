@@ -4,7 +4,8 @@
 //! 10,000 entries (also in a table with idle timeout, where every hit
 //! stores the idle clock); ternary lookup in 1,000- and 10,000-entry ACLs
 //! (random masks and priorities, and a first-match list built from a few
-//! mask shapes); insert throughput through `RuntimeApi::table_insert`.
+//! mask shapes); insert throughput through `RuntimeApi::table_insert`
+//! (LPM) and `Table` (insert and delete of a 10,000-entry ACL).
 //!
 //! Before the lookups of each large table the bench prints its memory: the
 //! heap bytes the table holds per route, measured by a counting allocator
@@ -600,5 +601,60 @@ fn insert(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, lpm, exact, ternary, insert);
+/// Insert and delete throughput of a 10,000-entry random ACL (the shape
+/// of `ternary_lookup/10000_acl_entries`, another seed) through `Table`:
+/// all entries into an empty table, and all out of a full one in
+/// insertion order.
+fn ternary_insert(c: &mut Criterion) {
+    let mut rng = Rng::new(5);
+    let (t, _) = acl(10_000, false, &mut rng);
+    let entries = t.entries();
+    let info = table_info(
+        vec![
+            (32, MatchKind::Ternary),
+            (32, MatchKind::Ternary),
+            (8, MatchKind::Ternary),
+            (16, MatchKind::Range),
+        ],
+        1 << 20,
+    );
+    let prog = program(info);
+    let filled = || {
+        let mut t = Table::with_program(info, prog);
+        for e in &entries {
+            t.insert(e.clone()).unwrap();
+        }
+        t
+    };
+    let mut g = c.benchmark_group("insert");
+    g.throughput(Throughput::Elements(entries.len() as u64));
+    g.sample_size(10);
+    g.bench_function("ternary_10000_acl_entries", |b| {
+        b.iter_batched(
+            || (Table::with_program(info, prog), entries.clone()),
+            |(mut t, es)| {
+                for e in es {
+                    t.insert(e).unwrap();
+                }
+                t
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("ternary_delete_10000_acl_entries", |b| {
+        b.iter_batched(
+            filled,
+            |mut t| {
+                for e in &entries {
+                    t.delete(&e.matches, e.priority).unwrap();
+                }
+                t
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, lpm, exact, ternary, insert, ternary_insert);
 criterion_main!(benches);

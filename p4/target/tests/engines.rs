@@ -118,6 +118,9 @@ enum Op {
     Insert(Vec<Option<FieldMatch>>, i32),
     /// Delete the n-th live entry (mod count).
     Delete(usize),
+    /// Move the n-th live entry (mod count) to another priority: delete
+    /// it and insert its matches again at the new priority.
+    Reprioritize(usize, i32),
     Lookup(Vec<u128>),
 }
 
@@ -149,6 +152,33 @@ fn ops_with(
     let op = prop_oneof![
         4 => (entry, prio).prop_map(|(m, p)| Op::Insert(m, p)),
         1 => any::<usize>().prop_map(Op::Delete),
+        4 => key.prop_map(Op::Lookup),
+    ];
+    prop::collection::vec(op, count)
+}
+
+/// As [`ops_with`], with wildcard entries (no field matched, so they
+/// match every key) inserted often and entries moved to other
+/// priorities: whatever ranks below the best wildcard can never win, and
+/// the priority engine then scans only what ranks above it.
+fn with_wildcards(
+    keys: &'static [(u32, MatchKind)],
+    prio: std::ops::Range<i32>,
+    count: std::ops::Range<usize>,
+) -> impl Strategy<Value = Vec<Op>> {
+    let entry = keys
+        .iter()
+        .map(|&(w, k)| field_match(w, k))
+        .collect::<Vec<_>>();
+    let key = keys
+        .iter()
+        .map(|&(w, _)| (0..=mask(w)).boxed())
+        .collect::<Vec<_>>();
+    let op = prop_oneof![
+        4 => (entry, prio.clone()).prop_map(|(m, p)| Op::Insert(m, p)),
+        1 => prio.clone().prop_map(move |p| Op::Insert(vec![None; keys.len()], p)),
+        1 => any::<usize>().prop_map(Op::Delete),
+        1 => (any::<usize>(), prio).prop_map(|(n, p)| Op::Reprioritize(n, p)),
         4 => key.prop_map(Op::Lookup),
     ];
     prop::collection::vec(op, count)
@@ -254,8 +284,17 @@ fn check_in(
     // Reference: (matches, priority, seq, tag) in insertion order.
     let mut reference: Vec<(Vec<Option<FieldMatch>>, i32, u64, u128)> = Vec::new();
     let mut seq = 0u64;
-    for op in ops {
+    let mut queue: std::collections::VecDeque<Op> = ops.into();
+    while let Some(op) = queue.pop_front() {
         match op {
+            Op::Reprioritize(n, priority) => {
+                if reference.is_empty() {
+                    continue;
+                }
+                let (matches, ..) = reference[n % reference.len()].clone();
+                queue.push_front(Op::Insert(matches, priority));
+                queue.push_front(Op::Delete(n));
+            }
             Op::Insert(matches, priority) => {
                 let tag = seq as u128;
                 let dup = reference.iter().any(|e| e.0 == matches && e.1 == priority);
@@ -354,6 +393,12 @@ static ACL: [(u32, MatchKind); 4] = [
 /// Ranges and little else: most entries share the one bucket of the
 /// catch-all group, told apart by their ranges alone.
 static RANGES: [(u32, MatchKind); 2] = [(8, MatchKind::Range), (2, MatchKind::Optional)];
+/// 112 bits with a 64-bit field: still packed into one word.
+static PACKED_RANGE_APART: [(u32, MatchKind); 3] = [
+    (64, MatchKind::Ternary),
+    (40, MatchKind::Range),
+    (8, MatchKind::Optional),
+];
 /// Fields over 64 bits: the engine keeps its tests in 128-bit words.
 static WIDE_TERNARY: [(u32, MatchKind); 3] = [
     (128, MatchKind::Ternary),
@@ -510,6 +555,28 @@ proptest! {
     #[test]
     fn priority_long_buckets_match_reference(ops in churn(&RANGES, 1..6, 300..900)) {
         check(&RANGES, true, EngineKind::Priority, ops);
+    }
+
+    /// Wildcard entries among the first few by rank, added, deleted and
+    /// moved to other priorities (ties included): the entries ranked
+    /// above the best wildcard are scanned instead of the groups, and
+    /// that band follows every change.
+    #[test]
+    fn priority_wildcard_band_matches_reference(ops in with_wildcards(&ACL, 1..40, 300..900)) {
+        check(&ACL, true, EngineKind::Priority, ops);
+    }
+
+    /// The same with few priorities (ties everywhere), on a key of every
+    /// match kind, and on one that just fits the packed word.
+    #[test]
+    fn priority_wildcard_ties_match_reference(
+        acl in with_wildcards(&ACL, 1..4, 100..400),
+        mixed in with_wildcards(&MIXED, 1..6, 100..400),
+        apart in with_wildcards(&PACKED_RANGE_APART, 1..6, 100..400),
+    ) {
+        check(&ACL, true, EngineKind::Priority, acl);
+        check(&MIXED, true, EngineKind::Priority, mixed);
+        check(&PACKED_RANGE_APART, true, EngineKind::Priority, apart);
     }
 
     #[test]

@@ -33,9 +33,15 @@
 //! beat the best match so far. Groups are taken 8 at a time: first every
 //! group's hash and home slot and the matching heads' test records are
 //! loaded, none depending on another, so their misses overlap; then the
-//! groups are judged in order. A candidate's field tests are one record of
-//! two words a field (`u64` words when every field is at most 64 bits
-//! wide: 64 bytes for a 5-tuple). Only when a bucket's head fails, the
+//! groups are judged in order. When the key's fields fit in 128 bits
+//! together (an IPv4 5-tuple does), the key is packed into one `u128` once
+//! a lookup, so a group's bucket hash is one AND of the packed key with the
+//! group's packed masks and two multiplies (a loop over the fields with a
+//! branch a field cost about half the lookup's instructions), and a head's
+//! record is the packed mask and value of its masked fields and the bounds
+//! of its range fields (64 bytes for the ACL of `benches/tables.rs`),
+//! tested with one branch. Wider keys keep a loop over the fields and a
+//! record of two words a field. Only when a bucket's head fails, the
 //! bucket holds more entries and its second entry (whose priority the slot
 //! keeps) can still win is the bucket read, its items and their tests
 //! each in one array; that read waits until the chunk's later heads are
@@ -46,6 +52,19 @@
 //! number is read only on a priority tie. The control plane finds buckets by hash in a map,
 //! and keeps the slots in step on every change (deletion by backward
 //! shift, so no tombstones build up).
+//!
+//! Before the groups comes the *band*, when there is one. An entry that
+//! matches every key (no masked bit, every range full: a wildcard) makes
+//! every entry ranked below it unreachable. When at most [`BAND_LIMIT`]
+//! entries rank down to the best wildcard (it included), their head
+//! records are copied, in rank order, into one array, and a lookup scans
+//! it, takes the first that passes, and touches no group: the wildcard
+//! at the end always passes. In the 10,000-entry random ACL of
+//! `benches/tables.rs` a wildcard ranks 21st and every lookup ended at
+//! it after hashing 8 groups. The band is read off a map of all entries
+//! by rank (packed keys only), and rebuilt (at most [`BAND_LIMIT`]
+//! entries) only when a change ranks at or above the last entry it was
+//! built from.
 //!
 //! In front of the groups sits one bucket filter for the whole engine
 //! (a Bloom filter with one hash function): a bit per (group, bucket
@@ -73,6 +92,7 @@
 //! between lookups). Hash collisions cannot produce false matches. Entry
 //! ids must be below 2^31 (they are the table's dense slot numbers).
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::hash::Hash;
 
@@ -162,13 +182,19 @@ const MIN_BITS: u32 = 3;
 #[derive(Debug)]
 struct Bucket<W> {
     items: Vec<Item>,
+    /// `n` a entry, when the key is not packed.
     tests: Vec<(W, W)>,
+    /// Head records ([`Packing::stride`] words a entry), when it is.
+    records: Vec<u128>,
 }
 
 #[derive(Debug)]
 struct Group<W> {
     /// Per-field hash masks.
     masks: Box<[W]>,
+    /// The same masks packed as the key is (see [`Packing`]); zero when
+    /// the table's key is not packed.
+    packed_mask: u128,
     /// Mixed into bucket hashes for the filter, so that groups whose
     /// buckets share a hash (the catch-all group hashes nothing) set
     /// different bits.
@@ -191,14 +217,16 @@ impl<W> Default for Bucket<W> {
         Bucket {
             items: Vec::new(),
             tests: Vec::new(),
+            records: Vec::new(),
         }
     }
 }
 
 impl<W: Word> Group<W> {
-    fn new(masks: Box<[W]>, salt: u64) -> Self {
+    fn new(masks: Box<[W]>, packed_mask: u128, salt: u64) -> Self {
         Group {
             masks,
+            packed_mask,
             salt,
             buckets: FxHashMap::default(),
             pool: Vec::new(),
@@ -358,9 +386,89 @@ struct Tss<W> {
     /// Entries' insertion sequence numbers by id, for ties.
     seqs: Vec<u64>,
     /// Entries' field tests, flat, `widths.len()` per id: `(mask, value)`
-    /// or `(low, high)`.
+    /// or `(low, high)`; kept only when the key is not packed.
     tests: Vec<(W, W)>,
+    /// How the key packs into one `u128`, if it fits.
+    packing: Option<Packing>,
+    /// Entries' head records by id when the key is packed,
+    /// [`Packing::stride`] words each: the packed mask and value of the
+    /// masked fields, then `(low, high)` of each range field.
+    heads: Vec<u128>,
+    /// Entries by rank (priority descending, then insertion order), kept
+    /// only when the key is packed: the band is read off its start.
+    ranked: BTreeMap<Rank, u32>,
+    band: Band,
     filter: Filter,
+}
+
+/// An entry's place in the lookup's order: earlier wins.
+type Rank = (Reverse<i32>, u64);
+
+/// Most entries a band holds, its wildcard included.
+const BAND_LIMIT: usize = 24;
+
+/// The entries ranked up to and including the best entry that matches
+/// every key (a *wildcard*: no masked bit, every range full), when there
+/// are at most [`BAND_LIMIT`] of them. Nothing ranked below that wildcard
+/// can win a lookup, so a lookup scans these head records in rank order
+/// and takes the first that passes, without hashing a group.
+#[derive(Debug, Default)]
+struct Band {
+    /// Head records, [`Packing::stride`] words each, in rank order; empty
+    /// when there is no band.
+    records: Vec<u128>,
+    ids: Vec<u32>,
+    /// The last rank the band was built from (its wildcard's, or the
+    /// rank of the last entry looked at when none was found): a change
+    /// ranked after it cannot change the band. `None`: the table held
+    /// fewer entries than the band looks at, so every change may.
+    edge: Option<Rank>,
+}
+
+/// A key whose fields fit in 128 bits together is packed into one `u128`
+/// (field `i` at bit `offsets[i]`), once per lookup: a group's bucket hash
+/// is then one AND and two multiplies, and a head's masked fields are
+/// tested by one compare, instead of a loop over the fields.
+#[derive(Debug)]
+struct Packing {
+    offsets: Box<[u32]>,
+    /// The range fields, tested one by one.
+    ranged: Box<[usize]>,
+    /// Words of a head record: 2 + 2 a range field.
+    stride: usize,
+}
+
+impl Packing {
+    fn new(widths: &[u32], ranged: &[bool]) -> Option<Self> {
+        let total: u32 = widths.iter().sum();
+        if total > 128 {
+            return None;
+        }
+        let offsets = widths
+            .iter()
+            .scan(0, |at, &w| {
+                let o = *at;
+                *at += w;
+                Some(o)
+            })
+            .collect();
+        let ranged: Box<[usize]> = (0..widths.len()).filter(|&i| ranged[i]).collect();
+        Some(Packing {
+            offsets,
+            stride: 2 + 2 * ranged.len(),
+            ranged,
+        })
+    }
+
+    /// The fields packed (each already masked to its width).
+    #[inline]
+    fn pack<W: Word>(&self, values: impl Iterator<Item = W>) -> u128 {
+        let mut p = 0u128;
+        for (v, &o) in values.zip(self.offsets.iter()) {
+            p |= v.to_u128() << o;
+        }
+        p
+    }
 }
 
 /// The bucket filter in front of the groups (see the module doc): one bit
@@ -464,6 +572,14 @@ fn bucket_hash<W: Word>(masks: &[W], values: impl Iterator<Item = W>) -> u64 {
     h
 }
 
+/// Bucket hash of a packed key under a group's packed mask (zero for a
+/// group that hashes no field, as [`bucket_hash`] gives).
+#[inline]
+fn packed_hash(masked: u128) -> u64 {
+    let h = (masked as u64).wrapping_mul(K);
+    (h.rotate_left(5) ^ (masked >> 64) as u64).wrapping_mul(K)
+}
+
 /// A relaxed mask: at most the first 8 bits of the leading run of ones of
 /// `m` (within `width` bits), and nothing if that run is shorter than 8.
 /// Coarse masks let later entries with longer masks join the group; the
@@ -490,6 +606,10 @@ impl<W: Word> Tss<W> {
             entries: Vec::new(),
             seqs: Vec::new(),
             tests: Vec::new(),
+            packing: Packing::new(widths, ranged),
+            heads: Vec::new(),
+            ranked: BTreeMap::new(),
+            band: Band::default(),
             filter: Filter::new(),
         }
     }
@@ -562,7 +682,12 @@ impl<W: Word> Tss<W> {
             return g;
         }
         let salt = (self.groups.len() as u64 + 1).wrapping_mul(K);
-        self.groups.push(Group::new(masks.clone(), salt));
+        let packed_mask = self
+            .packing
+            .as_ref()
+            .map_or(0, |p| p.pack(masks.iter().copied()));
+        self.groups
+            .push(Group::new(masks.clone(), packed_mask, salt));
         self.group_of_masks.insert(masks, self.groups.len() - 1);
         self.groups.len() - 1
     }
@@ -575,7 +700,14 @@ impl<W: Word> Tss<W> {
             .map(|(i, &t)| self.hashable(i, t))
             .unzip();
         let fits = |g: &Group<W>| g.masks.iter().zip(&own).all(|(&gm, &em)| gm & em == gm);
-        let bucket_of = |g: &Group<W>| bucket_hash(&g.masks, values.iter().copied());
+        let packed = self
+            .packing
+            .as_ref()
+            .map(|p| p.pack(values.iter().copied()));
+        let bucket_of = |g: &Group<W>| match packed {
+            Some(p) => packed_hash(p & g.packed_mask),
+            None => bucket_hash(&g.masks, values.iter().copied()),
+        };
         let mut best: Option<(u32, usize, u64)> = None;
         for (i, g) in self.groups.iter().enumerate() {
             if !fits(g) {
@@ -604,7 +736,11 @@ impl<W: Word> Tss<W> {
             relaxed_masks
         };
         let g = self.group_for(masks);
-        let b = bucket_of(&self.groups[g]);
+        let grp = &self.groups[g];
+        let b = match &self.packing {
+            Some(p) => packed_hash(p.pack(values.iter().copied()) & grp.packed_mask),
+            None => bucket_hash(&grp.masks, values.iter().copied()),
+        };
         (g, b)
     }
 
@@ -615,9 +751,31 @@ impl<W: Word> Tss<W> {
             .enumerate()
             .map(|(i, m)| self.field_test(i, m))
             .collect();
+        let n = self.widths.len();
+        let record: Vec<u128> = match &self.packing {
+            Some(p) => {
+                let masked = |j: usize| {
+                    if self.ranged[j] {
+                        (W::default(), W::default())
+                    } else {
+                        tests[j]
+                    }
+                };
+                let mut r = vec![
+                    p.pack((0..n).map(|j| masked(j).0)),
+                    p.pack((0..n).map(|j| masked(j).1)),
+                ];
+                for &j in p.ranged.iter() {
+                    r.push(tests[j].0.to_u128());
+                    r.push(tests[j].1.to_u128());
+                }
+                r
+            }
+            None => Vec::new(),
+        };
         let (group, bucket) = self.place(&tests);
         let grp = &mut self.groups[group];
-        let n = self.widths.len();
+        let old_max = grp.max_priority();
         if !grp.buckets.contains_key(&bucket) {
             self.filter.set(grp.salt, bucket);
             self.filter.buckets += 1;
@@ -627,19 +785,42 @@ impl<W: Word> Tss<W> {
             .items
             .partition_point(|o| o.priority > priority || (o.priority == priority && o.seq < seq));
         b.items.insert(pos, Item { priority, seq, id });
-        b.tests.splice(pos * n..pos * n, tests.iter().copied());
+        if record.is_empty() {
+            b.tests.splice(pos * n..pos * n, tests.iter().copied());
+        } else {
+            let s = record.len();
+            b.records.splice(pos * s..pos * s, record.iter().copied());
+        }
         *grp.priorities.entry(priority).or_insert(0) += 1;
         grp.sync_slot(bucket);
         let i = id as usize;
         if self.entries.len() <= i {
             self.entries.resize(i + 1, None);
             self.seqs.resize(i + 1, 0);
-            self.tests.resize((i + 1) * n, (W::default(), W::default()));
         }
         self.entries[i] = Some(Placement { group, bucket });
         self.seqs[i] = seq;
-        self.tests[i * n..(i + 1) * n].copy_from_slice(&tests);
-        self.rebuild_order();
+        match &self.packing {
+            Some(p) => {
+                if self.heads.len() < (i + 1) * p.stride {
+                    self.heads.resize((i + 1) * p.stride, 0);
+                }
+                self.heads[i * p.stride..(i + 1) * p.stride].copy_from_slice(&record);
+                let rank = (Reverse(priority), seq);
+                self.ranked.insert(rank, id);
+                self.on_rank_change(rank);
+            }
+            None => {
+                if self.tests.len() < (i + 1) * n {
+                    self.tests.resize((i + 1) * n, (W::default(), W::default()));
+                }
+                self.tests[i * n..(i + 1) * n].copy_from_slice(&tests);
+            }
+        }
+        // The order only changes when the group's best priority does.
+        if self.groups[group].max_priority() != old_max {
+            self.rebuild_order();
+        }
         self.maintain_filter();
     }
 
@@ -649,12 +830,16 @@ impl<W: Word> Tss<W> {
         };
         let n = self.widths.len();
         let grp = &mut self.groups[e.group];
+        let old_max = grp.max_priority();
         let mut priority = None;
         if let Some(&index) = grp.buckets.get(&e.bucket) {
             let b = &mut grp.pool[index as usize];
             if let Some(pos) = b.items.iter().position(|x| x.id == id) {
                 priority = Some(b.items.remove(pos).priority);
-                b.tests.drain(pos * n..(pos + 1) * n);
+                match &self.packing {
+                    Some(p) => drop(b.records.drain(pos * p.stride..(pos + 1) * p.stride)),
+                    None => drop(b.tests.drain(pos * n..(pos + 1) * n)),
+                }
             }
             if b.items.is_empty() {
                 *b = Bucket::default();
@@ -673,8 +858,62 @@ impl<W: Word> Tss<W> {
                 grp.priorities.remove(&p);
             }
         }
-        self.rebuild_order();
+        if let Some(p) = priority
+            && self.packing.is_some()
+        {
+            let rank = (Reverse(p), self.seq(id));
+            self.ranked.remove(&rank);
+            self.on_rank_change(rank);
+        }
+        if self.groups[e.group].max_priority() != old_max {
+            self.rebuild_order();
+        }
         self.maintain_filter();
+    }
+
+    /// Rebuilds the band if an entry of this rank came or went where it
+    /// could change it.
+    fn on_rank_change(&mut self, rank: Rank) {
+        if self.band.edge.is_none_or(|edge| rank <= edge) {
+            self.rebuild_band();
+        }
+    }
+
+    /// Whether a packed head record matches every key.
+    fn is_wildcard(&self, p: &Packing, record: &[u128]) -> bool {
+        record[0] == 0
+            && record[2..]
+                .chunks_exact(2)
+                .zip(p.ranged.iter())
+                .all(|(r, &j)| r[0] == 0 && r[1] == self.full[j].to_u128())
+    }
+
+    /// Reads the band off the start of the ranking (see [`Band`]).
+    fn rebuild_band(&mut self) {
+        let Some(p) = &self.packing else {
+            return;
+        };
+        let mut band = Band::default();
+        let mut wildcard = false;
+        for (&rank, &id) in self.ranked.iter().take(BAND_LIMIT) {
+            let i = id as usize * p.stride;
+            let record = &self.heads[i..i + p.stride];
+            band.records.extend_from_slice(record);
+            band.ids.push(id);
+            band.edge = Some(rank);
+            if self.is_wildcard(p, record) {
+                wildcard = true;
+                break;
+            }
+        }
+        if !wildcard {
+            band.records.clear();
+            band.ids.clear();
+            if self.ranked.len() < BAND_LIMIT {
+                band.edge = None;
+            }
+        }
+        self.band = band;
     }
 
     fn memory_bytes(&self) -> usize {
@@ -687,7 +926,11 @@ impl<W: Word> Tss<W> {
                     + g.free.capacity() * 4
                     + g.pool
                         .iter()
-                        .map(|b| b.items.capacity() * 24 + b.tests.capacity() * size_of::<(W, W)>())
+                        .map(|b| {
+                            b.items.capacity() * 24
+                                + b.tests.capacity() * size_of::<(W, W)>()
+                                + b.records.capacity() * 16
+                        })
                         .sum::<usize>()
                     + g.slots.len() * size_of::<Slot>()
                     + g.priorities.len() * 16
@@ -696,6 +939,10 @@ impl<W: Word> Tss<W> {
             + self.entries.capacity() * size_of::<Option<Placement>>()
             + self.seqs.capacity() * 8
             + self.tests.capacity() * size_of::<(W, W)>()
+            + self.heads.capacity() * 16
+            + self.ranked.len() * 40
+            + self.band.records.capacity() * 16
+            + self.band.ids.capacity() * 4
             + self.order.capacity() * 16
             + self.filter.bits.len() * 8
     }
@@ -724,8 +971,89 @@ impl<W: Word> Tss<W> {
             )
     }
 
+    /// Whether entry `id`'s head record passes on the packed key (and
+    /// `key`, for the range fields).
+    #[inline]
+    fn hit_packed(&self, p: &Packing, packed: u128, id: u32, key: &[W]) -> bool {
+        let i = id as usize * p.stride;
+        self.heads
+            .get(i..i + p.stride)
+            .is_some_and(|r| self.record_passes(p, r, packed, key))
+    }
+
+    /// Whether a packed head record passes on the packed key (and `key`,
+    /// for the range fields).
+    #[inline]
+    fn record_passes(&self, p: &Packing, r: &[u128], packed: u128, key: &[W]) -> bool {
+        // One branch for the whole test: its outcome is unpredictable.
+        r[2..]
+            .chunks_exact(2)
+            .zip(p.ranged.iter())
+            .fold(packed & r[0] == r[1], |ok, (r, &j)| {
+                let k = key.get(j).map_or(0, |k| k.to_u128());
+                ok & (r[0] <= k) & (k <= r[1])
+            })
+    }
+
     #[inline]
     fn lookup(&self, key: &[W]) -> Option<u32> {
+        match &self.packing {
+            Some(p) => {
+                let packed = p.pack(key.iter().copied());
+                // The band's last entry matches every key.
+                if !self.band.ids.is_empty() {
+                    let records = self.band.records.chunks_exact(p.stride);
+                    for (r, &id) in records.zip(&self.band.ids) {
+                        if self.record_passes(p, r, packed, key) {
+                            return Some(id);
+                        }
+                    }
+                }
+                let s = p.stride;
+                self.lookup_with(
+                    |g| packed_hash(packed & g.packed_mask),
+                    |id| {
+                        self.heads
+                            .get(id as usize * p.stride)
+                            .map_or(0, |&w| w as u64)
+                    },
+                    |id| self.hit_packed(p, packed, id, key),
+                    |b, k| {
+                        b.records
+                            .get(k * s..(k + 1) * s)
+                            .is_some_and(|r| self.record_passes(p, r, packed, key))
+                    },
+                )
+            }
+            None => self.lookup_with(
+                |g| bucket_hash(&g.masks, key.iter().copied()),
+                |id| {
+                    self.tests
+                        .get(id as usize * self.widths.len())
+                        .map_or(0, |t| t.0.to_u128() as u64)
+                },
+                |id| self.hit(id, key),
+                |b, k| {
+                    let n = self.widths.len();
+                    b.tests
+                        .get(k * n..(k + 1) * n)
+                        .is_some_and(|t| self.passes(t, key))
+                },
+            ),
+        }
+    }
+
+    /// The lookup, given how to hash the key for a group, how to touch an
+    /// entry's head record (to start its load early), how to test it, and
+    /// how to test a bucket's `k`-th entry.
+    #[inline(always)]
+    fn lookup_with(
+        &self,
+        hash: impl Fn(&Group<W>) -> u64,
+        touch: impl Fn(u32) -> u64,
+        hit: impl Fn(u32) -> bool,
+        passes: impl Fn(&Bucket<W>, usize) -> bool,
+    ) -> Option<u32> {
         // (priority, id) of the best match so far; its sequence number is
         // read only on a tie.
         let mut best: Option<(i32, u32)> = None;
@@ -738,29 +1066,25 @@ impl<W: Word> Tss<W> {
             // slot of each group, then the record of each head whose hash
             // matches.
             let mut hashes = [0u64; CHUNK];
-            let mut homes = [FREE_SLOT; CHUNK];
+            let mut homes: [&Slot; CHUNK] = [&FREE_SLOT; CHUNK];
             for ((&(_, g), h), home) in chunk.iter().zip(&mut hashes).zip(&mut homes) {
                 let grp = &self.groups[g];
-                *h = bucket_hash(&grp.masks, key.iter().copied());
+                *h = hash(grp);
                 // A group the filter rules out reads the free slot (judged
                 // as holding no bucket for the key): a select, not a
                 // branch, so a mispredicted filter bit does not hold up
                 // the loads of the groups after it.
                 let slot = &grp.slots[grp.home(*h) & (grp.slots.len() - 1)];
-                *home = *std::hint::select_unpredictable(
+                *home = std::hint::select_unpredictable(
                     self.filter.may_hold(grp.salt, *h),
                     slot,
                     &FREE_SLOT,
                 );
             }
-            let n = self.widths.len();
-            let mut touched = W::default();
+            let mut touched = 0u64;
             for (home, &h) in homes.iter().zip(&hashes) {
                 if home.hash == h {
-                    let i = (home.head & !MORE) as usize * n;
-                    if let Some(t) = self.tests.get(i) {
-                        touched = touched ^ t.0;
-                    }
+                    touched ^= touch(home.head & !MORE);
                 }
             }
             // Kept only so that the compiler does not drop the loads.
@@ -773,13 +1097,13 @@ impl<W: Word> Tss<W> {
                     break;
                 }
                 let grp = &self.groups[g];
-                let slot = if home.head == EMPTY {
+                let slot: &Slot = if home.head == EMPTY {
                     continue;
                 } else if home.hash == h {
-                    *home
+                    home
                 } else {
                     match grp.find_slot(h) {
-                        Some(s) => grp.slots[s],
+                        Some(s) => &grp.slots[s],
                         None => continue,
                     }
                 };
@@ -789,7 +1113,7 @@ impl<W: Word> Tss<W> {
                 if !self.beats(slot.priority, || self.seq(id), best) {
                     continue;
                 }
-                if self.hit(id, key) {
+                if hit(id) {
                     best = Some((slot.priority, id));
                 } else if slot.head & MORE != 0 {
                     // The rest of the bucket is scanned now if it ranks
@@ -797,7 +1121,7 @@ impl<W: Word> Tss<W> {
                     // their heads, which may cut it short.
                     let later = chunk.get(i + 1).map_or(i32::MIN, |c| c.0);
                     if slot.next >= later {
-                        self.scan_tail(grp, slot, key, &mut best);
+                        self.scan_tail(grp, *slot, &passes, &mut best);
                     } else {
                         *home = slot;
                         deferred |= 1 << i;
@@ -807,7 +1131,7 @@ impl<W: Word> Tss<W> {
             while deferred != 0 {
                 let i = deferred.trailing_zeros() as usize;
                 deferred &= deferred - 1;
-                self.scan_tail(&self.groups[chunk[i].1], homes[i], key, &mut best);
+                self.scan_tail(&self.groups[chunk[i].1], *homes[i], &passes, &mut best);
             }
         }
         best.map(|b| b.1)
@@ -832,7 +1156,13 @@ impl<W: Word> Tss<W> {
     /// Looks for a better match than `best` among the entries after the
     /// head of the bucket behind `slot`.
     #[inline]
-    fn scan_tail(&self, grp: &Group<W>, slot: Slot, key: &[W], best: &mut Option<(i32, u32)>) {
+    fn scan_tail(
+        &self,
+        grp: &Group<W>,
+        slot: Slot,
+        passes: impl Fn(&Bucket<W>, usize) -> bool,
+        best: &mut Option<(i32, u32)>,
+    ) {
         // The slot says whether the rest can win before the bucket is read.
         if best.is_some_and(|b| slot.next < b.0) {
             return;
@@ -840,12 +1170,11 @@ impl<W: Word> Tss<W> {
         let Some(b) = grp.pool.get(slot.bucket as usize) else {
             return;
         };
-        let n = self.widths.len();
-        for (item, tests) in b.items.iter().zip(b.tests.chunks_exact(n)).skip(1) {
+        for (k, item) in b.items.iter().enumerate().skip(1) {
             if !self.beats(item.priority, || item.seq, *best) {
                 return;
             }
-            if self.passes(tests, key) {
+            if passes(b, k) {
                 *best = Some((item.priority, item.id));
                 return;
             }
@@ -1003,6 +1332,55 @@ mod tests {
                 assert_eq!(entries[w as usize], *k);
             }
         }
+    }
+
+    /// The band holds the entries ranked down to the best wildcard when
+    /// there are few enough, follows inserts, deletes and ties, and goes
+    /// when the wildcard goes.
+    #[test]
+    fn band_follows_the_best_wildcard() {
+        let mut e = Tss::<u64>::new(&[8, 8], &[false, true]);
+        let r = |low, high| Some(FieldMatch::Range { low, high });
+        for id in 0..100u32 {
+            e.insert(id, &[t(id as u128, 0xff), r(0, 10)], id as i32, id as u64);
+        }
+        assert!(e.band.ids.is_empty());
+        // A wildcard at 89 ranks 12th (entry 89 ties and came first): the
+        // band is the eleven above it and itself.
+        e.insert(100, &[None, None], 89, 100);
+        assert_eq!(e.band.ids.len(), 12);
+        assert_eq!(e.lookup(&[99, 5]), Some(99));
+        assert_eq!(e.lookup(&[89, 5]), Some(89));
+        assert_eq!(e.lookup(&[99, 11]), Some(100));
+        assert_eq!(e.lookup(&[3, 5]), Some(100));
+        // A tie inserted later ranks below the wildcard and never wins.
+        e.insert(101, &[t(3, 0xff), None], 89, 101);
+        assert_eq!(e.band.ids.len(), 12);
+        assert_eq!(e.lookup(&[3, 5]), Some(100));
+        // A full range is a wildcard too; ranked higher, it shrinks the band.
+        e.insert(102, &[None, r(0, 0xff)], 95, 102);
+        assert_eq!(e.band.ids.len(), 6);
+        assert_eq!(e.lookup(&[3, 5]), Some(102));
+        e.remove(102);
+        e.remove(100);
+        // No wildcard left: the groups answer again.
+        assert!(e.band.ids.is_empty());
+        assert_eq!(e.lookup(&[3, 5]), Some(101));
+        // A wildcard ranked below the band's reach makes no band.
+        e.insert(103, &[None, None], 10, 103);
+        assert!(e.band.ids.is_empty());
+        assert_eq!(e.lookup(&[200, 5]), Some(103));
+        // Deletions above it bring it within reach.
+        for id in 11..100 {
+            e.remove(id);
+        }
+        assert_eq!(e.band.ids, [101, 10, 103]);
+        assert_eq!(e.lookup(&[3, 5]), Some(101));
+        assert_eq!(e.lookup(&[10, 5]), Some(10));
+        assert_eq!(e.lookup(&[4, 5]), Some(103));
+        e.remove(103);
+        assert!(e.band.ids.is_empty());
+        assert_eq!(e.lookup(&[4, 5]), Some(4));
     }
 
     #[test]
