@@ -31,6 +31,7 @@ use p4_target::externs::Rng;
 use p4_target::info::*;
 use p4_target::runtime::*;
 use p4_target::table::Table;
+use p4_target::table::route_sets::{bgp_ipv4, bgp_ipv6, ipv4_prefix_mask, random_ipv4, weighted};
 
 /// Heap bytes in use, for the memory figures.
 struct Counting;
@@ -129,24 +130,6 @@ fn program(table: &'static TableInfo) -> &'static ProgramInfo {
     }))
 }
 
-fn prefix_mask(len: u32) -> u128 {
-    0xffff_ffffu128 ^ (0xffff_ffffu128 >> len)
-}
-
-/// `n` distinct random IPv4 routes with prefix lengths uniform in /8..=/32.
-fn routes(n: usize, rng: &mut Rng) -> Vec<(u128, u32)> {
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let len = 8 + (rng.next_u64() % 25) as u32;
-        let value = (rng.next_u64() as u128 & 0xffff_ffff) & prefix_mask(len);
-        if seen.insert((value, len)) {
-            out.push((value, len));
-        }
-    }
-    out
-}
-
 fn entry(matches: Vec<Option<FieldMatch>>, priority: i32, port: u128) -> TableEntry {
     TableEntry {
         matches,
@@ -154,104 +137,6 @@ fn entry(matches: Vec<Option<FieldMatch>>, priority: i32, port: u128) -> TableEn
         action: EntryAction::Direct(ActionCall::new(ACTION, &[port])),
         metadata: vec![],
     }
-}
-
-/// Picks a prefix length from (length, weight) pairs.
-fn weighted(rng: &mut Rng, table: &[(u32, u32)]) -> u32 {
-    let total: u32 = table.iter().map(|t| t.1).sum();
-    let mut x = (rng.next_u64() % total as u64) as u32;
-    for &(len, w) in table {
-        if x < w {
-            return len;
-        }
-        x -= w;
-    }
-    table[0].0
-}
-
-/// `n` distinct IPv4 routes shaped like a full BGP table: lengths in the
-/// proportions of the public table (/24 about 60 %, /22–/23 about 20 %,
-/// a few shorter than /16 or longer than /24), 90 % of them inside 20,000
-/// allocated /16 blocks.
-fn bgp_routes(n: usize, rng: &mut Rng) -> Vec<(u128, u32)> {
-    const LENGTHS: [(u32, u32); 17] = [
-        (8, 1),
-        (12, 2),
-        (14, 4),
-        (15, 4),
-        (16, 130),
-        (17, 60),
-        (18, 110),
-        (19, 290),
-        (20, 450),
-        (21, 500),
-        (22, 1100),
-        (23, 950),
-        (24, 5950),
-        (25, 5),
-        (26, 5),
-        (28, 2),
-        (32, 10),
-    ];
-    let blocks: Vec<u128> = (0..20_000)
-        .map(|_| (rng.next_u64() as u128 & 0xffff) << 16)
-        .collect();
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let len = weighted(rng, &LENGTHS);
-        let base = if rng.next_u64().is_multiple_of(10) {
-            rng.next_u64() as u128 & 0xffff_ffff
-        } else {
-            blocks[(rng.next_u64() % blocks.len() as u64) as usize]
-                | (rng.next_u64() as u128 & 0xffff)
-        };
-        let value = base & prefix_mask(len);
-        if seen.insert((value, len)) {
-            out.push((value, len));
-        }
-    }
-    out
-}
-
-/// `n` distinct IPv6 routes shaped like the public IPv6 table: mostly /48
-/// and /32 (with /29–/64 around them), inside 2000::/3, 80 % of them under
-/// 10,000 allocated /32s.
-fn ipv6_routes(n: usize, rng: &mut Rng) -> Vec<(u128, u32)> {
-    const LENGTHS: [(u32, u32); 12] = [
-        (29, 5),
-        (32, 17),
-        (33, 2),
-        (36, 4),
-        (40, 6),
-        (44, 8),
-        (45, 2),
-        (46, 3),
-        (47, 3),
-        (48, 46),
-        (56, 2),
-        (64, 2),
-    ];
-    let blocks: Vec<u128> = (0..10_000)
-        .map(|_| (0x2000_0000u128 | (rng.next_u64() as u128 & 0x1fff_ffff)) << 96)
-        .collect();
-    let random = |rng: &mut Rng| ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128;
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let len = weighted(rng, &LENGTHS);
-        let base = if rng.next_u64().is_multiple_of(5) {
-            (0x2u128 << 124) | (random(rng) >> 3)
-        } else {
-            blocks[(rng.next_u64() % blocks.len() as u64) as usize] | (random(rng) >> 32)
-        };
-        let m = !(u128::MAX >> len);
-        let value = base & m;
-        if seen.insert((value, len)) {
-            out.push((value, len));
-        }
-    }
-    out
 }
 
 /// An LPM table of `width` bits holding `rs` (next hop = route index
@@ -344,11 +229,11 @@ fn bench_lookup<const N: usize>(
 fn lpm(c: &mut Criterion) {
     let mut rng = Rng::new(1);
     let sets = [
-        ("10_routes", 32, routes(10, &mut rng)),
-        ("10000_routes", 32, routes(10_000, &mut rng)),
-        ("1M_routes", 32, routes(1_000_000, &mut rng)),
-        ("1M_bgp_routes", 32, bgp_routes(1_000_000, &mut rng)),
-        ("100k_ipv6_routes", 128, ipv6_routes(100_000, &mut rng)),
+        ("10_routes", 32, random_ipv4(10, &mut rng)),
+        ("10000_routes", 32, random_ipv4(10_000, &mut rng)),
+        ("1M_routes", 32, random_ipv4(1_000_000, &mut rng)),
+        ("1M_bgp_routes", 32, bgp_ipv4(1_000_000, &mut rng)),
+        ("100k_ipv6_routes", 128, bgp_ipv6(100_000, &mut rng)),
     ];
     for (name, width, rs) in sets {
         let (mut t, keys) = lpm_table(name, width, &rs, &mut rng);
@@ -449,22 +334,27 @@ fn acl(n: usize, first_match: bool, rng: &mut Rng) -> (Table, Vec<[u128; 4]>) {
             );
             match shape {
                 0 => vec![
-                    tern(s, prefix_mask(24)),
-                    tern(d, prefix_mask(32)),
+                    tern(s, ipv4_prefix_mask(24)),
+                    tern(d, ipv4_prefix_mask(32)),
                     tern(6, 0xff),
                     port(rng),
                 ],
-                1 => vec![None, tern(d, prefix_mask(32)), tern(6, 0xff), port(rng)],
+                1 => vec![
+                    None,
+                    tern(d, ipv4_prefix_mask(32)),
+                    tern(6, 0xff),
+                    port(rng),
+                ],
                 2 => vec![
-                    tern(s, prefix_mask(16)),
-                    tern(d, prefix_mask(24)),
+                    tern(s, ipv4_prefix_mask(16)),
+                    tern(d, ipv4_prefix_mask(24)),
                     None,
                     None,
                 ],
-                3 => vec![tern(s, prefix_mask(32)), None, None, None],
+                3 => vec![tern(s, ipv4_prefix_mask(32)), None, None, None],
                 4 => vec![
                     None,
-                    tern(d, prefix_mask(24)),
+                    tern(d, ipv4_prefix_mask(24)),
                     tern(17, 0xff),
                     Some(FieldMatch::Range {
                         low: 1024,
@@ -472,18 +362,18 @@ fn acl(n: usize, first_match: bool, rng: &mut Rng) -> (Table, Vec<[u128; 4]>) {
                     }),
                 ],
                 5 => vec![
-                    tern(s, prefix_mask(24)),
-                    tern(d, prefix_mask(24)),
+                    tern(s, ipv4_prefix_mask(24)),
+                    tern(d, ipv4_prefix_mask(24)),
                     tern(6, 0xff),
                     port(rng),
                 ],
                 6 => vec![None, None, tern(17, 0xff), port(rng)],
-                _ => vec![tern(s, prefix_mask(8)), None, None, None],
+                _ => vec![tern(s, ipv4_prefix_mask(8)), None, None, None],
             }
         } else {
             let pick_prefix = |rng: &mut Rng| {
                 let len = [0u32, 8, 16, 24, 32][(rng.next_u64() % 5) as usize];
-                (rng.next_u64() as u128, prefix_mask(len))
+                (rng.next_u64() as u128, ipv4_prefix_mask(len))
             };
             let (s, sm) = pick_prefix(rng);
             let (d, dm) = pick_prefix(rng);
@@ -576,7 +466,7 @@ fn ternary(c: &mut Criterion) {
 
 fn insert(c: &mut Criterion) {
     let mut rng = Rng::new(4);
-    let rs = routes(10_000, &mut rng);
+    let rs = random_ipv4(10_000, &mut rng);
     let info = table_info(vec![(32, MatchKind::Lpm)], 1 << 20);
     let prog = program(info);
     let entries: Vec<TableEntry> = rs

@@ -1416,24 +1416,16 @@ mod tests {
         assert_eq!(t.lookup(&[0x0a00_0001]), None);
     }
 
-    /// Where the bytes of a large table go (run with `--ignored --nocapture`).
+    /// Where the bytes of the bench's million BGP-shaped routes go (run with
+    /// `--ignored --nocapture`).
     #[test]
     #[ignore = "a measurement, not a check: prints where a million routes' bytes go"]
     fn memory_breakdown_of_a_million_routes() {
         let mut rng = crate::externs::Rng::new(5);
         let mut t = LpmEngine::new(&[32], 0, 1 << 20);
-        let mut seen = std::collections::HashSet::new();
-        let blocks: Vec<u128> = (0..20_000)
-            .map(|_| (rng.next_u64() as u128 & 0xffff) << 16)
-            .collect();
-        while seen.len() < 1_000_000 {
-            let len = [24, 24, 24, 24, 24, 24, 23, 22, 21, 20][(rng.next_u64() % 10) as usize];
-            let v = (blocks[(rng.next_u64() % 20_000) as usize]
-                | (rng.next_u64() as u128 & 0xffff))
-                & (mask32() ^ (mask32() >> len));
-            if seen.insert((v, len)) {
-                t.insert(seen.len() as u32, &[lpm(v, len)]);
-            }
+        let routes = crate::table::route_sets::bgp_ipv4(1_000_000, &mut rng);
+        for (i, &(v, len)) in routes.iter().enumerate() {
+            t.insert(i as u32, &[lpm(v, len)]);
         }
         let (parts, nodes) = t.breakdown();
         println!(
@@ -1607,60 +1599,12 @@ mod tests {
         assert_eq!(live_tail_entries(&t), 0);
     }
 
-    /// The bench's 100,000 BGP-shaped IPv6 routes (`benches/tables.rs`,
-    /// `ipv6_routes`): mostly /48 and /32, 80 % under 10,000 /32s.
-    fn ipv6_routes(n: usize, rng: &mut crate::externs::Rng) -> Vec<(u128, u32)> {
-        const LENGTHS: [(u32, u32); 12] = [
-            (29, 5),
-            (32, 17),
-            (33, 2),
-            (36, 4),
-            (40, 6),
-            (44, 8),
-            (45, 2),
-            (46, 3),
-            (47, 3),
-            (48, 46),
-            (56, 2),
-            (64, 2),
-        ];
-        let blocks: Vec<u128> = (0..10_000)
-            .map(|_| (0x2000_0000u128 | (rng.next_u64() as u128 & 0x1fff_ffff)) << 96)
-            .collect();
-        let random = |rng: &mut crate::externs::Rng| {
-            ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128
-        };
-        let mut seen = std::collections::HashSet::new();
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            let mut x = (rng.next_u64() % 100) as u32;
-            let mut len = LENGTHS[0].0;
-            for &(l, w) in &LENGTHS {
-                if x < w {
-                    len = l;
-                    break;
-                }
-                x -= w;
-            }
-            let base = if rng.next_u64().is_multiple_of(5) {
-                (0x2u128 << 124) | (random(rng) >> 3)
-            } else {
-                blocks[(rng.next_u64() % blocks.len() as u64) as usize] | (random(rng) >> 32)
-            };
-            let value = base & !(u128::MAX >> len);
-            if seen.insert((value, len)) {
-                out.push((value, len));
-            }
-        }
-        out
-    }
-
     /// Where 100,000 IPv6 routes' bytes go (run with `--ignored --nocapture`).
     #[test]
     #[ignore = "a measurement, not a check: prints where 100,000 IPv6 routes' bytes go"]
     fn memory_breakdown_of_100k_ipv6_routes() {
         let mut rng = crate::externs::Rng::new(5);
-        let routes = ipv6_routes(100_000, &mut rng);
+        let routes = crate::table::route_sets::bgp_ipv6(100_000, &mut rng);
         let mut t = LpmEngine::new(&[128], 0, 1 << 21);
         for (i, &(v, len)) in routes.iter().enumerate() {
             t.insert(i as u32, &[lpm(v, len)]);

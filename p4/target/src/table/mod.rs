@@ -41,6 +41,7 @@ mod lpm;
 mod priority;
 pub mod profile;
 mod records;
+pub mod route_sets;
 mod validate;
 
 use std::hash::{Hash, Hasher};
