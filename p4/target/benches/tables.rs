@@ -278,6 +278,14 @@ fn exact(c: &mut Criterion) {
     }
 }
 
+/// The ACL's key: (src, dst, protocol, dst port).
+const ACL_KEY: [(u32, MatchKind); 4] = [
+    (32, MatchKind::Ternary),
+    (32, MatchKind::Ternary),
+    (8, MatchKind::Ternary),
+    (16, MatchKind::Range),
+];
+
 /// A 5-tuple-ish ACL of `n` entries over (src, dst, protocol, dst port).
 /// Random: src/dst as ternary prefixes (/8, /16, /24, /32 or wildcard),
 /// protocol exact-or-wildcard, port exact, a random range or wildcard,
@@ -285,15 +293,7 @@ fn exact(c: &mut Criterion) {
 /// (host and subnet rules to well-known ports, a subnet's ephemeral range,
 /// source blocks), addresses from 200 subnets, priority = list order.
 fn acl(n: usize, first_match: bool, rng: &mut Rng) -> (Table, Vec<[u128; 4]>) {
-    let info = table_info(
-        vec![
-            (32, MatchKind::Ternary),
-            (32, MatchKind::Ternary),
-            (8, MatchKind::Ternary),
-            (16, MatchKind::Range),
-        ],
-        1 << 20,
-    );
+    let info = table_info(ACL_KEY.to_vec(), 1 << 20);
     let mut t = Table::with_program(info, program(info));
     let tern = |v: u128, m: u128| {
         (m != 0).then_some(FieldMatch::Ternary {
@@ -499,15 +499,7 @@ fn ternary_insert(c: &mut Criterion) {
     let mut rng = Rng::new(5);
     let (t, _) = acl(10_000, false, &mut rng);
     let entries = t.entries();
-    let info = table_info(
-        vec![
-            (32, MatchKind::Ternary),
-            (32, MatchKind::Ternary),
-            (8, MatchKind::Ternary),
-            (16, MatchKind::Range),
-        ],
-        1 << 20,
-    );
+    let info = table_info(ACL_KEY.to_vec(), 1 << 20);
     let prog = program(info);
     let filled = || {
         let mut t = Table::with_program(info, prog);

@@ -1614,13 +1614,7 @@ mod tests {
             "root, nodes, meta, leaves, ids, tails: {parts:?}; {nodes} nodes; total {} B a route",
             t.memory_bytes() / routes.len()
         );
-        let free: usize = t
-            .tails
-            .free
-            .iter()
-            .enumerate()
-            .map(|(n, f)| n * f.len())
-            .sum();
+        let free = t.tails.data.len() - live_tail_entries(&t);
         let tails = t
             .root
             .iter()
