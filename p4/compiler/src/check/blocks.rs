@@ -2864,26 +2864,25 @@ fn same_place(a: &ir::Expr, b: &ir::Expr) -> bool {
             }
             _ => true,
         },
-        (
-            K::Var(_)
-            | K::Member(..)
-            | K::Index(..)
-            | K::Slice(..)
-            | K::Int(_)
-            | K::Bool(_)
-            | K::List(_)
-            | K::Call(_),
-            K::Var(_)
-            | K::Member(..)
-            | K::Index(..)
-            | K::Slice(..)
-            | K::Int(_)
-            | K::Bool(_)
-            | K::List(_)
-            | K::Call(_),
-        ) => false,
-        _ => true,
+        // Two known forms of different kinds differ; anything else is a doubt.
+        (x, y) => !(known(x) && known(y)),
     }
+}
+
+/// The forms [`same_place`] compares.
+fn known(kind: &ir::ExprKind) -> bool {
+    use ir::ExprKind as K;
+    matches!(
+        kind,
+        K::Var(_)
+            | K::Member(..)
+            | K::Index(..)
+            | K::Slice(..)
+            | K::Int(_)
+            | K::Bool(_)
+            | K::List(_)
+            | K::Call(_)
+    )
 }
 
 /// What a call calls: a kind tag (function, user extern function, user
