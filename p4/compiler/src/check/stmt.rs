@@ -248,6 +248,21 @@ impl Checker {
                 };
                 match x.kind {
                     ExprKind::Call(c) => out.push(Stmt::Call(*c, s.span)),
+                    // `pkt.lookahead<T>()` with its value unused still fails
+                    // with PacketTooShort when fewer bits than T's remain
+                    // (P4_16 §12.8.3; p4c keeps the call): read it into a
+                    // hidden local so the check runs.
+                    ExprKind::Lookahead => {
+                        if let Some(body) = self.body.as_mut() {
+                            let idx = body.vars.len() as u32;
+                            body.vars.push(ir::Var {
+                                name: "lookahead".into(),
+                                ty: x.ty.clone(),
+                                param: None,
+                            });
+                            out.push(Stmt::Decl(idx, Some(x)));
+                        }
+                    }
                     _ => {
                         // isValid() etc. as a statement: no effect.
                         self.warn(codes::IGNORED, s.span, "this call has no effect");
