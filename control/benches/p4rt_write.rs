@@ -374,10 +374,10 @@ fn v6_routes() -> Vec<(u128, i32)> {
             90..93 => 29,
             _ => 33 + (r >> 8) as i32 % 15, // /33../47
         };
-        // Allocations cluster: the top 16 bits from a few hundred /16s of
-        // 2000::/3, the rest random; host bits cleared.
-        let top = 0x2000 | ((next() % 384) as u128 * 0x15 & 0x1fff);
-        let addr = (top << 112 | u128::from(next()) << 48) & (u128::MAX << (128 - len));
+        // Allocations cluster: the top 16 bits are one of 384 /16s spread
+        // over 2000::/3, the next 64 random; host bits cleared.
+        let top = 0x2000 + (next() % 384) as u128 * 0x15;
+        let addr = ((top << 112) | (u128::from(next()) << 48)) & (u128::MAX << (128 - len));
         if seen.insert((addr, len)) {
             routes.push((addr, len));
         }
