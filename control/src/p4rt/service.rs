@@ -57,6 +57,12 @@ use super::write::{
 /// What [`Inner::apply`] did: the decoded operations, one result per
 /// update, and the inverses of the updates applied (when asked for).
 type Applied = (Vec<Result<Op, P4Error>>, Vec<Result<(), P4Error>>, Vec<Op>);
+
+/// Updates a device job carries when a CONTINUE_ON_ERROR batch is applied
+/// in slices ([`Inner::apply`]): small enough that the device's apply of
+/// one overlaps the decoding of the next, large enough that the hand-offs
+/// (a queue push and at most one wake-up each) stay a small part of it.
+const PIPELINED_SLICE: usize = 128;
 use super::{packet_io, pipeline};
 use crate::device::{Device, DeviceError, DeviceExt};
 
@@ -531,25 +537,58 @@ impl Inner {
         keep_undo: bool,
     ) -> Result<Applied, Status> {
         let program = self.program();
-        let ops: Vec<Result<Op, P4Error>> = {
-            let cx = WriteContext {
-                info: program.info,
-                access,
-                profiles: &program.profiles,
-                shadow,
-                next_hidden: std::cell::Cell::new(shadow.next_hidden),
-            };
-            updates.iter().map(|u| op_from_update(&cx, u)).collect()
+        let cx = WriteContext {
+            info: program.info,
+            access,
+            profiles: &program.profiles,
+            shadow,
+            next_hidden: std::cell::Cell::new(shadow.next_hidden),
         };
-        let (ops, results, undo) = self
-            .device
-            .with_state(move |dev| {
-                let mut undo = Vec::new();
-                let results = apply_batch(dev, &ops, atomicity, keep_undo.then_some(&mut undo));
-                (ops, results, undo)
+        // A batch without atomicity goes to the device in slices, each
+        // submitted as soon as it is decoded, so the device applies one
+        // slice while this thread decodes the next. Decoding reads only
+        // the shadow as it was before the batch, as it did for the whole
+        // batch at once, and the device runs jobs in order: the results
+        // are the same; only a reader between two slices sees part of
+        // the batch, which CONTINUE_ON_ERROR allows (P4Runtime §12.3).
+        // All-or-nothing batches stay one job.
+        let slice = if atomicity == pb::write_request::Atomicity::ContinueOnError {
+            PIPELINED_SLICE
+        } else {
+            updates.len().max(1)
+        };
+        // Every slice is submitted before any reply is awaited: the device
+        // runs them in order, so once the first reply is awaited the
+        // thread parks at most once for the batch instead of once a slice.
+        // (An empty batch is still one job, as before: it reports a
+        // stopped device.)
+        let parts: Vec<&[pb::Update]> = if updates.is_empty() {
+            vec![updates]
+        } else {
+            updates.chunks(slice).collect()
+        };
+        let jobs: Vec<_> = parts
+            .into_iter()
+            .map(|part| {
+                let part: Vec<Result<Op, P4Error>> =
+                    part.iter().map(|u| op_from_update(&cx, u)).collect();
+                self.device.with_state(move |dev| {
+                    let mut undo = Vec::new();
+                    let results =
+                        apply_batch(dev, &part, atomicity, keep_undo.then_some(&mut undo));
+                    (part, results, undo)
+                })
             })
-            .await
-            .map_err(device_status)?;
+            .collect();
+        let mut ops = Vec::with_capacity(updates.len());
+        let mut results = Vec::with_capacity(updates.len());
+        let mut undo = Vec::new();
+        for job in jobs {
+            let (o, r, u) = job.await.map_err(device_status)?;
+            ops.extend(o);
+            results.extend(r);
+            undo.extend(u);
+        }
         let mut digests_changed = false;
         for (op, res) in ops.iter().zip(&results) {
             let (Ok(op), Ok(())) = (op, res) else {
@@ -1276,7 +1315,14 @@ impl P4Runtime for P4RuntimeService {
             }
         }
         drop(shadow);
-        match write_status(&results) {
+        let status = write_status(&results);
+        if r.updates.len() >= PIPELINED_SLICE {
+            // Freeing a big batch's request and decoded operations (a few
+            // allocations an update) is left to a blocking-pool thread, so
+            // the reply goes out without waiting for it.
+            tokio::task::spawn_blocking(move || drop((r, ops, results, undo)));
+        }
+        match status {
             Some(status) => Err(status),
             None => Ok(Response::new(pb::WriteResponse {})),
         }

@@ -261,7 +261,9 @@ pub fn action_call_from_proto(
             ),
         ));
     }
-    let mut values: Vec<Option<u128>> = vec![None; ai.params.len()];
+    // Built at its final size (one allocation an update, no shrink); a
+    // duplicate id is found among the params before it, a handful at most.
+    let mut values = vec![0u128; ai.params.len()].into_boxed_slice();
     for (i, p) in a.params.iter().enumerate() {
         let Some(pi) = ai.params.iter().position(|q| q.id == p.param_id) else {
             return Err(P4Error::invalid(
@@ -270,21 +272,21 @@ pub fn action_call_from_proto(
             ));
         };
         let pinfo = &ai.params[pi];
-        if values[pi].is_some() {
+        if a.params[..i].iter().any(|q| q.param_id == p.param_id) {
             return Err(P4Error::invalid(
                 format!("{field}.params[{i}].param_id"),
                 format!("duplicate param id {} ({})", p.param_id, pinfo.name),
             ));
         }
-        values[pi] = Some(decode(
+        values[pi] = decode(
             &p.value,
             pinfo.bitwidth,
             format_args!("{field}.params[{i}] ({}).value", pinfo.name),
-        )?);
+        )?;
     }
     Ok(ActionCall {
         action_id: ai.id,
-        params: values.into_iter().map(|v| v.unwrap_or(0)).collect(),
+        params: values,
     })
 }
 
