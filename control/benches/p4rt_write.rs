@@ -348,41 +348,15 @@ async fn fill<R>(
     )
 }
 
-/// 100,000 distinct BGP-shaped IPv6 prefixes inside 2000::/3: about half
-/// /48, a fifth /32, the rest /29../47 with the lengths a global table
-/// holds most of (/36, /40, /44 and the odd ones in between).
+/// 100,000 distinct BGP-shaped IPv6 prefixes, the same set the table
+/// engines' bench measures (`p4_target::table::route_sets::bgp_ipv6`:
+/// mostly /48 and /32 inside 2000::/3).
 fn v6_routes() -> Vec<(u128, i32)> {
-    // splitmix64: a fixed, well-spread sequence, the same every run.
-    let mut state = 0x0123_4567_89ab_cdefu64;
-    let mut next = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let mut seen = std::collections::HashSet::new();
-    let mut routes = Vec::with_capacity(N_V6);
-    while routes.len() < N_V6 {
-        let r = next();
-        let len = match r % 100 {
-            0..50 => 48,
-            50..70 => 32,
-            70..78 => 44,
-            78..85 => 40,
-            85..90 => 36,
-            90..93 => 29,
-            _ => 33 + (r >> 8) as i32 % 15, // /33../47
-        };
-        // Allocations cluster: the top 16 bits are one of 384 /16s spread
-        // over 2000::/3, the next 64 random; host bits cleared.
-        let top = 0x2000 + (next() % 384) as u128 * 0x15;
-        let addr = ((top << 112) | (u128::from(next()) << 48)) & (u128::MAX << (128 - len));
-        if seen.insert((addr, len)) {
-            routes.push((addr, len));
-        }
-    }
-    routes
+    let mut rng = p4_target::externs::Rng::new(5);
+    p4_target::table::route_sets::bgp_ipv6(N_V6, &mut rng)
+        .into_iter()
+        .map(|(addr, len)| (addr, len as i32))
+        .collect()
 }
 
 /// Fills a 2^17-entry 128-bit LPM table with [`v6_routes`] in batches of
