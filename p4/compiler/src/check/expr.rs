@@ -2788,13 +2788,15 @@ impl Checker {
                     );
                     return None;
                 }
-                Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
+                Some(Sym::Extern(i)) => {
+                    return self.extern_method(i, m, member.span, type_args, args, span);
+                }
                 // A top-level instance used in a parser or a function.
                 Some(Sym::GlobalExtern) => {
                     let name = p.ident.name.clone();
                     return match self.global_in_body(&name, p.span) {
                         super::blocks::GlobalUse::Index(i) => {
-                            self.extern_method(i, m, member.span, args, span)
+                            self.extern_method(i, m, member.span, type_args, args, span)
                         }
                         super::blocks::GlobalUse::Reported => None,
                         super::blocks::GlobalUse::NotHere => {
@@ -2920,6 +2922,7 @@ impl Checker {
         i: u32,
         m: &str,
         mspan: Span,
+        type_args: &[ast::Type],
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Expr> {
@@ -2932,7 +2935,25 @@ impl Checker {
             return None;
         };
         if let ir::ExternKind::User { decl, .. } = inst.kind {
-            return self.user_method_call(i, &inst.name, decl, m, mspan, args, span);
+            return self.user_method_call(i, &inst.name, decl, m, mspan, type_args, args, span);
+        }
+        // Of v1model's methods only `meter.execute_meter<T>` has a type
+        // parameter (the colour's type); the others take no type arguments
+        // (P4_16 §8.18: their number must match the declaration's).
+        if m == "execute_meter" && matches!(inst.kind, ir::ExternKind::Meter { .. }) {
+            if type_args.len() > 1 {
+                self.error(
+                    codes::ARG_COUNT,
+                    span,
+                    format!(
+                        "`execute_meter` takes 1 type argument, {} given",
+                        type_args.len()
+                    ),
+                );
+                return None;
+            }
+        } else if !self.no_type_args(type_args, &format!("`{}.{m}`", inst.name), span) {
+            return None;
         }
         let b = match (&inst.kind, m) {
             (ir::ExternKind::Register { cell, .. }, "read") => {
@@ -2990,6 +3011,23 @@ impl Checker {
                         "a meter colour must go into a bit<W>",
                     );
                     return None;
+                }
+                // An `out T` argument is exactly T.
+                if let Some(t) = type_args.first() {
+                    let want = self.ty(t)?;
+                    if want != out.ty {
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            args[1].span,
+                            format!(
+                                "`execute_meter<{}>` writes a {}: this argument is {}",
+                                self.ty_name(&want),
+                                self.ty_name(&want),
+                                self.ty_name(&out.ty)
+                            ),
+                        );
+                        return None;
+                    }
                 }
                 Builtin::MeterExecute {
                     inst: i,
