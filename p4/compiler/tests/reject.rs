@@ -1330,3 +1330,24 @@ fn typedef_of_a_derived_type_declaration() {
         )]),
     );
 }
+
+#[test]
+fn packet_method_type_arguments_are_checked() {
+    // core.p4: `extract<T>(out T hdr)` and `emit<T>(in T hdr)`; a type
+    // argument given must be the argument's type (p4c's issue2795 error
+    // cuts give `emit<int>` a header).
+    check_errors(
+        "packet_method_type_arguments",
+        &edited(
+            "pkt.extract(hdr.h);",
+            "pkt.extract<other_h>(hdr.h);",
+        )
+        .replace("//DECLS", "header other_h { bit<8> x; }")
+        .replace("pkt.emit(hdr.h);", "pkt.emit<other_h>(hdr.h);"),
+    );
+    check_compiles(
+        "packet_method_type_arguments_ok",
+        &edited("pkt.extract(hdr.h);", "pkt.extract<h_t>(hdr.h);")
+            .replace("pkt.emit(hdr.h);", "pkt.emit<h_t>(hdr.h);"),
+    );
+}
