@@ -1259,7 +1259,10 @@ fn method_type_arguments_are_checked() {
     check_errors(
         "method_type_arguments",
         &program(&[
-            ("DECLS", "extern Box { Box(); bit<8> get(); T echo<T>(in T x); }"),
+            (
+                "DECLS",
+                "extern Box { Box(); bit<8> get(); T echo<T>(in T x); }",
+            ),
             (
                 "LOCALS",
                 "counter(4, CounterType.packets) c;\n    \
@@ -1286,10 +1289,7 @@ fn method_type_arguments_that_fit_compile() {
         "method_type_arguments_ok",
         &program(&[
             ("DECLS", "extern Box { Box(); T echo<T>(in T x); }"),
-            (
-                "LOCALS",
-                "meter(4, MeterType.packets) m;\n    Box() bx;",
-            ),
+            ("LOCALS", "meter(4, MeterType.packets) m;\n    Box() bx;"),
             (
                 "APPLY",
                 "m.execute_meter<bit<8>>(0, meta.m);\n        \
@@ -1338,12 +1338,9 @@ fn packet_method_type_arguments_are_checked() {
     // cuts give `emit<int>` a header).
     check_errors(
         "packet_method_type_arguments",
-        &edited(
-            "pkt.extract(hdr.h);",
-            "pkt.extract<other_h>(hdr.h);",
-        )
-        .replace("//DECLS", "header other_h { bit<8> x; }")
-        .replace("pkt.emit(hdr.h);", "pkt.emit<other_h>(hdr.h);"),
+        &edited("pkt.extract(hdr.h);", "pkt.extract<other_h>(hdr.h);")
+            .replace("//DECLS", "header other_h { bit<8> x; }")
+            .replace("pkt.emit(hdr.h);", "pkt.emit<other_h>(hdr.h);"),
     );
     check_compiles(
         "packet_method_type_arguments_ok",
