@@ -1248,6 +1248,20 @@ fn initializer_block_on_an_extern_without_abstract_methods() {
             ),
         ]),
     );
+    // With abstract methods, each function of the block must name one.
+    check_errors(
+        "initializer_block_names_no_abstract_method",
+        &program(&[
+            (
+                "DECLS",
+                "extern Hooked { Hooked(); abstract bit<8> hook(in bit<8> x); }",
+            ),
+            (
+                "LOCALS",
+                "Hooked() hk = {\n        bit<8> other(in bit<8> x) { return x; }\n    };",
+            ),
+        ]),
+    );
 }
 
 #[test]

@@ -1363,7 +1363,7 @@ impl Checker {
         }
         for d in init {
             let Some(n) = d.name() else { continue };
-            if !abstracts.iter().any(|a| *a == n.name) {
+            if !abstracts.contains(&n.name) {
                 self.error_label(
                     codes::NOT_ALLOWED_HERE,
                     n.span,
