@@ -1229,3 +1229,136 @@ fn new_type_over_something_not_a_base_type() {
         )]),
     );
 }
+
+// ---- i12rej20
+
+#[test]
+fn initializer_block_on_an_extern_without_abstract_methods() {
+    // P4_16 §11.3.1: an instance's initializer block implements the
+    // extern's abstract methods; p4c refuses one on an extern that has none
+    // ("instance initializers for extern without abstract methods", its
+    // equate-type-extern-and-non-object, cut from issue3307).
+    check_errors(
+        "initializer_block_without_abstract_methods",
+        &program(&[
+            ("DECLS", "extern Plain { Plain(); }"),
+            (
+                "LOCALS",
+                "Plain() p = {\n        bit<8> f(in bit<8> x) { return x; }\n    };",
+            ),
+        ]),
+    );
+    // With abstract methods, each function of the block must name one.
+    check_errors(
+        "initializer_block_names_no_abstract_method",
+        &program(&[
+            (
+                "DECLS",
+                "extern Hooked { Hooked(); abstract bit<8> hook(in bit<8> x); }",
+            ),
+            (
+                "LOCALS",
+                "Hooked() hk = {\n        bit<8> other(in bit<8> x) { return x; }\n    };",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn method_type_arguments_are_checked() {
+    // P4_16 §8.18: a call gives as many type arguments as the method has
+    // type parameters. `counter.count` and a user extern's non-generic
+    // method have none; `meter.execute_meter<T>` has one, and its `out T`
+    // argument must be exactly T.
+    check_errors(
+        "method_type_arguments",
+        &program(&[
+            (
+                "DECLS",
+                "extern Box { Box(); bit<8> get(); T echo<T>(in T x); }",
+            ),
+            (
+                "LOCALS",
+                "counter(4, CounterType.packets) c;\n    \
+                 meter(4, MeterType.packets) m;\n    \
+                 Box() bx;",
+            ),
+            (
+                "APPLY",
+                "c.count<bit<32>>(0);\n        \
+                 m.execute_meter<bit<2>>(0, meta.m);\n        \
+                 m.execute_meter<bit<8>, bit<8>>(0, meta.m);\n        \
+                 meta.m = bx.get<bit<8>>();\n        \
+                 meta.m = bx.echo<bit<8>, bool>(meta.m);",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn method_type_arguments_that_fit_compile() {
+    // The accepted counterpart: the right number of type arguments, and
+    // none where inferred.
+    check_compiles(
+        "method_type_arguments_ok",
+        &program(&[
+            ("DECLS", "extern Box { Box(); T echo<T>(in T x); }"),
+            ("LOCALS", "meter(4, MeterType.packets) m;\n    Box() bx;"),
+            (
+                "APPLY",
+                "m.execute_meter<bit<8>>(0, meta.m);\n        \
+                 meta.m = bx.echo<bit<8>>(meta.m);\n        \
+                 meta.m = bx.echo(meta.m);",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn typedef_of_a_derived_type_declaration() {
+    // P4_16's grammar: `typedef` (and `type`) may declare the type it names
+    // inline; the header, struct or enum is declared as if on its own.
+    check_compiles(
+        "typedef_derived_type",
+        &edited(
+            "struct meta_t { bit<8> m; }",
+            "typedef struct meta_s { bit<8> m; } meta_t;\n\
+             typedef header extra_h { bit<8> x; } Extra_t;\n\
+             typedef enum bit<8> Kind_e { A = 1, B = 2 } Kind_t;",
+        )
+        .replace(
+            "//APPLY",
+            "Extra_t e = { 1 }; extra_h e2 = e; meta_s s = meta;\n        \
+             if (s.m == (bit<8>)Kind_t.B) { meta.m = e2.x; }",
+        ),
+    );
+    // The inline type is declared once: a second declaration of its name
+    // is a duplicate, and `type` over a header is still refused (§7.6).
+    check_errors(
+        "typedef_derived_type_errors",
+        &program(&[(
+            "DECLS",
+            "typedef header extra_h { bit<8> x; } Extra_t;\n\
+             header extra_h { bit<8> y; }\n\
+             type header wrapped_h { bit<8> z; } Wrapped_t;",
+        )]),
+    );
+}
+
+#[test]
+fn packet_method_type_arguments_are_checked() {
+    // core.p4: `extract<T>(out T hdr)` and `emit<T>(in T hdr)`; a type
+    // argument given must be the argument's type (p4c's issue2795 error
+    // cuts give `emit<int>` a header).
+    check_errors(
+        "packet_method_type_arguments",
+        &edited("pkt.extract(hdr.h);", "pkt.extract<other_h>(hdr.h);")
+            .replace("//DECLS", "header other_h { bit<8> x; }")
+            .replace("pkt.emit(hdr.h);", "pkt.emit<other_h>(hdr.h);"),
+    );
+    check_compiles(
+        "packet_method_type_arguments_ok",
+        &edited("pkt.extract(hdr.h);", "pkt.extract<h_t>(hdr.h);")
+            .replace("pkt.emit(hdr.h);", "pkt.emit<h_t>(hdr.h);"),
+    );
+}

@@ -1327,6 +1327,53 @@ impl Checker {
         );
     }
 
+    /// An extern instance's initializer block may only implement the
+    /// extern's abstract methods (P4_16 §11.3.1): p4c refuses a block on an
+    /// extern that has none ("instance initializers for extern without
+    /// abstract methods", issue3307's error cuts) and a function naming no
+    /// abstract method of it.
+    pub(crate) fn initializer_of_extern(&mut self, i: &ast::Instantiation, ext: &str) {
+        let Some(init) = &i.initializer else { return };
+        let abstracts: Vec<String> = self
+            .user_extern_asts
+            .get(ext)
+            .map(|(e, _)| {
+                e.members
+                    .iter()
+                    .filter_map(|m| match m {
+                        ast::ExternMember::Method(f) if f.is_abstract => Some(f.name.name.clone()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if abstracts.is_empty() {
+            let span = init.first().map(|d| d.span()).unwrap_or(i.span);
+            self.error_label(
+                codes::NOT_ALLOWED_HERE,
+                span,
+                format!(
+                    "extern `{ext}` has no abstract methods, so its instance `{}` takes no \
+                     initializer block",
+                    i.name.name
+                ),
+                "initializer block",
+            );
+            return;
+        }
+        for d in init {
+            let Some(n) = d.name() else { continue };
+            if !abstracts.contains(&n.name) {
+                self.error_label(
+                    codes::NOT_ALLOWED_HERE,
+                    n.span,
+                    format!("`{}` is not an abstract method of extern `{ext}`", n.name),
+                    "not abstract in the extern",
+                );
+            }
+        }
+    }
+
     /// An instantiation that declares no name in scope.
     fn control_instantiation_anon(&mut self, i: &ast::Instantiation, h: Handle<ir::Control>) {
         self.push_scope();
@@ -1357,8 +1404,9 @@ impl Checker {
             return;
         };
         let sym = self.lookup(name).cloned();
-        if !matches!(sym, Some(Sym::ExternDecl(_))) {
-            self.initializer_not_extern(i);
+        match &sym {
+            Some(Sym::ExternDecl(ext)) => self.initializer_of_extern(i, ext),
+            _ => self.initializer_not_extern(i),
         }
         // Constructor arguments in parameter order, defaults filled in.
         let params = match &sym {

@@ -2788,13 +2788,15 @@ impl Checker {
                     );
                     return None;
                 }
-                Some(Sym::Extern(i)) => return self.extern_method(i, m, member.span, args, span),
+                Some(Sym::Extern(i)) => {
+                    return self.extern_method(i, m, member.span, type_args, args, span);
+                }
                 // A top-level instance used in a parser or a function.
                 Some(Sym::GlobalExtern) => {
                     let name = p.ident.name.clone();
                     return match self.global_in_body(&name, p.span) {
                         super::blocks::GlobalUse::Index(i) => {
-                            self.extern_method(i, m, member.span, args, span)
+                            self.extern_method(i, m, member.span, type_args, args, span)
                         }
                         super::blocks::GlobalUse::Reported => None,
                         super::blocks::GlobalUse::NotHere => {
@@ -2915,11 +2917,33 @@ impl Checker {
         false
     }
 
+    /// A packet method given `got` type arguments where it has `want` type
+    /// parameters (P4_16 §8.18).
+    fn packet_type_arg_count(&mut self, what: &str, want: usize, got: usize, span: Span) {
+        self.error(
+            codes::ARG_COUNT,
+            span,
+            format!("`{what}` takes {want} type argument, {got} given"),
+        );
+    }
+
+    /// The argument of `extract<T>` or `emit<T>` is not of the type given.
+    fn type_arg_mismatch(&mut self, what: &str, want: &Ty, got: &Ty, span: Span) {
+        let msg = format!(
+            "`{what}<{}>` takes a {}, not {}",
+            self.ty_name(want),
+            self.ty_name(want),
+            self.ty_name(got)
+        );
+        self.error(codes::TYPE_MISMATCH, span, msg);
+    }
+
     fn extern_method(
         &mut self,
         i: u32,
         m: &str,
         mspan: Span,
+        type_args: &[ast::Type],
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Expr> {
@@ -2932,7 +2956,25 @@ impl Checker {
             return None;
         };
         if let ir::ExternKind::User { decl, .. } = inst.kind {
-            return self.user_method_call(i, &inst.name, decl, m, mspan, args, span);
+            return self.user_method_call(i, &inst.name, decl, m, mspan, type_args, args, span);
+        }
+        // Of v1model's methods only `meter.execute_meter<T>` has a type
+        // parameter (the colour's type); the others take no type arguments
+        // (P4_16 §8.18: their number must match the declaration's).
+        if m == "execute_meter" && matches!(inst.kind, ir::ExternKind::Meter { .. }) {
+            if type_args.len() > 1 {
+                self.error(
+                    codes::ARG_COUNT,
+                    span,
+                    format!(
+                        "`execute_meter` takes 1 type argument, {} given",
+                        type_args.len()
+                    ),
+                );
+                return None;
+            }
+        } else if !self.no_type_args(type_args, &format!("`{}.{m}`", inst.name), span) {
+            return None;
         }
         let b = match (&inst.kind, m) {
             (ir::ExternKind::Register { cell, .. }, "read") => {
@@ -2991,6 +3033,23 @@ impl Checker {
                     );
                     return None;
                 }
+                // An `out T` argument is exactly T.
+                if let Some(t) = type_args.first() {
+                    let want = self.ty(t)?;
+                    if want != out.ty {
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            args[1].span,
+                            format!(
+                                "`execute_meter<{}>` writes a {}: this argument is {}",
+                                self.ty_name(&want),
+                                self.ty_name(&want),
+                                self.ty_name(&out.ty)
+                            ),
+                        );
+                        return None;
+                    }
+                }
                 Builtin::MeterExecute {
                     inst: i,
                     index,
@@ -3047,10 +3106,22 @@ impl Checker {
                 }
                 // `extract<H>(_)` skips a header of type H.
                 let skipped = match type_args {
+                    [] => None,
                     [t] => Some(self.ty(t)?),
-                    _ => None,
+                    _ => {
+                        self.packet_type_arg_count("extract", 1, type_args.len(), span);
+                        return None;
+                    }
                 };
                 let h = self.out_arg(args[0], skipped.as_ref())?;
+                // `extract<T>(out T hdr)`: a header given with its type
+                // argument is of exactly that type.
+                if let Some(t) = &skipped
+                    && *t != h.ty
+                {
+                    self.type_arg_mismatch("extract", t, &h.ty, args[0].span);
+                    return None;
+                }
                 let var = match &h.ty {
                     Ty::Composite(c)
                         if self.prog.composites[*c].kind == ir::CompositeKind::Header =>
@@ -3128,13 +3199,17 @@ impl Checker {
                 return Some(mk(ExprKind::Lookahead, ty, span));
             }
             (false, "length") => {
-                if !self.arg_count(span, "length", 0, args.len()) {
+                if !self.arg_count(span, "length", 0, args.len())
+                    || !self.no_type_args(type_args, "`length`", span)
+                {
                     return None;
                 }
                 return Some(mk(ExprKind::PacketLength, Ty::Bit(32), span));
             }
             (false, "advance") => {
-                if !self.arg_count(span, "advance", 1, args.len()) {
+                if !self.arg_count(span, "advance", 1, args.len())
+                    || !self.no_type_args(type_args, "`advance`", span)
+                {
                     return None;
                 }
                 Builtin::Advance(self.expr(args[0], Some(&Ty::Bit(32)))?)
@@ -3143,7 +3218,22 @@ impl Checker {
                 if !self.arg_count(span, "emit", 1, args.len()) {
                     return None;
                 }
-                let h = self.expr(args[0], None)?;
+                if type_args.len() > 1 {
+                    self.packet_type_arg_count("emit", 1, type_args.len(), span);
+                    return None;
+                }
+                let want = match type_args.first() {
+                    Some(t) => Some(self.ty(t)?),
+                    None => None,
+                };
+                let h = self.expr(args[0], want.as_ref())?;
+                // `emit<T>(in T hdr)`: what is emitted is of type T.
+                if let Some(t) = &want
+                    && *t != h.ty
+                {
+                    self.type_arg_mismatch("emit", t, &h.ty, args[0].span);
+                    return None;
+                }
                 if !matches!(h.ty, Ty::Composite(_) | Ty::Stack(..)) {
                     self.error(
                         codes::TYPE_MISMATCH,

@@ -18,8 +18,9 @@ impl Checker {
             self.unsupported(i.span, "this top-level instantiation");
             return;
         };
-        if !matches!(self.lookup(name), Some(Sym::ExternDecl(_))) {
-            self.initializer_not_extern(i);
+        match self.lookup(name).cloned() {
+            Some(Sym::ExternDecl(ext)) => self.initializer_of_extern(i, &ext),
+            _ => self.initializer_not_extern(i),
         }
         if name.ident.name != "V1Switch" {
             match self.lookup(name) {

@@ -451,6 +451,7 @@ impl Checker {
         decl: u32,
         m: &str,
         mspan: Span,
+        type_args: &[ast::Type],
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Expr> {
@@ -490,6 +491,14 @@ impl Checker {
             if !self.user_call_allowed(&what, span) {
                 return None;
             }
+            if !type_args.is_empty() {
+                self.error(
+                    codes::ARG_COUNT,
+                    span,
+                    format!("method `{what}` takes no type arguments"),
+                );
+                return None;
+            }
             *mi
         } else if let Some(proto) = generic.iter().find(|f| f.params.len() == args.len()) {
             if !self.user_call_allowed(&what, span) {
@@ -500,7 +509,7 @@ impl Checker {
                 m,
                 &proto.type_params,
                 &proto.params,
-                &[],
+                type_args,
                 args,
                 span,
             )?;

@@ -135,6 +135,9 @@ struct Parser<'t> {
     /// Innermost last: names declared in each scope, `true` for a type
     /// (a type parameter), `false` for a value that shadows a type name.
     type_scopes: Vec<Vec<(String, bool)>>,
+    /// Declarations a top-level declaration brought with it: the header,
+    /// struct or enum that `typedef header H { ... } T;` declares inline.
+    pending: Vec<Decl>,
     eof: Token,
 }
 
@@ -166,6 +169,7 @@ impl<'t> Parser<'t> {
             max_depth: MAX_DEPTH,
             types: HashSet::new(),
             type_scopes: Vec::new(),
+            pending: Vec::new(),
             eof,
         }
     }
@@ -806,9 +810,16 @@ impl<'t> Parser<'t> {
         while !self.at_eof() {
             let before = self.pos;
             match self.top_decl() {
-                Ok(Some(d)) => decls.push(d),
+                Ok(Some(d)) => {
+                    // An inline derived type goes before the typedef naming it.
+                    decls.append(&mut self.pending);
+                    decls.push(d);
+                }
                 Ok(None) => {}
-                Err(()) => self.recover(),
+                Err(()) => {
+                    self.pending.clear();
+                    self.recover();
+                }
             }
             if self.pos == before && !self.at_eof() {
                 self.bump();
@@ -884,7 +895,37 @@ impl<'t> Parser<'t> {
     fn typedef(&mut self, annotations: Vec<Annotation>, start: Span) -> PResult<Decl> {
         let is_new_type = self.at_word("type");
         self.bump();
-        let ty = self.ty()?;
+        // P4_16's grammar also takes a derived type declaration here
+        // (`typedef header h_t { bit<8> f; } H_t;`): it declares `h_t` as if
+        // written on its own, and the typedef names it.
+        let ty = if ["header", "header_union", "struct", "enum"]
+            .iter()
+            .any(|w| self.at_word(w))
+        {
+            let dstart = self.peek().span;
+            let derived = if self.at_word("enum") {
+                self.enum_decl(Vec::new(), dstart)?
+            } else {
+                self.struct_like(Vec::new(), dstart)?
+            };
+            let Some(dname) = derived.name().cloned() else {
+                return Err(());
+            };
+            self.pending.push(derived);
+            Type {
+                span: dname.span,
+                kind: TypeKind::Named {
+                    name: PathName {
+                        top_level: false,
+                        span: dname.span,
+                        ident: dname,
+                    },
+                    args: Vec::new(),
+                },
+            }
+        } else {
+            self.ty()?
+        };
         let name = self.name("the new type's name")?;
         self.types.insert(name.name.clone());
         self.expect_semi("the type definition")?;
