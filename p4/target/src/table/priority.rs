@@ -33,7 +33,9 @@
 //! beat the best match so far. Groups are taken 8 at a time: first every
 //! group's hash and home slot and the matching heads' test records are
 //! loaded, none depending on another, so their misses overlap; then the
-//! groups are judged in order. When the key's fields fit in 128 bits
+//! groups whose home slot holds a bucket (a bit mask built without a
+//! branch a group, since which groups hold the key's bucket changes from
+//! key to key) are judged in order. When the key's fields fit in 128 bits
 //! together (an IPv4 5-tuple does), the key is packed into one `u128` once
 //! a lookup, so a group's bucket hash is one AND of the packed key with the
 //! group's packed masks and two multiplies (a loop over the fields with a
