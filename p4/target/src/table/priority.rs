@@ -33,7 +33,9 @@
 //! beat the best match so far. Groups are taken 8 at a time: first every
 //! group's hash and home slot and the matching heads' test records are
 //! loaded, none depending on another, so their misses overlap; then the
-//! groups are judged in order. When the key's fields fit in 128 bits
+//! groups whose home slot holds a bucket (a bit mask built without a
+//! branch a group, since which groups hold the key's bucket changes from
+//! key to key) are judged in order. When the key's fields fit in 128 bits
 //! together (an IPv4 5-tuple does), the key is packed into one `u128` once
 //! a lookup, so a group's bucket hash is one AND of the packed key with the
 //! group's packed masks and two multiplies (a loop over the fields with a
@@ -1081,25 +1083,31 @@ impl<W: Word> Tss<W> {
                     &FREE_SLOT,
                 );
             }
+            // Which groups have a bucket in their home slot (a bit a
+            // group), found without a branch a group: whether a given
+            // group holds the key's bucket changes from key to key, and a
+            // branch on it was mispredicted about once a group.
             let mut touched = 0u64;
-            for (home, &h) in homes.iter().zip(&hashes) {
-                if home.hash == h {
-                    touched ^= touch(home.head & !MORE);
-                }
+            let mut live = 0u32;
+            for (i, (home, &h)) in homes.iter().zip(&hashes).enumerate() {
+                let id = std::hint::select_unpredictable(home.hash == h, home.head & !MORE, 0);
+                touched ^= touch(id);
+                live |= u32::from(home.head != EMPTY) << i;
             }
             // Kept only so that the compiler does not drop the loads.
             std::hint::black_box(touched);
             let mut deferred = 0u32;
-            for (i, ((&(max_priority, g), &h), home)) in
-                chunk.iter().zip(&hashes).zip(&mut homes).enumerate()
-            {
+            while live != 0 {
+                let i = live.trailing_zeros() as usize;
+                live &= live - 1;
+                let (max_priority, g) = chunk[i];
+                let h = hashes[i];
+                let home = &mut homes[i];
                 if best.is_some_and(|b| max_priority < b.0) {
                     break;
                 }
                 let grp = &self.groups[g];
-                let slot: &Slot = if home.head == EMPTY {
-                    continue;
-                } else if home.hash == h {
+                let slot: &Slot = if home.hash == h {
                     home
                 } else {
                     match grp.find_slot(h) {
