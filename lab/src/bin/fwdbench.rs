@@ -306,8 +306,8 @@ fn start_device(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) 
             // The read phase concerns the plain two-port switch.
             let reads = *pairs == 1 && cli.read_entries > 0;
             if reads && let Some(path) = &cli.read_program {
-                let bundle = std::fs::read(path)
-                    .with_context(|| format!("reading {}", path.display()))?;
+                let bundle =
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
                 ctl.load_program(bundle)
                     .with_context(|| format!("loading {}", path.display()))?;
             }
@@ -826,8 +826,10 @@ async fn reader_client(
     let channel = control::client::connect(addr)
         .await
         .with_context(|| format!("connecting to {addr}"))?;
-    Ok(proto::p4::v1::p4_runtime_client::P4RuntimeClient::new(channel)
-        .max_decoding_message_size(control::p4rt::service::MAX_MESSAGE_BYTES))
+    Ok(
+        proto::p4::v1::p4_runtime_client::P4RuntimeClient::new(channel)
+            .max_decoding_message_size(control::p4rt::service::MAX_MESSAGE_BYTES),
+    )
 }
 
 /// Entries of table `table_id` in one wildcard Read, counted as they
@@ -1039,9 +1041,15 @@ fn load_while_abused(
         return Ok(None);
     };
     let addr = daemon.addr();
-    load_while(lab, size, cli, rate_pps, stop, "abusing the P4Runtime server", |done| {
-        controller_abuse(addr, cli.abuse_streams, done)
-    })
+    load_while(
+        lab,
+        size,
+        cli,
+        rate_pps,
+        stop,
+        "abusing the P4Runtime server",
+        |done| controller_abuse(addr, cli.abuse_streams, done),
+    )
     .map(Some)
 }
 
@@ -1065,9 +1073,15 @@ fn load_while_reading(
         return Ok(None);
     };
     let addr = daemon.addr();
-    load_while(lab, size, cli, rate_pps, stop, "reading the table", |done| {
-        controller_reads(addr, *target, done)
-    })
+    load_while(
+        lab,
+        size,
+        cli,
+        rate_pps,
+        stop,
+        "reading the table",
+        |done| controller_reads(addr, *target, done),
+    )
     .map(Some)
 }
 
@@ -1150,7 +1164,8 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
                 tally.cpu_ns += t.cpu_ns;
                 tally.wall_ns += t.wall_ns;
             }
-            if extras && let Some((load, t)) = load_while_reading(&dev, lab, size, cli, None, stop)? {
+            if extras && let Some((load, t)) = load_while_reading(&dev, lab, size, cli, None, stop)?
+            {
                 read.push(load);
                 reads.add(&t);
             }
