@@ -33,18 +33,33 @@
 //! the switch's 64 MiB limit each round (a raw HTTP/2 call, the body from a
 //! static buffer); the bench prints the forwarding rate kept under that
 //! abuse (issue #18: at least 0.9 of normal) and the abuser's own share of
-//! a core, since it runs on the cores the generator and sink use.
+//! a core, since it runs on the cores the generator and sink use. With
+//! `--read-entries N` (default 0: the fill takes seconds and, beyond the
+//! compiled-in table's 16,384 routes, a program bundle) the switch's
+//! `ipv4_lpm` is first filled with N BGP-shaped routes outside the bench's
+//! destination block (batches of 1,000 over P4Runtime), and every
+//! roceswitch trial is also followed by one while a second controller
+//! reads the table back, wildcard Read after wildcard Read (each streamed
+//! and its entries counted against the table's size; the read under way
+//! when the trial ends is finished before the next trial starts): the
+//! forwarding rate kept while a controller reads (issue #17: at least
+//! 0.95 of without). `ipv4_lpm` holds 16,384 routes in `roce_switch.p4`;
+//! for more, build the program with a larger `size` into a bundle
+//! (`p4-to-rust build`) and pass it as `--read-program`: the switch loads
+//! it over P4Runtime before it is programmed, so every trial of that
+//! switch, with and without reads, runs the loaded program.
 //!
 //! That saturating ratio also measures the generator: on two shared cores
-//! the abuser takes CPU from it, and it offers less. So with the abuse
-//! phase, `--trials` more pairs of load phases run at a fixed offered
-//! rate, `--paced-fraction` (default 0.8) of the median rate forwarded
-//! without abuse, one without and one with the abuser (the mean rates of
-//! each kind are reported): the fraction of the offered frames the switch
-//! forwarded in each says whether the dataplane is starved. Meanwhile the
-//! switch's threads' CPU time is read from `/proc/PID/task` and printed by
-//! thread name (`dataplane`, the control plane's `tokio-rt-worker`s, ...)
-//! as shares of a core without and under abuse.
+//! the abuser (or the reader) takes CPU from it, and it offers less. So
+//! with the abuse or the read phase, `--trials` more rounds of load phases
+//! run at a fixed offered rate, `--paced-fraction` (default 0.8) of the
+//! median rate forwarded without them, one plain, one with the abuser, one
+//! with the reader (the mean rates of each kind are reported): the
+//! fraction of the offered frames the switch forwarded in each says
+//! whether the dataplane is starved. Meanwhile the switch's threads' CPU
+//! time is read from `/proc/PID/task` and printed by thread name
+//! (`dataplane`, the control plane's `tokio-rt-worker`s, ...) as shares of
+//! a core without and under abuse or reads.
 //!
 //! Comparing builds: `--roceswitch NAME=PATH` (repeated) measures each
 //! switch binary as its own device, and `--rounds R` repeats the whole
@@ -66,8 +81,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use lab::bench::{
-    LineSwitch, MIN_FRAME_BYTES, Marking, count_test_frames_on, frame, pair_frame, pair_routes,
-    route_churn, seq_of,
+    LineSwitch, MIN_FRAME_BYTES, Marking, ROUTE_NEXTHOP, count_test_frames_on, frame, pair_dst_ip,
+    pair_frame, pair_routes, route_churn, seq_of,
 };
 use lab::labctl::line::LineLab;
 use lab::labctl::sys;
@@ -104,6 +119,16 @@ struct Cli {
     /// Write a round); 0 skips that phase.
     #[arg(long, default_value_t = 1000)]
     abuse_streams: usize,
+    /// Routes to fill the switch's `ipv4_lpm` with, which a second
+    /// controller reads back, wildcard Read after wildcard Read, during an
+    /// extra roceswitch load phase; 0 skips that phase (and the fill).
+    #[arg(long, default_value_t = 0)]
+    read_entries: usize,
+    /// A program bundle (`p4-to-rust build` of `roce_switch.p4` with a
+    /// larger `ipv4_lpm`) each switch loads before it is programmed, for
+    /// `--read-entries` beyond the compiled-in table's size.
+    #[arg(long, value_name = "BUNDLE")]
+    read_program: Option<std::path::PathBuf>,
     /// Load phases per device and size (the median is reported).
     #[arg(long, default_value_t = 3)]
     trials: usize,
@@ -223,6 +248,8 @@ enum Device {
     Switch {
         daemon: LineSwitch,
         ctl: Option<Box<SwitchCtl>>,
+        /// The filled table a reader reads, when `--read-entries` is set.
+        read: Option<ReadTarget>,
     },
     Bridge {
         ns: String,
@@ -270,20 +297,30 @@ impl Device {
     }
 }
 
-fn start_device(
-    lab: &LineLab,
-    kind: &DeviceKind,
-    batch: usize,
-    stop: &AtomicBool,
-) -> Result<Device> {
+fn start_device(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Result<Device> {
+    let batch = cli.batch;
     match kind {
         DeviceKind::Switch { bin, pairs, .. } => {
             let daemon = LineSwitch::start_bin(bin, lab, 2 * pairs, "fwdbench", &[])?;
             let mut ctl = SwitchCtl::connect(&daemon.addr(), Duration::from_secs(10), stop)?;
+            // The read phase concerns the plain two-port switch.
+            let reads = *pairs == 1 && cli.read_entries > 0;
+            if reads && let Some(path) = &cli.read_program {
+                let bundle =
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+                ctl.load_program(bundle)
+                    .with_context(|| format!("loading {}", path.display()))?;
+            }
             ctl.set_routes(&pair_routes(*pairs))?;
+            let read = if reads {
+                Some(fill_for_reads(&mut ctl, &daemon.addr(), cli.read_entries)?)
+            } else {
+                None
+            };
             Ok(Device::Switch {
                 daemon,
                 ctl: Some(Box::new(ctl)),
+                read,
             })
         }
         DeviceKind::Bridge => {
@@ -346,6 +383,8 @@ struct Figures {
     writes_per_sec: Option<f64>,
     /// What a misbehaving controller did during the load phase.
     abuse: Option<AbuseTally>,
+    /// What the reading controller read during the load phase.
+    reads: Option<ReadTally>,
     /// The switch's threads' shares of a core in the paced phases without
     /// and with abuse (`name a/b %, ...`).
     switch_threads: Option<String>,
@@ -367,6 +406,7 @@ impl Figures {
             kernel_drops: None,
             writes_per_sec: None,
             abuse: None,
+            reads: None,
             switch_threads: None,
         }
     }
@@ -679,6 +719,205 @@ fn controller_abuse(
     })
 }
 
+/// The table the reading controller reads and what each read must return.
+#[derive(Clone, Copy, Debug)]
+struct ReadTarget {
+    table_id: u32,
+    /// Entries in the table: the filled routes and the bench's own.
+    entries: u64,
+}
+
+/// What the reading controller of [`controller_reads`] did.
+#[derive(Clone, Copy, Debug, Default)]
+struct ReadTally {
+    /// Wildcard reads of the table completed, each with every entry.
+    reads: u64,
+    /// Their total and longest duration, ns.
+    read_ns: u64,
+    longest_ns: u64,
+    /// CPU time the reader's own thread used, and the time it ran, ns.
+    cpu_ns: u64,
+    wall_ns: u64,
+}
+
+impl ReadTally {
+    fn add(&mut self, t: &ReadTally) {
+        self.reads += t.reads;
+        self.read_ns += t.read_ns;
+        self.longest_ns = self.longest_ns.max(t.longest_ns);
+        self.cpu_ns += t.cpu_ns;
+        self.wall_ns += t.wall_ns;
+    }
+}
+
+/// `n` distinct BGP-shaped IPv4 routes (`route_sets::bgp_ipv4`, fixed
+/// seed) none of which covers or lies inside the /8 of the bench's
+/// destinations, so the bench's own frames keep their /32 route and only
+/// the table's size changes.
+fn read_routes(n: usize) -> Result<Vec<(std::net::Ipv4Addr, u8)>> {
+    use p4_target::table::route_sets::bgp_ipv4;
+    let bench = u32::from_be_bytes(pair_dst_ip(0)) & 0xff00_0000;
+    let mut rng = p4_target::externs::Rng::new(17);
+    let drawn = bgp_ipv4(n + n / 8 + 1024, &mut rng);
+    let routes: Vec<_> = drawn
+        .into_iter()
+        .filter(|&(v, len)| {
+            let v = v as u32;
+            // Overlap with bench/8: the shorter prefix's bits agree.
+            let common = len.min(8);
+            let mask = if common == 0 {
+                0
+            } else {
+                u32::MAX << (32 - common)
+            };
+            v & mask != bench & mask
+        })
+        .map(|(v, len)| (std::net::Ipv4Addr::from(v as u32), len as u8))
+        .take(n)
+        .collect();
+    if routes.len() < n {
+        bail!(
+            "only {} of {n} routes lie outside the bench's destinations",
+            routes.len()
+        );
+    }
+    Ok(routes)
+}
+
+/// Fills `ipv4_lpm` with [`read_routes`]`(n)` over P4Runtime in batches of
+/// 1,000 and returns what the reader must then find in it.
+fn fill_for_reads(ctl: &mut SwitchCtl, addr: &str, n: usize) -> Result<ReadTarget> {
+    let table = dataplane::roce::PROGRAM_INFO
+        .table_by_name("ipv4_lpm")
+        .context("the switch program has no ipv4_lpm")?;
+    let before = read_table_once(addr, table.id)?;
+    let routes = read_routes(n)?;
+    let t0 = Instant::now();
+    for chunk in routes.chunks(1000) {
+        ctl.write_routes(pb::update::Type::Insert, chunk, ROUTE_NEXTHOP)
+            .with_context(|| {
+                format!(
+                    "filling ipv4_lpm with {n} routes (it holds {} in the compiled-in \
+                     program; for more, pass a larger build as --read-program)",
+                    table.size
+                )
+            })?;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let entries = read_table_once(addr, table.id)?;
+    if entries != before + n as u64 {
+        bail!("ipv4_lpm holds {entries} entries after the fill, not {before} + {n}");
+    }
+    println!(
+        "filled ipv4_lpm with {n} routes in {secs:.1} s ({:.0} routes/s); {entries} entries",
+        n as f64 / secs
+    );
+    Ok(ReadTarget {
+        table_id: table.id,
+        entries,
+    })
+}
+
+/// A P4Runtime client of `addr` (no arbitration: reads need none) that
+/// accepts read responses of any size the switch sends.
+async fn reader_client(
+    addr: &str,
+) -> Result<proto::p4::v1::p4_runtime_client::P4RuntimeClient<tonic::transport::Channel>> {
+    let channel = control::client::connect(addr)
+        .await
+        .with_context(|| format!("connecting to {addr}"))?;
+    Ok(
+        proto::p4::v1::p4_runtime_client::P4RuntimeClient::new(channel)
+            .max_decoding_message_size(control::p4rt::service::MAX_MESSAGE_BYTES),
+    )
+}
+
+/// Entries of table `table_id` in one wildcard Read, counted as they
+/// stream in.
+async fn read_table(
+    client: &mut proto::p4::v1::p4_runtime_client::P4RuntimeClient<tonic::transport::Channel>,
+    table_id: u32,
+) -> Result<u64> {
+    let mut stream = client
+        .read(pb::ReadRequest {
+            device_id: 1,
+            entities: vec![pb::Entity {
+                entity: Some(pb::entity::Entity::TableEntry(pb::TableEntry {
+                    table_id,
+                    ..Default::default()
+                })),
+            }],
+            ..Default::default()
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("P4Runtime Read: {} {}", s.code(), s.message()))?
+        .into_inner();
+    let mut n = 0;
+    while let Some(r) = stream
+        .message()
+        .await
+        .map_err(|s| anyhow::anyhow!("P4Runtime Read stream: {} {}", s.code(), s.message()))?
+    {
+        n += r.entities.len() as u64;
+    }
+    Ok(n)
+}
+
+/// [`read_table`] once, on a runtime of its own.
+fn read_table_once(addr: &str, table_id: u32) -> Result<u64> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
+    rt.block_on(async {
+        let mut client = reader_client(addr).await?;
+        read_table(&mut client, table_id).await
+    })
+}
+
+/// A controller that reads `target`'s table back to back, each read
+/// streamed and counted, until `done`; the read under way then is
+/// finished (and counted), so that joining the thread leaves the switch
+/// idle for the next trial. Every read must return every entry.
+fn controller_reads(
+    addr: String,
+    target: ReadTarget,
+    done: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Result<ReadTally>> {
+    std::thread::spawn(move || {
+        // As the other controllers: it would run elsewhere; here it
+        // shares the generator's and the sink's cores, so it yields to them.
+        // SAFETY: setpriority on the calling thread with plain integers.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
+        let (cpu0, wall0) = (thread_cpu_ns(), Instant::now());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("tokio runtime")?;
+        rt.block_on(async move {
+            let mut client = reader_client(&addr).await?;
+            let mut tally = ReadTally::default();
+            while !done.load(Ordering::Relaxed) {
+                let t0 = Instant::now();
+                let got = read_table(&mut client, target.table_id).await?;
+                if got != target.entries {
+                    bail!(
+                        "a wildcard read returned {got} entries, the table holds {}",
+                        target.entries
+                    );
+                }
+                let ns = t0.elapsed().as_nanos() as u64;
+                tally.reads += 1;
+                tally.read_ns += ns;
+                tally.longest_ns = tally.longest_ns.max(ns);
+            }
+            tally.cpu_ns = thread_cpu_ns() - cpu0;
+            tally.wall_ns = wall0.elapsed().as_nanos() as u64;
+            Ok(tally)
+        })
+    })
+}
+
 /// One-way latencies (ns) of `probes` sequential probes; lost ones left out.
 fn latency_phase(
     lab: &LineLab,
@@ -764,8 +1003,32 @@ fn load_while_writing(
     Ok(Some((load?, written as f64 / elapsed)))
 }
 
-/// The load phase (at `rate_pps`, or as fast as the generator can) while
-/// [`controller_abuse`] runs: ((offered, forwarded) pps, what the abuser got).
+/// One load phase on line 0 (at `rate_pps`, or as fast as the generator
+/// can) while a controller thread `start` spawns runs; the thread is told
+/// to stop when the phase ends and joined: ((offered, forwarded) pps, what
+/// it returned).
+fn load_while<T>(
+    lab: &LineLab,
+    size: usize,
+    cli: &Cli,
+    rate_pps: Option<f64>,
+    stop: &AtomicBool,
+    what: &str,
+    start: impl FnOnce(Arc<AtomicBool>) -> std::thread::JoinHandle<Result<T>>,
+) -> Result<((f64, f64), T)> {
+    let done = Arc::new(AtomicBool::new(false));
+    let controller = start(done.clone());
+    let load = load_phase(lab, size, cli.seconds, cli.batch, 1, rate_pps, stop);
+    done.store(true, Ordering::Relaxed);
+    let got = controller
+        .join()
+        .map_err(|_| anyhow::anyhow!("{what} thread panicked"))?
+        .with_context(|| format!("{what} during the load"))?;
+    Ok((load?, got))
+}
+
+/// The load phase while [`controller_abuse`] runs: ((offered, forwarded)
+/// pps, what the abuser got).
 fn load_while_abused(
     dev: &Device,
     lab: &LineLab,
@@ -777,15 +1040,49 @@ fn load_while_abused(
     let Device::Switch { daemon, .. } = dev else {
         return Ok(None);
     };
-    let done = Arc::new(AtomicBool::new(false));
-    let abuser = controller_abuse(daemon.addr(), cli.abuse_streams, done.clone());
-    let load = load_phase(lab, size, cli.seconds, cli.batch, 1, rate_pps, stop);
-    done.store(true, Ordering::Relaxed);
-    let tally = abuser
-        .join()
-        .map_err(|_| anyhow::anyhow!("abuser thread panicked"))?
-        .context("abusing the P4Runtime server during the load")?;
-    Ok(Some((load?, tally)))
+    let addr = daemon.addr();
+    load_while(
+        lab,
+        size,
+        cli,
+        rate_pps,
+        stop,
+        "abusing the P4Runtime server",
+        |done| controller_abuse(addr, cli.abuse_streams, done),
+    )
+    .map(Some)
+}
+
+/// The load phase while [`controller_reads`] reads the filled table:
+/// ((offered, forwarded) pps, what the reader read); `None` without a
+/// filled table.
+fn load_while_reading(
+    dev: &Device,
+    lab: &LineLab,
+    size: usize,
+    cli: &Cli,
+    rate_pps: Option<f64>,
+    stop: &AtomicBool,
+) -> Result<Option<((f64, f64), ReadTally)>> {
+    let Device::Switch {
+        daemon,
+        read: Some(target),
+        ..
+    } = dev
+    else {
+        return Ok(None);
+    };
+    let addr = daemon.addr();
+    load_while(
+        lab,
+        size,
+        cli,
+        rate_pps,
+        stop,
+        "reading the table",
+        |done| controller_reads(addr, *target, done),
+    )
+    .map(Some)
 }
 
 /// `f()` and the CPU time the switch's threads used meanwhile, with the
@@ -820,7 +1117,7 @@ fn median(mut trials: Vec<(f64, f64)>) -> (f64, f64) {
 }
 
 fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Result<Vec<Figures>> {
-    let mut dev = start_device(lab, kind, cli.batch, stop)?;
+    let mut dev = start_device(lab, kind, cli, stop)?;
     let device = kind.name();
     let pairs = kind.pairs();
     // The extra phases concern the plain two-port switch.
@@ -837,6 +1134,7 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
         // same background load on this shared machine.
         let (mut plain, mut churned, mut writes) = (Vec::new(), Vec::new(), Vec::new());
         let (mut abused, mut tally) = (Vec::new(), AbuseTally::default());
+        let (mut read, mut reads) = (Vec::new(), ReadTally::default());
         for _ in 0..cli.trials.max(1) {
             plain.push(load_phase(
                 lab,
@@ -866,13 +1164,23 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
                 tally.cpu_ns += t.cpu_ns;
                 tally.wall_ns += t.wall_ns;
             }
+            if extras && let Some((load, t)) = load_while_reading(&dev, lab, size, cli, None, stop)?
+            {
+                read.push(load);
+                reads.add(&t);
+            }
         }
         // At a fixed offered load the generator keeps up with and without
-        // abuse, so what is lost there is the switch's.
-        let (mut paced, mut paced_abused) = (Vec::new(), Vec::new());
-        let (mut cpu, mut cpu_abused) = ((ThreadCpu::default(), 0), (ThreadCpu::default(), 0));
+        // abuse or reads, so what is lost there is the switch's.
+        let (mut paced, mut paced_abused, mut paced_read) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut cpu, mut cpu_abused, mut cpu_read) = (
+            (ThreadCpu::default(), 0),
+            (ThreadCpu::default(), 0),
+            (ThreadCpu::default(), 0),
+        );
         let paced_rate = cli.paced_fraction * median(plain.clone()).1;
-        if extras && cli.abuse_streams > 0 && paced_rate > 0.0 {
+        let reading = matches!(dev, Device::Switch { read: Some(_), .. });
+        if extras && (cli.abuse_streams > 0 || reading) && paced_rate > 0.0 {
             for _ in 0..cli.trials.max(1) {
                 let (load, used, wall) = switch_cpu_during(&dev, || {
                     load_phase(lab, size, cli.seconds, cli.batch, 1, Some(paced_rate), stop)
@@ -880,13 +1188,23 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
                 paced.push(load);
                 cpu.0.add(&used);
                 cpu.1 += wall;
-                let (abused_load, used, wall) = switch_cpu_during(&dev, || {
-                    load_while_abused(&dev, lab, size, cli, Some(paced_rate), stop)
+                if cli.abuse_streams > 0 {
+                    let (abused_load, used, wall) = switch_cpu_during(&dev, || {
+                        load_while_abused(&dev, lab, size, cli, Some(paced_rate), stop)
+                    })?;
+                    if let Some((load, _)) = abused_load {
+                        paced_abused.push(load);
+                        cpu_abused.0.add(&used);
+                        cpu_abused.1 += wall;
+                    }
+                }
+                let (read_load, used, wall) = switch_cpu_during(&dev, || {
+                    load_while_reading(&dev, lab, size, cli, Some(paced_rate), stop)
                 })?;
-                if let Some((load, _)) = abused_load {
-                    paced_abused.push(load);
-                    cpu_abused.0.add(&used);
-                    cpu_abused.1 += wall;
+                if let Some((load, _)) = read_load {
+                    paced_read.push(load);
+                    cpu_read.0.add(&used);
+                    cpu_read.1 += wall;
                 }
             }
         }
@@ -909,6 +1227,7 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
             kernel_drops,
             writes_per_sec: None,
             abuse: None,
+            reads: None,
             switch_threads: None,
         });
         if !churned.is_empty() {
@@ -923,17 +1242,32 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
                 ..Figures::load_only(format!("{device}+a"), size, median(abused))
             });
         }
-        if !paced.is_empty() && !paced_abused.is_empty() {
-            let threads = cpu.0.compare(cpu.1, &cpu_abused.0, cpu_abused.1);
+        if !read.is_empty() {
             figs.push(Figures {
-                switch_threads: Some(threads),
+                reads: Some(reads),
+                ..Figures::load_only(format!("{device}+r"), size, median(read))
+            });
+        }
+        if !paced.is_empty() {
+            figs.push(Figures {
+                switch_threads: (!paced_abused.is_empty())
+                    .then(|| cpu.0.compare(cpu.1, &cpu_abused.0, cpu_abused.1)),
                 ..Figures::load_only(format!("{device}@paced"), size, mean(&paced))
             });
+        }
+        if !paced.is_empty() && !paced_abused.is_empty() {
             figs.push(Figures::load_only(
                 format!("{device}@paced+a"),
                 size,
                 mean(&paced_abused),
             ));
+        }
+        if !paced.is_empty() && !paced_read.is_empty() {
+            // Threads without / during reads, on the read figure.
+            figs.push(Figures {
+                switch_threads: Some(cpu.0.compare(cpu.1, &cpu_read.0, cpu_read.1)),
+                ..Figures::load_only(format!("{device}@paced+r"), size, mean(&paced_read))
+            });
         }
     }
     drop(dev);
@@ -1089,6 +1423,37 @@ fn main() -> Result<()> {
                 println!(
                     "{name} {size:>5} B: its threads' share of a core at that rate, without/under abuse: {}",
                     p.switch_threads.as_deref().unwrap_or("-")
+                );
+            }
+            if let Some(r) = find(&format!("{name}+r")) {
+                let t = r.reads.unwrap_or_default();
+                println!(
+                    "{name} {size:>5} B: while a controller read {} entries back to back ({} wildcard reads, {:.2} s each on average, longest {:.2} s; the reader used {:.0} % of a core): fwd_pps x{:.3} of the rate without reads",
+                    cli.read_entries,
+                    t.reads,
+                    t.read_ns as f64 / t.reads.max(1) as f64 / 1e9,
+                    t.longest_ns as f64 / 1e9,
+                    100.0 * t.cpu_ns as f64 / t.wall_ns.max(1) as f64,
+                    r.forwarded_pps / s.forwarded_pps
+                );
+            }
+            if let (Some(p), Some(pr)) = (
+                find(&format!("{name}@paced")),
+                find(&format!("{name}@paced+r")),
+            ) {
+                let fraction = |f: &Figures| f.forwarded_pps / f.offered_pps.max(1.0);
+                println!(
+                    "{name} {size:>5} B: at a fixed offered rate ({:.2} of the rate without reads: {:.0} pps offered without, {:.0} during reads) forwarded {:.2} % without reads, {:.2} % during reads: x{:.3}",
+                    cli.paced_fraction,
+                    p.offered_pps,
+                    pr.offered_pps,
+                    100.0 * fraction(p),
+                    100.0 * fraction(pr),
+                    fraction(pr) / fraction(p)
+                );
+                println!(
+                    "{name} {size:>5} B: its threads' share of a core at that rate, without/during reads: {}",
+                    pr.switch_threads.as_deref().unwrap_or("-")
                 );
             }
             if let Some(a) = find(&format!("{name}+a")) {

@@ -309,16 +309,30 @@ impl SwitchCtl {
         dsts: &[Ipv4Addr],
         nexthop_id: u16,
     ) -> Result<()> {
+        let routes: Vec<(Ipv4Addr, u8)> = dsts.iter().map(|&d| (d, 32)).collect();
+        self.write_routes(kind, &routes, nexthop_id)
+            .with_context(|| format!("{kind:?} of {} host routes", dsts.len()))
+    }
+
+    /// Inserts (or deletes) the routes `prefix/len → nexthop_id` of
+    /// `ipv4_lpm` in one batch; each prefix must have its host bits clear
+    /// and the next hop must exist, as for [`Self::write_host_routes`].
+    pub fn write_routes(
+        &mut self,
+        kind: pb::update::Type,
+        routes: &[(Ipv4Addr, u8)],
+        nexthop_id: u16,
+    ) -> Result<()> {
         let info = &PROGRAM_INFO;
         let t = table("ipv4_lpm")?;
         let set = dataplane::fabric::routes::set_nexthop_id(info, nexthop_id)?;
-        let updates = dsts
+        let updates = routes
             .iter()
-            .map(|&dst| {
+            .map(|&(dst, len)| {
                 let e = p4_target::runtime::TableEntry {
                     matches: vec![Some(FieldMatch::Lpm {
                         value: u128::from(u32::from(dst)),
-                        prefix_len: 32,
+                        prefix_len: u32::from(len),
                     })],
                     priority: 0,
                     action: EntryAction::Direct(set.clone()),
@@ -331,7 +345,32 @@ impl SwitchCtl {
             })
             .collect();
         self.write(updates)
-            .with_context(|| format!("{kind:?} of {} host routes", dsts.len()))
+    }
+
+    /// Loads a program bundle built by `p4-to-rust build` into the switch
+    /// (SetForwardingPipelineConfig, VERIFY_AND_COMMIT, with the bundle's
+    /// own P4Info): a switch without entries yet, since a new program
+    /// starts empty.
+    pub fn load_program(&mut self, bundle: Vec<u8>) -> Result<()> {
+        use prost::Message;
+        let decoded = p4_target::bundle::Bundle::decode(&bundle).context("reading the bundle")?;
+        let p4info = proto::p4::config::v1::P4Info::decode(&decoded.p4info[..])
+            .context("the bundle's P4Info")?;
+        let req = pb::SetForwardingPipelineConfigRequest {
+            device_id: DEVICE_ID,
+            election_id: Some(ops::wire(self.election_id)),
+            action: pb::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
+            config: Some(pb::ForwardingPipelineConfig {
+                p4info: Some(p4info),
+                p4_device_config: bundle,
+                cookie: None,
+            }),
+            ..Default::default()
+        };
+        self.rt
+            .block_on(self.p4rt.set_forwarding_pipeline_config(req))
+            .map(|_| ())
+            .map_err(|s| anyhow!("SetForwardingPipelineConfig: {} {}", s.code(), s.message()))
     }
 
     /// Turns the PFC watchdog on with `w` (every port with a lossless
