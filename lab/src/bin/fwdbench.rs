@@ -652,6 +652,47 @@ async fn oversize_write(addr: &str) -> Result<tonic::Code> {
     code
 }
 
+/// A tally of a controller thread, stamped with the CPU time the thread
+/// used and how long it ran.
+trait ControllerTally: Send + 'static {
+    fn timed(&mut self, cpu_ns: u64, wall_ns: u64);
+}
+
+impl ControllerTally for AbuseTally {
+    fn timed(&mut self, cpu_ns: u64, wall_ns: u64) {
+        (self.cpu_ns, self.wall_ns) = (cpu_ns, wall_ns);
+    }
+}
+
+impl ControllerTally for ReadTally {
+    fn timed(&mut self, cpu_ns: u64, wall_ns: u64) {
+        (self.cpu_ns, self.wall_ns) = (cpu_ns, wall_ns);
+    }
+}
+
+/// Runs a controller's `body` on a thread of its own with a current-thread
+/// runtime, at nice 10: a controller would run on another machine; here it
+/// shares the generator's and the sink's cores, so it yields to them.
+fn spawn_controller<T, F, Fut>(body: F) -> std::thread::JoinHandle<Result<T>>
+where
+    T: ControllerTally,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    std::thread::spawn(move || {
+        // SAFETY: setpriority on the calling thread with plain integers.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
+        let (cpu0, wall0) = (thread_cpu_ns(), Instant::now());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("tokio runtime")?;
+        let mut tally = rt.block_on(body())?;
+        tally.timed(thread_cpu_ns() - cpu0, wall0.elapsed().as_nanos() as u64);
+        Ok(tally)
+    })
+}
+
 /// A controller that opens `streams` StreamChannels at once (over several
 /// connections: the switch allows 256 HTTP/2 streams on one), holds them
 /// 50 ms, closes them and sends one Write of 65 MiB ([`oversize_write`]), round after round
@@ -665,57 +706,46 @@ fn controller_abuse(
 ) -> std::thread::JoinHandle<Result<AbuseTally>> {
     use proto::p4::v1::p4_runtime_client::P4RuntimeClient;
     use tonic::Code;
-    std::thread::spawn(move || {
-        // SAFETY: setpriority on the calling thread with plain integers.
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
-        let (cpu0, wall0) = (thread_cpu_ns(), Instant::now());
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("tokio runtime")?;
-        rt.block_on(async move {
-            let mut clients = Vec::new();
-            for _ in 0..streams.div_ceil(200).max(1) {
-                let channel = control::client::connect(&addr)
-                    .await
-                    .with_context(|| format!("connecting to {addr}"))?;
-                clients.push(P4RuntimeClient::new(channel));
+    spawn_controller(move || async move {
+        let mut clients = Vec::new();
+        for _ in 0..streams.div_ceil(200).max(1) {
+            let channel = control::client::connect(&addr)
+                .await
+                .with_context(|| format!("connecting to {addr}"))?;
+            clients.push(P4RuntimeClient::new(channel));
+        }
+        let mut tally = AbuseTally::default();
+        while !done.load(Ordering::Relaxed) {
+            let mut tasks = tokio::task::JoinSet::new();
+            for i in 0..streams {
+                let mut client = clients[i % clients.len()].clone();
+                tasks.spawn(async move {
+                    let (tx, rx) = tokio::sync::mpsc::channel::<pb::StreamMessageRequest>(1);
+                    let opened = client
+                        .stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx))
+                        .await;
+                    (tx, opened)
+                });
             }
-            let mut tally = AbuseTally::default();
-            while !done.load(Ordering::Relaxed) {
-                let mut tasks = tokio::task::JoinSet::new();
-                for i in 0..streams {
-                    let mut client = clients[i % clients.len()].clone();
-                    tasks.spawn(async move {
-                        let (tx, rx) = tokio::sync::mpsc::channel::<pb::StreamMessageRequest>(1);
-                        let opened = client
-                            .stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx))
-                            .await;
-                        (tx, opened)
-                    });
-                }
-                let mut open = Vec::new();
-                while let Some(joined) = tasks.join_next().await {
-                    let (tx, opened) = joined.context("stream task")?;
-                    tally.streams += 1;
-                    match opened {
-                        Ok(s) => open.push((tx, s)),
-                        Err(e) if e.code() == Code::ResourceExhausted => tally.streams_refused += 1,
-                        Err(e) => bail!("StreamChannel: unexpected {e}"),
-                    }
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                drop(open);
-                tally.oversize += 1;
-                match oversize_write(&addr).await? {
-                    Code::OutOfRange => tally.oversize_refused += 1,
-                    code => bail!("oversize Write: unexpected {code:?}"),
+            let mut open = Vec::new();
+            while let Some(joined) = tasks.join_next().await {
+                let (tx, opened) = joined.context("stream task")?;
+                tally.streams += 1;
+                match opened {
+                    Ok(s) => open.push((tx, s)),
+                    Err(e) if e.code() == Code::ResourceExhausted => tally.streams_refused += 1,
+                    Err(e) => bail!("StreamChannel: unexpected {e}"),
                 }
             }
-            tally.cpu_ns = thread_cpu_ns() - cpu0;
-            tally.wall_ns = wall0.elapsed().as_nanos() as u64;
-            Ok(tally)
-        })
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            drop(open);
+            tally.oversize += 1;
+            match oversize_write(&addr).await? {
+                Code::OutOfRange => tally.oversize_refused += 1,
+                code => bail!("oversize Write: unexpected {code:?}"),
+            }
+        }
+        Ok(tally)
     })
 }
 
@@ -884,37 +914,24 @@ fn controller_reads(
     target: ReadTarget,
     done: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<Result<ReadTally>> {
-    std::thread::spawn(move || {
-        // As the other controllers: it would run elsewhere; here it
-        // shares the generator's and the sink's cores, so it yields to them.
-        // SAFETY: setpriority on the calling thread with plain integers.
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
-        let (cpu0, wall0) = (thread_cpu_ns(), Instant::now());
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("tokio runtime")?;
-        rt.block_on(async move {
-            let mut client = reader_client(&addr).await?;
-            let mut tally = ReadTally::default();
-            while !done.load(Ordering::Relaxed) {
-                let t0 = Instant::now();
-                let got = read_table(&mut client, target.table_id).await?;
-                if got != target.entries {
-                    bail!(
-                        "a wildcard read returned {got} entries, the table holds {}",
-                        target.entries
-                    );
-                }
-                let ns = t0.elapsed().as_nanos() as u64;
-                tally.reads += 1;
-                tally.read_ns += ns;
-                tally.longest_ns = tally.longest_ns.max(ns);
+    spawn_controller(move || async move {
+        let mut client = reader_client(&addr).await?;
+        let mut tally = ReadTally::default();
+        while !done.load(Ordering::Relaxed) {
+            let t0 = Instant::now();
+            let got = read_table(&mut client, target.table_id).await?;
+            if got != target.entries {
+                bail!(
+                    "a wildcard read returned {got} entries, the table holds {}",
+                    target.entries
+                );
             }
-            tally.cpu_ns = thread_cpu_ns() - cpu0;
-            tally.wall_ns = wall0.elapsed().as_nanos() as u64;
-            Ok(tally)
-        })
+            let ns = t0.elapsed().as_nanos() as u64;
+            tally.reads += 1;
+            tally.read_ns += ns;
+            tally.longest_ns = tally.longest_ns.max(ns);
+        }
+        Ok(tally)
     })
 }
 
