@@ -370,7 +370,7 @@ async fn v6_at_scale(server: &Handle) {
     })
     .await;
     println!(
-        "p4rt_write: {} IPv6 routes (BGP-shaped, /29../48) in batches of 1000: {all:.0} updates/s overall, {tail:.0} updates/s over the last 10000",
+        "p4rt_write: {} IPv6 routes (BGP-shaped, /29../64, mostly /48 and /32) in batches of 1000: {all:.0} updates/s overall, {tail:.0} updates/s over the last 10000",
         routes.len()
     );
 }
