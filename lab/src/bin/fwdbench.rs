@@ -385,8 +385,9 @@ struct Figures {
     abuse: Option<AbuseTally>,
     /// What the reading controller read during the load phase.
     reads: Option<ReadTally>,
-    /// The switch's threads' shares of a core in the paced phases without
-    /// and with abuse (`name a/b %, ...`).
+    /// On a paced figure under abuse or reads: the switch's threads' shares
+    /// of a core in the paced phases without and with that load
+    /// (`name a/b %, ...`).
     switch_threads: Option<String>,
 }
 
@@ -581,6 +582,17 @@ struct AbuseTally {
     /// its share of the two cores the generator, switch and sink share.
     cpu_ns: u64,
     wall_ns: u64,
+}
+
+impl AbuseTally {
+    fn add(&mut self, t: &AbuseTally) {
+        self.streams += t.streams;
+        self.streams_refused += t.streams_refused;
+        self.oversize += t.oversize;
+        self.oversize_refused += t.oversize_refused;
+        self.cpu_ns += t.cpu_ns;
+        self.wall_ns += t.wall_ns;
+    }
 }
 
 /// CPU time (user + system) the calling thread has used, ns.
@@ -1174,12 +1186,7 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
                 && let Some((load, t)) = load_while_abused(&dev, lab, size, cli, None, stop)?
             {
                 abused.push(load);
-                tally.streams += t.streams;
-                tally.streams_refused += t.streams_refused;
-                tally.oversize += t.oversize;
-                tally.oversize_refused += t.oversize_refused;
-                tally.cpu_ns += t.cpu_ns;
-                tally.wall_ns += t.wall_ns;
+                tally.add(&t);
             }
             if extras && let Some((load, t)) = load_while_reading(&dev, lab, size, cli, None, stop)?
             {
@@ -1266,21 +1273,21 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
             });
         }
         if !paced.is_empty() {
-            figs.push(Figures {
-                switch_threads: (!paced_abused.is_empty())
-                    .then(|| cpu.0.compare(cpu.1, &cpu_abused.0, cpu_abused.1)),
-                ..Figures::load_only(format!("{device}@paced"), size, mean(&paced))
-            });
-        }
-        if !paced.is_empty() && !paced_abused.is_empty() {
             figs.push(Figures::load_only(
-                format!("{device}@paced+a"),
+                format!("{device}@paced"),
                 size,
-                mean(&paced_abused),
+                mean(&paced),
             ));
         }
+        // Each loaded paced figure carries the switch's threads' shares
+        // without and with its load.
+        if !paced.is_empty() && !paced_abused.is_empty() {
+            figs.push(Figures {
+                switch_threads: Some(cpu.0.compare(cpu.1, &cpu_abused.0, cpu_abused.1)),
+                ..Figures::load_only(format!("{device}@paced+a"), size, mean(&paced_abused))
+            });
+        }
         if !paced.is_empty() && !paced_read.is_empty() {
-            // Threads without / during reads, on the read figure.
             figs.push(Figures {
                 switch_threads: Some(cpu.0.compare(cpu.1, &cpu_read.0, cpu_read.1)),
                 ..Figures::load_only(format!("{device}@paced+r"), size, mean(&paced_read))
@@ -1423,23 +1430,16 @@ fn main() -> Result<()> {
                     w.forwarded_pps / s.forwarded_pps
                 );
             }
-            if let (Some(p), Some(pa)) = (
-                find(&format!("{name}@paced")),
-                find(&format!("{name}@paced+a")),
-            ) {
-                let fraction = |f: &Figures| f.forwarded_pps / f.offered_pps.max(1.0);
-                println!(
-                    "{name} {size:>5} B: at a fixed offered rate ({:.2} of the rate without abuse: {:.0} pps offered without, {:.0} under abuse) forwarded {:.2} % without abuse, {:.2} % under abuse: x{:.3}",
+            let paced = find(&format!("{name}@paced"));
+            if let (Some(p), Some(pa)) = (paced, find(&format!("{name}@paced+a"))) {
+                print_paced(
+                    name,
+                    size,
                     cli.paced_fraction,
-                    p.offered_pps,
-                    pa.offered_pps,
-                    100.0 * fraction(p),
-                    100.0 * fraction(pa),
-                    fraction(pa) / fraction(p)
-                );
-                println!(
-                    "{name} {size:>5} B: its threads' share of a core at that rate, without/under abuse: {}",
-                    p.switch_threads.as_deref().unwrap_or("-")
+                    p,
+                    pa,
+                    "abuse",
+                    "under abuse",
                 );
             }
             if let Some(r) = find(&format!("{name}+r")) {
@@ -1454,23 +1454,15 @@ fn main() -> Result<()> {
                     r.forwarded_pps / s.forwarded_pps
                 );
             }
-            if let (Some(p), Some(pr)) = (
-                find(&format!("{name}@paced")),
-                find(&format!("{name}@paced+r")),
-            ) {
-                let fraction = |f: &Figures| f.forwarded_pps / f.offered_pps.max(1.0);
-                println!(
-                    "{name} {size:>5} B: at a fixed offered rate ({:.2} of the rate without reads: {:.0} pps offered without, {:.0} during reads) forwarded {:.2} % without reads, {:.2} % during reads: x{:.3}",
+            if let (Some(p), Some(pr)) = (paced, find(&format!("{name}@paced+r"))) {
+                print_paced(
+                    name,
+                    size,
                     cli.paced_fraction,
-                    p.offered_pps,
-                    pr.offered_pps,
-                    100.0 * fraction(p),
-                    100.0 * fraction(pr),
-                    fraction(pr) / fraction(p)
-                );
-                println!(
-                    "{name} {size:>5} B: its threads' share of a core at that rate, without/during reads: {}",
-                    pr.switch_threads.as_deref().unwrap_or("-")
+                    p,
+                    pr,
+                    "reads",
+                    "during reads",
                 );
             }
             if let Some(a) = find(&format!("{name}+a")) {
@@ -1488,6 +1480,33 @@ fn main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The fraction forwarded at a fixed offered rate without (`plain`) and
+/// with (`loaded`) an extra load (`what`, `with` naming it: "abuse",
+/// "under abuse"), and the switch's threads' shares of a core meanwhile.
+fn print_paced(
+    name: &str,
+    size: usize,
+    paced_fraction: f64,
+    plain: &Figures,
+    loaded: &Figures,
+    what: &str,
+    with: &str,
+) {
+    let fraction = |f: &Figures| f.forwarded_pps / f.offered_pps.max(1.0);
+    println!(
+        "{name} {size:>5} B: at a fixed offered rate ({paced_fraction:.2} of the rate without {what}: {:.0} pps offered without, {:.0} {with}) forwarded {:.2} % without {what}, {:.2} % {with}: x{:.3}",
+        plain.offered_pps,
+        loaded.offered_pps,
+        100.0 * fraction(plain),
+        100.0 * fraction(loaded),
+        fraction(loaded) / fraction(plain)
+    );
+    println!(
+        "{name} {size:>5} B: its threads' share of a core at that rate, without/{with}: {}",
+        loaded.switch_threads.as_deref().unwrap_or("-")
+    );
 }
 
 #[cfg(test)]
