@@ -318,65 +318,59 @@ struct ExternOwner<'a> {
 /// functions and top-level actions (which hold only top-level instances,
 /// merged with the controls' copies).
 fn extern_owners(c: &Checker) -> Vec<ExternOwner<'_>> {
-    let spec =
-        |names: &HashMap<(usize, u32), NameSpec>, h: usize, ei: usize, e: &ir::ExternInst| {
-            names.get(&(h, ei as u32)).cloned().unwrap_or(NameSpec {
-                absolute: false,
-                name: e.name.clone(),
-                id: None,
-            })
-        };
+    let f = &c.facts;
     let mut out = Vec::new();
     for (ii, inst) in c.prog.instances.iter().enumerate() {
-        let h = inst.control.index();
+        let externs = &c.prog.controls[inst.control].externs;
         out.push(ExternOwner {
             slot: ExternSlot::Instance(ii),
             path: inst.path.clone(),
-            externs: c.prog.controls[inst.control]
-                .externs
-                .iter()
-                .enumerate()
-                .map(|(ei, e)| (e, spec(&c.facts.extern_names, h, ei, e)))
-                .collect(),
+            externs: named(&f.extern_names, inst.control.index(), externs),
         });
     }
     for (h, p) in c.prog.parsers.iter() {
         out.push(ExternOwner {
             slot: ExternSlot::Parser(h.index()),
             path: p.name.clone(),
-            externs: p
-                .externs
-                .iter()
-                .enumerate()
-                .map(|(ei, e)| (e, spec(&c.facts.parser_extern_names, h.index(), ei, e)))
-                .collect(),
+            externs: named(&f.parser_extern_names, h.index(), &p.externs),
         });
     }
-    for (h, f) in c.prog.functions.iter() {
+    for (h, func) in c.prog.functions.iter() {
         out.push(ExternOwner {
             slot: ExternSlot::Function(h.index()),
             path: String::new(),
-            externs: f
-                .externs
-                .iter()
-                .enumerate()
-                .map(|(ei, e)| (e, spec(&c.facts.function_extern_names, h.index(), ei, e)))
-                .collect(),
+            externs: named(&f.function_extern_names, h.index(), &func.externs),
         });
     }
     for (h, a) in c.prog.actions.iter() {
         out.push(ExternOwner {
             slot: ExternSlot::Action(h.index()),
             path: String::new(),
-            externs: a
-                .externs
-                .iter()
-                .enumerate()
-                .map(|(ei, e)| (e, spec(&c.facts.action_extern_names, h.index(), ei, e)))
-                .collect(),
+            externs: named(&f.action_extern_names, h.index(), &a.externs),
         });
     }
     out
+}
+
+/// Block `h`'s extern instances with their P4Info names: the name the
+/// checker recorded for an instance in `names`, else its declared name.
+fn named<'a>(
+    names: &HashMap<(usize, u32), NameSpec>,
+    h: usize,
+    externs: &'a [ir::ExternInst],
+) -> Vec<(&'a ir::ExternInst, NameSpec)> {
+    externs
+        .iter()
+        .enumerate()
+        .map(|(ei, e)| {
+            let spec = names.get(&(h, ei as u32)).cloned().unwrap_or(NameSpec {
+                absolute: false,
+                name: e.name.clone(),
+                id: None,
+            });
+            (e, spec)
+        })
+        .collect()
 }
 
 /// A digest's P4Info name.
