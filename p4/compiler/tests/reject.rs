@@ -1362,3 +1362,79 @@ fn packet_method_type_arguments_are_checked() {
             .replace("pkt.emit(hdr.h);", "pkt.emit<h_t>(hdr.h);"),
     );
 }
+
+// ---- gaps21
+
+#[test]
+fn int_constructor_parameter_takes_an_untyped_integer() {
+    // P4_16 §7.1.6.5: `int` is infinite precision, and no cast makes a
+    // `bit<W>` value one; a constructor argument for it is an integer
+    // without a width (p4c: "cannot unify bit<8> to int").
+    check_errors(
+        "ctor_int_param_typed_argument",
+        &program(&[
+            (
+                "DECLS",
+                "control Add(inout bit<8> v)(int k) { apply { v = v + (bit<8>)k; } }",
+            ),
+            ("LOCALS", "Add(8w3) typed; Add(true) flag;"),
+            ("APPLY", "typed.apply(hdr.h.a); flag.apply(hdr.h.c);"),
+        ]),
+    );
+    // The parameter is a constant, and a default value is an `int` too.
+    check_errors(
+        "ctor_int_param_misuse",
+        &program(&[(
+            "DECLS",
+            "control Set(inout bit<8> v)(int k) { apply { k = 1; v = (bit<8>)k; } }\n\
+             control Def(inout bit<8> v)(int k = 4w2) { apply { v = (bit<8>)k; } }",
+        )]),
+    );
+    check_compiles(
+        "ctor_int_param_ok",
+        &program(&[
+            (
+                "DECLS",
+                "control Add(inout bit<8> v)(int k, int w = 4) {\n\
+                 bit<w> low = 0;\n\
+                 apply { low = (bit<w>)v; v = v + k + (bit<8>)low; } }",
+            ),
+            (
+                "LOCALS",
+                "Add(3) three; Add(-1, 2) less; Add(1 << 10) wraps;",
+            ),
+            (
+                "APPLY",
+                "three.apply(hdr.h.a); less.apply(hdr.h.c); wraps.apply(meta.m);",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn stack_initialiser_needs_one_header_per_element() {
+    // P4_16 §8.18: a stack initialiser lists one header (or union) per
+    // element of the stack, each an initialiser of the element type.
+    check_errors(
+        "stack_initialiser_errors",
+        &program(&[(
+            "APPLY",
+            "h_t[2] short = { {1, 2, 3} };\n\
+             h_t[2] wrong = (h_t[2]){ {1, 2, 3}, {1, 2} };\n\
+             h_t[2] scalars = { 8w1, 8w2 };",
+        )]),
+    );
+    check_compiles(
+        "stack_initialiser_ok",
+        &program(&[
+            ("DECLS", "header G<T> { bit<8> b; T t; }"),
+            (
+                "APPLY",
+                "h_t[2] s = { {1, 2, 3}, (h_t){#} };\n\
+                 G<bit<16>>[2] g = (G<bit<16>>[2]){ {1, 2}, {3, 4} };\n\
+                 s = (h_t[2]){ hdr.h, s[0] };\n\
+                 if (s == { {1, 2, 3}, (h_t){#} }) { hdr.h.a = g[1].b; }",
+            ),
+        ]),
+    );
+}

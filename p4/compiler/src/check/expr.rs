@@ -47,6 +47,9 @@ impl Checker {
             }
             return Some(mk(ExprKind::List(v), Ty::Tuple(tys.clone()), e.span));
         }
+        if let (Some(Ty::Stack(elem, n)), ast::ExprKind::List(items)) = (expected, &e.kind) {
+            return self.stack_init(e.span, elem, *n, items);
+        }
         if let (Some(ty), ast::ExprKind::List(items)) = (expected, &e.kind)
             && let Ty::Composite(_) = ty
         {
@@ -461,6 +464,41 @@ impl Checker {
         Some(mk(ExprKind::List(items), ty.clone(), span))
     }
 
+    /// A header stack initialiser `{e0, e1, ..}` for a stack `elem[n]`
+    /// (P4_16 §8.18: a list expression of as many headers, or header
+    /// unions, as the stack holds; each element checked as an initialiser
+    /// of `elem`, so `{1, 2}` and `(H){#}` work as for a single header).
+    fn stack_init(&mut self, span: Span, elem: &Ty, n: u32, items: &[ast::Expr]) -> Option<Expr> {
+        if items.len() != n as usize {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "a stack of {n} {} takes {n} elements, the initialiser gives {}",
+                    self.ty_name(elem),
+                    items.len()
+                ),
+                "wrong number of elements",
+            );
+            return None;
+        }
+        let mut v = Vec::new();
+        let mut ok = true;
+        for i in items {
+            match self.expr(i, Some(elem)) {
+                Some(x) => v.push(x),
+                None => ok = false,
+            }
+        }
+        ok.then(|| {
+            mk(
+                ExprKind::List(v),
+                Ty::Stack(Box::new(elem.clone()), n),
+                span,
+            )
+        })
+    }
+
     /// The default value of `ty` (P4_16 §8.26) as an expression.
     pub(crate) fn default_of(&self, ty: &Ty, span: Span) -> Expr {
         let kind = match ty {
@@ -806,7 +844,8 @@ impl Checker {
                 if let (
                     Ty::Composite(_),
                     ast::ExprKind::StructInit(_) | ast::ExprKind::List(_) | ast::ExprKind::Invalid,
-                ) = (&to, &expr.kind)
+                )
+                | (Ty::Stack(..), ast::ExprKind::List(_)) = (&to, &expr.kind)
                 {
                     return t(self.expr(expr, Some(&to))?);
                 }

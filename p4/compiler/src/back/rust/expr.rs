@@ -187,6 +187,7 @@ impl Gen<'_> {
                     }
                     format!("({},)", parts.join(", "))
                 }
+                Ty::Stack(..) => self.stack_value(ctx, items, &e.ty, "0")?,
                 _ => {
                     return bad(
                         "not supported yet: tuple values outside extern arguments",
@@ -826,6 +827,32 @@ impl Gen<'_> {
                 _ => out.push(d.clone()),
             }
         }
+    }
+
+    /// A header stack built from an initialiser's elements (`ty` is the
+    /// stack's type), its `nextIndex` the Rust expression `next`: 0 for a
+    /// new value, the target's own when assigned (p4c assigns such an
+    /// initialiser element by element, which leaves `nextIndex` alone).
+    pub(super) fn stack_value(
+        &self,
+        ctx: &Ctx<'_>,
+        items: &[Expr],
+        ty: &Ty,
+        next: &str,
+    ) -> Result<String, BackError> {
+        let Ty::Stack(elem, n) = ty else {
+            return bad("internal: a stack initialiser of another type", None);
+        };
+        let mut parts = Vec::new();
+        for it in items {
+            parts.push(self.to_native(&self.expr(ctx, it)?, elem)?);
+        }
+        // Parenthesised: a struct literal may not stand bare in an `if`.
+        Ok(format!(
+            "(Stack::<{}, {n}> {{ elems: [{}], next: {next} }})",
+            self.rust_ty(elem)?,
+            parts.join(", ")
+        ))
     }
 
     pub(super) fn assign_native(
