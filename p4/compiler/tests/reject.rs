@@ -1438,3 +1438,68 @@ fn stack_initialiser_needs_one_header_per_element() {
         ]),
     );
 }
+
+#[test]
+fn zero_width_bit_strings() {
+    // P4_16 §7.1.6.2: `bit<0>` and `int<0>` hold only 0; a table key of
+    // 0 bits has no P4Runtime encoding, and a slice of one has no bits.
+    check_errors(
+        "bit_zero_width_errors",
+        &program(&[
+            (
+                "LOCALS",
+                "bit<0> z = 0;\n    table t { key = { z: exact; } actions = { set; } }",
+            ),
+            ("APPLY", "t.apply(); hdr.h.a = (bit<8>)z[0:0];"),
+        ]),
+    );
+    check_compiles(
+        "bit_zero_width_ok",
+        &program(&[
+            ("DECLS", "header z_t { bit<0> a; int<0> b; bit<8> c; }"),
+            (
+                "LOCALS",
+                "action zero(bit<0> q) { hdr.h.a = (bit<8>)q; }\n    \
+                 table t { key = { hdr.h.a: exact; } actions = { zero; } }",
+            ),
+            (
+                "APPLY",
+                "bit<0> z = 1; int<0> s = -1; z_t h = { 0, 0, 1 };\n        \
+                 hdr.h.a = hdr.h.a ++ z; hdr.h.c = (bit<8>)(int<8>)s + (bit<8>)h.a;\n        \
+                 if (z == 0 && s == 0) { t.apply(); }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn list_types_outside_a_cast() {
+    // P4_16 §7.2.10: only a list expression casts to `list<T>`, each
+    // element a `T`; a list-typed local, and an extern constructor taking
+    // a list (p4c's list samples), are not supported yet.
+    check_errors(
+        "list_type_errors",
+        &program(&[
+            (
+                "DECLS",
+                "extern Table8 { Table8(list<bit<8>> data); void run(); }",
+            ),
+            ("LOCALS", "Table8((list<bit<8>>){1, 2}) t8;"),
+            (
+                "APPLY",
+                "list<bit<8>> l = {1, 2};\n        \
+                 hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>)hdr.h.a, 17w4);\n        \
+                 hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>){hdr.h.a, true}, 17w4);",
+            ),
+        ]),
+    );
+    // `list` still names a declaration of a program older than v1.2.4.
+    check_compiles(
+        "list_named_value_ok",
+        &program(&[(
+            "APPLY",
+            "bit<8> list = 3; hdr.h.a = (list < 4) ? list : 8w0;\n        \
+             hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>){hdr.h.a, 7}, 17w4);",
+        )]),
+    );
+}

@@ -139,6 +139,8 @@ impl Checker {
                 };
                 let fits = match ty {
                     Ty::Bit(_) => v >= 0 && (w >= 128 || (v as u128) <= p4_target::bits::mask(w)),
+                    // `int<0>` holds only 0.
+                    _ if w == 0 => v == 0,
                     _ => {
                         w >= 128 || {
                             let max = (1i128 << (w - 1)) - 1;
@@ -499,6 +501,36 @@ impl Checker {
         })
     }
 
+    /// `(list<T>){e0, e1, ..}` (P4_16 §7.2.10, §8.12): each element is a
+    /// `T`, and the value is a tuple of as many `T`s, usable wherever a
+    /// tuple of that type is (extern arguments such as a hash's field list,
+    /// comparisons). Only a list expression casts to a list type.
+    fn list_cast(&mut self, elem: &ast::Type, e: &ast::Expr, span: Span) -> Option<Expr> {
+        let elem = self.ty(elem)?;
+        let ast::ExprKind::List(items) = &e.kind else {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                e.span,
+                format!(
+                    "only a list expression `{{..}}` can be cast to list<{}>",
+                    self.ty_name(&elem)
+                ),
+                "not a list expression",
+            );
+            return None;
+        };
+        let mut v = Vec::new();
+        let mut ok = true;
+        for i in items {
+            match self.expr(i, Some(&elem)) {
+                Some(x) => v.push(x),
+                None => ok = false,
+            }
+        }
+        let ty = Ty::Tuple(vec![elem; v.len()]);
+        ok.then(|| mk(ExprKind::List(v), ty, span))
+    }
+
     /// The default value of `ty` (P4_16 §8.26) as an expression.
     pub(crate) fn default_of(&self, ty: &Ty, span: Span) -> Expr {
         let kind = match ty {
@@ -840,6 +872,9 @@ impl Checker {
                 ))
             }
             K::Cast { ty, expr } => {
+                if let ast::TypeKind::List(elem) = &ty.kind {
+                    return t(self.list_cast(elem, expr, span)?);
+                }
                 let to = self.ty(ty)?;
                 if let (
                     Ty::Composite(_),

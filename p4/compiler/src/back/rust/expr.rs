@@ -227,6 +227,10 @@ impl Gen<'_> {
                         self.rust_ty(&e.ty)?
                     ));
                 }
+                if bits == 0 {
+                    // `lookahead<bit<0>>()`: no bits to read, its only value.
+                    return Ok("0u128".to_string());
+                }
                 let v = format!(
                     "packet__.lookahead({bits}).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)?"
                 );
