@@ -1,8 +1,8 @@
 // Zero-width bit strings (P4_16 §7.1.6.2, §7.1.6.3: `bit<0>` and `int<0>`
 // have exactly one value, 0): header fields of no bits take no room on the
 // wire, a constant that does not fit becomes 0 (with a warning), casts to
-// them give 0 and from them 0, `++` with one adds no bits, and arithmetic
-// on them stays 0.
+// them give 0 and from them 0, `++` with one adds no bits, arithmetic
+// on them stays 0, and a table key or action parameter of 0 bits takes 0.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -52,6 +52,16 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
     action widen(bit<0> z) {
         hdr.r.e = (bit<8>)z + 8w0x20;
     }
+    // A key of 0 bits matches its only value; P4Info gives it no bitwidth,
+    // as p4c does, and P4Runtime's bytestring for it is that of 0.
+    table zt {
+        key = {
+            hdr.h.a  : exact;
+            hdr.h.z0 : exact;
+        }
+        actions = { widen; NoAction; }
+        default_action = NoAction();
+    }
     apply {
         sm.egress_spec = 1;
         bit<0> tmp = 1;
@@ -62,7 +72,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         hdr.r.c = hdr.h.a ++ hdr.h.z1;
         hdr.r.d = (bit<8>)hdr.h.z0 + (bit<8>)(bit<0>)hdr.h.b + (bit<8>)(int<8>)hdr.h.s0;
         if (hdr.h.z0 == 0 && meta.m0 == tmp && (bit<8>)meta.m0 == 0) {
-            widen(0);
+            zt.apply();
         }
     }
 }

@@ -1908,15 +1908,6 @@ impl Checker {
                             );
                             continue;
                         }
-                        if matches!(x.ty, Ty::Bit(0) | Ty::Int(0)) {
-                            // P4Runtime has no encoding for a 0-bit match
-                            // field (its bytestrings hold at least one byte).
-                            self.unsupported(
-                                k.expr.span,
-                                &format!("a table key of 0 bits ({})", self.ty_name(&x.ty)),
-                            );
-                            continue;
-                        }
                         let mk = k.match_kind.name.as_str();
                         if !self.match_kinds.iter().any(|m| m == mk) {
                             self.error_label(
