@@ -4,7 +4,8 @@
 // taking it from the context, for plain and generic headers. An assigned
 // initialiser replaces the elements and leaves `nextIndex` alone, as p4c
 // lowers it (one assignment per element): the second `extract(s.next)`
-// below still fills `s[1]`.
+// below still fills `s[1]`. A constant of a stack type is read by a
+// constant index, and its `isValid`, `size` and `lastIndex` work.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -32,6 +33,8 @@ struct headers_t {
 
 struct meta_t { }
 
+const h_t[2] PAIRS = { {8w0x30, 8w0x31}, (h_t){#} };
+
 parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
                 inout standard_metadata_t sm) {
     state start {
@@ -49,6 +52,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
                   inout standard_metadata_t sm) {
     apply {
         sm.egress_spec = 1;
+        bit<8> w_in = hdr.r.w;
         G<bit<8>>[3] g = (G<bit<8>>[3]){ {1, 2}, {3, 4}, (G<bit<8>>){#} };
         h_t[2] loc = { {5, 6}, {7, 8} };
         hdr.r.x = g[0].b + g[1].t;
@@ -60,6 +64,9 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
             loc = { {9, 10}, (h_t){#} };
         }
         hdr.r.w = loc[0].a + (loc[1].isValid() ? loc[1].a : 8w0x40);
+        if (w_in == 2 && PAIRS[0].isValid() && !PAIRS[1].isValid() && PAIRS.size == 2) {
+            hdr.r.w = PAIRS[0].b + (bit<8>)PAIRS.lastIndex;
+        }
     }
 }
 

@@ -1421,8 +1421,13 @@ fn stack_initialiser_needs_one_header_per_element() {
             "APPLY",
             "h_t[2] short = { {1, 2, 3} };\n\
              h_t[2] wrong = (h_t[2]){ {1, 2, 3}, {1, 2} };\n\
-             h_t[2] scalars = { 8w1, 8w2 };",
-        )]),
+             h_t[2] scalars = { 8w1, 8w2 };\n        \
+             hdr.h.a = K[hdr.h.a].a; hdr.h.c = K[8w2].c;",
+        )])
+        .replace(
+            "control I(",
+            "const h_t[2] K = { {1, 2, 3}, (h_t){#} };\ncontrol I(",
+        ),
     );
     check_compiles(
         "stack_initialiser_ok",

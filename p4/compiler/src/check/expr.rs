@@ -696,6 +696,26 @@ impl Checker {
                         }
                     },
                 };
+                // A stack value that is not a variable (a constant's or an
+                // initialiser's elements): a constant index picks the element.
+                if let ExprKind::List(items) = &b.kind {
+                    let Some(k) = fold::const_int(&i) else {
+                        self.unsupported(
+                            index.span,
+                            "run-time indices into a stack constant or initialiser",
+                        );
+                        return None;
+                    };
+                    let Some(x) = items.get(k as usize) else {
+                        self.error(
+                            codes::OVERFLOW,
+                            index.span,
+                            format!("index {k} is out of bounds for a stack of {n}"),
+                        );
+                        return None;
+                    };
+                    return t(x.clone());
+                }
                 t(mk(ExprKind::Index(Box::new(b), Box::new(i)), elem, span))
             }
             K::Slice { base, hi, lo } => {

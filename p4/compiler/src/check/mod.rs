@@ -1028,6 +1028,8 @@ impl Checker {
                 | ir::ExprKind::Bool(_)
                 | ir::ExprKind::ErrorCode(_)
                 | ir::ExprKind::EnumMember(..) => true,
+                // `{#}`: an invalid header or union is as known as `0`.
+                ir::ExprKind::Default => matches!(e.ty, Ty::Composite(_)),
                 ir::ExprKind::List(items) => {
                     !matches!(e.ty, Ty::Bit(_) | Ty::Int(_)) && items.iter().all(is_const)
                 }

@@ -119,15 +119,17 @@ impl Gen<'_> {
             ExprKind::StackLastIndex(b) => {
                 format!(
                     "(({}.next as u128).wrapping_sub(1) & 0xffff_ffff)",
-                    self.place(ctx, b)?
+                    self.place_or_value(ctx, b)?
                 )
             }
-            ExprKind::StackNextIndex(b) => format!("({}.next as u128)", self.place(ctx, b)?),
+            ExprKind::StackNextIndex(b) => {
+                format!("({}.next as u128)", self.place_or_value(ctx, b)?)
+            }
             ExprKind::IsValid(b) => match &b.ty {
                 Ty::Composite(c) if self.prog.composites[*c].kind == CompositeKind::Union => {
-                    format!("{}.is_valid()", self.place(ctx, b)?)
+                    format!("{}.is_valid()", self.place_or_value(ctx, b)?)
                 }
-                _ => format!("{}.valid", self.place(ctx, b)?),
+                _ => format!("{}.valid", self.place_or_value(ctx, b)?),
             },
             ExprKind::Unary(op, a) if self.is_wide(&e.ty) => {
                 let x = self.expr(ctx, a)?;
@@ -830,6 +832,16 @@ impl Gen<'_> {
                 }
                 _ => out.push(d.clone()),
             }
+        }
+    }
+
+    /// `e` as a place when it is one, else its value in parentheses (a
+    /// constant header or stack, an initialiser), for reading a field of it.
+    fn place_or_value(&self, ctx: &Ctx<'_>, e: &Expr) -> Result<String, BackError> {
+        if Self::is_place(e) {
+            self.place(ctx, e)
+        } else {
+            Ok(format!("({})", self.expr(ctx, e)?))
         }
     }
 
