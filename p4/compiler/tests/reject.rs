@@ -1362,3 +1362,149 @@ fn packet_method_type_arguments_are_checked() {
             .replace("pkt.emit(hdr.h);", "pkt.emit<h_t>(hdr.h);"),
     );
 }
+
+// ---- gaps21
+
+#[test]
+fn int_constructor_parameter_takes_an_untyped_integer() {
+    // P4_16 §7.1.6.5: `int` is infinite precision, and no cast makes a
+    // `bit<W>` value one; a constructor argument for it is an integer
+    // without a width (p4c: "cannot unify bit<8> to int").
+    check_errors(
+        "ctor_int_param_typed_argument",
+        &program(&[
+            (
+                "DECLS",
+                "control Add(inout bit<8> v)(int k) { apply { v = v + (bit<8>)k; } }",
+            ),
+            ("LOCALS", "Add(8w3) typed; Add(true) flag;"),
+            ("APPLY", "typed.apply(hdr.h.a); flag.apply(hdr.h.c);"),
+        ]),
+    );
+    // The parameter is a constant, and a default value is an `int` too.
+    check_errors(
+        "ctor_int_param_misuse",
+        &program(&[(
+            "DECLS",
+            "control Set(inout bit<8> v)(int k) { apply { k = 1; v = (bit<8>)k; } }\n\
+             control Def(inout bit<8> v)(int k = 4w2) { apply { v = (bit<8>)k; } }",
+        )]),
+    );
+    check_compiles(
+        "ctor_int_param_ok",
+        &program(&[
+            (
+                "DECLS",
+                "control Add(inout bit<8> v)(int k, int w = 4) {\n\
+                 bit<w> low = 0;\n\
+                 apply { low = (bit<w>)v; v = v + k + (bit<8>)low; } }",
+            ),
+            (
+                "LOCALS",
+                "Add(3) three; Add(-1, 2) less; Add(1 << 10) wraps;",
+            ),
+            (
+                "APPLY",
+                "three.apply(hdr.h.a); less.apply(hdr.h.c); wraps.apply(meta.m);",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn stack_initialiser_needs_one_header_per_element() {
+    // P4_16 §8.18: a stack initialiser lists one header (or union) per
+    // element of the stack, each an initialiser of the element type.
+    check_errors(
+        "stack_initialiser_errors",
+        &program(&[(
+            "APPLY",
+            "h_t[2] short = { {1, 2, 3} };\n\
+             h_t[2] wrong = (h_t[2]){ {1, 2, 3}, {1, 2} };\n\
+             h_t[2] scalars = { 8w1, 8w2 };\n        \
+             hdr.h.a = K[hdr.h.a].a; hdr.h.c = K[8w2].c;",
+        )])
+        .replace(
+            "control I(",
+            "const h_t[2] K = { {1, 2, 3}, (h_t){#} };\ncontrol I(",
+        ),
+    );
+    check_compiles(
+        "stack_initialiser_ok",
+        &program(&[
+            ("DECLS", "header G<T> { bit<8> b; T t; }"),
+            (
+                "APPLY",
+                "h_t[2] s = { {1, 2, 3}, (h_t){#} };\n\
+                 G<bit<16>>[2] g = (G<bit<16>>[2]){ {1, 2}, {3, 4} };\n\
+                 s = (h_t[2]){ hdr.h, s[0] };\n\
+                 if (s == { {1, 2, 3}, (h_t){#} }) { hdr.h.a = g[1].b; }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn zero_width_bit_strings() {
+    // P4_16 §7.1.6.2: `bit<0>` and `int<0>` hold only 0, and a slice of
+    // one has no bits to take; registers and value sets of them are not
+    // supported yet.
+    check_errors(
+        "bit_zero_width_errors",
+        &program(&[
+            ("LOCALS", "bit<0> z = 0; register<bit<0>>(4) r;"),
+            ("APPLY", "hdr.h.a = (bit<8>)z[0:0];"),
+        ]),
+    );
+    check_compiles(
+        "bit_zero_width_ok",
+        &program(&[
+            ("DECLS", "header z_t { bit<0> a; int<0> b; bit<8> c; }"),
+            (
+                "LOCALS",
+                "action zero(bit<0> q) { hdr.h.a = (bit<8>)q; }\n    \
+                 bit<0> zk = 0;\n    \
+                 table t { key = { hdr.h.a: exact; zk: exact; } \
+                 actions = { zero; } }",
+            ),
+            (
+                "APPLY",
+                "bit<0> z = 1; int<0> s = -1; z_t h = { 0, 0, 1 };\n        \
+                 hdr.h.a = hdr.h.a ++ z; hdr.h.c = (bit<8>)(int<8>)s + (bit<8>)h.a;\n        \
+                 if (z == 0 && s == 0) { t.apply(); }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn list_types_outside_a_cast() {
+    // P4_16 §7.2.10: only a list expression casts to `list<T>`, each
+    // element a `T`; a list-typed local, and an extern constructor taking
+    // a list (p4c's list samples), are not supported yet.
+    check_errors(
+        "list_type_errors",
+        &program(&[
+            (
+                "DECLS",
+                "extern Table8 { Table8(list<bit<8>> data); void run(); }",
+            ),
+            ("LOCALS", "Table8((list<bit<8>>){1, 2}) t8;"),
+            (
+                "APPLY",
+                "list<bit<8>> l = {1, 2};\n        \
+                 hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>)hdr.h.a, 17w4);\n        \
+                 hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>){hdr.h.a, true}, 17w4);",
+            ),
+        ]),
+    );
+    // `list` still names a declaration of a program older than v1.2.4.
+    check_compiles(
+        "list_named_value_ok",
+        &program(&[(
+            "APPLY",
+            "bit<8> list = 3; hdr.h.a = (list < 4) ? list : 8w0;\n        \
+             hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>){hdr.h.a, 7}, 17w4);",
+        )]),
+    );
+}

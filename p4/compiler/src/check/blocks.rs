@@ -96,14 +96,18 @@ pub(crate) fn key_is_nameable(e: &ast::Expr) -> bool {
 fn ctor_key(
     name: &str,
     tys: &[Ty],
-    values: &[(ast::Ident, ir::Expr)],
+    values: &[(ast::Ident, Sym)],
     passed: &[(ast::Ident, Handle<ir::Control>, u32)],
 ) -> (String, Vec<String>) {
     (
         name.to_string(),
         tys.iter()
             .map(|t| format!("{t:?}"))
-            .chain(values.iter().map(|(_, x)| format!("{:?}", x.kind)))
+            .chain(values.iter().map(|(_, v)| match v {
+                Sym::Const(x, _) => format!("{:?}", x.kind),
+                Sym::IntConst(i) => format!("int {i}"),
+                other => format!("{other:?}"),
+            }))
             .chain(
                 passed
                     .iter()
@@ -113,11 +117,12 @@ fn ctor_key(
     )
 }
 
-/// Constructor arguments: constant values by parameter, and the instances
-/// passed to control-typed parameters (parameter, the instance's control,
-/// its index among the instantiating control's instances).
+/// Constructor arguments: constant values by parameter (a
+/// [`Sym::Const`], or a [`Sym::IntConst`] for an `int` parameter), and the
+/// instances passed to control-typed parameters (parameter, the instance's
+/// control, its index among the instantiating control's instances).
 type CtorArgs = (
-    Vec<(ast::Ident, ir::Expr)>,
+    Vec<(ast::Ident, Sym)>,
     Vec<(ast::Ident, Handle<ir::Control>, u32)>,
 );
 
@@ -246,7 +251,7 @@ impl Checker {
         &mut self,
         decl: &ast::ParserDecl,
         tys: &[Ty],
-        values: Vec<(ast::Ident, ir::Expr)>,
+        values: Vec<(ast::Ident, Sym)>,
     ) -> Option<Handle<ir::Parser>> {
         self.in_top_scope_with(&decl.signature.type_params, tys, values, |c| {
             c.parser_body(decl)
@@ -261,7 +266,7 @@ impl Checker {
         &mut self,
         type_params: &[ast::Ident],
         tys: &[Ty],
-        values: Vec<(ast::Ident, ir::Expr)>,
+        values: Vec<(ast::Ident, Sym)>,
         check: impl FnOnce(&mut Self) -> T,
     ) -> T {
         let top = self.scopes[0].clone();
@@ -272,8 +277,8 @@ impl Checker {
         for (t, ty) in type_params.iter().zip(tys) {
             self.declare(t, Sym::Type(ty.clone()));
         }
-        for (n, x) in values {
-            self.declare(&n, Sym::Const(x, None));
+        for (n, v) in values {
+            self.declare(&n, v);
         }
         let out = check(self);
         self.scopes = saved_scopes;
@@ -863,7 +868,7 @@ impl Checker {
         &mut self,
         decl: &ast::ControlDecl,
         tys: &[Ty],
-        values: Vec<(ast::Ident, ir::Expr)>,
+        values: Vec<(ast::Ident, Sym)>,
     ) -> Option<Handle<ir::Control>> {
         self.in_top_scope_with(&decl.signature.type_params, tys, values, |c| {
             c.control_body(decl)
@@ -882,14 +887,16 @@ impl Checker {
         &mut self,
         name: &str,
         ctor_params: &[ast::Param],
-        check: impl FnOnce(&mut Checker, Vec<(ast::Ident, ir::Expr)>),
+        check: impl FnOnce(&mut Checker, Vec<(ast::Ident, Sym)>),
     ) {
         // Default arguments are checked once, here, used or not.
         for p in ctor_params {
-            if let Some(d) = &p.default
-                && let Some(ty) = self.ty(&p.ty)
-            {
-                self.default_value(d, &ty);
+            if let Some(d) = &p.default {
+                if matches!(p.ty.kind, ast::TypeKind::Int) {
+                    self.int_ctor_arg(p, d);
+                } else if let Some(ty) = self.ty(&p.ty) {
+                    self.default_value(d, &ty);
+                }
             }
         }
         let before = self.diags.len();
@@ -898,6 +905,10 @@ impl Checker {
             if self.is_control_type(&p.ty) {
                 // No placeholder instance: leave it to its instantiations.
                 return;
+            }
+            if matches!(p.ty.kind, ast::TypeKind::Int) {
+                values.push((p.name.clone(), Sym::IntConst(1)));
+                continue;
             }
             let Some(ty) = self.ty(&p.ty) else { continue };
             let kind = match &ty {
@@ -918,7 +929,7 @@ impl Checker {
                 ty,
                 span: p.name.span,
             };
-            values.push((p.name.clone(), x));
+            values.push((p.name.clone(), Sym::Const(x, None)));
         }
         if self.diags.len() == before {
             self.discarding_changes(|c| check(c, values));
@@ -982,6 +993,12 @@ impl Checker {
                 passed.push(self.passed_instance(p, a)?);
                 continue;
             }
+            if matches!(p.ty.kind, ast::TypeKind::Int) {
+                // An infinite-precision parameter (P4_16 §7.1.6.5, §14.1):
+                // the block sees it as an `int` constant.
+                values.push((p.name.clone(), Sym::IntConst(self.int_ctor_arg(p, a)?)));
+                continue;
+            }
             let ty = self.ty(&p.ty)?;
             let x = self.expr(a, Some(&ty))?;
             if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
@@ -992,9 +1009,35 @@ impl Checker {
                 );
                 return None;
             }
-            values.push((p.name.clone(), x));
+            values.push((p.name.clone(), Sym::Const(x, None)));
         }
         Some((values, passed))
+    }
+
+    /// The value of argument `a` for the `int` constructor parameter `p`: a
+    /// compile-time integer without a width (a typed value would need a
+    /// cast to `int`, which P4_16 does not have).
+    fn int_ctor_arg(&mut self, p: &ast::Param, a: &ast::Expr) -> Option<i128> {
+        let before = self.diags.len();
+        match self.expr_any(a)? {
+            super::expr::TE::Inf(v) => Some(v),
+            super::expr::TE::Typed(x) => {
+                if self.diags.len() == before {
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        a.span,
+                        format!(
+                            "constructor parameter `{}` is an `int`: its argument must be an \
+                             integer without a width, not {}",
+                            p.name.name,
+                            self.ty_name(&x.ty)
+                        ),
+                        "not an `int`",
+                    );
+                }
+                None
+            }
+        }
     }
 
     /// Whether `t` names a control type (a control type declaration or a

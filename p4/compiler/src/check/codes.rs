@@ -13,7 +13,7 @@ pub const WRONG_KIND: &str = "P4E1003";
 pub const TYPE_MISMATCH: &str = "P4E1010";
 /// Bit widths do not agree.
 pub const WIDTH_MISMATCH: &str = "P4E1011";
-/// A width is 0 or larger than [`super::MAX_WIDTH`] bits.
+/// A width is larger than [`super::MAX_WIDTH`] bits (or a literal's is 0).
 pub const BAD_WIDTH: &str = "P4E1012";
 /// A compile-time constant is required.
 pub const NOT_CONSTANT: &str = "P4E1013";

@@ -47,6 +47,9 @@ impl Checker {
             }
             return Some(mk(ExprKind::List(v), Ty::Tuple(tys.clone()), e.span));
         }
+        if let (Some(Ty::Stack(elem, n)), ast::ExprKind::List(items)) = (expected, &e.kind) {
+            return self.stack_init(e.span, elem, *n, items);
+        }
         if let (Some(ty), ast::ExprKind::List(items)) = (expected, &e.kind)
             && let Ty::Composite(_) = ty
         {
@@ -136,6 +139,8 @@ impl Checker {
                 };
                 let fits = match ty {
                     Ty::Bit(_) => v >= 0 && (w >= 128 || (v as u128) <= p4_target::bits::mask(w)),
+                    // `int<0>` holds only 0.
+                    _ if w == 0 => v == 0,
                     _ => {
                         w >= 128 || {
                             let max = (1i128 << (w - 1)) - 1;
@@ -461,6 +466,71 @@ impl Checker {
         Some(mk(ExprKind::List(items), ty.clone(), span))
     }
 
+    /// A header stack initialiser `{e0, e1, ..}` for a stack `elem[n]`
+    /// (P4_16 §8.18: a list expression of as many headers, or header
+    /// unions, as the stack holds; each element checked as an initialiser
+    /// of `elem`, so `{1, 2}` and `(H){#}` work as for a single header).
+    fn stack_init(&mut self, span: Span, elem: &Ty, n: u32, items: &[ast::Expr]) -> Option<Expr> {
+        if items.len() != n as usize {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "a stack of {n} {} takes {n} elements, the initialiser gives {}",
+                    self.ty_name(elem),
+                    items.len()
+                ),
+                "wrong number of elements",
+            );
+            return None;
+        }
+        let mut v = Vec::new();
+        let mut ok = true;
+        for i in items {
+            match self.expr(i, Some(elem)) {
+                Some(x) => v.push(x),
+                None => ok = false,
+            }
+        }
+        ok.then(|| {
+            mk(
+                ExprKind::List(v),
+                Ty::Stack(Box::new(elem.clone()), n),
+                span,
+            )
+        })
+    }
+
+    /// `(list<T>){e0, e1, ..}` (P4_16 §7.2.10, §8.12): each element is a
+    /// `T`, and the value is a tuple of as many `T`s, usable wherever a
+    /// tuple of that type is (extern arguments such as a hash's field list,
+    /// comparisons). Only a list expression casts to a list type.
+    fn list_cast(&mut self, elem: &ast::Type, e: &ast::Expr, span: Span) -> Option<Expr> {
+        let elem = self.ty(elem)?;
+        let ast::ExprKind::List(items) = &e.kind else {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                e.span,
+                format!(
+                    "only a list expression `{{..}}` can be cast to list<{}>",
+                    self.ty_name(&elem)
+                ),
+                "not a list expression",
+            );
+            return None;
+        };
+        let mut v = Vec::new();
+        let mut ok = true;
+        for i in items {
+            match self.expr(i, Some(&elem)) {
+                Some(x) => v.push(x),
+                None => ok = false,
+            }
+        }
+        let ty = Ty::Tuple(vec![elem; v.len()]);
+        ok.then(|| mk(ExprKind::List(v), ty, span))
+    }
+
     /// The default value of `ty` (P4_16 §8.26) as an expression.
     pub(crate) fn default_of(&self, ty: &Ty, span: Span) -> Expr {
         let kind = match ty {
@@ -626,6 +696,26 @@ impl Checker {
                         }
                     },
                 };
+                // A stack value that is not a variable (a constant's or an
+                // initialiser's elements): a constant index picks the element.
+                if let ExprKind::List(items) = &b.kind {
+                    let Some(k) = fold::const_int(&i) else {
+                        self.unsupported(
+                            index.span,
+                            "run-time indices into a stack constant or initialiser",
+                        );
+                        return None;
+                    };
+                    let Some(x) = items.get(k as usize) else {
+                        self.error(
+                            codes::OVERFLOW,
+                            index.span,
+                            format!("index {k} is out of bounds for a stack of {n}"),
+                        );
+                        return None;
+                    };
+                    return t(x.clone());
+                }
                 t(mk(ExprKind::Index(Box::new(b), Box::new(i)), elem, span))
             }
             K::Slice { base, hi, lo } => {
@@ -802,11 +892,15 @@ impl Checker {
                 ))
             }
             K::Cast { ty, expr } => {
+                if let ast::TypeKind::List(elem) = &ty.kind {
+                    return t(self.list_cast(elem, expr, span)?);
+                }
                 let to = self.ty(ty)?;
                 if let (
                     Ty::Composite(_),
                     ast::ExprKind::StructInit(_) | ast::ExprKind::List(_) | ast::ExprKind::Invalid,
-                ) = (&to, &expr.kind)
+                )
+                | (Ty::Stack(..), ast::ExprKind::List(_)) = (&to, &expr.kind)
                 {
                     return t(self.expr(expr, Some(&to))?);
                 }

@@ -23,7 +23,8 @@
 //!   `bit<(W+1)>`, stack and table sizes, keysets, entries, switch labels.
 //! - An internal invariant break becomes a `Bug` diagnostic, never a panic.
 //!
-//! Widths are `1..=`[`MAX_WIDTH`] bits. Up to 128 bits the target holds a
+//! Widths are `0..=`[`MAX_WIDTH`] bits (`bit<0>` holds only 0; its header
+//! fields take no bits on the wire). Up to 128 bits the target holds a
 //! value in a native integer; above, in `p4_target::wide::Bits` (u64 limbs),
 //! and wide constants fold exactly ([`fold`]).
 //!
@@ -565,13 +566,15 @@ impl Checker {
         }
     }
 
+    /// The width of a `bit<W>` or `int<W>`: `0..=`[`MAX_WIDTH`] (P4_16
+    /// §7.1.6.2, §7.1.6.3: `bit<0>` and `int<0>` hold only the value 0).
     pub(crate) fn width(&mut self, e: &ast::Expr) -> Option<u32> {
         let w = self.const_u32(e, "width")?;
-        if w == 0 || w > MAX_WIDTH {
+        if w > MAX_WIDTH {
             self.error_label(
                 codes::BAD_WIDTH,
                 e.span,
-                format!("width {w} is not supported: widths must be 1..={MAX_WIDTH} bits"),
+                format!("width {w} is not supported: widths must be 0..={MAX_WIDTH} bits"),
                 "this width",
             );
             return None;
@@ -612,6 +615,16 @@ impl Checker {
             }
             K::MatchKind => {
                 self.unsupported(t.span, "values of type match_kind");
+                return None;
+            }
+            K::List(_) => {
+                // A list's length is its value's (P4_16 §7.2.10); a list
+                // expression cast to one is a tuple of that many elements
+                // (`Checker::list_cast`), but no other value has this type.
+                self.unsupported(
+                    t.span,
+                    "`list<..>` types other than in a cast of a list expression, `(list<T>){..}`",
+                );
                 return None;
             }
             K::Named { name, args } => match self.lookup(name).cloned() {
@@ -1015,6 +1028,8 @@ impl Checker {
                 | ir::ExprKind::Bool(_)
                 | ir::ExprKind::ErrorCode(_)
                 | ir::ExprKind::EnumMember(..) => true,
+                // `{#}`: an invalid header or union is as known as `0`.
+                ir::ExprKind::Default => matches!(e.ty, Ty::Composite(_)),
                 ir::ExprKind::List(items) => {
                     !matches!(e.ty, Ty::Bit(_) | Ty::Int(_)) && items.iter().all(is_const)
                 }
@@ -1677,8 +1692,8 @@ impl Checker {
         let (lo, hi, w) = match ty {
             Ty::Bit(w) => (0i128, (1i128 << (*w).min(126)) - 1, *w),
             Ty::Int(w) => (
-                -(1i128 << (*w - 1).min(126)),
-                (1i128 << (*w - 1).min(126)) - 1,
+                -(1i128 << w.saturating_sub(1).min(126)) + i128::from(*w == 0),
+                (1i128 << w.saturating_sub(1).min(126)) - 1,
                 *w,
             ),
             _ => return true,

@@ -546,6 +546,7 @@ fn names_any(t: &ast::Type, names: &[&str]) -> bool {
         }
         ast::TypeKind::Stack { elem, .. } => names_any(elem, names),
         ast::TypeKind::Tuple(items) => items.iter().any(|i| names_any(i, names)),
+        ast::TypeKind::List(elem) => names_any(elem, names),
         _ => false,
     }
 }

@@ -181,6 +181,14 @@ impl Checker {
     ) -> Result<Vec<ir::UserParam>, String> {
         let mut out = Vec::new();
         for p in params {
+            if matches!(p.ty.kind, ast::TypeKind::List(_)) {
+                let allowed = if ctor {
+                    "extern constructor parameters of list types"
+                } else {
+                    "extern parameters of list types"
+                };
+                return Err(format!("{allowed} (`{what}`)"));
+            }
             // An `int` constructor parameter: the value comes as an i128.
             let ty = if ctor && matches!(p.ty.kind, ast::TypeKind::Int) {
                 Ty::Int(128)

@@ -1207,6 +1207,8 @@ pub enum TypeKind {
     },
     /// `tuple<A, B>`.
     Tuple(Vec<Type>),
+    /// `list<T>` (P4_16 §7.2.10): any number of `T` values.
+    List(Box<Type>),
     /// `_` as a type argument.
     DontCare,
 }

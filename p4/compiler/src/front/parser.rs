@@ -513,6 +513,16 @@ impl<'t> Parser<'t> {
                     }
                 }
             }
+            // `list` is a type keyword since P4_16 v1.2.4; older programs
+            // may still name something `list`, so only `list<` not naming
+            // a declared type starts a list type.
+            "list" if self.is_punct_at(1, "<") && !self.is_type_name("list") => {
+                self.bump();
+                let open = self.expect("<")?;
+                let elem = self.ty()?;
+                self.expect_close(">", "<", open)?;
+                TypeKind::List(Box::new(elem))
+            }
             "tuple" => {
                 self.bump();
                 let open = self.expect("<")?;
@@ -612,6 +622,10 @@ impl<'t> Parser<'t> {
             return matches!(next, Tok::Ident(_));
         }
         if BUILTIN_TYPES.contains(&w.as_str()) {
+            return true;
+        }
+        // `list<T> x`: no statement starts with `name <` otherwise.
+        if w == "list" && matches!(next, Tok::Punct("<")) {
             return true;
         }
         self.is_type_name(w) && matches!(next, Tok::Ident(_) | Tok::Punct("<" | "[" | "("))
@@ -2438,6 +2452,7 @@ impl<'t> Parser<'t> {
     fn looks_like_cast(&self) -> bool {
         match &self.peek_at(1).tok {
             Tok::Ident(w) if w == "error" => self.is_punct_at(2, ")"),
+            Tok::Ident(w) if w == "list" => self.is_punct_at(2, "<") || self.is_type_name(w),
             Tok::Ident(w) => {
                 (BUILTIN_TYPES.contains(&w.as_str()) && w != "void") || self.is_type_name(w)
             }

@@ -135,9 +135,9 @@ impl<T> std::ops::IndexMut<Handle<T>> for Arena<T> {
 pub enum Ty {
     /// `bool`.
     Bool,
-    /// `bit<W>`, `1 <= W <= 128`.
+    /// `bit<W>`, `0 <= W <= 2048` (above 128 bits held as wide values).
     Bit(u32),
-    /// `int<W>`, `1 <= W <= 128`, two's complement masked to `W` bits.
+    /// `int<W>`, `0 <= W <= 2048`, two's complement masked to `W` bits.
     Int(u32),
     /// `varbit<W>`: at most `W` bits (a multiple of 8 in practice).
     Varbit(u32),

@@ -119,15 +119,17 @@ impl Gen<'_> {
             ExprKind::StackLastIndex(b) => {
                 format!(
                     "(({}.next as u128).wrapping_sub(1) & 0xffff_ffff)",
-                    self.place(ctx, b)?
+                    self.place_or_value(ctx, b)?
                 )
             }
-            ExprKind::StackNextIndex(b) => format!("({}.next as u128)", self.place(ctx, b)?),
+            ExprKind::StackNextIndex(b) => {
+                format!("({}.next as u128)", self.place_or_value(ctx, b)?)
+            }
             ExprKind::IsValid(b) => match &b.ty {
                 Ty::Composite(c) if self.prog.composites[*c].kind == CompositeKind::Union => {
-                    format!("{}.is_valid()", self.place(ctx, b)?)
+                    format!("{}.is_valid()", self.place_or_value(ctx, b)?)
                 }
-                _ => format!("{}.valid", self.place(ctx, b)?),
+                _ => format!("{}.valid", self.place_or_value(ctx, b)?),
             },
             ExprKind::Unary(op, a) if self.is_wide(&e.ty) => {
                 let x = self.expr(ctx, a)?;
@@ -187,6 +189,7 @@ impl Gen<'_> {
                     }
                     format!("({},)", parts.join(", "))
                 }
+                Ty::Stack(..) => self.stack_value(ctx, items, &e.ty, "0")?,
                 _ => {
                     return bad(
                         "not supported yet: tuple values outside extern arguments",
@@ -225,6 +228,10 @@ impl Gen<'_> {
                         "{{ let mut h__ = {}::default(); let mut c__ = PacketIn {{ data: packet__.data, off_bits: packet__.off_bits }}; if !h__.extract(&mut c__) {{ return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT); }} h__ }}",
                         self.rust_ty(&e.ty)?
                     ));
+                }
+                if bits == 0 {
+                    // `lookahead<bit<0>>()`: no bits to read, its only value.
+                    return Ok("0u128".to_string());
                 }
                 let v = format!(
                     "packet__.lookahead({bits}).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)?"
@@ -826,6 +833,42 @@ impl Gen<'_> {
                 _ => out.push(d.clone()),
             }
         }
+    }
+
+    /// `e` as a place when it is one, else its value in parentheses (a
+    /// constant header or stack, an initialiser), for reading a field of it.
+    fn place_or_value(&self, ctx: &Ctx<'_>, e: &Expr) -> Result<String, BackError> {
+        if Self::is_place(e) {
+            self.place(ctx, e)
+        } else {
+            Ok(format!("({})", self.expr(ctx, e)?))
+        }
+    }
+
+    /// A header stack built from an initialiser's elements (`ty` is the
+    /// stack's type), its `nextIndex` the Rust expression `next`: 0 for a
+    /// new value, the target's own when assigned (p4c assigns such an
+    /// initialiser element by element, which leaves `nextIndex` alone).
+    pub(super) fn stack_value(
+        &self,
+        ctx: &Ctx<'_>,
+        items: &[Expr],
+        ty: &Ty,
+        next: &str,
+    ) -> Result<String, BackError> {
+        let Ty::Stack(elem, n) = ty else {
+            return bad("internal: a stack initialiser of another type", None);
+        };
+        let mut parts = Vec::new();
+        for it in items {
+            parts.push(self.to_native(&self.expr(ctx, it)?, elem)?);
+        }
+        // Parenthesised: a struct literal may not stand bare in an `if`.
+        Ok(format!(
+            "(Stack::<{}, {n}> {{ elems: [{}], next: {next} }})",
+            self.rust_ty(elem)?,
+            parts.join(", ")
+        ))
     }
 
     pub(super) fn assign_native(

@@ -99,9 +99,17 @@ impl Gen<'_> {
         }
         // Struct fields are laid out flattened: one entry per scalar leaf,
         // named by its Rust path from the header (`s.f`).
-        let fields: Vec<(String, u32, bool)> = c
-            .leaves(self.prog)
+        // `bit<0>`/`int<0>` fields take no bits on the wire: extract sets
+        // them to their only value and emit skips them.
+        let leaves = c.leaves(self.prog);
+        let zero_width: Vec<String> = leaves
             .iter()
+            .filter(|(_, ty)| matches!(ty, Ty::Bit(0) | Ty::Int(0)))
+            .map(|(path, _)| leaf_ident(path))
+            .collect();
+        let fields: Vec<(String, u32, bool)> = leaves
+            .iter()
+            .filter(|(_, ty)| !matches!(ty, Ty::Bit(0) | Ty::Int(0)))
             .map(|(path, ty)| {
                 (
                     leaf_ident(path),
@@ -138,6 +146,9 @@ impl Gen<'_> {
                 }
                 w.close("}");
             }
+            for z in &zero_width {
+                w.line(format!("self.{z} = 0;"));
+            }
             w.line("self.valid = true;");
             w.line("p.off_bits += Self::BITS;");
             w.line("return true;");
@@ -162,6 +173,9 @@ impl Gen<'_> {
             };
             w.line(format!("self.{ident} = {v};"));
             off += fw;
+        }
+        for z in &zero_width {
+            w.line(format!("self.{z} = 0;"));
         }
         w.line("self.valid = true;");
         w.line("p.off_bits += Self::BITS;");
@@ -270,6 +284,7 @@ impl Gen<'_> {
                     w.close("}");
                     w.line("o += var_bits as usize;");
                 }
+                Ty::Bit(0) | Ty::Int(0) => w.line(format!("self.{fname} = 0;")),
                 _ => {
                     let fw = ty.scalar_width(self.prog).unwrap_or(0);
                     let read = format!("::p4_target::packet::read_bits(d, o, {fw})");
@@ -310,6 +325,7 @@ impl Gen<'_> {
                     w.line("o += 8;");
                     w.close("}");
                 }
+                Ty::Bit(0) | Ty::Int(0) => {}
                 _ => {
                     let fw = ty.scalar_width(self.prog).unwrap_or(0);
                     w.line(format!(

@@ -21,7 +21,13 @@ impl Gen<'_> {
     pub(super) fn stmt(&mut self, ctx: &Ctx<'_>, s: &Stmt) -> Result<(), BackError> {
         match s {
             Stmt::Assign(lhs, rhs, _) => {
-                let v = self.expr(ctx, rhs)?;
+                let v = match &rhs.kind {
+                    ExprKind::List(items) if matches!(rhs.ty, Ty::Stack(..)) => {
+                        let next = format!("{}.next", self.place(ctx, lhs)?);
+                        self.stack_value(ctx, items, &rhs.ty, &next)?
+                    }
+                    _ => self.expr(ctx, rhs)?,
+                };
                 let line = self.assign_native(ctx, lhs, &v)?;
                 self.w.line(line);
             }
