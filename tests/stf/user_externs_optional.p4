@@ -1,5 +1,5 @@
 // User-defined externs (P4_16 §7.2.12) with the parameter kinds of p4c's
-// samples: `@optional` parameters a call leaves out (§7.2.12.1; the call
+// samples: `@optional` parameters a call leaves out (the call
 // binds to a copy of the signature without them, named like an overload),
 // a list argument `{a, b}` to a generic `in T` parameter (T is the list's
 // tuple type, passed as a struct made up for it), and constructor

@@ -1367,7 +1367,7 @@ fn packet_method_type_arguments_are_checked() {
 
 #[test]
 fn optional_parameters_left_out() {
-    // P4_16 §7.2.12.1: a call may leave out an `@optional` parameter; here
+    // A call may leave out an `@optional` parameter of an extern; here
     // only trailing ones, so the call binds to the signature without them.
     // A parameter that is not `@optional` is still needed, and one left out
     // before a parameter the call gives is refused.

@@ -294,7 +294,7 @@ pub(crate) struct ParamSpec {
     /// known (not checked).
     pub(crate) nominal: Option<Option<String>>,
     /// An `@optional` parameter of an extern method or function: a call
-    /// may leave it out (P4_16 §7.2.12.1; only trailing ones here).
+    /// may leave it out (only trailing ones here).
     pub(crate) optional: bool,
 }
 

@@ -17,11 +17,20 @@
 //! or infers from its arguments; each copy is a separate [`ir::UserExtern`]
 //! / [`ir::UserFn`] carrying its `type_args`.
 //!
+//! A call may leave out trailing `@optional` parameters:
+//! it binds to a copy of the method or function without them, which the
+//! back end names like an overload by arity. A list argument `{a, b}` to a
+//! generic `in T` parameter makes T the list's tuple type, passed as the
+//! struct made up for it (`tuple_N`, as digest data). Constructor
+//! arguments are compile-time constants of a scalar type, enums and
+//! `error` included (as the codes methods see).
+//!
 //! Still refused, each with a `P4E1060` diagnostic naming the extern where
 //! it is used (an unused declaration is accepted, as p4c does): abstract
 //! methods; more than one constructor; parameter types other than scalars,
-//! headers and structs; return types other than scalars; calls from P4
-//! functions.
+//! headers, structs and tuples of those (and constructor parameters other
+//! than scalars); return types other than scalars; values of type
+//! `match_kind`.
 
 use super::{Checker, ParamSpec, codes};
 use crate::diag::Span;
@@ -647,7 +656,7 @@ impl Checker {
     }
 
     /// `f` with its trailing `@optional` parameters cut to `n` (a call
-    /// that leaves them out, P4_16 §7.2.12.1), when that is what they are.
+    /// that leaves them out), when that is what they are.
     fn without_optional(f: &ir::UserFn, n: usize) -> Option<ir::UserFn> {
         if n >= f.params.len() || !f.params[n..].iter().all(|p| p.optional) {
             return None;
