@@ -1508,3 +1508,69 @@ fn list_types_outside_a_cast() {
         )]),
     );
 }
+
+// ---- s21
+
+#[test]
+fn optional_parameters_left_out() {
+    // A call may leave out an `@optional` parameter of an extern; here
+    // only trailing ones, so the call binds to the signature without them.
+    // A parameter that is not `@optional` is still needed, and one left out
+    // before a parameter the call gives is refused.
+    let decls = "extern Bump { Bump(); bit<8> bump(in bit<8> x, @optional in bit<8> by, @optional in bool wrap); }\n\
+                 extern bit<8> twice(in bit<8> x, @optional in bit<8> plus);";
+    check_compiles(
+        "optional_parameters_left_out_ok",
+        &program(&[
+            ("DECLS", decls),
+            ("LOCALS", "Bump() b;"),
+            (
+                "APPLY",
+                "hdr.h.a = b.bump(hdr.h.a); hdr.h.c = b.bump(x = hdr.h.c, by = 2);\n        \
+                 hdr.h.a = twice(hdr.h.a); hdr.h.c = twice(hdr.h.c, 1);",
+            ),
+        ]),
+    );
+    check_errors(
+        "optional_parameters_left_out",
+        &program(&[
+            ("DECLS", decls),
+            ("LOCALS", "Bump() b;"),
+            (
+                "APPLY",
+                "hdr.h.a = b.bump(x = hdr.h.a, wrap = true);\n        hdr.h.c = twice();",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn extern_constructor_takes_enums_and_errors() {
+    // Constructor arguments of enum and `error` type are compile-time
+    // constants like bit strings (p4c's issue1193 passes
+    // `CounterType.packets`); a value known only at run time is not.
+    let decls = "enum Colour { Red, Blue }\n\
+                 extern Painter { Painter(Colour c, CounterType k, error e); void paint(); }";
+    check_compiles(
+        "extern_constructor_enum_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "LOCALS",
+                "Painter(Colour.Blue, CounterType.packets, error.NoMatch) p;",
+            ),
+            ("APPLY", "p.paint();"),
+        ]),
+    );
+    check_errors(
+        "extern_constructor_enum_not_constant",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "LOCALS",
+                "Painter(Colour.Blue, CounterType.packets, sm.parser_error) p;",
+            ),
+            ("APPLY", "p.paint();"),
+        ]),
+    );
+}

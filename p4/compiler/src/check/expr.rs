@@ -271,6 +271,37 @@ impl Checker {
         }
     }
 
+    /// The struct made up for tuple type `tys` (`tuple_N`, fields `f0`,
+    /// `f1`, ..; one per tuple type).
+    pub(crate) fn tuple_struct(&mut self, tys: &[Ty], span: Span) -> ir::Handle<ir::Composite> {
+        if let Some((_, h)) = self.tuple_structs.iter().find(|(t, _)| t == tys) {
+            return *h;
+        }
+        let name = format!("tuple_{}", self.tuple_structs.len());
+        let fields = tys
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ir::Field {
+                name: format!("f{i}"),
+                ty: t.clone(),
+                field_lists: Vec::new(),
+                span,
+            })
+            .collect();
+        let h = self.prog.composites.append(
+            ir::Composite {
+                name,
+                kind: ir::CompositeKind::Struct,
+                fields,
+                controller_header: None,
+                padded: false,
+            },
+            span,
+        );
+        self.tuple_structs.push((tys.to_vec(), h));
+        h
+    }
+
     /// A tuple value (`{a, b}` as digest data) as a struct made up for it,
     /// `tuple_N` with fields `f0`, `f1`, .. of the element types, so that
     /// it is learned like a struct (one struct per tuple type).
@@ -279,39 +310,7 @@ impl Checker {
             return Some(data);
         };
         let tys = tys.clone();
-        let existing = self
-            .tuple_structs
-            .iter()
-            .find(|(t, _)| *t == tys)
-            .map(|(_, h)| *h);
-        let h = match existing {
-            Some(h) => h,
-            None => {
-                let name = format!("tuple_{}", self.tuple_structs.len());
-                let fields = tys
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| ir::Field {
-                        name: format!("f{i}"),
-                        ty: t.clone(),
-                        field_lists: Vec::new(),
-                        span: data.span,
-                    })
-                    .collect();
-                let h = self.prog.composites.append(
-                    ir::Composite {
-                        name,
-                        kind: ir::CompositeKind::Struct,
-                        fields,
-                        controller_header: None,
-                        padded: false,
-                    },
-                    data.span,
-                );
-                self.tuple_structs.push((tys.clone(), h));
-                h
-            }
-        };
+        let h = self.tuple_struct(&tys, data.span);
         let span = data.span;
         let items = match data.kind {
             ExprKind::List(items) => items,
@@ -1799,8 +1798,18 @@ impl Checker {
                 }
             }
         }
+        // `@optional` parameters left out after the last one given: the
+        // call binds to the shorter signature (see `user_externs`).
+        let given = slots
+            .iter()
+            .zip(params)
+            .rposition(|(s, p)| s.is_some() || p.default.is_some())
+            .map_or(0, |i| i + 1);
         let mut out = Vec::new();
-        for (p, slot) in params.iter().zip(slots) {
+        for (i, (p, slot)) in params.iter().zip(slots).enumerate() {
+            if i >= given && p.optional {
+                continue;
+            }
             match slot.or_else(|| p.default.clone()) {
                 Some(e) => out.push(e),
                 None => {

@@ -294,6 +294,9 @@ pub(crate) struct ParamSpec {
     /// for a `type`-declared `T`, `Some(None)` a plain type, `None` not
     /// known (not checked).
     pub(crate) nominal: Option<Option<String>>,
+    /// An `@optional` parameter of an extern method or function: a call
+    /// may leave it out (only trailing ones here).
+    pub(crate) optional: bool,
 }
 
 impl ParamSpec {
@@ -304,6 +307,7 @@ impl ParamSpec {
                 name: p.name.name.clone(),
                 default: p.default.clone(),
                 nominal: None,
+                optional: ast::find_annotation(&p.annotations, "optional").is_some(),
             })
             .collect()
     }
@@ -314,6 +318,7 @@ impl ParamSpec {
                 name,
                 default: None,
                 nominal: None,
+                optional: false,
             })
             .collect()
     }

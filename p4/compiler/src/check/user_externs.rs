@@ -17,11 +17,20 @@
 //! or infers from its arguments; each copy is a separate [`ir::UserExtern`]
 //! / [`ir::UserFn`] carrying its `type_args`.
 //!
+//! A call may leave out trailing `@optional` parameters:
+//! it binds to a copy of the method or function without them, which the
+//! back end names like an overload by arity. A list argument `{a, b}` to a
+//! generic `in T` parameter makes T the list's tuple type, passed as the
+//! struct made up for it (`tuple_N`, as digest data). Constructor
+//! arguments are compile-time constants of a scalar type, enums and
+//! `error` included (as the codes methods see).
+//!
 //! Still refused, each with a `P4E1060` diagnostic naming the extern where
 //! it is used (an unused declaration is accepted, as p4c does): abstract
 //! methods; more than one constructor; parameter types other than scalars,
-//! headers and structs; return types other than scalars; calls from P4
-//! functions.
+//! headers, structs and tuples of those (and constructor parameters other
+//! than scalars); return types other than scalars; values of type
+//! `match_kind`.
 
 use super::{Checker, ParamSpec, codes};
 use crate::diag::Span;
@@ -195,15 +204,30 @@ impl Checker {
             } else {
                 self.ty(&p.ty).ok_or_else(String::new)?
             };
+            // A tuple (`in T data` given `{a, b}`) travels as the struct
+            // made up for its type, as digest data does.
+            let ty = match ty {
+                Ty::Tuple(elems)
+                    if !ctor
+                        && elems
+                            .iter()
+                            .all(|t| Self::user_scalar(t) || matches!(t, Ty::Composite(_))) =>
+                {
+                    Ty::Composite(self.tuple_struct(&elems, p.span))
+                }
+                ty => ty,
+            };
             let ok = if ctor {
-                matches!(ty, Ty::Bool | Ty::Bit(_) | Ty::Int(_))
+                // Every scalar the methods take: enums and `error` come as
+                // the same `u32` codes (a serializable enum as its value).
+                Self::user_scalar(&ty)
             } else {
                 Self::user_scalar(&ty)
                     || matches!(ty, Ty::Composite(c) if self.prog.composites[c].kind != ir::CompositeKind::Union)
             };
             if !ok {
                 let allowed = if ctor {
-                    "extern constructor parameters other than bit<W>, int<W>, int and bool"
+                    "extern constructor parameters other than bit<W>, int<W>, int, bool, enums and error"
                 } else {
                     "extern parameters other than scalars, headers and structs"
                 };
@@ -223,6 +247,7 @@ impl Checker {
                 name: p.name.name.clone(),
                 dir,
                 ty,
+                optional: ast::find_annotation(&p.annotations, "optional").is_some(),
             });
         }
         Ok(out)
@@ -367,6 +392,33 @@ impl Checker {
                     width: *w,
                     value: *v,
                 },
+                // An enum or `error` constant: the code methods see too (a
+                // member's index, an error's code, a serializable enum's
+                // value), as a `u32` or the enum's underlying width.
+                (ExprKind::EnumMember(h, i), _) => {
+                    let en = &self.prog.enums[*h];
+                    match (&en.repr, x.ty.scalar_width(&self.prog)) {
+                        (Some(_), Some(width)) if width <= 128 => ConstValue::Bit {
+                            width,
+                            value: en.members[*i as usize].1,
+                        },
+                        (Some(_), _) => {
+                            self.unsupported(
+                                a.span,
+                                "serializable enums wider than 128 bits as extern constructor arguments",
+                            );
+                            return None;
+                        }
+                        (None, _) => ConstValue::Bit {
+                            width: 32,
+                            value: u128::from(*i),
+                        },
+                    }
+                }
+                (ExprKind::ErrorCode(c), _) => ConstValue::Bit {
+                    width: 32,
+                    value: u128::from(*c),
+                },
                 _ => {
                     self.error(
                         codes::NOT_CONSTANT,
@@ -494,6 +546,25 @@ impl Checker {
             );
             return None;
         }
+        // A call leaving out trailing `@optional` parameters binds to a
+        // copy of the method without them (named like an overload).
+        let shortened = concrete
+            .iter()
+            .filter(|(_, f)| f.params.len() != args.len())
+            .find_map(|(_, f)| Self::without_optional(f, args.len()));
+        let generic_shortened: Vec<ast::FunctionPrototype> = generic
+            .iter()
+            .filter_map(|f| Self::proto_without_optional(f, args.len()))
+            .collect();
+        let generic: Vec<&ast::FunctionPrototype> =
+            if generic.iter().any(|f| f.params.len() == args.len()) {
+                generic
+            } else {
+                generic
+                    .into_iter()
+                    .chain(generic_shortened.iter())
+                    .collect()
+            };
         let mi = if let Some((mi, _)) = concrete.iter().find(|(_, f)| f.params.len() == args.len())
         {
             if !self.user_call_allowed(&what, span) {
@@ -508,6 +579,13 @@ impl Checker {
                 return None;
             }
             *mi
+        } else if let (Some(f), true) = (shortened, type_args.is_empty()) {
+            if !self.user_call_allowed(&what, span) {
+                return None;
+            }
+            let methods = &mut self.prog.user_externs[decl as usize].methods;
+            methods.push(f);
+            methods.len() - 1
         } else if let Some(proto) = generic.iter().find(|f| f.params.len() == args.len()) {
             if !self.user_call_allowed(&what, span) {
                 return None;
@@ -521,6 +599,7 @@ impl Checker {
                 args,
                 span,
             )?;
+            let tys = self.tuples_as_structs(tys, span);
             let methods = &self.prog.user_externs[decl as usize].methods;
             match methods
                 .iter()
@@ -571,6 +650,46 @@ impl Checker {
         })
     }
 
+    /// Type arguments with each tuple type (inferred from a list argument
+    /// `{a, b}`) replaced by the struct made up for it, so the copy of a
+    /// generic is named after that struct (`sum_tuple_0`) and its
+    /// parameter travels as one.
+    fn tuples_as_structs(&mut self, tys: Vec<Ty>, span: Span) -> Vec<Ty> {
+        tys.into_iter()
+            .map(|t| match t {
+                Ty::Tuple(elems) => Ty::Composite(self.tuple_struct(&elems, span)),
+                t => t,
+            })
+            .collect()
+    }
+
+    /// `f` with its trailing `@optional` parameters cut to `n` (a call
+    /// that leaves them out), when that is what they are.
+    fn without_optional(f: &ir::UserFn, n: usize) -> Option<ir::UserFn> {
+        if n >= f.params.len() || !f.params[n..].iter().all(|p| p.optional) {
+            return None;
+        }
+        let mut g = f.clone();
+        g.params.truncate(n);
+        g.used = false;
+        Some(g)
+    }
+
+    /// The prototype `f` with its trailing `@optional` parameters cut to
+    /// `n`, as [`Self::without_optional`] for a generic one.
+    fn proto_without_optional(
+        f: &ast::FunctionPrototype,
+        n: usize,
+    ) -> Option<ast::FunctionPrototype> {
+        let optional = |p: &ast::Param| ast::find_annotation(&p.annotations, "optional").is_some();
+        if n >= f.params.len() || !f.params[n..].iter().all(optional) {
+            return None;
+        }
+        let mut g = f.clone();
+        g.params.truncate(n);
+        Some(g)
+    }
+
     fn arity_error(
         &mut self,
         what: &str,
@@ -614,7 +733,34 @@ impl Checker {
             return None;
         }
         let what = format!("extern function `{name}`");
-        let concrete_fit = concrete.iter().find(|(_, f)| f.params.len() == args.len());
+        let mut concrete_fit = concrete
+            .iter()
+            .find(|(_, f)| f.params.len() == args.len())
+            .cloned();
+        if concrete_fit.is_none() {
+            // Trailing `@optional` parameters left out: a copy of the
+            // function without them (named like an overload).
+            if let Some(f) = concrete
+                .iter()
+                .find_map(|(_, f)| Self::without_optional(f, args.len()))
+            {
+                self.prog.user_functions.push(f.clone());
+                concrete_fit = Some((self.prog.user_functions.len() - 1, f));
+            }
+        }
+        let generic: Vec<(ast::FunctionPrototype, _)> =
+            if generic.iter().any(|(f, _)| f.params.len() == args.len()) {
+                generic
+            } else {
+                let shortened: Vec<_> = generic
+                    .iter()
+                    .filter_map(|(f, sc)| {
+                        Some((Self::proto_without_optional(f, args.len())?, sc.clone()))
+                    })
+                    .collect();
+                generic.into_iter().chain(shortened).collect()
+            };
+        let concrete_fit = concrete_fit.as_ref();
         let fi =
             if let (Some((fi, _)), true) = (concrete_fit, type_args.is_empty()) {
                 if !self.user_call_allowed(name, span) {
@@ -636,6 +782,7 @@ impl Checker {
                     args,
                     span,
                 )?;
+                let tys = self.tuples_as_structs(tys, span);
                 match self.prog.user_functions.iter().position(|f| {
                     f.name == name && f.type_args == tys && f.params.len() == args.len()
                 }) {

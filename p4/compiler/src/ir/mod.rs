@@ -923,6 +923,9 @@ pub struct UserParam {
     pub dir: Direction,
     /// Type.
     pub ty: Ty,
+    /// Declared `@optional`: a call may leave it out, and then binds to a
+    /// copy of the signature without it (see `check::user_externs`).
+    pub optional: bool,
 }
 
 /// A user-defined extern function, or a method of a user extern object.

@@ -11,10 +11,11 @@
 //!   one. `bit<W>`/`int<W>` are the native `u8`..`u128` holding the value's
 //!   bits (an `int<W>` in two's complement, masked to `W` bits), `bool` is
 //!   `bool`, enums and `error` are `u32` codes, headers and structs are the
-//!   generated structs. An overload (same name, another arity) is named
-//!   `NAME_N` for `N` parameters; a copy of a generic extern type, method
-//!   or function is named after its type arguments (`DelayLine_bit8`,
-//!   `of_ethernet_t`);
+//!   generated structs (a tuple the struct `tuple_N` made up for it). An
+//!   overload (same name, another arity), and a call leaving out trailing
+//!   `@optional` parameters, is named `NAME_N` for `N` parameters; a copy
+//!   of a generic extern type, method or function is named after its type
+//!   arguments (`DelayLine_bit8`, `of_ethernet_t`, `sum_tuple_0`);
 //! - a trait `Externs` (`Default + Send + 'static`) with one associated type
 //!   per extern object type and one `&mut self` method per extern function
 //!   (types never instantiated and functions never called are left out);
