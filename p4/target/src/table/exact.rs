@@ -161,7 +161,7 @@ impl ExactEngine {
     /// (fields in key order, each masked to its width, the first highest);
     /// at most 128 bits in all, so never a [`Map::Wide`] key (such a table
     /// misses).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup_packed(&self, packed: u128) -> Option<u32> {
         match &self.map {
             Map::Direct(a) => direct(a, packed),

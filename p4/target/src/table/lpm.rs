@@ -534,7 +534,7 @@ impl LpmEngine {
     /// field is the last key field (the usual `dst_addr` key), key order is
     /// trie order and the packed value only needs aligning. A key of more
     /// than 128 bits cannot be packed: it misses.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup_packed(&self, packed: u128) -> Option<u32> {
         if self.total_bits > 128 {
             return None;

@@ -441,8 +441,9 @@ impl Table {
     /// widths, and the lookup is only that engine's probe, inlined, without
     /// the key slice and the general packing loop. Any other table is
     /// looked up through the fields taken apart again. A key wider than
-    /// 128 bits cannot be packed: such a table misses.
-    #[inline]
+    /// 128 bits cannot be packed: such a table misses. Always inlined: the
+    /// call would save and restore the registers the largest engine needs.
+    #[inline(always)]
     pub fn lookup_packed(&mut self, packed: u128, packet_len: u32) -> Lookup<'_> {
         let found = match &self.engine {
             Engine::Exact(e) => e.lookup_packed(packed),
