@@ -417,7 +417,8 @@ impl Gen<'_> {
             }
             self.w.line(format!("let mut p__ = [0u128; {max_params}];"));
             let packed = if pure_key {
-                let table_info = &self.info.tables[self.info.layout.instances[i].tables[ti] as usize];
+                let table_info =
+                    &self.info.tables[self.info.layout.instances[i].tables[ti] as usize];
                 packed_key(table_info, &keys)
             } else {
                 None
@@ -435,9 +436,7 @@ impl Gen<'_> {
                         self.w
                             .line("table__.lookup_packed(packed__, env.packet_length)");
                     }
-                    None => self
-                        .w
-                        .line("table__.lookup(&key__(), env.packet_length)"),
+                    None => self.w.line("table__.lookup(&key__(), env.packet_length)"),
                 }
                 self.w.close("};");
             } else {
@@ -595,11 +594,14 @@ impl Gen<'_> {
 /// to its width, the first highest. `None` for any other table, which
 /// passes its key as a slice.
 fn packed_key(table: &TableInfo, values: &[String]) -> Option<String> {
-    let lpm = table.keys.iter().filter(|k| k.kind == MatchKind::Lpm).count();
-    let served = table
+    let lpm = table
         .keys
         .iter()
-        .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Lpm) && (1..=128).contains(&k.bitwidth));
+        .filter(|k| k.kind == MatchKind::Lpm)
+        .count();
+    let served = table.keys.iter().all(|k| {
+        matches!(k.kind, MatchKind::Exact | MatchKind::Lpm) && (1..=128).contains(&k.bitwidth)
+    });
     let bits: u32 = table.keys.iter().map(|k| k.bitwidth).sum();
     if values.is_empty() || values.len() != table.keys.len() || !served || lpm > 1 || bits > 128 {
         return None;
