@@ -342,6 +342,19 @@ fn check_in(
                     _ => None,
                 };
                 assert_eq!(got_tag, want.map(|e| e.3), "key {key:x?}");
+                // The same key packed into one word, as generated code
+                // passes it (every engine, the priority one included).
+                if widths.iter().sum::<u32>() <= 128 {
+                    let packed = key.iter().zip(&widths).fold(0u128, |acc, (&k, &w)| {
+                        acc.checked_shl(w).unwrap_or(0) | (k & mask(w))
+                    });
+                    let got = table.lookup_packed(packed, 64);
+                    let got_tag = match got.action {
+                        EntryAction::Direct(c) if got.hit => Some(c.params[0]),
+                        _ => None,
+                    };
+                    assert_eq!(got_tag, want.map(|e| e.3), "packed key {packed:x}");
+                }
             }
         }
         assert_eq!(table.len(), reference.len());

@@ -669,7 +669,8 @@ type_info {
             let r__ = if table__.is_empty() {
                 table__.miss()
             } else {
-                table__.lookup(&key__(), env.packet_length)
+                let packed__: u128 = (((*hdr).tag.kind as u128) & 0xff);
+                table__.lookup_packed(packed__, env.packet_length)
             };
             let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
                 ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),

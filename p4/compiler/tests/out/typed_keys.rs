@@ -665,7 +665,10 @@ type_info {
             let r__ = if table__.is_empty() {
                 table__.miss()
             } else {
-                table__.lookup(&key__(), env.packet_length)
+                let packed__: u128 = ((((*sm).parser_error as u128) & 0xffffffff) << 33)
+                    | ((((*meta).mood as u128) & 0xffffffff) << 1)
+                    | (((*hdr).extra.valid as u128) & 0x1);
+                table__.lookup_packed(packed__, env.packet_length)
             };
             let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
                 ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),

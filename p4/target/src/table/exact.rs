@@ -156,6 +156,22 @@ impl ExactEngine {
     }
 }
 
+impl ExactEngine {
+    /// [`Self::lookup`] for a key the caller packed as [`Self::pack`] does
+    /// (fields in key order, each masked to its width, the first highest);
+    /// at most 128 bits in all, so never a [`Map::Wide`] key (such a table
+    /// misses).
+    #[inline(always)]
+    pub(crate) fn lookup_packed(&self, packed: u128) -> Option<u32> {
+        match &self.map {
+            Map::Direct(a) => direct(a, packed),
+            Map::Packed(m) if m.is_empty() => None,
+            Map::Packed(m) => m.get(&packed).copied(),
+            Map::Wide(_) => None,
+        }
+    }
+}
+
 /// The entry id in slot `packed` of a direct array (empty before the
 /// first insert).
 #[inline]

@@ -529,6 +529,61 @@ impl LpmEngine {
         self.walk(slot, |pos, n| chunk(&buf, pos, n), |pos| bits64(&buf, pos))
     }
 
+    /// [`Self::lookup`] for a key of at most 128 bits packed into one
+    /// integer in key order (see `Table::lookup_packed`). When the LPM
+    /// field is the last key field (the usual `dst_addr` key), key order is
+    /// trie order and the packed value only needs aligning. A key of more
+    /// than 128 bits cannot be packed: it misses.
+    #[inline(always)]
+    pub(crate) fn lookup_packed(&self, packed: u128) -> Option<u32> {
+        if self.total_bits > 128 {
+            return None;
+        }
+        let lpm_last = self.order.last() == Some(&(self.order.len() - 1));
+        let trie = if lpm_last {
+            packed
+        } else {
+            self.trie_order(packed)
+        };
+        if self.total_bits <= 64 {
+            let a = (trie as u64) << (64 - self.total_bits);
+            let slot = self.root[(a >> (64 - self.root_bits)) as usize];
+            return self.walk(
+                slot,
+                |pos, n| ((a << pos) >> (64 - n)) as u32,
+                |pos| a << pos,
+            );
+        }
+        let a = trie << (128 - self.total_bits);
+        let slot = self.root[(a >> (128 - self.root_bits)) as usize];
+        self.walk(
+            slot,
+            |pos, n| ((a << pos) >> (128 - n)) as u32,
+            |pos| ((a << pos) >> 64) as u64,
+        )
+    }
+
+    /// A packed key (key order, at most 128 bits) in trie order: the LPM
+    /// field's bits moved from their place to the end.
+    #[cold]
+    #[inline(never)]
+    fn trie_order(&self, packed: u128) -> u128 {
+        let n = self.order.len();
+        let lpm = self.order[n - 1];
+        let lpm_bits = self.widths[n - 1];
+        // Bits of the key fields after the LPM field.
+        let low: u32 = (0..n - 1)
+            .filter(|&j| self.order[j] > lpm)
+            .map(|j| self.widths[j])
+            .sum();
+        let shr = |v: u128, s: u32| if s >= 128 { 0 } else { v >> s };
+        let shl = |v: u128, s: u32| if s >= 128 { 0 } else { v << s };
+        let value = shr(packed, low) & crate::bits::mask(lpm_bits);
+        let before = shr(packed, low + lpm_bits);
+        let after = packed & crate::bits::mask(low);
+        shl(shl(before, low) | after, lpm_bits) | value
+    }
+
     /// Prefix bits and length of an entry's match list (key order).
     fn prefix_of(&self, matches: &[Option<FieldMatch>]) -> ([u8; KEY_BYTES], u32) {
         let mut buf = [0u8; KEY_BYTES];

@@ -10,6 +10,9 @@
 //!   or an exact+LPM key over 512 bits) → tuple space search (`priority.rs`).
 //! - [`Table::lookup`] takes one value per key field (masked to width) and
 //!   never allocates; a key of the wrong length misses.
+//!   [`Table::lookup_packed`] takes the same key packed into one `u128`
+//!   (key order, first field highest; at most 128 bits): generated code
+//!   uses it for all-exact and exact+LPM tables, whose engine it knows.
 //! - Entries are found by (canonical matches, priority), so
 //!   modify/delete/read by key work (exact and LPM engines find them
 //!   themselves, the priority engine through an index of key records);
@@ -427,6 +430,50 @@ impl Table {
         } else {
             None
         };
+        self.outcome(found, packet_len)
+    }
+
+    /// [`Table::lookup`] for a key the caller packed into one `u128`: the
+    /// fields in key order, each masked to its width, the first in the
+    /// highest bits, at most 128 bits in all. Generated code calls this for
+    /// tables whose fields are all exact, or exact and one LPM (the engines
+    /// it knows `Table::new` picks for them): it packs the key in native
+    /// widths, and the lookup is only that engine's probe, inlined, without
+    /// the key slice and the general packing loop. Any other table is
+    /// looked up through the fields taken apart again. A key wider than
+    /// 128 bits cannot be packed: such a table misses. Always inlined: the
+    /// call would save and restore the registers the largest engine needs.
+    #[inline(always)]
+    pub fn lookup_packed(&mut self, packed: u128, packet_len: u32) -> Lookup<'_> {
+        let found = match &self.engine {
+            Engine::Exact(e) => e.lookup_packed(packed),
+            Engine::Lpm(e) => e.lookup_packed(packed),
+            Engine::Keyless => None,
+            Engine::Priority(_) => self.lookup_unpacked(packed),
+        };
+        self.outcome(found, packet_len)
+    }
+
+    /// [`Table::lookup_packed`] of a table whose engine takes no packed
+    /// key: the fields taken apart (key order) and looked up.
+    #[cold]
+    #[inline(never)]
+    fn lookup_unpacked(&self, packed: u128) -> Option<u32> {
+        // Each field is at least a bit wide, so a packed key has at most
+        // 128 of them.
+        let mut buf = [0u128; 128];
+        let key = buf.get_mut(..self.n_keys)?;
+        let mut rest = packed;
+        for (k, info) in key.iter_mut().zip(self.info.keys).rev() {
+            *k = rest & crate::bits::mask(info.bitwidth);
+            rest = rest.checked_shr(info.bitwidth).unwrap_or(0);
+        }
+        self.engine.lookup(key)
+    }
+
+    /// What a lookup that found entry `found` returns, counting the hit.
+    #[inline(always)]
+    fn outcome(&mut self, found: Option<u32>, packet_len: u32) -> Lookup<'_> {
         if let Some(id) = found
             && let Some(&a) = self.actions.get(id as usize)
         {

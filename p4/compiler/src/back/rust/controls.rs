@@ -2,6 +2,7 @@
 //! each control instance becomes free functions over the runtime.
 
 use super::*;
+use crate::ir::info::{MatchKind, TableInfo};
 
 impl Gen<'_> {
     /// A namer for a body's locals and parameters: it avoids `reserved` and
@@ -415,6 +416,13 @@ impl Gen<'_> {
                 }
             }
             self.w.line(format!("let mut p__ = [0u128; {max_params}];"));
+            let packed = if pure_key {
+                let table_info =
+                    &self.info.tables[self.info.layout.instances[i].tables[ti] as usize];
+                packed_key(table_info, &keys)
+            } else {
+                None
+            };
             self.w.open("let (hit__, aid__, entry__) = {");
             if pure_key {
                 self.w
@@ -422,7 +430,14 @@ impl Gen<'_> {
                 self.w.open("let r__ = if table__.is_empty() {");
                 self.w.line("table__.miss()");
                 self.w.reopen("} else {");
-                self.w.line("table__.lookup(&key__(), env.packet_length)");
+                match &packed {
+                    Some(k) => {
+                        self.w.line(format!("let packed__: u128 = {k};"));
+                        self.w
+                            .line("table__.lookup_packed(packed__, env.packet_length)");
+                    }
+                    None => self.w.line("table__.lookup(&key__(), env.packet_length)"),
+                }
                 self.w.close("};");
             } else {
                 self.w.line(format!(
@@ -573,6 +588,46 @@ impl Gen<'_> {
 }
 
 /// Whether `e` calls anything (a function, action, extern or table).
+/// The key of a table the exact or LPM engine serves (fields all exact, or
+/// exact and one LPM; at most 128 bits), packed as
+/// `Table::lookup_packed` takes it: the values in key order, each masked
+/// to its width, the first highest. `None` for any other table, which
+/// passes its key as a slice.
+fn packed_key(table: &TableInfo, values: &[String]) -> Option<String> {
+    let lpm = table
+        .keys
+        .iter()
+        .filter(|k| k.kind == MatchKind::Lpm)
+        .count();
+    let served = table.keys.iter().all(|k| {
+        matches!(k.kind, MatchKind::Exact | MatchKind::Lpm) && (1..=128).contains(&k.bitwidth)
+    });
+    let bits: u32 = table.keys.iter().map(|k| k.bitwidth).sum();
+    if values.is_empty() || values.len() != table.keys.len() || !served || lpm > 1 || bits > 128 {
+        return None;
+    }
+    let mut below = bits;
+    let parts: Vec<String> = table
+        .keys
+        .iter()
+        .zip(values)
+        .map(|(k, v)| {
+            below -= k.bitwidth;
+            let masked = if k.bitwidth == 128 {
+                v.clone()
+            } else {
+                format!("({v} & {:#x})", p4_target::bits::mask(k.bitwidth))
+            };
+            if below == 0 {
+                masked
+            } else {
+                format!("({masked} << {below})")
+            }
+        })
+        .collect();
+    Some(parts.join(" | "))
+}
+
 fn has_call(e: &Expr) -> bool {
     visit::any_node(e, &|e| {
         matches!(
