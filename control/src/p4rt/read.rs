@@ -29,13 +29,29 @@
 //!   a PRE wildcard reads are empty. Other unsupported kinds are
 //!   UNIMPLEMENTED.
 //!
-//! Table entries are read a page at a time ([`plan_table_read`],
-//! `RuntimeApi::table_entries_page`, [`rows_to_entities`]): each page is
-//! one short device job, and decoding the request, filtering and building
-//! the replies happen off the dataplane thread, so reading a million
-//! entries never holds the dataplane for long. The service keeps writes
-//! out while a read runs, so the pages of one read see no P4Runtime write
-//! between them. Other entities are read inside one device job.
+//! Table entries are streamed (the service's `read_request`): the reader
+//! first gathers where the table's entries are
+//! (`RuntimeApi::table_entry_places`, 16,384 a device job, no entry
+//! copied) and sorts them into insertion order; then it takes the entries
+//! 1,024 a device job (`RuntimeApi::table_rows_at`), filters and converts
+//! them off the dataplane thread ([`rows_to_entities`]) and sends them
+//! before taking the next page, with at most four messages queued for the
+//! client. A read of a million entries never holds the dataplane for long
+//! nor holds the whole table converted.
+//!
+//! Consistency: each page is taken, with what the shadow holds of its
+//! entries, while writes are held out, so an entry is reported as one
+//! moment had it. Writes go on between pages: every entry present for the
+//! whole read is reported exactly once, in insertion order; one deleted
+//! before its page is reached is not reported, one inserted after the read
+//! began is not (its place was not gathered), one modified meanwhile is
+//! reported as its page found it. P4Runtime asks no snapshot of a Read
+//! across Writes on other streams (§12.3 already lets a reader see part
+//! of a CONTINUE_ON_ERROR batch); a read the client is slow to drain no
+//! longer keeps writes out. A read started under one pipeline ends with
+//! ABORTED if the pipeline changes before it is done. Other entities are
+//! read inside one device job each, against a copy of the shadow taken
+//! with writes held out.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -223,8 +239,9 @@ pub fn rows_to_entities(
     let t = q.table;
     // Only entries with extras, direct meter configs or one-shot actions
     // are in the shadow; without any, skip building each entry's key.
-    let shadowed =
-        !shadow.entries.is_empty() || !shadow.direct_meters.is_empty() || !shadow.one_shots.is_empty();
+    let shadowed = !shadow.entries.is_empty()
+        || !shadow.direct_meters.is_empty()
+        || !shadow.one_shots.is_empty();
     for row in rows {
         let e = &row.entry;
         let direct_action = match &e.action {
@@ -275,7 +292,7 @@ pub fn rows_to_entities(
 
 /// Rows read a page at a time are in handle order; a read reports them
 /// in insertion order.
-pub fn insertion_order(rows: &mut [EntryRow]) {
+fn insertion_order(rows: &mut [EntryRow]) {
     rows.sort_unstable_by_key(|r| r.seq);
 }
 
