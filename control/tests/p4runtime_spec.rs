@@ -523,6 +523,106 @@ async fn s13_3_unknown_read_over_several_pages_keeps_insertion_order_role_and_ea
     assert_eq!(codes, [Code::Ok, Code::InvalidArgument, Code::Ok]);
 }
 
+/// The fixture with a route table of `size` entries.
+fn program_with_routes(size: u32) -> &'static p4_target::info::ProgramInfo {
+    let mut tables = PROGRAM.tables.to_vec();
+    assert_eq!(tables[0].id, T_LPM);
+    tables[0].size = size;
+    let text = P4INFO_TEXT.replacen("size: 8\n", &format!("size: {size}\n"), 1);
+    Box::leak(Box::new(p4_target::info::ProgramInfo {
+        tables: tables.leak(),
+        p4info_text: text.leak(),
+        ..PROGRAM
+    }))
+}
+
+#[tokio::test]
+async fn s13_a_read_many_pages_long_returns_each_entry_once_while_writes_go_on() {
+    let program = program_with_routes(128 * 1024);
+    let device =
+        control::device::LocalDevice::new(Box::new(p4_target::runtime::Runtime::new(program)));
+    let h = Harness::start_on(program, device).await;
+    let mut c = primary(&h, 1).await;
+    let te = |i: u32| route((0x0a00_0000 + i).to_be_bytes(), 32, &[1]);
+    // 100,000 routes, about 100 read pages (far more than the transport's
+    // windows and the read's queue hold); every fifth deleted and 10,000
+    // more inserted into the freed handles, so handle order is not
+    // insertion order.
+    for batch in (0..100_000).collect::<Vec<u32>>().chunks(1000) {
+        write(&mut c, batch.iter().map(|&i| insert(te(i))).collect())
+            .await
+            .unwrap();
+    }
+    let gone: Vec<u32> = (0..100_000).filter(|i| i % 5 == 0).collect();
+    for batch in gone.chunks(1000) {
+        write(&mut c, batch.iter().map(|&i| delete(te(i))).collect())
+            .await
+            .unwrap();
+    }
+    for batch in (100_000..110_000).collect::<Vec<u32>>().chunks(1000) {
+        write(&mut c, batch.iter().map(|&i| insert(te(i))).collect())
+            .await
+            .unwrap();
+    }
+    let live: Vec<u32> = (0..110_000)
+        .filter(|i| *i >= 100_000 || i % 5 != 0)
+        .collect();
+
+    // The reader has its own connection, and takes one message before the
+    // writes below: the service is then a few messages ahead of it, far
+    // from the end of the table.
+    let mut reader = h.client().await;
+    let req = pb::ReadRequest {
+        device_id: DEVICE,
+        entities: vec![pb::Entity {
+            entity: Some(E::TableEntry(pb::TableEntry {
+                table_id: T_LPM,
+                ..Default::default()
+            })),
+        }],
+        ..Default::default()
+    };
+    let mut stream = reader.read(req).await.unwrap().into_inner();
+    let mut got = stream
+        .message()
+        .await
+        .unwrap()
+        .expect("a first message")
+        .entities;
+    assert!(got.len() < live.len(), "the table takes several messages");
+    // Writes are not held out by a read the client has not finished: the
+    // last route inserted goes, a new one comes.
+    let last = *live.last().unwrap();
+    write(&mut c, vec![delete(te(last)), insert(te(200_000))])
+        .await
+        .unwrap();
+    while let Some(r) = stream.message().await.unwrap() {
+        got.extend(r.entities);
+    }
+    let dst = |e: &pb::Entity| match &e.entity {
+        Some(E::TableEntry(t)) => match &t.r#match[0].field_match_type {
+            Some(pb::field_match::FieldMatchType::Lpm(l)) => {
+                let mut b = [0u8; 4];
+                b[4 - l.value.len()..].copy_from_slice(&l.value);
+                u32::from_be_bytes(b) - 0x0a00_0000
+            }
+            other => panic!("not an LPM match: {other:?}"),
+        },
+        other => panic!("not a table entry: {other:?}"),
+    };
+    let got: Vec<u32> = got.iter().map(dst).collect();
+    // Every route there for the whole read, once each, in insertion
+    // order; the one deleted before its page was reached is not reported,
+    // nor the one inserted after the read began.
+    let want = &live[..live.len() - 1];
+    let first_difference = got.iter().zip(want).position(|(g, w)| g != w);
+    assert_eq!(
+        (got.len(), first_difference),
+        (want.len(), None),
+        "(entries, first out of place) against the routes there throughout"
+    );
+}
+
 #[tokio::test]
 async fn s5_2_permission_denied_pipeline_push_from_a_role_without_can_push_pipeline() {
     use pb::set_forwarding_pipeline_config_request::Action;

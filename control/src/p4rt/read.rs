@@ -29,13 +29,29 @@
 //!   a PRE wildcard reads are empty. Other unsupported kinds are
 //!   UNIMPLEMENTED.
 //!
-//! Table entries are read a page at a time ([`plan_table_read`],
-//! `RuntimeApi::table_entries_page`, [`rows_to_entities`]): each page is
-//! one short device job, and decoding the request, filtering and building
-//! the replies happen off the dataplane thread, so reading a million
-//! entries never holds the dataplane for long. The service keeps writes
-//! out while a read runs, so the pages of one read see no P4Runtime write
-//! between them. Other entities are read inside one device job.
+//! Table entries are streamed (the service's `read_request`): the reader
+//! first gathers where the table's entries are
+//! (`RuntimeApi::table_entry_places`, 16,384 a device job, no entry
+//! copied) and sorts them into insertion order; then it takes the entries
+//! 1,024 a device job (`RuntimeApi::table_rows_at`), filters and converts
+//! them off the dataplane thread ([`rows_to_entities`]) and sends them
+//! before taking the next page, with at most four messages queued for the
+//! client. A read of a million entries never holds the dataplane for long
+//! nor holds the whole table converted.
+//!
+//! Consistency: each page is taken, with what the shadow holds of its
+//! entries, while writes are held out, so an entry is reported as one
+//! moment had it. Writes go on between pages: every entry present for the
+//! whole read is reported exactly once, in insertion order; one deleted
+//! before its page is reached is not reported, one inserted after the read
+//! began is not (its place was not gathered), one modified meanwhile is
+//! reported as its page found it. P4Runtime asks no snapshot of a Read
+//! across Writes on other streams (§12.3 already lets a reader see part
+//! of a CONTINUE_ON_ERROR batch); a read the client is slow to drain no
+//! longer keeps writes out. A read started under one pipeline ends with
+//! ABORTED if the pipeline changes before it is done. Other entities are
+//! read inside one device job each, against a copy of the shadow taken
+//! with writes held out.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -89,21 +105,21 @@ fn entity(e: E) -> pb::Entity {
 }
 
 fn selected_tables(
-    cx: &ReadContext,
+    info: &'static ProgramInfo,
     table_id: u32,
     field: &str,
 ) -> Result<Vec<&'static TableInfo>, P4Error> {
     if table_id == 0 {
-        Ok(cx.info.tables.iter().collect())
+        Ok(info.tables.iter().collect())
     } else {
-        Ok(vec![table(cx.info, table_id, field)?])
+        Ok(vec![table(info, table_id, field)?])
     }
 }
 
-/// Whether the request's role covers the entity with P4Info id `id` (a
-/// table, profile, counter, ...): without a role, everything.
-pub fn role_covers(cx: &ReadContext, id: u32) -> bool {
-    cx.role.as_ref().is_none_or(|scope| scope.covers(id))
+/// Whether the request's role (`None`: no role filter) covers the entity
+/// with P4Info id `id` (a table, profile, counter, ...).
+pub fn role_covers(role: Option<&RoleScope>, id: u32) -> bool {
+    role.is_none_or(|scope| scope.covers(id))
 }
 
 /// Keeps the entities of one request that its `role` covers (§13); PRE
@@ -152,7 +168,10 @@ pub struct EntryQuery {
 
 /// Which tables a table-entry read `te` covers and how it filters them;
 /// decodes and checks the request without touching the runtime.
-pub fn plan_table_read(cx: &ReadContext, te: &pb::TableEntry) -> Result<Vec<TablePlan>, P4Error> {
+pub fn plan_table_read(
+    info: &'static ProgramInfo,
+    te: &pb::TableEntry,
+) -> Result<Vec<TablePlan>, P4Error> {
     if te.meter_counter_data.is_some() {
         return Err(P4Error::unimplemented(
             "table_entry.meter_counter_data (per-colour meter counters)",
@@ -163,7 +182,7 @@ pub fn plan_table_read(cx: &ReadContext, te: &pb::TableEntry) -> Result<Vec<Tabl
         _ => None,
     };
     let mut plans = Vec::new();
-    for t in selected_tables(cx, te.table_id, "table_entry.table_id")? {
+    for t in selected_tables(info, te.table_id, "table_entry.table_id")? {
         if te.table_id != 0 && te.time_since_last_hit.is_some() && !t.idle_timeout {
             // §9.1.8: only tables that support idle timeout have it.
             return Err(P4Error::invalid(
@@ -191,9 +210,14 @@ pub fn plan_table_read(cx: &ReadContext, te: &pb::TableEntry) -> Result<Vec<Tabl
 
 /// The default entry of `t`, as a read reports it: with the cookies it
 /// was set with.
-pub fn default_entity(cx: &ReadContext, t: &TableInfo, call: &ActionCall) -> pb::Entity {
-    let mut pe = default_entry_to_proto(cx.info, t, call);
-    if let Some(m) = cx.shadow.default_metadata.get(&t.id) {
+pub fn default_entity(
+    info: &ProgramInfo,
+    shadow: &Shadow,
+    t: &TableInfo,
+    call: &ActionCall,
+) -> pb::Entity {
+    let mut pe = default_entry_to_proto(info, t, call);
+    if let Some(m) = shadow.default_metadata.get(&t.id) {
         pe.metadata = m.metadata.clone();
         pe.controller_metadata = m.controller_metadata;
     }
@@ -201,10 +225,11 @@ pub fn default_entity(cx: &ReadContext, t: &TableInfo, call: &ActionCall) -> pb:
 }
 
 /// Appends to `out` the rows (in insertion order) that pass the filters of
-/// `te` and `q`, as entities; `now_ns` is the device time the rows were
-/// read at (for `time_since_last_hit`).
+/// `te` and `q`, as entities, with what `shadow` holds of them; `now_ns` is
+/// the device time the rows were read at (for `time_since_last_hit`).
 pub fn rows_to_entities(
-    cx: &ReadContext,
+    info: &ProgramInfo,
+    shadow: &Shadow,
     te: &pb::TableEntry,
     q: &EntryQuery,
     rows: &[EntryRow],
@@ -214,9 +239,9 @@ pub fn rows_to_entities(
     let t = q.table;
     // Only entries with extras, direct meter configs or one-shot actions
     // are in the shadow; without any, skip building each entry's key.
-    let shadowed = !cx.shadow.entries.is_empty()
-        || !cx.shadow.direct_meters.is_empty()
-        || !cx.shadow.one_shots.is_empty();
+    let shadowed = !shadow.entries.is_empty()
+        || !shadow.direct_meters.is_empty()
+        || !shadow.one_shots.is_empty();
     for row in rows {
         let e = &row.entry;
         let direct_action = match &e.action {
@@ -233,15 +258,15 @@ pub fn rows_to_entities(
         let ekey = shadowed.then(|| (t.id, e.matches.clone(), e.priority));
         let extras = ekey
             .as_ref()
-            .and_then(|k| cx.shadow.entries.get(k).copied())
+            .and_then(|k| shadow.entries.get(k).copied())
             .unwrap_or_default();
         if (te.controller_metadata != 0 && te.controller_metadata != extras.controller_metadata)
             || (te.idle_timeout_ns != 0 && te.idle_timeout_ns as u64 != extras.idle_timeout_ns)
         {
             continue;
         }
-        let mut pe = entry_to_proto(cx.info, t, e);
-        if let Some(os) = ekey.as_ref().and_then(|k| cx.shadow.one_shots.get(k)) {
+        let mut pe = entry_to_proto(info, t, e);
+        if let Some(os) = ekey.as_ref().and_then(|k| shadow.one_shots.get(k)) {
             // A one shot reads back as written (§9.2.3).
             pe.action = super::oneshot::read_action(&os.set);
         }
@@ -253,7 +278,7 @@ pub fn rows_to_entities(
         if te.meter_config.is_some() && t.direct_meter.is_some() {
             pe.meter_config = ekey
                 .as_ref()
-                .and_then(|k| cx.shadow.direct_meters.get(k))
+                .and_then(|k| shadow.direct_meters.get(k))
                 .map(meter_to_proto);
         }
         if te.time_since_last_hit.is_some() && t.idle_timeout {
@@ -267,7 +292,7 @@ pub fn rows_to_entities(
 
 /// Rows read a page at a time are in handle order; a read reports them
 /// in insertion order.
-pub fn insertion_order(rows: &mut [EntryRow]) {
+fn insertion_order(rows: &mut [EntryRow]) {
     rows.sort_unstable_by_key(|r| r.seq);
 }
 
@@ -279,9 +304,14 @@ fn table_entries(
     te: &pb::TableEntry,
     out: &mut Vec<pb::Entity>,
 ) -> Result<(), P4Error> {
-    for plan in plan_table_read(cx, te)? {
+    for plan in plan_table_read(cx.info, te)? {
         match plan {
-            TablePlan::Default(t) => out.push(default_entity(cx, t, &rt.table_default(t.id)?)),
+            TablePlan::Default(t) => out.push(default_entity(
+                cx.info,
+                &cx.shadow,
+                t,
+                &rt.table_default(t.id)?,
+            )),
             TablePlan::Entries(q) => {
                 let mut rows = Vec::new();
                 let mut from = Some(0);
@@ -291,7 +321,7 @@ fn table_entries(
                     from = next;
                 }
                 insertion_order(&mut rows);
-                rows_to_entities(cx, te, &q, &rows, cx.now_ns, out);
+                rows_to_entities(cx.info, &cx.shadow, te, &q, &rows, cx.now_ns, out);
             }
         }
     }

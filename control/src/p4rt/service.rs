@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use p4_target::arch::Pre;
 use p4_target::info::ProgramInfo;
-use p4_target::runtime::CounterData;
+use p4_target::runtime::{CounterData, EntryPlace};
 use proto::p4::config::v1::P4Info;
 use proto::p4::v1 as pb;
 use proto::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
@@ -46,10 +46,12 @@ use super::error::{P4Error, read_status, write_status};
 use super::loader::Library;
 use super::persist::{PersistError, StateStore};
 use super::read::{
-    ReadContext, TablePlan, default_entity, insertion_order, plan_table_read, read_one,
-    retain_role, role_covers, rows_to_entities,
+    ReadContext, TablePlan, default_entity, plan_table_read, read_one, retain_role, role_covers,
+    rows_to_entities,
 };
-use super::roles::{OwnedTableAccess, PredefinedRole, RoleAccess, owner_role, predefined_roles};
+use super::roles::{
+    OwnedTableAccess, PredefinedRole, RoleAccess, RoleScope, owner_role, predefined_roles,
+};
 use super::write::{
     Op, ProfileLimits, Shadow, WriteContext, apply_batch, op_from_update, undo_batch,
 };
@@ -1170,94 +1172,252 @@ const READ_CHUNK: usize = 1000;
 /// enough that packets keep flowing while a large table is read.
 const READ_PAGE: usize = 1024;
 
-/// What one request of a Read selects (after its role's filter), or why
-/// it is bad (§13.3: each request succeeds or fails alone).
-type RequestRead = Result<Vec<pb::Entity>, P4Error>;
+/// Entry places a read gathers in one dataplane job: a place is two
+/// numbers copied, no entry, so a job of this many stays short.
+const PLACES_PAGE: usize = 16 * 1024;
 
-/// Reads each request of `entities` in order: table entries a page per
-/// device job (filtered and converted here, off the dataplane thread),
-/// other entities one device job each. One result per request; `Err`
-/// only when the device is gone.
-async fn read_paged(
-    device: &Arc<dyn Device>,
-    cx: &Arc<ReadContext>,
-    entities: Vec<pb::Entity>,
-) -> Result<Vec<RequestRead>, Status> {
-    let mut results = Vec::with_capacity(entities.len());
-    for (n, ent) in entities.into_iter().enumerate() {
-        let mut read = read_request(device, cx, n, ent).await?;
-        if let Ok(found) = &mut read {
-            // §13: `role` keeps the entities that belong to it.
-            retain_role(cx, found);
-        }
-        results.push(read);
-    }
-    Ok(results)
+/// ReadResponse messages a read queues ahead of its client: what one read
+/// holds converted at a time, however large the table (a slow client
+/// holds the read, not memory).
+const READ_QUEUE: usize = 4;
+
+/// Why a streamed read stopped early.
+#[derive(Debug)]
+enum ReadStop {
+    /// The client went away (its stream was dropped).
+    ClientGone,
+    /// The read ends with this status (the device is gone, or the
+    /// pipeline changed under it).
+    Status(Status),
 }
 
-/// The entities the `n`-th request `ent` selects, before the role filter.
+impl From<DeviceError> for ReadStop {
+    fn from(e: DeviceError) -> Self {
+        ReadStop::Status(device_status(e))
+    }
+}
+
+/// The stream a read's entities go out on, in messages of
+/// [`READ_CHUNK`].
+struct ReadSink {
+    tx: tokio::sync::mpsc::Sender<Result<pb::ReadResponse, Status>>,
+    /// Entities not sent yet (fewer than a message's worth between
+    /// [`Self::send_full`] calls).
+    buf: Vec<pb::Entity>,
+    /// Whether a message went out.
+    sent: bool,
+}
+
+impl ReadSink {
+    async fn send(&mut self, entities: Vec<pb::Entity>) -> Result<(), ReadStop> {
+        self.sent = true;
+        self.tx
+            .send(Ok(pb::ReadResponse { entities }))
+            .await
+            .map_err(|_| ReadStop::ClientGone)
+    }
+
+    /// Sends every full message in the buffer; waits while the client is
+    /// [`READ_QUEUE`] messages behind.
+    async fn send_full(&mut self) -> Result<(), ReadStop> {
+        while self.buf.len() >= READ_CHUNK {
+            let rest = self.buf.split_off(READ_CHUNK);
+            let full = std::mem::replace(&mut self.buf, rest);
+            self.send(full).await?;
+        }
+        Ok(())
+    }
+
+    async fn push(&mut self, found: Vec<pb::Entity>) -> Result<(), ReadStop> {
+        self.buf.extend(found);
+        self.send_full().await
+    }
+
+    /// Sends what is left, and an empty message if nothing went out (a
+    /// read that finds nothing still answers once).
+    async fn finish(&mut self) -> Result<(), ReadStop> {
+        self.send_full().await?;
+        if !self.buf.is_empty() || !self.sent {
+            let last = std::mem::take(&mut self.buf);
+            self.send(last).await?;
+        }
+        Ok(())
+    }
+}
+
+/// What a read reads: the program it started with and the request's role.
+struct ReadScope {
+    program: Arc<Program>,
+    role: Option<RoleScope>,
+}
+
+/// Produces one Read's stream: each request in order, table entries a
+/// page per device job, converted and sent before the next page is taken;
+/// then, if a request was bad, the status that reports each (§13.3).
+async fn stream_read(
+    inner: Arc<Inner>,
+    scope: ReadScope,
+    entities: Vec<pb::Entity>,
+    tx: tokio::sync::mpsc::Sender<Result<pb::ReadResponse, Status>>,
+) {
+    let mut sink = ReadSink {
+        tx,
+        buf: Vec::new(),
+        sent: false,
+    };
+    let mut results = Vec::with_capacity(entities.len());
+    let mut read = async {
+        for (n, ent) in entities.into_iter().enumerate() {
+            results.push(read_request(&inner, &scope, n, ent, &mut sink).await?);
+        }
+        sink.finish().await
+    }
+    .await;
+    if read.is_ok()
+        && let Some(status) = read_status(&results)
+    {
+        read = Err(ReadStop::Status(status));
+    }
+    match read {
+        Ok(()) => {}
+        Err(ReadStop::Status(status)) => {
+            // Entities still buffered are dropped: the status ends the stream.
+            let _ = sink.tx.send(Err(status)).await;
+        }
+        Err(ReadStop::ClientGone) => tracing::debug!("p4runtime read: client went away"),
+    }
+}
+
+/// Holds writes out (the shadow's lock) and checks that the pipeline is
+/// still the one the read started with.
+async fn hold_writes<'a>(
+    inner: &'a Inner,
+    scope: &ReadScope,
+) -> Result<tokio::sync::MutexGuard<'a, Shadow>, ReadStop> {
+    let shadow = inner.shadow.lock().await;
+    if !Arc::ptr_eq(&inner.program(), &scope.program) {
+        return Err(ReadStop::Status(Status::aborted(
+            "the forwarding pipeline changed during the read",
+        )));
+    }
+    Ok(shadow)
+}
+
+/// Reads the `n`-th request `ent` into `sink` (after its role's filter):
+/// `Ok(Err)` if the request is bad (§13.3: it fails alone).
 async fn read_request(
-    device: &Arc<dyn Device>,
-    cx: &Arc<ReadContext>,
+    inner: &Inner,
+    scope: &ReadScope,
     n: usize,
     ent: pb::Entity,
-) -> Result<RequestRead, Status> {
+    sink: &mut ReadSink,
+) -> Result<Result<(), P4Error>, ReadStop> {
     let Some(pb::entity::Entity::TableEntry(te)) = &ent.entity else {
-        let job_cx = Arc::clone(cx);
-        return device
+        // Other entities in one device job, with a copy of the shadow
+        // taken while writes are held out.
+        let shadow = hold_writes(inner, scope).await?;
+        let cx = Arc::new(ReadContext {
+            info: scope.program.info,
+            owned: scope.program.owned.clone(),
+            now_ns: 0,
+            shadow: Arc::new(shadow.clone()),
+            role: scope.role.clone(),
+        });
+        let job_cx = Arc::clone(&cx);
+        let found = inner
+            .device
             .with_state(move |dev| {
                 let mut cx = (*job_cx).clone();
                 cx.now_ns = dev.now_ns;
                 let mut out = Vec::new();
                 read_one(&*dev.runtime, dev.pre.as_deref(), &cx, n, &ent, &mut out).map(|()| out)
             })
-            .await
-            .map_err(device_status);
+            .await?;
+        drop(shadow);
+        return match found {
+            Ok(mut found) => {
+                // §13: `role` keeps the entities that belong to it.
+                retain_role(&cx, &mut found);
+                sink.push(found).await?;
+                Ok(Ok(()))
+            }
+            Err(e) => Ok(Err(e)),
+        };
     };
-    let plans = match plan_table_read(cx, te) {
+    let info = scope.program.info;
+    let plans = match plan_table_read(info, te) {
         Ok(p) => p,
         Err(e) => return Ok(Err(e)),
     };
-    let mut found = Vec::new();
     // A table outside the role would be filtered out whole: not read.
-    for plan in plans.into_iter().filter(|p| role_covers(cx, p.table().id)) {
+    for plan in plans
+        .into_iter()
+        .filter(|p| role_covers(scope.role.as_ref(), p.table().id))
+    {
         match plan {
             TablePlan::Default(t) => {
-                let call = device
+                let shadow = hold_writes(inner, scope).await?;
+                let call = inner
+                    .device
                     .with_runtime(move |rt| rt.table_default(t.id))
-                    .await
-                    .map_err(device_status)?;
+                    .await?;
                 match call {
-                    Ok(call) => found.push(default_entity(cx, t, &call)),
+                    Ok(call) => {
+                        let e = default_entity(info, &shadow, t, &call);
+                        drop(shadow);
+                        sink.push(vec![e]).await?;
+                    }
                     Err(e) => return Ok(Err(e.into())),
                 }
             }
             TablePlan::Entries(q) => {
-                let mut rows = Vec::new();
+                let id = q.table.id;
+                // Where the entries are, in a few short jobs; sorted, in
+                // insertion order (already so unless handles were reused).
+                let mut places = Vec::new();
                 let mut from = Some(0);
-                let mut now_ns = 0;
                 while let Some(f) = from {
-                    let id = q.table.id;
-                    let (page, now) = device
-                        .with_state(move |dev| {
-                            (dev.runtime.table_entries_page(id, f, READ_PAGE), dev.now_ns)
-                        })
-                        .await
-                        .map_err(device_status)?;
+                    let page = inner
+                        .device
+                        .with_runtime(move |rt| rt.table_entry_places(id, f, PLACES_PAGE))
+                        .await?;
                     let (page, next) = match page {
                         Ok(p) => p,
                         Err(e) => return Ok(Err(e.into())),
                     };
-                    rows.extend(page);
+                    places.extend(page);
                     from = next;
-                    now_ns = now;
                 }
-                insertion_order(&mut rows);
-                rows_to_entities(cx, te, &q, &rows, now_ns, &mut found);
+                if !places.is_sorted() {
+                    places.sort_unstable();
+                }
+                let places: Arc<[EntryPlace]> = places.into();
+                for start in (0..places.len()).step_by(READ_PAGE) {
+                    let end = (start + READ_PAGE).min(places.len());
+                    // The page's entries and what the shadow holds of them
+                    // are taken with writes held out: each entry is
+                    // reported as one moment had it.
+                    let shadow = hold_writes(inner, scope).await?;
+                    let at = Arc::clone(&places);
+                    let (rows, now_ns) = inner
+                        .device
+                        .with_state(move |dev| {
+                            (dev.runtime.table_rows_at(id, &at[start..end]), dev.now_ns)
+                        })
+                        .await?;
+                    let rows = match rows {
+                        Ok(r) => r,
+                        Err(e) => return Ok(Err(e.into())),
+                    };
+                    rows_to_entities(info, &shadow, te, &q, &rows, now_ns, &mut sink.buf);
+                    drop(shadow);
+                    drop(rows);
+                    sink.send_full().await?;
+                }
             }
         }
     }
-    Ok(Ok(found))
+    Ok(Ok(()))
 }
 
 type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
@@ -1349,43 +1509,18 @@ impl P4Runtime for P4RuntimeService {
                     .clone(),
             )
         };
-        // Writes wait while the read runs (they take the shadow first), so
-        // the pages of a large table read see no write between them.
-        let shadow = inner.shadow.lock().await;
-        let cx = Arc::new(ReadContext {
-            info: inner.program().info,
-            owned: inner.program().owned.clone(),
-            now_ns: 0,
-            shadow: Arc::new(shadow.clone()),
+        // The read streams from its own task: each page is sent before the
+        // next is taken, and at most READ_QUEUE messages wait for the
+        // client.
+        let (tx, rx) = tokio::sync::mpsc::channel(READ_QUEUE);
+        let scope = ReadScope {
+            program: inner.program(),
             role,
-        });
-        let results = read_paged(&inner.device, &cx, r.entities).await?;
-        drop(shadow);
-        // §13.3: the entities of every good request, then (if a request was
-        // bad) the status that reports each request.
-        let status = read_status(
-            &results
-                .iter()
-                .map(|r| r.as_ref().map(|_| ()).map_err(Clone::clone))
-                .collect::<Vec<_>>(),
-        );
-        let found: Vec<pb::Entity> = results.into_iter().flatten().flatten().collect();
-        // Several messages keep each one far below gRPC's default 4 MiB
-        // message limit, whatever the table sizes.
-        let mut replies: Vec<Result<pb::ReadResponse, Status>> = found
-            .chunks(READ_CHUNK)
-            .map(|c| {
-                Ok(pb::ReadResponse {
-                    entities: c.to_vec(),
-                })
-            })
-            .collect();
-        match status {
-            Some(status) => replies.push(Err(status)),
-            None if replies.is_empty() => replies.push(Ok(pb::ReadResponse::default())),
-            None => {}
-        }
-        Ok(Response::new(Box::pin(tokio_stream::iter(replies))))
+        };
+        tokio::spawn(stream_read(Arc::clone(inner), scope, r.entities, tx));
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
     }
 
     async fn set_forwarding_pipeline_config(

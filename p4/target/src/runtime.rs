@@ -241,6 +241,18 @@ pub struct EntryRow {
     pub last_hit: Option<u64>,
 }
 
+/// Where a live entry is: its insertion number and handle. Places sort
+/// by `seq` first, that is in insertion order; the pair names one
+/// insertion, so a place outlives neither a delete nor the reuse of its
+/// handle (see [`RuntimeApi::table_rows_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryPlace {
+    /// The entry's insertion number (per table, increasing).
+    pub seq: u64,
+    /// Its handle in the table.
+    pub handle: u32,
+}
+
 /// The control-plane API, implemented for [`Runtime`] below. Every method
 /// validates all of its arguments before it changes anything.
 pub trait RuntimeApi {
@@ -271,6 +283,24 @@ pub trait RuntimeApi {
         from: u32,
         max: usize,
     ) -> Result<(Vec<EntryRow>, Option<u32>), RuntimeError>;
+    /// Where up to `max` live entries of a table are, from handle `from`
+    /// on, and the handle to continue from (`None`: no more). Cheap per
+    /// entry (no entry is copied): a reader gathers a large table's places
+    /// in a few steps, sorts them into insertion order and takes the
+    /// entries with [`Self::table_rows_at`] a short step at a time.
+    fn table_entry_places(
+        &self,
+        table_id: u32,
+        from: u32,
+        max: usize,
+    ) -> Result<(Vec<EntryPlace>, Option<u32>), RuntimeError>;
+    /// The entries at `at`, in that order; a place whose entry has been
+    /// deleted since is skipped.
+    fn table_rows_at(
+        &self,
+        table_id: u32,
+        at: &[EntryPlace],
+    ) -> Result<Vec<EntryRow>, RuntimeError>;
     /// Sets the default action. Fails for a `const default_action`.
     fn table_set_default(&mut self, table_id: u32, action: ActionCall) -> Result<(), RuntimeError>;
     /// Restores the program's initial default action.
@@ -665,6 +695,23 @@ impl RuntimeApi for Runtime {
         max: usize,
     ) -> Result<(Vec<EntryRow>, Option<u32>), RuntimeError> {
         Ok(self.tables[self.table_index(table_id)?].page(from, max))
+    }
+
+    fn table_entry_places(
+        &self,
+        table_id: u32,
+        from: u32,
+        max: usize,
+    ) -> Result<(Vec<EntryPlace>, Option<u32>), RuntimeError> {
+        Ok(self.tables[self.table_index(table_id)?].places(from, max))
+    }
+
+    fn table_rows_at(
+        &self,
+        table_id: u32,
+        at: &[EntryPlace],
+    ) -> Result<Vec<EntryRow>, RuntimeError> {
+        Ok(self.tables[self.table_index(table_id)?].rows_at(at))
     }
 
     fn table_set_default(&mut self, table_id: u32, action: ActionCall) -> Result<(), RuntimeError> {

@@ -773,6 +773,52 @@ fn random_is_reproducible_per_seed() {
 }
 
 #[test]
+fn entry_places_sort_into_insertion_order_and_skip_what_was_deleted() {
+    let mut rt = Runtime::new(&PROGRAM);
+    // The table holds three entries.
+    for i in 0..3u128 {
+        rt.table_insert(T_LPM, route(0x0a00_0000 + (i << 8), 24, 1))
+            .unwrap();
+    }
+    // The freed handle of the second route goes to the fourth.
+    let second = route(0x0a00_0100, 24, 1);
+    rt.table_delete(T_LPM, &second.matches, 0).unwrap();
+    rt.table_insert(T_LPM, route(0x0b00_0000, 8, 2)).unwrap();
+    let (mut places, next) = rt.table_entry_places(T_LPM, 0, 2).unwrap();
+    let (rest, end) = rt.table_entry_places(T_LPM, next.unwrap(), 2).unwrap();
+    assert_eq!(end, None);
+    places.extend(rest);
+    assert_eq!(places.len(), 3);
+    places.sort_unstable();
+    let dst = |rows: &[EntryRow]| -> Vec<u128> {
+        rows.iter()
+            .map(|r| match r.entry.matches[0] {
+                Some(FieldMatch::Lpm { value, .. }) => value,
+                ref other => panic!("not an LPM match: {other:?}"),
+            })
+            .collect()
+    };
+    let rows = rt.table_rows_at(T_LPM, &places).unwrap();
+    assert_eq!(
+        dst(&rows),
+        [0x0a00_0000, 0x0a00_0200, 0x0b00_0000],
+        "insertion order, not handle order"
+    );
+    // A place outlives neither a delete nor its handle's reuse.
+    let third = route(0x0a00_0200, 24, 1);
+    rt.table_delete(T_LPM, &third.matches, 0).unwrap();
+    let fifth = route(0x0b00_0000, 8, 2);
+    rt.table_delete(T_LPM, &fifth.matches, 0).unwrap();
+    rt.table_insert(T_LPM, route(0x0c00_0000, 8, 3)).unwrap();
+    let rows = rt.table_rows_at(T_LPM, &places).unwrap();
+    assert_eq!(dst(&rows), [0x0a00_0000]);
+    assert!(matches!(
+        rt.table_rows_at(0x0200_0999, &places),
+        Err(RuntimeError::UnknownId { .. })
+    ));
+}
+
+#[test]
 fn entry_pages_go_through_the_runtime() {
     let mut rt = Runtime::new(&PROGRAM);
     rt.table_insert(T_LPM, route(0x0a00_0000, 8, 1)).unwrap();

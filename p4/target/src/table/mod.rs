@@ -55,7 +55,8 @@ use rustc_hash::{FxHashMap, FxHasher};
 use crate::externs::{MeterConfig, MeterState};
 use crate::info::{CounterUnit, MatchKind, ProgramInfo, TableInfo};
 use crate::runtime::{
-    ActionCall, CounterData, EntryAction, EntryRow, FieldMatch, RuntimeError, TableEntry,
+    ActionCall, CounterData, EntryAction, EntryPlace, EntryRow, FieldMatch, RuntimeError,
+    TableEntry,
 };
 
 pub use profile::ActionProfile;
@@ -787,21 +788,56 @@ impl Table {
             if rows.len() == max {
                 return (rows, Some(id as u32));
             }
-            let r = EntryRef(id as u32);
-            if let Some(entry) = self.entry(r) {
-                rows.push(EntryRow {
-                    entry,
+            rows.extend(self.row(EntryRef(id as u32)));
+            id += 1;
+        }
+        (rows, None)
+    }
+
+    /// Where up to `max` live entries are, from handle `from` on, in
+    /// handle order, and the handle to continue from (`None` when none is
+    /// left). Sorted, the places are in insertion order; [`Self::rows_at`]
+    /// takes the entries. Reads no entry, so a page can be long.
+    pub fn places(&self, from: u32, max: usize) -> (Vec<EntryPlace>, Option<u32>) {
+        let mut out = Vec::with_capacity(max.min(self.len));
+        let mut id = from as usize;
+        while id < self.actions.len() {
+            if out.len() == max {
+                return (out, Some(id as u32));
+            }
+            if self.actions[id] != FREE {
+                out.push(EntryPlace {
                     seq: self.seq[id],
-                    counter: self
-                        .info
-                        .direct_counter
-                        .and_then(|_| self.direct_counter(r)),
-                    last_hit: self.info.idle_timeout.then(|| self.last_hit(r)).flatten(),
+                    handle: id as u32,
                 });
             }
             id += 1;
         }
-        (rows, None)
+        (out, None)
+    }
+
+    /// The rows of the entries at `at`, in that order; a place whose entry
+    /// was deleted since (its handle free, or holding a later insertion)
+    /// is skipped.
+    pub fn rows_at(&self, at: &[EntryPlace]) -> Vec<EntryRow> {
+        at.iter()
+            .filter(|p| self.seq.get(p.handle as usize) == Some(&p.seq))
+            .filter_map(|p| self.row(EntryRef(p.handle)))
+            .collect()
+    }
+
+    /// What a read reports of the entry behind `r`, if it is live.
+    fn row(&self, r: EntryRef) -> Option<EntryRow> {
+        let entry = self.entry(r)?;
+        Some(EntryRow {
+            entry,
+            seq: self.seq[r.0 as usize],
+            counter: self
+                .info
+                .direct_counter
+                .and_then(|_| self.direct_counter(r)),
+            last_hit: self.info.idle_timeout.then(|| self.last_hit(r)).flatten(),
+        })
     }
 
     /// All entries in insertion order.
