@@ -355,7 +355,15 @@ pub fn run(
 pub const LAB_HEADROOM_MIN_BYTES: u64 = 256 * 1024;
 
 /// How long after XOFF a lab peer may keep sending, for headroom sizing.
-pub const LAB_PEER_RESPONSE: Duration = Duration::from_millis(8);
+/// On a 2-core machine busy with other work a switch daemon or an agent
+/// waits for a CPU for up to ~20 ms (`perf sched latency`: agents up to
+/// 21 ms, load ~9), and whatever a sender sent meanwhile is in the
+/// switch's receive ring when it next looks; with 8 ms, a 1 Gb/s lab
+/// beside two CPU-bound processes lost 107 frames to a full headroom in
+/// one run of three. Stalls longer than the pause itself (0xFFFF quanta:
+/// 33.5 ms at 1 Gb/s, 335 ms at 100 Mb/s) let the senders' pauses
+/// expire, which no headroom covers.
+pub const LAB_PEER_RESPONSE: Duration = Duration::from_millis(20);
 
 /// PFC headroom per (port, lossless priority) in the lab. The calculated
 /// headroom assumes a hardware peer that stops within the 802.1Qbb
@@ -778,7 +786,7 @@ mod tests {
     #[test]
     fn lab_headroom_scales_with_speed_above_a_floor() {
         assert_eq!(lab_headroom_bytes(100_000_000), LAB_HEADROOM_MIN_BYTES);
-        assert_eq!(lab_headroom_bytes(1_000_000_000), 1_000_000);
+        assert_eq!(lab_headroom_bytes(1_000_000_000), 2_500_000);
     }
 
     #[test]
