@@ -421,6 +421,17 @@ impl Port {
         Some(self.shaper.ready_at_with(others.min(self.train_bytes)))
     }
 
+    /// Refills the shaper up to `now` at the idle bucket, if nothing is
+    /// sendable: before a change that may give the port a backlog. With
+    /// nothing sendable the shaper sets no deadline, so the timer table
+    /// stays right without a refresh.
+    #[inline]
+    fn settle_if_idle(&mut self, now: Instant) {
+        if self.pending.is_none() && self.nonempty_mask() & !self.paused_queue_mask() == 0 {
+            self.shaper.settle(now);
+        }
+    }
+
     /// Priorities for which the watchdog suppresses PFC (forward/drop).
     fn wd_suppressed_mask(&self) -> u8 {
         (0..8)
@@ -728,7 +739,7 @@ impl<T> Tm<T> {
             return Err(DropReason::InvalidMetadata);
         }
         // Idle until now, if this is the first frame waiting.
-        self.ports[ep].shaper.settle(now);
+        self.ports[ep].settle_if_idle(now);
         let g = usize::from(self.ports[ip].prio_to_pg[p] & 7);
         let q = usize::from(self.ports[ep].prio_to_queue[p] & 7);
         if self.ports[ip].wd_mode[p] == WdMode::Drop {
@@ -1302,8 +1313,6 @@ impl<T> Tm<T> {
     /// R-PFC-RX-1/2: replace the remaining time; 0 resumes.
     fn apply_rx_pause(&mut self, pi: usize, p: usize, quanta: u16, now: Instant) {
         self.expire_rx_pause(pi, p, now);
-        // A paused queue's frames cannot leave: no catch-up banked for them.
-        self.ports[pi].shaper.settle(now);
         let pt = &mut self.ports[pi];
         if quanta > 0 {
             let until = now + pt.pause_duration(quanta);
@@ -1325,7 +1334,8 @@ impl<T> Tm<T> {
     fn expire_rx_pause(&mut self, pi: usize, p: usize, now: Instant) {
         let r = self.ports[pi].rx_pause[p];
         if r.since.is_some() && r.until <= now {
-            self.ports[pi].shaper.settle(r.until);
+            // Paused until then: no catch-up banked for that time.
+            self.ports[pi].settle_if_idle(r.until);
             self.end_rx_pause(pi, p, r.until);
         }
     }

@@ -192,7 +192,10 @@ mod tests {
         assert_eq!(s.ready_at_with(1 << 40), Instant::from_nanos(132_000));
         assert!(s.is_ready(Instant::from_nanos(80_000)));
         s.consume(6_000, Instant::from_nanos(80_000));
-        assert!(s.is_ready(Instant::from_nanos(80_000)), "the train's last frame starts too");
+        assert!(
+            s.is_ready(Instant::from_nanos(80_000)),
+            "the train's last frame starts too"
+        );
     }
 
     #[test]
