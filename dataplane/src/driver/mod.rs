@@ -136,8 +136,8 @@ pub const TURN_SLACK_NS: u64 = 500_000;
 /// other builds (2 cores, load ~10, `perf sched latency`) its wake-ups
 /// came 18 µs late on average and up to 5.2 ms; with only the 100 µs
 /// bucket this was, the bottleneck port lost what was late beyond it and
-/// the fixed-rate incast at 1 Gb/s fell from 0.93–0.97 to 0.75–0.85 of its
-/// rate. An idle port banks none of it, so arrivals after idle meet the
+/// the fixed-rate incast at 1 Gb/s fell to 0.75–0.85 of its rate (0.89–0.98
+/// on a quiet machine). An idle port banks none of it, so arrivals after idle meet the
 /// port's speed, not a burst allowance that would hide their queue.
 pub const CATCH_UP_NS: u64 = 2_000_000;
 
