@@ -124,8 +124,31 @@ pub const DATAPLANE_NICE: libc::c_int = -10;
 /// How late a turn may come, for sizing port shapers
 /// ([`crate::tm::PortConfig::shaper_burst_ns`]): a turn that handles full
 /// receive batches on several ports takes tens of microseconds, and a port
-/// whose shaper could not bank that much credit would send below its speed.
-pub const TURN_SLACK_NS: u64 = 100_000;
+/// whose shaper could not bank that much credit would send below its
+/// speed. It is also what an idle port may send at once: two
+/// [`SHAPER_TRAIN_NS`], one train of a lab host's (its pacing burst).
+pub const TURN_SLACK_NS: u64 = 500_000;
+
+/// What a backlogged port's shaper banks beyond [`TURN_SLACK_NS`]
+/// ([`crate::tm::PortConfig::shaper_catch_up_ns`]), so that a turn that
+/// comes late makes up what the port missed. On a machine busy with other
+/// work the thread waits for a CPU: beside two CPU-bound processes and
+/// other builds (2 cores, load ~10, `perf sched latency`) its wake-ups
+/// came 18 µs late on average and up to 5.2 ms; with only the 100 µs
+/// bucket this was, the bottleneck port lost what was late beyond it and
+/// the fixed-rate incast at 1 Gb/s fell to 0.75–0.85 of its rate (0.89–0.98
+/// on a quiet machine). An idle port banks none of it, so arrivals after idle meet the
+/// port's speed, not a burst allowance that would hide their queue.
+pub const CATCH_UP_NS: u64 = 2_000_000;
+
+/// The train a backlogged port waits for before it wakes the loop
+/// ([`crate::tm::PortConfig::shaper_train_ns`]): frames leave in trains of
+/// up to this much wire time, so a port busy at 1 Gb/s wakes the loop
+/// (and the host it sends to) about 4,000 times a second, not once every
+/// 33 µs 4 KiB frame, each of those wake-ups a context switch on both
+/// sides (half of a 1 Gb/s receiver's CPU was switching, `perf record`).
+/// The mean rate stays the port's speed.
+pub const SHAPER_TRAIN_NS: u64 = 250_000;
 
 /// Where the driver takes commands from and reports to.
 pub struct DriverIo<P: Pipeline> {

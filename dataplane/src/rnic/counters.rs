@@ -81,7 +81,10 @@ pub struct QpStats {
     pub rx_write_requests: u64,
     /// Packets dropped for a P_Key that does not match the QP's.
     pub pkey_violations: u64,
-    /// Current sending rate, bit/s.
+    /// Current sending rate, bit/s. With a pacing burst
+    /// ([`super::RnicConfig::pacing_burst_ns`]) as of the QP's last data
+    /// frame, CNP or [`super::Rnic::handle_timeout`]: DCQCN's rate timer
+    /// is then applied when the rate is next used, not on a wake-up of its own.
     pub rate_bps: u64,
     /// Lowest rate a CNP has cut the QP to, bit/s (0: never cut). Rate
     /// samples miss DCQCN's dips: fast recovery undoes a cut in ~5 timer

@@ -234,6 +234,9 @@ impl Dcqcn {
     /// rate is back at line rate. α decay (R-RP-3) needs no wake-up of its
     /// own: it is applied, period by period on the same schedule, whenever
     /// the controller next runs ([`Dcqcn::on_cnp`], [`Dcqcn::handle_timeout`]).
+    /// A caller may also skip the rate timer's wake-ups if it runs
+    /// [`Dcqcn::handle_timeout`] before it next uses the rate and before
+    /// each [`Dcqcn::on_cnp`]: the events due by then are applied in order.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.rate_deadline

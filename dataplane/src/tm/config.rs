@@ -153,6 +153,20 @@ pub struct PortConfig {
     /// credit that piles up while it is away is lost and the port runs
     /// below its speed. See [`PortConfig::shaper_burst`].
     pub shaper_burst_ns: u64,
+    /// A backlogged port waits, before it next wakes its owner, until it
+    /// may send this much wire time (at most its backlog, at most the
+    /// bucket) as one train, instead of asking to be woken for every
+    /// frame. 0 (the default, and the simulator's): a wake-up per frame,
+    /// as hardware paces. A software switch sets it so that a busy port
+    /// costs it, and the host behind it, a few thousand wake-ups a second
+    /// instead of one a frame; frames still never leave above the port's
+    /// rate. See [`PortConfig::shaper_train`].
+    pub shaper_train_ns: u64,
+    /// While the port has frames it could send, its bucket holds this much
+    /// more time at port speed, so that a software switch's loop that
+    /// comes late makes up what the port missed (an idle port banks only
+    /// the plain bucket). 0 (the default, and the simulator's): none.
+    pub shaper_catch_up_ns: u64,
     /// Bytes charged per frame on top of its length (e.g. 24 for FCS +
     /// preamble + inter-frame gap when lengths exclude them). Default 0.
     pub wire_overhead_bytes: u32,
@@ -184,6 +198,8 @@ impl Default for PortConfig {
             xoff_quanta: DEFAULT_XOFF_QUANTA,
             shaper_burst_bytes: DEFAULT_SHAPER_BURST_BYTES,
             shaper_burst_ns: 0,
+            shaper_train_ns: 0,
+            shaper_catch_up_ns: 0,
             wire_overhead_bytes: 0,
             dwrr_quantum_bytes: DEFAULT_DWRR_QUANTUM_BYTES,
             mtu_bytes: 9100,
@@ -203,6 +219,22 @@ impl PortConfig {
         u32::try_from(by_time)
             .unwrap_or(u32::MAX)
             .max(self.shaper_burst_bytes)
+    }
+
+    /// The train a backlogged port waits for, bytes: `shaper_train_ns` at
+    /// `speed_bps` (0: none).
+    pub fn shaper_train(&self) -> u64 {
+        let bytes = u128::from(self.speed_bps) * u128::from(self.shaper_train_ns)
+            / (8 * u128::from(crate::time::NANOS_PER_SEC));
+        u64::try_from(bytes).unwrap_or(u64::MAX)
+    }
+
+    /// The catch-up a backlogged port banks beyond its bucket, bytes:
+    /// `shaper_catch_up_ns` at `speed_bps`.
+    pub fn shaper_catch_up(&self) -> u64 {
+        let bytes = u128::from(self.speed_bps) * u128::from(self.shaper_catch_up_ns)
+            / (8 * u128::from(crate::time::NANOS_PER_SEC));
+        u64::try_from(bytes).unwrap_or(u64::MAX)
     }
 
     /// Bit g set = PG g holds at least one PFC-enabled priority (lossless).

@@ -251,6 +251,8 @@ struct Port {
     queues: [Queue; 8],
     sched: Scheduler,
     shaper: Shaper,
+    /// [`PortConfig::shaper_train`], bytes.
+    train_bytes: u64,
     rx_pause: [RxPause; 8],
     pending: Option<PfcRepr>,
     /// Bit q set = queue q has packets (kept in step with `queues`).
@@ -286,7 +288,9 @@ impl Port {
                 limit: Threshold::Static(0),
             }),
             sched: Scheduler::new(0, [1; 8]),
-            shaper: Shaper::new(cfg.speed_bps, cfg.shaper_burst(), now),
+            shaper: Shaper::new(cfg.speed_bps, cfg.shaper_burst(), now)
+                .with_catch_up(cfg.shaper_catch_up()),
+            train_bytes: cfg.shaper_train(),
             rx_pause: [RxPause::default(); 8],
             pending: None,
             nonempty: 0,
@@ -335,7 +339,9 @@ impl Port {
             }
         }
         self.sched.reconfigure(strict, quanta);
-        self.shaper.reconfigure(cfg.speed_bps, cfg.shaper_burst());
+        self.shaper
+            .reconfigure(cfg.speed_bps, cfg.shaper_burst(), cfg.shaper_catch_up());
+        self.train_bytes = cfg.shaper_train();
     }
 
     /// Bit q set = queue q has packets.
@@ -392,12 +398,38 @@ impl Port {
     }
 
     /// When this port may next start a frame, if it has something sendable
-    /// (a pending control frame or a non-empty unpaused queue).
+    /// (a pending control frame or a non-empty unpaused queue); with a
+    /// train configured and data backlogged, when the shaper lets the
+    /// backlog (up to the train, less one frame) go at once.
     #[inline]
     fn ready_at(&self) -> Option<Instant> {
-        let sendable =
-            self.pending.is_some() || self.nonempty_mask() & !self.paused_queue_mask() != 0;
-        sendable.then(|| self.shaper.ready_at())
+        let eligible = self.nonempty_mask() & !self.paused_queue_mask();
+        if self.pending.is_some() || (eligible != 0 && self.train_bytes == 0) {
+            return Some(self.shaper.ready_at());
+        }
+        if eligible == 0 {
+            return None;
+        }
+        let (mut bytes, mut packets) = (0u64, 0u64);
+        for q in bits(eligible) {
+            bytes += self.queues[q].bytes;
+            packets += self.queues[q].slots.len() as u64;
+        }
+        // The last frame of the backlog starts when the credit is back at
+        // 0 after the others: waiting for their bytes delays it nothing.
+        let others = bytes - bytes / packets.max(1);
+        Some(self.shaper.ready_at_with(others.min(self.train_bytes)))
+    }
+
+    /// Refills the shaper up to `now` at the idle bucket, if nothing is
+    /// sendable: before a change that may give the port a backlog. With
+    /// nothing sendable the shaper sets no deadline, so the timer table
+    /// stays right without a refresh.
+    #[inline]
+    fn settle_if_idle(&mut self, now: Instant) {
+        if self.pending.is_none() && self.nonempty_mask() & !self.paused_queue_mask() == 0 {
+            self.shaper.settle(now);
+        }
     }
 
     /// Priorities for which the watchdog suppresses PFC (forward/drop).
@@ -706,6 +738,8 @@ impl<T> Tm<T> {
             self.drops.add(DropReason::InvalidMetadata);
             return Err(DropReason::InvalidMetadata);
         }
+        // Idle until now, if this is the first frame waiting.
+        self.ports[ep].settle_if_idle(now);
         let g = usize::from(self.ports[ip].prio_to_pg[p] & 7);
         let q = usize::from(self.ports[ep].prio_to_queue[p] & 7);
         if self.ports[ip].wd_mode[p] == WdMode::Drop {
@@ -1112,6 +1146,10 @@ impl<T> Tm<T> {
     fn refresh_deadline(&mut self, pi: usize) {
         let pt = &mut self.ports[pi];
         pt.deadline = pt.compute_deadline(pi as u16);
+        // Every change to the port ends here: the shaper learns whether
+        // frames now wait (each input settled it at its `now` first).
+        let backlogged = pt.nonempty_mask() & !pt.paused_queue_mask() != 0;
+        pt.shaper.set_backlogged(backlogged);
     }
 
     fn refresh_all_deadlines(&mut self) {
@@ -1296,6 +1334,8 @@ impl<T> Tm<T> {
     fn expire_rx_pause(&mut self, pi: usize, p: usize, now: Instant) {
         let r = self.ports[pi].rx_pause[p];
         if r.since.is_some() && r.until <= now {
+            // Paused until then: no catch-up banked for that time.
+            self.ports[pi].settle_if_idle(r.until);
             self.end_rx_pause(pi, p, r.until);
         }
     }

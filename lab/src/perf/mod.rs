@@ -22,9 +22,11 @@
 //! 4. drain [`Rnic::poll_event`] (logged at trace level);
 //! 5. sleep in [`Port::wait_readable`] until the RNIC's next deadline
 //!    (with the wire busy: when half the burst is free again), the next
-//!    report or the end, unless work is pending or the deadline is closer
-//!    than [`SPIN_BELOW`] (then yield and go round again: a sleep that
-//!    short overshoots and would slow the pacer).
+//!    report or the end, unless work is pending. Even a short wait is a
+//!    sleep (with a 1 µs timer slack), never a `sched_yield`: on a machine
+//!    busy with CPU-bound work a yield handed the CPU away for up to
+//!    16 ms, and a sleep that overshoots a little is made up by the
+//!    pacers' catch-up.
 //!
 //! QP pairing without an out-of-band channel (the agent has no kernel IP): a
 //! client's QP `i` is QPN [`CLIENT_QPN_BASE`]` + i` and writes to the
@@ -81,8 +83,9 @@ pub const INITIAL_PSN: u32 = 0;
 /// A spurious timeout on a lossless priority would show as a
 /// retransmission the lab's verdicts count as a failure.
 pub const LAB_QP_TIMEOUT: u8 = 17;
-/// Deadlines closer than this are waited for by yielding, not sleeping.
-pub const SPIN_BELOW: Duration = Duration::from_micros(50);
+/// The shortest pacing burst the agent uses, whatever the RNIC's: the
+/// wire may run this far ahead of the clock.
+pub const MIN_BURST: Duration = Duration::from_micros(50);
 /// Pacing burst of the lab's agents ([`RnicConfig::pacing_burst_ns`],
 /// and the wire's own): trains of up to this much wire time leave in one
 /// batch, and the agent wakes when half of it is free again (every
@@ -484,6 +487,10 @@ impl<P: Port> Agent<P> {
         let interval_ns = interval.map(|d| (d.as_nanos() as u64).max(1));
         let mut next_report_ns = interval_ns.map(|i| start.at_ns + i);
         let mut drain_end_ns = None;
+        // The default 50 µs timer slack would make every pacing wake-up
+        // late, as the switch's dataplane thread also finds.
+        // SAFETY: PR_SET_TIMERSLACK takes an integer and affects this thread only.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong) };
         loop {
             let now = self.now();
             let now_ns = now.as_nanos();
@@ -564,7 +571,9 @@ impl<P: Port> Agent<P> {
                 .as_ref()
                 .and_then(HostDcbx::poll_timeout)
                 .map(Instant::as_nanos);
-            let mut wake_ns = [rnic_wake, next_report_ns, end_ns, dcbx_wake]
+            // Once the end has passed (draining), it is no deadline.
+            let end_wake = end_ns.filter(|&e| e > now_ns);
+            let mut wake_ns = [rnic_wake, next_report_ns, end_wake, dcbx_wake]
                 .into_iter()
                 .flatten()
                 .min();
@@ -573,7 +582,7 @@ impl<P: Port> Agent<P> {
             }
             let timeout = wake_ns.map(|w| Duration::from_nanos(w.saturating_sub(now_ns)));
             match timeout {
-                Some(t) if t < SPIN_BELOW => std::thread::yield_now(),
+                Some(t) if t.is_zero() => {}
                 // Wake at least every 100 ms to notice `stop`.
                 Some(t) => {
                     self.port
@@ -811,12 +820,12 @@ impl<P: Port> Agent<P> {
     }
 
     /// How far ahead of the emulated wire frames may be pulled, ns: the
-    /// RNIC's pacing burst, at least [`SPIN_BELOW`].
+    /// RNIC's pacing burst, at least [`MIN_BURST`].
     fn burst_ns(&self) -> u64 {
         self.rnic
             .config()
             .pacing_burst_ns
-            .max(SPIN_BELOW.as_nanos() as u64)
+            .max(MIN_BURST.as_nanos() as u64)
     }
 }
 

@@ -357,6 +357,28 @@ pub const LAB_HEADROOM_MIN_BYTES: u64 = 256 * 1024;
 /// How long after XOFF a lab peer may keep sending, for headroom sizing.
 pub const LAB_PEER_RESPONSE: Duration = Duration::from_millis(8);
 
+/// The same for the incast switch of `rocelab run` on namespaces
+/// ([`run_headroom_bytes`]), whose buffer grows by its headroom. On a
+/// 2-core machine busy with other work a switch daemon or an agent waits
+/// for a CPU for up to ~20 ms (`perf sched latency`: agents up to 21 ms,
+/// load ~9), and whatever a sender sent meanwhile is in the switch's
+/// receive ring when it next looks; with 8 ms, a 1 Gb/s incast beside two
+/// CPU-bound processes lost 107 frames to a full headroom in one run of
+/// three. Stalls longer than the pause itself (0xFFFF quanta: 33.5 ms at
+/// 1 Gb/s, 335 ms at 100 Mb/s) let the senders' pauses expire, which no
+/// headroom covers. `rocelab up` keeps [`LAB_PEER_RESPONSE`]: its
+/// topologies name their buffer sizes, and 20 ms at 1 Gb/s on three ports
+/// does not fit the examples' 3.3 MB.
+pub const RUN_PEER_RESPONSE: Duration = Duration::from_millis(20);
+
+/// PFC headroom per (port, lossless priority) of `rocelab run`'s live
+/// incast: [`RUN_PEER_RESPONSE`] of line rate, at least
+/// [`LAB_HEADROOM_MIN_BYTES`].
+pub fn run_headroom_bytes(speed_bps: u64) -> u64 {
+    let in_flight = u128::from(speed_bps) * RUN_PEER_RESPONSE.as_nanos() / 8 / 1_000_000_000;
+    (in_flight as u64).max(LAB_HEADROOM_MIN_BYTES)
+}
+
 /// PFC headroom per (port, lossless priority) in the lab. The calculated
 /// headroom assumes a hardware peer that stops within the 802.1Qbb
 /// response time; here the peer is a user-space agent behind veth and the
@@ -385,7 +407,7 @@ pub fn run_incast(
     series_dir: Option<&Path>,
 ) -> Result<IncastOutcome> {
     let sock = sock_path(store, lab, "sw");
-    let mut topo = incast_topology(lab, cfg, lab_headroom_bytes(cfg.speed_bps));
+    let mut topo = incast_topology(lab, cfg, run_headroom_bytes(cfg.speed_bps));
     topo.switches[0].command = Some(switch_command(&bins.roceswitch, 3, cfg.speed_bps, &sock));
     let hosts = topo.hosts.clone();
     let setup = setups(&topo)?.remove(0);
@@ -779,6 +801,8 @@ mod tests {
     fn lab_headroom_scales_with_speed_above_a_floor() {
         assert_eq!(lab_headroom_bytes(100_000_000), LAB_HEADROOM_MIN_BYTES);
         assert_eq!(lab_headroom_bytes(1_000_000_000), 1_000_000);
+        assert_eq!(run_headroom_bytes(100_000_000), LAB_HEADROOM_MIN_BYTES);
+        assert_eq!(run_headroom_bytes(1_000_000_000), 2_500_000);
     }
 
     #[test]

@@ -145,6 +145,44 @@ fn cnp_halves_the_pacing_rate() {
     assert_eq!(a.counters().rp_cnp_handled, 1);
 }
 
+#[test]
+fn a_train_paced_sender_needs_no_wake_up_for_the_rate_timer() {
+    // Two senders see the same CNPs; one paces every frame (the rate
+    // timer is a deadline), the other in trains (it is not, and the
+    // increases due are applied when the rate is next used). Each sends
+    // one frame, so only timers remain.
+    let burst = RnicConfig {
+        pacing_burst_ns: 500_000,
+        ..RnicConfig::default()
+    };
+    let (mut exact, mut b) = rnics(RnicConfig::default(), a_qp(1024, Some(1)), b_qp());
+    let (mut train, _) = rnics(burst, a_qp(1024, Some(1)), b_qp());
+    let mut f = next_frame(&mut exact, 0).unwrap();
+    let _ = next_frame(&mut train, 0).unwrap();
+    set_ce(&mut f);
+    b.handle_frame(t_(0), &f).unwrap();
+    let cnp = next_frame(&mut b, 0).unwrap();
+    exact.handle_frame(t_(0), &cnp).unwrap();
+    train.handle_frame(t_(0), &cnp).unwrap();
+    let wake = |r: &Rnic| r.poll_timeout(t_(0)).map(I::as_nanos).unwrap();
+    assert_eq!(
+        wake(&exact),
+        55_000,
+        "the exact pacer wakes for the rate timer"
+    );
+    assert!(wake(&train) > 55_000, "the train-paced one does not");
+    let rate = |r: &Rnic| r.qp_stats(A_QPN).unwrap().rate_bps;
+    exact.handle_timeout(t_(165_000));
+    assert_eq!(rate(&exact), 93_750_000_000, "three fast-recovery steps");
+    assert_eq!(rate(&train), 50_000_000_000, "nothing ran yet");
+    // The next CNP applies the six increases due before it, then cuts.
+    exact.handle_timeout(t_(330_000));
+    exact.handle_frame(t_(330_000), &cnp).unwrap();
+    train.handle_frame(t_(330_000), &cnp).unwrap();
+    assert!(rate(&exact) > 50_000_000_000);
+    assert_eq!(rate(&train), rate(&exact));
+}
+
 // ------------------------------------------------------------ receiver
 
 #[test]
