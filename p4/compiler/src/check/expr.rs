@@ -483,21 +483,12 @@ impl Checker {
             );
             return None;
         }
-        let mut v = Vec::new();
-        let mut ok = true;
-        for i in items {
-            match self.expr(i, Some(elem)) {
-                Some(x) => v.push(x),
-                None => ok = false,
-            }
-        }
-        ok.then(|| {
-            mk(
-                ExprKind::List(v),
-                Ty::Stack(Box::new(elem.clone()), n),
-                span,
-            )
-        })
+        let v = self.elements_as(items, elem)?;
+        Some(mk(
+            ExprKind::List(v),
+            Ty::Stack(Box::new(elem.clone()), n),
+            span,
+        ))
     }
 
     /// `(list<T>){e0, e1, ..}` (P4_16 §7.2.10, §8.12): each element is a
@@ -518,16 +509,16 @@ impl Checker {
             );
             return None;
         };
-        let mut v = Vec::new();
-        let mut ok = true;
-        for i in items {
-            match self.expr(i, Some(&elem)) {
-                Some(x) => v.push(x),
-                None => ok = false,
-            }
-        }
+        let v = self.elements_as(items, &elem)?;
         let ty = Ty::Tuple(vec![elem; v.len()]);
-        ok.then(|| mk(ExprKind::List(v), ty, span))
+        Some(mk(ExprKind::List(v), ty, span))
+    }
+
+    /// Each of `items` checked as an `elem`; every bad one is reported
+    /// before the initialiser is refused.
+    fn elements_as(&mut self, items: &[ast::Expr], elem: &Ty) -> Option<Vec<Expr>> {
+        let checked: Vec<Option<Expr>> = items.iter().map(|i| self.expr(i, Some(elem))).collect();
+        checked.into_iter().collect()
     }
 
     /// The default value of `ty` (P4_16 §8.26) as an expression.

@@ -587,7 +587,6 @@ impl Gen<'_> {
     }
 }
 
-/// Whether `e` calls anything (a function, action, extern or table).
 /// The key of a table the exact or LPM engine serves (fields all exact, or
 /// exact and one LPM; at most 128 bits), packed as
 /// `Table::lookup_packed` takes it: the values in key order, each masked
@@ -628,6 +627,7 @@ fn packed_key(table: &TableInfo, values: &[String]) -> Option<String> {
     Some(parts.join(" | "))
 }
 
+/// Whether `e` calls anything (a function, action, extern or table).
 fn has_call(e: &Expr) -> bool {
     visit::any_node(e, &|e| {
         matches!(
