@@ -504,24 +504,12 @@ impl LpmEngine {
         if self.total_bits <= 64 {
             // IPv4, port ++ IPv4: one 64-bit register, whose shifts are
             // single instructions (a u128 shift by a variable is several).
-            let a = self.aligned64(key);
-            let slot = self.root[(a >> (64 - self.root_bits)) as usize];
-            return self.walk(
-                slot,
-                |pos, n| ((a << pos) >> (64 - n)) as u32,
-                |pos| a << pos,
-            );
+            return self.walk64(self.aligned64(key));
         }
         if self.total_bits <= 128 {
             // IPv6 and other keys of one register; take each level's
             // index by shifting, no buffer.
-            let a = self.aligned(|i| key[i]);
-            let slot = self.root[(a >> (128 - self.root_bits)) as usize];
-            return self.walk(
-                slot,
-                |pos, n| ((a << pos) >> (128 - n)) as u32,
-                |pos| ((a << pos) >> 64) as u64,
-            );
+            return self.walk128(self.aligned(|i| key[i]));
         }
         let mut buf = [0u8; KEY_BYTES];
         self.pack(|i| key[i], &mut buf);
@@ -546,15 +534,28 @@ impl LpmEngine {
             self.trie_order(packed)
         };
         if self.total_bits <= 64 {
-            let a = (trie as u64) << (64 - self.total_bits);
-            let slot = self.root[(a >> (64 - self.root_bits)) as usize];
-            return self.walk(
-                slot,
-                |pos, n| ((a << pos) >> (64 - n)) as u32,
-                |pos| a << pos,
-            );
+            return self.walk64((trie as u64) << (64 - self.total_bits));
         }
-        let a = trie << (128 - self.total_bits);
+        self.walk128(trie << (128 - self.total_bits))
+    }
+
+    /// The walk for a key of at most 64 bits in trie order, aligned to the
+    /// top of `a`: each level's index by shifting one register (a u64
+    /// shift by a variable is one instruction, a u128 one several).
+    #[inline(always)]
+    fn walk64(&self, a: u64) -> Option<u32> {
+        let slot = self.root[(a >> (64 - self.root_bits)) as usize];
+        self.walk(
+            slot,
+            |pos, n| ((a << pos) >> (64 - n)) as u32,
+            |pos| a << pos,
+        )
+    }
+
+    /// The walk for a key of 65 to 128 bits in trie order, aligned to the
+    /// top of `a`, no buffer.
+    #[inline(always)]
+    fn walk128(&self, a: u128) -> Option<u32> {
         let slot = self.root[(a >> (128 - self.root_bits)) as usize];
         self.walk(
             slot,
