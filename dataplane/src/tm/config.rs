@@ -214,9 +214,7 @@ impl PortConfig {
     /// Token-bucket depth in bytes: `shaper_burst_bytes`, or
     /// `shaper_burst_ns` at `speed_bps` if that is more.
     pub fn shaper_burst(&self) -> u32 {
-        let by_time = u128::from(self.speed_bps) * u128::from(self.shaper_burst_ns)
-            / (8 * u128::from(crate::time::NANOS_PER_SEC));
-        u32::try_from(by_time)
+        u32::try_from(self.bytes_in(self.shaper_burst_ns))
             .unwrap_or(u32::MAX)
             .max(self.shaper_burst_bytes)
     }
@@ -224,17 +222,18 @@ impl PortConfig {
     /// The train a backlogged port waits for, bytes: `shaper_train_ns` at
     /// `speed_bps` (0: none).
     pub fn shaper_train(&self) -> u64 {
-        let bytes = u128::from(self.speed_bps) * u128::from(self.shaper_train_ns)
-            / (8 * u128::from(crate::time::NANOS_PER_SEC));
-        u64::try_from(bytes).unwrap_or(u64::MAX)
+        u64::try_from(self.bytes_in(self.shaper_train_ns)).unwrap_or(u64::MAX)
     }
 
     /// The catch-up a backlogged port banks beyond its bucket, bytes:
     /// `shaper_catch_up_ns` at `speed_bps`.
     pub fn shaper_catch_up(&self) -> u64 {
-        let bytes = u128::from(self.speed_bps) * u128::from(self.shaper_catch_up_ns)
-            / (8 * u128::from(crate::time::NANOS_PER_SEC));
-        u64::try_from(bytes).unwrap_or(u64::MAX)
+        u64::try_from(self.bytes_in(self.shaper_catch_up_ns)).unwrap_or(u64::MAX)
+    }
+
+    /// Bytes the port sends in `ns` at `speed_bps`.
+    fn bytes_in(&self, ns: u64) -> u128 {
+        u128::from(self.speed_bps) * u128::from(ns) / (8 * u128::from(crate::time::NANOS_PER_SEC))
     }
 
     /// Bit g set = PG g holds at least one PFC-enabled priority (lossless).

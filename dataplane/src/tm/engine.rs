@@ -360,6 +360,13 @@ impl Port {
         m
     }
 
+    /// Bit q set = queue q has packets and is not paused: what the
+    /// scheduler may pick from, and whether data is backlogged.
+    #[inline]
+    fn eligible_mask(&self) -> u8 {
+        self.nonempty_mask() & !self.paused_queue_mask()
+    }
+
     fn pause_duration(&self, quanta: u16) -> Duration {
         pause_quanta_to_duration(quanta, self.speed_bps)
     }
@@ -403,7 +410,7 @@ impl Port {
     /// backlog (up to the train, less one frame) go at once.
     #[inline]
     fn ready_at(&self) -> Option<Instant> {
-        let eligible = self.nonempty_mask() & !self.paused_queue_mask();
+        let eligible = self.eligible_mask();
         if self.pending.is_some() || (eligible != 0 && self.train_bytes == 0) {
             return Some(self.shaper.ready_at());
         }
@@ -427,7 +434,7 @@ impl Port {
     /// stays right without a refresh.
     #[inline]
     fn settle_if_idle(&mut self, now: Instant) {
-        if self.pending.is_none() && self.nonempty_mask() & !self.paused_queue_mask() == 0 {
+        if self.pending.is_none() && self.eligible_mask() == 0 {
             self.shaper.settle(now);
         }
     }
@@ -986,7 +993,7 @@ impl<T> Tm<T> {
             }
         }
         let pt = &mut self.ports[ep];
-        let eligible = pt.nonempty_mask() & !pt.paused_queue_mask();
+        let eligible = pt.eligible_mask();
         let (queues, store) = (&pt.queues, &self.store);
         let picked = pt.sched.pick(eligible, |q| {
             store
@@ -1148,8 +1155,7 @@ impl<T> Tm<T> {
         pt.deadline = pt.compute_deadline(pi as u16);
         // Every change to the port ends here: the shaper learns whether
         // frames now wait (each input settled it at its `now` first).
-        let backlogged = pt.nonempty_mask() & !pt.paused_queue_mask() != 0;
-        pt.shaper.set_backlogged(backlogged);
+        pt.shaper.set_backlogged(pt.eligible_mask() != 0);
     }
 
     fn refresh_all_deadlines(&mut self) {
