@@ -551,11 +551,8 @@ impl Rnic {
             Opcode::Cnp => {
                 qp.stats.cnp_rx += 1;
                 if let Some(d) = qp.dcqcn.as_mut() {
-                    // Without wake-ups for the rate timer (a pacing
-                    // burst), the increases due before this CNP first.
-                    if self.cfg.pacing_burst_ns > 0 && d.poll_timeout().is_some_and(|t| t <= now) {
-                        d.handle_timeout(now);
-                    }
+                    // The increases due before this CNP first.
+                    catch_up_rate_timer(&self.cfg, d, now);
                     d.on_cnp(now);
                     let rate = d.rate_bps() as u64;
                     let low = &mut qp.stats.rate_low_bps;
@@ -660,13 +657,9 @@ impl Rnic {
             let qp = &mut self.qps[idx];
             qp.data_sent(&pkt, now_ns, mtu);
             // The rate timer's events due by now, before the rate spaces
-            // this frame (with a burst, `poll_timeout` asks no wake-up for
-            // them).
-            if self.cfg.pacing_burst_ns > 0
-                && let Some(d) = qp.dcqcn.as_mut()
-                && d.poll_timeout().is_some_and(|t| t <= now)
-            {
-                d.handle_timeout(now);
+            // this frame.
+            if let Some(d) = qp.dcqcn.as_mut() {
+                catch_up_rate_timer(&self.cfg, d, now);
             }
             let wire_bytes = wire_len(t.frame_len, WIRE_OVERHEAD_BYTES) as u64;
             let gap_ns = ((wire_bytes * 8) as f64 * 1e9 / qp.rate_bps().max(1.0)).round() as u64;
@@ -857,6 +850,15 @@ impl Rnic {
 /// member (IBTA §10.9.3).
 fn pkey_match(a: u16, b: u16) -> bool {
     (a & 0x7FFF) == (b & 0x7FFF) && (a | b) & 0x8000 != 0
+}
+
+/// With a pacing burst DCQCN's rate timer asks no wake-up
+/// ([`Rnic::poll_timeout`]): its events due by `now` run here, before the
+/// rate is next used (a frame paced, a CNP cutting it).
+fn catch_up_rate_timer(cfg: &RnicConfig, d: &mut Dcqcn, now: Instant) {
+    if cfg.pacing_burst_ns > 0 && d.poll_timeout().is_some_and(|t| t <= now) {
+        d.handle_timeout(now);
+    }
 }
 
 #[cfg(test)]
