@@ -501,9 +501,20 @@ impl Runtime {
         RNG.with(|r| r.borrow_mut().set_seed(seed));
     }
 
-    /// v1model `random(result, lo, hi)`: a value in `lo..=hi`.
-    #[inline]
+    /// v1model `random(result, lo, hi)`: a value in `lo..=hi`. Always
+    /// inlined, drawing alone through the thread-local and mapping here:
+    /// generated code passes constant bounds, so the mapping folds away
+    /// (RED's `random(r, 0, 65535)` becomes one AND) and the thread-local
+    /// access is not hidden behind a call that checks the bounds at run time.
+    /// The same draws and values as [`Rng::range`].
+    #[inline(always)]
     pub fn random(&mut self, lo: u128, hi: u128) -> u128 {
+        if hi > lo
+            && let Ok(span) = u64::try_from(hi - lo)
+        {
+            let r = RNG.with(|g| g.borrow_mut().next_u64());
+            return lo + u128::from(Rng::pick(span, r));
+        }
         RNG.with(|r| r.borrow_mut().range(lo, hi))
     }
 

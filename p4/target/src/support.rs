@@ -190,13 +190,14 @@ pub struct Env<'a> {
     pub packet_length: u32,
     /// The switch clock in ns, for meters.
     pub now_ns: u64,
-    /// Pending clone request.
+    /// Clone request made in this pass (`None` until one is: a request of
+    /// an earlier pass stays in the standard metadata, see [`Env::store`]).
     pub clone_request: Option<CloneRequest>,
-    /// Pending resubmit (field list).
+    /// Resubmit (field list) requested in this pass.
     pub resubmit: Option<u8>,
-    /// Pending recirculate (field list).
+    /// Recirculate (field list) requested in this pass.
     pub recirculate: Option<u8>,
-    /// Pending truncation.
+    /// Truncation requested in this pass.
     pub truncate_len: Option<u32>,
     /// `verify_checksum` failed.
     pub checksum_error: bool,
@@ -208,6 +209,11 @@ pub struct Env<'a> {
 
 impl<'a> Env<'a> {
     /// The environment of a pass over a packet with standard metadata `sm`.
+    /// The requests start empty rather than copied from `sm`: generated code
+    /// only ever sets them, so writing back those set ([`Env::store`]) ends
+    /// the same as copying in and out, without reading fields the switch
+    /// has just stored (a wide load over narrow stores misses store
+    /// forwarding, and the parser's pass starts right after them).
     #[inline]
     pub fn new(data: &'a [u8], payload_offset: usize, sm: &StandardMetadata) -> Self {
         Env {
@@ -215,23 +221,32 @@ impl<'a> Env<'a> {
             payload_offset,
             packet_length: sm.packet_length,
             now_ns: sm.now_ns,
-            clone_request: sm.clone_request,
-            resubmit: sm.resubmit,
-            recirculate: sm.recirculate,
-            truncate_len: sm.truncate_len,
+            clone_request: None,
+            resubmit: None,
+            recirculate: None,
+            truncate_len: None,
             checksum_error: sm.checksum_error != 0,
             drop: false,
             entry: None,
         }
     }
 
-    /// Writes the pass's requests back into the standard metadata.
+    /// Writes the requests made in this pass into the standard metadata
+    /// (a later request replaces an earlier one, as a repeated call does).
     #[inline]
     pub fn store(&self, sm: &mut StandardMetadata) {
-        sm.clone_request = self.clone_request;
-        sm.resubmit = self.resubmit;
-        sm.recirculate = self.recirculate;
-        sm.truncate_len = self.truncate_len;
+        if self.clone_request.is_some() {
+            sm.clone_request = self.clone_request;
+        }
+        if self.resubmit.is_some() {
+            sm.resubmit = self.resubmit;
+        }
+        if self.recirculate.is_some() {
+            sm.recirculate = self.recirculate;
+        }
+        if self.truncate_len.is_some() {
+            sm.truncate_len = self.truncate_len;
+        }
         if self.checksum_error {
             sm.checksum_error = 1;
         }
@@ -433,5 +448,14 @@ mod tests {
         env.store(&mut sm);
         assert_eq!(sm.resubmit, Some(1));
         assert_eq!(sm.egress_spec, crate::v1model::DROP_PORT);
+        // A later pass that requests nothing keeps the earlier requests; one
+        // that requests again replaces them.
+        sm.truncate_len = Some(64);
+        Env::new(&[], 0, &sm).store(&mut sm);
+        assert_eq!((sm.resubmit, sm.truncate_len), (Some(1), Some(64)));
+        let mut env = Env::new(&[], 0, &sm);
+        env.truncate_len = Some(32);
+        env.store(&mut sm);
+        assert_eq!((sm.resubmit, sm.truncate_len), (Some(1), Some(32)));
     }
 }

@@ -772,6 +772,33 @@ fn random_is_reproducible_per_seed() {
     assert!((10..=20).contains(&r1));
 }
 
+/// `Runtime::random` maps its draw itself (constant bounds fold): the same
+/// values and the same number of draws as `Rng::range` for every shape of
+/// range, empty, power of two, other, 2^64 values and wider.
+#[test]
+fn random_draws_as_the_generator_range() {
+    let mut rt = Runtime::new(&PROGRAM);
+    let wide = u128::from(u64::MAX);
+    let ranges = [
+        (0u128, 65_535u128),
+        (5, 5),
+        (9, 3),
+        (10, 20),
+        (7, 7 + wide),
+        (1, 2 + wide),
+        (0, u128::MAX),
+    ];
+    for seed in [1u64, 42, 0x5eed] {
+        rt.set_seed(seed);
+        let mut g = p4_target::externs::Rng::new(seed);
+        for _ in 0..50 {
+            for (lo, hi) in ranges {
+                assert_eq!(rt.random(lo, hi), g.range(lo, hi), "{lo}..={hi}");
+            }
+        }
+    }
+}
+
 #[test]
 fn entry_places_sort_into_insertion_order_and_skip_what_was_deleted() {
     let mut rt = Runtime::new(&PROGRAM);

@@ -676,7 +676,7 @@ type_info {
             pkt
         }
 
-        #[inline]
+        #[inline(always)]
         fn parse_into(
             &mut self,
             data: &[u8],

@@ -384,10 +384,16 @@ type_info {
         }
 
         /// Emits the header's bytes to `out` if it is valid.
+        #[inline]
         pub fn emit(&self, out: &mut PacketOut<'_>) {
-            if !self.valid {
-                return;
+            if self.valid {
+                self.emit_valid(out);
             }
+        }
+
+        /// [`Self::emit`] of a valid header.
+        #[inline(never)]
+        fn emit_valid(&self, out: &mut PacketOut<'_>) {
             let var = self.data.used().len() * 8;
             let mut buf = [0u8; 8];
             let d = &mut buf[..(Self::FIXED_BITS + var) / 8];
@@ -1334,7 +1340,7 @@ type_info {
             pkt
         }
 
-        #[inline]
+        #[inline(always)]
         fn parse_into(
             &mut self,
             data: &[u8],

@@ -152,13 +152,39 @@ unsafe fn folded<const N: usize>(data: &[u8; N]) -> u32 {
         _mm_unpackhi_epi64, _mm_xor_si128,
     };
     let words = N.div_ceil(8);
-    let mut buf = [0u8; 64];
     let pad = words * 8 - N;
-    buf[pad..pad + N].copy_from_slice(data);
+    let full = N / 8;
+    // The front-padded words are read as the message's own aligned 8-byte
+    // chunks shifted together, and the tail byte by byte: the caller has
+    // just stored the message field by field, and a load across two of
+    // those stores cannot take its bytes from the store queue (it waits
+    // for both to reach the cache); a load inside one store can.
+    let chunk = |j: usize| -> u64 {
+        if j < full {
+            u64::from_le_bytes(data[8 * j..8 * j + 8].try_into().unwrap_or_default())
+        } else {
+            let mut t = 0u64;
+            for k in 0..N - 8 * full {
+                // SAFETY: `8 * full + k < N`, in bounds of `data`; volatile
+                // so the bytes are not merged into one load across stores.
+                let b = unsafe { std::ptr::read_volatile(&data[8 * full + k]) };
+                t |= u64::from(b) << (8 * k);
+            }
+            t
+        }
+    };
     let mut h = 0u64;
     let mut sum = _mm_setzero_si128();
+    let mut prev = 0u64;
     for i in 0..words {
-        let w = u64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().unwrap_or_default());
+        let c = chunk(i);
+        // Word `i` is bytes `8i - pad .. 8i + 8 - pad` of the message.
+        let w = if pad == 0 {
+            c
+        } else {
+            (prev >> (8 * (8 - pad))) | (c << (8 * pad))
+        };
+        prev = c;
         match words - 1 - i {
             0 => h ^= w,
             d => {

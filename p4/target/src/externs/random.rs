@@ -46,6 +46,19 @@ impl Rng {
         self.next_u64().checked_rem(n).unwrap_or(0)
     }
 
+    /// The offset in `0..=span` that [`Rng::range`] makes of its one draw
+    /// `r` when the range has at most 2^64 values: a mask where the range
+    /// is a power of two (no division; with constant bounds it folds to
+    /// one AND), the remainder otherwise.
+    #[inline(always)]
+    pub fn pick(span: u64, r: u64) -> u64 {
+        match span.checked_add(1) {
+            None => r,
+            Some(n) if n.is_power_of_two() => r & span,
+            Some(n) => r % n,
+        }
+    }
+
     /// A value in `lo..=hi` (v1model `random`); `lo` when `hi <= lo`. One
     /// draw when the range has at most 2^64 values (RED's `random(r, 0,
     /// 65535)` runs for every packet between Kmin and Kmax), two otherwise.
@@ -56,14 +69,7 @@ impl Rng {
         }
         let span = hi - lo;
         if let Ok(span) = u64::try_from(span) {
-            let r = self.next_u64();
-            // Without a division where the range is a power of two.
-            return lo
-                + u128::from(match span.checked_add(1) {
-                    None => r,
-                    Some(n) if n.is_power_of_two() => r & span,
-                    Some(n) => r % n,
-                });
+            return lo + u128::from(Self::pick(span, self.next_u64()));
         }
         if span == u128::MAX {
             return ((self.next_u64() as u128) << 64) | self.next_u64() as u128;

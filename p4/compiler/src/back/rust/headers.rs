@@ -301,11 +301,18 @@ impl Gen<'_> {
         w.line("p.off_bits = o;");
         w.line("Ok(())");
         w.close("}");
+        // The validity test inlined where the deparser emits, the packing
+        // out of line: most packets carry no such header (IPv4 options).
         w.line("/// Emits the header's bytes to `out` if it is valid.");
+        w.line("#[inline]");
         w.open("pub fn emit(&self, out: &mut PacketOut<'_>) {");
-        w.open("if !self.valid {");
-        w.line("return;");
+        w.open("if self.valid {");
+        w.line("self.emit_valid(out);");
         w.close("}");
+        w.close("}");
+        w.line("/// [`Self::emit`] of a valid header.");
+        w.line("#[inline(never)]");
+        w.open("fn emit_valid(&self, out: &mut PacketOut<'_>) {");
         let vname = c
             .fields
             .iter()

@@ -229,7 +229,10 @@ impl Gen<'_> {
         w.line("self.run_parser(data, &mut pkt);");
         w.line("pkt");
         w.close("}");
-        w.line("#[inline]");
+        // Always inlined: the caller's `meta` is then stored straight into
+        // `pkt.sm` from registers; called, the copy reads a struct the caller
+        // has just written field by field, which misses store forwarding.
+        w.line("#[inline(always)]");
         w.open("fn parse_into(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, pkt: &mut Packet) {");
         w.line("pkt.hdr = Default::default();");
         w.line("pkt.meta = Default::default();");
