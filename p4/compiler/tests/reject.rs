@@ -1574,3 +1574,30 @@ fn extern_constructor_takes_enums_and_errors() {
         ]),
     );
 }
+
+// ---- rej22
+
+#[test]
+fn absolute_action_name_in_two_controls() {
+    // p4c's duplicate control-plane name check (its multicast-bmv2): two
+    // actions of ingress and egress both named `@name(".drop_it")` clash
+    // even with the same parameters, while one name relative to each
+    // control (`@name("drop_it")`) gives two names.
+    let table = |ctl: &str| {
+        format!(
+            "@name(\"{ctl}drop_it\") action d() {{ mark_to_drop(sm); }}\n    \
+             table t {{ key = {{ hdr.h.a: exact; }} actions = {{ d; }} }}"
+        )
+    };
+    let src = |prefix: &str| {
+        program(&[("LOCALS", &table(prefix)), ("APPLY", "t.apply();")]).replace(
+            "control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }",
+            &format!(
+                "control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{\n    {}\n    apply {{ t.apply(); }}\n}}",
+                table(prefix)
+            ),
+        )
+    };
+    check_errors("absolute_action_name_two_controls", &src("."));
+    check_compiles("relative_action_name_two_controls_ok", &src(""));
+}
