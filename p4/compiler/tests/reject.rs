@@ -1601,3 +1601,41 @@ fn absolute_action_name_in_two_controls() {
     check_errors("absolute_action_name_two_controls", &src("."));
     check_compiles("relative_action_name_two_controls_ok", &src(""));
 }
+
+#[test]
+fn select_range_end_below_start() {
+    // BMv2 refuses a parser select range whose end is below its start
+    // (p4c's issue-2123_e, "Range end is less than start").
+    let parser = |range: &str| {
+        program(&[(
+            "PARSER",
+            &format!("transition select(hdr.h.b) {{ {range}: reject; default: accept; }}"),
+        )])
+    };
+    check_errors("select_range_reversed", &parser("0x0806 .. 0x0800"));
+    check_compiles("select_range_one_value_ok", &parser("0x0800 .. 0x0800"));
+}
+
+#[test]
+fn v1switch_named_arguments() {
+    // P4_16 §6.8.2: arguments may be named, in any order; each name is one
+    // of V1Switch's parameters (p, vr, ig, eg, ck, dep).
+    let main = |args: &str| {
+        program(&[]).replace(
+            "V1Switch(P(), VC(), I(), E(), CC(), D()) main;",
+            &format!("V1Switch({args}) main;"),
+        )
+    };
+    check_compiles(
+        "v1switch_named_args_ok",
+        &main("p = P(), ig = I(), vr = VC(), eg = E(), ck = CC(), dep = D()"),
+    );
+    check_errors(
+        "v1switch_named_args_unknown",
+        &main("p = P(), ig = I(), verify = VC(), eg = E(), ck = CC(), dep = D()"),
+    );
+    check_errors(
+        "v1switch_named_args_mixed",
+        &main("P(), ig = I(), vr = VC(), eg = E(), ck = CC(), dep = D()"),
+    );
+}

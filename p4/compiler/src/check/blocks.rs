@@ -755,6 +755,18 @@ impl Checker {
                         self.unsupported(el_span(el), "ranges over signed keys");
                         return None;
                     }
+                    // BMv2 turns a select range into masks and refuses one
+                    // whose end is below its start (p4c: "Range end is
+                    // less than start", issue-2123_e).
+                    if h < l {
+                        self.error_label(
+                            codes::BAD_SELECT,
+                            el_span(el),
+                            format!("range end {h} is less than its start {l}"),
+                            "empty range",
+                        );
+                        return None;
+                    }
                     ir::KeySet::Range(l, h)
                 }
             });
