@@ -1639,3 +1639,17 @@ fn v1switch_named_arguments() {
         &main("P(), ig = I(), vr = VC(), eg = E(), ck = CC(), dep = D()"),
     );
 }
+
+#[test]
+fn emit_struct_of_bit_fields() {
+    // A struct is emitted field by field, so it must hold headers, stacks
+    // or unions (P4_16 §15.1; BMv2 refuses the rest, p4c's
+    // emit-struct-bmv2). This stopped with an internal error before.
+    let src = program(&[])
+        .replace(
+            "struct headers { h_t h; }",
+            "struct pair_t { bit<8> x; bit<8> y; }\nheader wrap_t { pair_t p; }\nstruct headers { h_t h; wrap_t w; }",
+        )
+        .replace("pkt.emit(hdr.h);", "pkt.emit(hdr.h); pkt.emit(hdr.w.p);");
+    check_errors("emit_struct_of_bits", &src);
+}
