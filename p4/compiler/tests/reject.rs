@@ -1653,3 +1653,25 @@ fn emit_struct_of_bit_fields() {
         .replace("pkt.emit(hdr.h);", "pkt.emit(hdr.h); pkt.emit(hdr.w.p);");
     check_errors("emit_struct_of_bits", &src);
 }
+
+#[test]
+fn duplicate_entry_keys_without_priorities() {
+    // Entries of a table with only exact and lpm keys are known by their
+    // key (P4Runtime), so one key may not appear twice (p4c's
+    // table-entries-error, "Duplicate entry keys"); a ternary table orders
+    // equal keys by priority instead.
+    let table = |kind: &str| {
+        program(&[
+            (
+                "LOCALS",
+                &format!(
+                    "table t {{ key = {{ hdr.h.a: exact; hdr.h.b: {kind}; }} actions = {{ set; }}\n    \
+                     const entries = {{ (1, 2) : set(1); (1, 3) : set(2); (8w1, 16w2) : set(3); }} }}"
+                ),
+            ),
+            ("APPLY", "t.apply();"),
+        ])
+    };
+    check_errors("duplicate_entry_keys", &table("exact"));
+    check_compiles("duplicate_entry_keys_ternary_ok", &table("ternary"));
+}
