@@ -1675,3 +1675,17 @@ fn duplicate_entry_keys_without_priorities() {
     check_errors("duplicate_entry_keys", &table("exact"));
     check_compiles("duplicate_entry_keys_ternary_ok", &table("ternary"));
 }
+
+#[test]
+fn unknown_v1model_version() {
+    // `#define V1MODEL_VERSION` picks v1model.p4's declarations; p4c knows
+    // 20180101 to 20200408 and refuses others (its issue5296).
+    let with = |v: &str| {
+        program(&[]).replace(
+            "#include <v1model.p4>",
+            &format!("#define V1MODEL_VERSION {v}\n#include <v1model.p4>"),
+        )
+    };
+    check_errors("v1model_version_unknown", &with("20000101"));
+    check_compiles("v1model_version_first_ok", &with("20180101"));
+}
