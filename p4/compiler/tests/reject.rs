@@ -1689,3 +1689,20 @@ fn unknown_v1model_version() {
     check_errors("v1model_version_unknown", &with("20000101"));
     check_compiles("v1model_version_first_ok", &with("20180101"));
 }
+
+#[test]
+fn name_annotation_takes_a_string() {
+    // P4_16 §18.3.3: `@name("x")` names an object for the control plane;
+    // a number is no name (p4c's spec-issue1297-string-cat-err-2-anno).
+    let table = |anno: &str| {
+        program(&[
+            (
+                "LOCALS",
+                &format!("{anno} table t {{ key = {{ hdr.h.a: exact; }} actions = {{ set; }} }}"),
+            ),
+            ("APPLY", "t.apply();"),
+        ])
+    };
+    check_errors("name_annotation_number", &table("@name(4)"));
+    check_compiles("name_annotation_string_ok", &table("@name(\"tt\")"));
+}

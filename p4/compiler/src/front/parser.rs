@@ -759,11 +759,16 @@ impl<'t> Parser<'t> {
         } else {
             AnnotationBody::Empty
         };
-        Ok(Annotation {
-            name,
-            body,
-            span: at.span.to(self.prev_span),
-        })
+        let span = at.span.to(self.prev_span);
+        if name.name == "name" && !name_annotation_ok(&body) {
+            // P4_16 §18.3.3: `@name` gives a control-plane name as one
+            // string (p4c's spec-issue1297-string-cat-err-2-anno, `@name(4)`).
+            self.push(
+                Diagnostic::error(codes::BAD_ANNOTATION, "`@name` takes one string, the name")
+                    .with_primary(span, "not a string"),
+            );
+        }
+        Ok(Annotation { name, body, span })
     }
 
     /// Parses the whole (sub-parser) input as `e, e, ...`.
@@ -2792,5 +2797,19 @@ impl<'t> Parser<'t> {
             },
             span: open.to(self.prev_span),
         })
+    }
+}
+
+/// Whether `@name`'s body may be a name: one argument that is not a number
+/// or boolean literal (a string, or an expression a later version may fold
+/// into one).
+fn name_annotation_ok(body: &AnnotationBody) -> bool {
+    match body {
+        AnnotationBody::Unstructured {
+            exprs: Some(exprs), ..
+        } => exprs.len() == 1 && !matches!(exprs[0].kind, ExprKind::Int(_) | ExprKind::Bool(_)),
+        // Unparsed bodies (`@name(a b)`) are left to the checker's uses.
+        AnnotationBody::Unstructured { exprs: None, .. } => true,
+        AnnotationBody::Structured { .. } | AnnotationBody::Empty => false,
     }
 }
