@@ -2362,8 +2362,10 @@ impl Checker {
                 // (P4Runtime), so two entries with one key cannot both be
                 // installed; p4c: "Duplicate entry keys" (its
                 // table-entries-error).
-                let mut seen: std::collections::HashMap<&[Option<p4_target::runtime::FieldMatch>], crate::diag::Span> =
-                    std::collections::HashMap::new();
+                let mut seen: std::collections::HashMap<
+                    &[Option<p4_target::runtime::FieldMatch>],
+                    crate::diag::Span,
+                > = std::collections::HashMap::new();
                 let mut dups = Vec::new();
                 for (ef, (_, span)) in facts.entries.iter().zip(&explicit) {
                     if let Some(first) = seen.insert(ef.matches.as_slice(), *span) {

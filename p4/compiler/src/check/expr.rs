@@ -3382,10 +3382,9 @@ impl Checker {
                 let comp = &self.prog.composites[*c];
                 match comp.kind {
                     ir::CompositeKind::Header | ir::CompositeKind::Union => None,
-                    ir::CompositeKind::Struct => comp
-                        .fields
-                        .iter()
-                        .find_map(|f| self.not_emittable(&f.ty)),
+                    ir::CompositeKind::Struct => {
+                        comp.fields.iter().find_map(|f| self.not_emittable(&f.ty))
+                    }
                 }
             }
             other => Some(other.clone()),
