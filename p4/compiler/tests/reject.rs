@@ -1706,3 +1706,41 @@ fn name_annotation_takes_a_string() {
     check_errors("name_annotation_number", &table("@name(4)"));
     check_compiles("name_annotation_string_ok", &table("@name(\"tt\")"));
 }
+
+#[test]
+fn parameter_of_a_control_declaration_type() {
+    // A parameter's type is a control type (declared without a body); a
+    // control declaration is not one (p4c's spec-issue563, "parameter
+    // cannot have type control A").
+    let decls = |param_ty: &str| {
+        program(&[(
+            "DECLS",
+            &format!(
+                "control Inner(); control A() {{ apply {{ }} }}\n\
+                 control Outer()({param_ty} a) {{ apply {{ a.apply(); }} }}"
+            ),
+        )])
+    };
+    check_errors("param_type_control_declaration", &decls("A"));
+    check_compiles("param_type_control_type_ok", &decls("Inner"));
+}
+
+#[test]
+fn deprecated_annotation_takes_a_string() {
+    // `@deprecated("msg")`: one string, literals joined by `++` included
+    // (p4c's spec-issue1297-string-cat-err-3-anno, `"a" | "b"`).
+    let action = |anno: &str| {
+        program(&[
+            ("LOCALS", &format!("{anno} action old() {{ }}")),
+            ("APPLY", "old();"),
+        ])
+    };
+    check_errors(
+        "deprecated_annotation_or",
+        &action("@deprecated(\"a\" | \"b\")"),
+    );
+    check_compiles(
+        "deprecated_annotation_concat_ok",
+        &action("@deprecated(\"a\" ++ \"b\")"),
+    );
+}

@@ -1140,6 +1140,7 @@ impl Checker {
         }
         self.check_param_defaults(params);
         self.directionless_object_params(params);
+        self.no_block_declaration_types(params);
     }
 
     /// An extern whose constructor or method takes or returns the extern
@@ -1833,6 +1834,34 @@ impl Checker {
         self.unique_param_names(&groups, true);
         self.check_param_defaults(&sig.params);
         self.check_param_defaults(ctor);
+        self.no_block_declaration_types(&sig.params);
+        self.no_block_declaration_types(ctor);
+    }
+
+    /// A parameter's type is a type: a parser or control *declaration*
+    /// (one with a body) is not one, its type is declared apart, without a
+    /// body (`control X(); control C()(X x)`; p4c's spec-issue563:
+    /// "parameter cannot have type control A").
+    fn no_block_declaration_types(&mut self, params: &[ast::Param]) {
+        for p in params {
+            let ast::TypeKind::Named { name, .. } = &p.ty.kind else {
+                continue;
+            };
+            let kind = match self.lookup(name) {
+                Some(Sym::Control(_) | Sym::CtorControl(_)) => "control",
+                Some(Sym::Parser(_) | Sym::CtorParser(_)) => "parser",
+                _ => continue,
+            };
+            self.error_label(
+                codes::WRONG_KIND,
+                p.ty.span,
+                format!(
+                    "parameter `{}` cannot have the type of {kind} `{}`: declare a {kind} type without a body and use that",
+                    p.name.name, name.ident.name
+                ),
+                format!("a {kind} declaration, not a type"),
+            );
+        }
     }
 
     /// A control's constructor parameters may not be parsers, nor a

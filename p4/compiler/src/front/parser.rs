@@ -760,12 +760,17 @@ impl<'t> Parser<'t> {
             AnnotationBody::Empty
         };
         let span = at.span.to(self.prev_span);
-        if name.name == "name" && !name_annotation_ok(&body) {
-            // P4_16 §18.3.3: `@name` gives a control-plane name as one
-            // string (p4c's spec-issue1297-string-cat-err-2-anno, `@name(4)`).
+        if matches!(name.name.as_str(), "name" | "deprecated") && !string_annotation_ok(&body) {
+            // P4_16 §18.3.3: `@name` gives a control-plane name and
+            // `@deprecated` a message, each one string (literals joined by
+            // `++`); p4c's spec-issue1297-string-cat-err-2-anno (`@name(4)`)
+            // and -3-anno (`@deprecated("a" | "b")`).
             self.push(
-                Diagnostic::error(codes::BAD_ANNOTATION, "`@name` takes one string, the name")
-                    .with_primary(span, "not a string"),
+                Diagnostic::error(
+                    codes::BAD_ANNOTATION,
+                    format!("`@{}` takes one string", name.name),
+                )
+                .with_primary(span, "not a string"),
             );
         }
         Ok(Annotation { name, body, span })
@@ -2800,15 +2805,25 @@ impl<'t> Parser<'t> {
     }
 }
 
-/// Whether `@name`'s body may be a name: one argument that is not a number
-/// or boolean literal (a string, or an expression a later version may fold
-/// into one).
-fn name_annotation_ok(body: &AnnotationBody) -> bool {
+/// Whether an annotation's body is one string: a literal, or literals
+/// joined by `++` (P4_16 §8.8 string concatenation). Bodies that did not
+/// parse as expressions are left to the checker.
+fn string_annotation_ok(body: &AnnotationBody) -> bool {
+    fn string(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Str(_) => true,
+            ExprKind::Binary {
+                op: BinaryOp::Concat,
+                lhs,
+                rhs,
+            } => string(lhs) && string(rhs),
+            _ => false,
+        }
+    }
     match body {
         AnnotationBody::Unstructured {
             exprs: Some(exprs), ..
-        } => exprs.len() == 1 && !matches!(exprs[0].kind, ExprKind::Int(_) | ExprKind::Bool(_)),
-        // Unparsed bodies (`@name(a b)`) are left to the checker's uses.
+        } => exprs.len() == 1 && string(&exprs[0]),
         AnnotationBody::Unstructured { exprs: None, .. } => true,
         AnnotationBody::Structured { .. } | AnnotationBody::Empty => false,
     }
