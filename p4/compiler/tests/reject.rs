@@ -1574,3 +1574,173 @@ fn extern_constructor_takes_enums_and_errors() {
         ]),
     );
 }
+
+// ---- rej22
+
+#[test]
+fn absolute_action_name_in_two_controls() {
+    // p4c's duplicate control-plane name check (its multicast-bmv2): two
+    // actions of ingress and egress both named `@name(".drop_it")` clash
+    // even with the same parameters, while one name relative to each
+    // control (`@name("drop_it")`) gives two names.
+    let table = |ctl: &str| {
+        format!(
+            "@name(\"{ctl}drop_it\") action d() {{ mark_to_drop(sm); }}\n    \
+             table t {{ key = {{ hdr.h.a: exact; }} actions = {{ d; }} }}"
+        )
+    };
+    let src = |prefix: &str| {
+        program(&[("LOCALS", &table(prefix)), ("APPLY", "t.apply();")]).replace(
+            "control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }",
+            &format!(
+                "control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {{\n    {}\n    apply {{ t.apply(); }}\n}}",
+                table(prefix)
+            ),
+        )
+    };
+    check_errors("absolute_action_name_two_controls", &src("."));
+    check_compiles("relative_action_name_two_controls_ok", &src(""));
+}
+
+#[test]
+fn select_range_end_below_start() {
+    // BMv2 refuses a parser select range whose end is below its start
+    // (p4c's issue-2123_e, "Range end is less than start").
+    let parser = |range: &str| {
+        program(&[(
+            "PARSER",
+            &format!("transition select(hdr.h.b) {{ {range}: reject; default: accept; }}"),
+        )])
+    };
+    check_errors("select_range_reversed", &parser("0x0806 .. 0x0800"));
+    check_compiles("select_range_one_value_ok", &parser("0x0800 .. 0x0800"));
+}
+
+#[test]
+fn v1switch_named_arguments() {
+    // P4_16 §6.8.2: arguments may be named, in any order; each name is one
+    // of V1Switch's parameters (p, vr, ig, eg, ck, dep).
+    let main = |args: &str| {
+        program(&[]).replace(
+            "V1Switch(P(), VC(), I(), E(), CC(), D()) main;",
+            &format!("V1Switch({args}) main;"),
+        )
+    };
+    check_compiles(
+        "v1switch_named_args_ok",
+        &main("p = P(), ig = I(), vr = VC(), eg = E(), ck = CC(), dep = D()"),
+    );
+    check_errors(
+        "v1switch_named_args_unknown",
+        &main("p = P(), ig = I(), verify = VC(), eg = E(), ck = CC(), dep = D()"),
+    );
+    check_errors(
+        "v1switch_named_args_mixed",
+        &main("P(), ig = I(), vr = VC(), eg = E(), ck = CC(), dep = D()"),
+    );
+}
+
+#[test]
+fn emit_struct_of_bit_fields() {
+    // A struct is emitted field by field, so it must hold headers, stacks
+    // or unions (P4_16 §15.1; BMv2 refuses the rest, p4c's
+    // emit-struct-bmv2). This stopped with an internal error before.
+    let src = program(&[])
+        .replace(
+            "struct headers { h_t h; }",
+            "struct pair_t { bit<8> x; bit<8> y; }\nheader wrap_t { pair_t p; }\nstruct headers { h_t h; wrap_t w; }",
+        )
+        .replace("pkt.emit(hdr.h);", "pkt.emit(hdr.h); pkt.emit(hdr.w.p);");
+    check_errors("emit_struct_of_bits", &src);
+}
+
+#[test]
+fn duplicate_entry_keys_without_priorities() {
+    // Entries of a table with only exact and lpm keys are known by their
+    // key (P4Runtime), so one key may not appear twice (p4c's
+    // table-entries-error, "Duplicate entry keys"); a ternary table orders
+    // equal keys by priority instead.
+    let table = |kind: &str| {
+        program(&[
+            (
+                "LOCALS",
+                &format!(
+                    "table t {{ key = {{ hdr.h.a: exact; hdr.h.b: {kind}; }} actions = {{ set; }}\n    \
+                     const entries = {{ (1, 2) : set(1); (1, 3) : set(2); (8w1, 16w2) : set(3); }} }}"
+                ),
+            ),
+            ("APPLY", "t.apply();"),
+        ])
+    };
+    check_errors("duplicate_entry_keys", &table("exact"));
+    check_compiles("duplicate_entry_keys_ternary_ok", &table("ternary"));
+}
+
+#[test]
+fn unknown_v1model_version() {
+    // `#define V1MODEL_VERSION` picks v1model.p4's declarations; p4c knows
+    // 20180101 to 20200408 and refuses others (its issue5296).
+    let with = |v: &str| {
+        program(&[]).replace(
+            "#include <v1model.p4>",
+            &format!("#define V1MODEL_VERSION {v}\n#include <v1model.p4>"),
+        )
+    };
+    check_errors("v1model_version_unknown", &with("20000101"));
+    check_compiles("v1model_version_first_ok", &with("20180101"));
+}
+
+#[test]
+fn name_annotation_takes_a_string() {
+    // P4_16 §18.3.3: `@name("x")` names an object for the control plane;
+    // a number is no name (p4c's spec-issue1297-string-cat-err-2-anno).
+    let table = |anno: &str| {
+        program(&[
+            (
+                "LOCALS",
+                &format!("{anno} table t {{ key = {{ hdr.h.a: exact; }} actions = {{ set; }} }}"),
+            ),
+            ("APPLY", "t.apply();"),
+        ])
+    };
+    check_errors("name_annotation_number", &table("@name(4)"));
+    check_compiles("name_annotation_string_ok", &table("@name(\"tt\")"));
+}
+
+#[test]
+fn parameter_of_a_control_declaration_type() {
+    // A parameter's type is a control type (declared without a body); a
+    // control declaration is not one (p4c's spec-issue563, "parameter
+    // cannot have type control A").
+    let decls = |param_ty: &str| {
+        program(&[(
+            "DECLS",
+            &format!(
+                "control Inner(); control A() {{ apply {{ }} }}\n\
+                 control Outer()({param_ty} a) {{ apply {{ a.apply(); }} }}"
+            ),
+        )])
+    };
+    check_errors("param_type_control_declaration", &decls("A"));
+    check_compiles("param_type_control_type_ok", &decls("Inner"));
+}
+
+#[test]
+fn deprecated_annotation_takes_a_string() {
+    // `@deprecated("msg")`: one string, literals joined by `++` included
+    // (p4c's spec-issue1297-string-cat-err-3-anno, `"a" | "b"`).
+    let action = |anno: &str| {
+        program(&[
+            ("LOCALS", &format!("{anno} action old() {{ }}")),
+            ("APPLY", "old();"),
+        ])
+    };
+    check_errors(
+        "deprecated_annotation_or",
+        &action("@deprecated(\"a\" | \"b\")"),
+    );
+    check_compiles(
+        "deprecated_annotation_concat_ok",
+        &action("@deprecated(\"a\" ++ \"b\")"),
+    );
+}

@@ -755,6 +755,18 @@ impl Checker {
                         self.unsupported(el_span(el), "ranges over signed keys");
                         return None;
                     }
+                    // BMv2 turns a select range into masks and refuses one
+                    // whose end is below its start (p4c: "Range end is
+                    // less than start", issue-2123_e).
+                    if h < l {
+                        self.error_label(
+                            codes::BAD_SELECT,
+                            el_span(el),
+                            format!("range end {h} is less than its start {l}"),
+                            "empty range",
+                        );
+                        return None;
+                    }
                     ir::KeySet::Range(l, h)
                 }
             });
@@ -2344,6 +2356,32 @@ impl Checker {
                     ),
                     "remove `priority =`",
                 );
+            }
+            if !needs_priority {
+                // Without priorities an entry is known by its key alone
+                // (P4Runtime), so two entries with one key cannot both be
+                // installed; p4c: "Duplicate entry keys" (its
+                // table-entries-error).
+                let mut seen: std::collections::HashMap<
+                    &[Option<p4_target::runtime::FieldMatch>],
+                    crate::diag::Span,
+                > = std::collections::HashMap::new();
+                let mut dups = Vec::new();
+                for (ef, (_, span)) in facts.entries.iter().zip(&explicit) {
+                    if let Some(first) = seen.insert(ef.matches.as_slice(), *span) {
+                        dups.push((*span, first));
+                    }
+                }
+                for (span, first) in dups {
+                    self.diags.push(
+                        Diagnostic::error(
+                            codes::BAD_ENTRY,
+                            format!("table `{}` has two entries with the same key", t.name.name),
+                        )
+                        .with_primary(span, "duplicate entry key")
+                        .with_secondary(first, "first entry with this key"),
+                    );
+                }
             }
             let prios = if !needs_priority {
                 None

@@ -3336,6 +3336,22 @@ impl Checker {
                     );
                     return None;
                 }
+                // A struct is emitted field by field, so each field must be
+                // emittable in turn (P4_16 §15.1: headers, stacks, unions
+                // and structs of them; BMv2 refuses anything else, p4c's
+                // emit-struct-bmv2).
+                if let Some(bad) = self.not_emittable(&h.ty) {
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        args[0].span,
+                        format!(
+                            "emit takes a header, header stack, header union or a struct of these; {} holds {}",
+                            self.ty_name(&h.ty),
+                            self.ty_name(&bad)
+                        ),
+                    );
+                    return None;
+                }
                 Builtin::Emit(h)
             }
             _ => {
@@ -3352,5 +3368,26 @@ impl Checker {
             }
         };
         Some(Self::void_call(Call::Builtin(Box::new(b)), span))
+    }
+}
+
+impl Checker {
+    /// The first type inside `ty` that `emit` cannot write: `None` for a
+    /// header, header union or stack, and for a struct whose fields are all
+    /// emittable.
+    fn not_emittable(&self, ty: &Ty) -> Option<Ty> {
+        match ty {
+            Ty::Stack(..) => None,
+            Ty::Composite(c) => {
+                let comp = &self.prog.composites[*c];
+                match comp.kind {
+                    ir::CompositeKind::Header | ir::CompositeKind::Union => None,
+                    ir::CompositeKind::Struct => {
+                        comp.fields.iter().find_map(|f| self.not_emittable(&f.ty))
+                    }
+                }
+            }
+            other => Some(other.clone()),
+        }
     }
 }

@@ -1053,6 +1053,9 @@ impl Checker {
             );
             return None;
         }
+        if c.name.name == "__v1model_version" {
+            self.check_v1model_version(&e, c.value.span);
+        }
         let value = match (&e.kind, &e.ty) {
             (ir::ExprKind::Bool(b), _) => Some(ir::ConstValue::Bool(*b)),
             // Program constants are exported as native integers: wide ones
@@ -1137,6 +1140,7 @@ impl Checker {
         }
         self.check_param_defaults(params);
         self.directionless_object_params(params);
+        self.no_block_declaration_types(params);
     }
 
     /// An extern whose constructor or method takes or returns the extern
@@ -1830,6 +1834,34 @@ impl Checker {
         self.unique_param_names(&groups, true);
         self.check_param_defaults(&sig.params);
         self.check_param_defaults(ctor);
+        self.no_block_declaration_types(&sig.params);
+        self.no_block_declaration_types(ctor);
+    }
+
+    /// A parameter's type is a type: a parser or control *declaration*
+    /// (one with a body) is not one, its type is declared apart, without a
+    /// body (`control X(); control C()(X x)`; p4c's spec-issue563:
+    /// "parameter cannot have type control A").
+    fn no_block_declaration_types(&mut self, params: &[ast::Param]) {
+        for p in params {
+            let ast::TypeKind::Named { name, .. } = &p.ty.kind else {
+                continue;
+            };
+            let kind = match self.lookup(name) {
+                Some(Sym::Control(_) | Sym::CtorControl(_)) => "control",
+                Some(Sym::Parser(_) | Sym::CtorParser(_)) => "parser",
+                _ => continue,
+            };
+            self.error_label(
+                codes::WRONG_KIND,
+                p.ty.span,
+                format!(
+                    "parameter `{}` cannot have the type of {kind} `{}`: declare a {kind} type without a body and use that",
+                    p.name.name, name.ident.name
+                ),
+                format!("a {kind} declaration, not a type"),
+            );
+        }
     }
 
     /// A control's constructor parameters may not be parsers, nor a
@@ -2299,4 +2331,34 @@ fn always_leaves(b: &ir::Block, prog: &ir::Program) -> bool {
         }
         _ => false,
     })
+}
+
+/// The v1model.p4 versions p4c knows (`V1MODEL_VERSION`, which v1model.p4
+/// stores in `__v1model_version`): the first and the latest.
+const V1MODEL_VERSIONS: (u128, u128) = (20180101, 20200408);
+
+impl Checker {
+    /// `#define V1MODEL_VERSION` before including v1model.p4 picks the
+    /// version of its declarations; p4c refuses a version it does not know
+    /// (issue5296: "unknown v1model version; initial supported version is
+    /// 20180101, latest is 20200408").
+    fn check_v1model_version(&mut self, e: &ir::Expr, span: crate::diag::Span) {
+        let (first, latest) = V1MODEL_VERSIONS;
+        match fold::const_int(e) {
+            Some(v) if (first..=latest).contains(&v) => {}
+            Some(v) => self.error_label(
+                codes::OVERFLOW,
+                span,
+                format!(
+                    "unknown v1model version {v}; the first supported version is {first}, the latest {latest}"
+                ),
+                "set by `#define V1MODEL_VERSION` before `#include <v1model.p4>`",
+            ),
+            None => self.error(
+                codes::NOT_CONSTANT,
+                span,
+                "the v1model version must be a non-negative number",
+            ),
+        }
+    }
 }

@@ -70,10 +70,13 @@ impl Checker {
             );
             return;
         }
+        let Some(args) = self.v1switch_args_in_order(&i.args) else {
+            return;
+        };
         let mut parser = None;
         let mut controls = Vec::new();
         let mut names = Vec::new();
-        for (k, a) in i.args.iter().enumerate() {
+        for (k, a) in args.iter().copied().enumerate() {
             let ast::ExprKind::Call {
                 callee,
                 args,
@@ -216,7 +219,7 @@ impl Checker {
             for (k, msg) in mismatch {
                 self.diags.push(
                     Diagnostic::error(codes::BAD_MAIN, msg)
-                        .with_primary(i.args[k].span, "")
+                        .with_primary(args[k].span, "")
                         .with_note(format!(
                             "v1model.p4 declares `{}`",
                             v1model::V1SWITCH[k].declared
@@ -226,7 +229,7 @@ impl Checker {
             return;
         }
         if let (Some(h), Some(m)) = (&h, &m) {
-            self.check_headers_and_meta(h, m, i.args[0].span);
+            self.check_headers_and_meta(h, m, args[0].span);
         }
         self.prog.headers_ty = h;
         self.prog.meta_ty = m;
@@ -548,5 +551,63 @@ fn names_any(t: &ast::Type, names: &[&str]) -> bool {
         ast::TypeKind::Tuple(items) => items.iter().any(|i| names_any(i, names)),
         ast::TypeKind::List(elem) => names_any(elem, names),
         _ => false,
+    }
+}
+
+/// V1Switch's parameter names in v1model.p4, in order.
+const V1SWITCH_PARAMS: [&str; 6] = ["p", "vr", "ig", "eg", "ck", "dep"];
+
+impl Checker {
+    /// The six arguments of `V1Switch(...)` in parameter order: named
+    /// arguments (`V1Switch(p = P(), ig = I(), vr = VC(), ...)`, P4_16
+    /// §6.8.2) are put where their parameter is. Either all arguments are
+    /// named or none, and each name is one of V1Switch's parameters, given
+    /// once; otherwise an error and `None`.
+    fn v1switch_args_in_order<'a>(
+        &mut self,
+        args: &'a [ast::Argument],
+    ) -> Option<Vec<&'a ast::Argument>> {
+        if args.iter().all(|a| a.name.is_none()) {
+            return Some(args.iter().collect());
+        }
+        let mut slots: [Option<&'a ast::Argument>; 6] = [None; 6];
+        let mut ok = true;
+        for a in args {
+            let Some(n) = &a.name else {
+                self.error(
+                    codes::BAD_MAIN,
+                    a.span,
+                    "either every argument of V1Switch is named or none is",
+                );
+                ok = false;
+                continue;
+            };
+            match V1SWITCH_PARAMS.iter().position(|p| *p == n.name) {
+                Some(k) if slots[k].is_none() => slots[k] = Some(a),
+                Some(_) => {
+                    self.error(
+                        codes::DUPLICATE,
+                        n.span,
+                        format!("V1Switch's parameter `{}` is given twice", n.name),
+                    );
+                    ok = false;
+                }
+                None => {
+                    self.error(
+                        codes::BAD_MAIN,
+                        n.span,
+                        format!(
+                            "V1Switch has no parameter `{}` (its parameters are p, vr, ig, eg, ck and dep)",
+                            n.name
+                        ),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            return None;
+        }
+        slots.into_iter().collect()
     }
 }

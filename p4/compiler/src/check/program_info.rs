@@ -462,7 +462,11 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
             .map(|p| (p.name.clone(), p.ty.scalar_width(&c.prog)))
             .collect()
     };
-    let mut declared: HashMap<&str, (crate::diag::Span, Signature)> = HashMap::new();
+    // Where an action sits: its control (`None` at top level) and whether
+    // its name is absolute (`@name(".x")` in a control, or top level).
+    let place = |a: &ir::Action| (a.control, a.local_name.is_none());
+    let mut declared: HashMap<&str, (crate::diag::Span, Signature, (Option<_>, bool))> =
+        HashMap::new();
     let mut clashes = Vec::new();
     for (h, a) in c.prog.actions.iter() {
         if !used.contains(&h.index()) {
@@ -471,17 +475,31 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
         let span = c.prog.actions.span(h);
         let name = names[h.index()].as_str();
         match declared.get(name) {
-            Some((first, sig)) if *first != span && *sig != signature(a) => clashes.push(
-                Diagnostic::error(
-                    super::codes::DUPLICATE,
-                    format!("two actions have the control-plane name `{name}`"),
-                )
-                .with_primary(span, "this action")
-                .with_secondary(*first, "and this one"),
-            ),
+            Some((first, sig, (ctl, absolute))) if *first != span => {
+                // An absolute name shared by actions of two different
+                // controls (or a control and the top level) is a clash
+                // even when the parameters agree: p4c's duplicate
+                // control-plane name check refuses it (its multicast-bmv2,
+                // two `@name("._drop")` in ingress and egress).
+                let across = *ctl != a.control && (*absolute || place(a).1);
+                if *sig != signature(a) || across {
+                    let mut d = Diagnostic::error(
+                        super::codes::DUPLICATE,
+                        format!("two actions have the control-plane name `{name}`"),
+                    )
+                    .with_primary(span, "this action")
+                    .with_secondary(*first, "and this one");
+                    if across && *sig == signature(a) {
+                        d = d.with_note(
+                            "actions of different controls may not share an absolute `@name(\".x\")`; give each its own name",
+                        );
+                    }
+                    clashes.push(d);
+                }
+            }
             Some(_) => {}
             None => {
-                declared.insert(name, (span, signature(a)));
+                declared.insert(name, (span, signature(a), place(a)));
             }
         }
     }

@@ -759,11 +759,21 @@ impl<'t> Parser<'t> {
         } else {
             AnnotationBody::Empty
         };
-        Ok(Annotation {
-            name,
-            body,
-            span: at.span.to(self.prev_span),
-        })
+        let span = at.span.to(self.prev_span);
+        if matches!(name.name.as_str(), "name" | "deprecated") && !string_annotation_ok(&body) {
+            // P4_16 §18.3.3: `@name` gives a control-plane name and
+            // `@deprecated` a message, each one string (literals joined by
+            // `++`); p4c's spec-issue1297-string-cat-err-2-anno (`@name(4)`)
+            // and -3-anno (`@deprecated("a" | "b")`).
+            self.push(
+                Diagnostic::error(
+                    codes::BAD_ANNOTATION,
+                    format!("`@{}` takes one string", name.name),
+                )
+                .with_primary(span, "not a string"),
+            );
+        }
+        Ok(Annotation { name, body, span })
     }
 
     /// Parses the whole (sub-parser) input as `e, e, ...`.
@@ -2792,5 +2802,29 @@ impl<'t> Parser<'t> {
             },
             span: open.to(self.prev_span),
         })
+    }
+}
+
+/// Whether an annotation's body is one string: a literal, or literals
+/// joined by `++` (P4_16 §8.8 string concatenation). Bodies that did not
+/// parse as expressions are left to the checker.
+fn string_annotation_ok(body: &AnnotationBody) -> bool {
+    fn string(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Str(_) => true,
+            ExprKind::Binary {
+                op: BinaryOp::Concat,
+                lhs,
+                rhs,
+            } => string(lhs) && string(rhs),
+            _ => false,
+        }
+    }
+    match body {
+        AnnotationBody::Unstructured {
+            exprs: Some(exprs), ..
+        } => exprs.len() == 1 && string(&exprs[0]),
+        AnnotationBody::Unstructured { exprs: None, .. } => true,
+        AnnotationBody::Structured { .. } | AnnotationBody::Empty => false,
     }
 }
