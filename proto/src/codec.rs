@@ -1,6 +1,7 @@
-//! The gRPC codec of every generated client and server: prost's encoder,
-//! and a decoder that first takes the whole message out of tonic's receive
-//! buffer as one [`Bytes`] and decodes from that.
+//! The gRPC codec of every generated client and server: an encoder that
+//! writes the message into a plain `Vec<u8>` and copies it into tonic's
+//! send buffer once, and a decoder that first takes the whole message out
+//! of tonic's receive buffer as one [`Bytes`] and decodes from that.
 //!
 //! Why: `tonic_prost::ProstCodec` decodes straight from tonic's
 //! `DecodeBuf`, a length-limited view of a `BytesMut`, so every varint and
@@ -12,17 +13,32 @@
 //! the `Bytes` shares tonic's buffer, and bytes fields are still copied
 //! into their own `Vec<u8>` as prost does from any buffer.
 //!
-//! Contract: the same messages and errors as `ProstCodec` (a malformed
-//! message is `INTERNAL` with prost's description); the encoder is
-//! prost's own.
+//! Encoding is the same story the other way: prost writing field by field
+//! into tonic's `EncodeBuf` (a `BytesMut` behind a `BufMut`) took about
+//! twice as long as writing into a `Vec<u8>` and copying that in (a
+//! 1,000-update `WriteRequest`: ~510–700 against ~260–470 µs, the copy
+//! included). The `Vec` is a per-thread scratch buffer, kept between
+//! messages up to [`SCRATCH_KEEP_BYTES`].
+//!
+//! Contract: the same bytes on the wire and the same errors as
+//! `ProstCodec` (a malformed message is `INTERNAL` with prost's
+//! description).
 
+use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use bytes::Buf;
+use bytes::{Buf, BufMut};
 use prost::Message;
 use tonic::Status;
-use tonic::codec::{Codec, DecodeBuf, Decoder};
-use tonic_prost::ProstEncoder;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+
+/// The scratch buffer a thread keeps after encoding a message; a bigger
+/// one (a large read response) is given back.
+pub const SCRATCH_KEEP_BYTES: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A [`Codec`] of prost messages whose decoder reads from one contiguous
 /// [`bytes::Bytes`] (module doc).
@@ -44,16 +60,50 @@ where
 {
     type Encode = T;
     type Decode = U;
-    type Encoder = ProstEncoder<T>;
+    type Encoder = VecEncoder<T>;
     type Decoder = BytesDecoder<U>;
 
     fn encoder(&mut self) -> Self::Encoder {
-        ProstEncoder::default()
+        VecEncoder { _pd: PhantomData }
     }
 
     fn decoder(&mut self) -> Self::Decoder {
         BytesDecoder { _pd: PhantomData }
     }
+}
+
+/// The [`Encoder`] of [`BytesCodec`].
+#[derive(Debug, Clone)]
+pub struct VecEncoder<T> {
+    _pd: PhantomData<T>,
+}
+
+impl<T: Message> Encoder for VecEncoder<T> {
+    type Item = T;
+    type Error = Status;
+
+    fn encode(&mut self, item: T, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        encode_via_scratch(&item, buf);
+        Ok(())
+    }
+}
+
+/// Encodes `item` into this thread's scratch `Vec` and appends that to
+/// `buf`.
+fn encode_via_scratch<T: Message>(item: &T, buf: &mut impl BufMut) {
+    SCRATCH.with(|scratch| {
+        let Ok(mut scratch) = scratch.try_borrow_mut() else {
+            // Not reached (encoding does not re-enter); encode directly.
+            item.encode(buf).expect("tonic's buffer grows as needed");
+            return;
+        };
+        scratch.clear();
+        item.encode(&mut *scratch).expect("a Vec grows as needed");
+        buf.put_slice(&scratch);
+        if scratch.capacity() > SCRATCH_KEEP_BYTES {
+            *scratch = Vec::new();
+        }
+    });
 }
 
 /// The [`Decoder`] of [`BytesCodec`].
@@ -116,6 +166,29 @@ mod tests {
         let got: pb::WriteRequest = decode_whole(&mut buf).unwrap();
         assert_eq!(got, request());
         assert_eq!(buf.remaining(), 0);
+    }
+
+    #[test]
+    fn encodes_the_bytes_prost_encodes_after_what_the_buffer_holds() {
+        let mut buf = BytesMut::from(&b"hdr"[..]);
+        encode_via_scratch(&request(), &mut buf);
+        assert_eq!(&buf[..3], b"hdr");
+        assert_eq!(&buf[3..], &request().encode_to_vec()[..]);
+        // A second message through the same scratch buffer.
+        let mut again = BytesMut::new();
+        encode_via_scratch(&pb::WriteRequest::default(), &mut again);
+        assert!(again.is_empty());
+    }
+
+    #[test]
+    fn a_big_message_does_not_stay_in_the_scratch_buffer() {
+        let mut big = request();
+        big.updates = vec![big.updates[0].clone(); 40_000];
+        let mut buf = BytesMut::new();
+        encode_via_scratch(&big, &mut buf);
+        assert_eq!(&buf[..], &big.encode_to_vec()[..]);
+        assert!(big.encoded_len() > SCRATCH_KEEP_BYTES);
+        SCRATCH.with(|s| assert_eq!(s.borrow().capacity(), 0));
     }
 
     #[test]
