@@ -1,14 +1,14 @@
 //! The gRPC codec of every generated client and server: an encoder that
 //! writes the message into a plain `Vec<u8>` and copies it into tonic's
 //! send buffer once, and a decoder that first takes the whole message out
-//! of tonic's receive buffer as one [`Bytes`] and decodes from that.
+//! of tonic's receive buffer as one [`bytes::Bytes`] and decodes from that.
 //!
 //! Why: `tonic_prost::ProstCodec` decodes straight from tonic's
 //! `DecodeBuf`, a length-limited view of a `BytesMut`, so every varint and
 //! field key goes through that view's `chunk`/`advance` (with
 //! `BytesMut`'s offset bookkeeping). A `Bytes` is a plain slice to prost:
 //! on a 1,000-update `WriteRequest` (43 KB) decoding and dropping took
-//! about a fifth less time (a scratch loop, release, load ~8: ~1,050–1,190
+//! about a fifth less time (a scratch loop, release, load 8–9: ~1,050–1,190
 //! against ~860–935 µs a request). Taking the message out costs no copy:
 //! the `Bytes` shares tonic's buffer, and bytes fields are still copied
 //! into their own `Vec<u8>` as prost does from any buffer.
@@ -16,8 +16,8 @@
 //! Encoding is the same story the other way: prost writing field by field
 //! into tonic's `EncodeBuf` (a `BytesMut` behind a `BufMut`) took about
 //! twice as long as writing into a `Vec<u8>` and copying that in (a
-//! 1,000-update `WriteRequest`: ~510–700 against ~260–470 µs, the copy
-//! included). The `Vec` is a per-thread scratch buffer, kept between
+//! 1,000-update `WriteRequest` at load ~11: ~510–700 against ~260–470 µs,
+//! the copy included). The `Vec` is a per-thread scratch buffer, kept between
 //! messages up to [`SCRATCH_KEEP_BYTES`].
 //!
 //! Contract: the same bytes on the wire and the same errors as
@@ -40,8 +40,8 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A [`Codec`] of prost messages whose decoder reads from one contiguous
-/// [`bytes::Bytes`] (module doc).
+/// A [`Codec`] of prost messages that encodes through a scratch `Vec` and
+/// decodes from one contiguous [`bytes::Bytes`] (module doc).
 #[derive(Debug, Clone)]
 pub struct BytesCodec<T, U> {
     _pd: PhantomData<(T, U)>,
