@@ -23,6 +23,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // Decodes each message from one `Bytes` (see src/codec.rs).
+        .codec_path("crate::codec::BytesCodec")
         .compile_fds(fds)?;
     Ok(())
 }

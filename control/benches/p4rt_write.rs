@@ -20,7 +20,8 @@
 //! `cargo bench -p control --bench p4rt_write` (`-- --writes-only`: the
 //! write rates without a state file and the 1M fill only, no reads;
 //! `-- --scale-only`: the 1M and IPv6 phases only; `-- --v6-only`: the
-//! IPv6 phase only).
+//! IPv6 phase only; `-- --single-only`: 20,000 one-update Writes only,
+//! for `perf stat`/`perf sched` of the thread hops).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -166,6 +167,8 @@ fn lpm_update(ty: pb::update::Type, prefix: Vec<u8>, prefix_len: i32, port: u8) 
 }
 
 const N_SINGLE: u32 = 5_000;
+/// One-update Writes of `--single-only` (within the 65,536-entry table).
+const N_SINGLE_ONLY: u32 = 20_000;
 const N_BATCHED: u32 = 50_000;
 const BATCH: u32 = 1_000;
 
@@ -469,6 +472,14 @@ async fn client_main(server: &Handle) {
     }
     if flag("--v6-only") {
         v6_at_scale(server).await;
+        return;
+    }
+    if flag("--single-only") {
+        let (mut client, _) = service(server, None).await;
+        let (rate, (p50, p99)) = singles(&mut client, 0..N_SINGLE_ONLY).await;
+        println!(
+            "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs)"
+        );
         return;
     }
     let rounds = 3;

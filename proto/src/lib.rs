@@ -5,12 +5,15 @@
 //! The `.proto` files under `proto/` were written for this project from the
 //! P4Runtime field numbers (reference `p4runtime-subset.md` §1.3): the wire
 //! contract is the numbers and types. `build.rs` compiles them with `protox`
-//! (pure Rust, no protoc) and generates code with `tonic-prost-build`.
+//! (pure Rust, no protoc) and generates code with `tonic-prost-build`,
+//! whose clients and servers use [`codec::BytesCodec`].
 //!
 //! [`p4info_from_text`] parses a P4Info in protobuf text format, the form
 //! `p4c --p4runtime-files x.p4info.txt` and our compiler write.
 
 #![allow(missing_docs, unreachable_pub, clippy::all)]
+
+pub mod codec;
 
 /// `google.rpc`: `Status` and `Code`.
 pub mod google {
