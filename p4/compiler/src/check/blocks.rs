@@ -1459,7 +1459,7 @@ impl Checker {
                 .map(|d| super::ParamSpec::of(&d.ctor_params)),
             _ => crate::v1model::object(&name.ident.name)
                 .map(|o| super::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string())))
-                .or_else(|| self.user_ctor_params(&name.ident.name)),
+                .or_else(|| self.user_ctor_params(&name.ident.name, i.args.len())),
         };
         let bound: Vec<ast::Expr> = match params {
             Some(params) => {

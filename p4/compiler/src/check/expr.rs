@@ -555,12 +555,15 @@ impl Checker {
                         }))
                     }
                     Some((w, signed)) => {
-                        if w == 0 || w > super::MAX_WIDTH {
+                        // `0w0` is the `bit<0>` literal (P4_16 §7.1.6.2; p4c
+                        // types it so, issue1986); the lexer keeps signed
+                        // literals at 2 bits or more.
+                        if w > super::MAX_WIDTH {
                             self.error_label(
                                 codes::BAD_WIDTH,
                                 span,
                                 format!(
-                                    "width {w} is not supported: widths must be 1..={} bits",
+                                    "width {w} is not supported: widths must be 0..={} bits",
                                     super::MAX_WIDTH
                                 ),
                                 "this literal",
@@ -1065,6 +1068,17 @@ impl Checker {
                     "used as a value here",
                 );
                 None
+            }
+            // A match kind's name is a value of type `match_kind` (P4_16
+            // §7.1.3; p4c's issue3091 passes `ternary` to an extern).
+            None if self.match_kinds.contains(&p.ident.name) => {
+                let i = self.match_kinds.iter().position(|m| *m == p.ident.name)?;
+                let h = self.match_kind_enum(span);
+                Some(TE::Typed(mk(
+                    ExprKind::EnumMember(h, i as u32),
+                    Ty::Enum(h),
+                    span,
+                )))
             }
             None => {
                 self.error_label(

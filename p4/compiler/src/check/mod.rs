@@ -174,6 +174,9 @@ pub(crate) struct Checker {
     pub(crate) scopes: Vec<HashMap<String, Sym>>,
     pub(crate) body: Option<Body>,
     pub(crate) match_kinds: Vec<String>,
+    /// The enum that values of type `match_kind` are, made at their first
+    /// use ([`Checker::match_kind_enum`]).
+    pub(crate) match_kind_enum: Option<Handle<ir::EnumDecl>>,
     /// Extra per-declaration facts for ProgramInfo.
     pub(crate) facts: program_info::Facts,
     /// Name of the control or parser being checked (P4Info prefix).
@@ -345,6 +348,7 @@ pub fn check(
         scopes: vec![HashMap::new()],
         body: None,
         match_kinds: Vec::new(),
+        match_kind_enum: None,
         facts: Default::default(),
         block_name: None,
         tuple_structs: Vec::new(),
@@ -618,10 +622,7 @@ impl Checker {
                 );
                 return None;
             }
-            K::MatchKind => {
-                self.unsupported(t.span, "values of type match_kind");
-                return None;
-            }
+            K::MatchKind => Ty::Enum(self.match_kind_enum(t.span)),
             K::List(_) => {
                 // A list's length is its value's (P4_16 §7.2.10); a list
                 // expression cast to one is a tuple of that many elements
@@ -905,6 +906,10 @@ impl Checker {
                         );
                     } else {
                         self.match_kinds.push(m.name.clone());
+                        if let Some(h) = self.match_kind_enum {
+                            let i = self.prog.enums[h].members.len() as u128;
+                            self.prog.enums[h].members.push((m.name.clone(), i));
+                        }
                     }
                 }
             }
@@ -1791,6 +1796,33 @@ impl Checker {
         );
         let ty = if serial { Ty::SerEnum(h) } else { Ty::Enum(h) };
         self.declare(&e.name, Sym::Type(ty));
+    }
+
+    /// The plain enum whose members are the match kinds declared so far
+    /// (later ones are added as declared): values of type `match_kind`
+    /// (P4_16 §7.1.3) are held as a member's index, as enum values are, so
+    /// they compare, fill tuples and reach user externs as `u32` codes.
+    /// Made at the first use, so programs without one are unchanged.
+    pub(crate) fn match_kind_enum(&mut self, span: Span) -> Handle<ir::EnumDecl> {
+        if let Some(h) = self.match_kind_enum {
+            return h;
+        }
+        let members = self
+            .match_kinds
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.clone(), i as u128))
+            .collect();
+        let h = self.prog.enums.append(
+            ir::EnumDecl {
+                name: "match_kind".into(),
+                repr: None,
+                members,
+            },
+            span,
+        );
+        self.match_kind_enum = Some(h);
+        h
     }
 
     /// Reports a name given twice among `groups` (type parameters, then
