@@ -1574,3 +1574,90 @@ fn extern_constructor_takes_enums_and_errors() {
         ]),
     );
 }
+
+// ---- gaps22
+
+#[test]
+fn match_kind_values_are_their_own_type() {
+    // P4_16 §7.1.3: a match kind is a constant of type `match_kind`, which
+    // no operator but `==` and `!=` takes and no cast turns into a number.
+    check_errors(
+        "match_kind_value_errors",
+        &program(&[(
+            "APPLY",
+            "match_kind m = exact;\n        \
+             hdr.h.a = m;\n        \
+             match_kind n = 8w1;\n        \
+             if (m + 1 == lpm) { hdr.h.c = (bit<8>)m; }",
+        )]),
+    );
+    check_compiles(
+        "match_kind_value_ok",
+        &program(&[(
+            "APPLY",
+            "match_kind m = hdr.h.a == 1 ? lpm : ternary;\n        \
+             tuple<match_kind, bit<8>> t = {exact, 2};\n        \
+             if (m != t[0] && m == .lpm) { hdr.h.c = t[1]; }",
+        )]),
+    );
+}
+
+#[test]
+fn user_extern_constructors_overload_by_arity() {
+    // P4_16 §7.2.12: an extern's constructors are overloaded by their
+    // number of parameters; an instantiation must match one, and a tuple
+    // argument must be a constant like any constructor argument.
+    let decls = "extern Kinds<M> { Kinds(M kinds, bit<8> base); Kinds(M kinds); bit<8> get(); }";
+    check_errors(
+        "user_extern_ctor_errors",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "LOCALS",
+                "Kinds<tuple<match_kind>>({exact}, 8w1, 8w2) three;\n    \
+                 Kinds<tuple<bit<8>>>({hdr.h.a}) runtime;",
+            ),
+            ("APPLY", "hdr.h.a = three.get() + runtime.get();"),
+        ]),
+    );
+    check_errors(
+        "user_extern_ctor_same_arity",
+        &program(&[(
+            "DECLS",
+            "extern Twice { Twice(bit<8> a); Twice(bool b); bit<8> get(); }",
+        )]),
+    );
+    check_compiles(
+        "user_extern_ctor_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "LOCALS",
+                "Kinds<tuple<match_kind, bit<4>>>({lpm, 3}, 8w1) two;\n    \
+                 Kinds<tuple<match_kind, bit<4>>>({exact, 4w1}) one;",
+            ),
+            ("APPLY", "hdr.h.a = two.get() + one.get();"),
+        ]),
+    );
+}
+
+#[test]
+fn zero_width_literal() {
+    // `0w0` is bit<0>'s only value (P4_16 §7.1.6.2), and like any bit<0>
+    // it needs a cast to meet a wider type (p4c's issue1986: "Cannot unify
+    // type 'bit<0>' with type 'bit<1>'").
+    check_errors(
+        "zero_width_literal_errors",
+        &program(&[
+            ("PARSER", "transition select(1w0) { {0w0}: accept; }"),
+            ("APPLY", "hdr.h.a = 0w0;"),
+        ]),
+    );
+    check_compiles(
+        "zero_width_literal_ok",
+        &program(&[(
+            "APPLY",
+            "bit<0> z = 0w0; hdr.h.a = (hdr.h.a ++ 0w0) + (bit<8>)(z |+| 0w0);",
+        )]),
+    );
+}

@@ -284,10 +284,7 @@ impl Checker {
                 ast::ExternMember::Method(_) => None,
             })
             .collect();
-        let params = ctors
-            .iter()
-            .find(|p| p.len() == n_args)
-            .or(ctors.first())?;
+        let params = ctors.iter().find(|p| p.len() == n_args).or(ctors.first())?;
         Some(ParamSpec::of(params))
     }
 
