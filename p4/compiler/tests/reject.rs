@@ -1480,8 +1480,9 @@ fn zero_width_bit_strings() {
 #[test]
 fn list_types_outside_a_cast() {
     // P4_16 §7.2.10: only a list expression casts to `list<T>`, each
-    // element a `T`; a list-typed local, and an extern constructor taking
-    // a list (p4c's list samples), are not supported yet.
+    // element a `T`, and a list given to an extern constructor's `list<T>`
+    // (p4c's list samples; since gaps22) is a list of that T; a list-typed
+    // local is not supported yet.
     check_errors(
         "list_type_errors",
         &program(&[
@@ -1489,7 +1490,10 @@ fn list_types_outside_a_cast() {
                 "DECLS",
                 "extern Table8 { Table8(list<bit<8>> data); void run(); }",
             ),
-            ("LOCALS", "Table8((list<bit<8>>){1, 2}) t8;"),
+            (
+                "LOCALS",
+                "Table8((list<bit<16>>){1, 2}) t16; Table8({1, hdr.h.a}) runtime;",
+            ),
             (
                 "APPLY",
                 "list<bit<8>> l = {1, 2};\n        \
@@ -1659,5 +1663,38 @@ fn zero_width_literal() {
             "APPLY",
             "bit<0> z = 0w0; hdr.h.a = (hdr.h.a ++ 0w0) + (bit<8>)(z |+| 0w0);",
         )]),
+    );
+}
+
+#[test]
+fn list_constructor_parameters() {
+    // A `list<T>` constructor parameter (P4_16 §7.2.10) takes any number
+    // of T, here structs and tuples; a method's list parameter is not
+    // supported yet, reported where the extern is used.
+    check_compiles(
+        "list_ctor_param_ok",
+        &program(&[
+            (
+                "DECLS",
+                "struct S { bit<32> a; bool b; }\n\
+                 extern Rows<T> { Rows(list<S> s, list<tuple<T, T>> t); bit<8> get(); }",
+            ),
+            (
+                "LOCALS",
+                "Rows<bit<4>>((list<S>){ {1, true}, {2, false} }, {}) r;",
+            ),
+            ("APPLY", "hdr.h.a = r.get();"),
+        ]),
+    );
+    check_errors(
+        "list_method_param_errors",
+        &program(&[
+            (
+                "DECLS",
+                "extern Load { Load(); void load(list<bit<8>> d); }",
+            ),
+            ("LOCALS", "Load() l;"),
+            ("APPLY", "l.load({1, 2});"),
+        ]),
     );
 }

@@ -516,7 +516,7 @@ impl Checker {
 
     /// Each of `items` checked as an `elem`; every bad one is reported
     /// before the initialiser is refused.
-    fn elements_as(&mut self, items: &[ast::Expr], elem: &Ty) -> Option<Vec<Expr>> {
+    pub(crate) fn elements_as(&mut self, items: &[ast::Expr], elem: &Ty) -> Option<Vec<Expr>> {
         let checked: Vec<Option<Expr>> = items.iter().map(|i| self.expr(i, Some(elem))).collect();
         checked.into_iter().collect()
     }

@@ -626,10 +626,13 @@ impl Checker {
             K::List(_) => {
                 // A list's length is its value's (P4_16 §7.2.10); a list
                 // expression cast to one is a tuple of that many elements
-                // (`Checker::list_cast`), but no other value has this type.
+                // (`Checker::list_cast`), and a user extern's constructor
+                // takes one (`Checker::user_params`), but no other value
+                // has this type.
                 self.unsupported(
                     t.span,
-                    "`list<..>` types other than in a cast of a list expression, `(list<T>){..}`",
+                    "`list<..>` types other than in a cast of a list expression, `(list<T>){..}`, \
+                     or as an extern constructor's parameter",
                 );
                 return None;
             }

@@ -22,15 +22,17 @@
 //! back end names like an overload by arity. A list argument `{a, b}` to a
 //! generic `in T` parameter makes T the list's tuple type, passed as the
 //! struct made up for it (`tuple_N`, as digest data). Constructor
-//! arguments are compile-time constants of a scalar type, enums and
-//! `error` included (as the codes methods see).
+//! arguments are compile-time constants of a scalar type, enums, `error`
+//! and `match_kind` included (as the codes methods see), tuples of those
+//! (as their made-up struct), and lists (`list<T>` of scalars, tuples of
+//! scalars or structs of scalars, a slice on the Rust side); constructors
+//! overload by arity (`new`, then `new_N`).
 //!
 //! Still refused, each with a `P4E1060` diagnostic naming the extern where
 //! it is used (an unused declaration is accepted, as p4c does): abstract
-//! methods; more than one constructor; parameter types other than scalars,
-//! headers, structs and tuples of those (and constructor parameters other
-//! than scalars); return types other than scalars; values of type
-//! `match_kind`.
+//! methods; parameter types other than scalars, headers, structs and
+//! tuples of those (and constructor parameters other than the above);
+//! return types other than scalars.
 
 use super::{Checker, ParamSpec, codes};
 use crate::diag::Span;
@@ -191,19 +193,21 @@ impl Checker {
     ) -> Result<Vec<ir::UserParam>, String> {
         let mut out = Vec::new();
         for p in params {
-            if matches!(p.ty.kind, ast::TypeKind::List(_)) {
-                let allowed = if ctor {
-                    "extern constructor parameters of list types"
-                } else {
-                    "extern parameters of list types"
-                };
-                return Err(format!("{allowed} (`{what}`)"));
-            }
+            // A constructor's `list<T>` (p4c's list samples) takes a list of
+            // T whose length is the argument's.
+            let list = match &p.ty.kind {
+                ast::TypeKind::List(elem) if ctor => Some(elem),
+                ast::TypeKind::List(_) => {
+                    return Err(format!("extern parameters of list types (`{what}`)"));
+                }
+                _ => None,
+            };
             // An `int` constructor parameter: the value comes as an i128.
             let ty = if ctor && matches!(p.ty.kind, ast::TypeKind::Int) {
                 Ty::Int(128)
             } else {
-                self.ty(&p.ty).ok_or_else(String::new)?
+                self.ty(list.map_or(&p.ty, |e| &**e))
+                    .ok_or_else(String::new)?
             };
             // A tuple (`in T data` given `{a, b}`) travels as the struct
             // made up for its type, as digest data does; so does a
@@ -221,8 +225,11 @@ impl Checker {
             };
             let ok = if ctor {
                 // Every scalar the methods take: enums and `error` come as
-                // the same `u32` codes (a serializable enum as its value).
-                Self::user_scalar(&ty) || self.made_up_tuple(&ty).is_some()
+                // the same `u32` codes (a serializable enum as its value);
+                // a list's elements may be structs of scalars too.
+                Self::user_scalar(&ty)
+                    || self.made_up_tuple(&ty).is_some()
+                    || (list.is_some() && self.struct_of_scalars(&ty))
             } else {
                 Self::user_scalar(&ty)
                     || matches!(ty, Ty::Composite(c) if self.prog.composites[c].kind != ir::CompositeKind::Union)
@@ -250,9 +257,17 @@ impl Checker {
                 dir,
                 ty,
                 optional: ast::find_annotation(&p.annotations, "optional").is_some(),
+                list: list.is_some(),
             });
         }
         Ok(out)
+    }
+
+    /// Whether `ty` is a struct whose fields are all scalars.
+    fn struct_of_scalars(&self, ty: &Ty) -> bool {
+        matches!(ty, Ty::Composite(c)
+            if self.prog.composites[*c].kind == ir::CompositeKind::Struct
+                && self.prog.composites[*c].fields.iter().all(|f| Self::user_scalar(&f.ty)))
     }
 
     /// Reports that extern `name` cannot be used, with the reason recorded
@@ -420,6 +435,45 @@ impl Checker {
         p: &ir::UserParam,
         a: &ast::Expr,
     ) -> Option<Vec<ConstValue>> {
+        // The type the P4 source gives an element: a tuple, where the
+        // parameter holds the struct made up for it.
+        let elem = match self.made_up_tuple(&p.ty) {
+            Some(tys) => Ty::Tuple(tys),
+            None => p.ty.clone(),
+        };
+        if p.list {
+            // `{a, b}` checks each element as a T; a cast `(list<T>){..}`
+            // did so itself, and must name this T.
+            let items = match &a.kind {
+                ast::ExprKind::List(items) => self.elements_as(items, &elem)?,
+                _ => {
+                    let x = self.expr(a, None)?;
+                    match x.kind {
+                        ExprKind::List(items) if items.iter().all(|i| i.ty == elem) => items,
+                        _ => {
+                            let want = self.ty_name(&elem);
+                            let found = self.ty_name(&x.ty);
+                            self.error_label(
+                                codes::TYPE_MISMATCH,
+                                a.span,
+                                format!(
+                                    "constructor argument `{}` of extern `{ext}` is a list<{want}>, not {found}",
+                                    p.name
+                                ),
+                                "not a list of that type",
+                            );
+                            return None;
+                        }
+                    }
+                }
+            };
+            let mut values = vec![ConstValue::Integer(items.len() as i128)];
+            for item in items {
+                let item = super::fold::fold(item, &self.prog);
+                values.extend(self.const_leaves(ext, p, item, a.span)?);
+            }
+            return Some(values);
+        }
         if let Some(tys) = self.made_up_tuple(&p.ty) {
             let x = self.expr(a, Some(&Ty::Tuple(tys.clone())))?;
             let x = super::fold::fold(x, &self.prog);
@@ -443,6 +497,27 @@ impl Checker {
         let x = self.expr(a, Some(&p.ty))?;
         let x = super::fold::fold(x, &self.prog);
         Some(vec![self.const_arg(ext, p, x, a.span)?])
+    }
+
+    /// The scalar constants of a checked (folded) constructor argument
+    /// `x`, field by field for a struct or tuple value.
+    fn const_leaves(
+        &mut self,
+        ext: &str,
+        p: &ir::UserParam,
+        x: Expr,
+        span: Span,
+    ) -> Option<Vec<ConstValue>> {
+        match x.kind {
+            ExprKind::List(items) => {
+                let mut out = Vec::new();
+                for i in items {
+                    out.extend(self.const_leaves(ext, p, i, span)?);
+                }
+                Some(out)
+            }
+            _ => Some(vec![self.const_arg(ext, p, x, span)?]),
+        }
     }
 
     /// A checked constructor argument `x` for scalar parameter `p` as a

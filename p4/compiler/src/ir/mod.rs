@@ -929,6 +929,10 @@ pub struct UserParam {
     /// Declared `@optional`: a call may leave it out, and then binds to a
     /// copy of the signature without it (see `check::user_externs`).
     pub optional: bool,
+    /// A `list<T>` constructor parameter (P4_16 §7.2.10): `ty` is T, and
+    /// the argument any number of T (its values are the count, then each
+    /// element's).
+    pub list: bool,
 }
 
 /// A user-defined extern function, or a method of a user extern object.

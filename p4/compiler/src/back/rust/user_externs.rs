@@ -397,6 +397,9 @@ impl Gen<'_> {
                 let ctor: Vec<String> = c
                     .iter()
                     .map(|p| match p.ty {
+                        _ if p.list => {
+                            format!("list<{}> {}", p4_ty_name(self.prog, &p.ty), p.name)
+                        }
                         // How the checker holds an `int` constructor parameter.
                         Ty::Int(128) => format!("int {}", p.name),
                         _ => format!("{} {}", p4_ty_name(self.prog, &p.ty), p.name),
@@ -408,7 +411,12 @@ impl Gen<'_> {
                 );
                 let mut params = Vec::new();
                 for p in c {
-                    params.push(format!("{}: {}", escape(&p.name), self.ctor_ty(&p.ty)?));
+                    // A list is a slice: its length is the argument's.
+                    let ty = match p.list {
+                        true => format!("&[{}]", self.ctor_ty(&p.ty)?),
+                        false => self.ctor_ty(&p.ty)?,
+                    };
+                    params.push(format!("{}: {ty}", escape(&p.name)));
                 }
                 line(
                     false,
@@ -496,7 +504,18 @@ impl Gen<'_> {
             let mut args = Vec::new();
             let mut values = inst.args.iter();
             for p in &ext.ctors[inst.ctor as usize] {
-                args.push(self.ctor_arg(&p.ty, &mut values)?);
+                if p.list {
+                    let Some(ConstValue::Integer(n)) = values.next() else {
+                        return bad("internal: a list argument without its length", None);
+                    };
+                    let mut items = Vec::new();
+                    for _ in 0..*n {
+                        items.push(self.ctor_arg(&p.ty, &mut values)?);
+                    }
+                    args.push(format!("&[{}]", items.join(", ")));
+                } else {
+                    args.push(self.ctor_arg(&p.ty, &mut values)?);
+                }
             }
             line(
                 false,
