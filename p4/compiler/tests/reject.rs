@@ -1698,3 +1698,41 @@ fn list_constructor_parameters() {
         ]),
     );
 }
+
+#[test]
+fn lookahead_of_nested_structs_and_tuples() {
+    // P4_16 §12.8.3: `lookahead<T>` reads T as `extract` would lay it out;
+    // nested structs and tuples of scalars work up to 128 bits in all, and
+    // anything holding a header (or wider) is not supported yet.
+    check_errors(
+        "lookahead_nested_errors",
+        &program(&[
+            (
+                "DECLS",
+                "struct wide_t { bit<64> a; tuple<bit<64>, bit<8>> b; }\n\
+                 struct with_h_t { bit<8> a; h_t h; }",
+            ),
+            (
+                "PARSER",
+                "wide_t w = pkt.lookahead<wide_t>();\n        \
+                 with_h_t x = pkt.lookahead<with_h_t>();\n        \
+                 transition accept;",
+            ),
+        ]),
+    );
+    check_compiles(
+        "lookahead_nested_ok",
+        &program(&[
+            (
+                "DECLS",
+                "struct in_t { bit<4> a; bool b; bit<3> c; }\n\
+                 struct out_t { bit<8> k; in_t i; tuple<bit<8>, in_t> t; }",
+            ),
+            (
+                "PARSER",
+                "out_t o = pkt.lookahead<out_t>();\n        \
+                 transition select(o.i.b, o.t[1].c) { (true, 1): accept; default: accept; }",
+            ),
+        ]),
+    );
+}

@@ -514,6 +514,23 @@ impl Checker {
         Some(mk(ExprKind::List(v), ty, span))
     }
 
+    /// The bits of a struct or tuple whose leaves are all scalars, as
+    /// `lookahead` reads it; `None` for anything else.
+    fn lookahead_bits(&self, ty: &Ty) -> Option<u32> {
+        match ty {
+            Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => ty.scalar_width(&self.prog),
+            Ty::Composite(c) if self.prog.composites[*c].kind == ir::CompositeKind::Struct => {
+                self.prog.composites[*c]
+                    .fields
+                    .iter()
+                    .map(|f| self.lookahead_bits(&f.ty))
+                    .sum()
+            }
+            Ty::Tuple(items) => items.iter().map(|t| self.lookahead_bits(t)).sum(),
+            _ => None,
+        }
+    }
+
     /// Each of `items` checked as an `elem`; every bad one is reported
     /// before the initialiser is refused.
     pub(crate) fn elements_as(&mut self, items: &[ast::Expr], elem: &Ty) -> Option<Vec<Expr>> {
@@ -3278,25 +3295,17 @@ impl Checker {
                 let fixed_header = matches!(&ty, Ty::Composite(c)
                     if self.prog.composites[*c].kind == ir::CompositeKind::Header
                         && self.prog.composites[*c].varbit().is_none());
-                // A struct of scalars is read as one bit string of at most
-                // 128 bits and split into its fields, first field first.
-                let flat_struct = match &ty {
-                    Ty::Composite(c)
-                        if self.prog.composites[*c].kind == ir::CompositeKind::Struct =>
-                    {
-                        let comp = &self.prog.composites[*c];
-                        let scalar = comp.fields.iter().all(|f| {
-                            matches!(f.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_))
-                        });
-                        let bits: u32 = comp
-                            .fields
-                            .iter()
-                            .filter_map(|f| f.ty.scalar_width(&self.prog))
-                            .sum();
-                        scalar && (1..=128).contains(&bits)
-                    }
-                    _ => false,
-                };
+                // A struct or tuple of scalars (nested structs and tuples
+                // too) is read as one bit string of at most 128 bits and
+                // split into its leaves, first field first (P4_16 §12.8.3:
+                // as `extract` would lay it out).
+                let flat_struct = matches!(&ty, Ty::Composite(c)
+                        if self.prog.composites[*c].kind == ir::CompositeKind::Struct)
+                    || matches!(&ty, Ty::Tuple(_));
+                let flat_struct = flat_struct
+                    && self
+                        .lookahead_bits(&ty)
+                        .is_some_and(|b| (1..=128).contains(&b));
                 if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool)
                     && !fixed_header
                     && !flat_struct
