@@ -1736,3 +1736,35 @@ fn lookahead_of_nested_structs_and_tuples() {
         ]),
     );
 }
+
+#[test]
+fn directionless_int_apply_parameters() {
+    // A directionless `int` apply parameter takes a compile-time value at
+    // each apply (P4_16 §6.8; p4c's issue3394): an integer without a
+    // width, a constant. Applying such a control through an instance is
+    // not supported yet.
+    let decls = "control Add(int k, inout bit<8> v) { apply { v = v + k; } }";
+    check_errors(
+        "apply_int_param_errors",
+        &program(&[
+            ("DECLS", decls),
+            ("LOCALS", "Add() inst;"),
+            (
+                "APPLY",
+                "Add.apply(8w1, hdr.h.a);\n        \
+                 Add.apply(hdr.h.c, hdr.h.a);\n        \
+                 Add.apply(2);",
+            ),
+        ]),
+    );
+    check_compiles(
+        "apply_int_param_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "APPLY",
+                "Add.apply(1, hdr.h.a); Add.apply(-3, hdr.h.c); Add.apply(1 << 4, meta.m);",
+            ),
+        ]),
+    );
+}

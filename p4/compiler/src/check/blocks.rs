@@ -765,6 +765,39 @@ impl Checker {
     // -------------------------------------------------------------- control
 
     pub(crate) fn control_decl(&mut self, c: &ast::ControlDecl) {
+        // Directionless `int` apply parameters take compile-time values at
+        // each apply (P4_16 §6.8: directionless parameters of a control are
+        // compile-time known; p4c's issue3394): the control is checked as
+        // if they were constructor parameters, once per list of values,
+        // and `C.apply(3, r)` applies the copy for 3 ([`Self::apply_int_args`]).
+        let int_params: Vec<usize> = c
+            .signature
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| {
+                p.direction == ast::Direction::None && matches!(p.ty.kind, ast::TypeKind::Int)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if !int_params.is_empty() && c.ctor_params.is_empty() {
+            let mut moved = c.clone();
+            moved.ctor_params = int_params
+                .iter()
+                .map(|i| c.signature.params[*i].clone())
+                .collect();
+            moved.signature.params = c
+                .signature
+                .params
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !int_params.contains(i))
+                .map(|(_, p)| p.clone())
+                .collect();
+            self.apply_int_params
+                .insert(c.signature.name.name.clone(), int_params);
+            return self.control_decl(&moved);
+        }
         if !c.signature.type_params.is_empty() || !c.ctor_params.is_empty() {
             // Checked once per distinct set of type and constructor
             // arguments, at each instantiation, and once here for a
@@ -1486,6 +1519,16 @@ impl Checker {
                     return;
                 }
                 Some(self.instance_copy(*sub))
+            }
+            Some(Sym::CtorControl(n)) if self.apply_int_params.contains_key(n.as_str()) => {
+                self.unsupported(
+                    i.span,
+                    &format!(
+                        "instances of a control with directionless `int` apply parameters \
+                         (`{n}`); apply it directly, `{n}.apply(..)`"
+                    ),
+                );
+                return;
             }
             Some(Sym::CtorControl(n)) => {
                 let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();

@@ -531,6 +531,43 @@ impl Checker {
         }
     }
 
+    /// Splits the arguments of `C.apply(..)` for control `name`, whose
+    /// directionless `int` parameters sit at `positions`: those values pick
+    /// (or check) the copy of C for them; the others are applied to it.
+    fn apply_int_args<'a>(
+        &mut self,
+        name: &str,
+        positions: &[usize],
+        args: &[&'a ast::Expr],
+        span: Span,
+    ) -> Option<(ir::Handle<ir::Control>, Vec<&'a ast::Expr>)> {
+        let count = self
+            .ctor_controls
+            .get(name)
+            .map_or(0, |d| d.signature.params.len())
+            + positions.len();
+        if !self.arg_count(span, "apply", count, args.len()) {
+            return None;
+        }
+        let values: Vec<&ast::Expr> = positions.iter().map(|i| args[*i]).collect();
+        let others = args
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !positions.contains(i))
+            .map(|(_, a)| *a)
+            .collect();
+        let before = self.diags.len();
+        let sub = self.instantiate_ctor_control(name, &[], &values, span);
+        // The values are checked as the constructor arguments they became;
+        // the messages name the parameters as the program declares them.
+        for d in &mut self.diags[before..] {
+            d.message = d
+                .message
+                .replace("constructor parameter", "directionless apply parameter");
+        }
+        Some((sub?, others))
+    }
+
     /// Each of `items` checked as an `elem`; every bad one is reported
     /// before the initialiser is refused.
     pub(crate) fn elements_as(&mut self, items: &[ast::Expr], elem: &Ty) -> Option<Vec<Expr>> {
@@ -2736,6 +2773,21 @@ impl Checker {
         let m = member.name.as_str();
         if let ast::ExprKind::Name(p) = &base.kind {
             let mut sym = self.lookup(p).cloned();
+            // A control with directionless `int` apply parameters, applied
+            // directly: the copy checked for the values given, applied
+            // with the other arguments.
+            let rest: Vec<&ast::Expr>;
+            let mut args = args;
+            if m == "apply"
+                && let Some(Sym::CtorControl(n)) = &sym
+                && let Some(positions) = self.apply_int_params.get(n).cloned()
+                && self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Apply)
+            {
+                let (sub, others) = self.apply_int_args(n, &positions, args, span)?;
+                rest = others;
+                args = &rest;
+                sym = Some(Sym::Control(sub));
+            }
             // Direct type invocation (P4_16 §15.1): `C.apply(..)` applies a
             // fresh instance of C named like the type; `P.apply(..)` in a
             // parser state applies parser P.

@@ -199,6 +199,10 @@ pub(crate) struct Checker {
     pub(crate) generic_cache: HashMap<(String, Vec<Ty>), Ty>,
     /// Controls with constructor parameters, by name.
     pub(crate) ctor_controls: HashMap<String, ast::ControlDecl>,
+    /// Controls whose directionless `int` apply parameters were made
+    /// constructor parameters: their positions among the apply
+    /// parameters, by control name.
+    pub(crate) apply_int_params: HashMap<String, Vec<usize>>,
     /// Their instantiations: (name, argument values) → control.
     pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
     /// Their diagnostics from the check at declaration (parameters bound
@@ -361,6 +365,7 @@ pub fn check(
         control_type_names: Default::default(),
         block_sigs: HashMap::new(),
         ctor_controls: HashMap::new(),
+        apply_int_params: HashMap::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
