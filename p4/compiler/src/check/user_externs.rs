@@ -236,7 +236,8 @@ impl Checker {
             };
             if !ok {
                 let allowed = if ctor {
-                    "extern constructor parameters other than bit<W>, int<W>, int, bool, enums and error"
+                    "extern constructor parameters other than bit<W>, int<W>, int, bool, enums, error, \
+                     match_kind, tuples of those and lists of those or of structs of those"
                 } else {
                     "extern parameters other than scalars, headers and structs"
                 };
