@@ -1768,3 +1768,37 @@ fn directionless_int_apply_parameters() {
         ]),
     );
 }
+
+#[test]
+fn dont_care_type_arguments() {
+    // `_` type arguments are inferred from the call's arguments; a mix of
+    // given types and `_` is not supported yet, and `_` cannot stand where
+    // nothing gives the type (a local's type, a lookahead).
+    let decls = "T pick<T>(in T a, in T b) { return a; }\n\
+                 T2 second<T1, T2>(in T1 a, in T2 b) { return b; }";
+    check_errors(
+        "dont_care_type_arg_errors",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "PARSER",
+                "bit<8> x = pkt.lookahead<_>(); transition accept;",
+            ),
+            (
+                "APPLY",
+                "hdr.h.a = second<bit<8>, _>(hdr.h.a, hdr.h.c);\n        \
+                 hdr.h.c = pick<_>(1, 2);",
+            ),
+        ]),
+    );
+    check_compiles(
+        "dont_care_type_arg_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "APPLY",
+                "hdr.h.a = second<_, _>(hdr.h.b, hdr.h.c); hdr.h.b = pick<_>(hdr.h.b, 16w1);",
+            ),
+        ]),
+    );
+}

@@ -2047,6 +2047,19 @@ impl Checker {
         args: &[ast::Argument],
         span: Span,
     ) -> Option<Expr> {
+        // Type arguments that are all don't-care (`f<_, _>(x)`) leave every
+        // one to inference from the arguments, as if none were written; a
+        // mix of given and `_` is not supported yet (`Checker::ty`).
+        let type_args = match type_args {
+            [_, ..]
+                if type_args
+                    .iter()
+                    .all(|t| matches!(t.kind, ast::TypeKind::DontCare)) =>
+            {
+                &[]
+            }
+            _ => type_args,
+        };
         let bound;
         let args: Vec<&ast::Expr> = match self.callee_params(callee, args) {
             Some(params) => {
