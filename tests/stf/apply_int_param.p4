@@ -1,7 +1,8 @@
 // Directionless `int` apply parameters (P4_16 §6.8: a directionless
-// parameter of a control holds a compile-time value; p4c's issue3394):
-// each direct application `C.apply(k, ..)` runs C with k bound to its
-// value, an `int` that takes the width of what it meets.
+// parameter of a control or parser holds a compile-time value; p4c's
+// issue3394): each direct application `C.apply(k, ..)` (or, in a parser
+// state, `P.apply(pkt, k, ..)`) runs it with k bound to its value, an
+// `int` that takes the width of what it meets.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -24,10 +25,18 @@ control AddShift(int k, int s, inout bit<8> v, out bit<16> w) {
     }
 }
 
+parser Flip(packet_in pkt, int mask, inout h_t h) {
+    state start {
+        h.b = h.b ^ mask;
+        transition accept;
+    }
+}
+
 parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
                 inout standard_metadata_t sm) {
     state start {
         pkt.extract(hdr.h);
+        Flip.apply(pkt, 0x0f, hdr.h);
         transition accept;
     }
 }

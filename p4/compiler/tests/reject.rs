@@ -1741,8 +1741,8 @@ fn lookahead_of_nested_structs_and_tuples() {
 fn directionless_int_apply_parameters() {
     // A directionless `int` apply parameter takes a compile-time value at
     // each apply (P4_16 §6.8; p4c's issue3394): an integer without a
-    // width, a constant. Applying such a control through an instance is
-    // not supported yet.
+    // width, a constant. Applying such a control or parser through an
+    // instance is not supported yet.
     let decls = "control Add(int k, inout bit<8> v) { apply { v = v + k; } }";
     check_errors(
         "apply_int_param_errors",
@@ -1764,6 +1764,28 @@ fn directionless_int_apply_parameters() {
             (
                 "APPLY",
                 "Add.apply(1, hdr.h.a); Add.apply(-3, hdr.h.c); Add.apply(1 << 4, meta.m);",
+            ),
+        ]),
+    );
+    // The same for a parser, applied in a state.
+    let sub = "parser Sub(packet_in p, int k, inout h_t h) { state start { h.a = h.a + k; transition accept; } }";
+    check_errors(
+        "apply_int_param_parser_errors",
+        &program(&[
+            ("DECLS", sub),
+            (
+                "PARSER",
+                "Sub.apply(pkt, 4w1, hdr.h); Sub.apply(pkt, hdr.h); transition accept;",
+            ),
+        ]),
+    );
+    check_compiles(
+        "apply_int_param_parser_ok",
+        &program(&[
+            ("DECLS", sub),
+            (
+                "PARSER",
+                "Sub.apply(pkt, 1, hdr.h); Sub.apply(pkt, 7, hdr.h); transition accept;",
             ),
         ]),
     );

@@ -199,6 +199,18 @@ impl Checker {
     // --------------------------------------------------------------- parser
 
     pub(crate) fn parser_decl(&mut self, p: &ast::ParserDecl) {
+        // Directionless `int` apply parameters, as for controls
+        // ([`Self::control_decl`]): `P.apply(pkt, 3, ..)` in a state.
+        if p.ctor_params.is_empty()
+            && let Some((positions, ctor, params)) = split_int_params(&p.signature.params)
+        {
+            let mut moved = p.clone();
+            moved.ctor_params = ctor;
+            moved.signature.params = params;
+            self.apply_int_params
+                .insert(p.signature.name.name.clone(), positions);
+            return self.parser_decl(&moved);
+        }
         if !p.signature.type_params.is_empty() || !p.ctor_params.is_empty() {
             // As for controls: checked once per distinct set of type and
             // constructor arguments, at each instantiation, and once here.
@@ -379,6 +391,17 @@ impl Checker {
                             i.span,
                             "this parser takes no constructor arguments",
                         ),
+                        Some(Sym::CtorParser(n))
+                            if self.apply_int_params.contains_key(n.as_str()) =>
+                        {
+                            self.unsupported(
+                                i.span,
+                                &format!(
+                                    "instances of a parser with directionless `int` apply \
+                                     parameters (`{n}`); apply it directly, `{n}.apply(..)`"
+                                ),
+                            );
+                        }
                         Some(Sym::CtorParser(_)) => {
                             if let Some(h) = self.ctor_parser_instance(i) {
                                 self.declare(&i.name, Sym::SubParser(h));
@@ -770,32 +793,14 @@ impl Checker {
         // compile-time known; p4c's issue3394): the control is checked as
         // if they were constructor parameters, once per list of values,
         // and `C.apply(3, r)` applies the copy for 3 ([`Self::apply_int_args`]).
-        let int_params: Vec<usize> = c
-            .signature
-            .params
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| {
-                p.direction == ast::Direction::None && matches!(p.ty.kind, ast::TypeKind::Int)
-            })
-            .map(|(i, _)| i)
-            .collect();
-        if !int_params.is_empty() && c.ctor_params.is_empty() {
+        if c.ctor_params.is_empty()
+            && let Some((positions, ctor, params)) = split_int_params(&c.signature.params)
+        {
             let mut moved = c.clone();
-            moved.ctor_params = int_params
-                .iter()
-                .map(|i| c.signature.params[*i].clone())
-                .collect();
-            moved.signature.params = c
-                .signature
-                .params
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !int_params.contains(i))
-                .map(|(_, p)| p.clone())
-                .collect();
+            moved.ctor_params = ctor;
+            moved.signature.params = params;
             self.apply_int_params
-                .insert(c.signature.name.name.clone(), int_params);
+                .insert(c.signature.name.name.clone(), positions);
             return self.control_decl(&moved);
         }
         if !c.signature.type_params.is_empty() || !c.ctor_params.is_empty() {
@@ -3035,4 +3040,22 @@ fn callee(c: &ir::Call) -> Option<(CalleeId, &[ir::Expr])> {
         },
         _ => None,
     }
+}
+
+/// The directionless `int` parameters among a parser's or control's apply
+/// parameters: their positions, themselves, and the other parameters;
+/// `None` when there are none.
+fn split_int_params(
+    params: &[ast::Param],
+) -> Option<(Vec<usize>, Vec<ast::Param>, Vec<ast::Param>)> {
+    let is_int = |p: &ast::Param| {
+        p.direction == ast::Direction::None && matches!(p.ty.kind, ast::TypeKind::Int)
+    };
+    let positions: Vec<usize> = (0..params.len()).filter(|i| is_int(&params[*i])).collect();
+    if positions.is_empty() {
+        return None;
+    }
+    let (ints, rest): (Vec<ast::Param>, Vec<ast::Param>) =
+        params.iter().cloned().partition(|p| is_int(p));
+    Some((positions, ints, rest))
 }

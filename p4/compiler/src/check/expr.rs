@@ -568,6 +568,39 @@ impl Checker {
         Some((sub?, others))
     }
 
+    /// [`Self::apply_int_args`] for parser `name` applied in a state.
+    fn apply_int_parser_args<'a>(
+        &mut self,
+        name: &str,
+        positions: &[usize],
+        args: &[&'a ast::Expr],
+        span: Span,
+    ) -> Option<(ir::Handle<ir::Parser>, Vec<&'a ast::Expr>)> {
+        let count = self
+            .ctor_parsers
+            .get(name)
+            .map_or(0, |d| d.signature.params.len())
+            + positions.len();
+        if !self.arg_count(span, "apply", count, args.len()) {
+            return None;
+        }
+        let values: Vec<&ast::Expr> = positions.iter().map(|i| args[*i]).collect();
+        let others = args
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !positions.contains(i))
+            .map(|(_, a)| *a)
+            .collect();
+        let before = self.diags.len();
+        let sub = self.instantiate_ctor_parser(name, &[], &values, span);
+        for d in &mut self.diags[before..] {
+            d.message = d
+                .message
+                .replace("constructor parameter", "directionless apply parameter");
+        }
+        Some((sub?, others))
+    }
+
     /// Each of `items` checked as an `elem`; every bad one is reported
     /// before the initialiser is refused.
     pub(crate) fn elements_as(&mut self, items: &[ast::Expr], elem: &Ty) -> Option<Vec<Expr>> {
@@ -2791,15 +2824,23 @@ impl Checker {
             // with the other arguments.
             let rest: Vec<&ast::Expr>;
             let mut args = args;
+            let body_kind = self.body.as_ref().map(|b| b.kind);
             if m == "apply"
-                && let Some(Sym::CtorControl(n)) = &sym
+                && let Some(Sym::CtorControl(n) | Sym::CtorParser(n)) = &sym
                 && let Some(positions) = self.apply_int_params.get(n).cloned()
-                && self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Apply)
             {
-                let (sub, others) = self.apply_int_args(n, &positions, args, span)?;
-                rest = others;
-                args = &rest;
-                sym = Some(Sym::Control(sub));
+                let parser = matches!(sym, Some(Sym::CtorParser(_)));
+                if body_kind == Some(BodyKind::Apply) && !parser {
+                    let (sub, others) = self.apply_int_args(n, &positions, args, span)?;
+                    rest = others;
+                    args = &rest;
+                    sym = Some(Sym::Control(sub));
+                } else if body_kind == Some(BodyKind::Parser) && parser {
+                    let (sub, others) = self.apply_int_parser_args(n, &positions, args, span)?;
+                    rest = others;
+                    args = &rest;
+                    sym = Some(Sym::SubParser(sub));
+                }
             }
             // Direct type invocation (P4_16 §15.1): `C.apply(..)` applies a
             // fresh instance of C named like the type; `P.apply(..)` in a
