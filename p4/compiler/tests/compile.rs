@@ -685,12 +685,14 @@ fn error_checksum_with_payload_not_csum16() {
 
 #[test]
 fn error_lookahead_of_nested_struct() {
+    // Nested structs of scalars are read since gaps22; one that holds a
+    // header is not supported yet.
     check_errors(
         "lookahead_nested_struct",
         &program(&[
             (
                 "DECLS",
-                "struct in_t { bit<8> x; } struct outer_t { in_t i; }",
+                "struct in_t { bit<8> x; h_t h; } struct outer_t { in_t i; }",
             ),
             (
                 "PARSER",

@@ -1480,8 +1480,9 @@ fn zero_width_bit_strings() {
 #[test]
 fn list_types_outside_a_cast() {
     // P4_16 §7.2.10: only a list expression casts to `list<T>`, each
-    // element a `T`; a list-typed local, and an extern constructor taking
-    // a list (p4c's list samples), are not supported yet.
+    // element a `T`, and a list given to an extern constructor's `list<T>`
+    // (p4c's list samples; since gaps22) is a list of that T; a list-typed
+    // local is not supported yet.
     check_errors(
         "list_type_errors",
         &program(&[
@@ -1489,7 +1490,10 @@ fn list_types_outside_a_cast() {
                 "DECLS",
                 "extern Table8 { Table8(list<bit<8>> data); void run(); }",
             ),
-            ("LOCALS", "Table8((list<bit<8>>){1, 2}) t8;"),
+            (
+                "LOCALS",
+                "Table8((list<bit<16>>){1, 2}) t16; Table8({1, hdr.h.a}) runtime;",
+            ),
             (
                 "APPLY",
                 "list<bit<8>> l = {1, 2};\n        \
@@ -1571,6 +1575,252 @@ fn extern_constructor_takes_enums_and_errors() {
                 "Painter(Colour.Blue, CounterType.packets, sm.parser_error) p;",
             ),
             ("APPLY", "p.paint();"),
+        ]),
+    );
+}
+
+// ---- gaps22
+
+#[test]
+fn match_kind_values_are_their_own_type() {
+    // P4_16 §7.1.3: a match kind is a constant of type `match_kind`, which
+    // no operator but `==` and `!=` takes and no cast turns into a number.
+    check_errors(
+        "match_kind_value_errors",
+        &program(&[(
+            "APPLY",
+            "match_kind m = exact;\n        \
+             hdr.h.a = m;\n        \
+             match_kind n = 8w1;\n        \
+             if (m + 1 == lpm) { hdr.h.c = (bit<8>)m; }",
+        )]),
+    );
+    check_compiles(
+        "match_kind_value_ok",
+        &program(&[(
+            "APPLY",
+            "match_kind m = hdr.h.a == 1 ? lpm : ternary;\n        \
+             tuple<match_kind, bit<8>> t = {exact, 2};\n        \
+             if (m != t[0] && m == .lpm) { hdr.h.c = t[1]; }",
+        )]),
+    );
+}
+
+#[test]
+fn user_extern_constructors_overload_by_arity() {
+    // P4_16 §7.2.12: an extern's constructors are overloaded by their
+    // number of parameters; an instantiation must match one, and a tuple
+    // argument must be a constant like any constructor argument.
+    let decls = "extern Kinds<M> { Kinds(M kinds, bit<8> base); Kinds(M kinds); bit<8> get(); }";
+    check_errors(
+        "user_extern_ctor_errors",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "LOCALS",
+                "Kinds<tuple<match_kind>>({exact}, 8w1, 8w2) three;\n    \
+                 Kinds<tuple<bit<8>>>({hdr.h.a}) runtime;",
+            ),
+            ("APPLY", "hdr.h.a = three.get() + runtime.get();"),
+        ]),
+    );
+    check_errors(
+        "user_extern_ctor_same_arity",
+        &program(&[(
+            "DECLS",
+            "extern Twice { Twice(bit<8> a); Twice(bool b); bit<8> get(); }",
+        )]),
+    );
+    check_compiles(
+        "user_extern_ctor_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "LOCALS",
+                "Kinds<tuple<match_kind, bit<4>>>({lpm, 3}, 8w1) two;\n    \
+                 Kinds<tuple<match_kind, bit<4>>>({exact, 4w1}) one;",
+            ),
+            ("APPLY", "hdr.h.a = two.get() + one.get();"),
+        ]),
+    );
+}
+
+#[test]
+fn zero_width_literal() {
+    // `0w0` is bit<0>'s only value (P4_16 §7.1.6.2), and like any bit<0>
+    // it needs a cast to meet a wider type (p4c's issue1986: "Cannot unify
+    // type 'bit<0>' with type 'bit<1>'").
+    check_errors(
+        "zero_width_literal_errors",
+        &program(&[
+            ("PARSER", "transition select(1w0) { {0w0}: accept; }"),
+            ("APPLY", "hdr.h.a = 0w0;"),
+        ]),
+    );
+    check_compiles(
+        "zero_width_literal_ok",
+        &program(&[(
+            "APPLY",
+            "bit<0> z = 0w0; hdr.h.a = (hdr.h.a ++ 0w0) + (bit<8>)(z |+| 0w0);",
+        )]),
+    );
+}
+
+#[test]
+fn list_constructor_parameters() {
+    // A `list<T>` constructor parameter (P4_16 §7.2.10) takes any number
+    // of T, here structs and tuples; a method's list parameter is not
+    // supported yet, reported where the extern is used.
+    check_compiles(
+        "list_ctor_param_ok",
+        &program(&[
+            (
+                "DECLS",
+                "struct S { bit<32> a; bool b; }\n\
+                 extern Rows<T> { Rows(list<S> s, list<tuple<T, T>> t); bit<8> get(); }",
+            ),
+            (
+                "LOCALS",
+                "Rows<bit<4>>((list<S>){ {1, true}, {2, false} }, {}) r;",
+            ),
+            ("APPLY", "hdr.h.a = r.get();"),
+        ]),
+    );
+    check_errors(
+        "list_method_param_errors",
+        &program(&[
+            (
+                "DECLS",
+                "extern Load { Load(); void load(list<bit<8>> d); }",
+            ),
+            ("LOCALS", "Load() l;"),
+            ("APPLY", "l.load({1, 2});"),
+        ]),
+    );
+}
+
+#[test]
+fn lookahead_of_nested_structs_and_tuples() {
+    // P4_16 §12.8.3: `lookahead<T>` reads T as `extract` would lay it out;
+    // nested structs and tuples of scalars work up to 128 bits in all, and
+    // anything holding a header (or wider) is not supported yet.
+    check_errors(
+        "lookahead_nested_errors",
+        &program(&[
+            (
+                "DECLS",
+                "struct wide_t { bit<64> a; tuple<bit<64>, bit<8>> b; }\n\
+                 struct with_h_t { bit<8> a; h_t h; }",
+            ),
+            (
+                "PARSER",
+                "wide_t w = pkt.lookahead<wide_t>();\n        \
+                 with_h_t x = pkt.lookahead<with_h_t>();\n        \
+                 transition accept;",
+            ),
+        ]),
+    );
+    check_compiles(
+        "lookahead_nested_ok",
+        &program(&[
+            (
+                "DECLS",
+                "struct in_t { bit<4> a; bool b; bit<3> c; }\n\
+                 struct out_t { bit<8> k; in_t i; tuple<bit<8>, in_t> t; }",
+            ),
+            (
+                "PARSER",
+                "out_t o = pkt.lookahead<out_t>();\n        \
+                 transition select(o.i.b, o.t[1].c) { (true, 1): accept; default: accept; }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn directionless_int_apply_parameters() {
+    // A directionless `int` apply parameter takes a compile-time value at
+    // each apply (P4_16 §6.8; p4c's issue3394): an integer without a
+    // width, a constant. Applying such a control or parser through an
+    // instance is not supported yet.
+    let decls = "control Add(int k, inout bit<8> v) { apply { v = v + k; } }";
+    check_errors(
+        "apply_int_param_errors",
+        &program(&[
+            ("DECLS", decls),
+            ("LOCALS", "Add() inst;"),
+            (
+                "APPLY",
+                "Add.apply(8w1, hdr.h.a);\n        \
+                 Add.apply(hdr.h.c, hdr.h.a);\n        \
+                 Add.apply(2);",
+            ),
+        ]),
+    );
+    check_compiles(
+        "apply_int_param_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "APPLY",
+                "Add.apply(1, hdr.h.a); Add.apply(-3, hdr.h.c); Add.apply(1 << 4, meta.m);",
+            ),
+        ]),
+    );
+    // The same for a parser, applied in a state.
+    let sub = "parser Sub(packet_in p, int k, inout h_t h) { state start { h.a = h.a + k; transition accept; } }";
+    check_errors(
+        "apply_int_param_parser_errors",
+        &program(&[
+            ("DECLS", sub),
+            (
+                "PARSER",
+                "Sub.apply(pkt, 4w1, hdr.h); Sub.apply(pkt, hdr.h); transition accept;",
+            ),
+        ]),
+    );
+    check_compiles(
+        "apply_int_param_parser_ok",
+        &program(&[
+            ("DECLS", sub),
+            (
+                "PARSER",
+                "Sub.apply(pkt, 1, hdr.h); Sub.apply(pkt, 7, hdr.h); transition accept;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn dont_care_type_arguments() {
+    // `_` type arguments are inferred from the call's arguments; a mix of
+    // given types and `_` is not supported yet, and `_` cannot stand where
+    // nothing gives the type (a local's type, a lookahead).
+    let decls = "T pick<T>(in T a, in T b) { return a; }\n\
+                 T2 second<T1, T2>(in T1 a, in T2 b) { return b; }";
+    check_errors(
+        "dont_care_type_arg_errors",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "PARSER",
+                "bit<8> x = pkt.lookahead<_>(); transition accept;",
+            ),
+            (
+                "APPLY",
+                "hdr.h.a = second<bit<8>, _>(hdr.h.a, hdr.h.c);\n        \
+                 hdr.h.c = pick<_>(1, 2);",
+            ),
+        ]),
+    );
+    check_compiles(
+        "dont_care_type_arg_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "APPLY",
+                "hdr.h.a = second<_, _>(hdr.h.b, hdr.h.c); hdr.h.b = pick<_>(hdr.h.b, 16w1);",
+            ),
         ]),
     );
 }

@@ -199,6 +199,18 @@ impl Checker {
     // --------------------------------------------------------------- parser
 
     pub(crate) fn parser_decl(&mut self, p: &ast::ParserDecl) {
+        // Directionless `int` apply parameters, as for controls
+        // ([`Self::control_decl`]): `P.apply(pkt, 3, ..)` in a state.
+        if p.ctor_params.is_empty()
+            && let Some((positions, ctor, params)) = split_int_params(&p.signature.params)
+        {
+            let mut moved = p.clone();
+            moved.ctor_params = ctor;
+            moved.signature.params = params;
+            self.apply_int_params
+                .insert(p.signature.name.name.clone(), positions);
+            return self.parser_decl(&moved);
+        }
         if !p.signature.type_params.is_empty() || !p.ctor_params.is_empty() {
             // As for controls: checked once per distinct set of type and
             // constructor arguments, at each instantiation, and once here.
@@ -379,6 +391,17 @@ impl Checker {
                             i.span,
                             "this parser takes no constructor arguments",
                         ),
+                        Some(Sym::CtorParser(n))
+                            if self.apply_int_params.contains_key(n.as_str()) =>
+                        {
+                            self.unsupported(
+                                i.span,
+                                &format!(
+                                    "instances of a parser with directionless `int` apply \
+                                     parameters (`{n}`); apply it directly, `{n}.apply(..)`"
+                                ),
+                            );
+                        }
                         Some(Sym::CtorParser(_)) => {
                             if let Some(h) = self.ctor_parser_instance(i) {
                                 self.declare(&i.name, Sym::SubParser(h));
@@ -777,6 +800,21 @@ impl Checker {
     // -------------------------------------------------------------- control
 
     pub(crate) fn control_decl(&mut self, c: &ast::ControlDecl) {
+        // Directionless `int` apply parameters take compile-time values at
+        // each apply (P4_16 §6.8: directionless parameters of a control are
+        // compile-time known; p4c's issue3394): the control is checked as
+        // if they were constructor parameters, once per list of values,
+        // and `C.apply(3, r)` applies the copy for 3 ([`Self::apply_int_args`]).
+        if c.ctor_params.is_empty()
+            && let Some((positions, ctor, params)) = split_int_params(&c.signature.params)
+        {
+            let mut moved = c.clone();
+            moved.ctor_params = ctor;
+            moved.signature.params = params;
+            self.apply_int_params
+                .insert(c.signature.name.name.clone(), positions);
+            return self.control_decl(&moved);
+        }
         if !c.signature.type_params.is_empty() || !c.ctor_params.is_empty() {
             // Checked once per distinct set of type and constructor
             // arguments, at each instantiation, and once here for a
@@ -1471,7 +1509,7 @@ impl Checker {
                 .map(|d| super::ParamSpec::of(&d.ctor_params)),
             _ => crate::v1model::object(&name.ident.name)
                 .map(|o| super::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string())))
-                .or_else(|| self.user_ctor_params(&name.ident.name)),
+                .or_else(|| self.user_ctor_params(&name.ident.name, i.args.len())),
         };
         let bound: Vec<ast::Expr> = match params {
             Some(params) => {
@@ -1498,6 +1536,16 @@ impl Checker {
                     return;
                 }
                 Some(self.instance_copy(*sub))
+            }
+            Some(Sym::CtorControl(n)) if self.apply_int_params.contains_key(n.as_str()) => {
+                self.unsupported(
+                    i.span,
+                    &format!(
+                        "instances of a control with directionless `int` apply parameters \
+                         (`{n}`); apply it directly, `{n}.apply(..)`"
+                    ),
+                );
+                return;
             }
             Some(Sym::CtorControl(n)) => {
                 let tys: Option<Vec<Ty>> = targs.iter().map(|t| self.ty(t)).collect();
@@ -3030,4 +3078,22 @@ fn callee(c: &ir::Call) -> Option<(CalleeId, &[ir::Expr])> {
         },
         _ => None,
     }
+}
+
+/// The directionless `int` parameters among a parser's or control's apply
+/// parameters: their positions, themselves, and the other parameters;
+/// `None` when there are none.
+fn split_int_params(
+    params: &[ast::Param],
+) -> Option<(Vec<usize>, Vec<ast::Param>, Vec<ast::Param>)> {
+    let is_int = |p: &ast::Param| {
+        p.direction == ast::Direction::None && matches!(p.ty.kind, ast::TypeKind::Int)
+    };
+    let positions: Vec<usize> = (0..params.len()).filter(|i| is_int(&params[*i])).collect();
+    if positions.is_empty() {
+        return None;
+    }
+    let (ints, rest): (Vec<ast::Param>, Vec<ast::Param>) =
+        params.iter().cloned().partition(|p| is_int(p));
+    Some((positions, ints, rest))
 }

@@ -514,9 +514,96 @@ impl Checker {
         Some(mk(ExprKind::List(v), ty, span))
     }
 
+    /// The bits of a struct or tuple whose leaves are all scalars, as
+    /// `lookahead` reads it; `None` for anything else.
+    fn lookahead_bits(&self, ty: &Ty) -> Option<u32> {
+        match ty {
+            Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => ty.scalar_width(&self.prog),
+            Ty::Composite(c) if self.prog.composites[*c].kind == ir::CompositeKind::Struct => {
+                self.prog.composites[*c]
+                    .fields
+                    .iter()
+                    .map(|f| self.lookahead_bits(&f.ty))
+                    .sum()
+            }
+            Ty::Tuple(items) => items.iter().map(|t| self.lookahead_bits(t)).sum(),
+            _ => None,
+        }
+    }
+
+    /// Splits the arguments of `C.apply(..)` for control `name`, whose
+    /// directionless `int` parameters sit at `positions`: those values pick
+    /// (or check) the copy of C for them; the others are applied to it.
+    fn apply_int_args<'a>(
+        &mut self,
+        name: &str,
+        positions: &[usize],
+        args: &[&'a ast::Expr],
+        span: Span,
+    ) -> Option<(ir::Handle<ir::Control>, Vec<&'a ast::Expr>)> {
+        let count = self
+            .ctor_controls
+            .get(name)
+            .map_or(0, |d| d.signature.params.len())
+            + positions.len();
+        if !self.arg_count(span, "apply", count, args.len()) {
+            return None;
+        }
+        let values: Vec<&ast::Expr> = positions.iter().map(|i| args[*i]).collect();
+        let others = args
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !positions.contains(i))
+            .map(|(_, a)| *a)
+            .collect();
+        let before = self.diags.len();
+        let sub = self.instantiate_ctor_control(name, &[], &values, span);
+        // The values are checked as the constructor arguments they became;
+        // the messages name the parameters as the program declares them.
+        for d in &mut self.diags[before..] {
+            d.message = d
+                .message
+                .replace("constructor parameter", "directionless apply parameter");
+        }
+        Some((sub?, others))
+    }
+
+    /// [`Self::apply_int_args`] for parser `name` applied in a state.
+    fn apply_int_parser_args<'a>(
+        &mut self,
+        name: &str,
+        positions: &[usize],
+        args: &[&'a ast::Expr],
+        span: Span,
+    ) -> Option<(ir::Handle<ir::Parser>, Vec<&'a ast::Expr>)> {
+        let count = self
+            .ctor_parsers
+            .get(name)
+            .map_or(0, |d| d.signature.params.len())
+            + positions.len();
+        if !self.arg_count(span, "apply", count, args.len()) {
+            return None;
+        }
+        let values: Vec<&ast::Expr> = positions.iter().map(|i| args[*i]).collect();
+        let others = args
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !positions.contains(i))
+            .map(|(_, a)| *a)
+            .collect();
+        let before = self.diags.len();
+        let sub = self.instantiate_ctor_parser(name, &[], &values, span);
+        for d in &mut self.diags[before..] {
+            d.message = d
+                .message
+                .replace("constructor parameter", "directionless apply parameter");
+        }
+        Some((sub?, others))
+    }
+
     /// Each of `items` checked as an `elem`; every bad one is reported
     /// before the initialiser is refused.
-    fn elements_as(&mut self, items: &[ast::Expr], elem: &Ty) -> Option<Vec<Expr>> {
+    pub(crate) fn elements_as(&mut self, items: &[ast::Expr], elem: &Ty) -> Option<Vec<Expr>> {
         let checked: Vec<Option<Expr>> = items.iter().map(|i| self.expr(i, Some(elem))).collect();
         checked.into_iter().collect()
     }
@@ -555,12 +642,15 @@ impl Checker {
                         }))
                     }
                     Some((w, signed)) => {
-                        if w == 0 || w > super::MAX_WIDTH {
+                        // `0w0` is the `bit<0>` literal (P4_16 §7.1.6.2; p4c
+                        // types it so, issue1986); the lexer keeps signed
+                        // literals at 2 bits or more.
+                        if w > super::MAX_WIDTH {
                             self.error_label(
                                 codes::BAD_WIDTH,
                                 span,
                                 format!(
-                                    "width {w} is not supported: widths must be 1..={} bits",
+                                    "width {w} is not supported: widths must be 0..={} bits",
                                     super::MAX_WIDTH
                                 ),
                                 "this literal",
@@ -1065,6 +1155,17 @@ impl Checker {
                     "used as a value here",
                 );
                 None
+            }
+            // A match kind's name is a value of type `match_kind` (P4_16
+            // §7.1.3; p4c's issue3091 passes `ternary` to an extern).
+            None if self.match_kinds.contains(&p.ident.name) => {
+                let i = self.match_kinds.iter().position(|m| *m == p.ident.name)?;
+                let h = self.match_kind_enum(span);
+                Some(TE::Typed(mk(
+                    ExprKind::EnumMember(h, i as u32),
+                    Ty::Enum(h),
+                    span,
+                )))
             }
             None => {
                 self.error_label(
@@ -1979,6 +2080,19 @@ impl Checker {
         args: &[ast::Argument],
         span: Span,
     ) -> Option<Expr> {
+        // Type arguments that are all don't-care (`f<_, _>(x)`) leave every
+        // one to inference from the arguments, as if none were written; a
+        // mix of given and `_` is not supported yet (`Checker::ty`).
+        let type_args = match type_args {
+            [_, ..]
+                if type_args
+                    .iter()
+                    .all(|t| matches!(t.kind, ast::TypeKind::DontCare)) =>
+            {
+                &[]
+            }
+            _ => type_args,
+        };
         let bound;
         let args: Vec<&ast::Expr> = match self.callee_params(callee, args) {
             Some(params) => {
@@ -2705,6 +2819,29 @@ impl Checker {
         let m = member.name.as_str();
         if let ast::ExprKind::Name(p) = &base.kind {
             let mut sym = self.lookup(p).cloned();
+            // A control with directionless `int` apply parameters, applied
+            // directly: the copy checked for the values given, applied
+            // with the other arguments.
+            let rest: Vec<&ast::Expr>;
+            let mut args = args;
+            let body_kind = self.body.as_ref().map(|b| b.kind);
+            if m == "apply"
+                && let Some(Sym::CtorControl(n) | Sym::CtorParser(n)) = &sym
+                && let Some(positions) = self.apply_int_params.get(n).cloned()
+            {
+                let parser = matches!(sym, Some(Sym::CtorParser(_)));
+                if body_kind == Some(BodyKind::Apply) && !parser {
+                    let (sub, others) = self.apply_int_args(n, &positions, args, span)?;
+                    rest = others;
+                    args = &rest;
+                    sym = Some(Sym::Control(sub));
+                } else if body_kind == Some(BodyKind::Parser) && parser {
+                    let (sub, others) = self.apply_int_parser_args(n, &positions, args, span)?;
+                    rest = others;
+                    args = &rest;
+                    sym = Some(Sym::SubParser(sub));
+                }
+            }
             // Direct type invocation (P4_16 §15.1): `C.apply(..)` applies a
             // fresh instance of C named like the type; `P.apply(..)` in a
             // parser state applies parser P.
@@ -3264,25 +3401,17 @@ impl Checker {
                 let fixed_header = matches!(&ty, Ty::Composite(c)
                     if self.prog.composites[*c].kind == ir::CompositeKind::Header
                         && self.prog.composites[*c].varbit().is_none());
-                // A struct of scalars is read as one bit string of at most
-                // 128 bits and split into its fields, first field first.
-                let flat_struct = match &ty {
-                    Ty::Composite(c)
-                        if self.prog.composites[*c].kind == ir::CompositeKind::Struct =>
-                    {
-                        let comp = &self.prog.composites[*c];
-                        let scalar = comp.fields.iter().all(|f| {
-                            matches!(f.ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_))
-                        });
-                        let bits: u32 = comp
-                            .fields
-                            .iter()
-                            .filter_map(|f| f.ty.scalar_width(&self.prog))
-                            .sum();
-                        scalar && (1..=128).contains(&bits)
-                    }
-                    _ => false,
-                };
+                // A struct or tuple of scalars (nested structs and tuples
+                // too) is read as one bit string of at most 128 bits and
+                // split into its leaves, first field first (P4_16 §12.8.3:
+                // as `extract` would lay it out).
+                let flat_struct = matches!(&ty, Ty::Composite(c)
+                        if self.prog.composites[*c].kind == ir::CompositeKind::Struct)
+                    || matches!(&ty, Ty::Tuple(_));
+                let flat_struct = flat_struct
+                    && self
+                        .lookahead_bits(&ty)
+                        .is_some_and(|b| (1..=128).contains(&b));
                 if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool)
                     && !fixed_header
                     && !flat_struct

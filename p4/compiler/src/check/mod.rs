@@ -174,6 +174,9 @@ pub(crate) struct Checker {
     pub(crate) scopes: Vec<HashMap<String, Sym>>,
     pub(crate) body: Option<Body>,
     pub(crate) match_kinds: Vec<String>,
+    /// The enum that values of type `match_kind` are, made at their first
+    /// use ([`Checker::match_kind_enum`]).
+    pub(crate) match_kind_enum: Option<Handle<ir::EnumDecl>>,
     /// Extra per-declaration facts for ProgramInfo.
     pub(crate) facts: program_info::Facts,
     /// Name of the control or parser being checked (P4Info prefix).
@@ -196,6 +199,10 @@ pub(crate) struct Checker {
     pub(crate) generic_cache: HashMap<(String, Vec<Ty>), Ty>,
     /// Controls with constructor parameters, by name.
     pub(crate) ctor_controls: HashMap<String, ast::ControlDecl>,
+    /// Controls whose directionless `int` apply parameters were made
+    /// constructor parameters: their positions among the apply
+    /// parameters, by control name.
+    pub(crate) apply_int_params: HashMap<String, Vec<usize>>,
     /// Their instantiations: (name, argument values) → control.
     pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
     /// Their diagnostics from the check at declaration (parameters bound
@@ -345,6 +352,7 @@ pub fn check(
         scopes: vec![HashMap::new()],
         body: None,
         match_kinds: Vec::new(),
+        match_kind_enum: None,
         facts: Default::default(),
         block_name: None,
         tuple_structs: Vec::new(),
@@ -357,6 +365,7 @@ pub fn check(
         control_type_names: Default::default(),
         block_sigs: HashMap::new(),
         ctor_controls: HashMap::new(),
+        apply_int_params: HashMap::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
@@ -618,17 +627,17 @@ impl Checker {
                 );
                 return None;
             }
-            K::MatchKind => {
-                self.unsupported(t.span, "values of type match_kind");
-                return None;
-            }
+            K::MatchKind => Ty::Enum(self.match_kind_enum(t.span)),
             K::List(_) => {
                 // A list's length is its value's (P4_16 §7.2.10); a list
                 // expression cast to one is a tuple of that many elements
-                // (`Checker::list_cast`), but no other value has this type.
+                // (`Checker::list_cast`), and a user extern's constructor
+                // takes one (`Checker::user_params`), but no other value
+                // has this type.
                 self.unsupported(
                     t.span,
-                    "`list<..>` types other than in a cast of a list expression, `(list<T>){..}`",
+                    "`list<..>` types other than in a cast of a list expression, `(list<T>){..}`, \
+                     or as an extern constructor's parameter",
                 );
                 return None;
             }
@@ -905,6 +914,10 @@ impl Checker {
                         );
                     } else {
                         self.match_kinds.push(m.name.clone());
+                        if let Some(h) = self.match_kind_enum {
+                            let i = self.prog.enums[h].members.len() as u128;
+                            self.prog.enums[h].members.push((m.name.clone(), i));
+                        }
                     }
                 }
             }
@@ -1795,6 +1808,33 @@ impl Checker {
         );
         let ty = if serial { Ty::SerEnum(h) } else { Ty::Enum(h) };
         self.declare(&e.name, Sym::Type(ty));
+    }
+
+    /// The plain enum whose members are the match kinds declared so far
+    /// (later ones are added as declared): values of type `match_kind`
+    /// (P4_16 §7.1.3) are held as a member's index, as enum values are, so
+    /// they compare, fill tuples and reach user externs as `u32` codes.
+    /// Made at the first use, so programs without one are unchanged.
+    pub(crate) fn match_kind_enum(&mut self, span: Span) -> Handle<ir::EnumDecl> {
+        if let Some(h) = self.match_kind_enum {
+            return h;
+        }
+        let members = self
+            .match_kinds
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.clone(), i as u128))
+            .collect();
+        let h = self.prog.enums.append(
+            ir::EnumDecl {
+                name: "match_kind".into(),
+                repr: None,
+                members,
+            },
+            span,
+        );
+        self.match_kind_enum = Some(h);
+        h
     }
 
     /// Reports a name given twice among `groups` (type parameters, then

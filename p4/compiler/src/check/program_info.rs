@@ -650,7 +650,7 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
             let e = *e;
             let qualified = spec.qualify(&owner.path);
             let key = (extern_prefix(&e.kind), qualified.clone());
-            if let ir::ExternKind::User { decl, args } = &e.kind {
+            if let ir::ExternKind::User { decl, ctor, args } = &e.kind {
                 // A user extern object: one per qualified name, program-wide.
                 let idx = match seen_externs.get(&key) {
                     Some(&(idx, _)) => idx,
@@ -658,6 +658,7 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
                         layout.user_instances.push(ir::UserInstance {
                             name: qualified.clone(),
                             decl: *decl,
+                            ctor: *ctor,
                             args: args.clone(),
                         });
                         let idx = layout.user_instances.len() - 1;

@@ -22,15 +22,17 @@
 //! back end names like an overload by arity. A list argument `{a, b}` to a
 //! generic `in T` parameter makes T the list's tuple type, passed as the
 //! struct made up for it (`tuple_N`, as digest data). Constructor
-//! arguments are compile-time constants of a scalar type, enums and
-//! `error` included (as the codes methods see).
+//! arguments are compile-time constants of a scalar type, enums, `error`
+//! and `match_kind` included (as the codes methods see), tuples of those
+//! (as their made-up struct), and lists (`list<T>` of scalars, tuples of
+//! scalars or structs of scalars, a slice on the Rust side); constructors
+//! overload by arity (`new`, then `new_N`).
 //!
 //! Still refused, each with a `P4E1060` diagnostic naming the extern where
 //! it is used (an unused declaration is accepted, as p4c does): abstract
-//! methods; more than one constructor; parameter types other than scalars,
-//! headers, structs and tuples of those (and constructor parameters other
-//! than scalars); return types other than scalars; values of type
-//! `match_kind`.
+//! methods; parameter types other than scalars, headers, structs and
+//! tuples of those (and constructor parameters other than the above);
+//! return types other than scalars.
 
 use super::{Checker, ParamSpec, codes};
 use crate::diag::Span;
@@ -91,17 +93,14 @@ impl Checker {
         type_args: &[Ty],
     ) -> Result<ir::UserExtern, String> {
         let name = &e.name.name;
-        let mut ctor: Option<Vec<ir::UserParam>> = None;
+        let mut ctors: Vec<Vec<ir::UserParam>> = Vec::new();
         let mut methods = Vec::new();
         for m in &e.members {
             match m {
                 ast::ExternMember::Constructor { params, .. } => {
-                    if ctor.is_some() {
-                        return Err(format!(
-                            "extern types with more than one constructor (`{name}`)"
-                        ));
-                    }
-                    ctor = Some(self.user_params(name, params, true)?);
+                    // Constructors overload by arity (as methods do; the
+                    // checker refused two of one arity at the declaration).
+                    ctors.push(self.user_params(name, params, true)?);
                 }
                 ast::ExternMember::Method(f) => {
                     let what = format!("{name}.{}", f.name.name);
@@ -117,7 +116,11 @@ impl Checker {
         Ok(ir::UserExtern {
             name: name.clone(),
             type_args: type_args.to_vec(),
-            ctor: ctor.unwrap_or_default(),
+            ctors: if ctors.is_empty() {
+                vec![Vec::new()]
+            } else {
+                ctors
+            },
             methods,
             used: false,
             span: e.span,
@@ -190,28 +193,31 @@ impl Checker {
     ) -> Result<Vec<ir::UserParam>, String> {
         let mut out = Vec::new();
         for p in params {
-            if matches!(p.ty.kind, ast::TypeKind::List(_)) {
-                let allowed = if ctor {
-                    "extern constructor parameters of list types"
-                } else {
-                    "extern parameters of list types"
-                };
-                return Err(format!("{allowed} (`{what}`)"));
-            }
+            // A constructor's `list<T>` (p4c's list samples) takes a list of
+            // T whose length is the argument's.
+            let list = match &p.ty.kind {
+                ast::TypeKind::List(elem) if ctor => Some(elem),
+                ast::TypeKind::List(_) => {
+                    return Err(format!("extern parameters of list types (`{what}`)"));
+                }
+                _ => None,
+            };
             // An `int` constructor parameter: the value comes as an i128.
             let ty = if ctor && matches!(p.ty.kind, ast::TypeKind::Int) {
                 Ty::Int(128)
             } else {
-                self.ty(&p.ty).ok_or_else(String::new)?
+                self.ty(list.map_or(&p.ty, |e| &**e))
+                    .ok_or_else(String::new)?
             };
             // A tuple (`in T data` given `{a, b}`) travels as the struct
-            // made up for its type, as digest data does.
+            // made up for its type, as digest data does; so does a
+            // constructor's tuple of scalars (p4c's issue3091 gives one a
+            // `tuple<match_kind>`).
             let ty = match ty {
                 Ty::Tuple(elems)
-                    if !ctor
-                        && elems
-                            .iter()
-                            .all(|t| Self::user_scalar(t) || matches!(t, Ty::Composite(_))) =>
+                    if elems.iter().all(|t| {
+                        Self::user_scalar(t) || (!ctor && matches!(t, Ty::Composite(_)))
+                    }) =>
                 {
                     Ty::Composite(self.tuple_struct(&elems, p.span))
                 }
@@ -219,15 +225,19 @@ impl Checker {
             };
             let ok = if ctor {
                 // Every scalar the methods take: enums and `error` come as
-                // the same `u32` codes (a serializable enum as its value).
+                // the same `u32` codes (a serializable enum as its value);
+                // a list's elements may be structs of scalars too.
                 Self::user_scalar(&ty)
+                    || self.made_up_tuple(&ty).is_some()
+                    || (list.is_some() && self.struct_of_scalars(&ty))
             } else {
                 Self::user_scalar(&ty)
                     || matches!(ty, Ty::Composite(c) if self.prog.composites[c].kind != ir::CompositeKind::Union)
             };
             if !ok {
                 let allowed = if ctor {
-                    "extern constructor parameters other than bit<W>, int<W>, int, bool, enums and error"
+                    "extern constructor parameters other than bit<W>, int<W>, int, bool, enums, error, \
+                     match_kind, tuples of those and lists of those or of structs of those"
                 } else {
                     "extern parameters other than scalars, headers and structs"
                 };
@@ -248,9 +258,17 @@ impl Checker {
                 dir,
                 ty,
                 optional: ast::find_annotation(&p.annotations, "optional").is_some(),
+                list: list.is_some(),
             });
         }
         Ok(out)
+    }
+
+    /// Whether `ty` is a struct whose fields are all scalars.
+    fn struct_of_scalars(&self, ty: &Ty) -> bool {
+        matches!(ty, Ty::Composite(c)
+            if self.prog.composites[*c].kind == ir::CompositeKind::Struct
+                && self.prog.composites[*c].fields.iter().all(|f| Self::user_scalar(&f.ty)))
     }
 
     /// Reports that extern `name` cannot be used, with the reason recorded
@@ -269,14 +287,31 @@ impl Checker {
         self.user_extern_asts.contains_key(name)
     }
 
-    /// Constructor parameters of user extern type `name`, for binding
-    /// named arguments and defaults.
-    pub(crate) fn user_ctor_params(&self, name: &str) -> Option<Vec<ParamSpec>> {
+    /// Constructor parameters of user extern type `name` for `n_args`
+    /// arguments (constructors overload by arity), for binding named
+    /// arguments and defaults.
+    pub(crate) fn user_ctor_params(&self, name: &str, n_args: usize) -> Option<Vec<ParamSpec>> {
         let (e, _) = self.user_extern_asts.get(name)?;
-        e.members.iter().find_map(|m| match m {
-            ast::ExternMember::Constructor { params, .. } => Some(ParamSpec::of(params)),
-            ast::ExternMember::Method(_) => None,
-        })
+        let ctors: Vec<&Vec<ast::Param>> = e
+            .members
+            .iter()
+            .filter_map(|m| match m {
+                ast::ExternMember::Constructor { params, .. } => Some(params),
+                ast::ExternMember::Method(_) => None,
+            })
+            .collect();
+        let params = ctors.iter().find(|p| p.len() == n_args).or(ctors.first())?;
+        Some(ParamSpec::of(params))
+    }
+
+    /// The element types of a struct made up for a tuple type
+    /// ([`Checker::tuple_struct`]), if `ty` is one.
+    fn made_up_tuple(&self, ty: &Ty) -> Option<Vec<Ty>> {
+        let Ty::Composite(h) = ty else { return None };
+        self.tuple_structs
+            .iter()
+            .find(|(_, c)| c == h)
+            .map(|(t, _)| t.clone())
     }
 
     /// Runs `f` with the scopes of a declaration plus type parameters bound.
@@ -363,78 +398,188 @@ impl Checker {
         span: Span,
     ) -> Option<ir::ExternKind> {
         let u = self.prog.user_externs[decl as usize].clone();
-        if args.len() != u.ctor.len() {
+        let Some(ctor) = u.ctors.iter().position(|c| c.len() == args.len()) else {
+            let counts: Vec<String> = u.ctors.iter().map(|c| c.len().to_string()).collect();
+            let one = u.ctors.len() == 1 && u.ctors[0].len() == 1;
             self.error_label(
                 codes::ARG_COUNT,
                 span,
                 format!(
                     "extern `{}` takes {} constructor argument{}, {} given",
                     u.name,
-                    u.ctor.len(),
-                    if u.ctor.len() == 1 { "" } else { "s" },
+                    counts.join(" or "),
+                    if one { "" } else { "s" },
                     args.len()
                 ),
                 "wrong number of arguments",
             );
             return None;
-        }
+        };
         let mut values = Vec::new();
-        for (p, a) in u.ctor.iter().zip(args) {
-            let x = self.expr(a, Some(&p.ty))?;
-            let x = super::fold::fold(x, &self.prog);
-            let v = match (&x.kind, &x.ty) {
-                (ExprKind::Bool(b), _) => ConstValue::Bool(*b),
-                (ExprKind::Int(v), Ty::Int(w)) => ConstValue::Int {
-                    width: *w,
-                    value: p4_target::bits::sext(*v, *w),
-                },
-                (ExprKind::Int(v), Ty::Bit(w)) => ConstValue::Bit {
-                    width: *w,
-                    value: *v,
-                },
-                // An enum or `error` constant: the code methods see too (a
-                // member's index, an error's code, a serializable enum's
-                // value), as a `u32` or the enum's underlying width.
-                (ExprKind::EnumMember(h, i), _) => {
-                    let en = &self.prog.enums[*h];
-                    match (&en.repr, x.ty.scalar_width(&self.prog)) {
-                        (Some(_), Some(width)) if width <= 128 => ConstValue::Bit {
-                            width,
-                            value: en.members[*i as usize].1,
-                        },
-                        (Some(_), _) => {
-                            self.unsupported(
+        for (p, a) in u.ctors[ctor].iter().zip(args) {
+            values.extend(self.ctor_value(&u.name, p, a)?);
+        }
+        self.prog.user_externs[decl as usize].used = true;
+        Some(ir::ExternKind::User {
+            decl,
+            ctor: ctor as u32,
+            args: values,
+        })
+    }
+
+    /// The folded value of constructor argument `a` for parameter `p` of
+    /// user extern `ext`; a tuple parameter (held as the struct made up for
+    /// it) takes a tuple of constants, one value per element.
+    fn ctor_value(
+        &mut self,
+        ext: &str,
+        p: &ir::UserParam,
+        a: &ast::Expr,
+    ) -> Option<Vec<ConstValue>> {
+        // The type the P4 source gives an element: a tuple, where the
+        // parameter holds the struct made up for it.
+        let elem = match self.made_up_tuple(&p.ty) {
+            Some(tys) => Ty::Tuple(tys),
+            None => p.ty.clone(),
+        };
+        if p.list {
+            // `{a, b}` checks each element as a T; a cast `(list<T>){..}`
+            // did so itself, and must name this T.
+            let items = match &a.kind {
+                ast::ExprKind::List(items) => self.elements_as(items, &elem)?,
+                _ => {
+                    let x = self.expr(a, None)?;
+                    match x.kind {
+                        ExprKind::List(items) if items.iter().all(|i| i.ty == elem) => items,
+                        _ => {
+                            let want = self.ty_name(&elem);
+                            let found = self.ty_name(&x.ty);
+                            self.error_label(
+                                codes::TYPE_MISMATCH,
                                 a.span,
-                                "serializable enums wider than 128 bits as extern constructor arguments",
+                                format!(
+                                    "constructor argument `{}` of extern `{ext}` is a list<{want}>, not {found}",
+                                    p.name
+                                ),
+                                "not a list of that type",
                             );
                             return None;
                         }
-                        (None, _) => ConstValue::Bit {
-                            width: 32,
-                            value: u128::from(*i),
-                        },
                     }
                 }
-                (ExprKind::ErrorCode(c), _) => ConstValue::Bit {
-                    width: 32,
-                    value: u128::from(*c),
-                },
-                _ => {
-                    self.error(
-                        codes::NOT_CONSTANT,
-                        a.span,
-                        format!(
-                            "constructor argument `{}` of extern `{}` must be a compile-time constant",
-                            p.name, u.name
-                        ),
-                    );
-                    return None;
-                }
             };
-            values.push(v);
+            let mut values = vec![ConstValue::Integer(items.len() as i128)];
+            for item in items {
+                let item = super::fold::fold(item, &self.prog);
+                values.extend(self.const_leaves(ext, p, item, a.span)?);
+            }
+            return Some(values);
         }
-        self.prog.user_externs[decl as usize].used = true;
-        Some(ir::ExternKind::User { decl, args: values })
+        if let Some(tys) = self.made_up_tuple(&p.ty) {
+            let x = self.expr(a, Some(&Ty::Tuple(tys.clone())))?;
+            let x = super::fold::fold(x, &self.prog);
+            let ExprKind::List(items) = &x.kind else {
+                self.error(
+                    codes::NOT_CONSTANT,
+                    a.span,
+                    format!(
+                        "constructor argument `{}` of extern `{ext}` must be a compile-time constant",
+                        p.name
+                    ),
+                );
+                return None;
+            };
+            let mut fields = Vec::new();
+            for item in items {
+                fields.push(self.const_arg(ext, p, item.clone(), a.span)?);
+            }
+            return Some(fields);
+        }
+        let x = self.expr(a, Some(&p.ty))?;
+        let x = super::fold::fold(x, &self.prog);
+        Some(vec![self.const_arg(ext, p, x, a.span)?])
+    }
+
+    /// The scalar constants of a checked (folded) constructor argument
+    /// `x`, field by field for a struct or tuple value.
+    fn const_leaves(
+        &mut self,
+        ext: &str,
+        p: &ir::UserParam,
+        x: Expr,
+        span: Span,
+    ) -> Option<Vec<ConstValue>> {
+        match x.kind {
+            ExprKind::List(items) => {
+                let mut out = Vec::new();
+                for i in items {
+                    out.extend(self.const_leaves(ext, p, i, span)?);
+                }
+                Some(out)
+            }
+            _ => Some(vec![self.const_arg(ext, p, x, span)?]),
+        }
+    }
+
+    /// A checked constructor argument `x` for scalar parameter `p` as a
+    /// constant, or an error if it is not one.
+    fn const_arg(
+        &mut self,
+        ext: &str,
+        p: &ir::UserParam,
+        x: Expr,
+        span: Span,
+    ) -> Option<ConstValue> {
+        let v = match (&x.kind, &x.ty) {
+            (ExprKind::Bool(b), _) => ConstValue::Bool(*b),
+            (ExprKind::Int(v), Ty::Int(w)) => ConstValue::Int {
+                width: *w,
+                value: p4_target::bits::sext(*v, *w),
+            },
+            (ExprKind::Int(v), Ty::Bit(w)) => ConstValue::Bit {
+                width: *w,
+                value: *v,
+            },
+            // An enum or `error` constant: the code methods see too (a
+            // member's index, an error's code, a serializable enum's
+            // value), as a `u32` or the enum's underlying width.
+            (ExprKind::EnumMember(h, i), _) => {
+                let en = &self.prog.enums[*h];
+                match (&en.repr, x.ty.scalar_width(&self.prog)) {
+                    (Some(_), Some(width)) if width <= 128 => ConstValue::Bit {
+                        width,
+                        value: en.members[*i as usize].1,
+                    },
+                    (Some(_), _) => {
+                        self.unsupported(
+                            span,
+                            "serializable enums wider than 128 bits as extern constructor arguments",
+                        );
+                        return None;
+                    }
+                    (None, _) => ConstValue::Bit {
+                        width: 32,
+                        value: u128::from(*i),
+                    },
+                }
+            }
+            (ExprKind::ErrorCode(c), _) => ConstValue::Bit {
+                width: 32,
+                value: u128::from(*c),
+            },
+            _ => {
+                self.error(
+                    codes::NOT_CONSTANT,
+                    span,
+                    format!(
+                        "constructor argument `{}` of extern `{ext}` must be a compile-time constant",
+                        p.name
+                    ),
+                );
+                return None;
+            }
+        };
+        Some(v)
     }
 
     /// The parameters a call of method `m` of user extern `decl` with

@@ -208,9 +208,6 @@ pub fn decode_int(raw: &str) -> Result<IntLit, String> {
         {
             let signed = rest.starts_with('s');
             let bits: u32 = w.parse().map_err(|_| format!("width `{w}` is too large"))?;
-            if bits == 0 {
-                return Err("width must be at least 1".into());
-            }
             if bits > MAX_LITERAL_WIDTH {
                 return Err(format!(
                     "width {bits} exceeds the maximum of {MAX_LITERAL_WIDTH}"

@@ -892,7 +892,10 @@ pub enum ExternKind {
     User {
         /// Index into [`Program::user_externs`].
         decl: u32,
-        /// Constructor arguments, folded, in parameter order.
+        /// Which of its constructors, an index into [`UserExtern::ctors`].
+        ctor: u32,
+        /// Constructor arguments, folded, in parameter order; a tuple
+        /// argument gives its elements one after the other.
         args: Vec<ConstValue>,
     },
 }
@@ -926,6 +929,10 @@ pub struct UserParam {
     /// Declared `@optional`: a call may leave it out, and then binds to a
     /// copy of the signature without it (see `check::user_externs`).
     pub optional: bool,
+    /// A `list<T>` constructor parameter (P4_16 §7.2.10): `ty` is T, and
+    /// the argument any number of T (its values are the count, then each
+    /// element's).
+    pub list: bool,
 }
 
 /// A user-defined extern function, or a method of a user extern object.
@@ -955,8 +962,10 @@ pub struct UserExtern {
     pub name: String,
     /// For a copy of a generic extern type: its type arguments.
     pub type_args: Vec<Ty>,
-    /// Constructor parameters (`in`, compile-time values).
-    pub ctor: Vec<UserParam>,
+    /// Constructors' parameters (`in`, compile-time values), one list per
+    /// constructor in declaration order (P4_16 §7.2.12 lets them overload
+    /// by arity; none declared is one without parameters).
+    pub ctors: Vec<Vec<UserParam>>,
     /// Methods, overloads included, in declaration order.
     pub methods: Vec<UserFn>,
     /// Whether the program instantiates it (the back end leaves out what is
@@ -974,7 +983,9 @@ pub struct UserInstance {
     pub name: String,
     /// Index into [`Program::user_externs`].
     pub decl: u32,
-    /// Constructor arguments.
+    /// Which of its constructors, an index into [`UserExtern::ctors`].
+    pub ctor: u32,
+    /// Constructor arguments, as in [`ExternKind::User`].
     pub args: Vec<ConstValue>,
 }
 

@@ -218,10 +218,11 @@ impl Gen<'_> {
                     Ty::Composite(c) => self.prog.composites[*c].header_bits(self.prog),
                     t => self.width(t),
                 };
-                if let Ty::Composite(c) = &e.ty
-                    && self.prog.composites[*c].kind == CompositeKind::Struct
+                if matches!(&e.ty, Ty::Composite(c)
+                        if self.prog.composites[*c].kind == CompositeKind::Struct)
+                    || matches!(&e.ty, Ty::Tuple(_))
                 {
-                    return self.lookahead_struct(*c, &e.ty);
+                    return self.lookahead_struct(&e.ty);
                 }
                 if let Ty::Composite(_) = &e.ty {
                     return Ok(format!(
@@ -245,33 +246,70 @@ impl Gen<'_> {
         })
     }
 
-    /// `lookahead<S>()` of a struct of scalars (at most 128 bits, checked):
-    /// one read, split into the fields, the first field in the high bits.
-    fn lookahead_struct(&self, c: Handle<Composite>, ty: &Ty) -> Result<String, BackError> {
-        let comp = &self.prog.composites[c];
-        let total: u32 = comp.fields.iter().map(|f| self.width(&f.ty)).sum();
+    /// `lookahead<S>()` of a struct or tuple of scalars (nested ones too;
+    /// at most 128 bits, checked): one read, split into the leaves, the
+    /// first in the high bits.
+    fn lookahead_struct(&self, ty: &Ty) -> Result<String, BackError> {
+        let total = self.lookahead_width(ty);
         let mut out = format!(
             "{{ let v__ = packet__.lookahead({total}).ok_or(::p4_target::v1model::error_code::PACKET_TOO_SHORT)?; \
              let mut s__ = <{} as Default>::default();",
             self.rust_ty(ty)?
         );
         let mut shift = total;
-        for (i, f) in comp.fields.iter().enumerate() {
-            let w = self.width(&f.ty);
-            shift -= w;
-            let bits = format!("((v__ >> {shift}) & {})", mask_literal(w));
-            let value = if f.ty == Ty::Bool {
-                format!("({bits} != 0)")
-            } else {
-                self.to_native(&bits, &f.ty)?
-            };
-            out.push_str(&format!(
-                " s__.{} = {value};",
-                self.field_name(ty, i as u32)?
-            ));
-        }
+        self.lookahead_leaves(ty, "s__", &mut shift, &mut out)?;
         out.push_str(" s__ }");
         Ok(out)
+    }
+
+    /// Bits of a struct or tuple of scalars as `lookahead` reads it.
+    fn lookahead_width(&self, ty: &Ty) -> u32 {
+        match ty {
+            Ty::Composite(c) => self.prog.composites[*c]
+                .fields
+                .iter()
+                .map(|f| self.lookahead_width(&f.ty))
+                .sum(),
+            Ty::Tuple(items) => items.iter().map(|t| self.lookahead_width(t)).sum(),
+            t => self.width(t),
+        }
+    }
+
+    /// Assigns the leaves of `place` (of type `ty`) from `v__`, whose bits
+    /// below `shift` are not taken yet.
+    fn lookahead_leaves(
+        &self,
+        ty: &Ty,
+        place: &str,
+        shift: &mut u32,
+        out: &mut String,
+    ) -> Result<(), BackError> {
+        let fields: Vec<Ty> = match ty {
+            Ty::Composite(c) => self.prog.composites[*c]
+                .fields
+                .iter()
+                .map(|f| f.ty.clone())
+                .collect(),
+            Ty::Tuple(items) => items.clone(),
+            _ => return bad("internal: lookahead of a non-struct", None),
+        };
+        for (i, fty) in fields.iter().enumerate() {
+            let sub = format!("{place}.{}", self.field_name(ty, i as u32)?);
+            if matches!(fty, Ty::Composite(_) | Ty::Tuple(_)) {
+                self.lookahead_leaves(fty, &sub, shift, out)?;
+                continue;
+            }
+            let w = self.width(fty);
+            *shift -= w;
+            let bits = format!("((v__ >> {shift}) & {})", mask_literal(w));
+            let value = if *fty == Ty::Bool {
+                format!("({bits} != 0)")
+            } else {
+                self.to_native(&bits, fty)?
+            };
+            out.push_str(&format!(" {sub} = {value};"));
+        }
+        Ok(())
     }
 
     pub(super) fn binary(

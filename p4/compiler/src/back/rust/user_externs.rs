@@ -101,6 +101,15 @@ fn overload_names(prog: &Program, fns: &[UserFn], namer: &mut Namer) -> Vec<Stri
         .collect()
 }
 
+/// The Rust name of constructor `ci` of `ext`: `new`, and `new_N` (`N`
+/// parameters) for each one declared after the first.
+fn ctor_name(ext: &UserExtern, ci: usize) -> String {
+    match ci {
+        0 => "new".into(),
+        _ => format!("new_{}", ext.ctors[ci].len()),
+    }
+}
+
 /// The Rust name of a copy of a generic extern: its P4 name followed by
 /// its type arguments (`get_bit16`, `Stack_bit8`, `log_headers_t`).
 fn with_type_args(prog: &Program, name: &str, type_args: &[Ty]) -> String {
@@ -149,7 +158,12 @@ impl UserNames {
         let methods = prog
             .user_externs
             .iter()
-            .map(|u| overload_names(prog, &u.methods, &mut Namer::with_reserved(&["new"])))
+            .map(|u| {
+                // Methods keep clear of the constructors' names.
+                let ctors: Vec<String> = (0..u.ctors.len()).map(|ci| ctor_name(u, ci)).collect();
+                let ctors: Vec<&str> = ctors.iter().map(String::as_str).collect();
+                overload_names(prog, &u.methods, &mut Namer::with_reserved(&ctors))
+            })
             .collect();
         let functions = overload_names(prog, &prog.user_functions, &mut Namer::default());
         let mut fields_namer = Namer::with_reserved(&["functions"]);
@@ -178,6 +192,10 @@ fn p4_ty_name(prog: &Program, ty: &Ty) -> String {
         Ty::Enum(e) | Ty::SerEnum(e) => prog.enums[*e].name.clone(),
         Ty::Composite(c) => prog.composites[*c].name.to_string(),
         Ty::Void => "void".into(),
+        Ty::Tuple(items) => {
+            let items: Vec<String> = items.iter().map(|t| p4_ty_name(prog, t)).collect();
+            format!("tuple<{}>", items.join(", "))
+        }
         other => format!("{other:?}"),
     }
 }
@@ -276,6 +294,34 @@ impl Gen<'_> {
 
     /// The Rust type of a constructor parameter: signed integers come as
     /// the signed native type (`int` as `i128`), the rest as elsewhere.
+    /// A constructor argument of type `ty` taken from `values`: a scalar
+    /// one value, the struct made up for a tuple one per field.
+    fn ctor_arg<'v>(
+        &self,
+        ty: &Ty,
+        values: &mut impl Iterator<Item = &'v ConstValue>,
+    ) -> Result<String, BackError> {
+        if let Ty::Composite(c) = ty {
+            let mut fields = Vec::new();
+            for (i, f) in self.prog.composites[*c].fields.iter().enumerate() {
+                let v = self.ctor_arg(&f.ty, values)?;
+                fields.push(format!("{}: {v}", self.field_name(ty, i as u32)?));
+            }
+            return Ok(format!(
+                "{} {{ {} }}",
+                self.names.composites[c.index()],
+                fields.join(", ")
+            ));
+        }
+        Ok(match values.next() {
+            Some(ConstValue::Bool(b)) => b.to_string(),
+            Some(ConstValue::Bit { value, .. }) => format!("{value:#x}{}", self.rust_ty(ty)?),
+            Some(ConstValue::Int { value, .. }) => format!("{value}{}", self.ctor_ty(ty)?),
+            Some(ConstValue::Integer(v)) => format!("{v}"),
+            None => return bad("internal: too few constructor arguments", None),
+        })
+    }
+
     fn ctor_ty(&self, ty: &Ty) -> Result<String, BackError> {
         match ty {
             Ty::Int(w) => Ok(native_uint(*w).replace('u', "i")),
@@ -347,27 +393,40 @@ impl Gen<'_> {
                 true,
                 format!("pub trait {}: Send + 'static {{", u.traits[ui]),
             );
-            let ctor: Vec<String> = ext
-                .ctor
-                .iter()
-                .map(|p| match p.ty {
-                    // How the checker holds an `int` constructor parameter.
-                    Ty::Int(128) => format!("int {}", p.name),
-                    _ => format!("{} {}", p4_ty_name(self.prog, &p.ty), p.name),
-                })
-                .collect();
-            line(
-                false,
-                format!("/// The constructor `{}({})`.", ext.name, ctor.join(", ")),
-            );
-            let mut params = Vec::new();
-            for p in &ext.ctor {
-                params.push(format!("{}: {}", escape(&p.name), self.ctor_ty(&p.ty)?));
+            for (ci, c) in ext.ctors.iter().enumerate() {
+                let ctor: Vec<String> = c
+                    .iter()
+                    .map(|p| match p.ty {
+                        _ if p.list => {
+                            format!("list<{}> {}", p4_ty_name(self.prog, &p.ty), p.name)
+                        }
+                        // How the checker holds an `int` constructor parameter.
+                        Ty::Int(128) => format!("int {}", p.name),
+                        _ => format!("{} {}", p4_ty_name(self.prog, &p.ty), p.name),
+                    })
+                    .collect();
+                line(
+                    false,
+                    format!("/// The constructor `{}({})`.", ext.name, ctor.join(", ")),
+                );
+                let mut params = Vec::new();
+                for p in c {
+                    // A list is a slice: its length is the argument's.
+                    let ty = match p.list {
+                        true => format!("&[{}]", self.ctor_ty(&p.ty)?),
+                        false => self.ctor_ty(&p.ty)?,
+                    };
+                    params.push(format!("{}: {ty}", escape(&p.name)));
+                }
+                line(
+                    false,
+                    format!(
+                        "fn {}({}) -> Self where Self: Sized;",
+                        ctor_name(ext, ci),
+                        params.join(", ")
+                    ),
+                );
             }
-            line(
-                false,
-                format!("fn new({}) -> Self where Self: Sized;", params.join(", ")),
-            );
             for (mi, m) in ext.methods.iter().enumerate() {
                 line(false, format!("/// `{};`", self.p4_prototype(m)));
                 line(false, self.rust_method(m, &u.methods[ui][mi])?);
@@ -443,19 +502,27 @@ impl Gen<'_> {
             let ext = &self.prog.user_externs[inst.decl as usize];
             let t = &u.traits[inst.decl as usize];
             let mut args = Vec::new();
-            for (p, v) in ext.ctor.iter().zip(&inst.args) {
-                args.push(match v {
-                    ConstValue::Bool(b) => b.to_string(),
-                    ConstValue::Bit { value, .. } => format!("{value:#x}{}", self.rust_ty(&p.ty)?),
-                    ConstValue::Int { value, .. } => format!("{value}{}", self.ctor_ty(&p.ty)?),
-                    ConstValue::Integer(v) => format!("{v}"),
-                });
+            let mut values = inst.args.iter();
+            for p in &ext.ctors[inst.ctor as usize] {
+                if p.list {
+                    let Some(ConstValue::Integer(n)) = values.next() else {
+                        return bad("internal: a list argument without its length", None);
+                    };
+                    let mut items = Vec::new();
+                    for _ in 0..*n {
+                        items.push(self.ctor_arg(&p.ty, &mut values)?);
+                    }
+                    args.push(format!("&[{}]", items.join(", ")));
+                } else {
+                    args.push(self.ctor_arg(&p.ty, &mut values)?);
+                }
             }
             line(
                 false,
                 format!(
-                    "{}: <{x}::{t} as {t}>::new({}),",
+                    "{}: <{x}::{t} as {t}>::{}({}),",
                     u.fields[ii],
+                    ctor_name(ext, inst.ctor as usize),
                     args.join(", ")
                 ),
             );
