@@ -30,6 +30,8 @@
 //! instead of sleeping (with or without a `sched_yield` in the spin) did
 //! not lower the median latency there and cost up to 1 ms at p99: on two
 //! shared cores the spinning thread delays the sink it just woke.
+//! `rocelab run` goes further and starts a namespace lab real-time
+//! (`SCHED_FIFO`, [`raise_thread_priority`]), switches and agents alike.
 //!
 //! **Waking for commands.** The poll set holds, besides every port's
 //! descriptor, the eventfd of the command channel ([`command`]): sending a
@@ -120,6 +122,60 @@ const BACKLOG_NAP: std::time::Duration = std::time::Duration::from_micros(50);
 /// only; refused silently otherwise): woken by a frame on a machine busy
 /// with other work, it should run before compilers and the control plane.
 pub const DATAPLANE_NICE: libc::c_int = -10;
+
+/// Real-time priority (`SCHED_FIFO`) a thread standing in for hardware
+/// asks for with [`raise_thread_priority`]: the lowest, which is above
+/// every normal thread however nice. A nice value still shares the CPU
+/// with busy processes (a woken thread can wait milliseconds for a CPU
+/// hog's slice); a real-time one preempts them at once. The kernel's
+/// real-time throttling (by default 95 % of each second) leaves the rest
+/// of the machine a share even if such a thread never slept.
+pub const REALTIME_PRIORITY: libc::c_int = 1;
+
+/// What [`raise_thread_priority`] obtained for the calling thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadPriority {
+    /// `SCHED_FIFO` at [`REALTIME_PRIORITY`].
+    Realtime,
+    /// Nice [`DATAPLANE_NICE`].
+    Nice,
+    /// Neither was granted (not root): as it was.
+    Unchanged,
+}
+
+/// Raises the calling thread's priority: real-time if `realtime` and
+/// granted, else nice [`DATAPLANE_NICE`] (both need root; refusals are
+/// logged at debug level and leave the thread as it was). A thread that is
+/// real-time already (started by a real-time lab) is left so.
+pub fn raise_thread_priority(realtime: bool) -> ThreadPriority {
+    // SAFETY: sched_getscheduler on the calling thread only reads.
+    if unsafe { libc::sched_getscheduler(0) } == libc::SCHED_FIFO {
+        return ThreadPriority::Realtime;
+    }
+    if realtime {
+        let param = libc::sched_param {
+            sched_priority: REALTIME_PRIORITY,
+        };
+        // SAFETY: sched_setscheduler on the calling thread (pid 0) with a
+        // valid, initialised parameter.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0 {
+            return ThreadPriority::Realtime;
+        }
+        tracing::debug!(
+            error = %std::io::Error::last_os_error(),
+            "no real-time priority; asking for a nice value instead"
+        );
+    }
+    // SAFETY: setpriority on the calling thread with plain integers.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, DATAPLANE_NICE) } == 0 {
+        return ThreadPriority::Nice;
+    }
+    tracing::debug!(
+        error = %std::io::Error::last_os_error(),
+        "thread keeps its priority"
+    );
+    ThreadPriority::Unchanged
+}
 
 /// How late a turn may come, for sizing port shapers
 /// ([`crate::tm::PortConfig::shaper_burst_ns`]): a turn that handles full
@@ -365,13 +421,10 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         // The default 50 µs timer slack would make every shaper wake-up late.
         // SAFETY: PR_SET_TIMERSLACK takes an integer and affects this thread only.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong) };
-        // SAFETY: setpriority on the calling thread with plain integers.
-        if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, DATAPLANE_NICE) } != 0 {
-            tracing::debug!(
-                error = %std::io::Error::last_os_error(),
-                "dataplane thread keeps its priority"
-            );
-        }
+        // A thread that is already real-time (`rocelab run` starts its
+        // whole lab so) stays so.
+        let priority = raise_thread_priority(false);
+        tracing::debug!(?priority, "dataplane thread priority");
         while !stop.load(Ordering::Relaxed) {
             if !self.turn()? {
                 break;

@@ -408,7 +408,7 @@ impl Port {
     /// (a pending control frame or a non-empty unpaused queue); with a
     /// train configured and data backlogged, when the shaper lets the
     /// backlog (up to the train, less one frame) go at once.
-    #[inline]
+    #[inline(always)]
     fn ready_at(&self) -> Option<Instant> {
         let eligible = self.eligible_mask();
         if self.pending.is_some() || (eligible != 0 && self.train_bytes == 0) {
@@ -417,6 +417,15 @@ impl Port {
         if eligible == 0 {
             return None;
         }
+        Some(self.train_ready_at(eligible))
+    }
+
+    /// [`Port::ready_at`] with a train configured and `eligible` queues
+    /// backlogged. Out of line: inlined, its loop and division made the
+    /// compiler call the whole of `ready_at` out of line on the
+    /// per-packet path of ports without trains (hardware-like pacing).
+    #[inline(never)]
+    fn train_ready_at(&self, eligible: u8) -> Instant {
         let (mut bytes, mut packets) = (0u64, 0u64);
         for q in bits(eligible) {
             bytes += self.queues[q].bytes;
@@ -425,7 +434,7 @@ impl Port {
         // The last frame of the backlog starts when the credit is back at
         // 0 after the others: waiting for their bytes delays it nothing.
         let others = bytes - bytes / packets.max(1);
-        Some(self.shaper.ready_at_with(others.min(self.train_bytes)))
+        self.shaper.ready_at_with(others.min(self.train_bytes))
     }
 
     /// Refills the shaper up to `now` at the idle bucket, if nothing is
@@ -437,6 +446,17 @@ impl Port {
         if self.pending.is_none() && self.eligible_mask() == 0 {
             self.shaper.settle(now);
         }
+    }
+
+    /// Tells the shaper whether frames wait, at the end of an input that
+    /// may have changed the eligible queues (each input settled it at its
+    /// `now` first, while it was idle). Only such inputs call it: a queue
+    /// filling from empty or emptying, a pause starting or ending, a
+    /// flush, a configuration. Elsewhere the answer is unchanged, so the
+    /// per-packet path of a port that stays backlogged asks nothing.
+    #[inline]
+    fn refresh_backlog(&mut self) {
+        self.shaper.set_backlogged(self.eligible_mask() != 0);
     }
 
     /// Priorities for which the watchdog suppresses PFC (forward/drop).
@@ -745,8 +765,6 @@ impl<T> Tm<T> {
             self.drops.add(DropReason::InvalidMetadata);
             return Err(DropReason::InvalidMetadata);
         }
-        // Idle until now, if this is the first frame waiting.
-        self.ports[ep].settle_if_idle(now);
         let g = usize::from(self.ports[ip].prio_to_pg[p] & 7);
         let q = usize::from(self.ports[ep].prio_to_queue[p] & 7);
         if self.ports[ip].wd_mode[p] == WdMode::Drop {
@@ -813,6 +831,14 @@ impl<T> Tm<T> {
         st.rx_bytes += u64::from(meta.len_bytes);
 
         let port = &mut self.ports[ep];
+        // A packet joining a queue that had none is the only way an enqueue
+        // can give the port a backlog; the shaper's backlog is looked at
+        // then and only then (see `refresh_backlog`).
+        let was_empty = port.nonempty & (1 << q) == 0;
+        if was_empty {
+            // Idle until now, if this is the first frame waiting.
+            port.settle_if_idle(now);
+        }
         let queue = &mut port.queues[q];
         let enq_depth_bytes = queue.bytes;
         let enq_depth_packets = u32::try_from(queue.slots.len()).unwrap_or(u32::MAX);
@@ -839,9 +865,13 @@ impl<T> Tm<T> {
 
         // The ingress port's timers change only if it now sends XOFF.
         if self.check_xoff(ip, g, now) && ip != ep {
-            self.refresh_deadline(ip);
+            self.refresh_port(ip);
         }
-        self.refresh_deadline(ep);
+        if was_empty {
+            self.refresh_port(ep);
+        } else {
+            self.refresh_deadline(ep);
+        }
         Ok(EnqueueInfo {
             queue: q as u8,
             pg: g as u8,
@@ -887,7 +917,7 @@ impl<T> Tm<T> {
             }
             MacControlRepr::Unknown { .. } => pt.port_stats.mac_control_unknown += 1,
         }
-        self.refresh_deadline(pi);
+        self.refresh_port(pi);
     }
 
     /// Ends every pause `port`'s peer holds on it, as a resume would, but
@@ -902,7 +932,7 @@ impl<T> Tm<T> {
             self.expire_rx_pause(pi, p, now);
             self.end_rx_pause(pi, p, now);
         }
-        self.refresh_deadline(pi);
+        self.refresh_port(pi);
     }
 
     /// Run expired timers: pause expiries, PFC refreshes (R-PFC-TX-4) and the
@@ -925,7 +955,7 @@ impl<T> Tm<T> {
                     }
                 }
             }
-            self.refresh_deadline(pi);
+            self.refresh_port(pi);
         }
         if let Some(due) = self.wd_next
             && due <= now
@@ -983,11 +1013,15 @@ impl<T> Tm<T> {
         {
             let pt = self.ports.get_mut(ep)?;
             if pt.pending.is_some() || pt.nonempty_mask() == 0 || !pt.shaper.is_ready(now) {
+                // Nothing changed but the shaper's refill: the backlog is
+                // what it was.
                 self.refresh_deadline(ep);
                 return None;
             }
         }
-        if self.ports[ep].paused != 0 {
+        // Pauses that expire here may change which queues are eligible.
+        let pauses_expired = self.ports[ep].paused != 0;
+        if pauses_expired {
             for p in 0..8 {
                 self.expire_rx_pause(ep, p, now);
             }
@@ -1001,12 +1035,12 @@ impl<T> Tm<T> {
                 .map_or(0, |s| u64::from(s.meta.len_bytes))
         });
         let Some(q) = picked else {
-            self.refresh_deadline(ep);
+            self.refresh_port(ep);
             return None;
         };
         let queue = &mut pt.queues[q];
         let Some(slot) = self.store.pop_front(&mut queue.slots) else {
-            self.refresh_deadline(ep);
+            self.refresh_port(ep);
             return None;
         };
         let len = u64::from(slot.meta.len_bytes);
@@ -1029,7 +1063,11 @@ impl<T> Tm<T> {
         pt.qstats[q].tx_bytes += len;
         self.egress_used_bytes -= charged;
         self.release_ingress(&slot.meta, charged, now);
-        self.refresh_deadline(ep);
+        if now_empty || pauses_expired {
+            self.refresh_port(ep);
+        } else {
+            self.refresh_deadline(ep);
+        }
         Some(Dequeued {
             sojourn: now - slot.enqueued_at,
             enqueued_at: slot.enqueued_at,
@@ -1147,20 +1185,36 @@ impl<T> Tm<T> {
         best
     }
 
+    /// Whether every port's shaper knows if its frames wait, as the
+    /// eligible queues say: what the inputs' backlog refreshes must keep.
+    #[cfg(test)]
+    pub(crate) fn backlogs_agree(&self) -> bool {
+        self.ports
+            .iter()
+            .all(|pt| pt.shaper.is_backlogged() == (pt.eligible_mask() != 0))
+    }
+
     // ---- internals: the timer table ------------------------------------
 
+    /// The port's entry in the timer table, after a change that left
+    /// which queues are eligible as it was (so its backlog too).
     #[inline(always)]
     fn refresh_deadline(&mut self, pi: usize) {
         let pt = &mut self.ports[pi];
         pt.deadline = pt.compute_deadline(pi as u16);
-        // Every change to the port ends here: the shaper learns whether
-        // frames now wait (each input settled it at its `now` first).
-        pt.shaper.set_backlogged(pt.eligible_mask() != 0);
+    }
+
+    /// [`Self::refresh_deadline`] and [`Port::refresh_backlog`]: after a
+    /// change that may have given the port a backlog or ended one.
+    #[inline(always)]
+    fn refresh_port(&mut self, pi: usize) {
+        self.refresh_deadline(pi);
+        self.ports[pi].refresh_backlog();
     }
 
     fn refresh_all_deadlines(&mut self) {
         for pi in 0..self.ports.len() {
-            self.refresh_deadline(pi);
+            self.refresh_port(pi);
         }
     }
 
@@ -1213,7 +1267,7 @@ impl<T> Tm<T> {
         // The ingress port's timers change only if it now sends XON (a PG
         // not in XOFF, the usual case, has nothing to check).
         if self.ports[ip].pgs[g].xoff && self.check_xon(ip, g, now) {
-            self.refresh_deadline(ip);
+            self.refresh_port(ip);
         }
     }
 

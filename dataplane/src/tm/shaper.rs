@@ -35,6 +35,9 @@ pub struct Shaper {
     /// The bucket's depth while backlogged (≥ `cap_units`).
     catch_up_units: i64,
     backlogged: bool,
+    /// The depth refills fill to now: `catch_up_units` while backlogged,
+    /// else `cap_units` (chosen when the backlog changes, not per refill).
+    depth_units: i64,
     credit_units: i64,
     last: Instant,
 }
@@ -48,6 +51,7 @@ impl Shaper {
             cap_units,
             catch_up_units: cap_units,
             backlogged: false,
+            depth_units: cap_units,
             credit_units: byte_units(u64::from(burst_bytes)).min(cap_units),
             last: now,
         }
@@ -57,6 +61,7 @@ impl Shaper {
     /// more (see "Catch-up" in the module doc).
     pub fn with_catch_up(mut self, extra_bytes: u64) -> Self {
         self.catch_up_units = self.cap_units.saturating_add(byte_units(extra_bytes));
+        self.set_backlogged(self.backlogged);
         self
     }
 
@@ -65,6 +70,7 @@ impl Shaper {
         self.rate_bps = rate_bps;
         self.cap_units = cap_units(rate_bps, burst_bytes);
         self.catch_up_units = self.cap_units.saturating_add(byte_units(extra_bytes));
+        self.set_backlogged(self.backlogged);
         self.credit_units = self.credit_units.min(self.cap_units);
     }
 
@@ -80,6 +86,16 @@ impl Shaper {
     #[inline]
     pub fn set_backlogged(&mut self, backlogged: bool) {
         self.backlogged = backlogged;
+        self.depth_units = if backlogged {
+            self.catch_up_units
+        } else {
+            self.cap_units
+        };
+    }
+
+    /// What [`Shaper::set_backlogged`] last said.
+    pub fn is_backlogged(&self) -> bool {
+        self.backlogged
     }
 
     #[inline]
@@ -89,14 +105,12 @@ impl Shaper {
         }
         let elapsed = (now - self.last).as_nanos();
         let refill = i64::try_from(elapsed.saturating_mul(self.rate_bps)).unwrap_or(i64::MAX);
-        let cap = if self.backlogged {
-            self.catch_up_units
-        } else {
-            self.cap_units
-        };
         // Catch-up credit left when the backlog ends is dropped: it was
         // for frames that waited, not for the next arrivals.
-        self.credit_units = self.credit_units.saturating_add(refill).min(cap);
+        self.credit_units = self
+            .credit_units
+            .saturating_add(refill)
+            .min(self.depth_units);
         self.last = now;
     }
 

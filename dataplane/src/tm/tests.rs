@@ -1293,4 +1293,37 @@ proptest::proptest! {
             proptest::prop_assert_eq!(tm.next_timer(), tm.next_timer_by_scan());
         }
     }
+
+    /// The shaper's backlog (which bucket depth refills fill to) is only
+    /// refreshed by inputs that may change the eligible queues; after any
+    /// input it still agrees with them.
+    #[test]
+    fn shaper_backlog_matches_the_eligible_queues(steps in proptest::collection::vec(step(), 1..300)) {
+        let mut cfg = config(4);
+        cfg.buffer_bytes = 256 * 1024;
+        for p in &mut cfg.ports {
+            p.speed_bps = G10;
+            p.wire_overhead_bytes = 24;
+            p.shaper_catch_up_ns = 100_000;
+        }
+        let mut tm = tm(cfg);
+        let mut now = 0u64;
+        for (id, s) in steps.into_iter().enumerate() {
+            match s {
+                Step::Enqueue { ip, ep, prio, len } => {
+                    let _ = enq!(tm, now, id as u32, ip => ep, prio prio, len len);
+                }
+                Step::Transmit { port } => {
+                    let _ = tx!(tm, now, port);
+                }
+                Step::Control { port } => {
+                    let _ = ctrl!(tm, now, port);
+                }
+                Step::Pfc { port, mask, quanta } => rx_pfc!(tm, now, port, mask mask, quanta quanta),
+                Step::Timeout => tm.handle_timeout(at(now)),
+                Step::Advance { ns } => now += ns,
+            }
+            proptest::prop_assert!(tm.backlogs_agree());
+        }
+    }
 }

@@ -972,8 +972,8 @@ fn main() -> Result<()> {
     // The agent stands in for NIC hardware: on a machine busy with other
     // work it should run before compilers, as the switch's dataplane does
     // (root only; otherwise it keeps its priority).
-    // SAFETY: setpriority on the calling thread with plain integers.
-    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, dataplane::driver::DATAPLANE_NICE) };
+    let priority = dataplane::driver::raise_thread_priority(false);
+    tracing::debug!(?priority, "agent thread priority");
     let mut agent = Agent::new(port, cfg, role).context("setting up the agent")?;
     agent.enable_dcbx(common.dcbx, None);
     agent.serve_peers(serve_peers);
