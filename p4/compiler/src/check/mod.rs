@@ -2234,11 +2234,13 @@ impl Checker {
             match ty {
                 Some(ty) => tys.push(ty),
                 None => {
+                    // The example gives as many type arguments as it takes.
+                    let example = vec!["bit<8>"; n].join(", ");
                     self.error_label(
                         codes::TYPE_MISMATCH,
                         span,
                         format!(
-                            "cannot infer type argument `{}` of {what}; give it, e.g. `{name}<bit<8>>(...)`",
+                            "cannot infer type argument `{}` of {what}; give it, e.g. `{name}<{example}>(...)`",
                             t.name
                         ),
                         "type arguments needed",
