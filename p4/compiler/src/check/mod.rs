@@ -392,7 +392,8 @@ pub fn check(
         user_extern_asts: HashMap::new(),
         generic_user_fns: HashMap::new(),
     };
-    let prog = extern_alias::resolve(prog);
+    let (prog, alias_diags) = extern_alias::resolve(prog);
+    c.diags.extend(alias_diags);
     for d in &prog.decls {
         c.top_decl(d);
     }
