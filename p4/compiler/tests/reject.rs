@@ -1994,3 +1994,75 @@ fn deprecated_annotation_takes_a_string() {
         &action("@deprecated(\"a\" ++ \"b\")"),
     );
 }
+
+// ---- ext23
+
+#[test]
+fn generic_extern_type_arguments_from_the_constructor() {
+    // P4_16 §7.2.12: an instance of a generic extern may leave out type
+    // arguments its constructor's arguments give (p4c's
+    // generic-extern-inference); one no argument gives, or an integer
+    // without a width, cannot be inferred (generic-extern-inference_e), and
+    // the arguments must agree with what was inferred or written.
+    let with = |decls: &str, local: &str| {
+        program(&[
+            ("DECLS", decls),
+            ("LOCALS", local),
+            ("APPLY", "hdr.h.b = p.get();"),
+        ])
+    };
+    let one = "extern Parametrized<T> { Parametrized(T v); T get(); }";
+    check_compiles(
+        "extern_infer_from_ctor_ok",
+        &with(one, "Parametrized(16w1) p;"),
+    );
+    check_errors(
+        "extern_infer_second_unknown",
+        &with("extern Two<A, B> { Two(A a); B get(); }", "Two(16w1) p;"),
+    );
+    check_errors("extern_infer_no_width", &with(one, "Parametrized(1) p;"));
+    check_errors(
+        "extern_infer_conflicting_args",
+        &with(
+            "extern Pair<T> { Pair(T a, T b); T get(); }",
+            "Pair(16w1, 8w2) p;",
+        ),
+    );
+    check_errors(
+        "extern_infer_written_disagrees",
+        &with(one, "Parametrized<bit<8>>(16w1) p;"),
+    );
+    check_errors(
+        "extern_infer_wrong_arity",
+        &with(one, "Parametrized(16w1, 16w2) p;"),
+    );
+}
+
+#[test]
+fn typedef_of_a_user_extern_type() {
+    // A typedef may name a user extern type, generic with its arguments
+    // given or not generic; the alias takes no type arguments of its own
+    // then (p4c's generic-extern-inference-typedef_e), nor does an alias of
+    // a non-generic extern.
+    let with = |decls: &str, local: &str| {
+        program(&[
+            ("DECLS", decls),
+            ("LOCALS", local),
+            ("APPLY", "hdr.h.b = p.get();"),
+        ])
+    };
+    let generic = "extern Parametrized<T> { Parametrized(T v); T get(); }\n\
+                   typedef Parametrized<bit<16>> P16;";
+    let plain = "extern Tally { Tally(bit<16> v); bit<16> get(); }\n\
+                 typedef Tally T2;";
+    check_compiles("extern_typedef_generic_ok", &with(generic, "P16(16w1) p;"));
+    check_compiles("extern_typedef_plain_ok", &with(plain, "T2(16w1) p;"));
+    check_errors(
+        "extern_typedef_type_args_twice",
+        &with(generic, "P16<bit<16>>(16w1) p;"),
+    );
+    check_errors(
+        "extern_typedef_type_args_on_plain",
+        &with(plain, "T2<bit<16>>(16w1) p;"),
+    );
+}

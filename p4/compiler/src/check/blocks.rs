@@ -1609,7 +1609,7 @@ impl Checker {
             && crate::v1model::object(kind_name).is_none()
         {
             use super::user_externs::UserType;
-            match self.user_extern_type(kind_name, targs, i.span) {
+            match self.user_extern_type(kind_name, targs, &args, i.span) {
                 UserType::Found(u) => {
                     if let Some(kind) = self.user_instance(u, &args, i.span) {
                         self.add_extern(owner, i, kind);

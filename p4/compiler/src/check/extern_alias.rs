@@ -10,15 +10,28 @@
 //! alias. A program with no such typedef is returned as it is, borrowed.
 //!
 //! Other uses of an alias (as the type of a parameter, say) are left alone
-//! and meet the checker's usual "is not a type" error.
+//! and meet the checker's usual "is not a type" error. An alias of a type
+//! with its type arguments given takes no more (`P16<bit<16>>(1) p;`, p4c's
+//! generic-extern-inference-typedef_e): that is reported here, and the
+//! instance is still rewritten so it raises no further errors.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+use super::codes;
+use crate::diag::Diagnostic;
 use crate::front::ast;
 
-/// `prog` with its extern-type typedefs resolved (see the module doc).
-pub(super) fn resolve(prog: &ast::Program) -> Cow<'_, ast::Program> {
+/// The aliases being resolved, and the misuses found doing so.
+struct Aliases {
+    /// Alias name -> the type it stands for, itself already resolved.
+    map: HashMap<String, ast::Type>,
+    diags: Vec<Diagnostic>,
+}
+
+/// `prog` with its extern-type typedefs resolved (see the module doc), and
+/// the errors found doing so.
+pub(super) fn resolve(prog: &ast::Program) -> (Cow<'_, ast::Program>, Vec<Diagnostic>) {
     let externs: HashSet<&str> = prog
         .decls
         .iter()
@@ -47,36 +60,71 @@ pub(super) fn resolve(prog: &ast::Program) -> Cow<'_, ast::Program> {
         }
     }
     if aliases.is_empty() {
-        return Cow::Borrowed(prog);
+        return (Cow::Borrowed(prog), Vec::new());
     }
     let mut out = prog.clone();
     out.decls.retain(|d| match d {
         ast::Decl::Typedef(t) => !aliases.contains_key(&t.name.name) || t.is_new_type,
         _ => true,
     });
+    let mut aliases = Aliases {
+        map: aliases,
+        diags: Vec::new(),
+    };
     for d in &mut out.decls {
-        decl(d, &aliases);
+        decl(d, &mut aliases);
     }
-    Cow::Owned(out)
+    (Cow::Owned(out), aliases.diags)
 }
 
-fn instantiation(i: &mut ast::Instantiation, aliases: &HashMap<String, ast::Type>) {
+fn instantiation(i: &mut ast::Instantiation, aliases: &mut Aliases) {
     if let ast::TypeKind::Named { name, args } = &i.ty.kind
-        && args.is_empty()
-        && let Some(target) = aliases.get(&name.ident.name)
+        && let Some(target) = aliases.map.get(&name.ident.name)
     {
+        let (ext, target_args) = match &target.kind {
+            ast::TypeKind::Named { name, args } => (name.ident.name.as_str(), args.len()),
+            _ => ("?", 0),
+        };
+        // An alias written without type arguments passes those of the
+        // instance on (the extern's own count check sees them).
+        if target_args == 0 && !args.is_empty() {
+            let mut ty = target.clone();
+            if let ast::TypeKind::Named { args: to, .. } = &mut ty.kind {
+                to.clone_from(args);
+            }
+            ty.span = i.ty.span;
+            i.ty = ty;
+            return instance_initializer(i, aliases);
+        }
+        if !args.is_empty() {
+            aliases.diags.push(
+                Diagnostic::error(
+                    codes::ARG_COUNT,
+                    format!(
+                        "`{0}` is a typedef of extern `{ext}` with its type arguments given, so \
+                         it takes none; instantiate it as `{0}(...)`",
+                        name.ident.name
+                    ),
+                )
+                .with_primary(i.ty.span, "type arguments given twice"),
+            );
+        }
         // The target keeps its own spans; the instance keeps the span it
         // was written at for diagnostics.
         let span = i.ty.span;
         i.ty = target.clone();
         i.ty.span = span;
     }
+    instance_initializer(i, aliases);
+}
+
+fn instance_initializer(i: &mut ast::Instantiation, aliases: &mut Aliases) {
     for d in i.initializer.iter_mut().flatten() {
         decl(d, aliases);
     }
 }
 
-fn decl(d: &mut ast::Decl, aliases: &HashMap<String, ast::Type>) {
+fn decl(d: &mut ast::Decl, aliases: &mut Aliases) {
     match d {
         ast::Decl::Instantiation(i) => instantiation(i, aliases),
         ast::Decl::Control(c) => {
@@ -99,13 +147,13 @@ fn decl(d: &mut ast::Decl, aliases: &HashMap<String, ast::Type>) {
     }
 }
 
-fn block(b: &mut ast::Block, aliases: &HashMap<String, ast::Type>) {
+fn block(b: &mut ast::Block, aliases: &mut Aliases) {
     for s in &mut b.stmts {
         stmt(s, aliases);
     }
 }
 
-fn stmt(s: &mut ast::Stmt, aliases: &HashMap<String, ast::Type>) {
+fn stmt(s: &mut ast::Stmt, aliases: &mut Aliases) {
     use ast::StmtKind as K;
     match &mut s.kind {
         K::Instantiation(i) => instantiation(i, aliases),

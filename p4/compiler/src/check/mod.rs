@@ -392,7 +392,8 @@ pub fn check(
         user_extern_asts: HashMap::new(),
         generic_user_fns: HashMap::new(),
     };
-    let prog = extern_alias::resolve(prog);
+    let (prog, alias_diags) = extern_alias::resolve(prog);
+    c.diags.extend(alias_diags);
     for d in &prog.decls {
         c.top_decl(d);
     }
@@ -2234,11 +2235,13 @@ impl Checker {
             match ty {
                 Some(ty) => tys.push(ty),
                 None => {
+                    // The example gives as many type arguments as it takes.
+                    let example = vec!["bit<8>"; n].join(", ");
                     self.error_label(
                         codes::TYPE_MISMATCH,
                         span,
                         format!(
-                            "cannot infer type argument `{}` of {what}; give it, e.g. `{name}<bit<8>>(...)`",
+                            "cannot infer type argument `{}` of {what}; give it, e.g. `{name}<{example}>(...)`",
                             t.name
                         ),
                         "type arguments needed",

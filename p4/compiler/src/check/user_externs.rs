@@ -332,11 +332,13 @@ impl Checker {
     }
 
     /// The user extern type `name` with type arguments `targs` (a generic
-    /// one is checked once per list of type arguments).
+    /// one is checked once per list of type arguments). With none written,
+    /// a generic one's are inferred from the constructor arguments `args`.
     pub(crate) fn user_extern_type(
         &mut self,
         name: &str,
         targs: &[ast::Type],
+        args: &[&ast::Expr],
         span: Span,
     ) -> UserType {
         let Some((e, scopes)) = self.user_extern_asts.get(name).cloned() else {
@@ -344,6 +346,12 @@ impl Checker {
         };
         if self.refused_user_externs.contains_key(name) {
             return UserType::NotUser;
+        }
+        if targs.is_empty() && !e.type_params.is_empty() {
+            return match self.inferred_user_type_args(&e, args, span) {
+                Some(tys) => self.user_extern_of(name, &e, scopes, tys, span),
+                None => UserType::Reported,
+            };
         }
         if e.type_params.len() != targs.len() {
             self.error_label(
@@ -362,6 +370,59 @@ impl Checker {
         let Some(tys) = tys else {
             return UserType::Reported;
         };
+        self.user_extern_of(name, &e, scopes, tys, span)
+    }
+
+    /// The type arguments of generic user extern `e` instantiated without
+    /// any written (P4_16 §7.2.12 lets a constructor's arguments give them:
+    /// `Parametrized(16w1) p;`), each taken from the first argument passed
+    /// to a parameter of exactly that type in the constructor of that arity.
+    fn inferred_user_type_args(
+        &mut self,
+        e: &ast::ExternDecl,
+        args: &[&ast::Expr],
+        span: Span,
+    ) -> Option<Vec<Ty>> {
+        let ctors: Vec<&Vec<ast::Param>> = e
+            .members
+            .iter()
+            .filter_map(|m| match m {
+                ast::ExternMember::Constructor { params, .. } => Some(params),
+                ast::ExternMember::Method(_) => None,
+            })
+            .collect();
+        let name = &e.name.name;
+        // With no constructor of this arity, infer from the first one (the
+        // constructor check then reports the wrong count); with none at
+        // all, from nothing.
+        let no_params = Vec::new();
+        let params = ctors
+            .iter()
+            .find(|p| p.len() == args.len())
+            .or(ctors.first())
+            .copied()
+            .unwrap_or(&no_params);
+        self.type_args_of_call(
+            &format!("extern `{name}`"),
+            name,
+            &e.type_params,
+            params,
+            &[],
+            args,
+            span,
+        )
+    }
+
+    /// The user extern type `name` (declared as `e` in `scopes`) with type
+    /// arguments `tys`, checked and recorded on first use.
+    fn user_extern_of(
+        &mut self,
+        name: &str,
+        e: &ast::ExternDecl,
+        scopes: Vec<std::collections::HashMap<String, super::Sym>>,
+        tys: Vec<Ty>,
+        span: Span,
+    ) -> UserType {
         if let Some(i) = self
             .prog
             .user_externs
@@ -374,7 +435,7 @@ impl Checker {
             return UserType::NotUser;
         }
         let bound: Vec<(&ast::Ident, &Ty)> = e.type_params.iter().zip(&tys).collect();
-        let r = self.with_type_params(scopes, &bound, |c| c.user_extern_sig(&e, &tys));
+        let r = self.with_type_params(scopes, &bound, |c| c.user_extern_sig(e, &tys));
         match r {
             Ok(u) => {
                 self.prog.user_externs.push(u);
