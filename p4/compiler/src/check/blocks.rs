@@ -781,13 +781,7 @@ impl Checker {
                     // BMv2 turns a select range into masks and refuses one
                     // whose end is below its start (p4c: "Range end is
                     // less than start", issue-2123_e).
-                    if h < l {
-                        self.error_label(
-                            codes::BAD_SELECT,
-                            el_span(el),
-                            format!("range end {h} is less than its start {l}"),
-                            "empty range",
-                        );
+                    if !self.range_in_order(codes::BAD_SELECT, el_span(el), l, h) {
                         return None;
                     }
                     ir::KeySet::Range(l, h)
@@ -795,6 +789,21 @@ impl Checker {
             });
         }
         Some(out)
+    }
+
+    /// Whether the range `l .. h` is in order; if not, reports it under
+    /// `code` (a select case or a table entry) and says false.
+    fn range_in_order(&mut self, code: &'static str, span: Span, l: u128, h: u128) -> bool {
+        if h >= l {
+            return true;
+        }
+        self.error_label(
+            code,
+            span,
+            format!("range end {h} is less than its start {l}"),
+            "empty range",
+        );
+        false
     }
 
     // -------------------------------------------------------------- control
@@ -1866,9 +1875,12 @@ impl Checker {
         });
         let outer_implicit = std::mem::replace(&mut self.uses_implicit_std_meta, false);
         let outer_reads = std::mem::take(&mut self.facts.pending_meter_reads);
+        let outer_counts = std::mem::take(&mut self.facts.pending_counter_counts);
         let body = self.block(&a.body);
         let implicit = std::mem::replace(&mut self.uses_implicit_std_meta, outer_implicit);
         let meter_reads = std::mem::replace(&mut self.facts.pending_meter_reads, outer_reads);
+        let counter_counts =
+            std::mem::replace(&mut self.facts.pending_counter_counts, outer_counts);
         let b = std::mem::replace(&mut self.body, saved)?;
         self.pop_scope();
         let (externs, extern_names): (Vec<_>, Vec<_>) =
@@ -1908,6 +1920,9 @@ impl Checker {
         }
         if !meter_reads.is_empty() {
             self.facts.meter_reads.insert(h.index(), meter_reads);
+        }
+        if !counter_counts.is_empty() {
+            self.facts.counter_counts.insert(h.index(), counter_counts);
         }
         let params = self.param_specs(&a.params);
         self.action_params.insert(h.index(), params);
@@ -2505,6 +2520,7 @@ impl Checker {
                 );
             }
         }
+        self.check_direct_uses_owned(t, ctl, facts, actions);
         if let Some(m) = facts.direct_meter {
             let read = actions.iter().any(|a| {
                 self.facts
@@ -2525,6 +2541,66 @@ impl Checker {
                     "no action reads the meter",
                 );
             }
+        }
+    }
+
+    /// An action of table `t` may count only `t`'s own direct counter and
+    /// read only its own direct meter: the cell used is that of the entry
+    /// `t` hit, which another table's counter or meter does not have (p4c's
+    /// DPDK back end: "can only be invoked from within action of
+    /// ownertable"; BMv2 ignores such a `count()` and writes the colour only
+    /// when the owner table is applied).
+    fn check_direct_uses_owned(
+        &mut self,
+        t: &ast::TableDecl,
+        ctl: Handle<ir::Control>,
+        facts: &TableFacts,
+        actions: &[Handle<ir::Action>],
+    ) {
+        let mut bad = Vec::new();
+        for a in actions {
+            let uses = [
+                (
+                    "direct_counter",
+                    "count",
+                    facts.direct_counter,
+                    "counters",
+                    &self.facts.counter_counts,
+                ),
+                (
+                    "direct_meter",
+                    "read",
+                    facts.direct_meter,
+                    "meters",
+                    &self.facts.meter_reads,
+                ),
+            ];
+            for (kind, method, own, prop, map) in uses {
+                for (inst, span) in map.get(&a.index()).into_iter().flatten() {
+                    if own != Some(*inst) {
+                        bad.push((kind, method, prop, *inst, *span, *a));
+                    }
+                }
+            }
+        }
+        bad.sort_by_key(|b| (b.4.start, b.4.end));
+        bad.dedup_by_key(|b| (b.3, b.4.start, b.4.end));
+        for (kind, method, prop, inst, span, a) in bad {
+            let name = self.prog.controls[ctl].externs[inst as usize].name.clone();
+            let action = self.prog.actions[a].name.clone();
+            let table = &t.name.name;
+            self.diags.push(
+                Diagnostic::error(
+                    codes::NOT_ALLOWED_HERE,
+                    format!(
+                        "{kind} `{name}`'s {method}() is called from action `{action}` of table \
+                         `{table}`, which does not have `{prop} = {name}`: it can only be called \
+                         from an action of its owner table"
+                    ),
+                )
+                .with_primary(span, "not the owner table's resource")
+                .with_secondary(t.name.span, "table applying the action"),
+            );
         }
     }
 
@@ -2875,6 +2951,12 @@ impl Checker {
                 (ir::KeyKind::Match(MatchKind::Range), ast::KeysetElem::Range { lo, hi, .. }) => {
                     let l = self.keyset_value(lo, ty)?;
                     let h = self.keyset_value(hi, ty)?;
+                    // P4Runtime (§9.1.1) refuses a range entry whose low is
+                    // above its high, so such a const entry could not be
+                    // read back or installed; refused as a select range is.
+                    if !self.range_in_order(codes::BAD_ENTRY, el_span(el), l, h) {
+                        return None;
+                    }
                     Some(FieldMatch::Range { low: l, high: h })
                 }
                 _ => {
