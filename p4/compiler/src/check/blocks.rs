@@ -1273,6 +1273,7 @@ impl Checker {
             }
         }
         self.check_meter_reads_owned(h);
+        self.check_direct_uses_owned(h);
         // The apply block gets fresh locals.
         if let Some(b) = self.body.as_mut() {
             b.vars.clear();
@@ -2520,7 +2521,6 @@ impl Checker {
                 );
             }
         }
-        self.check_direct_uses_owned(t, ctl, facts, actions);
         if let Some(m) = facts.direct_meter {
             let read = actions.iter().any(|a| {
                 self.facts
@@ -2544,63 +2544,72 @@ impl Checker {
         }
     }
 
-    /// An action of table `t` may count only `t`'s own direct counter and
-    /// read only its own direct meter: the cell used is that of the entry
-    /// `t` hit, which another table's counter or meter does not have (p4c's
-    /// DPDK back end: "can only be invoked from within action of
-    /// ownertable"; BMv2 ignores such a `count()` and writes the colour only
-    /// when the owner table is applied).
-    fn check_direct_uses_owned(
-        &mut self,
-        t: &ast::TableDecl,
-        ctl: Handle<ir::Control>,
-        facts: &TableFacts,
-        actions: &[Handle<ir::Action>],
-    ) {
+    /// An action of a table of control `h` may count only that table's
+    /// direct counter and read only its direct meter: the cell used is that
+    /// of the entry the table hit, which another table's counter or meter
+    /// does not have (p4c's DPDK back end: "can only be invoked from within
+    /// action of ownertable"; BMv2 drops such a `count()` and colours only
+    /// when the owner table is applied). Run once every table is known, so
+    /// a meter no table owns is left to `check_meter_reads_owned`.
+    fn check_direct_uses_owned(&mut self, h: Handle<ir::Control>) {
+        let ctl = &self.prog.controls[h];
+        let owned_meters: Vec<u32> = ctl
+            .tables
+            .iter()
+            .filter_map(|t| self.prog.tables[*t].direct_meter)
+            .collect();
         let mut bad = Vec::new();
-        for a in actions {
-            let uses = [
-                (
-                    "direct_counter",
-                    "count",
-                    facts.direct_counter,
-                    "counters",
-                    &self.facts.counter_counts,
-                ),
-                (
-                    "direct_meter",
-                    "read",
-                    facts.direct_meter,
-                    "meters",
-                    &self.facts.meter_reads,
-                ),
-            ];
-            for (kind, method, own, prop, map) in uses {
-                for (inst, span) in map.get(&a.index()).into_iter().flatten() {
-                    if own != Some(*inst) {
-                        bad.push((kind, method, prop, *inst, *span, *a));
+        for th in &ctl.tables {
+            let table = &self.prog.tables[*th];
+            let Some(facts) = self.facts.tables.get(&th.index()) else {
+                continue;
+            };
+            for a in &table.actions {
+                let uses = [
+                    (
+                        "direct_counter",
+                        "count",
+                        "counters",
+                        facts.direct_counter,
+                        &self.facts.counter_counts,
+                    ),
+                    (
+                        "direct_meter",
+                        "read",
+                        "meters",
+                        facts.direct_meter,
+                        &self.facts.meter_reads,
+                    ),
+                ];
+                for (kind, method, prop, own, map) in uses {
+                    for (inst, span) in map.get(&a.index()).into_iter().flatten() {
+                        let unowned_meter = kind == "direct_meter" && !owned_meters.contains(inst);
+                        if own != Some(*inst) && !unowned_meter {
+                            bad.push((kind, method, prop, *inst, *span, *a, *th));
+                        }
                     }
                 }
             }
         }
-        bad.sort_by_key(|b| (b.4.start, b.4.end));
-        bad.dedup_by_key(|b| (b.3, b.4.start, b.4.end));
-        for (kind, method, prop, inst, span, a) in bad {
-            let name = self.prog.controls[ctl].externs[inst as usize].name.clone();
-            let action = self.prog.actions[a].name.clone();
-            let table = &t.name.name;
-            self.diags.push(
-                Diagnostic::error(
-                    codes::NOT_ALLOWED_HERE,
-                    format!(
-                        "{kind} `{name}`'s {method}() is called from action `{action}` of table \
-                         `{table}`, which does not have `{prop} = {name}`: it can only be called \
-                         from an action of its owner table"
-                    ),
-                )
-                .with_primary(span, "not the owner table's resource")
-                .with_secondary(t.name.span, "table applying the action"),
-            );
+        // An action called by two listed actions is reported once a table.
+        bad.sort_by_key(|b| (b.4.start, b.4.end, b.6.index(), b.3));
+        bad.dedup_by_key(|b| (b.4.start, b.4.end, b.6.index(), b.3));
+        for (kind, method, prop, inst, span, a, th) in bad {
+            let name = &self.prog.controls[h].externs[inst as usize].name;
+            let action = &self.prog.actions[a].name;
+            let table = &self.prog.tables[th];
+            let d = Diagnostic::error(
+                codes::NOT_ALLOWED_HERE,
+                format!(
+                    "{kind} `{name}`'s {method}() is called from action `{action}` of table \
+                     `{}`, which does not have `{prop} = {name}`: it can only be called from an \
+                     action of its owner table",
+                    table.name
+                ),
+            )
+            .with_primary(span, "not the owner table's resource")
+            .with_secondary(table.span, "table applying the action");
+            self.diags.push(d);
         }
     }
 
