@@ -2000,7 +2000,7 @@ fn deprecated_annotation_takes_a_string() {
 #[test]
 fn table_entry_range_end_below_start() {
     // A const entry's range is refused as a select range is: P4Runtime
-    // (§9.1.1) takes no range entry whose low is above its high, so the
+    // takes no range entry whose low is above its high, so the
     // entry could be neither installed nor read back.
     let table = |range: &str| {
         program(&[

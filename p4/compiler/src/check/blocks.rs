@@ -2960,7 +2960,7 @@ impl Checker {
                 (ir::KeyKind::Match(MatchKind::Range), ast::KeysetElem::Range { lo, hi, .. }) => {
                     let l = self.keyset_value(lo, ty)?;
                     let h = self.keyset_value(hi, ty)?;
-                    // P4Runtime (§9.1.1) refuses a range entry whose low is
+                    // P4Runtime's match format refuses a range entry whose low is
                     // above its high, so such a const entry could not be
                     // read back or installed; refused as a select range is.
                     if !self.range_in_order(codes::BAD_ENTRY, el_span(el), l, h) {
