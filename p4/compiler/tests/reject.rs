@@ -2066,3 +2066,77 @@ fn typedef_of_a_user_extern_type() {
         &with(plain, "T2<bit<16>>(16w1) p;"),
     );
 }
+
+// ---- rej23
+
+#[test]
+fn table_entry_range_end_below_start() {
+    // A const entry's range is refused as a select range is: P4Runtime
+    // takes no range entry whose low is above its high, so the
+    // entry could be neither installed nor read back.
+    let table = |range: &str| {
+        program(&[
+            (
+                "LOCALS",
+                &format!(
+                    "table t {{ key = {{ hdr.h.b: range; }} actions = {{ set; }}\n    \
+                     const entries = {{ {range} : set(1); }} }}"
+                ),
+            ),
+            ("APPLY", "t.apply();"),
+        ])
+    };
+    check_errors("entry_range_reversed", &table("0x0806 .. 0x0800"));
+    check_compiles("entry_range_one_value_ok", &table("0x0800 .. 0x0800"));
+}
+
+#[test]
+fn direct_resources_used_by_another_tables_action() {
+    // A direct counter or meter has one cell per entry of its owner table,
+    // so only that table's actions may count or read it (p4c's DPDK back
+    // end: "can only be invoked from within action of ownertable"; BMv2
+    // drops such a `count()` and never colours from such a `read`).
+    let tables = |counted: &str, metered: &str| {
+        program(&[
+            (
+                "LOCALS",
+                &format!(
+                    "direct_counter(CounterType.packets) hits;\n    \
+                     direct_meter<bit<2>>(MeterType.bytes) police;\n    \
+                     action count_it() {{ hits.count(); }}\n    \
+                     action colour() {{ police.read(meta.m[1:0]); }}\n    \
+                     table fwd {{ key = {{ hdr.h.a: exact; }} actions = {{ {counted} }} counters = hits; }}\n    \
+                     table acl {{ key = {{ hdr.h.c: exact; }} actions = {{ {metered} }} meters = police; }}\n    \
+                     table other {{ key = {{ hdr.h.b: exact; }} actions = {{ set; }} }}"
+                ),
+            ),
+            ("APPLY", "fwd.apply(); acl.apply(); other.apply();"),
+        ])
+    };
+    check_compiles(
+        "direct_resources_owner_actions_ok",
+        &tables("count_it; set;", "colour; set;"),
+    );
+    // Each action listed by the table that does not own what it uses.
+    check_errors(
+        "direct_resources_other_table",
+        &tables("count_it; colour;", "colour; count_it;"),
+    );
+}
+
+#[test]
+fn lookahead_without_a_type() {
+    // `lookahead` has no argument to infer its type from, so `_` names
+    // nothing to read; this was reported as a wrong argument count.
+    let parser = |call: &str| {
+        program(&[(
+            "PARSER",
+            &format!(
+                "bit<16> v = pkt.{call};\n        \
+                 transition select(v) {{ 1: reject; default: accept; }}"
+            ),
+        )])
+    };
+    check_errors("lookahead_dont_care_type", &parser("lookahead<_>()"));
+    check_compiles("lookahead_written_type_ok", &parser("lookahead<bit<16>>()"));
+}

@@ -781,13 +781,7 @@ impl Checker {
                     // BMv2 turns a select range into masks and refuses one
                     // whose end is below its start (p4c: "Range end is
                     // less than start", issue-2123_e).
-                    if h < l {
-                        self.error_label(
-                            codes::BAD_SELECT,
-                            el_span(el),
-                            format!("range end {h} is less than its start {l}"),
-                            "empty range",
-                        );
+                    if !self.range_in_order(codes::BAD_SELECT, el_span(el), l, h) {
                         return None;
                     }
                     ir::KeySet::Range(l, h)
@@ -795,6 +789,21 @@ impl Checker {
             });
         }
         Some(out)
+    }
+
+    /// Whether the range `l .. h` is in order; if not, reports it under
+    /// `code` (a select case or a table entry) and says false.
+    fn range_in_order(&mut self, code: &'static str, span: Span, l: u128, h: u128) -> bool {
+        if h >= l {
+            return true;
+        }
+        self.error_label(
+            code,
+            span,
+            format!("range end {h} is less than its start {l}"),
+            "empty range",
+        );
+        false
     }
 
     // -------------------------------------------------------------- control
@@ -1264,6 +1273,7 @@ impl Checker {
             }
         }
         self.check_meter_reads_owned(h);
+        self.check_direct_uses_owned(h);
         // The apply block gets fresh locals.
         if let Some(b) = self.body.as_mut() {
             b.vars.clear();
@@ -1866,9 +1876,12 @@ impl Checker {
         });
         let outer_implicit = std::mem::replace(&mut self.uses_implicit_std_meta, false);
         let outer_reads = std::mem::take(&mut self.facts.pending_meter_reads);
+        let outer_counts = std::mem::take(&mut self.facts.pending_counter_counts);
         let body = self.block(&a.body);
         let implicit = std::mem::replace(&mut self.uses_implicit_std_meta, outer_implicit);
         let meter_reads = std::mem::replace(&mut self.facts.pending_meter_reads, outer_reads);
+        let counter_counts =
+            std::mem::replace(&mut self.facts.pending_counter_counts, outer_counts);
         let b = std::mem::replace(&mut self.body, saved)?;
         self.pop_scope();
         let (externs, extern_names): (Vec<_>, Vec<_>) =
@@ -1908,6 +1921,9 @@ impl Checker {
         }
         if !meter_reads.is_empty() {
             self.facts.meter_reads.insert(h.index(), meter_reads);
+        }
+        if !counter_counts.is_empty() {
+            self.facts.counter_counts.insert(h.index(), counter_counts);
         }
         let params = self.param_specs(&a.params);
         self.action_params.insert(h.index(), params);
@@ -2528,6 +2544,75 @@ impl Checker {
         }
     }
 
+    /// An action of a table of control `h` may count only that table's
+    /// direct counter and read only its direct meter: the cell used is that
+    /// of the entry the table hit, which another table's counter or meter
+    /// does not have (p4c's DPDK back end: "can only be invoked from within
+    /// action of ownertable"; BMv2 drops such a `count()` and colours only
+    /// when the owner table is applied). Run once every table is known, so
+    /// a meter no table owns is left to `check_meter_reads_owned`.
+    fn check_direct_uses_owned(&mut self, h: Handle<ir::Control>) {
+        let ctl = &self.prog.controls[h];
+        let owned_meters: Vec<u32> = ctl
+            .tables
+            .iter()
+            .filter_map(|t| self.prog.tables[*t].direct_meter)
+            .collect();
+        let mut bad = Vec::new();
+        for th in &ctl.tables {
+            let table = &self.prog.tables[*th];
+            let Some(facts) = self.facts.tables.get(&th.index()) else {
+                continue;
+            };
+            for a in &table.actions {
+                let uses = [
+                    (
+                        "direct_counter",
+                        "count",
+                        "counters",
+                        facts.direct_counter,
+                        &self.facts.counter_counts,
+                    ),
+                    (
+                        "direct_meter",
+                        "read",
+                        "meters",
+                        facts.direct_meter,
+                        &self.facts.meter_reads,
+                    ),
+                ];
+                for (kind, method, prop, own, map) in uses {
+                    for (inst, span) in map.get(&a.index()).into_iter().flatten() {
+                        let unowned_meter = kind == "direct_meter" && !owned_meters.contains(inst);
+                        if own != Some(*inst) && !unowned_meter {
+                            bad.push((kind, method, prop, *inst, *span, *a, *th));
+                        }
+                    }
+                }
+            }
+        }
+        // An action called by two listed actions is reported once a table.
+        bad.sort_by_key(|b| (b.4.start, b.4.end, b.6.index(), b.3));
+        bad.dedup_by_key(|b| (b.4.start, b.4.end, b.6.index(), b.3));
+        for (kind, method, prop, inst, span, a, th) in bad {
+            let name = &self.prog.controls[h].externs[inst as usize].name;
+            let action = &self.prog.actions[a].name;
+            let table = &self.prog.tables[th];
+            let d = Diagnostic::error(
+                codes::NOT_ALLOWED_HERE,
+                format!(
+                    "{kind} `{name}`'s {method}() is called from action `{action}` of table \
+                     `{}`, which does not have `{prop} = {name}`: it can only be called from an \
+                     action of its owner table",
+                    table.name
+                ),
+            )
+            .with_primary(span, "not the owner table's resource")
+            .with_secondary(table.span, "table applying the action");
+            self.diags.push(d);
+        }
+    }
+
     /// Every `direct_meter.read` in control `h`'s actions reads a meter some
     /// table of `h` owns (`meters = m`): the colour is that of the entry the
     /// table hit, so a meter no table owns has none to give.
@@ -2875,6 +2960,12 @@ impl Checker {
                 (ir::KeyKind::Match(MatchKind::Range), ast::KeysetElem::Range { lo, hi, .. }) => {
                     let l = self.keyset_value(lo, ty)?;
                     let h = self.keyset_value(hi, ty)?;
+                    // P4Runtime's match format refuses a range entry whose low is
+                    // above its high, so such a const entry could not be
+                    // read back or installed; refused as a select range is.
+                    if !self.range_in_order(codes::BAD_ENTRY, el_span(el), l, h) {
+                        return None;
+                    }
                     Some(FieldMatch::Range { low: l, high: h })
                 }
                 _ => {

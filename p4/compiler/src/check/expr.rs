@@ -2216,6 +2216,9 @@ impl Checker {
         if let Some(reads) = self.facts.meter_reads.get(&a.index()).cloned() {
             self.facts.pending_meter_reads.extend(reads);
         }
+        if let Some(counts) = self.facts.counter_counts.get(&a.index()).cloned() {
+            self.facts.pending_counter_counts.extend(counts);
+        }
         let ctl = self.body.as_ref().and_then(|b| b.control);
         self.check_action_use(a, ctl, span);
         match self.body.as_ref().map(|b| b.kind) {
@@ -3247,6 +3250,7 @@ impl Checker {
                 if !self.arg_count(span, "count", 0, args.len()) {
                     return None;
                 }
+                self.facts.pending_counter_counts.push((i, span));
                 Builtin::DirectCount
             }
             (ir::ExternKind::Meter { .. }, "execute_meter") => {
@@ -3389,6 +3393,22 @@ impl Checker {
                 }
             }
             (false, "lookahead") => {
+                // `lookahead` has no argument to infer its type from, so
+                // `lookahead<_>()` and `lookahead()` name nothing to read.
+                if args.is_empty()
+                    && type_args
+                        .iter()
+                        .all(|t| matches!(t.kind, ast::TypeKind::DontCare))
+                {
+                    self.error_label(
+                        codes::ARG_COUNT,
+                        span,
+                        "lookahead cannot infer the type to read: write it, as in \
+                         `lookahead<bit<16>>()`",
+                        "no type given",
+                    );
+                    return None;
+                }
                 if type_args.len() != 1 || !args.is_empty() {
                     self.error(
                         codes::ARG_COUNT,

@@ -118,6 +118,12 @@ pub(crate) struct Facts {
     /// By action handle index: the direct meters the action reads, directly
     /// or through actions it calls (extern index in its control, span).
     pub(crate) meter_reads: HashMap<usize, Vec<(u32, crate::diag::Span)>>,
+    /// `direct_counter.count` calls in the action being checked, as
+    /// `pending_meter_reads`; moved to `counter_counts`.
+    pub(crate) pending_counter_counts: Vec<(u32, crate::diag::Span)>,
+    /// By action handle index: the direct counters the action counts,
+    /// directly or through actions it calls (extern index, span).
+    pub(crate) counter_counts: HashMap<usize, Vec<(u32, crate::diag::Span)>>,
 }
 
 impl Facts {
