@@ -292,16 +292,7 @@ impl Checker {
     /// arguments and defaults.
     pub(crate) fn user_ctor_params(&self, name: &str, n_args: usize) -> Option<Vec<ParamSpec>> {
         let (e, _) = self.user_extern_asts.get(name)?;
-        let ctors: Vec<&Vec<ast::Param>> = e
-            .members
-            .iter()
-            .filter_map(|m| match m {
-                ast::ExternMember::Constructor { params, .. } => Some(params),
-                ast::ExternMember::Method(_) => None,
-            })
-            .collect();
-        let params = ctors.iter().find(|p| p.len() == n_args).or(ctors.first())?;
-        Some(ParamSpec::of(params))
+        Some(ParamSpec::of(constructor_for(e, n_args)?))
     }
 
     /// The element types of a struct made up for a tuple type
@@ -383,25 +374,12 @@ impl Checker {
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<Vec<Ty>> {
-        let ctors: Vec<&Vec<ast::Param>> = e
-            .members
-            .iter()
-            .filter_map(|m| match m {
-                ast::ExternMember::Constructor { params, .. } => Some(params),
-                ast::ExternMember::Method(_) => None,
-            })
-            .collect();
         let name = &e.name.name;
         // With no constructor of this arity, infer from the first one (the
         // constructor check then reports the wrong count); with none at
         // all, from nothing.
         let no_params = Vec::new();
-        let params = ctors
-            .iter()
-            .find(|p| p.len() == args.len())
-            .or(ctors.first())
-            .copied()
-            .unwrap_or(&no_params);
+        let params = constructor_for(e, args.len()).unwrap_or(&no_params);
         self.type_args_of_call(
             &format!("extern `{name}`"),
             name,
@@ -1054,4 +1032,19 @@ impl Checker {
         }
         Some(v)
     }
+}
+
+/// The parameters of extern `e`'s constructor taking `n_args` arguments
+/// (constructors overload by arity), else of its first constructor, so that
+/// the constructor check can report the wrong count.
+fn constructor_for(e: &ast::ExternDecl, n_args: usize) -> Option<&Vec<ast::Param>> {
+    let mut ctors = e.members.iter().filter_map(|m| match m {
+        ast::ExternMember::Constructor { params, .. } => Some(params),
+        ast::ExternMember::Method(_) => None,
+    });
+    let first = ctors.next()?;
+    if first.len() == n_args {
+        return Some(first);
+    }
+    Some(ctors.find(|p| p.len() == n_args).unwrap_or(first))
 }
