@@ -541,31 +541,13 @@ impl Checker {
         args: &[&'a ast::Expr],
         span: Span,
     ) -> Option<(ir::Handle<ir::Control>, Vec<&'a ast::Expr>)> {
-        let count = self
+        let declared = self
             .ctor_controls
             .get(name)
-            .map_or(0, |d| d.signature.params.len())
-            + positions.len();
-        if !self.arg_count(span, "apply", count, args.len()) {
-            return None;
-        }
-        let values: Vec<&ast::Expr> = positions.iter().map(|i| args[*i]).collect();
-        let others = args
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !positions.contains(i))
-            .map(|(_, a)| *a)
-            .collect();
-        let before = self.diags.len();
-        let sub = self.instantiate_ctor_control(name, &[], &values, span);
-        // The values are checked as the constructor arguments they became;
-        // the messages name the parameters as the program declares them.
-        for d in &mut self.diags[before..] {
-            d.message = d
-                .message
-                .replace("constructor parameter", "directionless apply parameter");
-        }
-        Some((sub?, others))
+            .map_or(0, |d| d.signature.params.len());
+        self.split_apply_int_args(declared, positions, args, span, |c, values| {
+            c.instantiate_ctor_control(name, &[], values, span)
+        })
     }
 
     /// [`Self::apply_int_args`] for parser `name` applied in a state.
@@ -576,12 +558,27 @@ impl Checker {
         args: &[&'a ast::Expr],
         span: Span,
     ) -> Option<(ir::Handle<ir::Parser>, Vec<&'a ast::Expr>)> {
-        let count = self
+        let declared = self
             .ctor_parsers
             .get(name)
-            .map_or(0, |d| d.signature.params.len())
-            + positions.len();
-        if !self.arg_count(span, "apply", count, args.len()) {
+            .map_or(0, |d| d.signature.params.len());
+        self.split_apply_int_args(declared, positions, args, span, |c, values| {
+            c.instantiate_ctor_parser(name, &[], values, span)
+        })
+    }
+
+    /// The part of [`Self::apply_int_args`] controls and parsers share:
+    /// `declared` apply parameters besides the `int` ones at `positions`;
+    /// `instantiate` makes the copy for the `int` values.
+    fn split_apply_int_args<'a, H>(
+        &mut self,
+        declared: usize,
+        positions: &[usize],
+        args: &[&'a ast::Expr],
+        span: Span,
+        instantiate: impl FnOnce(&mut Self, &[&ast::Expr]) -> Option<H>,
+    ) -> Option<(H, Vec<&'a ast::Expr>)> {
+        if !self.arg_count(span, "apply", declared + positions.len(), args.len()) {
             return None;
         }
         let values: Vec<&ast::Expr> = positions.iter().map(|i| args[*i]).collect();
@@ -592,7 +589,9 @@ impl Checker {
             .map(|(_, a)| *a)
             .collect();
         let before = self.diags.len();
-        let sub = self.instantiate_ctor_parser(name, &[], &values, span);
+        let sub = instantiate(self, &values);
+        // The values are checked as the constructor arguments they became;
+        // the messages name the parameters as the program declares them.
         for d in &mut self.diags[before..] {
             d.message = d
                 .message
