@@ -1262,6 +1262,28 @@ fn step() -> impl proptest::strategy::Strategy<Value = Step> {
     ]
 }
 
+impl Step {
+    /// Feeds this step to `tm` at `now` (packet `id` if it enqueues one);
+    /// an `Advance` moves `now` on.
+    fn apply(self, tm: &mut Tm<u32>, now: &mut u64, id: u32) {
+        let t = *now;
+        match self {
+            Step::Enqueue { ip, ep, prio, len } => {
+                let _ = enq!(tm, t, id, ip => ep, prio prio, len len);
+            }
+            Step::Transmit { port } => {
+                let _ = tx!(tm, t, port);
+            }
+            Step::Control { port } => {
+                let _ = ctrl!(tm, t, port);
+            }
+            Step::Pfc { port, mask, quanta } => rx_pfc!(tm, t, port, mask mask, quanta quanta),
+            Step::Timeout => tm.handle_timeout(at(t)),
+            Step::Advance { ns } => *now += ns,
+        }
+    }
+}
+
 proptest::proptest! {
     /// The timer table (one cached deadline per port, refreshed after each
     /// input) always names the same earliest timer as a scan of every port.
@@ -1276,20 +1298,7 @@ proptest::proptest! {
         let mut tm = tm(cfg);
         let mut now = 0u64;
         for (id, s) in steps.into_iter().enumerate() {
-            match s {
-                Step::Enqueue { ip, ep, prio, len } => {
-                    let _ = enq!(tm, now, id as u32, ip => ep, prio prio, len len);
-                }
-                Step::Transmit { port } => {
-                    let _ = tx!(tm, now, port);
-                }
-                Step::Control { port } => {
-                    let _ = ctrl!(tm, now, port);
-                }
-                Step::Pfc { port, mask, quanta } => rx_pfc!(tm, now, port, mask mask, quanta quanta),
-                Step::Timeout => tm.handle_timeout(at(now)),
-                Step::Advance { ns } => now += ns,
-            }
+            s.apply(&mut tm, &mut now, id as u32);
             proptest::prop_assert_eq!(tm.next_timer(), tm.next_timer_by_scan());
         }
     }
@@ -1309,20 +1318,7 @@ proptest::proptest! {
         let mut tm = tm(cfg);
         let mut now = 0u64;
         for (id, s) in steps.into_iter().enumerate() {
-            match s {
-                Step::Enqueue { ip, ep, prio, len } => {
-                    let _ = enq!(tm, now, id as u32, ip => ep, prio prio, len len);
-                }
-                Step::Transmit { port } => {
-                    let _ = tx!(tm, now, port);
-                }
-                Step::Control { port } => {
-                    let _ = ctrl!(tm, now, port);
-                }
-                Step::Pfc { port, mask, quanta } => rx_pfc!(tm, now, port, mask mask, quanta quanta),
-                Step::Timeout => tm.handle_timeout(at(now)),
-                Step::Advance { ns } => now += ns,
-            }
+            s.apply(&mut tm, &mut now, id as u32);
             proptest::prop_assert!(tm.backlogs_agree());
         }
     }
