@@ -23,11 +23,8 @@
 //! - An entry has a direct counter (bytes and packets, counted on every
 //!   hit) when the table has a `direct_counter`, and a direct meter cell
 //!   when it has a direct meter; tables without them store neither.
-//! - Entry actions of LPM tables and of tables declared with more than
-//!   [`OWN_ACTIONS_MAX_SIZE`] entries are interned: entries with the same
-//!   action share one copy, and a hit reads the entry's 4-byte index into
-//!   that pool. Other tables keep each entry's action by its id, so a hit
-//!   reads it one load sooner.
+//! - Entry actions are interned: entries with the same action share one
+//!   copy, and a hit reads the entry's 4-byte index into that pool.
 //! - [`Table::page`] hands out entries a bounded number at a time, so a
 //!   reader never holds the owning thread for the whole table.
 //! - Const entries from [`TableInfo::const_entries`] are installed by `new`;
@@ -169,27 +166,13 @@ impl Engine {
 /// Marks a free entry id in `Table::actions`.
 const FREE: u32 = u32::MAX;
 
-/// Marks a live entry whose action is in `Table::own`, not in the pool.
-const OWN: u32 = u32::MAX - 1;
-
-/// Largest declared size of a non-LPM table that keeps a copy of each
-/// entry's action (`Table::own`) instead of interning it. Such a copy
-/// costs ~24 bytes plus the parameters an entry, where the interned index
-/// costs 4: at most a few MiB in a table of this size, while the hit
-/// reads the action right after the entry id, without the pool index
-/// between them (the small tables on every packet's path: port and QoS
-/// maps, `my_station`, next hops, RED profiles). LPM tables intern: routes
-/// share next hops, and 1M routes would cost tens of MiB more.
-pub const OWN_ACTIONS_MAX_SIZE: u32 = 65_536;
-
 /// One table.
 ///
 /// Entries are numbered by dense ids (reused after deletion). Per id the
 /// table keeps only what it must, each in an array of its own: the index
 /// of the entry's action in an interned pool (`pool`: routes share next
 /// hops, so a hit reads a 4-byte index and an action that is likely in
-/// cache), or in small tables the action itself (`own`), the insertion
-/// sequence number, the key as a byte record
+/// cache), the insertion sequence number, the key as a byte record
 /// (`records.rs`), and, only in tables that have them, the direct
 /// counter, the idle clock at the last hit and the direct meter. The
 /// controller cookie lives in a side map, since most entries have none.
@@ -201,12 +184,8 @@ pub struct Table {
     pub info: &'static TableInfo,
     program: Option<&'static ProgramInfo>,
     engine: Engine,
-    /// Per entry id: its action's index in `pool`, [`OWN`] when the
-    /// action is in `own`, or [`FREE`].
+    /// Per entry id: its action's index in `pool`, or [`FREE`].
     actions: Vec<u32>,
-    /// Per entry id: its action (tables that keep their own copies only,
-    /// see [`OWN_ACTIONS_MAX_SIZE`]; a free id holds a placeholder).
-    own: Vec<EntryAction>,
     /// Per entry id (tables with a direct counter only).
     counters: Vec<CounterData>,
     /// Per entry id (idle-timeout tables only).
@@ -230,8 +209,6 @@ pub struct Table {
     idle_clock: u64,
     /// `info.keys.len()`, next to the engine for the lookup's check.
     n_keys: usize,
-    /// Whether entries keep their own actions (`own`) instead of interning.
-    keeps_own: bool,
 }
 
 /// Entry actions interned with reference counts: one copy of each
@@ -298,18 +275,17 @@ impl ActionPool {
 
     fn memory_bytes(&self) -> usize {
         self.calls.capacity() * std::mem::size_of::<EntryAction>()
-            + self.calls.iter().map(params_bytes).sum::<usize>()
+            + self
+                .calls
+                .iter()
+                .map(|c| match c {
+                    EntryAction::Direct(c) => c.params.len() * 16,
+                    _ => 0,
+                })
+                .sum::<usize>()
             + self.refs.capacity() * 4
             + self.index.capacity() * 5
             + self.free.capacity() * 4
-    }
-}
-
-/// Heap bytes of an action's parameters.
-fn params_bytes(a: &EntryAction) -> usize {
-    match a {
-        EntryAction::Direct(c) => c.params.len() * 16,
-        _ => 0,
     }
 }
 
@@ -338,14 +314,11 @@ impl Table {
         let needs_priority = validate::needs_priority(info);
         let engine = Engine::for_table(info);
         let index = matches!(engine, Engine::Priority(_)).then(HashTable::new);
-        let interns = matches!(engine, Engine::Lpm(_)) || info.size > OWN_ACTIONS_MAX_SIZE;
         let mut table = Table {
             info,
             program,
             engine,
             actions: Vec::new(),
-            own: Vec::new(),
-            keeps_own: !interns,
             counters: Vec::new(),
             last_hit: Vec::new(),
             meters: Vec::new(),
@@ -440,8 +413,6 @@ impl Table {
         };
         engine
             + self.actions.capacity() * 4
-            + self.own.capacity() * std::mem::size_of::<EntryAction>()
-            + self.own.iter().map(params_bytes).sum::<usize>()
             + self.counters.capacity() * std::mem::size_of::<CounterData>()
             + self.last_hit.capacity() * 8
             + self.meters.capacity() * std::mem::size_of::<MeterState>()
@@ -511,13 +482,6 @@ impl Table {
             && let Some(&a) = self.actions.get(id as usize)
         {
             let i = id as usize;
-            // A table that keeps its own actions has one for every id the
-            // engine can return: read it straight from the id, without
-            // waiting for the pool index (`a` is then [`OWN`], unread).
-            let action = match self.own.get(i) {
-                Some(action) => action,
-                None => self.pool.get(a),
-            };
             // `counters` and `last_hit` stay empty in tables without a
             // direct counter or idle timeout: their lengths say it all,
             // without reading the table's description.
@@ -531,7 +495,7 @@ impl Table {
             return Lookup {
                 hit: true,
                 entry: Some(EntryRef(id)),
-                action,
+                action: self.pool.get(a),
             };
         }
         Lookup {
@@ -635,9 +599,6 @@ impl Table {
             None => {
                 let n = self.actions.len() + 1;
                 lpm::grow(&mut self.actions, n, FREE);
-                if self.keeps_own {
-                    lpm::grow(&mut self.own, n, EntryAction::Member(0));
-                }
                 lpm::grow(&mut self.seq, n, 0);
                 if self.info.direct_counter.is_some() {
                     lpm::grow(&mut self.counters, n, CounterData::default());
@@ -661,7 +622,7 @@ impl Table {
             let records = &self.records;
             index.insert_unique(hash_of(rec), id, |&j| hash_of(records.get(j)));
         }
-        self.set_action(i, action);
+        self.actions[i] = self.pool.acquire(action);
         self.seq[i] = seq;
         if let Some(c) = self.counters.get_mut(i) {
             *c = CounterData::default();
@@ -717,14 +678,10 @@ impl Table {
     pub fn modify(&mut self, entry: TableEntry) -> Result<EntryAction, RuntimeError> {
         let r = self.check_modify(&entry)?;
         let i = r.0 as usize;
-        let old = self.action_of(i).clone();
         let old_index = self.actions[i];
-        // Acquired before the old one is released, so that an unchanged
-        // interned action keeps its slot.
-        self.set_action(i, &entry.action);
-        if old_index != OWN {
-            self.pool.release(old_index);
-        }
+        let old = self.pool.get(old_index).clone();
+        self.actions[i] = self.pool.acquire(&entry.action);
+        self.pool.release(old_index);
         if entry.metadata.is_empty() {
             self.metadata.remove(&r.0);
         } else {
@@ -756,7 +713,7 @@ impl Table {
         Some(TableEntry {
             matches,
             priority,
-            action: self.action_of(r.0 as usize).clone(),
+            action: self.pool.get(self.actions[r.0 as usize]).clone(),
             metadata: self
                 .metadata
                 .get(&r.0)
@@ -795,7 +752,7 @@ impl Table {
                 e.remove();
             }
         }
-        self.release_action(id as usize);
+        self.pool.release(self.actions[id as usize]);
         self.actions[id as usize] = FREE;
         self.metadata.remove(&id);
         self.free.push(id);
@@ -896,37 +853,10 @@ impl Table {
 
     /// All entry actions (for reference counting by the runtime).
     pub(crate) fn actions(&self) -> impl Iterator<Item = &EntryAction> {
-        (0..self.actions.len())
-            .filter(|&i| self.actions[i] != FREE)
-            .map(|i| self.action_of(i))
-    }
-
-    /// The action of live entry `i`.
-    fn action_of(&self, i: usize) -> &EntryAction {
-        match self.actions[i] {
-            OWN => &self.own[i],
-            a => self.pool.get(a),
-        }
-    }
-
-    /// Stores `action` as entry `i`'s (a new entry, or one whose action
-    /// was released).
-    fn set_action(&mut self, i: usize, action: &EntryAction) {
-        if self.keeps_own {
-            self.own[i] = action.clone();
-            self.actions[i] = OWN;
-        } else {
-            self.actions[i] = self.pool.acquire(action);
-        }
-    }
-
-    /// Drops entry `i`'s action (or its reference to the interned one).
-    fn release_action(&mut self, i: usize) {
-        match self.actions[i] {
-            // The placeholder frees the parameters now.
-            OWN => self.own[i] = EntryAction::Member(0),
-            a => self.pool.release(a),
-        }
+        self.actions
+            .iter()
+            .filter(|&&a| a != FREE)
+            .map(|&a| self.pool.get(a))
     }
 
     /// The current default action.
@@ -1148,12 +1078,6 @@ mod tests {
         idle_timeout: true,
     };
 
-    /// As [`COUNTED`], declared large enough to intern its actions.
-    static COUNTED_LARGE: TableInfo = TableInfo {
-        size: OWN_ACTIONS_MAX_SIZE + 1,
-        ..COUNTED
-    };
-
     fn exact(x: u128, param: u128) -> TableEntry {
         TableEntry {
             matches: vec![Some(FieldMatch::Exact(x))],
@@ -1208,7 +1132,7 @@ mod tests {
 
     #[test]
     fn entries_share_interned_actions_and_keep_their_own() {
-        let mut t = Table::new(&COUNTED_LARGE);
+        let mut t = Table::new(&COUNTED);
         for x in 0..6 {
             t.insert(exact(x, 7)).unwrap();
         }
@@ -1224,30 +1148,6 @@ mod tests {
         assert_eq!(t.pool.calls.len(), 2);
         assert_eq!(param(&t.lookup(&[2], 0)), 11);
         assert_eq!(t.pool.refs, vec![5, 1]);
-        assert!(t.own.is_empty());
-    }
-
-    #[test]
-    fn small_tables_keep_each_entrys_action_by_its_id() {
-        let mut t = Table::new(&COUNTED);
-        for x in 0..6 {
-            t.insert(exact(x, 7)).unwrap();
-        }
-        assert!(t.pool.calls.is_empty(), "nothing interned");
-        assert_eq!(t.own.len(), 6);
-        let old = t.modify(exact(2, 9)).unwrap();
-        assert_eq!(old, exact(2, 7).action);
-        assert_eq!(param(&t.lookup(&[2], 0)), 9);
-        assert_eq!(param(&t.lookup_packed(3, 0)), 7);
-        let gone = t.delete(&[Some(FieldMatch::Exact(2))], 0).unwrap();
-        assert_eq!(gone, exact(2, 9));
-        assert!(!t.lookup(&[2], 0).hit);
-        // The freed id is reused with its new action; the others keep theirs.
-        t.insert(exact(2, 11)).unwrap();
-        assert_eq!(t.own.len(), 6);
-        assert_eq!(param(&t.lookup(&[2], 0)), 11);
-        assert_eq!(t.actions().filter(|a| **a == exact(0, 7).action).count(), 5);
-        assert_eq!(t.entries().len(), 6);
     }
 
     #[test]
