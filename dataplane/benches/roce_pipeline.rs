@@ -6,7 +6,10 @@
 //!
 //! Run: `cargo bench -p dataplane --bench roce_pipeline`. With `-- --min`
 //! it prints instead the fastest of many short batches (ns a packet), which
-//! a loaded machine blurs far less than criterion's mean.
+//! a loaded machine blurs far less than criterion's mean; `-- --min
+//! --stages` prints it for the pipeline stopped after each stage, and for
+//! the whole pipeline on a packet parsed by value (`Pipeline::parse`, as
+//! the switch core calls it) instead of in place.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use dataplane::roce::{PROGRAM_INFO, Program};
@@ -182,10 +185,69 @@ fn one<P: Pipeline>(p: &mut P, pkt: &mut P::Packet, frame: &mut Vec<u8>) -> usiz
     frame.len()
 }
 
+/// How far [`upto`] runs a packet: the stages of [`one`] in order, then
+/// all of them on a packet parsed as the switch core does.
+#[derive(Clone, Copy, PartialEq, PartialOrd)]
+enum Stage {
+    Parse,
+    Ingress,
+    Egress,
+    Deparse,
+    /// The whole of [`one`], the packet parsed by `Pipeline::parse` into a
+    /// fresh struct (the switch core's call) instead of `parse_into` into
+    /// the reused one: what parsing by value costs.
+    ByValue,
+}
+
+/// [`one`] stopped after `last`, for `--stages`: the differences between
+/// consecutive prefixes say what each stage adds to a packet.
+#[inline(always)]
+fn upto<P: Pipeline>(p: &mut P, pkt: &mut P::Packet, frame: &mut Vec<u8>, last: Stage) -> usize {
+    if last == Stage::Deparse {
+        return one(p, pkt, frame);
+    }
+    if last == Stage::ByValue {
+        let meta = StandardMetadata::arriving(1, frame.len() as u32, 0);
+        let mut fresh = p.parse(frame, meta);
+        p.ingress(&mut fresh);
+        let m = P::meta_mut(&mut fresh);
+        m.egress_port = m.egress_spec;
+        m.deq_qdepth_bytes = 100_000;
+        p.egress(&mut fresh);
+        p.deparse_in_place(&mut fresh, frame);
+        return frame.len();
+    }
+    let meta = StandardMetadata::arriving(1, frame.len() as u32, 0);
+    p.parse_into(frame, meta, pkt);
+    if last >= Stage::Ingress {
+        p.ingress(pkt);
+        let m = P::meta_mut(pkt);
+        m.egress_port = m.egress_spec;
+        m.deq_qdepth_bytes = 100_000;
+    }
+    if last >= Stage::Egress {
+        p.egress(pkt);
+    }
+    // Keep the stages run so far from being optimised away.
+    std::hint::black_box(&*pkt);
+    frame.len()
+}
+
 /// Fastest batch of 256 packets out of `batches`, in ns a packet. Before
 /// each batch, untimed, the frames are copied afresh into the buffers the
 /// batch rewrites (what the kernel does when a frame arrives).
-fn min_batches<P: Pipeline>(mut p: P, frames: &[Vec<u8>], batches: usize) -> f64 {
+fn min_batches<P: Pipeline>(p: P, frames: &[Vec<u8>], batches: usize) -> f64 {
+    min_batches_with(p, frames, batches, one::<P>)
+}
+
+/// [`min_batches`] running each packet through `run` (monomorphised per
+/// caller, so `one` is timed exactly as before `--stages` existed).
+fn min_batches_with<P: Pipeline>(
+    mut p: P,
+    frames: &[Vec<u8>],
+    batches: usize,
+    mut run: impl FnMut(&mut P, &mut P::Packet, &mut Vec<u8>) -> usize,
+) -> f64 {
     let mut bufs: Vec<Vec<u8>> = frames.to_vec();
     let mut pkt = p.parse(&frames[0], StandardMetadata::arriving(1, 0, 0));
     let mut best = f64::MAX;
@@ -196,11 +258,46 @@ fn min_batches<P: Pipeline>(mut p: P, frames: &[Vec<u8>], batches: usize) -> f64
         }
         let t = std::time::Instant::now();
         for b in &mut bufs {
-            std::hint::black_box(one(&mut p, &mut pkt, b));
+            std::hint::black_box(run(&mut p, &mut pkt, b));
         }
         best = best.min(t.elapsed().as_nanos() as f64 / frames.len() as f64);
     }
     best
+}
+
+/// `--stages`: the compiled-in program's fastest batch run up to each
+/// stage, and what each stage adds (a stage's own cost, give or take the
+/// overlap the CPU finds between it and the next); then the whole pipeline
+/// again with the packet parsed by value, against the last line.
+fn print_stages(batches: usize) {
+    let frames: Vec<Vec<u8>> = (0..256).map(|i| write_frame(0xc000 + i)).collect();
+    let mut before = 0.0;
+    for (name, last) in [
+        ("parse", Stage::Parse),
+        ("+ ingress", Stage::Ingress),
+        ("+ egress", Stage::Egress),
+        ("+ deparse", Stage::Deparse),
+        ("by value", Stage::ByValue),
+    ] {
+        // One closure per stage, so that `upto` folds its tests away.
+        let ns = match last {
+            Stage::Parse => min_batches_with(loaded(), &frames, batches, |p, k, f| {
+                upto(p, k, f, Stage::Parse)
+            }),
+            Stage::Ingress => min_batches_with(loaded(), &frames, batches, |p, k, f| {
+                upto(p, k, f, Stage::Ingress)
+            }),
+            Stage::Egress => min_batches_with(loaded(), &frames, batches, |p, k, f| {
+                upto(p, k, f, Stage::Egress)
+            }),
+            Stage::Deparse => min_batches(loaded(), &frames, batches),
+            Stage::ByValue => min_batches_with(loaded(), &frames, batches, |p, k, f| {
+                upto(p, k, f, Stage::ByValue)
+            }),
+        };
+        println!("{name:<10} {ns:6.1} ns a packet ({:+.1})", ns - before);
+        before = ns;
+    }
 }
 
 /// `--min`: the fastest of 2,000 batches for each way of running the
@@ -254,7 +351,11 @@ fn main() {
             .position(|a| a == "--batches")
             .and_then(|i| args.get(i + 1)?.parse().ok())
             .unwrap_or(2_000);
-        print_min_batches(batches, args.iter().any(|a| a == "--builtin"));
+        if args.iter().any(|a| a == "--stages") {
+            print_stages(batches);
+        } else {
+            print_min_batches(batches, args.iter().any(|a| a == "--builtin"));
+        }
         return;
     }
     benches();
