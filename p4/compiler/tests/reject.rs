@@ -221,6 +221,32 @@ fn default_values_only_for_values_read() {
 }
 
 #[test]
+fn apply_leaves_out_an_argument_without_a_default() {
+    // Only trailing parameters with a default value may be left out of a
+    // control's or parser's `apply` (P4_16 §6.8.3); `s` has none.
+    check_errors(
+        "apply_argument_left_out_no_default",
+        &program(&[
+            (
+                "DECLS",
+                "control Shift(inout bit<8> v, in bit<8> s, in bit<8> t = 1) { apply { v = v >> s + t; } }",
+            ),
+            ("APPLY", "Shift.apply(hdr.h.a);"),
+        ]),
+    );
+    check_compiles(
+        "apply_argument_left_out_default_ok",
+        &program(&[
+            (
+                "DECLS",
+                "control Shift(inout bit<8> v, in bit<8> s, in bit<8> t = 1) { apply { v = v >> s + t; } }",
+            ),
+            ("APPLY", "Shift.apply(hdr.h.a, 2);"),
+        ]),
+    );
+}
+
+#[test]
 fn hash_base_and_max_without_a_width() {
     // `base` and `max` are typed by hash's own type parameters, which an
     // integer without a width does not fix.

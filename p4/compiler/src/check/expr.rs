@@ -1997,6 +1997,16 @@ impl Checker {
         }
     }
 
+    /// An `apply` of a parser or control with `params` given `got`
+    /// positional arguments: the parameters left out at the end must all
+    /// have a default value (P4_16 §6.8.3).
+    fn apply_arg_count(&mut self, span: Span, params: &[ir::BlockParam], got: usize) -> bool {
+        if got < params.len() && params[got..].iter().all(|p| p.default.is_some()) {
+            return true;
+        }
+        self.arg_count(span, "apply", params.len(), got)
+    }
+
     fn arg_count(&mut self, span: Span, what: &str, want: usize, got: usize) -> bool {
         if want != got {
             self.error_label(
@@ -2925,7 +2935,7 @@ impl Checker {
                         return None;
                     }
                     let params = self.prog.parsers[ph].params.clone();
-                    if !self.arg_count(span, "apply", params.len(), args.len()) {
+                    if !self.apply_arg_count(span, &params, args.len()) {
                         return None;
                     }
                     let mut v = Vec::new();
@@ -2951,6 +2961,11 @@ impl Checker {
                         };
                         v.push(x);
                     }
+                    v.extend(
+                        params[args.len()..]
+                            .iter()
+                            .filter_map(|p| p.default.clone()),
+                    );
                     return Some(Self::void_call(Call::ParserApply(ph, v), span));
                 }
                 Some(Sym::SubControl(i)) => {
@@ -2973,7 +2988,7 @@ impl Checker {
                     let ctl = self.body.as_ref().and_then(|b| b.control)?;
                     let sub = self.prog.controls[ctl].instances[i as usize].1;
                     let params = self.prog.controls[sub].params.clone();
-                    if !self.arg_count(span, "apply", params.len(), args.len()) {
+                    if !self.apply_arg_count(span, &params, args.len()) {
                         return None;
                     }
                     let mut v = Vec::new();
@@ -3001,6 +3016,11 @@ impl Checker {
                         };
                         v.push(x);
                     }
+                    v.extend(
+                        params[args.len()..]
+                            .iter()
+                            .filter_map(|p| p.default.clone()),
+                    );
                     return Some(Self::void_call(Call::ControlApply(i, v), span));
                 }
                 // A function sees no block's instances but the top-level
