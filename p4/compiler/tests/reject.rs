@@ -169,6 +169,25 @@ fn divisor_known_only_at_run_time() {
     );
 }
 
+#[test]
+fn zero_dividend_and_a_run_time_divisor() {
+    // p4c's strength reduction makes `0 / e` and `0 % e` zero (its
+    // issue2287-bmv2), so a constant zero dividend, folded or written,
+    // takes any divisor; any other dividend still needs a constant one
+    // (its div3).
+    check_errors(
+        "divisor_not_constant_nonzero_dividend",
+        &program(&[("APPLY", "hdr.h.a = 8w1 / hdr.h.c;")]),
+    );
+    check_compiles(
+        "divisor_run_time_zero_dividend_ok",
+        &program(&[(
+            "APPLY",
+            "hdr.h.a = 8w0 / hdr.h.c; hdr.h.b = 0 % hdr.h.b; hdr.h.c = (8w2 - 2) % hdr.h.a;",
+        )]),
+    );
+}
+
 // ------------------------------------------------------------------ tables
 
 #[test]

@@ -1422,9 +1422,17 @@ impl Checker {
         }
         // p4c evaluates `/` and `%` by a value known only at run time
         // nowhere (its div3 error test: "could not evaluate at compilation
-        // time"); a constant divisor is fine (`x % 64`, `x / 3`).
+        // time"); a constant divisor is fine (`x % 64`, `x / 3`), and so is
+        // a constant zero dividend: p4c's strength reduction makes `0 / e`
+        // and `0 % e` zero once `e`'s calls are taken out (issue2287-bmv2),
+        // and the code generated gives zero, `e` still evaluated.
+        let zero_dividend = match &a {
+            TE::Inf(v) => *v == 0,
+            TE::Typed(x) => matches!(x.kind, ExprKind::Int(0)),
+        };
         if let TE::Typed(y) = &b
             && matches!(op, A::Div | A::Mod)
+            && !zero_dividend
             && !matches!(y.kind, ExprKind::Int(_) | ExprKind::WideInt(_))
         {
             self.error_label(
