@@ -531,6 +531,33 @@ impl Checker {
         }
     }
 
+    /// Whether `lookahead` can read a value of `ty` member by member: a
+    /// scalar of at most 128 bits, a header without a varbit field, a
+    /// stack of such headers, or a struct or tuple of these.
+    fn lookahead_by_member(&self, ty: &Ty) -> bool {
+        let fixed_header = |t: &Ty| {
+            matches!(t, Ty::Composite(c)
+                if self.prog.composites[*c].kind == ir::CompositeKind::Header
+                    && self.prog.composites[*c].varbit().is_none())
+        };
+        match ty {
+            Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => {
+                ty.scalar_width(&self.prog).is_some_and(|w| w <= 128)
+            }
+            Ty::Composite(c) => match self.prog.composites[*c].kind {
+                ir::CompositeKind::Header => fixed_header(ty),
+                ir::CompositeKind::Struct => self.prog.composites[*c]
+                    .fields
+                    .iter()
+                    .all(|f| self.lookahead_by_member(&f.ty)),
+                _ => false,
+            },
+            Ty::Tuple(items) => items.iter().all(|t| self.lookahead_by_member(t)),
+            Ty::Stack(elem, _) => fixed_header(elem),
+            _ => false,
+        }
+    }
+
     /// Splits the arguments of `C.apply(..)` for control `name`, whose
     /// directionless `int` parameters sit at `positions`: those values pick
     /// (or check) the copy of C for them; the others are applied to it.
@@ -3459,9 +3486,18 @@ impl Checker {
                     && self
                         .lookahead_bits(&ty)
                         .is_some_and(|b| (1..=128).contains(&b));
+                // Any other struct or tuple of scalars of at most 128 bits
+                // each, fixed headers and stacks of them is read member by
+                // member, as `extract` would (p4c's issue2465-bmv2:
+                // `lookahead<S>()` of a struct holding a header stack).
+                let by_member = (matches!(&ty, Ty::Composite(c)
+                        if self.prog.composites[*c].kind == ir::CompositeKind::Struct)
+                    || matches!(&ty, Ty::Tuple(_)))
+                    && self.lookahead_by_member(&ty);
                 if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool)
                     && !fixed_header
                     && !flat_struct
+                    && !by_member
                 {
                     self.unsupported(span, "lookahead of this type");
                     return None;
