@@ -1747,15 +1747,34 @@ fn list_constructor_parameters() {
 #[test]
 fn lookahead_of_nested_structs_and_tuples() {
     // P4_16 §12.8.3: `lookahead<T>` reads T as `extract` would lay it out;
-    // nested structs and tuples of scalars work up to 128 bits in all, and
-    // anything holding a header (or wider) is not supported yet.
+    // nested structs and tuples of scalars, fixed headers and stacks of
+    // them work (since s24 also over 128 bits in all, read member by
+    // member); a scalar over 128 bits or a varbit header is not supported
+    // yet.
     check_errors(
         "lookahead_nested_errors",
         &program(&[
             (
                 "DECLS",
+                "struct big_t { bit<8> a; bit<136> b; }\n\
+                 header v_t { varbit<16> v; }\n\
+                 struct with_v_t { bit<8> a; v_t v; }",
+            ),
+            (
+                "PARSER",
+                "big_t w = pkt.lookahead<big_t>();\n        \
+                 with_v_t x = pkt.lookahead<with_v_t>();\n        \
+                 transition accept;",
+            ),
+        ]),
+    );
+    check_compiles(
+        "lookahead_nested_wide_and_headers_ok",
+        &program(&[
+            (
+                "DECLS",
                 "struct wide_t { bit<64> a; tuple<bit<64>, bit<8>> b; }\n\
-                 struct with_h_t { bit<8> a; h_t h; }",
+                 struct with_h_t { bit<8> a; h_t h; h_t[2] s; }",
             ),
             (
                 "PARSER",
