@@ -169,6 +169,25 @@ fn divisor_known_only_at_run_time() {
     );
 }
 
+#[test]
+fn zero_dividend_and_a_run_time_divisor() {
+    // p4c's strength reduction makes `0 / e` and `0 % e` zero (its
+    // issue2287-bmv2), so a constant zero dividend, folded or written,
+    // takes any divisor; any other dividend still needs a constant one
+    // (its div3).
+    check_errors(
+        "divisor_not_constant_nonzero_dividend",
+        &program(&[("APPLY", "hdr.h.a = 8w1 / hdr.h.c;")]),
+    );
+    check_compiles(
+        "divisor_run_time_zero_dividend_ok",
+        &program(&[(
+            "APPLY",
+            "hdr.h.a = 8w0 / hdr.h.c; hdr.h.b = 0 % hdr.h.b; hdr.h.c = (8w2 - 2) % hdr.h.a;",
+        )]),
+    );
+}
+
 // ------------------------------------------------------------------ tables
 
 #[test]
@@ -216,6 +235,32 @@ fn default_values_only_for_values_read() {
             ("DECLS", "extern void probe(@optional in bit<8> level = 1);"),
             ("LOCALS", "action fill(out bit<8> v = 3) { v = 4; }"),
             ("APPLY", "fill(hdr.h.a);"),
+        ]),
+    );
+}
+
+#[test]
+fn apply_leaves_out_an_argument_without_a_default() {
+    // Only trailing parameters with a default value may be left out of a
+    // control's or parser's `apply` (P4_16 §6.8.3); `s` has none.
+    check_errors(
+        "apply_argument_left_out_no_default",
+        &program(&[
+            (
+                "DECLS",
+                "control Shift(inout bit<8> v, in bit<8> s, in bit<8> t = 1) { apply { v = v >> s + t; } }",
+            ),
+            ("APPLY", "Shift.apply(hdr.h.a);"),
+        ]),
+    );
+    check_compiles(
+        "apply_argument_left_out_default_ok",
+        &program(&[
+            (
+                "DECLS",
+                "control Shift(inout bit<8> v, in bit<8> s, in bit<8> t = 1) { apply { v = v >> s + t; } }",
+            ),
+            ("APPLY", "Shift.apply(hdr.h.a, 2);"),
         ]),
     );
 }
@@ -1702,15 +1747,34 @@ fn list_constructor_parameters() {
 #[test]
 fn lookahead_of_nested_structs_and_tuples() {
     // P4_16 §12.8.3: `lookahead<T>` reads T as `extract` would lay it out;
-    // nested structs and tuples of scalars work up to 128 bits in all, and
-    // anything holding a header (or wider) is not supported yet.
+    // nested structs and tuples of scalars, fixed headers and stacks of
+    // them work (since s24 also over 128 bits in all, read member by
+    // member); a scalar over 128 bits or a varbit header is not supported
+    // yet.
     check_errors(
         "lookahead_nested_errors",
         &program(&[
             (
                 "DECLS",
+                "struct big_t { bit<8> a; bit<136> b; }\n\
+                 header v_t { varbit<16> v; }\n\
+                 struct with_v_t { bit<8> a; v_t v; }",
+            ),
+            (
+                "PARSER",
+                "big_t w = pkt.lookahead<big_t>();\n        \
+                 with_v_t x = pkt.lookahead<with_v_t>();\n        \
+                 transition accept;",
+            ),
+        ]),
+    );
+    check_compiles(
+        "lookahead_nested_wide_and_headers_ok",
+        &program(&[
+            (
+                "DECLS",
                 "struct wide_t { bit<64> a; tuple<bit<64>, bit<8>> b; }\n\
-                 struct with_h_t { bit<8> a; h_t h; }",
+                 struct with_h_t { bit<8> a; h_t h; h_t[2] s; }",
             ),
             (
                 "PARSER",

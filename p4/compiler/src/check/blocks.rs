@@ -170,6 +170,7 @@ impl Checker {
                     name: p.name.name.clone(),
                     ty: None,
                     dir: ir::Direction::In,
+                    default: None,
                 });
                 self.declare(&p.name, Sym::Packet(name.ident.name == "packet_out"));
                 continue;
@@ -187,10 +188,17 @@ impl Checker {
                     ),
                 );
             }
+            // Only `in` and directionless parameters keep a default
+            // (`check_param_defaults` reports the others).
+            let default = match (&p.default, &ty) {
+                (Some(d), Some(t)) if dir == ir::Direction::In => self.default_value(d, t),
+                _ => None,
+            };
             out.push(ir::BlockParam {
                 name: p.name.name.clone(),
                 ty: Some(ty.unwrap_or(Ty::Void)),
                 dir,
+                default,
             });
         }
         out

@@ -531,6 +531,33 @@ impl Checker {
         }
     }
 
+    /// Whether `lookahead` can read a value of `ty` member by member: a
+    /// scalar of at most 128 bits, a header without a varbit field, a
+    /// stack of such headers, or a struct or tuple of these.
+    fn lookahead_by_member(&self, ty: &Ty) -> bool {
+        let fixed_header = |t: &Ty| {
+            matches!(t, Ty::Composite(c)
+                if self.prog.composites[*c].kind == ir::CompositeKind::Header
+                    && self.prog.composites[*c].varbit().is_none())
+        };
+        match ty {
+            Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => {
+                ty.scalar_width(&self.prog).is_some_and(|w| w <= 128)
+            }
+            Ty::Composite(c) => match self.prog.composites[*c].kind {
+                ir::CompositeKind::Header => fixed_header(ty),
+                ir::CompositeKind::Struct => self.prog.composites[*c]
+                    .fields
+                    .iter()
+                    .all(|f| self.lookahead_by_member(&f.ty)),
+                _ => false,
+            },
+            Ty::Tuple(items) => items.iter().all(|t| self.lookahead_by_member(t)),
+            Ty::Stack(elem, _) => fixed_header(elem),
+            _ => false,
+        }
+    }
+
     /// Splits the arguments of `C.apply(..)` for control `name`, whose
     /// directionless `int` parameters sit at `positions`: those values pick
     /// (or check) the copy of C for them; the others are applied to it.
@@ -1422,9 +1449,17 @@ impl Checker {
         }
         // p4c evaluates `/` and `%` by a value known only at run time
         // nowhere (its div3 error test: "could not evaluate at compilation
-        // time"); a constant divisor is fine (`x % 64`, `x / 3`).
+        // time"); a constant divisor is fine (`x % 64`, `x / 3`), and so is
+        // a constant zero dividend: p4c's strength reduction makes `0 / e`
+        // and `0 % e` zero once `e`'s calls are taken out (issue2287-bmv2),
+        // and the code generated gives zero, `e` still evaluated.
+        let zero_dividend = match &a {
+            TE::Inf(v) => *v == 0,
+            TE::Typed(x) => matches!(x.kind, ExprKind::Int(0)),
+        };
         if let TE::Typed(y) = &b
             && matches!(op, A::Div | A::Mod)
+            && !zero_dividend
             && !matches!(y.kind, ExprKind::Int(_) | ExprKind::WideInt(_))
         {
             self.error_label(
@@ -1995,6 +2030,16 @@ impl Checker {
             }
             _ => None,
         }
+    }
+
+    /// An `apply` of a parser or control with `params` given `got`
+    /// positional arguments: the parameters left out at the end must all
+    /// have a default value (P4_16 §6.8.3).
+    fn apply_arg_count(&mut self, span: Span, params: &[ir::BlockParam], got: usize) -> bool {
+        if got < params.len() && params[got..].iter().all(|p| p.default.is_some()) {
+            return true;
+        }
+        self.arg_count(span, "apply", params.len(), got)
     }
 
     fn arg_count(&mut self, span: Span, what: &str, want: usize, got: usize) -> bool {
@@ -2925,7 +2970,7 @@ impl Checker {
                         return None;
                     }
                     let params = self.prog.parsers[ph].params.clone();
-                    if !self.arg_count(span, "apply", params.len(), args.len()) {
+                    if !self.apply_arg_count(span, &params, args.len()) {
                         return None;
                     }
                     let mut v = Vec::new();
@@ -2951,6 +2996,11 @@ impl Checker {
                         };
                         v.push(x);
                     }
+                    v.extend(
+                        params[args.len()..]
+                            .iter()
+                            .filter_map(|p| p.default.clone()),
+                    );
                     return Some(Self::void_call(Call::ParserApply(ph, v), span));
                 }
                 Some(Sym::SubControl(i)) => {
@@ -2973,7 +3023,7 @@ impl Checker {
                     let ctl = self.body.as_ref().and_then(|b| b.control)?;
                     let sub = self.prog.controls[ctl].instances[i as usize].1;
                     let params = self.prog.controls[sub].params.clone();
-                    if !self.arg_count(span, "apply", params.len(), args.len()) {
+                    if !self.apply_arg_count(span, &params, args.len()) {
                         return None;
                     }
                     let mut v = Vec::new();
@@ -3001,6 +3051,11 @@ impl Checker {
                         };
                         v.push(x);
                     }
+                    v.extend(
+                        params[args.len()..]
+                            .iter()
+                            .filter_map(|p| p.default.clone()),
+                    );
                     return Some(Self::void_call(Call::ControlApply(i, v), span));
                 }
                 // A function sees no block's instances but the top-level
@@ -3431,9 +3486,18 @@ impl Checker {
                     && self
                         .lookahead_bits(&ty)
                         .is_some_and(|b| (1..=128).contains(&b));
+                // Any other struct or tuple of scalars of at most 128 bits
+                // each, fixed headers and stacks of them is read member by
+                // member, as `extract` would (p4c's issue2465-bmv2:
+                // `lookahead<S>()` of a struct holding a header stack).
+                let by_member = (matches!(&ty, Ty::Composite(c)
+                        if self.prog.composites[*c].kind == ir::CompositeKind::Struct)
+                    || matches!(&ty, Ty::Tuple(_)))
+                    && self.lookahead_by_member(&ty);
                 if !matches!(ty, Ty::Bit(_) | Ty::Int(_) | Ty::Bool)
                     && !fixed_header
                     && !flat_struct
+                    && !by_member
                 {
                     self.unsupported(span, "lookahead of this type");
                     return None;

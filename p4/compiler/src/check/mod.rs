@@ -1226,11 +1226,10 @@ impl Checker {
 
     /// A parameter's default value: of the parameter's type and known at
     /// compile time (P4_16 §6.8.3; p4c's issue3316 gives a function call,
-    /// "expression must be a compile-time constant").
-    pub(crate) fn default_value(&mut self, d: &ast::Expr, ty: &Ty) {
-        let Some(x) = self.expr(d, Some(ty)) else {
-            return;
-        };
+    /// "expression must be a compile-time constant"). The checked value,
+    /// when it is one.
+    pub(crate) fn default_value(&mut self, d: &ast::Expr, ty: &Ty) -> Option<ir::Expr> {
+        let x = self.expr(d, Some(ty))?;
         fn known(x: &ir::Expr) -> bool {
             use ir::ExprKind as K;
             match &x.kind {
@@ -1252,7 +1251,9 @@ impl Checker {
                 "a default value must be a compile-time constant",
                 "not a constant",
             );
+            return None;
         }
+        Some(x)
     }
 
     /// A default value stands in for an argument that is read (P4_16

@@ -120,6 +120,58 @@ impl Checker {
         }
     }
 
+    /// Evaluates the stack indices of compound-assignment target `e` that
+    /// call something into hidden locals declared in `out`, and makes `e`
+    /// read those: `lhs op= rhs` evaluates `lhs` once (P4_16 v1.2.5
+    /// §12.4; p4c's opassign2-bmv2, `a[f(i)].x |= v`), where `lhs = lhs op
+    /// rhs` would call `f` twice. The locals' names cannot be written in
+    /// P4, so nothing else sees them.
+    fn bind_called_indices(&mut self, e: &mut ast::Expr, out: &mut ir::Block) {
+        match &mut e.kind {
+            ast::ExprKind::Index { base, index } => {
+                self.bind_called_indices(base, out);
+                // A bad index is reported when the assignment checks it.
+                let before = self.diags.len();
+                let Some(TE::Typed(x)) = self.expr_any(index) else {
+                    self.diags.truncate(before);
+                    return;
+                };
+                if !has_call(&x) {
+                    return;
+                }
+                let Some(body) = self.body.as_mut() else {
+                    return;
+                };
+                let idx = body.vars.len() as u32;
+                body.vars.push(ir::Var {
+                    name: "index".into(),
+                    ty: x.ty.clone(),
+                    param: None,
+                });
+                let ty = x.ty.clone();
+                out.push(Stmt::Decl(idx, Some(x)));
+                let span = index.span;
+                let name = ast::Ident {
+                    name: format!("index#{idx}"),
+                    span,
+                };
+                self.declare(&name, Sym::Var(ir::VarRef::Local(idx), ty, false, None));
+                **index = ast::Expr {
+                    kind: ast::ExprKind::Name(ast::PathName {
+                        top_level: false,
+                        ident: name,
+                        span,
+                    }),
+                    span,
+                };
+            }
+            ast::ExprKind::Member { base, .. } | ast::ExprKind::Slice { base, .. } => {
+                self.bind_called_indices(base, out)
+            }
+            _ => {}
+        }
+    }
+
     /// The value `whole` takes when its bits `hi..=lo` become `v`:
     /// `(whole & !field) | ((v as whole) << lo & field)` (P4_16 bit
     /// slices: assigning a slice changes only those bits). `None` when `whole` is
@@ -384,7 +436,11 @@ impl Checker {
             }
             K::Empty => {}
             K::CompoundAssign { op, lhs, rhs } => {
-                // `lhs op= rhs` is `lhs = lhs op rhs` (P4_16 v1.2.5 §12.4).
+                // `lhs op= rhs` is `lhs = lhs op rhs` (P4_16 v1.2.5 §12.4),
+                // `lhs` evaluated once.
+                let mut lhs = lhs.clone();
+                self.bind_called_indices(&mut lhs, out);
+                let lhs = &lhs;
                 let value = ast::Expr {
                     kind: ast::ExprKind::Binary {
                         op: *op,

@@ -1009,6 +1009,10 @@ pub struct BlockParam {
     pub ty: Option<Ty>,
     /// Direction.
     pub dir: Direction,
+    /// The default value of an `in` or directionless parameter (P4_16
+    /// §6.8.3), a compile-time constant, that an `apply` leaving the
+    /// argument out passes instead.
+    pub default: Option<Expr>,
 }
 
 /// A control declaration.
