@@ -343,9 +343,12 @@ impl Checker {
                             _ => None,
                         })
                         .collect();
+                    // Members of 0 bits (`value_set<bit<0>>`, P4_16 §7.1.6.2) hold
+                    // their only value, 0; an empty struct gives no parts at all.
                     let Some(w) = widths
+                        .filter(|v| !v.is_empty())
                         .map(|v| v.iter().sum::<u32>())
-                        .filter(|w| (1..=128).contains(w))
+                        .filter(|w| *w <= 128)
                     else {
                         self.unsupported(vs.elem_type.span, "value sets whose members are not bit strings (at most 128 bits in all)");
                         continue;
@@ -1651,8 +1654,11 @@ impl Checker {
                 // A lone bit<W>/int<W> may be wider than 128 bits (cells of
                 // u64 limbs).
                 let lone_wide = matches!(ty, Ty::Bit(w) | Ty::Int(w) if w > 128);
+                // A lone bit<0>/int<0> cell holds its only value, 0 (P4_16
+                // §7.1.6.2); a struct of no bits stays refused.
+                let lone_zero = matches!(ty, Ty::Bit(0) | Ty::Int(0));
                 let width = register_cell_width(&ty, &self.prog)
-                    .filter(|w| (1..=128).contains(w) || lone_wide);
+                    .filter(|w| (1..=128).contains(w) || lone_wide || lone_zero);
                 let Some(width) = width else {
                     self.unsupported(
                         t.span,
