@@ -2142,3 +2142,80 @@ fn lookahead_without_a_type() {
     check_errors("lookahead_dont_care_type", &parser("lookahead<_>()"));
     check_compiles("lookahead_written_type_ok", &parser("lookahead<bit<16>>()"));
 }
+
+// ---- ext24
+
+#[test]
+fn conditional_of_two_untyped_integers() {
+    // P4_16 §8.5.1: `c ? 1 : 0` needs a width for one branch unless `c` is
+    // a compile-time constant (then the untaken branch is dropped); p4c:
+    // "Width must be specified for at least one of ..".
+    check_errors(
+        "conditional_two_int_branches",
+        &program(&[("APPLY", "hdr.h.a = (hdr.h.c == 1) ? 1 : 0;")]),
+    );
+    check_compiles(
+        "conditional_two_int_branches_ok",
+        &program(&[
+            ("DECLS", "const bool WIDE = false;"),
+            (
+                "APPLY",
+                "hdr.h.a = WIDE ? 1 : 0;\n        \
+                 hdr.h.c = (hdr.h.c == 1) ? 8w1 : 0;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn division_of_signed_values() {
+    // P4_16 §8.7 lists no `/` or `%` for int<W>; p4c refuses both on signed
+    // operands, constants included ("Cannot operate on signed values"), and
+    // on negative `int` constants ("not defined on negative numbers").
+    check_errors(
+        "signed_division",
+        &program(&[(
+            "APPLY",
+            "int<8> s = (int<8>)hdr.h.a;\n        \
+             s = s / 2;\n        \
+             s = 8s6 % 8s4;\n        \
+             hdr.h.c = (bit<8>)(-7 / 2);",
+        )]),
+    );
+    check_compiles(
+        "unsigned_division_ok",
+        &program(&[(
+            "APPLY",
+            "hdr.h.a = hdr.h.a / 3 + hdr.h.c % 8;\n        \
+             int<8> s = (int<8>)(7 / 2);\n        \
+             hdr.h.c = (bit<8>)s;",
+        )]),
+    );
+}
+
+#[test]
+fn header_union_initialiser() {
+    // P4_16 §8.13: a structure-valued expression is of a struct or header
+    // type, so a union takes none; `{#}` (§8.26) and a member's assignment
+    // are how a union is set.
+    let decls = "header g_t { bit<16> x; }\nheader_union u_t { h_t h; g_t g; }";
+    check_errors(
+        "header_union_initialiser",
+        &program(&[
+            ("DECLS", decls),
+            ("APPLY", "u_t u = { h = hdr.h, g = (g_t){#} };"),
+        ]),
+    );
+    check_compiles(
+        "header_union_invalid_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "APPLY",
+                "u_t u = {#};\n        \
+                 u.h = hdr.h;\n        \
+                 if (u.h.isValid()) { u = (u_t){#}; }",
+            ),
+        ]),
+    );
+}

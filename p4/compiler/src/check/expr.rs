@@ -379,7 +379,23 @@ impl Checker {
         let Ty::Composite(c) = ty else { return None };
         let comp = self.prog.composites[*c].clone();
         if comp.kind == ir::CompositeKind::Union {
-            self.unsupported(span, "initialisers for header unions");
+            // P4_16 §8.13 gives structure-valued expressions struct and
+            // header types only; a union is made valid through one member
+            // (`u.h = ..`, `u.h.setValid()`) or invalid with `{#}`.
+            self.diags.push(
+                crate::diag::Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!(
+                        "header union `{}` takes no `{{ .. }}` initialiser",
+                        comp.name
+                    ),
+                )
+                .with_primary(span, "")
+                .with_note(
+                    "P4_16 §8.13: a structure-valued expression is of a struct or header type; \
+                     assign one member (`u.h = ..`) or `{#}` for a union with no valid member",
+                ),
+            );
             return None;
         }
         let declared = comp.declared_fields();
@@ -942,10 +958,19 @@ impl Checker {
                         if let ExprKind::Bool(cv) = c.kind {
                             return Some(TE::Inf(if cv { x } else { y }));
                         }
-                        self.error(
-                            codes::WIDTH_MISMATCH,
-                            span,
-                            "cannot infer the width of `?:`; give one branch a width",
+                        // P4_16 §8.5.1: the branches may both be `int` only when
+                        // the condition is known at compile time (folded above);
+                        // p4c: "Width must be specified for at least one of ..".
+                        self.diags.push(
+                            crate::diag::Diagnostic::error(
+                                codes::WIDTH_MISMATCH,
+                                "cannot infer the width of `?:`; give one branch a width",
+                            )
+                            .with_primary(span, "the condition is known only at run time")
+                            .with_note(
+                                "P4_16 §8.5.1: both branches may be integers without a width only \
+                                 when the condition is a compile-time constant",
+                            ),
                         );
                         return None;
                     }
@@ -1441,6 +1466,20 @@ impl Checker {
         // Both untyped: fold as infinite precision.
         if let (TE::Inf(x), TE::Inf(y)) = (&a, &b) {
             let (x, y) = (*x, *y);
+            // P4_16 §8.8: integer `/` and `%` are between positive values
+            // (p4c: "Division is not defined for negative numbers").
+            if matches!(op, A::Div | A::Mod) && (x < 0 || y < 0) {
+                self.error_label(
+                    codes::OVERFLOW,
+                    span,
+                    format!(
+                        "`{}` is not defined on negative integers (P4_16 §8.8)",
+                        op.as_str()
+                    ),
+                    "an operand is negative",
+                );
+                return None;
+            }
             let v = match op {
                 A::Add => x.checked_add(y),
                 A::Sub => x.checked_sub(y),
@@ -1675,16 +1714,25 @@ impl Checker {
                     _ => numeric,
                 };
                 if !ok {
-                    self.error_label(
+                    let mut d = crate::diag::Diagnostic::error(
                         codes::TYPE_MISMATCH,
-                        span,
                         format!(
                             "`{}` cannot be applied to {}",
                             op.as_str(),
                             self.ty_name(&x.ty)
                         ),
-                        "bad operands",
-                    );
+                    )
+                    .with_primary(span, "bad operands");
+                    if matches!(iop, BinOp::Div | BinOp::Mod) && matches!(x.ty, Ty::Int(_)) {
+                        // p4c types `/` and `%` as unsigned-only operators
+                        // ("Cannot operate on signed values"), constants too.
+                        d = d.with_note(
+                            "P4_16 §8.7 defines no `/` or `%` on int<W>, and p4c refuses \
+                             them on signed values; cast to bit<W>, or divide integers \
+                             without a width",
+                        );
+                    }
+                    self.diags.push(d);
                     return None;
                 }
                 let ty = if is_cmp { Ty::Bool } else { x.ty.clone() };
