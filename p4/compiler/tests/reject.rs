@@ -1483,8 +1483,10 @@ fn zero_width_bit_strings() {
 fn list_types_outside_a_cast() {
     // P4_16 §7.2.10: only a list expression casts to `list<T>`, each
     // element a `T`, and a list given to an extern constructor's `list<T>`
-    // (p4c's list samples; since gaps22) is a list of that T; a list-typed
-    // local is not supported yet.
+    // (p4c's list samples; since gaps22) is a list of that T. A list-typed
+    // local or constant (since ext24) takes its length from its
+    // initialiser, so it needs one, of its element type; a list parameter
+    // of anything but an extern constructor is not supported yet.
     check_errors(
         "list_type_errors",
         &program(&[
@@ -1498,9 +1500,28 @@ fn list_types_outside_a_cast() {
             ),
             (
                 "APPLY",
-                "list<bit<8>> l = {1, 2};\n        \
+                "list<bit<8>> l;\n        \
+                 list<bit<8>> m = {1, hdr.h.a};\n        \
+                 list<bit<16>> wide = m;\n        \
+                 list<list<bit<8>>> ll = { {1}, hdr.h.a };\n        \
                  hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>)hdr.h.a, 17w4);\n        \
                  hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>){hdr.h.a, true}, 17w4);",
+            ),
+        ]),
+    );
+    check_errors(
+        "list_parameter",
+        &program(&[("DECLS", "action a(list<bit<8>> l) { }")]),
+    );
+    check_compiles(
+        "list_locals_ok",
+        &program(&[
+            ("DECLS", "const list<list<bit<8>>> LL = { {1, 2}, {3} };"),
+            (
+                "APPLY",
+                "list<bit<8>> l = {1, hdr.h.a};\n        \
+                 list<bit<8>> m = l;\n        \
+                 if (m == {8w1, 8w2}) { hdr.h.c = LL[1][0] + l[1]; }",
             ),
         ]),
     );

@@ -319,8 +319,16 @@ impl Checker {
                     self.const_decl(c);
                 }
                 ast::Decl::Var(v) => {
-                    let Some(ty) = self.ty(&v.ty) else { continue };
-                    let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                    let (ty, init) = if let ast::TypeKind::List(elem) = &v.ty.kind {
+                        let Some((ty, init)) = self.list_decl(elem, v.init.as_ref(), v.span) else {
+                            continue;
+                        };
+                        (ty, Some(init))
+                    } else {
+                        let Some(ty) = self.ty(&v.ty) else { continue };
+                        let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                        (ty, init)
+                    };
                     let nominal = self.nominal_of_type(&v.ty);
                     if let Some(init) = &init {
                         self.check_declared_nominal(&v.ty, init, v.span);
@@ -1234,8 +1242,16 @@ impl Checker {
                     self.const_decl(k);
                 }
                 ast::Decl::Var(v) => {
-                    let Some(ty) = self.ty(&v.ty) else { continue };
-                    let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                    let (ty, init) = if let ast::TypeKind::List(elem) = &v.ty.kind {
+                        let Some((ty, init)) = self.list_decl(elem, v.init.as_ref(), v.span) else {
+                            continue;
+                        };
+                        (ty, Some(init))
+                    } else {
+                        let Some(ty) = self.ty(&v.ty) else { continue };
+                        let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                        (ty, init)
+                    };
                     let nominal = self.nominal_of_type(&v.ty);
                     if let Some(init) = &init {
                         self.check_declared_nominal(&v.ty, init, v.span);

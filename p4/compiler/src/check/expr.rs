@@ -512,6 +512,26 @@ impl Checker {
     /// tuple of that type is (extern arguments such as a hash's field list,
     /// comparisons). Only a list expression casts to a list type.
     fn list_cast(&mut self, elem: &ast::Type, e: &ast::Expr, span: Span) -> Option<Expr> {
+        // A list of lists (P4_16 §7.2.10 lets T be any type, p4c's list8):
+        // each element a list expression cast to the inner list type, of
+        // its own length.
+        if let ast::TypeKind::List(inner) = &elem.kind {
+            let ast::ExprKind::List(items) = &e.kind else {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    e.span,
+                    "only a list expression `{..}` can be cast to a list of lists",
+                    "not a list expression",
+                );
+                return None;
+            };
+            let v = items
+                .iter()
+                .map(|i| self.list_cast(inner, i, i.span))
+                .collect::<Option<Vec<_>>>()?;
+            let ty = Ty::Tuple(v.iter().map(|x| x.ty.clone()).collect());
+            return Some(mk(ExprKind::List(v), ty, span));
+        }
         let elem = self.ty(elem)?;
         let ast::ExprKind::List(items) = &e.kind else {
             self.error_label(
@@ -528,6 +548,62 @@ impl Checker {
         let v = self.elements_as(items, &elem)?;
         let ty = Ty::Tuple(vec![elem; v.len()]);
         Some(mk(ExprKind::List(v), ty, span))
+    }
+
+    /// A local or constant declared `list<T>` (P4_16 §7.2.10): its length
+    /// is its initialiser's, so it is a tuple of that many `T`, and it needs
+    /// an initialiser: a list expression (each element checked as a `T`) or
+    /// a value of such a tuple type (another list). `None` after an error.
+    pub(crate) fn list_decl(
+        &mut self,
+        elem: &ast::Type,
+        init: Option<&ast::Expr>,
+        span: Span,
+    ) -> Option<(Ty, Expr)> {
+        let Some(init) = init else {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                span,
+                "a `list<..>` variable takes its length from its initialiser; give it one",
+                "no initialiser",
+            );
+            return None;
+        };
+        let e = if matches!(init.kind, ast::ExprKind::List(_)) {
+            self.list_cast(elem, init, init.span)?
+        } else {
+            let TE::Typed(x) = self.expr_any(init)? else {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    init.span,
+                    "a `list<..>` variable is initialised with a list",
+                    "not a list",
+                );
+                return None;
+            };
+            if !self.is_list_of(elem, &x.ty) {
+                let found = self.ty_name(&x.ty);
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    init.span,
+                    format!("this {found} is not a list of the declared element type"),
+                    "wrong element type",
+                );
+                return None;
+            }
+            x
+        };
+        Some((e.ty.clone(), e))
+    }
+
+    /// Whether `ty` is the tuple a `list<elem>` value is made of.
+    fn is_list_of(&mut self, elem: &ast::Type, ty: &Ty) -> bool {
+        let Ty::Tuple(items) = ty else { return false };
+        if let ast::TypeKind::List(inner) = &elem.kind {
+            return items.iter().all(|t| self.is_list_of(inner, t));
+        }
+        let Some(e) = self.ty(elem) else { return false };
+        items.iter().all(|t| *t == e)
     }
 
     /// The bits of a struct or tuple whose leaves are all scalars, as
