@@ -2240,3 +2240,42 @@ fn header_union_initialiser() {
         ]),
     );
 }
+
+#[test]
+fn signed_range_keys() {
+    // A select range over an int<W> key holds signed values (P4_16
+    // §8.15.3), so `-5 .. 5` is in order and `5 .. -5` is reversed; a
+    // table range compares the key's bits unsigned, as BMv2 compares
+    // P4Runtime's two's complement bytestrings, so one across 0 is refused.
+    let decls = "header s_t { int<8> v; }";
+    let parser = |range: &str| {
+        program(&[
+            ("DECLS", decls),
+            (
+                "PARSER",
+                &format!(
+                    "int<8> v = (int<8>)hdr.h.a;\n        \
+                     transition select(v) {{ {range}: accept; default: reject; }}"
+                ),
+            ),
+        ])
+    };
+    check_compiles("signed_select_range_ok", &parser("-5 .. 5"));
+    check_errors("signed_select_range_reversed", &parser("5 .. -5"));
+    let table = |range: &str| {
+        program(&[
+            (
+                "LOCALS",
+                &format!(
+                    "int<8> k = 0;\n    \
+                     table t {{ key = {{ k: range; }} actions = {{ set; }} \
+                     const entries = {{ {range} : set(1); }} }}"
+                ),
+            ),
+            ("APPLY", "k = (int<8>)hdr.h.a; t.apply();"),
+        ])
+    };
+    check_compiles("signed_entry_range_ok", &table("-8 .. -2"));
+    check_errors("signed_entry_range_across_zero", &table("-5 .. 5"));
+    check_errors("signed_entry_range_reversed", &table("5 .. -5"));
+}
