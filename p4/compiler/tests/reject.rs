@@ -1492,12 +1492,14 @@ fn stack_initialiser_needs_one_header_per_element() {
 #[test]
 fn zero_width_bit_strings() {
     // P4_16 §7.1.6.2: `bit<0>` and `int<0>` hold only 0, and a slice of
-    // one has no bits to take; registers and value sets of them are not
-    // supported yet.
+    // one has no bits to take. Registers of them work (since ext24,
+    // `tests/stf/bit_zero_externs`); a register of a struct with no bits at
+    // all is not supported.
     check_errors(
         "bit_zero_width_errors",
         &program(&[
-            ("LOCALS", "bit<0> z = 0; register<bit<0>>(4) r;"),
+            ("DECLS", "struct none_t { }"),
+            ("LOCALS", "bit<0> z = 0; register<none_t>(4) r;"),
             ("APPLY", "hdr.h.a = (bit<8>)z[0:0];"),
         ]),
     );
@@ -1526,8 +1528,10 @@ fn zero_width_bit_strings() {
 fn list_types_outside_a_cast() {
     // P4_16 §7.2.10: only a list expression casts to `list<T>`, each
     // element a `T`, and a list given to an extern constructor's `list<T>`
-    // (p4c's list samples; since gaps22) is a list of that T; a list-typed
-    // local is not supported yet.
+    // (p4c's list samples; since gaps22) is a list of that T. A list-typed
+    // local or constant (since ext24) takes its length from its
+    // initialiser, so it needs one, of its element type; a list parameter
+    // of anything but an extern constructor is not supported yet.
     check_errors(
         "list_type_errors",
         &program(&[
@@ -1541,9 +1545,28 @@ fn list_types_outside_a_cast() {
             ),
             (
                 "APPLY",
-                "list<bit<8>> l = {1, 2};\n        \
+                "list<bit<8>> l;\n        \
+                 list<bit<8>> m = {1, hdr.h.a};\n        \
+                 list<bit<16>> wide = m;\n        \
+                 list<list<bit<8>>> ll = { {1}, hdr.h.a };\n        \
                  hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>)hdr.h.a, 17w4);\n        \
                  hash(hdr.h.b, HashAlgorithm.crc16, 16w0, (list<bit<8>>){hdr.h.a, true}, 17w4);",
+            ),
+        ]),
+    );
+    check_errors(
+        "list_parameter",
+        &program(&[("DECLS", "action a(list<bit<8>> l) { }")]),
+    );
+    check_compiles(
+        "list_locals_ok",
+        &program(&[
+            ("DECLS", "const list<list<bit<8>>> LL = { {1, 2}, {3} };"),
+            (
+                "APPLY",
+                "list<bit<8>> l = {1, hdr.h.a};\n        \
+                 list<bit<8>> m = l;\n        \
+                 if (m == {8w1, 8w2}) { hdr.h.c = LL[1][0] + l[1]; }",
             ),
         ]),
     );
@@ -2203,4 +2226,120 @@ fn lookahead_without_a_type() {
     };
     check_errors("lookahead_dont_care_type", &parser("lookahead<_>()"));
     check_compiles("lookahead_written_type_ok", &parser("lookahead<bit<16>>()"));
+}
+
+// ---- ext24
+
+#[test]
+fn conditional_of_two_untyped_integers() {
+    // P4_16 §8.5.1: `c ? 1 : 0` needs a width for one branch unless `c` is
+    // a compile-time constant (then the untaken branch is dropped); p4c:
+    // "Width must be specified for at least one of ..".
+    check_errors(
+        "conditional_two_int_branches",
+        &program(&[("APPLY", "hdr.h.a = (hdr.h.c == 1) ? 1 : 0;")]),
+    );
+    check_compiles(
+        "conditional_two_int_branches_ok",
+        &program(&[
+            ("DECLS", "const bool WIDE = false;"),
+            (
+                "APPLY",
+                "hdr.h.a = WIDE ? 1 : 0;\n        \
+                 hdr.h.c = (hdr.h.c == 1) ? 8w1 : 0;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn division_of_signed_values() {
+    // P4_16 §8.7 lists no `/` or `%` for int<W>; p4c refuses both on signed
+    // operands, constants included ("Cannot operate on signed values"), and
+    // on negative `int` constants ("not defined on negative numbers").
+    check_errors(
+        "signed_division",
+        &program(&[(
+            "APPLY",
+            "int<8> s = (int<8>)hdr.h.a;\n        \
+             s = s / 2;\n        \
+             s = 8s6 % 8s4;\n        \
+             hdr.h.c = (bit<8>)(-7 / 2);",
+        )]),
+    );
+    check_compiles(
+        "unsigned_division_ok",
+        &program(&[(
+            "APPLY",
+            "hdr.h.a = hdr.h.a / 3 + hdr.h.c % 8;\n        \
+             int<8> s = (int<8>)(7 / 2);\n        \
+             hdr.h.c = (bit<8>)s;",
+        )]),
+    );
+}
+
+#[test]
+fn header_union_initialiser() {
+    // P4_16 §8.13: a structure-valued expression is of a struct or header
+    // type, so a union takes none; `{#}` (§8.26) and a member's assignment
+    // are how a union is set.
+    let decls = "header g_t { bit<16> x; }\nheader_union u_t { h_t h; g_t g; }";
+    check_errors(
+        "header_union_initialiser",
+        &program(&[
+            ("DECLS", decls),
+            ("APPLY", "u_t u = { h = hdr.h, g = (g_t){#} };"),
+        ]),
+    );
+    check_compiles(
+        "header_union_invalid_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "APPLY",
+                "u_t u = {#};\n        \
+                 u.h = hdr.h;\n        \
+                 if (u.h.isValid()) { u = (u_t){#}; }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn signed_range_keys() {
+    // A select range over an int<W> key holds signed values (P4_16
+    // §8.15.3), so `-5 .. 5` is in order and `5 .. -5` is reversed; a
+    // table range compares the key's bits unsigned, as BMv2 compares
+    // P4Runtime's two's complement bytestrings, so one across 0 is refused.
+    let decls = "header s_t { int<8> v; }";
+    let parser = |range: &str| {
+        program(&[
+            ("DECLS", decls),
+            (
+                "PARSER",
+                &format!(
+                    "int<8> v = (int<8>)hdr.h.a;\n        \
+                     transition select(v) {{ {range}: accept; default: reject; }}"
+                ),
+            ),
+        ])
+    };
+    check_compiles("signed_select_range_ok", &parser("-5 .. 5"));
+    check_errors("signed_select_range_reversed", &parser("5 .. -5"));
+    let table = |range: &str| {
+        program(&[
+            (
+                "LOCALS",
+                &format!(
+                    "int<8> k = 0;\n    \
+                     table t {{ key = {{ k: range; }} actions = {{ set; }} \
+                     const entries = {{ {range} : set(1); }} }}"
+                ),
+            ),
+            ("APPLY", "k = (int<8>)hdr.h.a; t.apply();"),
+        ])
+    };
+    check_compiles("signed_entry_range_ok", &table("-8 .. -2"));
+    check_errors("signed_entry_range_across_zero", &table("-5 .. 5"));
+    check_errors("signed_entry_range_reversed", &table("5 .. -5"));
 }

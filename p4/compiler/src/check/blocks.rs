@@ -327,8 +327,16 @@ impl Checker {
                     self.const_decl(c);
                 }
                 ast::Decl::Var(v) => {
-                    let Some(ty) = self.ty(&v.ty) else { continue };
-                    let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                    let (ty, init) = if let ast::TypeKind::List(elem) = &v.ty.kind {
+                        let Some((ty, init)) = self.list_decl(elem, v.init.as_ref(), v.span) else {
+                            continue;
+                        };
+                        (ty, Some(init))
+                    } else {
+                        let Some(ty) = self.ty(&v.ty) else { continue };
+                        let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                        (ty, init)
+                    };
                     let nominal = self.nominal_of_type(&v.ty);
                     if let Some(init) = &init {
                         self.check_declared_nominal(&v.ty, init, v.span);
@@ -351,9 +359,12 @@ impl Checker {
                             _ => None,
                         })
                         .collect();
+                    // Members of 0 bits (`value_set<bit<0>>`, P4_16 §7.1.6.2) hold
+                    // their only value, 0; an empty struct gives no parts at all.
                     let Some(w) = widths
+                        .filter(|v| !v.is_empty())
                         .map(|v| v.iter().sum::<u32>())
-                        .filter(|w| (1..=128).contains(w))
+                        .filter(|w| *w <= 128)
                     else {
                         self.unsupported(vs.elem_type.span, "value sets whose members are not bit strings (at most 128 bits in all)");
                         continue;
@@ -782,14 +793,15 @@ impl Checker {
                 ast::KeysetElem::Range { lo, hi, .. } => {
                     let l = self.keyset_value(lo, ty)?;
                     let h = self.keyset_value(hi, ty)?;
-                    if ty.is_signed(&self.prog) {
-                        self.unsupported(el_span(el), "ranges over signed keys");
-                        return None;
-                    }
                     // BMv2 turns a select range into masks and refuses one
                     // whose end is below its start (p4c: "Range end is
-                    // less than start", issue-2123_e).
-                    if !self.range_in_order(codes::BAD_SELECT, el_span(el), l, h) {
+                    // less than start", issue-2123_e). On an int<W> key the
+                    // range holds the x with l <= x <= h as signed values
+                    // (P4_16 §8.15.3), so `-5 .. 5` is in order.
+                    let signed = ty
+                        .is_signed(&self.prog)
+                        .then(|| ty.scalar_width(&self.prog).unwrap_or(0));
+                    if !self.range_in_order(codes::BAD_SELECT, el_span(el), l, h, signed) {
                         return None;
                     }
                     ir::KeySet::Range(l, h)
@@ -799,16 +811,32 @@ impl Checker {
         Some(out)
     }
 
-    /// Whether the range `l .. h` is in order; if not, reports it under
-    /// `code` (a select case or a table entry) and says false.
-    fn range_in_order(&mut self, code: &'static str, span: Span, l: u128, h: u128) -> bool {
-        if h >= l {
+    /// Whether the range `l .. h` (values masked to the key's width) is in
+    /// order; if not, reports it under `code` (a select case or a table
+    /// entry) and says false. `signed` is the width of an int<W> key,
+    /// whose bounds are compared (and reported) as signed values.
+    fn range_in_order(
+        &mut self,
+        code: &'static str,
+        span: Span,
+        l: u128,
+        h: u128,
+        signed: Option<u32>,
+    ) -> bool {
+        let (in_order, shown) = match signed {
+            Some(w) => {
+                let (sl, sh) = (p4_target::bits::sext(l, w), p4_target::bits::sext(h, w));
+                (sh >= sl, (sl.to_string(), sh.to_string()))
+            }
+            None => (h >= l, (l.to_string(), h.to_string())),
+        };
+        if in_order {
             return true;
         }
         self.error_label(
             code,
             span,
-            format!("range end {h} is less than its start {l}"),
+            format!("range end {} is less than its start {}", shown.1, shown.0),
             "empty range",
         );
         false
@@ -1239,8 +1267,16 @@ impl Checker {
                     self.const_decl(k);
                 }
                 ast::Decl::Var(v) => {
-                    let Some(ty) = self.ty(&v.ty) else { continue };
-                    let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                    let (ty, init) = if let ast::TypeKind::List(elem) = &v.ty.kind {
+                        let Some((ty, init)) = self.list_decl(elem, v.init.as_ref(), v.span) else {
+                            continue;
+                        };
+                        (ty, Some(init))
+                    } else {
+                        let Some(ty) = self.ty(&v.ty) else { continue };
+                        let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+                        (ty, init)
+                    };
                     let nominal = self.nominal_of_type(&v.ty);
                     if let Some(init) = &init {
                         self.check_declared_nominal(&v.ty, init, v.span);
@@ -1659,8 +1695,11 @@ impl Checker {
                 // A lone bit<W>/int<W> may be wider than 128 bits (cells of
                 // u64 limbs).
                 let lone_wide = matches!(ty, Ty::Bit(w) | Ty::Int(w) if w > 128);
+                // A lone bit<0>/int<0> cell holds its only value, 0 (P4_16
+                // §7.1.6.2); a struct of no bits stays refused.
+                let lone_zero = matches!(ty, Ty::Bit(0) | Ty::Int(0));
                 let width = register_cell_width(&ty, &self.prog)
-                    .filter(|w| (1..=128).contains(w) || lone_wide);
+                    .filter(|w| (1..=128).contains(w) || lone_wide || lone_zero);
                 let Some(width) = width else {
                     self.unsupported(
                         t.span,
@@ -2971,7 +3010,31 @@ impl Checker {
                     // P4Runtime's match format refuses a range entry whose low is
                     // above its high, so such a const entry could not be
                     // read back or installed; refused as a select range is.
-                    if !self.range_in_order(codes::BAD_ENTRY, el_span(el), l, h) {
+                    let signed = ty
+                        .is_signed(&self.prog)
+                        .then(|| ty.scalar_width(&self.prog).unwrap_or(0));
+                    if !self.range_in_order(codes::BAD_ENTRY, el_span(el), l, h, signed) {
+                        return None;
+                    }
+                    // Table ranges compare the key's bits as unsigned
+                    // numbers, as BMv2 compares P4Runtime's two's complement
+                    // bytestrings; on an int<W> key a range across 0 would
+                    // be empty that way, so it is refused with its reason.
+                    if let Some(w) = signed
+                        && p4_target::bits::sext(l, w) < 0
+                        && p4_target::bits::sext(h, w) >= 0
+                    {
+                        self.error_label(
+                            codes::BAD_ENTRY,
+                            el_span(el),
+                            format!(
+                                "range {} .. {} of an {} key crosses 0",
+                                p4_target::bits::sext(l, w),
+                                p4_target::bits::sext(h, w),
+                                self.ty_name(ty)
+                            ),
+                            "table ranges compare two's complement bits unsigned",
+                        );
                         return None;
                     }
                     Some(FieldMatch::Range { low: l, high: h })

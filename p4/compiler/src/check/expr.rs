@@ -379,7 +379,23 @@ impl Checker {
         let Ty::Composite(c) = ty else { return None };
         let comp = self.prog.composites[*c].clone();
         if comp.kind == ir::CompositeKind::Union {
-            self.unsupported(span, "initialisers for header unions");
+            // P4_16 §8.13 gives structure-valued expressions struct and
+            // header types only; a union is made valid through one member
+            // (`u.h = ..`, `u.h.setValid()`) or invalid with `{#}`.
+            self.diags.push(
+                crate::diag::Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!(
+                        "header union `{}` takes no `{{ .. }}` initialiser",
+                        comp.name
+                    ),
+                )
+                .with_primary(span, "")
+                .with_note(
+                    "P4_16 §8.13: a structure-valued expression is of a struct or header type; \
+                     assign one member (`u.h = ..`) or `{#}` for a union with no valid member",
+                ),
+            );
             return None;
         }
         let declared = comp.declared_fields();
@@ -496,6 +512,26 @@ impl Checker {
     /// tuple of that type is (extern arguments such as a hash's field list,
     /// comparisons). Only a list expression casts to a list type.
     fn list_cast(&mut self, elem: &ast::Type, e: &ast::Expr, span: Span) -> Option<Expr> {
+        // A list of lists (P4_16 §7.2.10 lets T be any type, p4c's list8):
+        // each element a list expression cast to the inner list type, of
+        // its own length.
+        if let ast::TypeKind::List(inner) = &elem.kind {
+            let ast::ExprKind::List(items) = &e.kind else {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    e.span,
+                    "only a list expression `{..}` can be cast to a list of lists",
+                    "not a list expression",
+                );
+                return None;
+            };
+            let v = items
+                .iter()
+                .map(|i| self.list_cast(inner, i, i.span))
+                .collect::<Option<Vec<_>>>()?;
+            let ty = Ty::Tuple(v.iter().map(|x| x.ty.clone()).collect());
+            return Some(mk(ExprKind::List(v), ty, span));
+        }
         let elem = self.ty(elem)?;
         let ast::ExprKind::List(items) = &e.kind else {
             self.error_label(
@@ -512,6 +548,62 @@ impl Checker {
         let v = self.elements_as(items, &elem)?;
         let ty = Ty::Tuple(vec![elem; v.len()]);
         Some(mk(ExprKind::List(v), ty, span))
+    }
+
+    /// A local or constant declared `list<T>` (P4_16 §7.2.10): its length
+    /// is its initialiser's, so it is a tuple of that many `T`, and it needs
+    /// an initialiser: a list expression (each element checked as a `T`) or
+    /// a value of such a tuple type (another list). `None` after an error.
+    pub(crate) fn list_decl(
+        &mut self,
+        elem: &ast::Type,
+        init: Option<&ast::Expr>,
+        span: Span,
+    ) -> Option<(Ty, Expr)> {
+        let Some(init) = init else {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                span,
+                "a `list<..>` variable takes its length from its initialiser; give it one",
+                "no initialiser",
+            );
+            return None;
+        };
+        let e = if matches!(init.kind, ast::ExprKind::List(_)) {
+            self.list_cast(elem, init, init.span)?
+        } else {
+            let TE::Typed(x) = self.expr_any(init)? else {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    init.span,
+                    "a `list<..>` variable is initialised with a list",
+                    "not a list",
+                );
+                return None;
+            };
+            if !self.is_list_of(elem, &x.ty) {
+                let found = self.ty_name(&x.ty);
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    init.span,
+                    format!("this {found} is not a list of the declared element type"),
+                    "wrong element type",
+                );
+                return None;
+            }
+            x
+        };
+        Some((e.ty.clone(), e))
+    }
+
+    /// Whether `ty` is the tuple a `list<elem>` value is made of.
+    fn is_list_of(&mut self, elem: &ast::Type, ty: &Ty) -> bool {
+        let Ty::Tuple(items) = ty else { return false };
+        if let ast::TypeKind::List(inner) = &elem.kind {
+            return items.iter().all(|t| self.is_list_of(inner, t));
+        }
+        let Some(e) = self.ty(elem) else { return false };
+        items.iter().all(|t| *t == e)
     }
 
     /// The bits of a struct or tuple whose leaves are all scalars, as
@@ -969,10 +1061,19 @@ impl Checker {
                         if let ExprKind::Bool(cv) = c.kind {
                             return Some(TE::Inf(if cv { x } else { y }));
                         }
-                        self.error(
-                            codes::WIDTH_MISMATCH,
-                            span,
-                            "cannot infer the width of `?:`; give one branch a width",
+                        // P4_16 §8.5.1: the branches may both be `int` only when
+                        // the condition is known at compile time (folded above);
+                        // p4c: "Width must be specified for at least one of ..".
+                        self.diags.push(
+                            crate::diag::Diagnostic::error(
+                                codes::WIDTH_MISMATCH,
+                                "cannot infer the width of `?:`; give one branch a width",
+                            )
+                            .with_primary(span, "the condition is known only at run time")
+                            .with_note(
+                                "P4_16 §8.5.1: both branches may be integers without a width only \
+                                 when the condition is a compile-time constant",
+                            ),
                         );
                         return None;
                     }
@@ -1476,6 +1577,20 @@ impl Checker {
         // Both untyped: fold as infinite precision.
         if let (TE::Inf(x), TE::Inf(y)) = (&a, &b) {
             let (x, y) = (*x, *y);
+            // P4_16 §8.8: integer `/` and `%` are between positive values
+            // (p4c: "Division is not defined for negative numbers").
+            if matches!(op, A::Div | A::Mod) && (x < 0 || y < 0) {
+                self.error_label(
+                    codes::OVERFLOW,
+                    span,
+                    format!(
+                        "`{}` is not defined on negative integers (P4_16 §8.8)",
+                        op.as_str()
+                    ),
+                    "an operand is negative",
+                );
+                return None;
+            }
             let v = match op {
                 A::Add => x.checked_add(y),
                 A::Sub => x.checked_sub(y),
@@ -1710,16 +1825,25 @@ impl Checker {
                     _ => numeric,
                 };
                 if !ok {
-                    self.error_label(
+                    let mut d = crate::diag::Diagnostic::error(
                         codes::TYPE_MISMATCH,
-                        span,
                         format!(
                             "`{}` cannot be applied to {}",
                             op.as_str(),
                             self.ty_name(&x.ty)
                         ),
-                        "bad operands",
-                    );
+                    )
+                    .with_primary(span, "bad operands");
+                    if matches!(iop, BinOp::Div | BinOp::Mod) && matches!(x.ty, Ty::Int(_)) {
+                        // p4c types `/` and `%` as unsigned-only operators
+                        // ("Cannot operate on signed values"), constants too.
+                        d = d.with_note(
+                            "P4_16 §8.7 defines no `/` or `%` on int<W>, and p4c refuses \
+                             them on signed values; cast to bit<W>, or divide integers \
+                             without a width",
+                        );
+                    }
+                    self.diags.push(d);
                     return None;
                 }
                 let ty = if is_cmp { Ty::Bool } else { x.ty.clone() };

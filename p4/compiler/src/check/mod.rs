@@ -632,13 +632,14 @@ impl Checker {
             K::List(_) => {
                 // A list's length is its value's (P4_16 §7.2.10); a list
                 // expression cast to one is a tuple of that many elements
-                // (`Checker::list_cast`), and a user extern's constructor
-                // takes one (`Checker::user_params`), but no other value
-                // has this type.
+                // (`Checker::list_cast`), so is a local or constant declared
+                // with one (`Checker::list_decl`), and a user extern's
+                // constructor takes one (`Checker::user_params`), but no
+                // other value has this type.
                 self.unsupported(
                     t.span,
                     "`list<..>` types other than in a cast of a list expression, `(list<T>){..}`, \
-                     or as an extern constructor's parameter",
+                     a local or constant with an initialiser, or an extern constructor's parameter",
                 );
                 return None;
             }
@@ -1032,8 +1033,13 @@ impl Checker {
             self.declare(&c.name, Sym::IntConst(v));
             return Some(ir::ConstValue::Integer(v));
         }
-        let ty = self.ty(&c.ty)?;
-        let e = self.expr(&c.value, Some(&ty))?;
+        let e = if let ast::TypeKind::List(elem) = &c.ty.kind {
+            // `const list<T> L = {..};` is a tuple of as many `T` (§7.2.10).
+            self.list_decl(elem, Some(&c.value), c.value.span)?.1
+        } else {
+            let ty = self.ty(&c.ty)?;
+            self.expr(&c.value, Some(&ty))?
+        };
         // P4_16 §7.6: a constant of a `type`-declared type is of that type,
         // and takes a value of another only through a cast.
         self.check_declared_nominal(&c.ty, &e, c.value.span);

@@ -389,6 +389,15 @@ impl Checker {
                 }
             }
             K::Var(v) => {
+                if let ast::TypeKind::List(elem) = &v.ty.kind {
+                    let Some((ty, init)) = self.list_decl(elem, v.init.as_ref(), v.span) else {
+                        return;
+                    };
+                    if let Some(i) = self.new_local(&v.name, ty, Some(None)) {
+                        out.push(Stmt::Decl(i, Some(init)));
+                    }
+                    return;
+                }
                 let Some(ty) = self.ty(&v.ty) else { return };
                 let init = match &v.init {
                     Some(e) => match self.assigned_value(e, &ty) {

@@ -145,9 +145,30 @@ impl Gen<'_> {
                     }
                     let mut first = true;
                     let mut caught_all = false;
+                    // The sign bit of each int<W> key: a range over one
+                    // holds signed values (P4_16 §8.15.3), compared here
+                    // with the sign bit flipped on both sides, which maps
+                    // signed order onto unsigned order.
+                    let sign_bits: Vec<Option<u128>> = exprs
+                        .iter()
+                        .map(|e| {
+                            (e.ty.is_signed(self.prog) && self.width(&e.ty) > 0)
+                                .then(|| 1u128 << (self.width(&e.ty) - 1))
+                        })
+                        .collect();
                     for c in cases {
                         let mut conds = Vec::new();
-                        for (ks, k) in c.keys.iter().zip(&key_names) {
+                        for ((ks, k), sign) in c.keys.iter().zip(&key_names).zip(&sign_bits) {
+                            if let (KeySet::Range(lo, hi), Some(s)) = (ks, sign) {
+                                conds.push(format!(
+                                    "({} <= ({k} ^ {}) && ({k} ^ {}) <= {})",
+                                    lit(lo ^ s),
+                                    lit(*s),
+                                    lit(*s),
+                                    lit(hi ^ s)
+                                ));
+                                continue;
+                            }
                             match ks {
                                 KeySet::Any => {}
                                 KeySet::Value(v) => conds.push(format!("{k} == {}", lit(*v))),
