@@ -20,8 +20,9 @@
 //! `cargo bench -p control --bench p4rt_write` (`-- --writes-only`: the
 //! write rates without a state file and the 1M fill only, no reads;
 //! `-- --scale-only`: the 1M and IPv6 phases only; `-- --v6-only`: the
-//! IPv6 phase only; `-- --single-only`: 20,000 one-update Writes only,
-//! for `perf stat`/`perf sched` of the thread hops).
+//! IPv6 phase only; `-- --single-only`: 20,000 one-update Writes one at a time,
+//! then 20,000 with 4 and with 16 in flight on one connection, each on a
+//! fresh service; for `perf stat`/`perf sched` of the thread hops).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -268,6 +269,51 @@ async fn singles(
     (rate, (q(0.5), q(0.99)))
 }
 
+/// Inserts routes `range` one a request from `inflight` tasks sharing
+/// `client`'s connection, each sending its next Write as soon as its last
+/// one is answered (P4Runtime lets a controller keep several Writes in
+/// flight; their order is not promised): updates/s and the round trip's
+/// p50 and p99 in µs. Every request still carries one update.
+async fn singles_in_flight(
+    client: &P4RuntimeClient<Channel>,
+    range: std::ops::Range<u32>,
+    inflight: u32,
+) -> (f64, (f64, f64)) {
+    use pb::update::Type::Insert;
+    let n = range.len() as u32;
+    let t = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for k in 0..inflight {
+        let mut client = client.clone();
+        // Task k takes every inflight-th route, so all tasks end together.
+        let mine: Vec<u32> = range
+            .clone()
+            .skip(k as usize)
+            .step_by(inflight as usize)
+            .collect();
+        tasks.spawn(async move {
+            let mut rtts = Vec::with_capacity(mine.len());
+            for i in mine {
+                let sent = Instant::now();
+                client
+                    .write(request(vec![route(Insert, i, 1)]))
+                    .await
+                    .unwrap();
+                rtts.push(sent.elapsed());
+            }
+            rtts
+        });
+    }
+    let mut rtts = Vec::with_capacity(n as usize);
+    while let Some(r) = tasks.join_next().await {
+        rtts.extend(r.unwrap());
+    }
+    let rate = f64::from(n) / t.elapsed().as_secs_f64();
+    rtts.sort();
+    let q = |p: f64| rtts[((rtts.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e6;
+    (rate, (q(0.5), q(0.99)))
+}
+
 /// One-update inserts, 1,000-update inserts, then `rounds` of modifies of
 /// every entry, on `client`'s service.
 async fn run(client: &mut P4RuntimeClient<Channel>, rounds: u32) -> Rates {
@@ -454,13 +500,37 @@ async fn at_scale(server: &Handle, read: bool) {
     );
 }
 
+/// `--server-current-thread` (an experiment): the service on a
+/// current-thread runtime driven by a thread of its own instead of a
+/// one-worker multi-thread runtime.
+fn current_thread_server() -> Handle {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("server-rt".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            tx.send(rt.handle().clone()).unwrap();
+            rt.block_on(std::future::pending::<()>());
+        })
+        .unwrap();
+    rx.recv().unwrap()
+}
+
 fn main() {
     let server = server_runtime();
+    let handle = if std::env::args().any(|a| a == "--server-current-thread") {
+        current_thread_server()
+    } else {
+        server.handle().clone()
+    };
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
-        .block_on(client_main(server.handle()));
+        .block_on(client_main(&handle));
 }
 
 async fn client_main(server: &Handle) {
@@ -478,8 +548,17 @@ async fn client_main(server: &Handle) {
         let (mut client, _) = service(server, None).await;
         let (rate, (p50, p99)) = singles(&mut client, 0..N_SINGLE_ONLY).await;
         println!(
-            "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs)"
+            "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update, one at a time: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs)"
         );
+        // The same on a fresh service (an empty table again), with several
+        // Writes in flight on one connection.
+        for inflight in [4, 16] {
+            let (client, _) = service(server, None).await;
+            let (rate, (p50, p99)) = singles_in_flight(&client, 0..N_SINGLE_ONLY, inflight).await;
+            println!(
+                "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update, {inflight} in flight: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs)"
+            );
+        }
         return;
     }
     let rounds = 3;
