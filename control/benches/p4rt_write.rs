@@ -22,7 +22,9 @@
 //! `-- --scale-only`: the 1M and IPv6 phases only; `-- --v6-only`: the
 //! IPv6 phase only; `-- --single-only`: 20,000 one-update Writes one at a time,
 //! then 20,000 with 4 and with 16 in flight on one connection, each on a
-//! fresh service; for `perf stat`/`perf sched` of the thread hops).
+//! fresh service, with the CPU each thread spent a Write; `--inflight N`
+//! runs one of those only; `--unix` serves on a Unix socket instead of
+//! loopback TCP).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -209,20 +211,27 @@ async fn service_of(
                 svc.restore(&path).await.unwrap();
             }
             let restore = t.elapsed();
-            // Served as the daemon serves (`control::serve`: same server settings).
-            let bound = Bound::bind(&Listen::Tcp("127.0.0.1:0".parse().unwrap()))
-                .await
-                .unwrap();
-            let addr = bound.local_addr().unwrap();
+            // Served as the daemon serves (`control::serve`: same server
+            // settings), on loopback TCP or, with `--unix`, on a Unix
+            // socket (what a controller on the switch's host may dial).
+            let listen = if std::env::args().any(|a| a == "--unix") {
+                let dir = tempfile::tempdir().unwrap().keep();
+                Listen::Unix(dir.join("p4rt.sock"))
+            } else {
+                Listen::Tcp("127.0.0.1:0".parse().unwrap())
+            };
+            let bound = Bound::bind(&listen).await.unwrap();
+            let addr = match bound.local_addr() {
+                Some(addr) => addr.to_string(),
+                None => listen.to_string(),
+            };
             tokio::spawn(bound.serve(Some(svc), None, std::future::pending()));
             (addr, restore)
         })
         .await
         .unwrap();
-    let client = P4RuntimeClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap()
-        .max_decoding_message_size(64 << 20);
+    let channel = control::client::connect(&addr).await.unwrap();
+    let client = P4RuntimeClient::new(channel).max_decoding_message_size(64 << 20);
     (client, restore, device)
 }
 
@@ -312,6 +321,53 @@ async fn singles_in_flight(
     rtts.sort();
     let q = |p: f64| rtts[((rtts.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e6;
     (rate, (q(0.5), q(0.99)))
+}
+
+/// CPU time each thread of this process has used so far (user + system,
+/// from `/proc/self/task/*/stat`), summed by thread name: the client is
+/// the main thread, the service's worker `tokio-rt-worker`, the device
+/// `local-device`.
+fn thread_cpu() -> std::collections::BTreeMap<String, Duration> {
+    // SAFETY: sysconf takes a plain integer and reads no memory of ours.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut by_name = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return by_name;
+    };
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": utime and stime are the 12th and
+        // 13th fields after the closing parenthesis.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_string();
+        let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let field = |i: usize| rest.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let ticks = field(11) + field(12);
+        *by_name.entry(name).or_insert(Duration::ZERO) +=
+            Duration::from_secs_f64(ticks as f64 / tick);
+    }
+    by_name
+}
+
+/// The CPU each thread used between `before` and now, in µs a Write of
+/// `n`, as "CPU total µs a Write: name µs, ..." (threads that used less
+/// than half a µs a Write left out).
+fn cpu_per_write(before: &std::collections::BTreeMap<String, Duration>, n: u32) -> String {
+    let mut total = 0.0;
+    let mut parts = Vec::new();
+    for (name, now) in thread_cpu() {
+        let used = now.saturating_sub(before.get(&name).copied().unwrap_or_default());
+        let us = used.as_secs_f64() * 1e6 / f64::from(n);
+        if us >= 0.5 {
+            total += us;
+            parts.push(format!("{name} {us:.0}"));
+        }
+    }
+    format!("CPU {total:.0} µs a Write: {}", parts.join(", "))
 }
 
 /// One-update inserts, 1,000-update inserts, then `rounds` of modifies of
@@ -545,18 +601,30 @@ async fn client_main(server: &Handle) {
         return;
     }
     if flag("--single-only") {
-        let (mut client, _) = service(server, None).await;
-        let (rate, (p50, p99)) = singles(&mut client, 0..N_SINGLE_ONLY).await;
-        println!(
-            "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update, one at a time: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs)"
-        );
-        // The same on a fresh service (an empty table again), with several
-        // Writes in flight on one connection.
-        for inflight in [4, 16] {
-            let (client, _) = service(server, None).await;
-            let (rate, (p50, p99)) = singles_in_flight(&client, 0..N_SINGLE_ONLY, inflight).await;
+        // `--inflight N`: only that mode (1: one at a time).
+        let only: Option<u32> = std::env::args()
+            .skip_while(|a| a != "--inflight")
+            .nth(1)
+            .map(|n| n.parse().expect("--inflight N"));
+        for inflight in [1, 4, 16] {
+            if only.is_some_and(|n| n != inflight) {
+                continue;
+            }
+            // A fresh service each time (an empty table again).
+            let (mut client, _) = service(server, None).await;
+            let cpu = thread_cpu();
+            let (rate, (p50, p99)) = if inflight == 1 {
+                singles(&mut client, 0..N_SINGLE_ONLY).await
+            } else {
+                singles_in_flight(&client, 0..N_SINGLE_ONLY, inflight).await
+            };
+            let mode = match inflight {
+                1 => "one at a time".to_string(),
+                n => format!("{n} in flight"),
+            };
             println!(
-                "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update, {inflight} in flight: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs)"
+                "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update, {mode}: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs); {}",
+                cpu_per_write(&cpu, N_SINGLE_ONLY)
             );
         }
         return;
