@@ -24,7 +24,9 @@
 //! then 20,000 with 4 and with 16 in flight on one connection, each on a
 //! fresh service, with the CPU each thread spent a Write; `--inflight N`
 //! runs one of those only; `--unix` serves on a Unix socket instead of
-//! loopback TCP).
+//! loopback TCP; `--server-current-thread` runs the service on a
+//! current-thread runtime instead of `switchd`'s one-worker runtime, an
+//! experiment that showed no difference above the noise, README #17).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -214,9 +216,9 @@ async fn service_of(
             // Served as the daemon serves (`control::serve`: same server
             // settings), on loopback TCP or, with `--unix`, on a Unix
             // socket (what a controller on the switch's host may dial).
-            let listen = if std::env::args().any(|a| a == "--unix") {
-                let dir = tempfile::tempdir().unwrap().keep();
-                Listen::Unix(dir.join("p4rt.sock"))
+            let listen = if let Some(dir) = SOCKET_DIR.get() {
+                let n = SOCKETS.fetch_add(1, Ordering::Relaxed);
+                Listen::Unix(dir.join(format!("p4rt{n}.sock")))
             } else {
                 Listen::Tcp("127.0.0.1:0".parse().unwrap())
             };
@@ -575,7 +577,16 @@ fn current_thread_server() -> Handle {
     rx.recv().unwrap()
 }
 
+/// With `--unix`: the directory the services' sockets go in (removed when
+/// `main` returns), and how many were made.
+static SOCKET_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+static SOCKETS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 fn main() {
+    let sockets = tempfile::tempdir().unwrap();
+    if std::env::args().any(|a| a == "--unix") {
+        SOCKET_DIR.set(sockets.path().to_path_buf()).unwrap();
+    }
     let server = server_runtime();
     let handle = if std::env::args().any(|a| a == "--server-current-thread") {
         current_thread_server()
