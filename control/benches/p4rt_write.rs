@@ -20,8 +20,13 @@
 //! `cargo bench -p control --bench p4rt_write` (`-- --writes-only`: the
 //! write rates without a state file and the 1M fill only, no reads;
 //! `-- --scale-only`: the 1M and IPv6 phases only; `-- --v6-only`: the
-//! IPv6 phase only; `-- --single-only`: 20,000 one-update Writes only,
-//! for `perf stat`/`perf sched` of the thread hops).
+//! IPv6 phase only; `-- --single-only`: 20,000 one-update Writes one at a time,
+//! then 20,000 with 4 and with 16 in flight on one connection, each on a
+//! fresh service, with the CPU each thread spent a Write; `--inflight N`
+//! runs one of those only; `--unix` serves on a Unix socket instead of
+//! loopback TCP; `--server-current-thread` runs the service on a
+//! current-thread runtime instead of `switchd`'s one-worker runtime, an
+//! experiment that showed no difference above the noise, README #17).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -208,20 +213,27 @@ async fn service_of(
                 svc.restore(&path).await.unwrap();
             }
             let restore = t.elapsed();
-            // Served as the daemon serves (`control::serve`: same server settings).
-            let bound = Bound::bind(&Listen::Tcp("127.0.0.1:0".parse().unwrap()))
-                .await
-                .unwrap();
-            let addr = bound.local_addr().unwrap();
+            // Served as the daemon serves (`control::serve`: same server
+            // settings), on loopback TCP or, with `--unix`, on a Unix
+            // socket (what a controller on the switch's host may dial).
+            let listen = if let Some(dir) = SOCKET_DIR.get() {
+                let n = SOCKETS.fetch_add(1, Ordering::Relaxed);
+                Listen::Unix(dir.join(format!("p4rt{n}.sock")))
+            } else {
+                Listen::Tcp("127.0.0.1:0".parse().unwrap())
+            };
+            let bound = Bound::bind(&listen).await.unwrap();
+            let addr = match bound.local_addr() {
+                Some(addr) => addr.to_string(),
+                None => listen.to_string(),
+            };
             tokio::spawn(bound.serve(Some(svc), None, std::future::pending()));
             (addr, restore)
         })
         .await
         .unwrap();
-    let client = P4RuntimeClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap()
-        .max_decoding_message_size(64 << 20);
+    let channel = control::client::connect(&addr).await.unwrap();
+    let client = P4RuntimeClient::new(channel).max_decoding_message_size(64 << 20);
     (client, restore, device)
 }
 
@@ -266,6 +278,98 @@ async fn singles(
     rtts.sort();
     let q = |p: f64| rtts[((rtts.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e6;
     (rate, (q(0.5), q(0.99)))
+}
+
+/// Inserts routes `range` one a request from `inflight` tasks sharing
+/// `client`'s connection, each sending its next Write as soon as its last
+/// one is answered (P4Runtime lets a controller keep several Writes in
+/// flight; their order is not promised): updates/s and the round trip's
+/// p50 and p99 in µs. Every request still carries one update.
+async fn singles_in_flight(
+    client: &P4RuntimeClient<Channel>,
+    range: std::ops::Range<u32>,
+    inflight: u32,
+) -> (f64, (f64, f64)) {
+    use pb::update::Type::Insert;
+    let n = range.len() as u32;
+    let t = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for k in 0..inflight {
+        let mut client = client.clone();
+        // Task k takes every inflight-th route, so all tasks end together.
+        let mine: Vec<u32> = range
+            .clone()
+            .skip(k as usize)
+            .step_by(inflight as usize)
+            .collect();
+        tasks.spawn(async move {
+            let mut rtts = Vec::with_capacity(mine.len());
+            for i in mine {
+                let sent = Instant::now();
+                client
+                    .write(request(vec![route(Insert, i, 1)]))
+                    .await
+                    .unwrap();
+                rtts.push(sent.elapsed());
+            }
+            rtts
+        });
+    }
+    let mut rtts = Vec::with_capacity(n as usize);
+    while let Some(r) = tasks.join_next().await {
+        rtts.extend(r.unwrap());
+    }
+    let rate = f64::from(n) / t.elapsed().as_secs_f64();
+    rtts.sort();
+    let q = |p: f64| rtts[((rtts.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e6;
+    (rate, (q(0.5), q(0.99)))
+}
+
+/// CPU time each thread of this process has used so far (user + system,
+/// from `/proc/self/task/*/stat`), summed by thread name: the client is
+/// the main thread, the service's worker `tokio-rt-worker`, the device
+/// `local-device`.
+fn thread_cpu() -> std::collections::BTreeMap<String, Duration> {
+    // SAFETY: sysconf takes a plain integer and reads no memory of ours.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut by_name = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return by_name;
+    };
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": utime and stime are the 12th and
+        // 13th fields after the closing parenthesis.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_string();
+        let rest: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let field = |i: usize| rest.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let ticks = field(11) + field(12);
+        *by_name.entry(name).or_insert(Duration::ZERO) +=
+            Duration::from_secs_f64(ticks as f64 / tick);
+    }
+    by_name
+}
+
+/// The CPU each thread used between `before` and now, in µs a Write of
+/// `n`, as "CPU total µs a Write: name µs, ..." (threads that used less
+/// than half a µs a Write left out).
+fn cpu_per_write(before: &std::collections::BTreeMap<String, Duration>, n: u32) -> String {
+    let mut total = 0.0;
+    let mut parts = Vec::new();
+    for (name, now) in thread_cpu() {
+        let used = now.saturating_sub(before.get(&name).copied().unwrap_or_default());
+        let us = used.as_secs_f64() * 1e6 / f64::from(n);
+        if us >= 0.5 {
+            total += us;
+            parts.push(format!("{name} {us:.0}"));
+        }
+    }
+    format!("CPU {total:.0} µs a Write: {}", parts.join(", "))
 }
 
 /// One-update inserts, 1,000-update inserts, then `rounds` of modifies of
@@ -454,13 +558,46 @@ async fn at_scale(server: &Handle, read: bool) {
     );
 }
 
+/// `--server-current-thread` (an experiment): the service on a
+/// current-thread runtime driven by a thread of its own instead of a
+/// one-worker multi-thread runtime.
+fn current_thread_server() -> Handle {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("server-rt".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            tx.send(rt.handle().clone()).unwrap();
+            rt.block_on(std::future::pending::<()>());
+        })
+        .unwrap();
+    rx.recv().unwrap()
+}
+
+/// With `--unix`: the directory the services' sockets go in (removed when
+/// `main` returns), and how many were made.
+static SOCKET_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+static SOCKETS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 fn main() {
+    let sockets = tempfile::tempdir().unwrap();
+    if std::env::args().any(|a| a == "--unix") {
+        SOCKET_DIR.set(sockets.path().to_path_buf()).unwrap();
+    }
     let server = server_runtime();
+    let handle = if std::env::args().any(|a| a == "--server-current-thread") {
+        current_thread_server()
+    } else {
+        server.handle().clone()
+    };
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
-        .block_on(client_main(server.handle()));
+        .block_on(client_main(&handle));
 }
 
 async fn client_main(server: &Handle) {
@@ -475,11 +612,32 @@ async fn client_main(server: &Handle) {
         return;
     }
     if flag("--single-only") {
-        let (mut client, _) = service(server, None).await;
-        let (rate, (p50, p99)) = singles(&mut client, 0..N_SINGLE_ONLY).await;
-        println!(
-            "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs)"
-        );
+        // `--inflight N`: only that mode (1: one at a time).
+        let only: Option<u32> = std::env::args()
+            .skip_while(|a| a != "--inflight")
+            .nth(1)
+            .map(|n| n.parse().expect("--inflight N"));
+        for inflight in [1, 4, 16] {
+            if only.is_some_and(|n| n != inflight) {
+                continue;
+            }
+            // A fresh service each time (an empty table again).
+            let (mut client, _) = service(server, None).await;
+            let cpu = thread_cpu();
+            let (rate, (p50, p99)) = if inflight == 1 {
+                singles(&mut client, 0..N_SINGLE_ONLY).await
+            } else {
+                singles_in_flight(&client, 0..N_SINGLE_ONLY, inflight).await
+            };
+            let mode = match inflight {
+                1 => "one at a time".to_string(),
+                n => format!("{n} in flight"),
+            };
+            println!(
+                "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update, {mode}: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs); {}",
+                cpu_per_write(&cpu, N_SINGLE_ONLY)
+            );
+        }
         return;
     }
     let rounds = 3;
