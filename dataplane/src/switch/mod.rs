@@ -1336,7 +1336,16 @@ impl<P: Pipeline> Switch<P> {
         let trace = queued.trace;
         let xoff_before = trace.map(|_| self.pg_xoff(enq));
         self.ledger.row(row).prio(enq.priority).offered += 1;
-        let admitted = self.tm.handle_enqueue(queued, enq, now);
+        let admitted = match self.tm.admit(queued, enq, now) {
+            Ok(info) => Ok(info),
+            Err(refused) => {
+                // Its buffer and parsed-packet box go back to the pools, so
+                // tail drops cost later arrivals no allocation.
+                self.recycle(refused.packet.data);
+                self.recycle_packet(refused.packet.pkt);
+                Err(refused.reason)
+            }
+        };
         if let (Some(slot), Some(xoff_before)) = (trace, xoff_before) {
             self.trace_enqueue(slot, enq, &admitted, xoff_before, now);
         }

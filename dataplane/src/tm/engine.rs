@@ -34,6 +34,16 @@ pub struct EnqueueMeta {
     pub len_bytes: u32,
 }
 
+/// A packet [`Tm::admit`] refused, handed back with the reason (already
+/// counted) so its owner can reuse what it holds.
+#[derive(Debug)]
+pub struct Refused<T> {
+    /// Why, as counted in the drop statistics.
+    pub reason: DropReason,
+    /// The packet as it was offered.
+    pub packet: T,
+}
+
 /// Result of a successful enqueue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EnqueueInfo {
@@ -756,6 +766,20 @@ impl<T> Tm<T> {
         meta: EnqueueMeta,
         now: Instant,
     ) -> Result<EnqueueInfo, DropReason> {
+        self.admit(packet, meta, now)
+            .map_err(|refused| refused.reason)
+    }
+
+    /// [`Self::handle_enqueue`], handing a refused packet back: a caller
+    /// that pools what its packets hold (the switch's parsed-packet boxes
+    /// and frame buffers) takes them back instead of freeing them, so tail
+    /// drops do not turn into an allocation per later arrival.
+    pub fn admit(
+        &mut self,
+        packet: T,
+        meta: EnqueueMeta,
+        now: Instant,
+    ) -> Result<EnqueueInfo, Refused<T>> {
         let (ip, ep, p) = (
             usize::from(meta.ingress_port),
             usize::from(meta.egress_port),
@@ -763,15 +787,24 @@ impl<T> Tm<T> {
         );
         if ip >= self.ports.len() || ep >= self.ports.len() || p >= 8 {
             self.drops.add(DropReason::InvalidMetadata);
-            return Err(DropReason::InvalidMetadata);
+            return Err(Refused {
+                reason: DropReason::InvalidMetadata,
+                packet,
+            });
         }
         let g = usize::from(self.ports[ip].prio_to_pg[p] & 7);
         let q = usize::from(self.ports[ep].prio_to_queue[p] & 7);
         if self.ports[ip].wd_mode[p] == WdMode::Drop {
-            return Err(self.drop_ingress(ip, p, DropReason::WatchdogDrop));
+            return Err(Refused {
+                reason: self.drop_ingress(ip, p, DropReason::WatchdogDrop),
+                packet,
+            });
         }
         if self.ports[ep].wd_mode[p] == WdMode::Drop {
-            return Err(self.drop_egress(ep, p, q, DropReason::WatchdogDrop));
+            return Err(Refused {
+                reason: self.drop_egress(ep, p, q, DropReason::WatchdogDrop),
+                packet,
+            });
         }
         let charge = self.cells.charge(meta.len_bytes);
 
@@ -798,10 +831,16 @@ impl<T> Tm<T> {
                     port: meta.ingress_port,
                     pg: g as u8,
                 });
-                return Err(self.drop_ingress(ip, p, DropReason::HeadroomOverflow));
+                return Err(Refused {
+                    reason: self.drop_ingress(ip, p, DropReason::HeadroomOverflow),
+                    packet,
+                });
             }
         } else {
-            return Err(self.drop_ingress(ip, p, DropReason::LossyTailDrop));
+            return Err(Refused {
+                reason: self.drop_ingress(ip, p, DropReason::LossyTailDrop),
+                packet,
+            });
         };
         let lossless = pg.lossless;
 
@@ -812,7 +851,10 @@ impl<T> Tm<T> {
                 .limit
                 .limit_bytes(self.buffer_bytes.saturating_sub(self.egress_used_bytes));
             if queue.charged + charge > limit {
-                return Err(self.drop_egress(ep, p, q, DropReason::EgressLimit));
+                return Err(Refused {
+                    reason: self.drop_egress(ep, p, q, DropReason::EgressLimit),
+                    packet,
+                });
             }
         }
 

@@ -78,7 +78,7 @@ pub use self::budget::{BudgetVerdict, BufferBudget};
 pub use self::config::{
     ConfigError, ConfigProblem, PgConfig, PortConfig, QueueConfig, SchedMode, Threshold, TmConfig,
 };
-pub use self::engine::{Dequeued, EnqueueInfo, EnqueueMeta, PgUsage, Timer, Tm, TmEvent};
+pub use self::engine::{Dequeued, EnqueueInfo, EnqueueMeta, PgUsage, Refused, Timer, Tm, TmEvent};
 pub use self::stats::{DropCounts, DropReason, PortStats, PrioStats, QueueStats};
 
 #[cfg(test)]
