@@ -12,9 +12,11 @@
 //! else is given.
 //!
 //! Pinning uses `sched_setaffinity(2)` on the calling thread; threads it
-//! starts afterwards inherit the mask. Only CPUs in the process's current
-//! mask ([`allowed_cpus`]) are accepted: a CPU outside it (or beyond the
-//! machine) is refused with the mask named, not silently ignored.
+//! starts afterwards inherit the mask. Any online CPU ([`online_cpus`]) is
+//! accepted, also one outside the mask the process was started with
+//! (`taskset`), which [`allowed_cpus`] reads; the kernel still refuses one
+//! its cpuset forbids. A CPU that is not online is refused with the online
+//! ones named, not silently ignored.
 
 use std::fmt;
 use std::str::FromStr;
@@ -74,14 +76,17 @@ impl FromStr for PollMode {
 /// Why the CPU mask could not be read or set.
 #[derive(Debug, thiserror::Error)]
 pub enum CpuError {
-    /// A CPU the process may not run on (or that does not exist).
-    #[error("CPU {cpu} is not one this process may run on (allowed: {})", cpu_list(allowed))]
-    NotAllowed {
+    /// A CPU that is not online (or does not exist).
+    #[error("CPU {cpu} is not online (online: {})", cpu_list(online))]
+    NotOnline {
         /// The CPU asked for.
         cpu: usize,
-        /// The CPUs the process may run on.
-        allowed: Vec<usize>,
+        /// The online CPUs.
+        online: Vec<usize>,
     },
+    /// The kernel's list of online CPUs could not be read.
+    #[error("reading {ONLINE_CPUS}: {0}")]
+    Online(std::io::Error),
     /// `sched_getaffinity(2)` or `sched_setaffinity(2)` failed.
     #[error("{call}: {source}")]
     Affinity {
@@ -113,6 +118,37 @@ pub fn cpu_list(cpus: &[usize]) -> String {
     out.join(",")
 }
 
+/// Where the kernel lists the online CPUs (`0-1`).
+const ONLINE_CPUS: &str = "/sys/devices/system/cpu/online";
+
+/// The CPUs of a list as [`cpu_list`] writes it, ascending; `None` if it is
+/// not one.
+pub fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+        if a > b {
+            return None;
+        }
+        cpus.extend(a..=b);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Some(cpus)
+}
+
+/// The CPUs online now, ascending.
+pub fn online_cpus() -> Result<Vec<usize>, CpuError> {
+    let text = std::fs::read_to_string(ONLINE_CPUS).map_err(CpuError::Online)?;
+    parse_cpu_list(&text).ok_or_else(|| {
+        CpuError::Online(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not a CPU list: {text:?}"),
+        ))
+    })
+}
+
 /// The CPUs the calling thread may run on, ascending.
 pub fn allowed_cpus() -> Result<Vec<usize>, CpuError> {
     // SAFETY: an all-zero cpu_set_t is a valid empty set.
@@ -134,16 +170,16 @@ pub fn allowed_cpus() -> Result<Vec<usize>, CpuError> {
 }
 
 /// Restricts the calling thread (and the threads it starts afterwards) to
-/// `cpus`, each of which must be in [`allowed_cpus`].
+/// `cpus`, each of which must be online.
 pub fn pin_current_thread(cpus: &[usize]) -> Result<(), CpuError> {
-    let allowed = allowed_cpus()?;
-    if let Some(&cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
-        return Err(CpuError::NotAllowed { cpu, allowed });
+    let online = online_cpus()?;
+    if let Some(&cpu) = cpus.iter().find(|c| !online.contains(c)) {
+        return Err(CpuError::NotOnline { cpu, online });
     }
     // SAFETY: an all-zero cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {
-        // SAFETY: `c` is an allowed CPU, so below the set's size.
+        // SAFETY: `c` is an online CPU, so below the set's size.
         unsafe { libc::CPU_SET(c, &mut set) };
     }
     // SAFETY: the set is initialised and lives across the call; pid 0 is
@@ -176,14 +212,19 @@ mod tests {
     }
 
     #[test]
-    fn cpu_lists_collapse_runs() {
+    fn cpu_lists_collapse_runs_and_parse_back() {
         assert_eq!(cpu_list(&[]), "");
         assert_eq!(cpu_list(&[1]), "1");
         assert_eq!(cpu_list(&[0, 2, 3, 4, 7]), "0,2-4,7");
+        assert_eq!(parse_cpu_list("0,2-4,7\n"), Some(vec![0, 2, 3, 4, 7]));
+        assert_eq!(parse_cpu_list("0-1"), Some(vec![0, 1]));
+        assert_eq!(parse_cpu_list(""), Some(vec![]));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list("x"), None);
     }
 
     #[test]
-    fn a_thread_pins_itself_to_an_allowed_cpu_and_refuses_others() {
+    fn a_thread_pins_itself_to_an_online_cpu_and_refuses_others() {
         // On a thread of its own: the mask would outlive the test otherwise.
         std::thread::spawn(|| {
             let allowed = allowed_cpus().unwrap();
@@ -192,11 +233,15 @@ mod tests {
             assert_eq!(allowed_cpus().unwrap(), vec![last]);
             let beyond = 8 * std::mem::size_of::<libc::cpu_set_t>() - 1;
             match pin_current_thread(&[beyond]) {
-                Err(CpuError::NotAllowed { cpu, allowed }) => {
-                    assert_eq!((cpu, allowed), (beyond, vec![last]));
+                Err(CpuError::NotOnline { cpu, online }) => {
+                    assert_eq!((cpu, online), (beyond, online_cpus().unwrap()));
                 }
-                other => panic!("expected NotAllowed, got {other:?}"),
+                other => panic!("expected NotOnline, got {other:?}"),
             }
+            // Pinned to one CPU, it may still move to another online one.
+            let online = online_cpus().unwrap();
+            pin_current_thread(&online).unwrap();
+            assert_eq!(allowed_cpus().unwrap(), online);
         })
         .join()
         .unwrap();
