@@ -816,7 +816,10 @@ mod tests {
         assert_eq!(cpus.dataplane, allowed[0]);
         assert_eq!(cpus.control, allowed[1..]);
         let err = dataplane_cpus(Some(100_000)).unwrap_err().to_string();
-        assert!(err.starts_with("--dataplane-cpu 100000: not an online CPU"), "{err}");
+        assert!(
+            err.starts_with("--dataplane-cpu 100000: not an online CPU"),
+            "{err}"
+        );
         assert!(dataplane_cpus(None).unwrap().is_none());
     }
 }

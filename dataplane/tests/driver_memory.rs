@@ -436,9 +436,8 @@ fn each_poll_mode_spins_or_sleeps_after_an_idle_turn() {
     let mut driver = driver
         .with_poll_mode(PollMode::Adaptive)
         .with_max_sleep(Duration::from_millis(1));
-    let later = Instant::ZERO + dataplane::time::Duration::from_nanos(
-        dataplane::driver::ADAPTIVE_SPIN.as_nanos() as u64,
-    );
+    let later = Instant::ZERO
+        + dataplane::time::Duration::from_nanos(dataplane::driver::ADAPTIVE_SPIN.as_nanos() as u64);
     driver.clock().set(later);
     assert!(driver.turn().unwrap());
     assert_eq!((driver.stats().spins, driver.stats().sleeps), (0, 1));

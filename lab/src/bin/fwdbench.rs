@@ -94,6 +94,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
+use dataplane::driver::cpu::pin_current_thread;
 use lab::bench::{
     LineSwitch, MIN_FRAME_BYTES, Marking, ROUTE_NEXTHOP, count_test_frames_on, frame, pair_dst_ip,
     pair_frame, pair_routes, route_churn, seq_of,
@@ -103,7 +104,6 @@ use lab::labctl::sys;
 use lab::port::{AfPacketPort, FrameBuf, Port};
 use lab::scenario::live::find_roceswitch;
 use lab::scenario::switchctl::SwitchCtl;
-use dataplane::driver::cpu::pin_current_thread;
 use proto::p4::v1 as pb;
 
 #[derive(Parser)]
@@ -1025,11 +1025,13 @@ fn pin_process(pid: u32, cpu: usize) -> Result<()> {
         };
         // SAFETY: the set is initialised and outlives the call; `tid` is a
         // thread id (one that has just ended fails with ESRCH, ignored).
-        let r = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        let r =
+            unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
         if r != 0 {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::ESRCH) {
-                return Err(e).with_context(|| format!("--switch-cpu {cpu}: thread {tid} of {pid}"));
+                return Err(e)
+                    .with_context(|| format!("--switch-cpu {cpu}: thread {tid} of {pid}"));
             }
         }
     }
