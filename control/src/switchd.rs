@@ -16,7 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use dataplane::dcbx::DcbxEvent;
-use dataplane::driver::{Driver, DriverIo, command_channel};
+use dataplane::driver::cpu::{allowed_cpus, cpu_list, online_cpus, pin_current_thread};
+use dataplane::driver::{Driver, DriverIo, PollMode, command_channel};
 use dataplane::port::{AfPacketPort, Port};
 use dataplane::switch::SwitchEvent;
 use dataplane::switch::{DEFAULT_CPU_PORT, Switch, SwitchConfig, SwitchDrop};
@@ -92,6 +93,17 @@ pub struct SwitchArgs {
     /// Mutual TLS: accept only clients with a certificate signed by this CA (PEM).
     #[arg(long, value_name = "FILE")]
     pub tls_client_ca: Option<PathBuf>,
+    /// What the dataplane thread does when no frame is waiting: `sleep`
+    /// (in ppoll until a frame or command comes; no CPU when idle),
+    /// `busy` (never sleeps: lowest latency, costs a whole core, give it
+    /// one with --dataplane-cpu) or `adaptive` (spins 100 µs after the
+    /// last frame, then sleeps) [default: sleep].
+    #[arg(long, value_name = "MODE")]
+    pub dataplane_poll: Option<dataplane::driver::PollMode>,
+    /// Pin the dataplane thread to this CPU, and the control plane's
+    /// threads to the other CPUs the daemon may use.
+    #[arg(long, value_name = "CPU")]
+    pub dataplane_cpu: Option<usize>,
 }
 
 /// The TOML configuration file.
@@ -108,6 +120,8 @@ struct FileConfig {
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
     tls_client_ca: Option<PathBuf>,
+    dataplane_poll: Option<String>,
+    dataplane_cpu: Option<usize>,
     #[serde(default, rename = "port")]
     ports: Vec<FilePort>,
 }
@@ -221,6 +235,43 @@ fn interface_exists(name: &str) -> bool {
     unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
 }
 
+/// Where the threads run when a CPU is given to the dataplane.
+#[derive(Clone, Debug)]
+struct DataplaneCpus {
+    /// The dataplane thread's CPU.
+    dataplane: usize,
+    /// The other CPUs the daemon may use, for the control plane (empty on
+    /// a one-CPU mask: the control plane then shares the dataplane's).
+    control: Vec<usize>,
+}
+
+/// Checks `--dataplane-cpu` against the online CPUs (before any thread
+/// starts, so a typo fails at once with the list) and gives the control
+/// plane the rest of the CPUs the daemon was started on (`taskset -c 0
+/// roceswitch --dataplane-cpu 1`: dataplane on 1, control plane on 0).
+fn dataplane_cpus(cpu: Option<usize>) -> Result<Option<DataplaneCpus>> {
+    let Some(cpu) = cpu else { return Ok(None) };
+    let online = online_cpus().context("--dataplane-cpu")?;
+    if !online.contains(&cpu) {
+        bail!(
+            "--dataplane-cpu {cpu}: not an online CPU (online: {})",
+            cpu_list(&online)
+        );
+    }
+    let allowed = allowed_cpus().context("--dataplane-cpu")?;
+    let control: Vec<usize> = allowed.into_iter().filter(|&c| c != cpu).collect();
+    if control.is_empty() {
+        tracing::warn!(
+            cpu,
+            "--dataplane-cpu: no other CPU is allowed; the control plane shares the dataplane's"
+        );
+    }
+    Ok(Some(DataplaneCpus {
+        dataplane: cpu,
+        control,
+    }))
+}
+
 /// `10G`, `25g`, `400M`, `1000000000` → bits per second, with the one
 /// parser every binary uses ([`dataplane::units::parse_rate_bps`]).
 pub fn parse_speed(s: &str) -> Result<u64> {
@@ -299,6 +350,17 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
         (None, None) => Default::default(),
     };
     let state_file = args.state_file.or(file.state_file);
+    let poll_mode = match (args.dataplane_poll, &file.dataplane_poll) {
+        (Some(m), _) => m,
+        (None, Some(s)) => s.parse().context("dataplane_poll")?,
+        (None, None) => Default::default(),
+    };
+    let cpus = dataplane_cpus(args.dataplane_cpu.or(file.dataplane_cpu))?;
+    if poll_mode == PollMode::Busy && cpus.is_none() {
+        tracing::warn!(
+            "--dataplane-poll busy without --dataplane-cpu: the spinning thread takes whichever core the scheduler gives it, and delays what else runs there"
+        );
+    }
     let (tls, tls_mode) = server_tls(
         args.tls_cert.or(file.tls_cert),
         args.tls_key.or(file.tls_key),
@@ -373,9 +435,16 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
     let stop = Arc::new(AtomicBool::new(false));
     let dataplane = {
         let stop = stop.clone();
+        let dataplane_cpu = cpus.as_ref().map(|c| c.dataplane);
         std::thread::Builder::new().name("dataplane".into()).spawn(
             move || -> Result<Switch<Switchable<P>>> {
-                let mut driver = Driver::new(switch, opened, io).with_trace_sink(trace_sink);
+                if let Some(cpu) = dataplane_cpu {
+                    pin_current_thread(&[cpu]).context("--dataplane-cpu")?;
+                }
+                tracing::info!(poll = %poll_mode, cpu = ?dataplane_cpu, "dataplane thread");
+                let mut driver = Driver::new(switch, opened, io)
+                    .with_trace_sink(trace_sink)
+                    .with_poll_mode(poll_mode);
                 driver.run(&stop).context("dataplane")?;
                 tracing::info!(stats = ?driver.stats(), "dataplane stopped");
                 Ok(driver.into_switch())
@@ -385,8 +454,14 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
 
     // The control plane, a little behind the dataplane thread when they
     // compete for a CPU: a burst of writes should slow the writes, not the
-    // forwarding.
+    // forwarding. With a CPU given to the dataplane, the control plane's
+    // threads (this one and those it starts) keep off it.
     yield_to_dataplane();
+    if let Some(cpus) = &cpus
+        && !cpus.control.is_empty()
+    {
+        pin_current_thread(&cpus.control).context("pinning the control plane")?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .on_thread_start(yield_to_dataplane)
@@ -728,5 +803,23 @@ mod tests {
             toml::from_str::<FileConfig>("[[port]]\nnumber = 0\niface = \"a\"\nsped = \"1G\"\n")
                 .is_err()
         );
+    }
+    #[test]
+    fn the_dataplane_poll_mode_and_cpu_come_from_the_file_or_flags() {
+        let file: FileConfig =
+            toml::from_str("dataplane_poll = \"busy\"\ndataplane_cpu = 0\n").unwrap();
+        assert_eq!(file.dataplane_poll.as_deref(), Some("busy"));
+        assert_eq!(file.dataplane_cpu, Some(0));
+        assert_eq!("busy".parse::<PollMode>(), Ok(PollMode::Busy));
+        let allowed = allowed_cpus().unwrap();
+        let cpus = dataplane_cpus(Some(allowed[0])).unwrap().unwrap();
+        assert_eq!(cpus.dataplane, allowed[0]);
+        assert_eq!(cpus.control, allowed[1..]);
+        let err = dataplane_cpus(Some(100_000)).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--dataplane-cpu 100000: not an online CPU"),
+            "{err}"
+        );
+        assert!(dataplane_cpus(None).unwrap().is_none());
     }
 }

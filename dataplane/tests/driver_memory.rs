@@ -17,7 +17,9 @@ use std::sync::mpsc::channel;
 use std::time::Duration;
 
 use common::{roce_frame, routed, router};
-use dataplane::driver::{Clock, Driver, DriverIo, DriverStats, ManualClock, command_channel};
+use dataplane::driver::{
+    Clock, Driver, DriverIo, DriverStats, ManualClock, PollMode, command_channel,
+};
 use dataplane::port::{FrameBuf, MemoryPort, Port};
 use dataplane::roce::Program;
 use dataplane::switch::{Switch, SwitchConfig, SwitchDrop};
@@ -365,4 +367,78 @@ fn frames_the_kernel_lost_are_charged_to_their_port_as_kernel_ring_drops() {
     assert_eq!(row.arrived, 13, "lost frames arrived at the port too");
     assert_eq!(sw.stats().dropped(SwitchDrop::KernelRing), 12);
     sw.conservation().unwrap();
+}
+
+// ---- Poll modes ----
+
+#[test]
+fn a_busy_driver_forwards_and_answers_commands_without_sleeping() {
+    let (mut ours, theirs) = links();
+    let switch = Switch::new(router(2), SwitchConfig::with_ports(3), Instant::ZERO).unwrap();
+    let (cmd_tx, cmd_rx) = command_channel::<Program>().unwrap();
+    // An hour's sleep allowed: were it to sleep, the frame would wait.
+    let driver = Driver::new(switch, theirs, quiet_io(cmd_rx))
+        .with_poll_mode(PollMode::Busy)
+        .with_max_sleep(Duration::from_secs(3600));
+    assert_eq!(driver.poll_mode(), PollMode::Busy);
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let (done_tx, done_rx) = channel();
+    std::thread::spawn(move || {
+        let mut d = driver;
+        d.run(&stop2).unwrap();
+        let _ = done_tx.send(d.stats());
+    });
+
+    let frame = roce_frame(26, 7, 256);
+    send(&mut ours[0], &frame);
+    let out = recv_within(&mut ours[2], PATIENCE).expect("routed frame on port 2");
+    assert_eq!(out, routed(&frame));
+    for round in 0..3 {
+        let (reply_tx, reply_rx) = channel();
+        cmd_tx
+            .send(Box::new(move |sw, _now| {
+                let _ = reply_tx.send(sw.num_ports());
+            }))
+            .unwrap();
+        assert_eq!(reply_rx.recv_timeout(PATIENCE), Ok(3), "command {round}");
+    }
+    send(&mut ours[1], &frame);
+    let out = recv_within(&mut ours[2], PATIENCE).expect("second routed frame");
+    assert_eq!(out, routed(&frame));
+
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let stats = done_rx.recv_timeout(PATIENCE).expect("run returned");
+    assert_eq!(stats.commands, 3);
+    assert_eq!((stats.rx_frames, stats.tx_frames), (2, 2));
+    assert_eq!(stats.sleeps, 0, "a busy driver never sleeps: {stats:?}");
+    assert_eq!(stats.command_wakes, 0, "{stats:?}");
+}
+
+#[test]
+fn each_poll_mode_spins_or_sleeps_after_an_idle_turn() {
+    // On a clock that never moves, an idle turn of each mode.
+    let turn_idle = |mode| {
+        let (driver, _cmd_tx, _ours) = sleepy_driver();
+        let mut driver = driver
+            .with_poll_mode(mode)
+            .with_max_sleep(Duration::from_millis(1));
+        assert!(driver.turn().unwrap());
+        let s = driver.stats();
+        (s.spins, s.sleeps)
+    };
+    assert_eq!(turn_idle(PollMode::Sleep), (0, 1));
+    assert_eq!(turn_idle(PollMode::Busy), (1, 0));
+    // Adaptive spins within ADAPTIVE_SPIN of the last busy turn (the clock
+    // still reads its start), then sleeps.
+    assert_eq!(turn_idle(PollMode::Adaptive), (1, 0));
+    let (driver, _cmd_tx, _ours) = sleepy_driver();
+    let mut driver = driver
+        .with_poll_mode(PollMode::Adaptive)
+        .with_max_sleep(Duration::from_millis(1));
+    let later = Instant::ZERO
+        + dataplane::time::Duration::from_nanos(dataplane::driver::ADAPTIVE_SPIN.as_nanos() as u64);
+    driver.clock().set(later);
+    assert!(driver.turn().unwrap());
+    assert_eq!((driver.stats().spins, driver.stats().sleeps), (0, 1));
 }

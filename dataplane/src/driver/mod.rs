@@ -18,7 +18,10 @@
 //!    callbacks;
 //! 5. when the turn moved no frame, sleeps in `ppoll(2)` until a frame
 //!    arrives, a command is sent or the switch's next deadline
-//!    ([`Switch::poll_timeout`]) comes, at most [`MAX_SLEEP`].
+//!    ([`Switch::poll_timeout`]) comes, at most [`MAX_SLEEP`] — or, in
+//!    the [`PollMode::Busy`] mode, turns again at once after a pause hint
+//!    (in [`PollMode::Adaptive`], for [`ADAPTIVE_SPIN`] after the last turn
+//!    that moved a frame); see "Poll modes" below.
 //!
 //! [`Driver::run`] asks for nice [`DATAPLANE_NICE`]: on a machine busy with
 //! other work the thread woken by a frame then runs before the compilers
@@ -32,6 +35,17 @@
 //! shared cores the spinning thread delays the sink it just woke.
 //! `rocelab run` goes further and starts a namespace lab real-time
 //! (`SCHED_FIFO`, [`raise_thread_priority`]), switches and agents alike.
+//!
+//! **Poll modes** ([`Driver::with_poll_mode`], [`cpu`]). Sleeping costs a
+//! frame that finds the switch idle two thread wake-ups on its way (the
+//! switch's, then the receiver's), which a Linux bridge, forwarding in the
+//! sender's softirq, does not pay: +13.4 µs p50 over the bridge at 64 B.
+//! [`PollMode::Busy`] never sleeps; on a core of its own
+//! ([`cpu::pin_current_thread`]; `roceswitch --dataplane-poll busy
+//! --dataplane-cpu N`) a frame is seen within one turn of the loop. It
+//! costs that whole core, idle or not. Commands still run between turns
+//! (the queue is looked at every turn, no eventfd needed), and the stop
+//! flag is read every turn. Figures: README, forwarding row, "#17 (lat24)".
 //!
 //! **Waking for commands.** The poll set holds, besides every port's
 //! descriptor, the eventfd of the command channel ([`command`]): sending a
@@ -84,6 +98,7 @@
 
 pub mod clock;
 pub mod command;
+pub mod cpu;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -93,6 +108,7 @@ use p4_target::pipeline::Pipeline;
 
 pub use self::clock::{Clock, ManualClock, MonotonicClock};
 pub use self::command::{Command, CommandReceiver, CommandSender, command_channel};
+pub use self::cpu::PollMode;
 use crate::port::{FrameBuf, LinkDown, Port, PortError};
 use crate::switch::{Digest, Switch, SwitchEvent};
 use crate::time::Instant;
@@ -103,6 +119,12 @@ pub const BATCH: usize = 64;
 /// Longest sleep between turns by default ([`Driver::with_max_sleep`]), so
 /// the stop flag is seen.
 pub const MAX_SLEEP: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// How long [`PollMode::Adaptive`] spins after the last turn that moved a
+/// frame before it sleeps: longer than the gap between the frames of a
+/// train or a request and its answer, short enough that an idle switch
+/// soon stops taking a core.
+pub const ADAPTIVE_SPIN: std::time::Duration = std::time::Duration::from_micros(100);
 
 /// How often ports without a poll descriptor are looked at while idle.
 const UNPOLLED_PORT_NAP: std::time::Duration = std::time::Duration::from_micros(100);
@@ -249,6 +271,11 @@ pub struct DriverStats {
     /// Sleeps ended by the command channel's wake-up (a command sent, or a
     /// sender dropped).
     pub command_wakes: u64,
+    /// Times the thread slept in `ppoll(2)` after an idle turn.
+    pub sleeps: u64,
+    /// Idle turns followed by a pause hint and another turn instead of a
+    /// sleep ([`PollMode::Busy`], [`PollMode::Adaptive`]).
+    pub spins: u64,
     /// Times a port's link was found gone or down.
     pub port_down_events: u64,
     /// Times a down port was reopened.
@@ -288,6 +315,10 @@ pub struct Driver<P: Pipeline, C: Clock = MonotonicClock> {
     io: DriverIo<P>,
     clock: C,
     max_sleep: std::time::Duration,
+    poll_mode: PollMode,
+    /// When a turn last moved a frame ([`PollMode::Adaptive`] spins for
+    /// [`ADAPTIVE_SPIN`] after it).
+    last_busy: Instant,
     /// The command channel's descriptor first, then every port that has one.
     poll_set: Vec<libc::pollfd>,
     /// Some port has no descriptor and must be looked at by timer.
@@ -348,6 +379,8 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
             io,
             clock,
             max_sleep: MAX_SLEEP,
+            poll_mode: PollMode::default(),
+            last_busy: Instant::ZERO,
             poll_set: Vec::new(),
             unpolled_ports: false,
             scratch: Vec::with_capacity(16 * 1024),
@@ -389,6 +422,18 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         self
     }
 
+    /// Sets what the thread does after a turn that moved no frame (default
+    /// [`PollMode::Sleep`]).
+    pub fn with_poll_mode(mut self, mode: PollMode) -> Self {
+        self.poll_mode = mode;
+        self
+    }
+
+    /// What the thread does after a turn that moved no frame.
+    pub fn poll_mode(&self) -> PollMode {
+        self.poll_mode
+    }
+
     /// Hands finished packet traces ([`Switch::poll_trace`]) to `sink`
     /// each turn; a trace request itself travels as a command.
     pub fn with_trace_sink(mut self, sink: TraceSink) -> Self {
@@ -424,7 +469,7 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         // A thread that is already real-time (`rocelab run` starts its
         // whole lab so) stays so.
         let priority = raise_thread_priority(false);
-        tracing::debug!(?priority, "dataplane thread priority");
+        tracing::debug!(?priority, poll_mode = %self.poll_mode, "dataplane thread priority");
         while !stop.load(Ordering::Relaxed) {
             if !self.turn()? {
                 break;
@@ -433,12 +478,23 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         Ok(())
     }
 
-    /// One turn of the loop, sleeping at its end if it moved no frame;
-    /// `false` when the control plane has gone away.
+    /// One turn of the loop, then, if it moved no frame, a sleep or (as the
+    /// [`PollMode`] says) a pause hint; `false` when the control plane has
+    /// gone away.
     pub fn turn(&mut self) -> Result<bool, PortError> {
         match self.step()? {
             Turn::Closed => Ok(false),
-            Turn::Busy => Ok(true),
+            Turn::Busy => {
+                self.last_busy = self.clock.now();
+                Ok(true)
+            }
+            Turn::Idle if self.spins_when_idle() => {
+                self.stats.spins += 1;
+                // Tells the core it is a spin loop (x86 `pause`): less
+                // power, and a sibling hyper-thread gets the pipeline.
+                std::hint::spin_loop();
+                Ok(true)
+            }
             Turn::Idle => {
                 self.sleep()?;
                 Ok(true)
@@ -446,18 +502,38 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         }
     }
 
+    /// Whether an idle turn is followed by another at once, not a sleep.
+    fn spins_when_idle(&self) -> bool {
+        match self.poll_mode {
+            PollMode::Sleep => false,
+            PollMode::Busy => true,
+            PollMode::Adaptive => {
+                let idle = self.clock.now().saturating_duration_since(self.last_busy);
+                idle.as_nanos() < ADAPTIVE_SPIN.as_nanos() as u64
+            }
+        }
+    }
+
     /// One turn of the loop without sleeping (steps 1–4 of the module doc).
     pub fn step(&mut self) -> Result<Turn, PortError> {
         self.stats.turns += 1;
+        let mut applied = false;
         loop {
             match self.io.commands.try_recv() {
                 Ok(cmd) => {
                     cmd(&mut self.switch, self.clock.now());
                     self.stats.commands += 1;
+                    applied = true;
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => return Ok(Turn::Closed),
             }
+        }
+        // A busy loop never polls the eventfd that sleep clears: clear it
+        // here (one read, only when commands came), so its counter does not
+        // grow without end.
+        if applied && self.poll_mode == PollMode::Busy {
+            self.io.commands.clear_wake();
         }
         let mut received = 0;
         for i in 0..self.ports.len() {
@@ -740,6 +816,7 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         for p in &mut self.poll_set {
             p.revents = 0;
         }
+        self.stats.sleeps += 1;
         // ppoll, not poll: the shaper's next release is often microseconds away.
         let ts = libc::timespec {
             tv_sec: timeout.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,

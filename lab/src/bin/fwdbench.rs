@@ -71,6 +71,20 @@
 //! and counted by one sink thread (device `NAME/2N`), against the same
 //! switch on one line: the cost of many ports to the driver.
 //!
+//! Placing the threads (issue #17): `--bench-cpu M` keeps the generator,
+//! the sink and the prober (this process, and every thread it starts) on
+//! CPU M, and `--switch-cpu N` puts the device on CPU N: every thread of a
+//! switch process (as `taskset -a -p`, once it answers P4Runtime), the
+//! relay's thread. The bridge has no thread of its own: it forwards in the
+//! softirq of the sender's `send`, so on M. A switch build can be given
+//! its own arguments after its path, `--roceswitch 'busy=PATH
+//! --dataplane-poll busy --dataplane-cpu 1'`. `--probe-wait spin` has the
+//! prober spin on its receive ring instead of sleeping in `poll(2)` until
+//! the probe comes: a receiver that polls, as RoCE hosts poll their
+//! completion queues, without the wake-up of the receiving thread (which
+//! the bridge, delivering within the sender's own system call, never
+//! pays).
+//!
 //! Needs root; the namespaces and the switch process are removed at
 //! the end, on error and on Ctrl-C.
 
@@ -80,6 +94,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
+use dataplane::driver::cpu::pin_current_thread;
 use lab::bench::{
     LineSwitch, MIN_FRAME_BYTES, Marking, ROUTE_NEXTHOP, count_test_frames_on, frame, pair_dst_ip,
     pair_frame, pair_routes, route_churn, seq_of,
@@ -139,11 +154,25 @@ struct Cli {
     /// apart from how fast the generator can offer); 0 skips them.
     #[arg(long, default_value_t = 0.8)]
     paced_fraction: f64,
-    /// A switch build to measure, `NAME=PATH` (repeat the flag to compare
-    /// builds in one run); default `roceswitch`, found next to this
-    /// executable or on PATH.
-    #[arg(long = "roceswitch", value_name = "NAME=PATH")]
+    /// A switch build to measure, `NAME=PATH`, optionally followed by
+    /// arguments for it separated by spaces (`busy=PATH --dataplane-poll
+    /// busy`; repeat the flag to compare builds in one run); default
+    /// `roceswitch`, found next to this executable or on PATH.
+    #[arg(long = "roceswitch", value_name = "NAME=PATH [ARGS]")]
     switches: Vec<String>,
+    /// Pin the generator, sink and prober (every thread of this process)
+    /// to this CPU.
+    #[arg(long, value_name = "CPU")]
+    bench_cpu: Option<usize>,
+    /// Pin the device under test to this CPU: every thread of a switch
+    /// process, the relay's thread (the bridge forwards in the sender's
+    /// softirq, on --bench-cpu).
+    #[arg(long, value_name = "CPU")]
+    switch_cpu: Option<usize>,
+    /// How the prober waits for each probe at the sink: `sleep` in
+    /// poll(2), or `spin` on the receive ring.
+    #[arg(long, value_name = "MODE", default_value = "sleep")]
+    probe_wait: ProbeWait,
     /// Devices to measure each round, in order: switch names, `bridge`,
     /// `relay` (default: every switch, then the bridge and the relay).
     #[arg(long, value_delimiter = ',')]
@@ -160,6 +189,15 @@ struct Cli {
     wide_pairs: usize,
 }
 
+/// How the prober waits for a probe ([`latency_phase`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ProbeWait {
+    /// In `poll(2)` until the sink's socket is readable.
+    Sleep,
+    /// Looking at the receive ring again and again.
+    Spin,
+}
+
 /// What to start in `mid`.
 #[derive(Clone, Debug)]
 enum DeviceKind {
@@ -167,6 +205,8 @@ enum DeviceKind {
     Switch {
         name: String,
         bin: std::path::PathBuf,
+        /// Its own arguments, after the bench's.
+        args: Vec<String>,
         pairs: usize,
     },
     Bridge,
@@ -194,21 +234,26 @@ impl DeviceKind {
 fn device_kinds(cli: &Cli) -> Result<Vec<DeviceKind>> {
     let mut switches = Vec::new();
     if cli.switches.is_empty() {
-        switches.push(("roceswitch".to_string(), find_roceswitch()?));
+        switches.push(("roceswitch".to_string(), find_roceswitch()?, Vec::new()));
     }
     for spec in &cli.switches {
-        let (name, path) = spec
+        let (name, rest) = spec
             .split_once('=')
-            .with_context(|| format!("--roceswitch {spec}: expected NAME=PATH"))?;
+            .with_context(|| format!("--roceswitch {spec}: expected NAME=PATH [ARGS]"))?;
         if name.is_empty() || name == "bridge" || name == "relay" || name.contains('/') {
             bail!("--roceswitch {spec}: the name must be new, non-empty and without '/'");
         }
-        switches.push((name.to_string(), std::path::PathBuf::from(path)));
+        let mut words = rest.split_whitespace();
+        let path = words
+            .next()
+            .with_context(|| format!("--roceswitch {spec}: no path"))?;
+        let args = words.map(str::to_string).collect();
+        switches.push((name.to_string(), std::path::PathBuf::from(path), args));
     }
     let names: Vec<String> = if cli.devices.is_empty() {
         switches
             .iter()
-            .map(|(n, _)| n.clone())
+            .map(|(n, _, _)| n.clone())
             .chain(["bridge".to_string(), "relay".to_string()])
             .collect()
     } else {
@@ -220,19 +265,21 @@ fn device_kinds(cli: &Cli) -> Result<Vec<DeviceKind>> {
             "bridge" => kinds.push(DeviceKind::Bridge),
             "relay" => kinds.push(DeviceKind::Relay),
             n => {
-                let (_, bin) = switches
+                let (_, bin, args) = switches
                     .iter()
-                    .find(|(s, _)| s == n)
+                    .find(|(s, _, _)| s == n)
                     .with_context(|| format!("--devices: no switch named {n}"))?;
                 kinds.push(DeviceKind::Switch {
                     name: n.to_string(),
                     bin: bin.clone(),
+                    args: args.clone(),
                     pairs: 1,
                 });
                 if cli.wide_pairs > 1 {
                     kinds.push(DeviceKind::Switch {
                         name: format!("{n}/{}", 2 * cli.wide_pairs),
                         bin: bin.clone(),
+                        args: args.clone(),
                         pairs: cli.wide_pairs,
                     });
                 }
@@ -271,8 +318,9 @@ impl Drop for Device {
             }
             Device::Relay { done, thread } => {
                 done.store(true, Ordering::Relaxed);
-                if let Some(t) = thread.take() {
-                    let _ = t.join();
+                // A relay that stopped early forwarded nothing after: say why.
+                if let Some(Ok(Err(e))) = thread.take().map(|t| t.join()) {
+                    eprintln!("relay stopped: {e:#}");
                 }
             }
         }
@@ -300,9 +348,16 @@ impl Device {
 fn start_device(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Result<Device> {
     let batch = cli.batch;
     match kind {
-        DeviceKind::Switch { bin, pairs, .. } => {
-            let daemon = LineSwitch::start_bin(bin, lab, 2 * pairs, "fwdbench", &[])?;
+        DeviceKind::Switch {
+            bin, args, pairs, ..
+        } => {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let daemon = LineSwitch::start_bin(bin, lab, 2 * pairs, "fwdbench", &args)?;
             let mut ctl = SwitchCtl::connect(&daemon.addr(), Duration::from_secs(10), stop)?;
+            // Answering P4Runtime, it has started its threads.
+            if let Some(cpu) = cli.switch_cpu {
+                pin_process(daemon.pid(), cpu)?;
+            }
             // The read phase concerns the plain two-port switch.
             let reads = *pairs == 1 && cli.read_entries > 0;
             if reads && let Some(path) = &cli.read_program {
@@ -339,7 +394,11 @@ fn start_device(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) 
             let mut tx = AfPacketPort::open_in_netns(lab.mid(), "m1")?;
             let done = Arc::new(AtomicBool::new(false));
             let d = done.clone();
+            let cpu = cli.switch_cpu;
             let thread = std::thread::spawn(move || -> Result<()> {
+                if let Some(cpu) = cpu {
+                    pin_current_thread(&[cpu]).context("--switch-cpu")?;
+                }
                 let mut bufs = FrameBuf::batch(batch);
                 while !d.load(Ordering::Relaxed) {
                     let n = rx.recv_batch(&mut bufs)?;
@@ -947,11 +1006,44 @@ fn controller_reads(
     })
 }
 
+/// Puts every thread of process `pid` on `cpu` (`taskset -a -p`): threads
+/// it starts later inherit the mask of the one starting them.
+fn pin_process(pid: u32, cpu: usize) -> Result<()> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set; `cpu` is checked
+    // against its size first.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+        bail!("--switch-cpu {cpu}: no such CPU");
+    }
+    // SAFETY: `cpu` is below the set's size.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .with_context(|| format!("listing the threads of {pid}"))?;
+    for task in tasks.flatten() {
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        // SAFETY: the set is initialised and outlives the call; `tid` is a
+        // thread id (one that has just ended fails with ESRCH, ignored).
+        let r =
+            unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::ESRCH) {
+                return Err(e)
+                    .with_context(|| format!("--switch-cpu {cpu}: thread {tid} of {pid}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One-way latencies (ns) of `probes` sequential probes; lost ones left out.
 fn latency_phase(
     lab: &LineLab,
     size: usize,
     probes: usize,
+    wait: ProbeWait,
     stop: &AtomicBool,
 ) -> Result<(Vec<u64>, usize)> {
     let mut src = AfPacketPort::open_in_netns(lab.src(), "s0")?;
@@ -984,7 +1076,12 @@ fn latency_phase(
                 break None;
             }
             if n == 0 {
-                dst.wait_readable(Some(deadline - now))?;
+                match wait {
+                    ProbeWait::Sleep => {
+                        dst.wait_readable(Some(deadline - now))?;
+                    }
+                    ProbeWait::Spin => std::hint::spin_loop(),
+                }
             }
         };
         match got {
@@ -1157,7 +1254,7 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
             break;
         }
         // Warm-up: the bridge learns, the switch's first packets are slow.
-        let _ = latency_phase(lab, size, 20, stop)?;
+        let _ = latency_phase(lab, size, 20, cli.probe_wait, stop)?;
         let drops_before = dev.drops()?;
         // Trials with and without writes alternate, so that both see the
         // same background load on this shared machine.
@@ -1236,7 +1333,7 @@ fn measure(lab: &LineLab, kind: &DeviceKind, cli: &Cli, stop: &AtomicBool) -> Re
             (Some(b), Some(a)) => (Some(a.0.saturating_sub(b.0)), Some(a.1.saturating_sub(b.1))),
             _ => (None, None),
         };
-        let (mut lat, probes_lost) = latency_phase(lab, size, cli.probes, stop)?;
+        let (mut lat, probes_lost) = latency_phase(lab, size, cli.probes, cli.probe_wait, stop)?;
         lat.sort_unstable();
         let (offered_pps, forwarded_pps) = median(plain);
         figs.push(Figures {
@@ -1341,6 +1438,10 @@ fn over_rounds(rounds: &[Figures]) -> Vec<Figures> {
 fn main() -> Result<()> {
     let mut cli = Cli::parse();
     cli.batch = cli.batch.clamp(1, 1024);
+    // Before any thread starts, so the sink threads inherit it.
+    if let Some(cpu) = cli.bench_cpu {
+        pin_current_thread(&[cpu]).context("--bench-cpu")?;
+    }
     let kinds = device_kinds(&cli)?;
     let stop = lab::signal::stop_flag();
     let pairs = kinds.iter().map(DeviceKind::pairs).max().unwrap_or(1);
