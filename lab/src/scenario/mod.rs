@@ -211,6 +211,11 @@ pub struct IncastOutcome {
     pub psn_lost: u64,
     /// Packets the switch dropped (all ports, all priorities).
     pub switch_drops: u64,
+    /// Frames the kernel dropped in the switch's receive rings before the
+    /// switch read them (all ports; 0 in the simulator). Not in
+    /// [`IncastOutcome::switch_drops`]: the switch never saw them, so no
+    /// pause could have held them back, but RC recovery shows them.
+    pub switch_kernel_drops: u64,
     /// PFC frames the switch sent.
     pub switch_pfc_tx: u64,
     /// Packets the switch marked CE.
