@@ -2,12 +2,14 @@
 //!
 //! [`up`] turns a [`Topology`] into namespaces (`rl-<lab>-<node>`), veth
 //! pairs created directly in their namespaces (nothing is made in the
-//! caller's namespace, so names cannot clash with the host's), MACs, links
-//! up, IPv6 off (`disable_ipv6` on `all` and `default` before any veth
-//! exists, so no router solicitations or ND), no kernel IPv4 (agents use raw
-//! frames), then the nodes' commands. Every created object is appended to
-//! the [`state::LabState`] and the state file rewritten before the next
-//! step, so [`down`] can remove exactly what exists, also after a crash.
+//! caller's namespace, so names cannot clash with the host's), MACs (a
+//! host's interface has its agent's MAC only if its kernel has an address,
+//! `kernel_mac`), links up, IPv6 off (`disable_ipv6` on `all` and
+//! `default` before any veth exists, so no router solicitations or ND), no
+//! kernel IPv4 (agents use raw frames), then the nodes' commands. Every
+//! created object is appended to the [`state::LabState`] and the state
+//! file rewritten before the next step, so [`down`] can remove exactly
+//! what exists, also after a crash.
 //!
 //! Rx offloads: GRO, LRO and rx VLAN offload are turned off on every lab
 //! interface ([`offload`], the ethtool ioctls, no binary needed). On veth
