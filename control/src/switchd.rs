@@ -272,6 +272,30 @@ fn dataplane_cpus(cpu: Option<usize>) -> Result<Option<DataplaneCpus>> {
     }))
 }
 
+/// Line time a port's receive ring holds ([`rx_ring_bytes`]).
+pub const RX_RING_TIME_MS: u64 = 25;
+
+/// Most memory one port's receive ring takes, bytes.
+pub const RX_RING_MAX_BYTES: usize = 64 << 20;
+
+/// Receive ring memory of a port of `speed_bps`: [`RX_RING_TIME_MS`] of
+/// line rate, at least the port default (8 MiB) and at most
+/// [`RX_RING_MAX_BYTES`]. The ring is where frames wait while the
+/// dataplane thread is busy elsewhere, and the switch can only pause a
+/// sender for what it has read: at 10 Gb/s with a 9000-byte MTU the
+/// default ring is 896 slots, 3 ms of 4 KiB RoCE frames, and `rocelab run
+/// --speed 10G` lost 35–220 k frames in it per 4 s incast (README, #17
+/// lab24). Slots are sized for the MTU whatever the frame, so 25 ms of
+/// line rate (30 MiB, ~3,300 slots at 10 Gb/s) holds 11 ms of 4 KiB frames.
+/// Up to 2.5 Gb/s the default is kept.
+pub fn rx_ring_bytes(speed_bps: u64) -> usize {
+    let line = speed_bps / 8 / 1000 * RX_RING_TIME_MS;
+    let default = dataplane::port::AfPacketConfig::default().rx_ring_bytes;
+    usize::try_from(line)
+        .unwrap_or(usize::MAX)
+        .clamp(default, RX_RING_MAX_BYTES)
+}
+
 /// `10G`, `25g`, `400M`, `1000000000` → bits per second, with the one
 /// parser every binary uses ([`dataplane::units::parse_rate_bps`]).
 pub fn parse_speed(s: &str) -> Result<u64> {
@@ -373,13 +397,18 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
     check_interfaces(&ports)?;
     let mut opened: Vec<Box<dyn Port + Send>> = Vec::new();
     for (n, p) in &ports {
-        let port = AfPacketPort::open(&p.iface)
-            .with_context(|| format!("opening port {n} ({})", p.iface))?;
-        let tm_port = &mut config.tm.ports[usize::from(*n)];
-        tm_port.speed_bps = match &p.speed {
+        let speed_bps = match &p.speed {
             Some(s) => parse_speed(s).with_context(|| format!("port {n} speed"))?,
             None => default_speed,
         };
+        let ring = dataplane::port::AfPacketConfig {
+            rx_ring_bytes: rx_ring_bytes(speed_bps),
+            ..Default::default()
+        };
+        let port = AfPacketPort::open_with(&p.iface, ring)
+            .with_context(|| format!("opening port {n} ({})", p.iface))?;
+        let tm_port = &mut config.tm.ports[usize::from(*n)];
+        tm_port.speed_bps = speed_bps;
         tm_port.shaper_burst_ns = dataplane::driver::TURN_SLACK_NS;
         tm_port.shaper_train_ns = dataplane::driver::SHAPER_TRAIN_NS;
         tm_port.shaper_catch_up_ns = dataplane::driver::CATCH_UP_NS;
@@ -777,6 +806,15 @@ mod tests {
                 active: false,
             }
         );
+    }
+
+    #[test]
+    fn rx_rings_grow_with_speed_between_the_default_and_a_cap() {
+        let default = dataplane::port::AfPacketConfig::default().rx_ring_bytes;
+        assert_eq!(rx_ring_bytes(1_000_000_000), default);
+        assert_eq!(rx_ring_bytes(2_500_000_000), default);
+        assert_eq!(rx_ring_bytes(10_000_000_000), 31_250_000);
+        assert_eq!(rx_ring_bytes(100_000_000_000), RX_RING_MAX_BYTES);
     }
 
     #[test]

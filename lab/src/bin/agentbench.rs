@@ -133,7 +133,7 @@ fn rnic(mac: [u8; 6], ip: Ipv4Addr, rate_bps: u64, mtu: usize) -> RnicConfig {
 }
 
 fn trial(pair: &Pair, rate_bps: u64, cli: &Cli, stop: &AtomicBool) -> Result<Trial> {
-    let pcfg = lab::perf::port_config(RoceVersion::V2, cli.mtu);
+    let pcfg = lab::perf::port_config(RoceVersion::V2, cli.mtu, rate_bps);
     let cport = AfPacketPort::open_in_netns_with(&pair.ns[0], "e0", pcfg)?;
     let sport = AfPacketPort::open_in_netns_with(&pair.ns[1], "e0", pcfg)?;
     let server_stop = Arc::new(AtomicBool::new(false));

@@ -258,10 +258,10 @@ fn main() -> Result<()> {
                 .context("--speed")?;
             if !sim && speed_bps > scenario::MAX_LIVE_SPEED_BPS {
                 bail!(
-                    "--speed {}: a live lab cannot keep links faster than {} lossless on veth \
-                     here (at 10G the bottleneck reached 5.3 Gb/s and frames were lost in the \
-                     switch's receive rings), so the checks could not pass; use --speed 1G or \
-                     less, or --sim, which runs any speed",
+                    "--speed {}: a live lab cannot keep links faster than {} busy on veth \
+                     here (at 10G the bottleneck reached 5.7-7.3 Gb/s on 2 cores, the switch \
+                     thread using a whole core), so the goodput and DCQCN checks could not \
+                     pass; use --speed 1G or less, or --sim, which runs any speed",
                     speed.as_deref().unwrap_or_default(),
                     lab::units::format_rate(scenario::MAX_LIVE_SPEED_BPS),
                 );

@@ -954,7 +954,7 @@ fn main() -> Result<()> {
     };
     // Reopened with ring slots for our largest frame, not the interface's.
     drop(port);
-    let pcfg = lab::perf::port_config(roce_version, mtu);
+    let pcfg = lab::perf::port_config(roce_version, mtu, common.rate);
     let port = match &common.netns {
         Some(ns) => AfPacketPort::open_in_netns_with(ns, &common.iface, pcfg),
         None => AfPacketPort::open_with(&common.iface, pcfg),

@@ -2,12 +2,14 @@
 //!
 //! [`up`] turns a [`Topology`] into namespaces (`rl-<lab>-<node>`), veth
 //! pairs created directly in their namespaces (nothing is made in the
-//! caller's namespace, so names cannot clash with the host's), MACs, links
-//! up, IPv6 off (`disable_ipv6` on `all` and `default` before any veth
-//! exists, so no router solicitations or ND), no kernel IPv4 (agents use raw
-//! frames), then the nodes' commands. Every created object is appended to
-//! the [`state::LabState`] and the state file rewritten before the next
-//! step, so [`down`] can remove exactly what exists, also after a crash.
+//! caller's namespace, so names cannot clash with the host's), MACs (a
+//! host's interface has its agent's MAC only if its kernel has an address,
+//! `kernel_mac`), links up, IPv6 off (`disable_ipv6` on `all` and
+//! `default` before any veth exists, so no router solicitations or ND), no
+//! kernel IPv4 (agents use raw frames), then the nodes' commands. Every
+//! created object is appended to the [`state::LabState`] and the state
+//! file rewritten before the next step, so [`down`] can remove exactly
+//! what exists, also after a crash.
 //!
 //! Rx offloads: GRO, LRO and rx VLAN offload are turned off on every lab
 //! interface ([`offload`], the ethtool ioctls, no binary needed). On veth
@@ -102,6 +104,30 @@ fn check_stop(stop: &AtomicBool) -> Result<()> {
     Ok(())
 }
 
+/// The MAC the kernel gives a host's interface. A host with a kernel
+/// address ([`crate::topo::HostSpec::kernel_ip`]) has its agent's MAC, as
+/// the switches deliver its kernel's traffic there. Any other host's
+/// frames are for its agent alone (raw, promiscuous), so its interface
+/// gets the agent's MAC with bit 2 of the first octet flipped (still
+/// locally administered, unicast): the kernel then sees the agent's frames
+/// as another host's and drops them on entry to IPv4 (`PACKET_OTHERHOST`)
+/// instead of routing each one, finding no route and freeing a route
+/// entry per frame (`ip_route_input_slow`, `dst_alloc`, `call_rcu` in a
+/// profile of `rocelab run --speed 10G`), work done in the sending
+/// switch's `send(2)` (README, #17 lab24).
+fn kernel_mac(h: &crate::topo::HostSpec) -> String {
+    if h.kernel_ip.is_some() {
+        return h.mac.clone();
+    }
+    match h.mac.split_once(':') {
+        Some((first, rest)) => match u8::from_str_radix(first, 16) {
+            Ok(b) => format!("{:02x}:{rest}", b ^ 0x04),
+            Err(_) => h.mac.clone(),
+        },
+        None => h.mac.clone(),
+    }
+}
+
 fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBool) -> Result<()> {
     for node in topo.nodes() {
         check_stop(stop)?;
@@ -140,7 +166,7 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
             a_ns.clone(),
         ];
         if let Some(h) = topo.host(&a.node) {
-            args.extend(["address".into(), h.mac.clone()]);
+            args.extend(["address".into(), kernel_mac(h)]);
         }
         args.extend([
             "type".into(),
@@ -152,7 +178,7 @@ fn build(topo: &Topology, store: &StateStore, st: &mut LabState, stop: &AtomicBo
             b_ns.clone(),
         ]);
         if let Some(h) = topo.host(&b.node) {
-            args.extend(["address".into(), h.mac.clone()]);
+            args.extend(["address".into(), kernel_mac(h)]);
         }
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         sys::ip(&argv).with_context(|| format!("link {i} ({} <-> {})", l.a, l.b))?;
@@ -498,4 +524,19 @@ pub fn status(lab: &str, store: &StateStore) -> Result<String> {
         let _ = writeln!(s, "  note  {n}");
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_mac;
+    use crate::scenario::parts::host;
+
+    #[test]
+    fn kernel_mac_differs_from_the_agents_unless_the_kernel_has_an_address() {
+        let mut h = host("h1", 1, 1);
+        h.mac = "02:00:00:00:01:03".into();
+        assert_eq!(kernel_mac(&h), "06:00:00:00:01:03");
+        h.kernel_ip = Some("10.0.0.9".parse().unwrap());
+        assert_eq!(kernel_mac(&h), "02:00:00:00:01:03");
+    }
 }

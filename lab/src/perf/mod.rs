@@ -110,19 +110,40 @@ pub const TX_BATCH: usize = 32;
 /// Frames received per batch.
 pub const RX_BATCH: usize = 64;
 
-/// Receive ring of an agent's port, bytes: 16 MiB of slots sized for its
-/// largest frame ([`port_config`]) is ~3,800 slots at a 4 KiB RoCE MTU,
-/// 13 ms of a 10 Gb/s line: what a receiver descheduled on a busy machine
-/// must absorb without loss (an RNIC does not drop for lack of CPU).
+/// Receive ring of an agent's port, bytes, at the least: 16 MiB of slots
+/// sized for its largest frame ([`port_config`]) is ~3,800 slots at a
+/// 4 KiB RoCE MTU, 13 ms of a 10 Gb/s line: what a receiver descheduled on
+/// a busy machine must absorb without loss (an RNIC does not drop for lack
+/// of CPU).
 pub const PORT_RX_RING_BYTES: usize = 16 << 20;
 
-/// The port settings of an agent whose RoCE MTU is `roce_mtu_bytes`: ring
-/// slots for its largest frame (an 802.1Q tag included) instead of the
-/// interface MTU, which on a 9000-byte lab link more than doubles the
-/// slots the ring holds.
-pub fn port_config(version: RoceVersion, roce_mtu_bytes: usize) -> crate::port::AfPacketConfig {
+/// Most memory an agent's receive ring takes, bytes.
+pub const PORT_RX_RING_MAX_BYTES: usize = 64 << 20;
+
+/// Line time an agent's receive ring holds, between
+/// [`PORT_RX_RING_BYTES`] and [`PORT_RX_RING_MAX_BYTES`]: the kernel's
+/// real-time throttling (`sched_rt_runtime_us`, 950 ms of every second)
+/// can hold a lab that runs real-time and keeps both cores busy, as
+/// `rocelab run --speed 10G` does, for up to 50 ms, and with 13 ms of ring
+/// the 10G incast's receiver lost 16–104 frames in 3 of 6 runs (README,
+/// #17 lab24).
+pub const PORT_RX_RING_TIME_MS: u64 = 50;
+
+/// The port settings of an agent whose RoCE MTU is `roce_mtu_bytes` and
+/// line rate `line_rate_bps`: ring slots for its largest frame (an 802.1Q
+/// tag included) instead of the interface MTU, which on a 9000-byte lab
+/// link more than doubles the slots the ring holds, and
+/// [`PORT_RX_RING_TIME_MS`] of the line rate in them.
+pub fn port_config(
+    version: RoceVersion,
+    roce_mtu_bytes: usize,
+    line_rate_bps: u64,
+) -> crate::port::AfPacketConfig {
+    let line_bytes = line_rate_bps / 8 / 1000 * PORT_RX_RING_TIME_MS;
     crate::port::AfPacketConfig {
-        rx_ring_bytes: PORT_RX_RING_BYTES,
+        rx_ring_bytes: usize::try_from(line_bytes)
+            .unwrap_or(usize::MAX)
+            .clamp(PORT_RX_RING_BYTES, PORT_RX_RING_MAX_BYTES),
         max_frame_bytes: Some(largest_packet_len(version, roce_mtu_bytes) + 14 + 4),
         ..crate::port::AfPacketConfig::default()
     }

@@ -436,3 +436,11 @@ fn serving_clients_write_to_each_other_in_one_process_each() {
     assert_eq!(ar.rx_bytes, 40 * 4096, "a answered b's WRITEs");
     assert_eq!(br.rx_bytes, 40 * 4096);
 }
+
+#[test]
+fn receive_rings_hold_line_time_between_a_floor_and_a_cap() {
+    let ring = |bps| super::port_config(RoceVersion::V2, 4096, bps).rx_ring_bytes;
+    assert_eq!(ring(1_000_000_000), super::PORT_RX_RING_BYTES);
+    assert_eq!(ring(10_000_000_000), 62_500_000);
+    assert_eq!(ring(20_000_000_000), super::PORT_RX_RING_MAX_BYTES);
+}

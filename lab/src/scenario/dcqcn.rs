@@ -244,11 +244,14 @@ pub fn sender_rates(x: &IncastOutcome) -> String {
 
 /// The fixed-rate and the DCQCN run side by side.
 pub fn figures_table(off: &IncastOutcome, on: &IncastOutcome) -> String {
-    let rows: [FigureRow; 7] = [
+    let rows: [FigureRow; 8] = [
         ("goodput at receiver", |x| format!("{:.4} Gb/s", x.rx_gbps)),
         ("sender throughput", sender_rates),
         ("PFC frames from switch", |x| x.switch_pfc_tx.to_string()),
         ("switch drops", |x| x.switch_drops.to_string()),
+        ("lost in switch's rx rings", |x| {
+            x.switch_kernel_drops.to_string()
+        }),
         ("CE marked by switch", |x| x.switch_ce_marked.to_string()),
         ("CNPs received by senders", |x| {
             total(x, |f| f.cnp_rx).to_string()

@@ -614,6 +614,7 @@ pub fn run_incast(
     out.rx_ce = u(&s, "ce_rx");
     out.cnp_tx = u(&s, "cnp_tx");
     out.switch_drops = d.iter().map(|c| c.drops).sum();
+    out.switch_kernel_drops = d.iter().map(|c| c.kernel_drops).sum();
     for (p, drops) in out.drops_by_priority.iter_mut().enumerate() {
         *drops = d
             .iter()

@@ -153,12 +153,15 @@ impl ScenarioConfig {
 pub const LINK_MTU_BYTES: u32 = 9000;
 
 /// Fastest link `rocelab run` accepts on namespaces: on a small machine a
-/// live lab cannot keep faster veths busy and lossless (measured with
-/// `rocelab run --speed 10G` on 2 cores, release, rings and paced trains:
-/// 5.3 Gb/s at the bottleneck, frames lost in the switch's receive rings,
-/// 13 of 17 checks; before the rings 0.35 Gb/s from both senders, no PFC),
-/// so the incast checks would fail for the lab's sake, not the switch's.
-/// The simulator has no such limit.
+/// live lab cannot keep faster veths busy, so the incast checks would fail
+/// for the lab's sake, not the switch's. Measured with `rocelab run
+/// --speed 10G` on 2 cores (release, a build with this limit raised):
+/// before #17 lab24, 3.8–4.8 Gb/s at the bottleneck, 48–103 k frames lost
+/// in the switch's receive rings, 11–12 of 18 checks; since (receive rings
+/// by speed, hosts' kernels not routing the agents' frames), lossless,
+/// 5.7–7.3 Gb/s, 13–14 of 18, short of the 7.35 Gb/s goodput check and
+/// of DCQCN's, with the switch's dataplane thread using a whole core. The
+/// simulator has no such limit.
 pub const MAX_LIVE_SPEED_BPS: u64 = 1_000_000_000;
 
 /// The PFC-enabled priority of the scenario.
@@ -211,6 +214,11 @@ pub struct IncastOutcome {
     pub psn_lost: u64,
     /// Packets the switch dropped (all ports, all priorities).
     pub switch_drops: u64,
+    /// Frames the kernel dropped in the switch's receive rings before the
+    /// switch read them (all ports; 0 in the simulator). Not in
+    /// [`IncastOutcome::switch_drops`]: the switch never saw them, so no
+    /// pause could have held them back, but RC recovery shows them.
+    pub switch_kernel_drops: u64,
     /// PFC frames the switch sent.
     pub switch_pfc_tx: u64,
     /// Packets the switch marked CE.
