@@ -327,15 +327,8 @@ impl Checker {
                     self.const_decl(c);
                 }
                 ast::Decl::Var(v) => {
-                    let (ty, init) = if let ast::TypeKind::List(elem) = &v.ty.kind {
-                        let Some((ty, init)) = self.list_decl(elem, v.init.as_ref(), v.span) else {
-                            continue;
-                        };
-                        (ty, Some(init))
-                    } else {
-                        let Some(ty) = self.ty(&v.ty) else { continue };
-                        let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
-                        (ty, init)
+                    let Some((ty, init)) = self.block_local(v) else {
+                        continue;
                     };
                     let nominal = self.nominal_of_type(&v.ty);
                     if let Some(init) = &init {
@@ -1267,15 +1260,8 @@ impl Checker {
                     self.const_decl(k);
                 }
                 ast::Decl::Var(v) => {
-                    let (ty, init) = if let ast::TypeKind::List(elem) = &v.ty.kind {
-                        let Some((ty, init)) = self.list_decl(elem, v.init.as_ref(), v.span) else {
-                            continue;
-                        };
-                        (ty, Some(init))
-                    } else {
-                        let Some(ty) = self.ty(&v.ty) else { continue };
-                        let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
-                        (ty, init)
+                    let Some((ty, init)) = self.block_local(v) else {
+                        continue;
                     };
                     let nominal = self.nominal_of_type(&v.ty);
                     if let Some(init) = &init {

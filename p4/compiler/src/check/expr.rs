@@ -550,6 +550,19 @@ impl Checker {
         Some(mk(ExprKind::List(v), ty, span))
     }
 
+    /// The type and checked initialiser of a parser's or control's local
+    /// variable (a `list<T>` one through [`Self::list_decl`]). `None` after
+    /// an error in its type.
+    pub(crate) fn block_local(&mut self, v: &ast::VarDecl) -> Option<(Ty, Option<Expr>)> {
+        if let ast::TypeKind::List(elem) = &v.ty.kind {
+            let (ty, init) = self.list_decl(elem, v.init.as_ref(), v.span)?;
+            return Some((ty, Some(init)));
+        }
+        let ty = self.ty(&v.ty)?;
+        let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
+        Some((ty, init))
+    }
+
     /// A local or constant declared `list<T>` (P4_16 §7.2.10): its length
     /// is its initialiser's, so it is a tuple of that many `T`, and it needs
     /// an initialiser: a list expression (each element checked as a `T`) or

@@ -304,15 +304,7 @@ impl Gen<'_> {
     /// the cursor `c__`.
     fn lookahead_members(&self, ty: &Ty, place: &str, out: &mut String) -> Result<(), BackError> {
         const SHORT: &str = "::p4_target::v1model::error_code::PACKET_TOO_SHORT";
-        let fields: Vec<Ty> = match ty {
-            Ty::Composite(c) => self.prog.composites[*c]
-                .fields
-                .iter()
-                .map(|f| f.ty.clone())
-                .collect(),
-            Ty::Tuple(items) => items.clone(),
-            _ => return bad("internal: lookahead of a non-struct", None),
-        };
+        let fields = self.lookahead_member_types(ty)?;
         for (i, fty) in fields.iter().enumerate() {
             let sub = format!("{place}.{}", self.field_name(ty, i as u32)?);
             match fty {
@@ -344,6 +336,19 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// The member types of the struct or tuple `lookahead` reads, in order.
+    fn lookahead_member_types(&self, ty: &Ty) -> Result<Vec<Ty>, BackError> {
+        Ok(match ty {
+            Ty::Composite(c) => self.prog.composites[*c]
+                .fields
+                .iter()
+                .map(|f| f.ty.clone())
+                .collect(),
+            Ty::Tuple(items) => items.clone(),
+            _ => return bad("internal: lookahead of a non-struct", None),
+        })
+    }
+
     /// Bits of a struct or tuple of scalars as `lookahead` reads it.
     fn lookahead_width(&self, ty: &Ty) -> u32 {
         match ty {
@@ -366,15 +371,7 @@ impl Gen<'_> {
         shift: &mut u32,
         out: &mut String,
     ) -> Result<(), BackError> {
-        let fields: Vec<Ty> = match ty {
-            Ty::Composite(c) => self.prog.composites[*c]
-                .fields
-                .iter()
-                .map(|f| f.ty.clone())
-                .collect(),
-            Ty::Tuple(items) => items.clone(),
-            _ => return bad("internal: lookahead of a non-struct", None),
-        };
+        let fields = self.lookahead_member_types(ty)?;
         for (i, fty) in fields.iter().enumerate() {
             let sub = format!("{place}.{}", self.field_name(ty, i as u32)?);
             if matches!(fty, Ty::Composite(_) | Ty::Tuple(_)) {
