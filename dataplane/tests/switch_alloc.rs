@@ -5,51 +5,19 @@
 //! switch (`Switchable` over the compiled-in `roce_switch.p4`, the default
 //! port configuration). Buffers and parsed-packet slots both come from the
 //! switch's pools; counted by a global allocator after one warm-up run.
-//!
-//! The counter is per thread, and each test runs on its own thread, so no
-//! test counts another's allocations.
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+
+use counting_alloc::allocations;
 
 use common::{roce_frame, routed, router};
 use dataplane::roce::Program;
 use dataplane::switch::{Switch, SwitchConfig};
 use dataplane::time::Instant;
 use p4_target::dynamic::Switchable;
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: the caller's contract is passed on unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
 
 /// Frames received at once: they wait in port 2's queue behind each other.
 const BURST: usize = 64;

@@ -2,12 +2,11 @@
 //! dequeue, PFC, a watchdog storm that flushes a deep queue, taking the
 //! flushed packets and the restoration, counted by a global allocator
 //! once the TM is built and has been through one storm.
-//!
-//! One test in this file, so no other test's allocations are counted (the
-//! counter is per thread anyway).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+
+use counting_alloc::allocations;
 
 #[path = "common/watchdog.rs"]
 mod watchdog_fixture;
@@ -16,37 +15,6 @@ use dataplane::time::Instant;
 use dataplane::tm::{EnqueueMeta, Tm, TmConfig};
 use dataplane::watchdog::{WatchdogPortConfig, WdAction, WdMode};
 use dataplane::wire::pfc::{MacControlRepr, PfcRepr};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: the caller's contract is passed on unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
 
 const MS: u64 = 1_000_000;
 
