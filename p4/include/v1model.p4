@@ -11,8 +11,11 @@
 
 #include <core.p4>
 
+/* As in p4c's v1model.p4, a program that does not pick a version gets the
+ * first one; `#define V1MODEL_VERSION 20200408` before the include picks
+ * PortId_t and the index-typed counter, meter and register. */
 #ifndef V1MODEL_VERSION
-#define V1MODEL_VERSION 20200408
+#define V1MODEL_VERSION 20180101
 #endif
 
 /* Lets a program check which v1model it was compiled against. */

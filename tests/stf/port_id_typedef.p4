@@ -1,6 +1,8 @@
-// v1model.p4 (version 20200408 and later, the default) names the port type
-// `PortId_t`; programs use it for action parameters and locals.
+// v1model.p4 version 20200408 and later (picked before the include; the
+// default is 20180101, as in p4c) names the port type `PortId_t`; programs
+// use it for action parameters and locals.
 #include <core.p4>
+#define V1MODEL_VERSION 20200408
 #include <v1model.p4>
 
 header h_t {

@@ -1338,11 +1338,13 @@ mod tests {
         let out = expand("#include <v1model.p4>\n");
         assert!(out.contains("package V1Switch"));
         assert!(out.contains("extern packet_in"));
-        assert!(out.contains("__v1model_version = 20200408"));
+        assert!(out.contains("__v1model_version = 20180101"));
         assert!(
-            out.contains("extern counter<I>"),
-            "the 20200408 form is chosen"
+            !out.contains("extern counter<I>") && !out.contains("typedef bit<9> PortId_t"),
+            "p4c's default, the 20180101 form, is chosen"
         );
+        let out = expand("#define V1MODEL_VERSION 20200408\n#include <v1model.p4>\n");
+        assert!(out.contains("extern counter<I>") && out.contains("typedef bit<9> PortId_t"));
     }
 
     #[test]

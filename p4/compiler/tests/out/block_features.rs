@@ -185,7 +185,7 @@ type_info {
     /// The program's top-level `const`s (also in scope at the top of this module).
     pub mod consts {
         /// P4 `const bit<32> __v1model_version`.
-        pub const V1MODEL_VERSION: u32 = 0x1343bd8;
+        pub const V1MODEL_VERSION: u32 = 0x133ec85;
     }
 
     pub use consts::*;

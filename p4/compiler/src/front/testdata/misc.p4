@@ -3,6 +3,7 @@
  * action_run with fall-through, serializable enums, packet-in/out headers,
  * abstract methods, generic structs, literals of every shape. */
 #include <core.p4>
+#define V1MODEL_VERSION 20200408
 #include <v1model.p4>
 
 #ifndef CPU_PORT
