@@ -1021,6 +1021,23 @@ impl<P: Pipeline> Switch<P> {
         }
     }
 
+    /// Returns a copy's buffer and parsed-packet box to the pools.
+    fn recycle_queued(&mut self, queued: Queued<P::Packet>) {
+        self.recycle(queued.data);
+        self.recycle_packet(queued.pkt);
+    }
+
+    /// Drops a queued copy charged to `row`'s ledger: its trace, if it is
+    /// traced, ends with the drop, and what it holds goes back to the pools.
+    fn drop_queued(&mut self, queued: Queued<P::Packet>, row: u16, reason: SwitchDrop) {
+        let trace = queued
+            .trace
+            .and_then(|i| self.tracing.unpark(i))
+            .map(|f| f.trace);
+        self.drop_traced(row, reason, trace);
+        self.recycle_queued(queued);
+    }
+
     /// Parses `data` into a pooled slot (a new one only while the pool
     /// warms up).
     #[inline(always)]
@@ -1073,8 +1090,7 @@ impl<P: Pipeline> Switch<P> {
             let prio = self.ledger.row(queued.ingress_port).prio(meta.priority);
             prio.queued -= 1;
             prio.dropped += 1;
-            self.recycle(queued.data);
-            self.recycle_packet(queued.pkt);
+            self.recycle_queued(queued);
         }
     }
 
@@ -1095,13 +1111,7 @@ impl<P: Pipeline> Switch<P> {
                 let prio = self.ledger.row(row).prio(deq.meta.priority);
                 prio.queued -= 1;
                 prio.dropped += 1;
-                let trace = queued
-                    .trace
-                    .and_then(|i| self.tracing.unpark(i))
-                    .map(|f| f.trace);
-                self.drop_traced(row, SwitchDrop::PortDown, trace);
-                self.recycle(queued.data);
-                self.recycle_packet(queued.pkt);
+                self.drop_queued(queued, row, SwitchDrop::PortDown);
             }
         }
     }
@@ -1300,23 +1310,11 @@ impl<P: Pipeline> Switch<P> {
             return;
         }
         if usize::from(port) >= self.macs.len() {
-            let trace = queued
-                .trace
-                .and_then(|i| self.tracing.unpark(i))
-                .map(|f| f.trace);
-            self.drop_traced(row, SwitchDrop::NoSuchPort, trace);
-            self.recycle(queued.data);
-            self.recycle_packet(queued.pkt);
+            self.drop_queued(queued, row, SwitchDrop::NoSuchPort);
             return;
         }
         if self.link_down[usize::from(port)].is_some() {
-            let trace = queued
-                .trace
-                .and_then(|i| self.tracing.unpark(i))
-                .map(|f| f.trace);
-            self.drop_traced(row, SwitchDrop::PortDown, trace);
-            self.recycle(queued.data);
-            self.recycle_packet(queued.pkt);
+            self.drop_queued(queued, row, SwitchDrop::PortDown);
             return;
         }
         let meta = P::meta(&queued.pkt);
@@ -1341,8 +1339,7 @@ impl<P: Pipeline> Switch<P> {
             Err(refused) => {
                 // Its buffer and parsed-packet box go back to the pools, so
                 // tail drops cost later arrivals no allocation.
-                self.recycle(refused.packet.data);
-                self.recycle_packet(refused.packet.pkt);
+                self.recycle_queued(refused.packet);
                 Err(refused.reason)
             }
         };
