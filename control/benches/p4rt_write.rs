@@ -263,10 +263,21 @@ async fn singles(
     client: &mut P4RuntimeClient<Channel>,
     range: std::ops::Range<u32>,
 ) -> (f64, (f64, f64)) {
-    use pb::update::Type::Insert;
-    let mut rtts = Vec::with_capacity(range.len());
     let t = Instant::now();
-    for i in range {
+    let rtts = insert_one_by_one(client, range).await;
+    rate_and_quantiles(rtts, t.elapsed())
+}
+
+/// Inserts `routes` one a request, each sent when the last is answered:
+/// the round trip of each.
+async fn insert_one_by_one(
+    client: &mut P4RuntimeClient<Channel>,
+    routes: impl IntoIterator<Item = u32>,
+) -> Vec<Duration> {
+    use pb::update::Type::Insert;
+    let routes = routes.into_iter();
+    let mut rtts = Vec::with_capacity(routes.size_hint().0);
+    for i in routes {
         let sent = Instant::now();
         client
             .write(request(vec![route(Insert, i, 1)]))
@@ -274,7 +285,13 @@ async fn singles(
             .unwrap();
         rtts.push(sent.elapsed());
     }
-    let rate = rtts.len() as f64 / t.elapsed().as_secs_f64();
+    rtts
+}
+
+/// Updates/s of `rtts.len()` one-update Writes answered within `elapsed`,
+/// and their round trip's p50 and p99 in µs.
+fn rate_and_quantiles(mut rtts: Vec<Duration>, elapsed: Duration) -> (f64, (f64, f64)) {
+    let rate = rtts.len() as f64 / elapsed.as_secs_f64();
     rtts.sort();
     let q = |p: f64| rtts[((rtts.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e6;
     (rate, (q(0.5), q(0.99)))
@@ -290,7 +307,6 @@ async fn singles_in_flight(
     range: std::ops::Range<u32>,
     inflight: u32,
 ) -> (f64, (f64, f64)) {
-    use pb::update::Type::Insert;
     let n = range.len() as u32;
     let t = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -302,27 +318,13 @@ async fn singles_in_flight(
             .skip(k as usize)
             .step_by(inflight as usize)
             .collect();
-        tasks.spawn(async move {
-            let mut rtts = Vec::with_capacity(mine.len());
-            for i in mine {
-                let sent = Instant::now();
-                client
-                    .write(request(vec![route(Insert, i, 1)]))
-                    .await
-                    .unwrap();
-                rtts.push(sent.elapsed());
-            }
-            rtts
-        });
+        tasks.spawn(async move { insert_one_by_one(&mut client, mine).await });
     }
     let mut rtts = Vec::with_capacity(n as usize);
     while let Some(r) = tasks.join_next().await {
         rtts.extend(r.unwrap());
     }
-    let rate = f64::from(n) / t.elapsed().as_secs_f64();
-    rtts.sort();
-    let q = |p: f64| rtts[((rtts.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e6;
-    (rate, (q(0.5), q(0.99)))
+    rate_and_quantiles(rtts, t.elapsed())
 }
 
 /// CPU time each thread of this process has used so far (user + system,
