@@ -289,11 +289,13 @@ pub const RX_RING_MAX_BYTES: usize = 64 << 20;
 /// line rate (30 MiB, ~3,300 slots at 10 Gb/s) holds 11 ms of 4 KiB frames.
 /// Up to 2.5 Gb/s the default is kept.
 pub fn rx_ring_bytes(speed_bps: u64) -> usize {
-    let line = speed_bps / 8 / 1000 * RX_RING_TIME_MS;
-    let default = dataplane::port::AfPacketConfig::default().rx_ring_bytes;
-    usize::try_from(line)
-        .unwrap_or(usize::MAX)
-        .clamp(default, RX_RING_MAX_BYTES)
+    use dataplane::port::AfPacketConfig;
+    AfPacketConfig::rx_ring_bytes_for_line(
+        speed_bps,
+        RX_RING_TIME_MS,
+        AfPacketConfig::default().rx_ring_bytes,
+        RX_RING_MAX_BYTES,
+    )
 }
 
 /// `10G`, `25g`, `400M`, `1000000000` → bits per second, with the one

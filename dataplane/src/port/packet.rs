@@ -114,6 +114,25 @@ impl Default for AfPacketConfig {
     }
 }
 
+impl AfPacketConfig {
+    /// Receive ring memory that holds `hold_ms` of a `line_rate_bps` line,
+    /// kept between `min_bytes` and `max_bytes`: the ring is where frames
+    /// wait while the reading thread is elsewhere, so a faster port needs
+    /// more of it for the same wait. The switch's ports and the host
+    /// agents' size their rings with it, each with its own hold time.
+    pub fn rx_ring_bytes_for_line(
+        line_rate_bps: u64,
+        hold_ms: u64,
+        min_bytes: usize,
+        max_bytes: usize,
+    ) -> usize {
+        let line_bytes = line_rate_bps / 8 / 1000 * hold_ms;
+        usize::try_from(line_bytes)
+            .unwrap_or(usize::MAX)
+            .clamp(min_bytes, max_bytes)
+    }
+}
+
 /// `struct tpacket_stats` from `<linux/if_packet.h>` (what
 /// `PACKET_STATISTICS` returns for a `TPACKET_V2` socket).
 #[repr(C)]

@@ -139,13 +139,16 @@ pub fn port_config(
     roce_mtu_bytes: usize,
     line_rate_bps: u64,
 ) -> crate::port::AfPacketConfig {
-    let line_bytes = line_rate_bps / 8 / 1000 * PORT_RX_RING_TIME_MS;
-    crate::port::AfPacketConfig {
-        rx_ring_bytes: usize::try_from(line_bytes)
-            .unwrap_or(usize::MAX)
-            .clamp(PORT_RX_RING_BYTES, PORT_RX_RING_MAX_BYTES),
+    use crate::port::AfPacketConfig;
+    AfPacketConfig {
+        rx_ring_bytes: AfPacketConfig::rx_ring_bytes_for_line(
+            line_rate_bps,
+            PORT_RX_RING_TIME_MS,
+            PORT_RX_RING_BYTES,
+            PORT_RX_RING_MAX_BYTES,
+        ),
         max_frame_bytes: Some(largest_packet_len(version, roce_mtu_bytes) + 14 + 4),
-        ..crate::port::AfPacketConfig::default()
+        ..AfPacketConfig::default()
     }
 }
 
