@@ -485,7 +485,11 @@ impl<P: Pipeline, C: Clock> Driver<P, C> {
         match self.step()? {
             Turn::Closed => Ok(false),
             Turn::Busy => {
-                self.last_busy = self.clock.now();
+                // Only the adaptive mode looks at it: no clock read a turn
+                // otherwise.
+                if self.poll_mode == PollMode::Adaptive {
+                    self.last_busy = self.clock.now();
+                }
                 Ok(true)
             }
             Turn::Idle if self.spins_when_idle() => {
