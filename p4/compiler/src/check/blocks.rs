@@ -2913,7 +2913,23 @@ impl Checker {
         actions: &[Handle<ir::Action>],
         bound: &[Vec<ir::Expr>],
     ) -> Option<(EntryFacts, Option<i64>)> {
-        let elems = &en.keyset.elems;
+        // A list expression `{ a, b }` as an entry's whole key set is the
+        // tuple of the table's key values, each element one key's value
+        // (p4c types the key set against the tuple of the keys; its
+        // action-two-params writes `{ e }` for a one-key table).
+        let listed: Vec<ast::KeysetElem>;
+        let elems: &[ast::KeysetElem] = match en.keyset.elems.as_slice() {
+            [
+                ast::KeysetElem::Expr(ast::Expr {
+                    kind: ast::ExprKind::List(items),
+                    ..
+                }),
+            ] if !en.keyset.is_tuple => {
+                listed = items.iter().cloned().map(ast::KeysetElem::Expr).collect();
+                &listed
+            }
+            elems => elems,
+        };
         let all_default = elems.len() == 1
             && matches!(
                 elems[0],

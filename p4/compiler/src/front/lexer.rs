@@ -66,6 +66,10 @@ pub fn lex(expanded: &Expanded) -> (Vec<Token>, Vec<Diagnostic>) {
     let mut tokens = Vec::new();
     let mut diags = Vec::new();
     let mut i = 0;
+    // Paren depth inside an unstructured annotation body `@name( ... )`,
+    // whose tokens may be any characters (P4_16 Appendix H: an
+    // annotationToken may be UNEXPECTED_TOKEN; p4c's free-form-annotation).
+    let mut annotation_depth: Option<usize> = None;
     while i < bytes.len() {
         let b = bytes[i];
         if b.is_ascii_whitespace() {
@@ -141,6 +145,11 @@ pub fn lex(expanded: &Expanded) -> (Vec<Token>, Vec<Diagnostic>) {
         } else {
             let ch = text[i..].chars().next().unwrap_or('?');
             i += ch.len_utf8();
+            if annotation_depth.is_some() {
+                // Kept in the annotation's raw text (the parser slices it
+                // from the source), never a token of its own.
+                continue;
+            }
             diags.push(
                 Diagnostic::error(
                     codes::UNEXPECTED_CHAR,
@@ -149,6 +158,13 @@ pub fn lex(expanded: &Expanded) -> (Vec<Token>, Vec<Diagnostic>) {
                 .with_primary(expanded.span(start, i), "not valid in P4"),
             );
             continue;
+        };
+        annotation_depth = match (&tok, annotation_depth) {
+            (Tok::Punct("("), Some(d)) => Some(d + 1),
+            (Tok::Punct(")"), Some(1)) => None,
+            (Tok::Punct(")"), Some(d)) => Some(d - 1),
+            (Tok::Punct("("), None) if opens_annotation_body(&tokens) => Some(1),
+            (_, d) => d,
         };
         tokens.push(Token {
             tok,
@@ -171,6 +187,21 @@ pub fn lex(expanded: &Expanded) -> (Vec<Token>, Vec<Diagnostic>) {
         span: eof_span,
     });
     (tokens, diags)
+}
+
+/// Whether a `(` after `tokens` opens an unstructured annotation body: the
+/// last two tokens are `@` and, right after it, the annotation's name (the
+/// parser takes the `(` that follows as the body, as here; `@pragma` runs to
+/// the end of the line instead and takes no parenthesised body).
+fn opens_annotation_body(tokens: &[Token]) -> bool {
+    match tokens {
+        [.., at, name] => {
+            at.tok == Tok::Punct("@")
+                && at.hi == name.lo
+                && matches!(&name.tok, Tok::Ident(n) if n != "pragma")
+        }
+        _ => false,
+    }
 }
 
 /// End of a number token: digits, letters, `_`, and a sign right after a
@@ -421,6 +452,22 @@ mod tests {
         let (_, d) = toks("\"open\n");
         assert_eq!(d[0].code, codes::UNTERMINATED_STRING);
         let (_, d) = toks("a $ b");
+        assert_eq!(d[0].code, codes::UNEXPECTED_CHAR);
+    }
+
+    #[test]
+    fn any_character_in_an_unstructured_annotation_body() {
+        // P4_16 Appendix H: an annotation body token may be an
+        // UNEXPECTED_TOKEN; nested parentheses keep the body open.
+        let (t, d) = toks("@doc(That's (it') $) x");
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(t[t.len() - 2], Tok::Ident("x".into()));
+        // Outside the body, and in a structured `[...]` one, still refused.
+        let (_, d) = toks("@doc(ok) x'");
+        assert_eq!(d[0].code, codes::UNEXPECTED_CHAR);
+        let (_, d) = toks("@doc[k = 1'] x");
+        assert_eq!(d[0].code, codes::UNEXPECTED_CHAR);
+        let (_, d) = toks("@ doc(it's)");
         assert_eq!(d[0].code, codes::UNEXPECTED_CHAR);
     }
 }

@@ -111,6 +111,22 @@ impl Gen<'_> {
                 let v = format!("({}).{}", self.expr(ctx, b)?, self.field_name(&b.ty, *i)?);
                 self.native_to_value(&v, &e.ty)
             }
+            // An element of a stack that is a value, not storage (the
+            // result of a function call, `h()[0]`): read from the
+            // temporary, which lives to the end of the statement.
+            ExprKind::Index(b, i) if !Self::is_place(b) => {
+                let n = self.stack_len(&b.ty);
+                format!(
+                    "({}).elems[({} as usize).min({})].clone()",
+                    self.expr(ctx, b)?,
+                    self.expr(ctx, i)?,
+                    n.saturating_sub(1)
+                )
+            }
+            ExprKind::StackLast(b) if !Self::is_place(b) => format!(
+                "{{ let s__ = {}; s__.elems[(s__.next as usize).saturating_sub(1)].clone() }}",
+                self.expr(ctx, b)?
+            ),
             ExprKind::Var(_)
             | ExprKind::Member(..)
             | ExprKind::Index(..)
