@@ -2343,3 +2343,106 @@ fn signed_range_keys() {
     check_errors("signed_entry_range_across_zero", &table("-5 .. 5"));
     check_errors("signed_entry_range_reversed", &table("5 .. -5"));
 }
+
+// ---- rej25
+
+#[test]
+fn string_variables_and_fields() {
+    // P4_16 §7.1.5: a string is a compile-time argument only; a variable
+    // or struct field of that type stopped in the back end with
+    // `P4E0999 internal: value of no storable type` (p4c's string-e1).
+    check_errors(
+        "string_local",
+        &program(&[("APPLY", "string s = \"abc\";")]),
+    );
+    check_errors("string_control_local", &program(&[("LOCALS", "string s;")]));
+    check_errors(
+        "string_struct_field",
+        &program(&[("DECLS", "struct named_t { string name; bit<8> v; }")]),
+    );
+    // `log_msg` still takes one.
+    check_compiles(
+        "string_log_msg_ok",
+        &program(&[("APPLY", "log_msg(\"a = {}\", {hdr.h.a});")]),
+    );
+}
+
+#[test]
+fn division_by_a_negative_integer() {
+    // P4_16 §8.8; p4c folds the untyped operand's sign before giving it
+    // the other side's width: "not defined on negative numbers" (div1).
+    for (name, e) in [
+        ("div_negative_divisor", "hdr.h.a / -2"),
+        ("mod_negative_divisor", "hdr.h.a % -2"),
+        ("div_negative_dividend", "-6 / hdr.h.a"),
+    ] {
+        check_errors(name, &program(&[("APPLY", &format!("hdr.h.c = {e};"))]));
+    }
+    check_compiles(
+        "div_positive_ok",
+        &program(&[("APPLY", "hdr.h.c = hdr.h.a / 2 + hdr.h.a % 8w3;")]),
+    );
+}
+
+#[test]
+fn cast_changing_width_and_sign() {
+    // P4_16 §8.11.1 lists bit<W> -> int<W>, int<W> -> bit<W> and width
+    // changes of one signedness; p4c refuses the two at once.
+    check_errors(
+        "cast_bit16_to_int8",
+        &program(&[("APPLY", "int<8> s = (int<8>)hdr.h.b; hdr.h.a = (bit<8>)s;")]),
+    );
+    check_errors(
+        "cast_int8_to_bit16",
+        &program(&[("APPLY", "int<8> s = -1; hdr.h.b = (bit<16>)s;")]),
+    );
+    check_compiles(
+        "cast_in_two_steps_ok",
+        &program(&[(
+            "APPLY",
+            "int<8> s = (int<8>)(bit<8>)hdr.h.b; hdr.h.b = (bit<16>)(bit<8>)s; \
+             hdr.h.a = (bit<8>)(int<8>)hdr.h.c;",
+        )]),
+    );
+}
+
+#[test]
+fn priority_delta_is_a_number() {
+    // p4c's table-custom-property-priority_delta-unsupported-type: `true`
+    // was read as a delta of 1.
+    let table = |delta: &str| {
+        program(&[
+            (
+                "LOCALS",
+                &format!(
+                    "table t {{ key = {{ hdr.h.a: ternary; }} actions = {{ set; }} \
+                     priority_delta = {delta}; }}"
+                ),
+            ),
+            ("APPLY", "t.apply();"),
+        ])
+    };
+    check_errors("priority_delta_bool", &table("true"));
+    check_compiles("priority_delta_number_ok", &table("10"));
+}
+
+#[test]
+fn default_initialiser_of_a_varbit() {
+    // A varbit has no default length: p4c's default-initializer-err,
+    // "Structs, headers and tuples containing varbit fields cannot be
+    // initialized using ...".
+    let decls = "header v_t { bit<8> len; varbit<32> opts; }\n\
+                 struct holder_t { bit<8> x; v_t v; }";
+    check_errors(
+        "dots_header_with_varbit",
+        &program(&[("DECLS", decls), ("APPLY", "v_t v = { len = 1, ... };")]),
+    );
+    check_errors(
+        "dots_struct_holding_varbit",
+        &program(&[("DECLS", decls), ("APPLY", "holder_t s = { x = 1, ... };")]),
+    );
+    check_compiles(
+        "dots_without_varbit_ok",
+        &program(&[("APPLY", "h_t h = { a = 1, ... }; hdr.h.b = h.b;")]),
+    );
+}

@@ -2281,7 +2281,9 @@ impl Checker {
                     }
                 }
                 ast::TablePropertyKind::Custom { name, value } if name.name == "priority_delta" => {
-                    match self.const_value(value) {
+                    // A number: `true` is no delta (p4c's
+                    // table-custom-property-priority_delta-unsupported-type).
+                    match self.const_number(value, "`priority_delta`") {
                         Some(d) if d > 0 && d <= i32::MAX as i128 => priority_delta = d as i64,
                         Some(_) => self.error(
                             codes::BAD_TABLE_PROPERTY,

@@ -408,6 +408,21 @@ impl Checker {
             .is_some_and(|(n, e)| n.is_none() && matches!(e.kind, ast::ExprKind::DotDotDot));
         if rest_default {
             items.pop();
+            // p4c: "Structs, headers and tuples containing varbit fields
+            // cannot be initialized using ..." (its default-initializer-err):
+            // a varbit has no default length to give.
+            if comp.fields.iter().any(|f| self.holds_varbit(&f.ty)) {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    span,
+                    format!(
+                        "`{}` holds a varbit field, so `...` cannot give it default values",
+                        comp.name
+                    ),
+                    "`...` here",
+                );
+                return None;
+            }
         }
         if items.len() > declared.len() || (!rest_default && items.len() != declared.len()) {
             self.error_label(
@@ -550,6 +565,20 @@ impl Checker {
         Some(mk(ExprKind::List(v), ty, span))
     }
 
+    /// Whether a value of `ty` holds a `varbit` anywhere inside.
+    fn holds_varbit(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Varbit(_) => true,
+            Ty::Stack(e, _) => self.holds_varbit(e),
+            Ty::Tuple(ts) => ts.iter().any(|t| self.holds_varbit(t)),
+            Ty::Composite(c) => self.prog.composites[*c]
+                .fields
+                .iter()
+                .any(|f| self.holds_varbit(&f.ty)),
+            _ => false,
+        }
+    }
+
     /// The type and checked initialiser of a parser's or control's local
     /// variable (a `list<T>` one through [`Self::list_decl`]). `None` after
     /// an error in its type.
@@ -558,9 +587,25 @@ impl Checker {
             let (ty, init) = self.list_decl(elem, v.init.as_ref(), v.span)?;
             return Some((ty, Some(init)));
         }
-        let ty = self.ty(&v.ty)?;
+        let ty = self.local_ty(&v.ty)?;
         let init = v.init.as_ref().and_then(|e| self.expr(e, Some(&ty)));
         Some((ty, init))
+    }
+
+    /// The type of a variable: any type but `string` (P4_16 §7.1.5: "one
+    /// cannot declare variables with a string type"; p4c's string-e1). The
+    /// back end has no storage for a string, so this stops it early.
+    pub(crate) fn local_ty(&mut self, t: &ast::Type) -> Option<Ty> {
+        let ty = self.ty(t)?;
+        if matches!(ty, Ty::Str) {
+            self.error(
+                codes::TYPE_MISMATCH,
+                t.span,
+                "a variable cannot have type `string`: strings are only compile-time arguments",
+            );
+            return None;
+        }
+        Some(ty)
     }
 
     /// A local or constant declared `list<T>` (P4_16 §7.2.10): its length
@@ -1239,6 +1284,29 @@ impl Checker {
             return Some(x);
         }
         let ok = match (&x.ty, to) {
+            // P4_16 §8.11.1 lists casts that change a bit string's width or
+            // its signedness, never both at once: `(int<8>)x` of a
+            // `bit<16> x` needs `(int<8>)(bit<8>)x` (p4c: "Illegal cast").
+            // A zero-width value is 0 whatever its sign, so it is let
+            // through (`tests/stf/bit_zero_externs` widens an `int<0>`).
+            (Ty::Bit(a), Ty::Int(b)) | (Ty::Int(a), Ty::Bit(b)) if a != b && *a != 0 && *b != 0 => {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    span,
+                    format!(
+                        "cannot cast {} to {} in one step: a cast changes the width or the sign, \
+                         not both (P4_16 §8.11.1); cast to {} first",
+                        self.ty_name(&x.ty),
+                        self.ty_name(to),
+                        self.ty_name(&match to {
+                            Ty::Int(_) => Ty::Bit(*b),
+                            _ => Ty::Int(*b),
+                        })
+                    ),
+                    "width and sign both change",
+                );
+                return None;
+            }
             (Ty::Bit(_) | Ty::Int(_), Ty::Bit(_) | Ty::Int(_)) => true,
             (Ty::Bool, Ty::Bit(1)) | (Ty::Bit(1), Ty::Bool) => true,
             (Ty::SerEnum(e), t) | (t, Ty::SerEnum(e)) => {
@@ -1558,6 +1626,28 @@ impl Checker {
                 rhs.span,
                 "division by zero",
                 "this is zero",
+            );
+            return None;
+        }
+        // An integer without a width takes the other side's type, but p4c
+        // folds its sign first: `x / -1` and `-5 % x` are refused for a
+        // `bit<8> x` ("not defined on negative numbers", its div1), as
+        // between two integers below (P4_16 §8.8).
+        if matches!(op, A::Div | A::Mod)
+            && let Some((neg, side)) = match (&a, &b) {
+                (TE::Inf(v), TE::Typed(_)) if *v < 0 => Some((*v, lhs)),
+                (TE::Typed(_), TE::Inf(v)) if *v < 0 => Some((*v, rhs)),
+                _ => None,
+            }
+        {
+            self.error_label(
+                codes::OVERFLOW,
+                side.span,
+                format!(
+                    "`{}` is not defined on negative integers (P4_16 §8.8), and {neg} is one",
+                    op.as_str()
+                ),
+                "negative",
             );
             return None;
         }

@@ -1521,6 +1521,16 @@ impl Checker {
                     );
                     continue;
                 }
+                // P4_16 §7.1.5: a string is only ever a compile-time
+                // argument; no struct holds one (p4c's string-e1).
+                (_, Ty::Str) => {
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        f.ty.span,
+                        "a struct field cannot be a `string`: strings are only compile-time arguments",
+                    );
+                    continue;
+                }
                 _ => {}
             }
             let mut field_lists = Vec::new();

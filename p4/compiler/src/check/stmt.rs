@@ -398,7 +398,9 @@ impl Checker {
                     }
                     return;
                 }
-                let Some(ty) = self.ty(&v.ty) else { return };
+                let Some(ty) = self.local_ty(&v.ty) else {
+                    return;
+                };
                 let init = match &v.init {
                     Some(e) => match self.assigned_value(e, &ty) {
                         Some(x) => Some(x),
