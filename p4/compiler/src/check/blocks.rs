@@ -128,7 +128,7 @@ type CtorArgs = (
 
 /// Bits a register cell of type `ty` takes: a scalar whose value is its
 /// bits, or a struct of such (nested structs too); `None` for anything else.
-fn register_cell_width(ty: &Ty, prog: &ir::Program) -> Option<u32> {
+pub(super) fn register_cell_width(ty: &Ty, prog: &ir::Program) -> Option<u32> {
     match ty {
         Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => ty.scalar_width(prog),
         Ty::Composite(c) if prog.composites[*c].kind == ir::CompositeKind::Struct => prog
@@ -1232,8 +1232,12 @@ impl Checker {
         );
         self.push_scope();
         self.block_name = Some(c.signature.name.name.clone());
-        let params = self.block_params(&c.signature.params, "packet_out");
+        // Extern instances passed as directionless apply parameters are
+        // instances of this control bound at each apply (`check::extern_params`).
+        let (plain, externs) = self.extern_params(&c.signature.params);
+        let params = self.block_params(&plain, "packet_out");
         self.prog.controls[h].params = params;
+        self.declare_extern_params(h, &externs);
         // Control-typed constructor parameters: instances of this control
         // that the instance tree points at the instances passed.
         for (k, (n, sub)) in aliases.into_iter().enumerate() {
@@ -1316,6 +1320,7 @@ impl Checker {
         };
         self.prog.controls[h].apply = apply;
         self.prog.controls[h].apply_vars = body.vars;
+        self.check_extern_params_bound(h);
         self.pop_scope();
         self.block_name = None;
         Some(h)
@@ -1396,7 +1401,7 @@ impl Checker {
 }
 
 /// "a" or "an" before `word`.
-fn article(word: &str) -> &'static str {
+pub(super) fn article(word: &str) -> &'static str {
     if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
         "an"
     } else {

@@ -53,6 +53,7 @@ mod blocks;
 pub mod codes;
 mod expr;
 mod extern_alias;
+mod extern_params;
 pub mod fold;
 mod package;
 mod program_info;
@@ -203,6 +204,13 @@ pub(crate) struct Checker {
     /// constructor parameters: their positions among the apply
     /// parameters, by control name.
     pub(crate) apply_int_params: HashMap<String, Vec<usize>>,
+    /// Apply parameters of extern types, by control handle index
+    /// (`check::extern_params`).
+    pub(crate) extern_param_slots: HashMap<usize, Vec<extern_params::ExternParam>>,
+    /// The instances bound to them: (control handle index, sub-control
+    /// instance index) → the index, among that control's extern instances,
+    /// of the instance passed for each, in parameter order.
+    pub(crate) extern_bindings: HashMap<(usize, u32), Vec<u32>>,
     /// Their instantiations: (name, argument values) → control.
     pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
     /// Their diagnostics from the check at declaration (parameters bound
@@ -366,6 +374,8 @@ pub fn check(
         block_sigs: HashMap::new(),
         ctor_controls: HashMap::new(),
         apply_int_params: HashMap::new(),
+        extern_param_slots: HashMap::new(),
+        extern_bindings: HashMap::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
