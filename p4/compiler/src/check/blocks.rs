@@ -1610,6 +1610,7 @@ impl Checker {
             let ctl = &mut self.prog.controls[h];
             let idx = ctl.instances.len() as u32;
             ctl.instances.push((i.name.name.clone(), sub));
+            self.instance_spans.insert((h.index(), idx), i.span);
             let passed = std::mem::take(&mut self.pending_instance_args);
             if !passed.is_empty() {
                 self.instance_args.insert((h.index(), idx), passed);
@@ -1862,6 +1863,20 @@ impl Checker {
         let mut n_directional = 0;
         let mut seen_data = false;
         for (i, p) in a.params.iter().enumerate() {
+            if self.names_extern_object(p) {
+                // p4c: "Action parameters cannot have extern types".
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    p.ty.span,
+                    format!(
+                        "action parameter `{}` cannot have an extern type: a control's \
+                         directionless apply parameter takes an instance",
+                        p.name.name
+                    ),
+                    "an extern type",
+                );
+                continue;
+            }
             let Some(ty) = self.ty(&p.ty) else { continue };
             // A default value is checked here, used or not (p4c).
             if let Some(d) = &p.default {

@@ -40,7 +40,7 @@ pub(crate) struct ExternParam {
 impl Checker {
     /// Whether `p` is a directionless parameter of an extern object type
     /// (a direction is refused by [`Self::extern_params`]).
-    fn names_extern_object(&self, p: &ast::Param) -> bool {
+    pub(crate) fn names_extern_object(&self, p: &ast::Param) -> bool {
         let ast::TypeKind::Named { name, .. } = &p.ty.kind else {
             return false;
         };
@@ -262,6 +262,7 @@ impl Checker {
                 ),
                 "wrong number of arguments",
             );
+            self.extern_bindings.entry((ctl.index(), i)).or_default();
             return None;
         }
         if self.instance_aliases.contains_key(&(ctl.index(), i)) {
@@ -325,10 +326,13 @@ impl Checker {
             bound.push(e);
         }
         if !ok {
+            // Reported: an empty binding keeps the instance from being
+            // reported again as never applied.
+            self.extern_bindings.entry((ctl.index(), i)).or_default();
             return None;
         }
         match self.extern_bindings.get(&(ctl.index(), i)) {
-            Some(before) if *before != bound => {
+            Some(before) if !before.is_empty() && *before != bound => {
                 let inst = self.prog.controls[ctl].instances[i as usize].0.clone();
                 self.unsupported(
                     span,
@@ -339,8 +343,7 @@ impl Checker {
                 );
                 return None;
             }
-            Some(_) => {}
-            None => {
+            _ => {
                 self.extern_bindings.insert((ctl.index(), i), bound);
             }
         }
@@ -368,7 +371,11 @@ impl Checker {
                 continue;
             }
             let first = slots[0].name.clone();
-            let span = self.prog.controls.span(h);
+            let span = self
+                .instance_spans
+                .get(&(h.index(), i as u32))
+                .copied()
+                .unwrap_or_else(|| self.prog.controls.span(h));
             self.unsupported(
                 span,
                 &format!(

@@ -211,6 +211,9 @@ pub(crate) struct Checker {
     /// instance index) → the index, among that control's extern instances,
     /// of the instance passed for each, in parameter order.
     pub(crate) extern_bindings: HashMap<(usize, u32), Vec<u32>>,
+    /// Where each declared sub-control instance is: (control handle index,
+    /// instance index) → its instantiation.
+    pub(crate) instance_spans: HashMap<(usize, u32), Span>,
     /// Their instantiations: (name, argument values) → control.
     pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
     /// Their diagnostics from the check at declaration (parameters bound
@@ -376,6 +379,7 @@ pub fn check(
         apply_int_params: HashMap::new(),
         extern_param_slots: HashMap::new(),
         extern_bindings: HashMap::new(),
+        instance_spans: HashMap::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
@@ -675,6 +679,26 @@ impl Checker {
                         return None;
                     }
                     return self.instantiate_generic(&g, args, t.span);
+                }
+                Some(Sym::ExternDecl(e))
+                    if e != "packet_in"
+                        && e != "packet_out"
+                        && (crate::v1model::object(&e).is_some()
+                            || self.is_user_extern_type(&e)) =>
+                {
+                    // An extern object type names no values: its instances
+                    // are passed only to directionless block parameters
+                    // (`check::extern_params`).
+                    self.error_label(
+                        codes::WRONG_KIND,
+                        name.span,
+                        format!(
+                            "`{e}` is an extern object type, not a type of values: only a \
+                             control's directionless apply parameter takes an instance of it"
+                        ),
+                        "an extern type",
+                    );
+                    return None;
                 }
                 Some(_) => {
                     self.error_label(
