@@ -2434,6 +2434,28 @@ fn extern_apply_parameters() {
             "control Sub(inout h_t h, action_selector sel) { apply { } }",
         )]),
     );
+    // A parser's extern objects are one per declaration, not per instance:
+    // not taken yet.
+    check_errors(
+        "extern_param_parser",
+        &program(&[(
+            "DECLS",
+            "parser Sub(packet_in pkt, inout h_t h, register<bit<8>> r) {\n    \
+             state start { transition accept; }\n}",
+        )]),
+    );
+    check_errors(
+        "extern_param_constructor",
+        &program(&[
+            (
+                "DECLS",
+                "control Sub(inout h_t h)(register<bit<8>> r) {\n    \
+                 apply { r.write(0, h.a); }\n}",
+            ),
+            ("LOCALS", "register<bit<8>>(4) r1; Sub(r1) s;"),
+            ("APPLY", "s.apply(hdr.h);"),
+        ]),
+    );
     // p4c: "Action parameters cannot have extern types".
     check_errors(
         "extern_param_action",

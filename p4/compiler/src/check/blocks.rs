@@ -311,7 +311,20 @@ impl Checker {
     fn parser_body(&mut self, p: &ast::ParserDecl) -> Option<Handle<ir::Parser>> {
         self.push_scope();
         self.block_name = Some(p.signature.name.name.clone());
-        let params = self.block_params(&p.signature.params, "packet_in");
+        // Extern apply parameters are bound per control instance; a
+        // parser's extern objects are one per parser declaration, not per
+        // instance, so a parser's extern parameters are not taken yet.
+        let (plain, externs) = self.extern_params(&p.signature.params);
+        for (_, e) in &externs {
+            self.unsupported(
+                e.span,
+                &format!(
+                    "extern apply parameters of parsers (`{}`); controls take them",
+                    e.name.name
+                ),
+            );
+        }
+        let params = self.block_params(&plain, "packet_in");
         self.body = Some(Body {
             kind: BodyKind::Parser,
             vars: Vec::new(),
@@ -990,7 +1003,7 @@ impl Checker {
         let before = self.diags.len();
         let mut values = Vec::new();
         for p in ctor_params {
-            if self.is_control_type(&p.ty) {
+            if self.is_control_type(&p.ty) || self.names_extern_object(p) {
                 // No placeholder instance: leave it to its instantiations.
                 return;
             }
@@ -1080,6 +1093,19 @@ impl Checker {
             if self.is_control_type(&p.ty) {
                 passed.push(self.passed_instance(p, a)?);
                 continue;
+            }
+            if self.names_extern_object(p) {
+                // P4_16 lets a constructor take an extern instance; ours
+                // are bound at `apply` (`check::extern_params`).
+                self.unsupported(
+                    p.span,
+                    &format!(
+                        "extern constructor parameters of {kind}s (`{}`); pass the instance \
+                         as a directionless apply parameter",
+                        p.name.name
+                    ),
+                );
+                return None;
             }
             if matches!(p.ty.kind, ast::TypeKind::Int) {
                 // An infinite-precision parameter (P4_16 §7.1.6.5, §14.1):
