@@ -4,7 +4,8 @@
 // reach the caller's instance: `Bump` reads and writes `MyIngress.seen`
 // and counts in `MyIngress.hits`, both declared in MyIngress; `Chain`
 // passes its own parameter on to `Bump`, and a top-level register is
-// passed too. No P4Info object is made for a parameter.
+// passed too; `CountAgain` takes the counter as a constructor parameter.
+// No P4Info object is made for a parameter.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -67,18 +68,25 @@ control Chain(inout data_t d, register<bit<8>> r, counter c) {
     }
 }
 
+// Counts in cell `slot` of the counter given to its constructor.
+control CountAgain(in bit<8> slot)(counter c) {
+    apply { c.count((bit<32>)slot); }
+}
+
 control MyIngress(inout headers_t hdr, inout meta_t meta,
                   inout standard_metadata_t sm) {
     register<bit<8>>(4) seen;
     counter(4, CounterType.packets) hits;
     Bump() bump;
     Chain() chain;
+    CountAgain(hits) again;
     apply {
         sm.egress_spec = 1;
         if (hdr.ethernet.etherType == 0x0001) {
             bump.apply(hdr.data, seen, 8w1, hits);
         } else {
             chain.apply(hdr.data, global_seen, hits);
+            again.apply(hdr.data.slot);
         }
     }
 }

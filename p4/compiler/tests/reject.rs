@@ -2444,17 +2444,37 @@ fn extern_apply_parameters() {
              state start { transition accept; }\n}",
         )]),
     );
-    check_errors(
-        "extern_param_constructor",
-        &program(&[
+    // A constructor parameter is bound where the instance is declared.
+    let ctor = |locals: &str| {
+        program(&[
             (
                 "DECLS",
                 "control Sub(inout h_t h)(register<bit<8>> r) {\n    \
                  apply { r.write(0, h.a); }\n}",
             ),
-            ("LOCALS", "register<bit<8>>(4) r1; Sub(r1) s;"),
+            ("LOCALS", locals),
             ("APPLY", "s.apply(hdr.h);"),
-        ]),
+        ])
+    };
+    check_compiles(
+        "extern_ctor_param_ok",
+        &ctor("register<bit<8>>(4) r1; Sub(r1) s;"),
+    );
+    check_errors(
+        "extern_ctor_param_wrong_type",
+        &ctor("counter(4, CounterType.packets) c; Sub(c) s;"),
+    );
+    check_errors("extern_ctor_param_not_an_instance", &ctor("Sub(8w1) s;"));
+    check_errors(
+        "extern_ctor_param_parser",
+        &program(&[(
+            "DECLS",
+            "parser Sub(packet_in pkt, inout h_t h)(register<bit<8>> r) {\n    \
+             state start { transition accept; }\n}\n\
+             register<bit<8>>(4) g;\n\
+             parser Top(packet_in pkt, inout h_t h) {\n    \
+             Sub(g) s;\n    state start { s.apply(pkt, h); transition accept; }\n}",
+        )]),
     );
     // p4c: "Action parameters cannot have extern types".
     check_errors(

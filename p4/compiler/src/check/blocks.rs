@@ -943,12 +943,14 @@ impl Checker {
         let decl = self.ctor_controls.get(name)?.clone();
         self.type_arg_count("control", name, &decl.signature.type_params, tys, span)?;
         let (values, passed) = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
+        let externs = std::mem::take(&mut self.ctor_extern_args);
         let key = ctor_key(name, tys, &values, &passed);
         let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
         if let Some(h) = self.ctor_cache.get(&key).copied()
             && !self.needs_own_copy(h)
         {
             self.pending_instance_args = instance_args;
+            self.pending_extern_ctor_args = externs;
             self.instantiated_controls.insert(h.index());
             return Some(h);
         }
@@ -958,6 +960,7 @@ impl Checker {
         if let Some(h) = h {
             self.ctor_cache.entry(key).or_insert(h);
             self.pending_instance_args = instance_args;
+            self.pending_extern_ctor_args = externs;
             self.instantiated_controls.insert(h.index());
         }
         h
@@ -1089,23 +1092,28 @@ impl Checker {
         }
         let mut values = Vec::new();
         let mut passed = Vec::new();
+        let mut externs = Vec::new();
         for (p, a) in params.iter().zip(args) {
             if self.is_control_type(&p.ty) {
                 passed.push(self.passed_instance(p, a)?);
                 continue;
             }
             if self.names_extern_object(p) {
-                // P4_16 lets a constructor take an extern instance; ours
-                // are bound at `apply` (`check::extern_params`).
-                self.unsupported(
-                    p.span,
-                    &format!(
-                        "extern constructor parameters of {kind}s (`{}`); pass the instance \
-                         as a directionless apply parameter",
-                        p.name.name
-                    ),
-                );
-                return None;
+                // A control's is bound to the instance passed where it is
+                // instantiated (`check::extern_params`); a parser's
+                // externs are one per declaration, so not taken yet.
+                if kind != "control" {
+                    self.unsupported(
+                        p.span,
+                        &format!(
+                            "extern constructor parameters of {kind}s (`{}`)",
+                            p.name.name
+                        ),
+                    );
+                    return None;
+                }
+                externs.push(self.extern_ctor_arg(name, p, a)?);
+                continue;
             }
             if matches!(p.ty.kind, ast::TypeKind::Int) {
                 // An infinite-precision parameter (P4_16 §7.1.6.5, §14.1):
@@ -1125,6 +1133,8 @@ impl Checker {
             }
             values.push((p.name.clone(), Sym::Const(x, None)));
         }
+        // Set last: an instantiation among the arguments checks its own.
+        self.ctor_extern_args = externs;
         Some((values, passed))
     }
 
@@ -1263,7 +1273,17 @@ impl Checker {
         let (plain, externs) = self.extern_params(&c.signature.params);
         let params = self.block_params(&plain, "packet_out");
         self.prog.controls[h].params = params;
-        self.declare_extern_params(h, &externs);
+        self.declare_extern_params(h, &externs, false);
+        // Extern constructor parameters: bound where the control is
+        // instantiated (`Checker::extern_ctor_bindings`).
+        let ctor_externs: Vec<(usize, ast::Param)> = c
+            .ctor_params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| self.names_extern_object(p))
+            .map(|(i, p)| (i, p.clone()))
+            .collect();
+        self.declare_extern_params(h, &ctor_externs, true);
         // Control-typed constructor parameters: instances of this control
         // that the instance tree points at the instances passed.
         for (k, (n, sub)) in aliases.into_iter().enumerate() {
@@ -1637,6 +1657,10 @@ impl Checker {
             let idx = ctl.instances.len() as u32;
             ctl.instances.push((i.name.name.clone(), sub));
             self.instance_spans.insert((h.index(), idx), i.span);
+            let externs = std::mem::take(&mut self.pending_extern_ctor_args);
+            if !externs.is_empty() {
+                self.extern_ctor_bindings.insert((h.index(), idx), externs);
+            }
             let passed = std::mem::take(&mut self.pending_instance_args);
             if !passed.is_empty() {
                 self.instance_args.insert((h.index(), idx), passed);

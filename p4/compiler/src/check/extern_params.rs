@@ -1,7 +1,7 @@
 //! Extern instances passed to controls as directionless apply parameters
-//! (P4_16 §6.8: an extern object is passed as a directionless parameter,
-//! by reference; §7.2.12 extern objects; p4c's issue1958 passes a
-//! `register<bit<8>>` to a sub-control).
+//! or constructor parameters (P4_16 §6.8: an extern object is passed as a
+//! directionless parameter, by reference; §7.2.12 extern objects; p4c's
+//! issue1958 passes a `register<bit<8>>` to a sub-control's apply).
 //!
 //! In: a control whose apply parameters include directionless ones of an
 //! extern object type (`register<T>`, `counter`, `meter`, a user extern
@@ -9,15 +9,18 @@
 //! [`ir::ExternInst`]s (its kind read from the parameter's type, sizes 0),
 //! left out of [`ir::Control::params`], so the body's calls on it are the
 //! ordinary extern calls; each `inst.apply(.., r)` binds it to the caller's
-//! instance `r` ([`Checker::extern_bindings`]), and the layout points the
+//! instance `r` ([`Checker::extern_bindings`]; a constructor parameter is
+//! bound by `C(r) inst;`, [`Checker::extern_ctor_bindings`]), and the
+//! layout points the
 //! callee instance's slot at the caller's object
 //! (`program_info::build_program_info`): one object, reached from both, no
 //! P4Info object of its own.
 //!
 //! Not taken (`P4E1060`): parameters of a table's externs (`direct_counter`,
 //! `direct_meter`, `action_profile`, `action_selector`), extern parameters
-//! of parsers, and one instance applied with two different instances for a
-//! parameter (its objects are fixed per instance, not per apply).
+//! of parsers (a parser's externs are one object per declaration), and one
+//! instance applied with two different instances for a parameter (its
+//! objects are fixed per instance, not per apply).
 
 use super::{Checker, Sym, codes};
 use crate::diag::Span;
@@ -33,6 +36,9 @@ pub(crate) struct ExternParam {
     pub(crate) position: usize,
     /// Index among the control's extern instances.
     pub(crate) inst: u32,
+    /// A constructor parameter (bound where the control is instantiated)
+    /// rather than an apply parameter (bound at its apply).
+    pub(crate) ctor: bool,
     /// Source name.
     pub(crate) name: String,
 }
@@ -107,8 +113,12 @@ impl Checker {
         &mut self,
         h: Handle<ir::Control>,
         params: &[(usize, ast::Param)],
+        ctor: bool,
     ) {
-        let mut slots = Vec::new();
+        let mut slots = self
+            .extern_param_slots
+            .remove(&h.index())
+            .unwrap_or_default();
         for (position, p) in params {
             let Some(kind) = self.extern_param_kind(p) else {
                 continue;
@@ -124,6 +134,7 @@ impl Checker {
             slots.push(ExternParam {
                 position: *position,
                 inst,
+                ctor,
                 name: p.name.name.clone(),
             });
         }
@@ -135,7 +146,7 @@ impl Checker {
     /// The extern kind parameter `p`'s type names: what a call on it needs
     /// (a register's cell type, a user extern's declaration); sizes and
     /// units are the instance passed's, so they are left 0 here.
-    fn extern_param_kind(&mut self, p: &ast::Param) -> Option<ir::ExternKind> {
+    pub(crate) fn extern_param_kind(&mut self, p: &ast::Param) -> Option<ir::ExternKind> {
         let ast::TypeKind::Named { name, args } = &p.ty.kind else {
             return None;
         };
@@ -201,7 +212,7 @@ impl Checker {
     }
 
     /// How a diagnostic names an extern kind as a parameter type.
-    fn extern_kind_name(&self, kind: &ir::ExternKind) -> String {
+    pub(crate) fn extern_kind_name(&self, kind: &ir::ExternKind) -> String {
         match kind {
             ir::ExternKind::Register { cell, .. } => format!("register<{}>", self.ty_name(cell)),
             ir::ExternKind::User { decl, .. } => {
@@ -219,7 +230,7 @@ impl Checker {
 
     /// Whether an instance of `got` may be passed for a parameter of kind
     /// `want`: the same extern type, with the same cell type for a register.
-    fn extern_kind_fits(want: &ir::ExternKind, got: &ir::ExternKind) -> bool {
+    pub(crate) fn extern_kind_fits(want: &ir::ExternKind, got: &ir::ExternKind) -> bool {
         use ir::ExternKind as K;
         match (want, got) {
             (K::Register { cell: a, .. }, K::Register { cell: b, .. }) => a == b,
@@ -241,9 +252,14 @@ impl Checker {
         args: &[&'a ast::Expr],
         span: Span,
     ) -> Option<Vec<&'a ast::Expr>> {
-        let Some(slots) = self.extern_param_slots.get(&sub.index()).cloned() else {
+        let slots: Vec<ExternParam> = self
+            .extern_param_slots
+            .get(&sub.index())
+            .map(|v| v.iter().filter(|s| !s.ctor).cloned().collect())
+            .unwrap_or_default();
+        if slots.is_empty() {
             return Some(args.to_vec());
-        };
+        }
         let callee = self.prog.controls[sub].name.clone();
         let total = self.prog.controls[sub]
             .params
@@ -356,13 +372,72 @@ impl Checker {
         )
     }
 
+    /// The instance passed as argument `a` to extern constructor parameter
+    /// `p` of control `callee`: an extern instance of the control being
+    /// checked, of the parameter's type; its index there.
+    pub(crate) fn extern_ctor_arg(
+        &mut self,
+        callee: &str,
+        p: &ast::Param,
+        a: &ast::Expr,
+    ) -> Option<u32> {
+        let want = self.extern_param_kind(p)?;
+        let what = self.extern_kind_name(&want);
+        let here = self
+            .body
+            .as_ref()
+            .filter(|b| b.kind == super::BodyKind::Apply)
+            .and_then(|b| b.control);
+        let passed = match (&a.kind, here) {
+            (ast::ExprKind::Name(n), Some(_)) => match self.lookup(n) {
+                Some(Sym::Extern(e)) => Some(*e),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (Some(e), Some(ctl)) = (passed, here) else {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                a.span,
+                format!(
+                    "this argument is not an extern instance of the enclosing control: \
+                     constructor parameter `{}` of `{callee}` takes a {what} instance",
+                    p.name.name
+                ),
+                "expected an instance declared in this control or at the top level",
+            );
+            return None;
+        };
+        let got = self.prog.controls[ctl].externs[e as usize].kind.clone();
+        if !Self::extern_kind_fits(&want, &got) {
+            let have = self.extern_kind_name(&got);
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                a.span,
+                format!(
+                    "cannot pass {} {have} to constructor parameter `{}` of `{callee}`, a {what}",
+                    super::blocks::article(&have),
+                    p.name.name
+                ),
+                "wrong extern type",
+            );
+            return None;
+        }
+        Some(e)
+    }
+
     /// Every sub-control instance of `h` that has extern parameters was
     /// applied, so each is bound to an instance: one never applied would
     /// have code reaching no object.
     pub(crate) fn check_extern_params_bound(&mut self, h: Handle<ir::Control>) {
         let instances = self.prog.controls[h].instances.clone();
         for (i, (name, sub)) in instances.iter().enumerate() {
-            let Some(slots) = self.extern_param_slots.get(&sub.index()) else {
+            let Some(slots) = self
+                .extern_param_slots
+                .get(&sub.index())
+                .map(|v| v.iter().filter(|s| !s.ctor).cloned().collect::<Vec<_>>())
+                .filter(|v| !v.is_empty())
+            else {
                 continue;
             };
             if self.extern_bindings.contains_key(&(h.index(), i as u32))

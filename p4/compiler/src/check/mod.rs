@@ -211,6 +211,14 @@ pub(crate) struct Checker {
     /// instance index) → the index, among that control's extern instances,
     /// of the instance passed for each, in parameter order.
     pub(crate) extern_bindings: HashMap<(usize, u32), Vec<u32>>,
+    /// The instances bound to extern constructor parameters, as
+    /// `extern_bindings` (set where the instance is declared).
+    pub(crate) extern_ctor_bindings: HashMap<(usize, u32), Vec<u32>>,
+    /// Those of the instantiation just checked, for the instance about to
+    /// be declared.
+    pub(crate) pending_extern_ctor_args: Vec<u32>,
+    /// Those `ctor_values` found, taken by its caller.
+    pub(crate) ctor_extern_args: Vec<u32>,
     /// Where each declared sub-control instance is: (control handle index,
     /// instance index) → its instantiation.
     pub(crate) instance_spans: HashMap<(usize, u32), Span>,
@@ -380,6 +388,9 @@ pub fn check(
         extern_param_slots: HashMap::new(),
         extern_bindings: HashMap::new(),
         instance_spans: HashMap::new(),
+        extern_ctor_bindings: HashMap::new(),
+        pending_extern_ctor_args: Vec::new(),
+        ctor_extern_args: Vec::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),

@@ -312,14 +312,20 @@ fn extern_param_targets(c: &Checker) -> HashMap<(usize, usize), (usize, usize)> 
         for (j, &child) in parent.sub.iter().enumerate() {
             let child = child as usize;
             let ctl = c.prog.instances[child].control.index();
-            let (Some(slots), Some(bound)) = (
-                c.extern_param_slots.get(&ctl),
-                c.extern_bindings.get(&(parent.control.index(), j as u32)),
-            ) else {
+            let Some(slots) = c.extern_param_slots.get(&ctl) else {
                 continue;
             };
-            for (s, &e) in slots.iter().zip(bound) {
-                out.insert((child, s.inst as usize), (pi, e as usize));
+            let key = (parent.control.index(), j as u32);
+            // Apply parameters are bound at the apply, constructor ones
+            // where the instance is declared; each list in slot order.
+            for (ctor, bindings) in [(false, &c.extern_bindings), (true, &c.extern_ctor_bindings)] {
+                let Some(bound) = bindings.get(&key) else {
+                    continue;
+                };
+                let of_kind = slots.iter().filter(|s| s.ctor == ctor);
+                for (s, &e) in of_kind.zip(bound) {
+                    out.insert((child, s.inst as usize), (pi, e as usize));
+                }
             }
         }
     }
