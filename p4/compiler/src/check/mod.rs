@@ -33,7 +33,9 @@
 //! lookahead, value sets (also over key tuples), sub-parsers and
 //! sub-controls (also generic and with constructor parameters, checked
 //! once per list of type and constructor arguments; control-typed
-//! constructor parameters share the instance passed),
+//! constructor parameters share the instance passed; extern instances
+//! passed as apply or constructor parameters reach the caller's object,
+//! see `extern_params`),
 //! generic structs (monomorphised per use), generic functions
 //! (monomorphised per list of type arguments), tuples, serializable enums,
 //! action profiles and selectors (also inline), direct counters and meters,
