@@ -2446,3 +2446,146 @@ fn default_initialiser_of_a_varbit() {
         &program(&[("APPLY", "h_t h = { a = 1, ... }; hdr.h.b = h.b;")]),
     );
 }
+
+// ---- ext25
+
+/// A sub-control taking a `register<bit<8>>` as a directionless apply
+/// parameter (P4_16 §6.8), with `apply` text for control I.
+fn extern_param_program(locals: &str, apply: &str) -> String {
+    program(&[
+        (
+            "DECLS",
+            "control Sub(inout h_t h, register<bit<8>> r) {\n    \
+             apply { r.write(0, h.a); }\n}",
+        ),
+        ("LOCALS", locals),
+        ("APPLY", apply),
+    ])
+}
+
+#[test]
+fn extern_apply_parameters() {
+    // The accepted forms: an instance of the control, a top-level one, a
+    // `meter` and a user extern object (the STF program
+    // `tests/stf/extern_apply_params` runs registers and counters).
+    check_compiles(
+        "extern_param_ok",
+        &extern_param_program(
+            "register<bit<8>>(4) r1; Sub() s;",
+            "s.apply(hdr.h, r1); s.apply(hdr.h, r1);",
+        ),
+    );
+    check_compiles(
+        "extern_param_meter_user_ok",
+        &program(&[
+            (
+                "DECLS",
+                "extern Tally { Tally(bit<8> start); bit<8> add(in bit<8> x); }\n\
+                 control M(inout h_t h, meter m, Tally t) {\n    \
+                 apply { m.execute_meter(32w1, h.c); h.a = t.add(h.a); }\n}",
+            ),
+            (
+                "LOCALS",
+                "meter(4, MeterType.packets) m1; Tally(8w3) t1; M() mm;",
+            ),
+            ("APPLY", "mm.apply(hdr.h, m1, t1);"),
+        ]),
+    );
+    // p4c: "a parameter with type register cannot have a direction".
+    check_errors(
+        "extern_param_direction",
+        &program(&[(
+            "DECLS",
+            "control Sub(inout h_t h, in register<bit<8>> r) { apply { } }",
+        )]),
+    );
+    check_errors(
+        "extern_param_wrong_type",
+        &extern_param_program(
+            "counter(4, CounterType.packets) c; register<bit<16>>(4) r16; Sub() s1; Sub() s2;",
+            "s1.apply(hdr.h, c); s2.apply(hdr.h, r16);",
+        ),
+    );
+    check_errors(
+        "extern_param_not_an_instance",
+        &extern_param_program(
+            "Sub() s1; Sub() s2;",
+            "s1.apply(hdr.h, hdr.h.a); s2.apply(hdr.h, 5);",
+        ),
+    );
+    check_errors(
+        "extern_param_missing",
+        &extern_param_program("Sub() s;", "s.apply(hdr.h);"),
+    );
+    // One instance's objects are fixed: its parameter is bound once.
+    check_errors(
+        "extern_param_bound_twice",
+        &extern_param_program(
+            "register<bit<8>>(4) r1; register<bit<8>>(4) r2; Sub() s;",
+            "s.apply(hdr.h, r1); s.apply(hdr.h, r2);",
+        ),
+    );
+    check_errors(
+        "extern_param_never_applied",
+        &extern_param_program("Sub() s;", ""),
+    );
+    // A table's extern is bound to its table by a property, not passed.
+    check_errors(
+        "extern_param_table_extern",
+        &program(&[(
+            "DECLS",
+            "control Sub(inout h_t h, action_selector sel) { apply { } }",
+        )]),
+    );
+    // A parser's extern objects are one per declaration, not per instance:
+    // not taken yet.
+    check_errors(
+        "extern_param_parser",
+        &program(&[(
+            "DECLS",
+            "parser Sub(packet_in pkt, inout h_t h, register<bit<8>> r) {\n    \
+             state start { transition accept; }\n}",
+        )]),
+    );
+    // A constructor parameter is bound where the instance is declared.
+    let ctor = |locals: &str| {
+        program(&[
+            (
+                "DECLS",
+                "control Sub(inout h_t h)(register<bit<8>> r) {\n    \
+                 apply { r.write(0, h.a); }\n}",
+            ),
+            ("LOCALS", locals),
+            ("APPLY", "s.apply(hdr.h);"),
+        ])
+    };
+    check_compiles(
+        "extern_ctor_param_ok",
+        &ctor("register<bit<8>>(4) r1; Sub(r1) s;"),
+    );
+    check_errors(
+        "extern_ctor_param_wrong_type",
+        &ctor("counter(4, CounterType.packets) c; Sub(c) s;"),
+    );
+    check_errors("extern_ctor_param_not_an_instance", &ctor("Sub(8w1) s;"));
+    check_errors(
+        "extern_ctor_param_parser",
+        &program(&[(
+            "DECLS",
+            "parser Sub(packet_in pkt, inout h_t h)(register<bit<8>> r) {\n    \
+             state start { transition accept; }\n}\n\
+             register<bit<8>>(4) g;\n\
+             parser Top(packet_in pkt, inout h_t h) {\n    \
+             Sub(g) s;\n    state start { s.apply(pkt, h); transition accept; }\n}",
+        )]),
+    );
+    // p4c: "Action parameters cannot have extern types".
+    check_errors(
+        "extern_param_action",
+        &program(&[("LOCALS", "action a(register<bit<8>> r) { r.write(0, 1); }")]),
+    );
+    check_errors(
+        "extern_type_as_value_type",
+        &program(&[("DECLS", "bit<8> f(register<bit<8>> r) { return 0; }")]),
+    );
+}

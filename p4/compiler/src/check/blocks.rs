@@ -128,7 +128,7 @@ type CtorArgs = (
 
 /// Bits a register cell of type `ty` takes: a scalar whose value is its
 /// bits, or a struct of such (nested structs too); `None` for anything else.
-fn register_cell_width(ty: &Ty, prog: &ir::Program) -> Option<u32> {
+pub(super) fn register_cell_width(ty: &Ty, prog: &ir::Program) -> Option<u32> {
     match ty {
         Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) => ty.scalar_width(prog),
         Ty::Composite(c) if prog.composites[*c].kind == ir::CompositeKind::Struct => prog
@@ -311,7 +311,20 @@ impl Checker {
     fn parser_body(&mut self, p: &ast::ParserDecl) -> Option<Handle<ir::Parser>> {
         self.push_scope();
         self.block_name = Some(p.signature.name.name.clone());
-        let params = self.block_params(&p.signature.params, "packet_in");
+        // Extern apply parameters are bound per control instance; a
+        // parser's extern objects are one per parser declaration, not per
+        // instance, so a parser's extern parameters are not taken yet.
+        let (plain, externs) = self.extern_params(&p.signature.params);
+        for (_, e) in &externs {
+            self.unsupported(
+                e.span,
+                &format!(
+                    "extern apply parameters of parsers (`{}`); controls take them",
+                    e.name.name
+                ),
+            );
+        }
+        let params = self.block_params(&plain, "packet_in");
         self.body = Some(Body {
             kind: BodyKind::Parser,
             vars: Vec::new(),
@@ -930,12 +943,14 @@ impl Checker {
         let decl = self.ctor_controls.get(name)?.clone();
         self.type_arg_count("control", name, &decl.signature.type_params, tys, span)?;
         let (values, passed) = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
+        let externs = std::mem::take(&mut self.ctor_extern_args);
         let key = ctor_key(name, tys, &values, &passed);
         let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
         if let Some(h) = self.ctor_cache.get(&key).copied()
             && !self.needs_own_copy(h)
         {
             self.pending_instance_args = instance_args;
+            self.pending_extern_ctor_args = externs;
             self.instantiated_controls.insert(h.index());
             return Some(h);
         }
@@ -945,6 +960,7 @@ impl Checker {
         if let Some(h) = h {
             self.ctor_cache.entry(key).or_insert(h);
             self.pending_instance_args = instance_args;
+            self.pending_extern_ctor_args = externs;
             self.instantiated_controls.insert(h.index());
         }
         h
@@ -990,7 +1006,7 @@ impl Checker {
         let before = self.diags.len();
         let mut values = Vec::new();
         for p in ctor_params {
-            if self.is_control_type(&p.ty) {
+            if self.is_control_type(&p.ty) || self.names_extern_object(p) {
                 // No placeholder instance: leave it to its instantiations.
                 return;
             }
@@ -1076,9 +1092,27 @@ impl Checker {
         }
         let mut values = Vec::new();
         let mut passed = Vec::new();
+        let mut externs = Vec::new();
         for (p, a) in params.iter().zip(args) {
             if self.is_control_type(&p.ty) {
                 passed.push(self.passed_instance(p, a)?);
+                continue;
+            }
+            if self.names_extern_object(p) {
+                // A control's is bound to the instance passed where it is
+                // instantiated (`check::extern_params`); a parser's
+                // externs are one per declaration, so not taken yet.
+                if kind != "control" {
+                    self.unsupported(
+                        p.span,
+                        &format!(
+                            "extern constructor parameters of {kind}s (`{}`)",
+                            p.name.name
+                        ),
+                    );
+                    return None;
+                }
+                externs.push(self.extern_ctor_arg(name, p, a)?);
                 continue;
             }
             if matches!(p.ty.kind, ast::TypeKind::Int) {
@@ -1099,6 +1133,8 @@ impl Checker {
             }
             values.push((p.name.clone(), Sym::Const(x, None)));
         }
+        // Set last: an instantiation among the arguments checks its own.
+        self.ctor_extern_args = externs;
         Some((values, passed))
     }
 
@@ -1232,8 +1268,22 @@ impl Checker {
         );
         self.push_scope();
         self.block_name = Some(c.signature.name.name.clone());
-        let params = self.block_params(&c.signature.params, "packet_out");
+        // Extern instances passed as directionless apply parameters are
+        // instances of this control bound at each apply (`check::extern_params`).
+        let (plain, externs) = self.extern_params(&c.signature.params);
+        let params = self.block_params(&plain, "packet_out");
         self.prog.controls[h].params = params;
+        self.declare_extern_params(h, &externs, false);
+        // Extern constructor parameters: bound where the control is
+        // instantiated (`Checker::extern_ctor_bindings`).
+        let ctor_externs: Vec<(usize, ast::Param)> = c
+            .ctor_params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| self.names_extern_object(p))
+            .map(|(i, p)| (i, p.clone()))
+            .collect();
+        self.declare_extern_params(h, &ctor_externs, true);
         // Control-typed constructor parameters: instances of this control
         // that the instance tree points at the instances passed.
         for (k, (n, sub)) in aliases.into_iter().enumerate() {
@@ -1316,6 +1366,7 @@ impl Checker {
         };
         self.prog.controls[h].apply = apply;
         self.prog.controls[h].apply_vars = body.vars;
+        self.check_extern_params_bound(h);
         self.pop_scope();
         self.block_name = None;
         Some(h)
@@ -1396,7 +1447,7 @@ impl Checker {
 }
 
 /// "a" or "an" before `word`.
-fn article(word: &str) -> &'static str {
+pub(super) fn article(word: &str) -> &'static str {
     if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
         "an"
     } else {
@@ -1605,6 +1656,11 @@ impl Checker {
             let ctl = &mut self.prog.controls[h];
             let idx = ctl.instances.len() as u32;
             ctl.instances.push((i.name.name.clone(), sub));
+            self.instance_spans.insert((h.index(), idx), i.span);
+            let externs = std::mem::take(&mut self.pending_extern_ctor_args);
+            if !externs.is_empty() {
+                self.extern_ctor_bindings.insert((h.index(), idx), externs);
+            }
             let passed = std::mem::take(&mut self.pending_instance_args);
             if !passed.is_empty() {
                 self.instance_args.insert((h.index(), idx), passed);
@@ -1857,6 +1913,20 @@ impl Checker {
         let mut n_directional = 0;
         let mut seen_data = false;
         for (i, p) in a.params.iter().enumerate() {
+            if self.names_extern_object(p) {
+                // p4c: "Action parameters cannot have extern types".
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    p.ty.span,
+                    format!(
+                        "action parameter `{}` cannot have an extern type: a control's \
+                         directionless apply parameter takes an instance",
+                        p.name.name
+                    ),
+                    "an extern type",
+                );
+                continue;
+            }
             let Some(ty) = self.ty(&p.ty) else { continue };
             // A default value is checked here, used or not (p4c).
             if let Some(d) = &p.default {

@@ -3249,6 +3249,8 @@ impl Checker {
                     }
                     let ctl = self.body.as_ref().and_then(|b| b.control)?;
                     let sub = self.prog.controls[ctl].instances[i as usize].1;
+                    let without_externs = self.apply_extern_args(ctl, i, sub, args, span)?;
+                    let args = &without_externs[..];
                     let params = self.prog.controls[sub].params.clone();
                     if !self.apply_arg_count(span, &params, args.len()) {
                         return None;

@@ -33,7 +33,9 @@
 //! lookahead, value sets (also over key tuples), sub-parsers and
 //! sub-controls (also generic and with constructor parameters, checked
 //! once per list of type and constructor arguments; control-typed
-//! constructor parameters share the instance passed),
+//! constructor parameters share the instance passed; extern instances
+//! passed as apply or constructor parameters reach the caller's object,
+//! see `extern_params`),
 //! generic structs (monomorphised per use), generic functions
 //! (monomorphised per list of type arguments), tuples, serializable enums,
 //! action profiles and selectors (also inline), direct counters and meters,
@@ -53,6 +55,7 @@ mod blocks;
 pub mod codes;
 mod expr;
 mod extern_alias;
+mod extern_params;
 pub mod fold;
 mod package;
 mod program_info;
@@ -203,6 +206,24 @@ pub(crate) struct Checker {
     /// constructor parameters: their positions among the apply
     /// parameters, by control name.
     pub(crate) apply_int_params: HashMap<String, Vec<usize>>,
+    /// Apply parameters of extern types, by control handle index
+    /// (`check::extern_params`).
+    pub(crate) extern_param_slots: HashMap<usize, Vec<extern_params::ExternParam>>,
+    /// The instances bound to them: (control handle index, sub-control
+    /// instance index) → the index, among that control's extern instances,
+    /// of the instance passed for each, in parameter order.
+    pub(crate) extern_bindings: HashMap<(usize, u32), Vec<u32>>,
+    /// The instances bound to extern constructor parameters, as
+    /// `extern_bindings` (set where the instance is declared).
+    pub(crate) extern_ctor_bindings: HashMap<(usize, u32), Vec<u32>>,
+    /// Those of the instantiation just checked, for the instance about to
+    /// be declared.
+    pub(crate) pending_extern_ctor_args: Vec<u32>,
+    /// Those `ctor_values` found, taken by its caller.
+    pub(crate) ctor_extern_args: Vec<u32>,
+    /// Where each declared sub-control instance is: (control handle index,
+    /// instance index) → its instantiation.
+    pub(crate) instance_spans: HashMap<(usize, u32), Span>,
     /// Their instantiations: (name, argument values) → control.
     pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
     /// Their diagnostics from the check at declaration (parameters bound
@@ -366,6 +387,12 @@ pub fn check(
         block_sigs: HashMap::new(),
         ctor_controls: HashMap::new(),
         apply_int_params: HashMap::new(),
+        extern_param_slots: HashMap::new(),
+        extern_bindings: HashMap::new(),
+        instance_spans: HashMap::new(),
+        extern_ctor_bindings: HashMap::new(),
+        pending_extern_ctor_args: Vec::new(),
+        ctor_extern_args: Vec::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
@@ -665,6 +692,26 @@ impl Checker {
                         return None;
                     }
                     return self.instantiate_generic(&g, args, t.span);
+                }
+                Some(Sym::ExternDecl(e))
+                    if e != "packet_in"
+                        && e != "packet_out"
+                        && (crate::v1model::object(&e).is_some()
+                            || self.is_user_extern_type(&e)) =>
+                {
+                    // An extern object type names no values: its instances
+                    // are passed only to directionless block parameters
+                    // (`check::extern_params`).
+                    self.error_label(
+                        codes::WRONG_KIND,
+                        name.span,
+                        format!(
+                            "`{e}` is an extern object type, not a type of values: only a \
+                             control's directionless apply parameter takes an instance of it"
+                        ),
+                        "an extern type",
+                    );
+                    return None;
                 }
                 Some(_) => {
                     self.error_label(

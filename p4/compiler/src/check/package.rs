@@ -133,8 +133,11 @@ impl Checker {
                     Some(h) => sym = Some(Sym::Control(h)),
                     None => return,
                 }
-                if !self.pending_instance_args.is_empty() {
+                if !self.pending_instance_args.is_empty()
+                    || !self.pending_extern_ctor_args.is_empty()
+                {
                     self.pending_instance_args.clear();
+                    self.pending_extern_ctor_args.clear();
                     self.unsupported(
                         a.span,
                         "passing instances to controls instantiated in V1Switch",

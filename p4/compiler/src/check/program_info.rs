@@ -263,7 +263,11 @@ fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>
                 ));
             }
         }
-        for (e, spec) in &owner.externs {
+        for (ei, (e, spec)) in owner.externs.iter().enumerate() {
+            if is_extern_param(c, owner.slot, ei) {
+                // The caller's object, not one of its own.
+                continue;
+            }
             if matches!(e.kind, ir::ExternKind::User { .. }) {
                 // Not a P4Info object (the target supplies it).
                 continue;
@@ -281,6 +285,49 @@ fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>
     }
     for (n, ..) in &c.facts.value_sets {
         out.push((id_prefix::VALUE_SET, n.clone(), None));
+    }
+    out
+}
+
+/// Whether extern `ei` of the block in `slot` is an apply parameter of its
+/// control (`check::extern_params`): it stands for the caller's instance.
+fn is_extern_param(c: &Checker, slot: ExternSlot, ei: usize) -> bool {
+    let ExternSlot::Instance(ii) = slot else {
+        return false;
+    };
+    let ctl = c.prog.instances[ii].control.index();
+    c.extern_param_slots
+        .get(&ctl)
+        .is_some_and(|slots| slots.iter().any(|s| s.inst as usize == ei))
+}
+
+/// Where each extern apply parameter of a control instance is bound:
+/// (instance, extern index) → (the calling instance, the index of the
+/// instance passed among its externs). A caller comes before its
+/// sub-instances in [`ir::Program::instances`], so its slots are placed
+/// first.
+fn extern_param_targets(c: &Checker) -> HashMap<(usize, usize), (usize, usize)> {
+    let mut out = HashMap::new();
+    for (pi, parent) in c.prog.instances.iter().enumerate() {
+        for (j, &child) in parent.sub.iter().enumerate() {
+            let child = child as usize;
+            let ctl = c.prog.instances[child].control.index();
+            let Some(slots) = c.extern_param_slots.get(&ctl) else {
+                continue;
+            };
+            let key = (parent.control.index(), j as u32);
+            // Apply parameters are bound at the apply, constructor ones
+            // where the instance is declared; each list in slot order.
+            for (ctor, bindings) in [(false, &c.extern_bindings), (true, &c.extern_ctor_bindings)] {
+                let Some(bound) = bindings.get(&key) else {
+                    continue;
+                };
+                let of_kind = slots.iter().filter(|s| s.ctor == ctor);
+                for (s, &e) in of_kind.zip(bound) {
+                    out.insert((child, s.inst as usize), (pi, e as usize));
+                }
+            }
+        }
     }
     out
 }
@@ -613,6 +660,7 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
     let mut registers = Vec::new();
     let mut extern_ids: HashMap<(usize, u32), u32> = HashMap::new();
     let mut seen_externs: HashMap<(u8, String), (usize, u32)> = HashMap::new();
+    let param_targets = extern_param_targets(c);
     // Table names must be unique in P4Info: two tables may end up with one
     // name through `@name` (an absolute `@name(".t")` in a control
     // instantiated twice, or two tables given one `@name`); p4c refuses
@@ -653,6 +701,16 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
             }
         }
         for (ei, (e, spec)) in owner.externs.iter().enumerate() {
+            if let ExternSlot::Instance(ii) = owner.slot
+                && let Some(&(pi, pe)) = param_targets.get(&(ii, ei))
+            {
+                // An extern apply parameter: the caller's object.
+                layout.instances[ii].externs[ei] = layout.instances[pi].externs[pe];
+                if let Some(&id) = extern_ids.get(&(pi, pe as u32)) {
+                    extern_ids.insert((ii, ei as u32), id);
+                }
+                continue;
+            }
             let e = *e;
             let qualified = spec.qualify(&owner.path);
             let key = (extern_prefix(&e.kind), qualified.clone());

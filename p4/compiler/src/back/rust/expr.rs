@@ -949,6 +949,22 @@ impl Gen<'_> {
         for d in data {
             match (&d.kind, &d.ty) {
                 (ExprKind::List(items), _) => self.flatten(items, out),
+                // A tuple or list value held in a variable or constant
+                // (`list<bit<8>> l = {a, b}; hash(.., l, ..)`): its
+                // elements in order, as the list expression it was made
+                // from would give them (P4_16 §7.2.10).
+                (_, Ty::Tuple(items)) => {
+                    let members: Vec<Expr> = items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| Expr {
+                            kind: ExprKind::Member(Box::new(d.clone()), i as u32),
+                            ty: t.clone(),
+                            span: d.span,
+                        })
+                        .collect();
+                    self.flatten(&members, out);
+                }
                 (_, Ty::Composite(c)) => {
                     let comp = &self.prog.composites[*c];
                     let members: Vec<Expr> = comp
