@@ -164,6 +164,21 @@ impl<'a> PacketOut<'a> {
         }
     }
 
+    /// In place, a header of `len` bytes extracted at `wire` and changed
+    /// since in some fields only, emitted where it was parsed: its bytes
+    /// there, for the caller to patch those fields (the cursor moves past
+    /// them). `None` (nothing done) wherever [`Self::unchanged`] says
+    /// `false`; the caller then emits the header's fields.
+    #[inline]
+    pub fn patch(&mut self, wire: WireAt, len: usize) -> Option<&mut [u8]> {
+        let at = self.at;
+        if self.unchanged(wire, len) {
+            Some(&mut self.buf[at..at + len])
+        } else {
+            None
+        }
+    }
+
     /// In place: closes the gap between the emitted headers and the
     /// payload (the payload moves only if the headers changed length).
     #[inline]
@@ -362,6 +377,17 @@ mod tests {
         assert!(!PacketOut::in_place(&mut frame, 5, &mut spill).unchanged(WireAt::at_bits(4), 1));
         // Equality of headers ignores where they came from.
         assert_eq!(WireAt::at_bits(8), WireAt::NONE);
+
+        // Patched where it was parsed: the header's own bytes, and the
+        // next header continues after them.
+        let mut frame = vec![1, 2, 3, 4, 5, 6, 7];
+        let mut out = PacketOut::in_place(&mut frame, 6, &mut spill);
+        out.put(&[9, 9]);
+        out.patch(WireAt::at_bits(16), 3).expect("in place")[1] = 0;
+        out.put(&[8]);
+        assert!(out.patch(WireAt::at_bits(16), 1).is_none());
+        out.finish();
+        assert_eq!(frame, [9, 9, 3, 0, 5, 8, 7]);
     }
 
     #[test]
