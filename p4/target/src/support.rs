@@ -65,10 +65,20 @@ impl WireAt {
     /// Extracted at bit `off_bits`: a byte offset if it is whole.
     #[inline]
     pub fn at_bits(off_bits: usize) -> WireAt {
-        if off_bits.is_multiple_of(8) && off_bits / 8 < u32::MAX as usize {
-            WireAt((off_bits / 8) as u32 + 1)
+        if off_bits.is_multiple_of(8) {
+            WireAt::at_byte(off_bits / 8)
         } else {
             WireAt::NONE
+        }
+    }
+
+    /// Extracted at byte `off` (where the parser's cursor is known to be
+    /// whole: no test of the bits below it).
+    #[inline]
+    pub fn at_byte(off: usize) -> WireAt {
+        match u32::try_from(off + 1) {
+            Ok(v) => WireAt(v),
+            Err(_) => WireAt::NONE,
         }
     }
 }

@@ -97,9 +97,6 @@ impl Gen<'_> {
         w.open("if p.data.len() * 8 < p.off_bits + Self::BITS {");
         w.line("return false;");
         w.close("}");
-        if kept {
-            w.line("self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);");
-        }
         // Struct fields are laid out flattened: one entry per scalar leaf,
         // named by its Rust path from the header (`s.f`).
         // `bit<0>`/`int<0>` fields take no bits on the wire: extract sets
@@ -126,6 +123,9 @@ impl Gen<'_> {
             // Byte-aligned cursor (the usual case): one load per chunk.
             w.open("if p.off_bits % 8 == 0 {");
             w.line("let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];");
+            if kept {
+                w.line("self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);");
+            }
             for ch in chunks {
                 let (word, nbytes) = ch.word();
                 w.open("{");
@@ -156,6 +156,9 @@ impl Gen<'_> {
             w.line("p.off_bits += Self::BITS;");
             w.line("return true;");
             w.close("}");
+        }
+        if kept {
+            w.line("self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);");
         }
         w.line("let d = p.data;");
         w.line("let o = p.off_bits;");
