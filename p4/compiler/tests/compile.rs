@@ -1609,7 +1609,10 @@ fn h_wire(decls: &str, apply: &str) -> Wire {
     let body = &rust[start..start + rust[start..].find('}').unwrap()];
     let imp = rust.find("impl h_t {").unwrap() + 1;
     let imp = &rust[imp..imp + rust[imp..].find("impl ").unwrap()];
-    match (body.contains("wire__"), imp.contains("out.patch(self.wire__")) {
+    match (
+        body.contains("wire__"),
+        imp.contains("out.patch(self.wire__"),
+    ) {
         (false, _) => Wire::Packed,
         (true, false) => Wire::Kept,
         (true, true) => Wire::Patched,

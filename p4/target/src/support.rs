@@ -48,9 +48,10 @@ impl PacketIn<'_> {
 }
 
 /// Where in the frame a header was extracted from (its first byte), kept
-/// in headers of the types a program never writes (the code generator
-/// decides which): such a header emitted in place at the same offset is
-/// already there ([`PacketOut::unchanged`]). Equal to every other `WireAt`,
+/// in headers of the types a program never writes as a whole (the code
+/// generator decides which): such a header emitted in place at the same
+/// offset is already there ([`PacketOut::unchanged`]), or is there but for
+/// the fields a statement may write ([`PacketOut::patch`]). Equal to every other `WireAt`,
 /// so a header's P4 equality is still its validity and fields.
 ///
 /// Held as the offset plus one, so that "not extracted" is zero and a

@@ -300,7 +300,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct ethernet_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub dst: u64,
         pub src: u64,
@@ -393,7 +393,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct tag_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub kind: u8,
         pub sub: u8,

@@ -259,7 +259,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct ethernet_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub dstAddr: u64,
         pub srcAddr: u64,
@@ -362,7 +362,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct ipv4_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub version: u8,
         pub ihl: u8,

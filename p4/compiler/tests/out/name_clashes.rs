@@ -239,7 +239,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct Packet_1 {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub r#type: u8,
         pub r#match: u8,

@@ -350,7 +350,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct ethernet_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub dst: u64,
         pub src: u64,
@@ -443,7 +443,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct extra_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub x: u32,
     }

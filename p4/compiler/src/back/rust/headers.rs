@@ -41,8 +41,7 @@ impl Gen<'_> {
                 self.w.line("pub valid: bool,");
             }
             if self.wire_kept.contains(&h.index()) {
-                self.w
-                    .line("/// Where it was extracted (never written after: see `WireAt`).");
+                self.w.line("/// Where it was extracted (see `WireAt`).");
                 self.w.line("pub wire__: ::p4_target::support::WireAt,");
             }
             for f in &c.fields {
@@ -452,7 +451,9 @@ fn field_patches(out: &mut CodeWriter, c: &Composite, prog: &Program, written: &
                 out.line(if *wide {
                     format!("self.{ident}.write_bits(d, {off}, {width});")
                 } else {
-                    format!("::p4_target::packet::write_bits(d, {off}, {width}, self.{ident} as u128);")
+                    format!(
+                        "::p4_target::packet::write_bits(d, {off}, {width}, self.{ident} as u128);"
+                    )
                 });
             }
             continue;

@@ -278,11 +278,7 @@ impl Walker<'_> {
                     CompositeKind::Header => {
                         match &cur.kind {
                             ExprKind::Member(_, f) => {
-                                self.written
-                                    .fields
-                                    .entry(c.index())
-                                    .or_default()
-                                    .insert(*f);
+                                self.written.fields.entry(c.index()).or_default().insert(*f);
                             }
                             _ => self.mark_within(&base.ty),
                         }
