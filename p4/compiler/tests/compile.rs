@@ -1577,10 +1577,20 @@ fn error_user_extern_generic_function_cannot_infer() {
     );
 }
 
-/// Whether the generated `h_t` remembers where it was extracted (so an
-/// in-place deparse may leave its bytes alone) for the template program
+/// How the generated `h_t` is emitted in place.
+#[derive(Debug, PartialEq)]
+enum Wire {
+    /// From all its fields (some statement writes the header as a whole).
+    Packed,
+    /// Left where it was extracted (nothing writes it).
+    Kept,
+    /// Some fields' bits patched over its wire bytes.
+    Patched,
+}
+
+/// How the generated `h_t` is emitted in place for the template program
 /// with `apply` as the ingress body and `decls` before the parser.
-fn h_keeps_wire(decls: &str, apply: &str) -> bool {
+fn h_wire(decls: &str, apply: &str) -> Wire {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-wire");
     std::fs::create_dir_all(&tmp).unwrap();
     let file = tmp.join(format!("w{:x}.p4", {
@@ -1597,43 +1607,62 @@ fn h_keeps_wire(decls: &str, apply: &str) -> bool {
     };
     let start = rust.find("pub struct h_t {").unwrap();
     let body = &rust[start..start + rust[start..].find('}').unwrap()];
-    body.contains("wire__")
+    let imp = rust.find("impl h_t {").unwrap() + 1;
+    let imp = &rust[imp..imp + rust[imp..].find("impl ").unwrap()];
+    match (
+        body.contains("wire__"),
+        imp.contains("out.patch(self.wire__"),
+    ) {
+        (false, _) => Wire::Packed,
+        (true, false) => Wire::Kept,
+        (true, true) => Wire::Patched,
+    }
 }
 
 #[test]
 fn only_headers_no_statement_writes_keep_their_wire_bytes() {
     // Read only: kept.
-    assert!(h_keeps_wire(
-        "",
-        "if (hdr.h.a == 1) { sm.egress_spec = 2; }"
-    ));
-    assert!(h_keeps_wire(
-        "",
-        "hash(meta.m, HashAlgorithm.crc32, 8w0, { hdr.h.a, hdr.h.b }, 8w255);"
-    ));
-    // Every way of writing one: not kept.
+    assert_eq!(
+        h_wire("", "if (hdr.h.a == 1) { sm.egress_spec = 2; }"),
+        Wire::Kept
+    );
+    assert_eq!(
+        h_wire(
+            "",
+            "hash(meta.m, HashAlgorithm.crc32, 8w0, { hdr.h.a, hdr.h.b }, 8w255);"
+        ),
+        Wire::Kept
+    );
+    // Every way of writing a field: only that field patched.
     for apply in [
         "hdr.h.c = 1;",
         "hdr.h.b[3:0] = 1;",
+        "random(hdr.h.a, 0, 7);",
+        "hash(hdr.h.a, HashAlgorithm.crc32, 8w0, { meta.m }, 8w255);",
+        // A local copy keeps the wire offset it was copied with, and its
+        // other fields are still those bytes.
+        "h_t t = hdr.h; t.a = 1;",
+    ] {
+        assert_eq!(h_wire("", apply), Wire::Patched, "{apply}");
+    }
+    // Every way of writing the whole header: packed.
+    for apply in [
         "hdr.h.setInvalid();",
         "hdr.h.setValid();",
         "hdr.h = { 1, 2, 3 };",
         "hdr = { { 1, 2, 3 } };",
-        "random(hdr.h.a, 0, 7);",
-        "hash(hdr.h.a, HashAlgorithm.crc32, 8w0, { meta.m }, 8w255);",
     ] {
-        assert!(!h_keeps_wire("", apply), "{apply}");
+        assert_eq!(h_wire("", apply), Wire::Packed, "{apply}");
     }
-    // Through calls: an inout argument, a local copy written.
-    assert!(!h_keeps_wire(
-        "void bump(inout bit<8> x) { x = x + 1; }",
-        "bump(hdr.h.a);"
-    ));
-    assert!(!h_keeps_wire(
-        "void touch(inout headers h) { }",
-        "touch(hdr);"
-    ));
-    assert!(!h_keeps_wire("", "h_t t = hdr.h; t.a = 1;"));
+    // Through calls: an inout field argument, an inout struct of headers.
+    assert_eq!(
+        h_wire("void bump(inout bit<8> x) { x = x + 1; }", "bump(hdr.h.a);"),
+        Wire::Patched
+    );
+    assert_eq!(
+        h_wire("void touch(inout headers h) { }", "touch(hdr);"),
+        Wire::Packed
+    );
 }
 
 /// Generated code reads like code (#12): laid out by prettyplease, one

@@ -48,9 +48,10 @@ impl PacketIn<'_> {
 }
 
 /// Where in the frame a header was extracted from (its first byte), kept
-/// in headers of the types a program never writes (the code generator
-/// decides which): such a header emitted in place at the same offset is
-/// already there ([`PacketOut::unchanged`]). Equal to every other `WireAt`,
+/// in headers of the types a program never writes as a whole (the code
+/// generator decides which): such a header emitted in place at the same
+/// offset is already there ([`PacketOut::unchanged`]), or is there but for
+/// the fields a statement may write ([`PacketOut::patch`]). Equal to every other `WireAt`,
 /// so a header's P4 equality is still its validity and fields.
 ///
 /// Held as the offset plus one, so that "not extracted" is zero and a
@@ -65,10 +66,20 @@ impl WireAt {
     /// Extracted at bit `off_bits`: a byte offset if it is whole.
     #[inline]
     pub fn at_bits(off_bits: usize) -> WireAt {
-        if off_bits.is_multiple_of(8) && off_bits / 8 < u32::MAX as usize {
-            WireAt((off_bits / 8) as u32 + 1)
+        if off_bits.is_multiple_of(8) {
+            WireAt::at_byte(off_bits / 8)
         } else {
             WireAt::NONE
+        }
+    }
+
+    /// Extracted at byte `off` (where the parser's cursor is known to be
+    /// whole: no test of the bits below it).
+    #[inline]
+    pub fn at_byte(off: usize) -> WireAt {
+        match u32::try_from(off + 1) {
+            Ok(v) => WireAt(v),
+            Err(_) => WireAt::NONE,
         }
     }
 }
@@ -161,6 +172,21 @@ impl<'a> PacketOut<'a> {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// In place, a header of `len` bytes extracted at `wire` and changed
+    /// since in some fields only, emitted where it was parsed: its bytes
+    /// there, for the caller to patch those fields (the cursor moves past
+    /// them). `None` (nothing done) wherever [`Self::unchanged`] says
+    /// `false`; the caller then emits the header's fields.
+    #[inline]
+    pub fn patch(&mut self, wire: WireAt, len: usize) -> Option<&mut [u8]> {
+        let at = self.at;
+        if self.unchanged(wire, len) {
+            Some(&mut self.buf[at..at + len])
+        } else {
+            None
         }
     }
 
@@ -362,6 +388,17 @@ mod tests {
         assert!(!PacketOut::in_place(&mut frame, 5, &mut spill).unchanged(WireAt::at_bits(4), 1));
         // Equality of headers ignores where they came from.
         assert_eq!(WireAt::at_bits(8), WireAt::NONE);
+
+        // Patched where it was parsed: the header's own bytes, and the
+        // next header continues after them.
+        let mut frame = vec![1, 2, 3, 4, 5, 6, 7];
+        let mut out = PacketOut::in_place(&mut frame, 6, &mut spill);
+        out.put(&[9, 9]);
+        out.patch(WireAt::at_bits(16), 3).expect("in place")[1] = 0;
+        out.put(&[8]);
+        assert!(out.patch(WireAt::at_bits(16), 1).is_none());
+        out.finish();
+        assert_eq!(frame, [9, 9, 3, 0, 5, 8, 7]);
     }
 
     #[test]

@@ -300,7 +300,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct ethernet_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub dst: u64,
         pub src: u64,
@@ -318,9 +318,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             if p.off_bits % 8 == 0 {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[2..].copy_from_slice(&d[0..6]);
@@ -338,6 +338,7 @@ type_info {
                 p.off_bits += Self::BITS;
                 return true;
             }
+            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             let d = p.data;
             let o = p.off_bits;
             self.dst = ::p4_target::packet::read_bits(d, o + 0, 48) as u64;
@@ -392,6 +393,8 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct tag_t {
         pub valid: bool,
+        /// Where it was extracted (see `WireAt`).
+        pub wire__: ::p4_target::support::WireAt,
         pub kind: u8,
         pub sub: u8,
         pub out1: u8,
@@ -411,6 +414,7 @@ type_info {
             }
             if p.off_bits % 8 == 0 {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[4..].copy_from_slice(&d[0..4]);
@@ -424,6 +428,7 @@ type_info {
                 p.off_bits += Self::BITS;
                 return true;
             }
+            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             let d = p.data;
             let o = p.off_bits;
             self.kind = ::p4_target::packet::read_bits(d, o + 0, 8) as u8;
@@ -439,6 +444,19 @@ type_info {
         #[inline]
         pub fn emit(&self, out: &mut PacketOut<'_>) {
             if !self.valid {
+                return;
+            }
+            if let Some(d) = out.patch(self.wire__, Self::BYTES) {
+                d[0..1]
+                    .copy_from_slice(
+                        &(((self.kind as u64) & 0xff) << 0).to_be_bytes()[7..],
+                    );
+                d[2..4]
+                    .copy_from_slice(
+                        &(((self.out1 as u64) & 0xff) << 8
+                            | ((self.out2 as u64) & 0xff) << 0)
+                            .to_be_bytes()[6..],
+                    );
                 return;
             }
             let mut d = [0u8; Self::BYTES];

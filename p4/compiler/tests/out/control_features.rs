@@ -545,7 +545,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct ethernet_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub dst: u64,
         pub src: u64,
@@ -563,9 +563,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             if p.off_bits % 8 == 0 {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[2..].copy_from_slice(&d[0..6]);
@@ -583,6 +583,7 @@ type_info {
                 p.off_bits += Self::BITS;
                 return true;
             }
+            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             let d = p.data;
             let o = p.off_bits;
             self.dst = ::p4_target::packet::read_bits(d, o + 0, 48) as u64;
@@ -637,6 +638,8 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct data_t {
         pub valid: bool,
+        /// Where it was extracted (see `WireAt`).
+        pub wire__: ::p4_target::support::WireAt,
         pub op: u8,
         pub a: u8,
         pub b: u8,
@@ -659,6 +662,7 @@ type_info {
             }
             if p.off_bits % 8 == 0 {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[0..].copy_from_slice(&d[0..8]);
@@ -675,6 +679,7 @@ type_info {
                 p.off_bits += Self::BITS;
                 return true;
             }
+            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             let d = p.data;
             let o = p.off_bits;
             self.op = ::p4_target::packet::read_bits(d, o + 0, 8) as u8;
@@ -693,6 +698,18 @@ type_info {
         #[inline]
         pub fn emit(&self, out: &mut PacketOut<'_>) {
             if !self.valid {
+                return;
+            }
+            if let Some(d) = out.patch(self.wire__, Self::BYTES) {
+                d[1..8]
+                    .copy_from_slice(
+                        &(((self.a as u64) & 0xff) << 48 | ((self.b as u64) & 0xff) << 40
+                            | ((self.r1 as u64) & 0xff) << 32
+                            | ((self.r2 as u64) & 0xff) << 24
+                            | ((self.r3 as u64) & 0xffff) << 8
+                            | ((self.flags as u64) & 0xff) << 0)
+                            .to_be_bytes()[1..],
+                    );
                 return;
             }
             let mut d = [0u8; Self::BYTES];

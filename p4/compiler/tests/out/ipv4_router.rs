@@ -259,6 +259,8 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct ethernet_t {
         pub valid: bool,
+        /// Where it was extracted (see `WireAt`).
+        pub wire__: ::p4_target::support::WireAt,
         pub dstAddr: u64,
         pub srcAddr: u64,
         pub etherType: u16,
@@ -277,6 +279,7 @@ type_info {
             }
             if p.off_bits % 8 == 0 {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[2..].copy_from_slice(&d[0..6]);
@@ -294,6 +297,7 @@ type_info {
                 p.off_bits += Self::BITS;
                 return true;
             }
+            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             let d = p.data;
             let o = p.off_bits;
             self.dstAddr = ::p4_target::packet::read_bits(d, o + 0, 48) as u64;
@@ -308,6 +312,19 @@ type_info {
         #[inline]
         pub fn emit(&self, out: &mut PacketOut<'_>) {
             if !self.valid {
+                return;
+            }
+            if let Some(d) = out.patch(self.wire__, Self::BYTES) {
+                d[0..6]
+                    .copy_from_slice(
+                        &(((self.dstAddr as u64) & 0xffffffffffff) << 0)
+                            .to_be_bytes()[2..],
+                    );
+                d[6..12]
+                    .copy_from_slice(
+                        &(((self.srcAddr as u64) & 0xffffffffffff) << 0)
+                            .to_be_bytes()[2..],
+                    );
                 return;
             }
             let mut d = [0u8; Self::BYTES];
@@ -345,6 +362,8 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct ipv4_t {
         pub valid: bool,
+        /// Where it was extracted (see `WireAt`).
+        pub wire__: ::p4_target::support::WireAt,
         pub version: u8,
         pub ihl: u8,
         pub diffserv: u8,
@@ -372,6 +391,7 @@ type_info {
             }
             if p.off_bits % 8 == 0 {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[0..].copy_from_slice(&d[0..8]);
@@ -403,6 +423,7 @@ type_info {
                 p.off_bits += Self::BITS;
                 return true;
             }
+            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             let d = p.data;
             let o = p.off_bits;
             self.version = ::p4_target::packet::read_bits(d, o + 0, 4) as u8;
@@ -426,6 +447,17 @@ type_info {
         #[inline]
         pub fn emit(&self, out: &mut PacketOut<'_>) {
             if !self.valid {
+                return;
+            }
+            if let Some(d) = out.patch(self.wire__, Self::BYTES) {
+                d[8..9]
+                    .copy_from_slice(
+                        &(((self.ttl as u64) & 0xff) << 0).to_be_bytes()[7..],
+                    );
+                d[10..12]
+                    .copy_from_slice(
+                        &(((self.hdrChecksum as u64) & 0xffff) << 0).to_be_bytes()[6..],
+                    );
                 return;
             }
             let mut d = [0u8; Self::BYTES];

@@ -239,6 +239,8 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct Packet_1 {
         pub valid: bool,
+        /// Where it was extracted (see `WireAt`).
+        pub wire__: ::p4_target::support::WireAt,
         pub r#type: u8,
         pub r#match: u8,
         pub self_: u8,
@@ -258,6 +260,7 @@ type_info {
             }
             if p.off_bits % 8 == 0 {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[4..].copy_from_slice(&d[0..4]);
@@ -271,6 +274,7 @@ type_info {
                 p.off_bits += Self::BITS;
                 return true;
             }
+            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             let d = p.data;
             let o = p.off_bits;
             self.r#type = ::p4_target::packet::read_bits(d, o + 0, 8) as u8;
@@ -286,6 +290,19 @@ type_info {
         #[inline]
         pub fn emit(&self, out: &mut PacketOut<'_>) {
             if !self.valid {
+                return;
+            }
+            if let Some(d) = out.patch(self.wire__, Self::BYTES) {
+                d[0..1]
+                    .copy_from_slice(
+                        &(((self.r#type as u64) & 0xff) << 0).to_be_bytes()[7..],
+                    );
+                d[2..4]
+                    .copy_from_slice(
+                        &(((self.self_ as u64) & 0xff) << 8
+                            | ((self.valid_ as u64) & 0xff) << 0)
+                            .to_be_bytes()[6..],
+                    );
                 return;
             }
             let mut d = [0u8; Self::BYTES];

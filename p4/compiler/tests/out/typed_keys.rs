@@ -350,7 +350,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct ethernet_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub dst: u64,
         pub src: u64,
@@ -368,9 +368,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             if p.off_bits % 8 == 0 {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[2..].copy_from_slice(&d[0..6]);
@@ -388,6 +388,7 @@ type_info {
                 p.off_bits += Self::BITS;
                 return true;
             }
+            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             let d = p.data;
             let o = p.off_bits;
             self.dst = ::p4_target::packet::read_bits(d, o + 0, 48) as u64;
@@ -442,7 +443,7 @@ type_info {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub struct extra_t {
         pub valid: bool,
-        /// Where it was extracted (never written after: see `WireAt`).
+        /// Where it was extracted (see `WireAt`).
         pub wire__: ::p4_target::support::WireAt,
         pub x: u32,
     }
@@ -458,9 +459,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             if p.off_bits % 8 == 0 {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
+                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[4..].copy_from_slice(&d[0..4]);
@@ -471,6 +472,7 @@ type_info {
                 p.off_bits += Self::BITS;
                 return true;
             }
+            self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);
             let d = p.data;
             let o = p.off_bits;
             self.x = ::p4_target::packet::read_bits(d, o + 0, 32) as u32;

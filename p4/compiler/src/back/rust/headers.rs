@@ -3,6 +3,8 @@
 //! A struct field of a header is a nested Rust struct; on the wire its
 //! scalar leaves follow one another in declaration order ([`leaf_ident`]).
 
+use std::collections::BTreeSet;
+
 use super::*;
 
 impl Gen<'_> {
@@ -39,8 +41,7 @@ impl Gen<'_> {
                 self.w.line("pub valid: bool,");
             }
             if self.wire_kept.contains(&h.index()) {
-                self.w
-                    .line("/// Where it was extracted (never written after: see `WireAt`).");
+                self.w.line("/// Where it was extracted (see `WireAt`).");
                 self.w.line("pub wire__: ::p4_target::support::WireAt,");
             }
             for f in &c.fields {
@@ -74,6 +75,7 @@ impl Gen<'_> {
         let c = &self.prog.composites[h];
         let name = &self.names.composites[h.index()];
         let kept = self.wire_kept.contains(&h.index());
+        let patched = self.patched.get(&h.index());
         let bits = c.header_bits(self.prog);
         if !bits.is_multiple_of(8) {
             return bad(
@@ -94,9 +96,6 @@ impl Gen<'_> {
         w.open("if p.data.len() * 8 < p.off_bits + Self::BITS {");
         w.line("return false;");
         w.close("}");
-        if kept {
-            w.line("self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);");
-        }
         // Struct fields are laid out flattened: one entry per scalar leaf,
         // named by its Rust path from the header (`s.f`).
         // `bit<0>`/`int<0>` fields take no bits on the wire: extract sets
@@ -123,6 +122,9 @@ impl Gen<'_> {
             // Byte-aligned cursor (the usual case): one load per chunk.
             w.open("if p.off_bits % 8 == 0 {");
             w.line("let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];");
+            if kept {
+                w.line("self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);");
+            }
             for ch in chunks {
                 let (word, nbytes) = ch.word();
                 w.open("{");
@@ -153,6 +155,9 @@ impl Gen<'_> {
             w.line("p.off_bits += Self::BITS;");
             w.line("return true;");
             w.close("}");
+        }
+        if kept {
+            w.line("self.wire__ = ::p4_target::support::WireAt::at_bits(p.off_bits);");
         }
         w.line("let d = p.data;");
         w.line("let o = p.off_bits;");
@@ -187,10 +192,19 @@ impl Gen<'_> {
         w.open("if !self.valid {");
         w.line("return;");
         w.close("}");
-        if kept {
-            w.open("if out.unchanged(self.wire__, Self::BYTES) {");
-            w.line("return;");
-            w.close("}");
+        match patched {
+            Some(written) => {
+                w.open("if let Some(d) = out.patch(self.wire__, Self::BYTES) {");
+                field_patches(w, c, self.prog, written);
+                w.line("return;");
+                w.close("}");
+            }
+            None if kept => {
+                w.open("if out.unchanged(self.wire__, Self::BYTES) {");
+                w.line("return;");
+                w.close("}");
+            }
+            None => {}
         }
         w.line("let mut d = [0u8; Self::BYTES];");
         if let Some(chunks) = &chunks {
@@ -389,4 +403,93 @@ pub(super) fn leaf_ident(path: &[String]) -> String {
         .map(|n| field_ident(n))
         .collect::<Vec<_>>()
         .join(".")
+}
+
+/// The statements that write the fields of header `c` whose top-level
+/// indices are in `written` over its wire bytes `d` (a `&mut [u8]` of the
+/// header's length), leaving every other bit alone. Adjacent written fields
+/// that fit 8 bytes together are one run: stored outright when the run
+/// starts and ends on byte boundaries, else read, masked and stored back;
+/// a field wider than that is written bit-wise.
+fn field_patches(out: &mut CodeWriter, c: &Composite, prog: &Program, written: &BTreeSet<u32>) {
+    let tops: BTreeSet<&str> = written
+        .iter()
+        .filter_map(|&i| c.fields.get(i as usize))
+        .map(|f| f.name.as_str())
+        .collect();
+    // (ident, bit offset, width, wide) of each written leaf with bits.
+    let mut leaves = Vec::new();
+    let mut off = 0u32;
+    for (path, ty) in c.leaves(prog) {
+        let width = ty.scalar_width(prog).unwrap_or(0);
+        if width > 0 && tops.contains(path[0].as_str()) {
+            leaves.push((leaf_ident(&path), off, width, width > 128));
+        }
+        off += width;
+    }
+    let mut runs: Vec<Vec<(String, u32, u32, bool)>> = Vec::new();
+    for leaf in leaves {
+        let joins = runs.last().is_some_and(|run| {
+            let (_, o, w, _) = run.last().expect("runs are never empty");
+            let start = run[0].1;
+            o + w == leaf.1 && (leaf.1 + leaf.2).div_ceil(8) - start / 8 <= 8
+        });
+        if joins {
+            runs.last_mut().expect("joins").push(leaf);
+        } else {
+            runs.push(vec![leaf]);
+        }
+    }
+    for run in runs {
+        let names: Vec<&str> = run.iter().map(|l| l.0.as_str()).collect();
+        out.line(format!("// {}", names.join(", ")));
+        let start = run[0].1;
+        let end = run.last().map(|l| l.1 + l.2).unwrap_or(start);
+        let (a, b) = ((start / 8) as usize, end.div_ceil(8) as usize);
+        if b - a > 8 {
+            for (ident, off, width, wide) in &run {
+                out.line(if *wide {
+                    format!("self.{ident}.write_bits(d, {off}, {width});")
+                } else {
+                    format!(
+                        "::p4_target::packet::write_bits(d, {off}, {width}, self.{ident} as u128);"
+                    )
+                });
+            }
+            continue;
+        }
+        let n = b - a;
+        let cover_end = b as u32 * 8;
+        let parts: Vec<String> = run
+            .iter()
+            .map(|(ident, off, width, _)| {
+                format!(
+                    "((self.{ident} as u64) & {}) << {}",
+                    mask_literal(*width),
+                    cover_end - off - width
+                )
+            })
+            .collect();
+        let value = parts.join(" | ");
+        if start.is_multiple_of(8) && end.is_multiple_of(8) {
+            out.line(format!(
+                "d[{a}..{b}].copy_from_slice(&({value}).to_be_bytes()[{}..]);",
+                8 - n
+            ));
+        } else {
+            let mask = mask_literal(end - start);
+            out.open("{");
+            out.line("let mut w = [0u8; 8];");
+            out.line(format!("w[{}..].copy_from_slice(&d[{a}..{b}]);", 8 - n));
+            out.line(format!(
+                "let keep = u64::from_be_bytes(w) & !({mask}u64 << {});",
+                cover_end - end
+            ));
+            out.line(format!(
+                "d[{a}..{b}].copy_from_slice(&(keep | {value}).to_be_bytes()[{}..]);",
+                8 - n
+            ));
+            out.close("}");
+        }
+    }
 }

@@ -161,10 +161,13 @@ struct Gen<'a> {
     /// Control instances that read the payload (`*_with_payload` checksums):
     /// a deparser among them cannot rewrite the frame in place.
     payload_readers: std::cell::RefCell<std::collections::BTreeSet<usize>>,
-    /// Header types (composite indices) no statement writes after the
-    /// parser: their headers remember where they were extracted and are
-    /// not packed again when emitted there in place ([`written`]).
+    /// Header types (composite indices) no statement writes as a whole
+    /// after the parser: their headers remember where they were extracted
+    /// and are not packed again when emitted there in place ([`written`]).
     wire_kept: std::collections::BTreeSet<usize>,
+    /// Of `wire_kept`, the types some of whose fields (indices) statements
+    /// write: emitted in place, only those fields' bits are patched.
+    patched: std::collections::BTreeMap<usize, std::collections::BTreeSet<u32>>,
 }
 
 /// Where a body's variables live.
@@ -376,6 +379,18 @@ impl<'a> Gen<'a> {
         // Last, so that adding constants renames nothing declared before.
         let constants = consts::constant_names(prog, &mut top);
         let user = user_externs::UserNames::new(prog, &info.layout.user_instances, &mut top);
+        let mut written = written::written_headers(prog);
+        let wire_kept: std::collections::BTreeSet<usize> = prog
+            .composites
+            .iter()
+            .filter(|(h, c)| {
+                c.kind == CompositeKind::Header
+                    && c.varbit().is_none()
+                    && !written.whole.contains(&h.index())
+            })
+            .map(|(h, _)| h.index())
+            .collect();
+        written.fields.retain(|h, _| wire_kept.contains(h));
         Gen {
             prog,
             info,
@@ -383,18 +398,8 @@ impl<'a> Gen<'a> {
             next_loop: 0,
             trace_points: true,
             payload_readers: Default::default(),
-            wire_kept: {
-                let written = written::written_headers(prog);
-                prog.composites
-                    .iter()
-                    .filter(|(h, c)| {
-                        c.kind == CompositeKind::Header
-                            && c.varbit().is_none()
-                            && !written.contains(&h.index())
-                    })
-                    .map(|(h, _)| h.index())
-                    .collect()
-            },
+            wire_kept,
+            patched: written.fields,
             w: CodeWriter::default(),
             names: Names {
                 composites,

@@ -1,29 +1,44 @@
-//! Which header types a program may change after the parser extracted them.
+//! Which header fields a program may change after the parser extracted them.
 //!
 //! A header of a type no statement writes holds, at the deparser, exactly
 //! the bytes it was extracted from; when it is emitted where it was parsed,
 //! an in-place deparse can leave those bytes alone instead of packing its
-//! fields again (`p4_target::support::WireAt`).
+//! fields again (`p4_target::support::WireAt`). A header of a type only
+//! some of whose fields are written differs from its wire bytes in those
+//! fields alone, so the in-place deparse patches just their bits.
 //!
 //! The answer is by type and errs on the side of "written": a type counts
-//! as written when any l-value anywhere in the program (assignment target,
-//! `out`/`inout` argument of any call — every argument of an action,
-//! function, control, parser or user extern is taken as one —,
-//! `setValid`/`setInvalid`, `push_front`/`pop_front`, an extern's `out`)
-//! is a value of that type, a field inside one, or a struct, union or stack
-//! holding one. `extract` is the one write it does not count: it is where
-//! the wire bytes come from.
+//! as written as a whole when any l-value anywhere in the program
+//! (assignment target, `out`/`inout` argument of any call — every argument
+//! of an action, function, control, parser or user extern is taken as one
+//! —, `setValid`/`setInvalid`, `push_front`/`pop_front`, an extern's `out`)
+//! is a value of that type or a struct, union or stack holding one; an
+//! l-value that is a field of such a header (or a part of that field: a
+//! slice, a member of a struct field) writes that field of the type.
+//! `extract` is the one write it does not count: it is where the wire
+//! bytes come from.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::visit;
 use crate::ir::*;
 
-/// Indices of the header composites some l-value of the program may write.
-pub(super) fn written_headers(prog: &Program) -> BTreeSet<usize> {
+/// What the l-values of a program may write in its headers, by header
+/// composite index.
+#[derive(Debug, Default)]
+pub(super) struct Written {
+    /// Header types written as a whole.
+    pub whole: BTreeSet<usize>,
+    /// Header types (not in `whole`) some of whose top-level fields, by
+    /// index, are written.
+    pub fields: BTreeMap<usize, BTreeSet<u32>>,
+}
+
+/// What the l-values of the program may write in its headers.
+pub(super) fn written_headers(prog: &Program) -> Written {
     let mut w = Walker {
         prog,
-        written: BTreeSet::new(),
+        written: Written::default(),
     };
     for (_, a) in prog.actions.iter() {
         w.block(&a.body);
@@ -60,12 +75,15 @@ pub(super) fn written_headers(prog: &Program) -> BTreeSet<usize> {
             }
         }
     }
-    w.written
+    let mut written = w.written;
+    let whole = &written.whole;
+    written.fields.retain(|h, _| !whole.contains(h));
+    written
 }
 
 struct Walker<'a> {
     prog: &'a Program,
-    written: BTreeSet<usize>,
+    written: Written,
 }
 
 impl Walker<'_> {
@@ -244,17 +262,30 @@ impl Walker<'_> {
     }
 
     /// `e` may be written: every header type in its own type, and the
-    /// innermost header (or union, or stack) it is a part of.
+    /// innermost header (or union, or stack) it is a part of: of a header,
+    /// only the top-level field `e` is or lies in.
     fn lvalue(&mut self, e: &Expr) {
         self.read(e);
         self.mark_within(&e.ty);
         let mut cur = e;
         while let Some(base) = base_of(cur) {
-            if let Ty::Composite(c) = &base.ty
-                && self.prog.composites[*c].kind == CompositeKind::Struct
-            {
-                cur = base;
-                continue;
+            if let Ty::Composite(c) = &base.ty {
+                match self.prog.composites[*c].kind {
+                    CompositeKind::Struct => {
+                        cur = base;
+                        continue;
+                    }
+                    CompositeKind::Header => {
+                        match &cur.kind {
+                            ExprKind::Member(_, f) => {
+                                self.written.fields.entry(c.index()).or_default().insert(*f);
+                            }
+                            _ => self.mark_within(&base.ty),
+                        }
+                        break;
+                    }
+                    CompositeKind::Union => {}
+                }
             }
             self.mark_within(&base.ty);
             if matches!(base.ty, Ty::Composite(_) | Ty::Stack(..)) {
@@ -269,7 +300,7 @@ impl Walker<'_> {
         match ty {
             Ty::Composite(c) => {
                 let comp = &self.prog.composites[*c];
-                if comp.kind == CompositeKind::Header && !self.written.insert(c.index()) {
+                if comp.kind == CompositeKind::Header && !self.written.whole.insert(c.index()) {
                     return;
                 }
                 for f in &comp.fields {
