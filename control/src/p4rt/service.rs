@@ -14,7 +14,13 @@
 //! again are replayed on the cleared state when it is committed.
 //!
 //! Concurrency: writes are serialised by one async mutex (which also guards
-//! the meter shadow) and each batch runs as one device job; reads run as
+//! the meter shadow), held by one committer task that applies the Writes
+//! queued while the last group was at the device together, in one device
+//! job (group commit, [`commit_writes`]): each Write keeps its own checks
+//! (device, election and role, made when it arrives), decoding, atomicity,
+//! per-update results and state-file record, and they are applied in
+//! arrival order (P4Runtime promises no order between Writes in flight at
+//! once; a client waiting for each answer gets its order). Reads run as
 //! one device job each; arbitration state sits behind a short std mutex.
 //!
 //! Persistence ([`super::persist`]): with a state file
