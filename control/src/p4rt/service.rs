@@ -765,10 +765,16 @@ impl Inner {
         for job in jobs {
             for (w, o, r, u) in job.await.map_err(device_status)? {
                 let (ops, results, undo) = &mut applied[w];
-                // Most Writes are one part: moved, not copied.
-                if ops.is_empty() {
+                let total = writes[w].updates.len();
+                // A Write in one part is moved, not copied; one in slices
+                // is gathered into room for all of it at once.
+                if ops.is_empty() && o.len() == total {
                     (*ops, *results) = (o, r);
                 } else {
+                    if ops.is_empty() {
+                        ops.reserve_exact(total);
+                        results.reserve_exact(total);
+                    }
                     ops.extend(o);
                     results.extend(r);
                 }
