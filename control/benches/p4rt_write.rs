@@ -22,7 +22,8 @@
 //! `-- --scale-only`: the 1M and IPv6 phases only; `-- --v6-only`: the
 //! IPv6 phase only; `-- --single-only`: 20,000 one-update Writes one at a time,
 //! then 20,000 with 4 and with 16 in flight on one connection, each on a
-//! fresh service, with the CPU each thread spent a Write; `--inflight N`
+//! fresh service, with the CPU each thread spent a Write and how many Writes
+//! the service applied a group commit (one device job) on average; `--inflight N`
 //! runs one of those only; `--unix` serves on a Unix socket instead of
 //! loopback TCP; `--server-current-thread` runs the service on a
 //! current-thread runtime instead of `switchd`'s one-worker runtime, an
@@ -192,7 +193,7 @@ fn server_runtime() -> tokio::runtime::Runtime {
 }
 
 async fn service(server: &Handle, state: Option<&Path>) -> (P4RuntimeClient<Channel>, Duration) {
-    let (client, restore, _) = service_of(server, &PROGRAM, state).await;
+    let (client, restore, _, _) = service_of(server, &PROGRAM, state).await;
     (client, restore)
 }
 
@@ -200,11 +201,16 @@ async fn service_of(
     server: &Handle,
     program: &'static ProgramInfo,
     state: Option<&Path>,
-) -> (P4RuntimeClient<Channel>, Duration, Arc<LocalDevice>) {
+) -> (
+    P4RuntimeClient<Channel>,
+    Duration,
+    Arc<LocalDevice>,
+    P4RuntimeService,
+) {
     let device = LocalDevice::new(Box::new(Runtime::new(program)));
     let state = state.map(Path::to_path_buf);
     let dev = device.clone();
-    let (addr, restore) = server
+    let (addr, restore, svc) = server
         .spawn(async move {
             let svc =
                 P4RuntimeService::from_program(program, dev, P4RuntimeConfig::default()).unwrap();
@@ -227,14 +233,14 @@ async fn service_of(
                 Some(addr) => addr.to_string(),
                 None => listen.to_string(),
             };
-            tokio::spawn(bound.serve(Some(svc), None, std::future::pending()));
-            (addr, restore)
+            tokio::spawn(bound.serve(Some(svc.clone()), None, std::future::pending()));
+            (addr, restore, svc)
         })
         .await
         .unwrap();
     let channel = control::client::connect(&addr).await.unwrap();
     let client = P4RuntimeClient::new(channel).max_decoding_message_size(64 << 20);
-    (client, restore, device)
+    (client, restore, device, svc)
 }
 
 fn request(updates: Vec<pb::Update>) -> pb::WriteRequest {
@@ -472,7 +478,7 @@ fn v6_routes() -> Vec<(u128, i32)> {
 /// 1,000.
 async fn v6_at_scale(server: &Handle) {
     use pb::update::Type::Insert;
-    let (mut client, _, _) = service_of(server, &V6_PROGRAM, None).await;
+    let (mut client, _, _, _) = service_of(server, &V6_PROGRAM, None).await;
     let routes = v6_routes();
     let (all, tail) = fill(&mut client, &routes, 10_000, |&(a, len)| {
         lpm_update(Insert, a.to_be_bytes().to_vec(), len, 1)
@@ -489,7 +495,7 @@ async fn v6_at_scale(server: &Handle) {
 /// device thread.
 async fn at_scale(server: &Handle, read: bool) {
     use pb::update::Type::Insert;
-    let (mut client, _, device) = service_of(server, &BIG_PROGRAM, None).await;
+    let (mut client, _, device, _) = service_of(server, &BIG_PROGRAM, None).await;
     // Distinct routes: i spread over the address space by an odd
     // multiplier, lengths /20../32 (host bits of each cleared; a
     // collision is skipped by construction: the low 12 bits carry i's
@@ -624,7 +630,7 @@ async fn client_main(server: &Handle) {
                 continue;
             }
             // A fresh service each time (an empty table again).
-            let (mut client, _) = service(server, None).await;
+            let (mut client, _, _, svc) = service_of(server, &PROGRAM, None).await;
             let cpu = thread_cpu();
             let (rate, (p50, p99)) = if inflight == 1 {
                 singles(&mut client, 0..N_SINGLE_ONLY).await
@@ -635,9 +641,11 @@ async fn client_main(server: &Handle) {
                 1 => "one at a time".to_string(),
                 n => format!("{n} in flight"),
             };
+            let stats = svc.write_stats();
             println!(
-                "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update, {mode}: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs); {}",
-                cpu_per_write(&cpu, N_SINGLE_ONLY)
+                "p4rt_write: {N_SINGLE_ONLY} Writes of 1 update, {mode}: {rate:.0} updates/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs); {}; {:.2} Writes a group commit",
+                cpu_per_write(&cpu, N_SINGLE_ONLY),
+                stats.writes as f64 / stats.groups.max(1) as f64
             );
         }
         return;

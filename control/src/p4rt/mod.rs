@@ -30,4 +30,4 @@ pub mod watch;
 pub mod write;
 
 pub use error::P4Error;
-pub use service::{P4RuntimeConfig, P4RuntimeService, RestoreReport, ServiceError};
+pub use service::{P4RuntimeConfig, P4RuntimeService, RestoreReport, ServiceError, WriteStats};

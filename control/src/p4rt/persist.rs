@@ -603,19 +603,35 @@ impl StateStore {
     /// append only logs (the batch is in the journal; the next record
     /// tries again).
     pub fn record(&mut self, applied: &[(&pb::Update, &Op)]) -> Result<(), PersistError> {
+        self.record_writes(&[applied])
+    }
+
+    /// [`StateStore::record`] of several Writes applied in this order (a
+    /// group commit): one batch record each, as if recorded one by one, all
+    /// appended with one `write(2)`. All or nothing for the whole group.
+    pub fn record_writes(&mut self, writes: &[&[(&pb::Update, &Op)]]) -> Result<(), PersistError> {
         let mut buf = Vec::new();
-        let start = begin_record(&mut buf, KIND_BATCH);
         let mut kept = Vec::new();
-        for &(u, op) in applied {
-            if matches!(op, Op::Noop) {
-                continue;
+        for applied in writes {
+            let start = buf.len();
+            let record = begin_record(&mut buf, KIND_BATCH);
+            let before = kept.len();
+            for &(u, op) in *applied {
+                if matches!(op, Op::Noop) {
+                    continue;
+                }
+                if let Some(p) = persistable(u) {
+                    prost::encoding::message::encode(WRITE_REQUEST_UPDATES, &p, &mut buf);
+                    kept.push((p, op));
+                }
             }
-            if let Some(p) = persistable(u) {
-                prost::encoding::message::encode(WRITE_REQUEST_UPDATES, &p, &mut buf);
-                kept.push((p, op));
+            if kept.len() == before {
+                // Nothing of this Write is kept: no empty record.
+                buf.truncate(start);
+            } else {
+                end_record(&mut buf, record);
             }
         }
-        end_record(&mut buf, start);
         if kept.is_empty() && !self.dirty {
             return Ok(());
         }

@@ -14,7 +14,13 @@
 //! again are replayed on the cleared state when it is committed.
 //!
 //! Concurrency: writes are serialised by one async mutex (which also guards
-//! the meter shadow) and each batch runs as one device job; reads run as
+//! the meter shadow), held by one committer task that applies the Writes
+//! queued while the last group was at the device together, in one device
+//! job (group commit, [`commit_writes`]): each Write keeps its own checks
+//! (device, election and role, made when it arrives), decoding, atomicity,
+//! per-update results and state-file record, and they are applied in
+//! arrival order (P4Runtime promises no order between Writes in flight at
+//! once; a client waiting for each answer gets its order). Reads run as
 //! one device job each; arbitration state sits behind a short std mutex.
 //!
 //! Persistence ([`super::persist`]): with a state file
@@ -23,7 +29,7 @@
 //! pipeline commit that resets state resets the file, and the cookie is
 //! kept so GetForwardingPipelineConfig answers the same after a restart.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,6 +72,112 @@ type Applied = (Vec<Result<Op, P4Error>>, Vec<Result<(), P4Error>>, Vec<Op>);
 /// (a queue push and at most one wake-up each) stay a small part of it.
 const PIPELINED_SLICE: usize = 128;
 use super::{packet_io, pipeline};
+
+/// Writes one group commit takes at most ([`Inner::commit_group`]).
+const GROUP_MAX_WRITES: usize = 64;
+
+/// Updates after which a group takes no further Write: the first Write's
+/// answer waits for the whole group, so a group stays about one batch of
+/// a thousand long (a bigger Write is a group of its own).
+const GROUP_MAX_UPDATES: usize = 1024;
+
+/// One Write of a group, as [`Inner::apply_group`] applies it.
+struct WriteInput<'a> {
+    updates: &'a [pb::Update],
+    atomicity: pb::write_request::Atomicity,
+    access: &'a RoleAccess,
+}
+
+/// The decoded updates of one Write (or one slice of it) in a device job.
+struct JobPart {
+    /// The Write's place in its group.
+    write: usize,
+    ops: Vec<Result<Op, P4Error>>,
+    atomicity: pb::write_request::Atomicity,
+}
+
+/// A [`JobPart`] applied: the Write's place, its operations, their
+/// results and the inverses of those applied.
+type PartDone = (
+    usize,
+    Vec<Result<Op, P4Error>>,
+    Vec<Result<(), P4Error>>,
+    Vec<Op>,
+);
+
+/// A Write RPC waiting for the committer ([`commit_writes`]), checked
+/// already (device id, election and role, atomicity mode).
+struct PendingWrite {
+    request: pb::WriteRequest,
+    atomicity: pb::write_request::Atomicity,
+    access: RoleAccess,
+    reply: tokio::sync::oneshot::Sender<Result<(), Status>>,
+}
+
+/// How Writes were committed since the service started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Write RPCs applied.
+    pub writes: u64,
+    /// Groups they were applied in (each one trip to the device for a
+    /// group of small Writes).
+    pub groups: u64,
+}
+
+#[derive(Default)]
+struct WriteCounters {
+    writes: AtomicU64,
+    groups: AtomicU64,
+}
+
+/// The updates of a Write that were applied, with their operations.
+fn succeeded<'a>(
+    updates: &'a [pb::Update],
+    ops: &'a [Result<Op, P4Error>],
+    results: &[Result<(), P4Error>],
+) -> Vec<(&'a pb::Update, &'a Op)> {
+    updates
+        .iter()
+        .zip(ops.iter().zip(results))
+        .filter_map(|(u, (op, res))| match (op, res) {
+            (Ok(op), Ok(())) => Some((u, op)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The committer task (group commit): takes the Writes queued by the RPC
+/// handlers in arrival order and, under the write lock, applies those
+/// waiting together ([`Inner::commit_group`]), so Writes in flight at
+/// once pay one trip to the device thread and one wake-up a group
+/// instead of a Write. Between groups the lock is let go, so reads and
+/// pipeline changes waiting for it come in. Runs apart from the RPCs, so
+/// a client going away mid-Write does not cut a group short. Ends when
+/// the service is dropped.
+async fn commit_writes(
+    inner: std::sync::Weak<Inner>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<PendingWrite>,
+) {
+    let mut queue: VecDeque<PendingWrite> = VecDeque::new();
+    loop {
+        if queue.is_empty() {
+            match rx.recv().await {
+                Some(w) => queue.push_back(w),
+                None => return,
+            }
+        }
+        let Some(inner) = inner.upgrade() else { return };
+        let mut shadow = inner.shadow.lock().await;
+        // What queued up while the last group was at the device (or while
+        // the lock was held by someone else) joins this group.
+        while queue.len() < GROUP_MAX_WRITES
+            && let Ok(w) = rx.try_recv()
+        {
+            queue.push_back(w);
+        }
+        inner.commit_group(&mut shadow, &mut queue).await;
+    }
+}
 use crate::device::{Device, DeviceError, DeviceExt};
 
 /// Settings of the P4Runtime service.
@@ -164,6 +276,9 @@ struct Inner {
     next_stream: AtomicU64,
     /// StreamChannels open now (at most `config.max_streams`).
     open_streams: Arc<std::sync::atomic::AtomicUsize>,
+    /// The committer's queue, once the first Write started it.
+    writes: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<PendingWrite>>,
+    write_stats: WriteCounters,
 }
 
 /// One open StreamChannel's place in [`Inner::open_streams`], given back
@@ -375,6 +490,8 @@ impl P4RuntimeService {
                 store: Mutex::default(),
                 next_stream: AtomicU64::new(1),
                 open_streams: Arc::default(),
+                writes: std::sync::OnceLock::new(),
+                write_stats: WriteCounters::default(),
             }),
         })
     }
@@ -398,6 +515,15 @@ impl P4RuntimeService {
         P4RuntimeServer::new(self)
             .max_decoding_message_size(max)
             .max_encoding_message_size(max)
+    }
+
+    /// How many Writes were applied, in how many groups.
+    pub fn write_stats(&self) -> WriteStats {
+        let c = &self.inner.write_stats;
+        WriteStats {
+            writes: c.writes.load(Ordering::Relaxed),
+            groups: c.groups.load(Ordering::Relaxed),
+        }
     }
 
     /// Table ids of the running program that belong to another service,
@@ -526,10 +652,11 @@ impl Inner {
         }
     }
 
-    /// Decodes `updates` against `shadow`, applies them in one device job
-    /// with `atomicity` and folds the applied meter changes into `shadow`.
-    /// Returns the decoded operations, one result per update and, with
-    /// `keep_undo`, the inverses that take the batch back ([`Inner::undo`]).
+    /// Decodes `updates` against `shadow`, applies them with `atomicity`
+    /// and folds the applied changes into `shadow` ([`Inner::apply_group`]
+    /// of one Write). Returns the decoded operations, one result per update
+    /// and, with `keep_undo`, the inverses that take the batch back
+    /// ([`Inner::undo`]).
     async fn apply(
         &self,
         shadow: &mut Shadow,
@@ -538,14 +665,38 @@ impl Inner {
         access: &RoleAccess,
         keep_undo: bool,
     ) -> Result<Applied, Status> {
-        let program = self.program();
-        let cx = WriteContext {
-            info: program.info,
+        let write = WriteInput {
+            updates,
+            atomicity,
             access,
-            profiles: &program.profiles,
-            shadow,
-            next_hidden: std::cell::Cell::new(shadow.next_hidden),
         };
+        let mut applied = self
+            .apply_group(shadow, std::slice::from_ref(&write), keep_undo)
+            .await?;
+        Ok(applied.pop().expect("one Write in, one applied"))
+    }
+
+    /// Applies a leading run of `writes` (at least one) in order, each
+    /// Write with its own atomicity and access, in as few device jobs as
+    /// the sizes allow, and folds the applied changes into `shadow`.
+    /// Returns what [`Inner::apply`] returns, for each Write taken; the
+    /// others are left for the next group.
+    ///
+    /// Every Write is decoded against the shadow as the Writes before it
+    /// left it, without waiting for their device results: a Write whose
+    /// operations may change the shadow ([`Shadow::changed_by`]) ends the
+    /// run, as does reaching [`GROUP_MAX_UPDATES`] updates. The device
+    /// runs the jobs in order and each Write's batch inside a job as
+    /// [`apply_batch`] runs it alone, so each Write gets the results it
+    /// would get alone; an all-or-nothing Write rolls back only itself,
+    /// and stays within one job (one step for the dataplane).
+    async fn apply_group(
+        &self,
+        shadow: &mut Shadow,
+        writes: &[WriteInput<'_>],
+        keep_undo: bool,
+    ) -> Result<Vec<Applied>, Status> {
+        let program = self.program();
         // A batch without atomicity goes to the device in slices, each
         // submitted as soon as it is decoded, so the device applies one
         // slice while this thread decodes the next. Decoding reads only
@@ -553,56 +704,214 @@ impl Inner {
         // batch at once, and the device runs jobs in order: the results
         // are the same; only a reader between two slices sees part of
         // the batch, which CONTINUE_ON_ERROR allows (P4Runtime §12.3).
-        // All-or-nothing batches stay one job.
-        let slice = if atomicity == pb::write_request::Atomicity::ContinueOnError {
-            PIPELINED_SLICE
-        } else {
-            updates.len().max(1)
-        };
-        // Every slice is submitted before any reply is awaited: the device
+        // Small Writes share a job until it holds PIPELINED_SLICE updates.
+        // Every job is submitted before any reply is awaited: the device
         // runs them in order, so once the first reply is awaited the
-        // thread parks at most once for the batch instead of once a slice.
-        // (An empty batch is still one job, as before: it reports a
-        // stopped device.)
-        let parts: Vec<&[pb::Update]> = if updates.is_empty() {
-            vec![updates]
-        } else {
-            updates.chunks(slice).collect()
-        };
-        let jobs: Vec<_> = parts
-            .into_iter()
-            .map(|part| {
-                let part: Vec<Result<Op, P4Error>> =
-                    part.iter().map(|u| op_from_update(&cx, u)).collect();
-                self.device.with_state(move |dev| {
-                    let mut undo = Vec::new();
-                    let results =
-                        apply_batch(dev, &part, atomicity, keep_undo.then_some(&mut undo));
-                    (part, results, undo)
-                })
-            })
+        // thread parks at most once for the group instead of once a job.
+        let mut jobs = Vec::new();
+        let mut parts: Vec<JobPart> = Vec::new();
+        let mut parts_len = 0;
+        let mut taken = 0;
+        let mut group_len = 0;
+        for (w, write) in writes.iter().enumerate() {
+            let cx = WriteContext {
+                info: program.info,
+                access: write.access,
+                profiles: &program.profiles,
+                shadow,
+                next_hidden: std::cell::Cell::new(shadow.next_hidden),
+            };
+            let slice = if write.atomicity == pb::write_request::Atomicity::ContinueOnError {
+                PIPELINED_SLICE
+            } else {
+                write.updates.len().max(1)
+            };
+            // An empty batch is still a part: it reports a stopped device.
+            let chunks: Vec<&[pb::Update]> = if write.updates.is_empty() {
+                vec![write.updates]
+            } else {
+                write.updates.chunks(slice).collect()
+            };
+            let mut ends_group = false;
+            for chunk in chunks {
+                let ops: Vec<Result<Op, P4Error>> =
+                    chunk.iter().map(|u| op_from_update(&cx, u)).collect();
+                ends_group |= ops
+                    .iter()
+                    .any(|op| op.as_ref().is_ok_and(|op| shadow.changed_by(op)));
+                parts_len += ops.len();
+                parts.push(JobPart {
+                    write: w,
+                    ops,
+                    atomicity: write.atomicity,
+                });
+                if parts_len >= PIPELINED_SLICE {
+                    jobs.push(self.submit_parts(std::mem::take(&mut parts), keep_undo));
+                    parts_len = 0;
+                }
+            }
+            taken = w + 1;
+            group_len += write.updates.len();
+            if ends_group || group_len >= GROUP_MAX_UPDATES {
+                break;
+            }
+        }
+        if !parts.is_empty() {
+            jobs.push(self.submit_parts(parts, keep_undo));
+        }
+        let mut applied: Vec<Applied> = (0..taken)
+            .map(|_| (Vec::new(), Vec::new(), Vec::new()))
             .collect();
-        let mut ops = Vec::with_capacity(updates.len());
-        let mut results = Vec::with_capacity(updates.len());
-        let mut undo = Vec::new();
         for job in jobs {
-            let (o, r, u) = job.await.map_err(device_status)?;
-            ops.extend(o);
-            results.extend(r);
-            undo.extend(u);
+            for (w, o, r, u) in job.await.map_err(device_status)? {
+                let (ops, results, undo) = &mut applied[w];
+                let total = writes[w].updates.len();
+                // A Write in one part is moved, not copied; one in slices
+                // is gathered into room for all of it at once.
+                if ops.is_empty() && o.len() == total {
+                    (*ops, *results) = (o, r);
+                } else {
+                    if ops.is_empty() {
+                        ops.reserve_exact(total);
+                        results.reserve_exact(total);
+                    }
+                    ops.extend(o);
+                    results.extend(r);
+                }
+                undo.extend(u);
+            }
         }
         let mut digests_changed = false;
-        for (op, res) in ops.iter().zip(&results) {
-            let (Ok(op), Ok(())) = (op, res) else {
-                continue;
-            };
-            shadow.record(op);
-            digests_changed |= matches!(op, Op::DigestSet(..));
+        for (ops, results, _) in &applied {
+            for (op, res) in ops.iter().zip(results) {
+                let (Ok(op), Ok(())) = (op, res) else {
+                    continue;
+                };
+                shadow.record(op);
+                digests_changed |= matches!(op, Op::DigestSet(..));
+            }
         }
         if digests_changed {
             self.digest_configs.send_replace(shadow.digests.clone());
         }
-        Ok((ops, results, undo))
+        Ok(applied)
+    }
+
+    /// Submits one device job applying `parts` in order, each with its
+    /// atomicity ([`apply_batch`]).
+    fn submit_parts(
+        &self,
+        parts: Vec<JobPart>,
+        keep_undo: bool,
+    ) -> impl std::future::Future<Output = Result<Vec<PartDone>, DeviceError>> + Send {
+        self.device.with_state(move |dev| {
+            parts
+                .into_iter()
+                .map(|p| {
+                    let mut undo = Vec::new();
+                    let results =
+                        apply_batch(dev, &p.ops, p.atomicity, keep_undo.then_some(&mut undo));
+                    (p.write, p.ops, results, undo)
+                })
+                .collect()
+        })
+    }
+
+    /// The queue of the committer task, started by the first Write.
+    fn write_queue(self: &Arc<Self>) -> &tokio::sync::mpsc::UnboundedSender<PendingWrite> {
+        self.writes.get_or_init(|| {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(commit_writes(Arc::downgrade(self), rx));
+            tx
+        })
+    }
+
+    /// Commits the group at the head of `queue` ([`Inner::apply_group`]
+    /// chooses how many Writes it takes) and answers each of its Writes
+    /// with its own result. The state file records the group's Writes in
+    /// one append, one batch record each; if it cannot, every Write of the
+    /// group is taken back (newest first) and refused, so the file and the
+    /// dataplane stay alike.
+    async fn commit_group(&self, shadow: &mut Shadow, queue: &mut VecDeque<PendingWrite>) {
+        let persisting = lock(&self.store).is_some();
+        let inputs: Vec<WriteInput<'_>> = queue
+            .iter()
+            .take(GROUP_MAX_WRITES)
+            .map(|w| WriteInput {
+                updates: &w.request.updates,
+                atomicity: w.atomicity,
+                access: &w.access,
+            })
+            .collect();
+        let candidates = inputs.len();
+        let result = self.apply_group(shadow, &inputs, persisting).await;
+        drop(inputs);
+        let mut applied = match result {
+            Ok(applied) => applied,
+            Err(status) => {
+                // The device is gone: none of these can be applied.
+                for w in queue.drain(..candidates) {
+                    let _ = w.reply.send(Err(status.clone()));
+                }
+                return;
+            }
+        };
+        let group: Vec<PendingWrite> = queue.drain(..applied.len()).collect();
+        self.write_stats
+            .writes
+            .fetch_add(group.len() as u64, Ordering::Relaxed);
+        self.write_stats.groups.fetch_add(1, Ordering::Relaxed);
+        tracing::trace!(writes = group.len(), "p4runtime write group applied");
+        let recorded = lock(&self.store).as_mut().map(|store| {
+            let lists: Vec<Vec<(&pb::Update, &Op)>> = group
+                .iter()
+                .zip(&applied)
+                .map(|(w, (ops, results, _))| succeeded(&w.request.updates, ops, results))
+                .collect();
+            let lists: Vec<&[(&pb::Update, &Op)]> = lists.iter().map(Vec::as_slice).collect();
+            store.record_writes(&lists)
+        });
+        if let Some(Err(e)) = recorded {
+            // What a restart would not bring back is not kept now either:
+            // the group is taken back and the switch forwards as before.
+            let undo: Vec<Op> = applied
+                .iter_mut()
+                .flat_map(|(_, _, undo)| std::mem::take(undo))
+                .collect();
+            let status = match self.undo(shadow, undo).await {
+                Ok(()) => write_not_recorded(e),
+                Err(status) => status,
+            };
+            for w in group {
+                let _ = w.reply.send(Err(status.clone()));
+            }
+            return;
+        }
+        {
+            let mut pipeline = lock(&self.pipeline);
+            if let Some((saved, _)) = &pipeline.saved
+                && Arc::ptr_eq(saved, &self.program())
+            {
+                for (w, (_, results, _)) in group.iter().zip(&applied) {
+                    let ok = w.request.updates.iter().zip(results);
+                    let ok = ok.filter(|(_, res)| res.is_ok()).map(|(u, _)| u.clone());
+                    pipeline.since_save.extend(ok);
+                }
+            }
+        }
+        for (w, (ops, results, undo)) in group.into_iter().zip(applied) {
+            let PendingWrite { request, reply, .. } = w;
+            let _ = reply.send(match write_status(&results) {
+                Some(status) => Err(status),
+                None => Ok(()),
+            });
+            if request.updates.len() >= PIPELINED_SLICE {
+                // Freeing a big batch's request and decoded operations (a
+                // few allocations an update) is left to a blocking-pool
+                // thread, so the next group need not wait for it.
+                tokio::task::spawn_blocking(move || drop((request, ops, results, undo)));
+            }
+        }
     }
 
     /// Applies `updates` again (a COMMIT replaying what was written since
@@ -622,15 +931,9 @@ impl Inner {
             )
             .await?;
         if let Some(store) = lock(&self.store).as_mut() {
-            let applied: Vec<(&pb::Update, &Op)> = updates
-                .iter()
-                .zip(ops.iter().zip(&results))
-                .filter_map(|(u, (op, res))| match (op, res) {
-                    (Ok(op), Ok(())) => Some((u, op)),
-                    _ => None,
-                })
-                .collect();
-            store.record(&applied).map_err(not_persisted)?;
+            store
+                .record(&succeeded(updates, &ops, &results))
+                .map_err(not_persisted)?;
         }
         Ok(())
     }
@@ -1437,54 +1740,24 @@ impl P4Runtime for P4RuntimeService {
         let atomicity = pb::write_request::Atomicity::try_from(r.atomicity).map_err(|_| {
             Status::invalid_argument(format!("atomicity: unknown mode {}", r.atomicity))
         })?;
-        let mut shadow = inner.shadow.lock().await;
-        let persisting = lock(&inner.store).is_some();
-        let (ops, results, undo) = inner
-            .apply(&mut shadow, &r.updates, atomicity, &access, persisting)
-            .await?;
-        let recorded = lock(&inner.store).as_mut().map(|store| {
-            let applied: Vec<(&pb::Update, &Op)> = r
-                .updates
-                .iter()
-                .zip(ops.iter().zip(&results))
-                .filter_map(|(u, (op, res))| match (op, res) {
-                    (Ok(op), Ok(())) => Some((u, op)),
-                    _ => None,
-                })
-                .collect();
-            store.record(&applied)
-        });
-        if let Some(Err(e)) = recorded {
-            // What a restart would not bring back is not kept now either:
-            // the batch is taken back and the switch forwards as before.
-            inner.undo(&mut shadow, undo).await?;
-            return Err(write_not_recorded(e));
-        }
-        {
-            let mut pipeline = lock(&inner.pipeline);
-            if let Some((saved, _)) = &pipeline.saved
-                && Arc::ptr_eq(saved, &inner.program())
-            {
-                let applied = r
-                    .updates
-                    .iter()
-                    .zip(&results)
-                    .filter(|(_, res)| res.is_ok())
-                    .map(|(u, _)| u.clone());
-                pipeline.since_save.extend(applied);
-            }
-        }
-        drop(shadow);
-        let status = write_status(&results);
-        if r.updates.len() >= PIPELINED_SLICE {
-            // Freeing a big batch's request and decoded operations (a few
-            // allocations an update) is left to a blocking-pool thread, so
-            // the reply goes out without waiting for it.
-            tokio::task::spawn_blocking(move || drop((r, ops, results, undo)));
-        }
-        match status {
-            Some(status) => Err(status),
-            None => Ok(Response::new(pb::WriteResponse {})),
+        // Applied by the committer task, together with the Writes queued
+        // beside it (group commit); it answers with this Write's own result.
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        inner
+            .write_queue()
+            .send(PendingWrite {
+                request: r,
+                atomicity,
+                access,
+                reply,
+            })
+            .map_err(|_| Status::unavailable("write: the service is stopping"))?;
+        match answer.await {
+            Ok(Ok(())) => Ok(Response::new(pb::WriteResponse {})),
+            Ok(Err(status)) => Err(status),
+            Err(_) => Err(Status::internal(
+                "write: the committer ended without answering (see the switch's log)",
+            )),
         }
     }
 

@@ -1518,6 +1518,29 @@ impl Shadow {
         self.watched.retain(|k, _| profiles.contains(&k.0));
     }
 
+    /// Whether [`Shadow::record`] of `op` may change the shadow (or the
+    /// next hidden id). `false` only when it certainly does not: then an
+    /// update decoded after `op` reads the same shadow whether or not
+    /// `op` was recorded, which is what lets a group commit decode the
+    /// next Write before this one's device results are back. Mirrors
+    /// `record`: keep the two in step.
+    pub fn changed_by(&self, op: &Op) -> bool {
+        match op {
+            Op::Noop
+            | Op::MemberWrite(..)
+            | Op::MemberDelete(..)
+            | Op::CounterWrite(..)
+            | Op::DirectCounterWrite(..)
+            | Op::RegisterWrite(..)
+            | Op::ValueSetWrite(..) => false,
+            Op::TableInsert(w) | Op::TableModify(w) => {
+                !(w.meter.is_none() && w.extras.is_default() && self.entries.is_empty())
+            }
+            Op::TableDelete(_) => !(self.direct_meters.is_empty() && self.entries.is_empty()),
+            _ => true,
+        }
+    }
+
     /// Folds an applied operation into the shadow state.
     pub fn record(&mut self, op: &Op) {
         match op {
