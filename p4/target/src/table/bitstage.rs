@@ -25,10 +25,21 @@
 //! on (O(bytes × 256 × n/64) word operations, ~10 µs at 1,000 entries).
 
 use std::cmp::Reverse;
+use std::collections::BTreeMap;
 
 /// Most entries the stage holds; a table that grows past it drops the
 /// stage, and builds it again once it has shrunk to half of it.
 pub(crate) const STAGE_LIMIT: usize = 1024;
+
+/// Entries a word of ranks gets when the stage is laid out afresh: the
+/// other 16 positions are left free, so that an insert moves at most the
+/// entries between its place and the next free position of its word.
+const FILL: usize = 48;
+
+/// Most words an insert shifts entries through to reach a free
+/// position; past that the stage is laid out afresh (amortised: that
+/// leaves 16 free positions in every word).
+const CASCADE: usize = 2;
 
 /// An entry's place in rank order: earlier wins.
 pub(crate) type Rank = (Reverse<i32>, u64);
@@ -38,156 +49,217 @@ pub(crate) type Rank = (Reverse<i32>, u64);
 pub(crate) struct BitStage {
     /// Bit offsets in the packed key of the bytes it filters on.
     shifts: Box<[u32]>,
-    /// Words per bitmap (a power of two, enough for every entry).
-    words: usize,
-    /// `shifts.len() × 256` bitmaps of `words` words: byte-major, then
-    /// value, then word.
+    /// `shifts.len() × 256` bitmaps over the positions, stored by word
+    /// (a *plane* per 64 positions), then byte, then value: an insert
+    /// rewrites one plane, a lookup reads one word a byte from a plane.
     cells: Vec<u64>,
-    /// The entries in rank order: their ranks, ids and head records
-    /// (`stride` words each).
-    ranks: Vec<Rank>,
+    /// Positions in use, a bit each. Positions follow rank order, with
+    /// free ones between (see [`FILL`]); a free position's bit is clear in
+    /// every bitmap.
+    used: Vec<u64>,
+    /// Per position: the entry's id and head record (`stride` words).
     ids: Vec<u32>,
     records: Vec<u128>,
     stride: usize,
+    /// Entries by rank, with their positions.
+    by_rank: BTreeMap<Rank, u32>,
 }
 
 impl BitStage {
     /// An empty stage filtering on the packed key's bytes at `shifts`, for
     /// head records of `stride` words (mask then value first).
     pub(crate) fn new(shifts: Box<[u32]>, stride: usize) -> Self {
-        let words = 1;
-        BitStage {
-            cells: vec![0; shifts.len() * 256 * words],
+        let mut stage = BitStage {
             shifts,
-            words,
-            ranks: Vec::new(),
+            cells: Vec::new(),
+            used: Vec::new(),
             ids: Vec::new(),
             records: Vec::new(),
             stride,
-        }
+            by_rank: BTreeMap::new(),
+        };
+        stage.lay_out(Vec::new());
+        stage
     }
 
-    /// A stage holding `entries` (rank, id, head record), given in rank
-    /// order.
+    /// A stage holding `entries` (rank, id, head record).
     pub(crate) fn from_ranked<'a>(
         shifts: Box<[u32]>,
         stride: usize,
         entries: impl Iterator<Item = (Rank, u32, &'a [u128])>,
     ) -> Self {
         let mut stage = Self::new(shifts, stride);
-        for (rank, id, record) in entries {
-            debug_assert!(stage.ranks.last().is_none_or(|&r| r < rank));
-            stage.ranks.push(rank);
-            stage.ids.push(id);
-            stage.records.extend_from_slice(record);
-        }
-        stage.words = stage.ids.len().div_ceil(64).next_power_of_two();
-        stage.rebuild();
+        let all = entries.map(|(r, id, rec)| (r, id, rec.to_vec())).collect();
+        stage.lay_out(all);
         stage
     }
 
     /// Entries held.
     pub(crate) fn len(&self) -> usize {
-        self.ids.len()
+        self.by_rank.len()
     }
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.cells.capacity() * 8
-            + self.ranks.capacity() * size_of::<Rank>()
+            + self.used.capacity() * 8
             + self.ids.capacity() * 4
             + self.records.capacity() * 16
+            + self.by_rank.len() * 40
     }
 
-    /// Whether a record allows value `c` in the byte at bit `shift`.
-    #[inline]
-    fn allows(record: &[u128], shift: u32, c: u64) -> bool {
-        let m = (record[0] >> shift) as u64 & 0xff;
-        let v = (record[1] >> shift) as u64 & 0xff;
-        c & m == v
+    /// Bitmaps a plane: one word of each, for 64 positions.
+    fn plane(&self) -> usize {
+        self.shifts.len() * 256
+    }
+
+    /// Lays the stage out afresh for `entries` (any order): [`FILL`] a
+    /// word in rank order.
+    fn lay_out(&mut self, mut entries: Vec<(Rank, u32, Vec<u128>)>) {
+        entries.sort_unstable_by_key(|e| e.0);
+        let words = entries.len().div_ceil(FILL).max(1);
+        let plane = self.plane();
+        self.cells.clear();
+        self.cells.resize(plane * words, 0);
+        self.used.clear();
+        self.used.resize(words, 0);
+        self.ids.clear();
+        self.ids.resize(words * 64, u32::MAX);
+        self.records.clear();
+        self.records.resize(words * 64 * self.stride, 0);
+        self.by_rank.clear();
+        for (j, (rank, id, record)) in entries.into_iter().enumerate() {
+            let pos = j / FILL * 64 + j % FILL;
+            self.put(pos, rank, id, &record);
+        }
+    }
+
+    /// Puts an entry at free position `pos`.
+    fn put(&mut self, pos: usize, rank: Rank, id: u32, record: &[u128]) {
+        self.used[pos / 64] |= 1 << (pos % 64);
+        self.ids[pos] = id;
+        let s = self.stride;
+        self.records[pos * s..(pos + 1) * s].copy_from_slice(record);
+        self.by_rank.insert(rank, pos as u32);
+        self.mark(pos, record, true);
+    }
+
+    /// The entries held, in rank order.
+    fn entries(&self) -> Vec<(Rank, u32, Vec<u128>)> {
+        let s = self.stride;
+        self.by_rank
+            .iter()
+            .map(|(&rank, &pos)| {
+                let pos = pos as usize;
+                (rank, self.ids[pos], self.records[pos * s..(pos + 1) * s].to_vec())
+            })
+            .collect()
+    }
+
+    /// Sets (or clears) bit `pos` in the bitmaps of every value `record`
+    /// allows.
+    fn mark(&mut self, pos: usize, record: &[u128], on: bool) {
+        let plane = self.plane();
+        let (w, bit) = (pos / 64, 1u64 << (pos % 64));
+        let at = &mut self.cells[w * plane..(w + 1) * plane];
+        for (k, &shift) in self.shifts.iter().enumerate() {
+            let m = (record[0] >> shift) as u64 & 0xff;
+            let v = (record[1] >> shift) as u64 & 0xff;
+            // The values allowed: `v` with any of the bits `m` leaves
+            // free (every submask of `!m`).
+            let free = !m & 0xff;
+            let mut x = free;
+            loop {
+                let cell = &mut at[k * 256 + (v | x) as usize];
+                *cell = if on { *cell | bit } else { *cell & !bit };
+                if x == 0 {
+                    break;
+                }
+                x = (x - 1) & free;
+            }
+        }
     }
 
     /// Adds entry `id` of this rank with its head record.
     pub(crate) fn insert(&mut self, rank: Rank, id: u32, record: &[u128]) {
         debug_assert_eq!(record.len(), self.stride);
-        let pos = self.ranks.partition_point(|r| *r < rank);
-        self.ranks.insert(pos, rank);
-        self.ids.insert(pos, id);
-        let s = self.stride;
-        self.records.splice(pos * s..pos * s, record.iter().copied());
-        if self.ids.len() > self.words * 64 {
-            // Grown past the bitmaps: rebuild them twice as wide.
-            self.words *= 2;
-            self.rebuild();
+        // Right after the entry ranked just before it.
+        let target = self
+            .by_rank
+            .range(..rank)
+            .next_back()
+            .map_or(0, |(_, &p)| p as usize + 1);
+        let (w, b) = (target / 64, target % 64);
+        let low = (1u64 << b) - 1;
+        // The first free position from `target` on, within CASCADE words;
+        // none: lay out afresh, leaving free positions in every word.
+        let found = (w..self.used.len().min(w + CASCADE)).find_map(|j| {
+            let free = !self.used[j] & if j == w { !low } else { !0 };
+            (free != 0).then(|| (j, free.trailing_zeros() as usize))
+        });
+        let Some((j, hole)) = found else {
+            let mut all = self.entries();
+            all.push((rank, id, record.to_vec()));
+            self.lay_out(all);
             return;
-        }
-        let (w, b) = (pos / 64, pos % 64);
-        let words = self.words;
-        for (k, &shift) in self.shifts.iter().enumerate() {
-            for c in 0..256u64 {
-                let at = (k * 256 + c as usize) * words;
-                let bm = &mut self.cells[at..at + words];
-                for i in (w + 1..words).rev() {
-                    bm[i] = (bm[i] << 1) | (bm[i - 1] >> 63);
+        };
+        // The entries from `target` up to that free position move up one,
+        // in every bitmap and in the arrays: word `j` first, taking the
+        // top bit of the word below (not yet moved) into its bit 0, down
+        // to word `w`, whose bits below `target` stay.
+        let plane = self.plane();
+        for i in (w..=j).rev() {
+            let keep_low = if i == w { low } else { 0 };
+            let moved = if i == j { (1u64 << hole) - 1 } else { !0 } & !keep_low;
+            let (below, from) = self.cells.split_at_mut(i * plane);
+            let cur = &mut from[..plane];
+            if i > w {
+                let prev = &below[(i - 1) * plane..];
+                for (x, &p) in cur.iter_mut().zip(prev) {
+                    *x = (*x & !moved) | ((*x & moved) << 1) | (p >> 63);
                 }
-                let low = (1u64 << b) - 1;
-                let x = bm[w];
-                let bit = u64::from(Self::allows(record, shift, c)) << b;
-                bm[w] = (x & low) | ((x & !low) << 1) | bit;
+            } else {
+                for x in cur.iter_mut() {
+                    *x = (*x & !moved) | ((*x & moved) << 1);
+                }
             }
+            let carry = if i > w { self.used[i - 1] >> 63 } else { 0 };
+            let u = self.used[i];
+            self.used[i] = (u & !moved) | ((u & moved) << 1) | carry;
         }
+        let s = self.stride;
+        let (first, last) = (target, j * 64 + hole);
+        for pos in (first..last).rev() {
+            self.ids[pos + 1] = self.ids[pos];
+            self.records
+                .copy_within(pos * s..(pos + 1) * s, (pos + 1) * s);
+        }
+        // Their positions in the rank map: they rank right after `rank`.
+        for (_, p) in self.by_rank.range_mut(rank..).take(last - first) {
+            *p += 1;
+        }
+        self.put(target, rank, id, record);
     }
 
     /// Removes entry `id` of this rank, if held.
     pub(crate) fn remove(&mut self, rank: Rank, id: u32) {
-        let pos = self.ranks.partition_point(|r| *r < rank);
-        if self.ids.get(pos) != Some(&id) {
+        let Some(&pos) = self.by_rank.get(&rank) else {
+            return;
+        };
+        let pos = pos as usize;
+        if self.ids[pos] != id {
             return;
         }
-        self.ranks.remove(pos);
-        self.ids.remove(pos);
+        self.by_rank.remove(&rank);
         let s = self.stride;
-        self.records.drain(pos * s..(pos + 1) * s);
-        let (w, b) = (pos / 64, pos % 64);
-        let words = self.words;
-        for bm in self.cells.chunks_exact_mut(words) {
-            let low = (1u64 << b) - 1;
-            let x = bm[w];
-            // Bit 63 of word `w` is refilled from the next word below.
-            bm[w] = (x & low) | ((x >> 1) & !low & !(1 << 63));
-            for i in w..words {
-                let carry = bm.get(i + 1).map_or(0, |n| n & 1);
-                if i > w {
-                    bm[i] >>= 1;
-                }
-                bm[i] |= carry << 63;
-            }
-        }
-    }
-
-    /// Sets every bitmap from the entries.
-    fn rebuild(&mut self) {
-        let words = self.words;
-        self.cells.clear();
-        self.cells.resize(self.shifts.len() * 256 * words, 0);
-        for (pos, record) in self.records.chunks_exact(self.stride).enumerate() {
-            let (w, bit) = (pos / 64, 1u64 << (pos % 64));
-            for (k, &shift) in self.shifts.iter().enumerate() {
-                let m = (record[0] >> shift) as u64 & 0xff;
-                let v = (record[1] >> shift) as u64 & 0xff;
-                // The values allowed: `v` with any of the bits `m` leaves
-                // free (every submask of `!m`).
-                let free = !m & 0xff;
-                let mut x = free;
-                loop {
-                    let c = (v | x) as usize;
-                    self.cells[(k * 256 + c) * words + w] |= bit;
-                    if x == 0 {
-                        break;
-                    }
-                    x = (x - 1) & free;
-                }
-            }
+        let record = self.records[pos * s..(pos + 1) * s].to_vec();
+        self.mark(pos, &record, false);
+        self.used[pos / 64] &= !(1 << (pos % 64));
+        self.ids[pos] = u32::MAX;
+        // Shrunk to a quarter of its positions: lay out smaller.
+        if self.used.len() > 1 && self.len() * 4 < self.used.len() * 64 {
+            let all = self.entries();
+            self.lay_out(all);
         }
     }
 
@@ -196,23 +268,22 @@ impl BitStage {
     #[inline]
     pub(crate) fn lookup(&self, packed: u128, passes: impl Fn(&[u128]) -> bool) -> Option<u32> {
         const MAX_BYTES: usize = 16;
-        let words = self.words;
+        let plane = self.plane();
         let mut bases = [0usize; MAX_BYTES];
         for (k, (&shift, base)) in self.shifts.iter().zip(&mut bases).enumerate() {
             let c = (packed >> shift) as usize & 0xff;
-            *base = (k * 256 + c) * words;
+            *base = k * 256 + c;
         }
         let bases = &bases[..self.shifts.len().min(MAX_BYTES)];
-        let used = self.ids.len().div_ceil(64);
-        for w in 0..used {
+        let s = self.stride;
+        for (w, at) in self.cells.chunks_exact(plane).enumerate() {
             let mut m = !0u64;
             for &base in bases {
-                m &= self.cells.get(base + w).copied().unwrap_or(0);
+                m &= at.get(base).copied().unwrap_or(0);
             }
             while m != 0 {
                 let pos = w * 64 + m.trailing_zeros() as usize;
                 m &= m - 1;
-                let s = self.stride;
                 if let Some(r) = self.records.get(pos * s..(pos + 1) * s)
                     && passes(r)
                 {
