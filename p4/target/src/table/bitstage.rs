@@ -39,7 +39,7 @@ const FILL: usize = 48;
 /// Most words an insert shifts entries through to reach a free
 /// position; past that the stage is laid out afresh (amortised: that
 /// leaves 16 free positions in every word).
-const CASCADE: usize = 2;
+const CASCADE: usize = 4;
 
 /// An entry's place in rank order: earlier wins.
 pub(crate) type Rank = (Reverse<i32>, u64);
@@ -151,7 +151,11 @@ impl BitStage {
             .iter()
             .map(|(&rank, &pos)| {
                 let pos = pos as usize;
-                (rank, self.ids[pos], self.records[pos * s..(pos + 1) * s].to_vec())
+                (
+                    rank,
+                    self.ids[pos],
+                    self.records[pos * s..(pos + 1) * s].to_vec(),
+                )
             })
             .collect()
     }

@@ -407,7 +407,7 @@ struct Tss<W> {
     stage_shifts: Box<[u32]>,
     /// The bit-vector stage ([`super::bitstage`]), while the table is
     /// small: it answers lookups instead of the groups.
-    small: Option<BitStage>,
+    small: Option<Box<BitStage>>,
 }
 
 /// An entry's place in the lookup's order: earlier wins.
@@ -621,7 +621,7 @@ impl<W: Word> Tss<W> {
         };
         let small = match &packing {
             Some(p) if !stage_shifts.is_empty() => {
-                Some(BitStage::new(stage_shifts.clone(), p.stride))
+                Some(Box::new(BitStage::new(stage_shifts.clone(), p.stride)))
             }
             _ => None,
         };
@@ -926,14 +926,14 @@ impl<W: Word> Tss<W> {
         }
         let heads = &self.heads;
         let stride = p.stride;
-        self.small = Some(BitStage::from_ranked(
+        self.small = Some(Box::new(BitStage::from_ranked(
             self.stage_shifts.clone(),
             stride,
             self.ranked.iter().map(|(&rank, &id)| {
                 let i = id as usize * stride;
                 (rank, id, &heads[i..i + stride])
             }),
-        ));
+        )));
     }
 
     /// Rebuilds the band if an entry of this rank came or went where it
@@ -1010,7 +1010,7 @@ impl<W: Word> Tss<W> {
             + self.band.ids.capacity() * 4
             + self.order.capacity() * 16
             + self.filter.bits.len() * 8
-            + self.small.as_ref().map_or(0, BitStage::memory_bytes)
+            + self.small.as_ref().map_or(0, |s| s.memory_bytes())
     }
 
     /// Whether entry `id`'s tests all pass on `key`.
