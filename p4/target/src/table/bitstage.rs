@@ -18,11 +18,15 @@
 //! early exit never cuts and every lookup probed all of them (~111 ns in
 //! `benches/tables.rs`); here it reads a few words per byte instead.
 //!
-//! Contract: the stage holds at most [`STAGE_LIMIT`] entries (its bitmaps
-//! cost `bytes × 256 × ⌈n/64⌉` words, 288 KB for 1,024 entries over the 9
-//! masked bytes of an IPv4 ACL key) and is kept in step on every change:
-//! an insert or delete shifts each bitmap by one bit from the entry's rank
-//! on (O(bytes × 256 × n/64) word operations, ~10 µs at 1,000 entries).
+//! Contract: the stage holds at most [`STAGE_LIMIT`] entries and is kept
+//! in step on every change. Its bitmaps are `bytes × 256` words per 64
+//! positions, ~18 KB a plane for the 9 masked bytes of an IPv4 ACL key,
+//! ~400 KB at 1,024 entries (the groups are kept as well, so a table past
+//! the limit loses nothing). Positions follow rank order with free ones
+//! left in every word, so an insert moves only the entries between its
+//! place and the next free position (rewriting one to [`CASCADE`] planes),
+//! a delete clears its bits, and the stage is laid out afresh only when no
+//! free position is near or it has shrunk to a quarter of its positions.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -53,6 +57,12 @@ pub(crate) struct BitStage {
     /// (a *plane* per 64 positions), then byte, then value: an insert
     /// rewrites one plane, a lookup reads one word a byte from a plane.
     cells: Vec<u64>,
+    /// Per bitmap, which of its words are non-zero (a bit a plane; at most
+    /// 22 planes): a lookup ANDs these first and reads only the planes
+    /// every byte has a candidate in, so a key that matches nothing (the
+    /// router bench's UDP packets against a TCP ACL) costs one word a
+    /// byte, not one a byte and plane.
+    summary: Vec<u64>,
     /// Positions in use, a bit each. Positions follow rank order, with
     /// free ones between (see [`FILL`]); a free position's bit is clear in
     /// every bitmap.
@@ -72,6 +82,7 @@ impl BitStage {
         let mut stage = BitStage {
             shifts,
             cells: Vec::new(),
+            summary: Vec::new(),
             used: Vec::new(),
             ids: Vec::new(),
             records: Vec::new(),
@@ -118,9 +129,12 @@ impl BitStage {
     fn lay_out(&mut self, mut entries: Vec<(Rank, u32, Vec<u128>)>) {
         entries.sort_unstable_by_key(|e| e.0);
         let words = entries.len().div_ceil(FILL).max(1);
+        debug_assert!(words <= 64, "the summary has a bit a plane");
         let plane = self.plane();
         self.cells.clear();
         self.cells.resize(plane * words, 0);
+        self.summary.clear();
+        self.summary.resize(plane, 0);
         self.used.clear();
         self.used.resize(words, 0);
         self.ids.clear();
@@ -174,8 +188,11 @@ impl BitStage {
             let free = !m & 0xff;
             let mut x = free;
             loop {
-                let cell = &mut at[k * 256 + (v | x) as usize];
+                let c = k * 256 + (v | x) as usize;
+                let cell = &mut at[c];
                 *cell = if on { *cell | bit } else { *cell & !bit };
+                let sum = &mut self.summary[c];
+                *sum = (*sum & !(1 << w)) | (u64::from(*cell != 0) << w);
                 if x == 0 {
                     break;
                 }
@@ -226,6 +243,9 @@ impl BitStage {
                 for x in cur.iter_mut() {
                     *x = (*x & !moved) | ((*x & moved) << 1);
                 }
+            }
+            for (sum, x) in self.summary.iter_mut().zip(&self.cells[i * plane..]) {
+                *sum = (*sum & !(1 << i)) | (u64::from(*x != 0) << i);
             }
             let carry = if i > w { self.used[i - 1] >> 63 } else { 0 };
             let u = self.used[i];
@@ -280,7 +300,16 @@ impl BitStage {
         }
         let bases = &bases[..self.shifts.len().min(MAX_BYTES)];
         let s = self.stride;
-        for (w, at) in self.cells.chunks_exact(plane).enumerate() {
+        let mut planes = !0u64;
+        for &base in bases {
+            planes &= self.summary.get(base).copied().unwrap_or(0);
+        }
+        while planes != 0 {
+            let w = planes.trailing_zeros() as usize;
+            planes &= planes - 1;
+            let Some(at) = self.cells.get(w * plane..(w + 1) * plane) else {
+                break;
+            };
             let mut m = !0u64;
             for &base in bases {
                 m &= at.get(base).copied().unwrap_or(0);
