@@ -1085,7 +1085,11 @@ impl<W: Word> Tss<W> {
                         }
                     }
                 }
-                if let Some(stage) = &self.small {
+                // An empty table has nothing to find: its bitmaps, cold in
+                // a program with many empty tables, are not read.
+                if let Some(stage) = &self.small
+                    && stage.len() > 0
+                {
                     return stage.lookup(packed, |r| self.record_passes(p, r, packed, key));
                 }
                 let s = p.stride;
