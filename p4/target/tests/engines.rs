@@ -184,6 +184,36 @@ fn with_wildcards(
     prop::collection::vec(op, count)
 }
 
+/// Over the priority engine's bit-vector stage's limit (1,024 entries)
+/// and back: 1,300 inserts fill the table past it (the stage is dropped
+/// and the groups answer), 900 deletes take it below half of it (the stage
+/// is built again from the ranking), and random operations follow; lookups
+/// in each phase.
+fn past_the_stage(keys: &'static [(u32, MatchKind)]) -> impl Strategy<Value = Vec<Op>> {
+    let entry = keys
+        .iter()
+        .map(|&(w, k)| field_match(w, k))
+        .collect::<Vec<_>>();
+    let key = keys
+        .iter()
+        .map(|&(w, _)| (0..=mask(w)).boxed())
+        .collect::<Vec<_>>();
+    let inserts = prop::collection::vec(
+        (entry, 1..1000i32).prop_map(|(m, p)| Op::Insert(m, p)),
+        1300,
+    );
+    let lookups = prop::collection::vec(key.prop_map(Op::Lookup), 100);
+    let deletes = prop::collection::vec(any::<usize>().prop_map(Op::Delete), 900);
+    (
+        inserts,
+        lookups.clone(),
+        deletes,
+        lookups,
+        ops_with(keys, 1..1000, 100..200),
+    )
+        .prop_map(|(a, b, c, d, e)| [a, b, c, d, e].concat())
+}
+
 /// As [`ops_with`], with phases of inserts then deletes: the table grows
 /// to a few hundred entries, shrinks to a handful, and grows again.
 fn churn(
@@ -589,6 +619,18 @@ proptest! {
     ) {
         check(&ACL, true, EngineKind::Priority, acl);
         check(&MIXED, true, EngineKind::Priority, mixed);
+        check(&PACKED_RANGE_APART, true, EngineKind::Priority, apart);
+    }
+
+    /// Tables below the bit-vector stage's limit are answered by it (the
+    /// proptests above, all under a few hundred entries); this one goes
+    /// past the limit, where the groups answer, and back below half of it.
+    #[test]
+    fn priority_past_the_bit_vector_stage_matches_reference(
+        acl in past_the_stage(&ACL),
+        apart in past_the_stage(&PACKED_RANGE_APART),
+    ) {
+        check(&ACL, true, EngineKind::Priority, acl);
         check(&PACKED_RANGE_APART, true, EngineKind::Priority, apart);
     }
 

@@ -39,6 +39,7 @@
 //! Member and group references are checked by the runtime, which owns the
 //! action profiles ([`profile`]).
 
+mod bitstage;
 mod exact;
 mod lpm;
 mod priority;
