@@ -124,6 +124,16 @@ enum Op {
     Lookup(Vec<u128>),
 }
 
+/// An entry's matches, one strategy per key field.
+fn entry_matches(keys: &[(u32, MatchKind)]) -> Vec<BoxedStrategy<Option<FieldMatch>>> {
+    keys.iter().map(|&(w, k)| field_match(w, k)).collect()
+}
+
+/// A lookup key drawn uniformly over each field's width.
+fn uniform_key(keys: &[(u32, MatchKind)]) -> Vec<BoxedStrategy<u128>> {
+    keys.iter().map(|&(w, _)| (0..=mask(w)).boxed()).collect()
+}
+
 fn ops(keys: &'static [(u32, MatchKind)], with_priority: bool) -> impl Strategy<Value = Vec<Op>> {
     let prio = if with_priority { 1..4i32 } else { 0..1i32 };
     ops_with(keys, prio, 1..250)
@@ -135,10 +145,7 @@ fn ops_with(
     prio: std::ops::Range<i32>,
     count: std::ops::Range<usize>,
 ) -> impl Strategy<Value = Vec<Op>> {
-    let entry = keys
-        .iter()
-        .map(|&(w, k)| field_match(w, k))
-        .collect::<Vec<_>>();
+    let entry = entry_matches(keys);
     let key = keys
         .iter()
         .map(|&(w, k)| {
@@ -166,14 +173,7 @@ fn with_wildcards(
     prio: std::ops::Range<i32>,
     count: std::ops::Range<usize>,
 ) -> impl Strategy<Value = Vec<Op>> {
-    let entry = keys
-        .iter()
-        .map(|&(w, k)| field_match(w, k))
-        .collect::<Vec<_>>();
-    let key = keys
-        .iter()
-        .map(|&(w, _)| (0..=mask(w)).boxed())
-        .collect::<Vec<_>>();
+    let (entry, key) = (entry_matches(keys), uniform_key(keys));
     let op = prop_oneof![
         4 => (entry, prio.clone()).prop_map(|(m, p)| Op::Insert(m, p)),
         1 => prio.clone().prop_map(move |p| Op::Insert(vec![None; keys.len()], p)),
@@ -190,14 +190,7 @@ fn with_wildcards(
 /// is built again from the ranking), and random operations follow; lookups
 /// in each phase.
 fn past_the_stage(keys: &'static [(u32, MatchKind)]) -> impl Strategy<Value = Vec<Op>> {
-    let entry = keys
-        .iter()
-        .map(|&(w, k)| field_match(w, k))
-        .collect::<Vec<_>>();
-    let key = keys
-        .iter()
-        .map(|&(w, _)| (0..=mask(w)).boxed())
-        .collect::<Vec<_>>();
+    let (entry, key) = (entry_matches(keys), uniform_key(keys));
     let inserts = prop::collection::vec(
         (entry, 1..1000i32).prop_map(|(m, p)| Op::Insert(m, p)),
         1300,

@@ -323,19 +323,14 @@ impl Checker {
                 ok = false;
                 continue;
             };
-            let got = self.prog.controls[ctl].externs[e as usize].kind.clone();
-            if !Self::extern_kind_fits(&want, &got) {
-                let have = self.extern_kind_name(&got);
-                self.error_label(
-                    codes::TYPE_MISMATCH,
-                    a.span,
-                    format!(
-                        "cannot pass {} {have} to parameter `{}` of `{callee}`, a {what}",
-                        super::blocks::article(&have),
-                        s.name
-                    ),
-                    "wrong extern type",
-                );
+            if !self.extern_arg_fits(
+                ctl,
+                e,
+                &want,
+                a.span,
+                ("parameter", s.name.as_str()),
+                &callee,
+            ) {
                 ok = false;
                 continue;
             }
@@ -408,22 +403,38 @@ impl Checker {
             );
             return None;
         };
+        let role = ("constructor parameter", p.name.name.as_str());
+        self.extern_arg_fits(ctl, e, &want, a.span, role, callee)
+            .then_some(e)
+    }
+
+    /// Whether instance `e` of control `ctl`, passed to `param` (its role
+    /// and name) of `callee`, is of the extern type `want`; reported if not.
+    fn extern_arg_fits(
+        &mut self,
+        ctl: Handle<ir::Control>,
+        e: u32,
+        want: &ir::ExternKind,
+        span: Span,
+        (role, param): (&str, &str),
+        callee: &str,
+    ) -> bool {
         let got = self.prog.controls[ctl].externs[e as usize].kind.clone();
-        if !Self::extern_kind_fits(&want, &got) {
-            let have = self.extern_kind_name(&got);
-            self.error_label(
-                codes::TYPE_MISMATCH,
-                a.span,
-                format!(
-                    "cannot pass {} {have} to constructor parameter `{}` of `{callee}`, a {what}",
-                    super::blocks::article(&have),
-                    p.name.name
-                ),
-                "wrong extern type",
-            );
-            return None;
+        if Self::extern_kind_fits(want, &got) {
+            return true;
         }
-        Some(e)
+        let have = self.extern_kind_name(&got);
+        let what = self.extern_kind_name(want);
+        self.error_label(
+            codes::TYPE_MISMATCH,
+            span,
+            format!(
+                "cannot pass {} {have} to {role} `{param}` of `{callee}`, a {what}",
+                super::blocks::article(&have),
+            ),
+            "wrong extern type",
+        );
+        false
     }
 
     /// Every sub-control instance of `h` that has extern parameters was
