@@ -411,8 +411,10 @@ pub fn run<P: Pipeline>(args: SwitchArgs, program: P, defaults: Defaults) -> Res
             .with_context(|| format!("opening port {n} ({})", p.iface))?;
         let tm_port = &mut config.tm.ports[usize::from(*n)];
         tm_port.speed_bps = speed_bps;
-        tm_port.shaper_burst_ns = dataplane::driver::TURN_SLACK_NS;
-        tm_port.shaper_train_ns = dataplane::driver::SHAPER_TRAIN_NS;
+        tm_port.shaper_burst_ns =
+            dataplane::driver::train_ns(dataplane::driver::TURN_SLACK_NS, speed_bps);
+        tm_port.shaper_train_ns =
+            dataplane::driver::train_ns(dataplane::driver::SHAPER_TRAIN_NS, speed_bps);
         tm_port.shaper_catch_up_ns = dataplane::driver::CATCH_UP_NS;
         tm_port.mac = EthernetAddress([0x02, 0x52, 0x53, 0x57, (n >> 8) as u8, *n as u8]);
         if let Some(mtu) = p.mtu {

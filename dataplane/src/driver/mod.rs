@@ -204,7 +204,10 @@ pub fn raise_thread_priority(realtime: bool) -> ThreadPriority {
 /// receive batches on several ports takes tens of microseconds, and a port
 /// whose shaper could not bank that much credit would send below its
 /// speed. It is also what an idle port may send at once: two
-/// [`SHAPER_TRAIN_NS`], one train of a lab host's (its pacing burst).
+/// [`SHAPER_TRAIN_NS`], one train of a lab host's (its pacing burst). On
+/// fast ports [`train_ns`] cuts it to [`TRAIN_MAX_BYTES`]: a deeper idle
+/// bucket lets bursts through faster than the port's speed and hides the
+/// queue they would make.
 pub const TURN_SLACK_NS: u64 = 500_000;
 
 /// What a backlogged port's shaper banks beyond [`TURN_SLACK_NS`]
@@ -225,8 +228,28 @@ pub const CATCH_UP_NS: u64 = 2_000_000;
 /// (and the host it sends to) about 4,000 times a second, not once every
 /// 33 µs 4 KiB frame, each of those wake-ups a context switch on both
 /// sides (half of a 1 Gb/s receiver's CPU was switching, `perf record`).
-/// The mean rate stays the port's speed.
+/// The mean rate stays the port's speed. On fast ports [`train_ns`]
+/// shortens it to [`TRAIN_MAX_BYTES`].
 pub const SHAPER_TRAIN_NS: u64 = 250_000;
+
+/// Most bytes a software device sends at once: a switch port's train
+/// ([`SHAPER_TRAIN_NS`]) and idle bucket ([`TURN_SLACK_NS`]), a lab host's
+/// pacing burst. Sized in time alone they grow with the line rate: at
+/// 10 Gb/s a 250 µs train is 312 KB and a host's 500 µs burst 625 KB, past
+/// the lab's ECN Kmax (200 KB), and DCQCN reacts to the trains, not to the
+/// congestion. In the simulator's 10 Gb/s incast with these settings
+/// (README, "#17 (lab25)") the DCQCN queue sat empty (median 0 KB, 2 % of
+/// samples between Kmin and Kmax); capped at 64 KiB, median 17 KB and
+/// 47 %, as at 1 Gb/s with the uncapped ones (25 KB, 52 %). 64 KiB, a
+/// third of that Kmax, leaves 1 Gb/s unchanged (31, 62.5 and 62.5 KB).
+pub const TRAIN_MAX_BYTES: u64 = 64 * 1024;
+
+/// At most `longest_ns` of wire time at `speed_bps`, and at most
+/// [`TRAIN_MAX_BYTES`], ns. 0 stays 0.
+pub fn train_ns(longest_ns: u64, speed_bps: u64) -> u64 {
+    let cap_ns = u128::from(TRAIN_MAX_BYTES) * 8 * 1_000_000_000 / u128::from(speed_bps.max(1));
+    longest_ns.min(u64::try_from(cap_ns).unwrap_or(u64::MAX))
+}
 
 /// Where the driver takes commands from and reports to.
 pub struct DriverIo<P: Pipeline> {
@@ -893,5 +916,20 @@ impl<P: Pipeline> Driver<P, ManualClock> {
             };
             self.clock.set(next);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trains_hold_at_most_their_bytes_and_slow_ports_keep_their_time() {
+        assert_eq!(train_ns(SHAPER_TRAIN_NS, 100_000_000), SHAPER_TRAIN_NS);
+        assert_eq!(train_ns(SHAPER_TRAIN_NS, 1_000_000_000), SHAPER_TRAIN_NS);
+        // 64 KiB at 10 Gb/s: 52.4 µs, not 312 KB in 250 µs.
+        assert_eq!(train_ns(SHAPER_TRAIN_NS, 10_000_000_000), 52_428);
+        assert_eq!(train_ns(TURN_SLACK_NS, 1_000_000_000), TURN_SLACK_NS);
+        assert_eq!(train_ns(0, 10_000_000_000), 0);
     }
 }

@@ -31,7 +31,7 @@ use dataplane::rnic::RnicConfig;
 use dataplane::rnic::frame::RoceVersion;
 use lab::labctl::sys;
 use lab::perf::workload::PerfTest;
-use lab::perf::{Agent, LAB_QP_TIMEOUT, PACING_BURST, Role};
+use lab::perf::{Agent, LAB_QP_TIMEOUT, Role, pacing_burst};
 use lab::port::{AfPacketPort, Port};
 
 #[derive(Parser)]
@@ -127,7 +127,7 @@ fn rnic(mac: [u8; 6], ip: Ipv4Addr, rate_bps: u64, mtu: usize) -> RnicConfig {
         line_rate_bps: rate_bps,
         mtu_bytes: mtu,
         dcqcn: None,
-        pacing_burst_ns: PACING_BURST.as_nanos() as u64,
+        pacing_burst_ns: pacing_burst(rate_bps).as_nanos() as u64,
         ..RnicConfig::default()
     }
 }

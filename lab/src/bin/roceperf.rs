@@ -949,7 +949,7 @@ fn main() -> Result<()> {
         cnp_interval_ns: scaled_cnp_interval(common.rate).as_nanos(),
         roce_version,
         vlan_id: common.vlan,
-        pacing_burst_ns: lab::perf::PACING_BURST.as_nanos() as u64,
+        pacing_burst_ns: lab::perf::pacing_burst(common.rate).as_nanos() as u64,
         ..RnicConfig::default()
     };
     // Reopened with ring slots for our largest frame, not the interface's.

@@ -17,7 +17,7 @@
 //!    stay queued, so a full socket never costs a PSN. The driver is the
 //!    wire: it pulls a frame only when the emulated link at
 //!    `line_rate_bps` is free (serialisation incl. preamble, FCS and IFG)
-//!    within [`PACING_BURST`], the same burst the RNIC's QP pacers get, so
+//!    within [`pacing_burst`], the same burst the RNIC's QP pacers get, so
 //!    a message leaves as trains of frames in few batches;
 //! 4. drain [`Rnic::poll_event`] (logged at trace level);
 //! 5. sleep in [`Port::wait_readable`] until the RNIC's next deadline
@@ -97,6 +97,15 @@ pub const MIN_BURST: Duration = Duration::from_micros(50);
 /// sender at 1 Gb/s, which its buffer and the lab's PFC headroom (8 ms of
 /// line rate) absorb.
 pub const PACING_BURST: Duration = Duration::from_micros(500);
+
+/// The pacing burst of an agent at `line_rate_bps`: [`PACING_BURST`], cut
+/// on fast links to [`dataplane::driver::TRAIN_MAX_BYTES`] (52 µs at
+/// 10 Gb/s; 500 µs there was a 625 KB train, past the lab's Kmax), so a
+/// sender's trains stay well below what ECN reacts to.
+pub fn pacing_burst(line_rate_bps: u64) -> Duration {
+    let longest_ns = PACING_BURST.as_nanos() as u64;
+    Duration::from_nanos(dataplane::driver::train_ns(longest_ns, line_rate_bps))
+}
 /// Wire time the emulated link may make up after a late loop turn (as the
 /// switch's port shaper banks credit): a sleep that overshoots on a loaded
 /// machine would otherwise lower the rate for good. It lets a frame follow

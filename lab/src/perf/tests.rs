@@ -444,3 +444,16 @@ fn receive_rings_hold_line_time_between_a_floor_and_a_cap() {
     assert_eq!(ring(10_000_000_000), 62_500_000);
     assert_eq!(ring(20_000_000_000), super::PORT_RX_RING_MAX_BYTES);
 }
+
+#[test]
+fn pacing_bursts_keep_their_time_at_1g_and_their_bytes_at_10g() {
+    assert_eq!(pacing_burst(100_000_000), PACING_BURST);
+    assert_eq!(pacing_burst(1_000_000_000), PACING_BURST);
+    let fast = pacing_burst(10_000_000_000);
+    let bytes = fast.as_nanos() * 10_000_000_000 / 8 / 1_000_000_000;
+    assert!(fast < PACING_BURST, "{fast:?}");
+    assert!(
+        bytes <= u128::from(dataplane::driver::TRAIN_MAX_BYTES),
+        "{bytes}"
+    );
+}
