@@ -113,6 +113,7 @@ impl BitStage {
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.cells.capacity() * 8
+            + self.summary.capacity() * 8
             + self.used.capacity() * 8
             + self.ids.capacity() * 4
             + self.records.capacity() * 16
