@@ -411,7 +411,7 @@ impl Checker {
             // p4c: "Structs, headers and tuples containing varbit fields
             // cannot be initialized using ..." (its default-initializer-err):
             // a varbit has no default length to give.
-            if comp.fields.iter().any(|f| self.holds_varbit(&f.ty)) {
+            if comp.fields.iter().any(|f| self.has_varbit(&f.ty)) {
                 self.error_label(
                     codes::TYPE_MISMATCH,
                     span,
@@ -563,20 +563,6 @@ impl Checker {
         let v = self.elements_as(items, &elem)?;
         let ty = Ty::Tuple(vec![elem; v.len()]);
         Some(mk(ExprKind::List(v), ty, span))
-    }
-
-    /// Whether a value of `ty` holds a `varbit` anywhere inside.
-    fn holds_varbit(&self, ty: &Ty) -> bool {
-        match ty {
-            Ty::Varbit(_) => true,
-            Ty::Stack(e, _) => self.holds_varbit(e),
-            Ty::Tuple(ts) => ts.iter().any(|t| self.holds_varbit(t)),
-            Ty::Composite(c) => self.prog.composites[*c]
-                .fields
-                .iter()
-                .any(|f| self.holds_varbit(&f.ty)),
-            _ => false,
-        }
     }
 
     /// The type and checked initialiser of a parser's or control's local
@@ -1959,10 +1945,11 @@ impl Checker {
     }
 
     /// Whether a value of type `ty` holds a varbit anywhere (a varbit
-    /// field of it, or of a struct, header or stack inside it).
+    /// field of it, or of a struct, header, stack or tuple inside it).
     pub(crate) fn has_varbit(&self, ty: &Ty) -> bool {
         match ty {
             Ty::Varbit(_) => true,
+            Ty::Tuple(ts) => ts.iter().any(|t| self.has_varbit(t)),
             Ty::Composite(c) => self.prog.composites[*c]
                 .fields
                 .iter()
