@@ -3530,11 +3530,11 @@ impl Checker {
                 let it = self.expr_any(args[0])?;
                 let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
                 let out = self.lvalue(args[1])?;
-                if !matches!(out.ty, Ty::Bit(_)) {
+                if !self.holds_meter_colour(&out.ty) {
                     self.error(
                         codes::TYPE_MISMATCH,
                         args[1].span,
-                        "a meter colour must go into a bit<W>",
+                        "a meter colour must go into a bit<W> or an enum bit<W>",
                     );
                     return None;
                 }
@@ -3570,11 +3570,11 @@ impl Checker {
                     return None;
                 }
                 let out = self.lvalue(args[0])?;
-                if !matches!(out.ty, Ty::Bit(_)) {
+                if !self.holds_meter_colour(&out.ty) {
                     self.error(
                         codes::TYPE_MISMATCH,
                         args[0].span,
-                        "a meter colour must go into a bit<W>",
+                        "a meter colour must go into a bit<W> or an enum bit<W>",
                     );
                     return None;
                 }
@@ -3592,6 +3592,18 @@ impl Checker {
             }
         };
         Some(Self::void_call(Call::Builtin(Box::new(b)), span))
+    }
+
+    /// Whether a meter may write its colour (0 green, 1 yellow, 2 red) into
+    /// `ty`: a `bit<W>`, or a serializable `enum bit<W>`, which is held as
+    /// its `bit<W>` (P4_16 §8.3; PINS declares `direct_meter<MeterColor_t>`
+    /// with `enum bit<2> MeterColor_t`, and p4c takes it).
+    fn holds_meter_colour(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Bit(_) => true,
+            Ty::SerEnum(e) => matches!(self.prog.enums[*e].repr, Some(Ty::Bit(_))),
+            _ => false,
+        }
     }
 
     fn packet_method(

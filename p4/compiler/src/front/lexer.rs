@@ -329,14 +329,15 @@ pub fn decode_int(raw: &str) -> Result<IntLit, String> {
 }
 
 /// Decodes a string literal starting at `i` (the `"`). Returns the value,
-/// the end offset and whether it was terminated on the same line.
+/// the end offset and whether it was terminated. A string runs to the first
+/// `"` not escaped by a backslash, over newlines too (P4_16 §6.4.3.3; p4c
+/// takes such strings, as in PINS's `@entry_restriction` bodies).
 fn string_lit(text: &str, i: usize) -> (String, usize, bool) {
     let mut out = String::new();
     let mut chars = text[i + 1..].char_indices();
     while let Some((k, c)) = chars.next() {
         match c {
             '"' => return (out, i + 1 + k + 1, true),
-            '\n' => return (out, i + 1 + k, false),
             '\\' => match chars.next() {
                 Some((_, 'n')) => out.push('\n'),
                 Some((_, 't')) => out.push('\t'),
@@ -451,6 +452,17 @@ mod tests {
         );
         let (_, d) = toks("\"open\n");
         assert_eq!(d[0].code, codes::UNTERMINATED_STRING);
+        // A string runs over newlines to its closing quote (P4_16 §6.4.3.3).
+        let (t, d) = toks("\"two\n// lines\" b");
+        assert!(d.is_empty());
+        assert_eq!(
+            t,
+            [
+                Tok::Str("two\n// lines".into()),
+                Tok::Ident("b".into()),
+                Tok::Eof
+            ]
+        );
         let (_, d) = toks("a $ b");
         assert_eq!(d[0].code, codes::UNEXPECTED_CHAR);
     }

@@ -290,11 +290,15 @@ impl Preprocessor<'_> {
         let mut conds: Vec<Cond> = Vec::new();
         let mut pos = 0;
         let mut in_comment: Option<usize> = None;
+        // Inside a string literal left open at the end of the previous line
+        // (a string runs to its closing quote, newlines included: P4_16
+        // §6.4.3.3), so this line is neither a directive nor macro-expanded.
+        let mut in_string = false;
         while pos < bytes.len() {
             // Start of a physical line.
             let line_end = memchr_newline(bytes, pos);
             let active = conds.last().is_none_or(|c| c.active);
-            if in_comment.is_none() {
+            if in_comment.is_none() && !in_string {
                 let first = skip_hspace(bytes, pos, line_end);
                 if first < line_end && bytes[first] == b'#' {
                     // A directive: join continuation lines.
@@ -311,8 +315,10 @@ impl Preprocessor<'_> {
                 }
             }
             let next = (line_end + 1).min(bytes.len());
-            let (comment, line_end) = self.text_line(file, &text, pos, next, in_comment, active);
+            let (comment, string, line_end) =
+                self.text_line(file, &text, pos, next, (in_comment, in_string), active);
             in_comment = comment;
+            in_string = string;
             pos = line_end.max(next);
         }
         if let Some(start) = in_comment {
@@ -335,21 +341,29 @@ impl Preprocessor<'_> {
         self.include_stack.pop();
     }
 
-    /// Copies (and macro-expands) one line of program text, returning the
-    /// block-comment state at its end.
+    /// Copies (and macro-expands) one line of program text. `carry` is the
+    /// block-comment and string state the line starts in; returns the same
+    /// state at its end.
     fn text_line(
         &mut self,
         file: FileId,
         text: &str,
         start: usize,
         mut end: usize,
-        mut in_comment: Option<usize>,
+        carry: (Option<usize>, bool),
         active: bool,
-    ) -> (Option<usize>, usize) {
+    ) -> (Option<usize>, bool, usize) {
+        let (mut in_comment, mut in_string) = carry;
         let bytes = text.as_bytes();
         let mut i = start;
         let mut run_start = start;
         while i < end {
+            if in_string {
+                let (e, closed) = string_rest(bytes, i, end);
+                i = e;
+                in_string = !closed;
+                continue;
+            }
             if in_comment.is_some() {
                 if bytes[i] == b'*' && i + 1 < end && bytes[i + 1] == b'/' {
                     in_comment = None;
@@ -366,7 +380,8 @@ impl Preprocessor<'_> {
             } else if b == b'/' && i + 1 < end && bytes[i + 1] == b'/' {
                 i = end;
             } else if b == b'"' {
-                i = skip_string(bytes, i, end);
+                in_string = true;
+                i += 1;
             } else if is_ident_start(b) {
                 let id_end = ident_end(bytes, i, end);
                 let ident = &text[i..id_end];
@@ -402,7 +417,9 @@ impl Preprocessor<'_> {
             // but keeps the expanded text's line count honest).
             self.out.push_verbatim(file, text, end - 1..end);
         }
-        (in_comment, end)
+        // Skipped text (`#if 0`) is not tokenised, so a stray quote there must
+        // not hide the directives that follow.
+        (in_comment, in_string && active, end)
     }
 
     /// Expands a macro used at `start..id_end` (a function-like macro's
@@ -996,6 +1013,19 @@ fn ident_end(bytes: &[u8], mut i: usize, end: usize) -> usize {
     i
 }
 
+/// Skips the rest of a string literal from `j` (inside it) up to `end`;
+/// returns where it stopped and whether that was past the closing quote.
+fn string_rest(bytes: &[u8], mut j: usize, end: usize) -> (usize, bool) {
+    while j < end {
+        match bytes[j] {
+            b'\\' => j += 2,
+            b'"' => return (j + 1, true),
+            _ => j += 1,
+        }
+    }
+    (end, false)
+}
+
 /// Skips a string literal starting at `i` (the `"`); stops at `end` or at a
 /// newline when unterminated (the lexer reports that).
 fn skip_string(bytes: &[u8], i: usize, end: usize) -> usize {
@@ -1281,6 +1311,16 @@ mod tests {
         assert_eq!(map.location(out.span(at, at + 1)), "m.p4:4:1");
         let (_, r) = run(&[("m.p4", "#define F(a) a\nF(1\n")]);
         assert_eq!(r.expect_err("unterminated")[0].code, codes::MACRO_EXPANSION);
+    }
+
+    #[test]
+    fn a_string_over_several_lines_holds_no_directive() {
+        // P4_16 §6.4.3.3: a string runs to its closing quote, newlines too.
+        let out = expand("#define S 1\n@n(\"a\n#define S 2\nS /* \\\"\n\") S\n");
+        assert_eq!(squash(&out), "@n(\"a #define S 2 S /* \\\" \") 1");
+        // A stray quote in skipped text opens no string.
+        let out = expand("#if 0\ndon\"t\n#endif\nS\n");
+        assert_eq!(squash(&out), "S");
     }
 
     #[test]
