@@ -32,6 +32,7 @@
 //! uses dynamic dispatch. Output order follows declaration order, so it is
 //! deterministic.
 
+mod calls;
 pub mod consts;
 mod controls;
 mod expr;
@@ -39,6 +40,7 @@ mod externs;
 mod headers;
 pub mod info;
 mod layout;
+mod lookahead;
 mod parser;
 mod pipeline;
 mod stmt;
