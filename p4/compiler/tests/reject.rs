@@ -2729,3 +2729,43 @@ fn parser_extern_parameters() {
         ]),
     );
 }
+
+/// A typedef of an extern type as a parameter's type (P4_16 §7.5) is the
+/// extern type (the STF program `tests/stf/extern_typedef_params` runs it
+/// in a parser and a control); its misuses get the extern type's errors.
+#[test]
+fn typedef_of_extern_as_parameter_type() {
+    let with = |decls: &str, locals: &str, apply: &str| {
+        program(&[
+            (
+                "DECLS",
+                &format!("typedef register<bit<8>> R;\ntypedef register Plain;\n{decls}"),
+            ),
+            ("LOCALS", locals),
+            ("APPLY", apply),
+        ])
+    };
+    check_compiles(
+        "typedef_extern_param_ok",
+        &with(
+            "control Sub(inout h_t h, R r)(Plain<bit<8>> q) {\n    \
+             apply { r.write(0, h.a); q.write(1, h.a); }\n}",
+            "register<bit<8>>(4) r1; Sub(r1) s;",
+            "s.apply(hdr.h, r1);",
+        ),
+    );
+    // The alias gives the type arguments already.
+    check_errors(
+        "typedef_extern_param_type_args_twice",
+        &with(
+            "control Sub(inout h_t h, R<bit<8>> r) { apply { } }",
+            "",
+            "",
+        ),
+    );
+    // p4c: "Action parameters cannot have extern types".
+    check_errors(
+        "typedef_extern_param_action",
+        &with("", "action a(R r) { r.write(0, 1); }", ""),
+    );
+}
