@@ -2634,6 +2634,24 @@ fn parser_extern_parameters() {
              state start { s.apply(pkt, h); transition accept; }\n}",
         )]),
     );
+    // A meter and a user extern object, top-level ones here.
+    check_compiles(
+        "parser_extern_param_meter_user_ok",
+        &program(&[
+            (
+                "DECLS",
+                "extern Tally { Tally(bit<8> start); bit<8> add(in bit<8> x); }\n\
+                 meter(4, MeterType.packets) m1; Tally(8w3) t1;\n\
+                 parser M(packet_in pkt, inout h_t h, meter m, Tally t) {\n    \
+                 state start { m.execute_meter(32w1, h.c); h.a = t.add(h.a); \
+                 transition accept; }\n}",
+            ),
+            (
+                "PARSER",
+                "M.apply(pkt, hdr.h, m1, t1);\n        transition accept;",
+            ),
+        ]),
+    );
     check_errors(
         "parser_extern_param_direction",
         &program(&[(

@@ -280,7 +280,7 @@ impl Checker {
                 self.extern_params
                     .parser_pending
                     .push(super::extern_params::ParserBind {
-                        callee: h.index(),
+                        callee: h,
                         inst,
                         passed,
                         span,

@@ -84,8 +84,8 @@ pub(crate) struct ExternParamState {
 /// An extern parameter of a parser bound by the parser body being checked.
 #[derive(Clone, Debug)]
 pub(crate) struct ParserBind {
-    /// The parser applied or instantiated (handle index).
-    pub(crate) callee: usize,
+    /// The parser applied or instantiated.
+    pub(crate) callee: Handle<ir::Parser>,
     /// The parameter's index among its extern instances.
     pub(crate) inst: u32,
     /// The instance passed: its index among the caller's extern instances.
@@ -757,7 +757,7 @@ impl Checker {
             let got = self.body_extern(e)?.kind;
             if self.extern_arg_fits(&got, &want, a.span, ("parameter", &s.name), &callee) {
                 bound.push(ParserBind {
-                    callee: sub.index(),
+                    callee: sub,
                     inst: s.inst,
                     passed: e,
                     span,
@@ -784,18 +784,12 @@ impl Checker {
     pub(crate) fn bind_parser_externs(&mut self, h: Handle<ir::Parser>, pending: Vec<ParserBind>) {
         let mut refused = std::collections::HashSet::new();
         for b in pending {
-            let key = (b.callee, b.inst);
+            let key = (b.callee.index(), b.inst);
             let to = (h.index(), b.passed);
             match self.extern_params.parser_bindings.get(&key) {
                 Some(&before) if before != to => {
                     if refused.insert(b.callee) {
-                        let name = self
-                            .prog
-                            .parsers
-                            .iter()
-                            .nth(b.callee)
-                            .map(|(_, p)| p.name.clone())
-                            .unwrap_or_default();
+                        let name = self.prog.parsers[b.callee].name.clone();
                         self.unsupported(
                             b.span,
                             &format!(
