@@ -250,9 +250,43 @@ impl Checker {
         let decl = self.ctor_parsers.get(name)?.clone();
         self.type_arg_count("parser", name, &decl.signature.type_params, tys, span)?;
         let (values, passed) = self.ctor_values("parser", name, &decl.ctor_params, args, span)?;
+        let externs = std::mem::take(&mut self.extern_params.parser_ctor_args);
         if !passed.is_empty() {
             self.unsupported(span, "parser constructor parameters of control type");
             return None;
+        }
+        if !externs.is_empty() {
+            // Bound to the instances passed: a parser of its own, as a
+            // parser's extern objects are one per declaration
+            // (`check::extern_params`).
+            let locals: Vec<u32> = externs
+                .iter()
+                .filter_map(|a| match a {
+                    super::extern_params::ParserArg::Local(e) => Some(*e),
+                    super::extern_params::ParserArg::Global(..) => None,
+                })
+                .collect();
+            self.extern_params.parser_ctor_args = externs;
+            let h = self.ctor_parser_body(&decl, tys, values);
+            self.extern_params.parser_ctor_args.clear();
+            let h = h?;
+            let slots: Vec<u32> = self
+                .extern_params
+                .parsers
+                .get(&h.index())
+                .map(|v| v.iter().filter(|s| s.ctor).map(|s| s.inst).collect())
+                .unwrap_or_default();
+            for (inst, passed) in slots.into_iter().zip(locals) {
+                self.extern_params
+                    .parser_pending
+                    .push(super::extern_params::ParserBind {
+                        callee: h,
+                        inst,
+                        passed,
+                        span,
+                    });
+            }
+            return Some(h);
         }
         let key = ctor_key(name, tys, &values, &[]);
         if let Some(h) = self.ctor_parser_cache.get(&key) {
@@ -311,19 +345,13 @@ impl Checker {
     fn parser_body(&mut self, p: &ast::ParserDecl) -> Option<Handle<ir::Parser>> {
         self.push_scope();
         self.block_name = Some(p.signature.name.name.clone());
-        // Extern apply parameters are bound per control instance; a
-        // parser's extern objects are one per parser declaration, not per
-        // instance, so a parser's extern parameters are not taken yet.
-        let (plain, externs) = self.extern_params(&p.signature.params);
-        for (_, e) in &externs {
-            self.unsupported(
-                e.span,
-                &format!(
-                    "extern apply parameters of parsers (`{}`); controls take them",
-                    e.name.name
-                ),
-            );
-        }
+        // Extern parameters are extern instances of the parser bound to
+        // its caller's (`check::extern_params`). The instances passed to
+        // its constructor, and the bindings its states make, are kept
+        // apart from those of a parser being checked around it.
+        let (plain, externs) = self.split_extern_params(&p.signature.params);
+        let ctor_args = std::mem::take(&mut self.extern_params.parser_ctor_args);
+        let outer_pending = std::mem::take(&mut self.extern_params.parser_pending);
         let params = self.block_params(&plain, "packet_in");
         self.body = Some(Body {
             kind: BodyKind::Parser,
@@ -333,6 +361,8 @@ impl Checker {
             loops: 0,
             externs: Vec::new(),
         });
+        let mut extern_slots = self.declare_extern_params(None, &externs, false);
+        extern_slots.extend(self.declare_parser_ctor_externs(p, ctor_args));
         let mut local_inits = Vec::new();
         for d in &p.locals {
             match d {
@@ -630,6 +660,7 @@ impl Checker {
                 );
             }
         }
+        let pending = std::mem::replace(&mut self.extern_params.parser_pending, outer_pending);
         let Some(body) = self.body.take() else {
             self.bug(p.span, "parser body state lost");
             self.pop_scope();
@@ -656,6 +687,10 @@ impl Checker {
                 .parser_extern_names
                 .insert((h.index(), i as u32), n);
         }
+        if !extern_slots.is_empty() {
+            self.extern_params.parsers.insert(h.index(), extern_slots);
+        }
+        self.bind_parser_externs(h, pending);
         Some(h)
     }
 
@@ -943,14 +978,14 @@ impl Checker {
         let decl = self.ctor_controls.get(name)?.clone();
         self.type_arg_count("control", name, &decl.signature.type_params, tys, span)?;
         let (values, passed) = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
-        let externs = std::mem::take(&mut self.ctor_extern_args);
+        let externs = std::mem::take(&mut self.extern_params.ctor_args);
         let key = ctor_key(name, tys, &values, &passed);
         let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
         if let Some(h) = self.ctor_cache.get(&key).copied()
             && !self.needs_own_copy(h)
         {
             self.pending_instance_args = instance_args;
-            self.pending_extern_ctor_args = externs;
+            self.extern_params.pending_ctor = externs;
             self.instantiated_controls.insert(h.index());
             return Some(h);
         }
@@ -960,7 +995,7 @@ impl Checker {
         if let Some(h) = h {
             self.ctor_cache.entry(key).or_insert(h);
             self.pending_instance_args = instance_args;
-            self.pending_extern_ctor_args = externs;
+            self.extern_params.pending_ctor = externs;
             self.instantiated_controls.insert(h.index());
         }
         h
@@ -1093,26 +1128,20 @@ impl Checker {
         let mut values = Vec::new();
         let mut passed = Vec::new();
         let mut externs = Vec::new();
+        let mut parser_externs = Vec::new();
         for (p, a) in params.iter().zip(args) {
             if self.is_control_type(&p.ty) {
                 passed.push(self.passed_instance(p, a)?);
                 continue;
             }
             if self.names_extern_object(p) {
-                // A control's is bound to the instance passed where it is
-                // instantiated (`check::extern_params`); a parser's
-                // externs are one per declaration, so not taken yet.
-                if kind != "control" {
-                    self.unsupported(
-                        p.span,
-                        &format!(
-                            "extern constructor parameters of {kind}s (`{}`)",
-                            p.name.name
-                        ),
-                    );
-                    return None;
+                // Bound to the instance passed where the block is
+                // instantiated (`check::extern_params`).
+                if kind == "control" {
+                    externs.push(self.extern_ctor_arg(name, p, a)?);
+                } else {
+                    parser_externs.push(self.parser_ctor_arg(name, p, a)?);
                 }
-                externs.push(self.extern_ctor_arg(name, p, a)?);
                 continue;
             }
             if matches!(p.ty.kind, ast::TypeKind::Int) {
@@ -1134,7 +1163,8 @@ impl Checker {
             values.push((p.name.clone(), Sym::Const(x, None)));
         }
         // Set last: an instantiation among the arguments checks its own.
-        self.ctor_extern_args = externs;
+        self.extern_params.ctor_args = externs;
+        self.extern_params.parser_ctor_args = parser_externs;
         Some((values, passed))
     }
 
@@ -1270,12 +1300,12 @@ impl Checker {
         self.block_name = Some(c.signature.name.name.clone());
         // Extern instances passed as directionless apply parameters are
         // instances of this control bound at each apply (`check::extern_params`).
-        let (plain, externs) = self.extern_params(&c.signature.params);
+        let (plain, externs) = self.split_extern_params(&c.signature.params);
         let params = self.block_params(&plain, "packet_out");
         self.prog.controls[h].params = params;
-        self.declare_extern_params(h, &externs, false);
+        self.declare_control_extern_params(h, &externs, false);
         // Extern constructor parameters: bound where the control is
-        // instantiated (`Checker::extern_ctor_bindings`).
+        // instantiated (`ExternParamState::ctor_bindings`).
         let ctor_externs: Vec<(usize, ast::Param)> = c
             .ctor_params
             .iter()
@@ -1283,7 +1313,7 @@ impl Checker {
             .filter(|(_, p)| self.names_extern_object(p))
             .map(|(i, p)| (i, p.clone()))
             .collect();
-        self.declare_extern_params(h, &ctor_externs, true);
+        self.declare_control_extern_params(h, &ctor_externs, true);
         // Control-typed constructor parameters: instances of this control
         // that the instance tree points at the instances passed.
         for (k, (n, sub)) in aliases.into_iter().enumerate() {
@@ -1656,10 +1686,14 @@ impl Checker {
             let ctl = &mut self.prog.controls[h];
             let idx = ctl.instances.len() as u32;
             ctl.instances.push((i.name.name.clone(), sub));
-            self.instance_spans.insert((h.index(), idx), i.span);
-            let externs = std::mem::take(&mut self.pending_extern_ctor_args);
+            self.extern_params
+                .instance_spans
+                .insert((h.index(), idx), i.span);
+            let externs = std::mem::take(&mut self.extern_params.pending_ctor);
             if !externs.is_empty() {
-                self.extern_ctor_bindings.insert((h.index(), idx), externs);
+                self.extern_params
+                    .ctor_bindings
+                    .insert((h.index(), idx), externs);
             }
             let passed = std::mem::take(&mut self.pending_instance_args);
             if !passed.is_empty() {
@@ -1848,55 +1882,72 @@ impl Checker {
         i: &ast::Instantiation,
         kind: ir::ExternKind,
     ) {
-        let Some(h) = owner else {
-            if matches!(
+        if owner.is_none()
+            && matches!(
                 kind,
                 ir::ExternKind::DirectCounter(_)
                     | ir::ExternKind::DirectMeter(_)
                     | ir::ExternKind::ActionProfile(_)
                     | ir::ExternKind::ActionSelector(..)
-            ) {
-                self.error_label(
-                    codes::NOT_ALLOWED_HERE,
-                    i.span,
-                    format!(
-                        "`{}`: {} {} belongs to a table, and tables are only in controls",
-                        i.name.name,
-                        article(kind.type_name()),
-                        kind.type_name()
-                    ),
-                    "not in a control",
-                );
-                return;
-            }
-            let Some(body) = self.body.as_mut() else {
-                self.bug(i.span, "an extern instance outside a block");
-                return;
-            };
-            let idx = body.externs.len() as u32;
-            body.externs.push(super::BodyExtern {
-                inst: ir::ExternInst {
-                    name: i.name.name.clone(),
-                    kind,
-                    span: i.span,
-                },
-                name: name_spec(&i.annotations, &i.name.name),
-                global: None,
-            });
-            self.declare(&i.name, Sym::Extern(idx));
+            )
+        {
+            self.error_label(
+                codes::NOT_ALLOWED_HERE,
+                i.span,
+                format!(
+                    "`{}`: {} {} belongs to a table, and tables are only in controls",
+                    i.name.name,
+                    article(kind.type_name()),
+                    kind.type_name()
+                ),
+                "not in a control",
+            );
             return;
-        };
-        let ctl = &mut self.prog.controls[h];
-        let idx = ctl.externs.len() as u32;
-        ctl.externs.push(ir::ExternInst {
+        }
+        let inst = ir::ExternInst {
             name: i.name.name.clone(),
             kind,
             span: i.span,
-        });
-        self.facts
-            .extern_names
-            .insert((h.index(), idx), name_spec(&i.annotations, &i.name.name));
-        self.declare(&i.name, Sym::Extern(idx));
+        };
+        let name = name_spec(&i.annotations, &i.name.name);
+        self.push_extern(owner, &i.name, inst, name);
+    }
+
+    /// Adds `inst` to the extern instances of control `owner`, or (`None`)
+    /// of the parser or function body being checked, with its P4Info name
+    /// `name`, and declares it as `id`: an instance declared there or an
+    /// extern parameter (`check::extern_params`). Its index there.
+    pub(crate) fn push_extern(
+        &mut self,
+        owner: Option<Handle<ir::Control>>,
+        id: &ast::Ident,
+        inst: ir::ExternInst,
+        name: NameSpec,
+    ) -> Option<u32> {
+        let idx = match owner {
+            Some(h) => {
+                let ctl = &mut self.prog.controls[h];
+                let idx = ctl.externs.len() as u32;
+                ctl.externs.push(inst);
+                self.facts.extern_names.insert((h.index(), idx), name);
+                idx
+            }
+            None => {
+                let Some(body) = self.body.as_mut() else {
+                    self.bug(id.span, "an extern instance outside a block");
+                    return None;
+                };
+                let idx = body.externs.len() as u32;
+                body.externs.push(super::BodyExtern {
+                    inst,
+                    name,
+                    global: None,
+                });
+                idx
+            }
+        };
+        self.declare(id, Sym::Extern(idx));
+        Some(idx)
     }
 
     // --------------------------------------------------------------- action
@@ -1919,8 +1970,8 @@ impl Checker {
                     codes::TYPE_MISMATCH,
                     p.ty.span,
                     format!(
-                        "action parameter `{}` cannot have an extern type: a control's \
-                         directionless apply parameter takes an instance",
+                        "action parameter `{}` cannot have an extern type: a control's or \
+                         parser's directionless parameter takes an instance",
                         p.name.name
                     ),
                     "an extern type",

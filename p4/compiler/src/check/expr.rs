@@ -3183,6 +3183,8 @@ impl Checker {
                         );
                         return None;
                     }
+                    let without_externs = self.parser_apply_extern_args(ph, args, span)?;
+                    let args = &without_externs[..];
                     let params = self.prog.parsers[ph].params.clone();
                     if !self.apply_arg_count(span, &params, args.len()) {
                         return None;

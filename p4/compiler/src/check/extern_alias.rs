@@ -9,8 +9,13 @@
 //! it stands for, and drops the alias typedefs. An alias may name another
 //! alias. A program with no such typedef is returned as it is, borrowed.
 //!
-//! Other uses of an alias (as the type of a parameter, say) are left alone
-//! and meet the checker's usual "is not a type" error. An alias of a type
+//! The parameters of controls, parsers (apply and constructor), actions
+//! and functions whose type is an alias are rewritten too (since ext26), so
+//! `control C(inout h_t h, Reg8 r)` takes an extern instance as
+//! `register<bit<8>>` would (`check::extern_params`), and an action's or a
+//! function's meets the error the extern type itself gets. Other uses of
+//! an alias (a local's type, say) are left alone and meet the checker's
+//! usual error for an extern type used as a value type. An alias of a type
 //! with its type arguments given takes no more (`P16<bit<16>>(1) p;`, p4c's
 //! generic-extern-inference-typedef_e): that is reported here, and the
 //! instance is still rewritten so it raises no further errors.
@@ -78,7 +83,15 @@ pub(super) fn resolve(prog: &ast::Program) -> (Cow<'_, ast::Program>, Vec<Diagno
 }
 
 fn instantiation(i: &mut ast::Instantiation, aliases: &mut Aliases) {
-    if let ast::TypeKind::Named { name, args } = &i.ty.kind
+    alias_type(&mut i.ty, "(...)", aliases);
+    instance_initializer(i, aliases);
+}
+
+/// Rewrites `ty` into the extern type it names if it is an alias; `use_`
+/// is what follows the alias where it is written (`(...)` for an
+/// instantiation), for the diagnostic.
+fn alias_type(ty: &mut ast::Type, use_: &str, aliases: &mut Aliases) {
+    if let ast::TypeKind::Named { name, args } = &ty.kind
         && let Some(target) = aliases.map.get(&name.ident.name)
     {
         let (ext, target_args) = match &target.kind {
@@ -88,13 +101,13 @@ fn instantiation(i: &mut ast::Instantiation, aliases: &mut Aliases) {
         // An alias written without type arguments passes those of the
         // instance on (the extern's own count check sees them).
         if target_args == 0 && !args.is_empty() {
-            let mut ty = target.clone();
-            if let ast::TypeKind::Named { args: to, .. } = &mut ty.kind {
+            let mut to_ty = target.clone();
+            if let ast::TypeKind::Named { args: to, .. } = &mut to_ty.kind {
                 to.clone_from(args);
             }
-            ty.span = i.ty.span;
-            i.ty = ty;
-            return instance_initializer(i, aliases);
+            to_ty.span = ty.span;
+            *ty = to_ty;
+            return;
         }
         if !args.is_empty() {
             aliases.diags.push(
@@ -102,20 +115,30 @@ fn instantiation(i: &mut ast::Instantiation, aliases: &mut Aliases) {
                     codes::ARG_COUNT,
                     format!(
                         "`{0}` is a typedef of extern `{ext}` with its type arguments given, so \
-                         it takes none; instantiate it as `{0}(...)`",
-                        name.ident.name
+                         it takes none; {1} it as `{0}{use_}`",
+                        name.ident.name,
+                        if use_.is_empty() {
+                            "write"
+                        } else {
+                            "instantiate"
+                        }
                     ),
                 )
-                .with_primary(i.ty.span, "type arguments given twice"),
+                .with_primary(ty.span, "type arguments given twice"),
             );
         }
-        // The target keeps its own spans; the instance keeps the span it
-        // was written at for diagnostics.
-        let span = i.ty.span;
-        i.ty = target.clone();
-        i.ty.span = span;
+        // The target keeps its own spans; the type keeps the span it was
+        // written at for diagnostics.
+        let span = ty.span;
+        *ty = target.clone();
+        ty.span = span;
     }
-    instance_initializer(i, aliases);
+}
+
+fn params(ps: &mut [ast::Param], aliases: &mut Aliases) {
+    for p in ps {
+        alias_type(&mut p.ty, "", aliases);
+    }
 }
 
 fn instance_initializer(i: &mut ast::Instantiation, aliases: &mut Aliases) {
@@ -128,12 +151,16 @@ fn decl(d: &mut ast::Decl, aliases: &mut Aliases) {
     match d {
         ast::Decl::Instantiation(i) => instantiation(i, aliases),
         ast::Decl::Control(c) => {
+            params(&mut c.signature.params, aliases);
+            params(&mut c.ctor_params, aliases);
             for l in &mut c.locals {
                 decl(l, aliases);
             }
             block(&mut c.apply, aliases);
         }
         ast::Decl::Parser(p) => {
+            params(&mut p.signature.params, aliases);
+            params(&mut p.ctor_params, aliases);
             for l in &mut p.locals {
                 decl(l, aliases);
             }
@@ -143,6 +170,8 @@ fn decl(d: &mut ast::Decl, aliases: &mut Aliases) {
                 }
             }
         }
+        ast::Decl::Action(a) => params(&mut a.params, aliases),
+        ast::Decl::Function(f) => params(&mut f.params, aliases),
         _ => {}
     }
 }

@@ -1,42 +1,120 @@
-//! Extern instances passed to controls as directionless apply parameters
-//! or constructor parameters (P4_16 §6.8: an extern object is passed as a
-//! directionless parameter, by reference; §7.2.12 extern objects; p4c's
-//! issue1958 passes a `register<bit<8>>` to a sub-control's apply).
+//! Extern instances passed to controls and parsers as directionless apply
+//! parameters or constructor parameters (P4_16 §6.8: an extern object is
+//! passed as a directionless parameter, by reference; §7.2.12 extern
+//! objects; §15 parameterization; p4c's issue1958 passes a
+//! `register<bit<8>>` to a sub-control's apply).
 //!
-//! In: a control whose apply parameters include directionless ones of an
-//! extern object type (`register<T>`, `counter`, `meter`, a user extern
-//! object type). Out: the parameter becomes one of the control's
+//! In: a block whose parameters include directionless ones of an extern
+//! object type (`register<T>`, `counter`, `meter`, a user extern object
+//! type). Out: each such parameter becomes one of the block's
 //! [`ir::ExternInst`]s (its kind read from the parameter's type, sizes 0),
-//! left out of [`ir::Control::params`], so the body's calls on it are the
-//! ordinary extern calls; each `inst.apply(.., r)` binds it to the caller's
-//! instance `r` ([`Checker::extern_bindings`]; a constructor parameter is
-//! bound by `C(r) inst;`, [`Checker::extern_ctor_bindings`]), and the
-//! layout points the
-//! callee instance's slot at the caller's object
+//! left out of the IR block's parameters, so the body's calls on it are the
+//! ordinary extern calls, and [`ExternParamState`] records what it is bound
+//! to:
+//!
+//! - a control's apply parameter at each `inst.apply(.., r)`
+//!   ([`ExternParamState::apply_bindings`]), a constructor parameter where
+//!   the instance is declared, `C(r) inst;`
+//!   ([`ExternParamState::ctor_bindings`]); both per control instance;
+//! - a parser's apply parameter at `sub.apply(pkt, .., r)` in a state of
+//!   the calling parser, a constructor parameter at `P(r) sub;`
+//!   ([`ExternParamState::parser_bindings`]). A parser's extern objects
+//!   are one per declaration, not per instance, so each parameter is bound
+//!   once: a parser with extern constructor parameters is checked afresh
+//!   for each instantiation, and one applied with two different instances
+//!   for a parameter is refused. A constructor parameter of the parser in
+//!   `V1Switch(..)` takes a top-level instance, which the parser then uses
+//!   as it would by name.
+//!
+//! The layout points the parameter's slot at the caller's object
 //! (`program_info::build_program_info`): one object, reached from both, no
 //! P4Info object of its own.
 //!
 //! Not taken (`P4E1060`): parameters of a table's externs (`direct_counter`,
-//! `direct_meter`, `action_profile`, `action_selector`), extern parameters
-//! of parsers (a parser's externs are one object per declaration), and one
-//! instance applied with two different instances for a parameter (its
-//! objects are fixed per instance, not per apply).
+//! `direct_meter`, `action_profile`, `action_selector`), one control
+//! instance or parser applied with two different instances for a
+//! parameter (its objects are fixed per instance, or per parser, not per
+//! apply), and a parser with extern apply parameters that is never applied.
 
-use super::{Checker, Sym, codes};
+use std::collections::HashMap;
+
+use super::blocks::GlobalUse;
+use super::{BodyKind, Checker, Sym, codes};
 use crate::diag::Span;
 use crate::front::ast;
 use crate::ir::{self, Handle};
 
-/// An apply parameter of an extern type, as the checker keeps it.
+/// What the checker knows of extern parameters, in one place so that a
+/// check whose changes are thrown away ([`Checker::discarding_changes`])
+/// throws these away too.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ExternParamState {
+    /// Extern parameters of each control, by handle index.
+    pub(crate) controls: HashMap<usize, Vec<ExternParam>>,
+    /// Extern parameters of each parser, by handle index.
+    pub(crate) parsers: HashMap<usize, Vec<ExternParam>>,
+    /// The instances bound to a control's apply parameters: (control
+    /// handle index, sub-control instance index) → the index, among that
+    /// control's extern instances, of the instance passed for each, in
+    /// parameter order.
+    pub(crate) apply_bindings: HashMap<(usize, u32), Vec<u32>>,
+    /// The instances bound to a control's constructor parameters, as
+    /// `apply_bindings` (set where the instance is declared).
+    pub(crate) ctor_bindings: HashMap<(usize, u32), Vec<u32>>,
+    /// Those of the control instantiation just checked, for the instance
+    /// about to be declared.
+    pub(crate) pending_ctor: Vec<u32>,
+    /// Those `ctor_values` found for a control, taken by its caller.
+    pub(crate) ctor_args: Vec<u32>,
+    /// Where each declared sub-control instance is: (control handle index,
+    /// instance index) → its instantiation.
+    pub(crate) instance_spans: HashMap<(usize, u32), Span>,
+    /// The instance bound to each parser extern parameter: (parser handle
+    /// index, its extern index) → (the calling parser's handle index, the
+    /// index of the instance passed among its externs).
+    pub(crate) parser_bindings: HashMap<(usize, u32), (usize, u32)>,
+    /// Bindings made by the parser body being checked, whose own handle is
+    /// known only once it is checked.
+    pub(crate) parser_pending: Vec<ParserBind>,
+    /// The instances `ctor_values` found for the extern constructor
+    /// parameters of the parser about to be checked, in parameter order.
+    pub(crate) parser_ctor_args: Vec<ParserArg>,
+}
+
+/// An extern parameter of a parser bound by the parser body being checked.
+#[derive(Clone, Debug)]
+pub(crate) struct ParserBind {
+    /// The parser applied or instantiated.
+    pub(crate) callee: Handle<ir::Parser>,
+    /// The parameter's index among its extern instances.
+    pub(crate) inst: u32,
+    /// The instance passed: its index among the caller's extern instances.
+    pub(crate) passed: u32,
+    /// The apply or instantiation.
+    pub(crate) span: Span,
+}
+
+/// The instance passed to a parser's extern constructor parameter.
+#[derive(Clone, Debug)]
+pub(crate) enum ParserArg {
+    /// One of the calling parser's extern instances (its index there).
+    Local(u32),
+    /// A top-level instance, passed where no parser calls (`V1Switch(..)`):
+    /// its name and the argument's span.
+    Global(String, Span),
+}
+
+/// A parameter of an extern type, as the checker keeps it.
 #[derive(Clone, Debug)]
 pub(crate) struct ExternParam {
-    /// Position among the apply parameters the IR control keeps the
+    /// Position among the apply parameters the IR block keeps the
     /// arguments of, plus the extern ones (the source's positions once any
-    /// directionless `int` parameters are taken out).
+    /// directionless `int` parameters are taken out); among the
+    /// constructor parameters for a constructor parameter.
     pub(crate) position: usize,
-    /// Index among the control's extern instances.
+    /// Index among the block's extern instances.
     pub(crate) inst: u32,
-    /// A constructor parameter (bound where the control is instantiated)
+    /// A constructor parameter (bound where the block is instantiated)
     /// rather than an apply parameter (bound at its apply).
     pub(crate) ctor: bool,
     /// Source name.
@@ -45,7 +123,7 @@ pub(crate) struct ExternParam {
 
 impl Checker {
     /// Whether `p` is a directionless parameter of an extern object type
-    /// (a direction is refused by [`Self::extern_params`]).
+    /// (a direction is refused by [`Self::split_extern_params`]).
     pub(crate) fn names_extern_object(&self, p: &ast::Param) -> bool {
         let ast::TypeKind::Named { name, .. } = &p.ty.kind else {
             return false;
@@ -61,12 +139,12 @@ impl Checker {
         }
     }
 
-    /// Splits the apply parameters of a control: the ones of extern object
+    /// Splits the parameters of a control or parser: the ones of extern object
     /// types come back with their positions, the others to be checked as
     /// usual. A direction on an extern parameter is reported here (P4_16
     /// §6.8; the body-less signatures get it from
     /// `directionless_object_params`).
-    pub(crate) fn extern_params(
+    pub(crate) fn split_extern_params(
         &mut self,
         params: &[ast::Param],
     ) -> (Vec<ast::Param>, Vec<(usize, ast::Param)>) {
@@ -107,30 +185,29 @@ impl Checker {
         (rest, externs)
     }
 
-    /// Adds the extern parameters `params` of control `h` to its extern
-    /// instances and declares them.
+    /// Adds the extern parameters `params` of the block being checked to
+    /// its extern instances (control `owner`'s, or with `None` the parser
+    /// body's) and declares them; their slots.
     pub(crate) fn declare_extern_params(
         &mut self,
-        h: Handle<ir::Control>,
+        owner: Option<Handle<ir::Control>>,
         params: &[(usize, ast::Param)],
         ctor: bool,
-    ) {
-        let mut slots = self
-            .extern_param_slots
-            .remove(&h.index())
-            .unwrap_or_default();
+    ) -> Vec<ExternParam> {
+        let mut slots = Vec::new();
         for (position, p) in params {
             let Some(kind) = self.extern_param_kind(p) else {
                 continue;
             };
-            let ctl = &mut self.prog.controls[h];
-            let inst = ctl.externs.len() as u32;
-            ctl.externs.push(ir::ExternInst {
+            let inst = ir::ExternInst {
                 name: p.name.name.clone(),
                 kind,
                 span: p.span,
-            });
-            self.declare(&p.name, Sym::Extern(inst));
+            };
+            let name = super::blocks::name_spec(&[], &p.name.name);
+            let Some(inst) = self.push_extern(owner, &p.name, inst, name) else {
+                continue;
+            };
             slots.push(ExternParam {
                 position: *position,
                 inst,
@@ -138,8 +215,24 @@ impl Checker {
                 name: p.name.name.clone(),
             });
         }
+        slots
+    }
+
+    /// Declares the extern parameters of control `h` (`declare_extern_params`)
+    /// and keeps their slots.
+    pub(crate) fn declare_control_extern_params(
+        &mut self,
+        h: Handle<ir::Control>,
+        params: &[(usize, ast::Param)],
+        ctor: bool,
+    ) {
+        let slots = self.declare_extern_params(Some(h), params, ctor);
         if !slots.is_empty() {
-            self.extern_param_slots.insert(h.index(), slots);
+            self.extern_params
+                .controls
+                .entry(h.index())
+                .or_default()
+                .extend(slots);
         }
     }
 
@@ -253,7 +346,8 @@ impl Checker {
         span: Span,
     ) -> Option<Vec<&'a ast::Expr>> {
         let slots: Vec<ExternParam> = self
-            .extern_param_slots
+            .extern_params
+            .controls
             .get(&sub.index())
             .map(|v| v.iter().filter(|s| !s.ctor).cloned().collect())
             .unwrap_or_default();
@@ -278,7 +372,10 @@ impl Checker {
                 ),
                 "wrong number of arguments",
             );
-            self.extern_bindings.entry((ctl.index(), i)).or_default();
+            self.extern_params
+                .apply_bindings
+                .entry((ctl.index(), i))
+                .or_default();
             return None;
         }
         if self.instance_aliases.contains_key(&(ctl.index(), i)) {
@@ -323,14 +420,8 @@ impl Checker {
                 ok = false;
                 continue;
             };
-            if !self.extern_arg_fits(
-                ctl,
-                e,
-                &want,
-                a.span,
-                ("parameter", s.name.as_str()),
-                &callee,
-            ) {
+            let got = self.prog.controls[ctl].externs[e as usize].kind.clone();
+            if !self.extern_arg_fits(&got, &want, a.span, ("parameter", s.name.as_str()), &callee) {
                 ok = false;
                 continue;
             }
@@ -339,10 +430,13 @@ impl Checker {
         if !ok {
             // Reported: an empty binding keeps the instance from being
             // reported again as never applied.
-            self.extern_bindings.entry((ctl.index(), i)).or_default();
+            self.extern_params
+                .apply_bindings
+                .entry((ctl.index(), i))
+                .or_default();
             return None;
         }
-        match self.extern_bindings.get(&(ctl.index(), i)) {
+        match self.extern_params.apply_bindings.get(&(ctl.index(), i)) {
             Some(before) if !before.is_empty() && *before != bound => {
                 let inst = self.prog.controls[ctl].instances[i as usize].0.clone();
                 self.unsupported(
@@ -355,7 +449,9 @@ impl Checker {
                 return None;
             }
             _ => {
-                self.extern_bindings.insert((ctl.index(), i), bound);
+                self.extern_params
+                    .apply_bindings
+                    .insert((ctl.index(), i), bound);
             }
         }
         Some(
@@ -404,26 +500,25 @@ impl Checker {
             return None;
         };
         let role = ("constructor parameter", p.name.name.as_str());
-        self.extern_arg_fits(ctl, e, &want, a.span, role, callee)
+        let got = self.prog.controls[ctl].externs[e as usize].kind.clone();
+        self.extern_arg_fits(&got, &want, a.span, role, callee)
             .then_some(e)
     }
 
-    /// Whether instance `e` of control `ctl`, passed to `param` (its role
-    /// and name) of `callee`, is of the extern type `want`; reported if not.
+    /// Whether an instance of kind `got`, passed to `param` (its role and
+    /// name) of `callee`, is of the extern type `want`; reported if not.
     fn extern_arg_fits(
         &mut self,
-        ctl: Handle<ir::Control>,
-        e: u32,
+        got: &ir::ExternKind,
         want: &ir::ExternKind,
         span: Span,
         (role, param): (&str, &str),
         callee: &str,
     ) -> bool {
-        let got = self.prog.controls[ctl].externs[e as usize].kind.clone();
-        if Self::extern_kind_fits(want, &got) {
+        if Self::extern_kind_fits(want, got) {
             return true;
         }
-        let have = self.extern_kind_name(&got);
+        let have = self.extern_kind_name(got);
         let what = self.extern_kind_name(want);
         self.error_label(
             codes::TYPE_MISMATCH,
@@ -444,20 +539,25 @@ impl Checker {
         let instances = self.prog.controls[h].instances.clone();
         for (i, (name, sub)) in instances.iter().enumerate() {
             let Some(slots) = self
-                .extern_param_slots
+                .extern_params
+                .controls
                 .get(&sub.index())
                 .map(|v| v.iter().filter(|s| !s.ctor).cloned().collect::<Vec<_>>())
                 .filter(|v| !v.is_empty())
             else {
                 continue;
             };
-            if self.extern_bindings.contains_key(&(h.index(), i as u32))
+            if self
+                .extern_params
+                .apply_bindings
+                .contains_key(&(h.index(), i as u32))
                 || self.instance_aliases.contains_key(&(h.index(), i as u32))
             {
                 continue;
             }
             let first = slots[0].name.clone();
             let span = self
+                .extern_params
                 .instance_spans
                 .get(&(h.index(), i as u32))
                 .copied()
@@ -468,6 +568,269 @@ impl Checker {
                     "an instance of a control with extern parameters that is never applied \
                      (`{name}`, parameter `{first}`): its parameters are bound where it is \
                      applied"
+                ),
+            );
+        }
+    }
+
+    // ------------------------------------------------------------ parsers
+
+    /// Declares the extern constructor parameters of parser `p`, whose
+    /// arguments are `args` (in parameter order): one bound to a top-level
+    /// instance is that instance, as the parser would name it; one bound to
+    /// an instance of the calling parser becomes an extern instance of this
+    /// one, bound once its handle is known ([`Self::instantiate_ctor_parser`]).
+    /// The slots of the latter.
+    pub(crate) fn declare_parser_ctor_externs(
+        &mut self,
+        p: &ast::ParserDecl,
+        args: Vec<ParserArg>,
+    ) -> Vec<ExternParam> {
+        let params: Vec<(usize, ast::Param)> = p
+            .ctor_params
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| self.names_extern_object(q))
+            .map(|(i, q)| (i, q.clone()))
+            .collect();
+        if params.is_empty() {
+            return Vec::new();
+        }
+        if params.len() != args.len() {
+            self.bug(p.span, "extern constructor arguments of a parser lost");
+            return Vec::new();
+        }
+        let callee = p.signature.name.name.clone();
+        let mut local = Vec::new();
+        for ((position, prm), arg) in params.into_iter().zip(args) {
+            let (name, span) = match arg {
+                ParserArg::Local(_) => {
+                    local.push((position, prm));
+                    continue;
+                }
+                ParserArg::Global(name, span) => (name, span),
+            };
+            let Some(want) = self.extern_param_kind(&prm) else {
+                continue;
+            };
+            match self.global_in_body(&name, span) {
+                GlobalUse::Index(i) => {
+                    let Some(got) = self.body_extern(i) else {
+                        self.bug(span, "top-level extern instance not declared");
+                        continue;
+                    };
+                    let role = ("constructor parameter", prm.name.name.as_str());
+                    if self.extern_arg_fits(&got.kind, &want, span, role, &callee) {
+                        self.declare(&prm.name, Sym::Extern(i));
+                    }
+                }
+                GlobalUse::Reported => {}
+                GlobalUse::NotHere => self.bug(span, "a parser body outside a parser"),
+            }
+        }
+        self.declare_extern_params(None, &local, true)
+    }
+
+    /// The extern instance argument `a` names in the parser body being
+    /// checked: one of its own, or a top-level one (declared in the body at
+    /// its first use); its index among the body's instances.
+    fn parser_instance_arg(&mut self, a: &ast::Expr) -> Option<u32> {
+        let ast::ExprKind::Name(n) = &a.kind else {
+            return None;
+        };
+        match self.lookup(n) {
+            Some(Sym::Extern(e)) => Some(*e),
+            Some(Sym::GlobalExtern) => match self.global_in_body(&n.ident.name, a.span) {
+                GlobalUse::Index(i) => Some(i),
+                GlobalUse::Reported | GlobalUse::NotHere => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The instance passed as argument `a` to extern constructor parameter
+    /// `p` of parser `callee`: in a parser, one of its extern instances;
+    /// where no parser calls (`V1Switch(..)`), a top-level instance.
+    pub(crate) fn parser_ctor_arg(
+        &mut self,
+        callee: &str,
+        p: &ast::Param,
+        a: &ast::Expr,
+    ) -> Option<ParserArg> {
+        let want = self.extern_param_kind(p)?;
+        let what = self.extern_kind_name(&want);
+        let in_parser = self.body.as_ref().map(|b| b.kind);
+        match in_parser {
+            Some(BodyKind::Parser) => {
+                if let Some(e) = self.parser_instance_arg(a) {
+                    let got = self.body_extern(e)?.kind;
+                    let role = ("constructor parameter", p.name.name.as_str());
+                    return self
+                        .extern_arg_fits(&got, &want, a.span, role, callee)
+                        .then_some(ParserArg::Local(e));
+                }
+            }
+            None => {
+                if let ast::ExprKind::Name(n) = &a.kind
+                    && matches!(self.lookup(n), Some(Sym::GlobalExtern))
+                {
+                    return Some(ParserArg::Global(n.ident.name.clone(), a.span));
+                }
+            }
+            Some(_) => {}
+        }
+        self.error_label(
+            codes::TYPE_MISMATCH,
+            a.span,
+            format!(
+                "this argument is not an extern instance: constructor parameter `{}` of \
+                 `{callee}` takes a {what} instance",
+                p.name.name
+            ),
+            "expected an instance declared in this parser or at the top level",
+        );
+        None
+    }
+
+    /// The arguments of `apply` on parser `sub` in a state of the parser
+    /// being checked, once those for its extern parameters are taken out:
+    /// each must name an extern instance of the caller of the parameter's
+    /// type, and binds the parameter to it once the caller is checked
+    /// ([`Self::bind_parser_externs`]).
+    pub(crate) fn parser_apply_extern_args<'a>(
+        &mut self,
+        sub: Handle<ir::Parser>,
+        args: &[&'a ast::Expr],
+        span: Span,
+    ) -> Option<Vec<&'a ast::Expr>> {
+        let slots: Vec<ExternParam> = self
+            .extern_params
+            .parsers
+            .get(&sub.index())
+            .map(|v| v.iter().filter(|s| !s.ctor).cloned().collect())
+            .unwrap_or_default();
+        if slots.is_empty() {
+            return Some(args.to_vec());
+        }
+        let callee = self.prog.parsers[sub].name.clone();
+        let total = self.prog.parsers[sub]
+            .params
+            .iter()
+            .filter(|p| p.default.is_none())
+            .count()
+            + slots.len();
+        if slots.iter().any(|s| s.position >= args.len()) {
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "apply takes {total} argument{}, {} given",
+                    if total == 1 { "" } else { "s" },
+                    args.len()
+                ),
+                "wrong number of arguments",
+            );
+            return None;
+        }
+        let mut bound = Vec::new();
+        for s in &slots {
+            let want = self.prog.parsers[sub].externs[s.inst as usize].kind.clone();
+            let what = self.extern_kind_name(&want);
+            let a = args[s.position];
+            let Some(e) = self.parser_instance_arg(a) else {
+                let subject = match &a.kind {
+                    ast::ExprKind::Name(n) => format!("`{}`", n.ident.name),
+                    _ => "this argument".to_string(),
+                };
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    a.span,
+                    format!(
+                        "{subject} is not an extern instance: parameter `{}` of `{callee}` takes \
+                         a {what} instance",
+                        s.name
+                    ),
+                    "expected an instance declared in this parser or at the top level",
+                );
+                continue;
+            };
+            let got = self.body_extern(e)?.kind;
+            if self.extern_arg_fits(&got, &want, a.span, ("parameter", &s.name), &callee) {
+                bound.push(ParserBind {
+                    callee: sub,
+                    inst: s.inst,
+                    passed: e,
+                    span,
+                });
+            }
+        }
+        if bound.len() != slots.len() {
+            return None;
+        }
+        self.extern_params.parser_pending.extend(bound);
+        Some(
+            args.iter()
+                .enumerate()
+                .filter(|(k, _)| !slots.iter().any(|s| s.position == *k))
+                .map(|(_, a)| *a)
+                .collect(),
+        )
+    }
+
+    /// Records the bindings `pending` that parser `h` (just checked) made
+    /// for the extern parameters of the parsers it applies or
+    /// instantiates. A parser's extern objects are one per declaration,
+    /// so each parameter is bound once.
+    pub(crate) fn bind_parser_externs(&mut self, h: Handle<ir::Parser>, pending: Vec<ParserBind>) {
+        let mut refused = std::collections::HashSet::new();
+        for b in pending {
+            let key = (b.callee.index(), b.inst);
+            let to = (h.index(), b.passed);
+            match self.extern_params.parser_bindings.get(&key) {
+                Some(&before) if before != to => {
+                    if refused.insert(b.callee) {
+                        let name = self.prog.parsers[b.callee].name.clone();
+                        self.unsupported(
+                            b.span,
+                            &format!(
+                                "applying parser `{name}` with other extern instances than \
+                                 before (a parser's extern objects are one per declaration, so \
+                                 its extern parameters are bound once)"
+                            ),
+                        );
+                    }
+                }
+                _ => {
+                    self.extern_params.parser_bindings.insert(key, to);
+                }
+            }
+        }
+    }
+
+    /// Every extern parameter of a parser is bound: one never applied
+    /// would have code reaching no object. Called once all is checked.
+    pub(crate) fn check_parser_extern_params_bound(&mut self) {
+        let mut unbound = Vec::new();
+        for (h, p) in self.prog.parsers.iter() {
+            let Some(slots) = self.extern_params.parsers.get(&h.index()) else {
+                continue;
+            };
+            if let Some(s) = slots.iter().find(|s| {
+                !self
+                    .extern_params
+                    .parser_bindings
+                    .contains_key(&(h.index(), s.inst))
+            }) {
+                let span = p.externs[s.inst as usize].span;
+                unbound.push((span, p.name.clone(), s.name.clone()));
+            }
+        }
+        for (span, parser, param) in unbound {
+            self.unsupported(
+                span,
+                &format!(
+                    "a parser with extern parameters that is never applied (`{parser}`, \
+                     parameter `{param}`): its parameters are bound where it is applied"
                 ),
             );
         }

@@ -206,24 +206,10 @@ pub(crate) struct Checker {
     /// constructor parameters: their positions among the apply
     /// parameters, by control name.
     pub(crate) apply_int_params: HashMap<String, Vec<usize>>,
-    /// Apply parameters of extern types, by control handle index
+    /// Extern instances passed to controls and parsers as parameters: the
+    /// parameters, what each is bound to, and the bindings in flight
     /// (`check::extern_params`).
-    pub(crate) extern_param_slots: HashMap<usize, Vec<extern_params::ExternParam>>,
-    /// The instances bound to them: (control handle index, sub-control
-    /// instance index) → the index, among that control's extern instances,
-    /// of the instance passed for each, in parameter order.
-    pub(crate) extern_bindings: HashMap<(usize, u32), Vec<u32>>,
-    /// The instances bound to extern constructor parameters, as
-    /// `extern_bindings` (set where the instance is declared).
-    pub(crate) extern_ctor_bindings: HashMap<(usize, u32), Vec<u32>>,
-    /// Those of the instantiation just checked, for the instance about to
-    /// be declared.
-    pub(crate) pending_extern_ctor_args: Vec<u32>,
-    /// Those `ctor_values` found, taken by its caller.
-    pub(crate) ctor_extern_args: Vec<u32>,
-    /// Where each declared sub-control instance is: (control handle index,
-    /// instance index) → its instantiation.
-    pub(crate) instance_spans: HashMap<(usize, u32), Span>,
+    pub(crate) extern_params: extern_params::ExternParamState,
     /// Their instantiations: (name, argument values) → control.
     pub(crate) ctor_cache: HashMap<(String, Vec<String>), Handle<ir::Control>>,
     /// Their diagnostics from the check at declaration (parameters bound
@@ -387,12 +373,7 @@ pub fn check(
         block_sigs: HashMap::new(),
         ctor_controls: HashMap::new(),
         apply_int_params: HashMap::new(),
-        extern_param_slots: HashMap::new(),
-        extern_bindings: HashMap::new(),
-        instance_spans: HashMap::new(),
-        extern_ctor_bindings: HashMap::new(),
-        pending_extern_ctor_args: Vec::new(),
-        ctor_extern_args: Vec::new(),
+        extern_params: Default::default(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
@@ -429,6 +410,9 @@ pub fn check(
         if !c.ctor_used.contains(&name) {
             c.diags.extend(diags);
         }
+    }
+    if !c.diags.iter().any(|d| d.is_error()) {
+        c.check_parser_extern_params_bound();
     }
     if c.prog.main.is_none() && !c.diags.iter().any(|d| d.is_error()) {
         c.diags.push(
@@ -707,7 +691,8 @@ impl Checker {
                         name.span,
                         format!(
                             "`{e}` is an extern object type, not a type of values: only a \
-                             control's directionless apply parameter takes an instance of it"
+                             control's or parser's directionless parameter takes an instance of \
+                             it"
                         ),
                         "an extern type",
                     );
@@ -2143,6 +2128,7 @@ impl Checker {
             self.function_ret_nominal.clone(),
             self.instance_args.clone(),
             self.instance_aliases.clone(),
+            self.extern_params.clone(),
         );
         check(self);
         (
@@ -2159,6 +2145,7 @@ impl Checker {
             self.function_ret_nominal,
             self.instance_args,
             self.instance_aliases,
+            self.extern_params,
         ) = saved;
     }
 

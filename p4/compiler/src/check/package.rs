@@ -134,10 +134,10 @@ impl Checker {
                     None => return,
                 }
                 if !self.pending_instance_args.is_empty()
-                    || !self.pending_extern_ctor_args.is_empty()
+                    || !self.extern_params.pending_ctor.is_empty()
                 {
                     self.pending_instance_args.clear();
-                    self.pending_extern_ctor_args.clear();
+                    self.extern_params.pending_ctor.clear();
                     self.unsupported(
                         a.span,
                         "passing instances to controls instantiated in V1Switch",
@@ -201,15 +201,35 @@ impl Checker {
         let pparams = &self.prog.parsers[parser].params;
         let h = pparams.get(1).and_then(|x| x.ty.clone());
         let m = pparams.get(2).and_then(|x| x.ty.clone());
-        let blocks = std::iter::once((&self.prog.parsers[parser].name, pparams)).chain(
-            controls
-                .iter()
-                .map(|c| (&self.prog.controls[*c].name, &self.prog.controls[*c].params)),
-        );
+        // Extern apply parameters are not among the IR block's parameters
+        // (`check::extern_params`), and no v1model block type has one.
+        let ep = &self.extern_params;
+        let extern_apply_param = |slots: Option<&Vec<super::extern_params::ExternParam>>| {
+            slots.and_then(|v| v.iter().find(|s| !s.ctor).map(|s| s.name.clone()))
+        };
+        let blocks = std::iter::once((
+            &self.prog.parsers[parser].name,
+            pparams,
+            extern_apply_param(ep.parsers.get(&parser.index())),
+        ))
+        .chain(controls.iter().map(|c| {
+            (
+                &self.prog.controls[*c].name,
+                &self.prog.controls[*c].params,
+                extern_apply_param(ep.controls.get(&c.index())),
+            )
+        }));
         let mismatch: Vec<(usize, String)> = blocks
             .enumerate()
-            .filter_map(|(k, (name, params))| {
-                let why = self.block_mismatch(&v1model::V1SWITCH[k], params, &h, &m)?;
+            .filter_map(|(k, (name, params, extern_param))| {
+                let why = match extern_param {
+                    Some(p) => format!(
+                        "its parameter `{p}` takes an extern instance, which v1model's {} does \
+                         not",
+                        v1model::V1SWITCH[k].name
+                    ),
+                    None => self.block_mismatch(&v1model::V1SWITCH[k], params, &h, &m)?,
+                };
                 let b = &v1model::V1SWITCH[k];
                 let kind = if b.parser { "parser" } else { "control" };
                 Some((

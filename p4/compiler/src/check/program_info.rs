@@ -289,16 +289,19 @@ fn objects(c: &Checker, action_names: &[String]) -> Vec<(u8, String, Option<u32>
     out
 }
 
-/// Whether extern `ei` of the block in `slot` is an apply parameter of its
-/// control (`check::extern_params`): it stands for the caller's instance.
+/// Whether extern `ei` of the block in `slot` is an extern parameter of
+/// its control or parser (`check::extern_params`): it stands for the
+/// caller's instance.
 fn is_extern_param(c: &Checker, slot: ExternSlot, ei: usize) -> bool {
-    let ExternSlot::Instance(ii) = slot else {
-        return false;
+    let slots = match slot {
+        ExternSlot::Instance(ii) => {
+            let ctl = c.prog.instances[ii].control.index();
+            c.extern_params.controls.get(&ctl)
+        }
+        ExternSlot::Parser(h) => c.extern_params.parsers.get(&h),
+        ExternSlot::Function(_) | ExternSlot::Action(_) => None,
     };
-    let ctl = c.prog.instances[ii].control.index();
-    c.extern_param_slots
-        .get(&ctl)
-        .is_some_and(|slots| slots.iter().any(|s| s.inst as usize == ei))
+    slots.is_some_and(|slots| slots.iter().any(|s| s.inst as usize == ei))
 }
 
 /// Where each extern apply parameter of a control instance is bound:
@@ -312,13 +315,14 @@ fn extern_param_targets(c: &Checker) -> HashMap<(usize, usize), (usize, usize)> 
         for (j, &child) in parent.sub.iter().enumerate() {
             let child = child as usize;
             let ctl = c.prog.instances[child].control.index();
-            let Some(slots) = c.extern_param_slots.get(&ctl) else {
+            let Some(slots) = c.extern_params.controls.get(&ctl) else {
                 continue;
             };
             let key = (parent.control.index(), j as u32);
             // Apply parameters are bound at the apply, constructor ones
             // where the instance is declared; each list in slot order.
-            for (ctor, bindings) in [(false, &c.extern_bindings), (true, &c.extern_ctor_bindings)] {
+            let state = &c.extern_params;
+            for (ctor, bindings) in [(false, &state.apply_bindings), (true, &state.ctor_bindings)] {
                 let Some(bound) = bindings.get(&key) else {
                     continue;
                 };
@@ -711,6 +715,11 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
                 }
                 continue;
             }
+            if matches!(owner.slot, ExternSlot::Parser(_)) && is_extern_param(c, owner.slot, ei) {
+                // A parser's extern parameter: placed below, once its
+                // caller's objects are.
+                continue;
+            }
             let e = *e;
             let qualified = spec.qualify(&owner.path);
             let key = (extern_prefix(&e.kind), qualified.clone());
@@ -836,6 +845,20 @@ pub(crate) fn build_program_info(c: &Checker) -> Result<ProgramInfo, Vec<Diagnos
     }
     if !table_clashes.is_empty() {
         return Err(table_clashes);
+    }
+    // A parser's extern parameters point at the calling parser's objects.
+    // A caller is checked, so appended, after every parser it applies or
+    // instantiates, so taking callees from the last makes a caller's own
+    // parameters placed before its callees read them.
+    let mut binds: Vec<((usize, u32), (usize, u32))> = c
+        .extern_params
+        .parser_bindings
+        .iter()
+        .map(|(k, v)| (*k, *v))
+        .collect();
+    binds.sort_by_key(|&((callee, inst), _)| (std::cmp::Reverse(callee), inst));
+    for ((callee, inst), (caller, passed)) in binds {
+        layout.parsers[callee][inst as usize] = layout.parsers[caller][passed as usize];
     }
     // Second pass: tables, now that extern ids are known.
     let action_id = |a: Handle<ir::Action>| action_ids[a.index()];
