@@ -333,6 +333,58 @@ impl Checker {
         }
     }
 
+    /// Whether `apply`'s `given` arguments reach every extern parameter
+    /// in `slots` of a block with `required` other parameters; reports
+    /// the count when they do not.
+    fn extern_args_present(
+        &mut self,
+        required: usize,
+        slots: &[ExternParam],
+        given: usize,
+        span: Span,
+    ) -> bool {
+        if slots.iter().all(|s| s.position < given) {
+            return true;
+        }
+        let total = required + slots.len();
+        self.error_label(
+            codes::ARG_COUNT,
+            span,
+            format!(
+                "apply takes {total} argument{}, {given} given",
+                if total == 1 { "" } else { "s" },
+            ),
+            "wrong number of arguments",
+        );
+        false
+    }
+
+    /// Reports argument `a`, passed for extern parameter `slot` of
+    /// `callee` (a `block`: control or parser), as naming no instance.
+    fn not_an_extern_instance(
+        &mut self,
+        a: &ast::Expr,
+        slot: &ExternParam,
+        callee: &str,
+        what: &str,
+        block: &str,
+    ) {
+        let subject = match &a.kind {
+            ast::ExprKind::Name(n) => format!("`{}`", n.ident.name),
+            _ => "this argument".to_string(),
+        };
+        self.error_label(
+            codes::TYPE_MISMATCH,
+            a.span,
+            format!(
+                "{subject} is not an extern instance: parameter `{}` of `{callee}` takes a {what} \
+                 instance",
+                slot.name
+            ),
+            format!("expected an instance declared in this {block} or at the top level"),
+        );
+    }
+
     /// The arguments of `apply` on sub-control instance `i` of control
     /// `ctl` (an instance of `sub`) once those for its extern parameters
     /// are taken out: each must name an extern instance of `ctl` of the
@@ -355,23 +407,12 @@ impl Checker {
             return Some(args.to_vec());
         }
         let callee = self.prog.controls[sub].name.clone();
-        let total = self.prog.controls[sub]
+        let required = self.prog.controls[sub]
             .params
             .iter()
             .filter(|p| p.default.is_none())
-            .count()
-            + slots.len();
-        if slots.iter().any(|s| s.position >= args.len()) {
-            self.error_label(
-                codes::ARG_COUNT,
-                span,
-                format!(
-                    "apply takes {total} argument{}, {} given",
-                    if total == 1 { "" } else { "s" },
-                    args.len()
-                ),
-                "wrong number of arguments",
-            );
+            .count();
+        if !self.extern_args_present(required, &slots, args.len(), span) {
             self.extern_params
                 .apply_bindings
                 .entry((ctl.index(), i))
@@ -403,20 +444,7 @@ impl Checker {
             };
             let what = self.extern_kind_name(&want);
             let Some(e) = passed else {
-                let subject = match &a.kind {
-                    ast::ExprKind::Name(n) => format!("`{}`", n.ident.name),
-                    _ => "this argument".to_string(),
-                };
-                self.error_label(
-                    codes::TYPE_MISMATCH,
-                    a.span,
-                    format!(
-                        "{subject} is not an extern instance: parameter `{}` of `{callee}` takes \
-                         a {what} instance",
-                        s.name
-                    ),
-                    "expected an instance declared in this control or at the top level",
-                );
+                self.not_an_extern_instance(a, s, &callee, &what, "control");
                 ok = false;
                 continue;
             };
@@ -713,23 +741,12 @@ impl Checker {
             return Some(args.to_vec());
         }
         let callee = self.prog.parsers[sub].name.clone();
-        let total = self.prog.parsers[sub]
+        let required = self.prog.parsers[sub]
             .params
             .iter()
             .filter(|p| p.default.is_none())
-            .count()
-            + slots.len();
-        if slots.iter().any(|s| s.position >= args.len()) {
-            self.error_label(
-                codes::ARG_COUNT,
-                span,
-                format!(
-                    "apply takes {total} argument{}, {} given",
-                    if total == 1 { "" } else { "s" },
-                    args.len()
-                ),
-                "wrong number of arguments",
-            );
+            .count();
+        if !self.extern_args_present(required, &slots, args.len(), span) {
             return None;
         }
         let mut bound = Vec::new();
@@ -738,20 +755,7 @@ impl Checker {
             let what = self.extern_kind_name(&want);
             let a = args[s.position];
             let Some(e) = self.parser_instance_arg(a) else {
-                let subject = match &a.kind {
-                    ast::ExprKind::Name(n) => format!("`{}`", n.ident.name),
-                    _ => "this argument".to_string(),
-                };
-                self.error_label(
-                    codes::TYPE_MISMATCH,
-                    a.span,
-                    format!(
-                        "{subject} is not an extern instance: parameter `{}` of `{callee}` takes \
-                         a {what} instance",
-                        s.name
-                    ),
-                    "expected an instance declared in this parser or at the top level",
-                );
+                self.not_an_extern_instance(a, s, &callee, &what, "parser");
                 continue;
             };
             let got = self.body_extern(e)?.kind;
