@@ -192,11 +192,7 @@ impl Gen<'_> {
                     self.fn_turbofish(),
                     list.join(", ")
                 );
-                Ok(format!(
-                    "{{ {} let r__ = {call}; {} r__? }}",
-                    pre.join(" "),
-                    post.join(" ")
-                ))
+                Ok(Self::wrap_call(pre, call, post, "?"))
             }
             Call::ControlApply(i, args) => {
                 let inst = ctx.inst.ok_or(BackError {
@@ -242,11 +238,7 @@ impl Gen<'_> {
                     self.fn_turbofish(),
                     list.join(", ")
                 );
-                Ok(format!(
-                    "{{ {} let r__ = {call}; {} r__? }}",
-                    pre.join(" "),
-                    post.join(" ")
-                ))
+                Ok(Self::wrap_call(pre, call, post, "?"))
             }
             Call::Builtin(b)
                 if matches!(
