@@ -229,6 +229,53 @@ pub struct Object {
     pub methods: &'static [Signature],
     /// Where instances keep their state (`None`: packets, no state).
     pub store: Option<Store>,
+    /// Type parameters before and from [`INDEX_TYPE_PARAM_SINCE`]
+    /// (`register<T>`, then `register<T, I>`).
+    pub type_params: (&'static [&'static str], &'static [&'static str]),
+}
+
+/// The first v1model version whose `counter`, `meter` and `register` take
+/// their index type as a type parameter `I`; before it their methods'
+/// `index` is `in bit<32>`, and P4_16 casts only untyped integers to it
+/// implicitly (§8.11.2), so a `bit<8>` index is an error there.
+pub const INDEX_TYPE_PARAM_SINCE: u128 = 20200408;
+
+/// The declared type of the `index` parameter of an object's methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexTy {
+    /// `in bit<32> index`.
+    Bit32,
+    /// `in I index`: the type argument at this position.
+    TypeArg(usize),
+}
+
+impl Object {
+    /// Its type parameters in v1model version `version`.
+    pub fn type_params(&self, version: u128) -> &'static [&'static str] {
+        if version >= INDEX_TYPE_PARAM_SINCE {
+            self.type_params.1
+        } else {
+            self.type_params.0
+        }
+    }
+
+    /// The type of the `index` parameter of its methods in `version`
+    /// (`None`: no method takes one).
+    pub fn index_ty(&self, version: u128) -> Option<IndexTy> {
+        let has_index = self
+            .methods
+            .iter()
+            .any(|m| m.params.iter().any(|p| p.name == "index"));
+        if !has_index {
+            return None;
+        }
+        Some(
+            match self.type_params(version).iter().position(|t| *t == "I") {
+                Some(k) => IndexTy::TypeArg(k),
+                None => IndexTy::Bit32,
+            },
+        )
+    }
 }
 
 /// Extern object types of `core.p4` and `v1model.p4`.
@@ -241,42 +288,49 @@ pub const OBJECTS: &[Object] = &[
             sig("write", &[p("index", In), p("value", In)]),
         ],
         store: Some(Store::Registers),
+        type_params: (&["T"], &["T", "I"]),
     },
     Object {
         name: "counter",
         ctor: &[p("size", In), p("type", In)],
         methods: &[sig("count", &[p("index", In)])],
         store: Some(Store::Counters),
+        type_params: (&[], &["I"]),
     },
     Object {
         name: "direct_counter",
         ctor: &[p("type", In)],
         methods: &[sig("count", &[])],
         store: Some(Store::Counters),
+        type_params: (&[], &[]),
     },
     Object {
         name: "meter",
         ctor: &[p("size", In), p("type", In)],
         methods: &[sig("execute_meter", &[p("index", In), p("result", Out)])],
         store: Some(Store::Meters),
+        type_params: (&[], &["I"]),
     },
     Object {
         name: "direct_meter",
         ctor: &[p("type", In)],
         methods: &[sig("read", &[p("result", Out)])],
         store: Some(Store::Meters),
+        type_params: (&["T"], &["T"]),
     },
     Object {
         name: "action_profile",
         ctor: &[p("size", In)],
         methods: &[],
         store: Some(Store::Profiles),
+        type_params: (&[], &[]),
     },
     Object {
         name: "action_selector",
         ctor: &[p("algorithm", In), p("size", In), p("outputWidth", In)],
         methods: &[],
         store: Some(Store::Profiles),
+        type_params: (&[], &[]),
     },
     Object {
         name: "packet_in",
@@ -295,12 +349,14 @@ pub const OBJECTS: &[Object] = &[
             sig("length", &[]),
         ],
         store: None,
+        type_params: (&[], &[]),
     },
     Object {
         name: "packet_out",
         ctor: &[],
         methods: &[sig("emit", &[p("hdr", In)])],
         store: None,
+        type_params: (&[], &[]),
     },
 ];
 
@@ -355,5 +411,20 @@ mod tests {
         let ext = overload(methods("packet_in", "extract"), 1, &[Some("hdr")]).unwrap();
         assert_eq!(ext.params[0].name, "hdr");
         assert_eq!(object("register").unwrap().store, Some(Store::Registers));
+    }
+
+    #[test]
+    fn index_types_follow_the_v1model_version() {
+        let old = 20180101;
+        let new = INDEX_TYPE_PARAM_SINCE;
+        let reg = object("register").unwrap();
+        assert_eq!(reg.index_ty(old), Some(IndexTy::Bit32));
+        assert_eq!(reg.index_ty(new), Some(IndexTy::TypeArg(1)));
+        assert_eq!(
+            object("counter").unwrap().index_ty(new),
+            Some(IndexTy::TypeArg(0))
+        );
+        assert_eq!(object("meter").unwrap().type_params(old).len(), 0);
+        assert_eq!(object("direct_counter").unwrap().index_ty(new), None);
     }
 }

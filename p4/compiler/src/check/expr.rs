@@ -3487,8 +3487,7 @@ impl Checker {
                 }
                 let out = self.out_arg(args[0], Some(cell))?;
                 let out = self.coerce(TE::Typed(out), cell, args[0].span)?;
-                let it = self.expr_any(args[1])?;
-                let index = self.coerce_loose(it, &Ty::Bit(32), args[1].span)?;
+                let index = self.extern_index(&inst, args[1])?;
                 Builtin::RegisterRead {
                     inst: i,
                     out,
@@ -3499,8 +3498,7 @@ impl Checker {
                 if !self.arg_count(span, "write", 2, args.len()) {
                     return None;
                 }
-                let it = self.expr_any(args[0])?;
-                let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
+                let index = self.extern_index(&inst, args[0])?;
                 let value = self.expr(args[1], Some(cell))?;
                 Builtin::RegisterWrite {
                     inst: i,
@@ -3512,8 +3510,7 @@ impl Checker {
                 if !self.arg_count(span, "count", 1, args.len()) {
                     return None;
                 }
-                let it = self.expr_any(args[0])?;
-                let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
+                let index = self.extern_index(&inst, args[0])?;
                 Builtin::CounterCount { inst: i, index }
             }
             (ir::ExternKind::DirectCounter(_), "count") => {
@@ -3527,8 +3524,7 @@ impl Checker {
                 if !self.arg_count(span, "execute_meter", 2, args.len()) {
                     return None;
                 }
-                let it = self.expr_any(args[0])?;
-                let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
+                let index = self.extern_index(&inst, args[0])?;
                 let out = self.lvalue(args[1])?;
                 if !matches!(out.ty, Ty::Bit(_)) {
                     self.error(
@@ -3592,6 +3588,51 @@ impl Checker {
             }
         };
         Some(Self::void_call(Call::Builtin(Box::new(b)), span))
+    }
+
+    /// The `index` argument of a v1model `register`, `counter` or `meter`
+    /// method, of the type the version declares
+    /// (`crate::v1model::Object::index_ty`): `bit<32>` before 20200408, to
+    /// which P4_16 converts only untyped integers (§8.11.2), then the
+    /// instance's type argument `I`. An instance passed as an extern
+    /// parameter has no `I` recorded and takes any bit string, as before.
+    fn extern_index(&mut self, inst: &ir::ExternInst, arg: &ast::Expr) -> Option<Expr> {
+        use crate::v1model::IndexTy;
+        let it = self.expr_any(arg)?;
+        let version = self.v1model_version;
+        let declared =
+            crate::v1model::object(inst.kind.type_name()).and_then(|o| o.index_ty(version));
+        let want = match declared {
+            Some(IndexTy::Bit32) => Ty::Bit(32),
+            Some(IndexTy::TypeArg(_)) => match self.extern_index_ty.get(&inst.span) {
+                Some(t) => t.clone(),
+                None => return self.coerce_loose(it, &Ty::Bit(32), arg.span),
+            },
+            None => return self.coerce_loose(it, &Ty::Bit(32), arg.span),
+        };
+        if let TE::Typed(x) = &it
+            && matches!(x.ty, Ty::Bit(_) | Ty::Int(_))
+            && x.ty != want
+        {
+            let decl = match declared {
+                Some(IndexTy::Bit32) => format!("`in bit<32> index` in v1model {version}"),
+                _ => format!(
+                    "`in I index`, and `{}` has I = {}",
+                    inst.name,
+                    self.ty_name(&want)
+                ),
+            };
+            let msg = format!(
+                "the index of `{}` must be {}, found {}: its methods declare {decl}, and only integers without a width convert implicitly (P4_16 §8.11.2)",
+                inst.name,
+                self.ty_name(&want),
+                self.ty_name(&x.ty)
+            );
+            let label = format!("cast it: `({})`", self.ty_name(&want));
+            self.error_label(codes::WIDTH_MISMATCH, arg.span, msg, label);
+            return None;
+        }
+        self.coerce(it, &want, arg.span)
     }
 
     fn packet_method(

@@ -206,6 +206,14 @@ pub(crate) struct Checker {
     /// constructor parameters: their positions among the apply
     /// parameters, by control name.
     pub(crate) apply_int_params: HashMap<String, Vec<usize>>,
+    /// The v1model version the program picked (`__v1model_version`,
+    /// p4c's default 20180101 until that constant is checked): which
+    /// declarations of `crate::v1model` apply.
+    pub(crate) v1model_version: u128,
+    /// The index type argument `I` of each `counter<I>`, `meter<I>` and
+    /// `register<T, I>` instance (v1model 20200408), by the instance's
+    /// span: what their methods' `index` must be.
+    pub(crate) extern_index_ty: HashMap<Span, Ty>,
     /// Apply parameters of extern types, by control handle index
     /// (`check::extern_params`).
     pub(crate) extern_param_slots: HashMap<usize, Vec<extern_params::ExternParam>>,
@@ -387,6 +395,8 @@ pub fn check(
         block_sigs: HashMap::new(),
         ctor_controls: HashMap::new(),
         apply_int_params: HashMap::new(),
+        v1model_version: V1MODEL_VERSIONS.0,
+        extern_index_ty: HashMap::new(),
         extern_param_slots: HashMap::new(),
         extern_bindings: HashMap::new(),
         instance_spans: HashMap::new(),
@@ -2452,7 +2462,7 @@ impl Checker {
     fn check_v1model_version(&mut self, e: &ir::Expr, span: crate::diag::Span) {
         let (first, latest) = V1MODEL_VERSIONS;
         match fold::const_int(e) {
-            Some(v) if (first..=latest).contains(&v) => {}
+            Some(v) if (first..=latest).contains(&v) => self.v1model_version = v,
             Some(v) => self.error_label(
                 codes::OVERFLOW,
                 span,
