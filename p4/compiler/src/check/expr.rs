@@ -3623,7 +3623,7 @@ impl Checker {
                 ),
             };
             let msg = format!(
-                "the index of `{}` must be {}, found {}: its methods declare {decl}, and only integers without a width convert implicitly (P4_16 §8.11.2)",
+                "the index of `{}` must be {}, found {}: its methods declare {decl}; only integers without a width convert implicitly (P4_16 §8.11.2)",
                 inst.name,
                 self.ty_name(&want),
                 self.ty_name(&x.ty)
