@@ -119,6 +119,111 @@ pub const FUNCTIONS: &[Signature] = &[
     sig("log_msg", &[p("msg", In), p("data", In)]),
 ];
 
+/// A generic extern function: its type parameters, and which of them
+/// types each parameter so typed (by parameter name). A call gives all its
+/// type arguments or none (P4_16 §8.18: the rest are inferred).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Generic {
+    /// Function name.
+    pub name: &'static str,
+    /// Its parameter count (the overload this is).
+    pub arity: usize,
+    /// Type parameters in order (`hash<O, T, D, M>`).
+    pub type_params: &'static [&'static str],
+    /// (parameter name, index into `type_params`).
+    pub typed: &'static [(&'static str, usize)],
+}
+
+const CHECKSUM_TYPED: &[(&str, usize)] = &[("data", 0), ("checksum", 1)];
+const DATA_T: &[(&str, usize)] = &[("data", 0)];
+
+/// The generic extern functions of `v1model.p4` (as p4c declares them).
+pub const GENERIC_FUNCTIONS: &[Generic] = &[
+    Generic {
+        name: "hash",
+        arity: 5,
+        type_params: &["O", "T", "D", "M"],
+        typed: &[("result", 0), ("base", 1), ("data", 2), ("max", 3)],
+    },
+    Generic {
+        name: "random",
+        arity: 3,
+        type_params: &["T"],
+        typed: &[("result", 0), ("lo", 0), ("hi", 0)],
+    },
+    Generic {
+        name: "digest",
+        arity: 2,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+    Generic {
+        name: "verify_checksum",
+        arity: 4,
+        type_params: &["T", "O"],
+        typed: CHECKSUM_TYPED,
+    },
+    Generic {
+        name: "update_checksum",
+        arity: 4,
+        type_params: &["T", "O"],
+        typed: CHECKSUM_TYPED,
+    },
+    Generic {
+        name: "verify_checksum_with_payload",
+        arity: 4,
+        type_params: &["T", "O"],
+        typed: CHECKSUM_TYPED,
+    },
+    Generic {
+        name: "update_checksum_with_payload",
+        arity: 4,
+        type_params: &["T", "O"],
+        typed: CHECKSUM_TYPED,
+    },
+    Generic {
+        name: "resubmit",
+        arity: 1,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+    Generic {
+        name: "recirculate",
+        arity: 1,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+    Generic {
+        name: "clone3",
+        arity: 3,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+    Generic {
+        name: "log_msg",
+        arity: 2,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+];
+
+/// The generic overload of extern function `name` taking `arity` arguments.
+pub fn generic(name: &str, arity: usize) -> Option<&'static Generic> {
+    GENERIC_FUNCTIONS
+        .iter()
+        .find(|g| g.name == name && g.arity == arity)
+}
+
+impl Generic {
+    /// The position among the type parameters of the one typing `param`.
+    pub fn type_param_of(&self, param: &str) -> Option<usize> {
+        self.typed
+            .iter()
+            .find(|(p, _)| *p == param)
+            .map(|&(_, k)| k)
+    }
+}
+
 /// What a parameter of a `V1Switch` block holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockParam {
@@ -426,5 +531,19 @@ mod tests {
         );
         assert_eq!(object("meter").unwrap().type_params(old).len(), 0);
         assert_eq!(object("direct_counter").unwrap().index_ty(new), None);
+    }
+
+    #[test]
+    fn generic_functions_match_their_signatures() {
+        for g in GENERIC_FUNCTIONS {
+            let sig = overload(functions(g.name), g.arity, &[]).unwrap();
+            assert_eq!(sig.params.len(), g.arity, "{}", g.name);
+            for (p, k) in g.typed {
+                assert!(sig.params.iter().any(|q| q.name == *p), "{}.{p}", g.name);
+                assert!(*k < g.type_params.len());
+            }
+        }
+        assert_eq!(generic("hash", 5).unwrap().type_param_of("max"), Some(3));
+        assert!(generic("log_msg", 1).is_none());
     }
 }

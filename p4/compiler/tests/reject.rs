@@ -2654,10 +2654,7 @@ fn extern_index_type_argument_from_20200408() {
     );
     check_errors(
         "counter_index_not_its_type_arg",
-        &v1model_2020(&[
-            ("LOCALS", locals),
-            ("APPLY", "bit<32> i = 1; c.count(i);"),
-        ]),
+        &v1model_2020(&[("LOCALS", locals), ("APPLY", "bit<32> i = 1; c.count(i);")]),
     );
     check_errors(
         "register_index_not_its_type_arg",
@@ -2698,5 +2695,51 @@ fn switch_in_a_parser_state() {
             "PARSER",
             "switch (hdr.h.a) { 1: { hdr.h.c = 2; } default: { } } transition accept;",
         )]),
+    );
+}
+
+#[test]
+fn generic_extern_function_type_arguments() {
+    // v1model.p4: `hash<O, T, D, M>`, `random<T>`, `update_checksum<T, O>`,
+    // `digest<T>`, `log_msg<T>(msg, data)` beside `log_msg(msg)`. A call
+    // gives all type arguments or none, and those given type the
+    // arguments; ours read none of them but digest's.
+    let locals = "bit<16> r16; bit<32> r32;";
+    for (name, call) in [
+        (
+            "hash_one_type_arg",
+            "hash<bit<16>>(r16, HashAlgorithm.crc16, 16w0, {hdr.h.a}, 32w16);",
+        ),
+        (
+            "hash_base_not_its_type_arg",
+            "hash<bit<16>, bit<16>, tuple<bit<8>>, bit<32>>(r16, HashAlgorithm.crc16, \
+             8w0, {hdr.h.a}, 32w16);",
+        ),
+        (
+            "random_result_not_its_type_arg",
+            "random<bit<8>>(r16, 0, 255);",
+        ),
+        (
+            "update_checksum_checksum_not_its_type_arg",
+            "update_checksum<tuple<bit<8>>, bit<32>>(true, {hdr.h.a}, hdr.h.b, \
+             HashAlgorithm.csum16);",
+        ),
+        ("log_msg_plain_with_type_arg", "log_msg<bit<8>>(\"x\");"),
+    ] {
+        check_errors(name, &program(&[("LOCALS", locals), ("APPLY", call)]));
+    }
+    check_compiles(
+        "generic_extern_type_args_ok",
+        &program(&[
+            ("LOCALS", locals),
+            (
+                "APPLY",
+                "hash<bit<16>, bit<16>, tuple<bit<8>>, bit<32>>(r16, HashAlgorithm.crc16, 0, \
+                 {hdr.h.a}, 16); random<bit<32>>(r32, 0, 255); \
+                 update_checksum<tuple<bit<8>>, bit<16>>(true, {hdr.h.a}, hdr.h.b, \
+                 HashAlgorithm.csum16); log_msg<bit<8>>(\"a = {}\", hdr.h.a); \
+                 hdr.h.b = r16 + (bit<16>)r32;",
+            ),
+        ]),
     );
 }

@@ -2653,6 +2653,7 @@ impl Checker {
         {
             return None;
         }
+        let explicit = self.explicit_type_args(name, type_args, args.len(), span)?;
         let b = match name {
             "mark_to_drop" => {
                 if args.is_empty() {
@@ -2716,9 +2717,30 @@ impl Checker {
                     );
                     return None;
                 }
+                if let Some(o) = explicit.get(0)
+                    && !self.same_as_type_arg("hash", "O", o, &out.ty, args[0].span)
+                {
+                    return None;
+                }
                 let algo = self.hash_algo(args[1])?;
                 let base_te = self.expr_any(args[2])?;
                 let max_te = self.expr_any(args[4])?;
+                // Given type arguments T and M type `base` and `max`.
+                if let (Some(t), Some(m)) = (explicit.get(1), explicit.get(3)) {
+                    let base = self.typed_by_arg("hash", "T", t, base_te, args[2].span)?;
+                    let data = self.data_arg(args[3])?;
+                    let max = self.typed_by_arg("hash", "M", m, max_te, args[4].span)?;
+                    return Some(Self::void_call(
+                        Call::Builtin(Box::new(Builtin::Hash {
+                            out,
+                            algo,
+                            base,
+                            data,
+                            max,
+                        })),
+                        span,
+                    ));
+                }
                 // `base` and `max` have type parameters of their own (T, M in
                 // v1model.p4): an integer without a width gives them none, and
                 // p4c refuses it ("could not infer a width").
@@ -2762,6 +2784,11 @@ impl Checker {
                     );
                     return None;
                 }
+                if let Some(t) = explicit.first()
+                    && !self.same_as_type_arg("random", "T", t, &out.ty, args[0].span)
+                {
+                    return None;
+                }
                 let ty = out.ty.clone();
                 let lo = self.expr(args[1], Some(&ty))?;
                 let hi = self.expr(args[2], Some(&ty))?;
@@ -2781,6 +2808,12 @@ impl Checker {
                 if with_payload && algo != HashAlgorithm::Csum16 {
                     self.unsupported(args[3].span, "checksums with payload other than csum16");
                     return None;
+                }
+                if let Some(o) = explicit.get(1) {
+                    let c = self.expr(args[2], None)?;
+                    if !self.same_as_type_arg(name, "O", o, &c.ty, args[2].span) {
+                        return None;
+                    }
                 }
                 if name.starts_with("verify") {
                     let checksum = self.expr(args[2], None)?;
@@ -3588,6 +3621,80 @@ impl Checker {
             }
         };
         Some(Self::void_call(Call::Builtin(Box::new(b)), span))
+    }
+
+    /// The type arguments given to a call of v1model extern function
+    /// `name`: all of its generic overload's or none
+    /// (`crate::v1model::GENERIC_FUNCTIONS`), checked in count and
+    /// returned as types (empty when none are given). `None` after an error.
+    fn explicit_type_args(
+        &mut self,
+        name: &str,
+        type_args: &[ast::Type],
+        n_args: usize,
+        span: Span,
+    ) -> Option<Vec<Ty>> {
+        if type_args.is_empty() {
+            return Some(Vec::new());
+        }
+        let Some(g) = crate::v1model::generic(name, n_args) else {
+            // `log_msg(msg)`, the overload without type parameters.
+            if crate::v1model::GENERIC_FUNCTIONS
+                .iter()
+                .any(|g| g.name == name)
+            {
+                self.no_type_args(
+                    type_args,
+                    &format!("`{name}` with {n_args} argument(s)"),
+                    span,
+                );
+                return None;
+            }
+            return Some(Vec::new());
+        };
+        if type_args.len() != g.type_params.len() {
+            self.error(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "`{name}` takes {} type argument{} (`{name}<{}>`), {} given; give all or none",
+                    g.type_params.len(),
+                    if g.type_params.len() == 1 { "" } else { "s" },
+                    g.type_params.join(", "),
+                    type_args.len()
+                ),
+            );
+            return None;
+        }
+        type_args.iter().map(|t| self.ty(t)).collect()
+    }
+
+    /// An `out`/`inout` argument (or an `in` one whose type is already
+    /// fixed) of type `got` where the call's type argument `tp` is `want`:
+    /// exactly that type. Reports and returns false otherwise.
+    fn same_as_type_arg(&mut self, f: &str, tp: &str, want: &Ty, got: &Ty, span: Span) -> bool {
+        if want == got {
+            return true;
+        }
+        let msg = format!(
+            "`{f}` was given {tp} = {}, but this argument is {}",
+            self.ty_name(want),
+            self.ty_name(got)
+        );
+        let label = format!("this is {}", self.ty_name(got));
+        self.error_label(codes::TYPE_MISMATCH, span, msg, label);
+        false
+    }
+
+    /// An `in` argument typed by the call's type argument `tp` = `want`: an
+    /// integer without a width takes it, a typed value must have it.
+    fn typed_by_arg(&mut self, f: &str, tp: &str, want: &Ty, te: TE, span: Span) -> Option<Expr> {
+        if let TE::Typed(x) = &te
+            && !self.same_as_type_arg(f, tp, want, &x.ty, span)
+        {
+            return None;
+        }
+        self.coerce(te, want, span)
     }
 
     /// The `index` argument of a v1model `register`, `counter` or `meter`
