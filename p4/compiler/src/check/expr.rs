@@ -2717,7 +2717,7 @@ impl Checker {
                     );
                     return None;
                 }
-                if let Some(o) = explicit.get(0)
+                if let Some(o) = explicit.first()
                     && !self.same_as_type_arg("hash", "O", o, &out.ty, args[0].span)
                 {
                     return None;
