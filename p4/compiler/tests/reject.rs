@@ -2743,3 +2743,33 @@ fn generic_extern_function_type_arguments() {
         ]),
     );
 }
+
+#[test]
+fn underscore_is_not_a_name() {
+    // `_` is p4c's don't-care token: declaring something named `_` is a
+    // syntax error there (p4c's underscore_e, underscore1_e..3_e); ours took
+    // it as an identifier.
+    check_errors(
+        "underscore_local",
+        &program(&[("APPLY", "bit<8> _ = 1; hdr.h.a = 2;")]),
+    );
+    check_errors(
+        "underscore_field",
+        &program(&[("DECLS", "struct s_t { bit<8> _; }")]),
+    );
+    // As a don't-care it stays: a keyset, a type argument, an out argument.
+    check_compiles(
+        "underscore_dont_care_ok",
+        &program(&[
+            (
+                "DECLS",
+                "action take(out bit<8> x) { x = 1; }\nT same<T>(in T v) { return v; }",
+            ),
+            (
+                "PARSER",
+                "transition select(hdr.h.a) { 1: accept; _: accept; }",
+            ),
+            ("APPLY", "take(_); hdr.h.c = same<_>(hdr.h.a);"),
+        ]),
+    );
+}
