@@ -6,7 +6,11 @@
 //! Contract: parameter names and order are those of p4c's `v1model.p4` and
 //! `core.p4` (the names a program may use as named arguments); overloads
 //! (`log_msg`, `mark_to_drop`, two-argument `extract`) are separate entries
-//! told apart by arity. Pure data, no allocation.
+//! told apart by arity. What depends on `V1MODEL_VERSION` (the index type
+//! of `counter`, `meter` and `register`, and their type parameters) is
+//! declared for both versions, and the type parameters of the generic
+//! extern functions with the parameters they type. Pure data, no
+//! allocation.
 
 /// How a parameter is passed (P4_16 §6.8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
