@@ -6,7 +6,11 @@
 //! Contract: parameter names and order are those of p4c's `v1model.p4` and
 //! `core.p4` (the names a program may use as named arguments); overloads
 //! (`log_msg`, `mark_to_drop`, two-argument `extract`) are separate entries
-//! told apart by arity. Pure data, no allocation.
+//! told apart by arity. What depends on `V1MODEL_VERSION` (the index type
+//! of `counter`, `meter` and `register`, and their type parameters) is
+//! declared for both versions, and the type parameters of the generic
+//! extern functions with the parameters they type. Pure data, no
+//! allocation.
 
 /// How a parameter is passed (P4_16 §6.8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +123,111 @@ pub const FUNCTIONS: &[Signature] = &[
     sig("log_msg", &[p("msg", In), p("data", In)]),
 ];
 
+/// A generic extern function: its type parameters, and which of them
+/// types each parameter so typed (by parameter name). A call gives all its
+/// type arguments or none (P4_16 §8.18: the rest are inferred).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Generic {
+    /// Function name.
+    pub name: &'static str,
+    /// Its parameter count (the overload this is).
+    pub arity: usize,
+    /// Type parameters in order (`hash<O, T, D, M>`).
+    pub type_params: &'static [&'static str],
+    /// (parameter name, index into `type_params`).
+    pub typed: &'static [(&'static str, usize)],
+}
+
+const CHECKSUM_TYPED: &[(&str, usize)] = &[("data", 0), ("checksum", 1)];
+const DATA_T: &[(&str, usize)] = &[("data", 0)];
+
+/// The generic extern functions of `v1model.p4` (as p4c declares them).
+pub const GENERIC_FUNCTIONS: &[Generic] = &[
+    Generic {
+        name: "hash",
+        arity: 5,
+        type_params: &["O", "T", "D", "M"],
+        typed: &[("result", 0), ("base", 1), ("data", 2), ("max", 3)],
+    },
+    Generic {
+        name: "random",
+        arity: 3,
+        type_params: &["T"],
+        typed: &[("result", 0), ("lo", 0), ("hi", 0)],
+    },
+    Generic {
+        name: "digest",
+        arity: 2,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+    Generic {
+        name: "verify_checksum",
+        arity: 4,
+        type_params: &["T", "O"],
+        typed: CHECKSUM_TYPED,
+    },
+    Generic {
+        name: "update_checksum",
+        arity: 4,
+        type_params: &["T", "O"],
+        typed: CHECKSUM_TYPED,
+    },
+    Generic {
+        name: "verify_checksum_with_payload",
+        arity: 4,
+        type_params: &["T", "O"],
+        typed: CHECKSUM_TYPED,
+    },
+    Generic {
+        name: "update_checksum_with_payload",
+        arity: 4,
+        type_params: &["T", "O"],
+        typed: CHECKSUM_TYPED,
+    },
+    Generic {
+        name: "resubmit",
+        arity: 1,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+    Generic {
+        name: "recirculate",
+        arity: 1,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+    Generic {
+        name: "clone3",
+        arity: 3,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+    Generic {
+        name: "log_msg",
+        arity: 2,
+        type_params: &["T"],
+        typed: DATA_T,
+    },
+];
+
+/// The generic overload of extern function `name` taking `arity` arguments.
+pub fn generic(name: &str, arity: usize) -> Option<&'static Generic> {
+    GENERIC_FUNCTIONS
+        .iter()
+        .find(|g| g.name == name && g.arity == arity)
+}
+
+impl Generic {
+    /// The position among the type parameters of the one typing `param`.
+    pub fn type_param_of(&self, param: &str) -> Option<usize> {
+        self.typed
+            .iter()
+            .find(|(p, _)| *p == param)
+            .map(|&(_, k)| k)
+    }
+}
+
 /// What a parameter of a `V1Switch` block holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockParam {
@@ -229,6 +338,53 @@ pub struct Object {
     pub methods: &'static [Signature],
     /// Where instances keep their state (`None`: packets, no state).
     pub store: Option<Store>,
+    /// Type parameters before and from [`INDEX_TYPE_PARAM_SINCE`]
+    /// (`register<T>`, then `register<T, I>`).
+    pub type_params: (&'static [&'static str], &'static [&'static str]),
+}
+
+/// The first v1model version whose `counter`, `meter` and `register` take
+/// their index type as a type parameter `I`; before it their methods'
+/// `index` is `in bit<32>`, and P4_16 casts only untyped integers to it
+/// implicitly (§8.11.2), so a `bit<8>` index is an error there.
+pub const INDEX_TYPE_PARAM_SINCE: u128 = 20200408;
+
+/// The declared type of the `index` parameter of an object's methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexTy {
+    /// `in bit<32> index`.
+    Bit32,
+    /// `in I index`: the type argument at this position.
+    TypeArg(usize),
+}
+
+impl Object {
+    /// Its type parameters in v1model version `version`.
+    pub fn type_params(&self, version: u128) -> &'static [&'static str] {
+        if version >= INDEX_TYPE_PARAM_SINCE {
+            self.type_params.1
+        } else {
+            self.type_params.0
+        }
+    }
+
+    /// The type of the `index` parameter of its methods in `version`
+    /// (`None`: no method takes one).
+    pub fn index_ty(&self, version: u128) -> Option<IndexTy> {
+        let has_index = self
+            .methods
+            .iter()
+            .any(|m| m.params.iter().any(|p| p.name == "index"));
+        if !has_index {
+            return None;
+        }
+        Some(
+            match self.type_params(version).iter().position(|t| *t == "I") {
+                Some(k) => IndexTy::TypeArg(k),
+                None => IndexTy::Bit32,
+            },
+        )
+    }
 }
 
 /// Extern object types of `core.p4` and `v1model.p4`.
@@ -241,42 +397,49 @@ pub const OBJECTS: &[Object] = &[
             sig("write", &[p("index", In), p("value", In)]),
         ],
         store: Some(Store::Registers),
+        type_params: (&["T"], &["T", "I"]),
     },
     Object {
         name: "counter",
         ctor: &[p("size", In), p("type", In)],
         methods: &[sig("count", &[p("index", In)])],
         store: Some(Store::Counters),
+        type_params: (&[], &["I"]),
     },
     Object {
         name: "direct_counter",
         ctor: &[p("type", In)],
         methods: &[sig("count", &[])],
         store: Some(Store::Counters),
+        type_params: (&[], &[]),
     },
     Object {
         name: "meter",
         ctor: &[p("size", In), p("type", In)],
         methods: &[sig("execute_meter", &[p("index", In), p("result", Out)])],
         store: Some(Store::Meters),
+        type_params: (&[], &["I"]),
     },
     Object {
         name: "direct_meter",
         ctor: &[p("type", In)],
         methods: &[sig("read", &[p("result", Out)])],
         store: Some(Store::Meters),
+        type_params: (&["T"], &["T"]),
     },
     Object {
         name: "action_profile",
         ctor: &[p("size", In)],
         methods: &[],
         store: Some(Store::Profiles),
+        type_params: (&[], &[]),
     },
     Object {
         name: "action_selector",
         ctor: &[p("algorithm", In), p("size", In), p("outputWidth", In)],
         methods: &[],
         store: Some(Store::Profiles),
+        type_params: (&[], &[]),
     },
     Object {
         name: "packet_in",
@@ -295,12 +458,14 @@ pub const OBJECTS: &[Object] = &[
             sig("length", &[]),
         ],
         store: None,
+        type_params: (&[], &[]),
     },
     Object {
         name: "packet_out",
         ctor: &[],
         methods: &[sig("emit", &[p("hdr", In)])],
         store: None,
+        type_params: (&[], &[]),
     },
 ];
 
@@ -355,5 +520,34 @@ mod tests {
         let ext = overload(methods("packet_in", "extract"), 1, &[Some("hdr")]).unwrap();
         assert_eq!(ext.params[0].name, "hdr");
         assert_eq!(object("register").unwrap().store, Some(Store::Registers));
+    }
+
+    #[test]
+    fn index_types_follow_the_v1model_version() {
+        let old = 20180101;
+        let new = INDEX_TYPE_PARAM_SINCE;
+        let reg = object("register").unwrap();
+        assert_eq!(reg.index_ty(old), Some(IndexTy::Bit32));
+        assert_eq!(reg.index_ty(new), Some(IndexTy::TypeArg(1)));
+        assert_eq!(
+            object("counter").unwrap().index_ty(new),
+            Some(IndexTy::TypeArg(0))
+        );
+        assert_eq!(object("meter").unwrap().type_params(old).len(), 0);
+        assert_eq!(object("direct_counter").unwrap().index_ty(new), None);
+    }
+
+    #[test]
+    fn generic_functions_match_their_signatures() {
+        for g in GENERIC_FUNCTIONS {
+            let sig = overload(functions(g.name), g.arity, &[]).unwrap();
+            assert_eq!(sig.params.len(), g.arity, "{}", g.name);
+            for (p, k) in g.typed {
+                assert!(sig.params.iter().any(|q| q.name == *p), "{}.{p}", g.name);
+                assert!(*k < g.type_params.len());
+            }
+        }
+        assert_eq!(generic("hash", 5).unwrap().type_param_of("max"), Some(3));
+        assert!(generic("log_msg", 1).is_none());
     }
 }

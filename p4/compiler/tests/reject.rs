@@ -2787,3 +2787,187 @@ fn typedef_of_extern_as_parameter_type() {
         &with("", "action a(R r) { r.write(0, 1); }", ""),
     );
 }
+
+// ---- rej26
+
+/// The template under `#define V1MODEL_VERSION 20200408`, which gives
+/// `counter<I>`, `meter<I>` and `register<T, I>` an index type parameter.
+fn v1model_2020(parts: &[(&str, &str)]) -> String {
+    program(parts).replace(
+        "#include <v1model.p4>",
+        "#define V1MODEL_VERSION 20200408\n#include <v1model.p4>",
+    )
+}
+
+#[test]
+fn extern_index_is_bit32_before_20200408() {
+    // v1model.p4 (20180101): `count(in bit<32> index)`, `read(out T result,
+    // in bit<32> index)`, `write(in bit<32> index, ..)`,
+    // `execute_meter<T>(in bit<32> index, ..)`; P4_16 §8.11.2 converts only
+    // untyped integers implicitly, so p4c cannot unify a bit<8> with it.
+    // Ours took any width here.
+    let locals = "counter(4, CounterType.packets) c; register<bit<8>>(4) r; \
+                  meter(4, MeterType.packets) mt;";
+    for (name, call) in [
+        ("counter_index_bit8", "c.count(hdr.h.a);"),
+        ("register_read_index_bit8", "r.read(hdr.h.c, hdr.h.a);"),
+        ("register_write_index_bit16", "r.write(hdr.h.b, hdr.h.a);"),
+        ("meter_index_bit8", "mt.execute_meter(hdr.h.a, meta.m);"),
+    ] {
+        check_errors(name, &program(&[("LOCALS", locals), ("APPLY", call)]));
+    }
+    // Integers without a width, bit<32> values, casts and a serializable
+    // enum over bit<32> still fit.
+    check_compiles(
+        "extern_index_bit32_ok",
+        &program(&[
+            ("DECLS", "enum bit<32> slot_t { A = 1, B = 2 }"),
+            ("LOCALS", locals),
+            (
+                "APPLY",
+                "bit<32> i = (bit<32>)hdr.h.a; c.count(i); c.count(2); c.count(slot_t.B); \
+                 r.read(hdr.h.c, 3); r.write((bit<32>)hdr.h.a, hdr.h.c); \
+                 mt.execute_meter(i, meta.m);",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn extern_index_type_argument_from_20200408() {
+    // v1model.p4 (20200408): `extern counter<I>`, `register<T, I>`,
+    // `meter<I>`, whose methods take `in I index`.
+    let locals = "counter<bit<8>>(4, CounterType.packets) c; register<bit<8>, bit<16>>(4) r; \
+                  meter<bit<8>>(4, MeterType.packets) mt;";
+    check_compiles(
+        "extern_index_type_arg_ok",
+        &v1model_2020(&[
+            ("LOCALS", locals),
+            (
+                "APPLY",
+                "c.count(hdr.h.a); c.count(1); r.read(hdr.h.c, hdr.h.b); \
+                 r.write(7, hdr.h.a); mt.execute_meter(hdr.h.c, meta.m);",
+            ),
+        ]),
+    );
+    check_errors(
+        "counter_index_not_its_type_arg",
+        &v1model_2020(&[("LOCALS", locals), ("APPLY", "bit<32> i = 1; c.count(i);")]),
+    );
+    check_errors(
+        "register_index_not_its_type_arg",
+        &v1model_2020(&[("LOCALS", locals), ("APPLY", "r.read(hdr.h.c, hdr.h.a);")]),
+    );
+}
+
+#[test]
+fn extern_type_arguments_follow_the_v1model_version() {
+    // p4c: "Type parameters must be supplied for constructor" for a generic
+    // extern instantiated without them; a non-generic one specialised is
+    // refused too.
+    check_errors(
+        "counter_type_arg_in_20180101",
+        &program(&[("LOCALS", "counter<bit<32>>(4, CounterType.packets) c;")]),
+    );
+    check_errors(
+        "register_index_type_arg_in_20180101",
+        &program(&[("LOCALS", "register<bit<8>, bit<32>>(4) r;")]),
+    );
+    check_errors(
+        "counter_without_type_arg_in_20200408",
+        &v1model_2020(&[("LOCALS", "counter(4, CounterType.packets) c;")]),
+    );
+    check_errors(
+        "register_without_index_type_in_20200408",
+        &v1model_2020(&[("LOCALS", "register<bit<8>>(4) r;")]),
+    );
+}
+
+#[test]
+fn switch_in_a_parser_state() {
+    // p4c's grammar lists no `switch` among parser statements; ours
+    // generated one as in a control.
+    check_errors(
+        "switch_in_parser",
+        &program(&[(
+            "PARSER",
+            "switch (hdr.h.a) { 1: { hdr.h.c = 2; } default: { } } transition accept;",
+        )]),
+    );
+}
+
+#[test]
+fn generic_extern_function_type_arguments() {
+    // v1model.p4: `hash<O, T, D, M>`, `random<T>`, `update_checksum<T, O>`,
+    // `digest<T>`, `log_msg<T>(msg, data)` beside `log_msg(msg)`. A call
+    // gives all type arguments or none, and those given type the
+    // arguments; ours read none of them but digest's.
+    let locals = "bit<16> r16; bit<32> r32;";
+    for (name, call) in [
+        (
+            "hash_one_type_arg",
+            "hash<bit<16>>(r16, HashAlgorithm.crc16, 16w0, {hdr.h.a}, 32w16);",
+        ),
+        (
+            "hash_base_not_its_type_arg",
+            "hash<bit<16>, bit<16>, tuple<bit<8>>, bit<32>>(r16, HashAlgorithm.crc16, \
+             8w0, {hdr.h.a}, 32w16);",
+        ),
+        (
+            "random_result_not_its_type_arg",
+            "random<bit<8>>(r16, 0, 255);",
+        ),
+        (
+            "update_checksum_checksum_not_its_type_arg",
+            "update_checksum<tuple<bit<8>>, bit<32>>(true, {hdr.h.a}, hdr.h.b, \
+             HashAlgorithm.csum16);",
+        ),
+        ("log_msg_plain_with_type_arg", "log_msg<bit<8>>(\"x\");"),
+    ] {
+        check_errors(name, &program(&[("LOCALS", locals), ("APPLY", call)]));
+    }
+    check_compiles(
+        "generic_extern_type_args_ok",
+        &program(&[
+            ("LOCALS", locals),
+            (
+                "APPLY",
+                "hash<bit<16>, bit<16>, tuple<bit<8>>, bit<32>>(r16, HashAlgorithm.crc16, 0, \
+                 {hdr.h.a}, 16); random<bit<32>>(r32, 0, 255); \
+                 update_checksum<tuple<bit<8>>, bit<16>>(true, {hdr.h.a}, hdr.h.b, \
+                 HashAlgorithm.csum16); log_msg<bit<8>>(\"a = {}\", hdr.h.a); \
+                 hdr.h.b = r16 + (bit<16>)r32;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn underscore_is_not_a_name() {
+    // `_` is p4c's don't-care token: declaring something named `_` is a
+    // syntax error there (p4c's underscore_e, underscore1_e..3_e); ours took
+    // it as an identifier.
+    check_errors(
+        "underscore_local",
+        &program(&[("APPLY", "bit<8> _ = 1; hdr.h.a = 2;")]),
+    );
+    check_errors(
+        "underscore_field",
+        &program(&[("DECLS", "struct s_t { bit<8> _; }")]),
+    );
+    // As a don't-care it stays: a keyset, a type argument, an out argument.
+    check_compiles(
+        "underscore_dont_care_ok",
+        &program(&[
+            (
+                "DECLS",
+                "action take(out bit<8> x) { x = 1; }\nT same<T>(in T v) { return v; }",
+            ),
+            (
+                "PARSER",
+                "transition select(hdr.h.a) { 1: accept; _: accept; }",
+            ),
+            ("APPLY", "take(_); hdr.h.c = same<_>(hdr.h.a);"),
+        ]),
+    );
+}

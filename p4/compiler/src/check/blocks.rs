@@ -1750,6 +1750,9 @@ impl Checker {
                 UserType::NotUser => {}
             }
         }
+        if !self.v1model_type_args(kind_name, targs, i.span) {
+            return;
+        }
         let kind = match kind_name {
             "register" => {
                 if !want(self, 1) {
@@ -1872,6 +1875,63 @@ impl Checker {
             }
         };
         self.add_extern(owner, i, kind);
+    }
+
+    /// Checks the type arguments of an instance of v1model's `counter`,
+    /// `meter` or `register` against the declaration of the version the
+    /// program picked (`crate::v1model::Object::type_params`), and records
+    /// the index type `I` of the versions that have one. False when refused.
+    fn v1model_type_args(&mut self, kind_name: &str, targs: &[ast::Type], span: Span) -> bool {
+        if !matches!(kind_name, "counter" | "meter" | "register") {
+            return true;
+        }
+        let Some(obj) = crate::v1model::object(kind_name) else {
+            return true;
+        };
+        // `register` without any is reported where its cell type is read.
+        if kind_name == "register" && targs.is_empty() {
+            return true;
+        }
+        let version = self.v1model_version;
+        let params = obj.type_params(version);
+        if targs.len() != params.len() {
+            let declared = if params.is_empty() {
+                kind_name.to_string()
+            } else {
+                format!("{kind_name}<{}>", params.join(", "))
+            };
+            let why = if params.len() > targs.len() {
+                "the index type `I` came with v1model 20200408, and a generic extern needs all its type arguments (p4c: \"Type parameters must be supplied for constructor\")"
+            } else {
+                "the index type argument `I` came with v1model 20200408: `#define V1MODEL_VERSION 20200408` before `#include <v1model.p4>` picks it"
+            };
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "`{kind_name}` takes {} type argument{} in v1model {version}, {} given; {why}",
+                    params.len(),
+                    if params.len() == 1 { "" } else { "s" },
+                    targs.len()
+                ),
+                format!("declared `{declared}`"),
+            );
+            return false;
+        }
+        if let Some(crate::v1model::IndexTy::TypeArg(k)) = obj.index_ty(version) {
+            let Some(ty) = self.ty(&targs[k]) else {
+                return false;
+            };
+            // The runtime indexes its arrays with the index's value: a
+            // bit string (p4c's BMv2 back end takes only those too).
+            if !matches!(ty, Ty::Bit(_)) {
+                let msg = format!("`{kind_name}` index types other than bit<W>");
+                self.unsupported(targs[k].span, &msg);
+                return false;
+            }
+            self.extern_index_ty.insert(span, ty);
+        }
+        true
     }
 
     /// Adds extern instance `i` of `kind` to control `owner`, or (`None`)

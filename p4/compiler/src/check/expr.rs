@@ -2653,6 +2653,7 @@ impl Checker {
         {
             return None;
         }
+        let explicit = self.explicit_type_args(name, type_args, args.len(), span)?;
         let b = match name {
             "mark_to_drop" => {
                 if args.is_empty() {
@@ -2716,9 +2717,30 @@ impl Checker {
                     );
                     return None;
                 }
+                if let Some(o) = explicit.first()
+                    && !self.same_as_type_arg("hash", "O", o, &out.ty, args[0].span)
+                {
+                    return None;
+                }
                 let algo = self.hash_algo(args[1])?;
                 let base_te = self.expr_any(args[2])?;
                 let max_te = self.expr_any(args[4])?;
+                // Given type arguments T and M type `base` and `max`.
+                if let (Some(t), Some(m)) = (explicit.get(1), explicit.get(3)) {
+                    let base = self.typed_by_arg("hash", "T", t, base_te, args[2].span)?;
+                    let data = self.data_arg(args[3])?;
+                    let max = self.typed_by_arg("hash", "M", m, max_te, args[4].span)?;
+                    return Some(Self::void_call(
+                        Call::Builtin(Box::new(Builtin::Hash {
+                            out,
+                            algo,
+                            base,
+                            data,
+                            max,
+                        })),
+                        span,
+                    ));
+                }
                 // `base` and `max` have type parameters of their own (T, M in
                 // v1model.p4): an integer without a width gives them none, and
                 // p4c refuses it ("could not infer a width").
@@ -2762,6 +2784,11 @@ impl Checker {
                     );
                     return None;
                 }
+                if let Some(t) = explicit.first()
+                    && !self.same_as_type_arg("random", "T", t, &out.ty, args[0].span)
+                {
+                    return None;
+                }
                 let ty = out.ty.clone();
                 let lo = self.expr(args[1], Some(&ty))?;
                 let hi = self.expr(args[2], Some(&ty))?;
@@ -2781,6 +2808,12 @@ impl Checker {
                 if with_payload && algo != HashAlgorithm::Csum16 {
                     self.unsupported(args[3].span, "checksums with payload other than csum16");
                     return None;
+                }
+                if let Some(o) = explicit.get(1) {
+                    let c = self.expr(args[2], None)?;
+                    if !self.same_as_type_arg(name, "O", o, &c.ty, args[2].span) {
+                        return None;
+                    }
                 }
                 if name.starts_with("verify") {
                     let checksum = self.expr(args[2], None)?;
@@ -3489,8 +3522,7 @@ impl Checker {
                 }
                 let out = self.out_arg(args[0], Some(cell))?;
                 let out = self.coerce(TE::Typed(out), cell, args[0].span)?;
-                let it = self.expr_any(args[1])?;
-                let index = self.coerce_loose(it, &Ty::Bit(32), args[1].span)?;
+                let index = self.extern_index(&inst, args[1])?;
                 Builtin::RegisterRead {
                     inst: i,
                     out,
@@ -3501,8 +3533,7 @@ impl Checker {
                 if !self.arg_count(span, "write", 2, args.len()) {
                     return None;
                 }
-                let it = self.expr_any(args[0])?;
-                let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
+                let index = self.extern_index(&inst, args[0])?;
                 let value = self.expr(args[1], Some(cell))?;
                 Builtin::RegisterWrite {
                     inst: i,
@@ -3514,8 +3545,7 @@ impl Checker {
                 if !self.arg_count(span, "count", 1, args.len()) {
                     return None;
                 }
-                let it = self.expr_any(args[0])?;
-                let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
+                let index = self.extern_index(&inst, args[0])?;
                 Builtin::CounterCount { inst: i, index }
             }
             (ir::ExternKind::DirectCounter(_), "count") => {
@@ -3529,8 +3559,7 @@ impl Checker {
                 if !self.arg_count(span, "execute_meter", 2, args.len()) {
                     return None;
                 }
-                let it = self.expr_any(args[0])?;
-                let index = self.coerce_loose(it, &Ty::Bit(32), args[0].span)?;
+                let index = self.extern_index(&inst, args[0])?;
                 let out = self.lvalue(args[1])?;
                 if !self.holds_meter_colour(&out.ty) {
                     self.error(
@@ -3606,6 +3635,125 @@ impl Checker {
             Ty::SerEnum(e) => matches!(self.prog.enums[*e].repr, Some(Ty::Bit(_))),
             _ => false,
         }
+    }
+
+    /// The type arguments given to a call of v1model extern function
+    /// `name`: all of its generic overload's or none
+    /// (`crate::v1model::GENERIC_FUNCTIONS`), checked in count and
+    /// returned as types (empty when none are given). `None` after an error.
+    fn explicit_type_args(
+        &mut self,
+        name: &str,
+        type_args: &[ast::Type],
+        n_args: usize,
+        span: Span,
+    ) -> Option<Vec<Ty>> {
+        if type_args.is_empty() {
+            return Some(Vec::new());
+        }
+        let Some(g) = crate::v1model::generic(name, n_args) else {
+            // `log_msg(msg)`, the overload without type parameters.
+            if crate::v1model::GENERIC_FUNCTIONS
+                .iter()
+                .any(|g| g.name == name)
+            {
+                self.no_type_args(
+                    type_args,
+                    &format!("`{name}` with {n_args} argument(s)"),
+                    span,
+                );
+                return None;
+            }
+            return Some(Vec::new());
+        };
+        if type_args.len() != g.type_params.len() {
+            self.error(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "`{name}` takes {} type argument{} (`{name}<{}>`), {} given; give all or none",
+                    g.type_params.len(),
+                    if g.type_params.len() == 1 { "" } else { "s" },
+                    g.type_params.join(", "),
+                    type_args.len()
+                ),
+            );
+            return None;
+        }
+        type_args.iter().map(|t| self.ty(t)).collect()
+    }
+
+    /// An `out`/`inout` argument (or an `in` one whose type is already
+    /// fixed) of type `got` where the call's type argument `tp` is `want`:
+    /// exactly that type. Reports and returns false otherwise.
+    fn same_as_type_arg(&mut self, f: &str, tp: &str, want: &Ty, got: &Ty, span: Span) -> bool {
+        if want == got {
+            return true;
+        }
+        let msg = format!(
+            "`{f}` was given {tp} = {}, but this argument is {}",
+            self.ty_name(want),
+            self.ty_name(got)
+        );
+        let label = format!("this is {}", self.ty_name(got));
+        self.error_label(codes::TYPE_MISMATCH, span, msg, label);
+        false
+    }
+
+    /// An `in` argument typed by the call's type argument `tp` = `want`: an
+    /// integer without a width takes it, a typed value must have it.
+    fn typed_by_arg(&mut self, f: &str, tp: &str, want: &Ty, te: TE, span: Span) -> Option<Expr> {
+        if let TE::Typed(x) = &te
+            && !self.same_as_type_arg(f, tp, want, &x.ty, span)
+        {
+            return None;
+        }
+        self.coerce(te, want, span)
+    }
+
+    /// The `index` argument of a v1model `register`, `counter` or `meter`
+    /// method, of the type the version declares
+    /// (`crate::v1model::Object::index_ty`): `bit<32>` before 20200408, to
+    /// which P4_16 converts only untyped integers (§8.11.2), then the
+    /// instance's type argument `I`. An instance passed as an extern
+    /// parameter has no `I` recorded and takes any bit string, as before.
+    fn extern_index(&mut self, inst: &ir::ExternInst, arg: &ast::Expr) -> Option<Expr> {
+        use crate::v1model::IndexTy;
+        let it = self.expr_any(arg)?;
+        let version = self.v1model_version;
+        let declared =
+            crate::v1model::object(inst.kind.type_name()).and_then(|o| o.index_ty(version));
+        let want = match declared {
+            Some(IndexTy::Bit32) => Ty::Bit(32),
+            Some(IndexTy::TypeArg(_)) => match self.extern_index_ty.get(&inst.span) {
+                Some(t) => t.clone(),
+                None => return self.coerce_loose(it, &Ty::Bit(32), arg.span),
+            },
+            None => return self.coerce_loose(it, &Ty::Bit(32), arg.span),
+        };
+        if let TE::Typed(x) = &it
+            && matches!(x.ty, Ty::Bit(_) | Ty::Int(_))
+            && x.ty != want
+        {
+            let decl = match declared {
+                Some(IndexTy::Bit32) => format!("`in bit<32> index` in v1model {version}"),
+                _ => format!(
+                    "`in I index`, and `{}` has I = {}",
+                    inst.name,
+                    self.ty_name(&want)
+                ),
+            };
+            let msg = format!(
+                "the index of `{}` must be {}, found {}: its methods declare {decl}; only integers without a width convert implicitly (P4_16 §8.11.2)",
+                inst.name,
+                self.ty_name(&want),
+                self.ty_name(&x.ty)
+            );
+            let label = format!("cast it: `({})`", self.ty_name(&want));
+            self.error_label(codes::WIDTH_MISMATCH, arg.span, msg, label);
+            return None;
+        }
+        self.coerce(it, &want, arg.span)
     }
 
     fn packet_method(

@@ -206,6 +206,14 @@ pub(crate) struct Checker {
     /// constructor parameters: their positions among the apply
     /// parameters, by control name.
     pub(crate) apply_int_params: HashMap<String, Vec<usize>>,
+    /// The v1model version the program picked (`__v1model_version`,
+    /// p4c's default 20180101 until that constant is checked): which
+    /// declarations of `crate::v1model` apply.
+    pub(crate) v1model_version: u128,
+    /// The index type argument `I` of each `counter<I>`, `meter<I>` and
+    /// `register<T, I>` instance (v1model 20200408), by the instance's
+    /// span: what their methods' `index` must be.
+    pub(crate) extern_index_ty: HashMap<Span, Ty>,
     /// Extern instances passed to controls and parsers as parameters: the
     /// parameters, what each is bound to, and the bindings in flight
     /// (`check::extern_params`).
@@ -374,6 +382,8 @@ pub fn check(
         ctor_controls: HashMap::new(),
         apply_int_params: HashMap::new(),
         extern_params: Default::default(),
+        v1model_version: V1MODEL_VERSIONS.0,
+        extern_index_ty: HashMap::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
@@ -2439,7 +2449,7 @@ impl Checker {
     fn check_v1model_version(&mut self, e: &ir::Expr, span: crate::diag::Span) {
         let (first, latest) = V1MODEL_VERSIONS;
         match fold::const_int(e) {
-            Some(v) if (first..=latest).contains(&v) => {}
+            Some(v) if (first..=latest).contains(&v) => self.v1model_version = v,
             Some(v) => self.error_label(
                 codes::OVERFLOW,
                 span,

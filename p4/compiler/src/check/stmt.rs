@@ -756,6 +756,17 @@ impl Checker {
                 "switch inside an action",
             );
         }
+        // p4c's grammar has no `switch` among parser statements (a parser
+        // state chooses with `transition select`); its BMv2 back end has
+        // no form for one there either. Ours took it as in a control.
+        if self.body.as_ref().map(|b| b.kind) == Some(BodyKind::Parser) {
+            self.error_label(
+                codes::NOT_ALLOWED_HERE,
+                expr.span,
+                "`switch` statements are not allowed in parsers (p4c's grammar has none there); use `transition select`, or `if`",
+                "switch inside a parser state",
+            );
+        }
         // P4_16 §12.7.3: `default` comes last (p4c rejects it elsewhere).
         for c in cases.iter().take(cases.len().saturating_sub(1)) {
             if let ast::SwitchLabel::Default(sp) = &c.label {

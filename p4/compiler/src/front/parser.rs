@@ -416,6 +416,22 @@ impl<'t> Parser<'t> {
             );
             return Err(());
         }
+        // `_` is p4c's don't-care token, never an identifier: a
+        // declaration named `_` is a syntax error there (underscore_e and
+        // its siblings).
+        if let Tok::Ident(s) = &self.peek().tok
+            && s == "_"
+        {
+            let span = self.peek().span;
+            self.push(
+                Diagnostic::error(
+                    codes::UNEXPECTED_TOKEN,
+                    format!("expected {what}, found `_`"),
+                )
+                .with_primary(span, "`_` is the don't-care, not a name"),
+            );
+            return Err(());
+        }
         self.ident_any(what)
     }
 
