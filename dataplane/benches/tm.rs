@@ -6,11 +6,12 @@
 //! priority mixed with a lossy one under DWRR with 64 packets queued, so the
 //! scheduler and PFC checks do real work.
 //!
-//! The TM queues what the switch core queues: a 64-byte record holding a
-//! pooled box and a frame buffer ([`dataplane::switch::Queued`]), offered
-//! with [`Tm::admit`], which hands a refused record back. [`Rec`] has its
-//! size and owns the same kinds of things; each iteration re-offers the
-//! record the previous one dequeued, as the switch's pools return them.
+//! The TM queues what the switch core queues: one pointer to a pooled box
+//! holding the parsed packet, the frame buffer and the copy's words
+//! ([`dataplane::switch::Queued`]), offered with [`Tm::admit`], which hands
+//! a refused record back. [`Rec`] has its size and owns the same kinds of
+//! things; each iteration re-offers the record the previous one dequeued,
+//! as the switch's pools return them.
 //!
 //! Each shape is measured twice: in wall time (group `tm`) and in the
 //! thread's CPU time (group `tm_cpu`, Linux `CLOCK_THREAD_CPUTIME_ID`), which
@@ -26,22 +27,26 @@ use dataplane::switch::Queued;
 use dataplane::time::{Instant, bits_time};
 use dataplane::tm::{EnqueueMeta, Threshold, Tm, TmConfig};
 
-/// Stands in for [`Queued`] (whose fields are private): a parsed packet's
-/// box, the frame buffer and the copy's few words, 64 bytes.
-#[allow(dead_code)] // held, never read: only its moves are timed
-struct Rec {
-    pkt: Box<u64>,
+/// Stands in for [`Queued`] (whose fields are private): a box holding a
+/// parsed packet, the frame buffer and the copy's few words.
+struct Rec(#[allow(dead_code)] Box<RecSlot>);
+
+/// What [`Rec`] points to; held, never read: only the record's moves
+/// through the TM are timed.
+#[allow(dead_code)]
+struct RecSlot {
+    pkt: u64,
     data: Vec<u8>,
     words: [u32; 8],
 }
 
 impl Rec {
     fn new(id: u64) -> Self {
-        Rec {
-            pkt: Box::new(id),
+        Rec(Box::new(RecSlot {
+            pkt: id,
             data: Vec::with_capacity(64),
             words: [id as u32; 8],
-        }
+        }))
     }
 }
 
