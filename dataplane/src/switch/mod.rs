@@ -74,10 +74,12 @@
 //! buffer as it is); that buffer is the one that leaves: the deparser
 //! rewrites the headers in front of the payload
 //! ([`Pipeline::deparse_in_place`]) unless the packet is traced. The
-//! parsed packet lives in a pooled slot too (see [`Queued`]). Once the
-//! pools have warmed up, forwarding a packet allocates nothing
-//! (`tests/switch_alloc.rs`); a copy the traffic manager refuses takes its
-//! buffer and slot with it, so that many later arrivals allocate afresh.
+//! parsed packet lives in a pooled slot too, with everything its copy
+//! carries through the traffic manager, which queues only a pointer to it
+//! (see [`Queued`]). Once the pools have warmed up, forwarding a packet
+//! allocates nothing (`tests/switch_alloc.rs`); a copy the traffic manager
+//! refuses comes back from [`Tm::admit`] and its buffer and slot return to
+//! the pools, so tail drops allocate nothing either.
 
 mod ledger;
 
