@@ -74,10 +74,12 @@
 //! buffer as it is); that buffer is the one that leaves: the deparser
 //! rewrites the headers in front of the payload
 //! ([`Pipeline::deparse_in_place`]) unless the packet is traced. The
-//! parsed packet lives in a pooled slot too (see [`Queued`]). Once the
-//! pools have warmed up, forwarding a packet allocates nothing
-//! (`tests/switch_alloc.rs`); a copy the traffic manager refuses takes its
-//! buffer and slot with it, so that many later arrivals allocate afresh.
+//! parsed packet lives in a pooled slot too, with everything its copy
+//! carries through the traffic manager, which queues only a pointer to it
+//! (see [`Queued`]). Once the pools have warmed up, forwarding a packet
+//! allocates nothing (`tests/switch_alloc.rs`); a copy the traffic manager
+//! refuses comes back from [`Tm::admit`] and its buffer and slot return to
+//! the pools, so tail drops allocate nothing either.
 
 mod ledger;
 
@@ -361,19 +363,35 @@ impl SwitchConfig {
     }
 }
 
-/// A packet inside the traffic manager: the parsed packet, the bytes its
-/// payload comes from, where it goes and where it came from.
+/// A packet inside the traffic manager: one pointer to a pooled
+/// [`PacketSlot`], which holds the parsed packet, the bytes its payload
+/// comes from, where it goes and where it came from.
 ///
-/// The parsed packet sits in a box from the switch's pool, parsed into in
-/// place ([`Pipeline::parse_into`]) and never moved: only the pointer goes
-/// into the queue and out. Returned by value from [`Pipeline::parse`] it
-/// cost 16-18 ns a packet on `roce_switch.p4` (#17, act24): a wide copy of
-/// the struct right after the parser's narrow stores stalls on store
+/// The TM reads nothing of what it queues (its accounting works from the
+/// [`EnqueueMeta`] given beside it), so all it stores and hands back is the
+/// pointer. With the 64-byte record it held before (the parsed packet's
+/// box, the frame's `Vec` and the copy's words), moving the record into the
+/// TM's slot and out again cost ~7 ns of its 48 ns a packet (#17, tm26).
+#[derive(Debug)]
+pub struct Queued<Pk>(Box<PacketSlot<Pk>>);
+
+/// One copy of a packet, from the parser to the wire, in a box from the
+/// switch's pool: the parsed packet is parsed into it in place
+/// ([`Pipeline::parse_into`]) and never moved, and the rest is written into
+/// it field by field once the copy's fate is known.
+///
+/// Returned by value from [`Pipeline::parse`], the parsed packet cost
+/// 16-18 ns a packet on `roce_switch.p4` (#17, act24): a wide copy of the
+/// struct right after the parser's narrow stores stalls on store
 /// forwarding, and a reused slot copied into the queue after ingress
 /// stalled the same way on ingress's stores.
+///
+/// A slot in the pool has an empty `data` (its buffer went back to the
+/// buffer pool) and stale copy fields, which [`PacketSlot::carry`] sets
+/// before the slot is queued.
 #[derive(Debug)]
-pub struct Queued<Pk> {
-    pkt: Box<Pk>,
+struct PacketSlot<Pk> {
+    pkt: Pk,
     data: Vec<u8>,
     copy: EgressCopy,
     truncate_bytes: Option<u32>,
@@ -384,6 +402,44 @@ pub struct Queued<Pk> {
     ingress_port: u16,
     /// Slot of this copy's packet trace, when it is traced.
     trace: Option<u32>,
+}
+
+impl<Pk> PacketSlot<Pk> {
+    /// A new slot for `pkt` (only while the pool warms up).
+    fn holding(pkt: Pk) -> Box<Self> {
+        Box::new(PacketSlot {
+            pkt,
+            data: Vec::new(),
+            copy: EgressCopy {
+                port: 0,
+                rid: 0,
+                instance_type: instance_type::NORMAL,
+            },
+            truncate_bytes: None,
+            loops: 0,
+            ingress_port: 0,
+            trace: None,
+        })
+    }
+
+    /// Gives the parsed packet in this slot the rest of what its copy
+    /// carries through the TM.
+    fn carry(
+        &mut self,
+        data: Vec<u8>,
+        copy: EgressCopy,
+        truncate_bytes: Option<u32>,
+        loops: u32,
+        ingress_port: u16,
+        trace: Option<u32>,
+    ) {
+        self.data = data;
+        self.copy = copy;
+        self.truncate_bytes = truncate_bytes;
+        self.loops = loops;
+        self.ingress_port = ingress_port;
+        self.trace = trace;
+    }
 }
 
 /// `true` if `frame` is IPv4 or IPv6 (behind up to two VLAN tags) with
@@ -430,8 +486,8 @@ pub struct Switch<P: Pipeline> {
     /// Scratch list of replicas, reused across packets.
     copies: Vec<EgressCopy>,
     pool: Vec<Vec<u8>>,
-    /// Parsed-packet slots kept for reuse (see [`Queued`]).
-    packets: Vec<Box<P::Packet>>,
+    /// Packet slots kept for reuse (see [`PacketSlot`]).
+    packets: Vec<Box<PacketSlot<P::Packet>>>,
     packet_in: VecDeque<Vec<u8>>,
     digests: VecDeque<Digest>,
     /// Deparsed frames to run through the pipeline again, with the packet
@@ -600,7 +656,7 @@ impl<P: Pipeline> Switch<P> {
     pub fn ledger(&self) -> Ledger {
         let mut ledger = self.ledger.clone();
         for (queued, meta) in self.tm.discarded() {
-            let row = ledger.row(queued.ingress_port);
+            let row = ledger.row(queued.0.ingress_port);
             row.dropped[SwitchDrop::WatchdogDrop as usize] += 1;
             let prio = row.prio(meta.priority);
             prio.queued -= 1;
@@ -862,20 +918,20 @@ impl<P: Pipeline> Switch<P> {
         self.collect_discarded();
         while let Some(deq) = self.tm.poll_transmit(port, now) {
             let priority = deq.meta.priority;
-            let mut queued = deq.packet;
-            let row = queued.ingress_port;
+            let mut slot = deq.packet.0;
+            let row = slot.ingress_port;
             self.ledger.row(row).prio(priority).queued -= 1;
-            let meta = P::meta_mut(&mut queued.pkt);
-            prepare_egress(meta, &queued.copy, now.as_nanos());
+            let meta = P::meta_mut(&mut slot.pkt);
+            prepare_egress(meta, &slot.copy, now.as_nanos());
             meta.enq_timestamp = deq.enqueued_at.as_micros() as u32;
             meta.enq_qdepth = deq.enq_qdepth_packets;
             meta.enq_qdepth_bytes = clamp_u32(deq.enq_qdepth_bytes);
             meta.deq_qdepth = deq.deq_qdepth_packets;
             meta.deq_qdepth_bytes = clamp_u32(deq.deq_qdepth_bytes);
             meta.deq_timedelta = clamp_u32(deq.sojourn.as_micros());
-            if let Some(slot) = queued.trace {
+            if let Some(trace) = slot.trace {
                 let paused_now = self.tm.paused_ns(port, priority, now);
-                if let Some(f) = self.tracing.slot(slot) {
+                if let Some(f) = self.tracing.slot(trace) {
                     f.trace.events.push(Event::Dequeue {
                         copy: f.trace.copy,
                         egress_port: port,
@@ -887,7 +943,7 @@ impl<P: Pipeline> Switch<P> {
                     });
                 }
             }
-            let outcome = self.egress(queued, now, out);
+            let outcome = self.egress(slot, now, out);
             let prio = self.ledger.row(row).prio(priority);
             match outcome {
                 Egressed::Emitted => prio.forwarded += 1,
@@ -1012,53 +1068,54 @@ impl<P: Pipeline> Switch<P> {
         }
     }
 
-    /// Returns a parsed packet's slot for reuse. The pool holds at most as
-    /// many as the traffic manager has packet slots: more can never be in
-    /// flight at once, give or take the few between ingress and the TM.
-    fn recycle_packet(&mut self, pkt: Box<P::Packet>) {
-        if self.packets.len() < self.tm.packet_slots().1 {
-            self.packets.push(pkt);
+    /// Returns a packet slot for reuse, and the frame buffer it holds (if
+    /// any) to the buffer pool. The slot pool holds at most as many as the
+    /// traffic manager has packet slots: more can never be in flight at
+    /// once, give or take the few between ingress and the TM.
+    fn recycle_slot(&mut self, mut slot: Box<PacketSlot<P::Packet>>) {
+        let data = std::mem::take(&mut slot.data);
+        // A slot that never carried a copy (ingress dropped the packet, or
+        // its buffer left with the frame) holds no buffer worth pooling.
+        if data.capacity() > 0 {
+            self.recycle(data);
         }
-    }
-
-    /// Returns a copy's buffer and parsed-packet box to the pools.
-    fn recycle_queued(&mut self, queued: Queued<P::Packet>) {
-        self.recycle(queued.data);
-        self.recycle_packet(queued.pkt);
+        if self.packets.len() < self.tm.packet_slots().1 {
+            self.packets.push(slot);
+        }
     }
 
     /// Drops a queued copy charged to `row`'s ledger: its trace, if it is
     /// traced, ends with the drop, and what it holds goes back to the pools.
-    fn drop_queued(&mut self, queued: Queued<P::Packet>, row: u16, reason: SwitchDrop) {
-        let trace = queued
+    fn drop_queued(&mut self, slot: Box<PacketSlot<P::Packet>>, row: u16, reason: SwitchDrop) {
+        let trace = slot
             .trace
             .and_then(|i| self.tracing.unpark(i))
             .map(|f| f.trace);
         self.drop_traced(row, reason, trace);
-        self.recycle_queued(queued);
+        self.recycle_slot(slot);
     }
 
     /// Parses `data` into a pooled slot (a new one only while the pool
     /// warms up).
     #[inline(always)]
-    fn parse_pooled(&mut self, data: &[u8], meta: StandardMetadata) -> Box<P::Packet> {
+    fn parse_pooled(&mut self, data: &[u8], meta: StandardMetadata) -> Box<PacketSlot<P::Packet>> {
         match self.packets.pop() {
-            Some(mut pkt) => {
-                self.pipeline.parse_into(data, meta, &mut pkt);
-                pkt
+            Some(mut slot) => {
+                self.pipeline.parse_into(data, meta, &mut slot.pkt);
+                slot
             }
-            None => Box::new(self.pipeline.parse(data, meta)),
+            None => PacketSlot::holding(self.pipeline.parse(data, meta)),
         }
     }
 
     /// A copy of `from` in a pooled slot (multicast replicas, E2E clones).
-    fn clone_pooled(&mut self, from: &P::Packet) -> Box<P::Packet> {
+    fn clone_pooled(&mut self, from: &P::Packet) -> Box<PacketSlot<P::Packet>> {
         match self.packets.pop() {
-            Some(mut pkt) => {
-                (*pkt).clone_from(from);
-                pkt
+            Some(mut slot) => {
+                slot.pkt.clone_from(from);
+                slot
             }
-            None => Box::new(from.clone()),
+            None => PacketSlot::holding(from.clone()),
         }
     }
 
@@ -1085,12 +1142,12 @@ impl<P: Pipeline> Switch<P> {
 
     /// Charges the copies the watchdog flushed from the TM's queues.
     fn collect_discarded(&mut self) {
-        while let Some((queued, meta)) = self.tm.poll_discarded() {
-            self.count(queued.ingress_port, SwitchDrop::WatchdogDrop);
-            let prio = self.ledger.row(queued.ingress_port).prio(meta.priority);
+        while let Some((Queued(slot), meta)) = self.tm.poll_discarded() {
+            self.count(slot.ingress_port, SwitchDrop::WatchdogDrop);
+            let prio = self.ledger.row(slot.ingress_port).prio(meta.priority);
             prio.queued -= 1;
             prio.dropped += 1;
-            self.recycle_queued(queued);
+            self.recycle_slot(slot);
         }
     }
 
@@ -1106,12 +1163,12 @@ impl<P: Pipeline> Switch<P> {
             let port = port as u16;
             while self.tm.poll_control_frame(port, now).is_some() {}
             while let Some(deq) = self.tm.poll_transmit(port, now) {
-                let queued = deq.packet;
-                let row = queued.ingress_port;
+                let slot = deq.packet.0;
+                let row = slot.ingress_port;
                 let prio = self.ledger.row(row).prio(deq.meta.priority);
                 prio.queued -= 1;
                 prio.dropped += 1;
-                self.drop_queued(queued, row, SwitchDrop::PortDown);
+                self.drop_queued(slot, row, SwitchDrop::PortDown);
             }
         }
     }
@@ -1143,7 +1200,7 @@ impl<P: Pipeline> Switch<P> {
         &mut self,
         port: u16,
         data: Vec<u8>,
-        mut preserve: Option<(Box<P::Packet>, u8)>,
+        mut preserve: Option<(Box<PacketSlot<P::Packet>>, u8)>,
         loops: u32,
         now: Instant,
     ) {
@@ -1165,11 +1222,11 @@ impl<P: Pipeline> Switch<P> {
             if want_trace {
                 self.pipeline.runtime_mut().trace.start();
             }
-            let mut pkt = match preserve.take() {
+            let mut slot = match preserve.take() {
                 // Resubmits and recirculations are rare: the new pass is
                 // returned by value into the slot of the pass before.
                 Some((mut from, list)) => {
-                    *from = self.pipeline.parse_preserving(&data, meta, &from, list);
+                    from.pkt = self.pipeline.parse_preserving(&data, meta, &from.pkt, list);
                     from
                 }
                 None => self.parse_pooled(&data, meta),
@@ -1188,7 +1245,7 @@ impl<P: Pipeline> Switch<P> {
                     instance_type: itype,
                 });
             }
-            self.pipeline.ingress(&mut pkt);
+            self.pipeline.ingress(&mut slot.pkt);
             if let Some(t) = &mut traced {
                 self.pipeline.runtime_mut().trace.finish_into(&mut t.events);
             }
@@ -1196,7 +1253,7 @@ impl<P: Pipeline> Switch<P> {
                 self.collect_digests();
             }
             let mut copies = std::mem::take(&mut self.copies);
-            let decision = self.pre.after_ingress(P::meta(&pkt), &mut copies);
+            let decision = self.pre.after_ingress(P::meta(&slot.pkt), &mut copies);
             if decision.clone_missing {
                 self.ledger.row(port).copies += 1;
                 self.count(port, SwitchDrop::CloneSessionMissing);
@@ -1209,37 +1266,34 @@ impl<P: Pipeline> Switch<P> {
                     self.ledger.row(port).copies += 1;
                     let mut cmeta = StandardMetadata::arriving(port, data.len() as u32, now_ns);
                     cmeta.instance_type = clone.instance_type;
-                    let mut cpkt = self.parse_pooled(&data, cmeta);
-                    P::reset_user_metadata(&mut cpkt);
+                    let mut cslot = self.parse_pooled(&data, cmeta);
+                    P::reset_user_metadata(&mut cslot.pkt);
                     if let Some(list) = clone.field_list {
-                        P::preserve_fields(&pkt, &mut cpkt, list);
+                        P::preserve_fields(&slot.pkt, &mut cslot.pkt, list);
                     }
-                    P::meta_mut(&mut cpkt).priority = clone.class_of_service;
+                    P::meta_mut(&mut cslot.pkt).priority = clone.class_of_service;
                     let cdata = self.buffer_from(&data);
                     let trace = self.trace_copy(&mut traced, true);
-                    self.enqueue(
-                        Queued {
-                            pkt: cpkt,
-                            data: cdata,
-                            copy: EgressCopy {
-                                port: replica.port,
-                                rid: replica.rid,
-                                instance_type: clone.instance_type,
-                            },
-                            truncate_bytes: clone.truncate_bytes,
-                            loops,
-                            ingress_port: port,
-                            trace,
+                    cslot.carry(
+                        cdata,
+                        EgressCopy {
+                            port: replica.port,
+                            rid: replica.rid,
+                            instance_type: clone.instance_type,
                         },
-                        now,
+                        clone.truncate_bytes,
+                        loops,
+                        port,
+                        trace,
                     );
+                    self.enqueue(cslot, now);
                 }
             }
             let action = decision.action;
             match action {
                 IngressAction::Resubmit { field_list } if passes <= MAX_EXTRA_PASSES => {
                     self.copies = copies;
-                    preserve = Some((pkt, field_list));
+                    preserve = Some((slot, field_list));
                     itype = instance_type::RESUBMIT;
                     continue;
                 }
@@ -1256,48 +1310,33 @@ impl<P: Pipeline> Switch<P> {
                     for copy in rest {
                         let cdata = self.buffer_from(&data);
                         let trace = self.trace_copy(&mut traced, true);
-                        let q = Queued {
-                            pkt: self.clone_pooled(&pkt),
-                            data: cdata,
-                            copy: *copy,
-                            truncate_bytes: None,
-                            loops,
-                            ingress_port: port,
-                            trace,
-                        };
-                        self.enqueue(q, now);
+                        let mut cslot = self.clone_pooled(&slot.pkt);
+                        cslot.carry(cdata, *copy, None, loops, port, trace);
+                        self.enqueue(cslot, now);
                     }
                     let trace = self.trace_copy(&mut traced, false);
-                    let q = Queued {
-                        pkt,
-                        data,
-                        copy: *last,
-                        truncate_bytes: None,
-                        loops,
-                        ingress_port: port,
-                        trace,
-                    };
-                    self.enqueue(q, now);
+                    slot.carry(data, *last, None, loops, port, trace);
+                    self.enqueue(slot, now);
                     self.copies = copies;
                     return;
                 }
             }
             self.copies = copies;
             self.recycle(data);
-            self.recycle_packet(pkt);
+            self.recycle_slot(slot);
             return;
         }
     }
 
     /// Hands one copy to the traffic manager (or, for the CPU port, runs
     /// egress at once and queues the packet-in).
-    fn enqueue(&mut self, mut queued: Queued<P::Packet>, now: Instant) {
-        let port = queued.copy.port;
-        let row = queued.ingress_port;
+    fn enqueue(&mut self, mut slot: Box<PacketSlot<P::Packet>>, now: Instant) {
+        let port = slot.copy.port;
+        let row = slot.ingress_port;
         if self.cpu_port == Some(port) {
-            prepare_egress(P::meta_mut(&mut queued.pkt), &queued.copy, now.as_nanos());
+            prepare_egress(P::meta_mut(&mut slot.pkt), &slot.copy, now.as_nanos());
             let mut out = self.pool.pop().unwrap_or_default();
-            if self.egress(queued, now, &mut out) != Egressed::Emitted {
+            if self.egress(slot, now, &mut out) != Egressed::Emitted {
                 self.recycle(out);
             } else if self.packet_in.len() >= MAX_PACKET_IN {
                 self.count(row, SwitchDrop::PacketInOverflow);
@@ -1310,18 +1349,18 @@ impl<P: Pipeline> Switch<P> {
             return;
         }
         if usize::from(port) >= self.macs.len() {
-            self.drop_queued(queued, row, SwitchDrop::NoSuchPort);
+            self.drop_queued(slot, row, SwitchDrop::NoSuchPort);
             return;
         }
         if self.link_down[usize::from(port)].is_some() {
-            self.drop_queued(queued, row, SwitchDrop::PortDown);
+            self.drop_queued(slot, row, SwitchDrop::PortDown);
             return;
         }
-        let meta = P::meta(&queued.pkt);
+        let meta = P::meta(&slot.pkt);
         // Packets from the controller have no front-panel ingress port: the
         // egress port's own priority group carries their buffer.
-        let ingress_port = if usize::from(queued.ingress_port) < self.macs.len() {
-            queued.ingress_port
+        let ingress_port = if usize::from(slot.ingress_port) < self.macs.len() {
+            slot.ingress_port
         } else {
             port
         };
@@ -1331,15 +1370,15 @@ impl<P: Pipeline> Switch<P> {
             priority: meta.priority & 7,
             len_bytes: meta.packet_length,
         };
-        let trace = queued.trace;
+        let trace = slot.trace;
         let xoff_before = trace.map(|_| self.pg_xoff(enq));
         self.ledger.row(row).prio(enq.priority).offered += 1;
-        let admitted = match self.tm.admit(queued, enq, now) {
+        let admitted = match self.tm.admit(Queued(slot), enq, now) {
             Ok(info) => Ok(info),
             Err(refused) => {
-                // Its buffer and parsed-packet box go back to the pools, so
-                // tail drops cost later arrivals no allocation.
-                self.recycle_queued(refused.packet);
+                // Its buffer and packet slot go back to the pools, so tail
+                // drops cost later arrivals no allocation.
+                self.recycle_slot(refused.packet.0);
                 Err(refused.reason)
             }
         };
@@ -1373,30 +1412,32 @@ impl<P: Pipeline> Switch<P> {
     /// Egress + deparser for one copy whose standard metadata is prepared;
     /// writes the frame to `out` when it leaves. Drops are counted here;
     /// the caller charges the outcome to its priority.
-    fn egress(&mut self, queued: Queued<P::Packet>, now: Instant, out: &mut Vec<u8>) -> Egressed {
-        let Queued {
-            mut pkt,
-            mut data,
-            copy: _,
-            truncate_bytes,
-            loops,
-            ingress_port,
-            trace,
-        } = queued;
+    fn egress(
+        &mut self,
+        mut slot: Box<PacketSlot<P::Packet>>,
+        now: Instant,
+        out: &mut Vec<u8>,
+    ) -> Egressed {
+        let (truncate_bytes, loops, ingress_port, trace) = (
+            slot.truncate_bytes,
+            slot.loops,
+            slot.ingress_port,
+            slot.trace,
+        );
         self.stats.egress_passes += 1;
         let mut traced = trace.and_then(|i| self.tracing.unpark(i)).map(|f| f.trace);
         let pass_start = traced.as_mut().map(|t| {
             t.events.push(Event::Pass {
                 stage: Stage::Egress,
-                instance_type: P::meta(&pkt).instance_type,
+                instance_type: P::meta(&slot.pkt).instance_type,
             });
             self.pipeline.runtime_mut().trace.start();
             t.events.len()
         });
-        self.pipeline.egress(&mut pkt);
+        self.pipeline.egress(&mut slot.pkt);
         if let (Some(t), Some(start)) = (&mut traced, pass_start) {
             self.pipeline.runtime_mut().trace.finish_into(&mut t.events);
-            let depth = u64::from(P::meta(&pkt).deq_qdepth_bytes);
+            let depth = u64::from(P::meta(&slot.pkt).deq_qdepth_bytes);
             if let Some(ecn) = trace::ecn_decision(&t.events[start..], depth) {
                 t.events.push(ecn);
             }
@@ -1404,7 +1445,7 @@ impl<P: Pipeline> Switch<P> {
         if !self.pipeline.runtime().digests.is_empty() {
             self.collect_digests();
         }
-        let decision = self.pre.after_egress(P::meta(&pkt));
+        let decision = self.pre.after_egress(P::meta(&slot.pkt));
         if decision.clone_missing {
             self.ledger.row(ingress_port).copies += 1;
             self.count(ingress_port, SwitchDrop::CloneSessionMissing);
@@ -1419,33 +1460,32 @@ impl<P: Pipeline> Switch<P> {
                     continue;
                 }
                 // E2E: the packet as egress left it, metadata started afresh.
-                let mut cpkt = self.clone_pooled(&pkt);
-                P::reset_user_metadata(&mut cpkt);
+                let mut cslot = self.clone_pooled(&slot.pkt);
+                P::reset_user_metadata(&mut cslot.pkt);
                 if let Some(list) = clone.field_list {
-                    P::preserve_fields(&pkt, &mut cpkt, list);
+                    P::preserve_fields(&slot.pkt, &mut cslot.pkt, list);
                 }
-                let old = *P::meta(&pkt);
-                let cmeta = P::meta_mut(&mut cpkt);
+                let old = *P::meta(&slot.pkt);
+                let cmeta = P::meta_mut(&mut cslot.pkt);
                 *cmeta =
                     StandardMetadata::arriving(old.ingress_port, old.packet_length, now.as_nanos());
                 cmeta.instance_type = clone.instance_type;
                 cmeta.priority = clone.class_of_service;
-                let cdata = self.buffer_from(&data);
+                let cdata = self.buffer_from(&slot.data);
                 let trace = self.trace_copy(&mut traced, true);
-                let q = Queued {
-                    pkt: cpkt,
-                    data: cdata,
-                    copy: EgressCopy {
+                cslot.carry(
+                    cdata,
+                    EgressCopy {
                         port: replica.port,
                         rid: replica.rid,
                         instance_type: clone.instance_type,
                     },
-                    truncate_bytes: clone.truncate_bytes,
-                    loops: loops + 1,
+                    clone.truncate_bytes,
+                    loops + 1,
                     ingress_port,
                     trace,
-                };
-                self.enqueue(q, now);
+                );
+                self.enqueue(cslot, now);
             }
         }
         let emitted = match decision.action {
@@ -1464,11 +1504,12 @@ impl<P: Pipeline> Switch<P> {
                         self.tracing.finish(t);
                     }
                     self.ledger.row(ingress_port).recirculating += 1;
-                    self.pipeline.deparse_in_place(&mut pkt, &mut data);
+                    let s = &mut *slot;
+                    self.pipeline.deparse_in_place(&mut s.pkt, &mut s.data);
                     self.recirculate.push_back(Recirculation {
                         port: ingress_port,
-                        data,
-                        from: pkt,
+                        data: std::mem::take(&mut slot.data),
+                        from: slot,
                         field_list,
                         loops: loops + 1,
                     });
@@ -1476,22 +1517,24 @@ impl<P: Pipeline> Switch<P> {
                 }
             }
             EgressAction::Emit => {
-                let limit = P::meta(&pkt).truncate_len;
+                let limit = P::meta(&slot.pkt).truncate_len;
                 if traced.is_some() {
                     // The trace compares the bytes before and after.
                     self.pipeline.runtime_mut().trace.start();
-                    self.pipeline.deparse(&mut pkt, &data, out);
+                    let s = &mut *slot;
+                    self.pipeline.deparse(&mut s.pkt, &s.data, out);
                 } else {
                     // The payload stays in the buffer it arrived in: only
                     // the headers are rewritten, and the buffer leaves.
-                    self.pipeline.deparse_in_place(&mut pkt, &mut data);
-                    std::mem::swap(out, &mut data);
+                    let s = &mut *slot;
+                    self.pipeline.deparse_in_place(&mut s.pkt, &mut s.data);
+                    std::mem::swap(out, &mut s.data);
                 }
                 for n in [limit, truncate_bytes].into_iter().flatten() {
                     out.truncate(n as usize);
                 }
                 if let Some(mut t) = traced.take() {
-                    let port = P::meta(&pkt).egress_port;
+                    let port = P::meta(&slot.pkt).egress_port;
                     let mut deparser = Vec::new();
                     self.pipeline.runtime_mut().trace.finish_into(&mut deparser);
                     let headers = deparser
@@ -1508,7 +1551,7 @@ impl<P: Pipeline> Switch<P> {
                     t.events.push(Event::Deparse {
                         headers,
                         bytes: out.len() as u32,
-                        changed: p4_target::trace::byte_changes(&data, out),
+                        changed: p4_target::trace::byte_changes(&slot.data, out),
                     });
                     t.events.push(Event::Depart {
                         port,
@@ -1520,8 +1563,7 @@ impl<P: Pipeline> Switch<P> {
                 Egressed::Emitted
             }
         };
-        self.recycle(data);
-        self.recycle_packet(pkt);
+        self.recycle_slot(slot);
         emitted
     }
 }
@@ -1651,8 +1693,9 @@ struct Recirculation<Pk> {
     /// Port it re-enters on (the one its packet first arrived on).
     port: u16,
     data: Vec<u8>,
-    /// The packet whose field list travels with it.
-    from: Box<Pk>,
+    /// The packet whose field list travels with it, in its slot (whose
+    /// `data` is empty: the frame is `data` above).
+    from: Box<PacketSlot<Pk>>,
     field_list: u8,
     loops: u32,
 }

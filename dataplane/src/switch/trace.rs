@@ -5,7 +5,7 @@
 //! arrival, drops, the traffic manager's decisions and departure.
 //!
 //! Contract: with no [`TraceRequest`] set the switch pays one branch per
-//! arriving packet and one per enqueue and dequeue (`Queued::trace` is
+//! arriving packet and one per enqueue and dequeue (`PacketSlot::trace` is
 //! `None`). A traced packet allocates its events. Finished traces wait in
 //! a queue of at most [`MAX_TRACES`]; more are dropped and counted, so a
 //! slow reader never holds up the packet path.
@@ -57,7 +57,7 @@ pub(super) struct Tracing {
     /// Packets that passed the port filter (for sampling).
     candidates: u64,
     next_packet: u64,
-    /// In-flight traces, indexed by `Queued::trace`.
+    /// In-flight traces, indexed by `PacketSlot::trace`.
     slots: Vec<Option<InFlight>>,
     free: Vec<u32>,
     done: VecDeque<PacketTrace>,
@@ -133,7 +133,7 @@ impl Tracing {
     }
 
     /// Parks a copy's trace while the copy is queued; the slot number goes
-    /// in `Queued::trace`.
+    /// in `PacketSlot::trace`.
     pub(super) fn park(&mut self, f: InFlight) -> u32 {
         match self.free.pop() {
             Some(i) => {

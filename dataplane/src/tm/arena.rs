@@ -6,8 +6,9 @@
 //! Contract: the arena's capacity is [`max_packets`] of the configuration,
 //! reserved in one allocation by [`Arena::with_capacity`] (up to
 //! [`MAX_RESERVED_BYTES`] of slots: the 12 MiB default buffer in 256-byte
-//! cells needs 49,152, each holding the switch's 64-byte queue record; the
-//! parsed packet it points to sits in the switch's own pool). The buffer
+//! cells needs 49,152, each holding the switch's pointer-sized queue record
+//! and the TM's own accounting; the packet it points to sits in the switch's
+//! own pool). The buffer
 //! accounting charges every packet at least one cell and never admits more
 //! than `buffer_bytes` in all (reserved + shared pool + headroom pool =
 //! buffer, R-DT-3), so the TM never holds more than `buffer_bytes /

@@ -906,12 +906,18 @@ impl<T> Tm<T> {
         ps.max_queue_bytes = ps.max_queue_bytes.max(queue.bytes);
 
         // The ingress port's timers change only if it now sends XOFF.
-        if self.check_xoff(ip, g, now) && ip != ep {
+        let xoff_sent = self.check_xoff(ip, g, now);
+        if xoff_sent && ip != ep {
             self.refresh_port(ip);
         }
         if was_empty {
             self.refresh_port(ep);
-        } else {
+        } else if (xoff_sent && ip == ep) || self.ports[ep].train_bytes != 0 {
+            // A packet joining a backlogged queue leaves the egress port's
+            // deadline as it was (the shaper, pauses, refreshes and which
+            // queues are eligible are unchanged) unless the port now has an
+            // XOFF to send or a train, whose release depends on the
+            // backlog's size.
             self.refresh_deadline(ep);
         }
         Ok(EnqueueInfo {

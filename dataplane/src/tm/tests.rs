@@ -1303,6 +1303,28 @@ proptest::proptest! {
         }
     }
 
+    /// The same with trains on every port: a packet joining a backlogged
+    /// queue moves the port's release (it waits for the backlog's train),
+    /// so that enqueue must refresh the deadline where others need not.
+    #[test]
+    fn timer_table_matches_a_full_scan_with_trains(
+        steps in proptest::collection::vec(step(), 1..300)
+    ) {
+        let mut cfg = config(4);
+        cfg.buffer_bytes = 256 * 1024;
+        for p in &mut cfg.ports {
+            p.speed_bps = G10;
+            p.wire_overhead_bytes = 24;
+            p.shaper_train_ns = 5_000;
+        }
+        let mut tm = tm(cfg);
+        let mut now = 0u64;
+        for (id, s) in steps.into_iter().enumerate() {
+            s.apply(&mut tm, &mut now, id as u32);
+            proptest::prop_assert_eq!(tm.next_timer(), tm.next_timer_by_scan());
+        }
+    }
+
     /// The shaper's backlog (which bucket depth refills fill to) is only
     /// refreshed by inputs that may change the eligible queues; after any
     /// input it still agrees with them.
