@@ -82,6 +82,12 @@ impl WireAt {
             Err(_) => WireAt::NONE,
         }
     }
+
+    /// The byte offset it was extracted at, if it was.
+    #[inline]
+    pub fn byte(self) -> Option<usize> {
+        (self.0 as usize).checked_sub(1)
+    }
 }
 
 impl PartialEq for WireAt {

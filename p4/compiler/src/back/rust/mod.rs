@@ -168,6 +168,10 @@ struct Gen<'a> {
     /// Of `wire_kept`, the types some of whose fields (indices) statements
     /// write: emitted in place, only those fields' bits are patched.
     patched: std::collections::BTreeMap<usize, std::collections::BTreeSet<u32>>,
+    /// What may be written in headers before `verifyChecksum` has run
+    /// ([`written::written_before_verify`]): a field list there may be
+    /// summed from the wire bytes of headers whose fields in it are not.
+    before_verify: Option<written::Written>,
 }
 
 /// Where a body's variables live.
@@ -391,6 +395,7 @@ impl<'a> Gen<'a> {
             .map(|(h, _)| h.index())
             .collect();
         written.fields.retain(|h, _| wire_kept.contains(h));
+        let before_verify = written::written_before_verify(prog);
         Gen {
             prog,
             info,
@@ -400,6 +405,7 @@ impl<'a> Gen<'a> {
             payload_readers: Default::default(),
             wire_kept,
             patched: written.fields,
+            before_verify,
             w: CodeWriter::default(),
             names: Names {
                 composites,
