@@ -172,6 +172,9 @@ struct Gen<'a> {
     /// ([`written::written_before_verify`]): a field list there may be
     /// summed from the wire bytes of headers whose fields in it are not.
     before_verify: Option<written::Written>,
+    /// Header types no statement writes at all (only `extract` fills
+    /// them): invalid, such a header still holds its reset value.
+    never_written: std::collections::BTreeSet<usize>,
 }
 
 /// Where a body's variables live.
@@ -384,6 +387,16 @@ impl<'a> Gen<'a> {
         let constants = consts::constant_names(prog, &mut top);
         let user = user_externs::UserNames::new(prog, &info.layout.user_instances, &mut top);
         let mut written = written::written_headers(prog);
+        let never_written = prog
+            .composites
+            .iter()
+            .filter(|(h, c)| {
+                c.kind == CompositeKind::Header
+                    && !written.whole.contains(&h.index())
+                    && !written.fields.contains_key(&h.index())
+            })
+            .map(|(h, _)| h.index())
+            .collect();
         let wire_kept: std::collections::BTreeSet<usize> = prog
             .composites
             .iter()
@@ -406,6 +419,7 @@ impl<'a> Gen<'a> {
             wire_kept,
             patched: written.fields,
             before_verify,
+            never_written,
             w: CodeWriter::default(),
             names: Names {
                 composites,
