@@ -1678,7 +1678,9 @@ fn sums_wire(parts: &[(&str, &str)], control: &str, body: &str) -> bool {
     std::fs::create_dir_all(&tmp).unwrap();
     let src = program(parts).replace(
         &format!("control {control}(inout headers hdr, inout meta_t meta) {{ apply {{ }} }}"),
-        &format!("control {control}(inout headers hdr, inout meta_t meta) {{ apply {{ {body} }} }}"),
+        &format!(
+            "control {control}(inout headers hdr, inout meta_t meta) {{ apply {{ {body} }} }}"
+        ),
     );
     assert!(src.contains(body), "{control} is in the template");
     let file = tmp.join(format!("v{:x}.p4", {
@@ -1697,7 +1699,8 @@ fn sums_wire(parts: &[(&str, &str)], control: &str, body: &str) -> bool {
 
 #[test]
 fn verify_checksum_sums_wire_bytes_only_where_nothing_before_it_writes_the_fields() {
-    let all = "verify_checksum(true, { hdr.h.a, hdr.h.b, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);";
+    let all =
+        "verify_checksum(true, { hdr.h.a, hdr.h.b, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);";
     // `b` left out (16 bits, so `c` keeps its offset modulo 16): masked.
     let ac = "verify_checksum(true, { hdr.h.a, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);";
     assert!(verify_sums_wire(&[], all));
@@ -1763,7 +1766,10 @@ fn h_reset_if_valid(parts: &[(&str, &str)]) -> bool {
 #[test]
 fn parse_into_resets_headers_only_extract_fills_only_if_valid() {
     assert!(h_reset_if_valid(&[]));
-    assert!(h_reset_if_valid(&[("APPLY", "if (hdr.h.a == 1) { sm.egress_spec = 2; }")]));
+    assert!(h_reset_if_valid(&[(
+        "APPLY",
+        "if (hdr.h.a == 1) { sm.egress_spec = 2; }"
+    )]));
     // Any write, of a field or of the whole header, anywhere: an invalid
     // header may hold something else than zero.
     for apply in [
@@ -1774,7 +1780,10 @@ fn parse_into_resets_headers_only_extract_fills_only_if_valid() {
     ] {
         assert!(!h_reset_if_valid(&[("APPLY", apply)]), "{apply}");
     }
-    assert!(!h_reset_if_valid(&[("PARSER", "hdr.h.b = 1; transition accept;")]));
+    assert!(!h_reset_if_valid(&[(
+        "PARSER",
+        "hdr.h.b = 1; transition accept;"
+    )]));
 }
 
 /// Generated code reads like code (#12): laid out by prettyplease, one

@@ -513,10 +513,22 @@ mod tests {
     #[test]
     fn csum16_wire_sum_needs_a_header_extracted_at_a_whole_byte() {
         let data = [0u8; 32];
-        assert_eq!(csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::NONE, &[!0]), None);
-        assert_eq!(csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::at_bits(4), &[!0]), None);
-        assert_eq!(csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::at_byte(24), &[!0]), Some(0));
-        assert_eq!(csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::at_byte(25), &[!0]), None);
+        assert_eq!(
+            csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::NONE, &[!0]),
+            None
+        );
+        assert_eq!(
+            csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::at_bits(4), &[!0]),
+            None
+        );
+        assert_eq!(
+            csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::at_byte(24), &[!0]),
+            Some(0)
+        );
+        assert_eq!(
+            csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::at_byte(25), &[!0]),
+            None
+        );
     }
 
     proptest! {
