@@ -1665,6 +1665,127 @@ fn only_headers_no_statement_writes_keep_their_wire_bytes() {
     );
 }
 
+/// Whether a checksum is summed from the wire bytes of `h` in the template
+/// program with `parts` filled and `verify` as the body of its verify
+/// control.
+fn verify_sums_wire(parts: &[(&str, &str)], verify: &str) -> bool {
+    sums_wire(parts, "VC", verify)
+}
+
+/// As [`verify_sums_wire`], with `body` in control `control` (`VC`, `CC`).
+fn sums_wire(parts: &[(&str, &str)], control: &str, body: &str) -> bool {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-verify-wire");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let src = program(parts).replace(
+        &format!("control {control}(inout headers hdr, inout meta_t meta) {{ apply {{ }} }}"),
+        &format!(
+            "control {control}(inout headers hdr, inout meta_t meta) {{ apply {{ {body} }} }}"
+        ),
+    );
+    assert!(src.contains(body), "{control} is in the template");
+    let file = tmp.join(format!("v{:x}.p4", {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        src.hash(&mut h);
+        h.finish()
+    }));
+    std::fs::write(&file, &src).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    match res {
+        Ok(o) => o.rust.contains("csum16_wire_sum"),
+        Err(d) => panic!("{body}: {}", render(&d, &sources)),
+    }
+}
+
+#[test]
+fn verify_checksum_sums_wire_bytes_only_where_nothing_before_it_writes_the_fields() {
+    let all =
+        "verify_checksum(true, { hdr.h.a, hdr.h.b, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);";
+    // `b` left out (16 bits, so `c` keeps its offset modulo 16): masked.
+    let ac = "verify_checksum(true, { hdr.h.a, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);";
+    assert!(verify_sums_wire(&[], all));
+    assert!(verify_sums_wire(&[], ac));
+    // Writes after verifyChecksum do not count, nor those of fields the
+    // list leaves out.
+    assert!(verify_sums_wire(&[("APPLY", "hdr.h.a = 1;")], all));
+    assert!(verify_sums_wire(
+        &[("PARSER", "hdr.h.b = 1; transition accept;")],
+        ac
+    ));
+    // A field in the list written by the parser or by the verify control
+    // itself: summed from the fields.
+    assert!(!verify_sums_wire(
+        &[("PARSER", "hdr.h.a = 1; transition accept;")],
+        all
+    ));
+    assert!(!verify_sums_wire(&[], &format!("hdr.h.c = 2; {all}")));
+    // The header as a whole written anywhere, so not kept with its offset.
+    assert!(!verify_sums_wire(&[("APPLY", "hdr.h.setInvalid();")], all));
+    // Fields at other offsets modulo 16 in the list than in the header.
+    assert!(!verify_sums_wire(
+        &[],
+        "verify_checksum(true, { meta.m, hdr.h.a, hdr.h.b }, hdr.h.b, HashAlgorithm.csum16);"
+    ));
+    // Not in verifyChecksum: the fields may have changed since.
+    assert!(!sums_wire(
+        &[],
+        "CC",
+        "update_checksum(true, { hdr.h.a, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);"
+    ));
+}
+
+/// How `parse_into` resets `hdr.h` in the template program with `parts`
+/// filled: `true` if only when it is valid.
+fn h_reset_if_valid(parts: &[(&str, &str)]) -> bool {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-reset");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let src = program(parts);
+    let file = tmp.join(format!("r{:x}.p4", {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        src.hash(&mut h);
+        h.finish()
+    }));
+    std::fs::write(&file, &src).unwrap();
+    let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
+    let rust = match res {
+        Ok(o) => o.rust,
+        Err(d) => panic!("{parts:?}: {}", render(&d, &sources)),
+    };
+    let start = rust.find("fn parse_into(").unwrap();
+    let body = &rust[start..start + rust[start..].find("run_parser").unwrap()];
+    let guarded = body.contains("if pkt.hdr.h.valid {");
+    assert_ne!(
+        guarded,
+        body.contains("pkt.hdr = Default::default();"),
+        "either h alone is guarded or the headers are reset as a whole"
+    );
+    guarded
+}
+
+#[test]
+fn parse_into_resets_headers_only_extract_fills_only_if_valid() {
+    assert!(h_reset_if_valid(&[]));
+    assert!(h_reset_if_valid(&[(
+        "APPLY",
+        "if (hdr.h.a == 1) { sm.egress_spec = 2; }"
+    )]));
+    // Any write, of a field or of the whole header, anywhere: an invalid
+    // header may hold something else than zero.
+    for apply in [
+        "hdr.h.a = 1;",
+        "hdr.h.setInvalid();",
+        "hdr.h.setValid();",
+        "hdr = { { 1, 2, 3 } };",
+    ] {
+        assert!(!h_reset_if_valid(&[("APPLY", apply)]), "{apply}");
+    }
+    assert!(!h_reset_if_valid(&[(
+        "PARSER",
+        "hdr.h.b = 1; transition accept;"
+    )]));
+}
+
 /// Generated code reads like code (#12): laid out by prettyplease, one
 /// `#[allow]` for the whole file, no line over 120 characters, for the
 /// snapshot programs and the repository's own programs.

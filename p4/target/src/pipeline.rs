@@ -45,7 +45,12 @@ pub trait Pipeline: Send + 'static {
     fn parse(&mut self, data: &[u8], meta: StandardMetadata) -> Self::Packet;
 
     /// [`Pipeline::parse`] into `pkt`, which it overwrites entirely (the
-    /// result is the same as `*pkt = self.parse(data, meta)`). Compiled
+    /// result is the same as `*pkt = self.parse(data, meta)`) if `pkt` is a
+    /// packet this pipeline made (parsed, cloned or default) and processed
+    /// since: compiled programs reset a header of a type only `extract`
+    /// fills only if it is valid, as such a header invalid still holds its
+    /// reset value (a packet whose fields were changed by other code than
+    /// the program's may keep them). Compiled
     /// programs parse in place here: returning the packet struct by value
     /// costs a copy of a struct the parser has just written field by field,
     /// which stalls on store forwarding. Per-packet loops that keep a

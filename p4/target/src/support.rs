@@ -51,7 +51,10 @@ impl PacketIn<'_> {
 /// in headers of the types a program never writes as a whole (the code
 /// generator decides which): such a header emitted in place at the same
 /// offset is already there ([`PacketOut::unchanged`]), or is there but for
-/// the fields a statement may write ([`PacketOut::patch`]). Equal to every other `WireAt`,
+/// the fields a statement may write ([`PacketOut::patch`]). In
+/// `verifyChecksum`, where no statement before it writes those fields,
+/// their checksum is summed from these bytes
+/// ([`crate::externs::csum16_wire_sum`]). Equal to every other `WireAt`,
 /// so a header's P4 equality is still its validity and fields.
 ///
 /// Held as the offset plus one, so that "not extracted" is zero and a
@@ -81,6 +84,12 @@ impl WireAt {
             Ok(v) => WireAt(v),
             Err(_) => WireAt::NONE,
         }
+    }
+
+    /// The byte offset it was extracted at, if it was.
+    #[inline]
+    pub fn byte(self) -> Option<usize> {
+        (self.0 as usize).checked_sub(1)
     }
 }
 

@@ -1163,7 +1163,10 @@ type_info {
             meta: ::p4_target::v1model::StandardMetadata,
             pkt: &mut Packet,
         ) {
-            pkt.hdr = Default::default();
+            if pkt.hdr.eth.valid {
+                pkt.hdr.eth = Default::default();
+            }
+            pkt.hdr.tag = Default::default();
             pkt.meta = Default::default();
             pkt.sm = meta;
             pkt.payload_offset = 0;

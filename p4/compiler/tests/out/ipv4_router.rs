@@ -629,18 +629,36 @@ type_info {
         if (*hdr).ipv4.valid {
             if ::p4_target::bits::wrap(
                 ::p4_target::externs::csum16_finish_u64(
-                    ((((((*hdr).ipv4.version as u128))) as u64 & 0xf) << 12)
-                        + ((((((*hdr).ipv4.ihl as u128))) as u64 & 0xf) << 8)
-                        + ((((((*hdr).ipv4.diffserv as u128))) as u64 & 0xff) << 0)
-                        + ((((((*hdr).ipv4.totalLen as u128))) as u64 & 0xffff) << 0)
-                        + ((((((*hdr).ipv4.identification as u128))) as u64 & 0xffff)
-                            << 0)
-                        + ((((((*hdr).ipv4.flags as u128))) as u64 & 0x7) << 13)
-                        + ((((((*hdr).ipv4.fragOffset as u128))) as u64 & 0x1fff) << 0)
-                        + ((((((*hdr).ipv4.ttl as u128))) as u64 & 0xff) << 8)
-                        + ((((((*hdr).ipv4.protocol as u128))) as u64 & 0xff) << 0)
-                        + ((((((*hdr).ipv4.srcAddr as u128))) as u64 & 0xffffffff) << 0)
-                        + ((((((*hdr).ipv4.dstAddr as u128))) as u64 & 0xffffffff) << 0),
+                    (match ::p4_target::externs::csum16_wire_sum::<
+                        20,
+                        3,
+                    >(
+                        env.data,
+                        (*hdr).ipv4.wire__,
+                        &[
+                            0xffff_ffff_ffff_ffff, 0xffff_0000_ffff_ffff,
+                            0xffff_ffff_0000_0000,
+                        ],
+                    ) {
+                        Some(sum__) => sum__,
+                        None => {
+                            ((((((*hdr).ipv4.version as u128))) as u64 & 0xf) << 12)
+                                + ((((((*hdr).ipv4.ihl as u128))) as u64 & 0xf) << 8)
+                                + ((((((*hdr).ipv4.diffserv as u128))) as u64 & 0xff) << 0)
+                                + ((((((*hdr).ipv4.totalLen as u128))) as u64 & 0xffff)
+                                    << 0)
+                                + ((((((*hdr).ipv4.identification as u128))) as u64
+                                    & 0xffff) << 0)
+                                + ((((((*hdr).ipv4.flags as u128))) as u64 & 0x7) << 13)
+                                + ((((((*hdr).ipv4.fragOffset as u128))) as u64 & 0x1fff)
+                                    << 0) + ((((((*hdr).ipv4.ttl as u128))) as u64 & 0xff) << 8)
+                                + ((((((*hdr).ipv4.protocol as u128))) as u64 & 0xff) << 0)
+                                + ((((((*hdr).ipv4.srcAddr as u128))) as u64 & 0xffffffff)
+                                    << 0)
+                                + ((((((*hdr).ipv4.dstAddr as u128))) as u64 & 0xffffffff)
+                                    << 0)
+                        }
+                    }),
                 ),
                 16,
             ) != ((*hdr).ipv4.hdrChecksum as u128)

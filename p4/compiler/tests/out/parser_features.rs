@@ -1348,7 +1348,15 @@ type_info {
             meta: ::p4_target::v1model::StandardMetadata,
             pkt: &mut Packet,
         ) {
-            pkt.hdr = Default::default();
+            if pkt.hdr.eth.valid {
+                pkt.hdr.eth = Default::default();
+            }
+            pkt.hdr.mpls = Default::default();
+            if pkt.hdr.opt.valid {
+                pkt.hdr.opt = Default::default();
+            }
+            pkt.hdr.u = Default::default();
+            pkt.hdr.report = Default::default();
             pkt.meta = Default::default();
             pkt.sm = meta;
             pkt.payload_offset = 0;

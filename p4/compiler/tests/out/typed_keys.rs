@@ -1058,7 +1058,12 @@ type_info {
             meta: ::p4_target::v1model::StandardMetadata,
             pkt: &mut Packet,
         ) {
-            pkt.hdr = Default::default();
+            if pkt.hdr.eth.valid {
+                pkt.hdr.eth = Default::default();
+            }
+            if pkt.hdr.extra.valid {
+                pkt.hdr.extra = Default::default();
+            }
             pkt.meta = Default::default();
             pkt.sm = meta;
             pkt.payload_offset = 0;

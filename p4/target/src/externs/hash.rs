@@ -305,6 +305,38 @@ pub fn csum16_finish_u64(sum: u64) -> u128 {
     u128::from(!(s as u16))
 }
 
+/// The weighted sum (as [`csum16_finish_u64`] takes it) of a header's `N`
+/// bytes as they arrived, those bits not set in `keep` left out: `keep`
+/// holds one big-endian mask an 8-byte chunk of the header, the last one
+/// left-aligned. A field at bit offset `o` and width `w` counts as if it
+/// were followed by `-(o + w) mod 16` bits, so the code generator uses this
+/// in place of field terms only where a list's fields sit at those same
+/// offsets modulo 16 (see `back/rust/externs.rs`). `None` when the header
+/// was not extracted at a whole byte of `data`: the caller sums its fields.
+///
+/// Each 8-byte chunk adds its two 32-bit halves: both are congruent to
+/// the sum of their 16-bit words modulo 2^16 − 1, and the sum is zero only
+/// if every kept bit is, as the sum of the field terms is.
+#[inline(always)]
+pub fn csum16_wire_sum<const N: usize, const W: usize>(
+    data: &[u8],
+    wire: crate::support::WireAt,
+    keep: &[u64; W],
+) -> Option<u64> {
+    const { assert!(W == N.div_ceil(8), "one mask an 8-byte chunk") };
+    let at = wire.byte()?;
+    let bytes: &[u8; N] = data.get(at..at.checked_add(N)?)?.try_into().ok()?;
+    let mut sum = 0u64;
+    for (i, k) in keep.iter().enumerate() {
+        let chunk = &bytes[8 * i..(8 * i + 8).min(N)];
+        let mut a = [0u8; 8];
+        a[..chunk.len()].copy_from_slice(chunk);
+        let w = u64::from_be_bytes(a) & k;
+        sum += (w >> 32) + (w & 0xffff_ffff);
+    }
+    Some(sum)
+}
+
 /// The weighted-sum contribution (see [`csum16_finish`]) of whole bytes
 /// that are followed by `bits_after` more bits of the (16-bit padded) list:
 /// each byte counts `byte << ((bits after it) mod 16)`.
@@ -443,6 +475,60 @@ mod tests {
         // An odd byte is padded with a zero byte on the right.
         assert_eq!(ones_complement_sum(&[&[0x01]]), 0x0100);
         assert_eq!(ones_complement_sum(&[]), 0);
+    }
+
+    proptest! {
+        /// A header's bytes summed where they arrived, some bits masked
+        /// out, fold to the RFC 1071 checksum of those bytes with the
+        /// masked bits zero, whatever the header's length and offset.
+        #[test]
+        fn csum16_wire_sum_is_the_checksum_of_the_kept_bits(
+            data in proptest::collection::vec(any::<u8>(), 0..48),
+            at in 0usize..8,
+            keep in proptest::array::uniform3(any::<u64>()),
+        ) {
+            let wire = crate::support::WireAt::at_byte(at);
+            let sum = csum16_wire_sum::<20, 3>(&data, wire, &keep);
+            let Some(header) = data.get(at..at + 20) else {
+                prop_assert!(sum.is_none(), "past the end of the frame");
+                return Ok(());
+            };
+            let masked: Vec<u8> = header
+                .iter()
+                .enumerate()
+                .map(|(i, b)| b & keep[i / 8].to_be_bytes()[i % 8])
+                .collect();
+            let sum = sum.expect("within the frame");
+            prop_assert_eq!(
+                csum16_finish_u64(sum),
+                u128::from(!ones_complement_sum(&[&masked]))
+            );
+            // An odd length: the last byte is the high half of its word.
+            let odd = csum16_wire_sum::<7, 1>(&data, wire, &[!0]);
+            let expected = data.get(at..at + 7).map(|h| u128::from(!ones_complement_sum(&[h])));
+            prop_assert_eq!(odd.map(csum16_finish_u64), expected);
+        }
+    }
+
+    #[test]
+    fn csum16_wire_sum_needs_a_header_extracted_at_a_whole_byte() {
+        let data = [0u8; 32];
+        assert_eq!(
+            csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::NONE, &[!0]),
+            None
+        );
+        assert_eq!(
+            csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::at_bits(4), &[!0]),
+            None
+        );
+        assert_eq!(
+            csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::at_byte(24), &[!0]),
+            Some(0)
+        );
+        assert_eq!(
+            csum16_wire_sum::<8, 1>(&data, crate::support::WireAt::at_byte(25), &[!0]),
+            None
+        );
     }
 
     proptest! {

@@ -24,8 +24,8 @@ mod register;
 
 pub use counter::Counter;
 pub use hash::{
-    BitPacker, CrcConfig, csum16_finish, csum16_finish_u64, csum16_weighted_bytes, hash,
-    hash_bytes, hash_range, hash_with, ones_complement_sum, update_checksum, verify_checksum,
+    BitPacker, CrcConfig, csum16_finish, csum16_finish_u64, csum16_weighted_bytes, csum16_wire_sum,
+    hash, hash_bytes, hash_range, hash_with, ones_complement_sum, update_checksum, verify_checksum,
 };
 pub(crate) use meter::units as meter_units;
 pub use meter::{Color, Meter, MeterConfig, MeterState};

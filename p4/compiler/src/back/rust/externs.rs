@@ -508,7 +508,7 @@ impl Gen<'_> {
             // the header struct, which stall on the narrow stores that just
             // wrote its fields.
             let mut end = 0;
-            let mut terms: Vec<String> = fields
+            let field_terms: Vec<String> = fields
                 .iter()
                 .map(|(v, w)| {
                     end += w;
@@ -519,6 +519,20 @@ impl Gen<'_> {
                     )
                 })
                 .collect();
+            // Runs of one header's fields are summed from its wire bytes
+            // when it still has them, else from these same field terms.
+            let mut terms = Vec::new();
+            let mut i = 0;
+            for run in self.wire_runs(ctx, &flat)? {
+                terms.extend_from_slice(&field_terms[i..run.first]);
+                terms.push(format!(
+                    "(match {} {{ Some(sum__) => sum__, None => {} }})",
+                    run.call,
+                    field_terms[run.first..run.end].join(" + ")
+                ));
+                i = run.end;
+            }
+            terms.extend_from_slice(&field_terms[i..]);
             if varbit.is_some() {
                 terms.push(format!("({vb_term} as u64)"));
             }
@@ -552,6 +566,110 @@ impl Gen<'_> {
             terms.push(vb_term.to_string());
         }
         Ok(Some(finish("csum16_finish", terms.join(" + "))))
+    }
+
+    /// Runs of `flat` (a field list of scalars, its varbit left out) that
+    /// `csum16` may sum from the bytes a header was extracted from instead
+    /// of from its fields (`p4_target::externs::csum16_wire_sum`): only in
+    /// the top-level `verifyChecksum` control, where a header of a type no
+    /// statement before it writes ([`super::written::written_before_verify`])
+    /// holds the values of its bytes, and only for two or more fields of one
+    /// header in its field order, each at the same bit offset modulo 16 in
+    /// the list as in the header (so fields the list leaves out between
+    /// them are multiples of 16 bits, like IPv4's checksum).
+    fn wire_runs(&self, ctx: &Ctx<'_>, flat: &[Expr]) -> Result<Vec<WireRun>, BackError> {
+        let Some(before) = &self.before_verify else {
+            return Ok(Vec::new());
+        };
+        let in_verify = ctx.kind == BodyKind::Control
+            && ctx.inst == Some(0)
+            && self.prog.main.as_ref().map(|m| m.verify)
+                == self.prog.instances.first().map(|i| i.control);
+        if !in_verify {
+            return Ok(Vec::new());
+        }
+        // (place of the header, its type, field index, bit offset, width)
+        // of each member of the list that is a field of a kept header at
+        // the same offset modulo 16 there as in the list.
+        let mut end = 0u32;
+        let mut members = Vec::new();
+        for d in flat {
+            let w = d.ty.scalar_width(self.prog).unwrap_or(0);
+            end += w;
+            members.push(match &d.kind {
+                ExprKind::Member(base, f) => match &base.ty {
+                    Ty::Composite(h)
+                        if self.wire_kept.contains(&h.index()) && plain_place(self.prog, base) =>
+                    {
+                        let c = &self.prog.composites[*h];
+                        let offset: Option<u32> = c.fields[..*f as usize]
+                            .iter()
+                            .map(|f| f.ty.serial_width(self.prog))
+                            .sum();
+                        match offset {
+                            Some(o) if (o + w).abs_diff(end).is_multiple_of(16) => {
+                                Some((self.place(ctx, base)?, *h, *f, o, w))
+                            }
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                },
+                _ => None,
+            });
+        }
+        let mut runs = Vec::new();
+        let mut i = 0;
+        while i < members.len() {
+            let Some((place, h, f, ..)) = &members[i] else {
+                i += 1;
+                continue;
+            };
+            let mut j = i + 1;
+            let mut last = *f;
+            while let Some(Some((p, h2, f2, ..))) = members.get(j) {
+                if p != place || h2 != h || *f2 <= last {
+                    break;
+                }
+                last = *f2;
+                j += 1;
+            }
+            let unwritten = !before.whole.contains(&h.index())
+                && before.fields.get(&h.index()).is_none_or(|w| {
+                    members[i..j]
+                        .iter()
+                        .flatten()
+                        .all(|(_, _, f, ..)| !w.contains(f))
+                });
+            if j - i >= 2 && unwritten {
+                let bytes = self.prog.composites[*h].header_bits(self.prog) as usize / 8;
+                let mut keep = vec![0u8; bytes.div_ceil(8) * 8];
+                for (_, _, _, o, w) in members[i..j].iter().flatten() {
+                    for b in *o..o + w {
+                        keep[b as usize / 8] |= 0x80 >> (b % 8);
+                    }
+                }
+                let words: Vec<String> = keep
+                    .chunks(8)
+                    .map(|c| {
+                        let hex = format!("{:016x}", u64::from_be_bytes(c.try_into().expect("8")));
+                        let groups: Vec<&str> = (0..4).map(|g| &hex[4 * g..4 * g + 4]).collect();
+                        format!("0x{}", groups.join("_"))
+                    })
+                    .collect();
+                runs.push(WireRun {
+                    first: i,
+                    end: j,
+                    call: format!(
+                        "::p4_target::externs::csum16_wire_sum::<{bytes}, {}>(env.data, {place}.wire__, &[{}])",
+                        words.len(),
+                        words.join(", ")
+                    ),
+                });
+            }
+            i = j;
+        }
+        Ok(runs)
     }
 
     /// The checksum of packer `bp` (and the payload) as a `width`-bit value.
@@ -622,5 +740,26 @@ impl Gen<'_> {
             _ => return bad("emit needs a header, union, stack or struct", Some(e.span)),
         }
         Ok(())
+    }
+}
+
+/// Fields `first..end` of a field list summed from a header's wire bytes:
+/// `call` is the `csum16_wire_sum` that does it (see [`Gen::wire_runs`]).
+struct WireRun {
+    first: usize,
+    end: usize,
+    call: String,
+}
+
+/// `e` is a header reached from a variable through struct fields only: not
+/// a stack element or a union member, whose validity other headers change.
+fn plain_place(prog: &Program, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(_) => true,
+        ExprKind::Member(base, _) => {
+            matches!(&base.ty, Ty::Composite(c) if prog.composites[*c].kind == CompositeKind::Struct)
+                && plain_place(prog, base)
+        }
+        _ => false,
     }
 }

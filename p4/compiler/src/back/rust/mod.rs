@@ -170,6 +170,13 @@ struct Gen<'a> {
     /// Of `wire_kept`, the types some of whose fields (indices) statements
     /// write: emitted in place, only those fields' bits are patched.
     patched: std::collections::BTreeMap<usize, std::collections::BTreeSet<u32>>,
+    /// What may be written in headers before `verifyChecksum` has run
+    /// ([`written::written_before_verify`]): a field list there may be
+    /// summed from the wire bytes of headers whose fields in it are not.
+    before_verify: Option<written::Written>,
+    /// Header types no statement writes at all (only `extract` fills
+    /// them): invalid, such a header still holds its reset value.
+    never_written: std::collections::BTreeSet<usize>,
 }
 
 /// Where a body's variables live.
@@ -382,6 +389,16 @@ impl<'a> Gen<'a> {
         let constants = consts::constant_names(prog, &mut top);
         let user = user_externs::UserNames::new(prog, &info.layout.user_instances, &mut top);
         let mut written = written::written_headers(prog);
+        let never_written = prog
+            .composites
+            .iter()
+            .filter(|(h, c)| {
+                c.kind == CompositeKind::Header
+                    && !written.whole.contains(&h.index())
+                    && !written.fields.contains_key(&h.index())
+            })
+            .map(|(h, _)| h.index())
+            .collect();
         let wire_kept: std::collections::BTreeSet<usize> = prog
             .composites
             .iter()
@@ -393,6 +410,7 @@ impl<'a> Gen<'a> {
             .map(|(h, _)| h.index())
             .collect();
         written.fields.retain(|h, _| wire_kept.contains(h));
+        let before_verify = written::written_before_verify(prog);
         Gen {
             prog,
             info,
@@ -402,6 +420,8 @@ impl<'a> Gen<'a> {
             payload_readers: Default::default(),
             wire_kept,
             patched: written.fields,
+            before_verify,
+            never_written,
             w: CodeWriter::default(),
             names: Names {
                 composites,

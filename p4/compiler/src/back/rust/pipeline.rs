@@ -4,6 +4,39 @@
 use super::*;
 
 impl Gen<'_> {
+    /// The statements `parse_into` resets the headers of the packet it
+    /// reuses with. A header of a type no statement writes
+    /// ([`Gen::never_written`]) changes only when `extract` fills it, which
+    /// makes it valid, so while invalid it still holds its reset value:
+    /// it is reset only if valid. That holds of any packet the pipeline
+    /// made (parsed, cloned or default), so packets stay independent of the
+    /// one before in the same struct. The rest are stored over.
+    fn headers_reset(&self) -> Vec<String> {
+        let whole = vec!["pkt.hdr = Default::default();".to_string()];
+        let Some(Ty::Composite(hs)) = &self.prog.headers_ty else {
+            return whole;
+        };
+        let hs = &self.prog.composites[*hs];
+        if hs.kind != CompositeKind::Struct {
+            return whole;
+        }
+        let mut lines = Vec::new();
+        let mut skipped = false;
+        for f in &hs.fields {
+            let name = field_ident(&f.name);
+            match &f.ty {
+                Ty::Composite(h) if self.never_written.contains(&h.index()) => {
+                    skipped = true;
+                    lines.push(format!(
+                        "if pkt.hdr.{name}.valid {{ pkt.hdr.{name} = Default::default(); }}"
+                    ));
+                }
+                _ => lines.push(format!("pkt.hdr.{name} = Default::default();")),
+            }
+        }
+        if skipped { lines } else { whole }
+    }
+
     pub(super) fn pipeline(&mut self, main: &Main) -> Result<(), BackError> {
         let hdr_ty = match &self.prog.headers_ty {
             Some(t) => self.rust_ty(t)?,
@@ -51,6 +84,7 @@ impl Gen<'_> {
             .user
             .as_ref()
             .map(|u| (u.objects.clone(), u.param.clone()));
+        let hdr_reset = self.headers_reset();
         let w = &mut self.w;
         w.line("/// One packet between parse and deparse.");
         w.line("#[derive(Clone, Debug, Default)]");
@@ -234,7 +268,9 @@ impl Gen<'_> {
         // has just written field by field, which misses store forwarding.
         w.line("#[inline(always)]");
         w.open("fn parse_into(&mut self, data: &[u8], meta: ::p4_target::v1model::StandardMetadata, pkt: &mut Packet) {");
-        w.line("pkt.hdr = Default::default();");
+        for line in &hdr_reset {
+            w.line(line);
+        }
         w.line("pkt.meta = Default::default();");
         w.line("pkt.sm = meta;");
         w.line("pkt.payload_offset = 0;");

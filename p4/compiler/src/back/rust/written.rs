@@ -46,15 +46,8 @@ pub(super) fn written_headers(prog: &Program) -> Written {
     for (_, f) in prog.functions.iter() {
         w.block(&f.body);
     }
-    for (_, t) in prog.tables.iter() {
-        for k in &t.keys {
-            w.read(&k.expr);
-        }
-        for args in &t.bound {
-            for a in args {
-                w.lvalue(a);
-            }
-        }
+    for (h, _) in prog.tables.iter() {
+        w.table(h);
     }
     for (_, c) in prog.controls.iter() {
         for (_, e) in &c.local_inits {
@@ -62,23 +55,50 @@ pub(super) fn written_headers(prog: &Program) -> Written {
         }
         w.block(&c.apply);
     }
-    for (_, p) in prog.parsers.iter() {
-        for (_, e) in &p.local_inits {
+    w.parsers();
+    w.finish()
+}
+
+/// What may be written in the headers before the top-level
+/// `verifyChecksum` control's statements have run: by the parsers, and by
+/// that control with its actions, tables and sub-controls (functions and
+/// top-level actions are all counted, wherever they are called from).
+/// A header of a type this leaves unwritten holds, in `verifyChecksum`, the
+/// values of the bytes it was last extracted from. `None` without a
+/// `main`.
+pub(super) fn written_before_verify(prog: &Program) -> Option<Written> {
+    let main = prog.main.as_ref()?;
+    let mut w = Walker {
+        prog,
+        written: Written::default(),
+    };
+    for (_, a) in prog.actions.iter().filter(|(_, a)| a.control.is_none()) {
+        w.block(&a.body);
+    }
+    for (_, f) in prog.functions.iter() {
+        w.block(&f.body);
+    }
+    w.parsers();
+    let mut todo = vec![main.verify];
+    let mut seen = BTreeSet::new();
+    while let Some(h) = todo.pop() {
+        if !seen.insert(h.index()) {
+            continue;
+        }
+        let c = &prog.controls[h];
+        for a in &c.actions {
+            w.block(&prog.actions[*a].body);
+        }
+        for t in &c.tables {
+            w.table(*t);
+        }
+        for (_, e) in &c.local_inits {
             w.read(e);
         }
-        for s in &p.states {
-            w.block(&s.body);
-            if let Transition::Select(keys, _) = &s.transition {
-                for k in keys {
-                    w.read(k);
-                }
-            }
-        }
+        w.block(&c.apply);
+        todo.extend(c.instances.iter().map(|(_, sub)| *sub));
     }
-    let mut written = w.written;
-    let whole = &written.whole;
-    written.fields.retain(|h, _| !whole.contains(h));
-    written
+    Some(w.finish())
 }
 
 struct Walker<'a> {
@@ -87,6 +107,42 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
+    fn parsers(&mut self) {
+        for (_, p) in self.prog.parsers.iter() {
+            for (_, e) in &p.local_inits {
+                self.read(e);
+            }
+            for s in &p.states {
+                self.block(&s.body);
+                if let Transition::Select(keys, _) = &s.transition {
+                    for k in keys {
+                        self.read(k);
+                    }
+                }
+            }
+        }
+    }
+
+    fn table(&mut self, t: Handle<Table>) {
+        let t = &self.prog.tables[t];
+        for k in &t.keys {
+            self.read(&k.expr);
+        }
+        for args in &t.bound {
+            for a in args {
+                self.lvalue(a);
+            }
+        }
+    }
+
+    /// The answer: a type written as a whole is not also listed by field.
+    fn finish(self) -> Written {
+        let mut written = self.written;
+        let whole = &written.whole;
+        written.fields.retain(|h, _| !whole.contains(h));
+        written
+    }
+
     fn block(&mut self, b: &Block) {
         for s in b {
             self.stmt(s);
