@@ -697,7 +697,10 @@ async fn client_main(server: &Handle) {
     }
     if flag("--floor") {
         // `--floor capabilities|empty|job`: that one only.
-        let only = std::env::args().skip_while(|a| a != "--floor").nth(1);
+        let only = std::env::args()
+            .skip_while(|a| a != "--floor")
+            .nth(1)
+            .filter(|m| ["capabilities", "empty", "job"].contains(&m.as_str()));
         floor(server, only.as_deref()).await;
         return;
     }
