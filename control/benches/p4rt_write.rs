@@ -27,7 +27,11 @@
 //! runs one of those only; `--unix` serves on a Unix socket instead of
 //! loopback TCP; `--server-current-thread` runs the service on a
 //! current-thread runtime instead of `switchd`'s one-worker runtime, an
-//! experiment that showed no difference above the noise, README #17).
+//! experiment that showed no difference above the noise, README #17);
+//! `-- --floor`: what a one-update Write cannot go below on this machine,
+//! one call at a time: a `Capabilities` RPC, a Write of no updates and an
+//! empty device job without gRPC (see [`floor`]; `--floor capabilities`,
+//! `empty` or `job` runs one of them).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -333,6 +337,78 @@ async fn singles_in_flight(
     rate_and_quantiles(rtts, t.elapsed())
 }
 
+/// The floor under a one-update Write, each measured one call at a time
+/// like `--single-only`'s first mode, on a fresh service: a `Capabilities`
+/// RPC (the same channel and server, no device work: what gRPC and the
+/// thread wake-ups of a unary call cost), a Write of no updates (all of a
+/// Write's path, the committer and the device job included, but no table
+/// work) and an empty device job submitted from a task on the service's
+/// runtime (the device hop alone: the service's worker waking the device
+/// thread and being woken by its reply, no gRPC).
+async fn floor(server: &Handle, only: Option<&str>) {
+    let n = N_SINGLE_ONLY;
+    let run = |what: &str| only.is_none_or(|o| o == what);
+    let (mut client, _, device, _) = service_of(server, &PROGRAM, None).await;
+    let report = |what: &str,
+                  cpu: &std::collections::BTreeMap<String, Duration>,
+                  rtts: Vec<Duration>,
+                  elapsed: Duration| {
+        let (rate, (p50, p99)) = rate_and_quantiles(rtts, elapsed);
+        println!(
+            "p4rt_write: floor, {n} {what} one at a time: {rate:.0}/s (round trip p50 {p50:.0} µs, p99 {p99:.0} µs); {}",
+            cpu_per_write(cpu, n)
+        );
+    };
+    if run("capabilities") {
+        let cpu = thread_cpu();
+        let t = Instant::now();
+        let mut rtts = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let sent = Instant::now();
+            client
+                .capabilities(pb::CapabilitiesRequest { device_id: 1 })
+                .await
+                .unwrap();
+            rtts.push(sent.elapsed());
+        }
+        report("Capabilities RPCs", &cpu, rtts, t.elapsed());
+    }
+    if run("empty") {
+        let cpu = thread_cpu();
+        let t = Instant::now();
+        let mut rtts = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let sent = Instant::now();
+            client.write(request(Vec::new())).await.unwrap();
+            rtts.push(sent.elapsed());
+        }
+        report("Writes of no update", &cpu, rtts, t.elapsed());
+    }
+    if !run("job") {
+        return;
+    }
+    let cpu = thread_cpu();
+    let t = Instant::now();
+    let rtts = server
+        .spawn(async move {
+            let mut rtts = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                let sent = Instant::now();
+                device.with_state(|_| ()).await.unwrap();
+                rtts.push(sent.elapsed());
+            }
+            rtts
+        })
+        .await
+        .unwrap();
+    report(
+        "empty device jobs from the service's runtime",
+        &cpu,
+        rtts,
+        t.elapsed(),
+    );
+}
+
 /// CPU time each thread of this process has used so far (user + system,
 /// from `/proc/self/task/*/stat`), summed by thread name: the client is
 /// the main thread, the service's worker `tokio-rt-worker`, the device
@@ -617,6 +693,15 @@ async fn client_main(server: &Handle) {
     }
     if flag("--v6-only") {
         v6_at_scale(server).await;
+        return;
+    }
+    if flag("--floor") {
+        // `--floor capabilities|empty|job`: that one only.
+        let only = std::env::args()
+            .skip_while(|a| a != "--floor")
+            .nth(1)
+            .filter(|m| ["capabilities", "empty", "job"].contains(&m.as_str()));
+        floor(server, only.as_deref()).await;
         return;
     }
     if flag("--single-only") {

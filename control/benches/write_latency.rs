@@ -19,7 +19,12 @@
 //! `switchd` shapes it); the two ports are idle descriptors (a datagram
 //! socket nothing writes to), which is what the driver sees of `AF_PACKET`
 //! ports on quiet links, so no root is needed. Run with
-//! `cargo bench -p control --bench write_latency [-- SAMPLES]`.
+//! `cargo bench -p control --bench write_latency [-- SAMPLES]`;
+//! `--poll busy|adaptive|sleep` runs the driver in that poll mode
+//! (default sleep, as the daemon), `--dataplane-cpu N` pins its thread,
+//! and `--back-to-back` sends the Writes one after another without idle
+//! gaps and prints their rate (the one-at-a-time rate of `p4rt_write
+//! -- --single-only`, through the real driver and daemon).
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixDatagram;
@@ -31,6 +36,7 @@ use control::daemon::{Daemon, DaemonOptions};
 use control::device::{Device, DeviceError, DeviceJob, Digest};
 use control::fabric::{FabricBackend, SwitchBackend};
 use control::switchdev::SwitchDevice;
+use dataplane::driver::cpu::{PollMode, pin_current_thread};
 use dataplane::driver::{CommandSender, Driver, DriverIo, command_channel};
 use dataplane::port::{FrameBuf, Port, PortError};
 use dataplane::roce::{PROGRAM_INFO, Program};
@@ -126,7 +132,7 @@ struct Dataplane {
     base_tm: dataplane::tm::TmConfig,
 }
 
-fn start_dataplane() -> Dataplane {
+fn start_dataplane(mode: PollMode, cpu: Option<usize>) -> Dataplane {
     let config = SwitchConfig::with_ports(2);
     let base_tm = config.tm.clone();
     let switch = Switch::new(Program::new(), config, dataplane::time::Instant::ZERO).unwrap();
@@ -145,7 +151,10 @@ fn start_dataplane() -> Dataplane {
         std::thread::Builder::new()
             .name("dataplane".into())
             .spawn(move || {
-                let mut driver = Driver::new(switch, ports, io);
+                if let Some(cpu) = cpu {
+                    pin_current_thread(&[cpu]).unwrap();
+                }
+                let mut driver = Driver::new(switch, ports, io).with_poll_mode(mode);
                 driver.run(&stop).unwrap();
             })
             .unwrap()
@@ -235,7 +244,10 @@ struct WriteLegs {
     round_trip: Vec<Duration>,
 }
 
-fn write_to_effect(dp: &Dataplane, samples: u32) -> WriteLegs {
+/// `--back-to-back`: each Write sent as soon as the last is answered (no
+/// idle gap), as `p4rt_write -- --single-only --inflight 1` sends them,
+/// but through the real driver and daemon.
+fn write_to_effect(dp: &Dataplane, samples: u32, back_to_back: bool) -> WriteLegs {
     let epoch = Instant::now();
     let submitted_ns = Arc::new(AtomicU64::new(0));
     let applied_ns = Arc::new(AtomicU64::new(0));
@@ -290,8 +302,10 @@ fn write_to_effect(dp: &Dataplane, samples: u32) -> WriteLegs {
         let mut legs = WriteLegs::default();
         for i in 0..samples {
             let request = route_insert(i);
-            // Blocking on purpose: a timer-free, precise idle gap.
-            std::thread::sleep(idle_gap(i));
+            if !back_to_back {
+                // Blocking on purpose: a timer-free, precise idle gap.
+                std::thread::sleep(idle_gap(i));
+            }
             submitted_ns.store(0, Ordering::SeqCst);
             applied_ns.store(0, Ordering::SeqCst);
             let sent_ns = nanos_since(epoch);
@@ -329,13 +343,39 @@ fn report(what: &str, mut samples: Vec<Duration>) {
 }
 
 fn main() {
-    let samples: u32 = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+    };
+    let mode: PollMode = value("--poll").map_or(PollMode::Sleep, |m| m.parse().unwrap());
+    let cpu: Option<usize> = value("--dataplane-cpu").map(|c| c.parse().unwrap());
+    let back_to_back = args.iter().any(|a| a == "--back-to-back");
+    // The sample count: a number that is not a flag's value.
+    let samples: u32 = args
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i == 0 || !args[i - 1].starts_with("--"))
+        .find_map(|(_, a)| a.parse().ok())
         .unwrap_or(2_000);
-    let dp = start_dataplane();
+    let dp = start_dataplane(mode, cpu);
+    if back_to_back {
+        let t = Instant::now();
+        let legs = write_to_effect(&dp, samples, true);
+        println!(
+            "back to back, dataplane poll {mode}: {samples} one-update Writes one at a time: {:.0} Writes/s",
+            f64::from(samples) / t.elapsed().as_secs_f64()
+        );
+        report("P4Runtime write → on dataplane", legs.to_effect);
+        report("  of which: sent → submitted", legs.to_submit);
+        report("  of which: submitted → on dataplane", legs.to_dataplane);
+        report("P4Runtime write round trip", legs.round_trip);
+        dp.stop();
+        return;
+    }
     report("command wake (send → run)", command_wake(&dp, samples));
-    let legs = write_to_effect(&dp, samples);
+    let legs = write_to_effect(&dp, samples, false);
     report("P4Runtime write → on dataplane", legs.to_effect);
     report("  of which: sent → submitted", legs.to_submit);
     report("  of which: submitted → on dataplane", legs.to_dataplane);
