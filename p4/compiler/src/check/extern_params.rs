@@ -397,21 +397,12 @@ impl Checker {
         args: &[&'a ast::Expr],
         span: Span,
     ) -> Option<Vec<&'a ast::Expr>> {
-        let slots: Vec<ExternParam> = self
-            .extern_params
-            .controls
-            .get(&sub.index())
-            .map(|v| v.iter().filter(|s| !s.ctor).cloned().collect())
-            .unwrap_or_default();
+        let slots = apply_slots(self.extern_params.controls.get(&sub.index()));
         if slots.is_empty() {
             return Some(args.to_vec());
         }
         let callee = self.prog.controls[sub].name.clone();
-        let required = self.prog.controls[sub]
-            .params
-            .iter()
-            .filter(|p| p.default.is_none())
-            .count();
+        let required = required_params(&self.prog.controls[sub].params);
         if !self.extern_args_present(required, &slots, args.len(), span) {
             self.extern_params
                 .apply_bindings
@@ -482,13 +473,7 @@ impl Checker {
                     .insert((ctl.index(), i), bound);
             }
         }
-        Some(
-            args.iter()
-                .enumerate()
-                .filter(|(k, _)| !slots.iter().any(|s| s.position == *k))
-                .map(|(_, a)| *a)
-                .collect(),
-        )
+        Some(other_args(args, &slots))
     }
 
     /// The instance passed as argument `a` to extern constructor parameter
@@ -731,21 +716,12 @@ impl Checker {
         args: &[&'a ast::Expr],
         span: Span,
     ) -> Option<Vec<&'a ast::Expr>> {
-        let slots: Vec<ExternParam> = self
-            .extern_params
-            .parsers
-            .get(&sub.index())
-            .map(|v| v.iter().filter(|s| !s.ctor).cloned().collect())
-            .unwrap_or_default();
+        let slots = apply_slots(self.extern_params.parsers.get(&sub.index()));
         if slots.is_empty() {
             return Some(args.to_vec());
         }
         let callee = self.prog.parsers[sub].name.clone();
-        let required = self.prog.parsers[sub]
-            .params
-            .iter()
-            .filter(|p| p.default.is_none())
-            .count();
+        let required = required_params(&self.prog.parsers[sub].params);
         if !self.extern_args_present(required, &slots, args.len(), span) {
             return None;
         }
@@ -772,13 +748,7 @@ impl Checker {
             return None;
         }
         self.extern_params.parser_pending.extend(bound);
-        Some(
-            args.iter()
-                .enumerate()
-                .filter(|(k, _)| !slots.iter().any(|s| s.position == *k))
-                .map(|(_, a)| *a)
-                .collect(),
-        )
+        Some(other_args(args, &slots))
     }
 
     /// Records the bindings `pending` that parser `h` (just checked) made
@@ -839,4 +809,25 @@ impl Checker {
             );
         }
     }
+}
+
+/// The apply (not constructor) extern parameters among a block's `slots`.
+fn apply_slots(slots: Option<&Vec<ExternParam>>) -> Vec<ExternParam> {
+    slots
+        .map(|v| v.iter().filter(|s| !s.ctor).cloned().collect())
+        .unwrap_or_default()
+}
+
+/// How many of a block's apply `params` an argument must be given for.
+fn required_params(params: &[ir::BlockParam]) -> usize {
+    params.iter().filter(|p| p.default.is_none()).count()
+}
+
+/// `args` without those passed for the extern parameters `slots`.
+fn other_args<'a>(args: &[&'a ast::Expr], slots: &[ExternParam]) -> Vec<&'a ast::Expr> {
+    args.iter()
+        .enumerate()
+        .filter(|(k, _)| !slots.iter().any(|s| s.position == *k))
+        .map(|(_, a)| *a)
+        .collect()
 }
