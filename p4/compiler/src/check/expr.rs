@@ -2726,27 +2726,14 @@ impl Checker {
                 let base_te = self.expr_any(args[2])?;
                 let max_te = self.expr_any(args[4])?;
                 // Given type arguments T and M type `base` and `max`.
-                if let (Some(t), Some(m)) = (explicit.get(1), explicit.get(3)) {
-                    let base = self.typed_by_arg("hash", "T", t, base_te, args[2].span)?;
-                    let data = self.data_arg(args[3])?;
-                    let max = self.typed_by_arg("hash", "M", m, max_te, args[4].span)?;
-                    return Some(Self::void_call(
-                        Call::Builtin(Box::new(Builtin::Hash {
-                            out,
-                            algo,
-                            base,
-                            data,
-                            max,
-                        })),
-                        span,
-                    ));
-                }
-                // `base` and `max` have type parameters of their own (T, M in
-                // v1model.p4): an integer without a width gives them none, and
-                // p4c refuses it ("could not infer a width").
+                let given = explicit.get(1).zip(explicit.get(3));
+                // Without them, `base` and `max` have type parameters of
+                // their own (T, M in v1model.p4): an integer without a width
+                // gives them none, and p4c refuses it ("could not infer a
+                // width").
                 let mut widthless = false;
                 for (te, a) in [(&base_te, args[2]), (&max_te, args[4])] {
-                    if matches!(te, TE::Inf(_)) {
+                    if given.is_none() && matches!(te, TE::Inf(_)) {
                         self.error_label(
                             codes::TYPE_MISMATCH,
                             a.span,
@@ -2760,9 +2747,15 @@ impl Checker {
                 if widthless {
                     return None;
                 }
-                let base = self.coerce_loose(base_te, &out.ty, args[2].span)?;
+                let base = match given {
+                    Some((t, _)) => self.typed_by_arg("hash", "T", t, base_te, args[2].span)?,
+                    None => self.coerce_loose(base_te, &out.ty, args[2].span)?,
+                };
                 let data = self.data_arg(args[3])?;
-                let max = self.coerce_loose(max_te, &Ty::Bit(64), args[4].span)?;
+                let max = match given {
+                    Some((_, m)) => self.typed_by_arg("hash", "M", m, max_te, args[4].span)?,
+                    None => self.coerce_loose(max_te, &Ty::Bit(64), args[4].span)?,
+                };
                 Builtin::Hash {
                     out,
                     algo,
@@ -2809,14 +2802,18 @@ impl Checker {
                     self.unsupported(args[3].span, "checksums with payload other than csum16");
                     return None;
                 }
-                if let Some(o) = explicit.get(1) {
-                    let c = self.expr(args[2], None)?;
-                    if !self.same_as_type_arg(name, "O", o, &c.ty, args[2].span) {
-                        return None;
-                    }
+                let verify = name.starts_with("verify");
+                let checksum = if verify {
+                    self.expr(args[2], None)?
+                } else {
+                    self.lvalue(args[2])?
+                };
+                if let Some(o) = explicit.get(1)
+                    && !self.same_as_type_arg(name, "O", o, &checksum.ty, args[2].span)
+                {
+                    return None;
                 }
-                if name.starts_with("verify") {
-                    let checksum = self.expr(args[2], None)?;
+                if verify {
                     Builtin::VerifyChecksum {
                         cond,
                         data,
@@ -2825,7 +2822,6 @@ impl Checker {
                         with_payload,
                     }
                 } else {
-                    let checksum = self.lvalue(args[2])?;
                     Builtin::UpdateChecksum {
                         cond,
                         data,
