@@ -359,7 +359,7 @@ impl Preprocessor<'_> {
         let mut run_start = start;
         while i < end {
             if in_string {
-                let (e, closed) = string_rest(bytes, i, end);
+                let (e, closed) = string_rest(bytes, i, end, false);
                 i = e;
                 in_string = !closed;
                 continue;
@@ -1015,11 +1015,13 @@ fn ident_end(bytes: &[u8], mut i: usize, end: usize) -> usize {
 
 /// Skips the rest of a string literal from `j` (inside it) up to `end`;
 /// returns where it stopped and whether that was past the closing quote.
-fn string_rest(bytes: &[u8], mut j: usize, end: usize) -> (usize, bool) {
+/// With `stop_at_newline`, an unterminated one also stops at a newline.
+fn string_rest(bytes: &[u8], mut j: usize, end: usize, stop_at_newline: bool) -> (usize, bool) {
     while j < end {
         match bytes[j] {
             b'\\' => j += 2,
             b'"' => return (j + 1, true),
+            b'\n' if stop_at_newline => return (j, false),
             _ => j += 1,
         }
     }
@@ -1029,16 +1031,7 @@ fn string_rest(bytes: &[u8], mut j: usize, end: usize) -> (usize, bool) {
 /// Skips a string literal starting at `i` (the `"`); stops at `end` or at a
 /// newline when unterminated (the lexer reports that).
 fn skip_string(bytes: &[u8], i: usize, end: usize) -> usize {
-    let mut j = i + 1;
-    while j < end {
-        match bytes[j] {
-            b'\\' => j += 2,
-            b'"' => return j + 1,
-            b'\n' => return j,
-            _ => j += 1,
-        }
-    }
-    end
+    string_rest(bytes, i + 1, end, true).0
 }
 
 fn trim_end_pos(bytes: &[u8], start: usize, mut end: usize) -> usize {
