@@ -1306,13 +1306,7 @@ impl Checker {
         self.declare_control_extern_params(h, &externs, false);
         // Extern constructor parameters: bound where the control is
         // instantiated (`ExternParamState::ctor_bindings`).
-        let ctor_externs: Vec<(usize, ast::Param)> = c
-            .ctor_params
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| self.names_extern_object(p))
-            .map(|(i, p)| (i, p.clone()))
-            .collect();
+        let ctor_externs = self.extern_ctor_params(&c.ctor_params);
         self.declare_control_extern_params(h, &ctor_externs, true);
         // Control-typed constructor parameters: instances of this control
         // that the instance tree points at the instances passed.

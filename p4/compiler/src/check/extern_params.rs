@@ -139,6 +139,21 @@ impl Checker {
         }
     }
 
+    /// The constructor parameters of a control or parser whose types name
+    /// extern objects, with their positions among all its constructor
+    /// parameters.
+    pub(crate) fn extern_ctor_params(
+        &self,
+        ctor_params: &[ast::Param],
+    ) -> Vec<(usize, ast::Param)> {
+        ctor_params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| self.names_extern_object(p))
+            .map(|(i, p)| (i, p.clone()))
+            .collect()
+    }
+
     /// Splits the parameters of a control or parser: the ones of extern object
     /// types come back with their positions, the others to be checked as
     /// usual. A direction on an extern parameter is reported here (P4_16
@@ -599,13 +614,7 @@ impl Checker {
         p: &ast::ParserDecl,
         args: Vec<ParserArg>,
     ) -> Vec<ExternParam> {
-        let params: Vec<(usize, ast::Param)> = p
-            .ctor_params
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| self.names_extern_object(q))
-            .map(|(i, q)| (i, q.clone()))
-            .collect();
+        let params = self.extern_ctor_params(&p.ctor_params);
         if params.is_empty() {
             return Vec::new();
         }
