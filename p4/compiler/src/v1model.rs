@@ -343,6 +343,10 @@ pub struct Object {
     pub type_params: (&'static [&'static str], &'static [&'static str]),
 }
 
+/// The v1model.p4 versions p4c knows (`V1MODEL_VERSION`, which v1model.p4
+/// stores in `__v1model_version`): the first and the latest.
+pub const VERSIONS: (u128, u128) = (20180101, 20200408);
+
 /// The first v1model version whose `counter`, `meter` and `register` take
 /// their index type as a type parameter `I`; before it their methods'
 /// `index` is `in bit<32>`, and P4_16 casts only untyped integers to it

@@ -1894,10 +1894,15 @@ impl Checker {
             } else {
                 format!("{kind_name}<{}>", params.join(", "))
             };
+            let since = crate::v1model::INDEX_TYPE_PARAM_SINCE;
             let why = if params.len() > targs.len() {
-                "the index type `I` came with v1model 20200408, and a generic extern needs all its type arguments (p4c: \"Type parameters must be supplied for constructor\")"
+                format!(
+                    "the index type `I` came with v1model {since}, and a generic extern needs all its type arguments (p4c: \"Type parameters must be supplied for constructor\")"
+                )
             } else {
-                "the index type argument `I` came with v1model 20200408: `#define V1MODEL_VERSION 20200408` before `#include <v1model.p4>` picks it"
+                format!(
+                    "the index type argument `I` came with v1model {since}: `#define V1MODEL_VERSION {since}` before `#include <v1model.p4>` picks it"
+                )
             };
             self.error_label(
                 codes::ARG_COUNT,

@@ -382,7 +382,7 @@ pub fn check(
         ctor_controls: HashMap::new(),
         apply_int_params: HashMap::new(),
         extern_params: Default::default(),
-        v1model_version: V1MODEL_VERSIONS.0,
+        v1model_version: crate::v1model::VERSIONS.0,
         extern_index_ty: HashMap::new(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
@@ -2437,17 +2437,13 @@ fn always_leaves(b: &ir::Block, prog: &ir::Program) -> bool {
     })
 }
 
-/// The v1model.p4 versions p4c knows (`V1MODEL_VERSION`, which v1model.p4
-/// stores in `__v1model_version`): the first and the latest.
-const V1MODEL_VERSIONS: (u128, u128) = (20180101, 20200408);
-
 impl Checker {
     /// `#define V1MODEL_VERSION` before including v1model.p4 picks the
     /// version of its declarations; p4c refuses a version it does not know
     /// (issue5296: "unknown v1model version; initial supported version is
     /// 20180101, latest is 20200408").
     fn check_v1model_version(&mut self, e: &ir::Expr, span: crate::diag::Span) {
-        let (first, latest) = V1MODEL_VERSIONS;
+        let (first, latest) = crate::v1model::VERSIONS;
         match fold::const_int(e) {
             Some(v) if (first..=latest).contains(&v) => self.v1model_version = v,
             Some(v) => self.error_label(
