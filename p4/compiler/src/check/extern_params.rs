@@ -821,7 +821,7 @@ impl Checker {
 }
 
 /// The apply (not constructor) extern parameters among a block's `slots`.
-fn apply_slots(slots: Option<&Vec<ExternParam>>) -> Vec<ExternParam> {
+pub(super) fn apply_slots(slots: Option<&Vec<ExternParam>>) -> Vec<ExternParam> {
     slots
         .map(|v| v.iter().filter(|s| !s.ctor).cloned().collect())
         .unwrap_or_default()

@@ -204,8 +204,11 @@ impl Checker {
         // Extern apply parameters are not among the IR block's parameters
         // (`check::extern_params`), and no v1model block type has one.
         let ep = &self.extern_params;
-        let extern_apply_param = |slots: Option<&Vec<super::extern_params::ExternParam>>| {
-            slots.and_then(|v| v.iter().find(|s| !s.ctor).map(|s| s.name.clone()))
+        let extern_apply_param = |slots| {
+            super::extern_params::apply_slots(slots)
+                .into_iter()
+                .next()
+                .map(|s| s.name)
         };
         let blocks = std::iter::once((
             &self.prog.parsers[parser].name,
