@@ -2971,3 +2971,73 @@ fn underscore_is_not_a_name() {
         ]),
     );
 }
+
+// ---- rejA (session 21, p4c's p4_16_errors a–h)
+
+#[test]
+fn zero_width_cast_changing_the_sign_too() {
+    // P4_16 §8.11.1 has no exception for width 0: `(int<2>)` of a `bit<0>`
+    // changes the width and the sign at once (p4c's
+    // explicit-cast-to-bit-from-int-of-different-width).
+    check_errors(
+        "cast_bit0_to_int2",
+        &program(&[(
+            "APPLY",
+            "bit<0> z; int<2> s = (int<2>)z; hdr.h.a = (bit<8>)(bit<2>)s;",
+        )]),
+    );
+    check_compiles(
+        "cast_zero_width_in_two_steps_ok",
+        &program(&[(
+            "APPLY",
+            "int<0> s; hdr.h.a = (bit<8>)(bit<0>)s; int<0> t = (int<0>)(bit<0>)hdr.h.c;",
+        )]),
+    );
+}
+
+#[test]
+fn slice_bound_is_a_number() {
+    // A string literal as a slice bound was read as 0 (p4c's
+    // expr-bitslice-high-unsupported-type).
+    check_errors(
+        "slice_bound_string",
+        &program(&[("APPLY", "hdr.h.a = hdr.h.b[\"hi\":0] ++ hdr.h.b[6:0];")]),
+    );
+}
+
+#[test]
+fn extern_member_named_after_the_extern_is_a_constructor() {
+    // P4_16 §7.2.12.2: the constructor is the member named after the extern
+    // and has no return type (p4c's constructor_e); nor can it be abstract.
+    check_errors(
+        "extern_constructor_with_return_type",
+        &program(&[("DECLS", "extern Gadget { void Gadget(); void poke(); }")]),
+    );
+    check_errors(
+        "extern_abstract_constructor",
+        &program(&[(
+            "DECLS",
+            "extern Gizmo { Gizmo(); abstract bit<8> Gizmo(in bit<8> v); }",
+        )]),
+    );
+}
+
+#[test]
+fn struct_instantiated_at_the_top_level() {
+    // A struct has no constructor at the top level either (p4c's
+    // functors3_e); it was taken for a package other than V1Switch.
+    check_errors(
+        "struct_instance_top_level",
+        &program(&[("DECLS", "struct pair_t { bit<8> x; }\npair_t() p;")]),
+    );
+}
+
+#[test]
+fn variable_at_the_top_level() {
+    // The grammar's top-level declarations hold no variable (p4c's
+    // globalVar_e); this was reported as not supported yet.
+    check_errors(
+        "variable_top_level",
+        &program(&[("DECLS", "bit<8> counter_value;")]),
+    );
+}

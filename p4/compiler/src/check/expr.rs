@@ -1273,9 +1273,9 @@ impl Checker {
             // P4_16 §8.11.1 lists casts that change a bit string's width or
             // its signedness, never both at once: `(int<8>)x` of a
             // `bit<16> x` needs `(int<8>)(bit<8>)x` (p4c: "Illegal cast").
-            // A zero-width value is 0 whatever its sign, so it is let
-            // through (`tests/stf/bit_zero_externs` widens an `int<0>`).
-            (Ty::Bit(a), Ty::Int(b)) | (Ty::Int(a), Ty::Bit(b)) if a != b && *a != 0 && *b != 0 => {
+            // Zero widths are no exception: p4c refuses `(int<2>)` of a
+            // `bit<0>` (explicit-cast-to-bit-from-int-of-different-width).
+            (Ty::Bit(a), Ty::Int(b)) | (Ty::Int(a), Ty::Bit(b)) if a != b => {
                 self.error_label(
                     codes::TYPE_MISMATCH,
                     span,

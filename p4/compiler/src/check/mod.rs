@@ -47,7 +47,7 @@
 //!
 //! Not supported yet, each with a `P4E1060` diagnostic naming it: generic
 //! and abstract user externs (see [`user_externs`]), extern
-//! instances in parsers, global variables, header-union initialisers,
+//! instances in parsers, header-union initialisers,
 //! varbit fields in structs or stacks, ranges over signed keys, and
 //! checksums with payload for algorithms other than csum16.
 
@@ -562,8 +562,8 @@ impl Checker {
         self.const_value_of(e, None)
     }
 
-    /// Evaluates a compile-time number (a width or a size): a boolean is a
-    /// type error there, as in p4c.
+    /// Evaluates a compile-time number (a width, a size or a slice bound): a
+    /// boolean or a string is a type error there, as in p4c.
     fn const_number(&mut self, e: &ast::Expr, what: &str) -> Option<i128> {
         self.const_value_of(e, Some(what))
     }
@@ -575,12 +575,16 @@ impl Checker {
         match te {
             expr::TE::Inf(v) => Some(v),
             expr::TE::Typed(ex) => match (&ex.kind, &ex.ty) {
-                (_, Ty::Bool) if number.is_some() => {
+                // A string literal is lowered to `Int(0)` of type string, so
+                // it is refused by its type before its value is read
+                // (p4c's expr-bitslice-high-unsupported-type, `x["tmp":0]`).
+                (_, Ty::Bool | Ty::Str) if number.is_some() => {
+                    let ty = self.ty_name(&ex.ty);
                     self.error_label(
                         codes::TYPE_MISMATCH,
                         e.span,
-                        format!("the {} must be a number, not a bool", number.unwrap_or("")),
-                        "a bool",
+                        format!("the {} must be a number, not a {ty}", number.unwrap_or("")),
+                        format!("a {ty}"),
                     );
                     None
                 }
@@ -1002,6 +1006,7 @@ impl Checker {
                 }
                 self.check_overloads(e);
                 self.no_self_reference(e);
+                self.no_method_named_like_extern(e);
                 if crate::v1model::object(&e.name.name).is_none() {
                     self.user_extern_decl(e);
                 }
@@ -1053,7 +1058,13 @@ impl Checker {
             }
             ast::Decl::Function(f) => self.function_decl(f),
             ast::Decl::Instantiation(i) => self.main_decl(i),
-            ast::Decl::Var(v) => self.unsupported(v.span, "global variables"),
+            // The P4_16 grammar has no variable among its top-level
+            // declarations (p4c's globalVar_e).
+            ast::Decl::Var(v) => self.error(
+                codes::NOT_ALLOWED_HERE,
+                v.span,
+                "variables may only be declared in parsers, controls, actions and functions",
+            ),
             ast::Decl::ValueSet(v) => self.error(
                 codes::NOT_ALLOWED_HERE,
                 v.span,
@@ -1203,6 +1214,29 @@ impl Checker {
         self.check_param_defaults(params);
         self.directionless_object_params(params);
         self.no_block_declaration_types(params);
+    }
+
+    /// A member named after its extern is a constructor (P4_16 §7.2.12.2),
+    /// which has no return type and is not abstract: `extern X { void X(); }`
+    /// is refused rather than read as a method `X` (p4c's constructor_e,
+    /// "Constructor ... has a return type").
+    fn no_method_named_like_extern(&mut self, e: &ast::ExternDecl) {
+        for m in &e.members {
+            if let ast::ExternMember::Method(f) = m
+                && f.name.name == e.name.name
+            {
+                self.error_label(
+                    codes::WRONG_KIND,
+                    f.name.span,
+                    format!(
+                        "`{}` is named after its extern, so it is a constructor: a constructor \
+                         has no return type and is not abstract",
+                        f.name.name
+                    ),
+                    "a constructor declared as a method",
+                );
+            }
+        }
     }
 
     /// An extern whose constructor or method takes or returns the extern
