@@ -3041,3 +3041,37 @@ fn variable_at_the_top_level() {
         &program(&[("DECLS", "bit<8> counter_value;")]),
     );
 }
+
+#[test]
+fn values_of_no_storable_type() {
+    // A `string` or `void` brought in by a type argument or nested in a
+    // tuple stopped with P4E0999 in the back end (p4c's
+    // call-on-function-illformed-after-specialization and
+    // decl-constant-with-illformed-type-after-specialization).
+    check_errors(
+        "string_function_parameter_by_type_argument",
+        &program(&[
+            ("DECLS", "void show<T>(in T x) {}"),
+            ("APPLY", "show<string>(\"abc\");"),
+        ]),
+    );
+    check_errors(
+        "void_field_by_type_argument",
+        &program(&[
+            ("DECLS", "struct box_t<T> { T t; }"),
+            ("APPLY", "box_t<void> b;"),
+        ]),
+    );
+    check_errors(
+        "void_in_a_tuple_variable",
+        &program(&[("APPLY", "tuple<bit<8>, void> t;")]),
+    );
+    check_errors(
+        "string_action_parameter",
+        &program(&[("LOCALS", "action note(inout string s) { }")]),
+    );
+    check_errors(
+        "string_function_result",
+        &program(&[("DECLS", "string name_of() { return \"a\"; }")]),
+    );
+}

@@ -2037,7 +2037,9 @@ impl Checker {
                 );
                 continue;
             }
-            let Some(ty) = self.ty(&p.ty) else { continue };
+            let Some(ty) = self.storable_ty(&p.ty, "an action parameter") else {
+                continue;
+            };
             // A default value is checked here, used or not (p4c).
             if let Some(d) = &p.default {
                 self.default_value(d, &ty);

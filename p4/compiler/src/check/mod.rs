@@ -1607,6 +1607,15 @@ impl Checker {
                     );
                     continue;
                 }
+                (_, Ty::Void) => {
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        f.ty.span,
+                        "a field cannot be `void`: `void` is only the return type of a function \
+                         returning nothing",
+                    );
+                    continue;
+                }
                 _ => {}
             }
             let mut field_lists = Vec::new();
@@ -2351,11 +2360,16 @@ impl Checker {
     /// Checks function `f` (type parameters, if any, already bound) into a
     /// new IR function.
     fn function_body(&mut self, f: &ast::FunctionDecl) -> Option<Handle<ir::Function>> {
-        let ret = self.ty(&f.return_type)?;
+        let ret = match &f.return_type.kind {
+            ast::TypeKind::Void => Ty::Void,
+            _ => self.storable_ty(&f.return_type, "a function's result")?,
+        };
         self.push_scope();
         let mut vars = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
-            let Some(ty) = self.ty(&p.ty) else { continue };
+            let Some(ty) = self.storable_ty(&p.ty, "a function parameter") else {
+                continue;
+            };
             if let Some(d) = &p.default {
                 self.default_value(d, &ty);
             }
