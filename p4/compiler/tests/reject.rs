@@ -3075,3 +3075,27 @@ fn values_of_no_storable_type() {
         &program(&[("DECLS", "string name_of() { return \"a\"; }")]),
     );
 }
+
+#[test]
+fn generic_control_constructor_argument_of_its_type_parameter() {
+    // `control Add<T>(inout T x)(T amount)`: T was unknown in the
+    // constructor parameters (p4c's factory-err2 is cut from such a control),
+    // so every instance was refused; the argument is now checked as a T.
+    let add = "control Add<T>(inout T x)(T amount) { apply { x = x + amount; } }";
+    check_errors(
+        "generic_ctor_argument_of_another_type",
+        &program(&[
+            ("DECLS", add),
+            ("LOCALS", "Add<bit<8>>(16w3) add8;"),
+            ("APPLY", "add8.apply(hdr.h.a);"),
+        ]),
+    );
+    check_compiles(
+        "generic_ctor_argument_ok",
+        &program(&[
+            ("DECLS", add),
+            ("LOCALS", "Add<bit<8>>(8w3) add8; Add<bit<16>>(16w9) add16;"),
+            ("APPLY", "add8.apply(hdr.h.a); add16.apply(hdr.h.b);"),
+        ]),
+    );
+}
