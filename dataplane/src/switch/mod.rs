@@ -1274,18 +1274,8 @@ impl<P: Pipeline> Switch<P> {
                     P::meta_mut(&mut cslot.pkt).priority = clone.class_of_service;
                     let cdata = self.buffer_from(&data);
                     let trace = self.trace_copy(&mut traced, true);
-                    cslot.carry(
-                        cdata,
-                        EgressCopy {
-                            port: replica.port,
-                            rid: replica.rid,
-                            instance_type: clone.instance_type,
-                        },
-                        clone.truncate_bytes,
-                        loops,
-                        port,
-                        trace,
-                    );
+                    let copy = clone.to(replica);
+                    cslot.carry(cdata, copy, clone.truncate_bytes, loops, port, trace);
                     self.enqueue(cslot, now);
                 }
             }
@@ -1473,13 +1463,10 @@ impl<P: Pipeline> Switch<P> {
                 cmeta.priority = clone.class_of_service;
                 let cdata = self.buffer_from(&slot.data);
                 let trace = self.trace_copy(&mut traced, true);
+                let copy = clone.to(replica);
                 cslot.carry(
                     cdata,
-                    EgressCopy {
-                        port: replica.port,
-                        rid: replica.rid,
-                        instance_type: clone.instance_type,
-                    },
+                    copy,
                     clone.truncate_bytes,
                     loops + 1,
                     ingress_port,

@@ -2972,6 +2972,45 @@ fn underscore_is_not_a_name() {
     );
 }
 
+// ---- bmv27
+
+#[test]
+fn extern_without_constructor_cannot_be_instantiated() {
+    // Instantiations are for types with constructors (P4_16 §11.3); p4c's
+    // packet_in-bmv2: "type packet_in has no matching constructor". Ours said
+    // "not supported yet: the extern `packet_in`", and gave a user extern
+    // declaring no constructor one without parameters.
+    check_errors(
+        "ctorless_packet_in",
+        &program(&[("LOCALS", "packet_in() p;")]),
+    );
+    let tally = "extern Tally { bit<8> next(); }";
+    check_errors(
+        "ctorless_user_extern",
+        &program(&[
+            ("DECLS", tally),
+            ("LOCALS", "Tally() t;"),
+            ("APPLY", "hdr.h.a = t.next();"),
+        ]),
+    );
+    check_errors(
+        "ctorless_user_extern_global",
+        &program(&[("DECLS", &format!("{tally}\nTally() t;"))]),
+    );
+    // A declared constructor, even one without parameters, makes it one.
+    check_compiles(
+        "nullary_constructor_ok",
+        &program(&[
+            (
+                "DECLS",
+                "extern Tally { Tally(); bit<8> next(); }\nTally() g;",
+            ),
+            ("LOCALS", "Tally() t;"),
+            ("APPLY", "hdr.h.a = t.next() + g.next();"),
+        ]),
+    );
+}
+
 // ---- rejA (session 21, p4c's p4_16_errors a–h)
 
 #[test]

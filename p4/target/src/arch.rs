@@ -132,6 +132,17 @@ pub struct CloneCopy {
     pub instance_type: u32,
 }
 
+impl CloneCopy {
+    /// The copy of this clone that `replica` of its session delivers.
+    pub fn to(&self, replica: McReplica) -> EgressCopy {
+        EgressCopy {
+            port: replica.port,
+            rid: replica.rid,
+            instance_type: self.instance_type,
+        }
+    }
+}
+
 /// What to do with the original packet at the end of ingress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IngressAction {

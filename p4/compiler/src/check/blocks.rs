@@ -1627,6 +1627,17 @@ impl Checker {
             Some(Sym::ExternDecl(ext)) => self.initializer_of_extern(i, ext),
             _ => self.initializer_not_extern(i),
         }
+        if let Some(Sym::ExternDecl(ext)) = &sym
+            && self.ctorless_externs.contains(ext)
+        {
+            self.error_label(
+                codes::WRONG_KIND,
+                i.ty.span,
+                format!("extern `{ext}` declares no constructor, so it cannot be instantiated"),
+                "no constructor",
+            );
+            return;
+        }
         // Constructor arguments in parameter order, defaults filled in.
         let params = match &sym {
             Some(Sym::CtorControl(n)) => self

@@ -305,6 +305,11 @@ pub(crate) struct Checker {
     pub(crate) user_extern_asts: HashMap<String, UserExternAst>,
     /// Generic user extern functions (overloads), with their scopes.
     pub(crate) generic_user_fns: HashMap<String, Vec<GenericUserFn>>,
+    /// Extern object types declared without a constructor (core.p4's
+    /// `packet_in` and `packet_out` among them): instantiations are for
+    /// types with constructors (P4_16 §11.3), so these cannot be
+    /// instantiated (p4c: "type packet_in has no matching constructor").
+    pub(crate) ctorless_externs: std::collections::HashSet<String>,
 }
 
 /// A parameter as call binding sees it: its name and default value.
@@ -409,6 +414,7 @@ pub fn check(
         refused_user_externs: HashMap::new(),
         user_extern_asts: HashMap::new(),
         generic_user_fns: HashMap::new(),
+        ctorless_externs: Default::default(),
     };
     let (prog, alias_diags) = extern_alias::resolve(prog);
     c.diags.extend(alias_diags);
@@ -972,6 +978,13 @@ impl Checker {
             ast::Decl::Extern(e) => {
                 let n = e.name.clone();
                 self.declare(&n, Sym::ExternDecl(e.name.name.clone()));
+                if !e
+                    .members
+                    .iter()
+                    .any(|m| matches!(m, ast::ExternMember::Constructor { .. }))
+                {
+                    self.ctorless_externs.insert(e.name.name.clone());
+                }
                 for m in &e.members {
                     match m {
                         ast::ExternMember::Constructor { params, .. } => {

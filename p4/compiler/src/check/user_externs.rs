@@ -116,11 +116,7 @@ impl Checker {
         Ok(ir::UserExtern {
             name: name.clone(),
             type_args: type_args.to_vec(),
-            ctors: if ctors.is_empty() {
-                vec![Vec::new()]
-            } else {
-                ctors
-            },
+            ctors,
             methods,
             used: false,
             span: e.span,

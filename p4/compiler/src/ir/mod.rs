@@ -964,7 +964,7 @@ pub struct UserExtern {
     pub type_args: Vec<Ty>,
     /// Constructors' parameters (`in`, compile-time values), one list per
     /// constructor in declaration order (P4_16 §7.2.12 lets them overload
-    /// by arity; none declared is one without parameters).
+    /// by arity; a type that declares none is never instantiated).
     pub ctors: Vec<Vec<UserParam>>,
     /// Methods, overloads included, in declaration order.
     pub methods: Vec<UserFn>,

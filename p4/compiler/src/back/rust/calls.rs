@@ -1,6 +1,7 @@
 //! Calls (P4_16 §6.8): arguments with copy-in/copy-out, table
 //! applications, actions, and the dispatch to user and built-in callees.
 
+use super::controls::has_call;
 use super::*;
 
 impl Gen<'_> {
@@ -15,8 +16,26 @@ impl Gen<'_> {
         let mut pre = Vec::new();
         let mut list = Vec::new();
         let mut post = Vec::new();
+        // An `in` argument that calls something is evaluated before the
+        // call, in argument order with the copy-ins (P4_16 §8.1: left to
+        // right): inside the argument list it would run after every
+        // copy-in, and would borrow what the call already holds (`h` of an
+        // action, `rt`). Then every `in` argument is, so none reads a value
+        // a later one changes.
+        let hoist_in = params
+            .iter()
+            .zip(args)
+            .any(|((dir, _), a)| *dir == Direction::In && has_call(a));
         for ((dir, ty), a) in params.iter().zip(args) {
             match dir {
+                Direction::In if hoist_in => {
+                    let t = ctx.tmp("arg");
+                    pre.push(format!(
+                        "let {t} = {};",
+                        self.to_native(&self.expr(ctx, a)?, ty)?
+                    ));
+                    list.push(t);
+                }
                 Direction::In => list.push(self.to_native(&self.expr(ctx, a)?, ty)?),
                 Direction::Out | Direction::InOut => {
                     let t = ctx.tmp("arg");

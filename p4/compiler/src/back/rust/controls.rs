@@ -628,7 +628,7 @@ fn packed_key(table: &TableInfo, values: &[String]) -> Option<String> {
 }
 
 /// Whether `e` calls anything (a function, action, extern or table).
-fn has_call(e: &Expr) -> bool {
+pub(super) fn has_call(e: &Expr) -> bool {
     visit::any_node(e, &|e| {
         matches!(
             e.kind,

@@ -309,8 +309,8 @@ pub fn native_uint(width: u32) -> &'static str {
     }
 }
 
-/// The Rust name of a P4 struct/header field: keywords escaped, and `valid`
-/// (which every generated header has) renamed to `valid_`.
+/// A `u128` literal as generated code writes it: decimal below 10, hex from
+/// there on (masks and wide constants read better in hex).
 fn lit(v: u128) -> String {
     if v < 10 {
         format!("{v}u128")
