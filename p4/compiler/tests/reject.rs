@@ -3138,3 +3138,21 @@ fn generic_control_constructor_argument_of_its_type_parameter() {
         ]),
     );
 }
+
+#[test]
+fn void_inside_a_declared_signature() {
+    // `void` is a whole return type only; inside a tuple, or as a
+    // parameter's type, it is refused on the declaration even when nothing
+    // calls it (p4c's extern-abstract-method-return-type-has-dont-care).
+    check_errors(
+        "void_in_an_extern_method_result",
+        &program(&[(
+            "DECLS",
+            "extern Probe { Probe(); tuple<bit<8>, void> read(); }",
+        )]),
+    );
+    check_errors(
+        "void_in_an_extern_function_parameter",
+        &program(&[("DECLS", "extern void tick(in tuple<bit<8>, void> x);")]),
+    );
+}

@@ -1224,6 +1224,21 @@ impl Checker {
         for t in ret.into_iter().chain(params.iter().map(|p| &p.ty)) {
             self.check_type_names(t, generic);
         }
+        // `void` is only a whole return type: not a parameter's type, nor
+        // part of one (p4c's extern-abstract-method-return-type-has-dont-care,
+        // `abstract tuple<_, void> f(..)`); checked here on signatures that
+        // may never be called.
+        let parts = ret.into_iter().flat_map(type_arguments);
+        for t in parts.chain(params.iter().map(|p| &p.ty)) {
+            if let Some(v) = find_void(t) {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    v.span,
+                    "`void` is only the return type of a function returning nothing",
+                    "not a type of values",
+                );
+            }
+        }
         self.check_param_defaults(params);
         self.directionless_object_params(params);
         self.no_block_declaration_types(params);
@@ -2522,4 +2537,23 @@ impl Checker {
             ),
         }
     }
+}
+
+/// The types written inside `t`: its type arguments, tuple elements or
+/// stack element.
+fn type_arguments(t: &ast::Type) -> Vec<&ast::Type> {
+    match &t.kind {
+        ast::TypeKind::Named { args, .. } => args.iter().collect(),
+        ast::TypeKind::Tuple(items) => items.iter().collect(),
+        ast::TypeKind::Stack { elem, .. } => vec![&**elem],
+        _ => Vec::new(),
+    }
+}
+
+/// `t` itself if it is `void`, else the first `void` written inside it.
+fn find_void(t: &ast::Type) -> Option<&ast::Type> {
+    if matches!(t.kind, ast::TypeKind::Void) {
+        return Some(t);
+    }
+    type_arguments(t).into_iter().find_map(find_void)
 }
