@@ -224,18 +224,19 @@ impl Gen<'_> {
                     "u32::try_from({}).unwrap_or(u32::MAX)",
                     self.expr(ctx, len)?
                 );
-                if let ExprKind::StackNext(st) = &h.kind {
+                if let Some((st, member)) = extract_next_target(h) {
                     const E: &str = "::p4_target::v1model::error_code";
                     let p = self.place(ctx, st)?;
                     let n = self.stack_len(&st.ty);
+                    let field = self.union_member_suffix(member)?;
                     s.push(format!(
                         "if {p}.next as usize >= {n} {{ return Err({E}::STACK_OUT_OF_BOUNDS); }}"
                     ));
                     s.push(format!(
-                        "{p}.elems[{p}.next as usize].extract_var(packet__, {len})?;"
+                        "{p}.elems[{p}.next as usize]{field}.extract_var(packet__, {len})?;"
                     ));
                     s.push(format!("{p}.next += 1;"));
-                    s.extend(self.trace_extract_next(ctx, st, &p));
+                    s.extend(self.trace_extract_next(ctx, st, &p, member, &field));
                 } else {
                     let place = self.place(ctx, h)?;
                     s.push(format!("{place}.extract_var(packet__, {len})?;"));
@@ -244,20 +245,21 @@ impl Gen<'_> {
             }
             Builtin::Extract(h, None) => {
                 const E: &str = "::p4_target::v1model::error_code";
-                match &h.kind {
-                    ExprKind::StackNext(st) => {
+                match extract_next_target(h) {
+                    Some((st, member)) => {
                         let p = self.place(ctx, st)?;
                         let n = self.stack_len(&st.ty);
+                        let field = self.union_member_suffix(member)?;
                         s.push(format!(
                             "if {p}.next as usize >= {n} {{ return Err({E}::STACK_OUT_OF_BOUNDS); }}"
                         ));
                         s.push(format!(
-                            "if !{p}.elems[{p}.next as usize].extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
+                            "if !{p}.elems[{p}.next as usize]{field}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
                         ));
                         s.push(format!("{p}.next += 1;"));
-                        s.extend(self.trace_extract_next(ctx, st, &p));
+                        s.extend(self.trace_extract_next(ctx, st, &p, member, &field));
                     }
-                    _ => {
+                    None => {
                         let place = self.place(ctx, h)?;
                         s.push(format!(
                             "if !{place}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
@@ -698,6 +700,16 @@ impl Gen<'_> {
         ))
     }
 
+    /// The Rust path from a stack element to the union member an
+    /// `extract(hs.next.member)` fills (`.member`), or nothing for
+    /// `extract(hs.next)`.
+    fn union_member_suffix(&self, member: Option<(&Expr, u32)>) -> Result<String, BackError> {
+        Ok(match member {
+            Some((elem, i)) => format!(".{}", self.field_name(&elem.ty, i)?),
+            None => String::new(),
+        })
+    }
+
     pub(super) fn emit_stmt(
         &self,
         ctx: &Ctx<'_>,
@@ -761,5 +773,20 @@ fn plain_place(prog: &Program, e: &Expr) -> bool {
                 && plain_place(prog, base)
         }
         _ => false,
+    }
+}
+
+/// The stack an `extract` fills at its `nextIndex`: `extract(hs.next)`, or
+/// `extract(hs.next.member)` for a stack of header unions, with the element
+/// (`hs.next`) and the member's index. Both advance `nextIndex` once the
+/// header is extracted (P4_16 §8.18, and §8.20 for unions in a stack).
+fn extract_next_target(h: &Expr) -> Option<(&Expr, Option<(&Expr, u32)>)> {
+    match &h.kind {
+        ExprKind::StackNext(st) => Some((st, None)),
+        ExprKind::Member(elem, i) => match &elem.kind {
+            ExprKind::StackNext(st) => Some((st, Some((&**elem, *i)))),
+            _ => None,
+        },
+        _ => None,
     }
 }
