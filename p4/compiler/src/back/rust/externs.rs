@@ -235,11 +235,13 @@ impl Gen<'_> {
                     s.push(format!(
                         "{p}.elems[{p}.next as usize]{field}.extract_var(packet__, {len})?;"
                     ));
+                    s.extend(self.invalidate_next_union_siblings(&p, member));
                     s.push(format!("{p}.next += 1;"));
                     s.extend(self.trace_extract_next(ctx, st, &p, member, &field));
                 } else {
                     let place = self.place(ctx, h)?;
                     s.push(format!("{place}.extract_var(packet__, {len})?;"));
+                    s.extend(self.invalidate_extracted_union_siblings(ctx, h)?);
                     s.extend(self.trace_extract(ctx, h, &place));
                 }
             }
@@ -256,6 +258,7 @@ impl Gen<'_> {
                         s.push(format!(
                             "if !{p}.elems[{p}.next as usize]{field}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
                         ));
+                        s.extend(self.invalidate_next_union_siblings(&p, member));
                         s.push(format!("{p}.next += 1;"));
                         s.extend(self.trace_extract_next(ctx, st, &p, member, &field));
                     }
@@ -264,6 +267,7 @@ impl Gen<'_> {
                         s.push(format!(
                             "if !{place}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
                         ));
+                        s.extend(self.invalidate_extracted_union_siblings(ctx, h)?);
                         s.extend(self.trace_extract(ctx, h, &place));
                     }
                 }
@@ -697,6 +701,36 @@ impl Gen<'_> {
         }
         Ok(format!(
             "{BITS}::wrap(csum16_with_payload({bp}.bytes(), &env.data[env.payload_offset.min(env.data.len())..]), {width})"
+        ))
+    }
+
+    /// After a successful `extract(u.m)` of a union member: the other
+    /// members become invalid (a failed extract changes nothing).
+    fn invalidate_extracted_union_siblings(
+        &self,
+        ctx: &Ctx<'_>,
+        h: &Expr,
+    ) -> Result<Option<String>, BackError> {
+        Ok(match self.union_member(h) {
+            Some((union, keep)) => {
+                Some(self.invalidate_union_siblings(&self.place(ctx, union)?, &union.ty, keep))
+            }
+            None => None,
+        })
+    }
+
+    /// After a successful `extract(hs.next.m)`: the other members of the
+    /// element at `nextIndex` become invalid.
+    fn invalidate_next_union_siblings(
+        &self,
+        p: &str,
+        member: Option<(&Expr, u32)>,
+    ) -> Option<String> {
+        let (elem, keep) = member?;
+        Some(self.invalidate_union_siblings(
+            &format!("{p}.elems[{p}.next as usize]"),
+            &elem.ty,
+            keep,
         ))
     }
 
