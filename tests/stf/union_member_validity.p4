@@ -2,8 +2,9 @@
 // one member valid makes the others invalid, whether by `extract` (so a
 // second extract into the same union replaces the first) or by assigning
 // a valid header to it. Assigning an invalid header makes that member
-// invalid and leaves the others as they were. The first byte picks the
-// case; the deparser emits it and then the union's valid member.
+// invalid and leaves the others as they were, and so does `setInvalid` on
+// a member: it clears that member only. The first byte picks the case; the
+// deparser emits it and then the union's valid member.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -54,6 +55,10 @@ control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
             h.u.b = valid_b;
         } else if (h.c.v == 3) {
             h.u.b = invalid_b;
+        } else if (h.c.v == 4) {
+            h.u.b.setInvalid();
+        } else if (h.c.v == 5) {
+            h.u.a.setInvalid();
         }
     }
 }

@@ -285,11 +285,11 @@ impl Gen<'_> {
             )),
             Builtin::SetValid(h) | Builtin::SetInvalid(h) => {
                 let valid = matches!(b, Builtin::SetValid(_));
-                if let ExprKind::Member(base, _) = &h.kind
-                    && let Ty::Composite(c) = &base.ty
-                    && self.prog.composites[*c].kind == CompositeKind::Union
-                {
-                    s.push(format!("{}.invalidate();", self.place(ctx, base)?));
+                // `u.m.setValid()` leaves `m` the union's only valid member;
+                // `u.m.setInvalid()` clears `m` alone, so a union whose valid
+                // member is another keeps it (P4_16 §8.20, as BMv2).
+                if valid && let Some((union, _)) = self.union_member(h) {
+                    s.push(format!("{}.invalidate();", self.place(ctx, union)?));
                 }
                 s.push(format!("{}.valid = {valid};", self.place(ctx, h)?));
             }
