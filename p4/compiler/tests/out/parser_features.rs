@@ -707,6 +707,7 @@ type_info {
                     if !(*u).v6.extract(packet__) {
                         return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT);
                     }
+                    (*u).v4.valid = false;
                     if TRACE {
                         (*u).v6.trace_extract(&mut rt.trace, "u.v6");
                     }
@@ -874,6 +875,7 @@ type_info {
                     if !(*hdr).u.v4.extract(packet__) {
                         return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT);
                     }
+                    (*hdr).u.v6.valid = false;
                     if TRACE {
                         (*hdr).u.v4.trace_extract(&mut rt.trace, "hdr.u.v4");
                     }

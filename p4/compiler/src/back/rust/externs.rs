@@ -224,44 +224,50 @@ impl Gen<'_> {
                     "u32::try_from({}).unwrap_or(u32::MAX)",
                     self.expr(ctx, len)?
                 );
-                if let ExprKind::StackNext(st) = &h.kind {
+                if let Some((st, member)) = extract_next_target(h) {
                     const E: &str = "::p4_target::v1model::error_code";
                     let p = self.place(ctx, st)?;
                     let n = self.stack_len(&st.ty);
+                    let field = self.union_member_suffix(member)?;
                     s.push(format!(
                         "if {p}.next as usize >= {n} {{ return Err({E}::STACK_OUT_OF_BOUNDS); }}"
                     ));
                     s.push(format!(
-                        "{p}.elems[{p}.next as usize].extract_var(packet__, {len})?;"
+                        "{p}.elems[{p}.next as usize]{field}.extract_var(packet__, {len})?;"
                     ));
+                    s.extend(self.invalidate_next_union_siblings(&p, member));
                     s.push(format!("{p}.next += 1;"));
-                    s.extend(self.trace_extract_next(ctx, st, &p));
+                    s.extend(self.trace_extract_next(ctx, st, &p, member, &field));
                 } else {
                     let place = self.place(ctx, h)?;
                     s.push(format!("{place}.extract_var(packet__, {len})?;"));
+                    s.extend(self.invalidate_extracted_union_siblings(ctx, h)?);
                     s.extend(self.trace_extract(ctx, h, &place));
                 }
             }
             Builtin::Extract(h, None) => {
                 const E: &str = "::p4_target::v1model::error_code";
-                match &h.kind {
-                    ExprKind::StackNext(st) => {
+                match extract_next_target(h) {
+                    Some((st, member)) => {
                         let p = self.place(ctx, st)?;
                         let n = self.stack_len(&st.ty);
+                        let field = self.union_member_suffix(member)?;
                         s.push(format!(
                             "if {p}.next as usize >= {n} {{ return Err({E}::STACK_OUT_OF_BOUNDS); }}"
                         ));
                         s.push(format!(
-                            "if !{p}.elems[{p}.next as usize].extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
+                            "if !{p}.elems[{p}.next as usize]{field}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
                         ));
+                        s.extend(self.invalidate_next_union_siblings(&p, member));
                         s.push(format!("{p}.next += 1;"));
-                        s.extend(self.trace_extract_next(ctx, st, &p));
+                        s.extend(self.trace_extract_next(ctx, st, &p, member, &field));
                     }
-                    _ => {
+                    None => {
                         let place = self.place(ctx, h)?;
                         s.push(format!(
                             "if !{place}.extract(packet__) {{ return Err({E}::PACKET_TOO_SHORT); }}"
                         ));
+                        s.extend(self.invalidate_extracted_union_siblings(ctx, h)?);
                         s.extend(self.trace_extract(ctx, h, &place));
                     }
                 }
@@ -279,11 +285,11 @@ impl Gen<'_> {
             )),
             Builtin::SetValid(h) | Builtin::SetInvalid(h) => {
                 let valid = matches!(b, Builtin::SetValid(_));
-                if let ExprKind::Member(base, _) = &h.kind
-                    && let Ty::Composite(c) = &base.ty
-                    && self.prog.composites[*c].kind == CompositeKind::Union
-                {
-                    s.push(format!("{}.invalidate();", self.place(ctx, base)?));
+                // `u.m.setValid()` leaves `m` the union's only valid member;
+                // `u.m.setInvalid()` clears `m` alone, so a union whose valid
+                // member is another keeps it (P4_16 §8.20, as BMv2).
+                if valid && let Some((union, _)) = self.union_member(h) {
+                    s.push(format!("{}.invalidate();", self.place(ctx, union)?));
                 }
                 s.push(format!("{}.valid = {valid};", self.place(ctx, h)?));
             }
@@ -698,6 +704,46 @@ impl Gen<'_> {
         ))
     }
 
+    /// After a successful `extract(u.m)` of a union member: the other
+    /// members become invalid (a failed extract changes nothing).
+    fn invalidate_extracted_union_siblings(
+        &self,
+        ctx: &Ctx<'_>,
+        h: &Expr,
+    ) -> Result<Option<String>, BackError> {
+        Ok(match self.union_member(h) {
+            Some((union, keep)) => {
+                Some(self.invalidate_union_siblings(&self.place(ctx, union)?, &union.ty, keep))
+            }
+            None => None,
+        })
+    }
+
+    /// After a successful `extract(hs.next.m)`: the other members of the
+    /// element at `nextIndex` become invalid.
+    fn invalidate_next_union_siblings(
+        &self,
+        p: &str,
+        member: Option<(&Expr, u32)>,
+    ) -> Option<String> {
+        let (elem, keep) = member?;
+        Some(self.invalidate_union_siblings(
+            &format!("{p}.elems[{p}.next as usize]"),
+            &elem.ty,
+            keep,
+        ))
+    }
+
+    /// The Rust path from a stack element to the union member an
+    /// `extract(hs.next.member)` fills (`.member`), or nothing for
+    /// `extract(hs.next)`.
+    fn union_member_suffix(&self, member: Option<(&Expr, u32)>) -> Result<String, BackError> {
+        Ok(match member {
+            Some((elem, i)) => format!(".{}", self.field_name(&elem.ty, i)?),
+            None => String::new(),
+        })
+    }
+
     pub(super) fn emit_stmt(
         &self,
         ctx: &Ctx<'_>,
@@ -761,5 +807,20 @@ fn plain_place(prog: &Program, e: &Expr) -> bool {
                 && plain_place(prog, base)
         }
         _ => false,
+    }
+}
+
+/// The stack an `extract` fills at its `nextIndex`: `extract(hs.next)`, or
+/// `extract(hs.next.member)` for a stack of header unions, with the element
+/// (`hs.next`) and the member's index. Both advance `nextIndex` once the
+/// header is extracted (P4_16 §8.18, and §8.20 for unions in a stack).
+fn extract_next_target(h: &Expr) -> Option<(&Expr, Option<(&Expr, u32)>)> {
+    match &h.kind {
+        ExprKind::StackNext(st) => Some((st, None)),
+        ExprKind::Member(elem, i) => match &elem.kind {
+            ExprKind::StackNext(st) => Some((st, Some((&**elem, *i)))),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -30,6 +30,15 @@ impl Gen<'_> {
                 };
                 let line = self.assign_native(ctx, lhs, &v)?;
                 self.w.line(line);
+                // A valid header assigned to a member of a union makes it
+                // the union's only valid member (§8.20); an invalid one
+                // only leaves that member invalid.
+                if let Some((union, keep)) = self.union_member(lhs) {
+                    let place = self.place(ctx, lhs)?;
+                    let others =
+                        self.invalidate_union_siblings(&self.place(ctx, union)?, &union.ty, keep);
+                    self.w.line(format!("if {place}.valid {{ {others} }}"));
+                }
             }
             Stmt::Decl(i, init) => {
                 let var = &ctx.vars[*i as usize];
@@ -251,5 +260,47 @@ impl Gen<'_> {
             },
             _ => return bad("switch labels must be constants", Some(e.span)),
         })
+    }
+}
+
+impl Gen<'_> {
+    /// `e` is member `keep` of a header union: the union expression and
+    /// `keep`.
+    pub(super) fn union_member<'e>(&self, e: &'e Expr) -> Option<(&'e Expr, u32)> {
+        match &e.kind {
+            ExprKind::Member(base, keep)
+                if matches!(&base.ty, Ty::Composite(c)
+                    if self.prog.composites[*c].kind == CompositeKind::Union) =>
+            {
+                Some((base, *keep))
+            }
+            _ => None,
+        }
+    }
+
+    /// Statements that mark every member of the header union at
+    /// `union_place` invalid except member `keep`: making one member of a
+    /// union valid (`setValid`, `extract`, assigning a valid header) makes
+    /// the others invalid (P4_16 §8.20), as the reference switch does.
+    pub(super) fn invalidate_union_siblings(
+        &self,
+        union_place: &str,
+        union_ty: &Ty,
+        keep: u32,
+    ) -> String {
+        let Ty::Composite(c) = union_ty else {
+            return String::new();
+        };
+        let fields = &self.prog.composites[*c].fields;
+        let others: Vec<String> = (0..fields.len() as u32)
+            .filter(|&i| i != keep)
+            .map(|i| {
+                format!(
+                    "{union_place}.{}.valid = false;",
+                    field_ident(&fields[i as usize].name)
+                )
+            })
+            .collect();
+        others.join(" ")
     }
 }

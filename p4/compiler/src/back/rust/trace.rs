@@ -73,20 +73,28 @@ impl Gen<'_> {
                 .get(*i as usize)
                 .map_or_else(|| "?".into(), |n| strip(n)),
             ExprKind::Member(base, idx) => {
-                let field = match &base.ty {
-                    Ty::Composite(c) => self.prog.composites[*c]
-                        .fields
-                        .get(*idx as usize)
-                        .map_or_else(|| "?".into(), |f| f.name.clone()),
-                    _ => "?".into(),
-                };
-                format!("{}.{field}", self.trace_name(ctx, base))
+                format!(
+                    "{}.{}",
+                    self.trace_name(ctx, base),
+                    self.trace_field_name(&base.ty, *idx)
+                )
             }
             ExprKind::Index(base, i) => match &i.kind {
                 ExprKind::Int(v) => format!("{}[{v}]", self.trace_name(ctx, base)),
                 _ => format!("{}[?]", self.trace_name(ctx, base)),
             },
             ExprKind::StackNext(st) => format!("{}.next", self.trace_name(ctx, st)),
+            _ => "?".into(),
+        }
+    }
+
+    /// The P4 name of field `idx` of a composite, for trace output.
+    fn trace_field_name(&self, ty: &Ty, idx: u32) -> String {
+        match ty {
+            Ty::Composite(c) => self.prog.composites[*c]
+                .fields
+                .get(idx as usize)
+                .map_or_else(|| "?".into(), |f| f.name.clone()),
             _ => "?".into(),
         }
     }
@@ -101,11 +109,24 @@ impl Gen<'_> {
         })
     }
 
-    /// After `stack.elems[stack.next].extract(..)` and `stack.next += 1`.
-    pub(super) fn trace_extract_next(&self, ctx: &Ctx<'_>, st: &Expr, p: &str) -> Option<String> {
+    /// After `stack.elems[stack.next]{field}.extract(..)` and
+    /// `stack.next += 1`; `member` is the union member of the element that
+    /// was extracted (`field` its Rust path, `.m`), if any.
+    pub(super) fn trace_extract_next(
+        &self,
+        ctx: &Ctx<'_>,
+        st: &Expr,
+        p: &str,
+        member: Option<(&Expr, u32)>,
+        field: &str,
+    ) -> Option<String> {
         self.trace_points.then(|| {
+            let member_name = match member {
+                Some((elem, i)) => format!(".{}", self.trace_field_name(&elem.ty, i)),
+                None => String::new(),
+            };
             format!(
-                "{ON} let i__ = {p}.next as usize - 1; {p}.elems[i__].trace_extract(&mut rt.trace, &format!(\"{}[{{i__}}]\")); }}",
+                "{ON} let i__ = {p}.next as usize - 1; {p}.elems[i__]{field}.trace_extract(&mut rt.trace, &format!(\"{}[{{i__}}]{member_name}\")); }}",
                 self.trace_name(ctx, st)
             )
         })
