@@ -55,8 +55,9 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         r0.read(z, (bit<32>)hdr.h.a[1:0]);
         s0.write(3, (int<0>)1);
         s0.read(s, 3);
-        // a ++ z keeps a; (bit<8>)s is 0.
-        hdr.h.b = (hdr.h.a ++ z) + (bit<8>)s;
+        // a ++ z keeps a; (bit<8>)(bit<0>)s is 0 (a cast changes the
+        // sign or the width, not both, P4_16 §8.11.1).
+        hdr.h.b = (hdr.h.a ++ z) + (bit<8>)(bit<0>)s;
         if (hdr.tag.isValid()) {
             hdr.tag.t = hdr.tag.t + 1;
             sm.egress_spec = 2;

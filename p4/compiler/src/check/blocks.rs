@@ -249,7 +249,9 @@ impl Checker {
         self.ctor_used.insert(name.to_string());
         let decl = self.ctor_parsers.get(name)?.clone();
         self.type_arg_count("parser", name, &decl.signature.type_params, tys, span)?;
-        let (values, passed) = self.ctor_values("parser", name, &decl.ctor_params, args, span)?;
+        let generic = (decl.signature.type_params.as_slice(), tys);
+        let (values, passed) =
+            self.ctor_values("parser", name, generic, &decl.ctor_params, args, span)?;
         let externs = std::mem::take(&mut self.extern_params.parser_ctor_args);
         if !passed.is_empty() {
             self.unsupported(span, "parser constructor parameters of control type");
@@ -977,7 +979,9 @@ impl Checker {
         self.ctor_used.insert(name.to_string());
         let decl = self.ctor_controls.get(name)?.clone();
         self.type_arg_count("control", name, &decl.signature.type_params, tys, span)?;
-        let (values, passed) = self.ctor_values("control", name, &decl.ctor_params, args, span)?;
+        let generic = (decl.signature.type_params.as_slice(), tys);
+        let (values, passed) =
+            self.ctor_values("control", name, generic, &decl.ctor_params, args, span)?;
         let externs = std::mem::take(&mut self.extern_params.ctor_args);
         let key = ctor_key(name, tys, &values, &passed);
         let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
@@ -1103,11 +1107,13 @@ impl Checker {
     }
 
     /// The constant values of constructor arguments `args` for `params`
-    /// of the `kind` (control or parser) `name`.
+    /// of the `kind` (control or parser) `name`, whose type parameters
+    /// `generic.0` are bound to `generic.1` (a parameter may be of type `T`).
     fn ctor_values(
         &mut self,
         kind: &str,
         name: &str,
+        generic: (&[ast::Ident], &[Ty]),
         params: &[ast::Param],
         args: &[&ast::Expr],
         span: Span,
@@ -1150,8 +1156,13 @@ impl Checker {
                 values.push((p.name.clone(), Sym::IntConst(self.int_ctor_arg(p, a)?)));
                 continue;
             }
-            let ty = self.ty(&p.ty)?;
-            let x = self.expr(a, Some(&ty))?;
+            self.push_scope();
+            for (t, ty) in generic.0.iter().zip(generic.1) {
+                self.declare(t, Sym::Type(ty.clone()));
+            }
+            let ty = self.ty(&p.ty);
+            self.pop_scope();
+            let x = self.expr(a, Some(&ty?))?;
             if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
                 self.error(
                     codes::NOT_CONSTANT,
@@ -2048,7 +2059,9 @@ impl Checker {
                 );
                 continue;
             }
-            let Some(ty) = self.ty(&p.ty) else { continue };
+            let Some(ty) = self.storable_ty(&p.ty, "an action parameter") else {
+                continue;
+            };
             // A default value is checked here, used or not (p4c).
             if let Some(d) = &p.default {
                 self.default_value(d, &ty);

@@ -579,19 +579,37 @@ impl Checker {
     }
 
     /// The type of a variable: any type but `string` (P4_16 §7.1.5: "one
-    /// cannot declare variables with a string type"; p4c's string-e1). The
-    /// back end has no storage for a string, so this stops it early.
+    /// cannot declare variables with a string type"; p4c's string-e1) or
+    /// `void`, nor a tuple or stack holding one. The back end has no
+    /// storage for either, so this stops it early.
     pub(crate) fn local_ty(&mut self, t: &ast::Type) -> Option<Ty> {
+        self.storable_ty(t, "a variable")
+    }
+
+    /// The type `t` of a value that is stored (`what`: a variable, a
+    /// function parameter), refused as [`Self::local_ty`] says; a type
+    /// argument can bring the `void` or `string` in (p4c's
+    /// call-on-function-illformed-after-specialization, `foo<string>(..)`).
+    pub(crate) fn storable_ty(&mut self, t: &ast::Type, what: &str) -> Option<Ty> {
         let ty = self.ty(t)?;
-        if matches!(ty, Ty::Str) {
-            self.error(
-                codes::TYPE_MISMATCH,
-                t.span,
-                "a variable cannot have type `string`: strings are only compile-time arguments",
-            );
-            return None;
-        }
-        Some(ty)
+        let Some(bad) = unstorable_part(&ty) else {
+            return Some(ty);
+        };
+        let why = match bad {
+            Ty::Str => "strings are only compile-time arguments",
+            _ => "`void` is only the return type of a function returning nothing",
+        };
+        let msg = if *bad == ty {
+            format!("{what} cannot have type `{}`: {why}", self.ty_name(bad))
+        } else {
+            format!(
+                "{what} cannot have type `{}`, which holds a `{}`: {why}",
+                self.ty_name(&ty),
+                self.ty_name(bad)
+            )
+        };
+        self.error(codes::TYPE_MISMATCH, t.span, msg);
+        None
     }
 
     /// A local or constant declared `list<T>` (P4_16 §7.2.10): its length
@@ -1273,9 +1291,9 @@ impl Checker {
             // P4_16 §8.11.1 lists casts that change a bit string's width or
             // its signedness, never both at once: `(int<8>)x` of a
             // `bit<16> x` needs `(int<8>)(bit<8>)x` (p4c: "Illegal cast").
-            // A zero-width value is 0 whatever its sign, so it is let
-            // through (`tests/stf/bit_zero_externs` widens an `int<0>`).
-            (Ty::Bit(a), Ty::Int(b)) | (Ty::Int(a), Ty::Bit(b)) if a != b && *a != 0 && *b != 0 => {
+            // Zero widths are no exception: p4c refuses `(int<2>)` of a
+            // `bit<0>` (explicit-cast-to-bit-from-int-of-different-width).
+            (Ty::Bit(a), Ty::Int(b)) | (Ty::Int(a), Ty::Bit(b)) if a != b => {
                 self.error_label(
                     codes::TYPE_MISMATCH,
                     span,
@@ -3975,5 +3993,16 @@ impl Checker {
             }
             other => Some(other.clone()),
         }
+    }
+}
+
+/// The `string` or `void` in `ty`, itself or an element of a tuple or stack:
+/// no value of it can be stored.
+fn unstorable_part(ty: &Ty) -> Option<&Ty> {
+    match ty {
+        Ty::Str | Ty::Void => Some(ty),
+        Ty::Tuple(items) => items.iter().find_map(unstorable_part),
+        Ty::Stack(elem, _) => unstorable_part(elem),
+        _ => None,
     }
 }

@@ -47,7 +47,7 @@
 //!
 //! Not supported yet, each with a `P4E1060` diagnostic naming it: generic
 //! and abstract user externs (see [`user_externs`]), extern
-//! instances in parsers, global variables, header-union initialisers,
+//! instances in parsers, header-union initialisers,
 //! varbit fields in structs or stacks, ranges over signed keys, and
 //! checksums with payload for algorithms other than csum16.
 
@@ -568,8 +568,8 @@ impl Checker {
         self.const_value_of(e, None)
     }
 
-    /// Evaluates a compile-time number (a width or a size): a boolean is a
-    /// type error there, as in p4c.
+    /// Evaluates a compile-time number (a width, a size or a slice bound): a
+    /// boolean or a string is a type error there, as in p4c.
     fn const_number(&mut self, e: &ast::Expr, what: &str) -> Option<i128> {
         self.const_value_of(e, Some(what))
     }
@@ -581,12 +581,16 @@ impl Checker {
         match te {
             expr::TE::Inf(v) => Some(v),
             expr::TE::Typed(ex) => match (&ex.kind, &ex.ty) {
-                (_, Ty::Bool) if number.is_some() => {
+                // A string literal is lowered to `Int(0)` of type string, so
+                // it is refused by its type before its value is read
+                // (p4c's expr-bitslice-high-unsupported-type, `x["tmp":0]`).
+                (_, Ty::Bool | Ty::Str) if number.is_some() => {
+                    let ty = self.ty_name(&ex.ty);
                     self.error_label(
                         codes::TYPE_MISMATCH,
                         e.span,
-                        format!("the {} must be a number, not a bool", number.unwrap_or("")),
-                        "a bool",
+                        format!("the {} must be a number, not a {ty}", number.unwrap_or("")),
+                        format!("a {ty}"),
                     );
                     None
                 }
@@ -1015,6 +1019,7 @@ impl Checker {
                 }
                 self.check_overloads(e);
                 self.no_self_reference(e);
+                self.no_method_named_like_extern(e);
                 if crate::v1model::object(&e.name.name).is_none() {
                     self.user_extern_decl(e);
                 }
@@ -1066,7 +1071,13 @@ impl Checker {
             }
             ast::Decl::Function(f) => self.function_decl(f),
             ast::Decl::Instantiation(i) => self.main_decl(i),
-            ast::Decl::Var(v) => self.unsupported(v.span, "global variables"),
+            // The P4_16 grammar has no variable among its top-level
+            // declarations (p4c's globalVar_e).
+            ast::Decl::Var(v) => self.error(
+                codes::NOT_ALLOWED_HERE,
+                v.span,
+                "variables may only be declared in parsers, controls, actions and functions",
+            ),
             ast::Decl::ValueSet(v) => self.error(
                 codes::NOT_ALLOWED_HERE,
                 v.span,
@@ -1213,9 +1224,47 @@ impl Checker {
         for t in ret.into_iter().chain(params.iter().map(|p| &p.ty)) {
             self.check_type_names(t, generic);
         }
+        // `void` is only a whole return type: not a parameter's type, nor
+        // part of one (p4c's extern-abstract-method-return-type-has-dont-care,
+        // `abstract tuple<_, void> f(..)`); checked here on signatures that
+        // may never be called.
+        let parts = ret.into_iter().flat_map(type_arguments);
+        for t in parts.chain(params.iter().map(|p| &p.ty)) {
+            if let Some(v) = find_void(t) {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    v.span,
+                    "`void` is only the return type of a function returning nothing",
+                    "not a type of values",
+                );
+            }
+        }
         self.check_param_defaults(params);
         self.directionless_object_params(params);
         self.no_block_declaration_types(params);
+    }
+
+    /// A member named after its extern is a constructor (P4_16 §7.2.12.2),
+    /// which has no return type and is not abstract: `extern X { void X(); }`
+    /// is refused rather than read as a method `X` (p4c's constructor_e,
+    /// "Constructor ... has a return type").
+    fn no_method_named_like_extern(&mut self, e: &ast::ExternDecl) {
+        for m in &e.members {
+            if let ast::ExternMember::Method(f) = m
+                && f.name.name == e.name.name
+            {
+                self.error_label(
+                    codes::WRONG_KIND,
+                    f.name.span,
+                    format!(
+                        "`{}` is named after its extern, so it is a constructor: a constructor \
+                         has no return type and is not abstract",
+                        f.name.name
+                    ),
+                    "a constructor declared as a method",
+                );
+            }
+        }
     }
 
     /// An extern whose constructor or method takes or returns the extern
@@ -1583,6 +1632,15 @@ impl Checker {
                         codes::TYPE_MISMATCH,
                         f.ty.span,
                         "a struct field cannot be a `string`: strings are only compile-time arguments",
+                    );
+                    continue;
+                }
+                (_, Ty::Void) => {
+                    self.error(
+                        codes::TYPE_MISMATCH,
+                        f.ty.span,
+                        "a field cannot be `void`: `void` is only the return type of a function \
+                         returning nothing",
                     );
                     continue;
                 }
@@ -2330,11 +2388,16 @@ impl Checker {
     /// Checks function `f` (type parameters, if any, already bound) into a
     /// new IR function.
     fn function_body(&mut self, f: &ast::FunctionDecl) -> Option<Handle<ir::Function>> {
-        let ret = self.ty(&f.return_type)?;
+        let ret = match &f.return_type.kind {
+            ast::TypeKind::Void => Ty::Void,
+            _ => self.storable_ty(&f.return_type, "a function's result")?,
+        };
         self.push_scope();
         let mut vars = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
-            let Some(ty) = self.ty(&p.ty) else { continue };
+            let Some(ty) = self.storable_ty(&p.ty, "a function parameter") else {
+                continue;
+            };
             if let Some(d) = &p.default {
                 self.default_value(d, &ty);
             }
@@ -2474,4 +2537,23 @@ impl Checker {
             ),
         }
     }
+}
+
+/// The types written inside `t`: its type arguments, tuple elements or
+/// stack element.
+fn type_arguments(t: &ast::Type) -> Vec<&ast::Type> {
+    match &t.kind {
+        ast::TypeKind::Named { args, .. } => args.iter().collect(),
+        ast::TypeKind::Tuple(items) => items.iter().collect(),
+        ast::TypeKind::Stack { elem, .. } => vec![&**elem],
+        _ => Vec::new(),
+    }
+}
+
+/// `t` itself if it is `void`, else the first `void` written inside it.
+fn find_void(t: &ast::Type) -> Option<&ast::Type> {
+    if matches!(t.kind, ast::TypeKind::Void) {
+        return Some(t);
+    }
+    type_arguments(t).into_iter().find_map(find_void)
 }

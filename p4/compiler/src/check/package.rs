@@ -31,6 +31,14 @@ impl Checker {
                     self.global_externs.push(i.clone());
                     self.declare(&i.name, Sym::GlobalExtern);
                 }
+                // A struct, header or other type of values has no
+                // constructor (p4c's functors3_e, `s() s1;` at the top
+                // level), as in a control's locals.
+                Some(Sym::Type(_) | Sym::Generic(_)) => self.error(
+                    codes::WRONG_KIND,
+                    name.span,
+                    format!("`{}` cannot be instantiated", name.ident.name),
+                ),
                 _ => {
                     self.package_args(&name.ident.name, i);
                     self.error(
