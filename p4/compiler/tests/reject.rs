@@ -3010,3 +3010,60 @@ fn extern_without_constructor_cannot_be_instantiated() {
         ]),
     );
 }
+
+// ---- rejB
+
+#[test]
+fn defaultonly_action_in_an_entry() {
+    // P4_16 §14.2.1.2: an action annotated `@defaultonly` in a table's
+    // `actions` may only be its default action (p4c's issue1580); ours
+    // checked `@tableonly` against the default action only.
+    let table = |entry: &str| {
+        format!(
+            "action other() {{ hdr.h.c = 1; }}\n\
+             table t {{ key = {{ hdr.h.a: exact; }} actions = {{ set; @defaultonly other; }} \
+             const entries = {{ {entry} }} default_action = other(); }}"
+        )
+    };
+    check_errors(
+        "defaultonly_action_in_entry",
+        &program(&[("LOCALS", &table("1 : other();")), ("APPLY", "t.apply();")]),
+    );
+    check_compiles(
+        "defaultonly_action_as_default_ok",
+        &program(&[("LOCALS", &table("1 : set(2);")), ("APPLY", "t.apply();")]),
+    );
+}
+
+#[test]
+fn cast_of_a_struct_or_header_value() {
+    // P4_16 §8.11.1 lists no cast between struct, header or header union
+    // values; `(S)` before an initialiser types it (§8.13). p4c refuses
+    // `(s)(s){ .. }` and `(s)v` (its issue3233); ours let them through as
+    // no-op casts.
+    let decls = "struct pair_t { bit<8> x; bit<8> y; }";
+    for (name, apply) in [
+        (
+            "struct_cast_of_a_value",
+            "pair_t p = { 1, 2 }; pair_t q = (pair_t)p; hdr.h.a = q.x;",
+        ),
+        (
+            "struct_cast_of_a_cast",
+            "pair_t q = (pair_t)(pair_t){ 1, 2 }; hdr.h.a = q.x;",
+        ),
+        ("header_cast_of_a_value", "hdr.h = (h_t)hdr.h;"),
+    ] {
+        check_errors(name, &program(&[("DECLS", decls), ("APPLY", apply)]));
+    }
+    check_compiles(
+        "struct_cast_of_an_initialiser_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "APPLY",
+                "pair_t p = (pair_t){ 1, 2 }; pair_t q = (pair_t){ x = 3, y = 4 }; \
+                 hdr.h = (h_t){#}; hdr.h.a = p.x + q.y;",
+            ),
+        ]),
+    );
+}

@@ -1155,6 +1155,27 @@ impl Checker {
                 {
                     return t(self.expr(expr, Some(&to))?);
                 }
+                // P4_16 §8.11.1 lists no cast between struct, header or
+                // header union values: such a cast only types an
+                // initialiser (p4c's issue3233: `(s)(s){t, t1}`, `(s)v`).
+                if let Ty::Composite(_) = to {
+                    let a = self.expr_any(expr)?;
+                    let from = match &a {
+                        TE::Typed(x) => self.ty_name(&x.ty),
+                        TE::Inf(_) => "an integer".to_string(),
+                    };
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        span,
+                        format!(
+                            "cannot cast {from} to {}: a cast to a struct or header takes a list \
+                             or structure-valued expression `{{ .. }}`",
+                            self.ty_name(&to)
+                        ),
+                        "not an initialiser",
+                    );
+                    return None;
+                }
                 let a = self.expr_any(expr)?;
                 // P4_16 §8.11: a `type` converts to and from its underlying
                 // type only; from another width it needs a cast to that
