@@ -3067,3 +3067,56 @@ fn cast_of_a_struct_or_header_value() {
         ]),
     );
 }
+
+#[test]
+fn extern_parameter_index_type_from_20200408() {
+    // v1model 20200408: `register<T, I>`, `counter<I>`; an instance passed
+    // as a control's apply parameter is one of the parameter's type, so
+    // its methods take `in I index` of the parameter's I and the instance
+    // passed must have that I (P4_16 §6.8, §7.2.12). Ours kept no I for a
+    // parameter, so any bit string indexed it.
+    let sub = |apply: &str| {
+        format!(
+            "control Sub(inout h_t h, register<bit<8>, bit<8>> r, counter<bit<8>> c) {{\n    \
+             apply {{ {apply} }}\n}}"
+        )
+    };
+    let locals = "register<bit<8>, bit<8>>(4) r1; counter<bit<8>>(4, CounterType.packets) c1; \
+                  Sub() s;";
+    let with = |decls: &str, locals: &str| {
+        v1model_2020(&[
+            ("DECLS", decls),
+            ("LOCALS", locals),
+            ("APPLY", "s.apply(hdr.h, r1, c1);"),
+        ])
+    };
+    check_errors(
+        "extern_param_register_index_not_i",
+        &with(&sub("bit<32> i = 1; r.read(h.c, i);"), locals),
+    );
+    check_errors(
+        "extern_param_counter_index_not_i",
+        &with(&sub("c.count(h.b);"), locals),
+    );
+    check_errors(
+        "extern_param_index_type_differs",
+        &with(
+            &sub("r.write(h.a, h.c);"),
+            "register<bit<8>, bit<16>>(4) r1; counter<bit<8>>(4, CounterType.packets) c1; Sub() s;",
+        ),
+    );
+    check_errors(
+        "extern_param_without_index_type",
+        &with(
+            "control Sub(inout h_t h, register<bit<8>> r, counter c) { apply { } }",
+            locals,
+        ),
+    );
+    check_compiles(
+        "extern_param_index_type_ok",
+        &with(
+            &sub("r.read(h.c, h.a); r.write(3, h.c); c.count(h.a);"),
+            locals,
+        ),
+    );
+}

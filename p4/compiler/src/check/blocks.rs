@@ -1886,7 +1886,12 @@ impl Checker {
     /// `meter` or `register` against the declaration of the version the
     /// program picked (`crate::v1model::Object::type_params`), and records
     /// the index type `I` of the versions that have one. False when refused.
-    fn v1model_type_args(&mut self, kind_name: &str, targs: &[ast::Type], span: Span) -> bool {
+    pub(super) fn v1model_type_args(
+        &mut self,
+        kind_name: &str,
+        targs: &[ast::Type],
+        span: Span,
+    ) -> bool {
         if !matches!(kind_name, "counter" | "meter" | "register") {
             return true;
         }

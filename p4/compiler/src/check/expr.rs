@@ -3732,8 +3732,8 @@ impl Checker {
     /// method, of the type the version declares
     /// (`crate::v1model::Object::index_ty`): `bit<32>` before 20200408, to
     /// which P4_16 converts only untyped integers (§8.11.2), then the
-    /// instance's type argument `I`. An instance passed as an extern
-    /// parameter has no `I` recorded and takes any bit string, as before.
+    /// instance's type argument `I` (an extern parameter's, for an instance
+    /// passed to a control or parser).
     fn extern_index(&mut self, inst: &ir::ExternInst, arg: &ast::Expr) -> Option<Expr> {
         use crate::v1model::IndexTy;
         let it = self.expr_any(arg)?;
