@@ -3120,3 +3120,44 @@ fn extern_parameter_index_type_from_20200408() {
         ),
     );
 }
+
+#[test]
+fn generic_function_data_of_its_type_argument() {
+    // v1model.p4: `hash<O, T, D, M>(.., in D data, ..)`,
+    // `update_checksum<T, O>(in bool condition, in T data, ..)`,
+    // `log_msg<T>(string msg, in T data)`: type arguments given to the call
+    // type its `data` (P4_16 §8.18), as they type the other arguments.
+    let locals = "bit<16> r16;";
+    for (name, call) in [
+        (
+            "hash_data_not_its_type_arg",
+            "hash<bit<16>, bit<16>, tuple<bit<8>>, bit<32>>(r16, HashAlgorithm.crc16, 0, \
+             {hdr.h.a, hdr.h.c}, 16);",
+        ),
+        (
+            "update_checksum_data_not_its_type_arg",
+            "update_checksum<tuple<bit<8>>, bit<16>>(true, {hdr.h.a, hdr.h.c}, hdr.h.b, \
+             HashAlgorithm.csum16);",
+        ),
+        (
+            "log_msg_data_not_its_type_arg",
+            "log_msg<bit<8>>(\"b = {}\", hdr.h.b);",
+        ),
+    ] {
+        check_errors(name, &program(&[("LOCALS", locals), ("APPLY", call)]));
+    }
+    check_compiles(
+        "generic_function_data_ok",
+        &program(&[
+            ("LOCALS", locals),
+            (
+                "APPLY",
+                "hash<bit<16>, bit<16>, tuple<bit<8>, bit<8>>, bit<32>>(r16, HashAlgorithm.crc16, \
+                 0, {hdr.h.a, 3}, 16); \
+                 update_checksum<tuple<bit<8>, bit<8>>, bit<16>>(true, {hdr.h.a, hdr.h.c}, \
+                 hdr.h.b, HashAlgorithm.csum16); log_msg<bit<16>>(\"b = {}\", hdr.h.b); \
+                 hdr.h.b = r16;",
+            ),
+        ]),
+    );
+}

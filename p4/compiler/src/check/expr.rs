@@ -2605,9 +2605,11 @@ impl Checker {
         })
     }
 
-    /// A field list argument: a list, struct or header; flattened by the back end.
-    fn data_arg(&mut self, e: &ast::Expr) -> Option<Vec<Expr>> {
-        let x = self.expr(e, None)?;
+    /// A field list argument: a list, struct or header; flattened by the back
+    /// end. The call's type argument (`hash<O, T, D, M>`'s D,
+    /// `update_checksum<T, O>`'s T), when given, is its type.
+    fn data_arg(&mut self, e: &ast::Expr, want: Option<&Ty>) -> Option<Vec<Expr>> {
+        let x = self.expr(e, want)?;
         let ok = |t: &Ty| !matches!(t, Ty::Stack(..) | Ty::Varbit(_) | Ty::Str | Ty::Void);
         if !ok(&x.ty) {
             self.error(
@@ -2772,7 +2774,7 @@ impl Checker {
                     Some((t, _)) => self.typed_by_arg("hash", "T", t, base_te, args[2].span)?,
                     None => self.coerce_loose(base_te, &out.ty, args[2].span)?,
                 };
-                let data = self.data_arg(args[3])?;
+                let data = self.data_arg(args[3], explicit.get(2))?;
                 let max = match given {
                     Some((_, m)) => self.typed_by_arg("hash", "M", m, max_te, args[4].span)?,
                     None => self.coerce_loose(max_te, &Ty::Bit(64), args[4].span)?,
@@ -2816,7 +2818,7 @@ impl Checker {
                     return None;
                 }
                 let cond = self.expr(args[0], Some(&Ty::Bool))?;
-                let data = self.data_arg(args[1])?;
+                let data = self.data_arg(args[1], explicit.first())?;
                 let with_payload = name.ends_with("payload");
                 let algo = self.hash_algo(args[3])?;
                 if with_payload && algo != HashAlgorithm::Csum16 {
@@ -2870,7 +2872,7 @@ impl Checker {
                 let field_list = match name {
                     "clone_preserving_field_list" => Some(self.const_u8(args[2])?),
                     "clone3" => {
-                        let data = self.expr(args[2], None)?;
+                        let data = self.expr(args[2], explicit.first())?;
                         Some(self.synth_field_list(&data, args[2].span, name)?)
                     }
                     _ => None,
@@ -2898,7 +2900,7 @@ impl Checker {
                 if !self.in_control(span, name) || !self.arg_count(span, name, 1, args.len()) {
                     return None;
                 }
-                let data = self.expr(args[0], None)?;
+                let data = self.expr(args[0], explicit.first())?;
                 let n = self.synth_field_list(&data, args[0].span, name)?;
                 if name == "resubmit" {
                     Builtin::Resubmit(n)
@@ -2991,8 +2993,12 @@ impl Checker {
                     );
                     return None;
                 }
-                for a in &args[1..] {
-                    self.expr_any(a)?;
+                if let Some(data) = args.get(1) {
+                    if let Some(t) = explicit.first() {
+                        self.expr(data, Some(t))?;
+                    } else {
+                        self.expr_any(data)?;
+                    }
                 }
                 Builtin::LogMsg
             }
