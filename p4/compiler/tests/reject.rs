@@ -3161,3 +3161,20 @@ fn generic_function_data_of_its_type_argument() {
         ]),
     );
 }
+
+#[test]
+fn assignment_to_a_stack_property() {
+    // A stack's `size`, `lastIndex` and `nextIndex` read values (P4_16
+    // §8.18), they name no storage (p4c's stack2: "not a left-value"); ours
+    // stopped with `P4E0999 internal: not an l-value`.
+    let decls = "struct st_t { h_t[2] s; }";
+    for (name, apply) in [
+        ("assign_stack_size", "st_t v; v.s.size = 3; hdr.h.a = 1;"),
+        (
+            "assign_stack_last_index",
+            "st_t v; v.s.lastIndex = 1; hdr.h.a = 1;",
+        ),
+    ] {
+        check_errors(name, &program(&[("DECLS", decls), ("APPLY", apply)]));
+    }
+}

@@ -1985,7 +1985,20 @@ impl Checker {
         if !self.writable(e) {
             return None;
         }
-        self.expr(e, None)
+        let x = self.expr(e, None)?;
+        // A stack's `size`, `lastIndex` and `nextIndex` are members that
+        // read a value, not storage (P4_16 §8.18); p4c's stack2: "not a
+        // left-value".
+        if !names_storage(&x) {
+            self.error_label(
+                codes::NOT_LVALUE,
+                e.span,
+                "this expression cannot be assigned to: it reads a value, it names no storage",
+                "not an l-value",
+            );
+            return None;
+        }
+        Some(x)
     }
 
     /// The argument of an `out` (`is_out`) or `inout` parameter of type
@@ -4002,5 +4015,19 @@ impl Checker {
             }
             other => Some(other.clone()),
         }
+    }
+}
+
+/// Whether `e` names storage an assignment can write: a variable, and
+/// fields, elements and slices of one.
+fn names_storage(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(_) => true,
+        ExprKind::Member(b, _)
+        | ExprKind::Index(b, _)
+        | ExprKind::Slice(b, ..)
+        | ExprKind::StackLast(b)
+        | ExprKind::StackNext(b) => names_storage(b),
+        _ => false,
     }
 }
