@@ -3156,3 +3156,171 @@ fn void_inside_a_declared_signature() {
         &program(&[("DECLS", "extern void tick(in tuple<bit<8>, void> x);")]),
     );
 }
+
+// ---- rejB
+
+#[test]
+fn defaultonly_action_in_an_entry() {
+    // P4_16 §14.2.1.2: an action annotated `@defaultonly` in a table's
+    // `actions` may only be its default action (p4c's issue1580); ours
+    // checked `@tableonly` against the default action only.
+    let table = |entry: &str| {
+        format!(
+            "action other() {{ hdr.h.c = 1; }}\n\
+             table t {{ key = {{ hdr.h.a: exact; }} actions = {{ set; @defaultonly other; }} \
+             const entries = {{ {entry} }} default_action = other(); }}"
+        )
+    };
+    check_errors(
+        "defaultonly_action_in_entry",
+        &program(&[("LOCALS", &table("1 : other();")), ("APPLY", "t.apply();")]),
+    );
+    check_compiles(
+        "defaultonly_action_as_default_ok",
+        &program(&[("LOCALS", &table("1 : set(2);")), ("APPLY", "t.apply();")]),
+    );
+}
+
+#[test]
+fn cast_of_a_struct_or_header_value() {
+    // P4_16 §8.11.1 lists no cast between struct, header or header union
+    // values; `(S)` before an initialiser types it (§8.13). p4c refuses
+    // `(s)(s){ .. }` and `(s)v` (its issue3233); ours let them through as
+    // no-op casts.
+    let decls = "struct pair_t { bit<8> x; bit<8> y; }";
+    for (name, apply) in [
+        (
+            "struct_cast_of_a_value",
+            "pair_t p = { 1, 2 }; pair_t q = (pair_t)p; hdr.h.a = q.x;",
+        ),
+        (
+            "struct_cast_of_a_cast",
+            "pair_t q = (pair_t)(pair_t){ 1, 2 }; hdr.h.a = q.x;",
+        ),
+        ("header_cast_of_a_value", "hdr.h = (h_t)hdr.h;"),
+    ] {
+        check_errors(name, &program(&[("DECLS", decls), ("APPLY", apply)]));
+    }
+    check_compiles(
+        "struct_cast_of_an_initialiser_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "APPLY",
+                "pair_t p = (pair_t){ 1, 2 }; pair_t q = (pair_t){ x = 3, y = 4 }; \
+                 hdr.h = (h_t){#}; hdr.h.a = p.x + q.y;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn extern_parameter_index_type_from_20200408() {
+    // v1model 20200408: `register<T, I>`, `counter<I>`; an instance passed
+    // as a control's apply parameter is one of the parameter's type, so
+    // its methods take `in I index` of the parameter's I and the instance
+    // passed must have that I (P4_16 §6.8, §7.2.12). Ours kept no I for a
+    // parameter, so any bit string indexed it.
+    let sub = |apply: &str| {
+        format!(
+            "control Sub(inout h_t h, register<bit<8>, bit<8>> r, counter<bit<8>> c) {{\n    \
+             apply {{ {apply} }}\n}}"
+        )
+    };
+    let locals = "register<bit<8>, bit<8>>(4) r1; counter<bit<8>>(4, CounterType.packets) c1; \
+                  Sub() s;";
+    let with = |decls: &str, locals: &str| {
+        v1model_2020(&[
+            ("DECLS", decls),
+            ("LOCALS", locals),
+            ("APPLY", "s.apply(hdr.h, r1, c1);"),
+        ])
+    };
+    check_errors(
+        "extern_param_register_index_not_i",
+        &with(&sub("bit<32> i = 1; r.read(h.c, i);"), locals),
+    );
+    check_errors(
+        "extern_param_counter_index_not_i",
+        &with(&sub("c.count(h.b);"), locals),
+    );
+    check_errors(
+        "extern_param_index_type_differs",
+        &with(
+            &sub("r.write(h.a, h.c);"),
+            "register<bit<8>, bit<16>>(4) r1; counter<bit<8>>(4, CounterType.packets) c1; Sub() s;",
+        ),
+    );
+    check_errors(
+        "extern_param_without_index_type",
+        &with(
+            "control Sub(inout h_t h, register<bit<8>> r, counter c) { apply { } }",
+            locals,
+        ),
+    );
+    check_compiles(
+        "extern_param_index_type_ok",
+        &with(
+            &sub("r.read(h.c, h.a); r.write(3, h.c); c.count(h.a);"),
+            locals,
+        ),
+    );
+}
+
+#[test]
+fn generic_function_data_of_its_type_argument() {
+    // v1model.p4: `hash<O, T, D, M>(.., in D data, ..)`,
+    // `update_checksum<T, O>(in bool condition, in T data, ..)`,
+    // `log_msg<T>(string msg, in T data)`: type arguments given to the call
+    // type its `data` (P4_16 §8.18), as they type the other arguments.
+    let locals = "bit<16> r16;";
+    for (name, call) in [
+        (
+            "hash_data_not_its_type_arg",
+            "hash<bit<16>, bit<16>, tuple<bit<8>>, bit<32>>(r16, HashAlgorithm.crc16, 0, \
+             {hdr.h.a, hdr.h.c}, 16);",
+        ),
+        (
+            "update_checksum_data_not_its_type_arg",
+            "update_checksum<tuple<bit<8>>, bit<16>>(true, {hdr.h.a, hdr.h.c}, hdr.h.b, \
+             HashAlgorithm.csum16);",
+        ),
+        (
+            "log_msg_data_not_its_type_arg",
+            "log_msg<bit<8>>(\"b = {}\", hdr.h.b);",
+        ),
+    ] {
+        check_errors(name, &program(&[("LOCALS", locals), ("APPLY", call)]));
+    }
+    check_compiles(
+        "generic_function_data_ok",
+        &program(&[
+            ("LOCALS", locals),
+            (
+                "APPLY",
+                "hash<bit<16>, bit<16>, tuple<bit<8>, bit<8>>, bit<32>>(r16, HashAlgorithm.crc16, \
+                 0, {hdr.h.a, 3}, 16); \
+                 update_checksum<tuple<bit<8>, bit<8>>, bit<16>>(true, {hdr.h.a, hdr.h.c}, \
+                 hdr.h.b, HashAlgorithm.csum16); log_msg<bit<16>>(\"b = {}\", hdr.h.b); \
+                 hdr.h.b = r16;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn assignment_to_a_stack_property() {
+    // A stack's `size`, `lastIndex` and `nextIndex` read values (P4_16
+    // §8.18), they name no storage (p4c's stack2: "not a left-value"); ours
+    // stopped with `P4E0999 internal: not an l-value`.
+    let decls = "struct st_t { h_t[2] s; }";
+    for (name, apply) in [
+        ("assign_stack_size", "st_t v; v.s.size = 3; hdr.h.a = 1;"),
+        (
+            "assign_stack_last_index",
+            "st_t v; v.s.lastIndex = 1; hdr.h.a = 1;",
+        ),
+    ] {
+        check_errors(name, &program(&[("DECLS", decls), ("APPLY", apply)]));
+    }
+}

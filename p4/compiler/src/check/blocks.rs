@@ -1897,7 +1897,12 @@ impl Checker {
     /// `meter` or `register` against the declaration of the version the
     /// program picked (`crate::v1model::Object::type_params`), and records
     /// the index type `I` of the versions that have one. False when refused.
-    fn v1model_type_args(&mut self, kind_name: &str, targs: &[ast::Type], span: Span) -> bool {
+    pub(super) fn v1model_type_args(
+        &mut self,
+        kind_name: &str,
+        targs: &[ast::Type],
+        span: Span,
+    ) -> bool {
         if !matches!(kind_name, "counter" | "meter" | "register") {
             return true;
         }
@@ -2624,7 +2629,7 @@ impl Checker {
             let mut explicit = Vec::new();
             let mut annotated = Vec::new();
             for en in es.iter() {
-                if let Some((ef, p)) = self.entry(en, &match_keys, &actions, &bound) {
+                if let Some((ef, p)) = self.entry(en, &match_keys, &actions, &bound, &scopes) {
                     facts.entries.push(ef);
                     if is_const && let Some(e) = &en.priority {
                         // p4c: "Table with 'const' entries cannot have
@@ -3118,6 +3123,7 @@ impl Checker {
         keys: &[(ir::KeyKind, Ty)],
         actions: &[Handle<ir::Action>],
         bound: &[Vec<ir::Expr>],
+        scopes: &[ActionScope],
     ) -> Option<(EntryFacts, Option<i64>)> {
         // A list expression `{ a, b }` as an entry's whole key set is the
         // tuple of the table's key values, each element one key's value
@@ -3276,6 +3282,19 @@ impl Checker {
             );
             return None;
         };
+        // P4_16 §14.2.1.2: a `@defaultonly` action may only be the
+        // default action, never the action of an entry.
+        if scopes.get(i) == Some(&ActionScope::DefaultOnly) {
+            self.error(
+                codes::BAD_ENTRY,
+                name.span,
+                format!(
+                    "`{}` is @defaultonly and cannot be the action of an entry",
+                    name.ident.name
+                ),
+            );
+            return None;
+        }
         if let Some(listed) = bound.get(i) {
             self.check_bound_args(a, &args, listed, "entry");
         }

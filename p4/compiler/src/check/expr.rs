@@ -1173,6 +1173,27 @@ impl Checker {
                 {
                     return t(self.expr(expr, Some(&to))?);
                 }
+                // P4_16 §8.11.1 lists no cast between struct, header or
+                // header union values: such a cast only types an
+                // initialiser (p4c's issue3233: `(s)(s){t, t1}`, `(s)v`).
+                if let Ty::Composite(_) = to {
+                    let a = self.expr_any(expr)?;
+                    let from = match &a {
+                        TE::Typed(x) => self.ty_name(&x.ty),
+                        TE::Inf(_) => "an integer".to_string(),
+                    };
+                    self.error_label(
+                        codes::TYPE_MISMATCH,
+                        span,
+                        format!(
+                            "cannot cast {from} to {}: a cast to a struct or header takes a list \
+                             or structure-valued expression `{{ .. }}`",
+                            self.ty_name(&to)
+                        ),
+                        "not an initialiser",
+                    );
+                    return None;
+                }
                 let a = self.expr_any(expr)?;
                 // P4_16 §8.11: a `type` converts to and from its underlying
                 // type only; from another width it needs a cast to that
@@ -1982,7 +2003,20 @@ impl Checker {
         if !self.writable(e) {
             return None;
         }
-        self.expr(e, None)
+        let x = self.expr(e, None)?;
+        // A stack's `size`, `lastIndex` and `nextIndex` are members that
+        // read a value, not storage (P4_16 §8.18); p4c's stack2: "not a
+        // left-value".
+        if !names_storage(&x) {
+            self.error_label(
+                codes::NOT_LVALUE,
+                e.span,
+                "this expression cannot be assigned to: it reads a value, it names no storage",
+                "not an l-value",
+            );
+            return None;
+        }
+        Some(x)
     }
 
     /// The argument of an `out` (`is_out`) or `inout` parameter of type
@@ -2602,9 +2636,11 @@ impl Checker {
         })
     }
 
-    /// A field list argument: a list, struct or header; flattened by the back end.
-    fn data_arg(&mut self, e: &ast::Expr) -> Option<Vec<Expr>> {
-        let x = self.expr(e, None)?;
+    /// A field list argument: a list, struct or header; flattened by the back
+    /// end. The call's type argument (`hash<O, T, D, M>`'s D,
+    /// `update_checksum<T, O>`'s T), when given, is its type.
+    fn data_arg(&mut self, e: &ast::Expr, want: Option<&Ty>) -> Option<Vec<Expr>> {
+        let x = self.expr(e, want)?;
         let ok = |t: &Ty| !matches!(t, Ty::Stack(..) | Ty::Varbit(_) | Ty::Str | Ty::Void);
         if !ok(&x.ty) {
             self.error(
@@ -2769,7 +2805,7 @@ impl Checker {
                     Some((t, _)) => self.typed_by_arg("hash", "T", t, base_te, args[2].span)?,
                     None => self.coerce_loose(base_te, &out.ty, args[2].span)?,
                 };
-                let data = self.data_arg(args[3])?;
+                let data = self.data_arg(args[3], explicit.get(2))?;
                 let max = match given {
                     Some((_, m)) => self.typed_by_arg("hash", "M", m, max_te, args[4].span)?,
                     None => self.coerce_loose(max_te, &Ty::Bit(64), args[4].span)?,
@@ -2813,7 +2849,7 @@ impl Checker {
                     return None;
                 }
                 let cond = self.expr(args[0], Some(&Ty::Bool))?;
-                let data = self.data_arg(args[1])?;
+                let data = self.data_arg(args[1], explicit.first())?;
                 let with_payload = name.ends_with("payload");
                 let algo = self.hash_algo(args[3])?;
                 if with_payload && algo != HashAlgorithm::Csum16 {
@@ -2867,7 +2903,7 @@ impl Checker {
                 let field_list = match name {
                     "clone_preserving_field_list" => Some(self.const_u8(args[2])?),
                     "clone3" => {
-                        let data = self.expr(args[2], None)?;
+                        let data = self.expr(args[2], explicit.first())?;
                         Some(self.synth_field_list(&data, args[2].span, name)?)
                     }
                     _ => None,
@@ -2895,7 +2931,7 @@ impl Checker {
                 if !self.in_control(span, name) || !self.arg_count(span, name, 1, args.len()) {
                     return None;
                 }
-                let data = self.expr(args[0], None)?;
+                let data = self.expr(args[0], explicit.first())?;
                 let n = self.synth_field_list(&data, args[0].span, name)?;
                 if name == "resubmit" {
                     Builtin::Resubmit(n)
@@ -2988,8 +3024,12 @@ impl Checker {
                     );
                     return None;
                 }
-                for a in &args[1..] {
-                    self.expr_any(a)?;
+                if let Some(data) = args.get(1) {
+                    if let Some(t) = explicit.first() {
+                        self.expr(data, Some(t))?;
+                    } else {
+                        self.expr_any(data)?;
+                    }
                 }
                 Builtin::LogMsg
             }
@@ -3729,8 +3769,8 @@ impl Checker {
     /// method, of the type the version declares
     /// (`crate::v1model::Object::index_ty`): `bit<32>` before 20200408, to
     /// which P4_16 converts only untyped integers (§8.11.2), then the
-    /// instance's type argument `I`. An instance passed as an extern
-    /// parameter has no `I` recorded and takes any bit string, as before.
+    /// instance's type argument `I` (an extern parameter's, for an instance
+    /// passed to a control or parser).
     fn extern_index(&mut self, inst: &ir::ExternInst, arg: &ast::Expr) -> Option<Expr> {
         use crate::v1model::IndexTy;
         let it = self.expr_any(arg)?;
@@ -4004,5 +4044,19 @@ fn unstorable_part(ty: &Ty) -> Option<&Ty> {
         Ty::Tuple(items) => items.iter().find_map(unstorable_part),
         Ty::Stack(elem, _) => unstorable_part(elem),
         _ => None,
+    }
+}
+
+/// Whether `e` names storage an assignment can write: a variable, and
+/// fields, elements and slices of one.
+fn names_storage(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(_) => true,
+        ExprKind::Member(b, _)
+        | ExprKind::Index(b, _)
+        | ExprKind::Slice(b, ..)
+        | ExprKind::StackLast(b)
+        | ExprKind::StackNext(b) => names_storage(b),
+        _ => false,
     }
 }

@@ -214,6 +214,14 @@ impl Checker {
             let Some(kind) = self.extern_param_kind(p) else {
                 continue;
             };
+            // The type arguments the program's v1model version declares;
+            // the index type `I` is kept under the parameter's span, the
+            // span of the instance it becomes (`Checker::extern_index`).
+            // Refused ones are reported there; the parameter still takes
+            // its argument, so the call's count stays right.
+            if let ast::TypeKind::Named { name, args } = &p.ty.kind {
+                self.v1model_type_args(&name.ident.name, args, p.span);
+            }
             let inst = ir::ExternInst {
                 name: p.name.name.clone(),
                 kind,
@@ -437,9 +445,8 @@ impl Checker {
         let mut bound = Vec::new();
         let mut ok = true;
         for s in &slots {
-            let want = self.prog.controls[sub].externs[s.inst as usize]
-                .kind
-                .clone();
+            let want_inst = self.prog.controls[sub].externs[s.inst as usize].clone();
+            let want = want_inst.kind.clone();
             let a = args[s.position];
             let passed = match &a.kind {
                 ast::ExprKind::Name(n) => match self.lookup(n) {
@@ -454,8 +461,9 @@ impl Checker {
                 ok = false;
                 continue;
             };
-            let got = self.prog.controls[ctl].externs[e as usize].kind.clone();
-            if !self.extern_arg_fits(&got, &want, a.span, ("parameter", s.name.as_str()), &callee) {
+            let got = self.prog.controls[ctl].externs[e as usize].clone();
+            let role = ("parameter", s.name.as_str());
+            if !self.extern_arg_fits(&got, (&want, want_inst.span), a.span, role, &callee) {
                 ok = false;
                 continue;
             }
@@ -528,8 +536,8 @@ impl Checker {
             return None;
         };
         let role = ("constructor parameter", p.name.name.as_str());
-        let got = self.prog.controls[ctl].externs[e as usize].kind.clone();
-        self.extern_arg_fits(&got, &want, a.span, role, callee)
+        let got = self.prog.controls[ctl].externs[e as usize].clone();
+        self.extern_arg_fits(&got, (&want, p.span), a.span, role, callee)
             .then_some(e)
     }
 
@@ -537,27 +545,48 @@ impl Checker {
     /// name) of `callee`, is of the extern type `want`; reported if not.
     fn extern_arg_fits(
         &mut self,
-        got: &ir::ExternKind,
-        want: &ir::ExternKind,
+        got: &ir::ExternInst,
+        (want, want_span): (&ir::ExternKind, Span),
         span: Span,
         (role, param): (&str, &str),
         callee: &str,
     ) -> bool {
-        if Self::extern_kind_fits(want, got) {
-            return true;
+        let got_index = self.extern_index_ty.get(&got.span).cloned();
+        let want_index = self.extern_index_ty.get(&want_span).cloned();
+        let got = &got.kind;
+        if !Self::extern_kind_fits(want, got) {
+            let have = self.extern_kind_name(got);
+            let what = self.extern_kind_name(want);
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                span,
+                format!(
+                    "cannot pass {} {have} to {role} `{param}` of `{callee}`, a {what}",
+                    super::blocks::article(&have),
+                ),
+                "wrong extern type",
+            );
+            return false;
         }
-        let have = self.extern_kind_name(got);
-        let what = self.extern_kind_name(want);
-        self.error_label(
-            codes::TYPE_MISMATCH,
-            span,
-            format!(
-                "cannot pass {} {have} to {role} `{param}` of `{callee}`, a {what}",
-                super::blocks::article(&have),
-            ),
-            "wrong extern type",
-        );
-        false
+        // v1model 20200408's index type `I` is part of the extern's type
+        // (`register<T, I>`): an instance indexed by another type is
+        // another type.
+        match (got_index, want_index) {
+            (Some(g), Some(w)) if g != w => {
+                let (g, w) = (self.ty_name(&g), self.ty_name(&w));
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    span,
+                    format!(
+                        "cannot pass an instance indexed by {g} to {role} `{param}` of \
+                         `{callee}`, whose index type `I` is {w}"
+                    ),
+                    "other index type",
+                );
+                false
+            }
+            _ => true,
+        }
     }
 
     /// Every sub-control instance of `h` that has extern parameters was
@@ -642,7 +671,7 @@ impl Checker {
                         continue;
                     };
                     let role = ("constructor parameter", prm.name.name.as_str());
-                    if self.extern_arg_fits(&got.kind, &want, span, role, &callee) {
+                    if self.extern_arg_fits(&got, (&want, prm.span), span, role, &callee) {
                         self.declare(&prm.name, Sym::Extern(i));
                     }
                 }
@@ -685,10 +714,10 @@ impl Checker {
         match in_parser {
             Some(BodyKind::Parser) => {
                 if let Some(e) = self.parser_instance_arg(a) {
-                    let got = self.body_extern(e)?.kind;
+                    let got = self.body_extern(e)?;
                     let role = ("constructor parameter", p.name.name.as_str());
                     return self
-                        .extern_arg_fits(&got, &want, a.span, role, callee)
+                        .extern_arg_fits(&got, (&want, p.span), a.span, role, callee)
                         .then_some(ParserArg::Local(e));
                 }
             }
@@ -736,15 +765,17 @@ impl Checker {
         }
         let mut bound = Vec::new();
         for s in &slots {
-            let want = self.prog.parsers[sub].externs[s.inst as usize].kind.clone();
+            let want_inst = self.prog.parsers[sub].externs[s.inst as usize].clone();
+            let want = want_inst.kind.clone();
             let what = self.extern_kind_name(&want);
             let a = args[s.position];
             let Some(e) = self.parser_instance_arg(a) else {
                 self.not_an_extern_instance(a, s, &callee, &what, "parser");
                 continue;
             };
-            let got = self.body_extern(e)?.kind;
-            if self.extern_arg_fits(&got, &want, a.span, ("parameter", &s.name), &callee) {
+            let got = self.body_extern(e)?;
+            let role = ("parameter", s.name.as_str());
+            if self.extern_arg_fits(&got, (&want, want_inst.span), a.span, role, &callee) {
                 bound.push(ParserBind {
                     callee: sub,
                     inst: s.inst,
