@@ -172,6 +172,27 @@ pub enum Timer {
     WatchdogPoll,
 }
 
+/// A port's entry in the timer table: one of its [`Timer`]s, named without
+/// the port (the entry's place in the table says which), so that keeping
+/// the entry current on the per-packet path stores a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PortTimer {
+    PfcRefresh { pg: u8 },
+    PauseExpiry { priority: u8 },
+    ShaperRelease,
+}
+
+impl PortTimer {
+    /// The timer as [`Tm::next_timer`] names it, on `port`.
+    fn on(self, port: u16) -> Timer {
+        match self {
+            PortTimer::PfcRefresh { pg } => Timer::PfcRefresh { port, pg },
+            PortTimer::PauseExpiry { priority } => Timer::PauseExpiry { port, priority },
+            PortTimer::ShaperRelease => Timer::ShaperRelease { port },
+        }
+    }
+}
+
 /// Buffer usage of one ingress (port, PG).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PgUsage {
@@ -346,7 +367,7 @@ struct Port {
     port_stats: PortStats,
     /// This port's entry in the timer table: its earliest timer, kept in
     /// step by [`Tm::refresh_deadline`] after every change to the port.
-    deadline: Option<(Instant, Timer)>,
+    deadline: Option<(Instant, PortTimer)>,
 }
 
 impl Port {
@@ -452,33 +473,33 @@ impl Port {
 
     /// The earliest of this port's timers: PFC refresh per PG, pause expiry
     /// per paused priority, and the shaper release when it has something
-    /// sendable.
+    /// sendable; `eligible` is [`Port::eligible_mask`] (the caller may
+    /// need it too).
     #[inline(always)]
-    fn compute_deadline(&self, port: u16) -> Option<(Instant, Timer)> {
+    fn compute_deadline(&self, eligible: u8) -> Option<(Instant, PortTimer)> {
         if self.refreshing == 0 && self.paused == 0 {
             // The usual case on the per-packet path: only the shaper.
-            return self.ready_at().map(|t| (t, Timer::ShaperRelease { port }));
+            return self
+                .ready_at(eligible)
+                .map(|t| (t, PortTimer::ShaperRelease));
         }
-        let mut best: Option<(Instant, Timer)> = None;
-        let mut consider = |t: Instant, timer: Timer| {
+        let mut best: Option<(Instant, PortTimer)> = None;
+        let mut consider = |t: Instant, timer: PortTimer| {
             if best.is_none_or(|(b, _)| t < b) {
                 best = Some((t, timer));
             }
         };
         for g in bits(self.refreshing) {
             if let Some(t) = self.pgs[g].refresh_at {
-                consider(t, Timer::PfcRefresh { port, pg: g as u8 });
+                consider(t, PortTimer::PfcRefresh { pg: g as u8 });
             }
         }
         for p in bits(self.paused) {
             let priority = p as u8;
-            consider(
-                self.rx_pause[p].until,
-                Timer::PauseExpiry { port, priority },
-            );
+            consider(self.rx_pause[p].until, PortTimer::PauseExpiry { priority });
         }
-        if let Some(t) = self.ready_at() {
-            consider(t, Timer::ShaperRelease { port });
+        if let Some(t) = self.ready_at(eligible) {
+            consider(t, PortTimer::ShaperRelease);
         }
         best
     }
@@ -486,10 +507,10 @@ impl Port {
     /// When this port may next start a frame, if it has something sendable
     /// (a pending control frame or a non-empty unpaused queue); with a
     /// train configured and data backlogged, when the shaper lets the
-    /// backlog (up to the train, less one frame) go at once.
+    /// backlog (up to the train, less one frame) go at once. `eligible`
+    /// is [`Port::eligible_mask`].
     #[inline(always)]
-    fn ready_at(&self) -> Option<Instant> {
-        let eligible = self.eligible_mask();
+    fn ready_at(&self, eligible: u8) -> Option<Instant> {
         if self.pending.is_some() || (eligible != 0 && self.train_bytes == 0) {
             return Some(self.shaper.ready_at());
         }
@@ -527,31 +548,25 @@ impl Port {
         }
     }
 
-    /// This port's entry in the timer table (it is port `port`), after a
-    /// change that left which queues are eligible as it was (so its
-    /// backlog too).
+    /// This port's entry in the timer table, after a change that left
+    /// which queues are eligible as it was (so its backlog too).
     #[inline(always)]
-    fn refresh_deadline(&mut self, port: u16) {
-        self.deadline = self.compute_deadline(port);
+    fn refresh_deadline(&mut self) {
+        self.deadline = self.compute_deadline(self.eligible_mask());
     }
 
-    /// [`Port::refresh_deadline`] and [`Port::refresh_backlog`]: after a
-    /// change that may have given the port a backlog or ended one.
+    /// [`Port::refresh_deadline`], and tells the shaper whether frames
+    /// wait: at the end of an input that may have changed the eligible
+    /// queues (each input settled the shaper at its `now` first, while it
+    /// was idle). Only such inputs call it: a queue filling from empty or
+    /// emptying, a pause starting or ending, a flush, a configuration.
+    /// Elsewhere the backlog is unchanged, so the per-packet path of a port
+    /// that stays backlogged asks nothing.
     #[inline(always)]
-    fn refresh(&mut self, port: u16) {
-        self.refresh_deadline(port);
-        self.refresh_backlog();
-    }
-
-    /// Tells the shaper whether frames wait, at the end of an input that
-    /// may have changed the eligible queues (each input settled it at its
-    /// `now` first, while it was idle). Only such inputs call it: a queue
-    /// filling from empty or emptying, a pause starting or ending, a
-    /// flush, a configuration. Elsewhere the answer is unchanged, so the
-    /// per-packet path of a port that stays backlogged asks nothing.
-    #[inline]
-    fn refresh_backlog(&mut self) {
-        self.shaper.set_backlogged(self.eligible_mask() != 0);
+    fn refresh(&mut self) {
+        let eligible = self.eligible_mask();
+        self.deadline = self.compute_deadline(eligible);
+        self.shaper.set_backlogged(eligible != 0);
     }
 
     /// Priorities for which the watchdog suppresses PFC (forward/drop).
@@ -964,7 +979,7 @@ impl<T> Tm<T> {
         let port = &mut ports[ep];
         // A packet joining a queue that had none is the only way an enqueue
         // can give the port a backlog; the shaper's backlog is looked at
-        // then and only then (see `refresh_backlog`).
+        // then and only then (see `Port::refresh`).
         let was_empty = port.nonempty & (1 << q) == 0;
         if was_empty {
             // Idle until now, if this is the first frame waiting.
@@ -995,14 +1010,14 @@ impl<T> Tm<T> {
         ps.max_queue_bytes = ps.max_queue_bytes.max(queue.bytes);
 
         if was_empty {
-            port.refresh(ep as u16);
+            port.refresh();
         } else if port.train_bytes != 0 {
             // A packet joining a backlogged queue leaves the egress port's
             // deadline as it was (the shaper, pauses, refreshes and which
             // queues are eligible are unchanged) unless the port has a
             // train, whose release depends on the backlog's size (or an
             // XOFF to send: below).
-            port.refresh_deadline(ep as u16);
+            port.refresh_deadline();
         }
         // The ingress port's timers change only if it now sends XOFF (after
         // the egress port's refresh above, which it redoes when the two are
@@ -1158,7 +1173,7 @@ impl<T> Tm<T> {
         if pt.pending.is_some() || pt.nonempty_mask() == 0 || !pt.shaper.is_ready(now) {
             // Nothing changed but the shaper's refill: the backlog is
             // what it was.
-            pt.refresh_deadline(ep as u16);
+            pt.refresh_deadline();
             return None;
         }
         // Pauses that expire here may change which queues are eligible.
@@ -1179,41 +1194,52 @@ impl<T> Tm<T> {
                 .map_or(0, |s| u64::from(s.meta.len_bytes))
         });
         let Some(q) = picked else {
-            pt.refresh(ep as u16);
+            pt.refresh();
             return None;
         };
         let queue = &mut pt.queues[q];
         let Some(slot) = self.store.pop_front(&mut queue.slots) else {
-            pt.refresh(ep as u16);
+            pt.refresh();
             return None;
         };
         let len = u64::from(slot.meta.len_bytes);
         queue.bytes -= len;
         let charged = slot.charged.get();
         queue.charged -= charged;
-        let deq_bytes = queue.bytes;
-        let deq_packets = u32::try_from(queue.slots.len()).unwrap_or(u32::MAX);
         let now_empty = queue.slots.is_empty();
+        // The record as the caller receives it, built while the slot's
+        // fields are still in registers.
+        let out = Dequeued {
+            sojourn: now - slot.enqueued_at,
+            enqueued_at: slot.enqueued_at,
+            meta: slot.meta,
+            queue: q as u8,
+            enq_qdepth_bytes: slot.enq_depth_bytes,
+            enq_qdepth_packets: slot.enq_depth_packets,
+            deq_qdepth_bytes: queue.bytes,
+            deq_qdepth_packets: u32::try_from(queue.slots.len()).unwrap_or(u32::MAX),
+            packet: slot.packet,
+        };
         if now_empty {
             pt.nonempty &= !(1 << q);
         }
         pt.sched.on_sent(q, len, now_empty);
         let cost = wire_len(len as usize, pt.overhead_bytes as usize) as u64;
         pt.shaper.consume(cost, now);
-        let p = usize::from(slot.meta.priority);
+        let p = usize::from(out.meta.priority);
         pt.stats[p].tx_packets += 1;
         pt.stats[p].tx_bytes += len;
         pt.qstats[q].tx_packets += 1;
         pt.qstats[q].tx_bytes += len;
         if now_empty || pauses_expired {
-            pt.refresh(ep as u16);
+            pt.refresh();
         } else {
-            pt.refresh_deadline(ep as u16);
+            pt.refresh_deadline();
         }
         self.egress_used_bytes -= charged;
         // The ingress charge, after the egress port's refresh: an XON it
         // sends refreshes the ingress port, which may be this one.
-        let ip = usize::from(slot.meta.ingress_port);
+        let ip = usize::from(out.meta.ingress_port);
         let ingress = &mut ports[ip];
         let g = usize::from(ingress.prio_to_pg[p] & 7);
         let pg = &mut ingress.pgs[g];
@@ -1229,17 +1255,7 @@ impl<T> Tm<T> {
         {
             self.on_xon_due(ip, g, now);
         }
-        Some(Dequeued {
-            sojourn: now - slot.enqueued_at,
-            enqueued_at: slot.enqueued_at,
-            meta: slot.meta,
-            queue: q as u8,
-            enq_qdepth_bytes: slot.enq_depth_bytes,
-            enq_qdepth_packets: slot.enq_depth_packets,
-            deq_qdepth_bytes: deq_bytes,
-            deq_qdepth_packets: deq_packets,
-            packet: slot.packet,
-        })
+        Some(out)
     }
 
     /// The next queued packet the watchdog's drop action flushed (already
@@ -1289,9 +1305,11 @@ impl<T> Tm<T> {
     #[must_use]
     pub fn next_timer(&self) -> Option<(Instant, Timer)> {
         let mut best: Option<(Instant, Timer)> = self.wd_next.map(|t| (t, Timer::WatchdogPoll));
-        for d in self.ports.iter().filter_map(|p| p.deadline) {
-            if best.is_none_or(|(b, _)| d.0 < b) {
-                best = Some(d);
+        for (pi, pt) in self.ports.iter().enumerate() {
+            if let Some((t, timer)) = pt.deadline
+                && best.is_none_or(|(b, _)| t < b)
+            {
+                best = Some((t, timer.on(pi as u16)));
             }
         }
         best
@@ -1301,7 +1319,8 @@ impl<T> Tm<T> {
     /// (a pending control frame or a non-empty unpaused queue).
     #[must_use]
     pub fn next_transmit_at(&self, port: u16) -> Option<Instant> {
-        self.ports.get(usize::from(port))?.ready_at()
+        let pt = self.ports.get(usize::from(port))?;
+        pt.ready_at(pt.eligible_mask())
     }
 
     /// When `port`'s shaper lets the next frame start, whatever is queued
@@ -1337,10 +1356,10 @@ impl<T> Tm<T> {
     pub(crate) fn next_timer_by_scan(&self) -> Option<(Instant, Timer)> {
         let mut best: Option<(Instant, Timer)> = self.wd_next.map(|t| (t, Timer::WatchdogPoll));
         for (pi, pt) in self.ports.iter().enumerate() {
-            if let Some(d) = pt.compute_deadline(pi as u16)
-                && best.is_none_or(|(b, _)| d.0 < b)
+            if let Some((t, timer)) = pt.compute_deadline(pt.eligible_mask())
+                && best.is_none_or(|(b, _)| t < b)
             {
-                best = Some(d);
+                best = Some((t, timer.on(pi as u16)));
             }
         }
         best
@@ -1360,13 +1379,13 @@ impl<T> Tm<T> {
     /// [`Port::refresh_deadline`] of port `pi`.
     #[inline(always)]
     fn refresh_deadline(&mut self, pi: usize) {
-        self.ports[pi].refresh_deadline(pi as u16);
+        self.ports[pi].refresh_deadline();
     }
 
     /// [`Port::refresh`] of port `pi`.
     #[inline(always)]
     fn refresh_port(&mut self, pi: usize) {
-        self.ports[pi].refresh(pi as u16);
+        self.ports[pi].refresh();
     }
 
     fn refresh_all_deadlines(&mut self) {
