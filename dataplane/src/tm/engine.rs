@@ -962,20 +962,9 @@ impl<T> Tm<T> {
             }
         }
 
-        // Commit.
-        let pg = &mut ports[ip].pgs[g];
-        pg.reserved_used += to_reserved;
-        pg.shared_used += to_shared;
-        pg.headroom_used += to_headroom;
-        pg.headroom_peak = pg.headroom_peak.max(pg.headroom_used);
-        pg.shared_peak = pg.shared_peak.max(pg.shared_used);
-        self.shared_used_bytes += to_shared;
-        self.headroom_used_bytes += to_headroom;
-        self.egress_used_bytes += charge;
-        let st = &mut ports[ip].stats[p];
-        st.rx_packets += 1;
-        st.rx_bytes += u64::from(meta.len_bytes);
-
+        // Commit: the packet joins its queue first, so that it and its
+        // slot's fields are done with before the ingress counters (fewer
+        // values held across the commit).
         let port = &mut ports[ep];
         // A packet joining a queue that had none is the only way an enqueue
         // can give the port a backlog; the shaper's backlog is looked at
@@ -1009,6 +998,20 @@ impl<T> Tm<T> {
         let ps = &mut port.stats[p];
         ps.max_queue_bytes = ps.max_queue_bytes.max(queue.bytes);
 
+        let pg = &mut ports[ip].pgs[g];
+        pg.reserved_used += to_reserved;
+        pg.shared_used += to_shared;
+        pg.headroom_used += to_headroom;
+        pg.headroom_peak = pg.headroom_peak.max(pg.headroom_used);
+        pg.shared_peak = pg.shared_peak.max(pg.shared_used);
+        self.shared_used_bytes += to_shared;
+        self.headroom_used_bytes += to_headroom;
+        self.egress_used_bytes += charge;
+        let st = &mut ports[ip].stats[p];
+        st.rx_packets += 1;
+        st.rx_bytes += u64::from(meta.len_bytes);
+
+        let port = &mut ports[ep];
         if was_empty {
             port.refresh();
         } else if port.train_bytes != 0 {
