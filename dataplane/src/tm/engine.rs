@@ -1169,8 +1169,8 @@ impl<T> Tm<T> {
     }
 
     /// [`Tm::poll_transmit`]. Every way out refreshes the port's deadline
-    /// itself, so that the record is built where the caller receives it
-    /// (holding it across the refresh copied it once more).
+    /// itself; the record is returned from where it was built, not held
+    /// across a refresh in the caller (which copied it once more).
     fn dequeue(&mut self, ep: usize, now: Instant) -> Option<Dequeued<T>> {
         let pt = self.ports.get_mut(ep)?;
         if pt.pending.is_some() || pt.nonempty_mask() == 0 || !pt.shaper.is_ready(now) {
@@ -1210,8 +1210,8 @@ impl<T> Tm<T> {
         let charged = slot.charged.get();
         queue.charged -= charged;
         let now_empty = queue.slots.is_empty();
-        // The record as the caller receives it, built while the slot's
-        // fields are still in registers.
+        // The record as the caller receives it, built as the slot comes
+        // out (measured a few instructions fewer than building it last).
         let out = Dequeued {
             sojourn: now - slot.enqueued_at,
             enqueued_at: slot.enqueued_at,
