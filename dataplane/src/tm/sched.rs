@@ -25,11 +25,12 @@ pub struct Scheduler {
 
 impl Scheduler {
     /// `strict_mask` bit q = queue q is strict; `quantum_bytes[q]` is the
-    /// DWRR quantum (weight × unit) for the others.
+    /// DWRR quantum (weight × unit) for the others (a quantum of 0 counts
+    /// as 1).
     pub fn new(strict_mask: u8, quantum_bytes: [u64; 8]) -> Self {
         Scheduler {
             strict_mask,
-            quantum_bytes,
+            quantum_bytes: quantum_bytes.map(|q| q.max(1)),
             deficit_bytes: [0; 8],
             cursor: 0,
             topped_up: false,
@@ -39,7 +40,7 @@ impl Scheduler {
     /// Replace modes and weights, keeping deficits.
     pub fn reconfigure(&mut self, strict_mask: u8, quantum_bytes: [u64; 8]) {
         self.strict_mask = strict_mask;
-        self.quantum_bytes = quantum_bytes;
+        self.quantum_bytes = quantum_bytes.map(|q| q.max(1));
     }
 
     /// Choose the next queue. `eligible` bit q = queue q is non-empty and not
@@ -69,8 +70,7 @@ impl Scheduler {
                 return Some(q);
             }
             if !self.topped_up {
-                self.deficit_bytes[q] =
-                    self.deficit_bytes[q].saturating_add(self.quantum_bytes[q].max(1));
+                self.deficit_bytes[q] = self.deficit_bytes[q].saturating_add(self.quantum_bytes[q]);
                 self.topped_up = true;
                 if len <= self.deficit_bytes[q] {
                     return Some(q);
