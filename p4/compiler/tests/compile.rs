@@ -1591,6 +1591,36 @@ enum Wire {
 /// How the generated `h_t` is emitted in place for the template program
 /// with `apply` as the ingress body and `decls` before the parser.
 fn h_wire(decls: &str, apply: &str) -> Wire {
+    let rust = h_rust(decls, apply);
+    let start = rust.find("pub struct h_t {").unwrap();
+    let body = &rust[start..start + rust[start..].find('}').unwrap()];
+    let imp = rust.find("impl h_t {").unwrap() + 1;
+    let imp = &rust[imp..imp + rust[imp..].find("impl ").unwrap()];
+    match (
+        body.contains("wire__"),
+        imp.contains("if let Some(d) = out.wire(self.wire__"),
+    ) {
+        (false, _) => Wire::Packed,
+        (true, false) => Wire::Kept,
+        (true, true) => Wire::Patched,
+    }
+}
+
+/// The fields of `h_t` its byte-aligned `extract` decodes, for the
+/// template program as in [`h_wire`].
+fn h_decoded(decls: &str, apply: &str) -> String {
+    let rust = h_rust(decls, apply);
+    let imp = rust.find("impl h_t {").unwrap();
+    let imp = &rust[imp..];
+    let aligned = &imp[..imp.find("return true;").unwrap()];
+    ["a", "b", "c"]
+        .into_iter()
+        .filter(|f| aligned.contains(&format!("self.{f} =")))
+        .collect()
+}
+
+/// The generated Rust of the template program as in [`h_wire`].
+fn h_rust(decls: &str, apply: &str) -> String {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-wire");
     std::fs::create_dir_all(&tmp).unwrap();
     let file = tmp.join(format!("w{:x}.p4", {
@@ -1601,22 +1631,36 @@ fn h_wire(decls: &str, apply: &str) -> Wire {
     }));
     std::fs::write(&file, program(&[("DECLS", decls), ("APPLY", apply)])).unwrap();
     let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
-    let rust = match res {
+    match res {
         Ok(o) => o.rust,
         Err(d) => panic!("{apply}: {}", render(&d, &sources)),
-    };
-    let start = rust.find("pub struct h_t {").unwrap();
-    let body = &rust[start..start + rust[start..].find('}').unwrap()];
-    let imp = rust.find("impl h_t {").unwrap() + 1;
-    let imp = &rust[imp..imp + rust[imp..].find("impl ").unwrap()];
-    match (
-        body.contains("wire__"),
-        imp.contains("out.patch(self.wire__"),
-    ) {
-        (false, _) => Wire::Packed,
-        (true, false) => Wire::Kept,
-        (true, true) => Wire::Patched,
     }
+}
+
+#[test]
+fn fields_no_statement_reads_or_writes_are_left_undecoded() {
+    for (apply, decoded) in [
+        // Validity only: no field.
+        ("if (hdr.h.isValid()) { sm.egress_spec = 2; }", ""),
+        ("if (hdr.h.a == 1) { sm.egress_spec = 2; }", "a"),
+        (
+            "hash(meta.m, HashAlgorithm.crc32, 8w0, { hdr.h.a, hdr.h.b }, 8w255);",
+            "ab",
+        ),
+        // Written: patched from its value, so decoded.
+        ("hdr.h.c = hdr.h.c + 1;", "c"),
+        ("hdr.h.b[3:0] = 1;", "b"),
+        // The header's value as a whole: every field.
+        ("h_t t = hdr.h; t.a = 1;", "abc"),
+        ("if (hdr.h == hdr.h) { sm.egress_spec = 2; }", "abc"),
+        ("digest<h_t>(1, hdr.h);", "abc"),
+        // Written as a whole: not kept, so every field.
+        ("hdr.h.setValid();", "abc"),
+    ] {
+        assert_eq!(h_decoded("", apply), decoded, "{apply}");
+    }
+    // Through a call, an argument is read whole.
+    assert_eq!(h_decoded("void look(in h_t h) { }", "look(hdr.h);"), "abc");
 }
 
 #[test]

@@ -49,11 +49,12 @@ impl PacketIn<'_> {
 
 /// Where in the frame a header was extracted from (its first byte), kept
 /// in headers of the types a program never writes as a whole (the code
-/// generator decides which): such a header emitted in place at the same
-/// offset is already there ([`PacketOut::unchanged`]), or is there but for
-/// the fields a statement may write ([`PacketOut::patch`]). In
-/// `verifyChecksum`, where no statement before it writes those fields,
-/// their checksum is summed from these bytes
+/// generator decides which). The deparser takes such a header's bytes from
+/// there ([`PacketOut::wire`]) and patches only the fields a statement may
+/// write, so fields no statement reads or writes need not be decoded at all
+/// (the generated `extract` skips them when the cursor is on a byte
+/// boundary). In `verifyChecksum`, where no statement before it writes
+/// those fields, their checksum is summed from these bytes
 /// ([`crate::externs::csum16_wire_sum`]). Equal to every other `WireAt`,
 /// so a header's P4 equality is still its validity and fields.
 ///
@@ -69,27 +70,41 @@ impl WireAt {
     /// Extracted at bit `off_bits`: a byte offset if it is whole.
     #[inline]
     pub fn at_bits(off_bits: usize) -> WireAt {
+        WireAt::aligned(off_bits).unwrap_or(WireAt::NONE)
+    }
+
+    /// Extracted at bit `off_bits`, if that is a byte boundary (and an
+    /// offset a `WireAt` holds): the test the generated `extract` takes its
+    /// byte-aligned path by, which may leave fields undecoded.
+    #[inline]
+    pub fn aligned(off_bits: usize) -> Option<WireAt> {
         if off_bits.is_multiple_of(8) {
-            WireAt::at_byte(off_bits / 8)
+            u32::try_from(off_bits / 8 + 1).ok().map(WireAt)
         } else {
-            WireAt::NONE
+            None
         }
     }
 
-    /// Extracted at byte `off` (where the parser's cursor is known to be
-    /// whole: no test of the bits below it).
+    /// Extracted at byte `off`.
     #[inline]
     pub fn at_byte(off: usize) -> WireAt {
-        match u32::try_from(off + 1) {
-            Ok(v) => WireAt(v),
-            Err(_) => WireAt::NONE,
-        }
+        WireAt::at_bits(off.saturating_mul(8))
     }
 
     /// The byte offset it was extracted at, if it was.
     #[inline]
     pub fn byte(self) -> Option<usize> {
         (self.0 as usize).checked_sub(1)
+    }
+
+    /// Bits `bit..bit + width` of the `len`-byte header extracted here from
+    /// `data` (the frame given to the parser): a field `extract` left
+    /// undecoded, for a trace. 0 if it was not extracted from `data`.
+    pub fn read_bits(self, data: &[u8], len: usize, bit: usize, width: u32) -> u128 {
+        match self.byte().and_then(|at| data.get(at..at + len)) {
+            Some(header) => crate::packet::read_bits(header, bit, width),
+            None => 0,
+        }
     }
 }
 
@@ -110,92 +125,171 @@ impl Eq for WireAt {}
 /// the payload once to make room for them; when the emitted headers take
 /// exactly the bytes the parsed ones did (a router rewriting MACs, TTL and
 /// checksum), nothing moves and the payload is never touched.
+///
+/// Headers with a [`WireAt`] are emitted from the bytes they were parsed
+/// from ([`PacketOut::wire`]). In place, those bytes may be written over by
+/// a header emitted earlier at another offset (one inserted, removed or
+/// moved in front): before the first such write, the parsed headers' bytes
+/// from there on are saved at the front of the spill buffer (nothing has
+/// spilled yet: spilling stops writes to the frame), and read from there
+/// after.
 #[derive(Debug)]
 pub struct PacketOut<'a> {
     /// The output buffer, or the frame being rewritten.
     buf: &'a mut Vec<u8>,
+    /// Appending: the frame as parsed.
+    src: &'a [u8],
     /// In place: bytes written over the parsed headers so far.
     at: usize,
     /// In place: the parsed headers' length (where the payload starts).
     room: usize,
-    /// In place: headers past `room`; `None` appends to `buf`.
+    /// In place: the frame's bytes from `saved_from` to `room` as parsed,
+    /// then the headers past `room`; `None` appends to `buf`.
     spill: Option<&'a mut Vec<u8>>,
+    /// In place: where the saved bytes start in the frame; `room` while
+    /// nothing is saved. The spilled headers start at `room - saved_from`.
+    saved_from: usize,
 }
 
 impl<'a> PacketOut<'a> {
-    /// Emits append to `out`.
+    /// Emits append to `out`; `src` is the frame as parsed (the slice
+    /// given to the parser), which headers with a [`WireAt`] are copied
+    /// from.
     #[inline]
-    pub fn append(out: &'a mut Vec<u8>) -> Self {
+    pub fn append(out: &'a mut Vec<u8>, src: &'a [u8]) -> Self {
         PacketOut {
             buf: out,
+            src,
             at: 0,
             room: 0,
             spill: None,
+            saved_from: 0,
         }
     }
 
     /// Emits overwrite `frame` from its start, where the parser consumed
-    /// `parsed` bytes; `spill` (cleared here) takes what does not fit.
+    /// `parsed` bytes; `spill` (cleared here) takes what does not fit, and
+    /// parsed bytes an emit writes over before they are read.
     #[inline]
     pub fn in_place(frame: &'a mut Vec<u8>, parsed: usize, spill: &'a mut Vec<u8>) -> Self {
         spill.clear();
+        let room = parsed.min(frame.len());
         PacketOut {
-            room: parsed.min(frame.len()),
+            room,
             buf: frame,
+            src: &[],
             at: 0,
             spill: Some(spill),
+            saved_from: room,
         }
+    }
+
+    /// In place: whether nothing has spilled, so emits still go to the frame.
+    #[inline(always)]
+    fn in_frame(&self, spill: &[u8]) -> bool {
+        spill.len() == self.room - self.saved_from
     }
 
     /// Emits `bytes` (one header's wire form).
     #[inline]
     pub fn put(&mut self, bytes: &[u8]) {
-        match &mut self.spill {
+        let end = self.at + bytes.len();
+        match self.spill.as_deref() {
             None => self.buf.extend_from_slice(bytes),
-            Some(spill) => {
-                let end = self.at + bytes.len();
-                if spill.is_empty() && end <= self.room {
-                    self.buf[self.at..end].copy_from_slice(bytes);
-                    self.at = end;
-                } else {
-                    spill.extend_from_slice(bytes);
-                }
+            Some(spill) if self.in_frame(spill) && end <= self.room => {
+                self.save_before_overwrite();
+                self.buf[self.at..end].copy_from_slice(bytes);
+                self.at = end;
             }
+            Some(_) => self
+                .spill
+                .as_deref_mut()
+                .expect("in place")
+                .extend_from_slice(bytes),
         }
     }
 
-    /// In place, a header of `len` bytes extracted at `wire` and never
-    /// changed since, emitted where it was parsed: its bytes are already
-    /// there, so the cursor moves past them and `true` is returned. `false`
-    /// (nothing done) anywhere else: appending, after a spill, or at
-    /// another offset; the caller then emits the header's fields.
-    #[inline]
-    pub fn unchanged(&mut self, wire: WireAt, len: usize) -> bool {
-        match &self.spill {
-            Some(spill)
-                if spill.is_empty()
-                    && wire.0 as usize == self.at + 1
-                    && self.at + len <= self.room =>
-            {
-                self.at += len;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// In place, a header of `len` bytes extracted at `wire` and changed
-    /// since in some fields only, emitted where it was parsed: its bytes
-    /// there, for the caller to patch those fields (the cursor moves past
-    /// them). `None` (nothing done) wherever [`Self::unchanged`] says
-    /// `false`; the caller then emits the header's fields.
-    #[inline]
-    pub fn patch(&mut self, wire: WireAt, len: usize) -> Option<&mut [u8]> {
+    /// A header of `len` bytes extracted at `wire`, emitted from the bytes
+    /// it was parsed from: they are written to the output (in place where
+    /// it was parsed, nothing is copied) and returned, for the caller to
+    /// patch the fields a statement may have changed since. `None`
+    /// (nothing done) if it was not extracted from a byte boundary of the
+    /// frame: the caller then emits the header's fields.
+    #[inline(always)]
+    pub fn wire(&mut self, wire: WireAt, len: usize) -> Option<&mut [u8]> {
         let at = self.at;
-        if self.unchanged(wire, len) {
-            Some(&mut self.buf[at..at + len])
-        } else {
-            None
+        match self.spill.as_deref() {
+            // In place where it was parsed (the usual case): nothing to copy.
+            Some(spill)
+                if self.in_frame(spill) && wire.0 as usize == at + 1 && at + len <= self.room =>
+            {
+                self.at = at + len;
+                Some(&mut self.buf[at..at + len])
+            }
+            _ => self.wire_copied(wire.byte()?, len),
+        }
+    }
+
+    /// [`Self::wire`] of a header whose bytes are copied: appended, or in
+    /// place but not where it was parsed (a header before it was inserted,
+    /// removed or changed length). Out of line, so that the usual case
+    /// inlines as a test.
+    #[inline(never)]
+    fn wire_copied(&mut self, from: usize, len: usize) -> Option<&mut [u8]> {
+        let Some(spill) = self.spill.as_deref() else {
+            let bytes = self.src.get(from..from + len)?;
+            let start = self.buf.len();
+            self.buf.extend_from_slice(bytes);
+            return Some(&mut self.buf[start..]);
+        };
+        if from + len > self.room {
+            return None;
+        }
+        let (at, end) = (self.at, self.at + len);
+        if self.in_frame(spill) && end <= self.room {
+            self.save_before_overwrite();
+            match self.saved(from, len) {
+                Some(saved) => {
+                    let saved = saved.start..saved.end;
+                    let spill = self.spill.as_deref().expect("in place");
+                    self.buf[at..end].copy_from_slice(&spill[saved]);
+                }
+                None => self.buf.copy_within(from..from + len, at),
+            }
+            self.at = end;
+            return Some(&mut self.buf[at..end]);
+        }
+        let saved = self.saved(from, len);
+        let spill = self.spill.as_deref_mut().expect("in place");
+        let start = spill.len();
+        match saved {
+            Some(saved) => spill.extend_from_within(saved),
+            None => spill.extend_from_slice(&self.buf[from..from + len]),
+        }
+        Some(&mut spill[start..])
+    }
+
+    /// In place: where the parsed bytes `from..from + len` are in the spill
+    /// buffer, if they were saved; else they are still in the frame
+    /// (unchanged, or patched as the header they belong to was emitted
+    /// where it was parsed, to the same values).
+    fn saved(&self, from: usize, len: usize) -> Option<std::ops::Range<usize>> {
+        let from = from.checked_sub(self.saved_from)?;
+        Some(from..from + len)
+    }
+
+    /// In place, before bytes are written at `at` for another header than
+    /// the one parsed there: saves the parsed bytes from `at` on, once, so
+    /// that a header emitted after can still be read as it was parsed.
+    /// Bytes before `at` hold headers emitted where they were parsed, each
+    /// as it was parsed but for its patched fields.
+    #[inline]
+    fn save_before_overwrite(&mut self) {
+        if self.saved_from == self.room
+            && let Some(spill) = self.spill.as_deref_mut()
+        {
+            spill.extend_from_slice(&self.buf[self.at..self.room]);
+            self.saved_from = self.at;
         }
     }
 
@@ -203,10 +297,11 @@ impl<'a> PacketOut<'a> {
     /// payload (the payload moves only if the headers changed length).
     #[inline]
     pub fn finish(self) {
-        if let Some(spill) = self.spill
-            && (self.at != self.room || !spill.is_empty())
-        {
-            self.buf.splice(self.at..self.room, spill.drain(..));
+        if let Some(spill) = self.spill {
+            let spilled = self.room - self.saved_from;
+            if self.at != self.room || spill.len() != spilled {
+                self.buf.splice(self.at..self.room, spill.drain(spilled..));
+            }
         }
     }
 }
@@ -375,39 +470,110 @@ pub fn csum16_with_payload(fields: &[u8], payload: &[u8]) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
-    fn an_unchanged_header_is_left_in_place_only_where_it_was_parsed() {
+    fn a_header_is_emitted_from_its_wire_bytes_wherever_it_goes() {
+        let mut scratch = Vec::new();
         // Parsed: a 2-byte header at 0, a 3-byte one at 2; payload after.
         let mut frame = vec![1, 2, 3, 4, 5, 0xee];
-        let mut spill = Vec::new();
-        let mut out = PacketOut::in_place(&mut frame, 5, &mut spill);
+        let mut out = PacketOut::in_place(&mut frame, 5, &mut scratch);
         out.put(&[9, 9]);
-        assert!(out.unchanged(WireAt::at_bits(16), 3));
+        out.wire(WireAt::at_byte(2), 3).expect("extracted")[1] = 0;
         out.finish();
-        assert_eq!(frame, [9, 9, 3, 4, 5, 0xee]);
-        // A header pushed in front: the second one is no longer where it
-        // was parsed, so it must be emitted from its fields.
-        let mut out = PacketOut::in_place(&mut frame, 5, &mut spill);
+        assert_eq!(frame, [9, 9, 3, 0, 5, 0xee], "in place, patched");
+        // A header pushed in front writes over the second one's bytes
+        // before it is emitted: they come from the copy saved first.
+        let mut frame = vec![1, 2, 3, 4, 5, 0xee];
+        let mut out = PacketOut::in_place(&mut frame, 5, &mut scratch);
         out.put(&[7, 7, 7]);
-        assert!(!out.unchanged(WireAt::at_bits(16), 3));
-        assert!(!out.unchanged(WireAt::NONE, 3));
-        // Unaligned or appended: never.
-        assert!(!PacketOut::append(&mut Vec::new()).unchanged(WireAt::at_bits(0), 1));
-        assert!(!PacketOut::in_place(&mut frame, 5, &mut spill).unchanged(WireAt::at_bits(4), 1));
+        assert_eq!(out.wire(WireAt::at_byte(2), 3).expect("saved"), [3, 4, 5]);
+        out.finish();
+        assert_eq!(frame, [7, 7, 7, 3, 4, 5, 0xee]);
+        // The first header dropped: the second moves down.
+        let mut frame = vec![1, 2, 3, 4, 5, 0xee];
+        let mut out = PacketOut::in_place(&mut frame, 5, &mut scratch);
+        out.wire(WireAt::at_byte(2), 3).expect("extracted");
+        out.finish();
+        assert_eq!(frame, [3, 4, 5, 0xee]);
+        // Emitted in the other order.
+        let mut frame = vec![1, 2, 3, 4, 5, 0xee];
+        let mut out = PacketOut::in_place(&mut frame, 5, &mut scratch);
+        out.wire(WireAt::at_byte(2), 3).expect("extracted");
+        out.wire(WireAt::at_byte(0), 2).expect("saved");
+        out.finish();
+        assert_eq!(frame, [3, 4, 5, 1, 2, 0xee]);
+        // Appending: copied from the frame as parsed.
+        let mut v = vec![0];
+        let mut out = PacketOut::append(&mut v, &frame);
+        out.wire(WireAt::at_byte(1), 2).expect("extracted")[0] = 8;
+        assert_eq!(v, [0, 8, 5]);
+        // Not extracted from a byte boundary: the caller packs its fields.
+        assert!(
+            PacketOut::append(&mut v, &frame)
+                .wire(WireAt::at_bits(4), 1)
+                .is_none()
+        );
+        assert!(
+            PacketOut::in_place(&mut frame, 5, &mut scratch)
+                .wire(WireAt::NONE, 1)
+                .is_none()
+        );
         // Equality of headers ignores where they came from.
         assert_eq!(WireAt::at_bits(8), WireAt::NONE);
+    }
 
-        // Patched where it was parsed: the header's own bytes, and the
-        // next header continues after them.
-        let mut frame = vec![1, 2, 3, 4, 5, 6, 7];
-        let mut out = PacketOut::in_place(&mut frame, 6, &mut spill);
-        out.put(&[9, 9]);
-        out.patch(WireAt::at_bits(16), 3).expect("in place")[1] = 0;
-        out.put(&[8]);
-        assert!(out.patch(WireAt::at_bits(16), 1).is_none());
-        out.finish();
-        assert_eq!(frame, [9, 9, 3, 0, 5, 8, 7]);
+    /// One emit of a deparser: a parsed header (by index) from its wire
+    /// bytes with one byte patched, or bytes of a header of its own.
+    #[derive(Clone, Debug)]
+    enum Emit {
+        Wire(usize, u8),
+        Put(Vec<u8>),
+    }
+
+    fn emits(headers: usize) -> impl Strategy<Value = Vec<Emit>> {
+        let emit = prop_oneof![
+            (0..headers, any::<u8>()).prop_map(|(i, b)| Emit::Wire(i, b)),
+            proptest::collection::vec(any::<u8>(), 0..6).prop_map(Emit::Put),
+        ];
+        proptest::collection::vec(emit, 0..8)
+    }
+
+    proptest! {
+        /// Any emits in place (headers in or out of parse order, dropped,
+        /// repeated, inserted) leave the frame as appending them does,
+        /// followed by the payload.
+        #[test]
+        fn in_place_emits_equal_appended_ones(
+            (lens, emits) in proptest::collection::vec(1usize..5, 1..5)
+                .prop_flat_map(|lens| { let n = lens.len(); (Just(lens), emits(n)) }),
+            payload in proptest::collection::vec(any::<u8>(), 0..4),
+        ) {
+            let parsed: usize = lens.iter().sum();
+            let frame: Vec<u8> = (1..=parsed as u8).chain(payload.iter().copied()).collect();
+            let starts: Vec<usize> =
+                lens.iter().scan(0, |at, l| { *at += l; Some(*at - l) }).collect();
+            let run = |out: &mut PacketOut<'_>| {
+                for e in &emits {
+                    match e {
+                        Emit::Wire(i, b) => {
+                            let bytes = out.wire(WireAt::at_byte(starts[*i]), lens[*i]);
+                            bytes.expect("extracted")[0] = *b;
+                        }
+                        Emit::Put(bytes) => out.put(bytes),
+                    }
+                }
+            };
+            let mut appended = Vec::new();
+            run(&mut PacketOut::append(&mut appended, &frame));
+            appended.extend_from_slice(&payload);
+            let mut in_place = frame.clone();
+            let mut scratch = Vec::new();
+            let mut out = PacketOut::in_place(&mut in_place, parsed, &mut scratch);
+            run(&mut out);
+            out.finish();
+            prop_assert_eq!(in_place, appended);
+        }
     }
 
     #[test]
@@ -465,7 +631,7 @@ mod tests {
         assert_eq!(frame, [9, 9]);
         // Appending, as `deparse` does.
         let mut v = vec![0];
-        let mut out = PacketOut::append(&mut v);
+        let mut out = PacketOut::append(&mut v, &[]);
         out.put(&[1, 2]);
         out.finish();
         assert_eq!(v, [0, 1, 2]);

@@ -277,9 +277,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            if p.off_bits % 8 == 0 {
+            if let Some(wire) = ::p4_target::support::WireAt::aligned(p.off_bits) {
+                self.wire__ = wire;
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
-                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[2..].copy_from_slice(&d[0..6]);
@@ -314,7 +314,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if let Some(d) = out.patch(self.wire__, Self::BYTES) {
+            if let Some(d) = out.wire(self.wire__, Self::BYTES) {
                 d[0..6]
                     .copy_from_slice(
                         &(((self.dstAddr as u64) & 0xffffffffffff) << 0)
@@ -346,7 +346,13 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[
@@ -389,9 +395,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            if p.off_bits % 8 == 0 {
+            if let Some(wire) = ::p4_target::support::WireAt::aligned(p.off_bits) {
+                self.wire__ = wire;
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
-                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[0..].copy_from_slice(&d[0..8]);
@@ -449,7 +455,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if let Some(d) = out.patch(self.wire__, Self::BYTES) {
+            if let Some(d) = out.wire(self.wire__, Self::BYTES) {
                 d[8..9]
                     .copy_from_slice(
                         &(((self.ttl as u64) & 0xff) << 0).to_be_bytes()[7..],
@@ -492,7 +498,13 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[
@@ -559,7 +571,9 @@ type_info {
                         return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT);
                     }
                     if TRACE {
-                        (*hdr).ethernet.trace_extract(&mut rt.trace, "hdr.ethernet");
+                        (*hdr)
+                            .ethernet
+                            .trace_extract(&mut rt.trace, "hdr.ethernet", packet__.data);
                     }
                     let k0__: u128 = ((*hdr).ethernet.etherType as u128);
                     if k0__ == 0x800u128 {
@@ -576,7 +590,9 @@ type_info {
                         return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT);
                     }
                     if TRACE {
-                        (*hdr).ipv4.trace_extract(&mut rt.trace, "hdr.ipv4");
+                        (*hdr)
+                            .ipv4
+                            .trace_extract(&mut rt.trace, "hdr.ipv4", packet__.data);
                     }
                     return Ok(());
                 }
@@ -1166,7 +1182,7 @@ type_info {
         fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
             out.clear();
             self.run_compute(pkt, data);
-            self.run_deparser(pkt, data, &mut PacketOut::append(out));
+            self.run_deparser(pkt, data, &mut PacketOut::append(out, data));
             out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
         }
 

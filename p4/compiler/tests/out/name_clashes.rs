@@ -258,9 +258,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            if p.off_bits % 8 == 0 {
+            if let Some(wire) = ::p4_target::support::WireAt::aligned(p.off_bits) {
+                self.wire__ = wire;
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
-                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[4..].copy_from_slice(&d[0..4]);
@@ -292,7 +292,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if let Some(d) = out.patch(self.wire__, Self::BYTES) {
+            if let Some(d) = out.wire(self.wire__, Self::BYTES) {
                 d[0..1]
                     .copy_from_slice(
                         &(((self.r#type as u64) & 0xff) << 0).to_be_bytes()[7..],
@@ -322,7 +322,13 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[
@@ -382,7 +388,9 @@ type_info {
                         return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT);
                     }
                     if TRACE {
-                        (*key).pkt.trace_extract(&mut rt.trace, "key.pkt");
+                        (*key)
+                            .pkt
+                            .trace_extract(&mut rt.trace, "key.pkt", packet__.data);
                     }
                     return Ok(());
                 }
@@ -876,7 +884,7 @@ type_info {
         fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
             out.clear();
             self.run_compute(pkt, data);
-            self.run_deparser(pkt, data, &mut PacketOut::append(out));
+            self.run_deparser(pkt, data, &mut PacketOut::append(out, data));
             out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
         }
 

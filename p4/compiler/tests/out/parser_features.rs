@@ -185,9 +185,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            if p.off_bits % 8 == 0 {
+            if let Some(wire) = ::p4_target::support::WireAt::aligned(p.off_bits) {
+                self.wire__ = wire;
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
-                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
                 {
                     let mut a = [0u8; 8];
                     a[2..].copy_from_slice(&d[0..6]);
@@ -222,7 +222,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if out.unchanged(self.wire__, Self::BYTES) {
+            if out.wire(self.wire__, Self::BYTES).is_some() {
                 return;
             }
             let mut d = [0u8; Self::BYTES];
@@ -244,7 +244,13 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[
@@ -325,7 +331,13 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[
@@ -415,7 +427,13 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[("kind", self.kind as u128), ("len", self.len as u128)],
@@ -485,7 +503,13 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[("tag", self.tag as u128), ("valid", self.valid_ as u128)],
@@ -555,7 +579,13 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[("tag", self.tag as u128), ("val", self.val as u128)],
@@ -656,7 +686,13 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[
@@ -709,7 +745,7 @@ type_info {
                     }
                     (*u).v4.valid = false;
                     if TRACE {
-                        (*u).v6.trace_extract(&mut rt.trace, "u.v6");
+                        (*u).v6.trace_extract(&mut rt.trace, "u.v6", packet__.data);
                     }
                     return Ok(());
                 }
@@ -752,7 +788,9 @@ type_info {
                         return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT);
                     }
                     if TRACE {
-                        (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth");
+                        (*hdr)
+                            .eth
+                            .trace_extract(&mut rt.trace, "hdr.eth", packet__.data);
                     }
                     let k0__: u128 = ((*hdr).eth.etherType as u128);
                     if k0__ == 0x8847u128 {
@@ -791,7 +829,11 @@ type_info {
                         (*hdr)
                             .mpls
                             .elems[i__]
-                            .trace_extract(&mut rt.trace, &format!("hdr.mpls[{i__}]"));
+                            .trace_extract(
+                                &mut rt.trace,
+                                &format!("hdr.mpls[{i__}]"),
+                                packet__.data,
+                            );
                     }
                     let k0__: u128 = ((*hdr)
                         .mpls
@@ -839,7 +881,9 @@ type_info {
                                 .unwrap_or(u32::MAX),
                         )?;
                     if TRACE {
-                        (*hdr).opt.trace_extract(&mut rt.trace, "hdr.opt");
+                        (*hdr)
+                            .opt
+                            .trace_extract(&mut rt.trace, "hdr.opt", packet__.data);
                     }
                     return Ok(());
                 }
@@ -877,7 +921,10 @@ type_info {
                     }
                     (*hdr).u.v6.valid = false;
                     if TRACE {
-                        (*hdr).u.v4.trace_extract(&mut rt.trace, "hdr.u.v4");
+                        (*hdr)
+                            .u
+                            .v4
+                            .trace_extract(&mut rt.trace, "hdr.u.v4", packet__.data);
                     }
                     return Ok(());
                 }
@@ -1395,7 +1442,7 @@ type_info {
         fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
             out.clear();
             self.run_compute(pkt, data);
-            self.run_deparser(pkt, data, &mut PacketOut::append(out));
+            self.run_deparser(pkt, data, &mut PacketOut::append(out, data));
             out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
         }
 

@@ -368,22 +368,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            if p.off_bits % 8 == 0 {
+            if let Some(wire) = ::p4_target::support::WireAt::aligned(p.off_bits) {
+                self.wire__ = wire;
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
-                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
-                {
-                    let mut a = [0u8; 8];
-                    a[2..].copy_from_slice(&d[0..6]);
-                    let w = u64::from_be_bytes(a);
-                    self.dst = ((w >> 0) & 0xffffffffffff) as u64;
-                }
-                {
-                    let mut a = [0u8; 8];
-                    a[0..].copy_from_slice(&d[6..14]);
-                    let w = u64::from_be_bytes(a);
-                    self.src = ((w >> 16) & 0xffffffffffff) as u64;
-                    self.etherType = ((w >> 0) & 0xffff) as u16;
-                }
                 self.valid = true;
                 p.off_bits += Self::BITS;
                 return true;
@@ -405,7 +392,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if out.unchanged(self.wire__, Self::BYTES) {
+            if out.wire(self.wire__, Self::BYTES).is_some() {
                 return;
             }
             let mut d = [0u8; Self::BYTES];
@@ -427,13 +414,19 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
             tr.extract(
                 instance,
                 &[
-                    ("dst", self.dst as u128),
-                    ("src", self.src as u128),
-                    ("etherType", self.etherType as u128),
+                    ("dst", self.wire__.read_bits(data, Self::BYTES, 0, 48)),
+                    ("src", self.wire__.read_bits(data, Self::BYTES, 48, 48)),
+                    ("etherType", self.wire__.read_bits(data, Self::BYTES, 96, 16)),
                 ],
             );
         }
@@ -459,15 +452,9 @@ type_info {
             if p.data.len() * 8 < p.off_bits + Self::BITS {
                 return false;
             }
-            if p.off_bits % 8 == 0 {
+            if let Some(wire) = ::p4_target::support::WireAt::aligned(p.off_bits) {
+                self.wire__ = wire;
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
-                self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);
-                {
-                    let mut a = [0u8; 8];
-                    a[4..].copy_from_slice(&d[0..4]);
-                    let w = u64::from_be_bytes(a);
-                    self.x = ((w >> 0) & 0xffffffff) as u32;
-                }
                 self.valid = true;
                 p.off_bits += Self::BITS;
                 return true;
@@ -487,7 +474,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if out.unchanged(self.wire__, Self::BYTES) {
+            if out.wire(self.wire__, Self::BYTES).is_some() {
                 return;
             }
             let mut d = [0u8; Self::BYTES];
@@ -503,8 +490,17 @@ type_info {
         /// Records this header as extracted (packet trace).
         #[cold]
         #[inline(never)]
-        pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {
-            tr.extract(instance, &[("x", self.x as u128)]);
+        /// `data` is the packet it was extracted from.
+        pub fn trace_extract(
+            self,
+            tr: &mut ::p4_target::trace::Tracer,
+            instance: &str,
+            data: &[u8],
+        ) {
+            tr.extract(
+                instance,
+                &[("x", self.wire__.read_bits(data, Self::BYTES, 0, 32))],
+            );
         }
     }
 
@@ -557,13 +553,17 @@ type_info {
                         return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT);
                     }
                     if TRACE {
-                        (*hdr).eth.trace_extract(&mut rt.trace, "hdr.eth");
+                        (*hdr)
+                            .eth
+                            .trace_extract(&mut rt.trace, "hdr.eth", packet__.data);
                     }
                     if !(*hdr).extra.extract(packet__) {
                         return Err(::p4_target::v1model::error_code::PACKET_TOO_SHORT);
                     }
                     if TRACE {
-                        (*hdr).extra.trace_extract(&mut rt.trace, "hdr.extra");
+                        (*hdr)
+                            .extra
+                            .trace_extract(&mut rt.trace, "hdr.extra", packet__.data);
                     }
                     return Ok(());
                 }
@@ -1100,7 +1100,7 @@ type_info {
         fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {
             out.clear();
             self.run_compute(pkt, data);
-            self.run_deparser(pkt, data, &mut PacketOut::append(out));
+            self.run_deparser(pkt, data, &mut PacketOut::append(out, data));
             out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);
         }
 

@@ -76,6 +76,7 @@ impl Gen<'_> {
         let name = &self.names.composites[h.index()];
         let kept = self.wire_kept.contains(&h.index());
         let patched = self.patched.get(&h.index());
+        let undecoded = self.undecoded_leaves(h);
         let bits = c.header_bits(self.prog);
         if !bits.is_multiple_of(8) {
             return bad(
@@ -119,13 +120,24 @@ impl Gen<'_> {
             .collect();
         let chunks = header_chunks(&fields.iter().map(|f| f.1).collect::<Vec<_>>());
         if let Some(chunks) = &chunks {
-            // Byte-aligned cursor (the usual case): one load per chunk.
-            w.open("if p.off_bits % 8 == 0 {");
-            w.line("let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];");
+            // Byte-aligned cursor (the usual case): one load per chunk,
+            // none for a chunk of fields left undecoded.
             if kept {
-                w.line("self.wire__ = ::p4_target::support::WireAt::at_byte(p.off_bits / 8);");
+                w.open("if let Some(wire) = ::p4_target::support::WireAt::aligned(p.off_bits) {");
+                w.line("self.wire__ = wire;");
+            } else {
+                w.open("if p.off_bits % 8 == 0 {");
             }
+            w.line("let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];");
             for ch in chunks {
+                let decoded: Vec<_> = ch
+                    .fields
+                    .iter()
+                    .filter(|(i, _, _)| !undecoded.contains(&fields[*i].0))
+                    .collect();
+                if decoded.is_empty() {
+                    continue;
+                }
                 let (word, nbytes) = ch.word();
                 w.open("{");
                 w.line(format!("let mut a = [0u8; {nbytes}];"));
@@ -136,7 +148,7 @@ impl Gen<'_> {
                     ch.byte_offset + ch.bytes
                 ));
                 w.line(format!("let w = {word}::from_be_bytes(a);"));
-                for &(i, shift, width) in &ch.fields {
+                for &&(i, shift, width) in &decoded {
                     let (ident, _, is_bool) = &fields[i];
                     let m = mask_literal(width);
                     let v = if *is_bool {
@@ -192,19 +204,19 @@ impl Gen<'_> {
         w.open("if !self.valid {");
         w.line("return;");
         w.close("}");
-        match patched {
-            Some(written) => {
-                w.open("if let Some(d) = out.patch(self.wire__, Self::BYTES) {");
-                field_patches(w, c, self.prog, written);
-                w.line("return;");
-                w.close("}");
+        if kept {
+            // Its bytes as parsed, with the fields statements may write
+            // patched over them; packed from its fields only if it was not
+            // extracted from a byte boundary (every field decoded then).
+            match patched {
+                Some(written) => {
+                    w.open("if let Some(d) = out.wire(self.wire__, Self::BYTES) {");
+                    field_patches(w, c, self.prog, written);
+                }
+                None => w.open("if out.wire(self.wire__, Self::BYTES).is_some() {"),
             }
-            None if kept => {
-                w.open("if out.unchanged(self.wire__, Self::BYTES) {");
-                w.line("return;");
-                w.close("}");
-            }
-            None => {}
+            w.line("return;");
+            w.close("}");
         }
         w.line("let mut d = [0u8; Self::BYTES];");
         if let Some(chunks) = &chunks {
@@ -248,6 +260,25 @@ impl Gen<'_> {
         w.close("}");
         w.line("");
         Ok(())
+    }
+
+    /// The leaves (as [`leaf_ident`]s) of header type `h` that the
+    /// byte-aligned `extract` leaves undecoded ([`Gen::undecoded`]).
+    pub(super) fn undecoded_leaves(&self, h: Handle<Composite>) -> BTreeSet<String> {
+        let Some(fields) = self.undecoded.get(&h.index()) else {
+            return BTreeSet::new();
+        };
+        let c = &self.prog.composites[h];
+        let tops: BTreeSet<&str> = fields
+            .iter()
+            .filter_map(|&i| c.fields.get(i as usize))
+            .map(|f| f.name.as_str())
+            .collect();
+        c.leaves(self.prog)
+            .iter()
+            .filter(|(path, _)| tops.contains(path[0].as_str()))
+            .map(|(path, _)| leaf_ident(path))
+            .collect()
     }
 
     /// A header with a varbit field: fields after it sit at run-time offsets.

@@ -170,6 +170,10 @@ struct Gen<'a> {
     /// Of `wire_kept`, the types some of whose fields (indices) statements
     /// write: emitted in place, only those fields' bits are patched.
     patched: std::collections::BTreeMap<usize, std::collections::BTreeSet<u32>>,
+    /// Of `wire_kept`, the fields (indices) of each type that no statement
+    /// writes and no expression reads: the byte-aligned `extract` leaves
+    /// them undecoded, as emitting takes them from the wire bytes.
+    undecoded: std::collections::BTreeMap<usize, std::collections::BTreeSet<u32>>,
     /// What may be written in headers before `verifyChecksum` has run
     /// ([`written::written_before_verify`]): a field list there may be
     /// summed from the wire bytes of headers whose fields in it are not.
@@ -410,6 +414,22 @@ impl<'a> Gen<'a> {
             .map(|(h, _)| h.index())
             .collect();
         written.fields.retain(|h, _| wire_kept.contains(h));
+        let read = written::read_headers(prog);
+        let undecoded = prog
+            .composites
+            .iter()
+            .map(|(h, c)| (h.index(), c.fields.len() as u32))
+            .filter(|(h, _)| wire_kept.contains(h) && !read.whole.contains(h))
+            .filter_map(|(h, fields)| {
+                let used = |f: &u32| {
+                    written.fields.get(&h).is_some_and(|w| w.contains(f))
+                        || read.fields.get(&h).is_some_and(|r| r.contains(f))
+                };
+                let unused: std::collections::BTreeSet<u32> =
+                    (0..fields).filter(|f| !used(f)).collect();
+                (!unused.is_empty()).then_some((h, unused))
+            })
+            .collect();
         let before_verify = written::written_before_verify(prog);
         Gen {
             prog,
@@ -420,6 +440,7 @@ impl<'a> Gen<'a> {
             payload_readers: Default::default(),
             wire_kept,
             patched: written.fields,
+            undecoded,
             before_verify,
             never_written,
             w: CodeWriter::default(),

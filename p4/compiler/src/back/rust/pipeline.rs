@@ -292,7 +292,7 @@ impl Gen<'_> {
         w.open("fn deparse(&mut self, pkt: &mut Packet, data: &[u8], out: &mut Vec<u8>) {");
         w.line("out.clear();");
         w.line("self.run_compute(pkt, data);");
-        w.line("self.run_deparser(pkt, data, &mut PacketOut::append(out));");
+        w.line("self.run_deparser(pkt, data, &mut PacketOut::append(out, data));");
         w.line("out.extend_from_slice(&data[pkt.payload_offset.min(data.len())..]);");
         w.close("}");
         w.line("#[inline]");
@@ -302,7 +302,7 @@ impl Gen<'_> {
         if deparser_reads_payload {
             // The deparser reads the payload while it emits: emit aside.
             w.line("headers.clear();");
-            w.line("self.run_deparser(pkt, frame, &mut PacketOut::append(&mut headers));");
+            w.line("self.run_deparser(pkt, frame, &mut PacketOut::append(&mut headers, frame));");
             w.line("::p4_target::support::replace_headers(frame, pkt.payload_offset, &headers);");
         } else {
             w.line("let mut out = PacketOut::in_place(frame, pkt.payload_offset, &mut headers);");

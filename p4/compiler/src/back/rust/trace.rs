@@ -26,9 +26,22 @@ impl Gen<'_> {
     pub(super) fn header_trace_impl(&mut self, h: Handle<Composite>) -> Result<(), BackError> {
         let c = &self.prog.composites[h];
         let name = &self.names.composites[h.index()];
+        let undecoded = self.undecoded_leaves(h);
         let mut items = Vec::new();
+        let mut off = 0;
         for (path, ty) in c.leaves(self.prog) {
             let ident = super::headers::leaf_ident(&path);
+            let width = ty.scalar_width(self.prog).unwrap_or(0);
+            off += width;
+            if undecoded.contains(&ident) && width > 0 {
+                // Read where it was extracted: its low 128 bits.
+                let (bit, width) = (off - width.min(128), width.min(128));
+                items.push(format!(
+                    "({:?}, self.wire__.read_bits(data, Self::BYTES, {bit}, {width}))",
+                    path.join(".")
+                ));
+                continue;
+            }
             let v = match &ty {
                 // The trace records u128 values: a wide field shows its
                 // low 128 bits.
@@ -48,7 +61,8 @@ impl Gen<'_> {
         w.line("/// Records this header as extracted (packet trace).");
         w.line("#[cold]");
         w.line("#[inline(never)]");
-        w.open("pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str) {");
+        w.line("/// `data` is the packet it was extracted from.");
+        w.open("pub fn trace_extract(self, tr: &mut ::p4_target::trace::Tracer, instance: &str, data: &[u8]) {");
         w.line(format!("tr.extract(instance, &[{}]);", items.join(", ")));
         w.close("}");
         w.close("}");
@@ -103,7 +117,7 @@ impl Gen<'_> {
     pub(super) fn trace_extract(&self, ctx: &Ctx<'_>, h: &Expr, place: &str) -> Option<String> {
         self.trace_points.then(|| {
             format!(
-                "{ON} {place}.trace_extract(&mut rt.trace, {:?}); }}",
+                "{ON} {place}.trace_extract(&mut rt.trace, {:?}, packet__.data); }}",
                 self.trace_name(ctx, h)
             )
         })
@@ -126,7 +140,7 @@ impl Gen<'_> {
                 None => String::new(),
             };
             format!(
-                "{ON} let i__ = {p}.next as usize - 1; {p}.elems[i__]{field}.trace_extract(&mut rt.trace, &format!(\"{}[{{i__}}]{member_name}\")); }}",
+                "{ON} let i__ = {p}.next as usize - 1; {p}.elems[i__]{field}.trace_extract(&mut rt.trace, &format!(\"{}[{{i__}}]{member_name}\"), packet__.data); }}",
                 self.trace_name(ctx, st)
             )
         })

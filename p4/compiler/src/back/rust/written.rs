@@ -17,6 +17,13 @@
 //! slice, a member of a struct field) writes that field of the type.
 //! `extract` is the one write it does not count: it is where the wire
 //! bytes come from.
+//!
+//! The same walk answers which fields expressions may read ([`Read`]): a
+//! field of a header type no statement writes and no expression reads
+//! need not be decoded at all, as the deparser takes it from the wire
+//! bytes. It too errs on the side of "read": any use of a header's value
+//! other than one of its fields, its validity, `extract` or `emit` (an
+//! argument, an equality, a field list, a copy) reads every field.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,12 +41,29 @@ pub(super) struct Written {
     pub fields: BTreeMap<usize, BTreeSet<u32>>,
 }
 
+/// What expressions of a program may read in its headers, by header
+/// composite index.
+#[derive(Debug, Default)]
+pub(super) struct Read {
+    /// Header types whose values are read as a whole.
+    pub whole: BTreeSet<usize>,
+    /// Header types some of whose top-level fields, by index, are read.
+    pub fields: BTreeMap<usize, BTreeSet<u32>>,
+}
+
 /// What the l-values of the program may write in its headers.
 pub(super) fn written_headers(prog: &Program) -> Written {
-    let mut w = Walker {
-        prog,
-        written: Written::default(),
-    };
+    walk_program(prog).written
+}
+
+/// What the expressions of the program may read in its headers.
+pub(super) fn read_headers(prog: &Program) -> Read {
+    walk_program(prog).read
+}
+
+/// Every statement, expression and table of the program, walked once.
+fn walk_program(prog: &Program) -> Walker<'_> {
+    let mut w = Walker::new(prog);
     for (_, a) in prog.actions.iter() {
         w.block(&a.body);
     }
@@ -56,7 +80,8 @@ pub(super) fn written_headers(prog: &Program) -> Written {
         w.block(&c.apply);
     }
     w.parsers();
-    w.finish()
+    w.finish();
+    w
 }
 
 /// What may be written in the headers before the top-level
@@ -68,10 +93,7 @@ pub(super) fn written_headers(prog: &Program) -> Written {
 /// `main`.
 pub(super) fn written_before_verify(prog: &Program) -> Option<Written> {
     let main = prog.main.as_ref()?;
-    let mut w = Walker {
-        prog,
-        written: Written::default(),
-    };
+    let mut w = Walker::new(prog);
     for (_, a) in prog.actions.iter().filter(|(_, a)| a.control.is_none()) {
         w.block(&a.body);
     }
@@ -98,15 +120,34 @@ pub(super) fn written_before_verify(prog: &Program) -> Option<Written> {
         w.block(&c.apply);
         todo.extend(c.instances.iter().map(|(_, sub)| *sub));
     }
-    Some(w.finish())
+    w.finish();
+    Some(w.written)
 }
 
 struct Walker<'a> {
     prog: &'a Program,
     written: Written,
+    read: Read,
 }
 
-impl Walker<'_> {
+impl<'a> Walker<'a> {
+    fn new(prog: &'a Program) -> Self {
+        Walker {
+            prog,
+            written: Written::default(),
+            read: Read::default(),
+        }
+    }
+
+    /// The answers: a type written (read) as a whole is not also listed
+    /// by field.
+    fn finish(&mut self) {
+        let whole = &self.written.whole;
+        self.written.fields.retain(|h, _| !whole.contains(h));
+        let whole = &self.read.whole;
+        self.read.fields.retain(|h, _| !whole.contains(h));
+    }
+
     fn parsers(&mut self) {
         for (_, p) in self.prog.parsers.iter() {
             for (_, e) in &p.local_inits {
@@ -130,17 +171,10 @@ impl Walker<'_> {
         }
         for args in &t.bound {
             for a in args {
+                self.read(a);
                 self.lvalue(a);
             }
         }
-    }
-
-    /// The answer: a type written as a whole is not also listed by field.
-    fn finish(self) -> Written {
-        let mut written = self.written;
-        let whole = &written.whole;
-        written.fields.retain(|h, _| !whole.contains(h));
-        written
     }
 
     fn block(&mut self, b: &Block) {
@@ -219,6 +253,7 @@ impl Walker<'_> {
             | Call::ControlApply(_, args)
             | Call::ParserApply(_, args) => {
                 for a in args {
+                    self.read(a);
                     self.lvalue(a);
                 }
             }
@@ -276,16 +311,16 @@ impl Walker<'_> {
                 self.read(session);
             }
             Builtin::Digest { data, .. } => data.iter().for_each(|d| self.read(d)),
-            Builtin::Truncate(e) | Builtin::Assert(e) | Builtin::Advance(e) | Builtin::Emit(e) => {
-                self.read(e)
-            }
+            Builtin::Truncate(e) | Builtin::Assert(e) | Builtin::Advance(e) => self.read(e),
+            // Emitted from its wire bytes where it has them.
+            Builtin::Emit(e) => self.place(e),
             Builtin::Verify(a, b) => {
                 self.read(a);
                 self.read(b);
             }
             // Where the wire bytes come from, not a change to them.
             Builtin::Extract(e, len) => {
-                self.read(e);
+                self.place(e);
                 if let Some(l) = len {
                     self.read(l);
                 }
@@ -306,6 +341,7 @@ impl Walker<'_> {
             Builtin::DirectMeterRead { out, .. } => self.lvalue(out),
             Builtin::UserMethod { args, .. } | Builtin::UserFunction { args, .. } => {
                 for a in args {
+                    self.read(a);
                     self.lvalue(a);
                 }
             }
@@ -321,7 +357,7 @@ impl Walker<'_> {
     /// innermost header (or union, or stack) it is a part of: of a header,
     /// only the top-level field `e` is or lies in.
     fn lvalue(&mut self, e: &Expr) {
-        self.read(e);
+        self.place(e);
         self.mark_within(&e.ty);
         let mut cur = e;
         while let Some(base) = base_of(cur) {
@@ -351,30 +387,74 @@ impl Walker<'_> {
         }
     }
 
-    /// Marks every header type reachable in `ty`.
+    /// Marks every header type reachable in `ty` written as a whole.
     fn mark_within(&mut self, ty: &Ty) {
-        match ty {
-            Ty::Composite(c) => {
-                let comp = &self.prog.composites[*c];
-                if comp.kind == CompositeKind::Header && !self.written.whole.insert(c.index()) {
-                    return;
-                }
-                for f in &comp.fields {
-                    self.mark_within(&f.ty);
-                }
-            }
-            Ty::Stack(t, _) => self.mark_within(t),
-            Ty::Tuple(ts) => ts.iter().for_each(|t| self.mark_within(t)),
-            _ => {}
-        }
+        headers_within(self.prog, ty, &mut self.written.whole);
     }
 
-    /// Looks for calls (with their l-value arguments) inside `e`.
+    /// `e`'s value is read: a field of a header reads that field, anything
+    /// else holding headers reads them whole. Looks for calls (with their
+    /// l-value arguments) inside `e`.
     fn read(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Call(c) => self.call(c),
-            _ => visit::each_operand(e, |o| self.read(o)),
+            ExprKind::IsValid(a) => self.place(a),
+            ExprKind::Member(base, f) if self.header_type(base).is_some() => {
+                let h = self.header_type(base).expect("a header");
+                self.read.fields.entry(h).or_default().insert(*f);
+                self.place(base);
+            }
+            _ => {
+                headers_within(self.prog, &e.ty, &mut self.read.whole);
+                visit::each_operand(e, |o| self.read(o));
+            }
         }
+    }
+
+    /// `e` is a place whose value is not read as a whole (an l-value, what
+    /// `extract` fills or `emit` sends, the header of a field or of a
+    /// validity test): only the indices on its way are read.
+    fn place(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Member(a, _)
+            | ExprKind::StackNext(a)
+            | ExprKind::StackLast(a)
+            | ExprKind::Slice(a, _, _) => self.place(a),
+            ExprKind::Index(a, i) => {
+                self.place(a);
+                self.read(i);
+            }
+            ExprKind::Var(_) => {}
+            _ => self.read(e),
+        }
+    }
+
+    /// The composite index of `e`'s type if it is a header.
+    fn header_type(&self, e: &Expr) -> Option<usize> {
+        match &e.ty {
+            Ty::Composite(c) if self.prog.composites[*c].kind == CompositeKind::Header => {
+                Some(c.index())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Adds every header type reachable in `ty` to `set`.
+fn headers_within(prog: &Program, ty: &Ty, set: &mut BTreeSet<usize>) {
+    match ty {
+        Ty::Composite(c) => {
+            let comp = &prog.composites[*c];
+            if comp.kind == CompositeKind::Header && !set.insert(c.index()) {
+                return;
+            }
+            for f in &comp.fields {
+                headers_within(prog, &f.ty, set);
+            }
+        }
+        Ty::Stack(t, _) => headers_within(prog, t, set),
+        Ty::Tuple(ts) => ts.iter().for_each(|t| headers_within(prog, t, set)),
+        _ => {}
     }
 }
 
