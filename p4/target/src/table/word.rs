@@ -96,15 +96,21 @@ pub(crate) fn encode(table: &TableInfo, program: &ProgramInfo, action: &EntryAct
     match action {
         EntryAction::Member(m) => u128::from(MEMBER) | u128::from(*m) << TAG_BITS,
         EntryAction::Group(g) => u128::from(GROUP) | u128::from(*g) << TAG_BITS,
-        EntryAction::Direct(c) => match layout(table, program, c.action_id) {
-            Some((tag, at)) if at.len() == c.params.len() => at
-                .iter()
-                .zip(c.params.iter())
-                .fold(u128::from(tag), |word, (&(off, w), &v)| {
-                    word | (v & mask(w)) << off
-                }),
-            _ => u128::from(NOT_INLINE),
-        },
+        EntryAction::Direct(c) => encode_call(table, program, c),
+    }
+}
+
+/// The word of a direct action call in `table` ([`NOT_INLINE`] when it
+/// does not fit).
+pub(crate) fn encode_call(table: &TableInfo, program: &ProgramInfo, call: &ActionCall) -> u128 {
+    match layout(table, program, call.action_id) {
+        Some((tag, at)) if at.len() == call.params.len() => at
+            .iter()
+            .zip(call.params.iter())
+            .fold(u128::from(tag), |word, (&(off, w), &v)| {
+                word | (v & mask(w)) << off
+            }),
+        _ => u128::from(NOT_INLINE),
     }
 }
 

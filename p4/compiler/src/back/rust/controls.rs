@@ -458,7 +458,39 @@ impl Gen<'_> {
             }
             // The action in the word: its arguments taken out by shifts;
             // any other, from the table (`NOT_INLINE`) or the profile.
-            self.w.line("let w__ = r__.word;");
+            // A group's pick as a word, where the selector keeps words laid
+            // out as this table's (its first table's actions, in order).
+            let group_words = table.implementation.and_then(|e| {
+                let index = self.info.layout.instances[i].externs[e as usize] as usize;
+                let profile = self.info.action_profiles.get(index)?;
+                let first = self
+                    .info
+                    .tables
+                    .iter()
+                    .find(|t| profile.table_ids.first() == Some(&t.id))?;
+                let ids = |t: &TableInfo| t.actions.iter().map(|a| a.id).collect::<Vec<_>>();
+                (profile.selector.is_some() && ids(first) == ids(table_info))
+                    .then(|| self.names.objects.profile(index))
+            });
+            match &group_words {
+                Some(pi) => {
+                    self.w.line("let mut w__ = r__.word;");
+                    self.w
+                        .open("if w__ as u8 == ::p4_target::table::word::GROUP {");
+                    for l in &sel_hash {
+                        self.w.line(l);
+                    }
+                    self.w.line(format!(
+                        "let picked__ = rt.profiles[{pi}].select_word((w__ >> ::p4_target::table::word::TAG_BITS) as u32, sel_hash__);"
+                    ));
+                    self.w
+                        .open("if picked__ as u8 != ::p4_target::table::word::NOT_INLINE {");
+                    self.w.line("w__ = picked__;");
+                    self.w.close("}");
+                    self.w.close("}");
+                }
+                None => self.w.line("let w__ = r__.word;"),
+            }
             self.w
                 .open("let call__: Option<&::p4_target::runtime::ActionCall> = match w__ as u8 {");
             for (tag, id, offsets) in &inline {
