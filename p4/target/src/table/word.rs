@@ -43,6 +43,9 @@ pub const GROUP: u8 = 0xfd;
 /// Largest tag of a direct action (so at most 252 actions a table inline).
 pub const MAX_DIRECT_TAG: u8 = 0xfc;
 
+// Direct tags, GROUP and MEMBER never overlap.
+const _: () = assert!(MAX_DIRECT_TAG < GROUP && GROUP < MEMBER && NOT_INLINE == 0);
+
 /// The tag of the action at `position` in the table's action list, if it
 /// has one.
 pub fn direct_tag(position: usize) -> Option<u8> {
@@ -147,13 +150,12 @@ mod tests {
     }
 
     #[test]
-    fn tags_stop_below_member_and_group() {
+    fn tags_stop_at_the_largest_direct_tag() {
         assert_eq!(direct_tag(0), Some(1));
         assert_eq!(
             direct_tag(usize::from(MAX_DIRECT_TAG) - 1),
             Some(MAX_DIRECT_TAG)
         );
         assert_eq!(direct_tag(usize::from(MAX_DIRECT_TAG)), None);
-        assert!(MAX_DIRECT_TAG < GROUP && GROUP < MEMBER);
     }
 }

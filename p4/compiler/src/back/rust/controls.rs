@@ -508,17 +508,14 @@ impl Gen<'_> {
             let member = "::p4_target::table::word::MEMBER";
             let group = "::p4_target::table::word::GROUP";
             let payload = "(w__ >> ::p4_target::table::word::TAG_BITS) as u32";
-            match &profile {
-                Some((pi, kind)) => {
-                    self.w
-                        .line(format!("{member} => rt.profiles[{pi}].member({payload}),"));
-                    if matches!(kind, ExternKind::ActionSelector(..)) {
-                        self.select_arm(group, payload, pi, &sel_hash);
-                    } else {
-                        self.w.line(format!("{group} => None,"));
-                    }
+            if let Some((pi, kind)) = &profile {
+                self.w
+                    .line(format!("{member} => rt.profiles[{pi}].member({payload}),"));
+                if matches!(kind, ExternKind::ActionSelector(..)) {
+                    self.select_arm(group, payload, pi, &sel_hash);
+                } else {
+                    self.w.line(format!("{group} => None,"));
                 }
-                None => {}
             }
             self.w.open("_ => match table__.action_of(r__.entry) {");
             self.w
