@@ -49,7 +49,6 @@ fn table_info(keys: &[(u32, MatchKind)], size: u32) -> &'static TableInfo {
 fn program(table: &'static TableInfo) -> &'static ProgramInfo {
     Box::leak(Box::new(ProgramInfo {
         name: "engines",
-        arch: "v1model",
         tables: std::slice::from_ref(table),
         actions: Box::leak(Box::new([ActionInfo {
             id: 1,
@@ -60,14 +59,7 @@ fn program(table: &'static TableInfo) -> &'static ProgramInfo {
                 bitwidth: 64,
             }],
         }])),
-        action_profiles: &[],
-        counters: &[],
-        meters: &[],
-        registers: &[],
-        digests: &[],
-        controller_headers: &[],
-        value_sets: &[],
-        p4info_text: "",
+        ..ProgramInfo::EMPTY
     }))
 }
 

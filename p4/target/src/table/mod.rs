@@ -1290,7 +1290,6 @@ mod tests {
 
     static TAG_PROGRAM: ProgramInfo = ProgramInfo {
         name: "words",
-        arch: "v1model",
         tables: &[],
         actions: &[crate::info::ActionInfo {
             id: 1,
@@ -1301,14 +1300,7 @@ mod tests {
                 bitwidth: 8,
             }],
         }],
-        action_profiles: &[],
-        counters: &[],
-        meters: &[],
-        registers: &[],
-        digests: &[],
-        controller_headers: &[],
-        value_sets: &[],
-        p4info_text: "",
+        ..ProgramInfo::EMPTY
     };
 
     /// The action a word lookup stands for.

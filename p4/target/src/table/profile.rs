@@ -521,7 +521,6 @@ mod tests {
     };
     static WORD_PROGRAM: ProgramInfo = ProgramInfo {
         name: "words",
-        arch: "v1model",
         tables: std::slice::from_ref(&WORD_TABLE),
         actions: &[crate::info::ActionInfo {
             id: 1,
@@ -533,13 +532,7 @@ mod tests {
             }],
         }],
         action_profiles: std::slice::from_ref(&WORD_SEL),
-        counters: &[],
-        meters: &[],
-        registers: &[],
-        digests: &[],
-        controller_headers: &[],
-        value_sets: &[],
-        p4info_text: "",
+        ..ProgramInfo::EMPTY
     };
 
     #[test]
