@@ -477,7 +477,7 @@ impl Runtime {
             profiles: info
                 .action_profiles
                 .iter()
-                .map(ActionProfile::new)
+                .map(|p| ActionProfile::with_program(p, info))
                 .collect(),
             counters: info.counters.iter().map(Counter::new).collect(),
             meters: info.meters.iter().map(Meter::new).collect(),

@@ -6,9 +6,11 @@
 //! priority tables the matching entry with the highest priority, ties going
 //! to the one inserted first.
 
-use p4_target::info::{ActionRef, ActionScope, KeyInfo, MatchKind, TableInfo};
+use p4_target::info::{
+    ActionInfo, ActionRef, ActionScope, KeyInfo, MatchKind, ParamInfo, ProgramInfo, TableInfo,
+};
 use p4_target::runtime::{ActionCall, EntryAction, FieldMatch, RuntimeError, TableEntry};
-use p4_target::table::{EngineKind, Table};
+use p4_target::table::{EngineKind, Table, WordLookup, word};
 use proptest::prelude::*;
 
 fn table_info(keys: &[(u32, MatchKind)], size: u32) -> &'static TableInfo {
@@ -40,6 +42,36 @@ fn table_info(keys: &[(u32, MatchKind)], size: u32) -> &'static TableInfo {
         direct_meter: None,
         idle_timeout: false,
     }))
+}
+
+/// A program around `table` whose one action takes a 64-bit argument (the
+/// entry's tag), so the table checks arguments and keeps action words.
+fn program(table: &'static TableInfo) -> &'static ProgramInfo {
+    Box::leak(Box::new(ProgramInfo {
+        name: "engines",
+        tables: std::slice::from_ref(table),
+        actions: Box::leak(Box::new([ActionInfo {
+            id: 1,
+            name: "tag",
+            params: &[ParamInfo {
+                id: 1,
+                name: "tag",
+                bitwidth: 64,
+            }],
+        }])),
+        ..ProgramInfo::EMPTY
+    }))
+}
+
+/// The tag of the entry a word lookup hit: from the word, or from the
+/// table when the word does not hold the action.
+fn word_tag(table: &Table, program: &ProgramInfo, got: WordLookup) -> Option<u128> {
+    let action = word::decode(table.info, program, got.word)
+        .unwrap_or_else(|| table.action_of(got.entry).clone());
+    match action {
+        EntryAction::Direct(c) if got.hit => Some(c.params[0]),
+        _ => None,
+    }
 }
 
 fn mask(w: u32) -> u128 {
@@ -288,7 +320,7 @@ fn lpm_len(m: &Option<FieldMatch>) -> u32 {
 
 /// Runs `ops` against a table and the reference; returns the number of hits seen.
 fn check(keys: &'static [(u32, MatchKind)], with_priority: bool, expect: EngineKind, ops: Vec<Op>) {
-    check_in(100_000, keys, with_priority, expect, ops)
+    check_in(65_536, keys, with_priority, expect, ops)
 }
 
 /// [`check`] on a table declared with `size` entries (LPM tables of 65,536
@@ -301,8 +333,9 @@ fn check_in(
     ops: Vec<Op>,
 ) {
     let info = table_info(keys, size);
+    let program = program(info);
     let widths: Vec<u32> = keys.iter().map(|k| k.0).collect();
-    let mut table = Table::new(info);
+    let mut table = Table::with_program(info, program);
     assert_eq!(table.engine_kind(), expect);
     // Reference: (matches, priority, seq, tag) in insertion order.
     let mut reference: Vec<(Vec<Option<FieldMatch>>, i32, u64, u128)> = Vec::new();
@@ -365,6 +398,12 @@ fn check_in(
                     _ => None,
                 };
                 assert_eq!(got_tag, want.map(|e| e.3), "key {key:x?}");
+                let got = table.lookup_word(&key, 64);
+                assert_eq!(
+                    word_tag(&table, program, got),
+                    want.map(|e| e.3),
+                    "word, key {key:x?}"
+                );
                 // The same key packed into one word, as generated code
                 // passes it (every engine, the priority one included).
                 if widths.iter().sum::<u32>() <= 128 {
@@ -377,6 +416,12 @@ fn check_in(
                         _ => None,
                     };
                     assert_eq!(got_tag, want.map(|e| e.3), "packed key {packed:x}");
+                    let got = table.lookup_packed_word(packed, 64);
+                    assert_eq!(
+                        word_tag(&table, program, got),
+                        want.map(|e| e.3),
+                        "word, packed key {packed:x}"
+                    );
                 }
             }
         }

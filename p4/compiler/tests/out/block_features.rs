@@ -691,17 +691,26 @@ type_info {
     ) -> Result<ApplyResult, Exit> {
         let key__ = || -> [u128; 1] { [((*hdr).tag.kind as u128)] };
         let mut p__ = [0u128; 1];
-        let (hit__, aid__, entry__) = {
+        let (hit__, aid__, entry__) = 'lookup__: {
             let table__ = &mut rt.tables[tables::I_RENAMED];
             let r__ = if table__.is_empty() {
-                table__.miss()
+                table__.miss_word()
             } else {
                 let packed__: u128 = (((*hdr).tag.kind as u128) & 0xff);
-                table__.lookup_packed(packed__, env.packet_length)
+                table__.lookup_packed_word(packed__, env.packet_length)
             };
-            let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
-                ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
-                _ => None,
+            let w__ = r__.word;
+            let call__: Option<&::p4_target::runtime::ActionCall> = match w__ as u8 {
+                0x1 => {
+                    p__[0] = (w__ >> 8) & 0x1ff;
+                    break 'lookup__ (r__.hit, 0x100abcd, r__.entry);
+                }
+                _ => {
+                    match table__.action_of(r__.entry) {
+                        ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
+                        _ => None,
+                    }
+                }
             };
             match call__ {
                 Some(c__) => {

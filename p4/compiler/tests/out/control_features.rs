@@ -1012,17 +1012,44 @@ type_info {
     ) -> Result<ApplyResult, Exit> {
         let key__ = || -> [u128; 1] { [((*hdr).d.op as u128)] };
         let mut p__ = [0u128; 1];
-        let (hit__, aid__, entry__) = {
+        let (hit__, aid__, entry__) = 'lookup__: {
             let table__ = &mut rt.tables[tables::I_OPS];
             let r__ = if table__.is_empty() {
-                table__.miss()
+                table__.miss_word()
             } else {
                 let packed__: u128 = (((*hdr).d.op as u128) & 0xff);
-                table__.lookup_packed(packed__, env.packet_length)
+                table__.lookup_packed_word(packed__, env.packet_length)
             };
-            let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
-                ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
-                _ => None,
+            let w__ = r__.word;
+            let call__: Option<&::p4_target::runtime::ActionCall> = match w__ as u8 {
+                0x1 => {
+                    break 'lookup__ (r__.hit, 0x19d459d, r__.entry);
+                }
+                0x2 => {
+                    break 'lookup__ (r__.hit, 0x1440e0f, r__.entry);
+                }
+                0x3 => {
+                    break 'lookup__ (r__.hit, 0x124df9d, r__.entry);
+                }
+                0x4 => {
+                    break 'lookup__ (r__.hit, 0x1a27918, r__.entry);
+                }
+                0x5 => {
+                    break 'lookup__ (r__.hit, 0x1cd43a5, r__.entry);
+                }
+                0x6 => {
+                    p__[0] = (w__ >> 8) & 0xf;
+                    break 'lookup__ (r__.hit, 0x1152c77, r__.entry);
+                }
+                0x7 => {
+                    break 'lookup__ (r__.hit, 0x1445b37, r__.entry);
+                }
+                _ => {
+                    match table__.action_of(r__.entry) {
+                        ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
+                        _ => None,
+                    }
+                }
             };
             match call__ {
                 Some(c__) => {
@@ -1065,16 +1092,25 @@ type_info {
     ) -> Result<ApplyResult, Exit> {
         let key__ = || -> [u128; 2] { [((*hdr).d.a as u128), ((*hdr).d.b as u128)] };
         let mut p__ = [0u128; 1];
-        let (hit__, aid__, entry__) = {
+        let (hit__, aid__, entry__) = 'lookup__: {
             let table__ = &mut rt.tables[tables::I_ACL];
             let r__ = if table__.is_empty() {
-                table__.miss()
+                table__.miss_word()
             } else {
-                table__.lookup(&key__(), env.packet_length)
+                table__.lookup_word(&key__(), env.packet_length)
             };
-            let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {
-                ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
-                _ => None,
+            let w__ = r__.word;
+            let call__: Option<&::p4_target::runtime::ActionCall> = match w__ as u8 {
+                0x1 => {
+                    p__[0] = (w__ >> 8) & 0x1ff;
+                    break 'lookup__ (r__.hit, 0x1341379, r__.entry);
+                }
+                _ => {
+                    match table__.action_of(r__.entry) {
+                        ::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),
+                        _ => None,
+                    }
+                }
             };
             match call__ {
                 Some(c__) => {

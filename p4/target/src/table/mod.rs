@@ -25,6 +25,10 @@
 //!   when it has a direct meter; tables without them store neither.
 //! - Entry actions are interned: entries with the same action share one
 //!   copy, and a hit reads the entry's 4-byte index into that pool.
+//!   Tables that know their program and are declared with at most
+//!   [`WORDS_MAX_SIZE`] entries also keep each entry's action as an
+//!   action word (`word.rs`): [`Table::lookup_packed_word`] hands it out,
+//!   one load after the entry id, parameters included.
 //! - [`Table::page`] hands out entries a bounded number at a time, so a
 //!   reader never holds the owning thread for the whole table.
 //! - Const entries from [`TableInfo::const_entries`] are installed by `new`;
@@ -47,6 +51,7 @@ pub mod profile;
 mod records;
 pub mod route_sets;
 mod validate;
+pub mod word;
 
 use std::hash::{Hash, Hasher};
 
@@ -76,6 +81,25 @@ pub struct Lookup<'a> {
     /// What to run: the entry's action, or the default action on a miss.
     pub action: &'a EntryAction,
 }
+
+/// Result of a lookup as an action word ([`Table::lookup_packed_word`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WordLookup {
+    /// Whether an entry matched (false: the default action runs).
+    pub hit: bool,
+    /// The matched entry, for direct meters.
+    pub entry: Option<EntryRef>,
+    /// The entry's action (or the default action) as a word; its tag is
+    /// [`word::NOT_INLINE`] when the caller must read it with
+    /// [`Table::action_of`].
+    pub word: u128,
+}
+
+/// Largest declared size of a table that keeps action words (16 bytes an
+/// entry beside the 4-byte pool index, at most 1 MiB a table): the small
+/// tables every packet meets. Larger ones (routes by the million) keep
+/// only the pool, and their words say [`word::NOT_INLINE`].
+pub const WORDS_MAX_SIZE: u32 = 1 << 16;
 
 /// Which engine a table uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,6 +211,11 @@ pub struct Table {
     engine: Engine,
     /// Per entry id: its action's index in `pool`, or [`FREE`].
     actions: Vec<u32>,
+    /// Per entry id: its action as a word (tables that keep words only,
+    /// see [`WORDS_MAX_SIZE`]; a free id holds [`word::NOT_INLINE`]).
+    words: Vec<u128>,
+    /// Whether the table keeps `words`.
+    keeps_words: bool,
     /// Per entry id (tables with a direct counter only).
     counters: Vec<CounterData>,
     /// Per entry id (idle-timeout tables only).
@@ -203,6 +232,9 @@ pub struct Table {
     pool: ActionPool,
     free: Vec<u32>,
     default_action: EntryAction,
+    /// `default_action` as a word ([`word::NOT_INLINE`] in tables that
+    /// keep no words).
+    default_word: u128,
     next_seq: u64,
     len: usize,
     meter_unit: CounterUnit,
@@ -315,11 +347,17 @@ impl Table {
         let needs_priority = validate::needs_priority(info);
         let engine = Engine::for_table(info);
         let index = matches!(engine, Engine::Priority(_)).then(HashTable::new);
+        let default_action = EntryAction::Direct(ActionCall::new(
+            info.default_action.0,
+            info.default_action.1,
+        ));
         let mut table = Table {
             info,
             program,
             engine,
             actions: Vec::new(),
+            words: Vec::new(),
+            keeps_words: program.is_some() && info.size <= WORDS_MAX_SIZE,
             counters: Vec::new(),
             last_hit: Vec::new(),
             meters: Vec::new(),
@@ -329,16 +367,15 @@ impl Table {
             metadata: FxHashMap::default(),
             pool: ActionPool::default(),
             free: Vec::new(),
-            default_action: EntryAction::Direct(ActionCall::new(
-                info.default_action.0,
-                info.default_action.1,
-            )),
+            default_action,
+            default_word: u128::from(word::NOT_INLINE),
             next_seq: 0,
             len: 0,
             meter_unit,
             idle_clock: 0,
             n_keys: info.keys.len(),
         };
+        table.default_word = table.word_of(&table.default_action);
         let n = info.const_entries.len();
         for (i, c) in info.const_entries.iter().enumerate() {
             // Priorities come converted from the compiler; should one be
@@ -414,6 +451,7 @@ impl Table {
         };
         engine
             + self.actions.capacity() * 4
+            + self.words.capacity() * 16
             + self.counters.capacity() * std::mem::size_of::<CounterData>()
             + self.last_hit.capacity() * 8
             + self.meters.capacity() * std::mem::size_of::<MeterState>()
@@ -450,13 +488,60 @@ impl Table {
     /// call would save and restore the registers the largest engine needs.
     #[inline(always)]
     pub fn lookup_packed(&mut self, packed: u128, packet_len: u32) -> Lookup<'_> {
-        let found = match &self.engine {
+        let found = self.probe_packed(packed);
+        self.outcome(found, packet_len)
+    }
+
+    /// [`Table::lookup_packed`] handing out the action as a word (see
+    /// [`word`]): in a table that keeps words, a hit reads it right after
+    /// the entry id. Generated code calls this.
+    #[inline(always)]
+    pub fn lookup_packed_word(&mut self, packed: u128, packet_len: u32) -> WordLookup {
+        let found = self.probe_packed(packed);
+        self.word_outcome(found, packet_len)
+    }
+
+    /// [`Table::lookup`] handing out the action as a word, as
+    /// [`Table::lookup_packed_word`] does.
+    #[inline]
+    pub fn lookup_word(&mut self, key: &[u128], packet_len: u32) -> WordLookup {
+        let found = if key.len() == self.n_keys {
+            self.engine.lookup(key)
+        } else {
+            None
+        };
+        self.word_outcome(found, packet_len)
+    }
+
+    /// [`Table::miss`] as a word.
+    #[inline]
+    pub fn miss_word(&self) -> WordLookup {
+        WordLookup {
+            hit: false,
+            entry: None,
+            word: self.default_word,
+        }
+    }
+
+    /// The action of `entry` as a [`Lookup`] found it (`None`: a miss, the
+    /// default action): what a [`WordLookup`] whose word is
+    /// [`word::NOT_INLINE`] stands for.
+    pub fn action_of(&self, entry: Option<EntryRef>) -> &EntryAction {
+        match entry.and_then(|r| self.actions.get(r.0 as usize)) {
+            Some(&a) if a != FREE => self.pool.get(a),
+            _ => &self.default_action,
+        }
+    }
+
+    /// The entry id a packed key finds, by the engine's own probe.
+    #[inline(always)]
+    fn probe_packed(&self, packed: u128) -> Option<u32> {
+        match &self.engine {
             Engine::Exact(e) => e.lookup_packed(packed),
             Engine::Lpm(e) => e.lookup_packed(packed),
             Engine::Keyless => None,
             Engine::Priority(_) => self.lookup_unpacked(packed),
-        };
-        self.outcome(found, packet_len)
+        }
     }
 
     /// [`Table::lookup_packed`] of a table whose engine takes no packed
@@ -476,23 +561,50 @@ impl Table {
         self.engine.lookup(key)
     }
 
+    /// Counts a hit of entry `i`: its direct counter and idle clock.
+    #[inline(always)]
+    fn count_hit(&mut self, i: usize, packet_len: u32) {
+        // `counters` and `last_hit` stay empty in tables without a
+        // direct counter or idle timeout: their lengths say it all,
+        // without reading the table's description.
+        if let Some(c) = self.counters.get_mut(i) {
+            c.bytes = c.bytes.wrapping_add(packet_len as u64);
+            c.packets = c.packets.wrapping_add(1);
+        }
+        if let Some(h) = self.last_hit.get_mut(i) {
+            *h = self.idle_clock;
+        }
+    }
+
+    /// What a word lookup that found entry `found` returns, counting the
+    /// hit. Engines return live ids only, so the word is read without
+    /// the pool index beside it.
+    #[inline(always)]
+    fn word_outcome(&mut self, found: Option<u32>, packet_len: u32) -> WordLookup {
+        match found {
+            Some(id) if (id as usize) < self.actions.len() => {
+                self.count_hit(id as usize, packet_len);
+                WordLookup {
+                    hit: true,
+                    entry: Some(EntryRef(id)),
+                    word: self
+                        .words
+                        .get(id as usize)
+                        .copied()
+                        .unwrap_or(u128::from(word::NOT_INLINE)),
+                }
+            }
+            _ => self.miss_word(),
+        }
+    }
+
     /// What a lookup that found entry `found` returns, counting the hit.
     #[inline(always)]
     fn outcome(&mut self, found: Option<u32>, packet_len: u32) -> Lookup<'_> {
         if let Some(id) = found
             && let Some(&a) = self.actions.get(id as usize)
         {
-            let i = id as usize;
-            // `counters` and `last_hit` stay empty in tables without a
-            // direct counter or idle timeout: their lengths say it all,
-            // without reading the table's description.
-            if let Some(c) = self.counters.get_mut(i) {
-                c.bytes = c.bytes.wrapping_add(packet_len as u64);
-                c.packets = c.packets.wrapping_add(1);
-            }
-            if let Some(h) = self.last_hit.get_mut(i) {
-                *h = self.idle_clock;
-            }
+            self.count_hit(id as usize, packet_len);
             return Lookup {
                 hit: true,
                 entry: Some(EntryRef(id)),
@@ -522,6 +634,15 @@ impl Table {
     }
 
     // ----- control plane -------------------------------------------------
+
+    /// `action` as this table's words hold it ([`word::NOT_INLINE`] in a
+    /// table that keeps none).
+    fn word_of(&self, action: &EntryAction) -> u128 {
+        match self.program {
+            Some(program) if self.keeps_words => word::encode(self.info, program, action),
+            _ => u128::from(word::NOT_INLINE),
+        }
+    }
 
     fn is_live(&self, r: EntryRef) -> bool {
         self.actions.get(r.0 as usize).is_some_and(|&a| a != FREE)
@@ -600,6 +721,9 @@ impl Table {
             None => {
                 let n = self.actions.len() + 1;
                 lpm::grow(&mut self.actions, n, FREE);
+                if self.keeps_words {
+                    lpm::grow(&mut self.words, n, u128::from(word::NOT_INLINE));
+                }
                 lpm::grow(&mut self.seq, n, 0);
                 if self.info.direct_counter.is_some() {
                     lpm::grow(&mut self.counters, n, CounterData::default());
@@ -624,6 +748,10 @@ impl Table {
             index.insert_unique(hash_of(rec), id, |&j| hash_of(records.get(j)));
         }
         self.actions[i] = self.pool.acquire(action);
+        let w = self.word_of(action);
+        if let Some(slot) = self.words.get_mut(i) {
+            *slot = w;
+        }
         self.seq[i] = seq;
         if let Some(c) = self.counters.get_mut(i) {
             *c = CounterData::default();
@@ -682,6 +810,10 @@ impl Table {
         let old_index = self.actions[i];
         let old = self.pool.get(old_index).clone();
         self.actions[i] = self.pool.acquire(&entry.action);
+        let w = self.word_of(&entry.action);
+        if let Some(slot) = self.words.get_mut(i) {
+            *slot = w;
+        }
         self.pool.release(old_index);
         if entry.metadata.is_empty() {
             self.metadata.remove(&r.0);
@@ -755,6 +887,9 @@ impl Table {
         }
         self.pool.release(self.actions[id as usize]);
         self.actions[id as usize] = FREE;
+        if let Some(slot) = self.words.get_mut(id as usize) {
+            *slot = u128::from(word::NOT_INLINE);
+        }
         self.metadata.remove(&id);
         self.free.push(id);
         self.len -= 1;
@@ -884,6 +1019,7 @@ impl Table {
     pub fn set_default(&mut self, action: ActionCall) -> Result<(), RuntimeError> {
         self.check_default(&action)?;
         self.default_action = EntryAction::Direct(action);
+        self.default_word = self.word_of(&self.default_action);
         Ok(())
     }
 
@@ -897,6 +1033,7 @@ impl Table {
             )));
         }
         self.default_action = EntryAction::Direct(initial);
+        self.default_word = self.word_of(&self.default_action);
         Ok(())
     }
 
@@ -1149,6 +1286,58 @@ mod tests {
         assert_eq!(t.pool.calls.len(), 2);
         assert_eq!(param(&t.lookup(&[2], 0)), 11);
         assert_eq!(t.pool.refs, vec![5, 1]);
+    }
+
+    static TAG_PROGRAM: ProgramInfo = ProgramInfo {
+        name: "words",
+        tables: &[],
+        actions: &[crate::info::ActionInfo {
+            id: 1,
+            name: "a",
+            params: &[crate::info::ParamInfo {
+                id: 1,
+                name: "x",
+                bitwidth: 8,
+            }],
+        }],
+        ..ProgramInfo::EMPTY
+    };
+
+    /// The action a word lookup stands for.
+    fn word_action(t: &Table, l: WordLookup) -> EntryAction {
+        word::decode(t.info, &TAG_PROGRAM, l.word).expect("an inline word")
+    }
+
+    #[test]
+    fn words_follow_inserts_modifies_deletes_and_the_default() {
+        let mut t = Table::with_program(&COUNTED, &TAG_PROGRAM);
+        let miss = t.lookup_packed_word(3, 0);
+        assert!(!miss.hit);
+        assert_eq!(word_action(&t, miss), exact(0, 0).action);
+        t.insert(exact(3, 7)).unwrap();
+        let hit = t.lookup_packed_word(3, 10);
+        assert!(hit.hit);
+        assert_eq!(word_action(&t, hit), exact(3, 7).action);
+        assert_eq!(t.direct_counter(hit.entry.unwrap()).unwrap().bytes, 10);
+        t.modify(exact(3, 9)).unwrap();
+        let l = t.lookup_word(&[3], 0);
+        assert_eq!(word_action(&t, l), exact(3, 9).action);
+        t.set_default(ActionCall::new(1, &[5])).unwrap();
+        let l = t.lookup_word(&[4], 0);
+        assert_eq!(word_action(&t, l), exact(4, 5).action);
+        t.delete(&[Some(FieldMatch::Exact(3))], 0).unwrap();
+        let l = t.lookup_word(&[3], 0);
+        assert_eq!(word_action(&t, l), exact(3, 5).action);
+        t.reset_default().unwrap();
+        assert_eq!(word_action(&t, t.miss_word()), exact(0, 0).action);
+        // A table without its program keeps no words: the action is read
+        // from the table.
+        let mut t = Table::new(&COUNTED);
+        t.insert(exact(3, 7)).unwrap();
+        let hit = t.lookup_word(&[3], 0);
+        assert_eq!(hit.word, u128::from(word::NOT_INLINE));
+        assert_eq!(t.action_of(hit.entry), &exact(3, 7).action);
+        assert_eq!(t.action_of(None), &exact(0, 0).action);
     }
 
     #[test]

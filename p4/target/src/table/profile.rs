@@ -24,13 +24,19 @@
 //!   the flows it takes over.
 //! - A group's total weight is capped at [`MAX_GROUP_WEIGHT`] so the flat
 //!   array stays small.
+//! - A profile that knows its program also keeps each group member's
+//!   action as an action word (`word.rs`, laid out for the profile's first
+//!   table) and, per slot, the member's position in the group:
+//!   [`ActionProfile::select_word`] picks the same member as `select`, one
+//!   load after the slot, without the member search.
 //!
 //! Validation of a member's action against the tables sharing the profile
 //! is done by the runtime, which knows those tables.
 
 use std::collections::BTreeMap;
 
-use crate::info::ActionProfileInfo;
+use super::word;
+use crate::info::{ActionProfileInfo, ProgramInfo, TableInfo};
 use crate::runtime::{ActionCall, EntryAction, RuntimeError};
 
 /// Largest total weight of a group.
@@ -40,6 +46,11 @@ pub const MAX_GROUP_WEIGHT: u32 = 1 << 16;
 struct Group {
     members: Vec<(u32, u32)>,
     flat: Box<[u32]>,
+    /// Per slot of `flat`: its member's position in `members` (profiles
+    /// that keep words only, else empty).
+    picks: Box<[u16]>,
+    /// Per position in `members`: the member's action word.
+    words: Box<[u128]>,
 }
 
 /// An action profile or selector.
@@ -53,6 +64,9 @@ pub struct ActionProfile {
     member_refs: BTreeMap<u32, u32>,
     /// Uses of each group by table entries.
     group_refs: BTreeMap<u32, u32>,
+    /// The table and program member words are laid out for (profiles made
+    /// [`ActionProfile::with_program`] only).
+    words_for: Option<(&'static TableInfo, &'static ProgramInfo)>,
 }
 
 /// Minimum number of selection slots of a group.
@@ -123,7 +137,42 @@ impl ActionProfile {
             groups: BTreeMap::new(),
             member_refs: BTreeMap::new(),
             group_refs: BTreeMap::new(),
+            words_for: None,
         }
+    }
+
+    /// An empty profile that keeps its group members' action words, laid
+    /// out for its first table in `program` (see the module doc).
+    pub fn with_program(info: &'static ActionProfileInfo, program: &'static ProgramInfo) -> Self {
+        let table = info
+            .table_ids
+            .first()
+            .and_then(|id| program.tables.iter().find(|t| t.id == *id));
+        ActionProfile {
+            words_for: table.map(|t| (t, program)),
+            ..Self::new(info)
+        }
+    }
+
+    /// The word of a member's action ([`word::NOT_INLINE`] without one).
+    fn word_of(&self, action: &ActionCall) -> u128 {
+        match self.words_for {
+            Some((table, program)) => word::encode_call(table, program, action),
+            None => u128::from(word::NOT_INLINE),
+        }
+    }
+
+    /// [`ActionProfile::select`] as the member's action word:
+    /// [`word::NOT_INLINE`] when the profile keeps no words, the action
+    /// does not fit, or the group is unknown or empty (then `select` says
+    /// which).
+    #[inline]
+    pub fn select_word(&self, group_id: u32, hash: u64) -> u128 {
+        let picked = self.groups.get(&group_id).and_then(|g| {
+            let slot = hash.checked_rem(g.picks.len() as u64)?;
+            g.words.get(usize::from(g.picks[slot as usize]))
+        });
+        picked.copied().unwrap_or(u128::from(word::NOT_INLINE))
     }
 
     /// The action of a member.
@@ -186,6 +235,15 @@ impl ActionProfile {
                 });
             }
             _ => {}
+        }
+        // Groups holding the member keep its word in step.
+        let w = self.word_of(&action);
+        for g in self.groups.values_mut() {
+            for (slot, &(m, _)) in g.words.iter_mut().zip(&g.members) {
+                if m == member_id {
+                    *slot = w;
+                }
+            }
         }
         self.members.insert(member_id, action);
         Ok(())
@@ -281,11 +339,31 @@ impl ActionProfile {
         for &(m, _) in &normalised {
             *self.member_refs.entry(m).or_insert(0) += 1;
         }
+        let (picks, words) = if self.words_for.is_some() {
+            let position: BTreeMap<u32, u16> = normalised
+                .iter()
+                .enumerate()
+                .map(|(i, &(m, _))| (m, i as u16))
+                .collect();
+            let picks = flat
+                .iter()
+                .map(|m| position.get(m).copied().unwrap_or(u16::MAX))
+                .collect();
+            let words = normalised
+                .iter()
+                .map(|(m, _)| self.word_of(&self.members[m]))
+                .collect();
+            (picks, words)
+        } else {
+            (Box::default(), Box::default())
+        };
         self.groups.insert(
             group_id,
             Group {
                 members: normalised,
                 flat,
+                picks,
+                words,
             },
         );
         Ok(())
@@ -414,6 +492,73 @@ mod tests {
         );
         assert_eq!(counts[1] + counts[2], 4000);
         assert!(p.select(11, 0).is_none());
+    }
+
+    static WORD_TABLE: TableInfo = TableInfo {
+        id: 0x0200_0001,
+        name: "nexthop",
+        keys: &[],
+        actions: &[crate::info::ActionRef {
+            id: 1,
+            scope: crate::info::ActionScope::TableAndDefault,
+        }],
+        size: 8,
+        implementation: Some(0x1100_0002),
+        default_action: (1, &[0]),
+        default_is_const: false,
+        is_const: false,
+        const_entries: &[],
+        direct_counter: None,
+        direct_meter: None,
+        idle_timeout: false,
+    };
+    static WORD_SEL: ActionProfileInfo = ActionProfileInfo {
+        id: 0x1100_0002,
+        name: "ecmp",
+        table_ids: &[0x0200_0001],
+        selector: Some((HashAlgorithm::Crc16, 16)),
+        size: 8,
+    };
+    static WORD_PROGRAM: ProgramInfo = ProgramInfo {
+        name: "words",
+        tables: std::slice::from_ref(&WORD_TABLE),
+        actions: &[crate::info::ActionInfo {
+            id: 1,
+            name: "port",
+            params: &[crate::info::ParamInfo {
+                id: 1,
+                name: "p",
+                bitwidth: 16,
+            }],
+        }],
+        action_profiles: std::slice::from_ref(&WORD_SEL),
+        ..ProgramInfo::EMPTY
+    };
+
+    #[test]
+    fn select_word_picks_what_select_picks() {
+        let mut p = ActionProfile::with_program(&WORD_SEL, &WORD_PROGRAM);
+        for m in 1..=5 {
+            p.write_member(m, ActionCall::new(1, &[m as u128]), false)
+                .unwrap();
+        }
+        let agree = |p: &ActionProfile, group: u32| {
+            for h in (0..3000u64).map(|h| h.wrapping_mul(0x9e37_79b9_7f4a_7c15)) {
+                let picked = word::decode(&WORD_TABLE, &WORD_PROGRAM, p.select_word(group, h));
+                assert_eq!(picked, p.select(group, h).cloned().map(EntryAction::Direct));
+            }
+        };
+        p.write_group(10, &[(1, 1), (2, 3), (5, 2)], false).unwrap();
+        agree(&p, 10);
+        // Resilient rewrite, a member changed in place, an unknown group.
+        p.write_group(10, &[(1, 1), (4, 3), (5, 2)], true).unwrap();
+        p.write_member(5, ActionCall::new(1, &[50]), true).unwrap();
+        agree(&p, 10);
+        agree(&p, 11);
+        // Without its program a profile keeps no words.
+        let mut p = profile();
+        p.write_group(10, &[(1, 1)], false).unwrap();
+        assert_eq!(p.select_word(10, 7), u128::from(word::NOT_INLINE));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! each control instance becomes free functions over the runtime.
 
 use super::*;
-use crate::ir::info::{MatchKind, TableInfo};
+use crate::ir::info::{MatchKind, ProgramInfo, TableInfo};
 
 impl Gen<'_> {
     /// A namer for a body's locals and parameters: it avoids `reserved` and
@@ -423,60 +423,123 @@ impl Gen<'_> {
             } else {
                 None
             };
-            self.w.open("let (hit__, aid__, entry__) = {");
+            let table_info = &self.info.tables[self.info.layout.instances[i].tables[ti] as usize];
+            // Where each action's arguments sit in the table's action words.
+            let mut inline = Vec::new();
+            for a in &table.actions {
+                let id = self.info.layout.action_ids[a.index()];
+                if let Some((tag, offsets)) = word_layout(self.info, table_info, id)
+                    && offsets.len() == self.prog.actions[*a].data_params().len()
+                {
+                    inline.push((tag, id, offsets));
+                }
+            }
+            self.w.open("let (hit__, aid__, entry__) = 'lookup__: {");
+            self.w
+                .line(format!("let table__ = &mut rt.tables[{rt_index}];"));
             if pure_key {
-                self.w
-                    .line(format!("let table__ = &mut rt.tables[{rt_index}];"));
                 self.w.open("let r__ = if table__.is_empty() {");
-                self.w.line("table__.miss()");
+                self.w.line("table__.miss_word()");
                 self.w.reopen("} else {");
                 match &packed {
                     Some(k) => {
                         self.w.line(format!("let packed__: u128 = {k};"));
                         self.w
-                            .line("table__.lookup_packed(packed__, env.packet_length)");
+                            .line("table__.lookup_packed_word(packed__, env.packet_length)");
                     }
-                    None => self.w.line("table__.lookup(&key__(), env.packet_length)"),
+                    None => self
+                        .w
+                        .line("table__.lookup_word(&key__(), env.packet_length)"),
                 }
                 self.w.close("};");
             } else {
-                self.w.line(format!(
-                    "let r__ = rt.tables[{rt_index}].lookup(&key__, env.packet_length);"
-                ));
+                self.w
+                    .line("let r__ = table__.lookup_word(&key__, env.packet_length);");
+            }
+            // The action in the word: its arguments taken out by shifts;
+            // any other, from the table (`NOT_INLINE`) or the profile.
+            // A group's pick as a word, where the selector keeps words laid
+            // out as this table's (its first table's actions, in order).
+            let group_words = table.implementation.and_then(|e| {
+                let index = self.info.layout.instances[i].externs[e as usize] as usize;
+                let profile = self.info.action_profiles.get(index)?;
+                let first = self
+                    .info
+                    .tables
+                    .iter()
+                    .find(|t| profile.table_ids.first() == Some(&t.id))?;
+                let ids = |t: &TableInfo| t.actions.iter().map(|a| a.id).collect::<Vec<_>>();
+                (profile.selector.is_some() && ids(first) == ids(table_info))
+                    .then(|| self.names.objects.profile(index))
+            });
+            match &group_words {
+                Some(pi) => {
+                    self.w.line("let mut w__ = r__.word;");
+                    self.w
+                        .open("if w__ as u8 == ::p4_target::table::word::GROUP {");
+                    for l in &sel_hash {
+                        self.w.line(l);
+                    }
+                    self.w.line(format!(
+                        "let picked__ = rt.profiles[{pi}].select_word((w__ >> ::p4_target::table::word::TAG_BITS) as u32, sel_hash__);"
+                    ));
+                    self.w
+                        .open("if picked__ as u8 != ::p4_target::table::word::NOT_INLINE {");
+                    self.w.line("w__ = picked__;");
+                    self.w.close("}");
+                    self.w.close("}");
+                }
+                None => self.w.line("let w__ = r__.word;"),
             }
             self.w
-                .open("let call__: Option<&::p4_target::runtime::ActionCall> = match r__.action {");
+                .open("let call__: Option<&::p4_target::runtime::ActionCall> = match w__ as u8 {");
+            for (tag, id, offsets) in &inline {
+                self.w.open(format!("{tag:#x} => {{"));
+                for (j, (off, width)) in offsets.iter().enumerate() {
+                    self.w.line(format!(
+                        "p__[{j}] = (w__ >> {off}) & {:#x};",
+                        p4_target::bits::mask(*width)
+                    ));
+                }
+                self.w
+                    .line(format!("break 'lookup__ (r__.hit, {id:#x}, r__.entry);"));
+                self.w.close("}");
+            }
+            let member = "::p4_target::table::word::MEMBER";
+            let group = "::p4_target::table::word::GROUP";
+            let payload = "(w__ >> ::p4_target::table::word::TAG_BITS) as u32";
+            if let Some((pi, kind)) = &profile {
+                self.w
+                    .line(format!("{member} => rt.profiles[{pi}].member({payload}),"));
+                if matches!(kind, ExternKind::ActionSelector(..)) {
+                    self.select_arm(group, payload, pi, &sel_hash);
+                } else {
+                    self.w.line(format!("{group} => None,"));
+                }
+            }
+            self.w.open("_ => match table__.action_of(r__.entry) {");
             self.w
                 .line("::p4_target::runtime::EntryAction::Direct(c__) => Some(c__),");
             match &profile {
-                Some((pi, ExternKind::ActionSelector(..))) => {
+                Some((pi, kind)) => {
                     self.w.line(format!(
                         "::p4_target::runtime::EntryAction::Member(m__) => rt.profiles[{pi}].member(*m__),"
                     ));
-                    if sel_hash.is_empty() {
-                        self.w.line(format!(
-                            "::p4_target::runtime::EntryAction::Group(g__) => rt.profiles[{pi}].select(*g__, sel_hash__),"
-                        ));
+                    if matches!(kind, ExternKind::ActionSelector(..)) {
+                        self.select_arm(
+                            "::p4_target::runtime::EntryAction::Group(g__)",
+                            "*g__",
+                            pi,
+                            &sel_hash,
+                        );
                     } else {
                         self.w
-                            .open("::p4_target::runtime::EntryAction::Group(g__) => {");
-                        for l in &sel_hash {
-                            self.w.line(l);
-                        }
-                        self.w
-                            .line(format!("rt.profiles[{pi}].select(*g__, sel_hash__)"));
-                        self.w.close("}");
+                            .line("::p4_target::runtime::EntryAction::Group(_) => None,");
                     }
-                }
-                Some((pi, _)) => {
-                    self.w.line(format!(
-                        "::p4_target::runtime::EntryAction::Member(m__) => rt.profiles[{pi}].member(*m__),"
-                    ));
-                    self.w
-                        .line("::p4_target::runtime::EntryAction::Group(_) => None,");
                 }
                 None => self.w.line("_ => None,"),
             }
+            self.w.close("},");
             self.w.close("};");
             self.w.open("match call__ {");
             self.w.open("Some(c__) => {");
@@ -585,6 +648,42 @@ impl Gen<'_> {
         self.w.line("");
         Ok(())
     }
+}
+
+impl Gen<'_> {
+    /// The match arm `pattern` of a table's action lookup that picks a
+    /// member of group `group_id` by the selector hash (computed in the
+    /// arm, unless `sel_hash` is empty: then before the lookup).
+    fn select_arm(&mut self, pattern: &str, group_id: &str, profile: &str, sel_hash: &[String]) {
+        if sel_hash.is_empty() {
+            self.w.line(format!(
+                "{pattern} => rt.profiles[{profile}].select({group_id}, sel_hash__),"
+            ));
+        } else {
+            self.w.open(format!("{pattern} => {{"));
+            for l in sel_hash {
+                self.w.line(l);
+            }
+            self.w.line(format!(
+                "rt.profiles[{profile}].select({group_id}, sel_hash__)"
+            ));
+            self.w.close("}");
+        }
+    }
+}
+
+/// The tag and the arguments' (offset, width) of action `action_id` in the
+/// action words of `table` (`p4_target::table::word`), from the same
+/// P4Info the table reads; `None` when it has none.
+fn word_layout(
+    info: &ProgramInfo,
+    table: &TableInfo,
+    action_id: u32,
+) -> Option<(u8, Vec<(u32, u32)>)> {
+    let position = table.actions.iter().position(|a| a.id == action_id)?;
+    let action = info.actions.iter().find(|a| a.id == action_id)?;
+    let widths: Vec<u32> = action.params.iter().map(|p| p.bitwidth).collect();
+    p4_target::table::word::action_layout(position, &widths)
 }
 
 /// The key of a table the exact or LPM engine serves (fields all exact, or
