@@ -8,6 +8,7 @@
 use super::expr::TE;
 use super::{BodyKind, Checker, Sym, codes, fold};
 use crate::front::ast;
+use crate::ir::visit::has_call;
 use crate::ir::{self, BinOp, Expr, ExprKind, Stmt, Ty};
 
 impl Checker {
@@ -929,25 +930,5 @@ impl Checker {
             "this switch label appears twice",
             "duplicate label",
         );
-    }
-}
-
-/// Whether evaluating `e` calls a function, action, table or extern.
-fn has_call(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Call(_) | ExprKind::TableHit(..) => true,
-        ExprKind::Member(b, _)
-        | ExprKind::StackNext(b)
-        | ExprKind::StackLast(b)
-        | ExprKind::StackLastIndex(b)
-        | ExprKind::StackNextIndex(b)
-        | ExprKind::IsValid(b)
-        | ExprKind::Unary(_, b)
-        | ExprKind::Slice(b, ..)
-        | ExprKind::Cast(b) => has_call(b),
-        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => has_call(a) || has_call(b),
-        ExprKind::Mux(c, a, b) => has_call(c) || has_call(a) || has_call(b),
-        ExprKind::List(items) => items.iter().any(has_call),
-        _ => false,
     }
 }

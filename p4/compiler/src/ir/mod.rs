@@ -18,6 +18,7 @@
 //! Units: widths are bits; stack sizes are elements.
 
 pub mod info;
+pub mod visit;
 
 use std::marker::PhantomData;
 

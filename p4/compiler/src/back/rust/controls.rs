@@ -726,12 +726,4 @@ fn packed_key(table: &TableInfo, values: &[String]) -> Option<String> {
     Some(parts.join(" | "))
 }
 
-/// Whether `e` calls anything (a function, action, extern or table).
-pub(super) fn has_call(e: &Expr) -> bool {
-    visit::any_node(e, &|e| {
-        matches!(
-            e.kind,
-            ExprKind::Call(_) | ExprKind::TableHit(..) | ExprKind::Lookahead
-        )
-    })
-}
+pub(super) use crate::ir::visit::has_call;

@@ -46,7 +46,7 @@ mod pipeline;
 mod stmt;
 mod trace;
 mod user_externs;
-mod visit;
+use crate::ir::visit;
 pub mod writer;
 mod written;
 

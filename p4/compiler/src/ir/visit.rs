@@ -1,18 +1,19 @@
-//! The operands of an expression: the one place in the back end that knows
+//! The operands of an expression: the one place in the compiler that knows
 //! which `ExprKind`s hold sub-expressions, so that walks over expressions
 //! (does it call anything, may it be evaluated twice, which headers may it
-//! write) differ only in what they do at each node.
+//! write) differ only in what they do at each node, in the checker and the
+//! back ends alike.
 //!
 //! A call's arguments are not operands here: what an argument means (read,
 //! written, a table's key) depends on the callee, so each walk handles
 //! `ExprKind::Call` itself.
 
-use crate::ir::*;
+use super::*;
 
 /// Calls `f` on each direct operand of `e`, left to right; nothing for
 /// leaves (literals, variables, `lookahead`, `t.apply().hit`, defaults)
 /// and for calls.
-pub(super) fn each_operand<'a>(e: &'a Expr, mut f: impl FnMut(&'a Expr)) {
+pub fn each_operand<'a>(e: &'a Expr, mut f: impl FnMut(&'a Expr)) {
     match &e.kind {
         ExprKind::Member(a, _)
         | ExprKind::StackNext(a)
@@ -48,13 +49,25 @@ pub(super) fn each_operand<'a>(e: &'a Expr, mut f: impl FnMut(&'a Expr)) {
 }
 
 /// Whether `e` or any operand of it, at any depth, satisfies `p`.
-pub(super) fn any_node(e: &Expr, p: &impl Fn(&Expr) -> bool) -> bool {
+pub fn any_node(e: &Expr, p: &impl Fn(&Expr) -> bool) -> bool {
     if p(e) {
         return true;
     }
     let mut found = false;
     each_operand(e, |o| found = found || any_node(o, p));
     found
+}
+
+/// Whether evaluating `e` calls anything (a function, action, method or
+/// table apply) or reads the packet (`lookahead`): such an expression must
+/// be evaluated once and in its place in the order of evaluation.
+pub fn has_call(e: &Expr) -> bool {
+    any_node(e, &|e| {
+        matches!(
+            e.kind,
+            ExprKind::Call(_) | ExprKind::TableHit(..) | ExprKind::Lookahead
+        )
+    })
 }
 
 #[cfg(test)]
