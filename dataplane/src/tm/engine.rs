@@ -611,13 +611,7 @@ pub struct Tm<T> {
     buffer_bytes: u64,
     cells: Cells,
     resume_offset_bytes: u64,
-    shared_pool_bytes: u64,
-    shared_used_bytes: u64,
-    /// Headroom set aside: Σ xoff, or the SHP size (R-PFC-TX-6).
-    headroom_pool_bytes: u64,
-    /// Headroom in use over all PGs.
-    headroom_used_bytes: u64,
-    egress_used_bytes: u64,
+    used: BufferUse,
     drops: DropCounts,
     /// Queued packets the watchdog flushed, for the owner to account
     /// ([`Tm::poll_discarded`]).
@@ -626,6 +620,48 @@ pub struct Tm<T> {
     events_lost: u64,
     watchdog: Watchdog,
     wd_next: Option<Instant>,
+}
+
+/// The buffer-wide byte counters, beside the per-port ones. A struct of
+/// their own so the packet path can ask for the free shared bytes while it
+/// holds `ports` borrowed.
+#[derive(Debug, Default)]
+struct BufferUse {
+    /// The shared pool: buffer − Σreserved − headroom (R-DT-3).
+    shared_pool_bytes: u64,
+    shared_used_bytes: u64,
+    /// Headroom set aside: Σ xoff, or the SHP size (R-PFC-TX-6).
+    headroom_pool_bytes: u64,
+    /// Headroom in use over all PGs.
+    headroom_used_bytes: u64,
+    /// Every queued packet's charge, for the lossy egress limit (R-DT-5).
+    egress_used_bytes: u64,
+}
+
+impl BufferUse {
+    /// Bytes of the shared pool not in use.
+    #[inline(always)]
+    fn shared_free_bytes(&self) -> u64 {
+        self.shared_pool_bytes
+            .saturating_sub(self.shared_used_bytes)
+    }
+
+    /// An admitted packet's charge: `charge` bytes in all, of which
+    /// `to_shared` from the shared pool and `to_headroom` from headroom.
+    #[inline(always)]
+    fn charge(&mut self, to_shared: u64, to_headroom: u64, charge: u64) {
+        self.shared_used_bytes += to_shared;
+        self.headroom_used_bytes += to_headroom;
+        self.egress_used_bytes += charge;
+    }
+
+    /// A departed packet's ingress charge (its egress charge is released
+    /// where the queue gives it up).
+    #[inline(always)]
+    fn release_ingress(&mut self, from_shared: u64, from_headroom: u64) {
+        self.shared_used_bytes -= from_shared;
+        self.headroom_used_bytes -= from_headroom;
+    }
 }
 
 impl<T> Tm<T> {
@@ -642,11 +678,7 @@ impl<T> Tm<T> {
             buffer_bytes: cfg.buffer_bytes,
             cells: Cells::new(cfg.cell_bytes),
             resume_offset_bytes: cfg.resume_offset_bytes,
-            shared_pool_bytes: 0,
-            shared_used_bytes: 0,
-            headroom_pool_bytes: 0,
-            headroom_used_bytes: 0,
-            egress_used_bytes: 0,
+            used: BufferUse::default(),
             drops: DropCounts::default(),
             discarded: List::default(),
             events: VecDeque::with_capacity(MAX_EVENTS),
@@ -655,7 +687,7 @@ impl<T> Tm<T> {
             wd_next,
             cfg,
         };
-        tm.shared_pool_bytes = tm.compute_pools();
+        tm.used.shared_pool_bytes = tm.compute_pools();
         tm.apply_all_wd_modes(now);
         tm.refresh_all_deadlines();
         Ok(tm)
@@ -665,7 +697,7 @@ impl<T> Tm<T> {
     /// buffer − Σreserved − headroom (private Σxoff, or the SHP size).
     fn compute_pools(&mut self) -> u64 {
         let (reserved, _, pool) = super::budget::totals(&self.cfg);
-        self.headroom_pool_bytes = pool;
+        self.used.headroom_pool_bytes = pool;
         self.buffer_bytes
             .saturating_sub(reserved.saturating_add(pool))
     }
@@ -708,7 +740,7 @@ impl<T> Tm<T> {
                 .handle_big_red_switch(cfg.watchdog.big_red_switch);
         }
         self.cfg = cfg;
-        self.shared_pool_bytes = self.compute_pools();
+        self.used.shared_pool_bytes = self.compute_pools();
         self.apply_all_wd_modes(now);
         self.refresh_all_deadlines();
         Ok(())
@@ -781,19 +813,19 @@ impl<T> Tm<T> {
     }
     /// The shared pool size: buffer − Σreserved − Σheadroom (R-DT-3).
     pub fn shared_pool_bytes(&self) -> u64 {
-        self.shared_pool_bytes
+        self.used.shared_pool_bytes
     }
     /// Bytes of the shared pool in use.
     pub fn shared_used_bytes(&self) -> u64 {
-        self.shared_used_bytes
+        self.used.shared_used_bytes
     }
     /// Headroom set aside: Σ lossless xoff, or the shared headroom pool size.
     pub fn headroom_pool_bytes(&self) -> u64 {
-        self.headroom_pool_bytes
+        self.used.headroom_pool_bytes
     }
     /// Headroom in use over all PGs.
     pub fn headroom_used_bytes(&self) -> u64 {
-        self.headroom_used_bytes
+        self.used.headroom_used_bytes
     }
     /// (bytes, packets) queued in (port, queue).
     pub fn queue_depth(&self, port: u16, queue: u8) -> Option<(u64, usize)> {
@@ -916,16 +948,14 @@ impl<T> Tm<T> {
         let pg = &ports[ip].pgs[g];
         let to_reserved = charge.min(pg.reserved_cap.saturating_sub(pg.reserved_used));
         let rest = charge - to_reserved;
-        let free = self
-            .shared_pool_bytes
-            .saturating_sub(self.shared_used_bytes);
+        let free = self.used.shared_free_bytes();
         let (to_shared, to_headroom) = if rest == 0 {
             (0, 0)
         } else if rest <= free && pg.shared_used + rest <= pg.xoff_threshold(free) {
             (rest, 0)
         } else if pg.lossless {
             if pg.headroom_used + rest <= pg.headroom_cap
-                && self.headroom_used_bytes + rest <= self.headroom_pool_bytes
+                && self.used.headroom_used_bytes + rest <= self.used.headroom_pool_bytes
             {
                 (0, rest)
             } else {
@@ -951,9 +981,10 @@ impl<T> Tm<T> {
         // Egress limit (lossy only, R-DT-5).
         if !lossless {
             let queue = &ports[ep].queues[q];
-            let limit = queue
-                .limit
-                .limit_bytes(self.buffer_bytes.saturating_sub(self.egress_used_bytes));
+            let limit = queue.limit.limit_bytes(
+                self.buffer_bytes
+                    .saturating_sub(self.used.egress_used_bytes),
+            );
             if queue.charged + charge > limit {
                 return Err(Refused {
                     reason: self.drop_egress(ep, p, q, DropReason::EgressLimit),
@@ -1004,9 +1035,7 @@ impl<T> Tm<T> {
         pg.headroom_used += to_headroom;
         pg.headroom_peak = pg.headroom_peak.max(pg.headroom_used);
         pg.shared_peak = pg.shared_peak.max(pg.shared_used);
-        self.shared_used_bytes += to_shared;
-        self.headroom_used_bytes += to_headroom;
-        self.egress_used_bytes += charge;
+        self.used.charge(to_shared, to_headroom, charge);
         let st = &mut ports[ip].stats[p];
         st.rx_packets += 1;
         st.rx_bytes += u64::from(meta.len_bytes);
@@ -1025,9 +1054,7 @@ impl<T> Tm<T> {
         // The ingress port's timers change only if it now sends XOFF (after
         // the egress port's refresh above, which it redoes when the two are
         // one port, so the frame pending is counted).
-        let shared_free = self
-            .shared_pool_bytes
-            .saturating_sub(self.shared_used_bytes);
+        let shared_free = self.used.shared_free_bytes();
         if ports[ip].pgs[g].xoff_due(shared_free) {
             self.on_xoff_due(ip, g, now);
         }
@@ -1109,7 +1136,8 @@ impl<T> Tm<T> {
                 if pg.refresh_at.is_some_and(|t| t <= now) {
                     if pg.xoff
                         && pg.lossless
-                        && !pg.xon_condition(self.shared_free_bytes(), self.resume_offset_bytes)
+                        && !pg
+                            .xon_condition(self.used.shared_free_bytes(), self.resume_offset_bytes)
                     {
                         self.send_xoff(pi, g, now, true);
                     } else {
@@ -1239,7 +1267,7 @@ impl<T> Tm<T> {
         } else {
             pt.refresh_deadline();
         }
-        self.egress_used_bytes -= charged;
+        self.used.egress_used_bytes -= charged;
         // The ingress charge, after the egress port's refresh: an XON it
         // sends refreshes the ingress port, which may be this one.
         let ip = usize::from(out.meta.ingress_port);
@@ -1247,15 +1275,8 @@ impl<T> Tm<T> {
         let g = usize::from(ingress.prio_to_pg[p] & 7);
         let pg = &mut ingress.pgs[g];
         let (from_shared, from_headroom) = pg.release(charged);
-        self.shared_used_bytes -= from_shared;
-        self.headroom_used_bytes -= from_headroom;
-        if pg.xoff
-            && pg.xon_condition(
-                self.shared_pool_bytes
-                    .saturating_sub(self.shared_used_bytes),
-                self.resume_offset_bytes,
-            )
-        {
+        self.used.release_ingress(from_shared, from_headroom);
+        if pg.xoff && pg.xon_condition(self.used.shared_free_bytes(), self.resume_offset_bytes) {
             self.on_xon_due(ip, g, now);
         }
         Some(out)
@@ -1401,14 +1422,8 @@ impl<T> Tm<T> {
 
     /// Bytes of the shared pool not in use.
     #[inline(always)]
-    fn shared_free_bytes(&self) -> u64 {
-        self.shared_pool_bytes
-            .saturating_sub(self.shared_used_bytes)
-    }
-
-    #[inline(always)]
     fn pg_threshold(&self, pg: &PgState) -> u64 {
-        pg.xoff_threshold(self.shared_free_bytes())
+        pg.xoff_threshold(self.used.shared_free_bytes())
     }
 
     fn drop_ingress(&mut self, ip: usize, p: usize, reason: DropReason) -> DropReason {
@@ -1434,8 +1449,7 @@ impl<T> Tm<T> {
         let ip = usize::from(meta.ingress_port);
         let g = usize::from(self.ports[ip].prio_to_pg[usize::from(meta.priority)] & 7);
         let (from_shared, from_headroom) = self.ports[ip].pgs[g].release(charged);
-        self.shared_used_bytes -= from_shared;
-        self.headroom_used_bytes -= from_headroom;
+        self.used.release_ingress(from_shared, from_headroom);
         if self.xon_due(&self.ports[ip].pgs[g]) {
             self.on_xon_due(ip, g, now);
         }
@@ -1447,7 +1461,7 @@ impl<T> Tm<T> {
     /// nothing to check).
     #[inline(always)]
     fn xon_due(&self, pg: &PgState) -> bool {
-        pg.xoff && pg.xon_condition(self.shared_free_bytes(), self.resume_offset_bytes)
+        pg.xoff && pg.xon_condition(self.used.shared_free_bytes(), self.resume_offset_bytes)
     }
 
     /// Sends the XON [`Self::xon_due`] found due; the ingress port's
@@ -1670,7 +1684,7 @@ impl<T> Tm<T> {
                 queue.bytes -= u64::from(slot.meta.len_bytes);
                 let charged = slot.charged.get();
                 queue.charged -= charged;
-                self.egress_used_bytes -= charged;
+                self.used.egress_used_bytes -= charged;
                 self.drop_egress(pi, p, q, DropReason::WatchdogDrop);
                 self.release_ingress(&slot.meta, charged, now);
             },
