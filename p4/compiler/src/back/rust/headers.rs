@@ -34,8 +34,13 @@ impl Gen<'_> {
                 CompositeKind::Struct => "struct",
             };
             self.w.line(format!("/// P4 `{kind} {}`.", c.name));
-            self.w
-                .line("#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]");
+            let p4_equality = c.kind == CompositeKind::Header && self.compared.contains(&h.index());
+            if p4_equality {
+                self.w.line("#[derive(Clone, Copy, Debug, Default)]");
+            } else {
+                self.w
+                    .line("#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]");
+            }
             self.w.open(format!("pub struct {name} {{"));
             if c.kind == CompositeKind::Header {
                 self.w.line("pub valid: bool,");
@@ -56,6 +61,9 @@ impl Gen<'_> {
             }
             self.w.close("}");
             self.w.line("");
+            if p4_equality {
+                self.header_eq_impl(h);
+            }
             match c.kind {
                 CompositeKind::Header => {
                     self.header_impl(h)?;
@@ -66,6 +74,39 @@ impl Gen<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `PartialEq` as P4_16 §8.17 defines header equality: two headers are
+    /// equal when both are invalid, or both are valid with equal fields.
+    /// The derived one would also compare an invalid header's stale fields.
+    /// Unions, stacks and structs holding the header derive theirs from it.
+    fn header_eq_impl(&mut self, h: Handle<Composite>) {
+        let c = &self.prog.composites[h];
+        let name = &self.names.composites[h.index()];
+        let fields: Vec<String> = c
+            .fields
+            .iter()
+            .map(|f| {
+                let f = field_ident(&f.name);
+                format!("self.{f} == other.{f}")
+            })
+            .collect();
+        let body = match fields.as_slice() {
+            [] => "self.valid == other.valid".to_string(),
+            [one] => format!("self.valid == other.valid && (!self.valid || {one})"),
+            _ => format!(
+                "self.valid == other.valid && (!self.valid || ({}))",
+                fields.join(" && ")
+            ),
+        };
+        let w = &mut self.w;
+        w.open(format!("impl PartialEq for {name} {{"));
+        w.open("fn eq(&self, other: &Self) -> bool {");
+        w.line(body);
+        w.close("}");
+        w.close("}");
+        w.line(format!("impl Eq for {name} {{}}"));
+        w.line("");
     }
 
     pub(super) fn header_impl(&mut self, h: Handle<Composite>) -> Result<(), BackError> {

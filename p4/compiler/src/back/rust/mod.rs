@@ -181,6 +181,9 @@ struct Gen<'a> {
     /// Header types no statement writes at all (only `extract` fills
     /// them): invalid, such a header still holds its reset value.
     never_written: std::collections::BTreeSet<usize>,
+    /// Header types that `==`/`!=` compare ([`written::Read::compared`]):
+    /// their Rust `PartialEq` is written out as P4's equality.
+    compared: std::collections::BTreeSet<usize>,
 }
 
 /// Where a body's variables live.
@@ -443,6 +446,7 @@ impl<'a> Gen<'a> {
             undecoded,
             before_verify,
             never_written,
+            compared: read.compared,
             w: CodeWriter::default(),
             names: Names {
                 composites,

@@ -23,7 +23,8 @@
 //! need not be decoded at all, as the deparser takes it from the wire
 //! bytes. It too errs on the side of "read": any use of a header's value
 //! other than one of its fields, its validity, `extract` or `emit` (an
-//! argument, an equality, a field list, a copy) reads every field.
+//! argument, an equality, a field list, a copy) reads every field. It also
+//! notes the header types that `==`/`!=` compare ([`Read::compared`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,6 +50,10 @@ pub(super) struct Read {
     pub whole: BTreeSet<usize>,
     /// Header types some of whose top-level fields, by index, are read.
     pub fields: BTreeMap<usize, BTreeSet<u32>>,
+    /// Header types whose values `==` or `!=` compare, directly or inside a
+    /// struct, union, stack or list: their equality must be P4's, under
+    /// which two invalid headers are equal whatever their fields hold.
+    pub compared: BTreeSet<usize>,
 }
 
 /// What the l-values of the program may write in its headers.
@@ -405,6 +410,9 @@ impl<'a> Walker<'a> {
                 self.place(base);
             }
             _ => {
+                if let ExprKind::Binary(BinOp::Eq | BinOp::Ne, a, _) = &e.kind {
+                    headers_within(self.prog, &a.ty, &mut self.read.compared);
+                }
                 headers_within(self.prog, &e.ty, &mut self.read.whole);
                 visit::each_operand(e, |o| self.read(o));
             }
