@@ -2,7 +2,7 @@
 // §8.6; p4c accepts any unsigned `lo` there): read, it is the `w` bits of
 // `e` from `lo` up, bits past the top of `e` reading as 0 (an `int<W>` brings
 // in no sign bits); written, it changes those bits of `e` only, and bits
-// that would land past the top of `e` are dropped.
+// that would land past the top of `e` are dropped, `int<W>` or `bit<W>`.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -14,6 +14,7 @@ header h_t {
     bit<8>  d;
     bit<32> x;
     bit<32> r;
+    bit<16> e;
 }
 
 struct headers_t {
@@ -46,6 +47,9 @@ control MyIngress(inout headers_t hdr, inout meta_t meta,
         hdr.h.b[hdr.h.k +: 4] = 4w0xf;
         int<16> all_ones = -1;
         hdr.h.d = all_ones[hdr.h.k +: 8];
+        int<16> signed_bits = 0;
+        signed_bits[hdr.h.k +: 4] = 4w0xf;
+        hdr.h.e = (bit<16>)signed_bits;
     }
 }
 
