@@ -3345,6 +3345,23 @@ fn plus_slice_with_a_run_time_low_bit() {
     ] {
         check_errors(name, &program(&[("APPLY", apply)]));
     }
+    // Written, `lo` is read twice (mask and value), so it may not call
+    // anything; read, it is read once.
+    let next = "bit<8> next(inout bit<8> k) { k = k + 1; return k; }";
+    check_errors(
+        "plus_slice_store_low_bit_calls",
+        &program(&[
+            ("DECLS", next),
+            ("APPLY", "hdr.h.b[next(hdr.h.a) +: 4] = 4w3;"),
+        ]),
+    );
+    check_compiles(
+        "plus_slice_read_low_bit_calls_ok",
+        &program(&[
+            ("DECLS", next),
+            ("APPLY", "hdr.h.c = hdr.h.b[next(hdr.h.a) +: 8];"),
+        ]),
+    );
     check_compiles(
         "plus_slice_run_time_low_bit_ok",
         &program(&[(

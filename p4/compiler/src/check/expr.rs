@@ -984,12 +984,12 @@ impl Checker {
                 lo,
                 width,
             } => {
-                if let Some(width) = width {
-                    if let Some(low) = self.run_time_low_bit(lo)? {
-                        let (b, w) = self.sliced(base)?;
-                        let width = self.plus_slice_width(width, w, span)?;
-                        return t(Self::bits_from(b, low, width, span));
-                    }
+                if let Some(width) = width
+                    && let Some(low) = self.run_time_low_bit(lo, false)?
+                {
+                    let (b, w) = self.sliced(base)?;
+                    let width = self.plus_slice_width(width, w, span)?;
+                    return t(Self::bits_from(b, low, width, span));
                 }
                 let (b, w) = self.sliced(base)?;
                 let h = self.const_u32(hi, "slice bound")?;
@@ -2599,7 +2599,12 @@ impl Checker {
     /// The low bit of `e[lo +: w]` when it is known only at run time (P4_16
     /// v1.2.5 §8.6; p4c takes any unsigned `lo` there): `Some(None)` for a
     /// compile-time `lo`, which makes an ordinary slice, `None` after an error.
-    pub(crate) fn run_time_low_bit(&mut self, lo: &ast::Expr) -> Option<Option<Expr>> {
+    /// A `lo` that is `written` to is read twice, so it may not call anything.
+    pub(crate) fn run_time_low_bit(
+        &mut self,
+        lo: &ast::Expr,
+        written: bool,
+    ) -> Option<Option<Expr>> {
         let low = match self.expr_any(lo)? {
             TE::Inf(_) => return Some(None),
             TE::Typed(x) if matches!(x.kind, ExprKind::Int(_)) => return Some(None),
@@ -2616,10 +2621,10 @@ impl Checker {
             );
             return None;
         }
-        if crate::ir::visit::any_node(&low, &|e| matches!(e.kind, ExprKind::Call(_))) {
+        if written && crate::ir::visit::any_node(&low, &|e| matches!(e.kind, ExprKind::Call(_))) {
             self.unsupported(
                 lo.span,
-                "a low bit of `+:` that calls something (it is read twice when written to)",
+                "writing through `+:` whose low bit calls something (it is read twice)",
             );
             return None;
         }

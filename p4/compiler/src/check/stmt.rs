@@ -332,7 +332,7 @@ impl Checker {
                     ..
                 } = &lhs.kind
                 {
-                    match self.run_time_low_bit(lo) {
+                    match self.run_time_low_bit(lo, true) {
                         None => return,
                         Some(Some(low)) => {
                             return self.plus_slice_assign(base, low, width, rhs, s.span, out);
