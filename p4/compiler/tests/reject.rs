@@ -3324,3 +3324,50 @@ fn assignment_to_a_stack_property() {
         check_errors(name, &program(&[("DECLS", decls), ("APPLY", apply)]));
     }
 }
+
+// ---------------------------------------------------------------- pub28
+
+#[test]
+fn plus_slice_with_a_run_time_low_bit() {
+    // `e[lo +: w]` (P4_16 v1.2.5 §8.6) takes a run-time `lo`, as p4c does;
+    // the width stays a compile-time number from 1 to the value's width, and
+    // `lo`, like a shift amount (§8.5), is unsigned.
+    for (name, apply) in [
+        (
+            "plus_slice_signed_low_bit",
+            "int<8> k = 2; hdr.h.a = hdr.h.b[k +: 8];",
+        ),
+        ("plus_slice_too_wide", "hdr.h.b = hdr.h.c[hdr.h.a +: 16];"),
+        (
+            "plus_slice_run_time_width",
+            "hdr.h.a = hdr.h.b[hdr.h.a +: hdr.h.c];",
+        ),
+    ] {
+        check_errors(name, &program(&[("APPLY", apply)]));
+    }
+    // Written, `lo` is read twice (mask and value), so it may not call
+    // anything; read, it is read once.
+    let next = "bit<8> next(inout bit<8> k) { k = k + 1; return k; }";
+    check_errors(
+        "plus_slice_store_low_bit_calls",
+        &program(&[
+            ("DECLS", next),
+            ("APPLY", "hdr.h.b[next(hdr.h.a) +: 4] = 4w3;"),
+        ]),
+    );
+    check_compiles(
+        "plus_slice_read_low_bit_calls_ok",
+        &program(&[
+            ("DECLS", next),
+            ("APPLY", "hdr.h.c = hdr.h.b[next(hdr.h.a) +: 8];"),
+        ]),
+    );
+    check_compiles(
+        "plus_slice_run_time_low_bit_ok",
+        &program(&[(
+            "APPLY",
+            "hdr.h.a = hdr.h.b[hdr.h.c +: 8]; hdr.h.b[hdr.h.a +: 4] = 4w3; \
+             hdr.h.c = hdr.h.b[2 +: 8];",
+        )]),
+    );
+}

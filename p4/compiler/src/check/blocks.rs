@@ -52,7 +52,7 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
         ast::ExprKind::Index { base, index } => {
             format!("{}[{}]", expr_text(base), expr_text(index))
         }
-        ast::ExprKind::Slice { base, hi, lo } => {
+        ast::ExprKind::Slice { base, hi, lo, .. } => {
             format!("{}[{}:{}]", expr_text(base), expr_text(hi), expr_text(lo))
         }
         ast::ExprKind::Int(i) => i.raw.clone(),
@@ -3373,7 +3373,7 @@ impl Checker {
             K::Index { base, index } => self
                 .table_apply_in(base)
                 .or_else(|| self.table_apply_in(index)),
-            K::Slice { base, hi, lo } => self
+            K::Slice { base, hi, lo, .. } => self
                 .table_apply_in(base)
                 .or_else(|| self.table_apply_in(hi))
                 .or_else(|| self.table_apply_in(lo)),

@@ -978,23 +978,20 @@ impl Checker {
                 }
                 t(mk(ExprKind::Index(Box::new(b), Box::new(i)), elem, span))
             }
-            K::Slice { base, hi, lo } => {
-                let b = self.expr(base, None)?;
-                if self.refuse_nominal_operand(&b, base.span, "a slice") {
-                    return None;
+            K::Slice {
+                base,
+                hi,
+                lo,
+                width,
+            } => {
+                if let Some(width) = width
+                    && let Some(low) = self.run_time_low_bit(lo, false)?
+                {
+                    let (b, w) = self.sliced(base)?;
+                    let width = self.plus_slice_width(width, w, span)?;
+                    return t(Self::bits_from(b, low, width, span));
                 }
-                let b = self.enum_to_repr(b);
-                let w = match b.ty {
-                    Ty::Bit(w) | Ty::Int(w) => w,
-                    _ => {
-                        self.error(
-                            codes::TYPE_MISMATCH,
-                            base.span,
-                            format!("{} cannot be sliced", self.ty_name(&b.ty)),
-                        );
-                        return None;
-                    }
-                };
+                let (b, w) = self.sliced(base)?;
                 let h = self.const_u32(hi, "slice bound")?;
                 let l = self.const_u32(lo, "slice bound")?;
                 if h < l || h >= w {
@@ -2578,6 +2575,104 @@ impl Checker {
     /// P4_16 §7.6: no operator but `==` and `!=` is defined on a value of a
     /// `type`-declared type (`(U32)((bit<32>)x + 1)`: "casts needed for
     /// arithmetic"); p4c refuses it. `what` names the operator.
+    /// The value a slice is taken of, and its width: a `bit<W>` or `int<W>`
+    /// (a serializable enum as its representation).
+    fn sliced(&mut self, base: &ast::Expr) -> Option<(Expr, u32)> {
+        let b = self.expr(base, None)?;
+        if self.refuse_nominal_operand(&b, base.span, "a slice") {
+            return None;
+        }
+        let b = self.enum_to_repr(b);
+        match b.ty {
+            Ty::Bit(w) | Ty::Int(w) => Some((b, w)),
+            _ => {
+                self.error(
+                    codes::TYPE_MISMATCH,
+                    base.span,
+                    format!("{} cannot be sliced", self.ty_name(&b.ty)),
+                );
+                None
+            }
+        }
+    }
+
+    /// The low bit of `e[lo +: w]` when it is known only at run time (P4_16
+    /// v1.2.5 §8.6; p4c takes any unsigned `lo` there): `Some(None)` for a
+    /// compile-time `lo`, which makes an ordinary slice, `None` after an error.
+    /// A `lo` that is `written` to is read twice, so it may not call anything.
+    pub(crate) fn run_time_low_bit(
+        &mut self,
+        lo: &ast::Expr,
+        written: bool,
+    ) -> Option<Option<Expr>> {
+        let low = match self.expr_any(lo)? {
+            TE::Inf(_) => return Some(None),
+            TE::Typed(x) if matches!(x.kind, ExprKind::Int(_)) => return Some(None),
+            TE::Typed(x) => x,
+        };
+        if !matches!(low.ty, Ty::Bit(_)) {
+            self.error(
+                codes::TYPE_MISMATCH,
+                lo.span,
+                format!(
+                    "the low bit of `+:` must be unsigned, not {}",
+                    self.ty_name(&low.ty)
+                ),
+            );
+            return None;
+        }
+        if written && crate::ir::visit::any_node(&low, &|e| matches!(e.kind, ExprKind::Call(_))) {
+            self.unsupported(
+                lo.span,
+                "writing through `+:` whose low bit calls something (it is read twice)",
+            );
+            return None;
+        }
+        Some(Some(low))
+    }
+
+    /// The width `w` of `e[lo +: w]` over a `value_width`-bit value: a
+    /// compile-time number from 1 to `value_width`.
+    pub(crate) fn plus_slice_width(
+        &mut self,
+        width: &ast::Expr,
+        value_width: u32,
+        span: Span,
+    ) -> Option<u32> {
+        let w = self.const_u32(width, "slice width")?;
+        if w == 0 || w > value_width {
+            self.error_label(
+                codes::OVERFLOW,
+                span,
+                format!("a slice of {w} bits does not fit in a value of {value_width} bits"),
+                "bad slice",
+            );
+            return None;
+        }
+        Some(w)
+    }
+
+    /// `b[low +: width]` for a run-time `low`: `(bit<width>)(b >> low)` over
+    /// `b`'s bits, so bits past the top of `b` read as 0 and an `int<W>`
+    /// brings no sign bits in.
+    pub(crate) fn bits_from(b: Expr, low: Expr, width: u32, span: Span) -> Expr {
+        let bits_ty = match b.ty {
+            Ty::Int(w) | Ty::Bit(w) => Ty::Bit(w),
+            _ => unreachable!("only bit strings are sliced"),
+        };
+        let bits = if b.ty == bits_ty {
+            b
+        } else {
+            mk(ExprKind::Cast(Box::new(b)), bits_ty.clone(), span)
+        };
+        let shifted = mk(
+            ExprKind::Binary(BinOp::Shr, Box::new(bits), Box::new(low)),
+            bits_ty,
+            span,
+        );
+        mk(ExprKind::Cast(Box::new(shifted)), Ty::Bit(width), span)
+    }
+
     fn refuse_nominal_operand(&mut self, x: &Expr, span: Span, what: &str) -> bool {
         if let Some(Some(n)) = self.nominal_field(x) {
             self.error_label(

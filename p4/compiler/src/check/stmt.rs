@@ -226,6 +226,91 @@ impl Checker {
         ))
     }
 
+    /// [`Self::slice_store`] for `whole[low +: width] = v` with a run-time
+    /// `low`: the field mask is shifted into place at run time, and bits of
+    /// `v` shifted past the top of `whole` are dropped (P4_16 v1.2.5 §8.6).
+    fn slice_store_at(whole: &Expr, v: Expr, width: u32, low: Expr, sp: crate::diag::Span) -> Expr {
+        let (w, wt) = match whole.ty {
+            Ty::Bit(w) | Ty::Int(w) => (w, whole.ty.clone()),
+            _ => unreachable!("only bit strings are sliced"),
+        };
+        let bin = |op, a: Expr, b: Expr| Expr {
+            kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+            ty: wt.clone(),
+            span: sp,
+        };
+        let konst = |kind| Expr {
+            kind,
+            ty: wt.clone(),
+            span: sp,
+        };
+        let (all, field) = if w > 128 {
+            use super::fold::{Wide, wide_kind};
+            (wide_kind(Wide::ones(w), w), wide_kind(Wide::ones(width), w))
+        } else {
+            (
+                ExprKind::Int(p4_target::bits::mask(w)),
+                ExprKind::Int(p4_target::bits::mask(width)),
+            )
+        };
+        let field_at = bin(BinOp::Shl, konst(field), low.clone());
+        let keep = bin(BinOp::BitXor, field_at.clone(), konst(all));
+        let widened = Expr {
+            kind: ExprKind::Cast(Box::new(v)),
+            ty: wt.clone(),
+            span: sp,
+        };
+        let value_at = bin(BinOp::Shl, widened, low);
+        bin(
+            BinOp::BitOr,
+            bin(BinOp::BitAnd, whole.clone(), keep),
+            bin(BinOp::BitAnd, value_at, field_at),
+        )
+    }
+
+    /// `base[low +: width] = rhs` with a run-time `low`.
+    fn plus_slice_assign(
+        &mut self,
+        base: &ast::Expr,
+        low: Expr,
+        width: &ast::Expr,
+        rhs: &ast::Expr,
+        sp: crate::diag::Span,
+        out: &mut ir::Block,
+    ) {
+        let Some(mut whole) = self.lvalue(base) else {
+            return;
+        };
+        let w = match whole.ty {
+            Ty::Bit(w) | Ty::Int(w) if !matches!(whole.kind, ExprKind::Slice(..)) => w,
+            Ty::Bit(_) | Ty::Int(_) => {
+                self.unsupported(
+                    base.span,
+                    "`+:` with a run-time low bit inside another slice",
+                );
+                return;
+            }
+            _ => {
+                let ty = self.ty_name(&whole.ty);
+                self.error(
+                    codes::TYPE_MISMATCH,
+                    base.span,
+                    format!("{ty} cannot be sliced"),
+                );
+                return;
+            }
+        };
+        self.hoist_called_indices(&mut whole, out);
+        let Some(width) = self.plus_slice_width(width, w, sp) else {
+            return;
+        };
+        let Some(v) = self.expr(rhs, Some(&Ty::Bit(width))) else {
+            return;
+        };
+        let new = Self::slice_store_at(&whole, v, width, low, sp);
+        out.push(Stmt::Assign(whole, new, sp));
+    }
+
     fn stmt(&mut self, s: &ast::Stmt, out: &mut ir::Block) {
         // Hidden locals for `_` arguments of the calls in this statement
         // (not in the statements nested in it) are declared just before it.
@@ -240,6 +325,21 @@ impl Checker {
         use ast::StmtKind as K;
         match &s.kind {
             K::Assign { lhs, rhs } => {
+                if let ast::ExprKind::Slice {
+                    base,
+                    lo,
+                    width: Some(width),
+                    ..
+                } = &lhs.kind
+                {
+                    match self.run_time_low_bit(lo, true) {
+                        None => return,
+                        Some(Some(low)) => {
+                            return self.plus_slice_assign(base, low, width, rhs, s.span, out);
+                        }
+                        Some(None) => {}
+                    }
+                }
                 // Slice assignment.
                 if let ast::ExprKind::Slice { base, .. } = &lhs.kind {
                     let Some(target) = self.lvalue(lhs) else {

@@ -1088,14 +1088,17 @@ pub enum ExprKind {
         /// The index.
         index: Box<Expr>,
     },
-    /// `base[hi:lo]` bit slice (P4_16 §8.5).
+    /// `base[hi:lo]` bit slice (P4_16 §8.5), or `base[lo +: width]`.
     Slice {
         /// The value sliced.
         base: Box<Expr>,
-        /// High bit (inclusive).
+        /// High bit (inclusive); `lo + width - 1` for `+:`.
         hi: Box<Expr>,
         /// Low bit (inclusive).
         lo: Box<Expr>,
+        /// The width when written `base[lo +: width]` (P4_16 v1.2.5 §8.6),
+        /// whose `lo` may be a run-time value.
+        width: Option<Box<Expr>>,
     },
     /// `callee<type_args>(args)`.
     Call {

@@ -2517,8 +2517,8 @@ impl<'t> Parser<'t> {
                 let first = self.expr()?;
                 if self.at("+") && self.is_punct_at(1, ":") {
                     // `e[lo +: w]` (P4_16 v1.2.5 §8.6): the `w` bits from
-                    // `lo` up, that is `e[lo + w - 1 : lo]`; both bounds
-                    // must then be compile-time known.
+                    // `lo` up, that is `e[lo + w - 1 : lo]`; the checker
+                    // takes a run-time `lo` too (`width` keeps `w`).
                     self.bump();
                     self.bump();
                     let width = self.expr()?;
@@ -2540,7 +2540,7 @@ impl<'t> Parser<'t> {
                         kind: ExprKind::Binary {
                             op: BinaryOp::Add,
                             lhs: Box::new(first.clone()),
-                            rhs: Box::new(width),
+                            rhs: Box::new(width.clone()),
                         },
                     };
                     let hi = Expr {
@@ -2557,6 +2557,7 @@ impl<'t> Parser<'t> {
                             base: Box::new(e),
                             hi: Box::new(hi),
                             lo: Box::new(first),
+                            width: Some(Box::new(width)),
                         },
                     };
                 } else if self.eat(":") {
@@ -2568,6 +2569,7 @@ impl<'t> Parser<'t> {
                             base: Box::new(e),
                             hi: Box::new(first),
                             lo: Box::new(lo),
+                            width: None,
                         },
                     };
                 } else {

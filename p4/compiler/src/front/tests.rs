@@ -82,7 +82,9 @@ fn show(e: &Expr) -> String {
         ExprKind::Name(n) => format!("{}{}", if n.top_level { "." } else { "" }, n.ident.name),
         ExprKind::Member { base, member } => format!("{}.{}", show(base), member.name),
         ExprKind::Index { base, index } => format!("{}[{}]", show(base), show(index)),
-        ExprKind::Slice { base, hi, lo } => format!("{}[{}:{}]", show(base), show(hi), show(lo)),
+        ExprKind::Slice { base, hi, lo, .. } => {
+            format!("{}[{}:{}]", show(base), show(hi), show(lo))
+        }
         ExprKind::Call {
             callee,
             type_args,
