@@ -2,7 +2,9 @@
 // parameter, instantiated with two type arguments (one Rust trait each);
 // a generic method and a generic function, each called with two types
 // (one Rust method per list of type arguments, inferred or given), the
-// function also from the parser. Their behaviour comes from
+// function also from the parser; one copy passed to a generic control as a
+// constructor parameter whose type names the control's type parameter
+// (`Delay<T>(inout T v)(DelayLine<T> line)`). Their behaviour comes from
 // `user_externs_generic.externs.rs`.
 #include <core.p4>
 #include <v1model.p4>
@@ -56,15 +58,23 @@ parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
 
 control MyVerify(inout headers_t hdr, inout meta_t meta) { apply { } }
 
+/// Delays `v` through the line it is given.
+control Delay<T>(inout T v)(DelayLine<T> line) {
+    apply {
+        line.push(v);
+        v = line.pop();
+    }
+}
+
 control MyIngress(inout headers_t hdr, inout meta_t meta,
                   inout standard_metadata_t sm) {
     DelayLine<bit<8>>(2) delay8;
+    Delay<bit<8>>(delay8) delay_a;
     DelayLine<bit<32>>(1) delay32;
     ByteSum() bytes;
 
     apply {
-        delay8.push(hdr.data.a);
-        hdr.data.a = delay8.pop();
+        delay_a.apply(hdr.data.a);
         delay32.push(hdr.data.b);
         hdr.data.b = delay32.pop();
         hdr.data.sum_header = bytes.of(hdr.ethernet);

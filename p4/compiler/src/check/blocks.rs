@@ -185,6 +185,7 @@ impl Checker {
                         ty.clone(),
                         dir != ir::Direction::In,
                         Some(self.nominal_of_type(&p.ty)),
+                        self.tuple_nominals(&p.ty),
                     ),
                 );
             }
@@ -225,11 +226,14 @@ impl Checker {
             let name = p.signature.name.name.clone();
             self.ctor_parsers.insert(name.clone(), p.clone());
             self.declare(&p.signature.name, Sym::CtorParser(name.clone()));
-            if p.signature.type_params.is_empty() {
-                self.trial_ctor(&name, &p.ctor_params, |c, values| {
-                    c.ctor_parser_body(p, &[], values);
-                });
-            }
+            self.trial_ctor(
+                &name,
+                &p.signature.type_params,
+                &p.ctor_params,
+                |c, tys, values| {
+                    c.ctor_parser_body(p, tys, values);
+                },
+            );
             return;
         }
         if let Some(h) = self.parser_body(p) {
@@ -379,7 +383,9 @@ impl Checker {
                     if let Some(init) = &init {
                         self.check_declared_nominal(&v.ty, init, v.span);
                     }
-                    if let Some(i) = self.new_local(&v.name, ty, Some(nominal))
+                    let i = self.new_local(&v.name, ty, Some(nominal));
+                    self.note_tuple_nominals(&v.name, &v.ty);
+                    if let Some(i) = i
                         && let Some(init) = init
                     {
                         local_inits.push((i, init));
@@ -906,18 +912,21 @@ impl Checker {
         if !c.signature.type_params.is_empty() || !c.ctor_params.is_empty() {
             // Checked once per distinct set of type and constructor
             // arguments, at each instantiation, and once here for a
-            // non-generic control that is never instantiated.
+            // control that is never instantiated.
             self.ctor_controls
                 .insert(c.signature.name.name.clone(), c.clone());
             self.declare(
                 &c.signature.name,
                 Sym::CtorControl(c.signature.name.name.clone()),
             );
-            if c.signature.type_params.is_empty() {
-                self.trial_ctor(&c.signature.name.name, &c.ctor_params, |k, values| {
-                    k.ctor_control_body(c, &[], values);
-                });
-            }
+            self.trial_ctor(
+                &c.signature.name.name,
+                &c.signature.type_params,
+                &c.ctor_params,
+                |k, tys, values| {
+                    k.ctor_control_body(c, tys, values);
+                },
+            );
             return;
         }
         if let Some(h) = self.control_body(c) {
@@ -1018,21 +1027,52 @@ impl Checker {
         })
     }
 
-    /// Type-checks control or parser `name` (which has constructor
-    /// parameters `ctor_params`) with `check`, at its
-    /// declaration, as p4c does, with each parameter bound to a placeholder
-    /// of its declared type (1, `false`, an enum's first member). The IR
-    /// built is thrown away; the diagnostics wait in `ctor_trials` and are
-    /// reported only if the control is never instantiated (an instance is
-    /// checked with its real arguments, which a placeholder cannot stand
-    /// for, e.g. in a bounds check).
+    /// Type-checks control or parser `name` (which has type parameters
+    /// `type_params` and constructor parameters `ctor_params`) with
+    /// `check`, at its declaration, as p4c does, with each type parameter
+    /// opaque ([`Checker::opaque_types`]) and each constructor parameter
+    /// bound to a placeholder of its declared type (1, `false`, an enum's
+    /// first member). The IR built is thrown away; the diagnostics wait in
+    /// `ctor_trials` and are reported only if the block is never
+    /// instantiated (an instance is checked with its real arguments, which
+    /// a placeholder cannot stand for, e.g. in a bounds check).
     fn trial_ctor(
         &mut self,
         name: &str,
+        type_params: &[ast::Ident],
         ctor_params: &[ast::Param],
-        check: impl FnOnce(&mut Checker, Vec<(ast::Ident, Sym)>),
+        check: impl FnOnce(&mut Checker, &[Ty], Vec<(ast::Ident, Sym)>),
     ) {
-        // Default arguments are checked once, here, used or not.
+        let before = self.diags.len();
+        if type_params.is_empty() {
+            // Default arguments are checked once, here, used or not.
+            self.ctor_defaults(ctor_params);
+            let before = self.diags.len();
+            if let Some(values) = self.ctor_placeholders(ctor_params) {
+                self.discarding_changes(|c| check(c, &[], values));
+            }
+            let diags = self.diags.split_off(before);
+            self.ctor_trials.push((name.to_string(), diags));
+            return;
+        }
+        // The signature's types name the type parameters: they are
+        // resolved with the opaque types in scope, and so are the
+        // defaults, which wait with the body's diagnostics.
+        self.discarding_changes(|c| {
+            c.push_scope();
+            let tys = c.declare_opaque_types(type_params);
+            c.ctor_defaults(ctor_params);
+            let values = c.ctor_placeholders(ctor_params);
+            c.pop_scope();
+            if let Some(values) = values {
+                check(c, &tys, values);
+            }
+        });
+        self.keep_trial(name, before);
+    }
+
+    /// Checks the default arguments of constructor parameters `ctor_params`.
+    pub(super) fn ctor_defaults(&mut self, ctor_params: &[ast::Param]) {
         for p in ctor_params {
             if let Some(d) = &p.default {
                 if matches!(p.ty.kind, ast::TypeKind::Int) {
@@ -1042,12 +1082,18 @@ impl Checker {
                 }
             }
         }
+    }
+
+    /// A placeholder value for each of `ctor_params`, for a trial check
+    /// ([`Self::trial_ctor`]); `None` if one has no value to stand for it
+    /// (an instance, a struct: the block is left to its instantiations, no
+    /// diagnostic) or its type does not resolve (reported).
+    fn ctor_placeholders(&mut self, ctor_params: &[ast::Param]) -> Option<Vec<(ast::Ident, Sym)>> {
         let before = self.diags.len();
         let mut values = Vec::new();
         for p in ctor_params {
             if self.is_control_type(&p.ty) || self.names_extern_object(p) {
-                // No placeholder instance: leave it to its instantiations.
-                return;
+                return None;
             }
             if matches!(p.ty.kind, ast::TypeKind::Int) {
                 values.push((p.name.clone(), Sym::IntConst(1)));
@@ -1060,11 +1106,9 @@ impl Checker {
                 Ty::Enum(e) | Ty::SerEnum(e) if !self.prog.enums[*e].members.is_empty() => {
                     ir::ExprKind::EnumMember(*e, 0)
                 }
-                // No value to stand for this parameter: leave the block
-                // to its instantiations.
                 _ => {
                     self.diags.truncate(before);
-                    return;
+                    return None;
                 }
             };
             let x = ir::Expr {
@@ -1074,11 +1118,9 @@ impl Checker {
             };
             values.push((p.name.clone(), Sym::Const(x, None)));
         }
-        if self.diags.len() == before {
-            self.discarding_changes(|c| check(c, values));
-        }
-        let diags = self.diags.split_off(before);
-        self.ctor_trials.push((name.to_string(), diags));
+        // A parameter whose type does not resolve is reported, and the
+        // body is not checked.
+        (self.diags.len() == before).then_some(values)
     }
 
     /// Checks that `tys` gives one type argument per type parameter.
@@ -1142,11 +1184,14 @@ impl Checker {
             }
             if self.names_extern_object(p) {
                 // Bound to the instance passed where the block is
-                // instantiated (`check::extern_params`).
+                // instantiated (`check::extern_params`); its type may name
+                // the block's type parameters (`widget<T> w`).
                 if kind == "control" {
-                    externs.push(self.extern_ctor_arg(name, p, a)?);
+                    let e = self.with_type_args(generic, |c| c.extern_ctor_arg(name, p, a));
+                    externs.push(e?);
                 } else {
-                    parser_externs.push(self.parser_ctor_arg(name, p, a)?);
+                    let e = self.with_type_args(generic, |c| c.parser_ctor_arg(name, p, a));
+                    parser_externs.push(e?);
                 }
                 continue;
             }
@@ -1156,12 +1201,7 @@ impl Checker {
                 values.push((p.name.clone(), Sym::IntConst(self.int_ctor_arg(p, a)?)));
                 continue;
             }
-            self.push_scope();
-            for (t, ty) in generic.0.iter().zip(generic.1) {
-                self.declare(t, Sym::Type(ty.clone()));
-            }
-            let ty = self.ty(&p.ty);
-            self.pop_scope();
+            let ty = self.with_type_args(generic, |c| c.ty(&p.ty));
             let x = self.expr(a, Some(&ty?))?;
             if fold::const_int(&x).is_none() && !matches!(x.kind, ir::ExprKind::EnumMember(..)) {
                 self.error(
@@ -1177,6 +1217,22 @@ impl Checker {
         self.extern_params.ctor_args = externs;
         self.extern_params.parser_ctor_args = parser_externs;
         Some((values, passed))
+    }
+
+    /// Runs `check` in a scope of its own where each of the type
+    /// parameters `generic.0` names its type argument in `generic.1`.
+    fn with_type_args<T>(
+        &mut self,
+        generic: (&[ast::Ident], &[Ty]),
+        check: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        self.push_scope();
+        for (t, ty) in generic.0.iter().zip(generic.1) {
+            self.declare(t, Sym::Type(ty.clone()));
+        }
+        let out = check(self);
+        self.pop_scope();
+        out
     }
 
     /// The value of argument `a` for the `int` constructor parameter `p`: a
@@ -1364,7 +1420,13 @@ impl Checker {
                     }
                     self.declare(
                         &v.name,
-                        Sym::Var(ir::VarRef::BlockLocal(i), ty, true, Some(nominal)),
+                        Sym::Var(
+                            ir::VarRef::BlockLocal(i),
+                            ty,
+                            true,
+                            Some(nominal),
+                            self.tuple_nominals(&v.ty),
+                        ),
                     );
                 }
                 ast::Decl::Action(a) => {
@@ -1910,8 +1972,12 @@ impl Checker {
             return true;
         };
         // `register` without any is reported where its cell type is read.
-        if kind_name == "register" && targs.is_empty() {
-            return true;
+        if kind_name == "register" {
+            let Some(cell) = targs.first() else {
+                return true;
+            };
+            let nominal = self.nominal_of_type(cell);
+            self.register_cell_nominal.insert(span, nominal);
         }
         let version = self.v1model_version;
         let params = obj.type_params(version);
@@ -2104,6 +2170,7 @@ impl Checker {
                     ty,
                     dir != ir::Direction::In,
                     Some(self.nominal_of_type(&p.ty)),
+                    self.tuple_nominals(&p.ty),
                 ),
             );
         }

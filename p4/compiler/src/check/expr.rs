@@ -917,6 +917,16 @@ impl Checker {
                         return None;
                     }
                     let ty = tys[k as usize].clone();
+                    // An element of a tuple variable is of its element's
+                    // declared type (`t[0]` of a `tuple<Port_t, ..>`).
+                    if let ExprKind::Var(_) = b.kind
+                        && let Some(n) = self
+                            .var_tuple_nominals
+                            .get(&b.span)
+                            .and_then(|e| e.get(k as usize))
+                    {
+                        self.expr_nominal.insert(span, n.clone());
+                    }
                     return t(mk(ExprKind::Member(Box::new(b), k as u32), ty, span));
                 }
                 let Ty::Stack(elem, n) = &b.ty else {
@@ -1371,9 +1381,12 @@ impl Checker {
                 Some(TE::Typed(e))
             }
             Some(Sym::IntConst(v)) => Some(TE::Inf(v)),
-            Some(Sym::Var(r, ty, _, nominal)) => {
+            Some(Sym::Var(r, ty, _, nominal, elems)) => {
                 if let Some(n) = nominal {
                     self.var_nominal.insert(span, n);
+                }
+                if !elems.is_empty() {
+                    self.var_tuple_nominals.insert(span, elems);
                 }
                 Some(TE::Typed(mk(ExprKind::Var(r), ty, span)))
             }
@@ -2077,8 +2090,8 @@ impl Checker {
     fn writable(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
-                Some(Sym::Var(_, _, true, _)) => true,
-                Some(Sym::Var(_, _, false, _)) => {
+                Some(Sym::Var(_, _, true, ..)) => true,
+                Some(Sym::Var(_, _, false, ..)) => {
                     self.error_label(
                         codes::NOT_LVALUE,
                         e.span,
@@ -2341,7 +2354,7 @@ impl Checker {
         let ty = match &base.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
                 Some(Sym::Type(t)) => t,
-                Some(Sym::Var(_, t, _, _)) => t,
+                Some(Sym::Var(_, t, ..)) => t,
                 _ => self.expr(base, None)?.ty,
             },
             _ => self.expr(base, None)?.ty,
@@ -3671,6 +3684,7 @@ impl Checker {
                 }
                 let out = self.out_arg(args[0], Some(cell))?;
                 let out = self.coerce(TE::Typed(out), cell, args[0].span)?;
+                self.check_register_cell_nominal(&inst, &out, args[0].span);
                 let index = self.extern_index(&inst, args[1])?;
                 Builtin::RegisterRead {
                     inst: i,
@@ -3684,6 +3698,7 @@ impl Checker {
                 }
                 let index = self.extern_index(&inst, args[0])?;
                 let value = self.expr(args[1], Some(cell))?;
+                self.check_register_cell_nominal(&inst, &value, args[1].span);
                 Builtin::RegisterWrite {
                     inst: i,
                     index,
@@ -3860,6 +3875,15 @@ impl Checker {
         self.coerce(te, want, span)
     }
 
+    /// P4_16 §7.6: a `register<T>`'s `read` and `write` take a `T` as
+    /// written: of a `type`-declared T, a value of that type and no other
+    /// (`register<Port_t>` into a `bit<9>` needs a cast), as p4c checks.
+    fn check_register_cell_nominal(&mut self, inst: &ir::ExternInst, x: &Expr, span: Span) {
+        if let Some(cell) = self.register_cell_nominal.get(&inst.span).cloned() {
+            self.check_nominal_against(&cell, x, span, "pass");
+        }
+    }
+
     /// The `index` argument of a v1model `register`, `counter` or `meter`
     /// method, of the type the version declares
     /// (`crate::v1model::Object::index_ty`): `bit<32>` before 20200408, to
@@ -3944,6 +3968,9 @@ impl Checker {
                     {
                         self.prog.composites[*c].varbit().is_some()
                     }
+                    // A generic parser's `out T hdr` (checked with T
+                    // opaque): only its instantiations say what T is.
+                    Ty::Composite(c) if self.opaque_composites.contains(&c.index()) => false,
                     _ => {
                         self.error(
                             codes::TYPE_MISMATCH,

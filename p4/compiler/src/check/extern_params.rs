@@ -664,6 +664,13 @@ impl Checker {
             let Some(want) = self.extern_param_kind(&prm) else {
                 continue;
             };
+            // The parameter's index type `I`, kept under its span as
+            // `declare_extern_params` keeps it, for `extern_arg_fits`.
+            if let ast::TypeKind::Named { name: ty, args } = &prm.ty.kind
+                && !self.v1model_type_args(&ty.ident.name, args, prm.span)
+            {
+                continue;
+            }
             match self.global_in_body(&name, span) {
                 GlobalUse::Index(i) => {
                     let Some(got) = self.body_extern(i) else {

@@ -86,8 +86,15 @@ pub(crate) enum Sym {
     /// A variable: where it lives, its type, whether it is writable, and
     /// the type it was declared with for the nominal checks: `Some(None)`
     /// a plain type, `Some(Some(T))` a `type`-declared `T`, `None` not
-    /// known (not checked).
-    Var(ir::VarRef, Ty, bool, Option<Option<String>>),
+    /// known (not checked); last, for a tuple, its elements' declared
+    /// types as [`Checker::tuple_nominals`] gives them.
+    Var(
+        ir::VarRef,
+        Ty,
+        bool,
+        Option<Option<String>>,
+        Vec<Option<String>>,
+    ),
     /// A `packet_in` (false) / `packet_out` (true) parameter.
     Packet(bool),
     /// An action.
@@ -214,6 +221,14 @@ pub(crate) struct Checker {
     /// `register<T, I>` instance (v1model 20200408), by the instance's
     /// span: what their methods' `index` must be.
     pub(crate) extern_index_ty: HashMap<Span, Ty>,
+    /// The cell type argument `T` of each `register<T..>` instance as
+    /// written, by the instance's span, for the nominal checks of `read`
+    /// and `write` (P4_16 §7.6: `register<Port_t>` holds `Port_t`s).
+    pub(crate) register_cell_nominal: HashMap<Span, Option<String>>,
+    /// The opaque types standing for type parameters in the trial check of
+    /// a generic declaration ([`Checker::opaque_types`]), by composite
+    /// index; discarded with the trial's IR.
+    pub(crate) opaque_composites: std::collections::HashSet<usize>,
     /// Extern instances passed to controls and parsers as parameters: the
     /// parameters, what each is bound to, and the bindings in flight
     /// (`check::extern_params`).
@@ -291,6 +306,9 @@ pub(crate) struct Checker {
     /// The declared type (for the nominal checks) of call results and
     /// casts, by the span of the expression they produced.
     pub(crate) expr_nominal: HashMap<Span, Option<String>>,
+    /// The element types of tuple variables as declared
+    /// ([`Checker::tuple_nominals`]), by the span of each use.
+    pub(crate) var_tuple_nominals: HashMap<Span, Vec<Option<String>>>,
     /// The declared result type of the function being checked, for the
     /// nominal check of its `return` values (`None` outside functions).
     pub(crate) return_nominal: Option<Option<String>>,
@@ -389,6 +407,8 @@ pub fn check(
         extern_params: Default::default(),
         v1model_version: crate::v1model::VERSIONS.0,
         extern_index_ty: HashMap::new(),
+        register_cell_nominal: HashMap::new(),
+        opaque_composites: Default::default(),
         ctor_cache: HashMap::new(),
         ctor_trials: Vec::new(),
         ctor_used: Default::default(),
@@ -409,6 +429,7 @@ pub fn check(
         function_params: HashMap::new(),
         function_ret_nominal: HashMap::new(),
         expr_nominal: HashMap::new(),
+        var_tuple_nominals: HashMap::new(),
         return_nominal: None,
         global_externs: Vec::new(),
         refused_user_externs: HashMap::new(),
@@ -1241,6 +1262,7 @@ impl Checker {
         }
         self.check_param_defaults(params);
         self.directionless_object_params(params);
+        self.string_params(params);
         self.no_block_declaration_types(params);
     }
 
@@ -1331,6 +1353,47 @@ impl Checker {
                     "remove the direction",
                 );
             }
+        }
+    }
+
+    /// P4_16 §7.1.5: a string is only ever a compile-time argument, so a
+    /// parameter of type `string` takes no direction (p4c: "a parameter
+    /// with type string cannot have a direction"), and no tuple holds one
+    /// (p4c lays a tuple out as a struct, whose field "cannot have type
+    /// 'string'"). Checked on signatures, which may never be called.
+    fn string_params(&mut self, params: &[ast::Param]) {
+        for p in params {
+            if !matches!(p.direction, ast::Direction::None) && self.names_string(&p.ty) {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    p.span,
+                    format!(
+                        "parameter `{}` of type `string` cannot have a direction: strings are \
+                         only compile-time arguments",
+                        p.name.name
+                    ),
+                    "remove the direction",
+                );
+            }
+            if let Some(t) = find_tuple_string(&p.ty, |t| self.names_string(t)) {
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    t.span,
+                    "a tuple element cannot be a `string`: strings are only compile-time arguments",
+                    "a string in a tuple",
+                );
+            }
+        }
+    }
+
+    /// Whether `t` is `string`, or a typedef of it.
+    fn names_string(&self, t: &ast::Type) -> bool {
+        match &t.kind {
+            ast::TypeKind::String => true,
+            ast::TypeKind::Named { name, args } => {
+                args.is_empty() && matches!(self.lookup(name), Some(Sym::Type(Ty::Str)))
+            }
+            _ => false,
         }
     }
 
@@ -1722,10 +1785,12 @@ impl Checker {
     pub(crate) fn nominal_field(&self, e: &ir::Expr) -> Option<Option<String>> {
         match &e.kind {
             ir::ExprKind::Var(_) => self.var_nominal.get(&e.span).cloned(),
-            ir::ExprKind::Member(base, i) => match &base.ty {
-                Ty::Composite(h) => Some(self.field_nominal.get(&(h.index(), *i)).cloned()),
-                _ => None,
-            },
+            ir::ExprKind::Member(base, i) if matches!(base.ty, Ty::Composite(_)) => {
+                let Ty::Composite(h) = &base.ty else {
+                    return None;
+                };
+                Some(self.field_nominal.get(&(h.index(), *i)).cloned())
+            }
             // A cast or a call says its type; an operator's result is of a
             // plain type (no operator but `==`/`!=` takes a `type`).
             _ if self.expr_nominal.contains_key(&e.span) => {
@@ -1755,6 +1820,28 @@ impl Checker {
                 self.nominal_types.get(&name.ident.name).cloned()
             }
             _ => None,
+        }
+    }
+
+    /// For a `tuple<..>` as written, each element's `type`-declared type
+    /// (`None` for a plain one); empty for other types. Reading an element
+    /// (`t[0]`) gives a value of its element's type (P4_16 §7.6).
+    pub(crate) fn tuple_nominals(&self, t: &ast::Type) -> Vec<Option<String>> {
+        match &t.kind {
+            ast::TypeKind::Tuple(items) => items.iter().map(|i| self.nominal_of_type(i)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Records the element types of local `name`, just declared with type
+    /// `t`, for the nominal checks of its elements ([`Self::tuple_nominals`]).
+    pub(crate) fn note_tuple_nominals(&mut self, name: &ast::Ident, t: &ast::Type) {
+        let elems = self.tuple_nominals(t);
+        if elems.is_empty() {
+            return;
+        }
+        if let Some(Sym::Var(.., e)) = self.scopes.last_mut().and_then(|s| s.get_mut(&name.name)) {
+            *e = elems;
         }
     }
 
@@ -2170,8 +2257,23 @@ impl Checker {
         let before = self.diags.len();
         self.discarding_changes(|c| {
             c.push_scope();
-            for t in &f.type_params {
-                let h = c.prog.composites.append(
+            c.declare_opaque_types(&f.type_params);
+            c.function_body(f);
+            c.pop_scope();
+        });
+        let diags = self.diags.split_off(before);
+        self.ctor_trials.push((f.name.name.clone(), diags));
+    }
+
+    /// One opaque type per type parameter, for checking a generic
+    /// declaration at its declaration as p4c does: an empty struct of the
+    /// parameter's name, so only what any type allows (copying, passing
+    /// on) checks. Call it inside [`Self::discarding_changes`].
+    fn opaque_types(&mut self, type_params: &[ast::Ident]) -> Vec<Ty> {
+        type_params
+            .iter()
+            .map(|t| {
+                let h = self.prog.composites.append(
                     ir::Composite {
                         name: t.name.clone(),
                         kind: ir::CompositeKind::Struct,
@@ -2181,13 +2283,34 @@ impl Checker {
                     },
                     t.span,
                 );
-                c.declare(t, Sym::Type(Ty::Composite(h)));
-            }
-            c.function_body(f);
-            c.pop_scope();
-        });
-        let diags = self.diags.split_off(before);
-        self.ctor_trials.push((f.name.name.clone(), diags));
+                self.opaque_composites.insert(h.index());
+                Ty::Composite(h)
+            })
+            .collect()
+    }
+
+    /// Declares each of `type_params` in the innermost scope as an opaque
+    /// type ([`Self::opaque_types`]), which it returns.
+    pub(crate) fn declare_opaque_types(&mut self, type_params: &[ast::Ident]) -> Vec<Ty> {
+        let tys = self.opaque_types(type_params);
+        for (t, ty) in type_params.iter().zip(&tys) {
+            self.declare(t, Sym::Type(ty.clone()));
+        }
+        tys
+    }
+
+    /// Files the diagnostics reported since `before` as the trial check of
+    /// generic declaration `name`, reported only if nothing instantiates
+    /// it. What our target cannot do yet with an opaque type (a
+    /// `register<T>`) is no error of the program's (p4c's front end takes
+    /// it, and only instantiations reach a target), and what follows from
+    /// it is noise: such a trial proves nothing, and is dropped.
+    pub(crate) fn keep_trial(&mut self, name: &str, before: usize) {
+        let mut diags = self.diags.split_off(before);
+        if diags.iter().any(|d| d.code == codes::UNSUPPORTED) {
+            diags.clear();
+        }
+        self.ctor_trials.push((name.to_string(), diags));
     }
 
     /// Runs `check`, then puts back everything it changed except the
@@ -2210,6 +2333,7 @@ impl Checker {
             self.instance_args.clone(),
             self.instance_aliases.clone(),
             self.extern_params.clone(),
+            self.opaque_composites.clone(),
         );
         check(self);
         (
@@ -2227,6 +2351,7 @@ impl Checker {
             self.instance_args,
             self.instance_aliases,
             self.extern_params,
+            self.opaque_composites,
         ) = saved;
     }
 
@@ -2418,6 +2543,7 @@ impl Checker {
                     ty,
                     dir != ir::Direction::In,
                     Some(self.nominal_of_type(&p.ty)),
+                    self.tuple_nominals(&p.ty),
                 ),
             );
         }
@@ -2547,6 +2673,25 @@ fn type_arguments(t: &ast::Type) -> Vec<&ast::Type> {
         ast::TypeKind::Tuple(items) => items.iter().collect(),
         ast::TypeKind::Stack { elem, .. } => vec![&**elem],
         _ => Vec::new(),
+    }
+}
+
+/// The first element of a tuple type within `t` (at any depth) that
+/// `is_string` calls a string.
+fn find_tuple_string(
+    t: &ast::Type,
+    is_string: impl Fn(&ast::Type) -> bool + Copy,
+) -> Option<&ast::Type> {
+    use ast::TypeKind as K;
+    match &t.kind {
+        K::Tuple(items) => items
+            .iter()
+            .find(|i| is_string(i))
+            .or_else(|| items.iter().find_map(|i| find_tuple_string(i, is_string))),
+        K::Named { args, .. } => args.iter().find_map(|a| find_tuple_string(a, is_string)),
+        K::Stack { elem, .. } => find_tuple_string(elem, is_string),
+        K::List(elem) => find_tuple_string(elem, is_string),
+        _ => None,
     }
 }
 

@@ -82,7 +82,10 @@ impl Checker {
             ty: ty.clone(),
             param: None,
         });
-        self.declare(name, Sym::Var(ir::VarRef::Local(idx), ty, true, nominal));
+        self.declare(
+            name,
+            Sym::Var(ir::VarRef::Local(idx), ty, true, nominal, Vec::new()),
+        );
         Some(idx)
     }
 
@@ -156,7 +159,10 @@ impl Checker {
                     name: format!("index#{idx}"),
                     span,
                 };
-                self.declare(&name, Sym::Var(ir::VarRef::Local(idx), ty, false, None));
+                self.declare(
+                    &name,
+                    Sym::Var(ir::VarRef::Local(idx), ty, false, None, Vec::new()),
+                );
                 **index = ast::Expr {
                     kind: ast::ExprKind::Name(ast::PathName {
                         top_level: false,
@@ -518,7 +524,9 @@ impl Checker {
                 if let Some(init) = &init {
                     self.check_declared_nominal(&v.ty, init, v.span);
                 }
-                if let Some(i) = self.new_local(&v.name, ty, Some(nominal)) {
+                let i = self.new_local(&v.name, ty, Some(nominal));
+                self.note_tuple_nominals(&v.name, &v.ty);
+                if let Some(i) = i {
                     out.push(Stmt::Decl(i, init));
                 }
             }

@@ -55,6 +55,7 @@ impl Checker {
     pub(super) fn user_extern_decl(&mut self, e: &ast::ExternDecl) {
         self.user_extern_asts
             .insert(e.name.name.clone(), (e.clone(), self.scopes.clone()));
+        self.trial_extern_defaults(e);
         if !e.type_params.is_empty() {
             // Checked per list of type arguments, where instantiated.
             return;
@@ -64,6 +65,41 @@ impl Checker {
         if let Some(u) = self.settle_decl(&e.name.name, before, r) {
             self.prog.user_externs.push(u);
         }
+    }
+
+    /// Checks the default values of `e`'s constructor and method
+    /// parameters at its declaration, as p4c does, with its type
+    /// parameters (and its methods') opaque ([`Checker::opaque_types`]).
+    /// The diagnostics wait in `ctor_trials`: they are reported only if
+    /// nothing instantiates `e`, as an instance binds a default where it
+    /// is used and checks it there.
+    fn trial_extern_defaults(&mut self, e: &ast::ExternDecl) {
+        let params = |m: &ast::ExternMember| match m {
+            ast::ExternMember::Constructor { params, .. } => params.clone(),
+            ast::ExternMember::Method(f) => f.params.clone(),
+        };
+        if !e
+            .members
+            .iter()
+            .any(|m| params(m).iter().any(|p| p.default.is_some()))
+        {
+            return;
+        }
+        let before = self.diags.len();
+        self.discarding_changes(|c| {
+            c.push_scope();
+            c.declare_opaque_types(&e.type_params);
+            for m in &e.members {
+                c.push_scope();
+                if let ast::ExternMember::Method(f) = m {
+                    c.declare_opaque_types(&f.type_params);
+                }
+                c.ctor_defaults(&params(m));
+                c.pop_scope();
+            }
+            c.pop_scope();
+        });
+        self.keep_trial(&e.name.name, before);
     }
 
     /// Keeps a declaration's result: problems in its signature are not
@@ -331,6 +367,8 @@ impl Checker {
         let Some((e, scopes)) = self.user_extern_asts.get(name).cloned() else {
             return UserType::NotUser;
         };
+        // Instantiated: its declaration's trial is not reported.
+        self.ctor_used.insert(name.to_string());
         if self.refused_user_externs.contains_key(name) {
             return UserType::NotUser;
         }
