@@ -3324,3 +3324,54 @@ fn assignment_to_a_stack_property() {
         check_errors(name, &program(&[("DECLS", decls), ("APPLY", apply)]));
     }
 }
+
+// ---------------------------------------------------------------- gapB
+
+#[test]
+fn select_keys_of_tuple_and_struct_types() {
+    // P4_16 §13.6, §8.15: a tuple or struct key is matched by a list of as
+    // many values (nested as the key is), by `default`/`_` as a whole, or,
+    // as the only key, by a tuple keyset of its components.
+    let decls = "struct pair_t { bit<8> x; bit<8> y; } \
+                 struct with_header_t { h_t h; bit<8> x; } \
+                 pair_t pair_of(bit<8> v) { return {v, v}; }";
+    for (name, parser) in [
+        (
+            "select_list_key_list_length",
+            "transition select(hdr.h.a, {hdr.h.a, hdr.h.c}) { (1, {2, 3, 4}): accept; \
+             default: reject; }",
+        ),
+        (
+            "select_struct_key_scalar_keyset",
+            "pair_t p = {hdr.h.a, hdr.h.c}; transition select(p) { 5: accept; default: reject; }",
+        ),
+        (
+            "select_tuple_key_keyset_length",
+            "tuple<bit<8>, bit<8>> t = {hdr.h.a, hdr.h.c}; \
+             transition select(t) { (1, 2, 3): accept; default: reject; }",
+        ),
+        (
+            "select_struct_key_with_header",
+            "with_header_t w = {hdr.h, 1}; transition select(w) { {_, 1}: accept; \
+             default: reject; }",
+        ),
+        (
+            "select_struct_key_calls",
+            "transition select(pair_of(hdr.h.a)) { {1, 1}: accept; default: reject; }",
+        ),
+    ] {
+        check_errors(name, &program(&[("DECLS", decls), ("PARSER", parser)]));
+    }
+    check_compiles(
+        "select_tuple_keys_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "PARSER",
+                "pair_t p = pair_of(hdr.h.a); transition select(hdr.h.c, {hdr.h.a, p}) { \
+                 (1, {2, {3, _}}): accept; (2, {_, default}): accept; (3, _): accept; \
+                 default: reject; }",
+            ),
+        ]),
+    );
+}

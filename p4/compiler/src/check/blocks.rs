@@ -560,30 +560,23 @@ impl Checker {
                 }
                 Some(ast::Transition::Select { exprs, cases, .. }) => {
                     let mut keys = Vec::new();
+                    let mut shapes = Vec::new();
                     for e in exprs {
-                        if let Some(x) = self.expr(e, None) {
-                            if !matches!(
-                                x.ty,
-                                Ty::Bit(_)
-                                    | Ty::Int(_)
-                                    | Ty::Bool
-                                    | Ty::Error
-                                    | Ty::Enum(_)
-                                    | Ty::SerEnum(_)
-                            ) {
-                                self.error(
-                                    codes::TYPE_MISMATCH,
-                                    e.span,
-                                    format!("cannot select on {}", self.ty_name(&x.ty)),
-                                );
-                            }
-                            keys.push(x);
-                        }
+                        let shape = self
+                            .expr(e, None)
+                            .and_then(|x| self.select_key(x, e.span, &mut keys));
+                        shapes.push(shape);
                     }
+                    // Keysets are checked against keys that checked (after
+                    // an error in a key, a case keeps only its target).
+                    let shapes: Option<Vec<_>> = shapes.into_iter().collect();
                     let mut ir_cases = Vec::new();
                     for c in cases {
                         let t = target(self, &c.next);
-                        let ks = self.select_keyset(&c.keyset, &keys);
+                        let ks = match &shapes {
+                            Some(shapes) => self.select_keyset(&c.keyset, &keys, shapes),
+                            None => Some(Vec::new()),
+                        };
                         if let (Some(t), Some(ks)) = (t, ks) {
                             ir_cases.push(ir::SelectCase {
                                 keys: ks,
@@ -754,104 +747,53 @@ impl Checker {
         }
     }
 
-    fn select_keyset(&mut self, ks: &ast::Keyset, keys: &[ir::Expr]) -> Option<Vec<ir::KeySet>> {
-        if ks.elems.len() == 1
-            && matches!(
-                ks.elems[0],
-                ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)
-            )
-        {
-            return Some(vec![ir::KeySet::Any; keys.len()]);
-        }
-        // A value set over the whole key tuple: a struct's (or tuple's)
-        // fields line up with the keys, for one key too (P4_16 "Parser
-        // Value Sets": `value_set<S>` whose S has one field, on one key).
-        if let [ast::KeysetElem::Expr(e)] = ks.elems.as_slice()
-            && let ast::ExprKind::Name(p) = &e.kind
-            && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
-            && (keys.len() > 1 || matches!(vty, Ty::Tuple(_) | Ty::Composite(_)))
-        {
-            let parts: Vec<Ty> = self
-                .value_set_parts(&vty, "")
-                .into_iter()
-                .map(|(_, t)| t)
-                .collect();
-            let key_tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
-            if parts != key_tys {
-                self.error(
-                    codes::TYPE_MISMATCH,
-                    e.span,
-                    "the value set's element type does not match the select keys",
-                );
-                return None;
-            }
-            let mut out = vec![ir::KeySet::ValueSetAll(i)];
-            out.extend(std::iter::repeat_n(ir::KeySet::Any, keys.len() - 1));
-            return Some(out);
-        }
-        if ks.elems.len() != keys.len() {
-            self.error_label(
-                codes::BAD_SELECT,
-                ks.span,
-                format!(
-                    "this case has {} values but the select has {} keys",
-                    ks.elems.len(),
-                    keys.len()
-                ),
-                "wrong number of values",
-            );
-            return None;
-        }
-        let mut out = Vec::new();
-        for (el, k) in ks.elems.iter().zip(keys) {
-            let ty = &k.ty;
-            out.push(match el {
-                ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_) => ir::KeySet::Any,
-                ast::KeysetElem::Expr(e) => {
-                    if let ast::ExprKind::Name(p) = &e.kind
-                        && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
-                    {
-                        if &vty != ty {
-                            self.error(
-                                codes::TYPE_MISMATCH,
-                                e.span,
-                                format!(
-                                    "value set of {} used for a key of {}",
-                                    self.ty_name(&vty),
-                                    self.ty_name(ty)
-                                ),
-                            );
-                            return None;
-                        }
-                        out.push(ir::KeySet::ValueSet(i));
-                        continue;
-                    }
-                    ir::KeySet::Value(self.keyset_value(e, ty)?)
-                }
-                ast::KeysetElem::Mask { value, mask, .. } => {
-                    let v = self.keyset_value(value, ty)?;
-                    let m = self.keyset_value(mask, ty)?;
-                    ir::KeySet::Mask(v, m)
-                }
-                ast::KeysetElem::Range { lo, hi, .. } => {
-                    let l = self.keyset_value(lo, ty)?;
-                    let h = self.keyset_value(hi, ty)?;
-                    // BMv2 turns a select range into masks and refuses one
-                    // whose end is below its start (p4c: "Range end is
-                    // less than start", issue-2123_e). On an int<W> key the
-                    // range holds the x with l <= x <= h as signed values
-                    // (P4_16 §8.15.3), so `-5 .. 5` is in order.
-                    let signed = ty
-                        .is_signed(&self.prog)
-                        .then(|| ty.scalar_width(&self.prog).unwrap_or(0));
-                    if !self.range_in_order(codes::BAD_SELECT, el_span(el), l, h, signed) {
+    /// The keyset of one select case element `el` for a scalar key of type
+    /// `ty`; `None` after a diagnostic.
+    pub(super) fn scalar_keyset(&mut self, el: &ast::KeysetElem, ty: &Ty) -> Option<ir::KeySet> {
+        Some(match el {
+            ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_) => ir::KeySet::Any,
+            ast::KeysetElem::Expr(e) => {
+                if let ast::ExprKind::Name(p) = &e.kind
+                    && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
+                {
+                    if &vty != ty {
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            e.span,
+                            format!(
+                                "value set of {} used for a key of {}",
+                                self.ty_name(&vty),
+                                self.ty_name(ty)
+                            ),
+                        );
                         return None;
                     }
-                    ir::KeySet::Range(l, h)
+                    return Some(ir::KeySet::ValueSet(i));
                 }
-            });
-        }
-        Some(out)
+                ir::KeySet::Value(self.keyset_value(e, ty)?)
+            }
+            ast::KeysetElem::Mask { value, mask, .. } => {
+                let v = self.keyset_value(value, ty)?;
+                let m = self.keyset_value(mask, ty)?;
+                ir::KeySet::Mask(v, m)
+            }
+            ast::KeysetElem::Range { lo, hi, .. } => {
+                let l = self.keyset_value(lo, ty)?;
+                let h = self.keyset_value(hi, ty)?;
+                // BMv2 turns a select range into masks and refuses one
+                // whose end is below its start (p4c: "Range end is
+                // less than start", issue-2123_e). On an int<W> key the
+                // range holds the x with l <= x <= h as signed values
+                // (P4_16 §8.15.3), so `-5 .. 5` is in order.
+                let signed = ty
+                    .is_signed(&self.prog)
+                    .then(|| ty.scalar_width(&self.prog).unwrap_or(0));
+                if !self.range_in_order(codes::BAD_SELECT, el_span(el), l, h, signed) {
+                    return None;
+                }
+                ir::KeySet::Range(l, h)
+            }
+        })
     }
 
     /// Whether the range `l .. h` (values masked to the key's width) is in
@@ -3090,7 +3032,7 @@ impl Checker {
     /// none of these gives no parts.
     /// The leaves of a value set's element type, in order, each with its
     /// dotted path below `prefix` (a tuple's items are named by index).
-    fn value_set_parts(&self, ty: &Ty, prefix: &str) -> Vec<(String, Ty)> {
+    pub(super) fn value_set_parts(&self, ty: &Ty, prefix: &str) -> Vec<(String, Ty)> {
         let join = |n: &str| {
             if prefix.is_empty() {
                 n.to_string()
@@ -3397,7 +3339,7 @@ impl Checker {
     }
 }
 
-fn el_span(el: &ast::KeysetElem) -> Span {
+pub(super) fn el_span(el: &ast::KeysetElem) -> Span {
     match el {
         ast::KeysetElem::Expr(e) => e.span,
         ast::KeysetElem::Mask { span, .. } | ast::KeysetElem::Range { span, .. } => *span,

@@ -59,6 +59,7 @@ mod extern_params;
 pub mod fold;
 mod package;
 mod program_info;
+mod select;
 mod stmt;
 mod user_externs;
 
