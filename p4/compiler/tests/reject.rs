@@ -3375,3 +3375,18 @@ fn select_keys_of_tuple_and_struct_types() {
         ]),
     );
 }
+
+#[test]
+fn own_extern_function_named_like_v1models() {
+    // P4_16 overloads functions by arity: a program's `random` of one
+    // parameter is its own beside v1model's of three (`tests/stf/own_random`
+    // runs both); a call of another arity matches neither.
+    let decls = "extern bit<32> random(in bit<5> logRange);";
+    check_errors(
+        "own_random_call_arity",
+        &program(&[
+            ("DECLS", decls),
+            ("APPLY", "hdr.h.a = (bit<8>)random(3, 4);"),
+        ]),
+    );
+}
