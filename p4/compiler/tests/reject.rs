@@ -3390,3 +3390,42 @@ fn own_extern_function_named_like_v1models() {
         ]),
     );
 }
+
+#[test]
+fn v1switch_control_constructor_arguments() {
+    // A control in V1Switch(..) takes top-level extern instances for its
+    // extern constructor parameters (`tests/stf/v1switch_extern_ctor_args`
+    // runs one), checked against the parameter's type; a control instance
+    // passed there has no control to live in yet.
+    let with_param = |param: &str, arg: &str, decls: &str| {
+        program(&[("DECLS", decls)])
+            .replace(
+                "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {",
+                &format!(
+                    "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t \
+                     sm)({param}) {{"
+                ),
+            )
+            .replace("VC(), I(), E()", &format!("VC(), I({arg}), E()"))
+    };
+    check_errors(
+        "v1switch_extern_ctor_arg_type",
+        &with_param(
+            "register<bit<8>> r",
+            "cnt",
+            "counter(4, CounterType.packets) cnt;",
+        ),
+    );
+    check_errors(
+        "v1switch_control_ctor_arg",
+        &with_param(
+            "step_t s",
+            "Inc()",
+            "control step_t(inout bit<8> x); control Inc(inout bit<8> x) { apply { x = x + 1; } }",
+        ),
+    );
+    check_compiles(
+        "v1switch_extern_ctor_arg_ok",
+        &with_param("register<bit<8>> r", "seen", "register<bit<8>>(4) seen;"),
+    );
+}

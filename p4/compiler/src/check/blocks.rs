@@ -925,7 +925,10 @@ impl Checker {
         let (values, passed) =
             self.ctor_values("control", name, generic, &decl.ctor_params, args, span)?;
         let externs = std::mem::take(&mut self.extern_params.ctor_args);
-        let key = ctor_key(name, tys, &values, &passed);
+        let globals = std::mem::take(&mut self.extern_params.ctor_global_args);
+        let mut key = ctor_key(name, tys, &values, &passed);
+        key.1
+            .extend(globals.iter().map(|(_, g, _)| format!("top-level {g}")));
         let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
         if let Some(h) = self.ctor_cache.get(&key).copied()
             && !self.needs_own_copy(h)
@@ -936,8 +939,10 @@ impl Checker {
             return Some(h);
         }
         self.pending_aliases = passed.into_iter().map(|(n, c, _)| (n, c)).collect();
+        self.extern_params.pending_global_ctor = globals;
         let h = self.ctor_control_body(&decl, tys, values);
         self.pending_aliases.clear();
+        self.extern_params.pending_global_ctor.clear();
         if let Some(h) = h {
             self.ctor_cache.entry(key).or_insert(h);
             self.pending_instance_args = instance_args;
@@ -1077,6 +1082,7 @@ impl Checker {
         let mut passed = Vec::new();
         let mut externs = Vec::new();
         let mut parser_externs = Vec::new();
+        let mut globals = Vec::new();
         for (p, a) in params.iter().zip(args) {
             if self.is_control_type(&p.ty) {
                 passed.push(self.passed_instance(p, a)?);
@@ -1084,8 +1090,15 @@ impl Checker {
             }
             if self.names_extern_object(p) {
                 // Bound to the instance passed where the block is
-                // instantiated (`check::extern_params`).
-                if kind == "control" {
+                // instantiated (`check::extern_params`); a control in
+                // `V1Switch(..)` (outside any block) takes a top-level one.
+                if kind == "control"
+                    && self.body.is_none()
+                    && let ast::ExprKind::Name(n) = &a.kind
+                    && matches!(self.lookup(n), Some(Sym::GlobalExtern))
+                {
+                    globals.push((p.clone(), n.ident.name.clone(), a.span));
+                } else if kind == "control" {
                     externs.push(self.extern_ctor_arg(name, p, a)?);
                 } else {
                     parser_externs.push(self.parser_ctor_arg(name, p, a)?);
@@ -1118,6 +1131,7 @@ impl Checker {
         // Set last: an instantiation among the arguments checks its own.
         self.extern_params.ctor_args = externs;
         self.extern_params.parser_ctor_args = parser_externs;
+        self.extern_params.ctor_global_args = globals;
         Some((values, passed))
     }
 
@@ -1212,6 +1226,15 @@ impl Checker {
             let sub = self.prog.controls[ctl].instances.get(i as usize)?.1;
             return Some((p.name.clone(), sub, i));
         }
+        if here.is_none() {
+            // `V1Switch(.., C(Inc()), ..)`: the top-level instance tree has
+            // no control for the instance passed to live in.
+            self.unsupported(
+                a.span,
+                "passing control instances to controls instantiated in V1Switch",
+            );
+            return None;
+        }
         if let ast::ExprKind::Name(n) = &a.kind {
             self.error_label(
                 codes::TYPE_MISMATCH,
@@ -1234,6 +1257,7 @@ impl Checker {
     /// Checks a control's locals and apply block into a new IR control.
     fn control_body(&mut self, c: &ast::ControlDecl) -> Option<Handle<ir::Control>> {
         let aliases = std::mem::take(&mut self.pending_aliases);
+        let global_ctor = std::mem::take(&mut self.extern_params.pending_global_ctor);
         let h = self.prog.controls.append(
             ir::Control {
                 name: c.signature.name.name.clone(),
@@ -1259,7 +1283,8 @@ impl Checker {
         self.declare_control_extern_params(h, &externs, false);
         // Extern constructor parameters: bound where the control is
         // instantiated (`ExternParamState::ctor_bindings`).
-        let ctor_externs = self.extern_ctor_params(&c.ctor_params);
+        let mut ctor_externs = self.extern_ctor_params(&c.ctor_params);
+        ctor_externs.retain(|(_, p)| !global_ctor.iter().any(|(g, ..)| g.name == p.name));
         self.declare_control_extern_params(h, &ctor_externs, true);
         // Control-typed constructor parameters: instances of this control
         // that the instance tree points at the instances passed.
@@ -1280,6 +1305,9 @@ impl Checker {
         });
         for g in self.global_externs.clone() {
             self.global_extern(&g, h);
+        }
+        for (p, g, arg) in global_ctor {
+            self.global_ctor_param(h, &p, &g, arg);
         }
         for d in &c.locals {
             match d {
@@ -1359,6 +1387,36 @@ impl Checker {
         if self.diags.len() > before && self.prog.controls.len() > 1 {
             self.diags.truncate(before);
         }
+    }
+
+    /// Extern constructor parameter `p` of control `h` in `V1Switch(..)`,
+    /// given top-level instance `global` (the argument at `arg`): declared
+    /// as another copy of it in `h` (named `.global` for the control plane,
+    /// so one object), and checked against the parameter's type.
+    fn global_ctor_param(
+        &mut self,
+        h: Handle<ir::Control>,
+        p: &ast::Param,
+        global: &str,
+        arg: Span,
+    ) {
+        let Some(g) = self.global_externs.iter().find(|g| g.name.name == global) else {
+            self.bug(p.span, "top-level extern instance not found");
+            return;
+        };
+        let mut local = global_copy(g);
+        local.name = p.name.clone();
+        let before = self.prog.controls[h].externs.len();
+        self.control_instantiation(&local, h);
+        let (Some(got), Some(want)) = (
+            self.prog.controls[h].externs.get(before).cloned(),
+            self.extern_param_kind(p),
+        ) else {
+            return;
+        };
+        let role = ("constructor parameter", p.name.name.as_str());
+        let callee = self.prog.controls[h].name.clone();
+        self.extern_arg_fits(&got, (&want, p.span), arg, role, &callee);
     }
 
     /// Top-level extern instance `name` used in the parser, function or
