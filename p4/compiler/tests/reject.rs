@@ -3595,3 +3595,108 @@ fn tuple_element_of_a_new_type_is_that_type() {
         ]),
     );
 }
+
+// ---------------------------------------------------------------- gapB
+
+#[test]
+fn select_keys_of_tuple_and_struct_types() {
+    // P4_16 §13.6, §8.15: a tuple or struct key is matched by a list of as
+    // many values (nested as the key is), by `default`/`_` as a whole, or,
+    // as the only key, by a tuple keyset of its components.
+    let decls = "struct pair_t { bit<8> x; bit<8> y; } \
+                 struct with_header_t { h_t h; bit<8> x; } \
+                 pair_t pair_of(bit<8> v) { return {v, v}; }";
+    for (name, parser) in [
+        (
+            "select_list_key_list_length",
+            "transition select(hdr.h.a, {hdr.h.a, hdr.h.c}) { (1, {2, 3, 4}): accept; \
+             default: reject; }",
+        ),
+        (
+            "select_struct_key_scalar_keyset",
+            "pair_t p = {hdr.h.a, hdr.h.c}; transition select(p) { 5: accept; default: reject; }",
+        ),
+        (
+            "select_tuple_key_keyset_length",
+            "tuple<bit<8>, bit<8>> t = {hdr.h.a, hdr.h.c}; \
+             transition select(t) { (1, 2, 3): accept; default: reject; }",
+        ),
+        (
+            "select_struct_key_with_header",
+            "with_header_t w = {hdr.h, 1}; transition select(w) { {_, 1}: accept; \
+             default: reject; }",
+        ),
+        (
+            "select_struct_key_calls",
+            "transition select(pair_of(hdr.h.a)) { {1, 1}: accept; default: reject; }",
+        ),
+    ] {
+        check_errors(name, &program(&[("DECLS", decls), ("PARSER", parser)]));
+    }
+    check_compiles(
+        "select_tuple_keys_ok",
+        &program(&[
+            ("DECLS", decls),
+            (
+                "PARSER",
+                "pair_t p = pair_of(hdr.h.a); transition select(hdr.h.c, {hdr.h.a, p}) { \
+                 (1, {2, {3, _}}): accept; (2, {_, default}): accept; (3, _): accept; \
+                 default: reject; }",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn own_extern_function_named_like_v1models() {
+    // P4_16 overloads functions by arity: a program's `random` of one
+    // parameter is its own beside v1model's of three (`tests/stf/own_random`
+    // runs both); a call of another arity matches neither.
+    let decls = "extern bit<32> random(in bit<5> logRange);";
+    check_errors(
+        "own_random_call_arity",
+        &program(&[
+            ("DECLS", decls),
+            ("APPLY", "hdr.h.a = (bit<8>)random(3, 4);"),
+        ]),
+    );
+}
+
+#[test]
+fn v1switch_control_constructor_arguments() {
+    // A control in V1Switch(..) takes top-level extern instances for its
+    // extern constructor parameters (`tests/stf/v1switch_extern_ctor_args`
+    // runs one), checked against the parameter's type; a control instance
+    // passed there has no control to live in yet.
+    let with_param = |param: &str, arg: &str, decls: &str| {
+        program(&[("DECLS", decls)])
+            .replace(
+                "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {",
+                &format!(
+                    "control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t \
+                     sm)({param}) {{"
+                ),
+            )
+            .replace("VC(), I(), E()", &format!("VC(), I({arg}), E()"))
+    };
+    check_errors(
+        "v1switch_extern_ctor_arg_type",
+        &with_param(
+            "register<bit<8>> r",
+            "cnt",
+            "counter(4, CounterType.packets) cnt;",
+        ),
+    );
+    check_errors(
+        "v1switch_control_ctor_arg",
+        &with_param(
+            "step_t s",
+            "Inc()",
+            "control step_t(inout bit<8> x); control Inc(inout bit<8> x) { apply { x = x + 1; } }",
+        ),
+    );
+    check_compiles(
+        "v1switch_extern_ctor_arg_ok",
+        &with_param("register<bit<8>> r", "seen", "register<bit<8>>(4) seen;"),
+    );
+}

@@ -566,30 +566,23 @@ impl Checker {
                 }
                 Some(ast::Transition::Select { exprs, cases, .. }) => {
                     let mut keys = Vec::new();
+                    let mut shapes = Vec::new();
                     for e in exprs {
-                        if let Some(x) = self.expr(e, None) {
-                            if !matches!(
-                                x.ty,
-                                Ty::Bit(_)
-                                    | Ty::Int(_)
-                                    | Ty::Bool
-                                    | Ty::Error
-                                    | Ty::Enum(_)
-                                    | Ty::SerEnum(_)
-                            ) {
-                                self.error(
-                                    codes::TYPE_MISMATCH,
-                                    e.span,
-                                    format!("cannot select on {}", self.ty_name(&x.ty)),
-                                );
-                            }
-                            keys.push(x);
-                        }
+                        let shape = self
+                            .expr(e, None)
+                            .and_then(|x| self.select_key(x, e.span, &mut keys));
+                        shapes.push(shape);
                     }
+                    // Keysets are checked against keys that checked (after
+                    // an error in a key, a case keeps only its target).
+                    let shapes: Option<Vec<_>> = shapes.into_iter().collect();
                     let mut ir_cases = Vec::new();
                     for c in cases {
                         let t = target(self, &c.next);
-                        let ks = self.select_keyset(&c.keyset, &keys);
+                        let ks = match &shapes {
+                            Some(shapes) => self.select_keyset(&c.keyset, &keys, shapes),
+                            None => Some(Vec::new()),
+                        };
                         if let (Some(t), Some(ks)) = (t, ks) {
                             ir_cases.push(ir::SelectCase {
                                 keys: ks,
@@ -760,104 +753,53 @@ impl Checker {
         }
     }
 
-    fn select_keyset(&mut self, ks: &ast::Keyset, keys: &[ir::Expr]) -> Option<Vec<ir::KeySet>> {
-        if ks.elems.len() == 1
-            && matches!(
-                ks.elems[0],
-                ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_)
-            )
-        {
-            return Some(vec![ir::KeySet::Any; keys.len()]);
-        }
-        // A value set over the whole key tuple: a struct's (or tuple's)
-        // fields line up with the keys, for one key too (P4_16 "Parser
-        // Value Sets": `value_set<S>` whose S has one field, on one key).
-        if let [ast::KeysetElem::Expr(e)] = ks.elems.as_slice()
-            && let ast::ExprKind::Name(p) = &e.kind
-            && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
-            && (keys.len() > 1 || matches!(vty, Ty::Tuple(_) | Ty::Composite(_)))
-        {
-            let parts: Vec<Ty> = self
-                .value_set_parts(&vty, "")
-                .into_iter()
-                .map(|(_, t)| t)
-                .collect();
-            let key_tys: Vec<Ty> = keys.iter().map(|k| k.ty.clone()).collect();
-            if parts != key_tys {
-                self.error(
-                    codes::TYPE_MISMATCH,
-                    e.span,
-                    "the value set's element type does not match the select keys",
-                );
-                return None;
-            }
-            let mut out = vec![ir::KeySet::ValueSetAll(i)];
-            out.extend(std::iter::repeat_n(ir::KeySet::Any, keys.len() - 1));
-            return Some(out);
-        }
-        if ks.elems.len() != keys.len() {
-            self.error_label(
-                codes::BAD_SELECT,
-                ks.span,
-                format!(
-                    "this case has {} values but the select has {} keys",
-                    ks.elems.len(),
-                    keys.len()
-                ),
-                "wrong number of values",
-            );
-            return None;
-        }
-        let mut out = Vec::new();
-        for (el, k) in ks.elems.iter().zip(keys) {
-            let ty = &k.ty;
-            out.push(match el {
-                ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_) => ir::KeySet::Any,
-                ast::KeysetElem::Expr(e) => {
-                    if let ast::ExprKind::Name(p) = &e.kind
-                        && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
-                    {
-                        if &vty != ty {
-                            self.error(
-                                codes::TYPE_MISMATCH,
-                                e.span,
-                                format!(
-                                    "value set of {} used for a key of {}",
-                                    self.ty_name(&vty),
-                                    self.ty_name(ty)
-                                ),
-                            );
-                            return None;
-                        }
-                        out.push(ir::KeySet::ValueSet(i));
-                        continue;
-                    }
-                    ir::KeySet::Value(self.keyset_value(e, ty)?)
-                }
-                ast::KeysetElem::Mask { value, mask, .. } => {
-                    let v = self.keyset_value(value, ty)?;
-                    let m = self.keyset_value(mask, ty)?;
-                    ir::KeySet::Mask(v, m)
-                }
-                ast::KeysetElem::Range { lo, hi, .. } => {
-                    let l = self.keyset_value(lo, ty)?;
-                    let h = self.keyset_value(hi, ty)?;
-                    // BMv2 turns a select range into masks and refuses one
-                    // whose end is below its start (p4c: "Range end is
-                    // less than start", issue-2123_e). On an int<W> key the
-                    // range holds the x with l <= x <= h as signed values
-                    // (P4_16 §8.15.3), so `-5 .. 5` is in order.
-                    let signed = ty
-                        .is_signed(&self.prog)
-                        .then(|| ty.scalar_width(&self.prog).unwrap_or(0));
-                    if !self.range_in_order(codes::BAD_SELECT, el_span(el), l, h, signed) {
+    /// The keyset of one select case element `el` for a scalar key of type
+    /// `ty`; `None` after a diagnostic.
+    pub(super) fn scalar_keyset(&mut self, el: &ast::KeysetElem, ty: &Ty) -> Option<ir::KeySet> {
+        Some(match el {
+            ast::KeysetElem::Default(_) | ast::KeysetElem::DontCare(_) => ir::KeySet::Any,
+            ast::KeysetElem::Expr(e) => {
+                if let ast::ExprKind::Name(p) = &e.kind
+                    && let Some(Sym::ValueSet(i, vty)) = self.lookup(p).cloned()
+                {
+                    if &vty != ty {
+                        self.error(
+                            codes::TYPE_MISMATCH,
+                            e.span,
+                            format!(
+                                "value set of {} used for a key of {}",
+                                self.ty_name(&vty),
+                                self.ty_name(ty)
+                            ),
+                        );
                         return None;
                     }
-                    ir::KeySet::Range(l, h)
+                    return Some(ir::KeySet::ValueSet(i));
                 }
-            });
-        }
-        Some(out)
+                ir::KeySet::Value(self.keyset_value(e, ty)?)
+            }
+            ast::KeysetElem::Mask { value, mask, .. } => {
+                let v = self.keyset_value(value, ty)?;
+                let m = self.keyset_value(mask, ty)?;
+                ir::KeySet::Mask(v, m)
+            }
+            ast::KeysetElem::Range { lo, hi, .. } => {
+                let l = self.keyset_value(lo, ty)?;
+                let h = self.keyset_value(hi, ty)?;
+                // BMv2 turns a select range into masks and refuses one
+                // whose end is below its start (p4c: "Range end is
+                // less than start", issue-2123_e). On an int<W> key the
+                // range holds the x with l <= x <= h as signed values
+                // (P4_16 §8.15.3), so `-5 .. 5` is in order.
+                let signed = ty
+                    .is_signed(&self.prog)
+                    .then(|| ty.scalar_width(&self.prog).unwrap_or(0));
+                if !self.range_in_order(codes::BAD_SELECT, el_span(el), l, h, signed) {
+                    return None;
+                }
+                ir::KeySet::Range(l, h)
+            }
+        })
     }
 
     /// Whether the range `l .. h` (values masked to the key's width) is in
@@ -992,7 +934,10 @@ impl Checker {
         let (values, passed) =
             self.ctor_values("control", name, generic, &decl.ctor_params, args, span)?;
         let externs = std::mem::take(&mut self.extern_params.ctor_args);
-        let key = ctor_key(name, tys, &values, &passed);
+        let globals = std::mem::take(&mut self.extern_params.ctor_global_args);
+        let mut key = ctor_key(name, tys, &values, &passed);
+        key.1
+            .extend(globals.iter().map(|(_, g, _)| format!("top-level {g}")));
         let instance_args: Vec<u32> = passed.iter().map(|p| p.2).collect();
         if let Some(h) = self.ctor_cache.get(&key).copied()
             && !self.needs_own_copy(h)
@@ -1003,8 +948,10 @@ impl Checker {
             return Some(h);
         }
         self.pending_aliases = passed.into_iter().map(|(n, c, _)| (n, c)).collect();
+        self.extern_params.pending_global_ctor = globals;
         let h = self.ctor_control_body(&decl, tys, values);
         self.pending_aliases.clear();
+        self.extern_params.pending_global_ctor.clear();
         if let Some(h) = h {
             self.ctor_cache.entry(key).or_insert(h);
             self.pending_instance_args = instance_args;
@@ -1177,6 +1124,7 @@ impl Checker {
         let mut passed = Vec::new();
         let mut externs = Vec::new();
         let mut parser_externs = Vec::new();
+        let mut globals = Vec::new();
         for (p, a) in params.iter().zip(args) {
             if self.is_control_type(&p.ty) {
                 passed.push(self.passed_instance(p, a)?);
@@ -1185,8 +1133,15 @@ impl Checker {
             if self.names_extern_object(p) {
                 // Bound to the instance passed where the block is
                 // instantiated (`check::extern_params`); its type may name
-                // the block's type parameters (`widget<T> w`).
-                if kind == "control" {
+                // the block's type parameters (`widget<T> w`). A control in
+                // `V1Switch(..)` (outside any block) takes a top-level one.
+                if kind == "control"
+                    && self.body.is_none()
+                    && let ast::ExprKind::Name(n) = &a.kind
+                    && matches!(self.lookup(n), Some(Sym::GlobalExtern))
+                {
+                    globals.push((p.clone(), n.ident.name.clone(), a.span));
+                } else if kind == "control" {
                     let e = self.with_type_args(generic, |c| c.extern_ctor_arg(name, p, a));
                     externs.push(e?);
                 } else {
@@ -1216,6 +1171,7 @@ impl Checker {
         // Set last: an instantiation among the arguments checks its own.
         self.extern_params.ctor_args = externs;
         self.extern_params.parser_ctor_args = parser_externs;
+        self.extern_params.ctor_global_args = globals;
         Some((values, passed))
     }
 
@@ -1326,6 +1282,15 @@ impl Checker {
             let sub = self.prog.controls[ctl].instances.get(i as usize)?.1;
             return Some((p.name.clone(), sub, i));
         }
+        if here.is_none() {
+            // `V1Switch(.., C(Inc()), ..)`: the top-level instance tree has
+            // no control for the instance passed to live in.
+            self.unsupported(
+                a.span,
+                "passing control instances to controls instantiated in V1Switch",
+            );
+            return None;
+        }
         if let ast::ExprKind::Name(n) = &a.kind {
             self.error_label(
                 codes::TYPE_MISMATCH,
@@ -1348,6 +1313,7 @@ impl Checker {
     /// Checks a control's locals and apply block into a new IR control.
     fn control_body(&mut self, c: &ast::ControlDecl) -> Option<Handle<ir::Control>> {
         let aliases = std::mem::take(&mut self.pending_aliases);
+        let global_ctor = std::mem::take(&mut self.extern_params.pending_global_ctor);
         let h = self.prog.controls.append(
             ir::Control {
                 name: c.signature.name.name.clone(),
@@ -1373,7 +1339,8 @@ impl Checker {
         self.declare_control_extern_params(h, &externs, false);
         // Extern constructor parameters: bound where the control is
         // instantiated (`ExternParamState::ctor_bindings`).
-        let ctor_externs = self.extern_ctor_params(&c.ctor_params);
+        let mut ctor_externs = self.extern_ctor_params(&c.ctor_params);
+        ctor_externs.retain(|(_, p)| !global_ctor.iter().any(|(g, ..)| g.name == p.name));
         self.declare_control_extern_params(h, &ctor_externs, true);
         // Control-typed constructor parameters: instances of this control
         // that the instance tree points at the instances passed.
@@ -1394,6 +1361,9 @@ impl Checker {
         });
         for g in self.global_externs.clone() {
             self.global_extern(&g, h);
+        }
+        for (p, g, arg) in global_ctor {
+            self.global_ctor_param(h, &p, &g, arg);
         }
         for d in &c.locals {
             match d {
@@ -1479,6 +1449,36 @@ impl Checker {
         if self.diags.len() > before && self.prog.controls.len() > 1 {
             self.diags.truncate(before);
         }
+    }
+
+    /// Extern constructor parameter `p` of control `h` in `V1Switch(..)`,
+    /// given top-level instance `global` (the argument at `arg`): declared
+    /// as another copy of it in `h` (named `.global` for the control plane,
+    /// so one object), and checked against the parameter's type.
+    fn global_ctor_param(
+        &mut self,
+        h: Handle<ir::Control>,
+        p: &ast::Param,
+        global: &str,
+        arg: Span,
+    ) {
+        let Some(g) = self.global_externs.iter().find(|g| g.name.name == global) else {
+            self.bug(p.span, "top-level extern instance not found");
+            return;
+        };
+        let mut local = global_copy(g);
+        local.name = p.name.clone();
+        let before = self.prog.controls[h].externs.len();
+        self.control_instantiation(&local, h);
+        let (Some(got), Some(want)) = (
+            self.prog.controls[h].externs.get(before).cloned(),
+            self.extern_param_kind(p),
+        ) else {
+            return;
+        };
+        let role = ("constructor parameter", p.name.name.as_str());
+        let callee = self.prog.controls[h].name.clone();
+        self.extern_arg_fits(&got, (&want, p.span), arg, role, &callee);
     }
 
     /// Top-level extern instance `name` used in the parser, function or
@@ -3157,7 +3157,7 @@ impl Checker {
     /// none of these gives no parts.
     /// The leaves of a value set's element type, in order, each with its
     /// dotted path below `prefix` (a tuple's items are named by index).
-    fn value_set_parts(&self, ty: &Ty, prefix: &str) -> Vec<(String, Ty)> {
+    pub(super) fn value_set_parts(&self, ty: &Ty, prefix: &str) -> Vec<(String, Ty)> {
         let join = |n: &str| {
             if prefix.is_empty() {
                 n.to_string()
@@ -3464,7 +3464,7 @@ impl Checker {
     }
 }
 
-fn el_span(el: &ast::KeysetElem) -> Span {
+pub(super) fn el_span(el: &ast::KeysetElem) -> Span {
     match el {
         ast::KeysetElem::Expr(e) => e.span,
         ast::KeysetElem::Mask { span, .. } | ast::KeysetElem::Range { span, .. } => *span,

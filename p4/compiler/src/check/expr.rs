@@ -2809,6 +2809,12 @@ impl Checker {
             "resubmit_preserving_field_list",
             "recirculate_preserving_field_list",
         ];
+        // The program's own overload of a v1model name (another arity).
+        if !crate::v1model::functions(name).any(|s| s.params.len() == args.len())
+            && self.is_user_function(name)
+        {
+            return self.user_function_call(name, type_args, args, span);
+        }
         if PLAIN.contains(&name)
             && crate::v1model::functions(name).next().is_some()
             && !self.no_type_args(type_args, &format!("`{name}`"), span)

@@ -79,6 +79,13 @@ pub(crate) struct ExternParamState {
     /// The instances `ctor_values` found for the extern constructor
     /// parameters of the parser about to be checked, in parameter order.
     pub(crate) parser_ctor_args: Vec<ParserArg>,
+    /// The top-level instances `ctor_values` found for the extern
+    /// constructor parameters of a control in `V1Switch(..)`: (parameter,
+    /// top-level instance name, argument); taken by its caller.
+    pub(crate) ctor_global_args: Vec<(ast::Param, String, Span)>,
+    /// Those of the control about to be checked, which declares each
+    /// parameter as its copy of the top-level instance.
+    pub(crate) pending_global_ctor: Vec<(ast::Param, String, Span)>,
 }
 
 /// An extern parameter of a parser bound by the parser body being checked.
@@ -543,7 +550,7 @@ impl Checker {
 
     /// Whether an instance of kind `got`, passed to `param` (its role and
     /// name) of `callee`, is of the extern type `want`; reported if not.
-    fn extern_arg_fits(
+    pub(crate) fn extern_arg_fits(
         &mut self,
         got: &ir::ExternInst,
         (want, want_span): (&ir::ExternKind, Span),

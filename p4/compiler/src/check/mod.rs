@@ -59,6 +59,7 @@ mod extern_params;
 pub mod fold;
 mod package;
 mod program_info;
+mod select;
 mod stmt;
 mod user_externs;
 
@@ -1051,7 +1052,14 @@ impl Checker {
                 self.method_return_type(f);
                 self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
                 self.unique_param_names(&[names(&f.type_params), param_names(&f.params)], false);
-                if crate::v1model::functions(&f.name.name).next().is_none() {
+                // A function named like one of v1model's is the program's
+                // own overload when v1model has none of its arity (P4_16
+                // overloads functions by their number of parameters, as
+                // p4c does: its `random(bit<5> logRange)` beside
+                // v1model's); one of v1model's arity is v1model's.
+                if !crate::v1model::functions(&f.name.name)
+                    .any(|s| s.params.len() == f.params.len())
+                {
                     self.user_function_decl(f);
                 }
             }

@@ -148,7 +148,7 @@ impl Checker {
                     self.extern_params.pending_ctor.clear();
                     self.unsupported(
                         a.span,
-                        "passing instances to controls instantiated in V1Switch",
+                        "passing control instances to controls instantiated in V1Switch",
                     );
                     return;
                 }

@@ -314,6 +314,14 @@ impl Checker {
         self.unsupported(span, &why);
     }
 
+    /// Whether the program declares an extern function `name` of its own
+    /// (usable or not).
+    pub(crate) fn is_user_function(&self, name: &str) -> bool {
+        self.prog.user_functions.iter().any(|f| f.name == name)
+            || self.generic_user_fns.contains_key(name)
+            || self.refused_user_externs.contains_key(name)
+    }
+
     /// Whether `name` is a user extern object type (usable or not).
     pub(crate) fn is_user_extern_type(&self, name: &str) -> bool {
         self.user_extern_asts.contains_key(name)
@@ -1033,10 +1041,12 @@ impl Checker {
                 );
                 return None;
             } else {
+                // v1model's overloads of the name count too (`random`).
                 let arities = concrete
                     .iter()
                     .map(|(_, f)| f.params.len())
-                    .chain(generic.iter().map(|(f, _)| f.params.len()));
+                    .chain(generic.iter().map(|(f, _)| f.params.len()))
+                    .chain(crate::v1model::functions(name).map(|s| s.params.len()));
                 self.arity_error(&what, arities, args.len(), span);
                 return None;
             };

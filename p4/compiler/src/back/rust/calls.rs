@@ -39,7 +39,7 @@ impl Gen<'_> {
                 Direction::In => list.push(self.to_native(&self.expr(ctx, a)?, ty)?),
                 Direction::Out | Direction::InOut => {
                     let t = ctx.tmp("arg");
-                    let (copy_in, copy_out) = self.copy_in_out(ctx, a, ty, &t)?;
+                    let (copy_in, copy_out) = self.copy_in_out(ctx, *dir, a, ty, &t)?;
                     pre.push(copy_in);
                     list.push(format!("&mut {t}"));
                     post.push(copy_out);
@@ -52,10 +52,14 @@ impl Gen<'_> {
     /// The copy-in (`let mut t = ..;`) and copy-out statements of an
     /// `out`/`inout` argument `a` passed as `&mut t` (P4_16 §6.8: copy-in,
     /// copy-out). A slice (`f(h.a[3:0])`) is copied back into its bits of
-    /// the base, leaving the others as they are.
+    /// the base, leaving the others as they are. An `out` parameter starts
+    /// with its headers invalid (§6.8), so one holding a header is not
+    /// copied in. The copy-out is an assignment, so a union member it
+    /// leaves valid is its union's only valid member (§8.20).
     fn copy_in_out(
         &self,
         ctx: &Ctx<'_>,
+        dir: Direction,
         a: &Expr,
         ty: &Ty,
         t: &str,
@@ -87,7 +91,37 @@ impl Gen<'_> {
             return Ok((copy_in, copy_out));
         }
         let p = self.place(ctx, a)?;
-        Ok((format!("let mut {t} = {p};"), format!("{p} = {t};")))
+        let copy_in = if dir == Direction::Out && self.holds_header(ty) {
+            format!(
+                "let mut {t}: {} = {};",
+                self.rust_ty(ty)?,
+                self.default_value(ty)?
+            )
+        } else {
+            format!("let mut {t} = {p};")
+        };
+        let mut copy_out = format!("{p} = {t};");
+        if let Some((union, keep)) = self.union_member(a) {
+            let others = self.invalidate_union_siblings(&self.place(ctx, union)?, &union.ty, keep);
+            copy_out.push_str(&format!(" if {p}.valid {{ {others} }}"));
+        }
+        Ok((copy_in, copy_out))
+    }
+
+    /// Whether a value of `ty` is or holds a header (a header union or
+    /// stack, a struct or tuple with one): what an `out` parameter of this
+    /// type starts with invalid.
+    fn holds_header(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Composite(c) => {
+                let comp = &self.prog.composites[*c];
+                comp.kind != CompositeKind::Struct
+                    || comp.fields.iter().any(|f| self.holds_header(&f.ty))
+            }
+            Ty::Stack(..) => true,
+            Ty::Tuple(items) => items.iter().any(|t| self.holds_header(t)),
+            _ => false,
+        }
     }
 
     pub(super) fn wrap_call(pre: Vec<String>, call: String, post: Vec<String>, q: &str) -> String {
@@ -199,7 +233,7 @@ impl Gen<'_> {
                             self.to_native(&self.expr(ctx, a)?, &ty)?
                         ));
                     } else {
-                        let (copy_in, copy_out) = self.copy_in_out(ctx, a, &ty, &t)?;
+                        let (copy_in, copy_out) = self.copy_in_out(ctx, p.dir, a, &ty, &t)?;
                         pre.push(copy_in);
                         post.push(copy_out);
                     }
@@ -245,7 +279,7 @@ impl Gen<'_> {
                             self.to_native(&self.expr(ctx, a)?, ty)?
                         ));
                     } else {
-                        let (copy_in, copy_out) = self.copy_in_out(ctx, a, ty, &t)?;
+                        let (copy_in, copy_out) = self.copy_in_out(ctx, p.dir, a, ty, &t)?;
                         pre.push(copy_in);
                         post.push(copy_out);
                     }
