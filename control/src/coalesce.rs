@@ -146,6 +146,15 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesce<T> {
     }
 }
 
+/// Served connections keep what tonic knows of their peer.
+impl<T: tonic::transport::server::Connected> tonic::transport::server::Connected for Coalesce<T> {
+    type ConnectInfo = T::ConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.inner.connect_info()
+    }
+}
+
 impl<T: AsyncRead + Unpin> AsyncRead for Coalesce<T> {
     fn poll_read(
         self: Pin<&mut Self>,
