@@ -6,8 +6,8 @@
 //! socket, unless the configuration names another).
 //!
 //! The connection writes what hyper writes in one turn of the runtime in
-//! one system call (the crate's `coalesce` module), so a unary call's headers and
-//! message reach the server together, as a gRPC C-core client sends them.
+//! one system call (the crate's `coalesce` module), so a unary call's
+//! headers and message reach the server together.
 
 use hyper_util::rt::TokioIo;
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint, Uri};

@@ -9,8 +9,8 @@
 //! END_STREAM follows in a second write once the body task has run. Over
 //! loopback each write runs the receiver's TCP stack and wakes its thread,
 //! and the server often wakes twice for one request (once for the headers,
-//! again for the message). gRPC's C core (grpcio, which PTF,
-//! p4runtime-shell and finsy use) sends a unary call in one write.
+//! again for the message). Served connections use it too, so the replies
+//! of Writes committed together leave in one write.
 //!
 //! How: writes are taken into a buffer; the first flush of what is buffered
 //! is put off once (the task wakes itself and returns `Pending`, so the
