@@ -16,6 +16,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod client;
+mod coalesce;
 pub mod daemon;
 pub mod device;
 pub mod fabric;

@@ -5,12 +5,18 @@
 //! Unknown services (finsy's gNMI) get UNIMPLEMENTED from the router.
 //! Either listener can serve over TLS or mutual TLS ([`Bound::serve_tls`],
 //! configuration from [`crate::tls`]); a client that does not complete the
-//! handshake gets no service.
+//! handshake gets no service. A connection writes the replies finished in
+//! one turn of the runtime in one system call (the crate's `coalesce`
+//! module): the answers of a group of Writes committed together reach the
+//! client in one write, and wake it once.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use tokio_stream::StreamExt;
+
+use crate::coalesce::Coalesce;
 use crate::fabric::FabricService;
 use crate::p4rt::P4RuntimeService;
 
@@ -220,19 +226,22 @@ impl Bound {
             .add_optional_service(fabric.map(FabricService::into_server));
         match self {
             Bound::Tcp(l) => {
+                // No Nagle: a Write's reply (headers, message, trailers)
+                // must not wait for the client's ACK.
+                let incoming =
+                    tonic::transport::server::TcpIncoming::from(l).with_nodelay(Some(true));
                 router
                     .serve_with_incoming_shutdown(
-                        // No Nagle: a Write's reply (headers, message,
-                        // trailers) must not wait for the client's ACK.
-                        tonic::transport::server::TcpIncoming::from(l).with_nodelay(Some(true)),
+                        incoming.map(|conn| conn.map(Coalesce::new)),
                         shutdown,
                     )
                     .await?
             }
             Bound::Unix(l, path) => {
+                let incoming = tokio_stream::wrappers::UnixListenerStream::new(l);
                 let r = router
                     .serve_with_incoming_shutdown(
-                        tokio_stream::wrappers::UnixListenerStream::new(l),
+                        incoming.map(|conn| conn.map(Coalesce::new)),
                         shutdown,
                     )
                     .await;
