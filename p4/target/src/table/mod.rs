@@ -468,11 +468,7 @@ impl Table {
     /// `packet_len` bytes on the hit entry's direct counter, if any.
     #[inline]
     pub fn lookup(&mut self, key: &[u128], packet_len: u32) -> Lookup<'_> {
-        let found = if key.len() == self.n_keys {
-            self.engine.lookup(key)
-        } else {
-            None
-        };
+        let found = self.probe(key);
         self.outcome(found, packet_len)
     }
 
@@ -505,11 +501,7 @@ impl Table {
     /// [`Table::lookup_packed_word`] does.
     #[inline]
     pub fn lookup_word(&mut self, key: &[u128], packet_len: u32) -> WordLookup {
-        let found = if key.len() == self.n_keys {
-            self.engine.lookup(key)
-        } else {
-            None
-        };
+        let found = self.probe(key);
         self.word_outcome(found, packet_len)
     }
 
@@ -530,6 +522,17 @@ impl Table {
         match entry.and_then(|r| self.actions.get(r.0 as usize)) {
             Some(&a) if a != FREE => self.pool.get(a),
             _ => &self.default_action,
+        }
+    }
+
+    /// The entry id a key (one value per field, in key order) finds; a key
+    /// of the wrong length finds none.
+    #[inline]
+    fn probe(&self, key: &[u128]) -> Option<u32> {
+        if key.len() == self.n_keys {
+            self.engine.lookup(key)
+        } else {
+            None
         }
     }
 
@@ -644,6 +647,14 @@ impl Table {
         }
     }
 
+    /// Stores `action` as entry `i`'s word (tables that keep words).
+    fn set_word(&mut self, i: usize, action: &EntryAction) {
+        let w = self.word_of(action);
+        if let Some(slot) = self.words.get_mut(i) {
+            *slot = w;
+        }
+    }
+
     fn is_live(&self, r: EntryRef) -> bool {
         self.actions.get(r.0 as usize).is_some_and(|&a| a != FREE)
     }
@@ -748,10 +759,7 @@ impl Table {
             index.insert_unique(hash_of(rec), id, |&j| hash_of(records.get(j)));
         }
         self.actions[i] = self.pool.acquire(action);
-        let w = self.word_of(action);
-        if let Some(slot) = self.words.get_mut(i) {
-            *slot = w;
-        }
+        self.set_word(i, action);
         self.seq[i] = seq;
         if let Some(c) = self.counters.get_mut(i) {
             *c = CounterData::default();
@@ -810,10 +818,7 @@ impl Table {
         let old_index = self.actions[i];
         let old = self.pool.get(old_index).clone();
         self.actions[i] = self.pool.acquire(&entry.action);
-        let w = self.word_of(&entry.action);
-        if let Some(slot) = self.words.get_mut(i) {
-            *slot = w;
-        }
+        self.set_word(i, &entry.action);
         self.pool.release(old_index);
         if entry.metadata.is_empty() {
             self.metadata.remove(&r.0);
