@@ -45,6 +45,8 @@
 
 mod bitstage;
 mod exact;
+#[cfg(test)]
+mod fixtures;
 mod lpm;
 mod priority;
 pub mod profile;
@@ -1116,14 +1118,9 @@ pub(crate) fn check_action_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::info::{ActionRef, ActionScope, ConstEntryInfo, KeyInfo};
+    use crate::info::{ConstEntryInfo, KeyInfo};
 
-    static KEYS: [KeyInfo; 1] = [KeyInfo {
-        id: 1,
-        name: "h.x",
-        bitwidth: 8,
-        kind: MatchKind::Ternary,
-    }];
+    static KEYS: [KeyInfo; 1] = fixtures::key_x(MatchKind::Ternary);
     static ENTRIES: [ConstEntryInfo; 3] = [
         ConstEntryInfo {
             matches: &[Some(FieldMatch::Ternary {
@@ -1152,22 +1149,9 @@ mod tests {
         },
     ];
     static T: TableInfo = TableInfo {
-        id: 0x0200_0001,
-        name: "t",
-        keys: &KEYS,
-        actions: &[ActionRef {
-            id: 1,
-            scope: ActionScope::TableAndDefault,
-        }],
-        size: 8,
-        implementation: None,
-        default_action: (1, &[0]),
-        default_is_const: false,
         is_const: true,
         const_entries: &ENTRIES,
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
+        ..fixtures::table(1, "t", &KEYS, 8)
     };
 
     fn param(l: &Lookup<'_>) -> u128 {
@@ -1177,48 +1161,16 @@ mod tests {
         }
     }
 
-    static EXACT_KEY: [KeyInfo; 1] = [KeyInfo {
-        id: 1,
-        name: "h.x",
-        bitwidth: 8,
-        kind: MatchKind::Exact,
-    }];
+    static EXACT_KEY: [KeyInfo; 1] = fixtures::key_x(MatchKind::Exact);
     static IDLE: TableInfo = TableInfo {
-        id: 0x0200_0002,
-        name: "idle",
-        keys: &EXACT_KEY,
-        actions: &[ActionRef {
-            id: 1,
-            scope: ActionScope::TableAndDefault,
-        }],
-        size: 8,
-        implementation: None,
-        default_action: (1, &[0]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
         idle_timeout: true,
+        ..fixtures::table(2, "idle", &EXACT_KEY, 8)
     };
 
     static COUNTED: TableInfo = TableInfo {
-        id: 0x0200_0003,
-        name: "counted",
-        keys: &EXACT_KEY,
-        actions: &[ActionRef {
-            id: 1,
-            scope: ActionScope::TableAndDefault,
-        }],
-        size: 256,
-        implementation: None,
-        default_action: (1, &[0]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
         direct_counter: Some(0x1300_0001),
-        direct_meter: None,
         idle_timeout: true,
+        ..fixtures::table(3, "counted", &EXACT_KEY, 256)
     };
 
     fn exact(x: u128, param: u128) -> TableEntry {

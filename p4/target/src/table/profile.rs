@@ -456,6 +456,7 @@ impl ActionProfile {
 mod tests {
     use super::*;
     use crate::info::HashAlgorithm;
+    use crate::table::fixtures;
 
     static SEL: ActionProfileInfo = ActionProfileInfo {
         id: 0x1100_0001,
@@ -495,22 +496,8 @@ mod tests {
     }
 
     static WORD_TABLE: TableInfo = TableInfo {
-        id: 0x0200_0001,
-        name: "nexthop",
-        keys: &[],
-        actions: &[crate::info::ActionRef {
-            id: 1,
-            scope: crate::info::ActionScope::TableAndDefault,
-        }],
-        size: 8,
         implementation: Some(0x1100_0002),
-        default_action: (1, &[0]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
+        ..fixtures::table(1, "nexthop", &[], 8)
     };
     static WORD_SEL: ActionProfileInfo = ActionProfileInfo {
         id: 0x1100_0002,
