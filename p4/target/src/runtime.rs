@@ -19,9 +19,8 @@
 //! index of an object is its position in the `ProgramInfo` slice.
 //!
 //! Randomness (`random`, `HashAlgorithm.random`) comes from a seeded
-//! SplitMix64 generator per thread ([`Runtime::set_seed`]); it is not a
-//! `Runtime` field because other crates build `Runtime` with struct
-//! literals.
+//! SplitMix64 generator each `Runtime` owns ([`Runtime::set_seed`]), so
+//! switches sharing a thread (the simulator's) draw their own sequences.
 
 use crate::externs::{BitPacker, Counter, Meter, MeterConfig, Register, Rng};
 use crate::info::{HashAlgorithm, MatchKind, ProgramInfo};
@@ -216,6 +215,9 @@ pub struct Runtime {
     pub digests: Vec<(u32, Vec<u128>)>,
     /// Packet trace recorder: off unless the driver traces this packet.
     pub trace: crate::trace::Tracer,
+    /// Generator behind `random` and `HashAlgorithm.random`; deterministic
+    /// default seed.
+    rng: Rng,
 }
 
 /// Counter cell contents.
@@ -424,12 +426,6 @@ pub trait RuntimeApi {
 
 // ----- construction and per-packet helpers ---------------------------------
 
-thread_local! {
-    /// Generator behind `random` and `HashAlgorithm.random` for the pipeline
-    /// running on this thread; deterministic default seed.
-    static RNG: std::cell::RefCell<Rng> = std::cell::RefCell::new(Rng::default());
-}
-
 fn unknown(kind: &'static str, id: u32) -> RuntimeError {
     RuntimeError::UnknownId { kind, id }
 }
@@ -460,7 +456,7 @@ impl Runtime {
     /// All program state in its initial form: tables with their const
     /// entries and initial default actions, empty profiles, zeroed
     /// counters and registers, unconfigured (green) meters, empty value
-    /// sets. (The random generator is per thread: [`Runtime::set_seed`].)
+    /// sets, the random generator at its default seed.
     ///
     /// `counters` and `meters` have one element per `info.counters` /
     /// `info.meters` entry, so a dense index means the same object in both;
@@ -489,33 +485,28 @@ impl Runtime {
                 .collect(),
             digests: Vec::new(),
             trace: Default::default(),
+            rng: Rng::default(),
         }
     }
 
     /// Restarts the random sequence (`random`, `HashAlgorithm.random`).
-    ///
-    /// The generator state is per thread (the thread that owns the
-    /// pipeline), not a field of `Runtime`: other crates build `Runtime`
-    /// with struct literals, so its field list is frozen.
     pub fn set_seed(&mut self, seed: u64) {
-        RNG.with(|r| r.borrow_mut().set_seed(seed));
+        self.rng.set_seed(seed);
     }
 
     /// v1model `random(result, lo, hi)`: a value in `lo..=hi`. Always
-    /// inlined, drawing alone through the thread-local and mapping here:
-    /// generated code passes constant bounds, so the mapping folds away
-    /// (RED's `random(r, 0, 65535)` becomes one AND) and the thread-local
-    /// access is not hidden behind a call that checks the bounds at run time.
+    /// inlined, drawing and mapping here: generated code passes constant
+    /// bounds, so the mapping folds away (RED's `random(r, 0, 65535)`
+    /// becomes one AND) and a draw is an add and the mix on the state.
     /// The same draws and values as [`Rng::range`].
     #[inline(always)]
     pub fn random(&mut self, lo: u128, hi: u128) -> u128 {
         if hi > lo
             && let Ok(span) = u64::try_from(hi - lo)
         {
-            let r = RNG.with(|g| g.borrow_mut().next_u64());
-            return lo + u128::from(Rng::pick(span, r));
+            return lo + u128::from(Rng::pick(span, self.rng.next_u64()));
         }
-        RNG.with(|r| r.borrow_mut().range(lo, hi))
+        self.rng.range(lo, hi)
     }
 
     /// [`crate::externs::hash`], drawing `HashAlgorithm::Random` from the
@@ -523,7 +514,7 @@ impl Runtime {
     #[inline]
     pub fn hash(&mut self, algorithm: HashAlgorithm, input: &BitPacker) -> u64 {
         match algorithm {
-            HashAlgorithm::Random => RNG.with(|r| r.borrow_mut().next_u64()),
+            HashAlgorithm::Random => self.rng.next_u64(),
             _ => crate::externs::hash(algorithm, input),
         }
     }
@@ -533,7 +524,7 @@ impl Runtime {
     #[inline]
     pub fn hash_bytes<const N: usize>(&mut self, algorithm: HashAlgorithm, bytes: &[u8; N]) -> u64 {
         match algorithm {
-            HashAlgorithm::Random => RNG.with(|r| r.borrow_mut().next_u64()),
+            HashAlgorithm::Random => self.rng.next_u64(),
             _ => crate::externs::hash_bytes(algorithm, bytes),
         }
     }

@@ -772,6 +772,23 @@ fn random_is_reproducible_per_seed() {
     assert!((10..=20).contains(&r1));
 }
 
+/// Each runtime owns its generator: two on one thread (as the simulator's
+/// switches are) each draw their own seeded sequence, interleaved or not.
+#[test]
+fn runtimes_on_one_thread_draw_their_own_sequences() {
+    let (mut a, mut b) = (Runtime::new(&PROGRAM), Runtime::new(&PROGRAM));
+    a.set_seed(1);
+    b.set_seed(2);
+    let (mut ga, mut gb) = (
+        p4_target::externs::Rng::new(1),
+        p4_target::externs::Rng::new(2),
+    );
+    for _ in 0..16 {
+        assert_eq!(a.random(0, 1 << 40), ga.range(0, 1 << 40));
+        assert_eq!(b.random(0, 1 << 40), gb.range(0, 1 << 40));
+    }
+}
+
 /// `Runtime::random` maps its draw itself (constant bounds fold): the same
 /// values and the same number of draws as `Rng::range` for every shape of
 /// range, empty, power of two, other, 2^64 values and wider.

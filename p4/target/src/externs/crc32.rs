@@ -12,9 +12,10 @@
 //! multiplies for 37 bytes. [`crc32_array`] instead multiplies every 8-byte
 //! word of the message by its own constant `x^(64d+32) mod P` (`d` = words
 //! after it) at once, XORs the products and reduces the sum with one
-//! slicing-by-8 table step: one multiply deep. Longer inputs, CPUs without
-//! `pclmulqdq` and other architectures go to `crc32fast`, the one other CRC-32
-//! code the crate uses.
+//! slicing-by-8 table step: one multiply deep. Up to 8 bytes the table step
+//! alone does it, inlined into the caller. Longer inputs, CPUs without
+//! `pclmulqdq` and other architectures go to `crc32fast`, the one other
+//! CRC-32 code the crate uses.
 //!
 //! The arithmetic, in the reflected domain zlib uses (bit `t` of a
 //! little-endian word of `w` bits is the coefficient of `x^(w-1-t)`):
@@ -130,10 +131,14 @@ pub(crate) fn crc32(data: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// CRC-32 of an input whose length is known at compile time: folded with
-/// one carry-less multiply per word up to 64 bytes (see the module doc).
+/// CRC-32 of an input whose length is known at compile time: one table
+/// step up to 8 bytes, folded with one carry-less multiply per word up to
+/// 64 bytes (see the module doc).
 #[inline]
 pub(crate) fn crc32_array<const N: usize>(data: &[u8; N]) -> u32 {
+    if N <= 8 {
+        return sliced(data);
+    }
     #[cfg(target_arch = "x86_64")]
     if N <= 64 && std::arch::is_x86_feature_detected!("pclmulqdq") {
         // SAFETY: the CPU has the one feature `folded` enables beyond the
@@ -141,6 +146,21 @@ pub(crate) fn crc32_array<const N: usize>(data: &[u8; N]) -> u32 {
         return unsafe { folded(data) };
     }
     crc32(data)
+}
+
+/// [`crc32_array`] for `N <= 8`: the register after the message from zero
+/// is one slicing-by-N step (byte `k` meets `N - 1 - k` zero bytes after
+/// it), then zlib's CRC is that xor [`ZEROS`]`[N]`. No carry-less multiply,
+/// so it inlines: an action selector's hash of one flow-hash field (4
+/// bytes) stays in registers, where the folded path was a call that read
+/// the caller's stored bytes back one at a time.
+#[inline(always)]
+fn sliced<const N: usize>(data: &[u8; N]) -> u32 {
+    let mut crc = ZEROS[N];
+    for (k, &b) in data.iter().enumerate() {
+        crc ^= T[N - 1 - k][usize::from(b)];
+    }
+    crc
 }
 
 /// [`crc32_array`] for `N <= 64` with `pclmulqdq`.

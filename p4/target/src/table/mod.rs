@@ -45,6 +45,8 @@
 
 mod bitstage;
 mod exact;
+#[cfg(test)]
+mod fixtures;
 mod lpm;
 mod priority;
 pub mod profile;
@@ -468,11 +470,7 @@ impl Table {
     /// `packet_len` bytes on the hit entry's direct counter, if any.
     #[inline]
     pub fn lookup(&mut self, key: &[u128], packet_len: u32) -> Lookup<'_> {
-        let found = if key.len() == self.n_keys {
-            self.engine.lookup(key)
-        } else {
-            None
-        };
+        let found = self.probe(key);
         self.outcome(found, packet_len)
     }
 
@@ -505,11 +503,7 @@ impl Table {
     /// [`Table::lookup_packed_word`] does.
     #[inline]
     pub fn lookup_word(&mut self, key: &[u128], packet_len: u32) -> WordLookup {
-        let found = if key.len() == self.n_keys {
-            self.engine.lookup(key)
-        } else {
-            None
-        };
+        let found = self.probe(key);
         self.word_outcome(found, packet_len)
     }
 
@@ -530,6 +524,17 @@ impl Table {
         match entry.and_then(|r| self.actions.get(r.0 as usize)) {
             Some(&a) if a != FREE => self.pool.get(a),
             _ => &self.default_action,
+        }
+    }
+
+    /// The entry id a key (one value per field, in key order) finds; a key
+    /// of the wrong length finds none.
+    #[inline]
+    fn probe(&self, key: &[u128]) -> Option<u32> {
+        if key.len() == self.n_keys {
+            self.engine.lookup(key)
+        } else {
+            None
         }
     }
 
@@ -644,6 +649,14 @@ impl Table {
         }
     }
 
+    /// Stores `action` as entry `i`'s word (tables that keep words).
+    fn set_word(&mut self, i: usize, action: &EntryAction) {
+        let w = self.word_of(action);
+        if let Some(slot) = self.words.get_mut(i) {
+            *slot = w;
+        }
+    }
+
     fn is_live(&self, r: EntryRef) -> bool {
         self.actions.get(r.0 as usize).is_some_and(|&a| a != FREE)
     }
@@ -748,10 +761,7 @@ impl Table {
             index.insert_unique(hash_of(rec), id, |&j| hash_of(records.get(j)));
         }
         self.actions[i] = self.pool.acquire(action);
-        let w = self.word_of(action);
-        if let Some(slot) = self.words.get_mut(i) {
-            *slot = w;
-        }
+        self.set_word(i, action);
         self.seq[i] = seq;
         if let Some(c) = self.counters.get_mut(i) {
             *c = CounterData::default();
@@ -810,10 +820,7 @@ impl Table {
         let old_index = self.actions[i];
         let old = self.pool.get(old_index).clone();
         self.actions[i] = self.pool.acquire(&entry.action);
-        let w = self.word_of(&entry.action);
-        if let Some(slot) = self.words.get_mut(i) {
-            *slot = w;
-        }
+        self.set_word(i, &entry.action);
         self.pool.release(old_index);
         if entry.metadata.is_empty() {
             self.metadata.remove(&r.0);
@@ -1111,14 +1118,9 @@ pub(crate) fn check_action_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::info::{ActionRef, ActionScope, ConstEntryInfo, KeyInfo};
+    use crate::info::{ConstEntryInfo, KeyInfo};
 
-    static KEYS: [KeyInfo; 1] = [KeyInfo {
-        id: 1,
-        name: "h.x",
-        bitwidth: 8,
-        kind: MatchKind::Ternary,
-    }];
+    static KEYS: [KeyInfo; 1] = fixtures::key_x(MatchKind::Ternary);
     static ENTRIES: [ConstEntryInfo; 3] = [
         ConstEntryInfo {
             matches: &[Some(FieldMatch::Ternary {
@@ -1147,22 +1149,9 @@ mod tests {
         },
     ];
     static T: TableInfo = TableInfo {
-        id: 0x0200_0001,
-        name: "t",
-        keys: &KEYS,
-        actions: &[ActionRef {
-            id: 1,
-            scope: ActionScope::TableAndDefault,
-        }],
-        size: 8,
-        implementation: None,
-        default_action: (1, &[0]),
-        default_is_const: false,
         is_const: true,
         const_entries: &ENTRIES,
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
+        ..fixtures::table(1, "t", &KEYS, 8)
     };
 
     fn param(l: &Lookup<'_>) -> u128 {
@@ -1172,48 +1161,16 @@ mod tests {
         }
     }
 
-    static EXACT_KEY: [KeyInfo; 1] = [KeyInfo {
-        id: 1,
-        name: "h.x",
-        bitwidth: 8,
-        kind: MatchKind::Exact,
-    }];
+    static EXACT_KEY: [KeyInfo; 1] = fixtures::key_x(MatchKind::Exact);
     static IDLE: TableInfo = TableInfo {
-        id: 0x0200_0002,
-        name: "idle",
-        keys: &EXACT_KEY,
-        actions: &[ActionRef {
-            id: 1,
-            scope: ActionScope::TableAndDefault,
-        }],
-        size: 8,
-        implementation: None,
-        default_action: (1, &[0]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
         idle_timeout: true,
+        ..fixtures::table(2, "idle", &EXACT_KEY, 8)
     };
 
     static COUNTED: TableInfo = TableInfo {
-        id: 0x0200_0003,
-        name: "counted",
-        keys: &EXACT_KEY,
-        actions: &[ActionRef {
-            id: 1,
-            scope: ActionScope::TableAndDefault,
-        }],
-        size: 256,
-        implementation: None,
-        default_action: (1, &[0]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
         direct_counter: Some(0x1300_0001),
-        direct_meter: None,
         idle_timeout: true,
+        ..fixtures::table(3, "counted", &EXACT_KEY, 256)
     };
 
     fn exact(x: u128, param: u128) -> TableEntry {

@@ -46,11 +46,53 @@ pub const MAX_GROUP_WEIGHT: u32 = 1 << 16;
 struct Group {
     members: Vec<(u32, u32)>,
     flat: Box<[u32]>,
+    /// `flat.len()`, for the pick's remainder.
+    slots: Slots,
     /// Per slot of `flat`: its member's position in `members` (profiles
     /// that keep words only, else empty).
     picks: Box<[u16]>,
     /// Per position in `members`: the member's action word.
     words: Box<[u128]>,
+}
+
+/// The number of slots of a group, ready for `hash % slots` by two
+/// multiplies instead of a division (Lemire, Kaser, Kurz, "Faster
+/// remainder by direct computation", 2019): the pick is on the packet's
+/// chain of dependent steps, and a division is its longest link.
+#[derive(Debug, Clone, Copy)]
+struct Slots {
+    /// The number of slots (at most `MAX_GROUP_WEIGHT`).
+    n: u32,
+    /// `ceil(2^64 / n)` modulo 2^64 (0 for `n` = 0 or 1).
+    reciprocal: u64,
+}
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        let n = u32::try_from(n).expect("a group has at most MAX_GROUP_WEIGHT slots");
+        let reciprocal = (u64::MAX)
+            .checked_div(u64::from(n))
+            .map_or(0, |q| q.wrapping_add(1));
+        Slots { n, reciprocal }
+    }
+
+    /// `hash % n`, or `None` for a group without slots. Exact for every
+    /// `hash` below 2^32 (the CRC and checksum selector hashes); wider
+    /// ones take the division.
+    #[inline(always)]
+    fn slot(self, hash: u64) -> Option<usize> {
+        if self.n == 0 {
+            return None;
+        }
+        let rem = match u32::try_from(hash) {
+            Ok(h) => {
+                let fraction = self.reciprocal.wrapping_mul(u64::from(h));
+                ((u128::from(fraction) * u128::from(self.n)) >> 64) as u64
+            }
+            Err(_) => hash % u64::from(self.n),
+        };
+        Some(rem as usize)
+    }
 }
 
 /// An action profile or selector.
@@ -169,8 +211,8 @@ impl ActionProfile {
     #[inline]
     pub fn select_word(&self, group_id: u32, hash: u64) -> u128 {
         let picked = self.groups.get(&group_id).and_then(|g| {
-            let slot = hash.checked_rem(g.picks.len() as u64)?;
-            g.words.get(usize::from(g.picks[slot as usize]))
+            let position = g.picks.get(g.slots.slot(hash)?)?;
+            g.words.get(usize::from(*position))
         });
         picked.copied().unwrap_or(u128::from(word::NOT_INLINE))
     }
@@ -186,12 +228,7 @@ impl ActionProfile {
     /// unknown or empty group.
     #[inline]
     pub fn select(&self, group_id: u32, hash: u64) -> Option<&ActionCall> {
-        let g = self.groups.get(&group_id)?;
-        if g.flat.is_empty() {
-            return None;
-        }
-        let m = g.flat[(hash % g.flat.len() as u64) as usize];
-        self.members.get(&m)
+        self.members.get(&self.select_member_id(group_id, hash)?)
     }
 
     /// Number of selection slots of a group (see the module doc).
@@ -200,12 +237,10 @@ impl ActionProfile {
     }
 
     /// The member id `select` would pick.
+    #[inline]
     pub fn select_member_id(&self, group_id: u32, hash: u64) -> Option<u32> {
         let g = self.groups.get(&group_id)?;
-        if g.flat.is_empty() {
-            return None;
-        }
-        Some(g.flat[(hash % g.flat.len() as u64) as usize])
+        g.flat.get(g.slots.slot(hash)?).copied()
     }
 
     /// Inserts or (with `modify`) replaces a member. The caller has checked
@@ -361,6 +396,7 @@ impl ActionProfile {
             group_id,
             Group {
                 members: normalised,
+                slots: Slots::new(flat.len()),
                 flat,
                 picks,
                 words,
@@ -456,6 +492,7 @@ impl ActionProfile {
 mod tests {
     use super::*;
     use crate::info::HashAlgorithm;
+    use crate::table::fixtures;
 
     static SEL: ActionProfileInfo = ActionProfileInfo {
         id: 0x1100_0001,
@@ -495,22 +532,8 @@ mod tests {
     }
 
     static WORD_TABLE: TableInfo = TableInfo {
-        id: 0x0200_0001,
-        name: "nexthop",
-        keys: &[],
-        actions: &[crate::info::ActionRef {
-            id: 1,
-            scope: crate::info::ActionScope::TableAndDefault,
-        }],
-        size: 8,
         implementation: Some(0x1100_0002),
-        default_action: (1, &[0]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
+        ..fixtures::table(1, "nexthop", &[], 8)
     };
     static WORD_SEL: ActionProfileInfo = ActionProfileInfo {
         id: 0x1100_0002,
@@ -635,7 +658,37 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn slots_take_the_remainder_of_every_hash() {
+        assert_eq!(Slots::new(0).slot(7), None);
+        for n in [1usize, 2, 3, 7, 1024, 1025, 3000, 65_535, 65_536] {
+            let slots = Slots::new(n);
+            for hash in [
+                0,
+                1,
+                n as u64 - 1,
+                n as u64,
+                u64::from(u32::MAX),
+                1 << 32,
+                u64::MAX,
+            ] {
+                assert_eq!(
+                    slots.slot(hash),
+                    Some((hash % n as u64) as usize),
+                    "{hash} % {n}"
+                );
+            }
+        }
+    }
+
     proptest::proptest! {
+        #[test]
+        fn slots_match_the_division(n in 1usize..=MAX_GROUP_WEIGHT as usize, hash: u64, small: u32) {
+            let slots = Slots::new(n);
+            proptest::prop_assert_eq!(slots.slot(hash), Some((hash % n as u64) as usize));
+            proptest::prop_assert_eq!(slots.slot(u64::from(small)), Some(small as usize % n));
+        }
+
         /// Any sequence of group rewrites: each member gets its weight's
         /// share of the slots (rounded), and a flow moves only if its old
         /// member lost slots (so removing a member moves only its flows).

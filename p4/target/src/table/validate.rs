@@ -260,6 +260,7 @@ pub(crate) fn check_default_action(
 mod tests {
     use super::*;
     use crate::info::{ActionRef, KeyInfo};
+    use crate::table::fixtures;
 
     static KEYS: [KeyInfo; 4] = [
         KeyInfo {
@@ -298,19 +299,9 @@ mod tests {
         },
     ];
     static T: TableInfo = TableInfo {
-        id: 0x0200_0001,
-        name: "acl",
-        keys: &KEYS,
         actions: &ACTIONS,
-        size: 4,
-        implementation: None,
         default_action: (2, &[]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
+        ..fixtures::table(1, "acl", &KEYS, 4)
     };
 
     fn field_of(e: RuntimeError) -> String {
