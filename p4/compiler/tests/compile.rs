@@ -1598,7 +1598,7 @@ fn h_wire(decls: &str, apply: &str) -> Wire {
     let imp = &rust[imp..imp + rust[imp..].find("impl ").unwrap()];
     match (
         body.contains("wire__"),
-        imp.contains("if let Some(d) = out.wire(self.wire__"),
+        imp.contains("if let Some(d) = out.wire::<{ Self::BYTES }>(self.wire__"),
     ) {
         (false, _) => Wire::Packed,
         (true, false) => Wire::Kept,

@@ -149,7 +149,18 @@ pub struct PacketOut<'a> {
     /// In place: where the saved bytes start in the frame; `room` while
     /// nothing is saved. The spilled headers start at `room - saved_from`.
     saved_from: usize,
+    /// In place while emits still go to the frame (nothing has spilled):
+    /// `at + 1`, the [`WireAt`] of a header parsed where the next emit goes,
+    /// which [`PacketOut::wire`] then leaves where it is; [`NOT_IN_FRAME`]
+    /// otherwise. One field for the usual case's test, which the deparser
+    /// makes once a header, instead of the spill buffer's length against
+    /// `room - saved_from`.
+    next_wire: usize,
 }
+
+/// [`PacketOut`]'s `next_wire` once emits no longer go to the frame: no
+/// [`WireAt`] (a `u32`) equals it.
+const NOT_IN_FRAME: usize = usize::MAX;
 
 impl<'a> PacketOut<'a> {
     /// Emits append to `out`; `src` is the frame as parsed (the slice
@@ -164,6 +175,7 @@ impl<'a> PacketOut<'a> {
             room: 0,
             spill: None,
             saved_from: 0,
+            next_wire: NOT_IN_FRAME,
         }
     }
 
@@ -181,53 +193,57 @@ impl<'a> PacketOut<'a> {
             at: 0,
             spill: Some(spill),
             saved_from: room,
+            next_wire: 1,
         }
     }
 
     /// In place: whether nothing has spilled, so emits still go to the frame.
     #[inline(always)]
-    fn in_frame(&self, spill: &[u8]) -> bool {
-        spill.len() == self.room - self.saved_from
+    fn in_frame(&self) -> bool {
+        self.next_wire != NOT_IN_FRAME
+    }
+
+    /// In place, emits in the frame so far end at `end`.
+    #[inline(always)]
+    fn written_to(&mut self, end: usize) {
+        self.at = end;
+        self.next_wire = end + 1;
     }
 
     /// Emits `bytes` (one header's wire form).
     #[inline]
     pub fn put(&mut self, bytes: &[u8]) {
         let end = self.at + bytes.len();
-        match self.spill.as_deref() {
+        if self.in_frame() && end <= self.room {
+            self.save_before_overwrite();
+            self.buf[self.at..end].copy_from_slice(bytes);
+            self.written_to(end);
+            return;
+        }
+        match self.spill.as_deref_mut() {
             None => self.buf.extend_from_slice(bytes),
-            Some(spill) if self.in_frame(spill) && end <= self.room => {
-                self.save_before_overwrite();
-                self.buf[self.at..end].copy_from_slice(bytes);
-                self.at = end;
+            Some(spill) => {
+                spill.extend_from_slice(bytes);
+                self.next_wire = NOT_IN_FRAME;
             }
-            Some(_) => self
-                .spill
-                .as_deref_mut()
-                .expect("in place")
-                .extend_from_slice(bytes),
         }
     }
 
-    /// A header of `len` bytes extracted at `wire`, emitted from the bytes
+    /// A header of `LEN` bytes extracted at `wire`, emitted from the bytes
     /// it was parsed from: they are written to the output (in place where
     /// it was parsed, nothing is copied) and returned, for the caller to
     /// patch the fields a statement may have changed since. `None`
     /// (nothing done) if it was not extracted from a byte boundary of the
     /// frame: the caller then emits the header's fields.
     #[inline(always)]
-    pub fn wire(&mut self, wire: WireAt, len: usize) -> Option<&mut [u8]> {
+    pub fn wire<const LEN: usize>(&mut self, wire: WireAt) -> Option<&mut [u8; LEN]> {
         let at = self.at;
-        match self.spill.as_deref() {
-            // In place where it was parsed (the usual case): nothing to copy.
-            Some(spill)
-                if self.in_frame(spill) && wire.0 as usize == at + 1 && at + len <= self.room =>
-            {
-                self.at = at + len;
-                Some(&mut self.buf[at..at + len])
-            }
-            _ => self.wire_copied(wire.byte()?, len),
+        // In place where it was parsed (the usual case): nothing to copy.
+        if wire.0 as usize == self.next_wire && at + LEN <= self.room {
+            self.written_to(at + LEN);
+            return self.buf[at..].first_chunk_mut::<LEN>();
         }
+        self.wire_copied(wire.byte()?, LEN)?.try_into().ok()
     }
 
     /// [`Self::wire`] of a header whose bytes are copied: appended, or in
@@ -236,17 +252,17 @@ impl<'a> PacketOut<'a> {
     /// inlines as a test.
     #[inline(never)]
     fn wire_copied(&mut self, from: usize, len: usize) -> Option<&mut [u8]> {
-        let Some(spill) = self.spill.as_deref() else {
+        if self.spill.is_none() {
             let bytes = self.src.get(from..from + len)?;
             let start = self.buf.len();
             self.buf.extend_from_slice(bytes);
             return Some(&mut self.buf[start..]);
-        };
+        }
         if from + len > self.room {
             return None;
         }
         let (at, end) = (self.at, self.at + len);
-        if self.in_frame(spill) && end <= self.room {
+        if self.in_frame() && end <= self.room {
             self.save_before_overwrite();
             match self.saved(from, len) {
                 Some(saved) => {
@@ -256,9 +272,10 @@ impl<'a> PacketOut<'a> {
                 }
                 None => self.buf.copy_within(from..from + len, at),
             }
-            self.at = end;
+            self.written_to(end);
             return Some(&mut self.buf[at..end]);
         }
+        self.next_wire = NOT_IN_FRAME;
         let saved = self.saved(from, len);
         let spill = self.spill.as_deref_mut().expect("in place");
         let start = spill.len();
@@ -479,7 +496,7 @@ mod tests {
         let mut frame = vec![1, 2, 3, 4, 5, 0xee];
         let mut out = PacketOut::in_place(&mut frame, 5, &mut scratch);
         out.put(&[9, 9]);
-        out.wire(WireAt::at_byte(2), 3).expect("extracted")[1] = 0;
+        out.wire::<3>(WireAt::at_byte(2)).expect("extracted")[1] = 0;
         out.finish();
         assert_eq!(frame, [9, 9, 3, 0, 5, 0xee], "in place, patched");
         // A header pushed in front writes over the second one's bytes
@@ -487,36 +504,39 @@ mod tests {
         let mut frame = vec![1, 2, 3, 4, 5, 0xee];
         let mut out = PacketOut::in_place(&mut frame, 5, &mut scratch);
         out.put(&[7, 7, 7]);
-        assert_eq!(out.wire(WireAt::at_byte(2), 3).expect("saved"), [3, 4, 5]);
+        assert_eq!(
+            *out.wire::<3>(WireAt::at_byte(2)).expect("saved"),
+            [3, 4, 5]
+        );
         out.finish();
         assert_eq!(frame, [7, 7, 7, 3, 4, 5, 0xee]);
         // The first header dropped: the second moves down.
         let mut frame = vec![1, 2, 3, 4, 5, 0xee];
         let mut out = PacketOut::in_place(&mut frame, 5, &mut scratch);
-        out.wire(WireAt::at_byte(2), 3).expect("extracted");
+        out.wire::<3>(WireAt::at_byte(2)).expect("extracted");
         out.finish();
         assert_eq!(frame, [3, 4, 5, 0xee]);
         // Emitted in the other order.
         let mut frame = vec![1, 2, 3, 4, 5, 0xee];
         let mut out = PacketOut::in_place(&mut frame, 5, &mut scratch);
-        out.wire(WireAt::at_byte(2), 3).expect("extracted");
-        out.wire(WireAt::at_byte(0), 2).expect("saved");
+        out.wire::<3>(WireAt::at_byte(2)).expect("extracted");
+        out.wire::<2>(WireAt::at_byte(0)).expect("saved");
         out.finish();
         assert_eq!(frame, [3, 4, 5, 1, 2, 0xee]);
         // Appending: copied from the frame as parsed.
         let mut v = vec![0];
         let mut out = PacketOut::append(&mut v, &frame);
-        out.wire(WireAt::at_byte(1), 2).expect("extracted")[0] = 8;
+        out.wire::<2>(WireAt::at_byte(1)).expect("extracted")[0] = 8;
         assert_eq!(v, [0, 8, 5]);
         // Not extracted from a byte boundary: the caller packs its fields.
         assert!(
             PacketOut::append(&mut v, &frame)
-                .wire(WireAt::at_bits(4), 1)
+                .wire::<1>(WireAt::at_bits(4))
                 .is_none()
         );
         assert!(
             PacketOut::in_place(&mut frame, 5, &mut scratch)
-                .wire(WireAt::NONE, 1)
+                .wire::<1>(WireAt::NONE)
                 .is_none()
         );
         // Equality of headers ignores where they came from.
@@ -529,6 +549,18 @@ mod tests {
     enum Emit {
         Wire(usize, u8),
         Put(Vec<u8>),
+    }
+
+    /// The first byte [`PacketOut::wire`] returns for a header of `len`
+    /// bytes (1 to 4, the lengths the proptest draws).
+    fn wire_first<'o>(out: &'o mut PacketOut<'_>, wire: WireAt, len: usize) -> Option<&'o mut u8> {
+        match len {
+            1 => out.wire::<1>(wire).map(|d| &mut d[0]),
+            2 => out.wire::<2>(wire).map(|d| &mut d[0]),
+            3 => out.wire::<3>(wire).map(|d| &mut d[0]),
+            4 => out.wire::<4>(wire).map(|d| &mut d[0]),
+            _ => unreachable!("the proptest draws 1 to 4 bytes"),
+        }
     }
 
     fn emits(headers: usize) -> impl Strategy<Value = Vec<Emit>> {
@@ -557,8 +589,8 @@ mod tests {
                 for e in &emits {
                     match e {
                         Emit::Wire(i, b) => {
-                            let bytes = out.wire(WireAt::at_byte(starts[*i]), lens[*i]);
-                            bytes.expect("extracted")[0] = *b;
+                            let first = wire_first(out, WireAt::at_byte(starts[*i]), lens[*i]);
+                            *first.expect("extracted") = *b;
                         }
                         Emit::Put(bytes) => out.put(bytes),
                     }

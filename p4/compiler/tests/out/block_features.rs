@@ -348,7 +348,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if out.wire(self.wire__, Self::BYTES).is_some() {
+            if out.wire::<{ Self::BYTES }>(self.wire__).is_some() {
                 return;
             }
             let mut d = [0u8; Self::BYTES];
@@ -445,7 +445,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if let Some(d) = out.wire(self.wire__, Self::BYTES) {
+            if let Some(d) = out.wire::<{ Self::BYTES }>(self.wire__) {
                 d[0..1]
                     .copy_from_slice(
                         &(((self.kind as u64) & 0xff) << 0).to_be_bytes()[7..],

@@ -587,7 +587,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if out.wire(self.wire__, Self::BYTES).is_some() {
+            if out.wire::<{ Self::BYTES }>(self.wire__).is_some() {
                 return;
             }
             let mut d = [0u8; Self::BYTES];
@@ -693,7 +693,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if let Some(d) = out.wire(self.wire__, Self::BYTES) {
+            if let Some(d) = out.wire::<{ Self::BYTES }>(self.wire__) {
                 d[1..8]
                     .copy_from_slice(
                         &(((self.a as u64) & 0xff) << 48 | ((self.b as u64) & 0xff) << 40

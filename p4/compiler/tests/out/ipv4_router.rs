@@ -314,7 +314,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if let Some(d) = out.wire(self.wire__, Self::BYTES) {
+            if let Some(d) = out.wire::<{ Self::BYTES }>(self.wire__) {
                 d[0..6]
                     .copy_from_slice(
                         &(((self.dstAddr as u64) & 0xffffffffffff) << 0)
@@ -455,7 +455,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if let Some(d) = out.wire(self.wire__, Self::BYTES) {
+            if let Some(d) = out.wire::<{ Self::BYTES }>(self.wire__) {
                 d[8..9]
                     .copy_from_slice(
                         &(((self.ttl as u64) & 0xff) << 0).to_be_bytes()[7..],

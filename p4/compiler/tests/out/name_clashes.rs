@@ -292,7 +292,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if let Some(d) = out.wire(self.wire__, Self::BYTES) {
+            if let Some(d) = out.wire::<{ Self::BYTES }>(self.wire__) {
                 d[0..1]
                     .copy_from_slice(
                         &(((self.r#type as u64) & 0xff) << 0).to_be_bytes()[7..],

@@ -222,7 +222,7 @@ type_info {
             if !self.valid {
                 return;
             }
-            if out.wire(self.wire__, Self::BYTES).is_some() {
+            if out.wire::<{ Self::BYTES }>(self.wire__).is_some() {
                 return;
             }
             let mut d = [0u8; Self::BYTES];

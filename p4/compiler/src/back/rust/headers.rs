@@ -251,10 +251,10 @@ impl Gen<'_> {
             // extracted from a byte boundary (every field decoded then).
             match patched {
                 Some(written) => {
-                    w.open("if let Some(d) = out.wire(self.wire__, Self::BYTES) {");
+                    w.open("if let Some(d) = out.wire::<{ Self::BYTES }>(self.wire__) {");
                     field_patches(w, c, self.prog, written);
                 }
-                None => w.open("if out.wire(self.wire__, Self::BYTES).is_some() {"),
+                None => w.open("if out.wire::<{ Self::BYTES }>(self.wire__).is_some() {"),
             }
             w.line("return;");
             w.close("}");
@@ -478,7 +478,7 @@ pub(super) fn leaf_ident(path: &[String]) -> String {
 }
 
 /// The statements that write the fields of header `c` whose top-level
-/// indices are in `written` over its wire bytes `d` (a `&mut [u8]` of the
+/// indices are in `written` over its wire bytes `d` (a `&mut [u8; N]` of the
 /// header's length), leaving every other bit alone. Adjacent written fields
 /// that fit 8 bytes together are one run: stored outright when the run
 /// starts and ends on byte boundaries, else read, masked and stored back;
