@@ -120,6 +120,27 @@ fn harness_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/p4-stf-harness")
 }
 
+/// Takes the harness folder for this run: two runs at once would each
+/// rewrite the other's cases between its generation and its build, and one
+/// would print the other's results. A second run waits, saying so.
+fn lock_harness(crate_dir: &Path) -> anyhow::Result<fs::File> {
+    let path = crate_dir.join(".lock");
+    let file = fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => return Ok(file),
+        Err(fs::TryLockError::WouldBlock) => eprintln!(
+            "waiting for another `p4-to-rust stf` run using {}...",
+            crate_dir.display()
+        ),
+        Err(fs::TryLockError::Error(e)) => {
+            return Err(e).with_context(|| format!("locking {}", path.display()));
+        }
+    }
+    file.lock()
+        .with_context(|| format!("locking {}", path.display()))?;
+    Ok(file)
+}
+
 /// A crate of this workspace, by its folder relative to the compiler's.
 fn workspace_crate_dir(rel: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
@@ -206,6 +227,8 @@ pub fn run_dir_traced(
     let crate_dir = harness_dir();
     let src = crate_dir.join("src");
     fs::create_dir_all(&src).with_context(|| format!("creating {}", src.display()))?;
+    // Held until this run has printed its results (dropped on return).
+    let _harness = lock_harness(&crate_dir)?;
 
     let bar = ProgressBar::new(cases.len() as u64);
     bar.set_style(
