@@ -2634,7 +2634,7 @@ impl Checker {
             );
             return None;
         }
-        if written && crate::ir::visit::any_node(&low, &|e| matches!(e.kind, ExprKind::Call(_))) {
+        if written && crate::ir::visit::has_call(&low) {
             self.unsupported(
                 lo.span,
                 "writing through `+:` whose low bit calls something (it is read twice)",
