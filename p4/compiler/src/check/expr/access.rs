@@ -230,9 +230,6 @@ impl Checker {
         }
     }
 
-    /// P4_16 §7.6: no operator but `==` and `!=` is defined on a value of a
-    /// `type`-declared type (`(U32)((bit<32>)x + 1)`: "casts needed for
-    /// arithmetic"); p4c refuses it. `what` names the operator.
     /// The value a slice is taken of, and its width: a `bit<W>` or `int<W>`
     /// (a serializable enum as its representation).
     pub(super) fn sliced(&mut self, base: &ast::Expr) -> Option<(Expr, u32)> {

@@ -501,6 +501,9 @@ impl Checker {
         }
     }
 
+    /// P4_16 §7.6: no operator but `==` and `!=` is defined on a value of a
+    /// `type`-declared type (`(U32)((bit<32>)x + 1)`: "casts needed for
+    /// arithmetic"); p4c refuses it. `what` names the operator.
     pub(super) fn refuse_nominal_operand(&mut self, x: &Expr, span: Span, what: &str) -> bool {
         if let Some(Some(n)) = self.nominal_field(x) {
             self.error_label(
