@@ -842,8 +842,11 @@ impl Checker {
     /// Structured annotations (`@name[...]`, P4_16 §18.2): a name is used
     /// once per element, and not also as an unstructured annotation there
     /// (p4c: "duplicate name for structured annotation"); their values are
-    /// literals or names, not lists (p4c's structured-annotation-e1..e3).
-    fn structured_annotations(&mut self, anns: &[ast::Annotation]) {
+    /// not lists (p4c's structured-annotation-e1..e3) but compile-time
+    /// known values of type string, int or bool (a bit string too, as p4c
+    /// folds it to a constant). `type_params` are the element's own (in
+    /// scope for its annotations, as in p4c's `type-in-expr`).
+    fn structured_annotations(&mut self, anns: &[ast::Annotation], type_params: &[ast::Ident]) {
         for (i, a) in anns.iter().enumerate() {
             let ast::AnnotationBody::Structured { exprs, kvs, .. } = &a.body else {
                 continue;
@@ -875,8 +878,43 @@ impl Checker {
                         "a structured annotation holds literals and names, not lists",
                         "a list",
                     );
+                } else if type_params.is_empty() {
+                    self.annotation_value(e);
+                } else {
+                    self.discarding_changes(|c| {
+                        c.push_scope();
+                        c.declare_opaque_types(type_params);
+                        c.annotation_value(e);
+                        c.pop_scope();
+                    });
                 }
             }
+        }
+    }
+
+    /// One value of a structured annotation: a compile-time known string,
+    /// integer or boolean (P4_16 §18.2; p4c: "structured annotation must
+    /// be compile-time constant values").
+    fn annotation_value(&mut self, e: &ast::Expr) {
+        let constant = match self.expr_any(e) {
+            None => return,
+            Some(expr::TE::Inf(_)) => true,
+            Some(expr::TE::Typed(x)) => {
+                matches!(x.ty, Ty::Str | Ty::Bool | Ty::Bit(_) | Ty::Int(_))
+                    && matches!(
+                        x.kind,
+                        ir::ExprKind::Int(_) | ir::ExprKind::WideInt(_) | ir::ExprKind::Bool(_)
+                    )
+            }
+        };
+        if !constant {
+            self.error_label(
+                codes::NOT_CONSTANT,
+                e.span,
+                "a structured annotation's values are compile-time known strings, integers or \
+                 booleans",
+                "not a compile-time constant",
+            );
         }
     }
 
@@ -920,7 +958,21 @@ impl Checker {
     }
 
     fn top_decl(&mut self, d: &ast::Decl) {
-        self.structured_annotations(d.annotations());
+        let type_params: &[ast::Ident] = match d {
+            ast::Decl::Parser(p) => &p.signature.type_params,
+            ast::Decl::Control(c) => &c.signature.type_params,
+            ast::Decl::ParserType(t) | ast::Decl::ControlType(t) | ast::Decl::Package(t) => {
+                &t.type_params
+            }
+            ast::Decl::Function(f) => &f.type_params,
+            ast::Decl::ExternFunction(f) => &f.type_params,
+            ast::Decl::Extern(e) => &e.type_params,
+            ast::Decl::Header(s) | ast::Decl::HeaderUnion(s) | ast::Decl::Struct(s) => {
+                &s.type_params
+            }
+            _ => &[],
+        };
+        self.structured_annotations(d.annotations(), type_params);
         match d {
             ast::Decl::Const(c) => {
                 if let Some(value) = self.const_decl(c) {
