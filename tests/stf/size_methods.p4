@@ -1,7 +1,8 @@
 // minSizeInBits/minSizeInBytes/maxSizeInBits/maxSizeInBytes (P4_16
 // §8.9.2): compile-time sizes of headers (a varbit counts 0 for the minimum
 // and its maximum for the maximum; a struct field counts all its bits),
-// header stacks and header unions (the smallest/largest member).
+// header stacks and header unions (their largest member, for the minimum
+// too, as the spec's table has it).
 #include <core.p4>
 #include <v1model.p4>
 

@@ -128,13 +128,14 @@ fn direct_meter_read_without_a_table() {
 
 #[test]
 fn extern_methods_with_the_same_name_and_arity() {
-    // Methods overload by their number of parameters only: these two
-    // could not be told apart by a call.
+    // Methods overload by their number of parameters or their parameter
+    // names (P4_16 §7.2.12): these two have both alike, so no call could
+    // tell them apart (over29: `add(n)` beside `add(wide)` is legal).
     check_errors(
         "extern_method_ambiguous",
         &program(&[(
             "DECLS",
-            "extern Tally { Tally(); void add(in bit<8> n); void add(in bit<16> wide); void add(); }",
+            "extern Tally { Tally(); void add(in bit<8> n); void add(in bit<16> n); void add(); }",
         )]),
     );
 }
@@ -3698,5 +3699,141 @@ fn v1switch_control_constructor_arguments() {
     check_compiles(
         "v1switch_extern_ctor_arg_ok",
         &with_param("register<bit<8>> r", "seen", "register<bit<8>>(4) seen;"),
+    );
+}
+
+// ---------------------------------------------------------------- over29
+
+/// Two functions of one name for the `DECLS` hole.
+const TWO_SCALES: &str = "bit<8> scale(in bit<8> v, in bit<8> times) { return v * times; }\n\
+                          bit<8> scale(in bit<8> v, in bit<8> shift) { return v << shift; }";
+
+#[test]
+fn function_overloads_resolved_by_arity_then_names() {
+    // P4_16 §7.2.12: functions overload by number of parameters or by
+    // parameter names, never by types (`tests/stf/function_overloads` runs
+    // the accepted forms). A positional call cannot choose between two of
+    // one arity, a call of no declared arity matches none, and two
+    // declarations with the same parameter names are one declared twice.
+    check_errors(
+        "function_overload_ambiguous",
+        &program(&[
+            ("DECLS", TWO_SCALES),
+            ("APPLY", "hdr.h.a = scale(hdr.h.a, 2);"),
+        ]),
+    );
+    check_errors(
+        "function_overload_no_match",
+        &program(&[
+            ("DECLS", TWO_SCALES),
+            ("APPLY", "hdr.h.a = scale(hdr.h.a, 2, 3);"),
+        ]),
+    );
+    check_errors(
+        "function_overload_unknown_name",
+        &program(&[
+            ("DECLS", TWO_SCALES),
+            ("APPLY", "hdr.h.a = scale(v = hdr.h.a, by = 2);"),
+        ]),
+    );
+    check_errors(
+        "function_declared_twice",
+        &program(&[(
+            "DECLS",
+            "bit<8> pick(in bit<8> x, in bit<8> y) { return x; }\n\
+             bit<8> pick(in bit<8> y, in bit<8> x) { return y; }",
+        )]),
+    );
+    check_compiles(
+        "function_overload_named",
+        &program(&[
+            ("DECLS", TWO_SCALES),
+            ("APPLY", "hdr.h.a = scale(v = hdr.h.a, shift = 2);"),
+        ]),
+    );
+}
+
+#[test]
+fn actions_and_blocks_do_not_overload() {
+    // Only functions and methods overload: a second action (p4c: duplicate
+    // declaration) or control of one name is refused whatever its arity.
+    check_errors(
+        "action_declared_twice",
+        &program(&[(
+            "LOCALS",
+            "action set(bit<9> port, bit<8> tag) { sm.egress_spec = port; }",
+        )]),
+    );
+}
+
+#[test]
+fn extern_methods_told_apart_by_names() {
+    // p4c's issue5253_legal_overloads: methods of one arity whose parameter
+    // names differ are legal, and a call naming its arguments picks one; a
+    // positional call is ambiguous. Constructors still go by arity only.
+    let decls = "extern Pair { Pair(); void f(in bit<8> a); void f(in bit<8> b); \
+                 bit<8> g(in bit<8> a, in bit<16> b); bit<8> g(in bit<8> a, in bit<16> c); }";
+    let with = |apply: &str| {
+        program(&[
+            ("DECLS", decls),
+            ("LOCALS", "Pair() pair;"),
+            ("APPLY", apply),
+        ])
+    };
+    check_compiles(
+        "extern_method_by_names",
+        &with("pair.f(b = hdr.h.a); hdr.h.c = pair.g(c = 1, a = 2) + pair.g(a = 3, b = 4);"),
+    );
+    check_errors(
+        "extern_method_positional_ambiguous",
+        &with("pair.f(hdr.h.a);"),
+    );
+}
+
+#[test]
+fn size_methods_of_what_has_no_size() {
+    // P4_16 has minSizeInBits/minSizeInBytes/maxSizeInBits/maxSizeInBytes
+    // (`tests/stf/size_methods_types`), defined for serializable types;
+    // `sizeInBits` is not P4_16, and an `error` has no size.
+    check_errors(
+        "size_in_bits_is_not_p4",
+        &program(&[("APPLY", "hdr.h.a = (bit<8>)hdr.h.sizeInBits();")]),
+    );
+    check_errors(
+        "size_of_an_error",
+        &program(&[(
+            "APPLY",
+            "error e = error.NoError; hdr.h.a = (bit<8>)e.minSizeInBits();",
+        )]),
+    );
+}
+
+#[test]
+fn structured_annotation_values_are_constants() {
+    // P4_16 §18.2: a structured annotation's values are compile-time known
+    // strings, integers or booleans; p4c's type-in-expr names a type
+    // parameter of the annotated control (`H: Type cannot be used here`),
+    // issue3363 compares two extern instances.
+    check_errors(
+        "structured_annotation_type_in_expr",
+        &program(&[(
+            "DECLS",
+            "@foo[bar=4<H] control Gen<H>(in H x, out bool flag) { apply { flag = true; } }",
+        )]),
+    );
+    check_errors(
+        "structured_annotation_not_constant",
+        &program(&[(
+            "DECLS",
+            "extern Ex { Ex(); } Ex() one; Ex() two; @pair[one == two] const bit<8> K = 1;",
+        )]),
+    );
+    check_compiles(
+        "structured_annotation_constants",
+        &program(&[(
+            "DECLS",
+            "const bit<8> K = 3; @kv[label=\"x\", flag=true, n=K+1, w=8w3] @list[1, \"t\", 1==2] \
+             const bit<8> L = K;",
+        )]),
     );
 }

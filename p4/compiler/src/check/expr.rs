@@ -543,9 +543,10 @@ impl Checker {
             } => {
                 if let ast::ExprKind::Member { base, member } = &callee.kind
                     && args.is_empty()
-                    && let Some(v) = self.size_method(base, &member.name)
+                    && type_args.is_empty()
+                    && let Some(size) = self.size_method(base, &member.name, member.span)
                 {
-                    return Some(TE::Inf(v));
+                    return size.map(TE::Inf);
                 }
                 let x = self.call(callee, type_args, args, span)?;
                 if x.ty == Ty::Void {

@@ -57,6 +57,7 @@ mod expr;
 mod extern_alias;
 mod extern_params;
 pub mod fold;
+mod overloads;
 mod package;
 mod program_info;
 mod select;
@@ -124,8 +125,12 @@ pub(crate) enum Sym {
     CtorControl(String),
     /// A parser with constructor parameters, checked at each instantiation.
     CtorParser(String),
-    /// A generic function, checked (monomorphised) per type arguments.
+    /// A generic function, checked (monomorphised) per type arguments;
+    /// the key of its declaration in [`Checker::generic_fns`].
     GenericFunction(String),
+    /// Functions overloaded by number or names of parameters, each a
+    /// [`Sym::Function`] or a [`Sym::GenericFunction`] (`overloads.rs`).
+    Overloaded(Vec<Sym>),
     /// A sub-parser instance of the enclosing parser.
     SubParser(Handle<ir::Parser>),
     /// A top-level extern instance (each control re-declares it as an
@@ -313,6 +318,10 @@ pub(crate) struct Checker {
     /// The declared result type of the function being checked, for the
     /// nominal check of its `return` values (`None` outside functions).
     pub(crate) return_nominal: Option<Option<String>>,
+    /// The parameter names a call's named arguments were bound to, set by
+    /// `call` for the callee it checks next: user extern methods of one
+    /// arity are told apart by them (`user_method_call`).
+    pub(crate) bound_param_names: Option<Vec<String>>,
     /// Top-level extern instantiations, in order.
     pub(crate) global_externs: Vec<ast::Instantiation>,
     /// User extern declarations the compiler cannot take, by name: what is
@@ -432,6 +441,7 @@ pub fn check(
         expr_nominal: HashMap::new(),
         var_tuple_nominals: HashMap::new(),
         return_nominal: None,
+        bound_param_names: None,
         global_externs: Vec::new(),
         refused_user_externs: HashMap::new(),
         user_extern_asts: HashMap::new(),
@@ -531,6 +541,16 @@ impl Checker {
     }
 
     pub(crate) fn declare(&mut self, id: &ast::Ident, sym: Sym) {
+        let scope = self.scopes.last().expect("at least the top scope");
+        // Functions overload by number or names of parameters (P4_16
+        // §7.2.12).
+        if let Some(old) = scope.get(&id.name).cloned()
+            && let Some(merged) = self.add_overload(&old, sym.clone(), id)
+        {
+            let scope = self.scopes.last_mut().expect("at least the top scope");
+            scope.insert(id.name.clone(), merged);
+            return;
+        }
         let scope = self.scopes.last_mut().expect("at least the top scope");
         // Overloads of extern functions (log_msg, mark_to_drop) and
         // re-declarations of the same extern are fine.
@@ -842,8 +862,11 @@ impl Checker {
     /// Structured annotations (`@name[...]`, P4_16 §18.2): a name is used
     /// once per element, and not also as an unstructured annotation there
     /// (p4c: "duplicate name for structured annotation"); their values are
-    /// literals or names, not lists (p4c's structured-annotation-e1..e3).
-    fn structured_annotations(&mut self, anns: &[ast::Annotation]) {
+    /// not lists (p4c's structured-annotation-e1..e3) but compile-time
+    /// known values of type string, int or bool (a bit string too, as p4c
+    /// folds it to a constant). `type_params` are the element's own (in
+    /// scope for its annotations, as in p4c's `type-in-expr`).
+    fn structured_annotations(&mut self, anns: &[ast::Annotation], type_params: &[ast::Ident]) {
         for (i, a) in anns.iter().enumerate() {
             let ast::AnnotationBody::Structured { exprs, kvs, .. } = &a.body else {
                 continue;
@@ -875,8 +898,43 @@ impl Checker {
                         "a structured annotation holds literals and names, not lists",
                         "a list",
                     );
+                } else if type_params.is_empty() {
+                    self.annotation_value(e);
+                } else {
+                    self.discarding_changes(|c| {
+                        c.push_scope();
+                        c.declare_opaque_types(type_params);
+                        c.annotation_value(e);
+                        c.pop_scope();
+                    });
                 }
             }
+        }
+    }
+
+    /// One value of a structured annotation: a compile-time known string,
+    /// integer or boolean (P4_16 §18.2; p4c: "structured annotation must
+    /// be compile-time constant values").
+    fn annotation_value(&mut self, e: &ast::Expr) {
+        let constant = match self.expr_any(e) {
+            None => return,
+            Some(expr::TE::Inf(_)) => true,
+            Some(expr::TE::Typed(x)) => {
+                matches!(x.ty, Ty::Str | Ty::Bool | Ty::Bit(_) | Ty::Int(_))
+                    && matches!(
+                        x.kind,
+                        ir::ExprKind::Int(_) | ir::ExprKind::WideInt(_) | ir::ExprKind::Bool(_)
+                    )
+            }
+        };
+        if !constant {
+            self.error_label(
+                codes::NOT_CONSTANT,
+                e.span,
+                "a structured annotation's values are compile-time known strings, integers or \
+                 booleans",
+                "not a compile-time constant",
+            );
         }
     }
 
@@ -920,7 +978,21 @@ impl Checker {
     }
 
     fn top_decl(&mut self, d: &ast::Decl) {
-        self.structured_annotations(d.annotations());
+        let type_params: &[ast::Ident] = match d {
+            ast::Decl::Parser(p) => &p.signature.type_params,
+            ast::Decl::Control(c) => &c.signature.type_params,
+            ast::Decl::ParserType(t) | ast::Decl::ControlType(t) | ast::Decl::Package(t) => {
+                &t.type_params
+            }
+            ast::Decl::Function(f) => &f.type_params,
+            ast::Decl::ExternFunction(f) => &f.type_params,
+            ast::Decl::Extern(e) => &e.type_params,
+            ast::Decl::Header(s) | ast::Decl::HeaderUnion(s) | ast::Decl::Struct(s) => {
+                &s.type_params
+            }
+            _ => &[],
+        };
+        self.structured_annotations(d.annotations(), type_params);
         match d {
             ast::Decl::Const(c) => {
                 if let Some(value) = self.const_decl(c) {
@@ -2156,36 +2228,60 @@ impl Checker {
         }
     }
 
-    /// Methods (and constructors) of extern `e` are overloaded by their
-    /// number of parameters only (p4c resolves a call by arity): two with
-    /// the same name and count could not be told apart by any call.
+    /// Methods (and constructors) of extern `e` overload by their number of
+    /// parameters or by their parameter names (P4_16 §7.2.12; p4c's
+    /// issue5253_legal_overloads): two of one name with the same number of
+    /// parameters and the same names could not be told apart by any call.
     fn check_overloads(&mut self, e: &ast::ExternDecl) {
-        let mut seen: Vec<(&str, usize)> = Vec::new();
+        let mut seen: Vec<(&str, Vec<&str>)> = Vec::new();
         for m in &e.members {
-            let (name, n) = match m {
+            let (name, params) = match m {
                 ast::ExternMember::Constructor { name, params, .. } => {
                     self.unique_param_names(&[param_names(params)], false);
-                    (name, params.len())
+                    // An instantiation picks its constructor by arity only.
+                    if let Some((_, other)) = seen
+                        .iter()
+                        .find(|(n, qs)| *n == name.name && qs.len() == params.len())
+                        && !params.iter().all(|p| other.contains(&p.name.name.as_str()))
+                    {
+                        self.unsupported(
+                            name.span,
+                            &format!(
+                                "constructors of one arity told apart by their parameter names \
+                                 (`{}`)",
+                                e.name.name
+                            ),
+                        );
+                        continue;
+                    }
+                    (name, params)
                 }
                 ast::ExternMember::Method(f) => {
                     let groups = [names(&f.type_params), param_names(&f.params)];
                     self.unique_param_names(&groups, false);
-                    (&f.name, f.params.len())
+                    (&f.name, &f.params)
                 }
             };
-            if seen.contains(&(name.name.as_str(), n)) {
+            let ps: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
+            let same = |(m, qs): &(&str, Vec<&str>)| {
+                *m == name.name && qs.len() == ps.len() && ps.iter().all(|p| qs.contains(p))
+            };
+            if seen.iter().any(same) {
                 self.error_label(
                     codes::DUPLICATE,
                     name.span,
                     format!(
-                        "extern `{}` declares `{}` twice with {n} parameter(s): methods are \
-                         overloaded by their number of parameters, so no call could choose",
-                        e.name.name, name.name
+                        "extern `{}` declares `{}({})` twice: methods of one name must differ in \
+                         their number of parameters or in their parameter names, so that a call \
+                         can choose",
+                        e.name.name,
+                        name.name,
+                        ps.join(", ")
                     ),
                     "ambiguous",
                 );
             } else {
-                seen.push((name.name.as_str(), n));
+                seen.push((name.name.as_str(), ps));
             }
         }
     }
@@ -2242,13 +2338,18 @@ impl Checker {
             // in the scopes of its declaration.
             let before = self.diags.len();
             self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
-            let name = f.name.name.clone();
-            self.generic_fns
-                .insert(name.clone(), (f.clone(), self.scopes.clone()));
-            if self.diags.len() == before {
-                self.trial_generic_fn(f);
+            // An overload of a generic function of the same name is kept
+            // under a key of its own (its arity tells them apart).
+            let mut key = f.name.name.clone();
+            if self.generic_fns.contains_key(&key) {
+                key = format!("{key}/{}", f.params.len());
             }
-            self.declare(&f.name, Sym::GenericFunction(name));
+            self.generic_fns
+                .insert(key.clone(), (f.clone(), self.scopes.clone()));
+            if self.diags.len() == before {
+                self.trial_generic_fn(f, &key);
+            }
+            self.declare(&f.name, Sym::GenericFunction(key));
             return;
         }
         if let Some(h) = self.function_body(f) {
@@ -2261,7 +2362,7 @@ impl Checker {
     /// its name): only what any type allows (copying, passing on) checks.
     /// The IR is thrown away; the diagnostics are reported only if the
     /// function is never called (a call checks it with its real types).
-    fn trial_generic_fn(&mut self, f: &ast::FunctionDecl) {
+    fn trial_generic_fn(&mut self, f: &ast::FunctionDecl, key: &str) {
         let before = self.diags.len();
         self.discarding_changes(|c| {
             c.push_scope();
@@ -2270,7 +2371,7 @@ impl Checker {
             c.pop_scope();
         });
         let diags = self.diags.split_off(before);
-        self.ctor_trials.push((f.name.name.clone(), diags));
+        self.ctor_trials.push((key.to_string(), diags));
     }
 
     /// One opaque type per type parameter, for checking a generic
@@ -2375,10 +2476,10 @@ impl Checker {
     ) -> Option<Handle<ir::Function>> {
         self.ctor_used.insert(name.to_string());
         let (decl, scopes) = self.generic_fns.get(name)?.clone();
-        let what = format!("function `{name}`");
+        let what = format!("function `{}`", decl.name.name);
         let (tys, nominals) = self.type_args_and_nominals_of_call(
             &what,
-            name,
+            &decl.name.name,
             &decl.type_params,
             &decl.params,
             type_args,

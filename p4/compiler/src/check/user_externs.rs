@@ -664,12 +664,14 @@ impl Checker {
     }
 
     /// The parameters a call of method `m` of user extern `decl` with
-    /// `n_args` arguments binds to (overloads by arity).
+    /// arguments named `names` (all `None` for a positional call) binds to:
+    /// overloads of one name are told apart by arity, then by the names of
+    /// the arguments (P4_16 §7.2.12).
     pub(crate) fn user_method_params(
         &self,
         decl: u32,
         m: &str,
-        n_args: usize,
+        names: &[Option<&str>],
     ) -> Option<Vec<ParamSpec>> {
         let u = &self.prog.user_externs[decl as usize];
         let (e, _) = self.user_extern_asts.get(&u.name)?;
@@ -681,7 +683,18 @@ impl Checker {
                 _ => None,
             })
             .collect();
-        Self::params_by_arity(&protos, n_args)
+        let named: Vec<&str> = names.iter().flatten().copied().collect();
+        if !named.is_empty()
+            && let Some(f) = protos.iter().find(|f| {
+                f.params.len() == names.len()
+                    && named
+                        .iter()
+                        .all(|n| f.params.iter().any(|p| p.name.name == *n))
+            })
+        {
+            return Some(ParamSpec::of(&f.params));
+        }
+        Self::params_by_arity(&protos, names.len())
     }
 
     /// The parameters of user extern function `name` with `n_args` arguments.
@@ -791,8 +804,52 @@ impl Checker {
                     .chain(generic_shortened.iter())
                     .collect()
             };
-        let mi = if let Some((mi, _)) = concrete.iter().find(|(_, f)| f.params.len() == args.len())
-        {
+        // Methods of one arity differ in their parameter names: a call
+        // naming its arguments was bound to one of them (`call`), a
+        // positional one cannot choose. A non-generic method's place among
+        // the non-generic ones is its index in `methods`.
+        let bound_names = self.bound_param_names.take();
+        let mut same_arity: Vec<(Option<usize>, &ast::FunctionPrototype)> = Vec::new();
+        let mut concrete_index = 0;
+        for x in &e.members {
+            let ast::ExternMember::Method(f) = x else {
+                continue;
+            };
+            let index = f.type_params.is_empty().then_some(concrete_index);
+            if f.name.name == m && f.params.len() == args.len() {
+                same_arity.push((index, f));
+            }
+            concrete_index += usize::from(index.is_some());
+        }
+        let by_names = bound_names.as_ref().and_then(|names| {
+            same_arity
+                .iter()
+                .find(|(_, f)| f.params.iter().map(|p| &p.name.name).eq(names.iter()))
+        });
+        if by_names.is_none() && same_arity.len() > 1 {
+            let listed: Vec<String> = same_arity
+                .iter()
+                .map(|(_, f)| {
+                    let names: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
+                    format!("`{m}({})`", names.join(", "))
+                })
+                .collect();
+            self.error_label(
+                codes::ARG_COUNT,
+                span,
+                format!(
+                    "the call of `{what}` is ambiguous: {} all take {} argument(s); name the \
+                     arguments to choose one",
+                    listed.join(", "),
+                    args.len()
+                ),
+                "ambiguous call",
+            );
+            return None;
+        }
+        let chosen = by_names.or(same_arity.first()).copied();
+        let chosen_generic = chosen.filter(|(i, _)| i.is_none()).map(|(_, f)| f);
+        let mi = if let Some(mi) = chosen.and_then(|(i, _)| i) {
             if !self.user_call_allowed(&what, span) {
                 return None;
             }
@@ -804,7 +861,7 @@ impl Checker {
                 );
                 return None;
             }
-            *mi
+            mi
         } else if let (Some(f), true) = (shortened, type_args.is_empty()) {
             if !self.user_call_allowed(&what, span) {
                 return None;
@@ -812,7 +869,12 @@ impl Checker {
             let methods = &mut self.prog.user_externs[decl as usize].methods;
             methods.push(f);
             methods.len() - 1
-        } else if let Some(proto) = generic.iter().find(|f| f.params.len() == args.len()) {
+        } else if let Some(proto) = chosen_generic.or_else(|| {
+            generic
+                .iter()
+                .find(|f| f.params.len() == args.len())
+                .copied()
+        }) {
             if !self.user_call_allowed(&what, span) {
                 return None;
             }

@@ -175,31 +175,77 @@ impl Checker {
         }
     }
 
-    /// Checks a call; void calls come back with type `Void`.
     /// `x.minSizeInBits()`, `minSizeInBytes`, `maxSizeInBits`,
-    /// `maxSizeInBytes` of a header, header stack, header union or struct
-    /// of bit strings (or of such a type by name): compile-time integers
-    /// (P4_16 §8.9.2). `None` when `base.name()` is not one of these.
-    pub(super) fn size_method(&mut self, base: &ast::Expr, name: &str) -> Option<i128> {
-        let (max, bytes) = match name {
-            "minSizeInBits" => (false, false),
-            "minSizeInBytes" => (false, true),
-            "maxSizeInBits" => (true, false),
-            "maxSizeInBytes" => (true, true),
+    /// `maxSizeInBytes` of a value or a type name (a typedef, a `type`, a
+    /// header...): compile-time integers (P4_16 §8.23, "Compile-time size
+    /// determination"), defined for every serializable type. `None` when
+    /// `name` is not one of these or `base` is no value or type (an extern
+    /// instance with a method of that name); `sizeInBits`/`sizeInBytes`,
+    /// which P4_16 does not have, are refused naming the ones it has.
+    /// `Some(None)` when it is one and an error was reported.
+    pub(super) fn size_method(
+        &mut self,
+        base: &ast::Expr,
+        name: &str,
+        span: Span,
+    ) -> Option<Option<i128>> {
+        let kind = match name {
+            "minSizeInBits" => Some((false, false)),
+            "minSizeInBytes" => Some((false, true)),
+            "maxSizeInBits" => Some((true, false)),
+            "maxSizeInBytes" => Some((true, true)),
+            "sizeInBits" | "sizeInBytes" => None,
             _ => return None,
         };
-        let ty = match &base.kind {
+        let named = match &base.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
-                Some(Sym::Type(t)) => t,
-                Some(Sym::Var(_, t, ..)) => t,
-                _ => self.expr(base, None)?.ty,
+                Some(Sym::Type(t) | Sym::Var(_, t, ..)) => Some(t),
+                Some(Sym::Const(..) | Sym::IntConst(_)) | None => None,
+                // An extern instance or a block: its own method, if any.
+                Some(_) => return None,
             },
-            _ => self.expr(base, None)?.ty,
+            _ => None,
         };
-        let bits = self.size_in_bits(&ty, max)?;
-        Some(i128::from(if bytes { bits.div_ceil(8) } else { bits }))
+        let Some((max, bytes)) = kind else {
+            let upper = format!("S{}", &name[1..]);
+            self.error_label(
+                codes::UNKNOWN_METHOD,
+                span,
+                format!(
+                    "P4_16 has no `{name}`: use `min{upper}` or `max{upper}` (the same for a type \
+                     without varbit fields)"
+                ),
+                "not a P4_16 method",
+            );
+            return Some(None);
+        };
+        let ty = match named {
+            Some(t) => t,
+            None => match self.expr(base, None) {
+                Some(x) => x.ty,
+                None => return Some(None),
+            },
+        };
+        let Some(bits) = self.size_in_bits(&ty, max) else {
+            let ty = self.ty_name(&ty);
+            self.error_label(
+                codes::UNKNOWN_METHOD,
+                span,
+                format!("`{name}` is defined for serializable types only, not {ty}"),
+                "no compile-time size",
+            );
+            return Some(None);
+        };
+        Some(Some(i128::from(if bytes {
+            bits.div_ceil(8)
+        } else {
+            bits
+        })))
     }
 
+    /// The least (`max` false) or greatest number of bits a value of `ty`
+    /// takes (P4_16 §8.23's table): a varbit counts 0 or its maximum, a
+    /// union its largest member for both, as the spec has it.
     fn size_in_bits(&self, ty: &Ty, max: bool) -> Option<u32> {
         match ty {
             Ty::Composite(c) => {
@@ -214,19 +260,21 @@ impl Checker {
                     ir::CompositeKind::Union => {
                         let sizes = comp.fields.iter().map(|f| self.size_in_bits(&f.ty, max));
                         let sizes: Option<Vec<u32>> = sizes.collect();
-                        let sizes = sizes?;
-                        if max {
-                            sizes.into_iter().max()
-                        } else {
-                            sizes.into_iter().min()
-                        }
-                        .or(Some(0))
+                        Some(sizes?.into_iter().max().unwrap_or(0))
                     }
-                    ir::CompositeKind::Struct => ty.serial_width(&self.prog),
+                    ir::CompositeKind::Struct if self.opaque_composites.contains(&c.index()) => {
+                        None
+                    }
+                    ir::CompositeKind::Struct => {
+                        let sizes = comp.fields.iter().map(|f| self.size_in_bits(&f.ty, max));
+                        sizes.sum()
+                    }
                 }
             }
             Ty::Stack(elem, n) => self.size_in_bits(elem, max).map(|b| b * n),
-            _ => None,
+            Ty::Tuple(items) => items.iter().map(|t| self.size_in_bits(t, max)).sum(),
+            Ty::Varbit(w) => Some(if max { *w } else { 0 }),
+            _ => ty.scalar_width(&self.prog),
         }
     }
 

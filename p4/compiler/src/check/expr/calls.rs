@@ -297,7 +297,14 @@ impl Checker {
     }
 
     /// The parameters a call of `callee` binds its arguments to, when known.
-    fn callee_params(&self, callee: &ast::Expr, args: &[ast::Argument]) -> Option<Vec<ParamSpec>> {
+    /// `callee_sym` is what the callee's name resolved to, an overload
+    /// already picked ([`Checker::pick_overload`]).
+    fn callee_params(
+        &self,
+        callee: &ast::Expr,
+        callee_sym: Option<&Sym>,
+        args: &[ast::Argument],
+    ) -> Option<Vec<ParamSpec>> {
         let names: Vec<Option<&str>> = args
             .iter()
             .map(|a| a.name.as_ref().map(|n| n.name.as_str()))
@@ -306,7 +313,7 @@ impl Checker {
             ParamSpec::named(s.params.iter().map(|p| p.name.to_string()))
         };
         match &callee.kind {
-            ast::ExprKind::Name(p) => match self.lookup(p)? {
+            ast::ExprKind::Name(_) => match callee_sym? {
                 Sym::Action(a) => self.action_params.get(&a.index()).cloned(),
                 Sym::Function(f) => self.function_params.get(&f.index()).cloned(),
                 Sym::GenericFunction(n) => self
@@ -330,7 +337,7 @@ impl Checker {
                     Sym::Extern(i) => {
                         let kind = self.body_extern(*i)?.kind;
                         if let ir::ExternKind::User { decl, .. } = kind {
-                            return self.user_method_params(decl, &member.name, args.len());
+                            return self.user_method_params(decl, &member.name, &names);
                         }
                         kind.type_name()
                     }
@@ -431,11 +438,26 @@ impl Checker {
             }
             _ => type_args,
         };
+        // The symbol a called name stands for, its overload picked first
+        // (by the number and names of the arguments).
+        let callee_sym = match &callee.kind {
+            ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
+                Some(Sym::Overloaded(candidates)) => {
+                    Some(self.pick_overload(&p.ident.name, &candidates, args, span)?)
+                }
+                other => other,
+            },
+            _ => None,
+        };
         let bound;
-        let args: Vec<&ast::Expr> = match self.callee_params(callee, args) {
+        let args: Vec<&ast::Expr> = match self.callee_params(callee, callee_sym.as_ref(), args) {
             Some(params) => {
                 let what = format!("`{}`", crate::check::blocks::expr_text(callee));
                 bound = self.bind_args(&what, &params, args, span)?;
+                self.bound_param_names = args
+                    .iter()
+                    .any(|a| a.name.is_some())
+                    .then(|| params.iter().map(|p| p.name.clone()).collect());
                 bound.iter().collect()
             }
             None => {
@@ -448,11 +470,12 @@ impl Checker {
                     );
                     return None;
                 }
+                self.bound_param_names = None;
                 args.iter().map(|a| &a.value).collect()
             }
         };
         match &callee.kind {
-            ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
+            ast::ExprKind::Name(p) => match callee_sym {
                 Some(Sym::Action(a)) => {
                     // Actions are never generic (P4_16 §14.1; p4c's issue3656).
                     let what = format!("action `{}`", p.ident.name);
