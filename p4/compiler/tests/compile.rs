@@ -1100,7 +1100,7 @@ fn error_serializable_enum_to_another_type() {
 #[test]
 fn error_array_of_scalars_index() {
     // An array of scalars is indexed by a compile-time value within its
-    // size; run-time indices are not supported yet.
+    // size, or by a run-time one (`tests/stf/array_runtime_index`).
     check_errors(
         "array_of_scalars_index",
         &program(&[

@@ -3837,3 +3837,87 @@ fn structured_annotation_values_are_constants() {
         )]),
     );
 }
+
+// ------------------------------------------------------------------ list29
+
+#[test]
+fn list29_list_parameters() {
+    // A function's `list<T>` parameter takes its length from its argument
+    // (`tests/stf/list_params`): a list expression of T's, or a list value
+    // of them for `inout`/`out`. An action's is refused: action data is set
+    // by the control plane, which P4Info cannot describe a list to, and a
+    // directional one would need an action per length.
+    let f = "bit<8> total(in list<bit<8>> l) { bit<8> s = 0; for (bit<8> x in l) { s = s + x; } \
+             return s; }\n\
+             void twice(inout list<bit<8>> l) { l[0] = l[0] << 1; }";
+    check_errors(
+        "list29_list_arguments",
+        &program(&[
+            ("DECLS", f),
+            (
+                "APPLY",
+                "hdr.h.a = total({ hdr.h.a, true });\n        \
+                 list<bit<16>> wide = { hdr.h.b };\n        \
+                 twice(wide);\n        \
+                 twice(hdr.h.a);\n        \
+                 tuple<bit<8>, bool> t = { 1, true };\n        \
+                 for (bit<8> x in t) { hdr.h.c = x; }",
+            ),
+        ]),
+    );
+    check_errors(
+        "list29_list_action_parameter",
+        &program(&[(
+            "DECLS",
+            "action first(in list<bit<8>> l, inout bit<8> x) { x = 1; }",
+        )]),
+    );
+    check_compiles(
+        "list29_list_arguments_ok",
+        &program(&[
+            ("DECLS", f),
+            (
+                "APPLY",
+                "list<bit<8>> l = { hdr.h.a, hdr.h.c };\n        \
+                 twice(l);\n        \
+                 hdr.h.a = total(l) + total({ 1, 2, 3 });",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn list29_run_time_array_indices() {
+    // A run-time index into an array of scalars reads through a choice of
+    // its elements and writes through one `if` per element
+    // (`tests/stf/array_runtime_index`); any other write through one (an
+    // `out` argument, a slice of the element) is not supported yet, and
+    // the index is an integer.
+    let with = |apply: &str| {
+        program(&[
+            ("DECLS", "void put(out bit<8> x) { x = 1; }"),
+            ("APPLY", apply),
+        ])
+        .replace(
+            "struct meta_t { bit<8> m; }",
+            "struct arr_t { bit<8>[4] a; }\nstruct meta_t { bit<8> m; arr_t arr; }",
+        )
+    };
+    check_errors(
+        "list29_array_index_errors",
+        &with(
+            "put(meta.arr.a[hdr.h.a]);\n        \
+             meta.arr.a[hdr.h.c][3:0] = 1;\n        \
+             hdr.h.a = meta.arr.a[true];\n        \
+             meta.arr.a[hdr.h.b] = true;",
+        ),
+    );
+    check_compiles(
+        "list29_array_index_ok",
+        &with(
+            "meta.arr.a[hdr.h.a] = meta.arr.a[hdr.h.c] + 1;\n        \
+             meta.arr.a[hdr.h.b] |= 2;\n        \
+             hdr.h.c = meta.arr.a[hdr.h.a][7:4] ++ meta.arr.a[2][3:0];",
+        ),
+    );
+}

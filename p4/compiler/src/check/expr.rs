@@ -7,12 +7,15 @@
 //! operand or the context gives them a type.
 
 mod access;
+mod arrays;
 mod calls;
 mod extern_fns;
 mod init;
 mod methods;
 mod ops;
 mod packet;
+
+pub(crate) use arrays::{ArrayIndex, index_is, reachable_positions};
 
 use super::{BodyKind, Checker, Sym, codes, fold};
 use crate::diag::Diagnostic;
@@ -197,84 +200,6 @@ impl Checker {
                 self.error_label(code, span, msg, label);
                 None
             }
-        }
-    }
-
-    /// `s.a[K]` where `a` is an array of scalars of struct or header `s`:
-    /// the field `a[K]` (the checker lays arrays out as their elements).
-    /// `None` when `base` does not name such an array; `Some(None)` after
-    /// an error.
-    fn array_element(
-        &mut self,
-        base: &ast::Expr,
-        index: &ast::Expr,
-        span: Span,
-    ) -> Option<Option<TE>> {
-        let ast::ExprKind::Member { base: sb, member } = &base.kind else {
-            return None;
-        };
-        if !self.names_storage(sb) {
-            return None;
-        }
-        // Only a composite with fields `a[0]`.. has an array `a`.
-        let first = format!("{}[0]", member.name);
-        let declared = self
-            .prog
-            .composites
-            .iter()
-            .any(|(_, c)| c.fields.iter().any(|f| f.name == first));
-        if !declared {
-            return None;
-        }
-        let sbx = match self.expr(sb, None) {
-            Some(x) => x,
-            None => return Some(None),
-        };
-        let Ty::Composite(c) = &sbx.ty else {
-            return None;
-        };
-        let comp = &self.prog.composites[*c];
-        let start = comp.fields.iter().position(|f| f.name == first)?;
-        let len = comp.fields[start..]
-            .iter()
-            .take_while(|f| f.name.starts_with(&format!("{}[", member.name)))
-            .count() as i128;
-        let k = match self.expr_any(index) {
-            Some(TE::Inf(v)) => v,
-            Some(TE::Typed(x)) => match fold::const_int(&x) {
-                Some(v) => v as i128,
-                None => {
-                    self.unsupported(index.span, "run-time indices into arrays of scalars");
-                    return Some(None);
-                }
-            },
-            None => return Some(None),
-        };
-        if !(0..len).contains(&k) {
-            self.error(
-                codes::OVERFLOW,
-                index.span,
-                format!("index {k} is out of bounds for an array of {len}"),
-            );
-            return Some(None);
-        }
-        let i = start + k as usize;
-        let ty = self.prog.composites[*c].fields[i].ty.clone();
-        Some(Some(TE::Typed(mk(
-            ExprKind::Member(Box::new(sbx), i as u32),
-            ty,
-            span,
-        ))))
-    }
-
-    /// Whether `e` is a variable, or a member or element of one.
-    fn names_storage(&self, e: &ast::Expr) -> bool {
-        match &e.kind {
-            ast::ExprKind::Name(p) => matches!(self.lookup(p), Some(Sym::Var(..))),
-            ast::ExprKind::Member { base, .. } | ast::ExprKind::Index { base, .. } => {
-                self.names_storage(base)
-            }
-            _ => false,
         }
     }
 

@@ -706,13 +706,16 @@ impl Checker {
                 // A list's length is its value's (P4_16 §7.2.10); a list
                 // expression cast to one is a tuple of that many elements
                 // (`Checker::list_cast`), so is a local or constant declared
-                // with one (`Checker::list_decl`), and a user extern's
-                // constructor takes one (`Checker::user_params`), but no
-                // other value has this type.
+                // with one (`Checker::list_decl`), a function's parameter
+                // takes its argument's (`Checker::list_args_of_call`), and
+                // a user extern's constructor takes one
+                // (`Checker::user_params`), but no other value has this
+                // type.
                 self.unsupported(
                     t.span,
                     "`list<..>` types other than in a cast of a list expression, `(list<T>){..}`, \
-                     a local or constant with an initialiser, or an extern constructor's parameter",
+                     a local or constant with an initialiser, a function's parameter or an extern \
+                     constructor's parameter",
                 );
                 return None;
             }
@@ -2332,10 +2335,13 @@ impl Checker {
     }
 
     pub(crate) fn function_decl(&mut self, f: &ast::FunctionDecl) {
-        if !f.type_params.is_empty() {
+        let has_list_params = f.params.iter().any(|p| is_list_type(&p.ty));
+        if !f.type_params.is_empty() || has_list_params {
             // Monomorphised: checked once per distinct list of type
             // arguments, at the calls ([`Self::instantiate_generic_fn`]),
-            // in the scopes of its declaration.
+            // in the scopes of its declaration. A `list<T>` parameter
+            // takes its length from its argument (P4_16 §7.2.10), so a
+            // function with one is instantiated per list of lengths too.
             let before = self.diags.len();
             self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
             // An overload of a generic function of the same name is kept
@@ -2346,7 +2352,10 @@ impl Checker {
             }
             self.generic_fns
                 .insert(key.clone(), (f.clone(), self.scopes.clone()));
-            if self.diags.len() == before {
+            // A list parameter's length, unknown before a call, is no
+            // type a trial could stand in for (`l[2]` is valid or not by
+            // it): such a function is checked at its calls only.
+            if self.diags.len() == before && !has_list_params {
                 self.trial_generic_fn(f, &key);
             }
             self.declare(&f.name, Sym::GenericFunction(key));
@@ -2486,14 +2495,21 @@ impl Checker {
             args,
             span,
         )?;
-        let key = (name.to_string(), tys.clone(), nominals.clone());
+        let lists = self.list_args_of_call(&decl, &tys, args)?;
+        let mut key = (name.to_string(), tys.clone(), nominals.clone());
+        key.1.extend(lists.iter().map(|(_, ty)| ty.clone()));
+        key.2.extend(lists.iter().map(|_| None));
         if let Some(h) = self.generic_fn_cache.get(&key) {
             return Some(*h);
         }
+        let decl = with_list_params_named(decl);
         let saved_scopes = std::mem::replace(&mut self.scopes, scopes);
         self.push_scope();
         for (t, ty) in decl.type_params.iter().zip(tys) {
             self.declare(t, Sym::Type(ty));
+        }
+        for (t, ty) in lists {
+            self.declare(&t, Sym::Type(ty));
         }
         // P4_16 §7.6: a type parameter bound to a `type`-declared type
         // stands for that type in the signature and the body (`T id<T>(in
@@ -2519,6 +2535,72 @@ impl Checker {
             self.generic_fn_cache.insert(key, h);
         }
         h
+    }
+
+    /// The tuple type each `list<T>` parameter of function `decl` takes
+    /// at a call (its argument's: a list expression of `T`s, or a list
+    /// value), with the name [`with_list_params_named`] gives that type;
+    /// `tys` are the call's type arguments, which `T` may name. `None`
+    /// after an error.
+    fn list_args_of_call(
+        &mut self,
+        decl: &ast::FunctionDecl,
+        tys: &[Ty],
+        args: &[&ast::Expr],
+    ) -> Option<Vec<(ast::Ident, Ty)>> {
+        let mut lists = Vec::new();
+        self.push_scope();
+        for (t, ty) in decl.type_params.iter().zip(tys) {
+            self.declare(t, Sym::Type(ty.clone()));
+        }
+        for (p, a) in decl.params.iter().zip(args) {
+            let ast::TypeKind::List(elem) = &p.ty.kind else {
+                continue;
+            };
+            let ty = match p.direction {
+                ast::Direction::Out | ast::Direction::InOut => {
+                    let Some(x) = self.lvalue(a) else { break };
+                    if !self.is_list_of(elem, &x.ty) {
+                        let found = self.ty_name(&x.ty);
+                        self.error_label(
+                            codes::TYPE_MISMATCH,
+                            a.span,
+                            format!(
+                                "this {found} is not a list of the element type of `{}`",
+                                p.name.name
+                            ),
+                            "wrong element type",
+                        );
+                        break;
+                    }
+                    x.ty
+                }
+                _ => match self.list_decl(elem, Some(a), a.span) {
+                    Some((ty, _)) => ty,
+                    None => break,
+                },
+            };
+            lists.push((list_param_type_name(&p.name), ty));
+        }
+        self.pop_scope();
+        let n = decl.params.iter().filter(|p| is_list_type(&p.ty)).count();
+        (lists.len() == n).then_some(lists)
+    }
+
+    /// The type of the first typed element of list argument `a` (a list
+    /// expression or a list value), which a `list<T>` parameter takes as
+    /// its `T`.
+    fn list_element_type(&mut self, a: &ast::Expr) -> Option<Ty> {
+        if let ast::ExprKind::List(items) = &a.kind {
+            return items.iter().find_map(|i| match self.expr_any(i)? {
+                expr::TE::Typed(x) => Some(x.ty),
+                expr::TE::Inf(_) => None,
+            });
+        }
+        match self.expr(a, None)?.ty {
+            Ty::Tuple(items) => items.first().cloned(),
+            _ => None,
+        }
     }
 
     /// The type arguments of a call of a generic function or extern
@@ -2576,10 +2658,15 @@ impl Checker {
         let mut inferred: Vec<Option<Ty>> = vec![None; n];
         let mut nominals: Vec<Option<String>> = vec![None; n];
         for (p, a) in params.iter().zip(args) {
+            // `list<T> l`: T is the type of the list's elements.
+            let (ty, in_list) = match &p.ty.kind {
+                ast::TypeKind::List(elem) => (&**elem, true),
+                _ => (&p.ty, false),
+            };
             let ast::TypeKind::Named {
                 name: tn,
                 args: targs,
-            } = &p.ty.kind
+            } = &ty.kind
             else {
                 continue;
             };
@@ -2587,6 +2674,10 @@ impl Checker {
                 continue;
             };
             if !targs.is_empty() || tn.top_level || inferred[k].is_some() {
+                continue;
+            }
+            if in_list {
+                inferred[k] = self.list_element_type(a);
                 continue;
             }
             let x = match p.direction {
@@ -2810,4 +2901,38 @@ fn find_void(t: &ast::Type) -> Option<&ast::Type> {
         return Some(t);
     }
     type_arguments(t).into_iter().find_map(find_void)
+}
+
+/// Whether `t` is a `list<..>` type.
+fn is_list_type(t: &ast::Type) -> bool {
+    matches!(t.kind, ast::TypeKind::List(_))
+}
+
+/// The name a `list<T>` parameter's type has in an instance of its
+/// function: not a P4 identifier (`#`), so no program name clashes.
+fn list_param_type_name(param: &ast::Ident) -> ast::Ident {
+    ast::Ident {
+        name: format!("list#{}", param.name),
+        span: param.span,
+    }
+}
+
+/// `decl` with each `list<T>` parameter's type replaced by the name
+/// [`list_param_type_name`] gives it, which an instance binds to the tuple
+/// its call passes.
+fn with_list_params_named(mut decl: ast::FunctionDecl) -> ast::FunctionDecl {
+    for p in &mut decl.params {
+        if is_list_type(&p.ty) {
+            let ident = list_param_type_name(&p.name);
+            p.ty.kind = ast::TypeKind::Named {
+                name: ast::PathName {
+                    top_level: false,
+                    span: ident.span,
+                    ident,
+                },
+                args: Vec::new(),
+            };
+        }
+    }
+    decl
 }

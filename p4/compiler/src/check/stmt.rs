@@ -5,7 +5,7 @@
 //! diagnostics are reported, so checking goes on and every error is found.
 //! A slice assignment `x[h:l] = v` becomes `x = (x & ~m) | ((v << l) & m)`.
 
-use super::expr::TE;
+use super::expr::{ArrayIndex, TE, index_is, reachable_positions};
 use super::{BodyKind, Checker, Sym, codes, fold};
 use crate::front::ast;
 use crate::ir::visit::has_call;
@@ -89,6 +89,92 @@ impl Checker {
         Some(idx)
     }
 
+    /// `s.a[i] = v` where `a` is an array of scalars and `i` a run-time
+    /// index: `if (i == 0) s.a[0] = v; else if (i == 1) ..`, so an index
+    /// out of range writes nothing (as a header stack's write does, P4_16
+    /// §8.18). `i` and then `v` are evaluated first, once each (P4_16
+    /// §12.1). `false` when `base[index]` is no such element (a
+    /// compile-time index is a plain field); `true` once handled,
+    /// errors included.
+    fn run_time_array_assign(
+        &mut self,
+        base: &ast::Expr,
+        index: &ast::Expr,
+        rhs: &ast::Expr,
+        span: crate::diag::Span,
+        out: &mut ir::Block,
+    ) -> bool {
+        let Some(elems) = self.array_of_scalars(base) else {
+            return false;
+        };
+        let Some(elems) = elems else {
+            return true;
+        };
+        let before = self.diags.len();
+        let i = match self.array_index(index, elems.len()) {
+            Some(ArrayIndex::RunTime(i)) => i,
+            // A compile-time index: an error, or the plain field the
+            // general assignment writes (and checks again).
+            Some(ArrayIndex::Const(_)) => return false,
+            None => {
+                self.diags.truncate(before);
+                return false;
+            }
+        };
+        let Some(elem_ty) = elems.first().map(|e| e.ty.clone()) else {
+            return true;
+        };
+        if !self.writable(base) {
+            return true;
+        }
+        let i = self.evaluated_once(i, "index", out);
+        let Some(v) = self.assigned_value(rhs, &elem_ty) else {
+            return true;
+        };
+        // Bound once, not written out in every branch.
+        let v = self.bound_to_local(v, "value", out);
+        // Positions the index's type cannot hold are never written.
+        let reachable = reachable_positions(&i.ty, elems.len());
+        let mut chain: Option<ir::Block> = None;
+        for (k, e) in elems.into_iter().take(reachable).enumerate().rev() {
+            let write = vec![Stmt::Assign(e, v.clone(), span)];
+            chain = Some(vec![Stmt::If(index_is(&i, k, span), write, chain)]);
+        }
+        out.extend(chain.unwrap_or_default());
+        true
+    }
+
+    /// `x`, or when it calls something, a hidden local (named `what`)
+    /// declared in `out` with it as its value: for a value read more than
+    /// once, or maybe not at all, that must be evaluated exactly once.
+    fn evaluated_once(&mut self, x: Expr, what: &str, out: &mut ir::Block) -> Expr {
+        if !has_call(&x) {
+            return x;
+        }
+        self.bound_to_local(x, what, out)
+    }
+
+    /// A hidden local (named `what`) declared in `out` with `x` as its
+    /// value; `x` itself outside a body.
+    fn bound_to_local(&mut self, x: Expr, what: &str, out: &mut ir::Block) -> Expr {
+        let Some(body) = self.body.as_mut() else {
+            return x;
+        };
+        let idx = body.vars.len() as u32;
+        body.vars.push(ir::Var {
+            name: what.into(),
+            ty: x.ty.clone(),
+            param: None,
+        });
+        let local = Expr {
+            kind: ExprKind::Var(ir::VarRef::Local(idx)),
+            ty: x.ty.clone(),
+            span: x.span,
+        };
+        out.push(Stmt::Decl(idx, Some(x)));
+        local
+    }
+
     /// Evaluates the stack indices of l-value `e` that call something into
     /// hidden locals declared in `out` before the assignment: P4_16 (§8,
     /// §12.1) evaluates the left side of `=` before the right (p4c and BMv2
@@ -98,23 +184,13 @@ impl Checker {
         match &mut e.kind {
             ExprKind::Index(b, i) => {
                 self.hoist_called_indices(b, out);
-                if has_call(i)
-                    && let Some(body) = self.body.as_mut()
-                {
-                    let idx = body.vars.len() as u32;
-                    body.vars.push(ir::Var {
-                        name: "index".into(),
-                        ty: i.ty.clone(),
-                        param: None,
-                    });
-                    let local = Expr {
-                        kind: ExprKind::Var(ir::VarRef::Local(idx)),
-                        ty: i.ty.clone(),
-                        span: i.span,
-                    };
-                    let value = std::mem::replace(&mut **i, local);
-                    out.push(Stmt::Decl(idx, Some(value)));
-                }
+                let placeholder = Expr {
+                    kind: ExprKind::Int(0),
+                    ty: i.ty.clone(),
+                    span: i.span,
+                };
+                let value = std::mem::replace(&mut **i, placeholder);
+                **i = self.evaluated_once(value, "index", out);
             }
             ExprKind::Member(b, _)
             | ExprKind::StackNext(b)
@@ -380,6 +456,11 @@ impl Checker {
                             }
                         }
                     }
+                }
+                if let ast::ExprKind::Index { base, index } = &lhs.kind
+                    && self.run_time_array_assign(base, index, rhs, s.span, out)
+                {
+                    return;
                 }
                 let Some(mut l) = self.lvalue(lhs) else {
                     let _ = self.expr_any(rhs);
@@ -710,6 +791,19 @@ impl Checker {
                 self.pop_scope();
                 return;
             };
+            if let Ty::Tuple(items) = &stack.ty {
+                self.for_in_tuple(
+                    declared,
+                    name,
+                    stack.clone(),
+                    items.clone(),
+                    body,
+                    &mut block,
+                );
+                self.pop_scope();
+                out.push(Stmt::Block(block));
+                return;
+            }
             let Ty::Stack(elem, _) = &stack.ty else {
                 self.unsupported(
                     collection.span,
@@ -784,9 +878,65 @@ impl Checker {
             };
             values.push(x);
         }
-        let Some(last) = values.pop() else {
+        self.for_in_values(name, elem, values, span, body, block);
+    }
+
+    /// `for (T v in l) body` over a list value `l` (a `list<T>` variable
+    /// or parameter: a tuple whose elements are all one type), as
+    /// [`Self::for_in_list`] over its elements `l[0]`, `l[1]`, ...
+    fn for_in_tuple(
+        &mut self,
+        declared: Option<Ty>,
+        name: &ast::Ident,
+        list: Expr,
+        items: Vec<Ty>,
+        body: &ast::Stmt,
+        block: &mut ir::Block,
+    ) {
+        let span = list.span;
+        if has_call(&list) {
+            // Each pass reads its element from `list`, which would call
+            // again.
+            self.unsupported(span, "`for .. in` over a list returned by a call");
+            return;
+        }
+        let Some(elem) = declared.or_else(|| items.first().cloned()) else {
             return; // `{}`: no passes
         };
+        if let Some(other) = items.iter().find(|t| **t != elem) {
+            let msg = format!(
+                "the loop variable is {}, the list holds {}",
+                self.ty_name(&elem),
+                self.ty_name(other)
+            );
+            self.error(codes::TYPE_MISMATCH, name.span, msg);
+            return;
+        }
+        let values = (0..items.len() as u32)
+            .map(|i| Expr {
+                kind: ExprKind::Member(Box::new(list.clone()), i),
+                ty: elem.clone(),
+                span,
+            })
+            .collect();
+        self.for_in_values(name, elem, values, span, body, block);
+    }
+
+    /// The loop of [`Self::for_in_list`]: `v`, of type `elem`, takes each
+    /// of `values` in turn.
+    fn for_in_values(
+        &mut self,
+        name: &ast::Ident,
+        elem: Ty,
+        values: Vec<Expr>,
+        span: crate::diag::Span,
+        body: &ast::Stmt,
+        block: &mut ir::Block,
+    ) {
+        let n = values.len();
+        if n == 0 {
+            return; // `{}`: no passes
+        }
         let Some(var) = self.new_local(name, elem.clone(), None) else {
             return;
         };
@@ -810,24 +960,9 @@ impl Checker {
             ty: Ty::Bit(32),
             span,
         };
-        // index == 0 ? a : (index == 1 ? b : .. last)
-        let mut chosen = last;
-        for (k, v) in values.into_iter().enumerate().rev() {
-            let cond = Expr {
-                kind: ExprKind::Binary(
-                    BinOp::Eq,
-                    Box::new(index_var.clone()),
-                    Box::new(int(k as u128)),
-                ),
-                ty: Ty::Bool,
-                span,
-            };
-            chosen = Expr {
-                kind: ExprKind::Mux(Box::new(cond), Box::new(v), Box::new(chosen)),
-                ty: elem.clone(),
-                span,
-            };
-        }
+        let Some(chosen) = self.select_by_index(&index_var, values, span) else {
+            return;
+        };
         let mut inner = vec![Stmt::Assign(
             Expr {
                 kind: ExprKind::Var(ir::VarRef::Local(var)),
@@ -841,7 +976,7 @@ impl Checker {
         block.push(Stmt::ForRange {
             var: index,
             lo: int(0),
-            hi: int(items.len() as u128 - 1),
+            hi: int(n as u128 - 1),
             body: inner,
         });
     }

@@ -9,6 +9,34 @@ use crate::ir::{self, Handle, Ty};
 
 impl Checker {
     // --------------------------------------------------------------- action
+    /// Refuses action parameter `p` of a `list<..>` type. A directionless
+    /// one is action data, which the control plane writes, and P4Info has
+    /// no list type to describe it; a directional one would need an action
+    /// per list length, as a function has (`Checker::instantiate_generic_fn`),
+    /// but an action is one P4Info object.
+    fn action_list_param(&mut self, p: &ast::Param) {
+        if p.direction == ast::Direction::None {
+            self.error_label(
+                codes::TYPE_MISMATCH,
+                p.ty.span,
+                format!(
+                    "action data parameter `{}` cannot be a list: the control plane sets it, \
+                     and P4Info has no list type",
+                    p.name.name
+                ),
+                "a list type",
+            );
+        } else {
+            self.unsupported(
+                p.ty.span,
+                &format!(
+                    "`list<..>` parameters of actions (`{}`); a function takes one",
+                    p.name.name
+                ),
+            );
+        }
+    }
+
     /// Checks an action; `control` is the enclosing control.
     pub(crate) fn action_decl(
         &mut self,
@@ -33,6 +61,10 @@ impl Checker {
                     ),
                     "an extern type",
                 );
+                continue;
+            }
+            if matches!(p.ty.kind, ast::TypeKind::List(_)) {
+                self.action_list_param(p);
                 continue;
             }
             let Some(ty) = self.storable_ty(&p.ty, "an action parameter") else {

@@ -87,6 +87,14 @@ impl Checker {
         // read a value, not storage (P4_16 §8.18); p4c's stack2: "not a
         // left-value".
         if !names_storage(&x) {
+            if let Some(index) = self.run_time_array_index(e) {
+                self.unsupported(
+                    index,
+                    "run-time indices into arrays of scalars other than in reads and in `=` \
+                     and `op=` assignments to the element",
+                );
+                return None;
+            }
             self.error_label(
                 codes::NOT_LVALUE,
                 e.span,
@@ -156,7 +164,7 @@ impl Checker {
         ))
     }
 
-    pub(super) fn writable(&mut self, e: &ast::Expr) -> bool {
+    pub(crate) fn writable(&mut self, e: &ast::Expr) -> bool {
         match &e.kind {
             ast::ExprKind::Name(p) => match self.lookup(p).cloned() {
                 Some(Sym::Var(_, _, true, ..)) => true,

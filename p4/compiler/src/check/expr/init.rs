@@ -364,7 +364,7 @@ impl Checker {
     }
 
     /// Whether `ty` is the tuple a `list<elem>` value is made of.
-    fn is_list_of(&mut self, elem: &ast::Type, ty: &Ty) -> bool {
+    pub(crate) fn is_list_of(&mut self, elem: &ast::Type, ty: &Ty) -> bool {
         let Ty::Tuple(items) = ty else { return false };
         if let ast::TypeKind::List(inner) = &elem.kind {
             return items.iter().all(|t| self.is_list_of(inner, t));
