@@ -314,6 +314,8 @@ pub struct Sim<P: Pipeline> {
     free_frames: Vec<u32>,
     /// Byte buffers for reuse.
     spare: Vec<Vec<u8>>,
+    /// The frames of one switch service, kept for its capacity.
+    switch_sent: Vec<(u16, SimFrame)>,
     captures: Vec<Capture>,
 }
 
@@ -442,6 +444,7 @@ impl<P: Pipeline> TopologyBuilder<P> {
             frames: Vec::new(),
             free_frames: Vec::new(),
             spare: Vec::new(),
+            switch_sent: Vec::new(),
             captures: Vec::new(),
         };
         for id in 0..n {
@@ -805,42 +808,21 @@ impl<P: Pipeline> Sim<P> {
         }
     }
 
-    /// One driver turn for a switch (see the module doc).
+    /// One driver turn for a switch (see the module doc), then its frames
+    /// onto their wires in the order the switch sent them.
     fn service_switch(&mut self, node: NodeId) {
         let now = self.now;
         let Node::Switch(s) = &mut self.nodes[node] else {
             return;
         };
-        s.handle_timeout(now);
-        for port in 0..s.num_ports() {
-            // Polling a port with nothing the shaper lets out now changes
-            // nothing; skipping it keeps a service O(ready ports). An LLDP
-            // frame due counts (the switch's view, not only the TM's): a
-            // port skipped with one due would have its timer re-armed a
-            // nanosecond later, forever.
-            let Node::Switch(s) = &self.nodes[node] else {
-                return;
-            };
-            if s.switch().next_transmit_at(port).is_none_or(|t| t > now) {
-                continue;
-            }
-            loop {
-                let Node::Switch(s) = &mut self.nodes[node] else {
-                    return;
-                };
-                let Some((tx, buf)) = s.poll_transmit(port, now) else {
-                    break;
-                };
-                self.switch_frames += 1;
-                let frame = SimFrame::new(buf, tx.priority.unwrap_or(0), tx.priority.is_none());
-                self.launch(node, port, frame);
-            }
-        }
-        let Node::Switch(s) = &mut self.nodes[node] else {
-            return;
-        };
-        s.drain(now);
+        let mut sent = std::mem::take(&mut self.switch_sent);
+        s.serve(now, &mut sent);
         let next = s.poll_timeout();
+        self.switch_frames += sent.len() as u64;
+        for (port, frame) in sent.drain(..) {
+            self.launch(node, port, frame);
+        }
+        self.switch_sent = sent;
         // Anything due now was handled; a deadline not in the future would
         // only spin.
         self.arm_timer(node, next.map(|t| t.max(now + Duration::from_nanos(1))));
