@@ -22,7 +22,10 @@
 //! ([`crate::driver`]): at an instant where it has input or a deadline,
 //! every frame arriving then is handed to it, then one service runs
 //! `handle_timeout`, polls every port in order until nothing is sendable,
-//! and drains events; then the node sleeps until `poll_timeout`.
+//! and drains events; then the node sleeps until `poll_timeout`. A service
+//! whose switch has nothing due (`poll_timeout` in the future: a frame
+//! queued behind a busy port) only drains events, since its timers and
+//! polls would change nothing.
 //!
 //! Drive it like quinn's test `Pair`: [`Sim::step`] handles one event,
 //! [`Sim::run_until`] everything up to a time, [`Sim::drive`] until no event
@@ -815,14 +818,22 @@ impl<P: Pipeline> Sim<P> {
         let Node::Switch(s) = &mut self.nodes[node] else {
             return;
         };
-        let mut sent = std::mem::take(&mut self.switch_sent);
-        s.serve(now, &mut sent);
-        let next = s.poll_timeout();
-        self.switch_frames += sent.len() as u64;
-        for (port, frame) in sent.drain(..) {
-            self.launch(node, port, frame);
+        let mut next = s.poll_timeout();
+        if next.is_some_and(|t| t <= now) {
+            let mut sent = std::mem::take(&mut self.switch_sent);
+            s.serve(now, &mut sent);
+            next = s.poll_timeout();
+            self.switch_frames += sent.len() as u64;
+            for (port, frame) in sent.drain(..) {
+                self.launch(node, port, frame);
+            }
+            self.switch_sent = sent;
+        } else {
+            // Nothing is due (a frame arrived for a busy port, say): the
+            // turn's timers and port polls would change nothing and send
+            // nothing, so only what the input reported is collected.
+            s.drain(now);
         }
-        self.switch_sent = sent;
         // Anything due now was handled; a deadline not in the future would
         // only spin.
         self.arm_timer(node, next.map(|t| t.max(now + Duration::from_nanos(1))));

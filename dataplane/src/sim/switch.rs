@@ -169,7 +169,7 @@ impl<P: Pipeline> SimSwitch<P> {
     }
 
     /// Drains what the switch reports after a turn.
-    fn drain(&mut self, now: Instant) {
+    pub(crate) fn drain(&mut self, now: Instant) {
         while let Some(e) = self.switch.poll_event() {
             let e = match e {
                 SwitchEvent::Tm(e) => e,
