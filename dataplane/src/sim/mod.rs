@@ -310,6 +310,9 @@ pub struct Sim<P: Pipeline> {
     stale_timers: usize,
     /// The instant of a switch's pending `Service` event, if any.
     service_at: Vec<Option<Instant>>,
+    /// A switch's next service follows its own deadline: it runs whole,
+    /// without first asking whether anything is due.
+    deadline_due: Vec<bool>,
     sampling: Option<Sampling>,
     processed: u64,
     switch_frames: u64,
@@ -441,6 +444,7 @@ impl<P: Pipeline> TopologyBuilder<P> {
             timer_at: vec![None; n],
             stale_timers: 0,
             service_at: vec![None; n],
+            deadline_due: vec![false; n],
             sampling: None,
             processed: 0,
             switch_frames: 0,
@@ -684,8 +688,9 @@ impl<P: Pipeline> Sim<P> {
                 if self.timer_at[node] == Some(at) {
                     self.timer_at[node] = None;
                     let now = self.now;
-                    if let Node::Host(h) = &mut self.nodes[node] {
-                        h.handle_timeout(now);
+                    match &mut self.nodes[node] {
+                        Node::Host(h) => h.handle_timeout(now),
+                        Node::Switch(_) => self.deadline_due[node] = true,
                     }
                     // A switch runs its timers in its service.
                     self.wake(node);
@@ -818,8 +823,9 @@ impl<P: Pipeline> Sim<P> {
         let Node::Switch(s) = &mut self.nodes[node] else {
             return;
         };
-        let mut next = s.poll_timeout();
-        if next.is_some_and(|t| t <= now) {
+        let due = std::mem::take(&mut self.deadline_due[node]);
+        let mut next = if due { None } else { s.poll_timeout() };
+        if due || next.is_some_and(|t| t <= now) {
             let mut sent = std::mem::take(&mut self.switch_sent);
             s.serve(now, &mut sent);
             next = s.poll_timeout();
