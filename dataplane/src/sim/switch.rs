@@ -14,9 +14,9 @@
 
 use p4_target::pipeline::Pipeline;
 
+use super::frame::SimFrame;
 use crate::deadlock::PauseInput;
 use crate::mac::MacStats;
-use super::frame::SimFrame;
 use crate::switch::{Switch, SwitchEvent};
 use crate::time::Instant;
 use crate::tm::{Tm, TmEvent};
