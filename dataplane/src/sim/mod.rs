@@ -22,7 +22,10 @@
 //! ([`crate::driver`]): at an instant where it has input or a deadline,
 //! every frame arriving then is handed to it, then one service runs
 //! `handle_timeout`, polls every port in order until nothing is sendable,
-//! and drains events; then the node sleeps until `poll_timeout`.
+//! and drains events; then the node sleeps until `poll_timeout`. A service
+//! whose switch has nothing due (`poll_timeout` in the future: a frame
+//! queued behind a busy port) only drains events, since its timers and
+//! polls would change nothing.
 //!
 //! Drive it like quinn's test `Pair`: [`Sim::step`] handles one event,
 //! [`Sim::run_until`] everything up to a time, [`Sim::drive`] until no event
@@ -307,6 +310,9 @@ pub struct Sim<P: Pipeline> {
     stale_timers: usize,
     /// The instant of a switch's pending `Service` event, if any.
     service_at: Vec<Option<Instant>>,
+    /// A switch's next service follows its own deadline: it runs whole,
+    /// without first asking whether anything is due.
+    deadline_due: Vec<bool>,
     sampling: Option<Sampling>,
     processed: u64,
     switch_frames: u64,
@@ -314,6 +320,8 @@ pub struct Sim<P: Pipeline> {
     free_frames: Vec<u32>,
     /// Byte buffers for reuse.
     spare: Vec<Vec<u8>>,
+    /// The frames of one switch service, kept for its capacity.
+    switch_sent: Vec<(u16, SimFrame)>,
     captures: Vec<Capture>,
 }
 
@@ -436,12 +444,14 @@ impl<P: Pipeline> TopologyBuilder<P> {
             timer_at: vec![None; n],
             stale_timers: 0,
             service_at: vec![None; n],
+            deadline_due: vec![false; n],
             sampling: None,
             processed: 0,
             switch_frames: 0,
             frames: Vec::new(),
             free_frames: Vec::new(),
             spare: Vec::new(),
+            switch_sent: Vec::new(),
             captures: Vec::new(),
         };
         for id in 0..n {
@@ -678,8 +688,9 @@ impl<P: Pipeline> Sim<P> {
                 if self.timer_at[node] == Some(at) {
                     self.timer_at[node] = None;
                     let now = self.now;
-                    if let Node::Host(h) = &mut self.nodes[node] {
-                        h.handle_timeout(now);
+                    match &mut self.nodes[node] {
+                        Node::Host(h) => h.handle_timeout(now),
+                        Node::Switch(_) => self.deadline_due[node] = true,
                     }
                     // A switch runs its timers in its service.
                     self.wake(node);
@@ -805,42 +816,30 @@ impl<P: Pipeline> Sim<P> {
         }
     }
 
-    /// One driver turn for a switch (see the module doc).
+    /// One driver turn for a switch (see the module doc), then its frames
+    /// onto their wires in the order the switch sent them.
     fn service_switch(&mut self, node: NodeId) {
         let now = self.now;
         let Node::Switch(s) = &mut self.nodes[node] else {
             return;
         };
-        s.handle_timeout(now);
-        for port in 0..s.num_ports() {
-            // Polling a port with nothing the shaper lets out now changes
-            // nothing; skipping it keeps a service O(ready ports). An LLDP
-            // frame due counts (the switch's view, not only the TM's): a
-            // port skipped with one due would have its timer re-armed a
-            // nanosecond later, forever.
-            let Node::Switch(s) = &self.nodes[node] else {
-                return;
-            };
-            if s.switch().next_transmit_at(port).is_none_or(|t| t > now) {
-                continue;
-            }
-            loop {
-                let Node::Switch(s) = &mut self.nodes[node] else {
-                    return;
-                };
-                let Some((tx, buf)) = s.poll_transmit(port, now) else {
-                    break;
-                };
-                self.switch_frames += 1;
-                let frame = SimFrame::new(buf, tx.priority.unwrap_or(0), tx.priority.is_none());
+        let due = std::mem::take(&mut self.deadline_due[node]);
+        let mut next = if due { None } else { s.poll_timeout() };
+        if due || next.is_some_and(|t| t <= now) {
+            let mut sent = std::mem::take(&mut self.switch_sent);
+            s.serve(now, &mut sent);
+            next = s.poll_timeout();
+            self.switch_frames += sent.len() as u64;
+            for (port, frame) in sent.drain(..) {
                 self.launch(node, port, frame);
             }
+            self.switch_sent = sent;
+        } else {
+            // Nothing is due (a frame arrived for a busy port, say): the
+            // turn's timers and port polls would change nothing and send
+            // nothing, so only what the input reported is collected.
+            s.drain(now);
         }
-        let Node::Switch(s) = &mut self.nodes[node] else {
-            return;
-        };
-        s.drain(now);
-        let next = s.poll_timeout();
         // Anything due now was handled; a deadline not in the future would
         // only spin.
         self.arm_timer(node, next.map(|t| t.max(now + Duration::from_nanos(1))));

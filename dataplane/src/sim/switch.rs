@@ -14,9 +14,10 @@
 
 use p4_target::pipeline::Pipeline;
 
+use super::frame::SimFrame;
 use crate::deadlock::PauseInput;
 use crate::mac::MacStats;
-use crate::switch::{Switch, SwitchEvent, Transmit};
+use crate::switch::{Switch, SwitchEvent};
 use crate::time::Instant;
 use crate::tm::{Tm, TmEvent};
 use p4_target::trace::PacketTrace;
@@ -145,12 +146,26 @@ impl<P: Pipeline> SimSwitch<P> {
         self.switch.handle_frame_owned(port, frame, now);
     }
 
-    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+    /// One driver turn at `now` (the module doc's order): timers, then
+    /// every port in order until it has nothing to send, then the reports.
+    /// The frames go to `sent` in the order the switch sent them.
+    pub(crate) fn serve(&mut self, now: Instant, sent: &mut Vec<(u16, SimFrame)>) {
         self.switch.handle_timeout(now);
-    }
-
-    pub(crate) fn poll_transmit(&mut self, port: u16, now: Instant) -> Option<(Transmit, Vec<u8>)> {
-        self.switch.poll_transmit_owned(port, now)
+        for port in 0..self.num_ports() {
+            // Polling a port with nothing the shaper lets out now changes
+            // nothing; skipping it keeps a service O(ready ports). An LLDP
+            // frame due counts (the switch's view, not only the TM's): a
+            // port skipped with one due would have its timer re-armed a
+            // nanosecond later, forever.
+            if self.switch.next_transmit_at(port).is_none_or(|t| t > now) {
+                continue;
+            }
+            while let Some((tx, buf)) = self.switch.poll_transmit_owned(port, now) {
+                let frame = SimFrame::new(buf, tx.priority.unwrap_or(0), tx.priority.is_none());
+                sent.push((port, frame));
+            }
+        }
+        self.drain(now);
     }
 
     /// Drains what the switch reports after a turn.

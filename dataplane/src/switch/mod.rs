@@ -474,6 +474,9 @@ pub struct Switch<P: Pipeline> {
     macs: Vec<Mac>,
     /// Each port's LLDP/DCBX agent, if LLDP runs on it.
     lldp: Vec<Option<PortAgent>>,
+    /// Whether any port has an LLDP agent: the per-turn calls skip the walk
+    /// over every port's empty slot when none has.
+    any_lldp: bool,
     discards: Vec<PortDiscards>,
     /// Data frames received per port whose IP header carried ECN CE
     /// (`ethtool -S` `rx_ecn_mark`).
@@ -497,6 +500,8 @@ pub struct Switch<P: Pipeline> {
     tracing: Tracing,
     /// Ports whose link is down ([`Switch::set_port_oper`]).
     link_down: Vec<Option<LinkDown>>,
+    /// Whether any entry of `link_down` is set (as `any_lldp`).
+    any_link_down: bool,
     /// Oper changes not yet taken by [`Switch::poll_event`].
     oper_events: VecDeque<SwitchEvent>,
     /// Per port: times the link went down, times it came back.
@@ -530,6 +535,7 @@ impl<P: Pipeline> Switch<P> {
             tm,
             macs,
             lldp,
+            any_lldp: false,
             discards,
             rx_ecn_ce,
             cpu_port: config.cpu_port,
@@ -545,6 +551,7 @@ impl<P: Pipeline> Switch<P> {
             tracing: Tracing::default(),
             oper_changes: vec![(0, 0); link_down.len()],
             link_down,
+            any_link_down: false,
             oper_events: VecDeque::new(),
         })
     }
@@ -609,6 +616,7 @@ impl<P: Pipeline> Switch<P> {
                 (Some(c), None) => *slot = Some(PortAgent::new(c, now)),
             }
         }
+        self.any_lldp = self.lldp.iter().any(Option::is_some);
     }
 
     /// When `port` may next start a frame (queued data or PFC the TM
@@ -811,6 +819,7 @@ impl<P: Pipeline> Switch<P> {
         // cause, but it is not another transition.
         let transition = state.is_some() != down.is_some();
         *state = down;
+        self.any_link_down = self.link_down.iter().any(Option::is_some);
         self.oper_events
             .push_back(SwitchEvent::PortOper { port, down });
         if !transition {
@@ -852,9 +861,13 @@ impl<P: Pipeline> Switch<P> {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tm.handle_timeout(now);
         self.collect_discarded();
-        self.release_down_ports(now);
-        for agent in self.lldp.iter_mut().flatten() {
-            agent.handle_timeout(now);
+        if self.any_link_down {
+            self.release_down_ports(now);
+        }
+        if self.any_lldp {
+            for agent in self.lldp.iter_mut().flatten() {
+                agent.handle_timeout(now);
+            }
         }
         while let Some(r) = self.recirculate.pop_front() {
             self.ledger.row(r.port).recirculating -= 1;
@@ -1025,6 +1038,9 @@ impl<P: Pipeline> Switch<P> {
         if let Some(e) = self.tm.poll_event() {
             return Some(SwitchEvent::Tm(e));
         }
+        if !self.any_lldp {
+            return None;
+        }
         for (port, agent) in self.lldp.iter_mut().enumerate() {
             if let Some(event) = agent.as_mut().and_then(PortAgent::poll_event) {
                 return Some(SwitchEvent::Dcbx {
@@ -1044,6 +1060,9 @@ impl<P: Pipeline> Switch<P> {
             return Some(Instant::ZERO);
         }
         let mut t = self.tm.poll_timeout();
+        if !self.any_lldp {
+            return t;
+        }
         for (port, agent) in self.lldp.iter().enumerate() {
             let Some(agent) = agent else { continue };
             if self.link_down[port].is_some() {

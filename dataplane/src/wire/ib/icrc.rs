@@ -17,6 +17,10 @@ use crate::wire::ip::{IPV4_HEADER_LEN, UDP_HEADER_LEN};
 /// Length of the invariant CRC trailer in bytes.
 pub const ICRC_LEN: usize = 4;
 
+/// The CRC-32 of the 8 bytes of ones that stand in for the LRH: every ICRC
+/// starts from this state (`icrc_starts_after_the_lrh_ones` checks it).
+const CRC_OF_LRH_ONES: u32 = 0x2144_DF1C;
+
 /// Computes the ICRC of a RoCE packet.
 ///
 /// `l3_packet` starts at the IPv4 or IPv6 header (RoCE v2, UDP follows) or
@@ -65,8 +69,7 @@ pub fn icrc(l3_packet: &[u8]) -> Result<u32, IbError> {
         head[net_len + 7] = 0xFF;
     }
     head[net_len + udp_len + 4] = 0xFF; // BTH FECN/BECN/reserved
-    let mut crc = crc32fast::Hasher::new();
-    crc.update(&[0xFF; 8]);
+    let mut crc = crc32fast::Hasher::new_with_initial(CRC_OF_LRH_ONES);
     crc.update(head);
     crc.update(&l3_packet[hdr_len..]);
     Ok(crc.finalize())
@@ -83,6 +86,11 @@ mod tests {
             .step_by(2)
             .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn icrc_starts_after_the_lrh_ones() {
+        assert_eq!(crc32fast::hash(&[0xFF; 8]), CRC_OF_LRH_ONES);
     }
 
     #[test]
