@@ -3700,3 +3700,15 @@ fn v1switch_control_constructor_arguments() {
         &with_param("register<bit<8>> r", "seen", "register<bit<8>>(4) seen;"),
     );
 }
+
+// ------------------------------------------------------------------ samp29
+
+#[test]
+fn varbit_wider_than_a_jumbo_frame() {
+    // A varbit's bytes live inline in its header: at most a 9216-byte
+    // jumbo frame (`tests/stf/varbit_wide` runs a `varbit<8032>`).
+    check_errors(
+        "varbit_too_wide",
+        &program(&[("DECLS", "header big_t { varbit<73736> data; }")]),
+    );
+}

@@ -69,9 +69,15 @@ use crate::ir::{self, Handle, Ty};
 use std::collections::HashMap;
 
 /// The widest `bit<W>`/`int<W>` the compiler accepts (p4c sets no limit; a
-/// `bit<2048>` is 256 bytes, as long as the longest varbit). Folding of wide
-/// constants works on [`fold::Wide`] values of exactly this many bits.
+/// `bit<2048>` is 256 bytes). Folding of wide constants works on
+/// [`fold::Wide`] values of exactly this many bits.
 pub const MAX_WIDTH: u32 = 2048;
+
+/// The widest `varbit<W>` the compiler accepts: a 9216-byte jumbo frame, the
+/// longest a port carries (p4c sets no limit). A varbit's bytes live inline in
+/// its header, so the bound keeps a header's size that of a packet; INT's
+/// `varbit<8032>` metadata stack fits.
+pub const MAX_VARBIT_WIDTH: u32 = 9216 * 8;
 
 /// What a name refers to.
 #[derive(Clone, Debug)]
@@ -662,11 +668,14 @@ impl Checker {
             K::SignedInt(w) => Ty::Int(self.width(w)?),
             K::Varbit(w) => {
                 let w_bits = self.const_u32(w, "varbit width")?;
-                if w_bits == 0 || w_bits > 2048 {
+                if w_bits == 0 || w_bits > MAX_VARBIT_WIDTH {
                     self.error_label(
                         codes::BAD_WIDTH,
                         w.span,
-                        format!("varbit width {w_bits} is not supported: at most 2048 bits"),
+                        format!(
+                            "varbit width {w_bits} is not supported: at most {MAX_VARBIT_WIDTH} \
+                             bits (a 9216-byte jumbo frame)"
+                        ),
                         "this width",
                     );
                     return None;
