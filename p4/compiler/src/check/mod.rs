@@ -376,9 +376,10 @@ impl ParamSpec {
     }
 }
 
-/// A generic function's instantiation: its name, type arguments and the
-/// `type`-declared type each argument is, if any.
-pub(crate) type GenericFnKey = (String, Vec<Ty>, Vec<Option<String>>);
+/// A generic function's instantiation: its name, type arguments, the
+/// `type`-declared type each argument is, if any, and the values of its
+/// directionless `int` parameters.
+pub(crate) type GenericFnKey = (String, Vec<Ty>, Vec<Option<String>>, Vec<i128>);
 
 /// Checks a parsed program. `name` is the program name (file stem);
 /// `model_files` are the files named `v1model.p4` the program included.
@@ -2245,10 +2246,12 @@ impl Checker {
     }
 
     pub(crate) fn function_decl(&mut self, f: &ast::FunctionDecl) {
-        if !f.type_params.is_empty() {
+        if !f.type_params.is_empty() || blocks::split_int_params(&f.params).is_some() {
             // Monomorphised: checked once per distinct list of type
-            // arguments, at the calls ([`Self::instantiate_generic_fn`]),
-            // in the scopes of its declaration.
+            // arguments and of values for its directionless `int`
+            // parameters (P4_16 §6.8: each call passes a compile-time known
+            // value), at the calls ([`Self::instantiate_generic_fn`]), in
+            // the scopes of its declaration.
             let before = self.diags.len();
             self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
             let name = f.name.name.clone();
@@ -2275,11 +2278,30 @@ impl Checker {
         self.discarding_changes(|c| {
             c.push_scope();
             c.declare_opaque_types(&f.type_params);
-            c.function_body(f);
+            // Each `int` parameter a placeholder value, as a block's
+            // constructor parameter gets in its trial.
+            let placeholders = blocks::split_int_params(&f.params)
+                .map_or_else(Vec::new, |(_, ints, _)| vec![1; ints.len()]);
+            let f = c.bind_int_params(f, &placeholders);
+            c.function_body(&f);
             c.pop_scope();
         });
         let diags = self.diags.split_off(before);
         self.ctor_trials.push((f.name.name.clone(), diags));
+    }
+
+    /// Function `f` without its directionless `int` parameters, each
+    /// declared in the innermost scope as the `int` constant `values` gives
+    /// it, in order: the body reads it as one (`bit<k>`, `x + n`).
+    fn bind_int_params(&mut self, f: &ast::FunctionDecl, values: &[i128]) -> ast::FunctionDecl {
+        let mut f = f.clone();
+        if let Some((_, ints, rest)) = blocks::split_int_params(&f.params) {
+            for (p, v) in ints.iter().zip(values) {
+                self.declare(&p.name, Sym::IntConst(*v));
+            }
+            f.params = rest;
+        }
+        f
     }
 
     /// One opaque type per type parameter, for checking a generic
@@ -2394,7 +2416,21 @@ impl Checker {
             args,
             span,
         )?;
-        let key = (name.to_string(), tys.clone(), nominals.clone());
+        let mut int_values = Vec::new();
+        if let Some((positions, ints, _)) = blocks::split_int_params(&decl.params) {
+            if !self.arg_count(span, &what, decl.params.len(), args.len()) {
+                return None;
+            }
+            for (i, p) in positions.iter().zip(&ints) {
+                int_values.push(self.int_arg(p, args[*i], "parameter")?);
+            }
+        }
+        let key = (
+            name.to_string(),
+            tys.clone(),
+            nominals.clone(),
+            int_values.clone(),
+        );
         if let Some(h) = self.generic_fn_cache.get(&key) {
             return Some(*h);
         }
@@ -2403,6 +2439,7 @@ impl Checker {
         for (t, ty) in decl.type_params.iter().zip(tys) {
             self.declare(t, Sym::Type(ty));
         }
+        let decl = self.bind_int_params(&decl, &int_values);
         // P4_16 §7.6: a type parameter bound to a `type`-declared type
         // stands for that type in the signature and the body (`T id<T>(in
         // T x)` called with a `Port_t` takes and returns a `Port_t`); the
@@ -2537,6 +2574,21 @@ impl Checker {
         self.push_scope();
         let mut vars = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
+            if matches!(p.ty.kind, ast::TypeKind::Int) {
+                // Directionless ones are bound per call before the body is
+                // checked ([`Self::bind_int_params`]).
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    p.span,
+                    format!(
+                        "parameter `{}` is an `int`: it must be directionless, and each call \
+                         passes a compile-time known value (P4_16 §6.8)",
+                        p.name.name
+                    ),
+                    "remove the direction",
+                );
+                continue;
+            }
             let Some(ty) = self.storable_ty(&p.ty, "a function parameter") else {
                 continue;
             };
