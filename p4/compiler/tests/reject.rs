@@ -3921,3 +3921,42 @@ fn list29_run_time_array_indices() {
         ),
     );
 }
+
+// ------------------------------------------------------------------ samp29
+
+#[test]
+fn varbit_wider_than_a_jumbo_frame() {
+    // A varbit's bytes live inline in its header: at most a 9216-byte
+    // jumbo frame (`tests/stf/varbit_wide` runs a `varbit<8032>`).
+    check_errors(
+        "varbit_too_wide",
+        &program(&[("DECLS", "header big_t { varbit<73736> data; }")]),
+    );
+}
+
+#[test]
+fn function_int_parameter_takes_an_integer_without_a_width() {
+    // P4_16 §6.8: an `int` parameter of a function is directionless, and
+    // each call passes a compile-time known value
+    // (`tests/stf/function_int_param` runs one); a typed value, or a
+    // direction, is refused.
+    let add = "void add(int n, inout bit<8> x) { x = x + n; }";
+    check_errors(
+        "function_int_param_typed_arg",
+        &program(&[("DECLS", add), ("APPLY", "add(hdr.h.a, hdr.h.c);")]),
+    );
+    check_errors(
+        "function_int_param_direction",
+        &program(&[
+            ("DECLS", "void add(in int n, inout bit<8> x) { x = x + n; }"),
+            ("APPLY", "add(1, hdr.h.c);"),
+        ]),
+    );
+    check_compiles(
+        "function_int_param_ok",
+        &program(&[
+            ("DECLS", add),
+            ("APPLY", "add(3, hdr.h.c); add(4, hdr.h.a);"),
+        ]),
+    );
+}

@@ -236,9 +236,9 @@ pub(super) fn el_span(el: &ast::KeysetElem) -> Span {
 }
 
 /// The directionless `int` parameters among a parser's or control's apply
-/// parameters: their positions, themselves, and the other parameters;
-/// `None` when there are none.
-fn split_int_params(
+/// parameters, or a function's: their positions, themselves, and the other
+/// parameters; `None` when there are none.
+pub(super) fn split_int_params(
     params: &[ast::Param],
 ) -> Option<(Vec<usize>, Vec<ast::Param>, Vec<ast::Param>)> {
     let is_int = |p: &ast::Param| {

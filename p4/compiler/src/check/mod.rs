@@ -70,9 +70,15 @@ use crate::ir::{self, Handle, Ty};
 use std::collections::HashMap;
 
 /// The widest `bit<W>`/`int<W>` the compiler accepts (p4c sets no limit; a
-/// `bit<2048>` is 256 bytes, as long as the longest varbit). Folding of wide
-/// constants works on [`fold::Wide`] values of exactly this many bits.
+/// `bit<2048>` is 256 bytes). Folding of wide constants works on
+/// [`fold::Wide`] values of exactly this many bits.
 pub const MAX_WIDTH: u32 = 2048;
+
+/// The widest `varbit<W>` the compiler accepts: a 9216-byte jumbo frame, the
+/// longest a port carries (p4c sets no limit). A varbit's bytes live inline in
+/// its header, so the bound keeps a header's size that of a packet; INT's
+/// `varbit<8032>` metadata stack fits.
+pub const MAX_VARBIT_WIDTH: u32 = 9216 * 8;
 
 /// What a name refers to.
 #[derive(Clone, Debug)]
@@ -379,9 +385,10 @@ impl ParamSpec {
     }
 }
 
-/// A generic function's instantiation: its name, type arguments and the
-/// `type`-declared type each argument is, if any.
-pub(crate) type GenericFnKey = (String, Vec<Ty>, Vec<Option<String>>);
+/// A generic function's instantiation: its name, type arguments, the
+/// `type`-declared type each argument is, if any, and the values of its
+/// directionless `int` parameters.
+pub(crate) type GenericFnKey = (String, Vec<Ty>, Vec<Option<String>>, Vec<i128>);
 
 /// Checks a parsed program. `name` is the program name (file stem);
 /// `model_files` are the files named `v1model.p4` the program included.
@@ -682,11 +689,14 @@ impl Checker {
             K::SignedInt(w) => Ty::Int(self.width(w)?),
             K::Varbit(w) => {
                 let w_bits = self.const_u32(w, "varbit width")?;
-                if w_bits == 0 || w_bits > 2048 {
+                if w_bits == 0 || w_bits > MAX_VARBIT_WIDTH {
                     self.error_label(
                         codes::BAD_WIDTH,
                         w.span,
-                        format!("varbit width {w_bits} is not supported: at most 2048 bits"),
+                        format!(
+                            "varbit width {w_bits} is not supported: at most {MAX_VARBIT_WIDTH} \
+                             bits (a 9216-byte jumbo frame)"
+                        ),
                         "this width",
                     );
                     return None;
@@ -2336,12 +2346,15 @@ impl Checker {
 
     pub(crate) fn function_decl(&mut self, f: &ast::FunctionDecl) {
         let has_list_params = f.params.iter().any(|p| is_list_type(&p.ty));
-        if !f.type_params.is_empty() || has_list_params {
+        let has_int_params = blocks::split_int_params(&f.params).is_some();
+        if !f.type_params.is_empty() || has_list_params || has_int_params {
             // Monomorphised: checked once per distinct list of type
-            // arguments, at the calls ([`Self::instantiate_generic_fn`]),
-            // in the scopes of its declaration. A `list<T>` parameter
-            // takes its length from its argument (P4_16 §7.2.10), so a
-            // function with one is instantiated per list of lengths too.
+            // arguments and of values for its directionless `int`
+            // parameters (P4_16 §6.8: each call passes a compile-time known
+            // value), at the calls ([`Self::instantiate_generic_fn`]), in
+            // the scopes of its declaration. A `list<T>` parameter takes
+            // its length from its argument (P4_16 §7.2.10), so a function
+            // with one is instantiated per list of lengths too.
             let before = self.diags.len();
             self.check_param_types(&f.params, Some(&f.return_type), &[&f.type_params]);
             // An overload of a generic function of the same name is kept
@@ -2376,11 +2389,30 @@ impl Checker {
         self.discarding_changes(|c| {
             c.push_scope();
             c.declare_opaque_types(&f.type_params);
-            c.function_body(f);
+            // Each `int` parameter a placeholder value, as a block's
+            // constructor parameter gets in its trial.
+            let placeholders = blocks::split_int_params(&f.params)
+                .map_or_else(Vec::new, |(_, ints, _)| vec![1; ints.len()]);
+            let f = c.bind_int_params(f, &placeholders);
+            c.function_body(&f);
             c.pop_scope();
         });
         let diags = self.diags.split_off(before);
         self.ctor_trials.push((key.to_string(), diags));
+    }
+
+    /// Function `f` without its directionless `int` parameters, each
+    /// declared in the innermost scope as the `int` constant `values` gives
+    /// it, in order: the body reads it as one (`bit<k>`, `x + n`).
+    fn bind_int_params(&mut self, f: &ast::FunctionDecl, values: &[i128]) -> ast::FunctionDecl {
+        let mut f = f.clone();
+        if let Some((_, ints, rest)) = blocks::split_int_params(&f.params) {
+            for (p, v) in ints.iter().zip(values) {
+                self.declare(&p.name, Sym::IntConst(*v));
+            }
+            f.params = rest;
+        }
+        f
     }
 
     /// One opaque type per type parameter, for checking a generic
@@ -2496,7 +2528,21 @@ impl Checker {
             span,
         )?;
         let lists = self.list_args_of_call(&decl, &tys, args)?;
-        let mut key = (name.to_string(), tys.clone(), nominals.clone());
+        let mut int_values = Vec::new();
+        if let Some((positions, ints, _)) = blocks::split_int_params(&decl.params) {
+            if !self.arg_count(span, &what, decl.params.len(), args.len()) {
+                return None;
+            }
+            for (i, p) in positions.iter().zip(&ints) {
+                int_values.push(self.int_arg(p, args[*i], "parameter")?);
+            }
+        }
+        let mut key = (
+            name.to_string(),
+            tys.clone(),
+            nominals.clone(),
+            int_values.clone(),
+        );
         key.1.extend(lists.iter().map(|(_, ty)| ty.clone()));
         key.2.extend(lists.iter().map(|_| None));
         if let Some(h) = self.generic_fn_cache.get(&key) {
@@ -2511,6 +2557,7 @@ impl Checker {
         for (t, ty) in lists {
             self.declare(&t, Sym::Type(ty));
         }
+        let decl = self.bind_int_params(&decl, &int_values);
         // P4_16 §7.6: a type parameter bound to a `type`-declared type
         // stands for that type in the signature and the body (`T id<T>(in
         // T x)` called with a `Port_t` takes and returns a `Port_t`); the
@@ -2720,6 +2767,21 @@ impl Checker {
         self.push_scope();
         let mut vars = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
+            if matches!(p.ty.kind, ast::TypeKind::Int) {
+                // Directionless ones are bound per call before the body is
+                // checked ([`Self::bind_int_params`]).
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    p.span,
+                    format!(
+                        "parameter `{}` is an `int`: it must be directionless, and each call \
+                         passes a compile-time known value (P4_16 §6.8)",
+                        p.name.name
+                    ),
+                    "remove the direction",
+                );
+                continue;
+            }
             let Some(ty) = self.storable_ty(&p.ty, "a function parameter") else {
                 continue;
             };

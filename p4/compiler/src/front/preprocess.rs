@@ -12,7 +12,9 @@
 //! `#define` (with `##` pasting; no `#` stringification), `#undef`, `#if`/`#elif` with
 //! `defined`, integers and C operators, `#ifdef`, `#ifndef`, `#else`,
 //! `#endif`, `#error`, `#warning`; `#line` and `#pragma` are ignored
-//! (`#pragma once` is honoured). Backslash-newline joins directive lines.
+//! (`#pragma once` is honoured). Backslash-newline joins lines, in directives
+//! and in program text alike (C's line splicing, which p4c's `cpp` applies
+//! before anything else: a `//` comment ending in a backslash runs on).
 //!
 //! Contract: never panics; recursion (includes, macro expansion) is bounded
 //! ([`MAX_INCLUDE_DEPTH`], [`MAX_EXPANSION_DEPTH`]). Text produced by a macro
@@ -357,7 +359,24 @@ impl Preprocessor<'_> {
         let bytes = text.as_bytes();
         let mut i = start;
         let mut run_start = start;
+        let mut in_line_comment = false;
         while i < end {
+            if in_line_comment {
+                // The rest of the line is comment; a backslash-newline at its
+                // end splices the next line onto it, comment and all.
+                match splice_before(bytes, end) {
+                    Some(backslash) if backslash >= i => {
+                        if active {
+                            self.out.push_verbatim(file, text, run_start..backslash);
+                        }
+                        run_start = end;
+                        i = end;
+                        end = (memchr_newline(bytes, end) + 1).min(bytes.len());
+                    }
+                    _ => i = end,
+                }
+                continue;
+            }
             if in_string {
                 let (e, closed) = string_rest(bytes, i, end, false);
                 i = e;
@@ -378,10 +397,23 @@ impl Preprocessor<'_> {
                 in_comment = Some(i);
                 i += 2;
             } else if b == b'/' && i + 1 < end && bytes[i + 1] == b'/' {
-                i = end;
+                in_line_comment = true;
+                i += 2;
             } else if b == b'"' {
                 in_string = true;
                 i += 1;
+            } else if let Some(after) = splice_after(bytes, i) {
+                // Backslash-newline: the next physical line continues this one
+                // (`{a, b, \` then `c}` is one field list), so neither byte
+                // reaches the lexer and the next line is no directive.
+                if active {
+                    self.out.push_verbatim(file, text, run_start..i);
+                }
+                i = after;
+                run_start = after;
+                if i >= end {
+                    end = (memchr_newline(bytes, i) + 1).min(bytes.len());
+                }
             } else if is_ident_start(b) {
                 let id_end = ident_end(bytes, i, end);
                 let ident = &text[i..id_end];
@@ -1013,6 +1045,25 @@ fn ident_end(bytes: &[u8], mut i: usize, end: usize) -> usize {
     i
 }
 
+/// When a backslash-newline (`\\` then `\n` or `\r\n`) starts at `i`, the
+/// offset just past it: C's line splicing joins the two lines.
+fn splice_after(bytes: &[u8], i: usize) -> Option<usize> {
+    match bytes.get(i..)? {
+        [b'\\', b'\n', ..] => Some(i + 2),
+        [b'\\', b'\r', b'\n', ..] => Some(i + 3),
+        _ => None,
+    }
+}
+
+/// Where the backslash-newline that ends the physical line `..end` (`end`
+/// just past its newline) starts, if it ends in one.
+fn splice_before(bytes: &[u8], end: usize) -> Option<usize> {
+    [2, 3]
+        .into_iter()
+        .filter_map(|back| end.checked_sub(back))
+        .find(|&at| splice_after(bytes, at) == Some(end))
+}
+
 /// Skips the rest of a string literal from `j` (inside it) up to `end`;
 /// returns where it stopped and whether that was past the closing quote.
 /// With `stop_at_newline`, an unterminated one also stops at a newline.
@@ -1051,11 +1102,8 @@ fn directive_line(text: &str, start: usize) -> (String, usize) {
     let mut i = start;
     while i < bytes.len() {
         let b = bytes[i];
-        if b == b'\\'
-            && (bytes.get(i + 1) == Some(&b'\n')
-                || (bytes.get(i + 1) == Some(&b'\r') && bytes.get(i + 2) == Some(&b'\n')))
-        {
-            i += if bytes[i + 1] == b'\r' { 3 } else { 2 };
+        if let Some(after) = splice_after(bytes, i) {
+            i = after;
             out.push(' ');
         } else if b == b'\n' {
             return (out, i + 1);
@@ -1334,6 +1382,20 @@ mod tests {
     fn undef_and_continuation_lines() {
         let src = "#define L 1 + \\\n 2\nL\n#undef L\nL\n";
         assert_eq!(squash(&expand(src)), "1 + 2 L");
+    }
+
+    #[test]
+    fn backslash_newline_splices_program_text_and_line_comments() {
+        // A field list run over two lines, a macro used after the splice,
+        // and a `#` that starts no directive once its line is spliced on.
+        let src = "#define N 7\n{a, \\\nN}\nx \\\r\n#define M 1\nM\n";
+        assert_eq!(squash(&expand(src)), "{a, 7} x #define M 1 M");
+        // A line comment ending in a backslash swallows the next line.
+        let (map, r) = run(&[("main.p4", "// gone \\\nalso gone\nkept\n")]);
+        let out = r.expect("ok");
+        assert_eq!(squash(&out.text), "// gone also gone kept");
+        let at = out.text.find("kept").expect("present");
+        assert_eq!(map.location(out.span(at, at + 4)), "main.p4:3:1");
     }
 
     #[test]

@@ -91,7 +91,7 @@ impl Checker {
         for p in ctor_params {
             if let Some(d) = &p.default {
                 if matches!(p.ty.kind, ast::TypeKind::Int) {
-                    self.int_ctor_arg(p, d);
+                    self.int_arg(p, d, "constructor parameter");
                 } else if let Some(ty) = self.ty(&p.ty) {
                     self.default_value(d, &ty);
                 }
@@ -221,7 +221,10 @@ impl Checker {
             if matches!(p.ty.kind, ast::TypeKind::Int) {
                 // An infinite-precision parameter (P4_16 §7.1.6.5, §14.1):
                 // the block sees it as an `int` constant.
-                values.push((p.name.clone(), Sym::IntConst(self.int_ctor_arg(p, a)?)));
+                values.push((
+                    p.name.clone(),
+                    Sym::IntConst(self.int_arg(p, a, "constructor parameter")?),
+                ));
                 continue;
             }
             let ty = self.with_type_args(generic, |c| c.ty(&p.ty));
@@ -259,10 +262,11 @@ impl Checker {
         out
     }
 
-    /// The value of argument `a` for the `int` constructor parameter `p`: a
+    /// The value of argument `a` for the `int` parameter `p` (`what`: a
+    /// "constructor parameter", or a function's "parameter"): a
     /// compile-time integer without a width (a typed value would need a
     /// cast to `int`, which P4_16 does not have).
-    fn int_ctor_arg(&mut self, p: &ast::Param, a: &ast::Expr) -> Option<i128> {
+    pub(crate) fn int_arg(&mut self, p: &ast::Param, a: &ast::Expr, what: &str) -> Option<i128> {
         let before = self.diags.len();
         match self.expr_any(a)? {
             crate::check::expr::TE::Inf(v) => Some(v),
@@ -272,8 +276,8 @@ impl Checker {
                         codes::TYPE_MISMATCH,
                         a.span,
                         format!(
-                            "constructor parameter `{}` is an `int`: its argument must be an \
-                             integer without a width, not {}",
+                            "{what} `{}` is an `int`: its argument must be an integer without \
+                             a width, not {}",
                             p.name.name,
                             self.ty_name(&x.ty)
                         ),

@@ -406,7 +406,7 @@ impl Checker {
         self.arg_count(span, "apply", params.len(), got)
     }
 
-    pub(super) fn arg_count(&mut self, span: Span, what: &str, want: usize, got: usize) -> bool {
+    pub(crate) fn arg_count(&mut self, span: Span, what: &str, want: usize, got: usize) -> bool {
         if want != got {
             self.error_label(
                 codes::ARG_COUNT,
@@ -494,7 +494,20 @@ impl Checker {
                 }
                 Some(Sym::GenericFunction(n)) => {
                     let f = self.instantiate_generic_fn(&n, type_args, &args, span)?;
-                    self.function_call(f, &args, span)
+                    // The values for directionless `int` parameters picked
+                    // the instance; the other arguments are passed to it.
+                    let positions = self
+                        .generic_fns
+                        .get(&n)
+                        .and_then(|(d, _)| crate::check::blocks::split_int_params(&d.params))
+                        .map_or_else(Vec::new, |(positions, ..)| positions);
+                    let passed: Vec<&ast::Expr> = args
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !positions.contains(i))
+                        .map(|(_, a)| *a)
+                        .collect();
+                    self.function_call(f, &passed, span)
                 }
                 Some(Sym::Function(f)) => {
                     if !type_args.is_empty() {
