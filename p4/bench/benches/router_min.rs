@@ -12,6 +12,12 @@
 //! code), so the first figure overstates what tracing costs a switch.
 //!
 //! Run: `cargo bench -p p4-bench --bench router_min`.
+//!
+//! `-- --count N [--hand] [case]` instead sends N packets through the
+//! compiled router (or the hand-written one) of each selected case and
+//! times nothing: under `valgrind --tool=callgrind`, the difference between
+//! two counts' instruction totals divided by the difference in N is the
+//! instructions a packet, a figure a loaded machine does not blur.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -26,11 +32,30 @@ const BATCHES: usize = 3_000;
 fn main() {
     // `cargo bench -p p4-bench --bench router_min -- 10_routes` runs only
     // the cases whose name contains the argument (for `perf record`).
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    println!(
-        "{:<26} {:>12} {:>12} {:>7} {:>12} {:>11} {:>16}",
-        "case", "compiled ns", "hand ns", "ratio", "untraced ns", "trace cost", "in memory: cost"
-    );
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let count = args.iter().position(|a| a == "--count").map(|i| {
+        args.get(i + 1)
+            .and_then(|n| n.parse::<usize>().ok())
+            .expect("--count N")
+    });
+    let hand_only = args.iter().any(|a| a == "--hand");
+    let filter = args
+        .iter()
+        .enumerate()
+        .find(|&(i, a)| !a.starts_with('-') && (i == 0 || args[i - 1] != "--count"))
+        .map(|(_, a)| a.clone());
+    if count.is_none() {
+        println!(
+            "{:<26} {:>12} {:>12} {:>7} {:>12} {:>11} {:>16}",
+            "case",
+            "compiled ns",
+            "hand ns",
+            "ratio",
+            "untraced ns",
+            "trace cost",
+            "in memory: cost"
+        );
+    }
     for (n_routes, n_acl) in [(10, 0), (10_000, 0), (10_000, 1_000)] {
         let label = format!("{n_routes}_routes_{n_acl}_acl");
         if filter.as_ref().is_some_and(|f| !label.contains(f.as_str())) {
@@ -45,6 +70,25 @@ fn main() {
             .map(|i| frame(routes[i % routes.len()].3, 0xc000 + i as u16))
             .collect();
         let mut out = Vec::with_capacity(256);
+        if let Some(n) = count {
+            for i in 0..n {
+                let pkt = &pkts[i & 1023];
+                if hand_only {
+                    black_box(hand.process(pkt, &mut out));
+                } else {
+                    black_box(run_compiled(&mut program, pkt, &mut out));
+                }
+            }
+            println!(
+                "{label}: {n} packets through the {} router",
+                if hand_only {
+                    "hand-written"
+                } else {
+                    "compiled"
+                }
+            );
+            continue;
+        }
         let (mut best_c, mut best_h, mut best_u) = (f64::MAX, f64::MAX, f64::MAX);
         // The packet struct in memory, behind a pointer the optimiser
         // cannot see through, for both builds.

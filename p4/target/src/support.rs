@@ -243,21 +243,24 @@ impl<'a> PacketOut<'a> {
             self.written_to(at + LEN);
             return self.buf[at..].first_chunk_mut::<LEN>();
         }
-        self.wire_copied(wire.byte()?, LEN)?.try_into().ok()
-    }
-
-    /// [`Self::wire`] of a header whose bytes are copied: appended, or in
-    /// place but not where it was parsed (a header before it was inserted,
-    /// removed or changed length). Out of line, so that the usual case
-    /// inlines as a test.
-    #[inline(never)]
-    fn wire_copied(&mut self, from: usize, len: usize) -> Option<&mut [u8]> {
+        let from = wire.byte()?;
         if self.spill.is_none() {
-            let bytes = self.src.get(from..from + len)?;
+            // Appending (`Pipeline::deparse`): a copy of a
+            // length known here, which inlines as a few moves where a
+            // call with the length as an argument costs a `memcpy` call.
+            let bytes = self.src.get(from..)?.first_chunk::<LEN>()?;
             let start = self.buf.len();
             self.buf.extend_from_slice(bytes);
-            return Some(&mut self.buf[start..]);
+            return self.buf[start..].first_chunk_mut::<LEN>();
         }
+        self.wire_moved(from, LEN)?.try_into().ok()
+    }
+
+    /// [`Self::wire`] in place of a header not where it was parsed (a
+    /// header before it was inserted, removed or changed length): its bytes
+    /// are moved. Out of line, so that the usual case inlines as a test.
+    #[inline(never)]
+    fn wire_moved(&mut self, from: usize, len: usize) -> Option<&mut [u8]> {
         if from + len > self.room {
             return None;
         }
