@@ -3960,3 +3960,37 @@ fn function_int_parameter_takes_an_integer_without_a_width() {
         ]),
     );
 }
+
+// -------------------------------------------------------------------- lead
+
+#[test]
+fn function_in_a_control_uses_the_controls_variables() {
+    // A function declared among a control's locals is a function (P4_16
+    // §10): only actions share the enclosing control's variables and
+    // parameters. Reading or writing one was a back-end panic.
+    check_errors(
+        "function_uses_control_local",
+        &program(&[
+            (
+                "LOCALS",
+                "bit<8> calls = 0;\n    \
+                 bit<8> counted(in bit<8> v) { calls = calls + 1; return v; }",
+            ),
+            ("APPLY", "hdr.h.a = counted(hdr.h.a);"),
+        ]),
+    );
+    check_errors(
+        "function_uses_control_parameter",
+        &program(&[
+            ("LOCALS", "bit<8> first() { return hdr.h.a; }"),
+            ("APPLY", "hdr.h.a = first();"),
+        ]),
+    );
+    check_compiles(
+        "function_in_a_control_with_arguments",
+        &program(&[
+            ("LOCALS", "bit<8> twice(in bit<8> v) { return v + v; }"),
+            ("APPLY", "hdr.h.a = twice(hdr.h.a);"),
+        ]),
+    );
+}

@@ -730,6 +730,28 @@ impl Checker {
             }
             Some(Sym::IntConst(v)) => Some(TE::Inf(v)),
             Some(Sym::Var(r, ty, _, nominal, elems)) => {
+                let enclosing = matches!(r, ir::VarRef::BlockLocal(_) | ir::VarRef::BlockParam(_));
+                let in_function = self
+                    .body
+                    .as_ref()
+                    .is_some_and(|b| b.kind == BodyKind::Function);
+                if enclosing && in_function {
+                    // A function declared among a control's or parser's
+                    // locals is a function like a top-level one (P4_16
+                    // §10): it sees its parameters and constants, not the
+                    // block's variables, which only actions share.
+                    self.error_label(
+                        codes::NOT_ALLOWED_HERE,
+                        span,
+                        format!(
+                            "a function cannot use `{}` of the enclosing block; pass it as an \
+                             argument",
+                            p.ident.name
+                        ),
+                        "a variable of the enclosing block",
+                    );
+                    return None;
+                }
                 if let Some(n) = nominal {
                     self.var_nominal.insert(span, n);
                 }
