@@ -42,7 +42,7 @@ impl Checker {
         let new_params = self.overload_params(&new)?;
         let clash = all.iter().find_map(|s| {
             let p = self.overload_params(s)?;
-            same_names(&p, &new_params).then(|| signature(&id.name, &p))
+            same_names(&p, &new_params).then(|| signature(&id.name, param_names(&p)))
         });
         if let Some(other) = clash {
             self.error_label(
@@ -102,9 +102,8 @@ impl Checker {
         };
         let listed = |v: &[&(&Sym, Vec<ParamSpec>)]| {
             v.iter()
-                .map(|(_, p)| format!("`{}`", signature(name, p)))
+                .map(|(_, p)| signature(name, param_names(p)))
                 .collect::<Vec<_>>()
-                .join(", ")
         };
         match fitting.as_slice() {
             [(s, _)] => Some((*s).clone()),
@@ -116,27 +115,38 @@ impl Checker {
                     format!(
                         "no overload of function `{name}` takes these {} argument(s); declared: {}",
                         args.len(),
-                        listed(&all)
+                        quoted(&listed(&all))
                     ),
                     "no matching overload",
                 );
                 None
             }
             several => {
-                self.error_label(
-                    codes::ARG_COUNT,
-                    span,
-                    format!(
-                        "the call of `{name}` is ambiguous: {} all take {} argument(s); name the \
-                         arguments to choose one",
-                        listed(several),
-                        args.len()
-                    ),
-                    "ambiguous call",
-                );
+                self.ambiguous_call(name, &listed(several), args.len(), span);
                 None
             }
         }
+    }
+
+    /// Reports a call that several overloads of one arity fit alike
+    /// (`candidates` their signatures, from [`signature`]).
+    pub(super) fn ambiguous_call(
+        &mut self,
+        callee: &str,
+        candidates: &[String],
+        arity: usize,
+        span: Span,
+    ) {
+        self.error_label(
+            codes::ARG_COUNT,
+            span,
+            format!(
+                "the call of `{callee}` is ambiguous: {} all take {arity} argument(s); name the \
+                 arguments to choose one",
+                quoted(candidates)
+            ),
+            "ambiguous call",
+        );
     }
 }
 
@@ -146,8 +156,20 @@ fn same_names(a: &[ParamSpec], b: &[ParamSpec]) -> bool {
     a.len() == b.len() && a.iter().all(|p| b.iter().any(|q| q.name == p.name))
 }
 
-/// `f(a, b)`: a function's name with its parameter names, for diagnostics.
-fn signature(name: &str, params: &[ParamSpec]) -> String {
-    let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-    format!("{name}({})", names.join(", "))
+/// `f(a, b)`: a callee's name with its parameter names, for diagnostics.
+pub(super) fn signature<'a>(name: &str, params: impl IntoIterator<Item = &'a str>) -> String {
+    format!(
+        "{name}({})",
+        params.into_iter().collect::<Vec<_>>().join(", ")
+    )
+}
+
+fn param_names(params: &[ParamSpec]) -> impl Iterator<Item = &str> {
+    params.iter().map(|p| p.name.as_str())
+}
+
+/// `` `f(a)`, `f(b)` ``
+fn quoted(signatures: &[String]) -> String {
+    let quoted: Vec<String> = signatures.iter().map(|s| format!("`{s}`")).collect();
+    quoted.join(", ")
 }

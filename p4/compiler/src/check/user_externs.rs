@@ -34,6 +34,7 @@
 //! tuples of those (and constructor parameters other than the above);
 //! return types other than scalars.
 
+use super::overloads::signature;
 use super::{Checker, ParamSpec, codes};
 use crate::diag::Span;
 use crate::front::ast;
@@ -827,24 +828,11 @@ impl Checker {
                 .find(|(_, f)| f.params.iter().map(|p| &p.name.name).eq(names.iter()))
         });
         if by_names.is_none() && same_arity.len() > 1 {
-            let listed: Vec<String> = same_arity
+            let candidates: Vec<String> = same_arity
                 .iter()
-                .map(|(_, f)| {
-                    let names: Vec<&str> = f.params.iter().map(|p| p.name.name.as_str()).collect();
-                    format!("`{m}({})`", names.join(", "))
-                })
+                .map(|(_, f)| signature(m, f.params.iter().map(|p| p.name.name.as_str())))
                 .collect();
-            self.error_label(
-                codes::ARG_COUNT,
-                span,
-                format!(
-                    "the call of `{what}` is ambiguous: {} all take {} argument(s); name the \
-                     arguments to choose one",
-                    listed.join(", "),
-                    args.len()
-                ),
-                "ambiguous call",
-            );
+            self.ambiguous_call(&what, &candidates, args.len(), span);
             return None;
         }
         let chosen = by_names.or(same_arity.first()).copied();
