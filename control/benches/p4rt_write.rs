@@ -105,21 +105,14 @@ actions { preamble { id: 16777217 name: "set_port" } params { id: 1 name: "port"
     ..PROGRAM
 };
 
-static TABLES: [TableInfo; 1] = [TableInfo {
-    id: 0x0200_0001,
-    name: "routes",
-    keys: &KEYS,
-    actions: &REFS,
-    size: 65536,
-    implementation: None,
-    default_action: (0x0100_0001, &[0]),
-    default_is_const: false,
-    is_const: false,
-    const_entries: &[],
-    direct_counter: None,
-    direct_meter: None,
-    idle_timeout: false,
-}];
+static TABLES: [TableInfo; 1] = [TableInfo::plain(
+    0x0200_0001,
+    "routes",
+    &KEYS,
+    &REFS,
+    65536,
+    (0x0100_0001, &[0]),
+)];
 static PROGRAM: ProgramInfo = ProgramInfo {
     name: "bench",
     arch: "v1model",

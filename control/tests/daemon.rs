@@ -70,21 +70,7 @@ const fn t(
     actions: &'static [ActionRef],
     default: (u32, &'static [u128]),
 ) -> TableInfo {
-    TableInfo {
-        id,
-        name,
-        keys,
-        actions,
-        size: 64,
-        implementation: None,
-        default_action: default,
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
-    }
+    TableInfo::plain(id, name, keys, actions, 64, default)
 }
 const fn k(id: u32, name: &'static str, bitwidth: u32) -> KeyInfo {
     KeyInfo {

@@ -78,21 +78,7 @@ const fn table(
     keys: &'static [KeyInfo],
     actions: &'static [ActionRef],
 ) -> TableInfo {
-    TableInfo {
-        id,
-        name,
-        keys,
-        actions,
-        size: 16,
-        implementation: None,
-        default_action: (NOOP, &[]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
-    }
+    TableInfo::plain(id, name, keys, actions, 16, (NOOP, &[]))
 }
 
 static TABLES: [TableInfo; 2] = [

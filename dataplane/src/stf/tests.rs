@@ -74,55 +74,47 @@ const fn aref(id: u32) -> ActionRef {
     }
 }
 
+const LPM_KEYS: [KeyInfo; 1] = [KeyInfo {
+    id: 1,
+    name: "hdr.ipv4.dstAddr",
+    bitwidth: 32,
+    kind: MatchKind::Lpm,
+}];
+const ACL_KEYS: [KeyInfo; 2] = [
+    KeyInfo {
+        id: 1,
+        name: "hdr.ipv4.srcAddr",
+        bitwidth: 32,
+        kind: MatchKind::Ternary,
+    },
+    KeyInfo {
+        id: 2,
+        name: "hdr.ipv4.protocol",
+        bitwidth: 8,
+        kind: MatchKind::Ternary,
+    },
+];
+
 static TABLES: [TableInfo; 2] = [
     TableInfo {
-        id: 0x0200_0001,
-        name: "MyIngress.ipv4_lpm",
-        keys: &[KeyInfo {
-            id: 1,
-            name: "hdr.ipv4.dstAddr",
-            bitwidth: 32,
-            kind: MatchKind::Lpm,
-        }],
-        actions: &[aref(SET_NHOP), aref(DROP)],
-        size: 64,
-        implementation: None,
-        default_action: (DROP, &[]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
         direct_counter: Some(0x1300_0001),
-        direct_meter: None,
-        idle_timeout: false,
+        ..TableInfo::plain(
+            0x0200_0001,
+            "MyIngress.ipv4_lpm",
+            &LPM_KEYS,
+            &[aref(SET_NHOP), aref(DROP)],
+            64,
+            (DROP, &[]),
+        )
     },
-    TableInfo {
-        id: 0x0200_0002,
-        name: "MyIngress.acl",
-        keys: &[
-            KeyInfo {
-                id: 1,
-                name: "hdr.ipv4.srcAddr",
-                bitwidth: 32,
-                kind: MatchKind::Ternary,
-            },
-            KeyInfo {
-                id: 2,
-                name: "hdr.ipv4.protocol",
-                bitwidth: 8,
-                kind: MatchKind::Ternary,
-            },
-        ],
-        actions: &[aref(SET_TTL), aref(DENY), aref(NO_ACTION)],
-        size: 64,
-        implementation: None,
-        default_action: (NO_ACTION, &[]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
-    },
+    TableInfo::plain(
+        0x0200_0002,
+        "MyIngress.acl",
+        &ACL_KEYS,
+        &[aref(SET_TTL), aref(DENY), aref(NO_ACTION)],
+        64,
+        (NO_ACTION, &[]),
+    ),
 ];
 
 static INFO: ProgramInfo = ProgramInfo {

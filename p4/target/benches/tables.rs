@@ -85,23 +85,13 @@ fn table_info_with(
             })
             .collect(),
     );
+    let actions = leak(vec![ActionRef {
+        id: ACTION,
+        scope: ActionScope::TableAndDefault,
+    }]);
     Box::leak(Box::new(TableInfo {
-        id: 0x0200_0001,
-        name: "bench",
-        keys,
-        actions: leak(vec![ActionRef {
-            id: ACTION,
-            scope: ActionScope::TableAndDefault,
-        }]),
-        size,
-        implementation: None,
-        default_action: (ACTION, &[0]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
         idle_timeout,
+        ..TableInfo::plain(0x0200_0001, "bench", keys, actions, size, (ACTION, &[0]))
     }))
 }
 

@@ -147,6 +147,38 @@ pub struct TableInfo {
     pub idle_timeout: bool,
 }
 
+impl TableInfo {
+    /// A table with nothing but its keys, actions, size and changeable
+    /// default action: no implementation, const entries, direct counter or
+    /// meter, or idle timeout. Hand-written descriptions (tests, benches)
+    /// start from it and spell out only what differs:
+    /// `TableInfo { idle_timeout: true, ..TableInfo::plain(..) }`.
+    pub const fn plain(
+        id: u32,
+        name: &'static str,
+        keys: &'static [KeyInfo],
+        actions: &'static [ActionRef],
+        size: u32,
+        default_action: (u32, &'static [u128]),
+    ) -> TableInfo {
+        TableInfo {
+            id,
+            name,
+            keys,
+            actions,
+            size,
+            implementation: None,
+            default_action,
+            default_is_const: false,
+            is_const: false,
+            const_entries: &[],
+            direct_counter: None,
+            direct_meter: None,
+            idle_timeout: false,
+        }
+    }
+}
+
 /// Hash algorithms of v1model's `HashAlgorithm`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HashAlgorithm {

@@ -24,24 +24,17 @@ fn table_info(keys: &[(u32, MatchKind)], size: u32) -> &'static TableInfo {
             kind,
         })
         .collect();
-    Box::leak(Box::new(TableInfo {
-        id: 0x0200_0001,
-        name: "t",
-        keys: Box::leak(keys.into_boxed_slice()),
-        actions: &[ActionRef {
+    Box::leak(Box::new(TableInfo::plain(
+        0x0200_0001,
+        "t",
+        Box::leak(keys.into_boxed_slice()),
+        &[ActionRef {
             id: 1,
             scope: ActionScope::TableAndDefault,
         }],
         size,
-        implementation: None,
-        default_action: (1, &[]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
-    }))
+        (1, &[]),
+    )))
 }
 
 /// A program around `table` whose one action takes a 64-bit argument (the

@@ -30,19 +30,5 @@ pub(super) const fn table(
     keys: &'static [KeyInfo],
     size: u32,
 ) -> TableInfo {
-    TableInfo {
-        id: 0x0200_0000 + n,
-        name,
-        keys,
-        actions: &ACTION_1,
-        size,
-        implementation: None,
-        default_action: (1, &[0]),
-        default_is_const: false,
-        is_const: false,
-        const_entries: &[],
-        direct_counter: None,
-        direct_meter: None,
-        idle_timeout: false,
-    }
+    TableInfo::plain(0x0200_0000 + n, name, keys, &ACTION_1, size, (1, &[0]))
 }
