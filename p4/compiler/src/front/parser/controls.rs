@@ -8,67 +8,44 @@ use crate::front::lexer::Tok;
 use super::{BUILTIN_TYPES, PResult, Parser, RESERVED};
 
 impl Parser<'_> {
+    /// `control Name<..>(..)`, then `;` (a control type) or a control with its locals and `apply`.
     pub(super) fn control_decl(
         &mut self,
         annotations: Vec<Annotation>,
         start: Span,
     ) -> PResult<Decl> {
-        self.bump(); // control
-        let sig = self.signature(annotations, start)?;
-        self.types.insert(sig.name.name.clone());
-        let r = self.control_rest(sig, start);
-        self.pop_type_scope();
-        r
+        self.block_decl(annotations, start, Self::control_rest)
     }
 
-    pub(super) fn control_rest(&mut self, sig: TypeDeclSignature, start: Span) -> PResult<Decl> {
-        if self.eat(";") {
+    fn control_rest(&mut self, sig: TypeDeclSignature, start: Span) -> PResult<Decl> {
+        let mut locals = Vec::new();
+        let mut apply = None;
+        let body = self.block_body(|p, annotations, lstart| {
+            if p.at_word("apply") && p.is_punct_at(1, "{") {
+                p.bump();
+                let mut b = p.block()?;
+                b.annotations = annotations;
+                if apply.is_some() {
+                    p.push(
+                        Diagnostic::error(
+                            codes::BAD_DECLARATION,
+                            format!("control `{}` has two `apply` blocks", sig.name.name),
+                        )
+                        .with_primary(lstart.to(b.span), "second `apply` block"),
+                    );
+                }
+                apply = Some(b);
+                return Ok(());
+            }
+            locals.push(p.local_decl(annotations, lstart, true)?);
+            Ok(())
+        })?;
+        let Some(ctor_params) = body else {
             return Ok(Decl::ControlType(TypeDeclSignature {
                 span: start.to(self.prev_span),
                 ..sig
             }));
-        }
-        let ctor_params = if self.at("(") {
-            self.params()?
-        } else {
-            Vec::new()
         };
-        let open = self.expect("{")?;
-        let mut locals = Vec::new();
-        let mut apply = None;
-        while !self.at("}") && !self.at_eof() {
-            let before = self.pos;
-            let r: PResult<()> = (|| {
-                let lstart = self.peek().span;
-                let annotations = self.annotations()?;
-                if self.at_word("apply") && self.is_punct_at(1, "{") {
-                    self.bump();
-                    let mut b = self.block()?;
-                    b.annotations = annotations;
-                    if apply.is_some() {
-                        self.push(
-                            Diagnostic::error(
-                                codes::BAD_DECLARATION,
-                                format!("control `{}` has two `apply` blocks", sig.name.name),
-                            )
-                            .with_primary(lstart.to(b.span), "second `apply` block"),
-                        );
-                    }
-                    apply = Some(b);
-                    return Ok(());
-                }
-                let d = self.local_decl(annotations, lstart, true)?;
-                locals.push(d);
-                Ok(())
-            })();
-            if r.is_err() {
-                self.recover();
-            }
-            if self.pos == before {
-                self.bump();
-            }
-        }
-        self.expect_close("}", "{", open)?;
         let Some(apply) = apply else {
             self.push(
                 Diagnostic::error(

@@ -470,4 +470,54 @@ impl Parser<'_> {
             span: start.to(self.prev_span),
         })
     }
+
+    /// A parser or control declaration from its keyword: the signature, with its type
+    /// parameters in scope for `rest`.
+    pub(super) fn block_decl(
+        &mut self,
+        annotations: Vec<Annotation>,
+        start: Span,
+        rest: fn(&mut Self, TypeDeclSignature, Span) -> PResult<Decl>,
+    ) -> PResult<Decl> {
+        self.bump(); // `parser` or `control`
+        let sig = self.signature(annotations, start)?;
+        self.types.insert(sig.name.name.clone());
+        let r = rest(self, sig, start);
+        self.pop_type_scope();
+        r
+    }
+
+    /// What follows a parser's or control's signature: `;` for a type declaration (`None`),
+    /// or constructor parameters and a `{ ... }` body whose elements `element` parses one at
+    /// a time, given each element's annotations and start. After an error it skips to the
+    /// next element, so one bad local does not hide the next.
+    pub(super) fn block_body(
+        &mut self,
+        mut element: impl FnMut(&mut Self, Vec<Annotation>, Span) -> PResult<()>,
+    ) -> PResult<Option<Vec<Param>>> {
+        if self.eat(";") {
+            return Ok(None);
+        }
+        let ctor_params = if self.at("(") {
+            self.params()?
+        } else {
+            Vec::new()
+        };
+        let open = self.expect("{")?;
+        while !self.at("}") && !self.at_eof() {
+            let before = self.pos;
+            let start = self.peek().span;
+            let parsed = self
+                .annotations()
+                .and_then(|annotations| element(self, annotations, start));
+            if parsed.is_err() {
+                self.recover();
+            }
+            if self.pos == before {
+                self.bump();
+            }
+        }
+        self.expect_close("}", "{", open)?;
+        Ok(Some(ctor_params))
+    }
 }

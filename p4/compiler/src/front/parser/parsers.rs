@@ -7,65 +7,43 @@ use crate::front::lexer::Tok;
 use super::{PResult, Parser, RESERVED, describe};
 
 impl Parser<'_> {
+    /// `parser Name<..>(..)`, then `;` (a parser type) or a parser with its locals and states.
     pub(super) fn parser_decl(
         &mut self,
         annotations: Vec<Annotation>,
         start: Span,
     ) -> PResult<Decl> {
-        self.bump(); // parser
-        let sig = self.signature(annotations, start)?;
-        self.types.insert(sig.name.name.clone());
-        let r = self.parser_rest(sig, start);
-        self.pop_type_scope();
-        r
+        self.block_decl(annotations, start, Self::parser_rest)
     }
 
-    pub(super) fn parser_rest(&mut self, sig: TypeDeclSignature, start: Span) -> PResult<Decl> {
-        if self.eat(";") {
+    fn parser_rest(&mut self, sig: TypeDeclSignature, start: Span) -> PResult<Decl> {
+        let mut locals = Vec::new();
+        let mut states = Vec::new();
+        let body = self.block_body(|p, annotations, lstart| {
+            if p.at_word("state") && matches!(p.peek_at(1).tok, Tok::Ident(_)) {
+                states.push(p.state(annotations, lstart)?);
+                return Ok(());
+            }
+            let d = p.local_decl(annotations, lstart, false)?;
+            if !states.is_empty() {
+                // P4_16 grammar: parserLocalElements come before parserStates.
+                p.push(
+                    Diagnostic::error(
+                        codes::UNEXPECTED_TOKEN,
+                        "parser locals must come before the parser's states",
+                    )
+                    .with_primary(d.span(), "declared after a state"),
+                );
+            }
+            locals.push(d);
+            Ok(())
+        })?;
+        let Some(ctor_params) = body else {
             return Ok(Decl::ParserType(TypeDeclSignature {
                 span: start.to(self.prev_span),
                 ..sig
             }));
-        }
-        let ctor_params = if self.at("(") {
-            self.params()?
-        } else {
-            Vec::new()
         };
-        let open = self.expect("{")?;
-        let mut locals = Vec::new();
-        let mut states = Vec::new();
-        while !self.at("}") && !self.at_eof() {
-            let before = self.pos;
-            let r: PResult<()> = (|| {
-                let lstart = self.peek().span;
-                let annotations = self.annotations()?;
-                if self.at_word("state") && matches!(self.peek_at(1).tok, Tok::Ident(_)) {
-                    states.push(self.state(annotations, lstart)?);
-                    return Ok(());
-                }
-                let d = self.local_decl(annotations, lstart, false)?;
-                if !states.is_empty() {
-                    // P4_16 grammar: parserLocalElements come before parserStates.
-                    self.push(
-                        Diagnostic::error(
-                            codes::UNEXPECTED_TOKEN,
-                            "parser locals must come before the parser's states",
-                        )
-                        .with_primary(d.span(), "declared after a state"),
-                    );
-                }
-                locals.push(d);
-                Ok(())
-            })();
-            if r.is_err() {
-                self.recover();
-            }
-            if self.pos == before {
-                self.bump();
-            }
-        }
-        self.expect_close("}", "{", open)?;
         Ok(Decl::Parser(ParserDecl {
             signature: sig,
             ctor_params,
