@@ -66,18 +66,7 @@ fn find_cases(dir: &Path, filter: Option<&str>) -> anyhow::Result<Vec<Case>> {
 
 /// A Rust identifier made from a file stem.
 fn ident(name: &str) -> String {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    s.insert_str(0, "p4_");
-    s
+    format!("p4_{}", crate::proc::namer::lower_snake(name))
 }
 
 /// Writes `text` to `path` unless it already holds exactly that.

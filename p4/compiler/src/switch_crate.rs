@@ -47,16 +47,7 @@ pub fn workspace_root() -> PathBuf {
 /// A crate name from the program's file stem (`basic-router.p4` → `basic_router_switch`).
 pub fn crate_name(program: &Path) -> String {
     let stem = program.file_stem().and_then(|s| s.to_str()).unwrap_or("p4");
-    let mut name: String = stem
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut name = crate::proc::namer::lower_snake(stem);
     if name.starts_with(|c: char| c.is_ascii_digit()) {
         name.insert(0, 'p');
     }

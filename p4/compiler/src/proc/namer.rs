@@ -46,6 +46,21 @@ pub fn field_ident(name: &str) -> String {
     }
 }
 
+/// A file stem as lower-case identifier text: ASCII letters lower-cased, digits kept,
+/// everything else `_` (`basic-Router` → `basic_router`). Callers add the prefix or
+/// suffix that makes it a crate or module name.
+pub fn lower_snake(stem: &str) -> String {
+    stem.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Hands out unique Rust identifiers within one scope.
 #[derive(Debug, Default, Clone)]
 pub struct Namer {
@@ -96,6 +111,12 @@ impl Namer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lower_snake_keeps_letters_and_digits_only() {
+        assert_eq!(lower_snake("basic-Router.v2"), "basic_router_v2");
+        assert_eq!(lower_snake("1ok"), "1ok");
+    }
 
     #[test]
     fn keywords_become_raw_or_suffixed() {
