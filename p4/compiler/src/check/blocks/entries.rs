@@ -2,15 +2,140 @@
 //! fields of value sets (P4_16 spec §14).
 
 use super::el_span;
-use crate::check::program_info::EntryFacts;
+use super::tables::ActionList;
+use crate::check::program_info::{EntryFacts, TableFacts};
 use crate::check::{Checker, Sym, codes};
-use crate::diag::Span;
+use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
 use crate::ir::{self, Handle, Ty};
 use p4_target::info::{ActionScope, MatchKind};
 use p4_target::runtime::FieldMatch;
 
+/// How a table numbers entries without a `priority`: the
+/// `largest_priority_wins` and `priority_delta` properties (P4_16 v1.2.4
+/// §14.2.1.4.1).
+#[derive(Clone, Copy)]
+pub(super) struct PriorityOrder {
+    pub(super) largest_wins: bool,
+    pub(super) delta: i64,
+}
+
 impl Checker {
+    /// A table's `entries` (`const` when `facts.is_const`): each checked
+    /// against the keys and actions, no priorities where the keys cannot
+    /// overlap and no key twice, then numbered by `order` (P4_16 §14.2.1.4).
+    pub(super) fn table_entries(
+        &mut self,
+        t: &ast::TableDecl,
+        es: &[ast::TableEntry],
+        keys: &[ir::Key],
+        list: &ActionList,
+        facts: &mut TableFacts,
+        order: PriorityOrder,
+    ) {
+        let is_const = facts.is_const;
+        let match_keys: Vec<(ir::KeyKind, Ty)> = keys
+            .iter()
+            .filter(|k| k.kind != ir::KeyKind::Selector)
+            .map(|k| (k.kind, k.expr.ty.clone()))
+            .collect();
+        if match_keys.is_empty() && !es.is_empty() {
+            self.error(
+                codes::BAD_ENTRY,
+                t.name.span,
+                format!(
+                    "table `{}` has entries but no key to match them on",
+                    t.name.name
+                ),
+            );
+        }
+        let needs_priority = match_keys.iter().any(|(k, _)| {
+            matches!(
+                k,
+                ir::KeyKind::Match(MatchKind::Ternary | MatchKind::Range | MatchKind::Optional)
+            )
+        });
+        let mut explicit = Vec::new();
+        let mut annotated = Vec::new();
+        for en in es.iter() {
+            if let Some((ef, p)) =
+                self.entry(en, &match_keys, &list.actions, &list.bound, &list.scopes)
+            {
+                facts.entries.push(ef);
+                if is_const && let Some(e) = &en.priority {
+                    // p4c: "Table with 'const' entries cannot have
+                    // priorities" (its EntryPriorities pass).
+                    self.error_label(
+                        codes::BAD_ENTRY,
+                        e.span,
+                        "a table with `const entries` cannot give its entries priorities",
+                        "write `entries = { .. }` to use `priority =`",
+                    );
+                }
+                let annotation = ast::find_annotation(&en.annotations, "priority")
+                    .and_then(|a| a.int_arg())
+                    .map(|i| i64::try_from(i.value).unwrap_or(i64::MAX));
+                annotated.push(annotation);
+                explicit.push((p, en.span));
+            }
+        }
+        if !needs_priority
+            && !is_const
+            && let Some(e) = es.iter().find_map(|en| en.priority.as_ref())
+        {
+            // P4_16 §14.2.1.4: priorities order entries whose keysets
+            // can overlap, which only ternary, range and optional keys
+            // allow (p4c: "match type does not require priorities").
+            self.error_label(
+                codes::BAD_ENTRY,
+                e.span,
+                format!(
+                    "table `{}` has only exact and lpm keys, so its entries take no priority",
+                    t.name.name
+                ),
+                "remove `priority =`",
+            );
+        }
+        if !needs_priority {
+            // Without priorities an entry is known by its key alone
+            // (P4Runtime), so two entries with one key cannot both be
+            // installed; p4c: "Duplicate entry keys" (its
+            // table-entries-error).
+            let mut seen: std::collections::HashMap<
+                &[Option<p4_target::runtime::FieldMatch>],
+                crate::diag::Span,
+            > = std::collections::HashMap::new();
+            let mut dups = Vec::new();
+            for (ef, (_, span)) in facts.entries.iter().zip(&explicit) {
+                if let Some(first) = seen.insert(ef.matches.as_slice(), *span) {
+                    dups.push((*span, first));
+                }
+            }
+            for (span, first) in dups {
+                self.diags.push(
+                    Diagnostic::error(
+                        codes::BAD_ENTRY,
+                        format!("table `{}` has two entries with the same key", t.name.name),
+                    )
+                    .with_primary(span, "duplicate entry key")
+                    .with_secondary(first, "first entry with this key"),
+                );
+            }
+        }
+        let prios = if !needs_priority {
+            None
+        } else if is_const && annotated.iter().any(Option::is_some) {
+            Some(Self::annotated_priorities(&annotated))
+        } else {
+            self.entry_priorities(&explicit, order.largest_wins, order.delta)
+        };
+        if let Some(prios) = prios {
+            for (ef, p) in facts.entries.iter_mut().zip(prios) {
+                ef.priority = p;
+            }
+        }
+    }
+
     /// The runtime priorities (larger wins, at least 1) of `const entries`
     /// with p4c's `@priority(N)` annotations, as p4c gives them to BMv2: an
     /// entry's priority is its annotation, or else its position (1, 2, ..),

@@ -1,6 +1,7 @@
 //! Tables: keys, actions, properties and their order, direct counters and
 //! meters, and where `apply` may be called (P4_16 spec §14).
 
+use super::entries::PriorityOrder;
 use super::{expr_text, key_is_nameable, name_spec};
 use crate::check::program_info::TableFacts;
 use crate::check::{Checker, Sym, codes};
@@ -9,13 +10,21 @@ use crate::front::ast;
 use crate::ir::{self, Handle, Ty};
 use p4_target::info::{ActionScope, MatchKind};
 
+/// A table's `actions` list as checked, in list order.
+#[derive(Default)]
+pub(super) struct ActionList {
+    pub(super) actions: Vec<Handle<ir::Action>>,
+    /// The arguments the list binds to each action's directional parameters.
+    pub(super) bound: Vec<Vec<ir::Expr>>,
+    /// `@defaultonly`, `@tableonly` or neither.
+    pub(super) scopes: Vec<ActionScope>,
+}
+
 impl Checker {
     // ---------------------------------------------------------------- table
     pub(super) fn table_decl(&mut self, t: &ast::TableDecl, ctl: Handle<ir::Control>) {
         let mut keys = Vec::new();
-        let mut actions: Vec<Handle<ir::Action>> = Vec::new();
-        let mut bound: Vec<Vec<ir::Expr>> = Vec::new();
-        let mut scopes = Vec::new();
+        let mut list = ActionList::default();
         let mut facts = TableFacts {
             name: name_spec(&t.annotations, &t.name.name),
             size: 1024,
@@ -23,9 +32,10 @@ impl Checker {
         };
         let mut default_prop = None;
         let mut entries_prop = None;
-        // P4_16 v1.2.4 §14.2.1.4.1 entry priorities.
-        let mut largest_wins = true;
-        let mut priority_delta: i64 = 1;
+        let mut order = PriorityOrder {
+            largest_wins: true,
+            delta: 1,
+        };
         let mut implementation = None;
         for (i, p) in t.properties.iter().enumerate() {
             let twice = !matches!(p.kind, ast::TablePropertyKind::Custom { .. })
@@ -42,187 +52,9 @@ impl Checker {
                 continue;
             }
             match &p.kind {
-                ast::TablePropertyKind::Key(ks) => {
-                    for k in ks {
-                        let Some(x) = self.expr(&k.expr, None) else {
-                            continue;
-                        };
-                        if !matches!(
-                            x.ty,
-                            Ty::Bit(_)
-                                | Ty::Int(_)
-                                | Ty::Bool
-                                | Ty::SerEnum(_)
-                                | Ty::Error
-                                | Ty::Enum(_)
-                        ) {
-                            self.error(
-                                codes::TYPE_MISMATCH,
-                                k.expr.span,
-                                format!("a key cannot be {}", self.ty_name(&x.ty)),
-                            );
-                            continue;
-                        }
-                        let mk = k.match_kind.name.as_str();
-                        if !self.match_kinds.iter().any(|m| m == mk) {
-                            self.error_label(
-                                codes::BAD_MATCH_KIND,
-                                k.match_kind.span,
-                                format!("unknown match kind `{mk}`"),
-                                "expected exact, ternary, lpm, range, optional or selector",
-                            );
-                            continue;
-                        }
-                        let kind = match mk {
-                            "exact" => ir::KeyKind::Match(MatchKind::Exact),
-                            "lpm" => ir::KeyKind::Match(MatchKind::Lpm),
-                            "ternary" => ir::KeyKind::Match(MatchKind::Ternary),
-                            "range" => ir::KeyKind::Match(MatchKind::Range),
-                            "optional" => ir::KeyKind::Match(MatchKind::Optional),
-                            "selector" => ir::KeyKind::Selector,
-                            other => {
-                                self.error(
-                                    codes::BAD_MATCH_KIND,
-                                    k.match_kind.span,
-                                    format!("match kind `{other}` is not supported by v1model"),
-                                );
-                                continue;
-                            }
-                        };
-                        let name = match ast::find_annotation(&k.annotations, "name")
-                            .and_then(|a| a.string_arg())
-                        {
-                            Some(n) => n.to_string(),
-                            None => {
-                                // P4_16 §14.2.1.1 leaves key names to the
-                                // compiler; p4c names only simple keys.
-                                if !key_is_nameable(&k.expr) {
-                                    self.error_label(
-                                        codes::BAD_TABLE_PROPERTY,
-                                        k.expr.span,
-                                        "this key expression needs a @name annotation",
-                                        "p4c names only fields, slices, stack elements, masks and isValid()",
-                                    );
-                                }
-                                expr_text(&k.expr)
-                            }
-                        };
-                        keys.push(ir::Key {
-                            expr: x,
-                            kind,
-                            name,
-                        });
-                    }
-                    let lpm = keys
-                        .iter()
-                        .filter(|k| k.kind == ir::KeyKind::Match(MatchKind::Lpm))
-                        .count();
-                    if lpm > 1 {
-                        self.error(
-                            codes::BAD_MATCH_KIND,
-                            p.span,
-                            "a table may have at most one lpm key",
-                        );
-                    }
-                }
+                ast::TablePropertyKind::Key(ks) => self.table_keys(ks, p.span, &mut keys),
                 ast::TablePropertyKind::Actions(refs) => {
-                    for r in refs {
-                        match self.lookup(&r.name).cloned() {
-                            Some(Sym::Action(a)) => {
-                                self.check_action_use(a, Some(ctl), r.span);
-                                // Arguments bound in the list go to the
-                                // directional parameters.
-                                let act = self.prog.actions[a].clone();
-                                let given: Vec<&ast::Expr> =
-                                    r.args.iter().flatten().map(|x| &x.value).collect();
-                                if given.len() != act.n_directional as usize {
-                                    self.error_label(
-                                        codes::ARG_COUNT,
-                                        r.span,
-                                        format!(
-                                            "action `{}` has {} directional parameter(s); the actions list must bind exactly those",
-                                            act.name, act.n_directional
-                                        ),
-                                        "wrong number of bound arguments",
-                                    );
-                                    continue;
-                                }
-                                // p4c: "table invocation in action
-                                // argument" (issue2835): a bound argument
-                                // is evaluated when the table runs the
-                                // action, and may not run a table itself.
-                                let mut ok = true;
-                                for e in &given {
-                                    if let Some(sp) = self.table_apply_in(e) {
-                                        self.error_label(
-                                            codes::NOT_ALLOWED_HERE,
-                                            sp,
-                                            "a table may not be applied in an argument of the actions list",
-                                            "table invocation in an action argument",
-                                        );
-                                        ok = false;
-                                    }
-                                }
-                                if !ok {
-                                    continue;
-                                }
-                                let mut bound_args = Vec::new();
-                                for (prm, e) in act.vars.iter().zip(&given) {
-                                    let x = if prm.param == Some(ir::Direction::In) {
-                                        self.expr(e, Some(&prm.ty))
-                                    } else {
-                                        self.lvalue(e).and_then(|l| {
-                                            self.coerce(
-                                                crate::check::expr::TE::Typed(l),
-                                                &prm.ty,
-                                                e.span,
-                                            )
-                                        })
-                                    };
-                                    match x {
-                                        Some(x) => bound_args.push(x),
-                                        None => ok = false,
-                                    }
-                                }
-                                if !ok {
-                                    continue;
-                                }
-                                if actions.contains(&a) {
-                                    self.error(
-                                        codes::DUPLICATE,
-                                        r.span,
-                                        "this action is listed twice",
-                                    );
-                                    continue;
-                                }
-                                let scope = if ast::find_annotation(&r.annotations, "defaultonly")
-                                    .is_some()
-                                {
-                                    ActionScope::DefaultOnly
-                                } else if ast::find_annotation(&r.annotations, "tableonly")
-                                    .is_some()
-                                {
-                                    ActionScope::TableOnly
-                                } else {
-                                    ActionScope::TableAndDefault
-                                };
-                                actions.push(a);
-                                bound.push(bound_args);
-                                scopes.push(scope);
-                            }
-                            Some(_) => self.error(
-                                codes::BAD_ACTION_REF,
-                                r.name.span,
-                                format!("`{}` is not an action", r.name.ident.name),
-                            ),
-                            None => self.error_label(
-                                codes::UNKNOWN_NAME,
-                                r.name.span,
-                                format!("cannot find action `{}`", r.name.ident.name),
-                                "not declared",
-                            ),
-                        }
-                    }
+                    self.table_action_list(refs, ctl, &mut list)
                 }
                 ast::TablePropertyKind::DefaultAction(e) => {
                     default_prop = Some((e, p.is_const));
@@ -236,80 +68,7 @@ impl Checker {
                 ast::TablePropertyKind::Implementation(e)
                 | ast::TablePropertyKind::Counters(e)
                 | ast::TablePropertyKind::Meters(e) => {
-                    let which = match &p.kind {
-                        ast::TablePropertyKind::Implementation(_) => 0,
-                        ast::TablePropertyKind::Counters(_) => 1,
-                        _ => 2,
-                    };
-                    let idx = match &e.kind {
-                        ast::ExprKind::Name(pn) => match self.lookup(pn).cloned() {
-                            Some(Sym::Extern(i)) => Some(i),
-                            _ => None,
-                        },
-                        // `implementation = action_selector(...)`: an
-                        // anonymous instance named after the table, as p4c does.
-                        ast::ExprKind::Call {
-                            callee,
-                            type_args,
-                            args,
-                        } => {
-                            let before = self.prog.controls[ctl].externs.len();
-                            let inst = ast::Instantiation {
-                                annotations: t.annotations.clone(),
-                                ty: ast::Type {
-                                    kind: ast::TypeKind::Named {
-                                        name: match &callee.kind {
-                                            ast::ExprKind::Name(p) => p.clone(),
-                                            _ => {
-                                                self.error(
-                                                    codes::BAD_TABLE_PROPERTY,
-                                                    e.span,
-                                                    "expected an extern instantiation",
-                                                );
-                                                continue;
-                                            }
-                                        },
-                                        args: type_args.clone(),
-                                    },
-                                    span: callee.span,
-                                },
-                                args: args.clone(),
-                                name: t.name.clone(),
-                                initializer: None,
-                                span: e.span,
-                            };
-                            self.control_instantiation_anon(&inst, ctl);
-                            (self.prog.controls[ctl].externs.len() > before)
-                                .then_some(before as u32)
-                        }
-                        _ => None,
-                    };
-                    let Some(idx) = idx else {
-                        self.error(
-                            codes::BAD_TABLE_PROPERTY,
-                            e.span,
-                            "expected the name of an extern instance declared in this control",
-                        );
-                        continue;
-                    };
-                    let kind = self.prog.controls[ctl].externs[idx as usize].kind.clone();
-                    match (which, kind) {
-                        (
-                            0,
-                            ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..),
-                        ) => implementation = Some(idx),
-                        (1, ir::ExternKind::DirectCounter(_)) => facts.direct_counter = Some(idx),
-                        (2, ir::ExternKind::DirectMeter(_)) => facts.direct_meter = Some(idx),
-                        _ => self.error(
-                            codes::BAD_TABLE_PROPERTY,
-                            e.span,
-                            match which {
-                                0 => "`implementation` needs an action_profile or action_selector",
-                                1 => "`counters` needs a direct_counter",
-                                _ => "`meters` needs a direct_meter",
-                            },
-                        ),
-                    }
+                    self.table_extern_property(t, p, e, ctl, &mut implementation, &mut facts)
                 }
                 ast::TablePropertyKind::SupportTimeout(e) => {
                     if let Some(x) = self.expr(e, Some(&Ty::Bool)) {
@@ -321,7 +80,7 @@ impl Checker {
                 {
                     if let Some(x) = self.expr(value, Some(&Ty::Bool)) {
                         match x.kind {
-                            ir::ExprKind::Bool(b) => largest_wins = b,
+                            ir::ExprKind::Bool(b) => order.largest_wins = b,
                             _ => self.error(
                                 codes::NOT_CONSTANT,
                                 value.span,
@@ -334,7 +93,7 @@ impl Checker {
                     // A number: `true` is no delta (p4c's
                     // table-custom-property-priority_delta-unsupported-type).
                     match self.const_number(value, "`priority_delta`") {
-                        Some(d) if d > 0 && d <= i32::MAX as i128 => priority_delta = d as i64,
+                        Some(d) if d > 0 && d <= i32::MAX as i128 => order.delta = d as i64,
                         Some(_) => self.error(
                             codes::BAD_TABLE_PROPERTY,
                             value.span,
@@ -353,6 +112,306 @@ impl Checker {
             }
         }
         self.table_property_order(t);
+        self.table_selector_keys(t, ctl, implementation, &mut keys);
+        if !self.table_default_action(default_prop, &mut list, &mut facts) {
+            return;
+        }
+        if let Some((es, is_const)) = entries_prop {
+            facts.is_const = is_const;
+            self.table_entries(t, es, &keys, &list, &mut facts, order);
+        }
+        facts.scopes = list.scopes;
+        self.check_direct_resources(t, ctl, &facts, &list.actions);
+        let th = self.prog.tables.append(
+            ir::Table {
+                name: t.name.name.clone(),
+                control: ctl,
+                keys,
+                actions: list.actions,
+                bound: list.bound,
+                implementation,
+                direct_meter: facts.direct_meter,
+                span: t.span,
+            },
+            t.span,
+        );
+        self.facts.tables.insert(th.index(), facts);
+        self.prog.controls[ctl].tables.push(th);
+        self.declare(&t.name, Sym::Table(th));
+    }
+
+    /// A `key` property's elements, appended to `keys`: their types, match
+    /// kinds and control-plane names; at most one lpm key (at `span`).
+    fn table_keys(&mut self, ks: &[ast::KeyElement], span: Span, keys: &mut Vec<ir::Key>) {
+        for k in ks {
+            let Some(x) = self.expr(&k.expr, None) else {
+                continue;
+            };
+            if !matches!(
+                x.ty,
+                Ty::Bit(_) | Ty::Int(_) | Ty::Bool | Ty::SerEnum(_) | Ty::Error | Ty::Enum(_)
+            ) {
+                self.error(
+                    codes::TYPE_MISMATCH,
+                    k.expr.span,
+                    format!("a key cannot be {}", self.ty_name(&x.ty)),
+                );
+                continue;
+            }
+            let mk = k.match_kind.name.as_str();
+            if !self.match_kinds.iter().any(|m| m == mk) {
+                self.error_label(
+                    codes::BAD_MATCH_KIND,
+                    k.match_kind.span,
+                    format!("unknown match kind `{mk}`"),
+                    "expected exact, ternary, lpm, range, optional or selector",
+                );
+                continue;
+            }
+            let kind = match mk {
+                "exact" => ir::KeyKind::Match(MatchKind::Exact),
+                "lpm" => ir::KeyKind::Match(MatchKind::Lpm),
+                "ternary" => ir::KeyKind::Match(MatchKind::Ternary),
+                "range" => ir::KeyKind::Match(MatchKind::Range),
+                "optional" => ir::KeyKind::Match(MatchKind::Optional),
+                "selector" => ir::KeyKind::Selector,
+                other => {
+                    self.error(
+                        codes::BAD_MATCH_KIND,
+                        k.match_kind.span,
+                        format!("match kind `{other}` is not supported by v1model"),
+                    );
+                    continue;
+                }
+            };
+            let name =
+                match ast::find_annotation(&k.annotations, "name").and_then(|a| a.string_arg()) {
+                    Some(n) => n.to_string(),
+                    None => {
+                        // P4_16 §14.2.1.1 leaves key names to the
+                        // compiler; p4c names only simple keys.
+                        if !key_is_nameable(&k.expr) {
+                            self.error_label(
+                            codes::BAD_TABLE_PROPERTY,
+                            k.expr.span,
+                            "this key expression needs a @name annotation",
+                            "p4c names only fields, slices, stack elements, masks and isValid()",
+                        );
+                        }
+                        expr_text(&k.expr)
+                    }
+                };
+            keys.push(ir::Key {
+                expr: x,
+                kind,
+                name,
+            });
+        }
+        let lpm = keys
+            .iter()
+            .filter(|k| k.kind == ir::KeyKind::Match(MatchKind::Lpm))
+            .count();
+        if lpm > 1 {
+            self.error(
+                codes::BAD_MATCH_KIND,
+                span,
+                "a table may have at most one lpm key",
+            );
+        }
+    }
+
+    /// An `actions` property: each action with the arguments the list binds
+    /// to its directional parameters and its `@defaultonly`/`@tableonly`
+    /// scope, appended to `list`.
+    fn table_action_list(
+        &mut self,
+        refs: &[ast::ActionRef],
+        ctl: Handle<ir::Control>,
+        list: &mut ActionList,
+    ) {
+        for r in refs {
+            match self.lookup(&r.name).cloned() {
+                Some(Sym::Action(a)) => {
+                    self.check_action_use(a, Some(ctl), r.span);
+                    // Arguments bound in the list go to the
+                    // directional parameters.
+                    let act = self.prog.actions[a].clone();
+                    let given: Vec<&ast::Expr> =
+                        r.args.iter().flatten().map(|x| &x.value).collect();
+                    if given.len() != act.n_directional as usize {
+                        self.error_label(
+                            codes::ARG_COUNT,
+                            r.span,
+                            format!(
+                                "action `{}` has {} directional parameter(s); the actions list must bind exactly those",
+                                act.name, act.n_directional
+                            ),
+                            "wrong number of bound arguments",
+                        );
+                        continue;
+                    }
+                    // p4c: "table invocation in action
+                    // argument" (issue2835): a bound argument
+                    // is evaluated when the table runs the
+                    // action, and may not run a table itself.
+                    let mut ok = true;
+                    for e in &given {
+                        if let Some(sp) = self.table_apply_in(e) {
+                            self.error_label(
+                                codes::NOT_ALLOWED_HERE,
+                                sp,
+                                "a table may not be applied in an argument of the actions list",
+                                "table invocation in an action argument",
+                            );
+                            ok = false;
+                        }
+                    }
+                    if !ok {
+                        continue;
+                    }
+                    let mut bound_args = Vec::new();
+                    for (prm, e) in act.vars.iter().zip(&given) {
+                        let x = if prm.param == Some(ir::Direction::In) {
+                            self.expr(e, Some(&prm.ty))
+                        } else {
+                            self.lvalue(e).and_then(|l| {
+                                self.coerce(crate::check::expr::TE::Typed(l), &prm.ty, e.span)
+                            })
+                        };
+                        match x {
+                            Some(x) => bound_args.push(x),
+                            None => ok = false,
+                        }
+                    }
+                    if !ok {
+                        continue;
+                    }
+                    if list.actions.contains(&a) {
+                        self.error(codes::DUPLICATE, r.span, "this action is listed twice");
+                        continue;
+                    }
+                    let scope = if ast::find_annotation(&r.annotations, "defaultonly").is_some() {
+                        ActionScope::DefaultOnly
+                    } else if ast::find_annotation(&r.annotations, "tableonly").is_some() {
+                        ActionScope::TableOnly
+                    } else {
+                        ActionScope::TableAndDefault
+                    };
+                    list.actions.push(a);
+                    list.bound.push(bound_args);
+                    list.scopes.push(scope);
+                }
+                Some(_) => self.error(
+                    codes::BAD_ACTION_REF,
+                    r.name.span,
+                    format!("`{}` is not an action", r.name.ident.name),
+                ),
+                None => self.error_label(
+                    codes::UNKNOWN_NAME,
+                    r.name.span,
+                    format!("cannot find action `{}`", r.name.ident.name),
+                    "not declared",
+                ),
+            }
+        }
+    }
+
+    /// `implementation`, `counters` or `meters` (property `p`, value `e`):
+    /// an extern instance of this control, or an anonymous one
+    /// instantiated in place and named after the table, of the kind the
+    /// property needs.
+    fn table_extern_property(
+        &mut self,
+        t: &ast::TableDecl,
+        p: &ast::TableProperty,
+        e: &ast::Expr,
+        ctl: Handle<ir::Control>,
+        implementation: &mut Option<u32>,
+        facts: &mut TableFacts,
+    ) {
+        let which = match &p.kind {
+            ast::TablePropertyKind::Implementation(_) => 0,
+            ast::TablePropertyKind::Counters(_) => 1,
+            _ => 2,
+        };
+        let idx = match &e.kind {
+            ast::ExprKind::Name(pn) => match self.lookup(pn).cloned() {
+                Some(Sym::Extern(i)) => Some(i),
+                _ => None,
+            },
+            // `implementation = action_selector(...)`: an
+            // anonymous instance named after the table, as p4c does.
+            ast::ExprKind::Call {
+                callee,
+                type_args,
+                args,
+            } => {
+                let before = self.prog.controls[ctl].externs.len();
+                let inst = ast::Instantiation {
+                    annotations: t.annotations.clone(),
+                    ty: ast::Type {
+                        kind: ast::TypeKind::Named {
+                            name: match &callee.kind {
+                                ast::ExprKind::Name(p) => p.clone(),
+                                _ => {
+                                    self.error(
+                                        codes::BAD_TABLE_PROPERTY,
+                                        e.span,
+                                        "expected an extern instantiation",
+                                    );
+                                    return;
+                                }
+                            },
+                            args: type_args.clone(),
+                        },
+                        span: callee.span,
+                    },
+                    args: args.clone(),
+                    name: t.name.clone(),
+                    initializer: None,
+                    span: e.span,
+                };
+                self.control_instantiation_anon(&inst, ctl);
+                (self.prog.controls[ctl].externs.len() > before).then_some(before as u32)
+            }
+            _ => None,
+        };
+        let Some(idx) = idx else {
+            self.error(
+                codes::BAD_TABLE_PROPERTY,
+                e.span,
+                "expected the name of an extern instance declared in this control",
+            );
+            return;
+        };
+        let kind = self.prog.controls[ctl].externs[idx as usize].kind.clone();
+        match (which, kind) {
+            (0, ir::ExternKind::ActionProfile(_) | ir::ExternKind::ActionSelector(..)) => {
+                *implementation = Some(idx)
+            }
+            (1, ir::ExternKind::DirectCounter(_)) => facts.direct_counter = Some(idx),
+            (2, ir::ExternKind::DirectMeter(_)) => facts.direct_meter = Some(idx),
+            _ => self.error(
+                codes::BAD_TABLE_PROPERTY,
+                e.span,
+                match which {
+                    0 => "`implementation` needs an action_profile or action_selector",
+                    1 => "`counters` needs a direct_counter",
+                    _ => "`meters` needs a direct_meter",
+                },
+            ),
+        }
+    }
+
+    /// `selector` keys need an action selector as the table's
+    /// `implementation`; without one they are dropped with a warning.
+    fn table_selector_keys(
+        &mut self,
+        t: &ast::TableDecl,
+        ctl: Handle<ir::Control>,
+        implementation: Option<u32>,
+        keys: &mut Vec<ir::Key>,
+    ) {
         let has_selector = keys.iter().any(|k| k.kind == ir::KeyKind::Selector);
         if has_selector {
             let is_sel = implementation.map(|i| {
@@ -381,7 +440,17 @@ impl Checker {
                 ),
             }
         }
-        // Default action.
+    }
+
+    /// The `default_action` property (or `NoAction`, added as
+    /// `@defaultonly` when not listed, as p4c does), recorded in `facts`.
+    /// `false` when it is no action call: the table is then not declared.
+    fn table_default_action(
+        &mut self,
+        default_prop: Option<(&ast::Expr, bool)>,
+        list: &mut ActionList,
+        facts: &mut TableFacts,
+    ) -> bool {
         match default_prop {
             Some((e, is_const)) => {
                 let (name, args) = match &e.kind {
@@ -394,12 +463,12 @@ impl Checker {
                 };
                 let Some(name) = name else {
                     self.error(codes::BAD_DEFAULT_ACTION, e.span, "expected an action call");
-                    return;
+                    return false;
                 };
                 match self.lookup(name).cloned() {
                     Some(Sym::Action(a)) => {
-                        match actions.iter().position(|x| *x == a) {
-                            Some(i) if scopes[i] == ActionScope::TableOnly => self.error(
+                        match list.actions.iter().position(|x| *x == a) {
+                            Some(i) if list.scopes[i] == ActionScope::TableOnly => self.error(
                                 codes::BAD_DEFAULT_ACTION,
                                 e.span,
                                 format!(
@@ -407,7 +476,9 @@ impl Checker {
                                     name.ident.name
                                 ),
                             ),
-                            Some(i) => self.check_bound_args(a, &args, &bound[i], "default action"),
+                            Some(i) => {
+                                self.check_bound_args(a, &args, &list.bound[i], "default action")
+                            }
                             None => self.error_label(
                                 codes::BAD_DEFAULT_ACTION,
                                 e.span,
@@ -434,135 +505,16 @@ impl Checker {
             None => {
                 // p4c: the default is NoAction, added as @defaultonly if not listed.
                 if let Some(Sym::Action(na)) = self.scopes[0].get("NoAction").cloned() {
-                    if !actions.contains(&na) {
-                        actions.push(na);
-                        bound.push(Vec::new());
-                        scopes.push(ActionScope::DefaultOnly);
+                    if !list.actions.contains(&na) {
+                        list.actions.push(na);
+                        list.bound.push(Vec::new());
+                        list.scopes.push(ActionScope::DefaultOnly);
                     }
                     facts.default = Some((na, Vec::new()));
                 }
             }
         }
-        // Entries.
-        if let Some((es, is_const)) = entries_prop {
-            facts.is_const = is_const;
-            let match_keys: Vec<(ir::KeyKind, Ty)> = keys
-                .iter()
-                .filter(|k| k.kind != ir::KeyKind::Selector)
-                .map(|k| (k.kind, k.expr.ty.clone()))
-                .collect();
-            if match_keys.is_empty() && !es.is_empty() {
-                self.error(
-                    codes::BAD_ENTRY,
-                    t.name.span,
-                    format!(
-                        "table `{}` has entries but no key to match them on",
-                        t.name.name
-                    ),
-                );
-            }
-            let needs_priority = match_keys.iter().any(|(k, _)| {
-                matches!(
-                    k,
-                    ir::KeyKind::Match(MatchKind::Ternary | MatchKind::Range | MatchKind::Optional)
-                )
-            });
-            let mut explicit = Vec::new();
-            let mut annotated = Vec::new();
-            for en in es.iter() {
-                if let Some((ef, p)) = self.entry(en, &match_keys, &actions, &bound, &scopes) {
-                    facts.entries.push(ef);
-                    if is_const && let Some(e) = &en.priority {
-                        // p4c: "Table with 'const' entries cannot have
-                        // priorities" (its EntryPriorities pass).
-                        self.error_label(
-                            codes::BAD_ENTRY,
-                            e.span,
-                            "a table with `const entries` cannot give its entries priorities",
-                            "write `entries = { .. }` to use `priority =`",
-                        );
-                    }
-                    let annotation = ast::find_annotation(&en.annotations, "priority")
-                        .and_then(|a| a.int_arg())
-                        .map(|i| i64::try_from(i.value).unwrap_or(i64::MAX));
-                    annotated.push(annotation);
-                    explicit.push((p, en.span));
-                }
-            }
-            if !needs_priority
-                && !is_const
-                && let Some(e) = es.iter().find_map(|en| en.priority.as_ref())
-            {
-                // P4_16 §14.2.1.4: priorities order entries whose keysets
-                // can overlap, which only ternary, range and optional keys
-                // allow (p4c: "match type does not require priorities").
-                self.error_label(
-                    codes::BAD_ENTRY,
-                    e.span,
-                    format!(
-                        "table `{}` has only exact and lpm keys, so its entries take no priority",
-                        t.name.name
-                    ),
-                    "remove `priority =`",
-                );
-            }
-            if !needs_priority {
-                // Without priorities an entry is known by its key alone
-                // (P4Runtime), so two entries with one key cannot both be
-                // installed; p4c: "Duplicate entry keys" (its
-                // table-entries-error).
-                let mut seen: std::collections::HashMap<
-                    &[Option<p4_target::runtime::FieldMatch>],
-                    crate::diag::Span,
-                > = std::collections::HashMap::new();
-                let mut dups = Vec::new();
-                for (ef, (_, span)) in facts.entries.iter().zip(&explicit) {
-                    if let Some(first) = seen.insert(ef.matches.as_slice(), *span) {
-                        dups.push((*span, first));
-                    }
-                }
-                for (span, first) in dups {
-                    self.diags.push(
-                        Diagnostic::error(
-                            codes::BAD_ENTRY,
-                            format!("table `{}` has two entries with the same key", t.name.name),
-                        )
-                        .with_primary(span, "duplicate entry key")
-                        .with_secondary(first, "first entry with this key"),
-                    );
-                }
-            }
-            let prios = if !needs_priority {
-                None
-            } else if is_const && annotated.iter().any(Option::is_some) {
-                Some(Self::annotated_priorities(&annotated))
-            } else {
-                self.entry_priorities(&explicit, largest_wins, priority_delta)
-            };
-            if let Some(prios) = prios {
-                for (ef, p) in facts.entries.iter_mut().zip(prios) {
-                    ef.priority = p;
-                }
-            }
-        }
-        facts.scopes = scopes;
-        self.check_direct_resources(t, ctl, &facts, &actions);
-        let th = self.prog.tables.append(
-            ir::Table {
-                name: t.name.name.clone(),
-                control: ctl,
-                keys,
-                actions,
-                bound,
-                implementation,
-                direct_meter: facts.direct_meter,
-                span: t.span,
-            },
-            t.span,
-        );
-        self.facts.tables.insert(th.index(), facts);
-        self.prog.controls[ctl].tables.push(th);
-        self.declare(&t.name, Sym::Table(th));
+        true
     }
 
     /// The rules for a table's direct counter and meter (v1model.p4: a
