@@ -276,11 +276,7 @@ impl Checker {
                 };
                 return Err(format!("{allowed} (`{what}`)"));
             }
-            let dir = match p.direction {
-                ast::Direction::Out => ir::Direction::Out,
-                ast::Direction::InOut => ir::Direction::InOut,
-                ast::Direction::In | ast::Direction::None => ir::Direction::In,
-            };
+            let dir = super::blocks::direction(p.direction);
             if ctor && dir != ir::Direction::In {
                 return Err(format!(
                     "extern constructor parameters with a direction (`{what}`)"
