@@ -25,8 +25,9 @@
 //! arguments are compile-time constants of a scalar type, enums, `error`
 //! and `match_kind` included (as the codes methods see), tuples of those
 //! (as their made-up struct), and lists (`list<T>` of scalars, tuples of
-//! scalars or structs of scalars, a slice on the Rust side); constructors
-//! overload by arity (`new`, then `new_N`).
+//! scalars or structs of scalars, a slice on the Rust side). Constructors,
+//! methods and functions overload by arity, then by parameter names
+//! (`check::overloads`; constructors are `new`, then `new_N`).
 //!
 //! Still refused, each with a `P4E1060` diagnostic naming the extern where
 //! it is used (an unused declaration is accepted, as p4c does): abstract

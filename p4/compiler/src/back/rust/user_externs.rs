@@ -12,8 +12,9 @@
 //!   bits (an `int<W>` in two's complement, masked to `W` bits), `bool` is
 //!   `bool`, enums and `error` are `u32` codes, headers and structs are the
 //!   generated structs (a tuple the struct `tuple_N` made up for it). An
-//!   overload (same name, another arity), and a call leaving out trailing
-//!   `@optional` parameters, is named `NAME_N` for `N` parameters; a copy
+//!   overload (same name, another arity or other parameter names), and a
+//!   call leaving out trailing `@optional` parameters, is named `NAME_N`
+//!   for `N` parameters (`NAME_N_1` for the next one of that arity); a copy
 //!   of a generic extern type, method or function is named after its type
 //!   arguments (`DelayLine_bit8`, `of_ethernet_t`, `sum_tuple_0`);
 //! - a trait `Externs` (`Default + Send + 'static`) with one associated type
