@@ -8,6 +8,13 @@
 //! [`Sym::GenericFunction`]; a second one of the same name turns the name
 //! into a [`Sym::Overloaded`] holding both, and [`Checker::pick_overload`]
 //! resolves each call to one of them before its arguments are bound.
+//!
+//! Extern overloads go through the same rules: an instantiation picks one
+//! of its extern's constructors ([`Checker::pick_constructor`]; p4c looks a
+//! constructor up as a method named like its extern), a call of an extern
+//! method or function binds its arguments to the overload [`fitting`]
+//! names first, then [`Checker::pick_by_bound_names`] chooses among those
+//! of its arity by the parameter names the arguments were bound to.
 
 use super::{Checker, ParamSpec, Sym, codes};
 use crate::diag::Span;
