@@ -1693,7 +1693,9 @@ fn user_extern_constructors_overload_by_arity() {
             ("APPLY", "hdr.h.a = three.get() + runtime.get();"),
         ]),
     );
-    check_errors(
+    // Two of one arity told apart by their names are legal (since ext30;
+    // `extern_constructors_told_apart_by_names` below).
+    check_compiles(
         "user_extern_ctor_same_arity",
         &program(&[(
             "DECLS",
@@ -3770,7 +3772,8 @@ fn actions_and_blocks_do_not_overload() {
 fn extern_methods_told_apart_by_names() {
     // p4c's issue5253_legal_overloads: methods of one arity whose parameter
     // names differ are legal, and a call naming its arguments picks one; a
-    // positional call is ambiguous. Constructors still go by arity only.
+    // positional call is ambiguous. Constructors and extern functions too
+    // since ext30 (below).
     let decls = "extern Pair { Pair(); void f(in bit<8> a); void f(in bit<8> b); \
                  bit<8> g(in bit<8> a, in bit<16> b); bit<8> g(in bit<8> a, in bit<16> c); }";
     let with = |apply: &str| {
@@ -3992,5 +3995,66 @@ fn function_in_a_control_uses_the_controls_variables() {
             ("LOCALS", "bit<8> twice(in bit<8> v) { return v + v; }"),
             ("APPLY", "hdr.h.a = twice(hdr.h.a);"),
         ]),
+    );
+}
+
+// ------------------------------------------------------------------ ext30
+
+#[test]
+fn extern_constructors_told_apart_by_names() {
+    // P4_16 §7.2.12.2: a constructor is looked up as a method named like its
+    // extern (p4c's lookupConstructor), so constructors of one arity whose
+    // parameter names differ are legal, an instantiation naming its
+    // arguments picks one (`tests/stf/extern_overloads` runs it), and a
+    // positional one is ambiguous.
+    let decls = "extern Twice { Twice(bit<8> low); Twice(bit<8> high); bit<8> get(); }";
+    let with = |locals: &str| {
+        program(&[
+            ("DECLS", decls),
+            ("LOCALS", locals),
+            ("APPLY", "hdr.h.a = t.get();"),
+        ])
+    };
+    check_compiles("extern_ctor_by_names", &with("Twice(high = 3) t;"));
+    check_errors("extern_ctor_positional_ambiguous", &with("Twice(3) t;"));
+}
+
+#[test]
+fn extern_functions_told_apart_by_names() {
+    // Extern functions overload as functions do: by arity, then by the
+    // names of the arguments; a positional call of two of one arity is
+    // ambiguous, and two with the same names are one declared twice.
+    let decls = "extern bit<8> pick(in bit<8> first); extern bit<8> pick(in bit<8> second);";
+    let with = |decls: &str, apply: &str| program(&[("DECLS", decls), ("APPLY", apply)]);
+    check_compiles(
+        "extern_function_by_names",
+        &with(decls, "hdr.h.a = pick(second = hdr.h.a) + pick(first = 1);"),
+    );
+    check_errors(
+        "extern_function_positional_ambiguous",
+        &with(decls, "hdr.h.a = pick(hdr.h.a);"),
+    );
+    check_errors(
+        "extern_function_declared_twice",
+        &with(
+            "extern bit<8> pick(in bit<8> x, in bit<8> y); \
+             extern bit<8> pick(in bit<8> y, in bit<8> x);",
+            "",
+        ),
+    );
+}
+
+#[test]
+fn size_method_receiver_is_type_checked() {
+    // A size method's receiver is not evaluated, but it is type-checked as
+    // p4c does (its ArrayIndex check runs before the method is known to be
+    // `minSizeInBits`): a constant stack index out of range is refused
+    // there too (p4c: "Array index 7 larger or equal to array size 4").
+    check_errors(
+        "size_method_receiver_index_out_of_range",
+        &program(&[(
+            "APPLY",
+            "h_t[4] s; hdr.h.b = (bit<16>)s[7].minSizeInBits();",
+        )]),
     );
 }

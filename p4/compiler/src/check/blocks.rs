@@ -112,7 +112,9 @@ pub(super) fn register_cell_width(ty: &Ty, prog: &ir::Program) -> Option<u32> {
     }
 }
 
-fn direction(d: ast::Direction) -> ir::Direction {
+/// The IR direction of a parameter: a directionless one is read only, as
+/// `in` is (P4_16 §6.8).
+pub(super) fn direction(d: ast::Direction) -> ir::Direction {
     match d {
         ast::Direction::Out => ir::Direction::Out,
         ast::Direction::InOut => ir::Direction::InOut,
@@ -121,6 +123,27 @@ fn direction(d: ast::Direction) -> ir::Direction {
 }
 
 impl Checker {
+    /// Declares parameter `p` of an action or function, of type `ty`, as
+    /// the next of the body's variables `vars` (a parameter is the local
+    /// its position names); writable unless it is read only.
+    pub(super) fn declare_param_var(&mut self, vars: &mut Vec<ir::Var>, p: &ast::Param, ty: Ty) {
+        let dir = direction(p.direction);
+        let local = ir::VarRef::Local(vars.len() as u32);
+        vars.push(ir::Var {
+            name: p.name.name.clone(),
+            ty: ty.clone(),
+            param: Some(dir),
+        });
+        let sym = Sym::Var(
+            local,
+            ty,
+            dir != ir::Direction::In,
+            Some(self.nominal_of_type(&p.ty)),
+            self.tuple_nominals(&p.ty),
+        );
+        self.declare(&p.name, sym);
+    }
+
     fn block_params(&mut self, params: &[ast::Param], packet_type: &str) -> Vec<ir::BlockParam> {
         let mut out = Vec::new();
         for (i, p) in params.iter().enumerate() {

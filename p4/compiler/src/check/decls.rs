@@ -281,6 +281,7 @@ impl Checker {
                 if !crate::v1model::functions(&f.name.name)
                     .any(|s| s.params.len() == f.params.len())
                 {
+                    self.extern_function_overload(f);
                     self.user_function_decl(f);
                 }
             }

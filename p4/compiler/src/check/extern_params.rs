@@ -314,7 +314,7 @@ impl Checker {
             }
             _ => {
                 use super::user_externs::UserType;
-                match self.user_extern_type(ext, args, &[], p.ty.span) {
+                match self.user_extern_type(ext, args, &[], 0, p.ty.span) {
                     UserType::Found(decl) => {
                         self.prog.user_externs[decl as usize].used = true;
                         Some(ir::ExternKind::User {

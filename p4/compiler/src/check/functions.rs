@@ -339,7 +339,7 @@ impl Checker {
         };
         self.push_scope();
         let mut vars = Vec::new();
-        for (i, p) in f.params.iter().enumerate() {
+        for p in &f.params {
             if matches!(p.ty.kind, ast::TypeKind::Int) {
                 // Directionless ones are bound per call before the body is
                 // checked ([`Self::bind_int_params`]).
@@ -361,26 +361,7 @@ impl Checker {
             if let Some(d) = &p.default {
                 self.default_value(d, &ty);
             }
-            let dir = match p.direction {
-                ast::Direction::Out => ir::Direction::Out,
-                ast::Direction::InOut => ir::Direction::InOut,
-                _ => ir::Direction::In,
-            };
-            vars.push(ir::Var {
-                name: p.name.name.clone(),
-                ty: ty.clone(),
-                param: Some(dir),
-            });
-            self.declare(
-                &p.name,
-                Sym::Var(
-                    ir::VarRef::Local(i as u32),
-                    ty,
-                    dir != ir::Direction::In,
-                    Some(self.nominal_of_type(&p.ty)),
-                    self.tuple_nominals(&p.ty),
-                ),
-            );
+            self.declare_param_var(&mut vars, p, ty);
         }
         let n_params = vars.len() as u32;
         let saved = self.body.replace(Body {

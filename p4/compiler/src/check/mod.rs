@@ -331,8 +331,9 @@ pub(crate) struct Checker {
     /// nominal check of its `return` values (`None` outside functions).
     pub(crate) return_nominal: Option<Option<String>>,
     /// The parameter names a call's named arguments were bound to, set by
-    /// `call` for the callee it checks next: user extern methods of one
-    /// arity are told apart by them (`user_method_call`).
+    /// `call` for the callee it checks next: user extern methods and
+    /// functions of one arity are told apart by them
+    /// ([`Checker::pick_by_bound_names`]).
     pub(crate) bound_param_names: Option<Vec<String>>,
     /// Top-level extern instantiations, in order.
     pub(crate) global_externs: Vec<ast::Instantiation>,
@@ -345,6 +346,9 @@ pub(crate) struct Checker {
     pub(crate) user_extern_asts: HashMap<String, UserExternAst>,
     /// Generic user extern functions (overloads), with their scopes.
     pub(crate) generic_user_fns: HashMap<String, Vec<GenericUserFn>>,
+    /// The parameters of each user extern function declared, by name (its
+    /// overloads must differ in arity or names; `check::overloads`).
+    pub(crate) extern_function_params: HashMap<String, Vec<Vec<ParamSpec>>>,
     /// Extern object types declared without a constructor (core.p4's
     /// `packet_in` and `packet_out` among them): instantiations are for
     /// types with constructors (P4_16 §11.3), so these cannot be
@@ -459,6 +463,7 @@ pub fn check(
         refused_user_externs: HashMap::new(),
         user_extern_asts: HashMap::new(),
         generic_user_fns: HashMap::new(),
+        extern_function_params: HashMap::new(),
         ctorless_externs: Default::default(),
     };
     let (prog, alias_diags) = extern_alias::resolve(prog);

@@ -333,22 +333,6 @@ impl Checker {
             let (name, params) = match m {
                 ast::ExternMember::Constructor { name, params, .. } => {
                     self.unique_param_names(&[param_names(params)], false);
-                    // An instantiation picks its constructor by arity only.
-                    if let Some((_, other)) = seen
-                        .iter()
-                        .find(|(n, qs)| *n == name.name && qs.len() == params.len())
-                        && !params.iter().all(|p| other.contains(&p.name.name.as_str()))
-                    {
-                        self.unsupported(
-                            name.span,
-                            &format!(
-                                "constructors of one arity told apart by their parameter names \
-                                 (`{}`)",
-                                e.name.name
-                            ),
-                        );
-                        continue;
-                    }
                     (name, params)
                 }
                 ast::ExternMember::Method(f) => {

@@ -25,8 +25,9 @@
 //! arguments are compile-time constants of a scalar type, enums, `error`
 //! and `match_kind` included (as the codes methods see), tuples of those
 //! (as their made-up struct), and lists (`list<T>` of scalars, tuples of
-//! scalars or structs of scalars, a slice on the Rust side); constructors
-//! overload by arity (`new`, then `new_N`).
+//! scalars or structs of scalars, a slice on the Rust side). Constructors,
+//! methods and functions overload by arity, then by parameter names
+//! (`check::overloads`; constructors are `new`, then `new_N`).
 //!
 //! Still refused, each with a `P4E1060` diagnostic naming the extern where
 //! it is used (an unused declaration is accepted, as p4c does): abstract
@@ -34,7 +35,6 @@
 //! tuples of those (and constructor parameters other than the above);
 //! return types other than scalars.
 
-use super::overloads::signature;
 use super::{Checker, ParamSpec, codes};
 use crate::diag::Span;
 use crate::front::ast;
@@ -276,11 +276,7 @@ impl Checker {
                 };
                 return Err(format!("{allowed} (`{what}`)"));
             }
-            let dir = match p.direction {
-                ast::Direction::Out => ir::Direction::Out,
-                ast::Direction::InOut => ir::Direction::InOut,
-                ast::Direction::In | ast::Direction::None => ir::Direction::In,
-            };
+            let dir = super::blocks::direction(p.direction);
             if ctor && dir != ir::Direction::In {
                 return Err(format!(
                     "extern constructor parameters with a direction (`{what}`)"
@@ -328,12 +324,26 @@ impl Checker {
         self.user_extern_asts.contains_key(name)
     }
 
-    /// Constructor parameters of user extern type `name` for `n_args`
-    /// arguments (constructors overload by arity), for binding named
-    /// arguments and defaults.
-    pub(crate) fn user_ctor_params(&self, name: &str, n_args: usize) -> Option<Vec<ParamSpec>> {
+    /// The constructor of user extern type `name` an instantiation with
+    /// `args` calls ([`Checker::pick_constructor`]): its index among the
+    /// extern's constructors and its parameters, for binding named
+    /// arguments and defaults. `None` if `name` is no user extern type with
+    /// a constructor, `Some(None)` after an error.
+    pub(crate) fn user_ctor(
+        &mut self,
+        name: &str,
+        args: &[ast::Argument],
+        span: Span,
+    ) -> Option<Option<(usize, Vec<ParamSpec>)>> {
         let (e, _) = self.user_extern_asts.get(name)?;
-        Some(ParamSpec::of(constructor_for(e, n_args)?))
+        let ctors: Vec<Vec<ParamSpec>> = constructors(e).map(|p| ParamSpec::of(p)).collect();
+        if ctors.is_empty() {
+            return None;
+        }
+        let Some(i) = self.pick_constructor(name, &ctors, args, span) else {
+            return Some(None);
+        };
+        Some(ctors.into_iter().nth(i).map(|params| (i, params)))
     }
 
     /// The element types of a struct made up for a tuple type
@@ -365,12 +375,14 @@ impl Checker {
 
     /// The user extern type `name` with type arguments `targs` (a generic
     /// one is checked once per list of type arguments). With none written,
-    /// a generic one's are inferred from the constructor arguments `args`.
+    /// a generic one's are inferred from the arguments `args` of its
+    /// constructor `ctor` (an index among its constructors).
     pub(crate) fn user_extern_type(
         &mut self,
         name: &str,
         targs: &[ast::Type],
         args: &[&ast::Expr],
+        ctor: usize,
         span: Span,
     ) -> UserType {
         let Some((e, scopes)) = self.user_extern_asts.get(name).cloned() else {
@@ -382,7 +394,7 @@ impl Checker {
             return UserType::NotUser;
         }
         if targs.is_empty() && !e.type_params.is_empty() {
-            return match self.inferred_user_type_args(&e, args, span) {
+            return match self.inferred_user_type_args(&e, args, ctor, span) {
                 Some(tys) => self.user_extern_of(name, &e, scopes, tys, span),
                 None => UserType::Reported,
             };
@@ -410,19 +422,18 @@ impl Checker {
     /// The type arguments of generic user extern `e` instantiated without
     /// any written (P4_16 §7.2.12 lets a constructor's arguments give them:
     /// `Parametrized(16w1) p;`), each taken from the first argument passed
-    /// to a parameter of exactly that type in the constructor of that arity.
+    /// to a parameter of exactly that type in constructor `ctor`.
     fn inferred_user_type_args(
         &mut self,
         e: &ast::ExternDecl,
         args: &[&ast::Expr],
+        ctor: usize,
         span: Span,
     ) -> Option<Vec<Ty>> {
         let name = &e.name.name;
-        // With no constructor of this arity, infer from the first one (the
-        // constructor check then reports the wrong count); with none at
-        // all, from nothing.
+        // With no constructor at all, infer from nothing.
         let no_params = Vec::new();
-        let params = constructor_for(e, args.len()).unwrap_or(&no_params);
+        let params = constructors(e).nth(ctor).unwrap_or(&no_params);
         self.type_args_of_call(
             &format!("extern `{name}`"),
             name,
@@ -471,18 +482,26 @@ impl Checker {
         }
     }
 
-    /// An instance of user extern type `decl` with (bound) constructor
-    /// arguments `args`.
+    /// An instance of user extern type `decl` made by its constructor
+    /// `ctor` (an index among its constructors) with (bound) arguments
+    /// `args`.
     pub(crate) fn user_instance(
         &mut self,
         decl: u32,
+        ctor: usize,
         args: &[&ast::Expr],
         span: Span,
     ) -> Option<ir::ExternKind> {
         let u = self.prog.user_externs[decl as usize].clone();
-        let Some(ctor) = u.ctors.iter().position(|c| c.len() == args.len()) else {
-            let counts: Vec<String> = u.ctors.iter().map(|c| c.len().to_string()).collect();
-            let one = u.ctors.len() == 1 && u.ctors[0].len() == 1;
+        if u.ctors.get(ctor).is_none_or(|c| c.len() != args.len()) {
+            let mut counts: Vec<String> = Vec::new();
+            for c in &u.ctors {
+                let n = c.len().to_string();
+                if !counts.contains(&n) {
+                    counts.push(n);
+                }
+            }
+            let one = counts == ["1"];
             self.error_label(
                 codes::ARG_COUNT,
                 span,
@@ -496,7 +515,7 @@ impl Checker {
                 "wrong number of arguments",
             );
             return None;
-        };
+        }
         let mut values = Vec::new();
         for (p, a) in u.ctors[ctor].iter().zip(args) {
             values.extend(self.ctor_value(&u.name, p, a)?);
@@ -665,41 +684,34 @@ impl Checker {
     }
 
     /// The parameters a call of method `m` of user extern `decl` with
-    /// arguments named `names` (all `None` for a positional call) binds to:
-    /// overloads of one name are told apart by arity, then by the names of
-    /// the arguments (P4_16 §7.2.12).
+    /// `args` binds to: overloads of one name are told apart by arity,
+    /// then by the names of the arguments (P4_16 §7.2.12.2).
     pub(crate) fn user_method_params(
         &self,
         decl: u32,
         m: &str,
-        names: &[Option<&str>],
+        args: &[ast::Argument],
     ) -> Option<Vec<ParamSpec>> {
         let u = &self.prog.user_externs[decl as usize];
         let (e, _) = self.user_extern_asts.get(&u.name)?;
-        let protos: Vec<&ast::FunctionPrototype> = e
+        let specs: Vec<Vec<ParamSpec>> = e
             .members
             .iter()
             .filter_map(|x| match x {
-                ast::ExternMember::Method(f) if f.name.name == m => Some(f),
+                ast::ExternMember::Method(f) if f.name.name == m => Some(ParamSpec::of(&f.params)),
                 _ => None,
             })
             .collect();
-        let named: Vec<&str> = names.iter().flatten().copied().collect();
-        if !named.is_empty()
-            && let Some(f) = protos.iter().find(|f| {
-                f.params.len() == names.len()
-                    && named
-                        .iter()
-                        .all(|n| f.params.iter().any(|p| p.name.name == *n))
-            })
-        {
-            return Some(ParamSpec::of(&f.params));
-        }
-        Self::params_by_arity(&protos, names.len())
+        params_for_call(specs, args)
     }
 
-    /// The parameters of user extern function `name` with `n_args` arguments.
-    pub(crate) fn user_function_params(&self, name: &str, n_args: usize) -> Option<Vec<ParamSpec>> {
+    /// The parameters a call of user extern function `name` with `args`
+    /// binds to, told apart as methods' are.
+    pub(crate) fn user_function_params(
+        &self,
+        name: &str,
+        args: &[ast::Argument],
+    ) -> Option<Vec<ParamSpec>> {
         let concrete = self.prog.user_functions.iter().filter(|f| f.name == name);
         let mut specs: Vec<Vec<ParamSpec>> = concrete
             .map(|f| ParamSpec::named(f.params.iter().map(|p| p.name.clone())))
@@ -707,22 +719,7 @@ impl Checker {
         for (f, _) in self.generic_user_fns.get(name).into_iter().flatten() {
             specs.push(ParamSpec::of(&f.params));
         }
-        specs
-            .iter()
-            .find(|s| s.len() == n_args)
-            .or(specs.first())
-            .cloned()
-    }
-
-    fn params_by_arity(
-        protos: &[&ast::FunctionPrototype],
-        n_args: usize,
-    ) -> Option<Vec<ParamSpec>> {
-        let f = protos
-            .iter()
-            .find(|f| f.params.len() == n_args)
-            .or(protos.first())?;
-        Some(ParamSpec::of(&f.params))
+        params_for_call(specs, args)
     }
 
     /// Whether user externs may be called here: in a block (controls'
@@ -809,7 +806,6 @@ impl Checker {
         // naming its arguments was bound to one of them (`call`), a
         // positional one cannot choose. A non-generic method's place among
         // the non-generic ones is its index in `methods`.
-        let bound_names = self.bound_param_names.take();
         let mut same_arity: Vec<(Option<usize>, &ast::FunctionPrototype)> = Vec::new();
         let mut concrete_index = 0;
         for x in &e.members {
@@ -822,20 +818,14 @@ impl Checker {
             }
             concrete_index += usize::from(index.is_some());
         }
-        let by_names = bound_names.as_ref().and_then(|names| {
-            same_arity
-                .iter()
-                .find(|(_, f)| f.params.iter().map(|p| &p.name.name).eq(names.iter()))
-        });
-        if by_names.is_none() && same_arity.len() > 1 {
-            let candidates: Vec<String> = same_arity
-                .iter()
-                .map(|(_, f)| signature(m, f.params.iter().map(|p| p.name.name.as_str())))
-                .collect();
-            self.ambiguous_call(&what, &candidates, args.len(), span);
+        let names: Vec<Vec<&str>> = same_arity
+            .iter()
+            .map(|(_, f)| f.params.iter().map(|p| p.name.name.as_str()).collect())
+            .collect();
+        let Ok(picked) = self.pick_by_bound_names(&what, m, &names, span) else {
             return None;
-        }
-        let chosen = by_names.or(same_arity.first()).copied();
+        };
+        let chosen = picked.map(|i| same_arity[i]);
         let chosen_generic = chosen.filter(|(i, _)| i.is_none()).map(|(_, f)| f);
         let mi = if let Some(mi) = chosen.and_then(|(i, _)| i) {
             if !self.user_call_allowed(&what, span) {
@@ -1009,11 +999,33 @@ impl Checker {
             return None;
         }
         let what = format!("extern function `{name}`");
-        let mut concrete_fit = concrete
+        // Functions of one arity differ in their parameter names, as
+        // methods do; the generic ones follow the others in `names`.
+        let same_arity: Vec<&(usize, ir::UserFn)> = concrete
             .iter()
-            .find(|(_, f)| f.params.len() == args.len())
-            .cloned();
-        if concrete_fit.is_none() {
+            .filter(|(_, f)| f.params.len() == args.len())
+            .collect();
+        let generic_same_arity: Vec<&(ast::FunctionPrototype, _)> = generic
+            .iter()
+            .filter(|(f, _)| f.params.len() == args.len())
+            .collect();
+        let names: Vec<Vec<&str>> = same_arity
+            .iter()
+            .map(|(_, f)| f.params.iter().map(|p| p.name.as_str()).collect())
+            .chain(
+                generic_same_arity
+                    .iter()
+                    .map(|(f, _)| f.params.iter().map(|p| p.name.name.as_str()).collect()),
+            )
+            .collect();
+        let Ok(picked) = self.pick_by_bound_names(name, name, &names, span) else {
+            return None;
+        };
+        let mut concrete_fit = picked.and_then(|i| same_arity.get(i)).map(|&c| c.clone());
+        let generic_fit = picked
+            .and_then(|i| generic_same_arity.get(i.checked_sub(same_arity.len())?))
+            .map(|&g| g.clone());
+        if picked.is_none() {
             // Trailing `@optional` parameters left out: a copy of the
             // function without them (named like an overload).
             if let Some(f) = concrete
@@ -1043,8 +1055,9 @@ impl Checker {
                     return None;
                 }
                 *fi
-            } else if let Some((proto, scopes)) =
-                generic.iter().find(|(f, _)| f.params.len() == args.len())
+            } else if let Some((proto, scopes)) = generic_fit
+                .as_ref()
+                .or_else(|| generic.iter().find(|(f, _)| f.params.len() == args.len()))
             {
                 if !self.user_call_allowed(name, span) {
                     return None;
@@ -1128,17 +1141,24 @@ impl Checker {
     }
 }
 
-/// The parameters of extern `e`'s constructor taking `n_args` arguments
-/// (constructors overload by arity), else of its first constructor, so that
-/// the constructor check can report the wrong count.
-fn constructor_for(e: &ast::ExternDecl, n_args: usize) -> Option<&Vec<ast::Param>> {
-    let mut ctors = e.members.iter().filter_map(|m| match m {
+/// The parameter lists of extern `e`'s constructors, in declaration order.
+fn constructors(e: &ast::ExternDecl) -> impl Iterator<Item = &Vec<ast::Param>> {
+    e.members.iter().filter_map(|m| match m {
         ast::ExternMember::Constructor { params, .. } => Some(params),
         ast::ExternMember::Method(_) => None,
-    });
-    let first = ctors.next()?;
-    if first.len() == n_args {
-        return Some(first);
-    }
-    Some(ctors.find(|p| p.len() == n_args).unwrap_or(first))
+    })
+}
+
+/// Of the overloads `specs` of a method or function, the parameters a call
+/// with `args` binds to ([`super::overloads::fitting`]; a call that several
+/// fit binds as the first, and is reported ambiguous where it is resolved).
+/// With none fitting, the first of the call's arity, else the first, so
+/// that binding reports what is wrong.
+fn params_for_call(specs: Vec<Vec<ParamSpec>>, args: &[ast::Argument]) -> Option<Vec<ParamSpec>> {
+    let i = super::overloads::fitting(&specs, args)
+        .first()
+        .copied()
+        .or_else(|| specs.iter().position(|s| s.len() == args.len()))
+        .unwrap_or(0);
+    specs.into_iter().nth(i)
 }

@@ -12,8 +12,9 @@
 //!   bits (an `int<W>` in two's complement, masked to `W` bits), `bool` is
 //!   `bool`, enums and `error` are `u32` codes, headers and structs are the
 //!   generated structs (a tuple the struct `tuple_N` made up for it). An
-//!   overload (same name, another arity), and a call leaving out trailing
-//!   `@optional` parameters, is named `NAME_N` for `N` parameters; a copy
+//!   overload (same name, another arity or other parameter names), and a
+//!   call leaving out trailing `@optional` parameters, is named `NAME_N`
+//!   for `N` parameters (`NAME_N_1` for the next one of that arity); a copy
 //!   of a generic extern type, method or function is named after its type
 //!   arguments (`DelayLine_bit8`, `of_ethernet_t`, `sum_tuple_0`);
 //! - a trait `Externs` (`Default + Send + 'static`) with one associated type
@@ -101,13 +102,17 @@ fn overload_names(prog: &Program, fns: &[UserFn], namer: &mut Namer) -> Vec<Stri
         .collect()
 }
 
-/// The Rust name of constructor `ci` of `ext`: `new`, and `new_N` (`N`
-/// parameters) for each one declared after the first.
-fn ctor_name(ext: &UserExtern, ci: usize) -> String {
-    match ci {
-        0 => "new".into(),
-        _ => format!("new_{}", ext.ctors[ci].len()),
-    }
+/// The Rust names of `ext`'s constructors: `new`, and `new_N` (`N`
+/// parameters) for each one declared after the first (made unique when
+/// several share an arity, told apart by their parameter names).
+fn ctor_names(ext: &UserExtern) -> Vec<String> {
+    let mut namer = Namer::default();
+    (0..ext.ctors.len())
+        .map(|ci| match ci {
+            0 => namer.fresh("new"),
+            _ => namer.fresh(&format!("new_{}", ext.ctors[ci].len())),
+        })
+        .collect()
 }
 
 /// The Rust name of a copy of a generic extern: its P4 name followed by
@@ -160,7 +165,7 @@ impl UserNames {
             .iter()
             .map(|u| {
                 // Methods keep clear of the constructors' names.
-                let ctors: Vec<String> = (0..u.ctors.len()).map(|ci| ctor_name(u, ci)).collect();
+                let ctors = ctor_names(u);
                 let ctors: Vec<&str> = ctors.iter().map(String::as_str).collect();
                 overload_names(prog, &u.methods, &mut Namer::with_reserved(&ctors))
             })
@@ -422,7 +427,7 @@ impl Gen<'_> {
                     false,
                     format!(
                         "fn {}({}) -> Self where Self: Sized;",
-                        ctor_name(ext, ci),
+                        ctor_names(ext)[ci],
                         params.join(", ")
                     ),
                 );
@@ -522,7 +527,7 @@ impl Gen<'_> {
                 format!(
                     "{}: <{x}::{t} as {t}>::{}({}),",
                     u.fields[ii],
-                    ctor_name(ext, inst.ctor as usize),
+                    ctor_names(ext)[inst.ctor as usize],
                     args.join(", ")
                 ),
             );

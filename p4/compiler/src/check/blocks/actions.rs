@@ -1,8 +1,8 @@
 //! Actions: declarations, and the action arguments a table or an entry
 //! binds (constant, not aliasing an argument of the call).
 
-use super::{direction, explicit_id, name_spec};
-use crate::check::{Body, BodyKind, Checker, Sym, codes, fold};
+use super::{explicit_id, name_spec};
+use crate::check::{Body, BodyKind, Checker, codes, fold};
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
 use crate::ir::{self, Handle, Ty};
@@ -48,7 +48,7 @@ impl Checker {
         let mut vars = Vec::new();
         let mut n_directional = 0;
         let mut seen_data = false;
-        for (i, p) in a.params.iter().enumerate() {
+        for p in &a.params {
             if self.names_extern_object(p) {
                 // p4c: "Action parameters cannot have extern types".
                 self.error_label(
@@ -94,22 +94,7 @@ impl Checker {
                     );
                 }
             }
-            let dir = direction(p.direction);
-            vars.push(ir::Var {
-                name: p.name.name.clone(),
-                ty: ty.clone(),
-                param: Some(dir),
-            });
-            self.declare(
-                &p.name,
-                Sym::Var(
-                    ir::VarRef::Local(i as u32),
-                    ty,
-                    dir != ir::Direction::In,
-                    Some(self.nominal_of_type(&p.ty)),
-                    self.tuple_nominals(&p.ty),
-                ),
-            );
+            self.declare_param_var(&mut vars, p, ty);
         }
         let n_params = vars.len() as u32;
         let saved = self.body.replace(Body {

@@ -128,6 +128,16 @@ impl Checker {
             );
             return;
         }
+        // A user extern's constructor, picked by the arguments.
+        let user_ctor = match &sym {
+            Some(Sym::ExternDecl(ext)) => match self.user_ctor(ext, &i.args, i.span) {
+                Some(Some(ctor)) => Some(ctor),
+                Some(None) => return,
+                None => None,
+            },
+            _ => None,
+        };
+        let ctor_index = user_ctor.as_ref().map_or(0, |(index, _)| *index);
         // Constructor arguments in parameter order, defaults filled in.
         let params = match &sym {
             Some(Sym::CtorControl(n)) => self
@@ -136,7 +146,7 @@ impl Checker {
                 .map(|d| crate::check::ParamSpec::of(&d.ctor_params)),
             _ => crate::v1model::object(&name.ident.name)
                 .map(|o| crate::check::ParamSpec::named(o.ctor.iter().map(|p| p.name.to_string())))
-                .or_else(|| self.user_ctor_params(&name.ident.name, i.args.len())),
+                .or_else(|| user_ctor.map(|(_, params)| params)),
         };
         let bound: Vec<ast::Expr> = match params {
             Some(params) => {
@@ -245,9 +255,9 @@ impl Checker {
             && crate::v1model::object(kind_name).is_none()
         {
             use crate::check::user_externs::UserType;
-            match self.user_extern_type(kind_name, targs, &args, i.span) {
+            match self.user_extern_type(kind_name, targs, &args, ctor_index, i.span) {
                 UserType::Found(u) => {
-                    if let Some(kind) = self.user_instance(u, &args, i.span) {
+                    if let Some(kind) = self.user_instance(u, ctor_index, &args, i.span) {
                         self.add_extern(owner, i, kind);
                     }
                     return;

@@ -331,7 +331,7 @@ impl Checker {
                 Sym::ExternDecl(name) => {
                     crate::v1model::overload(crate::v1model::functions(name), args.len(), &names)
                         .map(from_sig)
-                        .or_else(|| self.user_function_params(name, args.len()))
+                        .or_else(|| self.user_function_params(name, args))
                 }
                 _ => None,
             },
@@ -345,7 +345,7 @@ impl Checker {
                     Sym::Extern(i) => {
                         let kind = self.body_extern(*i)?.kind;
                         if let ir::ExternKind::User { decl, .. } = kind {
-                            return self.user_method_params(decl, &member.name, &names);
+                            return self.user_method_params(decl, &member.name, args);
                         }
                         kind.type_name()
                     }
