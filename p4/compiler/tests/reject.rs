@@ -3994,3 +3994,52 @@ fn function_in_a_control_uses_the_controls_variables() {
         ]),
     );
 }
+
+// ------------------------------------------------------------------- gap30
+
+#[test]
+fn gap30_structured_annotations_of_inner_elements() {
+    // P4_16 §18.2 holds for every annotated element, not only top-level
+    // declarations: a field's, a parameter's, a table's and its
+    // properties', keys' and action references', a parser state's
+    // structured annotations hold compile-time known strings, integers or
+    // booleans, one of a name per element.
+    check_errors(
+        "structured_annotation_inner",
+        &program(&[
+            ("DECLS", "header g_t { @width[bits = { 8 }] bit<8> x; }"),
+            (
+                "LOCALS",
+                "action fwd(@doc[from = meta.m] bit<9> port) { sm.egress_spec = port; }\n    \
+                 table t {\n        \
+                 key = { hdr.h.a : exact @k[n = 1] @k[n = 2]; }\n        \
+                 actions = { @r[v = hdr.h.b] fwd; NoAction; }\n        \
+                 @p[size = { 1, 2 }] default_action = NoAction();\n    \
+                 }",
+            ),
+            ("APPLY", "t.apply();"),
+            (
+                "PARSER",
+                "transition next; }\n    @s[k = hdr.h.a] state next { transition accept;",
+            ),
+        ]),
+    );
+    // A block's constants declared before the element may be named.
+    check_compiles(
+        "structured_annotation_inner_constants",
+        &program(&[
+            ("DECLS", "header g_t { @width[bits = 8, label = \"x\"] bit<8> x; }"),
+            (
+                "LOCALS",
+                "const bit<8> LIMIT = 7;\n    \
+                 @doc[\"forward\"] action fwd(@doc[bits = 9] bit<9> port) { sm.egress_spec = port; }\n    \
+                 @doc[limit = LIMIT, label = \"t\"] table t {\n        \
+                 key = { hdr.h.a : exact @k[n = LIMIT + 1]; }\n        \
+                 actions = { @r[only = true] fwd; set; NoAction; }\n        \
+                 @p[v = 1] default_action = NoAction();\n    \
+                 }",
+            ),
+            ("APPLY", "t.apply();"),
+        ]),
+    );
+}
