@@ -4028,7 +4028,10 @@ fn gap30_structured_annotations_of_inner_elements() {
     check_compiles(
         "structured_annotation_inner_constants",
         &program(&[
-            ("DECLS", "header g_t { @width[bits = 8, label = \"x\"] bit<8> x; }"),
+            (
+                "DECLS",
+                "header g_t { @width[bits = 8, label = \"x\"] bit<8> x; }",
+            ),
             (
                 "LOCALS",
                 "const bit<8> LIMIT = 7;\n    \
@@ -4040,6 +4043,40 @@ fn gap30_structured_annotations_of_inner_elements() {
                  }",
             ),
             ("APPLY", "t.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn gap30_meter_colour_destinations() {
+    // A meter writes its colour code into a bit<W>, a serializable enum
+    // over bit<W> or a plain enum (as p4c's v1model back end, which holds
+    // enums as bit<32>; `tests/stf/meter_colour_plain_enum`); anything
+    // else, a bool or an int<W>, is still refused (whether p4c's BMv2
+    // back end writes a colour there was not settled).
+    check_errors(
+        "meter_colour_into_bool",
+        &program(&[
+            ("DECLS", "struct flags_t { bool red; }"),
+            (
+                "LOCALS",
+                "meter(4, MeterType.packets) m;\n    flags_t f;\n    \
+                 direct_meter<int<8>>(MeterType.bytes) dm;\n    int<8> level;\n    \
+                 action read_dm() { dm.read(level); }\n    \
+                 table t { key = { hdr.h.a : exact; } actions = { read_dm; } meters = dm; }",
+            ),
+            ("APPLY", "m.execute_meter(0, f.red); t.apply();"),
+        ]),
+    );
+    check_compiles(
+        "meter_colour_into_plain_enum",
+        &program(&[
+            ("DECLS", "enum light_t { GREEN, RED, YELLOW }"),
+            ("LOCALS", "meter(4, MeterType.packets) m;\n    light_t l;"),
+            (
+                "APPLY",
+                "m.execute_meter(0, l); if (l == light_t.RED) { hdr.h.a = 1; }",
+            ),
         ]),
     );
 }
