@@ -4048,6 +4048,27 @@ fn gap30_structured_annotations_of_inner_elements() {
 }
 
 #[test]
+fn gap30_extern_constructor_list_of_lists() {
+    // p4c's list8 passes a list of lists to an extern constructor (in a
+    // program for its test package, not v1model); a program's own extern
+    // gets its constructor's list as a slice, which has no nested form
+    // yet, and says so at the instance.
+    check_errors(
+        "extern_ctor_list_of_lists",
+        &program(&[
+            (
+                "DECLS",
+                "extern Rows { Rows(list<list<bit<8>>> data); bit<8> first(); }",
+            ),
+            (
+                "LOCALS",
+                "Rows((list<list<bit<8>>>){ (list<bit<8>>){10, 6, 3}, (list<bit<8>>){5, 2} }) rows;",
+            ),
+        ]),
+    );
+}
+
+#[test]
 fn gap30_meter_colour_destinations() {
     // A meter writes its colour code into a bit<W>, a serializable enum
     // over bit<W> or a plain enum (as p4c's v1model back end, which holds

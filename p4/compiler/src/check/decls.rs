@@ -15,7 +15,11 @@ impl Checker {
     /// known values of type string, int or bool (a bit string too, as p4c
     /// folds it to a constant). `type_params` are the element's own (in
     /// scope for its annotations, as in p4c's `type-in-expr`).
-    pub(super) fn structured_annotations(&mut self, anns: &[ast::Annotation], type_params: &[ast::Ident]) {
+    pub(super) fn structured_annotations(
+        &mut self,
+        anns: &[ast::Annotation],
+        type_params: &[ast::Ident],
+    ) {
         for (i, a) in anns.iter().enumerate() {
             let ast::AnnotationBody::Structured { exprs, kvs, .. } = &a.body else {
                 continue;
@@ -98,7 +102,9 @@ impl Checker {
                     }
                 }
             }
-            ast::Decl::ExternFunction(f) => self.param_structured_annotations(&f.params, type_params),
+            ast::Decl::ExternFunction(f) => {
+                self.param_structured_annotations(&f.params, type_params)
+            }
             ast::Decl::Function(f) => self.param_structured_annotations(&f.params, type_params),
             ast::Decl::Action(a) => self.param_structured_annotations(&a.params, type_params),
             ast::Decl::ParserType(s) | ast::Decl::ControlType(s) | ast::Decl::Package(s) => {
