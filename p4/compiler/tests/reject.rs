@@ -4058,3 +4058,110 @@ fn size_method_receiver_is_type_checked() {
         )]),
     );
 }
+
+// ------------------------------------------------------------------- gap30
+
+#[test]
+fn gap30_structured_annotations_of_inner_elements() {
+    // P4_16 §18.2 holds for every annotated element, not only top-level
+    // declarations: a field's, a parameter's, a table's and its
+    // properties', keys' and action references', a parser state's
+    // structured annotations hold compile-time known strings, integers or
+    // booleans, one of a name per element.
+    check_errors(
+        "structured_annotation_inner",
+        &program(&[
+            ("DECLS", "header g_t { @width[bits = { 8 }] bit<8> x; }"),
+            (
+                "LOCALS",
+                "action fwd(@doc[from = meta.m] bit<9> port) { sm.egress_spec = port; }\n    \
+                 table t {\n        \
+                 key = { hdr.h.a : exact @k[n = 1] @k[n = 2]; }\n        \
+                 actions = { @r[v = hdr.h.b] fwd; NoAction; }\n        \
+                 @p[size = { 1, 2 }] default_action = NoAction();\n    \
+                 }",
+            ),
+            ("APPLY", "t.apply();"),
+            (
+                "PARSER",
+                "transition next; }\n    @s[k = hdr.h.a] state next { transition accept;",
+            ),
+        ]),
+    );
+    // A block's constants declared before the element may be named.
+    check_compiles(
+        "structured_annotation_inner_constants",
+        &program(&[
+            (
+                "DECLS",
+                "header g_t { @width[bits = 8, label = \"x\"] bit<8> x; }",
+            ),
+            (
+                "LOCALS",
+                "const bit<8> LIMIT = 7;\n    \
+                 @doc[\"forward\"] action fwd(@doc[bits = 9] bit<9> port) { sm.egress_spec = port; }\n    \
+                 @doc[limit = LIMIT, label = \"t\"] table t {\n        \
+                 key = { hdr.h.a : exact @k[n = LIMIT + 1]; }\n        \
+                 actions = { @r[only = true] fwd; set; NoAction; }\n        \
+                 @p[v = 1] default_action = NoAction();\n    \
+                 }",
+            ),
+            ("APPLY", "t.apply();"),
+        ]),
+    );
+}
+
+#[test]
+fn gap30_extern_constructor_list_of_lists() {
+    // p4c's list8 passes a list of lists to an extern constructor (in a
+    // program for its test package, not v1model); a program's own extern
+    // gets its constructor's list as a slice, which has no nested form
+    // yet, and says so at the instance.
+    check_errors(
+        "extern_ctor_list_of_lists",
+        &program(&[
+            (
+                "DECLS",
+                "extern Rows { Rows(list<list<bit<8>>> data); bit<8> first(); }",
+            ),
+            (
+                "LOCALS",
+                "Rows((list<list<bit<8>>>){ (list<bit<8>>){10, 6, 3}, (list<bit<8>>){5, 2} }) rows;",
+            ),
+        ]),
+    );
+}
+
+#[test]
+fn gap30_meter_colour_destinations() {
+    // A meter writes its colour code into a bit<W>, a serializable enum
+    // over bit<W> or a plain enum (as p4c's v1model back end, which holds
+    // enums as bit<32>; `tests/stf/meter_colour_plain_enum`); anything
+    // else, a bool or an int<W>, is still refused (whether p4c's BMv2
+    // back end writes a colour there was not settled).
+    check_errors(
+        "meter_colour_into_bool",
+        &program(&[
+            ("DECLS", "struct flags_t { bool red; }"),
+            (
+                "LOCALS",
+                "meter(4, MeterType.packets) m;\n    flags_t f;\n    \
+                 direct_meter<int<8>>(MeterType.bytes) dm;\n    int<8> level;\n    \
+                 action read_dm() { dm.read(level); }\n    \
+                 table t { key = { hdr.h.a : exact; } actions = { read_dm; } meters = dm; }",
+            ),
+            ("APPLY", "m.execute_meter(0, f.red); t.apply();"),
+        ]),
+    );
+    check_compiles(
+        "meter_colour_into_plain_enum",
+        &program(&[
+            ("DECLS", "enum light_t { GREEN, RED, YELLOW }"),
+            ("LOCALS", "meter(4, MeterType.packets) m;\n    light_t l;"),
+            (
+                "APPLY",
+                "m.execute_meter(0, l); if (l == light_t.RED) { hdr.h.a = 1; }",
+            ),
+        ]),
+    );
+}

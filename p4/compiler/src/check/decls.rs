@@ -15,7 +15,11 @@ impl Checker {
     /// known values of type string, int or bool (a bit string too, as p4c
     /// folds it to a constant). `type_params` are the element's own (in
     /// scope for its annotations, as in p4c's `type-in-expr`).
-    fn structured_annotations(&mut self, anns: &[ast::Annotation], type_params: &[ast::Ident]) {
+    pub(super) fn structured_annotations(
+        &mut self,
+        anns: &[ast::Annotation],
+        type_params: &[ast::Ident],
+    ) {
         for (i, a) in anns.iter().enumerate() {
             let ast::AnnotationBody::Structured { exprs, kvs, .. } = &a.body else {
                 continue;
@@ -58,6 +62,109 @@ impl Checker {
                     });
                 }
             }
+        }
+    }
+
+    /// Structured annotations of the elements a top-level declaration holds
+    /// outside any block body: fields, enum members, parameters, extern
+    /// constructors and methods (P4_16 §18.2 applies to every element, as
+    /// p4c checks them). A block's locals, tables and states are checked
+    /// in the block's scope ([`Self::local_structured_annotations`]).
+    fn inner_structured_annotations(&mut self, d: &ast::Decl, type_params: &[ast::Ident]) {
+        match d {
+            ast::Decl::Header(s) | ast::Decl::HeaderUnion(s) | ast::Decl::Struct(s) => {
+                for f in &s.fields {
+                    self.structured_annotations(&f.annotations, type_params);
+                }
+            }
+            ast::Decl::Enum(e) => {
+                for m in &e.members {
+                    self.structured_annotations(&m.annotations, type_params);
+                }
+            }
+            ast::Decl::Extern(e) => {
+                for m in &e.members {
+                    match m {
+                        ast::ExternMember::Constructor {
+                            annotations,
+                            params,
+                            ..
+                        } => {
+                            self.structured_annotations(annotations, type_params);
+                            self.param_structured_annotations(params, type_params);
+                        }
+                        ast::ExternMember::Method(f) => {
+                            let in_scope: Vec<ast::Ident> =
+                                type_params.iter().chain(&f.type_params).cloned().collect();
+                            self.structured_annotations(&f.annotations, &in_scope);
+                            self.param_structured_annotations(&f.params, &in_scope);
+                        }
+                    }
+                }
+            }
+            ast::Decl::ExternFunction(f) => {
+                self.param_structured_annotations(&f.params, type_params)
+            }
+            ast::Decl::Function(f) => self.param_structured_annotations(&f.params, type_params),
+            ast::Decl::Action(a) => self.param_structured_annotations(&a.params, type_params),
+            ast::Decl::ParserType(s) | ast::Decl::ControlType(s) | ast::Decl::Package(s) => {
+                self.param_structured_annotations(&s.params, type_params);
+            }
+            ast::Decl::Parser(p) => {
+                self.param_structured_annotations(&p.signature.params, type_params);
+                self.param_structured_annotations(&p.ctor_params, type_params);
+            }
+            ast::Decl::Control(c) => {
+                self.param_structured_annotations(&c.signature.params, type_params);
+                self.param_structured_annotations(&c.ctor_params, type_params);
+            }
+            _ => {}
+        }
+    }
+
+    fn param_structured_annotations(&mut self, params: &[ast::Param], type_params: &[ast::Ident]) {
+        for p in params {
+            self.structured_annotations(&p.annotations, type_params);
+        }
+    }
+
+    /// Structured annotations of a declaration inside a parser or control
+    /// and of its elements (an action's parameters; a table's properties,
+    /// keys, action references and entries), checked in the block's scope
+    /// before the declaration, so the block's constants declared before
+    /// it may be named there (the block's type parameters are in scope).
+    pub(super) fn local_structured_annotations(&mut self, d: &ast::Decl) {
+        self.structured_annotations(d.annotations(), &[]);
+        match d {
+            ast::Decl::Action(a) => self.param_structured_annotations(&a.params, &[]),
+            ast::Decl::Function(f) => {
+                self.param_structured_annotations(&f.params, &f.type_params);
+            }
+            ast::Decl::Table(t) => {
+                for p in &t.properties {
+                    self.structured_annotations(&p.annotations, &[]);
+                    match &p.kind {
+                        ast::TablePropertyKind::Key(keys) => {
+                            for k in keys {
+                                self.structured_annotations(&k.annotations, &[]);
+                            }
+                        }
+                        ast::TablePropertyKind::Actions(refs) => {
+                            for r in refs {
+                                self.structured_annotations(&r.annotations, &[]);
+                            }
+                        }
+                        ast::TablePropertyKind::Entries(entries) => {
+                            for e in entries {
+                                self.structured_annotations(&e.annotations, &[]);
+                                self.structured_annotations(&e.action.annotations, &[]);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -142,6 +249,7 @@ impl Checker {
             _ => &[],
         };
         self.structured_annotations(d.annotations(), type_params);
+        self.inner_structured_annotations(d, type_params);
         match d {
             ast::Decl::Const(c) => {
                 if let Some(value) = self.const_decl(c) {

@@ -235,6 +235,13 @@ impl Checker {
                 }
                 _ => None,
             };
+            if list.is_some_and(|e| matches!(e.kind, ast::TypeKind::List(_))) {
+                // p4c's list8 (not a v1model program): the Rust constructor
+                // takes a list as a slice of values, and has no nested form.
+                return Err(format!(
+                    "extern constructor parameters that are lists of lists (`{what}`)"
+                ));
+            }
             // An `int` constructor parameter: the value comes as an i128.
             let ty = if ctor && matches!(p.ty.kind, ast::TypeKind::Int) {
                 Ty::Int(128)

@@ -212,10 +212,11 @@ impl Gen<'_> {
                     );
                 };
                 let v = format!(
-                    "(match env.entry {{ Some(e) => rt.tables[{}].direct_meter_execute(e, env.now_ns, env.packet_length), None => 0 }} as u128)",
+                    "(match env.entry {{ Some(e) => rt.tables[{}].direct_meter_execute(e, env.now_ns, env.packet_length), None => 0 }} as {})",
                     self.names
                         .objects
-                        .table(self.info.layout.instances[i].tables[ti] as usize)
+                        .table(self.info.layout.instances[i].tables[ti] as usize),
+                    colour_value_type(out)
                 );
                 s.push(self.assign_native(ctx, out, &v)?);
             }
@@ -407,7 +408,8 @@ impl Gen<'_> {
                     self.expr(ctx, index)?
                 ));
                 let v = format!(
-                    "(rt.meters[{k}].execute(ix__, env.now_ns, env.packet_length) as u128)"
+                    "(rt.meters[{k}].execute(ix__, env.now_ns, env.packet_length) as {})",
+                    colour_value_type(out)
                 );
                 s.push(self.assign_native(ctx, out, &v)?);
             }
@@ -822,5 +824,16 @@ fn extract_next_target(h: &Expr) -> Option<(&Expr, Option<(&Expr, u32)>)> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// The Rust type a meter's colour code is written as into `out`: a plain
+/// enum's value is its `u32` code (the checker lets a colour go into one,
+/// `holds_meter_colour`), anything else takes a `u128` value.
+fn colour_value_type(out: &Expr) -> &'static str {
+    if matches!(out.ty, Ty::Enum(_)) {
+        "u32"
+    } else {
+        "u128"
     }
 }

@@ -205,6 +205,7 @@ impl Checker {
             self.global_ctor_param(h, &p, &g, arg);
         }
         for d in &c.locals {
+            self.local_structured_annotations(d);
             match d {
                 ast::Decl::Const(k) => {
                     self.const_decl(k);

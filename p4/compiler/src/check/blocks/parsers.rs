@@ -145,6 +145,7 @@ impl Checker {
         extern_slots.extend(self.declare_parser_ctor_externs(p, ctor_args));
         let mut local_inits = Vec::new();
         for d in &p.locals {
+            self.local_structured_annotations(d);
             match d {
                 ast::Decl::Const(c) => {
                     self.const_decl(c);
@@ -279,6 +280,7 @@ impl Checker {
             }
         }
         for (i, s) in p.states.iter().enumerate() {
+            self.structured_annotations(&s.annotations, &[]);
             if p.states[..i].iter().any(|o| o.name.name == s.name.name) {
                 self.error(
                     codes::DUPLICATE,

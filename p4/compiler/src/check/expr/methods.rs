@@ -452,7 +452,7 @@ impl Checker {
                     self.error(
                         codes::TYPE_MISMATCH,
                         args[1].span,
-                        "a meter colour must go into a bit<W> or an enum bit<W>",
+                        "a meter colour must go into a bit<W>, an enum bit<W> or an enum",
                     );
                     return None;
                 }
@@ -492,7 +492,7 @@ impl Checker {
                     self.error(
                         codes::TYPE_MISMATCH,
                         args[0].span,
-                        "a meter colour must go into a bit<W> or an enum bit<W>",
+                        "a meter colour must go into a bit<W>, an enum bit<W> or an enum",
                     );
                     return None;
                 }
@@ -515,10 +515,15 @@ impl Checker {
     /// Whether a meter may write its colour (0 green, 1 yellow, 2 red) into
     /// `ty`: a `bit<W>`, or a serializable `enum bit<W>`, which is held as
     /// its `bit<W>` (P4_16 §8.3; PINS declares `direct_meter<MeterColor_t>`
-    /// with `enum bit<2> MeterColor_t`, and p4c takes it).
+    /// with `enum bit<2> MeterColor_t`, and p4c takes it), or a plain enum:
+    /// p4c's v1model back end turns a program's enums into `bit<32>`
+    /// numbered in declaration order, so the colour code becomes the member
+    /// declared at that position (stratum's `method_calls`:
+    /// `direct_meter<meter_color_t>` over `enum { GREEN, RED, YELLOW }`
+    /// reads yellow as `RED`, as BMv2 does).
     fn holds_meter_colour(&self, ty: &Ty) -> bool {
         match ty {
-            Ty::Bit(_) => true,
+            Ty::Bit(_) | Ty::Enum(_) => true,
             Ty::SerEnum(e) => matches!(self.prog.enums[*e].repr, Some(Ty::Bit(_))),
             _ => false,
         }
