@@ -19,7 +19,7 @@
 //!   digests resolve by full P4Info name or unique dotted suffix; key fields
 //!   by their P4Info name (`hdr.ipv4.dstAddr`) or a unique dotted suffix
 //!   (`ipv4.dstAddr`, `dstAddr`), with p4c's `stack$0` spelling of
-//!   `stack[0]` and `hdr.valid` for `hdr.$valid$`/`hdr.isValid()`.
+//!   `stack[0]`, and `hdr.valid` or a bare `hdr` for `hdr.$valid$`/`hdr.isValid()`.
 //! - A key left out of `add` is a wildcard for ternary, LPM, range and
 //!   optional keys (as p4c's runner does) and an error for exact keys.
 //! - Priorities: p4c's runner hands bmv2 `10000 - priority`, and bmv2 lets
@@ -828,8 +828,9 @@ fn bare_arg(spec: &ActionSpec) -> Result<u32, String> {
 }
 
 /// Finds a key field by name: exact, then unique dotted suffix, after
-/// rewriting p4c's `stack$0` to `stack[0]`, and `X.valid` to `X.$valid$`
-/// or `X.isValid()`.
+/// rewriting p4c's `stack$0` to `stack[0]`; `X.valid` and a bare `X` also
+/// name the validity key of header `X` (`X.$valid$` or `X.isValid()`), as
+/// p4c's runner tries `X.$valid$` for `X` (P4_14 samples key on `data:1`).
 fn key_index(table: &TableInfo, name: &str) -> Result<usize, String> {
     let mut normalized = String::with_capacity(name.len());
     let mut chars = name.chars().peekable();
@@ -845,14 +846,15 @@ fn key_index(table: &TableInfo, name: &str) -> Result<usize, String> {
             normalized.push(c);
         }
     }
-    let mut candidates = vec![normalized.clone()];
-    if let Some(base) = normalized
+    let base = normalized
         .strip_suffix(".valid")
         .or_else(|| normalized.strip_suffix(".$valid"))
-    {
-        candidates.push(format!("{base}.$valid$"));
-        candidates.push(format!("{base}.isValid()"));
-    }
+        .unwrap_or(&normalized);
+    let candidates = [
+        normalized.clone(),
+        format!("{base}.$valid$"),
+        format!("{base}.isValid()"),
+    ];
     for c in &candidates {
         if let Some(k) = resolve_name(table.keys.iter(), c, |k: &KeyInfo| k.name) {
             return Ok(table

@@ -66,6 +66,18 @@ pub(crate) fn expr_text(e: &ast::Expr) -> String {
             let a: Vec<String> = args.iter().map(|a| expr_text(&a.value)).collect();
             format!("{}({})", expr_text(callee), a.join(", "))
         }
+        // A value masked with a constant is named after the value, whichever
+        // side the constant is on (p4c's table-key naming: `bits` for
+        // `bits & 0x3`), so the control plane names the field it matches.
+        ast::ExprKind::Binary {
+            op: ast::BinaryOp::BitAnd,
+            lhs,
+            rhs,
+        } => match (&lhs.kind, &rhs.kind) {
+            (_, ast::ExprKind::Int(_)) => expr_text(lhs),
+            (ast::ExprKind::Int(_), _) => expr_text(rhs),
+            _ => "key".to_string(),
+        },
         _ => "key".to_string(),
     }
 }
