@@ -60,6 +60,10 @@ use verbs::{Completion, MemoryRegion, RecvWr, RemoteBuf, SendWr, WcStatus, WrOp}
 
 pub use crate::wire::ethernet::WIRE_OVERHEAD_BYTES;
 
+/// Bytes that always hold a frame's headers, Ethernet (802.1Q-tagged)
+/// to the last transport header (a GRH, BTH, RETH and ImmDt come to 90).
+pub const MAX_HEADERS_LEN: usize = 128;
+
 /// Most events kept for [`Rnic::poll_event`]; more are counted in
 /// [`RnicStats::events_dropped`].
 pub const EVENT_QUEUE_LIMIT: usize = 1 << 16;
@@ -374,6 +378,13 @@ impl Rnic {
         &self.cfg
     }
 
+    /// The longest frame [`Rnic::poll_transmit`] can write with this
+    /// configuration: the MTU's payload, its pad, the ICRC and the longest
+    /// headers. A buffer this long always receives the whole frame.
+    pub fn max_frame_len(&self) -> usize {
+        MAX_HEADERS_LEN + self.cfg.mtu_bytes.max(1) + 3 + crate::wire::ib::ICRC_LEN
+    }
+
     /// RNIC-wide counters.
     pub fn stats(&self) -> RnicStats {
         let mut s = self.stats;
@@ -621,8 +632,9 @@ impl Rnic {
     /// frames (CNP, ACK, NAK) first, then data (READ responses, then
     /// requests) from QPs in round-robin order whose priority is not paused
     /// and whose pacer allows. If `buf` is shorter than the frame only the
-    /// headers are written; `buf` must hold at least the headers (128 bytes
-    /// is always enough), else `None` and nothing is lost.
+    /// headers are written; `buf` must hold at least the headers
+    /// ([`MAX_HEADERS_LEN`] is always enough), else `None` and nothing is
+    /// lost; [`Rnic::max_frame_len`] always holds the whole frame.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let now_ns = now.as_nanos();

@@ -57,13 +57,7 @@ pub struct SimHost {
     pending_pfc: VecDeque<(Instant, PfcRepr)>,
     stats: HostStats,
     dcbx: Option<HostDcbx>,
-    /// Where the RNIC writes a frame (room for the largest).
-    scratch: Box<[u8]>,
 }
-
-/// Largest frame a simulated host writes, bytes (a 9216-byte MTU plus
-/// Ethernet and VLAN headers).
-const MAX_FRAME_BYTES: usize = 9216 + 18;
 
 /// What [`SimHost::poll_transmit`] wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +80,6 @@ impl SimHost {
             pending_pfc: VecDeque::new(),
             stats: HostStats::default(),
             dcbx: None,
-            scratch: vec![0; MAX_FRAME_BYTES].into_boxed_slice(),
         }
     }
 
@@ -184,12 +177,12 @@ impl SimHost {
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<HostTransmit> {
         self.apply_due_pfc(now);
-        out.clear();
         if let Some(s) = self.storm
             && now >= self.next_storm
         {
             self.next_storm = now + s.interval;
             let repr = PfcRepr::xoff(s.priority_mask, s.quanta);
+            out.clear();
             out.resize(crate::wire::pfc::FRAME_LEN, 0);
             let n = self.mac.emit_pfc(&repr, out).ok()?;
             out.truncate(n);
@@ -200,6 +193,7 @@ impl SimHost {
             });
         }
         if let Some(f) = self.dcbx.as_mut().and_then(|d| d.poll_transmit(now)) {
+            out.clear();
             out.extend_from_slice(f);
             self.stats.lldp_tx += 1;
             // A neighbour that aged out gives the host its own class back.
@@ -209,8 +203,12 @@ impl SimHost {
                 control: false,
             });
         }
-        let t = self.rnic.poll_transmit(now, &mut self.scratch)?;
-        out.extend_from_slice(&self.scratch[..t.written_len]);
+        // The RNIC writes straight into `out`, sized for its longest frame:
+        // a pooled buffer that held a frame grows by a few bytes at most.
+        out.resize(self.rnic.max_frame_len(), 0);
+        let t = self.rnic.poll_transmit(now, out)?;
+        debug_assert_eq!(t.written_len, t.frame_len, "a whole frame fits");
+        out.truncate(t.written_len);
         Some(HostTransmit {
             priority: t.priority,
             control: false,
