@@ -3994,3 +3994,33 @@ fn function_in_a_control_uses_the_controls_variables() {
         ]),
     );
 }
+
+// ------------------------------------------------------------------ rej30
+
+#[test]
+fn generic_type_with_a_type_parameter_named_twice() {
+    // A declaration's type parameters share one scope (P4_16 §6.5), as a
+    // function's already did here; a generic struct, header, header union
+    // or extern repeating one was accepted (p4c's
+    // name-duplicate-type-parameter-names-2: `struct S<T, T>`).
+    for (name, decls) in [
+        ("struct_type_parameter_twice", "struct pair_t<T, T> { T x; }"),
+        ("header_type_parameter_twice", "header wrap_t<T, T> { T x; }"),
+        (
+            "extern_type_parameter_twice",
+            "extern Box<T, T> { Box(); void put(in T v); }",
+        ),
+    ] {
+        check_errors(name, &program(&[("DECLS", decls)]));
+    }
+    check_compiles(
+        "generic_struct_two_type_parameters_ok",
+        &program(&[
+            ("DECLS", "struct pair_t<T, U> { T x; U y; }"),
+            (
+                "APPLY",
+                "pair_t<bit<8>, bit<16>> p = { hdr.h.a, hdr.h.b }; hdr.h.c = p.x;",
+            ),
+        ]),
+    );
+}
