@@ -4026,6 +4026,17 @@ fn generic_type_with_a_type_parameter_named_twice() {
 }
 
 #[test]
+fn dots_where_no_type_is_expected() {
+    // `...` is the default value of the type its place expects (P4_16
+    // §8.26); a switch's subject expects none (p4c's
+    // stmt-switch-on-unsupported-type). Ours called it "not supported yet".
+    check_errors(
+        "dots_as_switch_subject",
+        &program(&[("APPLY", "switch (...) { default: { } }")]),
+    );
+}
+
+#[test]
 fn packet_parameters_of_a_package_that_is_not_v1model() {
     // A parser passed to a package of the program's own is compared with
     // the package's parser type parameter by parameter; the packet is an
