@@ -4037,6 +4037,17 @@ fn dots_where_no_type_is_expected() {
 }
 
 #[test]
+fn remainder_of_booleans() {
+    // P4_16 §8.6 and §8.7 define `/` and `%` on integers only; a `bool`
+    // divisor was refused as "not a compile-time constant" although `true`
+    // is one (p4c's table-entry-lpm-with-priority: `false % true`).
+    check_errors(
+        "remainder_of_booleans",
+        &program(&[("APPLY", "bool b = false % true; if (b) { hdr.h.a = 1; }")]),
+    );
+}
+
+#[test]
 fn packet_parameters_of_a_package_that_is_not_v1model() {
     // A parser passed to a package of the program's own is compared with
     // the package's parser type parameter by parameter; the packet is an
