@@ -4004,8 +4004,14 @@ fn generic_type_with_a_type_parameter_named_twice() {
     // or extern repeating one was accepted (p4c's
     // name-duplicate-type-parameter-names-2: `struct S<T, T>`).
     for (name, decls) in [
-        ("struct_type_parameter_twice", "struct pair_t<T, T> { T x; }"),
-        ("header_type_parameter_twice", "header wrap_t<T, T> { T x; }"),
+        (
+            "struct_type_parameter_twice",
+            "struct pair_t<T, T> { T x; }",
+        ),
+        (
+            "header_type_parameter_twice",
+            "header wrap_t<T, T> { T x; }",
+        ),
         (
             "extern_type_parameter_twice",
             "extern Box<T, T> { Box(); void put(in T v); }",
@@ -4064,4 +4070,29 @@ parser MyParser(packet_in b, out h_t h) {
 Top(MyParser()) main;
 "#;
     check_errors("packet_parameter_of_own_package", src);
+}
+
+#[test]
+fn specialization_in_an_extern_signature() {
+    // A header union's members are headers (P4_16 §7.2.4), and so are a
+    // generic union's once specialized; a specialization written only in
+    // an extern's signature was not checked, used or not (p4c's
+    // type-list-of-illformed-type: `list<U<bit<32>>>`).
+    check_errors(
+        "specialization_in_extern_signature",
+        &program(&[(
+            "DECLS",
+            "header_union U<T> { T t; }\nextern Ext { Ext(list<U<bit<32>>> data); }",
+        )]),
+    );
+    check_compiles(
+        "specialization_in_extern_signature_ok",
+        &program(&[(
+            "DECLS",
+            "struct pair_t<T> { T x; }\n\
+             extern void keep<T>(in pair_t<T> p);\n\
+             extern void keep8(in pair_t<bit<8>> p);\n\
+             extern Box { Box(list<pair_t<bit<8>>> data); }",
+        )]),
+    );
 }
