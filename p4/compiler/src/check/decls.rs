@@ -290,9 +290,18 @@ impl Checker {
                     }
                 }
             }
-            ast::Decl::Header(s) => self.struct_like(s, ir::CompositeKind::Header),
-            ast::Decl::HeaderUnion(s) => self.struct_like(s, ir::CompositeKind::Union),
-            ast::Decl::Struct(s) => self.struct_like(s, ir::CompositeKind::Struct),
+            ast::Decl::Header(s) | ast::Decl::HeaderUnion(s) | ast::Decl::Struct(s) => {
+                // A generic type's type parameters share one scope (P4_16
+                // §6.5, as a function's do; p4c's
+                // name-duplicate-type-parameter-names-2: `struct S<T, T>`).
+                self.unique_param_names(&[names(&s.type_params)], false);
+                let kind = match d {
+                    ast::Decl::Header(_) => ir::CompositeKind::Header,
+                    ast::Decl::HeaderUnion(_) => ir::CompositeKind::Union,
+                    _ => ir::CompositeKind::Struct,
+                };
+                self.struct_like(s, kind);
+            }
             ast::Decl::Enum(e) => self.enum_decl(e),
             ast::Decl::Error(l) => {
                 for m in &l.members {
@@ -329,6 +338,7 @@ impl Checker {
             ast::Decl::Extern(e) => {
                 let n = e.name.clone();
                 self.declare(&n, Sym::ExternDecl(e.name.name.clone()));
+                self.unique_param_names(&[names(&e.type_params)], false);
                 if !e
                     .members
                     .iter()

@@ -104,6 +104,13 @@ impl Checker {
                 }
             };
         }
+        if expected.is_some() && matches!(e.kind, ast::ExprKind::DotDotDot) {
+            // P4_16 §8.26: a lone `...` is the default value of the type its
+            // place expects (`bit<8> x = ...;`); only a last `...` in an
+            // initialiser of a struct or header is supported.
+            self.unsupported(e.span, "`...` standing for a whole value");
+            return None;
+        }
         let te = self.expr_any(e)?;
         match expected {
             Some(t) => self.coerce(te, t, e.span),
@@ -711,7 +718,19 @@ impl Checker {
                 );
                 None
             }
-            K::This | K::Default | K::DontCare | K::DotDotDot => {
+            K::DotDotDot => {
+                // `...` is the default value of the type its place expects
+                // (P4_16 §8.26); here no type is expected (p4c's
+                // stmt-switch-on-unsupported-type: `switch (...)`).
+                self.error_label(
+                    codes::TYPE_MISMATCH,
+                    span,
+                    "the type of `...` is not known here",
+                    "`...` stands for the default value of an expected type",
+                );
+                None
+            }
+            K::This | K::Default | K::DontCare => {
                 self.unsupported(span, "this expression form here");
                 None
             }

@@ -392,6 +392,21 @@ impl Checker {
             if names_any(&x.ty, &generic) || names_any(&y.ty, &generic) {
                 continue;
             }
+            // The packet is an extern object, not a type of values (it has
+            // no `Ty`): such parameters match when they name the same one.
+            match (packet_name(&x.ty), packet_name(&y.ty)) {
+                (None, None) => {}
+                (px, py) if px == py => continue,
+                (px, py) => {
+                    return Some(format!(
+                        "parameter `{}` is {} but `{}` is {}",
+                        x.name.name,
+                        px.unwrap_or("not a packet"),
+                        y.name.name,
+                        py.unwrap_or("not a packet")
+                    ));
+                }
+            }
             if let (Some(tx), Some(ty)) = (self.ty(&x.ty), self.ty(&y.ty))
                 && tx != ty
             {
@@ -576,6 +591,18 @@ fn direction_name(d: ast::Direction) -> &'static str {
 }
 
 /// Whether type `t` names one of `names` anywhere (a type parameter).
+/// `packet_in` or `packet_out` when `t` names one.
+fn packet_name(t: &ast::Type) -> Option<&str> {
+    match &t.kind {
+        ast::TypeKind::Named { name, .. }
+            if name.ident.name == "packet_in" || name.ident.name == "packet_out" =>
+        {
+            Some(name.ident.name.as_str())
+        }
+        _ => None,
+    }
+}
+
 fn names_any(t: &ast::Type, names: &[&str]) -> bool {
     match &t.kind {
         ast::TypeKind::Named { name, args } => {

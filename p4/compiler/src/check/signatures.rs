@@ -196,10 +196,7 @@ impl Checker {
                 for a in args {
                     self.check_type_names(a, generic);
                 }
-                let is_param = !name.top_level
-                    && generic
-                        .iter()
-                        .any(|ps| ps.iter().any(|p| p.name == name.ident.name));
+                let is_param = is_type_param(name, generic);
                 if !is_param && self.lookup(name).is_none() {
                     self.error_label(
                         codes::UNKNOWN_NAME,
@@ -218,9 +215,17 @@ impl Checker {
                         format!("`{g}` needs type arguments, e.g. `{g}<bit<8>>`"),
                         "generic type without type arguments",
                     );
+                } else if !is_param
+                    && matches!(self.lookup(name), Some(Sym::Generic(_)))
+                    && !args.iter().any(|a| names_a_type_param(a, generic))
+                {
+                    // A specialization is checked where it is written, used
+                    // or not (p4c's type-list-of-illformed-type: a header
+                    // union `S<T>` given `bit<32>` in an extern's signature).
+                    self.ty(t);
                 }
             }
-            K::Stack { elem, .. } => self.check_type_names(elem, generic),
+            K::Stack { elem, .. } | K::List(elem) => self.check_type_names(elem, generic),
             K::Tuple(items) => {
                 for i in items {
                     self.check_type_names(i, generic);
@@ -410,4 +415,26 @@ fn find_void(t: &ast::Type) -> Option<&ast::Type> {
         return Some(t);
     }
     type_arguments(t).into_iter().find_map(find_void)
+}
+
+/// Whether `name` is one of the type parameters in scope (`generic`).
+fn is_type_param(name: &ast::PathName, generic: &[&[ast::Ident]]) -> bool {
+    !name.top_level
+        && generic
+            .iter()
+            .any(|ps| ps.iter().any(|p| p.name == name.ident.name))
+}
+
+/// Whether `t` names one of the type parameters in scope (`generic`).
+fn names_a_type_param(t: &ast::Type, generic: &[&[ast::Ident]]) -> bool {
+    match &t.kind {
+        ast::TypeKind::Named { name, args } => {
+            is_type_param(name, generic) || args.iter().any(|a| names_a_type_param(a, generic))
+        }
+        ast::TypeKind::Stack { elem, .. } | ast::TypeKind::List(elem) => {
+            names_a_type_param(elem, generic)
+        }
+        ast::TypeKind::Tuple(items) => items.iter().any(|i| names_a_type_param(i, generic)),
+        _ => false,
+    }
 }

@@ -199,7 +199,9 @@ impl Checker {
         // time"); a constant divisor is fine (`x % 64`, `x / 3`), and so is
         // a constant zero dividend: p4c's strength reduction makes `0 / e`
         // and `0 % e` zero once `e`'s calls are taken out (issue2287-bmv2),
-        // and the code generated gives zero, `e` still evaluated.
+        // and the code generated gives zero, `e` still evaluated. A divisor
+        // that is no integer is refused below for its type (`false % true`,
+        // p4c's table-entry-lpm-with-priority).
         let zero_dividend = match &a {
             TE::Inf(v) => *v == 0,
             TE::Typed(x) => matches!(x.kind, ExprKind::Int(0)),
@@ -207,6 +209,7 @@ impl Checker {
         if let TE::Typed(y) = &b
             && matches!(op, A::Div | A::Mod)
             && !zero_dividend
+            && matches!(y.ty, Ty::Bit(_) | Ty::Int(_))
             && !matches!(y.kind, ExprKind::Int(_) | ExprKind::WideInt(_))
         {
             self.error_label(
