@@ -1609,7 +1609,11 @@ fn h_wire(decls: &str, apply: &str) -> Wire {
 /// The fields of `h_t` its byte-aligned `extract` decodes, for the
 /// template program as in [`h_wire`].
 fn h_decoded(decls: &str, apply: &str) -> String {
-    let rust = h_rust(decls, apply);
+    decoded_fields(&h_rust(decls, apply))
+}
+
+/// The fields of `h_t` its byte-aligned `extract` decodes in `rust`.
+fn decoded_fields(rust: &str) -> String {
     let imp = rust.find("impl h_t {").unwrap();
     let imp = &rust[imp..];
     let aligned = &imp[..imp.find("return true;").unwrap()];
@@ -1718,6 +1722,12 @@ fn verify_sums_wire(parts: &[(&str, &str)], verify: &str) -> bool {
 
 /// As [`verify_sums_wire`], with `body` in control `control` (`VC`, `CC`).
 fn sums_wire(parts: &[(&str, &str)], control: &str, body: &str) -> bool {
+    control_rust(parts, control, body).contains("csum16_wire_sum")
+}
+
+/// The generated Rust of the template program with `parts` filled and
+/// `body` in control `control` (`VC`, `CC`).
+fn control_rust(parts: &[(&str, &str)], control: &str, body: &str) -> String {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("p4-verify-wire");
     std::fs::create_dir_all(&tmp).unwrap();
     let src = program(parts).replace(
@@ -1736,7 +1746,7 @@ fn sums_wire(parts: &[(&str, &str)], control: &str, body: &str) -> bool {
     std::fs::write(&file, &src).unwrap();
     let (res, sources) = compile_with_sources(&file, &CompileOptions::default());
     match res {
-        Ok(o) => o.rust.contains("csum16_wire_sum"),
+        Ok(o) => o.rust,
         Err(d) => panic!("{body}: {}", render(&d, &sources)),
     }
 }
@@ -1757,12 +1767,14 @@ fn verify_checksum_sums_wire_bytes_only_where_nothing_before_it_writes_the_field
         ac
     ));
     // A field in the list written by the parser or by the verify control
-    // itself: summed from the fields.
-    assert!(!verify_sums_wire(
-        &[("PARSER", "hdr.h.a = 1; transition accept;")],
-        all
-    ));
-    assert!(!verify_sums_wire(&[], &format!("hdr.h.c = 2; {all}")));
+    // itself: summed from its value, left out of the bytes' mask.
+    let parser_a = ("PARSER", "hdr.h.a = 1; transition accept;");
+    let rust = control_rust(&[parser_a], "VC", all);
+    assert!(rust.contains("&[0x00ff_ffff_0000_0000]"), "{rust}");
+    let rust = control_rust(&[], "VC", &format!("hdr.h.c = 2; {all}"));
+    assert!(rust.contains("&[0xffff_ff00_0000_0000]"), "{rust}");
+    // One field left from the bytes is not a run.
+    assert!(!verify_sums_wire(&[parser_a], ac));
     // The header as a whole written anywhere, so not kept with its offset.
     assert!(!verify_sums_wire(&[("APPLY", "hdr.h.setInvalid();")], all));
     // Fields at other offsets modulo 16 in the list than in the header.
@@ -1770,12 +1782,56 @@ fn verify_checksum_sums_wire_bytes_only_where_nothing_before_it_writes_the_field
         &[],
         "verify_checksum(true, { meta.m, hdr.h.a, hdr.h.b }, hdr.h.b, HashAlgorithm.csum16);"
     ));
-    // Not in verifyChecksum: the fields may have changed since.
+    // Not in a top-level checksum control: the fields may have changed.
     assert!(!sums_wire(
-        &[],
+        &[(
+            "DECLS",
+            "control Sub(inout headers hdr) { apply { update_checksum(true, { hdr.h.a, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16); } }"
+        )],
         "CC",
-        "update_checksum(true, { hdr.h.a, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);"
+        "Sub.apply(hdr);"
     ));
+}
+
+#[test]
+fn update_checksum_sums_wire_bytes_with_written_fields_from_their_values() {
+    let ac = "update_checksum(true, { hdr.h.a, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);";
+    assert!(sums_wire(&[], "CC", ac));
+    // One field written: the other alone is not a run.
+    assert!(!sums_wire(&[("APPLY", "hdr.h.a = 1;")], "CC", ac));
+    let all =
+        "update_checksum(true, { hdr.h.a, hdr.h.b, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);";
+    let rust = control_rust(&[], "CC", all);
+    // `b`, the checksum, is written: masked out of the bytes, added as a term.
+    assert!(rust.contains("&[0xff00_00ff_0000_0000]"), "{rust}");
+    assert!(!sums_wire(&[("APPLY", "hdr.h.setValid();")], "CC", all));
+}
+
+#[test]
+fn fields_only_wire_summed_checksums_read_are_left_undecoded() {
+    let verify =
+        "verify_checksum(true, { hdr.h.a, hdr.h.b, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);";
+    let update =
+        "update_checksum(true, { hdr.h.a, hdr.h.b, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16);";
+    // `b` is the checksum, compared or written.
+    assert_eq!(decoded_fields(&control_rust(&[], "VC", verify)), "b");
+    assert_eq!(decoded_fields(&control_rust(&[], "CC", update)), "b");
+    // Read elsewhere too.
+    let read_a = ("APPLY", "if (hdr.h.a == 1) { sm.egress_spec = 2; }");
+    assert_eq!(decoded_fields(&control_rust(&[read_a], "VC", verify)), "ab");
+    // Written before verifyChecksum: summed from its value.
+    let parser_a = ("PARSER", "hdr.h.a = 1; transition accept;");
+    assert_eq!(
+        decoded_fields(&control_rust(&[parser_a], "VC", verify)),
+        "ab"
+    );
+    // Not summed from the wire: every field read.
+    assert_eq!(h_decoded("", update), "abc");
+    let sub = "control Sub(inout headers hdr) { apply { verify_checksum(true, { hdr.h.a, hdr.h.b, hdr.h.c }, hdr.h.b, HashAlgorithm.csum16); } }";
+    assert_eq!(
+        decoded_fields(&control_rust(&[("DECLS", sub)], "VC", "Sub.apply(hdr);")),
+        "abc"
+    );
 }
 
 /// How `parse_into` resets `hdr.h` in the template program with `parts`

@@ -400,24 +400,10 @@ type_info {
                 let d = &p.data[p.off_bits / 8..p.off_bits / 8 + Self::BYTES];
                 {
                     let mut a = [0u8; 8];
-                    a[0..].copy_from_slice(&d[0..8]);
-                    let w = u64::from_be_bytes(a);
-                    self.version = ((w >> 60) & 0xf) as u8;
-                    self.ihl = ((w >> 56) & 0xf) as u8;
-                    self.diffserv = ((w >> 48) & 0xff) as u8;
-                    self.totalLen = ((w >> 32) & 0xffff) as u16;
-                    self.identification = ((w >> 16) & 0xffff) as u16;
-                    self.flags = ((w >> 13) & 0x7) as u8;
-                    self.fragOffset = ((w >> 0) & 0x1fff) as u16;
-                }
-                {
-                    let mut a = [0u8; 8];
                     a[0..].copy_from_slice(&d[8..16]);
                     let w = u64::from_be_bytes(a);
                     self.ttl = ((w >> 56) & 0xff) as u8;
-                    self.protocol = ((w >> 48) & 0xff) as u8;
                     self.hdrChecksum = ((w >> 32) & 0xffff) as u16;
-                    self.srcAddr = ((w >> 0) & 0xffffffff) as u32;
                 }
                 {
                     let mut a = [0u8; 8];
@@ -508,17 +494,17 @@ type_info {
             tr.extract(
                 instance,
                 &[
-                    ("version", self.version as u128),
-                    ("ihl", self.ihl as u128),
-                    ("diffserv", self.diffserv as u128),
-                    ("totalLen", self.totalLen as u128),
-                    ("identification", self.identification as u128),
-                    ("flags", self.flags as u128),
-                    ("fragOffset", self.fragOffset as u128),
+                    ("version", self.wire__.read_bits(data, Self::BYTES, 0, 4)),
+                    ("ihl", self.wire__.read_bits(data, Self::BYTES, 4, 4)),
+                    ("diffserv", self.wire__.read_bits(data, Self::BYTES, 8, 8)),
+                    ("totalLen", self.wire__.read_bits(data, Self::BYTES, 16, 16)),
+                    ("identification", self.wire__.read_bits(data, Self::BYTES, 32, 16)),
+                    ("flags", self.wire__.read_bits(data, Self::BYTES, 48, 3)),
+                    ("fragOffset", self.wire__.read_bits(data, Self::BYTES, 51, 13)),
                     ("ttl", self.ttl as u128),
-                    ("protocol", self.protocol as u128),
+                    ("protocol", self.wire__.read_bits(data, Self::BYTES, 72, 8)),
                     ("hdrChecksum", self.hdrChecksum as u128),
-                    ("srcAddr", self.srcAddr as u128),
+                    ("srcAddr", self.wire__.read_bits(data, Self::BYTES, 96, 32)),
                     ("dstAddr", self.dstAddr as u128),
                 ],
             );
@@ -900,18 +886,37 @@ type_info {
         if (*hdr).ipv4.valid {
             (*hdr).ipv4.hdrChecksum = (::p4_target::bits::wrap(
                 ::p4_target::externs::csum16_finish_u64(
-                    ((((((*hdr).ipv4.version as u128))) as u64 & 0xf) << 12)
-                        + ((((((*hdr).ipv4.ihl as u128))) as u64 & 0xf) << 8)
-                        + ((((((*hdr).ipv4.diffserv as u128))) as u64 & 0xff) << 0)
-                        + ((((((*hdr).ipv4.totalLen as u128))) as u64 & 0xffff) << 0)
-                        + ((((((*hdr).ipv4.identification as u128))) as u64 & 0xffff)
-                            << 0)
-                        + ((((((*hdr).ipv4.flags as u128))) as u64 & 0x7) << 13)
-                        + ((((((*hdr).ipv4.fragOffset as u128))) as u64 & 0x1fff) << 0)
-                        + ((((((*hdr).ipv4.ttl as u128))) as u64 & 0xff) << 8)
-                        + ((((((*hdr).ipv4.protocol as u128))) as u64 & 0xff) << 0)
-                        + ((((((*hdr).ipv4.srcAddr as u128))) as u64 & 0xffffffff) << 0)
-                        + ((((((*hdr).ipv4.dstAddr as u128))) as u64 & 0xffffffff) << 0),
+                    ((((((*hdr).ipv4.ttl as u128))) as u64 & 0xff) << 8)
+                        + (match ::p4_target::externs::csum16_wire_sum::<
+                            20,
+                            3,
+                        >(
+                            env.data,
+                            (*hdr).ipv4.wire__,
+                            &[
+                                0xffff_ffff_ffff_ffff, 0x00ff_0000_ffff_ffff,
+                                0xffff_ffff_0000_0000,
+                            ],
+                        ) {
+                            Some(sum__) => sum__,
+                            None => {
+                                ((((((*hdr).ipv4.version as u128))) as u64 & 0xf) << 12)
+                                    + ((((((*hdr).ipv4.ihl as u128))) as u64 & 0xf) << 8)
+                                    + ((((((*hdr).ipv4.diffserv as u128))) as u64 & 0xff) << 0)
+                                    + ((((((*hdr).ipv4.totalLen as u128))) as u64 & 0xffff)
+                                        << 0)
+                                    + ((((((*hdr).ipv4.identification as u128))) as u64
+                                        & 0xffff) << 0)
+                                    + ((((((*hdr).ipv4.flags as u128))) as u64 & 0x7) << 13)
+                                    + ((((((*hdr).ipv4.fragOffset as u128))) as u64 & 0x1fff)
+                                        << 0)
+                                    + ((((((*hdr).ipv4.protocol as u128))) as u64 & 0xff) << 0)
+                                    + ((((((*hdr).ipv4.srcAddr as u128))) as u64 & 0xffffffff)
+                                        << 0)
+                                    + ((((((*hdr).ipv4.dstAddr as u128))) as u64 & 0xffffffff)
+                                        << 0)
+                            }
+                        }),
                 ),
                 16,
             ) as u16);

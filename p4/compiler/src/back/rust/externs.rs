@@ -443,6 +443,47 @@ impl Gen<'_> {
         self.checksum_value(algo, &bp, width, with_payload, span)
     }
 
+    /// The field list `data` as [`Self::csum16_direct`] sums it; `None`
+    /// when it cannot (another algorithm, the payload, members that are
+    /// not scalars of 1 to 128 bits but for a varbit ending a list of whole
+    /// bytes, or nothing to sum).
+    pub(super) fn csum16_list(
+        &self,
+        algo: p4_target::info::HashAlgorithm,
+        with_payload: bool,
+        data: &[Expr],
+    ) -> Option<Csum16List> {
+        if algo != p4_target::info::HashAlgorithm::Csum16 || with_payload {
+            return None;
+        }
+        let mut scalars = Vec::new();
+        self.flatten(data, &mut scalars);
+        // A varbit is allowed as the last member (IPv4 options): its length is
+        // only known at run time, so the field weights are computed then.
+        let varbit = scalars.pop_if(|d| matches!(d.ty, Ty::Varbit(_)));
+        let mut widths = Vec::new();
+        for d in &scalars {
+            let w = match &d.ty {
+                Ty::Bool => 1,
+                t if self.is_bits(t) => self.width(t),
+                _ => return None,
+            };
+            if w == 0 || w > 128 {
+                return None;
+            }
+            widths.push(w);
+        }
+        let whole_bytes = widths.iter().sum::<u32>().is_multiple_of(8);
+        if varbit.as_ref().map_or(widths.is_empty(), |_| !whole_bytes) {
+            return None;
+        }
+        Some(Csum16List {
+            scalars,
+            varbit,
+            widths,
+        })
+    }
+
     /// `csum16` of a field list of fixed-width scalars computed straight
     /// from the field values (see `p4_target::externs::csum16_finish`),
     /// without packing them into bytes; `None` when the list has varbits or
@@ -455,30 +496,15 @@ impl Gen<'_> {
         data: &[Expr],
         width: u32,
     ) -> Result<Option<String>, BackError> {
-        if algo != p4_target::info::HashAlgorithm::Csum16 || with_payload {
+        let Some(list) = self.csum16_list(algo, with_payload, data) else {
             return Ok(None);
-        }
-        let mut flat = Vec::new();
-        self.flatten(data, &mut flat);
-        // A varbit is allowed as the last member (IPv4 options): its length is
-        // only known at run time, so the field weights are computed then.
-        let varbit = match flat.last() {
-            Some(d) if matches!(d.ty, Ty::Varbit(_)) => {
-                let d = flat.pop().expect("last exists");
-                Some(self.place(ctx, &d)?)
-            }
-            _ => None,
+        };
+        let varbit = match &list.varbit {
+            Some(d) => Some(self.place(ctx, d)?),
+            None => None,
         };
         let mut fields = Vec::new();
-        for d in &flat {
-            let w = match &d.ty {
-                Ty::Bool => 1,
-                t if self.is_bits(t) => self.width(t),
-                _ => return Ok(None),
-            };
-            if w == 0 || w > 128 {
-                return Ok(None);
-            }
+        for (d, &w) in list.scalars.iter().zip(&list.widths) {
             let v = self.expr(ctx, d)?;
             let v = if d.ty == Ty::Bool {
                 format!("({v} as u128)")
@@ -487,17 +513,11 @@ impl Gen<'_> {
             };
             fields.push((v, w));
         }
-        let total: u32 = fields.iter().map(|f| f.1).sum();
-        if varbit.is_some() && !total.is_multiple_of(8) {
-            return Ok(None);
-        }
+        let total: u32 = list.widths.iter().sum();
         // Bits after a field's end in the list padded to 16 bits, mod 16:
         // the padded length is a multiple of 16, so this is a constant even
         // when a varbit of run-time length follows.
         let shift = |end: u32, extra: u32| (i64::from(extra) - i64::from(end)).rem_euclid(16);
-        if fields.is_empty() && varbit.is_none() {
-            return Ok(None);
-        }
         let vb_term = "::p4_target::externs::csum16_weighted_bytes(vb__, pad__ - total__)";
         // `finish_fn` folds the sum: `csum16_finish` (u128) or
         // `csum16_finish_u64` (fixed folds, no loop).
@@ -509,12 +529,7 @@ impl Gen<'_> {
                  {BITS}::wrap(::p4_target::externs::{finish_fn}({sum}), {width}) }})"
             ),
         };
-        if fields.iter().all(|f| f.1 <= 32) && fields.len() < 1 << 16 {
-            // Every term is below 2^47 and there are fewer than 2^16 (a
-            // varbit adds at most 2^8 bytes below 2^23 each): the sum fits
-            // a u64. Summed as u128 it gets vectorised into wide loads of
-            // the header struct, which stall on the narrow stores that just
-            // wrote its fields.
+        if list.sums_in_u64() {
             let mut end = 0;
             let field_terms: Vec<String> = fields
                 .iter()
@@ -529,14 +544,20 @@ impl Gen<'_> {
                 .collect();
             // Runs of one header's fields are summed from its wire bytes
             // when it still has them, else from these same field terms.
+            // Fields of a run written since they were extracted are added
+            // from their values either way.
             let mut terms = Vec::new();
             let mut i = 0;
-            for run in self.wire_runs(ctx, &flat)? {
+            for run in self.wire_runs(ctx, &list.scalars)? {
                 terms.extend_from_slice(&field_terms[i..run.first]);
+                let (written, kept): (Vec<_>, Vec<_>) =
+                    (run.first..run.end).partition(|k| run.written.contains(k));
+                terms.extend(written.iter().map(|k| field_terms[*k].clone()));
+                let kept: Vec<&str> = kept.iter().map(|k| field_terms[*k].as_str()).collect();
                 terms.push(format!(
                     "(match {} {{ Some(sum__) => sum__, None => {} }})",
                     run.call,
-                    field_terms[run.first..run.end].join(" + ")
+                    kept.join(" + ")
                 ));
                 i = run.end;
             }
@@ -574,110 +595,6 @@ impl Gen<'_> {
             terms.push(vb_term.to_string());
         }
         Ok(Some(finish("csum16_finish", terms.join(" + "))))
-    }
-
-    /// Runs of `flat` (a field list of scalars, its varbit left out) that
-    /// `csum16` may sum from the bytes a header was extracted from instead
-    /// of from its fields (`p4_target::externs::csum16_wire_sum`): only in
-    /// the top-level `verifyChecksum` control, where a header of a type no
-    /// statement before it writes ([`super::written::written_before_verify`])
-    /// holds the values of its bytes, and only for two or more fields of one
-    /// header in its field order, each at the same bit offset modulo 16 in
-    /// the list as in the header (so fields the list leaves out between
-    /// them are multiples of 16 bits, like IPv4's checksum).
-    fn wire_runs(&self, ctx: &Ctx<'_>, flat: &[Expr]) -> Result<Vec<WireRun>, BackError> {
-        let Some(before) = &self.before_verify else {
-            return Ok(Vec::new());
-        };
-        let in_verify = ctx.kind == BodyKind::Control
-            && ctx.inst == Some(0)
-            && self.prog.main.as_ref().map(|m| m.verify)
-                == self.prog.instances.first().map(|i| i.control);
-        if !in_verify {
-            return Ok(Vec::new());
-        }
-        // (place of the header, its type, field index, bit offset, width)
-        // of each member of the list that is a field of a kept header at
-        // the same offset modulo 16 there as in the list.
-        let mut end = 0u32;
-        let mut members = Vec::new();
-        for d in flat {
-            let w = d.ty.scalar_width(self.prog).unwrap_or(0);
-            end += w;
-            members.push(match &d.kind {
-                ExprKind::Member(base, f) => match &base.ty {
-                    Ty::Composite(h)
-                        if self.wire_kept.contains(&h.index()) && plain_place(self.prog, base) =>
-                    {
-                        let c = &self.prog.composites[*h];
-                        let offset: Option<u32> = c.fields[..*f as usize]
-                            .iter()
-                            .map(|f| f.ty.serial_width(self.prog))
-                            .sum();
-                        match offset {
-                            Some(o) if (o + w).abs_diff(end).is_multiple_of(16) => {
-                                Some((self.place(ctx, base)?, *h, *f, o, w))
-                            }
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                },
-                _ => None,
-            });
-        }
-        let mut runs = Vec::new();
-        let mut i = 0;
-        while i < members.len() {
-            let Some((place, h, f, ..)) = &members[i] else {
-                i += 1;
-                continue;
-            };
-            let mut j = i + 1;
-            let mut last = *f;
-            while let Some(Some((p, h2, f2, ..))) = members.get(j) {
-                if p != place || h2 != h || *f2 <= last {
-                    break;
-                }
-                last = *f2;
-                j += 1;
-            }
-            let unwritten = !before.whole.contains(&h.index())
-                && before.fields.get(&h.index()).is_none_or(|w| {
-                    members[i..j]
-                        .iter()
-                        .flatten()
-                        .all(|(_, _, f, ..)| !w.contains(f))
-                });
-            if j - i >= 2 && unwritten {
-                let bytes = self.prog.composites[*h].header_bits(self.prog) as usize / 8;
-                let mut keep = vec![0u8; bytes.div_ceil(8) * 8];
-                for (_, _, _, o, w) in members[i..j].iter().flatten() {
-                    for b in *o..o + w {
-                        keep[b as usize / 8] |= 0x80 >> (b % 8);
-                    }
-                }
-                let words: Vec<String> = keep
-                    .chunks(8)
-                    .map(|c| {
-                        let hex = format!("{:016x}", u64::from_be_bytes(c.try_into().expect("8")));
-                        let groups: Vec<&str> = (0..4).map(|g| &hex[4 * g..4 * g + 4]).collect();
-                        format!("0x{}", groups.join("_"))
-                    })
-                    .collect();
-                runs.push(WireRun {
-                    first: i,
-                    end: j,
-                    call: format!(
-                        "::p4_target::externs::csum16_wire_sum::<{bytes}, {}>(env.data, {place}.wire__, &[{}])",
-                        words.len(),
-                        words.join(", ")
-                    ),
-                });
-            }
-            i = j;
-        }
-        Ok(runs)
     }
 
     /// The checksum of packer `bp` (and the payload) as a `width`-bit value.
@@ -791,27 +708,6 @@ impl Gen<'_> {
     }
 }
 
-/// Fields `first..end` of a field list summed from a header's wire bytes:
-/// `call` is the `csum16_wire_sum` that does it (see [`Gen::wire_runs`]).
-struct WireRun {
-    first: usize,
-    end: usize,
-    call: String,
-}
-
-/// `e` is a header reached from a variable through struct fields only: not
-/// a stack element or a union member, whose validity other headers change.
-fn plain_place(prog: &Program, e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Var(_) => true,
-        ExprKind::Member(base, _) => {
-            matches!(&base.ty, Ty::Composite(c) if prog.composites[*c].kind == CompositeKind::Struct)
-                && plain_place(prog, base)
-        }
-        _ => false,
-    }
-}
-
 /// The stack an `extract` fills at its `nextIndex`: `extract(hs.next)`, or
 /// `extract(hs.next.member)` for a stack of header unions, with the element
 /// (`hs.next`) and the member's index. Both advance `nextIndex` once the
@@ -835,5 +731,28 @@ fn colour_value_type(out: &Expr) -> &'static str {
         "u32"
     } else {
         "u128"
+    }
+}
+
+/// A field list `csum16` sums straight from its members
+/// ([`Gen::csum16_list`]).
+pub(super) struct Csum16List {
+    /// Its scalar members in order, the varbit left out.
+    pub(super) scalars: Vec<Expr>,
+    /// The varbit that ends it, if one does.
+    pub(super) varbit: Option<Expr>,
+    /// The width of each scalar.
+    pub(super) widths: Vec<u32>,
+}
+
+impl Csum16List {
+    /// Summed in a u64, where runs of a header's fields may be summed from
+    /// its wire bytes ([`Gen::wire_runs`]): every term is below 2^47 and
+    /// there are fewer than 2^16 (a varbit adds at most 2^8 bytes below
+    /// 2^23 each). Summed as u128 it gets vectorised into wide loads of the
+    /// header struct, which stall on the narrow stores that just wrote its
+    /// fields.
+    pub(super) fn sums_in_u64(&self) -> bool {
+        self.widths.iter().all(|w| *w <= 32) && self.widths.len() < 1 << 16
     }
 }

@@ -46,6 +46,7 @@ mod pipeline;
 mod stmt;
 mod trace;
 mod user_externs;
+mod wire_sum;
 use crate::ir::visit;
 pub mod writer;
 mod written;
@@ -184,6 +185,31 @@ struct Gen<'a> {
     /// Header types that `==`/`!=` compare ([`written::Read::compared`]):
     /// their Rust `PartialEq` is written out as P4's equality.
     compared: std::collections::BTreeSet<usize>,
+}
+
+/// Of header types `wire_kept`, the fields (indices) of each that no
+/// statement writes (`patched` lists the written ones) and no expression
+/// reads ([`Gen::undecoded`]).
+fn undecoded_fields(
+    prog: &Program,
+    wire_kept: &std::collections::BTreeSet<usize>,
+    patched: &std::collections::BTreeMap<usize, std::collections::BTreeSet<u32>>,
+    read: &written::Read,
+) -> std::collections::BTreeMap<usize, std::collections::BTreeSet<u32>> {
+    prog.composites
+        .iter()
+        .map(|(h, c)| (h.index(), c.fields.len() as u32))
+        .filter(|(h, _)| wire_kept.contains(h) && !read.whole.contains(h))
+        .filter_map(|(h, fields)| {
+            let used = |f: &u32| {
+                patched.get(&h).is_some_and(|w| w.contains(f))
+                    || read.fields.get(&h).is_some_and(|r| r.contains(f))
+            };
+            let unused: std::collections::BTreeSet<u32> =
+                (0..fields).filter(|f| !used(f)).collect();
+            (!unused.is_empty()).then_some((h, unused))
+        })
+        .collect()
 }
 
 /// Where a body's variables live.
@@ -417,24 +443,8 @@ impl<'a> Gen<'a> {
             .map(|(h, _)| h.index())
             .collect();
         written.fields.retain(|h, _| wire_kept.contains(h));
-        let read = written::read_headers(prog);
-        let undecoded = prog
-            .composites
-            .iter()
-            .map(|(h, c)| (h.index(), c.fields.len() as u32))
-            .filter(|(h, _)| wire_kept.contains(h) && !read.whole.contains(h))
-            .filter_map(|(h, fields)| {
-                let used = |f: &u32| {
-                    written.fields.get(&h).is_some_and(|w| w.contains(f))
-                        || read.fields.get(&h).is_some_and(|r| r.contains(f))
-                };
-                let unused: std::collections::BTreeSet<u32> =
-                    (0..fields).filter(|f| !used(f)).collect();
-                (!unused.is_empty()).then_some((h, unused))
-            })
-            .collect();
         let before_verify = written::written_before_verify(prog);
-        Gen {
+        let mut g = Gen {
             prog,
             info,
             loops: Vec::new(),
@@ -443,10 +453,10 @@ impl<'a> Gen<'a> {
             payload_readers: Default::default(),
             wire_kept,
             patched: written.fields,
-            undecoded,
+            undecoded: Default::default(),
             before_verify,
             never_written,
-            compared: read.compared,
+            compared: Default::default(),
             w: CodeWriter::default(),
             names: Names {
                 composites,
@@ -461,7 +471,13 @@ impl<'a> Gen<'a> {
                 objects: consts::object_names(info),
                 user,
             },
-        }
+        };
+        // What expressions read leaves out the checksum members summed
+        // from wire bytes, which `g` answers.
+        let read = written::read_headers(prog, &|inst, b| g.wire_unsummed(inst, b));
+        g.undecoded = undecoded_fields(prog, &g.wire_kept, &g.patched, &read);
+        g.compared = read.compared;
+        g
     }
 
     /// Actions a control instance needs functions for: its own and every

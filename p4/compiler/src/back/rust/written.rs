@@ -25,6 +25,9 @@
 //! other than one of its fields, its validity, `extract` or `emit` (an
 //! argument, an equality, a field list, a copy) reads every field. It also
 //! notes the header types that `==`/`!=` compare ([`Read::compared`]).
+//! A checksum field list's members summed from a header's wire bytes
+//! instead of from its fields are not reads of those fields
+//! (`Gen::wire_unsummed`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -62,13 +65,28 @@ pub(super) fn written_headers(prog: &Program) -> Written {
 }
 
 /// What the expressions of the program may read in its headers.
-pub(super) fn read_headers(prog: &Program) -> Read {
-    walk_program(prog).read
+/// `wire_unsummed(inst, b)` answers, for checksum `b` in the apply block
+/// of control instance `inst`, the members of its field list that are not
+/// summed from wire bytes, or `None` if it sums none from them.
+pub(super) fn read_headers(prog: &Program, wire_unsummed: &WireUnsummed<'_>) -> Read {
+    let mut w = Walker::new(prog);
+    w.wire_unsummed = Some(wire_unsummed);
+    walk(&mut w);
+    w.read
 }
+
+/// See [`read_headers`].
+pub(super) type WireUnsummed<'f> = dyn Fn(usize, &Builtin) -> Option<Vec<Expr>> + 'f;
 
 /// Every statement, expression and table of the program, walked once.
 fn walk_program(prog: &Program) -> Walker<'_> {
     let mut w = Walker::new(prog);
+    walk(&mut w);
+    w
+}
+
+fn walk(w: &mut Walker<'_>) {
+    let prog = w.prog;
     for (_, a) in prog.actions.iter() {
         w.block(&a.body);
     }
@@ -78,15 +96,26 @@ fn walk_program(prog: &Program) -> Walker<'_> {
     for (h, _) in prog.tables.iter() {
         w.table(h);
     }
-    for (_, c) in prog.controls.iter() {
+    for (h, c) in prog.controls.iter() {
         for (_, e) in &c.local_inits {
             w.read(e);
         }
+        // An apply block is written once for each instance: checksums in
+        // it are summed from wire bytes only where it has one.
+        let mut instances = prog
+            .instances
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.control == h);
+        w.apply_inst = match (instances.next(), instances.next()) {
+            (Some((k, _)), None) => Some(k),
+            _ => None,
+        };
         w.block(&c.apply);
+        w.apply_inst = None;
     }
     w.parsers();
     w.finish();
-    w
 }
 
 /// What may be written in the headers before the top-level
@@ -133,6 +162,11 @@ struct Walker<'a> {
     prog: &'a Program,
     written: Written,
     read: Read,
+    /// See [`read_headers`].
+    wire_unsummed: Option<&'a WireUnsummed<'a>>,
+    /// The control instance whose apply block is being walked, if its
+    /// control has only that one.
+    apply_inst: Option<usize>,
 }
 
 impl<'a> Walker<'a> {
@@ -141,6 +175,8 @@ impl<'a> Walker<'a> {
             prog,
             written: Written::default(),
             read: Read::default(),
+            wire_unsummed: None,
+            apply_inst: None,
         }
     }
 
@@ -299,7 +335,7 @@ impl<'a> Walker<'a> {
             } => {
                 self.read(cond);
                 self.read(checksum);
-                data.iter().for_each(|d| self.read(d));
+                self.checksum_data(b, data);
             }
             Builtin::UpdateChecksum {
                 cond,
@@ -309,7 +345,7 @@ impl<'a> Walker<'a> {
             } => {
                 self.read(cond);
                 self.lvalue(checksum);
-                data.iter().for_each(|d| self.read(d));
+                self.checksum_data(b, data);
             }
             Builtin::Clone { kind, session, .. } => {
                 self.read(kind);
@@ -355,6 +391,19 @@ impl<'a> Walker<'a> {
             | Builtin::Recirculate(_)
             | Builtin::LogMsg
             | Builtin::DirectCount => {}
+        }
+    }
+
+    /// Checksum `b`'s field list `data` is read, but for the members summed
+    /// from wire bytes (their headers are plain places: nothing to read).
+    fn checksum_data(&mut self, b: &Builtin, data: &[Expr]) {
+        let unsummed = self
+            .apply_inst
+            .zip(self.wire_unsummed)
+            .and_then(|(inst, f)| f(inst, b));
+        match unsummed {
+            Some(rest) => rest.iter().for_each(|d| self.read(d)),
+            None => data.iter().for_each(|d| self.read(d)),
         }
     }
 
