@@ -4267,3 +4267,29 @@ fn specialization_in_an_extern_signature() {
         )]),
     );
 }
+
+// ------------------------------------------------------------------- lead24
+
+#[test]
+fn structured_annotations_of_block_statements() {
+    // P4_16 §18.2 holds for a block statement's structured annotations, as
+    // for every other element: compile-time known strings, integers or
+    // booleans, one of a name; a constant declared before may be named.
+    check_errors(
+        "structured_annotation_block",
+        &program(&[(
+            "APPLY",
+            "@doc[v = hdr.h.b] { hdr.h.a = 1; }\n        @n[k = 1] @n[k = 2] { hdr.h.a = 2; }",
+        )]),
+    );
+    check_compiles(
+        "structured_annotation_block_constants",
+        &program(&[
+            ("LOCALS", "const bit<8> LIMIT = 7;"),
+            (
+                "APPLY",
+                "@doc[limit = LIMIT, label = \"b\", on = true] { hdr.h.a = LIMIT; }",
+            ),
+        ]),
+    );
+}

@@ -17,6 +17,9 @@ use crate::ir::{self, ExprKind, Stmt, Ty};
 impl Checker {
     /// Checks a block in a new scope.
     pub(crate) fn block(&mut self, b: &ast::Block) -> ir::Block {
+        // A block statement is an element too (P4_16 §18.2): its structured
+        // annotations hold compile-time known values, in the outer scope.
+        self.structured_annotations(&b.annotations, &[]);
         self.push_scope();
         let out = self.stmts(&b.stmts);
         self.pop_scope();
