@@ -189,23 +189,11 @@ impl Parser<'_> {
         let name = self.name("an instance name")?;
         self.declare_value(&name);
         let initializer = if self.eat("=") {
-            let open = self.expect("{")?;
-            let mut decls = Vec::new();
-            while !self.at("}") && !self.at_eof() {
-                let before = self.pos;
-                let dstart = self.peek().span;
-                let r = self
-                    .annotations()
-                    .and_then(|a| self.type_led_decl(a, dstart));
-                match r {
-                    Ok(d) => decls.push(d),
-                    Err(()) => self.recover(),
-                }
-                if self.pos == before {
-                    self.bump();
-                }
-            }
-            self.expect_close("}", "{", open)?;
+            let (decls, _) = self.braced(|p| {
+                let dstart = p.peek().span;
+                let annotations = p.annotations()?;
+                p.type_led_decl(annotations, dstart)
+            })?;
             Some(decls)
         } else {
             None

@@ -176,20 +176,7 @@ impl Parser<'_> {
     }
 
     pub(super) fn fields(&mut self) -> PResult<Vec<Field>> {
-        let open = self.expect("{")?;
-        let mut fields = Vec::new();
-        while !self.at("}") && !self.at_eof() {
-            let before = self.pos;
-            match self.field() {
-                Ok(f) => fields.push(f),
-                Err(()) => self.recover(),
-            }
-            if self.pos == before {
-                self.bump();
-            }
-        }
-        self.expect_close("}", "{", open)?;
-        Ok(fields)
+        Ok(self.braced(Self::field)?.0)
     }
 
     pub(super) fn field(&mut self) -> PResult<Field> {
@@ -341,40 +328,27 @@ impl Parser<'_> {
     }
 
     pub(super) fn extern_members(&mut self, name: &Ident) -> PResult<Vec<ExternMember>> {
-        let open = self.expect("{")?;
-        let mut members = Vec::new();
-        while !self.at("}") && !self.at_eof() {
-            let before = self.pos;
-            let r = (|| {
-                let mstart = self.peek().span;
-                let annotations = self.annotations()?;
-                if self.at_word(&name.name) && self.is_punct_at(1, "(") {
-                    let cname = self.ident_any("a constructor name")?;
-                    let params = self.params()?;
-                    self.expect_semi("the constructor declaration")?;
-                    return Ok(ExternMember::Constructor {
-                        annotations,
-                        name: cname,
-                        params,
-                        span: mstart.to(self.prev_span),
-                    });
-                }
-                let is_abstract = self.eat_word("abstract");
-                Ok(ExternMember::Method(self.prototype(
+        let (members, _) = self.braced(|p| {
+            let mstart = p.peek().span;
+            let annotations = p.annotations()?;
+            if p.at_word(&name.name) && p.is_punct_at(1, "(") {
+                let cname = p.ident_any("a constructor name")?;
+                let params = p.params()?;
+                p.expect_semi("the constructor declaration")?;
+                return Ok(ExternMember::Constructor {
                     annotations,
-                    is_abstract,
-                    mstart,
-                )?))
-            })();
-            match r {
-                Ok(m) => members.push(m),
-                Err(()) => self.recover(),
+                    name: cname,
+                    params,
+                    span: mstart.to(p.prev_span),
+                });
             }
-            if self.pos == before {
-                self.bump();
-            }
-        }
-        self.expect_close("}", "{", open)?;
+            let is_abstract = p.eat_word("abstract");
+            Ok(ExternMember::Method(p.prototype(
+                annotations,
+                is_abstract,
+                mstart,
+            )?))
+        })?;
         Ok(members)
     }
 
@@ -503,21 +477,11 @@ impl Parser<'_> {
         } else {
             Vec::new()
         };
-        let open = self.expect("{")?;
-        while !self.at("}") && !self.at_eof() {
-            let before = self.pos;
-            let start = self.peek().span;
-            let parsed = self
-                .annotations()
-                .and_then(|annotations| element(self, annotations, start));
-            if parsed.is_err() {
-                self.recover();
-            }
-            if self.pos == before {
-                self.bump();
-            }
-        }
-        self.expect_close("}", "{", open)?;
+        self.braced(|p| {
+            let start = p.peek().span;
+            let annotations = p.annotations()?;
+            element(p, annotations, start)
+        })?;
         Ok(Some(ctor_params))
     }
 }

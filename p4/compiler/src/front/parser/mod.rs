@@ -347,6 +347,30 @@ impl<'t> Parser<'t> {
         self.depth = self.depth.saturating_sub(1);
     }
 
+    /// `{ element* }`, the shape of every braced list in the grammar:
+    /// parses elements up to the closing brace, skipping to the next one
+    /// after an error (so one bad element does not hide the next) and
+    /// always moving on. Returns the elements and the span of the `{`.
+    fn braced<T>(
+        &mut self,
+        mut element: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<(Vec<T>, Span)> {
+        let open = self.expect("{")?;
+        let mut items = Vec::new();
+        while !self.at("}") && !self.at_eof() {
+            let before = self.pos;
+            match element(self) {
+                Ok(item) => items.push(item),
+                Err(()) => self.recover(),
+            }
+            if self.pos == before {
+                self.bump();
+            }
+        }
+        self.expect_close("}", "{", open)?;
+        Ok((items, open))
+    }
+
     /// Skips to just after the next `;` or to the next unmatched closing
     /// bracket at this nesting level.
     fn recover(&mut self) {

@@ -120,19 +120,7 @@ impl Parser<'_> {
                 }
             }
             self.expect_close(")", "(", open)?;
-            let open = self.expect("{")?;
-            let mut cases = Vec::new();
-            while !self.at("}") && !self.at_eof() {
-                let before = self.pos;
-                match self.select_case() {
-                    Ok(c) => cases.push(c),
-                    Err(()) => self.recover(),
-                }
-                if self.pos == before {
-                    self.bump();
-                }
-            }
-            self.expect_close("}", "{", open)?;
+            let (cases, _) = self.braced(Self::select_case)?;
             self.eat(";");
             return Ok(Transition::Select {
                 exprs,

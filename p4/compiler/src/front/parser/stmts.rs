@@ -9,19 +9,7 @@ use super::{PResult, Parser, describe};
 
 impl Parser<'_> {
     pub(super) fn block(&mut self) -> PResult<Block> {
-        let open = self.expect("{")?;
-        let mut stmts = Vec::new();
-        while !self.at("}") && !self.at_eof() {
-            let before = self.pos;
-            match self.stmt() {
-                Ok(s) => stmts.push(s),
-                Err(()) => self.recover(),
-            }
-            if self.pos == before {
-                self.bump();
-            }
-        }
-        self.expect_close("}", "{", open)?;
+        let (stmts, open) = self.braced(Self::stmt)?;
         Ok(Block {
             annotations: Vec::new(),
             stmts,
@@ -330,38 +318,21 @@ impl Parser<'_> {
         let open = self.expect("(")?;
         let expr = self.expr()?;
         self.expect_close(")", "(", open)?;
-        let open = self.expect("{")?;
-        let mut cases = Vec::new();
-        while !self.at("}") && !self.at_eof() {
-            let before = self.pos;
-            let r = (|| {
-                let start = self.peek().span;
-                let label = if self.at_word("default") {
-                    SwitchLabel::Default(self.bump().span)
-                } else {
-                    SwitchLabel::Expr(self.expr()?)
-                };
-                self.expect(":")?;
-                let body = if self.at("{") {
-                    Some(self.block()?)
-                } else {
-                    None
-                };
-                Ok(SwitchCase {
-                    label,
-                    body,
-                    span: start.to(self.prev_span),
-                })
-            })();
-            match r {
-                Ok(c) => cases.push(c),
-                Err(()) => self.recover(),
-            }
-            if self.pos == before {
-                self.bump();
-            }
-        }
-        self.expect_close("}", "{", open)?;
+        let (cases, _) = self.braced(|p| {
+            let start = p.peek().span;
+            let label = if p.at_word("default") {
+                SwitchLabel::Default(p.bump().span)
+            } else {
+                SwitchLabel::Expr(p.expr()?)
+            };
+            p.expect(":")?;
+            let body = if p.at("{") { Some(p.block()?) } else { None };
+            Ok(SwitchCase {
+                label,
+                body,
+                span: start.to(p.prev_span),
+            })
+        })?;
         Ok(StmtKind::Switch { expr, cases })
     }
 }

@@ -15,19 +15,7 @@ impl Parser<'_> {
             self.bump();
             self.expect(")")?;
         }
-        let open = self.expect("{")?;
-        let mut properties = Vec::new();
-        while !self.at("}") && !self.at_eof() {
-            let before = self.pos;
-            match self.table_property() {
-                Ok(p) => properties.push(p),
-                Err(()) => self.recover(),
-            }
-            if self.pos == before {
-                self.bump();
-            }
-        }
-        self.expect_close("}", "{", open)?;
+        let (properties, _) = self.braced(Self::table_property)?;
         Ok(Decl::Table(TableDecl {
             annotations,
             name,
@@ -44,60 +32,23 @@ impl Parser<'_> {
         self.expect("=")?;
         let kind = match name.name.as_str() {
             "key" => {
-                let open = self.expect("{")?;
-                let mut elems = Vec::new();
-                while !self.at("}") && !self.at_eof() {
-                    let before = self.pos;
-                    match self.key_element() {
-                        Ok(k) => elems.push(k),
-                        Err(()) => self.recover(),
-                    }
-                    if self.pos == before {
-                        self.bump();
-                    }
-                }
-                self.expect_close("}", "{", open)?;
+                let (elems, _) = self.braced(Self::key_element)?;
                 self.eat(";");
                 TablePropertyKind::Key(elems)
             }
             "actions" => {
-                let open = self.expect("{")?;
-                let mut refs = Vec::new();
-                while !self.at("}") && !self.at_eof() {
-                    let before = self.pos;
-                    let r = (|| {
-                        let rstart = self.peek().span;
-                        let annotations = self.annotations()?;
-                        let r = self.action_ref(annotations, rstart)?;
-                        self.expect_semi("the action reference")?;
-                        Ok(r)
-                    })();
-                    match r {
-                        Ok(a) => refs.push(a),
-                        Err(()) => self.recover(),
-                    }
-                    if self.pos == before {
-                        self.bump();
-                    }
-                }
-                self.expect_close("}", "{", open)?;
+                let (refs, _) = self.braced(|p| {
+                    let rstart = p.peek().span;
+                    let annotations = p.annotations()?;
+                    let r = p.action_ref(annotations, rstart)?;
+                    p.expect_semi("the action reference")?;
+                    Ok(r)
+                })?;
                 self.eat(";");
                 TablePropertyKind::Actions(refs)
             }
             "entries" => {
-                let open = self.expect("{")?;
-                let mut entries = Vec::new();
-                while !self.at("}") && !self.at_eof() {
-                    let before = self.pos;
-                    match self.entry() {
-                        Ok(e) => entries.push(e),
-                        Err(()) => self.recover(),
-                    }
-                    if self.pos == before {
-                        self.bump();
-                    }
-                }
-                self.expect_close("}", "{", open)?;
+                let (entries, _) = self.braced(Self::entry)?;
                 self.eat(";");
                 TablePropertyKind::Entries(entries)
             }
